@@ -1,0 +1,1 @@
+"""grpodyn.empirical: the softmax-bandit lab, real runs, measured constants, diagnostics."""

@@ -1,0 +1,1 @@
+"""grpodyn: predictable GRPO training from a mean-field theory."""

@@ -1,0 +1,144 @@
+"""The ``grpodyn`` command line.
+
+Every command takes ``--json`` and then prints exactly one JSON object on stdout. Bad input gives
+a one-line message on stderr naming the input and the problem, and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+__all__ = ["main", "build_parser", "UsageError"]
+
+EXIT_BAD_INPUT = 2
+
+
+class UsageError(Exception):
+    """Bad command-line input (exit code 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def _add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object on stdout and nothing else")
+
+
+def _cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
+    from grpodyn.numerics.predict import predict
+
+    return predict(lr=args.lr, momentum=args.momentum, kappa=args.kappa,
+                   refresh=1 if args.refresh is None else args.refresh,
+                   staleness=0 if args.staleness is None else args.staleness,
+                   group_size=args.group_size, noise=args.noise, r0=args.r0,
+                   r_star=args.r_star, steps=args.steps).to_dict()
+
+
+def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
+    from pathlib import Path
+
+    from grpodyn.report import write_report
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {args.out}: exists and is not a directory")
+    progress = None if args.json else (lambda message: print(f"[report] {message}",
+                                                            file=sys.stderr))
+    summary = write_report(out, progress=progress)
+    if args.json:
+        return summary
+    return {"html": summary["html"], "derivations": summary["derivations"],
+            "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = _Parser(prog="grpodyn", description="Predictable GRPO: forecasts, stability limits "
+                     "and diagnoses from a mean-field theory of training dynamics.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = commands.add_parser("predict", help="constants, regime and stability limits of a run",
+                            description="Predict the dynamics of a run from its hyperparameters "
+                            "(heavy-ball SGD: stiffness k = lr * kappa).")
+    p.add_argument("--lr", type=_finite_float, required=True, help="learning rate eta")
+    p.add_argument("--momentum", type=_finite_float, required=True, help="momentum beta in [0,1)")
+    p.add_argument("--kappa", type=_finite_float, required=True, help="curvature scale kappa > 0")
+    lag = p.add_mutually_exclusive_group()
+    lag.add_argument("--refresh", type=_integer, help="refresh interval K (sample-and-hold)")
+    lag.add_argument("--staleness", type=_integer, help="fixed staleness d in steps")
+    p.add_argument("--group-size", type=_integer, help="group size G (degenerate-group odds)")
+    p.add_argument("--noise", type=_finite_float, help="per-step noise variance s^2")
+    p.add_argument("--r0", type=_finite_float, help="initial expected reward")
+    p.add_argument("--r-star", type=_finite_float, help="plateau (fixed point) of the reward")
+    p.add_argument("--steps", type=_integer, help="number of steps of the predicted trajectory")
+    _add_json(p)
+    p.set_defaults(handler=_cmd_predict)
+
+    p = commands.add_parser("report", help="reproduce the theory's claims: figures and HTML",
+                            description="Reproduce the claims of the theory on the embedded "
+                            "default and write figures and an HTML report.")
+    p.add_argument("--out", default="grpodyn-report", help="output directory "
+                   "(default: grpodyn-report)")
+    _add_json(p)
+    p.set_defaults(handler=_cmd_report)
+    return parser
+
+
+def _print_human(result: dict[str, Any]) -> None:
+    for key, value in result.items():
+        if isinstance(value, list) and len(value) > 8:
+            shown = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in value[:4])
+            print(f"{key}: [{shown}, ... {len(value)} values]")
+        elif isinstance(value, float):
+            print(f"{key}: {value:.6g}")
+        else:
+            print(f"{key}: {value}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    from grpodyn.numerics.validation import InputError
+
+    try:
+        args = build_parser().parse_args(argv)
+        handler: Callable[[argparse.Namespace], dict[str, Any]] = args.handler
+        result = handler(args)
+    except (UsageError, InputError) as exc:
+        print(f"grpodyn: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.json:
+        json.dump(result, sys.stdout, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        _print_human(result)
+    return 0
+
+
+def console_main() -> NoReturn:
+    """Entry point of the ``grpodyn`` console script."""
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""grpodyn.numerics: the theory compiled to fast numeric functions."""

@@ -1,0 +1,1246 @@
+"""Numpy functions generated from the grpodyn theory registry. Do not edit.
+
+Regenerate with ``grpodyn export --lang python --out DIR`` or
+``python -m grpodyn.numerics.generate``; ``tests/test_compiled.py`` fails when this
+file is out of date.
+"""
+
+
+import numpy
+import scipy.special
+
+
+THEORY_HASH = 'b9c0f73c853c048228295189b9566aa0'
+
+
+SIGNATURES = {
+    'mean_field_map': ('e_now', 'e_prev', 'e_lag', 'beta', 'a', 'kappa'),
+    'stiffness': ('a', 'kappa'),
+    'mass': ('beta',),
+    'effective_damping': ('beta', 'k', 'l_bar'),
+    'damping': ('beta',),
+    'mean_refresh_lag': ('K',),
+    'natural_frequency': ('beta', 'k'),
+    'damping_ratio': ('beta', 'k'),
+    'trajectory': ('t', 'e0', 'v0', 'zeta', 'omega0'),
+    'trajectory_critical': ('t', 'e0', 'v0', 'omega0'),
+    'trajectory_underdamped': ('t', 'e0', 'v0', 'zeta', 'omega0'),
+    'slow_start_trajectory': ('t', 'e0', 'beta', 'k'),
+    'inflection_time': ('zeta', 'omega0'),
+    'relaxation_time': ('beta', 'a', 'kappa'),
+    'saturation_law': ('t', 'r0', 'r_star', 'tau'),
+    'size_exponent': ('alpha',),
+    'slow_root': ('m', 'c', 'k'),
+    'inertial_delay': ('beta',),
+    'gain_fraction_time': ('q', 'beta', 'a', 'kappa'),
+    'critical_stiffness': ('beta',),
+    'critical_stiffness_discrete': ('beta',),
+    'flip_stiffness': ('beta',),
+    'critical_stiffness_relative_error': ('beta',),
+    'discrete_damping_ratio': ('beta', 'k'),
+    'stiffness_max': ('beta',),
+    'staleness_polynomial': ('z', 'beta', 'k', 'd'),
+    'staleness_stiffness_max_d1': ('beta',),
+    'staleness_stiffness_max_d2': ('beta',),
+    'staleness_stability_condition_d3': ('beta', 'k'),
+    'staleness_stiffness_max_continuum': ('beta', 'd'),
+    'monodromy_11': ('beta', 'k', 'K'),
+    'monodromy_12': ('beta', 'k', 'K'),
+    'monodromy_21': ('beta', 'k', 'K'),
+    'monodromy_22': ('beta', 'k', 'K'),
+    'monodromy_trace': ('beta', 'k', 'K'),
+    'monodromy_determinant': ('beta', 'k', 'K'),
+    'refresh_stability_condition': ('beta', 'k', 'K'),
+    'refresh_threshold_no_momentum': ('k',),
+    'refresh_threshold_continuum': ('beta', 'k'),
+    'refresh_threshold_reference': ('beta', 'k'),
+    'stationary_variance': ('beta', 'k', 's2'),
+    'ou_stationary_variance': ('beta', 'k', 's2'),
+    'autocorrelation': ('h', 'beta', 'k'),
+    'spectral_density': ('omega', 'beta', 'k', 's2'),
+    'spectral_peak_frequency': ('beta', 'k'),
+    'noise_variance': ('a', 'Sigma', 'B', 'G'),
+    'noise_temperature': ('beta', 'a', 'Sigma', 'B', 'G'),
+    'temperature_group_exponent': (),
+    'binomial_pmf': ('S', 'G', 'p'),
+    'degenerate_group_probability': ('G', 'p'),
+    'grpo_update_given_successes': ('S', 'G', 'eps'),
+    'dr_grpo_update_given_successes': ('S', 'G'),
+    'rloo_update_given_successes': ('S', 'G'),
+    'grpo_update_mean': ('G', 'p', 'eps'),
+    'grpo_update_variance': ('G', 'p', 'eps'),
+    'dr_grpo_update_mean': ('G', 'p'),
+    'dr_grpo_update_variance': ('G', 'p'),
+    'rloo_update_mean': ('G', 'p'),
+    'rloo_update_variance': ('G', 'p'),
+    'grpo_update_mean_expansion': ('G', 'p'),
+    'grpo_update_variance_expansion': ('G', 'p'),
+    'adam_effective_step': ('eta', 'beta1', 'v_hat'),
+    'adam_bias_corrected_step': ('n', 'eta', 'beta1', 'v_hat'),
+    'adam_second_moment': ('g_mean', 'sigma_g2', 'B', 'G'),
+    'adam_stiffness': ('eta', 'beta1', 'kappa', 'g_mean', 'sigma_g2', 'B', 'G'),
+    'warmup_trajectory': ('t', 'e0', 'beta', 'k', 'T_w'),
+}
+
+
+def _finite_sum(term, lower, upper, arguments):
+    """sum_{j=lower}^{upper} term(j), broadcast over ``arguments`` (the sum's free symbols)."""
+    lower = numpy.asarray(lower)
+    upper = numpy.asarray(upper)
+    ndim = numpy.broadcast(*arguments, lower, upper).ndim if arguments else 0
+    if upper.size == 0:
+        return numpy.zeros(numpy.broadcast(*arguments).shape)
+    index = numpy.arange(int(numpy.min(lower)), int(numpy.max(upper)) + 1)
+    index = index.reshape((-1,) + (1,) * ndim)
+    with numpy.errstate(all="ignore"):
+        values = term(index)
+    inside = (index >= lower) & (index <= upper)
+    return numpy.sum(numpy.where(inside, values, 0.0), axis=0)
+
+
+def mean_field_map(e_now, e_prev, e_lag, beta, a, kappa):
+    """One heavy-ball step of the displacement e = r - r*, the force lagged to step n-l.
+
+    THEORY.md section 1. Discrete mean-field map. Generated from the derivation ``mean_field_map``.
+
+    Parameters
+    ----------
+    e_now : array_like
+        displacement at step n [reward]
+    e_prev : array_like
+        displacement at step n-1 [reward]
+    e_lag : array_like
+        displacement at the lagged step n-l [reward]
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    a : array_like
+        effective step (eta for heavy-ball SGD) [parameter/gradient]
+    kappa : array_like
+        curvature scale: slope of the projected drift [gradient/reward]
+    """
+    return -a*e_lag*kappa + beta*e_now - beta*e_prev + e_now
+
+
+def stiffness(a, kappa):
+    """Dimensionless stiffness k = a kappa (per step^2): minus the coefficient of e_{n-l}.
+
+    THEORY.md section 1. Discrete mean-field map. Generated from the derivation ``stiffness``.
+
+    Parameters
+    ----------
+    a : array_like
+        effective step (eta for heavy-ball SGD) [parameter/gradient]
+    kappa : array_like
+        curvature scale: slope of the projected drift [gradient/reward]
+    """
+    return a*kappa
+
+
+def mass(beta):
+    """Mass m = (1+beta)/2 of the continuum limit: momentum gives inertia.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``mass``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    """
+    return (1/2)*beta + 1/2
+
+
+def effective_damping(beta, k, l_bar):
+    """Effective damping c - k l_bar: a force lagged by l_bar erodes the damping.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``effective_damping``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    l_bar : array_like
+        mean lag of the force [steps]
+    """
+    return -beta - k*l_bar + 1
+
+
+def damping(beta):
+    """Damping c = 1 - beta of the continuum limit (on-policy).
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``damping``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    """
+    return 1 - beta
+
+
+def mean_refresh_lag(K):
+    """Mean force lag (K-1)/2 of a refresh interval K with sample-and-hold.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``mean_refresh_lag``.
+
+    Parameters
+    ----------
+    K : array_like
+        refresh interval (optimizer steps per sampling refresh) [steps]
+    """
+    return (1/2)*K - 1/2
+
+
+def natural_frequency(beta, k):
+    """Natural angular frequency omega0 = sqrt(k/m) (rad/step).
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``natural_frequency``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    return numpy.sqrt(2)*numpy.sqrt(k)/numpy.sqrt(beta + 1)
+
+
+def damping_ratio(beta, k):
+    """Damping ratio zeta = c / (2 sqrt(m k)).
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``damping_ratio``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    return (1/2)*numpy.sqrt(2)*(1 - beta)/(numpy.sqrt(k)*numpy.sqrt(beta + 1))
+
+
+def trajectory(t, e0, v0, zeta, omega0):
+    """Closed-form e(t) for e(0)=e0, e'(0)=v0, unified through critical damping.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+    """
+    _x0 = omega0*t
+    _x1 = numpy.sqrt(zeta**2 - 1)
+    _x2 = _x0*_x1
+    return (e0*numpy.cosh(_x2) + (e0*omega0*zeta + v0)*numpy.sinh(_x2)/(_x1*omega0))*numpy.exp(-_x0*zeta)
+
+
+def trajectory_critical(t, e0, v0, omega0):
+    """Critically damped e(t) = exp(-omega0 t) (e0 + (v0 + omega0 e0) t).
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+    """
+    _x0 = omega0*t
+    return (_x0*e0 + e0 + t*v0)*numpy.exp(-_x0)
+
+
+def trajectory_underdamped(t, e0, v0, zeta, omega0):
+    """Underdamped e(t) with the damped frequency omega0 sqrt(1 - zeta^2).
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+    """
+    _x0 = omega0*zeta
+    _x1 = numpy.sqrt(1 - zeta**2)
+    _x2 = _x1*omega0
+    _x3 = _x2*t
+    return (_x2*e0*numpy.cos(_x3) + (_x0*e0 + v0)*numpy.sin(_x3))*numpy.exp(-_x0*t)/(_x1*omega0)
+
+
+def slow_start_trajectory(t, e0, beta, k):
+    """Early trajectory from a zero momentum buffer: e0 (1 - k t^2 / (2m)).
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``slow_start_trajectory``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    _x0 = beta + 1
+    return -e0*(-_x0 + k*t**2)/_x0
+
+
+def inflection_time(zeta, omega0):
+    """Inflection time atanh(s/(zeta omega0))/s of the reward curve (v0 = 0).
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``inflection_time``.
+
+    Parameters
+    ----------
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+    """
+    _x0 = numpy.sqrt(zeta**2 - 1)
+    return numpy.arctanh(_x0/zeta)/(_x0*omega0)
+
+
+def relaxation_time(beta, a, kappa):
+    """Relaxation time tau = (1 - beta) / (a kappa) of the overdamped limit.
+
+    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``relaxation_time``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    a : array_like
+        effective step (eta for heavy-ball SGD) [parameter/gradient]
+    kappa : array_like
+        curvature scale: slope of the projected drift [gradient/reward]
+    """
+    return (1 - beta)/(a*kappa)
+
+
+def saturation_law(t, r0, r_star, tau):
+    """Single-exponential saturation law: plateau r*, timescale tau = c/k.
+
+    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    tau : array_like
+        relaxation time [steps]
+    """
+    return r_star + (r0 - r_star)*numpy.exp(-t/tau)
+
+
+def size_exponent(alpha):
+    """Model-size exponent of tau: minus the curvature exponent alpha.
+
+    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``size_exponent``.
+
+    Parameters
+    ----------
+    alpha : array_like
+        model-size exponent of the curvature scale [dimensionless]
+    """
+    return -alpha
+
+
+def slow_root(m, c, k):
+    """Slow decay rate -k/c - m k^2/c^3 + O(m^2): inertia slows relaxation.
+
+    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``slow_root``.
+
+    Parameters
+    ----------
+    m : array_like
+        mass of the continuum limit [dimensionless]
+    c : array_like
+        damping of the continuum limit [1/step]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    return -k/c - k**2*m/c**3
+
+
+def inertial_delay(beta):
+    """Delay m/c = (1+beta)/(2(1-beta)) steps that inertia adds to the law.
+
+    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``inertial_delay``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    """
+    return -1/2*(beta + 1)/(beta - 1)
+
+
+def gain_fraction_time(q, beta, a, kappa):
+    """Steps to a fraction q of the gain: tau ln(1/(1-q)) + m/c.
+
+    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``gain_fraction_time``.
+
+    Parameters
+    ----------
+    q : array_like
+        fraction of the total gain [dimensionless]
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    a : array_like
+        effective step (eta for heavy-ball SGD) [parameter/gradient]
+    kappa : array_like
+        curvature scale: slope of the projected drift [gradient/reward]
+    """
+    _x0 = beta - 1
+    return -_x0*numpy.log(-1/(q - 1))/(a*kappa) - 1/2*(beta + 1)/_x0
+
+
+def critical_stiffness(beta):
+    """Continuum critical stiffness (1-beta)^2 / (2(1+beta)): zeta = 1.
+
+    THEORY.md section 4. Critical damping and regimes. Generated from the derivation ``critical_stiffness``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    """
+    return (1/2)*(beta - 1)**2/(beta + 1)
+
+
+def critical_stiffness_discrete(beta):
+    """Exact discrete boundary (1 - sqrt(beta))^2: monotone below, oscillatory above.
+
+    THEORY.md section 4. Critical damping and regimes. Generated from the derivation ``critical_stiffness_discrete``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    """
+    return -2*numpy.sqrt(beta) + beta + 1
+
+
+def flip_stiffness(beta):
+    """Exact discrete boundary (1 + sqrt(beta))^2: real negative roots above.
+
+    THEORY.md section 4. Critical damping and regimes. Generated from the derivation ``flip_stiffness``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    """
+    return 2*numpy.sqrt(beta) + beta + 1
+
+
+def critical_stiffness_relative_error(beta):
+    """Relative error of the continuum critical stiffness: O((1-beta)^2).
+
+    THEORY.md section 4. Critical damping and regimes. Generated from the derivation ``critical_stiffness_relative_error``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    """
+    _x0 = beta + 1
+    _x1 = _x0 - 2*numpy.sqrt(beta)
+    return (-_x0*_x1 + (1/2)*(beta - 1)**2)/(_x0*_x1)
+
+
+def discrete_damping_ratio(beta, k):
+    """zeta of the poles z = exp(s), s = log z, for the oscillatory exact map.
+
+    THEORY.md section 4. Critical damping and regimes. Generated from the derivation ``discrete_damping_ratio``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    _x0 = numpy.log(beta)
+    return -1/2*_x0/numpy.sqrt((1/4)*_x0**2 + numpy.arccos(((1/2)*beta - 1/2*k + 1/2)/numpy.sqrt(beta))**2)
+
+
+def stiffness_max(beta):
+    """On-policy stability limit 2(1+beta) (Jury).
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``stiffness_max``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    """
+    return 2*beta + 2
+
+
+def staleness_polynomial(z, beta, k, d):
+    """Characteristic polynomial of the map with staleness d (d >= 1).
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``staleness_polynomial``.
+
+    Parameters
+    ----------
+    z : array_like
+        root of a discrete characteristic polynomial [dimensionless]
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    d : array_like
+        fixed staleness [steps]
+    """
+    _x0 = z**d
+    return -_x0*beta + _x0*z - _x0 + beta*z**(d - 1) + k
+
+
+def staleness_stiffness_max_d1(beta):
+    """Exact stability limit of the stiffness with staleness d = 1.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``staleness_stiffness_max_d1``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    """
+    return 1 - beta
+
+
+def staleness_stiffness_max_d2(beta):
+    """Exact stability limit of the stiffness with staleness d = 2.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``staleness_stiffness_max_d2``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    """
+    return -1/2*beta + (1/2)*numpy.sqrt(beta**2 - 2*beta + 5) - 1/2
+
+
+def staleness_stability_condition_d3(beta, k):
+    """Jury stability conditions for staleness d = 3.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``staleness_stability_condition_d3``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    _x0 = k**2
+    _x1 = beta*k + k
+    _x2 = beta**2
+    _x3 = _x0*beta
+    return numpy.logical_and.reduce((numpy.greater(1 - k, 0),numpy.greater(-_x1 + abs(_x0 - 1), 0),numpy.greater(-abs(_x1 + _x2*k - _x3 + beta*k**3 + beta) + abs(_x0*_x2 + 3*_x0 + 2*_x3 - k**4 - 1), 0)))
+
+
+def staleness_stiffness_max_continuum(beta, d):
+    """Continuum staleness limit (1-beta)/d: the lag erodes all damping.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``staleness_stiffness_max_continuum``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    d : array_like
+        fixed staleness [steps]
+    """
+    return (1 - beta)/d
+
+
+def monodromy_11(beta, k, K):
+    """Entry (1,1) of the refresh-cycle monodromy matrix.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_11``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    K : array_like
+        refresh interval (optimizer steps per sampling refresh) [steps]
+    """
+    _x0 = beta - 1
+    _x1 = _x0**2
+    return (K*_x0*k + _x1 + k*(beta - beta**(K + 1)))/_x1
+
+
+def monodromy_12(beta, k, K):
+    """Entry (1,2) of the refresh-cycle monodromy matrix.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_12``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    K : array_like
+        refresh interval (optimizer steps per sampling refresh) [steps]
+    """
+    return (-beta + beta**(K + 1))/(beta - 1)
+
+
+def monodromy_21(beta, k, K):
+    """Entry (2,1) of the refresh-cycle monodromy matrix.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_21``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    K : array_like
+        refresh interval (optimizer steps per sampling refresh) [steps]
+    """
+    return k*(1 - beta**K)/(beta - 1)
+
+
+def monodromy_22(beta, k, K):
+    """Entry (2,2) of the refresh-cycle monodromy matrix.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_22``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    K : array_like
+        refresh interval (optimizer steps per sampling refresh) [steps]
+    """
+    return beta**K
+
+
+def monodromy_trace(beta, k, K):
+    """Trace of the refresh-cycle monodromy matrix.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_trace``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    K : array_like
+        refresh interval (optimizer steps per sampling refresh) [steps]
+    """
+    _x0 = beta - 1
+    _x1 = _x0**2
+    return (K*_x0*k + _x1*beta**K + _x1 + k*(beta - beta**(K + 1)))/_x1
+
+
+def monodromy_determinant(beta, k, K):
+    """Determinant of the refresh-cycle monodromy matrix.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_determinant``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    K : array_like
+        refresh interval (optimizer steps per sampling refresh) [steps]
+    """
+    _x0 = beta**K
+    _x1 = beta*k
+    _x2 = _x0*_x1
+    return (-K*_x0*k + K*_x2 + _x0*beta**2 - 2*_x0*beta + _x0 + _x1 - _x2)/(beta - 1)**2
+
+
+def refresh_stability_condition(beta, k, K):
+    """Stability with refresh interval K: eigenvalues of M_K in the unit disc.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``refresh_stability_condition``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    K : array_like
+        refresh interval (optimizer steps per sampling refresh) [steps]
+    """
+    _x0 = beta**K
+    _x1 = beta*k
+    _x2 = 2*beta
+    _x3 = beta**2
+    _x4 = _x0*_x3
+    _x5 = K*k
+    _x6 = _x0*_x5
+    _x7 = _x0*_x1
+    _x8 = K*_x7
+    _x9 = (-_x2 + _x3 + 1)**(-1.0)
+    _x10 = _x3*_x9
+    _x11 = _x2*_x9
+    _x12 = _x5*_x9
+    _x13 = _x1*_x9
+    _x14 = K*_x13
+    _x15 = -_x6*_x9 + _x8*_x9 + 1
+    _x16 = _x0*_x9
+    _x17 = 2*_x9
+    return numpy.logical_and.reduce((numpy.greater(-_x10 + _x11 + _x12 - _x14 + _x15 - _x9, 0),numpy.greater(1 - abs((-_x0*_x2 + _x0 + _x1 + _x4 - _x6 - _x7 + _x8)/(beta - 1)**2), 0),numpy.greater(_x10 - _x11 - _x12 + 2*_x13 + _x14 + _x15 - 4*_x16*beta + 2*_x16 + _x17*_x4 - _x17*_x7 + _x9, 0)))
+
+
+def refresh_threshold_no_momentum(k):
+    """Refresh-interval threshold 2/k without momentum (exact).
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``refresh_threshold_no_momentum``.
+
+    Parameters
+    ----------
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    return 2/k
+
+
+def refresh_threshold_continuum(beta, k):
+    """Continuum refresh threshold 1 + 2(1-beta)/k.
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``refresh_threshold_continuum``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    _x0 = 2/k
+    return -_x0*beta + _x0 + 1
+
+
+def refresh_threshold_reference(beta, k):
+    """Reference paper's refresh bound (1-beta)/k (arXiv 2606.30789).
+
+    THEORY.md section 5. Stability thresholds. Generated from the derivation ``refresh_threshold_reference``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    return (1 - beta)/k
+
+
+def stationary_variance(beta, k, s2):
+    """Stationary variance of e for K = 1 (AR(2), exact); diverges at 2(1+beta).
+
+    THEORY.md section 6. Fluctuations. Generated from the derivation ``stationary_variance``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    s2 : array_like
+        per-step noise variance of the increment of r [reward^2]
+    """
+    return s2*(beta + 1)/(k*(beta - 1)*(-2*beta + k - 2))
+
+
+def ou_stationary_variance(beta, k, s2):
+    """Continuum stationary variance s^2 / (2 c k): the small-k limit of AR(2).
+
+    THEORY.md section 6. Fluctuations. Generated from the derivation ``ou_stationary_variance``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    s2 : array_like
+        per-step noise variance of the increment of r [reward^2]
+    """
+    return -1/2*s2/(k*(beta - 1))
+
+
+def autocorrelation(h, beta, k):
+    """Autocorrelation rho(h) of e at lag h (complex roots when oscillatory).
+
+    THEORY.md section 6. Fluctuations. Generated from the derivation ``autocorrelation``.
+
+    Parameters
+    ----------
+    h : array_like
+        lag of an autocorrelation [steps]
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    _x0 = 2*beta
+    _x1 = numpy.sqrt(-_x0*k - _x0 + beta**2 + k**2 - 2*k + 1)
+    _x2 = (1/2)*_x1
+    _x3 = (1/2)*beta
+    _x4 = (1/2)*k
+    _x5 = _x3 - _x4 + 1/2
+    _x6 = _x2 + _x5
+    _x7 = -_x2 + _x5
+    _x8 = -_x7*beta
+    _x9 = _x6*beta
+    _x10 = (-_x1 - _x8 - _x9)**(-1.0)
+    return _x10*_x6**h*(-_x6 - _x8) + _x10*_x7**h*(-_x2 + _x3 - _x4 - _x9 + 1/2)
+
+
+def spectral_density(omega, beta, k, s2):
+    """Power spectral density of e (per rad/step); a peak when oscillatory.
+
+    THEORY.md section 6. Fluctuations. Generated from the derivation ``spectral_density``.
+
+    Parameters
+    ----------
+    omega : array_like
+        angular frequency of a spectrum [rad/step]
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    s2 : array_like
+        per-step noise variance of the increment of r [reward^2]
+    """
+    _x0 = 2*k
+    _x1 = _x0*beta
+    _x2 = numpy.cos(omega)
+    _x3 = 2*_x2
+    _x4 = beta**2
+    _x5 = 4*beta
+    return (1/2)*s2/(scipy.constants.pi*(_x0*_x2 - _x0 + _x1*_x2 - _x1 + _x2**2*_x5 - _x2*_x5 - _x3*_x4 - _x3 + 2*_x4 + k**2 + 2))
+
+
+def spectral_peak_frequency(beta, k):
+    """Frequency of the spectral peak (exists while |cos omega*| < 1).
+
+    THEORY.md section 6. Fluctuations. Generated from the derivation ``spectral_peak_frequency``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    """
+    _x0 = beta + 1
+    return numpy.arccos(-1/4*_x0*(-_x0 + k)/beta)
+
+
+def noise_variance(a, Sigma, B, G):
+    """Per-step noise variance a^2 Sigma / (B G) from sampling B G completions.
+
+    THEORY.md section 6. Fluctuations. Generated from the derivation ``noise_variance``.
+
+    Parameters
+    ----------
+    a : array_like
+        effective step (eta for heavy-ball SGD) [parameter/gradient]
+    Sigma : array_like
+        per-completion variance of the projected gradient [gradient^2]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return Sigma*a**2/(B*G)
+
+
+def noise_temperature(beta, a, Sigma, B, G):
+    """Noise temperature T = k Var(e) = a^2 Sigma / (2 (1-beta) B G), ~ 1/G.
+
+    THEORY.md section 6. Fluctuations. Generated from the derivation ``noise_temperature``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    a : array_like
+        effective step (eta for heavy-ball SGD) [parameter/gradient]
+    Sigma : array_like
+        per-completion variance of the projected gradient [gradient^2]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return -Sigma*a**2/(B*G*(2*beta - 2))
+
+
+def temperature_group_exponent():
+    """Exponent of the group size in the noise temperature: -1.
+
+    THEORY.md section 6. Fluctuations. Generated from the derivation ``temperature_group_exponent``.
+    """
+    return -1
+
+
+def binomial_pmf(S, G, p):
+    """Probability of S successes in a group of G.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``binomial_pmf``.
+
+    Parameters
+    ----------
+    S : array_like
+        number of successes in a group [completions]
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    return p**S*(1 - p)**(G - S)*scipy.special.binom(G, S)
+
+
+def degenerate_group_probability(G, p):
+    """Probability of a zero-advantage group (advantage degeneracy).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``degenerate_group_probability``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    return p**G + (1 - p)**G
+
+
+def grpo_update_given_successes(S, G, eps):
+    """GRPO projected update of a group with S successes.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_given_successes``.
+
+    Parameters
+    ----------
+    S : array_like
+        number of successes in a group [completions]
+    G : array_like
+        group size (completions per prompt) [completions]
+    eps : array_like
+        epsilon added to the group std (TRL: 1e-4) [reward]
+    """
+    _x0 = G - S
+    return S*_x0/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt(_x0/(G - 1)) + G**2*eps)
+
+
+def dr_grpo_update_given_successes(S, G):
+    """Dr. GRPO projected update of a group with S successes.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``dr_grpo_update_given_successes``.
+
+    Parameters
+    ----------
+    S : array_like
+        number of successes in a group [completions]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return S*(G - S)/G**2
+
+
+def rloo_update_given_successes(S, G):
+    """RLOO projected update of a group with S successes.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``rloo_update_given_successes``.
+
+    Parameters
+    ----------
+    S : array_like
+        number of successes in a group [completions]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return S*(G - S)/(G*(G - 1))
+
+
+def grpo_update_mean(G, p, eps):
+    """Exact mean GRPO projected update: a finite sum over the binomial.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_mean``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    eps : array_like
+        epsilon added to the group std (TRL: 1e-4) [reward]
+    """
+    return _finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*scipy.special.binom(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))
+
+
+def grpo_update_variance(G, p, eps):
+    """Exact variance of the GRPO projected update (finite sums).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_variance``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    eps : array_like
+        epsilon added to the group std (TRL: 1e-4) [reward]
+    """
+    return -_finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*scipy.special.binom(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))**2 + _finite_sum(lambda S: S**2*p**S*(1 - p)**(G - S)*(G - S)**2*scipy.special.binom(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)**2, 1, G - 1, (G, eps, p, ))
+
+
+def dr_grpo_update_mean(G, p):
+    """Exact mean Dr. GRPO projected update (closed form).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``dr_grpo_update_mean``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    return -p*(G - 1)*(p - 1)/G
+
+
+def dr_grpo_update_variance(G, p):
+    """Exact variance of the Dr. GRPO projected update (closed form).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``dr_grpo_update_variance``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    _x0 = G - 1
+    _x1 = p**2
+    _x2 = 4*G
+    return -_x0*p*(p - 1)*(_x0 + _x1*_x2 - 6*_x1 - _x2*p + 6*p)/G**3
+
+
+def rloo_update_mean(G, p):
+    """Exact mean RLOO projected update (closed form).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``rloo_update_mean``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    return -p*(p - 1)
+
+
+def rloo_update_variance(G, p):
+    """Exact variance of the RLOO projected update (closed form).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``rloo_update_variance``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    _x0 = G - 1
+    _x1 = p**2
+    _x2 = 4*G
+    return -p*(p - 1)*(_x0 + _x1*_x2 - 6*_x1 - _x2*p + 6*p)/(G*_x0)
+
+
+def grpo_update_mean_expansion(G, p):
+    """GRPO mean update to O(1/G) (eps = 0, degenerate groups neglected).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_mean_expansion``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    _x0 = p - 1
+    _x1 = -_x0
+    _x2 = _x1**2
+    return (1/8)*(8*G*_x2*p - 2*_x0**2*p + _x0*p**2 - 3*_x2*p - _x2)/(G*_x1**(3/2)*numpy.sqrt(p))
+
+
+def grpo_update_variance_expansion(G, p):
+    """GRPO update variance to O(1/G^2) (eps = 0).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_variance_expansion``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    _x0 = p**2
+    _x1 = 64*p**3
+    _x2 = 32*p**4
+    return (1/32)*(G*(40*_x0 - _x1 + _x2 - 8*p) - 48*_x0 + _x1 - _x2 + 16*p - 3)/(G**2*p*(p - 1))
+
+
+def adam_effective_step(eta, beta1, v_hat):
+    """Adam's effective heavy-ball step eta (1-beta1)/sqrt(v_hat).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_effective_step``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta1 : array_like
+        Adam first-moment decay [dimensionless]
+    v_hat : array_like
+        Adam second-moment estimate [gradient^2]
+    """
+    return -eta*(beta1 - 1)/numpy.sqrt(v_hat)
+
+
+def adam_bias_corrected_step(n, eta, beta1, v_hat):
+    """Bias-corrected Adam weight of the newest gradient: eta/sqrt(v_hat) at n=1, so no zero-momentum slow start.
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_bias_corrected_step``.
+
+    Parameters
+    ----------
+    n : array_like
+        optimizer step (discrete time) [steps]
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta1 : array_like
+        Adam first-moment decay [dimensionless]
+    v_hat : array_like
+        Adam second-moment estimate [gradient^2]
+    """
+    return -eta*(beta1 - 1)/(numpy.sqrt(v_hat)*(1 - beta1**n))
+
+
+def adam_second_moment(g_mean, sigma_g2, B, G):
+    """Adam's second moment: mean gradient squared plus the 1/(B G) noise.
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_second_moment``.
+
+    Parameters
+    ----------
+    g_mean : array_like
+        mean of the projected gradient [gradient]
+    sigma_g2 : array_like
+        per-completion variance of the projected gradient [gradient^2]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return g_mean**2 + sigma_g2/(B*G)
+
+
+def adam_stiffness(eta, beta1, kappa, g_mean, sigma_g2, B, G):
+    """Adam stiffness eta (1-beta1) kappa / sqrt(g^2 + sigma^2/(B G)).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta1 : array_like
+        Adam first-moment decay [dimensionless]
+    kappa : array_like
+        curvature scale: slope of the projected drift [gradient/reward]
+    g_mean : array_like
+        mean of the projected gradient [gradient]
+    sigma_g2 : array_like
+        per-completion variance of the projected gradient [gradient^2]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return -eta*kappa*(beta1 - 1)/numpy.sqrt(g_mean**2 + sigma_g2/(B*G))
+
+
+def warmup_trajectory(t, e0, beta, k, T_w):
+    """Overdamped relaxation under linear warmup: a second cause of slow start.
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``warmup_trajectory``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+    T_w : array_like
+        linear learning-rate warmup length [steps]
+    """
+    _x0 = 2*T_w
+    return e0*numpy.exp(k*t**2/(_x0*beta - _x0))

@@ -1,0 +1,102 @@
+"""Code generation from the theory registry: one printer, one calling convention.
+
+Every derivation becomes a function named after it whose positional arguments are the
+derivation's ``args``, in order (pydy's convention). The numpy rendering is used twice: written
+to ``numerics/_generated.py`` (so importing the numeric layer needs no sympy) and compiled lazily
+in memory when the theory has changed since generation. Other languages are rendered by
+:mod:`grpodyn.numerics.export`.
+
+This module imports sympy; the rest of the numeric layer imports it only on the fallback path.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable
+
+import sympy as sp
+from grpodyn.theory import Derivation, registry
+from grpodyn.theory.sourcehash import theory_source_hash
+from grpodyn.theory.symbols import TABLE
+from sympy.printing.numpy import SciPyPrinter
+
+__all__ = ["NumpyPrinter", "render_function", "render_module", "FINITE_SUM_SOURCE"]
+
+#: Helper that evaluates a bounded sum vectorised over the other arguments.
+FINITE_SUM_SOURCE = '''
+def _finite_sum(term, lower, upper, arguments):
+    """sum_{j=lower}^{upper} term(j), broadcast over ``arguments`` (the sum's free symbols)."""
+    lower = numpy.asarray(lower)
+    upper = numpy.asarray(upper)
+    ndim = numpy.broadcast(*arguments, lower, upper).ndim if arguments else 0
+    if upper.size == 0:
+        return numpy.zeros(numpy.broadcast(*arguments).shape)
+    index = numpy.arange(int(numpy.min(lower)), int(numpy.max(upper)) + 1)
+    index = index.reshape((-1,) + (1,) * ndim)
+    with numpy.errstate(all="ignore"):
+        values = term(index)
+    inside = (index >= lower) & (index <= upper)
+    return numpy.sum(numpy.where(inside, values, 0.0), axis=0)
+'''.strip()
+
+
+class NumpyPrinter(SciPyPrinter):
+    """SciPy printer with a vectorised bounded ``Sum`` and a stable binomial coefficient."""
+
+    def _print_binomial(self, expr: sp.binomial) -> str:
+        n, k = expr.args
+        return f"{self._module_format('scipy.special.binom')}({self._print(n)}, {self._print(k)})"
+
+    def _print_Sum(self, expr: sp.Sum) -> str:
+        ((index, lower, upper),) = expr.limits
+        free = sorted(expr.free_symbols, key=lambda s: s.name)
+        arguments = "".join(f"{s.name}, " for s in free)
+        return (f"_finite_sum(lambda {index.name}: {self._print(expr.function)}, "
+                f"{self._print(lower)}, {self._print(upper)}, ({arguments}))")
+
+
+def _printer() -> NumpyPrinter:
+    return NumpyPrinter({"fully_qualified_modules": True, "inline": True,
+                         "allow_unknown_functions": False})
+
+
+def _docstring(d: Derivation) -> str:
+    lines = [d.summary, "", f"THEORY.md section {d.section}. Generated from the derivation "
+             f"``{d.name}``.", ""]
+    if d.args:
+        lines += ["Parameters", "----------"]
+        for s in d.args:
+            row = TABLE[s.name]
+            lines += [f"{s.name} : array_like", f"    {row.meaning} [{row.unit}]"]
+    return '"""' + "\n".join(lines).rstrip() + '\n"""'
+
+
+def render_function(d: Derivation) -> str:
+    """Source of the numpy function of ``d`` (numpy and scipy.special only)."""
+    printer = _printer()
+    body: list[str] = []
+    expr = d.expr
+    if not expr.has(sp.Sum):  # cse could hoist the summation index out of its lambda
+        replacements, (expr,) = sp.cse(expr, symbols=sp.numbered_symbols("_x"))
+        body += [f"{s} = {printer.doprint(sub)}" for s, sub in replacements]
+    body.append(f"return {printer.doprint(expr)}")
+    header = f"def {d.name}({', '.join(d.arg_names)}):"
+    return header + "\n" + textwrap.indent(_docstring(d) + "\n" + "\n".join(body), "    ")
+
+
+def render_module(derivations: Iterable[Derivation] | None = None) -> str:
+    """A self-contained module with every derivation as a numpy function."""
+    ds = list(derivations if derivations is not None else registry().values())
+    signatures = ",\n".join(f"    {d.name!r}: {d.arg_names!r}" for d in ds)
+    parts = [
+        '"""Numpy functions generated from the grpodyn theory registry. Do not edit.\n\n'
+        'Regenerate with ``grpodyn export --lang python --out DIR`` or\n'
+        '``python -m grpodyn.numerics.generate``; ``tests/test_compiled.py`` fails when this\n'
+        'file is out of date.\n"""',
+        "import numpy\nimport scipy.special",
+        f"THEORY_HASH = {theory_source_hash()!r}",
+        f"SIGNATURES = {{\n{signatures},\n}}",
+        FINITE_SUM_SOURCE,
+        *(render_function(d) for d in ds),
+    ]
+    return "\n\n\n".join(parts) + "\n"

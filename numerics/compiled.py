@@ -1,0 +1,67 @@
+"""The theory registry as numpy functions.
+
+``compiled(name)`` returns the vectorised numpy function of a derivation, arguments in the
+derivation's order. It comes from the generated module (no sympy import) when that module was
+generated from the current theory sources, and is compiled lazily from the registry otherwise,
+with a warning, so a changed theory is never silently ignored.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import numpy
+import scipy.special
+from grpodyn.theory.sourcehash import theory_source_hash
+
+from . import _generated
+
+__all__ = ["compiled", "signature", "generated_is_fresh", "compile_derivation"]
+
+
+@cache
+def generated_is_fresh() -> bool:
+    """True when ``_generated.py`` was generated from the current theory sources."""
+    return _generated.THEORY_HASH == theory_source_hash()
+
+
+def compile_derivation(derivation: Any) -> Callable[..., Any]:
+    """Compile one :class:`~grpodyn.theory.Derivation` in memory (imports sympy)."""
+    from .codegen import FINITE_SUM_SOURCE, render_function
+
+    namespace: dict[str, Any] = {"numpy": numpy, "scipy": scipy}
+    source = FINITE_SUM_SOURCE + "\n\n\n" + render_function(derivation)
+    exec(compile(source, f"<grpodyn compiled {derivation.name}>", "exec"), namespace)  # noqa: S102
+    return namespace[derivation.name]
+
+
+@cache
+def compiled(name: str) -> Callable[..., Any]:
+    """The numpy function of the derivation ``name``.
+
+    Raises
+    ------
+    KeyError
+        If no derivation has that name.
+    """
+    if generated_is_fresh():
+        if name not in _generated.SIGNATURES:
+            raise KeyError(f"no derivation named {name!r}")
+        return getattr(_generated, name)
+    warnings.warn("grpodyn: the theory changed since numerics/_generated.py was generated; "
+                  "compiling with sympy (run python -m grpodyn.numerics.generate)", stacklevel=2)
+    from grpodyn.theory import get
+
+    return compile_derivation(get(name))
+
+
+def signature(name: str) -> tuple[str, ...]:
+    """Argument names of ``compiled(name)``, in order."""
+    if generated_is_fresh():
+        return _generated.SIGNATURES[name]
+    from grpodyn.theory import get
+
+    return get(name).arg_names

@@ -1,0 +1,98 @@
+"""Stationary fluctuations of the noisy mean-field map, exact for every lag structure.
+
+On-policy the AR(2) closed forms are compiled from the theory (``stationary_variance``,
+``autocorrelation``, ``spectral_density``). With a fixed staleness d the map is a linear system
+of dimension d+1 whose stationary covariance solves a discrete Lyapunov equation; with a refresh
+interval K it is periodic, and the variance is averaged over the K phases of the cycle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import solve_discrete_lyapunov
+
+from .compiled import compiled
+from .stability import refresh_stable, staleness_stable
+from .validation import InputError, check_int, check_momentum, check_positive
+
+__all__ = ["stationary_variance", "autocorrelation", "spectral_density"]
+
+
+def _companion(beta: float, k: float, d: int) -> np.ndarray:
+    """State (e_n, ..., e_{n-d'}) with d' = max(d, 1): one step of the map with staleness d."""
+    size = max(d, 1) + 1
+    a = np.zeros((size, size))
+    a[0, 0] = 1.0 + beta
+    a[0, 1] = -beta
+    a[0, d] -= k
+    a[1:, :-1] = np.eye(size - 1)
+    return a
+
+
+def _refresh_step(beta: float, k: float, hold: bool) -> np.ndarray:
+    """State (e_n, e_{n-1}, e_ref); at a refresh (hold=False) e_ref is first reset to e_n."""
+    reset = np.array([[1.0, 0, 0], [0, 1.0, 0], [1.0 if not hold else 0, 0, 1.0 if hold else 0]])
+    step = np.array([[1.0 + beta, -beta, -k], [1.0, 0, 0], [0, 0, 1.0]])
+    return step @ reset
+
+
+def stationary_variance(*, momentum: float, stiffness: float, noise: float, refresh: int = 1,
+                        staleness: int = 0) -> float:
+    """Stationary variance of e [reward^2] for per-step noise variance s^2 = ``noise``.
+
+    Returns inf when the map is unstable. On-policy: the AR(2) formula (THEORY.md section 6).
+    """
+    beta = float(check_momentum(momentum))
+    k = float(check_positive("stiffness", stiffness))
+    s2 = float(check_positive("noise", noise, allow_zero=True))
+    refresh = check_int("refresh", refresh, minimum=1)
+    staleness = check_int("staleness", staleness, minimum=0)
+    if refresh > 1 and staleness > 0:
+        raise InputError("give either refresh or staleness, not both")
+    if refresh == 1 and staleness == 0:
+        if not staleness_stable(beta, k, 0):
+            return float("inf")
+        return float(compiled("stationary_variance")(beta, k, s2))
+    if staleness > 0:
+        if not staleness_stable(beta, k, staleness):
+            return float("inf")
+        a = _companion(beta, k, staleness)
+        q = np.zeros_like(a)
+        q[0, 0] = s2
+        return float(solve_discrete_lyapunov(a, q)[0, 0])
+    if not refresh_stable(beta, k, refresh):
+        return float("inf")
+    q = np.zeros((3, 3))
+    q[0, 0] = s2
+    steps = [_refresh_step(beta, k, hold=phase != 0) for phase in range(refresh)]
+    cycle, forced = np.eye(3), np.zeros((3, 3))
+    for a in steps:  # covariance over one cycle: P -> A P A^T + Q
+        cycle = a @ cycle
+        forced = a @ forced @ a.T + q
+    p = solve_discrete_lyapunov(cycle, forced)
+    variances = []
+    for a in steps:
+        variances.append(p[0, 0])
+        p = a @ p @ a.T + q
+    return float(np.mean(variances))
+
+
+def autocorrelation(lags, *, momentum: float, stiffness: float) -> np.ndarray:
+    """On-policy autocorrelation rho(h) of e at integer lags h (derivation ``autocorrelation``)."""
+    beta = complex(check_momentum(momentum))
+    k = complex(check_positive("stiffness", stiffness))
+    h = np.asarray(lags)
+    if np.any(h < 0) or not np.all(np.equal(np.mod(h, 1), 0)):
+        raise InputError(f"lags must be non-negative integers, got {lags!r}")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = compiled("autocorrelation")(h.astype(complex), beta, k)
+    return np.real(rho)
+
+
+def spectral_density(omega, *, momentum: float, stiffness: float, noise: float) -> np.ndarray:
+    """On-policy power spectral density of e [reward^2 / (rad/step)], derivation
+    ``spectral_density``."""
+    beta = check_momentum(momentum)
+    k = check_positive("stiffness", stiffness)
+    s2 = check_positive("noise", noise)
+    return compiled("spectral_density")(np.asarray(omega, dtype=float), beta, k, s2)

@@ -1,0 +1,134 @@
+"""Everything the theory says about a run before it starts, from its hyperparameters.
+
+:func:`predict` is the engine of ``grpodyn predict``: oscillator constants, regime, stability
+limits, stationary fluctuations and the predicted mean trajectory, for heavy-ball SGD with
+effective step a = lr (so stiffness k = lr * kappa).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from . import fluctuations, stability
+from .compiled import compiled
+from .simulate import simulate_map
+from .validation import InputError, check_finite, check_int, check_momentum, check_positive
+
+__all__ = ["PredictionResult", "predict"]
+
+
+@dataclass(frozen=True)
+class PredictionResult:
+    """Predicted constants and limits; ``to_dict`` gives the CLI's JSON keys."""
+
+    mass: float
+    damping: float
+    stiffness: float
+    zeta: float
+    omega0: float
+    tau: float
+    regime: str
+    critical_stiffness: float
+    critical_stiffness_discrete: float
+    stiffness_max: float
+    refresh_max: int | None
+    staleness_max: int | None
+    effective_damping: float
+    stationary_variance: float | None = None
+    noise_temperature: float | None = None
+    degenerate_group_probability: dict[str, float] | None = None
+    trajectory: list[float | None] | None = None
+    trajectory_diverged: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict; optional entries that were not asked for are left out."""
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+
+def _json_number(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, staleness: int = 0,
+            group_size: int | None = None, noise: float | None = None, r0: float | None = None,
+            r_star: float | None = None, steps: int | None = None) -> PredictionResult:
+    """Predict the dynamics of a GRPO run from its optimiser settings and curvature.
+
+    Parameters
+    ----------
+    lr : float
+        Learning rate eta (the effective step a of heavy-ball SGD).
+    momentum : float
+        Momentum beta in [0, 1).
+    kappa : float
+        Curvature scale kappa (slope of the projected drift), > 0.
+    refresh, staleness : int
+        Refresh interval K (sample-and-hold) or fixed staleness d; not both.
+    group_size : int, optional
+        Completions per prompt G >= 2: adds the degenerate-group probability p^G + (1-p)^G at the
+        start and at the plateau (needs ``r0`` and ``r_star`` in [0, 1]).
+    noise : float, optional
+        Per-step noise variance s^2 of the reward increment: adds the stationary variance and the
+        noise temperature.
+    r0, r_star, steps : optional
+        Initial reward, plateau and number of steps: adds the predicted mean trajectory
+        (the exact discrete map, momentum buffer starting at zero).
+    """
+    eta = float(check_positive("lr", lr))
+    beta = float(check_momentum(momentum))
+    kappa = float(check_positive("kappa", kappa))
+    refresh = check_int("refresh", refresh, minimum=1)
+    staleness = check_int("staleness", staleness, minimum=0)
+    if refresh > 1 and staleness > 0:
+        raise InputError("give either --refresh or --staleness, not both")
+    k = float(compiled("stiffness")(eta, kappa))
+    lag = staleness if staleness else float(compiled("mean_refresh_lag")(refresh))
+    extras: dict[str, Any] = {}
+    if noise is not None:
+        s2 = float(check_positive("noise", noise, allow_zero=True))
+        variance = fluctuations.stationary_variance(momentum=beta, stiffness=k, noise=s2,
+                                                    refresh=refresh, staleness=staleness)
+        extras["stationary_variance"] = _json_number(variance)
+        extras["noise_temperature"] = _json_number(k * variance)
+    if group_size is not None:
+        g = check_int("group_size", group_size, minimum=2)
+        levels = {"start": r0, "plateau": r_star}
+        if any(v is None for v in levels.values()):
+            raise InputError("group_size needs r0 and r_star (success rates in [0, 1])")
+        probs = {}
+        for name, value in levels.items():
+            p = float(check_finite(name, value))
+            if not 0 <= p <= 1:
+                raise InputError(f"{'r0' if name == 'start' else 'r_star'} must lie in [0, 1] "
+                                 f"for the degenerate-group probability, got {value!r}")
+            probs[name] = float(compiled("degenerate_group_probability")(g, p))
+        extras["degenerate_group_probability"] = probs
+    if steps is not None:
+        if r0 is None or r_star is None:
+            raise InputError("a trajectory needs all of r0, r_star and steps")
+        n = check_int("steps", steps, minimum=1)
+        start, plateau = float(check_finite("r0", r0)), float(check_finite("r_star", r_star))
+        sim = simulate_map(momentum=beta, stiffness=k, e0=start - plateau, steps=n - 1,
+                           refresh=refresh, staleness=staleness)
+        values = plateau + sim.e[0]
+        extras["trajectory"] = [_json_number(v) for v in values]
+        extras["trajectory_diverged"] = bool(not np.all(np.isfinite(values)))
+    return PredictionResult(
+        mass=float(compiled("mass")(beta)),
+        damping=float(compiled("damping")(beta)),
+        stiffness=k,
+        zeta=float(compiled("damping_ratio")(beta, k)),
+        omega0=float(compiled("natural_frequency")(beta, k)),
+        tau=float(compiled("relaxation_time")(beta, eta, kappa)),
+        regime=stability.regime(momentum=beta, stiffness=k, refresh=refresh, staleness=staleness),
+        critical_stiffness=float(compiled("critical_stiffness")(beta)),
+        critical_stiffness_discrete=float(compiled("critical_stiffness_discrete")(beta)),
+        stiffness_max=float(compiled("stiffness_max")(beta)),
+        refresh_max=stability.refresh_max(momentum=beta, stiffness=k),
+        staleness_max=stability.staleness_max(momentum=beta, stiffness=k),
+        effective_damping=float(compiled("effective_damping")(beta, k, lag)),
+        **extras,
+    )

@@ -1,0 +1,92 @@
+"""Simulation of the mean-field map, deterministic or with noise, many paths at once.
+
+    e_{n+1} = (1 + beta) e_n - beta e_{n-1} - k e_{n-l(n)} + xi_n,   xi_n ~ N(0, s^2)
+
+with l(n) = 0 on-policy, d for a fixed staleness, n mod K for a refresh interval K with
+sample-and-hold (THEORY.md section 1). The momentum buffer starts at zero: e_{-1} = e_0. Values
+before the start are held at e_0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .validation import InputError, check_finite, check_int, check_momentum, check_positive
+
+__all__ = ["simulate_map", "MapSimulationResult"]
+
+
+@dataclass(frozen=True)
+class MapSimulationResult:
+    """Paths of the displacement e_n, shape (paths, steps + 1), and the settings used."""
+
+    e: np.ndarray
+    momentum: float
+    stiffness: float
+    refresh: int
+    staleness: int
+    noise: float
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.e.mean(axis=0)
+
+    @property
+    def diverged(self) -> np.ndarray:
+        """Per path: True when the path left every finite bound (overflowed)."""
+        return ~np.isfinite(self.e).all(axis=1)
+
+
+def simulate_map(*, momentum: float, stiffness: float, e0: float = 1.0, steps: int,
+                 refresh: int = 1, staleness: int = 0, noise: float = 0.0, paths: int = 1,
+                 seed: int | None = 0) -> MapSimulationResult:
+    """Iterate the mean-field map.
+
+    Parameters
+    ----------
+    momentum : float
+        beta in [0, 1).
+    stiffness : float
+        k = a kappa [1/step^2], > 0.
+    e0 : float
+        Initial displacement r0 - r* [reward].
+    steps : int
+        Number of optimizer steps.
+    refresh, staleness : int
+        Refresh interval K >= 1 (sample-and-hold) or fixed staleness d >= 0; not both.
+    noise : float
+        Per-step noise variance s^2 [reward^2]; 0 for the deterministic map.
+    paths : int
+        Independent paths simulated at once.
+    seed : int or None
+        Seed of the noise generator.
+    """
+    beta = float(check_momentum(momentum))
+    k = float(check_positive("stiffness", stiffness))
+    e0 = float(check_finite("e0", e0))
+    steps = check_int("steps", steps, minimum=1)
+    refresh = check_int("refresh", refresh, minimum=1)
+    staleness = check_int("staleness", staleness, minimum=0)
+    noise = float(check_positive("noise", noise, allow_zero=True))
+    paths = check_int("paths", paths, minimum=1)
+    if refresh > 1 and staleness > 0:
+        raise InputError("give either refresh or staleness, not both")
+    rng = np.random.default_rng(seed)
+    e = np.empty((paths, steps + 1))
+    e[:, 0] = e0
+    previous = e[:, 0].copy()
+    sd = np.sqrt(noise)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for n in range(steps):
+            if refresh > 1:
+                lagged = e[:, n - n % refresh]
+            else:
+                lagged = e[:, max(n - staleness, 0)]
+            step = (1.0 + beta) * e[:, n] - beta * previous - k * lagged
+            if noise > 0:
+                step = step + sd * rng.standard_normal(paths)
+            previous = e[:, n]
+            e[:, n + 1] = step
+    return MapSimulationResult(e, beta, k, refresh, staleness, noise)

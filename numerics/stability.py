@@ -1,0 +1,164 @@
+"""Exact discrete stability of the mean-field map: regimes, thresholds and grids.
+
+On-policy the boundaries are closed forms (derivations ``critical_stiffness_discrete``,
+``flip_stiffness``, ``stiffness_max``). With a fixed staleness d the characteristic polynomial
+z^(d+1) - (1+beta) z^d + beta z^(d-1) + k is tested with a numeric Schur-Cohn recursion, O(d^2),
+exact up to rounding. With a refresh interval K the compiled Jury conditions of the monodromy
+matrix are evaluated directly, vectorised over grids.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .compiled import compiled
+from .validation import InputError, check_int, check_momentum, check_positive
+
+__all__ = ["REGIMES", "regime", "schur_stable", "staleness_stable", "staleness_stiffness_max",
+           "staleness_max", "refresh_stable", "refresh_max", "first_unstable_refresh",
+           "stability_map"]
+
+REGIMES = ("overdamped", "critical", "oscillatory", "flip", "unstable")
+_CRITICAL_TOLERANCE = 1e-9  # relative distance from the boundary reported as "critical"
+
+
+def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: int = 0) -> str:
+    """Name of the dynamical regime of the exact discrete map.
+
+    On-policy the boundaries are the exact discrete ones of THEORY.md section 4; with a lag the
+    regime is that of the dominant eigenvalue (per step, or per refresh cycle), and ``unstable``
+    when it leaves the unit disc.
+    """
+    beta = float(check_momentum(momentum))
+    k = float(check_positive("stiffness", stiffness))
+    if refresh > 1 or staleness > 0:
+        if refresh > 1:
+            if not refresh_stable(beta, k, refresh):
+                return "unstable"
+            matrix = np.array([[compiled(f"monodromy_{i}{j}")(beta, k, refresh) for j in (1, 2)]
+                               for i in (1, 2)], dtype=float)
+            roots = np.linalg.eigvals(matrix)
+        else:
+            roots = np.roots(_staleness_coefficients(beta, k, staleness))
+            if np.max(np.abs(roots)) >= 1:
+                return "unstable"
+        dominant = roots[np.argmax(np.abs(roots))]
+        if abs(dominant.imag) > 1e-12 * max(abs(dominant), 1e-300):
+            return "oscillatory"
+        return "flip" if dominant.real < 0 else "overdamped"
+    if k >= compiled("stiffness_max")(beta):
+        return "unstable"
+    if k > compiled("flip_stiffness")(beta):
+        return "flip"
+    boundary = compiled("critical_stiffness_discrete")(beta)
+    if abs(k - boundary) <= _CRITICAL_TOLERANCE * max(boundary, 1e-300):
+        return "critical"
+    return "oscillatory" if k > boundary else "overdamped"
+
+
+def schur_stable(coefficients) -> bool:
+    """True when every root of the real polynomial lies strictly inside the unit circle.
+
+    Schur-Cohn recursion on the coefficients (highest power first); O(n^2).
+    """
+    a = np.asarray(coefficients, dtype=float)
+    a = a / a[0]
+    while a.size > 1:
+        reflection = a[-1]  # a_0 / a_n: the product of the roots' moduli bound
+        if abs(reflection) >= 1.0:
+            return False
+        a = (a[:-1] - reflection * a[::-1][:-1]) / (1.0 - reflection**2)
+    return True
+
+
+def _staleness_coefficients(beta: float, k: float, d: int) -> np.ndarray:
+    """z^(d+1) - (1+beta) z^d + beta z^(d-1) + k, highest power first (d >= 1)."""
+    coefficients = np.zeros(d + 2)
+    coefficients[0], coefficients[1], coefficients[2] = 1.0, -(1.0 + beta), beta
+    coefficients[-1] += k
+    return coefficients
+
+
+def staleness_stable(beta: float, k: float, d: int) -> bool:
+    """Stability of the map whose force is stale by d steps (d = 0: on-policy)."""
+    d = check_int("staleness", d, minimum=0)
+    if d == 0:
+        return 0 < k < compiled("stiffness_max")(beta)
+    return schur_stable(_staleness_coefficients(beta, k, d))
+
+
+def staleness_stiffness_max(beta: float, d: int) -> float:
+    """Largest stable stiffness with staleness d: the first loss of stability as k grows."""
+    beta = float(check_momentum(beta))
+    d = check_int("staleness", d, minimum=0)
+    k_max = float(compiled("stiffness_max")(beta))
+    if d == 0:
+        return k_max
+    grid = np.geomspace(1e-9, k_max, 2000)
+    stable = np.array([staleness_stable(beta, k, d) for k in grid])
+    first_bad = int(np.argmin(stable)) if not stable.all() else grid.size - 1
+    lo, hi = grid[max(first_bad - 1, 0)], grid[first_bad]
+
+    def margin(k: float) -> float:
+        return 1.0 - np.max(np.abs(np.roots(_staleness_coefficients(beta, k, d))))
+
+    return float(brentq(margin, lo, hi, xtol=1e-15, rtol=1e-13))
+
+
+def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> int | None:
+    """Largest stable fixed staleness d (0: only on-policy is stable; None: not even that).
+
+    Stability is lost at d ~ c/k (continuum estimate); the exact value is found by bisection on
+    d with the Schur-Cohn test.
+    """
+    beta = float(check_momentum(momentum))
+    k = float(check_positive("stiffness", stiffness))
+    if not staleness_stable(beta, k, 0):
+        return None
+    if not staleness_stable(beta, k, 1):
+        return 0
+    lo, hi = 1, 2
+    while staleness_stable(beta, k, hi):
+        lo, hi = hi, hi * 2
+        if hi > cap:
+            raise InputError(f"staleness stays stable beyond the cap d = {cap}")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if staleness_stable(beta, k, mid) else (lo, mid)
+    return lo
+
+
+def refresh_stable(beta, k, refresh) -> np.ndarray:
+    """Stability with refresh interval K (sample-and-hold), vectorised over arrays."""
+    return np.asarray(compiled("refresh_stability_condition")(beta, k, refresh), dtype=bool)
+
+
+def first_unstable_refresh(*, momentum: float, stiffness: float, cap: int = 10_000_000
+                           ) -> int | None:
+    """Smallest refresh interval K that is unstable (None when K = 1 is already unstable)."""
+    beta = float(check_momentum(momentum))
+    k = float(check_positive("stiffness", stiffness))
+    if not refresh_stable(beta, k, 1):
+        return None
+    upper = max(16, int(4.0 / k) + 16)
+    while upper <= cap:
+        ks = np.arange(1, upper + 1)
+        unstable = ~refresh_stable(beta, k, ks)
+        if unstable.any():
+            return int(ks[np.argmax(unstable)])
+        upper *= 4
+    raise InputError(f"refresh interval stays stable beyond the cap K = {cap}")
+
+
+def refresh_max(*, momentum: float, stiffness: float) -> int | None:
+    """Largest refresh interval K before the first unstable one (None if K = 1 is unstable)."""
+    first = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
+    return None if first is None else first - 1
+
+
+def stability_map(momentum, stiffness, *, refresh=1) -> np.ndarray:
+    """Boolean grid of stability with refresh interval K over broadcast momentum x stiffness."""
+    beta = check_momentum(momentum)
+    k = check_positive("stiffness", stiffness)
+    return refresh_stable(beta, k, refresh)

@@ -1,0 +1,74 @@
+"""The command-line contract of DESIGN.md."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from grpodyn.cli import main
+
+PREDICT_KEYS = {"mass", "damping", "stiffness", "zeta", "omega0", "tau", "regime",
+                "critical_stiffness", "critical_stiffness_discrete", "stiffness_max",
+                "refresh_max", "staleness_max"}
+
+
+def _run_json(capsys, argv):
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    return json.loads(out)
+
+
+def test_predict_json_keys(capsys):
+    result = _run_json(capsys, ["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1",
+                                "--json"])
+    assert PREDICT_KEYS <= set(result)
+    assert result["regime"] == "oscillatory"
+    assert result["stiffness_max"] == pytest.approx(3.8)
+    assert result["critical_stiffness"] == pytest.approx(0.1**2 / 3.8)
+
+
+def test_predict_with_noise_refresh_and_trajectory(capsys):
+    result = _run_json(capsys, ["predict", "--lr", "0.05", "--momentum", "0.5", "--kappa", "1",
+                                "--refresh", "3", "--noise", "1e-4", "--r0", "0.2", "--r-star",
+                                "0.8", "--steps", "40", "--json"])
+    assert len(result["trajectory"]) == 40 and result["trajectory"][0] == pytest.approx(0.2)
+    assert result["stationary_variance"] > 0
+    assert result["refresh_max"] == 21  # k = 0.05, beta = 0.5: first unstable K = 22
+
+
+def test_predict_regimes(capsys):
+    regimes = [_run_json(capsys, ["predict", "--lr", lr, "--momentum", "0.5", "--kappa", "1",
+                                  "--json"])["regime"] for lr in ("0.01", "0.5", "2.95", "3.2")]
+    assert regimes == ["overdamped", "oscillatory", "flip", "unstable"]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["predict", "--lr", "-1", "--momentum", "0.5", "--kappa", "1"], "lr"),
+    (["predict", "--lr", "0.1", "--momentum", "1", "--kappa", "1"], "momentum"),
+    (["predict", "--lr", "0.1", "--momentum", "0.5", "--kappa", "nan"], "kappa"),
+    (["predict", "--lr", "0.1", "--momentum", "0.5", "--kappa", "1", "--refresh", "0"],
+     "refresh"),
+    (["predict", "--lr", "0.1", "--momentum", "0.5", "--kappa", "1", "--group-size", "1",
+      "--r0", "0.1", "--r-star", "0.5"], "group_size"),
+    (["predict", "--lr", "0.1", "--momentum", "0.5", "--kappa", "1", "--steps", "10"], "r0"),
+    (["predict", "--lr", "0.1"], "required"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv, needle):
+    assert main([*argv, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0]
+
+
+def test_console_script_and_module_entry_point():
+    for cmd in (["grpodyn"], [sys.executable, "-m", "grpodyn"]):
+        proc = subprocess.run([*cmd, "predict", "--lr", "0.1", "--momentum", "0", "--kappa", "1",
+                               "--json"], capture_output=True, text=True, check=True)
+        assert json.loads(proc.stdout)["regime"] == "overdamped"
+    help_text = subprocess.run(["grpodyn", "--help"], capture_output=True, text=True, check=True)
+    assert "predict" in help_text.stdout

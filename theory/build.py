@@ -1,0 +1,147 @@
+"""Building the registry of every derivation, lazily, with the on-disk cache.
+
+A derivation is registered by decorating a function ``derive_<name>()`` that returns a
+:class:`~grpodyn.theory.derivation.Derivation` named ``<name>``. Builders may call :func:`get` to
+use earlier results; the registry resolves them on demand and detects cycles.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from . import cache
+from .derivation import Derivation, DerivationError, Step
+from .symbols import declared
+
+__all__ = ["derivation", "get", "registry", "names", "BuildInfo", "build_info", "clear"]
+
+_BUILDERS: dict[str, Callable[[], Derivation]] = {}
+_BUILT: dict[str, Derivation] = {}
+_IN_PROGRESS: list[str] = []
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """How the registry was last obtained: derived afresh or read from the disk cache."""
+
+    source: str  # "derived" or "cache"
+    seconds: float
+    key: str
+
+
+_LAST_BUILD: BuildInfo | None = None
+
+
+def derivation(fn: Callable[[], Derivation]) -> Callable[[], Derivation]:
+    """Register ``derive_<name>`` as the builder of the derivation ``<name>``."""
+    if not fn.__name__.startswith("derive_"):
+        raise DerivationError(f"builder {fn.__name__} must be named derive_<name>")
+    name = fn.__name__.removeprefix("derive_")
+    if name in _BUILDERS:
+        raise DerivationError(f"derivation {name!r} is registered twice")
+    _BUILDERS[name] = fn
+    return fn
+
+
+def _ensure_registered() -> None:
+    """Import every derivation module (importing registers its builders)."""
+    from . import DERIVATION_MODULES
+
+    for module in DERIVATION_MODULES:
+        importlib.import_module(f"{__package__}.{module}")
+
+
+def names() -> tuple[str, ...]:
+    """Names of all registered derivations, in registration order."""
+    _ensure_registered()
+    return tuple(_BUILDERS)
+
+
+def get(name: str) -> Derivation:
+    """The derivation ``name``, deriving it (and what it needs) if necessary."""
+    if name in _BUILT:
+        return _BUILT[name]
+    _ensure_registered()
+    if name not in _BUILDERS:
+        raise KeyError(f"no derivation named {name!r}; known: {', '.join(sorted(_BUILDERS))}")
+    if name in _IN_PROGRESS:
+        raise DerivationError(f"cyclic derivation: {' -> '.join([*_IN_PROGRESS, name])}")
+    _IN_PROGRESS.append(name)
+    try:
+        result = _BUILDERS[name]()
+    finally:
+        _IN_PROGRESS.pop()
+    if result.name != name:
+        raise DerivationError(f"derive_{name} returned a derivation named {result.name!r}")
+    _BUILT[name] = result
+    return result
+
+
+def _to_entry(d: Derivation) -> dict:
+    from sympy import srepr
+
+    return {
+        "expr": srepr(d.expr),
+        "args": list(d.arg_names),
+        "summary": d.summary,
+        "section": d.section,
+        "steps": [[s.description, srepr(s.expr)] for s in d.steps],
+    }
+
+
+def _from_entry(name: str, entry: Mapping) -> Derivation:
+    return Derivation(
+        name=name,
+        expr=cache.parse_srepr(entry["expr"]),
+        args=tuple(declared(a) for a in entry["args"]),
+        summary=entry["summary"],
+        section=entry["section"],
+        steps=tuple(Step(desc, cache.parse_srepr(text)) for desc, text in entry["steps"]),
+    )
+
+
+def registry(*, use_cache: bool = True) -> Mapping[str, Derivation]:
+    """Every registered derivation, by name.
+
+    Parameters
+    ----------
+    use_cache
+        Read (and write) the on-disk cache. With False everything is derived afresh.
+    """
+    global _LAST_BUILD
+    _ensure_registered()
+    if len(_BUILT) == len(_BUILDERS) and use_cache:
+        return dict(_BUILT)
+    start = time.perf_counter()
+    key = cache.source_key()
+    entries = cache.load_entries(key) if use_cache else None
+    if entries is not None and set(entries) == set(_BUILDERS):
+        try:
+            loaded = {name: _from_entry(name, entries[name]) for name in _BUILDERS}
+        except (ValueError, KeyError, TypeError, DerivationError):
+            loaded = None
+        if loaded is not None:
+            _BUILT.update(loaded)
+            _LAST_BUILD = BuildInfo("cache", time.perf_counter() - start, key)
+            return dict(_BUILT)
+    if not use_cache:
+        _BUILT.clear()
+    for name in _BUILDERS:
+        get(name)
+    if use_cache:
+        cache.store_entries(key, {name: _to_entry(d) for name, d in _BUILT.items()})
+    _LAST_BUILD = BuildInfo("derived", time.perf_counter() - start, key)
+    return dict(_BUILT)
+
+
+def build_info() -> BuildInfo | None:
+    """How the registry was last built (None before the first build)."""
+    return _LAST_BUILD
+
+
+def clear() -> None:
+    """Forget every built derivation (the on-disk cache is kept)."""
+    _BUILT.clear()

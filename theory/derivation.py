@@ -1,0 +1,111 @@
+"""The canonical record of one derived result.
+
+Every method of the theory layer ends in a :class:`Derivation`: a name (the name of the compiled
+function, of the exported C symbol ``grpodyn_<name>`` and of the LaTeX label), the expression, an
+explicit ordered argument tuple, a one-line summary, the THEORY.md section, and the steps that
+produced it. Creating one checks that every free symbol of the expression is an argument and that
+every argument is declared in the symbol table, so a derivation cannot silently depend on an
+undeclared quantity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from .cache import canonical
+from .symbols import TABLE, latex_names
+
+__all__ = ["Step", "Derivation", "DerivationError", "to_latex"]
+
+
+class DerivationError(ValueError):
+    """A derivation is malformed: undeclared or missing symbols, a bad name."""
+
+
+def to_latex(expr: sp.Basic) -> str:
+    """LaTeX of ``expr`` with the symbol table's LaTeX names."""
+    return sp.latex(expr, symbol_names=latex_names())
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a derivation: what was done, and the expression it produced."""
+
+    description: str
+    expr: sp.Basic
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A derived result of the theory.
+
+    Parameters
+    ----------
+    name
+        Identifier of the result, used verbatim by the compiled and exported functions.
+    expr
+        The result as a sympy expression (or a boolean of relations, for stability conditions).
+    args
+        Ordered argument symbols of the compiled function; never ``free_symbols`` order.
+    summary
+        One line saying what the result is.
+    section
+        The THEORY.md section it derives.
+    steps
+        The intermediate results, in order, for the notebooks.
+    """
+
+    name: str
+    expr: sp.Basic
+    args: tuple[sp.Symbol, ...]
+    summary: str
+    section: str
+    steps: tuple[Step, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "expr", canonical(self.expr))
+        object.__setattr__(self, "steps",
+                           tuple(Step(s.description, canonical(s.expr)) for s in self.steps))
+        if not self.name.isidentifier():
+            raise DerivationError(f"derivation name {self.name!r} is not a valid identifier")
+        names = [s.name for s in self.args]
+        if len(set(names)) != len(names):
+            raise DerivationError(f"{self.name}: repeated argument in {names}")
+        for s in self.args:
+            row = TABLE.get(s.name)
+            if row is None or row.symbol != s:
+                raise DerivationError(
+                    f"{self.name}: argument {s!r} (assumptions {s.assumptions0}) is not the symbol "
+                    "declared in grpodyn.theory.symbols"
+                )
+        missing = self.expr.free_symbols - set(self.args)
+        if missing:
+            raise DerivationError(
+                f"{self.name}: free symbols {sorted(map(str, missing))} are not in args {names}"
+            )
+
+    @property
+    def arg_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.args)
+
+    def latex(self) -> str:
+        """LaTeX of ``name = expr``."""
+        return rf"\mathrm{{{self.name}}}\left({', '.join(to_latex(a) for a in self.args)}\right)" \
+            rf" = {to_latex(self.expr)}"
+
+    def _repr_latex_(self) -> str:
+        return f"$\\displaystyle {self.latex()}$"
+
+    def subs(self, **values: object) -> sp.Basic:
+        """The expression with named arguments substituted (``d.subs(beta=0)``)."""
+        by_name = {s.name: s for s in self.args}
+        unknown = set(values) - set(by_name)
+        if unknown:
+            raise DerivationError(f"{self.name}: no argument named {sorted(unknown)}")
+        for key, value in values.items():
+            if not isinstance(value, (int, float, sp.Basic)):
+                raise DerivationError(f"{self.name}: value of {key} must be a number or a sympy "
+                                      f"expression, got {type(value).__name__}")
+        return self.expr.subs({by_name[k]: v for k, v in values.items()})

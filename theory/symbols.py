@@ -1,0 +1,127 @@
+"""The symbol table: every symbol the theory uses, declared once.
+
+Each symbol has a name that is a valid Python identifier (it becomes an argument name of the
+compiled functions and of the exported code), sympy assumptions, a LaTeX name and a meaning with
+its unit. Notation follows THEORY.md ("Notation"); ``lam`` is the KL coefficient (TRL's ``beta``)
+and is never confused with the momentum ``beta``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import sympy as sp
+
+__all__ = ["SymbolInfo", "TABLE", "declared", "info", "latex_names", "sym"]
+
+
+@dataclass(frozen=True)
+class SymbolInfo:
+    """One row of the symbol table."""
+
+    name: str
+    latex: str
+    meaning: str
+    unit: str = "dimensionless"
+    assumptions: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def symbol(self) -> sp.Symbol:
+        return sp.Symbol(self.name, **self.assumptions)
+
+
+_POS = {"positive": True}
+_NONNEG = {"nonnegative": True}
+_REAL = {"real": True}
+_POSINT = {"integer": True, "positive": True}
+_NONNEGINT = {"integer": True, "nonnegative": True}
+
+_ROWS = [
+    # time and state
+    SymbolInfo("n", "n", "optimizer step (discrete time)", "steps", _NONNEGINT),
+    SymbolInfo("t", "t", "continuous time", "steps", _NONNEG),
+    SymbolInfo("h", "h", "lag of an autocorrelation", "steps", _NONNEGINT),
+    SymbolInfo("e", "e", "displacement from the fixed point, r - r*", "reward", _REAL),
+    SymbolInfo("e_next", "e_{n+1}", "displacement at step n+1", "reward", _REAL),
+    SymbolInfo("e_now", "e_{n}", "displacement at step n", "reward", _REAL),
+    SymbolInfo("e_prev", "e_{n-1}", "displacement at step n-1", "reward", _REAL),
+    SymbolInfo("e_lag", "e_{n-l}", "displacement at the lagged step n-l", "reward", _REAL),
+    SymbolInfo("e0", "e_0", "initial displacement e(0)", "reward", _REAL),
+    SymbolInfo("v0", "v_0", "initial velocity e'(0)", "reward/step", _REAL),
+    SymbolInfo("r0", "r_0", "initial expected reward", "reward", _REAL),
+    SymbolInfo("r_star", "r^{*}", "fixed point (plateau) of the expected reward", "reward", _REAL),
+    SymbolInfo("q", "q", "fraction of the total gain", "dimensionless", _POS),
+    # optimizer
+    SymbolInfo("eta", r"\eta", "learning rate", "parameter/gradient", _POS),
+    SymbolInfo("beta", r"\beta", "momentum (heavy-ball beta or Adam beta1)", "dimensionless",
+               _NONNEG),
+    SymbolInfo("beta1", r"\beta_1", "Adam first-moment decay", "dimensionless", _NONNEG),
+    SymbolInfo("v_hat", r"\hat v", "Adam second-moment estimate", "gradient^2", _POS),
+    SymbolInfo("g_mean", r"\bar g", "mean of the projected gradient", "gradient", _REAL),
+    SymbolInfo("sigma_g2", r"\sigma_g^2", "per-completion variance of the projected gradient",
+               "gradient^2", _POS),
+    SymbolInfo("a", "a", "effective step (eta for heavy-ball SGD)", "parameter/gradient", _POS),
+    SymbolInfo("kappa", r"\kappa", "curvature scale: slope of the projected drift",
+               "gradient/reward", _POS),
+    SymbolInfo("kappa0", r"\kappa_0", "curvature scale at unit model size", "gradient/reward",
+               _POS),
+    SymbolInfo("N", "N", "model size (parameters)", "parameters", _POS),
+    SymbolInfo("alpha", r"\alpha", "model-size exponent of the curvature scale", "dimensionless",
+               _REAL),
+    SymbolInfo("T_w", "T_w", "linear learning-rate warmup length", "steps", _POS),
+    # oscillator
+    SymbolInfo("k", "k", "dimensionless stiffness a*kappa", "1/step^2", _POS),
+    SymbolInfo("m", "m", "mass of the continuum limit", "dimensionless", _POS),
+    SymbolInfo("c", "c", "damping of the continuum limit", "1/step", _POS),
+    SymbolInfo("zeta", r"\zeta", "damping ratio", "dimensionless", _POS),
+    SymbolInfo("omega0", r"\omega_0", "natural angular frequency", "rad/step", _POS),
+    SymbolInfo("omega", r"\omega", "angular frequency of a spectrum", "rad/step", _REAL),
+    SymbolInfo("z", "z", "root of a discrete characteristic polynomial", "dimensionless", {}),
+    SymbolInfo("tau", r"\tau", "relaxation time", "steps", _POS),
+    # lag
+    SymbolInfo("l", "l", "lag of the force", "steps", _NONNEGINT),
+    SymbolInfo("l_bar", r"\bar l", "mean lag of the force", "steps", _NONNEG),
+    SymbolInfo("K", "K", "refresh interval (optimizer steps per sampling refresh)", "steps",
+               _POSINT),
+    SymbolInfo("d", "d", "fixed staleness", "steps", _POSINT),
+    # sampling
+    SymbolInfo("G", "G", "group size (completions per prompt)", "completions", _POSINT),
+    SymbolInfo("B", "B", "prompts per step", "prompts", _POSINT),
+    SymbolInfo("S", "S", "number of successes in a group", "completions", _NONNEGINT),
+    SymbolInfo("p", "p", "success probability of a prompt", "dimensionless", _POS),
+    SymbolInfo("eps", r"\epsilon", "epsilon added to the group std (TRL: 1e-4)", "reward",
+               _NONNEG),
+    SymbolInfo("s2", "s^{2}", "per-step noise variance of the increment of r", "reward^2",
+               _POS),
+    SymbolInfo("Sigma", r"\Sigma", "per-completion variance of the projected gradient",
+               "gradient^2", _POS),
+    SymbolInfo("T", "T", "noise temperature", "reward^2/step^2", _POS),
+    SymbolInfo("lam", r"\lambda", "KL coefficient (TRL's beta)", "dimensionless", _NONNEG),
+    SymbolInfo("x", "x", "logit gap of the two-arm bandit", "nats", _REAL),
+    SymbolInfo("x_ref", r"x_{\mathrm{ref}}", "logit gap of the reference policy", "nats", _REAL),
+]
+
+TABLE: dict[str, SymbolInfo] = {row.name: row for row in _ROWS}
+
+
+def info(name: str) -> SymbolInfo:
+    """The table row of ``name``; KeyError names the unknown symbol."""
+    try:
+        return TABLE[name]
+    except KeyError:
+        raise KeyError(f"symbol {name!r} is not declared in grpodyn.theory.symbols") from None
+
+
+def declared(name: str) -> sp.Symbol:
+    """The sympy symbol declared under ``name``."""
+    return info(name).symbol
+
+
+def latex_names() -> dict[sp.Symbol, str]:
+    """Map from every declared symbol to its LaTeX name (for ``sympy.latex``)."""
+    return {row.symbol: row.latex for row in _ROWS}
+
+
+#: Every declared symbol as an attribute: ``sym.beta``, ``sym.k``.
+sym = SimpleNamespace(**{row.name: row.symbol for row in _ROWS})
