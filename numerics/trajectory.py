@@ -20,7 +20,8 @@ from scipy.optimize import brentq
 
 from .validation import InputError, check_finite, check_fraction, check_positive
 
-__all__ = ["trajectory", "inflection_time", "gain_fraction_time", "TrajectoryResult"]
+__all__ = ["trajectory", "closed_form", "inflection_time", "gain_fraction_time",
+           "TrajectoryResult"]
 
 _SERIES_CUTOFF = 0.05  # |s t|^2 below which the power series is used
 _SERIES_TERMS = 12  # 0.05^12 / 24! is far below double precision
@@ -72,33 +73,46 @@ def trajectory(t, *, e0, v0=0.0, zeta, omega0) -> np.ndarray:
     t = check_positive("t", t, allow_zero=True)
     e0, v0 = check_finite("e0", e0), check_finite("v0", v0)
     zeta, omega0 = check_positive("zeta", zeta), check_positive("omega0", omega0)
-    t, e0, v0, zeta, omega0 = np.broadcast_arrays(t, e0, v0, zeta, omega0)
+    return closed_form(t, e0, v0, zeta, omega0)
+
+
+def closed_form(t, e0, v0, zeta, omega0) -> np.ndarray:
+    """:func:`trajectory` without input validation, for inner loops that guarantee validity."""
+    t, e0, v0, zeta, omega0 = np.broadcast_arrays(*(np.asarray(x, dtype=float)
+                                                    for x in (t, e0, v0, zeta, omega0)))
     gamma = zeta * omega0
     s2 = omega0**2 * (zeta - 1.0) * (zeta + 1.0)
     x = s2 * t**2
     slope = v0 + gamma * e0
     out = np.empty(t.shape)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        near = np.abs(x) <= _SERIES_CUTOFF
-        cosh_part, sinc_part = _series_cosh_sinc(x[near])
-        out[near] = np.exp(-gamma[near] * t[near]) * (
-            e0[near] * cosh_part + slope[near] * t[near] * sinc_part)
-
-        under = (x < 0) & ~near
-        wd = np.sqrt(-s2[under])
-        tu = t[under]
-        out[under] = np.exp(-gamma[under] * tu) * (
-            e0[under] * np.cos(wd * tu) + slope[under] * np.sin(wd * tu) / wd)
-
-        over = (x > 0) & ~near
-        s = np.sqrt(s2[over])
-        to = t[over]
-        slow = np.exp(-omega0[over] ** 2 / (s + gamma[over]) * to)  # exp((s - gamma) t)
-        fast_ratio = np.exp(-2.0 * s * to)  # exp(-2 s t)
-        cosh_part = slow * (1.0 + fast_ratio) / 2.0
-        sinh_part = slow * (-np.expm1(-2.0 * s * to)) / 2.0
-        out[over] = e0[over] * cosh_part + slope[over] * sinh_part / s
+        for region, evaluate in ((np.abs(x) <= _SERIES_CUTOFF, _near_critical),
+                                 (x < -_SERIES_CUTOFF, _underdamped),
+                                 (x > _SERIES_CUTOFF, _overdamped)):
+            if region.all():
+                out[...] = evaluate(t, e0, slope, gamma, s2, omega0)
+            elif region.any():
+                out[region] = evaluate(t[region], e0[region], slope[region], gamma[region],
+                                       s2[region], omega0[region])
     return out
+
+
+def _near_critical(t, e0, slope, gamma, s2, omega0):
+    cosh_part, sinc_part = _series_cosh_sinc(s2 * t**2)
+    return np.exp(-gamma * t) * (e0 * cosh_part + slope * t * sinc_part)
+
+
+def _underdamped(t, e0, slope, gamma, s2, omega0):
+    wd = np.sqrt(-s2)
+    return np.exp(-gamma * t) * (e0 * np.cos(wd * t) + slope * np.sin(wd * t) / wd)
+
+
+def _overdamped(t, e0, slope, gamma, s2, omega0):
+    s = np.sqrt(s2)
+    slow = np.exp(-omega0**2 / (s + gamma) * t)  # exp((s - gamma) t) without cancellation
+    cosh_part = slow * (1.0 + np.exp(-2.0 * s * t)) / 2.0
+    sinh_part = slow * (-np.expm1(-2.0 * s * t)) / 2.0
+    return e0 * cosh_part + slope * sinh_part / s
 
 
 def _atanh_ratio(y: np.ndarray) -> np.ndarray:

@@ -1,0 +1,504 @@
+"""Fitting reward curves: the inertial closed form, the empirical law and baselines.
+
+Models (time t counted from the first logged step):
+
+- ``inertial``: the closed form of THEORY.md section 2 with v0 = 0,
+  r(t) = r* + (r0 - r*) E(t; zeta, omega0); with the optimiser's momentum known, mass and damping
+  are fixed and only r0, r*, stiffness are free.
+- ``exponential``: the empirical law r* - (r* - r0) exp(-t/tau) (derivation ``saturation_law``).
+- ``sigmoid``: a logistic baseline between two plateaus.
+- ``exponential_lr``: the overdamped law on the learning-rate clock, r* + (r0 - r*)
+  exp(-A(t)/A_tau) with A(t) the cumulative learning rate: the warmup-aware variant (a linear
+  warmup gives the Gaussian start of derivation ``warmup_trajectory``).
+
+Least squares is multi-start (deterministic starting grid) with bounds. Standard errors use a
+Newey-West (HAC) covariance, because the residuals of a stochastic run are autocorrelated; with
+white residuals it reduces to the usual sigma^2 (J^T J)^-1. The noise ceiling of R^2 comes from the
+observation noise estimated from first differences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+from scipy.optimize import least_squares
+from scipy.special import expit
+
+from .compiled import compiled
+from .trajectory import closed_form
+from .validation import InputError, check_finite, check_momentum
+
+__all__ = ["CurveModel", "FitResult", "ForecastResult", "NoiseEstimate", "MODEL_NAMES",
+           "curve_model", "fit_curve", "fit_models", "estimate_noise", "forecast"]
+
+MODEL_NAMES = ("inertial", "exponential", "sigmoid", "exponential_lr")
+
+
+@dataclass(frozen=True)
+class CurveModel:
+    """A reward-curve model r(t) = r* + (r0 - r*) U(t; phi).
+
+    Every model here is linear in (r0, r*), so those two are solved exactly for each shape
+    parameter vector phi (variable projection); bounds and starting points concern phi only.
+    """
+
+    name: str
+    shape_params: tuple[str, ...]
+    shape: Callable[..., np.ndarray]
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+    starts: tuple[tuple[float, ...], ...]
+    fixed: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return ("r0", "r_star", *self.shape_params)
+
+    def __call__(self, t: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        r0, r_star, *phi = theta
+        return r_star + (r0 - r_star) * self.shape(t, *phi)
+
+
+@dataclass(frozen=True)
+class NoiseEstimate:
+    """Observation noise of a reward series and the R^2 it allows."""
+
+    sigma: float
+    r2_ceiling: float
+    method: str
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A fitted model with uncertainties and information criteria."""
+
+    model: CurveModel
+    theta: np.ndarray
+    covariance: np.ndarray
+    t: np.ndarray
+    y: np.ndarray
+    rss: float
+    r2: float
+    aic: float
+    bic: float
+
+    @property
+    def n(self) -> int:
+        return int(self.t.size)
+
+    @property
+    def params(self) -> dict[str, float]:
+        return dict(zip(self.model.params, map(float, self.theta), strict=True))
+
+    @property
+    def stderr(self) -> dict[str, float]:
+        return dict(zip(self.model.params, map(float, np.sqrt(np.diag(self.covariance))),
+                        strict=True))
+
+    def interval(self, level: float = 0.95) -> dict[str, tuple[float, float]]:
+        """Confidence intervals from the t distribution with n - p degrees of freedom."""
+        q = stats.t.ppf(0.5 + level / 2, max(self.n - self.theta.size, 1))
+        return {name: (value - q * err, value + q * err)
+                for (name, value), err in zip(self.params.items(), self.stderr.values(),
+                                              strict=True)}
+
+    def predict(self, t) -> np.ndarray:
+        return self.model(np.asarray(t, dtype=float), self.theta)
+
+    def prediction_band(self, t, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Band for new observations: model uncertainty (delta method) plus residual noise."""
+        t = np.asarray(t, dtype=float)
+        jac = _jacobian(self.model, t, self.theta)
+        model_var = np.einsum("ij,jk,ik->i", jac, self.covariance, jac)
+        dof = max(self.n - self.theta.size, 1)
+        noise_var = self.rss / dof
+        q = stats.t.ppf(0.5 + level / 2, dof)
+        half = q * np.sqrt(np.maximum(model_var, 0) + noise_var)
+        centre = self.predict(t)
+        return centre - half, centre + half
+
+    def derived(self) -> dict[str, float]:
+        """Physical constants implied by the parameters (relaxation time, stiffness, ...)."""
+        p = self.params
+        if self.model.name == "inertial":
+            if "stiffness" in p:
+                beta = self.model.fixed["momentum"]
+                return {"zeta": float(compiled("damping_ratio")(beta, p["stiffness"])),
+                        "omega0": float(compiled("natural_frequency")(beta, p["stiffness"])),
+                        "tau": float((1 - beta) / p["stiffness"]),
+                        "inertial_delay": float(compiled("inertial_delay")(beta))}
+            return {"tau": 2 * p["zeta"] / p["omega0"],
+                    "inertial_delay": 1 / (2 * p["zeta"] * p["omega0"])}
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        def clean(value: float) -> float | None:
+            return float(value) if np.isfinite(value) else None
+
+        out = {"params": {k: clean(v) for k, v in self.params.items()},
+               "stderr": {k: clean(v) for k, v in self.stderr.items()},
+               "r2": clean(self.r2), "aic": clean(self.aic), "bic": clean(self.bic),
+               "n_params": int(self.theta.size)}
+        if self.model.fixed:
+            out["fixed"] = dict(self.model.fixed)
+        derived = self.derived()
+        if derived:
+            out["derived"] = {k: clean(v) for k, v in derived.items()}
+        return out
+
+
+@dataclass(frozen=True)
+class ForecastResult:
+    """Fit on the first part of a run, prediction of the rest."""
+
+    model: str
+    n_train: int
+    n_holdout: int
+    r2_holdout: float
+    mae_holdout: float
+    coverage: float
+    level: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (float(v) if isinstance(v, float) and np.isfinite(v) else v)
+                for k, v in self.__dict__.items()}
+
+
+def _unit_trajectory(t: np.ndarray, e0: float, v0: float, zeta: float, omega0: float
+                     ) -> np.ndarray:
+    """Closed-form e(t) without re-validating inputs (the fit's bounds keep them valid)."""
+    return closed_form(t, e0, v0, zeta, omega0)
+
+
+def _inertial_unit(t: np.ndarray, zeta: float, omega0: float) -> np.ndarray:
+    return _unit_trajectory(t, 1.0, 0.0, zeta, omega0)
+
+
+def _relaxation_guess(t: np.ndarray, y: np.ndarray) -> float:
+    """Time for a moving average of y to cover 63% of the way from its head to its tail."""
+    window = max(1, y.size // 20)
+    smooth = np.convolve(y, np.ones(window) / window, mode="valid")
+    head, tail = smooth[0], smooth[-1]
+    if head == tail:
+        return float(max(t[-1] - t[0], 1.0)) / 3
+    crossed = np.nonzero((smooth - head) / (tail - head) >= 1 - np.exp(-1))[0]
+    index = min(int(crossed[0]) + window // 2, t.size - 1) if crossed.size else t.size - 1
+    return float(max(t[index] - t[0], (t[-1] - t[0]) / 100, 1e-3))
+
+
+def curve_model(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | None = None,
+                learning_rate: np.ndarray | None = None) -> CurveModel:
+    """The model ``name`` with bounds and starting points scaled to the data.
+
+    Parameters
+    ----------
+    name
+        One of ``MODEL_NAMES``.
+    t, y
+        Times (steps from the first logged point) and rewards.
+    momentum
+        Optimiser momentum: fixes mass and damping of the ``inertial`` model.
+    learning_rate
+        Learning rate at each t: required by ``exponential_lr``.
+    """
+    span = float(max(t[-1] - t[0], 1.0))
+    guess = _relaxation_guess(t, y)
+    taus = (guess, span / 10, span)
+    if name == "exponential":
+        return CurveModel(name, ("tau",), lambda t, tau: np.exp(-t / tau),
+                          (1e-3,), (100 * span,), tuple((tau,) for tau in taus))
+    if name == "sigmoid":
+        return CurveModel(name, ("t_mid", "width"),
+                          lambda t, t_mid, width: expit(-(t - t_mid) / width),
+                          (0.0, 1e-3), (2 * span, 10 * span),
+                          tuple((mid, w) for mid in (span / 5, span / 2)
+                                for w in (span / 20, span / 5)))
+    if name == "inertial":
+        if momentum is not None:
+            beta = float(check_momentum(momentum))
+            zeta_of, omega_of = compiled("damping_ratio"), compiled("natural_frequency")
+
+            def fixed_mass(t, stiffness):
+                return _inertial_unit(t, zeta_of(beta, stiffness), omega_of(beta, stiffness))
+            c = 1 - beta
+            return CurveModel(name, ("stiffness",), fixed_mass, (1e-9,), (2 * (1 + beta),),
+                              tuple((c / tau,) for tau in taus), fixed={"momentum": beta})
+        return CurveModel(name, ("zeta", "omega0"), _inertial_unit, (0.05, 1e-5), (1e3, 10.0),
+                          ((0.7, 1.4 / guess), (1.5, 3.0 / guess), (5.0, 10.0 / guess),
+                           (1.5, 30.0 / span)))
+    if name == "exponential_lr":
+        if learning_rate is None:
+            raise InputError("exponential_lr needs the learning rate of every point")
+        lr = np.asarray(learning_rate, dtype=float)
+        if lr.shape != t.shape or not np.all(np.isfinite(lr)) or np.any(lr < 0):
+            raise InputError("learning rate must be finite, non-negative, one per point")
+        clock = np.concatenate([[0.0], np.cumsum(0.5 * (lr[1:] + lr[:-1]) * np.diff(t))])
+        total = float(max(clock[-1], 1e-300))
+        return CurveModel(name, ("lr_time",),
+                          lambda t_eval, lr_time: np.exp(-np.interp(t_eval, t, clock) / lr_time),
+                          (total * 1e-4,), (total * 100,),
+                          tuple((total * f,) for f in (0.1, 0.3, 1.0)))
+    raise InputError(f"unknown model {name!r}; choose from {', '.join(MODEL_NAMES)}")
+
+
+def _jacobian(model: CurveModel, t: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Central finite-difference Jacobian of the model in its parameters."""
+    jac = np.empty((t.size, theta.size))
+    for j in range(theta.size):
+        h = 1e-6 * max(abs(theta[j]), 1e-3)
+        up, down = theta.copy(), theta.copy()
+        up[j] += h
+        down[j] -= h
+        jac[:, j] = (model(t, up) - model(t, down)) / (2 * h)
+    return jac
+
+
+def _bandwidth(residuals: np.ndarray) -> int:
+    """Andrews (1991) automatic Bartlett bandwidth from an AR(1) fit of the residuals."""
+    n = residuals.size
+    centred = residuals - residuals.mean()
+    denom = float(centred[:-1] @ centred[:-1])
+    rho = float(np.clip(centred[1:] @ centred[:-1] / denom, -0.99, 0.99)) if denom > 0 else 0.0
+    alpha = 4 * rho**2 / ((1 - rho) ** 2 * (1 + rho) ** 2)
+    return int(min(np.ceil(1.1447 * (alpha * n) ** (1 / 3)), n - 1))
+
+
+def _hac_covariance(jac: np.ndarray, residuals: np.ndarray) -> np.ndarray:
+    """Newey-West covariance of least-squares estimates (Bartlett kernel, Andrews bandwidth)."""
+    n, p = jac.shape
+    bread = np.linalg.pinv(jac.T @ jac)
+    scores = jac * residuals[:, None]
+    lags = _bandwidth(residuals)
+    meat = scores.T @ scores
+    for lag in range(1, lags + 1):
+        weight = 1.0 - lag / (lags + 1.0)
+        cross = scores[lag:].T @ scores[:-lag]
+        meat += weight * (cross + cross.T)
+    correction = n / max(n - p, 1)
+    return correction * bread @ meat @ bread
+
+
+def _process_kernel(model: CurveModel, theta: np.ndarray, lags: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Deviation process that the theory attaches to ``model``, for unit-intensity forcing.
+
+    inertial: e'' + 2 zeta omega0 e' + omega0^2 e = xi; exponential: its overdamped limit
+    e' = -e/tau + xi. With e(0) fixed, Cov(e_i, e_j) = f(i-j) P_ee(j) + g(i-j) P_ve(j) for
+    i >= j, where f and g are the closed-form trajectories from (1, 0) and (0, 1) and
+    P(t) = P_inf - Phi(t) P_inf Phi(t)^T. Returns (f, g, P_ee, P_ve) on ``lags``, or None.
+    """
+    p = dict(zip(model.params, theta, strict=True))
+    if model.name == "exponential":
+        rate = 1.0 / p["tau"]
+        decay = np.exp(-rate * lags)
+        return decay, np.zeros_like(decay), -np.expm1(-2 * rate * lags) / (2 * rate), \
+            np.zeros_like(decay)
+    if model.name != "inertial":
+        return None
+    if "stiffness" in p:
+        beta = model.fixed["momentum"]
+        zeta = float(compiled("damping_ratio")(beta, p["stiffness"]))
+        omega0 = float(compiled("natural_frequency")(beta, p["stiffness"]))
+    else:
+        zeta, omega0 = p["zeta"], p["omega0"]
+    f = _unit_trajectory(lags, 1.0, 0.0, zeta, omega0)
+    g = _unit_trajectory(lags, 0.0, 1.0, zeta, omega0)
+    gamma = zeta * omega0
+    var_e, var_v = 1 / (4 * zeta * omega0**3), 1 / (4 * zeta * omega0)  # stationary, unit forcing
+    p_ee = var_e - (f**2 * var_e + g**2 * var_v)
+    p_ve = omega0**2 * g * f * var_e - (f - 2 * gamma * g) * g * var_v
+    return f, g, p_ee, p_ve
+
+
+def _lagged_dots(x: np.ndarray, y: np.ndarray, lags: int) -> np.ndarray:
+    """sum_j x[j + h] . y[j] for h = 0..lags (offset traces of x y^T)."""
+    n = x.shape[0]
+    return np.array([np.sum(x[h:] * y[: n - h]) for h in range(lags + 1)])
+
+
+def _process_times(kernel: tuple[np.ndarray, ...], jac: np.ndarray) -> np.ndarray:
+    """R J for the process covariance R of the kernel, by FFT convolutions, O(n log n)."""
+    from scipy.signal import fftconvolve
+
+    f, g, p_ee, p_ve = kernel
+    n = jac.shape[0]
+    lower = (fftconvolve(f[:, None], p_ee[:, None] * jac, axes=0)[:n]
+             + fftconvolve(g[:, None], p_ve[:, None] * jac, axes=0)[:n])  # sum over j <= i
+    f1, g1 = f.copy(), g.copy()
+    f1[0] = g1[0] = 0.0  # strictly upper part: j > i
+    reversed_jac = jac[::-1]
+    upper_f = fftconvolve(f1[:, None], reversed_jac, axes=0)[:n][::-1]
+    upper_g = fftconvolve(g1[:, None], reversed_jac, axes=0)[:n][::-1]
+    return lower + p_ee[:, None] * upper_f + p_ve[:, None] * upper_g
+
+
+def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: np.ndarray,
+                      residuals: np.ndarray) -> np.ndarray | None:
+    """Sandwich covariance with residual covariance q R + sigma^2 I from the theory.
+
+    R is the process covariance of :func:`_process_kernel`; q (process intensity) and sigma^2
+    (white observation noise) match the residual autocovariances at lags 0..L by non-negative
+    least squares. The residuals are M (q R + sigma^2 I) M with M = I - J B J^T (fitting absorbs
+    part of a slow process), so the expected autocovariances use offset traces of M R M and M.
+    Everything is O(n log n): R is never formed. None when the model has no stochastic theory
+    or the steps are irregular.
+    """
+    from scipy.optimize import nnls
+
+    steps = np.diff(t)
+    if not np.allclose(steps, steps[0], rtol=1e-9):
+        return None
+    n = t.size
+    with np.errstate(all="ignore"):
+        kernel = _process_kernel(model, theta, np.arange(n) * float(steps[0]))
+    if kernel is None or not all(np.all(np.isfinite(part)) for part in kernel):
+        return None
+    f, g, p_ee, p_ve = kernel
+    lags = min(n // 4, 100)
+    bread = np.linalg.pinv(jac.T @ jac)
+    rj = _process_times(kernel, jac)
+    jrj = jac.T @ rj
+    tail_ee, tail_ve = np.cumsum(p_ee), np.cumsum(p_ve)
+    h = np.arange(lags + 1)
+    trace_r = f[h] * tail_ee[n - 1 - h] + g[h] * tail_ve[n - 1 - h]
+    w = rj @ bread.T  # H R = J W^T
+    jc = jac @ (bread @ jrj @ bread)
+    trace_mrm = (trace_r - _lagged_dots(jac, w, lags) - _lagged_dots(w, jac, lags)
+                 + _lagged_dots(jc, jac, lags))
+    trace_m = np.where(h == 0, n, 0.0) - _lagged_dots(jac @ bread, jac, lags)
+    centred = residuals - residuals.mean()
+    sample = np.array([centred[k:] @ centred[: n - k] for k in h]) / n
+    (q, sigma2), _ = nnls(np.column_stack([trace_mrm / n, trace_m / n]), sample)
+    meat = q * jrj + sigma2 * (jac.T @ jac)
+    return n / max(n - theta.size, 1) * bread @ meat @ bread
+
+
+def _prepare(t, y) -> tuple[np.ndarray, np.ndarray]:
+    t = check_finite("steps", t).ravel()
+    y = check_finite("reward", y).ravel()
+    if t.size != y.size:
+        raise InputError(f"steps ({t.size}) and reward ({y.size}) differ in length")
+    if t.size < 5:
+        raise InputError(f"a fit needs at least 5 points, got {t.size}")
+    if np.any(np.diff(t) <= 0):
+        raise InputError("steps must be strictly increasing")
+    if np.ptp(y) == 0:
+        raise InputError("the reward is constant: there is no curve to fit")
+    return t - t[0], y
+
+
+def fit_curve(name: str, t, y, *, momentum: float | None = None,
+              learning_rate=None, loss: str = "linear") -> FitResult:
+    """Fit one model by multi-start bounded least squares.
+
+    Parameters
+    ----------
+    name
+        Model name (``MODEL_NAMES``).
+    t, y : array_like
+        Steps and rewards; t is shifted to start at 0.
+    momentum, learning_rate
+        See :func:`curve_model`.
+    loss
+        ``"linear"`` (default, Gaussian) or a robust loss of ``scipy.optimize.least_squares``
+        such as ``"soft_l1"``.
+    """
+    t, y = _prepare(t, y)
+    model = curve_model(name, t, y, momentum=momentum, learning_rate=learning_rate)
+    lower, upper = np.array(model.lower), np.array(model.upper)
+
+    def plateau_and_start(phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(r0, r*) by linear least squares for this shape, and the fitted curve."""
+        u = model.shape(t, *phi)
+        design = np.column_stack([u, 1.0 - u])
+        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+        return coef, design @ coef
+
+    best, best_cost = None, np.inf
+    with np.errstate(all="ignore"):
+        for start in model.starts:
+            x0 = np.clip(np.array(start, dtype=float), lower + 1e-12 * (upper - lower),
+                         upper - 1e-12 * (upper - lower))
+            try:
+                sol = least_squares(lambda phi: plateau_and_start(phi)[1] - y, x0,
+                                    bounds=(lower, upper), loss=loss, x_scale="jac",
+                                    method="trf", max_nfev=1000)
+            except ValueError:
+                continue
+            if np.all(np.isfinite(sol.fun)) and sol.cost < best_cost:
+                best, best_cost = sol, sol.cost
+    if best is None:
+        raise InputError(f"model {name!r} could not be fitted to this series")
+    theta = np.concatenate([plateau_and_start(best.x)[0], best.x])
+    residuals = y - model(t, theta)
+    rss = float(residuals @ residuals)
+    tss = float(np.sum((y - y.mean()) ** 2))
+    n, p = y.size, theta.size
+    jac = _jacobian(model, t, theta)
+    covariance = _model_covariance(model, theta, t, jac, residuals)
+    if covariance is None:
+        covariance = _hac_covariance(jac, residuals)
+    log_lik_term = n * np.log(max(rss, 1e-300) / n)
+    return FitResult(model, theta, covariance, t, y, rss, 1 - rss / tss,
+                     log_lik_term + 2 * p, log_lik_term + p * np.log(n))
+
+
+def estimate_noise(y) -> NoiseEstimate:
+    """Observation noise from first differences: sigma = 1.4826 MAD(diff y) / sqrt(2).
+
+    For a smooth curve observed with white noise the differences are dominated by the noise, so
+    this bounds the R^2 any model can reach: ``1 - sigma^2 / Var(y)``.
+    """
+    y = check_finite("reward", y).ravel()
+    diffs = np.diff(y)
+    sigma = float(1.4826 * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2))
+    variance = float(np.var(y))
+    ceiling = float(max(0.0, 1 - sigma**2 / variance)) if variance > 0 else float("nan")
+    return NoiseEstimate(sigma, ceiling, "first differences (MAD)")
+
+
+def fit_models(t, y, *, models=MODEL_NAMES, momentum: float | None = None,
+               learning_rate=None) -> dict[str, FitResult]:
+    """Fit several models; ``exponential_lr`` is skipped when no learning rate is given."""
+    out = {}
+    for name in models:
+        if name == "exponential_lr" and learning_rate is None:
+            continue
+        out[name] = fit_curve(name, t, y, momentum=momentum, learning_rate=learning_rate)
+    return out
+
+
+def forecast(name: str, t, y, *, train_fraction: float, momentum: float | None = None,
+             learning_rate=None, level: float = 0.95) -> ForecastResult:
+    """Fit on the first ``train_fraction`` of the points and score the prediction of the rest."""
+    t = check_finite("steps", t).ravel()
+    y = check_finite("reward", y).ravel()
+    if not 0 < train_fraction < 1:
+        raise InputError(f"train fraction must lie strictly between 0 and 1, got "
+                         f"{train_fraction!r}")
+    n_train = int(np.floor(train_fraction * t.size))
+    if n_train < 5 or t.size - n_train < 1:
+        raise InputError(f"train fraction {train_fraction} leaves {n_train} training and "
+                         f"{t.size - n_train} holdout points")
+    lr_train = None if learning_rate is None else np.asarray(learning_rate)[:n_train]
+    if name == "exponential_lr":
+        # the learning-rate clock must extend over the holdout: fit on the full clock
+        model_full = curve_model(name, t - t[0], y, learning_rate=learning_rate)
+        fit = fit_curve(name, t[:n_train], y[:n_train], learning_rate=lr_train)
+        fit = FitResult(model_full, fit.theta, fit.covariance, fit.t, fit.y, fit.rss, fit.r2,
+                        fit.aic, fit.bic)
+    else:
+        fit = fit_curve(name, t[:n_train], y[:n_train], momentum=momentum)
+    t_hold, y_hold = t[n_train:] - t[0], y[n_train:]
+    prediction = fit.predict(t_hold)
+    low, high = fit.prediction_band(t_hold, level)
+    ss_res = float(np.sum((y_hold - prediction) ** 2))
+    ss_tot = float(np.sum((y_hold - y_hold.mean()) ** 2))
+    return ForecastResult(name, n_train, int(t_hold.size),
+                          1 - ss_res / ss_tot if ss_tot > 0 else float("nan"),
+                          float(np.mean(np.abs(y_hold - prediction))),
+                          float(np.mean((y_hold >= low) & (y_hold <= high))), level)
