@@ -59,6 +59,29 @@ def _cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
                    r_star=args.r_star, steps=args.steps).to_dict()
 
 
+def _cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
+    from grpodyn.analysis import fit_run
+    from grpodyn.empirical.loaders import load_run
+
+    if not 0 < args.train_fraction <= 1:
+        raise UsageError(f"--train-fraction must lie in (0, 1], got {args.train_fraction}")
+    run = load_run(args.log, run=args.run)
+    return fit_run(run, model=args.model, momentum=args.momentum,
+                   train_fraction=args.train_fraction)
+
+
+def _cmd_export(args: argparse.Namespace) -> dict[str, Any]:
+    from pathlib import Path
+
+    from grpodyn.numerics.export import export
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {args.out}: exists and is not a directory")
+    files = export(args.lang, out)
+    return {"lang": args.lang, "files": [str(f) for f in files]}
+
+
 def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
     from pathlib import Path
 
@@ -99,6 +122,32 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=_cmd_predict)
 
+    p = commands.add_parser("fit", help="fit reward-curve models to a training log",
+                            description="Fit the inertial closed form, the empirical "
+                            "exponential law and baselines to the reward of a training log "
+                            "(TRL trainer_state.json or console log, CSV, JSONL, W&B CSV, "
+                            "long-format CSV).")
+    p.add_argument("log", help="the training log")
+    p.add_argument("--model", default="all",
+                   choices=["inertial", "exponential", "sigmoid", "exponential_lr", "all"])
+    p.add_argument("--momentum", type=_finite_float,
+                   help="optimiser momentum (Adam beta1): fixes mass and damping of the "
+                        "inertial model")
+    p.add_argument("--train-fraction", type=_finite_float, default=1.0,
+                   help="fit on this leading fraction and forecast the rest (default 1)")
+    p.add_argument("--run", help="run name, for a long-format CSV with several runs")
+    _add_json(p)
+    p.set_defaults(handler=_cmd_fit)
+
+    p = commands.add_parser("export", help="export the theory as code in another language",
+                            description="Write every derivation as functions in another "
+                            "language (same names, same argument order).")
+    p.add_argument("--lang", required=True,
+                   choices=["c", "python", "latex", "javascript", "julia", "rust"])
+    p.add_argument("--out", required=True, help="output directory (created if needed)")
+    _add_json(p)
+    p.set_defaults(handler=_cmd_export)
+
     p = commands.add_parser("report", help="reproduce the theory's claims: figures and HTML",
                             description="Reproduce the claims of the theory on the embedded "
                             "default and write figures and an HTML report.")
@@ -110,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _print_human(result: dict[str, Any]) -> None:
+    if "models" in result:
+        _print_fit(result)
+        return
     for key, value in result.items():
         if isinstance(value, list) and len(value) > 8:
             shown = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in value[:4])
@@ -120,15 +172,36 @@ def _print_human(result: dict[str, Any]) -> None:
             print(f"{key}: {value}")
 
 
+def _print_fit(result: dict[str, Any]) -> None:
+    print(f"{result['source']} ({result['format']}, {result['n_points']} points, "
+          f"reward = {result['reward_key']})")
+    for warning in result["warnings"]:
+        print(f"  note: {warning}")
+    noise = result["noise"]
+    print(f"noise sigma {noise['sigma']:.4g}: R^2 ceiling {noise['r2_ceiling']:.3f}")
+    for name, entry in result["models"].items():
+        params = ", ".join(f"{k}={v:.4g}" + (f"+-{entry['stderr'][k]:.2g}"
+                                              if entry["stderr"][k] is not None else "")
+                           for k, v in entry["params"].items() if v is not None)
+        mark = "*" if name == result["best"] else " "
+        print(f"{mark} {name:15s} R^2 {entry['r2']:.3f}  AIC {entry['aic']:.1f}  {params}")
+    if "forecast" in result:
+        f = result["forecast"]
+        print(f"forecast ({f['model']}, {f['n_train']} -> {f['n_holdout']} points): holdout "
+              f"R^2 {f['r2_holdout']:.3f}, MAE {f['mae_holdout']:.4g}, "
+              f"{100 * f['coverage']:.0f}% inside the {100 * f['level']:.0f}% band")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    from grpodyn.empirical.loaders import LogFormatError
     from grpodyn.numerics.validation import InputError
 
     try:
         args = build_parser().parse_args(argv)
         handler: Callable[[argparse.Namespace], dict[str, Any]] = args.handler
         result = handler(args)
-    except (UsageError, InputError) as exc:
+    except (UsageError, InputError, LogFormatError) as exc:
         print(f"grpodyn: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.json:

@@ -6,8 +6,9 @@ file is out of date.
 """
 
 
+import math
+
 import numpy
-import scipy.special
 
 
 THEORY_HASH = 'b9c0f73c853c048228295189b9566aa0'
@@ -81,6 +82,10 @@ SIGNATURES = {
     'adam_stiffness': ('eta', 'beta1', 'kappa', 'g_mean', 'sigma_g2', 'B', 'G'),
     'warmup_trajectory': ('t', 'e0', 'beta', 'k', 'T_w'),
 }
+
+
+_binomial = numpy.vectorize(
+    lambda n, k: float(math.comb(int(n), int(k))) if 0 <= k <= n else 0.0, otypes=[float])
 
 
 def _finite_sum(term, lower, upper, arguments):
@@ -861,7 +866,7 @@ def spectral_density(omega, beta, k, s2):
     _x3 = 2*_x2
     _x4 = beta**2
     _x5 = 4*beta
-    return (1/2)*s2/(scipy.constants.pi*(_x0*_x2 - _x0 + _x1*_x2 - _x1 + _x2**2*_x5 - _x2*_x5 - _x3*_x4 - _x3 + 2*_x4 + k**2 + 2))
+    return (1/2)*s2/(numpy.pi*(_x0*_x2 - _x0 + _x1*_x2 - _x1 + _x2**2*_x5 - _x2*_x5 - _x3*_x4 - _x3 + 2*_x4 + k**2 + 2))
 
 
 def spectral_peak_frequency(beta, k):
@@ -942,7 +947,7 @@ def binomial_pmf(S, G, p):
     p : array_like
         success probability of a prompt [dimensionless]
     """
-    return p**S*(1 - p)**(G - S)*scipy.special.binom(G, S)
+    return p**S*(1 - p)**(G - S)*_binomial(G, S)
 
 
 def degenerate_group_probability(G, p):
@@ -1022,7 +1027,7 @@ def grpo_update_mean(G, p, eps):
     eps : array_like
         epsilon added to the group std (TRL: 1e-4) [reward]
     """
-    return _finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*scipy.special.binom(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))
+    return _finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))
 
 
 def grpo_update_variance(G, p, eps):
@@ -1039,7 +1044,7 @@ def grpo_update_variance(G, p, eps):
     eps : array_like
         epsilon added to the group std (TRL: 1e-4) [reward]
     """
-    return -_finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*scipy.special.binom(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))**2 + _finite_sum(lambda S: S**2*p**S*(1 - p)**(G - S)*(G - S)**2*scipy.special.binom(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)**2, 1, G - 1, (G, eps, p, ))
+    return -_finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))**2 + _finite_sum(lambda S: S**2*p**S*(1 - p)**(G - S)*(G - S)**2*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)**2, 1, G - 1, (G, eps, p, ))
 
 
 def dr_grpo_update_mean(G, p):

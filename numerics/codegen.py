@@ -18,12 +18,17 @@ import sympy as sp
 from grpodyn.theory import Derivation, registry
 from grpodyn.theory.sourcehash import theory_source_hash
 from grpodyn.theory.symbols import TABLE
-from sympy.printing.numpy import SciPyPrinter
+from sympy.printing.numpy import NumPyPrinter
 
 __all__ = ["NumpyPrinter", "render_function", "render_module", "FINITE_SUM_SOURCE"]
 
-#: Helper that evaluates a bounded sum vectorised over the other arguments.
+#: Helpers of the generated code: a bounded sum vectorised over the other arguments, and an
+#: exact binomial coefficient (numpy has none; math.comb is exact for the integer G and S).
 FINITE_SUM_SOURCE = '''
+_binomial = numpy.vectorize(
+    lambda n, k: float(math.comb(int(n), int(k))) if 0 <= k <= n else 0.0, otypes=[float])
+
+
 def _finite_sum(term, lower, upper, arguments):
     """sum_{j=lower}^{upper} term(j), broadcast over ``arguments`` (the sum's free symbols)."""
     lower = numpy.asarray(lower)
@@ -40,12 +45,12 @@ def _finite_sum(term, lower, upper, arguments):
 '''.strip()
 
 
-class NumpyPrinter(SciPyPrinter):
-    """SciPy printer with a vectorised bounded ``Sum`` and a stable binomial coefficient."""
+class NumpyPrinter(NumPyPrinter):
+    """Numpy printer with a vectorised bounded ``Sum`` and an exact binomial coefficient."""
 
     def _print_binomial(self, expr: sp.binomial) -> str:
         n, k = expr.args
-        return f"{self._module_format('scipy.special.binom')}({self._print(n)}, {self._print(k)})"
+        return f"_binomial({self._print(n)}, {self._print(k)})"
 
     def _print_Sum(self, expr: sp.Sum) -> str:
         ((index, lower, upper),) = expr.limits
@@ -72,7 +77,7 @@ def _docstring(d: Derivation) -> str:
 
 
 def render_function(d: Derivation) -> str:
-    """Source of the numpy function of ``d`` (numpy and scipy.special only)."""
+    """Source of the numpy function of ``d`` (numpy and math only)."""
     printer = _printer()
     body: list[str] = []
     expr = d.expr
@@ -93,7 +98,7 @@ def render_module(derivations: Iterable[Derivation] | None = None) -> str:
         'Regenerate with ``grpodyn export --lang python --out DIR`` or\n'
         '``python -m grpodyn.numerics.generate``; ``tests/test_compiled.py`` fails when this\n'
         'file is out of date.\n"""',
-        "import numpy\nimport scipy.special",
+        "import math\n\nimport numpy",
         f"THEORY_HASH = {theory_source_hash()!r}",
         f"SIGNATURES = {{\n{signatures},\n}}",
         FINITE_SUM_SOURCE,

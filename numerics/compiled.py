@@ -8,13 +8,13 @@ with a warning, so a changed theory is never silently ignored.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import numpy
-import scipy.special
 from grpodyn.theory.sourcehash import theory_source_hash
 
 from . import _generated
@@ -32,7 +32,7 @@ def compile_derivation(derivation: Any) -> Callable[..., Any]:
     """Compile one :class:`~grpodyn.theory.Derivation` in memory (imports sympy)."""
     from .codegen import FINITE_SUM_SOURCE, render_function
 
-    namespace: dict[str, Any] = {"numpy": numpy, "scipy": scipy}
+    namespace: dict[str, Any] = {"numpy": numpy, "math": math}
     source = FINITE_SUM_SOURCE + "\n\n\n" + render_function(derivation)
     exec(compile(source, f"<grpodyn compiled {derivation.name}>", "exec"), namespace)  # noqa: S102
     return namespace[derivation.name]

@@ -1,0 +1,54 @@
+"""Glue between loaded runs (empirical) and fits (numerics), shared by the CLI and the report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from grpodyn.empirical.loaders import Run
+from grpodyn.numerics.fit import MODEL_NAMES, estimate_noise, fit_models, forecast
+
+__all__ = ["learning_rate_of", "fit_run"]
+
+
+def learning_rate_of(run: Run) -> np.ndarray | None:
+    """The run's learning rate at every point (gaps interpolated), or None if not logged."""
+    lr = run.metrics.get("learning_rate")
+    if lr is None:
+        return None
+    known = np.isfinite(lr)
+    if not known.any():
+        return None
+    return np.interp(run.steps, run.steps[known], lr[known])
+
+
+def fit_run(run: Run, *, model: str = "all", momentum: float | None = None,
+            train_fraction: float = 1.0) -> dict[str, Any]:
+    """Fit the reward of ``run``; the JSON object of ``grpodyn fit``."""
+    lr = learning_rate_of(run)
+    names = MODEL_NAMES if model == "all" else (model,)
+    fits = fit_models(run.steps, run.reward, models=names, momentum=momentum, learning_rate=lr)
+    noise = estimate_noise(run.reward)
+    models = {}
+    for name, fit in fits.items():
+        entry = fit.to_dict()
+        entry["r2_of_explainable"] = (float(fit.r2 / noise.r2_ceiling)
+                                      if noise.r2_ceiling > 0 else None)
+        models[name] = entry
+    best = min(fits, key=lambda name: fits[name].aic)
+    result: dict[str, Any] = {
+        "source": run.source, "format": run.format, "run": run.run_name,
+        "reward_key": run.reward_key, "n_points": run.n_points,
+        "steps_reconstructed": run.steps_reconstructed,
+        "noise": {"sigma": noise.sigma, "r2_ceiling": noise.r2_ceiling, "method": noise.method},
+        "models": models, "best": best, "warnings": list(run.warnings),
+    }
+    if train_fraction < 1:
+        per_model = {name: forecast(name, run.steps, run.reward, train_fraction=train_fraction,
+                                    momentum=momentum, learning_rate=lr).to_dict()
+                     for name in fits}
+        for name, scores in per_model.items():
+            models[name]["forecast"] = scores
+        result["forecast"] = per_model[best]
+    return result

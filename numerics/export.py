@@ -1,0 +1,227 @@
+"""Export of the theory registry to other languages, from the same derivations.
+
+Languages: ``c`` (a header and a C99 source, symbols ``grpodyn_<name>``), ``python`` (the numpy
+module of :mod:`grpodyn.numerics.codegen`, numpy only), ``latex`` (one labelled equation per
+derivation), ``javascript`` (an ES module), ``julia`` and ``rust``. Every function takes its
+arguments in the derivation's order, all as double precision; stability conditions return a
+boolean (``int`` in C). Bounded sums become loops; the binomial coefficient is a product loop.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import sympy as sp
+from grpodyn.theory import Derivation, registry
+from grpodyn.theory.sourcehash import theory_source_hash
+from sympy.printing.c import C99CodePrinter
+from sympy.printing.jscode import JavascriptCodePrinter
+from sympy.printing.julia import JuliaCodePrinter
+
+from .codegen import render_module
+
+__all__ = ["LANGUAGES", "export", "render"]
+
+LANGUAGES = ("c", "python", "latex", "javascript", "julia", "rust")
+_BINOMIAL = "grpodyn_binomial"
+_C_CONSTANTS = {"M_E": math.e, "M_LOG2E": math.log2(math.e), "M_LOG10E": math.log10(math.e),
+                "M_LN2": math.log(2), "M_LN10": math.log(10), "M_PI": math.pi,
+                "M_PI_2": math.pi / 2, "M_PI_4": math.pi / 4, "M_1_PI": 1 / math.pi,
+                "M_2_PI": 2 / math.pi, "M_2_SQRTPI": 2 / math.sqrt(math.pi),
+                "M_SQRT2": math.sqrt(2), "M_SQRT1_2": math.sqrt(0.5)}
+
+
+def _as_reals(d: Derivation) -> tuple[sp.Basic, tuple[sp.Symbol, ...]]:
+    """The expression with every argument (and summation index) as a plain real symbol."""
+    swap = {s: sp.Symbol(s.name, real=True) for s in d.args}
+    expr = d.expr.xreplace(swap)
+    for node in expr.atoms(sp.Sum):
+        ((index, _, _),) = node.limits
+        expr = expr.xreplace({index: sp.Symbol(index.name, real=True)})
+    return expr, tuple(swap[s] for s in d.args)
+
+
+class _CPrinter(C99CodePrinter):
+    def _print_binomial(self, expr):
+        return f"{_BINOMIAL}({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+
+class _JsPrinter(JavascriptCodePrinter):
+    def _print_binomial(self, expr):
+        return f"{_BINOMIAL}({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+
+class _JuliaPrinter(JuliaCodePrinter):
+    def _print_binomial(self, expr):
+        return f"{_BINOMIAL}({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+
+class _RustPrinter(_CPrinter):
+    """Rust through the C99 printer: C's math calls map to inline wrappers of f64 methods.
+
+    sympy's own Rust printer loses parentheses and digits on these expressions; C99 output with
+    float literals is valid Rust once ``sqrt``, ``pow`` ... and the ``M_`` constants exist.
+    """
+
+    def _print_Integer(self, expr):
+        return f"{int(expr)}.0"
+
+    def _print_Relational(self, expr):
+        return f"{self._print(expr.lhs)} {expr.rel_op} {self._print(expr.rhs)}"
+
+
+#: C math function -> the f64 method that Rust wraps it as.
+_RUST_MATH = {"fabs": "abs", "sqrt": "sqrt", "cbrt": "cbrt", "exp": "exp", "expm1": "exp_m1",
+              "log": "ln", "log1p": "ln_1p", "cos": "cos", "sin": "sin", "tan": "tan",
+              "acos": "acos", "asin": "asin", "atan": "atan", "cosh": "cosh", "sinh": "sinh",
+              "tanh": "tanh", "acosh": "acosh", "asinh": "asinh", "atanh": "atanh"}
+_RUST_PRELUDE = ("".join(f"#[inline] fn {c}(x: f64) -> f64 {{ x.{r}() }}\n"
+                         for c, r in _RUST_MATH.items())
+                 + "#[inline] fn pow(x: f64, y: f64) -> f64 { x.powf(y) }\n")
+
+
+@dataclass(frozen=True)
+class _Language:
+    printer: Callable[[], sp.printing.codeprinter.CodePrinter]
+    assign: str  # "{name}" and "{value}"
+    loop: str  # "{acc}", "{index}", "{lower}", "{upper}", "{term}"
+    function: str  # "{name}", "{params}", "{type}", "{body}"
+    param: str  # "{name}"
+    number_type: str
+    bool_type: str
+    indent: str = "    "
+
+
+_C = _Language(
+    _CPrinter, "const double {name} = {value};",
+    "double {acc} = 0.0;\nfor (double {index} = {lower}; {index} <= {upper}; {index} += 1.0) "
+    "{{\n    {acc} += {term};\n}}",
+    "{type} grpodyn_{name}({params}) {{\n{body}\n}}", "double {name}", "double", "int")
+_JS = _Language(
+    _JsPrinter, "const {name} = {value};",
+    "let {acc} = 0.0;\nfor (let {index} = {lower}; {index} <= {upper}; {index} += 1) "
+    "{{\n    {acc} += {term};\n}}",
+    "export function {name}({params}) {{\n{body}\n}}", "{name}", "", "")
+_JULIA = _Language(
+    _JuliaPrinter, "{name} = {value}",
+    "{acc} = 0.0\nfor {index} in ({lower}):({upper})\n    {acc} += {term}\nend",
+    "function {name}({params})\n{body}\nend", "{name}::Real", "", "")
+_RUST = _Language(
+    _RustPrinter, "let {name}: f64 = {value};",
+    "let mut {acc}: f64 = 0.0;\nlet mut {index}: f64 = {lower};\nwhile {index} <= {upper} "
+    "{{\n    {acc} += {term};\n    {index} += 1.0;\n}}",
+    "pub fn {name}({params}) -> {type} {{\n{body}\n}}", "{name}: f64", "f64", "bool")
+
+
+def _function(d: Derivation, lang: _Language) -> str:
+    printer = lang.printer()
+    expr, args = _as_reals(d)
+    lines: list[str] = []
+    if lang is _C:  # an argument a result does not depend on (kept for the calling convention)
+        lines += [f"(void){a.name};" for a in args if a not in expr.free_symbols]
+    for i, node in enumerate(sorted(expr.atoms(sp.Sum), key=sp.srepr)):
+        ((index, lower, upper),) = node.limits
+        acc = f"sum{i}"
+        loop = lang.loop.format(acc=acc, index=index.name, lower=printer.doprint(lower),
+                                upper=printer.doprint(upper), term=printer.doprint(node.function))
+        lines += loop.splitlines()
+        expr = expr.xreplace({node: sp.Symbol(acc, real=True)})
+    # (a Symbol is also a sympy Boolean: a sum replaced by its accumulator must stay a number)
+    is_bool = isinstance(expr, sp.logic.boolalg.Boolean) and not expr.is_Symbol
+    if not is_bool:
+        replacements, (expr,) = sp.cse(expr, symbols=sp.numbered_symbols("x"))
+        lines += [lang.assign.format(name=s.name, value=printer.doprint(v))
+                  for s, v in replacements]
+    result = printer.doprint(expr)
+    lines.append(f"return {result};" if lang is not _JULIA else f"return {result}")
+    if lang is _RUST:
+        lines[-1] = result  # Rust: the tail expression is the value
+        lines = [line.replace("const double ", "let ") for line in lines]
+    body = "\n".join(lang.indent + line for line in lines)
+    params = ", ".join(lang.param.format(name=a.name) for a in args)
+    kind = lang.bool_type if is_bool else lang.number_type
+    return lang.function.format(name=d.name, params=params, type=kind, body=body)
+
+
+def _comment(d: Derivation, marker: str) -> str:
+    return f"{marker} {d.name}({', '.join(d.arg_names)}): {d.summary} [THEORY.md {d.section}]"
+
+
+def _header_note(marker: str) -> str:
+    return (f"{marker} Generated by grpodyn from the theory registry (theory hash "
+            f"{theory_source_hash()}). Do not edit.")
+
+
+def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, str]:
+    """File name -> contents of the export to ``lang``."""
+    ds = list(derivations if derivations is not None else registry().values())
+    if lang == "python":
+        return {"grpodyn_theory.py": render_module(ds)}
+    if lang == "latex":
+        body = "\n".join(
+            f"% {d.summary}\n\\begin{{equation}}\\label{{eq:{d.name}}}\n"
+            f"{d.latex()}\n\\end{{equation}}" for d in ds)
+        return {"grpodyn_theory.tex": f"{_header_note('%')}\n{body}\n"}
+    if lang == "c":
+        prototypes = "\n".join(
+            f"{_comment(d, '/*')} */\n"
+            + _function(d, _C).split(" {", 1)[0] + ";" for d in ds)
+        header = (f"{_header_note('/*')} */\n#ifndef GRPODYN_THEORY_H\n#define GRPODYN_THEORY_H\n"
+                  f"\n{prototypes}\n\n#endif\n")
+        helper = (f"static double {_BINOMIAL}(double n, double k) {{\n"
+                  "    if (k < 0.0 || k > n) { return 0.0; }\n    double r = 1.0;\n"
+                  "    for (double i = 1.0; i <= k; i += 1.0) { r = r * (n - k + i) / i; }\n"
+                  "    return r;\n}")
+        constants = "".join(f"#ifndef {name}\n#define {name} {value!r}\n#endif\n"
+                            for name, value in _C_CONSTANTS.items())
+        source = (f"{_header_note('/*')} */\n#include <math.h>\n#include \"grpodyn_theory.h\"\n\n"
+                  f"/* C99 does not define the M_ constants that math.h offers as an extension */\n"
+                  f"{constants}\n"
+                  f"{helper}\n\n" + "\n\n".join(_function(d, _C) for d in ds) + "\n")
+        return {"grpodyn_theory.h": header, "grpodyn_theory.c": source}
+    if lang == "javascript":
+        helper = (f"function {_BINOMIAL}(n, k) {{\n    if (k < 0 || k > n) {{ return 0; }}\n"
+                  "    let r = 1;\n    for (let i = 1; i <= k; i++) { r = r * (n - k + i) / i; }\n"
+                  "    return r;\n}")
+        return {"grpodyn_theory.mjs": f"{_header_note('//')}\n{helper}\n\n" + "\n\n".join(
+            f"{_comment(d, '//')}\n{_function(d, _JS)}" for d in ds) + "\n"}
+    if lang == "julia":
+        helper = (f"function {_BINOMIAL}(n, k)\n    (k < 0 || k > n) && return 0.0\n"
+                  "    r = 1.0\n    for i in 1:k\n        r = r * (n - k + i) / i\n    end\n"
+                  "    return r\nend")
+        return {"GrpodynTheory.jl": f"{_header_note('#')}\nmodule GrpodynTheory\n\n{helper}\n\n"
+                + "\n\n".join(f"{_comment(d, '#')}\n{_function(d, _JULIA)}" for d in ds)
+                + "\n\nend\n"}
+    if lang == "rust":
+        helper = (f"pub fn {_BINOMIAL}(n: f64, k: f64) -> f64 {{\n"
+                  "    if k < 0.0 || k > n { return 0.0; }\n    let mut r = 1.0_f64;\n"
+                  "    let mut i = 1.0_f64;\n"
+                  "    while i <= k { r = r * (n - k + i) / i; i += 1.0; }\n"
+                  "    r\n}")
+        constants = "".join(f"const {name}: f64 = {value!r};\n"
+                            for name, value in _C_CONSTANTS.items())
+        return {"grpodyn_theory.rs": f"{_header_note('//')}\n#![allow(non_snake_case, "
+                "unused_variables, dead_code, unused_parens, clippy::all)]\n\n"
+                + constants + _RUST_PRELUDE + "\n" + helper + "\n\n" + "\n\n".join(
+                    f"{_comment(d, '///')}\n{_function(d, _RUST)}" for d in ds) + "\n"}
+    raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGUAGES)}")
+
+
+def export(lang: str, out: Path) -> list[Path]:
+    """Write the export to ``out`` (created if needed), each file atomically; returns paths."""
+    files = render(lang)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in files.items():
+        target = out / name
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+        written.append(target)
+    return written

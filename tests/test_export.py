@@ -1,0 +1,143 @@
+"""Exported code compiles where a toolchain exists and agrees with numpy to 1e-12."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from grpodyn.numerics.compiled import compiled
+from grpodyn.numerics.export import LANGUAGES
+
+from grpodyn.cli import main
+
+from .points import POINTS, argument_values
+
+
+def _reference(reg):
+    """(name, args, numpy value) for every derivation and sample point with a finite value."""
+    cases = []
+    for point in range(len(POINTS)):
+        for name, d in reg.items():
+            args = argument_values(name, d.arg_names, point)
+            with np.errstate(all="ignore"):
+                value = compiled(name)(*args)
+            if np.ndim(value) == 0 and np.isfinite(float(value)):
+                cases.append((name, [float(a) for a in args], float(value)))
+    return cases
+
+
+def _agree(got: float, want: float) -> bool:
+    return abs(got - want) <= 1e-12 * max(1.0, abs(want))
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, reg):
+    root = tmp_path_factory.mktemp("export")
+    for lang in LANGUAGES:
+        assert main(["export", "--lang", lang, "--out", str(root / lang), "--json"]) == 0
+    return root
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+def test_c_compiles_with_werror_and_agrees(exported, reg, capsys):
+    capsys.readouterr()
+    src = exported / "c" / "grpodyn_theory.c"
+    lib = exported / "c" / "libgrpodyn.so"
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-shared", "-fPIC",
+                    str(src), "-o", str(lib), "-lm"], check=True)
+    so = ctypes.CDLL(str(lib))
+    checked = 0
+    for name, args, want in _reference(reg):
+        fn = getattr(so, f"grpodyn_{name}")
+        fn.argtypes = [ctypes.c_double] * len(args)
+        is_bool = "condition" in name
+        fn.restype = ctypes.c_int if is_bool else ctypes.c_double
+        got = fn(*args)
+        assert (bool(got) == bool(want)) if is_bool else _agree(got, want), (name, got, want)
+        checked += 1
+    assert checked >= len(reg)
+
+
+def test_python_export_runs_with_numpy_alone(exported, reg):
+    module = exported / "python" / "grpodyn_theory.py"
+    cases = [c for c in _reference(reg)][:200]
+    code = (
+        "import sys, json\n"
+        "sys.modules['sympy'] = None; sys.modules['scipy'] = None\n"
+        f"sys.path.insert(0, {str(module.parent)!r})\n"
+        "import grpodyn_theory as g\n"
+        f"cases = json.loads({json.dumps(json.dumps(cases))})\n"
+        "print(json.dumps([float(getattr(g, n)(*a)) for n, a, _ in cases]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, cwd=exported).stdout
+    for (name, _, want), got in zip(cases, json.loads(out), strict=True):
+        assert _agree(got, want), name
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
+def test_javascript_agrees(exported, reg):
+    cases = _reference(reg)
+    script = exported / "javascript" / "check.mjs"
+    script.write_text(
+        "import * as g from './grpodyn_theory.mjs';\n"
+        f"const cases = {json.dumps([[n, a] for n, a, _ in cases])};\n"
+        "console.log(JSON.stringify(cases.map(([n, a]) => Number(g[n](...a)))));\n")
+    out = subprocess.run(["node", str(script)], check=True, capture_output=True, text=True)
+    for (name, _, want), got in zip(cases, json.loads(out.stdout), strict=True):
+        assert _agree(got, want), (name, got, want)
+
+
+@pytest.mark.skipif(shutil.which("rustc") is None, reason="rustc not installed")
+def test_rust_compiles_and_agrees(exported, reg):
+    cases = _reference(reg)
+    folder = exported / "rust"
+    calls = []
+    for name, args, _ in cases:
+        call = f"grpodyn_theory::{name}({', '.join(repr(a) + '_f64' for a in args)})"
+        calls.append(f"    println!(\"{{:e}}\", ({call}) as i32 as f64);" if "condition" in name
+                     else f"    println!(\"{{:e}}\", {call});")
+    (folder / "main.rs").write_text("#[path = \"grpodyn_theory.rs\"]\n#[allow(dead_code)]\n"
+                                    "mod grpodyn_theory;\n"
+                                    "fn main() {\n" + "\n".join(calls) + "\n}\n")
+    binary = folder / "check"
+    subprocess.run(["rustc", "--edition", "2021", "-D", "warnings", "-O", str(folder / "main.rs"),
+                    "-o", str(binary)], check=True, capture_output=True)
+    out = subprocess.run([str(binary)], check=True, capture_output=True, text=True).stdout
+    for (name, _, want), line in zip(cases, out.split(), strict=True):
+        assert _agree(float(line), float(want)), (name, line, want)
+
+
+@pytest.mark.skipif(shutil.which("julia") is None, reason="julia not installed")
+def test_julia_agrees(exported, reg):  # pragma: no cover - julia is not on the CI machine
+    cases = _reference(reg)[:50]
+    script = exported / "julia" / "check.jl"
+    lines = ['include("GrpodynTheory.jl")', "using .GrpodynTheory"]
+    lines += [f"println(Float64(GrpodynTheory.{n}({', '.join(map(repr, a))})))"
+              for n, a, _ in cases]
+    script.write_text("\n".join(lines) + "\n")
+    out = subprocess.run(["julia", str(script)], check=True, capture_output=True, text=True,
+                         cwd=script.parent).stdout.split()
+    for (name, _, want), got in zip(cases, out, strict=True):
+        assert _agree(float(got), want), name
+
+
+def test_latex_and_julia_cover_every_derivation(exported, reg):
+    tex = (exported / "latex" / "grpodyn_theory.tex").read_text()
+    jl = (exported / "julia" / "GrpodynTheory.jl").read_text()
+    for name in reg:
+        assert f"\\label{{eq:{name}}}" in tex
+        assert f"function {name}(" in jl
+    assert jl.count("\nend") == jl.count("function ") + 1  # every function and the module closed
+
+
+def test_export_refuses_a_file_as_directory(tmp_path, capsys):
+    target = tmp_path / "file"
+    target.write_text("keep")
+    assert main(["export", "--lang", "c", "--out", str(target)]) == 2
+    assert target.read_text() == "keep"

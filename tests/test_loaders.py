@@ -1,0 +1,115 @@
+"""Loaders: the real-log excerpts, every format, and clear errors on bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from grpodyn.empirical.loaders import LogFormatError, list_runs, load_run
+
+DATA = Path(__file__).parent / "data" / "real_logs"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "real_logs"
+
+
+@pytest.mark.parametrize("path", sorted(p for p in DATA.iterdir() if p.suffix != ".md"),
+                         ids=lambda p: p.name[:30])
+def test_every_excerpt_loads(path):
+    run = load_run(path)
+    assert run.n_points >= 20
+    assert np.all(np.diff(run.steps) > 0)
+    assert np.all(np.isfinite(run.reward))
+
+
+def test_trainer_state_metrics_are_canonical():
+    run = load_run(DATA / "lzhihan__grpo-math-pipeline__outputs_grpo_qwen2.5-1.5b-sft-grpo-lora_"
+                          "checkpoint-1200_trainer_state.excerpt.json")
+    assert run.format == "trl_trainer_state"
+    assert {"reward_std", "frac_reward_zero_std", "entropy", "completion_length",
+            "learning_rate"} <= set(run.metrics)
+    assert run.steps[0] == 10 and np.all(np.diff(run.steps) == 10)
+
+
+def test_console_log_steps_are_reconstructed_and_flagged():
+    run = load_run(DATA / "Sunshine535__nips-grpo-dynamics__results_gates_1_2_logs_gate2_"
+                          "rho1.00_seed42.excerpt.log")
+    assert run.format == "trl_console" and run.steps_reconstructed
+    assert run.n_points == 60 and list(run.steps[:3]) == [1, 2, 3]
+    assert run.reward[:3] == pytest.approx([0.125, 0.25, 0.375])
+    assert any("reconstructed" in w for w in run.warnings)
+
+
+def test_long_csv_runs_and_heldout_reward():
+    path = DATA / ("garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data"
+                   ".excerpt.csv")
+    assert set(list_runs(path)) == {"lr_sweep_1e-5", "lr_sweep_1e-4"}
+    run = load_run(path)
+    assert run.run_name == "lr_sweep_1e-5"  # the run with the most reward points
+    assert run.reward_key == "eval/reward" and run.n_points == 26
+    other = load_run(path, run="lr_sweep_1e-4")
+    assert other.n_points == 4
+    with pytest.raises(LogFormatError, match="no run named"):
+        load_run(path, run="nope")
+
+
+def test_wide_csv_jsonl_and_wandb(tmp_path):
+    wide = tmp_path / "metrics.csv"
+    wide.write_text("step,reward,reward_std,entropy\n1,0.1,0.3,2.0\n2,0.2,0.3,1.9\n3,0.3,0.2,1.8\n")
+    run = load_run(wide)
+    assert run.format == "csv" and list(run.reward) == [0.1, 0.2, 0.3]
+    assert list(run.metrics["entropy"]) == [2.0, 1.9, 1.8]
+    lines = tmp_path / "metrics.jsonl"
+    lines.write_text("\n".join(json.dumps({"step": s, "train/reward": s / 10}) for s in (1, 2, 3)))
+    assert list(load_run(lines).reward) == [0.1, 0.2, 0.3]
+    wandb = tmp_path / "export.csv"
+    wandb.write_text('"Step","run-a - train/reward","run-a - train/reward__MIN","run-a - '
+                     'train/reward__MAX"\n1,0.1,0.0,0.2\n2,0.4,0.3,0.5\n')
+    run = load_run(wandb)
+    assert run.format == "wandb_csv" and run.run_name == "run-a"
+    assert list(run.reward) == [0.1, 0.4]
+
+
+def test_repairs_are_warned(tmp_path):
+    path = tmp_path / "messy.csv"
+    path.write_text("step,reward\n3,0.3\n1,0.1\n2,nan\n2,0.2\n4,abc\n5,0.5\n")
+    run = load_run(path)
+    assert list(run.steps) == [1, 3, 5]  # sorted, duplicate step 2 kept first (nan), then dropped
+    assert any("sorted" in w for w in run.warnings)
+    assert any("duplicate" in w for w in run.warnings)
+    assert any("dropped" in w for w in run.warnings)
+
+
+@pytest.mark.parametrize("content,suffix,needle", [
+    ("", ".json", "empty"),
+    ('{"log_history": [', ".json", "not valid JSON"),
+    ('{"something": 1}', ".json", "log_history"),
+    ("step,loss\n1,0.5\n", ".csv", "no reward metric"),
+    ("step,reward\n1,0.5\n2\n", ".csv", ":3:"),
+    ("time,reward\n1,0.5\n", ".csv", "no step column"),
+    ('{"step": 1, "reward": 0.1}\n{"step": 2, "reward": \n', ".jsonl", ":2:"),
+    ("just some text\nwithout metrics\n", ".log", "no dict lines"),
+    ("{'reward': __import__('os')}\n", ".log", "no finite value"),  # read, never evaluated
+    ("{'reward': 0.1, 1: 2}\n", ".log", "not a literal dict"),
+])
+def test_bad_logs_get_clear_errors(tmp_path, content, suffix, needle):
+    path = tmp_path / f"bad{suffix}"
+    path.write_text(content)
+    with pytest.raises(LogFormatError) as info:
+        load_run(path)
+    assert str(path) in str(info.value) and needle in str(info.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(LogFormatError, match="no such file"):
+        load_run(tmp_path / "absent.json")
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared real logs not present")
+def test_every_shared_real_log_loads_and_fits():
+    from grpodyn.analysis import fit_run
+
+    for path in sorted(p for p in SHARED.iterdir() if p.suffix != ".md"):
+        result = fit_run(load_run(path), train_fraction=0.5)
+        assert result["best"] in result["models"], path.name
+        assert 0 <= result["forecast"]["coverage"] <= 1
