@@ -15,10 +15,11 @@ import textwrap
 from collections.abc import Iterable
 
 import sympy as sp
+from sympy.printing.numpy import NumPyPrinter
+
 from grpodyn.theory import Derivation, registry
 from grpodyn.theory.sourcehash import theory_source_hash
 from grpodyn.theory.symbols import TABLE
-from sympy.printing.numpy import NumPyPrinter
 
 __all__ = ["NumpyPrinter", "render_function", "render_module", "FINITE_SUM_SOURCE"]
 

@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 import numpy
+
 from grpodyn.theory.sourcehash import theory_source_hash
 
 from . import _generated

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import sympy as sp
-from grpodyn.theory import Derivation, registry
-from grpodyn.theory.sourcehash import theory_source_hash
 from sympy.printing.c import C99CodePrinter
 from sympy.printing.jscode import JavascriptCodePrinter
 from sympy.printing.julia import JuliaCodePrinter
+
+from grpodyn.theory import Derivation, registry
+from grpodyn.theory.sourcehash import theory_source_hash
 
 from .codegen import render_module
 

@@ -96,8 +96,11 @@ class FitResult:
 
     @property
     def stderr(self) -> dict[str, float]:
-        return dict(zip(self.model.params, map(float, np.sqrt(np.diag(self.covariance))),
-                        strict=True))
+        """Standard errors; NaN where the covariance is numerically not positive (a parameter
+        the data do not identify, e.g. the damping of a curve that shows no inertia)."""
+        diagonal = np.diag(self.covariance)
+        errors = np.sqrt(np.where(diagonal >= 0, diagonal, np.nan))
+        return dict(zip(self.model.params, map(float, errors), strict=True))
 
     def interval(self, level: float = 0.95) -> dict[str, tuple[float, float]]:
         """Confidence intervals from the t distribution with n - p degrees of freedom."""

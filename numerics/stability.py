@@ -17,7 +17,7 @@ from .validation import InputError, check_int, check_momentum, check_positive
 
 __all__ = ["REGIMES", "regime", "schur_stable", "staleness_stable", "staleness_stiffness_max",
            "staleness_max", "refresh_stable", "refresh_max", "first_unstable_refresh",
-           "stability_map"]
+           "stability_map", "regime_map", "refresh_threshold_comparison"]
 
 REGIMES = ("overdamped", "critical", "oscillatory", "flip", "unstable")
 _CRITICAL_TOLERANCE = 1e-9  # relative distance from the boundary reported as "critical"
@@ -155,6 +155,32 @@ def refresh_max(*, momentum: float, stiffness: float) -> int | None:
     """Largest refresh interval K before the first unstable one (None if K = 1 is unstable)."""
     first = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
     return None if first is None else first - 1
+
+
+def regime_map(momentum, stiffness) -> np.ndarray:
+    """Index into ``REGIMES`` of the on-policy regime over broadcast momentum x stiffness grids.
+
+    Vectorised form of :func:`regime` (without lag): exact discrete boundaries.
+    """
+    beta = check_momentum(momentum)
+    k = check_positive("stiffness", stiffness)
+    beta, k = np.broadcast_arrays(beta, k)
+    lower = compiled("critical_stiffness_discrete")(beta)
+    codes = np.select(
+        [k >= compiled("stiffness_max")(beta), k > compiled("flip_stiffness")(beta),
+         np.abs(k - lower) <= _CRITICAL_TOLERANCE * np.maximum(lower, 1e-300), k > lower],
+        [REGIMES.index("unstable"), REGIMES.index("flip"), REGIMES.index("critical"),
+         REGIMES.index("oscillatory")], default=REGIMES.index("overdamped"))
+    return codes
+
+
+def refresh_threshold_comparison(*, momentum: float, stiffness: float) -> dict[str, float]:
+    """First unstable refresh interval: exact, continuum estimate, reference paper's bound."""
+    exact = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
+    return {"exact": float("nan") if exact is None else float(exact),
+            "continuum": float(compiled("refresh_threshold_continuum")(momentum, stiffness)),
+            "reference_bound": float(compiled("refresh_threshold_reference")(momentum,
+                                                                             stiffness))}
 
 
 def stability_map(momentum, stiffness, *, refresh=1) -> np.ndarray:

@@ -20,8 +20,8 @@ from scipy.optimize import brentq
 
 from .validation import InputError, check_finite, check_fraction, check_positive
 
-__all__ = ["trajectory", "closed_form", "inflection_time", "gain_fraction_time",
-           "TrajectoryResult"]
+__all__ = ["trajectory", "closed_form", "reward_trajectory", "inflection_time",
+           "gain_fraction_time", "TrajectoryResult"]
 
 _SERIES_CUTOFF = 0.05  # |s t|^2 below which the power series is used
 _SERIES_TERMS = 12  # 0.05^12 / 24! is far below double precision
@@ -36,8 +36,9 @@ class TrajectoryResult:
     unstable: bool
 
 
-def _series_cosh_sinc(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _series_cosh_sinc(x) -> tuple[np.ndarray, np.ndarray]:
     """cosh(sqrt(x)) and sinh(sqrt(x))/sqrt(x) by their power series (valid for x of any sign)."""
+    x = np.asarray(x, dtype=float)
     cosh_sum = np.zeros_like(x)
     sinc_sum = np.zeros_like(x)
     term_c = np.ones_like(x)
@@ -78,6 +79,9 @@ def trajectory(t, *, e0, v0=0.0, zeta, omega0) -> np.ndarray:
 
 def closed_form(t, e0, v0, zeta, omega0) -> np.ndarray:
     """:func:`trajectory` without input validation, for inner loops that guarantee validity."""
+    if all(np.ndim(p) == 0 for p in (e0, v0, zeta, omega0)):
+        return _closed_form_scalar(np.asarray(t, dtype=float), float(e0), float(v0),
+                                   float(zeta), float(omega0))
     t, e0, v0, zeta, omega0 = np.broadcast_arrays(*(np.asarray(x, dtype=float)
                                                     for x in (t, e0, v0, zeta, omega0)))
     gamma = zeta * omega0
@@ -97,6 +101,27 @@ def closed_form(t, e0, v0, zeta, omega0) -> np.ndarray:
     return out
 
 
+def _closed_form_scalar(t: np.ndarray, e0: float, v0: float, zeta: float, omega0: float
+                        ) -> np.ndarray:
+    """Scalar parameters: one regime holds for every t > 0 (the sign of s^2), so its formula
+    covers the whole array and the series replaces it only where |s t|^2 is small."""
+    shape = t.shape
+    t = t.reshape(-1)
+    gamma = zeta * omega0
+    s2 = omega0**2 * (zeta - 1.0) * (zeta + 1.0)
+    slope = v0 + gamma * e0
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        if s2 > 0:
+            out = _overdamped(t, e0, slope, gamma, s2, omega0)
+        elif s2 < 0:
+            out = _underdamped(t, e0, slope, gamma, s2, omega0)
+        else:
+            return _near_critical(t, e0, slope, gamma, s2, omega0).reshape(shape)
+        near = np.nonzero(t <= np.sqrt(_SERIES_CUTOFF / abs(s2)))  # |s t|^2 <= cutoff, t >= 0
+        out[near] = _near_critical(t[near], e0, slope, gamma, s2, omega0)
+    return out.reshape(shape)
+
+
 def _near_critical(t, e0, slope, gamma, s2, omega0):
     cosh_part, sinc_part = _series_cosh_sinc(s2 * t**2)
     return np.exp(-gamma * t) * (e0 * cosh_part + slope * t * sinc_part)
@@ -108,11 +133,57 @@ def _underdamped(t, e0, slope, gamma, s2, omega0):
 
 
 def _overdamped(t, e0, slope, gamma, s2, omega0):
+    # exp(-gamma t) cosh(s t) = (slow + slow * ratio) / 2 with slow = exp((s - gamma) t), whose
+    # rate -omega0^2 / (s + gamma) has no cancellation, and ratio = exp(-2 s t); here s t is
+    # beyond the series region, so 1 - ratio loses at most a few digits of the last place.
     s = np.sqrt(s2)
-    slow = np.exp(-omega0**2 / (s + gamma) * t)  # exp((s - gamma) t) without cancellation
-    cosh_part = slow * (1.0 + np.exp(-2.0 * s * t)) / 2.0
-    sinh_part = slow * (-np.expm1(-2.0 * s * t)) / 2.0
-    return e0 * cosh_part + slope * sinh_part / s
+    slow = np.exp((-omega0**2 / (s + gamma)) * t)
+    ratio = np.exp((-2.0 * s) * t)
+    fast_weight = slope / s
+    return slow * ((e0 + fast_weight) + (e0 - fast_weight) * ratio) * 0.5
+
+
+def reward_trajectory(t, *, r0: float, r_star: float, momentum: float, stiffness: float,
+                      mean_lag: float = 0.0) -> TrajectoryResult:
+    """Expected reward r(t) of the continuum oscillator, momentum buffer starting at zero.
+
+    Parameters
+    ----------
+    t : array_like
+        Time [steps].
+    r0, r_star : float
+        Initial reward and plateau.
+    momentum : float
+        beta in [0, 1): mass (1+beta)/2 and damping 1-beta.
+    stiffness : float
+        k = a kappa [1/step^2].
+    mean_lag : float
+        Mean lag of the force l_bar (d, or (K-1)/2 for a refresh interval): the damping becomes
+        c - k l_bar (derivation ``effective_damping``).
+
+    Returns
+    -------
+    TrajectoryResult
+        ``unstable`` is True when the effective damping is not positive; the values then grow
+        (to +-inf, the sign of r0 - r*, once they overflow) instead of turning into NaN.
+    """
+    t = check_positive("t", t, allow_zero=True)
+    beta = float(check_finite("momentum", momentum))
+    if not 0 <= beta < 1:
+        raise InputError(f"momentum must lie in [0, 1), got {momentum!r}")
+    k = float(check_positive("stiffness", stiffness))
+    lag = float(check_positive("mean_lag", mean_lag, allow_zero=True))
+    e0 = float(check_finite("r0", r0)) - float(check_finite("r_star", r_star))
+    mass, damping = (1 + beta) / 2, 1 - beta - k * lag
+    omega0 = np.sqrt(k / mass)
+    zeta = damping / (2 * np.sqrt(mass * k))
+    if zeta > 0:
+        return TrajectoryResult(t, r_star + closed_form(t, e0, 0.0, zeta, omega0), False)
+    gamma, s = zeta * omega0, np.sqrt(complex(omega0**2 * (zeta**2 - 1)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.exp(-gamma * t) * (e0 * np.cosh(s * t) + gamma * e0 * np.sinh(s * t) / s)
+    values = np.where(np.isfinite(values.real), values.real, np.copysign(np.inf, e0))
+    return TrajectoryResult(t, r_star + values, True)
 
 
 def _atanh_ratio(y: np.ndarray) -> np.ndarray:

@@ -21,7 +21,8 @@ def check_finite(name: str, value: Any) -> np.ndarray:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a number, got {value!r}") from None
-    if not np.all(np.isfinite(array)):
+    # min and max reduce without temporaries; a NaN or an infinity shows in one of them
+    if array.size and not (np.isfinite(array.min()) and np.isfinite(array.max())):
         raise InputError(f"{name} must be finite, got {value!r}")
     return array
 
@@ -37,8 +38,8 @@ def check_momentum(value: Any, name: str = "momentum") -> np.ndarray:
 def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> np.ndarray:
     """A finite positive (or non-negative) quantity."""
     array = check_finite(name, value)
-    bad = array < 0 if allow_zero else array <= 0
-    if np.any(bad):
+    lowest = array.min() if array.size else 1.0
+    if lowest < 0 or (lowest == 0 and not allow_zero):
         kind = "non-negative" if allow_zero else "positive"
         raise InputError(f"{name} must be {kind}, got {value!r}")
     return array

@@ -72,3 +72,17 @@ def test_console_script_and_module_entry_point():
         assert json.loads(proc.stdout)["regime"] == "overdamped"
     help_text = subprocess.run(["grpodyn", "--help"], capture_output=True, text=True, check=True)
     assert "predict" in help_text.stdout
+
+
+def test_regime_map_matches_pointwise_regime():
+    import numpy as np
+
+    from grpodyn.numerics.stability import REGIMES, regime, regime_map
+
+    beta = np.linspace(0, 0.95, 7)[:, None]
+    k = np.geomspace(1e-4, 5, 9)[None, :]
+    codes = regime_map(beta, k)
+    for i in range(beta.shape[0]):
+        for j in range(k.shape[1]):
+            assert REGIMES[codes[i, j]] == regime(momentum=float(beta[i, 0]),
+                                                  stiffness=float(k[0, j]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sp
+
 from grpodyn.numerics import _generated
 from grpodyn.numerics.codegen import render_module
 from grpodyn.numerics.compiled import compile_derivation, compiled, generated_is_fresh

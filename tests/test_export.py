@@ -10,10 +10,10 @@ import sys
 
 import numpy as np
 import pytest
-from grpodyn.numerics.compiled import compiled
-from grpodyn.numerics.export import LANGUAGES
 
 from grpodyn.cli import main
+from grpodyn.numerics.compiled import compiled
+from grpodyn.numerics.export import LANGUAGES
 
 from .points import POINTS, argument_values
 

@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
+
+from grpodyn.cli import main
 from grpodyn.numerics.fit import estimate_noise, fit_curve, fit_models, forecast
 from grpodyn.numerics.simulate import simulate_sde
 from grpodyn.numerics.validation import InputError
-
-from grpodyn.cli import main
 
 #: (momentum, stiffness, process noise s^2, observation noise sd, points): several regimes
 #: (overdamped, oscillatory, no momentum) and noise levels.

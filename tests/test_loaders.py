@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from grpodyn.empirical.loaders import LogFormatError, list_runs, load_run
 
 DATA = Path(__file__).parent / "data" / "real_logs"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import sympy as sp
+
 from grpodyn.theory import Derivation, DerivationError, names, registry, sym
 from grpodyn.theory import cache as theory_cache
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sympy as sp
+
 from grpodyn.theory import get, sym
 
 

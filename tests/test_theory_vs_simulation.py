@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.simulate import simulate_map
 from grpodyn.numerics.stability import schur_stable, staleness_stable
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 momenta = st.floats(0.0, 0.95)
 stiffnesses = st.floats(1e-3, 3.0)

@@ -1,0 +1,160 @@
+"""All benchmarks in one run, printed as one table: ``python benchmarks/run.py [--quick]``.
+
+Every ratio compares two things measured side by side in this process, alternating, so that
+load on a shared machine affects both alike. Figures are medians over repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+
+def _median_seconds(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _side_by_side(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def bench_trajectory(repeats: int) -> list[dict]:
+    from grpodyn.numerics.compiled import compiled
+    from grpodyn.numerics.trajectory import closed_form, trajectory
+
+    t = np.linspace(0, 2000, 1_000_000)
+    e0, v0, zeta, omega0 = 0.6, 0.0, 2.0, 0.01
+
+    def hand_written():  # the unified formula, as a user would type it
+        gamma, s = zeta * omega0, omega0 * np.sqrt(zeta**2 - 1)
+        return np.exp(-gamma * t) * (e0 * np.cosh(s * t) + (v0 + gamma * e0) * np.sinh(s * t) / s)
+
+    generated = compiled("trajectory")
+    med = _side_by_side({
+        "hand-written numpy": hand_written,
+        "trajectory (validated, stable)": lambda: trajectory(t, e0=e0, v0=v0, zeta=zeta,
+                                                              omega0=omega0),
+        "closed_form (no validation)": lambda: closed_form(t, e0, v0, zeta, omega0),
+        "generated from sympy": lambda: generated(t, e0, v0, zeta, omega0),
+    }, repeats)
+    base = med["hand-written numpy"]
+    return [{"benchmark": f"trajectory, 1e6 points: {name}",
+             "figure": f"{1e6 / sec / 1e6:.1f} M points/s",
+             "ratio": f"{base / sec:.2f}x hand-written"} for name, sec in med.items()]
+
+
+def _synthetic(seed: int, n: int = 1000) -> tuple[np.ndarray, np.ndarray]:
+    from grpodyn.numerics.simulate import simulate_sde
+
+    e = simulate_sde(momentum=0.9, stiffness=0.002, e0=-0.5, steps=n - 1, noise=1e-7, seed=seed)
+    noise = 0.03 * np.random.default_rng(seed + 1).standard_normal(n)
+    return np.arange(n), 0.7 + e[0] + noise
+
+
+def bench_fits(repeats: int, batch: int) -> list[dict]:
+    from grpodyn.numerics.fit import fit_curve
+
+    t, y = _synthetic(0)
+    rows = []
+    for label, kwargs in [("inertial, momentum known", {"momentum": 0.9}),
+                          ("inertial, free", {}), ("exponential", {}), ("sigmoid", {})]:
+        name = label.split(",")[0]
+        sec = _median_seconds(lambda n=name, kw=kwargs: fit_curve(n, t, y, **kw), repeats)
+        rows.append({"benchmark": f"fit of a 1000-point log: {label}",
+                     "figure": f"{1e3 * sec:.1f} ms (median)", "ratio": ""})
+    series = [_synthetic(seed) for seed in range(batch)]
+    for name, kwargs in [("exponential", {}), ("inertial", {"momentum": 0.9})]:
+        start = time.perf_counter()
+        for ts, ys in series:
+            fit_curve(name, ts, ys, **kwargs)
+        total = time.perf_counter() - start
+        rows.append({"benchmark": f"batch of {batch} fits ({name}), 1000 points each",
+                     "figure": f"{total:.1f} s total, {1e3 * total / batch:.1f} ms per fit",
+                     "ratio": ""})
+    return rows
+
+
+def bench_stability(repeats: int) -> list[dict]:
+    from grpodyn.numerics.stability import refresh_stable, regime_map
+
+    beta = np.linspace(0, 0.99, 1000)[:, None]
+    k = np.geomspace(1e-4, 3, 1000)[None, :]
+    sec = _median_seconds(lambda: refresh_stable(beta, k, 10), repeats)
+    sec_regime = _median_seconds(lambda: regime_map(beta, k), repeats)
+    return [{"benchmark": "refresh-interval stability map, 1e6 grid points (K = 10)",
+             "figure": f"{1e3 * sec:.0f} ms", "ratio": f"{1e6 / sec / 1e6:.1f} M points/s"},
+            {"benchmark": "regime map, 1e6 grid points",
+             "figure": f"{1e3 * sec_regime:.0f} ms",
+             "ratio": f"{1e6 / sec_regime / 1e6:.1f} M points/s"}]
+
+
+def _child(code: str, env: dict | None = None) -> dict:
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         env={**os.environ, **(env or {})}).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def bench_derivation_and_import(repeats: int) -> list[dict]:
+    derive = ("import json, time; from grpodyn.theory import registry, build_info; "
+              "t = time.perf_counter(); registry(); print(json.dumps({'s': "
+              "time.perf_counter() - t, 'source': build_info().source}))")
+    cold, warm = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as cache:
+            first = _child(derive, {"GRPODYN_CACHE_DIR": cache})
+            second = _child(derive, {"GRPODYN_CACHE_DIR": cache})
+        assert first["source"] == "derived" and second["source"] == "cache"
+        cold.append(first["s"])
+        warm.append(second["s"])
+    imports = [_child("import json, sys, time; t = time.perf_counter(); "
+                      "import grpodyn.numerics.predict, grpodyn.numerics.fit; "
+                      "print(json.dumps({'s': time.perf_counter() - t, "
+                      "'sympy': 'sympy' in sys.modules}))") for _ in range(repeats)]
+    return [{"benchmark": "cold derivation of the whole registry (no cache)",
+             "figure": f"{statistics.median(cold):.2f} s", "ratio": "target < 60 s"},
+            {"benchmark": "warm derivation (disk cache)",
+             "figure": f"{statistics.median(warm):.2f} s", "ratio": "target < 2 s"},
+            {"benchmark": "import grpodyn.numerics (predict, fit)",
+             "figure": f"{1e3 * statistics.median(i['s'] for i in imports):.0f} ms",
+             "ratio": "sympy imported: " + str(any(i["sympy"] for i in imports))}]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller batch")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args()
+    repeats, batch = (5, 100) if args.quick else (21, 1000)
+    rows = (bench_trajectory(repeats) + bench_fits(repeats, batch)
+            + bench_stability(max(3, repeats // 4))
+            + bench_derivation_and_import(3 if not args.quick else 1))
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return
+    print("| benchmark | figure | ratio / note |\n|---|---|---|")
+    for row in rows:
+        print(f"| {row['benchmark']} | {row['figure']} | {row['ratio']} |")
+
+
+if __name__ == "__main__":
+    main()
