@@ -13,12 +13,13 @@ __all__ = ["learning_rate_of", "fit_run"]
 
 
 def learning_rate_of(run: Run) -> np.ndarray | None:
-    """The run's learning rate at every point (gaps interpolated), or None if not logged."""
+    """The run's learning rate at every point (gaps interpolated); None if not logged or
+    constant (then the learning-rate clock is the step clock and adds no model)."""
     lr = run.metrics.get("learning_rate")
     if lr is None:
         return None
     known = np.isfinite(lr)
-    if not known.any():
+    if not known.any() or np.ptp(lr[known]) == 0:
         return None
     return np.interp(run.steps, run.steps[known], lr[known])
 

@@ -82,6 +82,63 @@ def _cmd_export(args: argparse.Namespace) -> dict[str, Any]:
     return {"lang": args.lang, "files": [str(f) for f in files]}
 
 
+BANDIT_EXPERIMENTS = ("stiffness", "transition", "refresh", "staleness", "reuse", "group",
+                      "trajectory")
+
+
+def _cmd_bandit(args: argparse.Namespace) -> dict[str, Any]:
+    from dataclasses import replace
+    from pathlib import Path
+
+    from grpodyn.empirical import bandit_lab as lab
+    from grpodyn.empirical.bandit import simulate_bandit
+
+    overrides = {k: v for k, v in {"estimator": args.estimator, "kl": args.kl,
+                                   "kl_estimator": args.kl_estimator}.items() if v is not None}
+    config = replace(lab.DEFAULT_CONFIG, **overrides)
+    thresholds = replace(lab.THRESHOLD_CONFIG, **overrides)
+    if args.write_log:
+        target = Path(args.write_log)
+        if target.exists():
+            raise UsageError(f"--write-log {args.write_log}: exists; refusing to overwrite it")
+        run = simulate_bandit(replace(config, momentum=args.momentum), steps=args.steps,
+                              seeds=1, seed=args.seed)
+        run.write_trainer_state(target)
+        return {"log": str(target), "steps": args.steps, "config": run.config.__dict__}
+    chosen = BANDIT_EXPERIMENTS if args.experiment == "all" else (args.experiment,)
+    runners = {
+        "stiffness": lambda: lab.measure_stiffness(config, seed=args.seed),
+        "transition": lambda: lab.transition_experiment(config),
+        "refresh": lambda: [lab.threshold_experiment("refresh", thresholds, momentum=b,
+                                                     seed=args.seed) for b in args.momenta],
+        "staleness": lambda: [lab.threshold_experiment("staleness", thresholds, momentum=b,
+                                                       seed=args.seed) for b in args.momenta],
+        "reuse": lambda: [lab.threshold_experiment("num_iterations", thresholds, momentum=b,
+                                                   seed=args.seed) for b in args.momenta],
+        "group": lambda: lab.group_size_experiment(seed=args.seed),
+        "trajectory": lambda: lab.trajectory_experiment(config, seed=args.seed),
+    }
+    out: dict[str, Any] = {"config": config.__dict__}
+    for index, name in enumerate(chosen, start=1):
+        if not args.json:
+            print(f"[bandit {index}/{len(chosen)}] {name}", file=sys.stderr)
+        result = runners[name]()
+        out[name] = ([r.to_dict() for r in result] if isinstance(result, list)
+                     else result.to_dict())
+    return _finite_json(out)
+
+
+def _finite_json(value: Any) -> Any:
+    """Replace non-finite floats (inf: no threshold) by None, recursively, for strict JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite_json(v) for v in value]
+    return value
+
+
 def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
     from pathlib import Path
 
@@ -138,6 +195,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", help="run name, for a long-format CSV with several runs")
     _add_json(p)
     p.set_defaults(handler=_cmd_fit)
+
+    p = commands.add_parser("bandit", help="the softmax-bandit lab: theory against simulation",
+                            description="Run the softmax-bandit experiments (stiffness three "
+                            "ways, transition, lag thresholds, group size, trajectory) or write "
+                            "a simulated run as a TRL trainer_state.json.")
+    p.add_argument("--experiment", default="all", choices=[*BANDIT_EXPERIMENTS, "all"])
+    p.add_argument("--estimator", choices=["grpo", "dr_grpo", "rloo"])
+    p.add_argument("--kl", type=_finite_float, help="KL coefficient lam (TRL's beta)")
+    p.add_argument("--kl-estimator", choices=["k3", "forward"])
+    p.add_argument("--momenta", type=_finite_float, nargs="+", default=[0.0, 0.5, 0.9],
+                   help="momenta of the lag-threshold sweeps")
+    p.add_argument("--momentum", type=_finite_float, default=0.0,
+                   help="momentum of a run written with --write-log")
+    p.add_argument("--write-log", help="write one simulated run to this trainer_state.json")
+    p.add_argument("--steps", type=_integer, default=300, help="steps of --write-log")
+    p.add_argument("--seed", type=_integer, default=0)
+    _add_json(p)
+    p.set_defaults(handler=_cmd_bandit)
 
     p = commands.add_parser("export", help="export the theory as code in another language",
                             description="Write every derivation as functions in another "

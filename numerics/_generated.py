@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'b9c0f73c853c048228295189b9566aa0'
+THEORY_HASH = '769296fcd51759c83bc3d3a0d2b90490'
 
 
 SIGNATURES = {
@@ -76,6 +76,18 @@ SIGNATURES = {
     'rloo_update_variance': ('G', 'p'),
     'grpo_update_mean_expansion': ('G', 'p'),
     'grpo_update_variance_expansion': ('G', 'p'),
+    'bandit_success_probability': ('x',),
+    'bandit_drift_grpo': ('x', 'G', 'eps'),
+    'bandit_drift_dr_grpo': ('x', 'G'),
+    'bandit_drift_rloo': ('x', 'G'),
+    'bandit_drift_slope_grpo': ('x', 'G', 'eps'),
+    'bandit_drift_slope_dr_grpo': ('x', 'G'),
+    'bandit_drift_slope_rloo': ('x', 'G'),
+    'bandit_kl_gradient_forward': ('x', 'x_ref'),
+    'bandit_kl_gradient_k3': ('x', 'x_ref'),
+    'bandit_kl_slope_forward': ('x', 'x_ref'),
+    'bandit_kl_slope_k3': ('x', 'x_ref'),
+    'bandit_reuse_factor': ('x', 'x_old'),
     'adam_effective_step': ('eta', 'beta1', 'v_hat'),
     'adam_bias_corrected_step': ('n', 'eta', 'beta1', 'v_hat'),
     'adam_second_moment': ('g_mean', 'sigma_g2', 'B', 'G'),
@@ -1147,6 +1159,202 @@ def grpo_update_variance_expansion(G, p):
     _x1 = 64*p**3
     _x2 = 32*p**4
     return (1/32)*(G*(40*_x0 - _x1 + _x2 - 8*p) - 48*_x0 + _x1 - _x2 + 16*p - 3)/(G**2*p*(p - 1))
+
+
+def bandit_success_probability(x):
+    """Probability of the rewarded arm, p = sigmoid(x).
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_success_probability``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    """
+    _x0 = numpy.exp(x)
+    return _x0/(_x0 + 1)
+
+
+def bandit_drift_grpo(x, G, eps):
+    """Drift of the logit gap per unit step, grpo estimator (no KL).
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_grpo``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    G : array_like
+        group size (completions per prompt) [completions]
+    eps : array_like
+        epsilon added to the group std (TRL: 1e-4) [reward]
+    """
+    return _finite_sum(lambda S: S*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, x, ))
+
+
+def bandit_drift_dr_grpo(x, G):
+    """Drift of the logit gap per unit step, dr_grpo estimator (no KL).
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_dr_grpo``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    _x0 = numpy.exp(x)
+    _x1 = (_x0 + 1)**(-1.0)
+    return -_x0*_x1*(G - 1)*(_x0*_x1 - 1)/G
+
+
+def bandit_drift_rloo(x, G):
+    """Drift of the logit gap per unit step, rloo estimator (no KL).
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_rloo``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    _x0 = numpy.exp(x)
+    _x1 = (_x0 + 1)**(-1.0)
+    return -_x0*_x1*(_x0*_x1 - 1)
+
+
+def bandit_drift_slope_grpo(x, G, eps):
+    """dF/dx of the grpo drift (analytic; kappa = -slope at x*).
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_slope_grpo``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    G : array_like
+        group size (completions per prompt) [completions]
+    eps : array_like
+        epsilon added to the group std (TRL: 1e-4) [reward]
+    """
+    return _finite_sum(lambda S: S**2*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)*(numpy.exp(x)/(numpy.exp(x) + 1) - numpy.exp(2*x)/(numpy.exp(x) + 1)**2)*(numpy.exp(x) + 1)*numpy.exp(-x)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps) + S*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)**2*(-numpy.exp(x)/(numpy.exp(x) + 1) + numpy.exp(2*x)/(numpy.exp(x) + 1)**2)*_binomial(G, S)/((1 - numpy.exp(x)/(numpy.exp(x) + 1))*(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)), 1, G - 1, (G, eps, x, ))
+
+
+def bandit_drift_slope_dr_grpo(x, G):
+    """dF/dx of the dr_grpo drift (analytic; kappa = -slope at x*).
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_slope_dr_grpo``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    _x0 = numpy.exp(x)
+    return _x0*(-G*_x0 + G + _x0 - 1)/(G*(3*_x0 + numpy.exp(3*x) + 3*numpy.exp(2*x) + 1))
+
+
+def bandit_drift_slope_rloo(x, G):
+    """dF/dx of the rloo drift (analytic; kappa = -slope at x*).
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_slope_rloo``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    _x0 = numpy.exp(x)
+    return _x0*(1 - _x0)/(_x0 + 1)**3
+
+
+def bandit_kl_gradient_forward(x, x_ref):
+    """Gradient of the exact KL(pi || pi_ref) in the logit gap.
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_gradient_forward``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    x_ref : array_like
+        logit gap of the reference policy [nats]
+    """
+    _x0 = numpy.exp(x)
+    _x1 = _x0/(_x0 + 1)
+    return _x1*(1 - _x1)*(x - x_ref)
+
+
+def bandit_kl_gradient_k3(x, x_ref):
+    """Expected gradient of TRL's k3 KL estimator: that of KL(pi_ref || pi).
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_gradient_k3``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    x_ref : array_like
+        logit gap of the reference policy [nats]
+    """
+    _x0 = numpy.exp(x)
+    _x1 = numpy.exp(x_ref)
+    return (_x0 - _x1)/(_x0 + _x1 + numpy.exp(x + x_ref) + 1)
+
+
+def bandit_kl_slope_forward(x, x_ref):
+    """d/dx of the forward KL gradient (its stiffness).
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_slope_forward``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    x_ref : array_like
+        logit gap of the reference policy [nats]
+    """
+    _x0 = numpy.exp(x)
+    return _x0*(-_x0*x + _x0*x_ref + _x0 + x - x_ref + 1)/(3*_x0 + numpy.exp(3*x) + 3*numpy.exp(2*x) + 1)
+
+
+def bandit_kl_slope_k3(x, x_ref):
+    """d/dx of the k3 KL gradient (its stiffness).
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_slope_k3``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    x_ref : array_like
+        logit gap of the reference policy [nats]
+    """
+    _x0 = numpy.exp(x)
+    return _x0/(2*_x0 + numpy.exp(2*x) + 1)
+
+
+def bandit_reuse_factor(x, x_old):
+    """Ratio of the importance-corrected gradient to the drift at x_old.
+
+    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_reuse_factor``.
+
+    Parameters
+    ----------
+    x : array_like
+        logit gap of the two-arm bandit [nats]
+    x_old : array_like
+        logit gap of the sampling policy (last refresh) [nats]
+    """
+    _x0 = numpy.exp(x)
+    return (_x0 + numpy.exp(x + x_old))*(numpy.exp(x_old) + 1)*numpy.exp(-x_old)/(_x0 + 1)**2
 
 
 def adam_effective_step(eta, beta1, v_hat):

@@ -17,7 +17,8 @@ from .validation import InputError, check_int, check_momentum, check_positive
 
 __all__ = ["REGIMES", "regime", "schur_stable", "staleness_stable", "staleness_stiffness_max",
            "staleness_max", "refresh_stable", "refresh_max", "first_unstable_refresh",
-           "stability_map", "regime_map", "refresh_threshold_comparison"]
+           "stability_map", "regime_map", "refresh_threshold_comparison",
+           "mixed_refresh_radius", "first_unstable_mixed_refresh"]
 
 REGIMES = ("overdamped", "critical", "oscillatory", "flip", "unstable")
 _CRITICAL_TOLERANCE = 1e-9  # relative distance from the boundary reported as "critical"
@@ -181,6 +182,35 @@ def refresh_threshold_comparison(*, momentum: float, stiffness: float) -> dict[s
             "continuum": float(compiled("refresh_threshold_continuum")(momentum, stiffness)),
             "reference_bound": float(compiled("refresh_threshold_reference")(momentum,
                                                                              stiffness))}
+
+
+def mixed_refresh_radius(*, momentum: float, stiffness_current: float, stiffness_lagged: float,
+                         refresh: int) -> float:
+    """Spectral radius per refresh cycle when only part of the force is held.
+
+    e_{n+1} = (1+beta) e_n - beta e_{n-1} - k_c e_n - k_l e_ref, with e_ref the value at the last
+    refresh: the force of importance-corrected sample reuse. k_c = 0 is sample-and-hold.
+    """
+    beta = float(check_momentum(momentum))
+    refresh = check_int("refresh", refresh, minimum=1)
+    k_c, k_l = float(stiffness_current), float(stiffness_lagged)
+    cycle = np.eye(3)
+    for phase in range(refresh):
+        hold = 0.0 if phase == 0 else 1.0  # at a refresh e_ref := e_n
+        reset = np.array([[1.0, 0, 0], [0, 1.0, 0], [1.0 - hold, 0, hold]])
+        step = np.array([[1.0 + beta - k_c, -beta, -k_l], [1.0, 0, 0], [0, 0, 1.0]])
+        cycle = step @ reset @ cycle
+    return float(np.max(np.abs(np.linalg.eigvals(cycle))))
+
+
+def first_unstable_mixed_refresh(*, momentum: float, stiffness_current: float,
+                                 stiffness_lagged: float, cap: int = 100_000) -> int | None:
+    """Smallest unstable refresh interval with a partly held force (None: K = 1 unstable)."""
+    for refresh in range(1, cap + 1):
+        if mixed_refresh_radius(momentum=momentum, stiffness_current=stiffness_current,
+                                stiffness_lagged=stiffness_lagged, refresh=refresh) >= 1:
+            return None if refresh == 1 else refresh
+    raise InputError(f"refresh interval stays stable beyond the cap K = {cap}")
 
 
 def stability_map(momentum, stiffness, *, refresh=1) -> np.ndarray:

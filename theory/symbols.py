@@ -100,6 +100,8 @@ _ROWS = [
     SymbolInfo("lam", r"\lambda", "KL coefficient (TRL's beta)", "dimensionless", _NONNEG),
     SymbolInfo("x", "x", "logit gap of the two-arm bandit", "nats", _REAL),
     SymbolInfo("x_ref", r"x_{\mathrm{ref}}", "logit gap of the reference policy", "nats", _REAL),
+    SymbolInfo("x_old", r"x_{\mathrm{old}}", "logit gap of the sampling policy (last refresh)",
+               "nats", _REAL),
 ]
 
 TABLE: dict[str, SymbolInfo] = {row.name: row for row in _ROWS}
