@@ -22,7 +22,8 @@ from .bandit import BanditConfig, expected_update, simulate_bandit
 
 __all__ = ["StiffnessEstimate", "measure_stiffness", "TransitionResult", "transition_experiment",
            "ThresholdResult", "threshold_experiment", "GroupSizeResult", "group_size_experiment",
-           "TrajectoryComparison", "trajectory_experiment", "DEFAULT_CONFIG", "THRESHOLD_CONFIG"]
+           "TrajectoryComparison", "trajectory_experiment", "SpectrumResult",
+           "spectrum_experiment", "DEFAULT_CONFIG", "THRESHOLD_CONFIG"]
 
 #: The lab's default bandit: GRPO, TRL's k3 KL with lam = 0.5 (x* = 2.46, p* = 0.92).
 DEFAULT_CONFIG = BanditConfig(lr=0.1, group_size=16, prompts=4, estimator="grpo", kl=0.5,
@@ -130,6 +131,67 @@ def transition_experiment(config: BanditConfig = DEFAULT_CONFIG, *, momenta=None
                     float("nan"))
     return TransitionResult(k, [float(b) for b in momenta], overshoot, float(predicted),
                             continuum, observed)
+
+
+@dataclass(frozen=True)
+class SpectrumResult:
+    """Power spectrum of stationary fluctuations of x: simulated against the AR(2) prediction."""
+
+    momentum: float
+    stiffness: float
+    frequencies: list[float]
+    observed: list[float]  # seed-averaged periodogram
+    predicted: list[float]  # derivation spectral_density with s^2 = lr^2 Var[gradient] / B
+    peak_observed: float | None  # interior maximum of the smoothed periodogram; None if none
+    peak_predicted: float | None  # derivation spectral_peak_frequency; None when monotone
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def spectrum_experiment(config: BanditConfig = DEFAULT_CONFIG, *, momentum: float = 0.9,
+                        steps: int = 4096, seeds: int = 128, seed: int = 0) -> SpectrumResult:
+    """Periodogram of x around x*: a resonance peak where the theory predicts one.
+
+    The noise level s^2 is the simulator's own per-step gradient variance at x* (enumerated
+    over groups), so only the dynamics are predicted; the peak position depends on k alone.
+    """
+    from scipy.stats import binom
+
+    from .bandit import advantages
+
+    theory = _theory(config)
+    cfg = replace(config, momentum=momentum)
+    run = simulate_bandit(cfg, steps=steps + 512, seeds=seeds, seed=seed, x0=theory.x_star)
+    e = run.x[512:] - run.x[512:].mean(axis=0)
+    periodogram = np.abs(np.fft.rfft(e, axis=0)) ** 2 / (2 * np.pi * e.shape[0])
+    observed = periodogram.mean(axis=1)[1:]
+    omega = 2 * np.pi * np.fft.rfftfreq(e.shape[0])[1:]
+    # per-group variance of the x-gradient at x*, by enumeration (KL part included)
+    g = cfg.group_size
+    wins = np.arange(g + 1, dtype=float)
+    p = theory.p_star
+    a_win, a_loss = advantages(wins, g, cfg.estimator, cfg.eps)
+    p_ref = 1 / (1 + np.exp(-cfg.x_ref))
+    share = wins / g
+    kl = share * (1 - p_ref / p) * (1 - p) - (1 - share) * (1 - (1 - p_ref) / (1 - p)) * p
+    if cfg.kl_estimator == "forward":
+        kl = np.full_like(wins, p * (1 - p) * (theory.x_star - cfg.x_ref))
+    grad = (wins * a_win * (1 - p) - (g - wins) * a_loss * p) / g - cfg.kl * kl
+    weights = binom.pmf(wins, g, p)
+    variance = float(weights @ grad**2 - (weights @ grad) ** 2)
+    s2 = cfg.lr**2 * variance / cfg.prompts
+    k = cfg.lr * theory.kappa
+    predicted = compiled("spectral_density")(omega, momentum, k, s2)
+    smooth = np.convolve(observed, np.ones(9) / 9, mode="valid")  # 9-bin running mean
+    top = int(np.argmax(smooth))
+    # a resonance: the maximum lies inside and stands 10% above the lowest frequencies
+    visible = 0 < top < smooth.size - 1 and smooth[top] > 1.1 * smooth[0]
+    cos_peak = (1 + momentum - k) * (1 + momentum) / (4 * momentum) if momentum > 0 else 2.0
+    peak_predicted = float(compiled("spectral_peak_frequency")(momentum, k)) \
+        if abs(cos_peak) < 1 else None
+    return SpectrumResult(momentum, k, omega.tolist(), observed.tolist(), predicted.tolist(),
+                          float(omega[top + 4]) if visible else None, peak_predicted)
 
 
 @dataclass(frozen=True)

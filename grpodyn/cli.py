@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from grpodyn.serialization import finite_json
+
 __all__ = ["main", "build_parser", "UsageError"]
 
 EXIT_BAD_INPUT = 2
@@ -125,18 +127,7 @@ def _cmd_bandit(args: argparse.Namespace) -> dict[str, Any]:
         result = runners[name]()
         out[name] = ([r.to_dict() for r in result] if isinstance(result, list)
                      else result.to_dict())
-    return _finite_json(out)
-
-
-def _finite_json(value: Any) -> Any:
-    """Replace non-finite floats (inf: no threshold) by None, recursively, for strict JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite_json(v) for v in value]
-    return value
+    return finite_json(out)
 
 
 def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
@@ -149,9 +140,9 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"--out {args.out}: exists and is not a directory")
     progress = None if args.json else (lambda message: print(f"[report] {message}",
                                                             file=sys.stderr))
-    summary = write_report(out, progress=progress)
+    summary = write_report(out, progress=progress, quick=args.quick)
     if args.json:
-        return summary
+        return finite_json(summary)
     return {"html": summary["html"], "derivations": summary["derivations"],
             "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree"}
 
@@ -228,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "default and write figures and an HTML report.")
     p.add_argument("--out", default="grpodyn-report", help="output directory "
                    "(default: grpodyn-report)")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer seeds and lags in the bandit lab: a smoke test, not the figures")
     _add_json(p)
     p.set_defaults(handler=_cmd_report)
     return parser

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.serialization import finite_json
+
 __all__ = ["Check", "theory_checks", "write_report"]
 
 
@@ -136,6 +138,110 @@ def _figures(out: Path) -> list[tuple[str, str]]:
     return figures
 
 
+def bandit_section(out: Path, *, quick: bool, say: Callable[[str], None]
+                   ) -> tuple[list[Check], list[tuple[str, str]], dict[str, Any]]:
+    """Run the bandit lab, draw its figures; returns checks, figures and the raw results."""
+    from grpodyn.empirical import bandit_lab as lab
+    from grpodyn.empirical import bandit_plots as plots
+    from grpodyn.numerics import stability
+    from grpodyn.numerics.bandit import bandit_theory
+
+    seeds = 8 if quick else 32
+    momenta = (0.0, 0.5, 0.9)
+    say("bandit: stiffness three ways")
+    stiffness = lab.measure_stiffness(seeds=50_000 if quick else 400_000)
+    say("bandit: transition")
+    transition = lab.transition_experiment(steps=1500 if quick else 3000)
+    say("bandit: spectrum")
+    spectra = [lab.spectrum_experiment(momentum=b, seeds=32 if quick else 128)
+               for b in (0.9, 0.5)]
+    thresholds: dict[str, list] = {}
+    k = lab.THRESHOLD_CONFIG.lr * bandit_theory(
+        group_size=lab.THRESHOLD_CONFIG.group_size, kl=lab.THRESHOLD_CONFIG.kl,
+        kl_estimator=lab.THRESHOLD_CONFIG.kl_estimator).kappa
+    for kind in ("refresh", "staleness", "num_iterations"):
+        say(f"bandit: {kind} threshold")
+        results = []
+        for beta in momenta:
+            lags = None
+            if quick and kind == "refresh":
+                first = stability.first_unstable_refresh(momentum=beta, stiffness=k)
+                lags = [max(1, first - 1), first]
+            elif quick and kind == "staleness":
+                first = stability.staleness_max(momentum=beta, stiffness=k) + 1
+                lags = [max(1, first - 1), first]
+            elif quick:
+                lags = [8, 32]
+            results.append(lab.threshold_experiment(kind, momentum=beta, lags=lags,
+                                                    seeds=seeds))
+        thresholds[kind] = results
+    say("bandit: group size")
+    group = lab.group_size_experiment(group_sizes=(2, 8, 64) if quick else (2, 4, 8, 16, 64),
+                                      seeds=64 if quick else 256,
+                                      stationary_steps=1500 if quick else 3000)
+    say("bandit: closed form against the simulated mean path")
+    trajectories = [lab.trajectory_experiment(momentum=b, seeds=128 if quick else 512)
+                    for b in (0.0, 0.8)]
+    checks = [Check("bandit: kappa analytic / finite differences / relaxation agree", "2%",
+                    f"{stiffness.analytic:.5f} / {stiffness.finite_difference:.5f} / "
+                    f"{stiffness.relaxation:.5f} "
+                    f"(spread {100 * stiffness.max_relative_spread:.2f}%)",
+                    stiffness.max_relative_spread < 0.02),
+              Check("bandit: overdamped -> oscillatory transition in beta", "within 10%",
+                    f"predicted {transition.predicted_momentum:.4f}, observed "
+                    f"{transition.observed_momentum:.4f}", transition.relative_error < 0.1)]
+    for kind in ("refresh", "staleness"):
+        for r in thresholds[kind]:
+            checks.append(Check(f"bandit: first unstable {kind}, beta = {r.momentum}",
+                                "within one step or 10%",
+                                f"predicted {r.predicted:g}, observed {r.observed:g}",
+                                abs(r.observed - r.predicted) <= max(1, 0.1 * r.predicted)))
+    for r in thresholds["num_iterations"]:
+        checks.append(Check(f"bandit: importance-corrected reuse, beta = {r.momentum}",
+                            "threshold removed (beyond the reference)",
+                            f"predicted {r.predicted:g}, observed {r.observed:g} "
+                            f"(largest reuse tried {max(r.lags)})",
+                            not np.isfinite(r.observed)))
+    worst = max(abs(o / p - 1) for o, p in zip(group.variance_observed,
+                                                  group.variance_predicted, strict=True))
+    checks.append(Check("bandit: stationary variance vs exact finite-G prediction",
+                        "within 10% for every G", f"largest deviation {100 * worst:.1f}% over "
+                        f"G = {group.group_sizes}", worst < 0.1))
+    checks.append(Check("bandit: resonance peak (beta = 0.9)", "at the predicted frequency",
+                        f"observed {spectra[0].peak_observed}, predicted "
+                        f"{spectra[0].peak_predicted:.4f}",
+                        spectra[0].peak_observed is not None and abs(
+                            spectra[0].peak_observed / spectra[0].peak_predicted - 1) < 0.15))
+    for t in trajectories:
+        checks.append(Check(f"bandit: closed form vs simulated mean, beta = {t.momentum}",
+                            "R^2 (reference: >= 0.91 on real runs)",
+                            f"inertial {t.r2_inertial:.4f}, exponential {t.r2_exponential:.4f}",
+                            t.r2_inertial > 0.91))
+    figures = []
+    for name, caption, fig in [
+        ("bandit_stiffness.png", "Curvature scale measured three ways.",
+         plots.plot_stiffness(stiffness)),
+        ("bandit_transition.png", "Overshoot after a kick against the momentum.",
+         plots.plot_transition(transition)),
+        ("bandit_spectrum.png", "Spectrum of stationary fluctuations against the AR(2) "
+         "prediction.", plots.plot_spectrum(spectra)),
+        ("bandit_refresh.png", "Refresh-interval threshold (sample-and-hold).",
+         plots.plot_thresholds(thresholds["refresh"])),
+        ("bandit_staleness.png", "Fixed-staleness threshold.",
+         plots.plot_thresholds(thresholds["staleness"])),
+        ("bandit_group_size.png", "Stationary variance against the group size.",
+         plots.plot_group_size(group)),
+    ]:
+        fig.savefig(out / name, dpi=110, bbox_inches="tight")
+        figures.append((name, caption))
+    raw = {"stiffness": stiffness.to_dict(), "transition": transition.to_dict(),
+           "thresholds": {k: [r.to_dict() for r in v] for k, v in thresholds.items()},
+           "group": group.to_dict(), "trajectories": [t.to_dict() for t in trajectories],
+           "spectra": [{k: v for k, v in s.to_dict().items()
+                        if k not in ("frequencies", "observed", "predicted")} for s in spectra]}
+    return checks, figures, raw
+
+
 def _atomic_write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -143,8 +249,12 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_report(out: Path, *, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Build the report in ``out`` (created if needed); returns its summary."""
+def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
+                 quick: bool = False) -> dict[str, Any]:
+    """Build the report in ``out`` (created if needed); returns its summary.
+
+    ``quick`` runs the bandit lab with fewer seeds and lags (for tests), not for figures.
+    """
     from grpodyn.theory import build_info, registry, to_latex
 
     say = progress or (lambda message: None)
@@ -157,6 +267,9 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None) ->
     checks = theory_checks()
     say("drawing figures")
     figures = _figures(out)
+    bandit_checks, bandit_figures, bandit_raw = bandit_section(out, quick=quick, say=say)
+    checks += bandit_checks
+    figures += bandit_figures
     rows = "\n".join(
         f"<tr><td>{html.escape(c.claim)}</td><td>{html.escape(c.stated)}</td>"
         f"<td>{html.escape(c.computed)}</td><td>{'yes' if c.agrees else 'NO'}</td>"
@@ -193,6 +306,8 @@ figure{{display:inline-block;margin:1em}}img{{max-width:520px}}</style></head><b
                "figures": [str(out / name) for name, _ in figures],
                "derivations": len(derivations), "derivation_seconds": derive_seconds,
                "checks": [c.__dict__ for c in checks],
-               "checks_agree": sum(c.agrees for c in checks), "checks_total": len(checks)}
-    _atomic_write(out / "summary.json", json.dumps(summary, indent=2))
+               "checks_agree": sum(c.agrees for c in checks), "checks_total": len(checks),
+               "bandit": bandit_raw}
+    _atomic_write(out / "summary.json", json.dumps(finite_json(summary), indent=2,
+                                                   allow_nan=False))
     return summary
