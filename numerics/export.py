@@ -47,19 +47,23 @@ def _as_reals(d: Derivation) -> tuple[sp.Basic, tuple[sp.Symbol, ...]]:
     return expr, tuple(swap[s] for s in d.args)
 
 
-class _CPrinter(C99CodePrinter):
+class _BinomialHelper:
+    """Print binomial(n, k) as a call of the exported helper (a product loop)."""
+
     def _print_binomial(self, expr):
         return f"{_BINOMIAL}({self._print(expr.args[0])}, {self._print(expr.args[1])})"
 
 
-class _JsPrinter(JavascriptCodePrinter):
-    def _print_binomial(self, expr):
-        return f"{_BINOMIAL}({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+class _CPrinter(_BinomialHelper, C99CodePrinter):
+    pass
 
 
-class _JuliaPrinter(JuliaCodePrinter):
-    def _print_binomial(self, expr):
-        return f"{_BINOMIAL}({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+class _JsPrinter(_BinomialHelper, JavascriptCodePrinter):
+    pass
+
+
+class _JuliaPrinter(_BinomialHelper, JuliaCodePrinter):
+    pass
 
 
 class _RustPrinter(_CPrinter):
