@@ -242,6 +242,59 @@ def bandit_section(out: Path, *, quick: bool, say: Callable[[str], None]
     return checks, figures, raw
 
 
+def tiny_runs_section(out: Path, say: Callable[[str], None]
+                      ) -> tuple[list[Check], list[tuple[str, str]], dict[str, Any]]:
+    """Fits and cross-G comparisons of the shipped tiny-model TRL runs, with a figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from grpodyn.empirical.loaders import load_run
+    from grpodyn.empirical.tiny_analysis import DATA_DIR, summarise_tiny_runs
+
+    if not any(DATA_DIR.glob("tiny_G*.json")):
+        return [], [], {}
+    say("tiny-model runs: fits and group sizes")
+    summary = summarise_tiny_runs()
+    checks = [Check(f"tiny LM run {name}: closed form fits the reward",
+                    "R^2 >= 0.91 (reference, on its runs)",
+                    f"R^2 inertial {r['r2_inertial']:.3f}, exponential "
+                    f"{r['r2_exponential']:.3f}; noise ceiling {r['r2_ceiling']:.3f}",
+                    r["r2_inertial"] >= 0.91,
+                    "per-step rewards of 16 prompts: R^2 is bounded by the noise ceiling")
+              for name, r in summary.runs.items()]
+    checks.append(Check("tiny LM: mean reward path G = 4 vs G = 16", "within seed spread",
+                        f"largest gap {summary.mean_path_gap:.3f} vs 2 s.e. "
+                        f"{summary.mean_path_spread:.3f} ({summary.window}-step windows)",
+                        summary.mean_path_gap <= summary.mean_path_spread))
+    checks.append(Check("tiny LM: fluctuations shrink with G", "exponent -1 (1/G)",
+                        f"d ln Var / d ln G = {summary.fluctuation_exponent:.2f}",
+                        summary.fluctuation_exponent < 0))
+    agree = sum(summary.transfer_within_spread.values())
+    checks.append(Check("tiny LM: transfer to held-out families, G = 4 vs 16",
+                        "within spread", f"{agree} of {len(summary.transfer_within_spread)} "
+                        "families within 2 s.e.", agree == len(summary.transfer_within_spread)))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for path in sorted(DATA_DIR.glob("tiny_G*.json")):
+        run = load_run(path)
+        window = summary.window
+        n = run.n_points // window * window
+        smooth = run.reward[:n].reshape(-1, window).mean(axis=1)
+        color = "C0" if "_G4_" in path.name else "C1"
+        style = "--" if "reuse" in path.name else "-"
+        ax.plot(run.steps[:n].reshape(-1, window).mean(axis=1), smooth, style, color=color,
+                alpha=0.8, label=path.stem)
+    ax.set_xlabel("step")
+    ax.set_ylabel(f"reward ({summary.window}-step means)")
+    ax.set_title("tiny-model GRPO (TRL): G = 4 (blue) and G = 16 (orange)")
+    ax.legend(fontsize=6)
+    fig.savefig(out / "tiny_runs.png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return checks, [("tiny_runs.png", "Reward of the shipped tiny-model TRL runs.")], \
+        summary.to_dict()
+
+
 def _atomic_write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -270,6 +323,9 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     bandit_checks, bandit_figures, bandit_raw = bandit_section(out, quick=quick, say=say)
     checks += bandit_checks
     figures += bandit_figures
+    tiny_checks, tiny_figures, tiny_raw = tiny_runs_section(out, say)
+    checks += tiny_checks
+    figures += tiny_figures
     rows = "\n".join(
         f"<tr><td>{html.escape(c.claim)}</td><td>{html.escape(c.stated)}</td>"
         f"<td>{html.escape(c.computed)}</td><td>{'yes' if c.agrees else 'NO'}</td>"
@@ -307,7 +363,7 @@ figure{{display:inline-block;margin:1em}}img{{max-width:520px}}</style></head><b
                "derivations": len(derivations), "derivation_seconds": derive_seconds,
                "checks": [c.__dict__ for c in checks],
                "checks_agree": sum(c.agrees for c in checks), "checks_total": len(checks),
-               "bandit": bandit_raw}
+               "bandit": bandit_raw, "tiny_runs": tiny_raw}
     _atomic_write(out / "summary.json", json.dumps(finite_json(summary), indent=2,
                                                    allow_nan=False))
     return summary

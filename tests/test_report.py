@@ -18,9 +18,13 @@ def test_report_writes_html_figures_and_summary(tmp_path, capsys):
         assert (out / name).stat().st_size > 10_000
     assert summary["checks_total"] >= 20
     assert any(c["claim"].startswith("bandit:") for c in summary["checks"])
-    failing = [c["claim"] for c in summary["checks"] if not c["agrees"]]
-    # the one known disagreement is THEORY.md's rounding of the d = 2 threshold
+    # theory and bandit checks all hold but THEORY.md's rounding of the d = 2 threshold; the
+    # tiny-LM rows report measurements of shipped runs (findings, both ways), so they are only
+    # required to be present
+    failing = [c["claim"] for c in summary["checks"]
+               if not c["agrees"] and not c["claim"].startswith("tiny LM")]
     assert failing == ["staleness threshold k*, beta=0.9, d=2"]
+    assert any(c["claim"].startswith("tiny LM") for c in summary["checks"])
 
 
 def test_report_refuses_a_file_as_output(tmp_path, capsys):
