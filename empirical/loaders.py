@@ -2,8 +2,9 @@
 
 Formats: TRL ``trainer_state.json`` (``log_history``), TRL console logs (one dict literal per
 logged step; steps are reconstructed and flagged), wide CSV and JSONL of step-wise metrics,
-Weights & Biases CSV exports (``<run> - <metric>`` columns), and long-format CSV
-(``run, step, metric, value``). Every loader returns a :class:`Run`. Nothing here evaluates text:
+Weights & Biases CSV exports (``<run> - <metric>`` columns), long-format CSV
+(``run, step, metric, value``), and TensorBoard event files (a ``*tfevents*`` file or a folder
+of them; needs the ``tensorboard`` extra). Every loader returns a :class:`Run`. Nothing here evaluates text:
 dict literals are read by walking their syntax tree, and malformed input raises
 :class:`LogFormatError` naming the file and, where there is one, the line.
 """
@@ -91,6 +92,17 @@ class Run:
 
         return pd.DataFrame({"reward": self.reward, **self.metrics},
                             index=pd.Index(self.steps, name="step"))
+
+    @classmethod
+    def from_pandas(cls, frame, *, source: str = "<DataFrame>") -> Run:
+        """A run from a DataFrame with a ``step`` column (or index) and metric columns."""
+        table = frame.reset_index() if "step" not in frame.columns else frame
+        if "step" not in table.columns:
+            raise LogFormatError(f"{source}: no 'step' column or index")
+        metric_columns = [c for c in table.columns if c != "step"]
+        rows = [(_number(row["step"]), {c: row[c] for c in metric_columns})
+                for _, row in table.iterrows()]
+        return _assemble(source, "pandas", rows)
 
 
 def _number(value: Any) -> float:
@@ -332,6 +344,26 @@ def _load_jsonl(path: Path, text: str) -> Run:
     return _assemble(str(path), "jsonl", rows)
 
 
+def _load_tensorboard(path: Path) -> Run:
+    try:
+        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    except ImportError:
+        raise LogFormatError(f"{path}: a TensorBoard event file; reading it needs the "
+                             "tensorboard package (pip install grpodyn[tensorboard])") from None
+    accumulator = EventAccumulator(str(path), size_guidance={"scalars": 0})
+    try:
+        accumulator.Reload()
+    except Exception as exc:  # corrupt records surface as several exception types
+        raise LogFormatError(f"{path}: not a readable TensorBoard event file ({exc})") from None
+    by_step: dict[float, dict[str, float]] = {}
+    for tag in accumulator.Tags().get("scalars", []):
+        for event in accumulator.Scalars(tag):
+            by_step.setdefault(float(event.step), {})[tag] = float(event.value)
+    if not by_step:
+        raise LogFormatError(f"{path}: no scalar summaries in the event file")
+    return _assemble(str(path), "tensorboard", sorted(by_step.items()))
+
+
 def list_runs(path: str | Path) -> list[str]:
     """Names of the runs in a multi-run (long-format) CSV; one empty name for other formats."""
     path = Path(path)
@@ -360,8 +392,12 @@ def load_run(path: str | Path, *, run: str | None = None) -> Run:
         When the file cannot be read or has no usable reward series.
     """
     path = Path(path)
+    if path.is_dir() and any(path.glob("*tfevents*")):
+        return _load_tensorboard(path)
     if not path.is_file():
         raise LogFormatError(f"{path}: no such file")
+    if "tfevents" in path.name:
+        return _load_tensorboard(path)
     text = _read_text(path)
     if not text.strip():
         raise LogFormatError(f"{path}: empty file")

@@ -114,3 +114,35 @@ def test_every_shared_real_log_loads_and_fits():
         result = fit_run(load_run(path), train_fraction=0.5)
         assert result["best"] in result["models"], path.name
         assert 0 <= result["forecast"]["coverage"] <= 1
+
+
+def test_tensorboard_event_files(tmp_path):
+    pytest.importorskip("tensorboard")
+    torch_tb = pytest.importorskip("torch.utils.tensorboard")
+    writer = torch_tb.SummaryWriter(str(tmp_path / "tb"))
+    for step in range(1, 31):
+        writer.add_scalar("train/reward", 0.9 - 0.6 * np.exp(-step / 10), step)
+        writer.add_scalar("train/entropy", 1.0 / step, step)
+    writer.close()
+    run = load_run(tmp_path / "tb")  # the folder
+    assert run.format == "tensorboard" and run.n_points == 30
+    assert run.reward[0] == pytest.approx(0.9 - 0.6 * np.exp(-0.1), rel=1e-6)
+    assert "entropy" in run.metrics
+    event_file = next((tmp_path / "tb").glob("*tfevents*"))
+    assert load_run(event_file).n_points == 30
+    broken = tmp_path / "events.out.tfevents.broken"
+    broken.write_bytes(b"\x00garbage" * 10)
+    with pytest.raises(LogFormatError, match=str(broken)):
+        load_run(broken)
+
+
+def test_pandas_in_and_out():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"step": [1, 2, 3, 4], "reward": [0.1, 0.2, 0.25, 0.3],
+                          "kl": [0.0, 0.01, 0.02, 0.02]})
+    from grpodyn.empirical.loaders import Run
+
+    run = Run.from_pandas(frame)
+    assert list(run.reward) == [0.1, 0.2, 0.25, 0.3]
+    back = run.to_pandas()
+    assert list(back.index) == [1, 2, 3, 4] and list(back["kl"]) == [0.0, 0.01, 0.02, 0.02]
