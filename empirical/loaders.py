@@ -1,12 +1,12 @@
 """Loaders of GRPO training logs, one per format, behind :func:`load_run`.
 
-Formats: TRL ``trainer_state.json`` (``log_history``), TRL console logs (one dict literal per
-logged step; steps are reconstructed and flagged), wide CSV and JSONL of step-wise metrics,
+Formats: TRL ``trainer_state.json`` (``log_history``), TRL console logs (one dict literal
+per logged step; steps are reconstructed and flagged), wide CSV and JSONL of step-wise metrics,
 Weights & Biases CSV exports (``<run> - <metric>`` columns), long-format CSV
 (``run, step, metric, value``), and TensorBoard event files (a ``*tfevents*`` file or a folder
-of them; needs the ``tensorboard`` extra). Every loader returns a :class:`Run`. Nothing here evaluates text:
-dict literals are read by walking their syntax tree, and malformed input raises
-:class:`LogFormatError` naming the file and, where there is one, the line.
+of them; needs the ``tensorboard`` extra). Every loader returns a :class:`Run`. Nothing here
+evaluates text: dict literals are read by walking their syntax tree, and malformed input
+raises :class:`LogFormatError` naming the file and, where there is one, the line.
 """
 
 from __future__ import annotations
