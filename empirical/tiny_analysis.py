@@ -34,17 +34,26 @@ class TinyRunsSummary:
     seed_spread_variance: dict[int, float]  # per G: variance of the seeds' windowed paths
     transfer: dict[str, dict[int, tuple[float, float]]]  # family -> G -> (mean, sd over seeds)
     transfer_within_spread: dict[str, bool]
+    plateau: dict[int, tuple[float, float]]  # G -> (mean, sd) of the fitted r*
+    relaxation_time: dict[int, tuple[float, float]]  # G -> (mean, sd) of the fitted tau
+
+    @property
+    def relaxation_ratio(self) -> float:
+        """tau(G = 4) / tau(G = 16): 1 if G leaves the step alone, 2 if noise fills Adam's v."""
+        return self.relaxation_time[4][0] / self.relaxation_time[16][0]
 
     def to_dict(self) -> dict:
-        return {k: (v if k != "transfer" else {f: {str(g): list(ms) for g, ms in d.items()}
-                                               for f, d in v.items()})
-                for k, v in asdict(self).items()}
+        out = {k: (v if k != "transfer" else {f: {str(g): list(ms) for g, ms in d.items()}
+                                              for f, d in v.items()})
+               for k, v in asdict(self).items()}
+        out["relaxation_ratio"] = self.relaxation_ratio
+        return out
 
 
 def summarise_tiny_runs(folder: str | Path = DATA_DIR, *, window: int = 50) -> TinyRunsSummary:
     """Fit every run and compare the group sizes."""
     folder = Path(folder)
-    runs, by_group, transfer = {}, {}, {}
+    runs, by_group, transfer, fitted = {}, {}, {}, {}
     for path in sorted(folder.glob("tiny_G*.json")):
         run = load_run(path)
         meta = json.loads(path.read_text())
@@ -60,6 +69,7 @@ def summarise_tiny_runs(folder: str | Path = DATA_DIR, *, window: int = 50) -> T
         if settings["num_iterations"] == 1:
             g = int(settings["group_size"])
             by_group.setdefault(g, []).append(run.reward)
+            fitted.setdefault(g, []).append((entry["r_star"], entry["tau"]))
             for family, score in meta["transfer"].items():
                 transfer.setdefault(family, {}).setdefault(g, []).append(score)
     groups = sorted(by_group)
@@ -91,5 +101,10 @@ def summarise_tiny_runs(folder: str | Path = DATA_DIR, *, window: int = 50) -> T
         within[family] = bool(abs(m4 - m16) <= 2 * np.sqrt(s4**2 / len(transfer[family][4])
                                                           + s16**2 / len(transfer[family][16]))
                               + 1e-12)
+    def mean_sd(values: list[float]) -> tuple[float, float]:
+        return float(np.mean(values)), float(np.std(values, ddof=1))
+
+    plateau = {g: mean_sd([r for r, _ in v]) for g, v in fitted.items()}
+    tau = {g: mean_sd([t for _, t in v]) for g, v in fitted.items()}
     return TinyRunsSummary(runs, window, float(gap[worst]), float(2 * se[worst]), variance,
-                           exponent, seed_spread, summary_transfer, within)
+                           exponent, seed_spread, summary_transfer, within, plateau, tau)

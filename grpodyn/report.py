@@ -271,6 +271,15 @@ def tiny_runs_section(out: Path, say: Callable[[str], None]
                         summary.mean_path_gap <= summary.mean_path_spread,
                         "with Adam the gradient noise in v_hat shrinks with B G, so the "
                         "effective step and the stiffness grow with G (THEORY.md section 9)"))
+    (p4, s4), (p16, s16) = summary.plateau[4], summary.plateau[16]
+    checks.append(Check("tiny LM: plateau r* G = 4 vs G = 16", "G-invariant (fixed point)",
+                        f"{p4:.3f} +- {s4:.3f} vs {p16:.3f} +- {s16:.3f} (sd over seeds)",
+                        abs(p4 - p16) <= 2 * np.sqrt((s4**2 + s16**2) / 3)))
+    checks.append(Check("tiny LM: relaxation time tau(G=4) / tau(G=16)",
+                        "between 1 and 2 with Adam (v_hat = g^2 + sigma^2/(B G))",
+                        f"{summary.relaxation_ratio:.2f} (tau {summary.relaxation_time[4][0]:.0f}"
+                        f" vs {summary.relaxation_time[16][0]:.0f} steps)",
+                        1.0 < summary.relaxation_ratio < 2.0))
     checks.append(Check("tiny LM: fluctuations shrink with G", "exponent -1 (1/G)",
                         f"d ln Var / d ln G = {summary.fluctuation_exponent:.2f}",
                         summary.fluctuation_exponent < 0))

@@ -11,9 +11,12 @@ __all__ = ["finite_json"]
 
 
 def finite_json(value: Any) -> Any:
-    """``value`` with every non-finite float replaced by None and numpy scalars made plain."""
+    """``value`` with every non-finite float replaced by None and numpy scalars (floats,
+    integers, booleans) made plain."""
     if isinstance(value, (float, np.floating)):
         return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.bool_):
+        return bool(value)
     if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, dict):
