@@ -1,1 +1,50 @@
-"""grpodyn: predictable GRPO training from a mean-field theory."""
+"""grpodyn: predictable GRPO training from a mean-field theory.
+
+The public API, re-exported lazily (``import grpodyn`` loads neither sympy nor the layers)::
+
+    import grpodyn
+    grpodyn.predict(lr=0.01, momentum=0.9, kappa=1.0).regime       # 'oscillatory'
+    run = grpodyn.load_run("trainer_state.json")
+    grpodyn.fit_curve("exponential", run.steps, run.reward).params
+
+Layers: ``grpodyn.theory`` (sympy derivations), ``grpodyn.numerics`` (compiled numerics, fits,
+export), ``grpodyn.empirical`` (loaders, the bandit lab, real runs).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "predict": "grpodyn.numerics.predict",
+    "trajectory": "grpodyn.numerics.trajectory",
+    "reward_trajectory": "grpodyn.numerics.trajectory",
+    "fit_curve": "grpodyn.numerics.fit",
+    "fit_models": "grpodyn.numerics.fit",
+    "forecast": "grpodyn.numerics.fit",
+    "estimate_noise": "grpodyn.numerics.fit",
+    "compiled": "grpodyn.numerics.compiled",
+    "regime": "grpodyn.numerics.stability",
+    "first_unstable_refresh": "grpodyn.numerics.stability",
+    "staleness_max": "grpodyn.numerics.stability",
+    "stationary_variance": "grpodyn.numerics.fluctuations",
+    "bandit_theory": "grpodyn.numerics.bandit",
+    "load_run": "grpodyn.empirical.loaders",
+    "BanditConfig": "grpodyn.empirical.bandit",
+    "simulate_bandit": "grpodyn.empirical.bandit",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'grpodyn' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -73,3 +73,11 @@ def test_theory_dependencies_are_core_only():
     deps = " ".join(_pyproject()["project"]["dependencies"])
     for heavy in ("torch", "transformers", "trl", "jupyter", "pandas"):
         assert heavy not in deps
+
+
+def test_top_level_reexports_resolve_without_sympy():
+    code = ("import sys, grpodyn\n"
+            "for name in grpodyn.__all__:\n"
+            "    assert getattr(grpodyn, name) is not None, name\n"
+            "assert 'sympy' not in sys.modules, 'sympy was imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT.parent)
