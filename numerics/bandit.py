@@ -41,7 +41,7 @@ def _drift_parts(estimator: str, group_size: int, eps: float):
 
 
 def bandit_theory(*, estimator: str = "grpo", group_size: int, kl: float, x_ref: float = 0.0,
-                  kl_estimator: str = "forward", eps: float = 1e-4) -> BanditTheory:
+                  kl_estimator: str = "k3", eps: float = 1e-4) -> BanditTheory:
     """Fixed point x* and curvature kappa of the two-arm bandit (analytic slopes).
 
     Parameters
@@ -53,8 +53,9 @@ def bandit_theory(*, estimator: str = "grpo", group_size: int, kl: float, x_ref:
         KL coefficient lam > 0 (without it the drift has no interior fixed point).
     x_ref : float
         Logit gap of the reference policy.
-    kl_estimator : {"forward", "k3"}
-        Exact KL(pi || pi_ref) or TRL's k3 estimator.
+    kl_estimator : {"k3", "forward"}
+        TRL's k3 estimator (default, as in :class:`~grpodyn.empirical.bandit.BanditConfig`) or
+        the exact KL(pi || pi_ref).
     eps : float
         Epsilon added to the group std (GRPO only).
     """

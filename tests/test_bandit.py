@@ -151,3 +151,10 @@ def test_two_arm_fast_path_equals_general_engine(kl_estimator, reuse):
     np.testing.assert_allclose(fast, general[:, 0], rtol=1e-12, atol=1e-15)
     for key in fast_metrics:
         np.testing.assert_allclose(fast_metrics[key], general_metrics[key], rtol=1e-12)
+
+
+def test_theory_and_simulator_share_defaults():
+    config = BanditConfig(kl=0.5)
+    assert bandit_theory(group_size=config.group_size, kl=0.5).x_star == pytest.approx(
+        bandit_theory(group_size=config.group_size, kl=0.5,
+                      kl_estimator=config.kl_estimator).x_star, rel=1e-12)
