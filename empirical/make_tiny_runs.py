@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
+
+from grpodyn.numerics.files import write_atomic
 
 from .tiny_lm import (
     TASK_FAMILIES,
@@ -59,14 +60,6 @@ def make_run(group_size: int, seed: int, *, steps: int, num_iterations: int = 1)
             "train_seconds": seconds}
 
 
-def _write(data: dict, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -78,7 +71,8 @@ def main() -> None:
     for index, (group, seed, reuse) in enumerate(jobs, start=1):
         name = f"tiny_G{group}_seed{seed}" + (f"_reuse{reuse}" if reuse > 1 else "") + ".json"
         print(f"[{index}/{len(jobs)}] {name}", flush=True)
-        _write(make_run(group, seed, steps=args.steps, num_iterations=reuse), args.out / name)
+        write_atomic(args.out / name,
+                     json.dumps(make_run(group, seed, steps=args.steps, num_iterations=reuse)))
 
 
 if __name__ == "__main__":

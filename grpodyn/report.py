@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.numerics.files import write_atomic
 from grpodyn.serialization import finite_json
 
 __all__ = ["Check", "theory_checks", "write_report"]
@@ -310,13 +309,6 @@ def tiny_runs_section(out: Path, say: Callable[[str], None]
         summary.to_dict()
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
                  quick: bool = False) -> dict[str, Any]:
     """Build the report in ``out`` (created if needed); returns its summary.
@@ -372,13 +364,13 @@ figure{{display:inline-block;margin:1em}}img{{max-width:520px}}</style></head><b
 {derivation_rows}</table>
 </body></html>
 """
-    _atomic_write(out / "index.html", page)
+    write_atomic(out / "index.html", page)
     summary = {"out": str(out), "html": str(out / "index.html"),
                "figures": [str(out / name) for name, _ in figures],
                "derivations": len(derivations), "derivation_seconds": derive_seconds,
                "checks": [c.__dict__ for c in checks],
                "checks_agree": sum(c.agrees for c in checks), "checks_total": len(checks),
                "bandit": bandit_raw, "tiny_runs": tiny_raw}
-    _atomic_write(out / "summary.json", json.dumps(finite_json(summary), indent=2,
+    write_atomic(out / "summary.json", json.dumps(finite_json(summary), indent=2,
                                                    allow_nan=False))
     return summary

@@ -10,8 +10,6 @@ boolean (``int`` in C). Bounded sums become loops; the binomial coefficient is a
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from grpodyn.theory import Derivation, registry
 from grpodyn.theory.sourcehash import theory_source_hash
 
 from .codegen import render_module
+from .files import write_atomic
 
 __all__ = ["LANGUAGES", "export", "render"]
 
@@ -221,12 +220,4 @@ def export(lang: str, out: Path) -> list[Path]:
     """Write the export to ``out`` (created if needed), each file atomically; returns paths."""
     files = render(lang)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in files.items():
-        target = out / name
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-        written.append(target)
-    return written
+    return [write_atomic(out / name, text) for name, text in files.items()]

@@ -5,23 +5,17 @@ Run ``python -m grpodyn.numerics.generate`` after changing the theory.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from .codegen import render_module
+from .files import write_atomic
 
 TARGET = Path(__file__).resolve().parent / "_generated.py"
 
 
 def write_generated(path: Path = TARGET) -> Path:
     """Write the generated module atomically and return its path."""
-    source = render_module()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".generated-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(source)
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, render_module())
 
 
 if __name__ == "__main__":
