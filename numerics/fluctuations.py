@@ -12,7 +12,7 @@ import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
 from .compiled import compiled
-from .stability import refresh_stable, staleness_stable
+from .stability import refresh_cycle_steps, refresh_stable, staleness_stable
 from .validation import InputError, check_int, check_momentum, check_positive
 
 __all__ = ["stationary_variance", "autocorrelation", "spectral_density"]
@@ -27,13 +27,6 @@ def _companion(beta: float, k: float, d: int) -> np.ndarray:
     a[0, d] -= k
     a[1:, :-1] = np.eye(size - 1)
     return a
-
-
-def _refresh_step(beta: float, k: float, hold: bool) -> np.ndarray:
-    """State (e_n, e_{n-1}, e_ref); at a refresh (hold=False) e_ref is first reset to e_n."""
-    reset = np.array([[1.0, 0, 0], [0, 1.0, 0], [1.0 if not hold else 0, 0, 1.0 if hold else 0]])
-    step = np.array([[1.0 + beta, -beta, -k], [1.0, 0, 0], [0, 0, 1.0]])
-    return step @ reset
 
 
 def stationary_variance(*, momentum: float, stiffness: float, noise: float, refresh: int = 1,
@@ -64,7 +57,7 @@ def stationary_variance(*, momentum: float, stiffness: float, noise: float, refr
         return float("inf")
     q = np.zeros((3, 3))
     q[0, 0] = s2
-    steps = [_refresh_step(beta, k, hold=phase != 0) for phase in range(refresh)]
+    steps = refresh_cycle_steps(beta, 0.0, k, refresh)  # the whole force held
     cycle, forced = np.eye(3), np.zeros((3, 3))
     for a in steps:  # covariance over one cycle: P -> A P A^T + Q
         cycle = a @ cycle

@@ -18,7 +18,7 @@ from .validation import InputError, check_int, check_momentum, check_positive
 __all__ = ["REGIMES", "regime", "schur_stable", "staleness_stable", "staleness_stiffness_max",
            "staleness_max", "refresh_stable", "refresh_max", "first_unstable_refresh",
            "stability_map", "regime_map", "refresh_threshold_comparison",
-           "mixed_refresh_radius", "first_unstable_mixed_refresh"]
+           "mixed_refresh_radius", "first_unstable_mixed_refresh", "refresh_cycle_steps"]
 
 REGIMES = ("overdamped", "critical", "oscillatory", "flip", "unstable")
 _CRITICAL_TOLERANCE = 1e-9  # relative distance from the boundary reported as "critical"
@@ -184,6 +184,19 @@ def refresh_threshold_comparison(*, momentum: float, stiffness: float) -> dict[s
                                                                              stiffness))}
 
 
+def refresh_cycle_steps(beta: float, stiffness_current: float, stiffness_lagged: float,
+                        refresh: int) -> list[np.ndarray]:
+    """Step matrices of one refresh cycle, state (e_n, e_{n-1}, e_ref).
+
+    e_{n+1} = (1+beta) e_n - beta e_{n-1} - k_c e_n - k_l e_ref; at the first phase of the cycle
+    e_ref is first reset to e_n (the refresh), at the others it is held.
+    """
+    step = np.array([[1.0 + beta - stiffness_current, -beta, -stiffness_lagged],
+                     [1.0, 0, 0], [0, 0, 1.0]])
+    refresh_now = np.array([[1.0, 0, 0], [0, 1.0, 0], [1.0, 0, 0]])
+    return [step @ refresh_now if phase == 0 else step for phase in range(refresh)]
+
+
 def mixed_refresh_radius(*, momentum: float, stiffness_current: float, stiffness_lagged: float,
                          refresh: int) -> float:
     """Spectral radius per refresh cycle when only part of the force is held.
@@ -193,13 +206,10 @@ def mixed_refresh_radius(*, momentum: float, stiffness_current: float, stiffness
     """
     beta = float(check_momentum(momentum))
     refresh = check_int("refresh", refresh, minimum=1)
-    k_c, k_l = float(stiffness_current), float(stiffness_lagged)
     cycle = np.eye(3)
-    for phase in range(refresh):
-        hold = 0.0 if phase == 0 else 1.0  # at a refresh e_ref := e_n
-        reset = np.array([[1.0, 0, 0], [0, 1.0, 0], [1.0 - hold, 0, hold]])
-        step = np.array([[1.0 + beta - k_c, -beta, -k_l], [1.0, 0, 0], [0, 0, 1.0]])
-        cycle = step @ reset @ cycle
+    for step in refresh_cycle_steps(beta, float(stiffness_current), float(stiffness_lagged),
+                                    refresh):
+        cycle = step @ cycle
     return float(np.max(np.abs(np.linalg.eigvals(cycle))))
 
 

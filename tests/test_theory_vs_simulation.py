@@ -115,3 +115,23 @@ def test_expansion_approaches_exact_sums():
         assert abs(approx / exact - 1) < 20 / order_check**2
     at_half = [compiled("grpo_update_variance")(g, 0.5, 0.0) * g**2 for g in (64, 256, 1024)]
     assert all(abs(v - 1 / 8) < 0.02 for v in at_half)  # ~ 1/(8 G^2), faster than 1/G
+
+
+@pytest.mark.parametrize("lag", [{"refresh": 3}, {"staleness": 2}])
+def test_lagged_stationary_variance_matches_simulation(lag):
+    from grpodyn.numerics.fluctuations import stationary_variance
+
+    predicted = stationary_variance(momentum=0.5, stiffness=0.1, noise=1e-4, **lag)
+    sim = simulate_map(momentum=0.5, stiffness=0.1, e0=0.0, steps=200_000, noise=1e-4, paths=4,
+                       seed=5, **lag)
+    assert sim.e[:, 2000:].var() == pytest.approx(predicted, rel=0.05)
+
+
+@settings(max_examples=30, deadline=None)
+@given(momenta, st.floats(5e-3, 0.5))
+def test_mixed_force_with_nothing_current_is_sample_and_hold(beta, k):
+    from grpodyn.numerics.stability import first_unstable_mixed_refresh, first_unstable_refresh
+
+    assert first_unstable_mixed_refresh(momentum=beta, stiffness_current=0.0,
+                                        stiffness_lagged=k) == \
+        first_unstable_refresh(momentum=beta, stiffness=k)
