@@ -28,7 +28,8 @@ import numpy as np
 
 from grpodyn.numerics.validation import InputError, check_finite, check_int, check_positive
 
-__all__ = ["BanditConfig", "BanditRun", "simulate_bandit", "advantages", "expected_update"]
+__all__ = ["BanditConfig", "BanditRun", "simulate_bandit", "advantages", "expected_update",
+           "group_update_moments"]
 
 ESTIMATORS = ("grpo", "dr_grpo", "rloo")
 _LOGIT_LIMIT = 1000.0
@@ -336,27 +337,35 @@ def simulate_bandit(config: BanditConfig, *, steps: int, seeds: int = 1, seed: i
     return BanditRun(config, xs, ps, logged)
 
 
-def expected_update(x: float, config: BanditConfig) -> float:
-    """Exact expected ascent direction of x for two arms, by enumerating every group outcome.
+def group_update_moments(x: float, config: BanditConfig) -> tuple[float, float]:
+    """Exact mean and variance of one group's ascent direction of x (two arms), by enumerating
+    every success count S with its binomial probability.
 
-    Uses the simulator's own advantage and KL code on each success count S with its binomial
-    probability: an independent check of the sympy drift (it shares no code with it).
+    Uses the simulator's own advantage and KL code: an independent check of the sympy drift (it
+    shares no code with it). The k3 KL is the sampled estimator, so it adds to the variance; the
+    exact forward KL is deterministic.
     """
     from scipy.stats import binom
 
     if config.arms != 2:
-        raise InputError("expected_update is defined for two arms")
+        raise InputError("the enumerated update is defined for two arms")
     g = config.group_size
     successes = np.arange(g + 1, dtype=float)
     p = 1.0 / (1.0 + np.exp(-x))
     weights = binom.pmf(successes, g, p)
     a_win, a_loss = advantages(successes, g, config.estimator, config.eps)
     policy = (successes * a_win * (1 - p) + (g - successes) * a_loss * (0 - p)) / g
-    p_ref = 1.0 / (1.0 + np.exp(-config.x_ref))
     if config.kl_estimator == "forward":
-        kl = p * (1 - p) * (x - config.x_ref)
+        kl = np.full_like(successes, p * (1 - p) * (x - config.x_ref))
     else:
+        p_ref = 1.0 / (1.0 + np.exp(-config.x_ref))
         share = successes / g
         kl = share * (1 - p_ref / p) * (1 - p) + (1 - share) * (1 - (1 - p_ref) / (1 - p)) * (-p)
-        kl = float(np.sum(weights * kl))
-    return float(np.sum(weights * policy) - config.kl * kl)
+    update = policy - config.kl * kl
+    mean = float(weights @ update)
+    return mean, float(weights @ update**2 - mean**2)
+
+
+def expected_update(x: float, config: BanditConfig) -> float:
+    """Exact expected ascent direction of x for two arms (:func:`group_update_moments`)."""
+    return group_update_moments(x, config)[0]

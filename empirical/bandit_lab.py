@@ -18,7 +18,7 @@ from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.trajectory import reward_trajectory
 from grpodyn.numerics.validation import InputError
 
-from .bandit import BanditConfig, expected_update, simulate_bandit
+from .bandit import BanditConfig, expected_update, group_update_moments, simulate_bandit
 
 __all__ = ["StiffnessEstimate", "measure_stiffness", "TransitionResult", "transition_experiment",
            "ThresholdResult", "threshold_experiment", "GroupSizeResult", "group_size_experiment",
@@ -156,10 +156,6 @@ def spectrum_experiment(config: BanditConfig = DEFAULT_CONFIG, *, momentum: floa
     The noise level s^2 is the simulator's own per-step gradient variance at x* (enumerated
     over groups), so only the dynamics are predicted; the peak position depends on k alone.
     """
-    from scipy.stats import binom
-
-    from .bandit import advantages
-
     theory = _theory(config)
     cfg = replace(config, momentum=momentum)
     run = simulate_bandit(cfg, steps=steps + 512, seeds=seeds, seed=seed, x0=theory.x_star)
@@ -168,18 +164,7 @@ def spectrum_experiment(config: BanditConfig = DEFAULT_CONFIG, *, momentum: floa
     observed = periodogram.mean(axis=1)[1:]
     omega = 2 * np.pi * np.fft.rfftfreq(e.shape[0])[1:]
     # per-group variance of the x-gradient at x*, by enumeration (KL part included)
-    g = cfg.group_size
-    wins = np.arange(g + 1, dtype=float)
-    p = theory.p_star
-    a_win, a_loss = advantages(wins, g, cfg.estimator, cfg.eps)
-    p_ref = 1 / (1 + np.exp(-cfg.x_ref))
-    share = wins / g
-    kl = share * (1 - p_ref / p) * (1 - p) - (1 - share) * (1 - (1 - p_ref) / (1 - p)) * p
-    if cfg.kl_estimator == "forward":
-        kl = np.full_like(wins, p * (1 - p) * (theory.x_star - cfg.x_ref))
-    grad = (wins * a_win * (1 - p) - (g - wins) * a_loss * p) / g - cfg.kl * kl
-    weights = binom.pmf(wins, g, p)
-    variance = float(weights @ grad**2 - (weights @ grad) ** 2)
+    _, variance = group_update_moments(theory.x_star, cfg)
     s2 = cfg.lr**2 * variance / cfg.prompts
     k = cfg.lr * theory.kappa
     predicted = compiled("spectral_density")(omega, momentum, k, s2)
