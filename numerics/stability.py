@@ -22,6 +22,7 @@ __all__ = ["REGIMES", "regime", "schur_stable", "staleness_stable", "staleness_s
 
 REGIMES = ("overdamped", "critical", "oscillatory", "flip", "unstable")
 _CRITICAL_TOLERANCE = 1e-9  # relative distance from the boundary reported as "critical"
+_MARGINAL_TOLERANCE = 1e-10  # spectral radius this close to 1 is marginal, i.e. not stable
 
 
 def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: int = 0) -> str:
@@ -137,7 +138,11 @@ def refresh_stable(beta, k, refresh) -> np.ndarray:
 
 def first_unstable_refresh(*, momentum: float, stiffness: float, cap: int = 10_000_000
                            ) -> int | None:
-    """Smallest refresh interval K that is unstable (None when K = 1 is already unstable)."""
+    """Smallest refresh interval K that is unstable (None when K = 1 is already unstable).
+
+    Marginal intervals (cycle spectral radius 1 up to round-off, e.g. beta = 0, K k = 2) count
+    as unstable.
+    """
     beta = float(check_momentum(momentum))
     k = float(check_positive("stiffness", stiffness))
     if not refresh_stable(beta, k, 1):
@@ -147,7 +152,14 @@ def first_unstable_refresh(*, momentum: float, stiffness: float, cap: int = 10_0
         ks = np.arange(1, upper + 1)
         unstable = ~refresh_stable(beta, k, ks)
         if unstable.any():
-            return int(ks[np.argmax(unstable)])
+            first = int(ks[np.argmax(unstable)])
+            # A tie with the boundary is decided by round-off in the strict Jury conditions;
+            # a marginal interval (cycle radius 1 to round-off) counts as unstable.
+            if first > 2 and mixed_refresh_radius(
+                    momentum=beta, stiffness_current=0.0, stiffness_lagged=k,
+                    refresh=first - 1) >= 1 - _MARGINAL_TOLERANCE:
+                return first - 1
+            return first
         upper *= 4
     raise InputError(f"refresh interval stays stable beyond the cap K = {cap}")
 
@@ -215,10 +227,15 @@ def mixed_refresh_radius(*, momentum: float, stiffness_current: float, stiffness
 
 def first_unstable_mixed_refresh(*, momentum: float, stiffness_current: float,
                                  stiffness_lagged: float, cap: int = 100_000) -> int | None:
-    """Smallest unstable refresh interval with a partly held force (None: K = 1 unstable)."""
+    """Smallest unstable refresh interval with a partly held force (None: K = 1 unstable).
+
+    A cycle radius within round-off of 1 is marginal and counted as unstable, as the exact
+    (strict) Jury conditions of the sample-and-hold case do.
+    """
     for refresh in range(1, cap + 1):
         if mixed_refresh_radius(momentum=momentum, stiffness_current=stiffness_current,
-                                stiffness_lagged=stiffness_lagged, refresh=refresh) >= 1:
+                                stiffness_lagged=stiffness_lagged,
+                                refresh=refresh) >= 1 - _MARGINAL_TOLERANCE:
             return None if refresh == 1 else refresh
     raise InputError(f"refresh interval stays stable beyond the cap K = {cap}")
 
