@@ -109,13 +109,13 @@ def _number(value: Any) -> float:
     """A float from a number or numeric string; NaN for anything else."""
     if isinstance(value, bool):
         return math.nan
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
+    try:
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, str):
             return float(value.strip())
-        except ValueError:
-            return math.nan
+    except (ValueError, OverflowError):  # not a number, or an integer beyond float range
+        return math.nan
     return math.nan
 
 
@@ -124,9 +124,13 @@ def _assemble(source: str, fmt: str, rows: list[tuple[float, dict[str, Any]]], *
               hyperparameters: dict[str, Any] | None = None) -> Run:
     """Build a Run from (step, {metric: value}) rows; repairs are recorded as warnings."""
     warnings: list[str] = []
-    rows = [(s, r) for s, r in rows if math.isfinite(s)]
-    if not rows:
+    finite_steps = [(s, r) for s, r in rows if math.isfinite(s)]
+    if not finite_steps:
         raise LogFormatError(f"{source}: no logged step with a finite step number")
+    if len(finite_steps) < len(rows):
+        warnings.append(f"{len(rows) - len(finite_steps)} entries without a finite step "
+                        "number dropped")
+    rows = finite_steps
     available = set().union(*(r.keys() for _, r in rows))
     reward_key = next((k for k in METRIC_ALIASES["reward"] if k in available), None)
     if reward_key is None:
@@ -139,11 +143,11 @@ def _assemble(source: str, fmt: str, rows: list[tuple[float, dict[str, Any]]], *
     rows = [(s, r) for s, r in rows if reward_key in r]
     steps = np.array([s for s, _ in rows], dtype=float)
     order = np.argsort(steps, kind="stable")
-    if np.any(np.diff(steps) < 0):
+    if np.any(steps[1:] < steps[:-1]):
         warnings.append("steps were not increasing: sorted by step")
     steps, rows = steps[order], [rows[i] for i in order]
     keep = np.ones(steps.size, dtype=bool)
-    keep[1:] = np.diff(steps) != 0
+    keep[1:] = steps[1:] != steps[:-1]
     if not keep.all():
         warnings.append(f"{int((~keep).sum())} duplicate steps: kept the first of each")
     steps, rows = steps[keep], [r for r, k in zip(rows, keep, strict=True) if k]
@@ -232,7 +236,7 @@ def _literal_dict(text: str) -> dict[str, Any] | None:
     """A dict literal of string keys and scalar values, read without evaluating code."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # incl. nesting too deep
         return None
     if not isinstance(node, ast.Dict):
         return None
@@ -282,14 +286,20 @@ def _table_rows(path: Path, text: str) -> tuple[list[str], list[list[str]]]:
         header = next(reader)
     except StopIteration:
         raise LogFormatError(f"{path}: empty file") from None
+    except csv.Error as exc:
+        raise LogFormatError(f"{path}:1: not a readable table ({exc})") from None
     body = []
-    for lineno, row in enumerate(reader, start=2):
-        if not row:
-            continue
-        if len(row) != len(header):
-            raise LogFormatError(f"{path}:{lineno}: {len(row)} fields, the header has "
-                                 f"{len(header)}")
-        body.append(row)
+    lineno = 1
+    try:
+        for lineno, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise LogFormatError(f"{path}:{lineno}: {len(row)} fields, the header has "
+                                     f"{len(header)}")
+            body.append(row)
+    except csv.Error as exc:
+        raise LogFormatError(f"{path}:{lineno + 1}: not a readable table ({exc})") from None
     return [h.strip() for h in header], body
 
 
@@ -334,7 +344,10 @@ def _load_jsonl(path: Path, text: str) -> Run:
         try:
             entry = json.loads(line)
         except ValueError as exc:
-            raise LogFormatError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+            raise LogFormatError(f"{path}:{lineno}: not JSON "
+                                 f"({getattr(exc, 'msg', exc)})") from None
+        except RecursionError:
+            raise LogFormatError(f"{path}:{lineno}: JSON nested too deeply") from None
         if not isinstance(entry, dict):
             raise LogFormatError(f"{path}:{lineno}: a JSON line that is not an object")
         step_key = next((n for n in _STEP_NAMES if n in entry), None)
@@ -404,11 +417,14 @@ def load_run(path: str | Path, *, run: str | None = None) -> Run:
     stripped = text.lstrip()
     if path.suffix.lower() == ".jsonl":
         return _load_jsonl(path, text)
-    if stripped.startswith("{") and path.suffix.lower() == ".json":
+    if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise LogFormatError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # e.g. a huge integer, deep nesting
+            raise LogFormatError(f"{path}: not valid JSON ({type(exc).__name__}: "
+                                 f"{str(exc)[:80]})") from None
         if isinstance(data, dict) and "log_history" in data:
             return _load_trainer_state(path, data)
         raise LogFormatError(f"{path}: a JSON file without 'log_history' (not a TRL "
@@ -417,6 +433,8 @@ def load_run(path: str | Path, *, run: str | None = None) -> Run:
         header, body = _table_rows(path, text)
         if {"metric", "value", "step"} <= {h.lower() for h in header}:
             runs = _runs_of_long_csv(path, header, body)
+            if not runs:
+                raise LogFormatError(f"{path}: a long-format table with no rows")
             if run is None:
                 def n_reward(rows: list) -> int:
                     return sum(any(k in r for k in METRIC_ALIASES["reward"]

@@ -7,6 +7,7 @@ import os
 import tempfile
 
 import pytest
+from hypothesis import settings
 
 _spec = importlib.util.find_spec("grpodyn.theory")
 if _spec is None:  # pragma: no cover - only on a broken set-up
@@ -15,6 +16,11 @@ if _spec is None:  # pragma: no cover - only on a broken set-up
         "installed package. Install with `pip install -e .[test]` and run `pytest` (which uses "
         "--import-mode=importlib), not `python -m pytest` from the repository root."
     )
+
+# In CI, hypothesis draws the same examples every run (no flaky red builds); locally it explores.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 # Derivations cached by the tests go to a private directory, never the user's cache.
 os.environ.setdefault("GRPODYN_CACHE_DIR", tempfile.mkdtemp(prefix="grpodyn-test-cache-"))
@@ -26,3 +32,16 @@ def reg():
     from grpodyn.theory import registry
 
     return registry()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many inputs the loader fuzzing tried (tests/test_fuzz_loaders.py)."""
+    import sys
+
+    module = next((m for name, m in list(sys.modules.items())
+                   if name.endswith("test_fuzz_loaders")), None)
+    counts = getattr(module, "FUZZ_COUNTS", None)
+    if counts:
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        terminalreporter.write_line(f"loader fuzzing: {sum(counts.values())} inputs tried "
+                                    f"({detail})")
