@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '769296fcd51759c83bc3d3a0d2b90490'
+THEORY_HASH = 'c8c3528294deccb084746989304d885c'
 
 
 SIGNATURES = {

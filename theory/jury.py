@@ -29,7 +29,7 @@ def jury_margins(coeffs: Sequence[sp.Expr]) -> list[sp.Expr]:
         ``P(1)``, ``(-1)^n P(-1)``, ``a_n - |a_0|``, then ``|b_0| - |b_{n-1}|`` for every further
         row of the Jury table, down to the row of three elements.
     """
-    a = [sp.sympify(c) for c in coeffs]
+    a = [sp.sympify(c, strict=True) for c in coeffs]  # numbers and expressions, never strings
     n = len(a) - 1
     if n < 1:
         raise ValueError("jury_margins: the polynomial must have degree >= 1")
