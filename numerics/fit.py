@@ -459,6 +459,8 @@ def estimate_noise(y) -> NoiseEstimate:
     shipped real logs it put the ceiling below the R^2 that models reach.)
     """
     y = check_finite("reward", y).ravel()
+    if y.size < 3:
+        raise InputError(f"reward: the noise estimate needs at least 3 points, got {y.size}")
     sigma = float(np.std(np.diff(y)) / np.sqrt(2))
     variance = float(np.var(y))
     ceiling = float(max(0.0, 1 - sigma**2 / variance)) if variance > 0 else float("nan")
@@ -482,7 +484,7 @@ def forecast(name: str, t, y, *, train_fraction: float, momentum: float | None =
     t = check_finite("steps", t).ravel()
     y = check_finite("reward", y).ravel()
     if not 0 < train_fraction < 1:
-        raise InputError(f"train fraction must lie strictly between 0 and 1, got "
+        raise InputError(f"train_fraction must lie strictly between 0 and 1, got "
                          f"{train_fraction!r}")
     n_train = int(np.floor(train_fraction * t.size))
     if n_train < 5 or t.size - n_train < 1:

@@ -86,10 +86,10 @@ def closed_form(t, e0, v0, zeta, omega0) -> np.ndarray:
                                                     for x in (t, e0, v0, zeta, omega0)))
     gamma = zeta * omega0
     s2 = omega0**2 * (zeta - 1.0) * (zeta + 1.0)
-    x = s2 * t**2
     slope = v0 + gamma * e0
     out = np.empty(t.shape)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        x = _phase_squared(s2, t)
         for region, evaluate in ((np.abs(x) <= _SERIES_CUTOFF, _near_critical),
                                  (x < -_SERIES_CUTOFF, _underdamped),
                                  (x > _SERIES_CUTOFF, _overdamped)):
@@ -122,8 +122,13 @@ def _closed_form_scalar(t: np.ndarray, e0: float, v0: float, zeta: float, omega0
     return out.reshape(shape)
 
 
+def _phase_squared(s2, t):
+    """(s t)^2, exactly 0 at critical damping even where t^2 overflows (0 * inf is NaN)."""
+    return np.where(s2 == 0, 0.0, s2 * t**2)
+
+
 def _near_critical(t, e0, slope, gamma, s2, omega0):
-    cosh_part, sinc_part = _series_cosh_sinc(s2 * t**2)
+    cosh_part, sinc_part = _series_cosh_sinc(_phase_squared(s2, t))
     return np.exp(-gamma * t) * (e0 * cosh_part + slope * t * sinc_part)
 
 
