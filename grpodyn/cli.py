@@ -72,6 +72,16 @@ def _cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
                    train_fraction=args.train_fraction)
 
 
+def _cmd_diagnose(args: argparse.Namespace) -> dict[str, Any]:
+    from grpodyn.empirical.diagnostics import diagnose
+    from grpodyn.empirical.loaders import load_run
+
+    run = load_run(args.log, run=args.run)
+    result = diagnose(run, group_size=args.group_size).to_dict()
+    result["warnings"] = run.warnings
+    return finite_json(result)
+
+
 def _cmd_export(args: argparse.Namespace) -> dict[str, Any]:
     from pathlib import Path
 
@@ -205,6 +215,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=_cmd_bandit)
 
+    p = commands.add_parser("diagnose", help="which failure mode a run shows, with evidence",
+                            description="Score reward hacking, advantage degeneracy, policy "
+                            "concentration and dynamical instability from a training log "
+                            "(THEORY.md section 10); modes the log cannot judge are named.")
+    p.add_argument("log", help="the training log")
+    p.add_argument("--group-size", type=_integer,
+                   help="G, when the log and its config do not say")
+    p.add_argument("--run", help="run name, for a long-format CSV with several runs")
+    _add_json(p)
+    p.set_defaults(handler=_cmd_diagnose)
+
     p = commands.add_parser("export", help="export the theory as code in another language",
                             description="Write every derivation as functions in another "
                             "language (same names, same argument order).")
@@ -229,6 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _print_human(result: dict[str, Any]) -> None:
     if "models" in result:
         _print_fit(result)
+        return
+    if "primary" in result:
+        _print_diagnosis(result)
         return
     for key, value in result.items():
         if isinstance(value, list) and len(value) > 8:
@@ -258,6 +282,16 @@ def _print_fit(result: dict[str, Any]) -> None:
         print(f"forecast ({f['model']}, {f['n_train']} -> {f['n_holdout']} points): holdout "
               f"R^2 {f['r2_holdout']:.3f}, MAE {f['mae_holdout']:.4g}, "
               f"{100 * f['coverage']:.0f}% inside the {100 * f['level']:.0f}% band")
+
+
+def _print_diagnosis(result: dict[str, Any]) -> None:
+    print(f"{result['source']}: {result['primary'] or 'healthy (no mode flagged)'}")
+    for warning in result["warnings"]:
+        print(f"  note: {warning}")
+    for name, verdict in result["modes"].items():
+        mark = "!" if verdict["flag"] else ("?" if not verdict["judged"] else " ")
+        score = f"{verdict['score']:.2f}" if verdict["judged"] else " -- "
+        print(f"{mark} {name:22s} {score}  {verdict['evidence']}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,113 @@
+"""A labelled test bed of GRPO runs with each failure mode induced on purpose.
+
+Bandit runs (numpy only, seconds): the softmax bandit of :mod:`grpodyn.empirical.bandit` with
+
+- healthy: a KL pull strong enough to hold the plateau below 1 (entropy kept);
+- reward hacking: the rewarded arm is a proxy; the true reward of an answer is 0.3 on the
+  rewarded arm and 0.7 on the other, so the held-out (true) reward falls as the proxy rises;
+- advantage degeneracy: G = 2 on an easy task (start at p = 0.88): most groups are all-correct;
+- policy concentration: no KL and a high learning rate: the policy collapses onto one arm;
+- dynamical instability: a refresh interval past the threshold of section 5 (sample-and-hold),
+  a sustained oscillation of the reward.
+
+Every run logs what TRL logs plus a held-out reward (a fresh evaluation of 256 answers every 10
+steps). :func:`evaluate` scores :func:`~grpodyn.empirical.diagnostics.diagnose` and the simple
+threshold rules on the same runs (confusion matrix, per-mode precision and recall).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bandit import BanditConfig, simulate_bandit
+from .diagnostics import MODES, diagnose, threshold_rules
+from .loaders import Run
+
+__all__ = ["LABELS", "LabelledRun", "bandit_testbed", "evaluate"]
+
+LABELS = ("healthy", *MODES)
+_EVAL_EVERY, _EVAL_SAMPLES = 10, 256
+
+
+@dataclass(frozen=True)
+class LabelledRun:
+    label: str
+    name: str
+    run: Run
+
+
+def _bandit_case(label: str, seed: int, steps: int) -> LabelledRun:
+    variant = seed % 3
+    if label == "healthy":
+        config = BanditConfig(lr=(0.2, 0.3, 0.4)[variant], momentum=(0.0, 0.5, 0.0)[variant],
+                              group_size=(8, 16, 32)[variant], prompts=8, kl=0.5)
+        x0 = -1.5
+    elif label == "reward_hacking":
+        config = BanditConfig(lr=(0.2, 0.3, 0.4)[variant], group_size=(8, 16, 8)[variant],
+                              prompts=8, kl=0.5)
+        x0 = -1.5
+    elif label == "advantage_degeneracy":
+        config = BanditConfig(lr=(0.05, 0.03, 0.08)[variant], group_size=2, prompts=8, kl=0.0)
+        x0 = 2.0
+    elif label == "policy_concentration":
+        config = BanditConfig(lr=(3.0, 2.0, 4.0)[variant], group_size=8, prompts=8, kl=0.0)
+        x0 = -1.5
+    elif label == "dynamical_instability":
+        config = BanditConfig(lr=(0.6, 0.5, 0.6)[variant], group_size=32, prompts=8, kl=1.0,
+                              refresh=(16, 20, 14)[variant])
+        x0 = -1.5
+    else:
+        raise ValueError(f"unknown label {label!r}")
+    sim = simulate_bandit(config, steps=steps, seeds=1, seed=1000 * LABELS.index(label) + seed,
+                          x0=x0)
+    p = sim.p[1:, 0]
+    true_p = 0.3 * p + 0.7 * (1 - p) if label == "reward_hacking" else p
+    rng = np.random.default_rng(seed + 17)
+    held = np.full(steps, np.nan)
+    at = np.arange(_EVAL_EVERY - 1, steps, _EVAL_EVERY)
+    held[at] = rng.binomial(_EVAL_SAMPLES, true_p[at]) / _EVAL_SAMPLES
+    metrics = {k: v[:, 0] for k, v in sim.metrics.items() if k != "reward"}
+    metrics["heldout_reward"] = held
+    run = Run(source=f"bandit:{label}:{seed}", format="bandit",
+              steps=np.arange(1, steps + 1, dtype=float), reward=sim.metrics["reward"][:, 0],
+              metrics=metrics, hyperparameters={"G": config.group_size, "lr": config.lr})
+    return LabelledRun(label, f"bandit_{label}_{seed}", run)
+
+
+def bandit_testbed(*, seeds: int = 5, steps: int = 400) -> list[LabelledRun]:
+    """``seeds`` bandit runs per label (healthy and the four modes)."""
+    return [_bandit_case(label, seed, steps) for label in LABELS for seed in range(seeds)]
+
+
+def _scores(truth: list[str], predicted: list[str]) -> dict:
+    confusion = {t: {p: 0 for p in LABELS} for t in LABELS}
+    for t, p in zip(truth, predicted, strict=True):
+        confusion[t][p] += 1
+    per_mode = {}
+    for mode in LABELS:
+        tp = confusion[mode][mode]
+        called = sum(confusion[t][mode] for t in LABELS)
+        actual = sum(confusion[mode].values())
+        per_mode[mode] = {"precision": tp / called if called else float("nan"),
+                          "recall": tp / actual if actual else float("nan")}
+    return {"confusion": confusion, "per_mode": per_mode,
+            "healthy_flagged_unstable": confusion["healthy"]["dynamical_instability"]}
+
+
+def evaluate(cases: list[LabelledRun]) -> dict:
+    """Confusion matrices of the model-based diagnosis and of the threshold rules."""
+    truth = [c.label for c in cases]
+    model = [diagnose(c.run).primary or "healthy" for c in cases]
+    rules = []
+    for c in cases:
+        fired = [m for m, on in threshold_rules(c.run).items() if on]
+        rules.append(fired[0] if len(fired) == 1 else ("healthy" if not fired else
+                                                       "+".join(fired)))
+    rule_single = [r if r in LABELS else "ambiguous" for r in rules]
+    rule_scores = _scores(truth, [r if r in LABELS else "healthy" for r in rule_single])
+    rule_scores["ambiguous"] = sum(r == "ambiguous" for r in rule_single)
+    return {"model": _scores(truth, model), "threshold_rules": rule_scores,
+            "cases": [{"name": c.name, "label": c.label, "model": m, "rules": r}
+                      for c, m, r in zip(cases, model, rules, strict=True)]}

@@ -1,0 +1,82 @@
+"""Diagnosis of the four failure modes: the labelled bandit test bed, missing metrics, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from grpodyn.cli import main
+from grpodyn.empirical.diagnostics import MODES, diagnose
+from grpodyn.empirical.loaders import Run
+from grpodyn.empirical.testbed import LABELS, bandit_testbed, evaluate
+from grpodyn.numerics.validation import InputError
+
+
+@pytest.fixture(scope="module")
+def scored():
+    return evaluate(bandit_testbed(seeds=5))
+
+
+def test_testbed_precision_and_recall(scored):
+    for label in LABELS:
+        assert scored["model"]["per_mode"][label]["precision"] >= 0.9, label
+        assert scored["model"]["per_mode"][label]["recall"] >= 0.9, label
+
+
+def test_healthy_runs_are_never_flagged_unstable(scored):
+    assert scored["model"]["healthy_flagged_unstable"] == 0
+
+
+def test_threshold_rules_are_scored_on_the_same_runs(scored):
+    rules = scored["threshold_rules"]
+    assert sum(sum(row.values()) for row in rules["confusion"].values()) == 25
+
+
+def _run(n=200, **metrics):
+    steps = np.arange(1.0, n + 1)
+    reward = 0.9 - 0.6 * np.exp(-steps / 40) + 0.02 * np.random.default_rng(0).normal(size=n)
+    return Run(source="synthetic", format="test", steps=steps, reward=reward, metrics=metrics)
+
+
+def test_missing_metrics_say_which_modes_cannot_be_judged():
+    d = diagnose(_run())
+    judged = {name: v.judged for name, v in d.modes.items()}
+    assert judged == {"reward_hacking": False, "advantage_degeneracy": False,
+                      "policy_concentration": False, "dynamical_instability": True}
+    assert d.primary is None and len(d.notes) == 3
+    assert "held-out" in d.modes["reward_hacking"].evidence
+
+
+def test_group_size_predicts_zero_std_groups_when_not_logged():
+    d = diagnose(_run(), group_size=2)
+    verdict = d.modes["advantage_degeneracy"]
+    assert verdict.judged and "predicted from the reward at G = 2" in verdict.evidence
+
+
+def test_a_collapse_is_unstable_and_upstream_of_what_follows():
+    run = _run()
+    run.reward[120:] = 0.02
+    run.metrics["entropy"] = np.where(np.arange(200) < 120, 0.5, 1e-4)
+    d = diagnose(run)
+    assert d.modes["dynamical_instability"].flag and d.modes["policy_concentration"].flag
+    assert d.primary == "dynamical_instability"
+
+
+def test_too_short_a_log_is_refused():
+    with pytest.raises(InputError, match="at least 20"):
+        diagnose(_run(n=10))
+
+
+def test_cli_diagnose_keys(tmp_path, capsys):
+    case = bandit_testbed(seeds=1)[LABELS.index("advantage_degeneracy")]
+    history = [{"step": float(s), "reward": float(r),
+                **{k: float(v[i]) for k, v in case.run.metrics.items() if np.isfinite(v[i])}}
+               for i, (s, r) in enumerate(zip(case.run.steps, case.run.reward, strict=True))]
+    log = tmp_path / "trainer_state.json"
+    log.write_text(json.dumps({"log_history": history}))
+    assert main(["diagnose", str(log), "--group-size", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["modes"]) == set(MODES) and out["primary"] == "advantage_degeneracy"
+    assert set(out["modes"]["advantage_degeneracy"]) >= {"flag", "score", "evidence"}
