@@ -31,6 +31,9 @@ from .tiny_lm import (
 )
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "data" / "tiny_runs"
+#: Settings shared by every shipped run (and by the curvature probe's re-runs).
+TRAIN_SETTINGS = {"warm_up_band": (0.25, 0.5), "prompts_per_step": 16, "learning_rate": 1e-3,
+                  "kl": 0.02}
 _KEPT = ("step", "reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
          "learning_rate", "loss", "grad_norm", "completions/mean_length")
 
@@ -44,10 +47,11 @@ def make_run(group_size: int, seed: int, *, steps: int, num_iterations: int = 1)
     """One warm-up plus GRPO run; returns the trainer_state dict to ship."""
     tokenizer = build_tokenizer()
     model = build_model(seed=seed)
-    warm = warm_up(model, tokenizer, band=(0.25, 0.5), seed=seed)
-    settings = GRPORunSettings(group_size=group_size, prompts_per_step=16, steps=steps,
-                               learning_rate=1e-3, kl=0.02, num_iterations=num_iterations,
-                               seed=seed)
+    warm = warm_up(model, tokenizer, band=TRAIN_SETTINGS["warm_up_band"], seed=seed)
+    settings = GRPORunSettings(group_size=group_size, steps=steps, seed=seed,
+                               prompts_per_step=TRAIN_SETTINGS["prompts_per_step"],
+                               learning_rate=TRAIN_SETTINGS["learning_rate"],
+                               kl=TRAIN_SETTINGS["kl"], num_iterations=num_iterations)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         result = run_grpo(model, tokenizer, settings, output_dir=scratch)
