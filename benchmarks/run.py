@@ -187,6 +187,37 @@ def bench_derivation_and_import(repeats: int) -> list[dict]:
              "ratio": "sympy imported: " + str(any(i["sympy"] for i in imports))}]
 
 
+def bench_callback(events: int = 1000) -> list[dict]:
+    """Cost of the TRL callback per log event, over a whole run of log events."""
+    try:
+        from transformers import TrainerControl, TrainerState, TrainingArguments
+    except ImportError:
+        return [{"benchmark": "TRL callback per log event", "figure": "skipped",
+                 "ratio": "needs the trl extra"}]
+    from grpodyn.empirical.callback import GRPODynamicsCallback
+
+    rng = np.random.default_rng(0)
+    t = np.arange(1, events + 1)
+    rewards = 0.85 - 0.6 * np.exp(-t / 200) + 0.05 * rng.normal(size=events)
+    args = TrainingArguments(output_dir=tempfile.gettempdir(), report_to=[], use_cpu=True)
+    state, control = TrainerState(), TrainerControl()
+    callback = GRPODynamicsCallback()
+    times = []
+    for step, reward in enumerate(rewards, start=1):
+        state.global_step = step
+        logs = {"reward": float(reward), "reward_std": 0.4, "entropy": 0.5, "kl": 0.01,
+                "frac_reward_zero_std": 0.3}
+        state.log_history.append({**logs, "step": step})
+        start = time.perf_counter()
+        callback.on_log(args, state, control, logs=logs)
+        times.append(time.perf_counter() - start)
+    times_ms = 1e3 * np.asarray(times)
+    return [{"benchmark": f"TRL callback per log event ({events} events, fit every 10, "
+             "diagnosis every 50)",
+             "figure": f"mean {times_ms.mean():.2f} ms, median {np.median(times_ms):.3f} ms",
+             "ratio": f"max {times_ms.max():.0f} ms (a refit or diagnosis); target mean < 5 ms"}]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller batch")
@@ -196,7 +227,8 @@ def main() -> None:
     rows = (bench_trajectory(repeats) + bench_fits(repeats, batch)
             + bench_bandit(max(3, repeats // 4))
             + bench_stability(max(3, repeats // 4))
-            + bench_derivation_and_import(3 if not args.quick else 1))
+            + bench_derivation_and_import(3 if not args.quick else 1)
+            + bench_callback(300 if args.quick else 1000))
     if args.json:
         print(json.dumps(rows, indent=1))
         return

@@ -108,6 +108,11 @@ class BanditRun:
         return path
 
 
+def _batch_std(share: np.ndarray, n: int) -> np.ndarray:
+    """Std of n 0/1 rewards with mean ``share`` (Bessel-corrected), as TRL logs reward_std."""
+    return np.sqrt(share * (1.0 - share) * n / (n - 1.0))
+
+
 def advantages(successes: np.ndarray, group_size: int, estimator: str, eps: float = 1e-4
                ) -> tuple[np.ndarray, np.ndarray]:
     """Advantages of a success and of a failure in groups with ``successes`` rewarded draws."""
@@ -172,9 +177,8 @@ class _Engine:
         grad = per_arm - per_arm.sum(axis=-1, keepdims=True) * probs
         kl_grad, kl_value = self._kl(probs, counts)
         grad = (grad - c.kl * kl_grad) * self.trainable
-        group_std = np.sqrt(wins * (c.group_size - wins) / (c.group_size * (c.group_size - 1.0)))
-        metrics = {"reward": wins.mean(axis=1) / c.group_size,
-                   "reward_std": group_std.mean(axis=1),
+        share = wins.mean(axis=1) / c.group_size
+        metrics = {"reward": share, "reward_std": _batch_std(share, n),
                    "frac_reward_zero_std": ((wins == 0) | (wins == c.group_size)).mean(axis=1),
                    "kl": kl_value}
         return grad, metrics
@@ -241,8 +245,7 @@ class _TwoArmEngine:
                 kl_grad = share * (1.0 - ratio_win) * (1.0 - p) - \
                     (1.0 - share) * (1.0 - ratio_loss) * p
             grad = grad - c.kl * kl_grad
-        group_std = np.sqrt(wins * losses / (g * (g - 1.0)))
-        metrics = {"reward": share, "reward_std": group_std.mean(axis=1),
+        metrics = {"reward": share, "reward_std": _batch_std(share, n),
                    "frac_reward_zero_std": ((wins == 0) | (losses == 0)).mean(axis=1),
                    "kl": kl_value}
         return grad, metrics

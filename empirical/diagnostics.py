@@ -157,7 +157,8 @@ def _degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> 
     return ModeVerdict(score >= 0.7, score, words, True, steps)
 
 
-def _concentration(run: Run, early: slice, late: slice) -> ModeVerdict:
+def _concentration(run: Run, early: slice, late: slice, group_size: int | None
+                   ) -> ModeVerdict:
     entropy = run.metrics.get("entropy")
     if entropy is None or np.isfinite(entropy).sum() < 4:
         return _unjudged("no entropy in the log: the policy's temperature cannot be followed")
@@ -165,17 +166,37 @@ def _concentration(run: Run, early: slice, late: slice) -> ModeVerdict:
     if not (np.isfinite(e0) and e0 > 0):
         return _unjudged("entropy at the start is not positive")
     ratio = max(e1, 0.0) / e0
-    spread = run.metrics.get("reward_std")
-    spread_words = ""
-    if spread is not None and np.isfinite(spread).sum() > 4:
-        s0, s1 = _window_mean(spread, early), _window_mean(spread, late)
-        if s0 > 0:
-            spread_words = f"; group reward std {s0:.3f} -> {s1:.3f}"
     # entropy falling to a tenth is collapse (score 1); to a half, the threshold tools use
     score = float(np.clip((1 - ratio) / 0.9, 0.0, 1.0)) ** 2
+    words = f"entropy {e0:.3g} -> {e1:.3g} (x{ratio:.2f})"
+    r_late = _window_mean(run.reward, late)
+    frac = run.metrics.get("frac_reward_zero_std")
+    if r_late >= _CEILING:
+        words += (f"; at the ceiling (reward {r_late:.2f}): the policy concentrated onto the "
+                  "rewarded answer, exploration is gone")
+    elif r_late <= 1 - _CEILING:
+        words += (f"; at the floor (reward {r_late:.2f}): the policy concentrated onto wrong "
+                  "answers")
+    elif group_size is not None and frac is not None and np.isfinite(frac).any():
+        # temperature prediction: an unconcentrated policy at success rate r leaves a share
+        # r^G + (1-r)^G of the groups without spread; a policy that is deterministic per
+        # prompt leaves far more (each prompt always right or always wrong)
+        predicted = r_late**group_size + (1 - r_late) ** group_size
+        observed = _window_mean(frac, late)
+        beyond = (observed - predicted) / max(1 - predicted, 1e-12)
+        words += (f"; zero-std groups {observed:.2f} against {predicted:.2f} for an "
+                  f"unconcentrated policy at the reward {r_late:.2f} and G = {group_size}")
+        if beyond < 0.3:
+            score = min(score, 0.6)
+            words += ": the entropy fell with learning, the groups still explore"
+        else:
+            words += ": the policy is deterministic on most prompts"
+    else:
+        score = min(score, 0.6)
+        words += ("; below the ceiling, entropy alone cannot tell concentration from learning "
+                  "(needs frac_reward_zero_std and G)")
     idx = np.arange(run.n_points)[late]
-    return ModeVerdict(score >= 0.8, score,
-                       f"entropy {e0:.3g} -> {e1:.3g} (x{ratio:.2f}){spread_words}", True,
+    return ModeVerdict(score >= 0.8, score, words, True,
                        (float(run.steps[idx[0]]), float(run.steps[idx[-1]])))
 
 
@@ -257,7 +278,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     modes = {
         "reward_hacking": _hacking(run, early, late, noise),
         "advantage_degeneracy": _degeneracy(run, late, group_size, noise),
-        "policy_concentration": _concentration(run, early, late),
+        "policy_concentration": _concentration(run, early, late, group_size),
         "dynamical_instability": _instability(run, late, noise),
     }
     # causal order: an instability's collapse concentrates the policy, and a concentrated

@@ -208,6 +208,10 @@ def _load_trainer_state(path: Path, data: dict) -> Run:
             continue
         rows.append((_number(entry["step"]), entry))
     hyper = _hyperparameters_beside(path)
+    for own in ("grpodyn_settings", "grpodyn_bandit_config"):  # logs grpodyn itself wrote
+        settings = data.get(own)
+        if isinstance(settings, dict) and isinstance(settings.get("group_size"), int):
+            hyper.setdefault("G", settings["group_size"])
     return _assemble(str(path), "trl_trainer_state", rows, hyperparameters=hyper)
 
 

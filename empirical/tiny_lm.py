@@ -157,13 +157,15 @@ class GRPORunSettings:
 
 
 def run_grpo(model, tokenizer, settings: GRPORunSettings, *, output_dir: str | Path,
-             callbacks: list | None = None, checkpoint_steps: tuple[int, ...] = ()
-             ) -> dict[str, Any]:
+             callbacks: list | None = None, checkpoint_steps: tuple[int, ...] = (),
+             extra_rewards: list[Callable] | None = None) -> dict[str, Any]:
     """Train with TRL's GRPOTrainer; returns a trainer_state-like dict with the log history
     and the trained ``model``.
 
     ``checkpoint_steps``: steps at which a copy of the model's weights is kept in memory
     (returned under ``"checkpoints"``, for transfer evaluation and curvature probes).
+    ``extra_rewards``: reward functions added to correctness (TRL sums them; each is logged as
+    ``rewards/<name>/mean``), e.g. a hackable bonus.
     """
     from datasets import Dataset
     from transformers import TrainerCallback
@@ -200,7 +202,8 @@ def run_grpo(model, tokenizer, settings: GRPORunSettings, *, output_dir: str | P
         num_iterations=settings.num_iterations, logging_steps=1, max_steps=settings.steps,
         report_to=[], use_cpu=True, seed=settings.seed, temperature=1.0, save_strategy="no",
         disable_tqdm=True, **extra)
-    trainer = GRPOTrainer(model=str(start), reward_funcs=correct, args=args,
+    trainer = GRPOTrainer(model=str(start), reward_funcs=[correct, *(extra_rewards or [])],
+                          args=args,
                           train_dataset=dataset,
                           processing_class=tokenizer,
                           callbacks=[KeepWeights(), *(callbacks or [])])
