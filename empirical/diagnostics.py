@@ -228,6 +228,19 @@ def _instability(run: Run, late: slice, noise: float) -> ModeVerdict:
         radius = float(np.max(np.abs(poles))) if poles.size else 0.0
         oscillating = bool(np.any(np.abs(poles.imag) > 1e-9))
         excess_score = float(np.clip((excess - 4.0) / 8.0, 0.0, 1.0))
+    divergence_score, divergence_words = 0.0, ""
+    entropy = run.metrics.get("entropy")
+    early = _segments(run.n_points)[0]
+    if entropy is not None and np.isfinite(entropy).sum() > 4:
+        e0, e1 = _window_mean(entropy, early), _window_mean(entropy, late)
+        r0, r1 = _window_mean(r, early), _window_mean(r, late)
+        fell = r1 <= 1 - _CEILING or r1 < r0 - max(0.05, 3 * noise / np.sqrt(early.stop))
+        if e0 > 0 and e1 > 1.3 * e0 and fell:
+            # the opposite of concentration: the temperature rose while the reward fell, the
+            # updates threw the policy off its start (divergence)
+            divergence_score = 1.0
+            divergence_words = (f"; entropy rose x{e1 / e0:.2f} while the reward fell "
+                                f"{r0:.2f} -> {r1:.2f} (divergence)")
     kl = run.metrics.get("kl")
     kl_score, kl_words = 0.0, ""
     if kl is not None and np.isfinite(kl).sum() > 8:
@@ -236,14 +249,14 @@ def _instability(run: Run, late: slice, noise: float) -> ModeVerdict:
         if np.isfinite(k_late) and k_late > 1.0 and k_late > 10 * max(k_mid, 1e-6):
             kl_score = 1.0
             kl_words = f"; KL ran away ({k_mid:.3g} -> {k_late:.3g})"
-    score = max(collapse_score, excess_score, kl_score)
+    score = max(collapse_score, excess_score, kl_score, divergence_score)
     idx = np.arange(run.n_points)
     where = (float(run.steps[best]), float(run.steps[idx[-1]]))
     oscillation = (f"slow fluctuations x{excess:.1f} the variance that noise alone gives; "
                    f"AR(2) pole radius {radius:.3f}{' (oscillatory)' if oscillating else ''}"
                    if np.isfinite(excess) else "too few points for an oscillation test")
     words = (f"reward fell {collapse:+.3f} from its best smoothed level at step "
-             f"{run.steps[best]:g}; {oscillation}{kl_words}")
+             f"{run.steps[best]:g}; {oscillation}{kl_words}{divergence_words}")
     return ModeVerdict(score >= FLAG_SCORE, score, words, True, where)
 
 

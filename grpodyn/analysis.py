@@ -53,3 +53,30 @@ def fit_run(run: Run, *, model: str = "all", momentum: float | None = None,
             models[name]["forecast"] = scores
         result["forecast"] = per_model[best]
     return result
+
+
+def curvature_from_run(run: Run, *, momentum: float, lr: float | None = None
+                       ) -> dict[str, Any]:
+    """Curvature scale kappa from a log: the fitted relaxation time tau gives the stiffness of
+    the overdamped map, k = (1 - beta) / tau (THEORY.md section 4), and kappa = k / lr.
+
+    ``lr``: default the last logged learning rate, or the ``lr`` found beside the log.
+    """
+    from grpodyn.numerics.fit import fit_curve
+    from grpodyn.numerics.validation import InputError, check_momentum
+
+    beta = float(check_momentum(momentum))
+    if lr is None:
+        logged = run.metrics.get("learning_rate")
+        if logged is not None and np.isfinite(logged).any():
+            lr = float(logged[np.isfinite(logged)][-1])
+        elif isinstance(run.hyperparameters.get("lr"), (int, float)):
+            lr = float(run.hyperparameters["lr"])
+        else:
+            raise InputError(f"{run.source}: no learning rate in the log; give --lr")
+    if not (np.isfinite(lr) and lr > 0):
+        raise InputError(f"lr must be positive, got {lr}")
+    fit = fit_curve("exponential", run.steps, run.reward)
+    k = (1.0 - beta) / fit.params["tau"]
+    return {"kappa": k / lr, "stiffness": k, "tau": fit.params["tau"],
+            "tau_stderr": fit.stderr["tau"], "lr": lr, "r_star": fit.params["r_star"]}

@@ -72,6 +72,34 @@ def _cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
                    train_fraction=args.train_fraction)
 
 
+def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
+    from grpodyn.numerics.advise import advise
+
+    if (args.kappa is None) == (args.log is None):
+        raise UsageError("give exactly one of --kappa and --log")
+    measured = None
+    kappa = args.kappa
+    if args.log is not None:
+        from grpodyn.analysis import curvature_from_run
+        from grpodyn.empirical.loaders import load_run
+
+        measured = curvature_from_run(load_run(args.log), momentum=args.momentum, lr=args.lr)
+        kappa = measured["kappa"]
+    advice = advise(kappa=kappa, momentum=args.momentum, target=args.target,
+                    margin=args.margin, refresh=args.refresh or 1, staleness=args.staleness or 0)
+    out = advice.to_dict()
+    if measured is not None:
+        out["measured"] = measured
+        out["reasoning"].insert(0, f"from the log: tau = {measured['tau']:.4g} steps at lr "
+                                f"{measured['lr']:.4g}, so k = (1 - beta) / tau = "
+                                f"{measured['stiffness']:.4g} and kappa = {kappa:.4g}")
+        out["reasoning"].append(
+            "caveat: a fitted tau measures the slow mode; stiff directions can limit the "
+            "learning rate far below this (on grpodyn's tiny TRL runs Adam at lr 1e-3 already "
+            "overshoots along its mean step, and lr 1e-2 diverges): raise lr in steps")
+    return finite_json(out)
+
+
 def _cmd_diagnose(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.diagnostics import diagnose
     from grpodyn.empirical.loaders import load_run
@@ -150,6 +178,18 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"--out {args.out}: exists and is not a directory")
     progress = None if args.json else (lambda message: print(f"[report] {message}",
                                                             file=sys.stderr))
+    if args.log is not None:
+        from grpodyn.run_report import write_run_report
+
+        summary = write_run_report(args.log, out, momentum=args.momentum,
+                                   group_size=args.group_size, progress=progress)
+        if args.json:
+            return finite_json(summary)
+        diagnosis = summary["diagnosis"]
+        return {"html": summary["html"], "plateau": summary["dynamics"]["plateau"],
+                "tau": summary["dynamics"]["tau"], "regime": summary["dynamics"]["regime"],
+                "stability_margin": summary["dynamics"]["stability_margin"],
+                "diagnosis": None if diagnosis is None else (diagnosis["primary"] or "healthy")}
     summary = write_report(out, progress=progress, quick=args.quick)
     if args.json:
         return finite_json(summary)
@@ -215,6 +255,25 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=_cmd_bandit)
 
+    p = commands.add_parser("advise", help="learning rate for a target regime, with reasons",
+                            description="The learning rate that makes the mean-field map "
+                            "critically damped (fastest without oscillation) or keeps a margin "
+                            "from the stability limit, for a measured curvature or a log.")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--kappa", type=_finite_float, help="curvature scale kappa > 0")
+    source.add_argument("--log", help="a training log to measure kappa from (fitted tau)")
+    p.add_argument("--lr", type=_finite_float, help="the log's learning rate, if not logged")
+    p.add_argument("--momentum", type=_finite_float, default=0.9,
+                   help="momentum beta, Adam's beta1 for Adam (default 0.9)")
+    p.add_argument("--target", choices=["critical", "margin"], default="critical")
+    p.add_argument("--margin", type=_finite_float, default=0.5,
+                   help="fraction of the stability limit (default 0.5)")
+    lag = p.add_mutually_exclusive_group()
+    lag.add_argument("--refresh", type=_integer, help="refresh interval K")
+    lag.add_argument("--staleness", type=_integer, help="fixed staleness d")
+    _add_json(p)
+    p.set_defaults(handler=_cmd_advise)
+
     p = commands.add_parser("diagnose", help="which failure mode a run shows, with evidence",
                             description="Score reward hacking, advantage degeneracy, policy "
                             "concentration and dynamical instability from a training log "
@@ -237,9 +296,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("report", help="reproduce the theory's claims: figures and HTML",
                             description="Reproduce the claims of the theory on the embedded "
-                            "default and write figures and an HTML report.")
+                            "default and write figures and an HTML report; or, given a LOG, "
+                            "the fit, forecast, regime, margins and diagnosis of that run.")
+    p.add_argument("log", nargs="?", help="a training log: report on that run instead of "
+                   "the embedded default")
     p.add_argument("--out", default="grpodyn-report", help="output directory "
                    "(default: grpodyn-report)")
+    p.add_argument("--momentum", type=_finite_float, default=0.9,
+                   help="momentum (Adam's beta1) of the logged run, for its regime and margins")
+    p.add_argument("--group-size", type=_integer, help="G of the logged run, for the diagnosis")
     p.add_argument("--quick", action="store_true",
                    help="fewer seeds and lags in the bandit lab: a smoke test, not the figures")
     _add_json(p)
@@ -255,7 +320,11 @@ def _print_human(result: dict[str, Any]) -> None:
         _print_diagnosis(result)
         return
     for key, value in result.items():
-        if isinstance(value, list) and len(value) > 8:
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            print(f"{key}:")
+            for line in value:
+                print(f"  - {line}")
+        elif isinstance(value, list) and len(value) > 8:
             shown = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in value[:4])
             print(f"{key}: [{shown}, ... {len(value)} values]")
         elif isinstance(value, float):

@@ -289,6 +289,7 @@ def tiny_runs_section(out: Path, say: Callable[[str], None]
                         "2 s.e. (training family: G = 4 "
                         f"{summary.transfer['add'][4][0]:.2f}, G = 16 "
                         f"{summary.transfer['add'][16][0]:.2f})", agree == len(held_out)))
+    checks += _probe_checks()
     fig, ax = plt.subplots(figsize=(6, 4))
     for path in sorted(DATA_DIR.glob("tiny_G*.json")):
         run = load_run(path)
@@ -307,6 +308,31 @@ def tiny_runs_section(out: Path, say: Callable[[str], None]
     plt.close(fig)
     return checks, [("tiny_runs.png", "Reward of the shipped tiny-model TRL runs.")], \
         summary.to_dict()
+
+
+def _probe_checks() -> list[Check]:
+    """The curvature-scale probe of the tiny runs: tau without fitting the trajectory."""
+    from grpodyn.empirical.curvature_probe import DEFAULT_OUT, summarise_probe
+
+    if not DEFAULT_OUT.is_file():
+        return []
+    checks = []
+    for r in summarise_probe(DEFAULT_OUT):
+        predicted = "none (drift does not fall with the reward)" if r["tau_probe"] is None \
+            else f"{r['tau_probe']:.0f} steps"
+        checks.append(Check(
+            f"tiny LM G = {r['group_size']}: relaxation time from the curvature probe",
+            f"the fitted tau, {r['tau_fitted']:.0f} +- {r['tau_fitted_se']:.0f} steps",
+            f"{predicted}; first-order drift x{r['overprediction']:.0f} the observed one; a "
+            f"quarter of the expected Adam step gains x{r['quarter_step_linearity']:.2f} of "
+            f"first order; a full step lowers the reward at {100 * r['full_step_loses']:.0f}% "
+            f"of {r['checkpoints']} checkpoints",
+            r["tau_probe"] is not None and abs(r["tau_probe"] - r["tau_fitted"])
+            <= 2 * r["tau_fitted_se"],
+            "Adam's expected step at lr 1e-3 is far outside the quadratic range of the reward "
+            "along it: the gradient is dominated by stiff directions at the edge of stability, "
+            "the slow relaxation by soft ones (a finding, see docs/findings.md)"))
+    return checks
 
 
 def write_report(out: Path, *, progress: Callable[[str], None] | None = None,

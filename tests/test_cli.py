@@ -86,3 +86,40 @@ def test_regime_map_matches_pointwise_regime():
         for j in range(k.shape[1]):
             assert REGIMES[codes[i, j]] == regime(momentum=float(beta[i, 0]),
                                                   stiffness=float(k[0, j]))
+
+
+def test_report_on_a_user_log(tmp_path, capsys):
+    log = tmp_path / "log.csv"
+    steps = range(1, 201)
+    log.write_text("step,reward,entropy\n" + "".join(
+        f"{s},{0.85 - 0.6 * 2.718281828 ** (-s / 50) + 0.02 * ((s * 7919) % 13 - 6) / 6:.5f},"
+        f"{0.8 - 0.001 * s:.4f}\n" for s in steps))
+    before = log.read_bytes()
+    out = tmp_path / "report"
+    assert main(["report", str(log), "--out", str(out), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (out / "index.html").is_file() and (out / "reward_forecast.png").is_file()
+    assert result["dynamics"]["plateau"] == pytest.approx(0.85, abs=0.03)
+    assert result["dynamics"]["regime"] in ("overdamped", "critical", "oscillatory")
+    assert set(result["diagnosis"]["modes"]) == {"reward_hacking", "advantage_degeneracy",
+                                                 "policy_concentration",
+                                                 "dynamical_instability"}
+    assert log.read_bytes() == before
+
+
+def test_advise_critical_and_margin(capsys):
+    assert main(["advise", "--kappa", "2", "--momentum", "0.9", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    k_c = (1 - 0.9 ** 0.5) ** 2
+    assert out["learning_rate"] == pytest.approx(k_c / 2, rel=1e-9)
+    assert out["regime"] == "critical" and out["reasoning"]
+    assert main(["advise", "--kappa", "2", "--momentum", "0.5", "--target", "margin",
+                 "--margin", "0.5", "--refresh", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["stiffness"] == pytest.approx(0.5 * out["stiffness_limit"], rel=1e-9)
+    assert out["refresh_max"] >= 4 and out["regime"] != "unstable"
+
+
+def test_advise_needs_one_source(capsys):
+    assert main(["advise", "--momentum", "0.9", "--json"]) == 2
+    assert "--kappa" in capsys.readouterr().err

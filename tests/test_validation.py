@@ -12,6 +12,7 @@ import pytest
 
 from grpodyn.cli import main
 from grpodyn.numerics import fit, fluctuations, predict, simulate, stability, trajectory
+from grpodyn.numerics.advise import advise
 from grpodyn.numerics.bandit import bandit_theory
 from grpodyn.numerics.validation import InputError
 
@@ -57,6 +58,10 @@ BAD_CALLS = [
     (lambda: fit.forecast("exponential", np.arange(50.0), np.linspace(0, 1, 50),
                           train_fraction=1.5), "train_fraction"),
     (lambda: fit.estimate_noise(np.array([0.1, 0.2])), "3 points"),
+    (lambda: advise(kappa=-1.0, momentum=0.5), "kappa"),
+    (lambda: advise(kappa=1.0, momentum=0.5, margin=1.5), "margin"),
+    (lambda: advise(kappa=1.0, momentum=0.5, target="slowest"), "target"),
+    (lambda: advise(kappa=1.0, momentum=0.5, refresh=2, staleness=2), "refresh"),
     (lambda: bandit_theory(group_size=1, kl=0.0), "group_size"),
     (lambda: bandit_theory(group_size=4, kl=-0.1), "kl"),
     (lambda: bandit_theory(group_size=4, kl=0.0, estimator="ppo"), "estimator"),
@@ -85,6 +90,10 @@ BAD_ARGV = [
     (["bandit", "--kl", "-1"], "kl"),
     (["bandit", "--momenta", "0.5", "1.0"], "momentum"),
     (["export", "--lang", "cobol", "--out", "x"], "invalid choice"),
+    (["advise", "--kappa", "0", "--momentum", "0.9"], "kappa"),
+    (["advise", "--kappa", "1", "--momentum", "0.9", "--margin", "2"], "margin"),
+    (["diagnose", "LOG", "--group-size", "1"], "group_size"),
+    (["report", "/no/such/log.csv", "--out", "OUT"], "no such file"),
 ]
 
 
@@ -94,7 +103,8 @@ def test_cli_options_name_the_bad_input(argv, needle, tmp_path, capsys):
     log = tmp_path / "log.csv"
     log.write_text("step,reward\n" + "\n".join(f"{i},{1 - 0.8 * math.exp(-i / 20)}"
                                                for i in range(60)))
-    argv = [str(log) if a == "LOG" else a for a in argv]
+    argv = [str(log) if a == "LOG" else str(tmp_path / "out") if a == "OUT" else a
+            for a in argv]
     assert main([*argv, "--json"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and needle in err[0] and "Traceback" not in err[0]

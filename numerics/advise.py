@@ -1,0 +1,134 @@
+"""Hyperparameters for a target regime: the learning rate that makes the mean-field map critically
+damped, or that keeps a chosen margin from the stability limit (THEORY.md sections 3-5).
+
+The stiffness is k = lr * kappa (heavy-ball SGD, or Adam with kappa measured on Adam's own clock,
+as a fit of a log gives it). For momentum beta the exact discrete boundaries are
+
+- critical damping (fastest without oscillation): k_c(beta) = (1 - sqrt(beta))^2, a double pole
+  at z = sqrt(beta), relaxation time -1 / ln sqrt(beta) steps (one step for beta = 0);
+- stability: k_max = 2 (1 + beta) on-policy, lower with a refresh interval K or staleness d.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .compiled import compiled
+from .stability import (
+    first_unstable_refresh,
+    refresh_stable,
+    regime,
+    staleness_max,
+    staleness_stiffness_max,
+)
+from .validation import InputError, check_int, check_momentum, check_positive
+
+__all__ = ["Advice", "advise", "TARGETS"]
+
+TARGETS = ("critical", "margin")
+
+
+@dataclass(frozen=True)
+class Advice:
+    """Recommended learning rate and what it implies, with the reasoning in words."""
+
+    learning_rate: float
+    momentum: float
+    stiffness: float
+    regime: str
+    relaxation_steps: float
+    stiffness_limit: float
+    refresh_max: int | None
+    staleness_max: int | None
+    reasoning: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _refresh_stiffness_max(beta: float, refresh: int) -> float:
+    """Largest stable stiffness with refresh interval K (bisection on the exact conditions)."""
+    lo, hi = 0.0, float(compiled("stiffness_max")(beta))
+    if refresh_stable(beta, hi * (1 - 1e-12), refresh):
+        return hi
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if mid > 0 and refresh_stable(beta, mid, refresh):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _relaxation_steps(beta: float, k: float) -> float:
+    """-1 / ln|z| for the dominant pole of z^2 - (1 + beta - k) z + beta."""
+    radius = float(np.max(np.abs(np.roots([1.0, -(1.0 + beta - k), beta]))))
+    return 1.0 if radius == 0 else (math.inf if radius >= 1 else -1.0 / math.log(radius))
+
+
+def advise(*, kappa: float, momentum: float, target: str = "critical", margin: float = 0.5,
+           refresh: int = 1, staleness: int = 0) -> Advice:
+    """Learning rate for a target regime.
+
+    Parameters
+    ----------
+    kappa : float
+        Curvature scale (stiffness per unit learning rate) [1/step^2 per lr].
+    momentum : float
+        beta in [0, 1) (Adam's beta1 for Adam).
+    target : {"critical", "margin"}
+        ``critical``: the fastest relaxation without oscillation (critical damping), capped at
+        ``margin`` of the stability limit when the lag makes that limit lower; ``margin``: the
+        learning rate at the fraction ``margin`` of the stability limit.
+    margin : float
+        Fraction of the stability limit in (0, 1).
+    refresh, staleness : int
+        Refresh interval K or fixed staleness d of the run (one of them).
+    """
+    kappa = float(check_positive("kappa", kappa))
+    beta = float(check_momentum(momentum))
+    if target not in TARGETS:
+        raise InputError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
+    margin = float(check_positive("margin", margin))
+    if not margin < 1:
+        raise InputError(f"margin must lie in (0, 1), got {margin}")
+    refresh = check_int("refresh", refresh, minimum=1)
+    staleness = check_int("staleness", staleness, minimum=0)
+    if refresh > 1 and staleness > 0:
+        raise InputError("give either refresh or staleness, not both")
+    if refresh > 1:
+        limit, lag = _refresh_stiffness_max(beta, refresh), f"refresh interval K = {refresh}"
+    elif staleness > 0:
+        limit, lag = staleness_stiffness_max(beta, staleness), f"staleness d = {staleness}"
+    else:
+        limit, lag = float(compiled("stiffness_max")(beta)), "on-policy"
+    reasoning = [f"stability limit ({lag}, beta = {beta:g}): k < {limit:.4g}, "
+                 f"i.e. lr < {limit / kappa:.4g}"]
+    if target == "critical":
+        k_critical = float(compiled("critical_stiffness_discrete")(beta))
+        reasoning.append(f"critical damping of the discrete map: k_c = (1 - sqrt(beta))^2 = "
+                         f"{k_critical:.4g}, the fastest relaxation without oscillation")
+        k = k_critical
+        if k > margin * limit:
+            k = margin * limit
+            reasoning.append(f"k_c is beyond {margin:.0%} of the stability limit with this lag: "
+                             f"capped at k = {k:.4g}")
+    else:
+        k = margin * limit
+        reasoning.append(f"{margin:.0%} of the stability limit: k = {k:.4g}")
+    lr = k / kappa
+    chosen = regime(momentum=beta, stiffness=k, refresh=refresh, staleness=staleness)
+    tau = _relaxation_steps(beta, k)
+    reasoning.append(f"lr = k / kappa = {lr:.4g}; regime {chosen}; relaxation time "
+                     f"{tau:.3g} steps (mean-field map, on-policy poles)")
+    first_bad = first_unstable_refresh(momentum=beta, stiffness=k)
+    k_refresh_max = None if first_bad is None else first_bad - 1
+    d_max = staleness_max(momentum=beta, stiffness=k)
+    reasoning.append(f"at this lr: largest stable refresh interval K = {k_refresh_max}, "
+                     f"largest stable staleness d = {d_max}")
+    return Advice(learning_rate=lr, momentum=beta, stiffness=k, regime=chosen,
+                  relaxation_steps=tau, stiffness_limit=limit, refresh_max=k_refresh_max,
+                  staleness_max=d_max, reasoning=reasoning)
