@@ -1,0 +1,119 @@
+"""Write the tour notebooks from the cells below: ``python notebooks/make_notebooks.py``.
+
+Kept as code so that the notebooks are reviewed as text; the .ipynb files are committed without
+outputs and executed by the test suite (tests/test_notebooks.py) with nbclient.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+
+NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
+    "01_derivation.ipynb": [
+        ("md", "# The derivation, step by step\n\nEvery result of grpodyn is a `Derivation` in "
+               "one registry, derived with sympy (THEORY.md sections 1-9). In Jupyter each one "
+               "renders as LaTeX (`_repr_latex_`)."),
+        ("code", "from grpodyn.theory import get, names\nprint(len(names()), 'derivations')\n"
+                 "get('mean_field_map')"),
+        ("md", "The map's continuum limit is a damped oscillator: mass, damping and stiffness."),
+        ("code", "for name in ('mass', 'damping', 'stiffness', 'damping_ratio'):\n"
+                 "    d = get(name)\n    print(f'{name:15s} {d.latex()}   ({d.summary})')"),
+        ("code", "get('trajectory')"),
+        ("md", "Each derivation records its steps; here the critical-damping limit."),
+        ("code", "d = get('trajectory_critical')\nfor step in d.steps:\n    print('-', step.description, ':', step.expr)\nd"),
+        ("code", "get('stiffness_max')"),
+    ],
+    "02_overdamped_and_empirical_law.ipynb": [
+        ("md", "# The overdamped limit and the empirical law\n\nWhen the damping dominates, "
+               "the closed-form trajectory becomes the saturating exponential that reward "
+               "curves are usually fitted with, shifted by the inertial delay m/c."),
+        ("code", "import numpy as np\nimport matplotlib\nmatplotlib.use('Agg')\n"
+                 "import matplotlib.pyplot as plt\nfrom grpodyn.numerics.trajectory import "
+                 "reward_trajectory\nfrom grpodyn.numerics.compiled import compiled\n"
+                 "t = np.linspace(0, 600, 601)\nbeta, k = 0.9, 0.0005\n"
+                 "exact = reward_trajectory(t, r0=0.2, r_star=0.9, momentum=beta, "
+                 "stiffness=k).values\ntau = compiled('relaxation_time')(beta, k, 1.0)\n"
+                 "delay = compiled('inertial_delay')(beta)\nprint('tau', tau, 'delay', delay)"),
+        ("code", "law = 0.9 - 0.7 * np.exp(-np.clip(t - delay, 0, None) / tau)\n"
+                 "print('largest gap to the law:', np.max(np.abs(exact - law)))\n"
+                 "plt.plot(t, exact, label='closed form')\nplt.plot(t, law, '--', "
+                 "label='empirical law, shifted by m/c')\nplt.legend(); plt.xlabel('step');"),
+        ("code", "from grpodyn.numerics.fit import fit_curve\nrng = np.random.default_rng(0)\n"
+                 "y = exact + 0.03 * rng.normal(size=t.size)\n"
+                 "for model in ('inertial', 'exponential', 'sigmoid'):\n"
+                 "    f = fit_curve(model, t, y, momentum=beta if model == 'inertial' else None)\n"
+                 "    print(f'{model:12s} R^2 {f.r2:.4f}  AIC {f.aic:.1f}')"),
+    ],
+    "03_stability_and_refresh.ipynb": [
+        ("md", "# Stability and the refresh threshold\n\nExact discrete regimes (Jury "
+               "conditions) and the largest stable refresh interval K, against the continuum "
+               "estimate and the reference paper's bound."),
+        ("code", "import numpy as np\nfrom grpodyn.numerics.stability import regime_map, "
+                 "REGIMES, refresh_threshold_comparison\nbeta = np.linspace(0, 0.99, 200)[:, "
+                 "None]\nk = np.geomspace(1e-4, 4, 300)[None, :]\ncodes = regime_map(beta, k)"
+                 "\nfor i, name in enumerate(REGIMES):\n    print(f'{name:12s} "
+                 "{np.mean(codes == i):.1%} of the grid')"),
+        ("code", "for b in (0.0, 0.5, 0.9):\n    print(b, refresh_threshold_comparison("
+                 "momentum=b, stiffness=0.05))"),
+        ("code", "from grpodyn.numerics.predict import predict\npredict(lr=0.01, momentum=0.9, "
+                 "kappa=1, refresh=4, noise=1e-4).to_dict()"),
+    ],
+    "04_bandit_lab.ipynb": [
+        ("md", "# The softmax-bandit lab\n\nOn a two-arm bandit the mean-field reduction is "
+               "exact up to sampling noise: the simulated GRPO runs follow the theory."),
+        ("code", "import numpy as np\nfrom grpodyn.empirical.bandit import BanditConfig, "
+                 "simulate_bandit\nconfig = BanditConfig(lr=0.3, group_size=8, prompts=8, "
+                 "kl=0.5)\nrun = simulate_bandit(config, steps=200, seeds=16, x0=-1.5)\n"
+                 "mean = run.metrics['reward'].mean(axis=1)\nprint(mean[::40])"),
+        ("code", "from grpodyn.numerics.bandit import bandit_theory\n"
+                 "theory = bandit_theory(group_size=8, kl=0.5)\ntheory"),
+    ],
+    "05_real_runs_and_fits.ipynb": [
+        ("md", "# Real GRPO runs and their fits\n\nThe shipped tiny-model runs (TRL's "
+               "GRPOTrainer on a local two-layer Llama) and what the fits say."),
+        ("code", "from grpodyn.empirical.tiny_analysis import DATA_DIR, summarise_tiny_runs\n"
+                 "from grpodyn.empirical.loaders import load_run\nfrom grpodyn.analysis "
+                 "import fit_run\nrun = load_run(DATA_DIR / 'tiny_G4_seed0.json')\n"
+                 "result = fit_run(run, train_fraction=0.5)\n"
+                 "print(result['best'], result['noise'])\nprint(result['forecast'])"),
+        ("code", "summary = summarise_tiny_runs()\nprint('plateau', summary.plateau)\n"
+                 "print('tau', summary.relaxation_time, 'ratio', summary.relaxation_ratio)\n"
+                 "print('fluctuation exponent', summary.fluctuation_exponent)"),
+        ("code", "from grpodyn.empirical.curvature_probe import summarise_probe\n"
+                 "for row in summarise_probe():\n    print(row)"),
+    ],
+    "06_diagnostics.ipynb": [
+        ("md", "# Diagnostics: the four failure modes\n\nThe labelled bandit test bed, "
+               "scored by the theory-based diagnosis and by simple threshold rules."),
+        ("code", "from grpodyn.empirical.testbed import bandit_testbed, evaluate\n"
+                 "scores = evaluate(bandit_testbed(seeds=5))\n"
+                 "for label, pr in scores['model']['per_mode'].items():\n"
+                 "    print(f\"{label:22s} model P {pr['precision']:.2f} R {pr['recall']:.2f}"
+                 "   rules R {scores['threshold_rules']['per_mode'][label]['recall']:.2f}\")"),
+        ("code", "from grpodyn.empirical.diagnostics import diagnose\n"
+                 "from grpodyn.empirical.loaders import load_run\n"
+                 "from grpodyn.empirical.tiny_analysis import DATA_DIR\n"
+                 "d = diagnose(load_run(DATA_DIR / 'tiny_G16_seed0.json'))\nprint(d.primary)\n"
+                 "for name, v in d.modes.items():\n    print(name, round(v.score, 2), "
+                 "v.evidence)"),
+    ],
+}
+
+
+def main() -> None:
+    for name, cells in NOTEBOOKS.items():
+        notebook = new_notebook(cells=[new_markdown_cell(src) if kind == "md"
+                                       else new_code_cell(src) for kind, src in cells])
+        notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                           "language": "python"}
+        nbformat.write(notebook, HERE / name)
+        print(HERE / name)
+
+
+if __name__ == "__main__":
+    main()
