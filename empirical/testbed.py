@@ -17,17 +17,21 @@ threshold rules on the same runs (confusion matrix, per-mode precision and recal
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from .bandit import BanditConfig, simulate_bandit
 from .diagnostics import MODES, diagnose, threshold_rules
-from .loaders import Run
+from .loaders import Run, load_run
 
-__all__ = ["LABELS", "LabelledRun", "bandit_testbed", "evaluate"]
+__all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "evaluate",
+           "TINY_TESTBED_DIR"]
 
 LABELS = ("healthy", *MODES)
+TINY_TESTBED_DIR = Path(__file__).resolve().parent / "data" / "tiny_testbed"
 _EVAL_EVERY, _EVAL_SAMPLES = 10, 256
 
 
@@ -79,6 +83,15 @@ def _bandit_case(label: str, seed: int, steps: int) -> LabelledRun:
 def bandit_testbed(*, seeds: int = 5, steps: int = 400) -> list[LabelledRun]:
     """``seeds`` bandit runs per label (healthy and the four modes)."""
     return [_bandit_case(label, seed, steps) for label in LABELS for seed in range(seeds)]
+
+
+def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR) -> list[LabelledRun]:
+    """The shipped tiny-model TRL runs of the test bed (made by ``make_tiny_testbed``)."""
+    cases = []
+    for path in sorted(Path(folder).glob("*.json")):
+        label = json.loads(path.read_text())["label"]
+        cases.append(LabelledRun(label, f"tiny_{path.stem}", load_run(path)))
+    return cases
 
 
 def _scores(truth: list[str], predicted: list[str]) -> dict:

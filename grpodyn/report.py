@@ -310,6 +310,76 @@ def tiny_runs_section(out: Path, say: Callable[[str], None]
         summary.to_dict()
 
 
+def diagnostics_section(out: Path, say: Callable[[str], None]
+                        ) -> tuple[list[Check], list[tuple[str, str]], dict[str, Any], str]:
+    """The labelled test beds scored by the diagnosis and by threshold rules; the diagnoses
+    of the shipped tiny runs. Returns checks, figures, raw numbers and an HTML table."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from grpodyn.empirical.diagnostics import diagnose
+    from grpodyn.empirical.loaders import load_run
+    from grpodyn.empirical.testbed import LABELS, bandit_testbed, evaluate, tiny_testbed
+    from grpodyn.empirical.tiny_analysis import DATA_DIR
+
+    say("diagnostics: the labelled test beds")
+    beds = {"bandit": bandit_testbed(seeds=5)}
+    tiny = tiny_testbed()
+    if tiny:
+        beds["tiny LM (TRL)"] = tiny
+    checks, raw = [], {}
+    fig, axes = plt.subplots(len(beds), 2, figsize=(10, 4.2 * len(beds)), squeeze=False)
+    for row, (name, cases) in enumerate(beds.items()):
+        scored = evaluate(cases)
+        raw[name] = {k: v for k, v in scored.items() if k != "cases"}
+        per = scored["model"]["per_mode"]
+        rules = scored["threshold_rules"]["per_mode"]
+        # a label without runs (nan) counts as a failure: the test bed is incomplete
+        worst = min(float(np.nan_to_num(min(v["precision"], v["recall"]), nan=0.0))
+                    for v in per.values())
+        words = "; ".join(f"{label} P {per[label]['precision']:.2f} R {per[label]['recall']:.2f}"
+                          f" (rules R {rules[label]['recall']:.2f})" for label in LABELS)
+        checks.append(Check(f"diagnosis on the {name} test bed ({len(cases)} labelled runs)",
+                            "precision and recall >= 0.9 for every mode", words, worst >= 0.9,
+                            "rules: reward_std < 0.01 for 20 steps, entropy -50%, held-out "
+                            "-0.05, KL > 1; ambiguous rule verdicts counted as misses"))
+        checks.append(Check(f"diagnosis on the {name} test bed: healthy runs",
+                            "never flagged unstable",
+                            f"{scored['model']['healthy_flagged_unstable']} flagged",
+                            scored["model"]["healthy_flagged_unstable"] == 0))
+        for col, (method, key) in enumerate((("diagnosis", "model"),
+                                             ("threshold rules", "threshold_rules"))):
+            matrix = np.array([[scored[key]["confusion"][t][p] for p in LABELS]
+                               for t in LABELS])
+            ax = axes[row, col]
+            ax.imshow(matrix, cmap="Blues")
+            for i in range(len(LABELS)):
+                for j in range(len(LABELS)):
+                    ax.text(j, i, str(matrix[i, j]), ha="center", va="center", fontsize=8)
+            short = [label.replace("_", "\n") for label in LABELS]
+            ax.set_xticks(range(len(LABELS)), short, fontsize=6)
+            ax.set_yticks(range(len(LABELS)), short, fontsize=6)
+            ax.set_xlabel("called")
+            ax.set_ylabel("induced")
+            ax.set_title(f"{name}: {method}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out / "diagnostics_confusion.png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    rows = []
+    for path in sorted(DATA_DIR.glob("tiny_G*.json")):
+        diagnosis = diagnose(load_run(path))
+        primary = diagnosis.primary or "healthy"
+        evidence = diagnosis.modes[diagnosis.primary].evidence if diagnosis.primary else ""
+        rows.append(f"<tr><td>{html.escape(path.stem)}</td><td>{primary}</td>"
+                    f"<td>{html.escape(evidence)}</td></tr>")
+    table = ("<h2>Diagnosis of the shipped tiny-model runs</h2><table><tr><th>run</th>"
+             "<th>primary mode</th><th>evidence</th></tr>" + "".join(rows) + "</table>")
+    return checks, [("diagnostics_confusion.png", "Confusion matrices of the diagnosis and of "
+                     "threshold rules on the labelled test beds.")], raw, table
+
+
 def _probe_checks() -> list[Check]:
     """The curvature-scale probe of the tiny runs: tau without fitting the trajectory."""
     from grpodyn.empirical.curvature_probe import DEFAULT_OUT, summarise_probe
@@ -359,6 +429,9 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     tiny_checks, tiny_figures, tiny_raw = tiny_runs_section(out, say)
     checks += tiny_checks
     figures += tiny_figures
+    diag_checks, diag_figures, diag_raw, diag_table = diagnostics_section(out, say)
+    checks += diag_checks
+    figures += diag_figures
     rows = "\n".join(
         f"<tr><td>{html.escape(c.claim)}</td><td>{html.escape(c.stated)}</td>"
         f"<td>{html.escape(c.computed)}</td><td>{'yes' if c.agrees else 'NO'}</td>"
@@ -385,6 +458,7 @@ figure{{display:inline-block;margin:1em}}img{{max-width:520px}}</style></head><b
 {rows}</table>
 <h2>Figures</h2>
 {images}
+{diag_table}
 <h2>Derivations</h2>
 <table><tr><th>name</th><th>section</th><th>summary</th><th>LaTeX</th></tr>
 {derivation_rows}</table>
@@ -396,7 +470,7 @@ figure{{display:inline-block;margin:1em}}img{{max-width:520px}}</style></head><b
                "derivations": len(derivations), "derivation_seconds": derive_seconds,
                "checks": [c.__dict__ for c in checks],
                "checks_agree": sum(c.agrees for c in checks), "checks_total": len(checks),
-               "bandit": bandit_raw, "tiny_runs": tiny_raw}
+               "bandit": bandit_raw, "tiny_runs": tiny_raw, "diagnostics": diag_raw}
     write_atomic(out / "summary.json", json.dumps(finite_json(summary), indent=2,
                                                    allow_nan=False))
     return summary

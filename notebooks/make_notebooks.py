@@ -25,7 +25,8 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "    d = get(name)\n    print(f'{name:15s} {d.latex()}   ({d.summary})')"),
         ("code", "get('trajectory')"),
         ("md", "Each derivation records its steps; here the critical-damping limit."),
-        ("code", "d = get('trajectory_critical')\nfor step in d.steps:\n    print('-', step.description, ':', step.expr)\nd"),
+        ("code", "d = get('trajectory_critical')\nfor step in d.steps:\n"
+                 "    print('-', step.description, ':', step.expr)\nd"),
         ("code", "get('stiffness_max')"),
     ],
     "02_overdamped_and_empirical_law.ipynb": [
