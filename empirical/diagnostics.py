@@ -90,6 +90,11 @@ def _segments(n: int) -> tuple[slice, slice, slice]:
     return slice(0, early), slice(n - late, n), slice(early, n - late)
 
 
+def _is_success_rate(run: Run) -> bool:
+    """Rewards in [0, 1], read as a success rate p (the p^G + (1-p)^G predictions need it)."""
+    return bool(np.nanmin(run.reward) >= 0 and np.nanmax(run.reward) <= 1)
+
+
 def _unjudged(reason: str) -> ModeVerdict:
     return ModeVerdict(flag=False, score=0.0, evidence=reason, judged=False)
 
@@ -133,12 +138,15 @@ def _degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> 
         if group_size is None:
             return _unjudged("no frac_reward_zero_std in the log and no group size G to "
                              "predict it from the reward level")
+        if not _is_success_rate(run):
+            return _unjudged("no frac_reward_zero_std in the log, and rewards outside [0, 1] "
+                             "are no success rate to predict it from")
         p = np.clip(run.reward, 0, 1)
         frac = p**group_size + (1 - p) ** group_size
         source = f"predicted from the reward at G = {group_size}"
     f_late = _window_mean(frac, late)
     predicted = ""
-    if group_size is not None and 0 <= r_late <= 1:
+    if group_size is not None and _is_success_rate(run):
         expected = r_late**group_size + (1 - r_late) ** group_size
         predicted = (f"; p^G + (1-p)^G at the reward {r_late:.2f} and G = {group_size} "
                      f"predicts {expected:.2f}")
@@ -146,7 +154,7 @@ def _degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> 
     slope = np.polyfit(run.steps[idx], run.reward[idx], 1)[0] if idx.size > 2 else 0.0
     gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]]) if idx.size > 2 else 0.0
     stalled = gain < max(0.05, 3 * noise / np.sqrt(max(idx.size, 1)))
-    short_of_ceiling = r_late < _CEILING
+    short_of_ceiling = r_late < _CEILING or not _is_success_rate(run)
     score = float(f_late) if (stalled and short_of_ceiling) else float(f_late) * 0.5
     steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
     words = (f"zero-std groups {f_late:.2f} of the batch late in the run ({source}){predicted}: "
@@ -171,7 +179,11 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
     words = f"entropy {e0:.3g} -> {e1:.3g} (x{ratio:.2f})"
     r_late = _window_mean(run.reward, late)
     frac = run.metrics.get("frac_reward_zero_std")
-    if r_late >= _CEILING:
+    if not _is_success_rate(run):
+        score = min(score, 0.6)
+        words += ("; rewards outside [0, 1]: no success rate to set the temperature "
+                  "prediction, entropy alone cannot tell concentration from learning")
+    elif r_late >= _CEILING:
         words += (f"; at the ceiling (reward {r_late:.2f}): the policy concentrated onto the "
                   "rewarded answer, exploration is gone")
     elif r_late <= 1 - _CEILING:
@@ -234,7 +246,8 @@ def _instability(run: Run, late: slice, noise: float) -> ModeVerdict:
     if entropy is not None and np.isfinite(entropy).sum() > 4:
         e0, e1 = _window_mean(entropy, early), _window_mean(entropy, late)
         r0, r1 = _window_mean(r, early), _window_mean(r, late)
-        fell = r1 <= 1 - _CEILING or r1 < r0 - max(0.05, 3 * noise / np.sqrt(early.stop))
+        at_floor = _is_success_rate(run) and r1 <= 1 - _CEILING
+        fell = at_floor or r1 < r0 - max(0.05, 3 * noise / np.sqrt(early.stop))
         if e0 > 0 and e1 > 1.3 * e0 and fell:
             # the opposite of concentration: the temperature rose while the reward fell, the
             # updates threw the policy off its start (divergence)
