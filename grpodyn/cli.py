@@ -51,6 +51,12 @@ def _add_json(parser: argparse.ArgumentParser) -> None:
                         help="print one JSON object on stdout and nothing else")
 
 
+def _add_lag(parser: argparse.ArgumentParser) -> None:
+    lag = parser.add_mutually_exclusive_group()
+    lag.add_argument("--refresh", type=_integer, help="refresh interval K (sample-and-hold)")
+    lag.add_argument("--staleness", type=_integer, help="fixed staleness d in steps")
+
+
 def _cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.numerics.predict import predict
 
@@ -209,9 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=_finite_float, required=True, help="learning rate eta")
     p.add_argument("--momentum", type=_finite_float, required=True, help="momentum beta in [0,1)")
     p.add_argument("--kappa", type=_finite_float, required=True, help="curvature scale kappa > 0")
-    lag = p.add_mutually_exclusive_group()
-    lag.add_argument("--refresh", type=_integer, help="refresh interval K (sample-and-hold)")
-    lag.add_argument("--staleness", type=_integer, help="fixed staleness d in steps")
+    _add_lag(p)
     p.add_argument("--group-size", type=_integer, help="group size G (degenerate-group odds)")
     p.add_argument("--noise", type=_finite_float, help="per-step noise variance s^2")
     p.add_argument("--r0", type=_finite_float, help="initial expected reward")
@@ -268,9 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", choices=["critical", "margin"], default="critical")
     p.add_argument("--margin", type=_finite_float, default=0.5,
                    help="fraction of the stability limit (default 0.5)")
-    lag = p.add_mutually_exclusive_group()
-    lag.add_argument("--refresh", type=_integer, help="refresh interval K")
-    lag.add_argument("--staleness", type=_integer, help="fixed staleness d")
+    _add_lag(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_advise)
 
