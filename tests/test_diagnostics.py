@@ -80,3 +80,19 @@ def test_cli_diagnose_keys(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out["modes"]) == set(MODES) and out["primary"] == "advantage_degeneracy"
     assert set(out["modes"]["advantage_degeneracy"]) >= {"flag", "score", "evidence"}
+
+
+def test_tiny_trl_testbed_is_shipped_and_scored():
+    """The TRL test bed (5 runs per label). What holds there is asserted; the instability and
+    degeneracy recalls (0.4, 0.8) are reported as findings in docs/findings.md."""
+    from grpodyn.empirical.testbed import tiny_testbed
+
+    cases = tiny_testbed()
+    assert sorted({c.label for c in cases}) == sorted(LABELS)
+    assert all(sum(c.label == label for c in cases) == 5 for label in LABELS)
+    scored = evaluate(cases)
+    assert scored["model"]["healthy_flagged_unstable"] == 0
+    assert scored["model"]["per_mode"]["healthy"]["recall"] == 1.0
+    assert scored["model"]["per_mode"]["reward_hacking"]["precision"] == 1.0
+    assert scored["model"]["per_mode"]["reward_hacking"]["recall"] == 1.0
+    assert scored["model"]["per_mode"]["policy_concentration"]["recall"] == 1.0

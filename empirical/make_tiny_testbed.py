@@ -1,0 +1,94 @@
+"""Make the labelled tiny-model test bed: ``python -m grpodyn.empirical.make_tiny_testbed``.
+
+Short TRL GRPO runs of the tiny Llama (see :mod:`grpodyn.empirical.tiny_lm`), each failure mode
+induced on purpose (THEORY.md section 10), five seeds per label:
+
+- healthy: G = 8, lr 1e-3, KL 0.1;
+- reward_hacking: a length bonus (+1 for an answer of three or more characters, which is never
+  correct on single-digit addition) added to correctness; the correctness reward alone is the
+  verifier reward, logged as ``eval/reward``;
+- advantage_degeneracy: G = 2 on an easy task (warm-up to 0.7-0.95 accuracy);
+- policy_concentration: no KL and a high learning rate (1e-2);
+- dynamical_instability: each batch reused for 8 steps (num_iterations = 8) at lr 3e-2.
+
+Writes one small trainer_state.json per run (metrics rounded to 6 digits) to
+``empirical/data/tiny_testbed``. Needs the ``trl`` extra; about 20 minutes on two CPU cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from grpodyn.numerics.files import write_atomic
+
+from .make_tiny_runs import _short
+from .tiny_lm import GRPORunSettings, _clean, build_model, build_tokenizer, run_grpo, warm_up
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "data" / "tiny_testbed"
+_KEPT = ("step", "reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
+         "learning_rate", "completions/mean_length", "rewards/correct/mean")
+
+#: label -> (warm-up band, GRPO settings without seed, whether a length bonus is added)
+CASES: dict[str, tuple[tuple[float, float], dict, bool]] = {
+    "healthy": ((0.25, 0.5), {"group_size": 8, "learning_rate": 1e-3, "kl": 0.1}, False),
+    "reward_hacking": ((0.25, 0.5), {"group_size": 8, "learning_rate": 1e-3, "kl": 0.02},
+                       True),
+    "advantage_degeneracy": ((0.7, 0.95), {"group_size": 2, "learning_rate": 1e-3,
+                                           "kl": 0.02}, False),
+    "policy_concentration": ((0.25, 0.5), {"group_size": 8, "learning_rate": 3e-3, "kl": 0.0},
+                             False),
+    "dynamical_instability": ((0.25, 0.5), {"group_size": 8, "learning_rate": 1e-2,
+                                            "kl": 0.02, "num_iterations": 8}, False),
+}
+
+
+def length_bonus(completions, **_):
+    """+1 for three or more characters: a hackable format reward."""
+    return [1.0 if len(_clean(c)) >= 3 else 0.0 for c in completions]
+
+
+def make_case(label: str, seed: int, *, steps: int) -> dict:
+    band, grpo, hackable = CASES[label]
+    tokenizer = build_tokenizer()
+    model = build_model(seed=seed)
+    warm = warm_up(model, tokenizer, band=band, seed=seed, max_steps=1500)
+    settings = GRPORunSettings(prompts_per_step=8, steps=steps, seed=seed, **grpo)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        result = run_grpo(model, tokenizer, settings, output_dir=scratch,
+                          extra_rewards=[length_bonus] if hackable else None)
+    history = []
+    for h in result["log_history"]:
+        entry = {k: _short(h[k]) for k in _KEPT if k in h}
+        if hackable:  # the verifier's reward, tracked beside the optimised one
+            entry["eval/reward"] = entry.pop("rewards/correct/mean")
+        else:
+            entry.pop("rewards/correct/mean", None)
+        history.append(entry)
+    return {"global_step": result["global_step"], "log_history": history, "label": label,
+            "grpodyn_settings": settings.__dict__, "warm_up": warm,
+            "train_seconds": time.perf_counter() - start}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--labels", nargs="+", default=list(CASES), choices=list(CASES))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    jobs = [(label, seed) for label in args.labels for seed in range(args.seeds)]
+    for index, (label, seed) in enumerate(jobs, start=1):
+        print(f"[{index}/{len(jobs)}] {label} seed {seed}", flush=True)
+        write_atomic(args.out / f"{label}_seed{seed}.json",
+                     json.dumps(make_case(label, seed, steps=args.steps)))
+
+
+if __name__ == "__main__":
+    main()
