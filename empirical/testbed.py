@@ -33,6 +33,7 @@ __all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "evaluate"
 LABELS = ("healthy", *MODES)
 TINY_TESTBED_DIR = Path(__file__).resolve().parent / "data" / "tiny_testbed"
 _EVAL_EVERY, _EVAL_SAMPLES = 10, 256
+SEVERAL = "several"  # more than one threshold rule fired
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,10 @@ def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR) -> list[LabelledRun]:
 
 
 def _scores(truth: list[str], predicted: list[str]) -> dict:
-    confusion = {t: {p: 0 for p in LABELS} for t in LABELS}
+    """Confusion matrix (rows induced, columns called; ``several`` when more than one rule
+    fires) and per-label precision and recall (``several`` counts as a miss)."""
+    columns = (*LABELS, SEVERAL)
+    confusion = {t: dict.fromkeys(columns, 0) for t in LABELS}
     for t, p in zip(truth, predicted, strict=True):
         confusion[t][p] += 1
     per_mode = {}
@@ -118,9 +122,8 @@ def evaluate(cases: list[LabelledRun]) -> dict:
         fired = [m for m, on in threshold_rules(c.run).items() if on]
         rules.append(fired[0] if len(fired) == 1 else ("healthy" if not fired else
                                                        "+".join(fired)))
-    rule_single = [r if r in LABELS else "ambiguous" for r in rules]
-    rule_scores = _scores(truth, [r if r in LABELS else "healthy" for r in rule_single])
-    rule_scores["ambiguous"] = sum(r == "ambiguous" for r in rule_single)
+    rule_scores = _scores(truth, [r if r in LABELS else SEVERAL for r in rules])
+    rule_scores["ambiguous"] = sum(r not in LABELS for r in rules)
     return {"model": _scores(truth, model), "threshold_rules": rule_scores,
             "cases": [{"name": c.name, "label": c.label, "model": m, "rules": r}
                       for c, m, r in zip(cases, model, rules, strict=True)]}
