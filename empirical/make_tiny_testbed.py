@@ -9,7 +9,7 @@ induced on purpose (THEORY.md section 10), five seeds per label:
   verifier reward, logged as ``eval/reward``;
 - advantage_degeneracy: G = 2 on an easy task (warm-up to 0.7-0.95 accuracy);
 - policy_concentration: no KL and a high learning rate (1e-2);
-- dynamical_instability: each batch reused for 8 steps (num_iterations = 8) at lr 3e-2.
+- dynamical_instability: lr 1e-3, raised to 1e-2 at step 150, past the stability limit.
 
 Writes one small trainer_state.json per run (metrics rounded to 6 digits) to
 ``empirical/data/tiny_testbed``. Needs the ``trl`` extra; about 20 minutes on two CPU cores.
@@ -41,9 +41,28 @@ CASES: dict[str, tuple[tuple[float, float], dict, bool]] = {
                                            "kl": 0.02}, False),
     "policy_concentration": ((0.25, 0.5), {"group_size": 8, "learning_rate": 3e-3, "kl": 0.0},
                              False),
-    "dynamical_instability": ((0.25, 0.5), {"group_size": 8, "learning_rate": 1e-2,
-                                            "kl": 0.02, "num_iterations": 8}, False),
+    "dynamical_instability": ((0.25, 0.5), {"group_size": 8, "learning_rate": 1e-3,
+                                            "kl": 0.02}, False),
 }
+#: label -> (step, learning rate): the learning rate jumps past the stability limit mid-run, so
+#: that the log holds the level the run collapses from (an lr of 1e-2 from the start kills the
+#: policy within the first updates, before the log shows anything but the wreck)
+LR_JUMPS: dict[str, tuple[int, float]] = {"dynamical_instability": (150, 1e-2)}
+
+
+def _lr_jump_callback(step: int, learning_rate: float):
+    from transformers import TrainerCallback
+
+    class LearningRateJump(TrainerCallback):
+        def on_step_begin(self, args, state, control, optimizer=None, lr_scheduler=None,
+                          **kwargs):
+            if state.global_step == step:
+                if lr_scheduler is not None:
+                    lr_scheduler.base_lrs = [learning_rate] * len(lr_scheduler.base_lrs)
+                for group in getattr(optimizer, "param_groups", []):
+                    group["lr"] = learning_rate
+
+    return LearningRateJump()
 
 
 def length_bonus(completions, **_):
@@ -59,8 +78,10 @@ def make_case(label: str, seed: int, *, steps: int) -> dict:
     settings = GRPORunSettings(prompts_per_step=8, steps=steps, seed=seed, **grpo)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
+        jump = LR_JUMPS.get(label)
         result = run_grpo(model, tokenizer, settings, output_dir=scratch,
-                          extra_rewards=[length_bonus] if hackable else None)
+                          extra_rewards=[length_bonus] if hackable else None,
+                          callbacks=[_lr_jump_callback(*jump)] if jump else None)
     history = []
     for h in result["log_history"]:
         entry = {k: _short(h[k]) for k in _KEPT if k in h}

@@ -329,6 +329,7 @@ def diagnostics_section(out: Path, say: Callable[[str], None]
     tiny = tiny_testbed()
     if tiny:
         beds["tiny LM (TRL)"] = tiny
+        beds["whole (bandit + tiny LM)"] = beds["bandit"] + tiny
     checks, raw = [], {}
     fig, axes = plt.subplots(len(beds), 2, figsize=(10, 4.2 * len(beds)), squeeze=False)
     for row, (name, cases) in enumerate(beds.items()):

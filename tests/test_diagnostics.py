@@ -83,8 +83,8 @@ def test_cli_diagnose_keys(tmp_path, capsys):
 
 
 def test_tiny_trl_testbed_is_shipped_and_scored():
-    """The TRL test bed (5 runs per label). What holds there is asserted; the instability and
-    degeneracy recalls (0.4, 0.8) are reported as findings in docs/findings.md."""
+    """The TRL test bed (5 runs per label); its healthy precision (0.83) and degeneracy recall
+    (0.8) fall short of 0.9 and are reported in docs/findings.md; the whole test bed passes."""
     from grpodyn.empirical.testbed import tiny_testbed
 
     cases = tiny_testbed()
@@ -96,3 +96,8 @@ def test_tiny_trl_testbed_is_shipped_and_scored():
     assert scored["model"]["per_mode"]["reward_hacking"]["precision"] == 1.0
     assert scored["model"]["per_mode"]["reward_hacking"]["recall"] == 1.0
     assert scored["model"]["per_mode"]["policy_concentration"]["recall"] == 1.0
+    assert scored["model"]["per_mode"]["dynamical_instability"]["recall"] == 1.0
+    whole = evaluate(bandit_testbed(seeds=5) + cases)
+    for label in LABELS:
+        assert whole["model"]["per_mode"][label]["precision"] >= 0.9, label
+        assert whole["model"]["per_mode"][label]["recall"] >= 0.9, label
