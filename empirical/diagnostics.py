@@ -220,7 +220,7 @@ def _ar2_poles(x: np.ndarray) -> np.ndarray:
     return np.roots([1.0, -coef[0], -coef[1]])
 
 
-def _instability(run: Run, late: slice, noise: float) -> ModeVerdict:
+def _instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
     r = run.reward
     window = max(10, run.n_points // 10)
     smooth = _smooth(r, window)
@@ -243,7 +243,6 @@ def _instability(run: Run, late: slice, noise: float) -> ModeVerdict:
         excess_score = float(np.clip((excess - 4.0) / 8.0, 0.0, 1.0))
     divergence_score, divergence_words = 0.0, ""
     entropy = run.metrics.get("entropy")
-    early = _segments(run.n_points)[0]
     if entropy is not None and np.isfinite(entropy).sum() > 4:
         e0, e1 = _window_mean(entropy, early), _window_mean(entropy, late)
         r0, r1 = _window_mean(r, early), _window_mean(r, late)
@@ -306,7 +305,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         "reward_hacking": _hacking(run, early, late, noise),
         "advantage_degeneracy": _degeneracy(run, late, group_size, noise),
         "policy_concentration": _concentration(run, early, late, group_size),
-        "dynamical_instability": _instability(run, late, noise),
+        "dynamical_instability": _instability(run, early, late, noise),
     }
     # causal order: an instability's collapse concentrates the policy, and a concentrated
     # policy degenerates the groups, so the upstream mode is the primary one

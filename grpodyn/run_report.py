@@ -20,9 +20,12 @@ from grpodyn.serialization import finite_json
 __all__ = ["write_run_report", "run_summary"]
 
 
-def run_summary(run, *, momentum: float = 0.9, group_size: int | None = None
+def run_summary(run, *, momentum: float = 0.9, group_size: int | None = None, law=None
                 ) -> dict[str, Any]:
-    """Fit, forecast, regime, stability margins and diagnosis of a loaded run (a dict)."""
+    """Fit, forecast, regime, stability margins and diagnosis of a loaded run (a dict).
+
+    ``law``: the exponential fit of the run, when the caller already has it.
+    """
     from grpodyn.analysis import fit_run
     from grpodyn.empirical.diagnostics import diagnose
     from grpodyn.numerics.compiled import compiled
@@ -30,7 +33,8 @@ def run_summary(run, *, momentum: float = 0.9, group_size: int | None = None
     from grpodyn.numerics.stability import first_unstable_refresh, regime, staleness_max
 
     fits = fit_run(run, momentum=momentum, train_fraction=0.7 if run.n_points >= 30 else 1.0)
-    law = fit_curve("exponential", run.steps, run.reward)
+    if law is None:
+        law = fit_curve("exponential", run.steps, run.reward)
     tau, r_star = law.params["tau"], law.params["r_star"]
     stiffness = (1.0 - momentum) / tau  # overdamped map: tau = c / k
     k_max = float(compiled("stiffness_max")(momentum))
@@ -47,15 +51,12 @@ def run_summary(run, *, momentum: float = 0.9, group_size: int | None = None
     return finite_json({"fit": fits, "dynamics": dynamics, "diagnosis": diagnosis})
 
 
-def _figures(run, out: Path) -> list[tuple[str, str]]:
+def _figures(run, law, out: Path) -> list[tuple[str, str]]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from grpodyn.numerics.fit import fit_curve
-
-    law = fit_curve("exponential", run.steps, run.reward)
     horizon = run.steps[-1] + 0.5 * (run.steps[-1] - run.steps[0])
     t = np.linspace(run.steps[0], horizon, 400)
     low, high = law.prediction_band(t)
@@ -101,9 +102,12 @@ def write_run_report(log: str | Path, out: Path, *, momentum: float = 0.9,
     if Path(log).resolve().parent == out.resolve():
         say("writing beside the log (the log itself is never touched)")
     say("fitting, forecasting and diagnosing")
-    summary = run_summary(run, momentum=momentum, group_size=group_size)
+    from grpodyn.numerics.fit import fit_curve
+
+    law = fit_curve("exponential", run.steps, run.reward)
+    summary = run_summary(run, momentum=momentum, group_size=group_size, law=law)
     say("drawing figures")
-    figures = _figures(run, out)
+    figures = _figures(run, law, out)
     dyn = summary["dynamics"]
     fit = summary["fit"]
     model_rows = "\n".join(
