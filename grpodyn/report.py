@@ -321,7 +321,13 @@ def diagnostics_section(out: Path, say: Callable[[str], None]
 
     from grpodyn.empirical.diagnostics import diagnose
     from grpodyn.empirical.loaders import load_run
-    from grpodyn.empirical.testbed import LABELS, bandit_testbed, evaluate, tiny_testbed
+    from grpodyn.empirical.testbed import (
+        LABELS,
+        TINY_HELDOUT_DIR,
+        bandit_testbed,
+        evaluate,
+        tiny_testbed,
+    )
     from grpodyn.empirical.tiny_analysis import DATA_DIR
 
     say("diagnostics: the labelled test beds")
@@ -330,6 +336,9 @@ def diagnostics_section(out: Path, say: Callable[[str], None]
     if tiny:
         beds["tiny LM (TRL)"] = tiny
         beds["whole (bandit + tiny LM)"] = beds["bandit"] + tiny
+    heldout = tiny_testbed(TINY_HELDOUT_DIR)
+    if heldout:  # fresh seeds, scored by the diagnosis as frozen before they were made
+        beds["held-out tiny LM (TRL, fresh seeds)"] = heldout
     checks, raw = [], {}
     fig, axes = plt.subplots(len(beds), 2, figsize=(10, 4.2 * len(beds)), squeeze=False)
     for row, (name, cases) in enumerate(beds.items()):
