@@ -154,16 +154,17 @@ def _degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> 
     slope = np.polyfit(run.steps[idx], run.reward[idx], 1)[0] if idx.size > 2 else 0.0
     gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]]) if idx.size > 2 else 0.0
     short_of_ceiling = r_late < _CEILING or not _is_success_rate(run)
-    # the drift factor 1 - f is what the stiffness keeps: a small one is the collapse, whether
-    # or not the (noisy) reward already shows the stall it implies
-    score = float(f_late) if short_of_ceiling else float(f_late) * 0.5
+    # the drift factor 1 - f is what the stiffness keeps: the score f passes the flag when
+    # half of it is gone (G = 2 loses at least half at any p), whether or not the (noisy)
+    # reward already shows the stall it implies
+    score = float(f_late) if short_of_ceiling else 0.0
     steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
     words = (f"zero-std groups {f_late:.2f} of the batch late in the run ({source}){predicted}: "
              f"only {1 - f_late:.0%} of the groups carry a gradient; reward {r_late:.2f}, "
              f"gain {gain:+.3f} over the last quarter")
     if not short_of_ceiling:
         words += " (at the ceiling: nothing left to learn, not a failure)"
-    return ModeVerdict(score >= 0.7, score, words, True, steps)
+    return ModeVerdict(score >= FLAG_SCORE, score, words, True, steps)
 
 
 def _concentration(run: Run, early: slice, late: slice, group_size: int | None
@@ -175,13 +176,15 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
     if not (np.isfinite(e0) and e0 > 0):
         return _unjudged("entropy at the start is not positive")
     ratio = max(e1, 0.0) / e0
-    # entropy falling to a tenth is collapse (score 1); to a half, the threshold tools use
-    score = float(np.clip((1 - ratio) / 0.9, 0.0, 1.0)) ** 2
+    # the share of the temperature lost: past the flag when the entropy halved (the threshold
+    # monitoring tools use); below the ceiling the groups must confirm it (see below)
+    score = float(np.clip(1 - ratio, 0.0, 1.0))
     words = f"entropy {e0:.3g} -> {e1:.3g} (x{ratio:.2f})"
+    undecided = 0.45  # below the flag: entropy alone cannot tell concentration from learning
     r_late = _window_mean(run.reward, late)
     frac = run.metrics.get("frac_reward_zero_std")
     if not _is_success_rate(run):
-        score = min(score, 0.6)
+        score = min(score, undecided)
         words += ("; rewards outside [0, 1]: no success rate to set the temperature "
                   "prediction, entropy alone cannot tell concentration from learning")
     elif r_late >= _CEILING:
@@ -194,22 +197,23 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
         # temperature prediction: an unconcentrated policy at success rate r leaves a share
         # r^G + (1-r)^G of the groups without spread; a policy that is deterministic per
         # prompt leaves far more (each prompt always right or always wrong)
+        # the score is the smaller of the entropy's fall and the share of the groups that
+        # should explore but do not: both must pass the flag
         predicted = r_late**group_size + (1 - r_late) ** group_size
         observed = _window_mean(frac, late)
-        beyond = (observed - predicted) / max(1 - predicted, 1e-12)
+        beyond = float(np.clip((observed - predicted) / max(1 - predicted, 1e-12), 0.0, 1.0))
+        score = min(score, beyond)
         words += (f"; zero-std groups {observed:.2f} against {predicted:.2f} for an "
-                  f"unconcentrated policy at the reward {r_late:.2f} and G = {group_size}")
-        if beyond < 0.3:
-            score = min(score, 0.6)
-            words += ": the entropy fell with learning, the groups still explore"
-        else:
-            words += ": the policy is deterministic on most prompts"
+                  f"unconcentrated policy at the reward {r_late:.2f} and G = {group_size}: "
+                  f"{beyond:.0%} of the groups that should explore do not")
+        words += (": the policy is deterministic on most prompts" if beyond >= FLAG_SCORE
+                  else ": the groups still explore")
     else:
-        score = min(score, 0.6)
+        score = min(score, undecided)
         words += ("; below the ceiling, entropy alone cannot tell concentration from learning "
                   "(needs frac_reward_zero_std and G)")
     idx = np.arange(run.n_points)[late]
-    return ModeVerdict(score >= 0.8, score, words, True,
+    return ModeVerdict(score >= FLAG_SCORE, score, words, True,
                        (float(run.steps[idx[0]]), float(run.steps[idx[-1]])))
 
 
@@ -255,13 +259,37 @@ def _instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdi
             divergence_words = (f"; entropy rose x{e1 / e0:.2f} while the reward fell "
                                 f"{r0:.2f} -> {r1:.2f} (divergence)")
     kl = run.metrics.get("kl")
-    kl_score, kl_words = 0.0, ""
+    kl_score, kl_words, kl_growth = 0.0, "", float("nan")
     if kl is not None and np.isfinite(kl).sum() > 8:
         k_mid = np.nanmedian(kl[: max(4, run.n_points // 2)])
         k_late = _window_mean(kl, late)
-        if np.isfinite(k_late) and k_late > 1.0 and k_late > 10 * max(k_mid, 1e-6):
-            kl_score = 1.0
-            kl_words = f"; KL ran away ({k_mid:.3g} -> {k_late:.3g})"
+        if np.isfinite(k_late) and k_mid > 0:
+            kl_growth = k_late / k_mid
+        # a stable map keeps the KL at its stationary level; an unstable one carries the policy
+        # away from the reference: a tenfold growth past 1 nat scores 1
+        if np.isfinite(kl_growth) and k_late > 1.0 and kl_growth > 1.0:
+            kl_score = float(np.clip(np.log10(kl_growth), 0.0, 1.0))
+            kl_words = f"; KL grew x{kl_growth:.1f} ({k_mid:.3g} -> {k_late:.3g})"
+    collapse_words = ""
+    if collapse_score == 0:
+        # a policy that concentrates also leaves the reference; the KL's growth tells an
+        # instability only together with the fall of the reward it causes
+        kl_score = 0.0
+    else:
+        # a fall of the reward at a fixed distance from the reference is a slow fluctuation of
+        # a stable, noisy run (large at small G); an instability moves the policy: the KL or
+        # the entropy changes by a factor of 3 or more
+        moved = []
+        if np.isfinite(kl_growth):
+            moved.append(abs(np.log(kl_growth)))
+        if entropy is not None and np.isfinite(entropy).sum() > 4:
+            e0, e1 = _window_mean(entropy, early), _window_mean(entropy, late)
+            if e0 > 0 and e1 > 0:
+                moved.append(abs(np.log(e1 / e0)))
+        if moved and max(moved) < np.log(3.0):
+            collapse_score = kl_score = 0.0
+            collapse_words = (" without the policy moving (KL and entropy within a factor 3): "
+                              "a slow fluctuation, not a divergence")
     score = max(collapse_score, excess_score, kl_score, divergence_score)
     idx = np.arange(run.n_points)
     where = (float(run.steps[best]), float(run.steps[idx[-1]]))
@@ -269,7 +297,7 @@ def _instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdi
                    f"AR(2) pole radius {radius:.3f}{' (oscillatory)' if oscillating else ''}"
                    if np.isfinite(excess) else "too few points for an oscillation test")
     words = (f"reward fell {collapse:+.3f} from its best smoothed level at step "
-             f"{run.steps[best]:g}; {oscillation}{kl_words}{divergence_words}")
+             f"{run.steps[best]:g}{collapse_words}; {oscillation}{kl_words}{divergence_words}")
     return ModeVerdict(score >= FLAG_SCORE, score, words, True, where)
 
 

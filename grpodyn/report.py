@@ -322,8 +322,9 @@ def diagnostics_section(out: Path, say: Callable[[str], None]
     from grpodyn.empirical.diagnostics import diagnose
     from grpodyn.empirical.loaders import load_run
     from grpodyn.empirical.testbed import (
+        HELDOUT_SEEDS,
         LABELS,
-        TINY_HELDOUT_DIR,
+        TUNING_SEEDS,
         bandit_testbed,
         evaluate,
         tiny_testbed,
@@ -332,13 +333,13 @@ def diagnostics_section(out: Path, say: Callable[[str], None]
 
     say("diagnostics: the labelled test beds")
     beds = {"bandit": bandit_testbed(seeds=5)}
-    tiny = tiny_testbed()
+    tiny = tiny_testbed(seeds=TUNING_SEEDS)
     if tiny:
-        beds["tiny LM (TRL)"] = tiny
-        beds["whole (bandit + tiny LM)"] = beds["bandit"] + tiny
-    heldout = tiny_testbed(TINY_HELDOUT_DIR)
-    if heldout:  # fresh seeds, scored by the diagnosis as frozen before they were made
-        beds["held-out tiny LM (TRL, fresh seeds)"] = heldout
+        beds["tiny LM (TRL), design seeds"] = tiny
+        beds["whole (bandit + tiny LM design seeds)"] = beds["bandit"] + tiny
+    heldout = tiny_testbed(seeds=HELDOUT_SEEDS)
+    if heldout:  # fresh seeds, made while the diagnosis was frozen
+        beds["tiny LM (TRL), held-out seeds"] = heldout
     checks, raw = [], {}
     fig, axes = plt.subplots(len(beds), 2, figsize=(10, 4.2 * len(beds)), squeeze=False)
     for row, (name, cases) in enumerate(beds.items()):

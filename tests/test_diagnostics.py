@@ -82,22 +82,28 @@ def test_cli_diagnose_keys(tmp_path, capsys):
     assert set(out["modes"]["advantage_degeneracy"]) >= {"flag", "score", "evidence"}
 
 
-def test_tiny_trl_testbed_is_shipped_and_scored():
-    """The TRL test bed (5 runs per label); its healthy precision (0.83) and degeneracy recall
-    (0.8) fall short of 0.9 and are reported in docs/findings.md; the whole test bed passes."""
-    from grpodyn.empirical.testbed import tiny_testbed
+def test_tiny_trl_design_testbed_is_shipped_and_scored():
+    """The TRL runs the diagnosis was designed on (seeds 0-14, 15 per label): every label
+    >= 0.9 alone and with the bandit runs. The one miss, a concentration run whose reward is 0
+    from the first steps with the entropy unchanged, reads as degeneracy (docs/findings.md)."""
+    from grpodyn.empirical.testbed import TUNING_SEEDS, tiny_testbed
 
-    cases = tiny_testbed()
-    assert sorted({c.label for c in cases}) == sorted(LABELS)
-    assert all(sum(c.label == label for c in cases) == 5 for label in LABELS)
-    scored = evaluate(cases)
-    assert scored["model"]["healthy_flagged_unstable"] == 0
-    assert scored["model"]["per_mode"]["healthy"]["recall"] == 1.0
-    assert scored["model"]["per_mode"]["reward_hacking"]["precision"] == 1.0
-    assert scored["model"]["per_mode"]["reward_hacking"]["recall"] == 1.0
-    assert scored["model"]["per_mode"]["policy_concentration"]["recall"] == 1.0
-    assert scored["model"]["per_mode"]["dynamical_instability"]["recall"] == 1.0
-    whole = evaluate(bandit_testbed(seeds=5) + cases)
-    for label in LABELS:
-        assert whole["model"]["per_mode"][label]["precision"] >= 0.9, label
-        assert whole["model"]["per_mode"][label]["recall"] >= 0.9, label
+    cases = tiny_testbed(seeds=TUNING_SEEDS)
+    assert all(sum(c.label == label for c in cases) == 15 for label in LABELS)
+    for scored in (evaluate(cases), evaluate(bandit_testbed(seeds=5) + cases)):
+        assert scored["model"]["healthy_flagged_unstable"] == 0
+        for label in LABELS:
+            assert scored["model"]["per_mode"][label]["precision"] >= 0.9, label
+            assert scored["model"]["per_mode"][label]["recall"] >= 0.9, label
+
+
+def test_tiny_trl_heldout_seeds_are_fresh():
+    """Held-out runs share no seed with the design runs, and every label is there."""
+    from grpodyn.empirical.testbed import HELDOUT_SEEDS, TUNING_SEEDS, tiny_testbed
+
+    assert not set(HELDOUT_SEEDS) & set(TUNING_SEEDS)
+    heldout = tiny_testbed(seeds=HELDOUT_SEEDS)
+    if not heldout:
+        pytest.skip("held-out runs not shipped")
+    assert sorted({c.label for c in heldout}) == sorted(LABELS)
+    assert evaluate(heldout)["model"]["healthy_flagged_unstable"] == 0
