@@ -167,3 +167,18 @@ def test_cli_json_output_has_no_nan_tokens(tmp_path, capsys):
                  "1e-4", "--json"]) == 0
     text = capsys.readouterr().out
     json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+
+
+def test_cli_stops_quietly_when_the_reader_closes_the_pipe():
+    """``grpodyn predict ... | head -1``: the closed pipe ends the command, no traceback."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from grpodyn.cli import console_main; console_main()",
+         "predict", "--kappa", "1", "--lr", "0.1", "--momentum", "0.9"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # no reader left: every write of the command meets a broken pipe
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 0
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
