@@ -8,15 +8,19 @@ induced on purpose (THEORY.md section 10), five seeds per label:
   correct on single-digit addition) added to correctness; the correctness reward alone is the
   verifier reward, logged as ``eval/reward``;
 - advantage_degeneracy: G = 2 on an easy task (warm-up to 0.7-0.95 accuracy);
-- policy_concentration: no KL and a high learning rate (3e-3);
+- policy_concentration: no KL and a high learning rate (3e-3), reached by a linear warm-up over
+  ``--concentration-warmup`` steps (20; the runs of seeds 0-24 had none, and in 5 of 25 the first
+  updates wrecked the policy: reward 0.2 -> 0 in 2-3 steps with the entropy unchanged, a failed
+  induction rather than a concentrated policy);
 - dynamical_instability: lr 1e-3, raised to 1e-2 at step 150, past the stability limit.
 
 Writes one small trainer_state.json per run (metrics rounded to 6 digits) to
 ``empirical/data/tiny_testbed``, named by label and seed. Seeds 0-4 served the first design of
 the diagnosis; seeds 5-14 (``--first-seed 5 --seeds 10``) were its held-out check, which it
-failed, and then served its revision; seeds 15-24 (``--first-seed 15 --seeds 10``) were made
-while the revised diagnosis was frozen and are the independent check
-(:data:`grpodyn.empirical.testbed.HELDOUT_SEEDS`). Needs the ``trl`` extra; about 20 minutes
+failed, and then served its revision; seeds 15-24 (``--first-seed 15 --seeds 10
+--concentration-warmup 0``) were made while the revised diagnosis was frozen, and seeds 25-34
+(``--first-seed 25 --seeds 10``), with the concentration warm-up, while it still was: the
+independent checks (:data:`grpodyn.empirical.testbed.HELDOUT_SEEDS`). Needs the ``trl`` extra; about 20 minutes
 per five seeds on two CPU cores.
 """
 
@@ -75,11 +79,13 @@ def length_bonus(completions, **_):
     return [1.0 if len(_clean(c)) >= 3 else 0.0 for c in completions]
 
 
-def make_case(label: str, seed: int, *, steps: int) -> dict:
+def make_case(label: str, seed: int, *, steps: int, concentration_warmup: int = 20) -> dict:
     band, grpo, hackable = CASES[label]
     tokenizer = build_tokenizer()
     model = build_model(seed=seed)
     warm = warm_up(model, tokenizer, band=band, seed=seed, max_steps=1500)
+    if label == "policy_concentration":
+        grpo = {**grpo, "warmup_steps": concentration_warmup}
     settings = GRPORunSettings(prompts_per_step=8, steps=steps, seed=seed, **grpo)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
@@ -109,16 +115,21 @@ def main() -> None:
                         help="seed of the first run; fresh seeds make a held-out test bed")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--labels", nargs="+", default=list(CASES), choices=list(CASES))
+    parser.add_argument("--concentration-warmup", type=int, default=20,
+                        help="steps of linear learning-rate warm-up of the concentration runs "
+                             "(0 remakes seeds 0-24 as shipped)")
     args = parser.parse_args()
-    if args.seeds < 1 or args.first_seed < 0:
-        parser.error("--seeds must be at least 1 and --first-seed not negative")
+    if args.seeds < 1 or args.first_seed < 0 or args.concentration_warmup < 0:
+        parser.error("--seeds must be at least 1, --first-seed and --concentration-warmup "
+                     "not negative")
     args.out.mkdir(parents=True, exist_ok=True)
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     jobs = [(label, seed) for seed in seeds for label in args.labels]
     for index, (label, seed) in enumerate(jobs, start=1):
         print(f"[{index}/{len(jobs)}] {label} seed {seed}", flush=True)
         write_atomic(args.out / f"{label}_seed{seed}.json",
-                     json.dumps(make_case(label, seed, steps=args.steps)))
+                     json.dumps(make_case(label, seed, steps=args.steps,
+                                          concentration_warmup=args.concentration_warmup)))
 
 
 if __name__ == "__main__":

@@ -154,6 +154,7 @@ class GRPORunSettings:
     num_iterations: int = 1
     steps_per_generation: int | None = None
     seed: int = 0
+    warmup_steps: int = 0  # [warmup_steps]: linear ramp of the learning rate from 0
 
 
 def run_grpo(model, tokenizer, settings: GRPORunSettings, *, output_dir: str | Path,
@@ -198,7 +199,9 @@ def run_grpo(model, tokenizer, settings: GRPORunSettings, *, output_dir: str | P
     args = GRPOConfig(
         output_dir=str(output_dir), per_device_train_batch_size=settings.prompts_per_step
         * settings.group_size, num_generations=settings.group_size, max_completion_length=4,
-        learning_rate=settings.learning_rate, lr_scheduler_type="constant", beta=settings.kl,
+        learning_rate=settings.learning_rate, warmup_steps=settings.warmup_steps,
+        lr_scheduler_type="constant_with_warmup" if settings.warmup_steps else "constant",
+        beta=settings.kl,
         num_iterations=settings.num_iterations, logging_steps=1, max_steps=settings.steps,
         report_to=[], use_cpu=True, seed=settings.seed, temperature=1.0, save_strategy="no",
         disable_tqdm=True, **extra)
