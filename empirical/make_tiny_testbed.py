@@ -20,8 +20,8 @@ the diagnosis; seeds 5-14 (``--first-seed 5 --seeds 10``) were its held-out chec
 failed, and then served its revision; seeds 15-24 (``--first-seed 15 --seeds 10
 --concentration-warmup 0``) were made while the revised diagnosis was frozen, and seeds 25-34
 (``--first-seed 25 --seeds 10``), with the concentration warm-up, while it still was: the
-independent checks (:data:`grpodyn.empirical.testbed.HELDOUT_SEEDS`). Needs the ``trl`` extra; about 20 minutes
-per five seeds on two CPU cores.
+independent checks (:data:`grpodyn.empirical.testbed.HELDOUT_SEEDS`). Needs the ``trl``
+extra; about 20 minutes per five seeds on two CPU cores.
 """
 
 from __future__ import annotations
