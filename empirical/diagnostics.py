@@ -277,19 +277,22 @@ def _instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdi
         kl_score = 0.0
     else:
         # a fall of the reward at a fixed distance from the reference is a slow fluctuation of
-        # a stable, noisy run (large at small G); an instability moves the policy: the KL or
-        # the entropy changes by a factor of 3 or more
+        # a stable, noisy run (large at small G); an instability moves the policy: the KL
+        # changes, or the entropy rises, by a factor of 3 or more. A falling entropy does not
+        # count: it is the concentration's own signature, and a policy concentrating onto wrong
+        # answers loses reward just as a collapse does
         moved = []
         if np.isfinite(kl_growth):
             moved.append(abs(np.log(kl_growth)))
         if entropy is not None and np.isfinite(entropy).sum() > 4:
             e0, e1 = _window_mean(entropy, early), _window_mean(entropy, late)
             if e0 > 0 and e1 > 0:
-                moved.append(abs(np.log(e1 / e0)))
+                moved.append(np.log(e1 / e0))
         if moved and max(moved) < np.log(3.0):
             collapse_score = kl_score = 0.0
-            collapse_words = (" without the policy moving (KL and entropy within a factor 3): "
-                              "a slow fluctuation, not a divergence")
+            collapse_words = (" without the policy leaving the reference (KL within a factor 3, "
+                              "entropy not up x3): a slow fluctuation or a concentration, not "
+                              "a divergence")
     score = max(collapse_score, excess_score, kl_score, divergence_score)
     idx = np.arange(run.n_points)
     where = (float(run.steps[best]), float(run.steps[idx[-1]]))

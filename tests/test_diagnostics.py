@@ -83,18 +83,24 @@ def test_cli_diagnose_keys(tmp_path, capsys):
 
 
 def test_tiny_trl_design_testbed_is_shipped_and_scored():
-    """The TRL runs the diagnosis was designed on (seeds 0-14, 15 per label): every label
-    >= 0.9 alone and with the bandit runs. The one miss, a concentration run whose reward is 0
-    from the first steps with the entropy unchanged, reads as degeneracy (docs/findings.md)."""
+    """The TRL runs the diagnosis was designed on (seeds 0-34, 35 per label). Healthy, hacking
+    and instability >= 0.9; concentration recall 0.80 and degeneracy precision 0.85 fall short:
+    six concentration runs are wrecked by the first updates (reward 0 with the entropy kept)
+    and read as degeneracy (docs/findings.md, section 4)."""
     from grpodyn.empirical.testbed import TUNING_SEEDS, tiny_testbed
 
     cases = tiny_testbed(seeds=TUNING_SEEDS)
-    assert all(sum(c.label == label for c in cases) == 15 for label in LABELS)
-    for scored in (evaluate(cases), evaluate(bandit_testbed(seeds=5) + cases)):
-        assert scored["model"]["healthy_flagged_unstable"] == 0
-        for label in LABELS:
-            assert scored["model"]["per_mode"][label]["precision"] >= 0.9, label
-            assert scored["model"]["per_mode"][label]["recall"] >= 0.9, label
+    assert all(sum(c.label == label for c in cases) == 35 for label in LABELS)
+    scored = evaluate(cases)["model"]
+    assert scored["healthy_flagged_unstable"] == 0
+    for label in ("healthy", "reward_hacking", "dynamical_instability"):
+        assert scored["per_mode"][label]["precision"] >= 0.9, label
+        assert scored["per_mode"][label]["recall"] >= 0.9, label
+    assert scored["per_mode"]["advantage_degeneracy"]["recall"] == 1.0
+    assert scored["per_mode"]["policy_concentration"]["precision"] == 1.0
+    wrecked = [c for c in evaluate(cases)["cases"] if c["label"] == "policy_concentration"
+               and c["model"] == "advantage_degeneracy"]
+    assert len(wrecked) == 6
 
 
 def test_tiny_trl_heldout_seeds_are_fresh():
