@@ -96,6 +96,14 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "for label, pr in scores['model']['per_mode'].items():\n"
                  "    print(f\"{label:22s} model P {pr['precision']:.2f} R {pr['recall']:.2f}"
                  "   rules R {scores['threshold_rules']['per_mode'][label]['recall']:.2f}\")"),
+        ("md", "The tiny-model TRL runs made while the diagnosis was frozen (held-out seeds). "
+               "Labels are the induced modes; where a run failed otherwise, it counts as a miss "
+               "(docs/findings.md, section 4)."),
+        ("code", "from grpodyn.empirical.testbed import HELDOUT_SEEDS, tiny_testbed\n"
+                 "held = evaluate(tiny_testbed(seeds=HELDOUT_SEEDS))\n"
+                 "for label, pr in held['model']['per_mode'].items():\n"
+                 "    print(f\"{label:22s} model P {pr['precision']:.2f} R {pr['recall']:.2f}\")\n"
+                 "print([c for c in held['cases'] if c['model'] != c['label']])"),
         ("code", "from grpodyn.empirical.diagnostics import diagnose\n"
                  "from grpodyn.empirical.loaders import load_run\n"
                  "from grpodyn.empirical.tiny_analysis import DATA_DIR\n"

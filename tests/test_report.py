@@ -30,11 +30,12 @@ def test_report_writes_html_figures_and_summary(quick_report):
     assert summary["checks_total"] >= 20
     assert any(c["claim"].startswith("bandit:") for c in summary["checks"])
     # theory and bandit checks all hold but THEORY.md's rounding of the d = 2 threshold; the
-    # tiny-LM rows report measurements of shipped runs (findings, both ways), so they are only
-    # required to be present
+    # rows with tiny-LM runs report measurements of shipped runs (findings, both ways: the TRL
+    # test beds miss 0.9 for two modes), so they are only required to be present
     failing = [c["claim"] for c in summary["checks"]
                if not c["agrees"]
-               and not c["claim"].startswith(("tiny LM", "diagnosis on the tiny"))]
+               and not c["claim"].startswith(("tiny LM", "diagnosis on the tiny",
+                                              "diagnosis on the whole"))]
     assert failing == ["staleness threshold k*, beta=0.9, d=2"]
     assert any(c["claim"].startswith("tiny LM") for c in summary["checks"])
     assert any(c["claim"].startswith("diagnosis on the bandit") and c["agrees"]
