@@ -413,13 +413,22 @@ def fit_curve(name: str, t, y, *, momentum: float | None = None,
     t, y = _prepare(t, y)
     model = curve_model(name, t, y, momentum=momentum, learning_rate=learning_rate)
     lower, upper = np.array(model.lower), np.array(model.upper)
+    y_mean = float(y.mean())
 
     def plateau_and_start(phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(r0, r*) by linear least squares for this shape, and the fitted curve."""
         u = model.shape(t, *phi)
-        design = np.column_stack([u, 1.0 - u])
-        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
-        return coef, design @ coef
+        # y ~ r0 u + r* (1 - u) = r* + (r0 - r*) u: a straight line in u, solved in closed form
+        u_mean = u.mean()
+        du = u - u_mean
+        spread = float(du @ du)
+        if not spread > 1e-12 * max(1.0, u_mean * u_mean) * u.size:
+            design = np.column_stack([u, 1.0 - u])  # flat shape: the minimum-norm solution
+            coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+            return coef, design @ coef
+        slope = float(du @ (y - y_mean)) / spread
+        r_star = y_mean - slope * u_mean
+        return np.array([r_star + slope, r_star]), r_star + slope * u
 
     best, best_cost = None, np.inf
     with np.errstate(all="ignore"):
