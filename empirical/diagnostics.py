@@ -245,18 +245,21 @@ def _instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdi
         radius = float(np.max(np.abs(poles))) if poles.size else 0.0
         oscillating = bool(np.any(np.abs(poles.imag) > 1e-9))
         excess_score = float(np.clip((excess - 4.0) / 8.0, 0.0, 1.0))
-    divergence_score, divergence_words = 0.0, ""
     entropy = run.metrics.get("entropy")
+    entropy_growth = float("nan")  # late over early entropy
     if entropy is not None and np.isfinite(entropy).sum() > 4:
-        e0, e1 = _window_mean(entropy, early), _window_mean(entropy, late)
+        e0 = _window_mean(entropy, early)
+        if e0 > 0:
+            entropy_growth = _window_mean(entropy, late) / e0
+    divergence_score, divergence_words = 0.0, ""
+    if entropy_growth > 1.3:
         r0, r1 = _window_mean(r, early), _window_mean(r, late)
         at_floor = _is_success_rate(run) and r1 <= 1 - _CEILING
-        fell = at_floor or r1 < r0 - max(0.05, 3 * noise / np.sqrt(early.stop))
-        if e0 > 0 and e1 > 1.3 * e0 and fell:
+        if at_floor or r1 < r0 - max(0.05, 3 * noise / np.sqrt(early.stop)):
             # the opposite of concentration: the temperature rose while the reward fell, the
             # updates threw the policy off its start (divergence)
             divergence_score = 1.0
-            divergence_words = (f"; entropy rose x{e1 / e0:.2f} while the reward fell "
+            divergence_words = (f"; entropy rose x{entropy_growth:.2f} while the reward fell "
                                 f"{r0:.2f} -> {r1:.2f} (divergence)")
     kl = run.metrics.get("kl")
     kl_score, kl_words, kl_growth = 0.0, "", float("nan")
@@ -284,10 +287,8 @@ def _instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdi
         moved = []
         if np.isfinite(kl_growth):
             moved.append(abs(np.log(kl_growth)))
-        if entropy is not None and np.isfinite(entropy).sum() > 4:
-            e0, e1 = _window_mean(entropy, early), _window_mean(entropy, late)
-            if e0 > 0 and e1 > 0:
-                moved.append(np.log(e1 / e0))
+        if np.isfinite(entropy_growth) and entropy_growth > 0:
+            moved.append(np.log(entropy_growth))
         if moved and max(moved) < np.log(3.0):
             collapse_score = kl_score = 0.0
             collapse_words = (" without the policy leaving the reference (KL within a factor 3, "

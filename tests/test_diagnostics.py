@@ -91,14 +91,15 @@ def test_tiny_trl_design_testbed_is_shipped_and_scored():
 
     cases = tiny_testbed(seeds=TUNING_SEEDS)
     assert all(sum(c.label == label for c in cases) == 35 for label in LABELS)
-    scored = evaluate(cases)["model"]
+    evaluation = evaluate(cases)
+    scored = evaluation["model"]
     assert scored["healthy_flagged_unstable"] == 0
     for label in ("healthy", "reward_hacking", "dynamical_instability"):
         assert scored["per_mode"][label]["precision"] >= 0.9, label
         assert scored["per_mode"][label]["recall"] >= 0.9, label
     assert scored["per_mode"]["advantage_degeneracy"]["recall"] == 1.0
     assert scored["per_mode"]["policy_concentration"]["precision"] == 1.0
-    wrecked = [c for c in evaluate(cases)["cases"] if c["label"] == "policy_concentration"
+    wrecked = [c for c in evaluation["cases"] if c["label"] == "policy_concentration"
                and c["model"] == "advantage_degeneracy"]
     assert len(wrecked) == 6
 
