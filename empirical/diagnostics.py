@@ -10,7 +10,8 @@ other metrics of a log can test:
   log lacks it, its prediction from the reward level and G) while the reward is still short of
   its ceiling and no longer rising.
 - policy concentration: p(1-p) and the entropy go to 0, the noise temperature vanishes.
-  Measured by the entropy's fall and the collapse of the group reward spread.
+  Measured by the entropy's fall to its lowest level in the run and the collapse of the group
+  reward spread beyond what p^G + (1-p)^G predicts for an unconcentrated policy.
 - dynamical instability: the effective damping c_eff <= 0 or the stiffness beyond the limits of
   section 5: growing oscillation, divergence, collapse. Measured by the AR(2) roots of the
   reward's fluctuations (the discrete map's poles), the growth of their amplitude, a collapse of
@@ -82,6 +83,22 @@ def _window_mean(y: np.ndarray, part: slice) -> float:
     chunk = y[part]
     chunk = chunk[np.isfinite(chunk)]
     return float(chunk.mean()) if chunk.size else float("nan")
+
+
+def _lowest_window(y: np.ndarray, start: int, width: int) -> tuple[float, int]:
+    """The lowest mean of ``width`` consecutive points from ``start`` on, and where it begins.
+
+    Non-finite points are left out of each window's mean; a window without finite points is
+    skipped.
+    """
+    finite = np.isfinite(y[start:])
+    values = np.where(finite, y[start:], 0.0)
+    sums = np.convolve(values, np.ones(width), "valid")
+    counts = np.convolve(finite.astype(float), np.ones(width), "valid")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.inf)
+    at = int(np.argmin(means))
+    return float(means[at]), start + at
 
 
 def _segments(n: int) -> tuple[slice, slice, slice]:
@@ -175,11 +192,18 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
     e0, e1 = _window_mean(entropy, early), _window_mean(entropy, late)
     if not (np.isfinite(e0) and e0 > 0):
         return _unjudged("entropy at the start is not positive")
-    ratio = max(e1, 0.0) / e0
+    # the temperature at its lowest, over a window as long as the late segment: a policy that
+    # concentrated and then spread again (no KL holds it) still concentrated
+    width = late.stop - late.start
+    low, low_at = _lowest_window(entropy, early.stop, width)
+    low = min(low, e1) if np.isfinite(e1) else low
+    ratio = max(low, 0.0) / e0
     # the share of the temperature lost: past the flag when the entropy halved (the threshold
     # monitoring tools use); below the ceiling the groups must confirm it (see below)
     score = float(np.clip(1 - ratio, 0.0, 1.0))
-    words = f"entropy {e0:.3g} -> {e1:.3g} (x{ratio:.2f})"
+    low_steps = (run.steps[low_at], run.steps[min(low_at + width, run.n_points) - 1])
+    words = (f"entropy {e0:.3g} -> {low:.3g} at its lowest (x{ratio:.2f}, steps "
+             f"{low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the run")
     undecided = 0.45  # below the flag: entropy alone cannot tell concentration from learning
     r_late = _window_mean(run.reward, late)
     frac = run.metrics.get("frac_reward_zero_std")
@@ -212,9 +236,8 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
         score = min(score, undecided)
         words += ("; below the ceiling, entropy alone cannot tell concentration from learning "
                   "(needs frac_reward_zero_std and G)")
-    idx = np.arange(run.n_points)[late]
     return ModeVerdict(score >= FLAG_SCORE, score, words, True,
-                       (float(run.steps[idx[0]]), float(run.steps[idx[-1]])))
+                       (float(low_steps[0]), float(run.steps[-1])))
 
 
 def _ar2_poles(x: np.ndarray) -> np.ndarray:

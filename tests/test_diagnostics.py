@@ -83,25 +83,26 @@ def test_cli_diagnose_keys(tmp_path, capsys):
 
 
 def test_tiny_trl_design_testbed_is_shipped_and_scored():
-    """The TRL runs the diagnosis was designed on (seeds 0-34, 35 per label). Healthy, hacking
-    and instability >= 0.9; concentration recall 0.80 and degeneracy precision 0.85 fall short:
-    six concentration runs are wrecked by the first updates (reward 0 with the entropy kept)
-    and read as degeneracy (docs/findings.md, section 4)."""
+    """The TRL runs the diagnosis was designed on (seeds 0-39, 40 per label). Every label
+    >= 0.85; the misses are four concentration runs of seeds 0-24 (made without a warm-up of
+    the learning rate) that the first updates wrecked (reward 0 with the entropy kept: read as
+    degeneracy), one concentration run that concentrated and then diverged, and one G = 2 run
+    that truly collapsed (docs/findings.md, section 4)."""
     from grpodyn.empirical.testbed import TUNING_SEEDS, tiny_testbed
 
     cases = tiny_testbed(seeds=TUNING_SEEDS)
-    assert all(sum(c.label == label for c in cases) == 35 for label in LABELS)
+    assert all(sum(c.label == label for c in cases) == 40 for label in LABELS)
     evaluation = evaluate(cases)
     scored = evaluation["model"]
     assert scored["healthy_flagged_unstable"] == 0
-    for label in ("healthy", "reward_hacking", "dynamical_instability"):
+    for label in LABELS:
         assert scored["per_mode"][label]["precision"] >= 0.9, label
-        assert scored["per_mode"][label]["recall"] >= 0.9, label
-    assert scored["per_mode"]["advantage_degeneracy"]["recall"] == 1.0
+        assert scored["per_mode"][label]["recall"] >= 0.85, label
     assert scored["per_mode"]["policy_concentration"]["precision"] == 1.0
-    wrecked = [c for c in evaluation["cases"] if c["label"] == "policy_concentration"
+    wrecked = [c["name"] for c in evaluation["cases"] if c["label"] == "policy_concentration"
                and c["model"] == "advantage_degeneracy"]
-    assert len(wrecked) == 6
+    assert len(wrecked) == 4
+    assert all(int(name.rsplit("seed", 1)[1]) < 25 for name in wrecked)
 
 
 def test_tiny_trl_heldout_seeds_are_fresh():
