@@ -16,12 +16,12 @@ induced on purpose (THEORY.md section 10), five seeds per label:
 
 Writes one small trainer_state.json per run (metrics rounded to 6 digits) to
 ``empirical/data/tiny_testbed``, named by label and seed. Seeds 0-4 served the first design of
-the diagnosis; seeds 5-14 (``--first-seed 5 --seeds 10``) were its held-out check, which it
-failed, and then served its revision; seeds 15-24 (``--first-seed 15 --seeds 10
---concentration-warmup 0``) were made while the revised diagnosis was frozen, and seeds 25-34
-(``--first-seed 25 --seeds 10``), with the concentration warm-up, while it still was: the
-independent checks (:data:`grpodyn.empirical.testbed.HELDOUT_SEEDS`). Needs the ``trl``
-extra; about 20 minutes per five seeds on two CPU cores.
+the diagnosis; seeds 5-14 (``--first-seed 5 --seeds 10``), 15-24 (``--first-seed 15 --seeds 10
+--concentration-warmup 0``), 25-34 and 35-39 were each made while the diagnosis of the day was
+frozen, failed the held-out check, and served the next revision; seeds 40-49 (``--first-seed 40
+--seeds 10``) were made while revision 4 was frozen: the independent check
+(:data:`grpodyn.empirical.testbed.HELDOUT_SEEDS`, docs/findings.md section 4). Needs the ``trl``
+extra; about 15 minutes per ten seeds (50 runs) on two idle CPU cores.
 """
 
 from __future__ import annotations
