@@ -68,13 +68,17 @@ class Diagnosis:
                 "modes": {name: asdict(v) for name, v in self.modes.items()}}
 
 
-def _smooth(y: np.ndarray, window: int) -> np.ndarray:
-    """Centred moving average that ignores NaN (same length; edges use the points they have)."""
+def _smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarray:
+    """Moving average that ignores NaN; NaN where a window has no finite point.
+
+    ``mode="same"``: centred, same length, the edges use the points they have;
+    ``mode="valid"``: one mean per full window, ``len(y) - window + 1`` of them.
+    """
     finite = np.isfinite(y)
     values = np.where(finite, y, 0.0)
     kernel = np.ones(window)
-    total = np.convolve(values, kernel, mode="same")
-    count = np.convolve(finite.astype(float), kernel, mode="same")
+    total = np.convolve(values, kernel, mode=mode)
+    count = np.convolve(finite.astype(float), kernel, mode=mode)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
@@ -86,17 +90,9 @@ def _window_mean(y: np.ndarray, part: slice) -> float:
 
 
 def _lowest_window(y: np.ndarray, start: int, width: int) -> tuple[float, int]:
-    """The lowest mean of ``width`` consecutive points from ``start`` on, and where it begins.
-
-    Non-finite points are left out of each window's mean; a window without finite points is
-    skipped.
-    """
-    finite = np.isfinite(y[start:])
-    values = np.where(finite, y[start:], 0.0)
-    sums = np.convolve(values, np.ones(width), "valid")
-    counts = np.convolve(finite.astype(float), np.ones(width), "valid")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.inf)
+    """The lowest mean of ``width`` consecutive points from ``start`` on, and where it begins
+    (windows without a finite point are skipped; inf when every one lacks them)."""
+    means = np.nan_to_num(_smooth(y[start:], width, mode="valid"), nan=np.inf)
     at = int(np.argmin(means))
     return float(means[at]), start + at
 
@@ -195,8 +191,8 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
     # the temperature at its lowest, over a window as long as the late segment: a policy that
     # concentrated and then spread again (no KL holds it) still concentrated
     width = late.stop - late.start
+    # the last window is the late segment itself
     low, low_at = _lowest_window(entropy, early.stop, width)
-    low = min(low, e1) if np.isfinite(e1) else low
     ratio = max(low, 0.0) / e0
     # the share of the temperature lost: past the flag when the entropy halved (the threshold
     # monitoring tools use); below the ceiling the groups must confirm it (see below)
