@@ -30,6 +30,7 @@ import numpy as np
 
 from .logs_aliases import CANONICAL, per_function_rewards, resolve
 from .logs_common import LogFormatError, Parsed, Rows, number, read_text
+from .logs_infer import logged_meta
 from .logs_meta import Hyperparameter, RunMeta
 
 __all__ = ["Run", "LogFormatError", "load_run", "load_runs", "list_runs", "Hyperparameter",
@@ -165,7 +166,7 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     reward = np.sum([column(k) for k in keys], axis=0) if rows else np.zeros(0)
     finite = np.isfinite(reward)
     if not finite.all():
-        warnings.append(f"{int((~finite).sum())} points with a missing or non-finite reward "
+        warnings.append(f"{int((~finite).sum())} point(s) with a missing or non-finite reward "
                         "dropped")
         steps, reward, rows = steps[finite], reward[finite], [r for r, f in
                                                                zip(rows, finite, strict=True) if f]
@@ -185,9 +186,10 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
         values[~np.isfinite(values)] = np.nan
         if np.isfinite(values).any():
             metrics[name], metric_keys[name] = values, key
+    meta = replace(parsed.meta).merged(logged_meta(rows))
     return Run(source=source, format=parsed.format, steps=steps, reward=reward,
                metrics=metrics, reward_key=label, run_name=run_name or None,
-               meta=replace(parsed.meta), steps_reconstructed=parsed.steps_reconstructed,
+               meta=meta, steps_reconstructed=parsed.steps_reconstructed,
                warnings=warnings, metric_keys=metric_keys)
 
 

@@ -17,9 +17,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .logs_common import number
 from .logs_meta import Hyperparameter, RunMeta
 
-__all__ = ["infer_meta", "granularity", "schedule_of"]
+__all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "LOGGED_KEYS"]
+
+#: Hyperparameters some trainers log as metrics (read when constant over the run).
+LOGGED_KEYS: dict[str, tuple[str, ...]] = {
+    "group_size": ("group_size", "num_generations", "n_samples_per_prompt"),
+    "batch": ("num_questions", "num_prompts", "prompts_per_step"),
+    "kl": ("kl_coef", "actor/reward_kl_penalty_coeff", "kl_ctrl/kl_coef", "kl_beta"),
+    "num_iterations": ("epochs_per_rollout_batch", "ppo_epochs", "num_iterations"),
+}
 
 _EPS = 2e-6  # how far from k/N a logged mean may lie (float32 means, 6+ printed digits)
 _N_MAX = 4096
@@ -85,6 +94,22 @@ def _binary_evidence(run) -> tuple[int | None, int | None, str]:
     if b:
         words.append(f"every logged frac_reward_zero_std is a multiple of 1/{b}")
     return n, b, "; ".join(words) or "no common denominator up to 4096"
+
+
+def logged_meta(rows: list[tuple[float, dict]]) -> RunMeta:
+    """Hyperparameters logged as metrics with one value over the whole run (source
+    ``logged``)."""
+    meta = RunMeta()
+    for name, keys in LOGGED_KEYS.items():
+        for key in keys:
+            values = {float(v) for _, r in rows if key in r
+                      for v in [number(r[key])] if np.isfinite(v)}
+            if len(values) == 1:
+                value = values.pop()
+                setattr(meta, name, Hyperparameter(int(value) if value.is_integer() else value,
+                                                   "logged", f"{key}, the same at every step"))
+                break
+    return meta
 
 
 def infer_meta(run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
