@@ -133,6 +133,19 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
                          f"metrics present: {', '.join(sorted(available)[:12])}")
 
 
+def _eval_twins(keys: list[str], available: set[str]) -> list[str]:
+    """The evaluation names of reward functions (TRL ``eval_<key>``, W&B ``eval/<key>``), when
+    every one is logged."""
+    twins = []
+    for key in keys:
+        bare = key[len("train/"):] if key.startswith("train/") else key
+        twin = next((t for t in (f"eval_{bare}", f"eval/{bare}") if t in available), None)
+        if twin is None:
+            return []
+        twins.append(twin)
+    return twins
+
+
 def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None = None,
               reward_key: str | None = None) -> Run:
     """Build a Run from (step, {metric: value}) rows; repairs are recorded as warnings."""
@@ -175,11 +188,16 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
         raise LogFormatError(f"{source}: no finite value of {label!r}")
     metrics, metric_keys = {}, {"reward": label}
     for name in CANONICAL[1:]:
-        key = resolve(name, available - set(keys), parsed.ecosystem)
-        if key is None:
+        found = resolve(name, available - set(keys), parsed.ecosystem)
+        held = [found] if found else []
+        if name == "heldout_reward" and not held and len(keys) > 1:
+            held = _eval_twins(keys, available)  # summed reward functions: their eval twins
+        if not held:
             continue
+        key = "+".join(held)
         if name == "heldout_reward":  # evaluated at its own steps: align, NaN elsewhere
-            at = {s: number(r[key]) for s, r in all_rows if key in r}
+            at = {s: sum(number(r[k]) for k in held) for s, r in all_rows
+                  if all(k in r for k in held)}
             values = np.array([at.get(s, math.nan) for s in steps], dtype=float)
         else:
             values = column(key)

@@ -54,7 +54,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "kl": ("actor/kl_loss", "actor/reward_kl_penalty"),
         "completion_length": ("response_length/mean",),
         "learning_rate": ("actor/lr",),
-        "heldout_reward": (r"re:^val-core/[^/]+/(?:reward|score|acc)/mean@\d+$",
+        "heldout_reward": (r"re:^val-core/.+/(?:reward|score|acc)/mean@\d+$",
                            r"re:^val/test_score/", r"re:^val-aux/[^/]+/(?:reward|score)/mean@\d+$"),
     },
     "openrlhf": {

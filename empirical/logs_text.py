@@ -315,26 +315,34 @@ def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
 
 
 def _parse_openrlhf(lines: list[str]) -> Parsed | None:
-    rows: Rows = []
-    last: str | None = None
+    """The postfix updates of OpenRLHF's progress bars; of several bars (the episode bar with
+    the full status, the per-epoch bar with short names) the one that names ``reward``."""
+    bars: dict[str, Rows] = {}
+    last: dict[str, str] = {}
     for line in lines:
         for match in _OPENRLHF.finditer(line):
             postfix = match.group(3)
-            if not re.search(r"\b(?:reward|rm)=", postfix) or postfix == last:
+            if not re.search(r"\b(?:reward|rm)=", postfix):
                 continue
-            last = postfix
+            label = re.sub(r"\s*\d+%.*$", "", line[:match.start()]).strip(" :|") or "bar"
+            label = re.sub(r"\[\d+/\d+\]", "[*]", label)
+            if last.get(label) == postfix:
+                continue  # a refresh of the same update
+            last[label] = postfix
             entry = {}
             for pair in postfix.split(","):
                 key, sep, value = pair.partition("=")
                 if sep:
                     entry[key.strip()] = value.strip()
+            rows = bars.setdefault(label, [])
             rows.append((float(len(rows) + 1), entry))
-    if not rows:
+    if not bars:
         return None
-    parsed = Parsed("openrlhf_console", {"": rows}, ecosystem="openrlhf",
+    label = max(bars, key=lambda b: (any("reward" in e for _, e in bars[b]), len(bars[b])))
+    parsed = Parsed("openrlhf_console", {"": bars[label]}, ecosystem="openrlhf",
                     steps_reconstructed=True)
-    parsed.notes.append("OpenRLHF console: steps are the order of the progress-bar updates "
-                        "that carry a reward (one per optimizer step)")
+    parsed.notes.append(f"OpenRLHF console: steps are the order of the {label!r} progress-bar "
+                        "updates that carry a reward (one per optimizer step)")
     return parsed
 
 
