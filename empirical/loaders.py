@@ -28,13 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from .logs_aliases import CANONICAL, per_function_rewards, resolve
+from .logs_aliases import CANONICAL, METRIC_ALIASES, per_function_rewards, resolve
 from .logs_common import LogFormatError, Parsed, Rows, number, read_text
 from .logs_infer import logged_meta
 from .logs_meta import Hyperparameter, RunMeta
 
 __all__ = ["Run", "LogFormatError", "load_run", "load_runs", "list_runs", "Hyperparameter",
-           "RunMeta"]
+           "RunMeta", "METRIC_ALIASES"]
 
 
 @dataclass

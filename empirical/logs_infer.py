@@ -119,9 +119,12 @@ def infer_meta(run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
     lr = run.metrics.get("learning_rate")
     if lr is not None and np.isfinite(lr).any():
         if meta.lr is None:
-            meta.lr = Hyperparameter(float(np.nanmax(lr)), "logged",
-                                     f"peak of the logged learning_rate "
-                                     f"({int(np.isfinite(lr).sum())} points)")
+            known = lr[np.isfinite(lr)]
+            words = f"peak of the logged learning_rate ({known.size} points)"
+            if known.size > 1 and known[0] == known.max() and known[-1] < known[0]:
+                words += ("; the first logged point already decays, so the schedule's own "
+                          "peak may be a little higher")
+            meta.lr = Hyperparameter(float(known.max()), "logged", words)
         found = schedule_of(run.steps, lr)
         if found is not None:
             name, warmup, words = found
