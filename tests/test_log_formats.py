@@ -258,3 +258,67 @@ def test_input_directories_are_never_modified(tmp_path):
     load_runs(tree)
     after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in tree.rglob("*") if p.is_file()}
     assert before == after
+
+
+def _binary_run(tmp_path, *, prompts, group, steps=60, seed=0, name="trainer_state.json"):
+    """A trainer_state of binary rewards: B prompts x G completions per step."""
+    rng = np.random.default_rng(seed)
+    history = []
+    for step in range(1, steps + 1):
+        p = rng.uniform(0.1, 0.9, size=prompts)
+        rewards = rng.random((prompts, group)) < p[:, None]
+        history.append({"step": step, "reward": float(rewards.mean()),
+                        "frac_reward_zero_std": float(np.mean(rewards.std(axis=1) == 0)),
+                        "learning_rate": 1e-5})
+    path = tmp_path / name
+    path.write_text(json.dumps({"log_history": history}))
+    return path
+
+
+def test_group_size_and_batch_from_the_granularity_of_binary_rewards(tmp_path):
+    run = load_run(_binary_run(tmp_path, prompts=8, group=4))
+    assert (run.meta.group_size.value, run.meta.group_size.source) == (4, "inferred")
+    assert (run.meta.batch.value, run.meta.batch.source) == (8, "inferred")
+    assert "multiple of 1/32" in run.meta.group_size.evidence
+    assert "multiple of 1/8" in run.meta.batch.evidence
+
+
+def test_granularity_that_does_not_pin_g_says_not_determined(tmp_path):
+    path = _binary_run(tmp_path, prompts=8, group=4)
+    state = json.loads(path.read_text())
+    for entry in state["log_history"]:
+        del entry["frac_reward_zero_std"]  # B G = 32 alone: G and B not separately known
+    path.write_text(json.dumps(state))
+    run = load_run(path)
+    assert run.meta.group_size is None and run.meta.batch is None
+    assert any("group size G: not determined" in w and "B G = 32" in w for w in run.warnings)
+    # with G known from a config beside the log, B follows (and says how)
+    (tmp_path / "training_args.json").write_text(json.dumps({"num_generations": 4}))
+    run = load_run(path)
+    assert run.meta.group_size.source == "file:training_args.json"
+    assert (run.meta.batch.value, run.meta.batch.source) == (8, "inferred")
+
+
+def test_no_inference_from_continuous_or_averaged_rewards(tmp_path):
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps([{"step": s, "reward": 0.5 + 0.1 * np.sin(s)}
+                                for s in range(1, 40)]))
+    assert load_run(path).meta.group_size is None
+    path.write_text(json.dumps([{"step": 5 * s, "reward": (s % 8) / 8} for s in range(1, 40)]))
+    run = load_run(path)  # every 5th step: each point may average 5 steps
+    assert run.meta.group_size is None
+    assert any("not consecutive steps" in w for w in run.warnings)
+
+
+@pytest.mark.parametrize("shape,expected", [("constant", "constant"), ("linear", "linear"),
+                                             ("cosine", "cosine")])
+def test_schedule_from_the_logged_learning_rate(tmp_path, shape, expected):
+    from grpodyn.empirical.logs_infer import schedule_of
+
+    steps = np.arange(1.0, 301.0)
+    warm = np.minimum(1.0, steps / 20)
+    u = np.clip((steps - 20) / 280, 0, 1)
+    decay = {"constant": np.ones_like(u), "linear": 1 - u,
+             "cosine": 0.5 * (1 + np.cos(np.pi * u))}[shape]
+    name, warmup, words = schedule_of(steps, 3e-5 * warm * decay)
+    assert name.startswith(expected) and warmup == 20 and "3e-05" in words
