@@ -186,10 +186,8 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
 def _cmd_diagnose(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.diagnostics import diagnose
 
-    run = _load_log(args)
-    group_size = run.meta.value("group_size")  # the user's --group-size, else the log's
-    result = diagnose(run, group_size=group_size if isinstance(group_size, int) else None
-                      ).to_dict()
+    run = _load_log(args)  # --group-size becomes the run's G (source user); diagnose reads it
+    result = diagnose(run, group_size=args.group_size).to_dict()
     result["warnings"] = run.warnings
     result["hyperparameters"] = run.meta.to_dict()
     return finite_json(result)
