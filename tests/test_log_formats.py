@@ -322,3 +322,39 @@ def test_schedule_from_the_logged_learning_rate(tmp_path, shape, expected):
              "cosine": 0.5 * (1 + np.cos(np.pi * u))}[shape]
     name, warmup, words = schedule_of(steps, 3e-5 * warm * decay)
     assert name.startswith(expected) and warmup == 20 and "3e-05" in words
+
+
+def test_config_files_of_each_trainer(tmp_path):
+    from grpodyn.empirical.logs_config import meta_from_config
+
+    verl = {"actor_rollout_ref": {"actor": {"use_kl_loss": False, "kl_loss_coef": 0.5,
+                                            "ppo_epochs": 2, "optim": {"lr": 3e-6}},
+                                  "rollout": {"n": 16}},
+            "critic": {"optim": {"lr": 9e-6}, "ppo_epochs": 7},
+            "algorithm": {"kl_ctrl": {"kl_coef": 0.002}}, "data": {"train_batch_size": 64}}
+    meta = meta_from_config(verl, "file:config.yaml", "config.yaml")
+    assert (meta.lr.value, meta.group_size.value, meta.batch.value) == (3e-6, 16, 64)
+    assert meta.kl.value == 0.002 and meta.num_iterations.value == 2  # not the critic's
+    openrlhf = {"n_samples_per_prompt": 8, "rollout_batch_size": 128, "max_epochs": 1,
+                "init_kl_coef": 0.01, "actor_learning_rate": 5e-7, "micro_train_batch_size": 4}
+    meta = meta_from_config(openrlhf, "file:args.json", "args.json")
+    assert (meta.group_size.value, meta.batch.value, meta.num_iterations.value) == (8, 128, 1)
+    assert (meta.kl.value, meta.lr.value) == (0.01, 5e-7)
+    model_config = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 896,
+                    "rope_theta": 1e6, "vocab_size": 151936}  # HF config.json: no settings
+    assert meta_from_config(model_config, "file:config.json", "config.json").to_dict() == {}
+
+
+def test_yaml_and_broken_config_files_beside_a_log(tmp_path):
+    pytest.importorskip("yaml")
+    log = tmp_path / "metrics.jsonl"
+    log.write_text("\n".join(json.dumps({"step": s, "reward": s / 10}) for s in range(1, 9)))
+    (tmp_path / "hparams.yaml").write_text("optimizer:\n  name: AdamW\n  betas: [0.9, 0.95]\n"
+                                           "lr: 4.0e-5\ngroup_size: 8\n")
+    (tmp_path / "args.json").write_text("{not json")
+    run = load_run(log)
+    assert (run.meta.lr.value, run.meta.group_size.value) == (4e-5, 8)
+    assert (run.meta.momentum.value, run.meta.beta2.value) == (0.9, 0.95)
+    assert run.meta.optimizer.value == "adamw"
+    assert run.meta.lr.source == "file:hparams.yaml"
+    assert any("args.json: not valid JSON" in w for w in run.warnings)
