@@ -125,6 +125,24 @@ def test_every_shared_real_log_loads_and_fits():
         assert 0 <= result["forecast"]["coverage"] <= 1
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared real logs not present")
+def test_real_log_table_matches_the_corpus_manifest(capsys):
+    """benchmarks/real_log_table.py: grpodyn runs and fit on every shared log, run counts and
+    step spans as the corpus's README and MANIFEST give them."""
+    import runpy
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "real_log_table.py"
+    argv, sys.argv = sys.argv, [str(script), str(SHARED)]
+    try:
+        with pytest.raises(SystemExit) as info:
+            runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = argv
+    assert info.value.code == 0, capsys.readouterr().out
+
+
 def test_tensorboard_event_files(tmp_path):
     pytest.importorskip("tensorboard")
     torch_tb = pytest.importorskip("torch.utils.tensorboard")
