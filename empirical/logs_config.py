@@ -51,16 +51,22 @@ _KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def flatten(config: dict[str, Any], prefix: str = "", *, depth: int = 0) -> dict[str, Any]:
-    """A nested config as ``{"a.b.c": value}`` (lists kept as values)."""
+def flatten(config: dict[str, Any], prefix: str = "", *, depth: int = 0,
+            seen: set[int] | None = None) -> dict[str, Any]:
+    """A nested config as ``{"a.b.c": value}`` (lists kept as values). Each dict is entered
+    once, so shared or cyclic structures (YAML aliases, pickles) cannot blow it up."""
+    seen = set() if seen is None else seen
+    seen.add(id(config))
     out: dict[str, Any] = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict) and depth < 12:
+        if isinstance(value, dict):
+            if id(value) in seen or depth >= 12:
+                continue
             if set(value) <= {"value", "desc"} and "value" in value:  # W&B config.yaml entry
                 out[name] = value["value"]
             else:
-                out.update(flatten(value, name + ".", depth=depth + 1))
+                out.update(flatten(value, name + ".", depth=depth + 1, seen=seen))
         else:
             out[name] = value
     return out

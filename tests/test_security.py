@@ -211,3 +211,16 @@ def test_broken_pickles_fail_with_a_reason(tmp_path, raw):
     path.write_bytes(raw)
     with pytest.raises(PickleReadError):
         read_pickled_args(path)
+
+
+def test_shared_and_cyclic_configs_do_not_blow_up(tmp_path):
+    """A pickle or YAML file whose dicts refer to each other many times over: flattened once."""
+    from grpodyn.empirical.logs_config import flatten, meta_from_config
+
+    node: dict = {"lr": 1e-5}
+    for _ in range(30):  # 30 levels of 50 references to one dict: 50**30 paths if expanded
+        node = {f"k{i}": node for i in range(50)}
+    node["self"] = node
+    flat = flatten(node)
+    assert len(flat) <= 12 * 60
+    meta_from_config(node, "file:x", "x")  # returns: no explosion
