@@ -300,7 +300,15 @@ def _parse_file(path: Path, opts: dict[str, Any]) -> _Source:
     else:
         from .logs_text import parse_text
 
-        parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps)
+        source = "given"
+        if logging_steps is None:  # a logging interval in a config file beside the log
+            from .logs_config import meta_beside
+
+            found = meta_beside(path.parent)[0].logging_steps
+            if found is not None and isinstance(found.value, int) and found.value > 0:
+                logging_steps, source = found.value, found.evidence
+        parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps,
+                            interval_source=source)
     return _Source(parsed, str(path), [path.parent])
 
 
@@ -313,18 +321,22 @@ def _parse(path: Path, opts: dict[str, Any]) -> _Source:
 
 
 def _with_meta(run: Run, source: _Source) -> Run:
+    """The run's hyperparameters by source: config files (the log's own config record, the
+    files beside it) before values logged as metrics, before what parsers inferred, before what
+    ``infer_meta`` deduces from the metrics."""
     from .logs_config import meta_beside, meta_from_config
     from .logs_infer import infer_meta
 
-    meta = run.meta
+    files = RunMeta()
     if source.parsed.config:
-        meta = meta.merged(meta_from_config(source.parsed.config,
-                                            f"file:{Path(source.label).name}",
-                                            "the log's own config record"))
+        files = meta_from_config(source.parsed.config, f"file:{Path(source.label).name}",
+                                 "the log's own config record")
     for folder in dict.fromkeys(source.beside):
         found, notes = meta_beside(folder)
-        meta = meta.merged(found)
+        files = files.merged(found)
         run.warnings += notes
+    logged = {name: h for name, h in run.meta.to_items() if h.source == "logged"}
+    meta = files.merged(RunMeta(**logged)).merged(run.meta)
     run.meta, notes = infer_meta(run, meta)
     run.warnings += notes
     return run

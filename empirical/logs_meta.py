@@ -118,10 +118,14 @@ class RunMeta:
                                 if getattr(self, name) is None
                                 and getattr(other, name) is not None})
 
+    def to_items(self) -> list[tuple[str, Hyperparameter]]:
+        """(name, hyperparameter) of the known ones, in field order."""
+        return [(name, getattr(self, name)) for name in META_FIELDS
+                if getattr(self, name) is not None]
+
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """``{name: {"value", "source", "evidence"}}`` for the known hyperparameters."""
-        return {name: getattr(self, name).to_dict() for name in META_FIELDS
-                if getattr(self, name) is not None}
+        return {name: h.to_dict() for name, h in self.to_items()}
 
 
 #: Field names of :class:`RunMeta`, in order.

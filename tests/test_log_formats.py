@@ -358,3 +358,19 @@ def test_yaml_and_broken_config_files_beside_a_log(tmp_path):
     assert run.meta.optimizer.value == "adamw"
     assert run.meta.lr.source == "file:hparams.yaml"
     assert any("args.json: not valid JSON" in w for w in run.warnings)
+
+
+def test_console_interval_from_a_config_file_beside(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"{{'reward': {s / 10}, 'loss': 0.1}}\n" for s in range(1, 9)))
+    with pytest.raises(LogFormatError, match="give --logging-steps"):
+        load_run(log)
+    (tmp_path / "training_args.json").write_text(json.dumps({"logging_steps": 10}))
+    run = load_run(log)
+    assert list(run.steps[:2]) == [10, 20]
+    assert any("logging_steps 10 (logging_steps in training_args.json)" in w
+               for w in run.warnings)
+    assert run.meta.logging_steps.source == "file:training_args.json"
+    # the log's own progress counter wins over a config file's interval
+    shutil.copy(FORMATS / "trl_console_logging_steps5.log", tmp_path / "bar.log")
+    assert list(load_run(tmp_path / "bar.log").steps[:2]) == [5, 10]
