@@ -374,3 +374,15 @@ def test_console_interval_from_a_config_file_beside(tmp_path):
     # the log's own progress counter wins over a config file's interval
     shutil.copy(FORMATS / "trl_console_logging_steps5.log", tmp_path / "bar.log")
     assert list(load_run(tmp_path / "bar.log").steps[:2]) == [5, 10]
+
+
+def test_config_values_that_are_not_numbers_are_skipped(capsys):
+    from grpodyn.cli import main
+    from grpodyn.empirical.logs_config import meta_from_config
+
+    meta = meta_from_config({"learning_rate": float("nan"), "num_generations": b"\x00",
+                             "beta": "abc", "adam_beta1": True, "warmup_steps": 10**400,
+                             "optim": 3, "betas": ["x", 0.99]}, "file:a.json", "a.json")
+    assert meta.to_dict().keys() == {"warmup_steps", "beta2"}
+    assert main(["runs", str(FORMATS / "trl_run"), "--json"]) == 0
+    json.loads(capsys.readouterr().out)  # every value serialisable
