@@ -111,7 +111,9 @@ def _finite(value: Any) -> int | float | None:
             return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return value if isinstance(value, int) or math.isfinite(value) else None
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else None  # no 5000-digit integers downstream
+    return value if math.isfinite(value) else None
 
 
 def meta_from_config(config: dict[str, Any], source: str, where: str) -> RunMeta:

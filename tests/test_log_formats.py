@@ -381,8 +381,9 @@ def test_config_values_that_are_not_numbers_are_skipped(capsys):
     from grpodyn.empirical.logs_config import meta_from_config
 
     meta = meta_from_config({"learning_rate": float("nan"), "num_generations": b"\x00",
-                             "beta": "abc", "adam_beta1": True, "warmup_steps": 10**400,
-                             "optim": 3, "betas": ["x", 0.99]}, "file:a.json", "a.json")
-    assert meta.to_dict().keys() == {"warmup_steps", "beta2"}
+                             "beta": "abc", "adam_beta1": True, "warmup_steps": 10**5000,
+                             "logging_steps": 10, "optim": 3, "betas": ["x", 0.99]},
+                            "file:a.json", "a.json")
+    assert meta.to_dict().keys() == {"logging_steps", "beta2"}
     assert main(["runs", str(FORMATS / "trl_run"), "--json"]) == 0
     json.loads(capsys.readouterr().out)  # every value serialisable
