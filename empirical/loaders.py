@@ -292,7 +292,13 @@ def _parse_file(path: Path, opts: dict[str, Any]) -> _Source:
         except (ValueError, RecursionError) as exc:  # e.g. a huge integer, deep nesting
             raise LogFormatError(f"{path}: not valid JSON ({type(exc).__name__}: "
                                  f"{str(exc)[:80]})") from None
-        parsed = parse_json(path, data, step_key)
+        if isinstance(data, list) and data and isinstance(data[0], dict) \
+                and "stream_name" in data[0]:  # an HF-Jobs stream of console output
+            from .logs_text import parse_text
+
+            parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps)
+        else:
+            parsed = parse_json(path, data, step_key)
     elif suffix in {".csv", ".tsv"}:
         from .logs_tables import parse_table
 

@@ -155,6 +155,13 @@ def test_config_record_and_appended_runs():
         load_run(path, run="run9")
 
 
+def test_hf_jobs_stream_saved_as_json(tmp_path):
+    path = tmp_path / "job.json"
+    shutil.copy(FORMATS / "Rusheel86__Chaos-Economy__vsr-new.hf_jobs.excerpt.log", path)
+    run = load_run(path)
+    assert run.format == "hf_jobs_trl_console" and list(run.steps[:2]) == [5, 10]
+
+
 def test_run_option_on_a_one_run_log_is_an_error():
     with pytest.raises(LogFormatError, match="holds one run"):
         load_run(FORMATS / "custom_loop_history.json", run="a")
