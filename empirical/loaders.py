@@ -258,6 +258,17 @@ def _parse_directory(path: Path, opts: dict[str, Any]) -> _Source:
                                        "its console output.log")
             source.beside = [files, path]
             return source
+    wandb_runs = sorted(p for p in path.glob("*run-*") if (p / "files").is_dir())
+    if wandb_runs:  # a W&B folder: wandb/latest-run, else its only run
+        latest = path / "latest-run"
+        if not latest.is_dir() and len(wandb_runs) > 1:
+            raise LogFormatError(f"{path}: a W&B folder with {len(wandb_runs)} runs and no "
+                                 f"latest-run: give one of {', '.join(p.name for p in wandb_runs)}")
+        chosen = latest if latest.is_dir() else wandb_runs[0]
+        source = _parse_directory(chosen, opts)
+        source.parsed.notes.append(f"a W&B folder: read {chosen.name}"
+                                   + (f" ({chosen.resolve().name})" if chosen == latest else ""))
+        return source
     if next(path.rglob("*tfevents*"), None) is not None:
         from .logs_tensorboard import parse_tensorboard
 

@@ -394,3 +394,17 @@ def test_config_values_that_are_not_numbers_are_skipped(capsys):
     assert meta.to_dict().keys() == {"logging_steps", "beta2"}
     assert main(["runs", str(FORMATS / "trl_run"), "--json"]) == 0
     json.loads(capsys.readouterr().out)  # every value serialisable
+
+
+def test_wandb_folder_reads_latest_run_or_asks(tmp_path):
+    wandb = tmp_path / "wandb"
+    shutil.copytree(FORMATS / "wandb_run", wandb)
+    run = load_run(wandb)  # one run: that one
+    assert run.format == "wandb_run" and any("a W&B folder: read run-2025" in w
+                                             for w in run.warnings)
+    shutil.copytree(wandb / "run-20250101_120000-abc12345", wandb / "run-20250102_080000-zz")
+    with pytest.raises(LogFormatError, match="2 runs and no latest-run: give one of"):
+        load_run(wandb)
+    (wandb / "latest-run").symlink_to(wandb / "run-20250102_080000-zz")
+    run = load_run(wandb)
+    assert any("read latest-run (run-20250102_080000-zz)" in w for w in run.warnings)
