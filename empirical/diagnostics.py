@@ -68,6 +68,21 @@ class Diagnosis:
                 "modes": {name: asdict(v) for name, v in self.modes.items()}}
 
 
+def _window_sums(values: np.ndarray, window: int, mode: str) -> np.ndarray:
+    """Sums of ``window`` consecutive values, as ``np.convolve(values, ones(window), mode)``
+    gives them, from one cumulative sum (linear in the length whatever the window)."""
+    n = values.size
+    if window > n:  # numpy centres on the longer of the two: a window longer than the run
+        return np.convolve(values, np.ones(window), mode)
+    total = np.concatenate([[0.0], np.cumsum(values)])
+    if mode == "valid":
+        return total[window:] - total[: n - window + 1]
+    centre = np.arange(n)
+    lo = np.clip(centre - window // 2, 0, n)
+    hi = np.clip(centre + (window - 1) // 2 + 1, 0, n)
+    return total[hi] - total[lo]
+
+
 def _smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarray:
     """Moving average that ignores NaN; NaN where a window has no finite point.
 
@@ -75,10 +90,8 @@ def _smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarray:
     ``mode="valid"``: one mean per full window, ``len(y) - window + 1`` of them.
     """
     finite = np.isfinite(y)
-    values = np.where(finite, y, 0.0)
-    kernel = np.ones(window)
-    total = np.convolve(values, kernel, mode=mode)
-    count = np.convolve(finite.astype(float), kernel, mode=mode)
+    total = _window_sums(np.where(finite, y, 0.0), window, mode)
+    count = np.rint(_window_sums(finite.astype(float), window, mode))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
