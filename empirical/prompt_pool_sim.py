@@ -33,10 +33,7 @@ import numpy as np
 
 from grpodyn.numerics.files import write_atomic
 
-from .loaders import Run
-
-__all__ = ["PoolConfig", "SIM_LABELS", "case_settings", "simulate_pool", "pool_run",
-           "write_trainer_state"]
+__all__ = ["PoolConfig", "SIM_LABELS", "case_settings", "simulate_pool", "write_trainer_state"]
 
 SIM_LABELS = ("healthy", "converged", "not_learning", "reward_hacking", "advantage_degeneracy",
               "policy_concentration", "dynamical_instability")
@@ -192,25 +189,6 @@ def simulate_pool(config: PoolConfig, *, seed: int) -> list[dict]:
             log.append({"step": n + 1, "epoch": (n + 1) / c.steps,
                         "eval_reward": float(true.mean())})
     return log
-
-
-def pool_run(log: list[dict], *, source: str) -> Run:
-    """The :class:`Run` of a simulated log, its eval entries read as the held-out reward, and
-    no hyperparameter (a TRL ``trainer_state.json`` does not hold G)."""
-    train = [e for e in log if "reward" in e]
-    steps = np.array([e["step"] for e in train], dtype=float)
-    keys = ("reward_std", "frac_reward_zero_std", "entropy", "kl", "completion_length",
-            "learning_rate")
-    metrics = {k: np.array([e.get(k, np.nan) for e in train], dtype=float) for k in keys
-               if any(k in e for e in train)}
-    held = np.full(steps.size, np.nan)
-    position = {s: i for i, s in enumerate(steps)}
-    for e in log:
-        if "eval_reward" in e:
-            held[position[float(e["step"])]] = e["eval_reward"]
-    metrics["heldout_reward"] = held
-    return Run(source=source, format="trl_trainer_state", steps=steps,
-               reward=np.array([e["reward"] for e in train]), metrics=metrics)
 
 
 def write_trainer_state(path: str | Path, log: list[dict], *, label: str, seed: int,

@@ -114,20 +114,30 @@ def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
     return cases
 
 
-def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS) -> list[LabelledRun]:
+def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None = None
+                 ) -> list[LabelledRun]:
     """Prompt-pool simulator runs (:mod:`grpodyn.empirical.prompt_pool_sim`), one per label and
-    seed; ``converged`` is labelled ``healthy`` in the matrix (no failure) and kept in the name.
-    Seeds are offset by 10 000 per label so that no two cases share a random stream."""
-    from .prompt_pool_sim import SIM_LABELS, case_settings, pool_run, simulate_pool
+    seed, written as TRL ``trainer_state.json`` files (in ``folder``, else a temporary one) and
+    read back by :func:`~grpodyn.empirical.loaders.load_run`, as a user's log would be (G and B
+    inferred, eval entries merged). ``converged`` is labelled ``healthy`` in the matrix (no
+    failure) and kept in the name. Seeds are offset by 10 000 per label."""
+    import tempfile
 
-    cases = []
-    for label in SIM_LABELS:
-        for seed in seeds:
-            log = simulate_pool(case_settings(label, seed),
-                                seed=10_000 * SIM_LABELS.index(label) + seed)
-            name = f"pool_{label}_{seed}"
-            cases.append(LabelledRun("healthy" if label == "converged" else label, name,
-                                     pool_run(log, source=name)))
+    from .prompt_pool_sim import SIM_LABELS, case_settings, simulate_pool, write_trainer_state
+
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(folder) if folder is not None else Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        cases = []
+        for label in SIM_LABELS:
+            for seed in seeds:
+                config = case_settings(label, seed)
+                log = simulate_pool(config, seed=10_000 * SIM_LABELS.index(label) + seed)
+                name = f"pool_{label}_{seed}"
+                path = write_trainer_state(out / f"{name}.json", log, label=label, seed=seed,
+                                           config=config)
+                cases.append(LabelledRun("healthy" if label == "converged" else label, name,
+                                         load_run(path)))
     return cases
 
 

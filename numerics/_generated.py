@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'f0cfdef287d5f5d1e2b28baf7a70bbe7'
+THEORY_HASH = 'a120c4af915d08735e1d864b9f707d1b'
 
 
 SIGNATURES = {
@@ -78,6 +78,7 @@ SIGNATURES = {
     'grpo_update_variance_expansion': ('G', 'p'),
     'prompt_pool_mean_reward': ('a_p', 'b_p'),
     'prompt_pool_zero_std_share': ('G', 'a_p', 'b_p'),
+    'prompt_pool_failed_group_share': ('G', 'a_p', 'b_p'),
     'prompt_pool_within_group_variance': ('a_p', 'b_p'),
     'prompt_pool_batch_variance': ('B', 'G', 'a_p', 'b_p'),
     'bandit_success_probability': ('x',),
@@ -1195,6 +1196,23 @@ def prompt_pool_zero_std_share(G, a_p, b_p):
         second shape parameter of the Beta law of prompt success rates [dimensionless]
     """
     return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, ))) + numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
+
+
+def prompt_pool_failed_group_share(G, a_p, b_p):
+    """Expected share of all-wrong groups over a Beta(a_p, b_p) pool.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_failed_group_share``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    a_p : array_like
+        first shape parameter of the Beta law of prompt success rates [dimensionless]
+    b_p : array_like
+        second shape parameter of the Beta law of prompt success rates [dimensionless]
+    """
+    return numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
 
 
 def prompt_pool_within_group_variance(a_p, b_p):

@@ -25,7 +25,8 @@ from scipy.special import betaln, gammaln
 from .compiled import compiled
 from .validation import InputError, check_int
 
-__all__ = ["PromptPool", "fit_prompt_pool", "zero_std_share", "drift_loss"]
+__all__ = ["PromptPool", "fit_prompt_pool", "zero_std_share", "failed_group_share",
+           "drift_loss"]
 
 _PHI_MIN, _PHI_MAX = 1e-3, 1e4
 _Z95 = 1.96
@@ -51,11 +52,21 @@ class PromptPool:
     observed_share: float
     reason: str = ""
 
+    @property
+    def point_phi(self) -> float:
+        """phi, or the bound that is known (inf for a homogeneous pool, the upper bound of a
+        deterministic one)."""
+        if np.isfinite(self.phi):
+            return self.phi
+        return np.inf if self.status == "homogeneous" else max(self.high, _PHI_MIN)
+
     def share_at(self, mean: float, group_size: int | None = None) -> float:
         """The zero-std share this pool's concentration predicts at another mean reward."""
-        phi = self.phi if np.isfinite(self.phi) else (self.low if self.status == "homogeneous"
-                                                       else self.high)
-        return zero_std_share(mean, phi, group_size or self.group_size)
+        return zero_std_share(mean, self.point_phi, group_size or self.group_size)
+
+    def failed_share_at(self, mean: float, group_size: int | None = None) -> float:
+        """E[(1-p)^G], the share of all-wrong groups, at this concentration and ``mean``."""
+        return failed_group_share(mean, self.point_phi, group_size or self.group_size)
 
     def to_dict(self) -> dict:
         return {"mean": self.mean, "phi": self.phi, "phi_interval": [self.low, self.high],
@@ -70,6 +81,15 @@ def zero_std_share(mean: float, phi: float, group_size: int) -> float:
         return mean**group_size + (1 - mean) ** group_size
     return float(compiled("prompt_pool_zero_std_share")(group_size, mean * phi,
                                                          (1 - mean) * phi))
+
+
+def failed_group_share(mean: float, phi: float, group_size: int) -> float:
+    """E[(1-p)^G] for p ~ Beta(mean phi, (1-mean) phi); homogeneous limit for phi = inf."""
+    mean = float(np.clip(mean, 1e-9, 1 - 1e-9))
+    if not np.isfinite(phi):
+        return (1 - mean) ** group_size
+    return float(compiled("prompt_pool_failed_group_share")(group_size, mean * phi,
+                                                             (1 - mean) * phi))
 
 
 def _invert(mean: float, share: float, group_size: int) -> float:

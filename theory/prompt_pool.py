@@ -73,6 +73,17 @@ def derive_prompt_pool_zero_std_share() -> Derivation:
 
 
 @derivation
+def derive_prompt_pool_failed_group_share() -> Derivation:
+    """E[(1-p)^G] = B(a_p, b_p+G)/B(a_p, b_p): the share of groups where every completion
+    fails (the part of the zero-std share that a policy locked onto wrong answers raises)."""
+    gamma_form = _beta_moment(0, sym.G)
+    return Derivation("prompt_pool_failed_group_share", _rising_ratio(sym.b_p),
+                      (sym.G, sym.a_p, sym.b_p),
+                      "Expected share of all-wrong groups over a Beta(a_p, b_p) pool.", SECTION,
+                      (Step("Beta integral E[(1-p)^G]", gamma_form),))
+
+
+@derivation
 def derive_prompt_pool_within_group_variance() -> Derivation:
     """E[p (1-p)] = a_p b_p / ((a_p + b_p) (a_p + b_p + 1))."""
     spread = sp.factor(_beta_moment(1, 1))
