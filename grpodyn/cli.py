@@ -187,9 +187,8 @@ def _cmd_diagnose(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.diagnostics import diagnose
 
     run = _load_log(args)
-    group_size = run.meta.value("group_size")  # the user's --group-size, else the log's
-    result = diagnose(run, group_size=group_size if isinstance(group_size, int) else None
-                      ).to_dict()
+    # diagnose reads G from run.meta (the user's --group-size, else the log's) with its source
+    result = diagnose(run).to_dict()
     result["warnings"] = run.warnings
     result["hyperparameters"] = run.meta.to_dict()
     return finite_json(result)
