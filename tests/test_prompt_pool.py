@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 
 from grpodyn.numerics.compiled import compiled
-from grpodyn.numerics.prompt_pool import (drift_loss, failed_group_share, fit_prompt_pool,
-                                          zero_std_share)
+from grpodyn.numerics.prompt_pool import (
+    drift_loss,
+    failed_group_share,
+    fit_prompt_pool,
+    zero_std_share,
+)
 from grpodyn.numerics.validation import InputError
 
 CASES = [(0.6, 0.9, 8, 16), (2.0, 3.0, 4, 8), (0.3, 0.2, 2, 32), (5.0, 1.0, 16, 4)]
@@ -42,7 +46,7 @@ def test_zero_std_share_limits():
 def test_fit_recovers_the_concentration_within_its_interval():
     rng = np.random.default_rng(3)
     hits = 0
-    for trial in range(40):
+    for _ in range(40):
         p = rng.beta(1.2, 0.8, size=(60, 16))
         s = rng.binomial(8, p)
         pool = fit_prompt_pool(s.mean(axis=1) / 8, ((s == 0) | (s == 8)).mean(axis=1),
@@ -70,5 +74,5 @@ def test_drift_loss():
     expected = 1 - 0.5 * np.sqrt(0.5) * 0.5 / 0.5
     assert drift_loss(0.5, np.inf, 2) == pytest.approx(expected, abs=1e-3)
     losses = [drift_loss(0.3, 2.0, g) for g in (2, 4, 8, 16, 64)]
-    assert all(x > y for x, y in zip(losses, losses[1:]))  # larger groups lose less
+    assert all(x > y for x, y in zip(losses[:-1], losses[1:], strict=True))  # larger groups lose less
     assert losses[-1] < 0.05
