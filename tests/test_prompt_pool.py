@@ -73,6 +73,6 @@ def test_drift_loss():
     # G = 2, homogeneous p = 1/2: half the groups carry U = sqrt(1/2) sqrt(1/4) (eps aside)
     expected = 1 - 0.5 * np.sqrt(0.5) * 0.5 / 0.5
     assert drift_loss(0.5, np.inf, 2) == pytest.approx(expected, abs=1e-3)
-    losses = [drift_loss(0.3, 2.0, g) for g in (2, 4, 8, 16, 64)]
-    assert all(x > y for x, y in zip(losses[:-1], losses[1:], strict=True))  # larger groups lose less
+    losses = [drift_loss(0.3, 2.0, g) for g in (2, 4, 8, 16, 64)]  # larger G loses less
+    assert all(x > y for x, y in zip(losses[:-1], losses[1:], strict=True))
     assert losses[-1] < 0.05
