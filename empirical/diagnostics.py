@@ -375,7 +375,7 @@ def _instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdi
     if kl is not None and np.isfinite(kl).sum() > 8:
         k_mid = np.nanmedian(kl[: max(4, run.n_points // 2)])
         k_late = _window_mean(kl, late)
-        if np.isfinite(k_late) and k_mid > 0:
+        if np.isfinite(k_late) and k_late > 0 and k_mid > 0:  # a KL estimate can be < 0
             kl_growth = k_late / k_mid
         # a stable map keeps the KL at its stationary level; an unstable one carries the policy
         # away from the reference: a tenfold growth past 1 nat scores 1

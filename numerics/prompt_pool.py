@@ -135,21 +135,22 @@ def fit_prompt_pool(reward: np.ndarray, zero_std: np.ndarray, *, group_size: int
         return pool(np.nan, 0.0, np.inf, "undetermined",
                     f"mean reward {m:.3f}: every prompt distribution leaves all groups alike")
 
-    def bound(share: float, default: float) -> float:
+    def bound(share: float) -> float:
+        """phi at a share: the share falls from 1 (phi -> 0) to the floor (phi -> inf)."""
         if share <= floor:
             return np.inf
         if share >= ceiling:
-            return _PHI_MIN if default == 0.0 else default
+            return _PHI_MIN
         return _invert(m, share, group_size)
 
-    low = bound(min(f + _Z95 * se, 1.0), 0.0)
-    high = bound(max(f - _Z95 * se, 0.0), np.inf)
+    low = bound(min(f + _Z95 * se, 1.0))
+    high = bound(max(f - _Z95 * se, 0.0))
     if f <= floor:
         return pool(np.nan, low, np.inf, "homogeneous",
                     f"zero-std share {f:.3f} at or below {floor:.3f}, what identical prompts at "
                     f"the mean {m:.3f} give")
     if f >= ceiling:
-        return pool(np.nan, 0.0, high, "deterministic",
+        return pool(np.nan, 0.0, max(high, _PHI_MIN), "deterministic",
                     f"zero-std share {f:.3f}: every prompt always right or always wrong")
     return pool(_invert(m, f, group_size), low, high, "estimated")
 
