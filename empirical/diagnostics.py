@@ -437,10 +437,13 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     if group_size is not None:
         group_size = check_int("group_size", group_size, minimum=2)
         g_info = {"value": group_size, "source": "user", "evidence": "given to diagnose"}
-    elif run.meta.group_size is not None and isinstance(run.meta.group_size.value, int) \
-            and run.meta.group_size.value >= 2:
-        group_size = run.meta.group_size.value
-        g_info = run.meta.group_size.to_dict()
+    elif run.meta.group_size is not None:
+        declared = run.meta.group_size
+        if declared.source == "user":  # the user's --group-size: a bad one is an error
+            check_int("group_size", declared.value, minimum=2)
+        if isinstance(declared.value, int) and declared.value >= 2:
+            group_size = declared.value
+            g_info = declared.to_dict()
     g_words = (f"G {g_info['source']}" if group_size is not None else "G unknown")
     early, late, _ = _segments(run.n_points)
     noise = float(np.nanstd(np.diff(run.reward)) / np.sqrt(2))
