@@ -19,6 +19,13 @@ other metrics of a log can test:
 
 Each mode gets a score in [0, 1], a flag (score >= 0.5), evidence in words with the steps where
 it shows, or ``judged = False`` with the reason when the log lacks what the mode needs.
+
+Prompts differ (revision 5, issue 17): the zero-std share is the pool average of
+p^G + (1-p)^G, so degeneracy and concentration read the Beta law of the prompts' success rates
+(:mod:`grpodyn.numerics.prompt_pool`) instead of that expression at the mean reward. G comes
+from the caller or ``run.meta`` with its source. Besides the modes, a run has a state that is
+not a failure: converged, learning, not_learning, declining (a fall beyond the noise, never
+healthy) or too_short.
 Needs numpy only.
 """
 
@@ -422,13 +429,15 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     run : Run
         A loaded training log (``grpodyn.empirical.loaders.load_run``).
     group_size : int, optional
-        G; default: the ``G`` hyperparameter found with the log, if any.
+        G; default: ``run.meta.group_size`` (declared, read or inferred), if any.
 
     Returns
     -------
     Diagnosis
-        One :class:`ModeVerdict` per mode of ``MODES`` and the primary mode (the flagged one
-        with the highest score), None when nothing is flagged.
+        One :class:`ModeVerdict` per mode of ``MODES``, the primary mode (the most upstream
+        flagged one), None when nothing is flagged, the ``state`` (one of ``STATES``) with its
+        evidence, the group size with its source, and the prompt pool's Beta law early and
+        late where the log has the zero-std share.
     """
     if run.n_points < _MIN_POINTS:
         raise InputError(f"{run.source}: a diagnosis needs at least {_MIN_POINTS} logged "

@@ -243,3 +243,20 @@ def test_cumulative_sums_give_the_convolution_to_round_off():
                 np.testing.assert_allclose(_smooth(y, window, mode),
                                            _convolve_smooth(y, window, mode),
                                            rtol=1e-9, atol=1e-12)
+
+
+def test_public_outcome_mapping():
+    from grpodyn.empirical.diagnostics import Diagnosis
+    from grpodyn.empirical.public_outcomes import OUTCOMES, outcome_of
+
+    def made(primary, state):
+        return Diagnosis({}, primary, "x", [], state)
+
+    assert outcome_of(made(None, "declining")) == "declines"
+    assert outcome_of(made("dynamical_instability", "learning")) == "declines"
+    assert outcome_of(made("advantage_degeneracy", "not_learning")) == "flat"
+    assert outcome_of(made(None, "converged")) == "learns"
+    assert outcome_of(made("reward_hacking", "learning")) == "failure"
+    assert outcome_of(made(None, "too_short")) == "abstains"
+    assert {o.outcome for o in OUTCOMES} == {"declines", "learns", "flat"}
+    assert all(o.source for o in OUTCOMES)
