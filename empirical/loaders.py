@@ -28,12 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from .logs_aliases import CANONICAL, per_function_rewards, resolve
+from .logs_aliases import CANONICAL, METRIC_ALIASES, per_function_rewards, resolve
 from .logs_common import LogFormatError, Parsed, Rows, number, read_text
+from .logs_infer import logged_meta
 from .logs_meta import Hyperparameter, RunMeta
 
 __all__ = ["Run", "LogFormatError", "load_run", "load_runs", "list_runs", "Hyperparameter",
-           "RunMeta"]
+           "RunMeta", "METRIC_ALIASES"]
 
 
 @dataclass
@@ -132,6 +133,19 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
                          f"metrics present: {', '.join(sorted(available)[:12])}")
 
 
+def _eval_twins(keys: list[str], available: set[str]) -> list[str]:
+    """The evaluation names of reward functions (TRL ``eval_<key>``, W&B ``eval/<key>``), when
+    every one is logged."""
+    twins = []
+    for key in keys:
+        bare = key[len("train/"):] if key.startswith("train/") else key
+        twin = next((t for t in (f"eval_{bare}", f"eval/{bare}") if t in available), None)
+        if twin is None:
+            return []
+        twins.append(twin)
+    return twins
+
+
 def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None = None,
               reward_key: str | None = None) -> Run:
     """Build a Run from (step, {metric: value}) rows; repairs are recorded as warnings."""
@@ -165,7 +179,7 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     reward = np.sum([column(k) for k in keys], axis=0) if rows else np.zeros(0)
     finite = np.isfinite(reward)
     if not finite.all():
-        warnings.append(f"{int((~finite).sum())} points with a missing or non-finite reward "
+        warnings.append(f"{int((~finite).sum())} point(s) with a missing or non-finite reward "
                         "dropped")
         steps, reward, rows = steps[finite], reward[finite], [r for r, f in
                                                                zip(rows, finite, strict=True) if f]
@@ -174,20 +188,26 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
         raise LogFormatError(f"{source}: no finite value of {label!r}")
     metrics, metric_keys = {}, {"reward": label}
     for name in CANONICAL[1:]:
-        key = resolve(name, available - set(keys), parsed.ecosystem)
-        if key is None:
+        found = resolve(name, available - set(keys), parsed.ecosystem)
+        held = [found] if found else []
+        if name == "heldout_reward" and not held and len(keys) > 1:
+            held = _eval_twins(keys, available)  # summed reward functions: their eval twins
+        if not held:
             continue
+        key = "+".join(held)
         if name == "heldout_reward":  # evaluated at its own steps: align, NaN elsewhere
-            at = {s: number(r[key]) for s, r in all_rows if key in r}
+            at = {s: sum(number(r[k]) for k in held) for s, r in all_rows
+                  if all(k in r for k in held)}
             values = np.array([at.get(s, math.nan) for s in steps], dtype=float)
         else:
             values = column(key)
         values[~np.isfinite(values)] = np.nan
         if np.isfinite(values).any():
             metrics[name], metric_keys[name] = values, key
+    meta = replace(parsed.meta).merged(logged_meta(rows))
     return Run(source=source, format=parsed.format, steps=steps, reward=reward,
                metrics=metrics, reward_key=label, run_name=run_name or None,
-               meta=replace(parsed.meta), steps_reconstructed=parsed.steps_reconstructed,
+               meta=meta, steps_reconstructed=parsed.steps_reconstructed,
                warnings=warnings, metric_keys=metric_keys)
 
 
@@ -280,7 +300,15 @@ def _parse_file(path: Path, opts: dict[str, Any]) -> _Source:
     else:
         from .logs_text import parse_text
 
-        parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps)
+        source = "given"
+        if logging_steps is None:  # a logging interval in a config file beside the log
+            from .logs_config import meta_beside
+
+            found = meta_beside(path.parent)[0].logging_steps
+            if found is not None and isinstance(found.value, int) and found.value > 0:
+                logging_steps, source = found.value, found.evidence
+        parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps,
+                            interval_source=source)
     return _Source(parsed, str(path), [path.parent])
 
 
@@ -293,18 +321,22 @@ def _parse(path: Path, opts: dict[str, Any]) -> _Source:
 
 
 def _with_meta(run: Run, source: _Source) -> Run:
+    """The run's hyperparameters by source: config files (the log's own config record, the
+    files beside it) before values logged as metrics, before what parsers inferred, before what
+    ``infer_meta`` deduces from the metrics."""
     from .logs_config import meta_beside, meta_from_config
     from .logs_infer import infer_meta
 
-    meta = run.meta
+    files = RunMeta()
     if source.parsed.config:
-        meta = meta.merged(meta_from_config(source.parsed.config,
-                                            f"file:{Path(source.label).name}",
-                                            "the log's own config record"))
+        files = meta_from_config(source.parsed.config, f"file:{Path(source.label).name}",
+                                 "the log's own config record")
     for folder in dict.fromkeys(source.beside):
         found, notes = meta_beside(folder)
-        meta = meta.merged(found)
+        files = files.merged(found)
         run.warnings += notes
+    logged = {name: h for name, h in run.meta.to_items() if h.source == "logged"}
+    meta = files.merged(RunMeta(**logged)).merged(run.meta)
     run.meta, notes = infer_meta(run, meta)
     run.warnings += notes
     return run

@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["CANONICAL", "ALIASES", "resolve", "reward_candidates", "per_function_rewards"]
+__all__ = ["CANONICAL", "ALIASES", "METRIC_ALIASES", "resolve", "reward_candidates",
+           "per_function_rewards"]
 
 #: The canonical quantities, in the order they are reported.
 CANONICAL = ("reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
@@ -54,7 +55,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "kl": ("actor/kl_loss", "actor/reward_kl_penalty"),
         "completion_length": ("response_length/mean",),
         "learning_rate": ("actor/lr",),
-        "heldout_reward": (r"re:^val-core/[^/]+/(?:reward|score|acc)/mean@\d+$",
+        "heldout_reward": (r"re:^val-core/.+/(?:reward|score|acc)/mean@\d+$",
                            r"re:^val/test_score/", r"re:^val-aux/[^/]+/(?:reward|score)/mean@\d+$"),
     },
     "openrlhf": {
@@ -87,6 +88,14 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
                            "test_score", "eval/rewards"),
     },
 }
+
+
+#: Canonical quantity -> every literal name of every table (TRL's first): a flat view for code
+#: that reads one trainer's live logs (e.g. the training callback).
+METRIC_ALIASES: dict[str, tuple[str, ...]] = {
+    quantity: tuple(dict.fromkeys(name for table in ALIASES.values()
+                                  for name in table[quantity] if not name.startswith("re:")))
+    for quantity in CANONICAL}
 
 
 def _order(ecosystem: str) -> list[str]:

@@ -2,9 +2,9 @@
 
 - Peak learning rate and schedule from the logged ``learning_rate`` (the peak is the largest
   logged value; the schedule a warm-up, then constant, linear or cosine decay by the better
-  least-squares match). The theory's stiffness uses the learning rate (THEORY.md section 4), and
-  the last value of a decaying schedule can be 100x below the peak.
-- G and B from the granularity of binary rewards (THEORY.md section 6): with rewards in {0, 1}
+  least-squares match). The theory's stiffness uses the learning rate (THEORY.md sections 4 and
+  9), and the last value of a decaying schedule can be 100x below the peak.
+- G and B from the granularity of binary rewards (THEORY.md section 7): with rewards in {0, 1}
   the mean reward of a step over B prompts x G completions is a multiple of 1/(B G), and the
   share of prompts whose G rewards are all equal (``frac_reward_zero_std``) a multiple of 1/B.
   The smallest such denominators are reported as ``inferred`` with the evidence; when the
@@ -17,9 +17,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .logs_common import number
 from .logs_meta import Hyperparameter, RunMeta
 
-__all__ = ["infer_meta", "granularity", "schedule_of"]
+__all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "LOGGED_KEYS"]
+
+#: Hyperparameters some trainers log as metrics (read when constant over the run).
+LOGGED_KEYS: dict[str, tuple[str, ...]] = {
+    "group_size": ("group_size", "num_generations", "n_samples_per_prompt"),
+    "batch": ("num_questions", "num_prompts", "prompts_per_step"),
+    "kl": ("kl_coef", "actor/reward_kl_penalty_coeff", "kl_ctrl/kl_coef", "kl_beta"),
+    "num_iterations": ("epochs_per_rollout_batch", "ppo_epochs", "num_iterations"),
+}
 
 _EPS = 2e-6  # how far from k/N a logged mean may lie (float32 means, 6+ printed digits)
 _N_MAX = 4096
@@ -87,6 +96,22 @@ def _binary_evidence(run) -> tuple[int | None, int | None, str]:
     return n, b, "; ".join(words) or "no common denominator up to 4096"
 
 
+def logged_meta(rows: list[tuple[float, dict]]) -> RunMeta:
+    """Hyperparameters logged as metrics with one value over the whole run (source
+    ``logged``)."""
+    meta = RunMeta()
+    for name, keys in LOGGED_KEYS.items():
+        for key in keys:
+            values = {float(v) for _, r in rows if key in r
+                      for v in [number(r[key])] if np.isfinite(v)}
+            if len(values) == 1:
+                value = values.pop()
+                setattr(meta, name, Hyperparameter(int(value) if value.is_integer() else value,
+                                                   "logged", f"{key}, the same at every step"))
+                break
+    return meta
+
+
 def infer_meta(run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
     """``meta`` with the learning rate, schedule, G and B filled in from the run's metrics
     where unknown; notes say what could not be determined."""
@@ -94,9 +119,12 @@ def infer_meta(run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
     lr = run.metrics.get("learning_rate")
     if lr is not None and np.isfinite(lr).any():
         if meta.lr is None:
-            meta.lr = Hyperparameter(float(np.nanmax(lr)), "logged",
-                                     f"peak of the logged learning_rate "
-                                     f"({int(np.isfinite(lr).sum())} points)")
+            known = lr[np.isfinite(lr)]
+            words = f"peak of the logged learning_rate ({known.size} points)"
+            if known.size > 1 and known[0] == known.max() and known[-1] < known[0]:
+                words += ("; the first logged point already decays, so the schedule's own "
+                          "peak may be a little higher")
+            meta.lr = Hyperparameter(float(known.max()), "logged", words)
         found = schedule_of(run.steps, lr)
         if found is not None:
             name, warmup, words = found

@@ -41,7 +41,7 @@ __all__ = ["parse_text"]
 _ANSI = re.compile(r"\x1b?\[[0-9;]*m")
 _RAY_PREFIX = r"(?:\([\w.\-]+ pid=\d+(?:, ip=[\d.]+)?\)\s*)?"
 _VERL = re.compile(r"^" + _RAY_PREFIX + r"step:(\d+)\s+-\s+(.*)$")
-_COUNTER = re.compile(r"(\d+)/(\d+) \[")
+_TRAIN_BAR = re.compile(r"(\d+)/(\d+) \[[^\]\n\r]*?(?:it/s|s/it)\]")
 _OPENRLHF = re.compile(r"(\d+)/(\d+) \[[^\]]*?,\s*((?:[\w/]+=[^,\]]*,?\s*)+)\]")
 _MINIMIND = re.compile(r"Epoch:\s*\[(\d+)/(\d+)\]\s*\((\d+)/(\d+)\),?\s*(.*)$")
 _TENSOR = re.compile(r"rewards?:\s*tensor\(\[([^\]]*)\]")
@@ -118,27 +118,46 @@ def _dict_candidate(piece: str) -> str | None:
     return bar.group(1) if bar else None
 
 
-def _summary_interval(summary: dict[str, Any], n: int) -> tuple[int | None, str]:
-    """logging_steps from the final summary (runtime x steps per second = total steps), when
-    exactly one interval L fits n logged points: n L <= total < (n + 1) L."""
+def _fits(lo: float, hi: float, n: int) -> set[int]:
+    """Logging intervals L with n L <= total < (n + 1) L for some total in [lo, hi]."""
+    return {L for L in range(1, int(hi // max(n, 1)) + 1) if n * L <= hi and (n + 1) * L > lo}
+
+
+def _inferred_interval(text: str, summary: dict[str, Any], n: int) -> tuple[int | None, str]:
+    """logging_steps from the total number of steps, when exactly one interval L fits n logged
+    points (n L <= total < (n + 1) L). The total comes from the final summary (runtime x steps
+    per second, both rounded as printed) and from the training progress bar's last count."""
+    sources: list[tuple[set[int], str]] = []
     runtime, rate = number(summary.get("train_runtime")), summary.get("train_steps_per_second")
     speed = number(rate)
-    if not (math.isfinite(runtime) and math.isfinite(speed) and speed > 0 and n > 0):
+    if math.isfinite(runtime) and math.isfinite(speed) and speed > 0 and n > 0:
+        printed = str(rate).strip().strip("'\"")
+        decimals = len(printed.split(".")[1]) if "." in printed and "e" not in printed.lower() \
+            else 0
+        half = 0.5 * 10.0 ** (-decimals)
+        lo, hi = runtime * max(speed - half, 0.0), (runtime + 0.5) * (speed + half)
+        sources.append((_fits(lo, hi, n), f"final summary: train_runtime {runtime:g} s x "
+                        f"train_steps_per_second {printed} = {lo:.0f}..{hi:.0f} steps"))
+    bars = Counter((int(m.group(2)), int(m.group(1))) for m in _TRAIN_BAR.finditer(text))
+    if bars:
+        totals = Counter(total for total, _ in bars.elements())
+        total = totals.most_common(1)[0][0]
+        last = max(count for t, count in bars if t == total)
+        if last >= n:
+            sources.append((_fits(last, last, n), f"the training progress bar ends at "
+                            f"{last}/{total}"))
+    if not sources:
         return None, ""
-    text = str(rate).strip().strip("'\"")
-    decimals = len(text.split(".")[1]) if "." in text and "e" not in text.lower() else 0
-    half = 0.5 * 10.0 ** (-decimals) if decimals else 0.5
-    lo, hi = runtime * max(speed - half, 0.0), (runtime + 0.5) * (speed + half)
-    fits = [L for L in range(1, int(hi // n) + 1) if n * L <= hi and (n + 1) * L > lo]
-    if len(fits) != 1:
+    common = set.intersection(*(fits for fits, _ in sources))
+    if len(common) != 1:
         return None, ""
-    return fits[0], (f"final summary: train_runtime {runtime:g} s x train_steps_per_second "
-                     f"{text} = {lo:.0f}..{hi:.0f} steps for {n} logged points")
+    interval = next(iter(common))
+    return interval, "; ".join(words for _, words in sources) + f", for {n} logged points"
 
 
 def _counter_steps(text: str, offsets: list[int]) -> tuple[list[float] | None, str]:
     """The training progress counter printed before each offset, when it numbers them."""
-    counters = [(m.start(), int(m.group(1)), int(m.group(2))) for m in _COUNTER.finditer(text)]
+    counters = [(m.start(), int(m.group(1)), int(m.group(2))) for m in _TRAIN_BAR.finditer(text)]
     if not counters:
         return None, ""
     starts = [c[0] for c in counters]
@@ -179,7 +198,7 @@ def _is_eval(entry: dict[str, Any]) -> bool:
 
 
 def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int | None,
-               fmt: str) -> Parsed:
+               fmt: str, interval_source: str) -> Parsed:
     train: list[tuple[int, dict[str, Any]]] = []
     evals: list[tuple[int, int, dict[str, Any]]] = []  # (index of train dict before, offset)
     summary: dict[str, Any] = {}
@@ -210,7 +229,9 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
         counted, how = _counter_steps(text, [o for o, _ in train])
         interval, where = None, ""
         if logging_steps is not None:
-            interval, where = logging_steps, "given"
+            interval, where = logging_steps, interval_source
+        if counted is not None and interval is not None and where != "given":
+            interval = None  # a config file's interval yields to the counter of the log itself
         if counted is not None and interval is not None:
             ordinal = [float(interval * (i + 1)) for i in range(len(train))]
             if counted != ordinal:
@@ -223,20 +244,21 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
             parsed.notes.append(f"no step field: steps read from {how}")
         else:
             if interval is None:
-                interval, evidence = _summary_interval(summary, len(train))
+                interval, evidence = _inferred_interval(text, summary, len(train))
                 if interval is not None:
                     where = "inferred"
                     parsed.meta.logging_steps = Hyperparameter(interval, "inferred", evidence)
             if interval is None:
                 raise LogFormatError(
                     f"{path}: a TRL console log without step numbers: no step field in its "
-                    f"{len(train)} logged dicts, no training progress counter, and no final "
-                    "summary that fixes the logging interval; give --logging-steps N (the "
-                    "run's logging_steps)")
+                    f"{len(train)} logged dicts, no training progress counter in step with "
+                    "them, and no total step count (final summary, progress bar) that fixes "
+                    "the logging interval; give --logging-steps N (the run's logging_steps)")
             steps = [float(interval * (i + 1)) for i in range(len(train))]
             parsed.steps_reconstructed = True
-            parsed.notes.append(f"no step field and no progress counter: steps are the order "
-                                f"of the logged dicts x logging_steps {interval} ({where})")
+            parsed.notes.append(f"no step field and no progress counter in step with the "
+                                f"logged dicts: steps are their order x logging_steps "
+                                f"{interval} ({where})")
     rows: Rows = [(s, e) for s, (_, e) in zip(steps, train, strict=True)]
     for index, _, entry in evals:
         if index >= 0:
@@ -295,26 +317,34 @@ def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
 
 
 def _parse_openrlhf(lines: list[str]) -> Parsed | None:
-    rows: Rows = []
-    last: str | None = None
+    """The postfix updates of OpenRLHF's progress bars; of several bars (the episode bar with
+    the full status, the per-epoch bar with short names) the one that names ``reward``."""
+    bars: dict[str, Rows] = {}
+    last: dict[str, str] = {}
     for line in lines:
         for match in _OPENRLHF.finditer(line):
             postfix = match.group(3)
-            if not re.search(r"\b(?:reward|rm)=", postfix) or postfix == last:
+            if not re.search(r"\b(?:reward|rm)=", postfix):
                 continue
-            last = postfix
+            label = re.sub(r"\s*\d+%.*$", "", line[:match.start()]).strip(" :|") or "bar"
+            label = re.sub(r"\[\d+/\d+\]", "[*]", label)
+            if last.get(label) == postfix:
+                continue  # a refresh of the same update
+            last[label] = postfix
             entry = {}
             for pair in postfix.split(","):
                 key, sep, value = pair.partition("=")
                 if sep:
                     entry[key.strip()] = value.strip()
+            rows = bars.setdefault(label, [])
             rows.append((float(len(rows) + 1), entry))
-    if not rows:
+    if not bars:
         return None
-    parsed = Parsed("openrlhf_console", {"": rows}, ecosystem="openrlhf",
+    label = max(bars, key=lambda b: (any("reward" in e for _, e in bars[b]), len(bars[b])))
+    parsed = Parsed("openrlhf_console", {"": bars[label]}, ecosystem="openrlhf",
                     steps_reconstructed=True)
-    parsed.notes.append("OpenRLHF console: steps are the order of the progress-bar updates "
-                        "that carry a reward (one per optimizer step)")
+    parsed.notes.append(f"OpenRLHF console: steps are the order of the {label!r} progress-bar "
+                        "updates that carry a reward (one per optimizer step)")
     return parsed
 
 
@@ -362,8 +392,9 @@ def _parse_tensors(text: str) -> Parsed | None:
 
 
 def parse_text(path: Path, text: str, *, step_key: str | None = None,
-               logging_steps: int | None = None) -> Parsed:
-    """A console log of any of the supported trainers."""
+               logging_steps: int | None = None, interval_source: str = "given") -> Parsed:
+    """A console log of any of the supported trainers; ``interval_source`` says where
+    ``logging_steps`` comes from (``given`` by the user, else a file name)."""
     fmt = "trl_console"
     inner = _unwrap_stream(path, text)
     if inner is not None:
@@ -377,7 +408,7 @@ def parse_text(path: Path, text: str, *, step_key: str | None = None,
                                       for rows in parsed.runs.values() for _, entry in rows):
             return parsed
     try:
-        return _parse_trl(path, text, step_key, logging_steps, fmt)
+        return _parse_trl(path, text, step_key, logging_steps, fmt, interval_source)
     except LogFormatError as exc:
         if "no dict lines" not in str(exc):
             raise

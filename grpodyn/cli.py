@@ -167,15 +167,20 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
         if peak is not None:
             measured["lr_source"] = peak.source
             measured["lr_evidence"] = peak.evidence
+        measured["run"] = run.run_name
+        measured["warnings"] = list(run.warnings)  # incl. which run of several was read
         kappa = measured["kappa"]
     advice = advise(kappa=kappa, momentum=momentum, target=args.target,
                     margin=args.margin, refresh=args.refresh or 1, staleness=args.staleness or 0)
     out = advice.to_dict()
     if measured is not None:
         out["measured"] = measured
+        source = (f" ({measured['lr_source']}: {measured['lr_evidence']})"
+                  if "lr_source" in measured else "")
         out["reasoning"].insert(0, f"from the log: tau = {measured['tau']:.4g} steps at lr "
-                                f"{measured['lr']:.4g}, so k = (1 - beta) / tau = "
+                                f"{measured['lr']:.4g}{source}, so k = (1 - beta) / tau = "
                                 f"{measured['stiffness']:.4g} and kappa = {kappa:.4g}")
+        out["reasoning"][:0] = [w for w in measured["warnings"] if "runs in this log" in w]
         out["reasoning"].append(
             "caveat: a fitted tau measures the slow mode; stiff directions can limit the "
             "learning rate far below this (on grpodyn's tiny TRL runs Adam at lr 1e-3 already "
