@@ -38,7 +38,7 @@ def source_matrix(*, fresh_seeds: range, public: str | None = None,
                pool_testbed(seeds=fresh_seeds),
                "bandit seeds 0-4": bandit_testbed(seeds=5)}
     if tiny:
-        sources["tiny TRL seeds 0-49 (seen by revisions 1-4)"] = tiny_testbed()
+        sources["tiny TRL seeds 0-49 (seen by revisions 1-4 and 5.1)"] = tiny_testbed()
     out = {"sources": evaluate_sources(sources)}
     if public is not None:
         from .public_outcomes import score_public_logs
