@@ -185,8 +185,7 @@ def _fit_pool(run: Run, part: slice, group_size: int):
     return fit_prompt_pool(run.reward[part], frac[part], group_size=group_size)
 
 
-def _degeneracy(run: Run, late: slice, group_size: int | None, noise: float,
-                g_words: str) -> ModeVerdict:
+def _degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
     frac = run.metrics.get("frac_reward_zero_std")
     r_late = _window_mean(run.reward, late)
     logged = frac is not None and np.isfinite(frac[late]).any()
@@ -216,13 +215,16 @@ def _degeneracy(run: Run, late: slice, group_size: int | None, noise: float,
         score = lost
         law = (f"prompt pool Beta with mean {r_late:.2f}, phi {phi:.3g} ({pool.status})"
                if pool is not None else f"identical prompts at the reward {r_late:.2f}")
-        words += (f"; {law}: groups of G = {group_size} ({g_words}) lose {lost:.0%} of the "
+        words += (f"; {law}: groups of G = {group_size} lose {lost:.0%} of the "
                   "drift a large group would carry")
     else:
-        # without G the share of groups without spread is the drift factor itself
+        # without G, or without a success rate to set the Beta law, the share of groups
+        # without spread is the drift factor itself
         score = float(f_late)
-        words += (f": only {1 - f_late:.0%} of the groups carry a gradient ({g_words}; with G "
-                  "the share of the drift lost to the group size would be scored instead)")
+        why = ("G unknown; with G the share of the drift lost to the group size would be "
+               "scored instead" if group_size is None else
+               "rewards outside [0, 1]: no success rate to set the prompts' Beta law")
+        words += f": only {1 - f_late:.0%} of the groups carry a gradient ({why})"
     words += f"; reward {r_late:.2f}, gain {gain:+.3f} over the last quarter"
     if not short_of_ceiling:
         score = 0.0
@@ -230,8 +232,8 @@ def _degeneracy(run: Run, late: slice, group_size: int | None, noise: float,
     return ModeVerdict(score >= FLAG_SCORE, float(score), words, True, steps)
 
 
-def _concentration(run: Run, early: slice, late: slice, group_size: int | None,
-                   g_words: str) -> ModeVerdict:
+def _concentration(run: Run, early: slice, late: slice, group_size: int | None
+                   ) -> ModeVerdict:
     entropy = run.metrics.get("entropy")
     if entropy is None or np.isfinite(entropy).sum() < 4:
         return _unjudged("no entropy in the log: the policy's temperature cannot be followed")
@@ -284,7 +286,7 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None,
                                        "group (a larger G predicts fewer such groups and "
                                        "raises this share)")
         words += (f"; zero-std groups {_window_mean(frac, late):.2f} late (Beta phi "
-                  f"{pool_late.point_phi:.3g}, {pool_late.status}) at G = {g_used} ({g_words}): "
+                  f"{pool_late.point_phi:.3g}, {pool_late.status}) at G = {g_used}: "
                   f"{locked:.0%} of the failing prompts always fail, against {predicted:.0%} "
                   f"for the spread of the first steps (phi {pool_early.point_phi:.3g}) moved to "
                   f"the reward {r_late:.2f}: {beyond:.0%} of the failing prompts that should "
@@ -453,13 +455,12 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         if isinstance(declared.value, int) and declared.value >= 2:
             group_size = declared.value
             g_info = declared.to_dict()
-    g_words = (f"G {g_info['source']}" if group_size is not None else "G unknown")
     early, late, _ = _segments(run.n_points)
     noise = float(np.nanstd(np.diff(run.reward)) / np.sqrt(2))
     modes = {
         "reward_hacking": _hacking(run, early, late, noise),
-        "advantage_degeneracy": _degeneracy(run, late, group_size, noise, g_words),
-        "policy_concentration": _concentration(run, early, late, group_size, g_words),
+        "advantage_degeneracy": _degeneracy(run, late, group_size),
+        "policy_concentration": _concentration(run, early, late, group_size),
         "dynamical_instability": _instability(run, early, late, noise),
     }
     # causal order: an instability's collapse concentrates the policy, and a concentrated
