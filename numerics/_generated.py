@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '4ddb850019a2546ef8ce347486ad10ca'
+THEORY_HASH = 'dd1a7166703275f1ff80ce15c654b911'
 
 
 SIGNATURES = {

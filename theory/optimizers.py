@@ -5,8 +5,8 @@ step a = eta (1 - beta1) / sqrt(v_hat); bias correction enlarges the first steps
 gradient noise, so the group size enters the stiffness: in the measured constants
 kappa_A = kappa / |g| and rho_A = sigma_g^2 / g^2 the stiffness is
 eta (1 - beta1) kappa_A / sqrt(1 + rho_A / (B G)), a function of B G alone, G-invariant where the
-signal dominates and growing like sqrt(B G) where the noise does. Linear warmup makes k time-dependent and,
-overdamped, gives a Gaussian-in-time start.
+signal dominates and growing like sqrt(B G) where the noise does. Linear warmup makes k
+time-dependent and, overdamped, gives a Gaussian-in-time start.
 """
 
 from __future__ import annotations
