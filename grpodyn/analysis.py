@@ -70,8 +70,8 @@ def curvature_from_run(run: Run, *, momentum: float, lr: float | None = None
         logged = run.metrics.get("learning_rate")
         if logged is not None and np.isfinite(logged).any():
             lr = float(logged[np.isfinite(logged)][-1])
-        elif isinstance(run.hyperparameters.get("lr"), (int, float)):
-            lr = float(run.hyperparameters["lr"])
+        elif isinstance(run.meta.value("lr"), (int, float)):
+            lr = float(run.meta.value("lr"))
         else:
             raise InputError(f"{run.source}: no learning rate in the log; give --lr")
     if not (np.isfinite(lr) and lr > 0):

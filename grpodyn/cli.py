@@ -58,6 +58,54 @@ def _add_lag(parser: argparse.ArgumentParser) -> None:
     lag.add_argument("--staleness", type=_integer, help="fixed staleness d in steps")
 
 
+def _positive_integer(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive integer: {text!r}")
+    return value
+
+
+#: Hyperparameter overrides of the log options: option -> (RunMeta field, type, help).
+_LOG_OVERRIDES = {
+    "--lr": ("lr", _finite_float, "peak learning rate of the logged run (overrides the log)"),
+    "--group-size": ("group_size", _integer, "G, completions per prompt (overrides the log)"),
+    "--batch": ("batch", _integer, "B, prompts per optimizer step (overrides the log)"),
+    "--momentum": ("momentum", _finite_float,
+                   "momentum, Adam's beta1 for Adam (overrides the log)"),
+}
+
+
+def _add_log_options(parser: argparse.ArgumentParser) -> None:
+    """The options of every command that reads a log: which run, which reward and step keys,
+    the logging interval, and hyperparameter overrides (those the command lacks)."""
+    present = set(parser._option_string_actions)
+    parser.add_argument("--run", help="which run of a log that holds several "
+                        "(grpodyn runs LOG lists them)")
+    parser.add_argument("--reward-key", help="the metric to read as the reward (default: the "
+                        "trainer's reward)")
+    parser.add_argument("--step-key", help="the field that holds the optimizer step")
+    parser.add_argument("--logging-steps", type=_positive_integer,
+                        help="optimizer steps between logged points, for console logs that "
+                        "print no step and no progress counter")
+    for option, (_, kind, text) in _LOG_OVERRIDES.items():
+        if option not in present:
+            parser.add_argument(option, type=kind, help=text)
+
+
+def _load_log(args: argparse.Namespace, *, path: str | None = None):
+    """The run named by the log options of ``args`` (see ``_add_log_options``), with the
+    hyperparameter overrides applied (source ``user``)."""
+    from grpodyn.empirical.loaders import load_run
+
+    run = load_run(path if path is not None else args.log, run=args.run,
+                   reward_key=args.reward_key, step_key=args.step_key,
+                   logging_steps=args.logging_steps)
+    overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
+                 for option, (field, _, _) in _LOG_OVERRIDES.items()}
+    run.meta = run.meta.with_overrides(**overrides)
+    return run
+
+
 def _cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.numerics.predict import predict
 
@@ -70,13 +118,34 @@ def _cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
 
 def _cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.analysis import fit_run
-    from grpodyn.empirical.loaders import load_run
 
     if not 0 < args.train_fraction <= 1:
         raise UsageError(f"--train-fraction must lie in (0, 1], got {args.train_fraction}")
-    run = load_run(args.log, run=args.run)
-    return fit_run(run, model=args.model, momentum=args.momentum,
-                   train_fraction=args.train_fraction)
+    run = _load_log(args)
+    result = fit_run(run, model=args.model, momentum=args.momentum,
+                     train_fraction=args.train_fraction)
+    result["hyperparameters"] = run.meta.to_dict()
+    return result
+
+
+def _run_summary(run) -> dict[str, Any]:
+    """One run of ``grpodyn runs`` (a JSON contract: name, n_points, first_step, last_step,
+    metrics, hyperparameters each with value and source)."""
+    return {"name": run.run_name or "", "n_points": run.n_points,
+            "first_step": float(run.steps[0]), "last_step": float(run.steps[-1]),
+            "reward_key": run.reward_key, "steps_reconstructed": run.steps_reconstructed,
+            "metrics": {"reward": run.reward_key, **{name: run.metric_keys.get(name, name)
+                                                    for name in run.metrics}},
+            "hyperparameters": run.meta.to_dict(), "warnings": list(run.warnings)}
+
+
+def _cmd_runs(args: argparse.Namespace) -> dict[str, Any]:
+    from grpodyn.empirical.loaders import load_runs
+
+    runs = load_runs(args.log, reward_key=args.reward_key, step_key=args.step_key,
+                     logging_steps=args.logging_steps)
+    return {"source": runs[0].source, "format": runs[0].format,
+            "runs": [_run_summary(run) for run in runs]}
 
 
 def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
@@ -86,13 +155,20 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError("give exactly one of --kappa and --log")
     measured = None
     kappa = args.kappa
+    momentum = 0.9 if args.momentum is None else args.momentum
     if args.log is not None:
         from grpodyn.analysis import curvature_from_run
-        from grpodyn.empirical.loaders import load_run
 
-        measured = curvature_from_run(load_run(args.log), momentum=args.momentum, lr=args.lr)
+        run = _load_log(args)
+        momentum = run.meta.value("momentum", 0.9)  # --momentum, else the log's beta1
+        peak = run.meta.lr  # the peak (or user's) lr, not the last value of a decaying schedule
+        measured = curvature_from_run(run, momentum=momentum,
+                                      lr=None if peak is None else float(peak.value))
+        if peak is not None:
+            measured["lr_source"] = peak.source
+            measured["lr_evidence"] = peak.evidence
         kappa = measured["kappa"]
-    advice = advise(kappa=kappa, momentum=args.momentum, target=args.target,
+    advice = advise(kappa=kappa, momentum=momentum, target=args.target,
                     margin=args.margin, refresh=args.refresh or 1, staleness=args.staleness or 0)
     out = advice.to_dict()
     if measured is not None:
@@ -109,11 +185,13 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
 
 def _cmd_diagnose(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.diagnostics import diagnose
-    from grpodyn.empirical.loaders import load_run
 
-    run = load_run(args.log, run=args.run)
-    result = diagnose(run, group_size=args.group_size).to_dict()
+    run = _load_log(args)
+    group_size = run.meta.value("group_size")  # the user's --group-size, else the log's
+    result = diagnose(run, group_size=group_size if isinstance(group_size, int) else None
+                      ).to_dict()
     result["warnings"] = run.warnings
+    result["hyperparameters"] = run.meta.to_dict()
     return finite_json(result)
 
 
@@ -238,9 +316,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "inertial model")
     p.add_argument("--train-fraction", type=_finite_float, default=1.0,
                    help="fit on this leading fraction and forecast the rest (default 1)")
-    p.add_argument("--run", help="run name, for a long-format CSV with several runs")
+    _add_log_options(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_fit)
+
+    p = commands.add_parser("runs", help="what a log holds: format, runs, metrics, "
+                            "hyperparameters",
+                            description="List the runs of a training log (a file or a "
+                            "checkpoint, run, W&B or TensorBoard directory): format, steps, "
+                            "metrics found and hyperparameters with their source.")
+    p.add_argument("log", help="the training log (file or directory)")
+    p.add_argument("--reward-key", help="the metric to read as the reward")
+    p.add_argument("--step-key", help="the field that holds the optimizer step")
+    p.add_argument("--logging-steps", type=_positive_integer,
+                   help="optimizer steps between logged points (console logs without steps)")
+    _add_json(p)
+    p.set_defaults(handler=_cmd_runs)
 
     p = commands.add_parser("bandit", help="the softmax-bandit lab: theory against simulation",
                             description="Run the softmax-bandit experiments (stiffness three "
@@ -268,12 +359,13 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--kappa", type=_finite_float, help="curvature scale kappa > 0")
     source.add_argument("--log", help="a training log to measure kappa from (fitted tau)")
     p.add_argument("--lr", type=_finite_float, help="the log's learning rate, if not logged")
-    p.add_argument("--momentum", type=_finite_float, default=0.9,
-                   help="momentum beta, Adam's beta1 for Adam (default 0.9)")
+    p.add_argument("--momentum", type=_finite_float,
+                   help="momentum beta, Adam's beta1 for Adam (default: the log's, else 0.9)")
     p.add_argument("--target", choices=["critical", "margin"], default="critical")
     p.add_argument("--margin", type=_finite_float, default=0.5,
                    help="fraction of the stability limit (default 0.5)")
     _add_lag(p)
+    _add_log_options(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_advise)
 
@@ -284,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("log", help="the training log")
     p.add_argument("--group-size", type=_integer,
                    help="G, when the log and its config do not say")
-    p.add_argument("--run", help="run name, for a long-format CSV with several runs")
+    _add_log_options(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_diagnose)
 
@@ -316,6 +408,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _print_human(result: dict[str, Any]) -> None:
+    if "runs" in result and "format" in result:
+        _print_runs(result)
+        return
     if "models" in result:
         _print_fit(result)
         return
@@ -354,6 +449,21 @@ def _print_fit(result: dict[str, Any]) -> None:
         print(f"forecast ({f['model']}, {f['n_train']} -> {f['n_holdout']} points): holdout "
               f"R^2 {f['r2_holdout']:.3f}, MAE {f['mae_holdout']:.4g}, "
               f"{100 * f['coverage']:.0f}% inside the {100 * f['level']:.0f}% band")
+
+
+def _print_runs(result: dict[str, Any]) -> None:
+    runs = result["runs"]
+    print(f"{result['source']}: {result['format']}, {len(runs)} run{'s' * (len(runs) != 1)}")
+    for run in runs:
+        name = run["name"] or "(one run)"
+        print(f"  {name}: {run['n_points']} points, steps {run['first_step']:g}-"
+              f"{run['last_step']:g}" + (" (reconstructed)" if run["steps_reconstructed"]
+                                          else ""))
+        print("    metrics: " + ", ".join(f"{k} <- {v}" for k, v in run["metrics"].items()))
+        for name, h in run["hyperparameters"].items():
+            print(f"    {name} = {h['value']} [{h['source']}] {h['evidence']}")
+        for warning in run["warnings"]:
+            print(f"    note: {warning}")
 
 
 def _print_diagnosis(result: dict[str, Any]) -> None:
