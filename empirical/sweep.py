@@ -474,13 +474,13 @@ class SweepFit:
             bg = np.array([s["hparams"]["group_size"] * s["hparams"]["batch"] for s in rows],
                           dtype=float)
             g = np.array([s["hparams"]["group_size"] for s in rows], dtype=float)
-            y = np.log([s["factor"] for s in rows])
+            y = np.log([s["stiffness"] for s in rows])  # measured k of each setting
             se = np.maximum([s["log_factor_stderr"] for s in rows], 1e-3)
             w = 1.0 / se**2
             design = np.column_stack([np.ones_like(y), np.log(bg), np.log(g)])
             rank = np.linalg.matrix_rank(design)
             entry: dict[str, Any] = {"lr": lr, "settings": [
-                {"group_size": int(gg), "batch": int(b // gg), "stiffness_factor": float(np.exp(v)),
+                {"group_size": int(gg), "batch": int(b // gg), "stiffness": float(np.exp(v)),
                  "log_stderr": float(e)} for gg, b, v, e in zip(g, bg, y, se, strict=True)]}
             if rank == 3:
                 cov = np.linalg.pinv(design.T @ (w[:, None] * design))
