@@ -140,3 +140,16 @@ def test_cli_bad_input_exits_2(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("grpodyn: error:") and len(err.strip().splitlines()) == 1
+
+
+def test_shipped_grid_loads_and_fits():
+    from grpodyn.empirical.make_tiny_grid import DEFAULT_OUT, run_name, settings_grid
+
+    paths = [DEFAULT_OUT / run_name(*s, 0) for s in settings_grid() if s[0] == "adam"]
+    assert all(p.is_file() for p in paths), "python -m grpodyn.empirical.make_tiny_grid"
+    runs = [load_sweep_run(p) for p in paths]
+    assert all(r.sources["lr"] == "log (grpodyn_hparams)" and r.steps.size == 240 for r in runs)
+    fit = fit_sweep(runs)
+    assert fit.layout.fit_rho  # the cross holds Adam runs at several B G
+    assert {"r0", "kappa_A", "rho_A"} <= set(fit.constants())
+    assert 0.1 < fit.constants()["r0"]["value"] < 0.5  # the warm-up's band, sampled
