@@ -15,8 +15,8 @@ The learning rates were chosen from short calibration runs (G = 8, B = 8, 120 st
 Adam 5e-4 and SGD 0.01 learned; Adam 2e-3 at G = B = 4 and SGD 0.03 or more drove the reward
 to zero within 100 steps.
 
-KL beta 0.02, constant learning rate, one optimizer step per generation, ``--steps``
-steps (240), seeds ``--first-seed`` .. (three by default). The supervised warm-up (to a sampled
+KL beta 0.02, constant learning rate, one optimizer step per generation, 240 steps
+(``--steps``), seeds ``--first-seed`` .. (three by default). The supervised warm-up (to a sampled
 accuracy in [0.25, 0.5]) depends only on the seed, so it is made once per seed and every run of
 that seed starts from the same warmed-up weights. One thread, so that it can run beside other
 work. Each run is written atomically as a small TRL trainer_state.json with its
