@@ -441,7 +441,8 @@ class SweepFit:
             lrs = sorted({s["hparams"]["lr"] for s in group})
             if len(lrs) < 2:
                 results[o] = {"value": None, "status": "not determined: fewer than two "
-                              "learning rates at otherwise equal settings"}
+                              "learning rates with a determined stiffness at otherwise equal "
+                              "settings"}
                 continue
             x = np.log([s["hparams"]["lr"] for s in group])
             # tau = c / k; ln k = ln(lr) + ln(factor) + const, so ln tau = -ln lr - ln factor
