@@ -9,20 +9,23 @@ import sympy as sp
 
 from grpodyn.empirical.bandit import BanditConfig, group_update_moments, simulate_bandit
 from grpodyn.numerics.compiled import compiled
-from grpodyn.theory import get, sym
+from grpodyn.theory import sym
+
+# the derivations are read through the session registry (``reg``): building one with ``get``
+# before the registry would change the registry's order, which test_compiled compares
 
 
-def test_noise_ratio_form_is_the_adam_stiffness():
+def test_noise_ratio_form_is_the_adam_stiffness(reg):
     g = sp.Symbol("g", positive=True)
-    original = get("adam_stiffness").expr.subs(sym.g_mean, g).subs(
+    original = reg["adam_stiffness"].expr.subs(sym.g_mean, g).subs(
         {sym.sigma_g2: sym.rho_A * g**2, sym.kappa: sym.kappa_A * g})
-    assert sp.simplify(original - get("adam_stiffness_noise_ratio").expr) == 0
+    assert sp.simplify(original - reg["adam_stiffness_noise_ratio"].expr) == 0
 
 
-def test_limits_of_the_adam_stiffness():
-    k = get("adam_stiffness_noise_ratio").expr
-    signal = get("adam_stiffness_signal_limit").expr
-    noise = get("adam_stiffness_noise_limit").expr
+def test_limits_of_the_adam_stiffness(reg):
+    k = reg["adam_stiffness_noise_ratio"].expr
+    signal = reg["adam_stiffness_signal_limit"].expr
+    noise = reg["adam_stiffness_noise_limit"].expr
     assert sp.simplify(k.subs(sym.rho_A, 0) - signal) == 0
     assert sym.G not in signal.free_symbols and sym.B not in signal.free_symbols
     n = sp.Symbol("n", positive=True)
@@ -31,8 +34,8 @@ def test_limits_of_the_adam_stiffness():
     assert sp.limit(sp.simplify((k / signal).subs(sym.B, n / sym.G)), n, sp.oo) == 1
 
 
-def test_bg_exponent_and_tau_lr_exponent():
-    assert get("adam_tau_lr_exponent").expr == -1
+def test_bg_exponent_and_tau_lr_exponent(reg):
+    assert reg["adam_tau_lr_exponent"].expr == -1
     exponent = compiled("adam_stiffness_bg_exponent")
     assert exponent(1e6, 1, 2) == pytest.approx(0.5, abs=1e-5)  # noise-dominated
     assert exponent(1e-6, 8, 16) == pytest.approx(0.0, abs=1e-6)  # signal-dominated
