@@ -155,6 +155,8 @@ class GRPORunSettings:
     steps_per_generation: int | None = None
     seed: int = 0
     warmup_steps: int = 0  # [warmup_steps]: linear ramp of the learning rate from 0
+    optim: str | None = None  # [optim]: None keeps TRL's default (AdamW); "sgd" for SGD
+    optim_args: str | None = None  # [optim_args], e.g. "momentum=0.9" for heavy-ball SGD
 
 
 def run_grpo(model, tokenizer, settings: GRPORunSettings, *, output_dir: str | Path,
@@ -196,6 +198,10 @@ def run_grpo(model, tokenizer, settings: GRPORunSettings, *, output_dir: str | P
     extra = {}
     if settings.steps_per_generation is not None:
         extra["steps_per_generation"] = settings.steps_per_generation
+    if settings.optim is not None:
+        extra["optim"] = settings.optim
+    if settings.optim_args is not None:
+        extra["optim_args"] = settings.optim_args
     args = GRPOConfig(
         output_dir=str(output_dir), per_device_train_batch_size=settings.prompts_per_step
         * settings.group_size, num_generations=settings.group_size, max_completion_length=4,

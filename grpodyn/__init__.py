@@ -35,6 +35,10 @@ _EXPORTS = {
     "load_run": "grpodyn.empirical.loaders",
     "BanditConfig": "grpodyn.empirical.bandit",
     "simulate_bandit": "grpodyn.empirical.bandit",
+    "MeanFieldMap": "grpodyn.numerics.mean_field_map",
+    "load_sweep_run": "grpodyn.empirical.sweep",
+    "fit_sweep": "grpodyn.empirical.sweep",
+    "transfer": "grpodyn.empirical.sweep",
 }
 
 __all__ = sorted(_EXPORTS)

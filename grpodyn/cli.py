@@ -286,6 +286,53 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
             "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree"}
 
 
+def _sweep_runs(logs: list[str], hparams: list[str] | None) -> list:
+    from grpodyn.empirical.sweep import load_sweep_run, parse_hparams
+
+    hparams = hparams or []
+    if len(hparams) not in (0, 1, len(logs)):
+        raise UsageError(f"--hparams given {len(hparams)} times for {len(logs)} logs: give it "
+                         "once (for every log) or once per log, in the logs' order")
+    texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
+    return [load_sweep_run(log, parse_hparams(text)) for log, text in zip(logs, texts,
+                                                                            strict=True)]
+
+
+def _cmd_sweep(args: argparse.Namespace) -> dict[str, Any]:
+    from grpodyn.empirical.sweep import fit_sweep
+
+    return finite_json(fit_sweep(_sweep_runs(args.logs, args.hparams)).to_dict())
+
+
+class _FromAction(argparse.Action):
+    """``--from LOG``: a new source; the ``--hparams`` after it belong to it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sources = list(getattr(namespace, "sources", None) or [])
+        sources.append([values, None])
+        namespace.sources = sources
+
+
+class _SourceHparamsAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        sources = getattr(namespace, "sources", None) or []
+        if not sources:
+            raise UsageError("--hparams must follow the --from LOG it belongs to")
+        if sources[-1][1] is not None:
+            raise UsageError(f"--hparams given twice for --from {sources[-1][0]}")
+        sources[-1][1] = values
+
+
+def _cmd_transfer(args: argparse.Namespace) -> dict[str, Any]:
+    from grpodyn.empirical.sweep import load_sweep_run, parse_hparams, transfer
+
+    if not getattr(args, "sources", None):
+        raise UsageError("transfer needs at least one --from LOG")
+    runs = [load_sweep_run(path, parse_hparams(text or "")) for path, text in args.sources]
+    target = parse_hparams(args.to, name="--to")
+    return finite_json(transfer(runs, target, steps=args.steps, level=args.level))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
     parser = _Parser(prog="grpodyn", description="Predictable GRPO: forecasts, stability limits "
@@ -409,10 +456,46 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fewer seeds and lags in the bandit lab: a smoke test, not the figures")
     _add_json(p)
     p.set_defaults(handler=_cmd_report)
+
+    p = commands.add_parser("sweep", help="fit a sweep of runs jointly: shared constants, "
+                            "tau-lr exponent, G vs B G test, collapses",
+                            description="Fit runs of one model and task, each with its own "
+                            "hyperparameters, with shared constants (kappa, r0, r*, Adam's "
+                            "noise ratio). Hyperparameters come from each log's metadata; "
+                            "--hparams k=v,... overrides them (keys: lr, group_size, batch, "
+                            "momentum, kl, num_iterations, schedule, warmup, optimizer).")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="training logs of the sweep")
+    p.add_argument("--hparams", action="append", metavar="K=V,...",
+                   help="hyperparameters: once for every log, or once per log in their order")
+    _add_json(p)
+    p.set_defaults(handler=_cmd_sweep)
+
+    p = commands.add_parser("transfer", help="predict a run not yet made from one or more "
+                            "runs with other hyperparameters",
+                            description="Fit the --from runs jointly and predict the reward "
+                            "path of the --to hyperparameters with a band.")
+    p.add_argument("--from", dest="from_log", action=_FromAction, metavar="LOG",
+                   help="a source run (repeat; each --hparams belongs to the --from before it)")
+    p.add_argument("--hparams", action=_SourceHparamsAction, metavar="K=V,...",
+                   help="hyperparameters of the preceding --from LOG (override its metadata)")
+    p.add_argument("--to", required=True, metavar="K=V,...",
+                   help="hyperparameters of the run to predict (lr, group_size, batch, "
+                   "momentum, kl, num_iterations, schedule, warmup, optimizer, steps); the "
+                   "others are the first source's")
+    p.add_argument("--steps", type=_integer, help="steps to predict (default: the sources')")
+    p.add_argument("--level", type=_finite_float, default=0.9, help="band level (0.9)")
+    _add_json(p)
+    p.set_defaults(handler=_cmd_transfer)
     return parser
 
 
 def _print_human(result: dict[str, Any]) -> None:
+    if "tau_lr_exponent" in result:
+        _print_sweep(result)
+        return
+    if "mean" in result and "upper" in result:
+        _print_transfer(result)
+        return
     if "runs" in result and "format" in result:
         _print_runs(result)
         return
@@ -434,6 +517,44 @@ def _print_human(result: dict[str, Any]) -> None:
             print(f"{key}: {value:.6g}")
         else:
             print(f"{key}: {value}")
+
+
+def _print_sweep(result: dict[str, Any]) -> None:
+    print(f"sweep of {result['n_runs']} runs ({result['n_fitted']} fitted)")
+    for warning in result["warnings"]:
+        print(f"  note: {warning}")
+    for name, c in result["constants"].items():
+        err = f" +- {c['stderr']:.3g}" if c.get("stderr") is not None else ""
+        print(f"  {name:12s} {c['value']:.4g}{err}  ({c.get('status', '')})")
+    for optimizer, e in result["tau_lr_exponent"].items():
+        if e.get("value") is None:
+            print(f"  tau-lr exponent ({optimizer}): {e['status']}")
+        else:
+            print(f"  tau-lr exponent ({optimizer}): {e['value']:.3g} +- {e['stderr']:.2g} "
+                  "(expected -1)")
+    for optimizer, e in result["bg_test"].items():
+        if "bg_exponent" in e:
+            print(f"  {optimizer}: k ~ (B G)^{e['bg_exponent']['value']:.2g} "
+                  f"(+- {e['bg_exponent']['stderr']:.2g}, derivation "
+                  f"{e['predicted_bg_exponent']:.2g}), G at fixed B G: "
+                  f"{e['g_exponent_at_fixed_bg']['value']:.2g} "
+                  f"+- {e['g_exponent_at_fixed_bg']['stderr']:.2g} (derivation 0)")
+    for run in result["runs"]:
+        r2 = run.get("r2")
+        mark = "collapsed" if run["collapsed"] else (f"R^2 {r2:.3f}" if r2 is not None else "")
+        print(f"  {run['name']}: {mark}")
+    for entry in result["stability"]:
+        print(f"  stability: {entry['name']}: {entry['limit']} limit; {entry['explanation']}")
+
+
+def _print_transfer(result: dict[str, Any]) -> None:
+    for warning in result["warnings"]:
+        print(f"note: {warning}")
+    print(f"step  mean  [{100 * result['level']:.0f}% band]")
+    steps = result["steps"]
+    for i in range(0, len(steps), max(len(steps) // 10, 1)):
+        print(f"{steps[i]:5d} {result['mean'][i]:.3f} [{result['lower'][i]:.3f}, "
+              f"{result['upper'][i]:.3f}]")
 
 
 def _print_fit(result: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'a120c4af915d08735e1d864b9f707d1b'
+THEORY_HASH = 'fa2ce5e41256aa6f7089fd1a1c00e6bf'
 
 
 SIGNATURES = {
@@ -97,6 +97,12 @@ SIGNATURES = {
     'adam_bias_corrected_step': ('n', 'eta', 'beta1', 'v_hat'),
     'adam_second_moment': ('g_mean', 'sigma_g2', 'B', 'G'),
     'adam_stiffness': ('eta', 'beta1', 'kappa', 'g_mean', 'sigma_g2', 'B', 'G'),
+    'adam_stiffness_noise_ratio': ('eta', 'beta1', 'kappa_A', 'rho_A', 'B', 'G'),
+    'adam_stiffness_signal_limit': ('eta', 'beta1', 'kappa_A'),
+    'adam_stiffness_noise_limit': ('eta', 'beta1', 'kappa_A', 'rho_A', 'B', 'G'),
+    'adam_stiffness_bg_exponent': ('rho_A', 'B', 'G'),
+    'adam_relaxation_time': ('eta', 'kappa_A', 'rho_A', 'B', 'G'),
+    'adam_tau_lr_exponent': (),
     'warmup_trajectory': ('t', 'e0', 'beta', 'k', 'T_w'),
 }
 
@@ -1526,6 +1532,115 @@ def adam_stiffness(eta, beta1, kappa, g_mean, sigma_g2, B, G):
         group size (completions per prompt) [completions]
     """
     return -eta*kappa*(beta1 - 1)/numpy.sqrt(g_mean**2 + sigma_g2/(B*G))
+
+
+def adam_stiffness_noise_ratio(eta, beta1, kappa_A, rho_A, B, G):
+    """Adam stiffness eta (1-beta1) kappa_A / sqrt(1 + rho_A/(B G)): depends on G and B only through B G.
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_noise_ratio``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta1 : array_like
+        Adam first-moment decay [dimensionless]
+    kappa_A : array_like
+        Adam-normalised curvature kappa / |g_mean| [1/reward]
+    rho_A : array_like
+        Adam noise ratio sigma_g^2 / g_mean^2 (per completion) [completions]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return eta*kappa_A*(1 - beta1)/numpy.sqrt(1 + rho_A/(B*G))
+
+
+def adam_stiffness_signal_limit(eta, beta1, kappa_A):
+    """Signal-dominated Adam: k = eta (1-beta1) kappa_A, independent of G and B (the reference paper's G-invariance).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_signal_limit``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta1 : array_like
+        Adam first-moment decay [dimensionless]
+    kappa_A : array_like
+        Adam-normalised curvature kappa / |g_mean| [1/reward]
+    """
+    return eta*kappa_A*(1 - beta1)
+
+
+def adam_stiffness_noise_limit(eta, beta1, kappa_A, rho_A, B, G):
+    """Noise-dominated Adam: the effective step grows like sqrt(B G / rho_A).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_noise_limit``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta1 : array_like
+        Adam first-moment decay [dimensionless]
+    kappa_A : array_like
+        Adam-normalised curvature kappa / |g_mean| [1/reward]
+    rho_A : array_like
+        Adam noise ratio sigma_g^2 / g_mean^2 (per completion) [completions]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return numpy.sqrt(B)*numpy.sqrt(G)*eta*kappa_A*(1 - beta1)/numpy.sqrt(rho_A)
+
+
+def adam_stiffness_bg_exponent(rho_A, B, G):
+    """Local exponent of B G in Adam's stiffness: from 1/2 (noise) to 0 (signal).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_bg_exponent``.
+
+    Parameters
+    ----------
+    rho_A : array_like
+        Adam noise ratio sigma_g^2 / g_mean^2 (per completion) [completions]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return (1/2)*rho_A/(B*G + rho_A)
+
+
+def adam_relaxation_time(eta, kappa_A, rho_A, B, G):
+    """Overdamped Adam relaxation time sqrt(1 + rho_A/(B G)) / (eta kappa_A).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_relaxation_time``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    kappa_A : array_like
+        Adam-normalised curvature kappa / |g_mean| [1/reward]
+    rho_A : array_like
+        Adam noise ratio sigma_g^2 / g_mean^2 (per completion) [completions]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return numpy.sqrt(1 + rho_A/(B*G))/(eta*kappa_A)
+
+
+def adam_tau_lr_exponent():
+    """Exponent of the learning rate in Adam's relaxation time: -1.
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_tau_lr_exponent``.
+    """
+    return -1
 
 
 def warmup_trajectory(t, e0, beta, k, T_w):

@@ -1,8 +1,9 @@
 """Everything the theory says about a run before it starts, from its hyperparameters.
 
-:func:`predict` is the engine of ``grpodyn predict``: oscillator constants, regime, stability
-limits, stationary fluctuations and the predicted mean trajectory, for heavy-ball SGD with
-effective step a = lr (so stiffness k = lr * kappa).
+:func:`predict` is the engine of ``grpodyn predict``: the summary of a heavy-ball SGD
+:class:`~grpodyn.numerics.mean_field_map.MeanFieldMap` (effective step a = lr, so stiffness
+k = lr * kappa): oscillator constants, regime, stability limits, stationary fluctuations and the
+predicted mean trajectory.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from . import fluctuations, stability
+from . import stability
 from .compiled import compiled
-from .simulate import simulate_map
+from .mean_field_map import MeanFieldMap
 from .validation import InputError, check_finite, check_int, check_momentum, check_positive
 
 __all__ = ["PredictionResult", "predict"]
@@ -84,13 +85,13 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
     staleness = check_int("staleness", staleness, minimum=0)
     if refresh > 1 and staleness > 0:
         raise InputError("give either --refresh or --staleness, not both")
-    k = float(compiled("stiffness")(eta, kappa))
-    lag = staleness if staleness else float(compiled("mean_refresh_lag")(refresh))
+    system = MeanFieldMap(lr=eta, kappa=kappa, optimizer="sgd", momentum=beta, refresh=refresh,
+                          staleness=staleness)
+    k = system.stiffness
     extras: dict[str, Any] = {}
     if noise is not None:
         s2 = float(check_positive("noise", noise, allow_zero=True))
-        variance = fluctuations.stationary_variance(momentum=beta, stiffness=k, noise=s2,
-                                                    refresh=refresh, staleness=staleness)
+        variance = system.stationary_variance(s2)
         extras["stationary_variance"] = _json_number(variance)
         extras["noise_temperature"] = _json_number(k * variance)
     if group_size is not None:
@@ -111,24 +112,22 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
             raise InputError("a trajectory needs all of r0, r_star and steps")
         n = check_int("steps", steps, minimum=1)
         start, plateau = float(check_finite("r0", r0)), float(check_finite("r_star", r_star))
-        sim = simulate_map(momentum=beta, stiffness=k, e0=start - plateau, steps=n - 1,
-                           refresh=refresh, staleness=staleness)
-        values = plateau + sim.e[0]
+        values = plateau + system.displacement(n - 1, e0=start - plateau)[0]
         extras["trajectory"] = [_json_number(v) for v in values]
         extras["trajectory_diverged"] = bool(not np.all(np.isfinite(values)))
     return PredictionResult(
-        mass=float(compiled("mass")(beta)),
-        damping=float(compiled("damping")(beta)),
+        mass=system.mass,
+        damping=system.damping,
         stiffness=k,
-        zeta=float(compiled("damping_ratio")(beta, k)),
-        omega0=float(compiled("natural_frequency")(beta, k)),
-        tau=float(compiled("relaxation_time")(beta, eta, kappa)),
-        regime=stability.regime(momentum=beta, stiffness=k, refresh=refresh, staleness=staleness),
+        zeta=system.zeta,
+        omega0=system.omega0,
+        tau=system.tau,
+        regime=system.regime,
         critical_stiffness=float(compiled("critical_stiffness")(beta)),
         critical_stiffness_discrete=float(compiled("critical_stiffness_discrete")(beta)),
         stiffness_max=float(compiled("stiffness_max")(beta)),
         refresh_max=stability.refresh_max(momentum=beta, stiffness=k),
         staleness_max=stability.staleness_max(momentum=beta, stiffness=k),
-        effective_damping=float(compiled("effective_damping")(beta, k, lag)),
+        effective_damping=system.effective_damping,
         **extras,
     )

@@ -2,8 +2,11 @@
 
 Adam with a slowly varying second moment is heavy-ball momentum with beta = beta1 and effective
 step a = eta (1 - beta1) / sqrt(v_hat); bias correction enlarges the first steps; v_hat contains the
-gradient noise, so the group size enters the stiffness. Linear warmup makes k time-dependent and,
-overdamped, gives a Gaussian-in-time start.
+gradient noise, so the group size enters the stiffness: in the measured constants
+kappa_A = kappa / |g| and rho_A = sigma_g^2 / g^2 the stiffness is
+eta (1 - beta1) kappa_A / sqrt(1 + rho_A / (B G)), a function of B G alone, G-invariant where the
+signal dominates and growing like sqrt(B G) where the noise does. Linear warmup makes k
+time-dependent and, overdamped, gives a Gaussian-in-time start.
 """
 
 from __future__ import annotations
@@ -65,6 +68,89 @@ def derive_adam_stiffness() -> Derivation:
                       (sym.eta, sym.beta1, sym.kappa, sym.g_mean, sym.sigma_g2, sym.B, sym.G),
                       "Adam stiffness eta (1-beta1) kappa / sqrt(g^2 + sigma^2/(B G)).", SECTION,
                       (Step("a with v_hat substituted", a),))
+
+
+def _positive_gradient_scale() -> sp.Symbol:
+    """|g_mean| as a positive symbol, so that sqrt(g^2 (...)) = |g| sqrt(...)."""
+    return sp.Symbol("g_abs", positive=True)
+
+
+@derivation
+def derive_adam_stiffness_noise_ratio() -> Derivation:
+    """k(G, B) = eta (1 - beta1) kappa_A / sqrt(1 + rho_A / (B G)): Adam's stiffness in the
+    measured constants kappa_A = kappa / |g| and rho_A = sigma_g^2 / g^2."""
+    g = _positive_gradient_scale()
+    k_adam = get("adam_stiffness").expr.subs(sym.g_mean, g)
+    with_ratio = k_adam.subs(sym.sigma_g2, sym.rho_A * g**2)
+    normalised = with_ratio.subs(sym.kappa, sym.kappa_A * g)
+    result = sym.eta * (1 - sym.beta1) * sym.kappa_A / sp.sqrt(1 + sym.rho_A / (sym.B * sym.G))
+    if sp.simplify(normalised - result) != 0:
+        raise AssertionError("Adam stiffness in noise-ratio form does not match")
+    return Derivation("adam_stiffness_noise_ratio", result,
+                      (sym.eta, sym.beta1, sym.kappa_A, sym.rho_A, sym.B, sym.G),
+                      "Adam stiffness eta (1-beta1) kappa_A / sqrt(1 + rho_A/(B G)): depends on "
+                      "G and B only through B G.", SECTION,
+                      (Step("sigma_g^2 = rho_A g^2", with_ratio),
+                       Step("kappa = kappa_A |g|", sp.simplify(normalised))))
+
+
+@derivation
+def derive_adam_stiffness_signal_limit() -> Derivation:
+    """Signal-dominated limit rho_A / (B G) -> 0: k = eta (1 - beta1) kappa_A, G-invariant."""
+    k = get("adam_stiffness_noise_ratio").expr
+    limit = sp.limit(k, sym.rho_A, 0)
+    return Derivation("adam_stiffness_signal_limit", limit, (sym.eta, sym.beta1, sym.kappa_A),
+                      "Signal-dominated Adam: k = eta (1-beta1) kappa_A, independent of G and B "
+                      "(the reference paper's G-invariance).", SECTION,
+                      (Step("k(G, B)", k), Step("rho_A / (B G) -> 0", limit)))
+
+
+@derivation
+def derive_adam_stiffness_noise_limit() -> Derivation:
+    """Noise-dominated limit B G << rho_A: k ~ eta (1 - beta1) kappa_A sqrt(B G / rho_A)."""
+    n = sp.Symbol("n_samples", positive=True)  # B G
+    k = get("adam_stiffness_noise_ratio").expr.subs(sym.B, n / sym.G)
+    leading = sp.limit(k / sp.sqrt(n), n, 0) * sp.sqrt(n)
+    result = sp.powsimp(leading.subs(n, sym.B * sym.G), force=True)
+    return Derivation("adam_stiffness_noise_limit", result,
+                      (sym.eta, sym.beta1, sym.kappa_A, sym.rho_A, sym.B, sym.G),
+                      "Noise-dominated Adam: the effective step grows like sqrt(B G / rho_A).",
+                      SECTION, (Step("k as a function of n = B G", k),
+                                Step("leading term as n -> 0", leading)))
+
+
+@derivation
+def derive_adam_stiffness_bg_exponent() -> Derivation:
+    """d ln k / d ln (B G) = rho_A / (2 (B G + rho_A)): 1/2 noise-dominated, 0 signal-dominated."""
+    n = sp.Symbol("n_samples", positive=True)  # B G
+    k = get("adam_stiffness_noise_ratio").expr.subs(sym.B, n / sym.G)
+    exponent = sp.simplify(sp.diff(sp.log(k), n) * n)
+    result = sp.factor(exponent.subs(n, sym.B * sym.G))
+    return Derivation("adam_stiffness_bg_exponent", result, (sym.rho_A, sym.B, sym.G),
+                      "Local exponent of B G in Adam's stiffness: from 1/2 (noise) to 0 (signal).",
+                      SECTION, (Step("d ln k / d ln n, n = B G", exponent),))
+
+
+@derivation
+def derive_adam_relaxation_time() -> Derivation:
+    """tau = (1 - beta1) / k = sqrt(1 + rho_A / (B G)) / (eta kappa_A)."""
+    k = get("adam_stiffness_noise_ratio").expr
+    c = get("damping").expr.subs(sym.beta, sym.beta1)
+    tau = sp.simplify(c / k)
+    return Derivation("adam_relaxation_time", tau,
+                      (sym.eta, sym.kappa_A, sym.rho_A, sym.B, sym.G),
+                      "Overdamped Adam relaxation time sqrt(1 + rho_A/(B G)) / (eta kappa_A).",
+                      SECTION, (Step("tau = c / k with c = 1 - beta1", c / k),))
+
+
+@derivation
+def derive_adam_tau_lr_exponent() -> Derivation:
+    """d ln tau / d ln eta = -1: the relaxation time scales as 1/lr at fixed B G."""
+    tau = get("adam_relaxation_time").expr
+    exponent = sp.simplify(sp.diff(sp.log(tau), sym.eta) * sym.eta)
+    return Derivation("adam_tau_lr_exponent", exponent, (),
+                      "Exponent of the learning rate in Adam's relaxation time: -1.", SECTION,
+                      (Step("tau(eta)", tau),))
 
 
 @derivation

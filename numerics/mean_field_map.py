@@ -1,0 +1,363 @@
+"""The system object of the theory: the mean-field map of one run, built from its hyperparameters.
+
+A :class:`MeanFieldMap` holds what a run is set up with (optimizer, learning rate and schedule,
+momentum, group size G, prompts per step B, KL, refresh / staleness / importance-corrected
+reuse) and the measured constants (the curvature kappa; for Adam the Adam-normalised curvature
+kappa_A = kappa / |g| and the noise ratio rho_A = sigma_g^2 / g^2 that sets v_hat). From them it
+gives the stiffness, the regime, the poles, the damping, the stability margins, the stationary
+variance and the mean trajectory with a band (THEORY.md sections 1-6 and 9).
+
+Heavy-ball SGD: k = lr kappa (derivation ``stiffness``), independent of G and B.
+Adam: k = lr (1 - beta1) kappa_A / sqrt(1 + rho_A / (B G)) (``adam_stiffness_noise_ratio``),
+G-invariant only where the signal dominates (rho_A << B G). Both write the step as a momentum
+buffer M_n = beta M_{n-1} + w e_{n-l(n)}, e_{n+1} = e_n - s_n M_n, with w = 1, s_n = lr_n kappa
+(SGD) or w = 1 - beta1, s_n = lr_n kappa_A / ((1 - beta1^(n+1)) sqrt(1 + rho_A/(B G))) (Adam, bias
+corrected); at constant lr and without bias correction this is the map of section 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import fluctuations, stability
+from .compiled import compiled
+from .validation import InputError, check_finite, check_int, check_momentum, check_positive
+
+__all__ = ["MeanFieldMap", "TrajectoryBand", "OPTIMIZERS", "SCHEDULES", "lr_schedule",
+           "iterate_map"]
+
+OPTIMIZERS = ("sgd", "adam")
+SCHEDULES = ("constant", "linear", "cosine")
+
+
+def lr_schedule(lr: float, steps: int, *, schedule: str = "constant", warmup: int = 0
+                ) -> np.ndarray:
+    """Learning rate of steps 0 .. steps-1 (Hugging Face schedules: a linear warm-up from 0 over
+    ``warmup`` steps, then constant, linear decay to 0, or cosine decay to 0)."""
+    if schedule not in SCHEDULES:
+        raise InputError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
+    steps = check_int("steps", steps, minimum=1)
+    warmup = check_int("warmup", warmup, minimum=0)
+    n = np.arange(steps, dtype=float)
+    factor = np.ones(steps)
+    if warmup:
+        factor = np.where(n < warmup, n / warmup, 1.0)
+    if schedule != "constant":
+        progress = np.clip((n - warmup) / max(steps - warmup, 1), 0.0, 1.0)
+        decay = 1.0 - progress if schedule == "linear" else 0.5 * (1 + np.cos(np.pi * progress))
+        factor = np.where(n < warmup, factor, decay)
+    return float(lr) * factor
+
+
+def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: int,
+                weight: float = 1.0, bias_correction: bool = False, staleness: int = 0,
+                refresh: int = 1) -> np.ndarray:
+    """The mean-field map in momentum-buffer form, many runs at once.
+
+    Parameters
+    ----------
+    momentum : float
+        beta (heavy-ball momentum or Adam's beta1).
+    scale : numpy.ndarray
+        s_n [1/step]: shape (runs,) for a constant step or (runs, steps) for a schedule.
+    e0 : numpy.ndarray
+        Initial displacements r0 - r* [reward], shape (runs,).
+    weight : float
+        w: 1 for heavy-ball SGD, 1 - beta1 for Adam.
+    bias_correction : bool
+        Divide the buffer by 1 - beta^(n+1) (Adam's m_hat).
+    staleness, refresh : int
+        Fixed force lag d, or refresh interval K with sample-and-hold (THEORY.md section 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        e_n for n = 0 .. steps, shape (runs, steps + 1).
+    """
+    e0 = np.atleast_1d(np.asarray(e0, dtype=float))
+    scale = np.asarray(scale, dtype=float)
+    per_step = scale.ndim == 2
+    e = np.empty((e0.size, steps + 1))
+    e[:, 0] = e0
+    buffer = np.zeros(e0.size)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for n in range(steps):
+            lagged = e[:, n - n % refresh] if refresh > 1 else e[:, max(n - staleness, 0)]
+            buffer = momentum * buffer + weight * lagged
+            s = scale[:, n] if per_step else scale
+            if bias_correction:
+                s = s / (1.0 - momentum ** (n + 1))
+            e[:, n + 1] = e[:, n] - s * buffer
+    return e
+
+
+@dataclass(frozen=True)
+class TrajectoryBand:
+    """A predicted mean reward path and its band (steps counted from 0 at r0)."""
+
+    steps: np.ndarray
+    mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    level: float
+    diverged: bool
+
+
+@dataclass(frozen=True)
+class MeanFieldMap:
+    """The mean-field map of a run: hyperparameters plus measured constants.
+
+    Parameters
+    ----------
+    lr : float
+        Peak learning rate eta.
+    kappa : float
+        Curvature: kappa [gradient/reward] for SGD; kappa_A = kappa / |g| [1/reward] for Adam.
+    optimizer : str
+        ``"sgd"`` (heavy-ball) or ``"adam"``.
+    momentum : float
+        Heavy-ball beta, or Adam's beta1.
+    beta2 : float
+        Adam's second-moment decay (enters only through the assumption that v_hat is slow).
+    noise_ratio : float, optional
+        Adam's rho_A = sigma_g^2 / g^2 per completion; None means signal-dominated (G-invariant).
+    group_size, batch : int, optional
+        G completions per prompt and B prompts per step (Adam's v_hat needs both).
+    kl : float
+        KL coefficient (TRL's beta); it sets the plateau, which is measured, not derived here.
+    refresh, staleness, num_iterations : int
+        Sample-and-hold refresh interval K, fixed staleness d, importance-corrected reuse mu.
+    schedule, warmup : str, int
+        Learning-rate schedule (``constant``, ``linear``, ``cosine``) and linear warm-up steps.
+    """
+
+    lr: float
+    kappa: float
+    optimizer: str = "sgd"
+    momentum: float = 0.0
+    beta2: float = 0.999
+    noise_ratio: float | None = None
+    group_size: int | None = None
+    batch: int | None = None
+    kl: float = 0.0
+    refresh: int = 1
+    staleness: int = 0
+    num_iterations: int = 1
+    schedule: str = "constant"
+    warmup: int = 0
+    assumptions: tuple[str, ...] = field(default=(), init=False)
+
+    def __post_init__(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise InputError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got "
+                             f"{self.optimizer!r}")
+        check_positive("lr", self.lr)
+        check_positive("kappa", self.kappa)
+        check_momentum(self.momentum)
+        check_momentum(self.beta2, "beta2")
+        check_positive("kl", self.kl, allow_zero=True)
+        refresh = check_int("refresh", self.refresh, minimum=1)
+        staleness = check_int("staleness", self.staleness, minimum=0)
+        reuse = check_int("num_iterations", self.num_iterations, minimum=1)
+        if (refresh > 1) + (staleness > 0) + (reuse > 1) > 1:
+            raise InputError("give one of refresh, staleness, num_iterations at a time")
+        for name in ("group_size", "batch"):
+            value = getattr(self, name)
+            if value is not None:
+                check_int(name, value, minimum=2 if name == "group_size" else 1)
+        if self.schedule not in SCHEDULES:
+            raise InputError(f"schedule must be one of {', '.join(SCHEDULES)}, got "
+                             f"{self.schedule!r}")
+        check_int("warmup", self.warmup, minimum=0)
+        notes = []
+        if self.optimizer == "adam":
+            notes.append("Adam as heavy-ball with beta = beta1 and a slowly varying v_hat "
+                         "(beta2 close to 1), bias-corrected first moment")
+            if self.noise_ratio is None:
+                notes.append("Adam signal-dominated (no noise ratio): stiffness independent of "
+                             "G and B")
+            else:
+                check_positive("noise_ratio", self.noise_ratio, allow_zero=True)
+                if self.group_size is None or self.batch is None:
+                    raise InputError("Adam with a noise ratio needs group_size and batch")
+        if reuse > 1:
+            notes.append("importance-corrected reuse treated as on-policy (the ratio removes the "
+                         "lag of the mean force to first order)")
+        object.__setattr__(self, "assumptions", tuple(notes))
+
+    # --- constants ---------------------------------------------------------------------------
+    @property
+    def beta(self) -> float:
+        return float(self.momentum)
+
+    def stiffness_at(self, lr: float | np.ndarray) -> float | np.ndarray:
+        """k at learning rate ``lr`` [1/step^2] (without Adam's bias correction)."""
+        if self.optimizer == "sgd":
+            return compiled("stiffness")(lr, self.kappa)
+        if self.noise_ratio is None:
+            return compiled("adam_stiffness_signal_limit")(lr, self.beta, self.kappa)
+        return compiled("adam_stiffness_noise_ratio")(lr, self.beta, self.kappa, self.noise_ratio,
+                                                      self.batch, self.group_size)
+
+    @property
+    def stiffness(self) -> float:
+        """k = a kappa at the peak learning rate [1/step^2]."""
+        return float(self.stiffness_at(self.lr))
+
+    @property
+    def effective_step(self) -> float:
+        """a = k / kappa: lr for SGD, lr (1 - beta1) / sqrt(v_hat) (in units of 1/|g|) for Adam."""
+        return self.stiffness / self.kappa
+
+    @property
+    def mean_lag(self) -> float:
+        """l_bar: staleness d, or (K - 1)/2 for a refresh interval K, 0 otherwise [steps]."""
+        if self.staleness:
+            return float(self.staleness)
+        return float(compiled("mean_refresh_lag")(self.refresh))
+
+    @property
+    def mass(self) -> float:
+        return float(compiled("mass")(self.beta))
+
+    @property
+    def damping(self) -> float:
+        return float(compiled("damping")(self.beta))
+
+    @property
+    def effective_damping(self) -> float:
+        return float(compiled("effective_damping")(self.beta, self.stiffness, self.mean_lag))
+
+    @property
+    def zeta(self) -> float:
+        return float(compiled("damping_ratio")(self.beta, self.stiffness))
+
+    @property
+    def omega0(self) -> float:
+        return float(compiled("natural_frequency")(self.beta, self.stiffness))
+
+    @property
+    def tau(self) -> float:
+        """Overdamped relaxation time c / k [steps] (THEORY.md sections 3 and 9)."""
+        if self.optimizer == "sgd":
+            return float(compiled("relaxation_time")(self.beta, self.lr, self.kappa))
+        return float(self.damping / self.stiffness)
+
+    @property
+    def regime(self) -> str:
+        return stability.regime(momentum=self.beta, stiffness=self.stiffness,
+                                refresh=self.refresh, staleness=self.staleness)
+
+    def poles(self) -> np.ndarray:
+        """Roots z of the characteristic polynomial of the map (per step; with a refresh
+        interval K, the eigenvalues of the cycle's monodromy to the power 1/K)."""
+        beta, k = self.beta, self.stiffness
+        if self.refresh > 1:
+            matrix = np.array([[compiled("monodromy_11")(beta, k, self.refresh),
+                                compiled("monodromy_12")(beta, k, self.refresh)],
+                               [compiled("monodromy_21")(beta, k, self.refresh),
+                                compiled("monodromy_22")(beta, k, self.refresh)]], dtype=float)
+            return np.linalg.eigvals(matrix).astype(complex) ** (1.0 / self.refresh)
+        d = self.staleness
+        if d == 0:
+            return np.roots([1.0, -(1.0 + beta - k), beta])
+        coefficients = np.zeros(d + 2)  # z^(d+1) - (1+beta) z^d + beta z^(d-1) + k
+        coefficients[:3] = (1.0, -(1.0 + beta), beta)
+        coefficients[-1] += k
+        return np.roots(coefficients)
+
+    @property
+    def spectral_radius(self) -> float:
+        return float(np.max(np.abs(self.poles())))
+
+    # --- stability ---------------------------------------------------------------------------
+    @property
+    def stiffness_max(self) -> float:
+        """Largest stable stiffness with this lag structure [1/step^2]."""
+        if self.staleness:
+            return float(stability.staleness_stiffness_max(self.beta, self.staleness))
+        if self.refresh > 1:
+            from scipy.optimize import brentq
+
+            upper = float(compiled("stiffness_max")(self.beta))
+            stable = stability.refresh_stable
+            if stable(self.beta, upper * (1 - 1e-12), self.refresh):
+                return upper
+            return float(brentq(lambda k: 0.5 - float(stable(self.beta, k, self.refresh)),
+                                1e-12, upper, xtol=1e-14))
+        return float(compiled("stiffness_max")(self.beta))
+
+    @property
+    def lr_max(self) -> float:
+        """Learning rate at which this map reaches ``stiffness_max`` (k is proportional to lr)."""
+        return float(self.lr * self.stiffness_max / self.stiffness)
+
+    @property
+    def stability_margin(self) -> float:
+        """1 - k / k_max: the fraction of headroom left before the slow mode goes unstable."""
+        return float(1.0 - self.stiffness / self.stiffness_max)
+
+    def stationary_variance(self, noise: float) -> float:
+        """Stationary variance of e for a per-step noise variance ``noise`` [reward^2]."""
+        return float(fluctuations.stationary_variance(
+            momentum=self.beta, stiffness=self.stiffness, noise=noise, refresh=self.refresh,
+            staleness=self.staleness))
+
+    # --- trajectory --------------------------------------------------------------------------
+    def displacement(self, steps: int, *, e0: float | np.ndarray = 1.0) -> np.ndarray:
+        """Mean displacement e_n, n = 0 .. steps, shape (len(e0), steps + 1)."""
+        steps = check_int("steps", steps, minimum=1)
+        if self.optimizer == "sgd" and self.schedule == "constant" and not self.warmup:
+            from .simulate import simulate_map
+
+            return np.stack([simulate_map(momentum=self.beta, stiffness=self.stiffness, e0=x,
+                                          steps=steps, refresh=self.refresh,
+                                          staleness=self.staleness).e[0]
+                             for x in np.atleast_1d(np.asarray(e0, dtype=float))])
+        lrs = lr_schedule(self.lr, steps, schedule=self.schedule, warmup=self.warmup)
+        scale = self.stiffness_at(lrs)
+        adam = self.optimizer == "adam"
+        if adam:
+            scale = scale / (1.0 - self.beta)
+        return iterate_map(momentum=self.beta, scale=np.asarray(scale, dtype=float)[None, :],
+                           e0=np.atleast_1d(np.asarray(e0, dtype=float)), steps=steps,
+                           weight=(1.0 - self.beta) if adam else 1.0, bias_correction=adam,
+                           staleness=self.staleness, refresh=self.refresh)
+
+    def trajectory(self, *, r0: float, r_star: float, steps: int, noise: float = 0.0,
+                   level: float = 0.9, paths: int = 2000, seed: int = 0) -> TrajectoryBand:
+        """Mean reward path r_n = r* + e_n and the ``level`` band of single runs around it, the
+        per-step noise ``noise`` [reward^2] propagated through the map (Monte Carlo)."""
+        r0 = float(check_finite("r0", r0))
+        r_star = float(check_finite("r_star", r_star))
+        noise = float(check_positive("noise", noise, allow_zero=True))
+        if not 0 < level < 1:
+            raise InputError(f"level must lie strictly between 0 and 1, got {level!r}")
+        e = self.displacement(steps, e0=r0 - r_star)[0]
+        mean = r_star + e
+        lower = upper = mean
+        if noise > 0:
+            from .simulate import simulate_map
+
+            sim = simulate_map(momentum=self.beta, stiffness=self.stiffness, e0=0.0, steps=steps,
+                               refresh=self.refresh, staleness=self.staleness, noise=noise,
+                               paths=paths, seed=seed)
+            half = (1 - level) / 2
+            lower = mean + np.quantile(sim.e, half, axis=0)
+            upper = mean + np.quantile(sim.e, 1 - half, axis=0)
+        return TrajectoryBand(np.arange(steps + 1), mean, lower, upper, float(level),
+                              bool(not np.all(np.isfinite(mean))))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The constants, regime and limits as plain numbers (JSON-ready)."""
+        return {"optimizer": self.optimizer, "lr": float(self.lr), "stiffness": self.stiffness,
+                "effective_step": self.effective_step, "mass": self.mass,
+                "damping": self.damping, "effective_damping": self.effective_damping,
+                "zeta": self.zeta, "omega0": self.omega0, "tau": self.tau,
+                "regime": self.regime, "spectral_radius": self.spectral_radius,
+                "stiffness_max": self.stiffness_max, "lr_max": self.lr_max,
+                "stability_margin": self.stability_margin,
+                "assumptions": list(self.assumptions)}

@@ -1,0 +1,155 @@
+"""Sweep fit and transfer on synthetic sweeps made from the map with known constants, and the
+``grpodyn sweep`` / ``grpodyn transfer`` commands."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from grpodyn.cli import main
+from grpodyn.empirical.sweep import fit_sweep, load_sweep_run, parse_hparams, transfer
+from grpodyn.numerics.mean_field_map import MeanFieldMap
+from grpodyn.numerics.validation import InputError
+
+TRUE = {"r0": 0.2, "r_star": 0.7, "sgd": 0.5, "adam": 30.0, "rho": 64.0}
+STEPS = 300
+
+
+def _path(optimizer: str, lr: float, group: int, batch: int) -> np.ndarray:
+    system = MeanFieldMap(lr=lr, kappa=TRUE[optimizer], optimizer=optimizer, momentum=0.9,
+                          noise_ratio=TRUE["rho"] if optimizer == "adam" else None,
+                          group_size=group, batch=batch)
+    return TRUE["r_star"] + system.displacement(STEPS - 1, e0=TRUE["r0"] - TRUE["r_star"])[0]
+
+
+def _write(folder, optimizer, lr, group, batch, seed, *, collapse=False):
+    rng = np.random.default_rng(seed * 1000 + group * 10 + batch + int(lr * 1e6))
+    mean = _path(optimizer, lr, group, batch)
+    if collapse:
+        mean = mean * np.exp(-np.arange(STEPS) / 20.0)
+    reward = rng.binomial(group * batch, np.clip(mean, 0, 1)) / (group * batch)
+    state = {"log_history": [{"step": n + 1, "reward": float(r)} for n, r in enumerate(reward)],
+             "grpodyn_hparams": {"optimizer": optimizer, "lr": lr, "momentum": 0.9,
+                                 "group_size": group, "batch": batch, "kl": 0.02,
+                                 "schedule": "constant", "seed": seed}}
+    path = folder / f"{optimizer}_lr{lr:g}_G{group}_B{batch}_seed{seed}.json"
+    path.write_text(json.dumps(state))
+    return path
+
+
+GRID = {"sgd": ((0.005, 0.01, 0.02), 0.01), "adam": ((3e-4, 6e-4, 1.2e-3), 6e-4)}
+CROSS = ((4, 8), (2, 8), (8, 8), (4, 2), (4, 32))
+
+
+@pytest.fixture(scope="module")
+def sweep_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sweep")
+    files = {}
+    for optimizer, (lrs, mid) in GRID.items():
+        settings = [(lr, 4, 8) for lr in lrs] + [(mid, g, b) for g, b in CROSS[1:]]
+        files[optimizer] = [_write(folder, optimizer, lr, g, b, seed)
+                            for lr, g, b in settings for seed in (0, 1)]
+    return files
+
+
+@pytest.fixture(scope="module")
+def fits(sweep_files):
+    return {o: fit_sweep([load_sweep_run(p) for p in paths]) for o, paths in sweep_files.items()}
+
+
+def test_joint_fit_recovers_the_constants(fits):
+    sgd = fits["sgd"].constants()
+    assert sgd["kappa"]["value"] == pytest.approx(TRUE["sgd"], rel=0.25)
+    assert abs(sgd["kappa"]["value"] - TRUE["sgd"]) < 4 * sgd["kappa"]["stderr"] + 0.02
+    adam = fits["adam"].constants()
+    assert adam["r0"]["value"] == pytest.approx(TRUE["r0"], abs=0.03)
+    assert adam["kappa_A"]["value"] == pytest.approx(TRUE["adam"], rel=0.35)
+    assert np.log(adam["rho_A"]["value"] / TRUE["rho"]) < 4 * adam["rho_A"]["log_stderr"] + 0.5
+
+
+def test_tau_lr_exponent_and_the_b_g_test(fits):
+    for optimizer in ("sgd", "adam"):
+        exponent = fits[optimizer].tau_lr_exponent()[optimizer]
+        assert abs(exponent["value"] + 1) < 4 * exponent["stderr"] + 0.1, exponent
+    adam = fits["adam"].bg_test()["adam"]
+    assert adam["bg_exponent"]["value"] > 0.15  # the path depends on B G with Adam
+    g_at_fixed_bg = adam["g_exponent_at_fixed_bg"]
+    assert abs(g_at_fixed_bg["value"]) < 4 * g_at_fixed_bg["stderr"] + 0.05
+    sgd = fits["sgd"].bg_test()["sgd"]
+    assert abs(sgd["bg_exponent"]["value"]) < 4 * sgd["bg_exponent"]["stderr"] + 0.05
+
+
+def test_transfer_to_a_held_out_setting(sweep_files):
+    held = [p for p in sweep_files["adam"] if "_G8_B8_" in p.name]
+    sources = [load_sweep_run(p) for p in sweep_files["adam"] if p not in held]
+    out = transfer(sources, {"group_size": 8, "batch": 8, "lr": 6e-4}, steps=STEPS - 1)
+    truth = _path("adam", 6e-4, 8, 8)
+    assert np.max(np.abs(np.array(out["mean"]) - truth)) < 0.05
+    runs = [load_sweep_run(p) for p in held]
+    lower, upper = np.array(out["lower"]), np.array(out["upper"])
+    coverage = np.mean([(r.reward >= lower) & (r.reward <= upper) for r in runs])
+    assert 0.8 <= coverage <= 0.99
+    assert set(out) >= {"steps", "mean", "lower", "upper", "level", "constants", "assumptions",
+                        "warnings"}
+
+
+def test_collapsed_run_is_left_out_and_compared_with_the_limits(tmp_path, sweep_files):
+    bad = _write(tmp_path, "sgd", 0.04, 4, 8, 0, collapse=True)
+    fit = fit_sweep([load_sweep_run(p) for p in [*sweep_files["sgd"], bad]])
+    (entry,) = fit.stability()
+    assert entry["limit"] == "stiff-mode" and entry["stiff_curvature_lower_bound"] > 0
+    assert any("collapsed" in w for w in fit.warnings)
+
+
+def test_hparams_parsing_and_errors(tmp_path):
+    assert parse_hparams("lr=1e-3, group_size=8,schedule=cosine_with_warmup,optimizer=adamw") \
+        == {"lr": 1e-3, "group_size": 8, "schedule": "cosine", "optimizer": "adam"}
+    for text in ("lr=abc", "speed=3", "group_size=1", "schedule=step", "lr=nan", "momentum=1"):
+        with pytest.raises(InputError):
+            parse_hparams(text)
+    log = tmp_path / "bare.json"
+    log.write_text(json.dumps({"log_history": [{"step": n + 1, "reward": 0.1 * (n % 3)}
+                                               for n in range(30)]}))
+    with pytest.raises(InputError, match="give them with --hparams"):
+        load_sweep_run(log)
+    run = load_sweep_run(log, parse_hparams("optimizer=sgd,lr=0.01,momentum=0.9"))
+    assert run.sources["lr"] == "--hparams"
+
+
+def test_cli_sweep_and_transfer(sweep_files, capsys):
+    paths = [str(p) for p in sweep_files["sgd"]]
+    assert main(["sweep", *paths, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"constants", "runs", "tau_lr_exponent", "bg_test", "stability"} <= set(out)
+    assert main(["transfer", "--from", paths[0], "--from", paths[2], "--hparams", "lr=0.005",
+                 "--to", "lr=0.01,steps=50", "--level", "0.8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["mean"]) == 51 and out["level"] == 0.8
+    assert main(["transfer", "--from", paths[0], "--to", "lr=0.01"]) == 0
+    assert "band" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["transfer", "--to", "lr=1"],
+                                  ["transfer", "--hparams", "lr=1", "--from", "x", "--to", "lr=1"],
+                                  ["transfer", "--from", "missing.json", "--to", "lr=1"],
+                                  ["sweep", "a.json", "b.json", "--hparams", "lr=1",
+                                   "--hparams", "lr=2", "--hparams", "lr=3"]])
+def test_cli_bad_input_exits_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("grpodyn: error:") and len(err.strip().splitlines()) == 1
+
+
+def test_shipped_grid_loads_and_fits():
+    from grpodyn.empirical.make_tiny_grid import DEFAULT_OUT, run_name, settings_grid
+
+    paths = [DEFAULT_OUT / run_name(*s, 0) for s in settings_grid() if s[0] == "adam"]
+    assert all(p.is_file() for p in paths), "python -m grpodyn.empirical.make_tiny_grid"
+    runs = [load_sweep_run(p) for p in paths]
+    assert all(r.sources["lr"] == "log (grpodyn_hparams)" and r.steps.size == 240 for r in runs)
+    fit = fit_sweep(runs)
+    assert fit.layout.fit_rho  # the cross holds Adam runs at several B G
+    assert {"r0", "kappa_A", "rho_A"} <= set(fit.constants())
+    assert 0.1 < fit.constants()["r0"]["value"] < 0.5  # the warm-up's band, sampled
