@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'fa2ce5e41256aa6f7089fd1a1c00e6bf'
+THEORY_HASH = '865dad00daa2f206a59e26671a0dbe94'
 
 
 SIGNATURES = {

@@ -85,3 +85,18 @@ def test_latex_uses_symbol_table(reg):
     text = reg["critical_stiffness"].latex()
     assert r"\beta" in text and "critical" in text
     assert reg["damping_ratio"]._repr_latex_().startswith("$")
+
+
+def test_registry_order_does_not_depend_on_what_was_built_first(reg):
+    """A derivation fetched with get() before the registry keeps the rendering order fixed."""
+    from grpodyn.theory import build
+
+    last = names()[-1]
+    saved = dict(build._BUILT)
+    try:
+        build._BUILT.clear()
+        build.get(last)
+        assert tuple(registry()) == names()
+    finally:
+        build._BUILT.clear()
+        build._BUILT.update(saved)

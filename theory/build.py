@@ -114,7 +114,7 @@ def registry(*, use_cache: bool = True) -> Mapping[str, Derivation]:
     global _LAST_BUILD
     _ensure_registered()
     if len(_BUILT) == len(_BUILDERS) and use_cache:
-        return dict(_BUILT)
+        return _in_registration_order()
     start = time.perf_counter()
     key = cache.source_key()
     entries = cache.load_entries(key) if use_cache else None
@@ -126,7 +126,7 @@ def registry(*, use_cache: bool = True) -> Mapping[str, Derivation]:
         if loaded is not None:
             _BUILT.update(loaded)
             _LAST_BUILD = BuildInfo("cache", time.perf_counter() - start, key)
-            return dict(_BUILT)
+            return _in_registration_order()
     if not use_cache:
         _BUILT.clear()
     for name in _BUILDERS:
@@ -134,7 +134,12 @@ def registry(*, use_cache: bool = True) -> Mapping[str, Derivation]:
     if use_cache:
         cache.store_entries(key, {name: _to_entry(d) for name, d in _BUILT.items()})
     _LAST_BUILD = BuildInfo("derived", time.perf_counter() - start, key)
-    return dict(_BUILT)
+    return _in_registration_order()
+
+
+def _in_registration_order() -> dict[str, Derivation]:
+    """The built derivations in the order they were registered, whatever order built them."""
+    return {name: _BUILT[name] for name in _BUILDERS}
 
 
 def build_info() -> BuildInfo | None:
