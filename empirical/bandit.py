@@ -340,18 +340,31 @@ def simulate_bandit(config: BanditConfig, *, steps: int, seeds: int = 1, seed: i
     return BanditRun(config, xs, ps, logged)
 
 
-def group_update_moments(x: float, config: BanditConfig) -> tuple[float, float]:
+def group_update_moments(x, config: BanditConfig):
     """Exact mean and variance of one group's ascent direction of x (two arms), by enumerating
     every success count S with its binomial probability.
 
     Uses the simulator's own advantage and KL code: an independent check of the sympy drift (it
     shares no code with it). The k3 KL is the sampled estimator, so it adds to the variance; the
     exact forward KL is deterministic.
+
+    Parameters
+    ----------
+    x : float or array_like
+        Logit gap(s); an array gives arrays of means and variances (one enumeration for all).
+    config : BanditConfig
+
+    Returns
+    -------
+    tuple
+        (mean, variance): floats for a scalar x, arrays of x's shape otherwise.
     """
     from scipy.stats import binom
 
     if config.arms != 2:
         raise InputError("the enumerated update is defined for two arms")
+    scalar = np.ndim(x) == 0
+    x = np.asarray(x, dtype=float)[..., None]  # successes run along the last axis
     g = config.group_size
     successes = np.arange(g + 1, dtype=float)
     p = 1.0 / (1.0 + np.exp(-x))
@@ -359,16 +372,21 @@ def group_update_moments(x: float, config: BanditConfig) -> tuple[float, float]:
     a_win, a_loss = advantages(successes, g, config.estimator, config.eps)
     policy = (successes * a_win * (1 - p) + (g - successes) * a_loss * (0 - p)) / g
     if config.kl_estimator == "forward":
-        kl = np.full_like(successes, p * (1 - p) * (x - config.x_ref))
+        kl = np.broadcast_to(p * (1 - p) * (x - config.x_ref), policy.shape)
     else:
         p_ref = 1.0 / (1.0 + np.exp(-config.x_ref))
         share = successes / g
         kl = share * (1 - p_ref / p) * (1 - p) + (1 - share) * (1 - (1 - p_ref) / (1 - p)) * (-p)
     update = policy - config.kl * kl
-    mean = float(weights @ update)
-    return mean, float(weights @ update**2 - mean**2)
+    if scalar:
+        weights, update = weights[0], update[0]
+        mean = float(weights @ update)
+        return mean, float(weights @ update**2 - mean**2)
+    mean = np.einsum("...j,...j->...", weights, update)
+    return mean, np.einsum("...j,...j->...", weights, update**2) - mean**2
 
 
-def expected_update(x: float, config: BanditConfig) -> float:
-    """Exact expected ascent direction of x for two arms (:func:`group_update_moments`)."""
+def expected_update(x, config: BanditConfig):
+    """Exact expected ascent direction of x for two arms (:func:`group_update_moments`);
+    a float for a scalar x, an array for an array."""
     return group_update_moments(x, config)[0]

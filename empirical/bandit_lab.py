@@ -101,13 +101,15 @@ class TransitionResult:
         return {**asdict(self), "relative_error": self.relative_error}
 
 
-def _expected_path(config: BanditConfig, x0: float, steps: int) -> np.ndarray:
-    """The simulator's expected dynamics: heavy-ball on the enumerated expected update."""
-    xs = np.empty(steps + 1)
-    xs[0] = previous = x0
+def _expected_paths(config: BanditConfig, momenta: np.ndarray, x0: float, steps: int
+                    ) -> np.ndarray:
+    """The simulator's expected dynamics, heavy-ball on the enumerated expected update, for
+    every momentum at once: (steps + 1, momenta) logits."""
+    xs = np.empty((steps + 1, momenta.size))
+    xs[0] = previous = np.full(momenta.size, float(x0))
     for n in range(steps):
         current = xs[n]
-        xs[n + 1] = current + config.momentum * (current - previous) + \
+        xs[n + 1] = current + momenta * (current - previous) + \
             config.lr * expected_update(current, config)
         previous = current
     return xs
@@ -122,11 +124,12 @@ def transition_experiment(config: BanditConfig = DEFAULT_CONFIG, *, momenta=None
     continuum = float(np.real(np.roots([k - 1, 2 * k + 2, k - 1]).min()))  # zeta(beta, k) = 1
     if momenta is None:
         momenta = np.linspace(max(predicted - 0.3, 0.0), min(predicted + 0.3, 0.99), 61)
-    overshoot = []
-    for beta in momenta:
-        path = _expected_path(replace(config, momentum=float(beta)), theory.x_star + kick, steps)
-        e = (path - theory.x_star) / kick
-        overshoot.append(float(max(0.0, -e.min())))
+    for beta in momenta:  # each momentum must be a valid config
+        replace(config, momentum=float(beta))
+    paths = _expected_paths(config, np.asarray(momenta, dtype=float), theory.x_star + kick,
+                            steps)
+    e = (paths - theory.x_star) / kick
+    overshoot = [float(max(0.0, -v)) for v in e.min(axis=0)]
     observed = next((float(b) for b, o in zip(momenta, overshoot, strict=True) if o > 1e-6),
                     float("nan"))
     return TransitionResult(k, [float(b) for b in momenta], overshoot, float(predicted),
