@@ -378,8 +378,7 @@ def group_update_moments(x, config: BanditConfig):
         share = successes / g
         kl = share * (1 - p_ref / p) * (1 - p) + (1 - share) * (1 - (1 - p_ref) / (1 - p)) * (-p)
     update = policy - config.kl * kl
-    if scalar:
-        weights, update = weights[0], update[0]
+    if scalar:  # weights and update are vectors over S
         mean = float(weights @ update)
         return mean, float(weights @ update**2 - mean**2)
     mean = np.einsum("...j,...j->...", weights, update)
