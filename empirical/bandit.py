@@ -156,11 +156,12 @@ class _Engine:
         return self.rng.multinomial(c.group_size, np.broadcast_to(probs[:, None, :],
                                                                   (*shape, c.arms)))
 
-    def gradient(self, logits: np.ndarray, counts: np.ndarray,
-                 old_probs: np.ndarray | None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Ascent direction in the logits and the metrics of these samples."""
+    def gradient(self, logits: np.ndarray, counts: np.ndarray, old_probs: np.ndarray | None, *,
+                 probs: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Ascent direction in the logits and the metrics of these samples (``probs``: the
+        softmax of ``logits``, when the caller has it)."""
         c = self.c
-        probs = _softmax(logits)
+        probs = _softmax(logits) if probs is None else probs
         wins = counts[..., 0].astype(float)
         a_win, a_loss = advantages(wins, c.group_size, c.estimator, c.eps)
         per_arm_adv = np.concatenate([a_win[..., None], np.repeat(a_loss[..., None],
@@ -236,11 +237,11 @@ class _TwoArmEngine:
         return np.where(ratio > 1 + clip, 0.0, ratio), np.where(ratio < 1 - clip, 0.0, ratio), \
             ratio
 
-    def gradient(self, x: np.ndarray, wins: np.ndarray, p_old: np.ndarray | None
-                 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def gradient(self, x: np.ndarray, wins: np.ndarray, p_old: np.ndarray | None, *,
+                 probs: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         c = self.c
         g = float(c.group_size)
-        p = 1.0 / (1.0 + np.exp(-x))
+        p = 1.0 / (1.0 + np.exp(-x)) if probs is None else probs  # the caller's sigmoid(x)
         p = np.clip(p, _PROB_FLOOR, 1.0 - 1e-16)
         table = self.table if p_old is None else self.reuse_table
         sums = table[wins].sum(axis=1)  # (seeds, columns): sums over the B groups
@@ -319,21 +320,23 @@ def simulate_bandit(config: BanditConfig, *, steps: int, seeds: int = 1, seed: i
     def rewarded(probs: np.ndarray) -> np.ndarray:
         return probs if two_arms else probs[:, 0]
 
-    xs[0], ps[0] = gap(state), rewarded(probability(state))
+    probs = probability(state)  # of the current state, carried to the next step
+    xs[0], ps[0] = gap(state), rewarded(probs)
     logged: dict[str, np.ndarray] = {}
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for n in range(steps):
-            probs = probability(state)
+            if probs is None:
+                probs = probability(state)
             if c.num_iterations > 1:
                 if n % c.num_iterations == 0:
                     old, samples = probs, engine.sample(probs)
-                grad, metrics = engine.gradient(state, samples, old)
+                grad, metrics = engine.gradient(state, samples, old, probs=probs)
             elif c.refresh > 1:
                 if n % c.refresh == 0:
-                    held = engine.gradient(state, engine.sample(probs), None)
+                    held = engine.gradient(state, engine.sample(probs), None, probs=probs)
                 grad, metrics = held
             else:
-                grad, metrics = engine.gradient(state, engine.sample(probs), None)
+                grad, metrics = engine.gradient(state, engine.sample(probs), None, probs=probs)
                 if c.staleness > 0:
                     queue.append(grad)
                     grad = queue.pop(0) if len(queue) > c.staleness else queue[0]
@@ -350,13 +353,19 @@ def simulate_bandit(config: BanditConfig, *, steps: int, seeds: int = 1, seed: i
             state = np.clip(state, -_LOGIT_LIMIT, _LOGIT_LIMIT)
             if (n + 1) % record_every == 0:
                 row = (n + 1) // record_every
-                xs[row], ps[row] = gap(state), rewarded(probability(state))
+                new_probs = probability(state)
+                xs[row], ps[row] = gap(state), rewarded(new_probs)
                 safe = np.maximum(probs, _PROB_FLOOR)
                 entropy = (-(safe * np.log(safe) + (1 - safe) * np.log(np.maximum(
                     1 - safe, _PROB_FLOOR))) if two_arms else -(safe * np.log(safe)).sum(axis=-1))
                 metrics = {**metrics, "entropy": entropy}
+                if not logged:
+                    logged = {key: np.empty((kept, seeds)) for key in metrics}
                 for key, value in metrics.items():
-                    logged.setdefault(key, np.empty((kept, seeds)))[row - 1] = value
+                    logged[key][row - 1] = value
+                probs = new_probs
+            else:
+                probs = None
     return BanditRun(config, xs, ps, logged)
 
 
