@@ -219,8 +219,9 @@ class _TwoArmEngine:
             a_win, a_loss = advantages(successes.astype(float), g, config.estimator, config.eps)
             self.win_terms = successes * a_win  # as wins * a_win, elementwise
             self.loss_terms = (float(g) - successes) * a_loss
-        self.win_sign = np.sign(a_win)  # PPO clipping depends on the advantage's sign
-        self.loss_sign = np.sign(a_loss)
+        # PPO clipping depends on the advantage's sign: 0 for A > 0, 1 for A < 0, 2 otherwise
+        self.win_sign = np.where(a_win > 0, 0, np.where(a_win < 0, 1, 2))
+        self.loss_sign = np.where(a_loss > 0, 0, np.where(a_loss < 0, 1, 2))
 
     def sample(self, p: np.ndarray) -> np.ndarray:
         return self.rng.binomial(self.c.group_size, np.broadcast_to(p[:, None],
@@ -228,17 +229,19 @@ class _TwoArmEngine:
 
     def _clipped(self, ratio: np.ndarray, sign: np.ndarray) -> np.ndarray:
         """Importance weights per group with PPO clipping: 0 where A > 0 and the ratio exceeds
-        1 + clip, or A < 0 and it is below 1 - clip."""
+        1 + clip, or A < 0 and it is below 1 - clip. ``ratio`` is per seed (seeds, 1); the
+        three weights of a seed are formed once and picked per group by the sign class."""
         clip = self.c.clip
-        return np.where(((sign > 0) & (ratio > 1 + clip)) | ((sign < 0) & (ratio < 1 - clip)),
-                        0.0, ratio)
+        weights = np.concatenate([np.where(ratio > 1 + clip, 0.0, ratio),
+                                  np.where(ratio < 1 - clip, 0.0, ratio), ratio], axis=1)
+        return np.take_along_axis(weights, sign, axis=1)
 
     def gradient(self, x: np.ndarray, wins: np.ndarray, p_old: np.ndarray | None, *,
                  probs: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         c = self.c
         g = float(c.group_size)
         p = 1.0 / (1.0 + np.exp(-x)) if probs is None else probs  # the caller's sigmoid(x)
-        p = np.clip(p, _PROB_FLOOR, 1.0 - 1e-16)
+        p = np.minimum(np.maximum(p, _PROB_FLOOR), 1.0 - 1e-16)  # np.clip, without its wrapper
         win_terms, loss_terms = self.win_terms[wins], self.loss_terms[wins]
         if p_old is None:
             # sum_i A_i (r_i - p) = wins a_win (1 - p) - losses a_loss p
@@ -260,9 +263,9 @@ class _TwoArmEngine:
                 kl_grad = share * (1.0 - ratio_win) * (1.0 - p) - \
                     (1.0 - share) * (1.0 - ratio_loss) * p
             grad = grad - c.kl * kl_grad
-        degenerate = (wins == 0) | (wins == c.group_size)
+        degenerate = np.count_nonzero((wins == 0) | (wins == c.group_size), axis=1)
         metrics = {"reward": share, "reward_std": _batch_std(share, n),
-                   "frac_reward_zero_std": degenerate.mean(axis=1), "kl": kl_value}
+                   "frac_reward_zero_std": degenerate / c.prompts, "kl": kl_value}
         return grad, metrics
 
 
@@ -344,7 +347,7 @@ def simulate_bandit(config: BanditConfig, *, steps: int, seeds: int = 1, seed: i
                 v_hat = second / (1 - c.beta2 ** (n + 1))
                 state = state + c.lr * m_hat / (np.sqrt(v_hat) + c.adam_eps)
             # a diverged run saturates (p exactly 0 or 1) instead of overflowing to NaN
-            state = np.clip(state, -_LOGIT_LIMIT, _LOGIT_LIMIT)
+            state = np.minimum(np.maximum(state, -_LOGIT_LIMIT), _LOGIT_LIMIT)  # np.clip
             if (n + 1) % record_every == 0:
                 row = (n + 1) // record_every
                 new_probs = probability(state)

@@ -20,7 +20,7 @@ import numpy as np
 from grpodyn.numerics.files import write_atomic
 from grpodyn.serialization import finite_json
 
-__all__ = ["Check", "theory_checks", "write_report"]
+__all__ = ["Check", "theory_checks", "write_report", "start_bandit_lab", "bandit_section"]
 
 
 @dataclass(frozen=True)
@@ -137,23 +137,22 @@ def _figures(out: Path) -> list[tuple[str, str]]:
     return figures
 
 
-def bandit_section(out: Path, *, quick: bool, say: Callable[[str], None], executor: Any = "auto",
-                   bar: bool | None = None
-                   ) -> tuple[list[Check], list[tuple[str, str]], dict[str, Any]]:
-    """Run the bandit lab, draw its figures; returns checks, figures and the raw results.
+def start_bandit_lab(*, quick: bool, executor: Any = "auto", bar: bool | None = None,
+                     say: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+    """Start the bandit lab's simulations and return at once (the caller's process stays free).
 
     Every experiment, and every lag of the threshold experiments, is one seeded task; they run
-    together through :func:`grpodyn.numerics.executor.run_tasks` (``executor``: a local process
-    pool by default, or a Dask scheduler), with results independent of the executor. ``bar``:
-    a progress bar (None: on a terminal).
+    together through :func:`grpodyn.numerics.executor.start_tasks` (``executor``: a local
+    process pool by default, ``"serial"``, or a Dask scheduler), with results independent of the
+    executor. ``bar``: a progress bar (None: on a terminal). Pass the returned state to
+    :func:`bandit_section`.
     """
     from functools import partial
 
     from grpodyn.empirical import bandit_lab as lab
-    from grpodyn.empirical import bandit_plots as plots
     from grpodyn.numerics import stability
     from grpodyn.numerics.bandit import bandit_theory
-    from grpodyn.numerics.executor import describe_executor, run_tasks
+    from grpodyn.numerics.executor import describe_executor, start_tasks
 
     seeds = 8 if quick else 32
     momenta = (0.0, 0.5, 0.9)
@@ -196,14 +195,25 @@ def bandit_section(out: Path, *, quick: bool, say: Callable[[str], None], execut
     costs = [cost for _, cost in others] + [cost * prompts for plan in plans
                                             for cost in plan.costs]
     say(f"bandit lab: {len(tasks)} tasks on {describe_executor(executor, len(tasks))}")
-    results = run_tasks(tasks, executor=executor, costs=costs, description="bandit lab",
-                        progress=bar)
+    pending = start_tasks(tasks, executor=executor, costs=costs, description="bandit lab",
+                          progress=bar)
+    return {"pending": pending, "plans": plans, "others": len(others)}
+
+
+def bandit_section(out: Path, lab_state: dict[str, Any]
+                   ) -> tuple[list[Check], list[tuple[str, str]], dict[str, Any]]:
+    """Wait for the bandit lab started by :func:`start_bandit_lab`, draw its figures; returns
+    checks, figures and the raw results."""
+    from grpodyn.empirical import bandit_lab as lab
+    from grpodyn.empirical import bandit_plots as plots
+
+    results = lab_state["pending"].results()
     stiffness, transition, *spectra = results[:4]
     spectra, group, trajectories = spectra[:2], results[4], results[5:7]
-    outcomes = results[len(others):]
+    outcomes = results[lab_state["others"]:]
     thresholds: dict[str, list] = {}
     start = 0
-    for plan in plans:
+    for plan in lab_state["plans"]:
         result = lab.finish_threshold_experiment(plan, outcomes[start:start + len(plan.tasks)])
         thresholds.setdefault(plan.kind, []).append(result)
         start += len(plan.tasks)
@@ -463,20 +473,19 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     start = time.perf_counter()
     derivations = registry()
     derive_seconds = time.perf_counter() - start
+    # the lab's simulations run in the pool (or on Dask) while this process does the rest
+    lab_state = start_bandit_lab(quick=quick, executor=executor,
+                                 bar=None if progress else False, say=say)
     say("checking the stated results")
     checks = theory_checks()
     say("drawing figures")
     figures = _figures(out)
-    bandit_checks, bandit_figures, bandit_raw = bandit_section(
-        out, quick=quick, say=say, executor=executor, bar=None if progress else False)
-    checks += bandit_checks
-    figures += bandit_figures
     tiny_checks, tiny_figures, tiny_raw = tiny_runs_section(out, say)
-    checks += tiny_checks
-    figures += tiny_figures
     diag_checks, diag_figures, diag_raw, diag_table = diagnostics_section(out, say)
-    checks += diag_checks
-    figures += diag_figures
+    say("bandit lab: waiting for the simulations")
+    bandit_checks, bandit_figures, bandit_raw = bandit_section(out, lab_state)
+    checks += bandit_checks + tiny_checks + diag_checks
+    figures += bandit_figures + tiny_figures + diag_figures
     rows = "\n".join(
         f"<tr><td>{html.escape(c.claim)}</td><td>{html.escape(c.stated)}</td>"
         f"<td>{html.escape(c.computed)}</td><td>{'yes' if c.agrees else 'NO'}</td>"

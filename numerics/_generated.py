@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'c8c3528294deccb084746989304d885c'
+THEORY_HASH = '61c9ce7bbfce88216e7344d22b813fe2'
 
 
 SIGNATURES = {
@@ -256,7 +256,17 @@ def trajectory(t, e0, v0, zeta, omega0):
         damping ratio [dimensionless]
     omega0 : array_like
         natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
     _x0 = omega0*t
     _x1 = numpy.sqrt(zeta**2 - 1)
     _x2 = _x0*_x1
@@ -300,7 +310,17 @@ def trajectory_underdamped(t, e0, v0, zeta, omega0):
         damping ratio [dimensionless]
     omega0 : array_like
         natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        zeta < 1
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory_underdamped: defined only where zeta < 1")
     _x0 = omega0*zeta
     _x1 = numpy.sqrt(1 - zeta**2)
     _x2 = _x1*omega0
@@ -339,7 +359,17 @@ def inflection_time(zeta, omega0):
         damping ratio [dimensionless]
     omega0 : array_like
         natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        zeta > 1
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda zeta: numpy.all(numpy.greater(zeta, 1)))(numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("inflection_time: defined only where zeta > 1")
     _x0 = numpy.sqrt(zeta**2 - 1)
     return numpy.arctanh(_x0/zeta)/(_x0*omega0)
 
@@ -508,7 +538,17 @@ def discrete_damping_ratio(beta, k):
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (beta > 0) & (k <= (sqrt(beta) + 1)**2) & (k >= (1 - sqrt(beta))**2)
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda beta, k: numpy.all(numpy.greater(beta, 0)) and numpy.all(numpy.less_equal(k, (numpy.sqrt(beta) + 1)**2)) and numpy.all(numpy.greater_equal(k, (1 - numpy.sqrt(beta))**2)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
+    if not _inside:
+        raise ValueError("discrete_damping_ratio: defined only where (beta > 0) & (k <= (sqrt(beta) + 1)**2) & (k >= (1 - sqrt(beta))**2)")
     _x0 = numpy.log(beta)
     return -1/2*_x0/numpy.sqrt((1/4)*_x0**2 + numpy.arccos(((1/2)*beta - 1/2*k + 1/2)/numpy.sqrt(beta))**2)
 
@@ -892,7 +932,17 @@ def spectral_peak_frequency(beta, k):
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (beta > 0) & ((beta + 1)*Abs(beta - k + 1)/(4*beta) < 1)
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda beta, k: numpy.all(numpy.greater(beta, 0)) and numpy.all(numpy.less((1/4)*(beta + 1)*abs(beta - k + 1)/beta, 1)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
+    if not _inside:
+        raise ValueError("spectral_peak_frequency: defined only where (beta > 0) & ((beta + 1)*Abs(beta - k + 1)/(4*beta) < 1)")
     _x0 = beta + 1
     return numpy.arccos(-1/4*_x0*(-_x0 + k)/beta)
 
@@ -1136,7 +1186,17 @@ def grpo_update_mean_expansion(G, p):
         group size (completions per prompt) [completions]
     p : array_like
         success probability of a prompt [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        p < 1
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda p: numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
+    if not _inside:
+        raise ValueError("grpo_update_mean_expansion: defined only where p < 1")
     _x0 = p - 1
     _x1 = -_x0
     _x2 = _x1**2
@@ -1154,7 +1214,17 @@ def grpo_update_variance_expansion(G, p):
         group size (completions per prompt) [completions]
     p : array_like
         success probability of a prompt [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        p < 1
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda p: numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
+    if not _inside:
+        raise ValueError("grpo_update_variance_expansion: defined only where p < 1")
     _x0 = p**2
     _x1 = 64*p**3
     _x2 = 32*p**4

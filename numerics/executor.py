@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["run_tasks", "usable_cores", "describe_executor"]
+__all__ = ["run_tasks", "start_tasks", "PendingTasks", "usable_cores", "describe_executor"]
 
 
 def usable_cores() -> int:
@@ -75,6 +75,89 @@ def describe_executor(executor: Any, tasks: int) -> str:
     return "dask"
 
 
+class PendingTasks:
+    """Tasks started by :func:`start_tasks`; :meth:`results` waits for them (in task order).
+
+    While a pool or cluster works, the caller's process is free for other work.
+    """
+
+    def __init__(self, tasks: list[Callable[[], Any]], order: list[int], kind: str,
+                 executor: Any, bar) -> None:
+        self._tasks, self._bar, self._kind = tasks, bar, kind
+        self._pool = self._client = None
+        self._own_client = False
+        self._futures: dict[Any, int] = {}
+        if kind.startswith("process"):
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(max_workers=int(kind.split(":")[1]),
+                                             initializer=_single_threaded_blas)
+            self._futures = {self._pool.submit(_call, tasks[i]): i for i in order}
+        elif kind == "dask":
+            try:
+                from distributed import Client
+            except ImportError:
+                raise ImportError("a Dask scheduler needs the dask extra: pip install "
+                                  "'grpodyn[dask]'") from None
+            self._own_client = isinstance(executor, str)
+            self._client = Client(executor) if self._own_client else executor
+            futures = self._client.map(_call, [tasks[i] for i in order], pure=False)
+            self._futures = dict(zip(futures, order, strict=True))
+
+    def results(self) -> list[Any]:
+        """The results in task order (runs the tasks here when the executor is serial)."""
+        results: list[Any] = [None] * len(self._tasks)
+        try:
+            if self._kind == "serial":
+                for index, task in enumerate(self._tasks):
+                    results[index] = task()
+                    self._tick()
+            else:
+                if self._pool is not None:
+                    from concurrent.futures import as_completed
+                else:
+                    from distributed import as_completed
+                for future in as_completed(list(self._futures)):
+                    results[self._futures[future]] = future.result()
+                    self._tick()
+        finally:
+            self._close()
+        return results
+
+    def _tick(self) -> None:
+        if self._bar is not None:
+            self._bar.update()
+
+    def _close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+        if self._own_client:
+            self._client.close()
+
+
+def start_tasks(tasks: Sequence[Callable[[], Any]], *, executor: Any = "auto",
+                progress: bool | None = None, description: str = "tasks",
+                costs: Sequence[float] | None = None) -> PendingTasks:
+    """Start independent tasks and return at once; ``.results()`` waits for them.
+
+    Same arguments as :func:`run_tasks`.
+    """
+    tasks = list(tasks)
+    if isinstance(executor, str) and executor not in ("auto", "serial", "process") \
+            and ":" not in executor:
+        raise ValueError(f"executor must be 'auto', 'serial', 'process', a Dask scheduler "
+                         f"address (tcp://host:port) or a distributed.Client, got {executor!r}")
+    if costs is not None and len(costs) != len(tasks):
+        raise ValueError(f"costs has {len(costs)} entries for {len(tasks)} tasks")
+    order = sorted(range(len(tasks)), key=lambda i: -costs[i]) if costs is not None \
+        else list(range(len(tasks)))
+    kind = describe_executor(executor, len(tasks))
+    return PendingTasks(tasks, order, kind, executor,
+                        _progress_bar(len(tasks), description, progress))
+
+
 def run_tasks(tasks: Sequence[Callable[[], Any]], *, executor: Any = "auto",
               progress: bool | None = None, description: str = "tasks",
               costs: Sequence[float] | None = None) -> list[Any]:
@@ -100,64 +183,5 @@ def run_tasks(tasks: Sequence[Callable[[], Any]], *, executor: Any = "auto",
     ValueError
         For an executor that is none of the above.
     """
-    tasks = list(tasks)
-    if isinstance(executor, str) and executor not in ("auto", "serial", "process") \
-            and ":" not in executor:
-        raise ValueError(f"executor must be 'auto', 'serial', 'process', a Dask scheduler "
-                         f"address (tcp://host:port) or a distributed.Client, got {executor!r}")
-    if costs is not None and len(costs) != len(tasks):
-        raise ValueError(f"costs has {len(costs)} entries for {len(tasks)} tasks")
-    order = sorted(range(len(tasks)), key=lambda i: -costs[i]) if costs is not None \
-        else list(range(len(tasks)))
-    kind = describe_executor(executor, len(tasks))
-    bar = _progress_bar(len(tasks), description, progress)
-    try:
-        if kind == "serial":
-            results = []
-            for task in tasks:
-                results.append(task())
-                if bar is not None:
-                    bar.update()
-            return results
-        if kind.startswith("process"):
-            return _run_pool(tasks, order, int(kind.split(":")[1]), bar)
-        return _run_dask(tasks, order, executor, bar)
-    finally:
-        if bar is not None:
-            bar.close()
-
-
-def _run_pool(tasks: list[Callable[[], Any]], order: list[int], workers: int, bar) -> list[Any]:
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    results: list[Any] = [None] * len(tasks)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_single_threaded_blas) as pool:
-        futures = {pool.submit(_call, tasks[index]): index for index in order}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            if bar is not None:
-                bar.update()
-    return results
-
-
-def _run_dask(tasks: list[Callable[[], Any]], order: list[int], executor: Any, bar
-              ) -> list[Any]:
-    try:
-        from distributed import Client, as_completed
-    except ImportError:
-        raise ImportError("a Dask scheduler needs the dask extra: pip install "
-                          "'grpodyn[dask]'") from None
-    own = isinstance(executor, str)
-    client = Client(executor) if own else executor
-    try:
-        futures = client.map(_call, [tasks[i] for i in order], pure=False)
-        index = {future.key: i for i, future in zip(order, futures, strict=True)}
-        results: list[Any] = [None] * len(tasks)
-        for future in as_completed(futures):
-            results[index[future.key]] = future.result()
-            if bar is not None:
-                bar.update()
-        return results
-    finally:
-        if own:
-            client.close()
+    return start_tasks(tasks, executor=executor, progress=progress, description=description,
+                       costs=costs).results()
