@@ -43,9 +43,11 @@ def _domain_names() -> set[str]:
 
 
 def test_derivations_with_a_domain():
+    jacobians = {f"{model}_d_{p}" for model in ("trajectory", "trajectory_underdamped")
+                 for p in ("e0", "v0", "zeta", "omega0")}
     assert {"trajectory", "trajectory_underdamped", "inflection_time", "discrete_damping_ratio",
             "spectral_peak_frequency", "grpo_update_mean_expansion",
-            "grpo_update_variance_expansion"} == _domain_names()
+            "grpo_update_variance_expansion", *jacobians} == _domain_names()
 
 
 @pytest.mark.parametrize("name", sorted(set(_generated.SIGNATURES) - COMPLEX))
