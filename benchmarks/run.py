@@ -265,6 +265,45 @@ def bench_lab_pieces() -> list[dict]:
              "ratio": "was ~23% of the report (183 000 scalar enumerations)"}]
 
 
+def bench_jacobians(repeats: int) -> list[dict]:
+    """Analytic Jacobians (sympy derivatives, theory/jacobians.py) against forward
+    differences of the model, 1000 points: time and the largest relative difference."""
+    from grpodyn.numerics.compiled import compiled
+    from grpodyn.theory.jacobians import FIT_PARAMETERS
+
+    t = np.linspace(0.0, 999.0, 1000)
+    rows = []
+    for model, point in (("saturation_law", {"r0": 0.2, "r_star": 0.85, "tau": 150.0}),
+                         ("trajectory", {"e0": -0.6, "v0": 0.0, "zeta": 1.8, "omega0": 0.01})):
+        params = FIT_PARAMETERS[model]
+        columns = [compiled(f"{model}_d_{p}") for p in params]
+        fn = compiled(model)
+        base = [point[p] for p in params]
+
+        def analytic(columns=columns, base=base):
+            return [np.broadcast_to(c(t, *base), t.shape) for c in columns]
+
+        def forward(fn=fn, base=base):
+            f0 = fn(t, *base)
+            out = []
+            for i, value in enumerate(base):
+                h = 1.49e-8 * max(abs(value), 1e-3)
+                shifted = list(base)
+                shifted[i] = value + h
+                out.append((fn(t, *shifted) - f0) / h)
+            return out
+
+        med = _side_by_side({"analytic": analytic, "forward": forward}, repeats)
+        worst = max(float(np.max(np.abs(a - f)) / max(np.max(np.abs(a)), 1e-300))
+                    for a, f in zip(analytic(), forward(), strict=True))
+        rows.append({"benchmark": f"Jacobian of {model}, {len(params)} parameters, 1000 points "
+                     "(analytic from sympy vs forward differences)",
+                     "figure": f"{1e6 * med['analytic']:.0f} us vs {1e6 * med['forward']:.0f} us",
+                     "ratio": f"{med['forward'] / med['analytic']:.2f}x faster; forward "
+                              f"differences off by {worst:.1e} (relative)"})
+    return rows
+
+
 def bench_report() -> list[dict]:
     """``grpodyn report`` (the main job) end to end, local process pool."""
     with tempfile.TemporaryDirectory() as out:
@@ -316,6 +355,7 @@ def main() -> None:
             + bench_derivation_and_import(3 if not args.quick else 1)
             + bench_import_and_cli(3 if args.quick else 9)
             + bench_lab_pieces()
+            + bench_jacobians(repeats)
             + bench_callback(300 if args.quick else 1000)
             + ([] if args.quick else bench_report()))
     if args.json:
