@@ -208,7 +208,7 @@ def bench_import_and_cli(repeats: int) -> list[dict]:
         log = os.path.join(tmp, "rewards.csv")
         t, y = _synthetic(3)
         with open(log, "w") as handle:
-            rows = "".join(f"{a},{b!r}\n" for a, b in zip(t, y, strict=True))
+            rows = "".join(f"{a},{float(b)!r}\n" for a, b in zip(t, y, strict=True))
             handle.write("step,reward\n" + rows)
         cli = [sys.executable, "-m", "grpodyn", "fit", log, "--json"]
         for _ in range(repeats):
