@@ -8,20 +8,25 @@ the simulator's own enumerated expected update. No trajectory is fitted to measu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 
 import numpy as np
 
 from grpodyn.numerics import stability
 from grpodyn.numerics.bandit import bandit_theory
 from grpodyn.numerics.compiled import compiled
+from grpodyn.numerics.executor import run_tasks
 from grpodyn.numerics.trajectory import reward_trajectory
 from grpodyn.numerics.validation import InputError
 
 from .bandit import BanditConfig, expected_update, group_update_moments, simulate_bandit
 
 __all__ = ["StiffnessEstimate", "measure_stiffness", "TransitionResult", "transition_experiment",
-           "ThresholdResult", "threshold_experiment", "GroupSizeResult", "group_size_experiment",
+           "ThresholdResult", "threshold_experiment", "ThresholdPlan",
+           "plan_threshold_experiment", "finish_threshold_experiment", "threshold_experiments",
+           "GroupSizeResult", "group_size_experiment",
            "TrajectoryComparison", "trajectory_experiment", "SpectrumResult",
            "spectrum_experiment", "DEFAULT_CONFIG", "THRESHOLD_CONFIG"]
 
@@ -101,13 +106,15 @@ class TransitionResult:
         return {**asdict(self), "relative_error": self.relative_error}
 
 
-def _expected_path(config: BanditConfig, x0: float, steps: int) -> np.ndarray:
-    """The simulator's expected dynamics: heavy-ball on the enumerated expected update."""
-    xs = np.empty(steps + 1)
-    xs[0] = previous = x0
+def _expected_paths(config: BanditConfig, momenta: np.ndarray, x0: float, steps: int
+                    ) -> np.ndarray:
+    """The simulator's expected dynamics, heavy-ball on the enumerated expected update, for
+    every momentum at once: (steps + 1, momenta) logits."""
+    xs = np.empty((steps + 1, momenta.size))
+    xs[0] = previous = np.full(momenta.size, float(x0))
     for n in range(steps):
         current = xs[n]
-        xs[n + 1] = current + config.momentum * (current - previous) + \
+        xs[n + 1] = current + momenta * (current - previous) + \
             config.lr * expected_update(current, config)
         previous = current
     return xs
@@ -122,11 +129,12 @@ def transition_experiment(config: BanditConfig = DEFAULT_CONFIG, *, momenta=None
     continuum = float(np.real(np.roots([k - 1, 2 * k + 2, k - 1]).min()))  # zeta(beta, k) = 1
     if momenta is None:
         momenta = np.linspace(max(predicted - 0.3, 0.0), min(predicted + 0.3, 0.99), 61)
-    overshoot = []
-    for beta in momenta:
-        path = _expected_path(replace(config, momentum=float(beta)), theory.x_star + kick, steps)
-        e = (path - theory.x_star) / kick
-        overshoot.append(float(max(0.0, -e.min())))
+    for beta in momenta:  # each momentum must be a valid config
+        replace(config, momentum=float(beta))
+    paths = _expected_paths(config, np.asarray(momenta, dtype=float), theory.x_star + kick,
+                            steps)
+    e = (paths - theory.x_star) / kick
+    overshoot = [float(max(0.0, -v)) for v in e.min(axis=0)]
     observed = next((float(b) for b, o in zip(momenta, overshoot, strict=True) if o > 1e-6),
                     float("nan"))
     return TransitionResult(k, [float(b) for b in momenta], overshoot, float(predicted),
@@ -206,18 +214,30 @@ def _unstable(config: BanditConfig, x_star: float, *, steps: int, seeds: int, se
     return ratio > 1.0, ratio
 
 
-def threshold_experiment(kind: str, config: BanditConfig = THRESHOLD_CONFIG, *,
-                         momentum: float = 0.0, lags=None, seeds: int = 32, cycles: int = 200,
-                         kick: float = 0.5, seed: int = 0) -> ThresholdResult:
-    """First unstable refresh interval / staleness / num_iterations, predicted and simulated.
+@dataclass(frozen=True)
+class ThresholdPlan:
+    """A threshold experiment before its runs: the prediction and one task per lag.
 
-    Each run starts ``kick`` logits away from x*. A lag counts as unstable when the kick has not
-    decayed: the median over seeds of the largest excursion |x - x*| in the last quarter of the
-    run exceeds the kick. Stable runs relax to their stationary spread (a fraction of the kick at
-    the lab's noise level); just past the threshold an unstable run grows into a limit cycle,
-    bounded by the sigmoid, that stays larger than the kick. The excursion ratios are returned so
-    the criterion can be judged.
+    Each task is a picklable call of the simulator with its own seed, so the tasks of many plans
+    can be pooled into one :func:`grpodyn.numerics.executor.run_tasks` call (local pool or Dask)
+    and :func:`finish_threshold_experiment` gives the same result whatever ran them.
     """
+
+    kind: str
+    momentum: float
+    stiffness: float
+    predicted: float | None
+    continuum: float
+    lags: list[int]
+    tasks: list[Callable[[], tuple[bool, float]]]
+    costs: list[float]  # simulated steps x seeds per task
+
+
+def plan_threshold_experiment(kind: str, config: BanditConfig = THRESHOLD_CONFIG, *,
+                              momentum: float = 0.0, lags=None, seeds: int = 32,
+                              cycles: int = 200, kick: float = 0.5, seed: int = 0
+                              ) -> ThresholdPlan:
+    """The prediction and the simulator tasks of :func:`threshold_experiment`."""
     theory = _theory(config)
     base = replace(config, momentum=momentum, refresh=1, staleness=0, num_iterations=1)
     k = config.lr * theory.kappa
@@ -244,18 +264,60 @@ def threshold_experiment(kind: str, config: BanditConfig = THRESHOLD_CONFIG, *,
         centre = predicted if predicted is not None else 20
         lags = sorted({max(1, int(round(centre * f))) for f in (0.5, 0.7, 0.85, 0.95, 1.0,
                                                                  1.05, 1.15, 1.4)})
-    excursions, observed = [], float("inf")
+    lags = [int(v) for v in lags]
+    tasks, costs = [], []
     for lag in lags:
-        cfg = replace(base, **{kind: int(lag)})
         steps = int(cycles * max(lag, 10))
-        bad, median = _unstable(cfg, theory.x_star, steps=steps, seeds=seeds, seed=seed,
-                                kick=kick)
-        excursions.append(median)
-        if bad and not np.isfinite(observed):
-            observed = float(lag)
-    return ThresholdResult(kind, momentum, k, float("nan") if predicted is None else
-                           float(predicted), continuum, observed, [int(v) for v in lags],
-                           excursions)
+        tasks.append(partial(_unstable, replace(base, **{kind: lag}), theory.x_star,
+                             steps=steps, seeds=seeds, seed=seed, kick=kick))
+        costs.append(float(steps * seeds))
+    return ThresholdPlan(kind, momentum, k, predicted, continuum, lags, tasks, costs)
+
+
+def finish_threshold_experiment(plan: ThresholdPlan, outcomes: list[tuple[bool, float]]
+                                ) -> ThresholdResult:
+    """The result of a planned threshold experiment from its tasks' outcomes (in lag order)."""
+    observed = next((float(lag) for lag, (bad, _) in zip(plan.lags, outcomes, strict=True)
+                     if bad), float("inf"))
+    return ThresholdResult(plan.kind, plan.momentum, plan.stiffness,
+                           float("nan") if plan.predicted is None else float(plan.predicted),
+                           plan.continuum, observed, list(plan.lags),
+                           [ratio for _, ratio in outcomes])
+
+
+def threshold_experiments(plans: list[ThresholdPlan], *, executor="auto",
+                          progress: bool | None = None) -> list[ThresholdResult]:
+    """Run the tasks of several planned threshold experiments together (one pool or cluster
+    run, costliest first) and return their results in plan order."""
+    tasks = [task for plan in plans for task in plan.tasks]
+    costs = [cost for plan in plans for cost in plan.costs]
+    outcomes = run_tasks(tasks, executor=executor, progress=progress, costs=costs,
+                         description="threshold runs")
+    results, start = [], 0
+    for plan in plans:
+        results.append(finish_threshold_experiment(plan, outcomes[start:start + len(plan.tasks)]))
+        start += len(plan.tasks)
+    return results
+
+
+def threshold_experiment(kind: str, config: BanditConfig = THRESHOLD_CONFIG, *,
+                         momentum: float = 0.0, lags=None, seeds: int = 32, cycles: int = 200,
+                         kick: float = 0.5, seed: int = 0, executor="serial",
+                         progress: bool | None = None) -> ThresholdResult:
+    """First unstable refresh interval / staleness / num_iterations, predicted and simulated.
+
+    Each run starts ``kick`` logits away from x*. A lag counts as unstable when the kick has not
+    decayed: the median over seeds of the largest excursion |x - x*| in the last quarter of the
+    run exceeds the kick. Stable runs relax to their stationary spread (a fraction of the kick at
+    the lab's noise level); just past the threshold an unstable run grows into a limit cycle,
+    bounded by the sigmoid, that stays larger than the kick. The excursion ratios are returned so
+    the criterion can be judged. Every lag is simulated (each with the same ``seed``);
+    ``executor`` runs them (:func:`grpodyn.numerics.executor.run_tasks`): the result does not
+    depend on it.
+    """
+    plan = plan_threshold_experiment(kind, config, momentum=momentum, lags=lags, seeds=seeds,
+                                     cycles=cycles, kick=kick, seed=seed)
+    return threshold_experiments([plan], executor=executor, progress=progress)[0]
 
 
 @dataclass(frozen=True)

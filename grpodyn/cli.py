@@ -217,10 +217,12 @@ BANDIT_EXPERIMENTS = ("stiffness", "transition", "refresh", "staleness", "reuse"
 
 def _cmd_bandit(args: argparse.Namespace) -> dict[str, Any]:
     from dataclasses import replace
+    from functools import partial
     from pathlib import Path
 
     from grpodyn.empirical import bandit_lab as lab
     from grpodyn.empirical.bandit import simulate_bandit
+    from grpodyn.numerics.executor import run_tasks
 
     overrides = {k: v for k, v in {"estimator": args.estimator, "kl": args.kl,
                                    "kl_estimator": args.kl_estimator}.items() if v is not None}
@@ -235,26 +237,57 @@ def _cmd_bandit(args: argparse.Namespace) -> dict[str, Any]:
         run.write_trainer_state(target)
         return {"log": str(target), "steps": args.steps, "config": run.config.__dict__}
     chosen = BANDIT_EXPERIMENTS if args.experiment == "all" else (args.experiment,)
-    runners = {
-        "stiffness": lambda: lab.measure_stiffness(config, seed=args.seed),
-        "transition": lambda: lab.transition_experiment(config),
-        "refresh": lambda: [lab.threshold_experiment("refresh", thresholds, momentum=b,
-                                                     seed=args.seed) for b in args.momenta],
-        "staleness": lambda: [lab.threshold_experiment("staleness", thresholds, momentum=b,
-                                                       seed=args.seed) for b in args.momenta],
-        "reuse": lambda: [lab.threshold_experiment("num_iterations", thresholds, momentum=b,
-                                                   seed=args.seed) for b in args.momenta],
-        "group": lambda: lab.group_size_experiment(seed=args.seed),
-        "trajectory": lambda: lab.trajectory_experiment(config, seed=args.seed),
+    executor = _executor(args)
+    kinds = {"refresh": "refresh", "staleness": "staleness", "reuse": "num_iterations"}
+    singles = {
+        "stiffness": partial(lab.measure_stiffness, config, seed=args.seed),
+        "transition": partial(lab.transition_experiment, config),
+        "group": partial(lab.group_size_experiment, seed=args.seed),
+        "trajectory": partial(lab.trajectory_experiment, config, seed=args.seed),
     }
+    # every experiment, and every lag of a threshold sweep, is one seeded task: one pool (or
+    # Dask) run for all of them, results independent of the executor
+    plans = {name: [lab.plan_threshold_experiment(kinds[name], thresholds, momentum=b,
+                                                  seed=args.seed) for b in args.momenta]
+             for name in chosen if name in kinds}
+    tasks = [singles[name] for name in chosen if name in singles]
+    tasks += [task for name in plans for plan in plans[name] for task in plan.tasks]
+    results = iter(run_tasks(tasks, executor=executor, progress=False if args.json else None,
+                             description="bandit"))
+    done = {name: next(results) for name in chosen if name in singles}
+    for name, name_plans in plans.items():
+        done[name] = [lab.finish_threshold_experiment(
+            plan, [next(results) for _ in plan.tasks]) for plan in name_plans]
     out: dict[str, Any] = {"config": config.__dict__}
-    for index, name in enumerate(chosen, start=1):
-        if not args.json:
-            print(f"[bandit {index}/{len(chosen)}] {name}", file=sys.stderr)
-        result = runners[name]()
+    for name in chosen:
+        result = done[name]
         out[name] = ([r.to_dict() for r in result] if isinstance(result, list)
                      else result.to_dict())
     return finite_json(out)
+
+
+def _add_executor(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run the simulations on this Dask scheduler (tcp://host:8786; "
+                             "needs the dask extra); default: a local process pool, all cores")
+    parser.add_argument("--serial", action="store_true",
+                        help="run the simulations in this process, one after another")
+
+
+def _executor(args: argparse.Namespace) -> str:
+    """The executor of the commands that run many simulations (results do not depend on it)."""
+    if args.scheduler is not None and args.serial:
+        raise UsageError("give at most one of --scheduler and --serial")
+    if args.scheduler is not None:
+        if ":" not in args.scheduler:
+            raise UsageError(f"--scheduler {args.scheduler}: not a scheduler address "
+                             "(tcp://host:port)")
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise UsageError("--scheduler needs Dask: pip install 'grpodyn[dask]'") from None
+        return args.scheduler
+    return "serial" if args.serial else "auto"
 
 
 def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
@@ -279,7 +312,8 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
                 "tau": summary["dynamics"]["tau"], "regime": summary["dynamics"]["regime"],
                 "stability_margin": summary["dynamics"]["stability_margin"],
                 "diagnosis": None if diagnosis is None else (diagnosis["primary"] or "healthy")}
-    summary = write_report(out, progress=progress, quick=args.quick)
+    summary = write_report(out, progress=progress, quick=args.quick,
+                           executor=_executor(args))
     if args.json:
         return finite_json(summary)
     return {"html": summary["html"], "derivations": summary["derivations"],
@@ -400,6 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-log", help="write one simulated run to this trainer_state.json")
     p.add_argument("--steps", type=_integer, default=300, help="steps of --write-log")
     p.add_argument("--seed", type=_integer, default=0)
+    _add_executor(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_bandit)
 
@@ -454,6 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group-size", type=_integer, help="G of the logged run, for the diagnosis")
     p.add_argument("--quick", action="store_true",
                    help="fewer seeds and lags in the bandit lab: a smoke test, not the figures")
+    _add_executor(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_report)
 

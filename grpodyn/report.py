@@ -20,7 +20,7 @@ import numpy as np
 from grpodyn.numerics.files import write_atomic
 from grpodyn.serialization import finite_json
 
-__all__ = ["Check", "theory_checks", "write_report"]
+__all__ = ["Check", "theory_checks", "write_report", "start_bandit_lab", "bandit_section"]
 
 
 @dataclass(frozen=True)
@@ -137,30 +137,30 @@ def _figures(out: Path) -> list[tuple[str, str]]:
     return figures
 
 
-def bandit_section(out: Path, *, quick: bool, say: Callable[[str], None]
-                   ) -> tuple[list[Check], list[tuple[str, str]], dict[str, Any]]:
-    """Run the bandit lab, draw its figures; returns checks, figures and the raw results."""
+def start_bandit_lab(*, quick: bool, executor: Any = "auto", bar: bool | None = None,
+                     say: Callable[[str], None] = lambda message: None) -> dict[str, Any]:
+    """Start the bandit lab's simulations and return at once (the caller's process stays free).
+
+    Every experiment, and every lag of the threshold experiments, is one seeded task; they run
+    together through :func:`grpodyn.numerics.executor.start_tasks` (``executor``: a local
+    process pool by default, ``"serial"``, or a Dask scheduler), with results independent of the
+    executor. ``bar``: a progress bar (None: on a terminal). Pass the returned state to
+    :func:`bandit_section`.
+    """
+    from functools import partial
+
     from grpodyn.empirical import bandit_lab as lab
-    from grpodyn.empirical import bandit_plots as plots
     from grpodyn.numerics import stability
     from grpodyn.numerics.bandit import bandit_theory
+    from grpodyn.numerics.executor import describe_executor, start_tasks
 
     seeds = 8 if quick else 32
     momenta = (0.0, 0.5, 0.9)
-    say("bandit: stiffness three ways")
-    stiffness = lab.measure_stiffness(seeds=50_000 if quick else 400_000)
-    say("bandit: transition")
-    transition = lab.transition_experiment(steps=1500 if quick else 3000)
-    say("bandit: spectrum")
-    spectra = [lab.spectrum_experiment(momentum=b, seeds=32 if quick else 128)
-               for b in (0.9, 0.5)]
-    thresholds: dict[str, list] = {}
     k = lab.THRESHOLD_CONFIG.lr * bandit_theory(
         group_size=lab.THRESHOLD_CONFIG.group_size, kl=lab.THRESHOLD_CONFIG.kl,
         kl_estimator=lab.THRESHOLD_CONFIG.kl_estimator).kappa
+    plans = []
     for kind in ("refresh", "staleness", "num_iterations"):
-        say(f"bandit: {kind} threshold")
-        results = []
         for beta in momenta:
             lags = None
             if quick and kind == "refresh":
@@ -171,16 +171,52 @@ def bandit_section(out: Path, *, quick: bool, say: Callable[[str], None]
                 lags = [max(1, first - 1), first]
             elif quick:
                 lags = [8, 32]
-            results.append(lab.threshold_experiment(kind, momentum=beta, lags=lags,
-                                                    seeds=seeds))
-        thresholds[kind] = results
-    say("bandit: group size")
-    group = lab.group_size_experiment(group_sizes=(2, 8, 64) if quick else (2, 4, 8, 16, 64),
-                                      seeds=64 if quick else 256,
-                                      stationary_steps=1500 if quick else 3000)
-    say("bandit: closed form against the simulated mean path")
-    trajectories = [lab.trajectory_experiment(momentum=b, seeds=128 if quick else 512)
-                    for b in (0.0, 0.8)]
+            plans.append(lab.plan_threshold_experiment(kind, momentum=beta, lags=lags,
+                                                       seeds=seeds))
+    # the other experiments, one task each, with rough costs (binomial draws) for the pool
+    group_sizes = (2, 8, 64) if quick else (2, 4, 8, 16, 64)
+    group_seeds, stationary_steps = (64, 1500) if quick else (256, 3000)
+    stiffness_seeds = 50_000 if quick else 400_000
+    spectrum_seeds = 32 if quick else 128
+    trajectory_seeds = 128 if quick else 512
+    others = [
+        (partial(lab.measure_stiffness, seeds=stiffness_seeds), 8.0 * stiffness_seeds),
+        (partial(lab.transition_experiment, steps=1500 if quick else 3000), 3e6),
+        *((partial(lab.spectrum_experiment, momentum=b, seeds=spectrum_seeds),
+           4.0 * 4608 * spectrum_seeds) for b in (0.9, 0.5)),
+        (partial(lab.group_size_experiment, group_sizes=group_sizes, seeds=group_seeds,
+                 stationary_steps=stationary_steps),
+         4.0 * group_seeds * (150 + stationary_steps) * len(group_sizes)),
+        *((partial(lab.trajectory_experiment, momentum=b, seeds=trajectory_seeds),
+           4.0 * 200 * trajectory_seeds) for b in (0.0, 0.8)),
+    ]
+    prompts = lab.THRESHOLD_CONFIG.prompts
+    tasks = [task for task, _ in others] + [task for plan in plans for task in plan.tasks]
+    costs = [cost for _, cost in others] + [cost * prompts for plan in plans
+                                            for cost in plan.costs]
+    say(f"bandit lab: {len(tasks)} tasks on {describe_executor(executor, len(tasks))}")
+    pending = start_tasks(tasks, executor=executor, costs=costs, description="bandit lab",
+                          progress=bar)
+    return {"pending": pending, "plans": plans, "others": len(others)}
+
+
+def bandit_section(out: Path, lab_state: dict[str, Any]
+                   ) -> tuple[list[Check], list[tuple[str, str]], dict[str, Any]]:
+    """Wait for the bandit lab started by :func:`start_bandit_lab`, draw its figures; returns
+    checks, figures and the raw results."""
+    from grpodyn.empirical import bandit_lab as lab
+    from grpodyn.empirical import bandit_plots as plots
+
+    results = lab_state["pending"].results()
+    stiffness, transition, *spectra = results[:4]
+    spectra, group, trajectories = spectra[:2], results[4], results[5:7]
+    outcomes = results[lab_state["others"]:]
+    thresholds: dict[str, list] = {}
+    start = 0
+    for plan in lab_state["plans"]:
+        result = lab.finish_threshold_experiment(plan, outcomes[start:start + len(plan.tasks)])
+        thresholds.setdefault(plan.kind, []).append(result)
+        start += len(plan.tasks)
     checks = [Check("bandit: kappa analytic / finite differences / relaxation agree", "2%",
                     f"{stiffness.analytic:.5f} / {stiffness.finite_difference:.5f} / "
                     f"{stiffness.relaxation:.5f} "
@@ -421,10 +457,13 @@ def _probe_checks() -> list[Check]:
 
 
 def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
-                 quick: bool = False) -> dict[str, Any]:
+                 quick: bool = False, executor: Any = "auto") -> dict[str, Any]:
     """Build the report in ``out`` (created if needed); returns its summary.
 
     ``quick`` runs the bandit lab with fewer seeds and lags (for tests), not for figures.
+    ``executor`` runs its simulations (:func:`grpodyn.numerics.executor.run_tasks`: a local
+    process pool by default, ``"serial"``, or a Dask scheduler address or client); the results
+    do not depend on it.
     """
     from grpodyn.theory import build_info, registry, to_latex
 
@@ -434,19 +473,19 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     start = time.perf_counter()
     derivations = registry()
     derive_seconds = time.perf_counter() - start
+    # the lab's simulations run in the pool (or on Dask) while this process does the rest
+    lab_state = start_bandit_lab(quick=quick, executor=executor,
+                                 bar=None if progress else False, say=say)
     say("checking the stated results")
     checks = theory_checks()
     say("drawing figures")
     figures = _figures(out)
-    bandit_checks, bandit_figures, bandit_raw = bandit_section(out, quick=quick, say=say)
-    checks += bandit_checks
-    figures += bandit_figures
     tiny_checks, tiny_figures, tiny_raw = tiny_runs_section(out, say)
-    checks += tiny_checks
-    figures += tiny_figures
     diag_checks, diag_figures, diag_raw, diag_table = diagnostics_section(out, say)
-    checks += diag_checks
-    figures += diag_figures
+    say("bandit lab: waiting for the simulations")
+    bandit_checks, bandit_figures, bandit_raw = bandit_section(out, lab_state)
+    checks += bandit_checks + tiny_checks + diag_checks
+    figures += bandit_figures + tiny_figures + diag_figures
     rows = "\n".join(
         f"<tr><td>{html.escape(c.claim)}</td><td>{html.escape(c.stated)}</td>"
         f"<td>{html.escape(c.computed)}</td><td>{'yes' if c.agrees else 'NO'}</td>"

@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '865dad00daa2f206a59e26671a0dbe94'
+THEORY_HASH = '58b404291d534bda15e96beb3f9edf95'
 
 
 SIGNATURES = {
@@ -104,6 +104,20 @@ SIGNATURES = {
     'adam_relaxation_time': ('eta', 'kappa_A', 'rho_A', 'B', 'G'),
     'adam_tau_lr_exponent': (),
     'warmup_trajectory': ('t', 'e0', 'beta', 'k', 'T_w'),
+    'saturation_law_d_r0': ('t', 'r0', 'r_star', 'tau'),
+    'saturation_law_d_r_star': ('t', 'r0', 'r_star', 'tau'),
+    'saturation_law_d_tau': ('t', 'r0', 'r_star', 'tau'),
+    'trajectory_d_e0': ('t', 'e0', 'v0', 'zeta', 'omega0'),
+    'trajectory_d_v0': ('t', 'e0', 'v0', 'zeta', 'omega0'),
+    'trajectory_d_zeta': ('t', 'e0', 'v0', 'zeta', 'omega0'),
+    'trajectory_d_omega0': ('t', 'e0', 'v0', 'zeta', 'omega0'),
+    'trajectory_underdamped_d_e0': ('t', 'e0', 'v0', 'zeta', 'omega0'),
+    'trajectory_underdamped_d_v0': ('t', 'e0', 'v0', 'zeta', 'omega0'),
+    'trajectory_underdamped_d_zeta': ('t', 'e0', 'v0', 'zeta', 'omega0'),
+    'trajectory_underdamped_d_omega0': ('t', 'e0', 'v0', 'zeta', 'omega0'),
+    'trajectory_critical_d_e0': ('t', 'e0', 'v0', 'omega0'),
+    'trajectory_critical_d_v0': ('t', 'e0', 'v0', 'omega0'),
+    'trajectory_critical_d_omega0': ('t', 'e0', 'v0', 'omega0'),
 }
 
 
@@ -267,7 +281,17 @@ def trajectory(t, e0, v0, zeta, omega0):
         damping ratio [dimensionless]
     omega0 : array_like
         natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
     _x0 = omega0*t
     _x1 = numpy.sqrt(zeta**2 - 1)
     _x2 = _x0*_x1
@@ -311,7 +335,17 @@ def trajectory_underdamped(t, e0, v0, zeta, omega0):
         damping ratio [dimensionless]
     omega0 : array_like
         natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        zeta < 1
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory_underdamped: defined only where zeta < 1")
     _x0 = omega0*zeta
     _x1 = numpy.sqrt(1 - zeta**2)
     _x2 = _x1*omega0
@@ -350,7 +384,17 @@ def inflection_time(zeta, omega0):
         damping ratio [dimensionless]
     omega0 : array_like
         natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        zeta > 1
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda zeta: numpy.all(numpy.greater(zeta, 1)))(numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("inflection_time: defined only where zeta > 1")
     _x0 = numpy.sqrt(zeta**2 - 1)
     return numpy.arctanh(_x0/zeta)/(_x0*omega0)
 
@@ -519,7 +563,17 @@ def discrete_damping_ratio(beta, k):
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (beta > 0) & (k <= (sqrt(beta) + 1)**2) & (k >= (1 - sqrt(beta))**2)
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda beta, k: numpy.all(numpy.greater(beta, 0)) and numpy.all(numpy.less_equal(k, (numpy.sqrt(beta) + 1)**2)) and numpy.all(numpy.greater_equal(k, (1 - numpy.sqrt(beta))**2)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
+    if not _inside:
+        raise ValueError("discrete_damping_ratio: defined only where (beta > 0) & (k <= (sqrt(beta) + 1)**2) & (k >= (1 - sqrt(beta))**2)")
     _x0 = numpy.log(beta)
     return -1/2*_x0/numpy.sqrt((1/4)*_x0**2 + numpy.arccos(((1/2)*beta - 1/2*k + 1/2)/numpy.sqrt(beta))**2)
 
@@ -903,7 +957,17 @@ def spectral_peak_frequency(beta, k):
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (beta > 0) & ((beta + 1)*Abs(beta - k + 1)/(4*beta) < 1)
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda beta, k: numpy.all(numpy.greater(beta, 0)) and numpy.all(numpy.less((1/4)*(beta + 1)*abs(beta - k + 1)/beta, 1)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
+    if not _inside:
+        raise ValueError("spectral_peak_frequency: defined only where (beta > 0) & ((beta + 1)*Abs(beta - k + 1)/(4*beta) < 1)")
     _x0 = beta + 1
     return numpy.arccos(-1/4*_x0*(-_x0 + k)/beta)
 
@@ -1147,7 +1211,17 @@ def grpo_update_mean_expansion(G, p):
         group size (completions per prompt) [completions]
     p : array_like
         success probability of a prompt [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        p < 1
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda p: numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
+    if not _inside:
+        raise ValueError("grpo_update_mean_expansion: defined only where p < 1")
     _x0 = p - 1
     _x1 = -_x0
     _x2 = _x1**2
@@ -1165,7 +1239,17 @@ def grpo_update_variance_expansion(G, p):
         group size (completions per prompt) [completions]
     p : array_like
         success probability of a prompt [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        p < 1
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda p: numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
+    if not _inside:
+        raise ValueError("grpo_update_variance_expansion: defined only where p < 1")
     _x0 = p**2
     _x1 = 64*p**3
     _x2 = 32*p**4
@@ -1663,3 +1747,412 @@ def warmup_trajectory(t, e0, beta, k, T_w):
     """
     _x0 = 2*T_w
     return e0*numpy.exp(k*t**2/(_x0*beta - _x0))
+
+
+def saturation_law_d_r0(t, r0, r_star, tau):
+    """d saturation_law / d r0: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law_d_r0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    tau : array_like
+        relaxation time [steps]
+    """
+    return numpy.exp(-t/tau)
+
+
+def saturation_law_d_r_star(t, r0, r_star, tau):
+    """d saturation_law / d r_star: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law_d_r_star``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    tau : array_like
+        relaxation time [steps]
+    """
+    return 1 - numpy.exp(-t/tau)
+
+
+def saturation_law_d_tau(t, r0, r_star, tau):
+    """d saturation_law / d tau: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law_d_tau``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    tau : array_like
+        relaxation time [steps]
+    """
+    return t*(r0 - r_star)*numpy.exp(-t/tau)/tau**2
+
+
+def trajectory_d_e0(t, e0, v0, zeta, omega0):
+    """d trajectory / d e0: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_e0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory_d_e0: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
+    _x0 = omega0*t
+    _x1 = numpy.sqrt(zeta**2 - 1)
+    _x2 = _x0*_x1
+    return (numpy.cosh(_x2) + zeta*numpy.sinh(_x2)/_x1)*numpy.exp(-_x0*zeta)
+
+
+def trajectory_d_v0(t, e0, v0, zeta, omega0):
+    """d trajectory / d v0: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_v0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory_d_v0: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
+    _x0 = omega0*t
+    _x1 = numpy.sqrt(zeta**2 - 1)
+    return numpy.exp(-_x0*zeta)*numpy.sinh(_x0*_x1)/(_x1*omega0)
+
+
+def trajectory_d_zeta(t, e0, v0, zeta, omega0):
+    """d trajectory / d zeta: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_zeta``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory_d_zeta: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
+    _x0 = omega0*t
+    _x1 = zeta**2
+    _x2 = _x1 - 1
+    _x3 = numpy.sqrt(_x2)
+    _x4 = _x0*_x3
+    _x5 = numpy.sinh(_x4)
+    _x6 = _x5*v0
+    _x7 = _x0*_x6
+    _x8 = numpy.cosh(_x4)
+    return (-_x1*_x7 + _x3*_x8*e0*omega0**2*t + _x4*_x8*v0*zeta - _x5*e0*omega0 - _x6*zeta + _x7)*numpy.exp(-_x0*zeta)/(_x2**(3/2)*omega0)
+
+
+def trajectory_d_omega0(t, e0, v0, zeta, omega0):
+    """d trajectory / d omega0: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_omega0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory_d_omega0: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
+    _x0 = omega0**2
+    _x1 = omega0*t
+    _x2 = _x1*zeta
+    _x3 = numpy.sqrt(zeta**2 - 1)
+    _x4 = _x1*_x3
+    _x5 = numpy.sinh(_x4)
+    _x6 = _x5*v0
+    return -(_x0*_x5*e0*t + _x2*_x6 - _x4*v0*numpy.cosh(_x4) + _x6)*numpy.exp(-_x2)/(_x0*_x3)
+
+
+def trajectory_underdamped_d_e0(t, e0, v0, zeta, omega0):
+    """d trajectory_underdamped / d e0: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_e0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        zeta < 1
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory_underdamped_d_e0: defined only where zeta < 1")
+    _x0 = omega0*t
+    _x1 = numpy.exp(-_x0*zeta)
+    _x2 = numpy.sqrt(1 - zeta**2)
+    _x3 = _x0*_x2
+    return _x1*numpy.cos(_x3) + _x1*zeta*numpy.sin(_x3)/_x2
+
+
+def trajectory_underdamped_d_v0(t, e0, v0, zeta, omega0):
+    """d trajectory_underdamped / d v0: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_v0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        zeta < 1
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory_underdamped_d_v0: defined only where zeta < 1")
+    _x0 = omega0*t
+    _x1 = numpy.sqrt(1 - zeta**2)
+    return numpy.exp(-_x0*zeta)*numpy.sin(_x0*_x1)/(_x1*omega0)
+
+
+def trajectory_underdamped_d_zeta(t, e0, v0, zeta, omega0):
+    """d trajectory_underdamped / d zeta: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_zeta``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        zeta < 1
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory_underdamped_d_zeta: defined only where zeta < 1")
+    _x0 = omega0*t
+    _x1 = _x0*zeta
+    _x2 = 1 - zeta**2
+    _x3 = e0*zeta
+    _x4 = _x3*omega0 + v0
+    _x5 = numpy.sqrt(_x2)
+    _x6 = _x0*_x5
+    _x7 = numpy.sin(_x6)
+    _x8 = numpy.cos(_x6)
+    _x9 = _x4*_x7 + _x5*_x8*e0*omega0
+    return (-_x0*_x2**(5/2)*_x9 + _x2**(3/2)*_x9*zeta + _x2**2*omega0*(-_x3*_x8 - _x4*_x8*t*zeta + _x5*_x7*e0*(_x1 + 1)))*numpy.exp(-_x1)/(_x2**3*omega0)
+
+
+def trajectory_underdamped_d_omega0(t, e0, v0, zeta, omega0):
+    """d trajectory_underdamped / d omega0: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_omega0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    zeta : array_like
+        damping ratio [dimensionless]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        zeta < 1
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
+    if not _inside:
+        raise ValueError("trajectory_underdamped_d_omega0: defined only where zeta < 1")
+    _x0 = omega0**2
+    _x1 = omega0*t
+    _x2 = zeta**2
+    _x3 = _x2 - 1
+    _x4 = numpy.sqrt(-_x3)
+    _x5 = _x1*_x4
+    _x6 = _x1*v0*numpy.cos(_x5)
+    _x7 = numpy.sin(_x5)
+    _x8 = _x4*_x7
+    return (_x0*_x8*e0*t + _x2*_x6 + _x5*_x7*v0*zeta - _x6 + _x8*v0)*numpy.exp(-_x1*zeta)/(_x0*_x3)
+
+
+def trajectory_critical_d_e0(t, e0, v0, omega0):
+    """d trajectory_critical / d e0: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical_d_e0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+    """
+    _x0 = omega0*t
+    return (_x0 + 1)*numpy.exp(-_x0)
+
+
+def trajectory_critical_d_v0(t, e0, v0, omega0):
+    """d trajectory_critical / d v0: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical_d_v0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+    """
+    return t*numpy.exp(-omega0*t)
+
+
+def trajectory_critical_d_omega0(t, e0, v0, omega0):
+    """d trajectory_critical / d omega0: column of the fit's Jacobian.
+
+    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical_d_omega0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    e0 : array_like
+        initial displacement e(0) [reward]
+    v0 : array_like
+        initial velocity e'(0) [reward/step]
+    omega0 : array_like
+        natural angular frequency [rad/step]
+    """
+    return t**2*(-e0*omega0 - v0)*numpy.exp(-omega0*t)

@@ -74,13 +74,32 @@ def _docstring(d: Derivation) -> str:
         for s in d.args:
             row = TABLE[s.name]
             lines += [f"{s.name} : array_like", f"    {row.meaning} [{row.unit}]"]
+    if d.domain is not None:
+        lines += ["", "Raises", "------", "ValueError",
+                  "    Outside the domain where this real-arithmetic form is the result:",
+                  f"    {domain_text(d)}"]
     return '"""' + "\n".join(lines).rstrip() + '\n"""'
+
+
+def domain_text(d: Derivation) -> str:
+    """The domain of ``d`` as plain text (sympy's str), for messages."""
+    return str(d.domain)
 
 
 def render_function(d: Derivation) -> str:
     """Source of the numpy function of ``d`` (numpy and math only)."""
     printer = _printer()
     body: list[str] = []
+    if d.domain is not None:  # refuse instead of returning NaN outside the domain
+        names = ", ".join(s.name for s in sorted(d.domain.free_symbols, key=lambda s: s.name))
+        arrays = ", ".join(f"numpy.asarray({s.name}, dtype=float)"
+                           for s in sorted(d.domain.free_symbols, key=lambda s: s.name))
+        conditions = d.domain.args if isinstance(d.domain, sp.And) else (d.domain,)
+        tests = " and ".join(f"numpy.all({printer.doprint(c)})" for c in conditions)
+        body += ["with numpy.errstate(all=\"ignore\"):  # arrays: 1/0 is inf, not an exception",
+                 f"    _inside = (lambda {names}: {tests})({arrays})",
+                 "if not _inside:",
+                 f"    raise ValueError(\"{d.name}: defined only where {domain_text(d)}\")"]
     expr = d.expr
     if not expr.has(sp.Sum):  # cse could hoist the summation index out of its lambda
         replacements, (expr,) = sp.cse(expr, symbols=sp.numbered_symbols("_x"))

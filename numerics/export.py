@@ -5,6 +5,8 @@ module of :mod:`grpodyn.numerics.codegen`, numpy only), ``latex`` (one labelled 
 derivation), ``javascript`` (an ES module), ``julia`` and ``rust``. Every function takes its
 arguments in the derivation's order, all as double precision; stability conditions return a
 boolean (``int`` in C). Bounded sums become loops; the binomial coefficient is a product loop.
+A derivation with a domain refuses arguments outside it: C sets ``errno = EDOM`` and returns NaN,
+JavaScript throws a ``RangeError``, Julia a ``DomainError``, Rust returns NaN.
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ _RUST_PRELUDE = ("".join(f"#[inline] fn {c}(x: f64) -> f64 {{ x.{r}() }}\n"
 
 @dataclass(frozen=True)
 class _Language:
+    """How one language writes assignments, loops, functions and the domain refusal."""
+
     printer: Callable[[], sp.printing.codeprinter.CodePrinter]
     assign: str  # "{name}" and "{value}"
     loop: str  # "{acc}", "{index}", "{lower}", "{upper}", "{term}"
@@ -98,6 +102,7 @@ class _Language:
     param: str  # "{name}"
     number_type: str
     bool_type: str
+    refuse: str  # "{condition}", "{message}": leave the function outside the domain
     indent: str = "    "
 
 
@@ -105,21 +110,25 @@ _C = _Language(
     _CPrinter, "const double {name} = {value};",
     "double {acc} = 0.0;\nfor (double {index} = {lower}; {index} <= {upper}; {index} += 1.0) "
     "{{\n    {acc} += {term};\n}}",
-    "{type} grpodyn_{name}({params}) {{\n{body}\n}}", "double {name}", "double", "int")
+    "{type} grpodyn_{name}({params}) {{\n{body}\n}}", "double {name}", "double", "int",
+    "if (!({condition})) {{ errno = EDOM; return NAN; }}")
 _JS = _Language(
     _JsPrinter, "const {name} = {value};",
     "let {acc} = 0.0;\nfor (let {index} = {lower}; {index} <= {upper}; {index} += 1) "
     "{{\n    {acc} += {term};\n}}",
-    "export function {name}({params}) {{\n{body}\n}}", "{name}", "", "")
+    "export function {name}({params}) {{\n{body}\n}}", "{name}", "", "",
+    "if (!({condition})) {{ throw new RangeError(\"{message}\"); }}")
 _JULIA = _Language(
     _JuliaPrinter, "{name} = {value}",
     "{acc} = 0.0\nfor {index} in ({lower}):({upper})\n    {acc} += {term}\nend",
-    "function {name}({params})\n{body}\nend", "{name}::Real", "", "")
+    "function {name}({params})\n{body}\nend", "{name}::Real", "", "",
+    "({condition}) || throw(DomainError(\"{message}\"))")
 _RUST = _Language(
     _RustPrinter, "let {name}: f64 = {value};",
     "let mut {acc}: f64 = 0.0;\nlet mut {index}: f64 = {lower};\nwhile {index} <= {upper} "
     "{{\n    {acc} += {term};\n    {index} += 1.0;\n}}",
-    "pub fn {name}({params}) -> {type} {{\n{body}\n}}", "{name}: f64", "f64", "bool")
+    "pub fn {name}({params}) -> {type} {{\n{body}\n}}", "{name}: f64", "f64", "bool",
+    "if !({condition}) {{ return f64::NAN; }}")
 
 
 def _function(d: Derivation, lang: _Language) -> str:
@@ -128,6 +137,11 @@ def _function(d: Derivation, lang: _Language) -> str:
     lines: list[str] = []
     if lang is _C:  # an argument a result does not depend on (kept for the calling convention)
         lines += [f"(void){a.name};" for a in args if a not in expr.free_symbols]
+    if d.domain is not None:  # refuse outside the domain (C: errno EDOM and NaN, Rust: NaN)
+        domain = d.domain.xreplace({s: sp.Symbol(s.name, real=True) for s in d.args})
+        lines += lang.refuse.format(condition=printer.doprint(domain),
+                                    message=f"{d.name}: defined only where {d.domain}"
+                                    ).splitlines()
     for i, node in enumerate(sorted(expr.atoms(sp.Sum), key=sp.srepr)):
         ((index, lower, upper),) = node.limits
         acc = f"sum{i}"
@@ -183,7 +197,8 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
                   "    return r;\n}")
         constants = "".join(f"#ifndef {name}\n#define {name} {value!r}\n#endif\n"
                             for name, value in _C_CONSTANTS.items())
-        source = (f"{_header_note('/*')} */\n#include <math.h>\n#include \"grpodyn_theory.h\"\n\n"
+        source = (f"{_header_note('/*')} */\n#include <errno.h>\n#include <math.h>\n"
+                  f"#include \"grpodyn_theory.h\"\n\n"
                   f"/* C99 does not define the M_ constants that math.h offers as an extension */\n"
                   f"{constants}\n"
                   f"{helper}\n\n" + "\n\n".join(_function(d, _C) for d in ds) + "\n")

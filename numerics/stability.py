@@ -9,6 +9,8 @@ matrix are evaluated directly, vectorised over grids.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.optimize import brentq
 
@@ -111,8 +113,13 @@ def staleness_stiffness_max(beta: float, d: int) -> float:
 def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> int | None:
     """Largest stable fixed staleness d (0: only on-policy is stable; None: not even that).
 
-    Stability is lost at d ~ c/k (continuum estimate); the exact value is found by bisection on
-    d with the Schur-Cohn test.
+    The characteristic polynomial factors as z^(d-1) (z - 1)(z - beta) + k, so a root on the
+    unit circle z = exp(i theta) needs |exp(i theta) - 1| |exp(i theta) - beta| = k, which fixes
+    theta independently of d (the left side grows monotonically from 0 to 2(1+beta) on
+    (0, pi)), and the phase condition (d - 1) theta + arg(exp(i theta) - 1)
+    + arg(exp(i theta) - beta) = pi, which gives the crossing lag d0 in O(1): the map is stable
+    for d < d0 (the continuum delay equation's k d < pi/2, made exact). A lag within round-off
+    of d0 is decided by the Schur-Cohn test, once. Cost independent of d (was O(d^2 log d)).
     """
     beta = float(check_momentum(momentum))
     k = float(check_positive("stiffness", stiffness))
@@ -120,15 +127,26 @@ def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> i
         return None
     if not staleness_stable(beta, k, 1):
         return 0
-    lo, hi = 1, 2
-    while staleness_stable(beta, k, hi):
-        lo, hi = hi, hi * 2
-        if hi > cap:
-            raise InputError(f"staleness stays stable beyond the cap d = {cap}")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if staleness_stable(beta, k, mid) else (lo, mid)
-    return lo
+    d0 = _staleness_crossing(beta, k)
+    first_unstable = math.ceil(d0)
+    nearest = round(d0)
+    if abs(d0 - nearest) <= 1e-9 * max(d0, 1.0) and nearest <= cap:
+        # a tie with the boundary: the exact test on that lag (marginal counts as unstable)
+        first_unstable = nearest if not staleness_stable(beta, k, nearest) else nearest + 1
+    if first_unstable - 1 > cap:
+        raise InputError(f"staleness stays stable beyond the cap d = {cap}")
+    return max(first_unstable - 1, 0)
+
+
+def _staleness_crossing(beta: float, k: float) -> float:
+    """The real lag d0 at which a root of z^(d-1)(z-1)(z-beta) + k crosses the unit circle."""
+
+    def magnitude(theta: float) -> float:
+        return 2.0 * math.sin(theta / 2) * math.sqrt(1 - 2 * beta * math.cos(theta) + beta**2) - k
+
+    theta = brentq(magnitude, 0.0, math.pi, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    phase = math.atan2(math.sin(theta), math.cos(theta) - beta)
+    return 1.0 + (math.pi / 2 - theta / 2 - phase) / theta
 
 
 def refresh_stable(beta, k, refresh) -> np.ndarray:
@@ -230,12 +248,18 @@ def first_unstable_mixed_refresh(*, momentum: float, stiffness_current: float,
     """Smallest unstable refresh interval with a partly held force (None: K = 1 unstable).
 
     A cycle radius within round-off of 1 is marginal and counted as unstable, as the exact
-    (strict) Jury conditions of the sample-and-hold case do.
+    (strict) Jury conditions of the sample-and-hold case do. The cycle product is built
+    incrementally (the cycle of K + 1 is one more step times the cycle of K: the same products,
+    in the same order, as :func:`mixed_refresh_radius`), so the search costs O(K) products.
     """
+    beta = float(check_momentum(momentum))
+    cap = check_int("cap", cap, minimum=1)
+    steps = refresh_cycle_steps(beta, float(stiffness_current), float(stiffness_lagged), 2)
+    cycle = steps[0] @ np.eye(3)
     for refresh in range(1, cap + 1):
-        if mixed_refresh_radius(momentum=momentum, stiffness_current=stiffness_current,
-                                stiffness_lagged=stiffness_lagged,
-                                refresh=refresh) >= 1 - _MARGINAL_TOLERANCE:
+        if refresh > 1:
+            cycle = steps[1] @ cycle
+        if float(np.max(np.abs(np.linalg.eigvals(cycle)))) >= 1 - _MARGINAL_TOLERANCE:
             return None if refresh == 1 else refresh
     raise InputError(f"refresh interval stays stable beyond the cap K = {cap}")
 

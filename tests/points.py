@@ -25,7 +25,9 @@ POINTS = [
 
 #: Derivations valid only on part of the table's ranges: values that put them in their domain.
 DOMAIN: dict[str, dict[str, float]] = {"trajectory_underdamped": {"zeta": 0.4},
-                                       "discrete_damping_ratio": {"k": 0.5}}
+                                       "discrete_damping_ratio": {"k": 0.5},
+                                       **{f"trajectory_underdamped_d_{p}": {"zeta": 0.4}
+                                          for p in ("e0", "v0", "zeta", "omega0")}}
 
 
 

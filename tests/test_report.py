@@ -71,3 +71,37 @@ def test_report_refuses_a_file_as_output(tmp_path, capsys):
     assert main(["report", "--out", str(target)]) == 2
     assert target.read_text() == "keep me"
     assert "--out" in capsys.readouterr().err
+
+
+def test_lab_results_unchanged_by_the_speed_work(quick_report):
+    """The quick report's bandit lab against its results before issue 18 (commit d532ebf):
+    same thresholds and lags, every number equal to round-off (the simulator's paths are
+    bit-identical; the enumeration is vectorised, the stability searches exact)."""
+    import json
+    from pathlib import Path
+
+    _, summary = quick_report
+    before = json.loads((Path(__file__).parent / "data" /
+                         "report_quick_bandit_before_issue18.json").read_text())
+    from grpodyn.serialization import finite_json
+
+    now = finite_json(summary["bandit"])  # as `grpodyn report --json` prints it
+
+    def same(a, b, where):
+        if isinstance(a, dict):
+            assert set(a) == set(b), where
+            for key in a:
+                same(a[key], b[key], f"{where}/{key}")
+        elif isinstance(a, list):
+            assert len(a) == len(b), where
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
+                same(x, y, f"{where}[{i}]")
+        elif isinstance(a, float) and isinstance(b, float):
+            assert a == pytest.approx(b, rel=1e-9, abs=1e-15, nan_ok=True), where
+        else:
+            assert a == b, where
+
+    same(now, before, "bandit")
+    for kind, results in before["thresholds"].items():
+        assert [r["observed"] for r in results] == \
+            [r["observed"] for r in now["thresholds"][kind]], kind

@@ -18,7 +18,8 @@ from typing import Any
 
 #: Derivation modules, in THEORY.md order; importing one registers its derivations.
 DERIVATION_MODULES = ("mean_field", "oscillator", "overdamped", "regimes", "stability",
-                      "fluctuations", "finite_group", "prompt_pool", "bandit", "optimizers")
+                      "fluctuations", "finite_group", "prompt_pool", "bandit", "optimizers",
+                      "jacobians")
 
 _EXPORTS = {
     "Derivation": "derivation", "DerivationError": "derivation", "Step": "derivation",

@@ -89,6 +89,7 @@ def _to_entry(d: Derivation) -> dict:
         "summary": d.summary,
         "section": d.section,
         "steps": [[s.description, srepr(s.expr)] for s in d.steps],
+        "domain": None if d.domain is None else srepr(d.domain),
     }
 
 
@@ -100,6 +101,7 @@ def _from_entry(name: str, entry: Mapping) -> Derivation:
         summary=entry["summary"],
         section=entry["section"],
         steps=tuple(Step(desc, cache.parse_srepr(text)) for desc, text in entry["steps"]),
+        domain=None if entry.get("domain") is None else cache.parse_srepr(entry["domain"]),
     )
 
 

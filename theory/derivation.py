@@ -55,6 +55,10 @@ class Derivation:
         The THEORY.md section it derives.
     steps
         The intermediate results, in order, for the notebooks.
+    domain
+        Where the expression, evaluated in real arithmetic, is the result (a sympy condition on
+        the arguments), or None when it is valid wherever the arguments are. The generated and
+        exported functions refuse arguments outside it instead of returning NaN.
     """
 
     name: str
@@ -63,6 +67,7 @@ class Derivation:
     summary: str
     section: str
     steps: tuple[Step, ...] = field(default=(), compare=False)
+    domain: sp.Basic | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "expr", canonical(self.expr))
@@ -85,6 +90,11 @@ class Derivation:
             raise DerivationError(
                 f"{self.name}: free symbols {sorted(map(str, missing))} are not in args {names}"
             )
+        if self.domain is not None and self.domain.free_symbols - set(self.args):
+            raise DerivationError(f"{self.name}: the domain uses symbols that are not arguments")
+        if isinstance(self.domain, sp.logic.boolalg.BooleanAtom):
+            raise DerivationError(f"{self.name}: the domain {self.domain} is vacuous under the "
+                                  "symbols' assumptions")
 
     @property
     def arg_names(self) -> tuple[str, ...]:

@@ -208,7 +208,7 @@ def derive_grpo_update_mean_expansion() -> Derivation:
     mean, _, steps = _grpo_expansion()
     return Derivation("grpo_update_mean_expansion", mean, (sym.G, sym.p),
                       "GRPO mean update to O(1/G) (eps = 0, degenerate groups neglected).",
-                      SECTION, steps)
+                      SECTION, steps, domain=sp.And(sym.p > 0, sym.p < 1))
 
 
 @derivation
@@ -216,4 +216,5 @@ def derive_grpo_update_variance_expansion() -> Derivation:
     """Var[U] = (1-2p)^2/(4G) + O(1/G^2): vanishes to first order at p = 1/2."""
     _, variance, steps = _grpo_expansion()
     return Derivation("grpo_update_variance_expansion", variance, (sym.G, sym.p),
-                      "GRPO update variance to O(1/G^2) (eps = 0).", SECTION, steps)
+                      "GRPO update variance to O(1/G^2) (eps = 0).", SECTION, steps,
+                      domain=sp.And(sym.p > 0, sym.p < 1))

@@ -100,7 +100,8 @@ def derive_spectral_peak_frequency() -> Derivation:
     return Derivation("spectral_peak_frequency", sp.acos(sp.factor(u_star)), (sym.beta, sym.k),
                       "Frequency of the spectral peak (exists while |cos omega*| < 1).", SECTION,
                       (Step("denominator of S in u = cos omega", denominator),
-                       Step("stationary point in u", u_star)))
+                       Step("stationary point in u", u_star)),
+                      domain=sp.And(sym.beta > 0, sp.Abs(sp.factor(u_star)) < 1))
 
 
 @derivation

@@ -87,7 +87,11 @@ def derive_trajectory() -> Derivation:
     expr = unified.subs(s, sym.omega0 * sp.sqrt(sym.zeta**2 - 1))
     return Derivation("trajectory", expr, (sym.t, sym.e0, sym.v0, sym.zeta, sym.omega0),
                       "Closed-form e(t) for e(0)=e0, e'(0)=v0, unified through critical damping.",
-                      SECTION, (*steps, Step("s = omega0 sqrt(zeta^2 - 1)", expr)))
+                      SECTION, (*steps, Step("s = omega0 sqrt(zeta^2 - 1)", expr)),
+                      # real arithmetic: s real, and cosh(s t) below overflow (s t < 700);
+                      # grpodyn.numerics.trajectory covers every regime and every t
+                      domain=sp.And(sym.zeta > 1, sym.omega0 * sp.sqrt(sym.zeta**2 - 1) * sym.t
+                                    < 700))
 
 
 @derivation
@@ -113,7 +117,7 @@ def derive_trajectory_underdamped() -> Derivation:
     return Derivation("trajectory_underdamped", expr,
                       (sym.t, sym.e0, sym.v0, sym.zeta, sym.omega0),
                       "Underdamped e(t) with the damped frequency omega0 sqrt(1 - zeta^2).",
-                      SECTION, (*steps, Step("s = i omega_d", rotated)))
+                      SECTION, (*steps, Step("s = i omega_d", rotated)), domain=sym.zeta < 1)
 
 
 @derivation
@@ -149,4 +153,5 @@ def derive_inflection_time() -> Derivation:
                       SECTION,
                       (Step("e''(t) = 0 with v0 = 0", curvature),
                        Step("divided by cosh(s t): tanh(s t) = s / (zeta omega0)", linear),
-                       Step("solved for t", closed)))
+                       Step("solved for t", closed)),
+                      domain=sym.zeta > 1)  # real s; numerics.trajectory.inflection_time: all

@@ -84,4 +84,6 @@ def derive_discrete_damping_ratio() -> Derivation:
     return Derivation("discrete_damping_ratio", zeta_d, (sym.beta, sym.k),
                       "zeta of the poles z = exp(s), s = log z, for the oscillatory exact map.",
                       SECTION, (Step("|z|^2 = beta for a conjugate pair", modulus_sq),
-                                Step("arg z = acos(Re z / |z|)", angle)))
+                                Step("arg z = acos(Re z / |z|)", angle)),
+                      domain=sp.And(sym.beta > 0, sym.k >= (1 - sp.sqrt(sym.beta))**2,
+                                    sym.k <= (1 + sp.sqrt(sym.beta))**2))

@@ -1,0 +1,136 @@
+"""Fast formulations against the plain definitions they replace (issue 18).
+
+Each fast path is compared with a reference written here the slow, obvious way: the result must
+be the same (integers exactly, floats to round-off).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from grpodyn.empirical import bandit_lab as lab
+from grpodyn.empirical.bandit import (
+    BanditConfig,
+    _Engine,
+    _TwoArmEngine,
+    expected_update,
+    group_update_moments,
+    simulate_bandit,
+)
+from grpodyn.numerics import stability
+
+
+def _staleness_max_by_bisection(beta: float, k: float) -> int | None:
+    """The former algorithm: doubling then bisection on d with the Schur-Cohn test."""
+    if not stability.staleness_stable(beta, k, 0):
+        return None
+    if not stability.staleness_stable(beta, k, 1):
+        return 0
+    lo, hi = 1, 2
+    while stability.staleness_stable(beta, k, hi):
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if stability.staleness_stable(beta, k, mid) else (lo, mid)
+    return lo
+
+
+def test_staleness_max_equals_schur_cohn_bisection():
+    rng = np.random.default_rng(18)
+    for _ in range(150):
+        beta = float(rng.uniform(0, 0.97))
+        k = float(10 ** rng.uniform(-2.3, np.log10(2 * (1 + beta)) - 0.01))
+        assert stability.staleness_max(momentum=beta, stiffness=k) == \
+            _staleness_max_by_bisection(beta, k), (beta, k)
+    # the on-policy limits: None past 2(1 + beta), 0 when one step of lag already destabilises
+    assert stability.staleness_max(momentum=0.5, stiffness=3.1) is None
+    assert stability.staleness_max(momentum=0.0, stiffness=1.5) == \
+        _staleness_max_by_bisection(0.0, 1.5)
+
+
+def test_staleness_max_at_long_lags_is_fast_and_near_the_continuum_limit():
+    import time
+
+    start = time.perf_counter()
+    d_max = stability.staleness_max(momentum=0.0, stiffness=1e-4)
+    assert time.perf_counter() - start < 0.1  # was 14 s at tau = 2e4 (O(d^2) per test)
+    # continuum delay equation x' = -k x(t - d): stable for k d < pi / 2
+    assert d_max == pytest.approx(np.pi / 2 / 1e-4, rel=1e-3)
+    with pytest.raises(stability.InputError, match="cap"):
+        stability.staleness_max(momentum=0.0, stiffness=1e-4, cap=1000)
+
+
+def _first_unstable_mixed_by_rebuilding(beta, kc, kl, cap):
+    for refresh in range(1, cap + 1):
+        if stability.mixed_refresh_radius(momentum=beta, stiffness_current=kc,
+                                          stiffness_lagged=kl, refresh=refresh) >= 1 - 1e-10:
+            return None if refresh == 1 else refresh
+    return "cap"
+
+
+@pytest.mark.parametrize("beta,kc,kl", [(0.0, 0.0, 0.05), (0.5, 0.01, 0.03), (0.9, 0.0, 0.02),
+                                        (0.0, 0.02, 0.01), (0.3, 2.9, 0.0), (0.9, 0.01, 0.4)])
+def test_incremental_mixed_refresh_equals_rebuilt_cycles(beta, kc, kl):
+    try:
+        fast = stability.first_unstable_mixed_refresh(momentum=beta, stiffness_current=kc,
+                                                      stiffness_lagged=kl, cap=300)
+    except stability.InputError:
+        fast = "cap"
+    assert fast == _first_unstable_mixed_by_rebuilding(beta, kc, kl, 300)
+
+
+@pytest.mark.parametrize("kl_estimator", ["k3", "forward"])
+def test_vectorised_enumeration_equals_scalar_calls(kl_estimator):
+    config = BanditConfig(kl=0.6, kl_estimator=kl_estimator, x_ref=0.2, group_size=12)
+    x = np.array([[-2.0, 0.1], [1.3, 4.0]])
+    mean, variance = group_update_moments(x, config)
+    assert mean.shape == variance.shape == (2, 2)
+    for index in np.ndindex(x.shape):
+        m, v = group_update_moments(float(x[index]), config)
+        assert isinstance(m, float)
+        assert mean[index] == pytest.approx(m, rel=1e-13, abs=1e-16)
+        assert variance[index] == pytest.approx(v, rel=1e-12, abs=1e-16)
+
+
+def test_transition_paths_equal_one_momentum_at_a_time():
+    config = lab.DEFAULT_CONFIG
+    momenta = np.array([0.2, 0.7, 0.95])
+    x0, steps = 2.5, 60
+    paths = lab._expected_paths(config, momenta, x0, steps)
+    for column, beta in enumerate(momenta):
+        xs = [x0]
+        previous = x0
+        for _ in range(steps):
+            current = xs[-1]
+            xs.append(current + beta * (current - previous)
+                      + config.lr * expected_update(current, config))
+            previous = current
+        np.testing.assert_allclose(paths[:, column], xs, rtol=1e-13, atol=1e-15)
+
+
+def test_table_driven_two_arm_engine_equals_per_group_formula_with_clipping():
+    """The tabulated sums against the general K-arm engine, with clipped importance ratios."""
+    config = BanditConfig(estimator="rloo", kl=0.3, group_size=6, prompts=5, clip=0.1)
+    rng = np.random.default_rng(3)
+    x = np.array([-1.0, 0.0, 0.4, 2.5])
+    wins = rng.integers(0, 7, size=(4, 5))
+    p_old = 1 / (1 + np.exp(-(x + np.array([0.5, -0.5, 0.05, -0.3]))))  # some ratios clip
+    fast, fast_metrics = _TwoArmEngine(config, rng, 4).gradient(x, wins, p_old)
+    general, general_metrics = _Engine(config, rng, 4).gradient(
+        np.column_stack([x, np.zeros(4)]), np.stack([wins, 6 - wins], axis=-1),
+        np.column_stack([p_old, 1 - p_old]))
+    np.testing.assert_allclose(fast, general[:, 0], rtol=1e-12, atol=1e-15)
+    for key, value in fast_metrics.items():
+        np.testing.assert_allclose(value, general_metrics[key], rtol=1e-12, atol=1e-15)
+
+
+def test_record_every_keeps_the_same_path_and_metrics():
+    config = replace(lab.DEFAULT_CONFIG, momentum=0.5, staleness=3)
+    every = simulate_bandit(config, steps=40, seeds=5, seed=2)
+    sparse = simulate_bandit(config, steps=40, seeds=5, seed=2, record_every=4)
+    np.testing.assert_array_equal(sparse.x, every.x[::4])
+    for key, value in sparse.metrics.items():
+        np.testing.assert_array_equal(value, every.metrics[key][3::4])

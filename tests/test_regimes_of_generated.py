@@ -1,0 +1,97 @@
+"""Every generated function in every regime: a finite value, or a clear refusal (issue 18).
+
+A derivation whose real-arithmetic form holds on part of the arguments' ranges declares that
+domain; its generated (and exported) function refuses arguments outside it instead of returning
+NaN. Every other function must be finite wherever its arguments are valid, in every regime.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from grpodyn.numerics import _generated
+from grpodyn.numerics.compiled import compiled
+
+from .points import POINTS
+
+#: Values of the arguments that select regimes (damping, momentum, stiffness, probability ...).
+REGIME_VALUES = {"zeta": [0.3, 1.0, 1.7], "beta": [0.0, 0.5, 0.95], "k": [1e-4, 0.05, 0.5, 2.5],
+                 "p": [1e-3, 0.5, 1.0], "G": [2, 16], "x": [-3.0, 0.0, 3.0],
+                 "omega": [0.01, 1.0, 3.0], "K": [1, 3, 40], "d": [1, 3],
+                 "t": [0.0, 5.0, 1e4], "z": [-0.9, 0.9], "q": [0.1, 0.9], "S": [0, 3]}
+
+#: Complex-valued by design: evaluated with complex arguments (numerics.fluctuations does).
+COMPLEX = {"autocorrelation"}
+
+
+def _combinations(name: str):
+    args = _generated.SIGNATURES[name]
+    for combo in itertools.product(*(REGIME_VALUES.get(a, [POINTS[0][a]]) for a in args)):
+        values = dict(zip(args, combo, strict=True))
+        if "S" in values and "G" in values and values["S"] > values["G"]:
+            continue
+        yield values
+
+
+def _domain_names() -> set[str]:
+    from grpodyn.theory import registry
+
+    return {name for name, d in registry().items() if d.domain is not None}
+
+
+def test_derivations_with_a_domain():
+    jacobians = {f"{model}_d_{p}" for model in ("trajectory", "trajectory_underdamped")
+                 for p in ("e0", "v0", "zeta", "omega0")}
+    assert {"trajectory", "trajectory_underdamped", "inflection_time", "discrete_damping_ratio",
+            "spectral_peak_frequency", "grpo_update_mean_expansion",
+            "grpo_update_variance_expansion", *jacobians} == _domain_names()
+
+
+@pytest.mark.parametrize("name", sorted(set(_generated.SIGNATURES) - COMPLEX))
+def test_finite_inside_every_regime_or_refused(name):
+    from grpodyn.theory import get
+
+    domain = get(name).domain
+    inside = outside = 0
+    for values in _combinations(name):
+        if domain is not None and not bool(domain.subs({s: values[s.name]
+                                                        for s in get(name).args})):
+            with pytest.raises(ValueError, match=f"{name}: defined only where"):
+                compiled(name)(*values.values())
+            outside += 1
+            continue
+        with np.errstate(divide="ignore"):  # a limit value (e.g. 1/0 = inf) is still a value
+            value = np.asarray(compiled(name)(*values.values()))
+        assert value.dtype == bool or not np.isnan(value).any(), (name, values, value)
+        inside += 1
+    assert inside >= 1
+    if domain is not None:
+        assert outside >= 1  # the regime grid reaches outside every declared domain
+
+
+def test_complex_autocorrelation_is_finite_in_every_regime():
+    for values in _combinations("autocorrelation"):
+        if values["k"] >= 2 * (1 + values["beta"]):
+            continue  # unstable: no stationary autocorrelation
+        args = [complex(v) for v in values.values()]
+        assert np.isfinite(compiled("autocorrelation")(*args)), values
+
+
+def test_trajectory_regimes_agree_with_the_stable_numerics():
+    from grpodyn.numerics.trajectory import trajectory
+
+    t = np.linspace(0, 80, 50)
+    for zeta, name in ((0.4, "trajectory_underdamped"), (2.5, "trajectory")):
+        np.testing.assert_allclose(compiled(name)(t, 0.7, 0.01, zeta, 0.3),
+                                   trajectory(t, e0=0.7, v0=0.01, zeta=zeta, omega0=0.3),
+                                   rtol=1e-11, atol=1e-15)
+    np.testing.assert_allclose(compiled("trajectory_critical")(t, 0.7, 0.01, 0.3),
+                               trajectory(t, e0=0.7, v0=0.01, zeta=1.0, omega0=0.3),
+                               rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="zeta > 1"):
+        compiled("trajectory")(t, 0.7, 0.01, 0.4, 0.3)  # was NaN
+    with pytest.raises(ValueError, match="< 700"):
+        compiled("trajectory")(1e4, 0.7, 0.01, 2.5, 0.3)  # cosh overflows: was NaN (inf * 0)
