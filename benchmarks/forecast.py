@@ -16,7 +16,9 @@ deviation of its training residuals (for last value and mean-of-last-20%: of the
 Scores per run, fraction F of the points used for training (F = 0.2, 0.3, 0.5, 0.7): MAE over
 the held-out points divided by the noise floor sigma sqrt(2/pi) (the mean absolute deviation of
 the white noise, sigma from first differences of the whole run); coverage of the 90% band;
-interval score (Gneiting & Raftery 2007) divided by sigma. Per method: median over runs of
+interval score (Gneiting & Raftery 2007) divided by sigma. A reference row ``oracle_smooth``
+(not a forecast: a centred moving average of the held-out part itself, window a tenth of it)
+shows how close to the noise floor any forecast can come on these runs. Per method: median over runs of
 MAE / floor, pooled coverage (all held-out points), the share of runs with coverage >= 0.6, and
 the median interval score / sigma.
 """
@@ -131,6 +133,10 @@ def evaluate(name: str, run, fraction: float) -> dict[str, dict] | None:
         if bounds is not None:
             low, high = np.clip(low, *bounds), np.clip(high, *bounds)
         out[f"m:{member_name}"] = _scores(held, mean, low, high, sigma)
+    window = max(3, held.size // 10)
+    smooth = np.convolve(held, np.ones(window) / window, mode="same") / np.convolve(
+        np.ones(held.size), np.ones(window) / window, mode="same")
+    out["oracle_smooth"] = _scores(held, smooth, smooth, smooth, sigma)
     for base in BASELINES:
         try:
             mean, sd = _baseline(base, t[:n_train], y[:n_train], future)
@@ -202,7 +208,8 @@ def main() -> None:
                       f"forecaster {result['forecaster']['mae_floor']:.2f}, last "
                       f"{result['last_value']['mae_floor']:.2f}", file=sys.stderr)
             methods = ["forecaster", *sorted({k for r in results for k in r
-                                              if k.startswith("m:")}), *BASELINES]
+                                              if k.startswith("m:")}), *BASELINES,
+                       "oracle_smooth"]
             summary[fraction] = summarise(results, methods)
         _print_table(f"{source} runs ({len(runs)})", summary)
         everything[source] = {"summary": summary, "per_run": per_run}

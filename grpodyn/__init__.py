@@ -24,7 +24,7 @@ _EXPORTS = {
     "reward_trajectory": "grpodyn.numerics.trajectory",
     "fit_curve": "grpodyn.numerics.fit",
     "fit_models": "grpodyn.numerics.fit",
-    "forecast": "grpodyn.numerics.fit",
+    "forecast_curve": "grpodyn.numerics.forecast",
     "estimate_noise": "grpodyn.numerics.fit",
     "compiled": "grpodyn.numerics.compiled",
     "regime": "grpodyn.numerics.stability",
@@ -33,6 +33,7 @@ _EXPORTS = {
     "stationary_variance": "grpodyn.numerics.fluctuations",
     "bandit_theory": "grpodyn.numerics.bandit",
     "load_run": "grpodyn.empirical.loaders",
+    "analyse_run": "grpodyn.empirical.run_analysis",
     "BanditConfig": "grpodyn.empirical.bandit",
     "simulate_bandit": "grpodyn.empirical.bandit",
 }

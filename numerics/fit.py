@@ -38,8 +38,8 @@ from .compiled import compiled
 from .trajectory import closed_form
 from .validation import InputError, check_finite, check_momentum
 
-__all__ = ["CurveModel", "FitResult", "ForecastResult", "NoiseEstimate", "MODEL_NAMES",
-           "curve_model", "fit_curve", "fit_models", "estimate_noise", "forecast"]
+__all__ = ["CurveModel", "FitResult", "NoiseEstimate", "MODEL_NAMES", "EXTRA_MODELS",
+           "curve_model", "fit_curve", "fit_models", "estimate_noise"]
 
 MODEL_NAMES = ("inertial", "exponential", "sigmoid", "exponential_lr")
 #: Models fitted on request only (not part of ``fit --model all``).
@@ -198,23 +198,6 @@ class FitResult:
         if derived:
             out["derived"] = {k: clean(v) for k, v in derived.items()}
         return out
-
-
-@dataclass(frozen=True)
-class ForecastResult:
-    """Fit on the first part of a run, prediction of the rest."""
-
-    model: str
-    n_train: int
-    n_holdout: int
-    r2_holdout: float
-    mae_holdout: float
-    coverage: float
-    level: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (float(v) if isinstance(v, float) and np.isfinite(v) else v)
-                for k, v in self.__dict__.items()}
 
 
 def _unit_trajectory(t: np.ndarray, e0: float, v0: float, zeta: float, omega0: float
@@ -580,35 +563,3 @@ def fit_models(t, y, *, models=MODEL_NAMES, momentum: float | None = None,
             continue
         out[name] = fit_curve(name, t, y, momentum=momentum, learning_rate=learning_rate)
     return out
-
-
-def forecast(name: str, t, y, *, train_fraction: float, momentum: float | None = None,
-             learning_rate=None, level: float = 0.95) -> ForecastResult:
-    """Fit on the first ``train_fraction`` of the points and score the prediction of the rest."""
-    t = check_finite("steps", t).ravel()
-    y = check_finite("reward", y).ravel()
-    if not 0 < train_fraction < 1:
-        raise InputError(f"train_fraction must lie strictly between 0 and 1, got "
-                         f"{train_fraction!r}")
-    n_train = int(np.floor(train_fraction * t.size))
-    if n_train < 5 or t.size - n_train < 1:
-        raise InputError(f"train fraction {train_fraction} leaves {n_train} training and "
-                         f"{t.size - n_train} holdout points")
-    lr_train = None if learning_rate is None else np.asarray(learning_rate)[:n_train]
-    if name == "exponential_lr":
-        # the learning-rate clock must extend over the holdout: fit on the full clock
-        model_full = curve_model(name, t - t[0], y, learning_rate=learning_rate)
-        fit = fit_curve(name, t[:n_train], y[:n_train], learning_rate=lr_train)
-        fit = FitResult(model_full, fit.theta, fit.covariance, fit.t, fit.y, fit.rss, fit.r2,
-                        fit.aic, fit.bic)
-    else:
-        fit = fit_curve(name, t[:n_train], y[:n_train], momentum=momentum)
-    t_hold, y_hold = t[n_train:] - t[0], y[n_train:]
-    prediction = fit.predict(t_hold)
-    low, high = fit.prediction_band(t_hold, level)
-    ss_res = float(np.sum((y_hold - prediction) ** 2))
-    ss_tot = float(np.sum((y_hold - y_hold.mean()) ** 2))
-    return ForecastResult(name, n_train, int(t_hold.size),
-                          1 - ss_res / ss_tot if ss_tot > 0 else float("nan"),
-                          float(np.mean(np.abs(y_hold - prediction))),
-                          float(np.mean((y_hold >= low) & (y_hold <= high))), level)
