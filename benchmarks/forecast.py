@@ -18,8 +18,8 @@ the held-out points divided by the noise floor sigma sqrt(2/pi) (the mean absolu
 the white noise, sigma from first differences of the whole run); coverage of the 90% band;
 interval score (Gneiting & Raftery 2007) divided by sigma. A reference row ``oracle_smooth``
 (not a forecast: a centred moving average of the held-out part itself, window a tenth of it)
-shows how close to the noise floor any forecast can come on these runs. Per method: median over runs of
-MAE / floor, pooled coverage (all held-out points), the share of runs with coverage >= 0.6, and
+shows how close to the noise floor any forecast can come on these runs. Per method: median
+over runs of MAE / floor, pooled coverage (all held-out points), the share of runs with coverage >= 0.6, and
 the median interval score / sigma.
 """
 
