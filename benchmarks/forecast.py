@@ -19,8 +19,8 @@ the white noise, sigma from first differences of the whole run); coverage of the
 interval score (Gneiting & Raftery 2007) divided by sigma. A reference row ``oracle_smooth``
 (not a forecast: a centred moving average of the held-out part itself, window a tenth of it)
 shows how close to the noise floor any forecast can come on these runs. Per method: median
-over runs of MAE / floor, pooled coverage (all held-out points), the share of runs with coverage >= 0.6, and
-the median interval score / sigma.
+over runs of MAE / floor, pooled coverage (all held-out points), the share of runs with
+coverage >= 0.6, and the median interval score / sigma.
 """
 
 from __future__ import annotations

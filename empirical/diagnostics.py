@@ -343,11 +343,9 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     if run.n_points < _MIN_POINTS:
         raise InputError(f"{run.source}: a diagnosis needs at least {_MIN_POINTS} logged "
                          f"points, got {run.n_points}")
-    if group_size is None and run.hyperparameters.get("G") is not None:
-        try:
-            group_size = int(run.hyperparameters["G"])
-        except (TypeError, ValueError):
-            group_size = None
+    found = run.meta.value("group_size")
+    if group_size is None and isinstance(found, int) and found >= 2:  # G = 1 has no groups
+        group_size = found
     if group_size is not None:
         group_size = check_int("group_size", group_size, minimum=2)
     early, late, _ = _segments(run.n_points)

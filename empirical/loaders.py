@@ -1,50 +1,40 @@
-"""Loaders of GRPO training logs, one per format, behind :func:`load_run`.
+"""Load a GRPO training log of any trainer into a :class:`Run`: :func:`load_run`.
 
-Formats: TRL ``trainer_state.json`` (``log_history``), TRL console logs (one dict literal
-per logged step; steps are reconstructed and flagged), wide CSV and JSONL of step-wise metrics,
-Weights & Biases CSV exports (``<run> - <metric>`` columns), long-format CSV
-(``run, step, metric, value``), and TensorBoard event files (a ``*tfevents*`` file or a folder
-of them; needs the ``tensorboard`` extra). Every loader returns a :class:`Run`. Nothing here
-evaluates text: dict literals are read by walking their syntax tree, and malformed input
-raises :class:`LogFormatError` naming the file and, where there is one, the line.
+Formats (the README's format table lists each with an example and what is read or inferred):
+TRL ``trainer_state.json`` (eval entries merged as the held-out reward), TRL console logs (dict
+lines; the real step from the progress counter or ``logging_steps``), JSON arrays of step dicts,
+JSON lines (flat, typed eval/rollout/train records, verl's file logger, W&B
+``wandb-history.jsonl``), verl console (``step:N - key:value - ...``), OpenRLHF console
+(progress-bar postfix), other hand-written consoles, CSV/TSV (wide, W&B export, long format),
+TensorBoard event files; and directories: a TRL checkpoint, a run with several checkpoints (the
+latest), a W&B run, a TensorBoard tree. Metric names map onto the canonical quantities through
+the per-trainer tables of ``logs_aliases``; hyperparameters come with their source
+(``logs_meta.RunMeta``) from the log, the files beside it (``logs_config``) and, where rewards
+are binary, the granularity of the logged values (``logs_infer``).
+
+Nothing here evaluates text or unpickles with the standard unpickler: dict literals are read by
+walking their syntax tree, ``training_args.bin`` by a restricted reader that builds only plain
+containers. Malformed input raises :class:`LogFormatError` naming the file and the problem.
 """
 
 from __future__ import annotations
 
-import ast
-import csv
-import io
 import json
 import math
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Run", "LogFormatError", "load_run", "list_runs", "METRIC_ALIASES"]
+from .logs_aliases import CANONICAL, METRIC_ALIASES, per_function_rewards, resolve
+from .logs_common import LogFormatError, Parsed, Rows, number, read_text
+from .logs_infer import logged_meta
+from .logs_meta import Hyperparameter, RunMeta
 
-#: Canonical metric name -> names used by TRL, verl, OpenRLHF and W&B exports (first found wins).
-METRIC_ALIASES: dict[str, tuple[str, ...]] = {
-    "reward": ("reward", "train/reward", "rewards/mean", "critic/score/mean", "train/rewards"),
-    "reward_std": ("reward_std", "train/reward_std", "rewards/std"),
-    "frac_reward_zero_std": ("frac_reward_zero_std", "train/frac_reward_zero_std",
-                             "zero_std_ratio"),
-    "entropy": ("entropy", "train/entropy", "actor/entropy"),
-    "kl": ("kl", "train/kl", "actor/kl_loss"),
-    "completion_length": ("completion_length", "completions/mean_length",
-                          "train/completion_length", "train/mean_response_length",
-                          "response_length/mean"),
-    "learning_rate": ("learning_rate", "train/learning_rate", "lr", "actor/lr"),
-    "heldout_reward": ("eval/reward", "eval_reward", "eval/rewards", "val/reward",
-                       "test_score"),
-}
-_STEP_NAMES = ("step", "Step", "global_step", "_step", "train/global_step", "trainer/global_step")
-_MAX_BYTES = 512 * 2**20
-
-
-class LogFormatError(ValueError):
-    """A log cannot be read; the message names the file, the line where known, and the problem."""
+__all__ = ["Run", "LogFormatError", "load_run", "load_runs", "list_runs", "Hyperparameter",
+           "RunMeta", "METRIC_ALIASES"]
 
 
 @dataclass
@@ -62,13 +52,20 @@ class Run:
     reward : numpy.ndarray
         The reward fitted by default (``reward_key`` says which metric it is).
     metrics : dict of str to numpy.ndarray
-        Canonical metrics (see ``METRIC_ALIASES``) aligned on ``steps``, NaN where not logged.
-    hyperparameters : dict
-        Hyperparameters found in the log or a config beside it (G, lr, ...).
+        Canonical metrics (``logs_aliases.CANONICAL``) aligned on ``steps``, NaN where not
+        logged; ``heldout_reward`` is NaN where the run was not evaluated.
+    reward_key : str
+        The metric read as the reward (a ``+``-joined list when per-function rewards are summed).
+    run_name : str or None
+        Which run of a file that holds several.
+    meta : RunMeta
+        Hyperparameters found in the log or the files beside it, each with its source.
     steps_reconstructed : bool
-        True when the log has no step field and steps are the line order.
+        True when the log has no step and the steps are the order of the logged points.
     warnings : list of str
-        Repairs applied while loading (dropped duplicate steps, non-finite values, ...).
+        Repairs, choices and assumptions made while loading.
+    metric_keys : dict of str to str
+        Canonical name -> the log's own metric name it was read from.
     """
 
     source: str
@@ -78,9 +75,10 @@ class Run:
     metrics: dict[str, np.ndarray]
     reward_key: str = "reward"
     run_name: str | None = None
-    hyperparameters: dict[str, Any] = field(default_factory=dict)
+    meta: RunMeta = field(default_factory=RunMeta)
     steps_reconstructed: bool = False
     warnings: list[str] = field(default_factory=list)
+    metric_keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def n_points(self) -> int:
@@ -100,30 +98,58 @@ class Run:
         if "step" not in table.columns:
             raise LogFormatError(f"{source}: no 'step' column or index")
         metric_columns = [c for c in table.columns if c != "step"]
-        rows = [(_number(row["step"]), {c: row[c] for c in metric_columns})
+        rows = [(number(row["step"]), {c: row[c] for c in metric_columns})
                 for _, row in table.iterrows()]
-        return _assemble(source, "pandas", rows)
+        return _assemble(source, Parsed("pandas", {"": rows}), rows)
 
 
-def _number(value: Any) -> float:
-    """A float from a number or numeric string; NaN for anything else."""
-    if isinstance(value, bool):
-        return math.nan
-    try:
-        if isinstance(value, (int, float)):
-            return float(value)
-        if isinstance(value, str):
-            return float(value.strip())
-    except (ValueError, OverflowError):  # not a number, or an integer beyond float range
-        return math.nan
-    return math.nan
+# ---------------------------------------------------------------------------- assembly
 
 
-def _assemble(source: str, fmt: str, rows: list[tuple[float, dict[str, Any]]], *,
-              run_name: str | None = None, steps_reconstructed: bool = False,
-              hyperparameters: dict[str, Any] | None = None) -> Run:
+def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key: str | None
+                   ) -> tuple[list[str], list[str]]:
+    """The reward's metric names (several are summed) and notes on the choice."""
+    if reward_key is not None:
+        if reward_key not in available:
+            raise LogFormatError(f"{source}: no metric {reward_key!r} (--reward-key); metrics "
+                                 f"present: {', '.join(sorted(available)[:20])}")
+        return [reward_key], []
+    key = resolve("reward", available, ecosystem)
+    if key is not None:
+        return [key], []
+    functions = per_function_rewards(available)
+    if len(functions) == 1:
+        return functions, [f"no total reward: reading the one reward function {functions[0]!r}"]
+    if functions:
+        return functions, [
+            f"no total reward: the reward is the sum of the {len(functions)} reward functions "
+            f"({', '.join(functions)}), TRL's total when reward_weights are all 1 (weights "
+            "not known here); choose one with --reward-key"]
+    held = resolve("heldout_reward", available, ecosystem)
+    if held is not None:
+        return [held], [f"no training reward: fitting the held-out {held!r} instead"]
+    raise LogFormatError(f"{source}: no reward metric found (looked for the reward names of "
+                         f"TRL, verl, OpenRLHF, W&B and custom loops; give --reward-key); "
+                         f"metrics present: {', '.join(sorted(available)[:12])}")
+
+
+def _eval_twins(keys: list[str], available: set[str]) -> list[str]:
+    """The evaluation names of reward functions (TRL ``eval_<key>``, W&B ``eval/<key>``), when
+    every one is logged."""
+    twins = []
+    for key in keys:
+        bare = key[len("train/"):] if key.startswith("train/") else key
+        twin = next((t for t in (f"eval_{bare}", f"eval/{bare}") if t in available), None)
+        if twin is None:
+            return []
+        twins.append(twin)
+    return twins
+
+
+def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None = None,
+              reward_key: str | None = None) -> Run:
     """Build a Run from (step, {metric: value}) rows; repairs are recorded as warnings."""
-    warnings: list[str] = []
+    warnings: list[str] = list(parsed.notes)
     finite_steps = [(s, r) for s, r in rows if math.isfinite(s)]
     if not finite_steps:
         raise LogFormatError(f"{source}: no logged step with a finite step number")
@@ -132,15 +158,10 @@ def _assemble(source: str, fmt: str, rows: list[tuple[float, dict[str, Any]]], *
                         "number dropped")
     rows = finite_steps
     available = set().union(*(r.keys() for _, r in rows))
-    reward_key = next((k for k in METRIC_ALIASES["reward"] if k in available), None)
-    if reward_key is None:
-        reward_key = next((k for k in METRIC_ALIASES["heldout_reward"] if k in available), None)
-        if reward_key is None:
-            raise LogFormatError(f"{source}: no reward metric found (looked for "
-                                 f"{', '.join(METRIC_ALIASES['reward'])}); metrics present: "
-                                 f"{', '.join(sorted(available)[:12])}")
-        warnings.append(f"no training reward: fitting {reward_key!r} instead")
-    rows = [(s, r) for s, r in rows if reward_key in r]
+    keys, notes = _choose_reward(source, available, parsed.ecosystem, reward_key)
+    warnings += notes
+    all_rows = rows
+    rows = [(s, r) for s, r in rows if all(k in r for k in keys)]
     steps = np.array([s for s, _ in rows], dtype=float)
     order = np.argsort(steps, kind="stable")
     if np.any(steps[1:] < steps[:-1]):
@@ -153,275 +174,117 @@ def _assemble(source: str, fmt: str, rows: list[tuple[float, dict[str, Any]]], *
     steps, rows = steps[keep], [r for r, k in zip(rows, keep, strict=True) if k]
 
     def column(key: str) -> np.ndarray:
-        return np.array([_number(r.get(key)) for _, r in rows], dtype=float)
+        return np.array([number(r.get(key)) for _, r in rows], dtype=float)
 
-    reward = column(reward_key)
+    reward = np.sum([column(k) for k in keys], axis=0) if rows else np.zeros(0)
     finite = np.isfinite(reward)
     if not finite.all():
-        warnings.append(f"{int((~finite).sum())} points with a missing or non-finite reward "
+        warnings.append(f"{int((~finite).sum())} point(s) with a missing or non-finite reward "
                         "dropped")
         steps, reward, rows = steps[finite], reward[finite], [r for r, f in
                                                                zip(rows, finite, strict=True) if f]
+    label = "+".join(keys)
     if steps.size == 0:
-        raise LogFormatError(f"{source}: no finite value of {reward_key!r}")
-    metrics = {}
-    for name, aliases in METRIC_ALIASES.items():
-        key = next((k for k in aliases if k in available and k != reward_key), None)
-        if key is not None:
-            values = column(key)
-            values[~np.isfinite(values)] = np.nan
-            if np.isfinite(values).any():
-                metrics[name] = values
-    return Run(source=source, format=fmt, steps=steps, reward=reward, metrics=metrics,
-               reward_key=reward_key, run_name=run_name, hyperparameters=hyperparameters or {},
-               steps_reconstructed=steps_reconstructed, warnings=warnings)
-
-
-def _read_text(path: Path) -> str:
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from None
-    if size > _MAX_BYTES:
-        raise LogFormatError(f"{path}: {size} bytes is larger than the {_MAX_BYTES} byte limit")
-    raw = path.read_bytes()
-    for encoding in ("utf-8-sig", "utf-16"):
-        try:
-            text = raw.decode(encoding)
-        except UnicodeDecodeError:
+        raise LogFormatError(f"{source}: no finite value of {label!r}")
+    metrics, metric_keys = {}, {"reward": label}
+    for name in CANONICAL[1:]:
+        found = resolve(name, available - set(keys), parsed.ecosystem)
+        held = [found] if found else []
+        if name == "heldout_reward" and not held and len(keys) > 1:
+            held = _eval_twins(keys, available)  # summed reward functions: their eval twins
+        if not held:
             continue
-        if encoding == "utf-16" and raw[:2] not in (b"\xff\xfe", b"\xfe\xff"):
-            continue
-        return text
-    raise LogFormatError(f"{path}: not UTF-8 or UTF-16 text")
-
-
-def _load_trainer_state(path: Path, data: dict) -> Run:
-    history = data.get("log_history")
-    if not isinstance(history, list):
-        raise LogFormatError(f"{path}: 'log_history' is missing or not a list")
-    rows = []
-    for index, entry in enumerate(history):
-        if not isinstance(entry, dict):
-            raise LogFormatError(f"{path}: log_history[{index}] is not an object")
-        if "step" not in entry:
-            continue
-        rows.append((_number(entry["step"]), entry))
-    hyper = _hyperparameters_beside(path)
-    for own in ("grpodyn_settings", "grpodyn_bandit_config"):  # logs grpodyn itself wrote
-        settings = data.get(own)
-        if isinstance(settings, dict) and isinstance(settings.get("group_size"), int):
-            hyper.setdefault("G", settings["group_size"])
-    return _assemble(str(path), "trl_trainer_state", rows, hyperparameters=hyper)
-
-
-def _hyperparameters_beside(path: Path) -> dict[str, Any]:
-    """G, lr, betas, num_iterations, KL beta from a training_args.json or config.json beside."""
-    found: dict[str, Any] = {}
-    names = {"num_generations": "G", "learning_rate": "lr", "adam_beta1": "beta1",
-             "adam_beta2": "beta2", "num_iterations": "num_iterations", "beta": "beta_kl",
-             "per_device_train_batch_size": "batch_size", "warmup_steps": "warmup_steps"}
-    for candidate in ("training_args.json", "config.json", "grpo_config.json"):
-        file = path.parent / candidate
-        if not file.is_file():
-            continue
-        try:
-            config = json.loads(file.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(config, dict):
-            for key, name in names.items():
-                if key in config and name not in found:
-                    found[name] = config[key]
-    return found
-
-
-def _literal_dict(text: str) -> dict[str, Any] | None:
-    """A dict literal of string keys and scalar values, read without evaluating code."""
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # incl. nesting too deep
-        return None
-    if not isinstance(node, ast.Dict):
-        return None
-    out = {}
-    for key, value in zip(node.keys, node.values, strict=True):
-        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-            return None
-        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) \
-                and isinstance(value.operand, ast.Constant):
-            out[key.value] = -_number(value.operand.value)
-        elif isinstance(value, ast.Constant):
-            out[key.value] = value.value
+        key = "+".join(held)
+        if name == "heldout_reward":  # evaluated at its own steps: align, NaN elsewhere
+            at = {s: sum(number(r[k]) for k in held) for s, r in all_rows
+                  if all(k in r for k in held)}
+            values = np.array([at.get(s, math.nan) for s in steps], dtype=float)
         else:
-            out[key.value] = None
-    return out
+            values = column(key)
+        values[~np.isfinite(values)] = np.nan
+        if np.isfinite(values).any():
+            metrics[name], metric_keys[name] = values, key
+    meta = replace(parsed.meta).merged(logged_meta(rows))
+    return Run(source=source, format=parsed.format, steps=steps, reward=reward,
+               metrics=metrics, reward_key=label, run_name=run_name or None,
+               meta=meta, steps_reconstructed=parsed.steps_reconstructed,
+               warnings=warnings, metric_keys=metric_keys)
 
 
-def _load_console(path: Path, text: str) -> Run:
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if not (stripped.startswith("{") and stripped.endswith("}")):
-            continue
-        entry = _literal_dict(stripped)
-        if entry is None:
-            raise LogFormatError(f"{path}:{lineno}: a dict line that is not a literal dict")
-        if any(k in entry for k in METRIC_ALIASES["reward"]):
-            step = _number(entry["step"]) if "step" in entry else float(len(rows) + 1)
-            rows.append((step, entry))
-    if not rows:
-        raise LogFormatError(f"{path}: no dict lines with a reward")
-    reconstructed = not any("step" in r for _, r in rows)
-    run = _assemble(str(path), "trl_console", rows, steps_reconstructed=reconstructed)
-    if reconstructed:
-        run.warnings.append("no step field: steps reconstructed from the line order "
-                            "(assumes logging_steps = 1)")
-    return run
+# ---------------------------------------------------------------------------- dispatch
 
 
-def _table_rows(path: Path, text: str) -> tuple[list[str], list[list[str]]]:
-    try:
-        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.reader(io.StringIO(text), dialect)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise LogFormatError(f"{path}: empty file") from None
-    except csv.Error as exc:
-        raise LogFormatError(f"{path}:1: not a readable table ({exc})") from None
-    body = []
-    lineno = 1
-    try:
-        for lineno, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            if len(row) != len(header):
-                raise LogFormatError(f"{path}:{lineno}: {len(row)} fields, the header has "
-                                     f"{len(header)}")
-            body.append(row)
-    except csv.Error as exc:
-        raise LogFormatError(f"{path}:{lineno + 1}: not a readable table ({exc})") from None
-    return [h.strip() for h in header], body
+@dataclass
+class _Source:
+    """A parsed log and where its hyperparameter files may lie."""
+
+    parsed: Parsed
+    label: str
+    beside: list[Path]
 
 
-def _runs_of_long_csv(path: Path, header: list[str], body: list[list[str]]
-                      ) -> dict[str, list[tuple[float, dict[str, Any]]]]:
-    col = {name.lower(): i for i, name in enumerate(header)}
-    run_col = col.get("run", col.get("run_name"))
-    by_run: dict[str, dict[float, dict[str, Any]]] = {}
-    for row in body:
-        name = row[run_col] if run_col is not None else "run"
-        step = _number(row[col["step"]])
-        by_run.setdefault(name, {}).setdefault(step, {})[row[col["metric"]].strip()] = \
-            row[col["value"]]
-    return {name: sorted(steps.items()) for name, steps in by_run.items()}
+def _checkpoint_number(path: Path) -> int:
+    match = re.fullmatch(r"checkpoint-(\d+)", path.name)
+    return int(match.group(1)) if match else -1
 
 
-def _wide_rows(path: Path, header: list[str], body: list[list[str]]
-               ) -> tuple[list[tuple[float, dict[str, Any]]], str, str | None]:
-    step_col = next((header.index(n) for n in _STEP_NAMES if n in header), None)
-    if step_col is None:
-        raise LogFormatError(f"{path}: no step column (looked for {', '.join(_STEP_NAMES)})")
-    names, fmt, run_name = list(header), "csv", None
-    if any(" - " in h for h in header):  # W&B export: "<run> - <metric>", with __MIN/__MAX
-        fmt = "wandb_csv"
-        for i, h in enumerate(header):
-            if " - " in h:
-                run_name, metric = h.rsplit(" - ", 1)
-                names[i] = "" if metric.endswith(("__MIN", "__MAX")) else metric
-    rows = []
-    for row in body:
-        entry = {names[i]: v for i, v in enumerate(row) if i != step_col and names[i] and
-                 v.strip() != ""}
-        rows.append((_number(row[step_col]), entry))
-    return rows, fmt, run_name
+def _parse_directory(path: Path, opts: dict[str, Any]) -> _Source:
+    if (path / "trainer_state.json").is_file():
+        source = _parse_file(path / "trainer_state.json", opts)
+        source.beside = [path, path.parent]
+        return source
+    checkpoints = sorted((p for p in path.glob("checkpoint-*")
+                          if _checkpoint_number(p) >= 0 and (p / "trainer_state.json").is_file()),
+                         key=_checkpoint_number)
+    if checkpoints:
+        latest = checkpoints[-1]
+        source = _parse_file(latest / "trainer_state.json", opts)
+        source.beside = [latest, path]
+        if len(checkpoints) > 1:
+            source.parsed.notes.append(
+                f"{len(checkpoints)} checkpoints: read the latest, {latest.name} (its "
+                "trainer_state.json holds the whole history)")
+        return source
+    for files in (path / "files", path):
+        history = files / "wandb-history.jsonl"
+        if history.is_file():
+            source = _parse_file(history, opts)
+            source.parsed.format = "wandb_run"
+            source.beside = [files, path]
+            return source
+        if (files / "output.log").is_file() and (files / "config.yaml").is_file():
+            source = _parse_file(files / "output.log", opts)
+            source.parsed.notes.append("W&B run directory without wandb-history.jsonl: read "
+                                       "its console output.log")
+            source.beside = [files, path]
+            return source
+    if next(path.rglob("*tfevents*"), None) is not None:
+        from .logs_tensorboard import parse_tensorboard
+
+        return _Source(parse_tensorboard(path), str(path), [path])
+    raise LogFormatError(f"{path}: a directory without a log (looked for trainer_state.json, "
+                         "checkpoint-N/trainer_state.json, files/wandb-history.jsonl, "
+                         "files/output.log with config.yaml, *tfevents* files)")
 
 
-def _load_jsonl(path: Path, text: str) -> Run:
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError as exc:
-            raise LogFormatError(f"{path}:{lineno}: not JSON "
-                                 f"({getattr(exc, 'msg', exc)})") from None
-        except RecursionError:
-            raise LogFormatError(f"{path}:{lineno}: JSON nested too deeply") from None
-        if not isinstance(entry, dict):
-            raise LogFormatError(f"{path}:{lineno}: a JSON line that is not an object")
-        step_key = next((n for n in _STEP_NAMES if n in entry), None)
-        if step_key is None:
-            raise LogFormatError(f"{path}:{lineno}: no step field")
-        rows.append((_number(entry[step_key]), entry))
-    return _assemble(str(path), "jsonl", rows)
-
-
-def _load_tensorboard(path: Path) -> Run:
-    try:
-        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-    except ImportError:
-        raise LogFormatError(f"{path}: a TensorBoard event file; reading it needs the "
-                             "tensorboard package (pip install grpodyn[tensorboard])") from None
-    accumulator = EventAccumulator(str(path), size_guidance={"scalars": 0})
-    try:
-        accumulator.Reload()
-    except Exception as exc:  # corrupt records surface as several exception types
-        raise LogFormatError(f"{path}: not a readable TensorBoard event file ({exc})") from None
-    by_step: dict[float, dict[str, float]] = {}
-    for tag in accumulator.Tags().get("scalars", []):
-        for event in accumulator.Scalars(tag):
-            by_step.setdefault(float(event.step), {})[tag] = float(event.value)
-    if not by_step:
-        raise LogFormatError(f"{path}: no scalar summaries in the event file")
-    return _assemble(str(path), "tensorboard", sorted(by_step.items()))
-
-
-def list_runs(path: str | Path) -> list[str]:
-    """Names of the runs in a multi-run (long-format) CSV; one empty name for other formats."""
-    path = Path(path)
-    text = _read_text(path)
-    if path.suffix.lower() in {".csv", ".tsv"}:
-        header, body = _table_rows(path, text)
-        if {"metric", "value", "step"} <= {h.lower() for h in header}:
-            return list(_runs_of_long_csv(path, header, body))
-    return [""]
-
-
-def load_run(path: str | Path, *, run: str | None = None) -> Run:
-    """Load a training log, detecting its format.
-
-    Parameters
-    ----------
-    path
-        The log file.
-    run
-        For a long-format CSV with several runs, which one; default: the run with the most
-        reward points.
-
-    Raises
-    ------
-    LogFormatError
-        When the file cannot be read or has no usable reward series.
-    """
-    path = Path(path)
-    if path.is_dir() and any(path.glob("*tfevents*")):
-        return _load_tensorboard(path)
-    if not path.is_file():
-        raise LogFormatError(f"{path}: no such file")
+def _parse_file(path: Path, opts: dict[str, Any]) -> _Source:
+    step_key, logging_steps = opts["step_key"], opts["logging_steps"]
     if "tfevents" in path.name:
-        return _load_tensorboard(path)
-    text = _read_text(path)
+        from .logs_tensorboard import parse_tensorboard
+
+        return _Source(parse_tensorboard(path), str(path), [path.parent])
+    if path.suffix.lower() == ".bin":
+        raise LogFormatError(f"{path}: a binary file, not a log (training_args.bin holds "
+                             "hyperparameters: give the log beside it)")
+    text = read_text(path)
     if not text.strip():
         raise LogFormatError(f"{path}: empty file")
-    stripped = text.lstrip()
-    if path.suffix.lower() == ".jsonl":
-        return _load_jsonl(path, text)
-    if path.suffix.lower() == ".json":
+    from .logs_records import parse_json, parse_jsonl
+
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        parsed = parse_jsonl(path, text, step_key)
+    elif suffix == ".json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -429,31 +292,123 @@ def load_run(path: str | Path, *, run: str | None = None) -> Run:
         except (ValueError, RecursionError) as exc:  # e.g. a huge integer, deep nesting
             raise LogFormatError(f"{path}: not valid JSON ({type(exc).__name__}: "
                                  f"{str(exc)[:80]})") from None
-        if isinstance(data, dict) and "log_history" in data:
-            return _load_trainer_state(path, data)
-        raise LogFormatError(f"{path}: a JSON file without 'log_history' (not a TRL "
-                             "trainer_state.json)")
-    if path.suffix.lower() in {".csv", ".tsv"}:
-        header, body = _table_rows(path, text)
-        if {"metric", "value", "step"} <= {h.lower() for h in header}:
-            runs = _runs_of_long_csv(path, header, body)
-            if not runs:
-                raise LogFormatError(f"{path}: a long-format table with no rows")
-            if run is None:
-                def n_reward(rows: list) -> int:
-                    return sum(any(k in r for k in METRIC_ALIASES["reward"]
-                                   + METRIC_ALIASES["heldout_reward"]) for _, r in rows)
-                run = max(runs, key=lambda name: n_reward(runs[name]))
-            if run not in runs:
-                raise LogFormatError(f"{path}: no run named {run!r}; runs: {', '.join(runs)}")
-            return _assemble(str(path), "long_csv", runs[run], run_name=run)
-        rows, fmt, run_name = _wide_rows(path, header, body)
-        return _assemble(str(path), fmt, rows, run_name=run_name)
-    if stripped.startswith("{"):  # JSON lines without the .jsonl suffix
-        first = stripped.splitlines()[0]
+        parsed = parse_json(path, data, step_key)
+    elif suffix in {".csv", ".tsv"}:
+        from .logs_tables import parse_table
+
+        parsed = parse_table(path, text, step_key)
+    else:
+        from .logs_text import parse_text
+
+        parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps)
+    return _Source(parsed, str(path), [path.parent])
+
+
+def _parse(path: Path, opts: dict[str, Any]) -> _Source:
+    if path.is_dir():
+        return _parse_directory(path, opts)
+    if not path.is_file():
+        raise LogFormatError(f"{path}: no such file or directory")
+    return _parse_file(path, opts)
+
+
+def _with_meta(run: Run, source: _Source) -> Run:
+    from .logs_config import meta_beside, meta_from_config
+    from .logs_infer import infer_meta
+
+    meta = run.meta
+    if source.parsed.config:
+        meta = meta.merged(meta_from_config(source.parsed.config,
+                                            f"file:{Path(source.label).name}",
+                                            "the log's own config record"))
+    for folder in dict.fromkeys(source.beside):
+        found, notes = meta_beside(folder)
+        meta = meta.merged(found)
+        run.warnings += notes
+    run.meta, notes = infer_meta(run, meta)
+    run.warnings += notes
+    return run
+
+
+def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str | None = None,
+              logging_steps: int | None = None) -> list[Run]:
+    """Every run of a log (one for most formats), each with its hyperparameters.
+
+    Parameters are those of :func:`load_run`. A run without a usable reward raises for a file
+    of one run; in a file of several such runs are left out with a note on the others.
+    """
+    path = Path(path)
+    source = _parse(path, {"step_key": step_key, "logging_steps": logging_steps})
+    runs, failures = [], []
+    for name, rows in source.parsed.runs.items():
         try:
-            json.loads(first)
-            return _load_jsonl(path, text)
-        except ValueError:
-            pass
-    return _load_console(path, text)
+            run = _assemble(source.label, source.parsed, rows, run_name=name,
+                            reward_key=reward_key)
+        except LogFormatError as exc:
+            if len(source.parsed.runs) == 1:
+                raise
+            failures.append(f"{name}: {str(exc).split(': ', 1)[-1]}")
+            continue
+        runs.append(_with_meta(run, source))
+    if not runs:
+        raise LogFormatError(f"{source.label}: no run with a usable reward ({'; '.join(failures)})")
+    if step_key is not None and not any(
+            step_key in r for rows in source.parsed.runs.values() for _, r in rows):
+        raise LogFormatError(f"{source.label}: no field {step_key!r} (--step-key) in this "
+                             f"{source.parsed.format} log")
+    for run in runs:
+        run.warnings += [f"run {f} left out" for f in failures]
+    return runs
+
+
+def list_runs(path: str | Path) -> list[str]:
+    """Names of the runs in a log; one empty name for a format that holds one run."""
+    return [run.run_name or "" for run in load_runs(path)]
+
+
+def load_run(path: str | Path, *, run: str | None = None, reward_key: str | None = None,
+             step_key: str | None = None, logging_steps: int | None = None) -> Run:
+    """Load a training log (a file or a directory), detecting its format.
+
+    Parameters
+    ----------
+    path
+        The log file, or a checkpoint, run, W&B run or TensorBoard directory.
+    run
+        Which run of a log that holds several (``list_runs``); default: the run with the most
+        reward points, named in the warnings. An error for a log of one run.
+    reward_key
+        The metric to read as the reward (default: the trainer's reward, see
+        ``logs_aliases``).
+    step_key
+        The field that holds the optimizer step (default: the first of the usual names).
+    logging_steps
+        Optimizer steps between two logged points, for console logs that print no step and no
+        progress counter.
+
+    Raises
+    ------
+    LogFormatError
+        When the file cannot be read, has no usable reward series, or ``run`` names no run.
+    """
+    if logging_steps is not None and (isinstance(logging_steps, bool)
+                                      or not isinstance(logging_steps, int)
+                                      or logging_steps < 1):
+        raise LogFormatError(f"{path}: logging_steps must be a positive integer, got "
+                             f"{logging_steps!r}")
+    runs = load_runs(path, reward_key=reward_key, step_key=step_key, logging_steps=logging_steps)
+    names = [r.run_name or "" for r in runs]
+    if run is not None:
+        if names == [""]:
+            raise LogFormatError(f"{path}: --run {run!r} given, but this {runs[0].format} log "
+                                 "holds one run (no run names)")
+        if run not in names:
+            raise LogFormatError(f"{path}: no run named {run!r}; runs: {', '.join(names)}")
+        return runs[names.index(run)]
+    if len(runs) == 1:
+        return runs[0]
+    chosen = max(runs, key=lambda r: r.n_points)
+    chosen.warnings.insert(0, f"{len(runs)} runs in this log ({', '.join(names)}): read "
+                           f"{chosen.run_name!r}, the one with the most reward points; choose "
+                           "another with --run")
+    return chosen

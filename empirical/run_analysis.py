@@ -76,34 +76,25 @@ def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
 
 
 def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
-    """The momentum given, else the log's (issue 13's RunMeta or the hyperparameters)."""
+    """The momentum given, else the log's (its metadata; the source as RunMeta says: logged,
+    config, user, ...), else unknown."""
     if momentum is not None:
         return float(check_momentum(momentum)), "given"
-    meta = getattr(run, "meta", None)
-    if meta is not None:
-        value = meta.value("momentum") if hasattr(meta, "value") else None
-        if value is not None:
-            return float(check_momentum(value)), "read from the log"
-    for key in ("adam_beta1", "momentum", "beta1"):
-        value = run.hyperparameters.get(key)
-        if isinstance(value, (int, float)) and 0 <= value < 1:
-            return float(value), f"read from the log ({key})"
+    entry = run.meta.momentum
+    if entry is not None and isinstance(entry.value, (int, float)):
+        return float(check_momentum(entry.value)), entry.source
     return None, "unknown: give --momentum (Adam's beta1) for the regime and margins"
 
 
 def _peak_lr_of(run: Run) -> tuple[float | None, str]:
-    """The peak learning rate the run used: RunMeta, else the logged maximum, else the config."""
-    meta = getattr(run, "meta", None)
-    if meta is not None and hasattr(meta, "value"):
-        value = meta.value("lr")
-        if value is not None and value > 0:
-            return float(value), "read from the log's metadata (peak)"
+    """The PEAK learning rate the run used: its metadata (peak, user's or config), else the
+    largest logged value."""
+    entry = run.meta.lr
+    if entry is not None and isinstance(entry.value, (int, float)) and entry.value > 0:
+        return float(entry.value), entry.source
     logged = run.metrics.get("learning_rate")
     if logged is not None and np.isfinite(logged).any() and np.nanmax(logged) > 0:
         return float(np.nanmax(logged)), "logged (peak)"
-    value = run.hyperparameters.get("lr")
-    if isinstance(value, (int, float)) and value > 0:
-        return float(value), "from the config beside the log"
     return None, "unknown: give --lr"
 
 
@@ -214,6 +205,7 @@ class RunAnalysis:
             "steps_reconstructed": self.run.steps_reconstructed,
             "reward_range": None if self.reward_range is None else list(self.reward_range),
             "reward_range_source": self.range_source,
+            "hyperparameters": self.run.meta.to_dict(),
             "momentum": self.momentum, "momentum_source": self.momentum_source,
             "lr": self.lr, "lr_source": self.lr_source,
             "noise": {"sigma": self.noise.sigma, "r2_ceiling": self.noise.r2_ceiling,

@@ -25,7 +25,7 @@ import numpy as np
 
 from .bandit import BanditConfig, simulate_bandit
 from .diagnostics import MODES, diagnose, threshold_rules
-from .loaders import Run, load_run
+from .loaders import Hyperparameter, Run, RunMeta, load_run
 
 __all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "evaluate",
            "TINY_TESTBED_DIR", "TUNING_SEEDS", "HELDOUT_SEEDS"]
@@ -83,7 +83,9 @@ def _bandit_case(label: str, seed: int, steps: int) -> LabelledRun:
     metrics["heldout_reward"] = held
     run = Run(source=f"bandit:{label}:{seed}", format="bandit",
               steps=np.arange(1, steps + 1, dtype=float), reward=sim.metrics["reward"][:, 0],
-              metrics=metrics, hyperparameters={"G": config.group_size, "lr": config.lr})
+              metrics=metrics, meta=RunMeta(
+                  group_size=Hyperparameter(config.group_size, "logged", "simulated config"),
+                  lr=Hyperparameter(config.lr, "logged", "simulated config")))
     return LabelledRun(label, f"bandit_{label}_{seed}", run)
 
 

@@ -76,6 +76,54 @@ def _add_lag(parser: argparse.ArgumentParser) -> None:
     lag.add_argument("--staleness", type=_integer, help="fixed staleness d in steps")
 
 
+def _positive_integer(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive integer: {text!r}")
+    return value
+
+
+#: Hyperparameter overrides of the log options: option -> (RunMeta field, type, help).
+_LOG_OVERRIDES = {
+    "--lr": ("lr", _finite_float, "peak learning rate of the logged run (overrides the log)"),
+    "--group-size": ("group_size", _integer, "G, completions per prompt (overrides the log)"),
+    "--batch": ("batch", _integer, "B, prompts per optimizer step (overrides the log)"),
+    "--momentum": ("momentum", _finite_float,
+                   "momentum, Adam's beta1 for Adam (overrides the log)"),
+}
+
+
+def _add_log_options(parser: argparse.ArgumentParser) -> None:
+    """The options of every command that reads a log: which run, which reward and step keys,
+    the logging interval, and hyperparameter overrides (those the command lacks)."""
+    present = set(parser._option_string_actions)
+    parser.add_argument("--run", help="which run of a log that holds several "
+                        "(grpodyn runs LOG lists them)")
+    parser.add_argument("--reward-key", help="the metric to read as the reward (default: the "
+                        "trainer's reward)")
+    parser.add_argument("--step-key", help="the field that holds the optimizer step")
+    parser.add_argument("--logging-steps", type=_positive_integer,
+                        help="optimizer steps between logged points, for console logs that "
+                        "print no step and no progress counter")
+    for option, (_, kind, text) in _LOG_OVERRIDES.items():
+        if option not in present:
+            parser.add_argument(option, type=kind, help=text)
+
+
+def _load_log(args: argparse.Namespace, *, path: str | None = None):
+    """The run named by the log options of ``args`` (see ``_add_log_options``), with the
+    hyperparameter overrides applied (source ``user``)."""
+    from grpodyn.empirical.loaders import load_run
+
+    run = load_run(path if path is not None else args.log, run=args.run,
+                   reward_key=args.reward_key, step_key=args.step_key,
+                   logging_steps=args.logging_steps)
+    overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
+                 for option, (field, _, _) in _LOG_OVERRIDES.items()}
+    run.meta = run.meta.with_overrides(**overrides)
+    return run
+
+
 def _cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.numerics.predict import predict
 
@@ -88,22 +136,22 @@ def _cmd_predict(args: argparse.Namespace) -> dict[str, Any]:
 
 def _cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.analysis import fit_run
-    from grpodyn.empirical.loaders import load_run
 
     if not 0 < args.train_fraction <= 1:
         raise UsageError(f"--train-fraction must lie in (0, 1], got {args.train_fraction}")
-    run = load_run(args.log, run=args.run)
-    return fit_run(run, model=args.model, momentum=args.momentum,
-                   train_fraction=args.train_fraction, reward_range=args.reward_range)
+    run = _load_log(args)
+    result = fit_run(run, model=args.model, momentum=args.momentum,
+                     train_fraction=args.train_fraction, reward_range=args.reward_range)
+    result["hyperparameters"] = run.meta.to_dict()
+    return result
 
 
 def _cmd_forecast(args: argparse.Namespace) -> dict[str, Any]:
-    from grpodyn.empirical.loaders import load_run
     from grpodyn.empirical.run_analysis import analyse_run
 
     if args.train_fraction is None and args.until is None and args.horizon is None:
         raise UsageError("give --train-fraction, --until or --horizon")
-    run = load_run(args.log, run=args.run)
+    run = _load_log(args)
     until = args.until
     if args.train_fraction is None and until is None:
         until = float(run.steps[-1])
@@ -118,6 +166,26 @@ def _cmd_forecast(args: argparse.Namespace) -> dict[str, Any]:
     return finite_json(out)
 
 
+def _run_summary(run) -> dict[str, Any]:
+    """One run of ``grpodyn runs`` (a JSON contract: name, n_points, first_step, last_step,
+    metrics, hyperparameters each with value and source)."""
+    return {"name": run.run_name or "", "n_points": run.n_points,
+            "first_step": float(run.steps[0]), "last_step": float(run.steps[-1]),
+            "reward_key": run.reward_key, "steps_reconstructed": run.steps_reconstructed,
+            "metrics": {"reward": run.reward_key, **{name: run.metric_keys.get(name, name)
+                                                    for name in run.metrics}},
+            "hyperparameters": run.meta.to_dict(), "warnings": list(run.warnings)}
+
+
+def _cmd_runs(args: argparse.Namespace) -> dict[str, Any]:
+    from grpodyn.empirical.loaders import load_runs
+
+    runs = load_runs(args.log, reward_key=args.reward_key, step_key=args.step_key,
+                     logging_steps=args.logging_steps)
+    return {"source": runs[0].source, "format": runs[0].format,
+            "runs": [_run_summary(run) for run in runs]}
+
+
 def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.numerics.advise import advise
     from grpodyn.numerics.validation import InputError
@@ -128,16 +196,17 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
     kappa, momentum = args.kappa, args.momentum
     notes = []
     if args.log is not None:
-        from grpodyn.empirical.loaders import load_run
         from grpodyn.empirical.run_analysis import analyse_run
 
-        analysis = analyse_run(load_run(args.log), momentum=args.momentum,
+        run = _load_log(args)  # --momentum and --lr enter the run's metadata (source: user)
+        assumed = run.meta.momentum is None
+        if assumed:
+            notes.append("momentum not in the log: Adam's default beta1 = 0.9 assumed; give "
+                         "--momentum if the run used another")
+        analysis = analyse_run(run, momentum=0.9 if assumed else None,
                                reward_range=args.reward_range, diagnose_run=False)
-        if analysis.momentum is None:
-            raise InputError(f"{args.log}: the momentum is not in the log; give --momentum "
-                             "(Adam's beta1)")
         momentum = analysis.momentum
-        lr = args.lr if args.lr is not None else analysis.lr
+        lr = analysis.lr
         if lr is None or not lr > 0:
             raise InputError(f"{args.log}: no learning rate in the log; give --lr")
         tau = analysis.dynamics["tau"]
@@ -148,8 +217,11 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
         kappa = stiffness / lr
         measured = {"kappa": kappa, "stiffness": stiffness, "tau": tau["value"],
                     "tau_stderr": tau.get("stderr"), "tau_status": tau["status"], "lr": lr,
-                    "lr_source": "given" if args.lr is not None else analysis.lr_source,
-                    "momentum": momentum, "momentum_source": analysis.momentum_source,
+                    "lr_source": analysis.lr_source, "run": run.run_name,
+                    "warnings": list(run.warnings),
+                    "lr_evidence": None if run.meta.lr is None else run.meta.lr.evidence,
+                    "momentum": momentum,
+                    "momentum_source": "assumed" if assumed else analysis.momentum_source,
                     "model": analysis.dynamics.get("model"),
                     "r_star": analysis.plateau.get("value"),
                     "plateau": analysis.plateau}
@@ -168,6 +240,7 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
                                 f"{momentum:g} ({measured['momentum_source']}), so k = "
                                 f"(1 - beta) / tau = {measured['stiffness']:.4g} and kappa = "
                                 f"{kappa:.4g}")
+        out["reasoning"][:0] = [w for w in measured["warnings"] if "runs in this log" in w]
         out["reasoning"].append(
             "caveat: a fitted tau measures the slow mode; stiff directions can limit the "
             "learning rate far below this (on grpodyn's tiny TRL runs Adam at lr 1e-3 already "
@@ -177,11 +250,11 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
 
 def _cmd_diagnose(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.diagnostics import diagnose
-    from grpodyn.empirical.loaders import load_run
 
-    run = load_run(args.log, run=args.run)
+    run = _load_log(args)  # --group-size becomes the run's G (source user); diagnose reads it
     result = diagnose(run, group_size=args.group_size).to_dict()
     result["warnings"] = run.warnings
+    result["hyperparameters"] = run.meta.to_dict()
     return finite_json(result)
 
 
@@ -313,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-fraction", type=_finite_float, default=1.0,
                    help="fit on this leading fraction and forecast the rest with the "
                         "forecaster of `grpodyn forecast` (default 1)")
-    p.add_argument("--run", help="run name, for a long-format CSV with several runs")
+    _add_log_options(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_fit)
 
@@ -332,9 +405,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="central probability of the band (default 0.9)")
     _add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): enables the "
                           "inertial model (default: the log's)")
-    p.add_argument("--run", help="run name, for a long-format CSV with several runs")
+    _add_log_options(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_forecast)
+
+    p = commands.add_parser("runs", help="what a log holds: format, runs, metrics, "
+                            "hyperparameters",
+                            description="List the runs of a training log (a file or a "
+                            "checkpoint, run, W&B or TensorBoard directory): format, steps, "
+                            "metrics found and hyperparameters with their source.")
+    p.add_argument("log", help="the training log (file or directory)")
+    p.add_argument("--reward-key", help="the metric to read as the reward")
+    p.add_argument("--step-key", help="the field that holds the optimizer step")
+    p.add_argument("--logging-steps", type=_positive_integer,
+                   help="optimizer steps between logged points (console logs without steps)")
+    _add_json(p)
+    p.set_defaults(handler=_cmd_runs)
 
     p = commands.add_parser("bandit", help="the softmax-bandit lab: theory against simulation",
                             description="Run the softmax-bandit experiments (stiffness three "
@@ -369,6 +455,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--margin", type=_finite_float, default=0.5,
                    help="fraction of the stability limit (default 0.5)")
     _add_lag(p)
+    _add_log_options(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_advise)
 
@@ -379,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("log", help="the training log")
     p.add_argument("--group-size", type=_integer,
                    help="G, when the log and its config do not say")
-    p.add_argument("--run", help="run name, for a long-format CSV with several runs")
+    _add_log_options(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_diagnose)
 
@@ -411,6 +498,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _print_human(result: dict[str, Any]) -> None:
+    if "runs" in result and "format" in result:
+        _print_runs(result)
+        return
     if "models" in result:
         _print_fit(result)
         return
@@ -497,6 +587,19 @@ def _print_forecast(result: dict[str, Any]) -> None:
     if "mae" in result:
         print(f"held out: MAE {result['mae']:.4g}, {100 * result['coverage']:.0f}% inside the "
               f"band")
+def _print_runs(result: dict[str, Any]) -> None:
+    runs = result["runs"]
+    print(f"{result['source']}: {result['format']}, {len(runs)} run{'s' * (len(runs) != 1)}")
+    for run in runs:
+        name = run["name"] or "(one run)"
+        print(f"  {name}: {run['n_points']} points, steps {run['first_step']:g}-"
+              f"{run['last_step']:g}" + (" (reconstructed)" if run["steps_reconstructed"]
+                                          else ""))
+        print("    metrics: " + ", ".join(f"{k} <- {v}" for k, v in run["metrics"].items()))
+        for name, h in run["hyperparameters"].items():
+            print(f"    {name} = {h['value']} [{h['source']}] {h['evidence']}")
+        for warning in run["warnings"]:
+            print(f"    note: {warning}")
 
 
 def _print_diagnosis(result: dict[str, Any]) -> None:

@@ -9,6 +9,12 @@ wrong encodings, random bytes) and checks the contract of ``load_run``:
   step in every metric, and a warning for every repair; for CSV logs the result is checked
   against an independent oracle of what the file says.
 
+The formats of issue 13 are fuzzed the same way: JSON arrays of step dicts, verl console (with
+and without a Ray prefix) and file-logger JSONL, OpenRLHF progress-bar postfixes, TRL console
+logs with progress counters and eval dicts, HF-Jobs JSON streams, MiniMind and reward-tensor
+consoles, typed JSONL records with config records, W&B run directories and TRL checkpoint
+directories (with a random training_args.bin beside, read by the restricted pickle reader).
+
 A fixed corpus of broken files (tests/data/broken) runs as well. The number of inputs tried is
 printed at the end of the session (FUZZ_COUNTS).
 """
@@ -47,14 +53,20 @@ metric_names = st.sampled_from(["step", "reward", "reward_std", "entropy", "kl",
 entries = st.dictionaries(metric_names, values, max_size=6)
 
 
-def _outcome(path: Path, kind: str) -> object:
-    """Load and check the contract; returns the Run, or None after a clear error."""
+def _outcome(path: Path, kind: str, **options) -> object:
+    """Load and check the contract; returns the Run, or None after a clear error. The input
+    (a file or every file of a directory) is left byte for byte as it was."""
     FUZZ_COUNTS[kind] += 1
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    before = [(p.read_bytes(), p.stat().st_mtime_ns) for p in files]
     try:
-        run = load_run(path)
+        run = load_run(path, **options)
     except LogFormatError as error:
         assert str(path) in str(error), f"error does not name the file: {error}"
+        assert "\n" not in str(error), "a multi-line error"
         return None
+    finally:
+        assert [(p.read_bytes(), p.stat().st_mtime_ns) for p in files] == before, "input changed"
     assert run.n_points >= 1
     assert np.all(np.isfinite(run.steps)) and np.all(np.isfinite(run.reward))
     assert np.all(run.steps[1:] > run.steps[:-1])
@@ -201,6 +213,136 @@ def test_encodings(lines, encoding, suffix):
     with tempfile.TemporaryDirectory() as folder:
         _outcome(_write(folder, f"log{suffix}", text.encode(encoding, errors="replace")),
                  "encodings")
+
+
+@FUZZ
+@given(st.lists(entries, max_size=10), st.none() | st.floats(0, 1))
+def test_json_array(records, cut):
+    text = _truncate(json.dumps(records, allow_nan=True), cut)
+    with tempfile.TemporaryDirectory() as folder:
+        _outcome(_write(folder, "history.json", text), "json_array")
+
+
+verl_keys = st.sampled_from(["critic/score/mean", "critic/rewards/mean", "actor/entropy",
+                             "actor/kl_loss", "actor/lr", "response_length/mean",
+                             "val-core/a/b/reward/mean@1", "x", "step"])
+verl_values = st.one_of(numbers.map(repr), numbers.map(lambda v: f"np.float64({v!r})"),
+                        st.text(alphabet="ab:-() .0123456789e", max_size=8))
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(-3, 40), st.dictionaries(verl_keys, verl_values,
+                                                                  max_size=5)), max_size=10),
+       st.booleans(), st.booleans())
+def test_verl_console_and_file_logger(lines, ray_prefix, as_jsonl):
+    prefix = "(TaskRunner pid=12) " if ray_prefix else ""
+    if as_jsonl:
+        text = "\n".join(json.dumps({"step": s, "data": d}) for s, d in lines)
+        name = "verl.jsonl"
+    else:
+        text = "\n".join(prefix + f"step:{s} - " + " - ".join(f"{k}:{v}" for k, v in d.items())
+                         for s, d in lines)
+        name = "verl.log"
+    with tempfile.TemporaryDirectory() as folder:
+        _outcome(_write(folder, name, text), "verl")
+
+
+@FUZZ
+@given(st.lists(st.dictionaries(st.sampled_from(["reward", "rm", "kl", "actor_lr", "act_lr",
+                                                  "policy_loss", "response_length", "glen"]),
+                                verl_values, max_size=5), max_size=10),
+       st.sampled_from(["Episode [1/1]", "Train epoch [1/1]", ""]))
+def test_openrlhf_console(updates, label):
+    text = "".join(f"\r{label}:  4%| | {i}/25 [00:01<00:10, 1.0s/it, "
+                   + ", ".join(f"{k}={v}" for k, v in u.items()) + "]"
+                   for i, u in enumerate(updates, start=1))
+    with tempfile.TemporaryDirectory() as folder:
+        _outcome(_write(folder, "openrlhf.log", text), "openrlhf")
+
+
+@FUZZ
+@given(st.lists(st.tuples(entries, st.integers(0, 60), st.booleans()), max_size=10),
+       st.sampled_from([None, 1, 5]), st.booleans())
+def test_trl_console_counters_and_evals(items, logging_steps, stream):
+    body = []
+    for entry, counter, is_eval in items:
+        body.append(f"\r 10%|#| {counter}/60 [00:01<00:09, 1.0s/it]\r")
+        shown = {("eval_" + k if is_eval else k): v for k, v in entry.items()}
+        body.append(repr(shown) + "\n")
+    text = "".join(body)
+    if stream:  # as an HF-Jobs JSON stream
+        text = "[" + "\n,".join(json.dumps({"stream_name": "stdout", "data": b})
+                                 for b in body) + "]"
+    with tempfile.TemporaryDirectory() as folder:
+        _outcome(_write(folder, "train.log", text), "trl_console", logging_steps=logging_steps)
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 30), verl_values, verl_values),
+                max_size=10),
+       st.lists(st.lists(numbers, max_size=5), max_size=6))
+def test_minimind_and_reward_tensors(minimind, tensors):
+    lines = [f"Epoch:[{e}/3]({i}/30), Reward: {r}, KL_ref: {k}" for e, i, r, k in minimind]
+    lines += ["rewards: tensor([" + ", ".join(repr(v) for v in t) + "])" for t in tensors]
+    with tempfile.TemporaryDirectory() as folder:
+        _outcome(_write(folder, "custom.log", "\n".join(lines)), "custom_console")
+
+
+record_types = st.sampled_from(["eval", "rollout", "train", "config", "val", 3, None])
+
+
+@FUZZ
+@given(st.lists(st.tuples(record_types, entries), max_size=12))
+def test_typed_records(records):
+    lines = []
+    for kind, entry in records:
+        record = dict(entry)
+        if kind is not None:
+            record["type"] = kind
+        if kind == "config":
+            record["args"] = {"lr": entry.get("reward"), "group_size": entry.get("step")}
+        lines.append(json.dumps(record, allow_nan=True))
+    with tempfile.TemporaryDirectory() as folder:
+        _outcome(_write(folder, "metrics.jsonl", "\n".join(lines)), "typed_jsonl")
+
+
+@FUZZ
+@given(st.lists(entries, max_size=8), st.binary(max_size=200), st.text(max_size=200),
+       st.sampled_from(["wandb", "checkpoints"]))
+def test_run_directories(history, args_bin, config_text, layout):
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder) / "run"
+        if layout == "wandb":
+            files = root / "files"
+            files.mkdir(parents=True)
+            (files / "wandb-history.jsonl").write_text(
+                "\n".join(json.dumps({"_step": i, **e}, allow_nan=True)
+                          for i, e in enumerate(history)))
+            (files / "config.yaml").write_text(config_text)
+        else:
+            for n in (10, 20):
+                checkpoint = root / f"checkpoint-{n}"
+                checkpoint.mkdir(parents=True)
+                (checkpoint / "trainer_state.json").write_text(
+                    json.dumps({"log_history": history}, allow_nan=True))
+                (checkpoint / "training_args.bin").write_bytes(args_bin)
+            (root / "config.json").write_text(config_text)
+        _outcome(root, "directories")
+
+
+@FUZZ
+@given(st.binary(max_size=400))
+def test_restricted_pickle_reader(raw):
+    from grpodyn.empirical.logs_pickle import PickleReadError, read_pickled_args
+
+    FUZZ_COUNTS["pickle"] += 1
+    with tempfile.TemporaryDirectory() as folder:
+        path = _write(folder, "training_args.bin", b"\x80\x04" + raw)
+        try:
+            value = read_pickled_args(path)
+        except PickleReadError:
+            return
+        assert isinstance(value, dict)
 
 
 @pytest.mark.parametrize("depth", [50, 5000, 200_000])

@@ -17,7 +17,9 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "real_logs"
 @pytest.mark.parametrize("path", sorted(p for p in DATA.iterdir() if p.suffix != ".md"),
                          ids=lambda p: p.name[:30])
 def test_every_excerpt_loads(path):
-    run = load_run(path)
+    # the console excerpt lacks the full log's final summary and progress bar that pin its
+    # logging interval (1): it must be given
+    run = load_run(path, logging_steps=1 if path.suffix == ".log" else None)
     assert run.n_points >= 20
     assert np.all(np.diff(run.steps) > 0)
     assert np.all(np.isfinite(run.reward))
@@ -32,13 +34,17 @@ def test_trainer_state_metrics_are_canonical():
     assert run.steps[0] == 10 and np.all(np.diff(run.steps) == 10)
 
 
-def test_console_log_steps_are_reconstructed_and_flagged():
-    run = load_run(DATA / "Sunshine535__nips-grpo-dynamics__results_gates_1_2_logs_gate2_"
-                          "rho1.00_seed42.excerpt.log")
+def test_console_log_steps_need_an_interval_and_are_flagged():
+    path = DATA / "Sunshine535__nips-grpo-dynamics__results_gates_1_2_logs_gate2_rho1.00_seed42" \
+        ".excerpt.log"
+    with pytest.raises(LogFormatError, match="give --logging-steps"):
+        load_run(path)  # no step field, no counter in step with the dicts, no consistent total
+    run = load_run(path, logging_steps=1)
     assert run.format == "trl_console" and run.steps_reconstructed
     assert run.n_points == 60 and list(run.steps[:3]) == [1, 2, 3]
     assert run.reward[:3] == pytest.approx([0.125, 0.25, 0.375])
-    assert any("reconstructed" in w for w in run.warnings)
+    assert any("logging_steps 1 (given)" in w for w in run.warnings)
+    assert list(load_run(path, logging_steps=5).steps[:3]) == [5, 10, 15]
 
 
 def test_long_csv_runs_and_heldout_reward():
@@ -85,12 +91,14 @@ def test_repairs_are_warned(tmp_path):
     ("", ".json", "empty"),
     ('{"log_history": [', ".json", "not valid JSON"),
     ('{"something": 1}', ".json", "log_history"),
+    ("[1, 2]", ".json", "not an object"),
+    ("[]", ".json", "empty JSON array"),
     ("step,loss\n1,0.5\n", ".csv", "no reward metric"),
     ("step,reward\n1,0.5\n2\n", ".csv", ":3:"),
     ("time,reward\n1,0.5\n", ".csv", "no step column"),
     ('{"step": 1, "reward": 0.1}\n{"step": 2, "reward": \n', ".jsonl", ":2:"),
     ("just some text\nwithout metrics\n", ".log", "no dict lines"),
-    ("{'reward': __import__('os')}\n", ".log", "no finite value"),  # read, never evaluated
+    ("{'step': 1, 'reward': __import__('os')}\n", ".log", "no finite value"),  # never run
     ("{'reward': 0.1, 1: 2}\n", ".log", "not a literal dict"),
 ])
 def test_bad_logs_get_clear_errors(tmp_path, content, suffix, needle):
@@ -106,14 +114,33 @@ def test_missing_file(tmp_path):
         load_run(tmp_path / "absent.json")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SHARED.is_dir(), reason="shared real logs not present")
 def test_every_shared_real_log_loads_and_fits():
     from grpodyn.analysis import fit_run
 
-    for path in sorted(p for p in SHARED.iterdir() if p.suffix != ".md"):
+    for path in sorted(p for p in SHARED.iterdir() if p.name not in ("README.md", "MANIFEST.md")):
         result = fit_run(load_run(path), train_fraction=0.5)
         assert result["best"] in result["models"], path.name
         assert 0 <= result["forecast"]["coverage"] <= 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared real logs not present")
+def test_real_log_table_matches_the_corpus_manifest(capsys):
+    """benchmarks/real_log_table.py: grpodyn runs and fit on every shared log, run counts and
+    step spans as the corpus's README and MANIFEST give them."""
+    import runpy
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "real_log_table.py"
+    argv, sys.argv = sys.argv, [str(script), str(SHARED)]
+    try:
+        with pytest.raises(SystemExit) as info:
+            runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = argv
+    assert info.value.code == 0, capsys.readouterr().out
 
 
 def test_tensorboard_event_files(tmp_path):
