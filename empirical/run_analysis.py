@@ -24,7 +24,13 @@ from typing import Any
 import numpy as np
 
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise, fit_curve
-from grpodyn.numerics.forecast import MEMBERS, EnsembleForecast, forecast_curve, plateau_summary
+from grpodyn.numerics.forecast import (
+    MEMBERS,
+    SATURATING,
+    EnsembleForecast,
+    forecast_curve,
+    plateau_summary,
+)
 from grpodyn.numerics.validation import InputError, check_momentum
 
 from .loaders import Run
@@ -304,7 +310,8 @@ def _status_text(entry: dict[str, Any]) -> str:
 
 
 def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | None,
-              span: float, lr: float | None) -> dict[str, Any]:
+              span: float, lr: float | None, *, favoured: str | None = None
+              ) -> dict[str, Any]:
     """tau, stiffness, regime and margins from the trusted fit, each with a status."""
     from grpodyn.numerics.compiled import compiled
     from grpodyn.numerics.stability import first_unstable_refresh, regime, staleness_max
@@ -324,7 +331,9 @@ def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | 
     else:
         tau, tau_err = None, None
     out: dict[str, Any] = {"model": fit.model.name}
-    if tau is None:
+    if favoured is not None:
+        out["tau"] = nd(favoured)
+    elif tau is None:
         out["tau"] = nd(f"the trusted model ({fit.model.name}) has no relaxation time")
     elif plateau["status"] == "not_determined" or set(fit.at_bounds) - {"r_star"}:
         out["tau"] = nd(plateau.get("reason", "the plateau is not determined"))
@@ -444,15 +453,20 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         weights = whole.weights
         plateau = plateau_summary(whole.members, weights, level=level, bounds=bounds)
         warnings += list(whole.warnings)
-    trusted = plateau.get("model")
-    if trusted is None:
-        saturating = [n for n in weights if n in fits and n in ("exponential", "inertial")]
-        trusted = max(saturating, key=weights.get) if saturating else None
-    trusted_fit = fits.get(trusted) if trusted else None
-    if trusted_fit is not None and trusted_fit.model.name not in ("exponential", "inertial"):
-        trusted_fit = fits.get("exponential") if plateau["status"] == "determined" else None
+    # tau comes from a model that has one (exponential, inertial), and only when the weights
+    # trust such a model at least as much as the other saturating laws
+    with_tau = [n for n in ("exponential", "inertial") if n in fits]
+    trusted_fit = fits[max(with_tau, key=lambda n: weights.get(n, 0.0))] if with_tau else None
+    saturating = {n: w for n, w in weights.items() if n in SATURATING and w > 0}
+    tau_weight = sum(weights.get(n, 0.0) for n in with_tau)
+    favoured = None
+    if trusted_fit is not None and saturating and tau_weight < 0.5 * sum(saturating.values()):
+        top = max(saturating, key=saturating.get)
+        favoured = (f"the data favour the {top} law (weight {saturating[top]:.2f} against "
+                    f"{tau_weight:.2f} for the exponential and inertial forms), which has no "
+                    "single relaxation time")
     span = float(run.steps[-1] - run.steps[0])
-    dynamics = _dynamics(trusted_fit, plateau, beta, span, lr_peak)
+    dynamics = _dynamics(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured)
     diagnosis = None
     if diagnose_run and run.n_points >= 20:
         from .diagnostics import diagnose
