@@ -1,7 +1,8 @@
 """Forecasting the rest of a reward curve from its first part: a stacked ensemble of curve
 models with the noise model of THEORY.md section 6.
 
-Each member is a mean curve m(t) (``flat``, ``linear``, and the saturating laws of
+Each member is a mean curve m(t) (``level``: a random-walk local level, the k -> 0 limit of
+the overdamped map; ``flat``, ``linear``, and the saturating laws of
 :mod:`numerics.fit`: ``exponential``, ``power``, ``inertial`` when the momentum is known,
 ``exponential_lr`` when the learning rate is logged). Around its mean the run deviates by
 x + w: x a correlated process (the discrete overdamped map driven by sampling noise is an AR(1)
@@ -35,10 +36,11 @@ from .fit import FitResult, _hac_covariance, _jacobian, curve_model, fit_curve
 from .validation import InputError, check_finite
 
 __all__ = ["MEMBERS", "SATURATING", "ResidualNoise", "Member", "EnsembleForecast",
-           "fit_residual_noise", "fit_member", "forecast_curve", "plateau_summary"]
+           "fit_residual_noise", "fit_random_walk", "fit_member", "forecast_curve",
+           "plateau_summary"]
 
 #: Every member the forecaster may use (those without their inputs are skipped).
-MEMBERS = ("flat", "linear", "exponential", "power", "inertial", "exponential_lr")
+MEMBERS = ("level", "flat", "linear", "exponential", "power", "inertial", "exponential_lr")
 #: Members with a plateau r*.
 SATURATING = ("exponential", "power", "inertial", "exponential_lr", "sigmoid")
 _CUTS = (0.5, 0.65, 0.8)
@@ -51,12 +53,14 @@ class ResidualNoise:
     Attributes
     ----------
     rho : float
-        Autocorrelation of the process component per step (0 <= rho < 1).
+        Autocorrelation of the process component per step (0 <= rho <= 1).
     process_var, white_var : float
         Stationary variance v of the process component and variance s^2 of the white part
         (reward units squared).
     state_mean, state_var : float
         Filtered process deviation at the last training point and its variance.
+    drift_var : float
+        Per-step variance of a random-walk level (the ``level`` member; 0 otherwise).
     """
 
     rho: float
@@ -64,12 +68,16 @@ class ResidualNoise:
     white_var: float
     state_mean: float
     state_var: float
+    drift_var: float = 0.0
 
     def predict(self, lags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of a new observation's deviation ``lags`` steps after the cut."""
-        decay = self.rho ** np.asarray(lags, dtype=float)
+        """Mean and variance of a new observation's deviation ``lags`` steps after the cut
+        (``drift_var``: per-step variance of a random-walk level, the rho -> 1 limit)."""
+        lags = np.asarray(lags, dtype=float)
+        decay = self.rho**lags
         mean = decay * self.state_mean
-        var = decay**2 * self.state_var + self.process_var * (1 - decay**2) + self.white_var
+        var = (decay**2 * self.state_var + self.process_var * (1 - decay**2) + self.white_var
+               + self.drift_var * lags)
         return mean, var
 
 
@@ -149,6 +157,49 @@ def fit_residual_noise(t: np.ndarray, residuals: np.ndarray) -> ResidualNoise:
                          float(x * np.sqrt(scale)), float(p * total))
 
 
+def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float, float]:
+    """Local level model: y = level + white noise, the level a random walk (the k -> 0 limit
+    of the overdamped map driven by sampling noise, THEORY.md sections 3 and 6).
+
+    Maximum likelihood of the drift-to-white variance ratio (the scale concentrated out) by a
+    scalar Kalman filter. Returns the noise (drift and white variances, filtered level
+    variance), the filtered level at the last point, and the sum of squared innovations.
+    """
+    from scipy.optimize import minimize_scalar
+
+    t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
+    dt = np.diff(t).tolist()
+    values = y.tolist()
+    n = y.size
+    spread = float(np.var(y)) or 1.0
+
+    def run(log_ratio: float) -> tuple[float, float, float, float, float]:
+        ratio = math.exp(log_ratio)  # drift per step / white, at unit white variance
+        x, p = values[0], spread * 1e3  # vague start
+        log_det = quad = squares = 0.0
+        for i in range(1, n):
+            p += ratio * dt[i - 1]
+            s = p + 1.0
+            innovation = values[i] - x
+            log_det += math.log(s)
+            quad += innovation * innovation / s
+            squares += innovation * innovation
+            gain = p / s
+            x, p = x + gain * innovation, (1 - gain) * p
+        return log_det, quad, x, p, squares
+
+    def objective(log_ratio: float) -> float:
+        log_det, quad, *_ = run(log_ratio)
+        return 0.5 * (log_det + (n - 1) * math.log(max(quad, 1e-300) / (n - 1)))
+
+    best = minimize_scalar(objective, bounds=(-20.0, 5.0), method="bounded",
+                           options={"xatol": 1e-2})
+    log_det, quad, level, p, squares = run(float(best.x))
+    white = quad / (n - 1)
+    noise = ResidualNoise(1.0, 0.0, white, 0.0, p * white, math.exp(float(best.x)) * white)
+    return noise, level, squares
+
+
 @dataclass(frozen=True)
 class Member:
     """One fitted member: its mean curve, parameter uncertainty and residual noise."""
@@ -212,6 +263,10 @@ def fit_member(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | Non
     ``exponential_lr`` must extend past the cut); ``bounds``: the reward range.
     """
     t0 = float(t[0])
+    if name == "level":
+        noise, level, squares = fit_random_walk(t, y)
+        return Member(name, 2, t0, float(t[-1]), np.array([level]), np.zeros((1, 1)), noise,
+                      squares, t.size)
     if name in ("flat", "linear"):
         x = t - t0
         design = np.ones((t.size, 1)) if name == "flat" else np.column_stack([np.ones_like(x),
