@@ -39,7 +39,7 @@ from scipy.stats import norm
 from grpodyn.empirical.loaders import LogFormatError, load_run
 from grpodyn.empirical.run_analysis import infer_reward_range, learning_rate_of, momentum_of
 from grpodyn.numerics.fit import estimate_noise
-from grpodyn.numerics.forecast import forecast_curve
+from grpodyn.numerics.forecast import MEMBERS, forecast_curve
 from grpodyn.numerics.validation import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,7 +106,7 @@ def _scores(y, mean, lower, upper, sigma):
             "is_sigma": float(np.mean(upper - lower + penalty) / sigma)}
 
 
-def evaluate(name: str, run, fraction: float) -> dict[str, dict] | None:
+def evaluate(name: str, run, fraction: float, members=MEMBERS) -> dict[str, dict] | None:
     n_train = int(np.floor(fraction * run.n_points))
     if n_train < 8 or run.n_points - n_train < 3 or np.ptp(run.reward[:n_train]) == 0:
         return None
@@ -119,7 +119,7 @@ def evaluate(name: str, run, fraction: float) -> dict[str, dict] | None:
     beta, _ = momentum_of(run, None)
     lr = learning_rate_of(run)
     out = {}
-    fc = forecast_curve(t, y, n_train=n_train, future_steps=future,
+    fc = forecast_curve(t, y, n_train=n_train, future_steps=future, members=members,
                         momentum=beta,
                         learning_rate=None if lr is None else (t, lr), bounds=bounds,
                         level=LEVEL)
@@ -181,6 +181,8 @@ def main() -> None:
     parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     parser.add_argument("--json", help="write every number to this JSON file")
     parser.add_argument("--only", choices=["design", "score"])
+    parser.add_argument("--members", default=",".join(MEMBERS),
+                        help="the forecaster's member set, for ablations on the design runs")
     args = parser.parse_args()
     sources = {}
     if args.only != "score":
@@ -196,7 +198,7 @@ def main() -> None:
             for name, run in runs:
                 start = time.time()
                 try:
-                    result = evaluate(name, run, fraction)
+                    result = evaluate(name, run, fraction, tuple(args.members.split(",")))
                 except InputError as exc:
                     print(f"{name} F={fraction}: {exc}", file=sys.stderr)
                     continue

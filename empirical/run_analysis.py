@@ -335,11 +335,15 @@ def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | 
         out["tau"] = nd(favoured)
     elif tau is None:
         out["tau"] = nd(f"the trusted model ({fit.model.name}) has no relaxation time")
-    elif plateau["status"] == "not_determined" or set(fit.at_bounds) - {"r_star"}:
-        out["tau"] = nd(plateau.get("reason", "the plateau is not determined"))
+    elif plateau["status"] != "determined" or fit.at_bounds:
+        out["tau"] = nd(f"the plateau is {plateau['status']}: "
+                        + plateau.get("reason", "") + "; tau is tied to it")
         if tau > span:
             out["tau"]["lower"] = span
             out["tau"]["reason"] = f"the run has not begun to saturate: tau > {span:.0f} steps"
+    elif not tau_err < tau:
+        out["tau"] = nd(f"its standard error ({tau_err:.3g}) is not smaller than tau "
+                        f"({tau:.3g})")
     elif fit.singular:
         out["tau"] = {"value": tau, "status": "singular",
                       "reason": "singular information matrix: no standard error"}
