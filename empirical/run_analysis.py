@@ -423,6 +423,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         warnings.append(f"reward range {range_source}")
     if beta is None:
         warnings.append(f"momentum {momentum_source}")
+    if run.n_points < 5:
+        raise InputError(f"{run.source}: a fit needs at least 5 points, got {run.n_points}")
     if np.ptp(run.reward) == 0:
         raise InputError(f"{run.source}: the reward is constant ({run.reward[0]:g}): there is "
                          "no curve to fit")
@@ -438,6 +440,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
                                    plateau_bounds=bounds)
         except InputError as exc:
             errors[name] = str(exc)
+    if not fits and errors:
+        raise InputError(f"{run.source}: {next(iter(errors.values()))}")
     for name, fit in fits.items():
         if fit.at_bounds:
             warnings.append(f"{name}: {', '.join(fit.at_bounds)} at the fit's bound "
