@@ -120,8 +120,9 @@ class FitResult:
         out = []
         for name, value, lo, hi in zip(self.model.shape_params, self.theta[2:],
                                        self.model.lower, self.model.upper, strict=True):
-            if (value - lo <= 1e-3 * max(abs(lo), 1e-12)
-                    or hi - value <= 1e-3 * max(abs(hi), 1e-12)):
+            scale = 1e-3 * (hi - lo)  # for a bound at 0, closeness relative to the box
+            if (value - lo <= 1e-3 * max(abs(lo), scale)
+                    or hi - value <= 1e-3 * max(abs(hi), scale)):
                 out.append(name)
         if self.plateau_bounds is not None:
             lo, hi = self.plateau_bounds
