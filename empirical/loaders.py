@@ -258,6 +258,17 @@ def _parse_directory(path: Path, opts: dict[str, Any]) -> _Source:
                                        "its console output.log")
             source.beside = [files, path]
             return source
+    wandb_runs = sorted(p for p in path.glob("*run-*") if (p / "files").is_dir())
+    if wandb_runs:  # a W&B folder: wandb/latest-run, else its only run
+        latest = path / "latest-run"
+        if not latest.is_dir() and len(wandb_runs) > 1:
+            raise LogFormatError(f"{path}: a W&B folder with {len(wandb_runs)} runs and no "
+                                 f"latest-run: give one of {', '.join(p.name for p in wandb_runs)}")
+        chosen = latest if latest.is_dir() else wandb_runs[0]
+        source = _parse_directory(chosen, opts)
+        source.parsed.notes.append(f"a W&B folder: read {chosen.name}"
+                                   + (f" ({chosen.resolve().name})" if chosen == latest else ""))
+        return source
     if next(path.rglob("*tfevents*"), None) is not None:
         from .logs_tensorboard import parse_tensorboard
 
@@ -292,7 +303,13 @@ def _parse_file(path: Path, opts: dict[str, Any]) -> _Source:
         except (ValueError, RecursionError) as exc:  # e.g. a huge integer, deep nesting
             raise LogFormatError(f"{path}: not valid JSON ({type(exc).__name__}: "
                                  f"{str(exc)[:80]})") from None
-        parsed = parse_json(path, data, step_key)
+        if isinstance(data, list) and data and isinstance(data[0], dict) \
+                and "stream_name" in data[0]:  # an HF-Jobs stream of console output
+            from .logs_text import parse_text
+
+            parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps)
+        else:
+            parsed = parse_json(path, data, step_key)
     elif suffix in {".csv", ".tsv"}:
         from .logs_tables import parse_table
 
@@ -300,7 +317,15 @@ def _parse_file(path: Path, opts: dict[str, Any]) -> _Source:
     else:
         from .logs_text import parse_text
 
-        parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps)
+        source = "given"
+        if logging_steps is None:  # a logging interval in a config file beside the log
+            from .logs_config import meta_beside
+
+            found = meta_beside(path.parent)[0].logging_steps
+            if found is not None and isinstance(found.value, int) and found.value > 0:
+                logging_steps, source = found.value, found.evidence
+        parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps,
+                            interval_source=source)
     return _Source(parsed, str(path), [path.parent])
 
 
@@ -313,18 +338,22 @@ def _parse(path: Path, opts: dict[str, Any]) -> _Source:
 
 
 def _with_meta(run: Run, source: _Source) -> Run:
+    """The run's hyperparameters by source: config files (the log's own config record, the
+    files beside it) before values logged as metrics, before what parsers inferred, before what
+    ``infer_meta`` deduces from the metrics."""
     from .logs_config import meta_beside, meta_from_config
     from .logs_infer import infer_meta
 
-    meta = run.meta
+    files = RunMeta()
     if source.parsed.config:
-        meta = meta.merged(meta_from_config(source.parsed.config,
-                                            f"file:{Path(source.label).name}",
-                                            "the log's own config record"))
+        files = meta_from_config(source.parsed.config, f"file:{Path(source.label).name}",
+                                 "the log's own config record")
     for folder in dict.fromkeys(source.beside):
         found, notes = meta_beside(folder)
-        meta = meta.merged(found)
+        files = files.merged(found)
         run.warnings += notes
+    logged = {name: h for name, h in run.meta.to_items() if h.source == "logged"}
+    meta = files.merged(RunMeta(**logged)).merged(run.meta)
     run.meta, notes = infer_meta(run, meta)
     run.warnings += notes
     return run

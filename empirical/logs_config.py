@@ -15,6 +15,7 @@ the critic, reward or reference model are never read as the policy's.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -101,13 +102,18 @@ def _normal_schedule(value: Any) -> Any:
     return value
 
 
-def _number_or(value: Any) -> Any:
+def _finite(value: Any) -> int | float | None:
+    """A finite number from a config value (numbers, numeric strings), else None."""
     if isinstance(value, str):
         try:
-            return float(value) if any(c in value for c in ".eE") else int(value)
+            value = float(value) if any(c in value for c in ".eEnN") else int(value)
         except ValueError:
-            return value
-    return value
+            return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else None  # no 5000-digit integers downstream
+    return value if math.isfinite(value) else None
 
 
 def meta_from_config(config: dict[str, Any], source: str, where: str) -> RunMeta:
@@ -122,22 +128,23 @@ def meta_from_config(config: dict[str, Any], source: str, where: str) -> RunMeta
         if field == "kl" and key.endswith("kl_loss_coef") and flat.get(
                 key.rsplit(".", 1)[0] + ".use_kl_loss") is False:
             continue  # verl: the KL loss is off
-        if field == "optimizer":
-            value = _normal_optimizer(value)
-        elif field == "schedule":
-            value = _normal_schedule(value)
+        if field in ("optimizer", "schedule"):
+            if not isinstance(value, str):
+                continue
+            value = (_normal_optimizer if field == "optimizer" else _normal_schedule)(value)
         else:
-            value = _number_or(value)
-        if isinstance(value, (dict, list, tuple)) and field != "momentum":
-            continue
+            value = _finite(value)
+            if value is None:
+                continue
         setattr(meta, field, Hyperparameter(value, source, f"{key} in {where}"))
     betas = _lookup(flat, ("optim.betas", "betas", "adam_betas"))
     if betas is not None and isinstance(betas[1], (list, tuple)) and len(betas[1]) == 2:
         key, (b1, b2) = betas
-        if meta.momentum is None:
-            meta.momentum = Hyperparameter(_number_or(b1), source, f"{key}[0] in {where}")
-        if meta.beta2 is None:
-            meta.beta2 = Hyperparameter(_number_or(b2), source, f"{key}[1] in {where}")
+        b1, b2 = _finite(b1), _finite(b2)
+        if meta.momentum is None and b1 is not None:
+            meta.momentum = Hyperparameter(b1, source, f"{key}[0] in {where}")
+        if meta.beta2 is None and b2 is not None:
+            meta.beta2 = Hyperparameter(b2, source, f"{key}[1] in {where}")
     _openrlhf_and_trl(flat, meta, source, where)
     return meta
 

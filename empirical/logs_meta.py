@@ -1,9 +1,10 @@
 """The hyperparameters of a loaded run, each with where it came from (:class:`RunMeta`).
 
-The theory needs a run's learning rate (the peak and its schedule), optimizer and momentum
-(heavy-ball beta or Adam's beta1, THEORY.md section 4), group size G and prompts per step B
-(section 6, degenerate groups), the KL coefficient (section 8) and the number of updates per
-sampled batch (section 7, reuse). A log rarely says all of them; this module holds what was found
+The theory needs a run's learning rate (the peak and its schedule: the stiffness k = lr x
+kappa, THEORY.md sections 4 and 9), optimizer and momentum (heavy-ball beta or Adam's beta1,
+sections 4 and 9), group size G and prompts per step B (section 7, finite-G statistics of
+Bernoulli rewards), the KL coefficient (section 8) and the number of updates per sampled batch
+(section 8, PPO-style reuse). A log rarely says all of them; this module holds what was found
 with its provenance, so that no later analysis presents a default or a guess as a fact.
 
 Provenance (``Hyperparameter.source``): ``logged`` (read from the log's own metrics),
@@ -118,10 +119,14 @@ class RunMeta:
                                 if getattr(self, name) is None
                                 and getattr(other, name) is not None})
 
+    def to_items(self) -> list[tuple[str, Hyperparameter]]:
+        """(name, hyperparameter) of the known ones, in field order."""
+        return [(name, getattr(self, name)) for name in META_FIELDS
+                if getattr(self, name) is not None]
+
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """``{name: {"value", "source", "evidence"}}`` for the known hyperparameters."""
-        return {name: getattr(self, name).to_dict() for name in META_FIELDS
-                if getattr(self, name) is not None}
+        return {name: h.to_dict() for name, h in self.to_items()}
 
 
 #: Field names of :class:`RunMeta`, in order.

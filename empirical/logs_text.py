@@ -198,7 +198,7 @@ def _is_eval(entry: dict[str, Any]) -> bool:
 
 
 def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int | None,
-               fmt: str) -> Parsed:
+               fmt: str, interval_source: str) -> Parsed:
     train: list[tuple[int, dict[str, Any]]] = []
     evals: list[tuple[int, int, dict[str, Any]]] = []  # (index of train dict before, offset)
     summary: dict[str, Any] = {}
@@ -229,7 +229,9 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
         counted, how = _counter_steps(text, [o for o, _ in train])
         interval, where = None, ""
         if logging_steps is not None:
-            interval, where = logging_steps, "given"
+            interval, where = logging_steps, interval_source
+        if counted is not None and interval is not None and where != "given":
+            interval = None  # a config file's interval yields to the counter of the log itself
         if counted is not None and interval is not None:
             ordinal = [float(interval * (i + 1)) for i in range(len(train))]
             if counted != ordinal:
@@ -390,8 +392,9 @@ def _parse_tensors(text: str) -> Parsed | None:
 
 
 def parse_text(path: Path, text: str, *, step_key: str | None = None,
-               logging_steps: int | None = None) -> Parsed:
-    """A console log of any of the supported trainers."""
+               logging_steps: int | None = None, interval_source: str = "given") -> Parsed:
+    """A console log of any of the supported trainers; ``interval_source`` says where
+    ``logging_steps`` comes from (``given`` by the user, else a file name)."""
     fmt = "trl_console"
     inner = _unwrap_stream(path, text)
     if inner is not None:
@@ -405,7 +408,7 @@ def parse_text(path: Path, text: str, *, step_key: str | None = None,
                                       for rows in parsed.runs.values() for _, entry in rows):
             return parsed
     try:
-        return _parse_trl(path, text, step_key, logging_steps, fmt)
+        return _parse_trl(path, text, step_key, logging_steps, fmt, interval_source)
     except LogFormatError as exc:
         if "no dict lines" not in str(exc):
             raise

@@ -375,8 +375,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser("fit", help="fit reward-curve models to a training log",
                             description="Fit the inertial closed form, the empirical "
                             "exponential law and baselines to the reward of a training log "
-                            "(TRL trainer_state.json or console log, CSV, JSONL, W&B CSV, "
-                            "long-format CSV).")
+                            "of any supported trainer (TRL, verl, OpenRLHF, W&B, TensorBoard, "
+                            "custom JSON/JSONL/CSV; a file or a run directory: grpodyn runs "
+                            "LOG lists what it holds).")
     p.add_argument("log", help="the training log")
     p.add_argument("--model", default="all",
                    choices=["inertial", "exponential", "sigmoid", "exponential_lr", "power",

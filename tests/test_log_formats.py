@@ -155,6 +155,13 @@ def test_config_record_and_appended_runs():
         load_run(path, run="run9")
 
 
+def test_hf_jobs_stream_saved_as_json(tmp_path):
+    path = tmp_path / "job.json"
+    shutil.copy(FORMATS / "Rusheel86__Chaos-Economy__vsr-new.hf_jobs.excerpt.log", path)
+    run = load_run(path)
+    assert run.format == "hf_jobs_trl_console" and list(run.steps[:2]) == [5, 10]
+
+
 def test_run_option_on_a_one_run_log_is_an_error():
     with pytest.raises(LogFormatError, match="holds one run"):
         load_run(FORMATS / "custom_loop_history.json", run="a")
@@ -358,3 +365,46 @@ def test_yaml_and_broken_config_files_beside_a_log(tmp_path):
     assert run.meta.optimizer.value == "adamw"
     assert run.meta.lr.source == "file:hparams.yaml"
     assert any("args.json: not valid JSON" in w for w in run.warnings)
+
+
+def test_console_interval_from_a_config_file_beside(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"{{'reward': {s / 10}, 'loss': 0.1}}\n" for s in range(1, 9)))
+    with pytest.raises(LogFormatError, match="give --logging-steps"):
+        load_run(log)
+    (tmp_path / "training_args.json").write_text(json.dumps({"logging_steps": 10}))
+    run = load_run(log)
+    assert list(run.steps[:2]) == [10, 20]
+    assert any("logging_steps 10 (logging_steps in training_args.json)" in w
+               for w in run.warnings)
+    assert run.meta.logging_steps.source == "file:training_args.json"
+    # the log's own progress counter wins over a config file's interval
+    shutil.copy(FORMATS / "trl_console_logging_steps5.log", tmp_path / "bar.log")
+    assert list(load_run(tmp_path / "bar.log").steps[:2]) == [5, 10]
+
+
+def test_config_values_that_are_not_numbers_are_skipped(capsys):
+    from grpodyn.cli import main
+    from grpodyn.empirical.logs_config import meta_from_config
+
+    meta = meta_from_config({"learning_rate": float("nan"), "num_generations": b"\x00",
+                             "beta": "abc", "adam_beta1": True, "warmup_steps": 10**5000,
+                             "logging_steps": 10, "optim": 3, "betas": ["x", 0.99]},
+                            "file:a.json", "a.json")
+    assert meta.to_dict().keys() == {"logging_steps", "beta2"}
+    assert main(["runs", str(FORMATS / "trl_run"), "--json"]) == 0
+    json.loads(capsys.readouterr().out)  # every value serialisable
+
+
+def test_wandb_folder_reads_latest_run_or_asks(tmp_path):
+    wandb = tmp_path / "wandb"
+    shutil.copytree(FORMATS / "wandb_run", wandb)
+    run = load_run(wandb)  # one run: that one
+    assert run.format == "wandb_run" and any("a W&B folder: read run-2025" in w
+                                             for w in run.warnings)
+    shutil.copytree(wandb / "run-20250101_120000-abc12345", wandb / "run-20250102_080000-zz")
+    with pytest.raises(LogFormatError, match="2 runs and no latest-run: give one of"):
+        load_run(wandb)
+    (wandb / "latest-run").symlink_to(wandb / "run-20250102_080000-zz")
+    run = load_run(wandb)
+    assert any("read latest-run (run-20250102_080000-zz)" in w for w in run.warnings)
