@@ -19,6 +19,13 @@ other metrics of a log can test:
 
 Each mode gets a score in [0, 1], a flag (score >= 0.5), evidence in words with the steps where
 it shows, or ``judged = False`` with the reason when the log lacks what the mode needs.
+
+Prompts differ (revision 5, issue 17): the zero-std share is the pool average of
+p^G + (1-p)^G, so degeneracy and concentration read the Beta law of the prompts' success rates
+(:mod:`grpodyn.numerics.prompt_pool`) instead of that expression at the mean reward. G comes
+from the caller or ``run.meta`` with its source. Besides the modes, a run has a state that is
+not a failure: converged, learning, not_learning, declining (a fall beyond the noise, never
+healthy) or too_short.
 Needs numpy only.
 """
 
@@ -28,17 +35,22 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from grpodyn.numerics.prompt_pool import drift_loss, fit_prompt_pool
 from grpodyn.numerics.validation import InputError, check_int
 
 from .loaders import Run
 
-__all__ = ["MODES", "ModeVerdict", "Diagnosis", "diagnose", "threshold_rules"]
+__all__ = ["MODES", "STATES", "ModeVerdict", "Diagnosis", "diagnose", "threshold_rules"]
 
 MODES = ("reward_hacking", "advantage_degeneracy", "policy_concentration",
          "dynamical_instability")
 FLAG_SCORE = 0.5
 _CEILING = 0.97  # a reward this close to 1 (for 0/1 rewards) has nothing left to learn
 _MIN_POINTS = 20
+_SHORT = 40  # fewer logged points than this: too short to tell a plateau from a pause
+#: what the reward did, whatever the modes say
+STATES = ("converged", "learning", "not_learning", "declining", "too_short")
+_G_BOUND = 2  # G unknown: the smallest group, the most zero-std groups a pool can leave
 _CAUSAL_ORDER = ("dynamical_instability", "reward_hacking", "policy_concentration",
                  "advantage_degeneracy")
 
@@ -62,10 +74,31 @@ class Diagnosis:
     primary: str | None
     source: str = ""
     notes: list[str] = field(default_factory=list)
+    state: str = "learning"
+    state_evidence: str = ""
+    group_size: dict = field(default_factory=dict)  # value, source, evidence (value None)
+    prompt_pool: dict = field(default_factory=dict)  # early and late Beta laws, when fitted
 
     def to_dict(self) -> dict:
-        return {"source": self.source, "primary": self.primary, "notes": self.notes,
+        return {"source": self.source, "primary": self.primary, "state": self.state,
+                "state_evidence": self.state_evidence, "group_size": self.group_size,
+                "prompt_pool": self.prompt_pool, "notes": self.notes,
                 "modes": {name: asdict(v) for name, v in self.modes.items()}}
+
+
+def _window_sums(values: np.ndarray, window: int, mode: str) -> np.ndarray:
+    """Sums of ``window`` consecutive values, as ``np.convolve(values, ones(window), mode)``
+    gives them, from one cumulative sum (linear in the length whatever the window)."""
+    n = values.size
+    if window > n:  # numpy centres on the longer of the two: a window longer than the run
+        return np.convolve(values, np.ones(window), mode)
+    total = np.concatenate([[0.0], np.cumsum(values)])
+    if mode == "valid":
+        return total[window:] - total[: n - window + 1]
+    centre = np.arange(n)
+    lo = np.clip(centre - window // 2, 0, n)
+    hi = np.clip(centre + (window - 1) // 2 + 1, 0, n)
+    return total[hi] - total[lo]
 
 
 def _smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarray:
@@ -75,10 +108,8 @@ def _smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarray:
     ``mode="valid"``: one mean per full window, ``len(y) - window + 1`` of them.
     """
     finite = np.isfinite(y)
-    values = np.where(finite, y, 0.0)
-    kernel = np.ones(window)
-    total = np.convolve(values, kernel, mode=mode)
-    count = np.convolve(finite.astype(float), kernel, mode=mode)
+    total = _window_sums(np.where(finite, y, 0.0), window, mode)
+    count = np.rint(_window_sums(finite.astype(float), window, mode))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
@@ -143,11 +174,22 @@ def _hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
                        "(1 when the true reward follows)", True, steps)
 
 
-def _degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> ModeVerdict:
+def _fit_pool(run: Run, part: slice, group_size: int):
+    """The Beta law of the prompts over the steps of ``part`` (None without the metrics)."""
+    frac = run.metrics.get("frac_reward_zero_std")
+    if frac is None or not _is_success_rate(run):
+        return None
+    both = np.isfinite(frac[part]) & np.isfinite(run.reward[part])
+    if both.sum() < 2:
+        return None
+    return fit_prompt_pool(run.reward[part], frac[part], group_size=group_size)
+
+
+def _degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
     frac = run.metrics.get("frac_reward_zero_std")
     r_late = _window_mean(run.reward, late)
-    source = "logged"
-    if frac is None or not np.isfinite(frac).any():
+    logged = frac is not None and np.isfinite(frac[late]).any()
+    if not logged:
         if group_size is None:
             return _unjudged("no frac_reward_zero_std in the log and no group size G to "
                              "predict it from the reward level")
@@ -156,28 +198,38 @@ def _degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> 
                              "are no success rate to predict it from")
         p = np.clip(run.reward, 0, 1)
         frac = p**group_size + (1 - p) ** group_size
-        source = f"predicted from the reward at G = {group_size}"
     f_late = _window_mean(frac, late)
-    predicted = ""
-    if group_size is not None and _is_success_rate(run):
-        expected = r_late**group_size + (1 - r_late) ** group_size
-        predicted = (f"; p^G + (1-p)^G at the reward {r_late:.2f} and G = {group_size} "
-                     f"predicts {expected:.2f}")
     idx = np.arange(run.n_points)[late]
     slope = np.polyfit(run.steps[idx], run.reward[idx], 1)[0] if idx.size > 2 else 0.0
     gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]]) if idx.size > 2 else 0.0
     short_of_ceiling = r_late < _CEILING or not _is_success_rate(run)
-    # the drift factor 1 - f is what the stiffness keeps: the score f passes the flag when
-    # half of it is gone (G = 2 loses at least half at any p), whether or not the (noisy)
-    # reward already shows the stall it implies
-    score = float(f_late) if short_of_ceiling else 0.0
     steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
-    words = (f"zero-std groups {f_late:.2f} of the batch late in the run ({source}){predicted}: "
-             f"only {1 - f_late:.0%} of the groups carry a gradient; reward {r_late:.2f}, "
-             f"gain {gain:+.3f} over the last quarter")
+    words = (f"zero-std groups {f_late:.2f} of the batch late in the run "
+             f"({'logged' if logged else f'predicted from the reward at G = {group_size}'})")
+    if group_size is not None and _is_success_rate(run):
+        # the drift factor, averaged over the prompts: the share of the large-G drift
+        # sqrt(p(1-p)) that groups of G lose, under the Beta law the late steps show
+        pool = _fit_pool(run, late, group_size) if logged else None
+        phi = pool.point_phi if pool is not None else np.inf
+        lost = drift_loss(r_late, phi, group_size) if 0 < r_late < 1 else 1.0
+        score = lost
+        law = (f"prompt pool Beta with mean {r_late:.2f}, phi {phi:.3g} ({pool.status})"
+               if pool is not None else f"identical prompts at the reward {r_late:.2f}")
+        words += (f"; {law}: groups of G = {group_size} lose {lost:.0%} of the "
+                  "drift a large group would carry")
+    else:
+        # without G, or without a success rate to set the Beta law, the share of groups
+        # without spread is the drift factor itself
+        score = float(f_late)
+        why = ("G unknown; with G the share of the drift lost to the group size would be "
+               "scored instead" if group_size is None else
+               "rewards outside [0, 1]: no success rate to set the prompts' Beta law")
+        words += f": only {1 - f_late:.0%} of the groups carry a gradient ({why})"
+    words += f"; reward {r_late:.2f}, gain {gain:+.3f} over the last quarter"
     if not short_of_ceiling:
+        score = 0.0
         words += " (at the ceiling: nothing left to learn, not a failure)"
-    return ModeVerdict(score >= FLAG_SCORE, score, words, True, steps)
+    return ModeVerdict(score >= FLAG_SCORE, float(score), words, True, steps)
 
 
 def _concentration(run: Run, early: slice, late: slice, group_size: int | None
@@ -203,37 +255,84 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
     undecided = 0.45  # below the flag: entropy alone cannot tell concentration from learning
     r_late = _window_mean(run.reward, late)
     frac = run.metrics.get("frac_reward_zero_std")
+    pool_early = _fit_pool(run, early, group_size or _G_BOUND)
     if not _is_success_rate(run):
         score = min(score, undecided)
         words += ("; rewards outside [0, 1]: no success rate to set the temperature "
                   "prediction, entropy alone cannot tell concentration from learning")
     elif r_late >= _CEILING:
-        words += (f"; at the ceiling (reward {r_late:.2f}): the policy concentrated onto the "
-                  "rewarded answer, exploration is gone")
+        score = 0.0
+        words += (f"; at the ceiling (reward {r_late:.2f}): the entropy fell as the prompts "
+                  "got solved, which is convergence, not a failure")
     elif r_late <= 1 - _CEILING:
         words += (f"; at the floor (reward {r_late:.2f}): the policy concentrated onto wrong "
                   "answers")
-    elif group_size is not None and frac is not None and np.isfinite(frac).any():
-        # temperature prediction: an unconcentrated policy at success rate r leaves a share
-        # r^G + (1-r)^G of the groups without spread; a policy that is deterministic per
-        # prompt leaves far more (each prompt always right or always wrong)
-        # the score is the smaller of the entropy's fall and the share of the groups that
-        # should explore but do not: both must pass the flag
-        predicted = r_late**group_size + (1 - r_late) ** group_size
-        observed = _window_mean(frac, late)
-        beyond = float(np.clip((observed - predicted) / max(1 - predicted, 1e-12), 0.0, 1.0))
+    elif pool_early is not None and frac is not None and np.isfinite(frac[late]).any():
+        # temperature prediction. The zero-std share of the late steps gives their Beta law;
+        # its all-wrong groups E[(1-p)^G], as a share of the failures left (1 - r), are the
+        # prompts the policy locked onto wrong answers. A policy that keeps the spread across
+        # prompts of its first steps (their phi, moved to the late mean) locks the share
+        # predicted below; concentration locks far more, convergence (prompts locked onto
+        # right answers) does not count. The score is the smaller of the entropy's fall and
+        # the share of the failing prompts that should still explore but do not
+        g_used = group_size or _G_BOUND
+        pool_late = _fit_pool(run, late, g_used)
+        left = max(1 - r_late, 1e-12)
+        predicted = min(pool_early.failed_share_at(r_late) / left, 1.0)
+        locked = min(pool_late.failed_share_at(r_late) / left, 1.0) if pool_late else 0.0
+        beyond = float(np.clip((locked - predicted) / max(1 - predicted, 1e-12), 0.0, 1.0))
         score = min(score, beyond)
-        words += (f"; zero-std groups {observed:.2f} against {predicted:.2f} for an "
-                  f"unconcentrated policy at the reward {r_late:.2f} and G = {group_size}: "
-                  f"{beyond:.0%} of the groups that should explore do not")
+        bound = "" if group_size else (f"; G unknown, judged at G = {_G_BOUND}, the smallest "
+                                       "group (a larger G predicts fewer such groups and "
+                                       "raises this share)")
+        words += (f"; zero-std groups {_window_mean(frac, late):.2f} late (Beta phi "
+                  f"{pool_late.point_phi:.3g}, {pool_late.status}) at G = {g_used}: "
+                  f"{locked:.0%} of the failing prompts always fail, against {predicted:.0%} "
+                  f"for the spread of the first steps (phi {pool_early.point_phi:.3g}) moved to "
+                  f"the reward {r_late:.2f}: {beyond:.0%} of the failing prompts that should "
+                  f"explore do not{bound}")
         words += (": the policy is deterministic on most prompts" if beyond >= FLAG_SCORE
                   else ": the groups still explore")
     else:
         score = min(score, undecided)
         words += ("; below the ceiling, entropy alone cannot tell concentration from learning "
-                  "(needs frac_reward_zero_std and G)")
+                  "(needs frac_reward_zero_std)")
     return ModeVerdict(score >= FLAG_SCORE, score, words, True,
                        (float(low_steps[0]), float(run.steps[-1])))
+
+
+def _state(run: Run, early: slice, late: slice, noise: float) -> tuple[str, str]:
+    """What the reward did: converged, learning, not_learning, declining or too_short."""
+    if run.n_points < _SHORT:
+        return "too_short", f"{run.n_points} logged points (fewer than {_SHORT})"
+    r = run.reward
+    n_early, n_late = early.stop - early.start, late.stop - late.start
+    r0, r1 = _window_mean(r, early), _window_mean(r, late)
+    se = noise * np.sqrt(1.0 / n_early + 1.0 / n_late)
+    window = max(10, run.n_points // 10)
+    smooth = _smooth(r, window)
+    best = int(np.nanargmax(smooth))
+    drop = float(smooth[best] - r1)
+    # the best of many noisy window means is biased upward by a few of their s.e.
+    fell_back = best < run.n_points * 3 // 4 and drop > 5 * noise / np.sqrt(window) + 2 * se
+    where = f"steps {run.steps[0]:g}-{run.steps[-1]:g}"
+    if fell_back or r1 < r0 - 3 * se:
+        return "declining", (f"reward {r0:.3f} at the start, {smooth[best]:.3f} at its best "
+                             f"(step {run.steps[best]:g}), {r1:.3f} late: it fell back "
+                             f"{drop:.3f}, more than its noise (s.e. {se:.3f})")
+    if abs(r1 - r0) <= 3 * se:
+        return "not_learning", (f"reward {r0:.3f} -> {r1:.3f} over {where}, within 3 s.e. "
+                                f"({se:.3f}) of no change: flat from the start")
+    idx = np.arange(run.n_points)[late]
+    slope = np.polyfit(run.steps[idx], r[idx], 1)[0]
+    late_gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]])
+    late_se = noise * np.sqrt(12.0 / n_late)  # s.e. of a fitted line's rise over the segment
+    at_ceiling = _is_success_rate(run) and r1 >= _CEILING
+    if at_ceiling or abs(late_gain) <= 2 * late_se:
+        return "converged", (f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it moved "
+                             f"{late_gain:+.3f} (noise {late_se:.3f}): at its plateau")
+    return "learning", (f"reward {r0:.3f} -> {r1:.3f}, still rising {late_gain:+.3f} over the "
+                        f"last quarter (noise {late_se:.3f})")
 
 
 def _ar2_poles(x: np.ndarray) -> np.ndarray:
@@ -285,7 +384,7 @@ def _instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdi
     if kl is not None and np.isfinite(kl).sum() > 8:
         k_mid = np.nanmedian(kl[: max(4, run.n_points // 2)])
         k_late = _window_mean(kl, late)
-        if np.isfinite(k_late) and k_mid > 0:
+        if np.isfinite(k_late) and k_late > 0 and k_mid > 0:  # a KL estimate can be < 0
             kl_growth = k_late / k_mid
         # a stable map keeps the KL at its stationary level; an unstable one carries the policy
         # away from the reference: a tenfold growth past 1 nat scores 1
@@ -332,27 +431,35 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     run : Run
         A loaded training log (``grpodyn.empirical.loaders.load_run``).
     group_size : int, optional
-        G; default: the ``G`` hyperparameter found with the log, if any.
+        G; default: ``run.meta.group_size`` (declared, read or inferred), if any.
 
     Returns
     -------
     Diagnosis
-        One :class:`ModeVerdict` per mode of ``MODES`` and the primary mode (the flagged one
-        with the highest score), None when nothing is flagged.
+        One :class:`ModeVerdict` per mode of ``MODES``, the primary mode (the most upstream
+        flagged one), None when nothing is flagged, the ``state`` (one of ``STATES``) with its
+        evidence, the group size with its source, and the prompt pool's Beta law early and
+        late where the log has the zero-std share.
     """
     if run.n_points < _MIN_POINTS:
         raise InputError(f"{run.source}: a diagnosis needs at least {_MIN_POINTS} logged "
                          f"points, got {run.n_points}")
-    found = run.meta.value("group_size")
-    if group_size is None and isinstance(found, int) and found >= 2:  # G = 1 has no groups
-        group_size = found
+    g_info = {"value": None, "source": "unknown", "evidence": "not declared, read or inferred"}
     if group_size is not None:
         group_size = check_int("group_size", group_size, minimum=2)
+        g_info = {"value": group_size, "source": "user", "evidence": "given to diagnose"}
+    elif run.meta.group_size is not None:
+        declared = run.meta.group_size
+        if declared.source == "user":  # the user's --group-size: a bad one is an error
+            check_int("group_size", declared.value, minimum=2)
+        if isinstance(declared.value, int) and declared.value >= 2:
+            group_size = declared.value
+            g_info = declared.to_dict()
     early, late, _ = _segments(run.n_points)
     noise = float(np.nanstd(np.diff(run.reward)) / np.sqrt(2))
     modes = {
         "reward_hacking": _hacking(run, early, late, noise),
-        "advantage_degeneracy": _degeneracy(run, late, group_size, noise),
+        "advantage_degeneracy": _degeneracy(run, late, group_size),
         "policy_concentration": _concentration(run, early, late, group_size),
         "dynamical_instability": _instability(run, early, late, noise),
     }
@@ -360,7 +467,21 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     # policy degenerates the groups, so the upstream mode is the primary one
     primary = next((name for name in _CAUSAL_ORDER if modes[name].flag), None)
     notes = [f"{name}: not judged ({v.evidence})" for name, v in modes.items() if not v.judged]
-    return Diagnosis(modes, primary, run.source, notes)
+    if group_size is None:
+        notes.append("group size G unknown: degeneracy is scored on the share of groups "
+                     "without spread and concentration at G = 2; declaring G (--group-size) "
+                     "scores the drift lost to the group size instead")
+    state, state_words = _state(run, early, late, noise)
+    if state == "declining" and primary is None:
+        notes.append("the reward fell back by more than its noise and no mode explains it: "
+                     "decline, cause unknown")
+    pools = {}
+    for part, name in ((early, "early"), (late, "late")):
+        pool = _fit_pool(run, part, group_size or _G_BOUND)
+        if pool is not None:
+            pools[name] = {**pool.to_dict(), "steps": [float(run.steps[part][0]),
+                                                       float(run.steps[part][-1])]}
+    return Diagnosis(modes, primary, run.source, notes, state, state_words, g_info, pools)
 
 
 def threshold_rules(run: Run) -> dict[str, bool]:

@@ -27,8 +27,9 @@ from .bandit import BanditConfig, simulate_bandit
 from .diagnostics import MODES, diagnose, threshold_rules
 from .loaders import Hyperparameter, Run, RunMeta, load_run
 
-__all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "evaluate",
-           "TINY_TESTBED_DIR", "TUNING_SEEDS", "HELDOUT_SEEDS"]
+__all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "pool_testbed",
+           "evaluate", "evaluate_sources", "called", "TINY_TESTBED_DIR", "TUNING_SEEDS",
+           "HELDOUT_SEEDS", "POOL_DESIGN_SEEDS", "MATRIX_CLASSES"]
 
 LABELS = ("healthy", *MODES)
 TINY_TESTBED_DIR = Path(__file__).resolve().parent / "data" / "tiny_testbed"
@@ -38,6 +39,12 @@ TINY_TESTBED_DIR = Path(__file__).resolve().parent / "data" / "tiny_testbed"
 TUNING_SEEDS = range(0, 40)
 #: fresh seeds made while the present diagnosis (revision 4) was frozen: the independent check
 HELDOUT_SEEDS = range(40, 50)
+#: seeds of the prompt-pool simulator the issue-17 revision was designed on; every other seed
+#: is fresh (made after the revision was frozen)
+POOL_DESIGN_SEEDS = range(0, 10)
+#: classes of the source-by-source matrix: no failure (learning or converged), not learning,
+#: the four modes, and a decline whose cause is unknown
+MATRIX_CLASSES = ("healthy", "not_learning", *MODES, "declining")
 _EVAL_EVERY, _EVAL_SAMPLES = 10, 256
 SEVERAL = "several"  # more than one threshold rule fired
 
@@ -105,6 +112,82 @@ def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
             continue
         cases.append(LabelledRun(content["label"], f"tiny_{path.stem}", load_run(path)))
     return cases
+
+
+def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None = None
+                 ) -> list[LabelledRun]:
+    """Prompt-pool simulator runs (:mod:`grpodyn.empirical.prompt_pool_sim`), one per label and
+    seed, written as TRL ``trainer_state.json`` files (in ``folder``, else a temporary one) and
+    read back by :func:`~grpodyn.empirical.loaders.load_run`, as a user's log would be (G and B
+    inferred, eval entries merged). ``converged`` is labelled ``healthy`` in the matrix (no
+    failure) and kept in the name. Seeds are offset by 10 000 per label."""
+    import tempfile
+
+    from .prompt_pool_sim import SIM_LABELS, case_settings, simulate_pool, write_trainer_state
+
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(folder) if folder is not None else Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        cases = []
+        for label in SIM_LABELS:
+            for seed in seeds:
+                config = case_settings(label, seed)
+                log = simulate_pool(config, seed=10_000 * SIM_LABELS.index(label) + seed)
+                name = f"pool_{label}_{seed}"
+                path = write_trainer_state(out / f"{name}.json", log, label=label, seed=seed,
+                                           config=config)
+                cases.append(LabelledRun("healthy" if label == "converged" else label, name,
+                                         load_run(path)))
+    return cases
+
+
+def called(diagnosis) -> str:
+    """The class a diagnosis calls a run: its primary mode, else its state (learning and
+    converged are both ``healthy``: no failure)."""
+    if diagnosis.primary is not None:
+        return diagnosis.primary
+    state = getattr(diagnosis, "state", "learning")
+    return {"learning": "healthy", "converged": "healthy", "too_short": "healthy"}.get(state,
+                                                                                     state)
+
+
+def _rule_call(run: Run) -> str:
+    fired = [m for m, on in threshold_rules(run).items() if on]
+    return fired[0] if len(fired) == 1 else ("healthy" if not fired else SEVERAL)
+
+
+def _matrix(truth: list[str], predicted: list[str]) -> dict:
+    """Per-class precision and recall over :data:`MATRIX_CLASSES` (classes absent from the
+    truth get NaN recall), the confusion counts, and the share of no-failure runs flagged."""
+    columns = (*MATRIX_CLASSES, SEVERAL)
+    confusion = {t: dict.fromkeys(columns, 0) for t in MATRIX_CLASSES}
+    for t, p in zip(truth, predicted, strict=True):
+        confusion[t][p if p in columns else SEVERAL] += 1
+    per_class = {}
+    for label in MATRIX_CLASSES:
+        tp = confusion[label][label]
+        called_as = sum(confusion[t][label] for t in MATRIX_CLASSES)
+        actual = sum(confusion[label].values())
+        per_class[label] = {"precision": tp / called_as if called_as else float("nan"),
+                            "recall": tp / actual if actual else float("nan"), "n": actual}
+    healthy = sum(confusion["healthy"].values())
+    flagged = sum(confusion["healthy"][m] for m in (*MODES, SEVERAL))
+    return {"confusion": confusion, "per_class": per_class,
+            "healthy_flagged": flagged / healthy if healthy else float("nan")}
+
+
+def evaluate_sources(sources: dict[str, list[LabelledRun]]) -> dict:
+    """The source-by-source matrix: for each source, the diagnosis and the threshold rules
+    scored on the same runs (precision, recall and confusion per class), and every call."""
+    out = {}
+    for name, cases in sources.items():
+        truth = [c.label for c in cases]
+        model = [called(diagnose(c.run)) for c in cases]
+        rules = [_rule_call(c.run) for c in cases]
+        out[name] = {"model": _matrix(truth, model), "threshold_rules": _matrix(truth, rules),
+                     "cases": [{"name": c.name, "label": c.label, "model": m, "rules": r}
+                               for c, m, r in zip(cases, model, rules, strict=True)]}
+    return out
 
 
 def _scores(truth: list[str], predicted: list[str]) -> dict:

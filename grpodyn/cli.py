@@ -251,8 +251,9 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
 def _cmd_diagnose(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.diagnostics import diagnose
 
-    run = _load_log(args)  # --group-size becomes the run's G (source user); diagnose reads it
-    result = diagnose(run, group_size=args.group_size).to_dict()
+    run = _load_log(args)
+    # diagnose reads G from run.meta (the user's --group-size, else the log's) with its source
+    result = diagnose(run).to_dict()
     result["warnings"] = run.warnings
     result["hyperparameters"] = run.meta.to_dict()
     return finite_json(result)

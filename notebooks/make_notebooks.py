@@ -110,6 +110,38 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "d = diagnose(load_run(DATA_DIR / 'tiny_G16_seed0.json'))\nprint(d.primary)\n"
                  "for name, v in d.modes.items():\n    print(name, round(v.score, 2), "
                  "v.evidence)"),
+        ("md", "## The prompt distribution behind a real log\n\nThe logged zero-std share is "
+               "the average of p^G + (1-p)^G over the prompts of a step. With p ~ Beta(m phi, "
+               "(1-m) phi), the mean reward gives m and the zero-std share gives phi "
+               "(THEORY.md section 7, `prompt_pool_zero_std_share`). Here the lzhihan "
+               "grpo-math-pipeline run (G = 4 from its repository's README), the full log from "
+               "`../shared/data/real_logs` when it is there, else the 80-entry excerpt of the "
+               "tests."),
+        ("code", "from pathlib import Path\nimport numpy as np\nimport grpodyn\n"
+                 "from grpodyn.numerics.prompt_pool import fit_prompt_pool, zero_std_share\n"
+                 "repo = Path(grpodyn.__file__).resolve().parents[1]\n"
+                 "name = 'lzhihan__grpo-math-pipeline__outputs_grpo_qwen2.5-1.5b-sft-grpo-lora_"
+                 "checkpoint-1200_trainer_state'\n"
+                 "full = [base / 'shared' / 'data' / 'real_logs' / f'{name}.json' "
+                 "for base in (repo.parent, repo)]\n"
+                 "log = next((f for f in full if f.exists()), repo / 'tests' / 'data' / "
+                 "'real_logs' / f'{name}.excerpt.json')\n"
+                 "run = load_run(log)\nprint(log.name, run.n_points, 'points')\n"
+                 "frac = run.metrics['frac_reward_zero_std']\n"
+                 "for part in np.array_split(np.arange(run.n_points), 4):\n"
+                 "    pool = fit_prompt_pool(run.reward[part], frac[part], group_size=4)\n"
+                 "    print(f'steps {run.steps[part[0]]:g}-{run.steps[part[-1]]:g}: mean "
+                 "{pool.mean:.2f}, zero-std {pool.observed_share:.2f}, phi {pool.phi:.3g} "
+                 "[{pool.low:.3g}, {pool.high:.3g}] ({pool.status}); identical prompts would "
+                 "give {zero_std_share(pool.mean, np.inf, 4):.2f}')"),
+        ("md", "phi of a few units: the prompts are far from identical (phi -> infinity), and "
+               "the zero-std share is mostly the pool's spread, not G. The diagnosis uses the "
+               "late window's law for the drift lost to the group size, and the first steps' "
+               "law for the share of failing prompts that should still explore."),
+        ("code", "d = diagnose(run, group_size=4)\nprint(d.primary, d.state, d.group_size)\n"
+                 "print(d.prompt_pool['late'])\n"
+                 "print(d.modes['advantage_degeneracy'].evidence)\n"
+                 "print(d.modes['policy_concentration'].evidence)"),
     ],
 }
 

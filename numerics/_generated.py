@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'c8c3528294deccb084746989304d885c'
+THEORY_HASH = 'a120c4af915d08735e1d864b9f707d1b'
 
 
 SIGNATURES = {
@@ -76,6 +76,11 @@ SIGNATURES = {
     'rloo_update_variance': ('G', 'p'),
     'grpo_update_mean_expansion': ('G', 'p'),
     'grpo_update_variance_expansion': ('G', 'p'),
+    'prompt_pool_mean_reward': ('a_p', 'b_p'),
+    'prompt_pool_zero_std_share': ('G', 'a_p', 'b_p'),
+    'prompt_pool_failed_group_share': ('G', 'a_p', 'b_p'),
+    'prompt_pool_within_group_variance': ('a_p', 'b_p'),
+    'prompt_pool_batch_variance': ('B', 'G', 'a_p', 'b_p'),
     'bandit_success_probability': ('x',),
     'bandit_drift_grpo': ('x', 'G', 'eps'),
     'bandit_drift_dr_grpo': ('x', 'G'),
@@ -1159,6 +1164,92 @@ def grpo_update_variance_expansion(G, p):
     _x1 = 64*p**3
     _x2 = 32*p**4
     return (1/32)*(G*(40*_x0 - _x1 + _x2 - 8*p) - 48*_x0 + _x1 - _x2 + 16*p - 3)/(G**2*p*(p - 1))
+
+
+def prompt_pool_mean_reward(a_p, b_p):
+    """Expected batch reward of a Beta(a_p, b_p) pool of prompts.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_mean_reward``.
+
+    Parameters
+    ----------
+    a_p : array_like
+        first shape parameter of the Beta law of prompt success rates [dimensionless]
+    b_p : array_like
+        second shape parameter of the Beta law of prompt success rates [dimensionless]
+    """
+    return a_p/(a_p + b_p)
+
+
+def prompt_pool_zero_std_share(G, a_p, b_p):
+    """Expected share of zero-std groups over a Beta(a_p, b_p) pool of prompts.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_zero_std_share``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    a_p : array_like
+        first shape parameter of the Beta law of prompt success rates [dimensionless]
+    b_p : array_like
+        second shape parameter of the Beta law of prompt success rates [dimensionless]
+    """
+    return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, ))) + numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
+
+
+def prompt_pool_failed_group_share(G, a_p, b_p):
+    """Expected share of all-wrong groups over a Beta(a_p, b_p) pool.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_failed_group_share``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    a_p : array_like
+        first shape parameter of the Beta law of prompt success rates [dimensionless]
+    b_p : array_like
+        second shape parameter of the Beta law of prompt success rates [dimensionless]
+    """
+    return numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
+
+
+def prompt_pool_within_group_variance(a_p, b_p):
+    """Expected unbiased within-group reward variance over a Beta pool (E[p (1-p)]).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_within_group_variance``.
+
+    Parameters
+    ----------
+    a_p : array_like
+        first shape parameter of the Beta law of prompt success rates [dimensionless]
+    b_p : array_like
+        second shape parameter of the Beta law of prompt success rates [dimensionless]
+    """
+    _x0 = a_p + b_p
+    return a_p*b_p/(_x0*(_x0 + 1))
+
+
+def prompt_pool_batch_variance(B, G, a_p, b_p):
+    """Expected unbiased variance of all rewards of a step (B prompts, G completions each) over a Beta pool.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_batch_variance``.
+
+    Parameters
+    ----------
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    a_p : array_like
+        first shape parameter of the Beta law of prompt success rates [dimensionless]
+    b_p : array_like
+        second shape parameter of the Beta law of prompt success rates [dimensionless]
+    """
+    _x0 = a_p + b_p
+    _x1 = B*G
+    return a_p*b_p*(-G + _x1*a_p + _x1*b_p + _x1 - a_p - b_p)/(_x0**2*(_x0 + 1)*(_x1 - 1))
 
 
 def bandit_success_probability(x):

@@ -20,9 +20,25 @@ def scored():
 
 
 def test_testbed_precision_and_recall(scored):
+    """Every label but concentration >= 0.9. The bandit's concentration runs end at reward 1.00
+    (the policy locked onto the rewarded arm): since revision 5 (issue 17) an entropy collapse
+    at the ceiling is convergence, not a failure, so they are called converged (the only
+    healthy-precision loss); docs/findings.md, section 4b."""
     for label in LABELS:
+        if label in ("policy_concentration", "healthy"):
+            continue
         assert scored["model"]["per_mode"][label]["precision"] >= 0.9, label
         assert scored["model"]["per_mode"][label]["recall"] >= 0.9, label
+    assert scored["model"]["per_mode"]["healthy"]["recall"] == 1.0
+    locked = [c for c in scored["cases"] if c["label"] == "policy_concentration"]
+    assert all(c["model"] == "healthy" for c in locked)
+
+
+def test_bandit_concentration_at_the_ceiling_is_convergence():
+    case = next(c for c in bandit_testbed(seeds=1) if c.label == "policy_concentration")
+    d = diagnose(case.run)
+    assert d.state == "converged" and d.primary is None
+    assert "at the ceiling" in d.modes["policy_concentration"].evidence
 
 
 def test_healthy_runs_are_never_flagged_unstable(scored):
@@ -45,7 +61,8 @@ def test_missing_metrics_say_which_modes_cannot_be_judged():
     judged = {name: v.judged for name, v in d.modes.items()}
     assert judged == {"reward_hacking": False, "advantage_degeneracy": False,
                       "policy_concentration": False, "dynamical_instability": True}
-    assert d.primary is None and len(d.notes) == 3
+    assert d.primary is None and len(d.notes) == 4
+    assert "G unknown" in d.notes[-1]
     assert "held-out" in d.modes["reward_hacking"].evidence
 
 
@@ -120,3 +137,126 @@ def test_tiny_trl_heldout_testbed_meets_the_target():
     for label in LABELS:
         assert scored["per_mode"][label]["precision"] >= 0.9, label
         assert scored["per_mode"][label]["recall"] >= 0.9, label
+
+
+def _shaped(curve, n=200, noise=0.02, seed=0):
+    steps = np.arange(1.0, n + 1)
+    reward = curve(steps) + noise * np.random.default_rng(seed).normal(size=n)
+    return Run(source="synthetic", format="test", steps=steps, reward=reward, metrics={})
+
+
+@pytest.mark.parametrize(("curve", "state"), [
+    (lambda t: 0.9 - 0.6 * np.exp(-t / 20), "converged"),
+    (lambda t: 0.2 + 0.003 * t, "learning"),
+    (lambda t: 0.5 + 0 * t, "not_learning"),
+    (lambda t: 0.3 + 0.5 * np.exp(-((t - 70) / 30) ** 2), "declining"),
+])
+def test_states_are_named(curve, state):
+    d = diagnose(_shaped(curve))
+    assert d.state == state, d.state_evidence
+    if state != "declining":  # a fall without KL or entropy reads as a collapse (instability)
+        assert d.primary is None
+
+
+def test_too_short_to_tell():
+    d = diagnose(_shaped(lambda t: 0.2 + 0.01 * t, n=30))
+    assert d.state == "too_short"
+
+
+def test_a_rise_that_falls_back_is_never_healthy():
+    """The public run that rose 0.33 -> 0.76 and fell back to 0.41, with a KL and an entropy
+    that stay put: no mode explains it, so decline, cause unknown (never healthy)."""
+    run = _shaped(lambda t: 0.33 + 0.43 * np.exp(-((t - 80) / 35) ** 2))
+    run.metrics["kl"] = np.full(run.n_points, 0.05)
+    run.metrics["entropy"] = np.full(run.n_points, 0.4)
+    d = diagnose(run)
+    assert d.state == "declining" and d.primary is None
+    assert any("cause unknown" in note for note in d.notes)
+    from grpodyn.empirical.testbed import called
+
+    assert called(d) == "declining"
+
+
+@pytest.fixture(scope="module")
+def pool_cases():
+    """One prompt-pool simulator run per label (design seed 0), read back through load_run."""
+    from grpodyn.empirical.testbed import pool_testbed
+
+    return pool_testbed(seeds=range(0, 1))
+
+
+def test_pool_runs_are_called_as_labelled(pool_cases):
+    from grpodyn.empirical.testbed import called
+
+    calls = {c.name: called(diagnose(c.run)) for c in pool_cases}
+    expected = {c.name: c.label for c in pool_cases}
+    assert calls == expected
+    states = {c.name: diagnose(c.run).state for c in pool_cases}
+    assert states["pool_converged_0"] == "converged"
+    assert states["pool_not_learning_0"] == "not_learning"
+
+
+def test_group_size_source_is_shown(pool_cases):
+    run = pool_cases[0].run
+    d = diagnose(run)
+    assert d.group_size["source"] == "inferred" and d.group_size["value"] == 8
+    assert diagnose(run, group_size=16).group_size["source"] == "user"
+    assert set(d.prompt_pool) == {"early", "late"}
+    out = d.to_dict()
+    assert {"modes", "primary", "notes", "state", "group_size"} <= set(out)
+    for verdict in out["modes"].values():
+        assert {"flag", "score", "evidence", "judged", "steps"} <= set(verdict)
+
+
+def test_unknown_group_size_is_said(pool_cases):
+    from dataclasses import replace
+
+    case = next(c for c in pool_cases if c.label == "policy_concentration")
+    run = replace(case.run, meta=replace(case.run.meta, group_size=None))
+    d = diagnose(run)
+    assert d.group_size["source"] == "unknown"
+    assert any("G unknown" in note for note in d.notes)
+    assert "judged at G = 2" in d.modes["policy_concentration"].evidence
+
+
+def _convolve_smooth(y, window, mode="same"):
+    """The moving average as revision 4 computed it (np.convolve), for the identity test."""
+    finite = np.isfinite(y)
+    kernel = np.ones(window)
+    total = np.convolve(np.where(finite, y, 0.0), kernel, mode=mode)
+    count = np.convolve(finite.astype(float), kernel, mode=mode)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def test_cumulative_sums_give_the_convolution_to_round_off():
+    from grpodyn.empirical.diagnostics import _smooth
+
+    rng = np.random.default_rng(5)
+    for n in (1, 7, 40, 1001):
+        y = rng.normal(size=n)
+        y[rng.random(n) < 0.2] = np.nan
+        for window in (1, 2, 5, 10, 25, 60):
+            for mode in ("same", "valid"):
+                if mode == "valid" and window > n:
+                    continue
+                np.testing.assert_allclose(_smooth(y, window, mode),
+                                           _convolve_smooth(y, window, mode),
+                                           rtol=1e-9, atol=1e-12)
+
+
+def test_public_outcome_mapping():
+    from grpodyn.empirical.diagnostics import Diagnosis
+    from grpodyn.empirical.public_outcomes import OUTCOMES, outcome_of
+
+    def made(primary, state):
+        return Diagnosis({}, primary, "x", [], state)
+
+    assert outcome_of(made(None, "declining")) == "declines"
+    assert outcome_of(made("dynamical_instability", "learning")) == "declines"
+    assert outcome_of(made("advantage_degeneracy", "not_learning")) == "flat"
+    assert outcome_of(made(None, "converged")) == "learns"
+    assert outcome_of(made("reward_hacking", "learning")) == "failure"
+    assert outcome_of(made(None, "too_short")) == "abstains"
+    assert {o.outcome for o in OUTCOMES} == {"declines", "learns", "flat"}
+    assert all(o.source for o in OUTCOMES)

@@ -1,0 +1,79 @@
+"""The Beta pool of prompts (THEORY.md section 7): theory against Monte Carlo, the estimator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grpodyn.numerics.compiled import compiled
+from grpodyn.numerics.prompt_pool import (
+    drift_loss,
+    failed_group_share,
+    fit_prompt_pool,
+    zero_std_share,
+)
+from grpodyn.numerics.validation import InputError
+
+CASES = [(0.6, 0.9, 8, 16), (2.0, 3.0, 4, 8), (0.3, 0.2, 2, 32), (5.0, 1.0, 16, 4)]
+
+
+@pytest.mark.parametrize(("a", "b", "G", "B"), CASES)
+def test_pool_statistics_match_monte_carlo(a, b, G, B):
+    rng = np.random.default_rng(11)
+    steps = 20_000
+    p = rng.beta(a, b, size=(steps, B))
+    rewards = rng.random((steps, B, G)) < p[..., None]
+    successes = rewards.sum(axis=2)
+    zero = (successes == 0) | (successes == G)
+    se = np.sqrt(0.25 / (steps * B))  # binomial s.e. bound of a share
+    assert abs(zero.mean() - compiled("prompt_pool_zero_std_share")(G, a, b)) < 5 * se
+    assert abs((successes == 0).mean()
+               - compiled("prompt_pool_failed_group_share")(G, a, b)) < 5 * se
+    assert abs(rewards.mean() - compiled("prompt_pool_mean_reward")(a, b)) < 5 * se
+    within = rewards.var(axis=2, ddof=1).mean()
+    assert within == pytest.approx(compiled("prompt_pool_within_group_variance")(a, b),
+                                   rel=0.02)
+    batch = rewards.reshape(steps, B * G).var(axis=1, ddof=1).mean()
+    assert batch == pytest.approx(compiled("prompt_pool_batch_variance")(B, G, a, b), rel=0.02)
+
+
+def test_zero_std_share_limits():
+    assert zero_std_share(0.3, 1e6, 8) == pytest.approx(0.3**8 + 0.7**8, rel=1e-3)
+    assert zero_std_share(0.3, 1e-4, 8) == pytest.approx(1.0, abs=1e-3)
+    assert failed_group_share(0.3, np.inf, 4) == pytest.approx(0.7**4)
+
+
+def test_fit_recovers_the_concentration_within_its_interval():
+    rng = np.random.default_rng(3)
+    hits = 0
+    for _ in range(40):
+        p = rng.beta(1.2, 0.8, size=(60, 16))
+        s = rng.binomial(8, p)
+        pool = fit_prompt_pool(s.mean(axis=1) / 8, ((s == 0) | (s == 8)).mean(axis=1),
+                               group_size=8)
+        assert pool.status == "estimated"
+        hits += pool.low <= 2.0 <= pool.high
+    assert hits >= 34  # a 95% interval: 38 of 40 expected, 34 is its binomial 1st percentile
+
+
+def test_fit_statuses_and_bad_input():
+    flat = np.full(10, 0.5)
+    assert fit_prompt_pool(flat, np.full(10, 0.0), group_size=8).status == "homogeneous"
+    every = fit_prompt_pool(flat, np.full(10, 1.0), group_size=8)
+    assert every.status == "deterministic" and every.point_phi <= 1e-3  # not an infinite bound
+    assert fit_prompt_pool(np.zeros(10), np.ones(10), group_size=8).status == "undetermined"
+    with pytest.raises(InputError, match="at least 2 steps"):
+        fit_prompt_pool(flat[:1], flat[:1], group_size=8)
+    with pytest.raises(InputError, match="not a success rate"):
+        fit_prompt_pool(flat * 4, flat, group_size=8)
+    with pytest.raises(InputError, match="group_size"):
+        fit_prompt_pool(flat, flat, group_size=1)
+
+
+def test_drift_loss():
+    # G = 2, homogeneous p = 1/2: half the groups carry U = sqrt(1/2) sqrt(1/4) (eps aside)
+    expected = 1 - 0.5 * np.sqrt(0.5) * 0.5 / 0.5
+    assert drift_loss(0.5, np.inf, 2) == pytest.approx(expected, abs=1e-3)
+    losses = [drift_loss(0.3, 2.0, g) for g in (2, 4, 8, 16, 64)]  # larger G loses less
+    assert all(x > y for x, y in zip(losses[:-1], losses[1:], strict=True))
+    assert losses[-1] < 0.05
