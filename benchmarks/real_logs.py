@@ -2,7 +2,8 @@
 
 Default DIR: the shared real logs beside the project (``../shared/data/real_logs``), else the
 excerpts in ``tests/data/real_logs``. Prints a markdown table: per run and model, R^2, the noise
-ceiling of R^2, the AIC winner, and the forecast from the first half (holdout R^2, coverage).
+ceiling of R^2, the model with the largest stacking weight, and the forecast from the first
+half (holdout R^2, MAE, coverage of the 90% band).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def main() -> None:
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else (
         default if default.is_dir() else ROOT / "tests" / "data" / "real_logs")
     print("| run | points | R^2 ceiling | inertial | exponential | sigmoid | exponential_lr "
-          "| best (AIC) | forecast F=0.5: holdout R^2 / MAE / 95% coverage |")
+          "| best (stacking weight) | forecast F=0.5: holdout R^2 / MAE / 90% coverage |")
     print("|---|---|---|---|---|---|---|---|---|")
     for path in sorted(p for p in folder.iterdir() if p.suffix != ".md"):
         result = fit_run(load_run(path), train_fraction=0.5)
@@ -32,8 +33,12 @@ def main() -> None:
         name = path.name.split("__")[0] + "/" + path.name.split("__")[1]
         print(f"| {name} ({result['reward_key']}) | {result['n_points']} | "
               f"{result['noise']['r2_ceiling']:.3f} | " + " | ".join(cells)
-              + f" | {result['best']} | {f['r2_holdout']:.2f} / {f['mae_holdout']:.3f} / "
-              f"{100 * f['coverage']:.0f}% |")
+              + f" | {result['best']} | {_cell(f['r2_holdout'], '.2f')} / "
+              f"{f['mae_holdout']:.3f} / {100 * f['coverage']:.0f}% |")
+
+
+def _cell(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
 
 
 if __name__ == "__main__":

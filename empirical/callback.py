@@ -1,13 +1,15 @@
 """A TRL/transformers ``TrainerCallback`` that forecasts and diagnoses a GRPO run as it trains.
 
-At every log event that has a reward it records the metrics; every ``fit_every`` events it fits
-the empirical law r(t) = r* - (r* - r0) exp(-t / tau) (THEORY.md section 4) and writes into
-the trainer's log (the current ``logs`` and ``state.log_history``):
+At every log event that has a reward it records the metrics; every ``fit_every`` events it
+analyses the run so far with :func:`grpodyn.empirical.run_analysis.analyse_run` (the same
+analysis as ``grpodyn report``; momentum = the trainer's ``adam_beta1``) and writes into the
+trainer's log (the current ``logs`` and ``state.log_history``) the numbers the analysis
+determines, and only those:
 
-- ``grpodyn/plateau``: the forecast plateau r*;
-- ``grpodyn/tau``: the relaxation time tau in steps;
-- ``grpodyn/steps_to_plateau``: steps left until 95% of the gain is made (tau ln 20 after the
-  first logged step);
+- ``grpodyn/plateau``: the plateau r* (when determined), or ``grpodyn/plateau_lower`` /
+  ``grpodyn/plateau_upper``: the one-sided bound of a run that has not begun to saturate;
+- ``grpodyn/tau``: the relaxation time tau in steps (when determined);
+- ``grpodyn/steps_to_plateau``: steps left until 95% of the gain is made;
 - ``grpodyn/stability_margin``: 1 - k / k_max with k = (1 - beta1) / tau the stiffness of the
   overdamped mean-field map and k_max = 2(1 + beta1) its on-policy limit (sections 3 and 5).
 
@@ -30,12 +32,11 @@ from collections.abc import Iterable
 import numpy as np
 from transformers import TrainerCallback
 
-from grpodyn.numerics.compiled import compiled
-from grpodyn.numerics.fit import fit_curve
 from grpodyn.numerics.validation import InputError, check_int
 
 from .diagnostics import MODES, diagnose
 from .loaders import METRIC_ALIASES, Run
+from .run_analysis import analyse_run
 
 __all__ = ["GRPODynamicsCallback", "GRPODynamicsWarning"]
 
@@ -91,27 +92,41 @@ class GRPODynamicsCallback(TrainerCallback):
             values.append(float(value) if isinstance(value, (int, float)) else math.nan)
         return True
 
+    def _run(self) -> Run:
+        metrics = {k: np.asarray(v) for k, v in self.metrics.items()
+                   if np.isfinite(np.asarray(v)).any()}
+        return Run(source="<training>", format="callback", steps=np.asarray(self.steps),
+                   reward=np.asarray(self.rewards), metrics=metrics)
+
     def _fit(self, beta1: float) -> dict[str, float]:
-        t, y = np.asarray(self.steps), np.asarray(self.rewards)
-        if np.ptp(y) == 0:
+        run = self._run()
+        if np.ptp(run.reward) == 0 or np.any(np.diff(run.steps) <= 0):
             return {}
         try:
-            fit = fit_curve("exponential", t, y)
+            analysis = analyse_run(run, momentum=beta1, diagnose_run=False,
+                                   models=("exponential",))
         except InputError:
             return {}
-        tau, r_star = fit.params["tau"], fit.params["r_star"]
-        stiffness = (1.0 - beta1) / tau
-        k_max = float(compiled("stiffness_max")(beta1))
-        return {"grpodyn/plateau": r_star, "grpodyn/tau": tau,
-                "grpodyn/steps_to_plateau": max(0.0, t[0] + tau * math.log(20.0) - t[-1]),
-                "grpodyn/stability_margin": 1.0 - stiffness / k_max}
+        out = {}
+        plateau = analysis.plateau
+        if plateau["status"] == "determined":
+            out["grpodyn/plateau"] = plateau["value"]
+        else:
+            for side in ("lower", "upper"):
+                if plateau.get(side) is not None:
+                    out[f"grpodyn/plateau_{side}"] = plateau[side]
+        tau = analysis.dynamics["tau"]
+        if tau["status"] == "determined":
+            out["grpodyn/tau"] = tau["value"]
+            out["grpodyn/steps_to_plateau"] = tau["steps_to_plateau"]
+        margin = analysis.dynamics["stability_margin"]
+        if margin["status"] == "determined":
+            out["grpodyn/stability_margin"] = margin["value"]
+        return out
 
     def _diagnose(self, control) -> None:
         n = len(self.steps)
-        metrics = {k: np.asarray(v) for k, v in self.metrics.items()
-                   if np.isfinite(np.asarray(v)).any()}
-        run = Run(source="<training>", format="callback", steps=np.asarray(self.steps),
-                  reward=np.asarray(self.rewards), metrics=metrics)
+        run = self._run()
         if n < 20 or np.any(np.diff(run.steps) <= 0):
             return
         diagnosis = diagnose(run, group_size=self.group_size)

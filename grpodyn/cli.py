@@ -47,6 +47,24 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
 
 
+def _reward_range(text: str) -> tuple[float, float]:
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected LO,HI, got {text!r}")
+    lo, hi = (_finite_float(part.strip()) for part in parts)
+    if not lo < hi:
+        raise argparse.ArgumentTypeError(f"need LO < HI, got {text!r}")
+    return lo, hi
+
+
+def _add_analysis_options(parser: argparse.ArgumentParser, *, momentum_help: str) -> None:
+    """--reward-range and --momentum: what a run's analysis may be told."""
+    parser.add_argument("--reward-range", type=_reward_range, metavar="LO,HI",
+                        help="the range the reward can reach (default: [0, 1] for an "
+                             "accuracy, pass rate or binary reward; else unknown)")
+    parser.add_argument("--momentum", type=_finite_float, help=momentum_help)
+
+
 def _add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object on stdout and nothing else")
@@ -123,9 +141,29 @@ def _cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"--train-fraction must lie in (0, 1], got {args.train_fraction}")
     run = _load_log(args)
     result = fit_run(run, model=args.model, momentum=args.momentum,
-                     train_fraction=args.train_fraction)
+                     train_fraction=args.train_fraction, reward_range=args.reward_range)
     result["hyperparameters"] = run.meta.to_dict()
     return result
+
+
+def _cmd_forecast(args: argparse.Namespace) -> dict[str, Any]:
+    from grpodyn.empirical.run_analysis import analyse_run
+
+    if args.train_fraction is None and args.until is None and args.horizon is None:
+        raise UsageError("give --train-fraction, --until or --horizon")
+    run = _load_log(args)
+    until = args.until
+    if args.train_fraction is None and until is None:
+        until = float(run.steps[-1])
+    analysis = analyse_run(run, momentum=args.momentum, reward_range=args.reward_range,
+                           train_fraction=args.train_fraction, until=until,
+                           horizon=args.horizon, level=args.level, diagnose_run=False)
+    out = {"source": run.source, "reward_key": run.reward_key, **analysis.forecast_dict()}
+    out["reward_range"] = (None if analysis.reward_range is None
+                           else list(analysis.reward_range))
+    out["momentum"] = analysis.momentum
+    out["warnings"] = list(dict.fromkeys(out["warnings"] + analysis.warnings))
+    return finite_json(out)
 
 
 def _run_summary(run) -> dict[str, Any]:
@@ -150,36 +188,58 @@ def _cmd_runs(args: argparse.Namespace) -> dict[str, Any]:
 
 def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.numerics.advise import advise
+    from grpodyn.numerics.validation import InputError
 
     if (args.kappa is None) == (args.log is None):
         raise UsageError("give exactly one of --kappa and --log")
     measured = None
-    kappa = args.kappa
-    momentum = 0.9 if args.momentum is None else args.momentum
+    kappa, momentum = args.kappa, args.momentum
+    notes = []
     if args.log is not None:
-        from grpodyn.analysis import curvature_from_run
+        from grpodyn.empirical.run_analysis import analyse_run
 
-        run = _load_log(args)
-        momentum = run.meta.value("momentum", 0.9)  # --momentum, else the log's beta1
-        peak = run.meta.lr  # the peak (or user's) lr, not the last value of a decaying schedule
-        measured = curvature_from_run(run, momentum=momentum,
-                                      lr=None if peak is None else float(peak.value))
-        if peak is not None:
-            measured["lr_source"] = peak.source
-            measured["lr_evidence"] = peak.evidence
-        measured["run"] = run.run_name
-        measured["warnings"] = list(run.warnings)  # incl. which run of several was read
-        kappa = measured["kappa"]
+        run = _load_log(args)  # --momentum and --lr enter the run's metadata (source: user)
+        assumed = run.meta.momentum is None
+        if assumed:
+            notes.append("momentum not in the log: Adam's default beta1 = 0.9 assumed; give "
+                         "--momentum if the run used another")
+        analysis = analyse_run(run, momentum=0.9 if assumed else None,
+                               reward_range=args.reward_range, diagnose_run=False)
+        momentum = analysis.momentum
+        lr = analysis.lr
+        if lr is None or not lr > 0:
+            raise InputError(f"{args.log}: no learning rate in the log; give --lr")
+        tau = analysis.dynamics["tau"]
+        if tau["status"] not in ("determined", "singular"):
+            raise InputError(f"{args.log}: tau is {tau['status']} ({tau['reason']}): kappa "
+                             "cannot be measured from this log; give --kappa")
+        stiffness = analysis.dynamics["stiffness"]["value"]
+        kappa = stiffness / lr
+        measured = {"kappa": kappa, "stiffness": stiffness, "tau": tau["value"],
+                    "tau_stderr": tau.get("stderr"), "tau_status": tau["status"], "lr": lr,
+                    "lr_source": analysis.lr_source, "run": run.run_name,
+                    "warnings": list(run.warnings),
+                    "lr_evidence": None if run.meta.lr is None else run.meta.lr.evidence,
+                    "momentum": momentum,
+                    "momentum_source": "assumed" if assumed else analysis.momentum_source,
+                    "model": analysis.dynamics.get("model"),
+                    "r_star": analysis.plateau.get("value"),
+                    "plateau": analysis.plateau}
+    elif momentum is None:
+        momentum = 0.9
+        notes.append("momentum not given: Adam's default beta1 = 0.9 assumed")
     advice = advise(kappa=kappa, momentum=momentum, target=args.target,
                     margin=args.margin, refresh=args.refresh or 1, staleness=args.staleness or 0)
     out = advice.to_dict()
+    out["reasoning"] = notes + out["reasoning"]
     if measured is not None:
         out["measured"] = measured
-        source = (f" ({measured['lr_source']}: {measured['lr_evidence']})"
-                  if "lr_source" in measured else "")
-        out["reasoning"].insert(0, f"from the log: tau = {measured['tau']:.4g} steps at lr "
-                                f"{measured['lr']:.4g}{source}, so k = (1 - beta) / tau = "
-                                f"{measured['stiffness']:.4g} and kappa = {kappa:.4g}")
+        out["reasoning"].insert(0, f"from the log ({measured['model']} fit): tau = "
+                                f"{measured['tau']:.4g} steps at the peak lr "
+                                f"{measured['lr']:.4g} ({measured['lr_source']}), momentum "
+                                f"{momentum:g} ({measured['momentum_source']}), so k = "
+                                f"(1 - beta) / tau = {measured['stiffness']:.4g} and kappa = "
+                                f"{kappa:.4g}")
         out["reasoning"][:0] = [w for w in measured["warnings"] if "runs in this log" in w]
         out["reasoning"].append(
             "caveat: a fitted tau measures the slow mode; stiff directions can limit the "
@@ -304,13 +364,19 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
         from grpodyn.run_report import write_run_report
 
         summary = write_run_report(args.log, out, momentum=args.momentum,
-                                   group_size=args.group_size, progress=progress)
+                                   group_size=args.group_size, reward_range=args.reward_range,
+                                   progress=progress)
         if args.json:
             return finite_json(summary)
         diagnosis = summary["diagnosis"]
-        return {"html": summary["html"], "plateau": summary["dynamics"]["plateau"],
-                "tau": summary["dynamics"]["tau"], "regime": summary["dynamics"]["regime"],
-                "stability_margin": summary["dynamics"]["stability_margin"],
+        dynamics = summary["dynamics"]
+        return {"html": summary["html"],
+                "plateau": dynamics["plateau"] if dynamics["plateau"] is not None
+                else f"{dynamics['plateau_status']}: {summary['plateau']['reason']}",
+                "tau": dynamics["tau"] if dynamics["tau"] is not None
+                else dynamics["tau_status"],
+                "regime": dynamics["regime"] or "not determined",
+                "stability_margin": dynamics["stability_margin"],
                 "diagnosis": None if diagnosis is None else (diagnosis["primary"] or "healthy")}
     summary = write_report(out, progress=progress, quick=args.quick,
                            executor=_executor(args))
@@ -396,15 +462,35 @@ def build_parser() -> argparse.ArgumentParser:
                             "LOG lists what it holds).")
     p.add_argument("log", help="the training log")
     p.add_argument("--model", default="all",
-                   choices=["inertial", "exponential", "sigmoid", "exponential_lr", "all"])
-    p.add_argument("--momentum", type=_finite_float,
-                   help="optimiser momentum (Adam beta1): fixes mass and damping of the "
-                        "inertial model")
+                   choices=["inertial", "exponential", "sigmoid", "exponential_lr", "power",
+                            "all"])
+    _add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): fixes mass and "
+                          "damping of the inertial model (default: the log's)")
     p.add_argument("--train-fraction", type=_finite_float, default=1.0,
-                   help="fit on this leading fraction and forecast the rest (default 1)")
+                   help="fit on this leading fraction and forecast the rest with the "
+                        "forecaster of `grpodyn forecast` (default 1)")
     _add_log_options(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_fit)
+
+    p = commands.add_parser("forecast", help="forecast the rest of a run, with a band",
+                            description="Fit on the steps up to a cut and forecast the steps "
+                            "after it (or up to --horizon): a stacked ensemble of curve models "
+                            "(flat, linear, exponential, power, inertial, lr clock) with the "
+                            "correlated-plus-white noise model of THEORY.md section 6.")
+    p.add_argument("log", help="the training log")
+    cut = p.add_mutually_exclusive_group()
+    cut.add_argument("--train-fraction", type=_finite_float,
+                     help="train on this leading fraction of the points")
+    cut.add_argument("--until", type=_finite_float, help="train on the steps up to this one")
+    p.add_argument("--horizon", type=_finite_float, help="forecast up to this step")
+    p.add_argument("--level", type=_finite_float, default=0.9,
+                   help="central probability of the band (default 0.9)")
+    _add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): enables the "
+                          "inertial model (default: the log's)")
+    _add_log_options(p)
+    _add_json(p)
+    p.set_defaults(handler=_cmd_forecast)
 
     p = commands.add_parser("runs", help="what a log holds: format, runs, metrics, "
                             "hyperparameters",
@@ -445,9 +531,10 @@ def build_parser() -> argparse.ArgumentParser:
     source = p.add_mutually_exclusive_group()
     source.add_argument("--kappa", type=_finite_float, help="curvature scale kappa > 0")
     source.add_argument("--log", help="a training log to measure kappa from (fitted tau)")
-    p.add_argument("--lr", type=_finite_float, help="the log's learning rate, if not logged")
-    p.add_argument("--momentum", type=_finite_float,
-                   help="momentum beta, Adam's beta1 for Adam (default: the log's, else 0.9)")
+    p.add_argument("--lr", type=_finite_float,
+                   help="the log's peak learning rate, if not logged")
+    _add_analysis_options(p, momentum_help="momentum beta, Adam's beta1 for Adam (with --log: "
+                          "default the log's; with --kappa: default 0.9, said so)")
     p.add_argument("--target", choices=["critical", "margin"], default="critical")
     p.add_argument("--margin", type=_finite_float, default=0.5,
                    help="fraction of the stability limit (default 0.5)")
@@ -484,8 +571,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "the embedded default")
     p.add_argument("--out", default="grpodyn-report", help="output directory "
                    "(default: grpodyn-report)")
-    p.add_argument("--momentum", type=_finite_float, default=0.9,
-                   help="momentum (Adam's beta1) of the logged run, for its regime and margins")
+    _add_analysis_options(p, momentum_help="momentum (Adam's beta1) of the logged run, for its "
+                          "regime and margins (default: the log's, else not determined)")
     p.add_argument("--group-size", type=_integer, help="G of the logged run, for the diagnosis")
     p.add_argument("--quick", action="store_true",
                    help="fewer seeds and lags in the bandit lab: a smoke test, not the figures")
@@ -537,6 +624,9 @@ def _print_human(result: dict[str, Any]) -> None:
         return
     if "models" in result:
         _print_fit(result)
+        return
+    if "mean" in result and "weights" in result:
+        _print_forecast(result)
         return
     if "primary" in result:
         _print_diagnosis(result)
@@ -601,18 +691,61 @@ def _print_fit(result: dict[str, Any]) -> None:
     noise = result["noise"]
     print(f"noise sigma {noise['sigma']:.4g}: R^2 ceiling {noise['r2_ceiling']:.3f}")
     for name, entry in result["models"].items():
-        params = ", ".join(f"{k}={v:.4g}" + (f"+-{entry['stderr'][k]:.2g}"
-                                              if entry["stderr"][k] is not None else "")
-                           for k, v in entry["params"].items() if v is not None)
+        params = ", ".join(_shown_param(entry, k, v) for k, v in entry["params"].items()
+                           if v is not None)
         mark = "*" if name == result["best"] else " "
-        print(f"{mark} {name:15s} R^2 {entry['r2']:.3f}  AIC {entry['aic']:.1f}  {params}")
-    if "forecast" in result:
+        singular = "  [singular: no standard errors]" if entry.get("singular") else ""
+        print(f"{mark} {name:15s} R^2 {entry['r2']:.3f}  AIC {entry['aic']:.1f}  {params}"
+              f"{singular}")
+    if result.get("plateau"):
+        p = result["plateau"]
+        value = (f"{p['value']:.4g} [{p['lower']:.4g}, {p['upper']:.4g}]"
+                 if p["status"] == "determined" else p["status"])
+        print(f"plateau: {value} ({p.get('reason', '')})")
+    if result.get("forecast"):
         f = result["forecast"]
         print(f"forecast ({f['model']}, {f['n_train']} -> {f['n_holdout']} points): holdout "
-              f"R^2 {f['r2_holdout']:.3f}, MAE {f['mae_holdout']:.4g}, "
+              f"R^2 {_number(f['r2_holdout'])}, MAE {f['mae_holdout']:.4g}, "
               f"{100 * f['coverage']:.0f}% inside the {100 * f['level']:.0f}% band")
 
 
+def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
+    """One fitted parameter for the terminal: at a bound, or r* of a fit whose shape sits at a
+    bound, is said so instead of printed with a meaningless error."""
+    at_bounds = set(entry.get("at_bounds", ()))
+    if name == "r_star" and at_bounds - {"r_star"}:
+        return "r_star=not determined"
+    text = f"{name}={value:.4g}"
+    if name in at_bounds:
+        return text + " (at bound)"
+    err = entry["stderr"][name]
+    return text + (f"+-{err:.2g}" if err is not None else "")
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _print_forecast(result: dict[str, Any]) -> None:
+    print(f"{result['source']}: forecast of {result['reward_key']} from "
+          f"{result['train_points']} points (to step {result['cut_step']:g})")
+    for warning in result["warnings"]:
+        print(f"  note: {warning}")
+    weights = ", ".join(f"{k} {v:.2f}" for k, v in result["weights"].items() if v > 0)
+    print(f"model: {result['model']} ({result['weighting']}: {weights})")
+    p = result["plateau"]
+    if p["status"] == "determined":
+        print(f"plateau: {p['value']:.4g} [{p['lower']:.4g}, {p['upper']:.4g}]")
+    else:
+        print(f"plateau: {p['status']}: {p['reason']}")
+    steps = result["steps"]
+    picks = sorted({0, len(steps) // 2, len(steps) - 1})
+    for i in picks:
+        print(f"  step {steps[i]:g}: {result['mean'][i]:.4g} [{result['lower'][i]:.4g}, "
+              f"{result['upper'][i]:.4g}] ({100 * result['level']:.0f}% band)")
+    if "mae" in result:
+        print(f"held out: MAE {result['mae']:.4g}, {100 * result['coverage']:.0f}% inside the "
+              f"band")
 def _print_runs(result: dict[str, Any]) -> None:
     runs = result["runs"]
     print(f"{result['source']}: {result['format']}, {len(runs)} run{'s' * (len(runs) != 1)}")

@@ -10,6 +10,12 @@ Models (time t counted from the first logged step):
 - ``exponential_lr``: the overdamped law on the learning-rate clock, r* + (r0 - r*)
   exp(-A(t)/A_tau) with A(t) the cumulative learning rate: the warmup-aware variant (a linear
   warmup gives the Gaussian start of derivation ``warmup_trajectory``).
+- ``power``: a saturating power law r* + (r0 - r*) / (1 + (t/t_mid)^b), the sigmoid in log time
+  of the compute-performance law of RL scaling studies (ScaleRL, 2025): a slow-growth model whose
+  approach to the plateau is algebraic, not exponential.
+
+A plateau range (``plateau_bounds``, e.g. the [0, 1] of an accuracy) constrains r*: the
+variable projection solves (r0, r*) under the box exactly (a convex quadratic in two unknowns).
 
 Least squares is multi-start (deterministic starting grid) with bounds. Standard errors use a
 Newey-West (HAC) covariance, because the residuals of a stochastic run are autocorrelated; with
@@ -31,10 +37,12 @@ from .compiled import compiled
 from .trajectory import closed_form
 from .validation import InputError, check_finite, check_momentum
 
-__all__ = ["CurveModel", "FitResult", "ForecastResult", "NoiseEstimate", "MODEL_NAMES",
-           "curve_model", "fit_curve", "fit_models", "estimate_noise", "forecast"]
+__all__ = ["CurveModel", "FitResult", "NoiseEstimate", "MODEL_NAMES", "EXTRA_MODELS",
+           "curve_model", "fit_curve", "fit_models", "estimate_noise"]
 
 MODEL_NAMES = ("inertial", "exponential", "sigmoid", "exponential_lr")
+#: Models fitted on request only (not part of ``fit --model all``).
+EXTRA_MODELS = ("power",)
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,8 @@ class CurveModel:
     upper: tuple[float, ...]
     starts: tuple[tuple[float, ...], ...]
     fixed: dict[str, float] = field(default_factory=dict)
+    #: optional analytic Jacobian jac(t, theta) -> (n, p); finite differences when None
+    jac: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -84,6 +94,7 @@ class FitResult:
     r2: float
     aic: float
     bic: float
+    plateau_bounds: tuple[float, float] | None = None
 
     @property
     def n(self) -> int:
@@ -100,6 +111,38 @@ class FitResult:
         diagonal = np.diag(self.covariance)
         errors = np.sqrt(np.where(diagonal >= 0, diagonal, np.nan))
         return dict(zip(self.model.params, map(float, errors), strict=True))
+
+    @property
+    def at_bounds(self) -> tuple[str, ...]:
+        """Parameters that sit on a bound of the fit (within 0.1% of the bound, or on the
+        plateau range): results of the box, not of the data."""
+        out = []
+        for name, value, lo, hi in zip(self.model.shape_params, self.theta[2:],
+                                       self.model.lower, self.model.upper, strict=True):
+            scale = 1e-3 * (hi - lo)  # for a bound at 0, closeness relative to the box
+            if (value - lo <= 1e-3 * max(abs(lo), scale)
+                    or hi - value <= 1e-3 * max(abs(hi), scale)):
+                out.append(name)
+        if self.plateau_bounds is not None:
+            lo, hi = self.plateau_bounds
+            tol = 1e-9 * max(hi - lo, 1e-12)
+            if self.theta[1] <= lo + tol or self.theta[1] >= hi - tol:
+                out.append("r_star")
+        return tuple(out)
+
+    @property
+    def singular(self) -> bool:
+        """True when the information matrix J^T J is numerically singular (condition number
+        above 1e12) or the covariance has a non-finite or negative diagonal: then no standard
+        error is meaningful."""
+        jac = _jacobian(self.model, self.t, self.theta)
+        with np.errstate(all="ignore"):
+            info = jac.T @ jac
+            scale = np.sqrt(np.clip(np.diag(info), 1e-300, None))
+            cond = np.linalg.cond(info / np.outer(scale, scale))
+        diagonal = np.diag(self.covariance)
+        return bool(not np.isfinite(cond) or cond > 1e12 or not np.all(np.isfinite(diagonal))
+                    or np.any(diagonal < 0))
 
     def interval(self, level: float = 0.95) -> dict[str, tuple[float, float]]:
         """Confidence intervals from the t distribution with n - p degrees of freedom."""
@@ -149,29 +192,16 @@ class FitResult:
                "stderr": {k: clean(v) for k, v in self.stderr.items()},
                "r2": clean(self.r2), "aic": clean(self.aic), "bic": clean(self.bic),
                "n_params": int(self.theta.size)}
+        out["at_bounds"] = list(self.at_bounds)
+        out["singular"] = self.singular
+        if out["singular"]:
+            out["stderr"] = {k: None for k in out["stderr"]}
         if self.model.fixed:
             out["fixed"] = dict(self.model.fixed)
         derived = self.derived()
         if derived:
             out["derived"] = {k: clean(v) for k, v in derived.items()}
         return out
-
-
-@dataclass(frozen=True)
-class ForecastResult:
-    """Fit on the first part of a run, prediction of the rest."""
-
-    model: str
-    n_train: int
-    n_holdout: int
-    r2_holdout: float
-    mae_holdout: float
-    coverage: float
-    level: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (float(v) if isinstance(v, float) and np.isfinite(v) else v)
-                for k, v in self.__dict__.items()}
 
 
 def _unit_trajectory(t: np.ndarray, e0: float, v0: float, zeta: float, omega0: float
@@ -223,6 +253,11 @@ def curve_model(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | No
                           (0.0, 1e-3), (2 * span, 10 * span),
                           tuple((mid, w) for mid in (span / 5, span / 2)
                                 for w in (span / 20, span / 5)))
+    if name == "power":
+        return CurveModel(name, ("t_mid", "exponent"),
+                          lambda t, t_mid, b: 1.0 / (1.0 + (t / t_mid) ** b),
+                          (span / 100, 0.2), (100 * span, 5.0),
+                          tuple((mid, b) for mid in (guess, span) for b in (0.7, 1.5)))
     if name == "inertial":
         if momentum is not None:
             beta = float(check_momentum(momentum))
@@ -248,11 +283,15 @@ def curve_model(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | No
                           lambda t_eval, lr_time: np.exp(-np.interp(t_eval, t, clock) / lr_time),
                           (total * 1e-4,), (total * 100,),
                           tuple((total * f,) for f in (0.1, 0.3, 1.0)))
-    raise InputError(f"unknown model {name!r}; choose from {', '.join(MODEL_NAMES)}")
+    raise InputError(f"unknown model {name!r}; choose from "
+                     f"{', '.join(MODEL_NAMES + EXTRA_MODELS)}")
 
 
 def _jacobian(model: CurveModel, t: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """Central finite-difference Jacobian of the model in its parameters."""
+    """Jacobian of the model in its parameters: the model's own ``jac`` when it has one, else
+    central finite differences."""
+    if model.jac is not None:
+        return np.asarray(model.jac(t, theta), dtype=float)
     jac = np.empty((t.size, theta.size))
     for j in range(theta.size):
         h = 1e-6 * max(abs(theta[j]), 1e-3)
@@ -383,6 +422,36 @@ def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: 
     return n / max(n - theta.size, 1) * bread @ meat @ bread
 
 
+def _boxed_line(u: np.ndarray, y: np.ndarray, r_star: float, slope: float,
+                bounds: tuple[float, float]) -> tuple[float, float]:
+    """Least squares of y ~ r* + s u with r* and r0 = r* + s both in [lo, hi].
+
+    The objective is a convex quadratic in (r*, s); if the free optimum leaves the box, the
+    constrained optimum lies on an edge: each edge is a one-dimensional least squares, clipped.
+    """
+    lo, hi = bounds
+    if lo <= r_star <= hi and lo <= r_star + slope <= hi:
+        return r_star, slope
+    y_mean = float(y.mean())
+    best, best_cost = (r_star, slope), np.inf
+    candidates = []
+    for edge in (lo, hi):  # r* fixed on an edge: y - edge ~ s u
+        uu = float(u @ u)
+        s_free = float(u @ (y - edge)) / uu if uu > 0 else 0.0
+        candidates.append((edge, float(np.clip(s_free, lo - edge, hi - edge))))
+    one_minus = 1.0 - u
+    om = float(one_minus @ one_minus)
+    for edge in (lo, hi):  # r0 fixed on an edge: y - edge u ~ r* (1 - u)
+        r_free = float(one_minus @ (y - edge * u)) / om if om > 0 else y_mean
+        r_fixed = float(np.clip(r_free, lo, hi))
+        candidates.append((r_fixed, edge - r_fixed))
+    for r_c, s_c in candidates:
+        cost = float(np.sum((y - r_c - s_c * u) ** 2))
+        if cost < best_cost:
+            best, best_cost = (r_c, s_c), cost
+    return best
+
+
 def _prepare(t, y) -> tuple[np.ndarray, np.ndarray]:
     t = check_finite("steps", t).ravel()
     y = check_finite("reward", y).ravel()
@@ -398,7 +467,8 @@ def _prepare(t, y) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fit_curve(name: str, t, y, *, momentum: float | None = None,
-              learning_rate=None, loss: str = "linear") -> FitResult:
+              learning_rate=None, loss: str = "linear",
+              plateau_bounds: tuple[float, float] | None = None) -> FitResult:
     """Fit one model by multi-start bounded least squares.
 
     Parameters
@@ -412,8 +482,15 @@ def fit_curve(name: str, t, y, *, momentum: float | None = None,
     loss
         ``"linear"`` (default, Gaussian) or a robust loss of ``scipy.optimize.least_squares``
         such as ``"soft_l1"``.
+    plateau_bounds
+        (lo, hi): the range the reward can reach; r* (and r0) are constrained to it.
     """
     t, y = _prepare(t, y)
+    if plateau_bounds is not None:
+        lo_r, hi_r = map(float, plateau_bounds)
+        if not (np.isfinite(lo_r) and np.isfinite(hi_r) and lo_r < hi_r):
+            raise InputError(f"plateau_bounds must be finite with lo < hi, got {plateau_bounds}")
+        plateau_bounds = (lo_r, hi_r)
     model = curve_model(name, t, y, momentum=momentum, learning_rate=learning_rate)
     lower, upper = np.array(model.lower), np.array(model.upper)
     y_mean = float(y.mean())
@@ -431,6 +508,8 @@ def fit_curve(name: str, t, y, *, momentum: float | None = None,
             return coef, design @ coef
         slope = float(du @ (y - y_mean)) / spread
         r_star = y_mean - slope * u_mean
+        if plateau_bounds is not None:
+            r_star, slope = _boxed_line(u, y, r_star, slope, plateau_bounds)
         return np.array([r_star + slope, r_star]), r_star + slope * u
 
     best, best_cost = None, np.inf
@@ -459,7 +538,7 @@ def fit_curve(name: str, t, y, *, momentum: float | None = None,
         covariance = _hac_covariance(jac, residuals)
     log_lik_term = n * np.log(max(rss, 1e-300) / n)
     return FitResult(model, theta, covariance, t, y, rss, 1 - rss / tss,
-                     log_lik_term + 2 * p, log_lik_term + p * np.log(n))
+                     log_lik_term + 2 * p, log_lik_term + p * np.log(n), plateau_bounds)
 
 
 def estimate_noise(y) -> NoiseEstimate:
@@ -488,35 +567,3 @@ def fit_models(t, y, *, models=MODEL_NAMES, momentum: float | None = None,
             continue
         out[name] = fit_curve(name, t, y, momentum=momentum, learning_rate=learning_rate)
     return out
-
-
-def forecast(name: str, t, y, *, train_fraction: float, momentum: float | None = None,
-             learning_rate=None, level: float = 0.95) -> ForecastResult:
-    """Fit on the first ``train_fraction`` of the points and score the prediction of the rest."""
-    t = check_finite("steps", t).ravel()
-    y = check_finite("reward", y).ravel()
-    if not 0 < train_fraction < 1:
-        raise InputError(f"train_fraction must lie strictly between 0 and 1, got "
-                         f"{train_fraction!r}")
-    n_train = int(np.floor(train_fraction * t.size))
-    if n_train < 5 or t.size - n_train < 1:
-        raise InputError(f"train fraction {train_fraction} leaves {n_train} training and "
-                         f"{t.size - n_train} holdout points")
-    lr_train = None if learning_rate is None else np.asarray(learning_rate)[:n_train]
-    if name == "exponential_lr":
-        # the learning-rate clock must extend over the holdout: fit on the full clock
-        model_full = curve_model(name, t - t[0], y, learning_rate=learning_rate)
-        fit = fit_curve(name, t[:n_train], y[:n_train], learning_rate=lr_train)
-        fit = FitResult(model_full, fit.theta, fit.covariance, fit.t, fit.y, fit.rss, fit.r2,
-                        fit.aic, fit.bic)
-    else:
-        fit = fit_curve(name, t[:n_train], y[:n_train], momentum=momentum)
-    t_hold, y_hold = t[n_train:] - t[0], y[n_train:]
-    prediction = fit.predict(t_hold)
-    low, high = fit.prediction_band(t_hold, level)
-    ss_res = float(np.sum((y_hold - prediction) ** 2))
-    ss_tot = float(np.sum((y_hold - y_hold.mean()) ** 2))
-    return ForecastResult(name, n_train, int(t_hold.size),
-                          1 - ss_res / ss_tot if ss_tot > 0 else float("nan"),
-                          float(np.mean(np.abs(y_hold - prediction))),
-                          float(np.mean((y_hold >= low) & (y_hold <= high))), level)

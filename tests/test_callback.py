@@ -80,7 +80,12 @@ def test_callback_in_a_real_tiny_grpo_run(tmp_path):
     result = run_grpo(model, tokenizer, settings, output_dir=tmp_path / "run",
                       callbacks=[callback])
     history = result["log_history"]
-    with_forecast = [h for h in history if "grpodyn/plateau" in h]
+    # a 30-step run need not have begun to saturate: then the plateau is logged as a one-sided
+    # bound, never as a number the data do not determine
+    with_forecast = [h for h in history if any(k.startswith("grpodyn/plateau") for k in h)]
     assert with_forecast, "the callback's forecasts must appear in log_history"
-    assert all(math.isfinite(h["grpodyn/tau"]) for h in with_forecast)
+    assert all(math.isfinite(h["grpodyn/tau"]) for h in with_forecast if "grpodyn/tau" in h)
+    assert all(("grpodyn/plateau" in h) != ("grpodyn/plateau_lower" in h
+                                            or "grpodyn/plateau_upper" in h)
+               for h in with_forecast)
     assert with_forecast[0]["step"] >= 10 and callback.group_size == 4

@@ -96,7 +96,7 @@ def test_report_on_a_user_log(tmp_path, capsys):
         f"{0.8 - 0.001 * s:.4f}\n" for s in steps))
     before = log.read_bytes()
     out = tmp_path / "report"
-    assert main(["report", str(log), "--out", str(out), "--json"]) == 0
+    assert main(["report", str(log), "--out", str(out), "--momentum", "0.9", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert (out / "index.html").is_file() and (out / "reward_forecast.png").is_file()
     assert result["dynamics"]["plateau"] == pytest.approx(0.85, abs=0.03)

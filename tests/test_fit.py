@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
-from grpodyn.numerics.fit import estimate_noise, fit_curve, fit_models, forecast
+from grpodyn.numerics.fit import estimate_noise, fit_curve, fit_models
 from grpodyn.numerics.simulate import simulate_sde
 from grpodyn.numerics.validation import InputError
 
@@ -90,12 +90,34 @@ def test_noise_ceiling_of_white_noise_around_a_curve():
     assert fit_curve("exponential", t, y).r2 <= noise.r2_ceiling + 0.01
 
 
-def test_forecast_band_is_calibrated_on_model_data():
-    coverages = []
-    for seed in range(20):
-        t, y = _synthetic(seed, 0.5, 0.01, 1e-6, 0.02, 600)
-        coverages.append(forecast("inertial", t, y, train_fraction=0.5, momentum=0.5).coverage)
-    assert 0.88 <= np.mean(coverages) <= 0.99
+def test_plateau_range_constrains_the_fit_and_bounds_are_reported():
+    # a straight ramp on [0, 1]: unconstrained, the exponential's plateau runs away
+    t = np.arange(100.0)
+    y = 0.1 + 0.004 * t + 0.01 * np.random.default_rng(3).standard_normal(t.size)
+    free = fit_curve("exponential", t, y)
+    boxed = fit_curve("exponential", t, y, plateau_bounds=(0.0, 1.0))
+    assert free.params["r_star"] > 1
+    assert 0 <= boxed.params["r_star"] <= 1 and 0 <= boxed.params["r0"] <= 1
+    assert "r_star" in boxed.at_bounds
+    assert boxed.rss >= free.rss  # the box can only cost fit
+    # a saturated curve inside the range is untouched by the box
+    y2 = 0.8 - 0.6 * np.exp(-t / 15) + 0.01 * np.random.default_rng(4).standard_normal(t.size)
+    a, b = fit_curve("exponential", t, y2), fit_curve("exponential", t, y2,
+                                                       plateau_bounds=(0.0, 1.0))
+    assert a.params == pytest.approx(b.params) and not b.at_bounds
+
+
+def test_singular_fit_has_no_standard_errors():
+    # a sigmoid on a clean step: the width collapses and J^T J is singular; the covariance's
+    # "standard errors" (0 for the width) must not be reported
+    t = np.arange(60.0)
+    y = np.where(t < 30, 0.2, 0.8) + 0.001 * np.random.default_rng(1).standard_normal(t.size)
+    fit = fit_curve("sigmoid", t, y)
+    assert fit.singular
+    assert all(v is None for v in fit.to_dict()["stderr"].values())
+    # a well-posed fit is not flagged
+    y2 = 0.8 - 0.6 * np.exp(-t / 15) + 0.01 * np.random.default_rng(4).standard_normal(t.size)
+    assert not fit_curve("exponential", t, y2).singular
 
 
 @pytest.mark.parametrize("t,y,needle", [
@@ -116,10 +138,10 @@ def test_fit_cli_on_an_excerpt(capsys, tmp_path):
         "IMJONEZZ__UnslothGRPO__outputs_checkpoint-250_trainer_state.excerpt.json"
     assert main(["fit", str(log), "--train-fraction", "0.6", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert {"source", "n_points", "models", "best", "forecast"} <= set(result)
+    assert {"source", "n_points", "models", "best", "forecast", "plateau"} <= set(result)
     for entry in result["models"].values():
-        assert {"params", "r2", "aic", "bic", "stderr"} <= set(entry)
-    assert {"r2_holdout", "mae_holdout", "coverage"} <= set(result["forecast"])
+        assert {"params", "r2", "aic", "bic", "stderr", "at_bounds", "singular"} <= set(entry)
+    assert {"r2_holdout", "mae_holdout", "coverage", "weights"} <= set(result["forecast"])
     assert main(["fit", str(log), "--momentum", "0.9", "--model", "inertial", "--json"]) == 0
     fixed = json.loads(capsys.readouterr().out)
     assert set(fixed["models"]) == {"inertial"}
@@ -127,3 +149,5 @@ def test_fit_cli_on_an_excerpt(capsys, tmp_path):
     assert main(["fit", str(tmp_path / "nope.json")]) == 2
     assert "no such file" in capsys.readouterr().err
     assert main(["fit", str(log), "--train-fraction", "1.5"]) == 2
+    assert main(["fit", str(log), "--reward-range", "1,0"]) == 2
+    assert "LO < HI" in capsys.readouterr().err

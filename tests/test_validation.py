@@ -14,6 +14,7 @@ from grpodyn.cli import main
 from grpodyn.numerics import fit, fluctuations, predict, simulate, stability, trajectory
 from grpodyn.numerics.advise import advise
 from grpodyn.numerics.bandit import bandit_theory
+from grpodyn.numerics.forecast import forecast_curve
 from grpodyn.numerics.validation import InputError
 
 nan, inf = float("nan"), float("inf")
@@ -55,8 +56,8 @@ BAD_CALLS = [
      "reward"),
     (lambda: fit.fit_curve("inertial", np.arange(50.0), np.linspace(0, 1, 50), momentum=1.0),
      "momentum"),
-    (lambda: fit.forecast("exponential", np.arange(50.0), np.linspace(0, 1, 50),
-                          train_fraction=1.5), "train_fraction"),
+    (lambda: forecast_curve(np.arange(50.0), np.linspace(0, 1, 50), n_train=30,
+                            future_steps=[60.0], level=1.5), "level"),
     (lambda: fit.estimate_noise(np.array([0.1, 0.2])), "3 points"),
     (lambda: advise(kappa=-1.0, momentum=0.5), "kappa"),
     (lambda: advise(kappa=1.0, momentum=0.5, margin=1.5), "margin"),

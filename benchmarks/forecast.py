@@ -1,0 +1,223 @@
+"""Forecasts of the rest of a run against naive baselines: ``python benchmarks/forecast.py``.
+
+Designed on one source, scored on another: the forecaster's member set, noise model and
+stacking were chosen on the DESIGN runs (the seven shipped tiny-model TRL runs and simulated
+bandit runs of the diagnosis test bed); the SCORE runs are the public logs of
+``../shared/data/real_logs`` (those that load). Nothing is tuned per run. Both tables are
+printed; a JSON of every number goes to ``--json PATH``.
+
+Methods: ``forecaster`` (stacked ensemble, :mod:`numerics.forecast`), each of its members alone
+(``m:<name>``, its own noise-model band), and the naive baselines ``last_value``, ``mean_last20``
+(mean of the last 20% of the training part), ``linear`` (least-squares line), ``power_law``
+(a + b (t + 1)^c) and ``exponential`` (a - b exp(-t/c)), the last two by plain
+``scipy.optimize.curve_fit``. A baseline's band is its forecast +- z times the standard
+deviation of its training residuals (for last value and mean-of-last-20%: of the last 20%).
+
+Scores per run, fraction F of the points used for training (F = 0.2, 0.3, 0.5, 0.7): MAE over
+the held-out points divided by the noise floor sigma sqrt(2/pi) (the mean absolute deviation of
+the white noise, sigma from first differences of the whole run); coverage of the 90% band;
+interval score (Gneiting & Raftery 2007) divided by sigma. A reference row ``oracle_smooth``
+(not a forecast: a centred moving average of the held-out part itself, window a tenth of it)
+shows how close to the noise floor any forecast can come on these runs. Per method: median
+over runs of MAE / floor, pooled coverage (all held-out points), the share of runs with
+coverage >= 0.6, and the median interval score / sigma.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import curve_fit
+from scipy.stats import norm
+
+from grpodyn.empirical.loaders import LogFormatError, load_run
+from grpodyn.empirical.run_analysis import infer_reward_range, learning_rate_of, momentum_of
+from grpodyn.numerics.fit import estimate_noise
+from grpodyn.numerics.forecast import MEMBERS, forecast_curve
+from grpodyn.numerics.validation import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+FRACTIONS = (0.2, 0.3, 0.5, 0.7)
+LEVEL = 0.9
+BASELINES = ("last_value", "mean_last20", "linear", "power_law", "exponential")
+
+
+def design_runs():
+    """The shipped tiny-model runs and simulated bandit runs (the design source)."""
+    from grpodyn.empirical.testbed import bandit_testbed
+
+    runs = [(p.stem, load_run(p))
+            for p in sorted((ROOT / "empirical" / "data" / "tiny_runs").glob("*.json"))]
+    runs += [(case.name, case.run) for case in bandit_testbed(seeds=2, steps=400)]
+    return runs
+
+
+def score_runs(folder: Path):
+    """The public logs that load (the scoring source)."""
+    out, skipped = [], []
+    for path in sorted(p for p in folder.iterdir() if p.suffix != ".md"):
+        try:
+            run = load_run(path)
+        except (LogFormatError, InputError) as exc:
+            skipped.append(f"{path.name}: {str(exc)[:80]}")
+            continue
+        out.append((path.name.split("__")[0] + "/" + path.name[-40:], run))
+    return out, skipped
+
+
+def _baseline(name: str, t: np.ndarray, y: np.ndarray, future: np.ndarray
+              ) -> tuple[np.ndarray, float]:
+    tail = y[int(0.8 * y.size):]
+    if name == "last_value":
+        return np.full(future.size, y[-1]), float(np.std(tail))
+    if name == "mean_last20":
+        return np.full(future.size, tail.mean()), float(np.std(tail))
+    x, xf = t - t[0], future - t[0]
+    if name == "linear":
+        coef = np.polyfit(x, y, 1)
+        return np.polyval(coef, xf), float(np.std(y - np.polyval(coef, x)))
+    if name == "power_law":
+        def f(s, a, b, c):
+            return a + b * (s + 1.0) ** c
+        p0 = (y[0], (y[-1] - y[0]) / max(np.sqrt(x[-1] + 1), 1), 0.5)
+    else:
+        def f(s, a, b, c):
+            return a - b * np.exp(-s / c)
+        p0 = (y[-1], y[-1] - y[0], max(x[-1] / 3, 1.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        popt, _ = curve_fit(f, x, y, p0=p0, maxfev=5000)
+    return f(xf, *popt), float(np.std(y - f(x, *popt)))
+
+
+def _scores(y, mean, lower, upper, sigma):
+    alpha = 1 - LEVEL
+    penalty = (2 / alpha) * (np.maximum(lower - y, 0) + np.maximum(y - upper, 0))
+    floor = sigma * np.sqrt(2 / np.pi)
+    inside = (y >= lower) & (y <= upper)
+    return {"mae_floor": float(np.mean(np.abs(y - mean)) / floor),
+            "coverage": float(np.mean(inside)), "inside": int(inside.sum()), "n": int(y.size),
+            "is_sigma": float(np.mean(upper - lower + penalty) / sigma)}
+
+
+def evaluate(name: str, run, fraction: float, members=MEMBERS) -> dict[str, dict] | None:
+    n_train = int(np.floor(fraction * run.n_points))
+    if n_train < 8 or run.n_points - n_train < 3 or np.ptp(run.reward[:n_train]) == 0:
+        return None
+    t, y = run.steps, run.reward
+    future, held = t[n_train:], y[n_train:]
+    sigma = estimate_noise(y).sigma
+    if not sigma > 0:
+        return None
+    bounds, _ = infer_reward_range(run)
+    beta, _ = momentum_of(run, None)
+    lr = learning_rate_of(run)
+    out = {}
+    fc = forecast_curve(t, y, n_train=n_train, future_steps=future, members=members,
+                        momentum=beta,
+                        learning_rate=None if lr is None else (t, lr), bounds=bounds,
+                        level=LEVEL)
+    out["forecaster"] = _scores(held, fc.mean, fc.lower, fc.upper, sigma)
+    out["forecaster"]["weights"] = fc.weights
+    z = norm.ppf(0.5 + LEVEL / 2)
+    for member_name, member in fc.members.items():
+        mean, var = member.predictive(future, bounds)
+        sd = np.sqrt(var)
+        low, high = mean - z * sd, mean + z * sd
+        if bounds is not None:
+            low, high = np.clip(low, *bounds), np.clip(high, *bounds)
+        out[f"m:{member_name}"] = _scores(held, mean, low, high, sigma)
+    window = max(3, held.size // 10)
+    smooth = np.convolve(held, np.ones(window) / window, mode="same") / np.convolve(
+        np.ones(held.size), np.ones(window) / window, mode="same")
+    out["oracle_smooth"] = _scores(held, smooth, smooth, smooth, sigma)
+    for base in BASELINES:
+        try:
+            mean, sd = _baseline(base, t[:n_train], y[:n_train], future)
+        except (RuntimeError, ValueError, TypeError):
+            out[base] = None
+            continue
+        out[base] = _scores(held, mean, mean - z * sd, mean + z * sd, sigma)
+    return out
+
+
+def summarise(results: list[dict], methods: list[str]) -> dict[str, dict]:
+    table = {}
+    for method in methods:
+        rows = [r[method] for r in results if r.get(method) is not None]
+        failed = sum(1 for r in results if method in r and r[method] is None)
+        if not rows:
+            continue
+        table[method] = {
+            "runs": len(rows), "failed": failed,
+            "median_mae_floor": float(np.median([r["mae_floor"] for r in rows])),
+            "pooled_coverage": float(sum(r["inside"] for r in rows) / sum(r["n"] for r in rows)),
+            "share_runs_cov_ge_0.6": float(np.mean([r["coverage"] >= 0.6 for r in rows])),
+            "median_is_sigma": float(np.median([r["is_sigma"] for r in rows]))}
+    return table
+
+
+def _print_table(title: str, summary: dict[str, dict]) -> None:
+    print(f"\n### {title}\n")
+    print("| F | method | runs | median MAE / noise floor | pooled 90% coverage | runs with "
+          "coverage >= 0.6 | median interval score / sigma |")
+    print("|---|---|---|---|---|---|---|")
+    for fraction, table in summary.items():
+        for method, s in table.items():
+            fail = f" ({s['failed']} failed)" if s["failed"] else ""
+            print(f"| {fraction} | {method} | {s['runs']}{fail} | {s['median_mae_floor']:.2f} | "
+                  f"{s['pooled_coverage']:.2f} | {s['share_runs_cov_ge_0.6']:.2f} | "
+                  f"{s['median_is_sigma']:.2f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
+    parser.add_argument("--json", help="write every number to this JSON file")
+    parser.add_argument("--only", choices=["design", "score"])
+    parser.add_argument("--members", default=",".join(MEMBERS),
+                        help="the forecaster's member set, for ablations on the design runs")
+    args = parser.parse_args()
+    sources = {}
+    if args.only != "score":
+        sources["design"] = design_runs()
+    if args.only != "design":
+        sources["score"], skipped = score_runs(Path(args.logs))
+        print(f"public logs skipped (do not load): {len(skipped)}", file=sys.stderr)
+    everything = {}
+    for source, runs in sources.items():
+        summary, per_run = {}, {}
+        for fraction in FRACTIONS:
+            results = []
+            for name, run in runs:
+                start = time.time()
+                try:
+                    result = evaluate(name, run, fraction, tuple(args.members.split(",")))
+                except InputError as exc:
+                    print(f"{name} F={fraction}: {exc}", file=sys.stderr)
+                    continue
+                if result is None:
+                    continue
+                results.append(result)
+                per_run[f"{name}@{fraction}"] = result
+                print(f"[{source}] {name} F={fraction} ({time.time() - start:.1f} s): "
+                      f"forecaster {result['forecaster']['mae_floor']:.2f}, last "
+                      f"{result['last_value']['mae_floor']:.2f}", file=sys.stderr)
+            methods = ["forecaster", *sorted({k for r in results for k in r
+                                              if k.startswith("m:")}), *BASELINES,
+                       "oracle_smooth"]
+            summary[fraction] = summarise(results, methods)
+        _print_table(f"{source} runs ({len(runs)})", summary)
+        everything[source] = {"summary": summary, "per_run": per_run}
+    if args.json:
+        Path(args.json).write_text(json.dumps(everything, indent=1, default=float))
+
+
+if __name__ == "__main__":
+    main()

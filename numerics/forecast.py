@@ -1,0 +1,560 @@
+"""Forecasting the rest of a reward curve from its first part: a stacked ensemble of curve
+models with the noise model of THEORY.md section 6.
+
+Each member is a mean curve m(t) (``level``: a random-walk local level, the k -> 0 limit of
+the overdamped map; ``flat``; ``linear`` on request; and the saturating laws of
+:mod:`numerics.fit`: ``exponential``, ``power``, ``inertial`` when the momentum is known,
+``exponential_lr`` when the learning rate is logged). Around its mean the run deviates by
+x + w: x a correlated process (the discrete overdamped map driven by sampling noise is an AR(1)
+in the deviation, section 6) with per-step autocorrelation rho and stationary variance v, and w
+white observation noise of variance s^2. (rho, v, s^2) are fitted per member by maximum
+likelihood (Kalman filter) on the training residuals; the filtered deviation at the cut is
+carried into the future with decay rho^h, so the band widens with the horizon h from
+sqrt(s^2 + P) towards sqrt(s^2 + v), plus the parameter uncertainty of the mean (delta method).
+
+Weights come from the training part only, by stacking (Yao et al. 2018) of the predictive
+densities of rolling-origin forecasts inside the training part (fits on its first 50%, 65% and
+80%, scored on the rest of it): the weights maximise sum_i log sum_k w_k p_k(y_i). With too few
+points for that, BIC weights. The forecast is the mixture of the members' Gaussians; its band is
+the mixture's quantiles. Compared with the learning-curve literature: Domhan et al. (2015) also
+combine parametric curves, by MCMC over a weighted sum; LC-PFN (Adriaensen et al. 2023) learns
+the posterior from a prior of such curves; here weights are chosen for forecasts (stacking) and
+the noise is the run's own correlated noise rather than i.i.d.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import logsumexp, ndtr
+
+from .fit import FitResult, _hac_covariance, _jacobian, curve_model, fit_curve
+from .validation import InputError, check_finite
+
+__all__ = ["MEMBERS", "ALL_MEMBERS", "SATURATING", "ResidualNoise", "Member", "EnsembleForecast",
+           "fit_residual_noise", "fit_random_walk", "fit_member", "forecast_curve",
+           "plateau_summary"]
+
+#: The forecaster's default members (those without their inputs are skipped). ``linear`` is
+#: available but not a default: on the design runs (shipped tiny runs, bandit test bed) stacking
+#: gave it most weight at F <= 0.3, where it wins the short validation horizons inside the
+#: training part and loses the long ones (median MAE / noise floor at F = 0.2: 1.57 with it,
+#: 1.29 without; ``benchmarks/forecast.py --only design --members ...``); a straight line is no
+#: law of a bounded reward.
+MEMBERS = ("level", "flat", "exponential", "power", "inertial", "exponential_lr")
+ALL_MEMBERS = ("level", "flat", "linear", "exponential", "power", "inertial", "exponential_lr")
+#: Members with a plateau r*.
+SATURATING = ("exponential", "power", "inertial", "exponential_lr", "sigmoid")
+_CUTS = (0.5, 0.65, 0.8)
+
+
+@dataclass(frozen=True)
+class ResidualNoise:
+    """Residual noise around a mean curve: AR(1) process plus white noise (THEORY.md 6).
+
+    Attributes
+    ----------
+    rho : float
+        Autocorrelation of the process component per step (0 <= rho <= 1).
+    process_var, white_var : float
+        Stationary variance v of the process component and variance s^2 of the white part
+        (reward units squared).
+    state_mean, state_var : float
+        Filtered process deviation at the last training point and its variance.
+    drift_var : float
+        Per-step variance of a random-walk level (the ``level`` member; 0 otherwise).
+    """
+
+    rho: float
+    process_var: float
+    white_var: float
+    state_mean: float
+    state_var: float
+    drift_var: float = 0.0
+
+    def predict(self, lags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance of a new observation's deviation ``lags`` steps after the cut
+        (``drift_var``: per-step variance of a random-walk level, the rho -> 1 limit)."""
+        lags = np.asarray(lags, dtype=float)
+        decay = self.rho**lags
+        mean = decay * self.state_mean
+        var = (decay**2 * self.state_var + self.process_var * (1 - decay**2) + self.white_var
+               + self.drift_var * lags)
+        return mean, var
+
+
+def _kalman(rho: float, share: float, dt: np.ndarray, r: np.ndarray
+            ) -> tuple[float, float, float, float]:
+    """Scalar Kalman filter of the AR(1)+white model at unit total variance.
+
+    The process has stationary variance ``share`` and the white noise ``1 - share``; the
+    likelihood is scale-equivariant, so the scale is concentrated out by the caller. Returns
+    (sum of log innovation variances, sum of squared standardised innovations, final filtered
+    mean, final filtered variance), all at unit scale.
+    """
+    phi = (rho**dt).tolist()
+    q = (share * (1 - rho ** (2 * dt))).tolist()
+    s2 = 1.0 - share
+    x, p = 0.0, share
+    log_det, quad = 0.0, 0.0
+    for i, value in enumerate(r.tolist()):
+        if i:
+            f = phi[i - 1]
+            x, p = f * x, f * f * p + q[i - 1]
+        s = p + s2
+        innovation = value - x
+        log_det += math.log(s)
+        quad += innovation * innovation / s
+        gain = p / s
+        x, p = x + gain * innovation, (1 - gain) * p
+    return log_det, quad, x, p
+
+
+def fit_residual_noise(t: np.ndarray, residuals: np.ndarray) -> ResidualNoise:
+    """Maximum-likelihood (rho, v, s^2) of the residuals of a fit, by a scalar Kalman filter.
+
+    The total variance v + s^2 is concentrated out (its estimate is the mean squared
+    standardised innovation), leaving a two-parameter search over rho and v / (v + s^2).
+
+    Parameters
+    ----------
+    t : numpy.ndarray
+        Steps of the residuals (any spacing; the decay over a gap dt is rho^dt).
+    residuals : numpy.ndarray
+        Data minus the fitted mean curve (reward units).
+    """
+    t, r = np.asarray(t, dtype=float), np.asarray(residuals, dtype=float)
+    dt = np.diff(t)
+    n = r.size
+    step = float(np.median(dt)) if dt.size else 1.0
+    scale = float(np.mean(r**2)) + 1e-300
+    r = r / np.sqrt(scale)
+
+    def unpack(z: np.ndarray) -> tuple[float, float]:
+        rho_per_sample = 1.0 / (1.0 + math.exp(-z[0]))
+        return rho_per_sample ** (1.0 / step), 1.0 / (1.0 + math.exp(-z[1]))
+
+    def objective(z: np.ndarray) -> float:
+        try:
+            log_det, quad, _, _ = _kalman(*unpack(np.clip(z, -30, 30)), dt, r)
+            value = 0.5 * (log_det + n * math.log(quad / n))
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return 1e300
+        return value if math.isfinite(value) else 1e300
+
+    # start from the moments: lag-1 and lag-2 autocorrelations of AR(1) + white noise
+    centred = r - r.mean()
+    c0 = float(centred @ centred) or 1.0
+    c1 = float(centred[1:] @ centred[:-1]) / c0
+    c2 = float(centred[2:] @ centred[:-2]) / c0 if n > 2 else 0.0
+    rho0 = float(np.clip(c2 / c1 if c1 > 1e-3 else 0.5, 0.05, 0.98))
+    share0 = float(np.clip(c1 / rho0, 0.05, 0.95))
+    sol = minimize(objective, np.array([math.log(rho0 / (1 - rho0)),
+                                        math.log(share0 / (1 - share0))]),
+                   method="Nelder-Mead", options={"xatol": 1e-2, "fatol": 1e-3, "maxiter": 200})
+    rho, share = unpack(np.clip(sol.x, -30, 30))
+    log_det, quad, x, p = _kalman(rho, share, dt, r)
+    total = scale * quad / n
+    return ResidualNoise(float(rho), float(share * total), float((1 - share) * total),
+                         float(x * np.sqrt(scale)), float(p * total))
+
+
+def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float, float]:
+    """Local level model: y = level + white noise, the level a random walk (the k -> 0 limit
+    of the overdamped map driven by sampling noise, THEORY.md sections 3 and 6).
+
+    Maximum likelihood of the drift-to-white variance ratio (the scale concentrated out) by a
+    scalar Kalman filter. Returns the noise (drift and white variances, filtered level
+    variance), the filtered level at the last point, and the sum of squared innovations.
+    """
+    from scipy.optimize import minimize_scalar
+
+    t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
+    dt = np.diff(t).tolist()
+    values = y.tolist()
+    n = y.size
+    spread = float(np.var(y)) or 1.0
+
+    def run(log_ratio: float) -> tuple[float, float, float, float, float]:
+        ratio = math.exp(log_ratio)  # drift per step / white, at unit white variance
+        x, p = values[0], spread * 1e3  # vague start
+        log_det = quad = squares = 0.0
+        for i in range(1, n):
+            p += ratio * dt[i - 1]
+            s = p + 1.0
+            innovation = values[i] - x
+            log_det += math.log(s)
+            quad += innovation * innovation / s
+            squares += innovation * innovation
+            gain = p / s
+            x, p = x + gain * innovation, (1 - gain) * p
+        return log_det, quad, x, p, squares
+
+    def objective(log_ratio: float) -> float:
+        log_det, quad, *_ = run(log_ratio)
+        return 0.5 * (log_det + (n - 1) * math.log(max(quad, 1e-300) / (n - 1)))
+
+    best = minimize_scalar(objective, bounds=(-20.0, 5.0), method="bounded",
+                           options={"xatol": 1e-2})
+    log_det, quad, level, p, squares = run(float(best.x))
+    white = quad / (n - 1)
+    noise = ResidualNoise(1.0, 0.0, white, 0.0, p * white, math.exp(float(best.x)) * white)
+    return noise, level, squares
+
+
+@dataclass(frozen=True)
+class Member:
+    """One fitted member: its mean curve, parameter uncertainty and residual noise."""
+
+    name: str
+    n_params: int
+    t0: float
+    t_last: float
+    coef: np.ndarray
+    coef_cov: np.ndarray
+    noise: ResidualNoise
+    rss: float
+    n: int
+    fit: FitResult | None = None
+    future_model: Any = None
+
+    def mean_curve(self, t: np.ndarray) -> np.ndarray:
+        """The member's mean reward at steps ``t`` (absolute steps)."""
+        x = np.asarray(t, dtype=float) - self.t0
+        if self.fit is None:
+            return self.coef[0] + (self.coef[1] if self.coef.size > 1 else 0.0) * x
+        model = self.future_model or self.fit.model
+        return model(x, self.fit.theta)
+
+    def param_var(self, t: np.ndarray) -> np.ndarray:
+        """Variance of the mean curve from the parameter covariance (delta method)."""
+        x = np.asarray(t, dtype=float) - self.t0
+        if self.fit is None:
+            design = np.column_stack([np.ones_like(x), x][: self.coef.size])
+        else:
+            design = _jacobian(self.future_model or self.fit.model, x, self.fit.theta)
+        cov = self.coef_cov if self.fit is None else self.fit.covariance
+        var = np.einsum("ij,jk,ik->i", design, cov, design)
+        return np.where(np.isfinite(var) & (var > 0), var, 0.0)
+
+    def predictive(self, t: np.ndarray, bounds: tuple[float, float] | None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance of new observations at steps ``t`` after the cut."""
+        t = np.asarray(t, dtype=float)
+        lag = np.maximum(t - self.t_last, 0.0)
+        shift, noise_var = self.noise.predict(lag)
+        mean = self.mean_curve(t) + shift
+        var = noise_var + self.param_var(t)
+        if bounds is not None:
+            mean = np.clip(mean, *bounds)
+            var = np.minimum(var, (bounds[1] - bounds[0]) ** 2)
+        return mean, var
+
+    @property
+    def bic(self) -> float:
+        return float(self.n * np.log(max(self.rss, 1e-300) / self.n)
+                     + self.n_params * np.log(self.n))
+
+
+def fit_member(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | None = None,
+               learning_rate: tuple[np.ndarray, np.ndarray] | None = None,
+               bounds: tuple[float, float] | None = None) -> Member:
+    """Fit member ``name`` on (t, y).
+
+    ``learning_rate``: (steps, lr) over the training part AND the future (the clock of
+    ``exponential_lr`` must extend past the cut); ``bounds``: the reward range.
+    """
+    t0 = float(t[0])
+    if name == "level":
+        noise, level, squares = fit_random_walk(t, y)
+        return Member(name, 2, t0, float(t[-1]), np.array([level]), np.zeros((1, 1)), noise,
+                      squares, t.size)
+    if name in ("flat", "linear"):
+        x = t - t0
+        design = np.ones((t.size, 1)) if name == "flat" else np.column_stack([np.ones_like(x),
+                                                                               x])
+        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+        resid = y - design @ coef
+        cov = _hac_covariance(design, resid)
+        return Member(name, design.shape[1], t0, float(t[-1]), coef, cov,
+                      fit_residual_noise(t, resid), float(resid @ resid), t.size)
+    future_model = None
+    if name == "exponential_lr":
+        if learning_rate is None:
+            raise InputError("exponential_lr needs the learning rate")
+        lr_steps, lr = learning_rate
+        lr_here = np.interp(t, lr_steps, lr)
+        fit = fit_curve(name, t, y, learning_rate=lr_here, plateau_bounds=bounds)
+        future_model = curve_model(name, lr_steps - t0, np.interp(lr_steps, t, y),
+                                   learning_rate=lr)
+        future_model = _with_clock(fit.model, future_model)
+    else:
+        fit = fit_curve(name, t, y, momentum=momentum if name == "inertial" else None,
+                        plateau_bounds=bounds)
+    resid = fit.y - fit.model(fit.t, fit.theta)
+    return Member(name, fit.theta.size, t0, float(t[-1]), fit.theta, fit.covariance,
+                  fit_residual_noise(t, resid), fit.rss, t.size, fit, future_model)
+
+
+def _with_clock(fitted, extended):
+    """The fitted lr-clock model, with the clock of ``extended`` (which reaches the future)."""
+    from dataclasses import replace
+
+    return replace(fitted, shape=extended.shape)
+
+
+@dataclass(frozen=True)
+class EnsembleForecast:
+    """A forecast of the steps after a cut.
+
+    Attributes
+    ----------
+    members : dict of str to Member
+        The members fitted on the whole training part.
+    weights : dict of str to float
+        Stacking (or BIC) weights, summing to 1.
+    weighting : str
+        ``"stacking"``, ``"bic"`` or ``"single"``.
+    steps, mean, lower, upper : numpy.ndarray
+        Forecast steps, mixture mean and the central band at ``level``.
+    """
+
+    members: dict[str, Member]
+    weights: dict[str, float]
+    weighting: str
+    train_points: int
+    steps: np.ndarray
+    mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    level: float
+    bounds: tuple[float, float] | None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def model(self) -> str:
+        """The member's name when one carries all the weight, else ``average``."""
+        top = max(self.weights, key=self.weights.get)
+        return top if self.weights[top] > 0.999 else "average"
+
+    def score(self, y: np.ndarray, *, upto: int | None = None) -> dict[str, float]:
+        """MAE, band coverage and interval score (Gneiting & Raftery 2007) against ``y``, the
+        observed rewards at the first ``upto`` (default all) forecast steps."""
+        y = np.asarray(y, dtype=float)
+        n = y.size if upto is None else upto
+        mean, lower, upper = self.mean[:n], self.lower[:n], self.upper[:n]
+        alpha = 1 - self.level
+        penalty = (2 / alpha) * (np.maximum(lower - y, 0) + np.maximum(y - upper, 0))
+        return {"mae": float(np.mean(np.abs(y - mean))),
+                "coverage": float(np.mean((y >= lower) & (y <= upper))),
+                "interval_score": float(np.mean(upper - lower + penalty))}
+
+
+def _mixture_quantiles(weights: np.ndarray, means: np.ndarray, sds: np.ndarray,
+                       q: float) -> np.ndarray:
+    """Quantile q of a Gaussian mixture at every column (bisection, 60 halvings)."""
+    lo = np.min(means - 10 * sds, axis=0)
+    hi = np.max(means + 10 * sds, axis=0)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        cdf = weights @ ndtr((mid[None, :] - means) / sds)
+        below = cdf < q
+        lo = np.where(below, mid, lo)
+        hi = np.where(below, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+def _stacking_weights(log_density: np.ndarray) -> np.ndarray:
+    """Weights on the simplex maximising sum_i log sum_k w_k p_k(y_i)."""
+    k = log_density.shape[0]
+    if k == 1:
+        return np.ones(1)
+
+    def objective(z: np.ndarray) -> float:
+        log_w = z - logsumexp(z)
+        return -float(np.sum(logsumexp(log_w[:, None] + log_density, axis=0)))
+
+    sol = minimize(objective, np.zeros(k), method="L-BFGS-B")
+    w = np.exp(sol.x - logsumexp(sol.x))
+    w[w < 1e-4] = 0.0
+    return w / w.sum()
+
+
+def _fit_all(names, t, y, **kwargs) -> dict[str, Member]:
+    out = {}
+    for name in names:
+        try:
+            out[name] = fit_member(name, t, y, **kwargs)
+        except InputError:
+            continue
+    return out
+
+
+def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
+                   momentum: float | None = None, learning_rate=None,
+                   bounds: tuple[float, float] | None = None, level: float = 0.9
+                   ) -> EnsembleForecast:
+    """Forecast the reward at ``future_steps`` from the first ``n_train`` points of (t, y).
+
+    Parameters
+    ----------
+    t, y : array_like
+        Steps and rewards (only the first ``n_train`` are used).
+    n_train : int
+        Training points (at least 8).
+    future_steps : array_like
+        Steps to forecast (after the cut).
+    members : sequence of str
+        Members to use (of ``MEMBERS``); ``inertial`` needs ``momentum``, ``exponential_lr``
+        needs ``learning_rate``; members without their inputs are skipped.
+    momentum : float, optional
+        Optimiser momentum (Adam's beta1): fixes mass and damping of ``inertial``.
+    learning_rate : (steps, lr), optional
+        The learning rate schedule over the training part and the forecast horizon.
+    bounds : (lo, hi), optional
+        The reward range: the plateau and the band are kept inside it.
+    level : float
+        Central probability of the band.
+    """
+    t = check_finite("steps", t).ravel()
+    y = check_finite("reward", y).ravel()
+    future = check_finite("forecast steps", future_steps).ravel()
+    if not 0 < level < 1:
+        raise InputError(f"level must lie strictly between 0 and 1, got {level}")
+    if n_train < 8 or n_train > t.size:
+        raise InputError(f"a forecast needs at least 8 training points, got {n_train}")
+    tt, yt = t[:n_train], y[:n_train]
+    if np.ptp(yt) == 0:
+        raise InputError("the reward is constant over the training part: nothing to fit")
+    names = [m for m in members
+             if not (m == "inertial" and momentum is None)
+             and not (m == "exponential_lr" and learning_rate is None)]
+    kwargs = {"momentum": momentum, "learning_rate": learning_rate, "bounds": bounds}
+    fitted = _fit_all(names, tt, yt, **kwargs)
+    if not fitted:
+        raise InputError("no forecast model could be fitted to the training part")
+    names = list(fitted)
+    warnings: list[str] = []
+    weighting = "single" if len(names) == 1 else "stacking"
+    if len(names) > 1:
+        blocks = []
+        for cut in _CUTS:
+            m = int(round(cut * n_train))
+            if m < 8 or n_train - m < 3 or np.ptp(yt[:m]) == 0:
+                continue
+            inner = _fit_all(names, tt[:m], yt[:m], **kwargs)
+            block = np.full((len(names), n_train - m), -np.inf)
+            for k, name in enumerate(names):
+                if name in inner:
+                    mean, var = inner[name].predictive(tt[m:], bounds)
+                    sd = np.sqrt(np.maximum(var, 1e-300))
+                    block[k] = (-0.5 * ((yt[m:] - mean) / sd) ** 2 - np.log(sd)
+                                - 0.5 * np.log(2 * np.pi))
+            blocks.append(block)
+        if blocks:
+            log_density = np.concatenate(blocks, axis=1)
+            log_density = np.maximum(log_density, -1e6)
+            w = _stacking_weights(log_density)
+        else:
+            weighting = "bic"
+            warnings.append(f"{n_train} training points: too few to stack, BIC weights")
+            bic = np.array([fitted[name].bic for name in names])
+            w = np.exp(-(bic - bic.min()) / 2)
+            w /= w.sum()
+    else:
+        w = np.ones(1)
+    weights = dict(zip(names, map(float, w), strict=True))
+    used = [name for name in names if weights[name] > 0]
+    means, sds = [], []
+    for name in used:
+        mean, var = fitted[name].predictive(future, bounds)
+        means.append(mean)
+        sds.append(np.sqrt(np.maximum(var, 1e-300)))
+    means_a, sds_a = np.array(means), np.array(sds)
+    wa = np.array([weights[name] for name in used])
+    mean = wa @ means_a
+    lower = _mixture_quantiles(wa, means_a, sds_a, (1 - level) / 2)
+    upper = _mixture_quantiles(wa, means_a, sds_a, (1 + level) / 2)
+    if bounds is not None:
+        lower, upper = np.clip(lower, *bounds), np.clip(upper, *bounds)
+    return EnsembleForecast(fitted, weights, weighting, n_train, future, mean, lower, upper,
+                            level, bounds, tuple(warnings))
+
+
+def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
+                    level: float = 0.9, bounds: tuple[float, float] | None = None
+                    ) -> dict[str, Any]:
+    """The plateau r* with a status: what the data determine about it, and why.
+
+    Statuses: ``determined`` (a saturating member carries most weight, has covered at least
+    half of its gain within the data and a regular information matrix: value and interval);
+    ``at_bound`` (r* on the reward range: the data push it to the edge); ``singular`` (no
+    standard error from a singular information matrix); ``not_determined`` (no saturation
+    seen, or too little of it) with a one-sided bound where one exists: the plateau of a rising
+    run lies at or above where the run is now, at ``level``.
+    """
+    from scipy.stats import norm
+
+    saturating = {n: w for n, w in weights.items() if n in SATURATING and w > 0}
+    z = float(norm.ppf(level))
+    any_member = next(iter(members.values()))
+    t_end = any_member.t_last
+    # where the run is at the cut (the weighted mean curve and its uncertainty), and whether it
+    # rose or fell since the start
+    now = sum(weights[n] * members[n].mean_curve(np.array([t_end]))[0] for n in weights)
+    start = sum(weights[n] * members[n].mean_curve(np.array([any_member.t0]))[0]
+                for n in weights)
+    rising = None if now == start else bool(now > start)
+    now_sd = float(np.sqrt(sum(weights[n] * (members[n].noise.state_var
+                                             + members[n].param_var(np.array([t_end]))[0])
+                               for n in weights)))
+
+    def one_sided(reason: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": None, "lower": None, "upper": None,
+                               "status": "not_determined", "reason": reason}
+        if rising is True:
+            out["lower"] = float(now - z * now_sd)
+            out["reason"] += f"; plateau >= {out['lower']:.4g} at {level:.0%}"
+        elif rising is False:
+            out["upper"] = float(now + z * now_sd)
+            out["reason"] += f"; plateau <= {out['upper']:.4g} at {level:.0%}"
+        if bounds is not None:
+            out["lower"] = max(out["lower"] if out["lower"] is not None else bounds[0],
+                               bounds[0])
+            out["upper"] = min(out["upper"] if out["upper"] is not None else bounds[1],
+                               bounds[1])
+        return out
+
+    if sum(saturating.values()) < 0.5:
+        return one_sided("the forecast favours a flat or linear trend: no saturation seen")
+    name = max(saturating, key=saturating.get)
+    fit = members[name].fit
+    p = fit.params
+    shape = fit.model.shape(np.array([fit.t[-1]]), *fit.theta[2:])[0]
+    realised = 1.0 - float(shape)
+    if "r_star" in fit.at_bounds:
+        return {"value": float(p["r_star"]), "lower": None, "upper": None, "status": "at_bound",
+                "reason": f"{name}: the plateau sits on the reward range's edge "
+                          f"{p['r_star']:.4g}: the data push it there, they do not place it",
+                "model": name}
+    if [b for b in fit.at_bounds if b != "r_star"]:
+        return one_sided(f"{name}: {', '.join(fit.at_bounds)} at the fit's bound")
+    if realised < 0.5:
+        return one_sided(f"{name}: only {realised:.0%} of the fitted gain is made by the last "
+                         "training step; the run has not begun to saturate")
+    if fit.singular:
+        return {"value": float(p["r_star"]), "lower": None, "upper": None, "status": "singular",
+                "reason": f"{name}: singular information matrix, no standard error",
+                "model": name}
+    err = fit.stderr["r_star"]
+    half = float(norm.ppf(0.5 + level / 2)) * err if np.isfinite(err) else np.inf
+    lower, upper = p["r_star"] - half, p["r_star"] + half
+    if bounds is not None:
+        lower, upper = max(lower, bounds[0]), min(upper, bounds[1])
+    return {"value": float(p["r_star"]), "lower": float(lower), "upper": float(upper),
+            "status": "determined", "reason": f"{name}: {realised:.0%} of the gain made",
+            "model": name}

@@ -1,0 +1,113 @@
+"""The forecaster: calibrated bands on runs with known truth, the noise model, the weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grpodyn.numerics.forecast import fit_residual_noise, forecast_curve, plateau_summary
+from grpodyn.numerics.validation import InputError
+
+N, CUT = 200, 100
+
+
+def _saturating(seed: int, *, tau: float = 60.0, rho: float = 0.9, process: float = 0.01,
+                white: float = 0.03) -> tuple[np.ndarray, np.ndarray]:
+    """0.8 - 0.6 exp(-t/tau) plus an AR(1) process and white noise (THEORY.md section 6)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(N, dtype=float)
+    x = np.zeros(N)
+    for i in range(1, N):
+        x[i] = rho * x[i - 1] + process * rng.standard_normal()
+    return t, 0.8 - 0.6 * np.exp(-t / tau) + x + white * rng.standard_normal(N)
+
+
+def _pooled_coverage(seeds: range, **kwargs) -> float:
+    inside = total = 0
+    for seed in seeds:
+        t, y = _saturating(seed)
+        fc = forecast_curve(t, y, n_train=CUT, future_steps=t[CUT:], bounds=(0.0, 1.0),
+                            level=0.9, **kwargs)
+        inside += np.sum((y[CUT:] >= fc.lower) & (y[CUT:] <= fc.upper))
+        total += N - CUT
+    return inside / total
+
+
+def test_band_of_the_true_model_covers_90_percent_over_200_seeds():
+    coverage = _pooled_coverage(range(200), members=("exponential",))
+    assert 0.85 <= coverage <= 0.95, coverage
+
+
+@pytest.mark.slow
+def test_band_of_the_ensemble_covers_90_percent_over_200_seeds():
+    coverage = _pooled_coverage(range(200))
+    assert 0.85 <= coverage <= 0.95, coverage
+
+
+def test_noise_model_recovers_process_and_white_parts():
+    rng = np.random.default_rng(0)
+    n, rho, q, s = 3000, 0.95, 0.02, 0.05
+    x = np.zeros(n)
+    for i in range(1, n):
+        x[i] = rho * x[i - 1] + q * rng.standard_normal()
+    noise = fit_residual_noise(np.arange(n, dtype=float), x + s * rng.standard_normal(n))
+    assert noise.rho == pytest.approx(rho, abs=0.02)
+    assert noise.process_var == pytest.approx(q**2 / (1 - rho**2), rel=0.3)
+    assert noise.white_var == pytest.approx(s**2, rel=0.3)
+    # the band widens with the horizon, from the filtered state towards the stationary one
+    _, var = noise.predict(np.array([1.0, 10.0, 1000.0]))
+    assert var[0] < var[1] < var[2]
+    assert var[2] == pytest.approx(noise.process_var + noise.white_var, rel=1e-6)
+
+
+def test_flat_run_is_forecast_flat_and_plateau_not_determined():
+    rng = np.random.default_rng(5)
+    t = np.arange(150, dtype=float)
+    y = 0.4 + 0.05 * rng.standard_normal(t.size)
+    fc = forecast_curve(t, y, n_train=100, future_steps=t[100:], bounds=(0.0, 1.0))
+    assert abs(np.mean(fc.mean) - 0.4) < 0.03
+    assert np.ptp(fc.mean) < 0.05
+    plateau = plateau_summary(fc.members, fc.weights, bounds=(0.0, 1.0))
+    assert plateau["status"] != "determined" or abs(plateau["value"] - 0.4) < 0.05
+
+
+def test_non_saturating_run_gets_a_one_sided_bound_not_a_number():
+    rng = np.random.default_rng(2)
+    t = np.arange(120, dtype=float)
+    y = 0.1 + 0.003 * t + 0.02 * rng.standard_normal(t.size)  # a ramp, far from 1
+    fc = forecast_curve(t, y, n_train=120, future_steps=[130.0], bounds=(0.0, 1.0))
+    plateau = plateau_summary(fc.members, fc.weights, bounds=(0.0, 1.0))
+    assert plateau["status"] in ("not_determined", "at_bound")
+    if plateau["status"] == "not_determined":
+        assert plateau["value"] is None and plateau["lower"] > 0.3
+        assert "plateau >=" in plateau["reason"]
+    assert np.all((fc.lower >= 0) & (fc.upper <= 1))
+
+
+def test_saturated_run_has_a_determined_plateau_near_the_truth():
+    t, y = _saturating(7, tau=20.0)
+    fc = forecast_curve(t, y, n_train=N, future_steps=[N + 10.0], bounds=(0.0, 1.0))
+    plateau = plateau_summary(fc.members, fc.weights, bounds=(0.0, 1.0))
+    assert plateau["status"] == "determined", plateau
+    assert plateau["lower"] <= 0.8 <= plateau["upper"]
+    assert abs(sum(fc.weights.values()) - 1) < 1e-9
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"n_train": 5}, "at least 8"),
+    ({"n_train": 50, "level": 1.0}, "level"),
+])
+def test_bad_requests_are_refused(kwargs, needle):
+    t, y = _saturating(0)
+    with pytest.raises(InputError, match=needle):
+        forecast_curve(t, y, future_steps=t[60:], **kwargs)
+
+
+def test_constant_and_nan_inputs_are_refused():
+    t = np.arange(50, dtype=float)
+    with pytest.raises(InputError, match="constant"):
+        forecast_curve(t, np.full(50, 0.3), n_train=30, future_steps=t[30:])
+    y = np.linspace(0, 1, 50)
+    y[3] = np.nan
+    with pytest.raises(InputError, match="finite"):
+        forecast_curve(t, y, n_train=30, future_steps=t[30:])

@@ -1,0 +1,142 @@
+"""One analysis path: statuses instead of meaningless numbers, the forecast JSON contract, and
+bad inputs (strings, NaN, constants) through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from grpodyn.cli import main
+from grpodyn.empirical.loaders import Run
+from grpodyn.empirical.run_analysis import analyse_run, infer_reward_range
+from grpodyn.numerics.validation import InputError
+
+FORECAST_KEYS = {"model", "weights", "train_points", "steps", "mean", "lower", "upper", "level",
+                 "plateau", "warnings"}
+
+
+def _run(reward, *, key="reward", steps=None) -> Run:
+    reward = np.asarray(reward, dtype=float)
+    steps = np.arange(1, reward.size + 1, dtype=float) if steps is None else steps
+    return Run(source="<test>", format="test", steps=steps, reward=reward, metrics={},
+               reward_key=key)
+
+
+def _csv(path, rewards, *, quote=False):
+    rows = "".join(f'{i},{chr(34) + f"{r:.5f}" + chr(34) if quote else f"{r:.5f}"}\n'
+                   for i, r in enumerate(rewards, start=1))
+    path.write_text("step,reward\n" + rows)
+    return path
+
+
+def test_reward_range_is_declared_inferred_or_unknown():
+    accuracy = _run(np.linspace(0.1, 0.6, 30), key="eval/accuracy")
+    assert infer_reward_range(accuracy)[0] == (0.0, 1.0)
+    summed = _run(np.linspace(0.1, 2.6, 30))
+    assert infer_reward_range(summed)[0] is None
+    assert infer_reward_range(summed, (0.0, 5.0)) == ((0.0, 5.0), "declared")
+    with pytest.raises(InputError, match="outside"):
+        infer_reward_range(summed, (0.0, 1.0))
+
+
+def test_non_saturating_run_has_no_plateau_number_and_says_why():
+    rng = np.random.default_rng(0)
+    run = _run(0.05 + 0.004 * np.arange(50) + 0.02 * rng.standard_normal(50))
+    analysis = analyse_run(run, momentum=0.9, diagnose_run=False)
+    assert analysis.reward_range == (0.0, 1.0)
+    assert analysis.plateau["status"] in ("not_determined", "at_bound")
+    if analysis.plateau["status"] == "not_determined":
+        assert analysis.plateau["value"] is None and analysis.plateau["reason"]
+    assert analysis.dynamics["tau"]["status"] != "determined"
+    assert analysis.dynamics["regime"]["status"] == "not_determined"
+    for fit in analysis.fits.values():  # no printed plateau outside the range
+        assert 0 <= fit.params["r_star"] <= 1
+    assert analysis.warnings
+
+
+def test_collapsing_run_is_not_given_a_plateau():
+    t = np.arange(1, 201, dtype=float)
+    reward = np.where(t < 120, 0.3 + 0.5 * (1 - np.exp(-t / 30)), 0.8 - 0.01 * (t - 120))
+    reward = reward + 0.01 * np.random.default_rng(1).standard_normal(t.size)
+    analysis = analyse_run(_run(np.clip(reward, 0, 1)), momentum=0.9)
+    assert analysis.plateau["status"] != "determined" or analysis.diagnosis.primary
+    assert analysis.warnings
+
+
+def test_momentum_is_never_assumed():
+    rng = np.random.default_rng(2)
+    run = _run(0.8 - 0.6 * np.exp(-np.arange(200) / 30) + 0.02 * rng.standard_normal(200))
+    unknown = analyse_run(run, diagnose_run=False)
+    assert unknown.momentum is None
+    assert unknown.dynamics["regime"]["status"] == "not_determined"
+    assert any("momentum" in w for w in unknown.warnings)
+    known = analyse_run(run, momentum=0.9, diagnose_run=False)
+    assert known.plateau["status"] == "determined"
+    assert known.dynamics["regime"]["value"] in ("overdamped", "critical", "oscillatory")
+
+
+def test_forecast_json_contract(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    log = _csv(tmp_path / "run.csv", 0.8 - 0.6 * np.exp(-np.arange(120) / 40)
+               + 0.02 * rng.standard_normal(120))
+    assert main(["forecast", str(log), "--train-fraction", "0.5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert FORECAST_KEYS | {"mae", "coverage"} <= set(out)
+    assert set(out["plateau"]) >= {"value", "lower", "upper", "status"}
+    assert len(out["steps"]) == len(out["mean"]) == len(out["lower"]) == 60
+    assert all(lo <= m <= hi for lo, m, hi in zip(out["lower"], out["mean"], out["upper"],
+                                                   strict=True))
+    assert abs(sum(out["weights"].values()) - 1) < 1e-9 and out["level"] == 0.9
+    # beyond the log, up to a horizon; no held-out part then
+    assert main(["forecast", str(log), "--until", "100", "--horizon", "150", "--level", "0.5",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["steps"][-1] == 150 and out["level"] == 0.5 and FORECAST_KEYS <= set(out)
+    assert main(["forecast", str(log)]) == 2
+    assert "--train-fraction" in capsys.readouterr().err
+    assert main(["forecast", str(log), "--train-fraction", "0.02"]) == 2
+    assert "training points" in capsys.readouterr().err
+
+
+def test_string_nan_and_constant_inputs(tmp_path, capsys):
+    ramp = np.linspace(0.1, 0.9, 60)
+    quoted = _csv(tmp_path / "quoted.csv", ramp, quote=True)
+    code = main(["fit", str(quoted), "--json"])
+    captured = capsys.readouterr()
+    if code == 0:  # read as numbers: a ramp is not a plateau
+        out = json.loads(captured.out)
+        assert out["plateau"]["status"] != "determined" or out["plateau"]["value"] <= 1
+        assert all(m["params"]["r_star"] is None or m["params"]["r_star"] <= 1
+                   for m in out["models"].values())
+    else:
+        assert code == 2 and "Traceback" not in captured.err
+    constant = _csv(tmp_path / "constant.csv", np.full(40, 0.5))
+    assert main(["forecast", str(constant), "--train-fraction", "0.5"]) == 2
+    assert "constant" in capsys.readouterr().err
+    text = tmp_path / "nan.csv"
+    text.write_text("step,reward\n" + "".join(f"{i},nan\n" for i in range(1, 30)))
+    assert main(["fit", str(text)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_report_and_advise_use_the_analysis(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    log = _csv(tmp_path / "run.csv", 0.85 - 0.6 * np.exp(-np.arange(200) / 50)
+               + 0.02 * rng.standard_normal(200))
+    out = tmp_path / "report"
+    assert main(["report", str(log), "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["dynamics"]["regime"] is None  # momentum unknown: not assumed
+    assert summary["dynamics"]["momentum"] is None
+    assert main(["advise", "--log", str(log), "--lr", "1e-5", "--json"]) == 0
+    assumed = json.loads(capsys.readouterr().out)  # advise needs one: said, not silent
+    assert assumed["measured"]["momentum_source"] == "assumed"
+    assert any("0.9 assumed" in line for line in assumed["reasoning"])
+    assert main(["advise", "--log", str(log), "--momentum", "0.9", "--lr", "1e-5",
+                 "--json"]) == 0
+    advice = json.loads(capsys.readouterr().out)
+    assert advice["measured"]["tau"] == pytest.approx(50, rel=0.3)
+    assert advice["measured"]["momentum_source"].startswith("user")
