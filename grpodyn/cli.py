@@ -363,7 +363,7 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
     if args.log is not None:
         from grpodyn.run_report import write_run_report
 
-        summary = write_run_report(args.log, out, momentum=args.momentum,
+        summary = write_run_report(_load_log(args), out, momentum=args.momentum,
                                    group_size=args.group_size, reward_range=args.reward_range,
                                    progress=progress)
         if args.json:
@@ -574,6 +574,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analysis_options(p, momentum_help="momentum (Adam's beta1) of the logged run, for its "
                           "regime and margins (default: the log's, else not determined)")
     p.add_argument("--group-size", type=_integer, help="G of the logged run, for the diagnosis")
+    _add_log_options(p)
     p.add_argument("--quick", action="store_true",
                    help="fewer seeds and lags in the bandit lab: a smoke test, not the figures")
     _add_executor(p)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from grpodyn.empirical.loaders import Run, load_run
 from grpodyn.numerics.files import write_atomic
 from grpodyn.serialization import finite_json
 
@@ -47,20 +48,26 @@ def run_summary(analysis) -> dict[str, Any]:
     return finite_json(full)
 
 
-def write_run_report(log: str | Path, out: Path, *, momentum: float | None = None,
+def write_run_report(log: str | Path | Run, out: Path, *, momentum: float | None = None,
                      group_size: int | None = None,
                      reward_range: tuple[float, float] | None = None,
                      progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Report on one training log in ``out``; returns the summary (also summary.json)."""
-    from grpodyn.empirical.loaders import load_run
+    """Report on one training run in ``out``; returns the summary (also summary.json).
+
+    ``log`` is a log's path (loaded with the defaults of ``load_run``) or a loaded ``Run``
+    (the CLI loads it with the user's ``--run``, ``--reward-key``, ... options).
+    """
     from grpodyn.empirical.run_analysis import analyse_run
     from grpodyn.empirical.run_figure import analysis_figure
 
     say = progress or (lambda message: None)
-    say(f"loading {log}")
-    run = load_run(log)
+    if isinstance(log, Run):
+        run = log
+    else:
+        say(f"loading {log}")
+        run = load_run(log)
     out.mkdir(parents=True, exist_ok=True)
-    if Path(log).resolve().parent == out.resolve():
+    if Path(run.source).resolve().parent == out.resolve():
         say("writing beside the log (the log itself is never touched)")
     say("fitting, forecasting and diagnosing")
     analysis = analyse_run(run, momentum=momentum, group_size=group_size,

@@ -48,11 +48,18 @@ def test_several_runs_the_pick_is_said_and_run_chooses(capsys):
     assert code == 0 and result["run"] == "run2" and result["n_points"] == 5
 
 
+def test_report_of_a_log_reads_the_chosen_run(capsys, tmp_path):
+    code, result, _ = _run(capsys, "report", str(APPENDED), "--run", "run2", "--out",
+                           str(tmp_path / "report"), "--json")
+    assert code == 0 and result["n_points"] == 5
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["fit", str(APPENDED), "--run", "nope"], "no run named 'nope'; runs: run1, run2, run3"),
     (["diagnose", str(FORMATS / "custom_loop_history.json"), "--run", "x"], "holds one run"),
     (["fit", str(FORMATS / "custom_loop_history.json"), "--reward-key", "zz"], "--reward-key"),
     (["runs", str(FORMATS / "nope.json")], "no such file"),
+    (["report", str(APPENDED), "--run", "nope"], "no run named 'nope'; runs: run1, run2, run3"),
     (["fit", str(FORMATS / "custom_loop_history.json"), "--logging-steps", "0"],
      "positive integer"),
 ])
