@@ -76,6 +76,13 @@ def _add_lag(parser: argparse.ArgumentParser) -> None:
     lag.add_argument("--staleness", type=_integer, help="fixed staleness d in steps")
 
 
+def _positive_float(text: str) -> float:
+    value = _finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return value
+
+
 def _positive_integer(text: str) -> int:
     value = _integer(text)
     if value < 1:
@@ -85,9 +92,10 @@ def _positive_integer(text: str) -> int:
 
 #: Hyperparameter overrides of the log options: option -> (RunMeta field, type, help).
 _LOG_OVERRIDES = {
-    "--lr": ("lr", _finite_float, "peak learning rate of the logged run (overrides the log)"),
-    "--group-size": ("group_size", _integer, "G, completions per prompt (overrides the log)"),
-    "--batch": ("batch", _integer, "B, prompts per optimizer step (overrides the log)"),
+    "--lr": ("lr", _positive_float, "peak learning rate of the logged run (overrides the log)"),
+    "--group-size": ("group_size", _positive_integer,
+                     "G, completions per prompt (overrides the log)"),
+    "--batch": ("batch", _positive_integer, "B, prompts per optimizer step (overrides the log)"),
     "--momentum": ("momentum", _finite_float,
                    "momentum, Adam's beta1 for Adam (overrides the log)"),
 }
@@ -613,24 +621,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_human(result: dict[str, Any]) -> None:
-    if "tau_lr_exponent" in result:
-        _print_sweep(result)
-        return
-    if "mean" in result and "upper" in result:
-        _print_transfer(result)
-        return
-    if "runs" in result and "format" in result:
-        _print_runs(result)
-        return
-    if "models" in result:
-        _print_fit(result)
-        return
-    if "mean" in result and "weights" in result:
-        _print_forecast(result)
-        return
-    if "primary" in result:
-        _print_diagnosis(result)
+def _print_human(result: dict[str, Any], command: str) -> None:
+    printer = _PRINTERS.get(command)
+    if printer is not None:
+        printer(result)
         return
     for key, value in result.items():
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
@@ -764,6 +758,8 @@ def _print_runs(result: dict[str, Any]) -> None:
 
 def _print_diagnosis(result: dict[str, Any]) -> None:
     print(f"{result['source']}: {result['primary'] or 'healthy (no mode flagged)'}")
+    if result.get("state"):
+        print(f"  state: {result['state']}: {result.get('state_evidence', '')}")
     for warning in result["warnings"]:
         print(f"  note: {warning}")
     for name, verdict in result["modes"].items():
@@ -772,11 +768,19 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
         print(f"{mark} {name:22s} {score}  {verdict['evidence']}")
 
 
+#: The human-readable printer of each command that has its own (the others print key: value).
+_PRINTERS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "sweep": _print_sweep, "transfer": _print_transfer, "runs": _print_runs,
+    "fit": _print_fit, "forecast": _print_forecast, "diagnose": _print_diagnosis,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     from grpodyn.empirical.loaders import LogFormatError
     from grpodyn.numerics.validation import InputError
 
+    args = None
     try:
         args = build_parser().parse_args(argv)
         handler: Callable[[argparse.Namespace], dict[str, Any]] = args.handler
@@ -784,11 +788,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, InputError, LogFormatError) as exc:
         print(f"grpodyn: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as exc:  # a file that cannot be written, a Dask scheduler out of reach, ...
+        scheduler = getattr(args, "scheduler", None)
+        where = f"--scheduler {scheduler}: " if scheduler else ""
+        print(f"grpodyn: error: {where}{exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.json:
         json.dump(result, sys.stdout, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        _print_human(result)
+        _print_human(result, args.command)
     return 0
 
 

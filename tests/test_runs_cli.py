@@ -59,6 +59,7 @@ def test_report_of_a_log_reads_the_chosen_run(capsys, tmp_path):
     (["diagnose", str(FORMATS / "custom_loop_history.json"), "--run", "x"], "holds one run"),
     (["fit", str(FORMATS / "custom_loop_history.json"), "--reward-key", "zz"], "--reward-key"),
     (["runs", str(FORMATS / "nope.json")], "no such file"),
+    (["fit", str(FORMATS / "custom_loop_history.json"), "--lr", "-1"], "not a positive number"),
     (["report", str(APPENDED), "--run", "nope"], "no run named 'nope'; runs: run1, run2, run3"),
     (["fit", str(FORMATS / "custom_loop_history.json"), "--logging-steps", "0"],
      "positive integer"),
@@ -92,3 +93,13 @@ def test_diagnose_uses_the_group_size_of_the_log(capsys):
     code, given, _ = _run(capsys, "diagnose", log, "--json", "--group-size", "4")
     assert given["modes"] == meta_g["modes"]
     assert given["hyperparameters"]["group_size"]["source"] == "user"
+
+
+@pytest.mark.parametrize("command", ["fit", "forecast", "diagnose", "runs"])
+def test_every_log_command_prints_text(capsys, command):
+    """Each command's human-readable printer is chosen by the command, not guessed from keys."""
+    argv = [command, str(FORMATS / "trl_run")]
+    if command == "forecast":
+        argv += ["--train-fraction", "0.5"]
+    code, _, err = _run(capsys, *argv)
+    assert code == 0, err
