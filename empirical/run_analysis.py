@@ -432,6 +432,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     errors: dict[str, str] = {}
     for name in models:
         if name == "exponential_lr" and lr is None:
+            errors[name] = "exponential_lr needs a logged learning rate that varies"
             continue
         try:
             fits[name] = fit_curve(name, run.steps, run.reward,

@@ -60,6 +60,8 @@ def test_report_of_a_log_reads_the_chosen_run(capsys, tmp_path):
     (["fit", str(FORMATS / "custom_loop_history.json"), "--reward-key", "zz"], "--reward-key"),
     (["runs", str(FORMATS / "nope.json")], "no such file"),
     (["fit", str(FORMATS / "custom_loop_history.json"), "--lr", "-1"], "not a positive number"),
+    (["fit", str(FORMATS / "custom_loop_history.json"), "--model", "exponential_lr"],
+     "exponential_lr needs a logged learning rate that varies"),
     (["report", str(APPENDED), "--run", "nope"], "no run named 'nope'; runs: run1, run2, run3"),
     (["fit", str(FORMATS / "custom_loop_history.json"), "--logging-steps", "0"],
      "positive integer"),
