@@ -82,10 +82,10 @@ def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
 
 
 def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
-    """The momentum given, else the log's (its metadata; the source as RunMeta says: logged,
-    config, user, ...), else unknown."""
+    """The momentum given (source ``user``, as for a user override in RunMeta), else the log's
+    (its metadata, with the source RunMeta gives: logged, file, user, ...), else unknown."""
     if momentum is not None:
-        return float(check_momentum(momentum)), "given"
+        return float(check_momentum(momentum)), "user"
     entry = run.meta.momentum
     if entry is not None and isinstance(entry.value, (int, float)):
         return float(check_momentum(entry.value)), entry.source
