@@ -86,6 +86,9 @@ def parse_trainer_state(path: Path, data: dict[str, Any], step_key: str | None) 
         rows.append((step, entry))
     merged, n_merged = merge_by_step(rows, average=False)
     parsed = Parsed("trl_trainer_state", {"": merged}, ecosystem="trl")
+    # runs that grpodyn made (the tiny grid, the test beds) record their hyperparameters
+    if isinstance(data.get("grpodyn_hparams"), dict):
+        parsed.config = data["grpodyn_hparams"]
     n_eval = sum(any(k.startswith("eval_") for k in e) for _, e in rows)
     if n_eval:
         parsed.notes.append(f"{n_eval} evaluation entries merged into the training entries "

@@ -408,3 +408,14 @@ def test_wandb_folder_reads_latest_run_or_asks(tmp_path):
     (wandb / "latest-run").symlink_to(wandb / "run-20250102_080000-zz")
     run = load_run(wandb)
     assert any("read latest-run (run-20250102_080000-zz)" in w for w in run.warnings)
+
+
+def test_grpodyn_made_runs_carry_their_hyperparameters():
+    """A run grpodyn made (the shipped tiny grid) records them in ``grpodyn_hparams``."""
+    from grpodyn.empirical.loaders import load_run
+
+    folder = Path(__file__).resolve().parents[1] / "empirical" / "data" / "tiny_grid"
+    run = load_run(sorted(folder.glob("sgd_*.json"))[0])
+    assert run.meta.value("optimizer") == "sgd" and run.meta.value("momentum") == 0.9
+    assert run.meta.momentum.source.startswith("file:")
+    assert run.meta.value("batch") >= 1 and run.meta.value("group_size") >= 2
