@@ -156,20 +156,28 @@ def _rule_call(run: Run) -> str:
     return fired[0] if len(fired) == 1 else ("healthy" if not fired else SEVERAL)
 
 
-def _matrix(truth: list[str], predicted: list[str]) -> dict:
-    """Per-class precision and recall over :data:`MATRIX_CLASSES` (classes absent from the
-    truth get NaN recall), the confusion counts, and the share of no-failure runs flagged."""
-    columns = (*MATRIX_CLASSES, SEVERAL)
-    confusion = {t: dict.fromkeys(columns, 0) for t in MATRIX_CLASSES}
+def _confusion(truth: list[str], predicted: list[str], classes: tuple[str, ...]
+               ) -> tuple[dict, dict]:
+    """Confusion counts (rows true, columns called; a call outside ``classes`` counts as
+    ``several``, a miss) and per-class precision, recall and count (NaN where undefined)."""
+    columns = (*classes, SEVERAL)
+    confusion = {t: dict.fromkeys(columns, 0) for t in classes}
     for t, p in zip(truth, predicted, strict=True):
         confusion[t][p if p in columns else SEVERAL] += 1
     per_class = {}
-    for label in MATRIX_CLASSES:
+    for label in classes:
         tp = confusion[label][label]
-        called_as = sum(confusion[t][label] for t in MATRIX_CLASSES)
+        called_as = sum(confusion[t][label] for t in classes)
         actual = sum(confusion[label].values())
         per_class[label] = {"precision": tp / called_as if called_as else float("nan"),
                             "recall": tp / actual if actual else float("nan"), "n": actual}
+    return confusion, per_class
+
+
+def _matrix(truth: list[str], predicted: list[str]) -> dict:
+    """Per-class precision and recall over :data:`MATRIX_CLASSES` (classes absent from the
+    truth get NaN recall), the confusion counts, and the share of no-failure runs flagged."""
+    confusion, per_class = _confusion(truth, predicted, MATRIX_CLASSES)
     healthy = sum(confusion["healthy"].values())
     flagged = sum(confusion["healthy"][m] for m in (*MODES, SEVERAL))
     return {"confusion": confusion, "per_class": per_class,
@@ -193,17 +201,9 @@ def evaluate_sources(sources: dict[str, list[LabelledRun]]) -> dict:
 def _scores(truth: list[str], predicted: list[str]) -> dict:
     """Confusion matrix (rows induced, columns called; ``several`` when more than one rule
     fires) and per-label precision and recall (``several`` counts as a miss)."""
-    columns = (*LABELS, SEVERAL)
-    confusion = {t: dict.fromkeys(columns, 0) for t in LABELS}
-    for t, p in zip(truth, predicted, strict=True):
-        confusion[t][p] += 1
-    per_mode = {}
-    for mode in LABELS:
-        tp = confusion[mode][mode]
-        called = sum(confusion[t][mode] for t in LABELS)
-        actual = sum(confusion[mode].values())
-        per_mode[mode] = {"precision": tp / called if called else float("nan"),
-                          "recall": tp / actual if actual else float("nan")}
+    confusion, per_class = _confusion(truth, predicted, LABELS)
+    per_mode = {mode: {k: v for k, v in scores.items() if k != "n"}
+                for mode, scores in per_class.items()}
     return {"confusion": confusion, "per_mode": per_mode,
             "healthy_flagged_unstable": confusion["healthy"]["dynamical_instability"]}
 
