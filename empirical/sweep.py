@@ -127,13 +127,11 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) ->
     run = load_run(path)
     found: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    meta = getattr(run, "meta", None)
-    if meta is not None:
-        for key, meta_name in _META_NAMES.items():
-            value = meta.value(meta_name)
-            if value is not None:
-                origin = getattr(meta, meta_name).source
-                found[key], sources[key] = value, f"log metadata ({origin})"
+    for key, meta_name in _META_NAMES.items():
+        value = run.meta.value(meta_name)
+        if value is not None:
+            origin = getattr(run.meta, meta_name).source
+            found[key], sources[key] = value, f"log metadata ({origin})"
     if str(path).endswith(".json"):
         try:
             own = json.loads(Path(path).read_text()).get("grpodyn_hparams")
@@ -153,9 +151,8 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) ->
     if found["optimizer"] == "adam" and ("group_size" not in found or "batch" not in found):
         raise InputError(f"{path}: Adam runs need group_size and batch (Adam's v_hat depends on "
                          f"B G); give them with --hparams")
-    keep = np.isfinite(run.reward)
-    steps = run.steps[keep] - run.steps[keep][0]
-    return SweepRun(str(path), steps, run.reward[keep], found, sources)
+    # the loader keeps only points with a finite reward
+    return SweepRun(str(path), run.steps - run.steps[0], run.reward, found, sources)
 
 
 def collapsed(run: SweepRun) -> bool:
@@ -206,12 +203,6 @@ def _kappa_a(theta: np.ndarray, layout: _Layout) -> float:
         return float(reference)
     return float(reference * np.sqrt(1 + np.exp(theta[layout.index("log_rho_A")])
                                      / layout.bg_ref))
-
-
-def _stiffness(h: dict[str, Any], theta: np.ndarray, layout: _Layout, lr: float | np.ndarray
-               ) -> float | np.ndarray:
-    """k of a run's settings at learning rate ``lr`` under the constants ``theta``."""
-    return _system(h, theta, layout).stiffness_at(lr)
 
 
 def _system(h: dict[str, Any], theta: np.ndarray, layout: _Layout) -> MeanFieldMap:
@@ -501,7 +492,9 @@ class SweepFit:
             if o == "adam" and self.layout.fit_rho:
                 rho = float(np.exp(self.theta[self.layout.index("log_rho_A")]))
                 mid = float(np.exp(np.mean(np.log(bg))))
-                entry["predicted_bg_exponent"] = float(rho / (2 * (mid + rho)))
+                # the exponent depends on B G alone: evaluated at B = mid, G = 1
+                entry["predicted_bg_exponent"] = float(
+                    compiled("adam_stiffness_bg_exponent")(rho, mid, 1))
             else:
                 entry["predicted_bg_exponent"] = 0.0
             entry["predicted_g_exponent_at_fixed_bg"] = 0.0
