@@ -146,7 +146,7 @@ def called(diagnosis) -> str:
     converged are both ``healthy``: no failure)."""
     if diagnosis.primary is not None:
         return diagnosis.primary
-    state = getattr(diagnosis, "state", "learning")
+    state = diagnosis.state
     return {"learning": "healthy", "converged": "healthy", "too_short": "healthy"}.get(state,
                                                                                      state)
 

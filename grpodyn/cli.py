@@ -118,12 +118,12 @@ def _add_log_options(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(option, type=kind, help=text)
 
 
-def _load_log(args: argparse.Namespace, *, path: str | None = None):
+def _load_log(args: argparse.Namespace):
     """The run named by the log options of ``args`` (see ``_add_log_options``), with the
     hyperparameter overrides applied (source ``user``)."""
     from grpodyn.empirical.loaders import load_run
 
-    run = load_run(path if path is not None else args.log, run=args.run,
+    run = load_run(args.log, run=args.run,
                    reward_key=args.reward_key, step_key=args.step_key,
                    logging_steps=args.logging_steps)
     overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
@@ -148,10 +148,8 @@ def _cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
     if not 0 < args.train_fraction <= 1:
         raise UsageError(f"--train-fraction must lie in (0, 1], got {args.train_fraction}")
     run = _load_log(args)
-    result = fit_run(run, model=args.model, momentum=args.momentum,
-                     train_fraction=args.train_fraction, reward_range=args.reward_range)
-    result["hyperparameters"] = run.meta.to_dict()
-    return result
+    return fit_run(run, model=args.model, momentum=args.momentum,
+                   train_fraction=args.train_fraction, reward_range=args.reward_range)
 
 
 def _cmd_forecast(args: argparse.Namespace) -> dict[str, Any]:
