@@ -293,10 +293,19 @@ def threshold_experiments(plans: list[ThresholdPlan], *, executor="auto",
     costs = [cost for plan in plans for cost in plan.costs]
     outcomes = run_tasks(tasks, executor=executor, progress=progress, costs=costs,
                          description="threshold runs")
+    return finish_threshold_experiments(plans, outcomes)
+
+
+def finish_threshold_experiments(plans: list[ThresholdPlan], outcomes: list
+                                 ) -> list[ThresholdResult]:
+    """The results of several plans from the outcomes of their tasks, run in plan order
+    (plan 1's tasks, then plan 2's, ...); extra outcomes after the last plan are an error."""
     results, start = [], 0
     for plan in plans:
         results.append(finish_threshold_experiment(plan, outcomes[start:start + len(plan.tasks)]))
         start += len(plan.tasks)
+    if start != len(outcomes):
+        raise ValueError(f"{len(outcomes)} outcomes for {start} planned tasks")
     return results
 
 

@@ -322,8 +322,8 @@ def _cmd_bandit(args: argparse.Namespace) -> dict[str, Any]:
                              description="bandit"))
     done = {name: next(results) for name in chosen if name in singles}
     for name, name_plans in plans.items():
-        done[name] = [lab.finish_threshold_experiment(
-            plan, [next(results) for _ in plan.tasks]) for plan in name_plans]
+        done[name] = lab.finish_threshold_experiments(
+            name_plans, [next(results) for plan in name_plans for _ in plan.tasks])
     out: dict[str, Any] = {"config": config.__dict__}
     for name in chosen:
         result = done[name]

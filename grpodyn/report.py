@@ -212,11 +212,10 @@ def bandit_section(out: Path, lab_state: dict[str, Any]
     spectra, group, trajectories = spectra[:2], results[4], results[5:7]
     outcomes = results[lab_state["others"]:]
     thresholds: dict[str, list] = {}
-    start = 0
-    for plan in lab_state["plans"]:
-        result = lab.finish_threshold_experiment(plan, outcomes[start:start + len(plan.tasks)])
+    for plan, result in zip(lab_state["plans"],
+                            lab.finish_threshold_experiments(lab_state["plans"], outcomes),
+                            strict=True):
         thresholds.setdefault(plan.kind, []).append(result)
-        start += len(plan.tasks)
     checks = [Check("bandit: kappa analytic / finite differences / relaxation agree", "2%",
                     f"{stiffness.analytic:.5f} / {stiffness.finite_difference:.5f} / "
                     f"{stiffness.relaxation:.5f} "
