@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from grpodyn.ground import InputError, check_int, check_momentum, check_positive
+
 from .compiled import compiled
 from .stability import (
     first_unstable_refresh,
@@ -24,7 +26,6 @@ from .stability import (
     staleness_max,
     staleness_stiffness_max,
 )
-from .validation import InputError, check_int, check_momentum, check_positive
 
 __all__ = ["Advice", "advise", "TARGETS"]
 

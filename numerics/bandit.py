@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from scipy.optimize import brentq
 
+from grpodyn.ground import InputError, check_finite, check_int, check_positive
+
 from .compiled import compiled
-from .validation import InputError, check_finite, check_int, check_positive
 
 __all__ = ["ESTIMATORS", "KL_ESTIMATORS", "BanditTheory", "bandit_theory"]
 
@@ -54,8 +55,8 @@ def bandit_theory(*, estimator: str = "grpo", group_size: int, kl: float, x_ref:
     x_ref : float
         Logit gap of the reference policy.
     kl_estimator : {"k3", "forward"}
-        TRL's k3 estimator (default, as in :class:`~grpodyn.empirical.bandit.BanditConfig`) or
-        the exact KL(pi || pi_ref).
+        TRL's k3 estimator (default, as in
+        :class:`~grpodyn.empirical.bandit.simulation.BanditConfig`) or the exact KL(pi || pi_ref).
     eps : float
         Epsilon added to the group std (GRPO only).
     """

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
+from grpodyn.ground import InputError, check_int, check_momentum, check_positive
+
 from .compiled import compiled
 from .stability import refresh_cycle_steps, refresh_stable, staleness_stable
-from .validation import InputError, check_int, check_momentum, check_positive
 
 __all__ = ["stationary_variance", "autocorrelation", "spectral_density"]
 

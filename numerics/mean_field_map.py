@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.ground import InputError, check_finite, check_int, check_momentum, check_positive
+
 from . import fluctuations, stability
 from .compiled import compiled
-from .validation import InputError, check_finite, check_int, check_momentum, check_positive
 
 __all__ = ["MeanFieldMap", "TrajectoryBand", "OPTIMIZERS", "SCHEDULES", "lr_schedule",
            "iterate_map"]

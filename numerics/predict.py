@@ -13,10 +13,18 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.ground import (
+    InputError,
+    check_finite,
+    check_int,
+    check_momentum,
+    check_positive,
+    json_number,
+)
+
 from . import stability
 from .compiled import compiled
 from .mean_field_map import MeanFieldMap
-from .validation import InputError, check_finite, check_int, check_momentum, check_positive
 
 __all__ = ["PredictionResult", "predict"]
 
@@ -47,10 +55,6 @@ class PredictionResult:
     def to_dict(self) -> dict[str, Any]:
         """Plain dict; optional entries that were not asked for are left out."""
         return {key: value for key, value in asdict(self).items() if value is not None}
-
-
-def _json_number(value: float) -> float | None:
-    return float(value) if np.isfinite(value) else None
 
 
 def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, staleness: int = 0,
@@ -92,8 +96,8 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
     if noise is not None:
         s2 = float(check_positive("noise", noise, allow_zero=True))
         variance = system.stationary_variance(s2)
-        extras["stationary_variance"] = _json_number(variance)
-        extras["noise_temperature"] = _json_number(k * variance)
+        extras["stationary_variance"] = json_number(variance)
+        extras["noise_temperature"] = json_number(k * variance)
     if group_size is not None:
         g = check_int("group_size", group_size, minimum=2)
         levels = {"start": r0, "plateau": r_star}
@@ -113,7 +117,7 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         n = check_int("steps", steps, minimum=1)
         start, plateau = float(check_finite("r0", r0)), float(check_finite("r_star", r_star))
         values = plateau + system.displacement(n - 1, e0=start - plateau)[0]
-        extras["trajectory"] = [_json_number(v) for v in values]
+        extras["trajectory"] = [json_number(v) for v in values]
         extras["trajectory_diverged"] = bool(not np.all(np.isfinite(values)))
     return PredictionResult(
         mass=system.mass,

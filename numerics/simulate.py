@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import InputError, check_finite, check_int, check_momentum, check_positive
+from grpodyn.ground import InputError, check_finite, check_int, check_momentum, check_positive
 
 __all__ = ["simulate_map", "simulate_sde", "MapSimulationResult"]
 

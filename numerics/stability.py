@@ -14,8 +14,9 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
+from grpodyn.ground import InputError, check_int, check_momentum, check_positive
+
 from .compiled import compiled
-from .validation import InputError, check_int, check_momentum, check_positive
 
 __all__ = ["REGIMES", "regime", "schur_stable", "staleness_stable", "staleness_stiffness_max",
            "staleness_max", "refresh_stable", "refresh_max", "first_unstable_refresh",
