@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '58b404291d534bda15e96beb3f9edf95'
+THEORY_HASH = 'a1ce8e6485b0ac98f3b0c5942174f0c2'
 
 
 SIGNATURES = {

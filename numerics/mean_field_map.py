@@ -22,7 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.ground import InputError, check_finite, check_int, check_momentum, check_positive
+from grpodyn.ground import (
+    InputError,
+    check_finite,
+    check_int,
+    check_momentum,
+    check_positive,
+    one_of_alias,
+)
 
 from . import fluctuations, stability
 from .compiled import compiled
@@ -328,12 +335,38 @@ class MeanFieldMap:
                            weight=(1.0 - self.beta) if adam else 1.0, bias_correction=adam,
                            staleness=self.staleness, refresh=self.refresh)
 
-    def trajectory(self, *, r0: float, r_star: float, steps: int, noise: float = 0.0,
-                   level: float = 0.9, paths: int = 2000, seed: int = 0) -> TrajectoryBand:
-        """Mean reward path r_n = r* + e_n and the ``level`` band of single runs around it, the
-        per-step noise ``noise`` [reward^2] propagated through the map (Monte Carlo)."""
+    def trajectory(self, *, r0: float, plateau: float | None = None, steps: int,
+                   noise: float = 0.0, level: float = 0.9, paths: int = 2000, seed: int = 0,
+                   r_star: float | None = None) -> TrajectoryBand:
+        """Return the mean reward path r_n = r* + e_n and the band of single runs around it.
+
+        Parameters
+        ----------
+        r0 : float
+            Initial reward.
+        plateau : float
+            Fixed point r* of the reward (THEORY.md section 4).
+        steps : int
+            Number of steps after the start.
+        noise : float
+            Per-step noise variance s^2 [reward^2], propagated through the map (Monte Carlo).
+        level : float
+            Probability mass of the band, in (0, 1).
+        paths, seed : int
+            Monte Carlo paths and their seed.
+        r_star : float, optional
+            Older name of ``plateau``.
+
+        Returns
+        -------
+        TrajectoryBand
+            Steps, mean, lower and upper band.
+        """
+        r_star = one_of_alias("plateau", plateau, "r_star", r_star)
+        if r_star is None:
+            raise InputError("trajectory needs the plateau")
         r0 = float(check_finite("r0", r0))
-        r_star = float(check_finite("r_star", r_star))
+        r_star = float(check_finite("plateau", r_star))
         noise = float(check_positive("noise", noise, allow_zero=True))
         if not 0 < level < 1:
             raise InputError(f"level must lie strictly between 0 and 1, got {level!r}")

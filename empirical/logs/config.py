@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
+from grpodyn.theory.vocabulary import config_keys
 
-__all__ = ["meta_from_config", "meta_beside", "CONFIG_FILES", "flatten"]
+__all__ = ["meta_from_config", "meta_beside", "CONFIG_FILES", "CONFIG_KEYS", "flatten"]
 
 #: File names read beside a log, in order (the first file that gives a value wins).
 CONFIG_FILES = ("training_args.json", "grpo_config.json", "args.json", "hparams.json",
@@ -30,26 +31,9 @@ CONFIG_FILES = ("training_args.json", "grpo_config.json", "args.json", "hparams.
 
 _OTHER_MODELS = {"critic", "reward_model", "ref", "rm", "teacher", "reward", "value_model"}
 
-#: field -> names, matched against the last components of a dotted key; first match wins.
-_KEYS: dict[str, tuple[str, ...]] = {
-    "lr": ("actor.optim.lr", "learning_rate", "actor_learning_rate", "optim.lr", "lr"),
-    "schedule": ("lr_scheduler_type", "warmup_style", "lr_scheduler", "lr_schedule",
-                 "lr_scheduler_name", "scheduler"),
-    "warmup_steps": ("warmup_steps", "lr_warmup_steps", "num_warmup_steps", "warmup"),
-    "optimizer": ("optim", "optimizer", "optimizer_name", "optim.name", "optimizer.name",
-                  "optimizer_type"),
-    "momentum": ("adam_beta1", "beta1", "momentum"),
-    "beta2": ("adam_beta2", "beta2"),
-    "group_size": ("num_generations", "rollout.n", "n_samples_per_prompt", "group_size",
-                   "num_samples_per_prompt", "n_generations", "samples_per_prompt"),
-    "batch": ("data.train_batch_size", "prompts_per_step", "num_prompts", "n_prompts",
-              "prompt_batch_size", "questions_per_step", "batch"),
-    "kl": ("kl_ctrl.kl_coef", "kl_loss_coef", "init_kl_coef", "kl_coef", "kl_beta", "beta_kl",
-           "kl_coefficient", "beta"),
-    "num_iterations": ("num_iterations", "ppo_epochs", "epochs_per_rollout_batch",
-                       "num_ppo_epochs", "ppo_mini_epochs"),
-    "logging_steps": ("logging_steps", "log_every", "log_interval", "log_freq"),
-}
+#: field -> names, matched against the last components of a dotted key; first match wins. From
+#: the one alias table of run settings, grpodyn.theory.vocabulary.
+CONFIG_KEYS: dict[str, tuple[str, ...]] = config_keys()
 
 
 def flatten(config: dict[str, Any], prefix: str = "", *, depth: int = 0,
@@ -120,7 +104,7 @@ def meta_from_config(config: dict[str, Any], source: str, where: str) -> RunMeta
     """The hyperparameters a config dict names, with ``source`` and where it was found."""
     flat = flatten(config)
     meta = RunMeta()
-    for field, names in _KEYS.items():
+    for field, names in CONFIG_KEYS.items():
         hit = _lookup(flat, names)
         if hit is None:
             continue

@@ -19,16 +19,13 @@ import numpy as np
 
 from grpodyn.empirical.logs.common import number
 from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
+from grpodyn.theory.vocabulary import logged_keys
 
 __all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "LOGGED_KEYS"]
 
-#: Hyperparameters some trainers log as metrics (read when constant over the run).
-LOGGED_KEYS: dict[str, tuple[str, ...]] = {
-    "group_size": ("group_size", "num_generations", "n_samples_per_prompt"),
-    "batch": ("num_questions", "num_prompts", "prompts_per_step"),
-    "kl": ("kl_coef", "actor/reward_kl_penalty_coeff", "kl_ctrl/kl_coef", "kl_beta"),
-    "num_iterations": ("epochs_per_rollout_batch", "ppo_epochs", "num_iterations"),
-}
+#: Hyperparameters some trainers log as metrics (read when constant over the run), from the
+#: one alias table (grpodyn.theory.vocabulary).
+LOGGED_KEYS: dict[str, tuple[str, ...]] = logged_keys()
 
 _EPS = 2e-6  # how far from k/N a logged mean may lie (float32 means, 6+ printed digits)
 _N_MAX = 4096

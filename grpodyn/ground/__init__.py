@@ -18,9 +18,11 @@ from grpodyn.ground.checks import (
     check_int,
     check_momentum,
     check_positive,
+    one_of_alias,
 )
 from grpodyn.ground.files import write_atomic
 from grpodyn.ground.jsonio import dumps_json, finite_json, json_number
 
 __all__ = ["InputError", "check_finite", "check_fraction", "check_int", "check_momentum",
-           "check_positive", "dumps_json", "finite_json", "json_number", "write_atomic"]
+           "check_positive", "dumps_json", "finite_json", "json_number", "one_of_alias",
+           "write_atomic"]

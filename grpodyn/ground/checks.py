@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["InputError", "check_momentum", "check_positive", "check_finite", "check_int",
-           "check_fraction"]
+           "check_fraction", "one_of_alias"]
 
 
 class InputError(ValueError):
@@ -157,3 +157,32 @@ def check_fraction(name: str, value: Any) -> float:
     if array.ndim != 0 or not 0 < float(array) < 1:
         raise InputError(f"{name} must lie strictly between 0 and 1, got {value!r}")
     return float(array)
+
+
+def one_of_alias(name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    """Return the value given under a public name or under its older alias.
+
+    The public vocabulary (``plateau``) replaced some older names (``r_star``); both are accepted
+    where callers may still use the old one.
+
+    Parameters
+    ----------
+    name, alias : str
+        The public name and the old one, used in the error message.
+    value, alias_value : Any
+        What was passed under each (None: not given).
+
+    Returns
+    -------
+    Any
+        The value given, or None when neither was.
+
+    Raises
+    ------
+    InputError
+        When both are given with different values.
+    """
+    if value is not None and alias_value is not None and value != alias_value:
+        raise InputError(f"give {name} or its alias {alias}, not both ({value!r} vs "
+                         f"{alias_value!r})")
+    return value if value is not None else alias_value
