@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'a1ce8e6485b0ac98f3b0c5942174f0c2'
+THEORY_HASH = '7b0fbe6d0554dd66ad94322e6f36f7b4'
 
 
 SIGNATURES = {

@@ -1,5 +1,7 @@
-"""Hyperparameters for a target regime: the learning rate that makes the mean-field map critically
-damped, or that keeps a chosen margin from the stability limit (THEORY.md sections 3-5).
+"""Hyperparameters for a target regime.
+
+The learning rate that makes the mean-field map critically damped, or that keeps a chosen margin
+from the stability limit (THEORY.md sections 3-5).
 
 The stiffness is k = lr * kappa (heavy-ball SGD, or Adam with kappa measured on Adam's own clock,
 as a fit of a log gives it). For momentum beta the exact discrete boundaries are
@@ -47,6 +49,7 @@ class Advice:
     reasoning: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """Return the advice as a plain dict (the JSON of ``grpodyn advise``)."""
         return asdict(self)
 
 

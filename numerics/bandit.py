@@ -8,6 +8,7 @@ corrected reuse the stiffness splits into a current and a stale part (derivation
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from scipy.optimize import brentq
@@ -33,7 +34,8 @@ class BanditTheory:
     kappa_stale: float  # part that is held at the sampling policy
 
 
-def _drift_parts(estimator: str, group_size: int, eps: float):
+def _drift_parts(estimator: str, group_size: int, eps: float
+                 ) -> tuple[Callable[[float], float], Callable[[float], float]]:
     extra = (eps,) if estimator == "grpo" else ()
     drift = compiled(f"bandit_drift_{estimator}")
     slope = compiled(f"bandit_drift_slope_{estimator}")
@@ -43,7 +45,7 @@ def _drift_parts(estimator: str, group_size: int, eps: float):
 
 def bandit_theory(*, estimator: str = "grpo", group_size: int, kl: float, x_ref: float = 0.0,
                   kl_estimator: str = "k3", eps: float = 1e-4) -> BanditTheory:
-    """Fixed point x* and curvature kappa of the two-arm bandit (analytic slopes).
+    """Return the fixed point x* and curvature kappa of the two-arm bandit (analytic slopes).
 
     Parameters
     ----------

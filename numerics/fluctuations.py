@@ -71,7 +71,7 @@ def stationary_variance(*, momentum: float, stiffness: float, noise: float, refr
     return float(np.mean(variances))
 
 
-def autocorrelation(lags, *, momentum: float, stiffness: float) -> np.ndarray:
+def autocorrelation(lags: int | np.ndarray, *, momentum: float, stiffness: float) -> np.ndarray:
     """On-policy autocorrelation rho(h) of e at integer lags h (derivation ``autocorrelation``)."""
     beta = complex(check_momentum(momentum))
     k = complex(check_positive("stiffness", stiffness))
@@ -83,9 +83,12 @@ def autocorrelation(lags, *, momentum: float, stiffness: float) -> np.ndarray:
     return np.real(rho)
 
 
-def spectral_density(omega, *, momentum: float, stiffness: float, noise: float) -> np.ndarray:
-    """On-policy power spectral density of e [reward^2 / (rad/step)], derivation
-    ``spectral_density``."""
+def spectral_density(omega: float | np.ndarray, *, momentum: float, stiffness: float,
+                     noise: float) -> np.ndarray:
+    """On-policy power spectral density of e [reward^2 / (rad/step)].
+
+    Derivation ``spectral_density``.
+    """
     beta = check_momentum(momentum)
     k = check_positive("stiffness", stiffness)
     s2 = check_positive("noise", noise)

@@ -31,6 +31,7 @@ class MapSimulationResult:
 
     @property
     def mean(self) -> np.ndarray:
+        """Mean path over the simulated paths."""
         return self.e.mean(axis=0)
 
     @property

@@ -73,7 +73,8 @@ def test_every_package_and_data_folder_is_listed():
             continue
         package = _package_name(folder)
         needed.add(package)
-        assert package in listed, f"{folder.relative_to(ROOT)} holds files but {package} is unlisted"
+        where = folder.relative_to(ROOT)
+        assert package in listed, f"{where} holds files but {package} is unlisted"
         if (folder / "__init__.py").exists():
             continue
         assert not [p for p in files if p.suffix == ".py"], f"{folder}: code without __init__.py"

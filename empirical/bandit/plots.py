@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from grpodyn.empirical.bandit.lab import (
@@ -12,11 +14,15 @@ from grpodyn.empirical.bandit.lab import (
     TransitionResult,
 )
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
 __all__ = ["plot_stiffness", "plot_transition", "plot_thresholds", "plot_group_size",
            "plot_spectrum"]
 
 
-def _figure(width: float = 6.0, height: float = 4.0):
+def _figure(width: float = 6.0, height: float = 4.0) -> tuple[Figure, Axes]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -25,7 +31,7 @@ def _figure(width: float = 6.0, height: float = 4.0):
     return plt.subplots(figsize=(width, height))
 
 
-def plot_stiffness(estimate: StiffnessEstimate):
+def plot_stiffness(estimate: StiffnessEstimate) -> Figure:
     """Three measurements of kappa."""
     fig, ax = _figure(5, 3.5)
     values = [estimate.analytic, estimate.finite_difference, estimate.relaxation]
@@ -39,7 +45,7 @@ def plot_stiffness(estimate: StiffnessEstimate):
     return fig
 
 
-def plot_transition(result: TransitionResult):
+def plot_transition(result: TransitionResult) -> Figure:
     """Overshoot after a kick against the momentum, with the predicted boundaries."""
     fig, ax = _figure()
     ax.plot(result.momenta, result.overshoot, "o-", ms=3, label="overshoot / kick (simulator)")
@@ -53,7 +59,7 @@ def plot_transition(result: TransitionResult):
     return fig
 
 
-def plot_thresholds(results: list[ThresholdResult]):
+def plot_thresholds(results: list[ThresholdResult]) -> Figure:
     """Excursion ratio against the lag for each momentum; predicted thresholds as lines."""
     fig, ax = _figure()
     for i, r in enumerate(results):
@@ -76,7 +82,7 @@ def plot_thresholds(results: list[ThresholdResult]):
     return fig
 
 
-def plot_group_size(result: GroupSizeResult):
+def plot_group_size(result: GroupSizeResult) -> Figure:
     """Stationary variance against G: simulated, exact finite-G, and 1/G."""
     fig, ax = _figure()
     g = np.array(result.group_sizes)
@@ -90,7 +96,7 @@ def plot_group_size(result: GroupSizeResult):
     return fig
 
 
-def plot_spectrum(results: list[SpectrumResult]):
+def plot_spectrum(results: list[SpectrumResult]) -> Figure:
     """Seed-averaged periodogram against the AR(2) spectral density."""
     fig, ax = _figure()
     for i, r in enumerate(results):

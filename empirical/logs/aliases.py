@@ -111,7 +111,7 @@ def _match(name: str, available: set[str]) -> str | None:
 
 
 def resolve(quantity: str, available: set[str], ecosystem: str = "custom") -> str | None:
-    """The metric name that holds ``quantity`` among ``available`` names, or None."""
+    """Return the metric name that holds ``quantity`` among ``available`` names, or None."""
     for table in _order(ecosystem):
         for name in ALIASES[table].get(quantity, ()):
             hit = _match(name, available)
@@ -127,8 +127,11 @@ def reward_candidates(available: set[str]) -> list[str]:
 
 
 def per_function_rewards(available: set[str]) -> list[str]:
-    """TRL's per-reward-function means: ``rewards/<func>/mean`` (or ``rewards/<func>`` in
-    older versions), with the ``train/`` prefix of W&B/TensorBoard."""
+    """TRL's per-reward-function means.
+
+    ``rewards/<func>/mean`` (or ``rewards/<func>`` in older versions), with the ``train/`` prefix of
+    W&B/TensorBoard.
+    """
     found = []
     for name in sorted(available):
         bare = name[len("train/"):] if name.startswith("train/") else name

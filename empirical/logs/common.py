@@ -66,8 +66,10 @@ class Parsed:
 
 
 def number(value: Any) -> float:
-    """A float from a number or numeric string (also ``np.float64(x)``, ``tensor(x)``); NaN for
-    anything else."""
+    """Return a float from a number or numeric string (also ``np.float64(x)``, ``tensor(x)``).
+
+    NaN for anything else.
+    """
     if isinstance(value, bool):
         return math.nan
     try:
@@ -83,7 +85,7 @@ def number(value: Any) -> float:
 
 
 def read_text(path: Path) -> str:
-    """The text of a log (UTF-8, or UTF-16 with a byte-order mark), size-checked first."""
+    """Return the text of a log (UTF-8, or UTF-16 with a byte-order mark), size-checked first."""
     try:
         size = path.stat().st_size
     except OSError as exc:

@@ -38,8 +38,11 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = config_keys()
 
 def flatten(config: dict[str, Any], prefix: str = "", *, depth: int = 0,
             seen: set[int] | None = None) -> dict[str, Any]:
-    """A nested config as ``{"a.b.c": value}`` (lists kept as values). Each dict is entered
-    once, so shared or cyclic structures (YAML aliases, pickles) cannot blow it up."""
+    """Return a nested config as ``{"a.b.c": value}`` (lists kept as values).
+
+    Each dict is entered once, so shared or cyclic structures (YAML aliases, pickles) cannot blow it
+    up.
+    """
     seen = set() if seen is None else seen
     seen.add(id(config))
     out: dict[str, Any] = {}
@@ -87,7 +90,7 @@ def _normal_schedule(value: Any) -> Any:
 
 
 def _finite(value: Any) -> int | float | None:
-    """A finite number from a config value (numbers, numeric strings), else None."""
+    """Return a finite number from a config value (numbers, numeric strings), else None."""
     if isinstance(value, str):
         try:
             value = float(value) if any(c in value for c in ".eEnN") else int(value)
@@ -101,7 +104,7 @@ def _finite(value: Any) -> int | float | None:
 
 
 def meta_from_config(config: dict[str, Any], source: str, where: str) -> RunMeta:
-    """The hyperparameters a config dict names, with ``source`` and where it was found."""
+    """Return the hyperparameters a config dict names, with ``source`` and where it was found."""
     flat = flatten(config)
     meta = RunMeta()
     for field, names in CONFIG_KEYS.items():
@@ -157,7 +160,7 @@ def _openrlhf_and_trl(flat: dict[str, Any], meta: RunMeta, source: str, where: s
 
 
 def _read_config(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """A config file as a dict, or (None, why not)."""
+    """Return a config file as a dict, or (None, why not)."""
     try:
         if path.stat().st_size > 16 * 2**20:
             return None, f"{path.name}: larger than a config file, skipped"

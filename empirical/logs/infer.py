@@ -15,11 +15,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from grpodyn.empirical.logs.common import number
 from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
 from grpodyn.theory.vocabulary import logged_keys
+
+if TYPE_CHECKING:  # loaders imports this module
+    from grpodyn.empirical.logs.loaders import Run
 
 __all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "LOGGED_KEYS"]
 
@@ -32,8 +37,10 @@ _N_MAX = 4096
 
 
 def granularity(values: np.ndarray, *, n_max: int = _N_MAX, eps: float = _EPS) -> int | None:
-    """The smallest N <= n_max such that every value is a multiple of 1/N (within eps), or
-    None. N = 1 (all values 0 or 1) says nothing and is returned as None."""
+    """Return the smallest N <= n_max such that every value is a multiple of 1/N, or None.
+
+    Multiples within ``eps``. N = 1 (all values 0 or 1) says nothing and is returned as None.
+    """
     v = values[np.isfinite(values)]
     if v.size < 5:
         return None
@@ -73,7 +80,7 @@ def schedule_of(steps: np.ndarray, lr: np.ndarray) -> tuple[str, int | None, str
                           f"{best[name]:.2g} vs {max(best.values()):.2g})")
 
 
-def _binary_evidence(run) -> tuple[int | None, int | None, str]:
+def _binary_evidence(run: Run) -> tuple[int | None, int | None, str]:
     """(B G, B, words) from the granularity of the mean reward and the zero-std share."""
     reward = run.reward
     if reward.size < 5 or np.nanmin(reward) < 0 or np.nanmax(reward) > 1:
@@ -94,8 +101,7 @@ def _binary_evidence(run) -> tuple[int | None, int | None, str]:
 
 
 def logged_meta(rows: list[tuple[float, dict]]) -> RunMeta:
-    """Hyperparameters logged as metrics with one value over the whole run (source
-    ``logged``)."""
+    """Hyperparameters logged as metrics with one value over the whole run (source ``logged``)."""
     meta = RunMeta()
     for name, keys in LOGGED_KEYS.items():
         for key in keys:
@@ -109,9 +115,11 @@ def logged_meta(rows: list[tuple[float, dict]]) -> RunMeta:
     return meta
 
 
-def infer_meta(run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
-    """``meta`` with the learning rate, schedule, G and B filled in from the run's metrics
-    where unknown; notes say what could not be determined."""
+def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
+    """Fill in the learning rate, schedule, G and B of ``meta`` from the run's metrics.
+
+    Only fields that are unknown are filled; notes say what could not be determined.
+    """
     notes: list[str] = []
     lr = run.metrics.get("learning_rate")
     if lr is not None and np.isfinite(lr).any():

@@ -82,18 +82,19 @@ class Run:
 
     @property
     def n_points(self) -> int:
+        """Number of logged points."""
         return int(self.steps.size)
 
-    def to_pandas(self):
-        """The run as a pandas DataFrame indexed by step (pandas is an optional dependency)."""
+    def to_pandas(self) -> Any:
+        """Return the run as a pandas DataFrame indexed by step (pandas: an optional dependency)."""
         import pandas as pd
 
         return pd.DataFrame({"reward": self.reward, **self.metrics},
                             index=pd.Index(self.steps, name="step"))
 
     @classmethod
-    def from_pandas(cls, frame, *, source: str = "<DataFrame>") -> Run:
-        """A run from a DataFrame with a ``step`` column (or index) and metric columns."""
+    def from_pandas(cls, frame: Any, *, source: str = "<DataFrame>") -> Run:
+        """Return a run from a DataFrame with a ``step`` column (or index) and metric columns."""
         table = frame.reset_index() if "step" not in frame.columns else frame
         if "step" not in table.columns:
             raise LogFormatError(f"{source}: no 'step' column or index")
@@ -108,7 +109,7 @@ class Run:
 
 def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key: str | None
                    ) -> tuple[list[str], list[str]]:
-    """The reward's metric names (several are summed) and notes on the choice."""
+    """Return the reward's metric names (several are summed) and notes on the choice."""
     if reward_key is not None:
         if reward_key not in available:
             raise LogFormatError(f"{source}: no metric {reward_key!r} (--reward-key); metrics "
@@ -134,8 +135,10 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
 
 
 def _eval_twins(keys: list[str], available: set[str]) -> list[str]:
-    """The evaluation names of reward functions (TRL ``eval_<key>``, W&B ``eval/<key>``), when
-    every one is logged."""
+    """Return the evaluation names of reward functions, when every one is logged.
+
+    TRL logs them as ``eval_<key>``, W&B as ``eval/<key>``.
+    """
     twins = []
     for key in keys:
         bare = key[len("train/"):] if key.startswith("train/") else key
@@ -338,9 +341,11 @@ def _parse(path: Path, opts: dict[str, Any]) -> _Source:
 
 
 def _with_meta(run: Run, source: _Source) -> Run:
-    """The run's hyperparameters by source: config files (the log's own config record, the
-    files beside it) before values logged as metrics, before what parsers inferred, before what
-    ``infer_meta`` deduces from the metrics."""
+    """Return the run's hyperparameters by source.
+
+    Config files (the log's own config record, the files beside it) before values logged as metrics,
+    before what parsers inferred, before what ``infer_meta`` deduces from the metrics.
+    """
     from grpodyn.empirical.logs.config import meta_beside, meta_from_config
     from grpodyn.empirical.logs.infer import infer_meta
 

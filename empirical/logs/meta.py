@@ -48,6 +48,7 @@ class Hyperparameter:
             raise ValueError(f"unknown hyperparameter source {self.source!r}")
 
     def to_dict(self) -> dict[str, Any]:
+        """Return the value with its source and evidence (JSON-ready)."""
         return {"value": self.value, "source": self.source, "evidence": self.evidence}
 
 
@@ -98,14 +99,14 @@ class RunMeta:
     logging_steps: Hyperparameter | None = None
 
     def value(self, name: str, default: Any = None) -> Any:
-        """The value of hyperparameter ``name``, or ``default`` when unknown."""
+        """Return the value of hyperparameter ``name``, or ``default`` when unknown."""
         if name not in META_FIELDS:
             raise KeyError(f"no hyperparameter named {name!r}; known: {', '.join(META_FIELDS)}")
         entry = getattr(self, name)
         return default if entry is None else entry.value
 
     def with_overrides(self, **values: Any) -> RunMeta:
-        """A copy where every non-None value replaces the field, with source ``user``."""
+        """Return a copy where every non-None value replaces the field, with source ``user``."""
         unknown = set(values) - set(META_FIELDS)
         if unknown:
             raise KeyError(f"no hyperparameter named {', '.join(sorted(unknown))}")
@@ -114,7 +115,7 @@ class RunMeta:
         return replace(self, **changes)
 
     def merged(self, other: RunMeta) -> RunMeta:
-        """A copy with the fields of ``other`` filled in where this one has none."""
+        """Return a copy with the fields of ``other`` filled in where this one has none."""
         return replace(self, **{name: getattr(other, name) for name in META_FIELDS
                                 if getattr(self, name) is None
                                 and getattr(other, name) is not None})

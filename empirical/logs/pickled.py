@@ -40,7 +40,7 @@ def _global(module: str, name: str) -> dict[str, Any]:
 
 
 def _call(func: Any, args: Any, kwargs: Any = None) -> Any:
-    """What a call would have built, as data: a dict naming the callable and its arguments."""
+    """Return what a call would have built, as data: a dict naming the callable and arguments."""
     name = func.get("__class__") if isinstance(func, dict) else None
     if name == "copyreg._reconstructor" and isinstance(args, tuple) and args:
         return dict(args[0]) if isinstance(args[0], dict) else {"__class__": str(args[0])}
@@ -197,7 +197,7 @@ def _key(key: Any) -> Any:
 
 
 def plain(value: Any) -> Any:
-    """A recorded enum-like object (``IntervalStrategy("steps")``) as its one plain argument."""
+    """Return a recorded enum-like object (``IntervalStrategy("steps")``) as its plain argument."""
     if isinstance(value, dict) and set(value) <= {"__class__", "__args__"} \
             and len(value.get("__args__", ())) == 1 \
             and isinstance(value["__args__"][0], (str, int, float, bool)):
@@ -206,8 +206,10 @@ def plain(value: Any) -> Any:
 
 
 def read_pickled_args(path: Path) -> dict[str, Any]:
-    """The state of the object pickled in ``path`` (a torch zip archive or a raw pickle), as a
-    plain dict; raises :class:`PickleReadError` when it cannot."""
+    """Return the state of the object pickled in ``path`` (a torch zip archive or a raw pickle).
+
+    As a plain dict; raises :class:`PickleReadError` when it cannot.
+    """
     try:
         size = path.stat().st_size
         if size > _MAX_BYTES:

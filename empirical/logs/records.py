@@ -35,7 +35,7 @@ _CONFIG_TYPES = {"config", "args", "hparams", "hyperparameters", "settings"}
 
 
 def step_of(entry: dict[str, Any], step_key: str | None) -> tuple[str | None, float]:
-    """The step field of a record and its value (NaN when absent or not a number)."""
+    """Return the step field of a record and its value (NaN when absent or not a number)."""
     if step_key is not None:
         return (step_key, number(entry[step_key])) if step_key in entry else (None, math.nan)
     key = next((n for n in STEP_NAMES if n in entry), None)
@@ -43,9 +43,11 @@ def step_of(entry: dict[str, Any], step_key: str | None) -> tuple[str | None, fl
 
 
 def merge_by_step(rows: Rows, *, average: bool) -> tuple[Rows, int]:
-    """Rows with one entry per step: keys of later records at a step are added; with
-    ``average`` a number logged by several records of a step is their mean, else the first
-    value is kept. Returns the rows (in first-seen order) and how many records were merged."""
+    """Rows with one entry per step: keys of later records at a step are added.
+
+    With ``average`` a number logged by several records of a step is their mean, else the first
+    value is kept. Returns the rows (in first-seen order) and how many records were merged.
+    """
     merged: dict[float, dict[str, Any]] = {}
     counts: dict[float, dict[str, int]] = {}
     order: list[float] = []
@@ -72,7 +74,7 @@ def merge_by_step(rows: Rows, *, average: bool) -> tuple[Rows, int]:
 
 
 def parse_trainer_state(path: Path, data: dict[str, Any], step_key: str | None) -> Parsed:
-    """A TRL ``trainer_state.json`` (already decoded)."""
+    """Return a TRL ``trainer_state.json`` (already decoded)."""
     history = data.get("log_history")
     if not isinstance(history, list):
         raise LogFormatError(f"{path}: 'log_history' is missing or not a list")
@@ -162,8 +164,10 @@ def _split_restarts(rows: Rows) -> dict[str, Rows]:
 
 
 def parse_json(path: Path, data: Any, step_key: str | None) -> Parsed:
-    """A decoded JSON document: a trainer_state, an array of step dicts, or ``{"history":
-    [...]}``."""
+    """Parse a decoded JSON document.
+
+    A trainer_state, an array of step dicts, or ``{"history": [...]}``.
+    """
     if isinstance(data, dict) and "log_history" in data:
         return parse_trainer_state(path, data, step_key)
     if isinstance(data, dict):

@@ -121,8 +121,11 @@ _REQUIRED = ("optimizer", "lr", "momentum")
 
 
 def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) -> SweepRun:
-    """A log and its hyperparameters: ``overrides`` (``--hparams``) first, then the settings
-    grpodyn wrote into the log (``grpodyn_hparams``), then what the loader found (RunMeta)."""
+    """Return a log and its hyperparameters.
+
+    ``overrides`` (``--hparams``) first, then the settings grpodyn wrote into the log
+    (``grpodyn_hparams``), then what the loader found (RunMeta).
+    """
     run = load_run(path)
     found: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -155,8 +158,11 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) ->
 
 
 def collapsed(run: SweepRun) -> bool:
-    """A collapse: the last fifth of the run averages under half of its first tenth (and the
-    reward started above 0.05), i.e. the run lost what it had instead of converging."""
+    """Tell whether ``run`` collapsed.
+
+    A collapse: the last fifth of the run averages under half of its first tenth (and the reward
+    started above 0.05), i.e. the run lost what it had instead of converging.
+    """
     n = run.reward.size
     early = float(np.mean(run.reward[: max(n // 10, 3)]))
     late = float(np.mean(run.reward[-max(n // 5, 3):]))
@@ -218,10 +224,14 @@ def _system(h: dict[str, Any], theta: np.ndarray, layout: _Layout) -> MeanFieldM
 
 
 class _Evaluator:
-    """Model curves of many runs at once: one vectorised pass of the map per (optimizer,
-    momentum) group, the schedules' lr profiles computed once."""
+    """Model curves of many runs at once.
 
-    def __init__(self, hparams: list[dict[str, Any]], steps: list[np.ndarray], layout: _Layout):
+    One vectorised pass of the map per (optimizer, momentum) group, the schedules' lr profiles
+    computed once.
+    """
+
+    def __init__(self, hparams: list[dict[str, Any]], steps: list[np.ndarray],
+                 layout: _Layout) -> None:
         self.hparams, self.steps, self.layout = hparams, steps, layout
         self.length = int(max(int(s[-1]) for s in steps)) if steps else 1
         self.length = max(self.length, 1)
@@ -234,7 +244,7 @@ class _Evaluator:
         self.star = [layout.index(f"r_star_{h['optimizer']}") for h in hparams]
 
     def stiffness(self, theta: np.ndarray) -> np.ndarray:
-        """k of every run at its peak lr."""
+        """Return k of every run at its peak lr."""
         layout = self.layout
         k = np.empty(len(self.hparams))
         for i, h in enumerate(self.hparams):
@@ -348,8 +358,11 @@ def _joint_fit(runs: list[SweepRun], layout: _Layout) -> tuple[np.ndarray, np.nd
 
 @dataclass(eq=False)
 class SweepFit:
-    """A joint fit of a sweep: shared constants with errors, per-run residuals, the tau-lr
-    exponent and the test of G-invariance against B G dependence (``to_dict`` for JSON)."""
+    """A joint fit of a sweep.
+
+    Shared constants with errors, per-run residuals, the tau-lr exponent and the test of
+    G-invariance against B G dependence (``to_dict`` for JSON).
+    """
 
     runs: list[SweepRun]
     fitted: list[SweepRun]
@@ -393,15 +406,17 @@ class SweepFit:
         return out
 
     def system(self, hparams: dict[str, Any], theta: np.ndarray | None = None) -> MeanFieldMap:
+        """Return the fitted mean-field map of a run with ``hparams`` at ``theta`` or the fit."""
         return _system(hparams, self.theta if theta is None else theta, self.layout)
 
     def curve(self, hparams: dict[str, Any], steps: int, theta: np.ndarray | None = None
               ) -> np.ndarray:
-        """The predicted mean reward at steps 0 .. steps of a run with ``hparams``."""
+        """Return the predicted mean reward at steps 0 .. steps of a run with ``hparams``."""
         theta = self.theta if theta is None else theta
         return _Evaluator([hparams], [np.arange(steps + 1)], self.layout).curves(theta)[0]
 
     def run_report(self) -> list[dict[str, Any]]:
+        """Return, per run, its settings, fitted stiffness and residuals (JSON-ready)."""
         out = []
         for run in self.runs:
             entry: dict[str, Any] = {"name": run.name, "hparams": run.hparams,
@@ -416,9 +431,11 @@ class SweepFit:
         return out
 
     def tau_lr_exponent(self) -> dict[str, Any]:
-        """Slope of ln tau against ln lr over settings that differ only in lr (per optimizer),
-        from the per-setting stiffnesses; expected -1 (derivations ``relaxation_time`` and
-        ``adam_tau_lr_exponent``)."""
+        """Slope of ln tau against ln lr over settings that differ only in lr (per optimizer).
+
+        From the per-setting stiffnesses; expected -1 (derivations ``relaxation_time`` and
+        ``adam_tau_lr_exponent``).
+        """
         results = {}
         for o in self.layout.optimizers:
             groups: dict[tuple, list[dict[str, Any]]] = {}
@@ -446,9 +463,11 @@ class SweepFit:
         return results
 
     def bg_test(self) -> dict[str, Any]:
-        """Per-setting stiffness at the same lr against G and B G: does the path depend on
-        B G only (Adam's derivation), on neither (SGD, signal-dominated Adam), or on G apart
-        from B G?"""
+        """Per-setting stiffness at the same lr against G and B G.
+
+        Does the path depend on B G only (Adam's derivation), on neither (SGD, signal-dominated
+        Adam), or on G apart from B G?
+        """
         results = {}
         for o in self.layout.optimizers:
             rows = [s for s in self.per_setting if s["hparams"]["optimizer"] == o
@@ -501,8 +520,10 @@ class SweepFit:
         return results
 
     def stability(self) -> list[dict[str, Any]]:
-        """For each collapsed run: its lr against the slow-mode limit of the fitted map, and
-        which limit the data constrain."""
+        """Compare each collapsed run's lr with the slow-mode limit of the fitted map.
+
+        Each entry also says which limit the data constrain.
+        """
         out = []
         healthy = [r for r in self.runs if not collapsed(r)]
         for run in self.runs:
@@ -535,6 +556,7 @@ class SweepFit:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """Return the whole fit as the JSON object of ``grpodyn sweep``."""
         return {"constants": self.constants(), "runs": self.run_report(),
                 "tau_lr_exponent": self.tau_lr_exponent(), "bg_test": self.bg_test(),
                 "stability": self.stability(),
@@ -546,7 +568,7 @@ class SweepFit:
 
 def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: _Layout
                  ) -> list[dict[str, Any]]:
-    """k of each setting free (as a factor on the joint model's k), r0 and r* held."""
+    """Return k of each setting free (as a factor on the joint model's k), r0 and r* held."""
     settings: dict[tuple, list[SweepRun]] = {}
     for run in runs:
         settings.setdefault(run.setting, []).append(run)
@@ -557,7 +579,8 @@ def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: _Layout
 
         evaluator = _evaluator(group, layout)
 
-        def residuals(p: np.ndarray, evaluator=evaluator, observed=observed) -> np.ndarray:
+        def residuals(p: np.ndarray, evaluator: _Evaluator = evaluator,
+                      observed: np.ndarray = observed) -> np.ndarray:
             return np.concatenate(evaluator.curves(theta, np.exp(p[0]))) - observed
 
         result = least_squares(residuals, np.zeros(1), bounds=([-12.0], [12.0]))
@@ -600,9 +623,11 @@ def fit_sweep(runs: list[SweepRun]) -> SweepFit:
 
 # --- transfer --------------------------------------------------------------------------------
 def _noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
-    """Per-step sampling variance of a logged reward, var = r (1 - r) (c_B / B + c_BG / (B G)),
-    fitted (non-negative) to the source runs' residuals around their own smoothed path; and the
-    seed-to-seed variance of the smoothed paths around the joint model."""
+    """Per-step sampling variance of a logged reward, var = r (1 - r) (c_B / B + c_BG / (B G)).
+
+    Fitted (non-negative) to the source runs' residuals around their own smoothed path; and the
+    seed-to-seed variance of the smoothed paths around the joint model.
+    """
     from scipy.optimize import nnls
 
     rows, target, seed_var = [], [], []
@@ -628,8 +653,9 @@ def _noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
 def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
              level: float = 0.9, draws: int = 200, seed: int = 0,
              fit: SweepFit | None = None) -> dict[str, Any]:
-    """Predict the reward path of a run with hyperparameters ``target`` (keys of
-    :data:`HPARAM_KEYS`; missing ones are taken from the first source) from ``sources``.
+    """Predict the reward path of a run with hyperparameters ``target`` from ``sources``.
+
+    ``target`` has keys of :data:`HPARAM_KEYS`; missing ones are taken from the first source.
 
     Returns the JSON dict of ``grpodyn transfer``: ``steps``, ``mean``, ``lower``, ``upper``,
     ``level``, ``constants``, ``assumptions``, ``warnings``.

@@ -97,7 +97,7 @@ def _wide_runs(path: Path, header: list[str], body: list[list[str]], step_key: s
 
 
 def parse_table(path: Path, text: str, step_key: str | None) -> Parsed:
-    """A CSV/TSV log of any of the three shapes."""
+    """Return a CSV/TSV log of any of the three shapes."""
     header, body = _table_rows(path, text)
     if {"metric", "value", "step"} <= {h.lower() for h in header}:
         runs = _long_runs(header, body)

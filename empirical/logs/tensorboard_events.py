@@ -33,7 +33,7 @@ def _scalars(path: Path, folder: Path) -> Rows:
 
 
 def parse_tensorboard(path: Path) -> Parsed:
-    """An event file or a directory searched recursively for event files."""
+    """Return an event file or a directory searched recursively for event files."""
     if path.is_file():
         rows = _scalars(path, path)
         if not rows:

@@ -28,6 +28,7 @@ import math
 import re
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ _VERL_CONFIG_START = re.compile(r"^" + _RAY_PREFIX + r"\{'(?:actor_rollout_ref|a
 
 
 def _literal_dict(text: str) -> dict[str, Any] | None:
-    """A dict literal of string keys and scalar values, read without evaluating code."""
+    """Return a dict literal of string keys and scalar values, read without evaluating code."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # incl. nesting too deep
@@ -75,7 +76,7 @@ def _literal_dict(text: str) -> dict[str, Any] | None:
 
 
 def _unwrap_stream(path: Path, text: str) -> str | None:
-    """The console text inside an HF-Jobs JSON stream, or None when ``text`` is not one."""
+    """Return the console text inside an HF-Jobs JSON stream, or None when ``text`` is not one."""
     head = text.lstrip()[:200]
     if '"stream_name"' not in head or not head.startswith(("[", "{")):
         return None
@@ -119,14 +120,17 @@ def _dict_candidate(piece: str) -> str | None:
 
 
 def _fits(lo: float, hi: float, n: int) -> set[int]:
-    """Logging intervals L with n L <= total < (n + 1) L for some total in [lo, hi]."""
+    """Return logging intervals L with n L <= total < (n + 1) L for some total in [lo, hi]."""
     return {L for L in range(1, int(hi // max(n, 1)) + 1) if n * L <= hi and (n + 1) * L > lo}
 
 
 def _inferred_interval(text: str, summary: dict[str, Any], n: int) -> tuple[int | None, str]:
-    """logging_steps from the total number of steps, when exactly one interval L fits n logged
-    points (n L <= total < (n + 1) L). The total comes from the final summary (runtime x steps
-    per second, both rounded as printed) and from the training progress bar's last count."""
+    """Infer logging_steps from the total number of steps.
+
+    Only when exactly one interval L fits n logged points (n L <= total < (n + 1) L). The total
+    comes from the final summary (runtime x steps per second, both rounded as printed) and from the
+    training progress bar's last count.
+    """
     sources: list[tuple[set[int], str]] = []
     runtime, rate = number(summary.get("train_runtime")), summary.get("train_steps_per_second")
     speed = number(rate)
@@ -156,7 +160,7 @@ def _inferred_interval(text: str, summary: dict[str, Any], n: int) -> tuple[int 
 
 
 def _counter_steps(text: str, offsets: list[int]) -> tuple[list[float] | None, str]:
-    """The training progress counter printed before each offset, when it numbers them."""
+    """Return the training progress counter printed before each offset, when it numbers them."""
     counters = [(m.start(), int(m.group(1)), int(m.group(2))) for m in _TRAIN_BAR.finditer(text)]
     if not counters:
         return None, ""
@@ -271,7 +275,7 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
     return parsed
 
 
-def _line_numbers(text: str):
+def _line_numbers(text: str) -> Callable[[int], int]:
     breaks = [m.start() for m in re.finditer("\n", text)]
 
     def at(offset: int) -> int:
@@ -317,8 +321,11 @@ def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
 
 
 def _parse_openrlhf(lines: list[str]) -> Parsed | None:
-    """The postfix updates of OpenRLHF's progress bars; of several bars (the episode bar with
-    the full status, the per-epoch bar with short names) the one that names ``reward``."""
+    """Return the postfix updates of OpenRLHF's progress bars.
+
+    Of several bars (the episode bar with the full status, the per-epoch bar with short names) the
+    one that names ``reward``.
+    """
     bars: dict[str, Rows] = {}
     last: dict[str, str] = {}
     for line in lines:
@@ -393,8 +400,11 @@ def _parse_tensors(text: str) -> Parsed | None:
 
 def parse_text(path: Path, text: str, *, step_key: str | None = None,
                logging_steps: int | None = None, interval_source: str = "given") -> Parsed:
-    """A console log of any of the supported trainers; ``interval_source`` says where
-    ``logging_steps`` comes from (``given`` by the user, else a file name)."""
+    """Return a console log of any of the supported trainers.
+
+    ``interval_source`` says where ``logging_steps`` comes from (``given`` by the user, else a file
+    name).
+    """
     fmt = "trl_console"
     inner = _unwrap_stream(path, text)
     if inner is not None:

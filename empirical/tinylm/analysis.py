@@ -42,6 +42,7 @@ class TinyRunsSummary:
         return self.relaxation_time[4][0] / self.relaxation_time[16][0]
 
     def to_dict(self) -> dict:
+        """Return the summary as plain JSON types (transfer keys as strings)."""
         out = {k: (v if k != "transfer" else {f: {str(g): list(ms) for g, ms in d.items()}
                                               for f, d in v.items()})
                for k, v in asdict(self).items()}

@@ -26,12 +26,26 @@ import json
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from grpodyn.ground import InputError, check_int, check_positive, write_atomic
 from grpodyn.numerics.fit import fit_curve
+
+if TYPE_CHECKING:  # optional dependencies (the trl extra), for annotations only
+    import torch
+    from transformers import (
+        PreTrainedModel as Model,
+    )
+    from transformers import (
+        PreTrainedTokenizerFast as HFTokenizer,
+    )
+    from transformers import (
+        TrainerControl,
+        TrainerState,
+        TrainingArguments,
+    )
 
 __all__ = ["ProbePoint", "ProbeFit", "AdamCheckpoint", "probe_drift", "fit_probe",
            "probe_run", "summarise_probe", "DEFAULT_OUT"]
@@ -77,8 +91,9 @@ class AdamCheckpoint:
     preconditioner: dict  # parameter name -> tensor
 
 
-def _sample(model, tokenizer, pairs: list[tuple[str, str]], n: int):
-    """n completions per prompt: ids, masks and 0/1 rewards (as TRL builds them)."""
+def _sample(model: Model, tokenizer: HFTokenizer, pairs: list[tuple[str, str]], n: int
+            ) -> tuple[Any, ...]:
+    """Return n completions per prompt: ids, masks and 0/1 rewards (as TRL builds them)."""
     import torch
 
     from grpodyn.empirical.tinylm.training import clean_answer
@@ -102,7 +117,8 @@ def _sample(model, tokenizer, pairs: list[tuple[str, str]], n: int):
     return enc["input_ids"], enc["attention_mask"], completion, mask, rewards
 
 
-def _token_logps(model, prompt_ids, prompt_mask, completion, mask):
+def _token_logps(model: Model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
+                 completion: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     import torch
 
     ids = torch.cat([prompt_ids, completion], dim=1)
@@ -111,7 +127,7 @@ def _token_logps(model, prompt_ids, prompt_mask, completion, mask):
     return logits.log_softmax(-1).gather(-1, completion.unsqueeze(-1)).squeeze(-1)
 
 
-def _flat_grad(model, loss) -> Any:
+def _flat_grad(model: Model, loss: torch.Tensor) -> Any:
     import torch
 
     params = [p for _, p in model.named_parameters()]
@@ -120,7 +136,8 @@ def _flat_grad(model, loss) -> Any:
                       for p, g in zip(params, grads, strict=True)])
 
 
-def _reward_gradient(model, tokenizer, pairs, n: int):
+def _reward_gradient(model: Model, tokenizer: HFTokenizer, pairs: list[tuple[str, str]], n: int
+                     ) -> tuple[Any, ...]:
     """Unbiased grad of the expected reward and the rewards drawn (leave-one-out baseline)."""
     prompt_ids, prompt_mask, completion, mask, rewards = _sample(model, tokenizer, pairs, n)
     grouped = rewards.view(-1, n)
@@ -131,7 +148,8 @@ def _reward_gradient(model, tokenizer, pairs, n: int):
     return _flat_grad(model, objective), rewards
 
 
-def _grpo_direction(model, reference, tokenizer, pairs, group_size: int, kl: float):
+def _grpo_direction(model: Model, reference: Model, tokenizer: HFTokenizer,
+                    pairs: list[tuple[str, str]], group_size: int, kl: float) -> Any:
     """-grad of TRL's dapo GRPO loss (group-scaled advantages, k3 KL) at on-policy samples."""
     import torch
 
@@ -150,11 +168,12 @@ def _grpo_direction(model, reference, tokenizer, pairs, group_size: int, kl: flo
     return -_flat_grad(model, loss)
 
 
-def probe_drift(model, reference, tokenizer, preconditioner, *, learning_rate: float,
+def probe_drift(model: Model, reference: Model, tokenizer: HFTokenizer,
+                preconditioner: dict[str, torch.Tensor] | None, *, learning_rate: float,
                 group_size: int, kl: float, step: int = 0, replicates: int = 8,
                 prompts_per_replicate: int = 64, samples_per_prompt: int = 8,
                 step_fractions: tuple[float, ...] = (), seed: int = 0) -> ProbePoint:
-    """Expected reward and predicted drift per step at the model's current weights.
+    """Return the expected reward and the predicted drift per step at the model's current weights.
 
     Parameters
     ----------
@@ -207,7 +226,8 @@ def probe_drift(model, reference, tokenizer, preconditioner, *, learning_rate: f
                       reward_change=change)
 
 
-def _reward_along(model, tokenizer, direction, fraction: float, seed: int,
+def _reward_along(model: Model, tokenizer: HFTokenizer, direction: torch.Tensor, fraction: float,
+                  seed: int,
                   n_prompts: int = 512, samples_per_prompt: int = 8) -> float:
     """r(theta + fraction * direction) - r(theta), both with the same prompts and random draws."""
     import torch
@@ -259,7 +279,7 @@ def fit_probe(points: list[ProbePoint]) -> ProbeFit:
                     n_points=len(points))
 
 
-def _adam_preconditioner(optimizer, model) -> dict:
+def _adam_preconditioner(optimizer: torch.optim.Optimizer, model: Model) -> dict:
     """1/(sqrt(v_hat) + eps) per named parameter from a torch Adam(W) optimizer's state."""
     import torch
 
@@ -306,7 +326,9 @@ def probe_run(group_size: int, seed: int, *, steps: int = 1500, every: int = 100
     saved: list[AdamCheckpoint] = []
 
     class SaveAdam(TrainerCallback):
-        def on_step_end(self, args, state, control, model=None, optimizer=None, **kwargs):
+        def on_step_end(self, args: TrainingArguments, state: TrainerState,
+                        control: TrainerControl, model: Model | None = None,
+                        optimizer: torch.optim.Optimizer | None = None, **kwargs: Any) -> None:
             if state.global_step % every == 0 and state.global_step < steps:
                 saved.append(AdamCheckpoint(
                     state.global_step,

@@ -56,7 +56,7 @@ WARM_UP_BAND = (0.25, 0.5)
 
 
 def settings_grid() -> list[tuple[str, float, int, int]]:
-    """The (optimizer, lr, G, B) settings of the grid, each made once per seed."""
+    """Return the (optimizer, lr, G, B) settings of the grid, each made once per seed."""
     grid = []
     for name, (lrs, *_rest) in OPTIMIZERS.items():
         grid += [(name, lr, *CENTRE) for lr in lrs]
@@ -93,6 +93,7 @@ def make_run(optimizer: str, lr: float, group: int, batch: int, seed: int, *, st
 
 
 def main() -> None:
+    """Make the missing runs of the grid (command line: see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)

@@ -78,6 +78,7 @@ def make_run(group_size: int, seed: int, *, steps: int, num_iterations: int = 1)
 
 
 def main() -> None:
+    """Make the shipped tiny runs (command line: see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--seeds", type=int, default=3)

@@ -31,6 +31,7 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from grpodyn.empirical.tinylm.make_runs import short_number
 from grpodyn.empirical.tinylm.training import (
@@ -42,6 +43,15 @@ from grpodyn.empirical.tinylm.training import (
     warm_up,
 )
 from grpodyn.ground import write_atomic
+
+if TYPE_CHECKING:  # optional dependencies (the trl extra), for annotations only
+    import torch
+    from transformers import (
+        TrainerCallback,
+        TrainerControl,
+        TrainerState,
+        TrainingArguments,
+    )
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / "tiny_testbed"
 _KEPT = ("step", "reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
@@ -65,12 +75,13 @@ CASES: dict[str, tuple[tuple[float, float], dict, bool]] = {
 LR_JUMPS: dict[str, tuple[int, float]] = {"dynamical_instability": (150, 1e-2)}
 
 
-def _lr_jump_callback(step: int, learning_rate: float):
+def _lr_jump_callback(step: int, learning_rate: float) -> TrainerCallback:
     from transformers import TrainerCallback
 
     class LearningRateJump(TrainerCallback):
-        def on_step_begin(self, args, state, control, optimizer=None, lr_scheduler=None,
-                          **kwargs):
+        def on_step_begin(self, args: TrainingArguments, state: TrainerState,
+                          control: TrainerControl, optimizer: torch.optim.Optimizer | None = None,
+                          lr_scheduler: Any = None, **kwargs: Any) -> None:
             if state.global_step == step:
                 if lr_scheduler is not None:
                     lr_scheduler.base_lrs = [learning_rate] * len(lr_scheduler.base_lrs)
@@ -80,12 +91,30 @@ def _lr_jump_callback(step: int, learning_rate: float):
     return LearningRateJump()
 
 
-def length_bonus(completions, **_):
+def length_bonus(completions: list[str], **_: Any) -> list[float]:
     """+1 for three or more characters: a hackable format reward."""
     return [1.0 if len(clean_answer(c)) >= 3 else 0.0 for c in completions]
 
 
 def make_case(label: str, seed: int, *, steps: int, concentration_warmup: int = 20) -> dict:
+    """Run one labelled case of the test bed and return its trainer_state dict.
+
+    Parameters
+    ----------
+    label : str
+        A key of :data:`CASES` (the failure mode induced).
+    seed : int
+        Seed of the model, the warm-up and the GRPO run.
+    steps : int
+        GRPO steps.
+    concentration_warmup : int
+        Extra warm-up steps of the policy-concentration case.
+
+    Returns
+    -------
+    dict
+        The trainer_state-like dict that is shipped (log history, settings, label).
+    """
     band, grpo, hackable = CASES[label]
     tokenizer = build_tokenizer()
     model = build_model(seed=seed)
@@ -113,6 +142,7 @@ def make_case(label: str, seed: int, *, steps: int, concentration_warmup: int = 
 
 
 def main() -> None:
+    """Make the test bed runs (command line: see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)

@@ -15,7 +15,20 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # optional dependencies (the trl extra), for annotations only
+    from transformers import (
+        PreTrainedModel as Model,
+    )
+    from transformers import (
+        PreTrainedTokenizerFast as HFTokenizer,
+    )
+    from transformers import (
+        TrainerControl,
+        TrainerState,
+        TrainingArguments,
+    )
 
 __all__ = ["TASK_FAMILIES", "TRAIN_FAMILY", "build_tokenizer", "build_model", "make_prompts",
            "warm_up", "accuracy", "GRPORunSettings", "run_grpo", "load_tokenizer"]
@@ -50,8 +63,8 @@ TASK_FAMILIES: dict[str, Callable[[random.Random], tuple[str, str]]] = {
 TRAIN_FAMILY = "add"
 
 
-def build_tokenizer():
-    """A character-level fast tokenizer for digits and ``+-*=`` with pad, bos, eos."""
+def build_tokenizer() -> HFTokenizer:
+    """Return a character-level fast tokenizer for digits and ``+-*=`` with pad, bos, eos."""
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -64,8 +77,8 @@ def build_tokenizer():
     return tokenizer
 
 
-def load_tokenizer(path: str | Path):
-    """A tokenizer saved by ``save_pretrained`` (local files only)."""
+def load_tokenizer(path: str | Path) -> HFTokenizer:
+    """Return a tokenizer saved by ``save_pretrained`` (local files only)."""
     from transformers import PreTrainedTokenizerFast
 
     tokenizer = PreTrainedTokenizerFast.from_pretrained(str(path), local_files_only=True)
@@ -73,8 +86,9 @@ def load_tokenizer(path: str | Path):
     return tokenizer
 
 
-def build_model(*, seed: int, hidden: int = 64, layers: int = 2, heads: int = 4):
-    """A tiny Llama initialised from ``seed`` (about 70 thousand parameters)."""
+def build_model(*, seed: int, hidden: int = 64, layers: int = 2, heads: int = 4
+                ) -> Model:
+    """Return a tiny Llama initialised from ``seed`` (about 70 thousand parameters)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -111,7 +125,7 @@ def clean_answer(text: str) -> str:
     return text.replace(" ", "").strip()
 
 
-def accuracy(model, tokenizer, family: str, *, n: int = 256, seed: int = 12345,
+def accuracy(model: Model, tokenizer: HFTokenizer, family: str, *, n: int = 256, seed: int = 12345,
              sample: bool = True) -> float:
     """Share of correct answers (sampled at temperature 1, as GRPO samples, or greedy)."""
     import torch
@@ -130,8 +144,9 @@ def accuracy(model, tokenizer, family: str, *, n: int = 256, seed: int = 12345,
     return sum(a == b for a, (_, b) in zip(answers, pairs, strict=True)) / n
 
 
-def warm_up(model, tokenizer, *, band: tuple[float, float] = (0.1, 0.5), lr: float = 3e-3,
-            batch: int = 32, max_steps: int = 600, seed: int = 0) -> dict[str, Any]:
+def warm_up(model: Model, tokenizer: HFTokenizer, *, band: tuple[float, float] = (0.1, 0.5),
+            lr: float = 3e-3, batch: int = 32, max_steps: int = 600, seed: int = 0
+            ) -> dict[str, Any]:
     """Supervised steps on the training family until the sampled accuracy enters ``band``."""
     import torch
 
@@ -171,11 +186,13 @@ class GRPORunSettings:
     optim_args: str | None = None  # [optim_args], e.g. "momentum=0.9" for heavy-ball SGD
 
 
-def run_grpo(model, tokenizer, settings: GRPORunSettings, *, output_dir: str | Path,
+def run_grpo(model: Model, tokenizer: HFTokenizer, settings: GRPORunSettings, *,
+             output_dir: str | Path,
              callbacks: list | None = None, checkpoint_steps: tuple[int, ...] = (),
              extra_rewards: list[Callable] | None = None) -> dict[str, Any]:
-    """Train with TRL's GRPOTrainer; returns a trainer_state-like dict with the log history
-    and the trained ``model``.
+    """Train with TRL's GRPOTrainer.
+
+    Returns a trainer_state-like dict with the log history and the trained ``model``.
 
     ``checkpoint_steps``: steps at which a copy of the model's weights is kept in memory
     (returned under ``"checkpoints"``, for transfer evaluation and curvature probes).
@@ -190,14 +207,16 @@ def run_grpo(model, tokenizer, settings: GRPORunSettings, *, output_dir: str | P
     dataset = Dataset.from_dict({"prompt": [p for p, _ in pairs],
                                  "answer": [a for _, a in pairs]})
 
-    def correct(completions, answer, **_):
+    def correct(completions: list[str], answer: list[str], **_: Any) -> list[float]:
         return [1.0 if clean_answer(c) == a else 0.0
                 for c, a in zip(completions, answer, strict=True)]
 
     kept: dict[int, dict] = {}
 
     class KeepWeights(TrainerCallback):
-        def on_step_end(self, args, state, control, model=None, **kwargs):
+        def on_step_end(self, args: TrainingArguments, state: TrainerState,
+                        control: TrainerControl, model: Model | None = None,
+                        **kwargs: Any) -> None:
             if state.global_step in checkpoint_steps:
                 kept[state.global_step] = {k: v.detach().clone()
                                            for k, v in model.state_dict().items()}
@@ -236,7 +255,7 @@ def run_grpo(model, tokenizer, settings: GRPORunSettings, *, output_dir: str | P
 
 
 def write_trainer_state(result: dict[str, Any], path: str | Path) -> Path:
-    """The log of :func:`run_grpo` as a TRL trainer_state.json (weights left out)."""
+    """Return the log of :func:`run_grpo` as a TRL trainer_state.json (weights left out)."""
     path = Path(path)
     state = {k: v for k, v in result.items() if k not in ("checkpoints", "model")}
     path.write_text(json.dumps(state, indent=1))
