@@ -69,3 +69,9 @@ def test_plateau_and_its_alias():
     system = mean_field_map.MeanFieldMap(lr=0.05, kappa=0.4, momentum=0.9)
     band = system.trajectory(r0=0.2, plateau=0.7, steps=4)
     assert band.mean[0] == pytest.approx(0.2) and list(band.mean) == pytest.approx(new)
+
+
+def test_advice_says_lr_and_keeps_the_readme_key():
+    out = advise.advise(kappa=0.5, momentum=0.9).to_dict()
+    assert out["lr"] == out["learning_rate"] > 0
+    assert "learning_rate" not in {f for f in advise.Advice.__dataclass_fields__}
