@@ -12,8 +12,8 @@ from unittest import mock
 
 import numpy as np
 
-from grpodyn.empirical import diagnostics
-from grpodyn.empirical.loaders import Run
+from grpodyn.empirical.diagnostics import diagnose as diagnostics
+from grpodyn.empirical.logs.loaders import Run
 
 
 def _convolve_sums(values: np.ndarray, window: int, mode: str) -> np.ndarray:

@@ -36,11 +36,11 @@ import numpy as np
 from scipy.optimize import curve_fit
 from scipy.stats import norm
 
-from grpodyn.empirical.loaders import LogFormatError, load_run
-from grpodyn.empirical.run_analysis import infer_reward_range, learning_rate_of, momentum_of
+from grpodyn.empirical.logs.loaders import LogFormatError, load_run
+from grpodyn.empirical.logs.run_analysis import infer_reward_range, learning_rate_of, momentum_of
+from grpodyn.ground import InputError
 from grpodyn.numerics.fit import estimate_noise
 from grpodyn.numerics.forecast import MEMBERS, forecast_curve
-from grpodyn.numerics.validation import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 FRACTIONS = (0.2, 0.3, 0.5, 0.7)
@@ -50,7 +50,7 @@ BASELINES = ("last_value", "mean_last20", "linear", "power_law", "exponential")
 
 def design_runs():
     """The shipped tiny-model runs and simulated bandit runs (the design source)."""
-    from grpodyn.empirical.testbed import bandit_testbed
+    from grpodyn.empirical.diagnostics.testbed import bandit_testbed
 
     runs = [(p.stem, load_run(p))
             for p in sorted((ROOT / "empirical" / "data" / "tiny_runs").glob("*.json"))]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from grpodyn.analysis import fit_run
-from grpodyn.empirical.loaders import load_run
+from grpodyn.empirical.logs.loaders import load_run
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -128,7 +128,7 @@ def _plain_loop(seeds: int, steps: int, group: int, lr: float, kl: float, seed: 
 
 
 def bench_bandit(repeats: int) -> list[dict]:
-    from grpodyn.empirical.bandit import BanditConfig, simulate_bandit
+    from grpodyn.empirical.bandit.simulation import BanditConfig, simulate_bandit
 
     config = BanditConfig(lr=0.1, group_size=16, prompts=1, estimator="grpo", kl=0.5)
     seeds, steps = 1000, 300
@@ -232,7 +232,7 @@ def bench_import_and_cli(repeats: int) -> list[dict]:
 
 def bench_lab_pieces() -> list[dict]:
     """The lab's former hot spots, each timed once (seconds; the old cost in the note)."""
-    from grpodyn.empirical import bandit_lab as lab
+    from grpodyn.empirical.bandit import lab
     from grpodyn.numerics import stability
     from grpodyn.numerics.bandit import bandit_theory
 

@@ -2,9 +2,9 @@
 
 ``python benchmarks/transfer.py [--grid DIR] [--out FILE]``
 
-On the tiny TRL grid (``python -m grpodyn.empirical.make_tiny_grid``), for each optimizer and
+On the tiny TRL grid (``python -m grpodyn.empirical.tinylm.make_grid``), for each optimizer and
 each hyperparameter setting in turn: the setting's runs (all seeds) are held out, the sweep is
-fitted on the other settings of that optimizer, and :func:`grpodyn.empirical.sweep.transfer`
+fitted on the other settings of that optimizer, and :func:`grpodyn.empirical.logs.sweep.transfer`
 predicts the held-out setting before its data are read. Scores per held-out setting, on the
 held-out seed-mean curve:
 
@@ -35,10 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from grpodyn.empirical.make_tiny_grid import DEFAULT_OUT as GRID
-from grpodyn.empirical.sweep import SweepRun, fit_sweep, load_sweep_run, transfer
-from grpodyn.numerics.files import write_atomic
-from grpodyn.numerics.validation import InputError
+from grpodyn.empirical.logs.sweep import SweepRun, fit_sweep, load_sweep_run, transfer
+from grpodyn.empirical.tinylm.make_grid import DEFAULT_OUT as GRID
+from grpodyn.ground import InputError, write_atomic
 
 PUBLIC = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "real_logs"
 
@@ -135,7 +134,7 @@ def summary(scores: list[dict]) -> dict:
 
 def _public() -> dict:
     """The public lr sweeps that load, scored by holding each run out in turn."""
-    from grpodyn.empirical.loaders import load_run
+    from grpodyn.empirical.logs.loaders import load_run
 
     results: dict = {}
     shibuki = {4e-5: "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_"

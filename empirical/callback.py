@@ -1,7 +1,7 @@
 """A TRL/transformers ``TrainerCallback`` that forecasts and diagnoses a GRPO run as it trains.
 
 At every log event that has a reward it records the metrics; every ``fit_every`` events it
-analyses the run so far with :func:`grpodyn.empirical.run_analysis.analyse_run` (the same
+analyses the run so far with :func:`grpodyn.empirical.logs.run_analysis.analyse_run` (the same
 analysis as ``grpodyn report``; momentum = the trainer's ``adam_beta1``) and writes into the
 trainer's log (the current ``logs`` and ``state.log_history``) the numbers the analysis
 determines, and only those:
@@ -32,11 +32,10 @@ from collections.abc import Iterable
 import numpy as np
 from transformers import TrainerCallback
 
-from grpodyn.numerics.validation import InputError, check_int
-
-from .diagnostics import MODES, diagnose
-from .loaders import METRIC_ALIASES, Run
-from .run_analysis import analyse_run
+from grpodyn.empirical.diagnostics.diagnose import MODES, diagnose
+from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Run
+from grpodyn.empirical.logs.run_analysis import analyse_run
+from grpodyn.ground import InputError, check_int
 
 __all__ = ["GRPODynamicsCallback", "GRPODynamicsWarning"]
 

@@ -32,14 +32,14 @@ _EXPORTS = {
     "staleness_max": "grpodyn.numerics.stability",
     "stationary_variance": "grpodyn.numerics.fluctuations",
     "bandit_theory": "grpodyn.numerics.bandit",
-    "load_run": "grpodyn.empirical.loaders",
-    "analyse_run": "grpodyn.empirical.run_analysis",
-    "BanditConfig": "grpodyn.empirical.bandit",
-    "simulate_bandit": "grpodyn.empirical.bandit",
+    "load_run": "grpodyn.empirical.logs.loaders",
+    "analyse_run": "grpodyn.empirical.logs.run_analysis",
+    "BanditConfig": "grpodyn.empirical.bandit.simulation",
+    "simulate_bandit": "grpodyn.empirical.bandit.simulation",
     "MeanFieldMap": "grpodyn.numerics.mean_field_map",
-    "load_sweep_run": "grpodyn.empirical.sweep",
-    "fit_sweep": "grpodyn.empirical.sweep",
-    "transfer": "grpodyn.empirical.sweep",
+    "load_sweep_run": "grpodyn.empirical.logs.sweep",
+    "fit_sweep": "grpodyn.empirical.logs.sweep",
+    "transfer": "grpodyn.empirical.logs.sweep",
 }
 
 __all__ = sorted(_EXPORTS)

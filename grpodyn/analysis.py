@@ -1,6 +1,6 @@
 """``fit_run``: the JSON object of ``grpodyn fit``, kept for scripts and notebooks.
 
-The analysis itself lives in :func:`grpodyn.empirical.run_analysis.analyse_run`; this is a
+The analysis itself lives in :func:`grpodyn.empirical.logs.run_analysis.analyse_run`; this is a
 thin wrapper that makes its dict strict JSON.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from grpodyn.empirical.loaders import Run
-from grpodyn.empirical.run_analysis import FIT_MODELS, analyse_run
-from grpodyn.serialization import finite_json
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.empirical.logs.run_analysis import FIT_MODELS, analyse_run
+from grpodyn.ground import finite_json
 
 __all__ = ["fit_run"]
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from grpodyn.serialization import finite_json
+from grpodyn.ground import finite_json
 
 __all__ = ["main", "build_parser", "UsageError"]
 
@@ -121,7 +121,7 @@ def _add_log_options(parser: argparse.ArgumentParser) -> None:
 def _load_log(args: argparse.Namespace):
     """The run named by the log options of ``args`` (see ``_add_log_options``), with the
     hyperparameter overrides applied (source ``user``)."""
-    from grpodyn.empirical.loaders import load_run
+    from grpodyn.empirical.logs.loaders import load_run
 
     run = load_run(args.log, run=args.run,
                    reward_key=args.reward_key, step_key=args.step_key,
@@ -153,7 +153,7 @@ def _cmd_fit(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_forecast(args: argparse.Namespace) -> dict[str, Any]:
-    from grpodyn.empirical.run_analysis import analyse_run
+    from grpodyn.empirical.logs.run_analysis import analyse_run
 
     if args.train_fraction is None and args.until is None and args.horizon is None:
         raise UsageError("give --train-fraction, --until or --horizon")
@@ -184,7 +184,7 @@ def _run_summary(run) -> dict[str, Any]:
 
 
 def _cmd_runs(args: argparse.Namespace) -> dict[str, Any]:
-    from grpodyn.empirical.loaders import load_runs
+    from grpodyn.empirical.logs.loaders import load_runs
 
     runs = load_runs(args.log, reward_key=args.reward_key, step_key=args.step_key,
                      logging_steps=args.logging_steps)
@@ -193,8 +193,8 @@ def _cmd_runs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
+    from grpodyn.ground import InputError
     from grpodyn.numerics.advise import advise
-    from grpodyn.numerics.validation import InputError
 
     if (args.kappa is None) == (args.log is None):
         raise UsageError("give exactly one of --kappa and --log")
@@ -202,7 +202,7 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
     kappa, momentum = args.kappa, args.momentum
     notes = []
     if args.log is not None:
-        from grpodyn.empirical.run_analysis import analyse_run
+        from grpodyn.empirical.logs.run_analysis import analyse_run
 
         run = _load_log(args)  # --momentum and --lr enter the run's metadata (source: user)
         assumed = run.meta.momentum is None
@@ -255,7 +255,7 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_diagnose(args: argparse.Namespace) -> dict[str, Any]:
-    from grpodyn.empirical.diagnostics import diagnose
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
 
     run = _load_log(args)
     # diagnose reads G from run.meta (the user's --group-size, else the log's) with its source
@@ -286,8 +286,8 @@ def _cmd_bandit(args: argparse.Namespace) -> dict[str, Any]:
     from functools import partial
     from pathlib import Path
 
-    from grpodyn.empirical import bandit_lab as lab
-    from grpodyn.empirical.bandit import simulate_bandit
+    from grpodyn.empirical.bandit import lab
+    from grpodyn.empirical.bandit.simulation import simulate_bandit
     from grpodyn.numerics.executor import run_tasks
 
     overrides = {k: v for k, v in {"estimator": args.estimator, "kl": args.kl,
@@ -393,7 +393,7 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _sweep_runs(logs: list[str], hparams: list[str] | None) -> list:
-    from grpodyn.empirical.sweep import load_sweep_run, parse_hparams
+    from grpodyn.empirical.logs.sweep import load_sweep_run, parse_hparams
 
     hparams = hparams or []
     if len(hparams) not in (0, 1, len(logs)):
@@ -405,7 +405,7 @@ def _sweep_runs(logs: list[str], hparams: list[str] | None) -> list:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> dict[str, Any]:
-    from grpodyn.empirical.sweep import fit_sweep
+    from grpodyn.empirical.logs.sweep import fit_sweep
 
     return finite_json(fit_sweep(_sweep_runs(args.logs, args.hparams)).to_dict())
 
@@ -430,7 +430,7 @@ class _SourceHparamsAction(argparse.Action):
 
 
 def _cmd_transfer(args: argparse.Namespace) -> dict[str, Any]:
-    from grpodyn.empirical.sweep import load_sweep_run, parse_hparams, transfer
+    from grpodyn.empirical.logs.sweep import load_sweep_run, parse_hparams, transfer
 
     if not getattr(args, "sources", None):
         raise UsageError("transfer needs at least one --from LOG")
@@ -775,8 +775,8 @@ _PRINTERS: dict[str, Callable[[dict[str, Any]], None]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    from grpodyn.empirical.loaders import LogFormatError
-    from grpodyn.numerics.validation import InputError
+    from grpodyn.empirical.logs.loaders import LogFormatError
+    from grpodyn.ground import InputError
 
     args = None
     try:

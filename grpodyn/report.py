@@ -17,8 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.numerics.files import write_atomic
-from grpodyn.serialization import finite_json
+from grpodyn.ground import finite_json, write_atomic
 
 __all__ = ["Check", "theory_checks", "write_report", "start_bandit_lab", "bandit_section"]
 
@@ -149,7 +148,7 @@ def start_bandit_lab(*, quick: bool, executor: Any = "auto", bar: bool | None = 
     """
     from functools import partial
 
-    from grpodyn.empirical import bandit_lab as lab
+    from grpodyn.empirical.bandit import lab
     from grpodyn.numerics import stability
     from grpodyn.numerics.bandit import bandit_theory
     from grpodyn.numerics.executor import describe_executor, start_tasks
@@ -204,8 +203,7 @@ def bandit_section(out: Path, lab_state: dict[str, Any]
                    ) -> tuple[list[Check], list[tuple[str, str]], dict[str, Any]]:
     """Wait for the bandit lab started by :func:`start_bandit_lab`, draw its figures; returns
     checks, figures and the raw results."""
-    from grpodyn.empirical import bandit_lab as lab
-    from grpodyn.empirical import bandit_plots as plots
+    from grpodyn.empirical.bandit import lab, plots
 
     results = lab_state["pending"].results()
     stiffness, transition, *spectra = results[:4]
@@ -284,8 +282,8 @@ def tiny_runs_section(out: Path, say: Callable[[str], None]
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from grpodyn.empirical.loaders import load_run
-    from grpodyn.empirical.tiny_analysis import DATA_DIR, summarise_tiny_runs
+    from grpodyn.empirical.logs.loaders import load_run
+    from grpodyn.empirical.tinylm.analysis import DATA_DIR, summarise_tiny_runs
 
     if not any(DATA_DIR.glob("tiny_G*.json")):
         return [], [], {}
@@ -354,9 +352,8 @@ def diagnostics_section(out: Path, say: Callable[[str], None]
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from grpodyn.empirical.diagnostics import diagnose
-    from grpodyn.empirical.loaders import load_run
-    from grpodyn.empirical.testbed import (
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+    from grpodyn.empirical.diagnostics.testbed import (
         HELDOUT_SEEDS,
         LABELS,
         TUNING_SEEDS,
@@ -364,7 +361,8 @@ def diagnostics_section(out: Path, say: Callable[[str], None]
         evaluate,
         tiny_testbed,
     )
-    from grpodyn.empirical.tiny_analysis import DATA_DIR
+    from grpodyn.empirical.logs.loaders import load_run
+    from grpodyn.empirical.tinylm.analysis import DATA_DIR
 
     say("diagnostics: the labelled test beds")
     beds = {"bandit": bandit_testbed(seeds=5)}
@@ -432,7 +430,7 @@ def diagnostics_section(out: Path, say: Callable[[str], None]
 
 def _probe_checks() -> list[Check]:
     """The curvature-scale probe of the tiny runs: tau without fitting the trajectory."""
-    from grpodyn.empirical.curvature_probe import DEFAULT_OUT, summarise_probe
+    from grpodyn.empirical.tinylm.curvature_probe import DEFAULT_OUT, summarise_probe
 
     if not DEFAULT_OUT.is_file():
         return []

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grpodyn.empirical.loaders import Run, load_run
-from grpodyn.numerics.files import write_atomic
-from grpodyn.serialization import finite_json
+from grpodyn.empirical.logs.loaders import Run, load_run
+from grpodyn.ground import finite_json, write_atomic
 
 __all__ = ["write_run_report", "run_summary"]
 
@@ -57,8 +56,8 @@ def write_run_report(log: str | Path | Run, out: Path, *, momentum: float | None
     ``log`` is a log's path (loaded with the defaults of ``load_run``) or a loaded ``Run``
     (the CLI loads it with the user's ``--run``, ``--reward-key``, ... options).
     """
-    from grpodyn.empirical.run_analysis import analyse_run
-    from grpodyn.empirical.run_figure import analysis_figure
+    from grpodyn.empirical.logs.run_analysis import analyse_run
+    from grpodyn.empirical.logs.run_figure import analysis_figure
 
     say = progress or (lambda message: None)
     if isinstance(log, Run):

@@ -67,9 +67,9 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
     "04_bandit_lab.ipynb": [
         ("md", "# The softmax-bandit lab\n\nOn a two-arm bandit the mean-field reduction is "
                "exact up to sampling noise: the simulated GRPO runs follow the theory."),
-        ("code", "import numpy as np\nfrom grpodyn.empirical.bandit import BanditConfig, "
-                 "simulate_bandit\nconfig = BanditConfig(lr=0.3, group_size=8, prompts=8, "
-                 "kl=0.5)\nrun = simulate_bandit(config, steps=200, seeds=16, x0=-1.5)\n"
+        ("code", "import numpy as np\nfrom grpodyn.empirical.bandit.simulation import "
+                 "BanditConfig, simulate_bandit\nconfig = BanditConfig(lr=0.3, group_size=8, "
+                 "prompts=8, kl=0.5)\nrun = simulate_bandit(config, steps=200, seeds=16, x0=-1.5)\n"
                  "mean = run.metrics['reward'].mean(axis=1)\nprint(mean[::40])"),
         ("code", "from grpodyn.numerics.bandit import bandit_theory\n"
                  "theory = bandit_theory(group_size=8, kl=0.5)\ntheory"),
@@ -77,23 +77,23 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
     "05_real_runs_and_fits.ipynb": [
         ("md", "# Real GRPO runs and their fits\n\nThe shipped tiny-model runs (TRL's "
                "GRPOTrainer on a local two-layer Llama) and what the fits say."),
-        ("code", "from grpodyn.empirical.tiny_analysis import DATA_DIR, summarise_tiny_runs\n"
-                 "from grpodyn.empirical.loaders import load_run\nfrom grpodyn.analysis "
+        ("code", "from grpodyn.empirical.tinylm.analysis import DATA_DIR, summarise_tiny_runs\n"
+                 "from grpodyn.empirical.logs.loaders import load_run\nfrom grpodyn.analysis "
                  "import fit_run\nrun = load_run(DATA_DIR / 'tiny_G4_seed0.json')\n"
                  "result = fit_run(run, train_fraction=0.5)\n"
                  "print(result['best'], result['noise'])\nprint(result['forecast'])"),
         ("code", "summary = summarise_tiny_runs()\nprint('plateau', summary.plateau)\n"
                  "print('tau', summary.relaxation_time, 'ratio', summary.relaxation_ratio)\n"
                  "print('fluctuation exponent', summary.fluctuation_exponent)"),
-        ("code", "from grpodyn.empirical.curvature_probe import summarise_probe\n"
+        ("code", "from grpodyn.empirical.tinylm.curvature_probe import summarise_probe\n"
                  "for row in summarise_probe():\n    print(row)"),
         ("md", "## A sweep, its joint fit, and a run predicted before it is made\n\n"
-               "The shipped grid (`python -m grpodyn.empirical.make_tiny_grid`): Adam runs of "
+               "The shipped grid (`python -m grpodyn.empirical.tinylm.make_grid`): Adam runs of "
                "one seed at three learning rates and a cross in G and B. The sweep fit shares "
                "r0, r*, kappa_A and Adam's noise ratio rho_A; each run keeps its own lr, G, B "
                "(THEORY.md section 9)."),
-        ("code", "from grpodyn.empirical.make_tiny_grid import DEFAULT_OUT as GRID\n"
-                 "from grpodyn.empirical.sweep import fit_sweep, load_sweep_run, transfer\n"
+        ("code", "from grpodyn.empirical.tinylm.make_grid import DEFAULT_OUT as GRID\n"
+                 "from grpodyn.empirical.logs.sweep import fit_sweep, load_sweep_run, transfer\n"
                  "runs = [load_sweep_run(p) for p in sorted(GRID.glob('adam_*_seed0.json'))]\n"
                  "sweep = fit_sweep(runs)\nfor name, c in sweep.constants().items():\n"
                  "    print(name, c)\nprint(sweep.tau_lr_exponent())"),
@@ -113,7 +113,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
     "06_diagnostics.ipynb": [
         ("md", "# Diagnostics: the four failure modes\n\nThe labelled bandit test bed, "
                "scored by the theory-based diagnosis and by simple threshold rules."),
-        ("code", "from grpodyn.empirical.testbed import bandit_testbed, evaluate\n"
+        ("code", "from grpodyn.empirical.diagnostics.testbed import bandit_testbed, evaluate\n"
                  "scores = evaluate(bandit_testbed(seeds=5))\n"
                  "for label, pr in scores['model']['per_mode'].items():\n"
                  "    print(f\"{label:22s} model P {pr['precision']:.2f} R {pr['recall']:.2f}"
@@ -121,14 +121,14 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("md", "The tiny-model TRL runs made while the diagnosis was frozen (held-out seeds). "
                "Labels are the induced modes; where a run failed otherwise, it counts as a miss "
                "(docs/findings.md, section 4)."),
-        ("code", "from grpodyn.empirical.testbed import HELDOUT_SEEDS, tiny_testbed\n"
+        ("code", "from grpodyn.empirical.diagnostics.testbed import HELDOUT_SEEDS, tiny_testbed\n"
                  "held = evaluate(tiny_testbed(seeds=HELDOUT_SEEDS))\n"
                  "for label, pr in held['model']['per_mode'].items():\n"
                  "    print(f\"{label:22s} model P {pr['precision']:.2f} R {pr['recall']:.2f}\")\n"
                  "print([c for c in held['cases'] if c['model'] != c['label']])"),
-        ("code", "from grpodyn.empirical.diagnostics import diagnose\n"
-                 "from grpodyn.empirical.loaders import load_run\n"
-                 "from grpodyn.empirical.tiny_analysis import DATA_DIR\n"
+        ("code", "from grpodyn.empirical.diagnostics.diagnose import diagnose\n"
+                 "from grpodyn.empirical.logs.loaders import load_run\n"
+                 "from grpodyn.empirical.tinylm.analysis import DATA_DIR\n"
                  "d = diagnose(load_run(DATA_DIR / 'tiny_G16_seed0.json'))\nprint(d.primary)\n"
                  "for name, v in d.modes.items():\n    print(name, round(v.score, 2), "
                  "v.evidence)"),

@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '58b404291d534bda15e96beb3f9edf95'
+THEORY_HASH = '7b0fbe6d0554dd66ad94322e6f36f7b4'
 
 
 SIGNATURES = {

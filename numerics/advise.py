@@ -1,5 +1,7 @@
-"""Hyperparameters for a target regime: the learning rate that makes the mean-field map critically
-damped, or that keeps a chosen margin from the stability limit (THEORY.md sections 3-5).
+"""Hyperparameters for a target regime.
+
+The learning rate that makes the mean-field map critically damped, or that keeps a chosen margin
+from the stability limit (THEORY.md sections 3-5).
 
 The stiffness is k = lr * kappa (heavy-ball SGD, or Adam with kappa measured on Adam's own clock,
 as a fit of a log gives it). For momentum beta the exact discrete boundaries are
@@ -16,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from grpodyn.ground import InputError, check_int, check_momentum, check_positive
+
 from .compiled import compiled
 from .stability import (
     first_unstable_refresh,
@@ -24,7 +28,6 @@ from .stability import (
     staleness_max,
     staleness_stiffness_max,
 )
-from .validation import InputError, check_int, check_momentum, check_positive
 
 __all__ = ["Advice", "advise", "TARGETS"]
 
@@ -33,9 +36,29 @@ TARGETS = ("critical", "margin")
 
 @dataclass(frozen=True)
 class Advice:
-    """Recommended learning rate and what it implies, with the reasoning in words."""
+    """Recommended learning rate and what it implies, with the reasoning in words.
 
-    learning_rate: float
+    Attributes
+    ----------
+    lr : float
+        The recommended learning rate (JSON also under its older key ``learning_rate``).
+    momentum : float
+        Momentum beta it was computed for.
+    stiffness : float
+        Stiffness k = lr * kappa [1/step^2] at that learning rate.
+    regime : str
+        Regime of the exact discrete map there.
+    relaxation_steps : float
+        -1 / ln|z| of the dominant on-policy pole [steps].
+    stiffness_limit : float
+        Largest stable stiffness with the run's lag.
+    refresh_max, staleness_max : int or None
+        Largest stable refresh interval K and staleness d at that learning rate.
+    reasoning : list of str
+        The steps of the recommendation, in words.
+    """
+
+    lr: float
     momentum: float
     stiffness: float
     regime: str
@@ -46,7 +69,15 @@ class Advice:
     reasoning: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Return the advice as a plain dict (the JSON of ``grpodyn advise``).
+
+        Returns
+        -------
+        dict
+            The fields, with ``learning_rate`` beside ``lr`` (the README's key, kept stable).
+        """
+        out = asdict(self)
+        return {"lr": out["lr"], "learning_rate": out["lr"], **out}
 
 
 def _refresh_stiffness_max(beta: float, refresh: int) -> float:
@@ -71,7 +102,7 @@ def _relaxation_steps(beta: float, k: float) -> float:
 
 def advise(*, kappa: float, momentum: float, target: str = "critical", margin: float = 0.5,
            refresh: int = 1, staleness: int = 0) -> Advice:
-    """Learning rate for a target regime.
+    """Recommend the learning rate for a target regime (THEORY.md sections 3-5).
 
     Parameters
     ----------
@@ -87,6 +118,16 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
         Fraction of the stability limit in (0, 1).
     refresh, staleness : int
         Refresh interval K or fixed staleness d of the run (one of them).
+
+    Returns
+    -------
+    Advice
+        The learning rate, what it implies and why.
+
+    Raises
+    ------
+    InputError
+        On an invalid input, naming it.
     """
     kappa = float(check_positive("kappa", kappa))
     beta = float(check_momentum(momentum))
@@ -129,6 +170,6 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
     d_max = staleness_max(momentum=beta, stiffness=k)
     reasoning.append(f"at this lr: largest stable refresh interval K = {k_refresh_max}, "
                      f"largest stable staleness d = {d_max}")
-    return Advice(learning_rate=lr, momentum=beta, stiffness=k, regime=chosen,
+    return Advice(lr=lr, momentum=beta, stiffness=k, regime=chosen,
                   relaxation_steps=tau, stiffness_limit=limit, refresh_max=k_refresh_max,
                   staleness_max=d_max, reasoning=reasoning)

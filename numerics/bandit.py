@@ -8,12 +8,14 @@ corrected reuse the stiffness splits into a current and a stale part (derivation
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from scipy.optimize import brentq
 
+from grpodyn.ground import InputError, check_finite, check_int, check_positive
+
 from .compiled import compiled
-from .validation import InputError, check_finite, check_int, check_positive
 
 __all__ = ["ESTIMATORS", "KL_ESTIMATORS", "BanditTheory", "bandit_theory"]
 
@@ -32,7 +34,8 @@ class BanditTheory:
     kappa_stale: float  # part that is held at the sampling policy
 
 
-def _drift_parts(estimator: str, group_size: int, eps: float):
+def _drift_parts(estimator: str, group_size: int, eps: float
+                 ) -> tuple[Callable[[float], float], Callable[[float], float]]:
     extra = (eps,) if estimator == "grpo" else ()
     drift = compiled(f"bandit_drift_{estimator}")
     slope = compiled(f"bandit_drift_slope_{estimator}")
@@ -42,7 +45,7 @@ def _drift_parts(estimator: str, group_size: int, eps: float):
 
 def bandit_theory(*, estimator: str = "grpo", group_size: int, kl: float, x_ref: float = 0.0,
                   kl_estimator: str = "k3", eps: float = 1e-4) -> BanditTheory:
-    """Fixed point x* and curvature kappa of the two-arm bandit (analytic slopes).
+    """Return the fixed point x* and curvature kappa of the two-arm bandit (analytic slopes).
 
     Parameters
     ----------
@@ -54,8 +57,8 @@ def bandit_theory(*, estimator: str = "grpo", group_size: int, kl: float, x_ref:
     x_ref : float
         Logit gap of the reference policy.
     kl_estimator : {"k3", "forward"}
-        TRL's k3 estimator (default, as in :class:`~grpodyn.empirical.bandit.BanditConfig`) or
-        the exact KL(pi || pi_ref).
+        TRL's k3 estimator (default, as in
+        :class:`~grpodyn.empirical.bandit.simulation.BanditConfig`) or the exact KL(pi || pi_ref).
     eps : float
         Epsilon added to the group std (GRPO only).
     """

@@ -21,11 +21,11 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.jscode import JavascriptCodePrinter
 from sympy.printing.julia import JuliaCodePrinter
 
+from grpodyn.ground import write_atomic
 from grpodyn.theory import Derivation, registry
 from grpodyn.theory.sourcehash import theory_source_hash
 
 from .codegen import render_module
-from .files import write_atomic
 
 __all__ = ["LANGUAGES", "export", "render"]
 

@@ -33,9 +33,10 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.special import expit
 
+from grpodyn.ground import InputError, check_finite, check_momentum
+
 from .compiled import compiled
 from .trajectory import closed_form
-from .validation import InputError, check_finite, check_momentum
 
 __all__ = ["CurveModel", "FitResult", "NoiseEstimate", "MODEL_NAMES", "EXTRA_MODELS",
            "curve_model", "fit_curve", "fit_models", "estimate_noise"]

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
+from grpodyn.ground import InputError, check_int, check_momentum, check_positive
+
 from .compiled import compiled
 from .stability import refresh_cycle_steps, refresh_stable, staleness_stable
-from .validation import InputError, check_int, check_momentum, check_positive
 
 __all__ = ["stationary_variance", "autocorrelation", "spectral_density"]
 
@@ -70,7 +71,7 @@ def stationary_variance(*, momentum: float, stiffness: float, noise: float, refr
     return float(np.mean(variances))
 
 
-def autocorrelation(lags, *, momentum: float, stiffness: float) -> np.ndarray:
+def autocorrelation(lags: int | np.ndarray, *, momentum: float, stiffness: float) -> np.ndarray:
     """On-policy autocorrelation rho(h) of e at integer lags h (derivation ``autocorrelation``)."""
     beta = complex(check_momentum(momentum))
     k = complex(check_positive("stiffness", stiffness))
@@ -82,9 +83,12 @@ def autocorrelation(lags, *, momentum: float, stiffness: float) -> np.ndarray:
     return np.real(rho)
 
 
-def spectral_density(omega, *, momentum: float, stiffness: float, noise: float) -> np.ndarray:
-    """On-policy power spectral density of e [reward^2 / (rad/step)], derivation
-    ``spectral_density``."""
+def spectral_density(omega: float | np.ndarray, *, momentum: float, stiffness: float,
+                     noise: float) -> np.ndarray:
+    """On-policy power spectral density of e [reward^2 / (rad/step)].
+
+    Derivation ``spectral_density``.
+    """
     beta = check_momentum(momentum)
     k = check_positive("stiffness", stiffness)
     s2 = check_positive("noise", noise)

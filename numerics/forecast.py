@@ -32,8 +32,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp, ndtr
 
+from grpodyn.ground import InputError, check_finite
+
 from .fit import FitResult, _hac_covariance, _jacobian, curve_model, fit_curve
-from .validation import InputError, check_finite
 
 __all__ = ["MEMBERS", "ALL_MEMBERS", "SATURATING", "ResidualNoise", "Member", "EnsembleForecast",
            "fit_residual_noise", "fit_random_walk", "fit_member", "forecast_curve",

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grpodyn.ground import write_atomic
+
 from .codegen import render_module
-from .files import write_atomic
 
 TARGET = Path(__file__).resolve().parent / "_generated.py"
 

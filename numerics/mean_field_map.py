@@ -22,9 +22,17 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.ground import (
+    InputError,
+    check_finite,
+    check_int,
+    check_momentum,
+    check_positive,
+    one_of_alias,
+)
+
 from . import fluctuations, stability
 from .compiled import compiled
-from .validation import InputError, check_finite, check_int, check_momentum, check_positive
 
 __all__ = ["MeanFieldMap", "TrajectoryBand", "OPTIMIZERS", "SCHEDULES", "lr_schedule",
            "iterate_map"]
@@ -35,8 +43,27 @@ SCHEDULES = ("constant", "linear", "cosine")
 
 def lr_schedule(lr: float, steps: int, *, schedule: str = "constant", warmup: int = 0
                 ) -> np.ndarray:
-    """Learning rate of steps 0 .. steps-1 (Hugging Face schedules: a linear warm-up from 0 over
-    ``warmup`` steps, then constant, linear decay to 0, or cosine decay to 0)."""
+    """Return the learning rate of steps 0 .. steps-1.
+
+    Hugging Face schedules: a linear warm-up from 0 over ``warmup`` steps, then constant, linear
+    decay to 0, or cosine decay to 0.
+
+    Parameters
+    ----------
+    lr : float
+        Peak learning rate.
+    steps : int
+        Number of steps.
+    schedule : {"constant", "linear", "cosine"}
+        Decay after the warm-up.
+    warmup : int
+        Linear warm-up steps.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``steps`` learning rates.
+    """
     if schedule not in SCHEDULES:
         raise InputError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     steps = check_int("steps", steps, minimum=1)
@@ -55,7 +82,7 @@ def lr_schedule(lr: float, steps: int, *, schedule: str = "constant", warmup: in
 def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: int,
                 weight: float = 1.0, bias_correction: bool = False, staleness: int = 0,
                 refresh: int = 1) -> np.ndarray:
-    """The mean-field map in momentum-buffer form, many runs at once.
+    """Return the mean-field map in momentum-buffer form, many runs at once.
 
     Parameters
     ----------
@@ -190,26 +217,30 @@ class MeanFieldMap:
 
     # --- constants ---------------------------------------------------------------------------
     @property
-    def beta(self) -> float:
+    def _beta(self) -> float:
+        """Momentum beta as a float (the maths' short name)."""
         return float(self.momentum)
 
     def stiffness_at(self, lr: float | np.ndarray) -> float | np.ndarray:
-        """k at learning rate ``lr`` [1/step^2] (without Adam's bias correction)."""
+        """Return k at learning rate ``lr`` [1/step^2] (without Adam's bias correction)."""
         if self.optimizer == "sgd":
             return compiled("stiffness")(lr, self.kappa)
         if self.noise_ratio is None:
-            return compiled("adam_stiffness_signal_limit")(lr, self.beta, self.kappa)
-        return compiled("adam_stiffness_noise_ratio")(lr, self.beta, self.kappa, self.noise_ratio,
+            return compiled("adam_stiffness_signal_limit")(lr, self._beta, self.kappa)
+        return compiled("adam_stiffness_noise_ratio")(lr, self._beta, self.kappa, self.noise_ratio,
                                                       self.batch, self.group_size)
 
     @property
     def stiffness(self) -> float:
-        """k = a kappa at the peak learning rate [1/step^2]."""
+        """Return k = a kappa at the peak learning rate [1/step^2]."""
         return float(self.stiffness_at(self.lr))
 
     @property
     def effective_step(self) -> float:
-        """a = k / kappa: lr for SGD, lr (1 - beta1) / sqrt(v_hat) (in units of 1/|g|) for Adam."""
+        """Return a = k / kappa.
+
+        Lr for SGD, lr (1 - beta1) / sqrt(v_hat) (in units of 1/|g|) for Adam.
+        """
         return self.stiffness / self.kappa
 
     @property
@@ -221,40 +252,48 @@ class MeanFieldMap:
 
     @property
     def mass(self) -> float:
-        return float(compiled("mass")(self.beta))
+        """Mass m = (1 + beta) / 2 of the continuum limit (THEORY.md section 3)."""
+        return float(compiled("mass")(self._beta))
 
     @property
     def damping(self) -> float:
-        return float(compiled("damping")(self.beta))
+        """On-policy damping c = 1 - beta (THEORY.md section 3)."""
+        return float(compiled("damping")(self._beta))
 
     @property
     def effective_damping(self) -> float:
-        return float(compiled("effective_damping")(self.beta, self.stiffness, self.mean_lag))
+        """Damping with the mean lag of the force, c - k l_bar (THEORY.md section 5)."""
+        return float(compiled("effective_damping")(self._beta, self.stiffness, self.mean_lag))
 
     @property
     def zeta(self) -> float:
-        return float(compiled("damping_ratio")(self.beta, self.stiffness))
+        """Damping ratio zeta = c / (2 sqrt(m k)) (THEORY.md section 3)."""
+        return float(compiled("damping_ratio")(self._beta, self.stiffness))
 
     @property
     def omega0(self) -> float:
-        return float(compiled("natural_frequency")(self.beta, self.stiffness))
+        """Natural angular frequency omega0 [rad/step] (THEORY.md section 3)."""
+        return float(compiled("natural_frequency")(self._beta, self.stiffness))
 
     @property
     def tau(self) -> float:
         """Overdamped relaxation time c / k [steps] (THEORY.md sections 3 and 9)."""
         if self.optimizer == "sgd":
-            return float(compiled("relaxation_time")(self.beta, self.lr, self.kappa))
+            return float(compiled("relaxation_time")(self._beta, self.lr, self.kappa))
         return float(self.damping / self.stiffness)
 
     @property
     def regime(self) -> str:
-        return stability.regime(momentum=self.beta, stiffness=self.stiffness,
+        """Regime of the exact discrete map, one of ``stability.REGIMES``."""
+        return stability.regime(momentum=self._beta, stiffness=self.stiffness,
                                 refresh=self.refresh, staleness=self.staleness)
 
     def poles(self) -> np.ndarray:
-        """Roots z of the characteristic polynomial of the map (per step; with a refresh
-        interval K, the eigenvalues of the cycle's monodromy to the power 1/K)."""
-        beta, k = self.beta, self.stiffness
+        """Roots z of the characteristic polynomial of the map, per step.
+
+        With a refresh interval K: the eigenvalues of the cycle's monodromy to the power 1/K.
+        """
+        beta, k = self._beta, self.stiffness
         if self.refresh > 1:
             matrix = np.array([[compiled("monodromy_11")(beta, k, self.refresh),
                                 compiled("monodromy_12")(beta, k, self.refresh)],
@@ -271,6 +310,7 @@ class MeanFieldMap:
 
     @property
     def spectral_radius(self) -> float:
+        """Largest pole modulus per step (stable below 1)."""
         return float(np.max(np.abs(self.poles())))
 
     # --- stability ---------------------------------------------------------------------------
@@ -278,17 +318,17 @@ class MeanFieldMap:
     def stiffness_max(self) -> float:
         """Largest stable stiffness with this lag structure [1/step^2]."""
         if self.staleness:
-            return float(stability.staleness_stiffness_max(self.beta, self.staleness))
+            return float(stability.staleness_stiffness_max(self._beta, self.staleness))
         if self.refresh > 1:
             from scipy.optimize import brentq
 
-            upper = float(compiled("stiffness_max")(self.beta))
+            upper = float(compiled("stiffness_max")(self._beta))
             stable = stability.refresh_stable
-            if stable(self.beta, upper * (1 - 1e-12), self.refresh):
+            if stable(self._beta, upper * (1 - 1e-12), self.refresh):
                 return upper
-            return float(brentq(lambda k: 0.5 - float(stable(self.beta, k, self.refresh)),
+            return float(brentq(lambda k: 0.5 - float(stable(self._beta, k, self.refresh)),
                                 1e-12, upper, xtol=1e-14))
-        return float(compiled("stiffness_max")(self.beta))
+        return float(compiled("stiffness_max")(self._beta))
 
     @property
     def lr_max(self) -> float:
@@ -303,7 +343,7 @@ class MeanFieldMap:
     def stationary_variance(self, noise: float) -> float:
         """Stationary variance of e for a per-step noise variance ``noise`` [reward^2]."""
         return float(fluctuations.stationary_variance(
-            momentum=self.beta, stiffness=self.stiffness, noise=noise, refresh=self.refresh,
+            momentum=self._beta, stiffness=self.stiffness, noise=noise, refresh=self.refresh,
             staleness=self.staleness))
 
     # --- trajectory --------------------------------------------------------------------------
@@ -313,7 +353,7 @@ class MeanFieldMap:
         if self.optimizer == "sgd" and self.schedule == "constant" and not self.warmup:
             from .simulate import simulate_map
 
-            return np.stack([simulate_map(momentum=self.beta, stiffness=self.stiffness, e0=x,
+            return np.stack([simulate_map(momentum=self._beta, stiffness=self.stiffness, e0=x,
                                           steps=steps, refresh=self.refresh,
                                           staleness=self.staleness).e[0]
                              for x in np.atleast_1d(np.asarray(e0, dtype=float))])
@@ -321,18 +361,44 @@ class MeanFieldMap:
         scale = self.stiffness_at(lrs)
         adam = self.optimizer == "adam"
         if adam:
-            scale = scale / (1.0 - self.beta)
-        return iterate_map(momentum=self.beta, scale=np.asarray(scale, dtype=float)[None, :],
+            scale = scale / (1.0 - self._beta)
+        return iterate_map(momentum=self._beta, scale=np.asarray(scale, dtype=float)[None, :],
                            e0=np.atleast_1d(np.asarray(e0, dtype=float)), steps=steps,
-                           weight=(1.0 - self.beta) if adam else 1.0, bias_correction=adam,
+                           weight=(1.0 - self._beta) if adam else 1.0, bias_correction=adam,
                            staleness=self.staleness, refresh=self.refresh)
 
-    def trajectory(self, *, r0: float, r_star: float, steps: int, noise: float = 0.0,
-                   level: float = 0.9, paths: int = 2000, seed: int = 0) -> TrajectoryBand:
-        """Mean reward path r_n = r* + e_n and the ``level`` band of single runs around it, the
-        per-step noise ``noise`` [reward^2] propagated through the map (Monte Carlo)."""
+    def trajectory(self, *, r0: float, plateau: float | None = None, steps: int,
+                   noise: float = 0.0, level: float = 0.9, paths: int = 2000, seed: int = 0,
+                   r_star: float | None = None) -> TrajectoryBand:
+        """Return the mean reward path r_n = r* + e_n and the band of single runs around it.
+
+        Parameters
+        ----------
+        r0 : float
+            Initial reward.
+        plateau : float
+            Fixed point r* of the reward (THEORY.md section 4).
+        steps : int
+            Number of steps after the start.
+        noise : float
+            Per-step noise variance s^2 [reward^2], propagated through the map (Monte Carlo).
+        level : float
+            Probability mass of the band, in (0, 1).
+        paths, seed : int
+            Monte Carlo paths and their seed.
+        r_star : float, optional
+            Older name of ``plateau``.
+
+        Returns
+        -------
+        TrajectoryBand
+            Steps, mean, lower and upper band.
+        """
+        r_star = one_of_alias("plateau", plateau, "r_star", r_star)
+        if r_star is None:
+            raise InputError("trajectory needs the plateau")
         r0 = float(check_finite("r0", r0))
-        r_star = float(check_finite("r_star", r_star))
+        r_star = float(check_finite("plateau", r_star))
         noise = float(check_positive("noise", noise, allow_zero=True))
         if not 0 < level < 1:
             raise InputError(f"level must lie strictly between 0 and 1, got {level!r}")
@@ -342,7 +408,7 @@ class MeanFieldMap:
         if noise > 0:
             from .simulate import simulate_map
 
-            sim = simulate_map(momentum=self.beta, stiffness=self.stiffness, e0=0.0, steps=steps,
+            sim = simulate_map(momentum=self._beta, stiffness=self.stiffness, e0=0.0, steps=steps,
                                refresh=self.refresh, staleness=self.staleness, noise=noise,
                                paths=paths, seed=seed)
             half = (1 - level) / 2
@@ -352,7 +418,7 @@ class MeanFieldMap:
                               bool(not np.all(np.isfinite(mean))))
 
     def to_dict(self) -> dict[str, Any]:
-        """The constants, regime and limits as plain numbers (JSON-ready)."""
+        """Return the constants, regime and limits as plain numbers (JSON-ready)."""
         return {"optimizer": self.optimizer, "lr": float(self.lr), "stiffness": self.stiffness,
                 "effective_step": self.effective_step, "mass": self.mass,
                 "damping": self.damping, "effective_damping": self.effective_damping,

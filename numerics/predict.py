@@ -13,10 +13,19 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.ground import (
+    InputError,
+    check_finite,
+    check_int,
+    check_momentum,
+    check_positive,
+    json_number,
+    one_of_alias,
+)
+
 from . import stability
 from .compiled import compiled
 from .mean_field_map import MeanFieldMap
-from .validation import InputError, check_finite, check_int, check_momentum, check_positive
 
 __all__ = ["PredictionResult", "predict"]
 
@@ -45,17 +54,20 @@ class PredictionResult:
     trajectory_diverged: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict; optional entries that were not asked for are left out."""
+        """Return a plain dict; optional entries that were not asked for are left out.
+
+        Returns
+        -------
+        dict of str to Any
+            The CLI's JSON keys (``grpodyn predict --json``).
+        """
         return {key: value for key, value in asdict(self).items() if value is not None}
-
-
-def _json_number(value: float) -> float | None:
-    return float(value) if np.isfinite(value) else None
 
 
 def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, staleness: int = 0,
             group_size: int | None = None, noise: float | None = None, r0: float | None = None,
-            r_star: float | None = None, steps: int | None = None) -> PredictionResult:
+            plateau: float | None = None, steps: int | None = None,
+            r_star: float | None = None) -> PredictionResult:
     """Predict the dynamics of a GRPO run from its optimiser settings and curvature.
 
     Parameters
@@ -70,14 +82,27 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         Refresh interval K (sample-and-hold) or fixed staleness d; not both.
     group_size : int, optional
         Completions per prompt G >= 2: adds the degenerate-group probability p^G + (1-p)^G at the
-        start and at the plateau (needs ``r0`` and ``r_star`` in [0, 1]).
+        start and at the plateau (needs ``r0`` and ``plateau`` in [0, 1]).
     noise : float, optional
         Per-step noise variance s^2 of the reward increment: adds the stationary variance and the
         noise temperature.
-    r0, r_star, steps : optional
-        Initial reward, plateau and number of steps: adds the predicted mean trajectory
-        (the exact discrete map, momentum buffer starting at zero).
+    r0, plateau, steps : optional
+        Initial reward, plateau r* and number of steps: adds the predicted mean trajectory
+        (the exact discrete map, momentum buffer starting at zero; THEORY.md section 4).
+    r_star : float, optional
+        Older name of ``plateau`` (the CLI's ``--r-star``).
+
+    Returns
+    -------
+    PredictionResult
+        Constants, regime and limits; optional entries only when asked for.
+
+    Raises
+    ------
+    InputError
+        On an invalid or missing input, naming it.
     """
+    r_star = one_of_alias("plateau", plateau, "r_star", r_star)
     eta = float(check_positive("lr", lr))
     beta = float(check_momentum(momentum))
     kappa = float(check_positive("kappa", kappa))
@@ -92,8 +117,8 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
     if noise is not None:
         s2 = float(check_positive("noise", noise, allow_zero=True))
         variance = system.stationary_variance(s2)
-        extras["stationary_variance"] = _json_number(variance)
-        extras["noise_temperature"] = _json_number(k * variance)
+        extras["stationary_variance"] = json_number(variance)
+        extras["noise_temperature"] = json_number(k * variance)
     if group_size is not None:
         g = check_int("group_size", group_size, minimum=2)
         levels = {"start": r0, "plateau": r_star}
@@ -113,7 +138,7 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         n = check_int("steps", steps, minimum=1)
         start, plateau = float(check_finite("r0", r0)), float(check_finite("r_star", r_star))
         values = plateau + system.displacement(n - 1, e0=start - plateau)[0]
-        extras["trajectory"] = [_json_number(v) for v in values]
+        extras["trajectory"] = [json_number(v) for v in values]
         extras["trajectory_diverged"] = bool(not np.all(np.isfinite(values)))
     return PredictionResult(
         mass=system.mass,

@@ -22,8 +22,9 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import betaln, gammaln
 
+from grpodyn.ground import InputError, check_int
+
 from .compiled import compiled
-from .validation import InputError, check_int
 
 __all__ = ["PromptPool", "fit_prompt_pool", "zero_std_share", "failed_group_share",
            "drift_loss"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import InputError, check_finite, check_int, check_momentum, check_positive
+from grpodyn.ground import InputError, check_finite, check_int, check_momentum, check_positive
 
 __all__ = ["simulate_map", "simulate_sde", "MapSimulationResult"]
 
@@ -31,6 +31,7 @@ class MapSimulationResult:
 
     @property
     def mean(self) -> np.ndarray:
+        """Mean path over the simulated paths."""
         return self.e.mean(axis=0)
 
     @property

@@ -14,8 +14,9 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
+from grpodyn.ground import InputError, check_int, check_momentum, check_positive
+
 from .compiled import compiled
-from .validation import InputError, check_int, check_momentum, check_positive
 
 __all__ = ["REGIMES", "regime", "schur_stable", "staleness_stable", "staleness_stiffness_max",
            "staleness_max", "refresh_stable", "refresh_max", "first_unstable_refresh",
@@ -28,11 +29,27 @@ _MARGINAL_TOLERANCE = 1e-10  # spectral radius this close to 1 is marginal, i.e.
 
 
 def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: int = 0) -> str:
-    """Name of the dynamical regime of the exact discrete map.
+    """Name the dynamical regime of the exact discrete map.
 
     On-policy the boundaries are the exact discrete ones of THEORY.md section 4; with a lag the
     regime is that of the dominant eigenvalue (per step, or per refresh cycle), and ``unstable``
     when it leaves the unit disc.
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 1).
+    stiffness : float
+        Stiffness k = a * kappa [1/step^2], > 0.
+    refresh : int
+        Refresh interval K (sample-and-hold; THEORY.md section 5).
+    staleness : int
+        Fixed staleness d [steps] (THEORY.md section 5).
+
+    Returns
+    -------
+    str
+        One of :data:`REGIMES`.
     """
     beta = float(check_momentum(momentum))
     k = float(check_positive("stiffness", stiffness))
@@ -61,10 +78,20 @@ def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: in
     return "oscillatory" if k > boundary else "overdamped"
 
 
-def schur_stable(coefficients) -> bool:
-    """True when every root of the real polynomial lies strictly inside the unit circle.
+def schur_stable(coefficients: np.ndarray | list[float]) -> bool:
+    """Test whether every root of a real polynomial lies strictly inside the unit circle.
 
-    Schur-Cohn recursion on the coefficients (highest power first); O(n^2).
+    Schur-Cohn recursion on the coefficients; O(n^2).
+
+    Parameters
+    ----------
+    coefficients : array_like
+        Real coefficients, highest power first, the first one non-zero.
+
+    Returns
+    -------
+    bool
+        True when the polynomial is Schur stable.
     """
     a = np.asarray(coefficients, dtype=float)
     a = a / a[0]
@@ -84,18 +111,48 @@ def _staleness_coefficients(beta: float, k: float, d: int) -> np.ndarray:
     return coefficients
 
 
-def staleness_stable(beta: float, k: float, d: int) -> bool:
-    """Stability of the map whose force is stale by d steps (d = 0: on-policy)."""
-    d = check_int("staleness", d, minimum=0)
+def staleness_stable(momentum: float, stiffness: float, staleness: int) -> bool:
+    """Test the stability of the map whose force is stale by d steps (THEORY.md section 5).
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 1).
+    stiffness : float
+        Stiffness k [1/step^2].
+    staleness : int
+        Fixed staleness d >= 0 [steps]; 0 is on-policy.
+
+    Returns
+    -------
+    bool
+        True when every root of z^(d+1) - (1+beta) z^d + beta z^(d-1) + k lies inside the unit
+        circle (on-policy: 0 < k < 2 (1 + beta)).
+    """
+    beta, k = momentum, stiffness
+    d = check_int("staleness", staleness, minimum=0)
     if d == 0:
         return 0 < k < compiled("stiffness_max")(beta)
     return schur_stable(_staleness_coefficients(beta, k, d))
 
 
-def staleness_stiffness_max(beta: float, d: int) -> float:
-    """Largest stable stiffness with staleness d: the first loss of stability as k grows."""
-    beta = float(check_momentum(beta))
-    d = check_int("staleness", d, minimum=0)
+def staleness_stiffness_max(momentum: float, staleness: int) -> float:
+    """Return the largest stable stiffness with staleness d (THEORY.md section 5).
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 1).
+    staleness : int
+        Fixed staleness d >= 0 [steps].
+
+    Returns
+    -------
+    float
+        The stiffness [1/step^2] at which stability is first lost as k grows.
+    """
+    beta = float(check_momentum(momentum))
+    d = check_int("staleness", staleness, minimum=0)
     k_max = float(compiled("stiffness_max")(beta))
     if d == 0:
         return k_max
@@ -111,7 +168,7 @@ def staleness_stiffness_max(beta: float, d: int) -> float:
 
 
 def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> int | None:
-    """Largest stable fixed staleness d (0: only on-policy is stable; None: not even that).
+    """Return the largest stable fixed staleness d (THEORY.md section 5).
 
     The characteristic polynomial factors as z^(d-1) (z - 1)(z - beta) + k, so a root on the
     unit circle z = exp(i theta) needs |exp(i theta) - 1| |exp(i theta) - beta| = k, which fixes
@@ -120,6 +177,25 @@ def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> i
     + arg(exp(i theta) - beta) = pi, which gives the crossing lag d0 in O(1): the map is stable
     for d < d0 (the continuum delay equation's k d < pi/2, made exact). A lag within round-off
     of d0 is decided by the Schur-Cohn test, once. Cost independent of d (was O(d^2 log d)).
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 1).
+    stiffness : float
+        Stiffness k [1/step^2], > 0.
+    cap : int
+        Largest staleness searched.
+
+    Returns
+    -------
+    int or None
+        The largest stable d (0: only on-policy is stable), None when not even on-policy is.
+
+    Raises
+    ------
+    InputError
+        When the map stays stable beyond ``cap``.
     """
     beta = float(check_momentum(momentum))
     k = float(check_positive("stiffness", stiffness))
@@ -139,7 +215,7 @@ def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> i
 
 
 def _staleness_crossing(beta: float, k: float) -> float:
-    """The real lag d0 at which a root of z^(d-1)(z-1)(z-beta) + k crosses the unit circle."""
+    """Return the real lag d0 at which a root of z^(d-1)(z-1)(z-beta) + k crosses |z| = 1."""
 
     def magnitude(theta: float) -> float:
         return 2.0 * math.sin(theta / 2) * math.sqrt(1 - 2 * beta * math.cos(theta) + beta**2) - k
@@ -149,17 +225,49 @@ def _staleness_crossing(beta: float, k: float) -> float:
     return 1.0 + (math.pi / 2 - theta / 2 - phase) / theta
 
 
-def refresh_stable(beta, k, refresh) -> np.ndarray:
-    """Stability with refresh interval K (sample-and-hold), vectorised over arrays."""
-    return np.asarray(compiled("refresh_stability_condition")(beta, k, refresh), dtype=bool)
+def refresh_stable(momentum: float | np.ndarray, stiffness: float | np.ndarray,
+                   refresh: int | np.ndarray) -> np.ndarray:
+    """Test stability with refresh interval K (sample-and-hold; THEORY.md section 5).
+
+    Parameters
+    ----------
+    momentum, stiffness, refresh : float or array_like
+        Momentum beta, stiffness k [1/step^2] and refresh interval K, broadcast together.
+
+    Returns
+    -------
+    numpy.ndarray
+        Booleans: the compiled Jury conditions of the cycle's monodromy matrix hold.
+    """
+    condition = compiled("refresh_stability_condition")
+    return np.asarray(condition(momentum, stiffness, refresh), dtype=bool)
 
 
 def first_unstable_refresh(*, momentum: float, stiffness: float, cap: int = 10_000_000
                            ) -> int | None:
-    """Smallest refresh interval K that is unstable (None when K = 1 is already unstable).
+    """Return the smallest unstable refresh interval K (THEORY.md section 5).
 
     Marginal intervals (cycle spectral radius 1 up to round-off, e.g. beta = 0, K k = 2) count
     as unstable.
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 1).
+    stiffness : float
+        Stiffness k [1/step^2], > 0.
+    cap : int
+        Largest interval searched.
+
+    Returns
+    -------
+    int or None
+        The first unstable K, None when K = 1 is already unstable.
+
+    Raises
+    ------
+    InputError
+        When every K up to ``cap`` is stable.
     """
     beta = float(check_momentum(momentum))
     k = float(check_positive("stiffness", stiffness))
@@ -183,15 +291,38 @@ def first_unstable_refresh(*, momentum: float, stiffness: float, cap: int = 10_0
 
 
 def refresh_max(*, momentum: float, stiffness: float) -> int | None:
-    """Largest refresh interval K before the first unstable one (None if K = 1 is unstable)."""
+    """Return the largest refresh interval K before the first unstable one.
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 1).
+    stiffness : float
+        Stiffness k [1/step^2], > 0.
+
+    Returns
+    -------
+    int or None
+        The largest stable K, None when K = 1 is unstable.
+    """
     first = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
     return None if first is None else first - 1
 
 
-def regime_map(momentum, stiffness) -> np.ndarray:
-    """Index into ``REGIMES`` of the on-policy regime over broadcast momentum x stiffness grids.
+def regime_map(momentum: float | np.ndarray, stiffness: float | np.ndarray) -> np.ndarray:
+    """Index the on-policy regime into :data:`REGIMES` over broadcast grids.
 
     Vectorised form of :func:`regime` (without lag): exact discrete boundaries.
+
+    Parameters
+    ----------
+    momentum, stiffness : float or array_like
+        Momentum beta in [0, 1) and stiffness k > 0 [1/step^2], broadcast together.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer codes, ``REGIMES[code]`` is the regime.
     """
     beta = check_momentum(momentum)
     k = check_positive("stiffness", stiffness)
@@ -206,7 +337,20 @@ def regime_map(momentum, stiffness) -> np.ndarray:
 
 
 def refresh_threshold_comparison(*, momentum: float, stiffness: float) -> dict[str, float]:
-    """First unstable refresh interval: exact, continuum estimate, reference paper's bound."""
+    """Compare three estimates of the first unstable refresh interval (THEORY.md section 5).
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 1).
+    stiffness : float
+        Stiffness k [1/step^2], > 0.
+
+    Returns
+    -------
+    dict of str to float
+        ``exact`` (NaN when K = 1 is unstable), ``continuum`` and ``reference_bound``.
+    """
     exact = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
     return {"exact": float("nan") if exact is None else float(exact),
             "continuum": float(compiled("refresh_threshold_continuum")(momentum, stiffness)),
@@ -214,13 +358,28 @@ def refresh_threshold_comparison(*, momentum: float, stiffness: float) -> dict[s
                                                                              stiffness))}
 
 
-def refresh_cycle_steps(beta: float, stiffness_current: float, stiffness_lagged: float,
+def refresh_cycle_steps(momentum: float, stiffness_current: float, stiffness_lagged: float,
                         refresh: int) -> list[np.ndarray]:
-    """Step matrices of one refresh cycle, state (e_n, e_{n-1}, e_ref).
+    """Return the step matrices of one refresh cycle, state (e_n, e_{n-1}, e_ref).
 
     e_{n+1} = (1+beta) e_n - beta e_{n-1} - k_c e_n - k_l e_ref; at the first phase of the cycle
-    e_ref is first reset to e_n (the refresh), at the others it is held.
+    e_ref is first reset to e_n (the refresh), at the others it is held (THEORY.md section 5).
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta.
+    stiffness_current, stiffness_lagged : float
+        The parts k_c and k_l of the stiffness acting on the current and the held displacement.
+    refresh : int
+        Refresh interval K (number of matrices).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        K 3 x 3 matrices, the first one with the refresh.
     """
+    beta = momentum
     step = np.array([[1.0 + beta - stiffness_current, -beta, -stiffness_lagged],
                      [1.0, 0, 0], [0, 0, 1.0]])
     refresh_now = np.array([[1.0, 0, 0], [0, 1.0, 0], [1.0, 0, 0]])
@@ -229,10 +388,24 @@ def refresh_cycle_steps(beta: float, stiffness_current: float, stiffness_lagged:
 
 def mixed_refresh_radius(*, momentum: float, stiffness_current: float, stiffness_lagged: float,
                          refresh: int) -> float:
-    """Spectral radius per refresh cycle when only part of the force is held.
+    """Return the spectral radius per refresh cycle when only part of the force is held.
 
     e_{n+1} = (1+beta) e_n - beta e_{n-1} - k_c e_n - k_l e_ref, with e_ref the value at the last
     refresh: the force of importance-corrected sample reuse. k_c = 0 is sample-and-hold.
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 1).
+    stiffness_current, stiffness_lagged : float
+        Stiffness on the current and on the held displacement [1/step^2].
+    refresh : int
+        Refresh interval K.
+
+    Returns
+    -------
+    float
+        Spectral radius of the cycle's product matrix (stable below 1).
     """
     beta = float(check_momentum(momentum))
     refresh = check_int("refresh", refresh, minimum=1)
@@ -245,12 +418,31 @@ def mixed_refresh_radius(*, momentum: float, stiffness_current: float, stiffness
 
 def first_unstable_mixed_refresh(*, momentum: float, stiffness_current: float,
                                  stiffness_lagged: float, cap: int = 100_000) -> int | None:
-    """Smallest unstable refresh interval with a partly held force (None: K = 1 unstable).
+    """Return the smallest unstable refresh interval with a partly held force.
 
     A cycle radius within round-off of 1 is marginal and counted as unstable, as the exact
     (strict) Jury conditions of the sample-and-hold case do. The cycle product is built
     incrementally (the cycle of K + 1 is one more step times the cycle of K: the same products,
     in the same order, as :func:`mixed_refresh_radius`), so the search costs O(K) products.
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 1).
+    stiffness_current, stiffness_lagged : float
+        Stiffness on the current and on the held displacement [1/step^2].
+    cap : int
+        Largest interval searched.
+
+    Returns
+    -------
+    int or None
+        The first unstable K, None when K = 1 is already unstable.
+
+    Raises
+    ------
+    InputError
+        When every K up to ``cap`` is stable.
     """
     beta = float(check_momentum(momentum))
     cap = check_int("cap", cap, minimum=1)
@@ -264,8 +456,22 @@ def first_unstable_mixed_refresh(*, momentum: float, stiffness_current: float,
     raise InputError(f"refresh interval stays stable beyond the cap K = {cap}")
 
 
-def stability_map(momentum, stiffness, *, refresh=1) -> np.ndarray:
-    """Boolean grid of stability with refresh interval K over broadcast momentum x stiffness."""
+def stability_map(momentum: float | np.ndarray, stiffness: float | np.ndarray, *,
+                  refresh: int = 1) -> np.ndarray:
+    """Map stability with refresh interval K over broadcast momentum x stiffness grids.
+
+    Parameters
+    ----------
+    momentum, stiffness : float or array_like
+        Momentum beta in [0, 1) and stiffness k > 0 [1/step^2], broadcast together.
+    refresh : int
+        Refresh interval K.
+
+    Returns
+    -------
+    numpy.ndarray
+        Booleans, True where the map is stable.
+    """
     beta = check_momentum(momentum)
     k = check_positive("stiffness", stiffness)
     return refresh_stable(beta, k, refresh)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from .validation import InputError, check_finite, check_fraction, check_positive
+from grpodyn.ground import InputError, check_finite, check_fraction, check_positive
 
 __all__ = ["trajectory", "closed_form", "reward_trajectory", "inflection_time",
            "gain_fraction_time", "TrajectoryResult"]

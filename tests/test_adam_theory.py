@@ -1,5 +1,5 @@
 """Adam's stiffness (THEORY.md section 9): the sympy results, their limits, and the two-arm
-bandit's Adam simulation (empirical/bandit.py) against the compiled formula."""
+bandit's Adam simulation (empirical/bandit/simulation.py) against the compiled formula."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from grpodyn.empirical.bandit import BanditConfig, group_update_moments, simulate_bandit
+from grpodyn.empirical.bandit.simulation import BanditConfig, group_update_moments, simulate_bandit
 from grpodyn.numerics.compiled import compiled
 from grpodyn.theory import sym
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
-from grpodyn.empirical import bandit_lab as lab
-from grpodyn.empirical.bandit import BanditConfig, expected_update, simulate_bandit
-from grpodyn.empirical.loaders import load_run
+from grpodyn.empirical.bandit import lab
+from grpodyn.empirical.bandit.simulation import BanditConfig, expected_update, simulate_bandit
+from grpodyn.empirical.logs.loaders import load_run
+from grpodyn.ground import InputError
 from grpodyn.numerics.bandit import bandit_theory
 from grpodyn.numerics.compiled import compiled
-from grpodyn.numerics.validation import InputError
 
 
 @pytest.mark.parametrize("estimator", ["grpo", "dr_grpo", "rloo"])
@@ -135,7 +135,7 @@ def test_bad_configs_are_refused(kwargs, needle):
 @pytest.mark.parametrize("kl_estimator", ["k3", "forward"])
 @pytest.mark.parametrize("reuse", [False, True])
 def test_two_arm_fast_path_equals_general_engine(kl_estimator, reuse):
-    from grpodyn.empirical.bandit import _Engine, _TwoArmEngine
+    from grpodyn.empirical.bandit.simulation import _Engine, _TwoArmEngine
 
     config = BanditConfig(estimator="grpo", kl=0.4, kl_estimator=kl_estimator, x_ref=0.3,
                           group_size=8, prompts=3)

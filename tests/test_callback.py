@@ -13,7 +13,7 @@ pytest.importorskip("transformers")
 from transformers import TrainerControl, TrainerState, TrainingArguments  # noqa: E402
 
 from grpodyn.empirical.callback import GRPODynamicsCallback, GRPODynamicsWarning  # noqa: E402
-from grpodyn.numerics.validation import InputError  # noqa: E402
+from grpodyn.ground import InputError  # noqa: E402
 
 
 def _feed(callback, rewards, *, entropy=None, args=None):
@@ -64,7 +64,7 @@ def test_bad_options_are_refused():
 
 def test_callback_in_a_real_tiny_grpo_run(tmp_path):
     pytest.importorskip("trl")
-    from grpodyn.empirical.tiny_lm import (
+    from grpodyn.empirical.tinylm.training import (
         GRPORunSettings,
         build_model,
         build_tokenizer,

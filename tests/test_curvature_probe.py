@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grpodyn.empirical.curvature_probe import (
+from grpodyn.empirical.tinylm.curvature_probe import (
     DEFAULT_OUT,
     ProbePoint,
     fit_probe,
     summarise_probe,
 )
-from grpodyn.numerics.validation import InputError
+from grpodyn.ground import InputError
 
 
 def test_fit_recovers_stiffness_and_plateau():
@@ -46,8 +46,8 @@ def test_probe_drift_runs_on_a_tiny_model():
     pytest.importorskip("torch")
     import torch
 
-    from grpodyn.empirical.curvature_probe import probe_drift
-    from grpodyn.empirical.tiny_lm import build_model, build_tokenizer
+    from grpodyn.empirical.tinylm.curvature_probe import probe_drift
+    from grpodyn.empirical.tinylm.training import build_model, build_tokenizer
 
     tokenizer = build_tokenizer()
     model, reference = build_model(seed=0), build_model(seed=0)

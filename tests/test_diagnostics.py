@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
-from grpodyn.empirical.diagnostics import MODES, diagnose
-from grpodyn.empirical.loaders import Run
-from grpodyn.empirical.testbed import LABELS, bandit_testbed, evaluate
-from grpodyn.numerics.validation import InputError
+from grpodyn.empirical.diagnostics.diagnose import MODES, diagnose
+from grpodyn.empirical.diagnostics.testbed import LABELS, bandit_testbed, evaluate
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.ground import InputError
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +105,7 @@ def test_tiny_trl_design_testbed_is_shipped_and_scored():
     the learning rate) that the first updates wrecked (reward 0 with the entropy kept: read as
     degeneracy), one concentration run that concentrated and then diverged, and one G = 2 run
     that truly collapsed (docs/findings.md, section 4)."""
-    from grpodyn.empirical.testbed import TUNING_SEEDS, tiny_testbed
+    from grpodyn.empirical.diagnostics.testbed import TUNING_SEEDS, tiny_testbed
 
     cases = tiny_testbed(seeds=TUNING_SEEDS)
     assert all(sum(c.label == label for c in cases) == 40 for label in LABELS)
@@ -127,7 +127,7 @@ def test_tiny_trl_heldout_testbed_meets_the_target():
     no seed with the design runs; every label has ten runs; precision and recall >= 0.9 for
     every label (measured: all 1.00) and no healthy run flagged unstable. A change of the
     diagnosis that fails this has to be judged on fresh seeds, not tuned against these."""
-    from grpodyn.empirical.testbed import HELDOUT_SEEDS, TUNING_SEEDS, tiny_testbed
+    from grpodyn.empirical.diagnostics.testbed import HELDOUT_SEEDS, TUNING_SEEDS, tiny_testbed
 
     assert not set(HELDOUT_SEEDS) & set(TUNING_SEEDS)
     heldout = tiny_testbed(seeds=HELDOUT_SEEDS)
@@ -172,7 +172,7 @@ def test_a_rise_that_falls_back_is_never_healthy():
     d = diagnose(run)
     assert d.state == "declining" and d.primary is None
     assert any("cause unknown" in note for note in d.notes)
-    from grpodyn.empirical.testbed import called
+    from grpodyn.empirical.diagnostics.testbed import called
 
     assert called(d) == "declining"
 
@@ -180,13 +180,13 @@ def test_a_rise_that_falls_back_is_never_healthy():
 @pytest.fixture(scope="module")
 def pool_cases():
     """One prompt-pool simulator run per label (design seed 0), read back through load_run."""
-    from grpodyn.empirical.testbed import pool_testbed
+    from grpodyn.empirical.diagnostics.testbed import pool_testbed
 
     return pool_testbed(seeds=range(0, 1))
 
 
 def test_pool_runs_are_called_as_labelled(pool_cases):
-    from grpodyn.empirical.testbed import called
+    from grpodyn.empirical.diagnostics.testbed import called
 
     calls = {c.name: called(diagnose(c.run)) for c in pool_cases}
     expected = {c.name: c.label for c in pool_cases}
@@ -230,7 +230,7 @@ def _convolve_smooth(y, window, mode="same"):
 
 
 def test_cumulative_sums_give_the_convolution_to_round_off():
-    from grpodyn.empirical.diagnostics import _smooth
+    from grpodyn.empirical.diagnostics.diagnose import _smooth
 
     rng = np.random.default_rng(5)
     for n in (1, 7, 40, 1001):
@@ -246,8 +246,8 @@ def test_cumulative_sums_give_the_convolution_to_round_off():
 
 
 def test_public_outcome_mapping():
-    from grpodyn.empirical.diagnostics import Diagnosis
-    from grpodyn.empirical.public_outcomes import OUTCOMES, outcome_of
+    from grpodyn.empirical.diagnostics.diagnose import Diagnosis
+    from grpodyn.empirical.diagnostics.public_outcomes import OUTCOMES, outcome_of
 
     def made(primary, state):
         return Diagnosis({}, primary, "x", [], state)

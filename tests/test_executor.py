@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
-from grpodyn.empirical import bandit_lab as lab
-from grpodyn.empirical.bandit import simulate_bandit
+from grpodyn.empirical.bandit import lab
+from grpodyn.empirical.bandit.simulation import simulate_bandit
 from grpodyn.numerics.executor import describe_executor, run_tasks
 
 

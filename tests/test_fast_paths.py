@@ -11,8 +11,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from grpodyn.empirical import bandit_lab as lab
-from grpodyn.empirical.bandit import (
+from grpodyn.empirical.bandit import lab
+from grpodyn.empirical.bandit.simulation import (
     BanditConfig,
     _Engine,
     _TwoArmEngine,

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
+from grpodyn.ground import InputError
 from grpodyn.numerics.fit import estimate_noise, fit_curve, fit_models
 from grpodyn.numerics.simulate import simulate_sde
-from grpodyn.numerics.validation import InputError
 
 #: (momentum, stiffness, process noise s^2, observation noise sd, points): several regimes
 #: (overdamped, oscillatory, no momentum) and noise levels.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from grpodyn.ground import InputError
 from grpodyn.numerics.forecast import fit_residual_noise, forecast_curve, plateau_summary
-from grpodyn.numerics.validation import InputError
 
 N, CUT = 200, 100
 

@@ -33,7 +33,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grpodyn.empirical.loaders import LogFormatError, load_run
+from grpodyn.empirical.logs.loaders import LogFormatError, load_run
 
 FUZZ_COUNTS: collections.Counter = collections.Counter()
 BROKEN = Path(__file__).parent / "data" / "broken"
@@ -333,7 +333,7 @@ def test_run_directories(history, args_bin, config_text, layout):
 @FUZZ
 @given(st.binary(max_size=400))
 def test_restricted_pickle_reader(raw):
-    from grpodyn.empirical.logs_pickle import PickleReadError, read_pickled_args
+    from grpodyn.empirical.logs.pickled import PickleReadError, read_pickled_args
 
     FUZZ_COUNTS["pickle"] += 1
     with tempfile.TemporaryDirectory() as folder:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grpodyn.empirical.loaders import LogFormatError, list_runs, load_run
+from grpodyn.empirical.logs.loaders import LogFormatError, list_runs, load_run
 
 DATA = Path(__file__).parent / "data" / "real_logs"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "real_logs"
@@ -167,7 +167,7 @@ def test_pandas_in_and_out():
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"step": [1, 2, 3, 4], "reward": [0.1, 0.2, 0.25, 0.3],
                           "kl": [0.0, 0.01, 0.02, 0.02]})
-    from grpodyn.empirical.loaders import Run
+    from grpodyn.empirical.logs.loaders import Run
 
     run = Run.from_pandas(frame)
     assert list(run.reward) == [0.1, 0.2, 0.25, 0.3]

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grpodyn.empirical.loaders import LogFormatError, list_runs, load_run, load_runs
-from grpodyn.empirical.logs_meta import Hyperparameter, RunMeta
+from grpodyn.empirical.logs.loaders import LogFormatError, list_runs, load_run, load_runs
+from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
 
 FORMATS = Path(__file__).parent / "data" / "formats"
 
@@ -320,7 +320,7 @@ def test_no_inference_from_continuous_or_averaged_rewards(tmp_path):
 @pytest.mark.parametrize("shape,expected", [("constant", "constant"), ("linear", "linear"),
                                              ("cosine", "cosine")])
 def test_schedule_from_the_logged_learning_rate(tmp_path, shape, expected):
-    from grpodyn.empirical.logs_infer import schedule_of
+    from grpodyn.empirical.logs.infer import schedule_of
 
     steps = np.arange(1.0, 301.0)
     warm = np.minimum(1.0, steps / 20)
@@ -332,7 +332,7 @@ def test_schedule_from_the_logged_learning_rate(tmp_path, shape, expected):
 
 
 def test_config_files_of_each_trainer(tmp_path):
-    from grpodyn.empirical.logs_config import meta_from_config
+    from grpodyn.empirical.logs.config import meta_from_config
 
     verl = {"actor_rollout_ref": {"actor": {"use_kl_loss": False, "kl_loss_coef": 0.5,
                                             "ppo_epochs": 2, "optim": {"lr": 3e-6}},
@@ -385,7 +385,7 @@ def test_console_interval_from_a_config_file_beside(tmp_path):
 
 def test_config_values_that_are_not_numbers_are_skipped(capsys):
     from grpodyn.cli import main
-    from grpodyn.empirical.logs_config import meta_from_config
+    from grpodyn.empirical.logs.config import meta_from_config
 
     meta = meta_from_config({"learning_rate": float("nan"), "num_generations": b"\x00",
                              "beta": "abc", "adam_beta1": True, "warmup_steps": 10**5000,
@@ -412,7 +412,7 @@ def test_wandb_folder_reads_latest_run_or_asks(tmp_path):
 
 def test_grpodyn_made_runs_carry_their_hyperparameters():
     """A run grpodyn made (the shipped tiny grid) records them in ``grpodyn_hparams``."""
-    from grpodyn.empirical.loaders import load_run
+    from grpodyn.empirical.logs.loaders import load_run
 
     folder = Path(__file__).resolve().parents[1] / "empirical" / "data" / "tiny_grid"
     run = load_run(sorted(folder.glob("sgd_*.json"))[0])

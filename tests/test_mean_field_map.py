@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from grpodyn.ground import InputError
 from grpodyn.numerics import stability
 from grpodyn.numerics.mean_field_map import MeanFieldMap, iterate_map, lr_schedule
 from grpodyn.numerics.predict import predict
 from grpodyn.numerics.simulate import simulate_map
-from grpodyn.numerics.validation import InputError
 
 
 @pytest.mark.parametrize(("refresh", "staleness"), [(1, 0), (4, 0), (1, 3)])

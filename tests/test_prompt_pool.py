@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from grpodyn.ground import InputError
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.prompt_pool import (
     drift_loss,
@@ -12,7 +13,6 @@ from grpodyn.numerics.prompt_pool import (
     fit_prompt_pool,
     zero_std_share,
 )
-from grpodyn.numerics.validation import InputError
 
 CASES = [(0.6, 0.9, 8, 16), (2.0, 3.0, 4, 8), (0.3, 0.2, 2, 32), (5.0, 1.0, 16, 4)]
 

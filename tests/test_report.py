@@ -83,7 +83,7 @@ def test_lab_results_unchanged_by_the_speed_work(quick_report):
     _, summary = quick_report
     before = json.loads((Path(__file__).parent / "data" /
                          "report_quick_bandit_before_issue18.json").read_text())
-    from grpodyn.serialization import finite_json
+    from grpodyn.ground import finite_json
 
     now = finite_json(summary["bandit"])  # as `grpodyn report --json` prints it
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
-from grpodyn.empirical.loaders import Run
-from grpodyn.empirical.run_analysis import analyse_run, infer_reward_range
-from grpodyn.numerics.validation import InputError
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.empirical.logs.run_analysis import analyse_run, infer_reward_range
+from grpodyn.ground import InputError
 
 FORECAST_KEYS = {"model", "weights", "train_points", "steps", "mean", "lower", "upper", "level",
                  "plateau", "warnings"}

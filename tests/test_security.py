@@ -152,7 +152,7 @@ def _payloads(sentinel: Path) -> dict[str, bytes]:
 
 
 def test_hostile_training_args_bin_runs_nothing(tmp_path):
-    from grpodyn.empirical.logs_pickle import PickleReadError, read_pickled_args
+    from grpodyn.empirical.logs.pickled import PickleReadError, read_pickled_args
 
     sentinel = tmp_path / "HACKED"
     payloads = _payloads(sentinel)
@@ -167,7 +167,7 @@ def test_hostile_training_args_bin_runs_nothing(tmp_path):
         if value is not None:  # a plain dict naming what it wanted, nothing else
             assert all(isinstance(k, str) for k in value), name
     # the same payloads beside a log: the log loads, the file is skipped or read as data
-    from grpodyn.empirical.loaders import load_run
+    from grpodyn.empirical.logs.loaders import load_run
 
     log = tmp_path / "run" / "trainer_state.json"
     log.parent.mkdir()
@@ -182,7 +182,7 @@ def test_hostile_training_args_bin_runs_nothing(tmp_path):
 
 
 def test_a_real_training_args_bin_is_read_as_plain_data(tmp_path):
-    from grpodyn.empirical.logs_pickle import read_pickled_args
+    from grpodyn.empirical.logs.pickled import read_pickled_args
 
     path = Path(__file__).parent / "data" / "formats" / "trl_run" / "checkpoint-60" / \
         "training_args.bin"
@@ -205,7 +205,7 @@ def test_a_real_training_args_bin_is_read_as_plain_data(tmp_path):
 @pytest.mark.parametrize("raw", [b"", b"\x80\x05", b"garbage", b"PK\x03\x04broken", b"(((((.",
                                  b"\x80\x02]q\x00(K\x01K\x02e."])
 def test_broken_pickles_fail_with_a_reason(tmp_path, raw):
-    from grpodyn.empirical.logs_pickle import PickleReadError, read_pickled_args
+    from grpodyn.empirical.logs.pickled import PickleReadError, read_pickled_args
 
     path = tmp_path / "training_args.bin"
     path.write_bytes(raw)
@@ -215,7 +215,7 @@ def test_broken_pickles_fail_with_a_reason(tmp_path, raw):
 
 def test_shared_and_cyclic_configs_do_not_blow_up(tmp_path):
     """A pickle or YAML file whose dicts refer to each other many times over: flattened once."""
-    from grpodyn.empirical.logs_config import flatten, meta_from_config
+    from grpodyn.empirical.logs.config import flatten, meta_from_config
 
     node: dict = {"lr": 1e-5}
     for _ in range(30):  # 30 levels of 50 references to one dict: 50**30 paths if expanded

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.slow
                                    "policy_concentration", "dynamical_instability"])
 def test_tiny_testbed_case(label):
     pytest.importorskip("trl")
-    from grpodyn.empirical.make_tiny_testbed import make_case
+    from grpodyn.empirical.tinylm.make_testbed import make_case
 
     case = make_case(label, 0, steps=16)
     assert case["label"] == label and case["log_history"]
@@ -21,7 +21,7 @@ def test_tiny_testbed_case(label):
 
 def test_probe_run_short():
     pytest.importorskip("trl")
-    from grpodyn.empirical.curvature_probe import probe_run
+    from grpodyn.empirical.tinylm.curvature_probe import probe_run
 
     out = probe_run(4, 0, steps=31, every=10, replicates=2, progress=False)
     assert len(out["points"]) == 3 and out["fitted"]["tau"] > 0
@@ -29,7 +29,7 @@ def test_probe_run_short():
 
 def test_make_tiny_run_short():
     pytest.importorskip("trl")
-    from grpodyn.empirical.make_tiny_runs import make_run
+    from grpodyn.empirical.tinylm.make_runs import make_run
 
     run = make_run(4, 0, steps=8)
     assert len(run["log_history"]) == 8 and set(run["transfer"]) >= {"add", "multiply"}

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
-from grpodyn.empirical.sweep import fit_sweep, load_sweep_run, parse_hparams, transfer
+from grpodyn.empirical.logs.sweep import fit_sweep, load_sweep_run, parse_hparams, transfer
+from grpodyn.ground import InputError
 from grpodyn.numerics.mean_field_map import MeanFieldMap
-from grpodyn.numerics.validation import InputError
 
 TRUE = {"r0": 0.2, "r_star": 0.7, "sgd": 0.5, "adam": 30.0, "rho": 64.0}
 STEPS = 300
@@ -143,10 +143,10 @@ def test_cli_bad_input_exits_2(argv, capsys):
 
 
 def test_shipped_grid_loads_and_fits():
-    from grpodyn.empirical.make_tiny_grid import DEFAULT_OUT, run_name, settings_grid
+    from grpodyn.empirical.tinylm.make_grid import DEFAULT_OUT, run_name, settings_grid
 
     paths = [DEFAULT_OUT / run_name(*s, 0) for s in settings_grid() if s[0] == "adam"]
-    assert all(p.is_file() for p in paths), "python -m grpodyn.empirical.make_tiny_grid"
+    assert all(p.is_file() for p in paths), "python -m grpodyn.empirical.tinylm.make_grid"
     runs = [load_sweep_run(p) for p in paths]
     assert all(r.sources["lr"] == "log (grpodyn_hparams)" and r.steps.size == 240 for r in runs)
     fit = fit_sweep(runs)

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from grpodyn.empirical.tiny_lm import TASK_FAMILIES, make_prompts
+from grpodyn.empirical.tinylm.training import TASK_FAMILIES, make_prompts
 
 
 def _value(expression: str) -> int:
@@ -35,8 +35,8 @@ def test_task_families_are_correct(family):
 
 def test_short_real_grpo_run(tmp_path):
     pytest.importorskip("trl")
-    from grpodyn.empirical.loaders import load_run
-    from grpodyn.empirical.tiny_lm import (
+    from grpodyn.empirical.logs.loaders import load_run
+    from grpodyn.empirical.tinylm.training import (
         GRPORunSettings,
         build_model,
         build_tokenizer,

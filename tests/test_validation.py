@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
+from grpodyn.ground import InputError
 from grpodyn.numerics import fit, fluctuations, predict, simulate, stability, trajectory
 from grpodyn.numerics.advise import advise
 from grpodyn.numerics.bandit import bandit_theory
 from grpodyn.numerics.forecast import forecast_curve
-from grpodyn.numerics.validation import InputError
 
 nan, inf = float("nan"), float("inf")
 GOOD = {"momentum": 0.5, "stiffness": 0.1}

@@ -30,7 +30,7 @@ def _sigmoid(x: sp.Expr) -> sp.Expr:
 
 @derivation
 def derive_bandit_success_probability() -> Derivation:
-    """p = sigmoid(x) = exp(x) / (exp(x) + exp(0))."""
+    """Derive p = sigmoid(x) = exp(x) / (exp(x) + exp(0))."""
     softmax = sp.exp(sym.x) / (sp.exp(sym.x) + 1)
     return Derivation("bandit_success_probability", sp.simplify(softmax), (sym.x,),
                       "Probability of the rewarded arm, p = sigmoid(x).", SECTION,
@@ -38,7 +38,7 @@ def derive_bandit_success_probability() -> Derivation:
 
 
 def _score_check() -> sp.Expr:
-    """d log pi(arm) / dx for the rewarded arm: 1 - p (and -p for the other)."""
+    """Return d log pi(arm) / dx for the rewarded arm: 1 - p (and -p for the other)."""
     p = get("bandit_success_probability").expr
     return sp.simplify(sp.diff(sp.log(p), sym.x) - (1 - p))
 
@@ -121,7 +121,7 @@ def derive_bandit_kl_gradient_forward() -> Derivation:
 
 @derivation
 def derive_bandit_kl_gradient_k3() -> Derivation:
-    """Expected gradient of TRL's k3 estimator: -E_ref[d log pi / dx] = p - p_ref."""
+    """Derive the expected gradient of TRL's k3 estimator: -E_ref[d log pi / dx] = p - p_ref."""
     p = get("bandit_success_probability").expr
     p_ref = p.subs(sym.x, sym.x_ref)
     log_ratio = {1: sp.log(p_ref) - sp.log(p), 0: sp.log(1 - p_ref) - sp.log(1 - p)}

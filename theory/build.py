@@ -61,7 +61,7 @@ def names() -> tuple[str, ...]:
 
 
 def get(name: str) -> Derivation:
-    """The derivation ``name``, deriving it (and what it needs) if necessary."""
+    """Return the derivation ``name``, deriving it (and what it needs) if necessary."""
     if name in _BUILT:
         return _BUILT[name]
     _ensure_registered()
@@ -140,7 +140,7 @@ def registry(*, use_cache: bool = True) -> Mapping[str, Derivation]:
 
 
 def _in_registration_order() -> dict[str, Derivation]:
-    """The built derivations in the order they were registered, whatever order built them."""
+    """Return the built derivations in the order they were registered, whatever order built them."""
     return {name: _BUILT[name] for name in _BUILDERS}
 
 

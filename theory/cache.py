@@ -101,7 +101,7 @@ def _build(node: ast.AST) -> Any:
 
 
 def load_entries(key: str) -> dict[str, dict[str, Any]] | None:
-    """Cached entries for ``key``, or None when absent or unreadable."""
+    """Return cached entries for ``key``, or None when absent or unreadable."""
     path = _cache_file(key)
     try:
         with path.open(encoding="utf-8") as fh:

@@ -98,6 +98,7 @@ class Derivation:
 
     @property
     def arg_names(self) -> tuple[str, ...]:
+        """Names of the arguments, in the calling order of the compiled function."""
         return tuple(s.name for s in self.args)
 
     def latex(self) -> str:
@@ -109,7 +110,7 @@ class Derivation:
         return f"$\\displaystyle {self.latex()}$"
 
     def subs(self, **values: object) -> sp.Basic:
-        """The expression with named arguments substituted (``d.subs(beta=0)``)."""
+        """Return the expression with named arguments substituted (``d.subs(beta=0)``)."""
         by_name = {s.name: s for s in self.args}
         unknown = set(values) - set(by_name)
         if unknown:

@@ -129,7 +129,7 @@ def derive_noise_temperature() -> Derivation:
 
 @derivation
 def derive_temperature_group_exponent() -> Derivation:
-    """d ln T / d ln G = -1 at leading order."""
+    """Derive d ln T / d ln G = -1 at leading order."""
     temperature = get("noise_temperature").expr
     exponent = sp.simplify(sp.diff(sp.log(temperature), sym.G) * sym.G)
     return Derivation("temperature_group_exponent", exponent, (),

@@ -47,5 +47,5 @@ def jury_margins(coeffs: Sequence[sp.Expr]) -> list[sp.Expr]:
 
 
 def jury_condition(coeffs: Sequence[sp.Expr]) -> sp.Boolean:
-    """The conjunction ``margin > 0`` over :func:`jury_margins`."""
+    """Return the conjunction ``margin > 0`` over :func:`jury_margins`."""
     return sp.And(*[sp.StrictGreaterThan(m, 0) for m in jury_margins(coeffs)])

@@ -43,7 +43,7 @@ def derive_mean_field_map() -> Derivation:
 
 @derivation
 def derive_stiffness() -> Derivation:
-    """k = a kappa, read off the linearised map."""
+    """Derive k = a kappa, read off the linearised map."""
     update = get("mean_field_map").expr
     k_expr = -update.coeff(sym.e_lag)
     return Derivation(
@@ -76,7 +76,7 @@ def _taylor_oscillator() -> tuple[sp.Expr, sp.Symbol, sp.Symbol, tuple[Step, ...
 
 @derivation
 def derive_mass() -> Derivation:
-    """m = (1+beta)/2: the coefficient of e'' in the continuum limit."""
+    """Derive m = (1+beta)/2: the coefficient of e'' in the continuum limit."""
     residual, _, e2, steps = _taylor_oscillator()
     return Derivation("mass", residual.coeff(e2), (sym.beta,),
                       "Mass m = (1+beta)/2 of the continuum limit: momentum gives inertia.",
@@ -94,7 +94,7 @@ def derive_effective_damping() -> Derivation:
 
 @derivation
 def derive_damping() -> Derivation:
-    """c = 1 - beta: the on-policy damping (l_bar = 0)."""
+    """Derive c = 1 - beta: the on-policy damping (l_bar = 0)."""
     c_eff = get("effective_damping")
     return Derivation("damping", c_eff.subs(l_bar=0), (sym.beta,),
                       "Damping c = 1 - beta of the continuum limit (on-policy).",

@@ -22,7 +22,7 @@ SECTION = "9. Adam and schedules"
 
 @derivation
 def derive_adam_effective_step() -> Derivation:
-    """a = eta (1 - beta1) / sqrt(v_hat), by matching Adam's recursion to heavy-ball."""
+    """Derive a = eta (1 - beta1) / sqrt(v_hat), by matching Adam's recursion to heavy-ball."""
     m_prev, g, step_prev, a = sp.symbols("m_prev g Delta_prev a_eff")
     m_now = sym.beta1 * m_prev + (1 - sym.beta1) * g
     step_now = -sym.eta * m_now / sp.sqrt(sym.v_hat)
@@ -61,7 +61,7 @@ def derive_adam_second_moment() -> Derivation:
 
 @derivation
 def derive_adam_stiffness() -> Derivation:
-    """k = a kappa with Adam's effective step: G enters through v_hat."""
+    """Derive k = a kappa with Adam's effective step: G enters through v_hat."""
     a = get("adam_effective_step").expr.subs(sym.v_hat, get("adam_second_moment").expr)
     k_adam = get("stiffness").expr.subs(sym.a, a)
     return Derivation("adam_stiffness", k_adam,
@@ -77,8 +77,10 @@ def _positive_gradient_scale() -> sp.Symbol:
 
 @derivation
 def derive_adam_stiffness_noise_ratio() -> Derivation:
-    """k(G, B) = eta (1 - beta1) kappa_A / sqrt(1 + rho_A / (B G)): Adam's stiffness in the
-    measured constants kappa_A = kappa / |g| and rho_A = sigma_g^2 / g^2."""
+    """k(G, B) = eta (1 - beta1) kappa_A / sqrt(1 + rho_A / (B G)).
+
+    Adam's stiffness in the measured constants kappa_A = kappa / |g| and rho_A = sigma_g^2 / g^2.
+    """
     g = _positive_gradient_scale()
     k_adam = get("adam_stiffness").expr.subs(sym.g_mean, g)
     with_ratio = k_adam.subs(sym.sigma_g2, sym.rho_A * g**2)
@@ -121,7 +123,10 @@ def derive_adam_stiffness_noise_limit() -> Derivation:
 
 @derivation
 def derive_adam_stiffness_bg_exponent() -> Derivation:
-    """d ln k / d ln (B G) = rho_A / (2 (B G + rho_A)): 1/2 noise-dominated, 0 signal-dominated."""
+    """Derive d ln k / d ln (B G) = rho_A / (2 (B G + rho_A)).
+
+    1/2 noise-dominated, 0 signal-dominated.
+    """
     n = sp.Symbol("n_samples", positive=True)  # B G
     k = get("adam_stiffness_noise_ratio").expr.subs(sym.B, n / sym.G)
     exponent = sp.simplify(sp.diff(sp.log(k), n) * n)
@@ -133,7 +138,7 @@ def derive_adam_stiffness_bg_exponent() -> Derivation:
 
 @derivation
 def derive_adam_relaxation_time() -> Derivation:
-    """tau = (1 - beta1) / k = sqrt(1 + rho_A / (B G)) / (eta kappa_A)."""
+    """Derive tau = (1 - beta1) / k = sqrt(1 + rho_A / (B G)) / (eta kappa_A)."""
     k = get("adam_stiffness_noise_ratio").expr
     c = get("damping").expr.subs(sym.beta, sym.beta1)
     tau = sp.simplify(c / k)
@@ -145,7 +150,7 @@ def derive_adam_relaxation_time() -> Derivation:
 
 @derivation
 def derive_adam_tau_lr_exponent() -> Derivation:
-    """d ln tau / d ln eta = -1: the relaxation time scales as 1/lr at fixed B G."""
+    """Derive d ln tau / d ln eta = -1: the relaxation time scales as 1/lr at fixed B G."""
     tau = get("adam_relaxation_time").expr
     exponent = sp.simplify(sp.diff(sp.log(tau), sym.eta) * sym.eta)
     return Derivation("adam_tau_lr_exponent", exponent, (),

@@ -44,7 +44,7 @@ def derive_natural_frequency() -> Derivation:
 
 @derivation
 def derive_damping_ratio() -> Derivation:
-    """zeta = c / (2 sqrt(m k))."""
+    """Derive zeta = c / (2 sqrt(m k))."""
     return Derivation("damping_ratio", sp.simplify(_standard_form()[sym.zeta]), (sym.beta, sym.k),
                       "Damping ratio zeta = c / (2 sqrt(m k)).", SECTION,
                       (Step("2 zeta omega0 = c/m",

@@ -28,7 +28,7 @@ def _first_order_solution() -> tuple[sp.Expr, sp.Eq]:
 
 @derivation
 def derive_relaxation_time() -> Derivation:
-    """tau = c / k = (1 - beta) / (a kappa)."""
+    """Derive tau = c / k = (1 - beta) / (a kappa)."""
     solution, ode = _first_order_solution()
     rate = -sp.diff(sp.log(solution / sym.e0), sym.t)
     tau = sp.simplify(1 / rate).subs({sym.c: get("damping").expr,
@@ -51,7 +51,7 @@ def derive_saturation_law() -> Derivation:
 
 @derivation
 def derive_size_exponent() -> Derivation:
-    """d ln tau / d ln N = -alpha when kappa(N) = kappa0 N^alpha."""
+    """Derive d ln tau / d ln N = -alpha when kappa(N) = kappa0 N^alpha."""
     tau = get("relaxation_time").expr.subs(sym.kappa, sym.kappa0 * sym.N**sym.alpha)
     exponent = sp.simplify(sp.diff(sp.log(tau), sym.N) * sym.N)
     return Derivation("size_exponent", exponent, (sym.alpha,),
@@ -61,7 +61,7 @@ def derive_size_exponent() -> Derivation:
 
 @derivation
 def derive_slow_root() -> Derivation:
-    """The slow root of m s^2 + c s + k = 0 to first order in m."""
+    """Derive the slow root of m s^2 + c s + k = 0 to first order in m."""
     s = sp.Symbol("s")
     roots = sp.solve(sym.m * s**2 + sym.c * s + sym.k, s)
     slow = [r for r in roots if sp.limit(r, sym.m, 0).is_finite][0]

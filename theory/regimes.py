@@ -31,7 +31,7 @@ def _discriminant_roots() -> list[sp.Expr]:
 
 @derivation
 def derive_critical_stiffness() -> Derivation:
-    """k at zeta = 1 in the continuum: (1-beta)^2 / (2 (1+beta))."""
+    """Derive k at zeta = 1 in the continuum: (1-beta)^2 / (2 (1+beta))."""
     zeta = get("damping_ratio").expr
     (k_crit,) = sp.solve(sp.Eq(zeta, 1), sym.k)
     return Derivation("critical_stiffness", sp.factor(k_crit), (sym.beta,),

@@ -90,19 +90,19 @@ def _staleness_threshold(d: int) -> Derivation:
 
 @derivation
 def derive_staleness_stiffness_max_d1() -> Derivation:
-    """d = 1: k* = 1 - beta exactly."""
+    """Derive d = 1: k* = 1 - beta exactly."""
     return _staleness_threshold(1)
 
 
 @derivation
 def derive_staleness_stiffness_max_d2() -> Derivation:
-    """d = 2: the positive root of k^2 + (1+beta) k - (1-beta)."""
+    """Derive d = 2: the positive root of k^2 + (1+beta) k - (1-beta)."""
     return _staleness_threshold(2)
 
 
 @derivation
 def derive_staleness_stability_condition_d3() -> Derivation:
-    """d = 3: the Jury conditions, symbolic (the threshold is found numerically)."""
+    """Derive d = 3: the Jury conditions, symbolic (the threshold is found numerically)."""
     margins = _staleness_margins(3)
     return Derivation("staleness_stability_condition_d3",
                       sp.And(*[sp.StrictGreaterThan(m, 0) for m in margins]),
@@ -121,7 +121,7 @@ def derive_staleness_stiffness_max_continuum() -> Derivation:
 
 
 def _geometric(expr: sp.Expr) -> sp.Expr:
-    """The beta != 1 branch of every geometric sum that sympy returns as a Piecewise."""
+    """Return the beta != 1 branch of every geometric sum that sympy returns as a Piecewise."""
     return expr.replace(lambda node: isinstance(node, sp.Piecewise),
                         lambda node: node.args[-1][0])
 
@@ -154,31 +154,31 @@ def _monodromy_entry(row: int, col: int) -> Derivation:
 
 @derivation
 def derive_monodromy_11() -> Derivation:
-    """d e_{K} / d e_0 over one cycle."""
+    """Derive d e_{K} / d e_0 over one cycle."""
     return _monodromy_entry(0, 0)
 
 
 @derivation
 def derive_monodromy_12() -> Derivation:
-    """d e_{K} / d v_0 over one cycle."""
+    """Derive d e_{K} / d v_0 over one cycle."""
     return _monodromy_entry(0, 1)
 
 
 @derivation
 def derive_monodromy_21() -> Derivation:
-    """d v_{K} / d e_0 over one cycle."""
+    """Derive d v_{K} / d e_0 over one cycle."""
     return _monodromy_entry(1, 0)
 
 
 @derivation
 def derive_monodromy_22() -> Derivation:
-    """d v_{K} / d v_0 over one cycle."""
+    """Derive d v_{K} / d v_0 over one cycle."""
     return _monodromy_entry(1, 1)
 
 
 @derivation
 def derive_monodromy_trace() -> Derivation:
-    """tr M_K."""
+    """Derive tr M_K."""
     matrix, steps = _monodromy()
     return Derivation("monodromy_trace", sp.simplify(matrix.trace()), (sym.beta, sym.k, sym.K),
                       "Trace of the refresh-cycle monodromy matrix.", SECTION, steps)
@@ -186,7 +186,7 @@ def derive_monodromy_trace() -> Derivation:
 
 @derivation
 def derive_monodromy_determinant() -> Derivation:
-    """det M_K."""
+    """Derive det M_K."""
     matrix, steps = _monodromy()
     return Derivation("monodromy_determinant", sp.factor(sp.simplify(matrix.det())),
                       (sym.beta, sym.k, sym.K),
@@ -207,7 +207,7 @@ def derive_refresh_stability_condition() -> Derivation:
 
 @derivation
 def derive_refresh_threshold_no_momentum() -> Derivation:
-    """beta = 0: K* = 2 / k exactly."""
+    """Derive beta = 0: K* = 2 / k exactly."""
     trace = get("monodromy_trace").subs(beta=0)
     det = get("monodromy_determinant").subs(beta=0)
     margins = jury_margins([1, -trace, det])
@@ -230,7 +230,7 @@ def derive_refresh_threshold_continuum() -> Derivation:
 
 @derivation
 def derive_refresh_threshold_reference() -> Derivation:
-    """The reference paper's bound eta kappa K < 1 - beta, solved for K."""
+    """Derive the reference paper's bound eta kappa K < 1 - beta, solved for K."""
     bound = sp.Eq(get("stiffness").expr * sym.K, get("damping").expr)
     (k_ref,) = sp.solve(bound.subs(get("stiffness").expr, sym.k), sym.K)
     return Derivation("refresh_threshold_reference", k_ref, (sym.beta, sym.k),

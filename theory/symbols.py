@@ -13,7 +13,8 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-__all__ = ["SymbolInfo", "TABLE", "declared", "info", "latex_names", "sym"]
+__all__ = ["SymbolInfo", "TABLE", "declared", "info", "latex_names", "sym",
+           "vocabulary_latex"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class SymbolInfo:
 
     @property
     def symbol(self) -> sp.Symbol:
+        """The sympy symbol with this row's name and assumptions."""
         return sp.Symbol(self.name, **self.assumptions)
 
 
@@ -117,7 +119,23 @@ TABLE: dict[str, SymbolInfo] = {row.name: row for row in _ROWS}
 
 
 def info(name: str) -> SymbolInfo:
-    """The table row of ``name``; KeyError names the unknown symbol."""
+    """Return the table row of ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A declared symbol name (``beta``, ``k``, ...).
+
+    Returns
+    -------
+    SymbolInfo
+        Its row.
+
+    Raises
+    ------
+    KeyError
+        Naming the unknown symbol.
+    """
     try:
         return TABLE[name]
     except KeyError:
@@ -125,13 +143,37 @@ def info(name: str) -> SymbolInfo:
 
 
 def declared(name: str) -> sp.Symbol:
-    """The sympy symbol declared under ``name``."""
+    """Return the sympy symbol declared under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A declared symbol name.
+
+    Returns
+    -------
+    sympy.Symbol
+        The symbol, with its assumptions.
+    """
     return info(name).symbol
 
 
 def latex_names() -> dict[sp.Symbol, str]:
     """Map from every declared symbol to its LaTeX name (for ``sympy.latex``)."""
     return {row.symbol: row.latex for row in _ROWS}
+
+
+def vocabulary_latex() -> dict[str, str]:
+    r"""Map each public name of :mod:`grpodyn.theory.vocabulary` to its LaTeX symbol.
+
+    Returns
+    -------
+    dict of str to str
+        ``{"momentum": r"\beta", "stiffness": "k", ...}`` for every term that has a symbol.
+    """
+    from grpodyn.theory.vocabulary import VOCABULARY
+
+    return {name: info(term.symbol).latex for name, term in VOCABULARY.items() if term.symbol}
 
 
 #: Every declared symbol as an attribute: ``sym.beta``, ``sym.k``.

@@ -1,0 +1,199 @@
+"""A second, independent source of labelled GRPO runs: a pool of prompts of mixed difficulty.
+
+Written from THEORY.md (sections 1, 5, 7, 9, 10), not from the two-arm bandit:
+
+- a pool of ``pool`` prompts; prompt i has features u_i (shared parameters theta couple the
+  prompts) and a difficulty offset c_i; its success rate is p_i = sigmoid(exp(rho) (u_i . theta
+  + c_i)). rho is a shared inverse temperature: raising it locks every prompt onto what it
+  already does (policy concentration, section 10);
+- a hacking channel: with probability q = sigmoid(h) a completion takes a shortcut that the
+  proxy reward pays (1) and the held-out reward does not (0);
+- each step samples B prompts and G completions per prompt from the policy of ``lag`` steps ago
+  (fixed staleness d, or sample-and-hold with refresh interval K: l(n) = n mod K, section 1),
+  computes GRPO advantages (r - mean) / (std + 1e-4) with the unbiased group std, and the
+  REINFORCE direction sum_i A_i grad log pi(completion_i) at the sampling policy;
+- heavy-ball (v <- beta v + g) or Adam on (theta, rho, h), a KL pull lam (params - reference);
+- logged as TRL writes ``trainer_state.json``: ``reward``, ``reward_std`` (std of all B G
+  rewards, as TRL 1.16), ``frac_reward_zero_std``, ``entropy`` (mean binary entropy of the
+  sampled prompts' answers and of the shortcut, in nats, plus a token floor), ``kl`` (only when
+  lam > 0, as TRL), ``completion_length``, ``learning_rate``, and separate evaluation entries
+  ``eval_reward`` every ``eval_every`` steps (the held-out reward on fresh prompts, one answer
+  each).
+
+Each label is a family of settings drawn from its seed (:func:`case_settings`). Needs numpy.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from grpodyn.ground import write_atomic
+
+__all__ = ["PoolConfig", "SIM_LABELS", "case_settings", "simulate_pool", "write_trainer_state"]
+
+SIM_LABELS = ("healthy", "converged", "not_learning", "reward_hacking", "advantage_degeneracy",
+              "policy_concentration", "dynamical_instability")
+_ENTROPY_FLOOR = 0.005  # nats: the token entropy left when every answer is decided
+_EPS = 1e-4  # TRL's epsilon on the group std
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    """Settings of one simulated run (units: steps, prompts, completions)."""
+
+    steps: int = 300
+    batch: int = 16  # B, prompts per step
+    group_size: int = 8  # G
+    pool: int = 512
+    dim: int = 6
+    leverage: float = 1.5  # scale of the features u_i: how much theta can move a prompt
+    difficulty: float = 0.0  # mean of the offsets c_i (logit units)
+    spread: float = 1.5  # std of the offsets
+    lr: float = 0.03
+    optimizer: str = "adam"  # "adam" or "heavy_ball"
+    momentum: float = 0.9
+    staleness: int = 0  # d
+    refresh: int = 1  # K
+    kl: float = 0.0  # lam
+    hack_channel: bool = False
+    hack_start: float = -4.0  # h at the start
+    eval_every: int = 10
+    eval_prompts: int = 256
+
+
+def case_settings(label: str, seed: int) -> PoolConfig:
+    """The settings of the labelled case ``label`` for ``seed`` (drawn from the seed)."""
+    rng = np.random.default_rng([SIM_LABELS.index(label), seed, 7])
+    u = rng.uniform
+    if label == "healthy":
+        return PoolConfig(difficulty=u(-1.5, -0.5), lr=u(0.01, 0.02), kl=u(0.1, 0.2),
+                          group_size=int(rng.choice([8, 16])), leverage=u(0.8, 1.2))
+    if label == "converged":
+        return PoolConfig(difficulty=u(-0.5, 0.5), lr=u(0.006, 0.01), leverage=u(1.0, 1.4),
+                          spread=u(0.5, 1.0), group_size=int(rng.choice([8, 16])))
+    if label == "not_learning":
+        return PoolConfig(difficulty=u(-1.0, 1.0), lr=u(1e-4, 3e-4),
+                          group_size=int(rng.choice([4, 8, 16])))
+    if label == "reward_hacking":
+        return PoolConfig(difficulty=u(-1.5, -0.5), lr=u(0.02, 0.04), kl=u(0.0, 0.01),
+                          hack_channel=True, hack_start=u(-4.0, -3.0), leverage=u(0.3, 0.6))
+    if label == "advantage_degeneracy":
+        return PoolConfig(difficulty=u(-5.0, -4.0), spread=u(0.5, 1.0), lr=u(0.002, 0.004),
+                          group_size=int(rng.choice([2, 3])), leverage=u(0.5, 1.0))
+    if label == "policy_concentration":
+        return PoolConfig(difficulty=u(0.0, 1.0), spread=u(2.0, 3.0), leverage=u(0.1, 0.3),
+                          lr=u(0.05, 0.1), group_size=int(rng.choice([8, 16])))
+    if label == "dynamical_instability":
+        return PoolConfig(optimizer="heavy_ball", momentum=u(0.85, 0.95), lr=u(1.0, 2.0),
+                          staleness=int(rng.integers(4, 8)), kl=u(0.02, 0.05),
+                          difficulty=u(-1.0, 0.0), leverage=u(0.8, 1.2))
+    raise ValueError(f"label: unknown label {label!r}; known: {', '.join(SIM_LABELS)}")
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -60, 60)))
+
+
+def _binary_entropy(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-12, 1 - 1e-12)
+    return -(p * np.log(p) + (1 - p) * np.log(1 - p))
+
+
+def _binary_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    p, q = np.clip(p, 1e-12, 1 - 1e-12), np.clip(q, 1e-12, 1 - 1e-12)
+    return p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q))
+
+
+def _features(rng: np.random.Generator, count: int, c: PoolConfig) -> np.ndarray:
+    """Prompt features: a shared skill (constant first column, moves every prompt alike) and
+    ``dim - 1`` prompt-specific directions; all scaled by the leverage."""
+    u = rng.normal(size=(count, c.dim)) / np.sqrt(c.dim - 1)
+    u[:, 0] = 1.0
+    return u * c.leverage
+
+
+def simulate_pool(config: PoolConfig, *, seed: int) -> list[dict]:
+    """One run; returns TRL's ``log_history`` (train entries and separate eval entries)."""
+    rng = np.random.default_rng(seed)
+    c = config
+    features = _features(rng, c.pool, c)
+    offsets = rng.normal(c.difficulty, c.spread, size=c.pool)
+    held_features = _features(rng, c.eval_prompts, c)
+    held_offsets = rng.normal(c.difficulty, c.spread, size=c.eval_prompts)
+    # parameters: theta (dim), rho, h
+    params = np.concatenate([np.zeros(c.dim), [0.0, c.hack_start]])
+    reference = params.copy()
+    history_params = [params.copy()]
+    velocity = np.zeros_like(params)
+    second = np.zeros_like(params)
+
+    def rates(x: np.ndarray, u: np.ndarray, off: np.ndarray) -> tuple:
+        score = u @ x[: c.dim] + off
+        return _sigmoid(np.exp(x[c.dim]) * score), score, _sigmoid(x[c.dim + 1])
+
+    log: list[dict] = []
+    for n in range(c.steps):
+        lag = c.staleness if c.staleness else (n % c.refresh)
+        sampler = history_params[max(0, len(history_params) - 1 - lag)]
+        idx = rng.choice(c.pool, size=c.batch, replace=False)
+        p, score, q = rates(sampler, features[idx], offsets[idx])
+        hack = rng.random((c.batch, c.group_size)) < q
+        correct = rng.random((c.batch, c.group_size)) < p[:, None]
+        reward = np.where(hack, 1.0 if c.hack_channel else 0.0, correct.astype(float))
+        mean = reward.mean(axis=1, keepdims=True)
+        std = reward.std(axis=1, ddof=1, keepdims=True)
+        advantage = (reward - mean) / (std + _EPS)
+        # grad log pi of each completion at the sampling policy
+        temp = np.exp(sampler[c.dim])
+        d_logit = np.where(hack, 0.0, correct - p[:, None])  # d log P / d z_i
+        grad = np.zeros_like(params)
+        weight = advantage * d_logit
+        grad[: c.dim] = temp * (weight.sum(axis=1) @ features[idx])
+        grad[c.dim] = (weight.sum(axis=1) * temp * score).sum()
+        grad[c.dim + 1] = (advantage * np.where(hack, 1 - q, -q)).sum()
+        grad /= c.batch * c.group_size
+        grad -= c.kl * (params - reference)
+        if c.optimizer == "adam":
+            velocity = 0.9 * velocity + 0.1 * grad
+            second = 0.999 * second + 0.001 * grad**2
+            v_hat = second / (1 - 0.999 ** (n + 1))
+            params = params + c.lr * velocity / (1 - 0.9 ** (n + 1)) / (np.sqrt(v_hat) + 1e-8)
+        else:
+            velocity = c.momentum * velocity + grad
+            params = params + c.lr * velocity
+        history_params.append(params.copy())
+        if len(history_params) > max(c.staleness, c.refresh) + 2:
+            history_params.pop(0)
+        p_now, _, q_now = rates(params, features[idx], offsets[idx])
+        p_ref, _, q_ref = rates(reference, features[idx], offsets[idx])
+        entry = {
+            "step": n + 1, "epoch": (n + 1) / c.steps, "learning_rate": c.lr,
+            "reward": float(reward.mean()), "reward_std": float(reward.std(ddof=1)),
+            "frac_reward_zero_std": float(np.mean(std[:, 0] == 0)),
+            "entropy": float(_ENTROPY_FLOOR + np.mean(_binary_entropy(p_now))
+                             + _binary_entropy(np.array([q_now]))[0] * (1 - np.mean(p_now))),
+            "completion_length": float(180 + 400 * q_now + rng.normal(0, 5)),
+            "rewards/correctness/mean": float(reward.mean()),
+        }
+        if c.kl > 0:
+            entry["kl"] = float(np.mean(_binary_kl(p_now, p_ref)) + _binary_kl(
+                np.array([q_now]), np.array([q_ref]))[0])
+        log.append(entry)
+        if (n + 1) % c.eval_every == 0:
+            hp, _, hq = rates(params, held_features, held_offsets)
+            true = (rng.random(c.eval_prompts) < hp) & (rng.random(c.eval_prompts) >= hq)
+            log.append({"step": n + 1, "epoch": (n + 1) / c.steps,
+                        "eval_reward": float(true.mean())})
+    return log
+
+
+def write_trainer_state(path: str | Path, log: list[dict], *, label: str, seed: int,
+                        config: PoolConfig) -> Path:
+    """Write the log as TRL's ``trainer_state.json`` (with the label and settings beside it)."""
+    content = {"log_history": log, "global_step": config.steps, "label": label,
+               "grpodyn_pool_settings": {"seed": seed, **asdict(config)}}
+    return write_atomic(path, json.dumps(content))

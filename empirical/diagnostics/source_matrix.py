@@ -1,0 +1,103 @@
+"""The source-by-source evaluation matrix of the diagnosis (docs/findings.md, section 4b).
+
+Sources: (a) the tiny TRL test bed (``empirical/data/tiny_testbed``; seen by revisions 1-4 of
+the diagnosis, only scored by revision 5); (b) the prompt-pool simulator
+(:mod:`grpodyn.empirical.diagnostics.prompt_pool_sim`): design seeds
+:data:`POOL_DESIGN_SEEDS`, and fresh seeds made after the revision was frozen; (c) the public
+logs labelled from their documented outcomes
+(:mod:`grpodyn.empirical.diagnostics.public_outcomes`); and the bandit test bed. Every table
+has the threshold-rule baseline on the same runs.
+
+Run ``python -m grpodyn.empirical.diagnostics.source_matrix --fresh-seeds 10 30 --public DIR
+[--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from grpodyn.empirical.diagnostics.testbed import (
+    MATRIX_CLASSES,
+    POOL_DESIGN_SEEDS,
+    bandit_testbed,
+    evaluate_sources,
+    pool_testbed,
+    tiny_testbed,
+)
+
+__all__ = ["source_matrix", "markdown"]
+
+
+def source_matrix(*, fresh_seeds: range, public: str | None = None,
+                  tiny: bool = True) -> dict:
+    """Every source scored by :func:`~grpodyn.empirical.diagnostics.testbed.evaluate_sources`."""
+    sources = {f"pool design seeds {POOL_DESIGN_SEEDS.start}-{POOL_DESIGN_SEEDS.stop - 1}":
+               pool_testbed(seeds=POOL_DESIGN_SEEDS),
+               f"pool fresh seeds {fresh_seeds.start}-{fresh_seeds.stop - 1}":
+               pool_testbed(seeds=fresh_seeds),
+               "bandit seeds 0-4": bandit_testbed(seeds=5)}
+    if tiny:
+        sources["tiny TRL seeds 0-49 (seen by revisions 1-4 and 5.1)"] = tiny_testbed()
+    out = {"sources": evaluate_sources(sources)}
+    if public is not None:
+        from grpodyn.empirical.diagnostics.public_outcomes import score_public_logs
+
+        out["public_logs"] = score_public_logs(public)
+    return out
+
+
+def _cell(scores: dict) -> str:
+    p, r = scores["precision"], scores["recall"]
+    if not scores["n"]:
+        return "-" if math.isnan(p) else f"{p:.2f} / -"
+    return f"{'-' if math.isnan(p) else f'{p:.2f}'} / {r:.2f}"
+
+
+def markdown(result: dict) -> str:
+    """The matrix as a markdown table (precision / recall; ``-`` where a class is absent)."""
+    head = "| source | method | " + " | ".join(MATRIX_CLASSES) + " | no-failure runs flagged |"
+    lines = [head, "|" + "---|" * (len(MATRIX_CLASSES) + 3)]
+    for name, scored in result["sources"].items():
+        for method in ("model", "threshold_rules"):
+            m = scored[method]
+            cells = " | ".join(_cell(m["per_class"][c]) for c in MATRIX_CLASSES)
+            lines.append(f"| {name} | {'diagnosis' if method == 'model' else 'threshold rules'}"
+                         f" | {cells} | {m['healthy_flagged']:.0%} |")
+    public = result.get("public_logs")
+    if public:
+        lines += ["", f"Public logs: agreement {public['agreement']:.0%} with the documented "
+                  f"outcome on {public['scored']} logs.", "",
+                  "| file | documented | label source | called (primary, state) |",
+                  "|---|---|---|---|"]
+        for row in public["rows"]:
+            called = (f"{row['called']} ({row['primary']}, {row['state']})"
+                      if row.get("called") else f"not read: {row.get('error', '')}")
+            lines.append(f"| {row['file']} | {row['documented']} ({row['note']}) | "
+                         f"{row['label_source']} | {called} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fresh-seeds", nargs=2, type=int, default=(10, 30),
+                        metavar=("FIRST", "STOP"))
+    parser.add_argument("--public", help="folder of the public logs (shared/data/real_logs)")
+    parser.add_argument("--no-tiny", action="store_true", help="skip the tiny TRL test bed")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    first, stop = args.fresh_seeds
+    if not 0 <= first < stop or first < POOL_DESIGN_SEEDS.stop:
+        print(f"--fresh-seeds: {first} {stop} must be a range after the design seeds "
+              f"(from {POOL_DESIGN_SEEDS.stop})", file=sys.stderr)
+        return 2
+    result = source_matrix(fresh_seeds=range(first, stop), public=args.public,
+                           tiny=not args.no_tiny)
+    print(json.dumps(result) if args.json else markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,230 @@
+"""A labelled test bed of GRPO runs with each failure mode induced on purpose.
+
+Bandit runs (numpy only, seconds): the softmax bandit of
+:mod:`grpodyn.empirical.bandit.simulation` with
+
+- healthy: a KL pull strong enough to hold the plateau below 1 (entropy kept);
+- reward hacking: the rewarded arm is a proxy; the true reward of an answer is 0.3 on the
+  rewarded arm and 0.7 on the other, so the held-out (true) reward falls as the proxy rises;
+- advantage degeneracy: G = 2 on an easy task (start at p = 0.88): most groups are all-correct;
+- policy concentration: no KL and a high learning rate: the policy collapses onto one arm;
+- dynamical instability: a refresh interval past the threshold of section 5 (sample-and-hold),
+  a sustained oscillation of the reward.
+
+Every run logs what TRL logs plus a held-out reward (a fresh evaluation of 256 answers every 10
+steps). :func:`evaluate` scores :func:`~grpodyn.empirical.diagnostics.diagnose` and the simple
+threshold rules on the same runs (confusion matrix, per-mode precision and recall).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from grpodyn.empirical.bandit.simulation import BanditConfig, simulate_bandit
+from grpodyn.empirical.diagnostics.diagnose import MODES, diagnose, threshold_rules
+from grpodyn.empirical.logs.loaders import Hyperparameter, Run, RunMeta, load_run
+
+__all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "pool_testbed",
+           "evaluate", "evaluate_sources", "called", "TINY_TESTBED_DIR", "TUNING_SEEDS",
+           "HELDOUT_SEEDS", "POOL_DESIGN_SEEDS", "MATRIX_CLASSES"]
+
+LABELS = ("healthy", *MODES)
+TINY_TESTBED_DIR = Path(__file__).resolve().parents[1] / "data" / "tiny_testbed"
+#: seeds of the tiny-model runs the diagnosis was designed and revised on: 0-4 for the first
+#: design; 5-14, 15-34 and 35-39 were each made as a held-out check of the design of the day,
+#: failed it, and served the next revision (docs/findings.md, section 4)
+TUNING_SEEDS = range(0, 40)
+#: fresh seeds made while the present diagnosis (revision 4) was frozen: the independent check
+HELDOUT_SEEDS = range(40, 50)
+#: seeds of the prompt-pool simulator the issue-17 revision was designed on; every other seed
+#: is fresh (made after the revision was frozen)
+POOL_DESIGN_SEEDS = range(0, 10)
+#: classes of the source-by-source matrix: no failure (learning or converged), not learning,
+#: the four modes, and a decline whose cause is unknown
+MATRIX_CLASSES = ("healthy", "not_learning", *MODES, "declining")
+_EVAL_EVERY, _EVAL_SAMPLES = 10, 256
+SEVERAL = "several"  # more than one threshold rule fired
+
+
+@dataclass(frozen=True)
+class LabelledRun:
+    label: str
+    name: str
+    run: Run
+
+
+def _bandit_case(label: str, seed: int, steps: int) -> LabelledRun:
+    variant = seed % 3
+    if label == "healthy":
+        config = BanditConfig(lr=(0.2, 0.3, 0.4)[variant], momentum=(0.0, 0.5, 0.0)[variant],
+                              group_size=(8, 16, 32)[variant], prompts=8, kl=0.5)
+        x0 = -1.5
+    elif label == "reward_hacking":
+        config = BanditConfig(lr=(0.2, 0.3, 0.4)[variant], group_size=(8, 16, 8)[variant],
+                              prompts=8, kl=0.5)
+        x0 = -1.5
+    elif label == "advantage_degeneracy":
+        config = BanditConfig(lr=(0.05, 0.03, 0.08)[variant], group_size=2, prompts=8, kl=0.0)
+        x0 = 2.0
+    elif label == "policy_concentration":
+        config = BanditConfig(lr=(3.0, 2.0, 4.0)[variant], group_size=8, prompts=8, kl=0.0)
+        x0 = -1.5
+    elif label == "dynamical_instability":
+        config = BanditConfig(lr=(0.6, 0.5, 0.6)[variant], group_size=32, prompts=8, kl=1.0,
+                              refresh=(16, 20, 14)[variant])
+        x0 = -1.5
+    else:
+        raise ValueError(f"unknown label {label!r}")
+    sim = simulate_bandit(config, steps=steps, seeds=1, seed=1000 * LABELS.index(label) + seed,
+                          x0=x0)
+    p = sim.p[1:, 0]
+    true_p = 0.3 * p + 0.7 * (1 - p) if label == "reward_hacking" else p
+    rng = np.random.default_rng(seed + 17)
+    held = np.full(steps, np.nan)
+    at = np.arange(_EVAL_EVERY - 1, steps, _EVAL_EVERY)
+    held[at] = rng.binomial(_EVAL_SAMPLES, true_p[at]) / _EVAL_SAMPLES
+    metrics = {k: v[:, 0] for k, v in sim.metrics.items() if k != "reward"}
+    metrics["heldout_reward"] = held
+    run = Run(source=f"bandit:{label}:{seed}", format="bandit",
+              steps=np.arange(1, steps + 1, dtype=float), reward=sim.metrics["reward"][:, 0],
+              metrics=metrics, meta=RunMeta(
+                  group_size=Hyperparameter(config.group_size, "logged", "simulated config"),
+                  lr=Hyperparameter(config.lr, "logged", "simulated config")))
+    return LabelledRun(label, f"bandit_{label}_{seed}", run)
+
+
+def bandit_testbed(*, seeds: int = 5, steps: int = 400) -> list[LabelledRun]:
+    """``seeds`` bandit runs per label (healthy and the four modes)."""
+    return [_bandit_case(label, seed, steps) for label in LABELS for seed in range(seeds)]
+
+
+def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
+                 seeds: range | None = None) -> list[LabelledRun]:
+    """The shipped tiny-model TRL runs (made by ``make_tiny_testbed``), all of them or those of
+    ``seeds`` (:data:`TUNING_SEEDS`, :data:`HELDOUT_SEEDS`)."""
+    cases = []
+    for path in sorted(Path(folder).glob("*.json")):
+        content = json.loads(path.read_text())
+        if seeds is not None and content["grpodyn_settings"]["seed"] not in seeds:
+            continue
+        cases.append(LabelledRun(content["label"], f"tiny_{path.stem}", load_run(path)))
+    return cases
+
+
+def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None = None
+                 ) -> list[LabelledRun]:
+    """Prompt-pool simulator runs (:mod:`grpodyn.empirical.diagnostics.prompt_pool_sim`), one per
+    label and seed, written as TRL ``trainer_state.json`` files (in ``folder``, else a temporary
+    one) and read back by :func:`~grpodyn.empirical.logs.loaders.load_run`, as a user's log
+    would be (G and B inferred, eval entries merged). ``converged`` is labelled ``healthy`` in the
+    matrix (no failure) and kept in the name. Seeds are offset by 10 000 per label."""
+    import tempfile
+
+    from grpodyn.empirical.diagnostics.prompt_pool_sim import (
+        SIM_LABELS,
+        case_settings,
+        simulate_pool,
+        write_trainer_state,
+    )
+
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(folder) if folder is not None else Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        cases = []
+        for label in SIM_LABELS:
+            for seed in seeds:
+                config = case_settings(label, seed)
+                log = simulate_pool(config, seed=10_000 * SIM_LABELS.index(label) + seed)
+                name = f"pool_{label}_{seed}"
+                path = write_trainer_state(out / f"{name}.json", log, label=label, seed=seed,
+                                           config=config)
+                cases.append(LabelledRun("healthy" if label == "converged" else label, name,
+                                         load_run(path)))
+    return cases
+
+
+def called(diagnosis) -> str:
+    """The class a diagnosis calls a run: its primary mode, else its state (learning and
+    converged are both ``healthy``: no failure)."""
+    if diagnosis.primary is not None:
+        return diagnosis.primary
+    state = diagnosis.state
+    return {"learning": "healthy", "converged": "healthy", "too_short": "healthy"}.get(state,
+                                                                                     state)
+
+
+def _rule_call(run: Run) -> str:
+    fired = [m for m, on in threshold_rules(run).items() if on]
+    return fired[0] if len(fired) == 1 else ("healthy" if not fired else SEVERAL)
+
+
+def _confusion(truth: list[str], predicted: list[str], classes: tuple[str, ...]
+               ) -> tuple[dict, dict]:
+    """Confusion counts (rows true, columns called; a call outside ``classes`` counts as
+    ``several``, a miss) and per-class precision, recall and count (NaN where undefined)."""
+    columns = (*classes, SEVERAL)
+    confusion = {t: dict.fromkeys(columns, 0) for t in classes}
+    for t, p in zip(truth, predicted, strict=True):
+        confusion[t][p if p in columns else SEVERAL] += 1
+    per_class = {}
+    for label in classes:
+        tp = confusion[label][label]
+        called_as = sum(confusion[t][label] for t in classes)
+        actual = sum(confusion[label].values())
+        per_class[label] = {"precision": tp / called_as if called_as else float("nan"),
+                            "recall": tp / actual if actual else float("nan"), "n": actual}
+    return confusion, per_class
+
+
+def _matrix(truth: list[str], predicted: list[str]) -> dict:
+    """Per-class precision and recall over :data:`MATRIX_CLASSES` (classes absent from the
+    truth get NaN recall), the confusion counts, and the share of no-failure runs flagged."""
+    confusion, per_class = _confusion(truth, predicted, MATRIX_CLASSES)
+    healthy = sum(confusion["healthy"].values())
+    flagged = sum(confusion["healthy"][m] for m in (*MODES, SEVERAL))
+    return {"confusion": confusion, "per_class": per_class,
+            "healthy_flagged": flagged / healthy if healthy else float("nan")}
+
+
+def evaluate_sources(sources: dict[str, list[LabelledRun]]) -> dict:
+    """The source-by-source matrix: for each source, the diagnosis and the threshold rules
+    scored on the same runs (precision, recall and confusion per class), and every call."""
+    out = {}
+    for name, cases in sources.items():
+        truth = [c.label for c in cases]
+        model = [called(diagnose(c.run)) for c in cases]
+        rules = [_rule_call(c.run) for c in cases]
+        out[name] = {"model": _matrix(truth, model), "threshold_rules": _matrix(truth, rules),
+                     "cases": [{"name": c.name, "label": c.label, "model": m, "rules": r}
+                               for c, m, r in zip(cases, model, rules, strict=True)]}
+    return out
+
+
+def _scores(truth: list[str], predicted: list[str]) -> dict:
+    """Confusion matrix (rows induced, columns called; ``several`` when more than one rule
+    fires) and per-label precision and recall (``several`` counts as a miss)."""
+    confusion, per_class = _confusion(truth, predicted, LABELS)
+    per_mode = {mode: {k: v for k, v in scores.items() if k != "n"}
+                for mode, scores in per_class.items()}
+    return {"confusion": confusion, "per_mode": per_mode,
+            "healthy_flagged_unstable": confusion["healthy"]["dynamical_instability"]}
+
+
+def evaluate(cases: list[LabelledRun]) -> dict:
+    """Confusion matrices of the model-based diagnosis and of the threshold rules."""
+    truth = [c.label for c in cases]
+    model = [diagnose(c.run).primary or "healthy" for c in cases]
+    rules = []
+    for c in cases:
+        fired = [m for m, on in threshold_rules(c.run).items() if on]
+        rules.append(fired[0] if len(fired) == 1 else ("healthy" if not fired else
+                                                       "+".join(fired)))
+    rule_scores = _scores(truth, [r if r in LABELS else SEVERAL for r in rules])
+    rule_scores["ambiguous"] = sum(r not in LABELS for r in rules)
+    return {"model": _scores(truth, model), "threshold_rules": rule_scores,
+            "cases": [{"name": c.name, "label": c.label, "model": m, "rules": r}
+                      for c, m, r in zip(cases, model, rules, strict=True)]}

@@ -1,0 +1,142 @@
+"""Metric names of each trainer, mapped onto the toolkit's canonical quantities.
+
+One table per ecosystem. The names were looked up in the trainers' sources: TRL's
+``GRPOTrainer._metrics`` (``reward``, ``reward_std``, ``frac_reward_zero_std``, ``entropy``,
+``kl``, ``completions/mean_length``, per-function ``rewards/<func>/mean``; evaluation entries
+prefixed ``eval_``; through W&B or TensorBoard the Trainer's callbacks rename them ``train/...``
+and ``eval/...``); verl's ``metric_utils.compute_data_metrics`` (``critic/score/mean`` is the
+task score, ``critic/rewards/mean`` the reward after any in-reward KL penalty,
+``response_length/mean``), its actor metrics (``actor/entropy``, ``actor/kl_loss``,
+``actor/lr``) and validation metrics (``val-core/<source>/<var>/mean@<n>``); OpenRLHF's PPO
+trainer status (``reward``, ``kl``, ``actor_lr``, ``response_length``; the short progress-bar
+names ``rm``, ``glen``, ``act_lr``). The ``custom`` table holds the names hand-written loops use.
+
+Lookup order for a log of ecosystem E: E's table, then the others (so a TRL log read through
+W&B still finds ``train/reward``); within a table the first name present wins. Held-out names
+may be regular expressions (``re:`` prefix).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["CANONICAL", "ALIASES", "METRIC_ALIASES", "resolve", "reward_candidates",
+           "per_function_rewards"]
+
+#: The canonical quantities, in the order they are reported.
+CANONICAL = ("reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
+             "completion_length", "learning_rate", "heldout_reward")
+
+
+def _prefixed(names: Iterable[str], prefix: str) -> tuple[str, ...]:
+    return tuple(prefix + n for n in names)
+
+
+_TRL = {
+    "reward": ("reward", "rewards/mean"),
+    "reward_std": ("reward_std", "rewards/std"),
+    "frac_reward_zero_std": ("frac_reward_zero_std",),
+    "entropy": ("entropy",),
+    "kl": ("kl",),
+    "completion_length": ("completions/mean_length", "completion_length"),
+    "learning_rate": ("learning_rate",),
+    "heldout_reward": ("eval_reward", "eval/reward", "eval_rewards/mean"),
+}
+
+#: Ecosystem -> canonical quantity -> metric names (first present wins).
+ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
+    "trl": _TRL,
+    "verl": {
+        "reward": ("critic/score/mean", "critic/rewards/mean"),
+        "reward_std": ("critic/score/std",),
+        "frac_reward_zero_std": (),
+        "entropy": ("actor/entropy",),
+        "kl": ("actor/kl_loss", "actor/reward_kl_penalty"),
+        "completion_length": ("response_length/mean",),
+        "learning_rate": ("actor/lr",),
+        "heldout_reward": (r"re:^val-core/.+/(?:reward|score|acc)/mean@\d+$",
+                           r"re:^val/test_score/", r"re:^val-aux/[^/]+/(?:reward|score)/mean@\d+$"),
+    },
+    "openrlhf": {
+        "reward": ("reward", "rm", "train/reward"),
+        "reward_std": (),
+        "frac_reward_zero_std": (),
+        "entropy": ("entropy",),
+        "kl": ("kl", "train/kl"),
+        "completion_length": ("response_length", "glen", "train/response_length"),
+        "learning_rate": ("actor_lr", "act_lr", "train/actor_lr"),
+        "heldout_reward": ("eval/reward", r"re:^eval_.*_pass\d+$"),
+    },
+    "wandb": {name: _prefixed(names, "train/") for name, names in _TRL.items()
+              if name != "heldout_reward"} | {"heldout_reward": ("eval/reward",
+                                                                "eval/rewards/mean")},
+    "custom": {
+        "reward": ("reward", "mean_reward", "reward_mean", "train/reward", "train_reward",
+                   "avg_reward", "rewards/mean", "train/rewards", "score", "Reward",
+                   "rollout/reward", "accuracy"),
+        "reward_std": ("reward_std", "std_reward", "rewards/std", "train/reward_std"),
+        "frac_reward_zero_std": ("frac_reward_zero_std", "zero_std_ratio",
+                                 "train/frac_reward_zero_std"),
+        "entropy": ("entropy", "token_entropy", "train/entropy"),
+        "kl": ("kl", "kl_div", "KL_ref", "kl_divergence", "train/kl", "approx_kl"),
+        "completion_length": ("completion_length", "avg_response_token_length",
+                              "response_length", "Avg Response Len", "train/completion_length",
+                              "train/mean_response_length"),
+        "learning_rate": ("learning_rate", "lr", "Learning Rate", "train/learning_rate"),
+        "heldout_reward": ("eval/reward", "eval_reward", "val/reward", "heldout_reward",
+                           "test_score", "eval/rewards"),
+    },
+}
+
+
+#: Canonical quantity -> every literal name of every table (TRL's first): a flat view for code
+#: that reads one trainer's live logs (e.g. the training callback).
+METRIC_ALIASES: dict[str, tuple[str, ...]] = {
+    quantity: tuple(dict.fromkeys(name for table in ALIASES.values()
+                                  for name in table[quantity] if not name.startswith("re:")))
+    for quantity in CANONICAL}
+
+
+def _order(ecosystem: str) -> list[str]:
+    return [ecosystem] + [e for e in ALIASES if e != ecosystem]
+
+
+def _match(name: str, available: set[str]) -> str | None:
+    if name.startswith("re:"):
+        pattern = re.compile(name[3:])
+        hits = sorted(k for k in available if pattern.search(k))
+        return hits[0] if hits else None
+    return name if name in available else None
+
+
+def resolve(quantity: str, available: set[str], ecosystem: str = "custom") -> str | None:
+    """Return the metric name that holds ``quantity`` among ``available`` names, or None."""
+    for table in _order(ecosystem):
+        for name in ALIASES[table].get(quantity, ()):
+            hit = _match(name, available)
+            if hit is not None:
+                return hit
+    return None
+
+
+def reward_candidates(available: set[str]) -> list[str]:
+    """Every name that could be a reward (for error messages and ``--reward-key`` hints)."""
+    names = {n for table in ALIASES.values() for n in table["reward"] if n in available}
+    return sorted(names | set(per_function_rewards(available)))
+
+
+def per_function_rewards(available: set[str]) -> list[str]:
+    """TRL's per-reward-function means.
+
+    ``rewards/<func>/mean`` (or ``rewards/<func>`` in older versions), with the ``train/`` prefix of
+    W&B/TensorBoard.
+    """
+    found = []
+    for name in sorted(available):
+        bare = name[len("train/"):] if name.startswith("train/") else name
+        parts = bare.split("/")
+        if parts[0] == "rewards" and ((len(parts) == 3 and parts[2] == "mean")
+                                      or (len(parts) == 2 and parts[1] not in ("mean", "std"))):
+            found.append(name)
+    return found

@@ -1,0 +1,206 @@
+"""Hyperparameters from the config files that sit beside a log, or that a log records.
+
+Files read (in a log's folder, a checkpoint's folder and the run folder above it):
+``training_args.json``, ``config.json``, ``grpo_config.json``, ``args.json``, ``hparams.json``,
+``config.yaml`` (W&B's ``{key: {value: ...}}`` form too), ``hparams.yaml``,
+``training_args.yaml``, ``config.yml`` and TRL's ``training_args.bin`` (a pickle, read by
+``logs_pickle`` without running anything). Nested configs (verl's OmegaConf dump) are flattened to
+dotted keys and matched by their last components: the names of TRL's ``GRPOConfig``, verl's
+``actor_rollout_ref.actor.optim.lr`` / ``rollout.n`` / ``data.train_batch_size`` /
+``algorithm.kl_ctrl.kl_coef`` / ``ppo_epochs``, OpenRLHF's ``n_samples_per_prompt`` /
+``rollout_batch_size`` / ``init_kl_coef`` / ``max_epochs``, and common custom names. Settings of
+the critic, reward or reference model are never read as the policy's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
+from grpodyn.theory.vocabulary import config_keys
+
+__all__ = ["meta_from_config", "meta_beside", "CONFIG_FILES", "CONFIG_KEYS", "flatten"]
+
+#: File names read beside a log, in order (the first file that gives a value wins).
+CONFIG_FILES = ("training_args.json", "grpo_config.json", "args.json", "hparams.json",
+                "config.yaml", "config.yml", "hparams.yaml", "training_args.yaml",
+                "config.json", "training_args.bin")
+
+_OTHER_MODELS = {"critic", "reward_model", "ref", "rm", "teacher", "reward", "value_model"}
+
+#: field -> names, matched against the last components of a dotted key; first match wins. From
+#: the one alias table of run settings, grpodyn.theory.vocabulary.
+CONFIG_KEYS: dict[str, tuple[str, ...]] = config_keys()
+
+
+def flatten(config: dict[str, Any], prefix: str = "", *, depth: int = 0,
+            seen: set[int] | None = None) -> dict[str, Any]:
+    """Return a nested config as ``{"a.b.c": value}`` (lists kept as values).
+
+    Each dict is entered once, so shared or cyclic structures (YAML aliases, pickles) cannot blow it
+    up.
+    """
+    seen = set() if seen is None else seen
+    seen.add(id(config))
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            if id(value) in seen or depth >= 12:
+                continue
+            if set(value) <= {"value", "desc"} and "value" in value:  # W&B config.yaml entry
+                out[name] = value["value"]
+            else:
+                out.update(flatten(value, name + ".", depth=depth + 1, seen=seen))
+        else:
+            out[name] = value
+    return out
+
+
+def _lookup(flat: dict[str, Any], names: tuple[str, ...]) -> tuple[str, Any] | None:
+    for want in names:
+        parts = want.split(".")
+        for key, value in flat.items():
+            components = key.split(".")
+            if components[-len(parts):] == parts and not _OTHER_MODELS & set(components[:-1]):
+                if value is None or (isinstance(value, str) and not value.strip()):
+                    continue
+                return key, value
+    return None
+
+
+def _normal_optimizer(value: Any) -> Any:
+    text = str(value).lower()
+    for name in ("adamw", "adam", "sgd", "adafactor", "lion", "rmsprop", "muon"):
+        if name in text:
+            return name
+    return value
+
+
+def _normal_schedule(value: Any) -> Any:
+    text = str(value).lower().replace("schedulertype.", "")
+    for name in ("cosine_with_min_lr", "cosine_with_restarts", "cosine", "linear",
+                 "constant_with_warmup", "constant", "polynomial", "inverse_sqrt", "wsd"):
+        if name in text:
+            return name
+    return value
+
+
+def _finite(value: Any) -> int | float | None:
+    """Return a finite number from a config value (numbers, numeric strings), else None."""
+    if isinstance(value, str):
+        try:
+            value = float(value) if any(c in value for c in ".eEnN") else int(value)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else None  # no 5000-digit integers downstream
+    return value if math.isfinite(value) else None
+
+
+def meta_from_config(config: dict[str, Any], source: str, where: str) -> RunMeta:
+    """Return the hyperparameters a config dict names, with ``source`` and where it was found."""
+    flat = flatten(config)
+    meta = RunMeta()
+    for field, names in CONFIG_KEYS.items():
+        hit = _lookup(flat, names)
+        if hit is None:
+            continue
+        key, value = hit
+        if field == "kl" and key.endswith("kl_loss_coef") and flat.get(
+                key.rsplit(".", 1)[0] + ".use_kl_loss") is False:
+            continue  # verl: the KL loss is off
+        if field in ("optimizer", "schedule"):
+            if not isinstance(value, str):
+                continue
+            value = (_normal_optimizer if field == "optimizer" else _normal_schedule)(value)
+        else:
+            value = _finite(value)
+            if value is None:
+                continue
+        setattr(meta, field, Hyperparameter(value, source, f"{key} in {where}"))
+    betas = _lookup(flat, ("optim.betas", "betas", "adam_betas"))
+    if betas is not None and isinstance(betas[1], (list, tuple)) and len(betas[1]) == 2:
+        key, (b1, b2) = betas
+        b1, b2 = _finite(b1), _finite(b2)
+        if meta.momentum is None and b1 is not None:
+            meta.momentum = Hyperparameter(b1, source, f"{key}[0] in {where}")
+        if meta.beta2 is None and b2 is not None:
+            meta.beta2 = Hyperparameter(b2, source, f"{key}[1] in {where}")
+    _openrlhf_and_trl(flat, meta, source, where)
+    return meta
+
+
+def _openrlhf_and_trl(flat: dict[str, Any], meta: RunMeta, source: str, where: str) -> None:
+    """Batch B and reuse where only a combination of settings gives them."""
+    if "n_samples_per_prompt" in flat:  # OpenRLHF: rollout_batch_size counts prompts
+        if meta.batch is None and isinstance(flat.get("rollout_batch_size"), int):
+            meta.batch = Hyperparameter(flat["rollout_batch_size"], source,
+                                        f"rollout_batch_size (OpenRLHF: prompts) in {where}")
+        if meta.num_iterations is None and isinstance(flat.get("max_epochs"), int):
+            meta.num_iterations = Hyperparameter(flat["max_epochs"], source,
+                                                 f"max_epochs (OpenRLHF: PPO epochs) in {where}")
+    if "num_generations" in flat and meta.batch is None:
+        per_device = flat.get("per_device_train_batch_size")
+        accumulation = flat.get("gradient_accumulation_steps", 1)
+        g = flat["num_generations"]
+        if all(isinstance(v, int) and v > 0 for v in (per_device, accumulation, g)):
+            completions = per_device * accumulation
+            if completions % g == 0:
+                meta.batch = Hyperparameter(
+                    completions // g, "inferred",
+                    f"per_device_train_batch_size {per_device} x gradient_accumulation_steps "
+                    f"{accumulation} / num_generations {g} in {where}, assuming one process "
+                    "(TRL counts the batch in completions)")
+
+
+def _read_config(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """Return a config file as a dict, or (None, why not)."""
+    try:
+        if path.stat().st_size > 16 * 2**20:
+            return None, f"{path.name}: larger than a config file, skipped"
+        if path.suffix == ".bin":
+            from grpodyn.empirical.logs.pickled import PickleReadError, read_pickled_args
+
+            try:
+                return read_pickled_args(path), None
+            except PickleReadError as exc:
+                return None, f"{path.name}: not read ({exc})"
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return None, f"{path.name}: cannot read ({exc.strerror})"
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            return None, f"{path.name}: reading YAML needs PyYAML (pip install grpodyn[logs])"
+        try:
+            data = yaml.safe_load(text)
+        except (yaml.YAMLError, RecursionError, ValueError) as exc:
+            return None, f"{path.name}: not valid YAML ({type(exc).__name__})"
+    else:
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return None, f"{path.name}: not valid JSON, skipped"
+    return (data, None) if isinstance(data, dict) else (None, f"{path.name}: not a mapping")
+
+
+def meta_beside(folder: Path) -> tuple[RunMeta, list[str]]:
+    """Hyperparameters from the config files in ``folder`` and notes on files not read."""
+    meta, notes = RunMeta(), []
+    for name in CONFIG_FILES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        config, why = _read_config(path)
+        if config is None:
+            notes.append(why or f"{name}: not read")
+            continue
+        meta = meta.merged(meta_from_config(config, f"file:{name}", name))
+    return meta, notes

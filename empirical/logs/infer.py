@@ -1,0 +1,165 @@
+"""Hyperparameters deduced from a run's own metrics, always labelled as such.
+
+- Peak learning rate and schedule from the logged ``learning_rate`` (the peak is the largest
+  logged value; the schedule a warm-up, then constant, linear or cosine decay by the better
+  least-squares match). The theory's stiffness uses the learning rate (THEORY.md sections 4 and
+  9), and the last value of a decaying schedule can be 100x below the peak.
+- G and B from the granularity of binary rewards (THEORY.md section 7): with rewards in {0, 1}
+  the mean reward of a step over B prompts x G completions is a multiple of 1/(B G), and the
+  share of prompts whose G rewards are all equal (``frac_reward_zero_std``) a multiple of 1/B.
+  The smallest such denominators are reported as ``inferred`` with the evidence; when the
+  granularity does not pin them, a note says "not determined". A logged point that averages
+  several steps (logging_steps > 1) or processes has a finer granularity, so nothing is inferred
+  from such points.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from grpodyn.empirical.logs.common import number
+from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
+from grpodyn.theory.vocabulary import logged_keys
+
+if TYPE_CHECKING:  # loaders imports this module
+    from grpodyn.empirical.logs.loaders import Run
+
+__all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "LOGGED_KEYS"]
+
+#: Hyperparameters some trainers log as metrics (read when constant over the run), from the
+#: one alias table (grpodyn.theory.vocabulary).
+LOGGED_KEYS: dict[str, tuple[str, ...]] = logged_keys()
+
+_EPS = 2e-6  # how far from k/N a logged mean may lie (float32 means, 6+ printed digits)
+_N_MAX = 4096
+
+
+def granularity(values: np.ndarray, *, n_max: int = _N_MAX, eps: float = _EPS) -> int | None:
+    """Return the smallest N <= n_max such that every value is a multiple of 1/N, or None.
+
+    Multiples within ``eps``. N = 1 (all values 0 or 1) says nothing and is returned as None.
+    """
+    v = values[np.isfinite(values)]
+    if v.size < 5:
+        return None
+    for n in range(1, n_max + 1):
+        scaled = v * n
+        if np.all(np.abs(scaled - np.round(scaled)) <= n * eps):
+            return n if n > 1 else None
+    return None
+
+
+def schedule_of(steps: np.ndarray, lr: np.ndarray) -> tuple[str, int | None, str] | None:
+    """(schedule, warm-up steps or None, evidence) of a logged learning-rate series."""
+    known = np.isfinite(lr)
+    s, x = steps[known], lr[known]
+    if x.size < 3 or np.max(x) <= 0:
+        return None
+    peak = float(np.max(x))
+    if np.ptp(x) <= 1e-6 * peak:
+        return "constant", None, f"logged learning_rate constant at {peak:.4g}"
+    top = int(np.argmax(x >= 0.999 * peak))
+    warmup = int(s[top]) if top > 0 and x[0] < 0.9 * peak else None
+    tail_s, tail = s[top:], x[top:] / peak
+    words = f"logged learning_rate peaks at {peak:.4g}" + (
+        f" after a warm-up to step {warmup}" if warmup else "")
+    if tail.size < 3 or np.ptp(tail) < 1e-3:
+        return ("constant_with_warmup" if warmup else "constant"), warmup, words + ", then flat"
+    span = max(float(s[-1]) - float(tail_s[0]), 1.0)
+    # both decays reach 0 at the end of training, T >= the last logged step: fit T on a grid
+    best: dict[str, float] = {}
+    for total in np.linspace(span, 4 * span, 61):
+        u = (tail_s - tail_s[0]) / total
+        for name, curve in (("linear", 1 - u), ("cosine", 0.5 * (1 + np.cos(np.pi * u)))):
+            err = float(np.mean((curve - tail) ** 2))
+            best[name] = min(best.get(name, np.inf), err)
+    name = min(best, key=best.get)
+    return name, warmup, (f"{words}, then decays like a {name} schedule (mean squared misfit "
+                          f"{best[name]:.2g} vs {max(best.values()):.2g})")
+
+
+def _binary_evidence(run: Run) -> tuple[int | None, int | None, str]:
+    """(B G, B, words) from the granularity of the mean reward and the zero-std share."""
+    reward = run.reward
+    if reward.size < 5 or np.nanmin(reward) < 0 or np.nanmax(reward) > 1:
+        return None, None, "rewards outside [0, 1]: not binary 0/1"
+    steps = run.steps
+    if steps.size > 1 and np.any(np.diff(steps) != 1):
+        return None, None, "logged points are not consecutive steps (each may average several)"
+    n = granularity(reward)
+    zero_std = run.metrics.get("frac_reward_zero_std")
+    b = granularity(zero_std) if zero_std is not None else None
+    words = []
+    if n:
+        words.append(f"every one of {np.isfinite(reward).sum()} logged mean rewards is a "
+                     f"multiple of 1/{n}")
+    if b:
+        words.append(f"every logged frac_reward_zero_std is a multiple of 1/{b}")
+    return n, b, "; ".join(words) or "no common denominator up to 4096"
+
+
+def logged_meta(rows: list[tuple[float, dict]]) -> RunMeta:
+    """Hyperparameters logged as metrics with one value over the whole run (source ``logged``)."""
+    meta = RunMeta()
+    for name, keys in LOGGED_KEYS.items():
+        for key in keys:
+            values = {float(v) for _, r in rows if key in r
+                      for v in [number(r[key])] if np.isfinite(v)}
+            if len(values) == 1:
+                value = values.pop()
+                setattr(meta, name, Hyperparameter(int(value) if value.is_integer() else value,
+                                                   "logged", f"{key}, the same at every step"))
+                break
+    return meta
+
+
+def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
+    """Fill in the learning rate, schedule, G and B of ``meta`` from the run's metrics.
+
+    Only fields that are unknown are filled; notes say what could not be determined.
+    """
+    notes: list[str] = []
+    lr = run.metrics.get("learning_rate")
+    if lr is not None and np.isfinite(lr).any():
+        if meta.lr is None:
+            known = lr[np.isfinite(lr)]
+            words = f"peak of the logged learning_rate ({known.size} points)"
+            if known.size > 1 and known[0] == known.max() and known[-1] < known[0]:
+                words += ("; the first logged point already decays, so the schedule's own "
+                          "peak may be a little higher")
+            meta.lr = Hyperparameter(float(known.max()), "logged", words)
+        found = schedule_of(run.steps, lr)
+        if found is not None:
+            name, warmup, words = found
+            if meta.schedule is None:
+                meta.schedule = Hyperparameter(name, "inferred", words)
+            if meta.warmup_steps is None and warmup is not None:
+                meta.warmup_steps = Hyperparameter(warmup, "inferred", words)
+    if meta.group_size is not None and meta.batch is not None:
+        return meta, notes
+    n, b, words = _binary_evidence(run)
+    if n is None and b is None:
+        if meta.group_size is None and meta.batch is None and "outside" not in words:
+            notes.append(f"group size G and batch B: not determined ({words})")
+        return meta, notes
+    g_known = meta.value("group_size")
+    if b is not None and meta.batch is None:
+        meta.batch = Hyperparameter(b, "inferred", words + " (if rewards are binary)")
+    b_known = meta.value("batch")
+    if meta.group_size is None and n is not None and isinstance(b_known, int) and b_known > 0 \
+            and n % b_known == 0 and n // b_known > 1:
+        meta.group_size = Hyperparameter(n // b_known, "inferred",
+                                         f"{words}: B G = {n}, B = {b_known} (if rewards are "
+                                         "binary)")
+    if meta.batch is None and n is not None and isinstance(g_known, int) and g_known > 0 \
+            and n % g_known == 0:
+        meta.batch = Hyperparameter(n // g_known, "inferred",
+                                    f"{words}: B G = {n}, G = {g_known} (if rewards are binary)")
+    if meta.group_size is None:
+        notes.append(f"group size G: not determined ({words}" +
+                     (f"; B G = {n} if rewards are binary" if n else "") + ")")
+    if meta.batch is None:
+        notes.append(f"prompts per step B: not determined ({words})")
+    return meta, notes

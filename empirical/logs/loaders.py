@@ -1,0 +1,448 @@
+"""Load a GRPO training log of any trainer into a :class:`Run`: :func:`load_run`.
+
+Formats (the README's format table lists each with an example and what is read or inferred):
+TRL ``trainer_state.json`` (eval entries merged as the held-out reward), TRL console logs (dict
+lines; the real step from the progress counter or ``logging_steps``), JSON arrays of step dicts,
+JSON lines (flat, typed eval/rollout/train records, verl's file logger, W&B
+``wandb-history.jsonl``), verl console (``step:N - key:value - ...``), OpenRLHF console
+(progress-bar postfix), other hand-written consoles, CSV/TSV (wide, W&B export, long format),
+TensorBoard event files; and directories: a TRL checkpoint, a run with several checkpoints (the
+latest), a W&B run, a TensorBoard tree. Metric names map onto the canonical quantities through
+the per-trainer tables of ``logs_aliases``; hyperparameters come with their source
+(``logs_meta.RunMeta``) from the log, the files beside it (``logs_config``) and, where rewards
+are binary, the granularity of the logged values (``logs_infer``).
+
+Nothing here evaluates text or unpickles with the standard unpickler: dict literals are read by
+walking their syntax tree, ``training_args.bin`` by a restricted reader that builds only plain
+containers. Malformed input raises :class:`LogFormatError` naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grpodyn.empirical.logs.aliases import CANONICAL, METRIC_ALIASES, per_function_rewards, resolve
+from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number, read_text
+from grpodyn.empirical.logs.infer import logged_meta
+from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
+
+__all__ = ["Run", "LogFormatError", "load_run", "load_runs", "list_runs", "Hyperparameter",
+           "RunMeta", "METRIC_ALIASES"]
+
+
+@dataclass
+class Run:
+    """One training run: steps, reward and the other metrics found, aligned on the steps.
+
+    Attributes
+    ----------
+    source : str
+        Path of the log.
+    format : str
+        Detected format.
+    steps : numpy.ndarray
+        Optimizer steps of the logged points (increasing).
+    reward : numpy.ndarray
+        The reward fitted by default (``reward_key`` says which metric it is).
+    metrics : dict of str to numpy.ndarray
+        Canonical metrics (``logs_aliases.CANONICAL``) aligned on ``steps``, NaN where not
+        logged; ``heldout_reward`` is NaN where the run was not evaluated.
+    reward_key : str
+        The metric read as the reward (a ``+``-joined list when per-function rewards are summed).
+    run_name : str or None
+        Which run of a file that holds several.
+    meta : RunMeta
+        Hyperparameters found in the log or the files beside it, each with its source.
+    steps_reconstructed : bool
+        True when the log has no step and the steps are the order of the logged points.
+    warnings : list of str
+        Repairs, choices and assumptions made while loading.
+    metric_keys : dict of str to str
+        Canonical name -> the log's own metric name it was read from.
+    """
+
+    source: str
+    format: str
+    steps: np.ndarray
+    reward: np.ndarray
+    metrics: dict[str, np.ndarray]
+    reward_key: str = "reward"
+    run_name: str | None = None
+    meta: RunMeta = field(default_factory=RunMeta)
+    steps_reconstructed: bool = False
+    warnings: list[str] = field(default_factory=list)
+    metric_keys: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def n_points(self) -> int:
+        """Number of logged points."""
+        return int(self.steps.size)
+
+    def to_pandas(self) -> Any:
+        """Return the run as a pandas DataFrame indexed by step (pandas: an optional dependency)."""
+        import pandas as pd
+
+        return pd.DataFrame({"reward": self.reward, **self.metrics},
+                            index=pd.Index(self.steps, name="step"))
+
+    @classmethod
+    def from_pandas(cls, frame: Any, *, source: str = "<DataFrame>") -> Run:
+        """Return a run from a DataFrame with a ``step`` column (or index) and metric columns."""
+        table = frame.reset_index() if "step" not in frame.columns else frame
+        if "step" not in table.columns:
+            raise LogFormatError(f"{source}: no 'step' column or index")
+        metric_columns = [c for c in table.columns if c != "step"]
+        rows = [(number(row["step"]), {c: row[c] for c in metric_columns})
+                for _, row in table.iterrows()]
+        return _assemble(source, Parsed("pandas", {"": rows}), rows)
+
+
+# ---------------------------------------------------------------------------- assembly
+
+
+def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key: str | None
+                   ) -> tuple[list[str], list[str]]:
+    """Return the reward's metric names (several are summed) and notes on the choice."""
+    if reward_key is not None:
+        if reward_key not in available:
+            raise LogFormatError(f"{source}: no metric {reward_key!r} (--reward-key); metrics "
+                                 f"present: {', '.join(sorted(available)[:20])}")
+        return [reward_key], []
+    key = resolve("reward", available, ecosystem)
+    if key is not None:
+        return [key], []
+    functions = per_function_rewards(available)
+    if len(functions) == 1:
+        return functions, [f"no total reward: reading the one reward function {functions[0]!r}"]
+    if functions:
+        return functions, [
+            f"no total reward: the reward is the sum of the {len(functions)} reward functions "
+            f"({', '.join(functions)}), TRL's total when reward_weights are all 1 (weights "
+            "not known here); choose one with --reward-key"]
+    held = resolve("heldout_reward", available, ecosystem)
+    if held is not None:
+        return [held], [f"no training reward: fitting the held-out {held!r} instead"]
+    raise LogFormatError(f"{source}: no reward metric found (looked for the reward names of "
+                         f"TRL, verl, OpenRLHF, W&B and custom loops; give --reward-key); "
+                         f"metrics present: {', '.join(sorted(available)[:12])}")
+
+
+def _eval_twins(keys: list[str], available: set[str]) -> list[str]:
+    """Return the evaluation names of reward functions, when every one is logged.
+
+    TRL logs them as ``eval_<key>``, W&B as ``eval/<key>``.
+    """
+    twins = []
+    for key in keys:
+        bare = key[len("train/"):] if key.startswith("train/") else key
+        twin = next((t for t in (f"eval_{bare}", f"eval/{bare}") if t in available), None)
+        if twin is None:
+            return []
+        twins.append(twin)
+    return twins
+
+
+def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None = None,
+              reward_key: str | None = None) -> Run:
+    """Build a Run from (step, {metric: value}) rows; repairs are recorded as warnings."""
+    warnings: list[str] = list(parsed.notes)
+    finite_steps = [(s, r) for s, r in rows if math.isfinite(s)]
+    if not finite_steps:
+        raise LogFormatError(f"{source}: no logged step with a finite step number")
+    if len(finite_steps) < len(rows):
+        warnings.append(f"{len(rows) - len(finite_steps)} entries without a finite step "
+                        "number dropped")
+    rows = finite_steps
+    available = set().union(*(r.keys() for _, r in rows))
+    keys, notes = _choose_reward(source, available, parsed.ecosystem, reward_key)
+    warnings += notes
+    all_rows = rows
+    rows = [(s, r) for s, r in rows if all(k in r for k in keys)]
+    steps = np.array([s for s, _ in rows], dtype=float)
+    order = np.argsort(steps, kind="stable")
+    if np.any(steps[1:] < steps[:-1]):
+        warnings.append("steps were not increasing: sorted by step")
+    steps, rows = steps[order], [rows[i] for i in order]
+    keep = np.ones(steps.size, dtype=bool)
+    keep[1:] = steps[1:] != steps[:-1]
+    if not keep.all():
+        warnings.append(f"{int((~keep).sum())} duplicate steps: kept the first of each")
+    steps, rows = steps[keep], [r for r, k in zip(rows, keep, strict=True) if k]
+
+    def column(key: str) -> np.ndarray:
+        return np.array([number(r.get(key)) for _, r in rows], dtype=float)
+
+    reward = np.sum([column(k) for k in keys], axis=0) if rows else np.zeros(0)
+    finite = np.isfinite(reward)
+    if not finite.all():
+        warnings.append(f"{int((~finite).sum())} point(s) with a missing or non-finite reward "
+                        "dropped")
+        steps, reward, rows = steps[finite], reward[finite], [r for r, f in
+                                                               zip(rows, finite, strict=True) if f]
+    label = "+".join(keys)
+    if steps.size == 0:
+        raise LogFormatError(f"{source}: no finite value of {label!r}")
+    metrics, metric_keys = {}, {"reward": label}
+    for name in CANONICAL[1:]:
+        found = resolve(name, available - set(keys), parsed.ecosystem)
+        held = [found] if found else []
+        if name == "heldout_reward" and not held and len(keys) > 1:
+            held = _eval_twins(keys, available)  # summed reward functions: their eval twins
+        if not held:
+            continue
+        key = "+".join(held)
+        if name == "heldout_reward":  # evaluated at its own steps: align, NaN elsewhere
+            at = {s: sum(number(r[k]) for k in held) for s, r in all_rows
+                  if all(k in r for k in held)}
+            values = np.array([at.get(s, math.nan) for s in steps], dtype=float)
+        else:
+            values = column(key)
+        values[~np.isfinite(values)] = np.nan
+        if np.isfinite(values).any():
+            metrics[name], metric_keys[name] = values, key
+    meta = replace(parsed.meta).merged(logged_meta(rows))
+    return Run(source=source, format=parsed.format, steps=steps, reward=reward,
+               metrics=metrics, reward_key=label, run_name=run_name or None,
+               meta=meta, steps_reconstructed=parsed.steps_reconstructed,
+               warnings=warnings, metric_keys=metric_keys)
+
+
+# ---------------------------------------------------------------------------- dispatch
+
+
+@dataclass
+class _Source:
+    """A parsed log and where its hyperparameter files may lie."""
+
+    parsed: Parsed
+    label: str
+    beside: list[Path]
+
+
+def _checkpoint_number(path: Path) -> int:
+    match = re.fullmatch(r"checkpoint-(\d+)", path.name)
+    return int(match.group(1)) if match else -1
+
+
+def _parse_directory(path: Path, opts: dict[str, Any]) -> _Source:
+    if (path / "trainer_state.json").is_file():
+        source = _parse_file(path / "trainer_state.json", opts)
+        source.beside = [path, path.parent]
+        return source
+    checkpoints = sorted((p for p in path.glob("checkpoint-*")
+                          if _checkpoint_number(p) >= 0 and (p / "trainer_state.json").is_file()),
+                         key=_checkpoint_number)
+    if checkpoints:
+        latest = checkpoints[-1]
+        source = _parse_file(latest / "trainer_state.json", opts)
+        source.beside = [latest, path]
+        if len(checkpoints) > 1:
+            source.parsed.notes.append(
+                f"{len(checkpoints)} checkpoints: read the latest, {latest.name} (its "
+                "trainer_state.json holds the whole history)")
+        return source
+    for files in (path / "files", path):
+        history = files / "wandb-history.jsonl"
+        if history.is_file():
+            source = _parse_file(history, opts)
+            source.parsed.format = "wandb_run"
+            source.beside = [files, path]
+            return source
+        if (files / "output.log").is_file() and (files / "config.yaml").is_file():
+            source = _parse_file(files / "output.log", opts)
+            source.parsed.notes.append("W&B run directory without wandb-history.jsonl: read "
+                                       "its console output.log")
+            source.beside = [files, path]
+            return source
+    wandb_runs = sorted(p for p in path.glob("*run-*") if (p / "files").is_dir())
+    if wandb_runs:  # a W&B folder: wandb/latest-run, else its only run
+        latest = path / "latest-run"
+        if not latest.is_dir() and len(wandb_runs) > 1:
+            raise LogFormatError(f"{path}: a W&B folder with {len(wandb_runs)} runs and no "
+                                 f"latest-run: give one of {', '.join(p.name for p in wandb_runs)}")
+        chosen = latest if latest.is_dir() else wandb_runs[0]
+        source = _parse_directory(chosen, opts)
+        source.parsed.notes.append(f"a W&B folder: read {chosen.name}"
+                                   + (f" ({chosen.resolve().name})" if chosen == latest else ""))
+        return source
+    if next(path.rglob("*tfevents*"), None) is not None:
+        from grpodyn.empirical.logs.tensorboard_events import parse_tensorboard
+
+        return _Source(parse_tensorboard(path), str(path), [path])
+    raise LogFormatError(f"{path}: a directory without a log (looked for trainer_state.json, "
+                         "checkpoint-N/trainer_state.json, files/wandb-history.jsonl, "
+                         "files/output.log with config.yaml, *tfevents* files)")
+
+
+def _parse_file(path: Path, opts: dict[str, Any]) -> _Source:
+    step_key, logging_steps = opts["step_key"], opts["logging_steps"]
+    if "tfevents" in path.name:
+        from grpodyn.empirical.logs.tensorboard_events import parse_tensorboard
+
+        return _Source(parse_tensorboard(path), str(path), [path.parent])
+    if path.suffix.lower() == ".bin":
+        raise LogFormatError(f"{path}: a binary file, not a log (training_args.bin holds "
+                             "hyperparameters: give the log beside it)")
+    text = read_text(path)
+    if not text.strip():
+        raise LogFormatError(f"{path}: empty file")
+    from grpodyn.empirical.logs.records import parse_json, parse_jsonl
+
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        parsed = parse_jsonl(path, text, step_key)
+    elif suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LogFormatError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # e.g. a huge integer, deep nesting
+            raise LogFormatError(f"{path}: not valid JSON ({type(exc).__name__}: "
+                                 f"{str(exc)[:80]})") from None
+        if isinstance(data, list) and data and isinstance(data[0], dict) \
+                and "stream_name" in data[0]:  # an HF-Jobs stream of console output
+            from grpodyn.empirical.logs.text import parse_text
+
+            parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps)
+        else:
+            parsed = parse_json(path, data, step_key)
+    elif suffix in {".csv", ".tsv"}:
+        from grpodyn.empirical.logs.tables import parse_table
+
+        parsed = parse_table(path, text, step_key)
+    else:
+        from grpodyn.empirical.logs.text import parse_text
+
+        source = "given"
+        if logging_steps is None:  # a logging interval in a config file beside the log
+            from grpodyn.empirical.logs.config import meta_beside
+
+            found = meta_beside(path.parent)[0].logging_steps
+            if found is not None and isinstance(found.value, int) and found.value > 0:
+                logging_steps, source = found.value, found.evidence
+        parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps,
+                            interval_source=source)
+    return _Source(parsed, str(path), [path.parent])
+
+
+def _parse(path: Path, opts: dict[str, Any]) -> _Source:
+    if path.is_dir():
+        return _parse_directory(path, opts)
+    if not path.is_file():
+        raise LogFormatError(f"{path}: no such file or directory")
+    return _parse_file(path, opts)
+
+
+def _with_meta(run: Run, source: _Source) -> Run:
+    """Return the run's hyperparameters by source.
+
+    Config files (the log's own config record, the files beside it) before values logged as metrics,
+    before what parsers inferred, before what ``infer_meta`` deduces from the metrics.
+    """
+    from grpodyn.empirical.logs.config import meta_beside, meta_from_config
+    from grpodyn.empirical.logs.infer import infer_meta
+
+    files = RunMeta()
+    if source.parsed.config:
+        files = meta_from_config(source.parsed.config, f"file:{Path(source.label).name}",
+                                 "the log's own config record")
+    for folder in dict.fromkeys(source.beside):
+        found, notes = meta_beside(folder)
+        files = files.merged(found)
+        run.warnings += notes
+    logged = {name: h for name, h in run.meta.to_items() if h.source == "logged"}
+    meta = files.merged(RunMeta(**logged)).merged(run.meta)
+    run.meta, notes = infer_meta(run, meta)
+    run.warnings += notes
+    return run
+
+
+def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str | None = None,
+              logging_steps: int | None = None) -> list[Run]:
+    """Every run of a log (one for most formats), each with its hyperparameters.
+
+    Parameters are those of :func:`load_run`. A run without a usable reward raises for a file
+    of one run; in a file of several such runs are left out with a note on the others.
+    """
+    path = Path(path)
+    source = _parse(path, {"step_key": step_key, "logging_steps": logging_steps})
+    runs, failures = [], []
+    for name, rows in source.parsed.runs.items():
+        try:
+            run = _assemble(source.label, source.parsed, rows, run_name=name,
+                            reward_key=reward_key)
+        except LogFormatError as exc:
+            if len(source.parsed.runs) == 1:
+                raise
+            failures.append(f"{name}: {str(exc).split(': ', 1)[-1]}")
+            continue
+        runs.append(_with_meta(run, source))
+    if not runs:
+        raise LogFormatError(f"{source.label}: no run with a usable reward ({'; '.join(failures)})")
+    if step_key is not None and not any(
+            step_key in r for rows in source.parsed.runs.values() for _, r in rows):
+        raise LogFormatError(f"{source.label}: no field {step_key!r} (--step-key) in this "
+                             f"{source.parsed.format} log")
+    for run in runs:
+        run.warnings += [f"run {f} left out" for f in failures]
+    return runs
+
+
+def list_runs(path: str | Path) -> list[str]:
+    """Names of the runs in a log; one empty name for a format that holds one run."""
+    return [run.run_name or "" for run in load_runs(path)]
+
+
+def load_run(path: str | Path, *, run: str | None = None, reward_key: str | None = None,
+             step_key: str | None = None, logging_steps: int | None = None) -> Run:
+    """Load a training log (a file or a directory), detecting its format.
+
+    Parameters
+    ----------
+    path
+        The log file, or a checkpoint, run, W&B run or TensorBoard directory.
+    run
+        Which run of a log that holds several (``list_runs``); default: the run with the most
+        reward points, named in the warnings. An error for a log of one run.
+    reward_key
+        The metric to read as the reward (default: the trainer's reward, see
+        ``logs_aliases``).
+    step_key
+        The field that holds the optimizer step (default: the first of the usual names).
+    logging_steps
+        Optimizer steps between two logged points, for console logs that print no step and no
+        progress counter.
+
+    Raises
+    ------
+    LogFormatError
+        When the file cannot be read, has no usable reward series, or ``run`` names no run.
+    """
+    if logging_steps is not None and (isinstance(logging_steps, bool)
+                                      or not isinstance(logging_steps, int)
+                                      or logging_steps < 1):
+        raise LogFormatError(f"{path}: logging_steps must be a positive integer, got "
+                             f"{logging_steps!r}")
+    runs = load_runs(path, reward_key=reward_key, step_key=step_key, logging_steps=logging_steps)
+    names = [r.run_name or "" for r in runs]
+    if run is not None:
+        if names == [""]:
+            raise LogFormatError(f"{path}: --run {run!r} given, but this {runs[0].format} log "
+                                 "holds one run (no run names)")
+        if run not in names:
+            raise LogFormatError(f"{path}: no run named {run!r}; runs: {', '.join(names)}")
+        return runs[names.index(run)]
+    if len(runs) == 1:
+        return runs[0]
+    chosen = max(runs, key=lambda r: r.n_points)
+    chosen.warnings.insert(0, f"{len(runs)} runs in this log ({', '.join(names)}): read "
+                           f"{chosen.run_name!r}, the one with the most reward points; choose "
+                           "another with --run")
+    return chosen

@@ -1,0 +1,522 @@
+"""The analysis of one run, built in one place: :func:`analyse_run` -> :class:`RunAnalysis`.
+
+Every consumer (``grpodyn fit``, ``forecast``, ``report LOG``, ``advise --log``, the TRL
+callback) goes through :func:`analyse_run`. It holds the fits of the reward, the noise
+estimate, the dynamics read from the model the analysis trusts (plateau, tau, stiffness, regime,
+stability margins), each with a status and a reason, the diagnosis, a forecast when a cut is
+given, and warnings; it prints itself as a dict (JSON), text, an HTML section and a figure.
+
+Nothing the data do not determine is printed as a number: a plateau of a run that has not begun
+to saturate, a parameter on a bound, a standard error from a singular information matrix get a
+status (``not_determined``, ``at_bound``, ``singular``) with the reason and, where one exists, a
+one-sided bound. The reward range (declared, or inferred: an accuracy, pass rate or binary
+reward lies in [0, 1]; a summed reward's range is unknown unless declared) constrains the
+plateau. Momentum is the user's value or the log's; never assumed.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.ground import InputError, check_momentum
+from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise, fit_curve
+from grpodyn.numerics.forecast import (
+    MEMBERS,
+    SATURATING,
+    EnsembleForecast,
+    forecast_curve,
+    plateau_summary,
+)
+
+__all__ = ["RunAnalysis", "analyse_run", "infer_reward_range", "learning_rate_of",
+           "momentum_of", "FIT_MODELS"]
+
+#: Models fitted to the whole run (the forecaster's saturating members and the sigmoid).
+FIT_MODELS = ("exponential", "power", "sigmoid", "inertial", "exponential_lr")
+_BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
+
+
+def learning_rate_of(run: Run) -> np.ndarray | None:
+    """The run's learning rate at every point (gaps interpolated); None if not logged or
+    constant (then the learning-rate clock is the step clock and adds no model)."""
+    lr = run.metrics.get("learning_rate")
+    if lr is None:
+        return None
+    known = np.isfinite(lr)
+    if not known.any() or np.ptp(lr[known]) == 0:
+        return None
+    return np.interp(run.steps, run.steps[known], lr[known])
+
+
+def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
+                       ) -> tuple[tuple[float, float] | None, str]:
+    """The range the reward can reach and where it comes from.
+
+    Declared wins. Else [0, 1] when the reward's name says accuracy / pass rate / success, or
+    when every logged value lies in [0, 1] (a mean of binary rewards; stated as an assumption).
+    Otherwise unknown (a summed or shaped reward): None.
+    """
+    if declared is not None:
+        lo, hi = map(float, declared)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise InputError(f"reward range: need finite LO < HI, got {declared}")
+        outside = np.sum((run.reward < lo) | (run.reward > hi))
+        if outside:
+            raise InputError(f"reward range [{lo:g}, {hi:g}]: {outside} logged rewards lie "
+                             "outside it")
+        return (lo, hi), "declared"
+    key = run.reward_key.lower()
+    if any(word in key for word in _BOUNDED_WORDS):
+        return (0.0, 1.0), f"inferred from the reward's name {run.reward_key!r}"
+    if np.all((run.reward >= 0) & (run.reward <= 1)):
+        return (0.0, 1.0), ("inferred: every logged reward lies in [0, 1] (a mean of binary "
+                            "rewards); declare --reward-range if the reward can leave it")
+    return None, "unknown: a reward outside [0, 1] (summed or shaped); declare --reward-range"
+
+
+def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
+    """The momentum given (source ``user``, as for a user override in RunMeta), else the log's
+    (its metadata, with the source RunMeta gives: logged, file, user, ...), else unknown."""
+    if momentum is not None:
+        return float(check_momentum(momentum)), "user"
+    entry = run.meta.momentum
+    if entry is not None and isinstance(entry.value, (int, float)):
+        return float(check_momentum(entry.value)), entry.source
+    return None, "unknown: give --momentum (Adam's beta1) for the regime and margins"
+
+
+def _peak_lr_of(run: Run) -> tuple[float | None, str]:
+    """The PEAK learning rate the run used: its metadata (peak, user's or config), else the
+    largest logged value."""
+    entry = run.meta.lr
+    if entry is not None and isinstance(entry.value, (int, float)) and entry.value > 0:
+        return float(entry.value), entry.source
+    logged = run.metrics.get("learning_rate")
+    if logged is not None and np.isfinite(logged).any() and np.nanmax(logged) > 0:
+        return float(np.nanmax(logged)), "logged (peak)"
+    return None, "unknown: give --lr"
+
+
+@dataclass
+class RunAnalysis:
+    """Everything grpodyn says about one run. Build it with :func:`analyse_run`.
+
+    Attributes
+    ----------
+    run : Run
+        The loaded run.
+    reward_range : (lo, hi) or None
+        Range of the reward, and ``range_source`` where it comes from.
+    momentum : float or None
+        Momentum used for the regime and margins (``momentum_source`` says whence).
+    fits : dict of str to FitResult
+        Fits of the whole run (constrained to the reward range).
+    fit_errors : dict of str to str
+        Models that could not be fitted, with the reason.
+    noise : NoiseEstimate
+        White observation noise from first differences.
+    weights : dict of str to float
+        The forecaster's stacking weights over the whole run (which model the analysis trusts).
+    plateau : dict
+        ``value``, ``lower``, ``upper``, ``status``, ``reason`` (see
+        :func:`grpodyn.numerics.forecast.plateau_summary`).
+    dynamics : dict
+        tau, stiffness, regime and margins, each with a status.
+    diagnosis : object or None
+        :func:`grpodyn.empirical.diagnostics.diagnose` result (None under 20 points).
+    forecast : EnsembleForecast or None
+        The forecast after the cut (``train_fraction`` / ``until``).
+    """
+
+    run: Run
+    reward_range: tuple[float, float] | None
+    range_source: str
+    momentum: float | None
+    momentum_source: str
+    lr: float | None
+    lr_source: str
+    fits: dict[str, FitResult]
+    fit_errors: dict[str, str]
+    noise: NoiseEstimate
+    weights: dict[str, float]
+    plateau: dict[str, Any]
+    dynamics: dict[str, Any]
+    diagnosis: Any
+    forecast: EnsembleForecast | None
+    level: float
+    warnings: list[str] = field(default_factory=list)
+
+    # ---------------------------------------------------------------- output
+    def forecast_dict(self) -> dict[str, Any] | None:
+        """The forecast as the JSON contract of ``grpodyn forecast``."""
+        fc = self.forecast
+        if fc is None:
+            return None
+        plateau = plateau_summary(fc.members, fc.weights, level=fc.level, bounds=fc.bounds)
+        out: dict[str, Any] = {
+            "model": fc.model, "weights": fc.weights, "weighting": fc.weighting,
+            "train_points": fc.train_points,
+            "cut_step": float(self.run.steps[fc.train_points - 1]),
+            "steps": fc.steps.tolist(), "mean": fc.mean.tolist(), "lower": fc.lower.tolist(),
+            "upper": fc.upper.tolist(), "level": fc.level,
+            "plateau": {k: plateau.get(k) for k in ("value", "lower", "upper", "status",
+                                                    "reason")},
+            "warnings": list(fc.warnings)}
+        held = self._held_out()
+        if held is not None:
+            scores = fc.score(held, upto=held.size)
+            out.update(mae=scores["mae"], coverage=scores["coverage"],
+                       interval_score=scores["interval_score"])
+            ss_tot = float(np.sum((held - held.mean()) ** 2))
+            ss_res = float(np.sum((held - fc.mean[: held.size]) ** 2))
+            # the keys of the former ``fit --train-fraction`` forecast, kept for scripts
+            out.update(n_train=fc.train_points, n_holdout=int(held.size),
+                       mae_holdout=scores["mae"],
+                       r2_holdout=1 - ss_res / ss_tot if ss_tot > 0 else None)
+            out["per_model"] = {}
+            for name, member in fc.members.items():
+                mean, var = member.predictive(fc.steps[: held.size], fc.bounds)
+                out["per_model"][name] = {"mae": float(np.mean(np.abs(held - mean)))}
+        return out
+
+    def _held_out(self) -> np.ndarray | None:
+        fc = self.forecast
+        if fc is None:
+            return None
+        logged = self.run.steps[fc.train_points:]
+        n = int(np.sum(np.isin(fc.steps, logged)))
+        return self.run.reward[fc.train_points: fc.train_points + n] if n else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as a dict of plain values (non-finite floats stay: the CLI's
+        ``finite_json`` turns them to null)."""
+        models = {}
+        for name, fit in self.fits.items():
+            entry = fit.to_dict()
+            entry["r2_of_explainable"] = (float(fit.r2 / self.noise.r2_ceiling)
+                                          if self.noise.r2_ceiling > 0 else None)
+            entry["weight"] = self.weights.get(name, 0.0)
+            models[name] = entry
+        diagnosis = None if self.diagnosis is None else self.diagnosis.to_dict()
+        return {
+            "source": self.run.source, "format": self.run.format, "run": self.run.run_name,
+            "reward_key": self.run.reward_key, "n_points": self.run.n_points,
+            "steps_reconstructed": self.run.steps_reconstructed,
+            "reward_range": None if self.reward_range is None else list(self.reward_range),
+            "reward_range_source": self.range_source,
+            "hyperparameters": self.run.meta.to_dict(),
+            "momentum": self.momentum, "momentum_source": self.momentum_source,
+            "lr": self.lr, "lr_source": self.lr_source,
+            "noise": {"sigma": self.noise.sigma, "r2_ceiling": self.noise.r2_ceiling,
+                      "method": self.noise.method},
+            "models": models, "fit_errors": self.fit_errors,
+            "best": self.trusted_model, "weights": self.weights,
+            "plateau": self.plateau, "dynamics": self.dynamics, "diagnosis": diagnosis,
+            "forecast": self.forecast_dict(), "warnings": list(self.warnings)}
+
+    @property
+    def trusted_model(self) -> str | None:
+        """The saturating model with the largest weight (None when no model was fitted)."""
+        candidates = {n: w for n, w in self.weights.items() if n in self.fits}
+        if candidates:
+            return max(candidates, key=candidates.get)
+        return next(iter(self.fits), None)
+
+    def to_text(self) -> str:
+        """A few lines for a terminal."""
+        run = self.run
+        lines = [f"{run.source} ({run.format}, {run.n_points} points, reward = "
+                 f"{run.reward_key})"]
+        rng = "unknown" if self.reward_range is None else \
+            f"[{self.reward_range[0]:g}, {self.reward_range[1]:g}]"
+        lines.append(f"reward range {rng} ({self.range_source})")
+        lines.append(f"noise sigma {self.noise.sigma:.4g}: R^2 ceiling "
+                     f"{self.noise.r2_ceiling:.3f}")
+        for name, fit in self.fits.items():
+            mark = "*" if name == self.trusted_model else " "
+            bounds = f"  at bound: {', '.join(fit.at_bounds)}" if fit.at_bounds else ""
+            sing = "  singular: no standard errors" if fit.singular else ""
+            lines.append(f"{mark} {name:15s} R^2 {fit.r2:.3f}  weight "
+                         f"{self.weights.get(name, 0):.2f}{bounds}{sing}")
+        lines.append("plateau: " + _status_text(self.plateau))
+        for key in ("tau", "stiffness", "regime", "stability_margin"):
+            entry = self.dynamics.get(key)
+            if entry is not None:
+                lines.append(f"{key}: " + _status_text(entry))
+        if self.diagnosis is not None:
+            lines.append(f"diagnosis: {self.diagnosis.primary or 'healthy (none flagged)'}")
+        fc = self.forecast_dict()
+        if fc is not None:
+            line = (f"forecast ({fc['model']}, {fc['train_points']} training points -> "
+                    f"{len(fc['steps'])} steps, {fc['level']:.0%} band)")
+            if "mae" in fc:
+                line += f": MAE {fc['mae']:.4g}, coverage {fc['coverage']:.0%}"
+            lines.append(line)
+        lines += [f"note: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def html_section(self) -> str:
+        """An HTML fragment: plateau and dynamics with statuses, fits, warnings."""
+        rows = [("plateau r*", _status_text(self.plateau))]
+        rows += [(k, _status_text(v)) for k, v in self.dynamics.items() if isinstance(v, dict)]
+        table = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>"
+                        for k, v in rows)
+        fits = "".join(
+            f"<tr><td>{html.escape(n)}</td><td>{f.r2:.3f}</td>"
+            f"<td>{self.weights.get(n, 0):.2f}</td><td>"
+            + html.escape(", ".join(f"{k}={v:.4g}" for k, v in f.params.items()))
+            + f"</td><td>{html.escape(', '.join(f.at_bounds) or '-')}</td>"
+            f"<td>{'yes' if f.singular else 'no'}</td></tr>"
+            for n, f in self.fits.items())
+        notes = "".join(f"<li>{html.escape(w)}</li>" for w in self.warnings)
+        rng = "unknown" if self.reward_range is None else \
+            f"[{self.reward_range[0]:g}, {self.reward_range[1]:g}]"
+        return (f"<p>Reward range {html.escape(rng)} ({html.escape(self.range_source)}); "
+                f"momentum {html.escape(str(self.momentum))} "
+                f"({html.escape(self.momentum_source)}).</p><ul>{notes}</ul>"
+                f"<table>{table}</table><h3>Fits</h3><table><tr><th>model</th><th>R^2</th>"
+                f"<th>weight</th><th>parameters</th><th>at bound</th><th>singular</th></tr>"
+                f"{fits}</table>")
+
+    def _repr_html_(self) -> str:
+        return self.html_section()
+
+    def plot(self, *, path=None):
+        """The run's figure (:func:`grpodyn.empirical.logs.run_figure.analysis_figure`); saved to
+        ``path`` when given."""
+        from grpodyn.empirical.logs.run_figure import analysis_figure
+
+        return analysis_figure(self, path=path)
+
+
+def _status_text(entry: dict[str, Any]) -> str:
+    status = entry.get("status", "determined")
+    value = entry.get("value")
+    if status == "determined" and value is not None:
+        if isinstance(value, str):
+            return value
+        text = f"{value:.4g}"
+        if entry.get("lower") is not None and entry.get("upper") is not None:
+            text += f" [{entry['lower']:.4g}, {entry['upper']:.4g}]"
+        return text
+    return f"{status}: {entry.get('reason', '')}"
+
+
+def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | None,
+              span: float, lr: float | None, *, favoured: str | None = None
+              ) -> dict[str, Any]:
+    """tau, stiffness, regime and margins from the trusted fit, each with a status."""
+    from grpodyn.numerics.compiled import compiled
+    from grpodyn.numerics.stability import first_unstable_refresh, regime, staleness_max
+
+    def nd(reason: str) -> dict[str, Any]:
+        return {"value": None, "status": "not_determined", "reason": reason}
+
+    if fit is None:
+        reason = "no saturating model could be fitted"
+        return {k: nd(reason) for k in ("tau", "stiffness", "regime", "stability_margin")}
+    p = fit.params
+    if fit.model.name == "exponential":
+        tau, tau_err = p["tau"], fit.stderr["tau"]
+    elif fit.model.name == "inertial" and "stiffness" in p:
+        tau = fit.derived()["tau"]
+        tau_err = fit.stderr["stiffness"] * tau / p["stiffness"]
+    else:
+        tau, tau_err = None, None
+    out: dict[str, Any] = {"model": fit.model.name}
+    if favoured is not None:
+        out["tau"] = nd(favoured)
+    elif tau is None:
+        out["tau"] = nd(f"the trusted model ({fit.model.name}) has no relaxation time")
+    elif plateau["status"] != "determined" or fit.at_bounds:
+        out["tau"] = nd(f"the plateau is {plateau['status']}: "
+                        + plateau.get("reason", "") + "; tau is tied to it")
+        if tau > span:
+            out["tau"]["lower"] = span
+            out["tau"]["reason"] = f"the run has not begun to saturate: tau > {span:.0f} steps"
+    elif not tau_err < tau:
+        out["tau"] = nd(f"its standard error ({tau_err:.3g}) is not smaller than tau "
+                        f"({tau:.3g})")
+    elif fit.singular:
+        out["tau"] = {"value": tau, "status": "singular",
+                      "reason": "singular information matrix: no standard error"}
+    else:
+        out["tau"] = {"value": tau, "stderr": tau_err, "status": "determined",
+                      "lower": None, "upper": None, "unit": "steps"}
+    if out["tau"]["status"] == "determined":
+        out["tau"]["steps_to_plateau"] = max(0.0, float(tau * np.log(20) - span))
+    if momentum is None:
+        reason = "momentum unknown: give --momentum (Adam's beta1)"
+        for k in ("stiffness", "regime", "stability_margin"):
+            out[k] = nd(reason)
+        return out
+    if out["tau"]["status"] not in ("determined", "singular"):
+        for k in ("stiffness", "regime", "stability_margin"):
+            out[k] = nd("tau is not determined")
+        return out
+    stiffness = (1.0 - momentum) / tau  # overdamped map, THEORY.md section 3: tau = c / k
+    k_max = float(compiled("stiffness_max")(momentum))
+    refresh = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
+    caveat = ("a fitted tau measures the slow mode: stiff directions may limit the learning "
+              "rate far below what this margin says (docs/findings.md section 1)")
+    out["stiffness"] = {"value": stiffness, "status": "determined", "unit": "per step"}
+    out["regime"] = {"value": regime(momentum=momentum, stiffness=stiffness),
+                     "status": "determined", "caveat": caveat}
+    out["stability_margin"] = {"value": 1.0 - stiffness / k_max, "status": "determined",
+                               "caveat": caveat}
+    out["refresh_max"] = {"value": None if refresh is None else refresh - 1,
+                          "status": "determined"}
+    out["staleness_max"] = {"value": staleness_max(momentum=momentum, stiffness=stiffness),
+                            "status": "determined"}
+    if lr is not None:
+        out["kappa"] = {"value": stiffness / lr, "status": "determined",
+                        "unit": "per unit learning rate", "caveat": caveat}
+    return out
+
+
+def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | None = None,
+                reward_range: tuple[float, float] | None = None,
+                train_fraction: float | None = None, until: float | None = None,
+                horizon: float | None = None, level: float = 0.9,
+                models: tuple[str, ...] = FIT_MODELS, diagnose_run: bool = True
+                ) -> RunAnalysis:
+    """Analyse one run: fits, noise, plateau and dynamics with statuses, diagnosis, forecast.
+
+    Parameters
+    ----------
+    run : Run
+        A loaded run (:func:`grpodyn.empirical.logs.loaders.load_run`).
+    momentum : float, optional
+        Optimiser momentum (Adam's beta1); default: the log's, else unknown (never assumed).
+    group_size : int, optional
+        G for the diagnosis.
+    reward_range : (lo, hi), optional
+        The range the reward can reach; default inferred (:func:`infer_reward_range`).
+    train_fraction, until : optional
+        Cut for the forecast: the leading fraction of the points, or the last training step.
+    horizon : float, optional
+        Forecast up to this step (default: the last logged step).
+    level : float
+        Central probability of bands and intervals (default 0.9).
+    models : tuple of str
+        Models fitted to the whole run.
+    diagnose_run : bool
+        Run the diagnosis (needs 20 points).
+    """
+    if train_fraction is not None and until is not None:
+        raise InputError("give at most one of train_fraction and until")
+    if not 0 < level < 1:
+        raise InputError(f"level must lie strictly between 0 and 1, got {level}")
+    bounds, range_source = infer_reward_range(run, reward_range)
+    beta, momentum_source = momentum_of(run, momentum)
+    lr_peak, lr_source = _peak_lr_of(run)
+    lr = learning_rate_of(run)
+    warnings = list(run.warnings)
+    if bounds is None:
+        warnings.append(f"reward range {range_source}")
+    if beta is None:
+        warnings.append(f"momentum {momentum_source}")
+    if run.n_points < 5:
+        raise InputError(f"{run.source}: a fit needs at least 5 points, got {run.n_points}")
+    if np.ptp(run.reward) == 0:
+        raise InputError(f"{run.source}: the reward is constant ({run.reward[0]:g}): there is "
+                         "no curve to fit")
+    fits: dict[str, FitResult] = {}
+    errors: dict[str, str] = {}
+    for name in models:
+        if name == "exponential_lr" and lr is None:
+            errors[name] = "exponential_lr needs a logged learning rate that varies"
+            continue
+        try:
+            fits[name] = fit_curve(name, run.steps, run.reward,
+                                   momentum=beta if name == "inertial" else None,
+                                   learning_rate=lr if name == "exponential_lr" else None,
+                                   plateau_bounds=bounds)
+        except InputError as exc:
+            errors[name] = str(exc)
+    if not fits and errors:
+        raise InputError(f"{run.source}: {next(iter(errors.values()))}")
+    for name, fit in fits.items():
+        if fit.at_bounds:
+            warnings.append(f"{name}: {', '.join(fit.at_bounds)} at the fit's bound "
+                            "(a result of the box, not of the data)")
+        if fit.singular:
+            warnings.append(f"{name}: singular information matrix; no standard errors")
+    noise = estimate_noise(run.reward)
+    # which model to trust: the forecaster's stacking weights over the whole run
+    weights: dict[str, float] = {}
+    plateau: dict[str, Any] = {"value": None, "lower": None, "upper": None,
+                               "status": "not_determined", "reason": "too few points"}
+    if run.n_points >= 8:
+        whole = forecast_curve(run.steps, run.reward, n_train=run.n_points,
+                               future_steps=run.steps[-1:], momentum=beta,
+                               learning_rate=None if lr is None else (run.steps, lr),
+                               bounds=bounds, level=level)
+        weights = whole.weights
+        plateau = plateau_summary(whole.members, weights, level=level, bounds=bounds)
+        warnings += list(whole.warnings)
+    # tau comes from a model that has one (exponential, inertial), and only when the weights
+    # trust such a model at least as much as the other saturating laws
+    with_tau = [n for n in ("exponential", "inertial") if n in fits]
+    trusted_fit = fits[max(with_tau, key=lambda n: weights.get(n, 0.0))] if with_tau else None
+    saturating = {n: w for n, w in weights.items() if n in SATURATING and w > 0}
+    tau_weight = sum(weights.get(n, 0.0) for n in with_tau)
+    favoured = None
+    if trusted_fit is not None and saturating and tau_weight < 0.5 * sum(saturating.values()):
+        top = max(saturating, key=saturating.get)
+        favoured = (f"the data favour the {top} law (weight {saturating[top]:.2f} against "
+                    f"{tau_weight:.2f} for the exponential and inertial forms), which has no "
+                    "single relaxation time")
+    span = float(run.steps[-1] - run.steps[0])
+    dynamics = _dynamics(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured)
+    diagnosis = None
+    if diagnose_run and run.n_points >= 20:
+        from grpodyn.empirical.diagnostics.diagnose import diagnose
+
+        diagnosis = diagnose(run, group_size=group_size)
+    forecast = None
+    if train_fraction is not None or until is not None:
+        forecast = _forecast(run, train_fraction=train_fraction, until=until, horizon=horizon,
+                             level=level, momentum=beta, lr=lr, bounds=bounds)
+    return RunAnalysis(run, bounds, range_source, beta, momentum_source, lr_peak, lr_source,
+                       fits, errors, noise, weights, plateau, dynamics, diagnosis, forecast,
+                       level, warnings)
+
+
+def _forecast(run: Run, *, train_fraction, until, horizon, level, momentum, lr, bounds
+              ) -> EnsembleForecast:
+    if train_fraction is not None:
+        if not 0 < train_fraction < 1:
+            raise InputError(f"train fraction must lie strictly between 0 and 1, got "
+                             f"{train_fraction}")
+        n_train = int(np.floor(train_fraction * run.n_points))
+    else:
+        n_train = int(np.searchsorted(run.steps, until, side="right"))
+    if n_train < 8:
+        raise InputError(f"the cut leaves {n_train} training points; a forecast needs 8")
+    future = run.steps[n_train:]
+    if horizon is not None:
+        if horizon <= run.steps[n_train - 1]:
+            raise InputError(f"horizon {horizon:g} is not after the cut at step "
+                             f"{run.steps[n_train - 1]:g}")
+        future = future[future <= horizon]
+        spacing = float(np.median(np.diff(run.steps)))
+        start = future[-1] if future.size else run.steps[n_train - 1]
+        extra = np.arange(start + spacing, horizon + 0.5 * spacing, spacing)
+        future = np.concatenate([future, extra[extra <= horizon]])
+    if future.size == 0:
+        raise InputError("nothing to forecast: the cut is at the last step; give --horizon")
+    lr_pair = None
+    if lr is not None:
+        # past the log, the learning rate stays at its last value
+        steps = np.concatenate([run.steps, future[future > run.steps[-1]]])
+        lr_pair = (steps, np.concatenate([lr, np.full(steps.size - lr.size, lr[-1])]))
+    return forecast_curve(run.steps, run.reward, n_train=n_train, future_steps=future,
+                          members=MEMBERS, momentum=momentum, learning_rate=lr_pair,
+                          bounds=bounds, level=level)

@@ -1,0 +1,717 @@
+"""Sweeps: runs of one model and task, each with its own hyperparameters, fitted jointly.
+
+Every run follows the mean-field map of its own hyperparameters (THEORY.md sections 1, 3 and 9,
+:class:`~grpodyn.numerics.mean_field_map.MeanFieldMap`) with constants shared by the sweep:
+
+    r_i(n) = r* + (r0 - r*) u_i(n),   u_i = e_n / e_0 of the map with stiffness k_i,
+    SGD:  k_i = lr_i kappa                                   (derivation ``stiffness``)
+    Adam: k_i = lr_i (1 - beta1) kappa_A / sqrt(1 + rho_A / (B_i G_i))
+                                                 (derivation ``adam_stiffness_noise_ratio``)
+
+The shared constants (r0, r* per optimizer, kappa for SGD, kappa_A and rho_A for Adam) are
+fitted by least squares over every point of every run that did not collapse; their covariance is
+the cluster-robust sandwich with one cluster per run (points of a run are correlated, runs are
+not). A per-setting fit (k free for each hyperparameter setting, r0 and r* held at the joint
+values) gives the measured tau-lr exponent and the test of G-invariance against B G dependence.
+:func:`transfer` predicts a setting not yet run: the mean path of its map with the fitted
+constants, and a band that carries the constants' uncertainty, the seed-to-seed spread of the
+source runs and the per-step sampling noise of the target's B and G.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.optimize import least_squares
+from scipy.stats import norm
+
+from grpodyn.empirical.logs.loaders import load_run
+from grpodyn.ground import InputError, check_int
+from grpodyn.numerics.compiled import compiled
+from grpodyn.numerics.mean_field_map import (
+    OPTIMIZERS,
+    SCHEDULES,
+    MeanFieldMap,
+    iterate_map,
+    lr_schedule,
+)
+
+__all__ = ["HPARAM_KEYS", "SweepRun", "SweepFit", "parse_hparams", "load_sweep_run",
+           "fit_sweep", "transfer", "collapsed"]
+
+#: keys of ``--hparams`` and ``--to`` and their types
+HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
+                                "kl": float, "num_iterations": int, "schedule": str,
+                                "warmup": int, "steps": int, "optimizer": str}
+_META_NAMES = {"lr": "lr", "group_size": "group_size", "batch": "batch", "momentum": "momentum",
+               "kl": "kl", "num_iterations": "num_iterations", "schedule": "schedule",
+               "warmup": "warmup_steps", "optimizer": "optimizer"}
+_LOG_RHO = (np.log(1e-2), np.log(1e5))
+_SMOOTH = 15  # steps of the moving average that separates a run's path from its sampling noise
+
+
+def parse_hparams(text: str, *, name: str = "--hparams") -> dict[str, Any]:
+    """``"lr=1e-3,group_size=8,schedule=cosine"`` as a checked dict (empty text: empty dict)."""
+    out: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in HPARAM_KEYS:
+            raise InputError(f"{name}: {item!r} is not key=value with a key among "
+                             f"{', '.join(HPARAM_KEYS)}")
+        try:
+            parsed = HPARAM_KEYS[key](value.strip())
+        except ValueError:
+            raise InputError(f"{name}: {key} must be a {HPARAM_KEYS[key].__name__}, "
+                             f"got {value!r}") from None
+        if isinstance(parsed, float) and not np.isfinite(parsed):
+            raise InputError(f"{name}: {key} must be finite, got {value!r}")
+        out[key] = parsed
+    return _checked(out, name)
+
+
+def _checked(hp: dict[str, Any], name: str) -> dict[str, Any]:
+    if "optimizer" in hp:
+        optimizer = str(hp["optimizer"]).lower()
+        hp["optimizer"] = "adam" if optimizer.startswith("adam") else optimizer
+        if hp["optimizer"] not in OPTIMIZERS:
+            raise InputError(f"{name}: optimizer must be sgd or adam, got {hp['optimizer']!r}")
+    if "schedule" in hp:
+        schedule = str(hp["schedule"]).lower().removesuffix("_with_warmup")
+        hp["schedule"] = schedule
+        if schedule not in SCHEDULES:
+            raise InputError(f"{name}: schedule must be one of {', '.join(SCHEDULES)}, got "
+                             f"{hp['schedule']!r}")
+    if "lr" in hp and not hp["lr"] > 0:
+        raise InputError(f"{name}: lr must be positive, got {hp['lr']!r}")
+    if "momentum" in hp and not 0 <= hp["momentum"] < 1:
+        raise InputError(f"{name}: momentum must lie in [0, 1), got {hp['momentum']!r}")
+    for key, minimum in (("group_size", 2), ("batch", 1), ("num_iterations", 1), ("steps", 1),
+                         ("warmup", 0)):
+        if key in hp:
+            check_int(f"{name}: {key}", hp[key], minimum=minimum)
+    if "kl" in hp and hp["kl"] < 0:
+        raise InputError(f"{name}: kl must be non-negative, got {hp['kl']!r}")
+    return hp
+
+
+@dataclass(eq=False)
+class SweepRun:
+    """One run of a sweep: its reward path (steps from 0 at its first point) and settings."""
+
+    name: str
+    steps: np.ndarray
+    reward: np.ndarray
+    hparams: dict[str, Any]
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def setting(self) -> tuple:
+        """The hyperparameters that set the dynamics (the seed left out)."""
+        h = self.hparams
+        return (h["optimizer"], h["lr"], h.get("group_size"), h.get("batch"),
+                h.get("momentum"), h.get("kl"), h.get("schedule", "constant"), h.get("warmup", 0))
+
+
+_REQUIRED = ("optimizer", "lr", "momentum")
+
+
+def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) -> SweepRun:
+    """Return a log and its hyperparameters.
+
+    ``overrides`` (``--hparams``) first, then the settings grpodyn wrote into the log
+    (``grpodyn_hparams``), then what the loader found (RunMeta).
+    """
+    run = load_run(path)
+    found: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key, meta_name in _META_NAMES.items():
+        value = run.meta.value(meta_name)
+        if value is not None:
+            origin = getattr(run.meta, meta_name).source
+            found[key], sources[key] = value, f"log metadata ({origin})"
+    if str(path).endswith(".json"):
+        try:
+            own = json.loads(Path(path).read_text()).get("grpodyn_hparams")
+        except (OSError, ValueError, AttributeError):
+            own = None
+        if isinstance(own, dict):
+            for key in HPARAM_KEYS:
+                if key in own and own[key] is not None:
+                    found[key], sources[key] = own[key], "log (grpodyn_hparams)"
+    for key, value in (overrides or {}).items():
+        found[key], sources[key] = value, "--hparams"
+    found = _checked({k: v for k, v in found.items() if k in HPARAM_KEYS}, str(path))
+    missing = [k for k in _REQUIRED if k not in found]
+    if missing:
+        raise InputError(f"{path}: hyperparameters {', '.join(missing)} not found in the log; "
+                         f"give them with --hparams")
+    if found["optimizer"] == "adam" and ("group_size" not in found or "batch" not in found):
+        raise InputError(f"{path}: Adam runs need group_size and batch (Adam's v_hat depends on "
+                         f"B G); give them with --hparams")
+    # the loader keeps only points with a finite reward
+    return SweepRun(str(path), run.steps - run.steps[0], run.reward, found, sources)
+
+
+def collapsed(run: SweepRun) -> bool:
+    """Tell whether ``run`` collapsed.
+
+    A collapse: the last fifth of the run averages under half of its first tenth (and the reward
+    started above 0.05), i.e. the run lost what it had instead of converging.
+    """
+    n = run.reward.size
+    early = float(np.mean(run.reward[: max(n // 10, 3)]))
+    late = float(np.mean(run.reward[-max(n // 5, 3):]))
+    return early > 0.05 and late < 0.5 * early
+
+
+# --- the joint model -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Layout:
+    """Which parameter is which, for the optimizers present."""
+
+    names: tuple[str, ...]
+    optimizers: tuple[str, ...]
+    fit_rho: bool
+    bg_ref: float = 1.0  # B G at which Adam's curvature is parametrised (geometric mean)
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+
+def _layout(runs: list[SweepRun]) -> _Layout:
+    optimizers = tuple(sorted({r.hparams["optimizer"] for r in runs}))
+    names = ["r0"] + [f"r_star_{o}" for o in optimizers]
+    if "sgd" in optimizers:
+        names.append("log_kappa")
+    fit_rho, bg_ref = False, 1.0
+    if "adam" in optimizers:
+        # kappa_A / sqrt(1 + rho_A / (B G)_ref): what Adam runs at the sweep's typical B G fix
+        names.append("log_kappa_A_ref")
+        products = [r.hparams["group_size"] * r.hparams["batch"] for r in runs
+                    if r.hparams["optimizer"] == "adam"]
+        bg_ref = float(np.exp(np.mean(np.log(products))))
+        if len(set(products)) > 1:  # rho_A is determined only by runs at different B G
+            names.append("log_rho_A")
+            fit_rho = True
+    return _Layout(tuple(names), optimizers, fit_rho, bg_ref)
+
+
+def _kappa_a(theta: np.ndarray, layout: _Layout) -> float:
+    """kappa_A from the fitted reference curvature and rho_A."""
+    reference = np.exp(theta[layout.index("log_kappa_A_ref")])
+    if not layout.fit_rho:
+        return float(reference)
+    return float(reference * np.sqrt(1 + np.exp(theta[layout.index("log_rho_A")])
+                                     / layout.bg_ref))
+
+
+def _system(h: dict[str, Any], theta: np.ndarray, layout: _Layout) -> MeanFieldMap:
+    if h["optimizer"] == "sgd":
+        kappa, rho = np.exp(theta[layout.index("log_kappa")]), None
+    else:
+        kappa = _kappa_a(theta, layout)
+        rho = float(np.exp(theta[layout.index("log_rho_A")])) if layout.fit_rho else None
+    return MeanFieldMap(lr=h["lr"], kappa=float(kappa), optimizer=h["optimizer"],
+                        momentum=h["momentum"], noise_ratio=rho, group_size=h.get("group_size"),
+                        batch=h.get("batch"), kl=h.get("kl", 0.0) or 0.0,
+                        num_iterations=h.get("num_iterations", 1) or 1,
+                        schedule=h.get("schedule", "constant"), warmup=h.get("warmup", 0) or 0)
+
+
+class _Evaluator:
+    """Model curves of many runs at once.
+
+    One vectorised pass of the map per (optimizer, momentum) group, the schedules' lr profiles
+    computed once.
+    """
+
+    def __init__(self, hparams: list[dict[str, Any]], steps: list[np.ndarray],
+                 layout: _Layout) -> None:
+        self.hparams, self.steps, self.layout = hparams, steps, layout
+        self.length = int(max(int(s[-1]) for s in steps)) if steps else 1
+        self.length = max(self.length, 1)
+        self.profiles = np.array([lr_schedule(1.0, self.length, schedule=h.get("schedule",
+                                                                                "constant"),
+                                              warmup=h.get("warmup", 0) or 0) for h in hparams])
+        self.groups: dict[tuple[str, float], list[int]] = {}
+        for i, h in enumerate(hparams):
+            self.groups.setdefault((h["optimizer"], float(h["momentum"])), []).append(i)
+        self.star = [layout.index(f"r_star_{h['optimizer']}") for h in hparams]
+
+    def stiffness(self, theta: np.ndarray) -> np.ndarray:
+        """Return k of every run at its peak lr."""
+        layout = self.layout
+        k = np.empty(len(self.hparams))
+        for i, h in enumerate(self.hparams):
+            if h["optimizer"] == "sgd":
+                k[i] = compiled("stiffness")(h["lr"], np.exp(theta[layout.index("log_kappa")]))
+            elif layout.fit_rho:
+                k[i] = compiled("adam_stiffness_noise_ratio")(
+                    h["lr"], h["momentum"], _kappa_a(theta, layout),
+                    np.exp(theta[layout.index("log_rho_A")]), h["batch"], h["group_size"])
+            else:
+                k[i] = compiled("adam_stiffness_signal_limit")(
+                    h["lr"], h["momentum"], _kappa_a(theta, layout))
+        return k
+
+    def unit_paths(self, theta: np.ndarray, factors: np.ndarray | None = None) -> np.ndarray:
+        """u_n = e_n / e_0 for every run, shape (runs, length + 1)."""
+        k = self.stiffness(theta) * (1.0 if factors is None else factors)
+        out = np.empty((len(self.hparams), self.length + 1))
+        for (optimizer, beta), index in self.groups.items():
+            adam = optimizer == "adam"
+            scale = k[index, None] * self.profiles[index] / ((1.0 - beta) if adam else 1.0)
+            out[index] = iterate_map(momentum=beta, scale=scale, e0=np.ones(len(index)),
+                                     steps=self.length, weight=(1.0 - beta) if adam else 1.0,
+                                     bias_correction=adam)
+        return out
+
+    def curves(self, theta: np.ndarray, factors: np.ndarray | None = None) -> list[np.ndarray]:
+        u = self.unit_paths(theta, factors)
+        r0 = theta[0]
+        return [theta[j] + (r0 - theta[j]) * u[i, s.astype(int)]
+                for i, (j, s) in enumerate(zip(self.star, self.steps, strict=True))]
+
+
+def _evaluator(runs: list[SweepRun], layout: _Layout) -> _Evaluator:
+    return _Evaluator([r.hparams for r in runs], [r.steps for r in runs], layout)
+
+
+def _curve(run: SweepRun, theta: np.ndarray, layout: _Layout) -> np.ndarray:
+    return _evaluator([run], layout).curves(theta)[0]
+
+
+def _start(runs: list[SweepRun], layout: _Layout) -> list[np.ndarray]:
+    early = float(np.mean([np.mean(r.reward[:10]) for r in runs]))
+    starts = []
+    for tau in (100.0, 400.0, 1500.0):
+        theta = np.zeros(len(layout.names))
+        theta[0] = early
+        for o in layout.optimizers:
+            late = np.mean([np.mean(r.reward[-30:]) for r in runs if r.hparams["optimizer"] == o])
+            theta[layout.index(f"r_star_{o}")] = late + 0.3 * (late - early) + 0.05
+        for o in layout.optimizers:
+            lrs = [r.hparams["lr"] for r in runs if r.hparams["optimizer"] == o]
+            lr = float(np.median(lrs))
+            beta = float(np.median([r.hparams["momentum"] for r in runs
+                                    if r.hparams["optimizer"] == o]))
+            k = (1 - beta) / tau  # tau = c / k
+            if o == "sgd":
+                theta[layout.index("log_kappa")] = np.log(k / lr)
+            else:
+                theta[layout.index("log_kappa_A_ref")] = np.log(k / (lr * (1 - beta)))
+        if layout.fit_rho:
+            theta[layout.index("log_rho_A")] = np.log(30.0)
+        starts.append(theta)
+    return starts
+
+
+def _bounds(layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
+    lower = np.full(len(layout.names), -np.inf)
+    upper = np.full(len(layout.names), np.inf)
+    for i, name in enumerate(layout.names):
+        if name.startswith("log_kappa"):
+            lower[i], upper[i] = np.log(1e-12), np.log(1e12)
+        elif name == "log_rho_A":
+            lower[i], upper[i] = _LOG_RHO
+        else:
+            lower[i], upper[i] = -10.0, 10.0
+    return lower, upper
+
+
+def _sandwich(jac: np.ndarray, residuals: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    """Cluster-robust covariance (J'J)^-1 (sum_c J_c' e_c e_c' J_c) (J'J)^-1."""
+    bread = np.linalg.pinv(jac.T @ jac)
+    meat = np.zeros_like(bread)
+    for c in np.unique(clusters):
+        score = jac[clusters == c].T @ residuals[clusters == c]
+        meat += np.outer(score, score)
+    n_clusters = len(np.unique(clusters))
+    correction = n_clusters / max(n_clusters - 1, 1)
+    return correction * bread @ meat @ bread
+
+
+def _joint_fit(runs: list[SweepRun], layout: _Layout) -> tuple[np.ndarray, np.ndarray, float]:
+    clusters = np.concatenate([np.full(r.steps.size, i) for i, r in enumerate(runs)])
+    observed = np.concatenate([r.reward for r in runs])
+
+    evaluator = _evaluator(runs, layout)
+
+    def residuals(theta: np.ndarray) -> np.ndarray:
+        return np.concatenate(evaluator.curves(theta)) - observed
+
+    lower, upper = _bounds(layout)
+    best = None
+    for start in _start(runs, layout):
+        result = least_squares(residuals, np.clip(start, lower + 1e-9, upper - 1e-9),
+                               bounds=(lower, upper), x_scale="jac")
+        if best is None or result.cost < best.cost:
+            best = result
+    cov = _sandwich(best.jac, best.fun, clusters)
+    return best.x, cov, float(best.cost)
+
+
+@dataclass(eq=False)
+class SweepFit:
+    """A joint fit of a sweep.
+
+    Shared constants with errors, per-run residuals, the tau-lr exponent and the test of
+    G-invariance against B G dependence (``to_dict`` for JSON).
+    """
+
+    runs: list[SweepRun]
+    fitted: list[SweepRun]
+    theta: np.ndarray
+    cov: np.ndarray
+    layout: _Layout
+    per_setting: list[dict[str, Any]]
+    warnings: list[str]
+
+    def constants(self) -> dict[str, dict[str, Any]]:
+        """Shared constants in physical units with standard errors (delta method for logs)."""
+        out = {}
+        se = np.sqrt(np.clip(np.diag(self.cov), 0, None))
+        for i, name in enumerate(self.layout.names):
+            value, err = float(self.theta[i]), float(se[i])
+            entry: dict[str, Any]
+            if name.startswith("log_"):
+                phys = name.removeprefix("log_")
+                entry = {"value": float(np.exp(value)), "stderr": float(np.exp(value) * err),
+                         "log_stderr": err}
+                lower, upper = _bounds(self.layout)
+                at_bound = np.isclose(value, lower[i], atol=1e-3) or np.isclose(
+                    value, upper[i], atol=1e-3)
+                entry["status"] = "at bound: not determined" if at_bound else (
+                    "determined" if err < 1.0 else "weakly determined (log error > 1)")
+                if name == "log_rho_A" and at_bound:
+                    entry["status"] = (
+                        "at the upper bound: noise-dominated over these B G (k ~ sqrt(B G)); "
+                        "a lower bound only" if value > 0 else
+                        "at the lower bound: signal-dominated (k independent of B G)")
+                out[phys] = entry
+            else:
+                out[name] = {"value": value, "stderr": err,
+                             "status": "determined" if err < 0.5 else "weakly determined"}
+        if "adam" in self.layout.optimizers:
+            out["kappa_A_ref"]["bg_ref"] = self.layout.bg_ref
+            rho_status = out.get("rho_A", {}).get("status", "not fitted")
+            out["kappa_A"] = {"value": _kappa_a(self.theta, self.layout),
+                              "status": "derived: kappa_A_ref sqrt(1 + rho_A / (B G)_ref); "
+                                        f"rho_A {rho_status}"}
+        return out
+
+    def system(self, hparams: dict[str, Any], theta: np.ndarray | None = None) -> MeanFieldMap:
+        """Return the fitted mean-field map of a run with ``hparams`` at ``theta`` or the fit."""
+        return _system(hparams, self.theta if theta is None else theta, self.layout)
+
+    def curve(self, hparams: dict[str, Any], steps: int, theta: np.ndarray | None = None
+              ) -> np.ndarray:
+        """Return the predicted mean reward at steps 0 .. steps of a run with ``hparams``."""
+        theta = self.theta if theta is None else theta
+        return _Evaluator([hparams], [np.arange(steps + 1)], self.layout).curves(theta)[0]
+
+    def run_report(self) -> list[dict[str, Any]]:
+        """Return, per run, its settings, fitted stiffness and residuals (JSON-ready)."""
+        out = []
+        for run in self.runs:
+            entry: dict[str, Any] = {"name": run.name, "hparams": run.hparams,
+                                     "collapsed": collapsed(run)}
+            if run in self.fitted:
+                model = _curve(run, self.theta, self.layout)
+                resid = run.reward - model
+                total = float(np.sum((run.reward - run.reward.mean()) ** 2))
+                entry["residual_rms"] = float(np.sqrt(np.mean(resid**2)))
+                entry["r2"] = float(1 - np.sum(resid**2) / total) if total > 0 else None
+            out.append(entry)
+        return out
+
+    def tau_lr_exponent(self) -> dict[str, Any]:
+        """Slope of ln tau against ln lr over settings that differ only in lr (per optimizer).
+
+        From the per-setting stiffnesses; expected -1 (derivations ``relaxation_time`` and
+        ``adam_tau_lr_exponent``).
+        """
+        results = {}
+        for o in self.layout.optimizers:
+            groups: dict[tuple, list[dict[str, Any]]] = {}
+            for s in self.per_setting:
+                if s["hparams"]["optimizer"] == o and s["factor"] is not None:
+                    key = tuple(s["hparams"].get(k) for k in ("group_size", "batch", "momentum",
+                                                              "kl", "schedule"))
+                    groups.setdefault(key, []).append(s)
+            group = max(groups.values(), key=len, default=[])
+            lrs = sorted({s["hparams"]["lr"] for s in group})
+            if len(lrs) < 2:
+                results[o] = {"value": None, "status": "not determined: fewer than two "
+                              "learning rates with a determined stiffness at otherwise equal "
+                              "settings"}
+                continue
+            x = np.log([s["hparams"]["lr"] for s in group])
+            # tau = c / k; ln k = ln(lr) + ln(factor) + const, so ln tau = -ln lr - ln factor
+            y = -(x + np.log([s["factor"] for s in group]))
+            w = 1.0 / np.maximum([s["log_factor_stderr"] for s in group], 1e-3) ** 2
+            design = np.column_stack([np.ones_like(x), x])
+            cov = np.linalg.pinv(design.T @ (w[:, None] * design))
+            coef = cov @ design.T @ (w * y)
+            results[o] = {"value": float(coef[1]), "stderr": float(np.sqrt(cov[1, 1])),
+                          "expected": -1.0, "learning_rates": lrs}
+        return results
+
+    def bg_test(self) -> dict[str, Any]:
+        """Per-setting stiffness at the same lr against G and B G.
+
+        Does the path depend on B G only (Adam's derivation), on neither (SGD, signal-dominated
+        Adam), or on G apart from B G?
+        """
+        results = {}
+        for o in self.layout.optimizers:
+            rows = [s for s in self.per_setting if s["hparams"]["optimizer"] == o
+                    and s["factor"] is not None and s["hparams"].get("group_size")
+                    and s["hparams"].get("batch")]
+            if not rows:
+                continue
+            lr = max({s["hparams"]["lr"] for s in rows},
+                     key=lambda v: sum(s["hparams"]["lr"] == v for s in rows))
+            rows = [s for s in rows if s["hparams"]["lr"] == lr]
+            if len({(s["hparams"]["group_size"], s["hparams"]["batch"]) for s in rows}) < 2:
+                results[o] = {"status": "not determined: one (G, B) setting only"}
+                continue
+            bg = np.array([s["hparams"]["group_size"] * s["hparams"]["batch"] for s in rows],
+                          dtype=float)
+            g = np.array([s["hparams"]["group_size"] for s in rows], dtype=float)
+            y = np.log([s["stiffness"] for s in rows])  # measured k of each setting
+            se = np.maximum([s["log_factor_stderr"] for s in rows], 1e-3)
+            w = 1.0 / se**2
+            design = np.column_stack([np.ones_like(y), np.log(bg), np.log(g)])
+            rank = np.linalg.matrix_rank(design)
+            entry: dict[str, Any] = {"lr": lr, "settings": [
+                {"group_size": int(gg), "batch": int(b // gg), "stiffness": float(np.exp(v)),
+                 "log_stderr": float(e)} for gg, b, v, e in zip(g, bg, y, se, strict=True)]}
+            if rank == 3:
+                cov = np.linalg.pinv(design.T @ (w[:, None] * design))
+                coef = cov @ design.T @ (w * y)
+                entry["bg_exponent"] = {"value": float(coef[1]),
+                                        "stderr": float(np.sqrt(cov[1, 1]))}
+                entry["g_exponent_at_fixed_bg"] = {"value": float(coef[2]),
+                                                   "stderr": float(np.sqrt(cov[2, 2]))}
+            pairs = []
+            for i in range(len(rows)):
+                for j in range(i + 1, len(rows)):
+                    if bg[i] == bg[j] and g[i] != g[j]:
+                        z = (y[i] - y[j]) / np.hypot(se[i], se[j])
+                        pairs.append({"bg": int(bg[i]), "g": [int(g[i]), int(g[j])],
+                                      "log_ratio": float(y[i] - y[j]), "z": float(z)})
+            entry["same_bg_pairs"] = pairs
+            if o == "adam" and self.layout.fit_rho:
+                rho = float(np.exp(self.theta[self.layout.index("log_rho_A")]))
+                mid = float(np.exp(np.mean(np.log(bg))))
+                # the exponent depends on B G alone: evaluated at B = mid, G = 1
+                entry["predicted_bg_exponent"] = float(
+                    compiled("adam_stiffness_bg_exponent")(rho, mid, 1))
+            else:
+                entry["predicted_bg_exponent"] = 0.0
+            entry["predicted_g_exponent_at_fixed_bg"] = 0.0
+            results[o] = entry
+        return results
+
+    def stability(self) -> list[dict[str, Any]]:
+        """Compare each collapsed run's lr with the slow-mode limit of the fitted map.
+
+        Each entry also says which limit the data constrain.
+        """
+        out = []
+        healthy = [r for r in self.runs if not collapsed(r)]
+        for run in self.runs:
+            if not collapsed(run):
+                continue
+            h = run.hparams
+            system = self.system(h)
+            entry = {"name": run.name, "lr": h["lr"], "slow_mode_lr_max": system.lr_max}
+            stable_lrs = [r.hparams["lr"] for r in healthy
+                          if r.hparams["optimizer"] == h["optimizer"]]
+            if h["lr"] < system.lr_max:
+                step = system.stiffness / system.kappa  # k per unit curvature at this lr
+                bound = float(system.stiffness_max / step)
+                entry["limit"] = "stiff-mode"
+                entry["explanation"] = (
+                    f"the run collapsed at lr {h['lr']:.3g}, {system.lr_max / h['lr']:.3g}x "
+                    f"below the slow (reward) mode's limit: the collapse constrains a stiff mode "
+                    f"of curvature >= {bound:.3g} (units of kappa)")
+                entry["stiff_curvature_lower_bound"] = bound
+                below = [lr for lr in stable_lrs if lr < h["lr"]]
+                if below:
+                    ok = self.system({**h, "lr": max(below)})
+                    entry["stiff_curvature_upper_bound"] = float(
+                        ok.stiffness_max / (ok.stiffness / ok.kappa))
+            else:
+                entry["limit"] = "slow-mode"
+                entry["explanation"] = (f"lr {h['lr']:.3g} is past the slow mode's limit "
+                                        f"{system.lr_max:.3g}: consistent with the fitted map")
+            out.append(entry)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the whole fit as the JSON object of ``grpodyn sweep``."""
+        return {"constants": self.constants(), "runs": self.run_report(),
+                "tau_lr_exponent": self.tau_lr_exponent(), "bg_test": self.bg_test(),
+                "stability": self.stability(),
+                "per_setting": [{k: v for k, v in s.items() if k != "runs"}
+                                for s in self.per_setting],
+                "n_runs": len(self.runs), "n_fitted": len(self.fitted),
+                "warnings": self.warnings}
+
+
+def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: _Layout
+                 ) -> list[dict[str, Any]]:
+    """Return k of each setting free (as a factor on the joint model's k), r0 and r* held."""
+    settings: dict[tuple, list[SweepRun]] = {}
+    for run in runs:
+        settings.setdefault(run.setting, []).append(run)
+    out = []
+    for group in settings.values():
+        observed = np.concatenate([r.reward for r in group])
+        clusters = np.concatenate([np.full(r.steps.size, i) for i, r in enumerate(group)])
+
+        evaluator = _evaluator(group, layout)
+
+        def residuals(p: np.ndarray, evaluator: _Evaluator = evaluator,
+                      observed: np.ndarray = observed) -> np.ndarray:
+            return np.concatenate(evaluator.curves(theta, np.exp(p[0]))) - observed
+
+        result = least_squares(residuals, np.zeros(1), bounds=([-12.0], [12.0]))
+        cov = _sandwich(result.jac, result.fun, clusters) if len(group) > 1 else \
+            np.linalg.pinv(result.jac.T @ result.jac) * 2 * result.cost / max(observed.size - 1, 1)
+        se = float(np.sqrt(max(cov[0, 0], 0.0)))
+        at_bound = abs(result.x[0]) > 11.9
+        system = _system(group[0].hparams, theta, layout)
+        factor = float(np.exp(result.x[0]))
+        out.append({"hparams": {k: v for k, v in group[0].hparams.items() if k != "seed"},
+                    "n_runs": len(group), "factor": None if at_bound else factor,
+                    "log_factor_stderr": se, "stiffness": system.stiffness * factor,
+                    "tau": system.damping / (system.stiffness * factor)})
+    return out
+
+
+def fit_sweep(runs: list[SweepRun]) -> SweepFit:
+    """Fit the shared constants of a sweep (see the module docstring)."""
+    if not runs:
+        raise InputError("a sweep needs at least one run")
+    for run in runs:
+        if run.steps.size < 10:
+            raise InputError(f"{run.name}: only {run.steps.size} reward points (need >= 10)")
+    warnings = []
+    fitted = [r for r in runs if not collapsed(r)]
+    for run in runs:
+        if run not in fitted:
+            warnings.append(f"{run.name}: collapsed (late reward under half the early one); "
+                            "left out of the fit, compared with the stability limit")
+    if not fitted:
+        raise InputError("every run of the sweep collapsed: nothing to fit")
+    layout = _layout(fitted)
+    if "adam" in layout.optimizers and not layout.fit_rho:
+        warnings.append("all Adam runs share one B G: the noise ratio rho_A is not determined "
+                        "(signal-dominated Adam assumed: k independent of G and B)")
+    theta, cov, _ = _joint_fit(fitted, layout)
+    per_setting = _per_setting(fitted, theta, layout)
+    return SweepFit(runs, fitted, theta, cov, layout, per_setting, warnings)
+
+
+# --- transfer --------------------------------------------------------------------------------
+def _noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
+    """Per-step sampling variance of a logged reward, var = r (1 - r) (c_B / B + c_BG / (B G)).
+
+    Fitted (non-negative) to the source runs' residuals around their own smoothed path; and the
+    seed-to-seed variance of the smoothed paths around the joint model.
+    """
+    from scipy.optimize import nnls
+
+    rows, target, seed_var = [], [], []
+    kernel = np.ones(_SMOOTH) / _SMOOTH
+    for run in fit.fitted:
+        if run.reward.size < 3 * _SMOOTH:
+            continue
+        smooth = np.convolve(run.reward, kernel, mode="valid")
+        centre = run.reward[_SMOOTH // 2: _SMOOTH // 2 + smooth.size]
+        var = float(np.var(centre - smooth) * _SMOOTH / (_SMOOTH - 1))
+        level = float(np.clip(np.mean(run.reward), 0.01, 0.99))
+        b, g = run.hparams.get("batch"), run.hparams.get("group_size")
+        if b and g:
+            base = level * (1 - level)
+            rows.append([base / b, base / (b * g)])
+            target.append(var)
+        model = _curve(run, fit.theta, fit.layout)[_SMOOTH // 2: _SMOOTH // 2 + smooth.size]
+        seed_var.append(float(np.mean((smooth - model) ** 2)))
+    coef = nnls(np.array(rows), np.array(target))[0] if rows else np.zeros(2)
+    return coef, float(np.mean(seed_var)) if seed_var else 0.0
+
+
+def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
+             level: float = 0.9, draws: int = 200, seed: int = 0,
+             fit: SweepFit | None = None) -> dict[str, Any]:
+    """Predict the reward path of a run with hyperparameters ``target`` from ``sources``.
+
+    ``target`` has keys of :data:`HPARAM_KEYS`; missing ones are taken from the first source.
+
+    Returns the JSON dict of ``grpodyn transfer``: ``steps``, ``mean``, ``lower``, ``upper``,
+    ``level``, ``constants``, ``assumptions``, ``warnings``.
+    """
+    if not 0 < level < 1:
+        raise InputError(f"--level must lie strictly between 0 and 1, got {level!r}")
+    fit = fit_sweep(sources) if fit is None else fit
+    base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
+    hp = {**base, **_checked(dict(target), "--to")}
+    warnings = list(fit.warnings)
+    if hp["optimizer"] not in fit.layout.optimizers:
+        raise InputError(f"--to: optimizer {hp['optimizer']} has no source run; the sources "
+                         f"have {', '.join(fit.layout.optimizers)}")
+    n = steps if steps is not None else hp.get("steps") or int(max(r.steps[-1] for r in sources))
+    n = check_int("--steps", n, minimum=1)
+    hp.pop("steps", None)
+    system = fit.system(hp)
+    mean = fit.curve(hp, n)
+    rng = np.random.default_rng(seed)
+    cov = (fit.cov + fit.cov.T) / 2
+    draws_theta = rng.multivariate_normal(fit.theta, cov, size=draws, method="eigh",
+                                          check_valid="ignore")
+    lower_b, upper_b = _bounds(fit.layout)
+    draws_theta = np.clip(draws_theta, lower_b, upper_b)
+    evaluator = _Evaluator([hp], [np.arange(n + 1)], fit.layout)
+    curves = np.array([evaluator.curves(theta)[0] for theta in draws_theta])
+    curves = curves[np.all(np.isfinite(curves), axis=1)]
+    var_constants = np.var(curves, axis=0) if len(curves) > 1 else np.zeros_like(mean)
+    coef, seed_var = _noise_model(fit)
+    level_path = np.clip(mean, 0.01, 0.99)
+    b, g = hp.get("batch"), hp.get("group_size")
+    if b and g:
+        var_sampling = level_path * (1 - level_path) * (coef[0] / b + coef[1] / (b * g))
+    else:
+        var_sampling = np.zeros_like(mean)
+        warnings.append("target B or G unknown: the band leaves out per-step sampling noise")
+    z = float(norm.ppf(0.5 + level / 2))
+    half = z * np.sqrt(var_constants + seed_var + var_sampling)
+    source_lrs = [r.hparams["lr"] for r in fit.fitted if r.hparams["optimizer"] == hp["optimizer"]]
+    ratio = max(hp["lr"] / max(source_lrs), min(source_lrs) / hp["lr"])
+    if ratio > 1.0:
+        warnings.append(f"lr {hp['lr']:.3g} lies outside the sources' range "
+                        f"[{min(source_lrs):.3g}, {max(source_lrs):.3g}]: extrapolated")
+    if system.lr > 0.5 * system.lr_max:
+        warnings.append(f"lr is within a factor 2 of the slow-mode limit {system.lr_max:.3g}")
+    assumptions = [
+        "the target shares the sources' model, task, reward and starting policy (r0)",
+        "plateau r* shared by the runs of one optimizer (not a function of lr)",
+        "SGD stiffness lr * kappa; Adam stiffness lr (1-beta1) kappa_A / sqrt(1 + rho_A/(B G))",
+        "band: constants' covariance (cluster-robust, one cluster per run), seed-to-seed spread "
+        "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G))",
+        *system.assumptions]
+    constants = fit.constants()
+    constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
+    constants["seed_spread_variance"] = {"value": seed_var}
+    return {"steps": list(range(n + 1)), "mean": [float(v) for v in mean],
+            "lower": [float(v) for v in mean - half], "upper": [float(v) for v in mean + half],
+            "level": float(level), "constants": constants, "target": hp,
+            "system": system.to_dict(), "assumptions": assumptions, "warnings": warnings}

@@ -1,0 +1,28 @@
+"""The ground floor: errors, input checks, atomic writes and strict JSON.
+
+Every layer (theory, numerics, empirical) and the top-level package may import it; it imports
+nothing of grpodyn and no sympy, so it never points an arrow the wrong way (the layer test in
+tests/test_packaging.py holds it to that).
+
+- :mod:`grpodyn.ground.checks`: :class:`InputError` and the ``check_*`` functions;
+- :mod:`grpodyn.ground.files`: :func:`write_atomic`;
+- :mod:`grpodyn.ground.jsonio`: :func:`finite_json`, :func:`json_number`, :func:`dumps_json`.
+"""
+
+from __future__ import annotations
+
+from grpodyn.ground.checks import (
+    InputError,
+    check_finite,
+    check_fraction,
+    check_int,
+    check_momentum,
+    check_positive,
+    one_of_alias,
+)
+from grpodyn.ground.files import write_atomic
+from grpodyn.ground.jsonio import dumps_json, finite_json, json_number
+
+__all__ = ["InputError", "check_finite", "check_fraction", "check_int", "check_momentum",
+           "check_positive", "dumps_json", "finite_json", "json_number", "one_of_alias",
+           "write_atomic"]

@@ -1,0 +1,188 @@
+"""Check user-supplied quantities: each failure names the input and the problem."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["InputError", "check_momentum", "check_positive", "check_finite", "check_int",
+           "check_fraction", "one_of_alias"]
+
+
+class InputError(ValueError):
+    """A user-supplied value is invalid; the message names it and says why."""
+
+
+def check_finite(name: str, value: Any) -> np.ndarray:
+    """Return ``value`` as a float array after checking that every element is finite.
+
+    Parameters
+    ----------
+    name : str
+        The input's name, used in the error message.
+    value : Any
+        A number or an array-like of numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``value`` as floats (0-d for a scalar).
+
+    Raises
+    ------
+    InputError
+        When ``value`` is not numeric or holds a NaN or an infinity.
+    """
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number, got {value!r}") from None
+    # min and max reduce without temporaries; a NaN or an infinity shows in one of them
+    if array.size and not (np.isfinite(array.min()) and np.isfinite(array.max())):
+        raise InputError(f"{name} must be finite, got {value!r}")
+    return array
+
+
+def check_momentum(value: Any, name: str = "momentum") -> np.ndarray:
+    """Return the momentum beta as a float array after checking it lies in [0, 1).
+
+    Parameters
+    ----------
+    value : Any
+        The momentum (THEORY.md section 1: beta), a number or an array-like.
+    name : str
+        The input's name, used in the error message.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``value`` as floats.
+
+    Raises
+    ------
+    InputError
+        When a value is not finite or lies outside [0, 1).
+    """
+    array = check_finite(name, value)
+    if np.any((array < 0) | (array >= 1)):
+        raise InputError(f"{name} must lie in [0, 1), got {value!r}")
+    return array
+
+
+def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> np.ndarray:
+    """Return a finite positive (or, with ``allow_zero``, non-negative) quantity as floats.
+
+    Parameters
+    ----------
+    name : str
+        The input's name, used in the error message.
+    value : Any
+        A number or an array-like of numbers.
+    allow_zero : bool
+        Accept zero as well.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``value`` as floats.
+
+    Raises
+    ------
+    InputError
+        When a value is not finite, negative, or zero without ``allow_zero``.
+    """
+    array = check_finite(name, value)
+    lowest = array.min() if array.size else 1.0
+    if lowest < 0 or (lowest == 0 and not allow_zero):
+        kind = "non-negative" if allow_zero else "positive"
+        raise InputError(f"{name} must be {kind}, got {value!r}")
+    return array
+
+
+def check_int(name: str, value: Any, *, minimum: int) -> int:
+    """Return ``value`` as an int after checking it is an integer >= ``minimum``.
+
+    Parameters
+    ----------
+    name : str
+        The input's name, used in the error message.
+    value : Any
+        An int, a numpy integer, or a float with an integer value.
+    minimum : int
+        The smallest accepted value.
+
+    Returns
+    -------
+    int
+        ``value`` as a plain int.
+
+    Raises
+    ------
+    InputError
+        When ``value`` is not an integer (booleans are refused) or is below ``minimum``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+            value = int(value)
+        else:
+            raise InputError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise InputError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_fraction(name: str, value: Any) -> float:
+    """Return a scalar after checking it lies strictly between 0 and 1.
+
+    Parameters
+    ----------
+    name : str
+        The input's name, used in the error message.
+    value : Any
+        A number.
+
+    Returns
+    -------
+    float
+        ``value`` as a plain float.
+
+    Raises
+    ------
+    InputError
+        When ``value`` is not a finite scalar in (0, 1).
+    """
+    array = check_finite(name, value)
+    if array.ndim != 0 or not 0 < float(array) < 1:
+        raise InputError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+    return float(array)
+
+
+def one_of_alias(name: str, value: Any, alias: str, alias_value: Any) -> Any:
+    """Return the value given under a public name or under its older alias.
+
+    The public vocabulary (``plateau``) replaced some older names (``r_star``); both are accepted
+    where callers may still use the old one.
+
+    Parameters
+    ----------
+    name, alias : str
+        The public name and the old one, used in the error message.
+    value, alias_value : Any
+        What was passed under each (None: not given).
+
+    Returns
+    -------
+    Any
+        The value given, or None when neither was.
+
+    Raises
+    ------
+    InputError
+        When both are given with different values.
+    """
+    if value is not None and alias_value is not None and value != alias_value:
+        raise InputError(f"give {name} or its alias {alias}, not both ({value!r} vs "
+                         f"{alias_value!r})")
+    return value if value is not None else alias_value
