@@ -441,8 +441,14 @@ def _cmd_transfer(args: argparse.Namespace) -> dict[str, Any]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
+    from grpodyn import __version__
+
     parser = _Parser(prog="grpodyn", description="Predictable GRPO: forecasts, stability limits "
-                     "and diagnoses from a mean-field theory of training dynamics.")
+                     "and diagnoses from a mean-field theory of training dynamics.",
+                     epilog="grpodyn alone prints this usage (exit 0); grpodyn COMMAND -h "
+                     "explains a command.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = commands.add_parser("predict", help="constants, regime and stability limits of a run",
@@ -469,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("log", help="the training log")
     p.add_argument("--model", default="all",
                    choices=["inertial", "exponential", "sigmoid", "exponential_lr", "power",
-                            "all"])
+                            "all"], help="the curve model to fit (default: all of them)")
     _add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): fixes mass and "
                           "damping of the inertial model (default: the log's)")
     p.add_argument("--train-fraction", type=_finite_float, default=1.0,
@@ -515,17 +521,20 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Run the softmax-bandit experiments (stiffness three "
                             "ways, transition, lag thresholds, group size, trajectory) or write "
                             "a simulated run as a TRL trainer_state.json.")
-    p.add_argument("--experiment", default="all", choices=[*BANDIT_EXPERIMENTS, "all"])
-    p.add_argument("--estimator", choices=["grpo", "dr_grpo", "rloo"])
+    p.add_argument("--experiment", default="all", choices=[*BANDIT_EXPERIMENTS, "all"],
+                   help="which experiment to run (default: all)")
+    p.add_argument("--estimator", choices=["grpo", "dr_grpo", "rloo"],
+                   help="advantage estimator of the simulated trainer (default: the lab's)")
     p.add_argument("--kl", type=_finite_float, help="KL coefficient lam (TRL's beta)")
-    p.add_argument("--kl-estimator", choices=["k3", "forward"])
+    p.add_argument("--kl-estimator", choices=["k3", "forward"],
+                   help="estimator of the KL penalty (default: the lab's)")
     p.add_argument("--momenta", type=_finite_float, nargs="+", default=[0.0, 0.5, 0.9],
                    help="momenta of the lag-threshold sweeps")
     p.add_argument("--momentum", type=_finite_float, default=0.0,
                    help="momentum of a run written with --write-log")
     p.add_argument("--write-log", help="write one simulated run to this trainer_state.json")
     p.add_argument("--steps", type=_integer, default=300, help="steps of --write-log")
-    p.add_argument("--seed", type=_integer, default=0)
+    p.add_argument("--seed", type=_integer, default=0, help="random seed (default 0)")
     _add_executor(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_bandit)
@@ -541,7 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the log's peak learning rate, if not logged")
     _add_analysis_options(p, momentum_help="momentum beta, Adam's beta1 for Adam (with --log: "
                           "default the log's; with --kappa: default 0.9, said so)")
-    p.add_argument("--target", choices=["critical", "margin"], default="critical")
+    p.add_argument("--target", choices=["critical", "margin"], default="critical",
+                   help="critical: fastest without oscillation; margin: a fraction of the "
+                   "stability limit (default: critical)")
     p.add_argument("--margin", type=_finite_float, default=0.5,
                    help="fraction of the stability limit (default 0.5)")
     _add_lag(p)
@@ -564,17 +575,21 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Write every derivation as functions in another "
                             "language (same names, same argument order).")
     p.add_argument("--lang", required=True,
-                   choices=["c", "python", "latex", "javascript", "julia", "rust"])
+                   choices=["c", "python", "latex", "javascript", "julia", "rust"],
+                   help="the language to write")
     p.add_argument("--out", required=True, help="output directory (created if needed)")
     _add_json(p)
     p.set_defaults(handler=_cmd_export)
 
-    p = commands.add_parser("report", help="reproduce the theory's claims: figures and HTML",
-                            description="Reproduce the claims of the theory on the embedded "
-                            "default and write figures and an HTML report; or, given a LOG, "
-                            "the fit, forecast, regime, margins and diagnosis of that run.")
-    p.add_argument("log", nargs="?", help="a training log: report on that run instead of "
-                   "the embedded default")
+    p = commands.add_parser("report", help="[LOG] reproduce the theory's claims (figures and "
+                            "HTML), or, given an optional LOG, report on that run",
+                            usage="grpodyn report [LOG] [options]",
+                            description="Without LOG: reproduce the claims of the theory on the "
+                            "embedded default and write figures and an HTML report. With an "
+                            "optional training LOG: the fit, forecast, regime, margins and "
+                            "diagnosis of that run.")
+    p.add_argument("log", nargs="?", metavar="LOG", help="optional training log: report on "
+                   "that run instead of the embedded default")
     p.add_argument("--out", default="grpodyn-report", help="output directory "
                    "(default: grpodyn-report)")
     _add_analysis_options(p, momentum_help="momentum (Adam's beta1) of the logged run, for its "
@@ -778,11 +793,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from grpodyn.empirical.loaders import LogFormatError
     from grpodyn.numerics.validation import InputError
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    if not argv:  # the usage, as a request for it (exit 0), not as an error
+        parser.print_help()
+        return 0
     args = None
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
         handler: Callable[[argparse.Namespace], dict[str, Any]] = args.handler
         result = handler(args)
+    except SystemExit as exc:  # --help and --version print and exit 0
+        return int(exc.code or 0)
     except (UsageError, InputError, LogFormatError) as exc:
         print(f"grpodyn: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
