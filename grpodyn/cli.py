@@ -392,6 +392,57 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
             "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree"}
 
 
+def _bar(iterable: Any, *, total: int, description: str, enabled: bool) -> Any:
+    """Wrap ``iterable`` in a tqdm bar on stderr when ``enabled`` and stderr is a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        return iterable
+    try:
+        from tqdm import tqdm
+    except ImportError:  # tqdm ships with the optional extras
+        return iterable
+    return tqdm(iterable, total=total, desc=description, file=sys.stderr, leave=False)
+
+
+def _cmd_compare(args: argparse.Namespace) -> dict[str, Any]:
+    from pathlib import Path
+
+    from grpodyn.empirical.compare import compare_runs
+    from grpodyn.empirical.loaders import load_runs
+
+    if args.out is not None:
+        out = Path(args.out)
+        if out.is_dir() or not out.parent.is_dir():
+            raise UsageError(f"--out {args.out}: not a file in an existing folder")
+        if any(out.resolve() == Path(log).resolve() for log in args.logs):
+            raise UsageError(f"--out {args.out}: is one of the logs; refusing to overwrite it")
+    runs = []
+    for log in _bar(args.logs, total=len(args.logs), description="loading",
+                    enabled=not args.json):
+        if args.run is not None:  # one named run of each log
+            args.log = log
+            runs.append(_load_log(args))
+            continue
+        for run in load_runs(log, reward_key=args.reward_key, step_key=args.step_key,
+                             logging_steps=args.logging_steps):
+            overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
+                         for option, (field, _, _) in _LOG_OVERRIDES.items()}
+            run.meta = run.meta.with_overrides(**overrides)
+            runs.append(run)
+    comparison = compare_runs(
+        runs, clock=args.clock, momentum=args.momentum, reward_range=args.reward_range,
+        progress=lambda pairs: _bar(pairs, total=len(runs), description="analysing",
+                                    enabled=not args.json))
+    result = comparison.to_dict()
+    if args.out is not None:
+        import matplotlib.pyplot as plt
+
+        plt.close(comparison.plot(path=args.out))
+        result["figure"] = str(args.out)
+    if not args.json:
+        result["table"] = comparison.to_text()
+    return finite_json(result)
+
+
 def _sweep_runs(logs: list[str], hparams: list[str] | None) -> list:
     from grpodyn.empirical.sweep import load_sweep_run, parse_hparams
 
@@ -602,6 +653,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     p.set_defaults(handler=_cmd_report)
 
+    p = commands.add_parser("compare", help="several runs in one table and one figure, on the "
+                            "step or the learning-rate clock",
+                            description="Analyse several runs (seeds, a sweep, the runs of one "
+                            "file: every run of each LOG unless --run names one) and show them "
+                            "side by side: steps, final reward, plateau and tau with their "
+                            "statuses, the diagnosis's state; --out draws them on one clock. "
+                            "Hyperparameter options apply to every run.")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="training logs (files or run "
+                   "directories)")
+    p.add_argument("--clock", choices=["step", "lr"], default="step",
+                   help="align on the optimizer step or on the learning-rate clock (sum of lr "
+                   "over the steps; default: step)")
+    p.add_argument("--out", metavar="FIG", help="write the figure here (PNG, PDF or SVG by "
+                   "the suffix; written atomically)")
+    _add_analysis_options(p, momentum_help="momentum (Adam's beta1) of every run (default: "
+                          "each log's)")
+    _add_log_options(p)
+    _add_json(p)
+    p.set_defaults(handler=_cmd_compare)
+
     p = commands.add_parser("sweep", help="fit a sweep of runs jointly: shared constants, "
                             "tau-lr exponent, G vs B G test, collapses",
                             description="Fit runs of one model and task, each with its own "
@@ -781,10 +852,18 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
         print(f"{mark} {name:22s} {score}  {verdict['evidence']}")
 
 
+def _print_compare(result: dict[str, Any]) -> None:
+    print(f"{len(result['runs'])} runs on the {result['clock']} clock")
+    print(result["table"])
+    if "figure" in result:
+        print(f"figure: {result['figure']}")
+
+
 #: The human-readable printer of each command that has its own (the others print key: value).
 _PRINTERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "sweep": _print_sweep, "transfer": _print_transfer, "runs": _print_runs,
     "fit": _print_fit, "forecast": _print_forecast, "diagnose": _print_diagnosis,
+    "compare": _print_compare,
 }
 
 
