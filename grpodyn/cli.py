@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from grpodyn.html import NO_REASON
 from grpodyn.serialization import finite_json
 
 __all__ = ["main", "build_parser", "UsageError"]
@@ -359,13 +360,24 @@ def _executor(args: argparse.Namespace) -> str:
 def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
     from pathlib import Path
 
-    from grpodyn.report import write_report
-
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {args.out}: exists and is not a directory")
-    progress = None if args.json else (lambda message: print(f"[report] {message}",
-                                                            file=sys.stderr))
+    from grpodyn.progress import stage_bar
+
+    stages = stage_bar("report", enabled=not args.json)
+    try:
+        return _report(args, out, stages)
+    finally:
+        if stages is not None:
+            stages.close()
+
+
+def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] | None
+            ) -> dict[str, Any]:
+    """The report of a LOG, or the reproduction (see ``_cmd_report``)."""
+    from grpodyn.report import write_report
+
     if args.log is not None:
         from grpodyn.run_report import write_run_report
 
@@ -385,22 +397,12 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
                 "stability_margin": dynamics["stability_margin"],
                 "diagnosis": None if diagnosis is None else (diagnosis["primary"] or "healthy")}
     summary = write_report(out, progress=progress, quick=args.quick,
-                           executor=_executor(args))
+                           executor=_executor(args), bars=not args.json)
     if args.json:
         return finite_json(summary)
     return {"html": summary["html"], "derivations": summary["derivations"],
-            "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree"}
-
-
-def _bar(iterable: Any, *, total: int, description: str, enabled: bool) -> Any:
-    """Wrap ``iterable`` in a tqdm bar on stderr when ``enabled`` and stderr is a terminal."""
-    if not enabled or not sys.stderr.isatty():
-        return iterable
-    try:
-        from tqdm import tqdm
-    except ImportError:  # tqdm ships with the optional extras
-        return iterable
-    return tqdm(iterable, total=total, desc=description, file=sys.stderr, leave=False)
+            "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree",
+            "sources": summary["sources"], "disagreements": summary["disagreements"]}
 
 
 def _cmd_compare(args: argparse.Namespace) -> dict[str, Any]:
@@ -408,6 +410,7 @@ def _cmd_compare(args: argparse.Namespace) -> dict[str, Any]:
 
     from grpodyn.empirical.compare import compare_runs
     from grpodyn.empirical.loaders import load_runs
+    from grpodyn.progress import progress_bar
 
     if args.out is not None:
         out = Path(args.out)
@@ -416,8 +419,8 @@ def _cmd_compare(args: argparse.Namespace) -> dict[str, Any]:
         if any(out.resolve() == Path(log).resolve() for log in args.logs):
             raise UsageError(f"--out {args.out}: is one of the logs; refusing to overwrite it")
     runs = []
-    for log in _bar(args.logs, total=len(args.logs), description="loading",
-                    enabled=not args.json):
+    for log in progress_bar(args.logs, total=len(args.logs), description="loading",
+                            enabled=not args.json):
         if args.run is not None:  # one named run of each log
             args.log = log
             runs.append(_load_log(args))
@@ -430,8 +433,8 @@ def _cmd_compare(args: argparse.Namespace) -> dict[str, Any]:
             runs.append(run)
     comparison = compare_runs(
         runs, clock=args.clock, momentum=args.momentum, reward_range=args.reward_range,
-        progress=lambda pairs: _bar(pairs, total=len(runs), description="analysing",
-                                    enabled=not args.json))
+        progress=lambda pairs: progress_bar(pairs, total=len(runs), description="analysing",
+                                            enabled=not args.json))
     result = comparison.to_dict()
     if args.out is not None:
         import matplotlib.pyplot as plt
@@ -859,11 +862,27 @@ def _print_compare(result: dict[str, Any]) -> None:
         print(f"figure: {result['figure']}")
 
 
+def _print_report(result: dict[str, Any]) -> None:
+    if "disagreements" not in result:  # the report of one LOG
+        _print_human(result, "")
+        return
+    print(f"{result['html']}: {result['derivations']} derivations; claims: "
+          f"{result['checks']}")
+    for name, s in result["sources"].items():
+        print(f"  {name} (THEORY.md {', '.join(s['sections'])}): {s['agree']} of "
+              f"{s['total']} agree")
+    print(f"what disagrees, and why ({len(result['disagreements'])}):")
+    for d in result["disagreements"]:
+        print(f"  - {d['claim']}: {d['computed'][:90]}"
+              + ("..." if len(d["computed"]) > 90 else ""))
+        print(f"    why: {d['reason'] or NO_REASON}")
+
+
 #: The human-readable printer of each command that has its own (the others print key: value).
 _PRINTERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "sweep": _print_sweep, "transfer": _print_transfer, "runs": _print_runs,
     "fit": _print_fit, "forecast": _print_forecast, "diagnose": _print_diagnosis,
-    "compare": _print_compare,
+    "compare": _print_compare, "report": _print_report,
 }
 
 
