@@ -446,22 +446,34 @@ def _cmd_compare(args: argparse.Namespace) -> dict[str, Any]:
     return finite_json(result)
 
 
-def _sweep_runs(logs: list[str], hparams: list[str] | None) -> list:
+def _sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool) -> list:
     from grpodyn.empirical.sweep import load_sweep_run, parse_hparams
+    from grpodyn.progress import progress_bar
 
     hparams = hparams or []
     if len(hparams) not in (0, 1, len(logs)):
         raise UsageError(f"--hparams given {len(hparams)} times for {len(logs)} logs: give it "
                          "once (for every log) or once per log, in the logs' order")
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
-    return [load_sweep_run(log, parse_hparams(text)) for log, text in zip(logs, texts,
-                                                                            strict=True)]
+    pairs = list(zip(logs, texts, strict=True))
+    return [load_sweep_run(log, parse_hparams(text))
+            for log, text in progress_bar(pairs, total=len(pairs), description="loading runs",
+                                          enabled=bars)]
 
 
 def _cmd_sweep(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.sweep import fit_sweep
+    from grpodyn.progress import stage_bar
 
-    return finite_json(fit_sweep(_sweep_runs(args.logs, args.hparams)).to_dict())
+    runs = _sweep_runs(args.logs, args.hparams, bars=not args.json)
+    stages = stage_bar("sweep", enabled=not args.json)
+    if stages is not None:
+        stages(f"fitting {len(runs)} runs jointly")
+    try:
+        return finite_json(fit_sweep(runs).to_dict())
+    finally:
+        if stages is not None:
+            stages.close()
 
 
 class _FromAction(argparse.Action):
@@ -488,7 +500,11 @@ def _cmd_transfer(args: argparse.Namespace) -> dict[str, Any]:
 
     if not getattr(args, "sources", None):
         raise UsageError("transfer needs at least one --from LOG")
-    runs = [load_sweep_run(path, parse_hparams(text or "")) for path, text in args.sources]
+    from grpodyn.progress import progress_bar
+
+    runs = [load_sweep_run(path, parse_hparams(text or ""))
+            for path, text in progress_bar(args.sources, total=len(args.sources),
+                                           description="loading runs", enabled=not args.json)]
     target = parse_hparams(args.to, name="--to")
     return finite_json(transfer(runs, target, steps=args.steps, level=args.level))
 

@@ -163,3 +163,20 @@ def test_report_help_says_it_takes_an_optional_log(capsys):
     assert out.startswith("usage: grpodyn report [LOG]") and "optional training LOG" in out
     assert main([]) == 0
     assert "[LOG]" in capsys.readouterr().out
+
+
+def test_progress_bars_on_a_terminal_and_quiet_under_json(monkeypatch, capsys):
+    """tqdm bars on stderr when it is a terminal; nothing on stderr under --json or off one."""
+    pytest.importorskip("tqdm")
+    from pathlib import Path
+
+    logs = [str(Path(__file__).parents[1] / "empirical" / "data" / "tiny_grid"
+                / f"adam_lr0.0006_G4_B8_seed{seed}.json") for seed in (0, 1)]
+    assert main(["sweep", *logs]) == 0
+    assert capsys.readouterr().err == ""  # pytest's stderr is not a terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["sweep", *logs, "--json"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["sweep", *logs]) == 0
+    err = capsys.readouterr().err
+    assert "loading runs" in err and "fitting 2 runs jointly" in err
