@@ -96,8 +96,9 @@ claim(key="tiny_fit", section="2, 3", source="tiny LM runs",
       tolerance="R^2 of the inertial form >= 0.9 x the noise ceiling",
       check=f"{TINY}:fit_claim", values={"share": 0.9},
       note="per-step rewards of 16 prompts: raw R^2 cannot pass the noise ceiling",
-      reason="the run that reuses each batch 4 times leaves the on-policy map the closed form "
-             "describes; not yet explained further (docs/findings.md, section 9)")
+      reason="not yet explained: the one run that reuses each batch 4 times "
+             "(num_iterations = 4), where the closed form is the on-policy law "
+             "(docs/findings.md, section 9)")
 claim(key="tiny_mean_path", section="9", source="tiny LM runs",
       statement="tiny LM: mean reward path G = 4 vs G = 16", stated="within seed spread",
       tolerance="largest gap of windowed means <= 2 standard errors",
