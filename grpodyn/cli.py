@@ -12,10 +12,13 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from grpodyn.html import NO_REASON
 from grpodyn.serialization import finite_json
+
+if TYPE_CHECKING:
+    from grpodyn.empirical.loaders import Run
 
 __all__ = ["main", "build_parser", "UsageError"]
 
@@ -103,8 +106,11 @@ _LOG_OVERRIDES = {
 
 
 def _add_log_options(parser: argparse.ArgumentParser) -> None:
-    """The options of every command that reads a log: which run, which reward and step keys,
-    the logging interval, and hyperparameter overrides (those the command lacks)."""
+    """Add the options of every command that reads a log.
+
+    Which run, which reward and step keys, the logging interval, and hyperparameter overrides
+    (those the command lacks).
+    """
     present = set(parser._option_string_actions)
     parser.add_argument("--run", help="which run of a log that holds several "
                         "(grpodyn runs LOG lists them)")
@@ -119,9 +125,11 @@ def _add_log_options(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(option, type=kind, help=text)
 
 
-def _load_log(args: argparse.Namespace):
-    """The run named by the log options of ``args`` (see ``_add_log_options``), with the
-    hyperparameter overrides applied (source ``user``)."""
+def _load_log(args: argparse.Namespace) -> Run:
+    """Load the run named by the log options of ``args`` (see ``_add_log_options``).
+
+    The hyperparameter overrides are applied (source ``user``).
+    """
     from grpodyn.empirical.loaders import load_run
 
     run = load_run(args.log, run=args.run,
@@ -173,9 +181,12 @@ def _cmd_forecast(args: argparse.Namespace) -> dict[str, Any]:
     return finite_json(out)
 
 
-def _run_summary(run) -> dict[str, Any]:
-    """One run of ``grpodyn runs`` (a JSON contract: name, n_points, first_step, last_step,
-    metrics, hyperparameters each with value and source)."""
+def _run_summary(run: Run) -> dict[str, Any]:
+    """Summarise one run for ``grpodyn runs``.
+
+    A JSON contract: name, n_points, first_step, last_step, metrics, hyperparameters each with
+    value and source.
+    """
     return {"name": run.run_name or "", "n_points": run.n_points,
             "first_step": float(run.steps[0]), "last_step": float(run.steps[-1]),
             "reward_key": run.reward_key, "steps_reconstructed": run.steps_reconstructed,
@@ -342,7 +353,7 @@ def _add_executor(parser: argparse.ArgumentParser) -> None:
 
 
 def _executor(args: argparse.Namespace) -> str:
-    """The executor of the commands that run many simulations (results do not depend on it)."""
+    """Return the executor of the commands that run many simulations (results independent)."""
     if args.scheduler is not None and args.serial:
         raise UsageError("give at most one of --scheduler and --serial")
     if args.scheduler is not None:
@@ -375,7 +386,7 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
 
 def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] | None
             ) -> dict[str, Any]:
-    """The report of a LOG, or the reproduction (see ``_cmd_report``)."""
+    """Write the report of a LOG, or the reproduction (see ``_cmd_report``)."""
     from grpodyn.report import write_report
 
     if args.log is not None:
@@ -479,14 +490,20 @@ def _cmd_sweep(args: argparse.Namespace) -> dict[str, Any]:
 class _FromAction(argparse.Action):
     """``--from LOG``: a new source; the ``--hparams`` after it belong to it."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        """Start a new source."""
         sources = list(getattr(namespace, "sources", None) or [])
         sources.append([values, None])
         namespace.sources = sources
 
 
 class _SourceHparamsAction(argparse.Action):
-    def __call__(self, parser, namespace, values, option_string=None):
+    """``--hparams K=V,...`` of the ``--from LOG`` before it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        """Attach the hyperparameters to the last source."""
         sources = getattr(namespace, "sources", None) or []
         if not sources:
             raise UsageError("--hparams must follow the --from LOG it belongs to")
@@ -510,7 +527,7 @@ def _cmd_transfer(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every command."""
+    """Build the argument parser of every command."""
     from grpodyn import __version__
 
     parser = _Parser(prog="grpodyn", description="Predictable GRPO: forecasts, stability limits "
@@ -808,8 +825,11 @@ def _print_fit(result: dict[str, Any]) -> None:
 
 
 def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
-    """One fitted parameter for the terminal: at a bound, or r* of a fit whose shape sits at a
-    bound, is said so instead of printed with a meaningless error."""
+    """Format one fitted parameter for the terminal.
+
+    A parameter at a bound, or r* of a fit whose shape sits at a bound, is said so instead of
+    printed with a meaningless error.
+    """
     at_bounds = set(entry.get("at_bounds", ()))
     if name == "r_star" and at_bounds - {"r_star"}:
         return "r_star=not determined"
