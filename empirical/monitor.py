@@ -66,6 +66,11 @@ class MonitorState:
         ``steps_to_plateau`` (steps left until 95% of the gain is made).
     stability_margin : dict
         1 - k / k_max of the overdamped map (dimensionless; THEORY.md section 5), with status.
+    regime : dict
+        The regime of the map at the measured stiffness (THEORY.md section 4), with status.
+    limits : dict
+        ``refresh_max`` and ``staleness_max``: the largest stable refresh interval and
+        staleness in steps at the measured stiffness (THEORY.md section 5), each with status.
     flags : tuple of str
         Failure modes the last diagnosis flagged (THEORY.md section 10).
     evidence : dict
@@ -80,6 +85,8 @@ class MonitorState:
     tau: dict[str, Any] = field(default_factory=lambda: _not_yet("too few points"))
     stability_margin: dict[str, Any] = field(
         default_factory=lambda: _not_yet("too few points"))
+    regime: dict[str, Any] = field(default_factory=lambda: _not_yet("too few points"))
+    limits: dict[str, Any] = field(default_factory=dict)
     flags: tuple[str, ...] = ()
     evidence: dict[str, str] = field(default_factory=dict)
     analysed_at: float | None = None
@@ -112,6 +119,8 @@ class MonitorState:
         """Return the state as a JSON-ready dict (keys as the attributes)."""
         return {"step": self.step, "points": self.points, "plateau": dict(self.plateau),
                 "tau": dict(self.tau), "stability_margin": dict(self.stability_margin),
+                "regime": dict(self.regime),
+                "limits": {k: dict(v) for k, v in self.limits.items()},
                 "flags": list(self.flags), "evidence": dict(self.evidence),
                 "analysed_at": self.analysed_at}
 
@@ -203,8 +212,11 @@ class Monitor:
                                    diagnose_run=False, models=ONLINE_MODELS)
         except InputError:
             return state
-        return replace(state, plateau=analysis.plateau, tau=analysis.dynamics["tau"],
-                       stability_margin=analysis.dynamics["stability_margin"],
+        dynamics = analysis.dynamics
+        return replace(state, plateau=analysis.plateau, tau=dynamics["tau"],
+                       stability_margin=dynamics["stability_margin"], regime=dynamics["regime"],
+                       limits={k: dynamics[k] for k in ("refresh_max", "staleness_max")
+                               if k in dynamics},
                        analysed_at=state.step)
 
     def _diagnose(self, state: MonitorState) -> MonitorState:

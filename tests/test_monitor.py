@@ -30,6 +30,8 @@ def test_monitor_forecasts_a_saturating_run():
     assert last.plateau["value"] == pytest.approx(0.85, abs=0.02)
     assert last.tau["value"] == pytest.approx(80, rel=0.15)
     assert 0 < last.stability_margin["value"] < 1
+    assert last.regime["status"] == "determined" and last.regime["value"] == "overdamped"
+    assert last.limits["refresh_max"]["value"] > 1 and last.limits["staleness_max"]["value"] >= 1
     assert set(last.log_values()) == {"grpodyn/plateau", "grpodyn/tau",
                                       "grpodyn/steps_to_plateau", "grpodyn/stability_margin"}
     json.dumps(last.to_dict(), allow_nan=False)  # JSON-ready
