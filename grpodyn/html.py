@@ -37,7 +37,7 @@ def summary_block(summary: Mapping[str, Any]) -> str:
     agree = sum(s["agree"] for s in sources.values())
     total = sum(s["total"] for s in sources.values())
     lines = "".join(
-        f"<li><b>{html.escape(name)}</b> (THEORY.md sections "
+        f"<li><b>{html.escape(name)}</b> (THEORY.md section{'s' * (len(s['sections']) > 1)} "
         f"{html.escape(', '.join(s['sections']))}): {s['agree']} of {s['total']} agree</li>"
         for name, s in sources.items())
     wrong = "".join(
