@@ -135,6 +135,11 @@ def _load_log(args: argparse.Namespace) -> Run:
     run = load_run(args.log, run=args.run,
                    reward_key=args.reward_key, step_key=args.step_key,
                    logging_steps=args.logging_steps)
+    return _with_overrides(run, args)
+
+
+def _with_overrides(run: Run, args: argparse.Namespace) -> Run:
+    """Apply the hyperparameter overrides of the log options of ``args`` to ``run``."""
     overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
                  for option, (field, _, _) in _LOG_OVERRIDES.items()}
     run.meta = run.meta.with_overrides(**overrides)
@@ -436,12 +441,9 @@ def _cmd_compare(args: argparse.Namespace) -> dict[str, Any]:
             args.log = log
             runs.append(_load_log(args))
             continue
-        for run in load_runs(log, reward_key=args.reward_key, step_key=args.step_key,
-                             logging_steps=args.logging_steps):
-            overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
-                         for option, (field, _, _) in _LOG_OVERRIDES.items()}
-            run.meta = run.meta.with_overrides(**overrides)
-            runs.append(run)
+        runs += [_with_overrides(run, args)
+                 for run in load_runs(log, reward_key=args.reward_key, step_key=args.step_key,
+                                      logging_steps=args.logging_steps)]
     comparison = compare_runs(
         runs, clock=args.clock, momentum=args.momentum, reward_range=args.reward_range,
         progress=lambda pairs: progress_bar(pairs, total=len(runs), description="analysing",
