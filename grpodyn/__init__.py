@@ -6,6 +6,9 @@ The public API, re-exported lazily (``import grpodyn`` loads neither sympy nor t
     grpodyn.predict(lr=0.01, momentum=0.9, kappa=1.0).regime       # 'oscillatory'
     run = grpodyn.load_run("trainer_state.json")
     grpodyn.fit_curve("exponential", run.steps, run.reward).params
+    grpodyn.analyse_run(run).plateau                                 # with a status
+    grpodyn.diagnose(run).primary                                    # failure mode or None
+    monitor = grpodyn.Monitor(momentum=0.9)                          # for a training loop
 
 Layers: ``grpodyn.theory`` (sympy derivations), ``grpodyn.numerics`` (compiled numerics, fits,
 export), ``grpodyn.empirical`` (loaders, the bandit lab, real runs).
@@ -34,6 +37,10 @@ _EXPORTS = {
     "bandit_theory": "grpodyn.numerics.bandit",
     "load_run": "grpodyn.empirical.logs.loaders",
     "analyse_run": "grpodyn.empirical.logs.run_analysis",
+    "RunAnalysis": "grpodyn.empirical.logs.run_analysis",
+    "diagnose": "grpodyn.empirical.diagnostics.diagnose",
+    "Monitor": "grpodyn.empirical.monitor",
+    "MonitorState": "grpodyn.empirical.monitor",
     "BanditConfig": "grpodyn.empirical.bandit.simulation",
     "simulate_bandit": "grpodyn.empirical.bandit.simulation",
     "MeanFieldMap": "grpodyn.numerics.mean_field_map",

@@ -12,9 +12,13 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from grpodyn.ground import finite_json
+from grpodyn.html import NO_REASON
+
+if TYPE_CHECKING:
+    from grpodyn.empirical.logs.loaders import Run
 
 __all__ = ["main", "build_parser", "UsageError"]
 
@@ -102,8 +106,11 @@ _LOG_OVERRIDES = {
 
 
 def _add_log_options(parser: argparse.ArgumentParser) -> None:
-    """The options of every command that reads a log: which run, which reward and step keys,
-    the logging interval, and hyperparameter overrides (those the command lacks)."""
+    """Add the options of every command that reads a log.
+
+    Which run, which reward and step keys, the logging interval, and hyperparameter overrides
+    (those the command lacks).
+    """
     present = set(parser._option_string_actions)
     parser.add_argument("--run", help="which run of a log that holds several "
                         "(grpodyn runs LOG lists them)")
@@ -118,14 +125,21 @@ def _add_log_options(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(option, type=kind, help=text)
 
 
-def _load_log(args: argparse.Namespace):
-    """The run named by the log options of ``args`` (see ``_add_log_options``), with the
-    hyperparameter overrides applied (source ``user``)."""
+def _load_log(args: argparse.Namespace) -> Run:
+    """Load the run named by the log options of ``args`` (see ``_add_log_options``).
+
+    The hyperparameter overrides are applied (source ``user``).
+    """
     from grpodyn.empirical.logs.loaders import load_run
 
     run = load_run(args.log, run=args.run,
                    reward_key=args.reward_key, step_key=args.step_key,
                    logging_steps=args.logging_steps)
+    return _with_overrides(run, args)
+
+
+def _with_overrides(run: Run, args: argparse.Namespace) -> Run:
+    """Apply the hyperparameter overrides of the log options of ``args`` to ``run``."""
     overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
                  for option, (field, _, _) in _LOG_OVERRIDES.items()}
     run.meta = run.meta.with_overrides(**overrides)
@@ -172,9 +186,12 @@ def _cmd_forecast(args: argparse.Namespace) -> dict[str, Any]:
     return finite_json(out)
 
 
-def _run_summary(run) -> dict[str, Any]:
-    """One run of ``grpodyn runs`` (a JSON contract: name, n_points, first_step, last_step,
-    metrics, hyperparameters each with value and source)."""
+def _run_summary(run: Run) -> dict[str, Any]:
+    """Summarise one run for ``grpodyn runs``.
+
+    A JSON contract: name, n_points, first_step, last_step, metrics, hyperparameters each with
+    value and source.
+    """
     return {"name": run.run_name or "", "n_points": run.n_points,
             "first_step": float(run.steps[0]), "last_step": float(run.steps[-1]),
             "reward_key": run.reward_key, "steps_reconstructed": run.steps_reconstructed,
@@ -341,7 +358,7 @@ def _add_executor(parser: argparse.ArgumentParser) -> None:
 
 
 def _executor(args: argparse.Namespace) -> str:
-    """The executor of the commands that run many simulations (results do not depend on it)."""
+    """Return the executor of the commands that run many simulations (results independent)."""
     if args.scheduler is not None and args.serial:
         raise UsageError("give at most one of --scheduler and --serial")
     if args.scheduler is not None:
@@ -359,13 +376,24 @@ def _executor(args: argparse.Namespace) -> str:
 def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
     from pathlib import Path
 
-    from grpodyn.report import write_report
-
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {args.out}: exists and is not a directory")
-    progress = None if args.json else (lambda message: print(f"[report] {message}",
-                                                            file=sys.stderr))
+    from grpodyn.progress import stage_bar
+
+    stages = stage_bar("report", enabled=not args.json)
+    try:
+        return _report(args, out, stages)
+    finally:
+        if stages is not None:
+            stages.close()
+
+
+def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] | None
+            ) -> dict[str, Any]:
+    """Write the report of a LOG, or the reproduction (see ``_cmd_report``)."""
+    from grpodyn.report import write_report
+
     if args.log is not None:
         from grpodyn.run_report import write_run_report
 
@@ -385,42 +413,99 @@ def _cmd_report(args: argparse.Namespace) -> dict[str, Any]:
                 "stability_margin": dynamics["stability_margin"],
                 "diagnosis": None if diagnosis is None else (diagnosis["primary"] or "healthy")}
     summary = write_report(out, progress=progress, quick=args.quick,
-                           executor=_executor(args))
+                           executor=_executor(args), bars=not args.json)
     if args.json:
         return finite_json(summary)
     return {"html": summary["html"], "derivations": summary["derivations"],
-            "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree"}
+            "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree",
+            "sources": summary["sources"], "disagreements": summary["disagreements"]}
 
 
-def _sweep_runs(logs: list[str], hparams: list[str] | None) -> list:
+def _cmd_compare(args: argparse.Namespace) -> dict[str, Any]:
+    from pathlib import Path
+
+    from grpodyn.empirical.logs.compare import compare_runs
+    from grpodyn.empirical.logs.loaders import load_runs
+    from grpodyn.progress import progress_bar
+
+    if args.out is not None:
+        out = Path(args.out)
+        if out.is_dir() or not out.parent.is_dir():
+            raise UsageError(f"--out {args.out}: not a file in an existing folder")
+        if any(out.resolve() == Path(log).resolve() for log in args.logs):
+            raise UsageError(f"--out {args.out}: is one of the logs; refusing to overwrite it")
+    runs = []
+    for log in progress_bar(args.logs, total=len(args.logs), description="loading",
+                            enabled=not args.json):
+        if args.run is not None:  # one named run of each log
+            args.log = log
+            runs.append(_load_log(args))
+            continue
+        runs += [_with_overrides(run, args)
+                 for run in load_runs(log, reward_key=args.reward_key, step_key=args.step_key,
+                                      logging_steps=args.logging_steps)]
+    comparison = compare_runs(
+        runs, clock=args.clock, momentum=args.momentum, reward_range=args.reward_range,
+        progress=lambda pairs: progress_bar(pairs, total=len(runs), description="analysing",
+                                            enabled=not args.json))
+    result = comparison.to_dict()
+    if args.out is not None:
+        import matplotlib.pyplot as plt
+
+        plt.close(comparison.plot(path=args.out))
+        result["figure"] = str(args.out)
+    if not args.json:
+        result["table"] = comparison.to_text()
+    return finite_json(result)
+
+
+def _sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool) -> list:
     from grpodyn.empirical.logs.sweep import load_sweep_run, parse_hparams
+    from grpodyn.progress import progress_bar
 
     hparams = hparams or []
     if len(hparams) not in (0, 1, len(logs)):
         raise UsageError(f"--hparams given {len(hparams)} times for {len(logs)} logs: give it "
                          "once (for every log) or once per log, in the logs' order")
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
-    return [load_sweep_run(log, parse_hparams(text)) for log, text in zip(logs, texts,
-                                                                            strict=True)]
+    pairs = list(zip(logs, texts, strict=True))
+    return [load_sweep_run(log, parse_hparams(text))
+            for log, text in progress_bar(pairs, total=len(pairs), description="loading runs",
+                                          enabled=bars)]
 
 
 def _cmd_sweep(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.logs.sweep import fit_sweep
+    from grpodyn.progress import stage_bar
 
-    return finite_json(fit_sweep(_sweep_runs(args.logs, args.hparams)).to_dict())
+    runs = _sweep_runs(args.logs, args.hparams, bars=not args.json)
+    stages = stage_bar("sweep", enabled=not args.json)
+    if stages is not None:
+        stages(f"fitting {len(runs)} runs jointly")
+    try:
+        return finite_json(fit_sweep(runs).to_dict())
+    finally:
+        if stages is not None:
+            stages.close()
 
 
 class _FromAction(argparse.Action):
     """``--from LOG``: a new source; the ``--hparams`` after it belong to it."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        """Start a new source."""
         sources = list(getattr(namespace, "sources", None) or [])
         sources.append([values, None])
         namespace.sources = sources
 
 
 class _SourceHparamsAction(argparse.Action):
-    def __call__(self, parser, namespace, values, option_string=None):
+    """``--hparams K=V,...`` of the ``--from LOG`` before it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        """Attach the hyperparameters to the last source."""
         sources = getattr(namespace, "sources", None) or []
         if not sources:
             raise UsageError("--hparams must follow the --from LOG it belongs to")
@@ -434,15 +519,25 @@ def _cmd_transfer(args: argparse.Namespace) -> dict[str, Any]:
 
     if not getattr(args, "sources", None):
         raise UsageError("transfer needs at least one --from LOG")
-    runs = [load_sweep_run(path, parse_hparams(text or "")) for path, text in args.sources]
+    from grpodyn.progress import progress_bar
+
+    runs = [load_sweep_run(path, parse_hparams(text or ""))
+            for path, text in progress_bar(args.sources, total=len(args.sources),
+                                           description="loading runs", enabled=not args.json)]
     target = parse_hparams(args.to, name="--to")
     return finite_json(transfer(runs, target, steps=args.steps, level=args.level))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every command."""
+    """Build the argument parser of every command."""
+    from grpodyn import __version__
+
     parser = _Parser(prog="grpodyn", description="Predictable GRPO: forecasts, stability limits "
-                     "and diagnoses from a mean-field theory of training dynamics.")
+                     "and diagnoses from a mean-field theory of training dynamics.",
+                     epilog="grpodyn alone prints this usage (exit 0); grpodyn COMMAND -h "
+                     "explains a command.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = commands.add_parser("predict", help="constants, regime and stability limits of a run",
@@ -469,7 +564,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("log", help="the training log")
     p.add_argument("--model", default="all",
                    choices=["inertial", "exponential", "sigmoid", "exponential_lr", "power",
-                            "all"])
+                            "all"], help="the curve model to fit (default: all of them)")
     _add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): fixes mass and "
                           "damping of the inertial model (default: the log's)")
     p.add_argument("--train-fraction", type=_finite_float, default=1.0,
@@ -515,17 +610,20 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Run the softmax-bandit experiments (stiffness three "
                             "ways, transition, lag thresholds, group size, trajectory) or write "
                             "a simulated run as a TRL trainer_state.json.")
-    p.add_argument("--experiment", default="all", choices=[*BANDIT_EXPERIMENTS, "all"])
-    p.add_argument("--estimator", choices=["grpo", "dr_grpo", "rloo"])
+    p.add_argument("--experiment", default="all", choices=[*BANDIT_EXPERIMENTS, "all"],
+                   help="which experiment to run (default: all)")
+    p.add_argument("--estimator", choices=["grpo", "dr_grpo", "rloo"],
+                   help="advantage estimator of the simulated trainer (default: the lab's)")
     p.add_argument("--kl", type=_finite_float, help="KL coefficient lam (TRL's beta)")
-    p.add_argument("--kl-estimator", choices=["k3", "forward"])
+    p.add_argument("--kl-estimator", choices=["k3", "forward"],
+                   help="estimator of the KL penalty (default: the lab's)")
     p.add_argument("--momenta", type=_finite_float, nargs="+", default=[0.0, 0.5, 0.9],
                    help="momenta of the lag-threshold sweeps")
     p.add_argument("--momentum", type=_finite_float, default=0.0,
                    help="momentum of a run written with --write-log")
     p.add_argument("--write-log", help="write one simulated run to this trainer_state.json")
     p.add_argument("--steps", type=_integer, default=300, help="steps of --write-log")
-    p.add_argument("--seed", type=_integer, default=0)
+    p.add_argument("--seed", type=_integer, default=0, help="random seed (default 0)")
     _add_executor(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_bandit)
@@ -541,7 +639,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the log's peak learning rate, if not logged")
     _add_analysis_options(p, momentum_help="momentum beta, Adam's beta1 for Adam (with --log: "
                           "default the log's; with --kappa: default 0.9, said so)")
-    p.add_argument("--target", choices=["critical", "margin"], default="critical")
+    p.add_argument("--target", choices=["critical", "margin"], default="critical",
+                   help="critical: fastest without oscillation; margin: a fraction of the "
+                   "stability limit (default: critical)")
     p.add_argument("--margin", type=_finite_float, default=0.5,
                    help="fraction of the stability limit (default 0.5)")
     _add_lag(p)
@@ -564,17 +664,21 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Write every derivation as functions in another "
                             "language (same names, same argument order).")
     p.add_argument("--lang", required=True,
-                   choices=["c", "python", "latex", "javascript", "julia", "rust"])
+                   choices=["c", "python", "latex", "javascript", "julia", "rust"],
+                   help="the language to write")
     p.add_argument("--out", required=True, help="output directory (created if needed)")
     _add_json(p)
     p.set_defaults(handler=_cmd_export)
 
-    p = commands.add_parser("report", help="reproduce the theory's claims: figures and HTML",
-                            description="Reproduce the claims of the theory on the embedded "
-                            "default and write figures and an HTML report; or, given a LOG, "
-                            "the fit, forecast, regime, margins and diagnosis of that run.")
-    p.add_argument("log", nargs="?", help="a training log: report on that run instead of "
-                   "the embedded default")
+    p = commands.add_parser("report", help="[LOG] reproduce the theory's claims (figures and "
+                            "HTML), or, given an optional LOG, report on that run",
+                            usage="grpodyn report [LOG] [options]",
+                            description="Without LOG: reproduce the claims of the theory on the "
+                            "embedded default and write figures and an HTML report. With an "
+                            "optional training LOG: the fit, forecast, regime, margins and "
+                            "diagnosis of that run.")
+    p.add_argument("log", nargs="?", metavar="LOG", help="optional training log: report on "
+                   "that run instead of the embedded default")
     p.add_argument("--out", default="grpodyn-report", help="output directory "
                    "(default: grpodyn-report)")
     _add_analysis_options(p, momentum_help="momentum (Adam's beta1) of the logged run, for its "
@@ -586,6 +690,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_executor(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_report)
+
+    p = commands.add_parser("compare", help="several runs in one table and one figure, on the "
+                            "step or the learning-rate clock",
+                            description="Analyse several runs (seeds, a sweep, the runs of one "
+                            "file: every run of each LOG unless --run names one) and show them "
+                            "side by side: steps, final reward, plateau and tau with their "
+                            "statuses, the diagnosis's state; --out draws them on one clock. "
+                            "Hyperparameter options apply to every run.")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="training logs (files or run "
+                   "directories)")
+    p.add_argument("--clock", choices=["step", "lr"], default="step",
+                   help="align on the optimizer step or on the learning-rate clock (sum of lr "
+                   "over the steps; default: step)")
+    p.add_argument("--out", metavar="FIG", help="write the figure here (PNG, PDF or SVG by "
+                   "the suffix; written atomically)")
+    _add_analysis_options(p, momentum_help="momentum (Adam's beta1) of every run (default: "
+                          "each log's)")
+    _add_log_options(p)
+    _add_json(p)
+    p.set_defaults(handler=_cmd_compare)
 
     p = commands.add_parser("sweep", help="fit a sweep of runs jointly: shared constants, "
                             "tau-lr exponent, G vs B G test, collapses",
@@ -703,8 +827,11 @@ def _print_fit(result: dict[str, Any]) -> None:
 
 
 def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
-    """One fitted parameter for the terminal: at a bound, or r* of a fit whose shape sits at a
-    bound, is said so instead of printed with a meaningless error."""
+    """Format one fitted parameter for the terminal.
+
+    A parameter at a bound, or r* of a fit whose shape sits at a bound, is said so instead of
+    printed with a meaningless error.
+    """
     at_bounds = set(entry.get("at_bounds", ()))
     if name == "r_star" and at_bounds - {"r_star"}:
         return "r_star=not determined"
@@ -766,10 +893,34 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
         print(f"{mark} {name:22s} {score}  {verdict['evidence']}")
 
 
+def _print_compare(result: dict[str, Any]) -> None:
+    print(f"{len(result['runs'])} runs on the {result['clock']} clock")
+    print(result["table"])
+    if "figure" in result:
+        print(f"figure: {result['figure']}")
+
+
+def _print_report(result: dict[str, Any]) -> None:
+    if "disagreements" not in result:  # the report of one LOG
+        _print_human(result, "")
+        return
+    print(f"{result['html']}: {result['derivations']} derivations; claims: "
+          f"{result['checks']}")
+    for name, s in result["sources"].items():
+        print(f"  {name} (THEORY.md {', '.join(s['sections'])}): {s['agree']} of "
+              f"{s['total']} agree")
+    print(f"what disagrees, and why ({len(result['disagreements'])}):")
+    for d in result["disagreements"]:
+        print(f"  - {d['claim']}: {d['computed'][:90]}"
+              + ("..." if len(d["computed"]) > 90 else ""))
+        print(f"    why: {d['reason'] or NO_REASON}")
+
+
 #: The human-readable printer of each command that has its own (the others print key: value).
 _PRINTERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "sweep": _print_sweep, "transfer": _print_transfer, "runs": _print_runs,
     "fit": _print_fit, "forecast": _print_forecast, "diagnose": _print_diagnosis,
+    "compare": _print_compare, "report": _print_report,
 }
 
 
@@ -778,11 +929,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from grpodyn.empirical.logs.loaders import LogFormatError
     from grpodyn.ground import InputError
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    if not argv:  # the usage, as a request for it (exit 0), not as an error
+        parser.print_help()
+        return 0
     args = None
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
         handler: Callable[[argparse.Namespace], dict[str, Any]] = args.handler
         result = handler(args)
+    except SystemExit as exc:  # --help and --version print and exit 0
+        return int(exc.code or 0)
     except (UsageError, InputError, LogFormatError) as exc:
         print(f"grpodyn: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -123,3 +123,60 @@ def test_advise_critical_and_margin(capsys):
 def test_advise_needs_one_source(capsys):
     assert main(["advise", "--momentum", "0.9", "--json"]) == 2
     assert "--kappa" in capsys.readouterr().err
+
+
+def test_grpodyn_alone_prints_the_usage_and_exits_0(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: grpodyn") and "report" in out and "--version" in out
+
+
+def test_version(capsys):
+    from grpodyn import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"grpodyn {__version__}"
+
+
+def test_every_option_of_every_command_has_help_text():
+    """Walk the parser: every argument of the program and of each command says what it does."""
+    import argparse
+
+    from grpodyn.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [f"grpodyn {option}" for action in parser._actions
+               for option in action.option_strings if not action.help]
+    assert {c.dest for c in commands._choices_actions} == set(commands.choices)
+    assert all(c.help for c in commands._choices_actions)  # each command's line in the usage
+    for name, sub in commands.choices.items():
+        missing += [f"grpodyn {name} {action.option_strings or action.dest}"
+                    for action in sub._actions
+                    if not action.help or action.help == argparse.SUPPRESS]
+    assert missing == []
+
+
+def test_report_help_says_it_takes_an_optional_log(capsys):
+    assert main(["report", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: grpodyn report [LOG]") and "optional training LOG" in out
+    assert main([]) == 0
+    assert "[LOG]" in capsys.readouterr().out
+
+
+def test_progress_bars_on_a_terminal_and_quiet_under_json(monkeypatch, capsys):
+    """tqdm bars on stderr when it is a terminal; nothing on stderr under --json or off one."""
+    pytest.importorskip("tqdm")
+    from pathlib import Path
+
+    logs = [str(Path(__file__).parents[1] / "empirical" / "data" / "tiny_grid"
+                / f"adam_lr0.0006_G4_B8_seed{seed}.json") for seed in (0, 1)]
+    assert main(["sweep", *logs]) == 0
+    assert capsys.readouterr().err == ""  # pytest's stderr is not a terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(["sweep", *logs, "--json"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["sweep", *logs]) == 0
+    err = capsys.readouterr().err
+    assert "loading runs" in err and "fitting 2 runs jointly" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -63,6 +64,69 @@ def test_report_renders_in_headless_chromium(quick_report):
     widths = [int(w) for w in re.search(r'data-loaded="([0-9,]*)"', dom).group(1).split(",")]
     assert len(widths) == len(summary["figures"]) and all(w > 100 for w in widths)
     assert "Stated results against computed ones" in dom
+
+
+def test_every_claim_has_a_check_and_every_row_comes_from_the_registry(quick_report):
+    """The registry is the report: each claim resolves to a computing function, each row of
+    the page is a registered claim's, and with the shipped data every claim yields a row."""
+    from grpodyn.claims import resolve
+    from grpodyn.theory.claims import SOURCES, claims
+
+    registered = claims()
+    assert len({c.key for c in registered}) == len(registered) >= 25
+    for claim in registered:
+        assert callable(resolve(claim)), claim.key
+        assert claim.source in SOURCES and claim.section and claim.stated
+    _, summary = quick_report
+    keys = [row["key"] for row in summary["checks"]]
+    assert set(keys) <= {c.key for c in registered}
+    assert set(keys) == {c.key for c in registered}  # shipped data: every claim is checked
+
+
+def test_stated_values_live_in_the_registry_only():
+    """No stated THEORY.md value typed into the report or the checks: they read the claim."""
+    from pathlib import Path
+
+    import grpodyn
+
+    root = Path(grpodyn.__file__).resolve().parents[1]
+    for path in ("grpodyn/report.py", "numerics/claim_checks.py"):
+        text = (root / path).read_text()
+        for literal in ("0.0513", "0.0265", "0.91", "(0.0, 40, 41)"):
+            assert literal not in text, (path, literal)
+
+
+def test_the_theory_layer_registry_imports_neither_numpy_nor_sympy():
+    import subprocess
+    import sys
+
+    code = ("import sys; from grpodyn.theory.claims import claims; assert len(claims()) > 20; "
+            "assert 'numpy' not in sys.modules and 'sympy' not in sys.modules, "
+            "sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'sympy'))")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_page_opens_with_what_disagrees_and_why(quick_report, capsys):
+    """A summary block before the long table: agreement per source and every disagreement
+    with its one-line reason from the registry; the terminal prints the same."""
+    from grpodyn.cli import _print_report
+
+    out, summary = quick_report
+    page = (out / "index.html").read_text()
+    assert page.index('<section id="summary">') < page.index("Stated results against")
+    failing = [c for c in summary["checks"] if not c["agrees"]]
+    assert [d["claim"] for d in summary["disagreements"]] == [c["claim"] for c in failing]
+    assert sum(s["total"] for s in summary["sources"].values()) == summary["checks_total"]
+    for d in summary["disagreements"]:
+        # every known disagreement has its recorded reason; a new one shows up here
+        assert d["reason"], f"no recorded reason for {d['claim']!r}: add it to the registry"
+        assert html.escape(d["reason"], quote=True) in page
+    _print_report({"html": summary["html"], "derivations": summary["derivations"],
+                   "checks": "x of y agree", "sources": summary["sources"],
+                   "disagreements": summary["disagreements"]})
+    printed = capsys.readouterr().out
+    assert f"what disagrees, and why ({len(failing)})" in printed
+    assert printed.count("    why: ") == len(failing)
 
 
 def test_report_refuses_a_file_as_output(tmp_path, capsys):

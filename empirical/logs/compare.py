@@ -1,0 +1,241 @@
+"""Several runs side by side: one table and one figure, on the step or the learning-rate clock.
+
+The runs of a seed study, of a sweep or of one file that holds several runs are each analysed
+by :func:`grpodyn.empirical.logs.run_analysis.analyse_run` (plateau r* and relaxation time tau with
+their statuses, the diagnosis's state) and drawn on one clock: the optimizer step, or the
+learning-rate clock s(t) = sum of lr over the steps up to t (THEORY.md section 3: the overdamped
+law relaxes as exp(-kappa s), so runs that differ only in their learning rate or schedule fall
+on one curve on this clock).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.empirical.logs.run_analysis import analyse_run, learning_rate_of
+from grpodyn.ground import InputError
+
+__all__ = ["CLOCKS", "ComparedRun", "Comparison", "compare_runs", "lr_clock"]
+
+#: The clocks runs can be aligned on.
+CLOCKS = ("step", "lr")
+#: Share of the last logged points averaged into the final reward.
+FINAL_SHARE = 0.1
+
+
+def lr_clock(run: Run, *, name: str) -> np.ndarray:
+    """Return the learning-rate clock of a run at its logged steps (units: lr x steps).
+
+    s(t_i) = sum of lr over the steps up to t_i: the logged learning rate, interpolated between
+    logged points (trapezoids, from step 0 at the first logged lr), or the run's constant peak lr
+    (metadata) when the log holds no schedule (THEORY.md section 3).
+
+    Parameters
+    ----------
+    run : Run
+        A loaded run.
+    name : str
+        The run's name, for the error message.
+
+    Returns
+    -------
+    numpy.ndarray
+        The clock at ``run.steps``.
+
+    Raises
+    ------
+    InputError
+        When the run has neither a logged learning rate nor one in its metadata.
+    """
+    lr = learning_rate_of(run)
+    if lr is not None:
+        t = np.concatenate([[0.0], run.steps])
+        rates = np.concatenate([[lr[0]], lr])
+        return np.cumsum(0.5 * (rates[1:] + rates[:-1]) * np.diff(t))
+    entry = run.meta.lr
+    if entry is None or not isinstance(entry.value, (int, float)) or not entry.value > 0:
+        raise InputError(f"{name}: no learning rate in the log for --clock lr; give --lr or "
+                         "use --clock step")
+    return float(entry.value) * run.steps
+
+
+@dataclass(frozen=True)
+class ComparedRun:
+    """One run of a comparison: its curve on the chosen clock and its analysis's summary."""
+
+    name: str
+    source: str
+    clock: np.ndarray
+    reward: np.ndarray
+    summary: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the run's summary (JSON-ready; the curve is left out)."""
+        return dict(self.summary)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Runs aligned on one clock, each with its analysis's summary."""
+
+    clock: str
+    runs: tuple[ComparedRun, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"clock": ..., "runs": [...]}`` with each run's summary (JSON-ready)."""
+        return {"clock": self.clock, "runs": [run.to_dict() for run in self.runs]}
+
+    def to_text(self) -> str:
+        """Return the comparison as a plain-text table, one run a line."""
+        lines = [f"{'run':28s} {'steps':>7s} {'final':>7s}  {'plateau':30s} {'tau':30s} state"]
+        for run in self.runs:
+            s = run.summary
+            lines.append(f"{run.name[:28]:28s} {s['steps']:7g} {s['final_reward']['value']:7.3f}"
+                         f"  {_status_text(s['plateau'], '.3f'):30s} "
+                         f"{_status_text(s['tau'], '.0f'):30s} "
+                         f"{s['diagnosis']['state'] or 'not diagnosed'}")
+        return "\n".join(lines)
+
+    def plot(self, *, path: str | Path | None = None) -> Any:
+        """Draw every run's reward on the clock, with its plateau where determined.
+
+        Parameters
+        ----------
+        path : str or Path, optional
+            Save the figure there, atomically (the format from the suffix).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure.
+        """
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for i, run in enumerate(self.runs):
+            color = f"C{i % 10}"
+            window = max(1, run.reward.size // 50)
+            smooth = np.convolve(run.reward, np.ones(window) / window, mode="valid")
+            ax.plot(run.clock, run.reward, color=color, alpha=0.2, lw=0.8)
+            ax.plot(run.clock[window - 1:], smooth, color=color, lw=1.5, label=run.name)
+            plateau = run.summary["plateau"]
+            if plateau["status"] == "determined":
+                ax.axhline(plateau["value"], color=color, ls=":", lw=1)
+        ax.set_xlabel("optimizer step" if self.clock == "step"
+                      else "learning-rate clock (sum of lr over steps)")
+        ax.set_ylabel("reward (dotted: plateau where determined)")
+        ax.set_title(f"{len(self.runs)} runs on the {self.clock} clock")
+        ax.legend(fontsize=6, ncol=1 + len(self.runs) // 12)
+        if path is not None:
+            _save_atomic(fig, Path(path))
+        return fig
+
+
+def _not_analysed(reason: str) -> dict[str, Any]:
+    """Return the entry of a number that a run too short or too flat to analyse lacks."""
+    return {"value": None, "status": "not_determined", "reason": reason}
+
+
+def _status_text(entry: dict[str, Any], spec: str) -> str:
+    """Format a number with its status: the value when determined, else status and bound."""
+    if entry.get("value") is not None and entry["status"] in ("determined", "singular"):
+        return format(entry["value"], spec) + ("" if entry["status"] == "determined"
+                                               else f" ({entry['status']})")
+    bound = next((f" ({side} {format(entry[side], spec)})" for side in ("lower", "upper")
+                  if entry.get(side) is not None), "")
+    return entry["status"] + bound
+
+
+def _save_atomic(fig: Any, path: Path) -> None:
+    """Save ``fig`` through a temporary file in the target's folder, then rename it."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=path.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight", format=path.suffix.lstrip(".") or None)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _names(runs: Sequence[Run]) -> list[str]:
+    """Name each run distinctly: its own name, else the file's stem, made unique."""
+    names = [run.run_name or Path(run.source).stem for run in runs]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{Path(run.source).stem}:{run.run_name}" if run.run_name
+            else f"{Path(run.source).stem}#{i}" for i, run in enumerate(runs)]
+
+
+def compare_runs(runs: Sequence[Run], *, clock: str = "step", momentum: float | None = None,
+                 reward_range: tuple[float, float] | None = None,
+                 progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None
+                 ) -> Comparison:
+    """Analyse several runs and align them on one clock.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        The runs (at least one).
+    clock : {"step", "lr"}
+        Align on the optimizer step or on the learning-rate clock (:func:`lr_clock`).
+    momentum : float, optional
+        Adam's beta1 for every run (default: each log's).
+    reward_range : (float, float), optional
+        The range the reward can reach, for every run (default: inferred per run).
+    progress : callable, optional
+        Wraps the iteration over the runs (a progress bar).
+
+    Returns
+    -------
+    Comparison
+        Each run's curve and summary: name, source, steps (last step), n_points,
+        final_reward (mean of the last 10% of points), plateau and tau with their statuses,
+        diagnosis (state and primary mode).
+    """
+    if clock not in CLOCKS:
+        raise InputError(f"clock: {clock!r} is not one of {', '.join(CLOCKS)}")
+    if not runs:
+        raise InputError("compare: no runs given")
+    names = _names(runs)
+    clocks = [run.steps if clock == "step" else lr_clock(run, name=name)
+              for run, name in zip(runs, names, strict=True)]
+    pairs = list(zip(runs, names, clocks, strict=True))
+    compared = []
+    for run, name, x in (progress(pairs) if progress else pairs):
+        last = max(1, int(np.ceil(FINAL_SHARE * run.n_points)))
+        summary = {
+            "name": name, "source": run.source, "run": run.run_name,
+            "steps": float(run.steps[-1]), "n_points": run.n_points,
+            "final_reward": {"value": float(np.mean(run.reward[-last:])), "points": last},
+            "clock_end": float(x[-1]), "warnings": list(run.warnings),
+        }
+        try:
+            analysis = analyse_run(run, momentum=momentum, reward_range=reward_range)
+        except InputError as exc:  # too short a run, a flat reward: said, the others go on
+            reason = f"not analysed: {str(exc).split(': ', 1)[-1]}"
+            summary.update(plateau=_not_analysed(reason), tau=_not_analysed(reason),
+                           diagnosis={"state": None, "primary": None})
+        else:
+            diagnosis = analysis.diagnosis
+            summary.update(plateau=analysis.plateau, tau=analysis.dynamics["tau"],
+                           diagnosis={"state": None if diagnosis is None else diagnosis.state,
+                                      "primary": None if diagnosis is None
+                                      else diagnosis.primary},
+                           warnings=list(dict.fromkeys(summary["warnings"]
+                                                       + analysis.warnings)))
+        compared.append(ComparedRun(name=name, source=run.source, clock=x, reward=run.reward,
+                                    summary=summary))
+    return Comparison(clock=clock, runs=tuple(compared))

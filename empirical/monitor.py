@@ -1,0 +1,228 @@
+"""A framework-free monitor of a GRPO run: forecast, stability margin and flags as it trains.
+
+For custom training loops, verl or any trainer that hands out a dict of metrics per step::
+
+    from grpodyn import Monitor
+
+    monitor = Monitor(momentum=0.9, group_size=8)
+    for step in range(steps):
+        metrics = train_step()                      # {"reward": ..., "entropy": ..., ...}
+        state = monitor.update(step, metrics)
+        if "dynamical_instability" in state.flags:
+            break
+
+Every ``refit_every`` updates (once ``min_points`` rewards are in) the run so far is analysed
+by :func:`grpodyn.empirical.logs.run_analysis.analyse_run` (the analysis of ``grpodyn report LOG``):
+the plateau r*, the relaxation time tau and the stability margin 1 - k / k_max of the
+overdamped mean-field map (k = (1 - momentum) / tau, k_max = 2 (1 + momentum); THEORY.md
+sections 3 and 5), each with the status the analysis gives it. Every ``diagnose_every`` updates
+:func:`grpodyn.empirical.diagnostics.diagnose.diagnose` names the failure modes it flags (THEORY.md
+section 10). The TRL callback (:mod:`grpodyn.empirical.callback`) is a thin layer on this class.
+Needs numpy and scipy only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from grpodyn.empirical.diagnostics.diagnose import diagnose
+from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Run
+from grpodyn.empirical.logs.run_analysis import analyse_run
+from grpodyn.ground import InputError, check_int, check_momentum
+
+__all__ = ["Monitor", "MonitorState"]
+
+#: Models fitted online: the exponential law alone (the fit is the costly part).
+ONLINE_MODELS = ("exponential",)
+#: Rewards needed before the diagnosis is run.
+MIN_DIAGNOSE_POINTS = 20
+
+
+def _not_yet(reason: str) -> dict[str, Any]:
+    return {"value": None, "status": "not_determined", "reason": reason}
+
+
+@dataclass(frozen=True)
+class MonitorState:
+    """What a :class:`Monitor` knows after an update.
+
+    Attributes
+    ----------
+    step : float
+        The last step recorded (optimizer steps).
+    points : int
+        Rewards recorded so far.
+    plateau : dict
+        The plateau r* (reward units): ``value`` and ``status``, or a one-sided ``lower`` /
+        ``upper`` bound with the ``reason`` it is not determined (THEORY.md section 3).
+    tau : dict
+        The relaxation time in steps, with ``status`` and, when determined,
+        ``steps_to_plateau`` (steps left until 95% of the gain is made).
+    stability_margin : dict
+        1 - k / k_max of the overdamped map (dimensionless; THEORY.md section 5), with status.
+    regime : dict
+        The regime of the map at the measured stiffness (THEORY.md section 4), with status.
+    limits : dict
+        ``refresh_max`` and ``staleness_max``: the largest stable refresh interval and
+        staleness in steps at the measured stiffness (THEORY.md section 5), each with status.
+    flags : tuple of str
+        Failure modes the last diagnosis flagged (THEORY.md section 10).
+    evidence : dict
+        The evidence of each flagged mode, one line each.
+    analysed_at : float or None
+        The step of the last analysis (None before the first).
+    """
+
+    step: float
+    points: int
+    plateau: dict[str, Any] = field(default_factory=lambda: _not_yet("too few points"))
+    tau: dict[str, Any] = field(default_factory=lambda: _not_yet("too few points"))
+    stability_margin: dict[str, Any] = field(
+        default_factory=lambda: _not_yet("too few points"))
+    regime: dict[str, Any] = field(default_factory=lambda: _not_yet("too few points"))
+    limits: dict[str, Any] = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+    evidence: dict[str, str] = field(default_factory=dict)
+    analysed_at: float | None = None
+
+    def log_values(self) -> dict[str, float]:
+        """Return the numbers the analysis determines, under ``grpodyn/`` keys, and only those.
+
+        Returns
+        -------
+        dict
+            ``grpodyn/plateau`` (or ``grpodyn/plateau_lower`` / ``grpodyn/plateau_upper``),
+            ``grpodyn/tau`` and ``grpodyn/steps_to_plateau`` (steps),
+            ``grpodyn/stability_margin``; a number that is not determined is left out.
+        """
+        out = {}
+        if self.plateau["status"] == "determined":
+            out["grpodyn/plateau"] = self.plateau["value"]
+        else:
+            for side in ("lower", "upper"):
+                if self.plateau.get(side) is not None:
+                    out[f"grpodyn/plateau_{side}"] = self.plateau[side]
+        if self.tau["status"] == "determined":
+            out["grpodyn/tau"] = self.tau["value"]
+            out["grpodyn/steps_to_plateau"] = self.tau["steps_to_plateau"]
+        if self.stability_margin["status"] == "determined":
+            out["grpodyn/stability_margin"] = self.stability_margin["value"]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the state as a JSON-ready dict (keys as the attributes)."""
+        return {"step": self.step, "points": self.points, "plateau": dict(self.plateau),
+                "tau": dict(self.tau), "stability_margin": dict(self.stability_margin),
+                "regime": dict(self.regime),
+                "limits": {k: dict(v) for k, v in self.limits.items()},
+                "flags": list(self.flags), "evidence": dict(self.evidence),
+                "analysed_at": self.analysed_at}
+
+
+class Monitor:
+    """Online forecast, stability margin and diagnosis of a run, fed one step at a time.
+
+    Parameters
+    ----------
+    momentum : float, optional
+        Optimiser momentum (Adam's beta1); None leaves the stability margin not determined.
+    group_size : int, optional
+        G, completions per prompt, for the diagnosis (None: the diagnosis says it is unknown).
+    reward_range : (float, float), optional
+        The range the reward can reach (default: inferred as in ``grpodyn report LOG``).
+    refit_every : int
+        Analyse the run every this many updates (default 10).
+    diagnose_every : int
+        Diagnose the run every this many updates (0: never; default 50).
+    min_points : int
+        Rewards needed before the first analysis (default 30, at least 5).
+    """
+
+    def __init__(self, *, momentum: float | None = 0.9, group_size: int | None = None,
+                 reward_range: tuple[float, float] | None = None, refit_every: int = 10,
+                 diagnose_every: int = 50, min_points: int = 30) -> None:
+        self.momentum = None if momentum is None else float(check_momentum(momentum))
+        self.group_size = None if group_size is None else check_int("group_size", group_size,
+                                                                    minimum=2)
+        self.reward_range = reward_range
+        self.refit_every = check_int("refit_every", refit_every, minimum=1)
+        self.diagnose_every = check_int("diagnose_every", diagnose_every, minimum=0)
+        self.min_points = check_int("min_points", min_points, minimum=5)
+        self.steps: list[float] = []
+        self.rewards: list[float] = []
+        self.metrics: dict[str, list[float]] = {name: [] for name in METRIC_ALIASES
+                                                if name != "reward"}
+        self.updates = 0
+        self.state = MonitorState(step=math.nan, points=0)
+
+    def update(self, step: float, metrics: Mapping[str, Any]) -> MonitorState:
+        """Record one step's metrics; analyse and diagnose when due.
+
+        Parameters
+        ----------
+        step : float
+            The optimizer step of these metrics (increasing).
+        metrics : mapping
+            The trainer's metrics of this step, under any key the loaders know (TRL, verl,
+            OpenRLHF names); the reward is required, the others are optional.
+
+        Returns
+        -------
+        MonitorState
+            The current state; unchanged when ``metrics`` holds no finite reward.
+        """
+        reward = next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics), None)
+        if not isinstance(reward, (int, float)) or not math.isfinite(reward):
+            return self.state
+        self.steps.append(float(step))
+        self.rewards.append(float(reward))
+        for name, values in self.metrics.items():
+            key = next((k for k in METRIC_ALIASES[name] if k in metrics), None)
+            value = metrics.get(key) if key else None
+            values.append(float(value) if isinstance(value, (int, float)) else math.nan)
+        self.updates += 1
+        state = replace(self.state, step=float(step), points=len(self.steps))
+        if len(self.steps) >= self.min_points and self.updates % self.refit_every == 0:
+            state = self._analyse(state)
+        if self.diagnose_every and self.updates % self.diagnose_every == 0:
+            state = self._diagnose(state)
+        self.state = state
+        return state
+
+    def run(self) -> Run:
+        """Return the steps and metrics recorded so far as a ``Run``."""
+        metrics = {k: np.asarray(v) for k, v in self.metrics.items()
+                   if np.isfinite(np.asarray(v)).any()}
+        return Run(source="<training>", format="monitor", steps=np.asarray(self.steps),
+                   reward=np.asarray(self.rewards), metrics=metrics)
+
+    def _analyse(self, state: MonitorState) -> MonitorState:
+        """Analyse the run so far (the one call of ``analyse_run``)."""
+        run = self.run()
+        if np.ptp(run.reward) == 0 or np.any(np.diff(run.steps) <= 0):
+            return state
+        try:
+            analysis = analyse_run(run, momentum=self.momentum, reward_range=self.reward_range,
+                                   diagnose_run=False, models=ONLINE_MODELS)
+        except InputError:
+            return state
+        dynamics = analysis.dynamics
+        return replace(state, plateau=analysis.plateau, tau=dynamics["tau"],
+                       stability_margin=dynamics["stability_margin"], regime=dynamics["regime"],
+                       limits={k: dynamics[k] for k in ("refresh_max", "staleness_max")
+                               if k in dynamics},
+                       analysed_at=state.step)
+
+    def _diagnose(self, state: MonitorState) -> MonitorState:
+        """Diagnose the run so far: the flagged modes and their evidence."""
+        run = self.run()
+        if run.n_points < MIN_DIAGNOSE_POINTS or np.any(np.diff(run.steps) <= 0):
+            return state
+        diagnosis = diagnose(run, group_size=self.group_size)
+        flagged = {name: v.evidence for name, v in diagnosis.modes.items() if v.flag}
+        return replace(state, flags=tuple(flagged), evidence=flagged)

@@ -1,0 +1,95 @@
+"""The framework-free Monitor: forecast, margins and flags fed one step at a time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from grpodyn.ground import InputError
+
+
+def _saturating(n: int = 300, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, n + 1)
+    return 0.85 - 0.6 * np.exp(-t / 80) + 0.03 * rng.normal(size=t.size)
+
+
+def test_monitor_forecasts_a_saturating_run():
+    import grpodyn
+
+    monitor = grpodyn.Monitor(momentum=0.9, refit_every=10, diagnose_every=0)
+    states = [monitor.update(step, {"reward": r, "loss": 0.1})
+              for step, r in enumerate(_saturating(), start=1)]
+    assert states[20].analysed_at is None and states[20].plateau["status"] == "not_determined"
+    last = states[-1]
+    assert last.points == 300 and last.analysed_at == 300
+    assert last.plateau["value"] == pytest.approx(0.85, abs=0.02)
+    assert last.tau["value"] == pytest.approx(80, rel=0.15)
+    assert 0 < last.stability_margin["value"] < 1
+    assert last.regime["status"] == "determined" and last.regime["value"] == "overdamped"
+    assert last.limits["refresh_max"]["value"] > 1 and last.limits["staleness_max"]["value"] >= 1
+    assert set(last.log_values()) == {"grpodyn/plateau", "grpodyn/tau",
+                                      "grpodyn/steps_to_plateau", "grpodyn/stability_margin"}
+    json.dumps(last.to_dict(), allow_nan=False)  # JSON-ready
+    with pytest.raises(AttributeError):
+        last.step = 0  # frozen
+
+
+def test_monitor_reads_trainer_keys_and_skips_steps_without_reward():
+    from grpodyn import Monitor
+
+    monitor = Monitor(refit_every=5, diagnose_every=0, min_points=10)
+    before = monitor.update(1, {"loss": 0.3})  # no reward: nothing recorded
+    assert before.points == 0
+    for step, r in enumerate(_saturating(60), start=1):  # verl's name of the reward
+        state = monitor.update(step, {"critic/score/mean": r, "actor/entropy": 0.5})
+    assert state.points == 60 and state.analysed_at == 60
+
+
+def test_monitor_without_momentum_leaves_the_margin_undetermined():
+    from grpodyn import Monitor
+
+    monitor = Monitor(momentum=None, refit_every=50, diagnose_every=0)
+    for step, r in enumerate(_saturating(), start=1):
+        state = monitor.update(step, {"reward": r})
+    assert state.tau["status"] == "determined"
+    assert state.stability_margin["status"] == "not_determined"
+    assert "grpodyn/stability_margin" not in state.log_values()
+
+
+def test_monitor_flags_a_collapse():
+    from grpodyn import Monitor
+
+    t = np.arange(1, 201)
+    rewards = np.where(t < 120, 0.3 + 0.5 * (1 - np.exp(-t / 30)), 0.01)
+    entropy = np.where(t < 120, 0.5, 1e-4)
+    monitor = Monitor(diagnose_every=20, refit_every=1000)
+    for step, (r, h) in enumerate(zip(rewards, entropy, strict=True), start=1):
+        state = monitor.update(step, {"reward": r, "entropy": h})
+    assert "dynamical_instability" in state.flags
+    assert state.evidence["dynamical_instability"]
+
+
+@pytest.mark.parametrize("options,needle", [
+    ({"refit_every": 0}, "refit_every"), ({"momentum": 1.0}, "momentum"),
+    ({"min_points": 2}, "min_points"), ({"group_size": 1}, "group_size"),
+])
+def test_monitor_refuses_bad_options(options, needle):
+    from grpodyn import Monitor
+
+    with pytest.raises(InputError, match=needle):
+        Monitor(**options)
+
+
+def test_top_level_exports_stay_lazy():
+    """``import grpodyn.numerics`` and ``import grpodyn`` do not pull the heavy modules."""
+    code = ("import sys, grpodyn, grpodyn.numerics; "
+            "assert 'grpodyn.empirical.monitor' not in sys.modules; "
+            "assert 'sympy' not in sys.modules; "
+            "assert callable(grpodyn.diagnose) and callable(grpodyn.analyse_run); "
+            "assert grpodyn.Monitor.__name__ == 'Monitor'")
+    subprocess.run([sys.executable, "-c", code], check=True)

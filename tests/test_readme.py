@@ -1,0 +1,50 @@
+"""The README's promises: its commands and options exist, its Python tour's names resolve."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import grpodyn
+from grpodyn.cli import build_parser
+
+README = (Path(__file__).parents[1] / "README.md").read_text()
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_every_command_line_of_the_readme_parses_its_options():
+    """Each ``$ grpodyn COMMAND ...`` line and each `grpodyn COMMAND [--opt ...]` synopsis:
+    the command exists and every --option it shows belongs to it."""
+    commands = _commands()
+    lines = re.findall(r"^\$ grpodyn (.+)$", README, flags=re.M)
+    lines += re.findall(r"`grpodyn ([a-z]+ [^`]*)`", README)
+    assert len(lines) > 10
+    for line in lines:
+        name, *rest = line.split()
+        if name.startswith("-"):
+            assert name in ("--version", "--help", "-h"), line
+            continue
+        assert name in commands, f"README names an unknown command: grpodyn {line}"
+        known = set(commands[name]._option_string_actions)
+        for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", " ".join(rest)):
+            assert option in known, f"grpodyn {name} has no {option} (README: {line})"
+
+
+def test_the_readme_lists_every_command():
+    listed = re.search(r"^Commands: (.+?)\.$", README, flags=re.M | re.S).group(1)
+    assert set(re.findall(r"`([a-z]+)`", listed)) == set(_commands())
+
+
+def test_the_python_tour_uses_names_that_exist():
+    tour = "\n".join(re.findall(r"```python\n(.*?)```", README, flags=re.S))
+    names = set(re.findall(r"\bgrpodyn\.([A-Za-z_]+)\b", tour)) - {"empirical", "theory",
+                                                                     "numerics"}
+    assert {"MeanFieldMap", "analyse_run", "diagnose", "Monitor"} <= names
+    for name in names:
+        assert hasattr(grpodyn, name), f"README tour: grpodyn.{name} does not exist"

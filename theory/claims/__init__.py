@@ -1,0 +1,182 @@
+"""The registry of claims: what THEORY.md states, and how ``grpodyn report`` checks each.
+
+A package of its own, outside the derivation modules: the source hash of the generated numerics
+covers ``theory/*.py`` only, so a stated value or a reason can change without invalidating them.
+
+A :class:`Claim` holds its THEORY.md section, the statement, the value THEORY.md (or the
+experiment's target) states, the stated numbers the check compares against, the tolerance in
+words, and the NAME of the check that computes it (``"module:function"``): this layer is plain
+Python (no sympy, no numpy) and imports nothing of the numeric or empirical layers; the report
+resolves each name (:func:`grpodyn.claims.resolve`). A claim known to disagree carries its
+one-line ``reason`` (from docs/findings.md), shown when the check finds the disagreement.
+
+The stated values live here and nowhere else: a check reads them from ``claim.values``. A claim
+whose rows depend on data (a row per simulated momentum, per shipped run, per test bed) has a
+``statement`` template with ``{subject}``, filled by its check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["Claim", "Check", "ClaimError", "SOURCES", "claim", "claims", "get_claim"]
+
+#: What a claim's check needs, in the order the report renders them: nothing but the
+#: compiled theory, the bandit lab's simulations, the shipped tiny-model runs, the curvature
+#: probe of those runs, the labelled test beds of the diagnosis.
+SOURCES = ("theory", "bandit lab", "tiny LM runs", "curvature probe", "test beds")
+
+
+class ClaimError(ValueError):
+    """A claim is malformed or registered twice."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row of the report: a claim's statement against the value computed here.
+
+    Attributes
+    ----------
+    claim : str
+        The statement (the template filled with its subject).
+    stated : str
+        The stated value or target.
+    computed : str
+        The value computed by the toolkit, in words and digits.
+    agrees : bool
+        Whether the computed value meets the claim within its tolerance.
+    note : str
+        A note shown with the row.
+    key : str
+        The registry key of the claim ("" for a row from outside the registry).
+    reason : str
+        Why it disagrees (the claim's reason, from docs/findings.md), when it does.
+    """
+
+    claim: str
+    stated: str
+    computed: str
+    agrees: bool
+    note: str = ""
+    key: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A checkable claim of THEORY.md or of the lab built on it.
+
+    Attributes
+    ----------
+    key : str
+        Unique identifier.
+    section : str
+        The THEORY.md section it belongs to.
+    source : str
+        What its check needs (one of :data:`SOURCES`).
+    statement : str
+        The claim, one line; ``{subject}`` is filled by the check for data-dependent rows.
+    stated : str
+        The stated value or target, as the report shows it.
+    tolerance : str
+        How agreement is judged, in words.
+    check : str
+        The computing check, ``"module:function"``, called as ``function(claim, data)``.
+    values : mapping
+        The stated numbers and the parameters the check computes at (read by the check).
+    note : str
+        Shown with every row of the claim.
+    reason : str
+        One line: why the claim disagrees where it is known to (docs/findings.md).
+    """
+
+    key: str
+    section: str
+    source: str
+    statement: str
+    stated: str
+    tolerance: str
+    check: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        """Check the key, the source and the form of the check's name; freeze the values."""
+        if not self.key.isidentifier():
+            raise ClaimError(f"claim key {self.key!r} is not an identifier")
+        if self.source not in SOURCES:
+            raise ClaimError(f"{self.key}: source {self.source!r} is not one of {SOURCES}")
+        module, _, function = self.check.partition(":")
+        if not (module and function.isidentifier()):
+            raise ClaimError(f"{self.key}: check {self.check!r} is not 'module:function'")
+        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+
+    def row(self, computed: str, agrees: bool, *, subject: str = "",
+            stated: str | None = None, reason_for: str | None = None) -> Check:
+        """Return the report row of this claim.
+
+        Parameters
+        ----------
+        computed : str
+            The value computed here.
+        agrees : bool
+            Whether it meets the claim within the tolerance.
+        subject : str
+            Fills ``{subject}`` in the statement.
+        stated : str, optional
+            The stated value when it depends on data (default: the claim's).
+        reason_for : str, optional
+            Pick the reason from ``values["reasons"]`` by this subject (default: ``reason``).
+
+        Returns
+        -------
+        Check
+            The row, with the claim's reason when it disagrees.
+        """
+        return Check(claim=self.statement.format(subject=subject),
+                     stated=self.stated if stated is None else stated, computed=computed,
+                     agrees=bool(agrees), note=self.note, key=self.key,
+                     reason="" if agrees else self.values.get("reasons", {}).get(
+                         reason_for, self.reason))
+
+
+_CLAIMS: dict[str, Claim] = {}
+
+
+def claim(**fields: Any) -> Claim:
+    """Register a claim (the fields of :class:`Claim`) and return it.
+
+    Returns
+    -------
+    Claim
+        The registered claim.
+
+    Raises
+    ------
+    ClaimError
+        When its key is registered already or a field is malformed.
+    """
+    made = Claim(**fields)
+    if made.key in _CLAIMS:
+        raise ClaimError(f"claim {made.key!r} is registered twice")
+    _CLAIMS[made.key] = made
+    return made
+
+
+def claims(source: str | None = None) -> tuple[Claim, ...]:
+    """Return the registered claims, in THEORY.md order (of ``source`` only, when given)."""
+    from . import registry  # noqa: F401  (importing it registers the claims)
+
+    return tuple(c for c in _CLAIMS.values() if source is None or c.source == source)
+
+
+def get_claim(key: str) -> Claim:
+    """Return the claim registered under ``key``."""
+    claims()
+    if key not in _CLAIMS:
+        raise KeyError(f"no claim named {key!r}")
+    return _CLAIMS[key]
