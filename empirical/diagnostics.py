@@ -32,6 +32,7 @@ Needs numpy only.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 
@@ -48,6 +49,7 @@ FLAG_SCORE = 0.5
 _CEILING = 0.97  # a reward this close to 1 (for 0/1 rewards) has nothing left to learn
 _MIN_POINTS = 20
 _SHORT = 40  # fewer logged points than this: too short to tell a plateau from a pause
+_ALPHA = 0.0027  # false-alarm rate of each test of the state (a fall, no change), per run
 #: what the reward did, whatever the modes say
 STATES = ("converged", "learning", "not_learning", "declining", "too_short")
 _G_BOUND = 2  # G unknown: the smallest group, the most zero-std groups a pool can leave
@@ -301,28 +303,74 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
                        (float(low_steps[0]), float(run.steps[-1])))
 
 
+def _z(alpha: float) -> float:
+    """The one-sided standard normal quantile exceeded with probability ``alpha``."""
+    return NormalDist().inv_cdf(1.0 - alpha)
+
+
+def _point_noise(r: np.ndarray, window: int, noise: float) -> float:
+    """The reward's noise per point at the scale of ``window`` points.
+
+    The point-to-point estimate ``noise`` (std of the differences over sqrt 2) holds for white
+    noise; slow fluctuations of a stable run (a policy that wanders at a fixed distance from
+    its reference) make means over a window vary more than it says. Their spread is read from
+    consecutive disjoint window means: the median absolute second difference (blind to a
+    linear trend, robust to one real fall; 0.6745 sqrt 6 times their s.e. for independent
+    means), from six windows on. The larger of the two is used, expressed per point: a window
+    mean has s.e. ``_point_noise / sqrt(window)``.
+    """
+    blocks = _smooth(r, window, mode="valid")[::window]
+    blocks = blocks[np.isfinite(blocks)]
+    if blocks.size < 6:
+        return noise
+    spread = float(np.median(np.abs(np.diff(blocks, 2)))) / (0.6745 * np.sqrt(6.0))
+    return max(noise, spread * np.sqrt(window))
+
+
 def _state(run: Run, early: slice, late: slice, noise: float) -> tuple[str, str]:
-    """What the reward did: converged, learning, not_learning, declining or too_short."""
+    """What the reward did: converged, learning, not_learning, declining or too_short.
+
+    Every test runs at the false-alarm rate ``_ALPHA``. A fall back from the best level is
+    tested against the run's noise at the scale of a window (:func:`_point_noise`: slow
+    fluctuations count); that level is the best of the disjoint full windows before the late
+    segment, so its threshold is the Bonferroni quantile over their number (the best of m
+    noisy window means is biased upward). The start and the end (first 15%, last 25%) are
+    compared against the point-to-point noise.
+    """
     if run.n_points < _SHORT:
         return "too_short", f"{run.n_points} logged points (fewer than {_SHORT})"
     r = run.reward
     n_early, n_late = early.stop - early.start, late.stop - late.start
     r0, r1 = _window_mean(r, early), _window_mean(r, late)
-    se = noise * np.sqrt(1.0 / n_early + 1.0 / n_late)
     window = max(10, run.n_points // 10)
-    smooth = _smooth(r, window)
-    best = int(np.nanargmax(smooth))
-    drop = float(smooth[best] - r1)
-    # the best of many noisy window means is biased upward by a few of their s.e.
-    fell_back = best < run.n_points * 3 // 4 and drop > 5 * noise / np.sqrt(window) + 2 * se
+    sigma = _point_noise(r, window, noise)
+    # the segments' comparison uses the point-to-point noise: the window-scale estimate also
+    # grows with the bend of a learning curve, which would read a real rise as flat
+    se = noise * np.sqrt(1.0 / n_early + 1.0 / n_late)
+    # the best level: a full window (a level needs its window of points) ending before the
+    # late segment starts
+    means = _smooth(r[: late.start], window, mode="valid")
     where = f"steps {run.steps[0]:g}-{run.steps[-1]:g}"
-    if fell_back or r1 < r0 - 3 * se:
-        return "declining", (f"reward {r0:.3f} at the start, {smooth[best]:.3f} at its best "
-                             f"(step {run.steps[best]:g}), {r1:.3f} late: it fell back "
-                             f"{drop:.3f}, more than its noise (s.e. {se:.3f})")
-    if abs(r1 - r0) <= 3 * se:
-        return "not_learning", (f"reward {r0:.3f} -> {r1:.3f} over {where}, within 3 s.e. "
-                                f"({se:.3f}) of no change: flat from the start")
+    if means.size and np.isfinite(means).any():
+        best = int(np.nanargmax(means))
+        peak = float(means[best])
+        chances = max(1, late.start // window)
+        limit = _z(_ALPHA / chances) * sigma * np.sqrt(1.0 / window + 1.0 / n_late)
+        drop = peak - r1
+        if drop > limit:
+            return "declining", (
+                f"reward {r0:.3f} at the start, {peak:.3f} at its best (steps "
+                f"{run.steps[best]:g}-{run.steps[best + window - 1]:g}), {r1:.3f} late: it "
+                f"fell back {drop:.3f}, beyond the {limit:.3f} that noise (s.e. "
+                f"{sigma / np.sqrt(window):.3f} per window mean) leaves to the best of "
+                f"{chances} windows at a false-alarm rate of {_ALPHA:g}")
+    if r1 < r0 - _z(_ALPHA) * se:
+        return "declining", (f"reward {r0:.3f} -> {r1:.3f} over {where}: a fall beyond its "
+                             f"noise (s.e. {se:.3f})")
+    if abs(r1 - r0) <= _z(_ALPHA / 2) * se:
+        return "not_learning", (f"reward {r0:.3f} -> {r1:.3f} over {where}, within "
+                                f"{_z(_ALPHA / 2):.2f} s.e. ({se:.3f}) of no change: flat from "
+                                "the start")
     idx = np.arange(run.n_points)[late]
     slope = np.polyfit(run.steps[idx], r[idx], 1)[0]
     late_gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]])
