@@ -118,4 +118,31 @@ def score_public_logs(folder: str | Path) -> dict:
         rows.append({**row, "called": called, "primary": diagnosis.primary,
                      "state": diagnosis.state, "agrees": called == item.outcome})
     return {"agreement": agree / scored if scored else float("nan"), "scored": scored,
+            "by_label_source": _by_label_source(rows), "per_class": _per_class(rows),
             "rows": rows}
+
+
+def _by_label_source(rows: list[dict]) -> dict[str, dict]:
+    """Agreement over the rows labelled by hand (``documented``: MANIFEST caveats) and by the
+    automatic curve shape (``heuristic``), apart: a heuristic label is weaker evidence."""
+    out = {}
+    for kind, source in (("documented", _CAVEAT), ("heuristic", _SHAPE)):
+        scored = [row for row in rows if row["label_source"] == source and row["called"]]
+        agree = sum(row["agrees"] for row in scored)
+        out[kind] = {"agreement": agree / len(scored) if scored else float("nan"),
+                     "agree": agree, "scored": len(scored)}
+    return out
+
+
+def _per_class(rows: list[dict]) -> dict[str, dict]:
+    """Precision and recall of each documented outcome over the scored rows (NaN where
+    undefined)."""
+    scored = [row for row in rows if row["called"]]
+    out = {}
+    for outcome in ("declines", "learns", "flat"):
+        hits = sum(row["documented"] == outcome and row["called"] == outcome for row in scored)
+        called = sum(row["called"] == outcome for row in scored)
+        actual = sum(row["documented"] == outcome for row in scored)
+        out[outcome] = {"precision": hits / called if called else float("nan"),
+                        "recall": hits / actual if actual else float("nan"), "n": actual}
+    return out
