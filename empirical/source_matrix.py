@@ -7,7 +7,8 @@ seeds made after the revision was frozen; (c) the public logs labelled from thei
 outcomes (:mod:`grpodyn.empirical.public_outcomes`); and the bandit test bed. Every table has
 the threshold-rule baseline on the same runs.
 
-Run ``python -m grpodyn.empirical.source_matrix --fresh-seeds 10 30 --public DIR [--json]``.
+Run ``python -m grpodyn.empirical.source_matrix --fresh-seeds 50 70 --variant-seeds 0 10
+--public DIR [--json]``.
 """
 
 from __future__ import annotations
@@ -31,14 +32,37 @@ from .testbed import (
 __all__ = ["source_matrix", "markdown"]
 
 
-def source_matrix(*, fresh_seeds: range, public: str | None = None,
-                  tiny: bool = True) -> dict:
-    """Every source scored by :func:`~grpodyn.empirical.testbed.evaluate_sources`."""
+def source_matrix(*, fresh_seeds: range, public: str | None = None, tiny: bool = True,
+                  variant_seeds: range | None = None) -> dict:
+    """Score every source by :func:`~grpodyn.empirical.testbed.evaluate_sources`.
+
+    Parameters
+    ----------
+    fresh_seeds : range
+        Pool-simulator seeds made after the revision under test was frozen.
+    public : str, optional
+        Folder of the public logs (``shared/data/real_logs``).
+    tiny : bool
+        Score the tiny TRL test bed.
+    variant_seeds : range, optional
+        Seeds of the variant pool bed (:func:`~grpodyn.empirical.prompt_pool_sim.variant_settings`),
+        scored twice: as TRL ``trainer_state.json`` and as verl's console (no zero-std share).
+
+    Returns
+    -------
+    dict
+        ``sources`` (per source: the diagnosis and the threshold rules) and ``public_logs``.
+    """
     sources = {f"pool design seeds {POOL_DESIGN_SEEDS.start}-{POOL_DESIGN_SEEDS.stop - 1}":
                pool_testbed(seeds=POOL_DESIGN_SEEDS),
                f"pool fresh seeds {fresh_seeds.start}-{fresh_seeds.stop - 1}":
                pool_testbed(seeds=fresh_seeds),
                "bandit seeds 0-4 (locked runs relabelled converged)": _bandit_relabelled()}
+    if variant_seeds is not None:
+        seeds = f"{variant_seeds.start}-{variant_seeds.stop - 1}"
+        for fmt, words in (("trl", "TRL trainer_state"), ("verl", "verl console")):
+            sources[f"pool variant seeds {seeds} ({words})"] = pool_testbed(
+                seeds=variant_seeds, variant=True, log_format=fmt)
     if tiny:
         sources["tiny TRL seeds 0-49 (seen by revisions 1-4 and 5.1)"] = tiny_testbed()
     out = {"sources": evaluate_sources(sources)}
@@ -105,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh-seeds", nargs=2, type=int, default=(10, 30),
                         metavar=("FIRST", "STOP"))
     parser.add_argument("--public", help="folder of the public logs (shared/data/real_logs)")
+    parser.add_argument("--variant-seeds", nargs=2, type=int, metavar=("FIRST", "STOP"),
+                        help="seeds of the variant pool bed (TRL and verl formats)")
     parser.add_argument("--no-tiny", action="store_true", help="skip the tiny TRL test bed")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -113,8 +139,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--fresh-seeds: {first} {stop} must be a range after the design seeds "
               f"(from {POOL_DESIGN_SEEDS.stop})", file=sys.stderr)
         return 2
+    variant = None
+    if args.variant_seeds is not None:
+        v_first, v_stop = args.variant_seeds
+        if not 0 <= v_first < v_stop:
+            print(f"--variant-seeds: {v_first} {v_stop} is not a range of seeds",
+                  file=sys.stderr)
+            return 2
+        variant = range(v_first, v_stop)
     result = source_matrix(fresh_seeds=range(first, stop), public=args.public,
-                           tiny=not args.no_tiny)
+                           tiny=not args.no_tiny, variant_seeds=variant)
     print(json.dumps(result) if args.json else markdown(result))
     return 0
 

@@ -114,28 +114,59 @@ def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
     return cases
 
 
-def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None = None
-                 ) -> list[LabelledRun]:
+def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None = None,
+                 variant: bool = False, log_format: str = "trl") -> list[LabelledRun]:
     """Prompt-pool simulator runs (:mod:`grpodyn.empirical.prompt_pool_sim`), one per label and
-    seed, written as TRL ``trainer_state.json`` files (in ``folder``, else a temporary one) and
-    read back by :func:`~grpodyn.empirical.loaders.load_run`, as a user's log would be (G and B
-    inferred, eval entries merged). ``converged`` is labelled ``healthy`` in the matrix (no
-    failure) and kept in the name. Seeds are offset by 10 000 per label."""
+    seed, written as a user's log would be and read back by
+    :func:`~grpodyn.empirical.loaders.load_run` (G and B read or inferred, eval entries
+    merged). ``converged`` is labelled ``healthy`` in the matrix (no failure) and kept in the
+    name.
+
+    Parameters
+    ----------
+    seeds : range
+        Seeds per label (offset by 10 000 per label; 20 000 in the variant bed).
+    folder : str or Path, optional
+        Where the logs are written (default: a temporary folder).
+    variant : bool
+        Use :func:`~grpodyn.empirical.prompt_pool_sim.variant_settings` (the bed made after
+        revision 6: other pool, batch and length, stale Adam, sample-and-hold instability).
+    log_format : str
+        ``"trl"`` (``trainer_state.json``) or ``"verl"`` (verl's console, without the
+        zero-std share).
+
+    Returns
+    -------
+    list of LabelledRun
+    """
     import tempfile
 
-    from .prompt_pool_sim import SIM_LABELS, case_settings, simulate_pool, write_trainer_state
+    from .prompt_pool_sim import (
+        SIM_LABELS,
+        case_settings,
+        simulate_pool,
+        variant_settings,
+        write_trainer_state,
+        write_verl_console,
+    )
 
+    if log_format not in ("trl", "verl"):
+        raise ValueError(f"log_format: {log_format!r} is neither 'trl' nor 'verl'")
+    settings, offset = (variant_settings, 20_000) if variant else (case_settings, 10_000)
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(folder) if folder is not None else Path(scratch)
         out.mkdir(parents=True, exist_ok=True)
         cases = []
         for label in SIM_LABELS:
             for seed in seeds:
-                config = case_settings(label, seed)
-                log = simulate_pool(config, seed=10_000 * SIM_LABELS.index(label) + seed)
-                name = f"pool_{label}_{seed}"
-                path = write_trainer_state(out / f"{name}.json", log, label=label, seed=seed,
-                                           config=config)
+                config = settings(label, seed)
+                log = simulate_pool(config, seed=offset * SIM_LABELS.index(label) + seed)
+                name = f"pool{'_variant' if variant else ''}_{label}_{seed}"
+                if log_format == "trl":
+                    path = write_trainer_state(out / f"{name}.json", log, label=label,
+                                               seed=seed, config=config)
+                else:
+                    path = write_verl_console(out / f"{name}.log", log, config=config)
                 cases.append(LabelledRun("healthy" if label == "converged" else label, name,
                                          load_run(path)))
     return cases
