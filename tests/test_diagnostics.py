@@ -34,6 +34,30 @@ def test_testbed_precision_and_recall(scored):
     assert all(c["model"] == "healthy" for c in locked)
 
 
+def test_the_bandit_can_only_lock_onto_the_rewarded_arm():
+    """Why the bandit bed has no concentration below the ceiling (source matrix relabels its
+    locked runs converged): on-policy GRPO without KL never lowers the rewarded arm's logit,
+    with two arms or three, whatever the learning rate."""
+    from grpodyn.empirical.bandit import BanditConfig, simulate_bandit
+
+    for arms in (2, 3):
+        for lr in (0.5, 3.0):
+            sim = simulate_bandit(BanditConfig(lr=lr, group_size=8, prompts=8, kl=0.0,
+                                               arms=arms), steps=150, seeds=30, seed=arms,
+                                  x0=-1.5)
+            assert np.all(np.diff(sim.x, axis=0) >= -1e-12)
+            assert sim.p[-1].min() > 0.99
+
+
+def test_the_matrix_scores_the_bandits_locked_runs_as_converged():
+    from grpodyn.empirical.source_matrix import _bandit_relabelled
+
+    cases = _bandit_relabelled()
+    assert "policy_concentration" not in {c.label for c in cases}
+    locked = [c for c in cases if "converged_lock" in c.name]
+    assert len(locked) == 5 and all(c.label == "healthy" for c in locked)
+
+
 def test_bandit_concentration_at_the_ceiling_is_convergence():
     case = next(c for c in bandit_testbed(seeds=1) if c.label == "policy_concentration")
     d = diagnose(case.run)
@@ -158,6 +182,25 @@ def test_states_are_named(curve, state):
         assert d.primary is None
 
 
+def test_flat_white_noise_is_rarely_called_declining():
+    """The fall-back test picks the best of many windows: its Bonferroni threshold keeps the
+    false alarms of a flat run with white noise near the nominal rate (two tests at 0.0027:
+    about 1 in 200; 4 of 200 would be 7 s.e. of a binomial at that rate above it)."""
+    calls = [diagnose(_shaped(lambda t: 0.5 + 0 * t, noise=0.05, seed=seed)).state
+             for seed in range(200)]
+    assert calls.count("declining") <= 4
+    assert calls.count("not_learning") >= 190
+
+
+def test_a_fall_back_beyond_the_best_of_many_windows_is_declining():
+    """A rise and a fall of 0.1 at noise 0.05 per point: the best 20-point window stands
+    0.1 above the late mean, 6 s.e. of the window mean, beyond the Bonferroni threshold
+    (about 3.7 s.e. for 7 windows); the same shape at noise 0.3 is within it."""
+    bump = (lambda t: 0.4 + 0.1 * np.exp(-((t - 60) / 30) ** 2))
+    assert diagnose(_shaped(bump, noise=0.05)).state == "declining"
+    assert diagnose(_shaped(bump, noise=0.3)).state != "declining"
+
+
 def test_too_short_to_tell():
     d = diagnose(_shaped(lambda t: 0.2 + 0.01 * t, n=30))
     assert d.state == "too_short"
@@ -260,3 +303,40 @@ def test_public_outcome_mapping():
     assert outcome_of(made(None, "too_short")) == "abstains"
     assert {o.outcome for o in OUTCOMES} == {"declines", "learns", "flat"}
     assert all(o.source for o in OUTCOMES)
+
+
+def test_public_agreement_is_split_by_label_source():
+    from grpodyn.empirical.public_outcomes import _CAVEAT, _SHAPE, _by_label_source, _per_class
+
+    rows = [{"label_source": _CAVEAT, "called": "declines", "documented": "declines",
+             "agrees": True},
+            {"label_source": _CAVEAT, "called": "declines", "documented": "flat",
+             "agrees": False},
+            {"label_source": _SHAPE, "called": "learns", "documented": "learns",
+             "agrees": True},
+            {"label_source": _SHAPE, "called": None, "documented": "learns"}]
+    split = _by_label_source(rows)
+    assert split["documented"] == {"agreement": 0.5, "agree": 1, "scored": 2}
+    assert split["heuristic"] == {"agreement": 1.0, "agree": 1, "scored": 1}
+    classes = _per_class(rows)
+    assert classes["declines"]["precision"] == 0.5 and classes["declines"]["recall"] == 1.0
+    assert classes["flat"]["recall"] == 0.0 and classes["learns"]["n"] == 1
+
+
+def test_variant_bed_reads_through_the_verl_console(tmp_path):
+    """The variant bed written as verl prints it: G and B from its config record, the
+    held-out reward from val-core; without the zero-std share concentration is not judged
+    below the ceiling, and the evidence says what it needs."""
+    from grpodyn.empirical.testbed import pool_testbed
+
+    cases = pool_testbed(seeds=range(0, 1), variant=True, log_format="verl", folder=tmp_path)
+    assert len(cases) == 7 and all(c.run.format == "verl_console" for c in cases)
+    for c in cases:
+        assert c.run.meta.batch.value == 32
+        assert "frac_reward_zero_std" not in c.run.metrics
+        assert np.isfinite(c.run.metrics["heldout_reward"]).sum() == 20
+    locked = next(c for c in cases if c.label == "policy_concentration")
+    verdict = diagnose(locked.run).modes["policy_concentration"]
+    assert not verdict.flag and "needs frac_reward_zero_std" in verdict.evidence
+    with pytest.raises(ValueError, match="log_format"):
+        pool_testbed(seeds=range(0, 1), log_format="openrlhf")
