@@ -36,7 +36,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from grpodyn.numerics.prompt_pool import drift_loss, fit_prompt_pool
+from grpodyn.numerics.prompt_pool import PromptPool, drift_loss, fit_prompt_pool
 from grpodyn.numerics.validation import InputError, check_int
 
 from .loaders import Run
@@ -82,6 +82,7 @@ class Diagnosis:
     prompt_pool: dict = field(default_factory=dict)  # early and late Beta laws, when fitted
 
     def to_dict(self) -> dict:
+        """Return the diagnosis as plain JSON types (the keys of ``grpodyn diagnose``)."""
         return {"source": self.source, "primary": self.primary, "state": self.state,
                 "state_evidence": self.state_evidence, "group_size": self.group_size,
                 "prompt_pool": self.prompt_pool, "notes": self.notes,
@@ -89,8 +90,10 @@ class Diagnosis:
 
 
 def _window_sums(values: np.ndarray, window: int, mode: str) -> np.ndarray:
-    """Sums of ``window`` consecutive values, as ``np.convolve(values, ones(window), mode)``
-    gives them, from one cumulative sum (linear in the length whatever the window)."""
+    """Sum ``window`` consecutive values as ``np.convolve(values, ones(window), mode)`` does.
+
+    From one cumulative sum: linear in the length whatever the window.
+    """
     n = values.size
     if window > n:  # numpy centres on the longer of the two: a window longer than the run
         return np.convolve(values, np.ones(window), mode)
@@ -104,7 +107,7 @@ def _window_sums(values: np.ndarray, window: int, mode: str) -> np.ndarray:
 
 
 def _smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarray:
-    """Moving average that ignores NaN; NaN where a window has no finite point.
+    """Average over a moving window, ignoring NaN (NaN where a window has no finite point).
 
     ``mode="same"``: centred, same length, the edges use the points they have;
     ``mode="valid"``: one mean per full window, ``len(y) - window + 1`` of them.
@@ -123,8 +126,10 @@ def _window_mean(y: np.ndarray, part: slice) -> float:
 
 
 def _lowest_window(y: np.ndarray, start: int, width: int) -> tuple[float, int]:
-    """The lowest mean of ``width`` consecutive points from ``start`` on, and where it begins
-    (windows without a finite point are skipped; inf when every one lacks them)."""
+    """Find the lowest mean of ``width`` consecutive points from ``start`` on, and its start.
+
+    Windows without a finite point are skipped (inf when every one lacks them).
+    """
     means = np.nan_to_num(_smooth(y[start:], width, mode="valid"), nan=np.inf)
     at = int(np.argmin(means))
     return float(means[at]), start + at
@@ -176,8 +181,8 @@ def _hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
                        "(1 when the true reward follows)", True, steps)
 
 
-def _fit_pool(run: Run, part: slice, group_size: int):
-    """The Beta law of the prompts over the steps of ``part`` (None without the metrics)."""
+def _fit_pool(run: Run, part: slice, group_size: int) -> PromptPool | None:
+    """Fit the Beta law of the prompts over the steps of ``part`` (None without the metrics)."""
     frac = run.metrics.get("frac_reward_zero_std")
     if frac is None or not _is_success_rate(run):
         return None
@@ -304,12 +309,12 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
 
 
 def _z(alpha: float) -> float:
-    """The one-sided standard normal quantile exceeded with probability ``alpha``."""
+    """Return the standard normal quantile exceeded with probability ``alpha`` (one-sided)."""
     return NormalDist().inv_cdf(1.0 - alpha)
 
 
 def _point_noise(r: np.ndarray, window: int, noise: float) -> float:
-    """The reward's noise per point at the scale of ``window`` points.
+    """Estimate the reward's noise per point at the scale of ``window`` points.
 
     The point-to-point estimate ``noise`` (std of the differences over sqrt 2) holds for white
     noise; slow fluctuations of a stable run (a policy that wanders at a fixed distance from
@@ -328,7 +333,7 @@ def _point_noise(r: np.ndarray, window: int, noise: float) -> float:
 
 
 def _state(run: Run, early: slice, late: slice, noise: float) -> tuple[str, str]:
-    """What the reward did: converged, learning, not_learning, declining or too_short.
+    """Name what the reward did: converged, learning, not_learning, declining or too_short.
 
     Every test runs at the false-alarm rate ``_ALPHA``. A fall back from the best level is
     tested against the run's noise at the scale of a window (:func:`_point_noise`: slow
@@ -533,7 +538,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
 
 
 def threshold_rules(run: Run) -> dict[str, bool]:
-    """The simple rules monitoring tools use, for comparison with :func:`diagnose`.
+    """Apply the simple rules monitoring tools use, for comparison with :func:`diagnose`.
 
     reward_std below 0.01 for 20 consecutive steps (degeneracy); entropy down by more than 50%
     (concentration); held-out reward down by more than 0.05 while the train reward rises

@@ -67,7 +67,7 @@ class PoolConfig:
 
 
 def case_settings(label: str, seed: int) -> PoolConfig:
-    """The settings of the labelled case ``label`` for ``seed`` (drawn from the seed)."""
+    """Draw the settings of the labelled case ``label`` from ``seed``."""
     rng = np.random.default_rng([SIM_LABELS.index(label), seed, 7])
     u = rng.uniform
     if label == "healthy":
@@ -96,7 +96,7 @@ def case_settings(label: str, seed: int) -> PoolConfig:
 
 
 def variant_settings(label: str, seed: int) -> PoolConfig:
-    """The settings of ``label`` for ``seed`` in the variant bed (issue 17, revision 6 on).
+    """Draw the settings of ``label`` for ``seed`` in the variant bed (issue 17, revision 6).
 
     Made after revision 6 was frozen, to shift what the design bed held fixed: a smaller pool
     (256) sampled 32 prompts a step for 400 steps; the Adam families one step stale (d = 1,
@@ -128,8 +128,11 @@ def _binary_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def _features(rng: np.random.Generator, count: int, c: PoolConfig) -> np.ndarray:
-    """Prompt features: a shared skill (constant first column, moves every prompt alike) and
-    ``dim - 1`` prompt-specific directions; all scaled by the leverage."""
+    """Draw the prompt features, scaled by the leverage.
+
+    A shared skill (constant first column, moves every prompt alike) and ``dim - 1``
+    prompt-specific directions.
+    """
     u = rng.normal(size=(count, c.dim)) / np.sqrt(c.dim - 1)
     u[:, 0] = 1.0
     return u * c.leverage
@@ -219,11 +222,14 @@ def write_trainer_state(path: str | Path, log: list[dict], *, label: str, seed: 
 
 
 def write_verl_console(path: str | Path, log: list[dict], *, config: PoolConfig) -> Path:
-    """Write the log as verl's console prints it: the config dict first (``rollout.n`` is G,
-    ``data.train_batch_size`` is B), then one ``step:N - key:value - ...`` line per step with
-    verl's metric names (``critic/score/mean``, ``critic/score/std``, ``actor/entropy``,
-    ``actor/kl_loss``, ``response_length/mean``, ``actor/lr``) and the held-out reward as
-    ``val-core/pool/reward/mean@1`` on evaluation steps. verl logs no zero-std share."""
+    """Write the log as verl's console prints it.
+
+    The config dict first (``rollout.n`` is G, ``data.train_batch_size`` is B), then one
+    ``step:N - key:value - ...`` line per step with verl's metric names
+    (``critic/score/mean``, ``critic/score/std``, ``actor/entropy``, ``actor/kl_loss``,
+    ``response_length/mean``, ``actor/lr``) and the held-out reward as
+    ``val-core/pool/reward/mean@1`` on evaluation steps. verl logs no zero-std share.
+    """
     names = {"reward": "critic/score/mean", "reward_std": "critic/score/std",
              "entropy": "actor/entropy", "kl": "actor/kl_loss",
              "completion_length": "response_length/mean", "learning_rate": "actor/lr",

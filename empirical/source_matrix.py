@@ -74,7 +74,7 @@ def source_matrix(*, fresh_seeds: range, public: str | None = None, tiny: bool =
 
 
 def _bandit_relabelled() -> list[LabelledRun]:
-    """The bandit test bed with its ``policy_concentration`` runs labelled ``healthy``.
+    """Label the bandit test bed's ``policy_concentration`` runs ``healthy`` (converged).
 
     They end at reward 1.00, locked onto the rewarded arm: under issue 17's definition an
     entropy collapse at the ceiling is convergence. The bandit cannot make a concentration
@@ -96,7 +96,7 @@ def _cell(scores: dict) -> str:
 
 
 def markdown(result: dict) -> str:
-    """The matrix as a markdown table (precision / recall; ``-`` where a class is absent)."""
+    """Write the matrix as a markdown table (precision / recall; ``-`` where absent)."""
     head = "| source | method | " + " | ".join(MATRIX_CLASSES) + " | no-failure runs flagged |"
     lines = [head, "|" + "---|" * (len(MATRIX_CLASSES) + 3)]
     for name, scored in result["sources"].items():

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .bandit import BanditConfig, simulate_bandit
-from .diagnostics import MODES, diagnose, threshold_rules
+from .diagnostics import MODES, Diagnosis, diagnose, threshold_rules
 from .loaders import Hyperparameter, Run, RunMeta, load_run
 
 __all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "pool_testbed",
@@ -51,6 +51,8 @@ SEVERAL = "several"  # more than one threshold rule fired
 
 @dataclass(frozen=True)
 class LabelledRun:
+    """A run with the class it was made to show and a name."""
+
     label: str
     name: str
     run: Run
@@ -103,8 +105,10 @@ def bandit_testbed(*, seeds: int = 5, steps: int = 400) -> list[LabelledRun]:
 
 def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
                  seeds: range | None = None) -> list[LabelledRun]:
-    """The shipped tiny-model TRL runs (made by ``make_tiny_testbed``), all of them or those of
-    ``seeds`` (:data:`TUNING_SEEDS`, :data:`HELDOUT_SEEDS`)."""
+    """Load the shipped tiny-model TRL runs (made by ``make_tiny_testbed``).
+
+    All of them, or those of ``seeds`` (:data:`TUNING_SEEDS`, :data:`HELDOUT_SEEDS`).
+    """
     cases = []
     for path in sorted(Path(folder).glob("*.json")):
         content = json.loads(path.read_text())
@@ -116,8 +120,10 @@ def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
 
 def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None = None,
                  variant: bool = False, log_format: str = "trl") -> list[LabelledRun]:
-    """Prompt-pool simulator runs (:mod:`grpodyn.empirical.prompt_pool_sim`), one per label and
-    seed, written as a user's log would be and read back by
+    """Make prompt-pool simulator runs, one per label and seed.
+
+    Made by :mod:`grpodyn.empirical.prompt_pool_sim`, written as a user's log would be and
+    read back by
     :func:`~grpodyn.empirical.loaders.load_run` (G and B read or inferred, eval entries
     merged). ``converged`` is labelled ``healthy`` in the matrix (no failure) and kept in the
     name.
@@ -172,9 +178,11 @@ def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None 
     return cases
 
 
-def called(diagnosis) -> str:
-    """The class a diagnosis calls a run: its primary mode, else its state (learning and
-    converged are both ``healthy``: no failure)."""
+def called(diagnosis: Diagnosis) -> str:
+    """Return the class a diagnosis calls a run: its primary mode, else its state.
+
+    Learning and converged are both ``healthy`` (no failure).
+    """
     if diagnosis.primary is not None:
         return diagnosis.primary
     state = diagnosis.state
@@ -189,8 +197,11 @@ def _rule_call(run: Run) -> str:
 
 def _confusion(truth: list[str], predicted: list[str], classes: tuple[str, ...]
                ) -> tuple[dict, dict]:
-    """Confusion counts (rows true, columns called; a call outside ``classes`` counts as
-    ``several``, a miss) and per-class precision, recall and count (NaN where undefined)."""
+    """Count the confusions and score precision, recall and count per class.
+
+    Rows true, columns called; a call outside ``classes`` counts as ``several``, a miss (NaN
+    where a score is undefined).
+    """
     columns = (*classes, SEVERAL)
     confusion = {t: dict.fromkeys(columns, 0) for t in classes}
     for t, p in zip(truth, predicted, strict=True):
@@ -206,8 +217,10 @@ def _confusion(truth: list[str], predicted: list[str], classes: tuple[str, ...]
 
 
 def _matrix(truth: list[str], predicted: list[str]) -> dict:
-    """Per-class precision and recall over :data:`MATRIX_CLASSES` (classes absent from the
-    truth get NaN recall), the confusion counts, and the share of no-failure runs flagged."""
+    """Score per class over :data:`MATRIX_CLASSES` and the share of no-failure runs flagged.
+
+    Classes absent from the truth get NaN recall; the confusion counts come along.
+    """
     confusion, per_class = _confusion(truth, predicted, MATRIX_CLASSES)
     healthy = sum(confusion["healthy"].values())
     flagged = sum(confusion["healthy"][m] for m in (*MODES, SEVERAL))
@@ -216,8 +229,10 @@ def _matrix(truth: list[str], predicted: list[str]) -> dict:
 
 
 def evaluate_sources(sources: dict[str, list[LabelledRun]]) -> dict:
-    """The source-by-source matrix: for each source, the diagnosis and the threshold rules
-    scored on the same runs (precision, recall and confusion per class), and every call."""
+    """Score the diagnosis and the threshold rules on the same runs, source by source.
+
+    Precision, recall and confusion per class, and every call.
+    """
     out = {}
     for name, cases in sources.items():
         truth = [c.label for c in cases]
@@ -230,8 +245,10 @@ def evaluate_sources(sources: dict[str, list[LabelledRun]]) -> dict:
 
 
 def _scores(truth: list[str], predicted: list[str]) -> dict:
-    """Confusion matrix (rows induced, columns called; ``several`` when more than one rule
-    fires) and per-label precision and recall (``several`` counts as a miss)."""
+    """Score per label: confusion matrix, precision and recall.
+
+    Rows induced, columns called; ``several`` when more than one rule fires (a miss).
+    """
     confusion, per_class = _confusion(truth, predicted, LABELS)
     per_mode = {mode: {k: v for k, v in scores.items() if k != "n"}
                 for mode, scores in per_class.items()}
