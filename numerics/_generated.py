@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '58b404291d534bda15e96beb3f9edf95'
+THEORY_HASH = 'd59164e365c1126850b63016d4e90839'
 
 
 SIGNATURES = {
