@@ -80,8 +80,9 @@ def _bandit_relabelled() -> list[LabelledRun]:
     entropy collapse at the ceiling is convergence. The bandit cannot make a concentration
     below the ceiling: with one rewarded arm, the GRPO direction of a group on the rewarded
     arm's logit is the sum of its successes' advantages, >= 0 (the advantages of a group sum
-    to 0), and a wrong arm's is the sum of its own, <= 0, so every update moves toward the rewarded arm and a policy can
-    lock onto it alone (tests/test_diagnostics.py checks this on the simulator).
+    to 0), and a wrong arm's is the sum of its own, <= 0, so every update moves toward the
+    rewarded arm and a policy can lock onto it alone (tests/test_diagnostics.py checks this on
+    the simulator).
     """
     return [replace(c, label="healthy", name=c.name.replace("policy_concentration",
                                                              "converged_lock"))
