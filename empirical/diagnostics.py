@@ -192,6 +192,25 @@ def _fit_pool(run: Run, part: slice, group_size: int) -> PromptPool | None:
     return fit_prompt_pool(run.reward[part], frac[part], group_size=group_size)
 
 
+def _drift_lost_over_run(run: Run, phi: float, group_size: int) -> float:
+    """Share of the drift that groups of G lost over the whole run (THEORY.md section 7).
+
+    The drift lost at each level the reward passed through (the means of disjoint windows of
+    max(10, n/10) points below the ceiling, under a Beta pool of concentration ``phi``),
+    weighted by the large-G drift sqrt(r (1 - r)) that level could carry: a run that spent its
+    first steps near the floor with a small G lost most of its learning signal there, even if
+    it escaped later.
+    """
+    window = max(10, run.n_points // 10)
+    levels = _smooth(run.reward, window, mode="valid")[::window]
+    levels = levels[np.isfinite(levels) & (levels > 0) & (levels < _CEILING)]
+    if not levels.size:
+        return 0.0
+    weights = np.sqrt(levels * (1 - levels))
+    lost = np.array([drift_loss(m, phi, group_size) for m in levels])
+    return float(np.sum(weights * lost) / np.sum(weights))
+
+
 def _degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
     frac = run.metrics.get("frac_reward_zero_std")
     r_late = _window_mean(run.reward, late)
@@ -219,11 +238,12 @@ def _degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
         pool = _fit_pool(run, late, group_size) if logged else None
         phi = pool.point_phi if pool is not None else np.inf
         lost = drift_loss(r_late, phi, group_size) if 0 < r_late < 1 else 1.0
-        score = lost
+        over_run = _drift_lost_over_run(run, phi, group_size)
+        score = max(lost, over_run)
         law = (f"prompt pool Beta with mean {r_late:.2f}, phi {phi:.3g} ({pool.status})"
                if pool is not None else f"identical prompts at the reward {r_late:.2f}")
         words += (f"; {law}: groups of G = {group_size} lose {lost:.0%} of the "
-                  "drift a large group would carry")
+                  f"drift a large group would carry late, {over_run:.0%} over the run")
     else:
         # without G, or without a success rate to set the Beta law, the share of groups
         # without spread is the drift factor itself
