@@ -388,3 +388,25 @@ def test_variant_bed_reads_through_the_verl_console(tmp_path: Path) -> None:
     assert not verdict.flag and "needs frac_reward_zero_std" in verdict.evidence
     with pytest.raises(ValueError, match="log_format"):
         pool_testbed(seeds=range(0, 1), log_format="openrlhf")
+
+
+@pytest.mark.parametrize(("group_size", "flagged"), [(3, True), (16, False)])
+def test_degeneracy_counts_the_drift_lost_over_the_run(group_size: int, flagged: bool) -> None:
+    """Flag a small-G run that started at the floor and escaped late (revision 7).
+
+    The reward rises 0.02 -> 0.49 (B = 16, binomial noise, zero-std share of identical
+    prompts): at G = 3 the late steps lose under half the drift (46%), but over the run most
+    of it (59%, weighted by the drift each level could carry); at G = 16 neither.
+    """
+    steps = np.arange(1.0, 401)
+    p = 0.02 * np.exp(steps / 125)
+    reward = np.random.default_rng(1).binomial(16 * group_size, p) / (16 * group_size)
+    frac = p**group_size + (1 - p) ** group_size
+    run = Run(source="synthetic", format="test", steps=steps, reward=reward,
+              metrics={"frac_reward_zero_std": frac})
+    d = diagnose(run, group_size=group_size)
+    assert d.modes["advantage_degeneracy"].flag is flagged
+    assert d.state == "learning"
+    if flagged:
+        assert "lose 46% of the drift a large group would carry late, 59% over the run" in \
+            d.modes["advantage_degeneracy"].evidence
