@@ -25,7 +25,9 @@ p^G + (1-p)^G, so degeneracy and concentration read the Beta law of the prompts'
 (:mod:`grpodyn.numerics.prompt_pool`) instead of that expression at the mean reward. G comes
 from the caller or ``run.meta`` with its source. Besides the modes, a run has a state that is
 not a failure: converged, learning, not_learning, declining (a fall beyond the noise, never
-healthy) or too_short.
+healthy) or too_short. Revision 6: the fall back from the best level is tested at a Bonferroni
+threshold over the windows the best was picked from, against the noise at the window's scale;
+revision 7: degeneracy also counts the drift lost over the whole run (docs/findings.md, 4b).
 Needs numpy only.
 """
 
