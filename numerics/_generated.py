@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '7b0fbe6d0554dd66ad94322e6f36f7b4'
+THEORY_HASH = '14039746e50eefa6e5e8e48b1b5cc4a5'
 
 
 SIGNATURES = {

@@ -55,14 +55,16 @@ class PromptPool:
 
     @property
     def point_phi(self) -> float:
-        """phi, or the bound that is known (inf for a homogeneous pool, the upper bound of a
-        deterministic one)."""
+        """Return phi, or the bound that is known.
+
+        inf for a homogeneous pool, the upper bound of a deterministic one.
+        """
         if np.isfinite(self.phi):
             return self.phi
         return np.inf if self.status == "homogeneous" else max(self.high, _PHI_MIN)
 
     def share_at(self, mean: float, group_size: int | None = None) -> float:
-        """The zero-std share this pool's concentration predicts at another mean reward."""
+        """Predict the zero-std share of this pool's concentration at another mean reward."""
         return zero_std_share(mean, self.point_phi, group_size or self.group_size)
 
     def failed_share_at(self, mean: float, group_size: int | None = None) -> float:
@@ -70,6 +72,7 @@ class PromptPool:
         return failed_group_share(mean, self.point_phi, group_size or self.group_size)
 
     def to_dict(self) -> dict:
+        """Return the fit as plain JSON types."""
         return {"mean": self.mean, "phi": self.phi, "phi_interval": [self.low, self.high],
                 "status": self.status, "group_size": self.group_size,
                 "observed_zero_std_share": self.observed_share, "reason": self.reason}
@@ -94,7 +97,7 @@ def failed_group_share(mean: float, phi: float, group_size: int) -> float:
 
 
 def _invert(mean: float, share: float, group_size: int) -> float:
-    """phi with zero_std_share(mean, phi) = share (share strictly inside the attainable range)."""
+    """Phi with zero_std_share(mean, phi) = share (share strictly inside the attainable range)."""
     return float(np.exp(brentq(lambda x: zero_std_share(mean, np.exp(x), group_size) - share,
                                np.log(_PHI_MIN), np.log(_PHI_MAX), xtol=1e-6)))
 
@@ -137,7 +140,7 @@ def fit_prompt_pool(reward: np.ndarray, zero_std: np.ndarray, *, group_size: int
                     f"mean reward {m:.3f}: every prompt distribution leaves all groups alike")
 
     def bound(share: float) -> float:
-        """phi at a share: the share falls from 1 (phi -> 0) to the floor (phi -> inf)."""
+        """Phi at a share: the share falls from 1 (phi -> 0) to the floor (phi -> inf)."""
         if share <= floor:
             return np.inf
         if share >= ceiling:

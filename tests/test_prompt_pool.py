@@ -18,7 +18,8 @@ CASES = [(0.6, 0.9, 8, 16), (2.0, 3.0, 4, 8), (0.3, 0.2, 2, 32), (5.0, 1.0, 16, 
 
 
 @pytest.mark.parametrize(("a", "b", "G", "B"), CASES)
-def test_pool_statistics_match_monte_carlo(a, b, G, B):
+def test_pool_statistics_match_monte_carlo(a: float, b: float, G: int, B: int) -> None:
+    """Match the Beta pool statistics against Monte Carlo."""
     rng = np.random.default_rng(11)
     steps = 20_000
     p = rng.beta(a, b, size=(steps, B))
@@ -37,13 +38,15 @@ def test_pool_statistics_match_monte_carlo(a, b, G, B):
     assert batch == pytest.approx(compiled("prompt_pool_batch_variance")(B, G, a, b), rel=0.02)
 
 
-def test_zero_std_share_limits():
+def test_zero_std_share_limits() -> None:
+    """Check the zero-std share in its limits."""
     assert zero_std_share(0.3, 1e6, 8) == pytest.approx(0.3**8 + 0.7**8, rel=1e-3)
     assert zero_std_share(0.3, 1e-4, 8) == pytest.approx(1.0, abs=1e-3)
     assert failed_group_share(0.3, np.inf, 4) == pytest.approx(0.7**4)
 
 
-def test_fit_recovers_the_concentration_within_its_interval():
+def test_fit_recovers_the_concentration_within_its_interval() -> None:
+    """Fit recovers the concentration within its interval."""
     rng = np.random.default_rng(3)
     hits = 0
     for _ in range(40):
@@ -56,7 +59,8 @@ def test_fit_recovers_the_concentration_within_its_interval():
     assert hits >= 34  # a 95% interval: 38 of 40 expected, 34 is its binomial 1st percentile
 
 
-def test_fit_statuses_and_bad_input():
+def test_fit_statuses_and_bad_input() -> None:
+    """Give the fit's statuses and refuse bad input."""
     flat = np.full(10, 0.5)
     assert fit_prompt_pool(flat, np.full(10, 0.0), group_size=8).status == "homogeneous"
     every = fit_prompt_pool(flat, np.full(10, 1.0), group_size=8)
@@ -70,7 +74,8 @@ def test_fit_statuses_and_bad_input():
         fit_prompt_pool(flat, flat, group_size=1)
 
 
-def test_drift_loss():
+def test_drift_loss() -> None:
+    """Check the share of the drift lost to the group size."""
     # G = 2, homogeneous p = 1/2: half the groups carry U = sqrt(1/2) sqrt(1/4) (eps aside)
     expected = 1 - 0.5 * np.sqrt(0.5) * 0.5 / 0.5
     assert drift_loss(0.5, np.inf, 2) == pytest.approx(expected, abs=1e-3)

@@ -74,8 +74,10 @@ def derive_prompt_pool_zero_std_share() -> Derivation:
 
 @derivation
 def derive_prompt_pool_failed_group_share() -> Derivation:
-    """E[(1-p)^G] = B(a_p, b_p+G)/B(a_p, b_p): the share of groups where every completion
-    fails (the part of the zero-std share that a policy locked onto wrong answers raises)."""
+    """Derive E[(1-p)^G] = B(a_p, b_p+G)/B(a_p, b_p), the share of all-wrong groups.
+
+    The part of the zero-std share that a policy locked onto wrong answers raises.
+    """
     gamma_form = _beta_moment(0, sym.G)
     return Derivation("prompt_pool_failed_group_share", _rising_ratio(sym.b_p),
                       (sym.G, sym.a_p, sym.b_p),
@@ -94,7 +96,7 @@ def derive_prompt_pool_within_group_variance() -> Derivation:
 
 @derivation
 def derive_prompt_pool_batch_variance() -> Derivation:
-    """Expected unbiased variance of the B G rewards of a step (TRL's reward_std squared).
+    """Derive the expected unbiased variance of a step's B G rewards (TRL's reward_std^2).
 
     With N = B G rewards, E[sum (r - rbar)^2] = N Var(r) - N Var(rbar); the G rewards of a prompt
     share its p, so Var(rbar) = (N m (1-m) + N (G-1) Var(p)) / N^2.

@@ -25,19 +25,22 @@ p^G + (1-p)^G, so degeneracy and concentration read the Beta law of the prompts'
 (:mod:`grpodyn.numerics.prompt_pool`) instead of that expression at the mean reward. G comes
 from the caller or ``run.meta`` with its source. Besides the modes, a run has a state that is
 not a failure: converged, learning, not_learning, declining (a fall beyond the noise, never
-healthy) or too_short.
+healthy) or too_short. Revision 6: the fall back from the best level is tested at a Bonferroni
+threshold over the windows the best was picked from, against the noise at the window's scale;
+revision 7: degeneracy also counts the drift lost over the whole run (docs/findings.md, 4b).
 Needs numpy only.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from statistics import NormalDist
 
 import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_int
-from grpodyn.numerics.prompt_pool import drift_loss, fit_prompt_pool
+from grpodyn.numerics.prompt_pool import PromptPool, drift_loss, fit_prompt_pool
 
 __all__ = ["MODES", "STATES", "ModeVerdict", "Diagnosis", "diagnose", "threshold_rules"]
 
@@ -47,6 +50,7 @@ FLAG_SCORE = 0.5
 _CEILING = 0.97  # a reward this close to 1 (for 0/1 rewards) has nothing left to learn
 _MIN_POINTS = 20
 _SHORT = 40  # fewer logged points than this: too short to tell a plateau from a pause
+_ALPHA = 0.0027  # false-alarm rate of each test of the state (a fall, no change), per run
 #: what the reward did, whatever the modes say
 STATES = ("converged", "learning", "not_learning", "declining", "too_short")
 _G_BOUND = 2  # G unknown: the smallest group, the most zero-std groups a pool can leave
@@ -79,6 +83,7 @@ class Diagnosis:
     prompt_pool: dict = field(default_factory=dict)  # early and late Beta laws, when fitted
 
     def to_dict(self) -> dict:
+        """Return the diagnosis as plain JSON types (the keys of ``grpodyn diagnose``)."""
         return {"source": self.source, "primary": self.primary, "state": self.state,
                 "state_evidence": self.state_evidence, "group_size": self.group_size,
                 "prompt_pool": self.prompt_pool, "notes": self.notes,
@@ -86,8 +91,10 @@ class Diagnosis:
 
 
 def _window_sums(values: np.ndarray, window: int, mode: str) -> np.ndarray:
-    """Sums of ``window`` consecutive values, as ``np.convolve(values, ones(window), mode)``
-    gives them, from one cumulative sum (linear in the length whatever the window)."""
+    """Sum ``window`` consecutive values as ``np.convolve(values, ones(window), mode)`` does.
+
+    From one cumulative sum: linear in the length whatever the window.
+    """
     n = values.size
     if window > n:  # numpy centres on the longer of the two: a window longer than the run
         return np.convolve(values, np.ones(window), mode)
@@ -101,7 +108,7 @@ def _window_sums(values: np.ndarray, window: int, mode: str) -> np.ndarray:
 
 
 def _smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarray:
-    """Moving average that ignores NaN; NaN where a window has no finite point.
+    """Average over a moving window, ignoring NaN (NaN where a window has no finite point).
 
     ``mode="same"``: centred, same length, the edges use the points they have;
     ``mode="valid"``: one mean per full window, ``len(y) - window + 1`` of them.
@@ -120,8 +127,10 @@ def _window_mean(y: np.ndarray, part: slice) -> float:
 
 
 def _lowest_window(y: np.ndarray, start: int, width: int) -> tuple[float, int]:
-    """The lowest mean of ``width`` consecutive points from ``start`` on, and where it begins
-    (windows without a finite point are skipped; inf when every one lacks them)."""
+    """Find the lowest mean of ``width`` consecutive points from ``start`` on, and its start.
+
+    Windows without a finite point are skipped (inf when every one lacks them).
+    """
     means = np.nan_to_num(_smooth(y[start:], width, mode="valid"), nan=np.inf)
     at = int(np.argmin(means))
     return float(means[at]), start + at
@@ -173,8 +182,8 @@ def _hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
                        "(1 when the true reward follows)", True, steps)
 
 
-def _fit_pool(run: Run, part: slice, group_size: int):
-    """The Beta law of the prompts over the steps of ``part`` (None without the metrics)."""
+def _fit_pool(run: Run, part: slice, group_size: int) -> PromptPool | None:
+    """Fit the Beta law of the prompts over the steps of ``part`` (None without the metrics)."""
     frac = run.metrics.get("frac_reward_zero_std")
     if frac is None or not _is_success_rate(run):
         return None
@@ -182,6 +191,25 @@ def _fit_pool(run: Run, part: slice, group_size: int):
     if both.sum() < 2:
         return None
     return fit_prompt_pool(run.reward[part], frac[part], group_size=group_size)
+
+
+def _drift_lost_over_run(run: Run, phi: float, group_size: int) -> float:
+    """Share of the drift that groups of G lost over the whole run (THEORY.md section 7).
+
+    The drift lost at each level the reward passed through (the means of disjoint windows of
+    max(10, n/10) points below the ceiling, under a Beta pool of concentration ``phi``),
+    weighted by the large-G drift sqrt(r (1 - r)) that level could carry: a run that spent its
+    first steps near the floor with a small G lost most of its learning signal there, even if
+    it escaped later.
+    """
+    window = max(10, run.n_points // 10)
+    levels = _smooth(run.reward, window, mode="valid")[::window]
+    levels = levels[np.isfinite(levels) & (levels > 0) & (levels < _CEILING)]
+    if not levels.size:
+        return 0.0
+    weights = np.sqrt(levels * (1 - levels))
+    lost = np.array([drift_loss(m, phi, group_size) for m in levels])
+    return float(np.sum(weights * lost) / np.sum(weights))
 
 
 def _degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
@@ -211,11 +239,12 @@ def _degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
         pool = _fit_pool(run, late, group_size) if logged else None
         phi = pool.point_phi if pool is not None else np.inf
         lost = drift_loss(r_late, phi, group_size) if 0 < r_late < 1 else 1.0
-        score = lost
+        over_run = _drift_lost_over_run(run, phi, group_size)
+        score = max(lost, over_run)
         law = (f"prompt pool Beta with mean {r_late:.2f}, phi {phi:.3g} ({pool.status})"
                if pool is not None else f"identical prompts at the reward {r_late:.2f}")
         words += (f"; {law}: groups of G = {group_size} lose {lost:.0%} of the "
-                  "drift a large group would carry")
+                  f"drift a large group would carry late, {over_run:.0%} over the run")
     else:
         # without G, or without a success rate to set the Beta law, the share of groups
         # without spread is the drift factor itself
@@ -300,28 +329,74 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
                        (float(low_steps[0]), float(run.steps[-1])))
 
 
+def _z(alpha: float) -> float:
+    """Return the standard normal quantile exceeded with probability ``alpha`` (one-sided)."""
+    return NormalDist().inv_cdf(1.0 - alpha)
+
+
+def _point_noise(r: np.ndarray, window: int, noise: float) -> float:
+    """Estimate the reward's noise per point at the scale of ``window`` points.
+
+    The point-to-point estimate ``noise`` (std of the differences over sqrt 2) holds for white
+    noise; slow fluctuations of a stable run (a policy that wanders at a fixed distance from
+    its reference) make means over a window vary more than it says. Their spread is read from
+    consecutive disjoint window means: the median absolute second difference (blind to a
+    linear trend, robust to one real fall; 0.6745 sqrt 6 times their s.e. for independent
+    means), from six windows on. The larger of the two is used, expressed per point: a window
+    mean has s.e. ``_point_noise / sqrt(window)``.
+    """
+    blocks = _smooth(r, window, mode="valid")[::window]
+    blocks = blocks[np.isfinite(blocks)]
+    if blocks.size < 6:
+        return noise
+    spread = float(np.median(np.abs(np.diff(blocks, 2)))) / (0.6745 * np.sqrt(6.0))
+    return max(noise, spread * np.sqrt(window))
+
+
 def _state(run: Run, early: slice, late: slice, noise: float) -> tuple[str, str]:
-    """What the reward did: converged, learning, not_learning, declining or too_short."""
+    """Name what the reward did: converged, learning, not_learning, declining or too_short.
+
+    Every test runs at the false-alarm rate ``_ALPHA``. A fall back from the best level is
+    tested against the run's noise at the scale of a window (:func:`_point_noise`: slow
+    fluctuations count); that level is the best of the disjoint full windows before the late
+    segment, so its threshold is the Bonferroni quantile over their number (the best of m
+    noisy window means is biased upward). The start and the end (first 15%, last 25%) are
+    compared against the point-to-point noise.
+    """
     if run.n_points < _SHORT:
         return "too_short", f"{run.n_points} logged points (fewer than {_SHORT})"
     r = run.reward
     n_early, n_late = early.stop - early.start, late.stop - late.start
     r0, r1 = _window_mean(r, early), _window_mean(r, late)
-    se = noise * np.sqrt(1.0 / n_early + 1.0 / n_late)
     window = max(10, run.n_points // 10)
-    smooth = _smooth(r, window)
-    best = int(np.nanargmax(smooth))
-    drop = float(smooth[best] - r1)
-    # the best of many noisy window means is biased upward by a few of their s.e.
-    fell_back = best < run.n_points * 3 // 4 and drop > 5 * noise / np.sqrt(window) + 2 * se
+    sigma = _point_noise(r, window, noise)
+    # the segments' comparison uses the point-to-point noise: the window-scale estimate also
+    # grows with the bend of a learning curve, which would read a real rise as flat
+    se = noise * np.sqrt(1.0 / n_early + 1.0 / n_late)
+    # the best level: a full window (a level needs its window of points) ending before the
+    # late segment starts
+    means = _smooth(r[: late.start], window, mode="valid")
     where = f"steps {run.steps[0]:g}-{run.steps[-1]:g}"
-    if fell_back or r1 < r0 - 3 * se:
-        return "declining", (f"reward {r0:.3f} at the start, {smooth[best]:.3f} at its best "
-                             f"(step {run.steps[best]:g}), {r1:.3f} late: it fell back "
-                             f"{drop:.3f}, more than its noise (s.e. {se:.3f})")
-    if abs(r1 - r0) <= 3 * se:
-        return "not_learning", (f"reward {r0:.3f} -> {r1:.3f} over {where}, within 3 s.e. "
-                                f"({se:.3f}) of no change: flat from the start")
+    if means.size and np.isfinite(means).any():
+        best = int(np.nanargmax(means))
+        peak = float(means[best])
+        chances = max(1, late.start // window)
+        limit = _z(_ALPHA / chances) * sigma * np.sqrt(1.0 / window + 1.0 / n_late)
+        drop = peak - r1
+        if drop > limit:
+            return "declining", (
+                f"reward {r0:.3f} at the start, {peak:.3f} at its best (steps "
+                f"{run.steps[best]:g}-{run.steps[best + window - 1]:g}), {r1:.3f} late: it "
+                f"fell back {drop:.3f}, beyond the {limit:.3f} that noise (s.e. "
+                f"{sigma / np.sqrt(window):.3f} per window mean) leaves to the best of "
+                f"{chances} windows at a false-alarm rate of {_ALPHA:g}")
+    if r1 < r0 - _z(_ALPHA) * se:
+        return "declining", (f"reward {r0:.3f} -> {r1:.3f} over {where}: a fall beyond its "
+                             f"noise (s.e. {se:.3f})")
+    if abs(r1 - r0) <= _z(_ALPHA / 2) * se:
+        return "not_learning", (f"reward {r0:.3f} -> {r1:.3f} over {where}, within "
+                                f"{_z(_ALPHA / 2):.2f} s.e. ({se:.3f}) of no change: flat from "
+                                "the start")
     idx = np.arange(run.n_points)[late]
     slope = np.polyfit(run.steps[idx], r[idx], 1)[0]
     late_gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]])
@@ -484,7 +559,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
 
 
 def threshold_rules(run: Run) -> dict[str, bool]:
-    """The simple rules monitoring tools use, for comparison with :func:`diagnose`.
+    """Apply the simple rules monitoring tools use, for comparison with :func:`diagnose`.
 
     reward_std below 0.01 for 20 consecutive steps (degeneracy); entropy down by more than 50%
     (concentration); held-out reward down by more than 0.05 while the train reward rises

@@ -26,14 +26,15 @@ Each label is a family of settings drawn from its seed (:func:`case_settings`). 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from grpodyn.ground import write_atomic
 
-__all__ = ["PoolConfig", "SIM_LABELS", "case_settings", "simulate_pool", "write_trainer_state"]
+__all__ = ["PoolConfig", "SIM_LABELS", "case_settings", "variant_settings", "simulate_pool",
+           "write_trainer_state", "write_verl_console"]
 
 SIM_LABELS = ("healthy", "converged", "not_learning", "reward_hacking", "advantage_degeneracy",
               "policy_concentration", "dynamical_instability")
@@ -66,7 +67,7 @@ class PoolConfig:
 
 
 def case_settings(label: str, seed: int) -> PoolConfig:
-    """The settings of the labelled case ``label`` for ``seed`` (drawn from the seed)."""
+    """Draw the settings of the labelled case ``label`` from ``seed``."""
     rng = np.random.default_rng([SIM_LABELS.index(label), seed, 7])
     u = rng.uniform
     if label == "healthy":
@@ -94,6 +95,24 @@ def case_settings(label: str, seed: int) -> PoolConfig:
     raise ValueError(f"label: unknown label {label!r}; known: {', '.join(SIM_LABELS)}")
 
 
+def variant_settings(label: str, seed: int) -> PoolConfig:
+    """Draw the settings of ``label`` for ``seed`` in the variant bed (issue 17, revision 6).
+
+    Made after revision 6 was frozen, to shift what the design bed held fixed: a smaller pool
+    (256) sampled 32 prompts a step for 400 steps; the Adam families one step stale (d = 1,
+    section 9); the instability made by sample-and-hold instead of a fixed staleness (heavy
+    ball, refresh interval K = 6-10: the lag l(n) = n mod K of section 1, past the threshold of
+    section 5). Seeds are drawn apart from :func:`case_settings` (another stream).
+    """
+    base = case_settings(label, seed)
+    common = {"batch": 32, "pool": 256, "steps": 400, "eval_every": 20}
+    if label == "dynamical_instability":
+        rng = np.random.default_rng([SIM_LABELS.index(label), seed, 11])
+        return replace(base, **common, staleness=0, refresh=int(rng.integers(6, 11)),
+                       momentum=float(rng.uniform(0.8, 0.9)))
+    return replace(base, **common, staleness=1)
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(x, -60, 60)))
 
@@ -109,8 +128,11 @@ def _binary_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def _features(rng: np.random.Generator, count: int, c: PoolConfig) -> np.ndarray:
-    """Prompt features: a shared skill (constant first column, moves every prompt alike) and
-    ``dim - 1`` prompt-specific directions; all scaled by the leverage."""
+    """Draw the prompt features, scaled by the leverage.
+
+    A shared skill (constant first column, moves every prompt alike) and ``dim - 1``
+    prompt-specific directions.
+    """
     u = rng.normal(size=(count, c.dim)) / np.sqrt(c.dim - 1)
     u[:, 0] = 1.0
     return u * c.leverage
@@ -197,3 +219,29 @@ def write_trainer_state(path: str | Path, log: list[dict], *, label: str, seed: 
     content = {"log_history": log, "global_step": config.steps, "label": label,
                "grpodyn_pool_settings": {"seed": seed, **asdict(config)}}
     return write_atomic(path, json.dumps(content))
+
+
+def write_verl_console(path: str | Path, log: list[dict], *, config: PoolConfig) -> Path:
+    """Write the log as verl's console prints it.
+
+    The config dict first (``rollout.n`` is G, ``data.train_batch_size`` is B), then one
+    ``step:N - key:value - ...`` line per step with verl's metric names
+    (``critic/score/mean``, ``critic/score/std``, ``actor/entropy``, ``actor/kl_loss``,
+    ``response_length/mean``, ``actor/lr``) and the held-out reward as
+    ``val-core/pool/reward/mean@1`` on evaluation steps. verl logs no zero-std share.
+    """
+    names = {"reward": "critic/score/mean", "reward_std": "critic/score/std",
+             "entropy": "actor/entropy", "kl": "actor/kl_loss",
+             "completion_length": "response_length/mean", "learning_rate": "actor/lr",
+             "eval_reward": "val-core/pool/reward/mean@1"}
+    settings = {"actor_rollout_ref": {"rollout": {"n": config.group_size},
+                                      "actor": {"optim": {"lr": config.lr}}},
+                "data": {"train_batch_size": config.batch}}
+    steps: dict[int, dict] = {}
+    for entry in log:
+        row = steps.setdefault(int(entry["step"]), {})
+        row.update({names[k]: v for k, v in entry.items() if k in names})
+    lines = [repr(settings)]
+    lines += [f"step:{n} - " + " - ".join(f"{k}:{v:.6g}" for k, v in row.items())
+              for n, row in sorted(steps.items())]
+    return write_atomic(path, "\n".join(lines) + "\n")

@@ -30,6 +30,8 @@ _SHIBUKI = "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_"
 
 @dataclass(frozen=True)
 class Outcome:
+    """One public log's documented outcome and where the label comes from."""
+
     file: str
     outcome: str  # declines, learns or flat
     source: str
@@ -86,9 +88,11 @@ OUTCOMES: tuple[Outcome, ...] = (
 
 
 def outcome_of(diagnosis: Diagnosis) -> str:
-    """The coarse outcome a diagnosis stands for (``declines``, ``flat``, ``learns``, or
-    ``abstains`` when too short, ``failure`` for a mode flagged on a run that neither fell nor
-    stayed flat)."""
+    """Map a diagnosis onto the coarse outcomes of the documentation.
+
+    ``declines``, ``flat``, ``learns``, or ``abstains`` when too short, ``failure`` for a mode
+    flagged on a run that neither fell nor stayed flat.
+    """
     if diagnosis.state == "too_short":
         return "abstains"
     if diagnosis.state == "declining" or diagnosis.primary == "dynamical_instability":
@@ -99,8 +103,10 @@ def outcome_of(diagnosis: Diagnosis) -> str:
 
 
 def score_public_logs(folder: str | Path) -> dict:
-    """Diagnose every labelled public log in ``folder``; agreement with the documented outcome
-    (rows whose file is missing or unreadable are listed, not scored)."""
+    """Diagnose every labelled public log in ``folder`` and score the documented outcomes.
+
+    Rows whose file is missing or unreadable are listed, not scored.
+    """
     rows, agree, scored = [], 0, 0
     for item in OUTCOMES:
         path = Path(folder) / item.file
@@ -118,4 +124,33 @@ def score_public_logs(folder: str | Path) -> dict:
         rows.append({**row, "called": called, "primary": diagnosis.primary,
                      "state": diagnosis.state, "agrees": called == item.outcome})
     return {"agreement": agree / scored if scored else float("nan"), "scored": scored,
+            "by_label_source": _by_label_source(rows), "per_class": _per_class(rows),
             "rows": rows}
+
+
+def _by_label_source(rows: list[dict]) -> dict[str, dict]:
+    """Score agreement apart for the two kinds of label.
+
+    ``documented``: written by hand (MANIFEST caveats); ``heuristic``: the automatic curve
+    shape, weaker evidence.
+    """
+    out = {}
+    for kind, source in (("documented", _CAVEAT), ("heuristic", _SHAPE)):
+        scored = [row for row in rows if row["label_source"] == source and row["called"]]
+        agree = sum(row["agrees"] for row in scored)
+        out[kind] = {"agreement": agree / len(scored) if scored else float("nan"),
+                     "agree": agree, "scored": len(scored)}
+    return out
+
+
+def _per_class(rows: list[dict]) -> dict[str, dict]:
+    """Score precision and recall of each documented outcome (NaN where undefined)."""
+    scored = [row for row in rows if row["called"]]
+    out = {}
+    for outcome in ("declines", "learns", "flat"):
+        hits = sum(row["documented"] == outcome and row["called"] == outcome for row in scored)
+        called = sum(row["called"] == outcome for row in scored)
+        actual = sum(row["documented"] == outcome for row in scored)
+        out[outcome] = {"precision": hits / called if called else float("nan"),
+                        "recall": hits / actual if actual else float("nan"), "n": actual}
+    return out

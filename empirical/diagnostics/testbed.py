@@ -12,8 +12,8 @@ Bandit runs (numpy only, seconds): the softmax bandit of
   a sustained oscillation of the reward.
 
 Every run logs what TRL logs plus a held-out reward (a fresh evaluation of 256 answers every 10
-steps). :func:`evaluate` scores :func:`~grpodyn.empirical.diagnostics.diagnose` and the simple
-threshold rules on the same runs (confusion matrix, per-mode precision and recall).
+steps). :func:`evaluate` scores :func:`~grpodyn.empirical.diagnostics.diagnose.diagnose` and the
+simple threshold rules on the same runs (confusion matrix, per-mode precision and recall).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from grpodyn.empirical.bandit.simulation import BanditConfig, simulate_bandit
-from grpodyn.empirical.diagnostics.diagnose import MODES, diagnose, threshold_rules
+from grpodyn.empirical.diagnostics.diagnose import MODES, Diagnosis, diagnose, threshold_rules
 from grpodyn.empirical.logs.loaders import Hyperparameter, Run, RunMeta, load_run
 
 __all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "pool_testbed",
@@ -52,6 +52,8 @@ SEVERAL = "several"  # more than one threshold rule fired
 
 @dataclass(frozen=True)
 class LabelledRun:
+    """A run with the class it was made to show and a name."""
+
     label: str
     name: str
     run: Run
@@ -104,8 +106,10 @@ def bandit_testbed(*, seeds: int = 5, steps: int = 400) -> list[LabelledRun]:
 
 def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
                  seeds: range | None = None) -> list[LabelledRun]:
-    """The shipped tiny-model TRL runs (made by ``make_tiny_testbed``), all of them or those of
-    ``seeds`` (:data:`TUNING_SEEDS`, :data:`HELDOUT_SEEDS`)."""
+    """Load the shipped tiny-model TRL runs (made by ``make_tiny_testbed``).
+
+    All of them, or those of ``seeds`` (:data:`TUNING_SEEDS`, :data:`HELDOUT_SEEDS`).
+    """
     cases = []
     for path in sorted(Path(folder).glob("*.json")):
         content = json.loads(path.read_text())
@@ -115,41 +119,71 @@ def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
     return cases
 
 
-def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None = None
-                 ) -> list[LabelledRun]:
-    """Prompt-pool simulator runs (:mod:`grpodyn.empirical.diagnostics.prompt_pool_sim`), one per
-    label and seed, written as TRL ``trainer_state.json`` files (in ``folder``, else a temporary
-    one) and read back by :func:`~grpodyn.empirical.logs.loaders.load_run`, as a user's log
-    would be (G and B inferred, eval entries merged). ``converged`` is labelled ``healthy`` in the
-    matrix (no failure) and kept in the name. Seeds are offset by 10 000 per label."""
+def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None = None,
+                 variant: bool = False, log_format: str = "trl") -> list[LabelledRun]:
+    """Make prompt-pool simulator runs, one per label and seed.
+
+    Made by :mod:`grpodyn.empirical.diagnostics.prompt_pool_sim`, written as a user's log would
+    be and read back by
+    :func:`~grpodyn.empirical.logs.loaders.load_run` (G and B read or inferred, eval entries
+    merged). ``converged`` is labelled ``healthy`` in the matrix (no failure) and kept in the
+    name.
+
+    Parameters
+    ----------
+    seeds : range
+        Seeds per label (offset by 10 000 per label; 20 000 in the variant bed).
+    folder : str or Path, optional
+        Where the logs are written (default: a temporary folder).
+    variant : bool
+        Use :func:`~grpodyn.empirical.diagnostics.prompt_pool_sim.variant_settings` (the bed made
+        after revision 6: other pool, batch and length, stale Adam, sample-and-hold instability).
+    log_format : str
+        ``"trl"`` (``trainer_state.json``) or ``"verl"`` (verl's console, without the
+        zero-std share).
+
+    Returns
+    -------
+    list of LabelledRun
+    """
     import tempfile
 
     from grpodyn.empirical.diagnostics.prompt_pool_sim import (
         SIM_LABELS,
         case_settings,
         simulate_pool,
+        variant_settings,
         write_trainer_state,
+        write_verl_console,
     )
 
+    if log_format not in ("trl", "verl"):
+        raise ValueError(f"log_format: {log_format!r} is neither 'trl' nor 'verl'")
+    settings, offset = (variant_settings, 20_000) if variant else (case_settings, 10_000)
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(folder) if folder is not None else Path(scratch)
         out.mkdir(parents=True, exist_ok=True)
         cases = []
         for label in SIM_LABELS:
             for seed in seeds:
-                config = case_settings(label, seed)
-                log = simulate_pool(config, seed=10_000 * SIM_LABELS.index(label) + seed)
-                name = f"pool_{label}_{seed}"
-                path = write_trainer_state(out / f"{name}.json", log, label=label, seed=seed,
-                                           config=config)
+                config = settings(label, seed)
+                log = simulate_pool(config, seed=offset * SIM_LABELS.index(label) + seed)
+                name = f"pool{'_variant' if variant else ''}_{label}_{seed}"
+                if log_format == "trl":
+                    path = write_trainer_state(out / f"{name}.json", log, label=label,
+                                               seed=seed, config=config)
+                else:
+                    path = write_verl_console(out / f"{name}.log", log, config=config)
                 cases.append(LabelledRun("healthy" if label == "converged" else label, name,
                                          load_run(path)))
     return cases
 
 
-def called(diagnosis) -> str:
-    """The class a diagnosis calls a run: its primary mode, else its state (learning and
-    converged are both ``healthy``: no failure)."""
+def called(diagnosis: Diagnosis) -> str:
+    """Return the class a diagnosis calls a run: its primary mode, else its state.
+
+    Learning and converged are both ``healthy`` (no failure).
+    """
     if diagnosis.primary is not None:
         return diagnosis.primary
     state = diagnosis.state
@@ -164,8 +198,11 @@ def _rule_call(run: Run) -> str:
 
 def _confusion(truth: list[str], predicted: list[str], classes: tuple[str, ...]
                ) -> tuple[dict, dict]:
-    """Confusion counts (rows true, columns called; a call outside ``classes`` counts as
-    ``several``, a miss) and per-class precision, recall and count (NaN where undefined)."""
+    """Count the confusions and score precision, recall and count per class.
+
+    Rows true, columns called; a call outside ``classes`` counts as ``several``, a miss (NaN
+    where a score is undefined).
+    """
     columns = (*classes, SEVERAL)
     confusion = {t: dict.fromkeys(columns, 0) for t in classes}
     for t, p in zip(truth, predicted, strict=True):
@@ -181,8 +218,10 @@ def _confusion(truth: list[str], predicted: list[str], classes: tuple[str, ...]
 
 
 def _matrix(truth: list[str], predicted: list[str]) -> dict:
-    """Per-class precision and recall over :data:`MATRIX_CLASSES` (classes absent from the
-    truth get NaN recall), the confusion counts, and the share of no-failure runs flagged."""
+    """Score per class over :data:`MATRIX_CLASSES` and the share of no-failure runs flagged.
+
+    Classes absent from the truth get NaN recall; the confusion counts come along.
+    """
     confusion, per_class = _confusion(truth, predicted, MATRIX_CLASSES)
     healthy = sum(confusion["healthy"].values())
     flagged = sum(confusion["healthy"][m] for m in (*MODES, SEVERAL))
@@ -191,8 +230,10 @@ def _matrix(truth: list[str], predicted: list[str]) -> dict:
 
 
 def evaluate_sources(sources: dict[str, list[LabelledRun]]) -> dict:
-    """The source-by-source matrix: for each source, the diagnosis and the threshold rules
-    scored on the same runs (precision, recall and confusion per class), and every call."""
+    """Score the diagnosis and the threshold rules on the same runs, source by source.
+
+    Precision, recall and confusion per class, and every call.
+    """
     out = {}
     for name, cases in sources.items():
         truth = [c.label for c in cases]
@@ -205,8 +246,10 @@ def evaluate_sources(sources: dict[str, list[LabelledRun]]) -> dict:
 
 
 def _scores(truth: list[str], predicted: list[str]) -> dict:
-    """Confusion matrix (rows induced, columns called; ``several`` when more than one rule
-    fires) and per-label precision and recall (``several`` counts as a miss)."""
+    """Score per label: confusion matrix, precision and recall.
+
+    Rows induced, columns called; ``several`` when more than one rule fires (a miss).
+    """
     confusion, per_class = _confusion(truth, predicted, LABELS)
     per_mode = {mode: {k: v for k, v in scores.items() if k != "n"}
                 for mode, scores in per_class.items()}
