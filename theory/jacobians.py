@@ -19,6 +19,8 @@ from .derivation import Derivation, Step
 #: model derivation -> the parameters a fit adjusts (t is the abscissa, never fitted)
 FIT_PARAMETERS: dict[str, tuple[str, ...]] = {
     "saturation_law": ("r0", "r_star", "tau"),
+    "sigmoid_law": ("r0", "r_star", "t_mid", "width"),
+    "power_law": ("r0", "r_star", "t_mid", "exponent"),
     "trajectory": ("e0", "v0", "zeta", "omega0"),
     "trajectory_underdamped": ("e0", "v0", "zeta", "omega0"),
     "trajectory_critical": ("e0", "v0", "omega0"),
