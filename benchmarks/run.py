@@ -96,6 +96,67 @@ def bench_fits(repeats: int, batch: int) -> list[dict]:
     return rows
 
 
+def bench_fit_vs_curve_fit(repeats: int) -> list[dict]:
+    """``fit_curve`` against ``scipy.optimize.curve_fit`` on the same data, alternating.
+
+    ``fit_curve`` does more than curve_fit: a multi-start (3 to 4 starting points), the plateau
+    solved by variable projection and the process (or Newey-West) covariance; curve_fit runs one
+    start from ``fit_curve``'s first starting point, with its own plain covariance.
+    """
+    from scipy.optimize import curve_fit
+
+    from grpodyn.numerics.fit import closed_form, curve_model, fit_curve
+
+    t, y = _synthetic(0)
+    rows = []
+
+    def exponential(t, r0, r_star, tau):
+        return r_star + (r0 - r_star) * np.exp(-t / tau)
+
+    def inertial(t, r0, r_star, zeta, omega0):
+        return r_star + (r0 - r_star) * closed_form(t, 1.0, 0.0, zeta, omega0)
+
+    for name, law, method in [("exponential", exponential, "lm"), ("inertial", inertial, "trf")]:
+        model = curve_model(name, t, y)
+        p0 = [y[0], y[-1], *model.starts[0]]
+        bounds = ((-np.inf, -np.inf, *model.lower), (np.inf, np.inf, *model.upper))
+        kwargs = {"method": method} if method == "lm" else {"method": method, "bounds": bounds}
+        ours = fit_curve(name, t, y)
+        theirs, _ = curve_fit(law, t, y, p0=p0, **kwargs)
+        sse_theirs = float(np.sum((law(t, *theirs) - y) ** 2))
+        med = _side_by_side({"ours": lambda n=name: fit_curve(n, t, y),
+                             "curve_fit": lambda f=law, p=p0, k=kwargs: curve_fit(f, t, y, p0=p,
+                                                                                  **k)},
+                            repeats)
+        rows.append({"benchmark": f"fit_curve({name}) vs curve_fit(method={method!r}), 1000 "
+                     "points, side by side",
+                     "figure": f"{1e3 * med['ours']:.2f} ms vs {1e3 * med['curve_fit']:.2f} ms; "
+                               f"SSE {ours.rss:.10g} vs {sse_theirs:.10g} "
+                               f"(difference {ours.rss - sse_theirs:.1e})",
+                     "ratio": f"{med['ours'] / med['curve_fit']:.2f}x curve_fit (target <= 1.5x)"})
+    return rows
+
+
+def bench_fit_growth(repeats: int) -> list[dict]:
+    """The exponential fit at 1e3, 1e4 and 1e5 points: time per point should stay flat."""
+    from grpodyn.numerics.fit import fit_curve
+
+    rows, per_point = [], {}
+    for n in (1_000, 10_000, 100_000):
+        t, y = _synthetic(5, n)
+        sec = _median_seconds(lambda t=t, y=y: fit_curve("exponential", t, y),
+                              max(3, repeats // (n // 1000)))
+        per_point[n] = sec / n
+        rows.append({"benchmark": f"fit of a {n}-point log (exponential, whole fit)",
+                     "figure": f"{1e3 * sec:.1f} ms",
+                     "ratio": f"{1e6 * sec / n:.2f} us per point"
+                     + (" (target < 0.5 s)" if n == 100_000 else "")})
+    growth = per_point[100_000] / per_point[1_000]
+    rows.append({"benchmark": "fit: time per point at 1e5 over 1e3 points",
+                 "figure": f"x{growth:.2f}", "ratio": "linear growth: about x1 (up to log n)"})
+    return rows
+
+
 def bench_stability(repeats: int) -> list[dict]:
     from grpodyn.numerics.stability import refresh_stable, regime_map
 
@@ -347,9 +408,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller batch")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--only", nargs="+", metavar="NAME",
+                        help="run only these benchmarks (names of the bench_* functions "
+                             "without the prefix, e.g. fit_vs_curve_fit fit_growth)")
     args = parser.parse_args()
     repeats, batch = (5, 100) if args.quick else (21, 1000)
+    if args.only:
+        rows = []
+        for name in args.only:
+            bench = globals()[f"bench_{name}"]
+            needs = bench.__code__.co_varnames[:bench.__code__.co_argcount]
+            rows += bench(*[{"repeats": repeats, "batch": batch}[a] for a in needs])
+        _print(rows, as_json=args.json)
+        return
     rows = (bench_trajectory(repeats) + bench_fits(repeats, batch)
+            + bench_fit_vs_curve_fit(repeats) + bench_fit_growth(repeats)
             + bench_bandit(max(3, repeats // 4))
             + bench_stability(max(3, repeats // 4))
             + bench_derivation_and_import(3 if not args.quick else 1)
@@ -358,7 +431,11 @@ def main() -> None:
             + bench_jacobians(repeats)
             + bench_callback(300 if args.quick else 1000)
             + ([] if args.quick else bench_report()))
-    if args.json:
+    _print(rows, as_json=args.json)
+
+
+def _print(rows: list[dict], *, as_json: bool) -> None:
+    if as_json:
         print(json.dumps(rows, indent=1))
         return
     print("| benchmark | figure | ratio / note |\n|---|---|---|")
