@@ -20,7 +20,8 @@ from grpodyn.theory.sourcehash import theory_source_hash
 
 from . import _generated
 
-__all__ = ["compiled", "signature", "symbol_info", "registered_names", "generated_is_fresh", "compile_derivation"]
+__all__ = ["compiled", "signature", "symbol_info", "registered_names", "generated_is_fresh",
+           "compile_derivation"]
 
 
 @cache

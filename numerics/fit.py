@@ -327,6 +327,92 @@ class FitResult:
                     "inertial_delay": 1 / (2 * p["zeta"] * p["omega0"])}
         return {}
 
+    def report(self, *, level: float = 0.95) -> str:
+        """Return the fit as text: model, statistics, parameters with errors and intervals.
+
+        Parameters
+        ----------
+        level
+            Confidence level of the intervals (t distribution, n - p degrees of freedom).
+
+        Returns
+        -------
+        str
+            One header line, the fit statistics, one line per parameter (value, standard error,
+            interval, and "at bound" where the box and not the data placed it) and the derived
+            constants.
+        """
+        source = (f"derivation {self.model.derivation}" if self.model.derivation
+                  else "explicit closed form")
+        lines = [f"[[Model]] {self.model.name} ({source})",
+                 f"[[Fit statistics]] points {self.n}, parameters {self.theta.size}, "
+                 f"RSS {self.rss:.6g}, R^2 {self.r2:.4f}, AIC {self.aic:.2f}, BIC {self.bic:.2f}"]
+        if self.singular:
+            lines.append("    the information matrix is singular: no standard error is meaningful")
+        lines.append("[[Parameters]]")
+        bounds, intervals = set(self.at_bounds), self.interval(level)
+        for name, value in self.params.items():
+            err = self.stderr[name]
+            text = f"    {name:>10} = {value:.6g}"
+            if not self.singular and np.isfinite(err):
+                lo, hi = intervals[name]
+                text += f" +/- {err:.3g}  ({100 * level:.0f}%: {lo:.6g} .. {hi:.6g})"
+            if name in bounds:
+                text += "  (at bound)"
+            lines.append(text)
+        for key, value in self.model.fixed.items():
+            lines.append(f"    {key:>10} = {value:.6g}  (fixed)")
+        derived = self.derived()
+        if derived:
+            lines.append("[[Derived]]")
+            lines += [f"    {key:>10} = {value:.6g}" for key, value in derived.items()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Return the fit as an HTML table (Jupyter's rich display)."""
+        from html import escape
+
+        bounds = set(self.at_bounds)
+        rows = "".join(
+            f"<tr><td>{escape(name)}</td><td>{value:.6g}</td>"
+            f"<td>{'' if self.singular or not np.isfinite(self.stderr[name]) else f'{self.stderr[name]:.3g}'}</td>"  # noqa: E501
+            f"<td>{'at bound' if name in bounds else ''}</td></tr>"
+            for name, value in self.params.items())
+        return (f"<h4>{escape(self.model.name)} fit: {self.n} points, R<sup>2</sup> "
+                f"{self.r2:.4f}, AIC {self.aic:.2f}, BIC {self.bic:.2f}</h4>"
+                "<table><tr><th>parameter</th><th>value</th><th>standard error</th><th></th></tr>"
+                f"{rows}</table>")
+
+    def plot(self, *, ax: Any = None, level: float = 0.95) -> Any:
+        """Plot the data, the fitted curve and its prediction band (matplotlib).
+
+        Parameters
+        ----------
+        ax
+            Matplotlib axes to draw on; a new figure's axes when None.
+        level
+            Level of the prediction band for new observations.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on.
+        """
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots(figsize=(6, 3.5))
+        grid = np.linspace(self.t[0], self.t[-1], min(self.n * 4, 2000))
+        lower, upper = self.prediction_band(grid, level)
+        ax.plot(self.t, self.y, ".", ms=2, color="0.5", label="data")
+        ax.plot(grid, self.predict(grid), color="C0", label=f"{self.model.name} fit")
+        ax.fill_between(grid, lower, upper, color="C0", alpha=0.2,
+                        label=f"{100 * level:.0f}% prediction band")
+        ax.set_xlabel("steps from the first logged point")
+        ax.set_ylabel("reward")
+        ax.legend(frameon=False)
+        return ax
+
     def to_dict(self) -> dict[str, Any]:
         def clean(value: float) -> float | None:
             return float(value) if np.isfinite(value) else None
