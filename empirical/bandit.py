@@ -291,9 +291,20 @@ def _two_arm_entropy(probs: np.ndarray) -> np.ndarray:
 
 
 def _block_metrics(block: np.ndarray, p_ref: float) -> dict[str, np.ndarray]:
-    """TRL's metrics from a fused kernel's block (rows ``fast.BLOCK``; any trailing shape)."""
+    """TRL's metrics from a fused kernel's block (rows ``fast.BLOCK``; any trailing shape).
+
+    kl and entropy are formed 32k values at a time: the same elementwise operations (the same
+    bits), but cache-resident temporaries instead of fresh run-sized ones (8x faster here).
+    """
+    share, p_clipped, p = (np.ascontiguousarray(block[k]).reshape(-1) for k in (0, 3, 4))
+    kl, entropy = np.empty(share.size), np.empty(share.size)
+    for lo in range(0, share.size, 32_768):
+        part = slice(lo, lo + 32_768)
+        kl[part] = _kl_value(share[part], p_clipped[part], p_ref)
+        entropy[part] = _two_arm_entropy(p[part])
+    shape = block.shape[1:]
     return {"reward": block[0], "reward_std": block[1], "frac_reward_zero_std": block[2],
-            "kl": _kl_value(block[0], block[3], p_ref), "entropy": _two_arm_entropy(block[4])}
+            "kl": kl.reshape(shape), "entropy": entropy.reshape(shape)}
 
 
 def simulate_bandit(config: BanditConfig, *, steps: int, seeds: int = 1, seed: int = 0,
@@ -428,7 +439,11 @@ def _fused_sgd_run(engine: _TwoArmEngine, state: np.ndarray, steps: int, record_
         sigmoid()
         xs[0], ps[0] = state, probs
         for n in range(steps):
-            wins = engine.rng.binomial(c.group_size, np.broadcast_to(probs[:, None], shape))
+            # the draws of engine.sample, in the same C order (the same stream), from a
+            # contiguous p: numpy's broadcast-iterator path costs half as much again
+            wins = (engine.rng.binomial(c.group_size, probs).reshape(shape) if c.prompts == 1
+                    else engine.rng.binomial(c.group_size, np.repeat(probs, c.prompts)
+                                             .reshape(shape)))
             row = (n + 1) // record_every if (n + 1) % record_every == 0 else 0
             step(state, velocity, probs, wins, *constants, grad,
                  block[:, row - 1] if row else scratch, policy)
