@@ -249,7 +249,9 @@ class _TwoArmEngine:
                                                 c.group_size, p_ref=self.p_ref, kl=c.kl,
                                                 forward=c.kl_estimator == "forward",
                                                 x_ref=c.x_ref)
-            return grad, _block_metrics(block, self.p_ref)
+            # entropy is logged at record time from the current policy (a held gradient's
+            # step may be older), as on the numpy path
+            return grad, _block_metrics(block, self.p_ref, entropy=False)
         p = np.minimum(np.maximum(p, _PROB_FLOOR), 1.0 - 1e-16)  # np.clip, without its wrapper
         win_terms, loss_terms = self.win_terms[wins], self.loss_terms[wins]
         if p_old is None:
@@ -290,21 +292,27 @@ def _two_arm_entropy(probs: np.ndarray) -> np.ndarray:
     return -(safe * np.log(safe) + (1 - safe) * np.log(np.maximum(1 - safe, _PROB_FLOOR)))
 
 
-def _block_metrics(block: np.ndarray, p_ref: float) -> dict[str, np.ndarray]:
-    """TRL's metrics from a fused kernel's block (rows ``fast.BLOCK``; any trailing shape).
+def _block_metrics(block: np.ndarray, p_ref: float, *, entropy: bool = True
+                   ) -> dict[str, np.ndarray]:
+    """TRL's metrics from a fused kernel's block (rows ``fast.BLOCK``; any trailing shape),
+    the entropy of the block's raw p included when ``entropy``.
 
     kl and entropy are formed 32k values at a time: the same elementwise operations (the same
     bits), but cache-resident temporaries instead of fresh run-sized ones (8x faster here).
     """
     share, p_clipped, p = (np.ascontiguousarray(block[k]).reshape(-1) for k in (0, 3, 4))
-    kl, entropy = np.empty(share.size), np.empty(share.size)
+    kl, values = np.empty(share.size), np.empty(share.size)
     for lo in range(0, share.size, 32_768):
         part = slice(lo, lo + 32_768)
         kl[part] = _kl_value(share[part], p_clipped[part], p_ref)
-        entropy[part] = _two_arm_entropy(p[part])
+        if entropy:
+            values[part] = _two_arm_entropy(p[part])
     shape = block.shape[1:]
-    return {"reward": block[0], "reward_std": block[1], "frac_reward_zero_std": block[2],
-            "kl": kl.reshape(shape), "entropy": entropy.reshape(shape)}
+    out = {"reward": block[0], "reward_std": block[1], "frac_reward_zero_std": block[2],
+           "kl": kl.reshape(shape)}
+    if entropy:
+        out["entropy"] = values.reshape(shape)
+    return out
 
 
 def simulate_bandit(config: BanditConfig, *, steps: int, seeds: int = 1, seed: int = 0,
