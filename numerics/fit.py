@@ -678,14 +678,15 @@ def _fft_size(n: int) -> int:
     return 1 << (2 * n - 1).bit_length()
 
 
-def _lagged_dots(x: np.ndarray, y: np.ndarray, lags: int) -> np.ndarray:
-    """sum_j x[j + h] . y[j] for h = 0..lags (offset traces of x y^T), by one FFT product."""
-    n = x.shape[0]
-    size = _fft_size(n)
-    cross = np.fft.rfft(x, size, axis=0) * np.conj(np.fft.rfft(y, size, axis=0))
-    if cross.ndim > 1:
-        cross = cross.sum(axis=1)
-    return np.fft.irfft(cross, size)[: lags + 1]
+def _rows(x: np.ndarray) -> np.ndarray:
+    """The columns of x (n,) or (n, p) as contiguous rows (p, n): FFTs along the last axis."""
+    return np.ascontiguousarray(np.atleast_2d(x.T))
+
+
+def _lagged_dots(x_hat: np.ndarray, y_hat: np.ndarray, size: int, lags: int) -> np.ndarray:
+    """sum_j x[j + h] . y[j] for h = 0..lags (offset traces of x y^T), from the spectra
+    ``rfft(_rows(x), size)`` and ``rfft(_rows(y), size)`` (size >= 2n: no wrap-around)."""
+    return np.fft.irfft((x_hat * np.conj(y_hat)).sum(axis=0), size)[: lags + 1]
 
 
 def _process_times(kernel: tuple[np.ndarray, ...], jac: np.ndarray) -> np.ndarray:
@@ -694,14 +695,15 @@ def _process_times(kernel: tuple[np.ndarray, ...], jac: np.ndarray) -> np.ndarra
     n = jac.shape[0]
     size = _fft_size(n)
     rfft, irfft = np.fft.rfft, np.fft.irfft
-    f_hat, g_hat = rfft(f, size)[:, None], rfft(g, size)[:, None]
-    lower = irfft(f_hat * rfft(p_ee[:, None] * jac, size, axis=0)
-                  + g_hat * rfft(p_ve[:, None] * jac, size, axis=0), size, axis=0)[:n]
+    columns = _rows(jac)  # (p, n)
+    f_hat, g_hat = rfft(f, size), rfft(g, size)
+    lower = irfft(f_hat * rfft(p_ee * columns, size) + g_hat * rfft(p_ve * columns, size),
+                  size)[:, :n]
     # strictly upper part (j > i): the same kernels without their lag-0 term, on reversed J
-    reversed_hat = rfft(jac[::-1], size, axis=0)
-    upper_f = irfft((f_hat - f[0]) * reversed_hat, size, axis=0)[:n][::-1]
-    upper_g = irfft((g_hat - g[0]) * reversed_hat, size, axis=0)[:n][::-1]
-    return lower + p_ee[:, None] * upper_f + p_ve[:, None] * upper_g
+    reversed_hat = rfft(columns[:, ::-1], size)
+    upper_f = irfft((f_hat - f[0]) * reversed_hat, size)[:, :n][:, ::-1]
+    upper_g = irfft((g_hat - g[0]) * reversed_hat, size)[:, :n][:, ::-1]
+    return (lower + p_ee * upper_f + p_ve * upper_g).T
 
 
 def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: np.ndarray,
@@ -733,13 +735,16 @@ def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: 
     tail_ee, tail_ve = np.cumsum(p_ee), np.cumsum(p_ve)
     h = np.arange(lags + 1)
     trace_r = f[h] * tail_ee[n - 1 - h] + g[h] * tail_ve[n - 1 - h]
-    w = _times(rj, bread.T)  # H R = J W^T
-    jc = _times(jac, bread @ jrj @ bread)
-    trace_mrm = (trace_r - _lagged_dots(jac, w, lags) - _lagged_dots(w, jac, lags)
-                 + _lagged_dots(jc, jac, lags))
-    trace_m = np.where(h == 0, n, 0.0) - _lagged_dots(_times(jac, bread), jac, lags)
-    centred = residuals - residuals.mean()
-    sample = _lagged_dots(centred, centred, lags) / n
+    # spectra of J and R J once; W = R J B^T (H R = J W^T), J C and J B are linear in them
+    size = _fft_size(n)
+    j_hat = np.fft.rfft(_rows(jac), size)
+    w_hat = bread @ np.fft.rfft(_rows(rj), size)
+    jc_hat = (bread @ jrj @ bread).T @ j_hat
+    trace_mrm = (trace_r - _lagged_dots(j_hat, w_hat, size, lags)
+                 - _lagged_dots(w_hat, j_hat, size, lags) + _lagged_dots(jc_hat, j_hat, size, lags))
+    trace_m = np.where(h == 0, n, 0.0) - _lagged_dots(bread.T @ j_hat, j_hat, size, lags)
+    centred_hat = np.fft.rfft(_rows(residuals - residuals.mean()), size)
+    sample = _lagged_dots(centred_hat, centred_hat, size, lags) / n
     (q, sigma2), _ = nnls(np.column_stack([trace_mrm / n, trace_m / n]), sample)
     meat = q * jrj + sigma2 * _gram(jac, jac)
     return n / max(n - theta.size, 1) * bread @ meat @ bread
@@ -775,26 +780,38 @@ def _boxed_line(u: np.ndarray, y: np.ndarray, r_star: float, slope: float,
     return best
 
 
+#: Rows from which the fit's long reductions avoid BLAS: OpenBLAS runs dot products and
+#: matrix-vector products on its thread pool above ~1e4 entries, and waking the pool costs
+#: milliseconds per call on a busy machine; below, BLAS runs on one thread and is the fastest.
+_NO_BLAS_ROWS = 8192
+
+
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
-    """a . b without BLAS: a BLAS dot wakes its thread pool, which costs milliseconds at
-    1e4-1e5 points on a busy machine (numpy's own loop is single-threaded)."""
+    """a . b; numpy's own single-threaded loop (no BLAS) for long vectors."""
+    if a.shape[0] < _NO_BLAS_ROWS:
+        return float(a @ b)
     return float(np.einsum("i,i->", a, b))
 
 
 def _gram(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a^T b for tall a, b (n x p, n x q, p and q small) without BLAS (see :func:`_dot`)."""
+    """a^T b for tall a, b (n x p, n x q; p, q small); no BLAS for long ones (see _dot)."""
+    if a.shape[0] < _NO_BLAS_ROWS:
+        return a.T @ b
     return np.einsum("ij,ik->jk", a, b)
 
 
 def _times(a: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """a m for a tall a (n x p) and a small m (p x q), without BLAS (see :func:`_dot`)."""
+    """a m for a tall a (n x p) and a small m (p x q); no BLAS for long ones (see _dot)."""
+    if a.shape[0] < _NO_BLAS_ROWS:
+        return a @ m
     return np.einsum("ij,jk->ik", a, m)
 
 
 def _inverse_2x2(matrix: np.ndarray) -> np.ndarray:
     """Inverse of a 2 x 2 matrix in closed form (no LAPACK call for a tiny system)."""
-    (a, b), (c, d) = matrix
-    return np.array([[d, -b], [-c, a]]) / (a * d - b * c)
+    (a, b), (c, d) = matrix.tolist()
+    det = a * d - b * c
+    return np.array([[d / det, -b / det], [-c / det, a / det]])
 
 
 @dataclass(frozen=True)
