@@ -174,7 +174,8 @@ def bench_stability(repeats: int) -> list[dict]:
 
 def _plain_loop(seeds: int, steps: int, group: int, lr: float, kl: float, seed: int) -> None:
     """The same GRPO bandit update as a plain per-seed Python loop, completion by completion:
-    sample G answers, score them, normalise within the group, sum the score-function terms."""
+    sample G answers, score them, normalise within the group, sum the score-function terms.
+    """
     rng = np.random.default_rng(seed)
     p_ref = 0.5
     for _ in range(seeds):
@@ -276,7 +277,8 @@ def _wall(argv: list[str]) -> float:
 
 def bench_import_and_cli(repeats: int) -> list[dict]:
     """Import of the numeric layer and ``grpodyn fit LOG`` against the numpy + scipy.optimize
-    floor, each in fresh interpreters, alternating."""
+    floor, each in fresh interpreters, alternating.
+    """
     timing = ("import json, time; t = time.perf_counter(); import {modules}; "
               "print(json.dumps({{'s': time.perf_counter() - t}}))")
     floor_code = timing.format(modules="numpy, scipy.optimize")
@@ -345,7 +347,8 @@ def bench_lab_pieces() -> list[dict]:
 
 def bench_jacobians(repeats: int) -> list[dict]:
     """Analytic Jacobians (sympy derivatives, theory/jacobians.py) against forward
-    differences of the model, 1000 points: time and the largest relative difference."""
+    differences of the model, 1000 points: time and the largest relative difference.
+    """
     from grpodyn.numerics.compiled import compiled
     from grpodyn.theory.jacobians import FIT_PARAMETERS
 

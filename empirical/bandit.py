@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from grpodyn.numerics import fast
 from grpodyn.numerics.validation import InputError, check_finite, check_int, check_positive
@@ -139,7 +140,7 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
 class _Engine:
     """One step's gradient for all seeds; arms = 2 uses binomial draws and the gap x."""
 
-    def __init__(self, config: BanditConfig, rng: np.random.Generator, seeds: int):
+    def __init__(self, config: BanditConfig, rng: np.random.Generator, seeds: int) -> None:
         self.c, self.rng, self.seeds = config, rng, seeds
         ref = np.zeros(config.arms)
         ref[0] = config.x_ref
@@ -149,7 +150,7 @@ class _Engine:
             self.trainable[1] = 0.0  # the gap x is the logit of arm 0; arm 1 stays at 0
 
     def sample(self, probs: np.ndarray) -> np.ndarray:
-        """Counts per arm, shape (seeds, B, arms)."""
+        """Draw the counts per arm, shape (seeds, B, arms)."""
         c = self.c
         shape = (self.seeds, c.prompts)
         if c.arms == 2:
@@ -160,8 +161,10 @@ class _Engine:
 
     def gradient(self, logits: np.ndarray, counts: np.ndarray, old_probs: np.ndarray | None, *,
                  probs: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Ascent direction in the logits and the metrics of these samples (``probs``: the
-        softmax of ``logits``, when the caller has it)."""
+        """Return the ascent direction in the logits and the metrics of these samples.
+
+        ``probs``: the softmax of ``logits``, when the caller has it.
+        """
         c = self.c
         probs = _softmax(logits) if probs is None else probs
         wins = counts[..., 0].astype(float)
@@ -213,7 +216,7 @@ class _TwoArmEngine:
     """
 
     def __init__(self, config: BanditConfig, rng: np.random.Generator, seeds: int, *,
-                 fused: bool = False):
+                 fused: bool = False) -> None:
         self.c, self.rng, self.seeds, self.fused = config, rng, seeds, fused
         self.p_ref = 1.0 / (1.0 + np.exp(-config.x_ref))
         g = config.group_size
@@ -231,9 +234,12 @@ class _TwoArmEngine:
                                                                     (self.seeds, self.c.prompts)))
 
     def _clipped(self, ratio: np.ndarray, sign: np.ndarray) -> np.ndarray:
-        """Importance weights per group with PPO clipping: 0 where A > 0 and the ratio exceeds
-        1 + clip, or A < 0 and it is below 1 - clip. ``ratio`` is per seed (seeds, 1); the
-        three weights of a seed are formed once and picked per group by the sign class."""
+        """Return the importance weights per group with PPO clipping.
+
+        0 where A > 0 and the ratio exceeds 1 + clip, or A < 0 and it is below 1 - clip.
+        ``ratio`` is per seed (seeds, 1); the three weights of a seed are formed once and
+        picked per group by the sign class.
+        """
         clip = self.c.clip
         weights = np.concatenate([np.where(ratio > 1 + clip, 0.0, ratio),
                                   np.where(ratio < 1 - clip, 0.0, ratio), ratio], axis=1)
@@ -294,8 +300,9 @@ def _two_arm_entropy(probs: np.ndarray) -> np.ndarray:
 
 def _block_metrics(block: np.ndarray, p_ref: float, *, entropy: bool = True
                    ) -> dict[str, np.ndarray]:
-    """TRL's metrics from a fused kernel's block (rows ``fast.BLOCK``; any trailing shape),
-    the entropy of the block's raw p included when ``entropy``.
+    """Return TRL's metrics from a fused kernel's block (rows ``fast.BLOCK``, any shape after).
+
+    The entropy of the block's raw p is included when ``entropy``.
 
     kl and entropy are formed 32k values at a time: the same elementwise operations (the same
     bits), but cache-resident temporaries instead of fresh run-sized ones (8x faster here).
@@ -423,8 +430,11 @@ def simulate_bandit(config: BanditConfig, *, steps: int, seeds: int = 1, seed: i
 
 def _fused_sgd_run(engine: _TwoArmEngine, state: np.ndarray, steps: int, record_every: int
                    ) -> BanditRun:
-    """The on-policy two-arm heavy-ball loop of :func:`simulate_bandit` with its step fused
-    (numerics.fast): the same draws, the same operations in the same order, the same paths."""
+    """Run the on-policy two-arm heavy-ball loop of :func:`simulate_bandit`, step fused.
+
+    The step is numerics.fast's kernel: the same draws, the same operations in the same order,
+    the same paths.
+    """
     c, seeds = engine.c, state.size
     kept = steps // record_every
     xs, ps = np.empty((kept + 1, seeds)), np.empty((kept + 1, seeds))
@@ -461,9 +471,11 @@ def _fused_sgd_run(engine: _TwoArmEngine, state: np.ndarray, steps: int, record_
     return BanditRun(c, xs, ps, _block_metrics(block, engine.p_ref))
 
 
-def group_update_moments(x, config: BanditConfig):
-    """Exact mean and variance of one group's ascent direction of x (two arms), by enumerating
-    every success count S with its binomial probability.
+def group_update_moments(x: npt.ArrayLike, config: BanditConfig
+                         ) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """Return the exact mean and variance of one group's ascent direction of x (two arms).
+
+    By enumerating every success count S with its binomial probability.
 
     Uses the simulator's own advantage and KL code: an independent check of the sympy drift (it
     shares no code with it). The k3 KL is the sampled estimator, so it adds to the variance; the
@@ -506,7 +518,9 @@ def group_update_moments(x, config: BanditConfig):
     return mean, np.einsum("...j,...j->...", weights, update**2) - mean**2
 
 
-def expected_update(x, config: BanditConfig):
-    """Exact expected ascent direction of x for two arms (:func:`group_update_moments`);
-    a float for a scalar x, an array for an array."""
+def expected_update(x: npt.ArrayLike, config: BanditConfig) -> np.ndarray | float:
+    """Return the exact expected ascent direction of x for two arms.
+
+    From :func:`group_update_moments`: a float for a scalar x, an array for an array.
+    """
     return group_update_moments(x, config)[0]

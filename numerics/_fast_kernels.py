@@ -8,9 +8,11 @@ import numpy as np
 
 @numba.njit(cache=True, nogil=True)
 def pairwise_sum(a: np.ndarray, n: int) -> float:
-    """numpy's pairwise summation of a[:n] for n <= 128 (one block: the same grouping, so the
-    same bits). Longer sums split recursively in numpy; callers keep to n <= 128 (a recursive
-    kernel cannot be cached by numba)."""
+    """Sum a[:n] as numpy's pairwise summation does, for n <= 128.
+
+    One block: the same grouping, so the same bits. Longer sums split recursively in numpy;
+    callers keep to n <= 128 (a recursive kernel cannot be cached by numba).
+    """
     if n < 8:
         res = 0.0
         for i in range(n):
@@ -40,7 +42,7 @@ def two_arm_gradient_loop(x: np.ndarray, probs: np.ndarray, wins: np.ndarray,
                            win_terms: np.ndarray, loss_terms: np.ndarray, group_size: int,
                            p_ref: float, kl: float, forward: bool, x_ref: float,
                            grad: np.ndarray, metrics: np.ndarray, policy: np.ndarray) -> None:
-    """The on-policy two-arm GRPO gradient of every seed, fused, and its metrics block.
+    """Compute the on-policy two-arm GRPO gradient of every seed and its metrics block.
 
     ``metrics`` rows: reward, reward_std, frac_reward_zero_std, then the clipped and the raw p
     (the logarithmic metrics are left to numpy, whose SIMD logarithms are faster and give the
@@ -82,8 +84,11 @@ def two_arm_sgd_step(state: np.ndarray, velocity: np.ndarray, probs: np.ndarray,
                      group_size: int, p_ref: float, kl: float, forward: bool, x_ref: float,
                      momentum: float, lr: float, limit: float, grad: np.ndarray,
                      metrics: np.ndarray, policy: np.ndarray) -> None:
-    """One heavy-ball step of every seed in place: gradient, metrics, then
-    v <- momentum v + g, x <- clip(x + lr v, -limit, limit) (NaN kept, as np.minimum/maximum)."""
+    """Take one heavy-ball step of every seed in place.
+
+    Gradient and metrics block, then v <- momentum v + g and
+    x <- clip(x + lr v, -limit, limit) (NaN kept, as np.minimum/maximum).
+    """
     two_arm_gradient_loop(state, probs, wins, win_terms, loss_terms, group_size, p_ref, kl,
                           forward, x_ref, grad, metrics, policy)
     for i in range(state.size):

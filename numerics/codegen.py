@@ -82,7 +82,7 @@ def _docstring(d: Derivation) -> str:
 
 
 def domain_text(d: Derivation) -> str:
-    """The domain of ``d`` as plain text (sympy's str), for messages."""
+    """Return the domain of ``d`` as plain text (sympy's str), for messages."""
     return str(d.domain)
 
 
@@ -110,13 +110,13 @@ def render_function(d: Derivation) -> str:
 
 
 def _symbol_row(name: str) -> tuple[str, str, tuple[str, ...]]:
-    """(unit, LaTeX, true assumptions) of the declared symbol ``name``, for the generated table."""
+    """Return (unit, LaTeX, true assumptions) of the declared symbol ``name``."""
     row = TABLE[name]
     return row.unit, row.latex, tuple(sorted(k for k, v in row.assumptions.items() if v))
 
 
 def render_module(derivations: Iterable[Derivation] | None = None) -> str:
-    """A self-contained module with every derivation as a numpy function."""
+    """Render a self-contained module with every derivation as a numpy function."""
     ds = list(derivations if derivations is not None else registry().values())
     signatures = ",\n".join(f"    {d.name!r}: {d.arg_names!r}" for d in ds)
     arguments = sorted({name for d in ds for name in d.arg_names})

@@ -26,7 +26,7 @@ __all__ = ["compiled", "signature", "symbol_info", "registered_names", "generate
 
 @cache
 def generated_is_fresh() -> bool:
-    """True when ``_generated.py`` was generated from the current theory sources."""
+    """Tell whether ``_generated.py`` was generated from the current theory sources."""
     return _generated.THEORY_HASH == theory_source_hash()
 
 
@@ -42,7 +42,7 @@ def compile_derivation(derivation: Any) -> Callable[..., Any]:
 
 @cache
 def compiled(name: str) -> Callable[..., Any]:
-    """The numpy function of the derivation ``name``.
+    """Return the numpy function of the derivation ``name``.
 
     Raises
     ------
@@ -70,7 +70,7 @@ def signature(name: str) -> tuple[str, ...]:
 
 
 def symbol_info(name: str) -> tuple[str, str, tuple[str, ...]]:
-    """(unit, LaTeX name, assumptions that hold) of the argument symbol ``name``.
+    """Return (unit, LaTeX name, assumptions that hold) of the argument symbol ``name``.
 
     Read from the generated module's ``SYMBOLS`` table (no sympy), or from the theory's symbol
     table when the generated module is stale.

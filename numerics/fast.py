@@ -39,7 +39,7 @@ MAX_PROMPTS = 128
 
 @cache
 def _kernels() -> object:
-    """The compiled kernels module (imports numba; compiled code cached on disk)."""
+    """Import the compiled kernels module (imports numba; compiled code cached on disk)."""
     from . import _fast_kernels
 
     return _fast_kernels
@@ -54,7 +54,7 @@ def two_arm_gradient(x: np.ndarray, probs: np.ndarray, wins: np.ndarray,
                      win_terms: np.ndarray, loss_terms: np.ndarray, group_size: int, *,
                      p_ref: float, kl: float, forward: bool, x_ref: float
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """The on-policy two-arm GRPO gradient and metrics of every seed by one fused loop (numba).
+    """Compute the on-policy two-arm GRPO gradient and metrics of every seed (numba).
 
     The gradient takes the same operations in the same order as
     ``empirical.bandit._TwoArmEngine.gradient`` (the sum over a seed's groups is numpy's
@@ -96,7 +96,9 @@ def two_arm_gradient(x: np.ndarray, probs: np.ndarray, wins: np.ndarray,
 
 
 def two_arm_sgd_kernel() -> Callable[..., None]:
-    """The compiled in-place step of :func:`two_arm_gradient` plus heavy-ball SGD and the logit
-    clip, for the simulator's inner loop (no argument checks: the caller passes contiguous
-    float64 arrays, int64 wins and a (5, seeds) block, rows :data:`BLOCK`)."""
+    """Return the compiled in-place step: :func:`two_arm_gradient`, heavy-ball SGD, logit clip.
+
+    For the simulator's inner loop (no argument checks: the caller passes contiguous
+    float64 arrays, int64 wins and a (5, seeds) block, rows :data:`BLOCK`).
+    """
     return _kernels().two_arm_sgd_step

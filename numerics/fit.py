@@ -25,13 +25,14 @@ observation noise estimated from first differences.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import product
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.optimize import least_squares
 
 from .compiled import compiled, signature, symbol_info
@@ -162,7 +163,7 @@ class CurveModel:
                    domain=domain, abscissa=abscissa)
 
     def guess(self, t: np.ndarray, y: np.ndarray) -> CurveModel:
-        """This model with a box and starting points scaled to the series (t, y).
+        """Return this model with a box and starting points scaled to the series (t, y).
 
         The built-in models keep their own rule (``_GUESSES``); a model of a new law gets a
         rule from its parameters' units: times (unit steps) range over 1e-3 .. 100 spans and
@@ -206,7 +207,7 @@ def _registered() -> frozenset[str]:
 
 
 def _assumed_range(parameter: str) -> tuple[float, float]:
-    """The interval a parameter's declared assumptions allow (positive: (0, inf))."""
+    """Return the interval a parameter's declared assumptions allow (positive: (0, inf))."""
     _, _, assumptions = symbol_info(parameter)
     if "positive" in assumptions or "nonnegative" in assumptions:
         return 0.0, np.inf
@@ -241,24 +242,31 @@ class FitResult:
 
     @property
     def n(self) -> int:
+        """Number of points fitted."""
         return int(self.t.size)
 
     @property
     def params(self) -> dict[str, float]:
+        """Fitted parameters by name."""
         return dict(zip(self.model.params, map(float, self.theta), strict=True))
 
     @property
     def stderr(self) -> dict[str, float]:
-        """Standard errors; NaN where the covariance is numerically not positive (a parameter
-        the data do not identify, e.g. the damping of a curve that shows no inertia)."""
+        """Standard errors by name.
+
+        NaN where the covariance is numerically not positive (a parameter
+        the data do not identify, e.g. the damping of a curve that shows no inertia).
+        """
         diagonal = np.diag(self.covariance)
         errors = np.sqrt(np.where(diagonal >= 0, diagonal, np.nan))
         return dict(zip(self.model.params, map(float, errors), strict=True))
 
     @property
     def at_bounds(self) -> tuple[str, ...]:
-        """Parameters that sit on a bound of the fit (within 0.1% of the bound, or on the
-        plateau range): results of the box, not of the data."""
+        """Parameters that sit on a bound of the fit: results of the box, not of the data.
+
+        Within 0.1% of the bound, or on the plateau range.
+        """
         out = []
         for name, value, lo, hi in zip(self.model.shape_params, self.theta[2:],
                                        self.model.lower, self.model.upper, strict=True):
@@ -275,9 +283,12 @@ class FitResult:
 
     @property
     def singular(self) -> bool:
-        """True when the information matrix J^T J is numerically singular (condition number
+        """Whether no standard error is meaningful.
+
+        True when the information matrix J^T J is numerically singular (condition number
         above 1e12) or the covariance has a non-finite or negative diagonal: then no standard
-        error is meaningful."""
+        error is meaningful.
+        """
         jac = _jacobian(self.model, self.t, self.theta)
         with np.errstate(all="ignore"):
             info = _gram(jac, jac)
@@ -296,10 +307,12 @@ class FitResult:
                 for (name, value), err in zip(self.params.items(), self.stderr.values(),
                                               strict=True)}
 
-    def predict(self, t) -> np.ndarray:
+    def predict(self, t: npt.ArrayLike) -> np.ndarray:
+        """Evaluate the fitted curve at t (steps from the first logged point)."""
         return self.model(np.asarray(t, dtype=float), self.theta)
 
-    def prediction_band(self, t, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    def prediction_band(self, t: npt.ArrayLike, level: float = 0.95
+                        ) -> tuple[np.ndarray, np.ndarray]:
         """Band for new observations: model uncertainty (delta method) plus residual noise."""
         t = np.asarray(t, dtype=float)
         jac = _jacobian(self.model, t, self.theta)
@@ -414,6 +427,7 @@ class FitResult:
         return ax
 
     def to_dict(self) -> dict[str, Any]:
+        """Return the fit as the CLI's JSON object (non-finite numbers as None)."""
         def clean(value: float) -> float | None:
             return float(value) if np.isfinite(value) else None
 
@@ -434,8 +448,10 @@ class FitResult:
 
 
 def _inertial_unit(t: np.ndarray, zeta: float, omega0: float) -> np.ndarray:
-    """Closed-form e(t) from (1, 0), valid in every regime; no input validation (the fit's
-    bounds keep the arguments valid)."""
+    """Evaluate the closed-form e(t) from (1, 0), valid in every regime.
+
+    No input validation: the fit's bounds keep the arguments valid.
+    """
     return closed_form(t, 1.0, 0.0, zeta, omega0)
 
 
@@ -501,7 +517,7 @@ def _unit_guess(model: CurveModel, t: np.ndarray, y: np.ndarray) -> _Box:
 
 
 def _raw_names(model: CurveModel) -> tuple[str, ...]:
-    """The derivation's names of the shape parameters (before any renaming)."""
+    """Return the derivation's names of the shape parameters (before any renaming)."""
     if model.derivation is None:
         return model.shape_params
     return signature(model.derivation)[3:]
@@ -536,7 +552,7 @@ def _lr_clock(t: np.ndarray, learning_rate: np.ndarray | None) -> np.ndarray:
 
 
 def _inertial_model(t: np.ndarray, y: np.ndarray, momentum: float | None) -> CurveModel:
-    """The explicit inertial model (closed form, every regime), scaled to the series."""
+    """Build the explicit inertial model (closed form, every regime), scaled to the series."""
     span = _span(t)
     guess = _relaxation_guess(t, y)
     taus = (guess, span / 10, span)
@@ -674,18 +690,21 @@ def _process_kernel(model: CurveModel, theta: np.ndarray, lags: np.ndarray
 
 
 def _fft_size(n: int) -> int:
-    """A length >= 2n for linear (not circular) FFT products: a power of two."""
+    """Return a length >= 2n for linear (not circular) FFT products: a power of two."""
     return 1 << (2 * n - 1).bit_length()
 
 
 def _rows(x: np.ndarray) -> np.ndarray:
-    """The columns of x (n,) or (n, p) as contiguous rows (p, n): FFTs along the last axis."""
+    """Return the columns of x (n,) or (n, p) as contiguous rows (p, n), for row FFTs."""
     return np.ascontiguousarray(np.atleast_2d(x.T))
 
 
 def _lagged_dots(x_hat: np.ndarray, y_hat: np.ndarray, size: int, lags: int) -> np.ndarray:
-    """sum_j x[j + h] . y[j] for h = 0..lags (offset traces of x y^T), from the spectra
-    ``rfft(_rows(x), size)`` and ``rfft(_rows(y), size)`` (size >= 2n: no wrap-around)."""
+    """Return sum_j x[j + h] . y[j] for h = 0..lags (offset traces of x y^T).
+
+    From the spectra ``rfft(_rows(x), size)`` and ``rfft(_rows(y), size)`` (size >= 2n: no
+    wrap-around).
+    """
     return np.fft.irfft((x_hat * np.conj(y_hat)).sum(axis=0), size)[: lags + 1]
 
 
@@ -787,7 +806,7 @@ _NO_BLAS_ROWS = 8192
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
-    """a . b; numpy's own single-threaded loop (no BLAS) for long vectors."""
+    """Return a . b; numpy's own single-threaded loop (no BLAS) for long vectors."""
     if a.shape[0] < _NO_BLAS_ROWS:
         return float(a @ b)
     return float(np.einsum("i,i->", a, b))
@@ -801,7 +820,7 @@ def _gram(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _times(a: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """a m for a tall a (n x p) and a small m (p x q); no BLAS for long ones (see _dot)."""
+    """Return a m for a tall a (n x p) and a small m (p x q); no BLAS for long ones."""
     if a.shape[0] < _NO_BLAS_ROWS:
         return a @ m
     return np.einsum("ij,jk->ik", a, m)
@@ -890,7 +909,7 @@ def _levenberg_marquardt(residual: Callable[[np.ndarray], np.ndarray],
     return _Solution(x, fun, cost)
 
 
-def _prepare(t, y) -> tuple[np.ndarray, np.ndarray]:
+def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     t = check_finite("steps", t).ravel()
     y = check_finite("reward", y).ravel()
     if t.size != y.size:
@@ -904,8 +923,8 @@ def _prepare(t, y) -> tuple[np.ndarray, np.ndarray]:
     return t - t[0], y
 
 
-def fit_curve(name: str, t, y, *, momentum: float | None = None,
-              learning_rate=None, loss: str = "linear",
+def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float | None = None,
+              learning_rate: npt.ArrayLike | None = None, loss: str = "linear",
               plateau_bounds: tuple[float, float] | None = None) -> FitResult:
     """Fit one model by multi-start bounded least squares.
 
@@ -1005,7 +1024,7 @@ def fit_curve(name: str, t, y, *, momentum: float | None = None,
                      log_lik_term + 2 * p, log_lik_term + p * np.log(n), plateau_bounds)
 
 
-def estimate_noise(y) -> NoiseEstimate:
+def estimate_noise(y: npt.ArrayLike) -> NoiseEstimate:
     """Observation noise from first differences: sigma^2 = Var(diff y) / 2.
 
     For a smooth curve observed with white noise the differences are dominated by the noise, so
@@ -1022,8 +1041,9 @@ def estimate_noise(y) -> NoiseEstimate:
     return NoiseEstimate(sigma, ceiling, "first differences: Var(diff)/2")
 
 
-def fit_models(t, y, *, models=MODEL_NAMES, momentum: float | None = None,
-               learning_rate=None) -> dict[str, FitResult]:
+def fit_models(t: npt.ArrayLike, y: npt.ArrayLike, *, models: Iterable[str] = MODEL_NAMES,
+               momentum: float | None = None, learning_rate: npt.ArrayLike | None = None
+               ) -> dict[str, FitResult]:
     """Fit several models; ``exponential_lr`` is skipped when no learning rate is given."""
     out = {}
     for name in models:
