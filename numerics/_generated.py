@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '7e582d0ba9ff49180e25ceb4ebfce694'
+THEORY_HASH = 'a5d6fc5bf2cb87df6c35fe1f6103c8a9'
 
 
 SIGNATURES = {
@@ -2081,7 +2081,17 @@ def power_law_d_exponent(t, r0, r_star, t_mid, exponent):
         midpoint of a baseline reward curve [steps]
     exponent : array_like
         exponent of the saturating power-law baseline [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        t > 0
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda t: numpy.all(numpy.greater(t, 0)))(numpy.asarray(t, dtype=float))
+    if not _inside:
+        raise ValueError("power_law_d_exponent: defined only where t > 0")
     _x0 = t/t_mid
     _x1 = _x0**exponent
     return -_x1*(r0 - r_star)*numpy.log(_x0)/(_x1 + 1)**2

@@ -151,10 +151,14 @@ class CurveModel:
                 out = np.empty((t.size, len(columns)))
                 with np.errstate(all="ignore"):
                     for j, column in enumerate(columns):
-                        out[:, j] = column(t, 1.0, 0.0, *values)
-                # a 0 * log(0) at t = 0 (power law): the column's limit there is 0
-                return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0) \
-                    if not np.all(np.isfinite(out)) else out
+                        try:
+                            out[:, j] = column(t, 1.0, 0.0, *values)
+                        except ValueError:  # a column defined only for t > 0 (power law's
+                            # d/d exponent): central differences of U at t = 0
+                            inside = t > 0
+                            out[inside, j] = column(t[inside], 1.0, 0.0, *values)
+                            out[~inside, j] = _difference(shape, t[~inside], values, j)
+                return out
 
         domain = tuple(_assumed_range(p) for p in phi)
         names = tuple((rename or {}).get(p, p) for p in phi)
@@ -196,6 +200,16 @@ class CurveModel:
         """Evaluate r(t) for the parameter vector theta = (r0, r*, *phi)."""
         r0, r_star, *phi = theta
         return r_star + (r0 - r_star) * self.shape(t, *phi)
+
+
+def _difference(shape: Callable[..., np.ndarray], t: np.ndarray, values: tuple[float, ...],
+                j: int) -> np.ndarray:
+    """Return dU/dphi_j at t by central differences (relative step 1e-6)."""
+    h = 1e-6 * max(abs(values[j]), 1e-3)
+    up, down = list(values), list(values)
+    up[j] += h
+    down[j] -= h
+    return (shape(t, *up) - shape(t, *down)) / (2 * h)
 
 
 @cache

@@ -19,8 +19,8 @@ POINT = {"saturation_law": {"r0": 0.2, "r_star": 0.85, "tau": 60.0},
 
 @pytest.mark.parametrize("model", sorted(FIT_PARAMETERS))
 def test_every_column_equals_central_differences(model):
-    # the power law's d/d exponent is (t/t_mid)^b log(t/t_mid): 0 * log 0 at t = 0 (the fit
-    # takes its limit 0 there, tested in test_fit.py)
+    # the power law's d/d exponent is (t/t_mid)^b log(t/t_mid): 0 * log 0 at t = 0, so it is
+    # declared for t > 0 and refuses t = 0 (the fit differences U there, tested in test_fit.py)
     t = np.linspace(1.0 if model == "power_law" else 0.0, 300.0, 301)
     names = signature(model)
     for parameter in FIT_PARAMETERS[model]:
@@ -42,3 +42,5 @@ def test_every_column_equals_central_differences(model):
 def test_jacobian_refuses_outside_the_model_domain():
     with pytest.raises(ValueError, match="trajectory_d_zeta: defined only where"):
         compiled("trajectory_d_zeta")(np.arange(5.0), -0.6, 0.0, 0.5, 0.05)
+    with pytest.raises(ValueError, match="power_law_d_exponent: defined only where t > 0"):
+        compiled("power_law_d_exponent")(np.arange(5.0), 0.2, 0.8, 40.0, 1.3)
