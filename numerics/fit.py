@@ -703,9 +703,20 @@ def _process_kernel(model: CurveModel, theta: np.ndarray, lags: np.ndarray
     return f, g, p_ee, p_ve
 
 
-def _fft_size(n: int) -> int:
-    """Return a length >= 2n for linear (not circular) FFT products: a power of two."""
-    return 1 << (2 * n - 1).bit_length()
+def _fft_size(m: int) -> int:
+    """Return the smallest 5-smooth length >= m (2^a 3^b 5^c: a fast FFT length)."""
+    best = 1 << max(m - 1, 0).bit_length()
+    power5 = 1
+    while power5 < best:
+        power35 = power5
+        while power35 < best:
+            size = power35
+            while size < m:
+                size *= 2
+            best = min(best, size)
+            power35 *= 3
+        power5 *= 5
+    return best
 
 
 def _rows(x: np.ndarray) -> np.ndarray:
@@ -716,8 +727,8 @@ def _rows(x: np.ndarray) -> np.ndarray:
 def _lagged_dots(x_hat: np.ndarray, y_hat: np.ndarray, size: int, lags: int) -> np.ndarray:
     """Return sum_j x[j + h] . y[j] for h = 0..lags (offset traces of x y^T).
 
-    From the spectra ``rfft(_rows(x), size)`` and ``rfft(_rows(y), size)`` (size >= 2n: no
-    wrap-around).
+    From the spectra ``rfft(_rows(x), size)`` and ``rfft(_rows(y), size)`` (size >= n + lags:
+    no wrap-around).
     """
     return np.fft.irfft((x_hat * np.conj(y_hat)).sum(axis=0), size)[: lags + 1]
 
@@ -726,7 +737,7 @@ def _process_times(kernel: tuple[np.ndarray, ...], jac: np.ndarray) -> np.ndarra
     """R J for the process covariance R of the kernel, by FFT convolutions, O(n log n)."""
     f, g, p_ee, p_ve = kernel
     n = jac.shape[0]
-    size = _fft_size(n)
+    size = _fft_size(2 * n - 1)  # linear convolutions: no wrap-around of the n outputs
     rfft, irfft = np.fft.rfft, np.fft.irfft
     columns = _rows(jac)  # (p, n)
     f_hat, g_hat = rfft(f, size), rfft(g, size)
@@ -768,8 +779,9 @@ def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: 
     tail_ee, tail_ve = np.cumsum(p_ee), np.cumsum(p_ve)
     h = np.arange(lags + 1)
     trace_r = f[h] * tail_ee[n - 1 - h] + g[h] * tail_ve[n - 1 - h]
-    # spectra of J and R J once; W = R J B^T (H R = J W^T), J C and J B are linear in them
-    size = _fft_size(n)
+    # spectra of J and R J once; W = R J B^T (H R = J W^T), J C and J B are linear in them;
+    # lags 0..L need n + L zero-padded points, not 2n, to stay free of wrap-around
+    size = _fft_size(n + lags + 1)
     j_hat = np.fft.rfft(_rows(jac), size)
     w_hat = bread @ np.fft.rfft(_rows(rj), size)
     jc_hat = (bread @ jrj @ bread).T @ j_hat
