@@ -703,6 +703,7 @@ def _process_kernel(model: CurveModel, theta: np.ndarray, lags: np.ndarray
     return f, g, p_ee, p_ve
 
 
+@cache
 def _fft_size(m: int) -> int:
     """Return the smallest 5-smooth length >= m (2^a 3^b 5^c: a fast FFT length)."""
     best = 1 << max(m - 1, 0).bit_length()
@@ -978,9 +979,13 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     lower, upper = np.array(model.lower), np.array(model.upper)
     y_mean = float(y.mean())
 
+    last_shape: dict[bytes, np.ndarray] = {}  # U at the latest phi: the Jacobian reuses it
+
     def plateau_and_start(phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(r0, r*) by linear least squares for this shape, and the fitted curve."""
         u = model.shape(t, *phi)
+        last_shape.clear()
+        last_shape[phi.tobytes()] = u
         # y ~ r0 u + r* (1 - u) = r* + (r0 - r*) u: a straight line in u, solved in closed form
         u_mean = u.mean()
         du = u - u_mean
@@ -1002,9 +1007,13 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         phi_j is P_perp D_j c - (A^+)^T D_j^T rho, D_j = dA/dphi_j = [du_j, -du_j]:
         exact, from the analytic dU/dphi of the registry.
         """
-        u = model.shape(t, *phi)
+        u = last_shape.get(phi.tobytes())
+        if u is None:
+            u = model.shape(t, *phi)
         dus = model.shape_jac(t, *phi)
-        design = np.column_stack([u, 1.0 - u])
+        design = np.empty((t.size, 2))
+        design[:, 0] = u
+        design[:, 1] = 1.0 - u
         gram_inverse = _inverse_2x2(_gram(design, design))
         coef = gram_inverse @ _gram(design, y[:, None])[:, 0]
         rho = u * coef[0] + (1.0 - u) * coef[1] - y
