@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '14039746e50eefa6e5e8e48b1b5cc4a5'
+THEORY_HASH = '592bc5ccbcab02049175dc2903296b1c'
 
 
 SIGNATURES = {
@@ -104,9 +104,19 @@ SIGNATURES = {
     'adam_relaxation_time': ('eta', 'kappa_A', 'rho_A', 'B', 'G'),
     'adam_tau_lr_exponent': (),
     'warmup_trajectory': ('t', 'e0', 'beta', 'k', 'T_w'),
+    'sigmoid_law': ('t', 'r0', 'r_star', 't_mid', 'width'),
+    'power_law': ('t', 'r0', 'r_star', 't_mid', 'exponent'),
     'saturation_law_d_r0': ('t', 'r0', 'r_star', 'tau'),
     'saturation_law_d_r_star': ('t', 'r0', 'r_star', 'tau'),
     'saturation_law_d_tau': ('t', 'r0', 'r_star', 'tau'),
+    'sigmoid_law_d_r0': ('t', 'r0', 'r_star', 't_mid', 'width'),
+    'sigmoid_law_d_r_star': ('t', 'r0', 'r_star', 't_mid', 'width'),
+    'sigmoid_law_d_t_mid': ('t', 'r0', 'r_star', 't_mid', 'width'),
+    'sigmoid_law_d_width': ('t', 'r0', 'r_star', 't_mid', 'width'),
+    'power_law_d_r0': ('t', 'r0', 'r_star', 't_mid', 'exponent'),
+    'power_law_d_r_star': ('t', 'r0', 'r_star', 't_mid', 'exponent'),
+    'power_law_d_t_mid': ('t', 'r0', 'r_star', 't_mid', 'exponent'),
+    'power_law_d_exponent': ('t', 'r0', 'r_star', 't_mid', 'exponent'),
     'trajectory_d_e0': ('t', 'e0', 'v0', 'zeta', 'omega0'),
     'trajectory_d_v0': ('t', 'e0', 'v0', 'zeta', 'omega0'),
     'trajectory_d_zeta': ('t', 'e0', 'v0', 'zeta', 'omega0'),
@@ -118,6 +128,61 @@ SIGNATURES = {
     'trajectory_critical_d_e0': ('t', 'e0', 'v0', 'omega0'),
     'trajectory_critical_d_v0': ('t', 'e0', 'v0', 'omega0'),
     'trajectory_critical_d_omega0': ('t', 'e0', 'v0', 'omega0'),
+}
+
+
+#: argument -> (unit, LaTeX, assumptions that are true): numeric code reads a
+#: parameter's domain here (e.g. a fit's bounds) without importing sympy
+SYMBOLS = {
+    'B': ('prompts', 'B', ('integer', 'positive')),
+    'G': ('completions', 'G', ('integer', 'positive')),
+    'K': ('steps', 'K', ('integer', 'positive')),
+    'S': ('completions', 'S', ('integer', 'nonnegative')),
+    'Sigma': ('gradient^2', '\\Sigma', ('positive',)),
+    'T_w': ('steps', 'T_w', ('positive',)),
+    'a': ('parameter/gradient', 'a', ('positive',)),
+    'a_p': ('dimensionless', 'a_p', ('positive',)),
+    'alpha': ('dimensionless', '\\alpha', ('real',)),
+    'b_p': ('dimensionless', 'b_p', ('positive',)),
+    'beta': ('dimensionless', '\\beta', ('nonnegative',)),
+    'beta1': ('dimensionless', '\\beta_1', ('nonnegative',)),
+    'c': ('1/step', 'c', ('positive',)),
+    'd': ('steps', 'd', ('integer', 'positive')),
+    'e0': ('reward', 'e_0', ('real',)),
+    'e_lag': ('reward', 'e_{n-l}', ('real',)),
+    'e_now': ('reward', 'e_{n}', ('real',)),
+    'e_prev': ('reward', 'e_{n-1}', ('real',)),
+    'eps': ('reward', '\\epsilon', ('nonnegative',)),
+    'eta': ('parameter/gradient', '\\eta', ('positive',)),
+    'exponent': ('dimensionless', 'b', ('positive',)),
+    'g_mean': ('gradient', '\\bar g', ('real',)),
+    'h': ('steps', 'h', ('integer', 'nonnegative')),
+    'k': ('1/step^2', 'k', ('positive',)),
+    'kappa': ('gradient/reward', '\\kappa', ('positive',)),
+    'kappa_A': ('1/reward', '\\kappa_A', ('positive',)),
+    'l_bar': ('steps', '\\bar l', ('nonnegative',)),
+    'm': ('dimensionless', 'm', ('positive',)),
+    'n': ('steps', 'n', ('integer', 'nonnegative')),
+    'omega': ('rad/step', '\\omega', ('real',)),
+    'omega0': ('rad/step', '\\omega_0', ('positive',)),
+    'p': ('dimensionless', 'p', ('positive',)),
+    'q': ('dimensionless', 'q', ('positive',)),
+    'r0': ('reward', 'r_0', ('real',)),
+    'r_star': ('reward', 'r^{*}', ('real',)),
+    'rho_A': ('completions', '\\rho_A', ('positive',)),
+    's2': ('reward^2', 's^{2}', ('positive',)),
+    'sigma_g2': ('gradient^2', '\\sigma_g^2', ('positive',)),
+    't': ('steps', 't', ('nonnegative',)),
+    't_mid': ('steps', 't_{\\mathrm{mid}}', ('nonnegative',)),
+    'tau': ('steps', '\\tau', ('positive',)),
+    'v0': ('reward/step', 'v_0', ('real',)),
+    'v_hat': ('gradient^2', '\\hat v', ('positive',)),
+    'width': ('steps', 'w', ('positive',)),
+    'x': ('nats', 'x', ('real',)),
+    'x_old': ('nats', 'x_{\\mathrm{old}}', ('real',)),
+    'x_ref': ('nats', 'x_{\\mathrm{ref}}', ('real',)),
+    'z': ('dimensionless', 'z', ()),
+    'zeta': ('dimensionless', '\\zeta', ('positive',)),
 }
 
 
@@ -1749,6 +1814,48 @@ def warmup_trajectory(t, e0, beta, k, T_w):
     return e0*numpy.exp(k*t**2/(_x0*beta - _x0))
 
 
+def sigmoid_law(t, r0, r_star, t_mid, width):
+    """Logistic baseline: from r0 to the plateau r* around t_mid, width w.
+
+    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    t_mid : array_like
+        midpoint of a baseline reward curve [steps]
+    width : array_like
+        width of the logistic baseline's transition [steps]
+    """
+    return r_star + (r0 - r_star)/(numpy.exp((t - t_mid)/width) + 1)
+
+
+def power_law(t, r0, r_star, t_mid, exponent):
+    """Saturating power law: half the gain at t_mid, algebraic approach to r*.
+
+    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    t_mid : array_like
+        midpoint of a baseline reward curve [steps]
+    exponent : array_like
+        exponent of the saturating power-law baseline [dimensionless]
+    """
+    return r_star + (r0 - r_star)/((t/t_mid)**exponent + 1)
+
+
 def saturation_law_d_r0(t, r0, r_star, tau):
     """d saturation_law / d r0: column of the fit's Jacobian.
 
@@ -1804,6 +1911,190 @@ def saturation_law_d_tau(t, r0, r_star, tau):
         relaxation time [steps]
     """
     return t*(r0 - r_star)*numpy.exp(-t/tau)/tau**2
+
+
+def sigmoid_law_d_r0(t, r0, r_star, t_mid, width):
+    """d sigmoid_law / d r0: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_r0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    t_mid : array_like
+        midpoint of a baseline reward curve [steps]
+    width : array_like
+        width of the logistic baseline's transition [steps]
+    """
+    return (numpy.exp((t - t_mid)/width) + 1)**(-1.0)
+
+
+def sigmoid_law_d_r_star(t, r0, r_star, t_mid, width):
+    """d sigmoid_law / d r_star: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_r_star``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    t_mid : array_like
+        midpoint of a baseline reward curve [steps]
+    width : array_like
+        width of the logistic baseline's transition [steps]
+    """
+    return 1 - 1/(numpy.exp((t - t_mid)/width) + 1)
+
+
+def sigmoid_law_d_t_mid(t, r0, r_star, t_mid, width):
+    """d sigmoid_law / d t_mid: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_t_mid``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    t_mid : array_like
+        midpoint of a baseline reward curve [steps]
+    width : array_like
+        width of the logistic baseline's transition [steps]
+    """
+    _x0 = width**(-1.0)
+    return (1/4)*_x0*(r0 - r_star)/numpy.cosh((1/2)*_x0*(t - t_mid))**2
+
+
+def sigmoid_law_d_width(t, r0, r_star, t_mid, width):
+    """d sigmoid_law / d width: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_width``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    t_mid : array_like
+        midpoint of a baseline reward curve [steps]
+    width : array_like
+        width of the logistic baseline's transition [steps]
+    """
+    _x0 = t - t_mid
+    return (1/4)*_x0*(r0 - r_star)/(width**2*numpy.cosh((1/2)*_x0/width)**2)
+
+
+def power_law_d_r0(t, r0, r_star, t_mid, exponent):
+    """d power_law / d r0: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_r0``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    t_mid : array_like
+        midpoint of a baseline reward curve [steps]
+    exponent : array_like
+        exponent of the saturating power-law baseline [dimensionless]
+    """
+    return ((t/t_mid)**exponent + 1)**(-1.0)
+
+
+def power_law_d_r_star(t, r0, r_star, t_mid, exponent):
+    """d power_law / d r_star: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_r_star``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    t_mid : array_like
+        midpoint of a baseline reward curve [steps]
+    exponent : array_like
+        exponent of the saturating power-law baseline [dimensionless]
+    """
+    return 1 - 1/((t/t_mid)**exponent + 1)
+
+
+def power_law_d_t_mid(t, r0, r_star, t_mid, exponent):
+    """d power_law / d t_mid: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_t_mid``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    t_mid : array_like
+        midpoint of a baseline reward curve [steps]
+    exponent : array_like
+        exponent of the saturating power-law baseline [dimensionless]
+    """
+    _x0 = t_mid**(-1.0)
+    _x1 = (_x0*t)**exponent
+    return _x0*_x1*exponent*(r0 - r_star)/(_x1 + 1)**2
+
+
+def power_law_d_exponent(t, r0, r_star, t_mid, exponent):
+    """d power_law / d exponent: column of the fit's Jacobian.
+
+    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_exponent``.
+
+    Parameters
+    ----------
+    t : array_like
+        continuous time [steps]
+    r0 : array_like
+        initial expected reward [reward]
+    r_star : array_like
+        fixed point (plateau) of the expected reward [reward]
+    t_mid : array_like
+        midpoint of a baseline reward curve [steps]
+    exponent : array_like
+        exponent of the saturating power-law baseline [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        t > 0
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda t: numpy.all(numpy.greater(t, 0)))(numpy.asarray(t, dtype=float))
+    if not _inside:
+        raise ValueError("power_law_d_exponent: defined only where t > 0")
+    _x0 = t/t_mid
+    _x1 = _x0**exponent
+    return -_x1*(r0 - r_star)*numpy.log(_x0)/(_x1 + 1)**2
 
 
 def trajectory_d_e0(t, e0, v0, zeta, omega0):

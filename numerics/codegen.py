@@ -82,7 +82,7 @@ def _docstring(d: Derivation) -> str:
 
 
 def domain_text(d: Derivation) -> str:
-    """The domain of ``d`` as plain text (sympy's str), for messages."""
+    """Return the domain of ``d`` as plain text (sympy's str), for messages."""
     return str(d.domain)
 
 
@@ -109,10 +109,18 @@ def render_function(d: Derivation) -> str:
     return header + "\n" + textwrap.indent(_docstring(d) + "\n" + "\n".join(body), "    ")
 
 
+def _symbol_row(name: str) -> tuple[str, str, tuple[str, ...]]:
+    """Return (unit, LaTeX, true assumptions) of the declared symbol ``name``."""
+    row = TABLE[name]
+    return row.unit, row.latex, tuple(sorted(k for k, v in row.assumptions.items() if v))
+
+
 def render_module(derivations: Iterable[Derivation] | None = None) -> str:
-    """A self-contained module with every derivation as a numpy function."""
+    """Render a self-contained module with every derivation as a numpy function."""
     ds = list(derivations if derivations is not None else registry().values())
     signatures = ",\n".join(f"    {d.name!r}: {d.arg_names!r}" for d in ds)
+    arguments = sorted({name for d in ds for name in d.arg_names})
+    symbols = ",\n".join(f"    {name!r}: {_symbol_row(name)!r}" for name in arguments)
     parts = [
         '"""Numpy functions generated from the grpodyn theory registry. Do not edit.\n\n'
         'Regenerate with ``grpodyn export --lang python --out DIR`` or\n'
@@ -121,6 +129,9 @@ def render_module(derivations: Iterable[Derivation] | None = None) -> str:
         "import math\n\nimport numpy",
         f"THEORY_HASH = {theory_source_hash()!r}",
         f"SIGNATURES = {{\n{signatures},\n}}",
+        "#: argument -> (unit, LaTeX, assumptions that are true): numeric code reads a\n"
+        "#: parameter's domain here (e.g. a fit's bounds) without importing sympy\n"
+        f"SYMBOLS = {{\n{symbols},\n}}",
         FINITE_SUM_SOURCE,
         *(render_function(d) for d in ds),
     ]

@@ -20,12 +20,13 @@ from grpodyn.theory.sourcehash import theory_source_hash
 
 from . import _generated
 
-__all__ = ["compiled", "signature", "generated_is_fresh", "compile_derivation"]
+__all__ = ["compiled", "signature", "symbol_info", "registered_names", "generated_is_fresh",
+           "compile_derivation"]
 
 
 @cache
 def generated_is_fresh() -> bool:
-    """True when ``_generated.py`` was generated from the current theory sources."""
+    """Tell whether ``_generated.py`` was generated from the current theory sources."""
     return _generated.THEORY_HASH == theory_source_hash()
 
 
@@ -41,7 +42,7 @@ def compile_derivation(derivation: Any) -> Callable[..., Any]:
 
 @cache
 def compiled(name: str) -> Callable[..., Any]:
-    """The numpy function of the derivation ``name``.
+    """Return the numpy function of the derivation ``name``.
 
     Raises
     ------
@@ -66,3 +67,33 @@ def signature(name: str) -> tuple[str, ...]:
     from grpodyn.theory import get
 
     return get(name).arg_names
+
+
+def symbol_info(name: str) -> tuple[str, str, tuple[str, ...]]:
+    """Return (unit, LaTeX name, assumptions that hold) of the argument symbol ``name``.
+
+    Read from the generated module's ``SYMBOLS`` table (no sympy), or from the theory's symbol
+    table when the generated module is stale.
+
+    Raises
+    ------
+    KeyError
+        If no derivation has an argument of that name.
+    """
+    if generated_is_fresh():
+        if name not in _generated.SYMBOLS:
+            raise KeyError(f"no derivation has an argument named {name!r}")
+        return _generated.SYMBOLS[name]
+    from grpodyn.theory.symbols import info
+
+    row = info(name)
+    return row.unit, row.latex, tuple(sorted(k for k, v in row.assumptions.items() if v))
+
+
+def registered_names() -> frozenset[str]:
+    """Names of every derivation ``compiled`` can return."""
+    if generated_is_fresh():
+        return frozenset(_generated.SIGNATURES)
+    from grpodyn.theory import names
+
+    return frozenset(names())

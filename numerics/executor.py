@@ -50,8 +50,8 @@ def _call(task: Callable[[], Any]) -> Any:
     return task()
 
 
-def _progress_bar(total: int, description: str, progress: bool | None):
-    """A tqdm bar, or None when disabled, not on a terminal, or tqdm is missing."""
+def _progress_bar(total: int, description: str, progress: bool | None) -> Any:
+    """Return a tqdm bar, or None when disabled, not on a terminal, or tqdm is missing."""
     if progress is None:
         progress = sys.stderr.isatty()
     if not progress:
@@ -64,7 +64,7 @@ def _progress_bar(total: int, description: str, progress: bool | None):
 
 
 def describe_executor(executor: Any, tasks: int) -> str:
-    """What :func:`run_tasks` will use for ``tasks`` tasks: "serial", "process:N" or "dask"."""
+    """Name what :func:`run_tasks` uses for ``tasks`` tasks: "serial", "process:N", "dask"."""
     if executor is None or executor == "auto":
         workers = min(usable_cores(), tasks)
         return "serial" if workers < 2 else f"process:{workers}"
@@ -82,7 +82,7 @@ class PendingTasks:
     """
 
     def __init__(self, tasks: list[Callable[[], Any]], order: list[int], kind: str,
-                 executor: Any, bar) -> None:
+                 executor: Any, bar: Any) -> None:
         self._tasks, self._bar, self._kind = tasks, bar, kind
         self._pool = self._client = None
         self._own_client = False
@@ -105,7 +105,7 @@ class PendingTasks:
             self._futures = dict(zip(futures, order, strict=True))
 
     def results(self) -> list[Any]:
-        """The results in task order (runs the tasks here when the executor is serial)."""
+        """Return the results in task order (runs the tasks here when the executor is serial)."""
         results: list[Any] = [None] * len(self._tasks)
         try:
             if self._kind == "serial":

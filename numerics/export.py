@@ -39,7 +39,7 @@ _C_CONSTANTS = {"M_E": math.e, "M_LOG2E": math.log2(math.e), "M_LOG10E": math.lo
 
 
 def _as_reals(d: Derivation) -> tuple[sp.Basic, tuple[sp.Symbol, ...]]:
-    """The expression with every argument (and summation index) as a plain real symbol."""
+    """Return the expression with every argument (and summation index) as a real symbol."""
     swap = {s: sp.Symbol(s.name, real=True) for s in d.args}
     expr = d.expr.xreplace(swap)
     for node in expr.atoms(sp.Sum):
@@ -51,7 +51,7 @@ def _as_reals(d: Derivation) -> tuple[sp.Basic, tuple[sp.Symbol, ...]]:
 class _BinomialHelper:
     """Print binomial(n, k) as a call of the exported helper (a product loop)."""
 
-    def _print_binomial(self, expr):
+    def _print_binomial(self, expr: sp.Basic) -> str:
         return f"{_BINOMIAL}({self._print(expr.args[0])}, {self._print(expr.args[1])})"
 
 
@@ -74,10 +74,10 @@ class _RustPrinter(_CPrinter):
     float literals is valid Rust once ``sqrt``, ``pow`` ... and the ``M_`` constants exist.
     """
 
-    def _print_Integer(self, expr):
+    def _print_Integer(self, expr: sp.Integer) -> str:
         return f"{int(expr)}.0"
 
-    def _print_Relational(self, expr):
+    def _print_Relational(self, expr: sp.Basic) -> str:
         return f"{self._print(expr.lhs)} {expr.rel_op} {self._print(expr.rhs)}"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -151,3 +152,143 @@ def test_fit_cli_on_an_excerpt(capsys, tmp_path):
     assert main(["fit", str(log), "--train-fraction", "1.5"]) == 2
     assert main(["fit", str(log), "--reward-range", "1,0"]) == 2
     assert "LO < HI" in capsys.readouterr().err
+
+
+#: Fitted values before the models were built from the registry and the optimiser changed
+#: (commit 3c76e93: hand-written lambdas, finite differences, least_squares "trf" with its
+#: default tolerances 1e-8). Data: _pinned_series(). key -> (params, RSS).
+PINNED = {
+    'exponential': ({
+        'r0': 0.1888808803754809,
+        'r_star': 0.6979740010940224,
+        'tau': 59.8194096512863,
+    }, 0.30503750303384297),
+    'sigmoid': ({
+        'r0': -0.2528863138722457,
+        'r_star': 0.6922568363966222,
+        't_mid': 1.1770116436950498e-13,
+        'width': 42.970103764641614,
+    }, 0.3235335935019439),
+    'power': ({
+        'r0': 0.2205385971869273,
+        'r_star': 0.7195592828921049,
+        't_mid': 46.93072650594286,
+        'exponent': 1.6007774120911444,
+    }, 0.3055391012850147),
+    'inertial': ({
+        'r0': 0.2043017475379823,
+        'r_star': 0.6977117664011985,
+        'zeta': 2.7044417091215447,
+        'omega0': 0.08791886479960598,
+    }, 0.30466938057210624),
+    'inertial_momentum': ({
+        'r0': 0.242576150709559,
+        'r_star': 0.6949005364129288,
+        'stiffness': 0.0015473855359774092,
+    }, 0.31725615858173456),
+    'exponential_lr_learning_rate': ({
+        'r0': 0.2779806973246227,
+        'r_star': 0.6913049589756157,
+        'lr_time': 4.53151859189726e-05,
+    }, 0.37753268025185904),
+    'exponential_plateau_bounds': ({
+        'r0': 0.13798826821696425,
+        'r_star': 0.6,
+        'tau': 32.54846922631941,
+    }, 2.4352910988949366),
+}
+
+
+def _pinned_series():
+    rng = np.random.default_rng(7)
+    t = np.arange(400.0)
+    y = 0.2 + 0.5 * (1 - np.exp(-t / 60)) + 0.03 * rng.standard_normal(t.size)
+    return t, y, np.minimum(1.0, (t + 1) / 50) * 1e-6
+
+
+@pytest.mark.parametrize("key", sorted(PINNED))
+def test_fitted_values_unchanged_by_the_registry_models(key):
+    t, y, lr = _pinned_series()
+    options = {"inertial_momentum": {"momentum": 0.9},
+               "exponential_lr_learning_rate": {"learning_rate": lr},
+               "exponential_plateau_bounds": {"plateau_bounds": (0.0, 0.6)}}
+    name = key.removesuffix("_momentum").removesuffix("_learning_rate") \
+        .removesuffix("_plateau_bounds")
+    fit = fit_curve(name, t, y, **options.get(key, {}))
+    params, rss = PINNED[key]
+    # the former optimiser stopped at a relative cost change of 1e-8; the new one goes further:
+    # the same optimum, the RSS equal or lower (to 1e-12), parameters within 1e-6
+    assert fit.rss <= rss * (1 + 1e-12)
+    for name_, value in params.items():
+        assert fit.params[name_] == pytest.approx(value, rel=1e-6, abs=1e-9), name_
+
+
+@pytest.mark.parametrize("name", ["exponential", "sigmoid", "power", "exponential_lr"])
+def test_models_come_from_their_derivations(name):
+    from grpodyn.numerics.compiled import compiled, signature
+    from grpodyn.numerics.fit import MODELS, curve_model
+
+    t, y, lr = _pinned_series()
+    model = curve_model(name, t, y, learning_rate=lr)
+    derivation, rename = MODELS[name]
+    assert model.derivation == derivation
+    raw = signature(derivation)[3:]
+    assert model.shape_params == tuple(rename.get(p, p) for p in raw)
+    assert model.starts and all(lo < hi for lo, hi in zip(model.lower, model.upper, strict=True))
+    for (lo, hi), (d_lo, d_hi) in zip(zip(model.lower, model.upper, strict=True), model.domain,
+                                      strict=True):
+        assert d_lo <= lo < hi <= d_hi
+    # the law is r* + (r0 - r*) U: the model equals the compiled derivation everywhere
+    phi = np.array(model.starts[0])
+    theta = np.array([0.3, 0.8, *phi])
+    x = model.abscissa(t) if model.abscissa is not None else t
+    np.testing.assert_allclose(model(t, theta), compiled(derivation)(x, *theta), rtol=1e-13)
+
+
+def test_domain_from_assumptions_and_analytic_jacobian():
+    from grpodyn.numerics.fit import CurveModel, _jacobian
+
+    model = CurveModel.from_derivation("power_law")
+    assert model.shape_params == ("t_mid", "exponent")
+    assert model.domain == ((0.0, np.inf), (0.0, np.inf))  # nonnegative, positive
+    t = np.arange(0.0, 200.0)
+    theta = np.array([0.2, 0.7, 40.0, 1.3])
+    analytic = _jacobian(model, t, theta)
+    assert np.all(np.isfinite(analytic)) and analytic[0, 3] == 0.0  # 0 log 0 -> its limit 0
+    numeric = _jacobian(replace(model, shape_jac=None), t, theta)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_a_new_law_needs_only_its_derivation():
+    """A registered law without a row in MODELS is fitted through the unit-based guess."""
+    from grpodyn.numerics.fit import CurveModel
+
+    t, y, _ = _pinned_series()
+    model = CurveModel.from_derivation("saturation_law", name="new_law").guess(t, y)
+    assert model.name == "new_law" and len(model.starts) == 3
+    assert model.lower == (1e-3,) and model.upper == (100 * 399.0,)
+
+
+def test_unknown_or_unfit_derivations_are_refused():
+    from grpodyn.numerics.fit import CurveModel
+
+    with pytest.raises(InputError, match="no derivation named"):
+        CurveModel.from_derivation("no_such_law")
+    with pytest.raises(InputError, match="needs"):
+        CurveModel.from_derivation("damping_ratio")
+
+
+def test_result_report_html_and_plot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    t, y, _ = _pinned_series()
+    fit = fit_curve("exponential", t, y)
+    text = fit.report()
+    assert "saturation_law" in text and f"{fit.params['tau']:.6g}" in text
+    html = fit._repr_html_()
+    assert html.count("<tr>") == 4 and "tau" in html
+    ax = fit.plot()
+    assert len(ax.lines) == 2 and ax.get_ylabel() == "reward"
+    bounded = fit_curve("exponential", t, y, plateau_bounds=(0.0, 0.6))
+    assert "(at bound)" in bounded.report()

@@ -12,12 +12,16 @@ from grpodyn.theory.jacobians import FIT_PARAMETERS
 POINT = {"saturation_law": {"r0": 0.2, "r_star": 0.85, "tau": 60.0},
          "trajectory": {"e0": -0.6, "v0": 0.01, "zeta": 1.8, "omega0": 0.05},
          "trajectory_underdamped": {"e0": -0.6, "v0": 0.01, "zeta": 0.4, "omega0": 0.05},
-         "trajectory_critical": {"e0": -0.6, "v0": 0.01, "omega0": 0.05}}
+         "trajectory_critical": {"e0": -0.6, "v0": 0.01, "omega0": 0.05},
+         "sigmoid_law": {"r0": 0.2, "r_star": 0.85, "t_mid": 120.0, "width": 30.0},
+         "power_law": {"r0": 0.2, "r_star": 0.85, "t_mid": 80.0, "exponent": 1.3}}
 
 
 @pytest.mark.parametrize("model", sorted(FIT_PARAMETERS))
 def test_every_column_equals_central_differences(model):
-    t = np.linspace(0.0, 300.0, 301)
+    # the power law's d/d exponent is (t/t_mid)^b log(t/t_mid): 0 * log 0 at t = 0, so it is
+    # declared for t > 0 and refuses t = 0 (the fit differences U there, tested in test_fit.py)
+    t = np.linspace(1.0 if model == "power_law" else 0.0, 300.0, 301)
     names = signature(model)
     for parameter in FIT_PARAMETERS[model]:
         assert signature(f"{model}_d_{parameter}") == names
@@ -38,3 +42,5 @@ def test_every_column_equals_central_differences(model):
 def test_jacobian_refuses_outside_the_model_domain():
     with pytest.raises(ValueError, match="trajectory_d_zeta: defined only where"):
         compiled("trajectory_d_zeta")(np.arange(5.0), -0.6, 0.0, 0.5, 0.05)
+    with pytest.raises(ValueError, match="power_law_d_exponent: defined only where t > 0"):
+        compiled("power_law_d_exponent")(np.arange(5.0), 0.2, 0.8, 40.0, 1.3)

@@ -54,10 +54,22 @@ def _ensure_registered() -> None:
         importlib.import_module(f"{__package__}.{module}")
 
 
+def _ordered() -> list[str]:
+    """Return the registered names in the canonical order.
+
+    By module (the order of ``DERIVATION_MODULES``), then as registered within a module, so
+    that the order does not depend on which module a caller happened to import first.
+    """
+    from . import DERIVATION_MODULES
+
+    rank = {f"{__package__}.{module}": i for i, module in enumerate(DERIVATION_MODULES)}
+    return sorted(_BUILDERS, key=lambda name: rank.get(_BUILDERS[name].__module__, len(rank)))
+
+
 def names() -> tuple[str, ...]:
-    """Names of all registered derivations, in registration order."""
+    """Names of all registered derivations, in the canonical order (see :func:`_ordered`)."""
     _ensure_registered()
-    return tuple(_BUILDERS)
+    return tuple(_ordered())
 
 
 def get(name: str) -> Derivation:
@@ -131,7 +143,7 @@ def registry(*, use_cache: bool = True) -> Mapping[str, Derivation]:
             return _in_registration_order()
     if not use_cache:
         _BUILT.clear()
-    for name in _BUILDERS:
+    for name in _ordered():
         get(name)
     if use_cache:
         cache.store_entries(key, {name: _to_entry(d) for name, d in _BUILT.items()})
@@ -140,8 +152,8 @@ def registry(*, use_cache: bool = True) -> Mapping[str, Derivation]:
 
 
 def _in_registration_order() -> dict[str, Derivation]:
-    """Return the built derivations in the order they were registered, whatever order built them."""
-    return {name: _BUILT[name] for name in _BUILDERS}
+    """Return the built derivations in the canonical order, whatever order built them."""
+    return {name: _BUILT[name] for name in _ordered()}
 
 
 def build_info() -> BuildInfo | None:

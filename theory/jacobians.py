@@ -15,14 +15,26 @@ import sympy as sp
 
 from .build import derivation, get
 from .derivation import Derivation, Step
+from .symbols import sym
 
 #: model derivation -> the parameters a fit adjusts (t is the abscissa, never fitted)
 FIT_PARAMETERS: dict[str, tuple[str, ...]] = {
     "saturation_law": ("r0", "r_star", "tau"),
+    "sigmoid_law": ("r0", "r_star", "t_mid", "width"),
+    "power_law": ("r0", "r_star", "t_mid", "exponent"),
     "trajectory": ("e0", "v0", "zeta", "omega0"),
     "trajectory_underdamped": ("e0", "v0", "zeta", "omega0"),
     "trajectory_critical": ("e0", "v0", "omega0"),
 }
+
+
+def _restricted_domains() -> dict[tuple[str, str], sp.Basic]:
+    """Columns whose real-arithmetic form fails where the model holds, and where they hold.
+
+    d power_law / d exponent contains (t/t_mid)^b log(t/t_mid): 0 * log 0 = NaN at t = 0,
+    where the model is 1 for every b (so the column's limit there is 0).
+    """
+    return {("power_law", "exponent"): sp.StrictGreaterThan(sym.t, 0)}
 
 
 def _builder(model: str, parameter: str) -> Callable[[], Derivation]:
@@ -37,7 +49,7 @@ def _builder(model: str, parameter: str) -> Callable[[], Derivation]:
                           f"d {model} / d {parameter}: column of the fit's Jacobian.", d.section,
                           (Step(f"the model {model}", d.expr),
                            Step(f"differentiated w.r.t. {parameter}", derivative)),
-                          domain=d.domain)
+                          domain=_restricted_domains().get((model, parameter), d.domain))
 
     build.__name__ = f"derive_{model}_d_{parameter}"
     build.__qualname__ = build.__name__

@@ -85,6 +85,12 @@ _ROWS = [
     SymbolInfo("omega", r"\omega", "angular frequency of a spectrum", "rad/step", _REAL),
     SymbolInfo("z", "z", "root of a discrete characteristic polynomial", "dimensionless", {}),
     SymbolInfo("tau", r"\tau", "relaxation time", "steps", _POS),
+    # baseline reward curves (theory/curves.py)
+    SymbolInfo("t_mid", r"t_{\mathrm{mid}}", "midpoint of a baseline reward curve", "steps",
+               _NONNEG),
+    SymbolInfo("width", "w", "width of the logistic baseline's transition", "steps", _POS),
+    SymbolInfo("exponent", "b", "exponent of the saturating power-law baseline",
+               "dimensionless", _POS),
     # lag
     SymbolInfo("l", "l", "lag of the force", "steps", _NONNEGINT),
     SymbolInfo("l_bar", r"\bar l", "mean lag of the force", "steps", _NONNEG),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from grpodyn.empirical.bandit.simulation import (
 )
 from grpodyn.ground import InputError
 from grpodyn.numerics import stability
-from grpodyn.numerics.bandit import bandit_theory
+from grpodyn.numerics.bandit import BanditTheory, bandit_theory
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.executor import run_tasks
 from grpodyn.numerics.trajectory import reward_trajectory
@@ -45,7 +46,8 @@ DEFAULT_CONFIG = BanditConfig(lr=0.1, group_size=16, prompts=4, estimator="grpo"
 THRESHOLD_CONFIG = replace(DEFAULT_CONFIG, lr=0.4, group_size=64, prompts=128)
 
 
-def _theory(config: BanditConfig):
+def _theory(config: BanditConfig) -> BanditTheory:
+    """Return the mean-field theory of the two-arm bandit with this run's settings."""
     return bandit_theory(estimator=config.estimator, group_size=config.group_size, kl=config.kl,
                          x_ref=config.x_ref, kl_estimator=config.kl_estimator, eps=config.eps)
 
@@ -62,16 +64,18 @@ class StiffnessEstimate:
 
     @property
     def max_relative_spread(self) -> float:
+        """Largest relative difference between the three estimates of kappa."""
         values = np.array([self.analytic, self.finite_difference, self.relaxation])
         return float(np.max(np.abs(values / self.analytic - 1)))
 
     def to_dict(self) -> dict:
+        """Return the fields and the spread as a JSON-ready dict."""
         return {**asdict(self), "max_relative_spread": self.max_relative_spread}
 
 
 def measure_stiffness(config: BanditConfig = DEFAULT_CONFIG, *, kick: float = 0.05,
                       seeds: int = 400_000, seed: int = 0) -> StiffnessEstimate:
-    """kappa analytically, by finite differences of the exact expected drift, and by relaxation.
+    """Measure kappa three ways: analytic, exact-drift differences, and relaxation.
 
     Relaxation: from x* + kick and x* - kick, with the momentum buffer at zero, one simulated
     step moves x by lr * F(x); the same random stream at both kicks (common random numbers)
@@ -105,16 +109,20 @@ class TransitionResult:
 
     @property
     def relative_error(self) -> float:
+        """Relative error of the observed transition momentum against the prediction."""
         return abs(self.observed_momentum / self.predicted_momentum - 1)
 
     def to_dict(self) -> dict:
+        """Return the fields and the relative error as a JSON-ready dict."""
         return {**asdict(self), "relative_error": self.relative_error}
 
 
 def _expected_paths(config: BanditConfig, momenta: np.ndarray, x0: float, steps: int
                     ) -> np.ndarray:
-    """The simulator's expected dynamics, heavy-ball on the enumerated expected update, for
-    every momentum at once: (steps + 1, momenta) logits."""
+    """Run the simulator's expected dynamics for every momentum at once.
+
+    Heavy-ball on the enumerated expected update: (steps + 1, momenta) logits.
+    """
     xs = np.empty((steps + 1, momenta.size))
     xs[0] = previous = np.full(momenta.size, float(x0))
     for n in range(steps):
@@ -125,7 +133,8 @@ def _expected_paths(config: BanditConfig, momenta: np.ndarray, x0: float, steps:
     return xs
 
 
-def transition_experiment(config: BanditConfig = DEFAULT_CONFIG, *, momenta=None,
+def transition_experiment(config: BanditConfig = DEFAULT_CONFIG, *,
+                          momenta: np.ndarray | list[float] | None = None,
                           kick: float = 0.05, steps: int = 3000) -> TransitionResult:
     """Sweep the momentum at fixed step; overshoot of the expected dynamics after a kick."""
     theory = _theory(config)
@@ -159,6 +168,7 @@ class SpectrumResult:
     peak_predicted: float | None  # derivation spectral_peak_frequency; None when monotone
 
     def to_dict(self) -> dict:
+        """Return the fields as a JSON-ready dict."""
         return asdict(self)
 
 
@@ -206,12 +216,13 @@ class ThresholdResult:
     excursion: list[float]  # median over seeds of max |x - x*| in the last quarter, / kick
 
     def to_dict(self) -> dict:
+        """Return the fields as a JSON-ready dict."""
         return asdict(self)
 
 
 def _unstable(config: BanditConfig, x_star: float, *, steps: int, seeds: int, seed: int,
               kick: float) -> tuple[bool, float]:
-    """Does a kick decay? Median over seeds of max |x - x*| in the last quarter, over kick."""
+    """Tell whether a kick decays: median over seeds of max |x - x*| (last quarter) / kick."""
     run = simulate_bandit(config, steps=steps, seeds=seeds, seed=seed, x0=x_star + kick)
     tail = np.abs(run.x[3 * steps // 4:] - x_star)
     excursion = np.where(np.isfinite(tail), tail, np.inf).max(axis=0)
@@ -239,10 +250,11 @@ class ThresholdPlan:
 
 
 def plan_threshold_experiment(kind: str, config: BanditConfig = THRESHOLD_CONFIG, *,
-                              momentum: float = 0.0, lags=None, seeds: int = 32,
+                              momentum: float = 0.0, lags: list[int] | None = None,
+                              seeds: int = 32,
                               cycles: int = 200, kick: float = 0.5, seed: int = 0
                               ) -> ThresholdPlan:
-    """The prediction and the simulator tasks of :func:`threshold_experiment`."""
+    """Plan the prediction and the simulator tasks of :func:`threshold_experiment`."""
     theory = _theory(config)
     base = replace(config, momentum=momentum, refresh=1, staleness=0, num_iterations=1)
     k = config.lr * theory.kappa
@@ -281,7 +293,7 @@ def plan_threshold_experiment(kind: str, config: BanditConfig = THRESHOLD_CONFIG
 
 def finish_threshold_experiment(plan: ThresholdPlan, outcomes: list[tuple[bool, float]]
                                 ) -> ThresholdResult:
-    """The result of a planned threshold experiment from its tasks' outcomes (in lag order)."""
+    """Return the result of a planned threshold experiment from its tasks' outcomes."""
     observed = next((float(lag) for lag, (bad, _) in zip(plan.lags, outcomes, strict=True)
                      if bad), float("inf"))
     return ThresholdResult(plan.kind, plan.momentum, plan.stiffness,
@@ -290,10 +302,12 @@ def finish_threshold_experiment(plan: ThresholdPlan, outcomes: list[tuple[bool, 
                            [ratio for _, ratio in outcomes])
 
 
-def threshold_experiments(plans: list[ThresholdPlan], *, executor="auto",
+def threshold_experiments(plans: list[ThresholdPlan], *, executor: Any = "auto",
                           progress: bool | None = None) -> list[ThresholdResult]:
-    """Run the tasks of several planned threshold experiments together (one pool or cluster
-    run, costliest first) and return their results in plan order."""
+    """Run the tasks of several planned threshold experiments together.
+
+    One pool or cluster run, costliest first; the results come back in plan order.
+    """
     tasks = [task for plan in plans for task in plan.tasks]
     costs = [cost for plan in plans for cost in plan.costs]
     outcomes = run_tasks(tasks, executor=executor, progress=progress, costs=costs,
@@ -303,8 +317,11 @@ def threshold_experiments(plans: list[ThresholdPlan], *, executor="auto",
 
 def finish_threshold_experiments(plans: list[ThresholdPlan], outcomes: list
                                  ) -> list[ThresholdResult]:
-    """The results of several plans from the outcomes of their tasks, run in plan order
-    (plan 1's tasks, then plan 2's, ...); extra outcomes after the last plan are an error."""
+    """Return the results of several plans from the outcomes of their tasks.
+
+    The outcomes are in plan order (plan 1's tasks, then plan 2's, ...); extra outcomes after
+    the last plan are an error.
+    """
     results, start = [], 0
     for plan in plans:
         results.append(finish_threshold_experiment(plan, outcomes[start:start + len(plan.tasks)]))
@@ -315,8 +332,9 @@ def finish_threshold_experiments(plans: list[ThresholdPlan], outcomes: list
 
 
 def threshold_experiment(kind: str, config: BanditConfig = THRESHOLD_CONFIG, *,
-                         momentum: float = 0.0, lags=None, seeds: int = 32, cycles: int = 200,
-                         kick: float = 0.5, seed: int = 0, executor="serial",
+                         momentum: float = 0.0, lags: list[int] | None = None, seeds: int = 32,
+                         cycles: int = 200, kick: float = 0.5, seed: int = 0,
+                         executor: Any = "serial",
                          progress: bool | None = None) -> ThresholdResult:
     """First unstable refresh interval / staleness / num_iterations, predicted and simulated.
 
@@ -347,11 +365,12 @@ class GroupSizeResult:
     variance_one_over_g: list[float]  # leading 1/G scaling from the smallest G
 
     def to_dict(self) -> dict:
+        """Return the fields as a JSON-ready dict."""
         return asdict(self)
 
 
 def group_size_experiment(config: BanditConfig | None = None, *,
-                          group_sizes=(2, 4, 8, 16, 64), seeds: int = 256,
+                          group_sizes: tuple[int, ...] = (2, 4, 8, 16, 64), seeds: int = 256,
                           path_steps: int = 150, stationary_steps: int = 3000,
                           seed: int = 0) -> GroupSizeResult:
     """Mean reward paths and stationary variance of x for several G.
@@ -387,8 +406,7 @@ def group_size_experiment(config: BanditConfig | None = None, *,
 
 @dataclass(frozen=True)
 class TrajectoryComparison:
-    """Closed-form trajectory against the simulated mean path (reward), with and without
-    inertia."""
+    """Closed-form trajectory against the simulated mean path (reward), with and without inertia."""
 
     momentum: float
     r2_inertial: float
@@ -396,13 +414,14 @@ class TrajectoryComparison:
     steps: int
 
     def to_dict(self) -> dict:
+        """Return the fields as a JSON-ready dict."""
         return asdict(self)
 
 
 def trajectory_experiment(config: BanditConfig = DEFAULT_CONFIG, *, momentum: float = 0.8,
                           kick: float = -0.5, steps: int = 200, seeds: int = 512,
                           seed: int = 0) -> TrajectoryComparison:
-    """Simulated mean reward after a kick against the closed form at the measured stiffness."""
+    """Compare the simulated mean reward after a kick with the closed form at the stiffness."""
     theory = _theory(config)
     cfg = replace(config, momentum=momentum)
     run = simulate_bandit(cfg, steps=steps, seeds=seeds, seed=seed, x0=theory.x_star + kick)

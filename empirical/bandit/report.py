@@ -46,7 +46,7 @@ def start_bandit_lab(*, quick: bool, executor: Any = "auto", bar: bool | None = 
     dict
         The state to pass to :func:`finish_bandit_lab`.
     """
-    from grpodyn.empirical.bandit import lab as lab
+    from grpodyn.empirical.bandit import lab
     from grpodyn.numerics import stability
     from grpodyn.numerics.bandit import bandit_theory
     from grpodyn.numerics.executor import describe_executor, start_tasks
@@ -114,8 +114,7 @@ def finish_bandit_lab(out: Path, lab_state: dict[str, Any]
         The results the claims are checked on, the figures (file name, caption) and the raw
         numbers (JSON-ready).
     """
-    from grpodyn.empirical.bandit import lab as lab
-    from grpodyn.empirical.bandit import plots as plots
+    from grpodyn.empirical.bandit import lab, plots
 
     results = lab_state["pending"].results()
     stiffness, transition, *spectra = results[:4]
