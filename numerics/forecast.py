@@ -25,7 +25,8 @@ the noise is the run's own correlated noise rather than i.i.d.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -208,7 +209,12 @@ def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float,
 
 @dataclass(frozen=True)
 class Member:
-    """One fitted member: its mean curve, parameter uncertainty and residual noise."""
+    """One fitted member: its mean curve, parameter uncertainty and residual noise.
+
+    The residual noise (a Kalman maximum likelihood, the costly part of a member at 1000
+    points) is fitted on first use of :attr:`noise` and kept: a caller that weights members by
+    BIC and never asks for a band does not pay for it.
+    """
 
     name: str
     n_params: int
@@ -216,11 +222,20 @@ class Member:
     t_last: float
     coef: np.ndarray
     coef_cov: np.ndarray
-    noise: ResidualNoise
     rss: float
     n: int
     fit: FitResult | None = None
     future_model: Any = None
+    steps: np.ndarray | None = None
+    residuals: np.ndarray | None = None
+    known_noise: ResidualNoise | None = None
+
+    @cached_property
+    def noise(self) -> ResidualNoise:
+        """The residual noise (AR(1) + white, THEORY.md section 6), fitted on first use."""
+        if self.known_noise is not None:
+            return self.known_noise
+        return fit_residual_noise(self.steps, self.residuals)
 
     def mean_curve(self, t: np.ndarray) -> np.ndarray:
         """The member's mean reward at steps ``t`` (absolute steps)."""
@@ -265,14 +280,30 @@ def fit_member(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | Non
                bounds: tuple[float, float] | None = None) -> Member:
     """Fit member ``name`` on (t, y).
 
-    ``learning_rate``: (steps, lr) over the training part AND the future (the clock of
-    ``exponential_lr`` must extend past the cut); ``bounds``: the reward range.
+    Parameters
+    ----------
+    name : str
+        One of ``ALL_MEMBERS`` (or any curve of :func:`numerics.fit.fit_curve`).
+    t, y : numpy.ndarray
+        Steps and rewards of the training part.
+    momentum : float, optional
+        Optimiser momentum, for ``inertial``.
+    learning_rate : (steps, lr), optional
+        The learning rate over the training part AND the future (the clock of
+        ``exponential_lr`` must extend past the cut).
+    bounds : (lo, hi), optional
+        The reward range.
+
+    Returns
+    -------
+    Member
+        The fitted member (its residual noise is fitted on first use).
     """
     t0 = float(t[0])
     if name == "level":
         noise, level, squares = fit_random_walk(t, y)
-        return Member(name, 2, t0, float(t[-1]), np.array([level]), np.zeros((1, 1)), noise,
-                      squares, t.size)
+        return Member(name, 2, t0, float(t[-1]), np.array([level]), np.zeros((1, 1)), squares,
+                      t.size, known_noise=noise)
     if name in ("flat", "linear"):
         x = t - t0
         design = np.ones((t.size, 1)) if name == "flat" else np.column_stack([np.ones_like(x),
@@ -281,30 +312,51 @@ def fit_member(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | Non
         resid = y - design @ coef
         cov = _hac_covariance(design, resid)
         return Member(name, design.shape[1], t0, float(t[-1]), coef, cov,
-                      fit_residual_noise(t, resid), float(resid @ resid), t.size)
-    future_model = None
+                      float(resid @ resid), t.size, steps=t, residuals=resid)
     if name == "exponential_lr":
         if learning_rate is None:
             raise InputError("exponential_lr needs the learning rate")
         lr_steps, lr = learning_rate
-        lr_here = np.interp(t, lr_steps, lr)
-        fit = fit_curve(name, t, y, learning_rate=lr_here, plateau_bounds=bounds)
-        future_model = curve_model(name, lr_steps - t0, np.interp(lr_steps, t, y),
-                                   learning_rate=lr)
-        future_model = _with_clock(fit.model, future_model)
-    else:
-        fit = fit_curve(name, t, y, momentum=momentum if name == "inertial" else None,
+        fit = fit_curve(name, t, y, learning_rate=np.interp(t, lr_steps, lr),
                         plateau_bounds=bounds)
+        return member_from_fit(fit, t, learning_rate=learning_rate)
+    fit = fit_curve(name, t, y, momentum=momentum if name == "inertial" else None,
+                    plateau_bounds=bounds)
+    return member_from_fit(fit, t)
+
+
+def member_from_fit(fit: FitResult, t: np.ndarray, *,
+                    learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Member:
+    """Wrap a curve fit already made on steps ``t`` as a forecast member (no refit).
+
+    Parameters
+    ----------
+    fit : FitResult
+        A fit of :func:`numerics.fit.fit_curve` on (t, y).
+    t : numpy.ndarray
+        The steps the fit was made on (absolute, not shifted).
+    learning_rate : (steps, lr), optional
+        For ``exponential_lr``: the schedule over the training part and the future, so that
+        the member's clock reaches past the cut.
+
+    Returns
+    -------
+    Member
+        The member (its residual noise is fitted on first use).
+    """
+    t = np.asarray(t, dtype=float)
+    t0 = float(t[0])
+    future_model = None
+    if fit.model.name == "exponential_lr":
+        if learning_rate is None:
+            raise InputError("exponential_lr needs the learning rate")
+        lr_steps, lr = learning_rate
+        extended = curve_model("exponential_lr", lr_steps - t0,
+                               np.interp(lr_steps, t, fit.y), learning_rate=lr)
+        future_model = replace(fit.model, shape=extended.shape)
     resid = fit.y - fit.model(fit.t, fit.theta)
-    return Member(name, fit.theta.size, t0, float(t[-1]), fit.theta, fit.covariance,
-                  fit_residual_noise(t, resid), fit.rss, t.size, fit, future_model)
-
-
-def _with_clock(fitted, extended):
-    """The fitted lr-clock model, with the clock of ``extended`` (which reaches the future)."""
-    from dataclasses import replace
-
-    return replace(fitted, shape=extended.shape)
+    return Member(fit.model.name, fit.theta.size, t0, float(t[-1]), fit.theta, fit.covariance,
+                  fit.rss, t.size, fit, future_model, steps=t, residuals=resid)
 
 
 @dataclass(frozen=True)
@@ -321,6 +373,9 @@ class EnsembleForecast:
         ``"stacking"``, ``"bic"`` or ``"single"``.
     steps, mean, lower, upper : numpy.ndarray
         Forecast steps, mixture mean and the central band at ``level``.
+    median : numpy.ndarray
+        The mixture's median at ``steps`` (the point that minimises the expected absolute
+        error).
     """
 
     members: dict[str, Member]
@@ -334,6 +389,7 @@ class EnsembleForecast:
     level: float
     bounds: tuple[float, float] | None
     warnings: tuple[str, ...] = ()
+    median: np.ndarray | None = None
 
     @property
     def model(self) -> str:
@@ -384,7 +440,9 @@ def _stacking_weights(log_density: np.ndarray) -> np.ndarray:
     return w / w.sum()
 
 
-def _fit_all(names, t, y, **kwargs) -> dict[str, Member]:
+def _fit_all(names: list[str], t: np.ndarray, y: np.ndarray, **kwargs: Any
+             ) -> dict[str, Member]:
+    """Fit every member of ``names`` that can be fitted (the others are left out)."""
     out = {}
     for name in names:
         try:
@@ -394,9 +452,48 @@ def _fit_all(names, t, y, **kwargs) -> dict[str, Member]:
     return out
 
 
-def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
-                   momentum: float | None = None, learning_rate=None,
-                   bounds: tuple[float, float] | None = None, level: float = 0.9
+def _log_density(member: Member, t: np.ndarray, y: np.ndarray,
+                 bounds: tuple[float, float] | None) -> np.ndarray:
+    """Log predictive density of ``member`` at the observations (t, y) after its cut."""
+    mean, var = member.predictive(t, bounds)
+    sd = np.sqrt(np.maximum(var, 1e-300))
+    return -0.5 * ((y - mean) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi)
+
+
+def _weights(fitted: dict[str, Member], tt: np.ndarray, yt: np.ndarray, *, stack: bool,
+             bounds: tuple[float, float] | None, **kwargs: Any
+             ) -> tuple[np.ndarray, str, list[str]]:
+    """Weights of the members ``fitted`` on (tt, yt): stacking of rolling-origin forecasts
+    inside (tt, yt), else (``stack`` False, or too few points) BIC weights."""
+    names = list(fitted)
+    if len(names) == 1:
+        return np.ones(1), "single", []
+    n_train = tt.size
+    blocks = []
+    for cut in _CUTS if stack else ():
+        m = int(round(cut * n_train))
+        if m < 8 or n_train - m < 3 or np.ptp(yt[:m]) == 0:
+            continue
+        inner = _fit_all(names, tt[:m], yt[:m], bounds=bounds, **kwargs)
+        block = np.full((len(names), n_train - m), -np.inf)
+        for k, name in enumerate(names):
+            if name in inner:
+                block[k] = _log_density(inner[name], tt[m:], yt[m:], bounds)
+        blocks.append(block)
+    if blocks:
+        return _stacking_weights(np.maximum(np.concatenate(blocks, axis=1), -1e6)), \
+            "stacking", []
+    notes = [] if not stack else [f"{n_train} training points: too few to stack, BIC weights"]
+    bic = np.array([fitted[name].bic for name in names])
+    w = np.exp(-(bic - bic.min()) / 2)
+    return w / w.sum(), "bic", notes
+
+
+def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: np.ndarray,
+                   members: tuple[str, ...] = MEMBERS, momentum: float | None = None,
+                   learning_rate: tuple[np.ndarray, np.ndarray] | None = None,
+                   bounds: tuple[float, float] | None = None, level: float = 0.9,
+                   fitted: dict[str, Member] | None = None, stack: bool = True
                    ) -> EnsembleForecast:
     """Forecast the reward at ``future_steps`` from the first ``n_train`` points of (t, y).
 
@@ -409,8 +506,8 @@ def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
     future_steps : array_like
         Steps to forecast (after the cut).
     members : sequence of str
-        Members to use (of ``MEMBERS``); ``inertial`` needs ``momentum``, ``exponential_lr``
-        needs ``learning_rate``; members without their inputs are skipped.
+        Members to use (of ``ALL_MEMBERS``); ``inertial`` needs ``momentum``,
+        ``exponential_lr`` needs ``learning_rate``; members without their inputs are skipped.
     momentum : float, optional
         Optimiser momentum (Adam's beta1): fixes mass and damping of ``inertial``.
     learning_rate : (steps, lr), optional
@@ -419,6 +516,17 @@ def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
         The reward range: the plateau and the band are kept inside it.
     level : float
         Central probability of the band.
+    fitted : dict of str to Member, optional
+        Members already fitted on exactly the first ``n_train`` points (e.g. the run
+        analysis's fits, :func:`member_from_fit`): reused, not refitted.
+    stack : bool
+        Weights by stacking (refits on three rolling origins inside the training part: the
+        costly part); False: BIC weights of the members, no refit.
+
+    Returns
+    -------
+    EnsembleForecast
+        Members, weights, the mixture's mean, median and band at ``future_steps``.
     """
     t = check_finite("steps", t).ravel()
     y = check_finite("reward", y).ravel()
@@ -433,42 +541,16 @@ def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
     names = [m for m in members
              if not (m == "inertial" and momentum is None)
              and not (m == "exponential_lr" and learning_rate is None)]
-    kwargs = {"momentum": momentum, "learning_rate": learning_rate, "bounds": bounds}
-    fitted = _fit_all(names, tt, yt, **kwargs)
+    kwargs = {"momentum": momentum, "learning_rate": learning_rate}
+    given = {} if fitted is None else {n: fitted[n] for n in names if n in fitted}
+    fitted = {**given, **_fit_all([n for n in names if n not in given], tt, yt, bounds=bounds,
+                                  **kwargs)}
+    fitted = {n: fitted[n] for n in names if n in fitted}
     if not fitted:
         raise InputError("no forecast model could be fitted to the training part")
-    names = list(fitted)
-    warnings: list[str] = []
-    weighting = "single" if len(names) == 1 else "stacking"
-    if len(names) > 1:
-        blocks = []
-        for cut in _CUTS:
-            m = int(round(cut * n_train))
-            if m < 8 or n_train - m < 3 or np.ptp(yt[:m]) == 0:
-                continue
-            inner = _fit_all(names, tt[:m], yt[:m], **kwargs)
-            block = np.full((len(names), n_train - m), -np.inf)
-            for k, name in enumerate(names):
-                if name in inner:
-                    mean, var = inner[name].predictive(tt[m:], bounds)
-                    sd = np.sqrt(np.maximum(var, 1e-300))
-                    block[k] = (-0.5 * ((yt[m:] - mean) / sd) ** 2 - np.log(sd)
-                                - 0.5 * np.log(2 * np.pi))
-            blocks.append(block)
-        if blocks:
-            log_density = np.concatenate(blocks, axis=1)
-            log_density = np.maximum(log_density, -1e6)
-            w = _stacking_weights(log_density)
-        else:
-            weighting = "bic"
-            warnings.append(f"{n_train} training points: too few to stack, BIC weights")
-            bic = np.array([fitted[name].bic for name in names])
-            w = np.exp(-(bic - bic.min()) / 2)
-            w /= w.sum()
-    else:
-        w = np.ones(1)
-    weights = dict(zip(names, map(float, w), strict=True))
-    used = [name for name in names if weights[name] > 0]
+    w, weighting, warnings = _weights(fitted, tt, yt, stack=stack, bounds=bounds, **kwargs)
+    weights = dict(zip(fitted, map(float, w), strict=True))
+    used = [name for name in fitted if weights[name] > 0]
     means, sds = [], []
     for name in used:
         mean, var = fitted[name].predictive(future, bounds)
@@ -477,12 +559,12 @@ def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
     means_a, sds_a = np.array(means), np.array(sds)
     wa = np.array([weights[name] for name in used])
     mean = wa @ means_a
-    lower = _mixture_quantiles(wa, means_a, sds_a, (1 - level) / 2)
-    upper = _mixture_quantiles(wa, means_a, sds_a, (1 + level) / 2)
+    median, lower, upper = (_mixture_quantiles(wa, means_a, sds_a, q)
+                            for q in (0.5, (1 - level) / 2, (1 + level) / 2))
     if bounds is not None:
-        lower, upper = np.clip(lower, *bounds), np.clip(upper, *bounds)
+        median, lower, upper = (np.clip(a, *bounds) for a in (median, lower, upper))
     return EnsembleForecast(fitted, weights, weighting, n_train, future, mean, lower, upper,
-                            level, bounds, tuple(warnings))
+                            level, bounds, tuple(warnings), median)
 
 
 def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
@@ -509,13 +591,15 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     start = sum(weights[n] * members[n].mean_curve(np.array([any_member.t0]))[0]
                 for n in weights)
     rising = None if now == start else bool(now > start)
-    now_sd = float(np.sqrt(sum(weights[n] * (members[n].noise.state_var
-                                             + members[n].param_var(np.array([t_end]))[0])
-                               for n in weights)))
 
     def one_sided(reason: str) -> dict[str, Any]:
         out: dict[str, Any] = {"value": None, "lower": None, "upper": None,
                                "status": "not_determined", "reason": reason}
+        if rising is not None:  # the residual noise is fitted here only, when it is needed
+            now_sd = float(np.sqrt(sum(weights[n] * (members[n].noise.state_var
+                                                     + members[n].param_var(
+                                                         np.array([t_end]))[0])
+                                       for n in weights if weights[n] > 0)))
         if rising is True:
             out["lower"] = float(now - z * now_sd)
             out["reason"] += f"; plateau >= {out['lower']:.4g} at {level:.0%}"
