@@ -31,6 +31,7 @@ from grpodyn.numerics.forecast import (
     Member,
     fit_member,
     forecast_curve,
+    member_weights,
     plateau_summary,
 )
 from grpodyn.numerics.validation import InputError, check_momentum
@@ -480,14 +481,13 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     plateau: dict[str, Any] = {"value": None, "lower": None, "upper": None,
                                "status": "not_determined", "reason": "too few points"}
     if run.n_points >= 8:
-        whole = forecast_curve(run.steps, run.reward, n_train=run.n_points,
-                               future_steps=run.steps[-1:], momentum=beta,
-                               learning_rate=lr_pair, bounds=bounds, level=level,
-                               members=tuple(n for n in MEMBERS if n in members),
-                               fitted=members, stack=stack)
-        weights = whole.weights
-        plateau = plateau_summary(whole.members, weights, level=level, bounds=bounds)
-        warnings += list(whole.warnings)
+        whole = {n: members[n] for n in MEMBERS if n in members
+                 and not (n == "inertial" and beta is None)}
+        w, _, notes = member_weights(whole, run.steps, run.reward, stack=stack, bounds=bounds,
+                                     momentum=beta, learning_rate=lr_pair)
+        weights = dict(zip(whole, map(float, w), strict=True))
+        plateau = plateau_summary(whole, weights, level=level, bounds=bounds)
+        warnings += notes
     # tau comes from a model that has one (exponential, inertial), and only when the weights
     # trust such a model at least as much as the other saturating laws
     with_tau = [n for n in ("exponential", "inertial") if n in fits]

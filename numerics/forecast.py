@@ -460,11 +460,39 @@ def _log_density(member: Member, t: np.ndarray, y: np.ndarray,
     return -0.5 * ((y - mean) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi)
 
 
-def _weights(fitted: dict[str, Member], tt: np.ndarray, yt: np.ndarray, *, stack: bool,
-             bounds: tuple[float, float] | None, **kwargs: Any
-             ) -> tuple[np.ndarray, str, list[str]]:
-    """Weights of the members ``fitted`` on (tt, yt): stacking of rolling-origin forecasts
-    inside (tt, yt), else (``stack`` False, or too few points) BIC weights."""
+def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
+                   stack: bool = True, bounds: tuple[float, float] | None = None,
+                   momentum: float | None = None,
+                   learning_rate: tuple[np.ndarray, np.ndarray] | None = None
+                   ) -> tuple[np.ndarray, str, list[str]]:
+    """Weights of the members ``fitted`` on (t, y), from (t, y) only.
+
+    Stacking (Yao et al. 2018) of rolling-origin forecasts inside (t, y): fits on its first
+    50%, 65% and 80%, scored on the rest of it by their predictive densities. With ``stack``
+    False, or too few points for that, BIC weights (no refit, no residual-noise fit).
+
+    Parameters
+    ----------
+    fitted : dict of str to Member
+        Members fitted on (t, y).
+    t, y : numpy.ndarray
+        The training steps and rewards.
+    stack : bool
+        Stack (refits on three parts of (t, y)); False: BIC weights.
+    bounds, momentum, learning_rate : optional
+        As for :func:`forecast_curve` (the refits need them).
+
+    Returns
+    -------
+    weights : numpy.ndarray
+        One weight per member of ``fitted`` (in its order), summing to 1.
+    weighting : str
+        ``"stacking"``, ``"bic"`` or ``"single"``.
+    notes : list of str
+        Warnings (too few points to stack).
+    """
+    kwargs = {"momentum": momentum, "learning_rate": learning_rate}
+    tt, yt = t, y
     names = list(fitted)
     if len(names) == 1:
         return np.ones(1), "single", []
@@ -548,7 +576,8 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     fitted = {n: fitted[n] for n in names if n in fitted}
     if not fitted:
         raise InputError("no forecast model could be fitted to the training part")
-    w, weighting, warnings = _weights(fitted, tt, yt, stack=stack, bounds=bounds, **kwargs)
+    w, weighting, warnings = member_weights(fitted, tt, yt, stack=stack, bounds=bounds,
+                                            **kwargs)
     weights = dict(zip(fitted, map(float, w), strict=True))
     used = [name for name in fitted if weights[name] > 0]
     means, sds = [], []
