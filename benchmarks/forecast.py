@@ -123,8 +123,12 @@ def evaluate(name: str, run, fraction: float, members=MEMBERS) -> dict[str, dict
                         momentum=beta,
                         learning_rate=None if lr is None else (t, lr), bounds=bounds,
                         level=LEVEL)
-    out["forecaster"] = _scores(held, fc.mean, fc.lower, fc.upper, sigma)
+    out["forecaster"] = _scores(held, fc.point, fc.lower, fc.upper, sigma)
     out["forecaster"]["weights"] = fc.weights
+    out["forecaster"]["point_weights"] = fc.point_weights
+    out["forecaster_mean"] = _scores(held, fc.mean, fc.lower, fc.upper, sigma)
+    out["forecaster_median"] = _scores(held, fc.median, fc.lower, fc.upper, sigma)
+    out["forecaster_point"] = _scores(held, fc.point, fc.lower, fc.upper, sigma)
     z = norm.ppf(0.5 + LEVEL / 2)
     for member_name, member in fc.members.items():
         mean, var = member.predictive(future, bounds)
@@ -209,9 +213,9 @@ def main() -> None:
                 print(f"[{source}] {name} F={fraction} ({time.time() - start:.1f} s): "
                       f"forecaster {result['forecaster']['mae_floor']:.2f}, last "
                       f"{result['last_value']['mae_floor']:.2f}", file=sys.stderr)
-            methods = ["forecaster", *sorted({k for r in results for k in r
-                                              if k.startswith("m:")}), *BASELINES,
-                       "oracle_smooth"]
+            members = sorted({k for r in results for k in r if k.startswith("m:")})
+            methods = ["forecaster", "forecaster_mean", "forecaster_median", *members,
+                       *BASELINES, "oracle_smooth"]
             summary[fraction] = summarise(results, methods)
         _print_table(f"{source} runs ({len(runs)})", summary)
         everything[source] = {"summary": summary, "per_run": per_run}

@@ -169,16 +169,18 @@ class RunAnalysis:
             "cut_step": float(self.run.steps[fc.train_points - 1]),
             "steps": fc.steps.tolist(), "mean": fc.mean.tolist(), "lower": fc.lower.tolist(),
             "upper": fc.upper.tolist(), "level": fc.level,
+            "point": fc.point.tolist(), "point_weights": fc.point_weights,
             "plateau": {k: plateau.get(k) for k in ("value", "lower", "upper", "status",
                                                     "reason")},
             "warnings": list(fc.warnings)}
         held = self._held_out()
         if held is not None:
             scores = fc.score(held, upto=held.size)
-            out.update(mae=scores["mae"], coverage=scores["coverage"],
+            out.update(mae=scores["mae"], mae_mean=scores["mae_mean"],
+                       coverage=scores["coverage"],
                        interval_score=scores["interval_score"])
             ss_tot = float(np.sum((held - held.mean()) ** 2))
-            ss_res = float(np.sum((held - fc.mean[: held.size]) ** 2))
+            ss_res = float(np.sum((held - fc.point[: held.size]) ** 2))
             # the keys of the former ``fit --train-fraction`` forecast, kept for scripts
             out.update(n_train=fc.train_points, n_holdout=int(held.size),
                        mae_holdout=scores["mae"],
@@ -483,7 +485,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     if run.n_points >= 8:
         whole = {n: members[n] for n in MEMBERS if n in members
                  and not (n == "inertial" and beta is None)}
-        w, _, notes = member_weights(whole, run.steps, run.reward, stack=stack, bounds=bounds,
+        w, _, _, notes = member_weights(whole, run.steps, run.reward, stack=stack, bounds=bounds,
                                      momentum=beta, learning_rate=lr_pair)
         weights = dict(zip(whole, map(float, w), strict=True))
         plateau = plateau_summary(whole, weights, level=level, bounds=bounds)

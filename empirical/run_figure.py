@@ -55,7 +55,7 @@ def analysis_figure(analysis, *, path: str | Path | None = None):
     if fc is not None:
         cut = run.steps[fc.train_points - 1]
         ax.axvline(cut, color="grey", lw=0.8, ls=":", label=f"training cut (step {cut:g})")
-        ax.plot(fc.steps, fc.mean, color="C3", lw=1.2, label=f"forecast ({fc.model})")
+        ax.plot(fc.steps, fc.point, color="C3", lw=1.2, label=f"forecast ({fc.model})")
         ax.fill_between(fc.steps, fc.lower, fc.upper, color="C3", alpha=0.2,
                         label=f"{fc.level:.0%} band")
     if analysis.plateau["status"] == "determined":

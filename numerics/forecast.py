@@ -374,8 +374,11 @@ class EnsembleForecast:
     steps, mean, lower, upper : numpy.ndarray
         Forecast steps, mixture mean and the central band at ``level``.
     median : numpy.ndarray
-        The mixture's median at ``steps`` (the point that minimises the expected absolute
-        error).
+        The mixture's median at ``steps``.
+    point, point_weights : numpy.ndarray, dict of str to float
+        The point forecast: the members' forecasts combined with the weights that minimise
+        the absolute error of the rolling-origin forecasts inside the training part
+        (:func:`member_weights`). Its MAE is the forecast's ``mae``.
     """
 
     members: dict[str, Member]
@@ -390,6 +393,8 @@ class EnsembleForecast:
     bounds: tuple[float, float] | None
     warnings: tuple[str, ...] = ()
     median: np.ndarray | None = None
+    point: np.ndarray | None = None
+    point_weights: dict[str, float] | None = None
 
     @property
     def model(self) -> str:
@@ -398,14 +403,29 @@ class EnsembleForecast:
         return top if self.weights[top] > 0.999 else "average"
 
     def score(self, y: np.ndarray, *, upto: int | None = None) -> dict[str, float]:
-        """MAE, band coverage and interval score (Gneiting & Raftery 2007) against ``y``, the
-        observed rewards at the first ``upto`` (default all) forecast steps."""
+        """Score the forecast against observed rewards.
+
+        Parameters
+        ----------
+        y : numpy.ndarray
+            The observed rewards at the first ``upto`` (default all) forecast steps.
+        upto : int, optional
+            How many forecast steps ``y`` covers.
+
+        Returns
+        -------
+        dict
+            ``mae`` (of the point forecast), ``mae_mean`` (of the mixture mean), band
+            ``coverage`` and ``interval_score`` (Gneiting & Raftery 2007), reward units.
+        """
         y = np.asarray(y, dtype=float)
         n = y.size if upto is None else upto
         mean, lower, upper = self.mean[:n], self.lower[:n], self.upper[:n]
+        point = mean if self.point is None else self.point[:n]
         alpha = 1 - self.level
         penalty = (2 / alpha) * (np.maximum(lower - y, 0) + np.maximum(y - upper, 0))
-        return {"mae": float(np.mean(np.abs(y - mean))),
+        return {"mae": float(np.mean(np.abs(y - point))),
+                "mae_mean": float(np.mean(np.abs(y - mean))),
                 "coverage": float(np.mean((y >= lower) & (y <= upper))),
                 "interval_score": float(np.mean(upper - lower + penalty))}
 
@@ -440,6 +460,24 @@ def _stacking_weights(log_density: np.ndarray) -> np.ndarray:
     return w / w.sum()
 
 
+def _point_weights(forecasts: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """Weights on the simplex minimising mean |y_i - sum_k w_k f_k(i)| over the validation
+    forecasts ``forecasts`` (members x points; a member with a missing forecast gets 0)."""
+    usable = np.all(np.isfinite(forecasts), axis=1)
+    w = np.zeros(forecasts.shape[0])
+    f = forecasts[usable]
+    if f.shape[0] == 1:
+        w[usable] = 1.0
+        return w
+
+    def objective(z: np.ndarray) -> float:
+        return float(np.mean(np.abs(observed - np.exp(z - logsumexp(z)) @ f)))
+
+    sol = minimize(objective, np.zeros(f.shape[0]), method="Nelder-Mead")
+    w[usable] = np.exp(sol.x - logsumexp(sol.x))
+    return w
+
+
 def _fit_all(names: list[str], t: np.ndarray, y: np.ndarray, **kwargs: Any
              ) -> dict[str, Member]:
     """Fit every member of ``names`` that can be fitted (the others are left out)."""
@@ -464,12 +502,15 @@ def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
                    stack: bool = True, bounds: tuple[float, float] | None = None,
                    momentum: float | None = None,
                    learning_rate: tuple[np.ndarray, np.ndarray] | None = None
-                   ) -> tuple[np.ndarray, str, list[str]]:
+                   ) -> tuple[np.ndarray, np.ndarray, str, list[str]]:
     """Weights of the members ``fitted`` on (t, y), from (t, y) only.
 
     Stacking (Yao et al. 2018) of rolling-origin forecasts inside (t, y): fits on its first
     50%, 65% and 80%, scored on the rest of it by their predictive densities. With ``stack``
-    False, or too few points for that, BIC weights (no refit, no residual-noise fit).
+    False, or too few points for that, BIC weights (no refit, no residual-noise fit). The
+    point forecast gets its own weights from the same validation forecasts: the mixture's
+    mean is not the point that minimises the absolute error (the target of a point forecast);
+    the convex combination of the members' forecasts that does so on the validation blocks is.
 
     Parameters
     ----------
@@ -485,7 +526,11 @@ def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
     Returns
     -------
     weights : numpy.ndarray
-        One weight per member of ``fitted`` (in its order), summing to 1.
+        One weight per member of ``fitted`` (in its order), summing to 1: the predictive
+        mixture (the band).
+    point_weights : numpy.ndarray
+        Weights of the point forecast: the convex combination of the members' validation
+        forecasts with the least mean absolute error (BIC weights when not stacked).
     weighting : str
         ``"stacking"``, ``"bic"`` or ``"single"``.
     notes : list of str
@@ -495,26 +540,31 @@ def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
     tt, yt = t, y
     names = list(fitted)
     if len(names) == 1:
-        return np.ones(1), "single", []
+        return np.ones(1), np.ones(1), "single", []
     n_train = tt.size
-    blocks = []
+    blocks, points, observed = [], [], []
     for cut in _CUTS if stack else ():
         m = int(round(cut * n_train))
         if m < 8 or n_train - m < 3 or np.ptp(yt[:m]) == 0:
             continue
         inner = _fit_all(names, tt[:m], yt[:m], bounds=bounds, **kwargs)
         block = np.full((len(names), n_train - m), -np.inf)
+        point = np.full((len(names), n_train - m), np.nan)
         for k, name in enumerate(names):
             if name in inner:
                 block[k] = _log_density(inner[name], tt[m:], yt[m:], bounds)
+                point[k] = inner[name].predictive(tt[m:], bounds)[0]
         blocks.append(block)
+        points.append(point)
+        observed.append(yt[m:])
     if blocks:
-        return _stacking_weights(np.maximum(np.concatenate(blocks, axis=1), -1e6)), \
+        w = _stacking_weights(np.maximum(np.concatenate(blocks, axis=1), -1e6))
+        return w, _point_weights(np.concatenate(points, axis=1), np.concatenate(observed)), \
             "stacking", []
     notes = [] if not stack else [f"{n_train} training points: too few to stack, BIC weights"]
     bic = np.array([fitted[name].bic for name in names])
     w = np.exp(-(bic - bic.min()) / 2)
-    return w / w.sum(), "bic", notes
+    return w / w.sum(), w / w.sum(), "bic", notes
 
 
 def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: np.ndarray,
@@ -576,9 +626,10 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     fitted = {n: fitted[n] for n in names if n in fitted}
     if not fitted:
         raise InputError("no forecast model could be fitted to the training part")
-    w, weighting, warnings = member_weights(fitted, tt, yt, stack=stack, bounds=bounds,
-                                            **kwargs)
+    w, pw, weighting, warnings = member_weights(fitted, tt, yt, stack=stack, bounds=bounds,
+                                                **kwargs)
     weights = dict(zip(fitted, map(float, w), strict=True))
+    point_weights = dict(zip(fitted, map(float, pw), strict=True))
     used = [name for name in fitted if weights[name] > 0]
     means, sds = [], []
     for name in used:
@@ -588,12 +639,14 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     means_a, sds_a = np.array(means), np.array(sds)
     wa = np.array([weights[name] for name in used])
     mean = wa @ means_a
+    point = sum(point_weights[name] * fitted[name].predictive(future, bounds)[0]
+                for name in fitted if point_weights[name] > 0)
     median, lower, upper = (_mixture_quantiles(wa, means_a, sds_a, q)
                             for q in (0.5, (1 - level) / 2, (1 + level) / 2))
     if bounds is not None:
         median, lower, upper = (np.clip(a, *bounds) for a in (median, lower, upper))
     return EnsembleForecast(fitted, weights, weighting, n_train, future, mean, lower, upper,
-                            level, bounds, tuple(warnings), median)
+                            level, bounds, tuple(warnings), median, point, point_weights)
 
 
 def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
