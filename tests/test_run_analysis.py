@@ -79,8 +79,8 @@ def test_momentum_is_never_assumed():
 
 def test_forecast_json_contract(tmp_path, capsys):
     rng = np.random.default_rng(3)
-    log = _csv(tmp_path / "run.csv", 0.8 - 0.6 * np.exp(-np.arange(120) / 40)
-               + 0.02 * rng.standard_normal(120))
+    values = 0.8 - 0.6 * np.exp(-np.arange(120) / 40) + 0.02 * rng.standard_normal(120)
+    log = _csv(tmp_path / "run.csv", values)
     assert main(["forecast", str(log), "--train-fraction", "0.5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert FORECAST_KEYS | {"mae", "coverage"} <= set(out)
@@ -89,6 +89,9 @@ def test_forecast_json_contract(tmp_path, capsys):
     assert all(lo <= m <= hi for lo, m, hi in zip(out["lower"], out["mean"], out["upper"],
                                                    strict=True))
     assert abs(sum(out["weights"].values()) - 1) < 1e-9 and out["level"] == 0.9
+    assert len(out["point"]) == 60 and abs(sum(out["point_weights"].values()) - 1) < 1e-9
+    held = np.round(values[60:], 5)  # as written to the log; "mae" is the point forecast's
+    assert out["mae"] == pytest.approx(np.mean(np.abs(held - out["point"])), rel=1e-6)
     # beyond the log, up to a horizon; no held-out part then
     assert main(["forecast", str(log), "--until", "100", "--horizon", "150", "--level", "0.5",
                  "--json"]) == 0
@@ -98,6 +101,33 @@ def test_forecast_json_contract(tmp_path, capsys):
     assert "--train-fraction" in capsys.readouterr().err
     assert main(["forecast", str(log), "--train-fraction", "0.02"]) == 2
     assert "training points" in capsys.readouterr().err
+
+
+def test_every_model_is_fitted_once_and_the_cheap_path_does_not_stack(monkeypatch):
+    import grpodyn.numerics.forecast as forecast
+
+    calls = []
+    real = forecast.fit_curve
+
+    def counting(name, *args, **kwargs):
+        calls.append((name, np.asarray(args[0]).size))
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(forecast, "fit_curve", counting)
+    rng = np.random.default_rng(6)
+    run = _run(0.8 - 0.6 * np.exp(-np.arange(300) / 60) + 0.02 * rng.standard_normal(300))
+    cheap = analyse_run(run, momentum=0.9, models=("exponential",), diagnose_run=False,
+                        stack=False)
+    assert calls == [("exponential", 300)]  # one fit, no rolling-origin refits
+    assert cheap.plateau["status"] == "determined"
+    assert cheap.dynamics["tau"]["value"] == pytest.approx(60, rel=0.3)
+    calls.clear()
+    full = analyse_run(run, momentum=0.9, models=("exponential", "power"), diagnose_run=False)
+    whole = [name for name, n in calls if n == 300]
+    assert sorted(whole) == ["exponential", "power"]  # the whole run: each model once
+    assert all(n < 300 for name, n in calls if name not in whole or n != 300)
+    assert set(full.weights) == {"level", "flat", "exponential", "power"}
+    assert full.fits["exponential"].params == cheap.fits["exponential"].params
 
 
 def test_string_nan_and_constant_inputs(tmp_path, capsys):
