@@ -48,7 +48,8 @@ _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "
 
 def learning_rate_of(run: Run) -> np.ndarray | None:
     """The run's learning rate at every point (gaps interpolated); None if not logged or
-    constant (then the learning-rate clock is the step clock and adds no model)."""
+    constant (then the learning-rate clock is the step clock and adds no model).
+    """
     lr = run.metrics.get("learning_rate")
     if lr is None:
         return None
@@ -86,7 +87,8 @@ def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
 
 def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
     """The momentum given (source ``user``, as for a user override in RunMeta), else the log's
-    (its metadata, with the source RunMeta gives: logged, file, user, ...), else unknown."""
+    (its metadata, with the source RunMeta gives: logged, file, user, ...), else unknown.
+    """
     if momentum is not None:
         return float(check_momentum(momentum)), "user"
     entry = run.meta.momentum
@@ -97,7 +99,8 @@ def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
 
 def _peak_lr_of(run: Run) -> tuple[float | None, str]:
     """The PEAK learning rate the run used: its metadata (peak, user's or config), else the
-    largest logged value."""
+    largest logged value.
+    """
     entry = run.meta.lr
     if entry is not None and isinstance(entry.value, (int, float)) and entry.value > 0:
         return float(entry.value), entry.source
@@ -201,7 +204,8 @@ class RunAnalysis:
 
     def to_dict(self) -> dict[str, Any]:
         """Everything as a dict of plain values (non-finite floats stay: the CLI's
-        ``finite_json`` turns them to null)."""
+        ``finite_json`` turns them to null).
+        """
         models = {}
         for name, fit in self.fits.items():
             entry = fit.to_dict()
@@ -295,7 +299,8 @@ class RunAnalysis:
 
     def plot(self, *, path=None):
         """The run's figure (:func:`grpodyn.empirical.run_figure.analysis_figure`); saved to
-        ``path`` when given."""
+        ``path`` when given.
+        """
         from .run_figure import analysis_figure
 
         return analysis_figure(self, path=path)

@@ -31,7 +31,8 @@ def _ylimits(values: np.ndarray, bounds) -> tuple[float, float]:
 
 def analysis_figure(analysis, *, path: str | Path | None = None):
     """The run's figure: reward, trusted fit, forecast band, training cut, diagnosis windows,
-    and KL / entropy / completion-length panels when logged. Saved to ``path`` when given."""
+    and KL / entropy / completion-length panels when logged. Saved to ``path`` when given.
+    """
     import matplotlib
 
     if path is not None:

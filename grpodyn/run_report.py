@@ -24,7 +24,8 @@ __all__ = ["write_run_report", "run_summary"]
 def run_summary(analysis) -> dict[str, Any]:
     """The JSON summary of an analysed run: ``analysis.to_dict()`` plus, for scripts written
     against earlier versions, ``fit`` and a flat ``dynamics`` (a number, or None with its
-    ``*_status``, for plateau, tau, regime and margins)."""
+    ``*_status``, for plateau, tau, regime and margins).
+    """
     full = analysis.to_dict()
     details = full["dynamics"]
 

@@ -79,7 +79,8 @@ class ResidualNoise:
 
     def predict(self, lags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mean and variance of a new observation's deviation ``lags`` steps after the cut
-        (``drift_var``: per-step variance of a random-walk level, the rho -> 1 limit)."""
+        (``drift_var``: per-step variance of a random-walk level, the rho -> 1 limit).
+        """
         lags = np.asarray(lags, dtype=float)
         decay = self.rho**lags
         mean = decay * self.state_mean
@@ -462,7 +463,8 @@ def _stacking_weights(log_density: np.ndarray) -> np.ndarray:
 
 def _point_weights(forecasts: np.ndarray, observed: np.ndarray) -> np.ndarray:
     """Weights on the simplex minimising mean |y_i - sum_k w_k f_k(i)| over the validation
-    forecasts ``forecasts`` (members x points; a member with a missing forecast gets 0)."""
+    forecasts ``forecasts`` (members x points; a member with a missing forecast gets 0).
+    """
     usable = np.all(np.isfinite(forecasts), axis=1)
     w = np.zeros(forecasts.shape[0])
     f = forecasts[usable]

@@ -38,18 +38,18 @@ def _pooled_coverage(seeds: range, **kwargs) -> float:
     return inside / total
 
 
-def test_band_of_the_true_model_covers_90_percent_over_200_seeds():
+def test_band_of_the_true_model_covers_90_percent_over_200_seeds() -> None:
     coverage = _pooled_coverage(range(200), members=("exponential",))
     assert 0.85 <= coverage <= 0.95, coverage
 
 
 @pytest.mark.slow
-def test_band_of_the_ensemble_covers_90_percent_over_200_seeds():
+def test_band_of_the_ensemble_covers_90_percent_over_200_seeds() -> None:
     coverage = _pooled_coverage(range(200))
     assert 0.85 <= coverage <= 0.95, coverage
 
 
-def test_noise_model_recovers_process_and_white_parts():
+def test_noise_model_recovers_process_and_white_parts() -> None:
     rng = np.random.default_rng(0)
     n, rho, q, s = 3000, 0.95, 0.02, 0.05
     x = np.zeros(n)
@@ -65,7 +65,7 @@ def test_noise_model_recovers_process_and_white_parts():
     assert var[2] == pytest.approx(noise.process_var + noise.white_var, rel=1e-6)
 
 
-def test_flat_run_is_forecast_flat_and_plateau_not_determined():
+def test_flat_run_is_forecast_flat_and_plateau_not_determined() -> None:
     rng = np.random.default_rng(5)
     t = np.arange(150, dtype=float)
     y = 0.4 + 0.05 * rng.standard_normal(t.size)
@@ -76,7 +76,7 @@ def test_flat_run_is_forecast_flat_and_plateau_not_determined():
     assert plateau["status"] != "determined" or abs(plateau["value"] - 0.4) < 0.05
 
 
-def test_non_saturating_run_gets_a_one_sided_bound_not_a_number():
+def test_non_saturating_run_gets_a_one_sided_bound_not_a_number() -> None:
     rng = np.random.default_rng(2)
     t = np.arange(120, dtype=float)
     y = 0.1 + 0.003 * t + 0.02 * rng.standard_normal(t.size)  # a ramp, far from 1
@@ -89,7 +89,7 @@ def test_non_saturating_run_gets_a_one_sided_bound_not_a_number():
     assert np.all((fc.lower >= 0) & (fc.upper <= 1))
 
 
-def test_saturated_run_has_a_determined_plateau_near_the_truth():
+def test_saturated_run_has_a_determined_plateau_near_the_truth() -> None:
     t, y = _saturating(7, tau=20.0)
     fc = forecast_curve(t, y, n_train=N, future_steps=[N + 10.0], bounds=(0.0, 1.0))
     plateau = plateau_summary(fc.members, fc.weights, bounds=(0.0, 1.0))
@@ -102,13 +102,13 @@ def test_saturated_run_has_a_determined_plateau_near_the_truth():
     ({"n_train": 5}, "at least 8"),
     ({"n_train": 50, "level": 1.0}, "level"),
 ])
-def test_bad_requests_are_refused(kwargs, needle):
+def test_bad_requests_are_refused(kwargs, needle) -> None:
     t, y = _saturating(0)
     with pytest.raises(InputError, match=needle):
         forecast_curve(t, y, future_steps=t[60:], **kwargs)
 
 
-def test_constant_and_nan_inputs_are_refused():
+def test_constant_and_nan_inputs_are_refused() -> None:
     t = np.arange(50, dtype=float)
     with pytest.raises(InputError, match="constant"):
         forecast_curve(t, np.full(50, 0.3), n_train=30, future_steps=t[30:])
@@ -118,7 +118,7 @@ def test_constant_and_nan_inputs_are_refused():
         forecast_curve(t, y, n_train=30, future_steps=t[30:])
 
 
-def test_point_weights_minimise_the_validation_absolute_error():
+def test_point_weights_minimise_the_validation_absolute_error() -> None:
     rng = np.random.default_rng(8)
     truth = np.linspace(0.2, 0.6, 40)
     observed = truth + 0.01 * rng.standard_normal(40)
@@ -130,9 +130,10 @@ def test_point_weights_minimise_the_validation_absolute_error():
     assert np.mean(np.abs(observed - combined)) < np.mean(np.abs(observed - truth)) + 0.005
 
 
-def test_point_forecast_of_rising_runs_beats_the_recent_mean():
+def test_point_forecast_of_rising_runs_beats_the_recent_mean() -> None:
     """Runs still rising at the cut: the point forecast follows the curve, the mean of the
-    last 20 training points cannot (mean error against the true curve over 6 seeds)."""
+    last 20 training points cannot (mean error against the true curve over 6 seeds).
+    """
     point, recent = [], []
     for seed in range(11, 17):
         t, y = _saturating(seed)

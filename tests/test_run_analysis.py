@@ -1,5 +1,6 @@
 """One analysis path: statuses instead of meaningless numbers, the forecast JSON contract, and
-bad inputs (strings, NaN, constants) through the CLI."""
+bad inputs (strings, NaN, constants) through the CLI.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def _csv(path, rewards, *, quote=False):
     return path
 
 
-def test_reward_range_is_declared_inferred_or_unknown():
+def test_reward_range_is_declared_inferred_or_unknown() -> None:
     accuracy = _run(np.linspace(0.1, 0.6, 30), key="eval/accuracy")
     assert infer_reward_range(accuracy)[0] == (0.0, 1.0)
     summed = _run(np.linspace(0.1, 2.6, 30))
@@ -41,7 +42,7 @@ def test_reward_range_is_declared_inferred_or_unknown():
         infer_reward_range(summed, (0.0, 1.0))
 
 
-def test_non_saturating_run_has_no_plateau_number_and_says_why():
+def test_non_saturating_run_has_no_plateau_number_and_says_why() -> None:
     rng = np.random.default_rng(0)
     run = _run(0.05 + 0.004 * np.arange(50) + 0.02 * rng.standard_normal(50))
     analysis = analyse_run(run, momentum=0.9, diagnose_run=False)
@@ -56,7 +57,7 @@ def test_non_saturating_run_has_no_plateau_number_and_says_why():
     assert analysis.warnings
 
 
-def test_collapsing_run_is_not_given_a_plateau():
+def test_collapsing_run_is_not_given_a_plateau() -> None:
     t = np.arange(1, 201, dtype=float)
     reward = np.where(t < 120, 0.3 + 0.5 * (1 - np.exp(-t / 30)), 0.8 - 0.01 * (t - 120))
     reward = reward + 0.01 * np.random.default_rng(1).standard_normal(t.size)
@@ -65,7 +66,7 @@ def test_collapsing_run_is_not_given_a_plateau():
     assert analysis.warnings
 
 
-def test_momentum_is_never_assumed():
+def test_momentum_is_never_assumed() -> None:
     rng = np.random.default_rng(2)
     run = _run(0.8 - 0.6 * np.exp(-np.arange(200) / 30) + 0.02 * rng.standard_normal(200))
     unknown = analyse_run(run, diagnose_run=False)
@@ -77,7 +78,7 @@ def test_momentum_is_never_assumed():
     assert known.dynamics["regime"]["value"] in ("overdamped", "critical", "oscillatory")
 
 
-def test_forecast_json_contract(tmp_path, capsys):
+def test_forecast_json_contract(tmp_path, capsys) -> None:
     rng = np.random.default_rng(3)
     values = 0.8 - 0.6 * np.exp(-np.arange(120) / 40) + 0.02 * rng.standard_normal(120)
     log = _csv(tmp_path / "run.csv", values)
@@ -103,7 +104,7 @@ def test_forecast_json_contract(tmp_path, capsys):
     assert "training points" in capsys.readouterr().err
 
 
-def test_every_model_is_fitted_once_and_the_cheap_path_does_not_stack(monkeypatch):
+def test_every_model_is_fitted_once_and_the_cheap_path_does_not_stack(monkeypatch) -> None:
     import grpodyn.numerics.forecast as forecast
 
     calls = []
@@ -130,7 +131,7 @@ def test_every_model_is_fitted_once_and_the_cheap_path_does_not_stack(monkeypatc
     assert full.fits["exponential"].params == cheap.fits["exponential"].params
 
 
-def test_string_nan_and_constant_inputs(tmp_path, capsys):
+def test_string_nan_and_constant_inputs(tmp_path, capsys) -> None:
     ramp = np.linspace(0.1, 0.9, 60)
     quoted = _csv(tmp_path / "quoted.csv", ramp, quote=True)
     code = main(["fit", str(quoted), "--json"])
@@ -152,7 +153,7 @@ def test_string_nan_and_constant_inputs(tmp_path, capsys):
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_report_and_advise_use_the_analysis(tmp_path, capsys):
+def test_report_and_advise_use_the_analysis(tmp_path, capsys) -> None:
     rng = np.random.default_rng(4)
     log = _csv(tmp_path / "run.csv", 0.85 - 0.6 * np.exp(-np.arange(200) / 50)
                + 0.02 * rng.standard_normal(200))
