@@ -477,7 +477,8 @@ def _point_weights(forecasts: np.ndarray, observed: np.ndarray) -> np.ndarray:
 
     sol = minimize(objective, np.zeros(f.shape[0]), method="Nelder-Mead")
     w[usable] = np.exp(sol.x - logsumexp(sol.x))
-    return w
+    w[w < 1e-4] = 0.0
+    return w / w.sum()
 
 
 def _fit_all(names: list[str], t: np.ndarray, y: np.ndarray, **kwargs: Any
