@@ -47,8 +47,10 @@ _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "
 
 
 def learning_rate_of(run: Run) -> np.ndarray | None:
-    """The run's learning rate at every point (gaps interpolated); None if not logged or
-    constant (then the learning-rate clock is the step clock and adds no model).
+    """Return the run's learning rate at every point (gaps interpolated).
+
+    None if not logged or constant (then the learning-rate clock is the step clock and adds no
+    model).
     """
     lr = run.metrics.get("learning_rate")
     if lr is None:
@@ -61,7 +63,7 @@ def learning_rate_of(run: Run) -> np.ndarray | None:
 
 def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
                        ) -> tuple[tuple[float, float] | None, str]:
-    """The range the reward can reach and where it comes from.
+    """Return the range the reward can reach and where it comes from.
 
     Declared wins. Else [0, 1] when the reward's name says accuracy / pass rate / success, or
     when every logged value lies in [0, 1] (a mean of binary rewards; stated as an assumption).
@@ -86,7 +88,9 @@ def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
 
 
 def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
-    """The momentum given (source ``user``, as for a user override in RunMeta), else the log's
+    """Return the momentum and its source.
+
+    The momentum given (source ``user``, as for a user override in RunMeta), else the log's
     (its metadata, with the source RunMeta gives: logged, file, user, ...), else unknown.
     """
     if momentum is not None:
@@ -98,8 +102,9 @@ def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
 
 
 def _peak_lr_of(run: Run) -> tuple[float | None, str]:
-    """The PEAK learning rate the run used: its metadata (peak, user's or config), else the
-    largest logged value.
+    """Return the PEAK learning rate the run used and its source.
+
+    Its metadata (peak, user's or config), else the largest logged value.
     """
     entry = run.meta.lr
     if entry is not None and isinstance(entry.value, (int, float)) and entry.value > 0:
@@ -161,7 +166,7 @@ class RunAnalysis:
 
     # ---------------------------------------------------------------- output
     def forecast_dict(self) -> dict[str, Any] | None:
-        """The forecast as the JSON contract of ``grpodyn forecast``."""
+        """Return the forecast as the JSON contract of ``grpodyn forecast``."""
         fc = self.forecast
         if fc is None:
             return None
@@ -203,8 +208,9 @@ class RunAnalysis:
         return self.run.reward[fc.train_points: fc.train_points + n] if n else None
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything as a dict of plain values (non-finite floats stay: the CLI's
-        ``finite_json`` turns them to null).
+        """Return everything as a dict of plain values.
+
+        Non-finite floats stay: the CLI's ``finite_json`` turns them to null.
         """
         models = {}
         for name, fit in self.fits.items():
@@ -239,7 +245,7 @@ class RunAnalysis:
         return next(iter(self.fits), None)
 
     def to_text(self) -> str:
-        """A few lines for a terminal."""
+        """Return a few lines for a terminal."""
         run = self.run
         lines = [f"{run.source} ({run.format}, {run.n_points} points, reward = "
                  f"{run.reward_key})"]
@@ -272,7 +278,7 @@ class RunAnalysis:
         return "\n".join(lines)
 
     def html_section(self) -> str:
-        """An HTML fragment: plateau and dynamics with statuses, fits, warnings."""
+        """Return an HTML fragment: plateau and dynamics with statuses, fits, warnings."""
         rows = [("plateau r*", _status_text(self.plateau))]
         rows += [(k, _status_text(v)) for k, v in self.dynamics.items() if isinstance(v, dict)]
         table = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>"
@@ -297,9 +303,18 @@ class RunAnalysis:
     def _repr_html_(self) -> str:
         return self.html_section()
 
-    def plot(self, *, path=None):
-        """The run's figure (:func:`grpodyn.empirical.run_figure.analysis_figure`); saved to
-        ``path`` when given.
+    def plot(self, *, path: str | None = None) -> Any:
+        """Draw the run's figure (:func:`grpodyn.empirical.run_figure.analysis_figure`).
+
+        Parameters
+        ----------
+        path : str, optional
+            Save the figure there (atomically) when given.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+            The figure.
         """
         from .run_figure import analysis_figure
 
@@ -523,8 +538,10 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
                        level, warnings)
 
 
-def _forecast(run: Run, *, train_fraction, until, horizon, level, momentum, lr, bounds
-              ) -> EnsembleForecast:
+def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
+              horizon: float | None, level: float, momentum: float | None,
+              lr: np.ndarray | None, bounds: tuple[float, float] | None) -> EnsembleForecast:
+    """Forecast the run after the cut (a fraction of the points, or a step), fitted before it."""
     if train_fraction is not None:
         if not 0 < train_fraction < 1:
             raise InputError(f"train fraction must lie strictly between 0 and 1, got "

@@ -1,5 +1,6 @@
-"""Forecasting the rest of a reward curve from its first part: a stacked ensemble of curve
-models with the noise model of THEORY.md section 6.
+"""Forecast the rest of a reward curve from its first part (THEORY.md section 6).
+
+A stacked ensemble of curve models with the noise model of THEORY.md section 6.
 
 Each member is a mean curve m(t) (``level``: a random-walk local level, the k -> 0 limit of
 the overdamped map; ``flat``; ``linear`` on request; and the saturating laws of
@@ -15,11 +16,12 @@ sqrt(s^2 + P) towards sqrt(s^2 + v), plus the parameter uncertainty of the mean 
 Weights come from the training part only, by stacking (Yao et al. 2018) of the predictive
 densities of rolling-origin forecasts inside the training part (fits on its first 50%, 65% and
 80%, scored on the rest of it): the weights maximise sum_i log sum_k w_k p_k(y_i). With too few
-points for that, BIC weights. The forecast is the mixture of the members' Gaussians; its band is
-the mixture's quantiles. Compared with the learning-curve literature: Domhan et al. (2015) also
-combine parametric curves, by MCMC over a weighted sum; LC-PFN (Adriaensen et al. 2023) learns
-the posterior from a prior of such curves; here weights are chosen for forecasts (stacking) and
-the noise is the run's own correlated noise rather than i.i.d.
+points for that, BIC weights. The band is the quantiles of the mixture of the members'
+Gaussians; the point forecast combines the members with weights that minimise the absolute
+error of the same rolling-origin forecasts. Compared with the learning-curve literature:
+Domhan et al. (2015) also combine parametric curves, by MCMC over a weighted sum; LC-PFN
+(Adriaensen et al. 2023) learns the posterior from a prior of such curves; here weights are
+chosen for forecasts (stacking) and the noise is the run's own correlated noise, not i.i.d.
 """
 
 from __future__ import annotations
@@ -78,8 +80,19 @@ class ResidualNoise:
     drift_var: float = 0.0
 
     def predict(self, lags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of a new observation's deviation ``lags`` steps after the cut
-        (``drift_var``: per-step variance of a random-walk level, the rho -> 1 limit).
+        """Return mean and variance of a new observation's deviation ``lags`` steps after the cut.
+
+        ``drift_var`` is the per-step variance of a random-walk level (the rho -> 1 limit).
+
+        Parameters
+        ----------
+        lags : numpy.ndarray
+            Steps after the cut.
+
+        Returns
+        -------
+        mean, var : numpy.ndarray
+            Reward units and reward units squared.
         """
         lags = np.asarray(lags, dtype=float)
         decay = self.rho**lags
@@ -166,11 +179,11 @@ def fit_residual_noise(t: np.ndarray, residuals: np.ndarray) -> ResidualNoise:
 
 
 def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float, float]:
-    """Local level model: y = level + white noise, the level a random walk (the k -> 0 limit
-    of the overdamped map driven by sampling noise, THEORY.md sections 3 and 6).
+    """Fit the local level model y = level + white noise, the level a random walk.
 
-    Maximum likelihood of the drift-to-white variance ratio (the scale concentrated out) by a
-    scalar Kalman filter. Returns the noise (drift and white variances, filtered level
+    The k -> 0 limit of the overdamped map driven by sampling noise (THEORY.md sections 3
+    and 6). Maximum likelihood of the drift-to-white variance ratio (the scale concentrated
+    out) by a scalar Kalman filter. Returns the noise (drift and white variances, filtered level
     variance), the filtered level at the last point, and the sum of squared innovations.
     """
     from scipy.optimize import minimize_scalar
@@ -239,7 +252,7 @@ class Member:
         return fit_residual_noise(self.steps, self.residuals)
 
     def mean_curve(self, t: np.ndarray) -> np.ndarray:
-        """The member's mean reward at steps ``t`` (absolute steps)."""
+        """Return the member's mean reward at steps ``t`` (absolute steps)."""
         x = np.asarray(t, dtype=float) - self.t0
         if self.fit is None:
             return self.coef[0] + (self.coef[1] if self.coef.size > 1 else 0.0) * x
@@ -247,7 +260,7 @@ class Member:
         return model(x, self.fit.theta)
 
     def param_var(self, t: np.ndarray) -> np.ndarray:
-        """Variance of the mean curve from the parameter covariance (delta method)."""
+        """Return the variance of the mean curve from the parameter covariance (delta method)."""
         x = np.asarray(t, dtype=float) - self.t0
         if self.fit is None:
             design = np.column_stack([np.ones_like(x), x][: self.coef.size])
@@ -259,7 +272,7 @@ class Member:
 
     def predictive(self, t: np.ndarray, bounds: tuple[float, float] | None
                    ) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of new observations at steps ``t`` after the cut."""
+        """Return mean and variance of new observations at steps ``t`` after the cut."""
         t = np.asarray(t, dtype=float)
         lag = np.maximum(t - self.t_last, 0.0)
         shift, noise_var = self.noise.predict(lag)
@@ -272,6 +285,7 @@ class Member:
 
     @property
     def bic(self) -> float:
+        """Bayesian information criterion of the member's fit (Gaussian residuals)."""
         return float(self.n * np.log(max(self.rss, 1e-300) / self.n)
                      + self.n_params * np.log(self.n))
 
@@ -462,8 +476,10 @@ def _stacking_weights(log_density: np.ndarray) -> np.ndarray:
 
 
 def _point_weights(forecasts: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """Weights on the simplex minimising mean |y_i - sum_k w_k f_k(i)| over the validation
-    forecasts ``forecasts`` (members x points; a member with a missing forecast gets 0).
+    """Return the simplex weights minimising mean |y_i - sum_k w_k f_k(i)|.
+
+    ``forecasts``: the validation forecasts, members x points; a member with a missing forecast
+    gets 0. Weights under 1e-4 are dropped.
     """
     usable = np.all(np.isfinite(forecasts), axis=1)
     w = np.zeros(forecasts.shape[0])
@@ -655,7 +671,7 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
 def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
                     level: float = 0.9, bounds: tuple[float, float] | None = None
                     ) -> dict[str, Any]:
-    """The plateau r* with a status: what the data determine about it, and why.
+    """Summarise the plateau r* with a status: what the data determine about it, and why.
 
     Statuses: ``determined`` (a saturating member carries most weight, has covered at least
     half of its gain within the data and a regular information matrix: value and interval);
