@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -27,7 +29,7 @@ def _saturating(seed: int, *, tau: float = 60.0, rho: float = 0.9, process: floa
     return t, 0.8 - 0.6 * np.exp(-t / tau) + x + white * rng.standard_normal(N)
 
 
-def _pooled_coverage(seeds: range, **kwargs) -> float:
+def _pooled_coverage(seeds: range, **kwargs: Any) -> float:
     inside = total = 0
     for seed in seeds:
         t, y = _saturating(seed)
@@ -39,17 +41,20 @@ def _pooled_coverage(seeds: range, **kwargs) -> float:
 
 
 def test_band_of_the_true_model_covers_90_percent_over_200_seeds() -> None:
+    """Check the 90% band of the true model covers 85-95% of held-out points over 200 seeds."""
     coverage = _pooled_coverage(range(200), members=("exponential",))
     assert 0.85 <= coverage <= 0.95, coverage
 
 
 @pytest.mark.slow
 def test_band_of_the_ensemble_covers_90_percent_over_200_seeds() -> None:
+    """Check the ensemble's 90% band covers 85-95% of held-out points over 200 seeds."""
     coverage = _pooled_coverage(range(200))
     assert 0.85 <= coverage <= 0.95, coverage
 
 
 def test_noise_model_recovers_process_and_white_parts() -> None:
+    """Check the Kalman likelihood recovers rho, process and white variances."""
     rng = np.random.default_rng(0)
     n, rho, q, s = 3000, 0.95, 0.02, 0.05
     x = np.zeros(n)
@@ -66,6 +71,7 @@ def test_noise_model_recovers_process_and_white_parts() -> None:
 
 
 def test_flat_run_is_forecast_flat_and_plateau_not_determined() -> None:
+    """Check a flat run is forecast flat, with no invented plateau."""
     rng = np.random.default_rng(5)
     t = np.arange(150, dtype=float)
     y = 0.4 + 0.05 * rng.standard_normal(t.size)
@@ -77,6 +83,7 @@ def test_flat_run_is_forecast_flat_and_plateau_not_determined() -> None:
 
 
 def test_non_saturating_run_gets_a_one_sided_bound_not_a_number() -> None:
+    """Check a ramp far from its range gets a one-sided plateau bound, not a number."""
     rng = np.random.default_rng(2)
     t = np.arange(120, dtype=float)
     y = 0.1 + 0.003 * t + 0.02 * rng.standard_normal(t.size)  # a ramp, far from 1
@@ -90,6 +97,7 @@ def test_non_saturating_run_gets_a_one_sided_bound_not_a_number() -> None:
 
 
 def test_saturated_run_has_a_determined_plateau_near_the_truth() -> None:
+    """Check a saturated run's plateau is determined and its interval holds the truth."""
     t, y = _saturating(7, tau=20.0)
     fc = forecast_curve(t, y, n_train=N, future_steps=[N + 10.0], bounds=(0.0, 1.0))
     plateau = plateau_summary(fc.members, fc.weights, bounds=(0.0, 1.0))
@@ -102,13 +110,15 @@ def test_saturated_run_has_a_determined_plateau_near_the_truth() -> None:
     ({"n_train": 5}, "at least 8"),
     ({"n_train": 50, "level": 1.0}, "level"),
 ])
-def test_bad_requests_are_refused(kwargs, needle) -> None:
+def test_bad_requests_are_refused(kwargs: dict, needle: str) -> None:
+    """Check too few training points and a level outside (0, 1) are refused."""
     t, y = _saturating(0)
     with pytest.raises(InputError, match=needle):
         forecast_curve(t, y, future_steps=t[60:], **kwargs)
 
 
 def test_constant_and_nan_inputs_are_refused() -> None:
+    """Check constant and NaN rewards are refused with a clear error."""
     t = np.arange(50, dtype=float)
     with pytest.raises(InputError, match="constant"):
         forecast_curve(t, np.full(50, 0.3), n_train=30, future_steps=t[30:])
@@ -119,6 +129,7 @@ def test_constant_and_nan_inputs_are_refused() -> None:
 
 
 def test_point_weights_minimise_the_validation_absolute_error() -> None:
+    """Check the point weights minimise the validation absolute error on the simplex."""
     rng = np.random.default_rng(8)
     truth = np.linspace(0.2, 0.6, 40)
     observed = truth + 0.01 * rng.standard_normal(40)
@@ -131,8 +142,10 @@ def test_point_weights_minimise_the_validation_absolute_error() -> None:
 
 
 def test_point_forecast_of_rising_runs_beats_the_recent_mean() -> None:
-    """Runs still rising at the cut: the point forecast follows the curve, the mean of the
-    last 20 training points cannot (mean error against the true curve over 6 seeds).
+    """Check the point forecast of runs still rising at the cut beats the recent mean.
+
+    The point forecast follows the curve; the mean of the last 20 training points cannot (mean
+    error against the true curve over 6 seeds).
     """
     point, recent = [], []
     for seed in range(11, 17):
