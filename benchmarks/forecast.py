@@ -36,7 +36,7 @@ import numpy as np
 from scipy.optimize import curve_fit
 from scipy.stats import norm
 
-from grpodyn.empirical.logs.loaders import LogFormatError, load_run
+from grpodyn.empirical.logs.loaders import LogFormatError, Run, load_run
 from grpodyn.empirical.logs.run_analysis import infer_reward_range, learning_rate_of, momentum_of
 from grpodyn.ground import InputError
 from grpodyn.numerics.fit import estimate_noise
@@ -48,8 +48,8 @@ LEVEL = 0.9
 BASELINES = ("last_value", "mean_last20", "linear", "power_law", "exponential")
 
 
-def design_runs():
-    """The shipped tiny-model runs and simulated bandit runs (the design source)."""
+def design_runs() -> list[tuple[str, Run]]:
+    """Return the shipped tiny-model runs and simulated bandit runs (the design source)."""
     from grpodyn.empirical.diagnostics.testbed import bandit_testbed
 
     runs = [(p.stem, load_run(p))
@@ -58,8 +58,8 @@ def design_runs():
     return runs
 
 
-def score_runs(folder: Path):
-    """The public logs that load (the scoring source)."""
+def score_runs(folder: Path) -> tuple[list[tuple[str, Run]], list[str]]:
+    """Return the public logs that load (the scoring source) and the skipped ones."""
     out, skipped = [], []
     for path in sorted(p for p in folder.iterdir() if p.suffix != ".md"):
         try:
@@ -83,11 +83,11 @@ def _baseline(name: str, t: np.ndarray, y: np.ndarray, future: np.ndarray
         coef = np.polyfit(x, y, 1)
         return np.polyval(coef, xf), float(np.std(y - np.polyval(coef, x)))
     if name == "power_law":
-        def f(s, a, b, c):
+        def f(s: np.ndarray, a: float, b: float, c: float) -> np.ndarray:
             return a + b * (s + 1.0) ** c
         p0 = (y[0], (y[-1] - y[0]) / max(np.sqrt(x[-1] + 1), 1), 0.5)
     else:
-        def f(s, a, b, c):
+        def f(s: np.ndarray, a: float, b: float, c: float) -> np.ndarray:
             return a - b * np.exp(-s / c)
         p0 = (y[-1], y[-1] - y[0], max(x[-1] / 3, 1.0))
     with warnings.catch_warnings():
@@ -96,7 +96,8 @@ def _baseline(name: str, t: np.ndarray, y: np.ndarray, future: np.ndarray
     return f(xf, *popt), float(np.std(y - f(x, *popt)))
 
 
-def _scores(y, mean, lower, upper, sigma):
+def _scores(y: np.ndarray, mean: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+            sigma: float) -> dict[str, float]:
     alpha = 1 - LEVEL
     penalty = (2 / alpha) * (np.maximum(lower - y, 0) + np.maximum(y - upper, 0))
     floor = sigma * np.sqrt(2 / np.pi)
@@ -106,7 +107,26 @@ def _scores(y, mean, lower, upper, sigma):
             "is_sigma": float(np.mean(upper - lower + penalty) / sigma)}
 
 
-def evaluate(name: str, run, fraction: float, members=MEMBERS) -> dict[str, dict] | None:
+def evaluate(name: str, run: Run, fraction: float, members: tuple[str, ...] = MEMBERS
+             ) -> dict[str, dict] | None:
+    """Score every method on one run cut at ``fraction`` (None when the cut leaves too little).
+
+    Parameters
+    ----------
+    name : str
+        The run's label (for messages).
+    run : Run
+        The run.
+    fraction : float
+        Leading fraction of the points used for training.
+    members : tuple of str
+        The forecaster's member set.
+
+    Returns
+    -------
+    dict or None
+        Method -> scores (``_scores``; None for a baseline whose fit failed).
+    """
     n_train = int(np.floor(fraction * run.n_points))
     if n_train < 8 or run.n_points - n_train < 3 or np.ptp(run.reward[:n_train]) == 0:
         return None
@@ -123,8 +143,11 @@ def evaluate(name: str, run, fraction: float, members=MEMBERS) -> dict[str, dict
                         momentum=beta,
                         learning_rate=None if lr is None else (t, lr), bounds=bounds,
                         level=LEVEL)
-    out["forecaster"] = _scores(held, fc.mean, fc.lower, fc.upper, sigma)
+    out["forecaster"] = _scores(held, fc.point, fc.lower, fc.upper, sigma)
     out["forecaster"]["weights"] = fc.weights
+    out["forecaster"]["point_weights"] = fc.point_weights
+    out["forecaster_mean"] = _scores(held, fc.mean, fc.lower, fc.upper, sigma)
+    out["forecaster_median"] = _scores(held, fc.median, fc.lower, fc.upper, sigma)
     z = norm.ppf(0.5 + LEVEL / 2)
     for member_name, member in fc.members.items():
         mean, var = member.predictive(future, bounds)
@@ -148,6 +171,7 @@ def evaluate(name: str, run, fraction: float, members=MEMBERS) -> dict[str, dict
 
 
 def summarise(results: list[dict], methods: list[str]) -> dict[str, dict]:
+    """Summarise per method: median MAE / floor, pooled and per-run coverage, interval score."""
     table = {}
     for method in methods:
         rows = [r[method] for r in results if r.get(method) is not None]
@@ -177,6 +201,7 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
 
 
 def main() -> None:
+    """Run the benchmark on the design runs and the public logs and print both tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     parser.add_argument("--json", help="write every number to this JSON file")
@@ -209,9 +234,9 @@ def main() -> None:
                 print(f"[{source}] {name} F={fraction} ({time.time() - start:.1f} s): "
                       f"forecaster {result['forecaster']['mae_floor']:.2f}, last "
                       f"{result['last_value']['mae_floor']:.2f}", file=sys.stderr)
-            methods = ["forecaster", *sorted({k for r in results for k in r
-                                              if k.startswith("m:")}), *BASELINES,
-                       "oracle_smooth"]
+            members = sorted({k for r in results for k in r if k.startswith("m:")})
+            methods = ["forecaster", "forecaster_mean", "forecaster_median", *members,
+                       *BASELINES, "oracle_smooth"]
             summary[fraction] = summarise(results, methods)
         _print_table(f"{source} runs ({len(runs)})", summary)
         everything[source] = {"summary": summary, "per_run": per_run}

@@ -207,8 +207,9 @@ class Monitor:
         if np.ptp(run.reward) == 0 or np.any(np.diff(run.steps) <= 0):
             return state
         try:
+            # stack=False: BIC weights over the fits, no rolling-origin refits (a few ms)
             analysis = analyse_run(run, momentum=self.momentum, reward_range=self.reward_range,
-                                   diagnose_run=False, models=ONLINE_MODELS)
+                                   diagnose_run=False, models=ONLINE_MODELS, stack=False)
         except InputError:
             return state
         dynamics = analysis.dynamics

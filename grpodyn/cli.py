@@ -861,7 +861,7 @@ def _print_forecast(result: dict[str, Any]) -> None:
     steps = result["steps"]
     picks = sorted({0, len(steps) // 2, len(steps) - 1})
     for i in picks:
-        print(f"  step {steps[i]:g}: {result['mean'][i]:.4g} [{result['lower'][i]:.4g}, "
+        print(f"  step {steps[i]:g}: {result['point'][i]:.4g} [{result['lower'][i]:.4g}, "
               f"{result['upper'][i]:.4g}] ({100 * result['level']:.0f}% band)")
     if "mae" in result:
         print(f"held out: MAE {result['mae']:.4g}, {100 * result['coverage']:.0f}% inside the "

@@ -1,5 +1,4 @@
-"""``grpodyn report LOG``: the analysis of one run (:func:`analyse_run`) as HTML, JSON and
-figures.
+"""``grpodyn report LOG``: the analysis of one run (:func:`analyse_run`) as HTML, JSON, figures.
 
 Writes ``index.html``, ``summary.json`` and ``reward_forecast.png`` (the reward with the trusted
 fit, the forecast band after the training cut, the diagnosis windows shaded, and KL / entropy /
@@ -12,22 +11,28 @@ import html
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grpodyn.empirical.logs.loaders import Run, load_run
 from grpodyn.ground import finite_json, write_atomic
 
+if TYPE_CHECKING:
+    from grpodyn.empirical.logs.run_analysis import RunAnalysis
+
 __all__ = ["write_run_report", "run_summary"]
 
 
-def run_summary(analysis) -> dict[str, Any]:
-    """The JSON summary of an analysed run: ``analysis.to_dict()`` plus, for scripts written
-    against earlier versions, ``fit`` and a flat ``dynamics`` (a number, or None with its
-    ``*_status``, for plateau, tau, regime and margins)."""
+def run_summary(analysis: RunAnalysis) -> dict[str, Any]:
+    """Return the JSON summary of an analysed run.
+
+    ``analysis.to_dict()`` plus, for scripts written against earlier versions, ``fit`` and a
+    flat ``dynamics`` (a number, or None with its ``*_status``, for plateau, tau, regime and
+    margins).
+    """
     full = analysis.to_dict()
     details = full["dynamics"]
 
-    def value(key: str):
+    def value(key: str) -> Any:
         entry = details.get(key) or {}
         return entry.get("value") if entry.get("status") == "determined" else None
 

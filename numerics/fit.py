@@ -304,7 +304,7 @@ class FitResult:
         above 1e12) or the covariance has a non-finite or negative diagonal: then no standard
         error is meaningful.
         """
-        jac = _jacobian(self.model, self.t, self.theta)
+        jac = model_jacobian(self.model, self.t, self.theta)
         with np.errstate(all="ignore"):
             info = _gram(jac, jac)
             scale = np.sqrt(np.clip(np.diag(info), 1e-300, None))
@@ -330,7 +330,7 @@ class FitResult:
                         ) -> tuple[np.ndarray, np.ndarray]:
         """Band for new observations: model uncertainty (delta method) plus residual noise."""
         t = np.asarray(t, dtype=float)
-        jac = _jacobian(self.model, t, self.theta)
+        jac = model_jacobian(self.model, t, self.theta)
         model_var = np.einsum("ij,jk,ik->i", jac, self.covariance, jac)
         dof = max(self.n - self.theta.size, 1)
         noise_var = self.rss / dof
@@ -623,11 +623,25 @@ def curve_model(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | No
                                       abscissa=on_clock).guess(t, y)
 
 
-def _jacobian(model: CurveModel, t: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """Jacobian of the model in its parameters (r0, r*, *phi).
+def model_jacobian(model: CurveModel, t: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Return the Jacobian of the model in its parameters (r0, r*, *phi).
 
     Columns U, 1 - U and (r0 - r*) dU/dphi: analytic when the model has ``shape_jac``, else
-    central finite differences.
+    central finite differences (THEORY.md section 3, the saturation law's form).
+
+    Parameters
+    ----------
+    model : CurveModel
+        The reward-curve model.
+    t : numpy.ndarray
+        Steps (or the learning-rate clock) where it is evaluated.
+    theta : numpy.ndarray
+        Parameters (r0, r*, *phi).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (len(t), len(theta)), in reward units per parameter unit.
     """
     if model.shape_jac is not None:
         u = model.shape(t, *theta[2:])
@@ -657,8 +671,24 @@ def _bandwidth(residuals: np.ndarray) -> int:
     return int(min(np.ceil(1.1447 * (alpha * n) ** (1 / 3)), n - 1))
 
 
-def _hac_covariance(jac: np.ndarray, residuals: np.ndarray) -> np.ndarray:
-    """Newey-West covariance of least-squares estimates (Bartlett kernel, Andrews bandwidth)."""
+def hac_covariance(jac: np.ndarray, residuals: np.ndarray) -> np.ndarray:
+    """Return the Newey-West covariance of least-squares estimates.
+
+    Bartlett kernel with the Andrews (1991) automatic bandwidth: standard errors that hold when
+    the residuals are serially correlated (the process noise of THEORY.md section 6).
+
+    Parameters
+    ----------
+    jac : numpy.ndarray
+        Jacobian of the model at the estimate, shape (n, p).
+    residuals : numpy.ndarray
+        Residuals at the estimate, shape (n,).
+
+    Returns
+    -------
+    numpy.ndarray
+        Covariance of the p parameters, shape (p, p).
+    """
     n, p = jac.shape
     bread = np.linalg.pinv(_gram(jac, jac))
     scores = jac * residuals[:, None]
@@ -1051,10 +1081,10 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     rss = _dot(residuals, residuals)
     tss = float(np.sum((y - y.mean()) ** 2))
     n, p = y.size, theta.size
-    jac = _jacobian(model, t, theta)
+    jac = model_jacobian(model, t, theta)
     covariance = _model_covariance(model, theta, t, jac, residuals)
     if covariance is None:
-        covariance = _hac_covariance(jac, residuals)
+        covariance = hac_covariance(jac, residuals)
     log_lik_term = n * np.log(max(rss, 1e-300) / n)
     return FitResult(model, theta, covariance, t, y, rss, 1 - rss / tss,
                      log_lik_term + 2 * p, log_lik_term + p * np.log(n), plateau_bounds)

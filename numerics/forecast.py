@@ -1,5 +1,6 @@
-"""Forecasting the rest of a reward curve from its first part: a stacked ensemble of curve
-models with the noise model of THEORY.md section 6.
+"""Forecast the rest of a reward curve from its first part (THEORY.md section 6).
+
+A stacked ensemble of curve models with the noise model of THEORY.md section 6.
 
 Each member is a mean curve m(t) (``level``: a random-walk local level, the k -> 0 limit of
 the overdamped map; ``flat``; ``linear`` on request; and the saturating laws of
@@ -15,17 +16,19 @@ sqrt(s^2 + P) towards sqrt(s^2 + v), plus the parameter uncertainty of the mean 
 Weights come from the training part only, by stacking (Yao et al. 2018) of the predictive
 densities of rolling-origin forecasts inside the training part (fits on its first 50%, 65% and
 80%, scored on the rest of it): the weights maximise sum_i log sum_k w_k p_k(y_i). With too few
-points for that, BIC weights. The forecast is the mixture of the members' Gaussians; its band is
-the mixture's quantiles. Compared with the learning-curve literature: Domhan et al. (2015) also
-combine parametric curves, by MCMC over a weighted sum; LC-PFN (Adriaensen et al. 2023) learns
-the posterior from a prior of such curves; here weights are chosen for forecasts (stacking) and
-the noise is the run's own correlated noise rather than i.i.d.
+points for that, BIC weights. The band is the quantiles of the mixture of the members'
+Gaussians; the point forecast combines the members with weights that minimise the absolute
+error of the same rolling-origin forecasts. Compared with the learning-curve literature:
+Domhan et al. (2015) also combine parametric curves, by MCMC over a weighted sum; LC-PFN
+(Adriaensen et al. 2023) learns the posterior from a prior of such curves; here weights are
+chosen for forecasts (stacking) and the noise is the run's own correlated noise, not i.i.d.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -34,7 +37,7 @@ from scipy.special import logsumexp, ndtr
 
 from grpodyn.ground import InputError, check_finite
 
-from .fit import FitResult, _hac_covariance, _jacobian, curve_model, fit_curve
+from .fit import FitResult, curve_model, fit_curve, hac_covariance, model_jacobian
 
 __all__ = ["MEMBERS", "ALL_MEMBERS", "SATURATING", "ResidualNoise", "Member", "EnsembleForecast",
            "fit_residual_noise", "fit_random_walk", "fit_member", "forecast_curve",
@@ -78,8 +81,20 @@ class ResidualNoise:
     drift_var: float = 0.0
 
     def predict(self, lags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of a new observation's deviation ``lags`` steps after the cut
-        (``drift_var``: per-step variance of a random-walk level, the rho -> 1 limit)."""
+        """Return mean and variance of a new observation's deviation ``lags`` steps after the cut.
+
+        ``drift_var`` is the per-step variance of a random-walk level (the rho -> 1 limit).
+
+        Parameters
+        ----------
+        lags : numpy.ndarray
+            Steps after the cut.
+
+        Returns
+        -------
+        mean, var : numpy.ndarray
+            Reward units and reward units squared.
+        """
         lags = np.asarray(lags, dtype=float)
         decay = self.rho**lags
         mean = decay * self.state_mean
@@ -165,11 +180,11 @@ def fit_residual_noise(t: np.ndarray, residuals: np.ndarray) -> ResidualNoise:
 
 
 def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float, float]:
-    """Local level model: y = level + white noise, the level a random walk (the k -> 0 limit
-    of the overdamped map driven by sampling noise, THEORY.md sections 3 and 6).
+    """Fit the local level model y = level + white noise, the level a random walk.
 
-    Maximum likelihood of the drift-to-white variance ratio (the scale concentrated out) by a
-    scalar Kalman filter. Returns the noise (drift and white variances, filtered level
+    The k -> 0 limit of the overdamped map driven by sampling noise (THEORY.md sections 3
+    and 6). Maximum likelihood of the drift-to-white variance ratio (the scale concentrated
+    out) by a scalar Kalman filter. Returns the noise (drift and white variances, filtered level
     variance), the filtered level at the last point, and the sum of squared innovations.
     """
     from scipy.optimize import minimize_scalar
@@ -209,7 +224,12 @@ def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float,
 
 @dataclass(frozen=True)
 class Member:
-    """One fitted member: its mean curve, parameter uncertainty and residual noise."""
+    """One fitted member: its mean curve, parameter uncertainty and residual noise.
+
+    The residual noise (a Kalman maximum likelihood, the costly part of a member at 1000
+    points) is fitted on first use of :attr:`noise` and kept: a caller that weights members by
+    BIC and never asks for a band does not pay for it.
+    """
 
     name: str
     n_params: int
@@ -217,14 +237,23 @@ class Member:
     t_last: float
     coef: np.ndarray
     coef_cov: np.ndarray
-    noise: ResidualNoise
     rss: float
     n: int
     fit: FitResult | None = None
     future_model: Any = None
+    steps: np.ndarray | None = None
+    residuals: np.ndarray | None = None
+    known_noise: ResidualNoise | None = None
+
+    @cached_property
+    def noise(self) -> ResidualNoise:
+        """The residual noise (AR(1) + white, THEORY.md section 6), fitted on first use."""
+        if self.known_noise is not None:
+            return self.known_noise
+        return fit_residual_noise(self.steps, self.residuals)
 
     def mean_curve(self, t: np.ndarray) -> np.ndarray:
-        """The member's mean reward at steps ``t`` (absolute steps)."""
+        """Return the member's mean reward at steps ``t`` (absolute steps)."""
         x = np.asarray(t, dtype=float) - self.t0
         if self.fit is None:
             return self.coef[0] + (self.coef[1] if self.coef.size > 1 else 0.0) * x
@@ -232,19 +261,19 @@ class Member:
         return model(x, self.fit.theta)
 
     def param_var(self, t: np.ndarray) -> np.ndarray:
-        """Variance of the mean curve from the parameter covariance (delta method)."""
+        """Return the variance of the mean curve from the parameter covariance (delta method)."""
         x = np.asarray(t, dtype=float) - self.t0
         if self.fit is None:
             design = np.column_stack([np.ones_like(x), x][: self.coef.size])
         else:
-            design = _jacobian(self.future_model or self.fit.model, x, self.fit.theta)
+            design = model_jacobian(self.future_model or self.fit.model, x, self.fit.theta)
         cov = self.coef_cov if self.fit is None else self.fit.covariance
         var = np.einsum("ij,jk,ik->i", design, cov, design)
         return np.where(np.isfinite(var) & (var > 0), var, 0.0)
 
     def predictive(self, t: np.ndarray, bounds: tuple[float, float] | None
                    ) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of new observations at steps ``t`` after the cut."""
+        """Return mean and variance of new observations at steps ``t`` after the cut."""
         t = np.asarray(t, dtype=float)
         lag = np.maximum(t - self.t_last, 0.0)
         shift, noise_var = self.noise.predict(lag)
@@ -257,6 +286,7 @@ class Member:
 
     @property
     def bic(self) -> float:
+        """Bayesian information criterion of the member's fit (Gaussian residuals)."""
         return float(self.n * np.log(max(self.rss, 1e-300) / self.n)
                      + self.n_params * np.log(self.n))
 
@@ -266,46 +296,83 @@ def fit_member(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | Non
                bounds: tuple[float, float] | None = None) -> Member:
     """Fit member ``name`` on (t, y).
 
-    ``learning_rate``: (steps, lr) over the training part AND the future (the clock of
-    ``exponential_lr`` must extend past the cut); ``bounds``: the reward range.
+    Parameters
+    ----------
+    name : str
+        One of ``ALL_MEMBERS`` (or any curve of :func:`numerics.fit.fit_curve`).
+    t, y : numpy.ndarray
+        Steps and rewards of the training part.
+    momentum : float, optional
+        Optimiser momentum, for ``inertial``.
+    learning_rate : (steps, lr), optional
+        The learning rate over the training part AND the future (the clock of
+        ``exponential_lr`` must extend past the cut).
+    bounds : (lo, hi), optional
+        The reward range.
+
+    Returns
+    -------
+    Member
+        The fitted member (its residual noise is fitted on first use).
     """
     t0 = float(t[0])
     if name == "level":
         noise, level, squares = fit_random_walk(t, y)
-        return Member(name, 2, t0, float(t[-1]), np.array([level]), np.zeros((1, 1)), noise,
-                      squares, t.size)
+        return Member(name, 2, t0, float(t[-1]), np.array([level]), np.zeros((1, 1)), squares,
+                      t.size, known_noise=noise)
     if name in ("flat", "linear"):
         x = t - t0
         design = np.ones((t.size, 1)) if name == "flat" else np.column_stack([np.ones_like(x),
                                                                                x])
         coef, *_ = np.linalg.lstsq(design, y, rcond=None)
         resid = y - design @ coef
-        cov = _hac_covariance(design, resid)
+        cov = hac_covariance(design, resid)
         return Member(name, design.shape[1], t0, float(t[-1]), coef, cov,
-                      fit_residual_noise(t, resid), float(resid @ resid), t.size)
-    future_model = None
+                      float(resid @ resid), t.size, steps=t, residuals=resid)
     if name == "exponential_lr":
         if learning_rate is None:
             raise InputError("exponential_lr needs the learning rate")
         lr_steps, lr = learning_rate
-        lr_here = np.interp(t, lr_steps, lr)
-        fit = fit_curve(name, t, y, learning_rate=lr_here, plateau_bounds=bounds)
-        future_model = curve_model(name, lr_steps - t0, np.interp(lr_steps, t, y),
-                                   learning_rate=lr)
-        future_model = _with_clock(fit.model, future_model)
-    else:
-        fit = fit_curve(name, t, y, momentum=momentum if name == "inertial" else None,
+        fit = fit_curve(name, t, y, learning_rate=np.interp(t, lr_steps, lr),
                         plateau_bounds=bounds)
+        return member_from_fit(fit, t, learning_rate=learning_rate)
+    fit = fit_curve(name, t, y, momentum=momentum if name == "inertial" else None,
+                    plateau_bounds=bounds)
+    return member_from_fit(fit, t)
+
+
+def member_from_fit(fit: FitResult, t: np.ndarray, *,
+                    learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Member:
+    """Wrap a curve fit already made on steps ``t`` as a forecast member (no refit).
+
+    Parameters
+    ----------
+    fit : FitResult
+        A fit of :func:`numerics.fit.fit_curve` on (t, y).
+    t : numpy.ndarray
+        The steps the fit was made on (absolute, not shifted).
+    learning_rate : (steps, lr), optional
+        For ``exponential_lr``: the schedule over the training part and the future, so that
+        the member's clock reaches past the cut.
+
+    Returns
+    -------
+    Member
+        The member (its residual noise is fitted on first use).
+    """
+    t = np.asarray(t, dtype=float)
+    t0 = float(t[0])
+    future_model = None
+    if fit.model.name == "exponential_lr":
+        if learning_rate is None:
+            raise InputError("exponential_lr needs the learning rate")
+        lr_steps, lr = learning_rate
+        extended = curve_model("exponential_lr", lr_steps - t0,
+                               np.interp(lr_steps, t, fit.y), learning_rate=lr)
+        future_model = replace(fit.model, shape=extended.shape)
     resid = fit.y - fit.model(fit.t, fit.theta)
-    return Member(name, fit.theta.size, t0, float(t[-1]), fit.theta, fit.covariance,
-                  fit_residual_noise(t, resid), fit.rss, t.size, fit, future_model)
-
-
-def _with_clock(fitted, extended):
-    """The fitted lr-clock model, with the clock of ``extended`` (which reaches the future)."""
-    from dataclasses import replace
-
-    return replace(fitted, shape=extended.shape)
+    return Member(fit.model.name, fit.theta.size, t0, float(t[-1]), fit.theta, fit.covariance,
+                  fit.rss, t.size, fit, future_model, steps=t, residuals=resid)
 
 
 @dataclass(frozen=True)
@@ -322,6 +389,12 @@ class EnsembleForecast:
         ``"stacking"``, ``"bic"`` or ``"single"``.
     steps, mean, lower, upper : numpy.ndarray
         Forecast steps, mixture mean and the central band at ``level``.
+    median : numpy.ndarray
+        The mixture's median at ``steps``.
+    point, point_weights : numpy.ndarray, dict of str to float
+        The point forecast: the members' forecasts combined with the weights that minimise
+        the absolute error of the rolling-origin forecasts inside the training part
+        (:func:`member_weights`). Its MAE is the forecast's ``mae``.
     """
 
     members: dict[str, Member]
@@ -335,6 +408,9 @@ class EnsembleForecast:
     level: float
     bounds: tuple[float, float] | None
     warnings: tuple[str, ...] = ()
+    median: np.ndarray | None = None
+    point: np.ndarray | None = None
+    point_weights: dict[str, float] | None = None
 
     @property
     def model(self) -> str:
@@ -343,14 +419,29 @@ class EnsembleForecast:
         return top if self.weights[top] > 0.999 else "average"
 
     def score(self, y: np.ndarray, *, upto: int | None = None) -> dict[str, float]:
-        """MAE, band coverage and interval score (Gneiting & Raftery 2007) against ``y``, the
-        observed rewards at the first ``upto`` (default all) forecast steps."""
+        """Score the forecast against observed rewards.
+
+        Parameters
+        ----------
+        y : numpy.ndarray
+            The observed rewards at the first ``upto`` (default all) forecast steps.
+        upto : int, optional
+            How many forecast steps ``y`` covers.
+
+        Returns
+        -------
+        dict
+            ``mae`` (of the point forecast), ``mae_mean`` (of the mixture mean), band
+            ``coverage`` and ``interval_score`` (Gneiting & Raftery 2007), reward units.
+        """
         y = np.asarray(y, dtype=float)
         n = y.size if upto is None else upto
         mean, lower, upper = self.mean[:n], self.lower[:n], self.upper[:n]
+        point = mean if self.point is None else self.point[:n]
         alpha = 1 - self.level
         penalty = (2 / alpha) * (np.maximum(lower - y, 0) + np.maximum(y - upper, 0))
-        return {"mae": float(np.mean(np.abs(y - mean))),
+        return {"mae": float(np.mean(np.abs(y - point))),
+                "mae_mean": float(np.mean(np.abs(y - mean))),
                 "coverage": float(np.mean((y >= lower) & (y <= upper))),
                 "interval_score": float(np.mean(upper - lower + penalty))}
 
@@ -385,7 +476,31 @@ def _stacking_weights(log_density: np.ndarray) -> np.ndarray:
     return w / w.sum()
 
 
-def _fit_all(names, t, y, **kwargs) -> dict[str, Member]:
+def _point_weights(forecasts: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """Return the simplex weights minimising mean |y_i - sum_k w_k f_k(i)|.
+
+    ``forecasts``: the validation forecasts, members x points; a member with a missing forecast
+    gets 0. Weights under 1e-4 are dropped.
+    """
+    usable = np.all(np.isfinite(forecasts), axis=1)
+    w = np.zeros(forecasts.shape[0])
+    f = forecasts[usable]
+    if f.shape[0] == 1:
+        w[usable] = 1.0
+        return w
+
+    def objective(z: np.ndarray) -> float:
+        return float(np.mean(np.abs(observed - np.exp(z - logsumexp(z)) @ f)))
+
+    sol = minimize(objective, np.zeros(f.shape[0]), method="Nelder-Mead")
+    w[usable] = np.exp(sol.x - logsumexp(sol.x))
+    w[w < 1e-4] = 0.0
+    return w / w.sum()
+
+
+def _fit_all(names: list[str], t: np.ndarray, y: np.ndarray, **kwargs: Any
+             ) -> dict[str, Member]:
+    """Fit every member of ``names`` that can be fitted (the others are left out)."""
     out = {}
     for name in names:
         try:
@@ -395,9 +510,88 @@ def _fit_all(names, t, y, **kwargs) -> dict[str, Member]:
     return out
 
 
-def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
-                   momentum: float | None = None, learning_rate=None,
-                   bounds: tuple[float, float] | None = None, level: float = 0.9
+def _log_density(member: Member, t: np.ndarray, y: np.ndarray,
+                 bounds: tuple[float, float] | None) -> np.ndarray:
+    """Log predictive density of ``member`` at the observations (t, y) after its cut."""
+    mean, var = member.predictive(t, bounds)
+    sd = np.sqrt(np.maximum(var, 1e-300))
+    return -0.5 * ((y - mean) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi)
+
+
+def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
+                   stack: bool = True, bounds: tuple[float, float] | None = None,
+                   momentum: float | None = None,
+                   learning_rate: tuple[np.ndarray, np.ndarray] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, str, list[str]]:
+    """Weights of the members ``fitted`` on (t, y), from (t, y) only.
+
+    Stacking (Yao et al. 2018) of rolling-origin forecasts inside (t, y): fits on its first
+    50%, 65% and 80%, scored on the rest of it by their predictive densities. With ``stack``
+    False, or too few points for that, BIC weights (no refit, no residual-noise fit). The
+    point forecast gets its own weights from the same validation forecasts: the mixture's
+    mean is not the point that minimises the absolute error (the target of a point forecast);
+    the convex combination of the members' forecasts that does so on the validation blocks is.
+
+    Parameters
+    ----------
+    fitted : dict of str to Member
+        Members fitted on (t, y).
+    t, y : numpy.ndarray
+        The training steps and rewards.
+    stack : bool
+        Stack (refits on three parts of (t, y)); False: BIC weights.
+    bounds, momentum, learning_rate : optional
+        As for :func:`forecast_curve` (the refits need them).
+
+    Returns
+    -------
+    weights : numpy.ndarray
+        One weight per member of ``fitted`` (in its order), summing to 1: the predictive
+        mixture (the band).
+    point_weights : numpy.ndarray
+        Weights of the point forecast: the convex combination of the members' validation
+        forecasts with the least mean absolute error (BIC weights when not stacked).
+    weighting : str
+        ``"stacking"``, ``"bic"`` or ``"single"``.
+    notes : list of str
+        Warnings (too few points to stack).
+    """
+    kwargs = {"momentum": momentum, "learning_rate": learning_rate}
+    tt, yt = t, y
+    names = list(fitted)
+    if len(names) == 1:
+        return np.ones(1), np.ones(1), "single", []
+    n_train = tt.size
+    blocks, points, observed = [], [], []
+    for cut in _CUTS if stack else ():
+        m = int(round(cut * n_train))
+        if m < 8 or n_train - m < 3 or np.ptp(yt[:m]) == 0:
+            continue
+        inner = _fit_all(names, tt[:m], yt[:m], bounds=bounds, **kwargs)
+        block = np.full((len(names), n_train - m), -np.inf)
+        point = np.full((len(names), n_train - m), np.nan)
+        for k, name in enumerate(names):
+            if name in inner:
+                block[k] = _log_density(inner[name], tt[m:], yt[m:], bounds)
+                point[k] = inner[name].predictive(tt[m:], bounds)[0]
+        blocks.append(block)
+        points.append(point)
+        observed.append(yt[m:])
+    if blocks:
+        w = _stacking_weights(np.maximum(np.concatenate(blocks, axis=1), -1e6))
+        return w, _point_weights(np.concatenate(points, axis=1), np.concatenate(observed)), \
+            "stacking", []
+    notes = [] if not stack else [f"{n_train} training points: too few to stack, BIC weights"]
+    bic = np.array([fitted[name].bic for name in names])
+    w = np.exp(-(bic - bic.min()) / 2)
+    return w / w.sum(), w / w.sum(), "bic", notes
+
+
+def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: np.ndarray,
+                   members: tuple[str, ...] = MEMBERS, momentum: float | None = None,
+                   learning_rate: tuple[np.ndarray, np.ndarray] | None = None,
+                   bounds: tuple[float, float] | None = None, level: float = 0.9,
+                   fitted: dict[str, Member] | None = None, stack: bool = True
                    ) -> EnsembleForecast:
     """Forecast the reward at ``future_steps`` from the first ``n_train`` points of (t, y).
 
@@ -410,8 +604,8 @@ def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
     future_steps : array_like
         Steps to forecast (after the cut).
     members : sequence of str
-        Members to use (of ``MEMBERS``); ``inertial`` needs ``momentum``, ``exponential_lr``
-        needs ``learning_rate``; members without their inputs are skipped.
+        Members to use (of ``ALL_MEMBERS``); ``inertial`` needs ``momentum``,
+        ``exponential_lr`` needs ``learning_rate``; members without their inputs are skipped.
     momentum : float, optional
         Optimiser momentum (Adam's beta1): fixes mass and damping of ``inertial``.
     learning_rate : (steps, lr), optional
@@ -420,6 +614,17 @@ def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
         The reward range: the plateau and the band are kept inside it.
     level : float
         Central probability of the band.
+    fitted : dict of str to Member, optional
+        Members already fitted on exactly the first ``n_train`` points (e.g. the run
+        analysis's fits, :func:`member_from_fit`): reused, not refitted.
+    stack : bool
+        Weights by stacking (refits on three rolling origins inside the training part: the
+        costly part); False: BIC weights of the members, no refit.
+
+    Returns
+    -------
+    EnsembleForecast
+        Members, weights, the mixture's mean, median and band at ``future_steps``.
     """
     t = check_finite("steps", t).ravel()
     y = check_finite("reward", y).ravel()
@@ -434,42 +639,18 @@ def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
     names = [m for m in members
              if not (m == "inertial" and momentum is None)
              and not (m == "exponential_lr" and learning_rate is None)]
-    kwargs = {"momentum": momentum, "learning_rate": learning_rate, "bounds": bounds}
-    fitted = _fit_all(names, tt, yt, **kwargs)
+    kwargs = {"momentum": momentum, "learning_rate": learning_rate}
+    given = {} if fitted is None else {n: fitted[n] for n in names if n in fitted}
+    fitted = {**given, **_fit_all([n for n in names if n not in given], tt, yt, bounds=bounds,
+                                  **kwargs)}
+    fitted = {n: fitted[n] for n in names if n in fitted}
     if not fitted:
         raise InputError("no forecast model could be fitted to the training part")
-    names = list(fitted)
-    warnings: list[str] = []
-    weighting = "single" if len(names) == 1 else "stacking"
-    if len(names) > 1:
-        blocks = []
-        for cut in _CUTS:
-            m = int(round(cut * n_train))
-            if m < 8 or n_train - m < 3 or np.ptp(yt[:m]) == 0:
-                continue
-            inner = _fit_all(names, tt[:m], yt[:m], **kwargs)
-            block = np.full((len(names), n_train - m), -np.inf)
-            for k, name in enumerate(names):
-                if name in inner:
-                    mean, var = inner[name].predictive(tt[m:], bounds)
-                    sd = np.sqrt(np.maximum(var, 1e-300))
-                    block[k] = (-0.5 * ((yt[m:] - mean) / sd) ** 2 - np.log(sd)
-                                - 0.5 * np.log(2 * np.pi))
-            blocks.append(block)
-        if blocks:
-            log_density = np.concatenate(blocks, axis=1)
-            log_density = np.maximum(log_density, -1e6)
-            w = _stacking_weights(log_density)
-        else:
-            weighting = "bic"
-            warnings.append(f"{n_train} training points: too few to stack, BIC weights")
-            bic = np.array([fitted[name].bic for name in names])
-            w = np.exp(-(bic - bic.min()) / 2)
-            w /= w.sum()
-    else:
-        w = np.ones(1)
-    weights = dict(zip(names, map(float, w), strict=True))
-    used = [name for name in names if weights[name] > 0]
+    w, pw, weighting, warnings = member_weights(fitted, tt, yt, stack=stack, bounds=bounds,
+                                                **kwargs)
+    weights = dict(zip(fitted, map(float, w), strict=True))
+    point_weights = dict(zip(fitted, map(float, pw), strict=True))
+    used = [name for name in fitted if weights[name] > 0]
     means, sds = [], []
     for name in used:
         mean, var = fitted[name].predictive(future, bounds)
@@ -478,18 +659,20 @@ def forecast_curve(t, y, *, n_train: int, future_steps, members=MEMBERS,
     means_a, sds_a = np.array(means), np.array(sds)
     wa = np.array([weights[name] for name in used])
     mean = wa @ means_a
-    lower = _mixture_quantiles(wa, means_a, sds_a, (1 - level) / 2)
-    upper = _mixture_quantiles(wa, means_a, sds_a, (1 + level) / 2)
+    point = sum(point_weights[name] * fitted[name].predictive(future, bounds)[0]
+                for name in fitted if point_weights[name] > 0)
+    median, lower, upper = (_mixture_quantiles(wa, means_a, sds_a, q)
+                            for q in (0.5, (1 - level) / 2, (1 + level) / 2))
     if bounds is not None:
-        lower, upper = np.clip(lower, *bounds), np.clip(upper, *bounds)
+        median, lower, upper = (np.clip(a, *bounds) for a in (median, lower, upper))
     return EnsembleForecast(fitted, weights, weighting, n_train, future, mean, lower, upper,
-                            level, bounds, tuple(warnings))
+                            level, bounds, tuple(warnings), median, point, point_weights)
 
 
 def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
                     level: float = 0.9, bounds: tuple[float, float] | None = None
                     ) -> dict[str, Any]:
-    """The plateau r* with a status: what the data determine about it, and why.
+    """Summarise the plateau r* with a status: what the data determine about it, and why.
 
     Statuses: ``determined`` (a saturating member carries most weight, has covered at least
     half of its gain within the data and a regular information matrix: value and interval);
@@ -510,13 +693,15 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     start = sum(weights[n] * members[n].mean_curve(np.array([any_member.t0]))[0]
                 for n in weights)
     rising = None if now == start else bool(now > start)
-    now_sd = float(np.sqrt(sum(weights[n] * (members[n].noise.state_var
-                                             + members[n].param_var(np.array([t_end]))[0])
-                               for n in weights)))
 
     def one_sided(reason: str) -> dict[str, Any]:
         out: dict[str, Any] = {"value": None, "lower": None, "upper": None,
                                "status": "not_determined", "reason": reason}
+        if rising is not None:  # the residual noise is fitted here only, when it is needed
+            now_sd = float(np.sqrt(sum(weights[n] * (members[n].noise.state_var
+                                                     + members[n].param_var(
+                                                         np.array([t_end]))[0])
+                                       for n in weights if weights[n] > 0)))
         if rising is True:
             out["lower"] = float(now - z * now_sd)
             out["reason"] += f"; plateau >= {out['lower']:.4g} at {level:.0%}"

@@ -246,16 +246,16 @@ def test_models_come_from_their_derivations(name):
 
 
 def test_domain_from_assumptions_and_analytic_jacobian():
-    from grpodyn.numerics.fit import CurveModel, _jacobian
+    from grpodyn.numerics.fit import CurveModel, model_jacobian
 
     model = CurveModel.from_derivation("power_law")
     assert model.shape_params == ("t_mid", "exponent")
     assert model.domain == ((0.0, np.inf), (0.0, np.inf))  # nonnegative, positive
     t = np.arange(0.0, 200.0)
     theta = np.array([0.2, 0.7, 40.0, 1.3])
-    analytic = _jacobian(model, t, theta)
+    analytic = model_jacobian(model, t, theta)
     assert np.all(np.isfinite(analytic)) and analytic[0, 3] == 0.0  # 0 log 0 -> its limit 0
-    numeric = _jacobian(replace(model, shape_jac=None), t, theta)
+    numeric = model_jacobian(replace(model, shape_jac=None), t, theta)
     np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-9)
 
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 from grpodyn.ground import InputError
-from grpodyn.numerics.forecast import fit_residual_noise, forecast_curve, plateau_summary
+from grpodyn.numerics.forecast import (
+    _point_weights,
+    fit_residual_noise,
+    forecast_curve,
+    plateau_summary,
+)
 
 N, CUT = 200, 100
 
@@ -22,7 +29,7 @@ def _saturating(seed: int, *, tau: float = 60.0, rho: float = 0.9, process: floa
     return t, 0.8 - 0.6 * np.exp(-t / tau) + x + white * rng.standard_normal(N)
 
 
-def _pooled_coverage(seeds: range, **kwargs) -> float:
+def _pooled_coverage(seeds: range, **kwargs: Any) -> float:
     inside = total = 0
     for seed in seeds:
         t, y = _saturating(seed)
@@ -33,18 +40,21 @@ def _pooled_coverage(seeds: range, **kwargs) -> float:
     return inside / total
 
 
-def test_band_of_the_true_model_covers_90_percent_over_200_seeds():
+def test_band_of_the_true_model_covers_90_percent_over_200_seeds() -> None:
+    """Check the 90% band of the true model covers 85-95% of held-out points over 200 seeds."""
     coverage = _pooled_coverage(range(200), members=("exponential",))
     assert 0.85 <= coverage <= 0.95, coverage
 
 
 @pytest.mark.slow
-def test_band_of_the_ensemble_covers_90_percent_over_200_seeds():
+def test_band_of_the_ensemble_covers_90_percent_over_200_seeds() -> None:
+    """Check the ensemble's 90% band covers 85-95% of held-out points over 200 seeds."""
     coverage = _pooled_coverage(range(200))
     assert 0.85 <= coverage <= 0.95, coverage
 
 
-def test_noise_model_recovers_process_and_white_parts():
+def test_noise_model_recovers_process_and_white_parts() -> None:
+    """Check the Kalman likelihood recovers rho, process and white variances."""
     rng = np.random.default_rng(0)
     n, rho, q, s = 3000, 0.95, 0.02, 0.05
     x = np.zeros(n)
@@ -60,7 +70,8 @@ def test_noise_model_recovers_process_and_white_parts():
     assert var[2] == pytest.approx(noise.process_var + noise.white_var, rel=1e-6)
 
 
-def test_flat_run_is_forecast_flat_and_plateau_not_determined():
+def test_flat_run_is_forecast_flat_and_plateau_not_determined() -> None:
+    """Check a flat run is forecast flat, with no invented plateau."""
     rng = np.random.default_rng(5)
     t = np.arange(150, dtype=float)
     y = 0.4 + 0.05 * rng.standard_normal(t.size)
@@ -71,7 +82,8 @@ def test_flat_run_is_forecast_flat_and_plateau_not_determined():
     assert plateau["status"] != "determined" or abs(plateau["value"] - 0.4) < 0.05
 
 
-def test_non_saturating_run_gets_a_one_sided_bound_not_a_number():
+def test_non_saturating_run_gets_a_one_sided_bound_not_a_number() -> None:
+    """Check a ramp far from its range gets a one-sided plateau bound, not a number."""
     rng = np.random.default_rng(2)
     t = np.arange(120, dtype=float)
     y = 0.1 + 0.003 * t + 0.02 * rng.standard_normal(t.size)  # a ramp, far from 1
@@ -84,7 +96,8 @@ def test_non_saturating_run_gets_a_one_sided_bound_not_a_number():
     assert np.all((fc.lower >= 0) & (fc.upper <= 1))
 
 
-def test_saturated_run_has_a_determined_plateau_near_the_truth():
+def test_saturated_run_has_a_determined_plateau_near_the_truth() -> None:
+    """Check a saturated run's plateau is determined and its interval holds the truth."""
     t, y = _saturating(7, tau=20.0)
     fc = forecast_curve(t, y, n_train=N, future_steps=[N + 10.0], bounds=(0.0, 1.0))
     plateau = plateau_summary(fc.members, fc.weights, bounds=(0.0, 1.0))
@@ -97,13 +110,15 @@ def test_saturated_run_has_a_determined_plateau_near_the_truth():
     ({"n_train": 5}, "at least 8"),
     ({"n_train": 50, "level": 1.0}, "level"),
 ])
-def test_bad_requests_are_refused(kwargs, needle):
+def test_bad_requests_are_refused(kwargs: dict, needle: str) -> None:
+    """Check too few training points and a level outside (0, 1) are refused."""
     t, y = _saturating(0)
     with pytest.raises(InputError, match=needle):
         forecast_curve(t, y, future_steps=t[60:], **kwargs)
 
 
-def test_constant_and_nan_inputs_are_refused():
+def test_constant_and_nan_inputs_are_refused() -> None:
+    """Check constant and NaN rewards are refused with a clear error."""
     t = np.arange(50, dtype=float)
     with pytest.raises(InputError, match="constant"):
         forecast_curve(t, np.full(50, 0.3), n_train=30, future_steps=t[30:])
@@ -111,3 +126,34 @@ def test_constant_and_nan_inputs_are_refused():
     y[3] = np.nan
     with pytest.raises(InputError, match="finite"):
         forecast_curve(t, y, n_train=30, future_steps=t[30:])
+
+
+def test_point_weights_minimise_the_validation_absolute_error() -> None:
+    """Check the point weights minimise the validation absolute error on the simplex."""
+    rng = np.random.default_rng(8)
+    truth = np.linspace(0.2, 0.6, 40)
+    observed = truth + 0.01 * rng.standard_normal(40)
+    forecasts = np.array([truth, truth + 0.3, np.full(40, np.nan), truth - 0.3])
+    w = _point_weights(forecasts, observed)
+    assert w[2] == 0 and abs(w.sum() - 1) < 1e-9  # a member without a forecast gets nothing
+    assert w[0] > 0.9 or abs(w[1] - w[3]) < 0.1  # the truth, or the two that cancel out
+    combined = w[[0, 1, 3]] @ forecasts[[0, 1, 3]]
+    assert np.mean(np.abs(observed - combined)) < np.mean(np.abs(observed - truth)) + 0.005
+
+
+def test_point_forecast_of_rising_runs_beats_the_recent_mean() -> None:
+    """Check the point forecast of runs still rising at the cut beats the recent mean.
+
+    The point forecast follows the curve; the mean of the last 20 training points cannot (mean
+    error against the true curve over 6 seeds).
+    """
+    point, recent = [], []
+    for seed in range(11, 17):
+        t, y = _saturating(seed)
+        fc = forecast_curve(t, y, n_train=CUT, future_steps=t[CUT:], bounds=(0.0, 1.0))
+        truth = 0.8 - 0.6 * np.exp(-t[CUT:] / 60.0)
+        assert abs(sum(fc.point_weights.values()) - 1) < 1e-9
+        assert fc.score(y[CUT:])["mae"] == pytest.approx(np.mean(np.abs(y[CUT:] - fc.point)))
+        point.append(np.mean(np.abs(fc.point - truth)))
+        recent.append(np.mean(np.abs(y[CUT - 20:CUT].mean() - truth)))
+    assert np.mean(point) < 0.6 * np.mean(recent), (point, recent)

@@ -131,18 +131,12 @@ def test_ground_floor_is_a_leaf():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT.parent)
 
 
-#: Private imports still awaiting their owners: numerics/forecast.py (helper 14) takes
-#: _hac_covariance and _jacobian from numerics/fit.py (helper 18). lead: remove at merge once
-#: fit.py makes them public and forecast.py imports the public names.
-PENDING_PRIVATE = {"numerics/forecast.py"}
 
 
 def test_no_private_names_across_modules():
     """No module imports another module's private (underscore) name."""
     folders = [ROOT / name for name in (*LAYERS, "grpodyn")]
     for path in (p for folder in folders for p in folder.rglob("*.py")):
-        if path.relative_to(ROOT).as_posix() in PENDING_PRIVATE:
-            continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.ImportFrom):
                 private = [a.name for a in node.names

@@ -1,9 +1,13 @@
-"""One analysis path: statuses instead of meaningless numbers, the forecast JSON contract, and
-bad inputs (strings, NaN, constants) through the CLI."""
+"""One analysis path: statuses, not meaningless numbers; the forecast JSON; bad inputs.
+
+Bad inputs (strings, NaN, constants) go through the CLI.
+"""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,21 +21,22 @@ FORECAST_KEYS = {"model", "weights", "train_points", "steps", "mean", "lower", "
                  "plateau", "warnings"}
 
 
-def _run(reward, *, key="reward", steps=None) -> Run:
+def _run(reward: np.ndarray, *, key: str = "reward", steps: np.ndarray | None = None) -> Run:
     reward = np.asarray(reward, dtype=float)
     steps = np.arange(1, reward.size + 1, dtype=float) if steps is None else steps
     return Run(source="<test>", format="test", steps=steps, reward=reward, metrics={},
                reward_key=key)
 
 
-def _csv(path, rewards, *, quote=False):
+def _csv(path: Path, rewards: np.ndarray, *, quote: bool = False) -> Path:
     rows = "".join(f'{i},{chr(34) + f"{r:.5f}" + chr(34) if quote else f"{r:.5f}"}\n'
                    for i, r in enumerate(rewards, start=1))
     path.write_text("step,reward\n" + rows)
     return path
 
 
-def test_reward_range_is_declared_inferred_or_unknown():
+def test_reward_range_is_declared_inferred_or_unknown() -> None:
+    """Check the reward range is declared, inferred from the name or values, or unknown."""
     accuracy = _run(np.linspace(0.1, 0.6, 30), key="eval/accuracy")
     assert infer_reward_range(accuracy)[0] == (0.0, 1.0)
     summed = _run(np.linspace(0.1, 2.6, 30))
@@ -41,7 +46,8 @@ def test_reward_range_is_declared_inferred_or_unknown():
         infer_reward_range(summed, (0.0, 1.0))
 
 
-def test_non_saturating_run_has_no_plateau_number_and_says_why():
+def test_non_saturating_run_has_no_plateau_number_and_says_why() -> None:
+    """Check a non-saturating run gets a plateau status and a reason, not a number."""
     rng = np.random.default_rng(0)
     run = _run(0.05 + 0.004 * np.arange(50) + 0.02 * rng.standard_normal(50))
     analysis = analyse_run(run, momentum=0.9, diagnose_run=False)
@@ -56,7 +62,8 @@ def test_non_saturating_run_has_no_plateau_number_and_says_why():
     assert analysis.warnings
 
 
-def test_collapsing_run_is_not_given_a_plateau():
+def test_collapsing_run_is_not_given_a_plateau() -> None:
+    """Check a run that rises then collapses is not given a determined plateau silently."""
     t = np.arange(1, 201, dtype=float)
     reward = np.where(t < 120, 0.3 + 0.5 * (1 - np.exp(-t / 30)), 0.8 - 0.01 * (t - 120))
     reward = reward + 0.01 * np.random.default_rng(1).standard_normal(t.size)
@@ -65,7 +72,8 @@ def test_collapsing_run_is_not_given_a_plateau():
     assert analysis.warnings
 
 
-def test_momentum_is_never_assumed():
+def test_momentum_is_never_assumed() -> None:
+    """Check an unknown momentum leaves the regime not determined, with a warning."""
     rng = np.random.default_rng(2)
     run = _run(0.8 - 0.6 * np.exp(-np.arange(200) / 30) + 0.02 * rng.standard_normal(200))
     unknown = analyse_run(run, diagnose_run=False)
@@ -77,10 +85,11 @@ def test_momentum_is_never_assumed():
     assert known.dynamics["regime"]["value"] in ("overdamped", "critical", "oscillatory")
 
 
-def test_forecast_json_contract(tmp_path, capsys):
+def test_forecast_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Check the JSON keys of ``grpodyn forecast`` and its bad-input exits."""
     rng = np.random.default_rng(3)
-    log = _csv(tmp_path / "run.csv", 0.8 - 0.6 * np.exp(-np.arange(120) / 40)
-               + 0.02 * rng.standard_normal(120))
+    values = 0.8 - 0.6 * np.exp(-np.arange(120) / 40) + 0.02 * rng.standard_normal(120)
+    log = _csv(tmp_path / "run.csv", values)
     assert main(["forecast", str(log), "--train-fraction", "0.5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert FORECAST_KEYS | {"mae", "coverage"} <= set(out)
@@ -89,6 +98,9 @@ def test_forecast_json_contract(tmp_path, capsys):
     assert all(lo <= m <= hi for lo, m, hi in zip(out["lower"], out["mean"], out["upper"],
                                                    strict=True))
     assert abs(sum(out["weights"].values()) - 1) < 1e-9 and out["level"] == 0.9
+    assert len(out["point"]) == 60 and abs(sum(out["point_weights"].values()) - 1) < 1e-9
+    held = np.round(values[60:], 5)  # as written to the log; "mae" is the point forecast's
+    assert out["mae"] == pytest.approx(np.mean(np.abs(held - out["point"])), rel=1e-6)
     # beyond the log, up to a horizon; no held-out part then
     assert main(["forecast", str(log), "--until", "100", "--horizon", "150", "--level", "0.5",
                  "--json"]) == 0
@@ -100,7 +112,37 @@ def test_forecast_json_contract(tmp_path, capsys):
     assert "training points" in capsys.readouterr().err
 
 
-def test_string_nan_and_constant_inputs(tmp_path, capsys):
+def test_every_model_is_fitted_once_and_the_cheap_path_does_not_stack(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Check each model is fitted once on the whole run and stack=False refits nothing."""
+    import grpodyn.numerics.forecast as forecast
+
+    calls = []
+    real = forecast.fit_curve
+
+    def counting(name: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append((name, np.asarray(args[0]).size))
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(forecast, "fit_curve", counting)
+    rng = np.random.default_rng(6)
+    run = _run(0.8 - 0.6 * np.exp(-np.arange(300) / 60) + 0.02 * rng.standard_normal(300))
+    cheap = analyse_run(run, momentum=0.9, models=("exponential",), diagnose_run=False,
+                        stack=False)
+    assert calls == [("exponential", 300)]  # one fit, no rolling-origin refits
+    assert cheap.plateau["status"] == "determined"
+    assert cheap.dynamics["tau"]["value"] == pytest.approx(60, rel=0.3)
+    calls.clear()
+    full = analyse_run(run, momentum=0.9, models=("exponential", "power"), diagnose_run=False)
+    whole = [name for name, n in calls if n == 300]
+    assert sorted(whole) == ["exponential", "power"]  # the whole run: each model once
+    assert all(n < 300 for name, n in calls if name not in whole or n != 300)
+    assert set(full.weights) == {"level", "flat", "exponential", "power"}
+    assert full.fits["exponential"].params == cheap.fits["exponential"].params
+
+
+def test_string_nan_and_constant_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Check quoted numbers, NaN and constant rewards: a number or a one-line error."""
     ramp = np.linspace(0.1, 0.9, 60)
     quoted = _csv(tmp_path / "quoted.csv", ramp, quote=True)
     code = main(["fit", str(quoted), "--json"])
@@ -122,7 +164,9 @@ def test_string_nan_and_constant_inputs(tmp_path, capsys):
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_report_and_advise_use_the_analysis(tmp_path, capsys):
+def test_report_and_advise_use_the_analysis(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Check report and advise use the analysis and never assume the momentum silently."""
     rng = np.random.default_rng(4)
     log = _csv(tmp_path / "run.csv", 0.85 - 0.6 * np.exp(-np.arange(200) / 50)
                + 0.02 * rng.standard_normal(200))

@@ -8,8 +8,14 @@ panels when logged. y-limits come from the data, so a bad fit cannot squash the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from .run_analysis import RunAnalysis
 
 __all__ = ["analysis_figure"]
 
@@ -17,7 +23,7 @@ _PANELS = (("kl", "KL to the reference", "nats"), ("entropy", "policy entropy", 
            ("completion_length", "completion length", "tokens"))
 
 
-def _ylimits(values: np.ndarray, bounds) -> tuple[float, float]:
+def _ylimits(values: np.ndarray, bounds: tuple[float, float] | None) -> tuple[float, float]:
     """y-limits from the data (1st-99th percentile, padded): a bad fit cannot squash the run."""
     finite = values[np.isfinite(values)]
     lo, hi = np.percentile(finite, [1, 99]) if finite.size else (0.0, 1.0)
@@ -29,9 +35,24 @@ def _ylimits(values: np.ndarray, bounds) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def analysis_figure(analysis, *, path: str | Path | None = None):
-    """The run's figure: reward, trusted fit, forecast band, training cut, diagnosis windows,
-    and KL / entropy / completion-length panels when logged. Saved to ``path`` when given."""
+def analysis_figure(analysis: RunAnalysis, *, path: str | Path | None = None) -> Figure:
+    """Draw the run's figure.
+
+    Reward, trusted fit, point forecast and band, training cut, diagnosis windows, and KL /
+    entropy / completion-length panels when logged.
+
+    Parameters
+    ----------
+    analysis : RunAnalysis
+        The analysed run (:func:`grpodyn.empirical.logs.run_analysis.analyse_run`).
+    path : str or Path, optional
+        Save the figure there (atomically) when given.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     import matplotlib
 
     if path is not None:
@@ -55,7 +76,7 @@ def analysis_figure(analysis, *, path: str | Path | None = None):
     if fc is not None:
         cut = run.steps[fc.train_points - 1]
         ax.axvline(cut, color="grey", lw=0.8, ls=":", label=f"training cut (step {cut:g})")
-        ax.plot(fc.steps, fc.mean, color="C3", lw=1.2, label=f"forecast ({fc.model})")
+        ax.plot(fc.steps, fc.point, color="C3", lw=1.2, label=f"forecast ({fc.model})")
         ax.fill_between(fc.steps, fc.lower, fc.upper, color="C3", alpha=0.2,
                         label=f"{fc.level:.0%} band")
     if analysis.plateau["status"] == "determined":
