@@ -1,0 +1,87 @@
+"""The four steps of the demonstration, in order: measure, predict (commit!), run, compare."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from grpodyn.numerics.files import write_atomic
+
+__all__ = ["DATA", "main", "measure_step", "predict_step"]
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
+
+
+def _write(path: Path, payload: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_atomic(path, json.dumps(payload, indent=1) + "\n")
+
+
+def measure_step(size: str, *, seed: int = 0, replicates: int = 4, out: Path = DATA) -> Path:
+    """Warm up the model of ``size`` and write ``measurements_<size>.json``."""
+    import torch
+
+    from .forecast import LR_GRID
+    from .grpo import warmed_model
+    from .measure import measure_model
+
+    torch.set_num_threads(1)
+    model, tokenizer, record = warmed_model(size, seed)
+    measured = measure_model(model, tokenizer, lr_grid=list(LR_GRID), replicates=replicates,
+                             seed=seed)
+    measured["warm_up"] = record
+    measured["size"], measured["seed"] = size, seed
+    return _write(out / f"measurements_{size}.json", measured)
+
+
+def _git_commit() -> str:
+    import subprocess
+
+    done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent, check=False)
+    return done.stdout.strip() or "unknown"
+
+
+def predict_step(sizes: list[str], *, out: Path = DATA) -> Path:
+    """Read the measurements and write ``predictions.json`` with the commit of the code."""
+    from .forecast import predict_model
+
+    items = []
+    for size in sizes:
+        measured = json.loads((out / f"measurements_{size}.json").read_text())
+        items.extend(predict_model(size, measured))
+    return _write(out / "predictions.json", {"commit": _git_commit(), "items": items})
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the command line and run one step; bad input exits with code 2."""
+    parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
+    parser.add_argument("step", choices=["measure", "predict", "run", "compare"])
+    parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--out", type=Path, default=DATA)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        if args.step == "measure":
+            paths = [str(measure_step(s, seed=args.seed, out=args.out)) for s in args.sizes]
+        elif args.step == "predict":
+            paths = [str(predict_step(args.sizes, out=args.out))]
+        elif args.step == "run":
+            from .sweeps import run_sweeps
+
+            paths = [str(run_sweeps(args.sizes, seeds=args.seeds, steps=args.steps,
+                                    out=args.out))]
+        else:
+            from .sweeps import compare_step
+
+            paths = [str(compare_step(out=args.out))]
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    print(json.dumps({"written": paths}) if args.json else "\n".join(paths))
