@@ -169,13 +169,17 @@ def test_fit_kappa_recovers_a_line() -> None:
 def test_predictions_follow_the_jury_limit() -> None:
     """lr_max = 2 (1 + momentum) / h_max; tau = (1 - momentum) / (lr kappa)."""
     measured = {"spectrum": {"top_eigenvalues": [20.0, 5.0], "top_cross_validated": 10.0},
-                "kappa_fit": {"kappa": 0.5}, "kappa_from_curvature_along_update": 4.0}
+                "kappa_fit": {"kappa": 0.5}, "kappa_from_curvature_along_update": 4.0,
+                "critical_lr": {"value": 0.8}}
     items = forecast.predict_model("m", measured)
     lr_max = {i["setting"]["momentum"]: i["value"] for i in items if i["quantity"] == "lr_max"}
     assert lr_max[0.0] == pytest.approx(0.1) and lr_max[0.9] == pytest.approx(0.19)
     tau = next(i["value"] for i in items if i["quantity"] == "relaxation_time"
                and i["setting"] == {"lr": 0.1, "momentum": 0.0})
     assert tau == pytest.approx(1 / (0.1 * 0.5))
+    critical = next(i for i in items if i["quantity"] == "refresh_max_critical")
+    assert critical["setting"]["lr"] == 0.1  # 0.8 / 8
+    assert critical["value"] == 7  # k = 0.1 * 2 / 0.8 = 0.25: first unstable K = 2 / k = 8
     keys = {(i["quantity"], json.dumps(i["setting"], sort_keys=True)) for i in items}
     assert len(keys) == len(items)
 

@@ -35,7 +35,7 @@ import numpy as np
 from .grpo import Batch, RunSettings, group_advantages, run, sample_batch, token_logps
 
 __all__ = ["hvp_operator", "lanczos_top", "curvature_spectrum", "drift_point", "fit_kappa",
-           "reward_along", "measure_model"]
+           "reward_along", "quadratic_range", "critical_lr", "measure_model"]
 
 
 def _params(model: Any) -> list[Any]:
@@ -239,6 +239,38 @@ def reward_along(model: Any, tokenizer: Any, direction: Any, step: float, *, pro
     return means[1] - means[0]
 
 
+def quadratic_range(model: Any, tokenizer: Any, direction: Any, drift: float,
+                    lr_grid: list[float], *, repeats: int = 4, seed: int = 0
+                    ) -> list[dict[str, float]]:
+    """Measured reward change along ``lr * direction`` against first order ``lr * drift``.
+
+    ``repeats`` independent common-random-number differences per lr (2048 completions each):
+    mean and standard error.
+    """
+    rows = []
+    for lr in lr_grid:
+        changes = np.array([reward_along(model, tokenizer, direction, lr, seed=seed + 500 + j)
+                            for j in range(repeats)])
+        rows.append({"lr": lr, "measured": float(changes.mean()),
+                     "measured_se": float(changes.std(ddof=1) / np.sqrt(repeats)),
+                     "first_order": lr * drift})
+    return rows
+
+
+def critical_lr(rows: list[dict[str, float]]) -> dict[str, Any]:
+    """The step size at which a full expected step stops gaining reward (critical sharpness).
+
+    The largest lr of the grid before the first one whose measured reward change is negative by
+    more than two standard errors (None: already the first; the last lr: none on the grid).
+    """
+    last = None
+    for row in rows:
+        if row["measured"] + 2 * row["measured_se"] < 0:
+            return {"value": last, "first_losing_lr": row["lr"]}
+        last = row["lr"]
+    return {"value": last, "first_losing_lr": None}
+
+
 def measure_model(model: Any, tokenizer: Any, *, lr_grid: list[float], checkpoints: int = 5,
                   warm_lr: float = 0.1, warm_steps: int = 10, replicates: int = 4,
                   seed: int = 0, spectrum_iterations: int = 20) -> dict[str, Any]:
@@ -257,12 +289,7 @@ def measure_model(model: Any, tokenizer: Any, *, lr_grid: list[float], checkpoin
     model.train()
     g = _update_direction(model, big)
     first = drift_point(model, tokenizer, replicates=replicates, seed=seed)
-    quadratic = []
-    for lr in lr_grid:
-        changes = [reward_along(model, tokenizer, g, lr, seed=seed + 500 + j) for j in range(2)]
-        quadratic.append({"lr": lr, "measured": float(np.mean(changes)),
-                          "first_order": lr * float(g @ g) * first["drift"] / max(
-                              float(g @ g), 1e-30)})
+    quadratic = quadratic_range(model, tokenizer, g, first["drift"], lr_grid, seed=seed)
     copy_model = copy.deepcopy(model)
     points = [first]
     for c in range(1, checkpoints):
@@ -272,6 +299,6 @@ def measure_model(model: Any, tokenizer: Any, *, lr_grid: list[float], checkpoin
     h_g = spectrum["curvature_along_update"]
     return {"spectrum": spectrum, "drift_points": points, "kappa_fit": kappa,
             "kappa_from_curvature_along_update": 2.0 * h_g,
-            "quadratic_range": quadratic,
+            "quadratic_range": quadratic, "critical_lr": critical_lr(quadratic),
             "parameters": int(sum(p.numel() for p in model.parameters())),
             "top_vector_norm": float(torch.linalg.vector_norm(top_vector))}

@@ -249,14 +249,25 @@ def compare_step(*, out: Path) -> Path:
     rows = []
     for p in predictions:
         key = (p["model"], p["quantity"], json.dumps(p["setting"], sort_keys=True))
-        obs = index.get(key)
-        if obs is None and p["quantity"] == "lr_max_cross_validated":
-            obs = index.get((p["model"], "lr_max", key[2]))
+        observed_quantity = p["quantity"]
+        for base in ("lr_max", "refresh_max", "staleness_max"):
+            if observed_quantity.startswith(base):
+                observed_quantity = base
+        obs = index.get((p["model"], observed_quantity, key[2]))
+        if obs is None and p["quantity"].startswith("oscillation_momentum"):
+            obs = index.get((p["model"], "oscillation_momentum",
+                             json.dumps({"lr": p["setting"]["lr"], "mode": "slow"},
+                                        sort_keys=True)))
         if obs is None:
             continue
+        within = within_target(p["quantity"], p["value"], obs["value"], obs.get("grid"))
+        if p.get("status") == "no threshold":
+            within = obs["value"] is None
+        elif p.get("status") == "unstable on-policy":
+            # observed threshold None means the first grid value was already unstable
+            within = obs["value"] is None and bool(obs.get("unstable", [False])[0])
         rows.append({"model": p["model"], "quantity": p["quantity"], "setting": p["setting"],
-                     "predicted": p["value"], "observed": obs["value"],
-                     "observed_status": obs.get("status"),
-                     "within_target": within_target(p["quantity"], p["value"], obs["value"],
-                                                    obs.get("grid"))})
+                     "predicted": p["value"], "predicted_status": p.get("status"),
+                     "observed": obs["value"], "observed_status": obs.get("status"),
+                     "within_target": within})
     return _dump(out / "comparison.json", {"rows": rows})
