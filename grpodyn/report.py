@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.empirical.deepnet.section import deepnet_checks
 from grpodyn.numerics.files import write_atomic
 from grpodyn.serialization import finite_json
 
@@ -484,6 +485,7 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     say("bandit lab: waiting for the simulations")
     bandit_checks, bandit_figures, bandit_raw = bandit_section(out, lab_state)
     checks += bandit_checks + tiny_checks + diag_checks
+    checks += [Check(**row) for row in deepnet_checks()]  # issue 16: deep-network demonstration
     figures += bandit_figures + tiny_figures + diag_figures
     rows = "\n".join(
         f"<tr><td>{html.escape(c.claim)}</td><td>{html.escape(c.stated)}</td>"

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .grpo import Batch, RunSettings, group_advantages, run, sample_batch, token_logps
+from .grpo import Batch, RunSettings, run, sample_batch, token_logps
 
 __all__ = ["hvp_operator", "lanczos_top", "curvature_spectrum", "drift_point", "fit_kappa",
            "reward_along", "quadratic_range", "critical_lr", "measure_model"]
