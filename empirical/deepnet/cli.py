@@ -65,6 +65,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--out", type=Path, default=DATA)
+    parser.add_argument("--sweeps", nargs="+", default=None,
+                        help="run only these sweeps (lr refresh reuse staleness momentum)")
+    parser.add_argument("--momenta", nargs="+", type=float, default=[0.0, 0.9],
+                        help="momenta of the lr sweep")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -75,8 +79,11 @@ def main(argv: list[str] | None = None) -> None:
         elif args.step == "run":
             from .sweeps import run_sweeps
 
+            from .sweeps import SWEEPS
+
             paths = [str(run_sweeps(args.sizes, seeds=args.seeds, steps=args.steps,
-                                    out=args.out))]
+                                    out=args.out, sweeps=tuple(args.sweeps or SWEEPS),
+                                    momenta=tuple(args.momenta)))]
         else:
             from .sweeps import compare_step
 

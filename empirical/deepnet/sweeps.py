@@ -30,7 +30,7 @@ import numpy as np
 from .forecast import LR_GRID, MOMENTUM_GRID, REFRESH_GRID, STALENESS_GRID
 from .grpo import RunSettings, mean_curve, run, warmed_model
 
-__all__ = ["LOSS_MARGIN", "SMOOTH", "sweep_plan", "is_unstable", "fit_relaxation",
+__all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
            "observe", "run_sweeps", "compare_step", "within_target"]
 
 LOSS_MARGIN = 0.02
@@ -38,8 +38,11 @@ SMOOTH = 10
 _REUSE_GRID = (2, 4, 8, 16)
 
 
-def sweep_plan(base_lr: float) -> list[dict[str, Any]]:
-    """Settings of every run (without the seed): the lr, refresh, staleness, momentum sweeps."""
+SWEEPS = ("lr", "refresh", "reuse", "staleness", "momentum")
+
+
+def sweep_plan(base_lr: float, sweeps: tuple[str, ...] = SWEEPS) -> list[dict[str, Any]]:
+    """Settings of every run (without the seed) of the named sweeps."""
     plan = [{"sweep": "lr", "lr": lr, "momentum": beta} for beta in (0.0, 0.9) for lr in LR_GRID]
     plan += [{"sweep": "refresh", "lr": base_lr, "momentum": 0.0, "refresh": k, "mode": "hold"}
              for k in REFRESH_GRID]
@@ -48,7 +51,10 @@ def sweep_plan(base_lr: float) -> list[dict[str, Any]]:
     plan += [{"sweep": "staleness", "lr": base_lr, "momentum": 0.0, "staleness": d}
              for d in STALENESS_GRID]
     plan += [{"sweep": "momentum", "lr": base_lr, "momentum": beta} for beta in MOMENTUM_GRID]
-    return plan
+    unknown = set(sweeps) - set(SWEEPS)
+    if unknown:
+        raise ValueError(f"unknown sweep(s) {sorted(unknown)}; known: {', '.join(SWEEPS)}")
+    return [p for p in plan if p["sweep"] in sweeps]
 
 
 def is_unstable(result: dict[str, Any]) -> bool:
@@ -123,7 +129,7 @@ def observe(model: str, records: list[dict[str, Any]], steps: int) -> list[dict[
         items.append({"model": model, "quantity": quantity, "setting": setting, "value": value,
                       **extra})
 
-    for beta in (0.0, 0.9):
+    for beta in sorted({s["momentum"] for s, _ in groups if s["sweep"] == "lr"}):
         sel = sorted([(s["lr"], runs) for s, runs in groups
                       if s["sweep"] == "lr" and s["momentum"] == beta])
         flags = [unstable(runs) for _, runs in sel]
@@ -176,7 +182,9 @@ def observe(model: str, records: list[dict[str, Any]], steps: int) -> list[dict[
     return items
 
 
-def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path) -> Path:
+def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
+               sweeps: tuple[str, ...] = SWEEPS, momenta: tuple[float, ...] = (0.0, 0.9)
+               ) -> Path:
     """Run every setting of the plan (base lr read from predictions.json) for each size."""
     import torch
 
@@ -194,7 +202,9 @@ def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path)
         model, tokenizer, _ = warmed_model(size, 0)
         records = []
         path = out / f"runs_{size}.json"
-        for setting in tqdm(sweep_plan(base), desc=size):
+        plan = [p for p in sweep_plan(base, sweeps)
+                if p["sweep"] != "lr" or p["momentum"] in momenta]
+        for setting in tqdm(plan, desc=size):
             for seed in range(seeds):
                 fields = {k: v for k, v in setting.items() if k != "sweep"}
                 result = run(copy.deepcopy(model), tokenizer,
