@@ -17,7 +17,7 @@ from grpodyn.empirical.tiny_lm import build_model, build_tokenizer  # noqa: E402
 
 @pytest.fixture(scope="module")
 def tiny() -> tuple:
-    """An untrained 70k model (eager attention) and the tokenizer."""
+    """Build an untrained 70k model (eager attention) and the tokenizer."""
     torch.set_num_threads(1)
     model = build_model(seed=3, **grpo.SIZES["70k"])
     model.set_attn_implementation("eager")

@@ -77,9 +77,7 @@ def main(argv: list[str] | None = None) -> None:
         elif args.step == "predict":
             paths = [str(predict_step(args.sizes, out=args.out))]
         elif args.step == "run":
-            from .sweeps import run_sweeps
-
-            from .sweeps import SWEEPS
+            from .sweeps import SWEEPS, run_sweeps
 
             paths = [str(run_sweeps(args.sizes, seeds=args.seeds, steps=args.steps,
                                     out=args.out, sweeps=tuple(args.sweeps or SWEEPS),

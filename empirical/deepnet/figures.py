@@ -12,7 +12,7 @@ __all__ = ["load", "threshold_figure", "spectrum_figure", "reward_figure"]
 
 
 def load(name: str, data: Path = DATA) -> dict[str, Any]:
-    """One shipped JSON file of ``empirical/data/deepnet``."""
+    """Read one shipped JSON file of ``empirical/data/deepnet``."""
     return json.loads((data / name).read_text())
 
 
@@ -23,8 +23,11 @@ def _predicted(items: list[dict[str, Any]], model: str, quantity: str,
 
 
 def threshold_figure(model: str, data: Path = DATA) -> Any:
-    """Share of unstable seeds on the lr axis (momentum 0 and 0.9) and the K and d axes, with
-    the predicted thresholds (top Hessian eigenvalue, cross-validated, critical sharpness)."""
+    """Draw the share of unstable seeds on the lr, K and d axes with the predicted thresholds.
+
+    The lr axis at momentum 0 and 0.9; the thresholds from the top Hessian eigenvalue, its
+    cross-validated value and the critical sharpness.
+    """
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -69,8 +72,11 @@ def threshold_figure(model: str, data: Path = DATA) -> Any:
 
 
 def spectrum_figure(models: list[str], data: Path = DATA) -> Any:
-    """Top Hessian eigenvalues (with standard errors), the cross-validated top curvature, the
-    curvature along the update and the critical sharpness 2 / lr_critical, per model."""
+    """Draw the measured curvatures of each model.
+
+    Top Hessian eigenvalues (with standard errors), the cross-validated top curvature, the
+    curvature along the update and the critical sharpness 2 / lr_critical.
+    """
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.6))
@@ -98,7 +104,7 @@ def spectrum_figure(models: list[str], data: Path = DATA) -> Any:
 
 
 def reward_figure(model: str, data: Path = DATA, momentum: float = 0.0) -> Any:
-    """Seed-mean reward curves of the lr sweep, one line per lr."""
+    """Draw the seed-mean reward curves of the lr sweep, one line per lr."""
     import matplotlib.pyplot as plt
 
     from .grpo import mean_curve

@@ -21,14 +21,14 @@ MOMENTUM_GRID = (0.0, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
 
 
 def _theory(*, lr: float, momentum: float, curvature: float, refresh: int = 1) -> Any:
-    """The project's prediction for heavy-ball SGD at ``lr`` with curvature ``curvature``."""
+    """Return the project's prediction for heavy-ball SGD at ``lr`` with curvature ``curvature``."""
     from grpodyn.numerics.predict import predict
 
     return predict(lr=lr, momentum=momentum, kappa=curvature, refresh=refresh)
 
 
 def plan_settings(lr_critical: float) -> dict[str, float]:
-    """The base lr of the refresh, staleness and momentum sweeps, fixed before the runs.
+    """Choose the base lr of the refresh, staleness and momentum sweeps, fixed before the runs.
 
     The grid lr nearest (in log) to 1/8 of the critical lr (momentum 0), where the curvature
     along the update, h_c = 2 / lr_critical, predicts a first unstable refresh interval near

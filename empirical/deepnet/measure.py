@@ -62,7 +62,7 @@ def _dice_objective(model: Any, batch: Batch) -> Any:
 
 
 def hvp_operator(model: Any, batches: list[Batch]) -> tuple[Any, Any]:
-    """The Hessian-vector product v -> H v of Phi averaged over ``batches``, and grad Phi."""
+    """Return the Hessian-vector product v -> H v of Phi averaged over ``batches``, and grad Phi."""
     import torch
 
     params = _params(model)
@@ -192,7 +192,7 @@ def _update_direction(model: Any, batch: Batch) -> Any:
 
 def drift_point(model: Any, tokenizer: Any, *, replicates: int = 4, prompts: int = 256,
                 group_size: int = 8, seed: int = 0) -> dict[str, float]:
-    """Expected reward r and drift per unit lr D = grad r . g with jackknife errors."""
+    """Measure the expected reward r and the drift per unit lr D = grad r . g with jackknife errors."""
     rs, ds = [], []
     for i in range(replicates):
         a, b = _batches(model, tokenizer, 2, prompts=prompts, group_size=group_size,
@@ -258,7 +258,7 @@ def quadratic_range(model: Any, tokenizer: Any, direction: Any, drift: float,
 
 
 def critical_lr(rows: list[dict[str, float]]) -> dict[str, Any]:
-    """The step size at which a full expected step stops gaining reward (critical sharpness).
+    """Find the step size at which a full expected step stops gaining reward (critical sharpness).
 
     The largest lr of the grid before the first one whose measured reward change is negative by
     more than two standard errors (None: already the first; the last lr: none on the grid).

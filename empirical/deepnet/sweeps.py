@@ -42,7 +42,7 @@ SWEEPS = ("lr", "refresh", "reuse", "staleness", "momentum")
 
 
 def sweep_plan(base_lr: float, sweeps: tuple[str, ...] = SWEEPS) -> list[dict[str, Any]]:
-    """Settings of every run (without the seed) of the named sweeps."""
+    """List the settings of every run (without the seed) of the named sweeps."""
     plan = [{"sweep": "lr", "lr": lr, "momentum": beta} for beta in (0.0, 0.9) for lr in LR_GRID]
     plan += [{"sweep": "refresh", "lr": base_lr, "momentum": 0.0, "refresh": k, "mode": "hold"}
              for k in REFRESH_GRID]
@@ -58,7 +58,7 @@ def sweep_plan(base_lr: float, sweeps: tuple[str, ...] = SWEEPS) -> list[dict[st
 
 
 def is_unstable(result: dict[str, Any]) -> bool:
-    """The instability rule of the module docstring."""
+    """Apply the instability rule of the module docstring."""
     if not result["finite"]:
         return True
     reward = np.asarray(result["reward"])
@@ -103,7 +103,7 @@ def _overshoot(curve: np.ndarray, plateau: float, seeds: int) -> dict[str, Any]:
 
 
 def _threshold(values: list[Any], unstable: list[bool]) -> Any:
-    """The last grid value before the first unstable one (None: the first is unstable)."""
+    """Return the last grid value before the first unstable one (None: the first is)."""
     last = None
     for v, bad in zip(values, unstable, strict=True):
         if bad:
