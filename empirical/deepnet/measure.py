@@ -192,7 +192,7 @@ def _update_direction(model: Any, batch: Batch) -> Any:
 
 def drift_point(model: Any, tokenizer: Any, *, replicates: int = 4, prompts: int = 256,
                 group_size: int = 8, seed: int = 0) -> dict[str, float]:
-    """Measure the expected reward r and the drift per unit lr D = grad r . g with jackknife errors."""
+    """Measure the expected reward r and the drift per unit lr D = grad r . g, with s.e."""
     rs, ds = [], []
     for i in range(replicates):
         a, b = _batches(model, tokenizer, 2, prompts=prompts, group_size=group_size,
