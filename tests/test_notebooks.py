@@ -9,8 +9,8 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_six_notebooks():
-    assert len(NOTEBOOKS) == 6
+def test_there_are_seven_notebooks():
+    assert len(NOTEBOOKS) == 7
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
