@@ -46,14 +46,25 @@ def _git_commit() -> str:
 
 
 def predict_step(sizes: list[str], *, out: Path = DATA) -> Path:
-    """Read the measurements and write ``predictions.json`` with the commit of the code."""
+    """Read the measurements and write ``predictions.json`` with the commit of the code.
+
+    Items of other model sizes already in the file are kept with their own commit
+    (``commit_by_model``); ``commit`` is the commit of this writing.
+    """
     from .forecast import predict_model
 
-    items = []
+    path = out / "predictions.json"
+    old = json.loads(path.read_text()) if path.is_file() else {"items": []}
+    commit = _git_commit()
+    by_model = dict(old.get("commit_by_model", {}))
+    items = [i for i in old["items"] if i["model"] not in sizes]
+    for item in items:
+        by_model.setdefault(item["model"], old.get("commit", "unknown"))
     for size in sizes:
         measured = json.loads((out / f"measurements_{size}.json").read_text())
         items.extend(predict_model(size, measured))
-    return _write(out / "predictions.json", {"commit": _git_commit(), "items": items})
+        by_model[size] = commit
+    return _write(path, {"commit": commit, "commit_by_model": by_model, "items": items})
 
 
 def main(argv: list[str] | None = None) -> None:
