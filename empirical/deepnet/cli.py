@@ -10,7 +10,7 @@ from typing import Any
 
 from grpodyn.numerics.files import write_atomic
 
-__all__ = ["DATA", "main", "measure_step", "predict_step"]
+__all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
@@ -35,6 +35,22 @@ def measure_step(size: str, *, seed: int = 0, replicates: int = 4, out: Path = D
     measured["warm_up"] = record
     measured["size"], measured["seed"] = size, seed
     return _write(out / f"measurements_{size}.json", measured)
+
+
+def sharpening_step(size: str, *, out: Path = DATA, lr: float = 0.1, steps: int = 100,
+                    seed: int = 0) -> Path:
+    """Critical lr at the start and along a run at ``lr``: ``sharpening_<size>.json``."""
+    import torch
+
+    from .forecast import LR_GRID
+    from .grpo import warmed_model
+    from .measure import critical_lr_along_run
+
+    torch.set_num_threads(1)
+    model, tokenizer, _ = warmed_model(size, seed)
+    rows = critical_lr_along_run(model, tokenizer, lr=lr, steps=steps, every=max(steps // 2, 1),
+                                 lr_grid=list(LR_GRID), seed=seed)
+    return _write(out / f"sharpening_{size}.json", {"size": size, "lr": lr, "rows": rows})
 
 
 def _git_commit() -> str:
@@ -70,7 +86,7 @@ def predict_step(sizes: list[str], *, out: Path = DATA) -> Path:
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
-    parser.add_argument("step", choices=["measure", "predict", "run", "compare"])
+    parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening"])
     parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3)
@@ -85,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.step == "measure":
             paths = [str(measure_step(s, seed=args.seed, out=args.out)) for s in args.sizes]
+        elif args.step == "sharpening":
+            paths = [str(sharpening_step(s, out=args.out, steps=args.steps)) for s in args.sizes]
         elif args.step == "predict":
             paths = [str(predict_step(args.sizes, out=args.out))]
         elif args.step == "run":

@@ -35,7 +35,8 @@ import numpy as np
 from .grpo import Batch, RunSettings, run, sample_batch, token_logps
 
 __all__ = ["hvp_operator", "lanczos_top", "curvature_spectrum", "drift_point", "fit_kappa",
-           "reward_along", "quadratic_range", "critical_lr", "measure_model"]
+           "reward_along", "quadratic_range", "critical_lr", "measure_model",
+           "critical_lr_along_run"]
 
 
 def _params(model: Any) -> list[Any]:
@@ -302,3 +303,26 @@ def measure_model(model: Any, tokenizer: Any, *, lr_grid: list[float], checkpoin
             "quadratic_range": quadratic, "critical_lr": critical_lr(quadratic),
             "parameters": int(sum(p.numel() for p in model.parameters())),
             "top_vector_norm": float(torch.linalg.vector_norm(top_vector))}
+
+
+def critical_lr_along_run(model: Any, tokenizer: Any, *, lr: float, steps: int, every: int,
+                          lr_grid: list[float], seed: int = 0) -> list[dict[str, Any]]:
+    """Re-measure the critical lr at checkpoints of a run (progressive sharpening check).
+
+    Trains ``model`` in place at ``lr`` (momentum 0) and, every ``every`` steps (and at the
+    start), measures the drift and the reward change along the expected update, as
+    :func:`measure_model` does at the start: an observation made along the run, not a
+    prediction.
+    """
+    rows = []
+    for n in range(0, steps + 1, every):
+        if n:
+            run(model, tokenizer, RunSettings(lr=lr, steps=every, seed=seed + n))
+        (big,) = _batches(model, tokenizer, 1, prompts=256, group_size=8, seed=seed + 99 + n)
+        model.train()
+        g = _update_direction(model, big)
+        point = drift_point(model, tokenizer, seed=seed + n)
+        table = quadratic_range(model, tokenizer, g, point["drift"], lr_grid, seed=seed + n)
+        rows.append({"step": n, "reward": point["reward"], "drift": point["drift"],
+                     "critical_lr": critical_lr(table), "quadratic_range": table})
+    return rows
