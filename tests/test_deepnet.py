@@ -204,3 +204,43 @@ def test_observe_and_compare_small(tiny: tuple, tmp_path: object) -> None:
     assert tau["value"] == pytest.approx(10.0, rel=0.05)
     assert sweeps.within_target("lr_max", 0.5, 0.4, list(forecast.LR_GRID)) is True
     assert sweeps.within_target("lr_max", 1.7, 0.4, list(forecast.LR_GRID)) is False
+
+
+def test_compare_joins_on_model_quantity_setting_and_section_reports(tmp_path: object) -> None:
+    """compare writes one row per prediction with an observation; the report reads it."""
+    from grpodyn.empirical.deepnet.section import deepnet_checks
+
+    grid = list(forecast.LR_GRID)
+    predictions = {"commit": "abc", "items": [
+        {"model": "m", "quantity": "lr_max", "setting": {"momentum": 0.0}, "value": 0.45},
+        {"model": "m", "quantity": "lr_max_critical", "setting": {"momentum": 0.0},
+         "value": 1.6},
+        {"model": "m", "quantity": "refresh_max", "setting": {"lr": 0.1, "momentum": 0.0,
+                                                              "mode": "reuse"},
+         "value": None, "status": "no threshold"},
+        {"model": "m", "quantity": "staleness_max", "setting": {"lr": 0.1, "momentum": 0.0},
+         "value": 3}]}
+    observations = {"items": [
+        {"model": "m", "quantity": "lr_max", "setting": {"momentum": 0.0}, "value": 0.4,
+         "grid": grid},
+        {"model": "m", "quantity": "refresh_max", "setting": {"lr": 0.1, "momentum": 0.0,
+                                                              "mode": "reuse"},
+         "value": None, "status": "no threshold on the grid"}]}
+    (tmp_path / "predictions.json").write_text(json.dumps(predictions))
+    (tmp_path / "observations_m.json").write_text(json.dumps(observations))
+    rows = json.loads(sweeps.compare_step(out=tmp_path).read_text())["rows"]
+    verdict = {r["quantity"]: r["within_target"] for r in rows}
+    assert verdict == {"lr_max": True, "lr_max_critical": False, "refresh_max": True}
+    checks = deepnet_checks(tmp_path)
+    assert [c["agrees"] for c in checks] == [True, False, True]
+    assert all(set(c) == {"claim", "stated", "computed", "agrees", "note"} for c in checks)
+
+
+def test_cli_bad_input_exits_2(tmp_path: object, capsys: object) -> None:
+    """A missing measurement file is a one-line error with exit code 2."""
+    from grpodyn.empirical.deepnet.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["predict", "--sizes", "70k", "--out", str(tmp_path)])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.startswith("error:")
