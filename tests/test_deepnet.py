@@ -227,10 +227,10 @@ def test_compare_joins_on_model_quantity_setting_and_section_reports(tmp_path: o
                                                               "mode": "reuse"},
          "value": None, "status": "no threshold on the grid"}]}
     (tmp_path / "predictions.json").write_text(json.dumps(predictions))
-    (tmp_path / "observations_m.json").write_text(json.dumps(observations))
-    rows = json.loads(sweeps.compare_step(out=tmp_path).read_text())["rows"]
+    rows = sweeps.join(predictions["items"], observations["items"])
     verdict = {r["quantity"]: r["within_target"] for r in rows}
     assert verdict == {"lr_max": True, "lr_max_critical": False, "refresh_max": True}
+    (tmp_path / "comparison.json").write_text(json.dumps({"rows": rows}))
     checks = deepnet_checks(tmp_path)
     assert [c["agrees"] for c in checks] == [True, False, True]
     assert all(set(c) == {"claim", "stated", "computed", "agrees", "note"} for c in checks)

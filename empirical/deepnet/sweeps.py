@@ -31,7 +31,7 @@ from .forecast import LR_GRID, MOMENTUM_GRID, REFRESH_GRID, STALENESS_GRID
 from .grpo import RunSettings, mean_curve, run, warmed_model
 
 __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
-           "observe", "run_sweeps", "compare_step", "within_target"]
+           "observe", "run_sweeps", "compare_step", "join", "within_target"]
 
 LOSS_MARGIN = 0.02
 SMOOTH = 10
@@ -112,6 +112,17 @@ def _threshold(values: list[Any], unstable: list[bool]) -> Any:
     return last
 
 
+def _bound(flags: list[bool]) -> dict[str, str]:
+    """Label a threshold whose grid shows no instability as a lower bound."""
+    return {} if any(flags) else {"status": "stable on the whole grid (lower bound)"}
+
+
+def _frozen(record: dict[str, Any]) -> bool:
+    """Say whether a run ends frozen: mean update norm of its last 10 steps below 1e-3."""
+    norms = record.get("update_norm") or [0.0]
+    return bool(np.mean(norms[-10:]) < 1e-3)
+
+
 def observe(model: str, records: list[dict[str, Any]], steps: int) -> list[dict[str, Any]]:
     """Observation items of one model size from its run records."""
     by_setting: dict[str, list[dict[str, Any]]] = {}
@@ -134,7 +145,13 @@ def observe(model: str, records: list[dict[str, Any]], steps: int) -> list[dict[
                       if s["sweep"] == "lr" and s["momentum"] == beta])
         flags = [unstable(runs) for _, runs in sel]
         add("lr_max", {"momentum": beta}, _threshold([lr for lr, _ in sel], flags),
-            grid=[lr for lr, _ in sel], unstable=flags)
+            grid=[lr for lr, _ in sel], unstable=flags, **_bound(flags))
+        frozen = [sum(_frozen(r) for r in runs) >= 2 for _, runs in sel]
+        add("lr_frozen", {"momentum": beta},
+            next((lr for (lr, _), f in zip(sel, frozen, strict=True) if f), None),
+            grid=[lr for lr, _ in sel], frozen=frozen,
+            status="post-hoc signal (not a prediction target): smallest lr at which two of "
+            "three seeds end with a zero update (every group degenerate: the policy froze)")
     for setting, runs in groups:
         if setting["sweep"] not in ("lr", "momentum"):
             continue
@@ -158,7 +175,7 @@ def observe(model: str, records: list[dict[str, Any]], steps: int) -> list[dict[
         if sweep == "refresh":
             setting["mode"] = "hold"
         add(quantity, setting, _threshold([v for v, _ in sel], flags),
-            grid=[v for v, _ in sel], unstable=flags)
+            grid=[v for v, _ in sel], unstable=flags, **_bound(flags))
     reuse = sorted([(s["refresh"], runs) for s, runs in groups if s["sweep"] == "reuse"])
     if reuse:
         flags = [unstable(runs) for _, runs in reuse]
@@ -249,11 +266,23 @@ def within_target(quantity: str, predicted: Any, observed: Any, grid: list | Non
 
 
 def compare_step(*, out: Path) -> Path:
-    """Join predictions and observations on (model, quantity, setting); write comparison.json."""
+    """Observe every shipped runs file, join with the predictions, write comparison.json.
+
+    Writes ``observations.json`` (all models) from ``runs_<model>.json`` with the rules of the
+    module docstring, then joins predictions and observations on (model, quantity, setting).
+    """
     predictions = json.loads((out / "predictions.json").read_text())["items"]
     observations = []
-    for path in sorted(out.glob("observations*.json")):
-        observations.extend(json.loads(path.read_text())["items"])
+    for path in sorted(out.glob("runs_*.json")):
+        runs = json.loads(path.read_text())
+        observations.extend(observe(runs["size"], runs["runs"], runs["steps"]))
+    _dump(out / "observations.json", {"items": observations})
+    return _dump(out / "comparison.json", {"rows": join(predictions, observations)})
+
+
+def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
+         ) -> list[dict[str, Any]]:
+    """Pair each prediction with its observation; judge it against the issue's target."""
     index = {(o["model"], o["quantity"], json.dumps(o["setting"], sort_keys=True)): o
              for o in observations}
     rows = []
@@ -280,4 +309,4 @@ def compare_step(*, out: Path) -> Path:
                      "predicted": p["value"], "predicted_status": p.get("status"),
                      "observed": obs["value"], "observed_status": obs.get("status"),
                      "within_target": within})
-    return _dump(out / "comparison.json", {"rows": rows})
+    return rows
