@@ -300,6 +300,8 @@ def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
         if obs is None:
             continue
         within = within_target(p["quantity"], p["value"], obs["value"], obs.get("grid"))
+        if str(obs.get("status", "")).endswith("(lower bound)") and within:
+            within = None  # a prediction near a lower bound can be neither confirmed nor refuted
         if p.get("status") == "no threshold":
             within = obs["value"] is None
         elif p.get("status") == "unstable on-policy":
