@@ -31,9 +31,14 @@ def deepnet_checks(data: Path = DATA) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     rows = json.loads(path.read_text())["rows"]
-    commit = json.loads((data / "predictions.json").read_text()).get("commit", "unknown")
-    note = (f"deep-network demonstration (issue 16): measured before training, predictions "
-            f"committed at {commit[:10]} before the runs; docs/findings.md section 9")
+    predictions = json.loads((data / "predictions.json").read_text())
+    commits = predictions.get("commit_by_model", {})
+
+    def note_for(model: str) -> str:
+        commit = commits.get(model, predictions.get("commit", "unknown"))
+        return (f"deep-network demonstration (issue 16): measured before training, predicted "
+                f"by code {commit[:10]} before the runs; docs/findings.md section 9")
+
     checks = []
     taus: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
@@ -45,14 +50,16 @@ def deepnet_checks(data: Path = DATA) -> list[dict[str, Any]]:
                                            if row.get("predicted_status") else "")
         computed = _fmt(row["observed"]) + (f" ({row['observed_status']})"
                                             if row.get("observed_status") else "")
+        if row["within_target"] is None:
+            computed += "; target undetermined"
         checks.append({"claim": f"deep net {row['model']}: {row['quantity']} at {setting}",
                        "stated": f"predicted {stated}", "computed": f"observed {computed}",
-                       "agrees": bool(row["within_target"]), "note": note})
+                       "agrees": bool(row["within_target"]), "note": note_for(row["model"])})
     for (model, quantity), group in sorted(taus.items()):
         judged = [r for r in group if r["within_target"] is not None]
         hits = sum(bool(r["within_target"]) for r in judged)
         checks.append({"claim": f"deep net {model}: {quantity} within 25 % at >= 2 settings",
                        "stated": f"{len(group)} (lr, momentum) settings predicted",
                        "computed": f"{hits} of {len(judged)} comparable settings within 25 %",
-                       "agrees": hits >= 2, "note": note})
+                       "agrees": hits >= 2, "note": note_for(model)})
     return checks
