@@ -207,7 +207,7 @@ def test_observe_and_compare_small(tiny: tuple, tmp_path: object) -> None:
 
 
 def test_compare_joins_on_model_quantity_setting_and_section_reports(tmp_path: object) -> None:
-    """compare writes one row per prediction with an observation; the report reads it."""
+    """Compare writes one row per prediction with an observation; the report reads it."""
     from grpodyn.empirical.deepnet.section import deepnet_checks
 
     grid = list(forecast.LR_GRID)
