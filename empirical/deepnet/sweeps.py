@@ -217,10 +217,12 @@ def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
         base = next(i["setting"]["lr"] for i in predictions["items"]
                     if i["model"] == size and i["quantity"] == "staleness_max")
         model, tokenizer, _ = warmed_model(size, 0)
-        records = []
         path = out / f"runs_{size}.json"
         plan = [p for p in sweep_plan(base, sweeps)
                 if p["sweep"] != "lr" or p["momentum"] in momenta]
+        # runs of other settings already in the file are kept (a sweep added later)
+        records = [r for r in (json.loads(path.read_text())["runs"] if path.is_file() else [])
+                   if r["setting"] not in plan]
         for setting in tqdm(plan, desc=size):
             for seed in range(seeds):
                 fields = {k: v for k, v in setting.items() if k != "sweep"}
@@ -234,8 +236,7 @@ def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
                                 "finite": result["finite"]})
         _dump(path, {"size": size, "steps": steps, "seeds": seeds, "runs": records})
         all_items.extend(observe(size, records, steps))
-    target = out / ("observations.json" if len(sizes) > 1 else f"observations_{sizes[0]}.json")
-    return _dump(target, {"items": all_items})
+    return _dump(out / f"observations_{'_'.join(sizes)}.json", {"items": all_items})
 
 
 def _dump(path: Path, payload: dict[str, Any]) -> Path:
