@@ -184,6 +184,13 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", "for m in models:\n"
                  "    if (figures.DATA / f'runs_{m}.json').exists():\n"
                  "        figures.threshold_figure(m)\n        figures.reward_figure(m)"),
+        ("md", "Progressive sharpening: the critical lr re-measured along a 70k run at lr 0.1 "
+               "(an observation made after the sweeps)."),
+        ("code", "for m in models:\n"
+                 "    if (figures.DATA / f'sharpening_{m}.json').exists():\n"
+                 "        for row in figures.load(f'sharpening_{m}.json')['rows']:\n"
+                 "            print(m, 'step', row['step'], 'reward', round(row['reward'], 3), "
+                 "'critical lr', row['critical_lr'])"),
     ],
 }
 
