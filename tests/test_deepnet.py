@@ -244,3 +244,33 @@ def test_cli_bad_input_exits_2(tmp_path: object, capsys: object) -> None:
         main(["predict", "--sizes", "70k", "--out", str(tmp_path)])
     assert stop.value.code == 2
     assert capsys.readouterr().err.startswith("error:")
+
+
+def test_measure_small(tiny: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small version of the measure step: spectrum, drift, critical lr."""
+    model, tokenizer = tiny
+    spectrum = measure.curvature_spectrum(model, tokenizer, replicates=2, prompts=4,
+                                          group_size=4, iterations=4)
+    # the untrained model scores 0 everywhere: no update direction, said so (not 0/0)
+    assert spectrum["curvature_along_update"] is None
+    sampler = measure.sample_batch
+
+    def scored(*args: object, **kwargs: object) -> grpo.Batch:
+        batch = sampler(*args, **kwargs)
+        batch.rewards = torch.tensor([1.0, 0, 0, 1] * (batch.rewards.numel() // 4))
+        return batch
+
+    monkeypatch.setattr(measure, "sample_batch", scored)
+    spectrum = measure.curvature_spectrum(model, tokenizer, replicates=2, prompts=4,
+                                          group_size=4, iterations=4)
+    tops = spectrum["top_eigenvalues"]
+    assert len(tops) == 3 and tops[0] >= tops[1] >= tops[2]
+    assert np.isfinite(spectrum["top_cross_validated"])
+    assert np.isfinite(spectrum["curvature_along_update"])
+    assert spectrum["top_vector"].norm() == pytest.approx(1.0, rel=1e-4)
+    point = measure.drift_point(model, tokenizer, replicates=2, prompts=4, group_size=4)
+    assert point["reward"] == 0.5 and np.isfinite(point["drift"])
+    rows = [{"lr": 0.1, "measured": 0.01, "measured_se": 0.001},
+            {"lr": 0.2, "measured": -0.001, "measured_se": 0.001},
+            {"lr": 0.4, "measured": -0.05, "measured_se": 0.01}]
+    assert measure.critical_lr(rows) == {"value": 0.2, "first_losing_lr": 0.4}

@@ -158,15 +158,17 @@ def curvature_spectrum(model: Any, tokenizer: Any, *, replicates: int = 4, promp
         v = vectors[i]
         cross.append(float(v @ hvp_other(v)))
         g = -operators[i][1]
-        along.append(float(g @ hvp_other(g)) / float(g @ g))
+        if float(g @ g) > 0:  # every group degenerate: no update direction in this replicate
+            along.append(float(g @ hvp_other(g)) / float(g @ g))
     tops_arr = np.array(tops)
     return {"top_eigenvalues": tops_arr.mean(0).tolist(),
             "top_eigenvalues_se": (tops_arr.std(0, ddof=1) / np.sqrt(replicates)).tolist(),
             "lanczos_residual": float(np.mean(residuals)),
             "top_cross_validated": float(np.mean(cross)),
             "top_cross_validated_se": float(np.std(cross, ddof=1) / np.sqrt(replicates)),
-            "curvature_along_update": float(np.mean(along)),
-            "curvature_along_update_se": float(np.std(along, ddof=1) / np.sqrt(replicates)),
+            "curvature_along_update": float(np.mean(along)) if along else None,
+            "curvature_along_update_se": (float(np.std(along, ddof=1) / np.sqrt(len(along)))
+                                          if len(along) > 1 else None),
             "replicates": replicates, "completions_per_replicate": prompts * group_size,
             "lanczos_iterations": iterations, "top_vector": vectors[0]}
 
