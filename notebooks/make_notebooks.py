@@ -196,6 +196,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
 
 
 def main() -> None:
+    """Write every notebook of ``NOTEBOOKS`` next to this file."""
     for name, cells in NOTEBOOKS.items():
         notebook = new_notebook(cells=[new_markdown_cell(src) if kind == "md"
                                        else new_code_cell(src) for kind, src in cells])
