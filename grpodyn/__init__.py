@@ -26,6 +26,7 @@ _EXPORTS = {
     "trajectory": "grpodyn.numerics.trajectory",
     "reward_trajectory": "grpodyn.numerics.trajectory",
     "fit_curve": "grpodyn.numerics.fit",
+    "CurveModel": "grpodyn.numerics.fit",
     "fit_models": "grpodyn.numerics.fit",
     "forecast_curve": "grpodyn.numerics.forecast",
     "estimate_noise": "grpodyn.numerics.fit",

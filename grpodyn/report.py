@@ -128,6 +128,7 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     from grpodyn import html
     from grpodyn.claims import evaluate, summarise
     from grpodyn.empirical.bandit.report import finish_bandit_lab, start_bandit_lab
+    from grpodyn.empirical.deepnet.section import comparison_data
     from grpodyn.empirical.diagnostics.testbed_report import (
         confusion_figure,
         diagnose_tiny_runs,
@@ -164,6 +165,8 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     say("bandit lab: waiting for the simulations")
     lab, bandit_figures, bandit_raw = finish_bandit_lab(out, lab_state)
     checks += evaluate("bandit lab", lab) + tiny_checks + diag_checks
+    deepnet = comparison_data()  # issue 16: the deep network, predicted before its runs
+    checks += [] if deepnet is None else evaluate("deep network", deepnet)
     figures += bandit_figures + tiny_figures + diag_figures
     summary_rows = summarise(checks)
     info = build_info()

@@ -165,10 +165,38 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "print(d.modes['advantage_degeneracy'].evidence)\n"
                  "print(d.modes['policy_concentration'].evidence)"),
     ],
+    "07_deepnet.ipynb": [
+        ("md", "# The deep-network demonstration (issue 16)\n\nA tiny Llama (two sizes) trained "
+               "with GRPO and heavy-ball SGD. Its curvatures were measured before training, the "
+               "thresholds predicted and committed, then the sweeps run. This notebook only "
+               "reads the shipped data (`empirical/data/deepnet`); docs/findings.md section 10 "
+               "reads it."),
+        ("code", "import json\nfrom grpodyn.empirical.deepnet import figures\n"
+                 "models = [m for m in ('70k', '330k') if (figures.DATA / "
+                 "f'measurements_{m}.json').exists()]\n"
+                 "figures.spectrum_figure(models);"),
+        ("code", "rows = figures.load('comparison.json')['rows']\n"
+                 "for r in rows:\n"
+                 "    if not r['quantity'].startswith('relaxation'):\n"
+                 "        print(r['model'], r['quantity'], r['setting'], 'predicted', "
+                 "r['predicted'], r.get('predicted_status') or '', '| observed', r['observed'], "
+                 "r.get('observed_status') or '', '| within target:', r['within_target'])"),
+        ("code", "for m in models:\n"
+                 "    if (figures.DATA / f'runs_{m}.json').exists():\n"
+                 "        figures.threshold_figure(m)\n        figures.reward_figure(m)"),
+        ("md", "Progressive sharpening: the critical lr re-measured along a 70k run at lr 0.1 "
+               "(an observation made after the sweeps)."),
+        ("code", "for m in models:\n"
+                 "    if (figures.DATA / f'sharpening_{m}.json').exists():\n"
+                 "        for row in figures.load(f'sharpening_{m}.json')['rows']:\n"
+                 "            print(m, 'step', row['step'], 'reward', round(row['reward'], 3), "
+                 "'critical lr', row['critical_lr'])"),
+    ],
 }
 
 
 def main() -> None:
+    """Write every notebook of ``NOTEBOOKS`` next to this file."""
     for name, cells in NOTEBOOKS.items():
         notebook = new_notebook(cells=[new_markdown_cell(src) if kind == "md"
                                        else new_code_cell(src) for kind, src in cells])

@@ -9,12 +9,14 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_six_notebooks():
-    assert len(NOTEBOOKS) == 6
+def test_there_are_seven_notebooks() -> None:
+    """Count the tour notebooks (07_deepnet.ipynb is the seventh)."""
+    assert len(NOTEBOOKS) == 7
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_executes(path, tmp_path):
+def test_notebook_executes(path: Path, tmp_path: Path) -> None:
+    """Execute one notebook from top to bottom without an error output."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     notebook = nbformat.read(path, as_version=4)

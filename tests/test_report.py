@@ -36,12 +36,14 @@ def test_report_writes_html_figures_and_summary(quick_report):
     failing = [c["claim"] for c in summary["checks"]
                if not c["agrees"]
                and not c["claim"].startswith(("tiny LM", "diagnosis on the tiny",
-                                              "diagnosis on the whole"))]
+                                              "diagnosis on the whole", "deep net"))]
     # the bandit's concentration runs end at reward 1.00: convergence by issue 17's definition
     # (docs/findings.md, section 4b), so the bandit bed misses 0.9 for that label
     assert failing == ["staleness threshold k*, beta=0.9, d=2",
                        "diagnosis on the bandit test bed (25 labelled runs)"]
     assert any(c["claim"].startswith("tiny LM") for c in summary["checks"])
+    # issue 16: predicted-vs-observed rows of the deep network, met and not met (findings 10)
+    assert any(c["claim"].startswith("deep net") for c in summary["checks"])
     assert any(c["claim"].startswith("diagnosis on the bandit") and c["agrees"]
                for c in summary["checks"])
 

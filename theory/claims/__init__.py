@@ -26,8 +26,10 @@ __all__ = ["Claim", "Check", "ClaimError", "SOURCES", "claim", "claims", "get_cl
 
 #: What a claim's check needs, in the order the report renders them: nothing but the
 #: compiled theory, the bandit lab's simulations, the shipped tiny-model runs, the curvature
-#: probe of those runs, the labelled test beds of the diagnosis.
-SOURCES = ("theory", "bandit lab", "tiny LM runs", "curvature probe", "test beds")
+#: probe of those runs, the labelled test beds of the diagnosis, the deep-network
+#: demonstration's shipped comparison.
+SOURCES = ("theory", "bandit lab", "tiny LM runs", "curvature probe", "test beds",
+           "deep network")
 
 
 class ClaimError(ValueError):

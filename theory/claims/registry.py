@@ -16,6 +16,7 @@ NUMERICS = "grpodyn.numerics.claim_checks"
 BANDIT = "grpodyn.empirical.bandit.report"
 TINY = "grpodyn.empirical.tinylm.report"
 BEDS = "grpodyn.empirical.diagnostics.testbed_report"
+DEEPNET = "grpodyn.empirical.deepnet.section"
 
 # --- section 5: stability thresholds ------------------------------------------------------
 for staleness, stated in ((1, 0.100), (2, 0.0513), (4, 0.0265)):
@@ -155,3 +156,25 @@ claim(key="testbed_healthy", section="10", source="test beds",
       statement="diagnosis on the {subject} test bed: healthy runs",
       stated="never flagged unstable", tolerance="no healthy run flagged unstable",
       check=f"{BEDS}:healthy_claim")
+
+# --- sections 1, 4, 5: the deep network (issue 16), predicted before the runs --------------
+claim(key="deepnet_thresholds", section="4, 5", source="deep network",
+      statement="deep net {subject}",
+      stated="the threshold predicted from the curvature measured before training",
+      tolerance="within 20 % or one step of the sweep's grid (fixed before the runs)",
+      check=f"{DEEPNET}:threshold_claim",
+      values={"quantities": ("lr_max", "lr_max_critical", "lr_max_cross_validated",
+                             "refresh_max", "refresh_max_critical", "staleness_max",
+                             "staleness_max_critical", "oscillation_momentum")},
+      reason="no single stiffness describes the network: past the Hessian's limit a step drives "
+             "token probabilities to 0 or 1, groups lose their reward spread and the force "
+             "vanishes (collapse, not divergence), and the critical lr moves during training "
+             "(docs/findings.md, section 10)")
+claim(key="deepnet_relaxation", section="1, 3", source="deep network",
+      statement="deep net {subject}: relaxation time within 25 % at >= 2 (lr, momentum) settings",
+      stated="tau = (1 - beta) / (lr kappa) from the kappa measured before training",
+      tolerance="within 25 % at two or more settings", check=f"{DEEPNET}:relaxation_claim",
+      values={"settings": 2},
+      reason="kappa measured before training is negative (the drift grows with the reward near "
+             "0.1: self-accelerating learning, no relaxation to predict), and the Hessian's stiff "
+             "mode gives times 1.6-1300x too short (docs/findings.md, section 10)")

@@ -1,0 +1,121 @@
+"""The four steps of the demonstration, in order: measure, predict (commit!), run, compare."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from grpodyn.ground import write_atomic
+
+__all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step"]
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
+
+
+def _write(path: Path, payload: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_atomic(path, json.dumps(payload, indent=1) + "\n")
+
+
+def measure_step(size: str, *, seed: int = 0, replicates: int = 4, out: Path = DATA) -> Path:
+    """Warm up the model of ``size`` and write ``measurements_<size>.json``."""
+    import torch
+
+    from .forecast import LR_GRID
+    from .grpo import warmed_model
+    from .measure import measure_model
+
+    torch.set_num_threads(1)
+    model, tokenizer, record = warmed_model(size, seed)
+    measured = measure_model(model, tokenizer, lr_grid=list(LR_GRID), replicates=replicates,
+                             seed=seed)
+    measured["warm_up"] = record
+    measured["size"], measured["seed"] = size, seed
+    return _write(out / f"measurements_{size}.json", measured)
+
+
+def sharpening_step(size: str, *, out: Path = DATA, lr: float = 0.1, steps: int = 100,
+                    seed: int = 0) -> Path:
+    """Critical lr at the start and along a run at ``lr``: ``sharpening_<size>.json``."""
+    import torch
+
+    from .forecast import LR_GRID
+    from .grpo import warmed_model
+    from .measure import critical_lr_along_run
+
+    torch.set_num_threads(1)
+    model, tokenizer, _ = warmed_model(size, seed)
+    rows = critical_lr_along_run(model, tokenizer, lr=lr, steps=steps, every=max(steps // 2, 1),
+                                 lr_grid=list(LR_GRID), seed=seed)
+    return _write(out / f"sharpening_{size}.json", {"size": size, "lr": lr, "rows": rows})
+
+
+def _git_commit() -> str:
+    import subprocess
+
+    done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent, check=False)
+    return done.stdout.strip() or "unknown"
+
+
+def predict_step(sizes: list[str], *, out: Path = DATA) -> Path:
+    """Read the measurements and write ``predictions.json`` with the commit of the code.
+
+    Items of other model sizes already in the file are kept with their own commit
+    (``commit_by_model``); ``commit`` is the commit of this writing.
+    """
+    from .forecast import predict_model
+
+    path = out / "predictions.json"
+    old = json.loads(path.read_text()) if path.is_file() else {"items": []}
+    commit = _git_commit()
+    by_model = dict(old.get("commit_by_model", {}))
+    items = [i for i in old["items"] if i["model"] not in sizes]
+    for item in items:
+        by_model.setdefault(item["model"], old.get("commit", "unknown"))
+    for size in sizes:
+        measured = json.loads((out / f"measurements_{size}.json").read_text())
+        items.extend(predict_model(size, measured))
+        by_model[size] = commit
+    return _write(path, {"commit": commit, "commit_by_model": by_model, "items": items})
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the command line and run one step; bad input exits with code 2."""
+    parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
+    parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening"])
+    parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--out", type=Path, default=DATA)
+    parser.add_argument("--sweeps", nargs="+", default=None,
+                        help="run only these sweeps (lr refresh reuse staleness momentum)")
+    parser.add_argument("--momenta", nargs="+", type=float, default=[0.0, 0.9],
+                        help="momenta of the lr sweep")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        if args.step == "measure":
+            paths = [str(measure_step(s, seed=args.seed, out=args.out)) for s in args.sizes]
+        elif args.step == "sharpening":
+            paths = [str(sharpening_step(s, out=args.out, steps=args.steps)) for s in args.sizes]
+        elif args.step == "predict":
+            paths = [str(predict_step(args.sizes, out=args.out))]
+        elif args.step == "run":
+            from .sweeps import SWEEPS, run_sweeps
+
+            paths = [str(run_sweeps(args.sizes, seeds=args.seeds, steps=args.steps,
+                                    out=args.out, sweeps=tuple(args.sweeps or SWEEPS),
+                                    momenta=tuple(args.momenta)))]
+        else:
+            from .sweeps import compare_step
+
+            paths = [str(compare_step(out=args.out))]
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(2)
+    print(json.dumps({"written": paths}) if args.json else "\n".join(paths))

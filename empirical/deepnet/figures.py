@@ -1,0 +1,124 @@
+"""Predicted-vs-observed figures of the deep-network demonstration, from the shipped data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .section import DATA
+
+__all__ = ["load", "threshold_figure", "spectrum_figure", "reward_figure"]
+
+
+def load(name: str, data: Path = DATA) -> dict[str, Any]:
+    """Read one shipped JSON file of ``empirical/data/deepnet``."""
+    return json.loads((data / name).read_text())
+
+
+def _predicted(items: list[dict[str, Any]], model: str, quantity: str,
+               setting: dict[str, Any]) -> Any:
+    return next((i["value"] for i in items if i["model"] == model
+                 and i["quantity"] == quantity and i["setting"] == setting), None)
+
+
+def threshold_figure(model: str, data: Path = DATA) -> Any:
+    """Draw the share of unstable seeds on the lr, K and d axes with the predicted thresholds.
+
+    The lr axis at momentum 0 and 0.9; the thresholds from the top Hessian eigenvalue, its
+    cross-validated value and the critical sharpness.
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    items = load("predictions.json", data)["items"]
+    runs = load(f"runs_{model}.json", data)["runs"]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    panels = [("lr", "lr", axes[0]), ("refresh", "refresh", axes[1]),
+              ("staleness", "staleness", axes[2])]
+    for sweep, key, ax in panels:
+        for beta in ((0.0, 0.9) if sweep == "lr" else (0.0,)):
+            sel = [r for r in runs if r["setting"]["sweep"] == sweep
+                   and r["setting"]["momentum"] == beta]
+            xs = sorted({r["setting"][key] for r in sel})
+            share = [np.mean([r["unstable"] for r in sel if r["setting"][key] == x])
+                     for x in xs]
+            ax.plot(xs, share, "o-", label=f"observed, momentum {beta}")
+            if sweep == "lr":
+                for quantity, style in (("lr_max", "--"), ("lr_max_cross_validated", ":"),
+                                        ("lr_max_critical", "-.")):
+                    value = _predicted(items, model, quantity, {"momentum": beta})
+                    if value:
+                        ax.axvline(value, ls=style, color="C1" if beta else "C0",
+                                   label=f"{quantity} (momentum {beta})")
+        if sweep != "lr" and sel:
+            setting = {"lr": sel[0]["setting"]["lr"], "momentum": 0.0}
+            base = f"{key}_max"
+            if sweep == "refresh":
+                setting["mode"] = "hold"
+            for quantity, style in ((base, "--"), (base + "_critical", "-.")):
+                value = _predicted(items, model, quantity, setting)
+                if value is not None:
+                    ax.axvline(value + 0.5, ls=style, color="C3",
+                               label=f"predicted {quantity} + 1/2")
+        if sweep == "lr":
+            ax.set_xscale("log")
+        ax.set_xlabel(key)
+        ax.set_ylabel("share of unstable seeds")
+        ax.set_title(f"{model}: {sweep} sweep")
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def spectrum_figure(models: list[str], data: Path = DATA) -> Any:
+    """Draw the measured curvatures of each model.
+
+    Top Hessian eigenvalues (with standard errors), the cross-validated top curvature, the
+    curvature along the update and the critical sharpness 2 / lr_critical.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for j, model in enumerate(models):
+        m = load(f"measurements_{model}.json", data)
+        s = m["spectrum"]
+        tops = s["top_eigenvalues"]
+        ax.errorbar([j - 0.2] * len(tops), tops, yerr=s["top_eigenvalues_se"], fmt="o",
+                    color="C0", label="top eigenvalues (in-sample)" if j == 0 else None)
+        ax.errorbar([j], [s["top_cross_validated"]], yerr=[s["top_cross_validated_se"]],
+                    fmt="s", color="C1", label="top, cross-validated" if j == 0 else None)
+        ax.errorbar([j + 0.1], [s["curvature_along_update"]],
+                    yerr=[s["curvature_along_update_se"]], fmt="^", color="C2",
+                    label="along the expected update" if j == 0 else None)
+        lr_c = m.get("critical_lr", {}).get("value")
+        if lr_c:
+            ax.plot([j + 0.2], [2 / lr_c], "D", color="C3",
+                    label="critical sharpness 2 / lr_c" if j == 0 else None)
+    ax.set_xticks(range(len(models)), models)
+    ax.set_yscale("log")
+    ax.set_ylabel("curvature [1 / lr]")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def reward_figure(model: str, data: Path = DATA, momentum: float = 0.0) -> Any:
+    """Draw the seed-mean reward curves of the lr sweep, one line per lr."""
+    import matplotlib.pyplot as plt
+
+    from .grpo import mean_curve
+
+    runs = load(f"runs_{model}.json", data)["runs"]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    lrs = sorted({r["setting"]["lr"] for r in runs if r["setting"]["sweep"] == "lr"})
+    for lr in lrs:
+        sel = [r["reward"] for r in runs if r["setting"]["sweep"] == "lr"
+               and r["setting"]["lr"] == lr and r["setting"]["momentum"] == momentum]
+        ax.plot(mean_curve(sel), label=f"lr {lr}")
+    ax.set_xlabel("step")
+    ax.set_ylabel("batch reward (mean of seeds)")
+    ax.set_title(f"{model}, momentum {momentum}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

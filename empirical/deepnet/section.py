@@ -1,0 +1,134 @@
+"""The deep-network demonstration in ``grpodyn report``: predicted against observed, per model.
+
+Reads the shipped ``empirical/data/deepnet/comparison.json`` (written by ``python -m
+grpodyn.empirical.deepnet compare``) and ``predictions.json``; imports neither torch nor TRL.
+The claims these checks evaluate are registered in :mod:`grpodyn.theory.claims.registry`
+(source ``"deep network"``); each prediction's target (within 20 % or one grid step for a
+threshold, 25 % for a relaxation time) was fixed before the runs and is applied by
+:mod:`grpodyn.empirical.deepnet.sweeps` when the comparison is made.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grpodyn.theory.claims import Check, Claim
+
+__all__ = ["DATA", "DeepnetComparison", "comparison_data", "threshold_claim", "relaxation_claim"]
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
+
+
+@dataclass(frozen=True)
+class DeepnetComparison:
+    """The shipped comparison rows and the commit that made each model's predictions."""
+
+    rows: list[dict[str, Any]]
+    commits: dict[str, str]
+
+    def note(self, model: str) -> str:
+        """Return the note of a model's rows: where and when its predictions were made."""
+        commit = self.commits.get(model, "unknown")
+        return (f"deep-network demonstration (issue 16): measured before training, predicted "
+                f"by code {commit[:10]} before the runs; docs/findings.md section 10")
+
+
+def comparison_data(data: Path = DATA) -> DeepnetComparison | None:
+    """Read the shipped comparison (None when it is not shipped).
+
+    Parameters
+    ----------
+    data : Path
+        Folder holding ``comparison.json`` and ``predictions.json``.
+
+    Returns
+    -------
+    DeepnetComparison or None
+        The rows and the commit of each model's predictions.
+    """
+    path = data / "comparison.json"
+    if not path.is_file():
+        return None
+    predictions = json.loads((data / "predictions.json").read_text())
+    rows = json.loads(path.read_text())["rows"]
+    default = predictions.get("commit", "unknown")
+    commits = {row["model"]: predictions.get("commit_by_model", {}).get(row["model"], default)
+               for row in rows}
+    return DeepnetComparison(rows=rows, commits=commits)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "none"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def _with_note(row: Check, note: str) -> Check:
+    return Check(claim=row.claim, stated=row.stated, computed=row.computed, agrees=row.agrees,
+                 note=note, key=row.key, reason=row.reason)
+
+
+def threshold_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
+    """Check each predicted stability threshold against the sweep (one row per prediction).
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (``quantities``: the threshold quantities it covers).
+    data : DeepnetComparison
+        The shipped comparison.
+
+    Returns
+    -------
+    list of Check
+        A row per (model, quantity, setting); undetermined targets count as not met.
+    """
+    rows = []
+    for row in data.rows:
+        if row["quantity"] not in claim.values["quantities"]:
+            continue
+        setting = ", ".join(f"{k} {v}" for k, v in row["setting"].items())
+        stated = _fmt(row["predicted"]) + (f" ({row['predicted_status']})"
+                                           if row.get("predicted_status") else "")
+        computed = _fmt(row["observed"]) + (f" ({row['observed_status']})"
+                                            if row.get("observed_status") else "")
+        if row["within_target"] is None:
+            computed += "; target undetermined"
+        check = claim.row(f"observed {computed}", bool(row["within_target"]),
+                          subject=f"{row['model']}: {row['quantity']} at {setting}",
+                          stated=f"predicted {stated}")
+        rows.append(_with_note(check, data.note(row["model"])))
+    return rows
+
+
+def relaxation_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
+    """Count the (lr, momentum) settings whose relaxation time was predicted within target.
+
+    Parameters
+    ----------
+    claim : Claim
+        The registered claim (``settings``: how many settings must be within target).
+    data : DeepnetComparison
+        The shipped comparison.
+
+    Returns
+    -------
+    list of Check
+        A row per model and curvature estimate.
+    """
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in data.rows:
+        if row["quantity"].startswith("relaxation_time"):
+            groups.setdefault((row["model"], row["quantity"]), []).append(row)
+    rows = []
+    for (model, quantity), group in sorted(groups.items()):
+        judged = [r for r in group if r["within_target"] is not None]
+        hits = sum(bool(r["within_target"]) for r in judged)
+        check = claim.row(f"{hits} of {len(judged)} comparable settings within target "
+                          f"({len(group)} predicted)", hits >= claim.values["settings"],
+                          subject=f"{model}: {quantity}")
+        rows.append(_with_note(check, data.note(model)))
+    return rows

@@ -1,0 +1,315 @@
+"""Run the sweeps the predictions name, classify each run, and compare with the predictions.
+
+The classification rules were fixed (and committed with ``predictions.json``) before the runs:
+
+- a run is unstable when its weights become non-finite, or when it loses reward: the mean batch
+  reward of its last quarter is below the mean of its first ten steps by more than
+  ``LOSS_MARGIN``;
+- a setting is unstable when at least two of three seeds are; the observed threshold on a grid
+  is the last value before the first unstable one (lr_max, refresh_max, staleness_max);
+- the observed relaxation time is the time constant of r* - (r* - r0) exp(-n / tau) fitted to
+  the seed-mean reward curve, "undetermined" when it exceeds twice the run length or the fit
+  fails;
+- the observed oscillation is the reward overshoot: the seed-mean curve, smoothed over
+  ``SMOOTH`` steps, rising above the fitted plateau and falling back by more than three standard
+  errors of the smoothed mean.
+
+A prediction and its observation share model, quantity and setting (``compare``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .forecast import LR_GRID, MOMENTUM_GRID, REFRESH_GRID, STALENESS_GRID
+from .grpo import RunSettings, mean_curve, run, warmed_model
+
+__all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
+           "observe", "run_sweeps", "compare_step", "join", "within_target"]
+
+LOSS_MARGIN = 0.02
+SMOOTH = 10
+_REUSE_GRID = (2, 4, 8, 16)
+
+
+SWEEPS = ("lr", "refresh", "reuse", "staleness", "momentum")
+
+
+def sweep_plan(base_lr: float, sweeps: tuple[str, ...] = SWEEPS) -> list[dict[str, Any]]:
+    """List the settings of every run (without the seed) of the named sweeps."""
+    plan = [{"sweep": "lr", "lr": lr, "momentum": beta} for beta in (0.0, 0.9) for lr in LR_GRID]
+    plan += [{"sweep": "refresh", "lr": base_lr, "momentum": 0.0, "refresh": k, "mode": "hold"}
+             for k in REFRESH_GRID]
+    plan += [{"sweep": "reuse", "lr": base_lr, "momentum": 0.0, "refresh": k, "mode": "reuse"}
+             for k in _REUSE_GRID]
+    plan += [{"sweep": "staleness", "lr": base_lr, "momentum": 0.0, "staleness": d}
+             for d in STALENESS_GRID]
+    plan += [{"sweep": "momentum", "lr": base_lr, "momentum": beta} for beta in MOMENTUM_GRID]
+    unknown = set(sweeps) - set(SWEEPS)
+    if unknown:
+        raise ValueError(f"unknown sweep(s) {sorted(unknown)}; known: {', '.join(SWEEPS)}")
+    return [p for p in plan if p["sweep"] in sweeps]
+
+
+def is_unstable(result: dict[str, Any]) -> bool:
+    """Apply the instability rule of the module docstring."""
+    if not result["finite"]:
+        return True
+    reward = np.asarray(result["reward"])
+    quarter = max(len(reward) // 4, 1)
+    return bool(reward[-quarter:].mean() < reward[:10].mean() - LOSS_MARGIN)
+
+
+def fit_relaxation(curve: np.ndarray, steps: int) -> dict[str, Any]:
+    """Fit r* - (r* - r0) exp(-n / tau) to a mean reward curve; tau with its standard error."""
+    from scipy.optimize import curve_fit
+
+    n = np.arange(curve.size, dtype=float)
+    ok = np.isfinite(curve)
+
+    def law(x: np.ndarray, plateau: float, start: float, tau: float) -> np.ndarray:
+        return plateau - (plateau - start) * np.exp(-x / tau)
+
+    try:
+        popt, pcov = curve_fit(law, n[ok], curve[ok], p0=(curve[ok][-10:].mean(),
+                                                           curve[ok][:5].mean(), steps / 4),
+                               bounds=([0.0, 0.0, 0.5], [1.0, 1.0, 1e5]), maxfev=20000)
+    except (RuntimeError, ValueError) as error:
+        return {"value": None, "status": "undetermined", "reason": f"fit failed: {error}"}
+    se = float(np.sqrt(pcov[2, 2])) if np.all(np.isfinite(pcov)) else float("inf")
+    if popt[2] > 2 * steps:
+        return {"value": None, "status": "undetermined",
+                "reason": f"fitted tau {popt[2]:.3g} exceeds twice the run ({steps} steps)",
+                "plateau": float(popt[0])}
+    return {"value": float(popt[2]), "se": se, "plateau": float(popt[0]),
+            "start": float(popt[1])}
+
+
+def _overshoot(curve: np.ndarray, plateau: float, seeds: int) -> dict[str, Any]:
+    kernel = np.ones(SMOOTH) / SMOOTH
+    smooth = np.convolve(curve, kernel, mode="valid")
+    se = float(np.nanstd(np.diff(curve)) / math.sqrt(2 * SMOOTH * seeds))
+    peak = int(np.argmax(smooth))
+    rise = float(smooth[peak] - plateau)
+    fall = float(smooth[peak] - smooth[-1])
+    return {"oscillatory": bool(rise > 3 * se and fall > 3 * se and peak < smooth.size - 1),
+            "rise": rise, "fall": fall, "se": se}
+
+
+def _threshold(values: list[Any], unstable: list[bool]) -> Any:
+    """Return the last grid value before the first unstable one (None: the first is)."""
+    last = None
+    for v, bad in zip(values, unstable, strict=True):
+        if bad:
+            return last
+        last = v
+    return last
+
+
+def _bound(flags: list[bool]) -> dict[str, str]:
+    """Label a threshold whose grid shows no instability as a lower bound."""
+    return {} if any(flags) else {"status": "stable on the whole grid (lower bound)"}
+
+
+def _frozen(record: dict[str, Any]) -> bool:
+    """Say whether a run ends frozen: mean update norm of its last 10 steps below 1e-3."""
+    norms = record.get("update_norm") or [0.0]
+    return bool(np.mean(norms[-10:]) < 1e-3)
+
+
+def observe(model: str, records: list[dict[str, Any]], steps: int) -> list[dict[str, Any]]:
+    """Observation items of one model size from its run records."""
+    by_setting: dict[str, list[dict[str, Any]]] = {}
+    for rec in records:
+        key = json.dumps(rec["setting"], sort_keys=True)
+        by_setting.setdefault(key, []).append(rec)
+    groups = [(json.loads(k), v) for k, v in by_setting.items()]
+
+    def unstable(runs: list[dict[str, Any]]) -> bool:
+        return sum(r["unstable"] for r in runs) >= 2
+
+    items: list[dict[str, Any]] = []
+
+    def add(quantity: str, setting: dict[str, Any], value: Any, **extra: Any) -> None:
+        items.append({"model": model, "quantity": quantity, "setting": setting, "value": value,
+                      **extra})
+
+    for beta in sorted({s["momentum"] for s, _ in groups if s["sweep"] == "lr"}):
+        sel = sorted([(s["lr"], runs) for s, runs in groups
+                      if s["sweep"] == "lr" and s["momentum"] == beta])
+        flags = [unstable(runs) for _, runs in sel]
+        add("lr_max", {"momentum": beta}, _threshold([lr for lr, _ in sel], flags),
+            grid=[lr for lr, _ in sel], unstable=flags, **_bound(flags))
+        frozen = [sum(_frozen(r) for r in runs) >= 2 for _, runs in sel]
+        add("lr_frozen", {"momentum": beta},
+            next((lr for (lr, _), f in zip(sel, frozen, strict=True) if f), None),
+            grid=[lr for lr, _ in sel], frozen=frozen,
+            status="post-hoc signal (not a prediction target): smallest lr at which two of "
+            "three seeds end with a zero update (every group degenerate: the policy froze)")
+    for setting, runs in groups:
+        if setting["sweep"] not in ("lr", "momentum"):
+            continue
+        curve = mean_curve([r["reward"] for r in runs])
+        fit = fit_relaxation(curve, steps)
+        fit.pop("start", None)
+        stable = not unstable(runs)
+        if not stable:
+            fit = {"value": None, "status": "unstable", "reason": "setting observed unstable"}
+        value = fit.pop("value")
+        for quantity in ("relaxation_time", "relaxation_time_hessian"):
+            add(quantity, {"lr": setting["lr"], "momentum": setting["momentum"]}, value, **fit)
+    for sweep, key, quantity in (("refresh", "refresh", "refresh_max"),
+                                 ("staleness", "staleness", "staleness_max")):
+        sel = sorted([(s[key], runs) for s, runs in groups if s["sweep"] == sweep])
+        if not sel:
+            continue
+        flags = [unstable(runs) for _, runs in sel]
+        first = [s for s, _ in groups if s["sweep"] == sweep][0]
+        setting = {"lr": first["lr"], "momentum": 0.0}
+        if sweep == "refresh":
+            setting["mode"] = "hold"
+        add(quantity, setting, _threshold([v for v, _ in sel], flags),
+            grid=[v for v, _ in sel], unstable=flags, **_bound(flags))
+    reuse = sorted([(s["refresh"], runs) for s, runs in groups if s["sweep"] == "reuse"])
+    if reuse:
+        flags = [unstable(runs) for _, runs in reuse]
+        lr = reuse[0][1][0]["setting"]["lr"]
+        add("refresh_max", {"lr": lr, "momentum": 0.0, "mode": "reuse"},
+            None if not any(flags) else _threshold([k for k, _ in reuse], flags),
+            status="no threshold on the grid" if not any(flags) else "threshold",
+            grid=[k for k, _ in reuse], unstable=flags)
+    moms = sorted([(s["momentum"], s["lr"], runs) for s, runs in groups
+                   if s["sweep"] == "momentum"])
+    if moms:
+        shapes = []
+        for beta, _, runs in moms:
+            curve = mean_curve([r["reward"] for r in runs])
+            plateau = fit_relaxation(curve, steps).get("plateau", float(np.nanmean(curve[-20:])))
+            shapes.append({"momentum": beta, **_overshoot(curve, plateau, len(runs))})
+        first = next((s["momentum"] for s in shapes if s["oscillatory"]), None)
+        add("oscillation_momentum", {"lr": moms[0][1], "mode": "slow"}, first,
+            status="observed" if first is not None else "not seen on the grid",
+            shapes=shapes)
+    return items
+
+
+def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
+               sweeps: tuple[str, ...] = SWEEPS, momenta: tuple[float, ...] = (0.0, 0.9)
+               ) -> Path:
+    """Run every setting of the plan (base lr read from predictions.json) for each size."""
+    import torch
+
+    torch.set_num_threads(1)
+    predictions = json.loads((out / "predictions.json").read_text())
+    try:
+        from tqdm import tqdm
+    except ImportError:  # progress bars are optional
+        def tqdm(x: Any, **_: Any) -> Any:
+            return x
+    all_items: list[dict[str, Any]] = []
+    for size in sizes:
+        base = next(i["setting"]["lr"] for i in predictions["items"]
+                    if i["model"] == size and i["quantity"] == "staleness_max")
+        model, tokenizer, _ = warmed_model(size, 0)
+        path = out / f"runs_{size}.json"
+        plan = [p for p in sweep_plan(base, sweeps)
+                if p["sweep"] != "lr" or p["momentum"] in momenta]
+        # runs of other settings already in the file are kept (a sweep added later)
+        records = [r for r in (json.loads(path.read_text())["runs"] if path.is_file() else [])
+                   if r["setting"] not in plan]
+        for setting in tqdm(plan, desc=size):
+            for seed in range(seeds):
+                fields = {k: v for k, v in setting.items() if k != "sweep"}
+                result = run(copy.deepcopy(model), tokenizer,
+                             RunSettings(steps=steps, seed=seed, **fields))
+                records.append({"setting": setting, "seed": seed,
+                                "unstable": is_unstable(result),
+                                "reward": result["reward"],
+                                "update_norm": result["update_norm"],
+                                "update_cosine": result["update_cosine"],
+                                "finite": result["finite"]})
+        _dump(path, {"size": size, "steps": steps, "seeds": seeds, "runs": records})
+        all_items.extend(observe(size, records, steps))
+    return _dump(out / f"observations_{'_'.join(sizes)}.json", {"items": all_items})
+
+
+def _dump(path: Path, payload: dict[str, Any]) -> Path:
+    from grpodyn.ground import write_atomic
+
+    return write_atomic(path, json.dumps(payload) + "\n")
+
+
+def within_target(quantity: str, predicted: Any, observed: Any, grid: list | None) -> Any:
+    """Target of the issue: tau within 25 %; thresholds within 20 % or one grid step."""
+    if predicted is None or observed is None:
+        return None
+    if quantity.startswith("relaxation_time"):
+        return bool(abs(predicted - observed) <= 0.25 * observed)
+    if quantity.startswith(("lr_max", "refresh_max", "staleness_max")):
+        if abs(predicted - observed) <= 0.2 * max(abs(observed), 1e-12):
+            return True
+        if grid:
+            below = [g for g in grid if g <= predicted]
+            nearest = below[-1] if below else None
+            i = grid.index(observed) if observed in grid else None
+            j = grid.index(nearest) if nearest in grid else -1
+            return bool(i is not None and abs(i - j) <= 1)
+        return False
+    if quantity == "oscillation_momentum":
+        return bool(abs(predicted - observed) <= 0.1 * max(abs(observed), 1e-12))
+    return None
+
+
+def compare_step(*, out: Path) -> Path:
+    """Observe every shipped runs file, join with the predictions, write comparison.json.
+
+    Writes ``observations.json`` (all models) from ``runs_<model>.json`` with the rules of the
+    module docstring, then joins predictions and observations on (model, quantity, setting).
+    """
+    predictions = json.loads((out / "predictions.json").read_text())["items"]
+    observations = []
+    for path in sorted(out.glob("runs_*.json")):
+        runs = json.loads(path.read_text())
+        observations.extend(observe(runs["size"], runs["runs"], runs["steps"]))
+    _dump(out / "observations.json", {"items": observations})
+    return _dump(out / "comparison.json", {"rows": join(predictions, observations)})
+
+
+def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
+         ) -> list[dict[str, Any]]:
+    """Pair each prediction with its observation; judge it against the issue's target."""
+    index = {(o["model"], o["quantity"], json.dumps(o["setting"], sort_keys=True)): o
+             for o in observations}
+    rows = []
+    for p in predictions:
+        key = (p["model"], p["quantity"], json.dumps(p["setting"], sort_keys=True))
+        observed_quantity = p["quantity"]
+        for base in ("lr_max", "refresh_max", "staleness_max"):
+            if observed_quantity.startswith(base):
+                observed_quantity = base
+        obs = index.get((p["model"], observed_quantity, key[2]))
+        if obs is None and p["quantity"].startswith("oscillation_momentum"):
+            obs = index.get((p["model"], "oscillation_momentum",
+                             json.dumps({"lr": p["setting"]["lr"], "mode": "slow"},
+                                        sort_keys=True)))
+        if obs is None:
+            continue
+        within = within_target(p["quantity"], p["value"], obs["value"], obs.get("grid"))
+        if str(obs.get("status", "")).endswith("(lower bound)") and within:
+            within = None  # a prediction near a lower bound can be neither confirmed nor refuted
+        if p.get("status") == "no threshold":
+            within = obs["value"] is None
+        elif p.get("status") == "unstable on-policy":
+            # observed threshold None means the first grid value was already unstable
+            within = obs["value"] is None and bool(obs.get("unstable", [False])[0])
+        rows.append({"model": p["model"], "quantity": p["quantity"], "setting": p["setting"],
+                     "predicted": p["value"], "predicted_status": p.get("status"),
+                     "observed": obs["value"], "observed_status": obs.get("status"),
+                     "within_target": within})
+    return rows
