@@ -32,6 +32,7 @@ from transformers import TrainerCallback, TrainerControl, TrainerState, Training
 
 from grpodyn.empirical.diagnostics.diagnose import MODES
 from grpodyn.ground import InputError, check_int
+from grpodyn.theory.vocabulary import trainer_key
 
 from .monitor import Monitor
 
@@ -75,9 +76,11 @@ class GRPODynamicsCallback(TrainerCallback):
     def _monitor(self, args: TrainingArguments) -> Monitor:
         """Return the monitor, built once with the trainer's momentum and group size."""
         if self.monitor is None:
-            if self.group_size is None and getattr(args, "num_generations", None):
-                self.group_size = int(args.num_generations)
-            self.monitor = Monitor(momentum=float(getattr(args, "adam_beta1", 0.9)),
+            group_key = trainer_key("group_size", "trl")  # num_generations
+            momentum = getattr(args, trainer_key("momentum", "trl"), None)  # adam_beta1
+            if self.group_size is None and getattr(args, group_key, None):
+                self.group_size = int(getattr(args, group_key))
+            self.monitor = Monitor(momentum=None if momentum is None else float(momentum),
                                    group_size=self.group_size, refit_every=self.fit_every,
                                    diagnose_every=self.diagnose_every,
                                    min_points=self.min_points)

@@ -143,7 +143,7 @@ class Monitor:
         Rewards needed before the first analysis (default 30, at least 5).
     """
 
-    def __init__(self, *, momentum: float | None = 0.9, group_size: int | None = None,
+    def __init__(self, *, momentum: float | None = None, group_size: int | None = None,
                  reward_range: tuple[float, float] | None = None, refit_every: int = 10,
                  diagnose_every: int = 50, min_points: int = 30) -> None:
         self.momentum = None if momentum is None else float(check_momentum(momentum))

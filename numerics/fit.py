@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from scipy.optimize import least_squares
+from scipy.special import stdtrit
 
 from grpodyn.ground import InputError, check_finite, check_momentum
 
@@ -315,9 +316,7 @@ class FitResult:
 
     def interval(self, level: float = 0.95) -> dict[str, tuple[float, float]]:
         """Confidence intervals from the t distribution with n - p degrees of freedom."""
-        from scipy import stats  # imported on first use: ~0.3 s, for one quantile
-
-        q = stats.t.ppf(0.5 + level / 2, max(self.n - self.theta.size, 1))
+        q = stdtrit(max(self.n - self.theta.size, 1), 0.5 + level / 2)  # Student t quantile
         return {name: (value - q * err, value + q * err)
                 for (name, value), err in zip(self.params.items(), self.stderr.values(),
                                               strict=True)}
@@ -334,9 +333,7 @@ class FitResult:
         model_var = np.einsum("ij,jk,ik->i", jac, self.covariance, jac)
         dof = max(self.n - self.theta.size, 1)
         noise_var = self.rss / dof
-        from scipy import stats  # imported on first use: ~0.3 s, for one quantile
-
-        q = stats.t.ppf(0.5 + level / 2, dof)
+        q = stdtrit(dof, 0.5 + level / 2)  # Student t quantile
         half = q * np.sqrt(np.maximum(model_var, 0) + noise_var)
         centre = self.predict(t)
         return centre - half, centre + half

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import logsumexp, ndtr
+from scipy.special import logsumexp, ndtr, ndtri
 
 from grpodyn.ground import InputError, check_finite
 
@@ -681,10 +681,8 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     seen, or too little of it) with a one-sided bound where one exists: the plateau of a rising
     run lies at or above where the run is now, at ``level``.
     """
-    from scipy.stats import norm
-
     saturating = {n: w for n, w in weights.items() if n in SATURATING and w > 0}
-    z = float(norm.ppf(level))
+    z = float(ndtri(level))
     any_member = next(iter(members.values()))
     t_end = any_member.t_last
     # where the run is at the cut (the weighted mean curve and its uncertainty), and whether it
@@ -737,7 +735,7 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
                 "reason": f"{name}: singular information matrix, no standard error",
                 "model": name}
     err = fit.stderr["r_star"]
-    half = float(norm.ppf(0.5 + level / 2)) * err if np.isfinite(err) else np.inf
+    half = float(ndtri(0.5 + level / 2)) * err if np.isfinite(err) else np.inf
     lower, upper = p["r_star"] - half, p["r_star"] + half
     if bounds is not None:
         lower, upper = max(lower, bounds[0]), min(upper, bounds[1])

@@ -40,6 +40,8 @@ import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_int
+from grpodyn.numerics.compiled import compiled
+from grpodyn.numerics.fit import estimate_noise
 from grpodyn.numerics.prompt_pool import PromptPool, drift_loss, fit_prompt_pool
 
 __all__ = ["MODES", "STATES", "ModeVerdict", "Diagnosis", "diagnose", "threshold_rules"]
@@ -223,8 +225,7 @@ def _degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
         if not _is_success_rate(run):
             return _unjudged("no frac_reward_zero_std in the log, and rewards outside [0, 1] "
                              "are no success rate to predict it from")
-        p = np.clip(run.reward, 0, 1)
-        frac = p**group_size + (1 - p) ** group_size
+        frac = compiled("degenerate_group_probability")(group_size, np.clip(run.reward, 0, 1))
     f_late = _window_mean(frac, late)
     idx = np.arange(run.n_points)[late]
     slope = np.polyfit(run.steps[idx], run.reward[idx], 1)[0] if idx.size > 2 else 0.0
@@ -530,7 +531,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
             group_size = declared.value
             g_info = declared.to_dict()
     early, late, _ = _segments(run.n_points)
-    noise = float(np.nanstd(np.diff(run.reward)) / np.sqrt(2))
+    noise = estimate_noise(run.reward[np.isfinite(run.reward)]).sigma
     modes = {
         "reward_hacking": _hacking(run, early, late, noise),
         "advantage_degeneracy": _degeneracy(run, late, group_size),
