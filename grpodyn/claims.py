@@ -15,7 +15,7 @@ from typing import Any
 
 from grpodyn.theory.claims import SOURCES, Check, Claim, claims, get_claim
 
-__all__ = ["resolve", "evaluate", "summarise"]
+__all__ = ["resolve", "evaluate", "summarise", "by_reason"]
 
 
 def resolve(claim: Claim) -> Callable[[Claim, Any], list[Check]]:
@@ -83,3 +83,25 @@ def summarise(checks: Sequence[Check]) -> dict[str, Any]:
     for entry in sources.values():
         entry["sections"].sort(key=lambda s: int(s) if s.isdigit() else 99)
     return {"sources": sources, "disagreements": disagreements}
+
+
+def by_reason(disagreements: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Group disagreements that share a claim and its reason, in order of first appearance.
+
+    A claim that yields a row per setting (the deep network's thresholds) disagrees for one
+    reason many times: the page and the terminal say the reason once, under its rows.
+
+    Parameters
+    ----------
+    disagreements : sequence of dict
+        :func:`summarise`'s ``disagreements``.
+
+    Returns
+    -------
+    list of (str, list of dict)
+        The reason ("" when none is recorded) and the rows it explains.
+    """
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for d in disagreements:
+        groups.setdefault((d["key"], d["reason"]), []).append(d)
+    return [(reason, rows) for (_, reason), rows in groups.items()]

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from grpodyn.claims import by_reason
 from grpodyn.ground import finite_json
 from grpodyn.html import NO_REASON
 
@@ -910,10 +911,11 @@ def _print_report(result: dict[str, Any]) -> None:
         print(f"  {name} (THEORY.md {', '.join(s['sections'])}): {s['agree']} of "
               f"{s['total']} agree")
     print(f"what disagrees, and why ({len(result['disagreements'])}):")
-    for d in result["disagreements"]:
-        print(f"  - {d['claim']}: {d['computed'][:90]}"
-              + ("..." if len(d["computed"]) > 90 else ""))
-        print(f"    why: {d['reason'] or NO_REASON}")
+    for reason, rows in by_reason(result["disagreements"]):
+        for d in rows:
+            print(f"  - {d['claim']}: stated {d['stated']}; computed {d['computed'][:90]}"
+                  + ("..." if len(d["computed"]) > 90 else ""))
+        print(f"    why: {reason or NO_REASON}")
 
 
 #: The human-readable printer of each command that has its own (the others print key: value).

@@ -10,6 +10,7 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from grpodyn.claims import by_reason
 from grpodyn.theory.claims import Check
 
 __all__ = ["summary_block", "checks_table", "figures_block", "diagnosis_table",
@@ -41,9 +42,11 @@ def summary_block(summary: Mapping[str, Any]) -> str:
         f"{html.escape(', '.join(s['sections']))}): {s['agree']} of {s['total']} agree</li>"
         for name, s in sources.items())
     wrong = "".join(
-        f"<li><b>{html.escape(d['claim'])}</b>: stated {html.escape(d['stated'])}, computed "
-        f"{html.escape(d['computed'])}.<br><i>Why:</i> {html.escape(d['reason'] or NO_REASON)}"
-        "</li>" for d in summary["disagreements"])
+        "<li>" + "<br>".join(f"<b>{html.escape(d['claim'])}</b>: stated "
+                             f"{html.escape(d['stated'])}, computed {html.escape(d['computed'])}."
+                             for d in rows)
+        + f"<br><i>Why:</i> {html.escape(reason or NO_REASON)}</li>"
+        for reason, rows in by_reason(summary["disagreements"]))
     return (f'<section id="summary"><h2>In short</h2><p>{agree} of {total} checked claims '
             f"agree.</p><h3>What was reproduced</h3><ul>{lines}</ul>"
             f"<h3>What disagrees, and why ({len(summary['disagreements'])})</h3>"

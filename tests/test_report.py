@@ -128,7 +128,10 @@ def test_the_page_opens_with_what_disagrees_and_why(quick_report, capsys):
                    "disagreements": summary["disagreements"]})
     printed = capsys.readouterr().out
     assert f"what disagrees, and why ({len(failing)})" in printed
-    assert printed.count("    why: ") == len(failing)
+    # every disagreement is listed; a reason shared by the rows of one claim is said once
+    assert all(f"  - {d['claim']}: " in printed for d in summary["disagreements"])
+    reasons = {(d["key"], d["reason"]) for d in summary["disagreements"]}
+    assert printed.count("    why: ") == len(reasons)
 
 
 def test_report_refuses_a_file_as_output(tmp_path, capsys):
