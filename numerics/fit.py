@@ -769,14 +769,19 @@ def _process_times(kernel: tuple[np.ndarray, ...], jac: np.ndarray) -> np.ndarra
     size = _fft_size(2 * n - 1)  # linear convolutions: no wrap-around of the n outputs
     rfft, irfft = np.fft.rfft, np.fft.irfft
     columns = _rows(jac)  # (p, n)
-    f_hat, g_hat = rfft(f, size), rfft(g, size)
-    lower = irfft(f_hat * rfft(p_ee * columns, size) + g_hat * rfft(p_ve * columns, size),
-                  size)[:, :n]
+    f_hat = rfft(f, size)
+    lower_hat = f_hat * rfft(p_ee * columns, size)
+    velocity = bool(g.any() or p_ve.any())  # the overdamped kernel's g and P_ve are exact zeros
+    if velocity:
+        g_hat = rfft(g, size)
+        lower_hat += g_hat * rfft(p_ve * columns, size)
+    lower = irfft(lower_hat, size)[:, :n]
     # strictly upper part (j > i): the same kernels without their lag-0 term, on reversed J
     reversed_hat = rfft(columns[:, ::-1], size)
-    upper_f = irfft((f_hat - f[0]) * reversed_hat, size)[:, :n][:, ::-1]
-    upper_g = irfft((g_hat - g[0]) * reversed_hat, size)[:, :n][:, ::-1]
-    return (lower + p_ee * upper_f + p_ve * upper_g).T
+    out = lower + p_ee * irfft((f_hat - f[0]) * reversed_hat, size)[:, :n][:, ::-1]
+    if velocity:
+        out += p_ve * irfft((g_hat - g[0]) * reversed_hat, size)[:, :n][:, ::-1]
+    return out.T
 
 
 def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: np.ndarray,
