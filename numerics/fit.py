@@ -971,8 +971,8 @@ def _levenberg_marquardt(residual: Callable[[np.ndarray], np.ndarray],
 
 def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
                                 jacobian: Callable[[float], np.ndarray], x0: float,
-                                lower: float, upper: float, *, max_iterations: int = 200
-                                ) -> _Solution | None:
+                                lower: float, upper: float, *, max_iterations: int = 200,
+                                found: float | None = None) -> _Solution | None:
     """Run :func:`_levenberg_marquardt` for one shape parameter, in Python floats.
 
     The same damping, bounds, acceptance and stopping rules as the general routine with p = 1
@@ -989,6 +989,10 @@ def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
         Start and box of phi.
     max_iterations : int
         Most outer iterations.
+    found : float or None
+        The optimum an earlier start reached: a start whose iterate comes within 1e-6
+        (relative) of it stops there, in the same basin (continuing reproduces that optimum to
+        round-off; the multi-start keeps the lower cost either way).
 
     Returns
     -------
@@ -1026,7 +1030,8 @@ def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
         change = cost - trial_cost
         x, fun, cost = trial, trial_fun, trial_cost
         lam = max(lam / 10, 1e-12)
-        if moved or change <= 1e-15 * cost:
+        if moved or change <= 1e-15 * cost or (found is not None
+                                                and abs(x - found) <= 1e-6 * abs(found)):
             break
     return _Solution(np.array([x]), fun, cost)
 
@@ -1154,8 +1159,9 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
             x0 = np.clip(np.array(start, dtype=float), lower + 1e-12 * (upper - lower),
                          upper - 1e-12 * (upper - lower))
             if analytic and loss == "linear" and x0.size == 1:
-                sol = _scalar_levenberg_marquardt(scalar_residual, scalar_jacobian, float(x0[0]),
-                                                  float(lower[0]), float(upper[0]))
+                sol = _scalar_levenberg_marquardt(
+                    scalar_residual, scalar_jacobian, float(x0[0]), float(lower[0]),
+                    float(upper[0]), found=None if best is None else float(best.x[0]))
                 if sol is not None and sol.cost < best_cost:
                     best, best_cost = sol, sol.cost
                 continue
