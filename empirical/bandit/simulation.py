@@ -304,16 +304,44 @@ def _block_metrics(block: np.ndarray, p_ref: float, *, entropy: bool = True
 
     The entropy of the block's raw p is included when ``entropy``.
 
-    kl and entropy are formed 32k values at a time: the same elementwise operations (the same
-    bits), but cache-resident temporaries instead of fresh run-sized ones (8x faster here).
+    kl and entropy take the operations of :func:`_kl_value` and :func:`_two_arm_entropy` in
+    their order (the same bits), 8192 values at a time into three reused buffers: no fresh
+    run-sized or block-sized temporaries (about 2x faster than 32k-value blocks here).
     """
     share, p_clipped, p = (np.ascontiguousarray(block[k]).reshape(-1) for k in (0, 3, 4))
     kl, values = np.empty(share.size), np.empty(share.size)
-    for lo in range(0, share.size, 32_768):
-        part = slice(lo, lo + 32_768)
-        kl[part] = _kl_value(share[part], p_clipped[part], p_ref)
-        if entropy:
-            values[part] = _two_arm_entropy(p[part])
+    size = 8192
+    a, b, c = np.empty(size), np.empty(size), np.empty(size)
+    for lo in range(0, share.size, size):
+        part = slice(lo, lo + size)
+        m = share[part].size
+        a_, b_, c_ = a[:m], b[:m], c[:m]
+        s_, q_ = share[part], p_clipped[part]
+        # kl = s (r_w - log r_w - 1) + (1 - s) (r_l - log r_l - 1), r_w = p_ref / p,
+        # r_l = (1 - p_ref) / (1 - p)
+        np.divide(p_ref, q_, out=a_)
+        np.log(a_, out=b_)
+        np.subtract(a_, b_, out=b_)
+        np.subtract(b_, 1.0, out=b_)
+        np.multiply(s_, b_, out=b_)
+        np.subtract(1.0, q_, out=a_)
+        np.divide(1.0 - p_ref, a_, out=a_)
+        np.log(a_, out=c_)
+        np.subtract(a_, c_, out=c_)
+        np.subtract(c_, 1.0, out=c_)
+        np.subtract(1.0, s_, out=a_)
+        np.multiply(a_, c_, out=c_)
+        np.add(b_, c_, out=kl[part])
+        if entropy:  # -(q log q + (1 - q) log max(1 - q, floor)), q = max(p, floor)
+            np.maximum(p[part], _PROB_FLOOR, out=a_)
+            np.log(a_, out=b_)
+            np.multiply(a_, b_, out=b_)
+            np.subtract(1, a_, out=a_)
+            np.maximum(a_, _PROB_FLOOR, out=c_)
+            np.log(c_, out=c_)
+            np.multiply(a_, c_, out=c_)
+            np.add(b_, c_, out=c_)
+            np.negative(c_, out=values[part])
     shape = block.shape[1:]
     out = {"reward": block[0], "reward_std": block[1], "frac_reward_zero_std": block[2],
            "kl": kl.reshape(shape)}
@@ -441,7 +469,7 @@ def _fused_sgd_run(engine: _TwoArmEngine, state: np.ndarray, steps: int, record_
     block = np.empty((len(fast.BLOCK), kept, seeds))
     scratch = np.empty((len(fast.BLOCK), seeds))
     velocity, grad, policy = np.zeros(seeds), np.empty(seeds), np.empty(c.prompts)
-    step = fast.two_arm_sgd_kernel()
+    step = fast.two_arm_sgd_kernel(one_group=c.prompts == 1)
     constants = (engine.win_terms, engine.loss_terms, c.group_size, engine.p_ref, c.kl,
                  c.kl_estimator == "forward", c.x_ref, c.momentum, c.lr, _LOGIT_LIMIT)
     state, probs, work = state.copy(), np.empty(seeds), np.empty(seeds)
@@ -463,8 +491,11 @@ def _fused_sgd_run(engine: _TwoArmEngine, state: np.ndarray, steps: int, record_
                     else engine.rng.binomial(c.group_size, np.repeat(probs, c.prompts)
                                              .reshape(shape)))
             row = (n + 1) // record_every if (n + 1) % record_every == 0 else 0
-            step(state, velocity, probs, wins, *constants, grad,
-                 block[:, row - 1] if row else scratch, policy)
+            metrics = block[:, row - 1] if row else scratch
+            if c.prompts == 1:
+                step(state, velocity, probs, wins, *constants, metrics)
+            else:
+                step(state, velocity, probs, wins, *constants, grad, metrics, policy)
             sigmoid()
             if row:
                 xs[row], ps[row] = state, probs
