@@ -107,12 +107,12 @@ def two_arm_sgd_step_single(state: np.ndarray, velocity: np.ndarray, probs: np.n
                             wins: np.ndarray, win_terms: np.ndarray, loss_terms: np.ndarray,
                             group_size: int, p_ref: float, kl: float, forward: bool,
                             x_ref: float, momentum: float, lr: float, limit: float,
-                            metrics: np.ndarray) -> None:
+                            metrics: np.ndarray, negated: np.ndarray) -> None:
     """Take :func:`two_arm_sgd_step` for one group per seed, in one pass over the seeds.
 
     The same operations in the same order (the one-term pairwise sum is 0.0 + term; G / 1
-    groups), without the scratch vectors, in a loop without calls that the compiler can
-    vectorise (IEEE division and square root are correctly rounded: the same bits).
+    groups), without the scratch vectors or a call per seed. ``negated`` receives -x, the
+    argument of the sigmoid's exponential (numpy's, for its bits; see :func:`sigmoid_from`).
     """
     n = float(group_size)
     for i in range(state.size):
@@ -142,3 +142,19 @@ def two_arm_sgd_step_single(state: np.ndarray, velocity: np.ndarray, probs: np.n
             x = limit
         velocity[i] = v
         state[i] = x
+        negated[i] = -x
+
+
+@numba.njit(cache=True, nogil=True)
+def sigmoid_from(exp_negated: np.ndarray, probs: np.ndarray, state: np.ndarray,
+                 state_row: np.ndarray, probs_row: np.ndarray) -> None:
+    """Finish the sigmoid, p = 1 / (1 + exp(-x)), and copy x and p into the recorded rows.
+
+    IEEE addition and division are correctly rounded: the bits of numpy's ``np.add`` and
+    ``np.divide`` on the same values.
+    """
+    for i in range(probs.size):
+        p = 1.0 / (exp_negated[i] + 1.0)
+        probs[i] = p
+        probs_row[i] = p
+        state_row[i] = state[i]

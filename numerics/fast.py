@@ -27,7 +27,8 @@ from functools import cache
 
 import numpy as np
 
-__all__ = ["ENABLED", "MAX_PROMPTS", "BLOCK", "two_arm_gradient", "two_arm_sgd_kernel"]
+__all__ = ["ENABLED", "MAX_PROMPTS", "BLOCK", "two_arm_gradient", "two_arm_sgd_kernel",
+           "sigmoid_kernel"]
 
 #: numba present and not switched off by GRPODYN_NO_NUMBA; tests monkeypatch it.
 ENABLED: bool = (importlib.util.find_spec("numba") is not None
@@ -105,7 +106,8 @@ def two_arm_sgd_kernel(*, one_group: bool = False) -> Callable[..., None]:
     ----------
     one_group : bool
         One group per seed (``prompts == 1``): the single-pass step, with the same arguments
-        less the ``grad`` and ``policy`` scratch vectors (the same bits, about 1.5x faster).
+        less the ``grad`` and ``policy`` scratch vectors, plus a vector that receives -x (the
+        same bits, about 1.5x faster).
 
     Returns
     -------
@@ -113,3 +115,12 @@ def two_arm_sgd_kernel(*, one_group: bool = False) -> Callable[..., None]:
         The numba kernel.
     """
     return _kernels().two_arm_sgd_step_single if one_group else _kernels().two_arm_sgd_step
+
+
+def sigmoid_kernel() -> Callable[..., None]:
+    """Return the compiled end of the one-group step's sigmoid.
+
+    ``(exp_negated, probs, state, state_row, probs_row)``: p = 1 / (1 + exp(-x)) from numpy's
+    exp(-x), and x and p copied into the recorded rows (no argument checks).
+    """
+    return _kernels().sigmoid_from

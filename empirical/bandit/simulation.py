@@ -21,8 +21,10 @@ diagnostics read a simulated run like a real one.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -484,22 +486,46 @@ def _fused_sgd_run(engine: _TwoArmEngine, state: np.ndarray, steps: int, record_
     with np.errstate(over="ignore"):
         sigmoid()
         xs[0], ps[0] = state, probs
+        if c.prompts == 1:
+            _one_group_loop(engine, step, constants, state, velocity, probs, work, xs, ps,
+                            block, scratch, steps=steps, record_every=record_every)
+            return BanditRun(c, xs, ps, _block_metrics(block, engine.p_ref))
         for n in range(steps):
             # the draws of engine.sample, in the same C order (the same stream), from a
             # contiguous p: numpy's broadcast-iterator path costs half as much again
-            wins = (engine.rng.binomial(c.group_size, probs).reshape(shape) if c.prompts == 1
-                    else engine.rng.binomial(c.group_size, np.repeat(probs, c.prompts)
-                                             .reshape(shape)))
+            wins = engine.rng.binomial(c.group_size, np.repeat(probs, c.prompts)).reshape(shape)
             row = (n + 1) // record_every if (n + 1) % record_every == 0 else 0
-            metrics = block[:, row - 1] if row else scratch
-            if c.prompts == 1:
-                step(state, velocity, probs, wins, *constants, metrics)
-            else:
-                step(state, velocity, probs, wins, *constants, grad, metrics, policy)
+            step(state, velocity, probs, wins, *constants, grad,
+                 block[:, row - 1] if row else scratch, policy)
             sigmoid()
             if row:
                 xs[row], ps[row] = state, probs
     return BanditRun(c, xs, ps, _block_metrics(block, engine.p_ref))
+
+
+def _one_group_loop(engine: _TwoArmEngine, step: Callable[..., None],
+                    constants: tuple[Any, ...], state: np.ndarray, velocity: np.ndarray,
+                    probs: np.ndarray, work: np.ndarray, xs: np.ndarray, ps: np.ndarray,
+                    block: np.ndarray, scratch: np.ndarray, *, steps: int, record_every: int
+                    ) -> None:
+    """Run the steps of :func:`_fused_sgd_run` with one group per seed, in place.
+
+    Per step: numpy's draws (the same stream), the single-pass kernel (which also writes -x),
+    numpy's exp (its bits), and the compiled end of the sigmoid with the recorded rows.
+    """
+    c, seeds = engine.c, state.size
+    finish = fast.sigmoid_kernel()
+    spare = np.empty((2, seeds))
+    for n in range(steps):
+        wins = engine.rng.binomial(c.group_size, probs).reshape(seeds, 1)
+        row = (n + 1) // record_every if (n + 1) % record_every == 0 else 0
+        step(state, velocity, probs, wins, *constants, block[:, row - 1] if row else scratch,
+             work)
+        np.exp(work, out=work)
+        if row:
+            finish(work, probs, state, xs[row], ps[row])
+        else:
+            finish(work, probs, state, spare[0], spare[1])
 
 
 def group_update_moments(x: npt.ArrayLike, config: BanditConfig
