@@ -1137,10 +1137,20 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         slope = _dot(du, y_centred) / spread
         return (y_mean - slope * u_mean) + slope * u - y
 
+    # the registry's dU/dphi column itself (shape_jac's own call, without its (n, 1) wrapper)
+    column = (compiled(f"{model.derivation}_d_{_raw_names(model)[0]}")
+              if model.derivation is not None and model.abscissa is None
+              and model.shape_jac is not None and len(model.shape_params) == 1 else None)
+
     def scalar_jacobian(phi: float) -> np.ndarray:
         """projected_jacobian for one shape parameter, with the 2 x 2 algebra in floats."""
         u = one_shape[0]
-        dus = model.shape_jac(t, phi)[:, 0]
+        try:
+            dus = column(t, 1.0, 0.0, phi) if column is not None else None
+        except ValueError:  # a column defined only for t > 0: shape_jac's differences at 0
+            dus = None
+        if dus is None:
+            dus = model.shape_jac(t, phi)[:, 0]
         v = 1.0 - u
         uu, uv, vv = _dot(u, u), _dot(u, v), _dot(v, v)
         det = uu * vv - uv * uv
