@@ -100,3 +100,61 @@ def two_arm_sgd_step(state: np.ndarray, velocity: np.ndarray, probs: np.ndarray,
             x = limit
         velocity[i] = v
         state[i] = x
+
+
+@numba.njit(cache=True, nogil=True)
+def two_arm_sgd_step_single(state: np.ndarray, velocity: np.ndarray, probs: np.ndarray,
+                            wins: np.ndarray, win_terms: np.ndarray, loss_terms: np.ndarray,
+                            group_size: int, p_ref: float, kl: float, forward: bool,
+                            x_ref: float, momentum: float, lr: float, limit: float,
+                            metrics: np.ndarray, negated: np.ndarray) -> None:
+    """Take :func:`two_arm_sgd_step` for one group per seed, in one pass over the seeds.
+
+    The same operations in the same order (the one-term pairwise sum is 0.0 + term; G / 1
+    groups), without the scratch vectors or a call per seed. ``negated`` receives -x, the
+    argument of the sigmoid's exponential (numpy's, for its bits; see :func:`sigmoid_from`).
+    """
+    n = float(group_size)
+    for i in range(state.size):
+        raw = probs[i]
+        p = raw if raw > 1e-300 else 1e-300
+        p = p if p < 1.0 - 1e-16 else 1.0 - 1e-16
+        w = wins[i, 0]
+        g = (0.0 + (0.0 + (win_terms[w] * (1.0 - p) - loss_terms[w] * p))) / n
+        s = w / n
+        if kl > 0:
+            if forward:
+                kl_grad = p * (1.0 - p) * (state[i] - x_ref)
+            else:
+                ratio_win, ratio_loss = p_ref / p, (1.0 - p_ref) / (1.0 - p)
+                kl_grad = s * (1.0 - ratio_win) * (1.0 - p) - (1.0 - s) * (1.0 - ratio_loss) * p
+            g = g - kl * kl_grad
+        metrics[0, i] = s
+        metrics[1, i] = np.sqrt(s * (1.0 - s) * n / (n - 1.0))
+        metrics[2, i] = 1.0 if (w == 0) | (w == group_size) else 0.0
+        metrics[3, i] = p
+        metrics[4, i] = raw
+        v = momentum * velocity[i] + g
+        x = state[i] + lr * v
+        if x < -limit:
+            x = -limit
+        if x > limit:
+            x = limit
+        velocity[i] = v
+        state[i] = x
+        negated[i] = -x
+
+
+@numba.njit(cache=True, nogil=True)
+def sigmoid_from(exp_negated: np.ndarray, probs: np.ndarray, state: np.ndarray,
+                 state_row: np.ndarray, probs_row: np.ndarray) -> None:
+    """Finish the sigmoid, p = 1 / (1 + exp(-x)), and copy x and p into the recorded rows.
+
+    IEEE addition and division are correctly rounded: the bits of numpy's ``np.add`` and
+    ``np.divide`` on the same values.
+    """
+    for i in range(probs.size):
+        p = 1.0 / (exp_negated[i] + 1.0)
+        probs[i] = p
+        probs_row[i] = p
+        state_row[i] = state[i]

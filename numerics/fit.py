@@ -769,14 +769,19 @@ def _process_times(kernel: tuple[np.ndarray, ...], jac: np.ndarray) -> np.ndarra
     size = _fft_size(2 * n - 1)  # linear convolutions: no wrap-around of the n outputs
     rfft, irfft = np.fft.rfft, np.fft.irfft
     columns = _rows(jac)  # (p, n)
-    f_hat, g_hat = rfft(f, size), rfft(g, size)
-    lower = irfft(f_hat * rfft(p_ee * columns, size) + g_hat * rfft(p_ve * columns, size),
-                  size)[:, :n]
+    f_hat = rfft(f, size)
+    lower_hat = f_hat * rfft(p_ee * columns, size)
+    velocity = bool(g.any() or p_ve.any())  # the overdamped kernel's g and P_ve are exact zeros
+    if velocity:
+        g_hat = rfft(g, size)
+        lower_hat += g_hat * rfft(p_ve * columns, size)
+    lower = irfft(lower_hat, size)[:, :n]
     # strictly upper part (j > i): the same kernels without their lag-0 term, on reversed J
     reversed_hat = rfft(columns[:, ::-1], size)
-    upper_f = irfft((f_hat - f[0]) * reversed_hat, size)[:, :n][:, ::-1]
-    upper_g = irfft((g_hat - g[0]) * reversed_hat, size)[:, :n][:, ::-1]
-    return (lower + p_ee * upper_f + p_ve * upper_g).T
+    out = lower + p_ee * irfft((f_hat - f[0]) * reversed_hat, size)[:, :n][:, ::-1]
+    if velocity:
+        out += p_ve * irfft((g_hat - g[0]) * reversed_hat, size)[:, :n][:, ::-1]
+    return out.T
 
 
 def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: np.ndarray,
@@ -964,6 +969,73 @@ def _levenberg_marquardt(residual: Callable[[np.ndarray], np.ndarray],
     return _Solution(x, fun, cost)
 
 
+def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
+                                jacobian: Callable[[float], np.ndarray], x0: float,
+                                lower: float, upper: float, *, max_iterations: int = 200,
+                                found: float | None = None) -> _Solution | None:
+    """Run :func:`_levenberg_marquardt` for one shape parameter, in Python floats.
+
+    The same damping, bounds, acceptance and stopping rules as the general routine with p = 1
+    (the exponential law's tau: THEORY.md section 3), without its small-matrix numpy calls,
+    which cost more than the arithmetic on a 1000-point series.
+
+    Parameters
+    ----------
+    residual : callable
+        Residual vector of the variable projection at phi.
+    jacobian : callable
+        Its derivative in phi, a vector.
+    x0, lower, upper : float
+        Start and box of phi.
+    max_iterations : int
+        Most outer iterations.
+    found : float or None
+        The optimum an earlier start reached: a start whose iterate comes within 1e-6
+        (relative) of it stops there, in the same basin (continuing reproduces that optimum to
+        round-off; the multi-start keeps the lower cost either way).
+
+    Returns
+    -------
+    _Solution or None
+        None when the residual is not finite at the start.
+    """
+    x = x0
+    fun = residual(x)
+    cost = 0.5 * _dot(fun, fun)
+    if not np.isfinite(cost):
+        return None
+    lam = 1e-3
+    for _ in range(max_iterations):
+        jac = jacobian(x)
+        gradient = _dot(jac, fun)
+        info = _dot(jac, jac)
+        if not (np.isfinite(gradient) and np.isfinite(info)):
+            break
+        diagonal = max(info, 1e-300)
+        held = (x <= lower and gradient > 0) or (x >= upper and gradient < 0)
+        if held or abs(gradient) <= 1e-14 * np.sqrt(diagonal * max(2 * cost, 1e-300)):
+            break
+        improved = False
+        while lam < 1e16:
+            trial = min(max(x - gradient / (info + lam * diagonal), lower), upper)
+            trial_fun = residual(trial)
+            trial_cost = 0.5 * _dot(trial_fun, trial_fun)
+            if np.isfinite(trial_cost) and trial_cost <= cost:
+                improved = True
+                break
+            lam *= 10
+        if not improved:
+            break
+        moved = abs(trial - x) <= 1e-12 * (abs(x) + 1e-12)
+        change = cost - trial_cost
+        x, fun, cost = trial, trial_fun, trial_cost
+        lam = max(lam / 10, 1e-12)
+        if moved or change <= 1e-15 * cost or (found is not None
+                                                and abs(x - found) <= 1e-6 * abs(found)):
+            break
+    return _Solution(np.array([x]), fun, cost)
+
+
 def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     t = check_finite("steps", t).ravel()
     y = check_finite("reward", y).ravel()
@@ -1050,12 +1122,59 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         back = gram_inverse @ (_gram(design, moved) + np.vstack([dots, -dots]))
         return moved - _times(design, back)
 
+    y_centred = y - y_mean
+    one_shape: list[np.ndarray] = []  # U at the latest phi of the scalar path
+
+    def scalar_residual(phi: float) -> np.ndarray:
+        """Residual of the variable projection for one shape parameter (as plateau_and_start)."""
+        u = model.shape(t, phi)
+        one_shape[:] = [u]
+        u_mean = u.sum() / u.size
+        du = u - u_mean
+        spread = _dot(du, du)
+        if not spread > 1e-12 * max(1.0, u_mean * u_mean) * u.size:
+            return plateau_and_start(np.array([phi]))[1] - y
+        slope = _dot(du, y_centred) / spread
+        return (y_mean - slope * u_mean) + slope * u - y
+
+    # the registry's dU/dphi column itself (shape_jac's own call, without its (n, 1) wrapper)
+    column = (compiled(f"{model.derivation}_d_{_raw_names(model)[0]}")
+              if model.derivation is not None and model.abscissa is None
+              and model.shape_jac is not None and len(model.shape_params) == 1 else None)
+
+    def scalar_jacobian(phi: float) -> np.ndarray:
+        """projected_jacobian for one shape parameter, with the 2 x 2 algebra in floats."""
+        u = one_shape[0]
+        try:
+            dus = column(t, 1.0, 0.0, phi) if column is not None else None
+        except ValueError:  # a column defined only for t > 0: shape_jac's differences at 0
+            dus = None
+        if dus is None:
+            dus = model.shape_jac(t, phi)[:, 0]
+        v = 1.0 - u
+        uu, uv, vv = _dot(u, u), _dot(u, v), _dot(v, v)
+        det = uu * vv - uv * uv
+        uy, vy = _dot(u, y), _dot(v, y)
+        c0, c1 = (vv * uy - uv * vy) / det, (uu * vy - uv * uy) / det
+        rho = u * c0 + v * c1 - y
+        moved = dus * (c0 - c1)
+        dots = _dot(dus, rho)
+        m0, m1 = _dot(u, moved) + dots, _dot(v, moved) - dots
+        return moved - u * ((vv * m0 - uv * m1) / det) - v * ((uu * m1 - uv * m0) / det)
+
     analytic = model.shape_jac is not None and plateau_bounds is None
     best, best_cost = None, np.inf
     with np.errstate(all="ignore"):
         for start in model.starts:
             x0 = np.clip(np.array(start, dtype=float), lower + 1e-12 * (upper - lower),
                          upper - 1e-12 * (upper - lower))
+            if analytic and loss == "linear" and x0.size == 1:
+                sol = _scalar_levenberg_marquardt(
+                    scalar_residual, scalar_jacobian, float(x0[0]), float(lower[0]),
+                    float(upper[0]), found=None if best is None else float(best.x[0]))
+                if sol is not None and sol.cost < best_cost:
+                    best, best_cost = sol, sol.cost
+                continue
             if analytic and loss == "linear":
                 sol = _levenberg_marquardt(lambda phi: plateau_and_start(phi)[1] - y,
                                            projected_jacobian, x0, lower, upper)

@@ -141,6 +141,10 @@ def test_record_every_keeps_the_same_path_and_metrics():
 #: (more than fast.MAX_PROMPTS groups).
 FUSED_CONFIGS = [
     BanditConfig(lr=0.1, group_size=16, prompts=1, kl=0.5),
+    # one group per seed: the single-pass kernel, with each KL form and none
+    BanditConfig(lr=0.3, momentum=0.9, group_size=8, prompts=1, kl=0.1, kl_estimator="forward"),
+    BanditConfig(lr=0.2, group_size=6, prompts=1, estimator="dr_grpo", x_ref=-1.0),
+    BanditConfig(lr=40.0, momentum=0.9, group_size=2, prompts=1, kl=0.05),
     BanditConfig(lr=0.3, momentum=0.9, group_size=8, prompts=12, kl=0.1,
                  kl_estimator="forward"),
     BanditConfig(lr=0.2, group_size=6, prompts=40, estimator="dr_grpo", x_ref=-1.0),

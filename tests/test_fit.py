@@ -292,3 +292,29 @@ def test_result_report_html_and_plot():
     assert len(ax.lines) == 2 and ax.get_ylabel() == "reward"
     bounded = fit_curve("exponential", t, y, plateau_bounds=(0.0, 0.6))
     assert "(at bound)" in bounded.report()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scalar_levenberg_marquardt_follows_the_general_one(seed):
+    """The one-parameter routine (Python floats) ends where the general one does, in its box."""
+    from grpodyn.numerics.fit import _levenberg_marquardt, _scalar_levenberg_marquardt
+
+    rng = np.random.default_rng(seed)
+    t = np.arange(300.0)
+    y = 0.8 * np.exp(-t / rng.uniform(5, 200)) + 0.05 * rng.standard_normal(t.size)
+
+    def residual(tau):
+        return 0.8 * np.exp(-t / np.asarray(tau).item()) - y
+
+    def jacobian(tau):
+        tau = np.asarray(tau).item()
+        return 0.8 * np.exp(-t / tau) * t / tau**2
+
+    lower, upper = 1.0, 150.0  # some seeds' optimum lies outside: held on the bound
+    for start in (3.0, 60.0, 140.0):
+        general = _levenberg_marquardt(residual, lambda x: jacobian(x)[:, None],
+                                       np.array([start]), np.array([lower]), np.array([upper]))
+        scalar = _scalar_levenberg_marquardt(residual, jacobian, start, lower, upper)
+        assert scalar.cost == pytest.approx(general.cost, rel=1e-12)
+        assert scalar.x[0] == pytest.approx(general.x[0], rel=1e-6)
+        assert lower <= scalar.x[0] <= upper
