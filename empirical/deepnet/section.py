@@ -66,11 +66,6 @@ def _fmt(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
-def _with_note(row: Check, note: str) -> Check:
-    return Check(claim=row.claim, stated=row.stated, computed=row.computed, agrees=row.agrees,
-                 note=note, key=row.key, reason=row.reason)
-
-
 def threshold_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
     """Check each predicted stability threshold against the sweep (one row per prediction).
 
@@ -97,10 +92,9 @@ def threshold_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
                                             if row.get("observed_status") else "")
         if row["within_target"] is None:
             computed += "; target undetermined"
-        check = claim.row(f"observed {computed}", bool(row["within_target"]),
-                          subject=f"{row['model']}: {row['quantity']} at {setting}",
-                          stated=f"predicted {stated}")
-        rows.append(_with_note(check, data.note(row["model"])))
+        rows.append(claim.row(f"observed {computed}", bool(row["within_target"]),
+                              subject=f"{row['model']}: {row['quantity']} at {setting}",
+                              stated=f"predicted {stated}", note=data.note(row["model"])))
     return rows
 
 
@@ -127,8 +121,7 @@ def relaxation_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
     for (model, quantity), group in sorted(groups.items()):
         judged = [r for r in group if r["within_target"] is not None]
         hits = sum(bool(r["within_target"]) for r in judged)
-        check = claim.row(f"{hits} of {len(judged)} comparable settings within target "
-                          f"({len(group)} predicted)", hits >= claim.values["settings"],
-                          subject=f"{model}: {quantity}")
-        rows.append(_with_note(check, data.note(model)))
+        rows.append(claim.row(f"{hits} of {len(judged)} comparable settings within target "
+                              f"({len(group)} predicted)", hits >= claim.values["settings"],
+                              subject=f"{model}: {quantity}", note=data.note(model)))
     return rows

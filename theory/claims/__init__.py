@@ -118,7 +118,8 @@ class Claim:
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
 
     def row(self, computed: str, agrees: bool, *, subject: str = "",
-            stated: str | None = None, reason_for: str | None = None) -> Check:
+            stated: str | None = None, reason_for: str | None = None,
+            note: str | None = None) -> Check:
         """Return the report row of this claim.
 
         Parameters
@@ -133,6 +134,8 @@ class Claim:
             The stated value when it depends on data (default: the claim's).
         reason_for : str, optional
             Pick the reason from ``values["reasons"]`` by this subject (default: ``reason``).
+        note : str, optional
+            The row's note when it depends on data (default: the claim's).
 
         Returns
         -------
@@ -141,7 +144,7 @@ class Claim:
         """
         return Check(claim=self.statement.format(subject=subject),
                      stated=self.stated if stated is None else stated, computed=computed,
-                     agrees=bool(agrees), note=self.note, key=self.key,
+                     agrees=bool(agrees), note=self.note if note is None else note, key=self.key,
                      reason="" if agrees else self.values.get("reasons", {}).get(
                          reason_for, self.reason))
 
