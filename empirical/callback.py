@@ -69,17 +69,18 @@ class GRPODynamicsCallback(TrainerCallback):
         unknown = [m for m in self.stop_on if m not in MODES]
         if unknown:
             raise InputError(f"stop_on: unknown modes {unknown}; choose from {', '.join(MODES)}")
-        self.group_size = group_size
+        self.group_size = None if group_size is None else check_int("group_size", group_size,
+                                                                    minimum=2)
         self.monitor: Monitor | None = None  # built at the first log event, from the args
         self.warned: set[str] = set()
 
     def _monitor(self, args: TrainingArguments) -> Monitor:
         """Return the monitor, built once with the trainer's momentum and group size."""
         if self.monitor is None:
-            group_key = trainer_key("group_size", "trl")  # num_generations
+            group_size = getattr(args, trainer_key("group_size", "trl"), None)  # num_generations
             momentum = getattr(args, trainer_key("momentum", "trl"), None)  # adam_beta1
-            if self.group_size is None and getattr(args, group_key, None):
-                self.group_size = int(getattr(args, group_key))
+            if self.group_size is None and group_size:
+                self.group_size = int(group_size)
             self.monitor = Monitor(momentum=None if momentum is None else float(momentum),
                                    group_size=self.group_size, refit_every=self.fit_every,
                                    diagnose_every=self.diagnose_every,

@@ -33,7 +33,7 @@ import numpy as np
 from grpodyn.empirical.diagnostics.diagnose import diagnose
 from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Run
 from grpodyn.empirical.logs.run_analysis import analyse_run
-from grpodyn.ground import InputError, check_int, check_momentum
+from grpodyn.ground import InputError, check_finite, check_int, check_momentum
 
 __all__ = ["Monitor", "MonitorState"]
 
@@ -45,6 +45,17 @@ MIN_DIAGNOSE_POINTS = 20
 
 def _not_yet(reason: str) -> dict[str, Any]:
     return {"value": None, "status": "not_determined", "reason": reason}
+
+
+def _real(value: Any) -> float | None:
+    """Return a logged number as a float (Python, numpy or 0-d tensor), None for anything else."""
+    if value is None or isinstance(value, (bool, str, bytes)):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 @dataclass(frozen=True)
@@ -149,6 +160,12 @@ class Monitor:
         self.momentum = None if momentum is None else float(check_momentum(momentum))
         self.group_size = None if group_size is None else check_int("group_size", group_size,
                                                                     minimum=2)
+        if reward_range is not None:
+            bounds = check_finite("reward_range", reward_range)
+            if bounds.shape != (2,) or not bounds[0] < bounds[1]:
+                raise InputError(f"reward_range: expected (low, high) with low < high, got "
+                                 f"{reward_range!r}")
+            reward_range = (float(bounds[0]), float(bounds[1]))
         self.reward_range = reward_range
         self.refit_every = check_int("refit_every", refit_every, minimum=1)
         self.diagnose_every = check_int("diagnose_every", diagnose_every, minimum=0)
@@ -157,7 +174,6 @@ class Monitor:
         self.rewards: list[float] = []
         self.metrics: dict[str, list[float]] = {name: [] for name in METRIC_ALIASES
                                                 if name != "reward"}
-        self.updates = 0
         self.state = MonitorState(step=math.nan, points=0)
 
     def update(self, step: float, metrics: Mapping[str, Any]) -> MonitorState:
@@ -174,23 +190,30 @@ class Monitor:
         Returns
         -------
         MonitorState
-            The current state; unchanged when ``metrics`` holds no finite reward.
+            The current state; unchanged when ``metrics`` holds no finite reward, or when
+            ``step`` is not after the last recorded step (an evaluation log at the same step).
         """
-        reward = next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics), None)
-        if not isinstance(reward, (int, float)) or not math.isfinite(reward):
+        reward = _real(next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics),
+                            None))
+        step = _real(step)
+        if reward is None or step is None or (self.steps and step <= self.steps[-1]):
             return self.state
-        self.steps.append(float(step))
-        self.rewards.append(float(reward))
+        self.steps.append(step)
+        self.rewards.append(reward)
         for name, values in self.metrics.items():
             key = next((k for k in METRIC_ALIASES[name] if k in metrics), None)
-            value = metrics.get(key) if key else None
-            values.append(float(value) if isinstance(value, (int, float)) else math.nan)
-        self.updates += 1
-        state = replace(self.state, step=float(step), points=len(self.steps))
-        if len(self.steps) >= self.min_points and self.updates % self.refit_every == 0:
-            state = self._analyse(state)
-        if self.diagnose_every and self.updates % self.diagnose_every == 0:
-            state = self._diagnose(state)
+            value = _real(metrics.get(key)) if key else None
+            values.append(math.nan if value is None else value)
+        points = len(self.steps)
+        state = replace(self.state, step=step, points=points)
+        due_fit = points >= self.min_points and points % self.refit_every == 0
+        due_diagnosis = self.diagnose_every and points % self.diagnose_every == 0
+        if due_fit or due_diagnosis:
+            run = self.run()
+            if due_fit:
+                state = self._analyse(state, run)
+            if due_diagnosis:
+                state = self._diagnose(state, run)
         self.state = state
         return state
 
@@ -201,17 +224,18 @@ class Monitor:
         return Run(source="<training>", format="monitor", steps=np.asarray(self.steps),
                    reward=np.asarray(self.rewards), metrics=metrics)
 
-    def _analyse(self, state: MonitorState) -> MonitorState:
+    def _analyse(self, state: MonitorState, run: Run) -> MonitorState:
         """Analyse the run so far (the one call of ``analyse_run``)."""
-        run = self.run()
-        if np.ptp(run.reward) == 0 or np.any(np.diff(run.steps) <= 0):
-            return state
+        if np.ptp(run.reward) == 0:
+            flat = _not_yet(f"the reward has not changed in {run.n_points} points")
+            return replace(state, plateau=flat, tau=flat)
         try:
             # stack=False: BIC weights over the fits, no rolling-origin refits (a few ms)
             analysis = analyse_run(run, momentum=self.momentum, reward_range=self.reward_range,
                                    diagnose_run=False, models=ONLINE_MODELS, stack=False)
-        except InputError:
-            return state
+        except InputError as exc:
+            refused = _not_yet(f"the analysis refused the run so far: {exc}")
+            return replace(state, plateau=refused, tau=refused)
         dynamics = analysis.dynamics
         return replace(state, plateau=analysis.plateau, tau=dynamics["tau"],
                        stability_margin=dynamics["stability_margin"], regime=dynamics["regime"],
@@ -219,10 +243,9 @@ class Monitor:
                                if k in dynamics},
                        analysed_at=state.step)
 
-    def _diagnose(self, state: MonitorState) -> MonitorState:
+    def _diagnose(self, state: MonitorState, run: Run) -> MonitorState:
         """Diagnose the run so far: the flagged modes and their evidence."""
-        run = self.run()
-        if run.n_points < MIN_DIAGNOSE_POINTS or np.any(np.diff(run.steps) <= 0):
+        if run.n_points < MIN_DIAGNOSE_POINTS:
             return state
         diagnosis = diagnose(run, group_size=self.group_size)
         flagged = {name: v.evidence for name, v in diagnosis.modes.items() if v.flag}

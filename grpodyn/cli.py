@@ -435,6 +435,9 @@ def _cmd_compare(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError(f"--out {args.out}: not a file in an existing folder")
         if any(out.resolve() == Path(log).resolve() for log in args.logs):
             raise UsageError(f"--out {args.out}: is one of the logs; refusing to overwrite it")
+        if out.suffix.lower() not in (".png", ".pdf", ".svg"):
+            raise UsageError(f"--out {args.out}: the figure's format comes from its suffix: "
+                             f".png, .pdf or .svg")
     runs = []
     for log in progress_bar(args.logs, total=len(args.logs), description="loading",
                             enabled=not args.json):

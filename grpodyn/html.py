@@ -66,7 +66,7 @@ def checks_table(checks: Iterable[Check]) -> str:
 
 def figures_block(figures: Sequence[tuple[str, str]]) -> str:
     """Render the figures (file name, caption) with their captions."""
-    images = "\n".join(f'<figure><img src="{name}" alt="{html.escape(caption)}">'
+    images = "\n".join(f'<figure><img src="{html.escape(name)}" alt="{html.escape(caption)}">'
                        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
                        for name, caption in figures)
     return f"<h2>Figures</h2>\n{images}"
@@ -85,8 +85,8 @@ def diagnosis_table(rows: Sequence[tuple[str, str, str]]) -> str:
 def derivations_table(derivations: Iterable[Any], latex: Any) -> str:
     """Render the derivations: name, section, summary and LaTeX (first 400 characters)."""
     rows = "\n".join(
-        f"<tr><td><code>{d.name}</code></td><td>{html.escape(d.section)}</td>"
-        f"<td>{html.escape(d.summary)}</td><td><code>{html.escape(latex(d.expr))[:400]}"
+        f"<tr><td><code>{html.escape(d.name)}</code></td><td>{html.escape(d.section)}</td>"
+        f"<td>{html.escape(d.summary)}</td><td><code>{html.escape(latex(d.expr)[:400])}"
         f"</code></td></tr>" for d in derivations)
     return ("<h2>Derivations</h2>\n<table><tr><th>name</th><th>section</th><th>summary</th>"
             f"<th>LaTeX</th></tr>\n{rows}</table>")

@@ -12,7 +12,6 @@ and ``summary.json``.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,17 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.ground import finite_json, write_atomic
+from grpodyn.ground import dumps_json, write_atomic
 from grpodyn.theory.claims import Check
 
-__all__ = ["Check", "theory_checks", "write_report"]
-
-
-def theory_checks() -> list[Check]:
-    """Return the rows of the theory's own claims (THEORY.md sections 4-7), each recomputed."""
-    from grpodyn.claims import evaluate
-
-    return evaluate("theory")
+__all__ = ["Check", "write_report"]
 
 
 def _figures(out: Path) -> list[tuple[str, str]]:
@@ -188,6 +180,5 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
                "bandit": bandit_raw, "tiny_runs": {} if tiny is None else tiny.to_dict(),
                "diagnostics": {name: {k: v for k, v in bed["scored"].items() if k != "cases"}
                                for name, bed in beds.items()}}
-    write_atomic(out / "summary.json", json.dumps(finite_json(summary), indent=2,
-                                                   allow_nan=False))
+    write_atomic(out / "summary.json", dumps_json(summary, indent=2))
     return summary

@@ -8,13 +8,12 @@ length panels when logged) to the output directory (atomically, never over the l
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grpodyn.empirical.logs.loaders import Run, load_run
-from grpodyn.ground import finite_json, write_atomic
+from grpodyn.ground import dumps_json, finite_json, write_atomic
 
 if TYPE_CHECKING:
     from grpodyn.empirical.logs.run_analysis import RunAnalysis
@@ -107,6 +106,5 @@ Noise ceiling of R^2: {analysis.noise.r2_ceiling:.3f}.</p>
 """
     write_atomic(out / "index.html", page)
     result = {"html": str(out / "index.html"), **summary, "figures": [str(figure)]}
-    write_atomic(out / "summary.json", json.dumps(finite_json(result), indent=2,
-                                                   allow_nan=False))
+    write_atomic(out / "summary.json", dumps_json(result, indent=2))
     return result

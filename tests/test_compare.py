@@ -106,6 +106,7 @@ def test_compare_writes_the_figure_and_a_table(tmp_path, capsys):
     (["compare", SEEDS[0], "--clock", "wall"], "--clock"),
     (["compare", SEEDS[0], "--out", SEEDS[0]], "refusing to overwrite"),
     (["compare", SEEDS[0], "--out", "/no/such/folder/x.png"], "--out"),
+    (["compare", SEEDS[0], "--out", "figure.txt"], ".png, .pdf or .svg"),
     (["compare", "/no/such/log.json"], "/no/such/log.json"),
 ])
 def test_compare_bad_input_is_one_line_exit_2(capsys, argv, needle):

@@ -77,6 +77,7 @@ def test_monitor_flags_a_collapse():
 @pytest.mark.parametrize("options,needle", [
     ({"refit_every": 0}, "refit_every"), ({"momentum": 1.0}, "momentum"),
     ({"min_points": 2}, "min_points"), ({"group_size": 1}, "group_size"),
+    ({"reward_range": (1.0, 0.0)}, "reward_range"), ({"reward_range": (0.0,)}, "reward_range"),
 ])
 def test_monitor_refuses_bad_options(options, needle):
     from grpodyn import Monitor
@@ -93,3 +94,35 @@ def test_top_level_exports_stay_lazy():
             "assert callable(grpodyn.diagnose) and callable(grpodyn.analyse_run); "
             "assert grpodyn.Monitor.__name__ == 'Monitor'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_monitor_reads_numpy_rewards_and_ignores_a_repeated_step():
+    """verl logs numpy scalars; an evaluation log at the same step does not stop the analysis."""
+    from grpodyn import Monitor
+
+    monitor = Monitor(refit_every=10, diagnose_every=0)
+    for step, r in enumerate(_saturating(100), start=1):
+        monitor.update(step, {"reward": np.float32(r)})
+        if step == 5:  # a second log at the same step, and a bool that is no reward
+            monitor.update(5, {"reward": 0.5})
+            monitor.update(6, {"reward": True})
+    state = monitor.state
+    assert state.points == 100 and state.analysed_at == 100
+
+
+def test_monitor_says_why_a_flat_run_is_not_analysed():
+    from grpodyn import Monitor
+
+    monitor = Monitor(refit_every=10, diagnose_every=0, min_points=10)
+    for step in range(1, 31):
+        state = monitor.update(step, {"reward": 0.25})
+    assert state.plateau["status"] == "not_determined"
+    assert "has not changed" in state.plateau["reason"]
+
+
+def test_callback_refuses_a_bad_group_size_when_built():
+    pytest.importorskip("transformers")
+    from grpodyn.empirical.callback import GRPODynamicsCallback
+
+    with pytest.raises(InputError, match="group_size"):
+        GRPODynamicsCallback(group_size=1)

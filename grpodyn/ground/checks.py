@@ -180,9 +180,9 @@ def one_of_alias(name: str, value: Any, alias: str, alias_value: Any) -> Any:
     Raises
     ------
     InputError
-        When both are given with different values.
+        When both are given (unless as the same object): arrays and NaN have no equality that
+        could say they agree.
     """
-    if value is not None and alias_value is not None and value != alias_value:
-        raise InputError(f"give {name} or its alias {alias}, not both ({value!r} vs "
-                         f"{alias_value!r})")
+    if value is not None and alias_value is not None and value is not alias_value:
+        raise InputError(f"give {name} or its alias {alias}, not both")
     return value if value is not None else alias_value
