@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.ground import dumps_json, write_atomic
+from grpodyn.ground import dumps_json, save_figure, write_atomic
 from grpodyn.theory.claims import Check
 
 __all__ = ["Check", "write_report"]
@@ -51,7 +51,7 @@ def _figures(out: Path) -> list[tuple[str, str]]:
     ax.set_title("Regimes of the on-policy map")
     ax.legend(fontsize=8)
     figures.append(("regimes.png", "Regime boundaries: exact discrete and continuum."))
-    fig.savefig(out / figures[-1][0], dpi=110, bbox_inches="tight")
+    save_figure(fig, out / figures[-1][0])
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -71,7 +71,7 @@ def _figures(out: Path) -> list[tuple[str, str]]:
     figures.append(("refresh_threshold.png", "Refresh-interval threshold: exact Jury condition "
                     "of the monodromy matrix against the continuum estimate and the reference "
                     "paper's bound."))
-    fig.savefig(out / figures[-1][0], dpi=110, bbox_inches="tight")
+    save_figure(fig, out / figures[-1][0])
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -85,7 +85,7 @@ def _figures(out: Path) -> list[tuple[str, str]]:
     ax.set_title("Closed-form reward curves (v0 = 0: slow start)")
     figures.append(("trajectories.png", "Closed-form trajectories in three regimes; the momentum "
                     "buffer starts at zero, so every curve starts flat."))
-    fig.savefig(out / figures[-1][0], dpi=110, bbox_inches="tight")
+    save_figure(fig, out / figures[-1][0])
     plt.close(fig)
     return figures
 

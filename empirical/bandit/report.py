@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.ground import save_figure
 from grpodyn.theory.claims import Check, Claim
 
 __all__ = ["start_bandit_lab", "finish_bandit_lab", "stiffness_claim", "transition_claim",
@@ -140,7 +141,7 @@ def finish_bandit_lab(out: Path, lab_state: dict[str, Any]
         ("bandit_group_size.png", "Stationary variance against the group size.",
          plots.plot_group_size(group)),
     ]:
-        fig.savefig(out / name, dpi=110, bbox_inches="tight")
+        save_figure(fig, out / name)
         figures.append((name, caption))
     raw = {"stiffness": stiffness.to_dict(), "transition": transition.to_dict(),
            "thresholds": {k: [r.to_dict() for r in v] for k, v in thresholds.items()},

@@ -23,6 +23,7 @@ from grpodyn.empirical.diagnostics.testbed import (
     evaluate,
     tiny_testbed,
 )
+from grpodyn.ground import save_figure
 from grpodyn.theory.claims import Check, Claim
 
 __all__ = ["score_testbeds", "confusion_figure", "diagnose_tiny_runs", "scores_claim",
@@ -86,7 +87,7 @@ def confusion_figure(out: Path, beds: dict[str, dict[str, Any]]) -> list[tuple[s
             ax.set_ylabel("induced")
             ax.set_title(f"{name}: {method}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(out / "diagnostics_confusion.png", dpi=110, bbox_inches="tight")
+    save_figure(fig, out / "diagnostics_confusion.png")
     plt.close(fig)
     return [("diagnostics_confusion.png", "Confusion matrices of the diagnosis and of "
              "threshold rules on the labelled test beds.")]

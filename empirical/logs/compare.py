@@ -10,8 +10,6 @@ on one curve on this clock).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +19,7 @@ import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_analysis import analyse_run, learning_rate_of
-from grpodyn.ground import InputError
+from grpodyn.ground import InputError, save_figure
 
 __all__ = ["CLOCKS", "ComparedRun", "Comparison", "compare_runs", "lr_clock"]
 
@@ -138,7 +136,7 @@ class Comparison:
         ax.set_title(f"{len(self.runs)} runs on the {self.clock} clock")
         ax.legend(fontsize=6, ncol=1 + len(self.runs) // 12)
         if path is not None:
-            _save_atomic(fig, Path(path))
+            save_figure(fig, path)
         return fig
 
 
@@ -155,19 +153,6 @@ def _status_text(entry: dict[str, Any], spec: str) -> str:
     bound = next((f" ({side} {format(entry[side], spec)})" for side in ("lower", "upper")
                   if entry.get(side) is not None), "")
     return entry["status"] + bound
-
-
-def _save_atomic(fig: Any, path: Path) -> None:
-    """Save ``fig`` through a temporary file in the target's folder, then rename it."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=path.suffix)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=110, bbox_inches="tight", format=path.suffix.lstrip(".") or None)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _names(runs: Sequence[Run]) -> list[str]:

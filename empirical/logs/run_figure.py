@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from grpodyn.ground import save_figure
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -102,6 +104,6 @@ def analysis_figure(analysis: RunAnalysis, *, path: str | Path | None = None) ->
     axes[-1, 0].set_xlabel("optimizer step")
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=110, bbox_inches="tight")
+        save_figure(fig, path)
         plt.close(fig)
     return fig

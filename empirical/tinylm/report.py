@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.tinylm.analysis import DATA_DIR, TinyRunsSummary, summarise_tiny_runs
+from grpodyn.ground import save_figure
 from grpodyn.theory.claims import Check, Claim
 
 __all__ = ["tiny_runs_data", "probe_data", "fit_claim", "mean_path_claim", "plateau_claim",
@@ -56,7 +57,7 @@ def tiny_runs_data(out: Path) -> tuple[TinyRunsSummary | None, list[tuple[str, s
     ax.set_ylabel(f"reward ({summary.window}-step means)")
     ax.set_title("tiny-model GRPO (TRL): G = 4 (blue) and G = 16 (orange)")
     ax.legend(fontsize=6)
-    fig.savefig(out / "tiny_runs.png", dpi=110, bbox_inches="tight")
+    save_figure(fig, out / "tiny_runs.png")
     plt.close(fig)
     return summary, [("tiny_runs.png", "Reward of the shipped tiny-model TRL runs.")]
 

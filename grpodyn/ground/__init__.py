@@ -5,7 +5,7 @@ nothing of grpodyn and no sympy, so it never points an arrow the wrong way (the 
 tests/test_packaging.py holds it to that).
 
 - :mod:`grpodyn.ground.checks`: :class:`InputError` and the ``check_*`` functions;
-- :mod:`grpodyn.ground.files`: :func:`write_atomic`;
+- :mod:`grpodyn.ground.files`: :func:`write_atomic`, :func:`save_figure`;
 - :mod:`grpodyn.ground.jsonio`: :func:`finite_json`, :func:`json_number`, :func:`dumps_json`.
 """
 
@@ -20,9 +20,9 @@ from grpodyn.ground.checks import (
     check_positive,
     one_of_alias,
 )
-from grpodyn.ground.files import write_atomic
+from grpodyn.ground.files import save_figure, write_atomic
 from grpodyn.ground.jsonio import dumps_json, finite_json, json_number
 
 __all__ = ["InputError", "check_finite", "check_fraction", "check_int", "check_momentum",
            "check_positive", "dumps_json", "finite_json", "json_number", "one_of_alias",
-           "write_atomic"]
+           "save_figure", "write_atomic"]
