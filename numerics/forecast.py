@@ -35,7 +35,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp, ndtr, ndtri
 
-from grpodyn.ground import InputError, check_finite
+from grpodyn.ground import InputError, check_finite, check_fraction
 
 from .fit import FitResult, curve_model, fit_curve, hac_covariance, model_jacobian
 
@@ -629,8 +629,7 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     t = check_finite("steps", t).ravel()
     y = check_finite("reward", y).ravel()
     future = check_finite("forecast steps", future_steps).ravel()
-    if not 0 < level < 1:
-        raise InputError(f"level must lie strictly between 0 and 1, got {level}")
+    level = check_fraction("level", level)
     if n_train < 8 or n_train > t.size:
         raise InputError(f"a forecast needs at least 8 training points, got {n_train}")
     tt, yt = t[:n_train], y[:n_train]

@@ -25,6 +25,7 @@ import numpy as np
 from grpodyn.ground import (
     InputError,
     check_finite,
+    check_fraction,
     check_int,
     check_momentum,
     check_positive,
@@ -400,8 +401,7 @@ class MeanFieldMap:
         r0 = float(check_finite("r0", r0))
         r_star = float(check_finite("plateau", r_star))
         noise = float(check_positive("noise", noise, allow_zero=True))
-        if not 0 < level < 1:
-            raise InputError(f"level must lie strictly between 0 and 1, got {level!r}")
+        level = check_fraction("level", level)
         e = self.displacement(steps, e0=r0 - r_star)[0]
         mean = r_star + e
         lower = upper = mean

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.ground import InputError, check_momentum
+from grpodyn.ground import InputError, check_fraction, check_momentum
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
 from grpodyn.numerics.forecast import (
     MEMBERS,
@@ -457,8 +457,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     """
     if train_fraction is not None and until is not None:
         raise InputError("give at most one of train_fraction and until")
-    if not 0 < level < 1:
-        raise InputError(f"level must lie strictly between 0 and 1, got {level}")
+    level = check_fraction("level", level)
     bounds, range_source = infer_reward_range(run, reward_range)
     beta, momentum_source = momentum_of(run, momentum)
     lr_peak, lr_source = _peak_lr_of(run)

@@ -30,7 +30,7 @@ from scipy.optimize import least_squares
 from scipy.stats import norm
 
 from grpodyn.empirical.logs.loaders import load_run
-from grpodyn.ground import InputError, check_int
+from grpodyn.ground import InputError, check_fraction, check_int
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.mean_field_map import (
     OPTIMIZERS,
@@ -660,8 +660,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     Returns the JSON dict of ``grpodyn transfer``: ``steps``, ``mean``, ``lower``, ``upper``,
     ``level``, ``constants``, ``assumptions``, ``warnings``.
     """
-    if not 0 < level < 1:
-        raise InputError(f"--level must lie strictly between 0 and 1, got {level!r}")
+    level = check_fraction("--level", level)
     fit = fit_sweep(sources) if fit is None else fit
     base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
     hp = {**base, **_checked(dict(target), "--to")}
