@@ -38,6 +38,36 @@ def pairwise_sum(a: np.ndarray, n: int) -> float:
 
 
 @numba.njit(cache=True, nogil=True)
+def clipped_probability(raw: float) -> float:
+    """Clip p to [1e-300, 1 - 1e-16], as the numpy engine does before its logarithms."""
+    p = raw if raw > 1e-300 else 1e-300
+    return p if p < 1.0 - 1e-16 else 1.0 - 1e-16
+
+
+@numba.njit(cache=True, nogil=True)
+def kl_gradient(p: float, s: float, x: float, x_ref: float, p_ref: float,
+                forward: bool) -> float:
+    """Return the gradient of the KL penalty per unit coefficient (forward: exact; else k3)."""
+    if forward:
+        return p * (1.0 - p) * (x - x_ref)
+    ratio_win, ratio_loss = p_ref / p, (1.0 - p_ref) / (1.0 - p)
+    return s * (1.0 - ratio_win) * (1.0 - p) - (1.0 - s) * (1.0 - ratio_loss) * p
+
+
+@numba.njit(cache=True, nogil=True)
+def heavy_ball(x: float, v: float, g: float, momentum: float, lr: float,
+               limit: float) -> tuple[float, float]:
+    """Return (x, v) after v <- momentum v + g, x <- clip(x + lr v, -limit, limit)."""
+    v = momentum * v + g
+    x = x + lr * v
+    if x < -limit:
+        x = -limit
+    if x > limit:
+        x = limit
+    return x, v
+
+
+@numba.njit(cache=True, nogil=True)
 def two_arm_gradient_loop(x: np.ndarray, probs: np.ndarray, wins: np.ndarray,
                            win_terms: np.ndarray, loss_terms: np.ndarray, group_size: int,
                            p_ref: float, kl: float, forward: bool, x_ref: float,
@@ -52,8 +82,7 @@ def two_arm_gradient_loop(x: np.ndarray, probs: np.ndarray, wins: np.ndarray,
     n = prompts * float(group_size)
     for i in range(seeds):
         raw = probs[i]
-        p = raw if raw > 1e-300 else 1e-300
-        p = p if p < 1.0 - 1e-16 else 1.0 - 1e-16
+        p = clipped_probability(raw)
         total_wins = 0
         zero_std = 0
         for j in range(prompts):
@@ -64,12 +93,7 @@ def two_arm_gradient_loop(x: np.ndarray, probs: np.ndarray, wins: np.ndarray,
         g = (0.0 + pairwise_sum(policy, prompts)) / n
         s = total_wins / n
         if kl > 0:
-            if forward:
-                kl_grad = p * (1.0 - p) * (x[i] - x_ref)
-            else:
-                ratio_win, ratio_loss = p_ref / p, (1.0 - p_ref) / (1.0 - p)
-                kl_grad = s * (1.0 - ratio_win) * (1.0 - p) - (1.0 - s) * (1.0 - ratio_loss) * p
-            g = g - kl * kl_grad
+            g = g - kl * kl_gradient(p, s, x[i], x_ref, p_ref, forward)
         grad[i] = g
         metrics[0, i] = s
         metrics[1, i] = np.sqrt(s * (1.0 - s) * n / (n - 1.0))
@@ -92,14 +116,7 @@ def two_arm_sgd_step(state: np.ndarray, velocity: np.ndarray, probs: np.ndarray,
     two_arm_gradient_loop(state, probs, wins, win_terms, loss_terms, group_size, p_ref, kl,
                           forward, x_ref, grad, metrics, policy)
     for i in range(state.size):
-        v = momentum * velocity[i] + grad[i]
-        x = state[i] + lr * v
-        if x < -limit:
-            x = -limit
-        if x > limit:
-            x = limit
-        velocity[i] = v
-        state[i] = x
+        state[i], velocity[i] = heavy_ball(state[i], velocity[i], grad[i], momentum, lr, limit)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -117,30 +134,18 @@ def two_arm_sgd_step_single(state: np.ndarray, velocity: np.ndarray, probs: np.n
     n = float(group_size)
     for i in range(state.size):
         raw = probs[i]
-        p = raw if raw > 1e-300 else 1e-300
-        p = p if p < 1.0 - 1e-16 else 1.0 - 1e-16
+        p = clipped_probability(raw)
         w = wins[i, 0]
         g = (0.0 + (0.0 + (win_terms[w] * (1.0 - p) - loss_terms[w] * p))) / n
         s = w / n
         if kl > 0:
-            if forward:
-                kl_grad = p * (1.0 - p) * (state[i] - x_ref)
-            else:
-                ratio_win, ratio_loss = p_ref / p, (1.0 - p_ref) / (1.0 - p)
-                kl_grad = s * (1.0 - ratio_win) * (1.0 - p) - (1.0 - s) * (1.0 - ratio_loss) * p
-            g = g - kl * kl_grad
+            g = g - kl * kl_gradient(p, s, state[i], x_ref, p_ref, forward)
         metrics[0, i] = s
         metrics[1, i] = np.sqrt(s * (1.0 - s) * n / (n - 1.0))
         metrics[2, i] = 1.0 if (w == 0) | (w == group_size) else 0.0
         metrics[3, i] = p
         metrics[4, i] = raw
-        v = momentum * velocity[i] + g
-        x = state[i] + lr * v
-        if x < -limit:
-            x = -limit
-        if x > limit:
-            x = limit
-        velocity[i] = v
+        x, velocity[i] = heavy_ball(state[i], velocity[i], g, momentum, lr, limit)
         state[i] = x
         negated[i] = -x
 
