@@ -32,7 +32,7 @@ import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import diagnose
 from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Run
-from grpodyn.empirical.logs.run_analysis import analyse_run
+from grpodyn.empirical.logs.run_analysis import analyse_run, not_determined
 from grpodyn.ground import InputError, check_finite, check_int, check_momentum
 
 __all__ = ["Monitor", "MonitorState"]
@@ -41,10 +41,6 @@ __all__ = ["Monitor", "MonitorState"]
 ONLINE_MODELS = ("exponential",)
 #: Rewards needed before the diagnosis is run.
 MIN_DIAGNOSE_POINTS = 20
-
-
-def _not_yet(reason: str) -> dict[str, Any]:
-    return {"value": None, "status": "not_determined", "reason": reason}
 
 
 def _real(value: Any) -> float | None:
@@ -91,11 +87,11 @@ class MonitorState:
 
     step: float
     points: int
-    plateau: dict[str, Any] = field(default_factory=lambda: _not_yet("too few points"))
-    tau: dict[str, Any] = field(default_factory=lambda: _not_yet("too few points"))
+    plateau: dict[str, Any] = field(default_factory=lambda: not_determined("too few points"))
+    tau: dict[str, Any] = field(default_factory=lambda: not_determined("too few points"))
     stability_margin: dict[str, Any] = field(
-        default_factory=lambda: _not_yet("too few points"))
-    regime: dict[str, Any] = field(default_factory=lambda: _not_yet("too few points"))
+        default_factory=lambda: not_determined("too few points"))
+    regime: dict[str, Any] = field(default_factory=lambda: not_determined("too few points"))
     limits: dict[str, Any] = field(default_factory=dict)
     flags: tuple[str, ...] = ()
     evidence: dict[str, str] = field(default_factory=dict)
@@ -227,14 +223,14 @@ class Monitor:
     def _analyse(self, state: MonitorState, run: Run) -> MonitorState:
         """Analyse the run so far (the one call of ``analyse_run``)."""
         if np.ptp(run.reward) == 0:
-            flat = _not_yet(f"the reward has not changed in {run.n_points} points")
+            flat = not_determined(f"the reward has not changed in {run.n_points} points")
             return replace(state, plateau=flat, tau=flat)
         try:
             # stack=False: BIC weights over the fits, no rolling-origin refits (a few ms)
             analysis = analyse_run(run, momentum=self.momentum, reward_range=self.reward_range,
                                    diagnose_run=False, models=ONLINE_MODELS, stack=False)
         except InputError as exc:
-            refused = _not_yet(f"the analysis refused the run so far: {exc}")
+            refused = not_determined(f"the analysis refused the run so far: {exc}")
             return replace(state, plateau=refused, tau=refused)
         dynamics = analysis.dynamics
         return replace(state, plateau=analysis.plateau, tau=dynamics["tau"],

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.empirical.logs.run_analysis import analyse_run, learning_rate_of
+from grpodyn.empirical.logs.run_analysis import analyse_run, learning_rate_of, not_determined
 from grpodyn.ground import InputError, save_figure
 
 __all__ = ["CLOCKS", "ComparedRun", "Comparison", "compare_runs", "lr_clock"]
@@ -140,11 +140,6 @@ class Comparison:
         return fig
 
 
-def _not_analysed(reason: str) -> dict[str, Any]:
-    """Return the entry of a number that a run too short or too flat to analyse lacks."""
-    return {"value": None, "status": "not_determined", "reason": reason}
-
-
 def _status_text(entry: dict[str, Any], spec: str) -> str:
     """Format a number with its status: the value when determined, else status and bound."""
     if entry.get("value") is not None and entry["status"] in ("determined", "singular"):
@@ -211,7 +206,7 @@ def compare_runs(runs: Sequence[Run], *, clock: str = "step", momentum: float | 
             analysis = analyse_run(run, momentum=momentum, reward_range=reward_range)
         except InputError as exc:  # too short a run, a flat reward: said, the others go on
             reason = f"not analysed: {str(exc).split(': ', 1)[-1]}"
-            summary.update(plateau=_not_analysed(reason), tau=_not_analysed(reason),
+            summary.update(plateau=not_determined(reason), tau=not_determined(reason),
                            diagnosis={"state": None, "primary": None})
         else:
             diagnosis = analysis.diagnosis

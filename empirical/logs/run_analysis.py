@@ -38,7 +38,7 @@ from grpodyn.numerics.forecast import (
 )
 
 __all__ = ["RunAnalysis", "analyse_run", "infer_reward_range", "learning_rate_of",
-           "momentum_of", "FIT_MODELS"]
+           "momentum_of", "not_determined", "FIT_MODELS"]
 
 #: Models fitted to the whole run (the forecaster's saturating members and the sigmoid).
 FIT_MODELS = ("exponential", "power", "sigmoid", "inertial", "exponential_lr")
@@ -333,6 +333,22 @@ def _status_text(entry: dict[str, Any]) -> str:
     return f"{status}: {entry.get('reason', '')}"
 
 
+def not_determined(reason: str) -> dict[str, Any]:
+    """Return the entry of a number the data do not determine: no value, a status and why.
+
+    Parameters
+    ----------
+    reason : str
+        Why it is not determined, in words.
+
+    Returns
+    -------
+    dict
+        ``{"value": None, "status": "not_determined", "reason": reason}``.
+    """
+    return {"value": None, "status": "not_determined", "reason": reason}
+
+
 def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | None,
               span: float, lr: float | None, *, favoured: str | None = None
               ) -> dict[str, Any]:
@@ -340,12 +356,10 @@ def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | 
     from grpodyn.numerics.compiled import compiled
     from grpodyn.numerics.stability import first_unstable_refresh, regime, staleness_max
 
-    def nd(reason: str) -> dict[str, Any]:
-        return {"value": None, "status": "not_determined", "reason": reason}
-
     if fit is None:
         reason = "no saturating model could be fitted"
-        return {k: nd(reason) for k in ("tau", "stiffness", "regime", "stability_margin")}
+        return {k: not_determined(reason)
+                for k in ("tau", "stiffness", "regime", "stability_margin")}
     p = fit.params
     if fit.model.name == "exponential":
         tau, tau_err = p["tau"], fit.stderr["tau"]
@@ -356,17 +370,17 @@ def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | 
         tau, tau_err = None, None
     out: dict[str, Any] = {"model": fit.model.name}
     if favoured is not None:
-        out["tau"] = nd(favoured)
+        out["tau"] = not_determined(favoured)
     elif tau is None:
-        out["tau"] = nd(f"the trusted model ({fit.model.name}) has no relaxation time")
+        out["tau"] = not_determined(f"the trusted model ({fit.model.name}) has no relaxation time")
     elif plateau["status"] != "determined" or fit.at_bounds:
-        out["tau"] = nd(f"the plateau is {plateau['status']}: "
+        out["tau"] = not_determined(f"the plateau is {plateau['status']}: "
                         + plateau.get("reason", "") + "; tau is tied to it")
         if tau > span:
             out["tau"]["lower"] = span
             out["tau"]["reason"] = f"the run has not begun to saturate: tau > {span:.0f} steps"
     elif not tau_err < tau:
-        out["tau"] = nd(f"its standard error ({tau_err:.3g}) is not smaller than tau "
+        out["tau"] = not_determined(f"its standard error ({tau_err:.3g}) is not smaller than tau "
                         f"({tau:.3g})")
     elif fit.singular:
         out["tau"] = {"value": tau, "status": "singular",
@@ -379,11 +393,11 @@ def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | 
     if momentum is None:
         reason = "momentum unknown: give --momentum (Adam's beta1)"
         for k in ("stiffness", "regime", "stability_margin"):
-            out[k] = nd(reason)
+            out[k] = not_determined(reason)
         return out
     if out["tau"]["status"] not in ("determined", "singular"):
         for k in ("stiffness", "regime", "stability_margin"):
-            out[k] = nd("tau is not determined")
+            out[k] = not_determined("tau is not determined")
         return out
     stiffness = (1.0 - momentum) / tau  # overdamped map, THEORY.md section 3: tau = c / k
     k_max = float(compiled("stiffness_max")(momentum))
