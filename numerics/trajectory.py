@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import brentq
 
-from grpodyn.ground import InputError, check_finite, check_fraction, check_positive
+from grpodyn.ground import InputError, check_finite, check_fraction, check_momentum, check_positive
 
 __all__ = ["trajectory", "closed_form", "reward_trajectory", "inflection_time",
            "gain_fraction_time", "TrajectoryResult"]
@@ -258,9 +258,7 @@ def reward_trajectory(t: npt.ArrayLike, *, r0: float, r_star: float, momentum: f
         (to +-inf, the sign of r0 - r*, once they overflow) instead of turning into NaN.
     """
     t = check_positive("t", t, allow_zero=True)
-    beta = float(check_finite("momentum", momentum))
-    if not 0 <= beta < 1:
-        raise InputError(f"momentum must lie in [0, 1), got {momentum!r}")
+    beta = float(check_momentum(momentum))
     k = float(check_positive("stiffness", stiffness))
     lag = float(check_positive("mean_lag", mean_lag, allow_zero=True))
     e0 = float(check_finite("r0", r0)) - float(check_finite("r_star", r_star))

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from grpodyn.ground import InputError, check_finite, check_int, check_positive
+from grpodyn.ground import InputError, check_finite, check_int, check_momentum, check_positive
 from grpodyn.numerics import fast
 
 __all__ = ["BanditConfig", "BanditRun", "simulate_bandit", "advantages", "expected_update",
@@ -65,8 +65,7 @@ class BanditConfig:
 
     def __post_init__(self) -> None:
         check_positive("lr", self.lr)
-        if not 0 <= self.momentum < 1:
-            raise InputError(f"momentum must lie in [0, 1), got {self.momentum!r}")
+        check_momentum(self.momentum)
         if self.optimizer not in ("sgd", "adam"):
             raise InputError(f"optimizer must be 'sgd' or 'adam', got {self.optimizer!r}")
         check_int("group_size", self.group_size, minimum=2)

@@ -30,7 +30,7 @@ from scipy.optimize import least_squares
 from scipy.stats import norm
 
 from grpodyn.empirical.logs.loaders import load_run
-from grpodyn.ground import InputError, check_fraction, check_int
+from grpodyn.ground import InputError, check_fraction, check_int, check_momentum
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.mean_field_map import (
     OPTIMIZERS,
@@ -88,8 +88,8 @@ def _checked(hp: dict[str, Any], name: str) -> dict[str, Any]:
                              f"{hp['schedule']!r}")
     if "lr" in hp and not hp["lr"] > 0:
         raise InputError(f"{name}: lr must be positive, got {hp['lr']!r}")
-    if "momentum" in hp and not 0 <= hp["momentum"] < 1:
-        raise InputError(f"{name}: momentum must lie in [0, 1), got {hp['momentum']!r}")
+    if "momentum" in hp:
+        check_momentum(hp["momentum"], f"{name}: momentum")
     for key, minimum in (("group_size", 2), ("batch", 1), ("num_iterations", 1), ("steps", 1),
                          ("warmup", 0)):
         if key in hp:
