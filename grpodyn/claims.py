@@ -61,6 +61,7 @@ def summarise(checks: Sequence[Check]) -> dict[str, Any]:
     Returns
     -------
     dict
+        ``checks_agree`` and ``checks_total``: the rows that agree, of all rows;
         ``sources``: source -> ``{"agree", "total", "sections"}`` (THEORY.md sections);
         ``disagreements``: one dict per disagreeing row (claim, key, source, stated,
         computed, reason; the reason "" when none is recorded).
@@ -82,7 +83,8 @@ def summarise(checks: Sequence[Check]) -> dict[str, Any]:
                                   "reason": row.reason})
     for entry in sources.values():
         entry["sections"].sort(key=lambda s: int(s) if s.isdigit() else 99)
-    return {"sources": sources, "disagreements": disagreements}
+    return {"checks_agree": sum(row.agrees for row in checks), "checks_total": len(checks),
+            "sources": sources, "disagreements": disagreements}
 
 
 def by_reason(disagreements: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:

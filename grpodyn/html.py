@@ -35,8 +35,6 @@ def summary_block(summary: Mapping[str, Any]) -> str:
         :func:`grpodyn.claims.summarise`'s result.
     """
     sources = summary["sources"]
-    agree = sum(s["agree"] for s in sources.values())
-    total = sum(s["total"] for s in sources.values())
     lines = "".join(
         f"<li><b>{html.escape(name)}</b> (THEORY.md section{'s' * (len(s['sections']) > 1)} "
         f"{html.escape(', '.join(s['sections']))}): {s['agree']} of {s['total']} agree</li>"
@@ -47,8 +45,9 @@ def summary_block(summary: Mapping[str, Any]) -> str:
                              for d in rows)
         + f"<br><i>Why:</i> {html.escape(reason or NO_REASON)}</li>"
         for reason, rows in by_reason(summary["disagreements"]))
-    return (f'<section id="summary"><h2>In short</h2><p>{agree} of {total} checked claims '
-            f"agree.</p><h3>What was reproduced</h3><ul>{lines}</ul>"
+    return (f'<section id="summary"><h2>In short</h2><p>{summary["checks_agree"]} of '
+            f"{summary['checks_total']} checked claims agree.</p>"
+            f"<h3>What was reproduced</h3><ul>{lines}</ul>"
             f"<h3>What disagrees, and why ({len(summary['disagreements'])})</h3>"
             f"<ul>{wrong or '<li>nothing</li>'}</ul></section>")
 

@@ -162,12 +162,11 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     figures += bandit_figures + tiny_figures + diag_figures
     summary_rows = summarise(checks)
     info = build_info()
-    agree = sum(c.agrees for c in checks)
     page = html.page(
         title="grpodyn: the mean-field theory of GRPO, reproduced",
         intro=f"{len(derivations)} derivations ({info.source if info else 'derived'} in "
-              f"{derive_seconds:.2f} s). Claims of THEORY.md recomputed: {agree} of "
-              f"{len(checks)} agree.",
+              f"{derive_seconds:.2f} s). Claims of THEORY.md recomputed: "
+              f"{summary_rows['checks_agree']} of {summary_rows['checks_total']} agree.",
         sections=[html.summary_block(summary_rows), html.checks_table(checks),
                   html.figures_block(figures), html.diagnosis_table(diag_rows),
                   html.derivations_table(derivations.values(), to_latex)])
@@ -176,7 +175,7 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
                "figures": [str(out / name) for name, _ in figures],
                "derivations": len(derivations), "derivation_seconds": derive_seconds,
                "checks": [c.__dict__ for c in checks],
-               "checks_agree": agree, "checks_total": len(checks), **summary_rows,
+               **summary_rows,
                "bandit": bandit_raw, "tiny_runs": {} if tiny is None else tiny.to_dict(),
                "diagnostics": {name: {k: v for k, v in bed["scored"].items() if k != "cases"}
                                for name, bed in beds.items()}}
