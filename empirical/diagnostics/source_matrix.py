@@ -98,15 +98,20 @@ def _cell(scores: dict) -> str:
 
 
 def markdown(result: dict) -> str:
-    """Write the matrix as a markdown table (precision / recall; ``-`` where absent)."""
-    head = "| source | method | " + " | ".join(MATRIX_CLASSES) + " | no-failure runs flagged |"
-    lines = [head, "|" + "---|" * (len(MATRIX_CLASSES) + 3)]
+    """Write the matrix as a markdown table (precision / recall; ``-`` where absent).
+
+    The last column is the share of runs on which the diagnosis abstained (a mode the log
+    points to but cannot confirm): each counts as a miss in its class.
+    """
+    head = ("| source | method | " + " | ".join(MATRIX_CLASSES)
+            + " | no-failure runs flagged | abstained (a miss) |")
+    lines = [head, "|" + "---|" * (len(MATRIX_CLASSES) + 4)]
     for name, scored in result["sources"].items():
         for method in ("model", "threshold_rules"):
             m = scored[method]
             cells = " | ".join(_cell(m["per_class"][c]) for c in MATRIX_CLASSES)
             lines.append(f"| {name} | {'diagnosis' if method == 'model' else 'threshold rules'}"
-                         f" | {cells} | {m['healthy_flagged']:.0%} |")
+                         f" | {cells} | {m['healthy_flagged']:.0%} | {m['abstained']:.0%} |")
     public = result.get("public_logs")
     if public:
         split = public["by_label_source"]
