@@ -77,7 +77,10 @@ def case_settings(label: str, seed: int) -> PoolConfig:
         return PoolConfig(difficulty=u(-0.5, 0.5), lr=u(0.006, 0.01), leverage=u(1.0, 1.4),
                           spread=u(0.5, 1.0), group_size=int(rng.choice([8, 16])))
     if label == "not_learning":
-        return PoolConfig(difficulty=u(-1.0, 1.0), lr=u(1e-4, 3e-4),
+        # log-uniform from a negligible rate to one whose rise sits near NEGLIGIBLE_RISE
+        # (revision 8: 1e-4 to 3e-4 put every run at that boundary; labels come from outcome)
+        return PoolConfig(difficulty=u(-1.0, 1.0), lr=float(np.exp(u(np.log(1e-5),
+                                                                     np.log(3e-4)))),
                           group_size=int(rng.choice([4, 8, 16])))
     if label == "reward_hacking":
         return PoolConfig(difficulty=u(-1.5, -0.5), lr=u(0.02, 0.04), kl=u(0.0, 0.01),
