@@ -52,7 +52,6 @@ MODES = ("reward_hacking", "advantage_degeneracy", "policy_concentration",
 FLAG_SCORE = 0.5
 #: a success rate this close to 1 has nothing left to learn: a policy locked there converged
 CEILING = 0.97
-_CEILING = CEILING
 #: the least change of a success rate that a mode reads from the reward: a smaller rise gives
 #: the hacking test no progress to decouple (revision 4), so over a whole run it is "no mode
 #: can be judged from the reward", issue 17's definition of not learning (revision 8)
@@ -216,7 +215,7 @@ def _drift_lost_over_run(run: Run, phi: float, group_size: int) -> float:
     """
     window = max(10, run.n_points // 10)
     levels = _smooth(run.reward, window, mode="valid")[::window]
-    levels = levels[np.isfinite(levels) & (levels > 0) & (levels < _CEILING)]
+    levels = levels[np.isfinite(levels) & (levels > 0) & (levels < CEILING)]
     if not levels.size:
         return 0.0
     weights = np.sqrt(levels * (1 - levels))
@@ -240,7 +239,7 @@ def _degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
     idx = np.arange(run.n_points)[late]
     slope = np.polyfit(run.steps[idx], run.reward[idx], 1)[0] if idx.size > 2 else 0.0
     gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]]) if idx.size > 2 else 0.0
-    short_of_ceiling = r_late < _CEILING or not _is_success_rate(run)
+    short_of_ceiling = r_late < CEILING or not _is_success_rate(run)
     steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
     words = (f"zero-std groups {f_late:.2f} of the batch late in the run "
              f"({'logged' if logged else f'predicted from the reward at G = {group_size}'})")
@@ -302,11 +301,11 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
                   "prediction, entropy alone cannot tell concentration from learning")
         return ModeVerdict(False, score, words, True,
                            (float(low_steps[0]), float(run.steps[-1])), undecided=pointed)
-    elif r_late >= _CEILING:
+    elif r_late >= CEILING:
         score = 0.0
         words += (f"; at the ceiling (reward {r_late:.2f}): the entropy fell as the prompts "
                   "got solved, which is convergence, not a failure")
-    elif r_late <= 1 - _CEILING:
+    elif r_late <= 1 - CEILING:
         words += (f"; at the floor (reward {r_late:.2f}): the policy concentrated onto wrong "
                   "answers")
     elif pool_early is not None and frac is not None and np.isfinite(frac[late]).any():
@@ -422,7 +421,7 @@ def _state(run: Run, early: slice, late: slice, noise: float) -> tuple[str, str]
     slope = np.polyfit(run.steps[idx], r[idx], 1)[0]
     late_gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]])
     late_se = noise * np.sqrt(12.0 / n_late)  # s.e. of a fitted line's rise over the segment
-    at_ceiling = _is_success_rate(run) and r1 >= _CEILING
+    at_ceiling = _is_success_rate(run) and r1 >= CEILING
     if at_ceiling or abs(late_gain) <= 2 * late_se:
         return "converged", (f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it moved "
                              f"{late_gain:+.3f} (noise {late_se:.3f}): at its plateau")
@@ -467,7 +466,7 @@ def _instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdi
     divergence_score, divergence_words = 0.0, ""
     if entropy_growth > 1.3:
         r0, r1 = _window_mean(r, early), _window_mean(r, late)
-        at_floor = _is_success_rate(run) and r1 <= 1 - _CEILING
+        at_floor = _is_success_rate(run) and r1 <= 1 - CEILING
         if at_floor or r1 < r0 - max(0.05, 3 * noise / np.sqrt(early.stop)):
             # the opposite of concentration: the temperature rose while the reward fell, the
             # updates threw the policy off its start (divergence)
