@@ -129,7 +129,10 @@ def fit_prompt_pool(reward: np.ndarray, zero_std: np.ndarray, *, group_size: int
     se = float(zero_std[both].std(ddof=1) / np.sqrt(both.sum()))
     if not 0 <= m <= 1:
         raise InputError(f"fit_prompt_pool: mean reward {m:.3g} is not a success rate in [0, 1]")
-    floor = zero_std_share(m, np.inf, group_size)
+    # the homogeneous end as far as the inversion resolves it: a share between the phi = inf
+    # limit and its value at _PHI_MAX cannot be told from identical prompts (it made brentq
+    # fail: both ends of the bracket on one side)
+    floor = zero_std_share(m, _PHI_MAX, group_size)
     ceiling = zero_std_share(m, _PHI_MIN, group_size)
 
     def pool(phi: float, low: float, high: float, status: str, reason: str = "") -> PromptPool:

@@ -391,6 +391,10 @@ def test_variant_bed_reads_through_the_verl_console(tmp_path: Path) -> None:
     locked = next(c for c in cases if c.label == "policy_concentration")
     verdict = diagnose(locked.run).modes["policy_concentration"]
     assert not verdict.flag and "needs frac_reward_zero_std" in verdict.evidence
+    assert verdict.undecided  # the entropy fell: the diagnosis abstains (a miss, not a hit)
+    from grpodyn.empirical.diagnostics.testbed import UNDETERMINED, called
+
+    assert called(diagnose(locked.run)) == UNDETERMINED
     with pytest.raises(ValueError, match="log_format"):
         pool_testbed(seeds=range(0, 1), log_format="openrlhf")
 
@@ -415,3 +419,82 @@ def test_degeneracy_counts_the_drift_lost_over_the_run(group_size: int, flagged:
     if flagged:
         assert "lose 46% of the drift a large group would carry late, 59% over the run" in \
             d.modes["advantage_degeneracy"].evidence
+
+
+def test_a_significant_but_negligible_rise_is_not_learning() -> None:
+    """Call a rise beyond the noise but under NEGLIGIBLE_RISE flat in practice (revision 8).
+
+    0.50 -> 0.52 over 400 points at noise 0.005 per point is tens of s.e.: significant, yet
+    less than any mode reads from a success rate. 0.50 -> 0.60 learns. A reward that is no
+    success rate (a game score) keeps the statistical test alone.
+    """
+    from grpodyn.empirical.diagnostics.diagnose import NEGLIGIBLE_RISE
+
+    assert NEGLIGIBLE_RISE == 0.03
+
+    def ramp(gain: float, base: float = 0.5) -> Callable[[np.ndarray], np.ndarray]:
+        return lambda t: base + gain * t / 400
+
+    d = diagnose(_shaped(ramp(0.02), n=400, noise=0.005))
+    assert d.state == "not_learning" and "flat in practice" in d.state_evidence
+    assert diagnose(_shaped(ramp(0.1), n=400, noise=0.005)).state in ("learning", "converged")
+    assert diagnose(_shaped(ramp(0.02, base=5.0), n=400, noise=0.005)).state != "not_learning"
+
+
+def test_outcome_labels_follow_the_simulators_ground_truth() -> None:
+    """Label pool runs from the exact pool success rate, not from their settings family."""
+    from grpodyn.empirical.diagnostics.testbed import outcome_label
+
+    def success(start: float, end: float) -> np.ndarray:
+        """Rise from ``start`` to ``end`` by step 200, then stay."""
+        steps = np.arange(0.0, 401.0, 20.0)
+        return np.column_stack([steps, start + (end - start) * np.minimum(steps / 200, 1)])
+
+    # the rule reads the start and the mean over the last quarter (steps > 300)
+    assert outcome_label("not_learning", success(0.40, 0.42), steps=400) == "not_learning"
+    assert outcome_label("not_learning", success(0.40, 0.48), steps=400) == "healthy"
+    assert outcome_label("healthy", success(0.30, 0.31), steps=400) == "not_learning"
+    assert outcome_label("converged", success(0.50, 0.95), steps=400) == "healthy"
+    assert outcome_label("policy_concentration", success(0.5, 0.99), steps=400) == "healthy"
+    assert outcome_label("policy_concentration", success(0.5, 0.70), steps=400) == \
+        "policy_concentration"
+    assert outcome_label("reward_hacking", success(0.2, 0.2), steps=400) == "reward_hacking"
+
+
+def test_the_simulators_ground_truth_matches_its_train_reward() -> None:
+    """The exact pool success rate is what the logged train reward estimates."""
+    from grpodyn.empirical.diagnostics.prompt_pool_sim import case_settings, simulate_pool_outcome
+
+    config = case_settings("converged", 0)
+    log, success = simulate_pool_outcome(config, seed=3)
+    train = np.array([e["reward"] for e in log if "reward" in e])
+    assert success.shape == (config.steps // config.eval_every + 1, 2)
+    late = success[success[:, 0] > 0.75 * config.steps, 1].mean()
+    se = 0.5 / np.sqrt(config.batch * config.group_size * train[-75:].size)
+    assert abs(train[-75:].mean() - late) < 6 * se + 0.02  # plus the pool's sampling of B
+
+
+def test_concentration_without_the_zero_std_share_abstains() -> None:
+    """Abstain on concentration when the entropy halves below the ceiling without the share.
+
+    The call is ``undetermined`` (a miss in the matrix, not a flag); at the ceiling the same
+    fall is convergence and the call is healthy.
+    """
+    from dataclasses import replace
+
+    from grpodyn.empirical.diagnostics.testbed import UNDETERMINED, _matrix, called
+
+    for level, undecided in ((0.6, True), (0.985, False)):
+        run = _shaped(lambda t, v=level: v - 0.3 * np.exp(-t / 30), noise=0.004)
+        run = replace(run, reward=np.clip(run.reward, 0, 1))
+        run.metrics["entropy"] = 0.6 * np.exp(-run.steps / 40) + 0.01
+        d = diagnose(run)
+        verdict = d.modes["policy_concentration"]
+        assert not verdict.flag and verdict.undecided is undecided
+        assert (called(d) == UNDETERMINED) is undecided
+        if undecided:
+            assert any("abstains" in note for note in d.notes)
+    scored = _matrix(["healthy", "policy_concentration"], [UNDETERMINED, UNDETERMINED])
+    assert scored["abstained"] == 1.0 and scored["healthy_flagged"] == 0.0
+    assert scored["per_class"]["policy_concentration"]["recall"] == 0.0
+    assert scored["per_class"]["healthy"]["recall"] == 0.0

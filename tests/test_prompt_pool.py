@@ -82,3 +82,17 @@ def test_drift_loss() -> None:
     losses = [drift_loss(0.3, 2.0, g) for g in (2, 4, 8, 16, 64)]  # larger G loses less
     assert all(x > y for x, y in zip(losses[:-1], losses[1:], strict=True))
     assert losses[-1] < 0.05
+
+
+def test_a_share_just_above_the_homogeneous_limit_is_homogeneous() -> None:
+    """Call a share between the phi = inf limit and its value at the largest phi homogeneous.
+
+    Such a share made the inversion fail (both ends of its bracket on one side: a ValueError
+    from brentq on a fresh pool run, revision 8); it cannot be told from identical prompts.
+    """
+    m, g = 0.3, 8
+    exact, resolved = zero_std_share(m, np.inf, g), zero_std_share(m, 1e4, g)
+    assert exact < resolved
+    share = 0.5 * (exact + resolved)
+    fit = fit_prompt_pool(np.full(10, m), np.full(10, share), group_size=g)
+    assert fit.status == "homogeneous" and fit.point_phi == np.inf

@@ -44,12 +44,18 @@ from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.fit import estimate_noise
 from grpodyn.numerics.prompt_pool import PromptPool, drift_loss, fit_prompt_pool
 
-__all__ = ["MODES", "STATES", "ModeVerdict", "Diagnosis", "diagnose", "threshold_rules"]
+__all__ = ["MODES", "STATES", "CEILING", "NEGLIGIBLE_RISE", "ModeVerdict", "Diagnosis",
+           "diagnose", "threshold_rules"]
 
 MODES = ("reward_hacking", "advantage_degeneracy", "policy_concentration",
          "dynamical_instability")
 FLAG_SCORE = 0.5
-_CEILING = 0.97  # a reward this close to 1 (for 0/1 rewards) has nothing left to learn
+#: a success rate this close to 1 has nothing left to learn: a policy locked there converged
+CEILING = 0.97
+#: the least change of a success rate that a mode reads from the reward: a smaller rise gives
+#: the hacking test no progress to decouple (revision 4), so over a whole run it is "no mode
+#: can be judged from the reward", issue 17's definition of not learning (revision 8)
+NEGLIGIBLE_RISE = 0.03
 _MIN_POINTS = 20
 _SHORT = 40  # fewer logged points than this: too short to tell a plateau from a pause
 _ALPHA = 0.0027  # false-alarm rate of each test of the state (a fall, no change), per run
@@ -69,6 +75,9 @@ class ModeVerdict:
     evidence: str
     judged: bool = True
     steps: tuple[float, float] | None = None  # where it shows (first, last step)
+    #: the evidence at hand points to the mode, but the log lacks what would confirm or
+    #: refute it: the diagnosis abstains (not a flag, not a clean bill)
+    undecided: bool = False
 
 
 @dataclass(frozen=True)
@@ -171,7 +180,7 @@ def _hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
     gain_held = float(np.mean(held[idx[-k:]]) - np.mean(held[idx[:k]]))
     spread = 2 * noise * np.sqrt(2.0 / k)
     steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
-    if gain_train <= max(spread, 0.03):
+    if gain_train <= max(spread, NEGLIGIBLE_RISE):
         return ModeVerdict(False, 0.0, f"the optimised reward did not rise (gain "
                            f"{gain_train:+.3f}): no progress to decouple", True, steps)
     # coupling: regression slope of the held-out on the (smoothed) optimised reward
@@ -206,7 +215,7 @@ def _drift_lost_over_run(run: Run, phi: float, group_size: int) -> float:
     """
     window = max(10, run.n_points // 10)
     levels = _smooth(run.reward, window, mode="valid")[::window]
-    levels = levels[np.isfinite(levels) & (levels > 0) & (levels < _CEILING)]
+    levels = levels[np.isfinite(levels) & (levels > 0) & (levels < CEILING)]
     if not levels.size:
         return 0.0
     weights = np.sqrt(levels * (1 - levels))
@@ -230,7 +239,7 @@ def _degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
     idx = np.arange(run.n_points)[late]
     slope = np.polyfit(run.steps[idx], run.reward[idx], 1)[0] if idx.size > 2 else 0.0
     gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]]) if idx.size > 2 else 0.0
-    short_of_ceiling = r_late < _CEILING or not _is_success_rate(run)
+    short_of_ceiling = r_late < CEILING or not _is_success_rate(run)
     steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
     words = (f"zero-std groups {f_late:.2f} of the batch late in the run "
              f"({'logged' if logged else f'predicted from the reward at G = {group_size}'})")
@@ -281,19 +290,22 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
     low_steps = (run.steps[low_at], run.steps[min(low_at + width, run.n_points) - 1])
     words = (f"entropy {e0:.3g} -> {low:.3g} at its lowest (x{ratio:.2f}, steps "
              f"{low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the run")
-    undecided = 0.45  # below the flag: entropy alone cannot tell concentration from learning
+    cap = 0.45  # below the flag: entropy alone cannot tell concentration from learning
     r_late = _window_mean(run.reward, late)
     frac = run.metrics.get("frac_reward_zero_std")
     pool_early = _fit_pool(run, early, group_size or _G_BOUND)
+    pointed = score >= FLAG_SCORE  # the entropy halved: what the temperature alone says
     if not _is_success_rate(run):
-        score = min(score, undecided)
+        score = min(score, cap)
         words += ("; rewards outside [0, 1]: no success rate to set the temperature "
                   "prediction, entropy alone cannot tell concentration from learning")
-    elif r_late >= _CEILING:
+        return ModeVerdict(False, score, words, True,
+                           (float(low_steps[0]), float(run.steps[-1])), undecided=pointed)
+    elif r_late >= CEILING:
         score = 0.0
         words += (f"; at the ceiling (reward {r_late:.2f}): the entropy fell as the prompts "
                   "got solved, which is convergence, not a failure")
-    elif r_late <= 1 - _CEILING:
+    elif r_late <= 1 - CEILING:
         words += (f"; at the floor (reward {r_late:.2f}): the policy concentrated onto wrong "
                   "answers")
     elif pool_early is not None and frac is not None and np.isfinite(frac[late]).any():
@@ -323,9 +335,12 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
         words += (": the policy is deterministic on most prompts" if beyond >= FLAG_SCORE
                   else ": the groups still explore")
     else:
-        score = min(score, undecided)
+        score = min(score, cap)
         words += ("; below the ceiling, entropy alone cannot tell concentration from learning "
-                  "(needs frac_reward_zero_std)")
+                  "(needs frac_reward_zero_std: verl's default metrics, critic/score/mean, max "
+                  "and min, actor/entropy, response_length, carry no per-group spread)")
+        return ModeVerdict(False, score, words, True,
+                           (float(low_steps[0]), float(run.steps[-1])), undecided=pointed)
     return ModeVerdict(score >= FLAG_SCORE, score, words, True,
                        (float(low_steps[0]), float(run.steps[-1])))
 
@@ -398,11 +413,15 @@ def _state(run: Run, early: slice, late: slice, noise: float) -> tuple[str, str]
         return "not_learning", (f"reward {r0:.3f} -> {r1:.3f} over {where}, within "
                                 f"{_z(_ALPHA / 2):.2f} s.e. ({se:.3f}) of no change: flat from "
                                 "the start")
+    if _is_success_rate(run) and abs(r1 - r0) <= NEGLIGIBLE_RISE:
+        return "not_learning", (f"reward {r0:.3f} -> {r1:.3f} over {where}: beyond its noise "
+                                f"(s.e. {se:.3f}) but within {NEGLIGIBLE_RISE} of no change, "
+                                "less than any mode reads from the reward: flat in practice")
     idx = np.arange(run.n_points)[late]
     slope = np.polyfit(run.steps[idx], r[idx], 1)[0]
     late_gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]])
     late_se = noise * np.sqrt(12.0 / n_late)  # s.e. of a fitted line's rise over the segment
-    at_ceiling = _is_success_rate(run) and r1 >= _CEILING
+    at_ceiling = _is_success_rate(run) and r1 >= CEILING
     if at_ceiling or abs(late_gain) <= 2 * late_se:
         return "converged", (f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it moved "
                              f"{late_gain:+.3f} (noise {late_se:.3f}): at its plateau")
@@ -447,7 +466,7 @@ def _instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdi
     divergence_score, divergence_words = 0.0, ""
     if entropy_growth > 1.3:
         r0, r1 = _window_mean(r, early), _window_mean(r, late)
-        at_floor = _is_success_rate(run) and r1 <= 1 - _CEILING
+        at_floor = _is_success_rate(run) and r1 <= 1 - CEILING
         if at_floor or r1 < r0 - max(0.05, 3 * noise / np.sqrt(early.stop)):
             # the opposite of concentration: the temperature rose while the reward fell, the
             # updates threw the policy off its start (divergence)
@@ -542,6 +561,8 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     # policy degenerates the groups, so the upstream mode is the primary one
     primary = next((name for name in _CAUSAL_ORDER if modes[name].flag), None)
     notes = [f"{name}: not judged ({v.evidence})" for name, v in modes.items() if not v.judged]
+    notes += [f"{name}: undecided, the diagnosis abstains (the log points to it but cannot "
+              "confirm it)" for name, v in modes.items() if v.undecided]
     if group_size is None:
         notes.append("group size G unknown: degeneracy is scored on the share of groups "
                      "without spread and concentration at G = 2; declaring G (--group-size) "

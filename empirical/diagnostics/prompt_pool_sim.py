@@ -77,7 +77,10 @@ def case_settings(label: str, seed: int) -> PoolConfig:
         return PoolConfig(difficulty=u(-0.5, 0.5), lr=u(0.006, 0.01), leverage=u(1.0, 1.4),
                           spread=u(0.5, 1.0), group_size=int(rng.choice([8, 16])))
     if label == "not_learning":
-        return PoolConfig(difficulty=u(-1.0, 1.0), lr=u(1e-4, 3e-4),
+        # log-uniform from a negligible rate to one whose rise sits near NEGLIGIBLE_RISE
+        # (revision 8: 1e-4 to 3e-4 put every run at that boundary; labels come from outcome)
+        return PoolConfig(difficulty=u(-1.0, 1.0), lr=float(np.exp(u(np.log(1e-5),
+                                                                     np.log(3e-4)))),
                           group_size=int(rng.choice([4, 8, 16])))
     if label == "reward_hacking":
         return PoolConfig(difficulty=u(-1.5, -0.5), lr=u(0.02, 0.04), kl=u(0.0, 0.01),
@@ -140,6 +143,21 @@ def _features(rng: np.random.Generator, count: int, c: PoolConfig) -> np.ndarray
 
 def simulate_pool(config: PoolConfig, *, seed: int) -> list[dict]:
     """One run; returns TRL's ``log_history`` (train entries and separate eval entries)."""
+    return simulate_pool_outcome(config, seed=seed)[0]
+
+
+def simulate_pool_outcome(config: PoolConfig, *, seed: int) -> tuple[list[dict], np.ndarray]:
+    """One run, with the simulator's own ground truth beside its log.
+
+    Returns
+    -------
+    log : list of dict
+        TRL's ``log_history``, as :func:`simulate_pool`.
+    success : ndarray, shape (m, 2)
+        Rows (step, exact success rate of the training pool): the mean over all ``pool``
+        prompts of p_i (1 - q), the answer right and no shortcut taken (what the train reward
+        estimates when the shortcut pays nothing), at step 0 and at every evaluation step.
+    """
     rng = np.random.default_rng(seed)
     c = config
     features = _features(rng, c.pool, c)
@@ -157,6 +175,11 @@ def simulate_pool(config: PoolConfig, *, seed: int) -> list[dict]:
         score = u @ x[: c.dim] + off
         return _sigmoid(np.exp(x[c.dim]) * score), score, _sigmoid(x[c.dim + 1])
 
+    def pool_success(x: np.ndarray) -> float:
+        p_all, _, q_all = rates(x, features, offsets)
+        return float(np.mean(p_all) * (1 - q_all))
+
+    success = [(0.0, pool_success(params))]
     log: list[dict] = []
     for n in range(c.steps):
         lag = c.staleness if c.staleness else (n % c.refresh)
@@ -210,7 +233,8 @@ def simulate_pool(config: PoolConfig, *, seed: int) -> list[dict]:
             true = (rng.random(c.eval_prompts) < hp) & (rng.random(c.eval_prompts) >= hq)
             log.append({"step": n + 1, "epoch": (n + 1) / c.steps,
                         "eval_reward": float(true.mean())})
-    return log
+            success.append((float(n + 1), pool_success(params)))
+    return log, np.array(success)
 
 
 def write_trainer_state(path: str | Path, log: list[dict], *, label: str, seed: int,

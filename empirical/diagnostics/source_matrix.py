@@ -7,8 +7,9 @@ and fresh seeds made after the revision was frozen; (c) the public logs labelled
 documented outcomes (:mod:`grpodyn.empirical.diagnostics.public_outcomes`); and the bandit test
 bed. Every table has the threshold-rule baseline on the same runs.
 
-Run ``python -m grpodyn.empirical.diagnostics.source_matrix --fresh-seeds 50 70 --variant-seeds 0 10
---public DIR [--json]``.
+Run ``python -m grpodyn.empirical.diagnostics.source_matrix --fresh-seeds 90 110 --variant-seeds
+20 30 --public DIR [--json]`` (revision 8's fresh seeds; pool runs labelled by
+:func:`~grpodyn.empirical.diagnostics.testbed.outcome_label`).
 """
 
 from __future__ import annotations
@@ -98,15 +99,20 @@ def _cell(scores: dict) -> str:
 
 
 def markdown(result: dict) -> str:
-    """Write the matrix as a markdown table (precision / recall; ``-`` where absent)."""
-    head = "| source | method | " + " | ".join(MATRIX_CLASSES) + " | no-failure runs flagged |"
-    lines = [head, "|" + "---|" * (len(MATRIX_CLASSES) + 3)]
+    """Write the matrix as a markdown table (precision / recall; ``-`` where absent).
+
+    The last column is the share of runs on which the diagnosis abstained (a mode the log
+    points to but cannot confirm): each counts as a miss in its class.
+    """
+    head = ("| source | method | " + " | ".join(MATRIX_CLASSES)
+            + " | no-failure runs flagged | abstained (a miss) |")
+    lines = [head, "|" + "---|" * (len(MATRIX_CLASSES) + 4)]
     for name, scored in result["sources"].items():
         for method in ("model", "threshold_rules"):
             m = scored[method]
             cells = " | ".join(_cell(m["per_class"][c]) for c in MATRIX_CLASSES)
             lines.append(f"| {name} | {'diagnosis' if method == 'model' else 'threshold rules'}"
-                         f" | {cells} | {m['healthy_flagged']:.0%} |")
+                         f" | {cells} | {m['healthy_flagged']:.0%} | {m['abstained']:.0%} |")
     public = result.get("public_logs")
     if public:
         split = public["by_label_source"]

@@ -25,12 +25,20 @@ from pathlib import Path
 import numpy as np
 
 from grpodyn.empirical.bandit.simulation import BanditConfig, simulate_bandit
-from grpodyn.empirical.diagnostics.diagnose import MODES, Diagnosis, diagnose, threshold_rules
+from grpodyn.empirical.diagnostics.diagnose import (
+    CEILING,
+    MODES,
+    NEGLIGIBLE_RISE,
+    Diagnosis,
+    diagnose,
+    threshold_rules,
+)
 from grpodyn.empirical.logs.loaders import Hyperparameter, Run, RunMeta, load_run
 
 __all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "pool_testbed",
            "evaluate", "evaluate_sources", "called", "TINY_TESTBED_DIR", "TUNING_SEEDS",
-           "HELDOUT_SEEDS", "POOL_DESIGN_SEEDS", "MATRIX_CLASSES"]
+           "HELDOUT_SEEDS", "POOL_DESIGN_SEEDS", "MATRIX_CLASSES", "UNDETERMINED",
+           "outcome_label"]
 
 LABELS = ("healthy", *MODES)
 TINY_TESTBED_DIR = Path(__file__).resolve().parents[1] / "data" / "tiny_testbed"
@@ -48,6 +56,9 @@ POOL_DESIGN_SEEDS = range(0, 10)
 MATRIX_CLASSES = ("healthy", "not_learning", *MODES, "declining")
 _EVAL_EVERY, _EVAL_SAMPLES = 10, 256
 SEVERAL = "several"  # more than one threshold rule fired
+#: the diagnosis abstained: a mode the log points to but cannot confirm (a miss for every
+#: class, not a flag)
+UNDETERMINED = "undetermined"
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,47 @@ def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
     return cases
 
 
+def outcome_label(family: str, success: np.ndarray, *, steps: int) -> str:
+    """Label a prompt-pool run by what it did, from the simulator's own ground truth.
+
+    The rule of revision 8 (issue 17), written before any run was scored under it. ``success``
+    holds (step, exact success rate of the training pool) rows
+    (:func:`~grpodyn.empirical.diagnostics.prompt_pool_sim.simulate_pool_outcome`); the start
+    is its first row, the end the mean of the rows in the last quarter of the ``steps``.
+
+    - ``healthy``, ``converged`` and ``not_learning`` settings: ``not_learning`` when the pool's
+      success rate moved less than :data:`~grpodyn.empirical.diagnostics.diagnose.NEGLIGIBLE_RISE`
+      (no mode can be judged from such a change: issue 17's "flat from the start"), else
+      ``healthy`` (learning or converged: no failure);
+    - ``policy_concentration`` settings: ``healthy`` when the pool ends at or above
+      :data:`~grpodyn.empirical.diagnostics.diagnose.CEILING` (a policy locked onto right
+      answers converged, the issue's definition), else ``policy_concentration``;
+    - every other family keeps its name (hacking, degeneracy and instability are mechanisms
+      whose outcome the simulator's settings fix).
+
+    Parameters
+    ----------
+    family : str
+        The settings family (one of ``prompt_pool_sim.SIM_LABELS``).
+    success : ndarray, shape (m, 2)
+        Steps and exact pool success rates.
+    steps : int
+        Length of the run (steps).
+
+    Returns
+    -------
+    str
+        A class of :data:`MATRIX_CLASSES`.
+    """
+    start = float(success[0, 1])
+    end = float(np.mean(success[success[:, 0] > 0.75 * steps, 1]))
+    if family in ("healthy", "converged", "not_learning"):
+        return "not_learning" if abs(end - start) < NEGLIGIBLE_RISE else "healthy"
+    if family == "policy_concentration":
+        return "healthy" if end >= CEILING else family
+    return family
+
+
 def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None = None,
                  variant: bool = False, log_format: str = "trl") -> list[LabelledRun]:
     """Make prompt-pool simulator runs, one per label and seed.
@@ -126,8 +178,8 @@ def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None 
     Made by :mod:`grpodyn.empirical.diagnostics.prompt_pool_sim`, written as a user's log would
     be and read back by
     :func:`~grpodyn.empirical.logs.loaders.load_run` (G and B read or inferred, eval entries
-    merged). ``converged`` is labelled ``healthy`` in the matrix (no failure) and kept in the
-    name.
+    merged). Each run is labelled by :func:`outcome_label` from the simulator's own ground
+    truth; its name keeps the settings family it was drawn from.
 
     Parameters
     ----------
@@ -151,7 +203,7 @@ def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None 
     from grpodyn.empirical.diagnostics.prompt_pool_sim import (
         SIM_LABELS,
         case_settings,
-        simulate_pool,
+        simulate_pool_outcome,
         variant_settings,
         write_trainer_state,
         write_verl_console,
@@ -167,25 +219,29 @@ def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None 
         for label in SIM_LABELS:
             for seed in seeds:
                 config = settings(label, seed)
-                log = simulate_pool(config, seed=offset * SIM_LABELS.index(label) + seed)
+                log, success = simulate_pool_outcome(
+                    config, seed=offset * SIM_LABELS.index(label) + seed)
                 name = f"pool{'_variant' if variant else ''}_{label}_{seed}"
                 if log_format == "trl":
                     path = write_trainer_state(out / f"{name}.json", log, label=label,
                                                seed=seed, config=config)
                 else:
                     path = write_verl_console(out / f"{name}.log", log, config=config)
-                cases.append(LabelledRun("healthy" if label == "converged" else label, name,
-                                         load_run(path)))
+                cases.append(LabelledRun(outcome_label(label, success, steps=config.steps),
+                                         name, load_run(path)))
     return cases
 
 
 def called(diagnosis: Diagnosis) -> str:
     """Return the class a diagnosis calls a run: its primary mode, else its state.
 
-    Learning and converged are both ``healthy`` (no failure).
+    Learning and converged are both ``healthy`` (no failure); :data:`UNDETERMINED` when no mode
+    is flagged but one is undecided (the diagnosis abstains: a miss, never a hit).
     """
     if diagnosis.primary is not None:
         return diagnosis.primary
+    if any(v.undecided for v in diagnosis.modes.values()):
+        return UNDETERMINED
     state = diagnosis.state
     return {"learning": "healthy", "converged": "healthy", "too_short": "healthy"}.get(state,
                                                                                      state)
@@ -200,10 +256,10 @@ def _confusion(truth: list[str], predicted: list[str], classes: tuple[str, ...]
                ) -> tuple[dict, dict]:
     """Count the confusions and score precision, recall and count per class.
 
-    Rows true, columns called; a call outside ``classes`` counts as ``several``, a miss (NaN
-    where a score is undefined).
+    Rows true, columns called; a call outside ``classes`` counts as ``several`` (an abstention
+    as :data:`UNDETERMINED`), a miss either way (NaN where a score is undefined).
     """
-    columns = (*classes, SEVERAL)
+    columns = (*classes, SEVERAL, UNDETERMINED)
     confusion = {t: dict.fromkeys(columns, 0) for t in classes}
     for t, p in zip(truth, predicted, strict=True):
         confusion[t][p if p in columns else SEVERAL] += 1
@@ -220,13 +276,16 @@ def _confusion(truth: list[str], predicted: list[str], classes: tuple[str, ...]
 def _matrix(truth: list[str], predicted: list[str]) -> dict:
     """Score per class over :data:`MATRIX_CLASSES` and the share of no-failure runs flagged.
 
-    Classes absent from the truth get NaN recall; the confusion counts come along.
+    Classes absent from the truth get NaN recall; the confusion counts come along, and the
+    share of runs on which the diagnosis abstained (every one a miss).
     """
     confusion, per_class = _confusion(truth, predicted, MATRIX_CLASSES)
     healthy = sum(confusion["healthy"].values())
     flagged = sum(confusion["healthy"][m] for m in (*MODES, SEVERAL))
+    abstained = sum(row[UNDETERMINED] for row in confusion.values())
     return {"confusion": confusion, "per_class": per_class,
-            "healthy_flagged": flagged / healthy if healthy else float("nan")}
+            "healthy_flagged": flagged / healthy if healthy else float("nan"),
+            "abstained": abstained / len(truth) if truth else float("nan")}
 
 
 def evaluate_sources(sources: dict[str, list[LabelledRun]]) -> dict:
