@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from itertools import product
 from typing import Any
 
@@ -243,11 +243,17 @@ class NoiseEstimate:
 
 @dataclass(frozen=True)
 class FitResult:
-    """A fitted model with uncertainties and information criteria."""
+    """A fitted model with uncertainties and information criteria.
+
+    The covariances are computed when first read (and kept): a fit whose errors are never read
+    costs only the optimisation. ``covariance`` is the theory's (process noise, THEORY.md
+    section 6; Newey-West where the model has no stochastic theory or the steps are irregular),
+    ``plain_covariance`` the white-noise s^2 (J^T J)^-1 that ``scipy.optimize.curve_fit``
+    returns.
+    """
 
     model: CurveModel
     theta: np.ndarray
-    covariance: np.ndarray
     t: np.ndarray
     y: np.ndarray
     rss: float
@@ -255,6 +261,34 @@ class FitResult:
     aic: float
     bic: float
     plateau_bounds: tuple[float, float] | None = None
+
+    @cached_property
+    def jacobian(self) -> np.ndarray:
+        """Jacobian of the model at the estimate, shape (n, p) (:func:`model_jacobian`)."""
+        return model_jacobian(self.model, self.t, self.theta)
+
+    @cached_property
+    def covariance(self) -> np.ndarray:
+        """Covariance of the parameters under the theory's residual process (THEORY.md s. 6).
+
+        The sandwich with residual covariance q R + sigma^2 I (:func:`_model_covariance`), or
+        the Newey-West covariance (:func:`hac_covariance`) where the model has no process
+        theory or the steps are irregular. Shape (p, p), in squared parameter units.
+        """
+        residuals = self.y - self.model(self.t, self.theta)
+        covariance = _model_covariance(self.model, self.theta, self.t, self.jacobian, residuals)
+        return hac_covariance(self.jacobian, residuals) if covariance is None else covariance
+
+    @cached_property
+    def plain_covariance(self) -> np.ndarray:
+        """White-noise covariance s^2 (J^T J)^+ with s^2 = RSS / (n - p).
+
+        What ``scipy.optimize.curve_fit`` returns (``absolute_sigma=False``); it ignores the
+        serial correlation of a training run's residuals (THEORY.md section 6), so the fit's
+        errors and intervals use :attr:`covariance`. Shape (p, p).
+        """
+        jac = self.jacobian
+        return self.rss / max(self.n - self.theta.size, 1) * np.linalg.pinv(_gram(jac, jac))
 
     @property
     def n(self) -> int:
@@ -305,7 +339,7 @@ class FitResult:
         above 1e12) or the covariance has a non-finite or negative diagonal: then no standard
         error is meaningful.
         """
-        jac = model_jacobian(self.model, self.t, self.theta)
+        jac = self.jacobian
         with np.errstate(all="ignore"):
             info = _gram(jac, jac)
             scale = np.sqrt(np.clip(np.diag(info), 1e-300, None))
@@ -962,11 +996,31 @@ def _levenberg_marquardt(residual: Callable[[np.ndarray], np.ndarray],
             break
         moved = np.abs(trial - x) <= 1e-12 * (np.abs(x) + 1e-12)
         change = cost - trial_cost
+        taken = trial - x
+        lam = _damping(lam, change, -(_dot(gradient, taken) + 0.5 * _dot(taken, info @ taken)))
         x, fun, cost = trial, trial_fun, trial_cost
-        lam = max(lam / 10, 1e-12)
         if np.all(moved) or change <= 1e-15 * cost:
             break
     return _Solution(x, fun, cost)
+
+
+def _damping(lam: float, change: float, predicted: float) -> float:
+    """Return the damping after an accepted step, from its gain ratio (Moré 1978, Nielsen 1999).
+
+    The gain ratio rho = actual / predicted decrease of the cost (the Gauss-Newton model's
+    prediction). rho > 0.75: the model holds, damping / 10 (floor 1e-12); rho < 0.25: it
+    does not (a Gauss-Newton step overshooting a minimum whose curvature the model
+    underestimates, as the projected tau of a noisy exponential), damping at least doubled and
+    at least 1 (each step at most half the Gauss-Newton step: a trust-region shrink);
+    otherwise unchanged. Without the shrink the steps straddle the minimum, each decreasing the
+    cost a little, until the iterations run out.
+    """
+    rho = change / predicted if predicted > 0 else 1.0
+    if rho > 0.75:
+        return max(lam / 10, 1e-12)
+    if rho < 0.25:
+        return max(2 * lam, 1.0)
+    return lam
 
 
 def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
@@ -1028,12 +1082,54 @@ def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
             break
         moved = abs(trial - x) <= 1e-12 * (abs(x) + 1e-12)
         change = cost - trial_cost
+        taken = trial - x
+        lam = _damping(lam, change, -(gradient * taken + 0.5 * info * taken * taken))
         x, fun, cost = trial, trial_fun, trial_cost
-        lam = max(lam / 10, 1e-12)
         if moved or change <= 1e-15 * cost or (found is not None
                                                 and abs(x - found) <= 1e-6 * abs(found)):
             break
     return _Solution(np.array([x]), fun, cost)
+
+
+def _profile_rises(residual: Callable[[float], np.ndarray], optimum: float, start: float,
+                   cost: float, *, points: int = 4) -> bool:
+    """Whether the projected cost rises monotonically from an optimum to a later start.
+
+    The cost 0.5 |residual(phi)|^2 is evaluated at ``points`` points of a geometric grid from
+    the optimum (cost ``cost``) to the start, the start included; True when each is at least
+    the one before. Then a descent from the start would return to the optimum's basin (the
+    profile of the exponential law's tau is unimodal between them on the grid), and the start
+    is skipped. ``points`` residuals cost about a third of one Levenberg-Marquardt run from
+    that start; where the profile dips (a second basin, as on many pure-noise series) the
+    start runs.
+
+    Parameters
+    ----------
+    residual : callable
+        Residual of the variable projection at phi.
+    optimum, start : float
+        The best phi so far and the start's phi (both positive: a time in steps).
+    cost : float
+        Cost at the optimum.
+    points : int
+        Grid points.
+
+    Returns
+    -------
+    bool
+        True when the start can be skipped.
+    """
+    if not (optimum > 0 and start > 0):
+        return False
+    ratio = start / optimum
+    previous = cost
+    for k in range(1, points + 1):
+        fun = residual(optimum * ratio ** (k / points))
+        current = 0.5 * _dot(fun, fun)
+        if not current >= previous:  # a dip, or not finite
+            return False
+        previous = current
+    return True
 
 
 def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -1052,7 +1148,8 @@ def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray
 
 def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float | None = None,
               learning_rate: npt.ArrayLike | None = None, loss: str = "linear",
-              plateau_bounds: tuple[float, float] | None = None) -> FitResult:
+              plateau_bounds: tuple[float, float] | None = None,
+              every_start: bool = False) -> FitResult:
     """Fit one model by multi-start bounded least squares.
 
     Parameters
@@ -1068,6 +1165,17 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         such as ``"soft_l1"``.
     plateau_bounds
         (lo, hi): the range the reward can reach; r* (and r0) are constrained to it.
+    every_start
+        Run every start of a one-parameter model (the exponential law). By default a later
+        start runs only where the projected cost does not rise monotonically from the optimum
+        found so far to that start (:func:`_profile_rises`, four points of a log grid): where it
+        rises, the descent from that start would return to the same basin.
+
+    Returns
+    -------
+    FitResult
+        Parameters, RSS, R^2 and information criteria; the covariances are computed when
+        first read.
     """
     t, y = _prepare(t, y)
     if plateau_bounds is not None:
@@ -1125,9 +1233,14 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     y_centred = y - y_mean
     one_shape: list[np.ndarray] = []  # U at the latest phi of the scalar path
 
+    # the law itself where the shape is the law at (r0, r*) = (1, 0) (the same call, without
+    # the shape's own errstate: the optimisation below runs under errstate(all="ignore"))
+    law = (compiled(model.derivation) if model.derivation is not None and model.abscissa is None
+           else None)
+
     def scalar_residual(phi: float) -> np.ndarray:
         """Residual of the variable projection for one shape parameter (as plateau_and_start)."""
-        u = model.shape(t, phi)
+        u = law(t, 1.0, 0.0, phi) if law is not None else model.shape(t, phi)
         one_shape[:] = [u]
         u_mean = u.sum() / u.size
         du = u - u_mean
@@ -1169,6 +1282,9 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
             x0 = np.clip(np.array(start, dtype=float), lower + 1e-12 * (upper - lower),
                          upper - 1e-12 * (upper - lower))
             if analytic and loss == "linear" and x0.size == 1:
+                if best is not None and not every_start and _profile_rises(
+                        scalar_residual, float(best.x[0]), float(x0[0]), best_cost):
+                    continue  # the cost rises from the optimum to this start: same basin
                 sol = _scalar_levenberg_marquardt(
                     scalar_residual, scalar_jacobian, float(x0[0]), float(lower[0]),
                     float(upper[0]), found=None if best is None else float(best.x[0]))
@@ -1197,13 +1313,9 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     rss = _dot(residuals, residuals)
     tss = float(np.sum((y - y.mean()) ** 2))
     n, p = y.size, theta.size
-    jac = model_jacobian(model, t, theta)
-    covariance = _model_covariance(model, theta, t, jac, residuals)
-    if covariance is None:
-        covariance = hac_covariance(jac, residuals)
     log_lik_term = n * np.log(max(rss, 1e-300) / n)
-    return FitResult(model, theta, covariance, t, y, rss, 1 - rss / tss,
-                     log_lik_term + 2 * p, log_lik_term + p * np.log(n), plateau_bounds)
+    return FitResult(model, theta, t, y, rss, 1 - rss / tss, log_lik_term + 2 * p,
+                     log_lik_term + p * np.log(n), plateau_bounds)
 
 
 def estimate_noise(y: npt.ArrayLike) -> NoiseEstimate:
