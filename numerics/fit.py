@@ -787,34 +787,42 @@ def _rows(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.atleast_2d(x.T))
 
 
-def _lagged_dots(x_hat: np.ndarray, y_hat: np.ndarray, size: int, lags: int) -> np.ndarray:
-    """Return sum_j x[j + h] . y[j] for h = 0..lags (offset traces of x y^T).
+def _lagged_dots(x_hat: np.ndarray, y_hat: np.ndarray) -> np.ndarray:
+    """Return the spectrum of sum_j x[j + h] . y[j] (offset traces of x y^T) over lags h.
 
     From the spectra ``rfft(_rows(x), size)`` and ``rfft(_rows(y), size)`` (size >= n + lags:
-    no wrap-around).
+    no wrap-around); the caller inverts several at once (one ``irfft``).
     """
-    return np.fft.irfft((x_hat * np.conj(y_hat)).sum(axis=0), size)[: lags + 1]
+    return (x_hat * np.conj(y_hat)).sum(axis=0)
 
 
 def _process_times(kernel: tuple[np.ndarray, ...], jac: np.ndarray) -> np.ndarray:
-    """R J for the process covariance R of the kernel, by FFT convolutions, O(n log n)."""
+    """R J for the process covariance R of the kernel, by FFT convolutions, O(n log n).
+
+    One ``rfft`` of every row (f, g, the weighted and the reversed columns of J) and one
+    ``irfft`` of every product: two FFT calls of stacked rows instead of one per row.
+    """
     f, g, p_ee, p_ve = kernel
-    n = jac.shape[0]
+    n, p = jac.shape
     size = _fft_size(2 * n - 1)  # linear convolutions: no wrap-around of the n outputs
-    rfft, irfft = np.fft.rfft, np.fft.irfft
     columns = _rows(jac)  # (p, n)
-    f_hat = rfft(f, size)
-    lower_hat = f_hat * rfft(p_ee * columns, size)
     velocity = bool(g.any() or p_ve.any())  # the overdamped kernel's g and P_ve are exact zeros
+    parts = [f[None, :], p_ee * columns, columns[:, ::-1]]
     if velocity:
-        g_hat = rfft(g, size)
-        lower_hat += g_hat * rfft(p_ve * columns, size)
-    lower = irfft(lower_hat, size)[:, :n]
-    # strictly upper part (j > i): the same kernels without their lag-0 term, on reversed J
-    reversed_hat = rfft(columns[:, ::-1], size)
-    out = lower + p_ee * irfft((f_hat - f[0]) * reversed_hat, size)[:, :n][:, ::-1]
+        parts += [g[None, :], p_ve * columns]
+    spectra = np.fft.rfft(np.concatenate(parts), size)
+    f_hat, weighted_hat, reversed_hat = spectra[0], spectra[1:p + 1], spectra[p + 1:2 * p + 1]
+    # lower part (j <= i) and strictly upper part (j > i: the same kernels without their lag-0
+    # term, on reversed J)
+    products = [f_hat * weighted_hat, (f_hat - f[0]) * reversed_hat]
     if velocity:
-        out += p_ve * irfft((g_hat - g[0]) * reversed_hat, size)[:, :n][:, ::-1]
+        g_hat, velocity_hat = spectra[2 * p + 1], spectra[2 * p + 2:]
+        products[0] = products[0] + g_hat * velocity_hat
+        products.append((g_hat - g[0]) * reversed_hat)
+    back = np.fft.irfft(np.concatenate(products), size)[:, :n]
+    out = back[:p] + p_ee * back[p:2 * p, ::-1]
+    if velocity:
+        out += p_ve * back[2 * p:, ::-1]
     return out.T
 
 
@@ -826,15 +834,15 @@ def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: 
     (white observation noise) match the residual autocovariances at lags 0..L by non-negative
     least squares. The residuals are M (q R + sigma^2 I) M with M = I - J B J^T (fitting absorbs
     part of a slow process), so the expected autocovariances use offset traces of M R M and M.
-    Everything is O(n log n): R is never formed. None when the model has no stochastic theory
-    or the steps are irregular.
+    Everything is O(n log n): R is never formed; four FFT calls of stacked rows.
+    None when the model has no stochastic theory or the steps are irregular.
     """
     from scipy.optimize import nnls
 
     steps = np.diff(t)
     if not np.allclose(steps, steps[0], rtol=1e-9):
         return None
-    n = t.size
+    n, p = jac.shape
     with np.errstate(all="ignore"):
         kernel = _process_kernel(model, theta, np.arange(n) * float(steps[0]))
     if kernel is None or not all(np.all(np.isfinite(part)) for part in kernel):
@@ -847,17 +855,22 @@ def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: 
     tail_ee, tail_ve = np.cumsum(p_ee), np.cumsum(p_ve)
     h = np.arange(lags + 1)
     trace_r = f[h] * tail_ee[n - 1 - h] + g[h] * tail_ve[n - 1 - h]
-    # spectra of J and R J once; W = R J B^T (H R = J W^T), J C and J B are linear in them;
-    # lags 0..L need n + L zero-padded points, not 2n, to stay free of wrap-around
+    # spectra of J, R J and the residuals in one call; W = R J B^T (H R = J W^T), J C and J B
+    # are linear in them; lags 0..L need n + L zero-padded points, not 2n, to stay free of
+    # wrap-around
     size = _fft_size(n + lags + 1)
-    j_hat = np.fft.rfft(_rows(jac), size)
-    w_hat = bread @ np.fft.rfft(_rows(rj), size)
+    spectra = np.fft.rfft(np.concatenate([_rows(jac), _rows(rj),
+                                          _rows(residuals - residuals.mean())]), size)
+    j_hat, centred_hat = spectra[:p], spectra[2 * p:]
+    w_hat = bread @ spectra[p:2 * p]
     jc_hat = (bread @ jrj @ bread).T @ j_hat
-    trace_mrm = (trace_r - _lagged_dots(j_hat, w_hat, size, lags)
-                 - _lagged_dots(w_hat, j_hat, size, lags) + _lagged_dots(jc_hat, j_hat, size, lags))
-    trace_m = np.where(h == 0, n, 0.0) - _lagged_dots(bread.T @ j_hat, j_hat, size, lags)
-    centred_hat = np.fft.rfft(_rows(residuals - residuals.mean()), size)
-    sample = _lagged_dots(centred_hat, centred_hat, size, lags) / n
+    dots = np.fft.irfft(np.stack([
+        _lagged_dots(j_hat, w_hat) + _lagged_dots(w_hat, j_hat) - _lagged_dots(jc_hat, j_hat),
+        _lagged_dots(bread.T @ j_hat, j_hat), _lagged_dots(centred_hat, centred_hat)]),
+        size)[:, :lags + 1]
+    trace_mrm = trace_r - dots[0]
+    trace_m = np.where(h == 0, n, 0.0) - dots[1]
+    sample = dots[2] / n
     (q, sigma2), _ = nnls(np.column_stack([trace_mrm / n, trace_m / n]), sample)
     meat = q * jrj + sigma2 * _gram(jac, jac)
     return n / max(n - theta.size, 1) * bread @ meat @ bread
@@ -897,6 +910,9 @@ def _boxed_line(u: np.ndarray, y: np.ndarray, r_star: float, slope: float,
 #: matrix-vector products on its thread pool above ~1e4 entries, and waking the pool costs
 #: milliseconds per call on a busy machine; below, BLAS runs on one thread and is the fastest.
 _NO_BLAS_ROWS = 8192
+
+#: Grid points of the profile check between an optimum and a later start (:func:`_profile_rises`).
+PROFILE_POINTS = 3
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -1091,22 +1107,21 @@ def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
     return _Solution(np.array([x]), fun, cost)
 
 
-def _profile_rises(residual: Callable[[float], np.ndarray], optimum: float, start: float,
-                   cost: float, *, points: int = 4) -> bool:
+def _profile_rises(cost_of: Callable[[float], float], optimum: float, start: float,
+                   cost: float, *, points: int = PROFILE_POINTS) -> bool:
     """Whether the projected cost rises monotonically from an optimum to a later start.
 
-    The cost 0.5 |residual(phi)|^2 is evaluated at ``points`` points of a geometric grid from
-    the optimum (cost ``cost``) to the start, the start included; True when each is at least
-    the one before. Then a descent from the start would return to the optimum's basin (the
-    profile of the exponential law's tau is unimodal between them on the grid), and the start
-    is skipped. ``points`` residuals cost about a third of one Levenberg-Marquardt run from
-    that start; where the profile dips (a second basin, as on many pure-noise series) the
-    start runs.
+    The cost is evaluated at ``points`` points of a geometric grid from the optimum (cost
+    ``cost``) to the start, the start included; True when each is at least the one before.
+    Then a descent from the start would return to the optimum's basin (the profile of the
+    exponential law's tau rises between them on the grid), and the start is skipped. The
+    points cost about a tenth of one Levenberg-Marquardt run from that start; where the
+    profile dips (a second basin, as on many pure-noise series) the start runs.
 
     Parameters
     ----------
-    residual : callable
-        Residual of the variable projection at phi.
+    cost_of : callable
+        Half the residual sum of squares of the variable projection at phi.
     optimum, start : float
         The best phi so far and the start's phi (both positive: a time in steps).
     cost : float
@@ -1124,8 +1139,7 @@ def _profile_rises(residual: Callable[[float], np.ndarray], optimum: float, star
     ratio = start / optimum
     previous = cost
     for k in range(1, points + 1):
-        fun = residual(optimum * ratio ** (k / points))
-        current = 0.5 * _dot(fun, fun)
+        current = cost_of(optimum * ratio ** (k / points))
         if not current >= previous:  # a dip, or not finite
             return False
         previous = current
@@ -1168,7 +1182,7 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     every_start
         Run every start of a one-parameter model (the exponential law). By default a later
         start runs only where the projected cost does not rise monotonically from the optimum
-        found so far to that start (:func:`_profile_rises`, four points of a log grid): where it
+        found so far to that start (:func:`_profile_rises`, three points of a log grid): where it
         rises, the descent from that start would return to the same basin.
 
     Returns
@@ -1250,6 +1264,18 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         slope = _dot(du, y_centred) / spread
         return (y_mean - slope * u_mean) + slope * u - y
 
+    y_square = _dot(y_centred, y_centred)
+
+    def scalar_cost(phi: float) -> float:
+        """Half the projected RSS at phi: (|y_c|^2 - (du . y_c)^2 / |du|^2) / 2, no residual."""
+        u = law(t, 1.0, 0.0, phi) if law is not None else model.shape(t, phi)
+        du = u - u.sum() / u.size
+        spread = _dot(du, du)
+        if not spread > 1e-12 * max(1.0, (u.sum() / u.size) ** 2) * u.size:
+            fun = scalar_residual(phi)
+            return 0.5 * _dot(fun, fun)
+        return 0.5 * (y_square - _dot(du, y_centred) ** 2 / spread)
+
     # the registry's dU/dphi column itself (shape_jac's own call, without its (n, 1) wrapper)
     column = (compiled(f"{model.derivation}_d_{_raw_names(model)[0]}")
               if model.derivation is not None and model.abscissa is None
@@ -1283,7 +1309,7 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
                          upper - 1e-12 * (upper - lower))
             if analytic and loss == "linear" and x0.size == 1:
                 if best is not None and not every_start and _profile_rises(
-                        scalar_residual, float(best.x[0]), float(x0[0]), best_cost):
+                        scalar_cost, float(best.x[0]), float(x0[0]), best_cost):
                     continue  # the cost rises from the optimum to this start: same basin
                 sol = _scalar_levenberg_marquardt(
                     scalar_residual, scalar_jacobian, float(x0[0]), float(lower[0]),
