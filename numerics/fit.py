@@ -1264,7 +1264,7 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         slope = _dot(du, y_centred) / spread
         return (y_mean - slope * u_mean) + slope * u - y
 
-    y_square = _dot(y_centred, y_centred)
+    y_square, y_sum = _dot(y_centred, y_centred), float(y.sum())
 
     def scalar_cost(phi: float) -> float:
         """Half the projected RSS at phi: (|y_c|^2 - (du . y_c)^2 / |du|^2) / 2, no residual."""
@@ -1290,16 +1290,18 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
             dus = None
         if dus is None:
             dus = model.shape_jac(t, phi)[:, 0]
-        v = 1.0 - u
-        uu, uv, vv = _dot(u, u), _dot(u, v), _dot(v, v)
+        # v = 1 - u is never formed: its products follow from sums (sum v = n - sum u, ...)
+        su, uu, uy, sd, ud, dy = u.sum(), _dot(u, u), _dot(u, y), dus.sum(), _dot(u, dus), \
+            _dot(dus, y)
+        uv, vv, vy = su - uu, u.size - 2 * su + uu, y_sum - uy
         det = uu * vv - uv * uv
-        uy, vy = _dot(u, y), _dot(v, y)
         c0, c1 = (vv * uy - uv * vy) / det, (uu * vy - uv * uy) / det
-        rho = u * c0 + v * c1 - y
-        moved = dus * (c0 - c1)
-        dots = _dot(dus, rho)
-        m0, m1 = _dot(u, moved) + dots, _dot(v, moved) - dots
-        return moved - u * ((vv * m0 - uv * m1) / det) - v * ((uu * m1 - uv * m0) / det)
+        slope = c0 - c1
+        dots = c1 * sd + slope * ud - dy  # dus . rho, rho = u c0 + v c1 - y
+        m0 = slope * ud + dots  # u . moved + dots, moved = dus (c0 - c1)
+        m1 = slope * (sd - ud) - dots  # v . moved - dots
+        a, b = (vv * m0 - uv * m1) / det, (uu * m1 - uv * m0) / det
+        return slope * dus - (a - b) * u - b  # moved - u a - v b
 
     analytic = model.shape_jac is not None and plateau_bounds is None
     best, best_cost = None, np.inf
