@@ -682,12 +682,21 @@ def model_jacobian(model: CurveModel, t: np.ndarray, theta: np.ndarray) -> np.nd
         jac[:, 2:] = (theta[0] - theta[1]) * model.shape_jac(t, *theta[2:])
         return jac
     jac = np.empty((t.size, theta.size))
+    box = [(-np.inf, np.inf)] * 2 + list(zip(model.lower, model.upper, strict=True))
     for j in range(theta.size):
         h = 1e-6 * max(abs(theta[j]), 1e-3)
         up, down = theta.copy(), theta.copy()
-        up[j] += h
-        down[j] -= h
-        jac[:, j] = (model(t, up) - model(t, down)) / (2 * h)
+        lo, hi = box[j]
+        if theta[j] - h < lo <= theta[j]:  # on or near a bound: one-sided, inside the box (a
+            up[j] += h  # step out of it may leave the model's domain: stiffness 0)
+            jac[:, j] = (model(t, up) - model(t, theta)) / (up[j] - theta[j])
+        elif theta[j] <= hi < theta[j] + h:
+            down[j] -= h
+            jac[:, j] = (model(t, theta) - model(t, down)) / (theta[j] - down[j])
+        else:
+            up[j] += h
+            down[j] -= h
+            jac[:, j] = (model(t, up) - model(t, down)) / (2 * h)
     return jac
 
 
@@ -1107,34 +1116,34 @@ def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
     return _Solution(np.array([x]), fun, cost)
 
 
-def _profile_rises(cost_of: Callable[[float], float], optimum: float, start: float,
-                   cost: float, *, points: int = PROFILE_POINTS) -> bool:
+def _profile_rises(cost_of: Callable[[np.ndarray], float], optimum: np.ndarray,
+                   start: np.ndarray, cost: float, *, points: int = PROFILE_POINTS) -> bool:
     """Whether the projected cost rises monotonically from an optimum to a later start.
 
-    The cost is evaluated at ``points`` points of a geometric grid from the optimum (cost
-    ``cost``) to the start, the start included; True when each is at least the one before.
-    Then a descent from the start would return to the optimum's basin (the profile of the
-    exponential law's tau rises between them on the grid), and the start is skipped. The
-    points cost about a tenth of one Levenberg-Marquardt run from that start; where the
-    profile dips (a second basin, as on many pure-noise series) the start runs.
+    The cost is evaluated at ``points`` points of a geometric path from the optimum (cost
+    ``cost``) to the start (each shape parameter interpolated in its logarithm), the start
+    included; True when each is at least the one before. Then a descent from the start would
+    return to the optimum's basin (the profile rises between them on the path), and the start
+    is skipped. The points cost a fraction of one Levenberg-Marquardt run from that start; where
+    the profile dips (a second basin, as on many pure-noise series) the start runs.
 
     Parameters
     ----------
     cost_of : callable
         Half the residual sum of squares of the variable projection at phi.
-    optimum, start : float
-        The best phi so far and the start's phi (both positive: a time in steps).
+    optimum, start : numpy.ndarray
+        The best phi so far and the start's phi (shape parameters; a path needs them > 0).
     cost : float
         Cost at the optimum.
     points : int
-        Grid points.
+        Points on the path.
 
     Returns
     -------
     bool
-        True when the start can be skipped.
+        True when the start can be skipped; False also where a parameter is not positive.
     """
-    if not (optimum > 0 and start > 0):
+    if not (np.all(optimum > 0) and np.all(start > 0)):
         return False
     ratio = start / optimum
     previous = cost
@@ -1303,6 +1312,38 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         a, b = (vv * m0 - uv * m1) / det, (uu * m1 - uv * m0) / det
         return slope * dus - (a - b) * u - b  # moved - u a - v b
 
+    last_residual: dict[bytes, np.ndarray] = {}  # the residual at the latest phi
+
+    def projected_residual(phi: np.ndarray) -> np.ndarray:
+        """Residual of the variable projection at phi (kept for the differenced Jacobian)."""
+        fun = plateau_and_start(phi)[1] - y
+        last_residual.clear()
+        last_residual[phi.tobytes()] = fun
+        return fun
+
+    def projected_cost(phi: np.ndarray) -> float:
+        """Half the projected residual sum of squares at phi."""
+        fun = plateau_and_start(phi)[1] - y
+        return 0.5 * _dot(fun, fun)
+
+    def differenced_jacobian(phi: np.ndarray) -> np.ndarray:
+        """Forward differences of the projected residual (relative step sqrt(eps), in the box).
+
+        The residual at phi itself is the one the optimiser has just evaluated.
+        """
+        base = last_residual.get(phi.tobytes())
+        if base is None:
+            base = plateau_and_start(phi)[1] - y
+        jac = np.empty((t.size, phi.size))
+        for j in range(phi.size):
+            h = 1.4901161193847656e-08 * max(abs(phi[j]), 1e-8)
+            if phi[j] + h > upper[j]:
+                h = -h  # step back into the box
+            moved = phi.copy()
+            moved[j] += h
+            jac[:, j] = (plateau_and_start(moved)[1] - y - base) / (moved[j] - phi[j])
+        return jac
+
     analytic = model.shape_jac is not None and plateau_bounds is None
     best, best_cost = None, np.inf
     with np.errstate(all="ignore"):
@@ -1311,7 +1352,7 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
                          upper - 1e-12 * (upper - lower))
             if analytic and loss == "linear" and x0.size == 1:
                 if best is not None and not every_start and _profile_rises(
-                        scalar_cost, float(best.x[0]), float(x0[0]), best_cost):
+                        lambda phi: scalar_cost(float(phi[0])), best.x, x0, best_cost):
                     continue  # the cost rises from the optimum to this start: same basin
                 sol = _scalar_levenberg_marquardt(
                     scalar_residual, scalar_jacobian, float(x0[0]), float(lower[0]),
@@ -1322,6 +1363,17 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
             if analytic and loss == "linear":
                 sol = _levenberg_marquardt(lambda phi: plateau_and_start(phi)[1] - y,
                                            projected_jacobian, x0, lower, upper)
+                if sol is not None and sol.cost < best_cost:
+                    best, best_cost = sol, sol.cost
+                continue
+            if loss == "linear" and plateau_bounds is None and model.abscissa is None:
+                # no analytic dU/dphi (the inertial closed form): forward differences of the
+                # projected residual, in the same Levenberg-Marquardt
+                if best is not None and not every_start and _profile_rises(
+                        projected_cost, best.x, x0, best_cost):
+                    continue  # the cost rises from the optimum to this start: same basin
+                sol = _levenberg_marquardt(projected_residual, differenced_jacobian, x0, lower,
+                                           upper)
                 if sol is not None and sol.cost < best_cost:
                     best, best_cost = sol, sol.cost
                 continue
