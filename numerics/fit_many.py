@@ -51,7 +51,7 @@ def _fit_chunk(name: str, chunk: Sequence[tuple[np.ndarray, np.ndarray]], first:
 
 
 def fit_many(name: str, series: Iterable[tuple[npt.ArrayLike, npt.ArrayLike]], *,
-             executor: Any = "serial", progress: bool | None = None,
+             executor: Any = "auto", progress: bool | None = None,
              chunk: int = CHUNK, **options: Any) -> list[FitResult]:
     """Fit one model to many series (steps, rewards) and return the fits in input order.
 
@@ -62,9 +62,10 @@ def fit_many(name: str, series: Iterable[tuple[npt.ArrayLike, npt.ArrayLike]], *
     series
         Pairs (t, y) of steps and rewards, as :func:`~grpodyn.numerics.fit.fit_curve` takes.
     executor
-        ``"serial"`` (default: this process, each fit exactly :func:`fit_curve`), ``"auto"``,
-        ``"process"`` (a local pool over all cores), a Dask scheduler address or a
-        ``distributed.Client`` (:func:`grpodyn.numerics.executor.run_tasks`).
+        ``"auto"`` (default: a local process pool over all cores when there are at least two
+        chunks and two cores, else this process), ``"serial"`` (this process, each fit exactly
+        :func:`fit_curve`), ``"process"``, a Dask scheduler address or a ``distributed.Client``
+        (:func:`grpodyn.numerics.executor.run_tasks`).
     progress
         tqdm bar over the chunks on a pool or cluster; default: only on a terminal.
     chunk

@@ -35,7 +35,8 @@ def _same(left, right) -> None:
 def test_serial_and_process_pool_give_the_single_fits(name, options):
     series = _series()
     single = [fit_curve(name, t, y, **options) for t, y in series]
-    _same(single, fit_many(name, series, **options))
+    _same(single, fit_many(name, series, executor="serial", **options))
+    _same(single, fit_many(name, series, chunk=4, progress=False, **options))  # auto: a pool
     pooled = fit_many(name, series, executor="process", chunk=3, progress=False, **options)
     _same(single, pooled)
     assert [f.at_bounds for f in single] == [f.at_bounds for f in pooled]
@@ -55,7 +56,7 @@ def test_a_bad_series_is_named_and_bad_options_refused():
     series = _series(3)
     series[1] = (series[1][0], np.full(series[1][0].size, 0.5))
     with pytest.raises(InputError, match="series 1: the reward is constant"):
-        fit_many("exponential", series)
+        fit_many("exponential", series, executor="serial")
     with pytest.raises(InputError, match="series 1: the reward is constant"):
         fit_many("exponential", series, executor="process", chunk=1, progress=False)
     with pytest.raises(InputError, match="chunk must be a positive integer"):
