@@ -42,7 +42,7 @@ from .compiled import compiled, signature, symbol_info
 from .trajectory import closed_form
 
 __all__ = ["CurveModel", "FitResult", "NoiseEstimate", "MODEL_NAMES", "EXTRA_MODELS", "MODELS",
-           "curve_model", "fit_curve", "fit_models", "estimate_noise"]
+           "curve_model", "fit_curve", "fit_at", "fit_models", "estimate_noise"]
 
 MODEL_NAMES = ("inertial", "exponential", "sigmoid", "exponential_lr")
 #: Models fitted on request only (not part of ``fit --model all``).
@@ -1388,7 +1388,13 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
                 best, best_cost = sol, sol.cost
     if best is None:
         raise InputError(f"model {name!r} could not be fitted to this series")
-    theta = np.concatenate([plateau_and_start(best.x)[0], best.x])
+    return _result(model, t, y, np.concatenate([plateau_and_start(best.x)[0], best.x]),
+                   plateau_bounds)
+
+
+def _result(model: CurveModel, t: np.ndarray, y: np.ndarray, theta: np.ndarray,
+            plateau_bounds: tuple[float, float] | None) -> FitResult:
+    """Return the fit at theta: RSS, R^2 and information criteria of the prepared series."""
     residuals = y - model(t, theta)
     rss = _dot(residuals, residuals)
     tss = float(np.sum((y - y.mean()) ** 2))
@@ -1396,6 +1402,37 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     log_lik_term = n * np.log(max(rss, 1e-300) / n)
     return FitResult(model, theta, t, y, rss, 1 - rss / tss, log_lik_term + 2 * p,
                      log_lik_term + p * np.log(n), plateau_bounds)
+
+
+def fit_at(name: str, t: npt.ArrayLike, y: npt.ArrayLike, theta: npt.ArrayLike, *,
+           momentum: float | None = None, learning_rate: npt.ArrayLike | None = None,
+           plateau_bounds: tuple[float, float] | None = None) -> FitResult:
+    """Return the :class:`FitResult` of model ``name`` at the parameters theta, without fitting.
+
+    The result :func:`fit_curve` returns when its optimum is theta (the same model, box and
+    statistics, bit for bit): a fit made elsewhere (another process, a Dask worker) is
+    rebuilt from its parameters, since a model's shape functions cannot be pickled.
+
+    Parameters
+    ----------
+    name, t, y, momentum, learning_rate, plateau_bounds
+        As for :func:`fit_curve`.
+    theta : array_like
+        Parameters (r0, r*, *phi) in the model's order.
+
+    Returns
+    -------
+    FitResult
+        The fit at theta; its covariances are computed when first read.
+    """
+    t, y = _prepare(t, y)
+    model = curve_model(name, t, y, momentum=momentum, learning_rate=learning_rate)
+    theta = np.asarray(theta, dtype=float)
+    if theta.shape != (len(model.params),):
+        raise InputError(f"theta has shape {theta.shape}; model {name!r} has parameters "
+                         f"{model.params}")
+    bounds = None if plateau_bounds is None else tuple(map(float, plateau_bounds))
+    return _result(model, t, y, theta, bounds)
 
 
 def estimate_noise(y: npt.ArrayLike) -> NoiseEstimate:

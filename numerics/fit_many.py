@@ -20,7 +20,7 @@ import numpy.typing as npt
 from grpodyn.ground import InputError
 
 from .executor import describe_executor, run_tasks
-from .fit import FitResult, _prepare, curve_model, fit_curve
+from .fit import FitResult, fit_at, fit_curve
 
 __all__ = ["fit_many"]
 
@@ -29,11 +29,11 @@ CHUNK = 64
 
 
 def _fit_chunk(name: str, chunk: Sequence[tuple[np.ndarray, np.ndarray]], first: int,
-               options: dict[str, Any]) -> list[tuple[np.ndarray, float, float, float, float]]:
-    """Fit ``name`` to each series of a chunk; return the picklable numbers of each fit.
+               options: dict[str, Any]) -> list[np.ndarray]:
+    """Fit ``name`` to each series of a chunk; return each fit's parameters (picklable).
 
     A model's shape functions are closures (not picklable): the caller rebuilds each
-    :class:`~grpodyn.numerics.fit.FitResult` from these numbers and the series.
+    :class:`~grpodyn.numerics.fit.FitResult` from its parameters (:func:`fit_at`).
 
     Raises
     ------
@@ -43,10 +43,9 @@ def _fit_chunk(name: str, chunk: Sequence[tuple[np.ndarray, np.ndarray]], first:
     out = []
     for offset, (t, y) in enumerate(chunk):
         try:
-            fit = fit_curve(name, t, y, **options)
+            out.append(fit_curve(name, t, y, **options).theta)
         except InputError as exc:
             raise InputError(f"series {first + offset}: {exc}") from None
-        out.append((fit.theta, fit.rss, fit.r2, fit.aic, fit.bic))
     return out
 
 
@@ -100,13 +99,8 @@ def fit_many(name: str, series: Iterable[tuple[npt.ArrayLike, npt.ArrayLike]], *
     starts = range(0, len(pairs), chunk)
     tasks = [partial(_fit_chunk, name, pairs[first:first + chunk], first, options)
              for first in starts]
-    numbers = [fit for part in run_tasks(tasks, executor=executor, progress=progress,
-                                         description=f"{name} fits") for fit in part]
-    bounds = options.get("plateau_bounds")
-    bounds = None if bounds is None else (float(bounds[0]), float(bounds[1]))  # as fit_curve
-    out = []
-    for (t_raw, y_raw), (theta, rss, r2, aic, bic) in zip(pairs, numbers, strict=True):
-        t, y = _prepare(t_raw, y_raw)
-        model = curve_model(name, t, y, momentum=options.get("momentum"))
-        out.append(FitResult(model, theta, t, y, rss, r2, aic, bic, bounds))
-    return out
+    thetas = [theta for part in run_tasks(tasks, executor=executor, progress=progress,
+                                          description=f"{name} fits") for theta in part]
+    fixed = {key: options[key] for key in ("momentum", "plateau_bounds") if key in options}
+    return [fit_at(name, t, y, theta, **fixed)
+            for (t, y), theta in zip(pairs, thetas, strict=True)]

@@ -63,3 +63,13 @@ def test_a_bad_series_is_named_and_bad_options_refused():
         fit_many("exponential", series, chunk=0)
     with pytest.raises(InputError, match="learning_rate"):
         fit_many("exponential_lr", series, learning_rate=np.ones(3))
+
+
+def test_fit_at_rebuilds_a_fit_from_its_parameters():
+    from grpodyn.numerics.fit import fit_at
+
+    t, y = _series(1)[0]
+    fit = fit_curve("inertial", t + 5, y, momentum=0.9)
+    _same([fit], [fit_at("inertial", t + 5, y, fit.theta, momentum=0.9)])
+    with pytest.raises(InputError, match="theta has shape"):
+        fit_at("exponential", t, y, fit.theta[:2])
