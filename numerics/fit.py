@@ -1189,10 +1189,12 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     plateau_bounds
         (lo, hi): the range the reward can reach; r* (and r0) are constrained to it.
     every_start
-        Run every start of a one-parameter model (the exponential law). By default a later
+        Run every start of the multi-start. By default, for the exponential law (one shape
+        parameter, analytic Jacobian) and the inertial form (differenced Jacobian), a later
         start runs only where the projected cost does not rise monotonically from the optimum
-        found so far to that start (:func:`_profile_rises`, three points of a log grid): where it
-        rises, the descent from that start would return to the same basin.
+        found so far to that start (:func:`_profile_rises`, three points of a geometric path):
+        where it rises, the descent from that start would return to the same basin. The other
+        models (sigmoid, power, plateau-bounded or robust fits) always run every start.
 
     Returns
     -------
