@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from itertools import product
 from typing import Any
 
@@ -42,7 +42,7 @@ from .compiled import compiled, signature, symbol_info
 from .trajectory import closed_form
 
 __all__ = ["CurveModel", "FitResult", "NoiseEstimate", "MODEL_NAMES", "EXTRA_MODELS", "MODELS",
-           "curve_model", "fit_curve", "fit_models", "estimate_noise"]
+           "curve_model", "fit_curve", "fit_at", "fit_models", "estimate_noise"]
 
 MODEL_NAMES = ("inertial", "exponential", "sigmoid", "exponential_lr")
 #: Models fitted on request only (not part of ``fit --model all``).
@@ -243,11 +243,17 @@ class NoiseEstimate:
 
 @dataclass(frozen=True)
 class FitResult:
-    """A fitted model with uncertainties and information criteria."""
+    """A fitted model with uncertainties and information criteria.
+
+    The covariances are computed when first read (and kept): a fit whose errors are never read
+    costs only the optimisation. ``covariance`` is the theory's (process noise, THEORY.md
+    section 6; Newey-West where the model has no stochastic theory or the steps are irregular),
+    ``plain_covariance`` the white-noise s^2 (J^T J)^-1 that ``scipy.optimize.curve_fit``
+    returns.
+    """
 
     model: CurveModel
     theta: np.ndarray
-    covariance: np.ndarray
     t: np.ndarray
     y: np.ndarray
     rss: float
@@ -255,6 +261,34 @@ class FitResult:
     aic: float
     bic: float
     plateau_bounds: tuple[float, float] | None = None
+
+    @cached_property
+    def jacobian(self) -> np.ndarray:
+        """Jacobian of the model at the estimate, shape (n, p) (:func:`model_jacobian`)."""
+        return model_jacobian(self.model, self.t, self.theta)
+
+    @cached_property
+    def covariance(self) -> np.ndarray:
+        """Covariance of the parameters under the theory's residual process (THEORY.md s. 6).
+
+        The sandwich with residual covariance q R + sigma^2 I (:func:`_model_covariance`), or
+        the Newey-West covariance (:func:`hac_covariance`) where the model has no process
+        theory or the steps are irregular. Shape (p, p), in squared parameter units.
+        """
+        residuals = self.y - self.model(self.t, self.theta)
+        covariance = _model_covariance(self.model, self.theta, self.t, self.jacobian, residuals)
+        return hac_covariance(self.jacobian, residuals) if covariance is None else covariance
+
+    @cached_property
+    def plain_covariance(self) -> np.ndarray:
+        """White-noise covariance s^2 (J^T J)^+ with s^2 = RSS / (n - p).
+
+        What ``scipy.optimize.curve_fit`` returns (``absolute_sigma=False``); it ignores the
+        serial correlation of a training run's residuals (THEORY.md section 6), so the fit's
+        errors and intervals use :attr:`covariance`. Shape (p, p).
+        """
+        jac = self.jacobian
+        return self.rss / max(self.n - self.theta.size, 1) * np.linalg.pinv(_gram(jac, jac))
 
     @property
     def n(self) -> int:
@@ -305,7 +339,7 @@ class FitResult:
         above 1e12) or the covariance has a non-finite or negative diagonal: then no standard
         error is meaningful.
         """
-        jac = model_jacobian(self.model, self.t, self.theta)
+        jac = self.jacobian
         with np.errstate(all="ignore"):
             info = _gram(jac, jac)
             scale = np.sqrt(np.clip(np.diag(info), 1e-300, None))
@@ -648,12 +682,21 @@ def model_jacobian(model: CurveModel, t: np.ndarray, theta: np.ndarray) -> np.nd
         jac[:, 2:] = (theta[0] - theta[1]) * model.shape_jac(t, *theta[2:])
         return jac
     jac = np.empty((t.size, theta.size))
+    box = [(-np.inf, np.inf)] * 2 + list(zip(model.lower, model.upper, strict=True))
     for j in range(theta.size):
         h = 1e-6 * max(abs(theta[j]), 1e-3)
         up, down = theta.copy(), theta.copy()
-        up[j] += h
-        down[j] -= h
-        jac[:, j] = (model(t, up) - model(t, down)) / (2 * h)
+        lo, hi = box[j]
+        if theta[j] - h < lo <= theta[j]:  # on or near a bound: one-sided, inside the box (a
+            up[j] += h  # step out of it may leave the model's domain: stiffness 0)
+            jac[:, j] = (model(t, up) - model(t, theta)) / (up[j] - theta[j])
+        elif theta[j] <= hi < theta[j] + h:
+            down[j] -= h
+            jac[:, j] = (model(t, theta) - model(t, down)) / (theta[j] - down[j])
+        else:
+            up[j] += h
+            down[j] -= h
+            jac[:, j] = (model(t, up) - model(t, down)) / (2 * h)
     return jac
 
 
@@ -753,34 +796,42 @@ def _rows(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.atleast_2d(x.T))
 
 
-def _lagged_dots(x_hat: np.ndarray, y_hat: np.ndarray, size: int, lags: int) -> np.ndarray:
-    """Return sum_j x[j + h] . y[j] for h = 0..lags (offset traces of x y^T).
+def _lagged_dots(x_hat: np.ndarray, y_hat: np.ndarray) -> np.ndarray:
+    """Return the spectrum of sum_j x[j + h] . y[j] (offset traces of x y^T) over lags h.
 
     From the spectra ``rfft(_rows(x), size)`` and ``rfft(_rows(y), size)`` (size >= n + lags:
-    no wrap-around).
+    no wrap-around); the caller inverts several at once (one ``irfft``).
     """
-    return np.fft.irfft((x_hat * np.conj(y_hat)).sum(axis=0), size)[: lags + 1]
+    return (x_hat * np.conj(y_hat)).sum(axis=0)
 
 
 def _process_times(kernel: tuple[np.ndarray, ...], jac: np.ndarray) -> np.ndarray:
-    """R J for the process covariance R of the kernel, by FFT convolutions, O(n log n)."""
+    """R J for the process covariance R of the kernel, by FFT convolutions, O(n log n).
+
+    One ``rfft`` of every row (f, g, the weighted and the reversed columns of J) and one
+    ``irfft`` of every product: two FFT calls of stacked rows instead of one per row.
+    """
     f, g, p_ee, p_ve = kernel
-    n = jac.shape[0]
+    n, p = jac.shape
     size = _fft_size(2 * n - 1)  # linear convolutions: no wrap-around of the n outputs
-    rfft, irfft = np.fft.rfft, np.fft.irfft
     columns = _rows(jac)  # (p, n)
-    f_hat = rfft(f, size)
-    lower_hat = f_hat * rfft(p_ee * columns, size)
     velocity = bool(g.any() or p_ve.any())  # the overdamped kernel's g and P_ve are exact zeros
+    parts = [f[None, :], p_ee * columns, columns[:, ::-1]]
     if velocity:
-        g_hat = rfft(g, size)
-        lower_hat += g_hat * rfft(p_ve * columns, size)
-    lower = irfft(lower_hat, size)[:, :n]
-    # strictly upper part (j > i): the same kernels without their lag-0 term, on reversed J
-    reversed_hat = rfft(columns[:, ::-1], size)
-    out = lower + p_ee * irfft((f_hat - f[0]) * reversed_hat, size)[:, :n][:, ::-1]
+        parts += [g[None, :], p_ve * columns]
+    spectra = np.fft.rfft(np.concatenate(parts), size)
+    f_hat, weighted_hat, reversed_hat = spectra[0], spectra[1:p + 1], spectra[p + 1:2 * p + 1]
+    # lower part (j <= i) and strictly upper part (j > i: the same kernels without their lag-0
+    # term, on reversed J)
+    products = [f_hat * weighted_hat, (f_hat - f[0]) * reversed_hat]
     if velocity:
-        out += p_ve * irfft((g_hat - g[0]) * reversed_hat, size)[:, :n][:, ::-1]
+        g_hat, velocity_hat = spectra[2 * p + 1], spectra[2 * p + 2:]
+        products[0] = products[0] + g_hat * velocity_hat
+        products.append((g_hat - g[0]) * reversed_hat)
+    back = np.fft.irfft(np.concatenate(products), size)[:, :n]
+    out = back[:p] + p_ee * back[p:2 * p, ::-1]
+    if velocity:
+        out += p_ve * back[2 * p:, ::-1]
     return out.T
 
 
@@ -792,15 +843,15 @@ def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: 
     (white observation noise) match the residual autocovariances at lags 0..L by non-negative
     least squares. The residuals are M (q R + sigma^2 I) M with M = I - J B J^T (fitting absorbs
     part of a slow process), so the expected autocovariances use offset traces of M R M and M.
-    Everything is O(n log n): R is never formed. None when the model has no stochastic theory
-    or the steps are irregular.
+    Everything is O(n log n): R is never formed; four FFT calls of stacked rows.
+    None when the model has no stochastic theory or the steps are irregular.
     """
     from scipy.optimize import nnls
 
     steps = np.diff(t)
     if not np.allclose(steps, steps[0], rtol=1e-9):
         return None
-    n = t.size
+    n, p = jac.shape
     with np.errstate(all="ignore"):
         kernel = _process_kernel(model, theta, np.arange(n) * float(steps[0]))
     if kernel is None or not all(np.all(np.isfinite(part)) for part in kernel):
@@ -813,17 +864,22 @@ def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: 
     tail_ee, tail_ve = np.cumsum(p_ee), np.cumsum(p_ve)
     h = np.arange(lags + 1)
     trace_r = f[h] * tail_ee[n - 1 - h] + g[h] * tail_ve[n - 1 - h]
-    # spectra of J and R J once; W = R J B^T (H R = J W^T), J C and J B are linear in them;
-    # lags 0..L need n + L zero-padded points, not 2n, to stay free of wrap-around
+    # spectra of J, R J and the residuals in one call; W = R J B^T (H R = J W^T), J C and J B
+    # are linear in them; lags 0..L need n + L zero-padded points, not 2n, to stay free of
+    # wrap-around
     size = _fft_size(n + lags + 1)
-    j_hat = np.fft.rfft(_rows(jac), size)
-    w_hat = bread @ np.fft.rfft(_rows(rj), size)
+    spectra = np.fft.rfft(np.concatenate([_rows(jac), _rows(rj),
+                                          _rows(residuals - residuals.mean())]), size)
+    j_hat, centred_hat = spectra[:p], spectra[2 * p:]
+    w_hat = bread @ spectra[p:2 * p]
     jc_hat = (bread @ jrj @ bread).T @ j_hat
-    trace_mrm = (trace_r - _lagged_dots(j_hat, w_hat, size, lags)
-                 - _lagged_dots(w_hat, j_hat, size, lags) + _lagged_dots(jc_hat, j_hat, size, lags))
-    trace_m = np.where(h == 0, n, 0.0) - _lagged_dots(bread.T @ j_hat, j_hat, size, lags)
-    centred_hat = np.fft.rfft(_rows(residuals - residuals.mean()), size)
-    sample = _lagged_dots(centred_hat, centred_hat, size, lags) / n
+    dots = np.fft.irfft(np.stack([
+        _lagged_dots(j_hat, w_hat) + _lagged_dots(w_hat, j_hat) - _lagged_dots(jc_hat, j_hat),
+        _lagged_dots(bread.T @ j_hat, j_hat), _lagged_dots(centred_hat, centred_hat)]),
+        size)[:, :lags + 1]
+    trace_mrm = trace_r - dots[0]
+    trace_m = np.where(h == 0, n, 0.0) - dots[1]
+    sample = dots[2] / n
     (q, sigma2), _ = nnls(np.column_stack([trace_mrm / n, trace_m / n]), sample)
     meat = q * jrj + sigma2 * _gram(jac, jac)
     return n / max(n - theta.size, 1) * bread @ meat @ bread
@@ -863,6 +919,9 @@ def _boxed_line(u: np.ndarray, y: np.ndarray, r_star: float, slope: float,
 #: matrix-vector products on its thread pool above ~1e4 entries, and waking the pool costs
 #: milliseconds per call on a busy machine; below, BLAS runs on one thread and is the fastest.
 _NO_BLAS_ROWS = 8192
+
+#: Grid points of the profile check between an optimum and a later start (:func:`_profile_rises`).
+PROFILE_POINTS = 3
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -962,11 +1021,31 @@ def _levenberg_marquardt(residual: Callable[[np.ndarray], np.ndarray],
             break
         moved = np.abs(trial - x) <= 1e-12 * (np.abs(x) + 1e-12)
         change = cost - trial_cost
+        taken = trial - x
+        lam = _damping(lam, change, -(_dot(gradient, taken) + 0.5 * _dot(taken, info @ taken)))
         x, fun, cost = trial, trial_fun, trial_cost
-        lam = max(lam / 10, 1e-12)
         if np.all(moved) or change <= 1e-15 * cost:
             break
     return _Solution(x, fun, cost)
+
+
+def _damping(lam: float, change: float, predicted: float) -> float:
+    """Return the damping after an accepted step, from its gain ratio (Moré 1978, Nielsen 1999).
+
+    The gain ratio rho = actual / predicted decrease of the cost (the Gauss-Newton model's
+    prediction). rho > 0.75: the model holds, damping / 10 (floor 1e-12); rho < 0.25: it
+    does not (a Gauss-Newton step overshooting a minimum whose curvature the model
+    underestimates, as the projected tau of a noisy exponential), damping at least doubled and
+    at least 1 (each step at most half the Gauss-Newton step: a trust-region shrink);
+    otherwise unchanged. Without the shrink the steps straddle the minimum, each decreasing the
+    cost a little, until the iterations run out.
+    """
+    rho = change / predicted if predicted > 0 else 1.0
+    if rho > 0.75:
+        return max(lam / 10, 1e-12)
+    if rho < 0.25:
+        return max(2 * lam, 1.0)
+    return lam
 
 
 def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
@@ -1028,12 +1107,52 @@ def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
             break
         moved = abs(trial - x) <= 1e-12 * (abs(x) + 1e-12)
         change = cost - trial_cost
+        taken = trial - x
+        lam = _damping(lam, change, -(gradient * taken + 0.5 * info * taken * taken))
         x, fun, cost = trial, trial_fun, trial_cost
-        lam = max(lam / 10, 1e-12)
         if moved or change <= 1e-15 * cost or (found is not None
                                                 and abs(x - found) <= 1e-6 * abs(found)):
             break
     return _Solution(np.array([x]), fun, cost)
+
+
+def _profile_rises(cost_of: Callable[[np.ndarray], float], optimum: np.ndarray,
+                   start: np.ndarray, cost: float, *, points: int = PROFILE_POINTS) -> bool:
+    """Whether the projected cost rises monotonically from an optimum to a later start.
+
+    The cost is evaluated at ``points`` points of a geometric path from the optimum (cost
+    ``cost``) to the start (each shape parameter interpolated in its logarithm), the start
+    included; True when each is at least the one before. Then a descent from the start would
+    return to the optimum's basin (the profile rises between them on the path), and the start
+    is skipped. The points cost a fraction of one Levenberg-Marquardt run from that start; where
+    the profile dips (a second basin, as on many pure-noise series) the start runs.
+
+    Parameters
+    ----------
+    cost_of : callable
+        Half the residual sum of squares of the variable projection at phi.
+    optimum, start : numpy.ndarray
+        The best phi so far and the start's phi (shape parameters; a path needs them > 0).
+    cost : float
+        Cost at the optimum.
+    points : int
+        Points on the path.
+
+    Returns
+    -------
+    bool
+        True when the start can be skipped; False also where a parameter is not positive.
+    """
+    if not (np.all(optimum > 0) and np.all(start > 0)):
+        return False
+    ratio = start / optimum
+    previous = cost
+    for k in range(1, points + 1):
+        current = cost_of(optimum * ratio ** (k / points))
+        if not current >= previous:  # a dip, or not finite
+            return False
+        previous = current
+    return True
 
 
 def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -1052,7 +1171,8 @@ def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray
 
 def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float | None = None,
               learning_rate: npt.ArrayLike | None = None, loss: str = "linear",
-              plateau_bounds: tuple[float, float] | None = None) -> FitResult:
+              plateau_bounds: tuple[float, float] | None = None,
+              every_start: bool = False) -> FitResult:
     """Fit one model by multi-start bounded least squares.
 
     Parameters
@@ -1068,6 +1188,19 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         such as ``"soft_l1"``.
     plateau_bounds
         (lo, hi): the range the reward can reach; r* (and r0) are constrained to it.
+    every_start
+        Run every start of the multi-start. By default, for the exponential law (one shape
+        parameter, analytic Jacobian) and the inertial form (differenced Jacobian), a later
+        start runs only where the projected cost does not rise monotonically from the optimum
+        found so far to that start (:func:`_profile_rises`, three points of a geometric path):
+        where it rises, the descent from that start would return to the same basin. The other
+        models (sigmoid, power, plateau-bounded or robust fits) always run every start.
+
+    Returns
+    -------
+    FitResult
+        Parameters, RSS, R^2 and information criteria; the covariances are computed when
+        first read.
     """
     t, y = _prepare(t, y)
     if plateau_bounds is not None:
@@ -1125,9 +1258,14 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     y_centred = y - y_mean
     one_shape: list[np.ndarray] = []  # U at the latest phi of the scalar path
 
+    # the law itself where the shape is the law at (r0, r*) = (1, 0) (the same call, without
+    # the shape's own errstate: the optimisation below runs under errstate(all="ignore"))
+    law = (compiled(model.derivation) if model.derivation is not None and model.abscissa is None
+           else None)
+
     def scalar_residual(phi: float) -> np.ndarray:
         """Residual of the variable projection for one shape parameter (as plateau_and_start)."""
-        u = model.shape(t, phi)
+        u = law(t, 1.0, 0.0, phi) if law is not None else model.shape(t, phi)
         one_shape[:] = [u]
         u_mean = u.sum() / u.size
         du = u - u_mean
@@ -1136,6 +1274,18 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
             return plateau_and_start(np.array([phi]))[1] - y
         slope = _dot(du, y_centred) / spread
         return (y_mean - slope * u_mean) + slope * u - y
+
+    y_square, y_sum = _dot(y_centred, y_centred), float(y.sum())
+
+    def scalar_cost(phi: float) -> float:
+        """Half the projected RSS at phi: (|y_c|^2 - (du . y_c)^2 / |du|^2) / 2, no residual."""
+        u = law(t, 1.0, 0.0, phi) if law is not None else model.shape(t, phi)
+        du = u - u.sum() / u.size
+        spread = _dot(du, du)
+        if not spread > 1e-12 * max(1.0, (u.sum() / u.size) ** 2) * u.size:
+            fun = scalar_residual(phi)
+            return 0.5 * _dot(fun, fun)
+        return 0.5 * (y_square - _dot(du, y_centred) ** 2 / spread)
 
     # the registry's dU/dphi column itself (shape_jac's own call, without its (n, 1) wrapper)
     column = (compiled(f"{model.derivation}_d_{_raw_names(model)[0]}")
@@ -1151,16 +1301,50 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
             dus = None
         if dus is None:
             dus = model.shape_jac(t, phi)[:, 0]
-        v = 1.0 - u
-        uu, uv, vv = _dot(u, u), _dot(u, v), _dot(v, v)
+        # v = 1 - u is never formed: its products follow from sums (sum v = n - sum u, ...)
+        su, uu, uy, sd, ud, dy = u.sum(), _dot(u, u), _dot(u, y), dus.sum(), _dot(u, dus), \
+            _dot(dus, y)
+        uv, vv, vy = su - uu, u.size - 2 * su + uu, y_sum - uy
         det = uu * vv - uv * uv
-        uy, vy = _dot(u, y), _dot(v, y)
         c0, c1 = (vv * uy - uv * vy) / det, (uu * vy - uv * uy) / det
-        rho = u * c0 + v * c1 - y
-        moved = dus * (c0 - c1)
-        dots = _dot(dus, rho)
-        m0, m1 = _dot(u, moved) + dots, _dot(v, moved) - dots
-        return moved - u * ((vv * m0 - uv * m1) / det) - v * ((uu * m1 - uv * m0) / det)
+        slope = c0 - c1
+        dots = c1 * sd + slope * ud - dy  # dus . rho, rho = u c0 + v c1 - y
+        m0 = slope * ud + dots  # u . moved + dots, moved = dus (c0 - c1)
+        m1 = slope * (sd - ud) - dots  # v . moved - dots
+        a, b = (vv * m0 - uv * m1) / det, (uu * m1 - uv * m0) / det
+        return slope * dus - (a - b) * u - b  # moved - u a - v b
+
+    last_residual: dict[bytes, np.ndarray] = {}  # the residual at the latest phi
+
+    def projected_residual(phi: np.ndarray) -> np.ndarray:
+        """Residual of the variable projection at phi (kept for the differenced Jacobian)."""
+        fun = plateau_and_start(phi)[1] - y
+        last_residual.clear()
+        last_residual[phi.tobytes()] = fun
+        return fun
+
+    def projected_cost(phi: np.ndarray) -> float:
+        """Half the projected residual sum of squares at phi."""
+        fun = plateau_and_start(phi)[1] - y
+        return 0.5 * _dot(fun, fun)
+
+    def differenced_jacobian(phi: np.ndarray) -> np.ndarray:
+        """Forward differences of the projected residual (relative step sqrt(eps), in the box).
+
+        The residual at phi itself is the one the optimiser has just evaluated.
+        """
+        base = last_residual.get(phi.tobytes())
+        if base is None:
+            base = plateau_and_start(phi)[1] - y
+        jac = np.empty((t.size, phi.size))
+        for j in range(phi.size):
+            h = 1.4901161193847656e-08 * max(abs(phi[j]), 1e-8)
+            if phi[j] + h > upper[j]:
+                h = -h  # step back into the box
+            moved = phi.copy()
+            moved[j] += h
+            jac[:, j] = (plateau_and_start(moved)[1] - y - base) / (moved[j] - phi[j])
+        return jac
 
     analytic = model.shape_jac is not None and plateau_bounds is None
     best, best_cost = None, np.inf
@@ -1169,6 +1353,9 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
             x0 = np.clip(np.array(start, dtype=float), lower + 1e-12 * (upper - lower),
                          upper - 1e-12 * (upper - lower))
             if analytic and loss == "linear" and x0.size == 1:
+                if best is not None and not every_start and _profile_rises(
+                        lambda phi: scalar_cost(float(phi[0])), best.x, x0, best_cost):
+                    continue  # the cost rises from the optimum to this start: same basin
                 sol = _scalar_levenberg_marquardt(
                     scalar_residual, scalar_jacobian, float(x0[0]), float(lower[0]),
                     float(upper[0]), found=None if best is None else float(best.x[0]))
@@ -1178,6 +1365,17 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
             if analytic and loss == "linear":
                 sol = _levenberg_marquardt(lambda phi: plateau_and_start(phi)[1] - y,
                                            projected_jacobian, x0, lower, upper)
+                if sol is not None and sol.cost < best_cost:
+                    best, best_cost = sol, sol.cost
+                continue
+            if loss == "linear" and plateau_bounds is None and model.abscissa is None:
+                # no analytic dU/dphi (the inertial closed form): forward differences of the
+                # projected residual, in the same Levenberg-Marquardt
+                if best is not None and not every_start and _profile_rises(
+                        projected_cost, best.x, x0, best_cost):
+                    continue  # the cost rises from the optimum to this start: same basin
+                sol = _levenberg_marquardt(projected_residual, differenced_jacobian, x0, lower,
+                                           upper)
                 if sol is not None and sol.cost < best_cost:
                     best, best_cost = sol, sol.cost
                 continue
@@ -1192,18 +1390,51 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
                 best, best_cost = sol, sol.cost
     if best is None:
         raise InputError(f"model {name!r} could not be fitted to this series")
-    theta = np.concatenate([plateau_and_start(best.x)[0], best.x])
+    return _result(model, t, y, np.concatenate([plateau_and_start(best.x)[0], best.x]),
+                   plateau_bounds)
+
+
+def _result(model: CurveModel, t: np.ndarray, y: np.ndarray, theta: np.ndarray,
+            plateau_bounds: tuple[float, float] | None) -> FitResult:
+    """Return the fit at theta: RSS, R^2 and information criteria of the prepared series."""
     residuals = y - model(t, theta)
     rss = _dot(residuals, residuals)
     tss = float(np.sum((y - y.mean()) ** 2))
     n, p = y.size, theta.size
-    jac = model_jacobian(model, t, theta)
-    covariance = _model_covariance(model, theta, t, jac, residuals)
-    if covariance is None:
-        covariance = hac_covariance(jac, residuals)
     log_lik_term = n * np.log(max(rss, 1e-300) / n)
-    return FitResult(model, theta, covariance, t, y, rss, 1 - rss / tss,
-                     log_lik_term + 2 * p, log_lik_term + p * np.log(n), plateau_bounds)
+    return FitResult(model, theta, t, y, rss, 1 - rss / tss, log_lik_term + 2 * p,
+                     log_lik_term + p * np.log(n), plateau_bounds)
+
+
+def fit_at(name: str, t: npt.ArrayLike, y: npt.ArrayLike, theta: npt.ArrayLike, *,
+           momentum: float | None = None, learning_rate: npt.ArrayLike | None = None,
+           plateau_bounds: tuple[float, float] | None = None) -> FitResult:
+    """Return the :class:`FitResult` of model ``name`` at the parameters theta, without fitting.
+
+    The result :func:`fit_curve` returns when its optimum is theta (the same model, box and
+    statistics, bit for bit): a fit made elsewhere (another process, a Dask worker) is
+    rebuilt from its parameters, since a model's shape functions cannot be pickled.
+
+    Parameters
+    ----------
+    name, t, y, momentum, learning_rate, plateau_bounds
+        As for :func:`fit_curve`.
+    theta : array_like
+        Parameters (r0, r*, *phi) in the model's order.
+
+    Returns
+    -------
+    FitResult
+        The fit at theta; its covariances are computed when first read.
+    """
+    t, y = _prepare(t, y)
+    model = curve_model(name, t, y, momentum=momentum, learning_rate=learning_rate)
+    theta = np.asarray(theta, dtype=float)
+    if theta.shape != (len(model.params),):
+        raise InputError(f"theta has shape {theta.shape}; model {name!r} has parameters "
+                         f"{model.params}")
+    bounds = None if plateau_bounds is None else tuple(map(float, plateau_bounds))
+    return _result(model, t, y, theta, bounds)
 
 
 def estimate_noise(y: npt.ArrayLike) -> NoiseEstimate:

@@ -97,3 +97,27 @@ def test_reward_trajectory_flags_instability_instead_of_nan():
                                    mean_lag=15)
     assert lagged.unstable and not np.isnan(lagged.values).any()
     assert np.isinf(lagged.values[-1])
+
+
+def test_series_stops_early_with_the_same_bits():
+    """The near-critical series stops once its terms vanish: equal, bit for bit, to 12 terms."""
+    from grpodyn.numerics.trajectory import _SERIES_CUTOFF, _series_cosh_sinc
+
+    def twelve_terms(x):
+        cosh_sum, sinc_sum = np.zeros_like(x), np.zeros_like(x)
+        term_c, term_s = np.ones_like(x), np.ones_like(x)
+        for j in range(12):
+            cosh_sum += term_c
+            sinc_sum += term_s
+            term_c = term_c * x / ((2 * j + 1) * (2 * j + 2))
+            term_s = term_s * x / ((2 * j + 2) * (2 * j + 3))
+        return cosh_sum, sinc_sum
+
+    rng = np.random.default_rng(3)
+    for scale in 10.0 ** -np.arange(0, 17):
+        x = rng.uniform(-_SERIES_CUTOFF, _SERIES_CUTOFF, 200) * scale
+        for ours, reference in zip(_series_cosh_sinc(x), twelve_terms(x), strict=True):
+            np.testing.assert_array_equal(ours, reference)
+    for ours, reference in zip(_series_cosh_sinc(np.zeros(3)), twelve_terms(np.zeros(3)),
+                               strict=True):
+        np.testing.assert_array_equal(ours, reference)
