@@ -27,7 +27,9 @@ from the caller or ``run.meta`` with its source. Besides the modes, a run has a 
 not a failure: converged, learning, not_learning, declining (a fall beyond the noise, never
 healthy) or too_short. Revision 6: the fall back from the best level is tested at a Bonferroni
 threshold over the windows the best was picked from, against the noise at the window's scale;
-revision 7: degeneracy also counts the drift lost over the whole run (docs/findings.md, 4b).
+revision 7: degeneracy also counts the drift lost over the whole run; revision 9: without a
+zero-std share, an entropy fall that the reward's move explains (the kept-spread bound of
+THEORY.md section 7) is decided, one beyond it abstains (docs/findings.md, 4b).
 Needs numpy only.
 """
 
