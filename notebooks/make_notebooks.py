@@ -164,11 +164,14 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "print(d.prompt_pool['late'])\n"
                  "print(d.modes['advantage_degeneracy'].evidence)\n"
                  "print(d.modes['policy_concentration'].evidence)"),
-        ("md", "## Labels by outcome, and an abstention that counts as a miss (revision 8)\n\n"
-               "The prompt-pool simulator labels a run by what it did (its exact pool success "
-               "rate: `outcome_label`), not by the settings it was drawn from. Written as "
-               "verl's console, which logs no zero-std share, a concentration below the "
-               "ceiling cannot be told from learning: the verdict is `undecided` and the run "
+        ("md", "## Labels by outcome, and an abstention that counts as a miss (revisions 8-9)"
+               "\n\nThe prompt-pool simulator labels a run by what it did (its exact pool "
+               "success rate: `outcome_label`), not by the settings it was drawn from. Written "
+               "as verl's console, which logs no zero-std share, the entropy is read against "
+               "the reward's move (revision 9: `prompt_pool_entropy_ratio_bound`, the largest "
+               "fall a pool that keeps its spread allows). A fall within it is learning; a fall "
+               "beyond it could be concentration or a token entropy that falls faster than the "
+               "answers' (real runs do), so the verdict is `undecided` and the run "
                "`undetermined` (a miss in the source matrix). Design seed 0 of the variant "
                "bed."),
         ("code", "from grpodyn.empirical.diagnostics.testbed import called, pool_testbed\n"
@@ -176,7 +179,9 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "    for c in pool_testbed(seeds=range(0, 1), variant=True, log_format=fmt):\n"
                  "        d = diagnose(c.run)\n"
                  "        print(f\"{fmt:4s} {c.name:38s} label {c.label:22s} called "
-                 "{called(d):22s} state {d.state}\")"),
+                 "{called(d):22s} state {d.state}\")\n"
+                 "        if fmt == 'verl' and c.label in ('healthy', 'policy_concentration'):\n"
+                 "            print('     ', d.modes['policy_concentration'].evidence)"),
     ],
     "07_deepnet.ipynb": [
         ("md", "# The deep-network demonstration (issue 16)\n\nA tiny Llama (two sizes) trained "

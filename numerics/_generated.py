@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '592bc5ccbcab02049175dc2903296b1c'
+THEORY_HASH = '2c3c8eb37bde80d9ca88a4a321234a9e'
 
 
 SIGNATURES = {
@@ -81,6 +81,7 @@ SIGNATURES = {
     'prompt_pool_failed_group_share': ('G', 'a_p', 'b_p'),
     'prompt_pool_within_group_variance': ('a_p', 'b_p'),
     'prompt_pool_batch_variance': ('B', 'G', 'a_p', 'b_p'),
+    'prompt_pool_entropy_ratio_bound': ('r0', 'r1'),
     'bandit_success_probability': ('x',),
     'bandit_drift_grpo': ('x', 'G', 'eps'),
     'bandit_drift_dr_grpo': ('x', 'G'),
@@ -168,6 +169,7 @@ SYMBOLS = {
     'p': ('dimensionless', 'p', ('positive',)),
     'q': ('dimensionless', 'q', ('positive',)),
     'r0': ('reward', 'r_0', ('real',)),
+    'r1': ('reward', 'r_1', ('positive',)),
     'r_star': ('reward', 'r^{*}', ('real',)),
     'rho_A': ('completions', '\\rho_A', ('positive',)),
     's2': ('reward^2', 's^{2}', ('positive',)),
@@ -1405,6 +1407,25 @@ def prompt_pool_batch_variance(B, G, a_p, b_p):
     _x0 = a_p + b_p
     _x1 = B*G
     return a_p*b_p*(-G + _x1*a_p + _x1*b_p + _x1 - a_p - b_p)/(_x0**2*(_x0 + 1)*(_x1 - 1))
+
+
+def prompt_pool_entropy_ratio_bound(r0, r1):
+    """Smallest ratio of the answer entropy at mean reward r_1 to that at r_0 for a Beta pool whose spread phi is kept.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_entropy_ratio_bound``.
+
+    Parameters
+    ----------
+    r0 : array_like
+        initial expected reward [reward]
+    r1 : array_like
+        expected reward at a later window of steps [reward]
+    """
+    _x0 = 1 - r1
+    _x1 = 1 - r0
+    _x2 = _x0*r1/(_x1*r0)
+    _x3 = (-_x0*numpy.log(_x0) - r1*numpy.log(r1))/(-_x1*numpy.log(_x1) - r0*numpy.log(r0))
+    return (1/2)*_x2 + (1/2)*_x3 - 1/2*abs(_x2 - _x3)
 
 
 def bandit_success_probability(x):

@@ -27,7 +27,7 @@ from grpodyn.ground import InputError, check_int
 from .compiled import compiled
 
 __all__ = ["PromptPool", "fit_prompt_pool", "zero_std_share", "failed_group_share",
-           "drift_loss"]
+           "drift_loss", "entropy_ratio_bound"]
 
 _PHI_MIN, _PHI_MAX = 1e-3, 1e4
 _Z95 = 1.96
@@ -94,6 +94,29 @@ def failed_group_share(mean: float, phi: float, group_size: int) -> float:
         return (1 - mean) ** group_size
     return float(compiled("prompt_pool_failed_group_share")(group_size, mean * phi,
                                                              (1 - mean) * phi))
+
+
+def entropy_ratio_bound(start: float, end: float) -> float:
+    """Return the smallest answer-entropy ratio that a move of the mean reward explains.
+
+    ``prompt_pool_entropy_ratio_bound`` (THEORY.md section 7, issue 17 revision 9): for a Beta
+    pool of prompts whose spread phi is kept while the mean success rate moves from ``start``
+    to ``end``, E[h(p)] at ``end`` over E[h(p)] at ``start`` is at least
+    min(h(end)/h(start), end (1-end) / (start (1-start))), h the binary entropy in nats.
+
+    Parameters
+    ----------
+    start, end : float
+        Mean success rates (dimensionless, clipped into (0, 1)).
+
+    Returns
+    -------
+    float
+        The ratio (dimensionless; above 1 when the mean moves toward 1/2).
+    """
+    start = float(np.clip(start, 1e-9, 1 - 1e-9))
+    end = float(np.clip(end, 1e-9, 1 - 1e-9))
+    return float(compiled("prompt_pool_entropy_ratio_bound")(start, end))
 
 
 def _invert(mean: float, share: float, group_size: int) -> float:

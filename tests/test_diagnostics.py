@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
-from grpodyn.empirical.diagnostics.diagnose import MODES, diagnose
+from grpodyn.empirical.diagnostics.diagnose import MODES, Diagnosis, diagnose
 from grpodyn.empirical.diagnostics.testbed import LABELS, bandit_testbed, evaluate
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError
@@ -333,7 +333,6 @@ def test_cumulative_sums_give_the_convolution_to_round_off() -> None:
 
 def test_public_outcome_mapping() -> None:
     """Map diagnoses onto the documented outcomes."""
-    from grpodyn.empirical.diagnostics.diagnose import Diagnosis
     from grpodyn.empirical.diagnostics.public_outcomes import OUTCOMES, outcome_of
 
     def made(primary: str | None, state: str) -> Diagnosis:
@@ -377,8 +376,9 @@ def test_variant_bed_reads_through_the_verl_console(tmp_path: Path) -> None:
     """Read the variant bed through verl's console.
 
     The variant bed written as verl prints it: G and B from its config record, the
-    held-out reward from val-core; without the zero-std share concentration is not judged
-    below the ceiling, and the evidence says what it needs.
+    held-out reward from val-core; without the zero-std share concentration is judged from
+    the entropy against what the reward's move explains (revision 9): the healthy run's fall
+    is explained (no abstention), the locked run's is not (the diagnosis abstains).
     """
     from grpodyn.empirical.diagnostics.testbed import pool_testbed
 
@@ -388,13 +388,20 @@ def test_variant_bed_reads_through_the_verl_console(tmp_path: Path) -> None:
         assert c.run.meta.batch.value == 32
         assert "frac_reward_zero_std" not in c.run.metrics
         assert np.isfinite(c.run.metrics["heldout_reward"]).sum() == 20
-    locked = next(c for c in cases if c.label == "policy_concentration")
-    verdict = diagnose(locked.run).modes["policy_concentration"]
-    assert not verdict.flag and "needs frac_reward_zero_std" in verdict.evidence
-    assert verdict.undecided  # the entropy fell: the diagnosis abstains (a miss, not a hit)
+    # revision 9: the entropy read against the reward's move (variant design seed 0); the
+    # locked run lost entropy beyond the bound, which a token entropy can do while learning:
+    # the diagnosis abstains
     from grpodyn.empirical.diagnostics.testbed import UNDETERMINED, called
 
+    locked = next(c for c in cases if c.label == "policy_concentration")
+    verdict = diagnose(locked.run).modes["policy_concentration"]
+    assert not verdict.flag and verdict.undecided
+    assert "beyond what the reward explains" in verdict.evidence
     assert called(diagnose(locked.run)) == UNDETERMINED
+    learner = next(c for c in cases if c.name == "pool_variant_healthy_0")
+    verdict = diagnose(learner.run).modes["policy_concentration"]
+    assert not verdict.flag and not verdict.undecided
+    assert "the move of the reward explains" in verdict.evidence
     with pytest.raises(ValueError, match="log_format"):
         pool_testbed(seeds=range(0, 1), log_format="openrlhf")
 
@@ -474,26 +481,42 @@ def test_the_simulators_ground_truth_matches_its_train_reward() -> None:
     assert abs(train[-75:].mean() - late) < 6 * se + 0.02  # plus the pool's sampling of B
 
 
-def test_concentration_without_the_zero_std_share_abstains() -> None:
-    """Abstain on concentration when the entropy halves below the ceiling without the share.
+def test_concentration_without_the_zero_std_share_reads_the_entropy_or_abstains() -> None:
+    """Read the entropy against the reward's move when the log has no zero-std share.
 
-    The call is ``undetermined`` (a miss in the matrix, not a flag); at the ceiling the same
-    fall is convergence and the call is healthy.
+    Revision 9: an entropy that falls about as the kept-spread bound allows while the reward
+    rises to 0.9 is learning (decided, no abstention); one that collapses while the reward
+    moves 0.3 -> 0.6 is beyond the bound, which a token entropy can be while learning, so the
+    diagnosis abstains (``undetermined``, a miss); at the ceiling the fall is convergence;
+    rewards outside [0, 1] give no success rate to set the bound: it abstains.
     """
     from dataclasses import replace
 
     from grpodyn.empirical.diagnostics.testbed import UNDETERMINED, _matrix, called
+    def case(level: float, entropy: Callable[[np.ndarray], np.ndarray],
+             scale: float = 1.0) -> Diagnosis:
+        run = _shaped(lambda t, v=level: v - (v - 0.3) * np.exp(-t / 30), noise=0.004)
+        run = replace(run, reward=scale * np.clip(run.reward, 0, 1))
+        run.metrics["entropy"] = entropy(run.reward / scale)
+        return diagnose(run)
 
-    for level, undecided in ((0.6, True), (0.985, False)):
-        run = _shaped(lambda t, v=level: v - 0.3 * np.exp(-t / 30), noise=0.004)
-        run = replace(run, reward=np.clip(run.reward, 0, 1))
-        run.metrics["entropy"] = 0.6 * np.exp(-run.steps / 40) + 0.01
-        d = diagnose(run)
-        verdict = d.modes["policy_concentration"]
-        assert not verdict.flag and verdict.undecided is undecided
-        assert (called(d) == UNDETERMINED) is undecided
-        if undecided:
-            assert any("abstains" in note for note in d.notes)
+    collapsed = case(0.6, lambda r: 0.6 * np.exp(-np.arange(r.size) / 40) + 0.01)
+    verdict = collapsed.modes["policy_concentration"]
+    assert not verdict.flag and verdict.undecided, verdict.evidence
+    assert called(collapsed) == UNDETERMINED and "beyond what the reward" in verdict.evidence
+    # the entropy of a polarized pool that keeps its spread (E[h] ~ r (1 - r)), lowered a
+    # further 30% over the run: learning that spreads the prompts somewhat
+    learning = case(0.9, lambda r: r * (1 - r) * (1 - 0.3 * np.arange(r.size) / r.size))
+    verdict = learning.modes["policy_concentration"]
+    assert not verdict.flag and not verdict.undecided, verdict.evidence
+    assert called(learning) == "healthy"
+    at_ceiling = case(0.985, lambda r: 0.6 * np.exp(-np.arange(r.size) / 40) + 0.01)
+    assert not at_ceiling.modes["policy_concentration"].flag
+    assert called(at_ceiling) == "healthy"
+    scaled = case(0.6, lambda r: 0.6 * np.exp(-np.arange(r.size) / 40) + 0.01, scale=5.0)
+    assert scaled.modes["policy_concentration"].undecided
+    assert called(scaled) == UNDETERMINED
+    assert any("abstains" in note for note in scaled.notes)
     scored = _matrix(["healthy", "policy_concentration"], [UNDETERMINED, UNDETERMINED])
     assert scored["abstained"] == 1.0 and scored["healthy_flagged"] == 0.0
     assert scored["per_class"]["policy_concentration"]["recall"] == 0.0

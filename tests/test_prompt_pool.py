@@ -96,3 +96,33 @@ def test_a_share_just_above_the_homogeneous_limit_is_homogeneous() -> None:
     share = 0.5 * (exact + resolved)
     fit = fit_prompt_pool(np.full(10, m), np.full(10, share), group_size=g)
     assert fit.status == "homogeneous" and fit.point_phi == np.inf
+
+
+def test_entropy_ratio_bound_is_the_smallest_kept_spread_ratio() -> None:
+    """Bound the answer-entropy ratio of a Beta pool that keeps its spread (revision 9).
+
+    E[h(p)] over Beta(m phi, (1-m) phi) in closed form (digamma, the theory's first step) moves
+    monotonically with phi between its two limits, so the generated bound (the smaller limit)
+    is the minimum over phi; the closed form matches Monte Carlo.
+    """
+    from scipy.special import digamma
+
+    from grpodyn.numerics.prompt_pool import entropy_ratio_bound
+
+    def mean_entropy(m: float, phi: np.ndarray) -> np.ndarray:
+        return (digamma(phi + 1) - m * digamma(m * phi + 1)
+                - (1 - m) * digamma((1 - m) * phi + 1))
+
+    rng = np.random.default_rng(3)
+    p = rng.beta(0.7, 1.9, size=400_000)
+    h = -(p * np.log(p) + (1 - p) * np.log1p(-p))
+    assert abs(h.mean() - mean_entropy(0.7 / 2.6, np.array(2.6))) < 5 * h.std() / 630
+    phis = np.logspace(-4, 5, 300)
+    for start in (0.05, 0.3, 0.5, 0.62, 0.9):
+        for end in (0.1, 0.45, 0.7, 0.93, 0.99):
+            ratio = mean_entropy(end, phis) / mean_entropy(start, phis)
+            steps = np.diff(ratio)
+            assert np.all(steps >= -1e-9) or np.all(steps <= 1e-9)
+            assert ratio.min() >= entropy_ratio_bound(start, end) - 1e-6
+            assert ratio.min() <= entropy_ratio_bound(start, end) + 2e-3
+    assert entropy_ratio_bound(0.4, 0.85) == pytest.approx(0.85 * 0.15 / 0.24)

@@ -113,3 +113,68 @@ def derive_prompt_pool_batch_variance() -> Derivation:
                       "completions each) over a Beta pool.", SECTION,
                       (Step("Var(p) of the pool", var_p),
                        Step("Var of the batch mean", var_mean)))
+
+
+def _answer_entropy() -> sp.Expr:
+    """E[h(p)], h(p) = -p ln p - (1-p) ln(1-p), for p ~ Beta(a_p, b_p), in nats.
+
+    E[p^s] = B(a_p + s, b_p) / B(a_p, b_p); its derivative in s at s = 1 is E[p ln p]
+    = m (psi(a_p + 1) - psi(a_p + b_p + 1)), m = a_p / (a_p + b_p), and the mirror term follows
+    by exchanging a_p and b_p: E[h] = psi(a_p + b_p + 1) - m psi(a_p + 1) - (1 - m) psi(b_p + 1).
+    The derivative route is checked against this form at one point (numerically: a symbolic
+    simplification of the Beta derivative takes minutes).
+    """
+    a, b = sym.a_p, sym.b_p
+    m = a / (a + b)
+    closed = sp.digamma(a + b + 1) - m * sp.digamma(a + 1) - (1 - m) * sp.digamma(b + 1)
+    s = sp.Symbol("s", positive=True)
+    moment = sp.gamma(a + s) * sp.gamma(a + b) / (sp.gamma(a) * sp.gamma(a + b + s))
+    at = {a: sp.Rational(7, 10), b: sp.Rational(19, 10)}
+    p_log_p = sp.diff(moment, s).subs(s, 1)
+    mirror = p_log_p.subs({a: b, b: a}, simultaneous=True)
+    if abs(float((-(p_log_p + mirror) - closed).subs(at).evalf(20))) > 1e-12:
+        raise AssertionError("E[h] differs from the derivative of the Beta moments")
+    return closed
+
+
+@derivation
+def derive_prompt_pool_entropy_ratio_bound() -> Derivation:
+    """Derive the smallest answer-entropy ratio a change of the mean reward explains.
+
+    For a pool of prompts whose success rates keep their Beta spread phi = a_p + b_p while the
+    mean moves from r_0 to r_1, the answer entropy moves by E_phi[h](r_1) / E_phi[h](r_0)
+    (:func:`_answer_entropy`). As phi -> infinity that ratio is h(r_1)/h(r_0) (every prompt at
+    the mean); as phi -> 0 it is r_1 (1 - r_1) / (r_0 (1 - r_0)) (the Beta density tends to
+    phi m (1-m) / (p (1-p)) away from the ends, so E[h] -> phi m (1-m) int_0^1 h / (p (1-p)) dp
+    = phi m (1-m) pi^2/3). Between the two the ratio is monotone in phi (checked on a grid in
+    tests/test_prompt_pool.py), so the smaller limit is the largest fall of the entropy that a
+    kept spread allows: an observed fall beyond it means the prompts locked (phi fell) beyond
+    what the reward's change explains (policy concentration without a zero-std share, issue 17
+    revision 9).
+    """
+    entropy = _answer_entropy()
+    m = sym.a_p / (sym.a_p + sym.b_p)
+    # the two limits, checked on the exact expression at a fixed mean m = 1/4 (cheap evalf)
+    at = {sym.a_p: sp.Float(2.5e5, 30), sym.b_p: sp.Float(7.5e5, 30)}
+    homogeneous = -(m * sp.log(m) + (1 - m) * sp.log(1 - m))
+    if abs(float((entropy - homogeneous).subs(at).evalf(30))) > 1e-5:
+        raise AssertionError("E[h] does not reach h(m) for a homogeneous pool")
+    small = {sym.a_p: sp.Float(2.5e-8, 30), sym.b_p: sp.Float(7.5e-8, 30)}
+    polarized = m * (1 - m) * sp.pi**2 / 3
+    if abs(float((entropy / (sym.a_p + sym.b_p) / polarized).subs(small).evalf(30)) - 1) > 1e-5:
+        raise AssertionError("E[h] / phi does not reach m (1-m) pi^2/3 for a polarized pool")
+
+    def h(r: sp.Expr) -> sp.Expr:
+        return -(r * sp.log(r) + (1 - r) * sp.log(1 - r))
+
+    kept_homogeneous = h(sym.r1) / h(sym.r0)
+    kept_polarized = sym.r1 * (1 - sym.r1) / (sym.r0 * (1 - sym.r0))
+    # min(x, y) = (x + y - |x - y|) / 2: the generated numpy code needs no reduce
+    smaller = (kept_homogeneous + kept_polarized - sp.Abs(kept_homogeneous - kept_polarized)) / 2
+    return Derivation("prompt_pool_entropy_ratio_bound", smaller,
+                      (sym.r0, sym.r1),
+                      "Smallest ratio of the answer entropy at mean reward r_1 to that at r_0 "
+                      "for a Beta pool whose spread phi is kept.", SECTION,
+                      (Step("E[h(p)] over a Beta(a_p, b_p) pool", entropy),
+                       Step("phi -> infinity: h(m)", homogeneous),
+                       Step("phi -> 0: E[h] / phi", polarized)))

@@ -106,6 +106,7 @@ _ROWS = [
                "dimensionless", _POS),
     SymbolInfo("b_p", "b_p", "second shape parameter of the Beta law of prompt success rates",
                "dimensionless", _POS),
+    SymbolInfo("r1", "r_1", "expected reward at a later window of steps", "reward", _POS),
     SymbolInfo("j", "j", "index of a finite product or sum", "dimensionless", _NONNEGINT),
     SymbolInfo("eps", r"\epsilon", "epsilon added to the group std (TRL: 1e-4)", "reward",
                _NONNEG),

@@ -27,7 +27,9 @@ from the caller or ``run.meta`` with its source. Besides the modes, a run has a 
 not a failure: converged, learning, not_learning, declining (a fall beyond the noise, never
 healthy) or too_short. Revision 6: the fall back from the best level is tested at a Bonferroni
 threshold over the windows the best was picked from, against the noise at the window's scale;
-revision 7: degeneracy also counts the drift lost over the whole run (docs/findings.md, 4b).
+revision 7: degeneracy also counts the drift lost over the whole run; revision 9: without a
+zero-std share, an entropy fall that the reward's move explains (the kept-spread bound of
+THEORY.md section 7) is decided, one beyond it abstains (docs/findings.md, 4b).
 Needs numpy only.
 """
 
@@ -42,7 +44,12 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_int
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.fit import estimate_noise
-from grpodyn.numerics.prompt_pool import PromptPool, drift_loss, fit_prompt_pool
+from grpodyn.numerics.prompt_pool import (
+    PromptPool,
+    drift_loss,
+    entropy_ratio_bound,
+    fit_prompt_pool,
+)
 
 __all__ = ["MODES", "STATES", "CEILING", "NEGLIGIBLE_RISE", "ModeVerdict", "Diagnosis",
            "diagnose", "threshold_rules"]
@@ -335,12 +342,33 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
         words += (": the policy is deterministic on most prompts" if beyond >= FLAG_SCORE
                   else ": the groups still explore")
     else:
-        score = min(score, cap)
-        words += ("; below the ceiling, entropy alone cannot tell concentration from learning "
-                  "(needs frac_reward_zero_std: verl's default metrics, critic/score/mean, max "
-                  "and min, actor/entropy, response_length, carry no per-group spread)")
-        return ModeVerdict(False, score, words, True,
-                           (float(low_steps[0]), float(run.steps[-1])), undecided=pointed)
+        # no zero-std share (verl's default metrics): the entropy against the reward
+        # (revision 9). A pool that keeps the spread of its prompts' success rates while its
+        # mean moves from r0 to the reward of the entropy's lowest window keeps at least the
+        # share ``kept`` of its answer entropy (prompt_pool_entropy_ratio_bound): learning
+        # lowers the entropy as prompts get solved. A fall within that bound is what the
+        # reward explains: no sign of concentration. A fall beyond it points to prompts
+        # locked beyond the reward's change, but a token entropy is not an answer entropy:
+        # real runs that learn (the public ShibukiZero logs, rise 0.2 -> 0.6) lose 3-5x more
+        # token entropy than the bound allows, so the diagnosis abstains there
+        r0 = _window_mean(run.reward, early)
+        r_low = _window_mean(run.reward, slice(low_at, low_at + width))
+        kept = entropy_ratio_bound(r0, r_low)
+        beyond = float(np.clip(1 - ratio / kept, 0.0, 1.0))
+        words += (f"; no zero-std share in the log (verl's default metrics): the reward moved "
+                  f"{r0:.2f} -> {r_low:.2f} over those steps, which explains an answer-entropy "
+                  f"ratio of at least x{kept:.2f} for prompts that keep their spread (THEORY.md "
+                  f"section 7); {beyond:.0%} of that entropy was lost beyond it")
+        if beyond < FLAG_SCORE:
+            score = min(score, beyond)
+            words += ": a fall the move of the reward explains, no sign of concentration"
+        else:
+            score = min(score, cap)
+            words += (": beyond what the reward explains, but a token entropy can fall faster "
+                      "than the answers' (real runs that learn do), so without the zero-std "
+                      "share the diagnosis cannot tell concentration from learning")
+            return ModeVerdict(False, score, words, True,
+                               (float(low_steps[0]), float(run.steps[-1])), undecided=pointed)
     return ModeVerdict(score >= FLAG_SCORE, score, words, True,
                        (float(low_steps[0]), float(run.steps[-1])))
 

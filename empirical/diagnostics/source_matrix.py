@@ -7,8 +7,9 @@ and fresh seeds made after the revision was frozen; (c) the public logs labelled
 documented outcomes (:mod:`grpodyn.empirical.diagnostics.public_outcomes`); and the bandit test
 bed. Every table has the threshold-rule baseline on the same runs.
 
-Run ``python -m grpodyn.empirical.diagnostics.source_matrix --fresh-seeds 90 110 --variant-seeds
-20 30 --public DIR [--json]`` (revision 8's fresh seeds; pool runs labelled by
+Run ``python -m grpodyn.empirical.diagnostics.source_matrix --fresh-seeds 110 130
+--variant-seeds 30 40 --public DIR [--json]`` (revision 9's fresh seeds; revision 8 scored
+90-110 and 20-30; pool runs labelled by
 :func:`~grpodyn.empirical.diagnostics.testbed.outcome_label`).
 """
 
