@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import logsumexp, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 
 from grpodyn.ground import InputError, check_finite, check_fraction
 
@@ -461,17 +461,27 @@ def _mixture_quantiles(weights: np.ndarray, means: np.ndarray, sds: np.ndarray,
 
 
 def _stacking_weights(log_density: np.ndarray) -> np.ndarray:
-    """Weights on the simplex maximising sum_i log sum_k w_k p_k(y_i)."""
-    k = log_density.shape[0]
+    """Weights on the simplex maximising sum_i log sum_k w_k p_k(y_i).
+
+    The objective is concave in w; SLSQP on the simplex with the analytic gradient
+    -sum_i p_k(y_i) / sum_j w_j p_j(y_i) (each point's densities divided by their largest,
+    which moves the objective by a constant and keeps it from underflowing).
+    """
+    k, n = log_density.shape
     if k == 1:
         return np.ones(1)
+    density = np.exp(log_density - log_density.max(axis=0))
 
-    def objective(z: np.ndarray) -> float:
-        log_w = z - logsumexp(z)
-        return -float(np.sum(logsumexp(log_w[:, None] + log_density, axis=0)))
+    def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
+        mixture = np.maximum(w @ density, 1e-300)
+        return -float(np.sum(np.log(mixture))) / n, -(density / mixture).sum(axis=1) / n
 
-    sol = minimize(objective, np.zeros(k), method="L-BFGS-B")
-    w = np.exp(sol.x - logsumexp(sol.x))
+    sol = minimize(objective, np.full(k, 1.0 / k), jac=True, method="SLSQP",
+                   bounds=[(0.0, 1.0)] * k,
+                   constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1.0,
+                                 "jac": lambda w: np.ones(k)}],
+                   options={"ftol": 1e-12, "maxiter": 500})
+    w = np.maximum(sol.x, 0.0)
     w[w < 1e-4] = 0.0
     return w / w.sum()
 
@@ -479,21 +489,30 @@ def _stacking_weights(log_density: np.ndarray) -> np.ndarray:
 def _point_weights(forecasts: np.ndarray, observed: np.ndarray) -> np.ndarray:
     """Return the simplex weights minimising mean |y_i - sum_k w_k f_k(i)|.
 
-    ``forecasts``: the validation forecasts, members x points; a member with a missing forecast
-    gets 0. Weights under 1e-4 are dropped.
+    A linear programme (HiGHS): minimise sum_i (e+_i + e-_i) subject to
+    sum_k w_k f_k(i) + e+_i - e-_i = y_i, sum_k w_k = 1, w, e+, e- >= 0; its optimum is exact
+    (no iterative search on the simplex). ``forecasts``: the validation forecasts, members x
+    points; a member with a missing forecast gets 0. Weights under 1e-4 are dropped.
     """
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_array, eye_array, hstack, vstack
+
     usable = np.all(np.isfinite(forecasts), axis=1)
     w = np.zeros(forecasts.shape[0])
     f = forecasts[usable]
-    if f.shape[0] == 1:
+    k, n = f.shape
+    if k == 1:
         w[usable] = 1.0
         return w
-
-    def objective(z: np.ndarray) -> float:
-        return float(np.mean(np.abs(observed - np.exp(z - logsumexp(z)) @ f)))
-
-    sol = minimize(objective, np.zeros(f.shape[0]), method="Nelder-Mead")
-    w[usable] = np.exp(sol.x - logsumexp(sol.x))
+    ident = eye_array(n, format="csr")
+    a_eq = vstack([hstack([csr_array(f.T), ident, -ident]),
+                   hstack([csr_array(np.ones((1, k))), csr_array((1, 2 * n))])])
+    cost = np.concatenate([np.zeros(k), np.ones(2 * n)])
+    sol = linprog(cost, A_eq=a_eq, b_eq=np.append(observed, 1.0), bounds=(0, None),
+                  method="highs")
+    if sol.status != 0:
+        raise InputError(f"point weights: the linear programme failed ({sol.message})")
+    w[usable] = np.maximum(sol.x[:k], 0.0)
     w[w < 1e-4] = 0.0
     return w / w.sum()
 
