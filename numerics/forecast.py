@@ -110,17 +110,27 @@ def _kalman(rho: float, share: float, dt: np.ndarray, r: np.ndarray
     The process has stationary variance ``share`` and the white noise ``1 - share``; the
     likelihood is scale-equivariant, so the scale is concentrated out by the caller. Returns
     (sum of log innovation variances, sum of squared standardised innovations, final filtered
-    mean, final filtered variance), all at unit scale.
+    mean, final filtered variance), all at unit scale. Once the steps are evenly spaced and the
+    predicted variance has converged (relative change under 1e-15), the gain is constant and
+    the rest of the filter is a first-order linear recurrence, summed by :func:`_recurrence`
+    instead of step by step.
     """
     phi = (rho**dt).tolist()
     q = (share * (1 - rho ** (2 * dt))).tolist()
     s2 = 1.0 - share
+    values = r.tolist()
+    changes = np.flatnonzero(dt != dt[-1]) if dt.size else np.array([], dtype=int)
+    even_from = int(changes[-1]) + 2 if changes.size else 1  # steps i >= even_from: dt[i-1] fixed
     x, p = 0.0, share
     log_det, quad = 0.0, 0.0
-    for i, value in enumerate(r.tolist()):
+    previous = -1.0
+    for i, value in enumerate(values):
         if i:
             f = phi[i - 1]
             x, p = f * x, f * f * p + q[i - 1]
+            if i >= even_from and abs(p - previous) <= 1e-15 * p:
+                return _steady_tail(f, p, s2, x, r[i:], log_det, quad)
+            previous = p
         s = p + s2
         innovation = value - x
         log_det += math.log(s)
@@ -128,6 +138,33 @@ def _kalman(rho: float, share: float, dt: np.ndarray, r: np.ndarray
         gain = p / s
         x, p = x + gain * innovation, (1 - gain) * p
     return log_det, quad, x, p
+
+
+def _steady_tail(f: float, p: float, s2: float, x: float, r: np.ndarray, log_det: float,
+                 quad: float) -> tuple[float, float, float, float]:
+    """Finish :func:`_kalman` at a constant gain from predicted state ``x`` and variance ``p``.
+
+    The predictions obey x_{j+1} = f (1 - g) x_j + f g r_j with g = p / (p + s2).
+    """
+    s = p + s2
+    gain = p / s
+    drive = f * gain * r[:-1]
+    if drive.size:
+        drive[0] += f * (1 - gain) * x
+    predicted = np.concatenate([[x], _recurrence(f * (1 - gain), drive)])
+    innovations = r - predicted
+    return (log_det + r.size * math.log(s), quad + float(innovations @ innovations) / s,
+            float(predicted[-1] + gain * innovations[-1]), (1 - gain) * p)
+
+
+def _recurrence(a: float, u: np.ndarray) -> np.ndarray:
+    """Return y with y_0 = u_0 and y_k = a y_(k-1) + u_k, by a parallel prefix scan (|a| <= 1)."""
+    y = u.astype(float, copy=True)
+    shift, coef = 1, a
+    while shift < y.size:
+        y[shift:] = y[shift:] + coef * y[:-shift]
+        shift, coef = 2 * shift, coef * coef
+    return y
 
 
 def fit_residual_noise(t: np.ndarray, residuals: np.ndarray) -> ResidualNoise:

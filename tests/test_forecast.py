@@ -11,6 +11,7 @@ from scipy.special import logsumexp
 
 from grpodyn.ground import InputError
 from grpodyn.numerics.forecast import (
+    _kalman,
     _point_weights,
     _stacking_weights,
     fit_residual_noise,
@@ -220,3 +221,39 @@ def test_point_weights_are_the_exact_least_absolute_error_optimum(seed: int) -> 
     assert abs(w.sum() - 1) < 1e-12 and np.all(w >= 0)
     assert mae(w) <= mae(np.exp(ref.x - logsumexp(ref.x))) + 1e-9
     assert mae(w) <= min(mae(e) for e in np.eye(k)) + 1e-9
+
+
+def _kalman_step_by_step(rho: float, share: float, dt: np.ndarray, r: np.ndarray
+                         ) -> tuple[float, float, float, float]:
+    """Run the AR(1) + white Kalman filter one step at a time (the reference)."""
+    x, p, log_det, quad = 0.0, share, 0.0, 0.0
+    for i, value in enumerate(r):
+        if i:
+            f = rho ** dt[i - 1]
+            x, p = f * x, f * f * p + share * (1 - f * f)
+        s = p + 1 - share
+        log_det += np.log(s)
+        quad += (value - x) ** 2 / s
+        gain = p / s
+        x, p = x + gain * (value - x), (1 - gain) * p
+    return log_det, quad, x, p
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_kalman_steady_state_tail_equals_the_step_by_step_filter(seed: int) -> None:
+    """Check the constant-gain tail of the filter gives the step-by-step results (1e-10).
+
+    Evenly and unevenly spaced steps, short and long runs, rho from 0.01 to 0.999.
+    """
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 1500))
+    steps = (np.cumsum(rng.choice([1.0, 1.0, 2.0, 5.0], n)) if seed % 2
+             else np.arange(n) * float(rng.choice([1.0, 10.0])))
+    if seed % 4 == 3:  # uneven at the start, even after
+        steps = np.concatenate([[0.0, 3.0, 4.0], 5.0 + np.arange(n)])
+    r = rng.standard_normal(steps.size)
+    for rho in (0.01, 0.5, 0.9, 0.999):
+        share = float(rng.uniform(0.05, 0.95))
+        fast = _kalman(rho, share, np.diff(steps), r)
+        slow = _kalman_step_by_step(rho, share, np.diff(steps), r)
+        np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
