@@ -11,9 +11,13 @@ from scipy.special import logsumexp
 
 from grpodyn.ground import InputError
 from grpodyn.numerics.forecast import (
+    _BAND_PRIOR,
+    Validation,
+    _band_scale,
     _kalman,
     _point_weights,
     _stacking_weights,
+    fit_member,
     fit_residual_noise,
     forecast_curve,
     plateau_summary,
@@ -257,3 +261,23 @@ def test_kalman_steady_state_tail_equals_the_step_by_step_filter(seed: int) -> N
         fast = _kalman(rho, share, np.diff(steps), r)
         slow = _kalman_step_by_step(rho, share, np.diff(steps), r)
         np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("factor", [0.5, 1.0, 2.0])
+def test_band_scale_is_the_validation_errors_in_final_half_widths(factor: float) -> None:
+    """Check the band's scale: validation errors at ``factor`` final half-widths give factor.
+
+    One member (flat, fitted on noise); a validation block whose every error is ``factor``
+    times the final band's half-width at the same lag: the scale is factor^(n / (n + prior)).
+    """
+    rng = np.random.default_rng(3)
+    t = np.arange(100.0)
+    member = fit_member("flat", t, 0.5 + 0.05 * rng.standard_normal(100))
+    lags = np.arange(1.0, 41.0)
+    mean, var = member.predictive(t[-1] + lags, None)
+    half = 1.6448536269514722 * np.sqrt(var)
+    signs = np.where(rng.random(40) < 0.5, -1.0, 1.0)
+    block = Validation(lags, mean[None], np.sqrt(var)[None], mean + signs * factor * half)
+    scale = _band_scale([member], np.ones(1), [0], (block,), None, 0.9)
+    assert scale == pytest.approx(factor ** (40 / (40 + _BAND_PRIOR)), rel=1e-6)
+    assert _band_scale([member], np.ones(1), [0], (), None, 0.9) == 1.0
