@@ -3,8 +3,12 @@
 Designed on one source, scored on another: the forecaster's member set, noise model and
 stacking were chosen on the DESIGN runs (the seven shipped tiny-model TRL runs and simulated
 bandit runs of the diagnosis test bed); the SCORE runs are the public logs of
-``../shared/data/real_logs`` (those that load). Nothing is tuned per run. Both tables are
-printed; a JSON of every number goes to ``--json PATH``.
+``../shared/data/real_logs`` (those that load). Three more sources were never used to design
+the method: the 42 runs of the tiny-model hyperparameter grid (``empirical/data/tiny_grid``),
+the deep-network runs' reward curves (``empirical/data/deepnet``, stable runs of seed 0, with
+their momentum) and fresh seeded synthetic runs (``synthetic_runs``). Nothing is tuned per run.
+One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
+goes to ``--json PATH``.
 
 Methods: ``forecaster`` (stacked ensemble, :mod:`numerics.forecast`), each of its members alone
 (``m:<name>``, its own noise-model band), and the naive baselines ``last_value``, ``mean_last20``
@@ -18,7 +22,12 @@ the held-out points divided by the noise floor sigma sqrt(2/pi) (the mean absolu
 the white noise, sigma from first differences of the whole run); coverage of the 90% band;
 interval score (Gneiting & Raftery 2007) divided by sigma. A reference row ``oracle_smooth``
 (not a forecast: a centred moving average of the held-out part itself, window a tenth of it)
-shows how close to the noise floor any forecast can come on these runs. Per method: median
+shows how close to the noise floor a smoother of the future itself comes; two more reference
+rows bound what a forecast of this kind can reach: ``oracle_level`` (the held-out part's own
+mean, a constant that knows the future level) and ``oracle_members`` (the forecaster's members
+combined with the weights that minimise the absolute error on the held-out part itself: the
+best any weighting of the member set could do). The reference rows' bands have zero width
+(their coverage and interval score mean nothing). Per method: median
 over runs of MAE / floor, pooled coverage (all held-out points), the share of runs with
 coverage >= 0.6, and the median interval score / sigma.
 """
@@ -37,10 +46,11 @@ from scipy.optimize import curve_fit
 from scipy.stats import norm
 
 from grpodyn.empirical.logs.loaders import LogFormatError, Run, load_run
+from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
 from grpodyn.empirical.logs.run_analysis import infer_reward_range, learning_rate_of, momentum_of
 from grpodyn.ground import InputError
 from grpodyn.numerics.fit import estimate_noise
-from grpodyn.numerics.forecast import MEMBERS, forecast_curve
+from grpodyn.numerics.forecast import MEMBERS, _point_weights, forecast_curve
 
 ROOT = Path(__file__).resolve().parents[1]
 FRACTIONS = (0.2, 0.3, 0.5, 0.7)
@@ -56,6 +66,72 @@ def design_runs() -> list[tuple[str, Run]]:
             for p in sorted((ROOT / "empirical" / "data" / "tiny_runs").glob("*.json"))]
     runs += [(case.name, case.run) for case in bandit_testbed(seeds=2, steps=400)]
     return runs
+
+
+def tiny_grid_runs() -> list[tuple[str, Run]]:
+    """Return the 42 tiny-model TRL runs of the hyperparameter grid (never forecast design data)."""
+    return [(p.stem, load_run(p))
+            for p in sorted((ROOT / "empirical" / "data" / "tiny_grid").glob("*.json"))]
+
+
+def deepnet_runs(*, seeds: tuple[int, ...] = (0,)) -> list[tuple[str, Run]]:
+    """Return the deep-network runs' reward curves (stable, finite runs of ``seeds``).
+
+    Each carries its momentum in its metadata (the inertial member is in play here).
+    """
+    out = []
+    for size in ("70k", "330k"):
+        data = json.loads((ROOT / "empirical" / "data" / "deepnet" / f"runs_{size}.json")
+                          .read_text())
+        for entry in data["runs"]:
+            reward = np.asarray(entry["reward"], dtype=float)
+            if (entry["unstable"] or entry["seed"] not in seeds
+                    or not np.all(np.isfinite(reward))):
+                continue
+            setting = entry["setting"]
+            label = "_".join(f"{k}{v}" for k, v in setting.items() if k != "sweep")
+            steps = np.arange(1.0, reward.size + 1)
+            meta = RunMeta(momentum=Hyperparameter(float(setting["momentum"]), "logged",
+                                                   "deepnet setting"))
+            out.append((f"deepnet{size}_{setting['sweep']}_{label}_s{entry['seed']}",
+                        Run(f"deepnet/runs_{size}.json", "deepnet", steps, reward, {},
+                            meta=meta)))
+    return out
+
+
+def synthetic_runs(seeds: range) -> list[tuple[str, Run]]:
+    """Return seeded synthetic runs: a saturating, flat or sigmoid mean plus AR(1) + white noise.
+
+    Means (one per seed, in turn): exponential r* - (r* - r0) exp(-t / tau), power law
+    r* - (r* - r0) (1 + t / tau)^(-1/2), flat, sigmoid; 80-400 steps; the process noise an AR(1)
+    (rho 0.5-0.95) and white noise, rewards clipped to [0, 1] (THEORY.md section 6's noise
+    model; the truth is known, nothing here is fitted to a log).
+    """
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(80, 401))
+        t = np.arange(1.0, n + 1)
+        r0, r_star = rng.uniform(0.05, 0.4), rng.uniform(0.5, 0.95)
+        tau = rng.uniform(0.1, 1.0) * n
+        kind = ("exponential", "power", "flat", "sigmoid")[seed % 4]
+        if kind == "exponential":
+            mean = r_star - (r_star - r0) * np.exp(-t / tau)
+        elif kind == "power":
+            mean = r_star - (r_star - r0) * (1 + t / tau) ** -0.5
+        elif kind == "flat":
+            mean = np.full(n, r0 + 0.3)
+        else:
+            mean = r0 + (r_star - r0) / (1 + np.exp(-(t - rng.uniform(0.2, 0.8) * n) / (tau / 6)))
+        rho, sd_x, sd_w = rng.uniform(0.5, 0.95), rng.uniform(0.005, 0.03), rng.uniform(0.02, 0.08)
+        x = np.zeros(n)
+        for i in range(1, n):
+            x[i] = rho * x[i - 1] + sd_x * np.sqrt(1 - rho**2) * rng.standard_normal()
+        reward = np.clip(mean + x + sd_w * rng.standard_normal(n), 0.0, 1.0)
+        out.append((f"synthetic_{kind}_{seed}",
+                    Run(f"synthetic:{seed}", "synthetic", t, reward, {},
+                        reward_key="accuracy")))
+    return out
 
 
 def score_runs(folder: Path) -> tuple[list[tuple[str, Run]], list[str]]:
@@ -156,6 +232,11 @@ def evaluate(name: str, run: Run, fraction: float, members: tuple[str, ...] = ME
         if bounds is not None:
             low, high = np.clip(low, *bounds), np.clip(high, *bounds)
         out[f"m:{member_name}"] = _scores(held, mean, low, high, sigma)
+    level = np.full(held.size, held.mean())
+    out["oracle_level"] = _scores(held, level, level, level, sigma)
+    futures = np.array([m.predictive(future, bounds)[0] for m in fc.members.values()])
+    hindsight = _point_weights(futures, held) @ futures
+    out["oracle_members"] = _scores(held, hindsight, hindsight, hindsight, sigma)
     window = max(3, held.size // 10)
     smooth = np.convolve(held, np.ones(window) / window, mode="same") / np.convolve(
         np.ones(held.size), np.ones(window) / window, mode="same")
@@ -200,21 +281,39 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
                   f"{s['median_is_sigma']:.2f} |")
 
 
+#: Sources: design (chose the method), score (the public logs, the issue's design logs), and
+#: three the method never saw while it was designed: the tiny-model grid, the deep-network runs,
+#: fresh synthetic seeds (3000-3039; seeds 0-23, 1000-1039 and 2000-2039 were used while
+#: choosing revisions).
+SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic")
+
+
+def load_source(source: str, logs: Path) -> list[tuple[str, Run]]:
+    """Return the runs of ``source`` (one of ``SOURCES``); ``logs``: the public logs' folder."""
+    if source == "score":
+        runs, skipped = score_runs(logs)
+        print(f"public logs skipped (do not load): {len(skipped)}", file=sys.stderr)
+        return runs
+    loaders = {"design": design_runs, "tiny_grid": tiny_grid_runs, "deepnet": deepnet_runs,
+               "synthetic": lambda: synthetic_runs(range(3000, 3040))}
+    return loaders[source]()
+
+
 def main() -> None:
-    """Run the benchmark on the design runs and the public logs and print both tables."""
+    """Run the benchmark on every source asked for and print one table per source."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     parser.add_argument("--json", help="write every number to this JSON file")
-    parser.add_argument("--only", choices=["design", "score"])
+    parser.add_argument("--only", default=",".join(SOURCES),
+                        help=f"comma-separated sources, of {', '.join(SOURCES)}")
     parser.add_argument("--members", default=",".join(MEMBERS),
                         help="the forecaster's member set, for ablations on the design runs")
     args = parser.parse_args()
     sources = {}
-    if args.only != "score":
-        sources["design"] = design_runs()
-    if args.only != "design":
-        sources["score"], skipped = score_runs(Path(args.logs))
-        print(f"public logs skipped (do not load): {len(skipped)}", file=sys.stderr)
+    for source in args.only.split(","):
+        if source not in SOURCES:
+            parser.error(f"--only: unknown source {source!r} (known: {', '.join(SOURCES)})")
+        sources[source] = load_source(source, Path(args.logs))
     everything = {}
     for source, runs in sources.items():
         summary, per_run = {}, {}
@@ -236,7 +335,7 @@ def main() -> None:
                       f"{result['last_value']['mae_floor']:.2f}", file=sys.stderr)
             members = sorted({k for r in results for k in r if k.startswith("m:")})
             methods = ["forecaster", "forecaster_mean", "forecaster_median", *members,
-                       *BASELINES, "oracle_smooth"]
+                       *BASELINES, "oracle_smooth", "oracle_level", "oracle_members"]
             summary[fraction] = summarise(results, methods)
         _print_table(f"{source} runs ({len(runs)})", summary)
         everything[source] = {"summary": summary, "per_run": per_run}

@@ -17,11 +17,14 @@ Weights come from the training part only, by stacking (Yao et al. 2018) of the p
 densities of rolling-origin forecasts inside the training part (fits on its first 50%, 65% and
 80%, scored on the rest of it): the weights maximise sum_i log sum_k w_k p_k(y_i). With too few
 points for that, BIC weights. The band is the quantiles of the mixture of the members'
-Gaussians; the point forecast combines the members with weights that minimise the absolute
-error of the same rolling-origin forecasts. Compared with the learning-curve literature:
-Domhan et al. (2015) also combine parametric curves, by MCMC over a weighted sum; LC-PFN
-(Adriaensen et al. 2023) learns the posterior from a prior of such curves; here weights are
-chosen for forecasts (stacking) and the noise is the run's own correlated noise, not i.i.d.
+Gaussians, its half-widths about the median scaled by the factor that would have made a band
+of the same width cover the requested share of the rolling-origin forecasts' errors, lag by
+lag (conformal-style, shrunk toward 1 by a pseudo-count); the point forecast combines the
+members with weights that minimise the absolute error of the same rolling-origin forecasts.
+Compared with the learning-curve literature: Domhan et al. (2015) also combine parametric
+curves, by MCMC over a weighted sum; LC-PFN (Adriaensen et al. 2023) learns the posterior from
+a prior of such curves; here weights are chosen for forecasts (stacking) and the noise is the
+run's own correlated noise, not i.i.d.
 """
 
 from __future__ import annotations
@@ -29,19 +32,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import logsumexp, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 
 from grpodyn.ground import InputError, check_finite, check_fraction
 
 from .fit import FitResult, curve_model, fit_curve, hac_covariance, model_jacobian
 
 __all__ = ["MEMBERS", "ALL_MEMBERS", "SATURATING", "ResidualNoise", "Member", "EnsembleForecast",
-           "fit_residual_noise", "fit_random_walk", "fit_member", "forecast_curve",
-           "plateau_summary"]
+           "fit_residual_noise", "fit_random_walk", "fit_member", "forecast_curve", "Weights",
+           "Validation", "plateau_summary"]
 
 #: The forecaster's default members (those without their inputs are skipped). ``linear`` is
 #: available but not a default: on the design runs (shipped tiny runs, bandit test bed) stacking
@@ -54,6 +57,9 @@ ALL_MEMBERS = ("level", "flat", "linear", "exponential", "power", "inertial", "e
 #: Members with a plateau r*.
 SATURATING = ("exponential", "power", "inertial", "exponential_lr", "sigmoid")
 _CUTS = (0.5, 0.65, 0.8)
+#: Pseudo-points of the band's calibration (:func:`_band_scale`): the noise model's own band
+#: counts as this many validation points inside it (set once, a priori, not tuned).
+_BAND_PRIOR = 20
 
 
 @dataclass(frozen=True)
@@ -110,17 +116,27 @@ def _kalman(rho: float, share: float, dt: np.ndarray, r: np.ndarray
     The process has stationary variance ``share`` and the white noise ``1 - share``; the
     likelihood is scale-equivariant, so the scale is concentrated out by the caller. Returns
     (sum of log innovation variances, sum of squared standardised innovations, final filtered
-    mean, final filtered variance), all at unit scale.
+    mean, final filtered variance), all at unit scale. Once the steps are evenly spaced and the
+    predicted variance has converged (relative change under 1e-15), the gain is constant and
+    the rest of the filter is a first-order linear recurrence, summed by :func:`_recurrence`
+    instead of step by step.
     """
     phi = (rho**dt).tolist()
     q = (share * (1 - rho ** (2 * dt))).tolist()
     s2 = 1.0 - share
+    values = r.tolist()
+    changes = np.flatnonzero(dt != dt[-1]) if dt.size else np.array([], dtype=int)
+    even_from = int(changes[-1]) + 2 if changes.size else 1  # steps i >= even_from: dt[i-1] fixed
     x, p = 0.0, share
     log_det, quad = 0.0, 0.0
-    for i, value in enumerate(r.tolist()):
+    previous = -1.0
+    for i, value in enumerate(values):
         if i:
             f = phi[i - 1]
             x, p = f * x, f * f * p + q[i - 1]
+            if i >= even_from and abs(p - previous) <= 1e-15 * p:
+                return _steady_tail(f, p, s2, x, r[i:], log_det, quad)
+            previous = p
         s = p + s2
         innovation = value - x
         log_det += math.log(s)
@@ -128,6 +144,33 @@ def _kalman(rho: float, share: float, dt: np.ndarray, r: np.ndarray
         gain = p / s
         x, p = x + gain * innovation, (1 - gain) * p
     return log_det, quad, x, p
+
+
+def _steady_tail(f: float, p: float, s2: float, x: float, r: np.ndarray, log_det: float,
+                 quad: float) -> tuple[float, float, float, float]:
+    """Finish :func:`_kalman` at a constant gain from predicted state ``x`` and variance ``p``.
+
+    The predictions obey x_{j+1} = f (1 - g) x_j + f g r_j with g = p / (p + s2).
+    """
+    s = p + s2
+    gain = p / s
+    drive = f * gain * r[:-1]
+    if drive.size:
+        drive[0] += f * (1 - gain) * x
+    predicted = np.concatenate([[x], _recurrence(f * (1 - gain), drive)])
+    innovations = r - predicted
+    return (log_det + r.size * math.log(s), quad + float(innovations @ innovations) / s,
+            float(predicted[-1] + gain * innovations[-1]), (1 - gain) * p)
+
+
+def _recurrence(a: float, u: np.ndarray) -> np.ndarray:
+    """Return y with y_0 = u_0 and y_k = a y_(k-1) + u_k, by a parallel prefix scan (|a| <= 1)."""
+    y = u.astype(float, copy=True)
+    shift, coef = 1, a
+    while shift < y.size:
+        y[shift:] = y[shift:] + coef * y[:-shift]
+        shift, coef = 2 * shift, coef * coef
+    return y
 
 
 def fit_residual_noise(t: np.ndarray, residuals: np.ndarray) -> ResidualNoise:
@@ -461,17 +504,27 @@ def _mixture_quantiles(weights: np.ndarray, means: np.ndarray, sds: np.ndarray,
 
 
 def _stacking_weights(log_density: np.ndarray) -> np.ndarray:
-    """Weights on the simplex maximising sum_i log sum_k w_k p_k(y_i)."""
-    k = log_density.shape[0]
+    """Weights on the simplex maximising sum_i log sum_k w_k p_k(y_i).
+
+    The objective is concave in w; SLSQP on the simplex with the analytic gradient
+    -sum_i p_k(y_i) / sum_j w_j p_j(y_i) (each point's densities divided by their largest,
+    which moves the objective by a constant and keeps it from underflowing).
+    """
+    k, n = log_density.shape
     if k == 1:
         return np.ones(1)
+    density = np.exp(log_density - log_density.max(axis=0))
 
-    def objective(z: np.ndarray) -> float:
-        log_w = z - logsumexp(z)
-        return -float(np.sum(logsumexp(log_w[:, None] + log_density, axis=0)))
+    def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
+        mixture = np.maximum(w @ density, 1e-300)
+        return -float(np.sum(np.log(mixture))) / n, -(density / mixture).sum(axis=1) / n
 
-    sol = minimize(objective, np.zeros(k), method="L-BFGS-B")
-    w = np.exp(sol.x - logsumexp(sol.x))
+    sol = minimize(objective, np.full(k, 1.0 / k), jac=True, method="SLSQP",
+                   bounds=[(0.0, 1.0)] * k,
+                   constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1.0,
+                                 "jac": lambda w: np.ones(k)}],
+                   options={"ftol": 1e-12, "maxiter": 500})
+    w = np.maximum(sol.x, 0.0)
     w[w < 1e-4] = 0.0
     return w / w.sum()
 
@@ -479,21 +532,30 @@ def _stacking_weights(log_density: np.ndarray) -> np.ndarray:
 def _point_weights(forecasts: np.ndarray, observed: np.ndarray) -> np.ndarray:
     """Return the simplex weights minimising mean |y_i - sum_k w_k f_k(i)|.
 
-    ``forecasts``: the validation forecasts, members x points; a member with a missing forecast
-    gets 0. Weights under 1e-4 are dropped.
+    A linear programme (HiGHS): minimise sum_i (e+_i + e-_i) subject to
+    sum_k w_k f_k(i) + e+_i - e-_i = y_i, sum_k w_k = 1, w, e+, e- >= 0; its optimum is exact
+    (no iterative search on the simplex). ``forecasts``: the validation forecasts, members x
+    points; a member with a missing forecast gets 0. Weights under 1e-4 are dropped.
     """
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_array, eye_array, hstack, vstack
+
     usable = np.all(np.isfinite(forecasts), axis=1)
     w = np.zeros(forecasts.shape[0])
     f = forecasts[usable]
-    if f.shape[0] == 1:
+    k, n = f.shape
+    if k == 1:
         w[usable] = 1.0
         return w
-
-    def objective(z: np.ndarray) -> float:
-        return float(np.mean(np.abs(observed - np.exp(z - logsumexp(z)) @ f)))
-
-    sol = minimize(objective, np.zeros(f.shape[0]), method="Nelder-Mead")
-    w[usable] = np.exp(sol.x - logsumexp(sol.x))
+    ident = eye_array(n, format="csr")
+    a_eq = vstack([hstack([csr_array(f.T), ident, -ident]),
+                   hstack([csr_array(np.ones((1, k))), csr_array((1, 2 * n))])])
+    cost = np.concatenate([np.zeros(k), np.ones(2 * n)])
+    sol = linprog(cost, A_eq=a_eq, b_eq=np.append(observed, 1.0), bounds=(0, None),
+                  method="highs")
+    if sol.status != 0:
+        raise InputError(f"point weights: the linear programme failed ({sol.message})")
+    w[usable] = np.maximum(sol.x[:k], 0.0)
     w[w < 1e-4] = 0.0
     return w / w.sum()
 
@@ -510,19 +572,95 @@ def _fit_all(names: list[str], t: np.ndarray, y: np.ndarray, **kwargs: Any
     return out
 
 
-def _log_density(member: Member, t: np.ndarray, y: np.ndarray,
-                 bounds: tuple[float, float] | None) -> np.ndarray:
-    """Log predictive density of ``member`` at the observations (t, y) after its cut."""
-    mean, var = member.predictive(t, bounds)
-    sd = np.sqrt(np.maximum(var, 1e-300))
-    return -0.5 * ((y - mean) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi)
+class Validation(NamedTuple):
+    """One rolling-origin block: members' forecasts of the training points after an inner cut.
+
+    Attributes
+    ----------
+    lags : numpy.ndarray
+        Steps after the inner cut.
+    mean, sd : numpy.ndarray
+        Members' predictive means and standard deviations (members x points; NaN where a
+        member could not be fitted), reward units.
+    observed : numpy.ndarray
+        The rewards observed there.
+    """
+
+    lags: np.ndarray
+    mean: np.ndarray
+    sd: np.ndarray
+    observed: np.ndarray
+
+
+class Weights(NamedTuple):
+    """The members' weights and the rolling-origin forecasts they come from (training only)."""
+
+    weights: np.ndarray
+    point_weights: np.ndarray
+    weighting: str
+    notes: list[str]
+    validation: tuple[Validation, ...] = ()
+
+
+def _band_scale(members: list[Member], weights: np.ndarray, rows: list[int],
+                validation: tuple[Validation, ...], bounds: tuple[float, float] | None,
+                level: float) -> float:
+    """Return the factor on the band's half-widths that the validation forecasts call for.
+
+    Conformal-style calibration of the final band, horizon by horizon: each validation point's
+    error from its block's mixture median, in units of the half-width (on its side) that the
+    final band has at the same lag after the cut; the ``level`` quantile c of those ratios is
+    the factor that would have made a band of the final width cover ``level`` of the
+    validation errors. Shrunk toward 1 (the noise model's own band) as if ``_BAND_PRIOR`` more
+    validation points had said 1: c^(n / (n + _BAND_PRIOR)). Blocks where a weighted member
+    could not be fitted are left out; none left: 1.
+
+    Parameters
+    ----------
+    members : list of Member
+        The final members with weight (fitted on the whole training part).
+    weights : numpy.ndarray
+        Their weights.
+    rows : list of int
+        Their rows in the validation blocks' arrays.
+    validation : tuple of Validation
+        The rolling-origin blocks of :func:`member_weights`.
+    bounds : (lo, hi) or None
+        The reward range.
+    level : float
+        Central probability of the band.
+
+    Returns
+    -------
+    float
+        The factor (dimensionless, > 0).
+    """
+    t_cut = members[0].t_last
+    quantiles = ((1 - level) / 2, 0.5, (1 + level) / 2)
+    ratios = []
+    for block in validation:
+        mean, sd = block.mean[rows], block.sd[rows]
+        if not np.all(np.isfinite(mean)):
+            continue
+        centre = _mixture_quantiles(weights, mean, sd, 0.5)
+        final = [m.predictive(t_cut + block.lags, bounds) for m in members]
+        lower, median, upper = (_mixture_quantiles(
+            weights, np.array([f[0] for f in final]),
+            np.sqrt(np.maximum(np.array([f[1] for f in final]), 1e-300)), q) for q in quantiles)
+        error = block.observed - centre
+        ratios.append(np.where(error >= 0, error / np.maximum(upper - median, 1e-300),
+                               -error / np.maximum(median - lower, 1e-300)))
+    if not ratios:
+        return 1.0
+    r = np.concatenate(ratios)
+    c = max(float(np.quantile(r, level)), 1e-3)
+    return float(np.exp(np.log(c) * r.size / (r.size + _BAND_PRIOR)))
 
 
 def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
                    stack: bool = True, bounds: tuple[float, float] | None = None,
                    momentum: float | None = None,
-                   learning_rate: tuple[np.ndarray, np.ndarray] | None = None
-                   ) -> tuple[np.ndarray, np.ndarray, str, list[str]]:
+                   learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Weights:
     """Weights of the members ``fitted`` on (t, y), from (t, y) only.
 
     Stacking (Yao et al. 2018) of rolling-origin forecasts inside (t, y): fits on its first
@@ -531,6 +669,7 @@ def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
     point forecast gets its own weights from the same validation forecasts: the mixture's
     mean is not the point that minimises the absolute error (the target of a point forecast);
     the convex combination of the members' forecasts that does so on the validation blocks is.
+    The same validation forecasts calibrate the band's width (:func:`_band_scale`).
 
     Parameters
     ----------
@@ -545,46 +684,44 @@ def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
 
     Returns
     -------
-    weights : numpy.ndarray
-        One weight per member of ``fitted`` (in its order), summing to 1: the predictive
-        mixture (the band).
-    point_weights : numpy.ndarray
-        Weights of the point forecast: the convex combination of the members' validation
-        forecasts with the least mean absolute error (BIC weights when not stacked).
-    weighting : str
-        ``"stacking"``, ``"bic"`` or ``"single"``.
-    notes : list of str
-        Warnings (too few points to stack).
+    Weights
+        ``weights`` (the predictive mixture, the band), ``point_weights`` (the convex
+        combination of the members' validation forecasts with the least mean absolute error;
+        BIC weights when not stacked), ``weighting`` (``"stacking"``, ``"bic"`` or
+        ``"single"``), ``notes`` (too few points to stack) and ``validation`` (the
+        rolling-origin forecasts, for the band's calibration: :func:`_band_scale`).
     """
     kwargs = {"momentum": momentum, "learning_rate": learning_rate}
     tt, yt = t, y
     names = list(fitted)
     if len(names) == 1:
-        return np.ones(1), np.ones(1), "single", []
+        return Weights(np.ones(1), np.ones(1), "single", [])
     n_train = tt.size
-    blocks, points, observed = [], [], []
+    blocks, validation = [], []
     for cut in _CUTS if stack else ():
         m = int(round(cut * n_train))
         if m < 8 or n_train - m < 3 or np.ptp(yt[:m]) == 0:
             continue
         inner = _fit_all(names, tt[:m], yt[:m], bounds=bounds, **kwargs)
-        block = np.full((len(names), n_train - m), -np.inf)
-        point = np.full((len(names), n_train - m), np.nan)
+        mean = np.full((len(names), n_train - m), np.nan)
+        var = np.full((len(names), n_train - m), np.nan)
         for k, name in enumerate(names):
             if name in inner:
-                block[k] = _log_density(inner[name], tt[m:], yt[m:], bounds)
-                point[k] = inner[name].predictive(tt[m:], bounds)[0]
-        blocks.append(block)
-        points.append(point)
-        observed.append(yt[m:])
+                mean[k], var[k] = inner[name].predictive(tt[m:], bounds)
+        sd = np.sqrt(np.maximum(var, 1e-300))
+        with np.errstate(invalid="ignore"):
+            block = -0.5 * ((yt[m:] - mean) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi)
+        blocks.append(np.where(np.isfinite(block), block, -np.inf))
+        validation.append(Validation(tt[m:] - tt[m - 1], mean, sd, yt[m:]))
     if blocks:
         w = _stacking_weights(np.maximum(np.concatenate(blocks, axis=1), -1e6))
-        return w, _point_weights(np.concatenate(points, axis=1), np.concatenate(observed)), \
-            "stacking", []
+        point_weights = _point_weights(np.concatenate([v.mean for v in validation], axis=1),
+                                       np.concatenate([v.observed for v in validation]))
+        return Weights(w, point_weights, "stacking", [], tuple(validation))
     notes = [] if not stack else [f"{n_train} training points: too few to stack, BIC weights"]
     bic = np.array([fitted[name].bic for name in names])
     w = np.exp(-(bic - bic.min()) / 2)
-    return w / w.sum(), w / w.sum(), "bic", notes
+    return Weights(w / w.sum(), w / w.sum(), "bic", notes)
 
 
 def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: np.ndarray,
@@ -645,8 +782,8 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     fitted = {n: fitted[n] for n in names if n in fitted}
     if not fitted:
         raise InputError("no forecast model could be fitted to the training part")
-    w, pw, weighting, warnings = member_weights(fitted, tt, yt, stack=stack, bounds=bounds,
-                                                **kwargs)
+    w, pw, weighting, warnings, validation = member_weights(fitted, tt, yt, stack=stack,
+                                                            bounds=bounds, **kwargs)
     weights = dict(zip(fitted, map(float, w), strict=True))
     point_weights = dict(zip(fitted, map(float, pw), strict=True))
     used = [name for name in fitted if weights[name] > 0]
@@ -662,6 +799,9 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
                 for name in fitted if point_weights[name] > 0)
     median, lower, upper = (_mixture_quantiles(wa, means_a, sds_a, q)
                             for q in (0.5, (1 - level) / 2, (1 + level) / 2))
+    scale = _band_scale([fitted[name] for name in used], wa,
+                        [list(fitted).index(name) for name in used], validation, bounds, level)
+    lower, upper = median - scale * (median - lower), median + scale * (upper - median)
     if bounds is not None:
         median, lower, upper = (np.clip(a, *bounds) for a in (median, lower, upper))
     return EnsembleForecast(fitted, weights, weighting, n_train, future, mean, lower, upper,

@@ -517,11 +517,11 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     if run.n_points >= 8:
         whole = {n: members[n] for n in MEMBERS if n in members
                  and not (n == "inertial" and beta is None)}
-        w, _, _, notes = member_weights(whole, run.steps, run.reward, stack=stack, bounds=bounds,
-                                     momentum=beta, learning_rate=lr_pair)
-        weights = dict(zip(whole, map(float, w), strict=True))
+        trust = member_weights(whole, run.steps, run.reward, stack=stack, bounds=bounds,
+                               momentum=beta, learning_rate=lr_pair)
+        weights = dict(zip(whole, map(float, trust.weights), strict=True))
         plateau = plateau_summary(whole, weights, level=level, bounds=bounds)
-        warnings += notes
+        warnings += trust.notes
     # tau comes from a model that has one (exponential, inertial), and only when the weights
     # trust such a model at least as much as the other saturating laws
     with_tau = [n for n in ("exponential", "inertial") if n in fits]
