@@ -11,7 +11,8 @@ POINTS = [
      "beta1": 0.9, "v_hat": 4e-4, "g_mean": 0.02, "sigma_g2": 0.3, "n": 3, "T_w": 20.0,
      "e_now": 0.3, "e_prev": 0.25, "e_lag": 0.2, "x": 1.3, "x_ref": -0.4, "x_old": 1.1,
      "a_p": 0.7, "b_p": 1.3,
-     "rho_A": 40.0, "kappa_A": 3.0, "t_mid": 20.0, "width": 8.0, "exponent": 1.3},
+     "rho_A": 40.0, "kappa_A": 3.0, "t_mid": 20.0, "width": 8.0, "exponent": 1.3,
+     "k_s": 0.5, "k_r": 0.01, "w_s": 0.3},
     {"beta": 0.8, "k": 0.001, "a": 0.3, "kappa": 0.05, "t": 40.0, "e0": 0.6, "v0": 0.0,
      "zeta": 4.0, "omega0": 0.03, "K": 31, "d": 5, "G": 16, "S": 9, "p": 0.7, "eps": 0.0,
      "s2": 0.2, "Sigma": 2.0, "B": 1, "h": 10, "omega": 2.5, "z": -0.5, "l_bar": 15.0, "m": 0.9,
@@ -19,7 +20,8 @@ POINTS = [
      "beta1": 0.5, "v_hat": 1.0, "g_mean": -0.2, "sigma_g2": 0.01, "n": 1, "T_w": 2.0,
      "e_now": -1.0, "e_prev": 2.0, "e_lag": 0.0, "x": -0.6, "x_ref": 0.5, "x_old": 0.0,
      "a_p": 3.0, "b_p": 0.4,
-     "rho_A": 0.5, "kappa_A": 0.2, "t_mid": 5.0, "width": 30.0, "exponent": 0.6},
+     "rho_A": 0.5, "kappa_A": 0.2, "t_mid": 5.0, "width": 30.0, "exponent": 0.6,
+     "k_s": 3.0, "k_r": 0.001, "w_s": 0.9},
 ]
 
 
