@@ -10,7 +10,7 @@ from typing import Any
 
 from grpodyn.ground import write_atomic
 
-__all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step"]
+__all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
@@ -35,6 +35,20 @@ def measure_step(size: str, *, seed: int = 0, replicates: int = 4, out: Path = D
     measured["warm_up"] = record
     measured["size"], measured["seed"] = size, seed
     return _write(out / f"measurements_{size}.json", measured)
+
+
+def soft_step(size: str, *, seed: int = 0, replicates: int = 8, out: Path = DATA) -> Path:
+    """Measure the curvature of the mean update direction (soft mode): ``soft_<size>.json``."""
+    import torch
+
+    from .grpo import warmed_model
+    from .measure import mean_update_curvature
+
+    torch.set_num_threads(1)
+    model, tokenizer, record = warmed_model(size, seed)
+    measured = mean_update_curvature(model, tokenizer, replicates=replicates, seed=seed)
+    measured.update(size=size, seed=seed, warm_up=record)
+    return _write(out / f"soft_{size}.json", measured)
 
 
 def sharpening_step(size: str, *, out: Path = DATA, lr: float = 0.1, steps: int = 100,
@@ -86,7 +100,7 @@ def predict_step(sizes: list[str], *, out: Path = DATA) -> Path:
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
-    parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening"])
+    parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening", "soft"])
     parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3)
@@ -101,6 +115,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.step == "measure":
             paths = [str(measure_step(s, seed=args.seed, out=args.out)) for s in args.sizes]
+        elif args.step == "soft":
+            paths = [str(soft_step(s, seed=args.seed, out=args.out)) for s in args.sizes]
         elif args.step == "sharpening":
             paths = [str(sharpening_step(s, out=args.out, steps=args.steps)) for s in args.sizes]
         elif args.step == "predict":
