@@ -10,7 +10,8 @@ from typing import Any
 
 from grpodyn.ground import write_atomic
 
-__all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step"]
+__all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
+           "predict_two_mode_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
@@ -97,10 +98,34 @@ def predict_step(sizes: list[str], *, out: Path = DATA) -> Path:
     return _write(path, {"commit": commit, "commit_by_model": by_model, "items": items})
 
 
+def predict_two_mode_step(sizes: list[str], *, out: Path = DATA) -> Path:
+    """Write ``predictions_two_mode.json`` (two-mode map) with the commit of the code.
+
+    Items and plans of other sizes already in the file are kept with their own commit.
+    """
+    from .forecast import predict_two_mode
+
+    path = out / "predictions_two_mode.json"
+    old = json.loads(path.read_text()) if path.is_file() else {"items": [], "plans": {}}
+    commit = _git_commit()
+    by_model = dict(old.get("commit_by_model", {}))
+    items = [i for i in old["items"] if i["model"] not in sizes]
+    plans = {k: v for k, v in old.get("plans", {}).items() if k not in sizes}
+    for size in sizes:
+        measured = json.loads((out / f"measurements_{size}.json").read_text())
+        soft = json.loads((out / f"soft_{size}.json").read_text())
+        new, plans[size] = predict_two_mode(size, measured, soft)
+        items.extend(new)
+        by_model[size] = commit
+    return _write(path, {"commit": commit, "commit_by_model": by_model, "plans": plans,
+                         "items": items})
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
-    parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening", "soft"])
+    parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
+                                         "soft", "predict2", "run2"])
     parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3)
@@ -119,6 +144,12 @@ def main(argv: list[str] | None = None) -> None:
             paths = [str(soft_step(s, seed=args.seed, out=args.out)) for s in args.sizes]
         elif args.step == "sharpening":
             paths = [str(sharpening_step(s, out=args.out, steps=args.steps)) for s in args.sizes]
+        elif args.step == "predict2":
+            paths = [str(predict_two_mode_step(args.sizes, out=args.out))]
+        elif args.step == "run2":
+            from .sweeps import run_two_mode
+
+            paths = [str(run_two_mode(args.sizes, seeds=args.seeds, out=args.out))]
         elif args.step == "predict":
             paths = [str(predict_step(args.sizes, out=args.out))]
         elif args.step == "run":

@@ -34,8 +34,8 @@ from grpodyn.empirical.tinylm.training import (
     warm_up,
 )
 
-__all__ = ["SIZES", "WARM_UP_LR", "MAX_NEW_TOKENS", "Batch", "RunSettings", "warmed_model", "sample_batch",
-           "group_advantages", "token_logps", "grpo_loss", "run"]
+__all__ = ["SIZES", "WARM_UP_LR", "MAX_NEW_TOKENS", "Batch", "RunSettings", "warmed_model",
+           "sample_batch", "group_advantages", "token_logps", "grpo_loss", "run"]
 
 #: Model sizes: name -> keyword arguments of ``tiny_lm.build_model``.
 SIZES: dict[str, dict[str, int]] = {"70k": {"hidden": 64, "layers": 2, "heads": 4},

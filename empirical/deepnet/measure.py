@@ -36,7 +36,7 @@ from .grpo import Batch, RunSettings, run, sample_batch, token_logps
 
 __all__ = ["hvp_operator", "lanczos_top", "curvature_spectrum", "drift_point", "fit_kappa",
            "reward_along", "quadratic_range", "critical_lr", "measure_model",
-           "critical_lr_along_run", "mean_update_curvature"]
+           "critical_lr_along_run", "mean_update_curvature", "debiased_curvature"]
 
 
 def _params(model: Any) -> list[Any]:
@@ -349,14 +349,35 @@ def mean_update_curvature(model: Any, tokenizer: Any, *, replicates: int = 6, pr
         (how much of a sampled update is the mean), ``noisy_curvature`` (the plain mean of
         g_i . H_k g_i / |g_i|^2, k != i, for comparison), ``replicates``, ``completions``.
     """
-    if replicates < 4:
-        raise ValueError(f"replicates must be >= 4 for a jackknife over triples, got {replicates}")
     sets = [_batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
                      seed=seed * 3001 + 17 + i) for i in range(replicates)]
     operators = [hvp_operator(model, s) for s in sets]
-    updates = [-grad for _, grad in operators]
+    result = debiased_curvature([-grad for _, grad in operators], [h for h, _ in operators])
+    return {**result, "completions": prompts * group_size}
+
+
+def debiased_curvature(updates: list[Any], hvps: list[Any]) -> dict[str, Any]:
+    """Return gbar.H gbar / |gbar|^2 from independent noisy samples g_i and H_k (see above).
+
+    Parameters
+    ----------
+    updates : list of torch.Tensor
+        Independent sampled update directions g_i (flat).
+    hvps : list of callable
+        Hessian-vector products v -> H_k v, H_k estimated on the same sample as g_k.
+
+    Returns
+    -------
+    dict
+        ``curvature`` and its jackknife ``curvature_se``, ``signal_fraction``,
+        ``noisy_curvature`` (same-sample g_i . H_k g_i / |g_i|^2, k != i), ``replicates``.
+    """
+    replicates = len(updates)
+    if replicates < 4 or len(hvps) != replicates:
+        raise ValueError(f"need >= 4 replicates with one operator each, got {replicates} "
+                         f"updates and {len(hvps)} operators")
     products = np.zeros((replicates, replicates, replicates))  # [i, j, k] = g_i . H_k g_j
-    for k, (hvp, _) in enumerate(operators):
+    for k, hvp in enumerate(hvps):
         for j in range(replicates):
             if j != k:
                 hg = hvp(updates[j])
@@ -379,5 +400,4 @@ def mean_update_curvature(model: Any, tokenizer: Any, *, replicates: int = 6, pr
     se = float(np.sqrt((replicates - 1) / replicates * ((leave - leave.mean()) ** 2).sum()))
     return {"curvature": value, "curvature_se": se,
             "signal_fraction": signal / float(np.mean(np.diag(gram))),
-            "noisy_curvature": noisy, "replicates": replicates,
-            "completions": prompts * group_size}
+            "noisy_curvature": noisy, "replicates": replicates}

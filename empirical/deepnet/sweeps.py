@@ -31,7 +31,8 @@ from .forecast import LR_GRID, MOMENTUM_GRID, REFRESH_GRID, STALENESS_GRID
 from .grpo import RunSettings, mean_curve, run, warmed_model
 
 __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
-           "observe", "run_sweeps", "compare_step", "join", "within_target"]
+           "observe", "run_sweeps", "compare_step", "join", "within_target", "two_mode_runs",
+           "run_two_mode", "observe_two_mode"]
 
 LOSS_MARGIN = 0.02
 SMOOTH = 10
@@ -239,6 +240,87 @@ def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
     return _dump(out / f"observations_{'_'.join(sizes)}.json", {"items": all_items})
 
 
+def two_mode_runs(items: list[dict[str, Any]], plan: dict[str, Any], *, has_lr_sweep: bool,
+                  lr_steps: int = 50) -> list[dict[str, Any]]:
+    """List the settings (with their run length) that test the two-mode predictions of a model.
+
+    A relaxation setting is run when a relaxation time or a lower bound on it is predicted,
+    for three times the predicted time (at least 100, at most 300 steps); the lr sweep of the
+    plan is run (``lr_steps`` steps) for a model with no lr sweep yet.
+    """
+    runs = []
+    for item in items:
+        if item["quantity"] != "relaxation_time":
+            continue
+        tau = item["value"] if item["value"] is not None else item.get("lower_bound")
+        if tau is None:
+            continue
+        steps = int(min(max(100, math.ceil(3 * tau)), 300))
+        runs.append({"sweep": "relax", "lr": item["setting"]["lr"],
+                     "momentum": item["setting"]["momentum"], "steps": steps})
+    if not has_lr_sweep:
+        runs += [{"sweep": "lr", "lr": lr, "momentum": float(beta), "steps": lr_steps}
+                 for beta, lrs in plan["lr_sweep"].items() for lr in lrs]
+    return runs
+
+
+def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path) -> Path:
+    """Run the settings of ``predictions_two_mode.json`` for each size: ``runs2_<size>.json``."""
+    import torch
+
+    torch.set_num_threads(1)
+    predictions = json.loads((out / "predictions_two_mode.json").read_text())
+    try:
+        from tqdm import tqdm
+    except ImportError:  # progress bars are optional
+        def tqdm(x: Any, **_: Any) -> Any:
+            return x
+    paths = []
+    for size in sizes:
+        items = [i for i in predictions["items"] if i["model"] == size]
+        if not items:
+            raise ValueError(f"no two-mode predictions for model {size!r}")
+        plan = predictions["plans"][size]
+        settings = two_mode_runs(items, plan, has_lr_sweep=(out / f"runs_{size}.json").is_file())
+        model, tokenizer, _ = warmed_model(size, 0)
+        records = []
+        for setting in tqdm(settings, desc=size):
+            for seed in range(seeds):
+                fields = {k: v for k, v in setting.items() if k != "sweep"}
+                result = run(copy.deepcopy(model), tokenizer, RunSettings(seed=seed, **fields))
+                records.append({"setting": setting, "seed": seed,
+                                "unstable": is_unstable(result), "reward": result["reward"],
+                                "update_norm": result["update_norm"],
+                                "update_cosine": result["update_cosine"],
+                                "finite": result["finite"]})
+                path = _dump(out / f"runs2_{size}.json", {"size": size, "seeds": seeds,
+                                                          "runs": records})
+        paths.append(path)
+    return paths[-1]
+
+
+def observe_two_mode(model: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Observation items of the two-mode runs (settings tagged ``runs: two_mode``)."""
+    items = []
+    by_steps: dict[int, list[dict[str, Any]]] = {}
+    for rec in records:
+        by_steps.setdefault(rec["setting"]["steps"], []).append(rec)
+    for steps, recs in by_steps.items():
+        relabelled = [{**r, "setting": {**{k: v for k, v in r["setting"].items() if k != "steps"},
+                                        "sweep": "lr" if r["setting"]["sweep"] == "relax"
+                                        else r["setting"]["sweep"]}} for r in recs]
+        lr_sweep = any(r["setting"]["sweep"] == "lr" for r in recs)
+        for item in observe(model, relabelled, steps):
+            if item["quantity"] == "lr_max" and not lr_sweep:
+                continue  # relaxation runs alone are no lr sweep
+            if item["quantity"] in ("lr_frozen", "relaxation_time_hessian"):
+                continue
+            item["setting"] = {**item["setting"], "runs": "two_mode"}
+            item["steps"] = steps
+            items.append(item)
+    return items
+
+
 def _dump(path: Path, payload: dict[str, Any]) -> Path:
     from grpodyn.ground import write_atomic
 
@@ -277,8 +359,27 @@ def compare_step(*, out: Path) -> Path:
     for path in sorted(out.glob("runs_*.json")):
         runs = json.loads(path.read_text())
         observations.extend(observe(runs["size"], runs["runs"], runs["steps"]))
+    two_mode = out / "predictions_two_mode.json"
+    if two_mode.is_file():
+        for path in sorted(out.glob("runs2_*.json")):
+            runs = json.loads(path.read_text())
+            observations.extend(observe_two_mode(runs["size"], runs["runs"]))
+        new = json.loads(two_mode.read_text())["items"]
+        rows = join(predictions, observations) + join(new, observations)
+        matched = {(r["model"], r["quantity"], json.dumps(r["setting"], sort_keys=True))
+                   for r in rows}
+        stripped = [{**p, "setting": {k: v for k, v in p["setting"].items() if k != "runs"}}
+                    for p in new if (p["model"], p["quantity"],
+                                     json.dumps(p["setting"], sort_keys=True)) not in matched]
+        for row in join(stripped, observations):
+            row["postdiction"] = ("compared with runs made before this prediction (last "
+                                  "session's sweeps): not a test")
+            row["setting"] = {**row["setting"], "runs": "two_mode"}
+            rows.append(row)
+    else:
+        rows = join(predictions, observations)
     _dump(out / "observations.json", {"items": observations})
-    return _dump(out / "comparison.json", {"rows": join(predictions, observations)})
+    return _dump(out / "comparison.json", {"rows": rows})
 
 
 def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
