@@ -365,13 +365,15 @@ def compare_step(*, out: Path) -> Path:
             runs = json.loads(path.read_text())
             observations.extend(observe_two_mode(runs["size"], runs["runs"]))
         new = json.loads(two_mode.read_text())["items"]
-        rows = join(predictions, observations) + join(new, observations)
+        fresh = [o for o in observations if o["setting"].get("runs") == "two_mode"]
+        earlier = [o for o in observations if o["setting"].get("runs") != "two_mode"]
+        rows = join(predictions, earlier) + join(new, fresh)
         matched = {(r["model"], r["quantity"], json.dumps(r["setting"], sort_keys=True))
                    for r in rows}
         stripped = [{**p, "setting": {k: v for k, v in p["setting"].items() if k != "runs"}}
                     for p in new if (p["model"], p["quantity"],
                                      json.dumps(p["setting"], sort_keys=True)) not in matched]
-        for row in join(stripped, observations):
+        for row in join(stripped, earlier):
             row["postdiction"] = ("compared with runs made before this prediction (last "
                                   "session's sweeps): not a test")
             row["setting"] = {**row["setting"], "runs": "two_mode"}
