@@ -106,3 +106,24 @@ def test_observe_and_compare_two_mode(tmp_path: Path) -> None:
     (tmp_path / "runs2_m.json").write_text(json.dumps({"size": "m", "runs": records}))
     rows = json.loads(compare_step(out=tmp_path).read_text())["rows"]
     assert rows[0]["within_target"] is True and "postdiction" not in rows[0]
+
+
+def test_reward_period_finds_a_planted_oscillation_and_not_noise() -> None:
+    from grpodyn.empirical.deepnet.sweeps import reward_period
+
+    rng = np.random.default_rng(0)
+    n = np.arange(100)
+    noise = [list(0.1 + 0.001 * n + 0.02 * rng.standard_normal(100)) for _ in range(3)]
+    planted = [list(np.array(c) + 0.03 * np.cos(2 * np.pi * n / 12)) for c in noise]
+    found = reward_period(planted, 12.0)
+    assert found["oscillation_at_predicted"] and found["period"] == pytest.approx(12, rel=0.1)
+    assert not reward_period(noise, 12.0)["oscillation_at_predicted"]
+
+
+def test_oscillation_run_is_planned_when_the_period_fits() -> None:
+    item = {"quantity": "oscillation_momentum", "value": 0.24,
+            "setting": {"lr": 0.1, "mode": "soft"}, "period_at_momentum": {"0.9": 12.0}}
+    runs = two_mode_runs([item], {"lr_sweep": {}}, has_lr_sweep=True)
+    assert runs == [{"sweep": "osc", "lr": 0.1, "momentum": 0.9, "steps": 100}]
+    item["period_at_momentum"] = {"0.9": 60.0}
+    assert two_mode_runs([item], {"lr_sweep": {}}, has_lr_sweep=True) == []

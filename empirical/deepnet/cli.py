@@ -135,13 +135,16 @@ def main(argv: list[str] | None = None) -> None:
                         help="run only these sweeps (lr refresh reuse staleness momentum)")
     parser.add_argument("--momenta", nargs="+", type=float, default=[0.0, 0.9],
                         help="momenta of the lr sweep")
+    parser.add_argument("--replicates", type=int, default=8,
+                        help="independent samples of the soft-mode measurement (>= 4)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
         if args.step == "measure":
             paths = [str(measure_step(s, seed=args.seed, out=args.out)) for s in args.sizes]
         elif args.step == "soft":
-            paths = [str(soft_step(s, seed=args.seed, out=args.out)) for s in args.sizes]
+            paths = [str(soft_step(s, seed=args.seed, out=args.out, replicates=args.replicates))
+                     for s in args.sizes]
         elif args.step == "sharpening":
             paths = [str(sharpening_step(s, out=args.out, steps=args.steps)) for s in args.sizes]
         elif args.step == "predict2":

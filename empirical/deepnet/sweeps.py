@@ -32,11 +32,13 @@ from .grpo import RunSettings, mean_curve, run, warmed_model
 
 __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
            "observe", "run_sweeps", "compare_step", "join", "within_target", "two_mode_runs",
-           "run_two_mode", "observe_two_mode"]
+           "run_two_mode", "observe_two_mode", "reward_period", "OSC_MOMENTUM", "OSC_STEPS"]
 
 LOSS_MARGIN = 0.02
 SMOOTH = 10
 _REUSE_GRID = (2, 4, 8, 16)
+OSC_MOMENTUM = 0.9  # the two-mode oscillation check: soft mode's period at this momentum
+OSC_STEPS = 100
 
 
 SWEEPS = ("lr", "refresh", "reuse", "staleness", "momentum")
@@ -258,10 +260,38 @@ def two_mode_runs(items: list[dict[str, Any]], plan: dict[str, Any], *, has_lr_s
         steps = int(min(max(100, math.ceil(3 * tau)), 300))
         runs.append({"sweep": "relax", "lr": item["setting"]["lr"],
                      "momentum": item["setting"]["momentum"], "steps": steps})
+    for item in items:
+        period = (item.get("period_at_momentum") or {}).get(str(OSC_MOMENTUM))
+        if (item["quantity"] == "oscillation_momentum" and item["setting"]["mode"] == "soft"
+                and period is not None and period < OSC_STEPS / 4):
+            runs.append({"sweep": "osc", "lr": item["setting"]["lr"], "momentum": OSC_MOMENTUM,
+                         "steps": OSC_STEPS})
     if not has_lr_sweep:
         runs += [{"sweep": "lr", "lr": lr, "momentum": float(beta), "steps": lr_steps}
                  for beta, lrs in plan["lr_sweep"].items() for lr in lrs]
     return runs
+
+
+def reward_period(curves: list[list[float]], predicted: float) -> dict[str, Any]:
+    """Find the dominant period of the seed-mean reward and test it against ``predicted``.
+
+    Rule fixed before the runs: the seed-mean curve, its linear trend removed, has the
+    periodogram peak in the band 4 - 50 steps; the oscillation at the predicted period is
+    observed when the power within +-25 % of the predicted frequency is at least three times
+    the median power of the band (white sampling noise has a flat periodogram).
+    """
+    curve = mean_curve(curves)
+    curve = curve[np.isfinite(curve)]
+    n = np.arange(curve.size)
+    resid = curve - np.polyval(np.polyfit(n, curve, 1), n)
+    power = np.abs(np.fft.rfft(resid)) ** 2
+    freq = np.fft.rfftfreq(curve.size)
+    band = (freq >= 1 / 50) & (freq <= 1 / 4)
+    peak = float(1 / freq[band][np.argmax(power[band])])
+    near = band & (np.abs(freq - 1 / predicted) <= 0.25 / predicted)
+    ratio = float(power[near].max() / np.median(power[band])) if near.any() else 0.0
+    return {"period": peak, "power_ratio_at_predicted": ratio,
+            "oscillation_at_predicted": bool(ratio >= 3.0)}
 
 
 def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path) -> Path:
@@ -299,9 +329,28 @@ def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path) -> Path:
     return paths[-1]
 
 
-def observe_two_mode(model: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Observation items of the two-mode runs (settings tagged ``runs: two_mode``)."""
+def observe_two_mode(model: str, records: list[dict[str, Any]],
+                     periods: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """Observation items of the two-mode runs (settings tagged ``runs: two_mode``).
+
+    ``periods``: the predicted soft-mode period at ``OSC_MOMENTUM`` by lr (str), for the
+    oscillation runs.
+    """
     items = []
+    osc = [r for r in records if r["setting"]["sweep"] == "osc"]
+    records = [r for r in records if r["setting"]["sweep"] != "osc"]
+    if osc and periods:
+        lr = osc[0]["setting"]["lr"]
+        predicted = periods.get(str(lr))
+        if predicted:
+            found = reward_period([r["reward"] for r in osc], predicted)
+            seen = found["oscillation_at_predicted"]
+            extra = {} if seen else {"status": "no oscillation at the predicted period (power "
+                                     f"ratio {found['power_ratio_at_predicted']:.2g} < 3)"}
+            items.append({"model": model, "quantity": "oscillation_period",
+                          "setting": {"lr": lr, "momentum": OSC_MOMENTUM, "runs": "two_mode"},
+                          "value": found["period"] if seen else None, **found, **extra,
+                          "unstable_seeds": sum(r["unstable"] for r in osc)})
     by_steps: dict[int, list[dict[str, Any]]] = {}
     for rec in records:
         by_steps.setdefault(rec["setting"]["steps"], []).append(rec)
@@ -343,6 +392,8 @@ def within_target(quantity: str, predicted: Any, observed: Any, grid: list | Non
             j = grid.index(nearest) if nearest in grid else -1
             return bool(i is not None and abs(i - j) <= 1)
         return False
+    if quantity == "oscillation_period":
+        return bool(abs(predicted - observed) <= 0.25 * observed)
     if quantity == "oscillation_momentum":
         return bool(abs(predicted - observed) <= 0.1 * max(abs(observed), 1e-12))
     return None
@@ -361,10 +412,21 @@ def compare_step(*, out: Path) -> Path:
         observations.extend(observe(runs["size"], runs["runs"], runs["steps"]))
     two_mode = out / "predictions_two_mode.json"
     if two_mode.is_file():
+        new = json.loads(two_mode.read_text())["items"]
         for path in sorted(out.glob("runs2_*.json")):
             runs = json.loads(path.read_text())
-            observations.extend(observe_two_mode(runs["size"], runs["runs"]))
-        new = json.loads(two_mode.read_text())["items"]
+            periods = {str(i["setting"]["lr"]): i["period_at_momentum"][str(OSC_MOMENTUM)]
+                       for i in new if i["model"] == runs["size"]
+                       and i["quantity"] == "oscillation_momentum"
+                       and i["setting"]["mode"] == "soft" and i.get("period_at_momentum")}
+            observations.extend(observe_two_mode(runs["size"], runs["runs"], periods))
+        new = new + [{"model": i["model"], "quantity": "oscillation_period",
+                      "setting": {"lr": i["setting"]["lr"], "momentum": OSC_MOMENTUM,
+                                  "runs": "two_mode"},
+                      "value": i["period_at_momentum"][str(OSC_MOMENTUM)],
+                      "source": "two-mode map"}
+                     for i in new if i["quantity"] == "oscillation_momentum"
+                     and i["setting"]["mode"] == "soft" and i.get("period_at_momentum")]
         fresh = [o for o in observations if o["setting"].get("runs") == "two_mode"]
         earlier = [o for o in observations if o["setting"].get("runs") != "two_mode"]
         rows = join(predictions, earlier) + join(new, fresh)
