@@ -243,7 +243,7 @@ def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
 
 
 def two_mode_runs(items: list[dict[str, Any]], plan: dict[str, Any], *, has_lr_sweep: bool,
-                  lr_steps: int = 50) -> list[dict[str, Any]]:
+                  lr_steps: int = 40) -> list[dict[str, Any]]:
     """List the settings (with their run length) that test the two-mode predictions of a model.
 
     A relaxation setting is run when a relaxation time or a lower bound on it is predicted,
