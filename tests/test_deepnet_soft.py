@@ -82,7 +82,8 @@ def test_plan_and_runs() -> None:
     runs = two_mode_runs(items, plan, has_lr_sweep=True)
     assert [r["steps"] for r in runs] == [100, 300]
     assert len(two_mode_runs(items, plan, has_lr_sweep=False)) == 2 + 8
-    assert two_mode_runs(items, plan, has_lr_sweep=False)[-1]["steps"] == 40
+    first = two_mode_runs(items, plan, has_lr_sweep=False)[:2]
+    assert [(r["momentum"], r["steps"]) for r in first] == [(0.0, 40), (0.9, 40)]
 
 
 def test_observe_and_compare_two_mode(tmp_path: Path) -> None:

@@ -246,11 +246,15 @@ def two_mode_runs(items: list[dict[str, Any]], plan: dict[str, Any], *, has_lr_s
                   lr_steps: int = 40) -> list[dict[str, Any]]:
     """List the settings (with their run length) that test the two-mode predictions of a model.
 
-    A relaxation setting is run when a relaxation time or a lower bound on it is predicted,
-    for three times the predicted time (at least 100, at most 300 steps); the lr sweep of the
-    plan is run (``lr_steps`` steps) for a model with no lr sweep yet.
+    The lr sweep of the plan (``lr_steps`` steps) for a model with no lr sweep yet, first; a
+    relaxation setting where a relaxation time or a lower bound on it is predicted, for three
+    times the predicted time (at least 100, at most 300 steps); the oscillation check.
     """
     runs = []
+    if not has_lr_sweep:  # first, momenta interleaved: a sweep cut short still has both
+        runs += [{"sweep": "lr", "lr": lr, "momentum": float(beta), "steps": lr_steps}
+                 for j in range(max(len(v) for v in plan["lr_sweep"].values()))
+                 for beta, lrs in plan["lr_sweep"].items() for lr in lrs[j:j + 1]]
     for item in items:
         if item["quantity"] != "relaxation_time":
             continue
@@ -266,9 +270,6 @@ def two_mode_runs(items: list[dict[str, Any]], plan: dict[str, Any], *, has_lr_s
                 and period is not None and period < OSC_STEPS / 4):
             runs.append({"sweep": "osc", "lr": item["setting"]["lr"], "momentum": OSC_MOMENTUM,
                          "steps": OSC_STEPS})
-    if not has_lr_sweep:
-        runs += [{"sweep": "lr", "lr": lr, "momentum": float(beta), "steps": lr_steps}
-                 for beta, lrs in plan["lr_sweep"].items() for lr in lrs]
     return runs
 
 
