@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 __all__ = ["LR_GRID", "REFRESH_GRID", "STALENESS_GRID", "MOMENTUM_GRID", "predict_model",
-           "plan_settings", "two_mode_plan", "predict_two_mode"]
+           "plan_settings", "two_mode_plan", "predict_two_mode", "TWO_MODE_LR_GRID"]
 
 LR_GRID = (0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 REFRESH_GRID = (1, 2, 3, 4, 6, 8, 12, 16)
@@ -99,26 +99,31 @@ def predict_model(model: str, measured: dict[str, Any]) -> list[dict[str, Any]]:
     return items
 
 
+#: lr grid of the two-mode plans: LR_GRID continued four halvings down (the 1m model's critical
+#: lr, 0.025 or below, sits at the bottom of LR_GRID)
+TWO_MODE_LR_GRID = tuple(LR_GRID[0] * 2.0**n for n in range(-4, 0)) + LR_GRID
+
+
 def _snap(lr: float) -> float:
-    """Return the grid lr nearest to ``lr`` in log."""
-    return min(LR_GRID, key=lambda g: abs(math.log(g / lr)))
+    """Return the two-mode grid lr nearest to ``lr`` in log."""
+    return min(TWO_MODE_LR_GRID, key=lambda g: abs(math.log(g / lr)))
 
 
 def two_mode_plan(lr_critical: float, lr_max_stiff: float) -> dict[str, Any]:
     """Fix, before the runs, the settings the two-mode predictions are tested at.
 
-    Relaxation at (lr_hi, 0), (lr_lo, 0), (lr_lo, 0.5), lr_hi and lr_lo the grid lrs nearest to
-    lr_critical / 8 and / 16; the lr sweep (new sizes) at momenta 0 and 0.9 on the four grid lrs
-    from two grid steps below to one above the stiff mode's predicted lr_max at each momentum.
+    Relaxation at (lr_hi, 0), (lr_lo, 0), (lr_lo, 0.5), lr_hi and lr_lo the lrs of
+    ``TWO_MODE_LR_GRID`` nearest to lr_critical / 8 and / 16; the lr sweep (new sizes) at
+    momenta 0 and 0.9 on the four grid lrs from two grid steps below to one above the stiff
+    mode's predicted lr_max at each momentum.
     """
+    grid = TWO_MODE_LR_GRID
     hi, lo = _snap(lr_critical / 8), _snap(lr_critical / 16)
-    if lo == hi:
-        lo = LR_GRID[max(LR_GRID.index(hi) - 1, 0)]
     sweep = {}
     for beta in (0.0, 0.9):
-        centre = LR_GRID.index(_snap(lr_max_stiff * (1 + beta)))
-        first = min(max(centre - 2, 0), len(LR_GRID) - 4)
-        sweep[str(beta)] = list(LR_GRID[first:first + 4])
+        centre = grid.index(_snap(lr_max_stiff * (1 + beta)))
+        first = min(max(centre - 2, 0), len(grid) - 4)
+        sweep[str(beta)] = list(grid[first:first + 4])
     return {"relaxation": [{"lr": hi, "momentum": 0.0}, {"lr": lo, "momentum": 0.0},
                            {"lr": lo, "momentum": 0.5}],
             "lr_sweep": sweep, "base_lr": hi}
