@@ -246,15 +246,22 @@ def two_mode_runs(items: list[dict[str, Any]], plan: dict[str, Any], *, has_lr_s
                   lr_steps: int = 40) -> list[dict[str, Any]]:
     """List the settings (with their run length) that test the two-mode predictions of a model.
 
-    The lr sweep of the plan (``lr_steps`` steps) for a model with no lr sweep yet, first; a
-    relaxation setting where a relaxation time or a lower bound on it is predicted, for three
-    times the predicted time (at least 100, at most 300 steps); the oscillation check.
+    In this order (a queue cut short keeps the first): the lr sweep of the plan (``lr_steps``
+    steps) for a model with no lr sweep yet; the oscillation check; a relaxation setting where
+    a relaxation time or a lower bound on it is predicted, for three times the predicted time
+    (at least 100, at most 300 steps).
     """
     runs = []
     if not has_lr_sweep:  # first, momenta interleaved: a sweep cut short still has both
         runs += [{"sweep": "lr", "lr": lr, "momentum": float(beta), "steps": lr_steps}
                  for j in range(max(len(v) for v in plan["lr_sweep"].values()))
                  for beta, lrs in plan["lr_sweep"].items() for lr in lrs[j:j + 1]]
+    for item in items:
+        period = (item.get("period_at_momentum") or {}).get(str(OSC_MOMENTUM))
+        if (item["quantity"] == "oscillation_momentum" and item["setting"]["mode"] == "soft"
+                and period is not None and period < OSC_STEPS / 4):
+            runs.append({"sweep": "osc", "lr": item["setting"]["lr"], "momentum": OSC_MOMENTUM,
+                         "steps": OSC_STEPS})
     for item in items:
         if item["quantity"] != "relaxation_time":
             continue
@@ -264,12 +271,6 @@ def two_mode_runs(items: list[dict[str, Any]], plan: dict[str, Any], *, has_lr_s
         steps = int(min(max(100, math.ceil(3 * tau)), 300))
         runs.append({"sweep": "relax", "lr": item["setting"]["lr"],
                      "momentum": item["setting"]["momentum"], "steps": steps})
-    for item in items:
-        period = (item.get("period_at_momentum") or {}).get(str(OSC_MOMENTUM))
-        if (item["quantity"] == "oscillation_momentum" and item["setting"]["mode"] == "soft"
-                and period is not None and period < OSC_STEPS / 4):
-            runs.append({"sweep": "osc", "lr": item["setting"]["lr"], "momentum": OSC_MOMENTUM,
-                         "steps": OSC_STEPS})
     return runs
 
 
