@@ -129,3 +129,16 @@ def test_oscillation_run_is_planned_when_the_period_fits() -> None:
     assert runs == [{"sweep": "osc", "lr": 0.1, "momentum": 0.9, "steps": 100}]
     item["period_at_momentum"] = {"0.9": 60.0}
     assert two_mode_runs([item], {"lr_sweep": {}}, has_lr_sweep=True) == []
+
+
+def test_a_relaxation_far_below_the_observed_bound_is_refuted() -> None:
+    from grpodyn.empirical.deepnet.sweeps import join
+
+    obs = [{"model": "m", "quantity": "relaxation_time", "setting": {"lr": 0.1}, "value": None,
+            "status": "undetermined", "lower_bound": 200.0}]
+    rows = join([{"model": "m", "quantity": "relaxation_time", "setting": {"lr": 0.1},
+                  "value": 2.0}, ], obs)
+    assert rows[0]["within_target"] is False
+    rows = join([{"model": "m", "quantity": "relaxation_time", "setting": {"lr": 0.1},
+                  "value": 190.0}], obs)
+    assert rows[0]["within_target"] is None

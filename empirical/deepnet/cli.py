@@ -135,6 +135,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="run only these sweeps (lr refresh reuse staleness momentum)")
     parser.add_argument("--momenta", nargs="+", type=float, default=[0.0, 0.9],
                         help="momenta of the lr sweep")
+    parser.add_argument("--seed-offset", type=int, default=0,
+                        help="first seed of the run2 runs (new seeds for settings run before)")
     parser.add_argument("--replicates", type=int, default=8,
                         help="independent samples of the soft-mode measurement (>= 4)")
     parser.add_argument("--json", action="store_true")
@@ -152,7 +154,8 @@ def main(argv: list[str] | None = None) -> None:
         elif args.step == "run2":
             from .sweeps import run_two_mode
 
-            paths = [str(run_two_mode(args.sizes, seeds=args.seeds, out=args.out))]
+            paths = [str(run_two_mode(args.sizes, seeds=args.seeds, out=args.out,
+                                      seed_offset=args.seed_offset))]
         elif args.step == "predict":
             paths = [str(predict_step(args.sizes, out=args.out))]
         elif args.step == "run":
