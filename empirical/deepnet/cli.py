@@ -40,6 +40,9 @@ def measure_step(size: str, *, seed: int = 0, replicates: int = 4, out: Path = D
 
 def soft_step(size: str, *, seed: int = 0, replicates: int = 8, out: Path = DATA) -> Path:
     """Measure the curvature of the mean update direction (soft mode): ``soft_<size>.json``."""
+    if replicates < 4:
+        raise ValueError(f"--replicates must be >= 4 (triples of independent samples), "
+                         f"got {replicates}")
     import torch
 
     from .grpo import warmed_model
