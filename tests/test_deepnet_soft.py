@@ -142,3 +142,17 @@ def test_a_relaxation_far_below_the_observed_bound_is_refuted() -> None:
     rows = join([{"model": "m", "quantity": "relaxation_time", "setting": {"lr": 0.1},
                   "value": 190.0}], obs)
     assert rows[0]["within_target"] is None
+
+
+def test_refresh_sweep_is_observed_under_the_two_mode_tag() -> None:
+    from grpodyn.empirical.deepnet.sweeps import refresh_runs
+
+    settings = refresh_runs(0.003125)
+    assert [s["refresh"] for s in settings] == [1, 2, 3, 4, 6, 8]
+    records = [{"setting": s, "seed": seed, "unstable": s["refresh"] >= 3,
+                "reward": [0.1] * 60, "update_norm": [0.1] * 60, "update_cosine": [],
+                "finite": True} for s in settings for seed in range(3)]
+    (item,) = [i for i in observe_two_mode("m", records) if i["quantity"] == "refresh_max"]
+    assert item["value"] == 2
+    assert item["setting"] == {"lr": 0.003125, "momentum": 0.0, "mode": "hold",
+                               "runs": "two_mode"}

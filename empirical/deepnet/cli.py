@@ -158,7 +158,8 @@ def main(argv: list[str] | None = None) -> None:
             from .sweeps import run_two_mode
 
             paths = [str(run_two_mode(args.sizes, seeds=args.seeds, out=args.out,
-                                      seed_offset=args.seed_offset))]
+                                      seed_offset=args.seed_offset,
+                                      refresh_only=args.sweeps == ["refresh"]))]
         elif args.step == "predict":
             paths = [str(predict_step(args.sizes, out=args.out))]
         elif args.step == "run":

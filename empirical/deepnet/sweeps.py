@@ -32,7 +32,8 @@ from .grpo import RunSettings, mean_curve, run, warmed_model
 
 __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
            "observe", "run_sweeps", "compare_step", "join", "within_target", "two_mode_runs",
-           "run_two_mode", "observe_two_mode", "reward_period", "OSC_MOMENTUM", "OSC_STEPS"]
+           "run_two_mode", "observe_two_mode", "reward_period", "refresh_runs", "OSC_MOMENTUM",
+           "OSC_STEPS"]
 
 LOSS_MARGIN = 0.02
 SMOOTH = 10
@@ -296,7 +297,15 @@ def reward_period(curves: list[list[float]], predicted: float) -> dict[str, Any]
             "oscillation_at_predicted": bool(ratio >= 3.0)}
 
 
-def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: int = 0) -> Path:
+def refresh_runs(base_lr: float, *, steps: int = 60, grid: tuple[int, ...] = REFRESH_GRID[:6]
+                 ) -> list[dict[str, Any]]:
+    """List the sample-and-hold refresh sweep that tests a two-mode refresh_max (momentum 0)."""
+    return [{"sweep": "refresh", "lr": base_lr, "momentum": 0.0, "refresh": k, "mode": "hold",
+             "steps": steps} for k in grid]
+
+
+def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: int = 0,
+                 refresh_only: bool = False) -> Path:
     """Run the settings of ``predictions_two_mode.json`` for each size: ``runs2_<size>.json``.
 
     Seeds ``seed_offset`` to ``seed_offset + seeds - 1``: the runs are deterministic given the
@@ -317,9 +326,13 @@ def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: in
         if not items:
             raise ValueError(f"no two-mode predictions for model {size!r}")
         plan = predictions["plans"][size]
-        settings = two_mode_runs(items, plan, has_lr_sweep=(out / f"runs_{size}.json").is_file())
+        settings = (refresh_runs(plan["base_lr"]) if refresh_only else
+                    two_mode_runs(items, plan, has_lr_sweep=(out / f"runs_{size}.json").is_file()))
         model, tokenizer, _ = warmed_model(size, 0)
-        records = []
+        path = out / f"runs2_{size}.json"
+        # a later sweep (refresh_only) adds to the runs already there
+        records = ([r for r in json.loads(path.read_text())["runs"] if r["setting"] not in settings]
+                   if refresh_only and path.is_file() else [])
         for setting in tqdm(settings, desc=size):
             for seed in range(seed_offset, seed_offset + seeds):
                 fields = {k: v for k, v in setting.items() if k != "sweep"}
