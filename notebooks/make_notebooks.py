@@ -190,7 +190,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                "reads the shipped data (`empirical/data/deepnet`); docs/findings.md section 10 "
                "reads it."),
         ("code", "import json\nfrom grpodyn.empirical.deepnet import figures\n"
-                 "models = [m for m in ('70k', '330k') if (figures.DATA / "
+                 "models = [m for m in ('70k', '330k', '1m') if (figures.DATA / "
                  "f'measurements_{m}.json').exists()]\n"
                  "figures.spectrum_figure(models);"),
         ("code", "rows = figures.load('comparison.json')['rows']\n"
@@ -202,6 +202,18 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", "for m in models:\n"
                  "    if (figures.DATA / f'runs_{m}.json').exists():\n"
                  "        figures.threshold_figure(m)\n        figures.reward_figure(m)"),
+        ("md", "The two-mode map (theory/two_mode.py): a stiff curvature (top Hessian "
+               "eigenvalue) and a soft one (the curvature of the mean update direction, "
+               "sampling noise removed), predicted by code committed before the runs2 sweeps "
+               "(predictions_two_mode.json)."),
+        ("code", "for i in figures.load('predictions_two_mode.json')['items']:\n"
+                 "    print(i['model'], i['quantity'], i['setting'], i['value'], "
+                 "i.get('status') or '')\n"
+                 "for m in models:\n"
+                 "    if (figures.DATA / f'runs2_{m}.json').exists() and any(\n"
+                 "            r['setting']['sweep'] == 'lr'\n"
+                 "            for r in figures.load(f'runs2_{m}.json')['runs']):\n"
+                 "        figures.two_mode_lr_figure(m)"),
         ("md", "Progressive sharpening: the critical lr re-measured along a 70k run at lr 0.1 "
                "(an observation made after the sweeps)."),
         ("code", "for m in models:\n"

@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '2c3c8eb37bde80d9ca88a4a321234a9e'
+THEORY_HASH = '4082524fbf829b004857edf6819a8950'
 
 
 SIGNATURES = {
@@ -129,6 +129,13 @@ SIGNATURES = {
     'trajectory_critical_d_e0': ('t', 'e0', 'v0', 'omega0'),
     'trajectory_critical_d_v0': ('t', 'e0', 'v0', 'omega0'),
     'trajectory_critical_d_omega0': ('t', 'e0', 'v0', 'omega0'),
+    'two_mode_characteristic': ('z', 'beta', 'k_s', 'k_r'),
+    'two_mode_stability_condition': ('beta', 'k_s', 'k_r'),
+    'two_mode_refresh_stability_condition': ('beta', 'k_s', 'k_r', 'K'),
+    'soft_pole': ('beta', 'k_r'),
+    'two_mode_relaxation_time': ('beta', 'k_r'),
+    'oscillation_momentum': ('k',),
+    'two_mode_effective_stiffness': ('w_s', 'k_s', 'k_r'),
 }
 
 
@@ -159,6 +166,8 @@ SYMBOLS = {
     'g_mean': ('gradient', '\\bar g', ('real',)),
     'h': ('steps', 'h', ('integer', 'nonnegative')),
     'k': ('1/step^2', 'k', ('positive',)),
+    'k_r': ('1/step^2', 'k_{r}', ('positive',)),
+    'k_s': ('1/step^2', 'k_{s}', ('positive',)),
     'kappa': ('gradient/reward', '\\kappa', ('positive',)),
     'kappa_A': ('1/reward', '\\kappa_A', ('positive',)),
     'l_bar': ('steps', '\\bar l', ('nonnegative',)),
@@ -179,6 +188,7 @@ SYMBOLS = {
     'tau': ('steps', '\\tau', ('positive',)),
     'v0': ('reward/step', 'v_0', ('real',)),
     'v_hat': ('gradient^2', '\\hat v', ('positive',)),
+    'w_s': ('dimensionless', 'w_{s}', ('nonnegative',)),
     'width': ('steps', 'w', ('positive',)),
     'x': ('nats', 'x', ('real',)),
     'x_old': ('nats', 'x_{\\mathrm{old}}', ('real',)),
@@ -2468,3 +2478,197 @@ def trajectory_critical_d_omega0(t, e0, v0, omega0):
         natural angular frequency [rad/step]
     """
     return t**2*(-e0*omega0 - v0)*numpy.exp(-omega0*t)
+
+
+def two_mode_characteristic(z, beta, k_s, k_r):
+    """Two-mode on-policy characteristic polynomial p(z; k_s) p(z; k_r).
+
+    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_characteristic``.
+
+    Parameters
+    ----------
+    z : array_like
+        root of a discrete characteristic polynomial [dimensionless]
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k_s : array_like
+        stiffness of the stiff mode of the two-mode map (lr h_s) [1/step^2]
+    k_r : array_like
+        stiffness of the soft mode of the two-mode map (lr h_r) [1/step^2]
+    """
+    _x0 = beta**2
+    _x1 = z**2
+    _x2 = 2*z
+    _x3 = beta*z
+    _x4 = z**3
+    _x5 = 2*_x4
+    _x6 = _x1*k_r
+    _x7 = _x1*k_s
+    return _x0*_x1 - _x0*_x2 + _x0 + 4*_x1*beta + _x1 - _x2*beta + _x3*k_r + _x3*k_s + _x4*k_r + _x4*k_s - _x5*beta - _x5 - _x6*beta + _x6*k_s - _x6 - _x7*beta - _x7 + z**4
+
+
+def two_mode_stability_condition(beta, k_s, k_r):
+    """Two-mode on-policy stability: Jury margins of both mode polynomials.
+
+    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_stability_condition``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k_s : array_like
+        stiffness of the stiff mode of the two-mode map (lr h_s) [1/step^2]
+    k_r : array_like
+        stiffness of the soft mode of the two-mode map (lr h_r) [1/step^2]
+    """
+    _x0 = 2*beta + 2
+    return numpy.logical_and.reduce((numpy.greater(1 - beta, 0),numpy.greater(_x0 - k_r, 0),numpy.greater(_x0 - k_s, 0)))
+
+
+def two_mode_refresh_stability_condition(beta, k_s, k_r, K):
+    """Two-mode sample-and-hold stability: each mode's monodromy in the unit disc.
+
+    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_refresh_stability_condition``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k_s : array_like
+        stiffness of the stiff mode of the two-mode map (lr h_s) [1/step^2]
+    k_r : array_like
+        stiffness of the soft mode of the two-mode map (lr h_r) [1/step^2]
+    K : array_like
+        refresh interval (optimizer steps per sampling refresh) [steps]
+    """
+    _x0 = (beta - 1)**(-2.0)
+    _x1 = beta*k_r
+    _x2 = beta**K
+    _x3 = _x1*_x2
+    _x4 = K*_x2
+    _x5 = _x4*k_r
+    _x6 = beta**2
+    _x7 = _x2*_x6
+    _x8 = 2*beta
+    _x9 = -_x2*_x8 + _x2 + _x7
+    _x10 = beta*k_s
+    _x11 = _x10*_x2
+    _x12 = _x4*k_s
+    _x13 = _x10*_x4
+    _x14 = (_x6 - _x8 + 1)**(-1.0)
+    _x15 = K*_x14
+    _x16 = _x15*k_r
+    _x17 = _x1*_x15
+    _x18 = -_x14*_x5 + _x15*_x3 + 1
+    _x19 = _x14*_x6
+    _x20 = _x14*_x8
+    _x21 = -_x14 - _x19 + _x20
+    _x22 = _x15*k_s
+    _x23 = _x10*_x15
+    _x24 = -_x12*_x14 + _x13*_x14 + 1
+    _x25 = 2*_x14
+    _x26 = _x14*_x2
+    _x27 = _x14 + _x19 - _x20 + _x25*_x7 - 4*_x26*beta + 2*_x26
+    return numpy.logical_and.reduce((numpy.greater(_x16 - _x17 + _x18 + _x21, 0),numpy.greater(_x21 + _x22 - _x23 + _x24, 0),numpy.greater(_x1*_x25 - _x16 + _x17 + _x18 - _x25*_x3 + _x27, 0),numpy.greater(_x10*_x25 - _x11*_x25 - _x22 + _x23 + _x24 + _x27, 0),numpy.greater(1 - abs(_x0*(_x10 - _x11 - _x12 + _x13 + _x9)), 0),numpy.greater(1 - abs(_x0*(K*_x3 + _x1 - _x3 - _x5 + _x9)), 0)))
+
+
+def soft_pole(beta, k_r):
+    """Slowest pole of the soft mode (monotone regime).
+
+    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``soft_pole``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k_r : array_like
+        stiffness of the soft mode of the two-mode map (lr h_r) [1/step^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        k_r < -2*sqrt(beta) + beta + 1
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda beta, k_r: numpy.all(numpy.less(k_r, -2*numpy.sqrt(beta) + beta + 1)))(numpy.asarray(beta, dtype=float), numpy.asarray(k_r, dtype=float))
+    if not _inside:
+        raise ValueError("soft_pole: defined only where k_r < -2*sqrt(beta) + beta + 1")
+    _x0 = 2*beta
+    return (1/2)*beta - 1/2*k_r + (1/2)*numpy.sqrt(-_x0*k_r - _x0 + beta**2 + k_r**2 - 2*k_r + 1) + 1/2
+
+
+def two_mode_relaxation_time(beta, k_r):
+    """Relaxation time of the reward in the two-mode map (monotone soft mode).
+
+    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_relaxation_time``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    k_r : array_like
+        stiffness of the soft mode of the two-mode map (lr h_r) [1/step^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        k_r < -2*sqrt(beta) + beta + 1
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda beta, k_r: numpy.all(numpy.less(k_r, -2*numpy.sqrt(beta) + beta + 1)))(numpy.asarray(beta, dtype=float), numpy.asarray(k_r, dtype=float))
+    if not _inside:
+        raise ValueError("two_mode_relaxation_time: defined only where k_r < -2*sqrt(beta) + beta + 1")
+    _x0 = 2*beta
+    return -(1/2)/numpy.log((1/2)*beta - 1/2*k_r + (1/2)*numpy.sqrt(-_x0*k_r - _x0 + beta**2 + k_r**2 - 2*k_r + 1) + 1/2)
+
+
+def oscillation_momentum(k):
+    """Momentum at which a mode of stiffness k turns oscillatory (k < 1).
+
+    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``oscillation_momentum``.
+
+    Parameters
+    ----------
+    k : array_like
+        dimensionless stiffness a*kappa [1/step^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        k < 1
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda k: numpy.all(numpy.less(k, 1)))(numpy.asarray(k, dtype=float))
+    if not _inside:
+        raise ValueError("oscillation_momentum: defined only where k < 1")
+    return -2*numpy.sqrt(k) + k + 1
+
+
+def two_mode_effective_stiffness(w_s, k_s, k_r):
+    """Stiffness a one-step drift measurement sees: 2 (w_s k_s + (1-w_s) k_r).
+
+    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_effective_stiffness``.
+
+    Parameters
+    ----------
+    w_s : array_like
+        stiff mode's share of the reward deficit r* - r [dimensionless]
+    k_s : array_like
+        stiffness of the stiff mode of the two-mode map (lr h_s) [1/step^2]
+    k_r : array_like
+        stiffness of the soft mode of the two-mode map (lr h_r) [1/step^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        w_s <= 1
+    """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda w_s: numpy.all(numpy.less_equal(w_s, 1)))(numpy.asarray(w_s, dtype=float))
+    if not _inside:
+        raise ValueError("two_mode_effective_stiffness: defined only where w_s <= 1")
+    return 2*k_r*(1 - w_s) + 2*k_s*w_s

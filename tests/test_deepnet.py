@@ -277,3 +277,20 @@ def test_measure_small(tiny: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
             {"lr": 0.2, "measured": -0.001, "measured_se": 0.001},
             {"lr": 0.4, "measured": -0.05, "measured_se": 0.01}]
     assert measure.critical_lr(rows) == {"value": 0.2, "first_losing_lr": 0.4}
+
+
+def test_soft_measurement_small(tiny: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small version of the soft step: the mean-update curvature on the tiny model."""
+    model, tokenizer = tiny
+    sampler = measure.sample_batch
+
+    def scored(*args: object, **kwargs: object) -> grpo.Batch:
+        batch = sampler(*args, **kwargs)
+        batch.rewards = torch.tensor([1.0, 0, 0, 1] * (batch.rewards.numel() // 4))
+        return batch
+
+    monkeypatch.setattr(measure, "sample_batch", scored)
+    out = measure.mean_update_curvature(model, tokenizer, replicates=4, prompts=4, group_size=4)
+    assert np.isfinite(out["curvature"]) and out["curvature_se"] >= 0
+    # mean over pairs of g_i . g_j lies in [-1/(n-1), 1] x mean |g_i|^2 (n = 4 replicates)
+    assert -1 / 3 - 1e-9 <= out["signal_fraction"] <= 1 + 1e-9 and out["completions"] == 16

@@ -21,7 +21,8 @@ from .points import POINTS
 REGIME_VALUES = {"zeta": [0.3, 1.0, 1.7], "beta": [0.0, 0.5, 0.95], "k": [1e-4, 0.05, 0.5, 2.5],
                  "p": [1e-3, 0.5, 1.0], "G": [2, 16], "x": [-3.0, 0.0, 3.0],
                  "omega": [0.01, 1.0, 3.0], "K": [1, 3, 40], "d": [1, 3],
-                 "t": [0.0, 5.0, 1e4], "z": [-0.9, 0.9], "q": [0.1, 0.9], "S": [0, 3]}
+                 "t": [0.0, 5.0, 1e4], "z": [-0.9, 0.9], "q": [0.1, 0.9], "S": [0, 3],
+                 "w_s": [0.0, 0.5, 2.0]}
 
 #: Complex-valued by design: evaluated with complex arguments (numerics.fluctuations does).
 COMPLEX = {"autocorrelation"}
@@ -47,7 +48,9 @@ def test_derivations_with_a_domain():
                  for p in ("e0", "v0", "zeta", "omega0")}
     assert {"trajectory", "trajectory_underdamped", "inflection_time", "discrete_damping_ratio",
             "spectral_peak_frequency", "grpo_update_mean_expansion",
-            "grpo_update_variance_expansion", "power_law_d_exponent", *jacobians} \
+            "grpo_update_variance_expansion", "power_law_d_exponent", "soft_pole",
+            "two_mode_relaxation_time", "oscillation_momentum", "two_mode_effective_stiffness",
+            *jacobians} \
         == _domain_names()
 
 

@@ -79,6 +79,12 @@ _ROWS = [
     # oscillator
     SymbolInfo("k", "k", "dimensionless stiffness a*kappa", "1/step^2", _POS),
     SymbolInfo("m", "m", "mass of the continuum limit", "dimensionless", _POS),
+    SymbolInfo("k_s", "k_{s}", "stiffness of the stiff mode of the two-mode map (lr h_s)",
+               "1/step^2", _POS),
+    SymbolInfo("k_r", "k_{r}", "stiffness of the soft mode of the two-mode map (lr h_r)",
+               "1/step^2", _POS),
+    SymbolInfo("w_s", "w_{s}", "stiff mode's share of the reward deficit r* - r",
+               "dimensionless", _NONNEG),
     SymbolInfo("c", "c", "damping of the continuum limit", "1/step", _POS),
     SymbolInfo("zeta", r"\zeta", "damping ratio", "dimensionless", _POS),
     SymbolInfo("omega0", r"\omega_0", "natural angular frequency", "rad/step", _POS),

@@ -10,7 +10,8 @@ from typing import Any
 
 from grpodyn.ground import write_atomic
 
-__all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step"]
+__all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
+           "predict_two_mode_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
@@ -35,6 +36,23 @@ def measure_step(size: str, *, seed: int = 0, replicates: int = 4, out: Path = D
     measured["warm_up"] = record
     measured["size"], measured["seed"] = size, seed
     return _write(out / f"measurements_{size}.json", measured)
+
+
+def soft_step(size: str, *, seed: int = 0, replicates: int = 8, out: Path = DATA) -> Path:
+    """Measure the curvature of the mean update direction (soft mode): ``soft_<size>.json``."""
+    if replicates < 4:
+        raise ValueError(f"--replicates must be >= 4 (triples of independent samples), "
+                         f"got {replicates}")
+    import torch
+
+    from .grpo import warmed_model
+    from .measure import mean_update_curvature
+
+    torch.set_num_threads(1)
+    model, tokenizer, record = warmed_model(size, seed)
+    measured = mean_update_curvature(model, tokenizer, replicates=replicates, seed=seed)
+    measured.update(size=size, seed=seed, warm_up=record)
+    return _write(out / f"soft_{size}.json", measured)
 
 
 def sharpening_step(size: str, *, out: Path = DATA, lr: float = 0.1, steps: int = 100,
@@ -83,10 +101,34 @@ def predict_step(sizes: list[str], *, out: Path = DATA) -> Path:
     return _write(path, {"commit": commit, "commit_by_model": by_model, "items": items})
 
 
+def predict_two_mode_step(sizes: list[str], *, out: Path = DATA) -> Path:
+    """Write ``predictions_two_mode.json`` (two-mode map) with the commit of the code.
+
+    Items and plans of other sizes already in the file are kept with their own commit.
+    """
+    from .forecast import predict_two_mode
+
+    path = out / "predictions_two_mode.json"
+    old = json.loads(path.read_text()) if path.is_file() else {"items": [], "plans": {}}
+    commit = _git_commit()
+    by_model = dict(old.get("commit_by_model", {}))
+    items = [i for i in old["items"] if i["model"] not in sizes]
+    plans = {k: v for k, v in old.get("plans", {}).items() if k not in sizes}
+    for size in sizes:
+        measured = json.loads((out / f"measurements_{size}.json").read_text())
+        soft = json.loads((out / f"soft_{size}.json").read_text())
+        new, plans[size] = predict_two_mode(size, measured, soft)
+        items.extend(new)
+        by_model[size] = commit
+    return _write(path, {"commit": commit, "commit_by_model": by_model, "plans": plans,
+                         "items": items})
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
-    parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening"])
+    parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
+                                         "soft", "predict2", "run2"])
     parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3)
@@ -96,13 +138,28 @@ def main(argv: list[str] | None = None) -> None:
                         help="run only these sweeps (lr refresh reuse staleness momentum)")
     parser.add_argument("--momenta", nargs="+", type=float, default=[0.0, 0.9],
                         help="momenta of the lr sweep")
+    parser.add_argument("--seed-offset", type=int, default=0,
+                        help="first seed of the run2 runs (new seeds for settings run before)")
+    parser.add_argument("--replicates", type=int, default=8,
+                        help="independent samples of the soft-mode measurement (>= 4)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
         if args.step == "measure":
             paths = [str(measure_step(s, seed=args.seed, out=args.out)) for s in args.sizes]
+        elif args.step == "soft":
+            paths = [str(soft_step(s, seed=args.seed, out=args.out, replicates=args.replicates))
+                     for s in args.sizes]
         elif args.step == "sharpening":
             paths = [str(sharpening_step(s, out=args.out, steps=args.steps)) for s in args.sizes]
+        elif args.step == "predict2":
+            paths = [str(predict_two_mode_step(args.sizes, out=args.out))]
+        elif args.step == "run2":
+            from .sweeps import run_two_mode
+
+            paths = [str(run_two_mode(args.sizes, seeds=args.seeds, out=args.out,
+                                      seed_offset=args.seed_offset,
+                                      refresh_only=args.sweeps == ["refresh"]))]
         elif args.step == "predict":
             paths = [str(predict_step(args.sizes, out=args.out))]
         elif args.step == "run":

@@ -8,7 +8,7 @@ from typing import Any
 
 from .section import DATA
 
-__all__ = ["load", "threshold_figure", "spectrum_figure", "reward_figure"]
+__all__ = ["load", "threshold_figure", "spectrum_figure", "reward_figure", "two_mode_lr_figure"]
 
 
 def load(name: str, data: Path = DATA) -> dict[str, Any]:
@@ -95,6 +95,15 @@ def spectrum_figure(models: list[str], data: Path = DATA) -> Any:
         if lr_c:
             ax.plot([j + 0.2], [2 / lr_c], "D", color="C3",
                     label="critical sharpness 2 / lr_c" if j == 0 else None)
+        if (data / f"soft_{model}.json").is_file():
+            soft = load(f"soft_{model}.json", data)
+            # a log axis cannot show a non-positive value: its 2 s.e. upper end instead
+            value = soft["curvature"] if soft["curvature"] > 0 else float("nan")
+            ax.errorbar([j + 0.3], [value], yerr=[[min(soft["curvature_se"], 0.99 * value)
+                                                   if value == value else 0],
+                                                  [soft["curvature_se"]]],
+                        fmt="v", color="C4",
+                        label="mean update, noise removed (soft mode)" if j == 0 else None)
     ax.set_xticks(range(len(models)), models)
     ax.set_yscale("log")
     ax.set_ylabel("curvature [1 / lr]")
@@ -119,6 +128,31 @@ def reward_figure(model: str, data: Path = DATA, momentum: float = 0.0) -> Any:
     ax.set_xlabel("step")
     ax.set_ylabel("batch reward (mean of seeds)")
     ax.set_title(f"{model}, momentum {momentum}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def two_mode_lr_figure(model: str, data: Path = DATA) -> Any:
+    """Draw the two-mode lr sweep of ``model`` (share of unstable seeds) and predicted lr_max."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    items = load("predictions_two_mode.json", data)["items"]
+    runs = [r for r in load(f"runs2_{model}.json", data)["runs"] if r["setting"]["sweep"] == "lr"]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for j, beta in enumerate(sorted({r["setting"]["momentum"] for r in runs})):
+        xs = sorted({r["setting"]["lr"] for r in runs if r["setting"]["momentum"] == beta})
+        share = [np.mean([r["unstable"] for r in runs if r["setting"]["lr"] == x
+                          and r["setting"]["momentum"] == beta]) for x in xs]
+        ax.plot(xs, share, "o-", color=f"C{j}", label=f"observed, momentum {beta}")
+        value = _predicted(items, model, "lr_max", {"momentum": beta, "runs": "two_mode"})
+        if value:
+            ax.axvline(value, ls="--", color=f"C{j}", label=f"predicted lr_max ({beta})")
+    ax.set_xscale("log")
+    ax.set_xlabel("lr")
+    ax.set_ylabel("share of unstable seeds")
+    ax.set_title(f"{model}: lr sweep (two-mode predictions)")
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

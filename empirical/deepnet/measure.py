@@ -36,7 +36,7 @@ from .grpo import Batch, RunSettings, run, sample_batch, token_logps
 
 __all__ = ["hvp_operator", "lanczos_top", "curvature_spectrum", "drift_point", "fit_kappa",
            "reward_along", "quadratic_range", "critical_lr", "measure_model",
-           "critical_lr_along_run"]
+           "critical_lr_along_run", "mean_update_curvature", "debiased_curvature"]
 
 
 def _params(model: Any) -> list[Any]:
@@ -328,3 +328,76 @@ def critical_lr_along_run(model: Any, tokenizer: Any, *, lr: float, steps: int, 
         rows.append({"step": n, "reward": point["reward"], "drift": point["drift"],
                      "critical_lr": critical_lr(table), "quadratic_range": table})
     return rows
+
+
+def mean_update_curvature(model: Any, tokenizer: Any, *, replicates: int = 6, prompts: int = 128,
+                          group_size: int = 8, seed: int = 0) -> dict[str, Any]:
+    """Curvature along the expected update, with the sampling noise of g removed (soft mode).
+
+    A sampled update g_i = gbar + noise_i: g.H g / g.g of one sample weighs the noise directions,
+    which dominate |g|^2 and are stiff. With independent replicates i, j, k (each its own sample
+    of ``prompts`` x ``group_size`` completions), g_i . H_k g_j (i, j, k distinct) is unbiased
+    for gbar . Hbar gbar and g_i . g_j (i != j) for |gbar|^2: their ratio is the curvature of the
+    mean update direction, h_r, the soft stiffness per unit lr of the two-mode map
+    (theory/two_mode.py). The reward relaxes with kappa = 2 h_r (the deficit is quadratic in the
+    displacement). Standard errors by leave-one-replicate-out jackknife.
+
+    Returns
+    -------
+    dict
+        ``curvature`` [1/lr] and ``curvature_se``, ``signal_fraction`` |gbar|^2 / mean |g_i|^2
+        (how much of a sampled update is the mean), ``noisy_curvature`` (the plain mean of
+        g_i . H_k g_i / |g_i|^2, k != i, for comparison), ``replicates``, ``completions``.
+    """
+    sets = [_batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
+                     seed=seed * 3001 + 17 + i) for i in range(replicates)]
+    operators = [hvp_operator(model, s) for s in sets]
+    result = debiased_curvature([-grad for _, grad in operators], [h for h, _ in operators])
+    return {**result, "completions": prompts * group_size}
+
+
+def debiased_curvature(updates: list[Any], hvps: list[Any]) -> dict[str, Any]:
+    """Return gbar.H gbar / |gbar|^2 from independent noisy samples g_i and H_k (see above).
+
+    Parameters
+    ----------
+    updates : list of torch.Tensor
+        Independent sampled update directions g_i (flat).
+    hvps : list of callable
+        Hessian-vector products v -> H_k v, H_k estimated on the same sample as g_k.
+
+    Returns
+    -------
+    dict
+        ``curvature`` and its jackknife ``curvature_se``, ``signal_fraction``,
+        ``noisy_curvature`` (same-sample g_i . H_k g_i / |g_i|^2, k != i), ``replicates``.
+    """
+    replicates = len(updates)
+    if replicates < 4 or len(hvps) != replicates:
+        raise ValueError(f"need >= 4 replicates with one operator each, got {replicates} "
+                         f"updates and {len(hvps)} operators")
+    products = np.zeros((replicates, replicates, replicates))  # [i, j, k] = g_i . H_k g_j
+    for k, hvp in enumerate(hvps):
+        for j in range(replicates):
+            if j != k:
+                hg = hvp(updates[j])
+                for i in range(replicates):
+                    products[i, j, k] = float(updates[i] @ hg)
+    gram = np.array([[float(a @ b) for b in updates] for a in updates])
+
+    def ratio(keep: list[int]) -> tuple[float, float, float]:
+        num = [products[i, j, k] for i in keep for j in keep for k in keep
+               if len({i, j, k}) == 3]
+        den = [gram[i, j] for i in keep for j in keep if i != j]
+        noisy = [products[i, i, k] / gram[i, i] for i in keep for k in keep
+                 if k != i and gram[i, i] > 0]
+        return float(np.mean(num)) / float(np.mean(den)), float(np.mean(den)), float(
+            np.mean(noisy))
+
+    everyone = list(range(replicates))
+    value, signal, noisy = ratio(everyone)
+    leave = np.array([ratio([i for i in everyone if i != out])[0] for out in everyone])
+    se = float(np.sqrt((replicates - 1) / replicates * ((leave - leave.mean()) ** 2).sum()))
+    return {"curvature": value, "curvature_se": se,
+            "signal_fraction": signal / float(np.mean(np.diag(gram))),
+            "noisy_curvature": noisy, "replicates": replicates}

@@ -28,12 +28,18 @@ class DeepnetComparison:
 
     rows: list[dict[str, Any]]
     commits: dict[str, str]
+    two_mode_commits: dict[str, str] | None = None
 
-    def note(self, model: str) -> str:
-        """Return the note of a model's rows: where and when its predictions were made."""
-        commit = self.commits.get(model, "unknown")
-        return (f"deep-network demonstration (issue 16): measured before training, predicted "
-                f"by code {commit[:10]} before the runs; docs/findings.md section 10")
+    def note(self, model: str, row: dict[str, Any] | None = None) -> str:
+        """Return the note of a row: where and when its prediction was made."""
+        two_mode = row is not None and row["setting"].get("runs") == "two_mode"
+        commits = (self.two_mode_commits or {}) if two_mode else self.commits
+        commit = commits.get(model, "unknown")
+        source = "two-mode map, " if two_mode else ""
+        when = ("compared with runs made BEFORE it (a postdiction, not a test)"
+                if row is not None and row.get("postdiction") else "before the runs")
+        return (f"deep-network demonstration (issue 16): measured before training, {source}"
+                f"predicted by code {commit[:10]} {when}; docs/findings.md section 10")
 
 
 def comparison_data(data: Path = DATA) -> DeepnetComparison | None:
@@ -57,7 +63,13 @@ def comparison_data(data: Path = DATA) -> DeepnetComparison | None:
     default = predictions.get("commit", "unknown")
     commits = {row["model"]: predictions.get("commit_by_model", {}).get(row["model"], default)
                for row in rows}
-    return DeepnetComparison(rows=rows, commits=commits)
+    two_mode = data / "predictions_two_mode.json"
+    two_mode_commits = None
+    if two_mode.is_file():
+        new = json.loads(two_mode.read_text())
+        two_mode_commits = {model: new.get("commit_by_model", {}).get(model, new["commit"])
+                            for model in {i["model"] for i in new["items"]}}
+    return DeepnetComparison(rows=rows, commits=commits, two_mode_commits=two_mode_commits)
 
 
 def _fmt(value: Any) -> str:
@@ -92,9 +104,12 @@ def threshold_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
                                             if row.get("observed_status") else "")
         if row["within_target"] is None:
             computed += "; target undetermined"
-        rows.append(claim.row(f"observed {computed}", bool(row["within_target"]),
+        if row.get("postdiction"):
+            computed += "; postdiction (runs made before the prediction)"
+        rows.append(claim.row(f"observed {computed}",
+                              bool(row["within_target"]) and not row.get("postdiction"),
                               subject=f"{row['model']}: {row['quantity']} at {setting}",
-                              stated=f"predicted {stated}", note=data.note(row["model"])))
+                              stated=f"predicted {stated}", note=data.note(row["model"], row)))
     return rows
 
 
@@ -115,13 +130,14 @@ def relaxation_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
     """
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in data.rows:
-        if row["quantity"].startswith("relaxation_time"):
-            groups.setdefault((row["model"], row["quantity"]), []).append(row)
+        if row["quantity"].startswith("relaxation_time") and not row.get("postdiction"):
+            source = " (two-mode)" if row["setting"].get("runs") == "two_mode" else ""
+            groups.setdefault((row["model"], row["quantity"] + source), []).append(row)
     rows = []
     for (model, quantity), group in sorted(groups.items()):
         judged = [r for r in group if r["within_target"] is not None]
         hits = sum(bool(r["within_target"]) for r in judged)
         rows.append(claim.row(f"{hits} of {len(judged)} comparable settings within target "
                               f"({len(group)} predicted)", hits >= claim.values["settings"],
-                              subject=f"{model}: {quantity}", note=data.note(model)))
+                              subject=f"{model}: {quantity}", note=data.note(model, group[0])))
     return rows

@@ -31,11 +31,15 @@ from .forecast import LR_GRID, MOMENTUM_GRID, REFRESH_GRID, STALENESS_GRID
 from .grpo import RunSettings, mean_curve, run, warmed_model
 
 __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
-           "observe", "run_sweeps", "compare_step", "join", "within_target"]
+           "observe", "run_sweeps", "compare_step", "join", "within_target", "two_mode_runs",
+           "run_two_mode", "observe_two_mode", "reward_period", "refresh_runs", "OSC_MOMENTUM",
+           "OSC_STEPS"]
 
 LOSS_MARGIN = 0.02
 SMOOTH = 10
 _REUSE_GRID = (2, 4, 8, 16)
+OSC_MOMENTUM = 0.9  # the two-mode oscillation check: soft mode's period at this momentum
+OSC_STEPS = 100
 
 
 SWEEPS = ("lr", "refresh", "reuse", "staleness", "momentum")
@@ -86,7 +90,7 @@ def fit_relaxation(curve: np.ndarray, steps: int) -> dict[str, Any]:
     if popt[2] > 2 * steps:
         return {"value": None, "status": "undetermined",
                 "reason": f"fitted tau {popt[2]:.3g} exceeds twice the run ({steps} steps)",
-                "plateau": float(popt[0])}
+                "plateau": float(popt[0]), "lower_bound": 2.0 * steps}
     return {"value": float(popt[2]), "se": se, "plateau": float(popt[0]),
             "start": float(popt[1])}
 
@@ -239,6 +243,152 @@ def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
     return _dump(out / f"observations_{'_'.join(sizes)}.json", {"items": all_items})
 
 
+def two_mode_runs(items: list[dict[str, Any]], plan: dict[str, Any], *, has_lr_sweep: bool,
+                  lr_steps: int = 40) -> list[dict[str, Any]]:
+    """List the settings (with their run length) that test the two-mode predictions of a model.
+
+    In this order (a queue cut short keeps the first): the lr sweep of the plan (``lr_steps``
+    steps) for a model with no lr sweep yet; the oscillation check; a relaxation setting where
+    a relaxation time or a lower bound on it is predicted, for three times the predicted time
+    (at least 100, at most 300 steps).
+    """
+    runs = []
+    if not has_lr_sweep:  # first, momenta interleaved: a sweep cut short still has both
+        runs += [{"sweep": "lr", "lr": lr, "momentum": float(beta), "steps": lr_steps}
+                 for j in range(max(len(v) for v in plan["lr_sweep"].values()))
+                 for beta, lrs in plan["lr_sweep"].items() for lr in lrs[j:j + 1]]
+    for item in items:
+        period = (item.get("period_at_momentum") or {}).get(str(OSC_MOMENTUM))
+        if (item["quantity"] == "oscillation_momentum" and item["setting"]["mode"] == "soft"
+                and period is not None and period < OSC_STEPS / 4):
+            runs.append({"sweep": "osc", "lr": item["setting"]["lr"], "momentum": OSC_MOMENTUM,
+                         "steps": OSC_STEPS})
+    for item in items:
+        if item["quantity"] != "relaxation_time":
+            continue
+        tau = item["value"] if item["value"] is not None else item.get("lower_bound")
+        if tau is None:
+            continue
+        steps = int(min(max(100, math.ceil(3 * tau)), 300))
+        runs.append({"sweep": "relax", "lr": item["setting"]["lr"],
+                     "momentum": item["setting"]["momentum"], "steps": steps})
+    return runs
+
+
+def reward_period(curves: list[list[float]], predicted: float) -> dict[str, Any]:
+    """Find the dominant period of the seed-mean reward and test it against ``predicted``.
+
+    Rule fixed before the runs: the seed-mean curve, its linear trend removed, has the
+    periodogram peak in the band 4 - 50 steps; the oscillation at the predicted period is
+    observed when the power within +-25 % of the predicted frequency is at least three times
+    the median power of the band (white sampling noise has a flat periodogram).
+    """
+    curve = mean_curve(curves)
+    curve = curve[np.isfinite(curve)]
+    n = np.arange(curve.size)
+    resid = curve - np.polyval(np.polyfit(n, curve, 1), n)
+    power = np.abs(np.fft.rfft(resid)) ** 2
+    freq = np.fft.rfftfreq(curve.size)
+    band = (freq >= 1 / 50) & (freq <= 1 / 4)
+    peak = float(1 / freq[band][np.argmax(power[band])])
+    near = band & (np.abs(freq - 1 / predicted) <= 0.25 / predicted)
+    ratio = float(power[near].max() / np.median(power[band])) if near.any() else 0.0
+    return {"period": peak, "power_ratio_at_predicted": ratio,
+            "oscillation_at_predicted": bool(ratio >= 3.0)}
+
+
+def refresh_runs(base_lr: float, *, steps: int = 60, grid: tuple[int, ...] = REFRESH_GRID[:6]
+                 ) -> list[dict[str, Any]]:
+    """List the sample-and-hold refresh sweep that tests a two-mode refresh_max (momentum 0)."""
+    return [{"sweep": "refresh", "lr": base_lr, "momentum": 0.0, "refresh": k, "mode": "hold",
+             "steps": steps} for k in grid]
+
+
+def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: int = 0,
+                 refresh_only: bool = False) -> Path:
+    """Run the settings of ``predictions_two_mode.json`` for each size: ``runs2_<size>.json``.
+
+    Seeds ``seed_offset`` to ``seed_offset + seeds - 1``: the runs are deterministic given the
+    seed, so a setting already run in an earlier sweep needs new seeds to be a blind test.
+    """
+    import torch
+
+    torch.set_num_threads(1)
+    predictions = json.loads((out / "predictions_two_mode.json").read_text())
+    try:
+        from tqdm import tqdm
+    except ImportError:  # progress bars are optional
+        def tqdm(x: Any, **_: Any) -> Any:
+            return x
+    paths = []
+    for size in sizes:
+        items = [i for i in predictions["items"] if i["model"] == size]
+        if not items:
+            raise ValueError(f"no two-mode predictions for model {size!r}")
+        plan = predictions["plans"][size]
+        settings = (refresh_runs(plan["base_lr"]) if refresh_only else
+                    two_mode_runs(items, plan, has_lr_sweep=(out / f"runs_{size}.json").is_file()))
+        model, tokenizer, _ = warmed_model(size, 0)
+        path = out / f"runs2_{size}.json"
+        # a later sweep (refresh_only) adds to the runs already there
+        records = ([r for r in json.loads(path.read_text())["runs"] if r["setting"] not in settings]
+                   if refresh_only and path.is_file() else [])
+        for setting in tqdm(settings, desc=size):
+            for seed in range(seed_offset, seed_offset + seeds):
+                fields = {k: v for k, v in setting.items() if k != "sweep"}
+                result = run(copy.deepcopy(model), tokenizer, RunSettings(seed=seed, **fields))
+                records.append({"setting": setting, "seed": seed,
+                                "unstable": is_unstable(result), "reward": result["reward"],
+                                "update_norm": result["update_norm"],
+                                "update_cosine": result["update_cosine"],
+                                "finite": result["finite"]})
+                path = _dump(out / f"runs2_{size}.json", {"size": size, "seeds": seeds,
+                                                          "runs": records})
+        paths.append(path)
+    return paths[-1]
+
+
+def observe_two_mode(model: str, records: list[dict[str, Any]],
+                     periods: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """Observation items of the two-mode runs (settings tagged ``runs: two_mode``).
+
+    ``periods``: the predicted soft-mode period at ``OSC_MOMENTUM`` by lr (str), for the
+    oscillation runs.
+    """
+    items = []
+    osc = [r for r in records if r["setting"]["sweep"] == "osc"]
+    records = [r for r in records if r["setting"]["sweep"] != "osc"]
+    if osc and periods:
+        lr = osc[0]["setting"]["lr"]
+        predicted = periods.get(str(lr))
+        if predicted:
+            found = reward_period([r["reward"] for r in osc], predicted)
+            seen = found["oscillation_at_predicted"]
+            extra = {} if seen else {"status": "no oscillation at the predicted period (power "
+                                     f"ratio {found['power_ratio_at_predicted']:.2g} < 3)"}
+            items.append({"model": model, "quantity": "oscillation_period",
+                          "setting": {"lr": lr, "momentum": OSC_MOMENTUM, "runs": "two_mode"},
+                          "value": found["period"] if seen else None, **found, **extra,
+                          "unstable_seeds": sum(r["unstable"] for r in osc)})
+    by_steps: dict[int, list[dict[str, Any]]] = {}
+    for rec in records:
+        by_steps.setdefault(rec["setting"]["steps"], []).append(rec)
+    for steps, recs in by_steps.items():
+        relabelled = [{**r, "setting": {**{k: v for k, v in r["setting"].items() if k != "steps"},
+                                        "sweep": "lr" if r["setting"]["sweep"] == "relax"
+                                        else r["setting"]["sweep"]}} for r in recs]
+        lr_sweep = any(r["setting"]["sweep"] == "lr" for r in recs)
+        for item in observe(model, relabelled, steps):
+            if item["quantity"] == "lr_max" and not lr_sweep:
+                continue  # relaxation runs alone are no lr sweep
+            if item["quantity"] in ("lr_frozen", "relaxation_time_hessian"):
+                continue
+            item["setting"] = {**item["setting"], "runs": "two_mode"}
+            item["steps"] = steps
+            items.append(item)
+    return items
+
+
 def _dump(path: Path, payload: dict[str, Any]) -> Path:
     from grpodyn.ground import write_atomic
 
@@ -261,6 +411,8 @@ def within_target(quantity: str, predicted: Any, observed: Any, grid: list | Non
             j = grid.index(nearest) if nearest in grid else -1
             return bool(i is not None and abs(i - j) <= 1)
         return False
+    if quantity == "oscillation_period":
+        return bool(abs(predicted - observed) <= 0.25 * observed)
     if quantity == "oscillation_momentum":
         return bool(abs(predicted - observed) <= 0.1 * max(abs(observed), 1e-12))
     return None
@@ -277,8 +429,40 @@ def compare_step(*, out: Path) -> Path:
     for path in sorted(out.glob("runs_*.json")):
         runs = json.loads(path.read_text())
         observations.extend(observe(runs["size"], runs["runs"], runs["steps"]))
+    two_mode = out / "predictions_two_mode.json"
+    if two_mode.is_file():
+        new = json.loads(two_mode.read_text())["items"]
+        for path in sorted(out.glob("runs2_*.json")):
+            runs = json.loads(path.read_text())
+            periods = {str(i["setting"]["lr"]): i["period_at_momentum"][str(OSC_MOMENTUM)]
+                       for i in new if i["model"] == runs["size"]
+                       and i["quantity"] == "oscillation_momentum"
+                       and i["setting"]["mode"] == "soft" and i.get("period_at_momentum")}
+            observations.extend(observe_two_mode(runs["size"], runs["runs"], periods))
+        new = new + [{"model": i["model"], "quantity": "oscillation_period",
+                      "setting": {"lr": i["setting"]["lr"], "momentum": OSC_MOMENTUM,
+                                  "runs": "two_mode"},
+                      "value": i["period_at_momentum"][str(OSC_MOMENTUM)],
+                      "source": "two-mode map"}
+                     for i in new if i["quantity"] == "oscillation_momentum"
+                     and i["setting"]["mode"] == "soft" and i.get("period_at_momentum")]
+        fresh = [o for o in observations if o["setting"].get("runs") == "two_mode"]
+        earlier = [o for o in observations if o["setting"].get("runs") != "two_mode"]
+        rows = join(predictions, earlier) + join(new, fresh)
+        matched = {(r["model"], r["quantity"], json.dumps(r["setting"], sort_keys=True))
+                   for r in rows}
+        stripped = [{**p, "setting": {k: v for k, v in p["setting"].items() if k != "runs"}}
+                    for p in new if (p["model"], p["quantity"],
+                                     json.dumps(p["setting"], sort_keys=True)) not in matched]
+        for row in join(stripped, earlier):
+            row["postdiction"] = ("compared with runs made before this prediction (last "
+                                  "session's sweeps): not a test")
+            row["setting"] = {**row["setting"], "runs": "two_mode"}
+            rows.append(row)
+    else:
+        rows = join(predictions, observations)
     _dump(out / "observations.json", {"items": observations})
-    return _dump(out / "comparison.json", {"rows": join(predictions, observations)})
+    return _dump(out / "comparison.json", {"rows": rows})
 
 
 def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
@@ -301,6 +485,11 @@ def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
         if obs is None:
             continue
         within = within_target(p["quantity"], p["value"], obs["value"], obs.get("grid"))
+        bound = obs.get("lower_bound")
+        if (within is None and p["quantity"].startswith("relaxation_time")
+                and p["value"] is not None and bound is not None):
+            # observed tau beyond twice the run: a prediction below 0.75 x that bound is refuted
+            within = False if p["value"] < 0.75 * bound else None
         if str(obs.get("status", "")).endswith("(lower bound)") and within:
             within = None  # a prediction near a lower bound can be neither confirmed nor refuted
         if p.get("status") == "no threshold":

@@ -165,16 +165,20 @@ claim(key="deepnet_thresholds", section="4, 5", source="deep network",
       check=f"{DEEPNET}:threshold_claim",
       values={"quantities": ("lr_max", "lr_max_critical", "lr_max_cross_validated",
                              "refresh_max", "refresh_max_critical", "staleness_max",
-                             "staleness_max_critical", "oscillation_momentum")},
+                             "staleness_max_critical", "oscillation_momentum",
+                             "oscillation_period")},
       reason="no single stiffness describes the network: past the Hessian's limit a step drives "
              "token probabilities to 0 or 1, groups lose their reward spread and the force "
              "vanishes (collapse, not divergence), and the critical lr moves during training "
              "(docs/findings.md, section 10)")
 claim(key="deepnet_relaxation", section="1, 3", source="deep network",
       statement="deep net {subject}: relaxation time within 25 % at >= 2 (lr, momentum) settings",
-      stated="tau = (1 - beta) / (lr kappa) from the kappa measured before training",
+      stated="tau = (1 - beta) / (lr kappa) from the kappa measured before training, or the "
+             "two-mode map's -1 / (2 ln z_r) from the soft curvature",
       tolerance="within 25 % at two or more settings", check=f"{DEEPNET}:relaxation_claim",
       values={"settings": 2},
       reason="kappa measured before training is negative (the drift grows with the reward near "
              "0.1: self-accelerating learning, no relaxation to predict), and the Hessian's stiff "
-             "mode gives times 1.6-1300x too short (docs/findings.md, section 10)")
+             "mode gives times 1.6-1300x too short; the two-mode map's soft mode (curvature of "
+             "the mean update, noise removed) is itself stiff and gives times 20-100x too short "
+             "at 330k and 1m (docs/findings.md, section 10b)")
