@@ -35,6 +35,16 @@ __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_
            "run_two_mode", "observe_two_mode", "reward_period", "refresh_runs", "OSC_MOMENTUM",
            "OSC_STEPS"]
 
+
+def _bar(items: list[Any], label: str) -> Any:
+    """Wrap ``items`` in a tqdm bar labelled ``label``; plain ``items`` without tqdm (optional)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return items
+    return tqdm(items, desc=label)
+
+
 LOSS_MARGIN = 0.02
 SMOOTH = 10
 _REUSE_GRID = (2, 4, 8, 16)
@@ -211,11 +221,6 @@ def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
 
     torch.set_num_threads(1)
     predictions = json.loads((out / "predictions.json").read_text())
-    try:
-        from tqdm import tqdm
-    except ImportError:  # progress bars are optional
-        def tqdm(x: Any, **_: Any) -> Any:
-            return x
     all_items: list[dict[str, Any]] = []
     for size in sizes:
         base = next(i["setting"]["lr"] for i in predictions["items"]
@@ -227,7 +232,7 @@ def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
         # runs of other settings already in the file are kept (a sweep added later)
         records = [r for r in (json.loads(path.read_text())["runs"] if path.is_file() else [])
                    if r["setting"] not in plan]
-        for setting in tqdm(plan, desc=size):
+        for setting in _bar(plan, size):
             for seed in range(seeds):
                 fields = {k: v for k, v in setting.items() if k != "sweep"}
                 result = run(copy.deepcopy(model), tokenizer,
@@ -315,11 +320,6 @@ def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: in
 
     torch.set_num_threads(1)
     predictions = json.loads((out / "predictions_two_mode.json").read_text())
-    try:
-        from tqdm import tqdm
-    except ImportError:  # progress bars are optional
-        def tqdm(x: Any, **_: Any) -> Any:
-            return x
     paths = []
     for size in sizes:
         items = [i for i in predictions["items"] if i["model"] == size]
@@ -333,7 +333,7 @@ def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: in
         # a later sweep (refresh_only) adds to the runs already there
         records = ([r for r in json.loads(path.read_text())["runs"] if r["setting"] not in settings]
                    if refresh_only and path.is_file() else [])
-        for setting in tqdm(settings, desc=size):
+        for setting in _bar(settings, size):
             for seed in range(seed_offset, seed_offset + seeds):
                 fields = {k: v for k, v in setting.items() if k != "sweep"}
                 result = run(copy.deepcopy(model), tokenizer, RunSettings(seed=seed, **fields))
