@@ -56,7 +56,66 @@ def sweep_files(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fits(sweep_files):
-    return {o: fit_sweep([load_sweep_run(p) for p in paths]) for o, paths in sweep_files.items()}
+    # the files follow the large-G map: fitted with it
+    return {o: fit_sweep([load_sweep_run(p) for p in paths], finite_group=False)
+            for o, paths in sweep_files.items()}
+
+
+def _finite_group_path(optimizer: str, lr: float, group: int, batch: int, r0: float) -> np.ndarray:
+    """Mean path with the finite-G drift factor, built from the compiled derivations alone."""
+    from grpodyn.numerics.compiled import compiled
+    from grpodyn.numerics.mean_field_map import iterate_map
+
+    adam = optimizer == "adam"
+    if adam:
+        k = compiled("adam_stiffness_noise_ratio")(lr, 0.9, TRUE["adam"], TRUE["rho"], batch, group)
+
+        def factor(e):
+            p = TRUE["r_star"] + e
+            return (compiled("adam_stiffness_finite_group")(lr, 0.9, TRUE["adam"], TRUE["rho"],
+                                                           batch, group, p) / k)
+    else:
+        k = lr * TRUE["sgd"]
+
+        def factor(e):
+            return compiled("finite_group_drift_factor")(group, TRUE["r_star"] + e)
+    e = iterate_map(momentum=0.9, scale=np.array([k / (0.1 if adam else 1.0)]),
+                    e0=np.array([r0 - TRUE["r_star"]]), steps=STEPS - 1,
+                    weight=0.1 if adam else 1.0, bias_correction=adam, force_factor=factor)
+    return TRUE["r_star"] + e[0]
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_finite_group_fit_recovers_its_constants_and_per_seed_r0(optimizer, tmp_path):
+    """Data from the finite-G map with two seeds that start apart: each seed's r0 and kappa."""
+    lrs, mid = GRID[optimizer]
+    starts = {0: 0.15, 1: 0.3}
+    runs = []
+    for lr, g, b in [(lr, 4, 8) for lr in lrs] + [(mid, g, b) for g, b in CROSS[1:]]:
+        for seed, r0 in starts.items():
+            rng = np.random.default_rng(seed * 1000 + g * 10 + b + int(lr * 1e6))
+            mean = _finite_group_path(optimizer, lr, g, b, r0)
+            reward = rng.binomial(g * b, np.clip(mean, 0, 1)) / (g * b)
+            state = {"log_history": [{"step": n + 1, "reward": float(r)}
+                                     for n, r in enumerate(reward)],
+                     "grpodyn_hparams": {"optimizer": optimizer, "lr": lr, "momentum": 0.9,
+                                         "group_size": g, "batch": b, "schedule": "constant",
+                                         "seed": seed}}
+            path = tmp_path / f"{optimizer}_{lr:g}_{g}_{b}_{seed}.json"
+            path.write_text(json.dumps(state))
+            runs.append(load_sweep_run(path))
+    constants = fit_sweep(runs).constants()
+    for seed, r0 in starts.items():
+        assert constants[f"r0_seed{seed}"]["value"] == pytest.approx(r0, abs=0.03)
+    if optimizer == "sgd":
+        assert constants["kappa"]["value"] == pytest.approx(TRUE["sgd"], rel=0.25)
+    else:
+        assert constants["kappa_A"]["value"] == pytest.approx(TRUE["adam"], rel=0.35)
+    # the large-G map misreads the G cross of the same data: its kappa is biased
+    large_g = fit_sweep(runs, finite_group=False).constants()
+    name = "kappa" if optimizer == "sgd" else "kappa_A"
+    assert abs(np.log(large_g[name]["value"] / TRUE[optimizer])) > abs(
+        np.log(constants[name]["value"] / TRUE[optimizer]))
 
 
 def test_joint_fit_recovers_the_constants(fits):
