@@ -1,28 +1,29 @@
-"""Make the controlled tiny-model sweep grid: ``python -m grpodyn.empirical.tinylm.make_grid``.
+"""Make a controlled tiny-model sweep grid: ``python -m grpodyn.empirical.tinylm.make_grid``.
 
 Real TRL GRPO runs of the tiny Llama (:mod:`grpodyn.empirical.tinylm.training`) on single-digit
 addition, one knob changed at a time, for the sweep fit and the transfer predictions
-(THEORY.md section 9, docs/findings.md). For each optimizer (Adam, i.e. TRL's AdamW with
-beta1 0.9, beta2 0.999, no weight decay; and heavy-ball SGD with momentum 0.9):
+(THEORY.md sections 7 and 9, docs/findings.md section 6). Two designs (``--design``), each for
+Adam (TRL's AdamW, beta1 0.9, beta2 0.999, no weight decay) and heavy-ball SGD (momentum 0.9):
+three learning rates a factor 2 apart at a centre (G, B), and a cross in G and B at the middle
+learning rate with two pairs of equal B G and different G (the test of Adam's B G collapse
+against G-invariance).
 
-- three learning rates, a factor 2 apart, at the centre setting G = 4 completions, B = 8
-  prompts per step (Adam 3e-4, 6e-4, 1.2e-3; SGD 0.005, 0.01, 0.02);
-- a cross in G and B at the middle learning rate: G in {2, 8} at B = 8 and B in {4, 16} at
-  G = 4, so that two pairs share the product B G (16 and 64) with different G: the test of
-  Adam's B G collapse against G-invariance.
+- ``grid1`` (session 1, ``empirical/data/tiny_grid``): centre G 4, B 8; Adam 3e-4, 6e-4,
+  1.2e-3; SGD 0.005, 0.01, 0.02; cross G {2, 8} at B 8, B {4, 16} at G 4; warm-up to a sampled
+  accuracy in [0.25, 0.5]; 240 steps. The top learning rates sat just below collapse.
+- ``grid2`` (session 4, ``empirical/data/tiny_grid2``): centre G 8, B 8; Adam 1e-4, 2e-4,
+  4e-4; SGD 0.0015, 0.003, 0.006 (top lr 1/3 of the lr at which the calibration saw the reward
+  drop first: Adam 1.2e-3, SGD 0.02 at G 8, B 8); cross G {4, 16} at B 8, B {4, 16} at G 8
+  (pairs B G = 32 and 128); warm-up to [0.3, 0.45]; 360 steps.
 
-The learning rates were chosen from short calibration runs (G = 8, B = 8, 120 steps, seed 0):
-Adam 5e-4 and SGD 0.01 learned; Adam 2e-3 at G = B = 4 and SGD 0.03 or more drove the reward
-to zero within 100 steps.
-
-KL beta 0.02, constant learning rate, one optimizer step per generation, 240 steps
-(``--steps``), seeds ``--first-seed`` .. (three by default). The supervised warm-up (to a sampled
-accuracy in [0.25, 0.5]) depends only on the seed, so it is made once per seed and every run of
-that seed starts from the same warmed-up weights. One thread, so that it can run beside other
-work. Each run is written atomically as a small TRL trainer_state.json with its
-hyperparameters (``grpodyn_settings`` in TRL's names and ``grpodyn_hparams`` in grpodyn's
-``--hparams`` names) to ``empirical/data/tiny_grid``; a run whose file exists is skipped, so the
-script resumes where it stopped. Needs the ``trl`` extra.
+KL beta 0.02, constant learning rate, one optimizer step per generation, seeds ``--first-seed``
+.. (three by default). The supervised warm-up depends only on the seed, so every run of a seed
+starts from the same warmed-up weights. The first seed is made whole first (design data); the
+later seeds follow setting by setting. One thread, so that it can run beside other work. Each run
+is written atomically as a small TRL trainer_state.json with its hyperparameters
+(``grpodyn_settings`` in TRL's names and ``grpodyn_hparams`` in grpodyn's ``--hparams`` names)
+and its warm-up; a run whose file exists is skipped, so the script resumes where it stopped.
+Needs the ``trl`` extra.
 """
 
 from __future__ import annotations
