@@ -1,21 +1,28 @@
 """Sweeps: runs of one model and task, each with its own hyperparameters, fitted jointly.
 
-Every run follows the mean-field map of its own hyperparameters (THEORY.md sections 1, 3 and 9,
-:class:`~grpodyn.numerics.mean_field_map.MeanFieldMap`) with constants shared by the sweep:
+Every run follows the mean-field map of its own hyperparameters (THEORY.md sections 1, 3, 7 and
+9, :class:`~grpodyn.numerics.mean_field_map.MeanFieldMap`) with constants shared by the sweep:
 
-    r_i(n) = r* + (r0 - r*) u_i(n),   u_i = e_n / e_0 of the map with stiffness k_i,
-    SGD:  k_i = lr_i kappa                                   (derivation ``stiffness``)
-    Adam: k_i = lr_i (1 - beta1) kappa_A / sqrt(1 + rho_A / (B_i G_i))
-                                                 (derivation ``adam_stiffness_noise_ratio``)
+    r_i(n) = r* + e_i(n),   e_i(0) = r0_s(i) - r*,
+    e_{n+1} = e_n - s_n M_n,   M_n = beta M_{n-1} + w f_i(e_n) e_n,
+    SGD:  k_i = lr_i kappa D(G_i, p)          (derivation ``sgd_stiffness_finite_group``)
+    Adam: k_i = lr_i (1 - beta1) kappa_A sqrt(D / (D + rho_A / (B_i G_i)))
+                                              (derivation ``adam_stiffness_finite_group``)
 
-The shared constants (r0, r* per optimizer, kappa for SGD, kappa_A and rho_A for Adam) are
-fitted by least squares over every point of every run that did not collapse; their covariance is
-the cluster-robust sandwich with one cluster per run (points of a run are correlated, runs are
+with D(G, p) = 1 - p^G - (1-p)^G the share of groups with an advantage at the mean-field reward
+p = r* + e (``finite_group_drift_factor``; ``fit_sweep(finite_group=False)`` sets D = 1, the
+large-G map). Runs of one seed start from the same weights and share an r0 (one r0 per seed when
+the runs name their seeds, one for all otherwise).
+
+The shared constants (r0 per seed, r* per optimizer, kappa for SGD, kappa_A and rho_A for Adam)
+are fitted by least squares over every point of every run that did not collapse; their covariance
+is the cluster-robust sandwich with one cluster per run (points of a run are correlated, runs are
 not). A per-setting fit (k free for each hyperparameter setting, r0 and r* held at the joint
 values) gives the measured tau-lr exponent and the test of G-invariance against B G dependence.
 :func:`transfer` predicts a setting not yet run: the mean path of its map with the fitted
 constants, and a band that carries the constants' uncertainty, the seed-to-seed spread of the
-source runs and the per-step sampling noise of the target's B and G.
+source runs (and of r0 when the target's seed is not among the sources') and the per-step
+sampling noise of the target's B and G.
 """
 
 from __future__ import annotations
