@@ -204,6 +204,8 @@ def _public() -> dict:
     return results
 
 
+#: the commit at which the sweep method was frozen before seeds 1-2 of grid2 were scored
+FROZEN = "c5fe77c3bf71e44119e2573e2c07843418fa2cfb"
 METHOD_FILES = ("empirical/logs/sweep.py", "numerics/mean_field_map.py", "theory/optimizers.py")
 
 
@@ -222,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="use only settings with at least this many seeds")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2],
                         help="seeds scored (seed 0 was design data while the method was made)")
-    parser.add_argument("--frozen", default=None,
+    parser.add_argument("--frozen", default=FROZEN,
                         help="commit at which the method was frozen: the output says whether "
                              "the method files differ from it")
     parser.add_argument("--ablation", action="store_true",
