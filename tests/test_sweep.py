@@ -212,3 +212,20 @@ def test_shipped_grid_loads_and_fits():
     assert fit.layout.fit_rho  # the cross holds Adam runs at several B G
     assert {"r0", "kappa_A", "rho_A"} <= set(fit.constants())
     assert 0.1 < fit.constants()["r0"]["value"] < 0.5  # the warm-up's band, sampled
+
+
+def test_grid2_design_and_its_seed0_runs():
+    """Grid 2: seed 0 made whole first, later seeds setting by setting; the shipped seed 0 fits."""
+    from grpodyn.empirical.tinylm.make_grid import DESIGNS, jobs_in_order, run_name, settings_grid
+
+    grid = settings_grid("grid2")
+    assert len(grid) == 14 and len({(g, b) for _o, _lr, g, b in grid}) == 5
+    jobs = jobs_in_order("grid2", [0, 1, 2], ["adam", "sgd"])
+    assert [j[-1] for j in jobs[:14]] == [0] * 14 and [j[-1] for j in jobs[14:18]] == [1, 2, 1, 2]
+    paths = [DESIGNS["grid2"].out / run_name(*s, 0) for s in grid if s[0] == "adam"]
+    assert all(p.is_file() for p in paths), "make_grid --design grid2"
+    runs = [load_sweep_run(p) for p in paths]
+    assert all(r.steps.size == 360 and r.hparams["seed"] == 0 for r in runs)
+    fit = fit_sweep(runs)
+    assert fit.layout.fit_rho and fit.layout.finite_group
+    assert 0.25 < fit.constants()["r0"]["value"] < 0.4  # the warm-up band [0.3, 0.45], sampled
