@@ -229,3 +229,21 @@ def test_grid2_design_and_its_seed0_runs():
     fit = fit_sweep(runs)
     assert fit.layout.fit_rho and fit.layout.finite_group
     assert 0.25 < fit.constants()["r0"]["value"] < 0.4  # the warm-up band [0.3, 0.45], sampled
+
+
+def test_transfer_band_stays_a_reward_when_the_constants_are_undetermined():
+    """Four sources, the lr doubled beyond them: the band is finite and inside [0, 1].
+
+    Before the draws were bounded, some draws of these poorly determined constants overflowed and
+    the whole band came out NaN (printed as null by the CLI).
+    """
+    from grpodyn.empirical.tinylm.make_grid import DESIGNS, run_name
+
+    out = DESIGNS["grid2"].out
+    sources = [load_sweep_run(out / run_name("adam", lr, 8, b, seed))
+               for lr, b, seed in ((2e-4, 8, 1), (1e-4, 8, 1), (2e-4, 16, 1), (2e-4, 8, 2))]
+    result = transfer(sources, {"lr": 4e-4, "seed": 1}, steps=359)
+    lower, upper = np.array(result["lower"]), np.array(result["upper"])
+    assert np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))
+    assert lower.min() >= 0.0 and upper.max() <= 1.0 and np.all(lower <= upper)
+    assert any("outside the sources' range" in w for w in result["warnings"])

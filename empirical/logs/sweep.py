@@ -775,8 +775,11 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
                         f"{', '.join(map(str, fit.layout.starts))}: r0 is their mean, the band "
                         "carries their spread")
     evaluator = _Evaluator([hp], [np.arange(n + 1)], fit.layout)
-    curves = np.array([evaluator.curves(theta)[0] for theta in draws_theta])
-    curves = curves[np.all(np.isfinite(curves), axis=1)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        curves = np.array([evaluator.curves(theta)[0] for theta in draws_theta])
+    # a mean reward lies in [0, 1]: a draw whose map runs away (unstable or undetermined
+    # constants) counts at the bound it crossed, not as an overflow that voids the band
+    curves = np.clip(curves[~np.any(np.isnan(curves), axis=1)], 0.0, 1.0)
     var_constants = np.var(curves, axis=0) if len(curves) > 1 else np.zeros_like(mean)
     coef, seed_var = _noise_model(fit)
     level_path = np.clip(mean, 0.01, 0.99)
@@ -810,6 +813,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
     constants["seed_spread_variance"] = {"value": seed_var}
     return {"steps": list(range(n + 1)), "mean": [float(v) for v in mean],
-            "lower": [float(v) for v in mean - half], "upper": [float(v) for v in mean + half],
+            "lower": [float(v) for v in np.clip(mean - half, 0.0, 1.0)],
+            "upper": [float(v) for v in np.clip(mean + half, 0.0, 1.0)],
             "level": float(level), "constants": constants, "target": hp,
             "system": system.to_dict(), "assumptions": assumptions, "warnings": warnings}
