@@ -11,7 +11,8 @@ held-out seed-mean curve:
 - R^2 of the transferred mean, and R^2 of the setting's own fit (the same model fitted to the
   held-out runs alone); their ratio (target: median >= 0.7);
 - whether the transferred mean has a smaller squared error than the seed-mean curve of the
-  nearest source setting (nearest in log lr, log G, log B; target: >= 75% of the settings);
+  nearest source setting (nearest in log lr, log G, log B; where several are equally near, the
+  share of them beaten; target: >= 75% of the settings);
 - coverage of the 90% band over every held-out point of every seed (target: 0.80-0.95).
 
 R^2 is also reported against the 15-step moving average of the seed-mean curve
@@ -36,9 +37,10 @@ from pathlib import Path
 import numpy as np
 
 from grpodyn.empirical.logs.sweep import SweepRun, fit_sweep, load_sweep_run, transfer
-from grpodyn.empirical.tinylm.make_grid import DEFAULT_OUT as GRID
+from grpodyn.empirical.tinylm.make_grid import DESIGNS
 from grpodyn.ground import InputError, write_atomic
 
+GRID = DESIGNS["grid2"].out
 PUBLIC = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "real_logs"
 
 
@@ -70,7 +72,8 @@ def _smooth(y: np.ndarray, width: int = 15) -> np.ndarray:
                                                               mode="same")
 
 
-def score_held_out(runs: list[SweepRun], *, level: float = 0.9) -> list[dict]:
+def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bool = True
+                   ) -> list[dict]:
     """Leave-one-setting-out transfer scores (see the module docstring)."""
     settings: dict[tuple, list[SweepRun]] = {}
     for run in runs:
@@ -83,21 +86,35 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9) -> list[dict]:
         target = {k: v for k, v in held[0].hparams.items() if k not in ("seed", "steps")}
         steps, mean = _seed_mean(held)
         n = int(max(r.steps[-1] for r in held))
-        predicted = transfer(sources, target, steps=n, level=level)
-        pm = np.asarray(predicted["mean"])[steps.astype(int)]
+        fit = fit_sweep(sources, finite_group=finite_group)
+        # one prediction per held-out run: its seed's r0 comes from the seed's source runs
+        predictions = [transfer(sources, {**target, "seed": r.hparams["seed"]}
+                                if "seed" in r.hparams else target, steps=n, level=level, fit=fit)
+                       for r in held]
+        predicted = predictions[0]
+        pm = np.mean([np.asarray(p["mean"]) for p in predictions], axis=0)[steps.astype(int)]
         try:
-            own_curve = fit_sweep(held).curve(target, n)[steps.astype(int)]
+            own = fit_sweep(held, finite_group=finite_group)
+            own_curve = np.mean([own.curve(r.hparams, n) for r in held],
+                                axis=0)[steps.astype(int)]
         except InputError:  # every held-out run collapsed
             own_curve = np.full(steps.size, np.nan)
-        nearest_key = min({r.setting for r in sources},
-                          key=lambda s: _distance(target, next(
-                              r.hparams for r in sources if r.setting == s)))
-        nearest = [r for r in sources if r.setting == nearest_key]
-        n_steps, n_mean = _seed_mean(nearest)
-        copy = np.interp(steps, n_steps, n_mean)
-        lower, upper = np.asarray(predicted["lower"]), np.asarray(predicted["upper"])
-        inside = [np.mean((r.reward >= lower[r.steps.astype(int)]) &
-                          (r.reward <= upper[r.steps.astype(int)])) for r in held]
+        # every source setting at the smallest distance: a tie is scored against each of them
+        # (the share beaten), not broken by the order of a set
+        distances = {key2: _distance(target, next(r.hparams for r in sources
+                                                   if r.setting == key2))
+                     for key2 in {r.setting for r in sources}}
+        closest = min(distances.values())
+        tied = sorted((k for k, v in distances.items() if np.isclose(v, closest)), key=str)
+        copies = []
+        for key2 in tied:
+            n_steps, n_mean = _seed_mean([r for r in sources if r.setting == key2])
+            copies.append(float(np.mean((mean - np.interp(steps, n_steps, n_mean)) ** 2)))
+        mse_t = float(np.mean((mean - pm) ** 2))
+        nearest = [r for r in sources if r.setting == tied[0]]
+        inside = [np.mean((r.reward >= np.asarray(p["lower"])[r.steps.astype(int)]) &
+                          (r.reward <= np.asarray(p["upper"])[r.steps.astype(int)]))
+                  for r, p in zip(held, predictions, strict=True)]
         r2_t, r2_o = _r2(mean, pm), _r2(mean, own_curve)
         smooth = _smooth(mean)
         r2_ts, r2_os = _r2(smooth, pm), _r2(smooth, own_curve)
@@ -107,10 +124,9 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9) -> list[dict]:
                     "r2_ratio": r2_t / r2_o if r2_o > 0 else None,
                     "collapsed_held_out": int(np.isnan(r2_o)),
                     "r2_ratio_smoothed": r2_ts / r2_os if r2_os > 0 else None,
-                    "mse_transfer": float(np.mean((mean - pm) ** 2)),
-                    "mse_nearest_copy": float(np.mean((mean - copy) ** 2)),
-                    "beats_nearest_copy": bool(np.mean((mean - pm) ** 2)
-                                               < np.mean((mean - copy) ** 2)),
+                    "nearest_sources_tied": len(tied),
+                    "mse_transfer": mse_t, "mse_nearest_copy": copies,
+                    "beats_nearest_copy": float(np.mean([mse_t < c for c in copies])),
                     "coverage": float(np.mean(inside)), "warnings": predicted["warnings"]})
     return out
 
@@ -195,43 +211,67 @@ def _public() -> dict:
     return results
 
 
+#: the commit at which the sweep method was frozen before seeds 1-2 of grid2 were scored
+FROZEN = "c5fe77c3bf71e44119e2573e2c07843418fa2cfb"
+METHOD_FILES = ("empirical/logs/sweep.py", "numerics/mean_field_map.py", "theory/optimizers.py")
+
+
+def _git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Score the held-out settings of a grid and the public sweeps; write one JSON file."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--grid", type=Path, default=GRID)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks") / "transfer.json")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="default: benchmarks/transfer_<grid folder>.json")
     parser.add_argument("--min-seeds", type=int, default=2,
                         help="use only settings with at least this many seeds")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2],
                         help="seeds scored (seed 0 was design data while the method was made)")
+    parser.add_argument("--frozen", default=FROZEN,
+                        help="commit at which the method was frozen: the output says whether "
+                             "the method files differ from it")
+    parser.add_argument("--ablation", action="store_true",
+                        help="also score the large-G map (finite_group=False, session 1's model)")
+    parser.add_argument("--no-public", action="store_true", help="skip the public sweeps")
     args = parser.parse_args(argv)
+    out = args.out or Path("benchmarks") / f"transfer_{args.grid.name}.json"
     warnings.simplefilter("ignore", RuntimeWarning)
     runs = [load_sweep_run(p) for p in sorted(args.grid.glob("*.json"))]
-    runs = [r for r in runs if json.loads(Path(r.name).read_text())["grpodyn_hparams"]["seed"]
-            in args.seeds]
+    runs = [r for r in runs if r.hparams.get("seed") in args.seeds]
     counts: dict[tuple, int] = {}
     for run in runs:
         counts[run.setting] = counts.get(run.setting, 0) + 1
     runs = [r for r in runs if counts[r.setting] >= args.min_seeds]
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=False).stdout.strip()
+    commit = _git("rev-parse", "HEAD").stdout.strip()
     result: dict = {"method_commit": commit, "grid": str(args.grid), "n_runs": len(runs),
-                    "seeds": args.seeds,
-                    "optimizers": {}}
+                    "seeds": args.seeds, "optimizers": {}}
+    if args.frozen:
+        changed = _git("diff", "--name-only", args.frozen, "--", *METHOD_FILES).stdout.split()
+        result["frozen_commit"] = args.frozen
+        result["method_changed_since_frozen"] = changed
     for optimizer in sorted({r.hparams["optimizer"] for r in runs}):
         members = [r for r in runs if r.hparams["optimizer"] == optimizer]
         scores = score_held_out(members)
         sweep = fit_sweep(members).to_dict()
         result["optimizers"][optimizer] = {
             "summary": summary(scores), "held_out": scores,
+            "settings": sorted({str(r.setting) for r in members}),
             "constants": sweep["constants"], "tau_lr_exponent": sweep["tau_lr_exponent"],
             "bg_test": sweep["bg_test"], "stability": sweep["stability"],
             "collapsed": [r["name"] for r in sweep["runs"] if r["collapsed"]]}
         print(optimizer, json.dumps(result["optimizers"][optimizer]["summary"]), flush=True)
-    if PUBLIC.is_dir():
+        if args.ablation:
+            large_g = score_held_out(members, finite_group=False)
+            result["optimizers"][optimizer]["summary_large_g_map"] = summary(large_g)
+            print(optimizer, "large-G map", json.dumps(summary(large_g)), flush=True)
+    if PUBLIC.is_dir() and not args.no_public:
         result["public"] = _public()
-    write_atomic(args.out, json.dumps(result, indent=1, default=float))
-    print(f"wrote {args.out}", file=sys.stderr)
+    write_atomic(out, json.dumps(result, indent=1, default=float))
+    print(f"wrote {out}", file=sys.stderr)
     return 0
 
 

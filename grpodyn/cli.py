@@ -721,7 +721,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "hyperparameters, with shared constants (kappa, r0, r*, Adam's "
                             "noise ratio). Hyperparameters come from each log's metadata; "
                             "--hparams k=v,... overrides them (keys: lr, group_size, batch, "
-                            "momentum, kl, num_iterations, schedule, warmup, optimizer).")
+                            "momentum, kl, num_iterations, schedule, warmup, optimizer, seed; "
+                            "runs of one seed share r0).")
     p.add_argument("logs", nargs="+", metavar="LOG", help="training logs of the sweep")
     p.add_argument("--hparams", action="append", metavar="K=V,...",
                    help="hyperparameters: once for every log, or once per log in their order")
@@ -738,8 +739,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hyperparameters of the preceding --from LOG (override its metadata)")
     p.add_argument("--to", required=True, metavar="K=V,...",
                    help="hyperparameters of the run to predict (lr, group_size, batch, "
-                   "momentum, kl, num_iterations, schedule, warmup, optimizer, steps); the "
-                   "others are the first source's")
+                   "momentum, kl, num_iterations, schedule, warmup, optimizer, steps, seed: "
+                   "a source seed's r0); the others are the first source's")
     p.add_argument("--steps", type=_integer, help="steps to predict (default: the sources')")
     p.add_argument("--level", type=_finite_float, default=0.9, help="band level (0.9)")
     _add_json(p)

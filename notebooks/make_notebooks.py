@@ -88,24 +88,26 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", "from grpodyn.empirical.tinylm.curvature_probe import summarise_probe\n"
                  "for row in summarise_probe():\n    print(row)"),
         ("md", "## A sweep, its joint fit, and a run predicted before it is made\n\n"
-               "The shipped grid (`python -m grpodyn.empirical.tinylm.make_grid`): Adam runs of "
-               "one seed at three learning rates and a cross in G and B. The sweep fit shares "
-               "r0, r*, kappa_A and Adam's noise ratio rho_A; each run keeps its own lr, G, B "
-               "(THEORY.md section 9)."),
-        ("code", "from grpodyn.empirical.tinylm.make_grid import DEFAULT_OUT as GRID\n"
+               "The shipped grid 2 (`python -m grpodyn.empirical.tinylm.make_grid --design "
+               "grid2`): Adam runs of seed 0 at three learning rates and a cross in G and B. "
+               "The sweep fit shares r*, kappa_A and Adam's noise ratio rho_A (and one r0 per "
+               "seed); each run keeps its own lr, G, B (THEORY.md sections 7 and 9). The G = 16 "
+               "run is held out and predicted from the others."),
+        ("code", "from grpodyn.empirical.tinylm.make_grid import DESIGNS\n"
                  "from grpodyn.empirical.logs.sweep import fit_sweep, load_sweep_run, transfer\n"
+                 "GRID = DESIGNS['grid2'].out\n"
                  "runs = [load_sweep_run(p) for p in sorted(GRID.glob('adam_*_seed0.json'))]\n"
                  "sweep = fit_sweep(runs)\nfor name, c in sweep.constants().items():\n"
-                 "    print(name, c)\nprint(sweep.tau_lr_exponent())"),
-        ("code", "held = [r for r in runs if '_G8_B8_' in r.name]\n"
+                 "    print(name, c)\nprint(sweep.tau_lr_exponent())\nprint(sweep.bg_test())"),
+        ("code", "held = [r for r in runs if '_G16_B8_' in r.name]\n"
                  "sources = [r for r in runs if r not in held]\n"
-                 "out = transfer(sources, {'group_size': 8, 'batch': 8, 'lr': 6e-4}, "
-                 "steps=239)\nimport numpy as np\nimport matplotlib\nmatplotlib.use('Agg')\n"
+                 "out = transfer(sources, {'group_size': 16, 'batch': 8, 'lr': 2e-4, 'seed': 0}, "
+                 "steps=359)\nimport numpy as np\nimport matplotlib\nmatplotlib.use('Agg')\n"
                  "import matplotlib.pyplot as plt\nat = held[0].steps.astype(int)\n"
                  "inside = np.mean((held[0].reward >= np.array(out['lower'])[at]) & "
                  "(held[0].reward <= np.array(out['upper'])[at]))\n"
                  "print('band covers', round(float(inside), 2), 'of the held-out points')\n"
-                 "plt.plot(held[0].steps, held[0].reward, '.', ms=2, label='held out (G 8, B 8)')"
+                 "plt.plot(held[0].steps, held[0].reward, '.', ms=2, label='held out (G 16, B 8)')"
                  "\nplt.plot(out['steps'], out['mean'], label='transfer')\n"
                  "plt.fill_between(out['steps'], out['lower'], out['upper'], alpha=0.3)\n"
                  "plt.legend(); plt.xlabel('step');"),

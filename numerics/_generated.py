@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '4082524fbf829b004857edf6819a8950'
+THEORY_HASH = '932e11f50821fa60e958a5ec018911ea'
 
 
 SIGNATURES = {
@@ -104,6 +104,9 @@ SIGNATURES = {
     'adam_stiffness_bg_exponent': ('rho_A', 'B', 'G'),
     'adam_relaxation_time': ('eta', 'kappa_A', 'rho_A', 'B', 'G'),
     'adam_tau_lr_exponent': (),
+    'finite_group_drift_factor': ('G', 'p'),
+    'sgd_stiffness_finite_group': ('eta', 'kappa', 'G', 'p'),
+    'adam_stiffness_finite_group': ('eta', 'beta1', 'kappa_A', 'rho_A', 'B', 'G', 'p'),
     'warmup_trajectory': ('t', 'e0', 'beta', 'k', 'T_w'),
     'sigmoid_law': ('t', 'r0', 'r_star', 't_mid', 'width'),
     'power_law': ('t', 'r0', 'r_star', 't_mid', 'exponent'),
@@ -1821,6 +1824,66 @@ def adam_tau_lr_exponent():
     THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_tau_lr_exponent``.
     """
     return -1
+
+
+def finite_group_drift_factor(G, p):
+    """Share of informative (non-degenerate) groups at success probability p: the finite-G factor on the drift.
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``finite_group_drift_factor``.
+
+    Parameters
+    ----------
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    return -p**G - (1 - p)**G + 1
+
+
+def sgd_stiffness_finite_group(eta, kappa, G, p):
+    """SGD stiffness with the finite-G drift factor: eta kappa (1 - p^G - (1-p)^G); kappa is the curvature per informative group.
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``sgd_stiffness_finite_group``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    kappa : array_like
+        curvature scale: slope of the projected drift [gradient/reward]
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    return eta*kappa*(-p**G - (1 - p)**G + 1)
+
+
+def adam_stiffness_finite_group(eta, beta1, kappa_A, rho_A, B, G, p):
+    """Adam stiffness with the finite-G drift factor D = 1 - p^G - (1-p)^G: eta (1-beta1) kappa_A sqrt(D / (D + rho_A/(B G))).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_finite_group``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta1 : array_like
+        Adam first-moment decay [dimensionless]
+    kappa_A : array_like
+        Adam-normalised curvature kappa / |g_mean| [1/reward]
+    rho_A : array_like
+        Adam noise ratio sigma_g^2 / g_mean^2 (per completion) [completions]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    _x0 = p**G + (1 - p)**G - 1
+    return eta*kappa_A*numpy.sqrt(-_x0)*(1 - beta1)/numpy.sqrt(-_x0 + rho_A/(B*G))
 
 
 def warmup_trajectory(t, e0, beta, k, T_w):

@@ -17,6 +17,7 @@ corrected); at constant lr and without bias correction this is the map of sectio
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,7 +83,8 @@ def lr_schedule(lr: float, steps: int, *, schedule: str = "constant", warmup: in
 
 def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: int,
                 weight: float = 1.0, bias_correction: bool = False, staleness: int = 0,
-                refresh: int = 1) -> np.ndarray:
+                refresh: int = 1,
+                force_factor: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
     """Return the mean-field map in momentum-buffer form, many runs at once.
 
     Parameters
@@ -99,6 +101,11 @@ def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: in
         Divide the buffer by 1 - beta^(n+1) (Adam's m_hat).
     staleness, refresh : int
         Fixed force lag d, or refresh interval K with sample-and-hold (THEORY.md section 1).
+    force_factor : callable, optional
+        f(e) -> factor on the force of each run, given the lagged displacements (shape (runs,)):
+        a state-dependent stiffness, e.g. the finite-G drift factor 1 - p^G - (1-p)^G at
+        p = r* + e (derivation ``finite_group_drift_factor``, THEORY.md section 7). The map is
+        then nonlinear and e_n / e_0 depends on e_0.
 
     Returns
     -------
@@ -114,7 +121,8 @@ def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: in
     with np.errstate(over="ignore", invalid="ignore"):
         for n in range(steps):
             lagged = e[:, n - n % refresh] if refresh > 1 else e[:, max(n - staleness, 0)]
-            buffer = momentum * buffer + weight * lagged
+            force = lagged if force_factor is None else force_factor(lagged) * lagged
+            buffer = momentum * buffer + weight * force
             s = scale[:, n] if per_step else scale
             if bias_correction:
                 s = s / (1.0 - momentum ** (n + 1))

@@ -75,3 +75,35 @@ def test_adam_step_grows_with_b_g_where_noise_dominates_and_scales_with_lr():
     assert large > 1.25 * small  # noise-dominated at B G = 2: the step grows with B G
     double, _ = _adam_velocity(2e-3, 1, 2)
     assert double / small == pytest.approx(2.0, rel=0.05)  # tau ~ 1 / lr
+
+
+def test_finite_group_drift_factor_is_the_share_of_informative_groups(reg):
+    """D = 1 - p^G - (1-p)^G against the share of simulated groups with mixed rewards."""
+    factor = reg["finite_group_drift_factor"].expr
+    assert sp.simplify(factor.subs(sym.G, 2) - 2 * sym.p * (1 - sym.p)) == 0
+    rng = np.random.default_rng(3)
+    for group, p in ((2, 0.3), (4, 0.35), (8, 0.5), (16, 0.2)):
+        successes = rng.binomial(group, p, size=200_000)
+        mixed = np.mean((successes > 0) & (successes < group))
+        assert compiled("finite_group_drift_factor")(group, p) == pytest.approx(mixed, abs=0.005)
+
+
+def test_finite_group_stiffnesses_and_their_limits(reg):
+    drift = reg["finite_group_drift_factor"].expr
+    sgd = reg["sgd_stiffness_finite_group"].expr
+    assert sp.simplify(sgd - sym.eta * sym.kappa * drift) == 0
+    adam = reg["adam_stiffness_finite_group"].expr
+    share = sp.Symbol("D", positive=True)
+    in_share = adam.subs(drift, share)
+    # every group informative: the noise-ratio form of section 9
+    assert sp.simplify(in_share.subs(share, 1) - reg["adam_stiffness_noise_ratio"].expr) == 0
+    # signal-dominated: Adam normalises the factor away (G-invariant again)
+    assert sp.simplify(in_share.subs(sym.rho_A, 0) - reg["adam_stiffness_signal_limit"].expr) == 0
+    # noise-dominated: the informative samples D B G count
+    n = sp.Symbol("n", positive=True)
+    noise = sym.eta * (1 - sym.beta1) * sym.kappa_A * sp.sqrt(share * n / sym.rho_A)
+    ratio = sp.simplify((in_share / noise).subs(sym.B, n / sym.G))
+    assert sp.limit(ratio, n, 0) == 1
+    values = compiled("adam_stiffness_finite_group")(1e-3, 0.9, 2.0, 50.0, 8, np.array([2, 4, 8]),
+                                                     0.3)
+    assert np.all(np.diff(values) > 0)  # at fixed B, more completions: fewer degenerate groups

@@ -159,6 +159,62 @@ def derive_adam_tau_lr_exponent() -> Derivation:
 
 
 @derivation
+def derive_finite_group_drift_factor() -> Derivation:
+    """Derive D = 1 - p^G - (1-p)^G: the share of groups that carry an advantage.
+
+    A group whose completions all agree (S = 0 or S = G) has zero advantage and contributes
+    neither gradient nor gradient noise (THEORY.md section 7), so the mean force on the slow
+    mode is D times its value with every group informative.
+    """
+    degenerate = get("degenerate_group_probability").expr
+    factor = sp.simplify(1 - degenerate)
+    return Derivation("finite_group_drift_factor", factor, (sym.G, sym.p),
+                      "Share of informative (non-degenerate) groups at success probability p: "
+                      "the finite-G factor on the drift.", SECTION,
+                      (Step("1 - P(S = 0) - P(S = G)", 1 - degenerate),))
+
+
+@derivation
+def derive_sgd_stiffness_finite_group() -> Derivation:
+    """Heavy-ball SGD with degenerate groups: k = eta kappa D(G, p)."""
+    drift = get("finite_group_drift_factor").expr
+    k = get("stiffness").expr.subs(sym.a, sym.eta) * drift
+    return Derivation("sgd_stiffness_finite_group", k, (sym.eta, sym.kappa, sym.G, sym.p),
+                      "SGD stiffness with the finite-G drift factor: eta kappa (1 - p^G - "
+                      "(1-p)^G); kappa is the curvature per informative group.", SECTION,
+                      (Step("k = a kappa with a = eta", get("stiffness").expr.subs(sym.a, sym.eta)),
+                       Step("times the share of informative groups", drift)))
+
+
+@derivation
+def derive_adam_stiffness_finite_group() -> Derivation:
+    """Adam with degenerate groups: k = eta (1-beta1) kappa_A sqrt(D / (D + rho_A / (B G))).
+
+    Only a share D of the groups carries gradient and gradient noise: the mean gradient is D g
+    and the variance of the step's mean gradient D sigma_g^2 / (B G) (groups independent), so
+    v_hat = D^2 g^2 + D sigma_g^2 / (B G). In the signal-dominated limit D cancels (Adam
+    normalises the smaller gradient back up); in the noise-dominated limit the step grows like
+    sqrt(D B G / rho_A): the informative samples count, not B G.
+    """
+    g = _positive_gradient_scale()
+    share = sp.Symbol("D", positive=True)
+    k_adam = get("adam_stiffness").expr.subs(sym.g_mean, share * g)
+    k_adam = k_adam.subs(sym.sigma_g2, share * sym.rho_A * g**2)
+    k_adam = k_adam.subs(sym.kappa, share * sym.kappa_A * g)  # the force is D kappa e
+    reduced = sym.eta * (1 - sym.beta1) * sym.kappa_A * sp.sqrt(
+        share / (share + sym.rho_A / (sym.B * sym.G)))
+    if sp.simplify(k_adam - reduced) != 0:
+        raise AssertionError("Adam stiffness with degenerate groups does not reduce")
+    result = reduced.subs(share, get("finite_group_drift_factor").expr)
+    return Derivation("adam_stiffness_finite_group", result,
+                      (sym.eta, sym.beta1, sym.kappa_A, sym.rho_A, sym.B, sym.G, sym.p),
+                      "Adam stiffness with the finite-G drift factor D = 1 - p^G - (1-p)^G: "
+                      "eta (1-beta1) kappa_A sqrt(D / (D + rho_A/(B G))).", SECTION,
+                      (Step("g -> D g, sigma_g^2 -> D rho_A g^2, kappa -> D kappa_A g", k_adam),
+                       Step("simplified, in D", reduced)))
+
+
+@derivation
 def derive_warmup_trajectory() -> Derivation:
     """Overdamped with linear warmup: e0 exp(-k t^2 / (2 c T_w))."""
     e = sp.Function("e")

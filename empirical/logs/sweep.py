@@ -1,21 +1,28 @@
 """Sweeps: runs of one model and task, each with its own hyperparameters, fitted jointly.
 
-Every run follows the mean-field map of its own hyperparameters (THEORY.md sections 1, 3 and 9,
-:class:`~grpodyn.numerics.mean_field_map.MeanFieldMap`) with constants shared by the sweep:
+Every run follows the mean-field map of its own hyperparameters (THEORY.md sections 1, 3, 7 and
+9, :class:`~grpodyn.numerics.mean_field_map.MeanFieldMap`) with constants shared by the sweep:
 
-    r_i(n) = r* + (r0 - r*) u_i(n),   u_i = e_n / e_0 of the map with stiffness k_i,
-    SGD:  k_i = lr_i kappa                                   (derivation ``stiffness``)
-    Adam: k_i = lr_i (1 - beta1) kappa_A / sqrt(1 + rho_A / (B_i G_i))
-                                                 (derivation ``adam_stiffness_noise_ratio``)
+    r_i(n) = r* + e_i(n),   e_i(0) = r0_s(i) - r*,
+    e_{n+1} = e_n - s_n M_n,   M_n = beta M_{n-1} + w f_i(e_n) e_n,
+    SGD:  k_i = lr_i kappa D(G_i, p)          (derivation ``sgd_stiffness_finite_group``)
+    Adam: k_i = lr_i (1 - beta1) kappa_A sqrt(D / (D + rho_A / (B_i G_i)))
+                                              (derivation ``adam_stiffness_finite_group``)
 
-The shared constants (r0, r* per optimizer, kappa for SGD, kappa_A and rho_A for Adam) are
-fitted by least squares over every point of every run that did not collapse; their covariance is
-the cluster-robust sandwich with one cluster per run (points of a run are correlated, runs are
+with D(G, p) = 1 - p^G - (1-p)^G the share of groups with an advantage at the mean-field reward
+p = r* + e (``finite_group_drift_factor``; ``fit_sweep(finite_group=False)`` sets D = 1, the
+large-G map). Runs of one seed start from the same weights and share an r0 (one r0 per seed when
+the runs name their seeds, one for all otherwise).
+
+The shared constants (r0 per seed, r* per optimizer, kappa for SGD, kappa_A and rho_A for Adam)
+are fitted by least squares over every point of every run that did not collapse; their covariance
+is the cluster-robust sandwich with one cluster per run (points of a run are correlated, runs are
 not). A per-setting fit (k free for each hyperparameter setting, r0 and r* held at the joint
 values) gives the measured tau-lr exponent and the test of G-invariance against B G dependence.
 :func:`transfer` predicts a setting not yet run: the mean path of its map with the fitted
 constants, and a band that carries the constants' uncertainty, the seed-to-seed spread of the
-source runs and the per-step sampling noise of the target's B and G.
+source runs (and of r0 when the target's seed is not among the sources') and the per-step
+sampling noise of the target's B and G.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ __all__ = ["HPARAM_KEYS", "SweepRun", "SweepFit", "parse_hparams", "load_sweep_r
 #: keys of ``--hparams`` and ``--to`` and their types
 HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
                                 "kl": float, "num_iterations": int, "schedule": str,
-                                "warmup": int, "steps": int, "optimizer": str}
+                                "warmup": int, "steps": int, "optimizer": str, "seed": int}
 _META_NAMES = {"lr": "lr", "group_size": "group_size", "batch": "batch", "momentum": "momentum",
                "kl": "kl", "num_iterations": "num_iterations", "schedule": "schedule",
                "warmup": "warmup_steps", "optimizer": "optimizer"}
@@ -91,7 +98,7 @@ def _checked(hp: dict[str, Any], name: str) -> dict[str, Any]:
     if "momentum" in hp:
         check_momentum(hp["momentum"], f"{name}: momentum")
     for key, minimum in (("group_size", 2), ("batch", 1), ("num_iterations", 1), ("steps", 1),
-                         ("warmup", 0)):
+                         ("warmup", 0), ("seed", 0)):
         if key in hp:
             check_int(f"{name}: {key}", hp[key], minimum=minimum)
     if "kl" in hp and hp["kl"] < 0:
@@ -178,14 +185,34 @@ class _Layout:
     optimizers: tuple[str, ...]
     fit_rho: bool
     bg_ref: float = 1.0  # B G at which Adam's curvature is parametrised (geometric mean)
+    starts: tuple[int, ...] = ()  # seeds with their own r0 (empty: one r0 for every run)
+    finite_group: bool = True  # the drift factor 1 - p^G - (1-p)^G on the force
 
     def index(self, name: str) -> int:
         return self.names.index(name)
 
+    @property
+    def r0_indices(self) -> list[int]:
+        """Positions of the r0 parameters (one, or one per seed)."""
+        return [i for i, name in enumerate(self.names) if name == "r0" or
+                name.startswith("r0_seed")]
 
-def _layout(runs: list[SweepRun]) -> _Layout:
+    def r0_index(self, hparams: dict[str, Any]) -> int | None:
+        """Position of the r0 of a run with ``hparams``; None: a seed the fit has not seen."""
+        if not self.starts:
+            return 0
+        seed = hparams.get("seed")
+        return self.index(f"r0_seed{seed}") if seed in self.starts else None
+
+
+def _layout(runs: list[SweepRun], *, finite_group: bool = True) -> _Layout:
     optimizers = tuple(sorted({r.hparams["optimizer"] for r in runs}))
-    names = ["r0"] + [f"r_star_{o}" for o in optimizers]
+    seeds = [r.hparams.get("seed") for r in runs]
+    starts: tuple[int, ...] = ()
+    if None not in seeds and len(set(seeds)) > 1:  # runs of one seed share the starting policy
+        starts = tuple(sorted(set(seeds)))
+    names = ([f"r0_seed{s}" for s in starts] if starts else ["r0"]) + [
+        f"r_star_{o}" for o in optimizers]
     if "sgd" in optimizers:
         names.append("log_kappa")
     fit_rho, bg_ref = False, 1.0
@@ -198,7 +225,7 @@ def _layout(runs: list[SweepRun]) -> _Layout:
         if len(set(products)) > 1:  # rho_A is determined only by runs at different B G
             names.append("log_rho_A")
             fit_rho = True
-    return _Layout(tuple(names), optimizers, fit_rho, bg_ref)
+    return _Layout(tuple(names), optimizers, fit_rho, bg_ref, starts, finite_group)
 
 
 def _kappa_a(theta: np.ndarray, layout: _Layout) -> float:
@@ -242,9 +269,12 @@ class _Evaluator:
         for i, h in enumerate(hparams):
             self.groups.setdefault((h["optimizer"], float(h["momentum"])), []).append(i)
         self.star = [layout.index(f"r_star_{h['optimizer']}") for h in hparams]
+        self.r0 = [layout.r0_index(h) for h in hparams]
+        self.group_size = np.array([h.get("group_size") or 0 for h in hparams], dtype=float)
+        self.batch = np.array([h.get("batch") or 0 for h in hparams], dtype=float)
 
     def stiffness(self, theta: np.ndarray) -> np.ndarray:
-        """Return k of every run at its peak lr."""
+        """Return k of every run at its peak lr, every group informative (D = 1)."""
         layout = self.layout
         k = np.empty(len(self.hparams))
         for i, h in enumerate(self.hparams):
@@ -259,22 +289,53 @@ class _Evaluator:
                     h["lr"], h["momentum"], _kappa_a(theta, layout))
         return k
 
-    def unit_paths(self, theta: np.ndarray, factors: np.ndarray | None = None) -> np.ndarray:
-        """u_n = e_n / e_0 for every run, shape (runs, length + 1)."""
+    def starts(self, theta: np.ndarray) -> np.ndarray:
+        """Return r0 of every run (a seed not in the fit: the mean over the fitted seeds)."""
+        mean = float(np.mean(theta[self.layout.r0_indices]))
+        return np.array([mean if i is None else theta[i] for i in self.r0])
+
+    def _drift(self, theta: np.ndarray, index: list[int], optimizer: str, beta: float,
+               star: np.ndarray) -> Any:
+        """Return f(e): the finite-G factor on the force at p = r* + e, relative to D = 1."""
+        g, b = self.group_size[index], self.batch[index]
+        known = g >= 2
+        if not self.layout.finite_group or not known.any():
+            return None
+        if optimizer == "adam" and not self.layout.fit_rho:
+            return None  # signal-dominated Adam normalises the factor away
+        rho = float(np.exp(theta[self.layout.index("log_rho_A")])) if optimizer == "adam" else 0.0
+        g_safe, b_safe = np.where(known, g, 2.0), np.where(known, b, 1.0)
+
+        def factor(e: np.ndarray) -> np.ndarray:
+            p = np.clip(star + e, 1e-3, 1 - 1e-3)
+            if optimizer == "sgd":
+                f = compiled("finite_group_drift_factor")(g_safe, p)
+            else:
+                f = (compiled("adam_stiffness_finite_group")(1.0, beta, 1.0, rho, b_safe, g_safe, p)
+                     / compiled("adam_stiffness_noise_ratio")(1.0, beta, 1.0, rho, b_safe, g_safe))
+            return np.where(known, f, 1.0)
+
+        return factor
+
+    def paths(self, theta: np.ndarray, factors: np.ndarray | None = None) -> np.ndarray:
+        """Return the displacements e_n = r_n - r* of every run, shape (runs, length + 1)."""
         k = self.stiffness(theta) * (1.0 if factors is None else factors)
+        r0, star = self.starts(theta), theta[self.star]
         out = np.empty((len(self.hparams), self.length + 1))
         for (optimizer, beta), index in self.groups.items():
             adam = optimizer == "adam"
             scale = k[index, None] * self.profiles[index] / ((1.0 - beta) if adam else 1.0)
-            out[index] = iterate_map(momentum=beta, scale=scale, e0=np.ones(len(index)),
+            out[index] = iterate_map(momentum=beta, scale=scale, e0=r0[index] - star[index],
                                      steps=self.length, weight=(1.0 - beta) if adam else 1.0,
-                                     bias_correction=adam)
+                                     bias_correction=adam,
+                                     force_factor=self._drift(theta, index, optimizer, beta,
+                                                              star[index]))
         return out
 
     def curves(self, theta: np.ndarray, factors: np.ndarray | None = None) -> list[np.ndarray]:
-        u = self.unit_paths(theta, factors)
-        r0 = theta[0]
-        return [theta[j] + (r0 - theta[j]) * u[i, s.astype(int)]
+        """Return the model reward of every run at its logged steps."""
+        e = self.paths(theta, factors)
+        return [theta[j] + e[i, s.astype(int)]
                 for i, (j, s) in enumerate(zip(self.star, self.steps, strict=True))]
 
 
@@ -288,10 +349,14 @@ def _curve(run: SweepRun, theta: np.ndarray, layout: _Layout) -> np.ndarray:
 
 def _start(runs: list[SweepRun], layout: _Layout) -> list[np.ndarray]:
     early = float(np.mean([np.mean(r.reward[:10]) for r in runs]))
+    seed_early = {s: float(np.mean([np.mean(r.reward[:10]) for r in runs
+                                    if r.hparams.get("seed") == s])) for s in layout.starts}
     starts = []
     for tau in (100.0, 400.0, 1500.0):
         theta = np.zeros(len(layout.names))
-        theta[0] = early
+        for i in layout.r0_indices:
+            name = layout.names[i]
+            theta[i] = seed_early[int(name.removeprefix("r0_seed"))] if name != "r0" else early
         for o in layout.optimizers:
             late = np.mean([np.mean(r.reward[-30:]) for r in runs if r.hparams["optimizer"] == o])
             theta[layout.index(f"r_star_{o}")] = late + 0.3 * (late - early) + 0.05
@@ -397,6 +462,13 @@ class SweepFit:
             else:
                 out[name] = {"value": value, "stderr": err,
                              "status": "determined" if err < 0.5 else "weakly determined"}
+        if self.layout.starts:
+            values = self.theta[self.layout.r0_indices]
+            out["r0"] = {"value": float(np.mean(values)),
+                         "seed_spread": float(np.std(values, ddof=1)),
+                         "status": f"derived: mean of the r0 of seeds "
+                                   f"{', '.join(map(str, self.layout.starts))} (each seed starts "
+                                   f"from its own weights)"}
         if "adam" in self.layout.optimizers:
             out["kappa_A_ref"]["bg_ref"] = self.layout.bg_ref
             rho_status = out.get("rho_A", {}).get("status", "not fitted")
@@ -597,8 +669,23 @@ def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: _Layout
     return out
 
 
-def fit_sweep(runs: list[SweepRun]) -> SweepFit:
-    """Fit the shared constants of a sweep (see the module docstring)."""
+def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True) -> SweepFit:
+    """Fit the shared constants of a sweep (see the module docstring).
+
+    Parameters
+    ----------
+    runs : list of SweepRun
+        The runs; those that collapsed are left out of the fit.
+    finite_group : bool
+        Put the finite-G drift factor 1 - p^G - (1-p)^G on the force (derivations
+        ``sgd_stiffness_finite_group``, ``adam_stiffness_finite_group``); False gives the
+        large-G map of session 1.
+
+    Returns
+    -------
+    SweepFit
+        The joint fit.
+    """
     if not runs:
         raise InputError("a sweep needs at least one run")
     for run in runs:
@@ -612,7 +699,7 @@ def fit_sweep(runs: list[SweepRun]) -> SweepFit:
                             "left out of the fit, compared with the stability limit")
     if not fitted:
         raise InputError("every run of the sweep collapsed: nothing to fit")
-    layout = _layout(fitted)
+    layout = _layout(fitted, finite_group=finite_group)
     if "adam" in layout.optimizers and not layout.fit_rho:
         warnings.append("all Adam runs share one B G: the noise ratio rho_A is not determined "
                         "(signal-dominated Adam assumed: k independent of G and B)")
@@ -679,9 +766,20 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
                                           check_valid="ignore")
     lower_b, upper_b = _bounds(fit.layout)
     draws_theta = np.clip(draws_theta, lower_b, upper_b)
+    unseen = fit.layout.starts and fit.layout.r0_index(hp) is None
+    if unseen:  # a seed the sources do not hold: its r0 is one more draw from the seeds' spread
+        r0s = fit.theta[fit.layout.r0_indices]
+        shift = rng.normal(0.0, float(np.std(r0s, ddof=1)), size=draws)
+        draws_theta[:, fit.layout.r0_indices] += shift[:, None]
+        warnings.append(f"seed {hp.get('seed')} not among the sources' seeds "
+                        f"{', '.join(map(str, fit.layout.starts))}: r0 is their mean, the band "
+                        "carries their spread")
     evaluator = _Evaluator([hp], [np.arange(n + 1)], fit.layout)
-    curves = np.array([evaluator.curves(theta)[0] for theta in draws_theta])
-    curves = curves[np.all(np.isfinite(curves), axis=1)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        curves = np.array([evaluator.curves(theta)[0] for theta in draws_theta])
+    # a mean reward lies in [0, 1]: a draw whose map runs away (unstable or undetermined
+    # constants) counts at the bound it crossed, not as an overflow that voids the band
+    curves = np.clip(curves[~np.any(np.isnan(curves), axis=1)], 0.0, 1.0)
     var_constants = np.var(curves, axis=0) if len(curves) > 1 else np.zeros_like(mean)
     coef, seed_var = _noise_model(fit)
     level_path = np.clip(mean, 0.01, 0.99)
@@ -701,7 +799,11 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     if system.lr > 0.5 * system.lr_max:
         warnings.append(f"lr is within a factor 2 of the slow-mode limit {system.lr_max:.3g}")
     assumptions = [
+        "the target shares the sources' model, task and reward; runs of one seed share the "
+        "starting policy (r0), given with --to seed=N" if fit.layout.starts else
         "the target shares the sources' model, task, reward and starting policy (r0)",
+        "finite-G drift factor 1 - p^G - (1-p)^G on the force at p = the mean-field reward"
+        if fit.layout.finite_group else "every group informative (large-G map)",
         "plateau r* shared by the runs of one optimizer (not a function of lr)",
         "SGD stiffness lr * kappa; Adam stiffness lr (1-beta1) kappa_A / sqrt(1 + rho_A/(B G))",
         "band: constants' covariance (cluster-robust, one cluster per run), seed-to-seed spread "
@@ -711,6 +813,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
     constants["seed_spread_variance"] = {"value": seed_var}
     return {"steps": list(range(n + 1)), "mean": [float(v) for v in mean],
-            "lower": [float(v) for v in mean - half], "upper": [float(v) for v in mean + half],
+            "lower": [float(v) for v in np.clip(mean - half, 0.0, 1.0)],
+            "upper": [float(v) for v in np.clip(mean + half, 0.0, 1.0)],
             "level": float(level), "constants": constants, "target": hp,
             "system": system.to_dict(), "assumptions": assumptions, "warnings": warnings}
