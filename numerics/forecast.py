@@ -121,28 +121,34 @@ def _kalman(rho: float, share: float, dt: np.ndarray, r: np.ndarray
     the rest of the filter is a first-order linear recurrence, summed by :func:`_recurrence`
     instead of step by step.
     """
-    phi = (rho**dt).tolist()
-    q = (share * (1 - rho ** (2 * dt))).tolist()
     s2 = 1.0 - share
-    values = r.tolist()
     changes = np.flatnonzero(dt != dt[-1]) if dt.size else np.array([], dtype=int)
     even_from = int(changes[-1]) + 2 if changes.size else 1  # steps i >= even_from: dt[i-1] fixed
     x, p = 0.0, share
     log_det, quad = 0.0, 0.0
     previous = -1.0
-    for i, value in enumerate(values):
-        if i:
-            f = phi[i - 1]
-            x, p = f * x, f * f * p + q[i - 1]
-            if i >= even_from and abs(p - previous) <= 1e-15 * p:
-                return _steady_tail(f, p, s2, x, r[i:], log_det, quad)
-            previous = p
-        s = p + s2
-        innovation = value - x
-        log_det += math.log(s)
-        quad += innovation * innovation / s
-        gain = p / s
-        x, p = x + gain * innovation, (1 - gain) * p
+    # the loop rarely runs far before the gain converges: the per-step lists are built for a
+    # head of the series, doubled while the loop needs more (the same floats as whole lists)
+    start, size = 0, max(128, 2 * even_from)
+    while start < r.size:
+        stop = min(r.size, start + size)
+        lo = max(start - 1, 0)  # dt[i - 1] of the steps i in [start, stop)
+        phi = (rho ** dt[lo:stop - 1]).tolist()
+        q = (share * (1 - rho ** (2 * dt[lo:stop - 1]))).tolist()
+        for i, value in enumerate(r[start:stop].tolist(), start):
+            if i:
+                f = phi[i - 1 - lo]
+                x, p = f * x, f * f * p + q[i - 1 - lo]
+                if i >= even_from and abs(p - previous) <= 1e-15 * p:
+                    return _steady_tail(f, p, s2, x, r[i:], log_det, quad)
+                previous = p
+            s = p + s2
+            innovation = value - x
+            log_det += math.log(s)
+            quad += innovation * innovation / s
+            gain = p / s
+            x, p = x + gain * innovation, (1 - gain) * p
+        start, size = stop, 2 * size
     return log_det, quad, x, p
 
 
