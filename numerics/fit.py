@@ -1209,6 +1209,17 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
             raise InputError(f"plateau_bounds must be finite with lo < hi, got {plateau_bounds}")
         plateau_bounds = (lo_r, hi_r)
     model = curve_model(name, t, y, momentum=momentum, learning_rate=learning_rate)
+    if (plateau_bounds is not None and loss == "linear" and model.shape_jac is not None
+            and len(model.shape_params) == 1):
+        # one analytic shape parameter (the exponential law): the free fit first, by its
+        # scalar Levenberg-Marquardt, not trf on differences. An optimum whose (r0, r*) lie
+        # strictly inside the plateau range is one of the boxed fit too (the box is inactive
+        # around it; a boxed cost is never below the free one). Not for the other models: there
+        # the free multi-start and trf in the box reach different basins (docs/findings.md 7)
+        free = fit_curve(name, t, y, momentum=momentum, learning_rate=learning_rate,
+                         every_start=every_start)
+        if all(plateau_bounds[0] < free.params[k] < plateau_bounds[1] for k in ("r0", "r_star")):
+            return _result(model, t, y, free.theta, plateau_bounds)
     lower, upper = np.array(model.lower), np.array(model.upper)
     y_mean = float(y.mean())
 

@@ -108,6 +108,32 @@ def test_plateau_range_constrains_the_fit_and_bounds_are_reported():
     assert a.params == pytest.approx(b.params) and not b.at_bounds
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_boxed_exponential_inside_the_range_is_the_free_fit(seed: int) -> None:
+    """Check a boxed exponential fit whose plateau lies inside the range is the free fit.
+
+    The same parameters bit for bit, no bound reported, and an RSS no higher (to 1e-12) than
+    trf in the box on the full (r0, r*, tau) problem from every start of the model (the former
+    path's optimiser, without the variable projection).
+    """
+    from scipy.optimize import least_squares
+
+    rng = np.random.default_rng(seed)
+    t = np.arange(float(rng.integers(80, 600)))
+    tau = rng.uniform(10, 0.5 * t.size)
+    y = 0.7 - 0.5 * np.exp(-t / tau) + rng.uniform(0.01, 0.05) * rng.standard_normal(t.size)
+    free = fit_curve("exponential", t, y)
+    boxed = fit_curve("exponential", t, y, plateau_bounds=(0.0, 1.0))
+    assert 0 < free.params["r0"] < 1 and 0 < free.params["r_star"] < 1
+    assert np.array_equal(boxed.theta, free.theta) and not boxed.at_bounds
+    model = boxed.model
+    lower, upper = [0.0, 0.0, *model.lower], [1.0, 1.0, *model.upper]
+    best = min(least_squares(lambda th: model(boxed.t, th) - boxed.y,
+                             np.clip([0.5, 0.5, *start], lower, upper), bounds=(lower, upper),
+                             method="trf").cost for start in model.starts)
+    assert boxed.rss <= 2 * best * (1 + 1e-12)
+
+
 def test_singular_fit_has_no_standard_errors():
     # a sigmoid on a clean step: the width collapses and J^T J is singular; the covariance's
     # "standard errors" (0 for the width) must not be reported

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
+from scipy.optimize import linprog, minimize
+from scipy.sparse import csr_array, eye_array, hstack, vstack
 from scipy.special import logsumexp
 
 from grpodyn.ground import InputError
@@ -225,6 +226,29 @@ def test_point_weights_are_the_exact_least_absolute_error_optimum(seed: int) -> 
     assert abs(w.sum() - 1) < 1e-12 and np.all(w >= 0)
     assert mae(w) <= mae(np.exp(ref.x - logsumexp(ref.x))) + 1e-9
     assert mae(w) <= min(mae(e) for e in np.eye(k)) + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_point_weights_of_the_dual_equal_the_primal_programme(seed: int) -> None:
+    """Check the dual programme's weights equal the primal's (the former formulation).
+
+    The primal: k weights and 2n error parts, n + 1 equality rows (HiGHS); the weights agree
+    to 1e-9 and the mean absolute errors to 1e-12.
+    """
+    forecasts, observed, _ = _weight_problem(seed)
+    k, n = forecasts.shape
+    ident = eye_array(n, format="csr")
+    a_eq = vstack([hstack([csr_array(forecasts.T), ident, -ident]),
+                   hstack([csr_array(np.ones((1, k))), csr_array((1, 2 * n))])])
+    primal = linprog(np.concatenate([np.zeros(k), np.ones(2 * n)]), A_eq=a_eq,
+                     b_eq=np.append(observed, 1.0), bounds=(0, None), method="highs")
+    reference = np.maximum(primal.x[:k], 0.0)
+    reference[reference < 1e-4] = 0.0
+    reference /= reference.sum()
+    w = _point_weights(forecasts, observed)
+    assert np.max(np.abs(w - reference)) < 1e-9, (w, reference)
+    assert abs(np.mean(np.abs(observed - w @ forecasts))
+               - np.mean(np.abs(observed - reference @ forecasts))) < 1e-12
 
 
 def _kalman_step_by_step(rho: float, share: float, dt: np.ndarray, r: np.ndarray
