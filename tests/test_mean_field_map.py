@@ -101,7 +101,7 @@ def test_bad_settings_name_the_input(kwargs):
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_finite_group_trajectory_carries_the_drift_factor(optimizer):
-    """The map's finite-G trajectory is the buffer map with D(G, p) from the compiled derivations."""
+    """The finite-G trajectory is the buffer map with D(G, p) from the compiled derivations."""
     from grpodyn.numerics.compiled import compiled
 
     adam = optimizer == "adam"
