@@ -222,7 +222,7 @@ def _public() -> dict:
 #: revision 1: frozen before seeds 1-2 of grid2 were scored (``--frozen`` this to rerun it)
 FROZEN_REVISION_1 = "c5fe77c3bf71e44119e2573e2c07843418fa2cfb"
 #: revision 2 (plateau bounded to the reward range): frozen before new seeds 3-4 were scored
-FROZEN = "REVISION2"
+FROZEN = "367bc16d7cf36ae27b1326e616799d28d8c96772"
 METHOD_FILES = ("empirical/logs/sweep.py", "numerics/mean_field_map.py", "theory/optimizers.py")
 
 
