@@ -469,6 +469,8 @@ class SweepFit:
                 phys = name.removeprefix("log_")
                 entry = {"value": float(np.exp(value)), "stderr": float(np.exp(value) * err),
                          "log_stderr": err}
+                if self.at_bound[i]:  # held at the bound: a bound, no error to quote
+                    entry["stderr"] = entry["log_stderr"] = None
                 entry["status"] = "at bound: not determined" if at_bound else (
                     "determined" if err < 1.0 else "weakly determined (log error > 1)")
                 if name == "log_rho_A" and at_bound:
