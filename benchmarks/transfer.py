@@ -18,6 +18,10 @@ held-out seed-mean curve:
 R^2 is also reported against the 15-step moving average of the seed-mean curve
 (``r2_ratio_smoothed``), where per-step sampling noise that no mean path explains is reduced.
 Seeds 1 and 2 are scored by default: seed 0 served as design data while the method was made.
+``--source-seeds`` adds runs of further seeds to the sources only (never scored): revision 2
+was scored on new seeds 3-4 with ``--seeds 3 4 --source-seeds 0 1 2``, each held-out setting
+of seeds 3-4 predicted from every run of the other settings (seeds 0-4), the nearest copy
+being the mean of the nearest setting's source runs over the same seeds.
 
 Then the sweep fit on all runs of each optimizer: the tau-lr exponent (expected -1) and the
 G / B G test against the derivation (Adam: k ~ (B G)^(rho_A / (2 (B G + rho_A))); SGD: none).
@@ -72,15 +76,19 @@ def _smooth(y: np.ndarray, width: int = 15) -> np.ndarray:
                                                               mode="same")
 
 
-def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bool = True
-                   ) -> list[dict]:
-    """Leave-one-setting-out transfer scores (see the module docstring)."""
+def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bool = True,
+                   extra: tuple[SweepRun, ...] = ()) -> list[dict]:
+    """Leave-one-setting-out transfer scores (see the module docstring).
+
+    ``extra``: runs that join the sources of every held-out setting but are never scored.
+    """
     settings: dict[tuple, list[SweepRun]] = {}
     for run in runs:
         settings.setdefault(run.setting, []).append(run)
     out = []
     for key, held in settings.items():
-        sources = [r for r in runs if r.setting != key and r.hparams["optimizer"] == key[0]]
+        sources = [r for r in [*runs, *extra]
+                   if r.setting != key and r.hparams["optimizer"] == key[0]]
         if len({r.setting for r in sources}) < 2:
             continue
         target = {k: v for k, v in held[0].hparams.items() if k not in ("seed", "steps")}
@@ -211,8 +219,10 @@ def _public() -> dict:
     return results
 
 
-#: the commit at which the sweep method was frozen before seeds 1-2 of grid2 were scored
-FROZEN = "c5fe77c3bf71e44119e2573e2c07843418fa2cfb"
+#: revision 1: frozen before seeds 1-2 of grid2 were scored (``--frozen`` this to rerun it)
+FROZEN_REVISION_1 = "c5fe77c3bf71e44119e2573e2c07843418fa2cfb"
+#: revision 2 (plateau bounded to the reward range): frozen before new seeds 3-4 were scored
+FROZEN = "367bc16d7cf36ae27b1326e616799d28d8c96772"
 METHOD_FILES = ("empirical/logs/sweep.py", "numerics/mean_field_map.py", "theory/optimizers.py")
 
 
@@ -231,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="use only settings with at least this many seeds")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2],
                         help="seeds scored (seed 0 was design data while the method was made)")
+    parser.add_argument("--source-seeds", type=int, nargs="*", default=[],
+                        help="seeds whose runs join the sources only (never scored)")
     parser.add_argument("--frozen", default=FROZEN,
                         help="commit at which the method was frozen: the output says whether "
                              "the method files differ from it")
@@ -240,32 +252,37 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = args.out or Path("benchmarks") / f"transfer_{args.grid.name}.json"
     warnings.simplefilter("ignore", RuntimeWarning)
-    runs = [load_sweep_run(p) for p in sorted(args.grid.glob("*.json"))]
-    runs = [r for r in runs if r.hparams.get("seed") in args.seeds]
+    everything = [load_sweep_run(p) for p in sorted(args.grid.glob("*.json"))]
+    runs = [r for r in everything if r.hparams.get("seed") in args.seeds]
+    extra = [r for r in everything if r.hparams.get("seed") in args.source_seeds
+             and r.hparams.get("seed") not in args.seeds]
     counts: dict[tuple, int] = {}
     for run in runs:
         counts[run.setting] = counts.get(run.setting, 0) + 1
     runs = [r for r in runs if counts[r.setting] >= args.min_seeds]
     commit = _git("rev-parse", "HEAD").stdout.strip()
     result: dict = {"method_commit": commit, "grid": str(args.grid), "n_runs": len(runs),
-                    "seeds": args.seeds, "optimizers": {}}
+                    "seeds": args.seeds, "source_seeds": args.source_seeds,
+                    "n_source_only_runs": len(extra), "optimizers": {}}
     if args.frozen:
         changed = _git("diff", "--name-only", args.frozen, "--", *METHOD_FILES).stdout.split()
         result["frozen_commit"] = args.frozen
         result["method_changed_since_frozen"] = changed
     for optimizer in sorted({r.hparams["optimizer"] for r in runs}):
         members = [r for r in runs if r.hparams["optimizer"] == optimizer]
-        scores = score_held_out(members)
-        sweep = fit_sweep(members).to_dict()
+        more = tuple(r for r in extra if r.hparams["optimizer"] == optimizer)
+        scores = score_held_out(members, extra=more)
+        sweep = fit_sweep([*members, *more]).to_dict()  # every run of the optimizer
         result["optimizers"][optimizer] = {
             "summary": summary(scores), "held_out": scores,
             "settings": sorted({str(r.setting) for r in members}),
+            "warnings_of_the_full_fit": sweep["warnings"],
             "constants": sweep["constants"], "tau_lr_exponent": sweep["tau_lr_exponent"],
             "bg_test": sweep["bg_test"], "stability": sweep["stability"],
             "collapsed": [r["name"] for r in sweep["runs"] if r["collapsed"]]}
         print(optimizer, json.dumps(result["optimizers"][optimizer]["summary"]), flush=True)
         if args.ablation:
-            large_g = score_held_out(members, finite_group=False)
+            large_g = score_held_out(members, finite_group=False, extra=more)
             result["optimizers"][optimizer]["summary_large_g_map"] = summary(large_g)
             print(optimizer, "large-G map", json.dumps(summary(large_g)), flush=True)
     if PUBLIC.is_dir() and not args.no_public:

@@ -37,7 +37,7 @@ from . import fluctuations, stability
 from .compiled import compiled
 
 __all__ = ["MeanFieldMap", "TrajectoryBand", "OPTIMIZERS", "SCHEDULES", "lr_schedule",
-           "iterate_map"]
+           "iterate_map", "drift_factor"]
 
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("constant", "linear", "cosine")
@@ -130,6 +130,44 @@ def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: in
     return e
 
 
+def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
+                 batch: np.ndarray | None = None, noise_ratio: float | None = None
+                 ) -> np.ndarray:
+    """Return the finite-G factor on the stiffness at mean reward ``reward``, relative to D = 1.
+
+    D = 1 - p^G - (1-p)^G is the share of groups with an advantage (derivation
+    ``finite_group_drift_factor``, THEORY.md section 7). SGD: k = lr kappa D
+    (``sgd_stiffness_finite_group``), the factor is D. Adam: k = lr (1 - beta1) kappa_A
+    sqrt(D / (D + rho_A / (B G))) (``adam_stiffness_finite_group``) over its value at D = 1;
+    signal-dominated Adam (no noise ratio) normalises D away (factor 1).
+
+    Parameters
+    ----------
+    reward : numpy.ndarray
+        Mean-field reward p, clipped to [0.001, 0.999].
+    optimizer : str
+        ``"sgd"`` or ``"adam"``.
+    group_size, batch : numpy.ndarray
+        G and B (broadcast against ``reward``); ``batch`` is needed for Adam with a noise ratio.
+    noise_ratio : float, optional
+        Adam's rho_A.
+
+    Returns
+    -------
+    numpy.ndarray
+        The factor, in (0, 1].
+    """
+    p = np.clip(np.asarray(reward, dtype=float), 1e-3, 1 - 1e-3)
+    if optimizer == "sgd":
+        return np.asarray(compiled("finite_group_drift_factor")(group_size, p), dtype=float)
+    if noise_ratio is None:
+        return np.ones_like(p)
+    return np.asarray(compiled("adam_stiffness_finite_group")(1.0, 0.0, 1.0, noise_ratio, batch,
+                                                              group_size, p)
+                      / compiled("adam_stiffness_noise_ratio")(1.0, 0.0, 1.0, noise_ratio, batch,
+                                                               group_size), dtype=float)
+
+
 @dataclass(frozen=True)
 class TrajectoryBand:
     """A predicted mean reward path and its band (steps counted from 0 at r0)."""
@@ -168,6 +206,10 @@ class MeanFieldMap:
         Sample-and-hold refresh interval K, fixed staleness d, importance-corrected reuse mu.
     schedule, warmup : str, int
         Learning-rate schedule (``constant``, ``linear``, ``cosine``) and linear warm-up steps.
+    finite_group : bool
+        Put the finite-G drift factor on the force at the mean-field reward
+        (:func:`drift_factor`; needs ``group_size``): the trajectory then depends on the plateau
+        and the map is nonlinear. ``stiffness`` and the limits stay the large-G (D = 1) values.
     """
 
     lr: float
@@ -184,6 +226,7 @@ class MeanFieldMap:
     num_iterations: int = 1
     schedule: str = "constant"
     warmup: int = 0
+    finite_group: bool = False
     assumptions: tuple[str, ...] = field(default=(), init=False)
 
     def __post_init__(self) -> None:
@@ -219,6 +262,11 @@ class MeanFieldMap:
                 check_positive("noise_ratio", self.noise_ratio, allow_zero=True)
                 if self.group_size is None or self.batch is None:
                     raise InputError("Adam with a noise ratio needs group_size and batch")
+        if self.finite_group:
+            if self.group_size is None:
+                raise InputError("finite_group needs group_size")
+            notes.append("finite-G drift factor 1 - p^G - (1-p)^G on the force at the mean-field "
+                         "reward p (stiffness and limits quoted at D = 1)")
         if reuse > 1:
             notes.append("importance-corrected reuse treated as on-policy (the ratio removes the "
                          "lag of the mean force to first order)")
@@ -356,10 +404,27 @@ class MeanFieldMap:
             staleness=self.staleness))
 
     # --- trajectory --------------------------------------------------------------------------
-    def displacement(self, steps: int, *, e0: float | np.ndarray = 1.0) -> np.ndarray:
-        """Mean displacement e_n, n = 0 .. steps, shape (len(e0), steps + 1)."""
+    def force_factor(self, plateau: float) -> Callable[[np.ndarray], np.ndarray] | None:
+        """Return f(e), the finite-G factor at reward plateau + e, or None (large-G map)."""
+        if not self.finite_group:
+            return None
+        return lambda e: drift_factor(plateau + e, optimizer=self.optimizer,
+                                      group_size=self.group_size, batch=self.batch,
+                                      noise_ratio=self.noise_ratio)
+
+    def displacement(self, steps: int, *, e0: float | np.ndarray = 1.0,
+                     plateau: float | None = None) -> np.ndarray:
+        """Mean displacement e_n, n = 0 .. steps, shape (len(e0), steps + 1).
+
+        ``plateau`` (the fixed point r*) is needed with ``finite_group``: the factor is taken at
+        the reward r* + e.
+        """
         steps = check_int("steps", steps, minimum=1)
-        if self.optimizer == "sgd" and self.schedule == "constant" and not self.warmup:
+        if self.finite_group and plateau is None:
+            raise InputError("a finite-G map needs the plateau for its displacement")
+        factor = self.force_factor(float(plateau)) if self.finite_group else None
+        if (self.optimizer == "sgd" and self.schedule == "constant" and not self.warmup
+                and factor is None):
             from .simulate import simulate_map
 
             return np.stack([simulate_map(momentum=self._beta, stiffness=self.stiffness, e0=x,
@@ -374,7 +439,7 @@ class MeanFieldMap:
         return iterate_map(momentum=self._beta, scale=np.asarray(scale, dtype=float)[None, :],
                            e0=np.atleast_1d(np.asarray(e0, dtype=float)), steps=steps,
                            weight=(1.0 - self._beta) if adam else 1.0, bias_correction=adam,
-                           staleness=self.staleness, refresh=self.refresh)
+                           staleness=self.staleness, refresh=self.refresh, force_factor=factor)
 
     def trajectory(self, *, r0: float, plateau: float | None = None, steps: int,
                    noise: float = 0.0, level: float = 0.9, paths: int = 2000, seed: int = 0,
@@ -410,7 +475,7 @@ class MeanFieldMap:
         r_star = float(check_finite("plateau", r_star))
         noise = float(check_positive("noise", noise, allow_zero=True))
         level = check_fraction("level", level)
-        e = self.displacement(steps, e0=r0 - r_star)[0]
+        e = self.displacement(steps, e0=r0 - r_star, plateau=r_star)[0]
         mean = r_star + e
         lower = upper = mean
         if noise > 0:
@@ -433,5 +498,5 @@ class MeanFieldMap:
                 "zeta": self.zeta, "omega0": self.omega0, "tau": self.tau,
                 "regime": self.regime, "spectral_radius": self.spectral_radius,
                 "stiffness_max": self.stiffness_max, "lr_max": self.lr_max,
-                "stability_margin": self.stability_margin,
+                "stability_margin": self.stability_margin, "finite_group": self.finite_group,
                 "assumptions": list(self.assumptions)}

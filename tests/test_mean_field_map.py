@@ -97,3 +97,38 @@ def test_bad_settings_name_the_input(kwargs):
     settings = {"lr": 0.01, "kappa": 1.0, **kwargs}
     with pytest.raises(InputError):
         MeanFieldMap(**settings)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_finite_group_trajectory_carries_the_drift_factor(optimizer):
+    """The finite-G trajectory is the buffer map with D(G, p) from the compiled derivations."""
+    from grpodyn.numerics.compiled import compiled
+
+    adam = optimizer == "adam"
+    kwargs = {"lr": 2e-4, "kappa": 60.0, "noise_ratio": 40.0} if adam else {"lr": 0.003,
+                                                                          "kappa": 2.0}
+    system = MeanFieldMap(optimizer=optimizer, momentum=0.9, group_size=4, batch=8,
+                          finite_group=True, **kwargs)
+    plateau, r0 = 0.7, 0.25
+
+    def factor(e):
+        p = plateau + e
+        if not adam:
+            return compiled("finite_group_drift_factor")(4, p)
+        return (compiled("adam_stiffness_finite_group")(2e-4, 0.9, 60.0, 40.0, 8, 4, p)
+                / compiled("adam_stiffness_noise_ratio")(2e-4, 0.9, 60.0, 40.0, 8, 4))
+
+    scale = system.stiffness / (0.1 if adam else 1.0)
+    reference = plateau + iterate_map(momentum=0.9, scale=np.array([scale]), e0=np.array(
+        [r0 - plateau]), steps=200, weight=0.1 if adam else 1.0, bias_correction=adam,
+        force_factor=factor)[0]
+    band = system.trajectory(r0=r0, plateau=plateau, steps=200)
+    np.testing.assert_allclose(band.mean, reference, rtol=1e-10)
+    # D < 1 slows the early rise against the large-G map of the same constants
+    large = MeanFieldMap(optimizer=optimizer, momentum=0.9, group_size=4, batch=8, **kwargs)
+    assert band.mean[10] - r0 < large.trajectory(r0=r0, plateau=plateau, steps=200).mean[10] - r0
+    assert system.to_dict()["finite_group"] and any("finite-G" in a for a in system.assumptions)
+    with pytest.raises(InputError, match="plateau"):
+        system.displacement(10, e0=-0.3)
+    with pytest.raises(InputError, match="group_size"):
+        MeanFieldMap(lr=0.01, kappa=1.0, finite_group=True)

@@ -247,3 +247,29 @@ def test_transfer_band_stays_a_reward_when_the_constants_are_undetermined():
     assert np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))
     assert lower.min() >= 0.0 and upper.max() <= 1.0 and np.all(lower <= upper)
     assert any("outside the sources' range" in w for w in result["warnings"])
+
+
+def test_plateau_the_runs_do_not_determine_is_bounded_to_the_reward_range(tmp_path):
+    """Straight lines (no bend in the runs): r* held at 1, reported as a bound, not a number."""
+    runs = []
+    for lr in (0.005, 0.01, 0.02):
+        for seed in (0, 1):
+            rng = np.random.default_rng(seed + int(lr * 1e4))
+            mean = 0.3 + 0.4 * (lr / 0.02) * np.arange(STEPS) / STEPS
+            reward = rng.binomial(64, mean) / 64
+            state = {"log_history": [{"step": n + 1, "reward": float(r)}
+                                     for n, r in enumerate(reward)],
+                     "grpodyn_hparams": {"optimizer": "sgd", "lr": lr, "momentum": 0.9,
+                                         "group_size": 8, "batch": 8, "seed": seed}}
+            path = tmp_path / f"sgd_{lr:g}_{seed}.json"
+            path.write_text(json.dumps(state))
+            runs.append(load_sweep_run(path))
+    fit = fit_sweep(runs)
+    plateau = fit.constants()["r_star_sgd"]
+    assert plateau["value"] == pytest.approx(1.0) and plateau["bound"] == "upper"
+    assert plateau["stderr"] is None and plateau["status"].startswith("not determined")
+    assert any("r_star_sgd at the edge of the reward range" in w for w in fit.warnings)
+    assert fit.cov[fit.layout.index("r_star_sgd")].max() == 0.0
+    result = transfer(runs, {"lr": 0.015, "seed": 0}, fit=fit, steps=STEPS - 1)
+    assert np.all(np.asarray(result["upper"]) <= 1.0)
+    assert np.all(np.asarray(result["lower"]) <= np.asarray(result["mean"]))

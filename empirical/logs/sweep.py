@@ -43,6 +43,7 @@ from grpodyn.numerics.mean_field_map import (
     OPTIMIZERS,
     SCHEDULES,
     MeanFieldMap,
+    drift_factor,
     iterate_map,
     lr_schedule,
 )
@@ -187,6 +188,7 @@ class _Layout:
     bg_ref: float = 1.0  # B G at which Adam's curvature is parametrised (geometric mean)
     starts: tuple[int, ...] = ()  # seeds with their own r0 (empty: one r0 for every run)
     finite_group: bool = True  # the drift factor 1 - p^G - (1-p)^G on the force
+    reward_range: tuple[float, float] = (0.0, 1.0)  # where r0 and the plateau r* may lie
 
     def index(self, name: str) -> int:
         return self.names.index(name)
@@ -203,6 +205,17 @@ class _Layout:
             return 0
         seed = hparams.get("seed")
         return self.index(f"r0_seed{seed}") if seed in self.starts else None
+
+
+def _reward_range(runs: list[SweepRun]) -> tuple[float, float]:
+    """Return where r0 and the plateau may lie: [0, 1] for a reward logged inside it.
+
+    A reward that stays in [0, 1] is taken for an accuracy or a pass rate, whose mean cannot
+    leave [0, 1]; any other reward gets a wide range (-10, 10) around it.
+    """
+    low = min(float(np.min(r.reward)) for r in runs)
+    high = max(float(np.max(r.reward)) for r in runs)
+    return (0.0, 1.0) if low >= 0.0 and high <= 1.0 else (-10.0, 10.0)
 
 
 def _layout(runs: list[SweepRun], *, finite_group: bool = True) -> _Layout:
@@ -225,7 +238,8 @@ def _layout(runs: list[SweepRun], *, finite_group: bool = True) -> _Layout:
         if len(set(products)) > 1:  # rho_A is determined only by runs at different B G
             names.append("log_rho_A")
             fit_rho = True
-    return _Layout(tuple(names), optimizers, fit_rho, bg_ref, starts, finite_group)
+    return _Layout(tuple(names), optimizers, fit_rho, bg_ref, starts, finite_group,
+                   _reward_range(runs))
 
 
 def _kappa_a(theta: np.ndarray, layout: _Layout) -> float:
@@ -247,7 +261,8 @@ def _system(h: dict[str, Any], theta: np.ndarray, layout: _Layout) -> MeanFieldM
                         momentum=h["momentum"], noise_ratio=rho, group_size=h.get("group_size"),
                         batch=h.get("batch"), kl=h.get("kl", 0.0) or 0.0,
                         num_iterations=h.get("num_iterations", 1) or 1,
-                        schedule=h.get("schedule", "constant"), warmup=h.get("warmup", 0) or 0)
+                        schedule=h.get("schedule", "constant"), warmup=h.get("warmup", 0) or 0,
+                        finite_group=layout.finite_group and (h.get("group_size") or 0) >= 2)
 
 
 class _Evaluator:
@@ -294,8 +309,8 @@ class _Evaluator:
         mean = float(np.mean(theta[self.layout.r0_indices]))
         return np.array([mean if i is None else theta[i] for i in self.r0])
 
-    def _drift(self, theta: np.ndarray, index: list[int], optimizer: str, beta: float,
-               star: np.ndarray) -> Any:
+    def _drift(self, theta: np.ndarray, index: list[int], optimizer: str, star: np.ndarray
+               ) -> Any:
         """Return f(e): the finite-G factor on the force at p = r* + e, relative to D = 1."""
         g, b = self.group_size[index], self.batch[index]
         known = g >= 2
@@ -307,12 +322,8 @@ class _Evaluator:
         g_safe, b_safe = np.where(known, g, 2.0), np.where(known, b, 1.0)
 
         def factor(e: np.ndarray) -> np.ndarray:
-            p = np.clip(star + e, 1e-3, 1 - 1e-3)
-            if optimizer == "sgd":
-                f = compiled("finite_group_drift_factor")(g_safe, p)
-            else:
-                f = (compiled("adam_stiffness_finite_group")(1.0, beta, 1.0, rho, b_safe, g_safe, p)
-                     / compiled("adam_stiffness_noise_ratio")(1.0, beta, 1.0, rho, b_safe, g_safe))
+            f = drift_factor(star + e, optimizer=optimizer, group_size=g_safe, batch=b_safe,
+                             noise_ratio=rho if optimizer == "adam" else None)
             return np.where(known, f, 1.0)
 
         return factor
@@ -328,7 +339,7 @@ class _Evaluator:
             out[index] = iterate_map(momentum=beta, scale=scale, e0=r0[index] - star[index],
                                      steps=self.length, weight=(1.0 - beta) if adam else 1.0,
                                      bias_correction=adam,
-                                     force_factor=self._drift(theta, index, optimizer, beta,
+                                     force_factor=self._drift(theta, index, optimizer,
                                                               star[index]))
         return out
 
@@ -384,8 +395,8 @@ def _bounds(layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
             lower[i], upper[i] = np.log(1e-12), np.log(1e12)
         elif name == "log_rho_A":
             lower[i], upper[i] = _LOG_RHO
-        else:
-            lower[i], upper[i] = -10.0, 10.0
+        else:  # r0 and the plateau: a mean reward
+            lower[i], upper[i] = layout.reward_range
     return lower, upper
 
 
@@ -401,7 +412,8 @@ def _sandwich(jac: np.ndarray, residuals: np.ndarray, clusters: np.ndarray) -> n
     return correction * bread @ meat @ bread
 
 
-def _joint_fit(runs: list[SweepRun], layout: _Layout) -> tuple[np.ndarray, np.ndarray, float]:
+def _joint_fit(runs: list[SweepRun], layout: _Layout
+               ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
     clusters = np.concatenate([np.full(r.steps.size, i) for i, r in enumerate(runs)])
     observed = np.concatenate([r.reward for r in runs])
 
@@ -417,8 +429,13 @@ def _joint_fit(runs: list[SweepRun], layout: _Layout) -> tuple[np.ndarray, np.nd
                                bounds=(lower, upper), x_scale="jac")
         if best is None or result.cost < best.cost:
             best = result
-    cov = _sandwich(best.jac, best.fun, clusters)
-    return best.x, cov, float(best.cost)
+    # a constant held at its bound is not determined by the data: the covariance is that of
+    # the others with it fixed there (its row and column zero), not a Gaussian across the bound
+    active = best.active_mask != 0
+    cov = np.zeros((best.x.size, best.x.size))
+    free = np.flatnonzero(~active)
+    cov[np.ix_(free, free)] = _sandwich(best.jac[:, free], best.fun, clusters)
+    return best.x, cov, float(best.cost), active
 
 
 @dataclass(eq=False)
@@ -436,21 +453,24 @@ class SweepFit:
     layout: _Layout
     per_setting: list[dict[str, Any]]
     warnings: list[str]
+    at_bound: np.ndarray  # True where a constant ended at its bound (fixed there, no error)
 
     def constants(self) -> dict[str, dict[str, Any]]:
         """Shared constants in physical units with standard errors (delta method for logs)."""
         out = {}
         se = np.sqrt(np.clip(np.diag(self.cov), 0, None))
+        lower, upper = _bounds(self.layout)
         for i, name in enumerate(self.layout.names):
             value, err = float(self.theta[i]), float(se[i])
+            at_bound = bool(self.at_bound[i]) or np.isclose(value, lower[i], atol=1e-3) or \
+                np.isclose(value, upper[i], atol=1e-3)
             entry: dict[str, Any]
             if name.startswith("log_"):
                 phys = name.removeprefix("log_")
                 entry = {"value": float(np.exp(value)), "stderr": float(np.exp(value) * err),
                          "log_stderr": err}
-                lower, upper = _bounds(self.layout)
-                at_bound = np.isclose(value, lower[i], atol=1e-3) or np.isclose(
-                    value, upper[i], atol=1e-3)
+                if self.at_bound[i]:  # held at the bound: a bound, no error to quote
+                    entry["stderr"] = entry["log_stderr"] = None
                 entry["status"] = "at bound: not determined" if at_bound else (
                     "determined" if err < 1.0 else "weakly determined (log error > 1)")
                 if name == "log_rho_A" and at_bound:
@@ -459,6 +479,12 @@ class SweepFit:
                         "a lower bound only" if value > 0 else
                         "at the lower bound: signal-dominated (k independent of B G)")
                 out[phys] = entry
+            elif at_bound:  # r0 or the plateau at the edge of the reward range
+                edge = "upper" if value > np.mean(self.layout.reward_range) else "lower"
+                out[name] = {"value": value, "stderr": None, "bound": edge,
+                             "status": f"not determined: at the {edge} end of the reward range "
+                                       f"{list(self.layout.reward_range)}, a bound and not a "
+                                       "measurement (the runs have not bent over)"}
             else:
                 out[name] = {"value": value, "stderr": err,
                              "status": "determined" if err < 0.5 else "weakly determined"}
@@ -703,9 +729,15 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True) -> SweepFit:
     if "adam" in layout.optimizers and not layout.fit_rho:
         warnings.append("all Adam runs share one B G: the noise ratio rho_A is not determined "
                         "(signal-dominated Adam assumed: k independent of G and B)")
-    theta, cov, _ = _joint_fit(fitted, layout)
+    theta, cov, _, at_bound = _joint_fit(fitted, layout)
+    for i in np.flatnonzero(at_bound):
+        name = layout.names[i]
+        if name.startswith("r_star") or name.startswith("r0"):
+            warnings.append(f"{name} at the edge of the reward range {list(layout.reward_range)}:"
+                            " not determined by the runs (a bound, held there; the band does "
+                            "not carry its uncertainty)")
     per_setting = _per_setting(fitted, theta, layout)
-    return SweepFit(runs, fitted, theta, cov, layout, per_setting, warnings)
+    return SweepFit(runs, fitted, theta, cov, layout, per_setting, warnings, at_bound)
 
 
 # --- transfer --------------------------------------------------------------------------------

@@ -14,7 +14,9 @@ against G-invariance).
 - ``grid2`` (session 4, ``empirical/data/tiny_grid2``): centre G 8, B 8; Adam 1e-4, 2e-4,
   4e-4; SGD 0.0015, 0.003, 0.006 (top lr 1/3 of the lr at which the calibration saw the reward
   drop first: Adam 1.2e-3, SGD 0.02 at G 8, B 8); cross G {4, 16} at B 8, B {4, 16} at G 8
-  (pairs B G = 32 and 128); warm-up to [0.3, 0.45]; 360 steps.
+  (pairs B G = 32 and 128); warm-up to [0.3, 0.45]; 360 steps. Seeds 0-2 (session 4), then
+  held-out seeds 3-4 for revision 2 of the transfer method, made with ``--first-seed 2
+  --seeds 3`` (seed 2 exists and is skipped, seeds 3 and 4 follow setting by setting).
 
 KL beta 0.02, constant learning rate, one optimizer step per generation, seeds ``--first-seed``
 .. (three by default). The supervised warm-up depends only on the seed, so every run of a seed
