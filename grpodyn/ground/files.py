@@ -7,10 +7,29 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 __all__ = ["write_atomic", "save_figure"]
+
+
+@contextmanager
+def _replacing(path: Path, suffix: str) -> Iterator[str]:
+    """Yield a temporary file beside ``path`` that replaces it (mode 644) once the block ends.
+
+    If the block raises, the temporary file is removed and ``path`` is left as it was.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=suffix)
+    os.close(fd)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def write_atomic(path: str | Path, text: str) -> Path:
@@ -30,15 +49,8 @@ def write_atomic(path: str | Path, text: str) -> Path:
         ``path`` as a :class:`~pathlib.Path`.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with _replacing(path, ".tmp") as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
     return path
 
 
@@ -61,13 +73,6 @@ def save_figure(fig: Any, path: str | Path) -> Path:
         ``path`` as a :class:`~pathlib.Path`.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=path.suffix)
-    os.close(fd)
-    try:
+    with _replacing(path, path.suffix) as tmp:
         fig.savefig(tmp, dpi=110, bbox_inches="tight", format=path.suffix.lstrip(".") or None)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return path
