@@ -295,6 +295,7 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
     # monitoring tools use); below the ceiling the groups must confirm it (see below)
     score = float(np.clip(1 - ratio, 0.0, 1.0))
     low_steps = (run.steps[low_at], run.steps[min(low_at + width, run.n_points) - 1])
+    span = (float(low_steps[0]), float(run.steps[-1]))  # where it shows
     words = (f"entropy {e0:.3g} -> {low:.3g} at its lowest (x{ratio:.2f}, steps "
              f"{low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the run")
     cap = 0.45  # below the flag: entropy alone cannot tell concentration from learning
@@ -306,8 +307,7 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
         score = min(score, cap)
         words += ("; rewards outside [0, 1]: no success rate to set the temperature "
                   "prediction, entropy alone cannot tell concentration from learning")
-        return ModeVerdict(False, score, words, True,
-                           (float(low_steps[0]), float(run.steps[-1])), undecided=pointed)
+        return ModeVerdict(False, score, words, True, span, undecided=pointed)
     elif r_late >= CEILING:
         score = 0.0
         words += (f"; at the ceiling (reward {r_late:.2f}): the entropy fell as the prompts "
@@ -367,10 +367,8 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
             words += (": beyond what the reward explains, but a token entropy can fall faster "
                       "than the answers' (real runs that learn do), so without the zero-std "
                       "share the diagnosis cannot tell concentration from learning")
-            return ModeVerdict(False, score, words, True,
-                               (float(low_steps[0]), float(run.steps[-1])), undecided=pointed)
-    return ModeVerdict(score >= FLAG_SCORE, score, words, True,
-                       (float(low_steps[0]), float(run.steps[-1])))
+            return ModeVerdict(False, score, words, True, span, undecided=pointed)
+    return ModeVerdict(score >= FLAG_SCORE, score, words, True, span)
 
 
 def _z(alpha: float) -> float:
