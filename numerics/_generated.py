@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '932e11f50821fa60e958a5ec018911ea'
+THEORY_HASH = '498b4b28c9e3df6061ead6d9e847a1d0'
 
 
 SIGNATURES = {
@@ -82,6 +82,10 @@ SIGNATURES = {
     'prompt_pool_within_group_variance': ('a_p', 'b_p'),
     'prompt_pool_batch_variance': ('B', 'G', 'a_p', 'b_p'),
     'prompt_pool_entropy_ratio_bound': ('r0', 'r1'),
+    'grpo_top_advantage': ('S', 'G', 'eps'),
+    'grpo_bottom_advantage': ('S', 'G', 'eps'),
+    'prompt_pool_successes_pmf': ('S', 'G', 'a_p', 'b_p'),
+    'prompt_pool_batch_extremes_within': ('B', 'G', 'S_lo', 'S_hi', 'a_p', 'b_p'),
     'bandit_success_probability': ('x',),
     'bandit_drift_grpo': ('x', 'G', 'eps'),
     'bandit_drift_dr_grpo': ('x', 'G'),
@@ -149,6 +153,8 @@ SYMBOLS = {
     'G': ('completions', 'G', ('integer', 'positive')),
     'K': ('steps', 'K', ('integer', 'positive')),
     'S': ('completions', 'S', ('integer', 'nonnegative')),
+    'S_hi': ('completions', 'S_{\\mathrm{hi}}', ('integer', 'nonnegative')),
+    'S_lo': ('completions', 'S_{\\mathrm{lo}}', ('integer', 'nonnegative')),
     'Sigma': ('gradient^2', '\\Sigma', ('positive',)),
     'T_w': ('steps', 'T_w', ('positive',)),
     'a': ('parameter/gradient', 'a', ('positive',)),
@@ -1439,6 +1445,82 @@ def prompt_pool_entropy_ratio_bound(r0, r1):
     _x2 = _x0*r1/(_x1*r0)
     _x3 = (-_x0*numpy.log(_x0) - r1*numpy.log(r1))/(-_x1*numpy.log(_x1) - r0*numpy.log(r0))
     return (1/2)*_x2 + (1/2)*_x3 - 1/2*abs(_x2 - _x3)
+
+
+def grpo_top_advantage(S, G, eps):
+    """Advantage of a right answer in a binary group with S of G right (unbiased std plus eps, as verl and TRL).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``grpo_top_advantage``.
+
+    Parameters
+    ----------
+    S : array_like
+        number of successes in a group [completions]
+    G : array_like
+        group size (completions per prompt) [completions]
+    eps : array_like
+        epsilon added to the group std (TRL: 1e-4) [reward]
+    """
+    return (1 - S/G)/(eps + numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1))/numpy.sqrt(G))
+
+
+def grpo_bottom_advantage(S, G, eps):
+    """Advantage of a wrong answer in a binary group with S of G right (unbiased std plus eps, as verl and TRL).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``grpo_bottom_advantage``.
+
+    Parameters
+    ----------
+    S : array_like
+        number of successes in a group [completions]
+    G : array_like
+        group size (completions per prompt) [completions]
+    eps : array_like
+        epsilon added to the group std (TRL: 1e-4) [reward]
+    """
+    return -S/(G*(eps + numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1))/numpy.sqrt(G)))
+
+
+def prompt_pool_successes_pmf(S, G, a_p, b_p):
+    """Probability of S successes in a group of G over a Beta(a_p, b_p) pool (Beta-binomial).
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_successes_pmf``.
+
+    Parameters
+    ----------
+    S : array_like
+        number of successes in a group [completions]
+    G : array_like
+        group size (completions per prompt) [completions]
+    a_p : array_like
+        first shape parameter of the Beta law of prompt success rates [dimensionless]
+    b_p : array_like
+        second shape parameter of the Beta law of prompt success rates [dimensionless]
+    """
+    return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j), 0, S - 1, (S, a_p, )) + _finite_sum(lambda j: numpy.log(b_p + j), 0, G - S - 1, (G, S, b_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))*_binomial(G, S)
+
+
+def prompt_pool_batch_extremes_within(B, G, S_lo, S_hi, a_p, b_p):
+    """Probability that every group with spread of a step has between S_lo and S_hi successes, over a Beta(a_p, b_p) pool.
+
+    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_batch_extremes_within``.
+
+    Parameters
+    ----------
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    S_lo : array_like
+        fewest successes allowed to a group with spread [completions]
+    S_hi : array_like
+        most successes allowed to a group with spread [completions]
+    a_p : array_like
+        first shape parameter of the Beta law of prompt success rates [dimensionless]
+    b_p : array_like
+        second shape parameter of the Beta law of prompt success rates [dimensionless]
+    """
+    return (numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j), 0, G - 1, (G, a_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, ))) + numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j), 0, G - 1, (G, b_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, ))) + _finite_sum(lambda S: numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j), 0, S - 1, (S, a_p, )) + _finite_sum(lambda j: numpy.log(b_p + j), 0, G - S - 1, (G, S, b_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))*_binomial(G, S), S_lo, S_hi, (G, S_hi, S_lo, a_p, b_p, )))**B
 
 
 def bandit_success_probability(x):

@@ -26,11 +26,16 @@ from grpodyn.ground import InputError, check_int
 
 from .compiled import compiled
 
-__all__ = ["PromptPool", "fit_prompt_pool", "zero_std_share", "failed_group_share",
-           "drift_loss", "entropy_ratio_bound"]
+__all__ = ["PromptPool", "fit_prompt_pool", "fit_prompt_pool_extremes", "zero_std_share",
+           "failed_group_share", "drift_loss", "entropy_ratio_bound", "read_group_extremes",
+           "zero_std_share_lower_bound"]
 
 _PHI_MIN, _PHI_MAX = 1e-3, 1e4
 _Z95 = 1.96
+_CHI2_95 = 3.841  # one degree of freedom: the profile-likelihood 95% interval
+#: relative tolerance when a logged extreme advantage is matched to a group's success count
+#: (the console prints 6 significant digits; neighbouring counts differ by far more)
+_ADV_MATCH = 2e-3
 
 
 @dataclass(frozen=True)
@@ -214,3 +219,202 @@ def drift_loss(mean: float, phi: float, group_size: int) -> float:
         drift = float(np.sum(np.exp(log_pmf) * update))
         large_g = float(np.sqrt(mean * (1 - mean)))
     return float(np.clip(1 - drift / large_g, 0.0, 1.0)) if large_g > 0 else 1.0
+
+
+def read_group_extremes(adv_max: np.ndarray, adv_min: np.ndarray, *, group_size: int,
+                        eps: float = 1e-6) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Read each step's fewest and most successes among its groups with spread.
+
+    verl logs ``critic/advantages/max`` and ``min`` over the response tokens of a step; with
+    binary rewards and GRPO's group normalisation each is the advantage of one group
+    (``grpo_top_advantage`` at the fewest successes S_lo among the groups with spread,
+    ``grpo_bottom_advantage`` at the most, S_hi; THEORY.md section 7), and both are 0 when no
+    group has spread (a degenerate batch).
+
+    Parameters
+    ----------
+    adv_max, adv_min : numpy.ndarray
+        Per-step largest and smallest advantage (reward units over the group std).
+    group_size : int
+        G (completions per prompt).
+    eps : float
+        The epsilon added to the group std (verl: 1e-6; TRL: 1e-4).
+
+    Returns
+    -------
+    s_lo, s_hi : numpy.ndarray
+        Success counts (0 < S < G); S_lo = 1, S_hi = 0 on a degenerate step (the empty range);
+        -1 where the step is not read (NaN, or a value no binary group of G gives).
+    read : numpy.ndarray of bool
+        Steps whose pair was read.
+    """
+    group_size = check_int("group_size", group_size, minimum=2)
+    counts = np.arange(1, group_size)
+    top = compiled("grpo_top_advantage")(counts, group_size, eps)
+    bottom = compiled("grpo_bottom_advantage")(counts, group_size, eps)
+    hi_arr, lo_arr = np.asarray(adv_max, float), np.asarray(adv_min, float)
+
+    def match(values: np.ndarray, table: np.ndarray) -> np.ndarray:
+        gap = np.abs(values[:, None] - table[None, :]) / np.abs(table)[None, :]
+        at = np.argmin(np.nan_to_num(gap, nan=np.inf), axis=1)
+        ok = np.isfinite(values) & (gap[np.arange(values.size), at] <= _ADV_MATCH)
+        return np.where(ok, counts[at], -1)
+
+    degenerate = (np.abs(hi_arr) <= 1e-9) & (np.abs(lo_arr) <= 1e-9)
+    s_lo, s_hi = match(hi_arr, top), match(lo_arr, bottom)
+    read = degenerate | ((s_lo > 0) & (s_hi > 0) & (s_lo <= s_hi))
+    s_lo = np.where(degenerate, 1, np.where(read, s_lo, -1))
+    s_hi = np.where(degenerate, 0, np.where(read, s_hi, -1))
+    return s_lo, s_hi, read
+
+
+def _extremes_log_likelihood(phi: float, mean: float, table: np.ndarray, batch: int,
+                             group_size: int) -> float:
+    """Log-likelihood of the counts ``table[S_lo, S_hi]`` under a Beta(mean phi, ...) pool.
+
+    F(i, j) = ``prompt_pool_batch_extremes_within``; P(S_lo = i, S_hi = j) = F(i, j)
+    - F(i+1, j) - F(i, j-1) + F(i+1, j-1) (inclusion-exclusion), the empty range F(1, 0) for
+    a degenerate batch.
+    """
+    g = group_size
+    lo, hi = np.meshgrid(np.arange(1, g + 1), np.arange(0, g), indexing="ij")
+    within = compiled("prompt_pool_batch_extremes_within")(batch, g, lo, hi, mean * phi,
+                                                          (1 - mean) * phi)
+
+    def f(i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        # any empty range (i > j) is the degenerate batch
+        return np.where(i > j, within[0, 0], within[np.clip(i - 1, 0, g - 1), np.clip(j, 0, g - 1)])
+
+    i, j = np.meshgrid(np.arange(g + 1), np.arange(g + 1), indexing="ij")
+    prob = f(i, j) - f(i + 1, j) - f(i, j - 1) + f(i + 1, j - 1)
+    prob[1, 0] = within[0, 0]
+    used = table > 0
+    return float(np.sum(table[used] * np.log(np.clip(prob[used], 1e-300, None))))
+
+
+def _profile_edge(grid: np.ndarray, ll: np.ndarray, best: int, side: int, mean: float,
+                  table: np.ndarray, batch: int, group_size: int) -> float:
+    """Phi where the log-likelihood has fallen chi2_1(0.95)/2 below its top, on one side.
+
+    0 (side -1) or inf (side +1) when it never falls that far inside the grid.
+    """
+    cut = ll[best] - _CHI2_95 / 2
+    k = best
+    while 0 <= k + side < grid.size and ll[k + side] >= cut:
+        k += side
+    if not 0 <= k + side < grid.size:
+        return 0.0 if side < 0 else np.inf
+    edge = brentq(lambda x: _extremes_log_likelihood(np.exp(x), mean, table, batch,
+                                                     group_size) - cut,
+                  *sorted((grid[k], grid[k + side])), xtol=1e-3)
+    return float(np.exp(edge))
+
+
+def fit_prompt_pool_extremes(reward: np.ndarray, adv_max: np.ndarray, adv_min: np.ndarray, *,
+                             group_size: int, batch: int, eps: float = 1e-6
+                             ) -> PromptPool | None:
+    """Estimate the Beta law of a window of steps from verl's advantage extremes.
+
+    The same law as :func:`fit_prompt_pool`, read where the log has no zero-std share (verl's
+    default metrics): the mean reward gives m; each step's (fewest, most) successes among its
+    groups with spread (:func:`read_group_extremes`), or a degenerate batch, are scored under
+    ``prompt_pool_batch_extremes_within`` (B groups drawn independently from the pool), and
+    phi is the maximum of that likelihood, with a profile-likelihood 95% interval. A pool whose
+    prompts lock (phi -> 0) leaves most steps with few or no groups with spread.
+
+    Parameters
+    ----------
+    reward, adv_max, adv_min : numpy.ndarray
+        Per-step mean reward (a success rate), largest and smallest advantage.
+    group_size, batch : int
+        G and B (prompts per step).
+    eps : float
+        The epsilon of the group std (verl: 1e-6).
+
+    Returns
+    -------
+    PromptPool or None
+        None when fewer than half the steps (or fewer than 5) are read: the rewards are not
+        binary, the advantages not GRPO's, or G is not the logged one. ``observed_share`` holds
+        the share the fitted law predicts (the log has none), ``reason`` what was read.
+    """
+    group_size = check_int("group_size", group_size, minimum=2)
+    batch = check_int("batch", batch, minimum=1)
+    reward = np.asarray(reward, float)
+    s_lo, s_hi, read = read_group_extremes(adv_max, adv_min, group_size=group_size, eps=eps)
+    read &= np.isfinite(reward)
+    if read.sum() < max(5, reward.size // 2):
+        return None
+    m = float(reward[read].mean())
+    if not 0 <= m <= 1:
+        raise InputError(f"fit_prompt_pool_extremes: mean reward {m:.3g} is not a success rate")
+    table = np.zeros((group_size + 1, group_size + 1))
+    np.add.at(table, (s_lo[read], s_hi[read]), 1.0)
+    degenerate = int(table[1, 0])
+    words = (f"read from critic/advantages/max and min on {int(read.sum())} steps "
+             f"({degenerate} degenerate batches) at G = {group_size}, B = {batch}; the share is "
+             "the fitted law's prediction")
+    if m <= 1e-6 or m >= 1 - 1e-6:
+        return PromptPool(m, np.nan, 0.0, np.inf, "undetermined", group_size, np.nan,
+                          f"mean reward {m:.3f}: every prompt distribution leaves all groups "
+                          "alike; " + words)
+    grid = np.linspace(np.log(_PHI_MIN), np.log(_PHI_MAX), 71)
+    ll = np.array([_extremes_log_likelihood(np.exp(x), m, table, batch, group_size)
+                   for x in grid])
+    best = int(np.argmax(ll))
+    low, high = (_profile_edge(grid, ll, best, side, m, table, batch, group_size)
+                 for side in (-1, 1))
+    if best == 0:
+        return PromptPool(m, np.nan, 0.0, high, "deterministic", group_size,
+                          zero_std_share(m, _PHI_MIN, group_size),
+                          "most likely with every prompt always right or always wrong; " + words)
+    if best == grid.size - 1:
+        return PromptPool(m, np.nan, low, np.inf, "homogeneous", group_size,
+                          zero_std_share(m, np.inf, group_size),
+                          "most likely with identical prompts; " + words)
+    from scipy.optimize import minimize_scalar
+
+    fine = minimize_scalar(lambda x: -_extremes_log_likelihood(np.exp(x), m, table, batch,
+                                                               group_size),
+                           bounds=(grid[best - 1], grid[best + 1]), method="bounded",
+                           options={"xatol": 1e-3})
+    phi = float(np.exp(fine.x))
+    return PromptPool(m, phi, low, high, "estimated", group_size,
+                      zero_std_share(m, phi, group_size), words)
+
+
+def zero_std_share_lower_bound(degenerate: int, steps: int, *, batch: int,
+                               confidence: float = 0.95) -> float:
+    """Lower bound on the zero-std share from the count of degenerate batches.
+
+    With B groups drawn independently, a step whose every group lacks spread (verl:
+    advantages max = min = 0) has probability z^B, z the step's expected zero-std share
+    (``prompt_pool_batch_extremes_within`` at the empty range, whatever the prompts' law). The
+    one-sided Clopper-Pearson lower limit of the share of such steps, to the power 1/B, bounds
+    z from below on the steps of the window (on each of them if z is the same on all; else on
+    the largest, since the mean of z^B is at most the largest z^B).
+
+    Parameters
+    ----------
+    degenerate, steps : int
+        Degenerate batches and steps read.
+    batch : int
+        B (prompts per step).
+    confidence : float
+        One-sided confidence of the bound.
+
+    Returns
+    -------
+    float
+        The bound (dimensionless, 0 when no batch was degenerate).
+    """
+    from scipy.stats import beta as beta_law
+
+    steps = check_int("steps", steps, minimum=1)
+    batch = check_int("batch", batch, minimum=1)
+    if not 0 <= degenerate <= steps:
+        raise InputError(f"degenerate: {degenerate} is not between 0 and steps = {steps}")
+    if degenerate == 0:
+        return 0.0
+    floor = float(beta_law.ppf(1 - confidence, degenerate, steps - degenerate + 1))
+    return floor ** (1.0 / batch)

@@ -178,3 +178,105 @@ def derive_prompt_pool_entropy_ratio_bound() -> Derivation:
                       (Step("E[h(p)] over a Beta(a_p, b_p) pool", entropy),
                        Step("phi -> infinity: h(m)", homogeneous),
                        Step("phi -> 0: E[h] / phi", polarized)))
+
+
+def _group_std(successes: sp.Expr) -> sp.Expr:
+    """Unbiased std of a binary group with ``successes`` of G right (torch.std, verl and TRL)."""
+    return sp.sqrt(successes * (sym.G - successes) / (sym.G * (sym.G - 1)))
+
+
+@derivation
+def derive_grpo_top_advantage() -> Derivation:
+    """Derive the advantage of a right answer in a group with S of G right (verl's GRPO).
+
+    verl (``core_algos.compute_grpo_outcome_advantage``) and TRL normalise by the unbiased group
+    std plus eps: A = (1 - S/G) / (std + eps). For 0 < S < G it falls strictly with S (eps = 0:
+    A^2 = (G-1)(G-S)/(G S)), so the largest advantage of a step (verl's
+    ``critic/advantages/max``, over the response tokens, each carrying its response's A) is this
+    value at the fewest successes among the groups with spread; 0 when no group has spread.
+    """
+    top = (1 - sym.S / sym.G) / (_group_std(sym.S) + sym.eps)
+    squared = sp.simplify((top.subs(sym.eps, 0)) ** 2)
+    if sp.simplify(squared - (sym.G - 1) * (sym.G - sym.S) / (sym.G * sym.S)) != 0:
+        raise AssertionError("the top advantage is not sqrt((G-1)(G-S)/(G S)) at eps = 0")
+    return Derivation("grpo_top_advantage", top, (sym.S, sym.G, sym.eps),
+                      "Advantage of a right answer in a binary group with S of G right "
+                      "(unbiased std plus eps, as verl and TRL).", SECTION,
+                      (Step("A^2 at eps = 0", squared),))
+
+
+@derivation
+def derive_grpo_bottom_advantage() -> Derivation:
+    """Derive the advantage of a wrong answer in a group with S of G right: -(S/G)/(std + eps).
+
+    It falls (grows more negative) with S, so the smallest advantage of a step (verl's
+    ``critic/advantages/min``) is this value at the most successes among the groups with
+    spread (A^2 = (G-1) S / (G (G-S)) at eps = 0).
+    """
+    bottom = (0 - sym.S / sym.G) / (_group_std(sym.S) + sym.eps)
+    squared = sp.simplify((bottom.subs(sym.eps, 0)) ** 2)
+    if sp.simplify(squared - (sym.G - 1) * sym.S / (sym.G * (sym.G - sym.S))) != 0:
+        raise AssertionError("the bottom advantage is not -sqrt((G-1)S/(G(G-S))) at eps = 0")
+    return Derivation("grpo_bottom_advantage", bottom, (sym.S, sym.G, sym.eps),
+                      "Advantage of a wrong answer in a binary group with S of G right "
+                      "(unbiased std plus eps, as verl and TRL).", SECTION,
+                      (Step("A^2 at eps = 0", squared),))
+
+
+def _log_rising(first: sp.Expr, count: sp.Expr) -> sp.Expr:
+    """Return the sum of log(first + j) for j < count: log Gamma(first + count) / Gamma(first)."""
+    return sp.Sum(sp.log(first + sym.j), (sym.j, 0, count - 1))
+
+
+@derivation
+def derive_prompt_pool_successes_pmf() -> Derivation:
+    """Derive P(S successes in a group) over a Beta(a_p, b_p) pool: the Beta-binomial law.
+
+    E_p[C(G, S) p^S (1-p)^(G-S)] = C(G, S) B(a_p + S, b_p + G - S) / B(a_p, b_p) (Euler's
+    integral), written with rising factorials as finite sums of logs for the generated code.
+    """
+    gamma_form = sp.binomial(sym.G, sym.S) * _beta_moment(sym.S, sym.G - sym.S)
+    rising = sp.exp(_log_rising(sym.a_p, sym.S) + _log_rising(sym.b_p, sym.G - sym.S)
+                    - _log_rising(sym.a_p + sym.b_p, sym.G))
+    pmf = sp.binomial(sym.G, sym.S) * rising
+    at = {sym.a_p: sp.Rational(7, 10), sym.b_p: sp.Rational(19, 10), sym.G: 5}
+    for s in range(6):
+        exact = sp.gammasimp(gamma_form.subs(at).subs(sym.S, s))
+        sums = pmf.subs(at).subs(sym.S, s).doit()
+        if abs(float((exact - sums).evalf(30))) > 1e-20:
+            raise AssertionError(f"Beta-binomial rising form differs at S = {s}")
+    return Derivation("prompt_pool_successes_pmf", pmf, (sym.S, sym.G, sym.a_p, sym.b_p),
+                      "Probability of S successes in a group of G over a Beta(a_p, b_p) pool "
+                      "(Beta-binomial).", SECTION,
+                      (Step("Beta integral C(G, S) E[p^S (1-p)^(G-S)]", gamma_form),))
+
+
+@derivation
+def derive_prompt_pool_batch_extremes_within() -> Derivation:
+    """Derive P(every group of a step is without spread or has S_lo <= S <= S_hi).
+
+    The B groups of a step are independent draws of the pool (prompts sampled independently),
+    so the probability is (q(0) + q(G) + sum_{S = S_lo}^{S_hi} q(S))^B, q the Beta-binomial
+    law. With the advantages' monotony (``grpo_top_advantage``, ``grpo_bottom_advantage``) this
+    is P(advantages max <= top(S_lo) and min >= bottom(S_hi)), and the joint law of the step's
+    (fewest, most) successes among the groups with spread, which verl's
+    ``critic/advantages/{max,min}`` reveal, follows by inclusion-exclusion. An empty range
+    (S_lo = S_hi + 1) is the degenerate batch, max = min = 0: probability (zero-std share)^B.
+    """
+    q = get("prompt_pool_successes_pmf").expr
+    within = (q.subs(sym.S, 0) + q.subs(sym.S, sym.G)
+              + sp.Sum(q, (sym.S, sym.S_lo, sym.S_hi)))
+    prob = within**sym.B
+    share = get("prompt_pool_zero_std_share").expr
+    at = {sym.a_p: sp.Rational(3, 5), sym.b_p: sp.Rational(7, 5), sym.B: 3}
+    for g in range(2, 5):
+        empty = prob.subs(at).subs({sym.G: g, sym.S_lo: 1, sym.S_hi: 0}).doit()
+        target = (share ** sym.B).subs(at).subs(sym.G, g).doit()
+        full = prob.subs(at).subs({sym.G: g, sym.S_lo: 1, sym.S_hi: g - 1}).doit()
+        if abs(float((empty - target).evalf(30))) > 1e-20 or abs(float(full.evalf(30)) - 1) > 1e-20:
+            raise AssertionError(f"batch extremes law: wrong limits at G = {g}")
+    return Derivation("prompt_pool_batch_extremes_within", prob,
+                      (sym.B, sym.G, sym.S_lo, sym.S_hi, sym.a_p, sym.b_p),
+                      "Probability that every group with spread of a step has between S_lo and "
+                      "S_hi successes, over a Beta(a_p, b_p) pool.", SECTION,
+                      (Step("the degenerate batch (S_lo = S_hi + 1)", share**sym.B),))
