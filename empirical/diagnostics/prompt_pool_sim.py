@@ -40,6 +40,8 @@ SIM_LABELS = ("healthy", "converged", "not_learning", "reward_hacking", "advanta
               "policy_concentration", "dynamical_instability")
 _ENTROPY_FLOOR = 0.005  # nats: the token entropy left when every answer is decided
 _EPS = 1e-4  # TRL's epsilon on the group std
+_VERL_EPS = 1e-6  # verl's (core_algos.compute_grpo_outcome_advantage)
+_VERL = "_verl"  # key of the per-step metrics only verl's writer prints
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,42 @@ def _features(rng: np.random.Generator, count: int, c: PoolConfig) -> np.ndarray
 
 def simulate_pool(config: PoolConfig, *, seed: int) -> list[dict]:
     """One run; returns TRL's ``log_history`` (train entries and separate eval entries)."""
-    return simulate_pool_outcome(config, seed=seed)[0]
+    return _trl_entries(simulate_pool_outcome(config, seed=seed)[0])
+
+
+def _trl_entries(log: list[dict]) -> list[dict]:
+    """Drop the metrics only verl prints: what TRL's ``log_history`` holds."""
+    return [{k: v for k, v in entry.items() if k != _VERL} for entry in log]
+
+
+def _verl_metrics(reward: np.ndarray, hack: np.ndarray, rng: np.random.Generator) -> dict:
+    """The step's metrics as verl's ``metric_utils.compute_data_metrics`` computes them.
+
+    ``critic/score/{mean,max,min}`` over the sequences; ``critic/rewards/*`` the same (the KL
+    is a loss here, not an in-reward penalty); ``critic/advantages/{mean,max,min}`` over the
+    response tokens, each token carrying its sequence's GRPO advantage (r - mean) / (std +
+    1e-6), std unbiased (``core_algos.compute_grpo_outcome_advantage``): the mean is
+    token-weighted, max and min are over the sequences; ``critic/returns/*`` equal the
+    advantages (outcome reward); ``response_length/{mean,max,min}``. Lengths: 180 tokens
+    plus 400 for a shortcut (the hacking channel), spread 40, drawn from ``rng``.
+    """
+    mean = reward.mean(axis=1, keepdims=True)
+    std = reward.std(axis=1, ddof=1, keepdims=True)
+    advantage = (reward - mean) / (std + _VERL_EPS)
+    length = np.maximum(1.0, np.rint(180 + 400 * hack + rng.normal(0, 40, size=reward.shape)))
+    token_mean = float(np.sum(advantage * length) / np.sum(length))
+    out = {}
+    for name in ("score", "rewards"):
+        out |= {f"critic/{name}/mean": float(reward.mean()),
+                f"critic/{name}/max": float(reward.max()),
+                f"critic/{name}/min": float(reward.min())}
+    for name in ("advantages", "returns"):
+        out |= {f"critic/{name}/mean": token_mean, f"critic/{name}/max": float(advantage.max()),
+                f"critic/{name}/min": float(advantage.min())}
+    out |= {"response_length/mean": float(length.mean()),
+            "response_length/max": float(length.max()),
+            "response_length/min": float(length.min())}
+    return out
 
 
 def simulate_pool_outcome(config: PoolConfig, *, seed: int) -> tuple[list[dict], np.ndarray]:
@@ -180,6 +217,9 @@ def simulate_pool_outcome(config: PoolConfig, *, seed: int) -> tuple[list[dict],
         return float(np.mean(p_all) * (1 - q_all))
 
     success = [(0.0, pool_success(params))]
+    # per-completion lengths for verl's token-weighted metrics: a stream of their own, so that
+    # the run itself (and its TRL log) is the same with or without them
+    length_rng = np.random.default_rng([seed, 99])
     log: list[dict] = []
     for n in range(c.steps):
         lag = c.staleness if c.staleness else (n % c.refresh)
@@ -224,6 +264,7 @@ def simulate_pool_outcome(config: PoolConfig, *, seed: int) -> tuple[list[dict],
             "completion_length": float(180 + 400 * q_now + rng.normal(0, 5)),
             "rewards/correctness/mean": float(reward.mean()),
         }
+        entry[_VERL] = _verl_metrics(reward, hack, length_rng)
         if c.kl > 0:
             entry["kl"] = float(np.mean(_binary_kl(p_now, p_ref)) + _binary_kl(
                 np.array([q_now]), np.array([q_ref]))[0])
@@ -240,7 +281,7 @@ def simulate_pool_outcome(config: PoolConfig, *, seed: int) -> tuple[list[dict],
 def write_trainer_state(path: str | Path, log: list[dict], *, label: str, seed: int,
                         config: PoolConfig) -> Path:
     """Write the log as TRL's ``trainer_state.json`` (with the label and settings beside it)."""
-    content = {"log_history": log, "global_step": config.steps, "label": label,
+    content = {"log_history": _trl_entries(log), "global_step": config.steps, "label": label,
                "grpodyn_pool_settings": {"seed": seed, **asdict(config)}}
     return write_atomic(path, json.dumps(content))
 
@@ -249,14 +290,15 @@ def write_verl_console(path: str | Path, log: list[dict], *, config: PoolConfig)
     """Write the log as verl's console prints it.
 
     The config dict first (``rollout.n`` is G, ``data.train_batch_size`` is B), then one
-    ``step:N - key:value - ...`` line per step with verl's metric names
-    (``critic/score/mean``, ``critic/score/std``, ``actor/entropy``, ``actor/kl_loss``,
-    ``response_length/mean``, ``actor/lr``) and the held-out reward as
-    ``val-core/pool/reward/mean@1`` on evaluation steps. verl logs no zero-std share.
+    ``step:N - key:value - ...`` line per step with the metrics verl's defaults print
+    (``metric_utils.compute_data_metrics``: ``critic/score/{mean,max,min}``,
+    ``critic/rewards/*``, ``critic/advantages/{mean,max,min}``, ``critic/returns/*``,
+    ``response_length/{mean,max,min}``; the actor's ``actor/entropy``, ``actor/kl_loss``,
+    ``actor/lr``) and the held-out reward as ``val-core/pool/reward/mean@1`` on evaluation
+    steps. verl logs no zero-std share and no std of the scores (revision 10: the writer
+    printed a ``critic/score/std`` that verl does not, and none of the advantages it does).
     """
-    names = {"reward": "critic/score/mean", "reward_std": "critic/score/std",
-             "entropy": "actor/entropy", "kl": "actor/kl_loss",
-             "completion_length": "response_length/mean", "learning_rate": "actor/lr",
+    names = {"entropy": "actor/entropy", "kl": "actor/kl_loss", "learning_rate": "actor/lr",
              "eval_reward": "val-core/pool/reward/mean@1"}
     settings = {"actor_rollout_ref": {"rollout": {"n": config.group_size},
                                       "actor": {"optim": {"lr": config.lr}}},
@@ -264,6 +306,7 @@ def write_verl_console(path: str | Path, log: list[dict], *, config: PoolConfig)
     steps: dict[int, dict] = {}
     for entry in log:
         row = steps.setdefault(int(entry["step"]), {})
+        row.update(entry.get(_VERL, {}))
         row.update({names[k]: v for k, v in entry.items() if k in names})
     lines = [repr(settings)]
     lines += [f"step:{n} - " + " - ".join(f"{k}:{v:.6g}" for k, v in row.items())

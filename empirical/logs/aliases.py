@@ -26,7 +26,8 @@ __all__ = ["CANONICAL", "ALIASES", "METRIC_ALIASES", "resolve", "reward_candidat
 
 #: The canonical quantities, in the order they are reported.
 CANONICAL = ("reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
-             "completion_length", "learning_rate", "heldout_reward")
+             "completion_length", "learning_rate", "heldout_reward", "advantage_max",
+             "advantage_min")
 
 
 def _prefixed(names: Iterable[str], prefix: str) -> tuple[str, ...]:
@@ -42,6 +43,8 @@ _TRL = {
     "completion_length": ("completions/mean_length", "completion_length"),
     "learning_rate": ("learning_rate",),
     "heldout_reward": ("eval_reward", "eval/reward", "eval_rewards/mean"),
+    "advantage_max": (),
+    "advantage_min": (),
 }
 
 #: Ecosystem -> canonical quantity -> metric names (first present wins).
@@ -57,6 +60,10 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "learning_rate": ("actor/lr",),
         "heldout_reward": (r"re:^val-core/.+/(?:reward|score|acc)/mean@\d+$",
                            r"re:^val/test_score/", r"re:^val-aux/[^/]+/(?:reward|score)/mean@\d+$"),
+        # the step's extreme advantages (over response tokens): with binary rewards and GRPO
+        # they reveal the fewest and most successes of its groups with spread (issue 17, r10)
+        "advantage_max": ("critic/advantages/max",),
+        "advantage_min": ("critic/advantages/min",),
     },
     "openrlhf": {
         "reward": ("reward", "rm", "train/reward"),
@@ -67,6 +74,8 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "completion_length": ("response_length", "glen", "train/response_length"),
         "learning_rate": ("actor_lr", "act_lr", "train/actor_lr"),
         "heldout_reward": ("eval/reward", r"re:^eval_.*_pass\d+$"),
+        "advantage_max": (),
+        "advantage_min": (),
     },
     "wandb": {name: _prefixed(names, "train/") for name, names in _TRL.items()
               if name != "heldout_reward"} | {"heldout_reward": ("eval/reward",
@@ -86,6 +95,8 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "learning_rate": ("learning_rate", "lr", "Learning Rate", "train/learning_rate"),
         "heldout_reward": ("eval/reward", "eval_reward", "val/reward", "heldout_reward",
                            "test_score", "eval/rewards"),
+        "advantage_max": (),
+        "advantage_min": (),
     },
 }
 
