@@ -29,7 +29,10 @@ healthy) or too_short. Revision 6: the fall back from the best level is tested a
 threshold over the windows the best was picked from, against the noise at the window's scale;
 revision 7: degeneracy also counts the drift lost over the whole run; revision 9: without a
 zero-std share, an entropy fall that the reward's move explains (the kept-spread bound of
-THEORY.md section 7) is decided, one beyond it abstains (docs/findings.md, 4b).
+THEORY.md section 7) is decided, one beyond it abstains (docs/findings.md, 4b); revision 10:
+verl's ``critic/advantages/{max,min}`` give the Beta law where the zero-std share is missing
+(:func:`~grpodyn.numerics.prompt_pool.fit_prompt_pool_extremes`), so concentration is judged
+there as on TRL's logs.
 Needs numpy only.
 """
 
@@ -49,6 +52,7 @@ from grpodyn.numerics.prompt_pool import (
     drift_loss,
     entropy_ratio_bound,
     fit_prompt_pool,
+    fit_prompt_pool_extremes,
 )
 
 __all__ = ["MODES", "STATES", "CEILING", "NEGLIGIBLE_RISE", "ModeVerdict", "Diagnosis",
@@ -211,6 +215,28 @@ def _fit_pool(run: Run, part: slice, group_size: int) -> PromptPool | None:
     return fit_prompt_pool(run.reward[part], frac[part], group_size=group_size)
 
 
+def _fit_pool_extremes(run: Run, part: slice, group_size: int | None) -> PromptPool | None:
+    """Fit the Beta law from verl's advantage extremes over ``part`` (revision 10).
+
+    Needs G (declared, read or given: the extremes are decoded at the true G, never at a
+    bound), B, rewards that are a success rate, and ``critic/advantages/{max,min}``; None
+    otherwise, or when too few steps decode as binary GRPO groups.
+    """
+    hi, lo = run.metrics.get("advantage_max"), run.metrics.get("advantage_min")
+    batch = run.meta.batch.value if run.meta.batch is not None else None
+    if (hi is None or lo is None or group_size is None or not isinstance(batch, int)
+            or batch < 1 or not _is_success_rate(run)):
+        return None
+    return fit_prompt_pool_extremes(run.reward[part], hi[part], lo[part],
+                                    group_size=group_size, batch=batch)
+
+
+def _pool(run: Run, part: slice, group_size: int | None) -> PromptPool | None:
+    """Fit the Beta law over ``part``: from the zero-std share, else the advantage extremes."""
+    return (_fit_pool(run, part, group_size or _G_BOUND)
+            or _fit_pool_extremes(run, part, group_size))
+
+
 def _drift_lost_over_run(run: Run, phi: float, group_size: int) -> float:
     """Share of the drift that groups of G lost over the whole run (THEORY.md section 7).
 
@@ -301,7 +327,9 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
     cap = 0.45  # below the flag: entropy alone cannot tell concentration from learning
     r_late = _window_mean(run.reward, late)
     frac = run.metrics.get("frac_reward_zero_std")
-    pool_early = _fit_pool(run, early, group_size or _G_BOUND)
+    shared = frac is not None and np.isfinite(frac[late]).any()
+    pool_early = _pool(run, early, group_size) if shared or frac is None else None
+    pool_late = _pool(run, late, group_size) if pool_early is not None else None
     pointed = score >= FLAG_SCORE  # the entropy halved: what the temperature alone says
     if not _is_success_rate(run):
         score = min(score, cap)
@@ -315,25 +343,28 @@ def _concentration(run: Run, early: slice, late: slice, group_size: int | None
     elif r_late <= 1 - CEILING:
         words += (f"; at the floor (reward {r_late:.2f}): the policy concentrated onto wrong "
                   "answers")
-    elif pool_early is not None and frac is not None and np.isfinite(frac[late]).any():
-        # temperature prediction. The zero-std share of the late steps gives their Beta law;
-        # its all-wrong groups E[(1-p)^G], as a share of the failures left (1 - r), are the
-        # prompts the policy locked onto wrong answers. A policy that keeps the spread across
-        # prompts of its first steps (their phi, moved to the late mean) locks the share
-        # predicted below; concentration locks far more, convergence (prompts locked onto
-        # right answers) does not count. The score is the smaller of the entropy's fall and
-        # the share of the failing prompts that should still explore but do not
-        g_used = group_size or _G_BOUND
-        pool_late = _fit_pool(run, late, g_used)
+    elif pool_early is not None and pool_late is not None:
+        # temperature prediction. The zero-std share of the late steps gives their Beta law
+        # (or, in verl's metrics, the advantages' extremes: revision 10); its all-wrong groups
+        # E[(1-p)^G], as a share of the failures left (1 - r), are the prompts the policy
+        # locked onto wrong answers. A policy that keeps the spread across prompts of its
+        # first steps (their phi, moved to the late mean) locks the share predicted below;
+        # concentration locks far more, convergence (prompts locked onto right answers) does
+        # not count. The score is the smaller of the entropy's fall and the share of the
+        # failing prompts that should still explore but do not
+        g_used = pool_late.group_size
         left = max(1 - r_late, 1e-12)
         predicted = min(pool_early.failed_share_at(r_late) / left, 1.0)
-        locked = min(pool_late.failed_share_at(r_late) / left, 1.0) if pool_late else 0.0
+        locked = min(pool_late.failed_share_at(r_late) / left, 1.0)
         beyond = float(np.clip((locked - predicted) / max(1 - predicted, 1e-12), 0.0, 1.0))
         score = min(score, beyond)
         bound = "" if group_size else (f"; G unknown, judged at G = {_G_BOUND}, the smallest "
                                        "group (a larger G predicts fewer such groups and "
                                        "raises this share)")
-        words += (f"; zero-std groups {_window_mean(frac, late):.2f} late (Beta phi "
+        share = (f"zero-std groups {_window_mean(frac, late):.2f} late" if shared else
+                 f"no zero-std share in the log; verl's advantage extremes give a Beta law "
+                 f"that predicts zero-std groups {pool_late.observed_share:.2f} late")
+        words += (f"; {share} (Beta phi "
                   f"{pool_late.point_phi:.3g}, {pool_late.status}) at G = {g_used}: "
                   f"{locked:.0%} of the failing prompts always fail, against {predicted:.0%} "
                   f"for the spread of the first steps (phi {pool_early.point_phi:.3g}) moved to "
@@ -599,7 +630,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
                      "decline, cause unknown")
     pools = {}
     for part, name in ((early, "early"), (late, "late")):
-        pool = _fit_pool(run, part, group_size or _G_BOUND)
+        pool = _pool(run, part, group_size)
         if pool is not None:
             pools[name] = {**pool.to_dict(), "steps": [float(run.steps[part][0]),
                                                        float(run.steps[part][-1])]}

@@ -154,7 +154,7 @@ def _trl_entries(log: list[dict]) -> list[dict]:
 
 
 def _verl_metrics(reward: np.ndarray, hack: np.ndarray, rng: np.random.Generator) -> dict:
-    """The step's metrics as verl's ``metric_utils.compute_data_metrics`` computes them.
+    """Compute the step's metrics as verl's ``metric_utils.compute_data_metrics`` does.
 
     ``critic/score/{mean,max,min}`` over the sequences; ``critic/rewards/*`` the same (the KL
     is a loss here, not an in-reward penalty); ``critic/advantages/{mean,max,min}`` over the
