@@ -376,34 +376,68 @@ def test_variant_bed_reads_through_the_verl_console(tmp_path: Path) -> None:
     """Read the variant bed through verl's console.
 
     The variant bed written as verl prints it: G and B from its config record, the
-    held-out reward from val-core; without the zero-std share concentration is judged from
-    the entropy against what the reward's move explains (revision 9): the healthy run's fall
-    is explained (no abstention), the locked run's is not (the diagnosis abstains).
+    held-out reward from val-core, the advantage extremes from critic/advantages (revision 10),
+    no zero-std share and no score std (verl logs neither). Concentration is judged from the
+    Beta law the advantage extremes give (revision 10): the locked run is flagged, the healthy
+    one not. Without the extremes, revision 9's entropy bound: the healthy run's fall is
+    explained (no abstention), the locked run's is not (the diagnosis abstains).
     """
-    from grpodyn.empirical.diagnostics.testbed import pool_testbed
+    from dataclasses import replace
+
+    from grpodyn.empirical.diagnostics.testbed import UNDETERMINED, called, pool_testbed
 
     cases = pool_testbed(seeds=range(0, 1), variant=True, log_format="verl", folder=tmp_path)
     assert len(cases) == 7 and all(c.run.format == "verl_console" for c in cases)
     for c in cases:
         assert c.run.meta.batch.value == 32
         assert "frac_reward_zero_std" not in c.run.metrics
+        assert "reward_std" not in c.run.metrics
+        assert np.isfinite(c.run.metrics["advantage_max"]).all()
         assert np.isfinite(c.run.metrics["heldout_reward"]).sum() == 20
-    # revision 9: the entropy read against the reward's move (variant design seed 0); the
-    # locked run lost entropy beyond the bound, which a token entropy can do while learning:
-    # the diagnosis abstains
-    from grpodyn.empirical.diagnostics.testbed import UNDETERMINED, called
+    text = (tmp_path / "pool_variant_healthy_0.log").read_text()
+    assert "critic/advantages/min:" in text and "critic/score/std" not in text
+
+    def without_extremes(run: Run) -> Run:
+        kept = {k: v for k, v in run.metrics.items() if not k.startswith("advantage_")}
+        return replace(run, metrics=kept)
 
     locked = next(c for c in cases if c.label == "policy_concentration")
-    verdict = diagnose(locked.run).modes["policy_concentration"]
+    diagnosis = diagnose(locked.run)
+    verdict = diagnosis.modes["policy_concentration"]
+    assert verdict.flag and "advantage extremes" in verdict.evidence
+    assert called(diagnosis) == "policy_concentration"
+    assert diagnosis.prompt_pool["late"]["phi"] < diagnosis.prompt_pool["early"]["phi"]
+    verdict = diagnose(without_extremes(locked.run)).modes["policy_concentration"]
     assert not verdict.flag and verdict.undecided
     assert "beyond what the reward explains" in verdict.evidence
-    assert called(diagnose(locked.run)) == UNDETERMINED
+    assert called(diagnose(without_extremes(locked.run))) == UNDETERMINED
     learner = next(c for c in cases if c.name == "pool_variant_healthy_0")
-    verdict = diagnose(learner.run).modes["policy_concentration"]
+    assert called(diagnose(learner.run)) == "healthy"
+    assert not diagnose(learner.run).modes["policy_concentration"].flag
+    verdict = diagnose(without_extremes(learner.run)).modes["policy_concentration"]
     assert not verdict.flag and not verdict.undecided
     assert "the move of the reward explains" in verdict.evidence
     with pytest.raises(ValueError, match="log_format"):
         pool_testbed(seeds=range(0, 1), log_format="openrlhf")
+
+
+def test_the_simulators_trl_log_carries_no_verl_metrics(tmp_path: Path) -> None:
+    """Keep verl's metrics out of the TRL log: trainer_state.json holds what TRL logs."""
+    from dataclasses import replace
+
+    from grpodyn.empirical.diagnostics.prompt_pool_sim import (
+        case_settings,
+        simulate_pool,
+        simulate_pool_outcome,
+        write_trainer_state,
+    )
+
+    config = replace(case_settings("healthy", 0), steps=40)
+    log, _ = simulate_pool_outcome(config, seed=5)
+    path = write_trainer_state(tmp_path / "t.json", log, label="healthy", seed=5, config=config)
+    entries = json.loads(path.read_text())["log_history"]
+    assert entries == simulate_pool(config, seed=5)
+    assert not any(k.startswith(("critic/", "response_length/", "_")) for e in entries for k in e)
 
 
 @pytest.mark.parametrize(("group_size", "flagged"), [(3, True), (16, False)])

@@ -11,7 +11,10 @@ from grpodyn.numerics.prompt_pool import (
     drift_loss,
     failed_group_share,
     fit_prompt_pool,
+    fit_prompt_pool_extremes,
+    read_group_extremes,
     zero_std_share,
+    zero_std_share_lower_bound,
 )
 
 CASES = [(0.6, 0.9, 8, 16), (2.0, 3.0, 4, 8), (0.3, 0.2, 2, 32), (5.0, 1.0, 16, 4)]
@@ -126,3 +129,98 @@ def test_entropy_ratio_bound_is_the_smallest_kept_spread_ratio() -> None:
             assert ratio.min() >= entropy_ratio_bound(start, end) - 1e-6
             assert ratio.min() <= entropy_ratio_bound(start, end) + 2e-3
     assert entropy_ratio_bound(0.4, 0.85) == pytest.approx(0.85 * 0.15 / 0.24)
+
+
+def _verl_batches(a: float, b: float, group_size: int, batch: int, steps: int,
+                  rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """Steps of a Beta(a, b) pool: rewards, successes per group, verl's advantage extremes."""
+    p = rng.beta(a, b, size=(steps, batch))
+    rewards = (rng.random((steps, batch, group_size)) < p[..., None]).astype(float)
+    mean = rewards.mean(axis=2, keepdims=True)
+    std = rewards.std(axis=2, ddof=1, keepdims=True)
+    advantage = (rewards - mean) / (std + 1e-6)  # verl's compute_grpo_outcome_advantage
+    return (rewards.mean(axis=(1, 2)), rewards.sum(axis=2), advantage.max(axis=(1, 2)),
+            advantage.min(axis=(1, 2)))
+
+
+def test_advantage_extremes_reveal_the_groups_and_their_law() -> None:
+    """Read each step's fewest and most successes from verl's extremes; match their law.
+
+    Monte Carlo of a Beta pool: the decoded (S_lo, S_hi) are the true ones on every step, and
+    the frequency of each pair and of the degenerate batch (max = min = 0) match the
+    inclusion-exclusion of ``prompt_pool_batch_extremes_within`` within 5 binomial s.e.;
+    the degenerate batch has probability (zero-std share)^B.
+    """
+    rng = np.random.default_rng(21)
+    group_size, batch, steps, a, b = 6, 4, 40_000, 0.4, 0.3
+    _, successes, top, bottom = _verl_batches(a, b, group_size, batch, steps, rng)
+    s_lo, s_hi, read = read_group_extremes(top, bottom, group_size=group_size)
+    assert read.all()
+    spread = (successes > 0) & (successes < group_size)
+    true_lo = np.where(spread, successes, group_size + 1).min(axis=1)
+    true_hi = np.where(spread, successes, -1).max(axis=1)
+    none = ~spread.any(axis=1)
+    assert np.array_equal(s_lo[~none], true_lo[~none])
+    assert np.array_equal(s_hi[~none], true_hi[~none])
+    assert np.all(s_lo[none] == 1) and np.all(s_hi[none] == 0)
+    within = compiled("prompt_pool_batch_extremes_within")
+
+    def f(i: int, j: int) -> float:
+        return float(within(batch, group_size, i, j, a, b)) if i <= j else float(
+            within(batch, group_size, 1, 0, a, b))
+
+    share = compiled("prompt_pool_zero_std_share")(group_size, a, b)
+    assert f(1, 0) == pytest.approx(share**batch, rel=1e-12)
+    for i in range(1, group_size):
+        for j in range(i, group_size):
+            expected = f(i, j) - f(i + 1, j) - f(i, j - 1) + f(i + 1, j - 1)
+            seen = np.mean((s_lo == i) & (s_hi == j))
+            assert abs(seen - expected) < 5 * np.sqrt(expected * (1 - expected) / steps) + 1e-4
+    assert abs(none.mean() - share**batch) < 5 * np.sqrt(share**batch / steps)
+
+
+def test_extremes_that_no_binary_group_gives_are_not_read() -> None:
+    """Leave unread the steps whose extremes no binary group of G gives (e.g. a wrong G)."""
+    _, _, read = read_group_extremes(np.array([1.3, np.nan, 0.0]), np.array([-0.7, -1.0, 0.0]),
+                                     group_size=8)
+    assert list(read) == [False, False, True]
+    assert fit_prompt_pool_extremes(np.full(10, 0.5), np.full(10, 1.3), np.full(10, -0.7),
+                                    group_size=8, batch=16) is None
+
+
+def test_extremes_fit_recovers_the_concentration_within_its_interval() -> None:
+    """Recover phi from the advantage extremes alone, inside its 95% interval.
+
+    30 windows of 100 steps (G = 8, B = 32) at phi = 0.5 (a polarized pool, most groups
+    without spread); a 95% interval covers 28.5 of 30 on average, 25 is its binomial 1st
+    percentile. The fitted law's zero-std share lies between those at the interval's ends.
+    """
+    rng = np.random.default_rng(8)
+    hits = 0
+    for _ in range(30):
+        reward, _, top, bottom = _verl_batches(0.3, 0.2, 8, 32, 100, rng)
+        pool = fit_prompt_pool_extremes(reward, top, bottom, group_size=8, batch=32)
+        assert pool is not None and pool.status == "estimated"
+        hits += pool.low <= 0.5 <= pool.high
+        # the share is monotone in phi: the fitted one lies between those of the interval
+        assert (zero_std_share(pool.mean, pool.high, 8) <= pool.observed_share
+                <= zero_std_share(pool.mean, pool.low, 8))
+    assert hits >= 25
+
+
+def test_zero_std_share_lower_bound_holds() -> None:
+    """Bound the zero-std share from below by the degenerate batches, at its confidence.
+
+    40 windows of 200 steps with z = 0.95, B = 16: the 95% lower bound stays below z in at
+    least 36 (the binomial 1st percentile of 40 draws at 0.95 is 35); no degenerate batch
+    bounds nothing; bad counts are refused.
+    """
+    rng = np.random.default_rng(4)
+    z, batch = 0.95, 16
+    below = sum(zero_std_share_lower_bound(int(rng.binomial(200, z**batch)), 200, batch=batch)
+                <= z for _ in range(40))
+    assert below >= 36
+    assert zero_std_share_lower_bound(0, 50, batch=batch) == 0.0
+    assert 0.9 < zero_std_share_lower_bound(50, 50, batch=batch) < 1.0
+    with pytest.raises(InputError, match="degenerate"):
+        zero_std_share_lower_bound(60, 50, batch=batch)
