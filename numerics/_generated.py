@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '498b4b28c9e3df6061ead6d9e847a1d0'
+THEORY_HASH = '5f355e30ff48115c3f7dbf91ef74314c'
 
 
 SIGNATURES = {
@@ -85,7 +85,7 @@ SIGNATURES = {
     'grpo_top_advantage': ('S', 'G', 'eps'),
     'grpo_bottom_advantage': ('S', 'G', 'eps'),
     'prompt_pool_successes_pmf': ('S', 'G', 'a_p', 'b_p'),
-    'prompt_pool_batch_extremes_within': ('B', 'G', 'S_lo', 'S_hi', 'a_p', 'b_p'),
+    'prompt_pool_batch_extremes_within': ('B', 'q_in'),
     'bandit_success_probability': ('x',),
     'bandit_drift_grpo': ('x', 'G', 'eps'),
     'bandit_drift_dr_grpo': ('x', 'G'),
@@ -153,8 +153,6 @@ SYMBOLS = {
     'G': ('completions', 'G', ('integer', 'positive')),
     'K': ('steps', 'K', ('integer', 'positive')),
     'S': ('completions', 'S', ('integer', 'nonnegative')),
-    'S_hi': ('completions', 'S_{\\mathrm{hi}}', ('integer', 'nonnegative')),
-    'S_lo': ('completions', 'S_{\\mathrm{lo}}', ('integer', 'nonnegative')),
     'Sigma': ('gradient^2', '\\Sigma', ('positive',)),
     'T_w': ('steps', 'T_w', ('positive',)),
     'a': ('parameter/gradient', 'a', ('positive',)),
@@ -186,6 +184,7 @@ SYMBOLS = {
     'omega0': ('rad/step', '\\omega_0', ('positive',)),
     'p': ('dimensionless', 'p', ('positive',)),
     'q': ('dimensionless', 'q', ('positive',)),
+    'q_in': ('dimensionless', 'q_{\\mathrm{in}}', ('positive',)),
     'r0': ('reward', 'r_0', ('real',)),
     'r1': ('reward', 'r_1', ('positive',)),
     'r_star': ('reward', 'r^{*}', ('real',)),
@@ -1500,8 +1499,8 @@ def prompt_pool_successes_pmf(S, G, a_p, b_p):
     return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j), 0, S - 1, (S, a_p, )) + _finite_sum(lambda j: numpy.log(b_p + j), 0, G - S - 1, (G, S, b_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))*_binomial(G, S)
 
 
-def prompt_pool_batch_extremes_within(B, G, S_lo, S_hi, a_p, b_p):
-    """Probability that every group with spread of a step has between S_lo and S_hi successes, over a Beta(a_p, b_p) pool.
+def prompt_pool_batch_extremes_within(B, q_in):
+    """Probability that every group with spread of a step has between S_lo and S_hi successes, from the chance q_in of one group.
 
     THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_batch_extremes_within``.
 
@@ -1509,18 +1508,10 @@ def prompt_pool_batch_extremes_within(B, G, S_lo, S_hi, a_p, b_p):
     ----------
     B : array_like
         prompts per step [prompts]
-    G : array_like
-        group size (completions per prompt) [completions]
-    S_lo : array_like
-        fewest successes allowed to a group with spread [completions]
-    S_hi : array_like
-        most successes allowed to a group with spread [completions]
-    a_p : array_like
-        first shape parameter of the Beta law of prompt success rates [dimensionless]
-    b_p : array_like
-        second shape parameter of the Beta law of prompt success rates [dimensionless]
+    q_in : array_like
+        probability that a group has no spread or between S_lo and S_hi successes [dimensionless]
     """
-    return (numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j), 0, G - 1, (G, a_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, ))) + numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j), 0, G - 1, (G, b_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, ))) + _finite_sum(lambda S: numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j), 0, S - 1, (S, a_p, )) + _finite_sum(lambda j: numpy.log(b_p + j), 0, G - S - 1, (G, S, b_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))*_binomial(G, S), S_lo, S_hi, (G, S_hi, S_lo, a_p, b_p, )))**B
+    return q_in**B
 
 
 def bandit_success_probability(x):

@@ -28,7 +28,7 @@ from .compiled import compiled
 
 __all__ = ["PromptPool", "fit_prompt_pool", "fit_prompt_pool_extremes", "zero_std_share",
            "failed_group_share", "drift_loss", "entropy_ratio_bound", "read_group_extremes",
-           "zero_std_share_lower_bound"]
+           "group_range_chance", "zero_std_share_lower_bound"]
 
 _PHI_MIN, _PHI_MAX = 1e-3, 1e4
 _Z95 = 1.96
@@ -268,6 +268,38 @@ def read_group_extremes(adv_max: np.ndarray, adv_min: np.ndarray, *, group_size:
     return s_lo, s_hi, read
 
 
+def group_range_chance(s_lo: np.ndarray, s_hi: np.ndarray, *, group_size: int, mean: float,
+                       phi: float) -> np.ndarray:
+    """Chance q_in that a group has no spread or between ``s_lo`` and ``s_hi`` successes.
+
+    q(0) + q(G) + sum_{S = s_lo}^{s_hi} q(S), q the Beta-binomial law
+    (``prompt_pool_successes_pmf``) of a Beta(mean phi, (1-mean) phi) pool; an empty range
+    (s_lo > s_hi) leaves the zero-std share. THEORY.md section 7.
+
+    Parameters
+    ----------
+    s_lo, s_hi : numpy.ndarray
+        Success counts (completions), broadcast together.
+    group_size : int
+        G.
+    mean, phi : float
+        The pool's mean success rate and concentration (dimensionless).
+
+    Returns
+    -------
+    numpy.ndarray
+        q_in (dimensionless), the shape of ``s_lo`` and ``s_hi`` broadcast.
+    """
+    counts = np.arange(group_size + 1)
+    pmf = compiled("prompt_pool_successes_pmf")(counts, group_size, mean * phi,
+                                                (1 - mean) * phi)
+    cumulative = np.concatenate([[0.0], np.cumsum(pmf)])  # cumulative[k] = sum_{S<k} q(S)
+    s_lo, s_hi = np.broadcast_arrays(np.asarray(s_lo, int), np.asarray(s_hi, int))
+    inner = np.where(s_lo <= s_hi, cumulative[np.clip(s_hi + 1, 0, group_size + 1)]
+                     - cumulative[np.clip(s_lo, 0, group_size + 1)], 0.0)
+    return pmf[0] + pmf[group_size] + inner
+
+
 def _extremes_log_likelihood(phi: float, mean: float, table: np.ndarray, batch: int,
                              group_size: int) -> float:
     """Log-likelihood of the counts ``table[S_lo, S_hi]`` under a Beta(mean phi, ...) pool.
@@ -278,8 +310,8 @@ def _extremes_log_likelihood(phi: float, mean: float, table: np.ndarray, batch: 
     """
     g = group_size
     lo, hi = np.meshgrid(np.arange(1, g + 1), np.arange(0, g), indexing="ij")
-    within = compiled("prompt_pool_batch_extremes_within")(batch, g, lo, hi, mean * phi,
-                                                          (1 - mean) * phi)
+    within = compiled("prompt_pool_batch_extremes_within")(
+        batch, group_range_chance(lo, hi, group_size=g, mean=mean, phi=phi))
 
     def f(i: np.ndarray, j: np.ndarray) -> np.ndarray:
         # any empty range (i > j) is the degenerate batch

@@ -12,6 +12,7 @@ from grpodyn.numerics.prompt_pool import (
     failed_group_share,
     fit_prompt_pool,
     fit_prompt_pool_extremes,
+    group_range_chance,
     read_group_extremes,
     zero_std_share,
     zero_std_share_lower_bound,
@@ -164,10 +165,11 @@ def test_advantage_extremes_reveal_the_groups_and_their_law() -> None:
     assert np.array_equal(s_hi[~none], true_hi[~none])
     assert np.all(s_lo[none] == 1) and np.all(s_hi[none] == 0)
     within = compiled("prompt_pool_batch_extremes_within")
+    phi = a + b
 
     def f(i: int, j: int) -> float:
-        return float(within(batch, group_size, i, j, a, b)) if i <= j else float(
-            within(batch, group_size, 1, 0, a, b))
+        chance = group_range_chance(i, j, group_size=group_size, mean=a / phi, phi=phi)
+        return float(within(batch, chance))
 
     share = compiled("prompt_pool_zero_std_share")(group_size, a, b)
     assert f(1, 0) == pytest.approx(share**batch, rel=1e-12)

@@ -256,27 +256,29 @@ def derive_prompt_pool_batch_extremes_within() -> Derivation:
     """Derive P(every group of a step is without spread or has S_lo <= S <= S_hi).
 
     The B groups of a step are independent draws of the pool (prompts sampled independently),
-    so the probability is (q(0) + q(G) + sum_{S = S_lo}^{S_hi} q(S))^B, q the Beta-binomial
-    law. With the advantages' monotony (``grpo_top_advantage``, ``grpo_bottom_advantage``) this
-    is P(advantages max <= top(S_lo) and min >= bottom(S_hi)), and the joint law of the step's
-    (fewest, most) successes among the groups with spread, which verl's
-    ``critic/advantages/{max,min}`` reveal, follows by inclusion-exclusion. An empty range
-    (S_lo = S_hi + 1) is the degenerate batch, max = min = 0: probability (zero-std share)^B.
+    so the probability is q_in^B, q_in = q(0) + q(G) + sum_{S = S_lo}^{S_hi} q(S) the chance of
+    one group, q the Beta-binomial law (``prompt_pool_successes_pmf``; q_in is an argument, not
+    that nested sum, so that every export can print the result). With the advantages' monotony
+    (``grpo_top_advantage``, ``grpo_bottom_advantage``) this is P(advantages max <= top(S_lo)
+    and min >= bottom(S_hi)), and the joint law of the step's (fewest, most) successes among
+    the groups with spread, which verl's ``critic/advantages/{max,min}`` reveal, follows by
+    inclusion-exclusion. An empty range (S_lo = S_hi + 1) is the degenerate batch, max = min = 0:
+    probability (zero-std share)^B; the full range (1, G - 1) is certain.
     """
     q = get("prompt_pool_successes_pmf").expr
     within = (q.subs(sym.S, 0) + q.subs(sym.S, sym.G)
               + sp.Sum(q, (sym.S, sym.S_lo, sym.S_hi)))
-    prob = within**sym.B
+    prob = sym.q_in**sym.B
     share = get("prompt_pool_zero_std_share").expr
     at = {sym.a_p: sp.Rational(3, 5), sym.b_p: sp.Rational(7, 5), sym.B: 3}
     for g in range(2, 5):
-        empty = prob.subs(at).subs({sym.G: g, sym.S_lo: 1, sym.S_hi: 0}).doit()
-        target = (share ** sym.B).subs(at).subs(sym.G, g).doit()
-        full = prob.subs(at).subs({sym.G: g, sym.S_lo: 1, sym.S_hi: g - 1}).doit()
+        empty = within.subs(at).subs({sym.G: g, sym.S_lo: 1, sym.S_hi: 0}).doit()
+        full = within.subs(at).subs({sym.G: g, sym.S_lo: 1, sym.S_hi: g - 1}).doit()
+        target = share.subs(at).subs(sym.G, g).doit()
         if abs(float((empty - target).evalf(30))) > 1e-20 or abs(float(full.evalf(30)) - 1) > 1e-20:
             raise AssertionError(f"batch extremes law: wrong limits at G = {g}")
-    return Derivation("prompt_pool_batch_extremes_within", prob,
-                      (sym.B, sym.G, sym.S_lo, sym.S_hi, sym.a_p, sym.b_p),
+    return Derivation("prompt_pool_batch_extremes_within", prob, (sym.B, sym.q_in),
                       "Probability that every group with spread of a step has between S_lo and "
-                      "S_hi successes, over a Beta(a_p, b_p) pool.", SECTION,
-                      (Step("the degenerate batch (S_lo = S_hi + 1)", share**sym.B),))
+                      "S_hi successes, from the chance q_in of one group.", SECTION,
+                      (Step("q_in over a Beta(a_p, b_p) pool", within),
+                       Step("the degenerate batch (S_lo = S_hi + 1)", share**sym.B)))

@@ -111,6 +111,8 @@ _ROWS = [
                "completions", _NONNEGINT),
     SymbolInfo("S_hi", r"S_{\mathrm{hi}}", "most successes allowed to a group with spread",
                "completions", _NONNEGINT),
+    SymbolInfo("q_in", r"q_{\mathrm{in}}", "probability that a group has no spread or between "
+               "S_lo and S_hi successes", "dimensionless", _POS),
     SymbolInfo("p", "p", "success probability of a prompt", "dimensionless", _POS),
     SymbolInfo("a_p", "a_p", "first shape parameter of the Beta law of prompt success rates",
                "dimensionless", _POS),
