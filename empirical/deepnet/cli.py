@@ -124,6 +124,15 @@ def predict_two_mode_step(sizes: list[str], *, out: Path = DATA) -> Path:
                          "items": items})
 
 
+def _one_sweep(sweeps: list[str] | None) -> str | None:
+    """Return the single later sweep of run2 (None: the planned runs)."""
+    if sweeps is None:
+        return None
+    if len(sweeps) != 1:
+        raise ValueError(f"run2 --sweeps takes one sweep at a time, got {' '.join(sweeps)}")
+    return sweeps[0]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
@@ -142,6 +151,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="first seed of the run2 runs (new seeds for settings run before)")
     parser.add_argument("--replicates", type=int, default=8,
                         help="independent samples of the soft-mode measurement (>= 4)")
+    parser.add_argument("--lr-up-to", type=float, default=None,
+                        help="run2 --sweeps lr: continue the plan's lr sweep by doublings up to "
+                        "this lr")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -159,7 +171,8 @@ def main(argv: list[str] | None = None) -> None:
 
             paths = [str(run_two_mode(args.sizes, seeds=args.seeds, out=args.out,
                                       seed_offset=args.seed_offset,
-                                      refresh_only=args.sweeps == ["refresh"]))]
+                                      sweep=_one_sweep(args.sweeps),
+                                      lr_up_to=args.lr_up_to))]
         elif args.step == "predict":
             paths = [str(predict_step(args.sizes, out=args.out))]
         elif args.step == "run":

@@ -33,6 +33,7 @@ from .grpo import RunSettings, mean_curve, run, warmed_model
 __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
            "observe", "run_sweeps", "compare_step", "join", "within_target", "two_mode_runs",
            "run_two_mode", "observe_two_mode", "reward_period", "refresh_runs", "OSC_MOMENTUM",
+           "lr_extension_runs", "staleness_runs", "LATER_SWEEPS",
            "OSC_STEPS"]
 
 
@@ -309,13 +310,52 @@ def refresh_runs(base_lr: float, *, steps: int = 60, grid: tuple[int, ...] = REF
              "steps": steps} for k in grid]
 
 
+def lr_extension_runs(plan: dict[str, Any], up_to: float, *, steps: int = 40
+                      ) -> list[dict[str, Any]]:
+    """List the plan's lr sweep continued upward, by doublings, up to ``up_to`` (inclusive).
+
+    Each momentum's grid goes on from its largest lr (same run length as the plan's sweep,
+    ``steps``); momenta interleaved, so that a queue cut short still has both.
+    """
+    if not up_to > 0:
+        raise ValueError(f"--lr-up-to must be a positive learning rate, got {up_to}")
+    grids = {}
+    for beta, lrs in plan["lr_sweep"].items():
+        grid, lr = [], 2 * max(lrs)
+        while lr <= up_to * (1 + 1e-9):
+            grid.append(lr)
+            lr *= 2
+        grids[beta] = grid
+    return [{"sweep": "lr", "lr": lr, "momentum": float(beta), "steps": steps}
+            for j in range(max(map(len, grids.values()), default=0))
+            for beta, lrs in grids.items() for lr in lrs[j:j + 1]]
+
+
+def staleness_runs(base_lr: float, *, steps: int = 60, grid: tuple[int, ...] = STALENESS_GRID
+                   ) -> list[dict[str, Any]]:
+    """List the staleness sweep that tests a two-mode staleness_max (momentum 0)."""
+    return [{"sweep": "staleness", "lr": base_lr, "momentum": 0.0, "staleness": d,
+             "steps": steps} for d in grid]
+
+
+#: sweeps that run2 can add to a model's runs after its planned ones
+LATER_SWEEPS = ("refresh", "lr", "staleness")
+
+
 def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: int = 0,
-                 refresh_only: bool = False) -> Path:
+                 sweep: str | None = None, lr_up_to: float | None = None) -> Path:
     """Run the settings of ``predictions_two_mode.json`` for each size: ``runs2_<size>.json``.
 
     Seeds ``seed_offset`` to ``seed_offset + seeds - 1``: the runs are deterministic given the
     seed, so a setting already run in an earlier sweep needs new seeds to be a blind test.
+    ``sweep`` (one of ``LATER_SWEEPS``) runs only that sweep and adds its runs to those already
+    in the file: ``refresh`` and ``staleness`` at the plan's base lr, ``lr`` the plan's lr
+    sweep continued up to ``lr_up_to``.
     """
+    if sweep is not None and sweep not in LATER_SWEEPS:
+        raise ValueError(f"run2 --sweeps takes one of {', '.join(LATER_SWEEPS)}, got {sweep!r}")
+    if (sweep == "lr") != (lr_up_to is not None):
+        raise ValueError("run2: --lr-up-to goes with --sweeps lr (and --sweeps lr needs it)")
     import torch
 
     torch.set_num_threads(1)
@@ -326,13 +366,20 @@ def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: in
         if not items:
             raise ValueError(f"no two-mode predictions for model {size!r}")
         plan = predictions["plans"][size]
-        settings = (refresh_runs(plan["base_lr"]) if refresh_only else
-                    two_mode_runs(items, plan, has_lr_sweep=(out / f"runs_{size}.json").is_file()))
+        if sweep == "refresh":
+            settings = refresh_runs(plan["base_lr"])
+        elif sweep == "staleness":
+            settings = staleness_runs(plan["base_lr"])
+        elif sweep == "lr":
+            settings = lr_extension_runs(plan, lr_up_to)
+        else:
+            settings = two_mode_runs(items, plan,
+                                     has_lr_sweep=(out / f"runs_{size}.json").is_file())
         model, tokenizer, _ = warmed_model(size, 0)
         path = out / f"runs2_{size}.json"
-        # a later sweep (refresh_only) adds to the runs already there
+        # a later sweep adds to the runs already there
         records = ([r for r in json.loads(path.read_text())["runs"] if r["setting"] not in settings]
-                   if refresh_only and path.is_file() else [])
+                   if sweep and path.is_file() else [])
         for setting in _bar(settings, size):
             for seed in range(seed_offset, seed_offset + seeds):
                 fields = {k: v for k, v in setting.items() if k != "sweep"}
