@@ -11,7 +11,7 @@ from typing import Any
 from grpodyn.ground import write_atomic
 
 __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
-           "predict_two_mode_step"]
+           "predict_two_mode_step", "predict_staleness_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
@@ -133,11 +133,35 @@ def _one_sweep(sweeps: list[str] | None) -> str | None:
     return sweeps[0]
 
 
+def predict_staleness_step(sizes: list[str], *, out: Path = DATA) -> Path:
+    """Write ``predictions_staleness.json``: two-mode staleness thresholds, with the commit.
+
+    Uses the committed measurements and the plans of ``predictions_two_mode.json`` (base lr);
+    items of other sizes already in the file are kept with their own commit.
+    """
+    from .forecast import predict_two_mode_staleness
+
+    plans = json.loads((out / "predictions_two_mode.json").read_text())["plans"]
+    path = out / "predictions_staleness.json"
+    old = json.loads(path.read_text()) if path.is_file() else {"items": []}
+    commit = _git_commit()
+    by_model = dict(old.get("commit_by_model", {}))
+    items = [i for i in old["items"] if i["model"] not in sizes]
+    for size in sizes:
+        if size not in plans:
+            raise ValueError(f"no two-mode plan for model {size!r} in predictions_two_mode.json")
+        measured = json.loads((out / f"measurements_{size}.json").read_text())
+        soft = json.loads((out / f"soft_{size}.json").read_text())
+        items.extend(predict_two_mode_staleness(size, measured, soft, plans[size]))
+        by_model[size] = commit
+    return _write(path, {"commit": commit, "commit_by_model": by_model, "items": items})
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
     parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
-                                         "soft", "predict2", "run2"])
+                                         "soft", "predict2", "run2", "predict-staleness"])
     parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3)
@@ -164,6 +188,8 @@ def main(argv: list[str] | None = None) -> None:
                      for s in args.sizes]
         elif args.step == "sharpening":
             paths = [str(sharpening_step(s, out=args.out, steps=args.steps)) for s in args.sizes]
+        elif args.step == "predict-staleness":
+            paths = [str(predict_staleness_step(args.sizes, out=args.out))]
         elif args.step == "predict2":
             paths = [str(predict_two_mode_step(args.sizes, out=args.out))]
         elif args.step == "run2":

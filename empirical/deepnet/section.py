@@ -34,8 +34,8 @@ class DeepnetComparison:
         """Return the note of a row: where and when its prediction was made."""
         two_mode = row is not None and row["setting"].get("runs") == "two_mode"
         commits = (self.two_mode_commits or {}) if two_mode else self.commits
-        commit = commits.get(model, "unknown")
-        source = "two-mode map, " if two_mode else ""
+        commit = (row or {}).get("commit") or commits.get(model, "unknown")
+        source = (row or {}).get("source") or ("two-mode map, " if two_mode else "")
         when = ("compared with runs made BEFORE it (a postdiction, not a test)"
                 if row is not None and row.get("postdiction") else "before the runs")
         return (f"deep-network demonstration (issue 16): measured before training, {source}"

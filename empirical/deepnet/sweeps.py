@@ -479,6 +479,10 @@ def compare_step(*, out: Path) -> Path:
     two_mode = out / "predictions_two_mode.json"
     if two_mode.is_file():
         new = json.loads(two_mode.read_text())["items"]
+        stale = out / "predictions_staleness.json"
+        stale_file = json.loads(stale.read_text()) if stale.is_file() else {"items": []}
+        stale_items = [{**i, "commit": stale_file["commit_by_model"][i["model"]]}
+                       for i in stale_file["items"]]
         for path in sorted(out.glob("runs2_*.json")):
             runs = json.loads(path.read_text())
             periods = {str(i["setting"]["lr"]): i["period_at_momentum"][str(OSC_MOMENTUM)]
@@ -495,7 +499,21 @@ def compare_step(*, out: Path) -> Path:
                      and i["setting"]["mode"] == "soft" and i.get("period_at_momentum")]
         fresh = [o for o in observations if o["setting"].get("runs") == "two_mode"]
         earlier = [o for o in observations if o["setting"].get("runs") != "two_mode"]
-        rows = join(predictions, earlier) + join(new, fresh)
+        rows = join(predictions, earlier) + join(new + stale_items, fresh)
+        # staleness predicted in predictions.json (one-mode, session 3) and first run by run2
+        tested = {(o["model"], json.dumps({k: v for k, v in o["setting"].items() if k != "runs"},
+                                          sort_keys=True))
+                  for o in fresh if o["quantity"] == "staleness_max"}
+        untested = {(o["model"], json.dumps(o["setting"], sort_keys=True))
+                    for o in earlier if o["quantity"] == "staleness_max"}
+        early = [{**p, "setting": {**p["setting"], "runs": "two_mode"}} for p in predictions
+                 if p["quantity"].startswith("staleness_max")
+                 and (p["model"], json.dumps(p["setting"], sort_keys=True)) in tested - untested]
+        by_model = json.loads((out / "predictions.json").read_text()).get("commit_by_model", {})
+        for row in join(early, fresh):
+            row.update(source="one-mode map (predictions.json), ",
+                       commit=by_model.get(row["model"], "unknown"))
+            rows.append(row)
         matched = {(r["model"], r["quantity"], json.dumps(r["setting"], sort_keys=True))
                    for r in rows}
         stripped = [{**p, "setting": {k: v for k, v in p["setting"].items() if k != "runs"}}
@@ -547,5 +565,6 @@ def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
         rows.append({"model": p["model"], "quantity": p["quantity"], "setting": p["setting"],
                      "predicted": p["value"], "predicted_status": p.get("status"),
                      "observed": obs["value"], "observed_status": obs.get("status"),
-                     "within_target": within})
+                     "within_target": within,
+                     **({"commit": p["commit"]} if "commit" in p else {})})
     return rows

@@ -165,7 +165,8 @@ claim(key="deepnet_thresholds", section="4, 5", source="deep network",
       check=f"{DEEPNET}:threshold_claim",
       values={"quantities": ("lr_max", "lr_max_critical", "lr_max_cross_validated",
                              "refresh_max", "refresh_max_critical", "staleness_max",
-                             "staleness_max_critical", "oscillation_momentum",
+                             "staleness_max_critical", "staleness_max_cross_validated",
+                             "oscillation_momentum",
                              "oscillation_period")},
       reason="no single stiffness describes the network: past the Hessian's limit a step drives "
              "token probabilities to 0 or 1, groups lose their reward spread and the force "
