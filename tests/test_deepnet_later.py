@@ -124,3 +124,47 @@ def test_run2_options_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture)
             main([*argv, "--out", str(tmp_path)])
         assert stop.value.code == 2
         assert capsys.readouterr().err.startswith("error:")
+
+
+def _run(reward: list[float]) -> dict:
+    return {"finite": True, "reward": reward}
+
+
+def test_post_hoc_rule_sees_an_early_collapse_the_fixed_rule_misses() -> None:
+    from grpodyn.empirical.deepnet.sweeps import is_unstable, is_unstable_post_hoc
+
+    collapsed = _run([0.11] + [0.03] * 9 + [0.06] * 30)  # falls in 10 steps, recovers partly
+    assert not is_unstable(collapsed)
+    assert is_unstable_post_hoc(collapsed, 0.11)
+    flat = _run([0.11] * 40)
+    assert not is_unstable_post_hoc(flat, 0.11)
+    assert is_unstable_post_hoc({"finite": False, "reward": [0.11] * 40}, 0.11)
+
+
+def test_post_hoc_rows_are_labelled_and_never_pass(tmp_path: Path) -> None:
+    from grpodyn.claims import evaluate
+    from grpodyn.empirical.deepnet.section import comparison_data
+
+    settings = [{"sweep": "lr", "lr": lr, "momentum": 0.9, "steps": 40}
+                for lr in (0.0125, 0.025, 0.05)]
+    records = [{"setting": s, "seed": seed, "unstable": False,
+                "reward": [0.11] + ([0.02] * 39 if s["lr"] >= 0.025 else [0.11] * 39),
+                "update_norm": [0.1] * 40, "update_cosine": [], "finite": True}
+               for s in settings for seed in range(3)]
+    (tmp_path / "runs2_m.json").write_text(json.dumps({"size": "m", "seeds": 3,
+                                                       "runs": records}))
+    (tmp_path / "measurements_m.json").write_text(json.dumps({"warm_up": {"accuracy": 0.11}}))
+    (tmp_path / "predictions.json").write_text(json.dumps({"commit": "a" * 40, "items": []}))
+    (tmp_path / "predictions_two_mode.json").write_text(json.dumps({
+        "commit": "b" * 40, "commit_by_model": {"m": "b" * 40}, "plans": {}, "items": [
+            {"model": "m", "quantity": "lr_max", "value": 0.0126,
+             "setting": {"momentum": 0.9, "runs": "two_mode"}}]}))
+    rows = json.loads(compare_step(out=tmp_path).read_text())["rows"]
+    fixed, late = sorted(rows, key=lambda r: bool(r.get("post_hoc")))
+    assert fixed["observed"] == 0.05 and fixed["within_target"] is False  # a lower bound
+    assert late["observed"] == 0.0125 and late["within_target"] is True
+    assert late["post_hoc"].startswith("post hoc")
+    checks = [c for c in evaluate("deep network", comparison_data(tmp_path))
+              if c.key == "deepnet_thresholds"]
+    assert [c.agrees for c in checks] == [False, False]
+    assert "post hoc" in checks[1].computed

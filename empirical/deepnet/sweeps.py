@@ -81,6 +81,21 @@ def is_unstable(result: dict[str, Any]) -> bool:
     return bool(reward[-quarter:].mean() < reward[:10].mean() - LOSS_MARGIN)
 
 
+def is_unstable_post_hoc(result: dict[str, Any], warm_reward: float) -> bool:
+    """Second instability rule, defined AFTER the runs (post hoc, never a prediction's judge).
+
+    Baseline = the warm-up reward (the accuracy sampled after the warm-up, before any GRPO
+    step) instead of the run's first ten steps, so that a run that collapses within its first
+    ten steps and stays below the start counts: non-finite, or a last quarter below
+    ``warm_reward - LOSS_MARGIN``.
+    """
+    if not result["finite"]:
+        return True
+    reward = np.asarray(result["reward"])
+    quarter = max(len(reward) // 4, 1)
+    return bool(reward[-quarter:].mean() < warm_reward - LOSS_MARGIN)
+
+
 def fit_relaxation(curve: np.ndarray, steps: int) -> dict[str, Any]:
     """Fit r* - (r* - r0) exp(-n / tau) to a mean reward curve; tau with its standard error."""
     from scipy.optimize import curve_fit
@@ -138,8 +153,13 @@ def _frozen(record: dict[str, Any]) -> bool:
     return bool(np.mean(norms[-10:]) < 1e-3)
 
 
-def observe(model: str, records: list[dict[str, Any]], steps: int) -> list[dict[str, Any]]:
-    """Observation items of one model size from its run records."""
+def observe(model: str, records: list[dict[str, Any]], steps: int, *,
+            warm_reward: float | None = None) -> list[dict[str, Any]]:
+    """Observation items of one model size from its run records.
+
+    With ``warm_reward`` (the model's warm-up accuracy) each lr sweep also gets an item
+    ``lr_max_post_hoc``: the threshold by :func:`is_unstable_post_hoc`, labelled post hoc.
+    """
     by_setting: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
         key = json.dumps(rec["setting"], sort_keys=True)
@@ -161,6 +181,14 @@ def observe(model: str, records: list[dict[str, Any]], steps: int) -> list[dict[
         flags = [unstable(runs) for _, runs in sel]
         add("lr_max", {"momentum": beta}, _threshold([lr for lr, _ in sel], flags),
             grid=[lr for lr, _ in sel], unstable=flags, **_bound(flags))
+        if warm_reward is not None:
+            late = [sum(is_unstable_post_hoc(r, warm_reward) for r in runs) >= 2
+                    for _, runs in sel]
+            add("lr_max_post_hoc", {"momentum": beta}, _threshold([lr for lr, _ in sel], late),
+                grid=[lr for lr, _ in sel], unstable=late, warm_reward=warm_reward,
+                rule="post hoc (defined after the runs, not a prediction's judge): baseline = "
+                "the warm-up reward, last quarter below it by more than the margin",
+                **_bound(late))
         frozen = [sum(_frozen(r) for r in runs) >= 2 for _, runs in sel]
         add("lr_frozen", {"momentum": beta},
             next((lr for (lr, _), f in zip(sel, frozen, strict=True) if f), None),
@@ -396,11 +424,12 @@ def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: in
 
 
 def observe_two_mode(model: str, records: list[dict[str, Any]],
-                     periods: dict[str, float] | None = None) -> list[dict[str, Any]]:
+                     periods: dict[str, float] | None = None, *,
+                     warm_reward: float | None = None) -> list[dict[str, Any]]:
     """Observation items of the two-mode runs (settings tagged ``runs: two_mode``).
 
     ``periods``: the predicted soft-mode period at ``OSC_MOMENTUM`` by lr (str), for the
-    oscillation runs.
+    oscillation runs; ``warm_reward``: the warm-up accuracy, for the post-hoc lr rule.
     """
     items = []
     osc = [r for r in records if r["setting"]["sweep"] == "osc"]
@@ -425,8 +454,8 @@ def observe_two_mode(model: str, records: list[dict[str, Any]],
                                         "sweep": "lr" if r["setting"]["sweep"] == "relax"
                                         else r["setting"]["sweep"]}} for r in recs]
         lr_sweep = any(r["setting"]["sweep"] == "lr" for r in recs)
-        for item in observe(model, relabelled, steps):
-            if item["quantity"] == "lr_max" and not lr_sweep:
+        for item in observe(model, relabelled, steps, warm_reward=warm_reward):
+            if item["quantity"] in ("lr_max", "lr_max_post_hoc") and not lr_sweep:
                 continue  # relaxation runs alone are no lr sweep
             if item["quantity"] in ("lr_frozen", "relaxation_time_hessian"):
                 continue
@@ -475,7 +504,8 @@ def compare_step(*, out: Path) -> Path:
     observations = []
     for path in sorted(out.glob("runs_*.json")):
         runs = json.loads(path.read_text())
-        observations.extend(observe(runs["size"], runs["runs"], runs["steps"]))
+        observations.extend(observe(runs["size"], runs["runs"], runs["steps"],
+                                    warm_reward=_warm_reward(out, runs["size"])))
     two_mode = out / "predictions_two_mode.json"
     if two_mode.is_file():
         new = json.loads(two_mode.read_text())["items"]
@@ -489,7 +519,8 @@ def compare_step(*, out: Path) -> Path:
                        for i in new if i["model"] == runs["size"]
                        and i["quantity"] == "oscillation_momentum"
                        and i["setting"]["mode"] == "soft" and i.get("period_at_momentum")}
-            observations.extend(observe_two_mode(runs["size"], runs["runs"], periods))
+            observations.extend(observe_two_mode(runs["size"], runs["runs"], periods,
+                                                 warm_reward=_warm_reward(out, runs["size"])))
         new = new + [{"model": i["model"], "quantity": "oscillation_period",
                       "setting": {"lr": i["setting"]["lr"], "momentum": OSC_MOMENTUM,
                                   "runs": "two_mode"},
@@ -526,8 +557,35 @@ def compare_step(*, out: Path) -> Path:
             rows.append(row)
     else:
         rows = join(predictions, observations)
+    rows += _post_hoc_rows(rows, observations)
     _dump(out / "observations.json", {"items": observations})
     return _dump(out / "comparison.json", {"rows": rows})
+
+
+def _warm_reward(out: Path, size: str) -> float | None:
+    """Return the warm-up accuracy of ``measurements_<size>.json`` (None: not shipped)."""
+    path = out / f"measurements_{size}.json"
+    return json.loads(path.read_text())["warm_up"]["accuracy"] if path.is_file() else None
+
+
+def _post_hoc_rows(rows: list[dict[str, Any]], observations: list[dict[str, Any]]
+                   ) -> list[dict[str, Any]]:
+    """Judge each compared lr_max prediction again with the post-hoc rule (labelled so)."""
+    index = {(o["model"], json.dumps(o["setting"], sort_keys=True)): o for o in observations
+             if o["quantity"] == "lr_max_post_hoc"}
+    extra = []
+    for row in rows:
+        if not row["quantity"].startswith("lr_max") or row.get("postdiction"):
+            continue
+        obs = index.get((row["model"], json.dumps(row["setting"], sort_keys=True)))
+        if obs is None:
+            continue
+        within = within_target(row["quantity"], row["predicted"], obs["value"], obs["grid"])
+        if str(obs.get("status", "")).endswith("(lower bound)") and within:
+            within = None
+        extra.append({**row, "observed": obs["value"], "observed_status": obs.get("status"),
+                      "within_target": within, "post_hoc": obs["rule"]})
+    return extra
 
 
 def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
