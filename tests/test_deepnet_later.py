@@ -168,3 +168,20 @@ def test_post_hoc_rows_are_labelled_and_never_pass(tmp_path: Path) -> None:
               if c.key == "deepnet_thresholds"]
     assert [c.agrees for c in checks] == [False, False]
     assert "post hoc" in checks[1].computed
+
+
+def test_staleness_figure_draws_the_sweep_and_the_predictions(tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from grpodyn.empirical.deepnet.figures import two_mode_staleness_figure
+
+    runs = _records(staleness_runs(0.1), lambda s: s["staleness"] >= 3)
+    (tmp_path / "runs2_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    (tmp_path / "predictions_staleness.json").write_text(json.dumps({"items": [
+        {"model": "m", "quantity": "staleness_max", "value": 2},
+        {"model": "m", "quantity": "staleness_max_critical", "value": None}]}))
+    ax = two_mode_staleness_figure("m", data=tmp_path).axes[0]
+    (line,) = ax.lines[:1]
+    assert list(line.get_ydata()) == [0, 0, 0, 1, 1, 1, 1]
+    assert [v.get_xdata()[0] for v in ax.lines[1:]] == [2.5]
