@@ -119,7 +119,8 @@ def test_run2_options_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture)
 
     for argv in (["run2", "--sweeps", "lr"], ["run2", "--sweeps", "lr", "refresh"],
                  ["run2", "--sweeps", "staleness", "--lr-up-to", "0.1"],
-                 ["run2", "--sweeps", "momentum"], ["predict-staleness", "--sizes", "m"]):
+                 ["run2", "--sweeps", "momentum"], ["predict-staleness", "--sizes", "m"],
+                 ["sharpening", "--sizes", "1m", "--lr", "0"]):
         with pytest.raises(SystemExit) as stop:
             main([*argv, "--out", str(tmp_path)])
         assert stop.value.code == 2

@@ -57,17 +57,25 @@ def soft_step(size: str, *, seed: int = 0, replicates: int = 8, out: Path = DATA
 
 def sharpening_step(size: str, *, out: Path = DATA, lr: float = 0.1, steps: int = 100,
                     seed: int = 0) -> Path:
-    """Critical lr at the start and along a run at ``lr``: ``sharpening_<size>.json``."""
+    """Critical lr at the start and along a run at ``lr``: ``sharpening_<size>.json``.
+
+    The lr grid of the critical-lr search is ``LR_GRID`` when ``lr`` is on it or above its
+    bottom, else the seven lrs of ``TWO_MODE_LR_GRID`` from ``lr`` up (small lrs of stiff models).
+    """
+    if not lr > 0:
+        raise ValueError(f"--lr must be a positive learning rate, got {lr}")
     import torch
 
-    from .forecast import LR_GRID
+    from .forecast import LR_GRID, TWO_MODE_LR_GRID
     from .grpo import warmed_model
     from .measure import critical_lr_along_run
 
+    grid = (list(LR_GRID) if lr >= LR_GRID[0]
+            else [g for g in TWO_MODE_LR_GRID if g >= lr * (1 - 1e-9)][:7])
     torch.set_num_threads(1)
     model, tokenizer, _ = warmed_model(size, seed)
     rows = critical_lr_along_run(model, tokenizer, lr=lr, steps=steps, every=max(steps // 2, 1),
-                                 lr_grid=list(LR_GRID), seed=seed)
+                                 lr_grid=grid, seed=seed)
     return _write(out / f"sharpening_{size}.json", {"size": size, "lr": lr, "rows": rows})
 
 
@@ -175,6 +183,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="first seed of the run2 runs (new seeds for settings run before)")
     parser.add_argument("--replicates", type=int, default=8,
                         help="independent samples of the soft-mode measurement (>= 4)")
+    parser.add_argument("--lr", type=float, default=None,
+                        help="sharpening: lr of the run along which the critical lr is measured "
+                        "(default 0.1)")
     parser.add_argument("--lr-up-to", type=float, default=None,
                         help="run2 --sweeps lr: continue the plan's lr sweep by doublings up to "
                         "this lr")
@@ -187,7 +198,9 @@ def main(argv: list[str] | None = None) -> None:
             paths = [str(soft_step(s, seed=args.seed, out=args.out, replicates=args.replicates))
                      for s in args.sizes]
         elif args.step == "sharpening":
-            paths = [str(sharpening_step(s, out=args.out, steps=args.steps)) for s in args.sizes]
+            paths = [str(sharpening_step(s, out=args.out, steps=args.steps,
+                                         lr=args.lr if args.lr is not None else 0.1))
+                     for s in args.sizes]
         elif args.step == "predict-staleness":
             paths = [str(predict_staleness_step(args.sizes, out=args.out))]
         elif args.step == "predict2":
