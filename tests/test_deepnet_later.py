@@ -186,3 +186,26 @@ def test_staleness_figure_draws_the_sweep_and_the_predictions(tmp_path: Path) ->
     (line,) = ax.lines[:1]
     assert list(line.get_ydata()) == [0, 0, 0, 1, 1, 1, 1]
     assert [v.get_xdata()[0] for v in ax.lines[1:]] == [2.5]
+
+
+def test_a_refresh_prediction_is_tested_again_by_new_seeds(tmp_path: Path) -> None:
+    from grpodyn.empirical.deepnet.sweeps import refresh_runs
+
+    fresh = refresh_runs(0.1)
+    # session 3's sweep: the same settings without a run length in them, other seeds
+    earlier = [{**r, "setting": {k: v for k, v in r["setting"].items() if k != "steps"}}
+               for r in _records(fresh, lambda s: s["refresh"] >= 8)]
+    (tmp_path / "runs_m.json").write_text(json.dumps({"size": "m", "steps": 60, "seeds": 3,
+                                                      "runs": earlier}))
+    (tmp_path / "runs2_m.json").write_text(json.dumps({
+        "size": "m", "seeds": 3, "runs": _records(fresh, lambda s: s["refresh"] >= 6)}))
+    setting = {"lr": 0.1, "momentum": 0.0, "mode": "hold"}
+    (tmp_path / "predictions.json").write_text(json.dumps({
+        "commit": "a" * 40, "commit_by_model": {"m": "a" * 40},
+        "items": [{"model": "m", "quantity": "refresh_max_critical", "setting": setting,
+                   "value": 7}]}))
+    (tmp_path / "predictions_two_mode.json").write_text(json.dumps({
+        "commit": "b" * 40, "plans": {}, "items": []}))
+    rows = json.loads(compare_step(out=tmp_path).read_text())["rows"]
+    assert sorted((r["observed"], r["within_target"], "runs" in r["setting"]) for r in rows) == [
+        (4, True, True), (6, True, False)]

@@ -531,15 +531,15 @@ def compare_step(*, out: Path) -> Path:
         fresh = [o for o in observations if o["setting"].get("runs") == "two_mode"]
         earlier = [o for o in observations if o["setting"].get("runs") != "two_mode"]
         rows = join(predictions, earlier) + join(new + stale_items, fresh)
-        # staleness predicted in predictions.json (one-mode, session 3) and first run by run2
+        # lag thresholds predicted in predictions.json (one-mode, session 3) tested again by a
+        # run2 sweep (new runs: a staleness sweep never run before, or new seeds)
+        lags = ("staleness_max", "refresh_max")
         tested = {(o["model"], json.dumps({k: v for k, v in o["setting"].items() if k != "runs"},
                                           sort_keys=True))
-                  for o in fresh if o["quantity"] == "staleness_max"}
-        untested = {(o["model"], json.dumps(o["setting"], sort_keys=True))
-                    for o in earlier if o["quantity"] == "staleness_max"}
+                  for o in fresh if o["quantity"] in lags}
         early = [{**p, "setting": {**p["setting"], "runs": "two_mode"}} for p in predictions
-                 if p["quantity"].startswith("staleness_max")
-                 and (p["model"], json.dumps(p["setting"], sort_keys=True)) in tested - untested]
+                 if p["quantity"].startswith(lags)
+                 and (p["model"], json.dumps(p["setting"], sort_keys=True)) in tested]
         by_model = json.loads((out / "predictions.json").read_text()).get("commit_by_model", {})
         for row in join(early, fresh):
             row.update(source="one-mode map (predictions.json), ",
