@@ -171,7 +171,7 @@ claim(key="deepnet_thresholds", section="4, 5", source="deep network",
       reason="no single stiffness describes the network: past the Hessian's limit a step drives "
              "token probabilities to 0 or 1, groups lose their reward spread and the force "
              "vanishes (collapse, not divergence), and the critical lr moves during training "
-             "(docs/findings.md, section 10); a lag along the top eigenvector does not grow: "
+             "(docs/findings.md, section 10); lags do not destabilise as the top eigenvalue says: "
              "staleness up to 8 stays stable at 1m and 330k, and a held refresh up to 8 at 1m, "
              "where the top eigenvalue says 0-2 (section 10c)")
 claim(key="deepnet_relaxation", section="1, 3", source="deep network",
