@@ -220,6 +220,15 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "            r['setting']['sweep'] == 'lr'\n"
                  "            for r in figures.load(f'runs2_{m}.json')['runs']):\n"
                  "        figures.two_mode_lr_figure(m)"),
+        ("md", "Later sweeps, same committed predictions: the 1m lr sweep continued upward "
+               "(dotted: a second instability rule, defined after the runs, whose baseline is "
+               "the warm-up reward), and the staleness sweeps predicted in "
+               "predictions_staleness.json (committed before they were run)."),
+        ("code", "for m in models:\n"
+                 "    if (figures.DATA / f'runs2_{m}.json').exists() and any(\n"
+                 "            r['setting']['sweep'] == 'staleness'\n"
+                 "            for r in figures.load(f'runs2_{m}.json')['runs']):\n"
+                 "        figures.two_mode_staleness_figure(m)"),
         ("md", "Progressive sharpening: the critical lr re-measured along a 70k run at lr 0.1 "
                "(an observation made after the sweeps)."),
         ("code", "for m in models:\n"

@@ -11,8 +11,9 @@ import math
 from dataclasses import dataclass
 
 from . import _generated as gen
+from .stability import staleness_max as _one_mode_staleness_max
 
-__all__ = ["TwoModePrediction", "two_mode_prediction", "first_unstable_refresh"]
+__all__ = ["TwoModePrediction", "two_mode_prediction", "first_unstable_refresh", "staleness_max"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,32 @@ def first_unstable_refresh(*, momentum: float, stiffness_stiff: float, stiffness
                                                              stiffness_soft, refresh)):
             return refresh
     return None
+
+
+def staleness_max(*, momentum: float, stiffness_stiff: float, stiffness_soft: float
+                  ) -> int | None:
+    """Return the largest stable fixed staleness d of the two-mode map (THEORY.md section 5).
+
+    With staleness d the force diag(k_s, k_r) u_(n-d) acts on each coordinate alone, so the
+    map is block-diagonal for every d (the joint polynomial is the product of the modes' ones,
+    checked symbolically for d = 1 in :mod:`grpodyn.theory.two_mode`): the threshold is the
+    smaller of the two modes' one-mode thresholds, the stiff mode's whenever k_s >= k_r.
+
+    Parameters
+    ----------
+    momentum : float
+        Heavy-ball momentum, in [0, 1).
+    stiffness_stiff, stiffness_soft : float
+        k_s and k_r [1/step^2], positive.
+
+    Returns
+    -------
+    int or None
+        The largest stable d (0: only on-policy), None when on-policy is already unstable.
+    """
+    limits = [_one_mode_staleness_max(momentum=momentum, stiffness=k)
+              for k in (stiffness_stiff, stiffness_soft)]
+    return None if None in limits else min(limits)
 
 
 def two_mode_prediction(*, lr: float, momentum: float, curvature_stiff: float,

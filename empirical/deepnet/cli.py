@@ -11,7 +11,7 @@ from typing import Any
 from grpodyn.ground import write_atomic
 
 __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
-           "predict_two_mode_step"]
+           "predict_two_mode_step", "predict_staleness_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
@@ -57,17 +57,25 @@ def soft_step(size: str, *, seed: int = 0, replicates: int = 8, out: Path = DATA
 
 def sharpening_step(size: str, *, out: Path = DATA, lr: float = 0.1, steps: int = 100,
                     seed: int = 0) -> Path:
-    """Critical lr at the start and along a run at ``lr``: ``sharpening_<size>.json``."""
+    """Critical lr at the start and along a run at ``lr``: ``sharpening_<size>.json``.
+
+    The lr grid of the critical-lr search is ``LR_GRID`` when ``lr`` is on it or above its
+    bottom, else the seven lrs of ``TWO_MODE_LR_GRID`` from ``lr`` up (small lrs of stiff models).
+    """
+    if not lr > 0:
+        raise ValueError(f"--lr must be a positive learning rate, got {lr}")
     import torch
 
-    from .forecast import LR_GRID
+    from .forecast import LR_GRID, TWO_MODE_LR_GRID
     from .grpo import warmed_model
     from .measure import critical_lr_along_run
 
+    grid = (list(LR_GRID) if lr >= LR_GRID[0]
+            else [g for g in TWO_MODE_LR_GRID if g >= lr * (1 - 1e-9)][:7])
     torch.set_num_threads(1)
     model, tokenizer, _ = warmed_model(size, seed)
     rows = critical_lr_along_run(model, tokenizer, lr=lr, steps=steps, every=max(steps // 2, 1),
-                                 lr_grid=list(LR_GRID), seed=seed)
+                                 lr_grid=grid, seed=seed)
     return _write(out / f"sharpening_{size}.json", {"size": size, "lr": lr, "rows": rows})
 
 
@@ -124,11 +132,44 @@ def predict_two_mode_step(sizes: list[str], *, out: Path = DATA) -> Path:
                          "items": items})
 
 
+def _one_sweep(sweeps: list[str] | None) -> str | None:
+    """Return the single later sweep of run2 (None: the planned runs)."""
+    if sweeps is None:
+        return None
+    if len(sweeps) != 1:
+        raise ValueError(f"run2 --sweeps takes one sweep at a time, got {' '.join(sweeps)}")
+    return sweeps[0]
+
+
+def predict_staleness_step(sizes: list[str], *, out: Path = DATA) -> Path:
+    """Write ``predictions_staleness.json``: two-mode staleness thresholds, with the commit.
+
+    Uses the committed measurements and the plans of ``predictions_two_mode.json`` (base lr);
+    items of other sizes already in the file are kept with their own commit.
+    """
+    from .forecast import predict_two_mode_staleness
+
+    plans = json.loads((out / "predictions_two_mode.json").read_text())["plans"]
+    path = out / "predictions_staleness.json"
+    old = json.loads(path.read_text()) if path.is_file() else {"items": []}
+    commit = _git_commit()
+    by_model = dict(old.get("commit_by_model", {}))
+    items = [i for i in old["items"] if i["model"] not in sizes]
+    for size in sizes:
+        if size not in plans:
+            raise ValueError(f"no two-mode plan for model {size!r} in predictions_two_mode.json")
+        measured = json.loads((out / f"measurements_{size}.json").read_text())
+        soft = json.loads((out / f"soft_{size}.json").read_text())
+        items.extend(predict_two_mode_staleness(size, measured, soft, plans[size]))
+        by_model[size] = commit
+    return _write(path, {"commit": commit, "commit_by_model": by_model, "items": items})
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
     parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
-                                         "soft", "predict2", "run2"])
+                                         "soft", "predict2", "run2", "predict-staleness"])
     parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3)
@@ -142,6 +183,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="first seed of the run2 runs (new seeds for settings run before)")
     parser.add_argument("--replicates", type=int, default=8,
                         help="independent samples of the soft-mode measurement (>= 4)")
+    parser.add_argument("--lr", type=float, default=None,
+                        help="sharpening: lr of the run along which the critical lr is measured "
+                        "(default 0.1)")
+    parser.add_argument("--lr-up-to", type=float, default=None,
+                        help="run2 --sweeps lr: continue the plan's lr sweep by doublings up to "
+                        "this lr")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -151,7 +198,11 @@ def main(argv: list[str] | None = None) -> None:
             paths = [str(soft_step(s, seed=args.seed, out=args.out, replicates=args.replicates))
                      for s in args.sizes]
         elif args.step == "sharpening":
-            paths = [str(sharpening_step(s, out=args.out, steps=args.steps)) for s in args.sizes]
+            paths = [str(sharpening_step(s, out=args.out, steps=args.steps,
+                                         lr=args.lr if args.lr is not None else 0.1))
+                     for s in args.sizes]
+        elif args.step == "predict-staleness":
+            paths = [str(predict_staleness_step(args.sizes, out=args.out))]
         elif args.step == "predict2":
             paths = [str(predict_two_mode_step(args.sizes, out=args.out))]
         elif args.step == "run2":
@@ -159,7 +210,8 @@ def main(argv: list[str] | None = None) -> None:
 
             paths = [str(run_two_mode(args.sizes, seeds=args.seeds, out=args.out,
                                       seed_offset=args.seed_offset,
-                                      refresh_only=args.sweeps == ["refresh"]))]
+                                      sweep=_one_sweep(args.sweeps),
+                                      lr_up_to=args.lr_up_to))]
         elif args.step == "predict":
             paths = [str(predict_step(args.sizes, out=args.out))]
         elif args.step == "run":

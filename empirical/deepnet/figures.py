@@ -8,7 +8,8 @@ from typing import Any
 
 from .section import DATA
 
-__all__ = ["load", "threshold_figure", "spectrum_figure", "reward_figure", "two_mode_lr_figure"]
+__all__ = ["load", "threshold_figure", "spectrum_figure", "reward_figure", "two_mode_lr_figure",
+           "two_mode_staleness_figure"]
 
 
 def load(name: str, data: Path = DATA) -> dict[str, Any]:
@@ -134,18 +135,31 @@ def reward_figure(model: str, data: Path = DATA, momentum: float = 0.0) -> Any:
 
 
 def two_mode_lr_figure(model: str, data: Path = DATA) -> Any:
-    """Draw the two-mode lr sweep of ``model`` (share of unstable seeds) and predicted lr_max."""
+    """Draw the two-mode lr sweep of ``model`` (share of unstable seeds) and predicted lr_max.
+
+    Solid: the rule fixed before the runs; dotted (when the warm-up accuracy is shipped): the
+    post-hoc rule of :func:`.sweeps.is_unstable_post_hoc` (baseline = the warm-up reward).
+    """
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from .sweeps import is_unstable_post_hoc
+
     items = load("predictions_two_mode.json", data)["items"]
     runs = [r for r in load(f"runs2_{model}.json", data)["runs"] if r["setting"]["sweep"] == "lr"]
+    measured = data / f"measurements_{model}.json"
+    warm = load(measured.name, data)["warm_up"]["accuracy"] if measured.is_file() else None
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for j, beta in enumerate(sorted({r["setting"]["momentum"] for r in runs})):
         xs = sorted({r["setting"]["lr"] for r in runs if r["setting"]["momentum"] == beta})
-        share = [np.mean([r["unstable"] for r in runs if r["setting"]["lr"] == x
-                          and r["setting"]["momentum"] == beta]) for x in xs]
+        sel = [[r for r in runs if r["setting"]["lr"] == x and r["setting"]["momentum"] == beta]
+               for x in xs]
+        share = [np.mean([r["unstable"] for r in group]) for group in sel]
         ax.plot(xs, share, "o-", color=f"C{j}", label=f"observed, momentum {beta}")
+        if warm is not None:
+            late = [np.mean([is_unstable_post_hoc(r, warm) for r in group]) for group in sel]
+            ax.plot(xs, late, "x:", color=f"C{j}",
+                    label=f"post-hoc rule (warm-up baseline), momentum {beta}")
         value = _predicted(items, model, "lr_max", {"momentum": beta, "runs": "two_mode"})
         if value:
             ax.axvline(value, ls="--", color=f"C{j}", label=f"predicted lr_max ({beta})")
@@ -153,6 +167,37 @@ def two_mode_lr_figure(model: str, data: Path = DATA) -> Any:
     ax.set_xlabel("lr")
     ax.set_ylabel("share of unstable seeds")
     ax.set_title(f"{model}: lr sweep (two-mode predictions)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def two_mode_staleness_figure(model: str, data: Path = DATA) -> Any:
+    """Draw the run2 staleness sweep of ``model`` (share of unstable seeds) and its predictions.
+
+    Predicted thresholds from ``predictions_staleness.json`` (two-mode map, three stiff
+    curvatures), drawn at staleness_max + 1/2 (the boundary between the last stable and the
+    first unstable d).
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    items = load("predictions_staleness.json", data)["items"]
+    runs = [r for r in load(f"runs2_{model}.json", data)["runs"]
+            if r["setting"]["sweep"] == "staleness"]
+    xs = sorted({r["setting"]["staleness"] for r in runs})
+    share = [np.mean([r["unstable"] for r in runs if r["setting"]["staleness"] == d]) for d in xs]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.plot(xs, share, "o-", color="C0", label="observed (share of unstable seeds)")
+    for item, style in zip([i for i in items if i["model"] == model], ("--", ":", "-."),
+                           strict=False):
+        if item["value"] is not None:
+            ax.axvline(item["value"] + 0.5, ls=style, color="C3",
+                       label=f"predicted {item['quantity']} + 1/2")
+    lr = runs[0]["setting"]["lr"] if runs else None
+    ax.set_xlabel("staleness d [steps]")
+    ax.set_ylabel("share of unstable seeds")
+    ax.set_title(f"{model}: staleness sweep at lr {lr}, momentum 0")
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

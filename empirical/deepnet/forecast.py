@@ -12,7 +12,8 @@ import math
 from typing import Any
 
 __all__ = ["LR_GRID", "REFRESH_GRID", "STALENESS_GRID", "MOMENTUM_GRID", "predict_model",
-           "plan_settings", "two_mode_plan", "predict_two_mode", "TWO_MODE_LR_GRID"]
+           "plan_settings", "two_mode_plan", "predict_two_mode", "TWO_MODE_LR_GRID",
+           "predict_two_mode_staleness"]
 
 LR_GRID = (0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 REFRESH_GRID = (1, 2, 3, 4, 6, 8, 12, 16)
@@ -201,6 +202,43 @@ def predict_two_mode(model: str, measured: dict[str, Any], soft: dict[str, Any]
                 (1 - math.sqrt(k)) ** 2, stiffness=k, status="predicted",
                 period_at_momentum={str(b): _period(b, k) for b in (0.9, 0.95, 0.99)})
     return items, plan
+
+
+def predict_two_mode_staleness(model: str, measured: dict[str, Any], soft: dict[str, Any],
+                               plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Staleness thresholds of the two-mode map at the plan's base lr, momentum 0.
+
+    The lag does not couple the modes, so the threshold is the stiff mode's
+    (:func:`grpodyn.numerics.two_mode.staleness_max`). Stiff curvature from three sources, each
+    its own quantity: the top Hessian eigenvalue (``staleness_max``), the cross-validated one
+    (``staleness_max_cross_validated``) and the critical sharpness 2 / lr_critical
+    (``staleness_max_critical``); soft curvature the mean update's (0 when not positive).
+    """
+    from grpodyn.numerics.two_mode import staleness_max
+
+    base = plan["base_lr"]
+    h_r = soft["curvature"]
+    spectrum = measured["spectrum"]
+    sources = (("", spectrum["top_eigenvalues"][0], "top Hessian eigenvalue"),
+               ("_cross_validated", spectrum["top_cross_validated"],
+                "cross-validated top eigenvalue"),
+               ("_critical", 2.0 / measured["critical_lr"]["value"],
+                "critical sharpness 2 / lr_critical"))
+    items = []
+    for suffix, h_s, source in sources:
+        k_s = base * h_s
+        k_r = base * min(h_r, h_s) if h_r > 0 else k_s  # a soft mode of no curvature cannot bind
+        value = staleness_max(momentum=0.0, stiffness_stiff=k_s, stiffness_soft=k_r)
+        extra = ({"status": "unstable on-policy"} if value is None
+                 else {"status": "predicted"})
+        items.append({"model": model, "quantity": "staleness_max" + suffix,
+                      "setting": {"lr": base, "momentum": 0.0, "runs": "two_mode"},
+                      "value": value, "source": f"two-mode map, stiff curvature: {source}",
+                      "stiffness": k_s, "curvatures": {"stiff": h_s, "soft": h_r},
+                      "rule": "largest stable fixed staleness of the two-mode map = the stiff "
+                      "mode's (the lag does not couple the linear modes)", "grid":
+                      list(STALENESS_GRID), **extra})
+    return items
 
 
 def _period(momentum: float, stiffness: float) -> float | None:

@@ -34,8 +34,8 @@ class DeepnetComparison:
         """Return the note of a row: where and when its prediction was made."""
         two_mode = row is not None and row["setting"].get("runs") == "two_mode"
         commits = (self.two_mode_commits or {}) if two_mode else self.commits
-        commit = commits.get(model, "unknown")
-        source = "two-mode map, " if two_mode else ""
+        commit = (row or {}).get("commit") or commits.get(model, "unknown")
+        source = (row or {}).get("source") or ("two-mode map, " if two_mode else "")
         when = ("compared with runs made BEFORE it (a postdiction, not a test)"
                 if row is not None and row.get("postdiction") else "before the runs")
         return (f"deep-network demonstration (issue 16): measured before training, {source}"
@@ -106,8 +106,11 @@ def threshold_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
             computed += "; target undetermined"
         if row.get("postdiction"):
             computed += "; postdiction (runs made before the prediction)"
+        if row.get("post_hoc"):
+            computed += "; by a rule defined after the runs (post hoc, not a test)"
         rows.append(claim.row(f"observed {computed}",
-                              bool(row["within_target"]) and not row.get("postdiction"),
+                              bool(row["within_target"]) and not row.get("postdiction")
+                              and not row.get("post_hoc"),
                               subject=f"{row['model']}: {row['quantity']} at {setting}",
                               stated=f"predicted {stated}", note=data.note(row["model"], row)))
     return rows

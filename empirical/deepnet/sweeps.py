@@ -33,6 +33,7 @@ from .grpo import RunSettings, mean_curve, run, warmed_model
 __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
            "observe", "run_sweeps", "compare_step", "join", "within_target", "two_mode_runs",
            "run_two_mode", "observe_two_mode", "reward_period", "refresh_runs", "OSC_MOMENTUM",
+           "lr_extension_runs", "staleness_runs", "LATER_SWEEPS",
            "OSC_STEPS"]
 
 
@@ -78,6 +79,21 @@ def is_unstable(result: dict[str, Any]) -> bool:
     reward = np.asarray(result["reward"])
     quarter = max(len(reward) // 4, 1)
     return bool(reward[-quarter:].mean() < reward[:10].mean() - LOSS_MARGIN)
+
+
+def is_unstable_post_hoc(result: dict[str, Any], warm_reward: float) -> bool:
+    """Second instability rule, defined AFTER the runs (post hoc, never a prediction's judge).
+
+    Baseline = the warm-up reward (the accuracy sampled after the warm-up, before any GRPO
+    step) instead of the run's first ten steps, so that a run that collapses within its first
+    ten steps and stays below the start counts: non-finite, or a last quarter below
+    ``warm_reward - LOSS_MARGIN``.
+    """
+    if not result["finite"]:
+        return True
+    reward = np.asarray(result["reward"])
+    quarter = max(len(reward) // 4, 1)
+    return bool(reward[-quarter:].mean() < warm_reward - LOSS_MARGIN)
 
 
 def fit_relaxation(curve: np.ndarray, steps: int) -> dict[str, Any]:
@@ -137,8 +153,13 @@ def _frozen(record: dict[str, Any]) -> bool:
     return bool(np.mean(norms[-10:]) < 1e-3)
 
 
-def observe(model: str, records: list[dict[str, Any]], steps: int) -> list[dict[str, Any]]:
-    """Observation items of one model size from its run records."""
+def observe(model: str, records: list[dict[str, Any]], steps: int, *,
+            warm_reward: float | None = None) -> list[dict[str, Any]]:
+    """Observation items of one model size from its run records.
+
+    With ``warm_reward`` (the model's warm-up accuracy) each lr sweep also gets an item
+    ``lr_max_post_hoc``: the threshold by :func:`is_unstable_post_hoc`, labelled post hoc.
+    """
     by_setting: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
         key = json.dumps(rec["setting"], sort_keys=True)
@@ -160,6 +181,14 @@ def observe(model: str, records: list[dict[str, Any]], steps: int) -> list[dict[
         flags = [unstable(runs) for _, runs in sel]
         add("lr_max", {"momentum": beta}, _threshold([lr for lr, _ in sel], flags),
             grid=[lr for lr, _ in sel], unstable=flags, **_bound(flags))
+        if warm_reward is not None:
+            late = [sum(is_unstable_post_hoc(r, warm_reward) for r in runs) >= 2
+                    for _, runs in sel]
+            add("lr_max_post_hoc", {"momentum": beta}, _threshold([lr for lr, _ in sel], late),
+                grid=[lr for lr, _ in sel], unstable=late, warm_reward=warm_reward,
+                rule="post hoc (defined after the runs, not a prediction's judge): baseline = "
+                "the warm-up reward, last quarter below it by more than the margin",
+                **_bound(late))
         frozen = [sum(_frozen(r) for r in runs) >= 2 for _, runs in sel]
         add("lr_frozen", {"momentum": beta},
             next((lr for (lr, _), f in zip(sel, frozen, strict=True) if f), None),
@@ -309,13 +338,52 @@ def refresh_runs(base_lr: float, *, steps: int = 60, grid: tuple[int, ...] = REF
              "steps": steps} for k in grid]
 
 
+def lr_extension_runs(plan: dict[str, Any], up_to: float, *, steps: int = 40
+                      ) -> list[dict[str, Any]]:
+    """List the plan's lr sweep continued upward, by doublings, up to ``up_to`` (inclusive).
+
+    Each momentum's grid goes on from its largest lr (same run length as the plan's sweep,
+    ``steps``); momenta interleaved, so that a queue cut short still has both.
+    """
+    if not up_to > 0:
+        raise ValueError(f"--lr-up-to must be a positive learning rate, got {up_to}")
+    grids = {}
+    for beta, lrs in plan["lr_sweep"].items():
+        grid, lr = [], 2 * max(lrs)
+        while lr <= up_to * (1 + 1e-9):
+            grid.append(lr)
+            lr *= 2
+        grids[beta] = grid
+    return [{"sweep": "lr", "lr": lr, "momentum": float(beta), "steps": steps}
+            for j in range(max(map(len, grids.values()), default=0))
+            for beta, lrs in grids.items() for lr in lrs[j:j + 1]]
+
+
+def staleness_runs(base_lr: float, *, steps: int = 60, grid: tuple[int, ...] = STALENESS_GRID
+                   ) -> list[dict[str, Any]]:
+    """List the staleness sweep that tests a two-mode staleness_max (momentum 0)."""
+    return [{"sweep": "staleness", "lr": base_lr, "momentum": 0.0, "staleness": d,
+             "steps": steps} for d in grid]
+
+
+#: sweeps that run2 can add to a model's runs after its planned ones
+LATER_SWEEPS = ("refresh", "lr", "staleness")
+
+
 def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: int = 0,
-                 refresh_only: bool = False) -> Path:
+                 sweep: str | None = None, lr_up_to: float | None = None) -> Path:
     """Run the settings of ``predictions_two_mode.json`` for each size: ``runs2_<size>.json``.
 
     Seeds ``seed_offset`` to ``seed_offset + seeds - 1``: the runs are deterministic given the
     seed, so a setting already run in an earlier sweep needs new seeds to be a blind test.
+    ``sweep`` (one of ``LATER_SWEEPS``) runs only that sweep and adds its runs to those already
+    in the file: ``refresh`` and ``staleness`` at the plan's base lr, ``lr`` the plan's lr
+    sweep continued up to ``lr_up_to``.
     """
+    if sweep is not None and sweep not in LATER_SWEEPS:
+        raise ValueError(f"run2 --sweeps takes one of {', '.join(LATER_SWEEPS)}, got {sweep!r}")
+    if (sweep == "lr") != (lr_up_to is not None):
+        raise ValueError("run2: --lr-up-to goes with --sweeps lr (and --sweeps lr needs it)")
     import torch
 
     torch.set_num_threads(1)
@@ -326,13 +394,20 @@ def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: in
         if not items:
             raise ValueError(f"no two-mode predictions for model {size!r}")
         plan = predictions["plans"][size]
-        settings = (refresh_runs(plan["base_lr"]) if refresh_only else
-                    two_mode_runs(items, plan, has_lr_sweep=(out / f"runs_{size}.json").is_file()))
+        if sweep == "refresh":
+            settings = refresh_runs(plan["base_lr"])
+        elif sweep == "staleness":
+            settings = staleness_runs(plan["base_lr"])
+        elif sweep == "lr":
+            settings = lr_extension_runs(plan, lr_up_to)
+        else:
+            settings = two_mode_runs(items, plan,
+                                     has_lr_sweep=(out / f"runs_{size}.json").is_file())
         model, tokenizer, _ = warmed_model(size, 0)
         path = out / f"runs2_{size}.json"
-        # a later sweep (refresh_only) adds to the runs already there
+        # a later sweep adds to the runs already there
         records = ([r for r in json.loads(path.read_text())["runs"] if r["setting"] not in settings]
-                   if refresh_only and path.is_file() else [])
+                   if sweep and path.is_file() else [])
         for setting in _bar(settings, size):
             for seed in range(seed_offset, seed_offset + seeds):
                 fields = {k: v for k, v in setting.items() if k != "sweep"}
@@ -349,11 +424,12 @@ def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: in
 
 
 def observe_two_mode(model: str, records: list[dict[str, Any]],
-                     periods: dict[str, float] | None = None) -> list[dict[str, Any]]:
+                     periods: dict[str, float] | None = None, *,
+                     warm_reward: float | None = None) -> list[dict[str, Any]]:
     """Observation items of the two-mode runs (settings tagged ``runs: two_mode``).
 
     ``periods``: the predicted soft-mode period at ``OSC_MOMENTUM`` by lr (str), for the
-    oscillation runs.
+    oscillation runs; ``warm_reward``: the warm-up accuracy, for the post-hoc lr rule.
     """
     items = []
     osc = [r for r in records if r["setting"]["sweep"] == "osc"]
@@ -378,8 +454,8 @@ def observe_two_mode(model: str, records: list[dict[str, Any]],
                                         "sweep": "lr" if r["setting"]["sweep"] == "relax"
                                         else r["setting"]["sweep"]}} for r in recs]
         lr_sweep = any(r["setting"]["sweep"] == "lr" for r in recs)
-        for item in observe(model, relabelled, steps):
-            if item["quantity"] == "lr_max" and not lr_sweep:
+        for item in observe(model, relabelled, steps, warm_reward=warm_reward):
+            if item["quantity"] in ("lr_max", "lr_max_post_hoc") and not lr_sweep:
                 continue  # relaxation runs alone are no lr sweep
             if item["quantity"] in ("lr_frozen", "relaxation_time_hessian"):
                 continue
@@ -428,17 +504,23 @@ def compare_step(*, out: Path) -> Path:
     observations = []
     for path in sorted(out.glob("runs_*.json")):
         runs = json.loads(path.read_text())
-        observations.extend(observe(runs["size"], runs["runs"], runs["steps"]))
+        observations.extend(observe(runs["size"], runs["runs"], runs["steps"],
+                                    warm_reward=_warm_reward(out, runs["size"])))
     two_mode = out / "predictions_two_mode.json"
     if two_mode.is_file():
         new = json.loads(two_mode.read_text())["items"]
+        stale = out / "predictions_staleness.json"
+        stale_file = json.loads(stale.read_text()) if stale.is_file() else {"items": []}
+        stale_items = [{**i, "commit": stale_file["commit_by_model"][i["model"]]}
+                       for i in stale_file["items"]]
         for path in sorted(out.glob("runs2_*.json")):
             runs = json.loads(path.read_text())
             periods = {str(i["setting"]["lr"]): i["period_at_momentum"][str(OSC_MOMENTUM)]
                        for i in new if i["model"] == runs["size"]
                        and i["quantity"] == "oscillation_momentum"
                        and i["setting"]["mode"] == "soft" and i.get("period_at_momentum")}
-            observations.extend(observe_two_mode(runs["size"], runs["runs"], periods))
+            observations.extend(observe_two_mode(runs["size"], runs["runs"], periods,
+                                                 warm_reward=_warm_reward(out, runs["size"])))
         new = new + [{"model": i["model"], "quantity": "oscillation_period",
                       "setting": {"lr": i["setting"]["lr"], "momentum": OSC_MOMENTUM,
                                   "runs": "two_mode"},
@@ -448,7 +530,21 @@ def compare_step(*, out: Path) -> Path:
                      and i["setting"]["mode"] == "soft" and i.get("period_at_momentum")]
         fresh = [o for o in observations if o["setting"].get("runs") == "two_mode"]
         earlier = [o for o in observations if o["setting"].get("runs") != "two_mode"]
-        rows = join(predictions, earlier) + join(new, fresh)
+        rows = join(predictions, earlier) + join(new + stale_items, fresh)
+        # lag thresholds predicted in predictions.json (one-mode, session 3) tested again by a
+        # run2 sweep (new runs: a staleness sweep never run before, or new seeds)
+        lags = ("staleness_max", "refresh_max")
+        tested = {(o["model"], json.dumps({k: v for k, v in o["setting"].items() if k != "runs"},
+                                          sort_keys=True))
+                  for o in fresh if o["quantity"] in lags}
+        early = [{**p, "setting": {**p["setting"], "runs": "two_mode"}} for p in predictions
+                 if p["quantity"].startswith(lags)
+                 and (p["model"], json.dumps(p["setting"], sort_keys=True)) in tested]
+        by_model = json.loads((out / "predictions.json").read_text()).get("commit_by_model", {})
+        for row in join(early, fresh):
+            row.update(source="one-mode map (predictions.json), ",
+                       commit=by_model.get(row["model"], "unknown"))
+            rows.append(row)
         matched = {(r["model"], r["quantity"], json.dumps(r["setting"], sort_keys=True))
                    for r in rows}
         stripped = [{**p, "setting": {k: v for k, v in p["setting"].items() if k != "runs"}}
@@ -461,8 +557,35 @@ def compare_step(*, out: Path) -> Path:
             rows.append(row)
     else:
         rows = join(predictions, observations)
+    rows += _post_hoc_rows(rows, observations)
     _dump(out / "observations.json", {"items": observations})
     return _dump(out / "comparison.json", {"rows": rows})
+
+
+def _warm_reward(out: Path, size: str) -> float | None:
+    """Return the warm-up accuracy of ``measurements_<size>.json`` (None: not shipped)."""
+    path = out / f"measurements_{size}.json"
+    return json.loads(path.read_text())["warm_up"]["accuracy"] if path.is_file() else None
+
+
+def _post_hoc_rows(rows: list[dict[str, Any]], observations: list[dict[str, Any]]
+                   ) -> list[dict[str, Any]]:
+    """Judge each compared lr_max prediction again with the post-hoc rule (labelled so)."""
+    index = {(o["model"], json.dumps(o["setting"], sort_keys=True)): o for o in observations
+             if o["quantity"] == "lr_max_post_hoc"}
+    extra = []
+    for row in rows:
+        if not row["quantity"].startswith("lr_max") or row.get("postdiction"):
+            continue
+        obs = index.get((row["model"], json.dumps(row["setting"], sort_keys=True)))
+        if obs is None:
+            continue
+        within = within_target(row["quantity"], row["predicted"], obs["value"], obs["grid"])
+        if str(obs.get("status", "")).endswith("(lower bound)") and within:
+            within = None
+        extra.append({**row, "observed": obs["value"], "observed_status": obs.get("status"),
+                      "within_target": within, "post_hoc": obs["rule"]})
+    return extra
 
 
 def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
@@ -500,5 +623,6 @@ def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
         rows.append({"model": p["model"], "quantity": p["quantity"], "setting": p["setting"],
                      "predicted": p["value"], "predicted_status": p.get("status"),
                      "observed": obs["value"], "observed_status": obs.get("status"),
-                     "within_target": within})
+                     "within_target": within,
+                     **({"commit": p["commit"]} if "commit" in p else {})})
     return rows
