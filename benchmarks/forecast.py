@@ -6,7 +6,10 @@ bandit runs of the diagnosis test bed); the SCORE runs are the public logs of
 ``../shared/data/real_logs`` (those that load). Three more sources were never used to design
 the method: the 42 runs of the tiny-model hyperparameter grid (``empirical/data/tiny_grid``),
 the deep-network runs' reward curves (``empirical/data/deepnet``, stable runs of seed 0, with
-their momentum) and fresh seeded synthetic runs (``synthetic_runs``). Nothing is tuned per run.
+their momentum) and fresh seeded synthetic runs (``synthetic_runs``). Two more were scored
+once, after revision 4 was frozen: ``tiny_grid2`` (the 70 runs of seeds 0-4 of the second
+tiny-model grid, ``empirical/data/tiny_grid2``, momentum logged) and ``synthetic_fresh``
+(seeds 4000-4039). Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
