@@ -626,8 +626,8 @@ def _band_scale(members: list[Member], weights: np.ndarray, rows: list[int],
     below), with s = log(c_far / c_near) / log(h_far / h_near) when positive, else 0: beyond
     the validated horizon a factor that grew with the lag keeps growing at the same rate, one
     that shrank is not extrapolated (a band is never narrowed where nothing was validated).
-    Fewer than 3 ratios in a half: one factor from all of them, at every lag. Blocks where a
-    weighted member could not be fitted are left out; none left: 1.
+    Fewer than 3 ratios in a half (or repeated steps, h_near = 0): one factor from all of them,
+    at every lag. Blocks where a weighted member could not be fitted are left out; none left: 1.
 
     Parameters
     ----------
@@ -677,7 +677,7 @@ def _band_scale(members: list[Member], weights: np.ndarray, rows: list[int],
         return float(np.exp(np.log(c) * x.size / (x.size + _BAND_PRIOR)))
 
     far = h > h.max() / 2
-    if far.sum() < 3 or (~far).sum() < 3:
+    if far.sum() < 3 or (~far).sum() < 3 or not np.median(h[~far]) > 0:
         return np.full(lags.shape, shrunk(r))
     c_near, c_far = shrunk(r[~far]), shrunk(r[far])
     h_near, h_far = float(np.median(h[~far])), float(np.median(h[far]))
@@ -797,6 +797,9 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     level = check_fraction("level", level)
     if n_train < 8 or n_train > t.size:
         raise InputError(f"a forecast needs at least 8 training points, got {n_train}")
+    if np.any(np.diff(t[:n_train]) <= 0):
+        raise InputError("steps: the training steps must be strictly increasing (a repeated or "
+                         "decreasing step has no place on the noise model's clock)")
     tt, yt = t[:n_train], y[:n_train]
     if np.ptp(yt) == 0:
         raise InputError("the reward is constant over the training part: nothing to fit")

@@ -127,7 +127,7 @@ def test_bad_requests_are_refused(kwargs: dict, needle: str) -> None:
 
 
 def test_constant_and_nan_inputs_are_refused() -> None:
-    """Check constant and NaN rewards are refused with a clear error."""
+    """Check constant and NaN rewards and repeated steps are refused with a clear error."""
     t = np.arange(50, dtype=float)
     with pytest.raises(InputError, match="constant"):
         forecast_curve(t, np.full(50, 0.3), n_train=30, future_steps=t[30:])
@@ -135,6 +135,9 @@ def test_constant_and_nan_inputs_are_refused() -> None:
     y[3] = np.nan
     with pytest.raises(InputError, match="finite"):
         forecast_curve(t, y, n_train=30, future_steps=t[30:])
+    steps = np.repeat(np.arange(25, dtype=float), 2)
+    with pytest.raises(InputError, match="strictly increasing"):
+        forecast_curve(steps, np.linspace(0, 1, 50), n_train=30, future_steps=steps[30:])
 
 
 def test_point_weights_minimise_the_validation_absolute_error() -> None:
