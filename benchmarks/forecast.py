@@ -6,7 +6,10 @@ bandit runs of the diagnosis test bed); the SCORE runs are the public logs of
 ``../shared/data/real_logs`` (those that load). Three more sources were never used to design
 the method: the 42 runs of the tiny-model hyperparameter grid (``empirical/data/tiny_grid``),
 the deep-network runs' reward curves (``empirical/data/deepnet``, stable runs of seed 0, with
-their momentum) and fresh seeded synthetic runs (``synthetic_runs``). Nothing is tuned per run.
+their momentum) and fresh seeded synthetic runs (``synthetic_runs``). Two more were scored
+once, after revision 4 was frozen: ``tiny_grid2`` (the 70 runs of seeds 0-4 of the second
+tiny-model grid, ``empirical/data/tiny_grid2``, momentum logged) and ``synthetic_fresh``
+(seeds 4000-4039). Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
@@ -72,6 +75,18 @@ def tiny_grid_runs() -> list[tuple[str, Run]]:
     """Return the 42 tiny-model TRL runs of the hyperparameter grid (never forecast design data)."""
     return [(p.stem, load_run(p))
             for p in sorted((ROOT / "empirical" / "data" / "tiny_grid").glob("*.json"))]
+
+
+def tiny_grid2_runs(*, seeds: tuple[int, ...] = (0, 1, 2, 3, 4)) -> list[tuple[str, Run]]:
+    """Return the runs of the second tiny-model grid (``empirical/data/tiny_grid2``) of ``seeds``.
+
+    Chosen by file name (``..._seed<k>.json``): seeds 0-4 were never used by the forecaster;
+    seeds added later are left out unless asked for.
+    """
+    folder = ROOT / "empirical" / "data" / "tiny_grid2"
+    return [(p.stem, load_run(p)) for p in sorted(folder.glob("*.json"))
+            if p.stem.rsplit("_seed", 1)[-1].isdigit()
+            and int(p.stem.rsplit("_seed", 1)[-1]) in seeds]
 
 
 def deepnet_runs(*, seeds: tuple[int, ...] = (0,)) -> list[tuple[str, Run]]:
@@ -284,8 +299,11 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
 #: Sources: design (chose the method), score (the public logs, the issue's design logs), and
 #: three the method never saw while it was designed: the tiny-model grid, the deep-network runs,
 #: fresh synthetic seeds (3000-3039; seeds 0-23, 1000-1039 and 2000-2039 were used while
-#: choosing revisions).
-SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic")
+#: choosing revisions). Revision 4 was frozen before two more were scored once: the second
+#: tiny-model grid (``tiny_grid2``, seeds 0-4) and synthetic seeds 4000-4039
+#: (``synthetic_fresh``).
+SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
+           "synthetic_fresh")
 
 
 def load_source(source: str, logs: Path) -> list[tuple[str, Run]]:
@@ -295,7 +313,9 @@ def load_source(source: str, logs: Path) -> list[tuple[str, Run]]:
         print(f"public logs skipped (do not load): {len(skipped)}", file=sys.stderr)
         return runs
     loaders = {"design": design_runs, "tiny_grid": tiny_grid_runs, "deepnet": deepnet_runs,
-               "synthetic": lambda: synthetic_runs(range(3000, 3040))}
+               "synthetic": lambda: synthetic_runs(range(3000, 3040)),
+               "tiny_grid2": tiny_grid2_runs,
+               "synthetic_fresh": lambda: synthetic_runs(range(4000, 4040))}
     return loaders[source]()
 
 

@@ -19,8 +19,10 @@ densities of rolling-origin forecasts inside the training part (fits on its firs
 points for that, BIC weights. The band is the quantiles of the mixture of the members'
 Gaussians, its half-widths about the median scaled by the factor that would have made a band
 of the same width cover the requested share of the rolling-origin forecasts' errors, lag by
-lag (conformal-style, shrunk toward 1 by a pseudo-count); the point forecast combines the
-members with weights that minimise the absolute error of the same rolling-origin forecasts.
+lag (conformal-style, shrunk toward 1 by a pseudo-count), measured on the near and the far half
+of the validated lags and extrapolated beyond them when it grows with the lag; the point
+forecast combines the members with weights that minimise the absolute error of the same
+rolling-origin forecasts.
 Compared with the learning-curve literature: Domhan et al. (2015) also combine parametric
 curves, by MCMC over a weighted sum; LC-PFN (Adriaensen et al. 2023) learns the posterior from
 a prior of such curves; here weights are chosen for forecasts (stacking) and the noise is the
@@ -610,16 +612,22 @@ class Weights(NamedTuple):
 
 def _band_scale(members: list[Member], weights: np.ndarray, rows: list[int],
                 validation: tuple[Validation, ...], bounds: tuple[float, float] | None,
-                level: float) -> float:
-    """Return the factor on the band's half-widths that the validation forecasts call for.
+                level: float, future: np.ndarray) -> np.ndarray:
+    """Return the factor on the band's half-widths at ``future``, horizon by horizon.
 
-    Conformal-style calibration of the final band, horizon by horizon: each validation point's
-    error from its block's mixture median, in units of the half-width (on its side) that the
-    final band has at the same lag after the cut; the ``level`` quantile c of those ratios is
-    the factor that would have made a band of the final width cover ``level`` of the
-    validation errors. Shrunk toward 1 (the noise model's own band) as if ``_BAND_PRIOR`` more
-    validation points had said 1: c^(n / (n + _BAND_PRIOR)). Blocks where a weighted member
-    could not be fitted are left out; none left: 1.
+    Conformal-style calibration of the final band: each validation point's error from its
+    block's mixture median, in units of the half-width (on its side) that the final band has at
+    the same lag after the cut. The ``level`` quantile c of those ratios is the factor that
+    would have made a band of the final width cover ``level`` of the validation errors; each c
+    is shrunk toward 1 (the noise model's own band) as if ``_BAND_PRIOR`` more validation points
+    had said 1: c^(n / (n + _BAND_PRIOR)). The factor is measured in two halves of the
+    validated lags (up to half the longest and beyond), c_near and c_far at their median lags
+    h_near < h_far, and carried to every lag as c_near (h / h_near)^s for h >= h_near (c_near
+    below), with s = log(c_far / c_near) / log(h_far / h_near) when positive, else 0: beyond
+    the validated horizon a factor that grew with the lag keeps growing at the same rate, one
+    that shrank is not extrapolated (a band is never narrowed where nothing was validated).
+    Fewer than 3 ratios in a half (or repeated steps, h_near = 0): one factor from all of them,
+    at every lag. Blocks where a weighted member could not be fitted are left out; none left: 1.
 
     Parameters
     ----------
@@ -635,15 +643,18 @@ def _band_scale(members: list[Member], weights: np.ndarray, rows: list[int],
         The reward range.
     level : float
         Central probability of the band.
+    future : numpy.ndarray
+        The forecast's steps (after the cut).
 
     Returns
     -------
-    float
-        The factor (dimensionless, > 0).
+    numpy.ndarray
+        The factor at every step of ``future`` (dimensionless, > 0).
     """
     t_cut = members[0].t_last
+    lags = np.asarray(future, dtype=float) - t_cut
     quantiles = ((1 - level) / 2, 0.5, (1 + level) / 2)
-    ratios = []
+    ratios, at = [], []
     for block in validation:
         mean, sd = block.mean[rows], block.sd[rows]
         if not np.all(np.isfinite(mean)):
@@ -656,11 +667,22 @@ def _band_scale(members: list[Member], weights: np.ndarray, rows: list[int],
         error = block.observed - centre
         ratios.append(np.where(error >= 0, error / np.maximum(upper - median, 1e-300),
                                -error / np.maximum(median - lower, 1e-300)))
+        at.append(block.lags)
     if not ratios:
-        return 1.0
-    r = np.concatenate(ratios)
-    c = max(float(np.quantile(r, level)), 1e-3)
-    return float(np.exp(np.log(c) * r.size / (r.size + _BAND_PRIOR)))
+        return np.ones(lags.shape)
+    r, h = np.concatenate(ratios), np.concatenate(at)
+
+    def shrunk(x: np.ndarray) -> float:
+        c = max(float(np.quantile(x, level)), 1e-3)
+        return float(np.exp(np.log(c) * x.size / (x.size + _BAND_PRIOR)))
+
+    far = h > h.max() / 2
+    if far.sum() < 3 or (~far).sum() < 3 or not np.median(h[~far]) > 0:
+        return np.full(lags.shape, shrunk(r))
+    c_near, c_far = shrunk(r[~far]), shrunk(r[far])
+    h_near, h_far = float(np.median(h[~far])), float(np.median(h[far]))
+    slope = max(math.log(c_far / c_near) / math.log(h_far / h_near), 0.0)
+    return c_near * (np.maximum(lags, h_near) / h_near) ** slope
 
 
 def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
@@ -775,6 +797,9 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     level = check_fraction("level", level)
     if n_train < 8 or n_train > t.size:
         raise InputError(f"a forecast needs at least 8 training points, got {n_train}")
+    if np.any(np.diff(t[:n_train]) <= 0):
+        raise InputError("steps: the training steps must be strictly increasing (a repeated or "
+                         "decreasing step has no place on the noise model's clock)")
     tt, yt = t[:n_train], y[:n_train]
     if np.ptp(yt) == 0:
         raise InputError("the reward is constant over the training part: nothing to fit")
@@ -806,7 +831,8 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     median, lower, upper = (_mixture_quantiles(wa, means_a, sds_a, q)
                             for q in (0.5, (1 - level) / 2, (1 + level) / 2))
     scale = _band_scale([fitted[name] for name in used], wa,
-                        [list(fitted).index(name) for name in used], validation, bounds, level)
+                        [list(fitted).index(name) for name in used], validation, bounds, level,
+                        future)
     lower, upper = median - scale * (median - lower), median + scale * (upper - median)
     if bounds is not None:
         median, lower, upper = (np.clip(a, *bounds) for a in (median, lower, upper))

@@ -127,7 +127,7 @@ def test_bad_requests_are_refused(kwargs: dict, needle: str) -> None:
 
 
 def test_constant_and_nan_inputs_are_refused() -> None:
-    """Check constant and NaN rewards are refused with a clear error."""
+    """Check constant and NaN rewards and repeated steps are refused with a clear error."""
     t = np.arange(50, dtype=float)
     with pytest.raises(InputError, match="constant"):
         forecast_curve(t, np.full(50, 0.3), n_train=30, future_steps=t[30:])
@@ -135,6 +135,9 @@ def test_constant_and_nan_inputs_are_refused() -> None:
     y[3] = np.nan
     with pytest.raises(InputError, match="finite"):
         forecast_curve(t, y, n_train=30, future_steps=t[30:])
+    steps = np.repeat(np.arange(25, dtype=float), 2)
+    with pytest.raises(InputError, match="strictly increasing"):
+        forecast_curve(steps, np.linspace(0, 1, 50), n_train=30, future_steps=steps[30:])
 
 
 def test_point_weights_minimise_the_validation_absolute_error() -> None:
@@ -287,12 +290,17 @@ def test_kalman_steady_state_tail_equals_the_step_by_step_filter(seed: int) -> N
         np.testing.assert_allclose(fast, slow, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("factor", [0.5, 1.0, 2.0])
-def test_band_scale_is_the_validation_errors_in_final_half_widths(factor: float) -> None:
-    """Check the band's scale: validation errors at ``factor`` final half-widths give factor.
+@pytest.mark.parametrize(("near", "far"), [(0.5, 0.5), (1.0, 1.0), (2.0, 2.0), (1.0, 3.0),
+                                           (2.0, 0.5)])
+def test_band_scale_is_the_validation_errors_in_final_half_widths(near: float, far: float
+                                                                  ) -> None:
+    """Check the band's scale: validation errors at known multiples of the final half-width.
 
-    One member (flat, fitted on noise); a validation block whose every error is ``factor``
-    times the final band's half-width at the same lag: the scale is factor^(n / (n + prior)).
+    One member (flat, fitted on noise); a validation block of lags 1-40 whose every error is
+    ``near`` times the final band's half-width at the same lag for lags 1-20 and ``far`` times
+    it for lags 21-40. Each half's factor is its multiple^(20 / (20 + prior)); beyond the
+    validated lags the factor grows as (lag / 10.5)^s (10.5, 30.5: the halves' median lags)
+    when the far factor is the larger, and stays the near factor otherwise.
     """
     rng = np.random.default_rng(3)
     t = np.arange(100.0)
@@ -301,7 +309,15 @@ def test_band_scale_is_the_validation_errors_in_final_half_widths(factor: float)
     mean, var = member.predictive(t[-1] + lags, None)
     half = 1.6448536269514722 * np.sqrt(var)
     signs = np.where(rng.random(40) < 0.5, -1.0, 1.0)
-    block = Validation(lags, mean[None], np.sqrt(var)[None], mean + signs * factor * half)
-    scale = _band_scale([member], np.ones(1), [0], (block,), None, 0.9)
-    assert scale == pytest.approx(factor ** (40 / (40 + _BAND_PRIOR)), rel=1e-6)
-    assert _band_scale([member], np.ones(1), [0], (), None, 0.9) == 1.0
+    multiple = np.where(lags <= 20, near, far)
+    block = Validation(lags, mean[None], np.sqrt(var)[None], mean + signs * multiple * half)
+    future = t[-1] + np.array([1.0, 10.5, 30.5, 80.0])
+    scale = _band_scale([member], np.ones(1), [0], (block,), None, 0.9, future)
+    c_near, c_far = (m ** (20 / (20 + _BAND_PRIOR)) for m in (near, far))
+    slope = max(np.log(c_far / c_near) / np.log(30.5 / 10.5), 0.0)
+    expected = c_near * (np.array([10.5, 10.5, 30.5, 80.0]) / 10.5) ** slope
+    np.testing.assert_allclose(scale, expected, rtol=1e-6)
+    if far > near:
+        assert scale[2] == pytest.approx(c_far, rel=1e-6)
+    np.testing.assert_array_equal(
+        _band_scale([member], np.ones(1), [0], (), None, 0.9, future), np.ones(4))
