@@ -344,7 +344,10 @@ def test_scalar_levenberg_marquardt_follows_the_general_one(seed):
     for start in (3.0, 60.0, 140.0):
         general = _levenberg_marquardt(residual, lambda x: jacobian(x)[:, None],
                                        np.array([start]), np.array([lower]), np.array([upper]))
-        scalar = _scalar_levenberg_marquardt(residual, jacobian, start, lower, upper)
+        scalar = _scalar_levenberg_marquardt(
+            lambda tau: 0.5 * residual(tau) @ residual(tau),
+            lambda tau: (jacobian(tau) @ residual(tau), jacobian(tau) @ jacobian(tau)),
+            start, lower, upper)
         assert scalar.cost == pytest.approx(general.cost, rel=1e-12)
         assert scalar.x[0] == pytest.approx(general.x[0], rel=1e-6)
         assert lower <= scalar.x[0] <= upper
