@@ -25,6 +25,7 @@ observation noise estimated from first differences.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
@@ -501,16 +502,23 @@ def _inertial_unit(t: np.ndarray, zeta: float, omega0: float) -> np.ndarray:
     return closed_form(t, 1.0, 0.0, zeta, omega0)
 
 
+#: 1 - 1/e: the share of the way an exponential relaxation covers in one relaxation time.
+_SIXTY_THREE_PERCENT = 1 - np.exp(-1)
+
+
 def _relaxation_guess(t: np.ndarray, y: np.ndarray) -> float:
     """Time for a moving average of y to cover 63% of the way from its head to its tail."""
     window = max(1, y.size // 20)
-    sums = np.cumsum(np.concatenate([[0.0], y]))
+    sums = np.empty(y.size + 1)
+    sums[0] = 0.0
+    np.cumsum(y, out=sums[1:])  # the running sums from 0
     smooth = (sums[window:] - sums[:-window]) / window  # moving average, O(n) in any window
     head, tail = smooth[0], smooth[-1]
     if head == tail:
         return float(max(t[-1] - t[0], 1.0)) / 3
-    crossed = np.nonzero((smooth - head) / (tail - head) >= 1 - np.exp(-1))[0]
-    index = min(int(crossed[0]) + window // 2, t.size - 1) if crossed.size else t.size - 1
+    crossed = (smooth - head) / (tail - head) >= _SIXTY_THREE_PERCENT
+    first = int(crossed.argmax())  # the first crossing, if any
+    index = min(first + window // 2, t.size - 1) if crossed[first] else t.size - 1
     return float(max(t[index] - t[0], (t[-1] - t[0]) / 100, 1e-3))
 
 
@@ -989,8 +997,8 @@ def _gram_inverse(info: np.ndarray) -> np.ndarray:
     """
     if info.shape == (3, 3):
         (a, b, c), (_, e, f), (_, _, i) = info.tolist()
-        if a > 0 and e > 0 and i > 0 and np.isfinite(a + b + c + e + f + i):
-            da, de, di = np.sqrt(a), np.sqrt(e), np.sqrt(i)
+        if a > 0 and e > 0 and i > 0 and math.isfinite(a + b + c + e + f + i):
+            da, de, di = math.sqrt(a), math.sqrt(e), math.sqrt(i)
             b, c, f = b / (da * de), c / (da * di), f / (de * di)  # unit diagonal
             m00, m01, m02 = 1.0 - f * f, c * f - b, b * f - c  # cofactors
             m11, m12, m22 = 1.0 - c * c, b * c - f, 1.0 - b * b
@@ -1142,22 +1150,22 @@ def _scalar_levenberg_marquardt(cost_of: Callable[[float], float],
     """
     x = x0
     cost = cost_of(x)
-    if not np.isfinite(cost):
+    if not math.isfinite(cost):
         return None
     lam = 1e-3
     for _ in range(max_iterations):
         gradient, info = derivatives(x)
-        if not (np.isfinite(gradient) and np.isfinite(info)):
+        if not (math.isfinite(gradient) and math.isfinite(info)):
             break
         diagonal = max(info, 1e-300)
         held = (x <= lower and gradient > 0) or (x >= upper and gradient < 0)
-        if held or abs(gradient) <= 1e-14 * np.sqrt(diagonal * max(2 * cost, 1e-300)):
+        if held or abs(gradient) <= 1e-14 * math.sqrt(diagonal * max(2 * cost, 1e-300)):
             break
         improved = False
         while lam < 1e16:
             trial = min(max(x - gradient / (info + lam * diagonal), lower), upper)
             trial_cost = cost_of(trial)
-            if np.isfinite(trial_cost) and trial_cost <= cost:
+            if math.isfinite(trial_cost) and trial_cost <= cost:
                 improved = True
                 break
             lam *= 10
@@ -1201,7 +1209,7 @@ def _profile_rises(cost_of: Callable[[np.ndarray], float], optimum: np.ndarray,
     bool
         True when the start can be skipped; False also where a parameter is not positive.
     """
-    if not (np.all(optimum > 0) and np.all(start > 0)):
+    if not (optimum.min() > 0 and start.min() > 0):
         return False
     ratio = start / optimum
     previous = cost
@@ -1220,9 +1228,9 @@ def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray
         raise InputError(f"steps ({t.size}) and reward ({y.size}) differ in length")
     if t.size < 5:
         raise InputError(f"a fit needs at least 5 points, got {t.size}")
-    if np.any(np.diff(t) <= 0):
+    if not (t[1:] > t[:-1]).all():
         raise InputError("steps must be strictly increasing")
-    if np.ptp(y) == 0:
+    if y.max() == y.min():
         raise InputError("the reward is constant: there is no curve to fit")
     return t - t[0], y
 
@@ -1279,7 +1287,7 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         if all(plateau_bounds[0] < free.params[k] < plateau_bounds[1] for k in ("r0", "r_star")):
             return _result(model, t, y, free.theta, plateau_bounds)
     lower, upper = np.array(model.lower), np.array(model.upper)
-    y_mean = float(y.mean())
+    y_mean = float(y.sum() / y.size)  # y.mean()'s value, without its Python-level wrapper
 
     last_shape: dict[bytes, np.ndarray] = {}  # U at the latest phi: the Jacobian reuses it
 
@@ -1418,9 +1426,9 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     analytic = model.shape_jac is not None and plateau_bounds is None
     best, best_cost = None, np.inf
     with np.errstate(all="ignore"):
+        inside = (lower + 1e-12 * (upper - lower), upper - 1e-12 * (upper - lower))
         for start in model.starts:
-            x0 = np.clip(np.array(start, dtype=float), lower + 1e-12 * (upper - lower),
-                         upper - 1e-12 * (upper - lower))
+            x0 = np.minimum(np.maximum(np.array(start, dtype=float), inside[0]), inside[1])
             if analytic and loss == "linear" and x0.size == 1:
                 if best is not None and not every_start and _profile_rises(
                         lambda phi: scalar_cost(float(phi[0])), best.x, x0, best_cost):
@@ -1468,7 +1476,8 @@ def _result(model: CurveModel, t: np.ndarray, y: np.ndarray, theta: np.ndarray,
     """Return the fit at theta: RSS, R^2 and information criteria of the prepared series."""
     residuals = y - model(t, theta)
     rss = _dot(residuals, residuals)
-    tss = float(np.sum((y - y.mean()) ** 2))
+    centred = y - y.sum() / y.size  # y - y.mean(), the same floats
+    tss = float(np.sum(centred * centred))
     n, p = y.size, theta.size
     log_lik_term = n * np.log(max(rss, 1e-300) / n)
     return FitResult(model, theta, t, y, rss, 1 - rss / tss, log_lik_term + 2 * p,
