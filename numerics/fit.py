@@ -914,18 +914,17 @@ def _boxed_line(u: np.ndarray, y: np.ndarray, r_star: float, slope: float,
     lo, hi = bounds
     if lo <= r_star <= hi and lo <= r_star + slope <= hi:
         return r_star, slope
-    y_mean = float(y.mean())
     best, best_cost = (r_star, slope), np.inf
     candidates = []
+    uu = _dot(u, u)
     for edge in (lo, hi):  # r* fixed on an edge: y - edge ~ s u
-        uu = _dot(u, u)
         s_free = _dot(u, y - edge) / uu if uu > 0 else 0.0
-        candidates.append((edge, float(np.clip(s_free, lo - edge, hi - edge))))
+        candidates.append((edge, min(max(s_free, lo - edge), hi - edge)))
     one_minus = 1.0 - u
     om = _dot(one_minus, one_minus)
     for edge in (lo, hi):  # r0 fixed on an edge: y - edge u ~ r* (1 - u)
-        r_free = _dot(one_minus, y - edge * u) / om if om > 0 else y_mean
-        r_fixed = float(np.clip(r_free, lo, hi))
+        r_free = _dot(one_minus, y - edge * u) / om if om > 0 else float(y.mean())
+        r_fixed = min(max(r_free, lo), hi)
         candidates.append((r_fixed, edge - r_fixed))
     for r_c, s_c in candidates:
         cost = float(np.sum((y - r_c - s_c * u) ** 2))
@@ -1344,21 +1343,26 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     y_mean = float(y.sum() / y.size)  # y.mean()'s value, without its Python-level wrapper
 
     last_shape: dict[bytes, np.ndarray] = {}  # U at the latest phi: the Jacobian reuses it
+    y_centred = y - y_mean
+    # the law itself where the shape is the law at (r0, r*) = (1, 0) (the same call, without
+    # the shape's own errstate: the optimisation below runs under errstate(all="ignore"))
+    law = (compiled(model.derivation) if model.derivation is not None and model.abscissa is None
+           else None)
 
     def plateau_and_start(phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(r0, r*) by linear least squares for this shape, and the fitted curve."""
-        u = model.shape(t, *phi)
+        u = law(t, 1.0, 0.0, *phi) if law is not None else model.shape(t, *phi)
         last_shape.clear()
         last_shape[phi.tobytes()] = u
         # y ~ r0 u + r* (1 - u) = r* + (r0 - r*) u: a straight line in u, solved in closed form
-        u_mean = u.mean()
+        u_mean = u.sum() / u.size  # u.mean()'s value
         du = u - u_mean
         spread = _dot(du, du)
         if not spread > 1e-12 * max(1.0, u_mean * u_mean) * u.size:
             design = np.column_stack([u, 1.0 - u])  # flat shape: the minimum-norm solution
             coef, *_ = np.linalg.lstsq(design, y, rcond=None)
             return coef, design @ coef
-        slope = _dot(du, y - y_mean) / spread
+        slope = _dot(du, y_centred) / spread
         r_star = y_mean - slope * u_mean
         if plateau_bounds is not None:
             r_star, slope = _boxed_line(u, y, r_star, slope, plateau_bounds)
@@ -1386,13 +1390,7 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         back = gram_inverse @ (_gram(design, moved) + np.vstack([dots, -dots]))
         return moved - _times(design, back)
 
-    y_centred = y - y_mean
     y_square = _dot(y_centred, y_centred)
-
-    # the law itself where the shape is the law at (r0, r*) = (1, 0) (the same call, without
-    # the shape's own errstate: the optimisation below runs under errstate(all="ignore"))
-    law = (compiled(model.derivation) if model.derivation is not None and model.abscissa is None
-           else None)
     latest: list = []  # (phi, du, spread, du . y_c) at the latest phi of the scalar path
 
     def scalar_cost(phi: float) -> float:
