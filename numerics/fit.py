@@ -1522,8 +1522,9 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
                 best, best_cost = sol, sol.cost
     if best is None:
         raise InputError(f"model {name!r} could not be fitted to this series")
-    return _result(model, t, y, np.concatenate([plateau_and_start(best.x)[0], best.x]),
-                   plateau_bounds)
+    with np.errstate(over="ignore"):  # the shape's own errstate (the law is called directly)
+        coef = plateau_and_start(best.x)[0]
+    return _result(model, t, y, np.concatenate([coef, best.x]), plateau_bounds)
 
 
 def _result(model: CurveModel, t: np.ndarray, y: np.ndarray, theta: np.ndarray,
