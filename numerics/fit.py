@@ -25,6 +25,7 @@ observation noise estimated from first differences.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
@@ -288,7 +289,7 @@ class FitResult:
         errors and intervals use :attr:`covariance`. Shape (p, p).
         """
         jac = self.jacobian
-        return self.rss / max(self.n - self.theta.size, 1) * np.linalg.pinv(_gram(jac, jac))
+        return self.rss / max(self.n - self.theta.size, 1) * _gram_inverse(_gram(jac, jac))
 
     @property
     def n(self) -> int:
@@ -501,16 +502,23 @@ def _inertial_unit(t: np.ndarray, zeta: float, omega0: float) -> np.ndarray:
     return closed_form(t, 1.0, 0.0, zeta, omega0)
 
 
+#: 1 - 1/e: the share of the way an exponential relaxation covers in one relaxation time.
+_SIXTY_THREE_PERCENT = 1 - np.exp(-1)
+
+
 def _relaxation_guess(t: np.ndarray, y: np.ndarray) -> float:
     """Time for a moving average of y to cover 63% of the way from its head to its tail."""
     window = max(1, y.size // 20)
-    sums = np.cumsum(np.concatenate([[0.0], y]))
+    sums = np.empty(y.size + 1)
+    sums[0] = 0.0
+    np.cumsum(y, out=sums[1:])  # the running sums from 0
     smooth = (sums[window:] - sums[:-window]) / window  # moving average, O(n) in any window
     head, tail = smooth[0], smooth[-1]
     if head == tail:
         return float(max(t[-1] - t[0], 1.0)) / 3
-    crossed = np.nonzero((smooth - head) / (tail - head) >= 1 - np.exp(-1))[0]
-    index = min(int(crossed[0]) + window // 2, t.size - 1) if crossed.size else t.size - 1
+    crossed = (smooth - head) / (tail - head) >= _SIXTY_THREE_PERCENT
+    first = int(crossed.argmax())  # the first crossing, if any
+    index = min(first + window // 2, t.size - 1) if crossed[first] else t.size - 1
     return float(max(t[index] - t[0], (t[-1] - t[0]) / 100, 1e-3))
 
 
@@ -617,6 +625,17 @@ def _inertial_model(t: np.ndarray, y: np.ndarray, momentum: float | None) -> Cur
                        (1.5, 30.0 / span)), domain=((0.0, np.inf), (0.0, np.inf)))
 
 
+@cache
+def _registry_model(name: str) -> CurveModel:
+    """Return the model ``name`` of ``MODELS`` on the step clock, built once (before guess).
+
+    Built from the generated module (:meth:`CurveModel.from_derivation`), which does not
+    change while the process runs; a fit scales a copy of it (:meth:`CurveModel.guess`).
+    """
+    derivation, rename = MODELS[name]
+    return CurveModel.from_derivation(derivation, name=name, rename=rename)
+
+
 def curve_model(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | None = None,
                 learning_rate: np.ndarray | None = None) -> CurveModel:
     """Return the model ``name`` with bounds and starting points scaled to the data.
@@ -643,9 +662,9 @@ def curve_model(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | No
     if name not in MODELS:
         raise InputError(f"unknown model {name!r}; choose from "
                          f"{', '.join(MODEL_NAMES + EXTRA_MODELS)}")
-    derivation, rename = MODELS[name]
     if name != "exponential_lr":
-        return CurveModel.from_derivation(derivation, name=name, rename=rename).guess(t, y)
+        return _registry_model(name).guess(t, y)
+    derivation, rename = MODELS[name]
     clock = _lr_clock(t, learning_rate)
 
     def on_clock(t_eval: np.ndarray) -> np.ndarray:
@@ -730,7 +749,7 @@ def hac_covariance(jac: np.ndarray, residuals: np.ndarray) -> np.ndarray:
         Covariance of the p parameters, shape (p, p).
     """
     n, p = jac.shape
-    bread = np.linalg.pinv(_gram(jac, jac))
+    bread = _gram_inverse(_gram(jac, jac))
     scores = jac * residuals[:, None]
     lags = _bandwidth(residuals)
     meat = _gram(scores, scores)
@@ -858,7 +877,7 @@ def _model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: 
         return None
     f, g, p_ee, p_ve = kernel
     lags = min(n // 4, 100)
-    bread = np.linalg.pinv(_gram(jac, jac))
+    bread = _gram_inverse(_gram(jac, jac))
     rj = _process_times(kernel, jac)
     jrj = _gram(jac, rj)
     tail_ee, tail_ve = np.cumsum(p_ee), np.cumsum(p_ve)
@@ -895,18 +914,17 @@ def _boxed_line(u: np.ndarray, y: np.ndarray, r_star: float, slope: float,
     lo, hi = bounds
     if lo <= r_star <= hi and lo <= r_star + slope <= hi:
         return r_star, slope
-    y_mean = float(y.mean())
     best, best_cost = (r_star, slope), np.inf
     candidates = []
+    uu = _dot(u, u)
     for edge in (lo, hi):  # r* fixed on an edge: y - edge ~ s u
-        uu = _dot(u, u)
         s_free = _dot(u, y - edge) / uu if uu > 0 else 0.0
-        candidates.append((edge, float(np.clip(s_free, lo - edge, hi - edge))))
+        candidates.append((edge, min(max(s_free, lo - edge), hi - edge)))
     one_minus = 1.0 - u
     om = _dot(one_minus, one_minus)
     for edge in (lo, hi):  # r0 fixed on an edge: y - edge u ~ r* (1 - u)
-        r_free = _dot(one_minus, y - edge * u) / om if om > 0 else y_mean
-        r_fixed = float(np.clip(r_free, lo, hi))
+        r_free = _dot(one_minus, y - edge * u) / om if om > 0 else float(y.mean())
+        r_fixed = min(max(r_free, lo), hi)
         candidates.append((r_fixed, edge - r_fixed))
     for r_c, s_c in candidates:
         cost = float(np.sum((y - r_c - s_c * u) ** 2))
@@ -945,6 +963,55 @@ def _times(a: np.ndarray, m: np.ndarray) -> np.ndarray:
     return np.einsum("ij,jk->ik", a, m)
 
 
+#: Least determinant of the unit-diagonal (Jacobi-scaled) normal matrix for which
+#: :func:`_gram_inverse` inverts a 3 x 3 one by cofactors: its condition number is then below
+#: 27 / 1e-6, and the cofactor inverse as accurate as the SVD's; below, the SVD.
+_COFACTOR_DETERMINANT = 1e-6
+
+
+def _gram_inverse(info: np.ndarray) -> np.ndarray:
+    """Inverse of a normal matrix J^T J, its pseudo-inverse where the data leave it singular.
+
+    The matrix is first scaled to a unit diagonal, S = D^-1 (J^T J) D^-1 with D = sqrt(diag)
+    (a zero diagonal entry: scale 1), and the result is D^-1 S^+ D^-1: the parameters' units do
+    not decide which directions count as undetermined (without the scaling, an exponential
+    law with tau ~ 1e4 steps gave J^T J a condition number above 1e15 from units alone, and
+    ``pinv``'s cutoff dropped a determined direction: a standard error of tau of 3e-6 relative
+    where it is 60 times tau). For p = 3 (the exponential law, the inertial form with its
+    momentum known) S is inverted by cofactors in Python floats when its determinant exceeds
+    ``_COFACTOR_DETERMINANT`` (well conditioned: S^+ = S^-1 there; the LAPACK call costs more
+    than the arithmetic); otherwise by ``np.linalg.pinv`` (SVD, cutoff 1e-15 relative).
+
+    Parameters
+    ----------
+    info : numpy.ndarray
+        Symmetric positive semi-definite (p, p) matrix, in squared reward per squared
+        parameter units.
+
+    Returns
+    -------
+    numpy.ndarray
+        Its inverse (or pseudo-inverse), shape (p, p), in squared parameter units per squared
+        reward.
+    """
+    if info.shape == (3, 3):
+        (a, b, c), (_, e, f), (_, _, i) = info.tolist()
+        if a > 0 and e > 0 and i > 0 and math.isfinite(a + b + c + e + f + i):
+            da, de, di = math.sqrt(a), math.sqrt(e), math.sqrt(i)
+            b, c, f = b / (da * de), c / (da * di), f / (de * di)  # unit diagonal
+            m00, m01, m02 = 1.0 - f * f, c * f - b, b * f - c  # cofactors
+            m11, m12, m22 = 1.0 - c * c, b * c - f, 1.0 - b * b
+            det = m00 + b * m01 + c * m02
+            if det > _COFACTOR_DETERMINANT:
+                return np.array([[m00 / (det * a), m01 / (det * da * de), m02 / (det * da * di)],
+                                 [m01 / (det * da * de), m11 / (det * e), m12 / (det * de * di)],
+                                 [m02 / (det * da * di), m12 / (det * de * di), m22 / (det * i)]])
+    scale = np.sqrt(np.abs(np.diag(info)))
+    scale[~(scale > 0)] = 1.0
+    outer = np.outer(scale, scale)
+    return np.linalg.pinv(info / outer) / outer
+
+
 def _inverse_2x2(matrix: np.ndarray) -> np.ndarray:
     """Inverse of a 2 x 2 matrix in closed form (no LAPACK call for a tiny system)."""
     (a, b), (c, d) = matrix.tolist()
@@ -957,7 +1024,6 @@ class _Solution:
     """The end point of :func:`_levenberg_marquardt` (the fields fit_curve reads)."""
 
     x: np.ndarray
-    fun: np.ndarray
     cost: float
 
 
@@ -1026,7 +1092,7 @@ def _levenberg_marquardt(residual: Callable[[np.ndarray], np.ndarray],
         x, fun, cost = trial, trial_fun, trial_cost
         if np.all(moved) or change <= 1e-15 * cost:
             break
-    return _Solution(x, fun, cost)
+    return _Solution(x, cost)
 
 
 def _damping(lam: float, change: float, predicted: float) -> float:
@@ -1048,22 +1114,25 @@ def _damping(lam: float, change: float, predicted: float) -> float:
     return lam
 
 
-def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
-                                jacobian: Callable[[float], np.ndarray], x0: float,
+def _scalar_levenberg_marquardt(cost_of: Callable[[float], float],
+                                derivatives: Callable[[float], tuple[float, float]], x0: float,
                                 lower: float, upper: float, *, max_iterations: int = 200,
                                 found: float | None = None) -> _Solution | None:
     """Run :func:`_levenberg_marquardt` for one shape parameter, in Python floats.
 
     The same damping, bounds, acceptance and stopping rules as the general routine with p = 1
     (the exponential law's tau: THEORY.md section 3), without its small-matrix numpy calls,
-    which cost more than the arithmetic on a 1000-point series.
+    which cost more than the arithmetic on a 1000-point series. It reads the cost, the
+    gradient J . rho and the Gauss-Newton curvature J . J as numbers, so a caller can form
+    them from dot products without the residual or Jacobian vectors.
 
     Parameters
     ----------
-    residual : callable
-        Residual vector of the variable projection at phi.
-    jacobian : callable
-        Its derivative in phi, a vector.
+    cost_of : callable
+        Half the residual sum of squares at phi.
+    derivatives : callable
+        (J . rho, J . J) at phi: the gradient of ``cost_of`` and its Gauss-Newton curvature,
+        J the derivative in phi of the residual vector rho.
     x0, lower, upper : float
         Start and box of phi.
     max_iterations : int
@@ -1076,30 +1145,26 @@ def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
     Returns
     -------
     _Solution or None
-        None when the residual is not finite at the start.
+        None when the cost is not finite at the start.
     """
     x = x0
-    fun = residual(x)
-    cost = 0.5 * _dot(fun, fun)
-    if not np.isfinite(cost):
+    cost = cost_of(x)
+    if not math.isfinite(cost):
         return None
     lam = 1e-3
     for _ in range(max_iterations):
-        jac = jacobian(x)
-        gradient = _dot(jac, fun)
-        info = _dot(jac, jac)
-        if not (np.isfinite(gradient) and np.isfinite(info)):
+        gradient, info = derivatives(x)
+        if not (math.isfinite(gradient) and math.isfinite(info)):
             break
         diagonal = max(info, 1e-300)
         held = (x <= lower and gradient > 0) or (x >= upper and gradient < 0)
-        if held or abs(gradient) <= 1e-14 * np.sqrt(diagonal * max(2 * cost, 1e-300)):
+        if held or abs(gradient) <= 1e-14 * math.sqrt(diagonal * max(2 * cost, 1e-300)):
             break
         improved = False
         while lam < 1e16:
             trial = min(max(x - gradient / (info + lam * diagonal), lower), upper)
-            trial_fun = residual(trial)
-            trial_cost = 0.5 * _dot(trial_fun, trial_fun)
-            if np.isfinite(trial_cost) and trial_cost <= cost:
+            trial_cost = cost_of(trial)
+            if math.isfinite(trial_cost) and trial_cost <= cost:
                 improved = True
                 break
             lam *= 10
@@ -1109,11 +1174,65 @@ def _scalar_levenberg_marquardt(residual: Callable[[float], np.ndarray],
         change = cost - trial_cost
         taken = trial - x
         lam = _damping(lam, change, -(gradient * taken + 0.5 * info * taken * taken))
-        x, fun, cost = trial, trial_fun, trial_cost
+        x, cost = trial, trial_cost
         if moved or change <= 1e-15 * cost or (found is not None
                                                 and abs(x - found) <= 1e-6 * abs(found)):
             break
-    return _Solution(np.array([x]), fun, cost)
+    return _Solution(np.array([x]), cost)
+
+
+#: The relative step of ``scipy.optimize.approx_derivative``'s "2-point" scheme in float64.
+_SQRT_EPS = np.finfo(np.float64).eps ** 0.5
+
+
+def _two_point(fun: Callable[[np.ndarray], np.ndarray], x0: np.ndarray, f0: np.ndarray | None,
+               lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Forward-difference Jacobian, the same floats as scipy's ``jac="2-point"`` in a box.
+
+    ``least_squares(jac="2-point", bounds=(lower, upper))`` differences the residual through
+    ``approx_derivative``, whose per-call set-up costs more than two residuals of a
+    1000-point series. This is its scheme for float64 without the set-up: step
+    h = sqrt(eps) sign(x) max(1, |x|) (sign +1 at 0), reversed where x + h leaves the box and
+    -h fits, else the distance to the farther bound; column i = (f(x + h_i e_i) - f(x)) /
+    ((x_i + h_i) - x_i), stored as the transpose of a row-major (p, n) array as there.
+    tests/test_fit.py checks it against ``approx_derivative`` bit for bit.
+
+    Parameters
+    ----------
+    fun : callable
+        The residual vector at a parameter vector.
+    x0 : numpy.ndarray
+        Where the Jacobian is taken, inside the box.
+    f0 : numpy.ndarray or None
+        ``fun(x0)`` when known (None: evaluated here).
+    lower, upper : numpy.ndarray
+        The box.
+
+    Returns
+    -------
+    numpy.ndarray
+        The (n, p) Jacobian, residual units per parameter unit.
+    """
+    if f0 is None:
+        f0 = fun(x0)
+    sign = (x0 >= 0).astype(float) * 2 - 1
+    h = _SQRT_EPS * sign * np.maximum(1.0, np.abs(x0))
+    if not np.all((lower == -np.inf) & (upper == np.inf)):
+        lower_dist, upper_dist = x0 - lower, upper - x0
+        trial = x0 + h
+        violated = (trial < lower) | (trial > upper)
+        fitting = np.abs(h) <= np.maximum(lower_dist, upper_dist)
+        h[violated & fitting] *= -1
+        forward = (upper_dist >= lower_dist) & ~fitting
+        h[forward] = upper_dist[forward]
+        backward = (upper_dist < lower_dist) & ~fitting
+        h[backward] = -lower_dist[backward]
+    transposed = np.empty((x0.size, f0.size))
+    for i in range(x0.size):
+        moved = x0.copy()
+        moved[i] = x0[i] + h[i]
+        transposed[i] = (fun(moved) - f0) / ((x0[i] + h[i]) - x0[i])
+    return transposed.T
 
 
 def _profile_rises(cost_of: Callable[[np.ndarray], float], optimum: np.ndarray,
@@ -1143,7 +1262,7 @@ def _profile_rises(cost_of: Callable[[np.ndarray], float], optimum: np.ndarray,
     bool
         True when the start can be skipped; False also where a parameter is not positive.
     """
-    if not (np.all(optimum > 0) and np.all(start > 0)):
+    if not (optimum.min() > 0 and start.min() > 0):
         return False
     ratio = start / optimum
     previous = cost
@@ -1162,9 +1281,9 @@ def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray
         raise InputError(f"steps ({t.size}) and reward ({y.size}) differ in length")
     if t.size < 5:
         raise InputError(f"a fit needs at least 5 points, got {t.size}")
-    if np.any(np.diff(t) <= 0):
+    if not (t[1:] > t[:-1]).all():
         raise InputError("steps must be strictly increasing")
-    if np.ptp(y) == 0:
+    if y.max() == y.min():
         raise InputError("the reward is constant: there is no curve to fit")
     return t - t[0], y
 
@@ -1221,24 +1340,29 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         if all(plateau_bounds[0] < free.params[k] < plateau_bounds[1] for k in ("r0", "r_star")):
             return _result(model, t, y, free.theta, plateau_bounds)
     lower, upper = np.array(model.lower), np.array(model.upper)
-    y_mean = float(y.mean())
+    y_mean = float(y.sum() / y.size)  # y.mean()'s value, without its Python-level wrapper
 
     last_shape: dict[bytes, np.ndarray] = {}  # U at the latest phi: the Jacobian reuses it
+    y_centred = y - y_mean
+    # the law itself where the shape is the law at (r0, r*) = (1, 0) (the same call, without
+    # the shape's own errstate: the optimisation below runs under errstate(all="ignore"))
+    law = (compiled(model.derivation) if model.derivation is not None and model.abscissa is None
+           else None)
 
     def plateau_and_start(phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(r0, r*) by linear least squares for this shape, and the fitted curve."""
-        u = model.shape(t, *phi)
+        u = law(t, 1.0, 0.0, *phi) if law is not None else model.shape(t, *phi)
         last_shape.clear()
         last_shape[phi.tobytes()] = u
         # y ~ r0 u + r* (1 - u) = r* + (r0 - r*) u: a straight line in u, solved in closed form
-        u_mean = u.mean()
+        u_mean = u.sum() / u.size  # u.mean()'s value
         du = u - u_mean
         spread = _dot(du, du)
         if not spread > 1e-12 * max(1.0, u_mean * u_mean) * u.size:
             design = np.column_stack([u, 1.0 - u])  # flat shape: the minimum-norm solution
             coef, *_ = np.linalg.lstsq(design, y, rcond=None)
             return coef, design @ coef
-        slope = _dot(du, y - y_mean) / spread
+        slope = _dot(du, y_centred) / spread
         r_star = y_mean - slope * u_mean
         if plateau_bounds is not None:
             r_star, slope = _boxed_line(u, y, r_star, slope, plateau_bounds)
@@ -1266,64 +1390,58 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         back = gram_inverse @ (_gram(design, moved) + np.vstack([dots, -dots]))
         return moved - _times(design, back)
 
-    y_centred = y - y_mean
-    one_shape: list[np.ndarray] = []  # U at the latest phi of the scalar path
+    y_square = _dot(y_centred, y_centred)
+    latest: list = []  # (phi, du, spread, du . y_c) at the latest phi of the scalar path
 
-    # the law itself where the shape is the law at (r0, r*) = (1, 0) (the same call, without
-    # the shape's own errstate: the optimisation below runs under errstate(all="ignore"))
-    law = (compiled(model.derivation) if model.derivation is not None and model.abscissa is None
-           else None)
+    def scalar_cost(phi: float) -> float:
+        """Half the projected RSS at phi: (|y_c|^2 - (du . y_c)^2 / |du|^2) / 2.
 
-    def scalar_residual(phi: float) -> np.ndarray:
-        """Residual of the variable projection for one shape parameter (as plateau_and_start)."""
+        du = U - mean(U), y_c = y - mean(y): the line y ~ r* + (r0 - r*) U solved in closed
+        form and its RSS from dot products, without the residual vector.
+        """
         u = law(t, 1.0, 0.0, phi) if law is not None else model.shape(t, phi)
-        one_shape[:] = [u]
         u_mean = u.sum() / u.size
         du = u - u_mean
         spread = _dot(du, du)
         if not spread > 1e-12 * max(1.0, u_mean * u_mean) * u.size:
-            return plateau_and_start(np.array([phi]))[1] - y
-        slope = _dot(du, y_centred) / spread
-        return (y_mean - slope * u_mean) + slope * u - y
-
-    y_square, y_sum = _dot(y_centred, y_centred), float(y.sum())
-
-    def scalar_cost(phi: float) -> float:
-        """Half the projected RSS at phi: (|y_c|^2 - (du . y_c)^2 / |du|^2) / 2, no residual."""
-        u = law(t, 1.0, 0.0, phi) if law is not None else model.shape(t, phi)
-        du = u - u.sum() / u.size
-        spread = _dot(du, du)
-        if not spread > 1e-12 * max(1.0, (u.sum() / u.size) ** 2) * u.size:
-            fun = scalar_residual(phi)
+            latest.clear()  # flat shape: the minimum-norm line of plateau_and_start
+            fun = plateau_and_start(np.array([phi]))[1] - y
             return 0.5 * _dot(fun, fun)
-        return 0.5 * (y_square - _dot(du, y_centred) ** 2 / spread)
+        along = _dot(du, y_centred)
+        latest[:] = [phi, du, spread, along]
+        return 0.5 * (y_square - along * along / spread)
 
     # the registry's dU/dphi column itself (shape_jac's own call, without its (n, 1) wrapper)
     column = (compiled(f"{model.derivation}_d_{_raw_names(model)[0]}")
               if model.derivation is not None and model.abscissa is None
               and model.shape_jac is not None and len(model.shape_params) == 1 else None)
 
-    def scalar_jacobian(phi: float) -> np.ndarray:
-        """projected_jacobian for one shape parameter, with the 2 x 2 algebra in floats."""
-        u = one_shape[0]
+    def scalar_derivatives(phi: float) -> tuple[float, float]:
+        """(J . rho, J . J) of the variable projection at phi, from dot products.
+
+        The projected residual is rho = k du - y_c with k = (du . y_c) / |du|^2; with
+        dd = dU/dphi - mean(dU/dphi) its derivative is J = k' du + k dd (Golub and Pereyra
+        1973, exact), k' = (dd . y_c - 2 k du . dd) / |du|^2. Since k |du|^2 = du . y_c,
+        J . rho = k (k du . dd - dd . y_c) and J . J = k'^2 |du|^2 + 2 k k' du . dd
+        + k^2 |dd|^2. dU/dphi is the registry's analytic column.
+        """
+        if not latest or latest[0] != phi:
+            scalar_cost(phi)
+            if not latest:
+                return np.nan, np.nan  # flat shape: no derivative, the descent stops
+        _, du, spread, along = latest
         try:
             dus = column(t, 1.0, 0.0, phi) if column is not None else None
         except ValueError:  # a column defined only for t > 0: shape_jac's differences at 0
             dus = None
         if dus is None:
             dus = model.shape_jac(t, phi)[:, 0]
-        # v = 1 - u is never formed: its products follow from sums (sum v = n - sum u, ...)
-        su, uu, uy, sd, ud, dy = u.sum(), _dot(u, u), _dot(u, y), dus.sum(), _dot(u, dus), \
-            _dot(dus, y)
-        uv, vv, vy = su - uu, u.size - 2 * su + uu, y_sum - uy
-        det = uu * vv - uv * uv
-        c0, c1 = (vv * uy - uv * vy) / det, (uu * vy - uv * uy) / det
-        slope = c0 - c1
-        dots = c1 * sd + slope * ud - dy  # dus . rho, rho = u c0 + v c1 - y
-        m0 = slope * ud + dots  # u . moved + dots, moved = dus (c0 - c1)
-        m1 = slope * (sd - ud) - dots  # v . moved - dots
-        a, b = (vv * m0 - uv * m1) / det, (uu * m1 - uv * m0) / det
-        return slope * dus - (a - b) * u - b  # moved - u a - v b
+        dd = dus - dus.sum() / dus.size
+        cross, lift, square = _dot(du, dd), _dot(dd, y_centred), _dot(dd, dd)
+        k = along / spread
+        k_prime = (lift - 2 * k * cross) / spread
+        return (k * (k * cross - lift),
+                k_prime * k_prime * spread + 2 * k * k_prime * cross + k * k * square)
 
     last_residual: dict[bytes, np.ndarray] = {}  # the residual at the latest phi
 
@@ -1360,15 +1478,15 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     analytic = model.shape_jac is not None and plateau_bounds is None
     best, best_cost = None, np.inf
     with np.errstate(all="ignore"):
+        inside = (lower + 1e-12 * (upper - lower), upper - 1e-12 * (upper - lower))
         for start in model.starts:
-            x0 = np.clip(np.array(start, dtype=float), lower + 1e-12 * (upper - lower),
-                         upper - 1e-12 * (upper - lower))
+            x0 = np.minimum(np.maximum(np.array(start, dtype=float), inside[0]), inside[1])
             if analytic and loss == "linear" and x0.size == 1:
                 if best is not None and not every_start and _profile_rises(
                         lambda phi: scalar_cost(float(phi[0])), best.x, x0, best_cost):
                     continue  # the cost rises from the optimum to this start: same basin
                 sol = _scalar_levenberg_marquardt(
-                    scalar_residual, scalar_jacobian, float(x0[0]), float(lower[0]),
+                    scalar_cost, scalar_derivatives, float(x0[0]), float(lower[0]),
                     float(upper[0]), found=None if best is None else float(best.x[0]))
                 if sol is not None and sol.cost < best_cost:
                     best, best_cost = sol, sol.cost
@@ -1391,8 +1509,11 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
                     best, best_cost = sol, sol.cost
                 continue
             try:
-                sol = least_squares(lambda phi: plateau_and_start(phi)[1] - y, x0,
-                                    jac=projected_jacobian if analytic else "2-point",
+                sol = least_squares(projected_residual, x0,
+                                    jac=projected_jacobian if analytic else lambda phi: (
+                                        _two_point(projected_residual, phi,
+                                                   last_residual.get(phi.tobytes()),
+                                                   lower, upper)),
                                     bounds=(lower, upper), loss=loss, x_scale="jac",
                                     method="trf", max_nfev=1000)
             except ValueError:
@@ -1401,8 +1522,9 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
                 best, best_cost = sol, sol.cost
     if best is None:
         raise InputError(f"model {name!r} could not be fitted to this series")
-    return _result(model, t, y, np.concatenate([plateau_and_start(best.x)[0], best.x]),
-                   plateau_bounds)
+    with np.errstate(over="ignore"):  # the shape's own errstate (the law is called directly)
+        coef = plateau_and_start(best.x)[0]
+    return _result(model, t, y, np.concatenate([coef, best.x]), plateau_bounds)
 
 
 def _result(model: CurveModel, t: np.ndarray, y: np.ndarray, theta: np.ndarray,
@@ -1410,7 +1532,8 @@ def _result(model: CurveModel, t: np.ndarray, y: np.ndarray, theta: np.ndarray,
     """Return the fit at theta: RSS, R^2 and information criteria of the prepared series."""
     residuals = y - model(t, theta)
     rss = _dot(residuals, residuals)
-    tss = float(np.sum((y - y.mean()) ** 2))
+    centred = y - y.sum() / y.size  # y - y.mean(), the same floats
+    tss = float(np.sum(centred * centred))
     n, p = y.size, theta.size
     log_lik_term = n * np.log(max(rss, 1e-300) / n)
     return FitResult(model, theta, t, y, rss, 1 - rss / tss, log_lik_term + 2 * p,

@@ -215,3 +215,66 @@ def test_blocked_trajectory_equals_the_whole_array_formulas(zeta):
     np.testing.assert_allclose(got[far], whole[far], rtol=1e-12,
                                atol=1e-15 * np.abs(whole).max())
     assert np.all(np.isfinite(got))
+
+
+def _granularity_one_n_at_a_time(values: np.ndarray, n_max: int = 4096,
+                                 eps: float = 2e-6) -> int | None:
+    """The former loop: each N from 1 to n_max tested on every value."""
+    v = values[np.isfinite(values)]
+    if v.size < 5:
+        return None
+    for n in range(1, n_max + 1):
+        scaled = v * n
+        if np.all(np.abs(scaled - np.round(scaled)) <= n * eps):
+            return n if n > 1 else None
+    return None
+
+
+def test_granularity_screen_finds_the_same_denominator():
+    """The screened search returns the N of the plain loop: multiples of 1/N, rounded, NaN."""
+    from grpodyn.empirical.logs.infer import granularity
+
+    rng = np.random.default_rng(0)
+    for case in range(150):
+        size = int(rng.integers(3, 300))
+        d = int(rng.integers(1, 5000)) if case % 5 == 1 else int(rng.integers(1, 300))
+        values = rng.integers(0, d + 1, size) / d
+        if case % 5 == 0:
+            values = rng.uniform(0, 1, size)  # not a multiple of anything
+        elif case % 5 == 2:
+            values = values.astype(np.float32).astype(float)  # float32 means
+        elif case % 5 == 3:
+            values[int(rng.integers(0, size))] = np.nan
+        elif case % 5 == 4:
+            values = np.round(values, 4)  # printed with four digits
+        if case % 7 == 0:
+            values[-1] = 0.5 + 1e-3  # only a value after the screened head breaks it
+        assert granularity(values) == _granularity_one_n_at_a_time(values), case
+
+
+def test_two_point_jacobian_equals_scipy_approx_derivative_bit_for_bit():
+    """fit._two_point against scipy's 2-point scheme: inside, on and near the bounds."""
+    from scipy.optimize._numdiff import approx_derivative
+
+    from grpodyn.numerics.fit import _two_point
+
+    rng = np.random.default_rng(1)
+    t = np.linspace(0, 10, 200)
+
+    def fun(x: np.ndarray) -> np.ndarray:
+        return np.exp(-0.1 * t * np.tanh(x[0])) * np.cos(np.tanh(x[1]) * t) + x[-1] * t
+
+    for _ in range(500):
+        p = int(rng.integers(2, 4))
+        lower = -rng.uniform(0, 1, p) * 10 ** rng.uniform(-8, 3, p)
+        upper = lower + 10 ** rng.uniform(-12, 3, p)
+        lower[rng.uniform(size=p) < 0.2] = -np.inf
+        upper[rng.uniform(size=p) < 0.2] = np.inf
+        lo, hi = np.maximum(lower, -7.0), np.minimum(upper, 7.0)
+        share = rng.choice([0.0, 1.0, 0.5, 1e-9, 1 - 1e-9], p)
+        x = np.minimum(np.maximum(lo + share * (hi - lo), lower), upper)
+        f0 = fun(x)
+        theirs = approx_derivative(fun, x, method="2-point", f0=f0, bounds=(lower, upper))
+        ours = _two_point(fun, x, f0, lower, upper)
+        assert np.array_equal(ours, theirs) and ours.flags.f_contiguous == theirs.flags.f_contiguous
+        assert np.array_equal(_two_point(fun, x, None, lower, upper), ours)

@@ -344,7 +344,10 @@ def test_scalar_levenberg_marquardt_follows_the_general_one(seed):
     for start in (3.0, 60.0, 140.0):
         general = _levenberg_marquardt(residual, lambda x: jacobian(x)[:, None],
                                        np.array([start]), np.array([lower]), np.array([upper]))
-        scalar = _scalar_levenberg_marquardt(residual, jacobian, start, lower, upper)
+        scalar = _scalar_levenberg_marquardt(
+            lambda tau: 0.5 * residual(tau) @ residual(tau),
+            lambda tau: (jacobian(tau) @ residual(tau), jacobian(tau) @ jacobian(tau)),
+            start, lower, upper)
         assert scalar.cost == pytest.approx(general.cost, rel=1e-12)
         assert scalar.x[0] == pytest.approx(general.x[0], rel=1e-6)
         assert lower <= scalar.x[0] <= upper
@@ -371,3 +374,50 @@ def test_later_starts_skipped_only_where_they_change_nothing(name, options):
         every = fit_curve(name, t, y, every_start=True, **options)
         assert default.rss <= every.rss * (1 + 1e-12) or (every.at_bounds
                                                           and not default.at_bounds), (seed, n)
+
+
+def test_gram_inverse_is_the_inverse_whatever_the_units():
+    """Normal matrices are inverted after Jacobi scaling: units do not decide what is determined.
+
+    pinv of the unscaled J^T J drops directions whose singular values fall below 1e-15 of the
+    largest, which units alone can cause (a tau of 1e4 steps makes its column 1e-4 of the
+    others'): compared with the exact inverse (mpmath, 50 digits) on 3 x 3 and 4 x 4 matrices
+    with columns scaled by up to 1e12, and with the pseudo-inverse of the scaled matrix where
+    it is singular.
+    """
+    import mpmath
+
+    from grpodyn.numerics.fit import _gram_inverse
+
+    mpmath.mp.dps = 50
+    rng = np.random.default_rng(3)
+    for case in range(200):
+        p = 3 if case % 4 else 4
+        jac = rng.standard_normal((60, p)) * 10 ** rng.uniform(-6, 6, p)
+        if case % 3 == 0:  # correlated columns, still determined
+            jac[:, -1] = jac[:, 0] * 1e-6 + 1e-2 * jac[:, -1]
+        info = jac.T @ jac
+        exact = np.array(mpmath.matrix(info.tolist()) ** -1, dtype=float).reshape(p, p)
+        ours = _gram_inverse(info)
+        scale = np.sqrt(np.outer(np.diag(exact), np.diag(exact)))
+        d = np.sqrt(np.diag(info))
+        condition = np.linalg.cond(info / np.outer(d, d))  # of the scaled matrix: up to 1e14
+        assert np.max(np.abs(ours - exact) / scale) < 1e-14 * condition, case
+    singular = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1e-8]])
+    expected = np.array([[0.25, 0.25, 0.0], [0.25, 0.25, 0.0], [0.0, 0.0, 1e8]])
+    assert np.allclose(_gram_inverse(singular), expected, rtol=1e-12, atol=0)
+
+
+def test_exponential_with_tau_beyond_the_span_reports_tau_undetermined():
+    """A nearly straight series: tau is not determined, and the standard error says so.
+
+    Before the scaled inverse, pinv's cutoff (J^T J with condition number > 1e15 from units
+    alone) gave tau a standard error of 7e-10 relative on this series.
+    """
+    t = np.arange(1000.0)
+    y = 0.7 - 2e-4 * t + 0.03 * np.random.default_rng(4).standard_normal(t.size)
+    fit = fit_curve("exponential", t, y)
+    assert fit.params["tau"] > 20 * t[-1] and not fit.at_bounds  # 33284 steps here
+    plain = np.sqrt(np.diag(fit.plain_covariance))
+    assert plain[2] > fit.params["tau"]  # the data do not determine tau
+    assert fit.stderr["tau"] > fit.params["tau"]
