@@ -304,7 +304,7 @@ def _layout(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool
 
 
 def _noise_constants(theta: np.ndarray, layout: _Layout, optimizer: str) -> dict[str, Any]:
-    """The MeanFieldMap keywords of the noise: Adam's ratios, the drag's constants."""
+    """Return the MeanFieldMap keywords of the noise: Adam's ratios, the drag's constants."""
     if optimizer == "sgd":
         drag = layout.has("log_drag_prompt_sgd")
         return {"noise_curvature": 1.0 if drag else 0.0,  # the fit determines h sigma^2 only
@@ -633,8 +633,8 @@ class SweepFit:
             out["kappa_A_ref"]["bg_ref"] = self.layout.bg_ref
             rho_status = out.get("rho_A", {}).get("status", "not fitted")
             out["kappa_A"] = {"value": _kappa_a(self.theta, self.layout),
-                              "status": "derived: kappa_A_ref sqrt(1 + rho_A / (B G)_ref); "
-                                        f"rho_A {rho_status}"}
+                              "status": "derived: kappa_A_ref sqrt(1 + rho_p / B_ref + rho_A / "
+                                        f"(B G)_ref); rho_A {rho_status}"}
         return out
 
     def system(self, hparams: dict[str, Any], theta: np.ndarray | None = None) -> MeanFieldMap:
@@ -739,15 +739,28 @@ class SweepFit:
                         pairs.append({"bg": int(bg[i]), "g": [int(g[i]), int(g[j])],
                                       "log_ratio": float(y[i] - y[j]), "z": float(z)})
             entry["same_bg_pairs"] = pairs
-            if o == "adam" and self.layout.fit_rho:
+            if o == "adam" and self.layout.fit_rho and not self.layout.has("log_rho_p"):
                 rho = float(np.exp(self.theta[self.layout.index("log_rho_A")]))
                 mid = float(np.exp(np.mean(np.log(bg))))
                 # the exponent depends on B G alone: evaluated at B = mid, G = 1
                 entry["predicted_bg_exponent"] = float(
                     compiled("adam_stiffness_bg_exponent")(rho, mid, 1))
+                entry["predicted_g_exponent_at_fixed_bg"] = 0.0
+            elif o == "adam" and self.layout.fit_rho and rank == 3:
+                # the split v_hat: the same regression on the fitted map's own k (D = 1)
+                model = np.log(_Evaluator([s["hparams"] for s in rows],
+                                          [np.arange(2)] * len(rows),
+                                          self.layout).stiffness(self.theta))
+                coef = np.linalg.lstsq(design, model, rcond=None)[0]
+                entry["predicted_bg_exponent"] = float(coef[1])
+                entry["predicted_g_exponent_at_fixed_bg"] = float(coef[2])
             else:
                 entry["predicted_bg_exponent"] = 0.0
-            entry["predicted_g_exponent_at_fixed_bg"] = 0.0
+                entry["predicted_g_exponent_at_fixed_bg"] = 0.0
+            if self.layout.units:
+                entry["note"] = ("per-setting k with the noise drag held at the joint fit: the "
+                                 "drag, not k, carries the B and G dependence of the gain that "
+                                 "the noise explains")
             results[o] = entry
         return results
 
@@ -984,8 +997,14 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         "the target shares the sources' model, task, reward and starting policy (r0)",
         "finite-G drift factor 1 - p^G - (1-p)^G on the force at p = the mean-field reward"
         if fit.layout.finite_group else "every group informative (large-G map)",
+        "plateau r* per seed (an unseen seed: the seeds' mean), not a function of lr"
+        if fit.layout.plateau == "per_seed" and fit.layout.starts else
         "plateau r* shared by the runs of one optimizer (not a function of lr)",
-        "SGD stiffness lr * kappa; Adam stiffness lr (1-beta1) kappa_A / sqrt(1 + rho_A/(B G))",
+        "SGD stiffness lr * kappa; Adam stiffness lr (1-beta1) kappa_A / sqrt(1 + rho_p/B + "
+        "rho_A/(B G)) (rho_p = 0 unless fitted)",
+        "sampling noise costs expected reward at second order: a drag lr^2 h (sigma_p^2/B + "
+        "sigma_c^2/(B G)) / (2 (1 - beta^2)) (SGD), lr^2 h (1-beta1)/(2 (1+beta1)) rho/(1+rho) "
+        "(Adam) per step" if fit.layout.units else "no noise drag on the mean path",
         "band: constants' covariance (cluster-robust, one cluster per run), seed-to-seed spread "
         "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G))",
         *system.assumptions]
