@@ -13,6 +13,9 @@ G-invariant only where the signal dominates (rho_A << B G). Both write the step 
 buffer M_n = beta M_{n-1} + w e_{n-l(n)}, e_{n+1} = e_n - s_n M_n, with w = 1, s_n = lr_n kappa
 (SGD) or w = 1 - beta1, s_n = lr_n kappa_A / ((1 - beta1^(n+1)) sqrt(1 + rho_A/(B G))) (Adam, bias
 corrected); at constant lr and without bias correction this is the map of section 1.
+With a noise curvature the sampling noise also costs expected reward at second order: a drag
+subtracted every step (``sgd_noise_drag``, ``adam_noise_drag``; :meth:`MeanFieldMap.noise_drag`)
+that lowers the fixed point by drag (1 - beta) / k (:attr:`MeanFieldMap.plateau_shift`).
 """
 
 from __future__ import annotations

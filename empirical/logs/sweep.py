@@ -14,6 +14,14 @@ p = r* + e (``finite_group_drift_factor``; ``fit_sweep(finite_group=False)`` set
 large-G map). Runs of one seed start from the same weights and share an r0 (one r0 per seed when
 the runs name their seeds, one for all otherwise).
 
+Revision 3 (issue 15) adds the sampling noise to the mean path: the step variance is split into
+a between-prompt part sigma_p^2 / B and a within-group part sigma_c^2 / (B G)
+(``sampling_variance_split``); the noise costs expected reward at second order, a drag
+e_{n+1} = ... - drag_i per step (``sgd_noise_drag``: lr^2 h (sigma_p^2/B + sigma_c^2/(B G)) /
+(2 (1 - beta^2)); ``adam_noise_drag``) that lowers the plateau like lr / B; and Adam's v_hat
+carries both parts (``adam_stiffness_split``: rho_p / B + rho_A / (B G)). ``fit_sweep``'s
+``noise_drag``, ``prompt_noise`` and ``plateau="per_seed"`` (an r* per seed) switch them on.
+
 The shared constants (r0 per seed, r* per optimizer, kappa for SGD, kappa_A and rho_A for Adam)
 are fitted by least squares over every point of every run that did not collapse; their covariance
 is the cluster-robust sandwich with one cluster per run (points of a run are correlated, runs are
