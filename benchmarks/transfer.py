@@ -105,7 +105,8 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bo
         predicted = predictions[0]
         pm = np.mean([np.asarray(p["mean"]) for p in predictions], axis=0)[steps.astype(int)]
         try:
-            own = fit_sweep(held, finite_group=finite_group)
+            own = fit_sweep(held, finite_group=finite_group, noise_drag=False,
+                            prompt_noise=False, plateau="shared")
             own_curve = np.mean([own.curve(r.hparams, n) for r in held],
                                 axis=0)[steps.astype(int)]
         except InputError:  # every held-out run collapsed

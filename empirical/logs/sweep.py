@@ -850,8 +850,8 @@ def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: _Layout
     return out
 
 
-def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool = False,
-              prompt_noise: bool = False, plateau: str = "shared") -> SweepFit:
+def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool = True,
+              prompt_noise: bool = True, plateau: str = "shared") -> SweepFit:
     """Fit the shared constants of a sweep (see the module docstring).
 
     Parameters
@@ -865,13 +865,14 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
     noise_drag : bool
         Let the sampling noise cost expected reward at second order (derivations
         ``sgd_noise_drag``, ``adam_noise_drag``): SGD's h sigma_p^2 and h sigma_c^2, Adam's
-        h_noise, fitted where B and G both vary.
+        h_noise, fitted where B and G both vary (revision 3; False: revision 2's map).
     prompt_noise : bool
         Split Adam's noise ratio into a between-prompt rho_p (per prompt) and rho_A (per
-        completion): ``adam_stiffness_split``, fitted where B and G both vary.
+        completion): ``adam_stiffness_split``, fitted where B and G both vary (revision 3).
     plateau : {"shared", "per_seed"}
         One r* per optimizer, or one per optimizer and seed (runs of one seed start from the same
-        weights; an unseen seed gets the mean).
+        weights; an unseen seed gets the mean). Revision 3 keeps "shared": a plateau per seed
+        did not help the design score (docs/findings.md section 6d).
 
     Returns
     -------
