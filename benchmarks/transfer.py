@@ -226,7 +226,10 @@ def _public() -> dict:
 #: revision 1: frozen before seeds 1-2 of grid2 were scored (``--frozen`` this to rerun it)
 FROZEN_REVISION_1 = "c5fe77c3bf71e44119e2573e2c07843418fa2cfb"
 #: revision 2 (plateau bounded to the reward range): frozen before new seeds 3-4 were scored
-FROZEN = "367bc16d7cf36ae27b1326e616799d28d8c96772"
+FROZEN_REVISION_2 = "367bc16d7cf36ae27b1326e616799d28d8c96772"
+#: revision 3 (the sampling noise on the mean path: drag and split v_hat): frozen before new
+#: seeds 5-6 were scored
+FROZEN = "ec9ee07865336772c29dfca393ef248e034bf1b3"
 METHOD_FILES = ("empirical/logs/sweep.py", "numerics/mean_field_map.py", "theory/optimizers.py")
 
 
