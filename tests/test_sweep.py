@@ -324,7 +324,7 @@ def test_noise_drag_fit_recovers_the_drag_and_the_plateau_per_seed(drag_runs):
 def test_a_fit_without_the_drag_sees_a_sublinear_rate_where_the_drag_acts(drag_runs):
     """The plain map fitted to runs with a drag: the gain grows slower than lr and with B, as on
     the tiny grid (findings 6c) - the signature the drag explains."""
-    plain = fit_sweep(drag_runs, finite_group=False)
+    plain = fit_sweep(drag_runs, finite_group=False, noise_drag=False)
     tau = plain.tau_lr_exponent()["sgd"]
     assert tau["value"] > -0.9
     bg = plain.bg_test()["sgd"]
