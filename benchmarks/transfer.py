@@ -77,10 +77,13 @@ def _smooth(y: np.ndarray, width: int = 15) -> np.ndarray:
 
 
 def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bool = True,
-                   extra: tuple[SweepRun, ...] = ()) -> list[dict]:
+                   extra: tuple[SweepRun, ...] = (), model: dict | None = None) -> list[dict]:
     """Leave-one-setting-out transfer scores (see the module docstring).
 
     ``extra``: runs that join the sources of every held-out setting but are never scored.
+    ``model``: further keywords of ``fit_sweep`` for the sources' fit (revision 3's
+    ``noise_drag``, ``prompt_noise``, ``plateau``); the held-out setting's own fit is always the
+    plain map (shared plateau, no drag), so that the R^2 ratio has one denominator.
     """
     settings: dict[tuple, list[SweepRun]] = {}
     for run in runs:
@@ -94,7 +97,7 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bo
         target = {k: v for k, v in held[0].hparams.items() if k not in ("seed", "steps")}
         steps, mean = _seed_mean(held)
         n = int(max(r.steps[-1] for r in held))
-        fit = fit_sweep(sources, finite_group=finite_group)
+        fit = fit_sweep(sources, finite_group=finite_group, **(model or {}))
         # one prediction per held-out run: its seed's r0 comes from the seed's source runs
         predictions = [transfer(sources, {**target, "seed": r.hparams["seed"]}
                                 if "seed" in r.hparams else target, steps=n, level=level, fit=fit)
@@ -102,7 +105,8 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bo
         predicted = predictions[0]
         pm = np.mean([np.asarray(p["mean"]) for p in predictions], axis=0)[steps.astype(int)]
         try:
-            own = fit_sweep(held, finite_group=finite_group)
+            own = fit_sweep(held, finite_group=finite_group, noise_drag=False,
+                            prompt_noise=False, plateau="shared")
             own_curve = np.mean([own.curve(r.hparams, n) for r in held],
                                 axis=0)[steps.astype(int)]
         except InputError:  # every held-out run collapsed
@@ -222,7 +226,10 @@ def _public() -> dict:
 #: revision 1: frozen before seeds 1-2 of grid2 were scored (``--frozen`` this to rerun it)
 FROZEN_REVISION_1 = "c5fe77c3bf71e44119e2573e2c07843418fa2cfb"
 #: revision 2 (plateau bounded to the reward range): frozen before new seeds 3-4 were scored
-FROZEN = "367bc16d7cf36ae27b1326e616799d28d8c96772"
+FROZEN_REVISION_2 = "367bc16d7cf36ae27b1326e616799d28d8c96772"
+#: revision 3 (the sampling noise on the mean path: drag and split v_hat): frozen before new
+#: seeds 5-6 were scored
+FROZEN = "ec9ee07865336772c29dfca393ef248e034bf1b3"
 METHOD_FILES = ("empirical/logs/sweep.py", "numerics/mean_field_map.py", "theory/optimizers.py")
 
 
@@ -249,10 +256,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ablation", action="store_true",
                         help="also score the large-G map (finite_group=False, session 1's model)")
     parser.add_argument("--no-public", action="store_true", help="skip the public sweeps")
+    parser.add_argument("--optimizers", nargs="+", default=["adam", "sgd"],
+                        help="score these optimizers only")
+    parser.add_argument("--model", default=None,
+                        help="fit_sweep keywords of the sources' fit as JSON, e.g. "
+                             "'{\"noise_drag\": false}' (default: fit_sweep's own defaults)")
     args = parser.parse_args(argv)
+    model = json.loads(args.model) if args.model else {}
     out = args.out or Path("benchmarks") / f"transfer_{args.grid.name}.json"
     warnings.simplefilter("ignore", RuntimeWarning)
     everything = [load_sweep_run(p) for p in sorted(args.grid.glob("*.json"))]
+    everything = [r for r in everything if r.hparams["optimizer"] in args.optimizers]
     runs = [r for r in everything if r.hparams.get("seed") in args.seeds]
     extra = [r for r in everything if r.hparams.get("seed") in args.source_seeds
              and r.hparams.get("seed") not in args.seeds]
@@ -263,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     commit = _git("rev-parse", "HEAD").stdout.strip()
     result: dict = {"method_commit": commit, "grid": str(args.grid), "n_runs": len(runs),
                     "seeds": args.seeds, "source_seeds": args.source_seeds,
-                    "n_source_only_runs": len(extra), "optimizers": {}}
+                    "n_source_only_runs": len(extra), "model": model, "optimizers": {}}
     if args.frozen:
         changed = _git("diff", "--name-only", args.frozen, "--", *METHOD_FILES).stdout.split()
         result["frozen_commit"] = args.frozen
@@ -271,8 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     for optimizer in sorted({r.hparams["optimizer"] for r in runs}):
         members = [r for r in runs if r.hparams["optimizer"] == optimizer]
         more = tuple(r for r in extra if r.hparams["optimizer"] == optimizer)
-        scores = score_held_out(members, extra=more)
-        sweep = fit_sweep([*members, *more]).to_dict()  # every run of the optimizer
+        scores = score_held_out(members, extra=more, model=model)
+        sweep = fit_sweep([*members, *more], **model).to_dict()  # every run of the optimizer
         result["optimizers"][optimizer] = {
             "summary": summary(scores), "held_out": scores,
             "settings": sorted({str(r.setting) for r in members}),
@@ -282,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             "collapsed": [r["name"] for r in sweep["runs"] if r["collapsed"]]}
         print(optimizer, json.dumps(result["optimizers"][optimizer]["summary"]), flush=True)
         if args.ablation:
-            large_g = score_held_out(members, finite_group=False, extra=more)
+            large_g = score_held_out(members, finite_group=False, extra=more, model=model)
             result["optimizers"][optimizer]["summary_large_g_map"] = summary(large_g)
             print(optimizer, "large-G map", json.dumps(summary(large_g)), flush=True)
     if PUBLIC.is_dir() and not args.no_public:

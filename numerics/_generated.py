@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '5f355e30ff48115c3f7dbf91ef74314c'
+THEORY_HASH = 'abe6b96567e9fe9085c9f6f17c137035'
 
 
 SIGNATURES = {
@@ -112,6 +112,13 @@ SIGNATURES = {
     'sgd_stiffness_finite_group': ('eta', 'kappa', 'G', 'p'),
     'adam_stiffness_finite_group': ('eta', 'beta1', 'kappa_A', 'rho_A', 'B', 'G', 'p'),
     'warmup_trajectory': ('t', 'e0', 'beta', 'k', 'T_w'),
+    'sampling_variance_split': ('sigma_p2', 'sigma_c2', 'B', 'G'),
+    'sgd_noise_drag': ('eta', 'beta', 'h_noise', 'sigma_p2', 'sigma_c2', 'B', 'G'),
+    'sgd_noise_plateau_shift': ('eta', 'beta', 'kappa', 'h_noise', 'sigma_p2', 'sigma_c2', 'B', 'G'),
+    'adam_second_moment_split': ('g_mean', 'sigma_p2', 'sigma_c2', 'B', 'G'),
+    'adam_stiffness_split': ('eta', 'beta1', 'kappa_A', 'rho_p', 'rho_c', 'B', 'G'),
+    'adam_stiffness_split_finite_group': ('eta', 'beta1', 'kappa_A', 'rho_p', 'rho_c', 'B', 'G', 'p'),
+    'adam_noise_drag': ('eta', 'beta1', 'h_noise', 'rho_p', 'rho_c', 'B', 'G'),
     'sigmoid_law': ('t', 'r0', 'r_star', 't_mid', 'width'),
     'power_law': ('t', 'r0', 'r_star', 't_mid', 'exponent'),
     'saturation_law_d_r0': ('t', 'r0', 'r_star', 'tau'),
@@ -172,6 +179,7 @@ SYMBOLS = {
     'exponent': ('dimensionless', 'b', ('positive',)),
     'g_mean': ('gradient', '\\bar g', ('real',)),
     'h': ('steps', 'h', ('integer', 'nonnegative')),
+    'h_noise': ('reward/parameter^2', 'h_{\\mathrm{noise}}', ('nonnegative',)),
     'k': ('1/step^2', 'k', ('positive',)),
     'k_r': ('1/step^2', 'k_{r}', ('positive',)),
     'k_s': ('1/step^2', 'k_{s}', ('positive',)),
@@ -189,8 +197,12 @@ SYMBOLS = {
     'r1': ('reward', 'r_1', ('positive',)),
     'r_star': ('reward', 'r^{*}', ('real',)),
     'rho_A': ('completions', '\\rho_A', ('positive',)),
+    'rho_c': ('completions', '\\rho_c', ('nonnegative',)),
+    'rho_p': ('prompts', '\\rho_p', ('nonnegative',)),
     's2': ('reward^2', 's^{2}', ('positive',)),
+    'sigma_c2': ('gradient^2', '\\sigma_c^2', ('nonnegative',)),
     'sigma_g2': ('gradient^2', '\\sigma_g^2', ('positive',)),
+    'sigma_p2': ('gradient^2', '\\sigma_p^2', ('nonnegative',)),
     't': ('steps', 't', ('nonnegative',)),
     't_mid': ('steps', 't_{\\mathrm{mid}}', ('nonnegative',)),
     'tau': ('steps', '\\tau', ('positive',)),
@@ -1979,6 +1991,183 @@ def warmup_trajectory(t, e0, beta, k, T_w):
     """
     _x0 = 2*T_w
     return e0*numpy.exp(k*t**2/(_x0*beta - _x0))
+
+
+def sampling_variance_split(sigma_p2, sigma_c2, B, G):
+    """Variance of a step's mean gradient: between-prompt part over B, within-group part over B G.
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``sampling_variance_split``.
+
+    Parameters
+    ----------
+    sigma_p2 : array_like
+        between-prompt variance of the projected gradient (per prompt; not removed by more completions) [gradient^2]
+    sigma_c2 : array_like
+        within-group variance of the projected gradient (per completion) [gradient^2]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    _x0 = B**(-1.0)
+    return _x0*sigma_p2 + _x0*sigma_c2/G
+
+
+def sgd_noise_drag(eta, beta, h_noise, sigma_p2, sigma_c2, B, G):
+    """Expected reward lost per step to the sampling noise (heavy-ball SGD): h eta^2 (sigma_p^2/B + sigma_c^2/(B G)) / (2 (1 - beta^2)).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``sgd_noise_drag``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    h_noise : array_like
+        curvature of the reward along the sampling noise of the step (minus its second derivative, averaged over the noise) [reward/parameter^2]
+    sigma_p2 : array_like
+        between-prompt variance of the projected gradient (per prompt; not removed by more completions) [gradient^2]
+    sigma_c2 : array_like
+        within-group variance of the projected gradient (per completion) [gradient^2]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return -1/2*eta**2*h_noise*(G*sigma_p2 + sigma_c2)/(B*G*(beta - 1)*(beta + 1))
+
+
+def sgd_noise_plateau_shift(eta, beta, kappa, h_noise, sigma_p2, sigma_c2, B, G):
+    """How far the sampling noise lowers SGD's plateau: h eta (sigma_p^2/B + sigma_c^2/(B G)) / (2 kappa (1 + beta)).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``sgd_noise_plateau_shift``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    kappa : array_like
+        curvature scale: slope of the projected drift [gradient/reward]
+    h_noise : array_like
+        curvature of the reward along the sampling noise of the step (minus its second derivative, averaged over the noise) [reward/parameter^2]
+    sigma_p2 : array_like
+        between-prompt variance of the projected gradient (per prompt; not removed by more completions) [gradient^2]
+    sigma_c2 : array_like
+        within-group variance of the projected gradient (per completion) [gradient^2]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    return (1/2)*eta*h_noise*(G*sigma_p2 + sigma_c2)/(B*G*kappa*(beta + 1))
+
+
+def adam_second_moment_split(g_mean, sigma_p2, sigma_c2, B, G):
+    """Adam's second moment with the step variance split into prompts and completions.
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_second_moment_split``.
+
+    Parameters
+    ----------
+    g_mean : array_like
+        mean of the projected gradient [gradient]
+    sigma_p2 : array_like
+        between-prompt variance of the projected gradient (per prompt; not removed by more completions) [gradient^2]
+    sigma_c2 : array_like
+        within-group variance of the projected gradient (per completion) [gradient^2]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    _x0 = B**(-1.0)
+    return _x0*sigma_p2 + g_mean**2 + _x0*sigma_c2/G
+
+
+def adam_stiffness_split(eta, beta1, kappa_A, rho_p, rho_c, B, G):
+    """Adam stiffness with the noise split into prompts and completions: eta (1-beta1) kappa_A / sqrt(1 + rho_p/B + rho_c/(B G)).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_split``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta1 : array_like
+        Adam first-moment decay [dimensionless]
+    kappa_A : array_like
+        Adam-normalised curvature kappa / |g_mean| [1/reward]
+    rho_p : array_like
+        Adam between-prompt noise ratio sigma_p^2 / g_mean^2 [prompts]
+    rho_c : array_like
+        Adam within-group noise ratio sigma_c^2 / g_mean^2 [completions]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    _x0 = B**(-1.0)
+    return eta*kappa_A*(1 - beta1)/numpy.sqrt(_x0*rho_p + 1 + _x0*rho_c/G)
+
+
+def adam_stiffness_split_finite_group(eta, beta1, kappa_A, rho_p, rho_c, B, G, p):
+    """Adam stiffness with the split noise and the finite-G drift factor.
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_split_finite_group``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta1 : array_like
+        Adam first-moment decay [dimensionless]
+    kappa_A : array_like
+        Adam-normalised curvature kappa / |g_mean| [1/reward]
+    rho_p : array_like
+        Adam between-prompt noise ratio sigma_p^2 / g_mean^2 [prompts]
+    rho_c : array_like
+        Adam within-group noise ratio sigma_c^2 / g_mean^2 [completions]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    p : array_like
+        success probability of a prompt [dimensionless]
+    """
+    _x0 = p**G
+    _x1 = (1 - p)**G
+    _x2 = B**(-1.0)
+    return eta*kappa_A*(1 - beta1)*numpy.sqrt(-_x0 - _x1 + 1)/numpy.sqrt(-_x0 - _x1 + _x2*rho_p + 1 + _x2*rho_c/G)
+
+
+def adam_noise_drag(eta, beta1, h_noise, rho_p, rho_c, B, G):
+    """Expected reward lost per step to the sampling noise (Adam): h eta^2 (1-beta1)/(2 (1+beta1)) rho/(1+rho), rho = rho_p/B + rho_c/(B G).
+
+    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_noise_drag``.
+
+    Parameters
+    ----------
+    eta : array_like
+        learning rate [parameter/gradient]
+    beta1 : array_like
+        Adam first-moment decay [dimensionless]
+    h_noise : array_like
+        curvature of the reward along the sampling noise of the step (minus its second derivative, averaged over the noise) [reward/parameter^2]
+    rho_p : array_like
+        Adam between-prompt noise ratio sigma_p^2 / g_mean^2 [prompts]
+    rho_c : array_like
+        Adam within-group noise ratio sigma_c^2 / g_mean^2 [completions]
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    """
+    _x0 = B**(-1.0)
+    _x1 = _x0*rho_p + _x0*rho_c/G
+    return _x1*eta**2*h_noise*(1 - beta1)/((_x1 + 1)*(2*beta1 + 2))
 
 
 def sigmoid_law(t, r0, r_star, t_mid, width):

@@ -13,6 +13,9 @@ G-invariant only where the signal dominates (rho_A << B G). Both write the step 
 buffer M_n = beta M_{n-1} + w e_{n-l(n)}, e_{n+1} = e_n - s_n M_n, with w = 1, s_n = lr_n kappa
 (SGD) or w = 1 - beta1, s_n = lr_n kappa_A / ((1 - beta1^(n+1)) sqrt(1 + rho_A/(B G))) (Adam, bias
 corrected); at constant lr and without bias correction this is the map of section 1.
+With a noise curvature the sampling noise also costs expected reward at second order: a drag
+subtracted every step (``sgd_noise_drag``, ``adam_noise_drag``; :meth:`MeanFieldMap.noise_drag`)
+that lowers the fixed point by drag (1 - beta) / k (:attr:`MeanFieldMap.plateau_shift`).
 """
 
 from __future__ import annotations
@@ -84,7 +87,8 @@ def lr_schedule(lr: float, steps: int, *, schedule: str = "constant", warmup: in
 def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: int,
                 weight: float = 1.0, bias_correction: bool = False, staleness: int = 0,
                 refresh: int = 1,
-                force_factor: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+                force_factor: Callable[[np.ndarray], np.ndarray] | None = None,
+                drag: np.ndarray | None = None) -> np.ndarray:
     """Return the mean-field map in momentum-buffer form, many runs at once.
 
     Parameters
@@ -106,6 +110,9 @@ def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: in
         a state-dependent stiffness, e.g. the finite-G drift factor 1 - p^G - (1-p)^G at
         p = r* + e (derivation ``finite_group_drift_factor``, THEORY.md section 7). The map is
         then nonlinear and e_n / e_0 depends on e_0.
+    drag : numpy.ndarray, optional
+        Reward lost per step to the sampling noise [reward/step], shape (runs,) or (runs, steps)
+        (derivations ``sgd_noise_drag``, ``adam_noise_drag``): e_{n+1} = e_n - s_n M_n - drag_n.
 
     Returns
     -------
@@ -118,6 +125,8 @@ def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: in
     e = np.empty((e0.size, steps + 1))
     e[:, 0] = e0
     buffer = np.zeros(e0.size)
+    drag = None if drag is None else np.asarray(drag, dtype=float)
+    drag_per_step = drag is not None and drag.ndim == 2
     with np.errstate(over="ignore", invalid="ignore"):
         for n in range(steps):
             lagged = e[:, n - n % refresh] if refresh > 1 else e[:, max(n - staleness, 0)]
@@ -127,12 +136,14 @@ def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: in
             if bias_correction:
                 s = s / (1.0 - momentum ** (n + 1))
             e[:, n + 1] = e[:, n] - s * buffer
+            if drag is not None:
+                e[:, n + 1] -= drag[:, n] if drag_per_step else drag
     return e
 
 
 def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
-                 batch: np.ndarray | None = None, noise_ratio: float | None = None
-                 ) -> np.ndarray:
+                 batch: np.ndarray | None = None, noise_ratio: float | None = None,
+                 prompt_noise_ratio: float | None = None) -> np.ndarray:
     """Return the finite-G factor on the stiffness at mean reward ``reward``, relative to D = 1.
 
     D = 1 - p^G - (1-p)^G is the share of groups with an advantage (derivation
@@ -150,7 +161,9 @@ def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
     group_size, batch : numpy.ndarray
         G and B (broadcast against ``reward``); ``batch`` is needed for Adam with a noise ratio.
     noise_ratio : float, optional
-        Adam's rho_A.
+        Adam's rho_A (per completion, rho_c of the split form).
+    prompt_noise_ratio : float, optional
+        Adam's between-prompt ratio rho_p (derivation ``adam_stiffness_split_finite_group``).
 
     Returns
     -------
@@ -162,6 +175,12 @@ def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
         return np.asarray(compiled("finite_group_drift_factor")(group_size, p), dtype=float)
     if noise_ratio is None:
         return np.ones_like(p)
+    if prompt_noise_ratio:
+        return np.asarray(
+            compiled("adam_stiffness_split_finite_group")(1.0, 0.0, 1.0, prompt_noise_ratio,
+                                                          noise_ratio, batch, group_size, p)
+            / compiled("adam_stiffness_split")(1.0, 0.0, 1.0, prompt_noise_ratio, noise_ratio,
+                                               batch, group_size), dtype=float)
     return np.asarray(compiled("adam_stiffness_finite_group")(1.0, 0.0, 1.0, noise_ratio, batch,
                                                               group_size, p)
                       / compiled("adam_stiffness_noise_ratio")(1.0, 0.0, 1.0, noise_ratio, batch,
@@ -210,6 +229,16 @@ class MeanFieldMap:
         Put the finite-G drift factor on the force at the mean-field reward
         (:func:`drift_factor`; needs ``group_size``): the trajectory then depends on the plateau
         and the map is nonlinear. ``stiffness`` and the limits stay the large-G (D = 1) values.
+    prompt_noise_ratio : float, optional
+        Adam's rho_p = sigma_p^2 / g^2, the between-prompt part of the noise (per prompt); with
+        it Adam's stiffness is ``adam_stiffness_split`` and ``noise_ratio`` is rho_c.
+    noise_curvature : float
+        h_noise [reward/parameter^2]: the reward's curvature along the step's sampling noise,
+        which makes the noise cost expected reward at second order (``noise_drag``); 0: none.
+    prompt_noise, completion_noise : float
+        SGD's sigma_p^2 and sigma_c^2 [gradient^2] of the split step variance (derivation
+        ``sampling_variance_split``). The drag depends only on h sigma^2: a sweep fit passes
+        h = 1 and the products.
     """
 
     lr: float
@@ -227,6 +256,10 @@ class MeanFieldMap:
     schedule: str = "constant"
     warmup: int = 0
     finite_group: bool = False
+    prompt_noise_ratio: float | None = None
+    noise_curvature: float = 0.0
+    prompt_noise: float = 0.0
+    completion_noise: float = 0.0
     assumptions: tuple[str, ...] = field(default=(), init=False)
 
     def __post_init__(self) -> None:
@@ -262,6 +295,17 @@ class MeanFieldMap:
                 check_positive("noise_ratio", self.noise_ratio, allow_zero=True)
                 if self.group_size is None or self.batch is None:
                     raise InputError("Adam with a noise ratio needs group_size and batch")
+        for name in ("prompt_noise_ratio", "noise_curvature", "prompt_noise", "completion_noise"):
+            if getattr(self, name) is not None:
+                check_positive(name, getattr(self, name), allow_zero=True)
+        if self.noise_curvature > 0:
+            if self.group_size is None or self.batch is None:
+                raise InputError("a noise drag (noise_curvature > 0) needs group_size and batch")
+            if self.optimizer == "adam" and self.noise_ratio is None:
+                raise InputError("Adam's noise drag needs the noise ratio (noise_ratio)")
+            notes.append("sampling noise costs expected reward at second order: a drag of "
+                         f"{self.noise_drag:.3g} reward per step at the peak lr (h_noise "
+                         "Var(step) / 2; the drag does not depend on the displacement)")
         if self.finite_group:
             if self.group_size is None:
                 raise InputError("finite_group needs group_size")
@@ -284,8 +328,44 @@ class MeanFieldMap:
             return compiled("stiffness")(lr, self.kappa)
         if self.noise_ratio is None:
             return compiled("adam_stiffness_signal_limit")(lr, self._beta, self.kappa)
+        if self.prompt_noise_ratio:
+            return compiled("adam_stiffness_split")(lr, self._beta, self.kappa,
+                                                    self.prompt_noise_ratio, self.noise_ratio,
+                                                    self.batch, self.group_size)
         return compiled("adam_stiffness_noise_ratio")(lr, self._beta, self.kappa, self.noise_ratio,
                                                       self.batch, self.group_size)
+
+    def noise_drag_at(self, lr: float | np.ndarray) -> float | np.ndarray:
+        """Return the reward lost per step to the sampling noise at ``lr`` [reward/step].
+
+        Heavy-ball SGD: h lr^2 (sigma_p^2/B + sigma_c^2/(B G)) / (2 (1 - beta^2)) (derivation
+        ``sgd_noise_drag``); Adam: h lr^2 (1-beta1) / (2 (1+beta1)) rho / (1 + rho),
+        rho = rho_p/B + rho_c/(B G) (``adam_noise_drag``); THEORY.md section 9. 0 without a
+        noise curvature.
+        """
+        if not self.noise_curvature:
+            return 0.0 * np.asarray(lr, dtype=float)
+        if self.optimizer == "sgd":
+            return compiled("sgd_noise_drag")(lr, self._beta, self.noise_curvature,
+                                              self.prompt_noise, self.completion_noise,
+                                              self.batch, self.group_size)
+        return compiled("adam_noise_drag")(lr, self._beta, self.noise_curvature,
+                                           self.prompt_noise_ratio or 0.0, self.noise_ratio,
+                                           self.batch, self.group_size)
+
+    @property
+    def noise_drag(self) -> float:
+        """Return the drag at the peak learning rate [reward/step] (:meth:`noise_drag_at`)."""
+        return float(self.noise_drag_at(self.lr))
+
+    @property
+    def plateau_shift(self) -> float:
+        """Return how far the drag lowers the plateau, drag (1 - beta) / k [reward].
+
+        The fixed point of the map with the drag at the peak lr (derivation
+        ``sgd_noise_plateau_shift`` for SGD; the same fixed point for Adam's map).
+        """
+        return float(self.noise_drag * (1.0 - self._beta) / self.stiffness)
 
     @property
     def stiffness(self) -> float:
@@ -410,7 +490,8 @@ class MeanFieldMap:
             return None
         return lambda e: drift_factor(plateau + e, optimizer=self.optimizer,
                                       group_size=self.group_size, batch=self.batch,
-                                      noise_ratio=self.noise_ratio)
+                                      noise_ratio=self.noise_ratio,
+                                      prompt_noise_ratio=self.prompt_noise_ratio)
 
     def displacement(self, steps: int, *, e0: float | np.ndarray = 1.0,
                      plateau: float | None = None) -> np.ndarray:
@@ -424,7 +505,7 @@ class MeanFieldMap:
             raise InputError("a finite-G map needs the plateau for its displacement")
         factor = self.force_factor(float(plateau)) if self.finite_group else None
         if (self.optimizer == "sgd" and self.schedule == "constant" and not self.warmup
-                and factor is None):
+                and factor is None and not self.noise_curvature):
             from .simulate import simulate_map
 
             return np.stack([simulate_map(momentum=self._beta, stiffness=self.stiffness, e0=x,
@@ -432,6 +513,8 @@ class MeanFieldMap:
                                           staleness=self.staleness).e[0]
                              for x in np.atleast_1d(np.asarray(e0, dtype=float))])
         lrs = lr_schedule(self.lr, steps, schedule=self.schedule, warmup=self.warmup)
+        drag = np.asarray(self.noise_drag_at(lrs), dtype=float)[None, :] \
+            if self.noise_curvature else None
         scale = self.stiffness_at(lrs)
         adam = self.optimizer == "adam"
         if adam:
@@ -439,7 +522,8 @@ class MeanFieldMap:
         return iterate_map(momentum=self._beta, scale=np.asarray(scale, dtype=float)[None, :],
                            e0=np.atleast_1d(np.asarray(e0, dtype=float)), steps=steps,
                            weight=(1.0 - self._beta) if adam else 1.0, bias_correction=adam,
-                           staleness=self.staleness, refresh=self.refresh, force_factor=factor)
+                           staleness=self.staleness, refresh=self.refresh, force_factor=factor,
+                           drag=drag)
 
     def trajectory(self, *, r0: float, plateau: float | None = None, steps: int,
                    noise: float = 0.0, level: float = 0.9, paths: int = 2000, seed: int = 0,
@@ -499,4 +583,5 @@ class MeanFieldMap:
                 "regime": self.regime, "spectral_radius": self.spectral_radius,
                 "stiffness_max": self.stiffness_max, "lr_max": self.lr_max,
                 "stability_margin": self.stability_margin, "finite_group": self.finite_group,
+                "noise_drag": self.noise_drag, "plateau_shift": self.plateau_shift,
                 "assumptions": list(self.assumptions)}

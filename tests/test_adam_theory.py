@@ -107,3 +107,85 @@ def test_finite_group_stiffnesses_and_their_limits(reg):
     values = compiled("adam_stiffness_finite_group")(1e-3, 0.9, 2.0, 50.0, 8, np.array([2, 4, 8]),
                                                      0.3)
     assert np.all(np.diff(values) > 0)  # at fixed B, more completions: fewer degenerate groups
+
+
+# --- revision 3: the sampling noise on the mean path ---------------------------------------
+def test_split_forms_reduce_to_the_b_g_forms(reg):
+    split = reg["adam_stiffness_split"].expr
+    assert sp.simplify(split.subs({sym.rho_p: 0, sym.rho_c: sym.rho_A})
+                       - reg["adam_stiffness_noise_ratio"].expr) == 0
+    variance = reg["sampling_variance_split"].expr
+    assert sp.simplify(variance.subs(sym.sigma_p2, 0) - sym.sigma_c2 / (sym.B * sym.G)) == 0
+    # where the between-prompt part dominates the step grows like sqrt(B), not with G
+    noisy = split.subs(sym.rho_c, 0)
+    assert sym.G not in noisy.free_symbols
+    n = sp.Symbol("n", positive=True)
+    assert sp.limit(noisy.subs(sym.B, n) / sp.sqrt(n), n, 0) == \
+        sym.eta * (1 - sym.beta1) * sym.kappa_A / sp.sqrt(sym.rho_p)
+
+
+def test_noise_drag_scalings(reg):
+    drag = reg["sgd_noise_drag"].expr
+    assert drag.subs({sym.sigma_p2: 0, sym.sigma_c2: 0}) == 0
+    assert sp.simplify(sp.diff(sp.log(drag), sym.eta) * sym.eta) == 2  # like lr^2
+    assert sp.simplify(sp.diff(sp.log(drag), sym.B) * sym.B) == -1  # like 1/B
+    shift = reg["sgd_noise_plateau_shift"].expr
+    assert sp.simplify(sp.diff(sp.log(shift), sym.eta) * sym.eta) == 1  # the plateau falls ~ lr
+    adam = reg["adam_noise_drag"].expr
+    # noise-dominated Adam: the drag no longer depends on B or G (the step is noise-normalised)
+    big = sp.Symbol("big", positive=True)
+    saturated = sp.limit(adam.subs({sym.rho_p: big, sym.rho_c: big}), big, sp.oo)
+    assert sym.B not in saturated.free_symbols and sym.G not in saturated.free_symbols
+    assert sp.simplify(saturated - sym.h_noise * sym.eta**2 * (1 - sym.beta1)
+                       / (2 * (1 + sym.beta1))) == 0
+
+
+@pytest.mark.parametrize("prompts", [1, 2])
+def test_sgd_noise_drag_against_the_bandit(prompts):
+    """One SGD step of the two-arm bandit from x = 1 (p = 0.73, where the reward is concave):
+    the mean reward after the step falls short of the reward of the mean step by
+    (1/2) |J''| lr^2 Var(g_step), the derivation with sigma_p^2 = 0 (all prompts alike) and
+    sigma_c^2 = G Var_group."""
+    x, lr, group, seeds = 1.0, 0.5, 4, 400_000
+    config = BanditConfig(lr=lr, momentum=0.0, group_size=group, prompts=prompts)
+    mean, var = group_update_moments(x, config)
+    run = simulate_bandit(config, steps=1, seeds=seeds, seed=1, x0=x)
+    sigmoid = lambda v: 1.0 / (1.0 + np.exp(-v))  # noqa: E731
+    p = sigmoid(x)
+    curvature = -p * (1 - p) * (1 - 2 * p)  # h_noise = -J''(x) > 0
+    measured = float(np.mean(run.p[1]) - sigmoid(x + lr * mean))
+    error = float(np.std(run.p[1]) / np.sqrt(seeds))
+    predicted = compiled("sgd_noise_drag")(lr, 0.0, curvature, 0.0, group * var, prompts, group)
+    assert measured < 0
+    assert -measured == pytest.approx(predicted, abs=4 * error)
+    assert error < 0.15 * predicted  # the check has the power to see the drag
+
+
+def _adam_stream(prompts: int, group: int, *, steps: int = 60_000, seed: int = 0
+                 ) -> tuple[float, float, float, float]:
+    """Adam's moments on a synthetic gradient stream: each step the mean over B prompts of a
+    prompt effect (sd sigma_p) plus the mean of G completion deviations (sd sigma_c)."""
+    rng = np.random.default_rng(seed)
+    g, sigma_p, sigma_c, beta1, beta2 = 0.3, 0.8, 2.0, 0.9, 0.999
+    step = (g + rng.normal(0, sigma_p, (steps, prompts)).mean(axis=1)
+            + rng.normal(0, sigma_c, (steps, prompts, group)).mean(axis=(1, 2)))
+    m = v = 0.0
+    ms, vs = np.empty(steps), np.empty(steps)
+    for n, value in enumerate(step):
+        m = beta1 * m + (1 - beta1) * value
+        v = beta2 * v + (1 - beta2) * value**2
+        ms[n], vs[n] = m, v
+    keep = slice(steps // 4, None)  # past the bias-correction transient
+    return float(np.mean(vs[keep])), float(np.var(ms[keep] / np.sqrt(vs[keep]))), g, \
+        float(compiled("adam_second_moment_split")(g, sigma_p**2, sigma_c**2, prompts, group))
+
+
+@pytest.mark.parametrize(("prompts", "group"), [(2, 8), (8, 2)])
+def test_adam_second_moment_split_and_step_noise_against_simulation(prompts, group):
+    v_measured, step_var, g, v_predicted = _adam_stream(prompts, group)
+    assert v_measured == pytest.approx(v_predicted, rel=0.05)
+    # Var(m / sqrt(v)) = (1 - beta1) / (1 + beta1) Var(g_step) / v_hat: the Adam drag's step noise
+    noise = v_predicted - g**2
+    assert step_var == pytest.approx((1 - 0.9) / (1 + 0.9) * noise / v_predicted, rel=0.1)
+    drag = compiled("adam_noise_drag")(1.0, 0.9, 2.0, 0.8**2 / g**2, 2.0**2 / g**2, prompts, group)
+    assert drag == pytest.approx(step_var, rel=0.1)  # h = 2, lr = 1: the drag is Var(step)

@@ -132,3 +132,29 @@ def test_finite_group_trajectory_carries_the_drift_factor(optimizer):
         system.displacement(10, e0=-0.3)
     with pytest.raises(InputError, match="group_size"):
         MeanFieldMap(lr=0.01, kappa=1.0, finite_group=True)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_noise_drag_lowers_the_fixed_point_by_the_derived_shift(optimizer):
+    from grpodyn.numerics.compiled import compiled
+
+    common = {"momentum": 0.9, "group_size": 8, "batch": 4, "noise_curvature": 2.0}
+    if optimizer == "sgd":
+        system = MeanFieldMap(lr=0.01, kappa=0.5, prompt_noise=3.0, completion_noise=40.0,
+                              **common)
+        derived = compiled("sgd_noise_plateau_shift")(0.01, 0.9, 0.5, 2.0, 3.0, 40.0, 4, 8)
+        assert system.plateau_shift == pytest.approx(derived, rel=1e-12)
+    else:
+        system = MeanFieldMap(lr=1e-3, kappa=30.0, optimizer="adam", noise_ratio=50.0,
+                              prompt_noise_ratio=5.0, **common)
+        k = compiled("adam_stiffness_split")(1e-3, 0.9, 30.0, 5.0, 50.0, 4, 8)
+        assert system.stiffness == pytest.approx(k, rel=1e-12)
+    e = system.displacement(3000, e0=-0.2)[0]
+    assert e[-1] == pytest.approx(-system.plateau_shift, rel=1e-6)  # e* = -drag (1-beta) / k
+    # the drag grows like lr^2, the stiffness like lr: the shift grows like lr
+    doubled = MeanFieldMap(**{k_: getattr(system, k_) for k_ in (
+        "kappa", "optimizer", "momentum", "group_size", "batch", "noise_curvature",
+        "noise_ratio", "prompt_noise_ratio", "prompt_noise", "completion_noise")},
+        lr=2 * system.lr)
+    assert doubled.noise_drag == pytest.approx(4 * system.noise_drag, rel=1e-12)
+    assert doubled.plateau_shift == pytest.approx(2 * system.plateau_shift, rel=1e-9)

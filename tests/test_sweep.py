@@ -273,3 +273,59 @@ def test_plateau_the_runs_do_not_determine_is_bounded_to_the_reward_range(tmp_pa
     result = transfer(runs, {"lr": 0.015, "seed": 0}, fit=fit, steps=STEPS - 1)
     assert np.all(np.asarray(result["upper"]) <= 1.0)
     assert np.all(np.asarray(result["lower"]) <= np.asarray(result["mean"]))
+
+
+DRAG = {"prompt": 20.0, "completion": 300.0}  # SGD's h sigma_p^2 and h sigma_c^2
+SHORT = 240
+
+
+def _drag_file(folder, lr, group, batch, seed, r0, r_star):
+    system = MeanFieldMap(lr=lr, kappa=TRUE["sgd"], momentum=0.9, group_size=group, batch=batch,
+                          noise_curvature=1.0, prompt_noise=DRAG["prompt"],
+                          completion_noise=DRAG["completion"])
+    mean = r_star + system.displacement(SHORT - 1, e0=r0 - r_star)[0]
+    rng = np.random.default_rng(seed * 1000 + group * 10 + batch + int(lr * 1e5))
+    reward = rng.binomial(group * batch, np.clip(mean, 0, 1)) / (group * batch)
+    state = {"log_history": [{"step": n + 1, "reward": float(r)} for n, r in enumerate(reward)],
+             "grpodyn_hparams": {"optimizer": "sgd", "lr": lr, "momentum": 0.9,
+                                 "group_size": group, "batch": batch, "seed": seed}}
+    path = folder / f"sgd_lr{lr:g}_G{group}_B{batch}_seed{seed}.json"
+    path.write_text(json.dumps(state))
+    return load_sweep_run(path)
+
+
+@pytest.fixture(scope="module")
+def drag_runs(tmp_path_factory):
+    """SGD runs made with the noise drag and a plateau per seed (seed 1's 0.1 higher)."""
+    folder = tmp_path_factory.mktemp("drag")
+    settings = [(lr, 8, 8) for lr in (0.005, 0.01, 0.02)] + [
+        (0.01, g, b) for g, b in ((4, 8), (16, 8), (8, 4), (8, 16))]
+    return [_drag_file(folder, lr, g, b, seed, 0.3 + 0.05 * seed, 0.75 + 0.1 * seed)
+            for lr, g, b in settings for seed in (0, 1)]
+
+
+def test_noise_drag_fit_recovers_the_drag_and_the_plateau_per_seed(drag_runs):
+    fit = fit_sweep(drag_runs, finite_group=False, noise_drag=True, plateau="per_seed")
+    constants = fit.constants()
+    for part in ("prompt", "completion"):
+        entry = constants[f"drag_{part}_sgd"]
+        assert abs(np.log(entry["value"] / DRAG[part])) < 4 * entry["log_stderr"] + 0.2
+    for seed in (0, 1):
+        entry = constants[f"r_star_sgd_seed{seed}"]
+        assert entry["value"] == pytest.approx(0.75 + 0.1 * seed, abs=4 * entry["stderr"] + 0.02)
+    assert abs(np.log(constants["kappa"]["value"] / TRUE["sgd"])) < 0.2
+    tau = fit.tau_lr_exponent()["sgd"]
+    assert tau["value"] == pytest.approx(-1.0, abs=4 * tau["stderr"] + 0.05)
+    # transfer to a seed the fit has seen uses that seed's plateau
+    system = fit.system({**drag_runs[0].hparams, "lr": 0.01})
+    assert system.noise_drag > 0 and system.plateau_shift > 0
+
+
+def test_a_fit_without_the_drag_sees_a_sublinear_rate_where_the_drag_acts(drag_runs):
+    """The plain map fitted to runs with a drag: the gain grows slower than lr and with B, as on
+    the tiny grid (findings 6c) - the signature the drag explains."""
+    plain = fit_sweep(drag_runs, finite_group=False, noise_drag=False)
+    tau = plain.tau_lr_exponent()["sgd"]
+    assert tau["value"] > -0.9
+    bg = plain.bg_test()["sgd"]
+    assert bg["bg_exponent"]["value"] > 0.2

@@ -231,3 +231,173 @@ def derive_warmup_trajectory() -> Derivation:
                       "Overdamped relaxation under linear warmup: a second cause of slow start.",
                       SECTION, (Step("c e' + k (t / T_w) e = 0", ode),
                                 Step("separation of variables: d ln e / dt", log_rate)))
+
+
+# --- the sampling noise on the mean path (revision 3 of the transfer method, issue 15) -------
+def _split_variance() -> sp.Expr:
+    """sigma_p^2 / B + sigma_c^2 / (B G), from the derivation ``sampling_variance_split``."""
+    return get("sampling_variance_split").expr
+
+
+@derivation
+def derive_sampling_variance_split() -> Derivation:
+    """Derive Var(g_step) = sigma_p^2 / B + sigma_c^2 / (B G).
+
+    A step's projected gradient is the mean over B prompts of (the prompt's own mean u_b plus the
+    mean over its G completions of their deviations eps_bj); u and eps independent, of variances
+    sigma_p^2 and sigma_c^2. More completions per prompt remove only the second part: the step
+    variance falls like 1/B but, where sigma_p^2 dominates, hardly with G.
+    """
+    b, g = sym.B, sym.G
+    prompt_mean = sym.sigma_p2 + sym.sigma_c2 / g  # Var(u_b + mean_j eps_bj)
+    step = prompt_mean / b  # mean of B independent prompts
+    expr = sp.expand(step)
+    return Derivation("sampling_variance_split", expr, (sym.sigma_p2, sym.sigma_c2, sym.B, sym.G),
+                      "Variance of a step's mean gradient: between-prompt part over B, within-"
+                      "group part over B G.", SECTION,
+                      (Step("Var of one prompt's group mean", prompt_mean),
+                       Step("mean of B independent prompts", step)))
+
+
+def _stationary_buffer_variance(weight: sp.Expr, momentum: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
+    """Stationary Var(M) of M = momentum M + weight g for a white g of variance s (and s)."""
+    s, v = sp.Symbol("s_step", positive=True), sp.Symbol("V_M", positive=True)
+    (solution,) = sp.solve(sp.Eq(v, momentum**2 * v + weight**2 * s), v)
+    return sp.factor(solution), s
+
+
+@derivation
+def derive_sgd_noise_drag() -> Derivation:
+    """Derive the loss of expected reward per step from the sampling noise of heavy-ball SGD.
+
+    Second order in the step Delta = eta M: E[J(theta + Delta)] = J(theta + E Delta)
+    + (1/2) J'' Var(Delta), with J'' = -h_noise along the noise (the reward is concave there) and
+    Var(Delta) = eta^2 Var(M), Var(M) = Var(g_step) / (1 - beta^2) for the stationary momentum
+    buffer M = beta M + g. The drag is independent of the displacement: it lowers the mean path
+    by a constant amount per step, more at a larger lr (like lr^2) and a smaller B (like 1/B,
+    and only through its within-group part like 1/(B G)).
+    """
+    buffer, s = _stationary_buffer_variance(sp.Integer(1), sym.beta)
+    second_order = -sp.Rational(1, 2) * sym.h_noise * sym.eta**2 * buffer
+    drag = sp.factor(-second_order.subs(s, _split_variance()))
+    return Derivation("sgd_noise_drag", drag,
+                      (sym.eta, sym.beta, sym.h_noise, sym.sigma_p2, sym.sigma_c2, sym.B, sym.G),
+                      "Expected reward lost per step to the sampling noise (heavy-ball SGD): "
+                      "h eta^2 (sigma_p^2/B + sigma_c^2/(B G)) / (2 (1 - beta^2)).", SECTION,
+                      (Step("stationary Var(M) of M = beta M + g", buffer),
+                       Step("(1/2) J'' Var(eta M), J'' = -h_noise", second_order)))
+
+
+@derivation
+def derive_sgd_noise_plateau_shift() -> Derivation:
+    """Derive the fixed point of the SGD map with the drag: r* - drag (1 - beta) / (eta kappa).
+
+    e_{n+1} = e_n - k M_n - drag, M_n = beta M_{n-1} + e_n: at the fixed point M = e / (1 - beta)
+    and k M = -drag. The effective plateau falls like lr / B: the noise caps what a higher lr
+    gains.
+    """
+    e, m = sp.symbols("e_fixed M_fixed", real=True)
+    drag = get("sgd_noise_drag").expr
+    k = get("stiffness").expr.subs(sym.a, sym.eta)
+    fixed = sp.solve([sp.Eq(m, sym.beta * m + e), sp.Eq(0, -k * m - drag)], [e, m], dict=True)[0]
+    shift = sp.factor(-fixed[e])
+    return Derivation("sgd_noise_plateau_shift", shift,
+                      (sym.eta, sym.beta, sym.kappa, sym.h_noise, sym.sigma_p2, sym.sigma_c2,
+                       sym.B, sym.G),
+                      "How far the sampling noise lowers SGD's plateau: h eta (sigma_p^2/B + "
+                      "sigma_c^2/(B G)) / (2 kappa (1 + beta)).", SECTION,
+                      (Step("fixed point of the map with the drag", fixed[e]),))
+
+
+@derivation
+def derive_adam_second_moment_split() -> Derivation:
+    """v_hat = g^2 + sigma_p^2 / B + sigma_c^2 / (B G): the split noise in Adam's second moment."""
+    noise = sp.Symbol("noise_var", positive=True)
+    second_moment = sym.g_mean**2 + noise
+    expr = second_moment.subs(noise, _split_variance())
+    return Derivation("adam_second_moment_split", expr,
+                      (sym.g_mean, sym.sigma_p2, sym.sigma_c2, sym.B, sym.G),
+                      "Adam's second moment with the step variance split into prompts and "
+                      "completions.", SECTION, (Step("E[g^2] = (E g)^2 + Var g", second_moment),))
+
+
+def _split_ratio() -> sp.Expr:
+    """rho_p / B + rho_c / (B G): the split variance in units of g^2."""
+    g = _positive_gradient_scale()
+    return sp.expand(_split_variance().subs({sym.sigma_p2: sym.rho_p * g**2,
+                                             sym.sigma_c2: sym.rho_c * g**2}) / g**2)
+
+
+@derivation
+def derive_adam_stiffness_split() -> Derivation:
+    """Derive k = eta (1 - beta1) kappa_A / sqrt(1 + rho_p / B + rho_c / (B G)).
+
+    With rho_p = sigma_p^2 / g^2 and rho_c = sigma_c^2 / g^2. Where the between-prompt part
+    dominates, the step grows like sqrt(B) and hardly with G; rho_p = 0 gives the B G form
+    (``adam_stiffness_noise_ratio`` with rho_A = rho_c).
+    """
+    g = _positive_gradient_scale()
+    a = get("adam_effective_step").expr.subs(sym.v_hat,
+                                             get("adam_second_moment_split").expr)
+    k = get("stiffness").expr.subs(sym.a, a).subs(sym.g_mean, g)
+    k = k.subs({sym.sigma_p2: sym.rho_p * g**2, sym.sigma_c2: sym.rho_c * g**2,
+                sym.kappa: sym.kappa_A * g})
+    result = sym.eta * (1 - sym.beta1) * sym.kappa_A / sp.sqrt(1 + _split_ratio())
+    if sp.simplify(k - result) != 0:
+        raise AssertionError("Adam stiffness with the split noise does not reduce")
+    return Derivation("adam_stiffness_split", result,
+                      (sym.eta, sym.beta1, sym.kappa_A, sym.rho_p, sym.rho_c, sym.B, sym.G),
+                      "Adam stiffness with the noise split into prompts and completions: "
+                      "eta (1-beta1) kappa_A / sqrt(1 + rho_p/B + rho_c/(B G)).", SECTION,
+                      (Step("k = a kappa with v_hat split", k),))
+
+
+@derivation
+def derive_adam_stiffness_split_finite_group() -> Derivation:
+    """Derive k = eta (1-beta1) kappa_A sqrt(D / (D + rho_p / B + rho_c / (B G))).
+
+    As ``adam_stiffness_finite_group``, with both parts of the noise carried by the share D of
+    informative groups.
+    """
+    share = sp.Symbol("D", positive=True)
+    reduced = sym.eta * (1 - sym.beta1) * sym.kappa_A * sp.sqrt(share / (share + _split_ratio()))
+    check = get("adam_stiffness_finite_group").expr.subs(
+        get("finite_group_drift_factor").expr, share)
+    if sp.simplify(reduced.subs({sym.rho_p: 0, sym.rho_c: sym.rho_A}) - check) != 0:
+        raise AssertionError("split finite-G Adam stiffness does not reduce to the B G form")
+    result = reduced.subs(share, get("finite_group_drift_factor").expr)
+    return Derivation("adam_stiffness_split_finite_group", result,
+                      (sym.eta, sym.beta1, sym.kappa_A, sym.rho_p, sym.rho_c, sym.B, sym.G,
+                       sym.p),
+                      "Adam stiffness with the split noise and the finite-G drift factor.",
+                      SECTION, (Step("in the share D of informative groups", reduced),))
+
+
+@derivation
+def derive_adam_noise_drag() -> Derivation:
+    """Derive the reward lost per step to the sampling noise of Adam's step.
+
+    Delta = eta m_hat / sqrt(v_hat) with m = beta1 m + (1 - beta1) g: the stationary
+    Var(m) = (1 - beta1) Var(g_step) / (1 + beta1), so Var(Delta) = eta^2 (1 - beta1) Var(g_step)
+    / ((1 + beta1) v_hat) and the drag (1/2) h Var(Delta) = h eta^2 (1 - beta1) / (2 (1 + beta1))
+    rho / (1 + rho), rho = rho_p / B + rho_c / (B G). Noise-dominated, the drag no longer falls
+    with B or G (Adam's step is normalised to the noise); signal-dominated it falls like rho.
+    """
+    buffer, s = _stationary_buffer_variance(1 - sym.beta1, sym.beta1)
+    g = _positive_gradient_scale()
+    variance = _split_variance().subs({sym.sigma_p2: sym.rho_p * g**2,
+                                       sym.sigma_c2: sym.rho_c * g**2})
+    v_hat = get("adam_second_moment_split").expr.subs(
+        {sym.g_mean: g, sym.sigma_p2: sym.rho_p * g**2, sym.sigma_c2: sym.rho_c * g**2})
+    step_variance = sym.eta**2 * buffer.subs(s, variance) / v_hat
+    drag = sp.simplify(sym.h_noise * step_variance / 2)
+    rho = _split_ratio()
+    result = sym.h_noise * sym.eta**2 * (1 - sym.beta1) / (2 * (1 + sym.beta1)) * rho / (1 + rho)
+    if sp.simplify(drag - result) != 0:
+        raise AssertionError("Adam noise drag does not reduce")
+    return Derivation("adam_noise_drag", result,
+                      (sym.eta, sym.beta1, sym.h_noise, sym.rho_p, sym.rho_c, sym.B, sym.G),
+                      "Expected reward lost per step to the sampling noise (Adam): h eta^2 "
+                      "(1-beta1)/(2 (1+beta1)) rho/(1+rho), rho = rho_p/B + rho_c/(B G).",
+                      SECTION, (Step("stationary Var(m)", buffer),
+                                Step("Var(Delta) = eta^2 Var(m) / v_hat", step_variance)))

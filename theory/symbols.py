@@ -66,6 +66,17 @@ _ROWS = [
     SymbolInfo("a", "a", "effective step (eta for heavy-ball SGD)", "parameter/gradient", _POS),
     SymbolInfo("rho_A", r"\rho_A", "Adam noise ratio sigma_g^2 / g_mean^2 (per completion)",
                "completions", _POS),
+    SymbolInfo("sigma_p2", r"\sigma_p^2", "between-prompt variance of the projected gradient "
+               "(per prompt; not removed by more completions)", "gradient^2", _NONNEG),
+    SymbolInfo("sigma_c2", r"\sigma_c^2", "within-group variance of the projected gradient "
+               "(per completion)", "gradient^2", _NONNEG),
+    SymbolInfo("rho_p", r"\rho_p", "Adam between-prompt noise ratio sigma_p^2 / g_mean^2",
+               "prompts", _NONNEG),
+    SymbolInfo("rho_c", r"\rho_c", "Adam within-group noise ratio sigma_c^2 / g_mean^2",
+               "completions", _NONNEG),
+    SymbolInfo("h_noise", r"h_{\mathrm{noise}}", "curvature of the reward along the sampling "
+               "noise of the step (minus its second derivative, averaged over the noise)",
+               "reward/parameter^2", _NONNEG),
     SymbolInfo("kappa_A", r"\kappa_A", "Adam-normalised curvature kappa / |g_mean|",
                "1/reward", _POS),
     SymbolInfo("kappa", r"\kappa", "curvature scale: slope of the projected drift",

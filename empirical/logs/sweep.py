@@ -14,6 +14,14 @@ p = r* + e (``finite_group_drift_factor``; ``fit_sweep(finite_group=False)`` set
 large-G map). Runs of one seed start from the same weights and share an r0 (one r0 per seed when
 the runs name their seeds, one for all otherwise).
 
+Revision 3 (issue 15) adds the sampling noise to the mean path: the step variance is split into
+a between-prompt part sigma_p^2 / B and a within-group part sigma_c^2 / (B G)
+(``sampling_variance_split``); the noise costs expected reward at second order, a drag
+e_{n+1} = ... - drag_i per step (``sgd_noise_drag``: lr^2 h (sigma_p^2/B + sigma_c^2/(B G)) /
+(2 (1 - beta^2)); ``adam_noise_drag``) that lowers the plateau like lr / B; and Adam's v_hat
+carries both parts (``adam_stiffness_split``: rho_p / B + rho_A / (B G)). ``fit_sweep``'s
+``noise_drag``, ``prompt_noise`` and ``plateau="per_seed"`` (an r* per seed) switch them on.
+
 The shared constants (r0 per seed, r* per optimizer, kappa for SGD, kappa_A and rho_A for Adam)
 are fitted by least squares over every point of every run that did not collapse; their covariance
 is the cluster-robust sandwich with one cluster per run (points of a run are correlated, runs are
@@ -59,6 +67,8 @@ _META_NAMES = {"lr": "lr", "group_size": "group_size", "batch": "batch", "moment
                "kl": "kl", "num_iterations": "num_iterations", "schedule": "schedule",
                "warmup": "warmup_steps", "optimizer": "optimizer"}
 _LOG_RHO = (np.log(1e-2), np.log(1e5))
+_LOG_DRAG = (np.log(1e-5), np.log(1e3))  # drag constants relative to 1e-3 reward/step at the ref
+PLATEAUS = ("shared", "per_seed")
 _SMOOTH = 15  # steps of the moving average that separates a run's path from its sampling noise
 
 
@@ -189,9 +199,35 @@ class _Layout:
     starts: tuple[int, ...] = ()  # seeds with their own r0 (empty: one r0 for every run)
     finite_group: bool = True  # the drift factor 1 - p^G - (1-p)^G on the force
     reward_range: tuple[float, float] = (0.0, 1.0)  # where r0 and the plateau r* may lie
+    b_ref: float = 1.0  # B at which Adam's curvature is parametrised (geometric mean)
+    units: tuple[tuple[str, float], ...] = ()  # physical value of exp(parameter) = 1
+    plateau: str = "shared"  # "per_seed": an r* per optimizer and seed
 
     def index(self, name: str) -> int:
         return self.names.index(name)
+
+    def has(self, name: str) -> bool:
+        """Tell whether the fit has the parameter ``name``."""
+        return name in self.names
+
+    def physical(self, theta: np.ndarray, name: str) -> float:
+        """Return exp(theta[name]) times its unit (log parameters); 0 if not fitted."""
+        if name not in self.names:
+            return 0.0
+        return float(np.exp(theta[self.index(name)]) * dict(self.units).get(name, 1.0))
+
+    def star_index(self, hparams: dict[str, Any]) -> int | None:
+        """Position of the plateau of a run with ``hparams``; None: an unseen seed's (mean)."""
+        optimizer = hparams["optimizer"]
+        if self.plateau == "shared" or not self.starts:
+            return self.index(f"r_star_{optimizer}")
+        seed = hparams.get("seed")
+        return self.index(f"r_star_{optimizer}_seed{seed}") if seed in self.starts else None
+
+    def star_indices(self, optimizer: str) -> list[int]:
+        """Positions of the plateau parameters of ``optimizer`` (one, or one per seed)."""
+        return [i for i, name in enumerate(self.names)
+                if name == f"r_star_{optimizer}" or name.startswith(f"r_star_{optimizer}_seed")]
 
     @property
     def r0_indices(self) -> list[int]:
@@ -218,28 +254,75 @@ def _reward_range(runs: list[SweepRun]) -> tuple[float, float]:
     return (0.0, 1.0) if low >= 0.0 and high <= 1.0 else (-10.0, 10.0)
 
 
-def _layout(runs: list[SweepRun], *, finite_group: bool = True) -> _Layout:
+def _geometric_mean(values: list[float]) -> float:
+    return float(np.exp(np.mean(np.log(values))))
+
+
+def _layout(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool = False,
+            prompt_noise: bool = False, plateau: str = "shared") -> _Layout:
     optimizers = tuple(sorted({r.hparams["optimizer"] for r in runs}))
     seeds = [r.hparams.get("seed") for r in runs]
     starts: tuple[int, ...] = ()
     if None not in seeds and len(set(seeds)) > 1:  # runs of one seed share the starting policy
         starts = tuple(sorted(set(seeds)))
-    names = ([f"r0_seed{s}" for s in starts] if starts else ["r0"]) + [
-        f"r_star_{o}" for o in optimizers]
+    names = [f"r0_seed{s}" for s in starts] if starts else ["r0"]
+    for o in optimizers:
+        names += ([f"r_star_{o}_seed{s}" for s in starts] if plateau == "per_seed" and starts
+                  else [f"r_star_{o}"])
+    units: list[tuple[str, float]] = []
+
+    def reference(o: str) -> tuple[float, float, float, float, bool]:
+        """Geometric-mean lr, B, G and median momentum of the runs of o; B and G both vary."""
+        members = [r.hparams for r in runs if r.hparams["optimizer"] == o]
+        known = [h for h in members if h.get("group_size") and h.get("batch")]
+        b = _geometric_mean([h["batch"] for h in known]) if known else 1.0
+        g = _geometric_mean([h["group_size"] for h in known]) if known else 1.0
+        split = len({h["batch"] for h in known}) > 1 and len({h["group_size"] for h in known}) > 1
+        return (_geometric_mean([h["lr"] for h in members]), b, g,
+                float(np.median([h["momentum"] for h in members])), split and len(known) == len(
+                    members))
+
     if "sgd" in optimizers:
         names.append("log_kappa")
-    fit_rho, bg_ref = False, 1.0
+        lr, b, g, beta, split = reference("sgd")
+        if noise_drag and split:  # h sigma^2 such that the part gives 1e-3 reward/step at the ref
+            unit = 2 * (1 - beta**2) * b * 1e-3 / lr**2
+            names += ["log_drag_prompt_sgd", "log_drag_completion_sgd"]
+            units += [("log_drag_prompt_sgd", unit), ("log_drag_completion_sgd", unit * g)]
+    fit_rho, bg_ref, b_ref = False, 1.0, 1.0
     if "adam" in optimizers:
-        # kappa_A / sqrt(1 + rho_A / (B G)_ref): what Adam runs at the sweep's typical B G fix
+        # kappa_A / sqrt(1 + rho_p / B_ref + rho_A / (B G)_ref): what Adam runs at the sweep's
+        # typical B and B G fix
         names.append("log_kappa_A_ref")
         products = [r.hparams["group_size"] * r.hparams["batch"] for r in runs
                     if r.hparams["optimizer"] == "adam"]
-        bg_ref = float(np.exp(np.mean(np.log(products))))
+        bg_ref = _geometric_mean(products)
+        lr, b_ref, g, beta, split = reference("adam")
         if len(set(products)) > 1:  # rho_A is determined only by runs at different B G
             names.append("log_rho_A")
             fit_rho = True
+            if prompt_noise and split:
+                names.append("log_rho_p")
+            if noise_drag:
+                names.append("log_noise_curvature_adam")
+                units.append(("log_noise_curvature_adam",
+                              2 * (1 + beta) / (1 - beta) * 1e-3 / lr**2))
     return _Layout(tuple(names), optimizers, fit_rho, bg_ref, starts, finite_group,
-                   _reward_range(runs))
+                   _reward_range(runs), b_ref, tuple(units), plateau)
+
+
+def _noise_constants(theta: np.ndarray, layout: _Layout, optimizer: str) -> dict[str, Any]:
+    """Return the MeanFieldMap keywords of the noise: Adam's ratios, the drag's constants."""
+    if optimizer == "sgd":
+        drag = layout.has("log_drag_prompt_sgd")
+        return {"noise_curvature": 1.0 if drag else 0.0,  # the fit determines h sigma^2 only
+                "prompt_noise": layout.physical(theta, "log_drag_prompt_sgd"),
+                "completion_noise": layout.physical(theta, "log_drag_completion_sgd")}
+    if not layout.fit_rho:
+        return {"noise_ratio": None}
+    return {"noise_ratio": layout.physical(theta, "log_rho_A"),
+            "prompt_noise_ratio": layout.physical(theta, "log_rho_p") or None,
+            "noise_curvature": layout.physical(theta, "log_noise_curvature_adam")}
 
 
 def _kappa_a(theta: np.ndarray, layout: _Layout) -> float:
@@ -247,18 +330,16 @@ def _kappa_a(theta: np.ndarray, layout: _Layout) -> float:
     reference = np.exp(theta[layout.index("log_kappa_A_ref")])
     if not layout.fit_rho:
         return float(reference)
-    return float(reference * np.sqrt(1 + np.exp(theta[layout.index("log_rho_A")])
-                                     / layout.bg_ref))
+    return float(reference * np.sqrt(1 + layout.physical(theta, "log_rho_A") / layout.bg_ref
+                                     + layout.physical(theta, "log_rho_p") / layout.b_ref))
 
 
 def _system(h: dict[str, Any], theta: np.ndarray, layout: _Layout) -> MeanFieldMap:
-    if h["optimizer"] == "sgd":
-        kappa, rho = np.exp(theta[layout.index("log_kappa")]), None
-    else:
-        kappa = _kappa_a(theta, layout)
-        rho = float(np.exp(theta[layout.index("log_rho_A")])) if layout.fit_rho else None
+    kappa = np.exp(theta[layout.index("log_kappa")]) if h["optimizer"] == "sgd" else \
+        _kappa_a(theta, layout)
     return MeanFieldMap(lr=h["lr"], kappa=float(kappa), optimizer=h["optimizer"],
-                        momentum=h["momentum"], noise_ratio=rho, group_size=h.get("group_size"),
+                        momentum=h["momentum"], **_noise_constants(theta, layout, h["optimizer"]),
+                        group_size=h.get("group_size"),
                         batch=h.get("batch"), kl=h.get("kl", 0.0) or 0.0,
                         num_iterations=h.get("num_iterations", 1) or 1,
                         schedule=h.get("schedule", "constant"), warmup=h.get("warmup", 0) or 0,
@@ -283,10 +364,11 @@ class _Evaluator:
         self.groups: dict[tuple[str, float], list[int]] = {}
         for i, h in enumerate(hparams):
             self.groups.setdefault((h["optimizer"], float(h["momentum"])), []).append(i)
-        self.star = [layout.index(f"r_star_{h['optimizer']}") for h in hparams]
+        self.star = [layout.star_index(h) for h in hparams]
         self.r0 = [layout.r0_index(h) for h in hparams]
         self.group_size = np.array([h.get("group_size") or 0 for h in hparams], dtype=float)
         self.batch = np.array([h.get("batch") or 0 for h in hparams], dtype=float)
+        self.lr = np.array([h["lr"] for h in hparams], dtype=float)
 
     def stiffness(self, theta: np.ndarray) -> np.ndarray:
         """Return k of every run at its peak lr, every group informative (D = 1)."""
@@ -296,9 +378,11 @@ class _Evaluator:
             if h["optimizer"] == "sgd":
                 k[i] = compiled("stiffness")(h["lr"], np.exp(theta[layout.index("log_kappa")]))
             elif layout.fit_rho:
-                k[i] = compiled("adam_stiffness_noise_ratio")(
+                noise = _noise_constants(theta, layout, "adam")
+                k[i] = compiled("adam_stiffness_split")(
                     h["lr"], h["momentum"], _kappa_a(theta, layout),
-                    np.exp(theta[layout.index("log_rho_A")]), h["batch"], h["group_size"])
+                    noise["prompt_noise_ratio"] or 0.0, noise["noise_ratio"], h["batch"],
+                    h["group_size"])
             else:
                 k[i] = compiled("adam_stiffness_signal_limit")(
                     h["lr"], h["momentum"], _kappa_a(theta, layout))
@@ -309,6 +393,39 @@ class _Evaluator:
         mean = float(np.mean(theta[self.layout.r0_indices]))
         return np.array([mean if i is None else theta[i] for i in self.r0])
 
+    def plateaus(self, theta: np.ndarray) -> np.ndarray:
+        """Return r* of every run (a seed not in the fit: the mean over the fitted seeds)."""
+        return np.array([float(np.mean(theta[self.layout.star_indices(h["optimizer"])]))
+                         if i is None else theta[i] for i, h in zip(self.star, self.hparams,
+                                                                    strict=True)])
+
+    def drags(self, theta: np.ndarray) -> np.ndarray | None:
+        """Return the noise drag of every run at every step (its lr profile), or None."""
+        if not any(_noise_constants(theta, self.layout, o).get("noise_curvature")
+                   for o in self.layout.optimizers):
+            return None
+        out = np.zeros_like(self.profiles)
+        known = (self.group_size >= 2) & (self.batch >= 1)
+        g, b = np.where(known, self.group_size, 2.0), np.where(known, self.batch, 1.0)
+        lrs = self.lr[:, None] * self.profiles
+        for (optimizer, beta), index in self.groups.items():
+            noise = _noise_constants(theta, self.layout, optimizer)
+            if not noise.get("noise_curvature"):
+                continue
+            rows = np.array(index)
+            if optimizer == "sgd":
+                drag = compiled("sgd_noise_drag")(lrs[rows], beta, noise["noise_curvature"],
+                                                  noise["prompt_noise"],
+                                                  noise["completion_noise"],
+                                                  b[rows, None], g[rows, None])
+            else:
+                drag = compiled("adam_noise_drag")(lrs[rows], beta, noise["noise_curvature"],
+                                                   noise["prompt_noise_ratio"] or 0.0,
+                                                   noise["noise_ratio"], b[rows, None],
+                                                   g[rows, None])
+            out[rows] = np.where(known[rows, None], drag, 0.0)
+        return out
+
     def _drift(self, theta: np.ndarray, index: list[int], optimizer: str, star: np.ndarray
                ) -> Any:
         """Return f(e): the finite-G factor on the force at p = r* + e, relative to D = 1."""
@@ -318,12 +435,13 @@ class _Evaluator:
             return None
         if optimizer == "adam" and not self.layout.fit_rho:
             return None  # signal-dominated Adam normalises the factor away
-        rho = float(np.exp(theta[self.layout.index("log_rho_A")])) if optimizer == "adam" else 0.0
+        noise = _noise_constants(theta, self.layout, optimizer)
         g_safe, b_safe = np.where(known, g, 2.0), np.where(known, b, 1.0)
 
         def factor(e: np.ndarray) -> np.ndarray:
             f = drift_factor(star + e, optimizer=optimizer, group_size=g_safe, batch=b_safe,
-                             noise_ratio=rho if optimizer == "adam" else None)
+                             noise_ratio=noise.get("noise_ratio"),
+                             prompt_noise_ratio=noise.get("prompt_noise_ratio"))
             return np.where(known, f, 1.0)
 
         return factor
@@ -331,7 +449,8 @@ class _Evaluator:
     def paths(self, theta: np.ndarray, factors: np.ndarray | None = None) -> np.ndarray:
         """Return the displacements e_n = r_n - r* of every run, shape (runs, length + 1)."""
         k = self.stiffness(theta) * (1.0 if factors is None else factors)
-        r0, star = self.starts(theta), theta[self.star]
+        r0, star = self.starts(theta), self.plateaus(theta)
+        drags = self.drags(theta)
         out = np.empty((len(self.hparams), self.length + 1))
         for (optimizer, beta), index in self.groups.items():
             adam = optimizer == "adam"
@@ -340,14 +459,15 @@ class _Evaluator:
                                      steps=self.length, weight=(1.0 - beta) if adam else 1.0,
                                      bias_correction=adam,
                                      force_factor=self._drift(theta, index, optimizer,
-                                                              star[index]))
+                                                              star[index]),
+                                     drag=None if drags is None else drags[index])
         return out
 
     def curves(self, theta: np.ndarray, factors: np.ndarray | None = None) -> list[np.ndarray]:
         """Return the model reward of every run at its logged steps."""
         e = self.paths(theta, factors)
-        return [theta[j] + e[i, s.astype(int)]
-                for i, (j, s) in enumerate(zip(self.star, self.steps, strict=True))]
+        star = self.plateaus(theta)
+        return [star[i] + e[i, s.astype(int)] for i, s in enumerate(self.steps)]
 
 
 def _evaluator(runs: list[SweepRun], layout: _Layout) -> _Evaluator:
@@ -370,7 +490,7 @@ def _start(runs: list[SweepRun], layout: _Layout) -> list[np.ndarray]:
             theta[i] = seed_early[int(name.removeprefix("r0_seed"))] if name != "r0" else early
         for o in layout.optimizers:
             late = np.mean([np.mean(r.reward[-30:]) for r in runs if r.hparams["optimizer"] == o])
-            theta[layout.index(f"r_star_{o}")] = late + 0.3 * (late - early) + 0.05
+            theta[layout.star_indices(o)] = late + 0.3 * (late - early) + 0.05
         for o in layout.optimizers:
             lrs = [r.hparams["lr"] for r in runs if r.hparams["optimizer"] == o]
             lr = float(np.median(lrs))
@@ -383,6 +503,11 @@ def _start(runs: list[SweepRun], layout: _Layout) -> list[np.ndarray]:
                 theta[layout.index("log_kappa_A_ref")] = np.log(k / (lr * (1 - beta)))
         if layout.fit_rho:
             theta[layout.index("log_rho_A")] = np.log(30.0)
+        for name in ("log_rho_p",):
+            if layout.has(name):
+                theta[layout.index(name)] = np.log(3.0)
+        for name, _ in layout.units:  # a drag of 2e-4 reward/step at the reference setting
+            theta[layout.index(name)] = np.log(0.2)
         starts.append(theta)
     return starts
 
@@ -393,8 +518,10 @@ def _bounds(layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
     for i, name in enumerate(layout.names):
         if name.startswith("log_kappa"):
             lower[i], upper[i] = np.log(1e-12), np.log(1e12)
-        elif name == "log_rho_A":
+        elif name in ("log_rho_A", "log_rho_p"):
             lower[i], upper[i] = _LOG_RHO
+        elif name in dict(layout.units):
+            lower[i], upper[i] = _LOG_DRAG
         else:  # r0 and the plateau: a mean reward
             lower[i], upper[i] = layout.reward_range
     return lower, upper
@@ -467,8 +594,8 @@ class SweepFit:
             entry: dict[str, Any]
             if name.startswith("log_"):
                 phys = name.removeprefix("log_")
-                entry = {"value": float(np.exp(value)), "stderr": float(np.exp(value) * err),
-                         "log_stderr": err}
+                scaled = self.layout.physical(self.theta, name)
+                entry = {"value": scaled, "stderr": float(scaled * err), "log_stderr": err}
                 if self.at_bound[i]:  # held at the bound: a bound, no error to quote
                     entry["stderr"] = entry["log_stderr"] = None
                 entry["status"] = "at bound: not determined" if at_bound else (
@@ -478,6 +605,13 @@ class SweepFit:
                         "at the upper bound: noise-dominated over these B G (k ~ sqrt(B G)); "
                         "a lower bound only" if value > 0 else
                         "at the lower bound: signal-dominated (k independent of B G)")
+                if name == "log_rho_p" and at_bound and value < 0:
+                    entry["status"] = ("at the lower bound: no between-prompt part measured in "
+                                       "Adam's second moment (the B G form)")
+                if name in dict(self.layout.units) and at_bound:
+                    entry["status"] = (
+                        "at the lower bound: no noise drag resolved by these runs (an upper "
+                        "bound only)" if value < 0 else "at the upper bound: not determined")
                 out[phys] = entry
             elif at_bound:  # r0 or the plateau at the edge of the reward range
                 edge = "upper" if value > np.mean(self.layout.reward_range) else "lower"
@@ -495,12 +629,20 @@ class SweepFit:
                          "status": f"derived: mean of the r0 of seeds "
                                    f"{', '.join(map(str, self.layout.starts))} (each seed starts "
                                    f"from its own weights)"}
+        for o in self.layout.optimizers:
+            stars = self.layout.star_indices(o)
+            if len(stars) > 1:
+                values = self.theta[stars]
+                out[f"r_star_{o}"] = {"value": float(np.mean(values)),
+                                      "seed_spread": float(np.std(values, ddof=1)),
+                                      "status": "derived: mean of the plateaus of the seeds "
+                                                "(one plateau per seed)"}
         if "adam" in self.layout.optimizers:
             out["kappa_A_ref"]["bg_ref"] = self.layout.bg_ref
             rho_status = out.get("rho_A", {}).get("status", "not fitted")
             out["kappa_A"] = {"value": _kappa_a(self.theta, self.layout),
-                              "status": "derived: kappa_A_ref sqrt(1 + rho_A / (B G)_ref); "
-                                        f"rho_A {rho_status}"}
+                              "status": "derived: kappa_A_ref sqrt(1 + rho_p / B_ref + rho_A / "
+                                        f"(B G)_ref); rho_A {rho_status}"}
         return out
 
     def system(self, hparams: dict[str, Any], theta: np.ndarray | None = None) -> MeanFieldMap:
@@ -605,15 +747,28 @@ class SweepFit:
                         pairs.append({"bg": int(bg[i]), "g": [int(g[i]), int(g[j])],
                                       "log_ratio": float(y[i] - y[j]), "z": float(z)})
             entry["same_bg_pairs"] = pairs
-            if o == "adam" and self.layout.fit_rho:
+            if o == "adam" and self.layout.fit_rho and not self.layout.has("log_rho_p"):
                 rho = float(np.exp(self.theta[self.layout.index("log_rho_A")]))
                 mid = float(np.exp(np.mean(np.log(bg))))
                 # the exponent depends on B G alone: evaluated at B = mid, G = 1
                 entry["predicted_bg_exponent"] = float(
                     compiled("adam_stiffness_bg_exponent")(rho, mid, 1))
+                entry["predicted_g_exponent_at_fixed_bg"] = 0.0
+            elif o == "adam" and self.layout.fit_rho and rank == 3:
+                # the split v_hat: the same regression on the fitted map's own k (D = 1)
+                model = np.log(_Evaluator([s["hparams"] for s in rows],
+                                          [np.arange(2)] * len(rows),
+                                          self.layout).stiffness(self.theta))
+                coef = np.linalg.lstsq(design, model, rcond=None)[0]
+                entry["predicted_bg_exponent"] = float(coef[1])
+                entry["predicted_g_exponent_at_fixed_bg"] = float(coef[2])
             else:
                 entry["predicted_bg_exponent"] = 0.0
-            entry["predicted_g_exponent_at_fixed_bg"] = 0.0
+                entry["predicted_g_exponent_at_fixed_bg"] = 0.0
+            if self.layout.units:
+                entry["note"] = ("per-setting k with the noise drag held at the joint fit: the "
+                                 "drag, not k, carries the B and G dependence of the gain that "
+                                 "the noise explains")
             results[o] = entry
         return results
 
@@ -695,7 +850,8 @@ def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: _Layout
     return out
 
 
-def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True) -> SweepFit:
+def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool = True,
+              prompt_noise: bool = True, plateau: str = "shared") -> SweepFit:
     """Fit the shared constants of a sweep (see the module docstring).
 
     Parameters
@@ -706,6 +862,17 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True) -> SweepFit:
         Put the finite-G drift factor 1 - p^G - (1-p)^G on the force (derivations
         ``sgd_stiffness_finite_group``, ``adam_stiffness_finite_group``); False gives the
         large-G map of session 1.
+    noise_drag : bool
+        Let the sampling noise cost expected reward at second order (derivations
+        ``sgd_noise_drag``, ``adam_noise_drag``): SGD's h sigma_p^2 and h sigma_c^2, Adam's
+        h_noise, fitted where B and G both vary (revision 3; False: revision 2's map).
+    prompt_noise : bool
+        Split Adam's noise ratio into a between-prompt rho_p (per prompt) and rho_A (per
+        completion): ``adam_stiffness_split``, fitted where B and G both vary (revision 3).
+    plateau : {"shared", "per_seed"}
+        One r* per optimizer, or one per optimizer and seed (runs of one seed start from the same
+        weights; an unseen seed gets the mean). Revision 3 keeps "shared": a plateau per seed
+        did not help the design score (docs/findings.md section 6d).
 
     Returns
     -------
@@ -725,7 +892,10 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True) -> SweepFit:
                             "left out of the fit, compared with the stability limit")
     if not fitted:
         raise InputError("every run of the sweep collapsed: nothing to fit")
-    layout = _layout(fitted, finite_group=finite_group)
+    if plateau not in PLATEAUS:
+        raise InputError(f"plateau must be one of {', '.join(PLATEAUS)}, got {plateau!r}")
+    layout = _layout(fitted, finite_group=finite_group, noise_drag=noise_drag,
+                     prompt_noise=prompt_noise, plateau=plateau)
     if "adam" in layout.optimizers and not layout.fit_rho:
         warnings.append("all Adam runs share one B G: the noise ratio rho_A is not determined "
                         "(signal-dominated Adam assumed: k independent of G and B)")
@@ -836,8 +1006,14 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         "the target shares the sources' model, task, reward and starting policy (r0)",
         "finite-G drift factor 1 - p^G - (1-p)^G on the force at p = the mean-field reward"
         if fit.layout.finite_group else "every group informative (large-G map)",
+        "plateau r* per seed (an unseen seed: the seeds' mean), not a function of lr"
+        if fit.layout.plateau == "per_seed" and fit.layout.starts else
         "plateau r* shared by the runs of one optimizer (not a function of lr)",
-        "SGD stiffness lr * kappa; Adam stiffness lr (1-beta1) kappa_A / sqrt(1 + rho_A/(B G))",
+        "SGD stiffness lr * kappa; Adam stiffness lr (1-beta1) kappa_A / sqrt(1 + rho_p/B + "
+        "rho_A/(B G)) (rho_p = 0 unless fitted)",
+        "sampling noise costs expected reward at second order: a drag lr^2 h (sigma_p^2/B + "
+        "sigma_c^2/(B G)) / (2 (1 - beta^2)) (SGD), lr^2 h (1-beta1)/(2 (1+beta1)) rho/(1+rho) "
+        "(Adam) per step" if fit.layout.units else "no noise drag on the mean path",
         "band: constants' covariance (cluster-robust, one cluster per run), seed-to-seed spread "
         "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G))",
         *system.assumptions]

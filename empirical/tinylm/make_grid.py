@@ -16,7 +16,8 @@ against G-invariance).
   drop first: Adam 1.2e-3, SGD 0.02 at G 8, B 8); cross G {4, 16} at B 8, B {4, 16} at G 8
   (pairs B G = 32 and 128); warm-up to [0.3, 0.45]; 360 steps. Seeds 0-2 (session 4), then
   held-out seeds 3-4 for revision 2 of the transfer method, made with ``--first-seed 2
-  --seeds 3`` (seed 2 exists and is skipped, seeds 3 and 4 follow setting by setting).
+  --seeds 3`` (seed 2 exists and is skipped, seeds 3 and 4 follow setting by setting); then
+  held-out seeds 5-6 for revision 3, made with ``--first-seed 4 --seeds 3`` in the same way.
 
 KL beta 0.02, constant learning rate, one optimizer step per generation, seeds ``--first-seed``
 .. (three by default). The supervised warm-up depends only on the seed, so every run of a seed
