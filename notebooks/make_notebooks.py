@@ -91,7 +91,11 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                "The shipped grid 2 (`python -m grpodyn.empirical.tinylm.make_grid --design "
                "grid2`): Adam runs of seed 0 at three learning rates and a cross in G and B. "
                "The sweep fit shares r*, kappa_A and Adam's noise ratio rho_A (and one r0 per "
-               "seed); each run keeps its own lr, G, B (THEORY.md sections 7 and 9). The G = 16 "
+               "seed); each run keeps its own lr, G, B (THEORY.md sections 7 and 9). Since "
+               "revision 3 it also carries the sampling noise on the mean path: the step "
+               "variance split sigma_p^2/B + sigma_c^2/(B G), Adam's between-prompt ratio rho_p "
+               "and the second-order drag (docs/findings.md 6d); a constant these seven runs do "
+               "not determine is printed with its status. The G = 16 "
                "run is held out and predicted from the others."),
         ("code", "from grpodyn.empirical.tinylm.make_grid import DESIGNS\n"
                  "from grpodyn.empirical.logs.sweep import fit_sweep, load_sweep_run, transfer\n"
