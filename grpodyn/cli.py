@@ -14,9 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from grpodyn.claims import by_reason
 from grpodyn.ground import finite_json
-from grpodyn.html import NO_REASON
 
 if TYPE_CHECKING:
     from grpodyn.empirical.logs.loaders import Run
@@ -909,6 +907,8 @@ def _print_report(result: dict[str, Any]) -> None:
     if "disagreements" not in result:  # the report of one LOG
         _print_human(result, "")
         return
+    from grpodyn.claims import by_reason  # here: the other commands need neither registry
+    from grpodyn.html import NO_REASON
     print(f"{result['html']}: {result['derivations']} derivations; claims: "
           f"{result['checks']}")
     for name, s in result["sources"].items():

@@ -32,6 +32,7 @@ run's own correlated noise, not i.i.d.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -111,8 +112,8 @@ class ResidualNoise:
         return mean, var
 
 
-def _kalman(rho: float, share: float, dt: np.ndarray, r: np.ndarray
-            ) -> tuple[float, float, float, float]:
+def _kalman(rho: float, share: float, dt: np.ndarray, r: np.ndarray, *,
+            even_from: int | None = None) -> tuple[float, float, float, float]:
     """Scalar Kalman filter of the AR(1)+white model at unit total variance.
 
     The process has stationary variance ``share`` and the white noise ``1 - share``; the
@@ -121,37 +122,51 @@ def _kalman(rho: float, share: float, dt: np.ndarray, r: np.ndarray
     mean, final filtered variance), all at unit scale. Once the steps are evenly spaced and the
     predicted variance has converged (relative change under 1e-15), the gain is constant and
     the rest of the filter is a first-order linear recurrence, summed by :func:`_recurrence`
-    instead of step by step.
+    instead of step by step. ``even_from`` (from :func:`_even_from`) may be given by a caller
+    that filters the same steps many times.
     """
     s2 = 1.0 - share
-    changes = np.flatnonzero(dt != dt[-1]) if dt.size else np.array([], dtype=int)
-    even_from = int(changes[-1]) + 2 if changes.size else 1  # steps i >= even_from: dt[i-1] fixed
-    x, p = 0.0, share
-    log_det, quad = 0.0, 0.0
+    if even_from is None:
+        even_from = _even_from(dt)
+    log = math.log
+    # the first step has no prediction: its state is the stationary prior
+    if not r.size:
+        return 0.0, 0.0, 0.0, share
+    value = float(r[0])
+    s = share + s2
+    log_det, quad = log(s), value * value / s
+    gain = share / s
+    x, p = gain * value, (1 - gain) * share
     previous = -1.0
     # the loop rarely runs far before the gain converges: the per-step lists are built for a
     # head of the series, doubled while the loop needs more (the same floats as whole lists)
-    start, size = 0, max(128, 2 * even_from)
+    # blocks [0, size), [size, 3 size), ...: step 0 is done above
+    start, size = 1, max(128, 2 * even_from)
+    stop = min(r.size, size)
     while start < r.size:
-        stop = min(r.size, start + size)
-        lo = max(start - 1, 0)  # dt[i - 1] of the steps i in [start, stop)
-        phi = (rho ** dt[lo:stop - 1]).tolist()
-        q = (share * (1 - rho ** (2 * dt[lo:stop - 1]))).tolist()
-        for i, value in enumerate(r[start:stop].tolist(), start):
-            if i:
-                f = phi[i - 1 - lo]
-                x, p = f * x, f * f * p + q[i - 1 - lo]
-                if i >= even_from and abs(p - previous) <= 1e-15 * p:
-                    return _steady_tail(f, p, s2, x, r[i:], log_det, quad)
-                previous = p
+        phi = (rho ** dt[start - 1:stop - 1]).tolist()  # dt[i - 1] of the steps i
+        q = (share * (1 - rho ** (2 * dt[start - 1:stop - 1]))).tolist()
+        for i, f, qi, value in zip(range(start, stop), phi, q, r[start:stop].tolist(),
+                                   strict=True):
+            x, p = f * x, f * f * p + qi
+            if i >= even_from and abs(p - previous) <= 1e-15 * p:
+                return _steady_tail(f, p, s2, x, r[i:], log_det, quad)
+            previous = p
             s = p + s2
             innovation = value - x
-            log_det += math.log(s)
+            log_det += log(s)
             quad += innovation * innovation / s
             gain = p / s
             x, p = x + gain * innovation, (1 - gain) * p
         start, size = stop, 2 * size
+        stop = min(r.size, start + size)
     return log_det, quad, x, p
+
+
+def _even_from(dt: np.ndarray) -> int:
+    """First step i from which every later gap dt[i - 1] equals the last gap (1 if all do)."""
+    changes = np.flatnonzero(dt != dt[-1]) if dt.size else np.array([], dtype=int)
+    return int(changes[-1]) + 2 if changes.size else 1
 
 
 def _steady_tail(f: float, p: float, s2: float, x: float, r: np.ndarray, log_det: float,
@@ -176,7 +191,7 @@ def _recurrence(a: float, u: np.ndarray) -> np.ndarray:
     y = u.astype(float, copy=True)
     shift, coef = 1, a
     while shift < y.size:
-        y[shift:] = y[shift:] + coef * y[:-shift]
+        y[shift:] += coef * y[:-shift]  # the product is a new array: no overlap
         shift, coef = 2 * shift, coef * coef
     return y
 
@@ -200,14 +215,16 @@ def fit_residual_noise(t: np.ndarray, residuals: np.ndarray) -> ResidualNoise:
     step = float(np.median(dt)) if dt.size else 1.0
     scale = float(np.mean(r**2)) + 1e-300
     r = r / np.sqrt(scale)
+    even_from = _even_from(dt)
 
-    def unpack(z: np.ndarray) -> tuple[float, float]:
+    def unpack(z: Sequence[float] | np.ndarray) -> tuple[float, float]:
         rho_per_sample = 1.0 / (1.0 + math.exp(-z[0]))
         return rho_per_sample ** (1.0 / step), 1.0 / (1.0 + math.exp(-z[1]))
 
     def objective(z: np.ndarray) -> float:
         try:
-            log_det, quad, _, _ = _kalman(*unpack(np.clip(z, -30, 30)), dt, r)
+            clipped = [min(max(float(v), -30.0), 30.0) for v in z]  # np.clip(z, -30, 30)
+            log_det, quad, _, _ = _kalman(*unpack(clipped), dt, r, even_from=even_from)
             value = 0.5 * (log_det + n * math.log(quad / n))
         except (ValueError, ZeroDivisionError, OverflowError):
             return 1e300
@@ -250,11 +267,12 @@ def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float,
         ratio = math.exp(log_ratio)  # drift per step / white, at unit white variance
         x, p = values[0], spread * 1e3  # vague start
         log_det = quad = squares = 0.0
-        for i in range(1, n):
-            p += ratio * dt[i - 1]
+        log = math.log
+        for gap, value in zip(dt, values[1:], strict=True):
+            p += ratio * gap
             s = p + 1.0
-            innovation = values[i] - x
-            log_det += math.log(s)
+            innovation = value - x
+            log_det += log(s)
             quad += innovation * innovation / s
             squares += innovation * innovation
             gain = p / s
