@@ -143,12 +143,11 @@ def two_mode_lr_figure(model: str, data: Path = DATA) -> Any:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from .sweeps import is_unstable_post_hoc
+    from .sweeps import is_unstable_post_hoc, warm_up_accuracy
 
     items = load("predictions_two_mode.json", data)["items"]
     runs = [r for r in load(f"runs2_{model}.json", data)["runs"] if r["setting"]["sweep"] == "lr"]
-    measured = data / f"measurements_{model}.json"
-    warm = load(measured.name, data)["warm_up"]["accuracy"] if measured.is_file() else None
+    warm = warm_up_accuracy(data, model)
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for j, beta in enumerate(sorted({r["setting"]["momentum"] for r in runs})):
         xs = sorted({r["setting"]["lr"] for r in runs if r["setting"]["momentum"] == beta})

@@ -33,7 +33,7 @@ from .grpo import RunSettings, mean_curve, run, warmed_model
 __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
            "observe", "run_sweeps", "compare_step", "join", "within_target", "two_mode_runs",
            "run_two_mode", "observe_two_mode", "reward_period", "refresh_runs", "OSC_MOMENTUM",
-           "lr_extension_runs", "staleness_runs", "LATER_SWEEPS",
+           "lr_extension_runs", "staleness_runs", "LATER_SWEEPS", "warm_up_accuracy",
            "OSC_STEPS"]
 
 
@@ -505,7 +505,7 @@ def compare_step(*, out: Path) -> Path:
     for path in sorted(out.glob("runs_*.json")):
         runs = json.loads(path.read_text())
         observations.extend(observe(runs["size"], runs["runs"], runs["steps"],
-                                    warm_reward=_warm_reward(out, runs["size"])))
+                                    warm_reward=warm_up_accuracy(out, runs["size"])))
     two_mode = out / "predictions_two_mode.json"
     if two_mode.is_file():
         new = json.loads(two_mode.read_text())["items"]
@@ -520,7 +520,7 @@ def compare_step(*, out: Path) -> Path:
                        and i["quantity"] == "oscillation_momentum"
                        and i["setting"]["mode"] == "soft" and i.get("period_at_momentum")}
             observations.extend(observe_two_mode(runs["size"], runs["runs"], periods,
-                                                 warm_reward=_warm_reward(out, runs["size"])))
+                                                 warm_reward=warm_up_accuracy(out, runs["size"])))
         new = new + [{"model": i["model"], "quantity": "oscillation_period",
                       "setting": {"lr": i["setting"]["lr"], "momentum": OSC_MOMENTUM,
                                   "runs": "two_mode"},
@@ -562,8 +562,8 @@ def compare_step(*, out: Path) -> Path:
     return _dump(out / "comparison.json", {"rows": rows})
 
 
-def _warm_reward(out: Path, size: str) -> float | None:
-    """Return the warm-up accuracy of ``measurements_<size>.json`` (None: not shipped)."""
+def warm_up_accuracy(out: Path, size: str) -> float | None:
+    """Return the warm-up accuracy in ``out`` of ``measurements_<size>.json`` (None: none)."""
     path = out / f"measurements_{size}.json"
     return json.loads(path.read_text())["warm_up"]["accuracy"] if path.is_file() else None
 
