@@ -190,12 +190,6 @@ def fit_prompt_pool(reward: np.ndarray, zero_std: np.ndarray, *, group_size: int
     return pool(_invert(m, f, group_size), low, high, "estimated")
 
 
-def _beta_binomial(successes: np.ndarray, group_size: int, a: float, b: float) -> np.ndarray:
-    log_choose = (gammaln(group_size + 1) - gammaln(successes + 1)
-                  - gammaln(group_size - successes + 1))
-    return np.exp(log_choose + betaln(successes + a, group_size - successes + b) - betaln(a, b))
-
-
 def drift_loss(mean: float, phi: float, group_size: int) -> float:
     """Share of the expected GRPO drift lost to finite groups over a Beta pool.
 
@@ -210,7 +204,8 @@ def drift_loss(mean: float, phi: float, group_size: int) -> float:
     update = compiled("grpo_update_given_successes")(successes, group_size, 1e-4)
     if np.isfinite(phi):
         a, b = mean * phi, (1 - mean) * phi
-        drift = float(np.sum(_beta_binomial(successes, group_size, a, b) * update))
+        pmf = compiled("prompt_pool_successes_pmf")(successes, group_size, a, b)
+        drift = float(np.sum(pmf * update))
         large_g = float(np.exp(betaln(a + 0.5, b + 0.5) - betaln(a, b)))
     else:
         log_pmf = (gammaln(group_size + 1) - gammaln(successes + 1)
