@@ -17,6 +17,8 @@ held-out seed-mean curve:
 
 R^2 is also reported against the 15-step moving average of the seed-mean curve
 (``r2_ratio_smoothed``), where per-step sampling noise that no mean path explains is reduced.
+``beats_nearest_copy_by_seed_pair``: the copy test on the mean of each pair of held-out seeds
+(a held-out score on two new seeds is one such pair; their spread is its small-sample spread).
 Seeds 1 and 2 are scored by default: seed 0 served as design data while the method was made.
 ``--source-seeds`` adds runs of further seeds to the sources only (never scored): revision 2
 was scored on new seeds 3-4 with ``--seeds 3 4 --source-seeds 0 1 2``, each held-out setting
@@ -118,10 +120,11 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bo
                      for key2 in {r.setting for r in sources}}
         closest = min(distances.values())
         tied = sorted((k for k, v in distances.items() if np.isclose(v, closest)), key=str)
-        copies = []
+        copy_curves = []
         for key2 in tied:
             n_steps, n_mean = _seed_mean([r for r in sources if r.setting == key2])
-            copies.append(float(np.mean((mean - np.interp(steps, n_steps, n_mean)) ** 2)))
+            copy_curves.append(np.interp(steps, n_steps, n_mean))
+        copies = [float(np.mean((mean - c) ** 2)) for c in copy_curves]
         mse_t = float(np.mean((mean - pm) ** 2))
         nearest = [r for r in sources if r.setting == tied[0]]
         inside = [np.mean((r.reward >= np.asarray(p["lower"])[r.steps.astype(int)]) &
@@ -139,7 +142,28 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bo
                     "nearest_sources_tied": len(tied),
                     "mse_transfer": mse_t, "mse_nearest_copy": copies,
                     "beats_nearest_copy": float(np.mean([mse_t < c for c in copies])),
-                    "coverage": float(np.mean(inside)), "warnings": predicted["warnings"]})
+                    "coverage": float(np.mean(inside)), "warnings": predicted["warnings"],
+                    "beats_nearest_copy_by_seed_pair": _pair_scores(held, predictions, steps,
+                                                                    copy_curves)})
+    return out
+
+
+def _pair_scores(held: list[SweepRun], predictions: list[dict], steps: np.ndarray,
+                 copy_curves: list[np.ndarray]) -> dict[str, float]:
+    """The copy test on the mean of every pair of held-out seeds (the spread of a 2-seed score).
+
+    The same test as ``beats_nearest_copy`` on the two-seed mean curve at the held-out runs'
+    common steps (the share of tied copies beaten), keyed by "seed_a,seed_b".
+    """
+    out: dict[str, float] = {}
+    rewards = [np.interp(steps, r.steps, r.reward) for r in held]
+    curves = [np.asarray(p["mean"])[steps.astype(int)] for p in predictions]
+    for i in range(len(held)):
+        for j in range(i + 1, len(held)):
+            pair = (rewards[i] + rewards[j]) / 2
+            mse_t = np.mean((pair - (curves[i] + curves[j]) / 2) ** 2)
+            key = ",".join(str(held[k].hparams.get("seed", k)) for k in (i, j))
+            out[key] = float(np.mean([mse_t < np.mean((pair - c) ** 2) for c in copy_curves]))
     return out
 
 
@@ -147,7 +171,12 @@ def summary(scores: list[dict]) -> dict:
     ratios = [s["r2_ratio"] for s in scores if s["r2_ratio"] is not None]
     smoothed = [s.get("r2_ratio_smoothed") for s in scores
                 if s.get("r2_ratio_smoothed") is not None]
+    pairs = sorted({k for s in scores for k in s.get("beats_nearest_copy_by_seed_pair", {})})
+    by_pair = {k: float(np.mean([s["beats_nearest_copy_by_seed_pair"][k] for s in scores
+                                 if k in s.get("beats_nearest_copy_by_seed_pair", {})]))
+               for k in pairs}
     return {"held_out_settings": len(scores),
+            "beats_nearest_copy_by_seed_pair": by_pair,
             "median_r2_ratio": float(np.median(ratios)) if ratios else None,
             "median_r2_ratio_smoothed": float(np.median(smoothed)) if smoothed else None,
             "settings_with_positive_own_r2": len(ratios),
