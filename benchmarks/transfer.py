@@ -285,16 +285,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ablation", action="store_true",
                         help="also score the large-G map (finite_group=False, session 1's model)")
     parser.add_argument("--no-public", action="store_true", help="skip the public sweeps")
+    parser.add_argument("--public-only", action="store_true",
+                        help="score the public sweeps only (no grid)")
     parser.add_argument("--optimizers", nargs="+", default=["adam", "sgd"],
                         help="score these optimizers only")
     parser.add_argument("--model", default=None,
                         help="fit_sweep keywords of the sources' fit as JSON, e.g. "
                              "'{\"noise_drag\": false}' (default: fit_sweep's own defaults)")
     args = parser.parse_args(argv)
+    if args.no_public and args.public_only:
+        parser.error("--no-public and --public-only exclude each other")
     model = json.loads(args.model) if args.model else {}
     out = args.out or Path("benchmarks") / f"transfer_{args.grid.name}.json"
     warnings.simplefilter("ignore", RuntimeWarning)
-    everything = [load_sweep_run(p) for p in sorted(args.grid.glob("*.json"))]
+    paths = [] if args.public_only else sorted(args.grid.glob("*.json"))
+    everything = [load_sweep_run(p) for p in paths]
     everything = [r for r in everything if r.hparams["optimizer"] in args.optimizers]
     runs = [r for r in everything if r.hparams.get("seed") in args.seeds]
     extra = [r for r in everything if r.hparams.get("seed") in args.source_seeds
