@@ -17,7 +17,9 @@ against G-invariance).
   (pairs B G = 32 and 128); warm-up to [0.3, 0.45]; 360 steps. Seeds 0-2 (session 4), then
   held-out seeds 3-4 for revision 2 of the transfer method, made with ``--first-seed 2
   --seeds 3`` (seed 2 exists and is skipped, seeds 3 and 4 follow setting by setting); then
-  held-out seeds 5-6 for revision 3, made with ``--first-seed 4 --seeds 3`` in the same way.
+  held-out seeds 5-6 for revision 3, made with ``--first-seed 4 --seeds 3`` in the same way;
+  then seeds 7-8 for a replicate of revision 3 (session 6), made with ``--first-seed 6 --seeds
+  3 --out DIR`` (seed 6 copied into DIR and skipped; ``--optimizers sgd``, then ``adam``).
 
 KL beta 0.02, constant learning rate, one optimizer step per generation, seeds ``--first-seed``
 .. (three by default). The supervised warm-up depends only on the seed, so every run of a seed
