@@ -1,0 +1,61 @@
+"""benchmarks/transfer_pool.py: pooling held-out transfer scores and the copy test's interval."""
+
+import json
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+POOL = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks"
+                          / "transfer_pool.py"))
+
+
+def test_wilson_interval_matches_the_closed_form_and_covers():
+    """Known values (7 of 7: lower 0.646; 0 of 10: upper 0.278) and 95% coverage by simulation."""
+    wilson = POOL["wilson_interval"]
+    assert wilson(7, 7) == pytest.approx((0.6457, 1.0), abs=1e-4)
+    assert wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    low, high = wilson(4.83, 7)  # a fractional count (a tie scored as a share) is accepted
+    assert low < 4.83 / 7 < high
+    rng = np.random.default_rng(1)
+    share, n = 0.75, 14
+    counts = rng.binomial(n, share, size=4000)
+    covered = np.mean([lo <= share <= hi for lo, hi in (wilson(k, n) for k in counts)])
+    assert 0.90 <= covered <= 0.99  # Wilson's interval is near nominal at n = 14
+
+
+def _score(tmp_path: Path, name: str, beats: list[float], seeds: list[int]) -> Path:
+    held = [{"r2_ratio": 0.9 + 0.01 * i, "coverage": 0.9, "beats_nearest_copy": b}
+            for i, b in enumerate(beats)]
+    pairs = {"0,1": 1.0, "0,2": 0.5} if len(seeds) > 2 else {}
+    data = {"seeds": seeds, "method_changed_since_frozen": [],
+            "optimizers": {"sgd": {"held_out": held,
+                                   "summary": {"beats_nearest_copy_by_seed_pair": pairs}}}}
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_pool_counts_every_held_out_setting_of_every_file(tmp_path, capsys):
+    a = _score(tmp_path, "a.json", [1.0, 0.0, 5 / 6], [5, 6])
+    b = _score(tmp_path, "b.json", [1.0, 1.0], [0, 1, 2])
+    assert POOL["main"]([str(a), str(b), "--out", str(tmp_path / "pool.json")]) == 0
+    result = json.loads(capsys.readouterr().out)
+    pooled = result["pooled"]["sgd"]
+    assert pooled["held_out_settings"] == 5
+    assert pooled["beats_nearest_copy"] == pytest.approx(1 + 5 / 6 + 2)
+    assert pooled["median_r2_ratio"] == pytest.approx(0.91)
+    assert result["files"][str(b)]["sgd"]["seed_pairs"]["min"] == 0.5
+    assert json.loads((tmp_path / "pool.json").read_text()) == result
+
+
+def test_pool_rejects_a_file_that_is_not_a_score(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    assert POOL["main"]([str(bad)]) == 2
+    assert "bad.json" in capsys.readouterr().err
+    public = tmp_path / "public.json"
+    public.write_text(json.dumps({"optimizers": {}, "public": {}}))
+    assert POOL["main"]([str(public)]) == 2
+    assert "no held-out scores" in capsys.readouterr().err
