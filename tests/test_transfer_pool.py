@@ -59,3 +59,18 @@ def test_pool_rejects_a_file_that_is_not_a_score(tmp_path, capsys):
     public.write_text(json.dumps({"optimizers": {}, "public": {}}))
     assert POOL["main"]([str(public)]) == 2
     assert "no held-out scores" in capsys.readouterr().err
+
+
+def test_copy_test_on_every_pair_of_held_out_seeds():
+    """benchmarks/transfer.py's pair scores: each pair's two-seed mean against the copies."""
+    bench = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks"
+                                / "transfer.py"))
+    steps = np.arange(50)
+    truth = 0.3 + 0.002 * steps
+    # seeds 3 and 4 sit on the transfer's curve; seed 5 runs far above it, onto the copy
+    held = [bench["SweepRun"](f"run{s}", steps, truth + offset, {"seed": s})
+            for s, offset in ((3, 0.0), (4, 0.0), (5, 0.2))]
+    predictions = [{"mean": list(truth)} for _ in held]
+    copies = [truth + 0.15, truth - 0.5]  # two tied copies
+    pairs = bench["_pair_scores"](held, predictions, steps, copies)
+    assert pairs == {"3,4": 1.0, "3,5": 0.5, "4,5": 0.5}
