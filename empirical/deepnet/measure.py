@@ -34,7 +34,8 @@ import numpy as np
 
 from .grpo import Batch, RunSettings, run, sample_batch, token_logps
 
-__all__ = ["hvp_operator", "lanczos_top", "curvature_spectrum", "drift_point", "fit_kappa",
+__all__ = ["hvp_operator", "lanczos_top", "lanczos_vectors", "curvature_spectrum", "drift_point",
+           "fit_kappa",
            "reward_along", "quadratic_range", "critical_lr", "measure_model",
            "critical_lr_along_run", "mean_update_curvature", "debiased_curvature"]
 
@@ -91,6 +92,23 @@ def lanczos_top(hvp: Any, dim: int, *, iterations: int = 20, seed: int = 0,
         (top Ritz values, descending; unit Ritz vector of the largest; its residual norm
         |H v - lambda v|, the a-posteriori error bound of the largest Ritz value).
     """
+    values, vectors, residuals = lanczos_vectors(hvp, dim, iterations=iterations, seed=seed,
+                                                 count=1)
+    return values[:top], vectors[0], residuals[0]
+
+
+def lanczos_vectors(hvp: Any, dim: int, *, iterations: int = 20, seed: int = 0,
+                    count: int = 3) -> tuple[np.ndarray, Any, list[float]]:
+    """Ritz values (descending) and the ``count`` top unit Ritz vectors of a symmetric operator.
+
+    Lanczos with full reorthogonalisation (the stiff directions of :func:`curvature_spectrum`).
+
+    Returns
+    -------
+    tuple
+        (all Ritz values, descending; (count, dim) tensor of the top Ritz vectors; their
+        residual norms |H v - lambda v|, the a-posteriori error bounds of their Ritz values).
+    """
     import torch
 
     gen = torch.Generator().manual_seed(seed)
@@ -116,10 +134,13 @@ def lanczos_top(hvp: Any, dim: int, *, iterations: int = 20, seed: int = 0,
     values, vectors = np.linalg.eigh(t)
     order = np.argsort(values)[::-1]
     q_mat = torch.stack(basis[:len(alphas)], dim=1)
-    v = q_mat @ torch.tensor(vectors[:, order[0]], dtype=q_mat.dtype)
-    v = v / v.norm()
-    residual = float((hvp(v) - float(values[order[0]]) * v).norm())
-    return values[order][:top], v, residual
+    tops, residuals = [], []
+    for i in order[:count]:
+        v = q_mat @ torch.tensor(vectors[:, i], dtype=q_mat.dtype)
+        v = v / v.norm()
+        tops.append(v)
+        residuals.append(float((hvp(v) - float(values[i]) * v).norm()))
+    return values[order], torch.stack(tops), residuals
 
 
 def _batches(model: Any, tokenizer: Any, count: int, *, prompts: int, group_size: int,
