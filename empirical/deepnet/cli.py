@@ -11,7 +11,8 @@ from typing import Any
 from grpodyn.ground import write_atomic
 
 __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
-           "predict_two_mode_step", "predict_staleness_step", "scan_step", "track_step"]
+           "predict_two_mode_step", "predict_staleness_step", "scan_step", "track_step",
+           "predict_relay_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
@@ -163,10 +164,33 @@ def track_step(size: str, *, out: Path = DATA, lr: float | None = None, seeds: i
                          progress=lambda items: _bar(items, f"track {size}"))
     for rec in records:
         rec["unstable"] = is_unstable(rec)
-    return _write(out / f"tracking_{size}.json",
+    return _write(out / f"tracking_{size}_lr{lr:g}.json",
                   {"size": size, "lr": lr, "steps": steps, "directions": found,
                    "runs": records,
                    "label": "observation (runs with the stiff coordinates recorded)"})
+
+
+def predict_relay_step(sizes: list[str], *, lr: float, out: Path = DATA,
+                       staleness: tuple[int, ...] | None = None) -> Path:
+    """Write ``predictions_relay.json`` (delayed relay, from ``scan_<size>.json``) with the commit.
+
+    Items of other (size, lr) already in the file are kept with their own commit.
+    """
+    from .forecast import STALENESS_GRID
+    from .relay import predict_relay
+
+    if not lr > 0:
+        raise ValueError(f"--lr must be a positive learning rate, got {lr}")
+    path = out / "predictions_relay.json"
+    old = json.loads(path.read_text()) if path.is_file() else {"items": []}
+    commit = _git_commit()
+    items = [i for i in old["items"] if (i["model"], i["setting"]["lr"]) not in
+             {(s, lr) for s in sizes}]
+    for size in sizes:
+        scan = json.loads((out / f"scan_{size}.json").read_text())
+        items.extend(predict_relay(size, scan, lr=lr,
+                                   staleness=tuple(staleness or STALENESS_GRID)))
+    return _write(path, {"commit": commit, "items": items})
 
 
 def _git_commit() -> str:
@@ -260,7 +284,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
     parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
                                          "soft", "predict2", "run2", "predict-staleness",
-                                         "scan", "track"])
+                                         "scan", "track", "predict-relay"])
     parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3)
@@ -305,6 +329,11 @@ def main(argv: list[str] | None = None) -> None:
                                     seed_offset=args.seed_offset, steps=args.steps,
                                     staleness=tuple(args.staleness),
                                     refresh=tuple(args.refresh))) for s in args.sizes]
+        elif args.step == "predict-relay":
+            if args.lr is None:
+                raise ValueError("predict-relay needs --lr")
+            paths = [str(predict_relay_step(args.sizes, lr=args.lr, out=args.out,
+                                            staleness=tuple(args.staleness)))]
         elif args.step == "predict-staleness":
             paths = [str(predict_staleness_step(args.sizes, out=args.out))]
         elif args.step == "predict2":

@@ -487,7 +487,7 @@ def within_target(quantity: str, predicted: Any, observed: Any, grid: list | Non
             j = grid.index(nearest) if nearest in grid else -1
             return bool(i is not None and abs(i - j) <= 1)
         return False
-    if quantity == "oscillation_period":
+    if quantity in ("oscillation_period", "stiff_swing"):
         return bool(abs(predicted - observed) <= 0.25 * observed)
     if quantity == "oscillation_momentum":
         return bool(abs(predicted - observed) <= 0.1 * max(abs(observed), 1e-12))
@@ -558,6 +558,10 @@ def compare_step(*, out: Path) -> Path:
     else:
         rows = join(predictions, observations)
     rows += _post_hoc_rows(rows, observations)
+    from .relay import load_tracking, relay_rows
+
+    rows += relay_rows(out)
+    observations += load_tracking(sorted(out.glob("tracking_*.json")))
     _dump(out / "observations.json", {"items": observations})
     return _dump(out / "comparison.json", {"rows": rows})
 
