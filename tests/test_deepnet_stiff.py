@@ -113,7 +113,7 @@ def test_scan_along_measures_the_curvature_and_restores_the_weights(tiny: tuple,
     # the scan's replicates at s = 0 are the samples of seeds 31, 32: the same v.Hv and v.g
     curvatures, forces = [], []
     for seed in (31, 32):
-        (b,) = measure._batches(model, tokenizer, 1, prompts=4, group_size=4, seed=seed)
+        (b,) = measure.sample_batches(model, tokenizer, 1, prompts=4, group_size=4, seed=seed)
         hvp, grad = measure.hvp_operator(model, [b])
         curvatures.append(float(v @ hvp(v)))
         forces.append(float(-(v @ grad)))

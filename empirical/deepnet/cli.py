@@ -151,7 +151,7 @@ def track_step(size: str, *, out: Path = DATA, lr: float | None = None, seeds: i
 
     from .grpo import warmed_model
     from .stiff import stiff_directions, track_runs, tracking_plan
-    from .sweeps import _bar, is_unstable
+    from .sweeps import is_unstable, progress_bar
 
     lr = _base_lr(size, lr, out)
     _lags(list(staleness), list(refresh))
@@ -161,7 +161,7 @@ def track_step(size: str, *, out: Path = DATA, lr: float | None = None, seeds: i
     vectors = found.pop("vectors")
     plan = tracking_plan(lr=lr, staleness=tuple(staleness), refresh=tuple(refresh), steps=steps)
     records = track_runs(model, tokenizer, vectors, plan, seeds=seeds, seed_offset=seed_offset,
-                         progress=lambda items: _bar(items, f"track {size}"))
+                         progress=lambda items: progress_bar(items, f"track {size}"))
     for rec in records:
         rec["unstable"] = is_unstable(rec)
     return _write(out / f"tracking_{size}_lr{lr:g}.json",

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .forecast import STALENESS_GRID
-from .sweeps import LOSS_MARGIN, _threshold, is_unstable
+from .sweeps import LOSS_MARGIN, grid_threshold, is_unstable
 
 __all__ = ["saturated_force", "reward_loss_at", "predict_relay", "observe_tracking",
            "load_tracking", "relay_rows"]
@@ -85,7 +85,7 @@ def predict_relay(model: str, scan: dict[str, Any], *, lr: float,
                           "rule": "(d + 1/2) lr F; observed: seed median of (max u - min u) / "
                           "2, within 25 %"})
     grid = list(staleness)
-    relay_max = _threshold(grid, flags)
+    relay_max = grid_threshold(grid, flags)
     items.append({**base, "quantity": "staleness_max", "setting": setting, "value": relay_max,
                   "grid": grid, "reward_loss_at_swing": dict(zip(map(str, grid), [
                       reward_loss_at(rows, float(gen.relay_half_swing(d, lr, force)))
@@ -124,7 +124,7 @@ def observe_tracking(model: str, records: list[dict[str, Any]]) -> list[dict[str
                           "value": float(np.median(swings)), "seeds": swings})
         flags = [sum(is_unstable(r) for r in groups[d]) >= 2 for d in grid]
         items.append({"model": model, "quantity": "staleness_max", "setting": setting,
-                      "value": _threshold(grid, flags), "grid": grid, "unstable": flags,
+                      "value": grid_threshold(grid, flags), "grid": grid, "unstable": flags,
                       **({} if any(flags) else
                          {"status": "stable on the whole grid (lower bound)"})})
     return items

@@ -29,7 +29,7 @@ from scipy.optimize import brentq
 from grpodyn.numerics.stability import refresh_stable, staleness_stiffness_max
 
 from .grpo import RunSettings, degenerate_share, run
-from .measure import _batches, hvp_operator, lanczos_vectors
+from .measure import hvp_operator, lanczos_vectors, sample_batches
 
 __all__ = ["stiff_directions", "scan_along", "lag_stiffness_limit", "saturation_amplitude",
            "scan_grid", "track_runs", "tracking_plan"]
@@ -52,12 +52,12 @@ def stiff_directions(model: Any, tokenizer: Any, *, count: int = 3, prompts: int
         ``cross_validated`` (v . H' v on an independent sample), ``residuals``, ``force``
         (v . g, g = minus the GRPO gradient of the sample), ``update_norm`` (|g|).
     """
-    (sample,) = _batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
+    (sample,) = sample_batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
                          seed=seed * 1000)
     hvp, grad = hvp_operator(model, [sample])
     values, vectors, residuals = lanczos_vectors(hvp, grad.numel(), iterations=iterations,
                                                  seed=seed, count=count)
-    (other,) = _batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
+    (other,) = sample_batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
                         seed=seed * 1000 + 1)
     hvp_other, _ = hvp_operator(model, [other])
     return {"vectors": vectors, "eigenvalues": [float(x) for x in values[:count]],
@@ -104,7 +104,7 @@ def scan_along(model: Any, tokenizer: Any, direction: Any, displacements: list[f
             values: dict[str, list[float]] = {"curvature": [], "force": [], "reward": [],
                                               "degenerate": []}
             for r in range(replicates):
-                (b,) = _batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
+                (b,) = sample_batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
                                 seed=seed * 4001 + 31 + r)
                 hvp, grad = hvp_operator(model, [b])
                 values["curvature"].append(float(direction @ hvp(direction)))
