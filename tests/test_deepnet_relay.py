@@ -125,3 +125,25 @@ def test_predict_relay_needs_an_lr(tmp_path: Path, capsys: pytest.CaptureFixture
             main([*argv, "--out", str(tmp_path)])
         assert stop.value.code == 2
         assert capsys.readouterr().err.startswith("error:")
+
+
+def test_stiff_figures_draw_the_scan_and_the_swings(tmp_path: Path) -> None:
+    """Both figures draw from small files; a rule without a prediction is a postdiction."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from grpodyn.empirical.deepnet import figures
+
+    scan = _scan()
+    for r in scan["scan"]:
+        r.update(curvature=1.0, degenerate=0.5,
+                 **{f"{k}_se": 0.01 for k in ("force", "curvature", "reward", "degenerate")})
+    scan.update(step_length=0.05, lr=0.1)
+    (tmp_path / "scan_m.json").write_text(json.dumps(scan))
+    runs = [_record(d, [0.01, -0.02, 0.03], [0.1] * 3) for d in (0, 2) for _ in range(2)]
+    (tmp_path / "tracking_m_lr0.1.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    fig = figures.stiff_scan_figure("m", tmp_path)
+    assert len(fig.axes) == 4
+    fig = figures.stiff_tracking_figure("m", 0.1, tmp_path)
+    labels = fig.axes[1].get_legend_handles_labels()[1]
+    assert any("postdiction" in label for label in labels)
