@@ -173,3 +173,29 @@ def test_scan_and_track_options_are_checked(tmp_path: Path,
         assert stop.value.code == 2
         err = capsys.readouterr().err
         assert err.startswith("error:") and err.count("\n") == 1
+
+
+def test_track_adds_settings_to_a_file_tracked_along_the_same_directions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A later track keeps the other settings' runs; other directions are refused."""
+    from grpodyn.empirical.deepnet import cli
+
+    found = {"eigenvalues": [3.0, 2.0, 1.0]}
+    monkeypatch.setattr(grpo, "warmed_model", lambda size, seed: (None, None, {}))
+    monkeypatch.setattr(stiff, "stiff_directions",
+                        lambda *a, **k: {**found, "vectors": torch.zeros(3, 2)})
+
+    def fake_runs(model: object, tokenizer: object, directions: object, plan: list, *,
+                  seeds: int, seed_offset: int, progress: object = None) -> list:
+        return [{"setting": s, "seed": seed_offset, "reward": [0.1] * 12, "finite": True}
+                for s in plan]
+
+    monkeypatch.setattr(stiff, "track_runs", fake_runs)
+    cli.track_step("m", out=tmp_path, lr=0.1, staleness=(0, 2), refresh=(1,), steps=12)
+    path = cli.track_step("m", out=tmp_path, lr=0.1, staleness=(0,), refresh=(4,), steps=12)
+    runs = json.loads(path.read_text())["runs"]
+    assert sorted((r["setting"]["sweep"], r["setting"].get("staleness", r["setting"].get(
+        "refresh"))) for r in runs) == [("refresh", 4), ("staleness", 0), ("staleness", 2)]
+    found["eigenvalues"] = [9.0, 2.0, 1.0]
+    with pytest.raises(ValueError, match="other directions"):
+        cli.track_step("m", out=tmp_path, lr=0.1, staleness=(0,), refresh=(1,), steps=12)

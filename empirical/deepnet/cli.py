@@ -143,9 +143,11 @@ def scan_step(size: str, *, out: Path = DATA, lr: float | None = None, seed: int
 def track_step(size: str, *, out: Path = DATA, lr: float | None = None, seeds: int = 3,
                seed_offset: int = 300, steps: int = 60, staleness: tuple[int, ...] = (0, 2, 4, 8),
                refresh: tuple[int, ...] = (4, 8)) -> Path:
-    """Run lagged runs recording the stiff coordinates: ``tracking_<size>.json``.
+    """Run lagged runs recording the stiff coordinates: ``tracking_<size>_lr<lr>.json``.
 
-    The top three eigenvectors are those of :func:`scan_step` (same sample, same seed 0).
+    The top three eigenvectors are those of :func:`scan_step` (same sample, same seed 0). Runs
+    of other settings already in the file are kept (a setting added later), provided the file's
+    eigenvalues are those found now (the same directions).
     """
     import torch
 
@@ -164,7 +166,15 @@ def track_step(size: str, *, out: Path = DATA, lr: float | None = None, seeds: i
                          progress=lambda items: progress_bar(items, f"track {size}"))
     for rec in records:
         rec["unstable"] = is_unstable(rec)
-    return _write(out / f"tracking_{size}_lr{lr:g}.json",
+    path = out / f"tracking_{size}_lr{lr:g}.json"
+    if path.is_file():
+        old = json.loads(path.read_text())
+        if old["directions"]["eigenvalues"] != found["eigenvalues"]:
+            raise ValueError(f"{path} was tracked along other directions (eigenvalues "
+                             f"{old['directions']['eigenvalues']}); move it away first")
+        keep = [r for r in old["runs"] if r["setting"] not in plan]
+        records = keep + records
+    return _write(path,
                   {"size": size, "lr": lr, "steps": steps, "directions": found,
                    "runs": records,
                    "label": "observation (runs with the stiff coordinates recorded)"})
