@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'abe6b96567e9fe9085c9f6f17c137035'
+THEORY_HASH = '36f9d655f1c11c53922bb7a8f02a4a02'
 
 
 SIGNATURES = {
@@ -150,6 +150,8 @@ SIGNATURES = {
     'two_mode_relaxation_time': ('beta', 'k_r'),
     'oscillation_momentum': ('k',),
     'two_mode_effective_stiffness': ('w_s', 'k_s', 'k_r'),
+    'relay_half_swing': ('d', 'a', 'f_sat'),
+    'relay_period': ('d',),
 }
 
 
@@ -177,6 +179,7 @@ SYMBOLS = {
     'eps': ('reward', '\\epsilon', ('nonnegative',)),
     'eta': ('parameter/gradient', '\\eta', ('positive',)),
     'exponent': ('dimensionless', 'b', ('positive',)),
+    'f_sat': ('parameter/gradient', 'F_{\\mathrm{sat}}', ('positive',)),
     'g_mean': ('gradient', '\\bar g', ('real',)),
     'h': ('steps', 'h', ('integer', 'nonnegative')),
     'h_noise': ('reward/parameter^2', 'h_{\\mathrm{noise}}', ('nonnegative',)),
@@ -2997,3 +3000,33 @@ def two_mode_effective_stiffness(w_s, k_s, k_r):
     if not _inside:
         raise ValueError("two_mode_effective_stiffness: defined only where w_s <= 1")
     return 2*k_r*(1 - w_s) + 2*k_s*w_s
+
+
+def relay_half_swing(d, a, f_sat):
+    """Half peak-to-peak swing of u under a saturated force with staleness d.
+
+    THEORY.md section 5. Lag structures (the stiff direction as a delayed relay). Generated from the derivation ``relay_half_swing``.
+
+    Parameters
+    ----------
+    d : array_like
+        fixed staleness [steps]
+    a : array_like
+        effective step (eta for heavy-ball SGD) [parameter/gradient]
+    f_sat : array_like
+        saturated restoring force along the stiff direction (delayed relay, per unit lr) [parameter/gradient]
+    """
+    return (1/2)*a*f_sat*(2*d + 1)
+
+
+def relay_period(d):
+    """Period [steps] of the delayed relay's limit cycle.
+
+    THEORY.md section 5. Lag structures (the stiff direction as a delayed relay). Generated from the derivation ``relay_period``.
+
+    Parameters
+    ----------
+    d : array_like
+        fixed staleness [steps]
+    """
+    return 4*d + 2

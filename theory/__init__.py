@@ -19,7 +19,7 @@ from typing import Any
 #: Derivation modules, in THEORY.md order; importing one registers its derivations.
 DERIVATION_MODULES = ("mean_field", "oscillator", "overdamped", "regimes", "stability",
                       "fluctuations", "finite_group", "prompt_pool", "bandit", "optimizers",
-                      "curves", "jacobians", "two_mode")
+                      "curves", "jacobians", "two_mode", "relay")
 
 _EXPORTS = {
     "Derivation": "derivation", "DerivationError": "derivation", "Step": "derivation",

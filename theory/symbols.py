@@ -94,6 +94,8 @@ _ROWS = [
                "1/step^2", _POS),
     SymbolInfo("k_r", "k_{r}", "stiffness of the soft mode of the two-mode map (lr h_r)",
                "1/step^2", _POS),
+    SymbolInfo("f_sat", r"F_{\mathrm{sat}}", "saturated restoring force along the stiff "
+               "direction (delayed relay, per unit lr)", "parameter/gradient", _POS),
     SymbolInfo("w_s", "w_{s}", "stiff mode's share of the reward deficit r* - r",
                "dimensionless", _NONNEG),
     SymbolInfo("c", "c", "damping of the continuum limit", "1/step", _POS),

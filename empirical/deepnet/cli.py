@@ -11,7 +11,8 @@ from typing import Any
 from grpodyn.ground import write_atomic
 
 __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
-           "predict_two_mode_step", "predict_staleness_step"]
+           "predict_two_mode_step", "predict_staleness_step", "scan_step", "track_step",
+           "predict_relay_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
@@ -77,6 +78,129 @@ def sharpening_step(size: str, *, out: Path = DATA, lr: float = 0.1, steps: int 
     rows = critical_lr_along_run(model, tokenizer, lr=lr, steps=steps, every=max(steps // 2, 1),
                                  lr_grid=grid, seed=seed)
     return _write(out / f"sharpening_{size}.json", {"size": size, "lr": lr, "rows": rows})
+
+
+def _base_lr(size: str, lr: float | None, out: Path) -> float:
+    """Return ``lr`` or, when None, the base lr of the two-mode plan of ``size``."""
+    if lr is not None:
+        if not lr > 0:
+            raise ValueError(f"--lr must be a positive learning rate, got {lr}")
+        return lr
+    plans = json.loads((out / "predictions_two_mode.json").read_text())["plans"]
+    if size not in plans:
+        raise ValueError(f"no two-mode plan for model {size!r}: give --lr")
+    return float(plans[size]["base_lr"])
+
+
+def _lags(staleness: list[int], refresh: list[int]) -> list[dict[str, int]]:
+    bad = [x for x in staleness if x < 0] + [x for x in refresh if x < 1]
+    if bad:
+        raise ValueError(f"--staleness must be >= 0 and --refresh >= 1, got {bad}")
+    return ([{"staleness": d} for d in staleness]
+            + [{"refresh": k} for k in refresh if k > 1])
+
+
+def scan_step(size: str, *, out: Path = DATA, lr: float | None = None, seed: int = 0,
+              staleness: tuple[int, ...] = (0, 2, 4, 8), refresh: tuple[int, ...] = (4, 8),
+              replicates: int = 4) -> Path:
+    """Scan along the top Hessian eigenvector before training: ``scan_<size>.json``.
+
+    The displacements are multiples of one expected step's length lr |g|; for each lag the
+    stiffness limit k_lim of the one-mode map and the saturation amplitude s_sat at ``lr``.
+    An observation (no run is used); see :mod:`.stiff`.
+    """
+    import torch
+
+    from .grpo import warmed_model
+    from .stiff import (
+        lag_stiffness_limit,
+        saturation_amplitude,
+        scan_along,
+        scan_grid,
+        stiff_directions,
+    )
+
+    lr = _base_lr(size, lr, out)
+    lags = _lags(list(staleness), list(refresh))
+    torch.set_num_threads(1)
+    model, tokenizer, record = warmed_model(size, seed)
+    found = stiff_directions(model, tokenizer, seed=seed)
+    vectors = found.pop("vectors")
+    step = lr * found["update_norm"]
+    rows = scan_along(model, tokenizer, vectors[0], scan_grid(step), replicates=replicates,
+                      seed=seed)
+    limits = []
+    for lag in lags:
+        limit = lag_stiffness_limit(**lag)
+        limits.append({**lag, "stiffness_limit": limit,
+                       "saturation": saturation_amplitude(rows, lr=lr, limit=limit)})
+    return _write(out / f"scan_{size}.json",
+                  {"size": size, "seed": seed, "lr": lr, "step_length": step,
+                   "directions": found, "scan": rows, "lags": limits, "warm_up": record,
+                   "label": "observation (measured before training; no run used)"})
+
+
+def track_step(size: str, *, out: Path = DATA, lr: float | None = None, seeds: int = 3,
+               seed_offset: int = 300, steps: int = 60, staleness: tuple[int, ...] = (0, 2, 4, 8),
+               refresh: tuple[int, ...] = (4, 8)) -> Path:
+    """Run lagged runs recording the stiff coordinates: ``tracking_<size>_lr<lr>.json``.
+
+    The top three eigenvectors are those of :func:`scan_step` (same sample, same seed 0). Runs
+    of other settings already in the file are kept (a setting added later), provided the file's
+    eigenvalues are those found now (the same directions).
+    """
+    import torch
+
+    from .grpo import warmed_model
+    from .stiff import stiff_directions, track_runs, tracking_plan
+    from .sweeps import is_unstable, progress_bar
+
+    lr = _base_lr(size, lr, out)
+    _lags(list(staleness), list(refresh))
+    torch.set_num_threads(1)
+    model, tokenizer, _ = warmed_model(size, 0)
+    found = stiff_directions(model, tokenizer, seed=0)
+    vectors = found.pop("vectors")
+    plan = tracking_plan(lr=lr, staleness=tuple(staleness), refresh=tuple(refresh), steps=steps)
+    records = track_runs(model, tokenizer, vectors, plan, seeds=seeds, seed_offset=seed_offset,
+                         progress=lambda items: progress_bar(items, f"track {size}"))
+    for rec in records:
+        rec["unstable"] = is_unstable(rec)
+    path = out / f"tracking_{size}_lr{lr:g}.json"
+    if path.is_file():
+        old = json.loads(path.read_text())
+        if old["directions"]["eigenvalues"] != found["eigenvalues"]:
+            raise ValueError(f"{path} was tracked along other directions (eigenvalues "
+                             f"{old['directions']['eigenvalues']}); move it away first")
+        keep = [r for r in old["runs"] if r["setting"] not in plan]
+        records = keep + records
+    return _write(path,
+                  {"size": size, "lr": lr, "steps": steps, "directions": found,
+                   "runs": records,
+                   "label": "observation (runs with the stiff coordinates recorded)"})
+
+
+def predict_relay_step(sizes: list[str], *, lr: float, out: Path = DATA,
+                       staleness: tuple[int, ...] | None = None) -> Path:
+    """Write ``predictions_relay.json`` (delayed relay, from ``scan_<size>.json``) with the commit.
+
+    Items of other (size, lr) already in the file are kept with their own commit.
+    """
+    from .forecast import STALENESS_GRID
+    from .relay import predict_relay
+
+    if not lr > 0:
+        raise ValueError(f"--lr must be a positive learning rate, got {lr}")
+    path = out / "predictions_relay.json"
+    old = json.loads(path.read_text()) if path.is_file() else {"items": []}
+    commit = _git_commit()
+    items = [i for i in old["items"] if (i["model"], i["setting"]["lr"]) not in
+             {(s, lr) for s in sizes}]
+    for size in sizes:
+        scan = json.loads((out / f"scan_{size}.json").read_text())
+        items.extend(predict_relay(size, scan, lr=lr,
+                                   staleness=tuple(staleness or STALENESS_GRID)))
+    return _write(path, {"commit": commit, "items": items})
 
 
 def _git_commit() -> str:
@@ -169,7 +293,8 @@ def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
     parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
-                                         "soft", "predict2", "run2", "predict-staleness"])
+                                         "soft", "predict2", "run2", "predict-staleness",
+                                         "scan", "track", "predict-relay"])
     parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3)
@@ -189,6 +314,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lr-up-to", type=float, default=None,
                         help="run2 --sweeps lr: continue the plan's lr sweep by doublings up to "
                         "this lr")
+    parser.add_argument("--staleness", nargs="+", type=int, default=[0, 2, 4, 8],
+                        help="scan/track: staleness values of the lags")
+    parser.add_argument("--refresh", nargs="+", type=int, default=[4, 8],
+                        help="scan/track: sample-and-hold refresh intervals of the lags")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -201,6 +330,20 @@ def main(argv: list[str] | None = None) -> None:
             paths = [str(sharpening_step(s, out=args.out, steps=args.steps,
                                          lr=args.lr if args.lr is not None else 0.1))
                      for s in args.sizes]
+        elif args.step == "scan":
+            paths = [str(scan_step(s, out=args.out, lr=args.lr, seed=args.seed,
+                                   staleness=tuple(args.staleness),
+                                   refresh=tuple(args.refresh))) for s in args.sizes]
+        elif args.step == "track":
+            paths = [str(track_step(s, out=args.out, lr=args.lr, seeds=args.seeds,
+                                    seed_offset=args.seed_offset, steps=args.steps,
+                                    staleness=tuple(args.staleness),
+                                    refresh=tuple(args.refresh))) for s in args.sizes]
+        elif args.step == "predict-relay":
+            if args.lr is None:
+                raise ValueError("predict-relay needs --lr")
+            paths = [str(predict_relay_step(args.sizes, lr=args.lr, out=args.out,
+                                            staleness=tuple(args.staleness)))]
         elif args.step == "predict-staleness":
             paths = [str(predict_staleness_step(args.sizes, out=args.out))]
         elif args.step == "predict2":

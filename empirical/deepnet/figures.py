@@ -9,7 +9,7 @@ from typing import Any
 from .section import DATA
 
 __all__ = ["load", "threshold_figure", "spectrum_figure", "reward_figure", "two_mode_lr_figure",
-           "two_mode_staleness_figure"]
+           "two_mode_staleness_figure", "stiff_scan_figure", "stiff_tracking_figure"]
 
 
 def load(name: str, data: Path = DATA) -> dict[str, Any]:
@@ -198,5 +198,81 @@ def two_mode_staleness_figure(model: str, data: Path = DATA) -> Any:
     ax.set_ylabel("share of unstable seeds")
     ax.set_title(f"{model}: staleness sweep at lr {lr}, momentum 0")
     ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def stiff_scan_figure(model: str, data: Path = DATA) -> Any:
+    """Draw the 1-D scan along the top Hessian eigenvector (``scan_<model>.json``).
+
+    Four panels against the displacement s: the force f(s) = v . g, the curvature v . H v, the
+    sampled reward and the share of degenerate groups, each with two standard errors; the
+    displacement of one expected step lr |g| is marked.
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    scan = load(f"scan_{model}.json", data)
+    rows = scan["scan"]
+    s = np.array([r["s"] for r in rows])
+    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
+    for ax, key, label in zip(axes, ("force", "curvature", "reward", "degenerate"),
+                              ("force v . g", "curvature v . H v [1/lr]", "reward",
+                               "degenerate share"), strict=True):
+        y = np.array([r[key] for r in rows])
+        err = 2 * np.array([r[f"{key}_se"] for r in rows])
+        ax.errorbar(s, y, yerr=err, fmt="o-", ms=3, color="C0")
+        for x in (-scan["step_length"], scan["step_length"]):
+            ax.axvline(x, ls=":", color="0.5")
+        ax.set_xscale("symlog", linthresh=scan["step_length"] / 2)
+        ax.set_xlabel("displacement s along v")
+        ax.set_title(label, fontsize=9)
+    fig.suptitle(f"{model}: scan along the top Hessian eigenvector (before training; dotted: "
+                 f"one step at lr {scan['lr']})", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def stiff_tracking_figure(model: str, lr: float, data: Path = DATA) -> Any:
+    """Draw the stiff coordinate u_n of tracked staleness runs and its swing against the relay.
+
+    Left: u_n = v . (theta_n - theta_0) per staleness (one line per seed). Right: the observed
+    half swing (max u - min u) / 2 per seed and the relay's (d + 1/2) lr F (the prediction
+    when ``predictions_relay.json`` has this lr, else the same rule applied after the runs).
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from .relay import predict_relay
+
+    runs = [r for r in load(f"tracking_{model}_lr{lr:g}.json", data)["runs"]
+            if r["setting"]["sweep"] == "staleness"]
+    ds = sorted({r["setting"]["staleness"] for r in runs})
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.6))
+    for j, d in enumerate(ds):
+        for k, r in enumerate(x for x in runs if x["setting"]["staleness"] == d):
+            u = np.r_[0.0, [p[0] for p in r["projection"]]]
+            left.plot(u, color=f"C{j}", lw=0.8, label=f"d = {d}" if k == 0 else None)
+            swing = (u.max() - u.min()) / 2
+            right.plot(d, swing, "o", color=f"C{j}", ms=4)
+    path = data / "predictions_relay.json"
+    made = [i for i in (load("predictions_relay.json", data)["items"] if path.is_file() else [])
+            if i["model"] == model and i["setting"]["lr"] == lr]
+    label = "predicted (committed before the runs)"
+    if not made:
+        made = predict_relay(model, load(f"scan_{model}.json", data), lr=lr, staleness=tuple(ds))
+        label = "relay rule applied after the runs (postdiction)"
+    pred = sorted((i["setting"]["staleness"], i["value"]) for i in made
+                  if i["quantity"] == "stiff_swing")
+    if pred:
+        right.plot(*zip(*pred, strict=True), "k--", label=f"(d + 1/2) lr F: {label}")
+    left.set_xlabel("step n")
+    left.set_ylabel("u_n = v . (theta_n - theta_0)")
+    left.legend(fontsize=7, ncol=2)
+    right.set_xlabel("staleness d")
+    right.set_ylabel("half swing of u")
+    right.legend(fontsize=7)
+    fig.suptitle(f"{model}: the stiff coordinate under staleness, lr {lr}, momentum 0",
+                 fontsize=9)
     fig.tight_layout()
     return fig

@@ -35,7 +35,8 @@ from grpodyn.empirical.tinylm.training import (
 )
 
 __all__ = ["SIZES", "WARM_UP_LR", "MAX_NEW_TOKENS", "Batch", "RunSettings", "warmed_model",
-           "sample_batch", "group_advantages", "token_logps", "grpo_loss", "run"]
+           "sample_batch", "group_advantages", "degenerate_share", "token_logps", "grpo_loss",
+           "run"]
 
 #: Model sizes: name -> keyword arguments of ``tiny_lm.build_model``.
 SIZES: dict[str, dict[str, int]] = {"70k": {"hidden": 64, "layers": 2, "heads": 4},
@@ -143,6 +144,12 @@ def group_advantages(rewards: Any, group_size: int) -> Any:
     return ((grouped - mean) / (std + _ADV_EPS)).flatten()
 
 
+def degenerate_share(rewards: Any, group_size: int) -> float:
+    """Share of the groups whose completions all score alike (advantage 0: no force)."""
+    grouped = rewards.view(-1, group_size)
+    return float((grouped.max(1).values == grouped.min(1).values).float().mean())
+
+
 def token_logps(model: Any, prompt_ids: Any, completion_ids: Any) -> Any:
     """Per-token log-probabilities of the completion under ``model``, shape (N, T)."""
     ids = _cat(prompt_ids, completion_ids)
@@ -208,14 +215,19 @@ def run(model: Any, tokenizer: Any, settings: RunSettings, *,
         Hyperparameters; ``refresh > 1`` and ``staleness > 0`` are exclusive.
     directions : torch.Tensor, optional
         (m, P) unit vectors: the displacement of the flat weights from the start, projected on
-        them, is recorded at each step (e.g. the top Hessian eigenvector).
+        them, is recorded at each step (e.g. the top Hessian eigenvectors), and so is the
+        update direction -grad computed at that step (when one is computed: not on the held
+        steps of sample-and-hold).
 
     Returns
     -------
     dict
         ``reward`` (batch mean per step), ``update_norm`` (|theta_{n+1} - theta_n| per step),
-        ``update_cosine`` (cosine between successive updates), ``projection`` (per step, per
-        direction, when asked), ``finite``.
+        ``update_cosine`` (cosine between successive updates), ``degenerate_share`` (share of
+        the groups of the batch in use whose rewards are all alike, per step), ``projection``
+        (per step, per direction, after the step, when asked), ``force_projection`` (per
+        step, per direction, the fresh -grad at the weights before the step; None on a held
+        step), ``finite``.
     """
     import torch
 
@@ -234,7 +246,7 @@ def run(model: Any, tokenizer: Any, settings: RunSettings, *,
         reference = copy.deepcopy(model).eval()
     optimizer = torch.optim.SGD(params, lr=settings.lr, momentum=settings.momentum)
     model.train()
-    rewards, norms, projections, cosines = [], [], [], []
+    rewards, norms, projections, cosines, degenerate, forces = [], [], [], [], [], []
     last_update = None
     held: list[Any] | None = None
     pending: deque = deque()
@@ -252,13 +264,18 @@ def run(model: Any, tokenizer: Any, settings: RunSettings, *,
                     batch.old_logps = token_logps(model, batch.prompt_ids, batch.completion_ids)
             held = None
         rewards.append(float(batch.rewards.mean()))
+        degenerate.append(degenerate_share(batch.rewards, settings.group_size))
         if settings.refresh > 1 and settings.mode == "hold" and held is not None:
             grads = held
+            forces.append(None)
         else:
             optimizer.zero_grad()
             grpo_loss(model, batch, kl=settings.kl, reference=reference).backward()
             grads = [p.grad.detach().clone() for p in params]
             held = grads
+            if directions is not None:
+                flat = torch.cat([g.reshape(-1) for g in grads])
+                forces.append((-(directions @ flat)).tolist())
         if settings.staleness:
             pending.append(grads)
             grads = pending.popleft() if len(pending) > settings.staleness else None
@@ -279,7 +296,8 @@ def run(model: Any, tokenizer: Any, settings: RunSettings, *,
             projections.append((directions @ (current - start)).tolist())
         previous = current.clone()
     return {"reward": rewards, "update_norm": norms, "update_cosine": cosines,
-            "projection": projections, "finite": finite}
+            "degenerate_share": degenerate, "projection": projections,
+            "force_projection": forces if directions is not None else [], "finite": finite}
 
 
 def mean_curve(curves: list[list[float]]) -> np.ndarray:

@@ -34,7 +34,8 @@ import numpy as np
 
 from .grpo import Batch, RunSettings, run, sample_batch, token_logps
 
-__all__ = ["hvp_operator", "lanczos_top", "curvature_spectrum", "drift_point", "fit_kappa",
+__all__ = ["hvp_operator", "lanczos_top", "lanczos_vectors", "curvature_spectrum", "drift_point",
+           "fit_kappa", "sample_batches",
            "reward_along", "quadratic_range", "critical_lr", "measure_model",
            "critical_lr_along_run", "mean_update_curvature", "debiased_curvature"]
 
@@ -91,6 +92,23 @@ def lanczos_top(hvp: Any, dim: int, *, iterations: int = 20, seed: int = 0,
         (top Ritz values, descending; unit Ritz vector of the largest; its residual norm
         |H v - lambda v|, the a-posteriori error bound of the largest Ritz value).
     """
+    values, vectors, residuals = lanczos_vectors(hvp, dim, iterations=iterations, seed=seed,
+                                                 count=1)
+    return values[:top], vectors[0], residuals[0]
+
+
+def lanczos_vectors(hvp: Any, dim: int, *, iterations: int = 20, seed: int = 0,
+                    count: int = 3) -> tuple[np.ndarray, Any, list[float]]:
+    """Ritz values (descending) and the ``count`` top unit Ritz vectors of a symmetric operator.
+
+    Lanczos with full reorthogonalisation (the stiff directions of :func:`curvature_spectrum`).
+
+    Returns
+    -------
+    tuple
+        (all Ritz values, descending; (count, dim) tensor of the top Ritz vectors; their
+        residual norms |H v - lambda v|, the a-posteriori error bounds of their Ritz values).
+    """
     import torch
 
     gen = torch.Generator().manual_seed(seed)
@@ -116,14 +134,18 @@ def lanczos_top(hvp: Any, dim: int, *, iterations: int = 20, seed: int = 0,
     values, vectors = np.linalg.eigh(t)
     order = np.argsort(values)[::-1]
     q_mat = torch.stack(basis[:len(alphas)], dim=1)
-    v = q_mat @ torch.tensor(vectors[:, order[0]], dtype=q_mat.dtype)
-    v = v / v.norm()
-    residual = float((hvp(v) - float(values[order[0]]) * v).norm())
-    return values[order][:top], v, residual
+    tops, residuals = [], []
+    for i in order[:count]:
+        v = q_mat @ torch.tensor(vectors[:, i], dtype=q_mat.dtype)
+        v = v / v.norm()
+        tops.append(v)
+        residuals.append(float((hvp(v) - float(values[i]) * v).norm()))
+    return values[order], torch.stack(tops), residuals
 
 
-def _batches(model: Any, tokenizer: Any, count: int, *, prompts: int, group_size: int,
-             seed: int) -> list[Batch]:
+def sample_batches(model: Any, tokenizer: Any, count: int, *, prompts: int, group_size: int,
+                   seed: int) -> list[Batch]:
+    """Draw ``count`` batches of ``prompts`` x ``group_size`` completions, seeded by ``seed``."""
     import torch
 
     rng = random.Random(seed)
@@ -142,7 +164,7 @@ def curvature_spectrum(model: Any, tokenizer: Any, *, replicates: int = 4, promp
     vector (and the sample's g) is evaluated on the next sample set (cyclically): mean and
     standard error over replicates.
     """
-    sets = [_batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
+    sets = [sample_batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
                      seed=seed * 1000 + i) for i in range(replicates)]
     operators = [hvp_operator(model, s) for s in sets]
     dim = operators[0][1].numel()
@@ -198,7 +220,7 @@ def drift_point(model: Any, tokenizer: Any, *, replicates: int = 4, prompts: int
     """Measure the expected reward r and the drift per unit lr D = grad r . g, with s.e."""
     rs, ds = [], []
     for i in range(replicates):
-        a, b = _batches(model, tokenizer, 2, prompts=prompts, group_size=group_size,
+        a, b = sample_batches(model, tokenizer, 2, prompts=prompts, group_size=group_size,
                         seed=seed * 7919 + i)
         model.train()
         grad_r = _reward_gradient(model, a)
@@ -236,7 +258,8 @@ def reward_along(model: Any, tokenizer: Any, direction: Any, step: float, *, pro
     means = []
     for shift in (0.0, step):
         torch.nn.utils.vector_to_parameters(base + shift * direction, params)
-        (b,) = _batches(model, tokenizer, 1, prompts=prompts, group_size=group_size, seed=seed)
+        (b,) = sample_batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
+                              seed=seed)
         means.append(float(b.rewards.mean()))
     torch.nn.utils.vector_to_parameters(base, params)
     return means[1] - means[0]
@@ -288,7 +311,7 @@ def measure_model(model: Any, tokenizer: Any, *, lr_grid: list[float], checkpoin
                                   iterations=spectrum_iterations, seed=seed)
     top_vector = spectrum.pop("top_vector")
     # the expected update direction on a large sample, for the quadratic-range check
-    (big,) = _batches(model, tokenizer, 1, prompts=256, group_size=8, seed=seed + 99)
+    (big,) = sample_batches(model, tokenizer, 1, prompts=256, group_size=8, seed=seed + 99)
     model.train()
     g = _update_direction(model, big)
     first = drift_point(model, tokenizer, replicates=replicates, seed=seed)
@@ -320,7 +343,7 @@ def critical_lr_along_run(model: Any, tokenizer: Any, *, lr: float, steps: int, 
     for n in range(0, steps + 1, every):
         if n:
             run(model, tokenizer, RunSettings(lr=lr, steps=every, seed=seed + n))
-        (big,) = _batches(model, tokenizer, 1, prompts=256, group_size=8, seed=seed + 99 + n)
+        (big,) = sample_batches(model, tokenizer, 1, prompts=256, group_size=8, seed=seed + 99 + n)
         model.train()
         g = _update_direction(model, big)
         point = drift_point(model, tokenizer, seed=seed + n)
@@ -349,7 +372,7 @@ def mean_update_curvature(model: Any, tokenizer: Any, *, replicates: int = 6, pr
         (how much of a sampled update is the mean), ``noisy_curvature`` (the plain mean of
         g_i . H_k g_i / |g_i|^2, k != i, for comparison), ``replicates``, ``completions``.
     """
-    sets = [_batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
+    sets = [sample_batches(model, tokenizer, 1, prompts=prompts, group_size=group_size,
                      seed=seed * 3001 + 17 + i) for i in range(replicates)]
     operators = [hvp_operator(model, s) for s in sets]
     result = debiased_curvature([-grad for _, grad in operators], [h for h, _ in operators])

@@ -34,10 +34,10 @@ __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_
            "observe", "run_sweeps", "compare_step", "join", "within_target", "two_mode_runs",
            "run_two_mode", "observe_two_mode", "reward_period", "refresh_runs", "OSC_MOMENTUM",
            "lr_extension_runs", "staleness_runs", "LATER_SWEEPS", "warm_up_accuracy",
-           "OSC_STEPS"]
+           "OSC_STEPS", "progress_bar", "grid_threshold"]
 
 
-def _bar(items: list[Any], label: str) -> Any:
+def progress_bar(items: list[Any], label: str) -> Any:
     """Wrap ``items`` in a tqdm bar labelled ``label``; plain ``items`` without tqdm (optional)."""
     try:
         from tqdm import tqdm
@@ -132,7 +132,7 @@ def _overshoot(curve: np.ndarray, plateau: float, seeds: int) -> dict[str, Any]:
             "rise": rise, "fall": fall, "se": se}
 
 
-def _threshold(values: list[Any], unstable: list[bool]) -> Any:
+def grid_threshold(values: list[Any], unstable: list[bool]) -> Any:
     """Return the last grid value before the first unstable one (None: the first is)."""
     last = None
     for v, bad in zip(values, unstable, strict=True):
@@ -179,12 +179,12 @@ def observe(model: str, records: list[dict[str, Any]], steps: int, *,
         sel = sorted([(s["lr"], runs) for s, runs in groups
                       if s["sweep"] == "lr" and s["momentum"] == beta])
         flags = [unstable(runs) for _, runs in sel]
-        add("lr_max", {"momentum": beta}, _threshold([lr for lr, _ in sel], flags),
+        add("lr_max", {"momentum": beta}, grid_threshold([lr for lr, _ in sel], flags),
             grid=[lr for lr, _ in sel], unstable=flags, **_bound(flags))
         if warm_reward is not None:
             late = [sum(is_unstable_post_hoc(r, warm_reward) for r in runs) >= 2
                     for _, runs in sel]
-            add("lr_max_post_hoc", {"momentum": beta}, _threshold([lr for lr, _ in sel], late),
+            add("lr_max_post_hoc", {"momentum": beta}, grid_threshold([lr for lr, _ in sel], late),
                 grid=[lr for lr, _ in sel], unstable=late, warm_reward=warm_reward,
                 rule="post hoc (defined after the runs, not a prediction's judge): baseline = "
                 "the warm-up reward, last quarter below it by more than the margin",
@@ -217,14 +217,14 @@ def observe(model: str, records: list[dict[str, Any]], steps: int, *,
         setting = {"lr": first["lr"], "momentum": 0.0}
         if sweep == "refresh":
             setting["mode"] = "hold"
-        add(quantity, setting, _threshold([v for v, _ in sel], flags),
+        add(quantity, setting, grid_threshold([v for v, _ in sel], flags),
             grid=[v for v, _ in sel], unstable=flags, **_bound(flags))
     reuse = sorted([(s["refresh"], runs) for s, runs in groups if s["sweep"] == "reuse"])
     if reuse:
         flags = [unstable(runs) for _, runs in reuse]
         lr = reuse[0][1][0]["setting"]["lr"]
         add("refresh_max", {"lr": lr, "momentum": 0.0, "mode": "reuse"},
-            None if not any(flags) else _threshold([k for k, _ in reuse], flags),
+            None if not any(flags) else grid_threshold([k for k, _ in reuse], flags),
             status="no threshold on the grid" if not any(flags) else "threshold",
             grid=[k for k, _ in reuse], unstable=flags)
     moms = sorted([(s["momentum"], s["lr"], runs) for s, runs in groups
@@ -261,7 +261,7 @@ def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
         # runs of other settings already in the file are kept (a sweep added later)
         records = [r for r in (json.loads(path.read_text())["runs"] if path.is_file() else [])
                    if r["setting"] not in plan]
-        for setting in _bar(plan, size):
+        for setting in progress_bar(plan, size):
             for seed in range(seeds):
                 fields = {k: v for k, v in setting.items() if k != "sweep"}
                 result = run(copy.deepcopy(model), tokenizer,
@@ -408,7 +408,7 @@ def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: in
         # a later sweep adds to the runs already there
         records = ([r for r in json.loads(path.read_text())["runs"] if r["setting"] not in settings]
                    if sweep and path.is_file() else [])
-        for setting in _bar(settings, size):
+        for setting in progress_bar(settings, size):
             for seed in range(seed_offset, seed_offset + seeds):
                 fields = {k: v for k, v in setting.items() if k != "sweep"}
                 result = run(copy.deepcopy(model), tokenizer, RunSettings(seed=seed, **fields))
@@ -487,7 +487,7 @@ def within_target(quantity: str, predicted: Any, observed: Any, grid: list | Non
             j = grid.index(nearest) if nearest in grid else -1
             return bool(i is not None and abs(i - j) <= 1)
         return False
-    if quantity == "oscillation_period":
+    if quantity in ("oscillation_period", "stiff_swing"):
         return bool(abs(predicted - observed) <= 0.25 * observed)
     if quantity == "oscillation_momentum":
         return bool(abs(predicted - observed) <= 0.1 * max(abs(observed), 1e-12))
@@ -558,6 +558,10 @@ def compare_step(*, out: Path) -> Path:
     else:
         rows = join(predictions, observations)
     rows += _post_hoc_rows(rows, observations)
+    from .relay import load_tracking, relay_rows
+
+    rows += relay_rows(out)
+    observations += load_tracking(sorted(out.glob("tracking_*.json")))
     _dump(out / "observations.json", {"items": observations})
     return _dump(out / "comparison.json", {"rows": rows})
 

@@ -174,6 +174,20 @@ claim(key="deepnet_thresholds", section="4, 5", source="deep network",
              "(docs/findings.md, section 10); lags do not destabilise as the top eigenvalue says: "
              "staleness up to 8 stays stable at 1m and 330k, and a held refresh up to 8 at 1m, "
              "where the top eigenvalue says 0-2 (section 10c)")
+claim(key="deepnet_relay", section="5", source="deep network",
+      statement="deep net {subject}",
+      stated="the stiff coordinate as a delayed relay: half swing (d + 1/2) lr F, F the "
+             "saturated force of the scan along the top eigenvector before training; the linear "
+             "map's staleness threshold with the top eigenvalue for contrast",
+      tolerance="swing within 25 %; thresholds within 20 % or one grid step (fixed before the "
+                "runs)",
+      check=f"{DEEPNET}:threshold_claim",
+      values={"quantities": ("stiff_swing", "staleness_max_linear",
+                             "staleness_max_linear_cross_validated")},
+      reason="the swing rides on an on-policy wander of the stiff coordinate (d = 0: 0.09-0.14) "
+             "that the relay does not model, and it stops growing where the scan's force "
+             "vanishes (the collapsed, all-degenerate region); the linear map's thresholds fail "
+             "(docs/findings.md, section 10d)")
 claim(key="deepnet_relaxation", section="1, 3", source="deep network",
       statement="deep net {subject}: relaxation time within 25 % at >= 2 (lr, momentum) settings",
       stated="tau = (1 - beta) / (lr kappa) from the kappa measured before training, or the "
