@@ -308,7 +308,10 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
 #: fresh synthetic seeds (3000-3039; seeds 0-23, 1000-1039 and 2000-2039 were used while
 #: choosing revisions). Revision 4 was frozen before two more were scored once: the second
 #: tiny-model grid (``tiny_grid2``, seeds 0-4) and synthetic seeds 4000-4039
-#: (``synthetic_fresh``).
+#: (``synthetic_fresh``). Revision 5 was designed on ``score``, ``synthetic_design`` (seeds
+#: 2000-2039), ``synthetic_fresh``, ``tiny_grid`` and ``tiny_grid2``, then frozen before
+#: ``tiny_grid2_new`` (seeds 5-6), ``tiny_grid2_late`` (seeds 7-8) and ``synthetic_new``
+#: (seeds 5000-5039) were scored once.
 SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_fresh", "synthetic_design", "tiny_grid2_new", "tiny_grid2_late",
            "synthetic_new")
