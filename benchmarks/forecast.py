@@ -9,7 +9,12 @@ the deep-network runs' reward curves (``empirical/data/deepnet``, stable runs of
 their momentum) and fresh seeded synthetic runs (``synthetic_runs``). Two more were scored
 once, after revision 4 was frozen: ``tiny_grid2`` (the 70 runs of seeds 0-4 of the second
 tiny-model grid, ``empirical/data/tiny_grid2``, momentum logged) and ``synthetic_fresh``
-(seeds 4000-4039). Nothing is tuned per run.
+(seeds 4000-4039). Revision 5 (a damped-trend member) was designed on the public logs,
+synthetic seeds 2000-2039 and 4000-4039, ``tiny_grid`` and ``tiny_grid2`` seeds 0-4, frozen
+(``FROZEN``), then scored once on ``tiny_grid2_new`` (seeds 5 and 6 of the second grid),
+``tiny_grid2_late`` (seeds 7 and 8, added by the grid's owner during that session; folder
+``--grid2``) and ``synthetic_new`` (seeds 5000-5039); ``--members`` without ``damped`` is
+revision 4 (the control). Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
@@ -77,13 +82,15 @@ def tiny_grid_runs() -> list[tuple[str, Run]]:
             for p in sorted((ROOT / "empirical" / "data" / "tiny_grid").glob("*.json"))]
 
 
-def tiny_grid2_runs(*, seeds: tuple[int, ...] = (0, 1, 2, 3, 4)) -> list[tuple[str, Run]]:
+def tiny_grid2_runs(*, seeds: tuple[int, ...] = (0, 1, 2, 3, 4), folder: Path | None = None
+                    ) -> list[tuple[str, Run]]:
     """Return the runs of the second tiny-model grid (``empirical/data/tiny_grid2``) of ``seeds``.
 
     Chosen by file name (``..._seed<k>.json``): seeds 0-4 were never used by the forecaster;
-    seeds added later are left out unless asked for.
+    seeds added later are left out unless asked for. ``folder``: the grid's folder (default
+    the shipped one).
     """
-    folder = ROOT / "empirical" / "data" / "tiny_grid2"
+    folder = folder or ROOT / "empirical" / "data" / "tiny_grid2"
     return [(p.stem, load_run(p)) for p in sorted(folder.glob("*.json"))
             if p.stem.rsplit("_seed", 1)[-1].isdigit()
             and int(p.stem.rsplit("_seed", 1)[-1]) in seeds]
@@ -301,13 +308,24 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
 #: fresh synthetic seeds (3000-3039; seeds 0-23, 1000-1039 and 2000-2039 were used while
 #: choosing revisions). Revision 4 was frozen before two more were scored once: the second
 #: tiny-model grid (``tiny_grid2``, seeds 0-4) and synthetic seeds 4000-4039
-#: (``synthetic_fresh``).
+#: (``synthetic_fresh``). Revision 5 was designed on ``score``, ``synthetic_design`` (seeds
+#: 2000-2039), ``synthetic_fresh``, ``tiny_grid`` and ``tiny_grid2``, then frozen before
+#: ``tiny_grid2_new`` (seeds 5-6), ``tiny_grid2_late`` (seeds 7-8) and ``synthetic_new``
+#: (seeds 5000-5039) were scored once.
 SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
-           "synthetic_fresh")
+           "synthetic_fresh", "synthetic_design", "tiny_grid2_new", "tiny_grid2_late",
+           "synthetic_new")
+#: Commits at which a revision was frozen, before the sources new to it were scored.
+FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc"}
 
 
-def load_source(source: str, logs: Path) -> list[tuple[str, Run]]:
-    """Return the runs of ``source`` (one of ``SOURCES``); ``logs``: the public logs' folder."""
+def load_source(source: str, logs: Path, *, grid2: Path | None = None
+                ) -> list[tuple[str, Run]]:
+    """Return the runs of ``source`` (one of ``SOURCES``).
+
+    ``logs``: the public logs' folder; ``grid2``: the second tiny grid's folder (default the
+    shipped one), for ``tiny_grid2_late``.
+    """
     if source == "score":
         runs, skipped = score_runs(logs)
         print(f"public logs skipped (do not load): {len(skipped)}", file=sys.stderr)
@@ -315,7 +333,11 @@ def load_source(source: str, logs: Path) -> list[tuple[str, Run]]:
     loaders = {"design": design_runs, "tiny_grid": tiny_grid_runs, "deepnet": deepnet_runs,
                "synthetic": lambda: synthetic_runs(range(3000, 3040)),
                "tiny_grid2": tiny_grid2_runs,
-               "synthetic_fresh": lambda: synthetic_runs(range(4000, 4040))}
+               "synthetic_fresh": lambda: synthetic_runs(range(4000, 4040)),
+               "synthetic_design": lambda: synthetic_runs(range(2000, 2040)),
+               "tiny_grid2_new": lambda: tiny_grid2_runs(seeds=(5, 6)),
+               "tiny_grid2_late": lambda: tiny_grid2_runs(seeds=(7, 8), folder=grid2),
+               "synthetic_new": lambda: synthetic_runs(range(5000, 5040))}
     return loaders[source]()
 
 
@@ -324,6 +346,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     parser.add_argument("--json", help="write every number to this JSON file")
+    parser.add_argument("--grid2", default=str(ROOT / "empirical" / "data" / "tiny_grid2"),
+                        help="the second tiny grid's folder (for tiny_grid2_late)")
     parser.add_argument("--only", default=",".join(SOURCES),
                         help=f"comma-separated sources, of {', '.join(SOURCES)}")
     parser.add_argument("--members", default=",".join(MEMBERS),
@@ -333,7 +357,7 @@ def main() -> None:
     for source in args.only.split(","):
         if source not in SOURCES:
             parser.error(f"--only: unknown source {source!r} (known: {', '.join(SOURCES)})")
-        sources[source] = load_source(source, Path(args.logs))
+        sources[source] = load_source(source, Path(args.logs), grid2=Path(args.grid2))
     everything = {}
     for source, runs in sources.items():
         summary, per_run = {}, {}

@@ -3,7 +3,10 @@
 A stacked ensemble of curve models with the noise model of THEORY.md section 6.
 
 Each member is a mean curve m(t) (``level``: a random-walk local level, the k -> 0 limit of
-the overdamped map; ``flat``; ``linear`` on request; and the saturating laws of
+the overdamped map; ``flat``; ``damped``, a damped trend (Gardner & McKenzie 1985) from the
+line of the training part's recent half, its memory that half's span, capped so that it never
+leaves the reward range: the early part of an overdamped relaxation whose time constant the
+data do not determine yet; ``linear`` on request; and the saturating laws of
 :mod:`numerics.fit`: ``exponential``, ``power``, ``inertial`` when the momentum is known,
 ``exponential_lr`` when the learning rate is logged). Around its mean the run deviates by
 x + w: x a correlated process (the discrete overdamped map driven by sampling noise is an AR(1)
@@ -54,12 +57,17 @@ __all__ = ["MEMBERS", "ALL_MEMBERS", "SATURATING", "ResidualNoise", "Member", "E
 #: gave it most weight at F <= 0.3, where it wins the short validation horizons inside the
 #: training part and loses the long ones (median MAE / noise floor at F = 0.2: 1.57 with it,
 #: 1.29 without; ``benchmarks/forecast.py --only design --members ...``); a straight line is no
-#: law of a bounded reward.
-MEMBERS = ("level", "flat", "exponential", "power", "inertial", "exponential_lr")
-ALL_MEMBERS = ("level", "flat", "linear", "exponential", "power", "inertial", "exponential_lr")
+#: law of a bounded reward. ``damped`` (revision 5) is its bounded, slow-growth form: a run
+#: with no curvature yet is forecast as such without a straight line's overshoot.
+MEMBERS = ("level", "flat", "damped", "exponential", "power", "inertial", "exponential_lr")
+ALL_MEMBERS = ("level", "flat", "linear", "damped", "exponential", "power", "inertial",
+               "exponential_lr")
 #: Members with a plateau r*.
 SATURATING = ("exponential", "power", "inertial", "exponential_lr", "sigmoid")
 _CUTS = (0.5, 0.65, 0.8)
+#: The ``damped`` member's line is fitted on this trailing share of the training part (its
+#: recent half: the slope at the cut, not the average slope since the start; set a priori).
+_DAMPED_WINDOW = 0.5
 #: Pseudo-points of the band's calibration (:func:`_band_scale`): the noise model's own band
 #: counts as this many validation points inside it (set once, a priori, not tuned).
 _BAND_PRIOR = 20
@@ -313,6 +321,7 @@ class Member:
     steps: np.ndarray | None = None
     residuals: np.ndarray | None = None
     known_noise: ResidualNoise | None = None
+    damping: float | None = None
 
     @cached_property
     def noise(self) -> ResidualNoise:
@@ -321,10 +330,27 @@ class Member:
             return self.known_noise
         return fit_residual_noise(self.steps, self.residuals)
 
+    def _clock(self, t: np.ndarray) -> np.ndarray:
+        """Return the abscissa of a line member at steps ``t``: t - t0, damped after the cut.
+
+        For ``damped`` (memory ``damping`` = tau steps), beyond the cut at x_c = t_last - t0
+        the abscissa is x_c + tau (1 - exp(-(x - x_c) / tau)): the continuous-time form of the
+        damped trend's sum phi + phi^2 + ... + phi^h with phi = exp(-1 / tau).
+        """
+        x = np.asarray(t, dtype=float) - self.t0
+        if self.damping is None:
+            return x
+        cut = self.t_last - self.t0
+        ahead = np.maximum(x - cut, 0.0)
+        if self.damping <= 0:
+            return np.where(x > cut, cut, x)
+        return np.where(x > cut, cut + self.damping * -np.expm1(-ahead / self.damping), x)
+
     def mean_curve(self, t: np.ndarray) -> np.ndarray:
         """Return the member's mean reward at steps ``t`` (absolute steps)."""
         x = np.asarray(t, dtype=float) - self.t0
         if self.fit is None:
+            x = self._clock(t)
             return self.coef[0] + (self.coef[1] if self.coef.size > 1 else 0.0) * x
         model = self.future_model or self.fit.model
         return model(x, self.fit.theta)
@@ -333,6 +359,7 @@ class Member:
         """Return the variance of the mean curve from the parameter covariance (delta method)."""
         x = np.asarray(t, dtype=float) - self.t0
         if self.fit is None:
+            x = self._clock(t)
             design = np.column_stack([np.ones_like(x), x][: self.coef.size])
         else:
             design = model_jacobian(self.future_model or self.fit.model, x, self.fit.theta)
@@ -389,15 +416,24 @@ def fit_member(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | Non
         noise, level, squares = fit_random_walk(t, y)
         return Member(name, 2, t0, float(t[-1]), np.array([level]), np.zeros((1, 1)), squares,
                       t.size, known_noise=noise)
-    if name in ("flat", "linear"):
+    if name == "damped":  # the line of the recent part: the slope at the cut
+        keep = int(round(_DAMPED_WINDOW * t.size))
+        if keep < 8:
+            raise InputError("damped: fewer than 8 points in the recent half of the training part")
+        t, y = t[-keep:], y[-keep:]
+        if np.ptp(y) == 0:
+            raise InputError("damped: the recent half of the training part is constant")
+        t0 = float(t[0])
+    if name in ("flat", "linear", "damped"):
         x = t - t0
         design = np.ones((t.size, 1)) if name == "flat" else np.column_stack([np.ones_like(x),
                                                                                x])
         coef, *_ = np.linalg.lstsq(design, y, rcond=None)
         resid = y - design @ coef
         cov = hac_covariance(design, resid)
+        memory = _damping(coef, float(x[-1]), bounds) if name == "damped" else None
         return Member(name, design.shape[1], t0, float(t[-1]), coef, cov,
-                      float(resid @ resid), t.size, steps=t, residuals=resid)
+                      float(resid @ resid), t.size, steps=t, residuals=resid, damping=memory)
     if name == "exponential_lr":
         if learning_rate is None:
             raise InputError("exponential_lr needs the learning rate")
@@ -408,6 +444,24 @@ def fit_member(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | Non
     fit = fit_curve(name, t, y, momentum=momentum if name == "inertial" else None,
                     plateau_bounds=bounds)
     return member_from_fit(fit, t)
+
+
+def _damping(coef: np.ndarray, span: float, bounds: tuple[float, float] | None) -> float:
+    """Return the memory tau (steps) of the damped trend fitted on a training span ``span``.
+
+    A trend seen over a span T carries on with memory T: beyond the cut the line's level at
+    the cut rises by b tau (1 - exp(-h / tau)), at most b T more (as much again as the line
+    rose over the training part), i.e. the early part of an overdamped relaxation (THEORY.md
+    section 3) whose time constant the training part does not determine. With a reward range
+    the total further rise b tau is capped at the distance from the level at the cut to the
+    edge the slope points to, so that the forecast never leaves the range.
+    """
+    level, slope = float(coef[0] + coef[1] * span), float(coef[1])
+    memory = span
+    if bounds is not None and slope != 0:
+        room = (bounds[1] - level) if slope > 0 else (bounds[0] - level)
+        memory = min(memory, max(room / slope, 0.0))
+    return float(memory)
 
 
 def member_from_fit(fit: FitResult, t: np.ndarray, *,
@@ -765,7 +819,8 @@ def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
                                        np.concatenate([v.observed for v in validation]))
         return Weights(w, point_weights, "stacking", [], tuple(validation))
     notes = [] if not stack else [f"{n_train} training points: too few to stack, BIC weights"]
-    bic = np.array([fitted[name].bic for name in names])
+    bic = np.array([fitted[name].bic if fitted[name].n == n_train else np.inf
+                    for name in names])
     w = np.exp(-(bic - bic.min()) / 2)
     return Weights(w / w.sum(), w / w.sum(), "bic", notes)
 

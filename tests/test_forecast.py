@@ -321,3 +321,70 @@ def test_band_scale_is_the_validation_errors_in_final_half_widths(near: float, f
         assert scale[2] == pytest.approx(c_far, rel=1e-6)
     np.testing.assert_array_equal(
         _band_scale([member], np.ones(1), [0], (), None, 0.9, future), np.ones(4))
+
+
+def _ramp(seed: int, n: int = 120, slope: float = 0.003) -> tuple[np.ndarray, np.ndarray]:
+    """A straight ramp 0.1 + slope t with white noise: no curvature yet (a run far from r*)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n, dtype=float)
+    return t, 0.1 + slope * t + 0.02 * rng.standard_normal(n)
+
+
+def test_damped_trend_carries_the_recent_slope_on_and_damps_it() -> None:
+    """Check the damped member starts at the recent line's slope and rises less than the line.
+
+    Beyond the cut the abscissa is x_c + tau (1 - exp(-h / tau)), tau the span of the recent
+    half of the training part: the slope at the cut is the line's, the rise after h steps is
+    below b h and tends to b tau.
+    """
+    t, y = _ramp(3)
+    member = fit_member("damped", t, y)
+    half = t[t.size - t.size // 2:]
+    slope, _ = np.polyfit(half - half[0], y[-half.size:], 1)
+    assert member.coef[1] == pytest.approx(slope, rel=1e-9)
+    tau = half[-1] - half[0]
+    assert member.damping == pytest.approx(tau)
+    cut = member.mean_curve(np.array([t[-1]]))[0]
+    near = member.mean_curve(np.array([t[-1] + 1.0]))[0]
+    assert near - cut == pytest.approx(slope * tau * -np.expm1(-1 / tau), rel=1e-9)
+    far = member.mean_curve(np.array([t[-1] + 1e4]))[0]
+    assert far - cut == pytest.approx(slope * tau, rel=1e-6)
+    h = np.array([10.0, 50.0, 200.0])
+    assert np.all(member.mean_curve(t[-1] + h) - cut < slope * h)
+
+
+def test_damped_trend_never_leaves_the_reward_range() -> None:
+    """Check the damped member's total further rise is capped at the room left in the range."""
+    t, y = _ramp(4, slope=0.006)  # reaches ~0.82 at the cut: the line would leave [0, 1]
+    member = fit_member("damped", t, y, bounds=(0.0, 1.0))
+    far = member.mean_curve(np.array([t[-1] + 1e5]))[0]
+    assert far <= 1.0 + 1e-9
+    free = fit_member("damped", t, y)  # without the range, the rise is b tau and overshoots
+    assert free.mean_curve(np.array([t[-1] + 1e5]))[0] > 1.0
+    falling = fit_member("damped", t, 1.0 - y, bounds=(0.0, 1.0))
+    assert falling.mean_curve(np.array([t[-1] + 1e5]))[0] >= -1e-9
+
+
+def test_damped_trend_is_refused_on_too_few_or_constant_recent_points() -> None:
+    """Check the damped member needs 8 recent points that are not constant (else skipped)."""
+    t, y = _ramp(5, n=14)
+    with pytest.raises(InputError, match="fewer than 8"):
+        fit_member("damped", t, y)
+    t, y = _ramp(5, n=40)
+    y[20:] = 0.5
+    with pytest.raises(InputError, match="constant"):
+        fit_member("damped", t, y)
+
+
+def test_bic_weights_leave_out_a_member_fitted_on_part_of_the_training_data() -> None:
+    """Check BIC weights give the damped member nothing: its fit sees only the recent half.
+
+    BIC values on different points are not comparable; with too few points to stack, the
+    damped member gets no weight instead of a BIC made on half the data.
+    """
+    t, y = _ramp(6, n=40)
+    fc = forecast_curve(t, y, n_train=20, future_steps=t[20:], stack=False,
+                        members=("flat", "damped", "exponential"), bounds=(0.0, 1.0))
+    assert fc.weighting == "bic"
+    assert fc.weights["damped"] == 0.0
+    assert abs(sum(fc.weights.values()) - 1) < 1e-9
