@@ -14,6 +14,8 @@ pytest.importorskip("trl")
 from grpodyn.empirical.deepnet import forecast, grpo, measure, sweeps  # noqa: E402
 from grpodyn.empirical.tinylm.training import build_model, build_tokenizer  # noqa: E402
 
+from .deepnet_support import score_half_of_every_group  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def tiny() -> tuple:
@@ -249,21 +251,6 @@ def test_cli_bad_input_exits_2(tmp_path: object, capsys: object) -> None:
     assert capsys.readouterr().err.startswith("error:")
 
 
-def _score_half_of_every_group(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make measure's sampled batches score [1, 0, 0, 1] in every group of 4.
-
-    The untrained model scores 0 everywhere, which leaves no update direction to measure.
-    """
-    sampler = measure.sample_batch
-
-    def scored(*args: object, **kwargs: object) -> grpo.Batch:
-        batch = sampler(*args, **kwargs)
-        batch.rewards = torch.tensor([1.0, 0, 0, 1] * (batch.rewards.numel() // 4))
-        return batch
-
-    monkeypatch.setattr(measure, "sample_batch", scored)
-
-
 def test_measure_small(tiny: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     """A small version of the measure step: spectrum, drift, critical lr."""
     model, tokenizer = tiny
@@ -271,7 +258,7 @@ def test_measure_small(tiny: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
                                           group_size=4, iterations=4)
     # the untrained model scores 0 everywhere: no update direction, said so (not 0/0)
     assert spectrum["curvature_along_update"] is None
-    _score_half_of_every_group(monkeypatch)
+    score_half_of_every_group(monkeypatch)
     spectrum = measure.curvature_spectrum(model, tokenizer, replicates=2, prompts=4,
                                           group_size=4, iterations=4)
     tops = spectrum["top_eigenvalues"]
@@ -290,7 +277,7 @@ def test_measure_small(tiny: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_soft_measurement_small(tiny: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     """A small version of the soft step: the mean-update curvature on the tiny model."""
     model, tokenizer = tiny
-    _score_half_of_every_group(monkeypatch)
+    score_half_of_every_group(monkeypatch)
     out = measure.mean_update_curvature(model, tokenizer, replicates=4, prompts=4, group_size=4)
     assert np.isfinite(out["curvature"]) and out["curvature_se"] >= 0
     # mean over pairs of g_i . g_j lies in [-1/(n-1), 1] x mean |g_i|^2 (n = 4 replicates)

@@ -15,6 +15,8 @@ from grpodyn.empirical.deepnet import grpo, measure, stiff  # noqa: E402
 from grpodyn.empirical.tinylm.training import build_model, build_tokenizer  # noqa: E402
 from grpodyn.numerics.stability import refresh_stable, staleness_max  # noqa: E402
 
+from .deepnet_support import score_half_of_every_group  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def tiny() -> tuple:
@@ -28,14 +30,7 @@ def tiny() -> tuple:
 @pytest.fixture
 def scored(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make measure's sampled batches score [1, 0, 0, 1] in every group of 4 (a force exists)."""
-    sampler = measure.sample_batch
-
-    def half(*args: object, **kwargs: object) -> grpo.Batch:
-        batch = sampler(*args, **kwargs)
-        batch.rewards = torch.tensor([1.0, 0, 0, 1] * (batch.rewards.numel() // 4))
-        return batch
-
-    monkeypatch.setattr(measure, "sample_batch", half)
+    score_half_of_every_group(monkeypatch)
 
 
 def test_lanczos_vectors_are_the_top_eigenvectors_of_a_known_matrix() -> None:
