@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from grpodyn.empirical.deepnet import grpo, measure
+from grpodyn.empirical.tinylm.training import build_model, build_tokenizer
 
 
 def score_half_of_every_group(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -21,3 +22,11 @@ def score_half_of_every_group(monkeypatch: pytest.MonkeyPatch) -> None:
         return batch
 
     monkeypatch.setattr(measure, "sample_batch", scored)
+
+
+def untrained_70k() -> tuple:
+    """Build an untrained 70k model (eager attention, one thread) and the tokenizer."""
+    torch.set_num_threads(1)
+    model = build_model(seed=3, **grpo.SIZES["70k"])
+    model.set_attn_implementation("eager")
+    return model, build_tokenizer()

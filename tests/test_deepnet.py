@@ -12,18 +12,15 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
 from grpodyn.empirical.deepnet import forecast, grpo, measure, sweeps  # noqa: E402
-from grpodyn.empirical.tinylm.training import build_model, build_tokenizer  # noqa: E402
+from grpodyn.empirical.tinylm.training import build_model  # noqa: E402
 
-from .deepnet_support import score_half_of_every_group  # noqa: E402
+from .deepnet_support import score_half_of_every_group, untrained_70k  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def tiny() -> tuple:
     """Build an untrained 70k model (eager attention) and the tokenizer."""
-    torch.set_num_threads(1)
-    model = build_model(seed=3, **grpo.SIZES["70k"])
-    model.set_attn_implementation("eager")
-    return model, build_tokenizer()
+    return untrained_70k()
 
 
 def _batch(model: object, tokenizer: object, seed: int = 0, prompts: int = 6) -> grpo.Batch:

@@ -12,19 +12,15 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from grpodyn.empirical.deepnet import grpo, measure, stiff  # noqa: E402
-from grpodyn.empirical.tinylm.training import build_model, build_tokenizer  # noqa: E402
 from grpodyn.numerics.stability import refresh_stable, staleness_max  # noqa: E402
 
-from .deepnet_support import score_half_of_every_group  # noqa: E402
+from .deepnet_support import score_half_of_every_group, untrained_70k  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def tiny() -> tuple:
     """Build an untrained 70k model (eager attention) and the tokenizer."""
-    torch.set_num_threads(1)
-    model = build_model(seed=3, **grpo.SIZES["70k"])
-    model.set_attn_implementation("eager")
-    return model, build_tokenizer()
+    return untrained_70k()
 
 
 @pytest.fixture
