@@ -189,8 +189,8 @@ def summary(scores: list[dict]) -> dict:
             if scores else None}
 
 
-def _public() -> dict:
-    """The public lr sweeps that load, scored by holding each run out in turn."""
+def _public(public: Path = PUBLIC) -> dict:
+    """The public lr sweeps that load (from the folder ``public``), each run held out in turn."""
     from grpodyn.empirical.logs.loaders import load_run
 
     results: dict = {}
@@ -200,9 +200,9 @@ def _public() -> dict:
                      "train_loop_runs_grpo_on_policy_lr1e-5_metrics.jsonl"}
     garg = "garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data.csv"
     sweeps = {"ShibukiZero S4 (lr 1e-5 vs 4e-5; G 8, 32 prompts, AdamW)":
-              [(PUBLIC / name, None, lr, 8, 32) for lr, name in shibuki.items()],
+              [(public / name, None, lr, 8, 32) for lr, name in shibuki.items()],
               "garg-aayush lr sweep (eval reward, G 8; B unknown, taken as 1: one B G)":
-              [(PUBLIC / garg, f"lr_sweep_{tag}", float(tag), 8, 1)
+              [(public / garg, f"lr_sweep_{tag}", float(tag), 8, 1)
                for tag in ("1e-6", "3e-6", "1e-5", "1.5e-5", "3e-5", "1e-4")]}
     for title, members in sweeps.items():
         runs = []
@@ -285,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ablation", action="store_true",
                         help="also score the large-G map (finite_group=False, session 1's model)")
     parser.add_argument("--no-public", action="store_true", help="skip the public sweeps")
+    parser.add_argument("--public-dir", type=Path, default=PUBLIC,
+                        help="folder of the public logs (default: shared/data/real_logs beside "
+                             "the checkout)")
     parser.add_argument("--public-only", action="store_true",
                         help="score the public sweeps only (no grid)")
     parser.add_argument("--optimizers", nargs="+", default=["adam", "sgd"],
@@ -333,8 +336,8 @@ def main(argv: list[str] | None = None) -> int:
             large_g = score_held_out(members, finite_group=False, extra=more, model=model)
             result["optimizers"][optimizer]["summary_large_g_map"] = summary(large_g)
             print(optimizer, "large-G map", json.dumps(summary(large_g)), flush=True)
-    if PUBLIC.is_dir() and not args.no_public:
-        result["public"] = _public()
+    if args.public_dir.is_dir() and not args.no_public:
+        result["public"] = _public(args.public_dir)
     write_atomic(out, json.dumps(result, indent=1, default=float))
     print(f"wrote {out}", file=sys.stderr)
     return 0

@@ -31,6 +31,12 @@ values) gives the measured tau-lr exponent and the test of G-invariance against 
 constants, and a band that carries the constants' uncertainty, the seed-to-seed spread of the
 source runs (and of r0 when the target's seed is not among the sources') and the per-step
 sampling noise of the target's B and G.
+
+Revision 4 (issue 15) adds the error of the map itself when it carries the fit to a setting away
+from the sources: a variance s d^2 (m(n) - m(0))^2 with d = :func:`setting_distance` (target,
+nearest source setting) in log-hyperparameter space and s calibrated by leave-one-setting-out on
+the sources (:func:`transfer_error`); with a single source setting it cannot be calibrated and
+the band is revision 3's, with a warning.
 """
 
 from __future__ import annotations
@@ -57,7 +63,7 @@ from grpodyn.numerics.mean_field_map import (
 )
 
 __all__ = ["HPARAM_KEYS", "SweepRun", "SweepFit", "parse_hparams", "load_sweep_run",
-           "fit_sweep", "transfer", "collapsed"]
+           "fit_sweep", "transfer", "transfer_error", "setting_distance", "collapsed"]
 
 #: keys of ``--hparams`` and ``--to`` and their types
 HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
@@ -70,6 +76,7 @@ _LOG_RHO = (np.log(1e-2), np.log(1e5))
 _LOG_DRAG = (np.log(1e-5), np.log(1e3))  # drag constants relative to 1e-3 reward/step at the ref
 PLATEAUS = ("shared", "per_seed")
 _SMOOTH = 15  # steps of the moving average that separates a run's path from its sampling noise
+_DISTANCE_KEYS = ("lr", "group_size", "batch", "num_iterations", "momentum")
 
 
 def parse_hparams(text: str, *, name: str = "--hparams") -> dict[str, Any]:
@@ -581,6 +588,8 @@ class SweepFit:
     per_setting: list[dict[str, Any]]
     warnings: list[str]
     at_bound: np.ndarray  # True where a constant ended at its bound (fixed there, no error)
+    options: dict[str, Any] = field(default_factory=dict)  # fit_sweep's keywords of this fit
+    calibrations: dict[tuple, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def constants(self) -> dict[str, dict[str, Any]]:
         """Shared constants in physical units with standard errors (delta method for logs)."""
@@ -907,7 +916,9 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
                             " not determined by the runs (a bound, held there; the band does "
                             "not carry its uncertainty)")
     per_setting = _per_setting(fitted, theta, layout)
-    return SweepFit(runs, fitted, theta, cov, layout, per_setting, warnings, at_bound)
+    options = {"finite_group": finite_group, "noise_drag": noise_drag,
+               "prompt_noise": prompt_noise, "plateau": plateau}
+    return SweepFit(runs, fitted, theta, cov, layout, per_setting, warnings, at_bound, options)
 
 
 # --- transfer --------------------------------------------------------------------------------
@@ -939,28 +950,61 @@ def _noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
     return coef, float(np.mean(seed_var)) if seed_var else 0.0
 
 
-def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
-             level: float = 0.9, draws: int = 200, seed: int = 0,
-             fit: SweepFit | None = None) -> dict[str, Any]:
-    """Predict the reward path of a run with hyperparameters ``target`` from ``sources``.
+def setting_distance(a: dict[str, Any], b: dict[str, Any]) -> float:
+    """Distance between two hyperparameter settings in log-hyperparameter space (dimensionless).
 
-    ``target`` has keys of :data:`HPARAM_KEYS`; missing ones are taken from the first source.
-
-    Returns the JSON dict of ``grpodyn transfer``: ``steps``, ``mean``, ``lower``, ``upper``,
-    ``level``, ``constants``, ``assumptions``, ``warnings``.
+    d(a, b) = sqrt(sum_k (log a_k - log b_k)^2) over k in lr, group_size, batch,
+    num_iterations, and 1 - momentum (log(1 - beta1): the momentum enters the map through its
+    time scale 1 / (1 - beta1)); a key missing or None on either side is left out. A factor of
+    e in lr is a distance of 1, lr x3 of 1.10. The KL coefficient (often 0), the schedule and
+    the warm-up are not in the distance: a difference there is not covered by the transfer
+    error term of the band.
     """
-    level = check_fraction("--level", level)
-    fit = fit_sweep(sources) if fit is None else fit
-    base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
-    hp = {**base, **_checked(dict(target), "--to")}
-    warnings = list(fit.warnings)
-    if hp["optimizer"] not in fit.layout.optimizers:
-        raise InputError(f"--to: optimizer {hp['optimizer']} has no source run; the sources "
-                         f"have {', '.join(fit.layout.optimizers)}")
-    n = steps if steps is not None else hp.get("steps") or int(max(r.steps[-1] for r in sources))
-    n = check_int("--steps", n, minimum=1)
-    hp.pop("steps", None)
-    system = fit.system(hp)
+    total = 0.0
+    for key in _DISTANCE_KEYS:
+        x, y = a.get(key), b.get(key)
+        if x is None or y is None:
+            continue
+        if key == "momentum":
+            x, y = 1.0 - x, 1.0 - y
+        if x > 0 and y > 0:
+            total += float(np.log(x / y)) ** 2
+    return float(np.sqrt(total))
+
+
+def _nearest(hp: dict[str, Any], runs: list[SweepRun]) -> tuple[float, dict[str, Any] | None]:
+    """Return the smallest distance from ``hp`` to a run of its optimizer, and its settings."""
+    same = [r for r in runs if r.hparams["optimizer"] == hp["optimizer"]]
+    if not same:
+        return float("inf"), None
+    nearest = min(same, key=lambda r: setting_distance(hp, r.hparams))
+    settings = {k: v for k, v in nearest.hparams.items() if k not in ("seed", "steps")}
+    return setting_distance(hp, nearest.hparams), settings
+
+
+@dataclass(frozen=True)
+class _Band:
+    """Revision 3's prediction of one target: the mean path and the variance parts of its band."""
+
+    mean: np.ndarray
+    var_constants: np.ndarray
+    seed_var: float
+    var_sampling: np.ndarray
+    coef: np.ndarray
+    warnings: tuple[str, ...]
+
+    @property
+    def variance(self) -> np.ndarray:
+        return self.var_constants + self.seed_var + self.var_sampling
+
+
+def _band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> _Band:
+    """Return the mean path of ``hp`` over steps 0..n and revision 3's band variance.
+
+    Constants' covariance by ``draws`` draws, the seed-to-seed variance of the sources and the
+    per-step sampling noise of the target's B and G (:func:`_noise_model`).
+    """
+    warnings = []
     mean = fit.curve(hp, n)
     rng = np.random.default_rng(seed)
     cov = (fit.cov + fit.cov.T) / 2
@@ -991,8 +1035,141 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     else:
         var_sampling = np.zeros_like(mean)
         warnings.append("target B or G unknown: the band leaves out per-step sampling noise")
+    return _Band(mean, var_constants, seed_var, var_sampling, coef, tuple(warnings))
+
+
+def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int = 0
+                   ) -> dict[str, Any]:
+    """Calibrate the transfer-error term of the band by leave-one-setting-out on the sources.
+
+    Revision 4 (issue 15). Each setting of ``optimizer`` among the fitted source runs is held
+    out in turn, the sweep refitted on the other runs (``fit_sweep`` with this fit's options)
+    and the held-out setting transferred from them (revision 3's mean path and band). The map's
+    own error when it carries the constants over a distance d = :func:`setting_distance`
+    (held-out setting, nearest remaining setting) is modelled as a relative error eps of the
+    predicted displacement from the start, eps ~ N(0, s d^2):
+
+        var_transfer(n) = s d^2 (m(n) - m(0))^2,
+
+    zero at step 0 (r0 is carried by the seed, not by the map), growing with the horizon as the
+    path moves, and saturating with it at the plateau (a stiffness error fades there, a plateau
+    error does not; both are a share of the distance travelled). s (dimensionless, per unit
+    squared log-distance) is the ratio of sums over every point n of every held-out run i:
+
+        s = max(0, sum (e_i(n)^2 - v(n)) / sum d^2 (m(n) - m(0))^2),
+
+    e_i(n) the run's reward minus the transferred mean of its seed, v(n) revision 3's band
+    variance at that step: the squared error beyond what the band already explains, regressed
+    on d^2 (m(n) - m(0))^2 through the origin with weights proportional to the regressor (a
+    moment estimator, robust to single points).
+
+    Returns
+    -------
+    dict
+        ``status`` ("calibrated" or "not calibrated: <why>"), ``s``, ``form``, ``held_out``
+        (per held-out setting: its settings, runs, distance, mean squared error of its runs
+        around the transferred mean, mean band variance, mean excess), ``draws``. Cached on the
+        fit.
+    """
+    key = (optimizer, draws, seed)
+    if key in fit.calibrations:
+        return fit.calibrations[key]
+    form = "var_transfer(n) = s d^2 (m(n) - m(0))^2, d = setting_distance(target, nearest source)"
+    groups: dict[tuple, list[SweepRun]] = {}
+    for run in fit.fitted:
+        if run.hparams["optimizer"] == optimizer:
+            groups.setdefault(run.setting, []).append(run)
+    out: dict[str, Any] = {"s": None, "form": form, "held_out": [], "draws": draws}
+    if len(groups) < 2:
+        out["status"] = (f"not calibrated: the sources hold {len(groups)} {optimizer} setting"
+                         f"{'' if len(groups) == 1 else 's'}; holding one out leaves none to "
+                         "transfer from")
+        fit.calibrations[key] = out
+        return out
+    num = den = 0.0
+    for setting, held in sorted(groups.items(), key=lambda item: str(item[0])):
+        rest = [r for r in fit.fitted if r.setting != setting]
+        hp = {k: v for k, v in held[0].hparams.items() if k not in ("seed", "steps")}
+        entry: dict[str, Any] = {"setting": hp, "runs": len(held)}
+        try:
+            sub = fit_sweep(rest, **fit.options)
+        except InputError as exc:
+            entry["status"] = f"skipped: {exc}"
+            out["held_out"].append(entry)
+            continue
+        d, _ = _nearest(hp, sub.fitted)
+        n = int(max(r.steps[-1] for r in held))
+        with np.errstate(over="ignore", invalid="ignore"):
+            band = _band(sub, {**hp, "seed": held[0].hparams.get("seed")}, n, draws, seed)
+        errors, excess, regressor = [], [], []
+        for run in held:
+            idx = run.steps.astype(int)
+            mean = sub.curve({**hp, "seed": run.hparams.get("seed")}, n)
+            e2 = (run.reward - mean[idx]) ** 2
+            errors.append(e2)
+            excess.append(e2 - band.variance[idx])
+            regressor.append(d ** 2 * (mean[idx] - mean[0]) ** 2)
+        e2_all, excess_all = np.concatenate(errors), np.concatenate(excess)
+        num += float(np.sum(excess_all))
+        den += float(np.sum(np.concatenate(regressor)))
+        entry.update({"distance": d, "mean_squared_error": float(np.mean(e2_all)),
+                      "band_variance": float(np.mean(band.variance)),
+                      "excess": float(np.mean(excess_all)), "status": "used"})
+        out["held_out"].append(entry)
+    if den > 0:
+        out["s"] = max(num / den, 0.0)
+        out["raw_ratio"] = num / den
+        out["status"] = "calibrated"
+    else:
+        out["status"] = "not calibrated: no held-out setting moved away from its start"
+    fit.calibrations[key] = out
+    return out
+
+
+def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
+             level: float = 0.9, draws: int = 200, seed: int = 0,
+             fit: SweepFit | None = None, cross_validate: bool = True) -> dict[str, Any]:
+    """Predict the reward path of a run with hyperparameters ``target`` from ``sources``.
+
+    ``target`` has keys of :data:`HPARAM_KEYS`; missing ones are taken from the first source.
+    ``cross_validate`` (revision 4) adds the transfer-error term s d^2 (m(n) - m(0))^2 to the
+    band, s calibrated by :func:`transfer_error` (leave-one-setting-out on the sources, about
+    one sweep fit per source setting); False gives revision 3's band.
+
+    Returns the JSON dict of ``grpodyn transfer``: ``steps``, ``mean``, ``lower``, ``upper``,
+    ``level``, ``constants``, ``assumptions``, ``warnings``, ``band_calibration``.
+    """
+    level = check_fraction("--level", level)
+    fit = fit_sweep(sources) if fit is None else fit
+    base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
+    hp = {**base, **_checked(dict(target), "--to")}
+    warnings = list(fit.warnings)
+    if hp["optimizer"] not in fit.layout.optimizers:
+        raise InputError(f"--to: optimizer {hp['optimizer']} has no source run; the sources "
+                         f"have {', '.join(fit.layout.optimizers)}")
+    n = steps if steps is not None else hp.get("steps") or int(max(r.steps[-1] for r in sources))
+    n = check_int("--steps", n, minimum=1)
+    hp.pop("steps", None)
+    system = fit.system(hp)
+    band = _band(fit, hp, n, draws, seed)
+    mean, coef, seed_var = band.mean, band.coef, band.seed_var
+    warnings.extend(band.warnings)
+    distance, nearest = _nearest(hp, fit.fitted)
+    if cross_validate:
+        calibration = dict(transfer_error(fit, hp["optimizer"], draws=draws, seed=seed))
+    else:
+        calibration = {"s": None, "status": "not calibrated: cross_validate=False",
+                       "held_out": []}
+    calibration.update({"distance": distance, "nearest_source": nearest})
+    if calibration["s"] is None:
+        var_transfer = np.zeros_like(mean)
+        warnings.append(f"band {calibration['status']}: it leaves out the transfer error of the "
+                        f"map (revision 3's band), here at distance {distance:.2f} from the "
+                        "nearest source setting")
+    else:
+        var_transfer = calibration["s"] * distance ** 2 * (mean - mean[0]) ** 2
     z = float(norm.ppf(0.5 + level / 2))
-    half = z * np.sqrt(var_constants + seed_var + var_sampling)
+    half = z * np.sqrt(band.variance + var_transfer)
     source_lrs = [r.hparams["lr"] for r in fit.fitted if r.hparams["optimizer"] == hp["optimizer"]]
     ratio = max(hp["lr"] / max(source_lrs), min(source_lrs) / hp["lr"])
     if ratio > 1.0:
@@ -1015,7 +1192,9 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         "sigma_c^2/(B G)) / (2 (1 - beta^2)) (SGD), lr^2 h (1-beta1)/(2 (1+beta1)) rho/(1+rho) "
         "(Adam) per step" if fit.layout.units else "no noise drag on the mean path",
         "band: constants' covariance (cluster-robust, one cluster per run), seed-to-seed spread "
-        "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G))",
+        "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G)), and the map's "
+        "transfer error s d^2 (m(n) - m(0))^2 with s from leave-one-setting-out on the sources "
+        "(revision 4; see band_calibration)",
         *system.assumptions]
     constants = fit.constants()
     constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
@@ -1024,4 +1203,5 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
             "lower": [float(v) for v in np.clip(mean - half, 0.0, 1.0)],
             "upper": [float(v) for v in np.clip(mean + half, 0.0, 1.0)],
             "level": float(level), "constants": constants, "target": hp,
-            "system": system.to_dict(), "assumptions": assumptions, "warnings": warnings}
+            "system": system.to_dict(), "assumptions": assumptions, "warnings": warnings,
+            "band_calibration": calibration}
