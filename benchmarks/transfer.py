@@ -143,9 +143,17 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bo
                     "mse_transfer": mse_t, "mse_nearest_copy": copies,
                     "beats_nearest_copy": float(np.mean([mse_t < c for c in copies])),
                     "coverage": float(np.mean(inside)), "warnings": predicted["warnings"],
+                    "band_calibration": _calibration(predicted),
                     "beats_nearest_copy_by_seed_pair": _pair_scores(held, predictions, steps,
                                                                     copy_curves)})
     return out
+
+
+def _calibration(predicted: dict) -> dict:
+    """Revision 4's band calibration of a prediction, without the held-out settings' detail."""
+    cal = predicted.get("band_calibration", {})
+    return {"s": cal.get("s"), "status": cal.get("status"), "distance": cal.get("distance"),
+            "held_out_distances": [h.get("distance") for h in cal.get("held_out", [])]}
 
 
 def _pair_scores(held: list[SweepRun], predictions: list[dict], steps: np.ndarray,
@@ -245,7 +253,8 @@ def _public(public: Path = PUBLIC) -> dict:
                                "beats_nearest_copy": bool(np.mean((held.reward - pm) ** 2)
                                                           < np.mean((held.reward - copy) ** 2)),
                                "coverage": float(np.mean((held.reward >= lower)
-                                                         & (held.reward <= upper)))})
+                                                         & (held.reward <= upper))),
+                               "band_calibration": _calibration(predicted)})
             entry["scores"] = scores
             entry["summary"] = summary(scores)
         results[title] = entry

@@ -796,6 +796,11 @@ def _print_sweep(result: dict[str, Any]) -> None:
 def _print_transfer(result: dict[str, Any]) -> None:
     for warning in result["warnings"]:
         print(f"note: {warning}")
+    cal = result.get("band_calibration") or {}
+    if cal.get("s") is not None:
+        used = sum(h.get("status") == "used" for h in cal["held_out"])
+        print(f"band: transfer error s = {cal['s']:.3g} (leave-one-setting-out over {used} "
+              f"source settings), target at distance {cal['distance']:.2f} from the nearest")
     print(f"step  mean  [{100 * result['level']:.0f}% band]")
     steps = result["steps"]
     for i in range(0, len(steps), max(len(steps) // 10, 1)):

@@ -143,7 +143,10 @@ def test_tau_lr_exponent_and_the_b_g_test(fits):
 def test_transfer_to_a_held_out_setting(sweep_files):
     held = [p for p in sweep_files["adam"] if "_G8_B8_" in p.name]
     sources = [load_sweep_run(p) for p in sweep_files["adam"] if p not in held]
-    out = transfer(sources, {"group_size": 8, "batch": 8, "lr": 6e-4}, steps=STEPS - 1)
+    # revision 3's band (the transfer-error term of revision 4 is tested in
+    # test_transfer_error.py; its leave-one-setting-out refits would take this test over 20 s)
+    out = transfer(sources, {"group_size": 8, "batch": 8, "lr": 6e-4}, steps=STEPS - 1,
+                   cross_validate=False)
     truth = _path("adam", 6e-4, 8, 8)
     assert np.max(np.abs(np.array(out["mean"]) - truth)) < 0.05
     runs = [load_sweep_run(p) for p in held]

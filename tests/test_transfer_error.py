@@ -134,3 +134,5 @@ def test_cli_json_has_the_band_calibration(tmp_path, capsys):
     assert cal["status"] == "calibrated" and cal["s"] >= 0
     assert cal["distance"] == pytest.approx(np.log(4))  # lr 0.08 from the top source 0.02
     assert len(cal["held_out"]) == 3 and all(h["status"] == "used" for h in cal["held_out"])
+    assert main(["transfer", *args, "--to", "lr=0.08", "--steps", "100"]) == 0
+    assert "band: transfer error s = " in capsys.readouterr().out
