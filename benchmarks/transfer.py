@@ -267,7 +267,10 @@ FROZEN_REVISION_1 = "c5fe77c3bf71e44119e2573e2c07843418fa2cfb"
 FROZEN_REVISION_2 = "367bc16d7cf36ae27b1326e616799d28d8c96772"
 #: revision 3 (the sampling noise on the mean path: drag and split v_hat): frozen before new
 #: seeds 5-6 were scored
-FROZEN = "ec9ee07865336772c29dfca393ef248e034bf1b3"
+FROZEN_REVISION_3 = "ec9ee07865336772c29dfca393ef248e034bf1b3"
+#: revision 4 (the transfer-error term of the band, calibrated by leave-one-setting-out on the
+#: sources): frozen before new seeds 9-10 were made
+FROZEN = "2927e2294ae3d539650d9d5394e081e38b3a62d6"
 METHOD_FILES = ("empirical/logs/sweep.py", "numerics/mean_field_map.py", "theory/optimizers.py")
 
 
