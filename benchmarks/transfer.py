@@ -25,6 +25,11 @@ was scored on new seeds 3-4 with ``--seeds 3 4 --source-seeds 0 1 2``, each held
 of seeds 3-4 predicted from every run of the other settings (seeds 0-4), the nearest copy
 being the mean of the nearest setting's source runs over the same seeds.
 
+Revision 4 (frozen at 2927e22) adds the transfer-error term to the band (``band_calibration``
+of each prediction: s, its status, the target's distance); ``coverage_rev3_band`` is the coverage
+of revision 3's band (``cross_validate=False``) around the same mean, the control. Scored once on
+new seeds 9-10 with ``--seeds 9 10 --source-seeds 0 1 2 3 4 5 6 7 8``.
+
 Then the sweep fit on all runs of each optimizer: the tau-lr exponent (expected -1) and the
 G / B G test against the derivation (Adam: k ~ (B G)^(rho_A / (2 (B G + rho_A))); SGD: none).
 The public lr sweeps that load (ShibukiZero lr 1e-5 vs 4e-5; garg-aayush six lrs) are scored the
@@ -127,9 +132,12 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bo
         copies = [float(np.mean((mean - c) ** 2)) for c in copy_curves]
         mse_t = float(np.mean((mean - pm) ** 2))
         nearest = [r for r in sources if r.setting == tied[0]]
-        inside = [np.mean((r.reward >= np.asarray(p["lower"])[r.steps.astype(int)]) &
-                          (r.reward <= np.asarray(p["upper"])[r.steps.astype(int)]))
-                  for r, p in zip(held, predictions, strict=True)]
+        inside = [_inside(r, p) for r, p in zip(held, predictions, strict=True)]
+        # the control: revision 3's band (no transfer-error term) around the same mean
+        inside_rev3 = [_inside(r, transfer(sources, {**target, "seed": r.hparams["seed"]}
+                                           if "seed" in r.hparams else target, steps=n,
+                                           level=level, fit=fit, cross_validate=False))
+                       for r in held]
         r2_t, r2_o = _r2(mean, pm), _r2(mean, own_curve)
         smooth = _smooth(mean)
         r2_ts, r2_os = _r2(smooth, pm), _r2(smooth, own_curve)
@@ -142,11 +150,20 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9, finite_group: bo
                     "nearest_sources_tied": len(tied),
                     "mse_transfer": mse_t, "mse_nearest_copy": copies,
                     "beats_nearest_copy": float(np.mean([mse_t < c for c in copies])),
-                    "coverage": float(np.mean(inside)), "warnings": predicted["warnings"],
+                    "coverage": float(np.mean(inside)),
+                    "coverage_rev3_band": float(np.mean(inside_rev3)),
+                    "warnings": predicted["warnings"],
                     "band_calibration": _calibration(predicted),
                     "beats_nearest_copy_by_seed_pair": _pair_scores(held, predictions, steps,
                                                                     copy_curves)})
     return out
+
+
+def _inside(run: SweepRun, predicted: dict) -> float:
+    """Share of a run's points inside a prediction's band."""
+    at = run.steps.astype(int)
+    return float(np.mean((run.reward >= np.asarray(predicted["lower"])[at])
+                         & (run.reward <= np.asarray(predicted["upper"])[at])))
 
 
 def _calibration(predicted: dict) -> dict:
@@ -191,6 +208,8 @@ def summary(scores: list[dict]) -> dict:
             "beats_nearest_copy_fraction": float(np.mean([s["beats_nearest_copy"]
                                                           for s in scores])) if scores else None,
             "coverage_90": float(np.mean([s["coverage"] for s in scores])) if scores else None,
+            "coverage_90_rev3_band": float(np.mean([s["coverage_rev3_band"] for s in scores]))
+            if scores and all("coverage_rev3_band" in s for s in scores) else None,
             "median_r2_transfer": float(np.median([s["r2_transfer"] for s in scores]))
             if scores else None,
             "median_r2_own_fit": float(np.median([s["r2_own_fit"] for s in scores]))
@@ -240,6 +259,7 @@ def _public(public: Path = PUBLIC) -> dict:
                 target = dict(held.hparams)
                 n = int(held.steps[-1])
                 predicted = transfer(sources, target, steps=n)
+                rev3 = transfer(sources, target, steps=n, cross_validate=False)
                 pm = np.asarray(predicted["mean"])[held.steps.astype(int)]
                 own = fit_sweep([held]).curve(target, n)[held.steps.astype(int)]
                 nearest = min(sources, key=lambda r: _distance(target, r.hparams))
@@ -254,6 +274,7 @@ def _public(public: Path = PUBLIC) -> dict:
                                                           < np.mean((held.reward - copy) ** 2)),
                                "coverage": float(np.mean((held.reward >= lower)
                                                          & (held.reward <= upper))),
+                               "coverage_rev3_band": _inside(held, rev3),
                                "band_calibration": _calibration(predicted)})
             entry["scores"] = scores
             entry["summary"] = summary(scores)

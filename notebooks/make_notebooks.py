@@ -114,7 +114,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "print('transfer error:', cal['status'], 's =', cal['s'], 'at distance', "
                  "round(cal['distance'], 2))\nfor h in cal['held_out']:\n"
                  "    print('  held out', {k: h['setting'][k] for k in ('lr', 'group_size', "
-                 "'batch')}, 'd', round(h['distance'], 2), 'excess', round(h['excess'], 5))\n"
+                 "'batch')}, h['status'], 'd', h.get('distance'), 'excess', h.get('excess'))\n"
                  "import numpy as np\nimport matplotlib\nmatplotlib.use('Agg')\n"
                  "import matplotlib.pyplot as plt\nat = held[0].steps.astype(int)\n"
                  "inside = np.mean((held[0].reward >= np.array(out['lower'])[at]) & "
