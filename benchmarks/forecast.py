@@ -326,7 +326,7 @@ SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_fresh", "synthetic_design", "tiny_grid2_new", "tiny_grid2_late",
            "synthetic_new", "synthetic_r6", "tiny_grid2_r6")
 #: Commits at which a revision was frozen, before the sources new to it were scored.
-FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc"}
+FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544"}
 
 
 def load_source(source: str, logs: Path, *, grid2: Path | None = None
