@@ -14,7 +14,11 @@ synthetic seeds 2000-2039 and 4000-4039, ``tiny_grid`` and ``tiny_grid2`` seeds 
 (``FROZEN``), then scored once on ``tiny_grid2_new`` (seeds 5 and 6 of the second grid),
 ``tiny_grid2_late`` (seeds 7 and 8, added by the grid's owner during that session; folder
 ``--grid2``) and ``synthetic_new`` (seeds 5000-5039); ``--members`` without ``damped`` is
-revision 4 (the control). Nothing is tuned per run.
+revision 4 (the control). Revision 6 (the band made of the members' quantiles averaged
+with the stacking weights instead of their mixture's quantiles) was designed on the same sources
+as revision 5, frozen, then scored once on ``synthetic_r6`` (seeds 6000-6039) and
+``tiny_grid2_r6`` (seeds 9 and 10 of the second grid, folder ``--grid2``, when there);
+``--band mixture`` is revision 5 (the control). Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
@@ -205,8 +209,8 @@ def _scores(y: np.ndarray, mean: np.ndarray, lower: np.ndarray, upper: np.ndarra
             "is_sigma": float(np.mean(upper - lower + penalty) / sigma)}
 
 
-def evaluate(name: str, run: Run, fraction: float, members: tuple[str, ...] = MEMBERS
-             ) -> dict[str, dict] | None:
+def evaluate(name: str, run: Run, fraction: float, members: tuple[str, ...] = MEMBERS,
+             band: str = "averaged") -> dict[str, dict] | None:
     """Score every method on one run cut at ``fraction`` (None when the cut leaves too little).
 
     Parameters
@@ -219,6 +223,9 @@ def evaluate(name: str, run: Run, fraction: float, members: tuple[str, ...] = ME
         Leading fraction of the points used for training.
     members : tuple of str
         The forecaster's member set.
+    band : str
+        How the members make the band (``forecast_curve``'s ``band``: ``averaged``, revision
+        6; ``mixture``, revision 5).
 
     Returns
     -------
@@ -240,7 +247,7 @@ def evaluate(name: str, run: Run, fraction: float, members: tuple[str, ...] = ME
     fc = forecast_curve(t, y, n_train=n_train, future_steps=future, members=members,
                         momentum=beta,
                         learning_rate=None if lr is None else (t, lr), bounds=bounds,
-                        level=LEVEL)
+                        level=LEVEL, band=band)
     out["forecaster"] = _scores(held, fc.point, fc.lower, fc.upper, sigma)
     out["forecaster"]["weights"] = fc.weights
     out["forecaster"]["point_weights"] = fc.point_weights
@@ -311,12 +318,15 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
 #: (``synthetic_fresh``). Revision 5 was designed on ``score``, ``synthetic_design`` (seeds
 #: 2000-2039), ``synthetic_fresh``, ``tiny_grid`` and ``tiny_grid2``, then frozen before
 #: ``tiny_grid2_new`` (seeds 5-6), ``tiny_grid2_late`` (seeds 7-8) and ``synthetic_new``
-#: (seeds 5000-5039) were scored once.
+#: (seeds 5000-5039) were scored once. Revision 6 (the band of averaged quantiles) was
+#: designed on the same sources as revision 5, then frozen before ``synthetic_r6`` (seeds
+#: 6000-6039) and ``tiny_grid2_r6`` (seeds 9 and 10 of the second grid, folder ``--grid2``)
+#: were scored once.
 SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_fresh", "synthetic_design", "tiny_grid2_new", "tiny_grid2_late",
-           "synthetic_new")
+           "synthetic_new", "synthetic_r6", "tiny_grid2_r6")
 #: Commits at which a revision was frozen, before the sources new to it were scored.
-FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc"}
+FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544"}
 
 
 def load_source(source: str, logs: Path, *, grid2: Path | None = None
@@ -324,7 +334,7 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
     """Return the runs of ``source`` (one of ``SOURCES``).
 
     ``logs``: the public logs' folder; ``grid2``: the second tiny grid's folder (default the
-    shipped one), for ``tiny_grid2_late``.
+    shipped one), for ``tiny_grid2_late`` and ``tiny_grid2_r6``.
     """
     if source == "score":
         runs, skipped = score_runs(logs)
@@ -337,7 +347,9 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
                "synthetic_design": lambda: synthetic_runs(range(2000, 2040)),
                "tiny_grid2_new": lambda: tiny_grid2_runs(seeds=(5, 6)),
                "tiny_grid2_late": lambda: tiny_grid2_runs(seeds=(7, 8), folder=grid2),
-               "synthetic_new": lambda: synthetic_runs(range(5000, 5040))}
+               "synthetic_new": lambda: synthetic_runs(range(5000, 5040)),
+               "synthetic_r6": lambda: synthetic_runs(range(6000, 6040)),
+               "tiny_grid2_r6": lambda: tiny_grid2_runs(seeds=(9, 10), folder=grid2)}
     return loaders[source]()
 
 
@@ -347,11 +359,14 @@ def main() -> None:
     parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     parser.add_argument("--json", help="write every number to this JSON file")
     parser.add_argument("--grid2", default=str(ROOT / "empirical" / "data" / "tiny_grid2"),
-                        help="the second tiny grid's folder (for tiny_grid2_late)")
+                        help="the second tiny grid's folder (for tiny_grid2_late, _r6)")
     parser.add_argument("--only", default=",".join(SOURCES),
                         help=f"comma-separated sources, of {', '.join(SOURCES)}")
     parser.add_argument("--members", default=",".join(MEMBERS),
                         help="the forecaster's member set, for ablations on the design runs")
+    parser.add_argument("--band", default="averaged", choices=("averaged", "mixture"),
+                        help="how the members make the band: averaged quantiles (revision 6) "
+                             "or the mixture's (revision 5, the control)")
     args = parser.parse_args()
     sources = {}
     for source in args.only.split(","):
@@ -366,7 +381,8 @@ def main() -> None:
             for name, run in runs:
                 start = time.time()
                 try:
-                    result = evaluate(name, run, fraction, tuple(args.members.split(",")))
+                    result = evaluate(name, run, fraction, tuple(args.members.split(",")),
+                                      args.band)
                 except InputError as exc:
                     print(f"{name} F={fraction}: {exc}", file=sys.stderr)
                     continue

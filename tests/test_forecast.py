@@ -14,8 +14,10 @@ from grpodyn.ground import InputError
 from grpodyn.numerics.forecast import (
     _BAND_PRIOR,
     Validation,
+    _averaged_quantiles,
     _band_scale,
     _kalman,
+    _mixture_quantiles,
     _point_weights,
     _stacking_weights,
     fit_member,
@@ -118,9 +120,10 @@ def test_saturated_run_has_a_determined_plateau_near_the_truth() -> None:
 @pytest.mark.parametrize("kwargs,needle", [
     ({"n_train": 5}, "at least 8"),
     ({"n_train": 50, "level": 1.0}, "level"),
+    ({"n_train": 50, "band": "median"}, "band"),
 ])
 def test_bad_requests_are_refused(kwargs: dict, needle: str) -> None:
-    """Check too few training points and a level outside (0, 1) are refused."""
+    """Check too few training points, a level outside (0, 1), an unknown band are refused."""
     t, y = _saturating(0)
     with pytest.raises(InputError, match=needle):
         forecast_curve(t, y, future_steps=t[60:], **kwargs)
@@ -388,3 +391,38 @@ def test_bic_weights_leave_out_a_member_fitted_on_part_of_the_training_data() ->
     assert fc.weighting == "bic"
     assert fc.weights["damped"] == 0.0
     assert abs(sum(fc.weights.values()) - 1) < 1e-9
+
+
+def test_averaged_quantiles_are_the_weighted_members_quantiles() -> None:
+    """Check the band's quantiles: sum_k w_k (m_k + z_q s_k), against scipy's Gaussian quantiles.
+
+    With members whose means disagree the averaged 90% band is narrower than the mixture's
+    (the mixture adds the spread between the means); with one member the two are the same.
+    """
+    from scipy.stats import norm
+
+    w = np.array([0.3, 0.7])
+    means = np.array([[0.2, 0.4], [0.6, 0.5]])
+    sds = np.array([[0.05, 0.1], [0.02, 0.03]])
+    for q in (0.05, 0.5, 0.95):
+        expected = w @ norm.ppf(q, loc=means, scale=sds)
+        np.testing.assert_allclose(_averaged_quantiles(w, means, sds, q), expected, rtol=1e-12)
+    averaged = [_averaged_quantiles(w, means, sds, q) for q in (0.05, 0.95)]
+    mixture = [_mixture_quantiles(w, means, sds, q) for q in (0.05, 0.95)]
+    assert np.all(averaged[1] - averaged[0] < mixture[1] - mixture[0])
+    one = (np.ones(1), means[:1], sds[:1])
+    for q in (0.05, 0.95):
+        np.testing.assert_allclose(_averaged_quantiles(*one, q), _mixture_quantiles(*one, q),
+                                   atol=1e-12)
+
+
+def test_band_of_one_member_is_the_same_averaged_or_mixed() -> None:
+    """Check ``band="averaged"`` and ``"mixture"`` give one member the same band and point."""
+    t, y = _saturating(4)
+    kwargs = {"n_train": CUT, "future_steps": t[CUT:], "bounds": (0.0, 1.0),
+              "members": ("exponential",)}
+    averaged = forecast_curve(t, y, **kwargs)
+    mixed = forecast_curve(t, y, band="mixture", **kwargs)
+    np.testing.assert_allclose(averaged.lower, mixed.lower, atol=1e-9)
+    np.testing.assert_allclose(averaged.upper, mixed.upper, atol=1e-9)
+    np.testing.assert_array_equal(averaged.point, mixed.point)
