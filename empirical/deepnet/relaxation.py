@@ -50,11 +50,10 @@ __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_fi
            "observe_relaxation", "relaxation_rows"]
 
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
-_BOOT = 400
 
 
-def _reward(model: Any, tokenizer: Any, seed: int, prompts: int = EVAL_PROMPTS) -> float:
-    (batch,) = sample_batches(model, tokenizer, 1, prompts=prompts, group_size=8, seed=seed)
+def _reward(model: Any, tokenizer: Any, seed: int) -> float:
+    (batch,) = sample_batches(model, tokenizer, 1, prompts=EVAL_PROMPTS, group_size=8, seed=seed)
     return float(batch.rewards.mean())
 
 
@@ -151,13 +150,13 @@ def stable_root(coef: list[float]) -> dict[str, float] | None:
 
 
 def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
-                       seed: int = 0) -> list[dict[str, Any]]:
+                       seed: int = 0, boot: int = 400) -> list[dict[str, Any]]:
     """Relaxation-time predictions at each lr of ``measured`` (momentum 0), runs of ``steps``.
 
     ``measured``: :func:`measure_drift_curve`'s record. Items ``relaxation_time`` (the fixed
     rule applied to the mean-field curve, with a bootstrap interval) and
     ``relaxation_time_late`` (1 / stiffness at the stable root), setting
-    ``{"lr", "momentum": 0.0, "runs": "relaxation", "steps"}``.
+    ``{"lr", "momentum": 0.0, "runs": "relaxation", "steps"}``. ``boot``: bootstrap draws.
     """
     rng = np.random.default_rng(seed)
     r0, r0_se = measured["start"]["reward"], measured["start"]["reward_se"]
@@ -168,13 +167,13 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
         setting = {"lr": lr, "momentum": 0.0, "runs": "relaxation", "steps": steps}
         curve = mean_field_curve(fit["coef"], r0, steps)
         central = fit_relaxation(curve, steps)
-        draws = rng.multivariate_normal(fit["coef"], fit["cov"], size=_BOOT)
+        draws = rng.multivariate_normal(fit["coef"], fit["cov"], size=boot)
         taus = []
-        for coef, start in zip(draws, rng.normal(r0, r0_se, size=_BOOT), strict=True):
+        for coef, start in zip(draws, rng.normal(r0, r0_se, size=boot), strict=True):
             value = fit_relaxation(mean_field_curve(list(coef), float(start), steps),
                                    steps).get("value")
             taus.append(np.inf if value is None else value)
-        lo, mid, hi = np.percentile(taus, [16, 50, 84])
+        lo, mid, hi = np.percentile(taus, [16, 50, 84], method="nearest")
         base = {"model": model, "setting": setting, "drift_fit": fit, "start_reward": r0}
         items.append({**base, "quantity": "relaxation_time", "value": central.get("value"),
                       **({"status": central["status"], "reason": central["reason"]}
@@ -194,7 +193,7 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
                     "kappa_per_unit_lr": root["stiffness"] / lr,
                     "interval_68": [float(1.0 / np.percentile(ks, 84)),
                                     float(1.0 / np.percentile(ks, 16))] if ks else None,
-                    "bootstrap_share_with_root": len(ks) / _BOOT}
+                    "bootstrap_share_with_root": len(ks) / boot}
         items.append({**base, "quantity": "relaxation_time_late", **late,
                       "source": "1 / (a kappa) at the stable root of the measured drift "
                       "(THEORY.md section 3)"})
