@@ -115,6 +115,17 @@ def test_relaxation_rows_judge_by_the_fixed_rule(tmp_path: Path) -> None:
     (tmp_path / "relaxruns_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
     _, rows = relaxation.relaxation_rows(tmp_path)
     assert rows[-1]["within_target"] is False  # undetermined predicted, observed determined
+    flat = list(0.1 + 1e-4 * np.arange(steps))  # tau far beyond twice the run
+    runs += [_run({**setting, "lr": 0.4}, s, flat) for s in (800, 801, 802)]
+    (tmp_path / "relaxruns_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    items += [{"model": "m", "quantity": q, "setting": {**tagged, "lr": 0.4}, "value": v,
+               "source": "s"} for q, v in (("relaxation_time", 50.0),
+                                           ("relaxation_time_late", 200.0))]
+    (tmp_path / "predictions_relaxation.json").write_text(json.dumps({"commit": "abc",
+                                                                     "items": items}))
+    _, rows = relaxation.relaxation_rows(tmp_path)
+    # observed beyond 2 x 120 steps: 50 < 0.75 x 240 refuted, 200 neither met nor refuted
+    assert [r["within_target"] for r in rows[-2:]] == [False, None]
 
 
 def test_unstable_setting_has_no_relaxation_time() -> None:

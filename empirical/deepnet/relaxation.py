@@ -267,8 +267,9 @@ def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     """Observations of ``relaxruns_<size>.json`` and their comparison rows.
 
     Both predicted quantities are joined with the one observed ``relaxation_time``. A prediction
-    beyond twice the run (undetermined) against an observed value is not met; both beyond twice
-    the run is recorded as agreeing but not counted as met (``within_target`` None).
+    beyond twice the run (undetermined) against an observed value is not met; an observation
+    beyond twice the run refutes a prediction below 0.75 x that bound (as :func:`.sweeps.join`
+    does); both beyond twice the run is recorded but not counted (``within_target`` None).
     """
     from .sweeps import within_target
 
@@ -289,6 +290,11 @@ def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         within = within_target("relaxation_time", p["value"], obs["value"], None)
         if p["value"] is None and obs["value"] is not None:
             within = False if p.get("status") == "undetermined" else None
+        bound = obs.get("lower_bound")
+        if within is None and p["value"] is not None and bound is not None:
+            # the rule of sweeps.join: an observed tau beyond twice the run refutes a
+            # prediction below 0.75 x that bound
+            within = False if p["value"] < 0.75 * bound else None
         rows.append({"model": p["model"], "quantity": p["quantity"], "setting": p["setting"],
                      "predicted": p["value"], "predicted_status": p.get("status"),
                      "predicted_interval_68": p.get("interval_68"),
