@@ -154,3 +154,28 @@ def test_copy_states_and_segment_drift_on_a_tiny_model(monkeypatch: pytest.Monke
         relaxation.segment_drift(model, tokenizer, lr=0.1, segment=1, repeats=1, seed=9)
     with pytest.raises(ValueError, match="every"):
         relaxation.copy_states(model, tokenizer, lr=0.1, steps=1, every=2, seed=5)
+
+
+def test_state_regression_sees_a_deviation_undone_within_a_segment() -> None:
+    steps = np.arange(0, 330, 30)
+    trend = 0.1 + 0.0005 * steps
+    deviation = 0.02 * np.array([1, -1, 0.5, -0.5, 1, 0, -1, 0.5, -0.5, 1, -1])
+    deviation -= np.polyval(np.polyfit(steps, deviation, 2), steps)  # orthogonal to the trend
+    points = [{"copy_step": int(n), "reward": float(t + d), "segment": 20,
+               "drift": float((0.01 - d) / 20)} for n, t, d in zip(steps, trend, deviation,
+                                                                     strict=True)]
+    found = relaxation.state_regression(points)
+    assert found["slope_on_deviation"] == pytest.approx(-1.0)
+    assert found["slope_on_trend"] == pytest.approx(0.0, abs=1e-9)
+    assert found["correlation"] == pytest.approx(-1.0)
+    with pytest.raises(ValueError, match="at least 5"):
+        relaxation.state_regression(points[:4])
+
+
+def test_window_slopes_of_a_line() -> None:
+    curve = 0.1 + 0.001 * np.arange(120)
+    rows = relaxation.window_slopes(curve, [0.002, 0.0, 0.0], 60)
+    assert [r["start"] for r in rows] == [0, 60]
+    assert [r["run_slope"] for r in rows] == pytest.approx([0.001, 0.001])
+    assert [r["drift"] for r in rows] == pytest.approx([0.002, 0.002])
+    assert rows[1]["reward"] == pytest.approx(0.1 + 0.001 * 89.5)

@@ -13,7 +13,7 @@ from grpodyn.ground import write_atomic
 __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
            "predict_two_mode_step", "predict_staleness_step", "scan_step", "track_step",
            "predict_relay_step", "drift_curve_step", "predict_relaxation_step",
-           "run_relaxation_step"]
+           "run_relaxation_step", "relaxation_diagnosis_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
@@ -275,6 +275,32 @@ def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = 
                                                    "predictions_commit": made["commit"]})
 
 
+def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA) -> dict[str, Any]:
+    """Post-hoc diagnosis of the relaxation predictions (after the runs; never a prediction).
+
+    Per size and lr: :func:`.relaxation.state_regression` of the drift measurement and
+    :func:`.relaxation.window_slopes` (60-step windows) of the runs' seed-mean curve against the
+    committed drift fit. Printed, not written.
+    """
+    from .grpo import mean_curve
+    from .relaxation import state_regression, window_slopes
+
+    made = json.loads((out / "predictions_relaxation.json").read_text())
+    result: dict[str, Any] = {"label": "post hoc (after the runs)"}
+    for size in sizes:
+        measured = json.loads((out / f"drift_{size}.json").read_text())
+        runs = json.loads((out / f"relaxruns_{size}.json").read_text())["runs"]
+        for item in made["items"]:
+            if item["model"] != size or item["quantity"] != "relaxation_time":
+                continue
+            lr = item["setting"]["lr"]
+            curve = mean_curve([r["reward"] for r in runs if r["setting"]["lr"] == lr])
+            result[f"{size} lr {lr:g}"] = {
+                "states": state_regression(measured["drift"][str(lr)]),
+                "windows": window_slopes(curve, item["drift_fit"]["coef"], 60)}
+    return result
+
+
 def _git_commit() -> str:
     import subprocess
 
@@ -367,7 +393,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
                                          "soft", "predict2", "run2", "predict-staleness",
                                          "scan", "track", "predict-relay", "drift-curve",
-                                         "predict-relaxation", "run-relaxation"])
+                                         "predict-relaxation", "run-relaxation",
+                                         "relaxation-diagnosis"])
     parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3)
@@ -427,6 +454,9 @@ def main(argv: list[str] | None = None) -> None:
         elif args.step == "run-relaxation":
             paths = [str(run_relaxation_step(s, seeds=args.seeds, seed_offset=args.seed_offset,
                                              out=args.out)) for s in args.sizes]
+        elif args.step == "relaxation-diagnosis":
+            print(json.dumps(relaxation_diagnosis_step(args.sizes, out=args.out), indent=1))
+            return
         elif args.step == "predict-staleness":
             paths = [str(predict_staleness_step(args.sizes, out=args.out))]
         elif args.step == "predict2":

@@ -47,7 +47,7 @@ from .sweeps import fit_relaxation, is_unstable
 
 __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_field_curve",
            "stable_root", "predict_relaxation", "measure_drift_curve", "run_relaxation",
-           "observe_relaxation", "relaxation_rows"]
+           "observe_relaxation", "relaxation_rows", "state_regression", "window_slopes"]
 
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 
@@ -302,3 +302,42 @@ def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
                      "observed_status": obs.get("status"), "within_target": within,
                      "commit": made["commit"], "source": p["source"]})
     return observed, rows
+
+
+def state_regression(points: list[dict[str, Any]]) -> dict[str, float]:
+    """Post-hoc diagnosis: how much of a state's segment change undoes its own deviation.
+
+    The state rewards are split into a smooth trend (a quadratic in the copy step) and the
+    deviation from it; the segment change (drift x segment) is regressed on both at once.
+    Returns the correlation of change and deviation, the slopes on deviation and on trend, and
+    the deviation's standard deviation. A slope near -1 on the deviation: the deviation is undone
+    within one segment (a fast relaxation), whatever the slow level.
+    """
+    if len(points) < 5:
+        raise ValueError(f"need at least 5 states, got {len(points)}")
+    n = np.array([p["copy_step"] for p in points], dtype=float)
+    r = np.array([p["reward"] for p in points])
+    change = np.array([p["drift"] * p["segment"] for p in points])
+    trend = np.polyval(np.polyfit(n, r, 2), n)
+    deviation = r - trend
+    x = np.vstack([np.ones_like(r), deviation, trend]).T
+    coef, *_ = np.linalg.lstsq(x, change, rcond=None)
+    return {"correlation": float(np.corrcoef(deviation, change)[0, 1]),
+            "slope_on_deviation": float(coef[1]), "slope_on_trend": float(coef[2]),
+            "deviation_sd": float(deviation.std())}
+
+
+def window_slopes(curve: np.ndarray, coef: list[float], width: int) -> list[dict[str, float]]:
+    """Post-hoc diagnosis: a curve's slope per window of ``width`` steps against D(mean r).
+
+    ``coef``: the quadratic drift (per step). Each window: its mean reward, the least-squares
+    slope of the curve over it and the drift at its mean reward.
+    """
+    rows = []
+    for start in range(0, curve.size - width + 1, width):
+        window = curve[start:start + width]
+        level = float(window.mean())
+        rows.append({"start": start, "reward": level,
+                     "run_slope": float(np.polyfit(np.arange(width), window, 1)[0]),
+                     "drift": float(coef[0] + coef[1] * level + coef[2] * level * level)})
+    return rows
