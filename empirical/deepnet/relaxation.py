@@ -300,7 +300,7 @@ def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
                      "predicted_interval_68": p.get("interval_68"),
                      "observed": obs["value"], "observed_se": obs.get("se"),
                      "observed_status": obs.get("status"), "within_target": within,
-                     "commit": made["commit"], "source": p["source"]})
+                     "commit": made["commit"], "source": p["source"] + ", "})
     return observed, rows
 
 
