@@ -249,6 +249,12 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "        for row in figures.load(f'sharpening_{m}.json')['rows']:\n"
                  "            print(m, 'step', row['step'], 'reward', round(row['reward'], 3), "
                  "'critical lr', row['critical_lr'])"),
+        ("md", "The relaxation time from the finite-step drift measured across r on briefly "
+               "trained copies (predictions_relaxation.json, committed before the runs; "
+               "docs/findings.md section 10e)."),
+        ("code", "for m in models:\n"
+                 "    if (figures.DATA / f'drift_{m}.json').exists():\n"
+                 "        figures.relaxation_figure(m)"),
     ],
 }
 

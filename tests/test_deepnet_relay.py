@@ -147,3 +147,27 @@ def test_stiff_figures_draw_the_scan_and_the_swings(tmp_path: Path) -> None:
     fig = figures.stiff_tracking_figure("m", 0.1, tmp_path)
     labels = fig.axes[1].get_legend_handles_labels()[1]
     assert any("postdiction" in label for label in labels)
+
+
+def test_tracked_refresh_threshold_carries_seeds_and_steps() -> None:
+    flat, losing = [0.1] * 40, [0.1] * 20 + [0.05] * 20
+
+    def hold(k: int, reward: list[float], seed: int) -> dict:
+        return {"setting": {"sweep": "refresh", "lr": 0.1, "momentum": 0.0, "refresh": k,
+                            "mode": "hold", "steps": 40}, "seed": seed, "reward": reward,
+                "projection": [[0.0, 0.0]], "finite": True}
+
+    records = [{**_record(0, [0.1], flat), "seed": s} for s in (7, 8, 9)]
+    records += [hold(2, flat, s) for s in (7, 8, 9)]
+    records += [hold(3, r, s) for r, s in ((losing, 7), (flat, 8), (losing, 9))]
+    items = [i for i in relay.observe_tracking("m", records) if i["quantity"] == "refresh_max"]
+    assert len(items) == 1
+    item = items[0]
+    assert item["grid"] == [1, 2, 3]  # the on-policy runs are K = 1
+    assert item["unstable"] == [False, False, True]
+    assert item["value"] == 2
+    assert item["setting"] == {"lr": 0.1, "momentum": 0.0, "mode": "hold", "runs": "tracked",
+                               "seeds": [7, 8, 9], "steps": 40}
+    stale = next(i for i in relay.observe_tracking("m", records)
+                 if i["quantity"] == "staleness_max")
+    assert "seeds" not in stale["setting"] and stale["seeds"] == [7, 8, 9]

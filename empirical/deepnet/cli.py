@@ -12,7 +12,8 @@ from grpodyn.ground import write_atomic
 
 __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
            "predict_two_mode_step", "predict_staleness_step", "scan_step", "track_step",
-           "predict_relay_step"]
+           "predict_relay_step", "drift_curve_step", "predict_relaxation_step",
+           "run_relaxation_step", "relaxation_diagnosis_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
@@ -203,6 +204,103 @@ def predict_relay_step(sizes: list[str], *, lr: float, out: Path = DATA,
     return _write(path, {"commit": commit, "items": items})
 
 
+def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0.1, 0.2),
+                     copy_lr: float = 0.1, copy_steps: int = 300, every: int = 30,
+                     segment: int = 20, repeats: int = 5, seed: int = 700) -> Path:
+    """Measure the finite-step drift D_lr(r) on briefly trained copies: ``drift_<size>.json``.
+
+    No run to be predicted is used (:mod:`.relaxation`); the copy run and the segments have
+    seeds of their own (``seed`` ...).
+    """
+    import torch
+
+    from .grpo import warmed_model
+    from .relaxation import measure_drift_curve
+
+    if not lrs or min(lrs) <= 0 or copy_lr <= 0:
+        raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
+    torch.set_num_threads(1)
+    model, tokenizer, record = warmed_model(size, 0)
+    measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
+                                   copy_steps=copy_steps, every=every, segment=segment,
+                                   repeats=repeats, seed=seed)
+    measured.update(size=size, warm_up=record,
+                    label="measurement before the runs it predicts (copies and segments only)")
+    return _write(out / f"drift_{size}.json", measured)
+
+
+def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA) -> Path:
+    """Write ``predictions_relaxation.json`` from ``drift_<size>.json`` with the code's commit.
+
+    Items of other sizes already in the file are kept with their own commit.
+    """
+    from .relaxation import predict_relaxation
+
+    if steps < 20:
+        raise ValueError(f"--steps must be at least 20 for a relaxation fit, got {steps}")
+    path = out / "predictions_relaxation.json"
+    old = json.loads(path.read_text()) if path.is_file() else {"items": []}
+    commit = _git_commit()
+    by_model = dict(old.get("commit_by_model", {}))
+    items = [i for i in old["items"] if i["model"] not in sizes]
+    for size in sizes:
+        measured = json.loads((out / f"drift_{size}.json").read_text())
+        items.extend(predict_relaxation(size, measured, steps=steps))
+        by_model[size] = commit
+    return _write(path, {"commit": commit, "commit_by_model": by_model, "items": items})
+
+
+def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = DATA) -> Path:
+    """Run the predicted relaxation settings of ``size``: ``relaxruns_<size>.json``."""
+    import torch
+
+    from .grpo import warmed_model
+    from .relaxation import run_relaxation
+    from .sweeps import progress_bar
+
+    made = json.loads((out / "predictions_relaxation.json").read_text())
+    settings = []
+    for item in made["items"]:
+        if item["model"] == size:
+            setting = {k: v for k, v in item["setting"].items() if k != "runs"}
+            if setting not in settings:
+                settings.append(setting)
+    if not settings:
+        raise ValueError(f"no relaxation predictions for model {size!r}")
+    torch.set_num_threads(1)
+    model, tokenizer, _ = warmed_model(size, 0)
+    records = run_relaxation(model, tokenizer, settings, seeds=seeds, seed_offset=seed_offset,
+                             progress=lambda items: progress_bar(items, f"relax {size}"))
+    return _write(out / f"relaxruns_{size}.json", {"size": size, "runs": records,
+                                                   "predictions_commit": made["commit"]})
+
+
+def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA) -> dict[str, Any]:
+    """Post-hoc diagnosis of the relaxation predictions (after the runs; never a prediction).
+
+    Per size and lr: :func:`.relaxation.state_regression` of the drift measurement and
+    :func:`.relaxation.window_slopes` (60-step windows) of the runs' seed-mean curve against the
+    committed drift fit. Printed, not written.
+    """
+    from .grpo import mean_curve
+    from .relaxation import state_regression, window_slopes
+
+    made = json.loads((out / "predictions_relaxation.json").read_text())
+    result: dict[str, Any] = {"label": "post hoc (after the runs)"}
+    for size in sizes:
+        measured = json.loads((out / f"drift_{size}.json").read_text())
+        runs = json.loads((out / f"relaxruns_{size}.json").read_text())["runs"]
+        for item in made["items"]:
+            if item["model"] != size or item["quantity"] != "relaxation_time":
+                continue
+            lr = item["setting"]["lr"]
+            curve = mean_curve([r["reward"] for r in runs if r["setting"]["lr"] == lr])
+            result[f"{size} lr {lr:g}"] = {
+                "states": state_regression(measured["drift"][str(lr)]),
+                "windows": window_slopes(curve, item["drift_fit"]["coef"], 60)}
+    return result
+
+
 def _git_commit() -> str:
     import subprocess
 
@@ -294,7 +392,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
     parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
                                          "soft", "predict2", "run2", "predict-staleness",
-                                         "scan", "track", "predict-relay"])
+                                         "scan", "track", "predict-relay", "drift-curve",
+                                         "predict-relaxation", "run-relaxation",
+                                         "relaxation-diagnosis"])
     parser.add_argument("--sizes", nargs="+", default=["70k", "330k"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=3)
@@ -318,6 +418,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="scan/track: staleness values of the lags")
     parser.add_argument("--refresh", nargs="+", type=int, default=[4, 8],
                         help="scan/track: sample-and-hold refresh intervals of the lags")
+    parser.add_argument("--lrs", nargs="+", type=float, default=[0.1, 0.2],
+                        help="drift-curve: the learning rates whose drift is measured")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -344,6 +446,17 @@ def main(argv: list[str] | None = None) -> None:
                 raise ValueError("predict-relay needs --lr")
             paths = [str(predict_relay_step(args.sizes, lr=args.lr, out=args.out,
                                             staleness=tuple(args.staleness)))]
+        elif args.step == "drift-curve":
+            paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs)))
+                     for s in args.sizes]
+        elif args.step == "predict-relaxation":
+            paths = [str(predict_relaxation_step(args.sizes, steps=args.steps, out=args.out))]
+        elif args.step == "run-relaxation":
+            paths = [str(run_relaxation_step(s, seeds=args.seeds, seed_offset=args.seed_offset,
+                                             out=args.out)) for s in args.sizes]
+        elif args.step == "relaxation-diagnosis":
+            print(json.dumps(relaxation_diagnosis_step(args.sizes, out=args.out), indent=1))
+            return
         elif args.step == "predict-staleness":
             paths = [str(predict_staleness_step(args.sizes, out=args.out))]
         elif args.step == "predict2":

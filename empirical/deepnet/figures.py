@@ -9,7 +9,8 @@ from typing import Any
 from .section import DATA
 
 __all__ = ["load", "threshold_figure", "spectrum_figure", "reward_figure", "two_mode_lr_figure",
-           "two_mode_staleness_figure", "stiff_scan_figure", "stiff_tracking_figure"]
+           "two_mode_staleness_figure", "stiff_scan_figure", "stiff_tracking_figure",
+           "relaxation_figure"]
 
 
 def load(name: str, data: Path = DATA) -> dict[str, Any]:
@@ -274,5 +275,55 @@ def stiff_tracking_figure(model: str, lr: float, data: Path = DATA) -> Any:
     right.legend(fontsize=7)
     fig.suptitle(f"{model}: the stiff coordinate under staleness, lr {lr}, momentum 0",
                  fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def relaxation_figure(model: str, data: Path = DATA) -> Any:
+    """Draw the measured finite-step drift and the predicted against the observed reward curves.
+
+    Left: D_lr(r) per step at the copy states (``drift_<model>.json``, +- s.e.) and the quadratic
+    of ``predictions_relaxation.json``. Right: the mean-field curve of each lr (dashed, committed
+    before the runs) and the seed-mean reward of the runs (``relaxruns_<model>.json``, solid).
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from .grpo import mean_curve
+    from .relaxation import mean_field_curve
+
+    measured = load(f"drift_{model}.json", data)
+    made = [i for i in load("predictions_relaxation.json", data)["items"]
+            if i["model"] == model and i["quantity"] == "relaxation_time"]
+    path = data / f"relaxruns_{model}.json"
+    runs = load(f"relaxruns_{model}.json", data)["runs"] if path.is_file() else []
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.6))
+    for j, item in enumerate(sorted(made, key=lambda i: i["setting"]["lr"])):
+        lr, steps = item["setting"]["lr"], item["setting"]["steps"]
+        points = measured["drift"][str(lr)]
+        r = np.array([p["reward_mid"] for p in points])
+        left.errorbar(r, [p["drift"] for p in points], [p["drift_se"] for p in points],
+                      fmt="o", color=f"C{j}", ms=3, label=f"lr {lr:g}: measured")
+        a, b, c = item["drift_fit"]["coef"]
+        grid = np.linspace(r.min(), r.max(), 50)
+        left.plot(grid, a + b * grid + c * grid ** 2, color=f"C{j}", lw=1)
+        right.plot(mean_field_curve(item["drift_fit"]["coef"], item["start_reward"], steps),
+                   "--", color=f"C{j}", label=f"lr {lr:g}: predicted, tau {item['value']:.0f}"
+                   if item["value"] is not None else f"lr {lr:g}: predicted")
+        mine = [x["reward"] for x in runs if x["setting"]["lr"] == lr]
+        if mine:
+            curve = mean_curve(mine)
+            smooth = np.convolve(curve, np.ones(10) / 10, mode="valid")
+            right.plot(np.arange(smooth.size) + 4.5, smooth, color=f"C{j}",
+                       label=f"lr {lr:g}: observed (seed mean, 10-step average)")
+    left.axhline(0.0, color="grey", lw=0.5)
+    left.set_xlabel("reward r (segment mid)")
+    left.set_ylabel("drift per step D_lr(r)")
+    left.legend(fontsize=7)
+    right.set_xlabel("step n")
+    right.set_ylabel("reward")
+    right.legend(fontsize=7)
+    fig.suptitle(f"{model}: finite-step drift across r (measured before the runs) and the "
+                 "relaxation it predicts", fontsize=9)
     fig.tight_layout()
     return fig

@@ -26,7 +26,7 @@ from .forecast import STALENESS_GRID
 from .sweeps import LOSS_MARGIN, grid_threshold, is_unstable
 
 __all__ = ["saturated_force", "reward_loss_at", "predict_relay", "observe_tracking",
-           "load_tracking", "relay_rows"]
+           "observe_tracked_refresh", "load_tracking", "relay_rows"]
 
 
 def saturated_force(rows: list[dict[str, float]], *, step: float) -> float:
@@ -103,8 +103,50 @@ def predict_relay(model: str, scan: dict[str, Any], *, lr: float,
     return items
 
 
+def _seeds_and_steps(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Collect the seeds (sorted) and run lengths of ``records`` (one length, or a list)."""
+    steps = sorted({len(r["reward"]) for r in records})
+    return {"seeds": sorted({r["seed"] for r in records if "seed" in r}),
+            "steps": steps[0] if len(steps) == 1 else steps}
+
+
+def observe_tracked_refresh(model: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``refresh_max`` (sample-and-hold) of tracked runs, by the fixed rule of :mod:`.sweeps`.
+
+    The on-policy runs (staleness 0) are the grid's K = 1. The setting names the seeds and the
+    run length, so that the item never joins a prediction made for other runs (the tracked
+    runs were observations, no prediction was committed for them).
+    """
+    by_lr: dict[float, dict[int, list[dict[str, Any]]]] = {}
+    for rec in records:
+        s = rec["setting"]
+        if s["sweep"] == "refresh" and s.get("mode", "hold") == "hold":
+            by_lr.setdefault(s["lr"], {}).setdefault(s["refresh"], []).append(rec)
+    for rec in records:
+        s = rec["setting"]
+        if s["sweep"] == "staleness" and s["staleness"] == 0 and s["lr"] in by_lr:
+            by_lr[s["lr"]].setdefault(1, []).append(rec)
+    items = []
+    for lr, groups in sorted(by_lr.items()):
+        grid = sorted(groups)
+        flags = [sum(is_unstable(r) for r in groups[k]) >= 2 for k in grid]
+        runs = [r for k in grid for r in groups[k]]
+        setting = {"lr": lr, "momentum": 0.0, "mode": "hold", "runs": "tracked",
+                   **_seeds_and_steps(runs)}
+        items.append({"model": model, "quantity": "refresh_max", "setting": setting,
+                      "value": grid_threshold(grid, flags), "grid": grid, "unstable": flags,
+                      "unstable_seeds": [sum(is_unstable(r) for r in groups[k]) for k in grid],
+                      **({} if any(flags) else
+                         {"status": "stable on the whole grid (lower bound)"})})
+    return items
+
+
 def observe_tracking(model: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Observation items of tracked staleness runs: swings and the threshold (fixed rule)."""
+    """Observation items of tracked runs: swings, staleness and refresh thresholds (fixed rule).
+
+    The staleness items keep the setting the relay predictions use (``seeds`` and ``steps`` are
+    fields beside it); the refresh items are :func:`observe_tracked_refresh`'s.
+    """
     by_lr: dict[float, dict[int, list[dict[str, Any]]]] = {}
     for rec in records:
         s = rec["setting"]
@@ -125,9 +167,10 @@ def observe_tracking(model: str, records: list[dict[str, Any]]) -> list[dict[str
         flags = [sum(is_unstable(r) for r in groups[d]) >= 2 for d in grid]
         items.append({"model": model, "quantity": "staleness_max", "setting": setting,
                       "value": grid_threshold(grid, flags), "grid": grid, "unstable": flags,
+                      **_seeds_and_steps([r for d in grid for r in groups[d]]),
                       **({} if any(flags) else
                          {"status": "stable on the whole grid (lower bound)"})})
-    return items
+    return items + observe_tracked_refresh(model, records)
 
 
 def load_tracking(paths: list[Any]) -> list[dict[str, Any]]:

@@ -562,6 +562,11 @@ def compare_step(*, out: Path) -> Path:
 
     rows += relay_rows(out)
     observations += load_tracking(sorted(out.glob("tracking_*.json")))
+    from .relaxation import relaxation_rows
+
+    relaxed, relaxation = relaxation_rows(out)
+    observations += relaxed
+    rows += relaxation
     _dump(out / "observations.json", {"items": observations})
     return _dump(out / "comparison.json", {"rows": rows})
 

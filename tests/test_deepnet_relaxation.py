@@ -1,0 +1,181 @@
+"""The relaxation time from the measured finite-step drift (empirical/deepnet/relaxation.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grpodyn.empirical.deepnet import relaxation
+from grpodyn.empirical.deepnet.sweeps import fit_relaxation
+
+
+def _points(coef: tuple[float, float, float], rs: np.ndarray, se: float = 1e-4,
+            noise: np.ndarray | None = None) -> list[dict[str, float]]:
+    a, b, c = coef
+    drift = a + b * rs + c * rs * rs + (0.0 if noise is None else noise)
+    return [{"reward_mid": float(r), "drift": float(d), "drift_se": se}
+            for r, d in zip(rs, drift, strict=True)]
+
+
+def test_fit_drift_recovers_a_quadratic_and_widens_errors_with_scatter() -> None:
+    rs = np.linspace(0.1, 0.3, 8)
+    exact = relaxation.fit_drift(_points((-0.01, 0.2, -0.6), rs))
+    assert exact["coef"] == pytest.approx([-0.01, 0.2, -0.6], abs=1e-9)
+    assert exact["r_range"] == pytest.approx([0.1, 0.3])
+    noise = np.random.default_rng(1).normal(0, 1e-3, rs.size)  # 10x the stated errors
+    scattered = relaxation.fit_drift(_points((-0.01, 0.2, -0.6), rs, noise=noise))
+    assert scattered["reduced_chi2"] > 10
+    unscaled = relaxation.fit_drift(_points((-0.01, 0.2, -0.6), rs, se=1e-3, noise=noise))
+    assert np.diag(scattered["cov"]) == pytest.approx(np.diag(unscaled["cov"]), rel=0.5)
+    with pytest.raises(ValueError, match="at least 4"):
+        relaxation.fit_drift(_points((0, 0, 0), rs[:3]))
+
+
+def test_linear_drift_relaxes_with_one_over_k_by_both_routes() -> None:
+    k, plateau, r0, steps = 0.02, 0.3, 0.1, 300
+    coef = [k * plateau, -k, 0.0]
+    curve = relaxation.mean_field_curve(coef, r0, steps)
+    exact = plateau - (plateau - r0) * (1 - k) ** np.arange(steps)
+    assert curve == pytest.approx(exact)
+    assert fit_relaxation(curve, steps)["value"] == pytest.approx(-1 / math.log(1 - k), rel=1e-3)
+    root = relaxation.stable_root(coef)
+    assert root == pytest.approx({"plateau": plateau, "stiffness": k})
+
+
+def test_stable_root_is_the_falling_one_and_none_without_it() -> None:
+    # D = -(r - 0.1)(r - 0.4): rises through 0.1, falls through 0.4
+    coef = [-0.04, 0.5, -1.0]
+    root = relaxation.stable_root(coef)
+    assert root["plateau"] == pytest.approx(0.4)
+    assert root["stiffness"] == pytest.approx(0.3)
+    assert relaxation.stable_root([0.01, 0.1, 0.0]) is None  # rising everywhere
+    assert relaxation.stable_root([0.0, 0.0, 0.0]) is None
+
+
+def _measured(coef: tuple[float, float, float]) -> dict:
+    rs = np.linspace(0.1, 0.3, 8)
+    return {"start": {"reward": 0.1, "reward_se": 1e-4},
+            "drift": {"0.1": _points(coef, rs, se=1e-5)}}
+
+
+def test_predictions_of_a_linear_drift_agree_and_carry_an_interval() -> None:
+    k = 0.02
+    items = relaxation.predict_relaxation("m", _measured((k * 0.3, -k, 0.0)), steps=300,
+                                          boot=40)
+    by = {i["quantity"]: i for i in items}
+    assert set(by) == {"relaxation_time", "relaxation_time_late"}
+    assert by["relaxation_time"]["setting"] == {"lr": 0.1, "momentum": 0.0,
+                                                "runs": "relaxation", "steps": 300}
+    assert by["relaxation_time"]["value"] == pytest.approx(-1 / math.log(1 - k), rel=1e-3)
+    assert by["relaxation_time_late"]["value"] == pytest.approx(1 / k, rel=1e-6)
+    assert by["relaxation_time_late"]["kappa_per_unit_lr"] == pytest.approx(k / 0.1)
+    lo, hi = by["relaxation_time"]["interval_68"]
+    assert lo <= by["relaxation_time"]["value"] <= hi
+
+
+def test_a_drift_too_slow_for_the_run_is_undetermined() -> None:
+    items = relaxation.predict_relaxation("m", _measured((1e-5 * 0.3, -1e-5, 0.0)), steps=100,
+                                          boot=10)
+    tau = next(i for i in items if i["quantity"] == "relaxation_time")
+    assert tau["value"] is None and tau["status"] == "undetermined"
+
+
+def _run(setting: dict, seed: int, reward: list[float]) -> dict:
+    return {"setting": setting, "seed": seed, "reward": reward, "finite": True,
+            "unstable": bool(reward[-1] < reward[0] - 0.05)}
+
+
+def test_relaxation_rows_judge_by_the_fixed_rule(tmp_path: Path) -> None:
+    steps, k = 120, 0.05
+    setting = {"lr": 0.1, "momentum": 0.0, "steps": steps}
+    curve = list(0.3 - 0.2 * (1 - k) ** np.arange(steps))
+    runs = [_run(setting, s, curve) for s in (800, 801, 802)]
+    (tmp_path / "relaxruns_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    observed, rows = relaxation.relaxation_rows(tmp_path)
+    assert rows == []  # no predictions yet
+    assert observed[0]["value"] == pytest.approx(-1 / math.log(1 - k), rel=1e-3)
+    assert observed[0]["seeds"] == [800, 801, 802]
+    tagged = {**setting, "runs": "relaxation"}
+    items = [{"model": "m", "quantity": "relaxation_time", "setting": tagged, "value": 22.0,
+              "source": "s"},
+             {"model": "m", "quantity": "relaxation_time_late", "setting": tagged,
+              "value": 10.0, "source": "s"},
+             {"model": "m", "quantity": "relaxation_time", "setting": {**tagged, "lr": 0.2},
+              "value": None, "status": "undetermined", "source": "s"}]
+    (tmp_path / "predictions_relaxation.json").write_text(json.dumps({"commit": "abc",
+                                                                     "items": items}))
+    _, rows = relaxation.relaxation_rows(tmp_path)
+    assert [r["within_target"] for r in rows] == [True, False]  # 22 vs 19.5: within 25 %
+    assert all(r["commit"] == "abc" for r in rows)
+    runs += [_run({**setting, "lr": 0.2}, s, curve) for s in (800, 801, 802)]
+    (tmp_path / "relaxruns_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    _, rows = relaxation.relaxation_rows(tmp_path)
+    assert rows[-1]["within_target"] is False  # undetermined predicted, observed determined
+    flat = list(0.1 + 1e-4 * np.arange(steps))  # tau far beyond twice the run
+    runs += [_run({**setting, "lr": 0.4}, s, flat) for s in (800, 801, 802)]
+    (tmp_path / "relaxruns_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    items += [{"model": "m", "quantity": q, "setting": {**tagged, "lr": 0.4}, "value": v,
+               "source": "s"} for q, v in (("relaxation_time", 50.0),
+                                           ("relaxation_time_late", 200.0))]
+    (tmp_path / "predictions_relaxation.json").write_text(json.dumps({"commit": "abc",
+                                                                     "items": items}))
+    _, rows = relaxation.relaxation_rows(tmp_path)
+    # observed beyond 2 x 120 steps: 50 < 0.75 x 240 refuted, 200 neither met nor refuted
+    assert [r["within_target"] for r in rows[-2:]] == [False, None]
+
+
+def test_unstable_setting_has_no_relaxation_time() -> None:
+    setting = {"lr": 0.4, "momentum": 0.0, "steps": 40}
+    losing = [0.2] * 20 + [0.05] * 20
+    items = relaxation.observe_relaxation("m", [_run(setting, s, losing) for s in range(3)])
+    assert items[0]["value"] is None and items[0]["status"] == "unstable"
+
+
+def test_copy_states_and_segment_drift_on_a_tiny_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    from .deepnet_support import score_half_of_every_group, untrained_70k
+
+    score_half_of_every_group(monkeypatch)  # the evaluations; the runs' own batches score 0
+    monkeypatch.setattr(relaxation, "EVAL_PROMPTS", 8)
+    model, tokenizer = untrained_70k()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    states = relaxation.copy_states(model, tokenizer, lr=0.1, steps=4, every=2, seed=5)
+    assert [s["step"] for s in states] == [0, 2, 4]
+    assert all((model.state_dict()[k] == v).all() for k, v in before.items())  # untouched
+    point = relaxation.segment_drift(model, tokenizer, lr=0.1, segment=1, repeats=2, seed=9)
+    assert all((model.state_dict()[k] == v).all() for k, v in before.items())
+    assert set(point) >= {"reward", "drift", "drift_se", "reward_mid", "changes"}
+    assert point["reward"] == pytest.approx(0.5)  # the scored sampler: half of every group
+    with pytest.raises(ValueError, match="repeats"):
+        relaxation.segment_drift(model, tokenizer, lr=0.1, segment=1, repeats=1, seed=9)
+    with pytest.raises(ValueError, match="every"):
+        relaxation.copy_states(model, tokenizer, lr=0.1, steps=1, every=2, seed=5)
+
+
+def test_state_regression_sees_a_deviation_undone_within_a_segment() -> None:
+    steps = np.arange(0, 330, 30)
+    trend = 0.1 + 0.0005 * steps
+    deviation = 0.02 * np.array([1, -1, 0.5, -0.5, 1, 0, -1, 0.5, -0.5, 1, -1])
+    deviation -= np.polyval(np.polyfit(steps, deviation, 2), steps)  # orthogonal to the trend
+    points = [{"copy_step": int(n), "reward": float(t + d), "segment": 20,
+               "drift": float((0.01 - d) / 20)} for n, t, d in zip(steps, trend, deviation,
+                                                                     strict=True)]
+    found = relaxation.state_regression(points)
+    assert found["slope_on_deviation"] == pytest.approx(-1.0)
+    assert found["slope_on_trend"] == pytest.approx(0.0, abs=1e-9)
+    assert found["correlation"] == pytest.approx(-1.0)
+    with pytest.raises(ValueError, match="at least 5"):
+        relaxation.state_regression(points[:4])
+
+
+def test_window_slopes_of_a_line() -> None:
+    curve = 0.1 + 0.001 * np.arange(120)
+    rows = relaxation.window_slopes(curve, [0.002, 0.0, 0.0], 60)
+    assert [r["start"] for r in rows] == [0, 60]
+    assert [r["run_slope"] for r in rows] == pytest.approx([0.001, 0.001])
+    assert [r["drift"] for r in rows] == pytest.approx([0.002, 0.002])
+    assert rows[1]["reward"] == pytest.approx(0.1 + 0.001 * 89.5)
