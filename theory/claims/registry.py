@@ -190,12 +190,16 @@ claim(key="deepnet_relay", section="5", source="deep network",
              "(docs/findings.md, section 10d)")
 claim(key="deepnet_relaxation", section="1, 3", source="deep network",
       statement="deep net {subject}: relaxation time within 25 % at >= 2 (lr, momentum) settings",
-      stated="tau = (1 - beta) / (lr kappa) from the kappa measured before training, or the "
-             "two-mode map's -1 / (2 ln z_r) from the soft curvature",
+      stated="tau = (1 - beta) / (lr kappa) from the kappa measured before training, the "
+             "two-mode map's -1 / (2 ln z_r) from the soft curvature, or the mean-field curve "
+             "of the finite-step drift measured across r on briefly trained copies",
       tolerance="within 25 % at two or more settings", check=f"{DEEPNET}:relaxation_claim",
       values={"settings": 2},
       reason="kappa measured before training is negative (the drift grows with the reward near "
              "0.1: self-accelerating learning, no relaxation to predict), and the Hessian's stiff "
              "mode gives times 1.6-1300x too short; the two-mode map's soft mode (curvature of "
              "the mean update, noise removed) is itself stiff and gives times 20-100x too short "
-             "at 330k and 1m (docs/findings.md, section 10b)")
+             "at 330k and 1m (docs/findings.md, section 10b); the drift measured across r on "
+             "trained copies has a stable root and gets the level where 70k slows, but its "
+             "time is that of each state's own fluctuation relaxing, 4-6.5x too short at 70k "
+             "(section 10e)")
