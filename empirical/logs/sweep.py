@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ from scipy.stats import norm
 from grpodyn.empirical.logs.loaders import load_run
 from grpodyn.ground import InputError, check_fraction, check_int, check_momentum
 from grpodyn.numerics.compiled import compiled
+from grpodyn.numerics.executor import run_tasks
 from grpodyn.numerics.mean_field_map import (
     OPTIMIZERS,
     SCHEDULES,
@@ -1038,6 +1040,14 @@ def _band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> _
     return _Band(mean, var_constants, seed_var, var_sampling, coef, tuple(warnings))
 
 
+def _refit_without(fit: SweepFit, setting: tuple) -> SweepFit | str:
+    """Refit ``fit``'s sweep without the runs of ``setting``; the input error's text if it fails."""
+    try:
+        return fit_sweep([r for r in fit.fitted if r.setting != setting], **fit.options)
+    except InputError as exc:
+        return str(exc)
+
+
 def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int = 0
                    ) -> dict[str, Any]:
     """Calibrate the transfer-error term of the band by leave-one-setting-out on the sources.
@@ -1087,14 +1097,14 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
         fit.calibrations[key] = out
         return out
     num = den = 0.0
-    for setting, held in sorted(groups.items(), key=lambda item: str(item[0])):
-        rest = [r for r in fit.fitted if r.setting != setting]
+    ordered = sorted(groups.items(), key=lambda item: str(item[0]))
+    refits = run_tasks([partial(_refit_without, fit, setting) for setting, _ in ordered],
+                       executor="serial", description="transfer error: settings held out")
+    for (_, held), sub in zip(ordered, refits, strict=True):
         hp = {k: v for k, v in held[0].hparams.items() if k not in ("seed", "steps")}
         entry: dict[str, Any] = {"setting": hp, "runs": len(held)}
-        try:
-            sub = fit_sweep(rest, **fit.options)
-        except InputError as exc:
-            entry["status"] = f"skipped: {exc}"
+        if isinstance(sub, str):
+            entry["status"] = f"skipped: {sub}"
             out["held_out"].append(entry)
             continue
         d, _ = _nearest(hp, sub.fitted)
