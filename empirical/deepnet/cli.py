@@ -16,6 +16,8 @@ __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "s
            "run_relaxation_step", "relaxation_diagnosis_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
+ROUTES = ("state", "slow")  # the relaxation routes: session 7's drift at states, the slow drift
+_SUFFIX = {"state": "", "slow": "_slow"}
 
 
 def _write(path: Path, payload: dict[str, Any]) -> Path:
@@ -206,27 +208,34 @@ def predict_relay_step(sizes: list[str], *, lr: float, out: Path = DATA,
 
 def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0.1, 0.2),
                      copy_lr: float = 0.1, copy_steps: int = 300, every: int = 30,
-                     segment: int = 20, repeats: int = 5, seed: int = 700) -> Path:
+                     segment: int = 20, repeats: int = 5, seed: int = 700,
+                     route: str = "state") -> Path:
     """Measure the finite-step drift D_lr(r) on briefly trained copies: ``drift_<size>.json``.
 
     No run to be predicted is used (:mod:`.relaxation`); the copy run and the segments have
-    seeds of their own (``seed`` ...).
+    seeds of their own (``seed`` ...). ``route="slow"`` (:mod:`.slow`): the same copy states
+    (copy seed ``seed``), segments with seeds from ``SLOW_SEGMENT_SEED`` on, written to
+    ``drift_slow_<size>.json`` beside the session-7 file.
     """
     import torch
 
     from .grpo import warmed_model
     from .relaxation import measure_drift_curve
+    from .slow import SLOW_SEGMENT_SEED
 
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
         raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
+    if route not in ROUTES:
+        raise ValueError(f"--route must be one of {ROUTES}, got {route!r}")
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, 0)
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
                                    copy_steps=copy_steps, every=every, segment=segment,
-                                   repeats=repeats, seed=seed)
+                                   repeats=repeats, seed=seed,
+                                   segment_seed=SLOW_SEGMENT_SEED if route == "slow" else None)
     measured.update(size=size, warm_up=record,
                     label="measurement before the runs it predicts (copies and segments only)")
-    return _write(out / f"drift_{size}.json", measured)
+    return _write(out / f"drift{_SUFFIX[route]}_{size}.json", measured)
 
 
 def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA) -> Path:
@@ -420,6 +429,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="scan/track: sample-and-hold refresh intervals of the lags")
     parser.add_argument("--lrs", nargs="+", type=float, default=[0.1, 0.2],
                         help="drift-curve: the learning rates whose drift is measured")
+    parser.add_argument("--route", choices=list(ROUTES), default="state",
+                        help="drift-curve, predict-relaxation, run-relaxation: the drift at "
+                        "single states (session 7) or the slow drift (empirical/deepnet/slow.py)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -447,7 +459,8 @@ def main(argv: list[str] | None = None) -> None:
             paths = [str(predict_relay_step(args.sizes, lr=args.lr, out=args.out,
                                             staleness=tuple(args.staleness)))]
         elif args.step == "drift-curve":
-            paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs)))
+            paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs),
+                                          route=args.route))
                      for s in args.sizes]
         elif args.step == "predict-relaxation":
             paths = [str(predict_relaxation_step(args.sizes, steps=args.steps, out=args.out))]

@@ -202,12 +202,14 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
 
 def measure_drift_curve(model: Any, tokenizer: Any, *, lrs: list[float], copy_lr: float,
                         copy_steps: int, every: int, segment: int, repeats: int,
-                        seed: int) -> dict[str, Any]:
+                        seed: int, segment_seed: int | None = None) -> dict[str, Any]:
     """Measure D_lr(r) at the checkpoints of a copy run (module docstring); no run predicted.
 
     Seeds: the copy run ``seed``, ``seed + 1``, ...; the segments at state i and lr index k
-    ``seed + 1000 (1 + i) + 100 k + j``.
+    ``base + 1000 (1 + i) + 100 k + j`` with ``base`` = ``segment_seed`` (default ``seed``: a new
+    measurement from the same copy states takes a base of its own).
     """
+    base = seed if segment_seed is None else segment_seed
     states = copy_states(model, tokenizer, lr=copy_lr, steps=copy_steps, every=every, seed=seed)
     work = copy.deepcopy(model)
     drift: dict[str, list[dict[str, Any]]] = {str(lr): [] for lr in lrs}
@@ -215,12 +217,12 @@ def measure_drift_curve(model: Any, tokenizer: Any, *, lrs: list[float], copy_lr
         work.load_state_dict(state["state"])
         for k, lr in enumerate(lrs):
             point = segment_drift(work, tokenizer, lr=lr, segment=segment, repeats=repeats,
-                                  seed=seed + 1000 * (1 + i) + 100 * k)
+                                  seed=base + 1000 * (1 + i) + 100 * k)
             drift[str(lr)].append({**point, "copy_step": state["step"]})
     first = drift[str(lrs[0])][0]
     return {"start": {"reward": first["reward"], "reward_se": first["reward_se"]},
             "drift": drift, "copy": {"lr": copy_lr, "steps": copy_steps, "every": every,
-                                     "seed": seed},
+                                     "seed": seed}, "segment_seed": base,
             "segment": segment, "repeats": repeats, "evaluation_completions": EVAL_PROMPTS * 8}
 
 
