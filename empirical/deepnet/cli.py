@@ -238,36 +238,43 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     return _write(out / f"drift{_SUFFIX[route]}_{size}.json", measured)
 
 
-def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA) -> Path:
+def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA,
+                            route: str = "state") -> Path:
     """Write ``predictions_relaxation.json`` from ``drift_<size>.json`` with the code's commit.
 
-    Items of other sizes already in the file are kept with their own commit.
+    Items of other sizes already in the file are kept with their own commit. ``route="slow"``:
+    ``predictions_relaxation_slow.json`` from ``drift_slow_<size>.json`` (:mod:`.slow`).
     """
     from .relaxation import predict_relaxation
 
     if steps < 20:
         raise ValueError(f"--steps must be at least 20 for a relaxation fit, got {steps}")
-    path = out / "predictions_relaxation.json"
+    if route not in ROUTES:
+        raise ValueError(f"--route must be one of {ROUTES}, got {route!r}")
+    path = out / f"predictions_relaxation{_SUFFIX[route]}.json"
     old = json.loads(path.read_text()) if path.is_file() else {"items": []}
     commit = _git_commit()
     by_model = dict(old.get("commit_by_model", {}))
     items = [i for i in old["items"] if i["model"] not in sizes]
     for size in sizes:
-        measured = json.loads((out / f"drift_{size}.json").read_text())
-        items.extend(predict_relaxation(size, measured, steps=steps))
+        measured = json.loads((out / f"drift{_SUFFIX[route]}_{size}.json").read_text())
+        items.extend(predict_relaxation(size, measured, steps=steps, route=route))
         by_model[size] = commit
     return _write(path, {"commit": commit, "commit_by_model": by_model, "items": items})
 
 
-def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = DATA) -> Path:
-    """Run the predicted relaxation settings of ``size``: ``relaxruns_<size>.json``."""
+def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = DATA,
+                        route: str = "state") -> Path:
+    """Run the predicted relaxation settings of ``size``: ``relaxruns<_slow>_<size>.json``."""
     import torch
 
     from .grpo import warmed_model
     from .relaxation import run_relaxation
     from .sweeps import progress_bar
 
-    made = json.loads((out / "predictions_relaxation.json").read_text())
+    if route not in ROUTES:
+        raise ValueError(f"--route must be one of {ROUTES}, got {route!r}")
+    made = json.loads((out / f"predictions_relaxation{_SUFFIX[route]}.json").read_text())
     settings = []
     for item in made["items"]:
         if item["model"] == size:
@@ -280,19 +287,26 @@ def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = 
     model, tokenizer, _ = warmed_model(size, 0)
     records = run_relaxation(model, tokenizer, settings, seeds=seeds, seed_offset=seed_offset,
                              progress=lambda items: progress_bar(items, f"relax {size}"))
-    return _write(out / f"relaxruns_{size}.json", {"size": size, "runs": records,
-                                                   "predictions_commit": made["commit"]})
+    return _write(out / f"relaxruns{_SUFFIX[route]}_{size}.json",
+                  {"size": size, "runs": records, "predictions_commit": made["commit"]})
 
 
-def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA) -> dict[str, Any]:
+def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
+                              route: str = "state") -> dict[str, Any]:
     """Post-hoc diagnosis of the relaxation predictions (after the runs; never a prediction).
 
     Per size and lr: :func:`.relaxation.state_regression` of the drift measurement and
     :func:`.relaxation.window_slopes` (60-step windows) of the runs' seed-mean curve against the
-    committed drift fit. Printed, not written.
+    committed drift fit. ``route="slow"``: the design check of :mod:`.slow` instead, its rules
+    applied to session 7's measurement (``drift_<size>.json``) and judged against session 7's
+    runs (``relaxruns_<size>.json``, seen before the route was designed: design, not a score).
+    Printed, not written.
     """
     from .grpo import mean_curve
     from .relaxation import state_regression, window_slopes
+
+    if route == "slow":
+        return _slow_design_check(sizes, out)
 
     made = json.loads((out / "predictions_relaxation.json").read_text())
     result: dict[str, Any] = {"label": "post hoc (after the runs)"}
@@ -307,6 +321,31 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA) -> dict[str
             result[f"{size} lr {lr:g}"] = {
                 "states": state_regression(measured["drift"][str(lr)]),
                 "windows": window_slopes(curve, item["drift_fit"]["coef"], 60)}
+    return result
+
+
+def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
+    from .relaxation import _join_relaxation, observe_relaxation, predict_relaxation
+    from .slow import path_within
+
+    result: dict[str, Any] = {"label": "design check of the slow route on session 7's data "
+                              "(seen before the design): not a score"}
+    for size in sizes:
+        measured = json.loads((out / f"drift_{size}.json").read_text())
+        runs = json.loads((out / f"relaxruns_{size}.json").read_text())["runs"]
+        steps = runs[0]["setting"]["steps"]
+        made = {"commit": "design check",
+                "items": predict_relaxation(size, measured, steps=steps, route="slow")}
+        for row in _join_relaxation(made, observe_relaxation(size, runs, "relaxation_slow")):
+            row.update(path_within(row["predicted_path"], row["observed_path"]))
+            fit = next(i["drift_fit"] for i in made["items"]
+                       if i["setting"] == row["setting"])
+            result[f"{size} lr {row['setting']['lr']:g} {row['quantity']}"] = {
+                **{k: row[k] for k in ("predicted", "predicted_interval_68", "observed",
+                                       "observed_status", "within_target", "predicted_path",
+                                       "observed_path", "path_within")},
+                "fast_slope": fit["fast_slope"], "fast_slope_se": fit["fast_slope_se"],
+                "reduced_chi2": fit["reduced_chi2"]}
     return result
 
 
@@ -463,12 +502,15 @@ def main(argv: list[str] | None = None) -> None:
                                           route=args.route))
                      for s in args.sizes]
         elif args.step == "predict-relaxation":
-            paths = [str(predict_relaxation_step(args.sizes, steps=args.steps, out=args.out))]
+            paths = [str(predict_relaxation_step(args.sizes, steps=args.steps, out=args.out,
+                                                 route=args.route))]
         elif args.step == "run-relaxation":
             paths = [str(run_relaxation_step(s, seeds=args.seeds, seed_offset=args.seed_offset,
-                                             out=args.out)) for s in args.sizes]
+                                             out=args.out, route=args.route))
+                     for s in args.sizes]
         elif args.step == "relaxation-diagnosis":
-            print(json.dumps(relaxation_diagnosis_step(args.sizes, out=args.out), indent=1))
+            print(json.dumps(relaxation_diagnosis_step(args.sizes, out=args.out,
+                                                       route=args.route), indent=1))
             return
         elif args.step == "predict-staleness":
             paths = [str(predict_staleness_step(args.sizes, out=args.out))]

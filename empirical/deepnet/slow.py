@@ -28,10 +28,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SLOW_SEGMENT_SEED", "PATH_WINDOW", "fit_slow_drift", "path_windows"]
+__all__ = ["SLOW_SEGMENT_SEED", "PATH_WINDOW", "PATH_TOLERANCE", "fit_slow_drift",
+           "path_windows", "path_within"]
 
 SLOW_SEGMENT_SEED = 30_000  # segment seeds of the slow route: 31000-41104 (session 7: 1700-12104)
 PATH_WINDOW = 60  # steps per window of the predicted and observed paths
+PATH_TOLERANCE = 0.25  # a window's predicted mean within 25 % of the observed one (as tau)
 
 
 def fit_slow_drift(points: list[dict[str, Any]]) -> dict[str, Any]:
@@ -76,3 +78,16 @@ def path_windows(curve: np.ndarray, width: int = PATH_WINDOW) -> list[float]:
     """Mean of ``curve`` over consecutive windows of ``width`` steps (NaN ignored)."""
     return [float(np.nanmean(curve[s:s + width]))
             for s in range(0, curve.size - width + 1, width)]
+
+
+def path_within(predicted: list[float] | None, observed: list[float]) -> dict[str, Any]:
+    """Judge a predicted path against the observed one, window by window.
+
+    Met when every window's predicted mean reward lies within ``PATH_TOLERANCE`` of the observed
+    seed-mean window (relative to the observed). Returns ``path_within`` (None without a
+    predicted path) and ``path_windows_within`` (how many windows are).
+    """
+    if predicted is None or len(predicted) != len(observed):
+        return {"path_within": None, "path_windows_within": None}
+    ok = [abs(p - o) <= PATH_TOLERANCE * abs(o) for p, o in zip(predicted, observed, strict=True)]
+    return {"path_within": bool(all(ok)), "path_windows_within": int(sum(ok))}
