@@ -267,3 +267,24 @@ def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> Non
         main(["predict-relaxation", "--route", "fast"])
     assert stop.value.code == 2
     assert "--route" in capsys.readouterr().err
+
+
+def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
+    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+
+    deviation = np.array([0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01, -0.01])
+    deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
+    k, steps = 0.02, 120
+    for suffix, lr, seed in (("", 0.1, 800), ("_slow", 0.05, 900)):
+        drift = _states((k * 0.3, -k, 0.0), -0.04, deviation)
+        (tmp_path / f"drift{suffix}_m.json").write_text(json.dumps(
+            {"start": {"reward": 0.1, "reward_se": 1e-4}, "drift": {str(lr): drift}}))
+        setting = {"lr": lr, "momentum": 0.0, "steps": steps}
+        curve = list(0.3 - 0.2 * (1 - k) ** np.arange(steps))
+        (tmp_path / f"relaxruns{suffix}_m.json").write_text(json.dumps(
+            {"size": "m", "runs": [_run(setting, s, curve) for s in range(seed, seed + 3)]}))
+    result = relaxation_diagnosis_step(["m"], out=tmp_path, route="slow")
+    check = result["design_check"]["m lr 0.1 relaxation_time"]
+    assert check["within_target"] is True and check["path_within"] is True
+    assert set(result["post_hoc"]) == {"label", "m lr 0.05", "m lr 0.1"}
+    assert len(result["post_hoc"]["m lr 0.05"]["windows"]) == 2

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from grpodyn.ground import write_atomic
 
 __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
@@ -306,7 +308,8 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     from .relaxation import state_regression, window_slopes
 
     if route == "slow":
-        return _slow_design_check(sizes, out)
+        return {"design_check": _slow_design_check(sizes, out),
+                "post_hoc": _slow_post_hoc(sizes, out)}
 
     made = json.loads((out / "predictions_relaxation.json").read_text())
     result: dict[str, Any] = {"label": "post hoc (after the runs)"}
@@ -346,6 +349,36 @@ def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
                                        "observed_path", "path_within")},
                 "fast_slope": fit["fast_slope"], "fast_slope_se": fit["fast_slope_se"],
                 "reduced_chi2": fit["reduced_chi2"]}
+    return result
+
+
+def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
+    """Post hoc, per size and segment lr: the mean segment drift over the copy states.
+
+    Both routes' measurements (the same copy states at lr 0.1); with each lr's runs, their 60-step
+    window slopes against the slow drift (:func:`.relaxation.window_slopes`).
+    """
+    from .grpo import mean_curve
+    from .relaxation import window_slopes
+    from .slow import PATH_WINDOW, fit_slow_drift
+
+    result: dict[str, Any] = {"label": "post hoc (after the slow route's runs): not a score"}
+    for size in sizes:
+        drift, runs = {}, []
+        for suffix in ("", "_slow"):
+            drift.update(json.loads((out / f"drift{suffix}_{size}.json").read_text())["drift"])
+            path = out / f"relaxruns{suffix}_{size}.json"
+            runs += json.loads(path.read_text())["runs"] if path.is_file() else []
+        for lr_key in sorted(drift, key=float):
+            points, lr = drift[lr_key], float(lr_key)
+            d = np.array([p["drift"] for p in points])
+            se = np.array([p["drift_se"] for p in points])
+            curves = [r["reward"] for r in runs if r["setting"]["lr"] == lr]
+            result[f"{size} lr {lr:g}"] = {
+                "mean_segment_drift": float(d.mean()),
+                "mean_segment_drift_se": float(np.sqrt(np.sum(se ** 2)) / se.size),
+                "windows": window_slopes(mean_curve(curves), fit_slow_drift(points)["coef"],
+                                         PATH_WINDOW) if curves else None}
     return result
 
 
