@@ -150,6 +150,14 @@ def test_copy_states_and_segment_drift_on_a_tiny_model(monkeypatch: pytest.Monke
     assert all((model.state_dict()[k] == v).all() for k, v in before.items())
     assert set(point) >= {"reward", "drift", "drift_se", "reward_mid", "changes"}
     assert point["reward"] == pytest.approx(0.5)  # the scored sampler: half of every group
+    burned = relaxation.segment_drift(model, tokenizer, lr=0.1, segment=1, repeats=2, seed=9,
+                                      burn_in=1)
+    assert all((model.state_dict()[k] == v).all() for k, v in before.items())
+    assert burned["burn_in"] == 1 and len(burned["burn_in_changes"]) == 2
+    assert "burn_in" not in point
+    with pytest.raises(ValueError, match="burn_in"):
+        relaxation.segment_drift(model, tokenizer, lr=0.1, segment=1, repeats=2, seed=9,
+                                 burn_in=-1)
     with pytest.raises(ValueError, match="repeats"):
         relaxation.segment_drift(model, tokenizer, lr=0.1, segment=1, repeats=1, seed=9)
     with pytest.raises(ValueError, match="every"):

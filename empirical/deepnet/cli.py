@@ -211,13 +211,14 @@ def predict_relay_step(sizes: list[str], *, lr: float, out: Path = DATA,
 def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0.1, 0.2),
                      copy_lr: float = 0.1, copy_steps: int = 300, every: int = 30,
                      segment: int = 20, repeats: int = 5, seed: int = 700,
-                     route: str = "state") -> Path:
+                     route: str = "state", burn_in: int = 0) -> Path:
     """Measure the finite-step drift D_lr(r) on briefly trained copies: ``drift_<size>.json``.
 
     No run to be predicted is used (:mod:`.relaxation`); the copy run and the segments have
     seeds of their own (``seed`` ...). ``route="slow"`` (:mod:`.slow`): the same copy states
     (copy seed ``seed``), segments with seeds from ``SLOW_SEGMENT_SEED`` on, written to
-    ``drift_slow_<size>.json`` beside the session-7 file.
+    ``drift_slow_<size>.json`` beside the session-7 file. ``burn_in`` > 0: each segment starts
+    after that many steps at its lr from the state (``drift<_slow>_burnin<B>_<size>.json``).
     """
     import torch
 
@@ -234,10 +235,12 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
                                    copy_steps=copy_steps, every=every, segment=segment,
                                    repeats=repeats, seed=seed,
-                                   segment_seed=SLOW_SEGMENT_SEED if route == "slow" else None)
+                                   segment_seed=SLOW_SEGMENT_SEED if route == "slow" else None,
+                                   burn_in=burn_in)
     measured.update(size=size, warm_up=record,
                     label="measurement before the runs it predicts (copies and segments only)")
-    return _write(out / f"drift{_SUFFIX[route]}_{size}.json", measured)
+    burned = f"_burnin{burn_in}" if burn_in else ""
+    return _write(out / f"drift{_SUFFIX[route]}{burned}_{size}.json", measured)
 
 
 def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA,
@@ -504,6 +507,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--route", choices=list(ROUTES), default="state",
                         help="drift-curve, predict-relaxation, run-relaxation: the drift at "
                         "single states (session 7) or the slow drift (empirical/deepnet/slow.py)")
+    parser.add_argument("--burn-in", type=int, default=0,
+                        help="drift-curve: steps at the segment's lr before each segment")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -532,11 +537,11 @@ def main(argv: list[str] | None = None) -> None:
                                             staleness=tuple(args.staleness)))]
         elif args.step == "drift-curve":
             paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs),
-                                          route=args.route))
+                                          route=args.route, burn_in=args.burn_in))
                      for s in args.sizes]
         elif args.step == "predict-relaxation":
             paths = [str(predict_relaxation_step(args.sizes, steps=args.steps, out=args.out,
-                                                 route=args.route))]
+                                                 route=args.route, burn_in=args.burn_in))]
         elif args.step == "run-relaxation":
             paths = [str(run_relaxation_step(s, seeds=args.seeds, seed_offset=args.seed_offset,
                                              out=args.out, route=args.route))

@@ -75,31 +75,41 @@ def copy_states(model: Any, tokenizer: Any, *, lr: float, steps: int, every: int
 
 
 def segment_drift(model: Any, tokenizer: Any, *, lr: float, segment: int, repeats: int,
-                  seed: int) -> dict[str, Any]:
+                  seed: int, burn_in: int = 0) -> dict[str, Any]:
     """Finite-step drift per step at ``lr`` from the weights of ``model`` (left unchanged).
 
     Each repeat j: r_j = reward at the weights, ``segment`` steps at ``lr`` with run seed
     ``seed + j`` on a copy, r'_j = the copy's reward with the same evaluation seed (common random
     numbers). Returns the mean start reward, D = mean(r' - r) / segment with its s.e., and the
-    mid reward mean(r + (r' - r) / 2) to which D is assigned.
+    mid reward mean(r + (r' - r) / 2) to which D is assigned. ``burn_in`` > 0: the copy first
+    runs ``burn_in`` steps at ``lr`` (seed ``seed + 500 + j``) and the segment starts there;
+    the state's own reward and the burn-in's change (same evaluation seed) are returned too.
     """
     if repeats < 2:
         raise ValueError(f"repeats must be >= 2 for a standard error, got {repeats}")
-    starts, changes = [], []
+    if burn_in < 0:
+        raise ValueError(f"burn_in must be >= 0, got {burn_in}")
+    starts, changes, burned = [], [], []
     for j in range(repeats):
         evaluation = 7_000_000 + seed + j
-        before = _reward(model, tokenizer, evaluation)
         moved = copy.deepcopy(model)
+        if burn_in:
+            state = _reward(model, tokenizer, evaluation)
+            run(moved, tokenizer, RunSettings(lr=lr, steps=burn_in, seed=seed + 500 + j))
+        before = _reward(moved, tokenizer, evaluation)
+        if burn_in:
+            burned.append(before - state)
         result = run(moved, tokenizer, RunSettings(lr=lr, steps=segment, seed=seed + j))
         after = _reward(moved, tokenizer, evaluation) if result["finite"] else float("nan")
         starts.append(before)
         changes.append(after - before)
     s, c = np.asarray(starts), np.asarray(changes)
+    extra = {"burn_in": burn_in, "burn_in_changes": burned} if burn_in else {}
     return {"lr": lr, "reward": float(s.mean()),
             "reward_se": float(s.std(ddof=1) / np.sqrt(s.size)),
             "reward_mid": float(s.mean() + c.mean() / 2), "drift": float(c.mean() / segment),
             "drift_se": float(c.std(ddof=1) / np.sqrt(c.size) / segment),
-            "changes": c.tolist(), "segment": segment}
+            "changes": c.tolist(), "segment": segment, **extra}
 
 
 def fit_drift(points: list[dict[str, float]]) -> dict[str, Any]:
@@ -214,12 +224,14 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
 
 def measure_drift_curve(model: Any, tokenizer: Any, *, lrs: list[float], copy_lr: float,
                         copy_steps: int, every: int, segment: int, repeats: int,
-                        seed: int, segment_seed: int | None = None) -> dict[str, Any]:
+                        seed: int, segment_seed: int | None = None,
+                        burn_in: int = 0) -> dict[str, Any]:
     """Measure D_lr(r) at the checkpoints of a copy run (module docstring); no run predicted.
 
     Seeds: the copy run ``seed``, ``seed + 1``, ...; the segments at state i and lr index k
     ``base + 1000 (1 + i) + 100 k + j`` with ``base`` = ``segment_seed`` (default ``seed``: a new
-    measurement from the same copy states takes a base of its own).
+    measurement from the same copy states takes a base of its own). ``burn_in``: steps each
+    segment's copy runs at the segment's lr before the segment (:func:`segment_drift`).
     """
     base = seed if segment_seed is None else segment_seed
     states = copy_states(model, tokenizer, lr=copy_lr, steps=copy_steps, every=every, seed=seed)
@@ -229,12 +241,12 @@ def measure_drift_curve(model: Any, tokenizer: Any, *, lrs: list[float], copy_lr
         work.load_state_dict(state["state"])
         for k, lr in enumerate(lrs):
             point = segment_drift(work, tokenizer, lr=lr, segment=segment, repeats=repeats,
-                                  seed=base + 1000 * (1 + i) + 100 * k)
+                                  seed=base + 1000 * (1 + i) + 100 * k, burn_in=burn_in)
             drift[str(lr)].append({**point, "copy_step": state["step"]})
     first = drift[str(lrs[0])][0]
     return {"start": {"reward": first["reward"], "reward_se": first["reward_se"]},
             "drift": drift, "copy": {"lr": copy_lr, "steps": copy_steps, "every": every,
-                                     "seed": seed}, "segment_seed": base,
+                                     "seed": seed}, "segment_seed": base, "burn_in": burn_in,
             "segment": segment, "repeats": repeats, "evaluation_completions": EVAL_PROMPTS * 8}
 
 
