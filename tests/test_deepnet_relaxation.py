@@ -291,7 +291,12 @@ def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
         curve = list(0.3 - 0.2 * (1 - k) ** np.arange(steps))
         (tmp_path / f"relaxruns{suffix}_m.json").write_text(json.dumps(
             {"size": "m", "runs": [_run(setting, s, curve) for s in range(seed, seed + 3)]}))
+    burned = [{**p, "burn_in": 20, "burn_in_changes": [0.02, 0.04]} for p in drift]
+    (tmp_path / "drift_slow_burnin20_m.json").write_text(json.dumps({"drift": {"0.05": burned}}))
     result = relaxation_diagnosis_step(["m"], out=tmp_path, route="slow")
+    after = result["post_hoc"]["m lr 0.05"]["burn_in_20"]
+    assert after["mean_burn_in_change_per_step"] == pytest.approx(0.03 / 20)
+    assert after["mean_segment_drift"] == pytest.approx(np.mean([p["drift"] for p in drift]))
     check = result["design_check"]["m lr 0.1 relaxation_time"]
     assert check["within_target"] is True and check["path_within"] is True
     assert set(result["post_hoc"]) == {"label", "m lr 0.05", "m lr 0.1"}

@@ -359,7 +359,9 @@ def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
     """Post hoc, per size and segment lr: the mean segment drift over the copy states.
 
     Both routes' measurements (the same copy states at lr 0.1); with each lr's runs, their 60-step
-    window slopes against the slow drift (:func:`.relaxation.window_slopes`).
+    window slopes against the slow drift (:func:`.relaxation.window_slopes`); with a burn-in
+    measurement (``drift_slow_burnin<B>_<size>.json``), the mean segment drift after the burn-in
+    and the burn-in's mean change per step.
     """
     from .grpo import mean_curve
     from .relaxation import window_slopes
@@ -382,6 +384,16 @@ def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
                 "mean_segment_drift_se": float(np.sqrt(np.sum(se ** 2)) / se.size),
                 "windows": window_slopes(mean_curve(curves), fit_slow_drift(points)["coef"],
                                          PATH_WINDOW) if curves else None}
+        for path in sorted(out.glob(f"drift_slow_burnin*_{size}.json")):
+            for lr_key, points in json.loads(path.read_text())["drift"].items():
+                d = np.array([p["drift"] for p in points])
+                se = np.array([p["drift_se"] for p in points])
+                burned = np.array([np.mean(p["burn_in_changes"]) / p["burn_in"]
+                                   for p in points])
+                result[f"{size} lr {float(lr_key):g}"][f"burn_in_{points[0]['burn_in']}"] = {
+                    "mean_segment_drift": float(d.mean()),
+                    "mean_segment_drift_se": float(np.sqrt(np.sum(se ** 2)) / se.size),
+                    "mean_burn_in_change_per_step": float(burned.mean())}
     return result
 
 
