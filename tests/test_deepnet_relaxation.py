@@ -297,6 +297,8 @@ def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
     after = result["post_hoc"]["m lr 0.05"]["burn_in_20"]
     assert after["mean_burn_in_change_per_step"] == pytest.approx(0.03 / 20)
     assert after["mean_segment_drift"] == pytest.approx(np.mean([p["drift"] for p in drift]))
+    assert after["relaxation_time"] == pytest.approx(-1 / math.log(1 - k), rel=1e-3)
+    assert len(after["path"]) == 2  # 60-step windows of the runs' 120 steps
     check = result["design_check"]["m lr 0.1 relaxation_time"]
     assert check["within_target"] is True and check["path_within"] is True
     assert set(result["post_hoc"]) == {"label", "m lr 0.05", "m lr 0.1"}

@@ -360,18 +360,22 @@ def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
 
     Both routes' measurements (the same copy states at lr 0.1); with each lr's runs, their 60-step
     window slopes against the slow drift (:func:`.relaxation.window_slopes`); with a burn-in
-    measurement (``drift_slow_burnin<B>_<size>.json``), the mean segment drift after the burn-in
-    and the burn-in's mean change per step.
+    measurement (``drift_slow_burnin<B>_<size>.json``), the mean segment drift after the burn-in,
+    the burn-in's mean change per step, and the slow route's rules applied to the burn-in
+    segments from the warmed model's reward (a postdiction over the runs' steps, never a
+    prediction).
     """
     from .grpo import mean_curve
-    from .relaxation import window_slopes
+    from .relaxation import predict_relaxation, window_slopes
     from .slow import PATH_WINDOW, fit_slow_drift
 
     result: dict[str, Any] = {"label": "post hoc (after the slow route's runs): not a score"}
     for size in sizes:
-        drift, runs = {}, []
+        drift, runs, start = {}, [], None
         for suffix in ("", "_slow"):
-            drift.update(json.loads((out / f"drift{suffix}_{size}.json").read_text())["drift"])
+            measured = json.loads((out / f"drift{suffix}_{size}.json").read_text())
+            drift.update(measured["drift"])
+            start = measured["start"]
             path = out / f"relaxruns{suffix}_{size}.json"
             runs += json.loads(path.read_text())["runs"] if path.is_file() else []
         for lr_key in sorted(drift, key=float):
@@ -384,8 +388,14 @@ def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
                 "mean_segment_drift_se": float(np.sqrt(np.sum(se ** 2)) / se.size),
                 "windows": window_slopes(mean_curve(curves), fit_slow_drift(points)["coef"],
                                          PATH_WINDOW) if curves else None}
+        steps = runs[0]["setting"]["steps"] if runs else 300
         for path in sorted(out.glob(f"drift_slow_burnin*_{size}.json")):
-            for lr_key, points in json.loads(path.read_text())["drift"].items():
+            burned_in = json.loads(path.read_text())
+            # the slow route's rules on the burn-in segments, from the warmed model's reward
+            redone = {i["setting"]["lr"]: i for i in predict_relaxation(
+                size, {**burned_in, "start": start}, steps=steps, route="slow")
+                if i["quantity"] == "relaxation_time"}
+            for lr_key, points in burned_in["drift"].items():
                 d = np.array([p["drift"] for p in points])
                 se = np.array([p["drift_se"] for p in points])
                 burned = np.array([np.mean(p["burn_in_changes"]) / p["burn_in"]
@@ -393,7 +403,9 @@ def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
                 result[f"{size} lr {float(lr_key):g}"][f"burn_in_{points[0]['burn_in']}"] = {
                     "mean_segment_drift": float(d.mean()),
                     "mean_segment_drift_se": float(np.sqrt(np.sum(se ** 2)) / se.size),
-                    "mean_burn_in_change_per_step": float(burned.mean())}
+                    "mean_burn_in_change_per_step": float(burned.mean()),
+                    "relaxation_time": redone[float(lr_key)]["value"],
+                    "path": redone[float(lr_key)]["path"]}
     return result
 
 
