@@ -331,7 +331,7 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
 
 
 def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
-    from .relaxation import _join_relaxation, observe_relaxation, predict_relaxation
+    from .relaxation import join_relaxation, observe_relaxation, predict_relaxation
     from .slow import path_within
 
     result: dict[str, Any] = {"label": "design check of the slow route on session 7's data "
@@ -342,7 +342,7 @@ def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
         steps = runs[0]["setting"]["steps"]
         made = {"commit": "design check",
                 "items": predict_relaxation(size, measured, steps=steps, route="slow")}
-        for row in _join_relaxation(made, observe_relaxation(size, runs, "relaxation_slow")):
+        for row in join_relaxation(made, observe_relaxation(size, runs, "relaxation_slow")):
             row.update(path_within(row["predicted_path"], row["observed_path"]))
             fit = next(i["drift_fit"] for i in made["items"]
                        if i["setting"] == row["setting"])

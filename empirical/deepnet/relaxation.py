@@ -47,7 +47,8 @@ from .sweeps import fit_relaxation, is_unstable
 
 __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_field_curve",
            "stable_root", "predict_relaxation", "measure_drift_curve", "run_relaxation",
-           "observe_relaxation", "relaxation_rows", "state_regression", "window_slopes"]
+           "observe_relaxation", "relaxation_rows", "join_relaxation", "state_regression",
+           "window_slopes"]
 
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 
@@ -321,15 +322,19 @@ def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
         observed += found
         path = out / f"predictions_relaxation{suffix}.json"
         if path.is_file():
-            for row in _join_relaxation(json.loads(path.read_text()), found):
+            for row in join_relaxation(json.loads(path.read_text()), found):
                 if label != "relaxation":
                     row.update(path_within(row["predicted_path"], row["observed_path"]))
                 rows.append(row)
     return observed, rows
 
 
-def _join_relaxation(made: dict[str, Any],
-                     observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def join_relaxation(made: dict[str, Any],
+                    observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Comparison rows of a predictions record ``made`` against ``observed`` relaxation times.
+
+    The rules of :func:`relaxation_rows`; a row carries both paths when the observation has one.
+    """
     from .sweeps import within_target
 
     index = {(o["model"], json.dumps(o["setting"], sort_keys=True)): o for o in observed}
