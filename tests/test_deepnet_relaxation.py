@@ -150,6 +150,14 @@ def test_copy_states_and_segment_drift_on_a_tiny_model(monkeypatch: pytest.Monke
     assert all((model.state_dict()[k] == v).all() for k, v in before.items())
     assert set(point) >= {"reward", "drift", "drift_se", "reward_mid", "changes"}
     assert point["reward"] == pytest.approx(0.5)  # the scored sampler: half of every group
+    burned = relaxation.segment_drift(model, tokenizer, lr=0.1, segment=1, repeats=2, seed=9,
+                                      burn_in=1)
+    assert all((model.state_dict()[k] == v).all() for k, v in before.items())
+    assert burned["burn_in"] == 1 and len(burned["burn_in_changes"]) == 2
+    assert "burn_in" not in point
+    with pytest.raises(ValueError, match="burn_in"):
+        relaxation.segment_drift(model, tokenizer, lr=0.1, segment=1, repeats=2, seed=9,
+                                 burn_in=-1)
     with pytest.raises(ValueError, match="repeats"):
         relaxation.segment_drift(model, tokenizer, lr=0.1, segment=1, repeats=1, seed=9)
     with pytest.raises(ValueError, match="every"):
@@ -179,3 +187,119 @@ def test_window_slopes_of_a_line() -> None:
     assert [r["run_slope"] for r in rows] == pytest.approx([0.001, 0.001])
     assert [r["drift"] for r in rows] == pytest.approx([0.002, 0.002])
     assert rows[1]["reward"] == pytest.approx(0.1 + 0.001 * 89.5)
+
+
+def _states(slow: tuple[float, float, float], fast: float, deviation: np.ndarray,
+            se: float = 1e-5) -> list[dict]:
+    """Copy states on a linear trend 0.1 -> 0.3 with a deviation each, their segment drift the
+    slow drift at the trend level plus ``fast`` x deviation (per step)."""
+    steps = np.arange(deviation.size) * 30
+    trend = 0.1 + 0.2 * steps / steps[-1]
+    a, b, c = slow
+    drift = a + b * trend + c * trend * trend + fast * deviation
+    return [{"copy_step": int(n), "reward": float(t + e), "drift": float(d), "drift_se": se,
+             "segment": 20} for n, t, e, d in zip(steps, trend, deviation, drift, strict=True)]
+
+
+def test_slow_fit_separates_the_slow_drift_from_the_fluctuation_undone() -> None:
+    from grpodyn.empirical.deepnet.slow import fit_slow_drift
+
+    deviation = np.random.default_rng(3).normal(0, 0.02, 11)
+    deviation -= np.polyval(np.polyfit(np.arange(11), deviation, 2), np.arange(11))
+    slow = (0.006, -0.02, 0.0)  # plateau 0.3, per-step stiffness 0.02
+    fit = fit_slow_drift(_states(slow, -1.0 / 20, deviation))
+    assert fit["coef"] == pytest.approx(slow, abs=1e-8)
+    assert fit["fast_slope"] == pytest.approx(-1.0)  # the whole deviation undone in 20 steps
+    assert fit["r_range"] == pytest.approx([0.1, 0.3])
+    # session 7's quadratic through the same states inherits the fast slope: stiffer than 0.02
+    points = [{**p, "reward_mid": p["reward"]} for p in _states(slow, -1.0 / 20, deviation)]
+    naive = relaxation.stable_root(relaxation.fit_drift(points)["coef"])
+    assert naive["stiffness"] > 1.1 * 0.02
+    with pytest.raises(ValueError, match="at least 6 states"):
+        fit_slow_drift(_states(slow, 0.0, deviation[:5]))
+
+
+def test_slow_route_predictions_carry_the_path_and_their_own_runs_label() -> None:
+    deviation = np.array([0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01, -0.01])
+    deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
+    k = 0.02
+    measured = {"start": {"reward": 0.1, "reward_se": 1e-4},
+                "drift": {"0.1": _states((k * 0.3, -k, 0.0), -0.04, deviation)}}
+    items = relaxation.predict_relaxation("m", measured, steps=300, boot=20, route="slow")
+    tau = next(i for i in items if i["quantity"] == "relaxation_time")
+    assert tau["setting"]["runs"] == "relaxation_slow"
+    assert tau["value"] == pytest.approx(-1 / math.log(1 - k), rel=1e-3)
+    assert len(tau["path"]) == 5 and tau["path"][0] < tau["path"][-1] < 0.3
+    with pytest.raises(ValueError, match="route"):
+        relaxation.predict_relaxation("m", measured, steps=300, route="fast")
+
+
+def test_path_within_judges_every_window() -> None:
+    from grpodyn.empirical.deepnet.slow import path_windows, path_within
+
+    assert path_windows(np.arange(130.0), 60) == [29.5, 89.5]
+    assert path_within([0.2, 0.3], [0.19, 0.25]) == {"path_within": True,
+                                                     "path_windows_within": 2}
+    assert path_within([0.2, 0.2], [0.19, 0.3]) == {"path_within": False,
+                                                    "path_windows_within": 1}
+    assert path_within(None, [0.1])["path_within"] is None
+
+
+def test_slow_rows_join_only_slow_runs(tmp_path: Path) -> None:
+    steps, k = 120, 0.05
+    setting = {"lr": 0.05, "momentum": 0.0, "steps": steps}
+    curve = list(0.3 - 0.2 * (1 - k) ** np.arange(steps))
+    runs = [_run(setting, s, curve) for s in (900, 901, 902)]
+    (tmp_path / "relaxruns_slow_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    tagged = {**setting, "runs": "relaxation_slow"}
+    items = [{"model": "m", "quantity": "relaxation_time", "setting": tagged, "value": 22.0,
+              "path": [0.25], "source": "s"}]
+    (tmp_path / "predictions_relaxation_slow.json").write_text(
+        json.dumps({"commit": "def", "items": items}))
+    observed, rows = relaxation.relaxation_rows(tmp_path)
+    assert [o["setting"]["runs"] for o in observed] == ["relaxation_slow"]
+    assert observed[0]["path"] == pytest.approx([float(np.mean(curve[:60])),
+                                                 float(np.mean(curve[60:]))])
+    assert len(rows) == 1 and rows[0]["within_target"] is True and rows[0]["commit"] == "def"
+    assert rows[0]["path_within"] is None  # one predicted window against two observed
+    # session 7's predictions do not join the slow runs
+    (tmp_path / "predictions_relaxation.json").write_text(json.dumps(
+        {"commit": "abc", "items": [{**items[0], "setting": {**setting, "runs": "relaxation"}}]}))
+    assert len(relaxation.relaxation_rows(tmp_path)[1]) == 1
+
+
+def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> None:
+    from grpodyn.empirical.deepnet.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["predict-relaxation", "--route", "fast"])
+    assert stop.value.code == 2
+    assert "--route" in capsys.readouterr().err
+
+
+def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
+    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+
+    deviation = np.array([0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01, -0.01])
+    deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
+    k, steps = 0.02, 120
+    for suffix, lr, seed in (("", 0.1, 800), ("_slow", 0.05, 900)):
+        drift = _states((k * 0.3, -k, 0.0), -0.04, deviation)
+        (tmp_path / f"drift{suffix}_m.json").write_text(json.dumps(
+            {"start": {"reward": 0.1, "reward_se": 1e-4}, "drift": {str(lr): drift}}))
+        setting = {"lr": lr, "momentum": 0.0, "steps": steps}
+        curve = list(0.3 - 0.2 * (1 - k) ** np.arange(steps))
+        (tmp_path / f"relaxruns{suffix}_m.json").write_text(json.dumps(
+            {"size": "m", "runs": [_run(setting, s, curve) for s in range(seed, seed + 3)]}))
+    burned = [{**p, "burn_in": 20, "burn_in_changes": [0.02, 0.04]} for p in drift]
+    (tmp_path / "drift_slow_burnin20_m.json").write_text(json.dumps({"drift": {"0.05": burned}}))
+    result = relaxation_diagnosis_step(["m"], out=tmp_path, route="slow")
+    after = result["post_hoc"]["m lr 0.05"]["burn_in_20"]
+    assert after["mean_burn_in_change_per_step"] == pytest.approx(0.03 / 20)
+    assert after["mean_segment_drift"] == pytest.approx(np.mean([p["drift"] for p in drift]))
+    assert after["relaxation_time"] == pytest.approx(-1 / math.log(1 - k), rel=1e-3)
+    assert len(after["path"]) == 2  # 60-step windows of the runs' 120 steps
+    check = result["design_check"]["m lr 0.1 relaxation_time"]
+    assert check["within_target"] is True and check["path_within"] is True
+    assert set(result["post_hoc"]) == {"label", "m lr 0.05", "m lr 0.1"}
+    assert len(result["post_hoc"]["m lr 0.05"]["windows"]) == 2

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from grpodyn.ground import write_atomic
 
 __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
@@ -16,6 +18,8 @@ __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "s
            "run_relaxation_step", "relaxation_diagnosis_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
+ROUTES = ("state", "slow")  # the relaxation routes: session 7's drift at states, the slow drift
+_SUFFIX = {"state": "", "slow": "_slow"}
 
 
 def _write(path: Path, payload: dict[str, Any]) -> Path:
@@ -206,59 +210,76 @@ def predict_relay_step(sizes: list[str], *, lr: float, out: Path = DATA,
 
 def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0.1, 0.2),
                      copy_lr: float = 0.1, copy_steps: int = 300, every: int = 30,
-                     segment: int = 20, repeats: int = 5, seed: int = 700) -> Path:
+                     segment: int = 20, repeats: int = 5, seed: int = 700,
+                     route: str = "state", burn_in: int = 0) -> Path:
     """Measure the finite-step drift D_lr(r) on briefly trained copies: ``drift_<size>.json``.
 
     No run to be predicted is used (:mod:`.relaxation`); the copy run and the segments have
-    seeds of their own (``seed`` ...).
+    seeds of their own (``seed`` ...). ``route="slow"`` (:mod:`.slow`): the same copy states
+    (copy seed ``seed``), segments with seeds from ``SLOW_SEGMENT_SEED`` on, written to
+    ``drift_slow_<size>.json`` beside the session-7 file. ``burn_in`` > 0: each segment starts
+    after that many steps at its lr from the state (``drift<_slow>_burnin<B>_<size>.json``).
     """
     import torch
 
     from .grpo import warmed_model
     from .relaxation import measure_drift_curve
+    from .slow import SLOW_SEGMENT_SEED
 
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
         raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
+    if route not in ROUTES:
+        raise ValueError(f"--route must be one of {ROUTES}, got {route!r}")
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, 0)
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
                                    copy_steps=copy_steps, every=every, segment=segment,
-                                   repeats=repeats, seed=seed)
+                                   repeats=repeats, seed=seed,
+                                   segment_seed=SLOW_SEGMENT_SEED if route == "slow" else None,
+                                   burn_in=burn_in)
     measured.update(size=size, warm_up=record,
                     label="measurement before the runs it predicts (copies and segments only)")
-    return _write(out / f"drift_{size}.json", measured)
+    burned = f"_burnin{burn_in}" if burn_in else ""
+    return _write(out / f"drift{_SUFFIX[route]}{burned}_{size}.json", measured)
 
 
-def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA) -> Path:
+def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA,
+                            route: str = "state") -> Path:
     """Write ``predictions_relaxation.json`` from ``drift_<size>.json`` with the code's commit.
 
-    Items of other sizes already in the file are kept with their own commit.
+    Items of other sizes already in the file are kept with their own commit. ``route="slow"``:
+    ``predictions_relaxation_slow.json`` from ``drift_slow_<size>.json`` (:mod:`.slow`).
     """
     from .relaxation import predict_relaxation
 
     if steps < 20:
         raise ValueError(f"--steps must be at least 20 for a relaxation fit, got {steps}")
-    path = out / "predictions_relaxation.json"
+    if route not in ROUTES:
+        raise ValueError(f"--route must be one of {ROUTES}, got {route!r}")
+    path = out / f"predictions_relaxation{_SUFFIX[route]}.json"
     old = json.loads(path.read_text()) if path.is_file() else {"items": []}
     commit = _git_commit()
     by_model = dict(old.get("commit_by_model", {}))
     items = [i for i in old["items"] if i["model"] not in sizes]
     for size in sizes:
-        measured = json.loads((out / f"drift_{size}.json").read_text())
-        items.extend(predict_relaxation(size, measured, steps=steps))
+        measured = json.loads((out / f"drift{_SUFFIX[route]}_{size}.json").read_text())
+        items.extend(predict_relaxation(size, measured, steps=steps, route=route))
         by_model[size] = commit
     return _write(path, {"commit": commit, "commit_by_model": by_model, "items": items})
 
 
-def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = DATA) -> Path:
-    """Run the predicted relaxation settings of ``size``: ``relaxruns_<size>.json``."""
+def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = DATA,
+                        route: str = "state") -> Path:
+    """Run the predicted relaxation settings of ``size``: ``relaxruns<_slow>_<size>.json``."""
     import torch
 
     from .grpo import warmed_model
     from .relaxation import run_relaxation
     from .sweeps import progress_bar
 
-    made = json.loads((out / "predictions_relaxation.json").read_text())
+    if route not in ROUTES:
+        raise ValueError(f"--route must be one of {ROUTES}, got {route!r}")
+    made = json.loads((out / f"predictions_relaxation{_SUFFIX[route]}.json").read_text())
     settings = []
     for item in made["items"]:
         if item["model"] == size:
@@ -271,19 +292,27 @@ def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = 
     model, tokenizer, _ = warmed_model(size, 0)
     records = run_relaxation(model, tokenizer, settings, seeds=seeds, seed_offset=seed_offset,
                              progress=lambda items: progress_bar(items, f"relax {size}"))
-    return _write(out / f"relaxruns_{size}.json", {"size": size, "runs": records,
-                                                   "predictions_commit": made["commit"]})
+    return _write(out / f"relaxruns{_SUFFIX[route]}_{size}.json",
+                  {"size": size, "runs": records, "predictions_commit": made["commit"]})
 
 
-def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA) -> dict[str, Any]:
+def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
+                              route: str = "state") -> dict[str, Any]:
     """Post-hoc diagnosis of the relaxation predictions (after the runs; never a prediction).
 
     Per size and lr: :func:`.relaxation.state_regression` of the drift measurement and
     :func:`.relaxation.window_slopes` (60-step windows) of the runs' seed-mean curve against the
-    committed drift fit. Printed, not written.
+    committed drift fit. ``route="slow"``: the design check of :mod:`.slow` instead, its rules
+    applied to session 7's measurement (``drift_<size>.json``) and judged against session 7's
+    runs (``relaxruns_<size>.json``, seen before the route was designed: design, not a score).
+    Printed, not written.
     """
     from .grpo import mean_curve
     from .relaxation import state_regression, window_slopes
+
+    if route == "slow":
+        return {"design_check": _slow_design_check(sizes, out),
+                "post_hoc": _slow_post_hoc(sizes, out)}
 
     made = json.loads((out / "predictions_relaxation.json").read_text())
     result: dict[str, Any] = {"label": "post hoc (after the runs)"}
@@ -298,6 +327,85 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA) -> dict[str
             result[f"{size} lr {lr:g}"] = {
                 "states": state_regression(measured["drift"][str(lr)]),
                 "windows": window_slopes(curve, item["drift_fit"]["coef"], 60)}
+    return result
+
+
+def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
+    from .relaxation import join_relaxation, observe_relaxation, predict_relaxation
+    from .slow import path_within
+
+    result: dict[str, Any] = {"label": "design check of the slow route on session 7's data "
+                              "(seen before the design): not a score"}
+    for size in sizes:
+        measured = json.loads((out / f"drift_{size}.json").read_text())
+        runs = json.loads((out / f"relaxruns_{size}.json").read_text())["runs"]
+        steps = runs[0]["setting"]["steps"]
+        made = {"commit": "design check",
+                "items": predict_relaxation(size, measured, steps=steps, route="slow")}
+        for row in join_relaxation(made, observe_relaxation(size, runs, "relaxation_slow")):
+            row.update(path_within(row["predicted_path"], row["observed_path"]))
+            fit = next(i["drift_fit"] for i in made["items"]
+                       if i["setting"] == row["setting"])
+            result[f"{size} lr {row['setting']['lr']:g} {row['quantity']}"] = {
+                **{k: row[k] for k in ("predicted", "predicted_interval_68", "observed",
+                                       "observed_status", "within_target", "predicted_path",
+                                       "observed_path", "path_within")},
+                "fast_slope": fit["fast_slope"], "fast_slope_se": fit["fast_slope_se"],
+                "reduced_chi2": fit["reduced_chi2"]}
+    return result
+
+
+def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
+    """Post hoc, per size and segment lr: the mean segment drift over the copy states.
+
+    Both routes' measurements (the same copy states at lr 0.1); with each lr's runs, their 60-step
+    window slopes against the slow drift (:func:`.relaxation.window_slopes`); with a burn-in
+    measurement (``drift_slow_burnin<B>_<size>.json``), the mean segment drift after the burn-in,
+    the burn-in's mean change per step, and the slow route's rules applied to the burn-in
+    segments from the warmed model's reward (a postdiction over the runs' steps, never a
+    prediction).
+    """
+    from .grpo import mean_curve
+    from .relaxation import predict_relaxation, window_slopes
+    from .slow import PATH_WINDOW, fit_slow_drift
+
+    result: dict[str, Any] = {"label": "post hoc (after the slow route's runs): not a score"}
+    for size in sizes:
+        drift, runs, start = {}, [], None
+        for suffix in ("", "_slow"):
+            measured = json.loads((out / f"drift{suffix}_{size}.json").read_text())
+            drift.update(measured["drift"])
+            start = measured["start"]
+            path = out / f"relaxruns{suffix}_{size}.json"
+            runs += json.loads(path.read_text())["runs"] if path.is_file() else []
+        for lr_key in sorted(drift, key=float):
+            points, lr = drift[lr_key], float(lr_key)
+            d = np.array([p["drift"] for p in points])
+            se = np.array([p["drift_se"] for p in points])
+            curves = [r["reward"] for r in runs if r["setting"]["lr"] == lr]
+            result[f"{size} lr {lr:g}"] = {
+                "mean_segment_drift": float(d.mean()),
+                "mean_segment_drift_se": float(np.sqrt(np.sum(se ** 2)) / se.size),
+                "windows": window_slopes(mean_curve(curves), fit_slow_drift(points)["coef"],
+                                         PATH_WINDOW) if curves else None}
+        steps = runs[0]["setting"]["steps"] if runs else 300
+        for path in sorted(out.glob(f"drift_slow_burnin*_{size}.json")):
+            burned_in = json.loads(path.read_text())
+            # the slow route's rules on the burn-in segments, from the warmed model's reward
+            redone = {i["setting"]["lr"]: i for i in predict_relaxation(
+                size, {**burned_in, "start": start}, steps=steps, route="slow")
+                if i["quantity"] == "relaxation_time"}
+            for lr_key, points in burned_in["drift"].items():
+                d = np.array([p["drift"] for p in points])
+                se = np.array([p["drift_se"] for p in points])
+                burned = np.array([np.mean(p["burn_in_changes"]) / p["burn_in"]
+                                   for p in points])
+                result[f"{size} lr {float(lr_key):g}"][f"burn_in_{points[0]['burn_in']}"] = {
+                    "mean_segment_drift": float(d.mean()),
+                    "mean_segment_drift_se": float(np.sqrt(np.sum(se ** 2)) / se.size),
+                    "mean_burn_in_change_per_step": float(burned.mean()),
+                    "relaxation_time": redone[float(lr_key)]["value"],
+                    "path": redone[float(lr_key)]["path"]}
     return result
 
 
@@ -420,6 +528,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="scan/track: sample-and-hold refresh intervals of the lags")
     parser.add_argument("--lrs", nargs="+", type=float, default=[0.1, 0.2],
                         help="drift-curve: the learning rates whose drift is measured")
+    parser.add_argument("--route", choices=list(ROUTES), default="state",
+                        help="drift-curve, predict-relaxation, run-relaxation: the drift at "
+                        "single states (session 7) or the slow drift (empirical/deepnet/slow.py)")
+    parser.add_argument("--burn-in", type=int, default=0,
+                        help="drift-curve: steps at the segment's lr before each segment")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -447,15 +560,19 @@ def main(argv: list[str] | None = None) -> None:
             paths = [str(predict_relay_step(args.sizes, lr=args.lr, out=args.out,
                                             staleness=tuple(args.staleness)))]
         elif args.step == "drift-curve":
-            paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs)))
+            paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs),
+                                          route=args.route, burn_in=args.burn_in))
                      for s in args.sizes]
         elif args.step == "predict-relaxation":
-            paths = [str(predict_relaxation_step(args.sizes, steps=args.steps, out=args.out))]
+            paths = [str(predict_relaxation_step(args.sizes, steps=args.steps, out=args.out,
+                                                 route=args.route, burn_in=args.burn_in))]
         elif args.step == "run-relaxation":
             paths = [str(run_relaxation_step(s, seeds=args.seeds, seed_offset=args.seed_offset,
-                                             out=args.out)) for s in args.sizes]
+                                             out=args.out, route=args.route))
+                     for s in args.sizes]
         elif args.step == "relaxation-diagnosis":
-            print(json.dumps(relaxation_diagnosis_step(args.sizes, out=args.out), indent=1))
+            print(json.dumps(relaxation_diagnosis_step(args.sizes, out=args.out,
+                                                       route=args.route), indent=1))
             return
         elif args.step == "predict-staleness":
             paths = [str(predict_staleness_step(args.sizes, out=args.out))]

@@ -47,7 +47,8 @@ from .sweeps import fit_relaxation, is_unstable
 
 __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_field_curve",
            "stable_root", "predict_relaxation", "measure_drift_curve", "run_relaxation",
-           "observe_relaxation", "relaxation_rows", "state_regression", "window_slopes"]
+           "observe_relaxation", "relaxation_rows", "join_relaxation", "state_regression",
+           "window_slopes"]
 
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 
@@ -75,31 +76,41 @@ def copy_states(model: Any, tokenizer: Any, *, lr: float, steps: int, every: int
 
 
 def segment_drift(model: Any, tokenizer: Any, *, lr: float, segment: int, repeats: int,
-                  seed: int) -> dict[str, Any]:
+                  seed: int, burn_in: int = 0) -> dict[str, Any]:
     """Finite-step drift per step at ``lr`` from the weights of ``model`` (left unchanged).
 
     Each repeat j: r_j = reward at the weights, ``segment`` steps at ``lr`` with run seed
     ``seed + j`` on a copy, r'_j = the copy's reward with the same evaluation seed (common random
     numbers). Returns the mean start reward, D = mean(r' - r) / segment with its s.e., and the
-    mid reward mean(r + (r' - r) / 2) to which D is assigned.
+    mid reward mean(r + (r' - r) / 2) to which D is assigned. ``burn_in`` > 0: the copy first
+    runs ``burn_in`` steps at ``lr`` (seed ``seed + 500 + j``) and the segment starts there;
+    the state's own reward and the burn-in's change (same evaluation seed) are returned too.
     """
     if repeats < 2:
         raise ValueError(f"repeats must be >= 2 for a standard error, got {repeats}")
-    starts, changes = [], []
+    if burn_in < 0:
+        raise ValueError(f"burn_in must be >= 0, got {burn_in}")
+    starts, changes, burned = [], [], []
     for j in range(repeats):
         evaluation = 7_000_000 + seed + j
-        before = _reward(model, tokenizer, evaluation)
         moved = copy.deepcopy(model)
+        if burn_in:
+            state = _reward(model, tokenizer, evaluation)
+            run(moved, tokenizer, RunSettings(lr=lr, steps=burn_in, seed=seed + 500 + j))
+        before = _reward(moved, tokenizer, evaluation)
+        if burn_in:
+            burned.append(before - state)
         result = run(moved, tokenizer, RunSettings(lr=lr, steps=segment, seed=seed + j))
         after = _reward(moved, tokenizer, evaluation) if result["finite"] else float("nan")
         starts.append(before)
         changes.append(after - before)
     s, c = np.asarray(starts), np.asarray(changes)
+    extra = {"burn_in": burn_in, "burn_in_changes": burned} if burn_in else {}
     return {"lr": lr, "reward": float(s.mean()),
             "reward_se": float(s.std(ddof=1) / np.sqrt(s.size)),
             "reward_mid": float(s.mean() + c.mean() / 2), "drift": float(c.mean() / segment),
             "drift_se": float(c.std(ddof=1) / np.sqrt(c.size) / segment),
-            "changes": c.tolist(), "segment": segment}
+            "changes": c.tolist(), "segment": segment, **extra}
 
 
 def fit_drift(points: list[dict[str, float]]) -> dict[str, Any]:
@@ -150,21 +161,30 @@ def stable_root(coef: list[float]) -> dict[str, float] | None:
 
 
 def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
-                       seed: int = 0, boot: int = 400) -> list[dict[str, Any]]:
+                       seed: int = 0, boot: int = 400,
+                       route: str = "state") -> list[dict[str, Any]]:
     """Relaxation-time predictions at each lr of ``measured`` (momentum 0), runs of ``steps``.
 
     ``measured``: :func:`measure_drift_curve`'s record. Items ``relaxation_time`` (the fixed
     rule applied to the mean-field curve, with a bootstrap interval) and
     ``relaxation_time_late`` (1 / stiffness at the stable root), setting
     ``{"lr", "momentum": 0.0, "runs": "relaxation", "steps"}``. ``boot``: bootstrap draws.
+    ``route="slow"``: the drift is :func:`.slow.fit_slow_drift` (the slow drift at zero
+    deviation), the setting's ``runs`` is ``"relaxation_slow"`` and ``relaxation_time`` carries
+    the predicted ``path`` (:func:`.slow.path_windows` of the mean-field curve).
     """
+    from .slow import fit_slow_drift, path_windows
+
+    if route not in ("state", "slow"):
+        raise ValueError(f"route must be 'state' or 'slow', got {route!r}")
     rng = np.random.default_rng(seed)
     r0, r0_se = measured["start"]["reward"], measured["start"]["reward_se"]
     items = []
     for lr_key, points in sorted(measured["drift"].items(), key=lambda kv: float(kv[0])):
         lr = float(lr_key)
-        fit = fit_drift(points)
-        setting = {"lr": lr, "momentum": 0.0, "runs": "relaxation", "steps": steps}
+        fit = fit_drift(points) if route == "state" else fit_slow_drift(points)
+        runs = "relaxation" if route == "state" else "relaxation_slow"
+        setting = {"lr": lr, "momentum": 0.0, "runs": runs, "steps": steps}
         curve = mean_field_curve(fit["coef"], r0, steps)
         central = fit_relaxation(curve, steps)
         draws = rng.multivariate_normal(fit["coef"], fit["cov"], size=boot)
@@ -183,8 +203,11 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
                       "curve_end": float(curve[-1]),
                       "extrapolated": bool(curve.max() > fit["r_range"][1] + 0.01
                                            or curve.min() < fit["r_range"][0] - 0.01),
-                      "source": "mean-field curve of the measured finite-step drift, fixed "
-                      "observation rule applied to it"})
+                      **({"path": path_windows(curve)} if route == "slow" else {}),
+                      "source": ("mean-field curve of the measured finite-step drift, fixed "
+                                 "observation rule applied to it" if route == "state" else
+                                 "mean-field curve of the slow drift (errors in variables, zero "
+                                 "deviation), fixed observation rule applied to it")})
         root = stable_root(fit["coef"])
         late: dict[str, Any] = {"value": None, "status": "no stable root of the drift in [0, 1]"}
         if root is not None:
@@ -202,12 +225,16 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
 
 def measure_drift_curve(model: Any, tokenizer: Any, *, lrs: list[float], copy_lr: float,
                         copy_steps: int, every: int, segment: int, repeats: int,
-                        seed: int) -> dict[str, Any]:
+                        seed: int, segment_seed: int | None = None,
+                        burn_in: int = 0) -> dict[str, Any]:
     """Measure D_lr(r) at the checkpoints of a copy run (module docstring); no run predicted.
 
     Seeds: the copy run ``seed``, ``seed + 1``, ...; the segments at state i and lr index k
-    ``seed + 1000 (1 + i) + 100 k + j``.
+    ``base + 1000 (1 + i) + 100 k + j`` with ``base`` = ``segment_seed`` (default ``seed``: a new
+    measurement from the same copy states takes a base of its own). ``burn_in``: steps each
+    segment's copy runs at the segment's lr before the segment (:func:`segment_drift`).
     """
+    base = seed if segment_seed is None else segment_seed
     states = copy_states(model, tokenizer, lr=copy_lr, steps=copy_steps, every=every, seed=seed)
     work = copy.deepcopy(model)
     drift: dict[str, list[dict[str, Any]]] = {str(lr): [] for lr in lrs}
@@ -215,12 +242,12 @@ def measure_drift_curve(model: Any, tokenizer: Any, *, lrs: list[float], copy_lr
         work.load_state_dict(state["state"])
         for k, lr in enumerate(lrs):
             point = segment_drift(work, tokenizer, lr=lr, segment=segment, repeats=repeats,
-                                  seed=seed + 1000 * (1 + i) + 100 * k)
+                                  seed=base + 1000 * (1 + i) + 100 * k, burn_in=burn_in)
             drift[str(lr)].append({**point, "copy_step": state["step"]})
     first = drift[str(lrs[0])][0]
     return {"start": {"reward": first["reward"], "reward_se": first["reward_se"]},
             "drift": drift, "copy": {"lr": copy_lr, "steps": copy_steps, "every": every,
-                                     "seed": seed},
+                                     "seed": seed}, "segment_seed": base, "burn_in": burn_in,
             "segment": segment, "repeats": repeats, "evaluation_completions": EVAL_PROMPTS * 8}
 
 
@@ -239,12 +266,17 @@ def run_relaxation(model: Any, tokenizer: Any, settings: list[dict[str, Any]], *
     return records
 
 
-def observe_relaxation(model: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def observe_relaxation(model: str, records: list[dict[str, Any]],
+                       runs_label: str = "relaxation") -> list[dict[str, Any]]:
     """Observed relaxation time of each setting by the fixed rule of :mod:`.sweeps`.
 
     The seed-mean reward curve fitted by :func:`.sweeps.fit_relaxation`; a setting with two of
     three seeds unstable is observed unstable (no relaxation time), as in :func:`.sweeps.observe`.
+    ``runs_label``: the setting's ``runs`` (``"relaxation_slow"`` for the slow route's runs, whose
+    observations also carry the seed-mean ``path``, :func:`.slow.path_windows`).
     """
+    from .slow import path_windows
+
     groups: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
         groups.setdefault(json.dumps(rec["setting"], sort_keys=True), []).append(rec)
@@ -252,35 +284,59 @@ def observe_relaxation(model: str, records: list[dict[str, Any]]) -> list[dict[s
     for key, runs in groups.items():
         setting = json.loads(key)
         steps = setting["steps"]
-        fit = fit_relaxation(mean_curve([r["reward"] for r in runs]), steps)
+        curve = mean_curve([r["reward"] for r in runs])
+        fit = fit_relaxation(curve, steps)
         fit.pop("start", None)
         if sum(r["unstable"] for r in runs) >= 2:
             fit = {"value": None, "status": "unstable", "reason": "setting observed unstable"}
         value = fit.pop("value")
         items.append({"model": model, "quantity": "relaxation_time",
-                      "setting": {**setting, "runs": "relaxation"}, "value": value, **fit,
+                      "setting": {**setting, "runs": runs_label}, "value": value, **fit,
+                      **({"path": path_windows(curve)} if runs_label != "relaxation" else {}),
                       "seeds": sorted(r["seed"] for r in runs)})
     return items
 
 
 def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Observations of ``relaxruns_<size>.json`` and their comparison rows.
+    """Observations of ``relaxruns_<size>.json`` and their comparison rows, both routes.
 
-    Both predicted quantities are joined with the one observed ``relaxation_time``. A prediction
-    beyond twice the run (undetermined) against an observed value is not met; an observation
-    beyond twice the run refutes a prediction below 0.75 x that bound (as :func:`.sweeps.join`
-    does); both beyond twice the run is recorded but not counted (``within_target`` None).
+    Session 7's route: ``relaxruns_<size>.json`` against ``predictions_relaxation.json``; the
+    slow route (:mod:`.slow`): ``relaxruns_slow_<size>.json`` against
+    ``predictions_relaxation_slow.json``. Both predicted quantities are joined with the one
+    observed ``relaxation_time``. A prediction beyond twice the run (undetermined) against an
+    observed value is not met; an observation beyond twice the run refutes a prediction below
+    0.75 x that bound (as :func:`.sweeps.join` does); both beyond twice the run is recorded but
+    not counted (``within_target`` None). Slow-route rows carry both paths and ``path_within``
+    (:func:`.slow.path_within`), reported beside the target, never in place of it.
+    """
+    from .slow import path_within
+
+    observed, rows = [], []
+    for suffix, label in (("", "relaxation"), ("_slow", "relaxation_slow")):
+        found = []
+        for path in sorted(out.glob(f"relaxruns{suffix}_*.json")):
+            if suffix == "" and path.name.startswith("relaxruns_slow_"):
+                continue
+            data = json.loads(path.read_text())
+            found.extend(observe_relaxation(data["size"], data["runs"], label))
+        observed += found
+        path = out / f"predictions_relaxation{suffix}.json"
+        if path.is_file():
+            for row in join_relaxation(json.loads(path.read_text()), found):
+                if label != "relaxation":
+                    row.update(path_within(row["predicted_path"], row["observed_path"]))
+                rows.append(row)
+    return observed, rows
+
+
+def join_relaxation(made: dict[str, Any],
+                    observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Comparison rows of a predictions record ``made`` against ``observed`` relaxation times.
+
+    The rules of :func:`relaxation_rows`; a row carries both paths when the observation has one.
     """
     from .sweeps import within_target
 
-    observed = []
-    for path in sorted(out.glob("relaxruns_*.json")):
-        data = json.loads(path.read_text())
-        observed.extend(observe_relaxation(data["size"], data["runs"]))
-    path = out / "predictions_relaxation.json"
-    if not path.is_file():
-        return observed, []
-    made = json.loads(path.read_text())
     index = {(o["model"], json.dumps(o["setting"], sort_keys=True)): o for o in observed}
     rows = []
     for p in made["items"]:
@@ -300,8 +356,10 @@ def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
                      "predicted_interval_68": p.get("interval_68"),
                      "observed": obs["value"], "observed_se": obs.get("se"),
                      "observed_status": obs.get("status"), "within_target": within,
-                     "commit": made["commit"], "source": p["source"] + ", "})
-    return observed, rows
+                     "commit": made["commit"], "source": p["source"] + ", ",
+                     **({"predicted_path": p.get("path"), "observed_path": obs["path"]}
+                        if "path" in obs else {})})
+    return rows
 
 
 def state_regression(points: list[dict[str, Any]]) -> dict[str, float]:

@@ -134,8 +134,8 @@ def relaxation_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in data.rows:
         if row["quantity"].startswith("relaxation_time") and not row.get("postdiction"):
-            source = {"two_mode": " (two-mode)", "relaxation": " (drift across r)"}.get(
-                row["setting"].get("runs"), "")
+            source = {"two_mode": " (two-mode)", "relaxation": " (drift across r)",
+                      "relaxation_slow": " (slow drift)"}.get(row["setting"].get("runs"), "")
             groups.setdefault((row["model"], row["quantity"] + source), []).append(row)
     rows = []
     for (model, quantity), group in sorted(groups.items()):
