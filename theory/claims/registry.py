@@ -192,7 +192,8 @@ claim(key="deepnet_relaxation", section="1, 3", source="deep network",
       statement="deep net {subject}: relaxation time within 25 % at >= 2 (lr, momentum) settings",
       stated="tau = (1 - beta) / (lr kappa) from the kappa measured before training, the "
              "two-mode map's -1 / (2 ln z_r) from the soft curvature, or the mean-field curve "
-             "of the finite-step drift measured across r on briefly trained copies",
+             "of the finite-step drift measured across r on briefly trained copies (its slow "
+             "part, the states' own fluctuation regressed out, in section 10f)",
       tolerance="within 25 % at two or more settings", check=f"{DEEPNET}:relaxation_claim",
       values={"settings": 2},
       reason="kappa measured before training is negative (the drift grows with the reward near "
@@ -202,4 +203,6 @@ claim(key="deepnet_relaxation", section="1, 3", source="deep network",
              "at 330k and 1m (docs/findings.md, section 10b); the drift measured across r on "
              "trained copies has a stable root and gets the level where 70k slows, but its "
              "time is that of each state's own fluctuation relaxing, 4-6.5x too short at 70k "
-             "(section 10e)")
+             "(section 10e); with the fluctuation regressed out, segments from states made at "
+             "another lr first re-settle to their own lr, and 0 of 3 new settings are met "
+             "(section 10f)")
