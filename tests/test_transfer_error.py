@@ -136,3 +136,16 @@ def test_cli_json_has_the_band_calibration(tmp_path, capsys):
     assert len(cal["held_out"]) == 3 and all(h["status"] == "used" for h in cal["held_out"])
     assert main(["transfer", *args, "--to", "lr=0.08", "--steps", "100"]) == 0
     assert "band: transfer error s = " in capsys.readouterr().out
+
+
+def test_lr_extrapolation_warns_when_the_sources_refute_tau_like_lr_inverse(exact, wrong):
+    """An lr beyond the sources, x4: warned only where the sources' own exponent is not -1."""
+    far = {"lr": 0.16, "seed": 0}
+    plain = transfer(exact.fitted, far, fit=exact, cross_validate=False)["warnings"]
+    bent = transfer(wrong.fitted, far, fit=wrong, cross_validate=False)["warnings"]
+    assert not any("tau-lr exponent" in w for w in plain)
+    measured = wrong.tau_lr_exponent()["sgd"]["value"]
+    assert measured == pytest.approx(-0.4, abs=0.1)
+    assert any("tau-lr exponent" in w and "x4" in w for w in bent)
+    inside = transfer(wrong.fitted, {"lr": 0.015, "seed": 0}, fit=wrong, cross_validate=False)
+    assert not any("tau-lr exponent" in w for w in inside["warnings"])

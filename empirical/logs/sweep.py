@@ -1136,6 +1136,25 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
     return out
 
 
+def _exponent_warning(fit: SweepFit, optimizer: str, ratio: float) -> list[str]:
+    """Warn when the sources' own tau-lr exponent refutes the map's -1 for an lr extrapolation.
+
+    The map carries tau ~ lr^-1 (derivations ``relaxation_time``, ``adam_tau_lr_exponent``);
+    if the sources measure an exponent p that differs from -1 by more than 2 standard errors,
+    extrapolating the lr by a factor ``ratio`` misplaces tau by about ratio^|p + 1|, an error
+    the band does not carry. Warned when that factor exceeds 1.25 (the project's tolerance on a
+    relaxation time) and the mismatch is significant.
+    """
+    measured = fit.tau_lr_exponent().get(optimizer, {})
+    value, stderr = measured.get("value"), measured.get("stderr")
+    if value is None or stderr is None or abs(value + 1.0) <= 2.0 * stderr \
+            or ratio ** abs(value + 1.0) <= 1.25:
+        return []
+    return [f"the sources' tau-lr exponent is {value:.2f} +- {stderr:.2f}, not the map's -1: "
+            f"extrapolating lr by x{ratio:.3g} may misplace tau by a factor of about "
+            f"{ratio ** abs(value + 1.0):.2g}, which the band does not carry"]
+
+
 def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
              level: float = 0.9, draws: int = 200, seed: int = 0,
              fit: SweepFit | None = None, cross_validate: bool = True) -> dict[str, Any]:
@@ -1185,6 +1204,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     if ratio > 1.0:
         warnings.append(f"lr {hp['lr']:.3g} lies outside the sources' range "
                         f"[{min(source_lrs):.3g}, {max(source_lrs):.3g}]: extrapolated")
+        warnings.extend(_exponent_warning(fit, hp["optimizer"], ratio))
     if system.lr > 0.5 * system.lr_max:
         warnings.append(f"lr is within a factor 2 of the slow-mode limit {system.lr_max:.3g}")
     assumptions = [
