@@ -255,6 +255,13 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", "for m in models:\n"
                  "    if (figures.DATA / f'drift_{m}.json').exists():\n"
                  "        figures.relaxation_figure(m)"),
+        ("md", "The slow route (docs/findings.md section 10f): the segments' drift regressed "
+               "on each state's deviation from the copy run's trend, the slow drift at zero "
+               "deviation, predicted at lr 0.05 and 0.15 (predictions_relaxation_slow.json, "
+               "committed before the runs on seeds 900-902)."),
+        ("code", "for m in models:\n"
+                 "    if (figures.DATA / f'drift_slow_{m}.json').exists():\n"
+                 "        figures.relaxation_figure(m, route='slow')"),
     ],
 }
 

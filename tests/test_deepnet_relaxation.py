@@ -303,3 +303,23 @@ def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
     assert check["within_target"] is True and check["path_within"] is True
     assert set(result["post_hoc"]) == {"label", "m lr 0.05", "m lr 0.1"}
     assert len(result["post_hoc"]["m lr 0.05"]["windows"]) == 2
+
+
+@pytest.mark.parametrize("route", ["state", "slow"])
+def test_relaxation_figure_draws_each_route_from_the_shipped_data(route: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from grpodyn.empirical.deepnet import figures
+
+    fig = figures.relaxation_figure("70k", route=route)
+    left, right = fig.axes
+    assert len(right.get_lines()) == 4  # two lrs, predicted and observed each
+    assert ("slow drift" in fig._suptitle.get_text()) == (route == "slow")
+
+
+def test_relaxation_figure_rejects_an_unknown_route() -> None:
+    from grpodyn.empirical.deepnet import figures
+
+    with pytest.raises(ValueError, match="route"):
+        figures.relaxation_figure("70k", route="fast")

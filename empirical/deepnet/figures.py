@@ -279,24 +279,29 @@ def stiff_tracking_figure(model: str, lr: float, data: Path = DATA) -> Any:
     return fig
 
 
-def relaxation_figure(model: str, data: Path = DATA) -> Any:
+def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> Any:
     """Draw the measured finite-step drift and the predicted against the observed reward curves.
 
     Left: D_lr(r) per step at the copy states (``drift_<model>.json``, +- s.e.) and the quadratic
     of ``predictions_relaxation.json``. Right: the mean-field curve of each lr (dashed, committed
     before the runs) and the seed-mean reward of the runs (``relaxruns_<model>.json``, solid).
+    ``route="slow"`` draws the slow route of findings 10f from the ``_slow`` files instead: the
+    segments' drift at the states and the slow drift at zero deviation fitted through them.
     """
+    if route not in ("state", "slow"):
+        raise ValueError(f"route must be 'state' or 'slow', got {route!r}")
+    tag = "_slow" if route == "slow" else ""
     import matplotlib.pyplot as plt
     import numpy as np
 
     from .grpo import mean_curve
     from .relaxation import mean_field_curve
 
-    measured = load(f"drift_{model}.json", data)
-    made = [i for i in load("predictions_relaxation.json", data)["items"]
+    measured = load(f"drift{tag}_{model}.json", data)
+    made = [i for i in load(f"predictions_relaxation{tag}.json", data)["items"]
             if i["model"] == model and i["quantity"] == "relaxation_time"]
-    path = data / f"relaxruns_{model}.json"
-    runs = load(f"relaxruns_{model}.json", data)["runs"] if path.is_file() else []
+    path = data / f"relaxruns{tag}_{model}.json"
+    runs = load(path.name, data)["runs"] if path.is_file() else []
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.6))
     for j, item in enumerate(sorted(made, key=lambda i: i["setting"]["lr"])):
         lr, steps = item["setting"]["lr"], item["setting"]["steps"]
@@ -323,7 +328,8 @@ def relaxation_figure(model: str, data: Path = DATA) -> Any:
     right.set_xlabel("step n")
     right.set_ylabel("reward")
     right.legend(fontsize=7)
-    fig.suptitle(f"{model}: finite-step drift across r (measured before the runs) and the "
-                 "relaxation it predicts", fontsize=9)
+    what = "slow drift (fluctuation regressed out)" if route == "slow" else "finite-step drift"
+    fig.suptitle(f"{model}: {what} across r (measured before the runs) and the relaxation it "
+                 "predicts", fontsize=9)
     fig.tight_layout()
     return fig
