@@ -277,6 +277,26 @@ def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> Non
     assert "--route" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("route", ["state", "slow"])
+def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -> None:
+    """``predict-relaxation [--route slow]`` writes its route's file from its route's drift."""
+    from grpodyn.empirical.deepnet.cli import main
+
+    deviation = np.array([0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01, -0.01])
+    deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
+    drift = [{**p, "reward_mid": p["reward"]}
+             for p in _states((0.006, -0.02, 0.0), -0.04, deviation)]
+    suffix = "_slow" if route == "slow" else ""
+    (tmp_path / f"drift{suffix}_m.json").write_text(json.dumps(
+        {"start": {"reward": 0.1, "reward_se": 1e-4}, "drift": {"0.1": drift}}))
+    main(["predict-relaxation", "--route", route, "--sizes", "m", "--steps", "120",
+          "--out", str(tmp_path)])
+    made = json.loads((tmp_path / f"predictions_relaxation{suffix}.json").read_text())
+    assert {i["quantity"] for i in made["items"]} == {"relaxation_time", "relaxation_time_late"}
+    label = "relaxation_slow" if route == "slow" else "relaxation"
+    assert all(i["model"] == "m" and i["setting"]["runs"] == label for i in made["items"])
+
+
 def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
     from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
 

@@ -565,7 +565,7 @@ def main(argv: list[str] | None = None) -> None:
                      for s in args.sizes]
         elif args.step == "predict-relaxation":
             paths = [str(predict_relaxation_step(args.sizes, steps=args.steps, out=args.out,
-                                                 route=args.route, burn_in=args.burn_in))]
+                                                 route=args.route))]
         elif args.step == "run-relaxation":
             paths = [str(run_relaxation_step(s, seeds=args.seeds, seed_offset=args.seed_offset,
                                              out=args.out, route=args.route))
