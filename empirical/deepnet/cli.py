@@ -18,8 +18,6 @@ __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "s
            "run_relaxation_step", "relaxation_diagnosis_step"]
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
-ROUTES = ("state", "slow")  # the relaxation routes: session 7's drift at states, the slow drift
-_SUFFIX = {"state": "", "slow": "_slow"}
 
 
 def _write(path: Path, payload: dict[str, Any]) -> Path:
@@ -223,13 +221,12 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     import torch
 
     from .grpo import warmed_model
-    from .relaxation import measure_drift_curve
+    from .relaxation import measure_drift_curve, route_suffix
     from .slow import SLOW_SEGMENT_SEED
 
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
         raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
-    if route not in ROUTES:
-        raise ValueError(f"--route must be one of {ROUTES}, got {route!r}")
+    suffix = route_suffix(route)
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, 0)
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
@@ -240,7 +237,7 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     measured.update(size=size, warm_up=record,
                     label="measurement before the runs it predicts (copies and segments only)")
     burned = f"_burnin{burn_in}" if burn_in else ""
-    return _write(out / f"drift{_SUFFIX[route]}{burned}_{size}.json", measured)
+    return _write(out / f"drift{suffix}{burned}_{size}.json", measured)
 
 
 def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA,
@@ -250,19 +247,18 @@ def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA,
     Items of other sizes already in the file are kept with their own commit. ``route="slow"``:
     ``predictions_relaxation_slow.json`` from ``drift_slow_<size>.json`` (:mod:`.slow`).
     """
-    from .relaxation import predict_relaxation
+    from .relaxation import predict_relaxation, route_suffix
 
     if steps < 20:
         raise ValueError(f"--steps must be at least 20 for a relaxation fit, got {steps}")
-    if route not in ROUTES:
-        raise ValueError(f"--route must be one of {ROUTES}, got {route!r}")
-    path = out / f"predictions_relaxation{_SUFFIX[route]}.json"
+    suffix = route_suffix(route)
+    path = out / f"predictions_relaxation{suffix}.json"
     old = json.loads(path.read_text()) if path.is_file() else {"items": []}
     commit = _git_commit()
     by_model = dict(old.get("commit_by_model", {}))
     items = [i for i in old["items"] if i["model"] not in sizes]
     for size in sizes:
-        measured = json.loads((out / f"drift{_SUFFIX[route]}_{size}.json").read_text())
+        measured = json.loads((out / f"drift{suffix}_{size}.json").read_text())
         items.extend(predict_relaxation(size, measured, steps=steps, route=route))
         by_model[size] = commit
     return _write(path, {"commit": commit, "commit_by_model": by_model, "items": items})
@@ -274,12 +270,11 @@ def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = 
     import torch
 
     from .grpo import warmed_model
-    from .relaxation import run_relaxation
+    from .relaxation import route_suffix, run_relaxation
     from .sweeps import progress_bar
 
-    if route not in ROUTES:
-        raise ValueError(f"--route must be one of {ROUTES}, got {route!r}")
-    made = json.loads((out / f"predictions_relaxation{_SUFFIX[route]}.json").read_text())
+    suffix = route_suffix(route)
+    made = json.loads((out / f"predictions_relaxation{suffix}.json").read_text())
     settings = []
     for item in made["items"]:
         if item["model"] == size:
@@ -292,7 +287,7 @@ def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = 
     model, tokenizer, _ = warmed_model(size, 0)
     records = run_relaxation(model, tokenizer, settings, seeds=seeds, seed_offset=seed_offset,
                              progress=lambda items: progress_bar(items, f"relax {size}"))
-    return _write(out / f"relaxruns{_SUFFIX[route]}_{size}.json",
+    return _write(out / f"relaxruns{suffix}_{size}.json",
                   {"size": size, "runs": records, "predictions_commit": made["commit"]})
 
 
@@ -308,9 +303,9 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     Printed, not written.
     """
     from .grpo import mean_curve
-    from .relaxation import state_regression, window_slopes
+    from .relaxation import route_suffix, state_regression, window_slopes
 
-    if route == "slow":
+    if route_suffix(route):
         return {"design_check": _slow_design_check(sizes, out),
                 "post_hoc": _slow_post_hoc(sizes, out)}
 
@@ -355,6 +350,14 @@ def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
     return result
 
 
+def _mean_segment_drift(points: list[dict[str, Any]]) -> dict[str, float]:
+    """Return the mean of the states' segment drifts (per step) and its standard error."""
+    d = np.array([p["drift"] for p in points])
+    se = np.array([p["drift_se"] for p in points])
+    return {"mean_segment_drift": float(d.mean()),
+            "mean_segment_drift_se": float(np.sqrt(np.sum(se ** 2)) / se.size)}
+
+
 def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
     """Post hoc, per size and segment lr: the mean segment drift over the copy states.
 
@@ -380,12 +383,9 @@ def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
             runs += json.loads(path.read_text())["runs"] if path.is_file() else []
         for lr_key in sorted(drift, key=float):
             points, lr = drift[lr_key], float(lr_key)
-            d = np.array([p["drift"] for p in points])
-            se = np.array([p["drift_se"] for p in points])
             curves = [r["reward"] for r in runs if r["setting"]["lr"] == lr]
             result[f"{size} lr {lr:g}"] = {
-                "mean_segment_drift": float(d.mean()),
-                "mean_segment_drift_se": float(np.sqrt(np.sum(se ** 2)) / se.size),
+                **_mean_segment_drift(points),
                 "windows": window_slopes(mean_curve(curves), fit_slow_drift(points)["coef"],
                                          PATH_WINDOW) if curves else None}
         steps = runs[0]["setting"]["steps"] if runs else 300
@@ -396,13 +396,10 @@ def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
                 size, {**burned_in, "start": start}, steps=steps, route="slow")
                 if i["quantity"] == "relaxation_time"}
             for lr_key, points in burned_in["drift"].items():
-                d = np.array([p["drift"] for p in points])
-                se = np.array([p["drift_se"] for p in points])
                 burned = np.array([np.mean(p["burn_in_changes"]) / p["burn_in"]
                                    for p in points])
                 result[f"{size} lr {float(lr_key):g}"][f"burn_in_{points[0]['burn_in']}"] = {
-                    "mean_segment_drift": float(d.mean()),
-                    "mean_segment_drift_se": float(np.sqrt(np.sum(se ** 2)) / se.size),
+                    **_mean_segment_drift(points),
                     "mean_burn_in_change_per_step": float(burned.mean()),
                     "relaxation_time": redone[float(lr_key)]["value"],
                     "path": redone[float(lr_key)]["path"]}
@@ -497,6 +494,8 @@ def predict_staleness_step(sizes: list[str], *, out: Path = DATA) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
+    from .relaxation import ROUTE_SUFFIX
+
     parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
     parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
                                          "soft", "predict2", "run2", "predict-staleness",
@@ -528,7 +527,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="scan/track: sample-and-hold refresh intervals of the lags")
     parser.add_argument("--lrs", nargs="+", type=float, default=[0.1, 0.2],
                         help="drift-curve: the learning rates whose drift is measured")
-    parser.add_argument("--route", choices=list(ROUTES), default="state",
+    parser.add_argument("--route", choices=list(ROUTE_SUFFIX), default="state",
                         help="drift-curve, predict-relaxation, run-relaxation: the drift at "
                         "single states (session 7) or the slow drift (empirical/deepnet/slow.py)")
     parser.add_argument("--burn-in", type=int, default=0,

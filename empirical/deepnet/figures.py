@@ -288,14 +288,13 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     ``route="slow"`` draws the slow route of findings 10f from the ``_slow`` files instead: the
     segments' drift at the states and the slow drift at zero deviation fitted through them.
     """
-    if route not in ("state", "slow"):
-        raise ValueError(f"route must be 'state' or 'slow', got {route!r}")
-    tag = "_slow" if route == "slow" else ""
     import matplotlib.pyplot as plt
     import numpy as np
 
     from .grpo import mean_curve
-    from .relaxation import mean_field_curve
+    from .relaxation import mean_field_curve, route_suffix
+
+    tag = route_suffix(route)
 
     measured = load(f"drift{tag}_{model}.json", data)
     made = [i for i in load(f"predictions_relaxation{tag}.json", data)["items"]

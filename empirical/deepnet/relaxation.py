@@ -48,9 +48,48 @@ from .sweeps import fit_relaxation, is_unstable
 __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_field_curve",
            "stable_root", "predict_relaxation", "measure_drift_curve", "run_relaxation",
            "observe_relaxation", "relaxation_rows", "join_relaxation", "state_regression",
-           "window_slopes"]
+           "window_slopes", "ROUTE_SUFFIX", "route_suffix", "weighted_fit",
+           "trend_and_deviation"]
 
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
+#: The relaxation routes and the suffix of their files: session 7's drift at single states
+#: (``drift_<size>.json``, ``predictions_relaxation.json``, ``relaxruns_<size>.json``) and the
+#: slow drift of :mod:`.slow` (``drift_slow_<size>.json``, ...).
+ROUTE_SUFFIX = {"state": "", "slow": "_slow"}
+
+
+def route_suffix(route: str) -> str:
+    """Return the file-name suffix of the relaxation ``route``; ValueError for an unknown one."""
+    if route not in ROUTE_SUFFIX:
+        raise ValueError(f"route must be one of {tuple(ROUTE_SUFFIX)}, got {route!r}")
+    return ROUTE_SUFFIX[route]
+
+
+def weighted_fit(design: np.ndarray, drift: np.ndarray,
+                 drift_se: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Weighted least squares of ``drift`` (+- ``drift_se``) on the columns of ``design``.
+
+    Weights 1 / se^2. Returns the coefficients, their covariance scaled by the reduced
+    chi-square when it exceeds 1 (scatter beyond the stated errors widens the error, never
+    narrows it), and the reduced chi-square.
+    """
+    w = 1.0 / np.maximum(drift_se, 1e-12) ** 2
+    cov = np.linalg.inv(design.T @ (design * w[:, None]))
+    coef = cov @ (design.T @ (w * drift))
+    chi2 = float(np.sum(w * (drift - design @ coef) ** 2)
+                 / max(drift.size - design.shape[1], 1))
+    return coef, cov * max(chi2, 1.0), chi2
+
+
+def trend_and_deviation(points: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """Split the copy states' rewards into a smooth trend and each state's deviation from it.
+
+    The trend is a quadratic in the copy step (``copy_step``) fitted to the states' ``reward``.
+    """
+    n = np.array([p["copy_step"] for p in points], dtype=float)
+    r = np.array([p["reward"] for p in points])
+    trend = np.polyval(np.polyfit(n, r, 2), n)
+    return trend, r - trend
 
 
 def _reward(model: Any, tokenizer: Any, seed: int) -> float:
@@ -122,13 +161,10 @@ def fit_drift(points: list[dict[str, float]]) -> dict[str, Any]:
     if len(points) < 4:
         raise ValueError(f"a quadratic drift needs at least 4 points, got {len(points)}")
     r = np.array([p["reward_mid"] for p in points])
-    d = np.array([p["drift"] for p in points])
-    w = 1.0 / np.maximum(np.array([p["drift_se"] for p in points]), 1e-12) ** 2
-    x = np.vstack([np.ones_like(r), r, r * r]).T
-    cov = np.linalg.inv(x.T @ (x * w[:, None]))
-    coef = cov @ (x.T @ (w * d))
-    chi2 = float(np.sum(w * (d - x @ coef) ** 2) / max(len(points) - 3, 1))
-    return {"coef": coef.tolist(), "cov": (cov * max(chi2, 1.0)).tolist(),
+    coef, cov, chi2 = weighted_fit(np.vstack([np.ones_like(r), r, r * r]).T,
+                                   np.array([p["drift"] for p in points]),
+                                   np.array([p["drift_se"] for p in points]))
+    return {"coef": coef.tolist(), "cov": cov.tolist(),
             "reduced_chi2": chi2, "r_range": [float(r.min()), float(r.max())]}
 
 
@@ -175,8 +211,7 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
     """
     from .slow import fit_slow_drift, path_windows
 
-    if route not in ("state", "slow"):
-        raise ValueError(f"route must be 'state' or 'slow', got {route!r}")
+    route_suffix(route)
     rng = np.random.default_rng(seed)
     r0, r0_se = measured["start"]["reward"], measured["start"]["reward_se"]
     items = []
@@ -312,7 +347,8 @@ def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     from .slow import path_within
 
     observed, rows = [], []
-    for suffix, label in (("", "relaxation"), ("_slow", "relaxation_slow")):
+    for route, suffix in ROUTE_SUFFIX.items():
+        label = "relaxation" if route == "state" else "relaxation_slow"
         found = []
         for path in sorted(out.glob(f"relaxruns{suffix}_*.json")):
             if suffix == "" and path.name.startswith("relaxruns_slow_"):
@@ -373,12 +409,9 @@ def state_regression(points: list[dict[str, Any]]) -> dict[str, float]:
     """
     if len(points) < 5:
         raise ValueError(f"need at least 5 states, got {len(points)}")
-    n = np.array([p["copy_step"] for p in points], dtype=float)
-    r = np.array([p["reward"] for p in points])
     change = np.array([p["drift"] * p["segment"] for p in points])
-    trend = np.polyval(np.polyfit(n, r, 2), n)
-    deviation = r - trend
-    x = np.vstack([np.ones_like(r), deviation, trend]).T
+    trend, deviation = trend_and_deviation(points)
+    x = np.vstack([np.ones_like(trend), deviation, trend]).T
     coef, *_ = np.linalg.lstsq(x, change, rcond=None)
     return {"correlation": float(np.corrcoef(deviation, change)[0, 1]),
             "slope_on_deviation": float(coef[1]), "slope_on_trend": float(coef[2]),

@@ -8,7 +8,7 @@ xi_n averaged out (section 6: the fluctuation is a zero-mean process about the m
 the drift of one fluctuating state. Here the two are separated at the segments already measured:
 
 - the copy states' rewards r_i (copy step n_i) are split into a smooth trend T_i (a quadratic in
-  the copy step, as :func:`.relaxation.state_regression`) and a deviation e_i = r_i - T_i;
+  the copy step, :func:`.relaxation.trend_and_deviation`) and a deviation e_i = r_i - T_i;
 - each state's drift per step is regressed, weighted by its standard error, on
   [1, T_i, T_i^2, e_i]: D_i = a + b T_i + c T_i^2 + g e_i;
 - the slow drift is the part at zero deviation, D_slow(r) = a + b r + c r^2 (the intercept of the
@@ -55,18 +55,13 @@ def fit_slow_drift(points: list[dict[str, Any]]) -> dict[str, Any]:
     """
     if len(points) < 6:
         raise ValueError(f"the slow drift needs at least 6 states, got {len(points)}")
-    n = np.array([p["copy_step"] for p in points], dtype=float)
-    r = np.array([p["reward"] for p in points])
-    d = np.array([p["drift"] for p in points])
-    w = 1.0 / np.maximum(np.array([p["drift_se"] for p in points]), 1e-12) ** 2
+    from .relaxation import trend_and_deviation, weighted_fit
+
     segment = float(points[0]["segment"])
-    trend = np.polyval(np.polyfit(n, r, 2), n)
-    deviation = r - trend
-    x = np.vstack([np.ones_like(trend), trend, trend * trend, deviation]).T
-    cov = np.linalg.inv(x.T @ (x * w[:, None]))
-    coef = cov @ (x.T @ (w * d))
-    chi2 = float(np.sum(w * (d - x @ coef) ** 2) / max(len(points) - 4, 1))
-    cov = cov * max(chi2, 1.0)
+    trend, deviation = trend_and_deviation(points)
+    coef, cov, chi2 = weighted_fit(
+        np.vstack([np.ones_like(trend), trend, trend * trend, deviation]).T,
+        np.array([p["drift"] for p in points]), np.array([p["drift_se"] for p in points]))
     return {"coef": coef[:3].tolist(), "cov": cov[:3, :3].tolist(),
             "fast_slope": float(coef[3] * segment),
             "fast_slope_se": float(np.sqrt(cov[3, 3]) * segment),
