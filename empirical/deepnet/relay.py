@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .forecast import STALENESS_GRID
-from .sweeps import LOSS_MARGIN, grid_threshold, is_unstable
+from .sweeps import LOSS_MARGIN, grid_threshold, is_unstable, lower_bound_status
 
 __all__ = ["saturated_force", "reward_loss_at", "predict_relay", "observe_tracking",
            "observe_tracked_refresh", "load_tracking", "relay_rows"]
@@ -136,8 +136,7 @@ def observe_tracked_refresh(model: str, records: list[dict[str, Any]]) -> list[d
         items.append({"model": model, "quantity": "refresh_max", "setting": setting,
                       "value": grid_threshold(grid, flags), "grid": grid, "unstable": flags,
                       "unstable_seeds": [sum(is_unstable(r) for r in groups[k]) for k in grid],
-                      **({} if any(flags) else
-                         {"status": "stable on the whole grid (lower bound)"})})
+                      **lower_bound_status(flags)})
     return items
 
 
@@ -168,8 +167,7 @@ def observe_tracking(model: str, records: list[dict[str, Any]]) -> list[dict[str
         items.append({"model": model, "quantity": "staleness_max", "setting": setting,
                       "value": grid_threshold(grid, flags), "grid": grid, "unstable": flags,
                       **_seeds_and_steps([r for d in grid for r in groups[d]]),
-                      **({} if any(flags) else
-                         {"status": "stable on the whole grid (lower bound)"})})
+                      **lower_bound_status(flags)})
     return items + observe_tracked_refresh(model, records)
 
 

@@ -34,7 +34,7 @@ __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_
            "observe", "run_sweeps", "compare_step", "join", "within_target", "two_mode_runs",
            "run_two_mode", "observe_two_mode", "reward_period", "refresh_runs", "OSC_MOMENTUM",
            "lr_extension_runs", "staleness_runs", "LATER_SWEEPS", "warm_up_accuracy",
-           "OSC_STEPS", "progress_bar", "grid_threshold"]
+           "OSC_STEPS", "progress_bar", "grid_threshold", "lower_bound_status"]
 
 
 def progress_bar(items: list[Any], label: str) -> Any:
@@ -142,7 +142,7 @@ def grid_threshold(values: list[Any], unstable: list[bool]) -> Any:
     return last
 
 
-def _bound(flags: list[bool]) -> dict[str, str]:
+def lower_bound_status(flags: list[bool]) -> dict[str, str]:
     """Label a threshold whose grid shows no instability as a lower bound."""
     return {} if any(flags) else {"status": "stable on the whole grid (lower bound)"}
 
@@ -180,7 +180,7 @@ def observe(model: str, records: list[dict[str, Any]], steps: int, *,
                       if s["sweep"] == "lr" and s["momentum"] == beta])
         flags = [unstable(runs) for _, runs in sel]
         add("lr_max", {"momentum": beta}, grid_threshold([lr for lr, _ in sel], flags),
-            grid=[lr for lr, _ in sel], unstable=flags, **_bound(flags))
+            grid=[lr for lr, _ in sel], unstable=flags, **lower_bound_status(flags))
         if warm_reward is not None:
             late = [sum(is_unstable_post_hoc(r, warm_reward) for r in runs) >= 2
                     for _, runs in sel]
@@ -188,7 +188,7 @@ def observe(model: str, records: list[dict[str, Any]], steps: int, *,
                 grid=[lr for lr, _ in sel], unstable=late, warm_reward=warm_reward,
                 rule="post hoc (defined after the runs, not a prediction's judge): baseline = "
                 "the warm-up reward, last quarter below it by more than the margin",
-                **_bound(late))
+                **lower_bound_status(late))
         frozen = [sum(_frozen(r) for r in runs) >= 2 for _, runs in sel]
         add("lr_frozen", {"momentum": beta},
             next((lr for (lr, _), f in zip(sel, frozen, strict=True) if f), None),
@@ -218,7 +218,7 @@ def observe(model: str, records: list[dict[str, Any]], steps: int, *,
         if sweep == "refresh":
             setting["mode"] = "hold"
         add(quantity, setting, grid_threshold([v for v, _ in sel], flags),
-            grid=[v for v, _ in sel], unstable=flags, **_bound(flags))
+            grid=[v for v, _ in sel], unstable=flags, **lower_bound_status(flags))
     reuse = sorted([(s["refresh"], runs) for s, runs in groups if s["sweep"] == "reuse"])
     if reuse:
         flags = [unstable(runs) for _, runs in reuse]
