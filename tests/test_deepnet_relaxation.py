@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -89,11 +90,16 @@ def _run(setting: dict, seed: int, reward: list[float]) -> dict:
             "unstable": bool(reward[-1] < reward[0] - 0.05)}
 
 
+def _relaxing_runs(setting: dict, seeds: Iterable[int], k: float) -> tuple[list[float], list[dict]]:
+    """Runs of ``setting`` whose reward relaxes as 0.3 - 0.2 (1 - k)^n (tau = -1 / ln(1 - k))."""
+    curve = list(0.3 - 0.2 * (1 - k) ** np.arange(setting["steps"]))
+    return curve, [_run(setting, s, curve) for s in seeds]
+
+
 def test_relaxation_rows_judge_by_the_fixed_rule(tmp_path: Path) -> None:
     steps, k = 120, 0.05
     setting = {"lr": 0.1, "momentum": 0.0, "steps": steps}
-    curve = list(0.3 - 0.2 * (1 - k) ** np.arange(steps))
-    runs = [_run(setting, s, curve) for s in (800, 801, 802)]
+    curve, runs = _relaxing_runs(setting, (800, 801, 802), k)
     (tmp_path / "relaxruns_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
     observed, rows = relaxation.relaxation_rows(tmp_path)
     assert rows == []  # no predictions yet
@@ -248,8 +254,7 @@ def test_path_within_judges_every_window() -> None:
 def test_slow_rows_join_only_slow_runs(tmp_path: Path) -> None:
     steps, k = 120, 0.05
     setting = {"lr": 0.05, "momentum": 0.0, "steps": steps}
-    curve = list(0.3 - 0.2 * (1 - k) ** np.arange(steps))
-    runs = [_run(setting, s, curve) for s in (900, 901, 902)]
+    curve, runs = _relaxing_runs(setting, (900, 901, 902), k)
     (tmp_path / "relaxruns_slow_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
     tagged = {**setting, "runs": "relaxation_slow"}
     items = [{"model": "m", "quantity": "relaxation_time", "setting": tagged, "value": 22.0,
@@ -308,9 +313,8 @@ def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
         (tmp_path / f"drift{suffix}_m.json").write_text(json.dumps(
             {"start": {"reward": 0.1, "reward_se": 1e-4}, "drift": {str(lr): drift}}))
         setting = {"lr": lr, "momentum": 0.0, "steps": steps}
-        curve = list(0.3 - 0.2 * (1 - k) ** np.arange(steps))
-        (tmp_path / f"relaxruns{suffix}_m.json").write_text(json.dumps(
-            {"size": "m", "runs": [_run(setting, s, curve) for s in range(seed, seed + 3)]}))
+        _, runs = _relaxing_runs(setting, range(seed, seed + 3), k)
+        (tmp_path / f"relaxruns{suffix}_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
     burned = [{**p, "burn_in": 20, "burn_in_changes": [0.02, 0.04]} for p in drift]
     (tmp_path / "drift_slow_burnin20_m.json").write_text(json.dumps({"drift": {"0.05": burned}}))
     result = relaxation_diagnosis_step(["m"], out=tmp_path, route="slow")
