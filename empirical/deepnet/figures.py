@@ -295,7 +295,6 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     from .relaxation import mean_field_curve, route_suffix
 
     tag = route_suffix(route)
-
     measured = load(f"drift{tag}_{model}.json", data)
     made = [i for i in load(f"predictions_relaxation{tag}.json", data)["items"]
             if i["model"] == model and i["quantity"] == "relaxation_time"]
