@@ -63,6 +63,7 @@ from grpodyn.empirical.logs.run_analysis import infer_reward_range, learning_rat
 from grpodyn.ground import InputError
 from grpodyn.numerics.fit import estimate_noise
 from grpodyn.numerics.forecast import MEMBERS, _point_weights, forecast_curve
+from grpodyn.numerics.learned_prior import WEIGHTS_PATH, load_learned_prior
 
 ROOT = Path(__file__).resolve().parents[1]
 FRACTIONS = (0.2, 0.3, 0.5, 0.7)
@@ -122,6 +123,27 @@ def deepnet_runs(*, seeds: tuple[int, ...] = (0,)) -> list[tuple[str, Run]]:
             out.append((f"deepnet{size}_{setting['sweep']}_{label}_s{entry['seed']}",
                         Run(f"deepnet/runs_{size}.json", "deepnet", steps, reward, {},
                             meta=meta)))
+    return out
+
+
+def deepnet_relaxation_runs() -> list[tuple[str, Run]]:
+    """Return the deep-network relaxation runs (``relaxruns_*.json``: 300 steps, momentum 0).
+
+    Made for issue 16's relaxation predictions (seeds 800-802 and 900-902, and any later
+    file of that name); never used to design a forecaster.
+    """
+    out = []
+    for path in sorted((ROOT / "empirical" / "data" / "deepnet").glob("relaxruns_*.json")):
+        for entry in json.loads(path.read_text())["runs"]:
+            reward = np.asarray(entry["reward"], dtype=float)
+            if entry["unstable"] or not np.all(np.isfinite(reward)):
+                continue
+            setting = entry["setting"]
+            meta = RunMeta(momentum=Hyperparameter(float(setting["momentum"]), "logged",
+                                                   "deepnet setting"))
+            out.append((f"{path.stem}_lr{setting['lr']}_s{entry['seed']}",
+                        Run(f"deepnet/{path.name}", "deepnet", np.arange(1.0, reward.size + 1),
+                            reward, {}, meta=meta)))
     return out
 
 
@@ -210,7 +232,8 @@ def _scores(y: np.ndarray, mean: np.ndarray, lower: np.ndarray, upper: np.ndarra
 
 
 def evaluate(name: str, run: Run, fraction: float, members: tuple[str, ...] = MEMBERS,
-             band: str = "averaged") -> dict[str, dict] | None:
+             band: str = "averaged", *, ensemble: bool = True,
+             learned_prior: Path | None = WEIGHTS_PATH) -> dict[str, dict] | None:
     """Score every method on one run cut at ``fraction`` (None when the cut leaves too little).
 
     Parameters
@@ -226,6 +249,11 @@ def evaluate(name: str, run: Run, fraction: float, members: tuple[str, ...] = ME
     band : str
         How the members make the band (``forecast_curve``'s ``band``: ``averaged``, revision
         6; ``mixture``, revision 5).
+    ensemble : bool
+        Score the stacked forecaster, its members and ``oracle_members`` (False: only the
+        baselines, the learned prior and the other oracles, for a quick look).
+    learned_prior : Path or None
+        Weights of the learned-prior forecaster (None: leave it out).
 
     Returns
     -------
@@ -244,28 +272,33 @@ def evaluate(name: str, run: Run, fraction: float, members: tuple[str, ...] = ME
     beta, _ = momentum_of(run, None)
     lr = learning_rate_of(run)
     out = {}
-    fc = forecast_curve(t, y, n_train=n_train, future_steps=future, members=members,
-                        momentum=beta,
-                        learning_rate=None if lr is None else (t, lr), bounds=bounds,
-                        level=LEVEL, band=band)
-    out["forecaster"] = _scores(held, fc.point, fc.lower, fc.upper, sigma)
-    out["forecaster"]["weights"] = fc.weights
-    out["forecaster"]["point_weights"] = fc.point_weights
-    out["forecaster_mean"] = _scores(held, fc.mean, fc.lower, fc.upper, sigma)
-    out["forecaster_median"] = _scores(held, fc.median, fc.lower, fc.upper, sigma)
     z = norm.ppf(0.5 + LEVEL / 2)
-    for member_name, member in fc.members.items():
-        mean, var = member.predictive(future, bounds)
-        sd = np.sqrt(var)
-        low, high = mean - z * sd, mean + z * sd
-        if bounds is not None:
-            low, high = np.clip(low, *bounds), np.clip(high, *bounds)
-        out[f"m:{member_name}"] = _scores(held, mean, low, high, sigma)
+    if ensemble:
+        fc = forecast_curve(t, y, n_train=n_train, future_steps=future, members=members,
+                            momentum=beta,
+                            learning_rate=None if lr is None else (t, lr), bounds=bounds,
+                            level=LEVEL, band=band)
+        out["forecaster"] = _scores(held, fc.point, fc.lower, fc.upper, sigma)
+        out["forecaster"]["weights"] = fc.weights
+        out["forecaster"]["point_weights"] = fc.point_weights
+        out["forecaster_mean"] = _scores(held, fc.mean, fc.lower, fc.upper, sigma)
+        out["forecaster_median"] = _scores(held, fc.median, fc.lower, fc.upper, sigma)
+        for member_name, member in fc.members.items():
+            mean, var = member.predictive(future, bounds)
+            sd = np.sqrt(var)
+            low, high = mean - z * sd, mean + z * sd
+            if bounds is not None:
+                low, high = np.clip(low, *bounds), np.clip(high, *bounds)
+            out[f"m:{member_name}"] = _scores(held, mean, low, high, sigma)
+        futures = np.array([m.predictive(future, bounds)[0] for m in fc.members.values()])
+        hindsight = _point_weights(futures, held) @ futures
+        out["oracle_members"] = _scores(held, hindsight, hindsight, hindsight, sigma)
+    if learned_prior is not None:
+        median, low, high = load_learned_prior(learned_prior).band(
+            t[:n_train], y[:n_train], future, level=LEVEL, bounds=bounds)
+        out["learned_prior"] = _scores(held, median, low, high, sigma)
     level = np.full(held.size, held.mean())
     out["oracle_level"] = _scores(held, level, level, level, sigma)
-    futures = np.array([m.predictive(future, bounds)[0] for m in fc.members.values()])
-    hindsight = _point_weights(futures, held) @ futures
-    out["oracle_members"] = _scores(held, hindsight, hindsight, hindsight, sigma)
     window = max(3, held.size // 10)
     smooth = np.convolve(held, np.ones(window) / window, mode="same") / np.convolve(
         np.ones(held.size), np.ones(window) / window, mode="same")
@@ -324,7 +357,8 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
 #: were scored once.
 SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_fresh", "synthetic_design", "tiny_grid2_new", "tiny_grid2_late",
-           "synthetic_new", "synthetic_r6", "tiny_grid2_r6")
+           "synthetic_new", "synthetic_r6", "tiny_grid2_r6", "tiny_grid2_all", "deepnet_relax",
+           "synthetic_lp")
 #: Commits at which a revision was frozen, before the sources new to it were scored.
 FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544"}
 
@@ -349,7 +383,10 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
                "tiny_grid2_late": lambda: tiny_grid2_runs(seeds=(7, 8), folder=grid2),
                "synthetic_new": lambda: synthetic_runs(range(5000, 5040)),
                "synthetic_r6": lambda: synthetic_runs(range(6000, 6040)),
-               "tiny_grid2_r6": lambda: tiny_grid2_runs(seeds=(9, 10), folder=grid2)}
+               "tiny_grid2_r6": lambda: tiny_grid2_runs(seeds=(9, 10), folder=grid2),
+               "tiny_grid2_all": lambda: tiny_grid2_runs(seeds=tuple(range(11)), folder=grid2),
+               "deepnet_relax": deepnet_relaxation_runs,
+               "synthetic_lp": lambda: synthetic_runs(range(7000, 7040))}
     return loaders[source]()
 
 
@@ -364,10 +401,16 @@ def main() -> None:
                         help=f"comma-separated sources, of {', '.join(SOURCES)}")
     parser.add_argument("--members", default=",".join(MEMBERS),
                         help="the forecaster's member set, for ablations on the design runs")
+    parser.add_argument("--no-ensemble", action="store_true",
+                        help="leave out the stacked forecaster and its members (quick look at "
+                             "the baselines and the learned prior)")
+    parser.add_argument("--learned-prior", default=str(WEIGHTS_PATH),
+                        help="weights of the learned-prior forecaster ('none': leave it out)")
     parser.add_argument("--band", default="averaged", choices=("averaged", "mixture"),
                         help="how the members make the band: averaged quantiles (revision 6) "
                              "or the mixture's (revision 5, the control)")
     args = parser.parse_args()
+    learned_prior = None if args.learned_prior == "none" else Path(args.learned_prior)
     sources = {}
     for source in args.only.split(","):
         if source not in SOURCES:
@@ -382,7 +425,8 @@ def main() -> None:
                 start = time.time()
                 try:
                     result = evaluate(name, run, fraction, tuple(args.members.split(",")),
-                                      args.band)
+                                      args.band, ensemble=not args.no_ensemble,
+                                      learned_prior=learned_prior)
                 except InputError as exc:
                     print(f"{name} F={fraction}: {exc}", file=sys.stderr)
                     continue
@@ -390,12 +434,15 @@ def main() -> None:
                     continue
                 results.append(result)
                 per_run[f"{name}@{fraction}"] = result
-                print(f"[{source}] {name} F={fraction} ({time.time() - start:.1f} s): "
-                      f"forecaster {result['forecaster']['mae_floor']:.2f}, last "
-                      f"{result['last_value']['mae_floor']:.2f}", file=sys.stderr)
+                lead = "forecaster" if "forecaster" in result else "learned_prior"
+                if lead in result:
+                    print(f"[{source}] {name} F={fraction} ({time.time() - start:.1f} s): "
+                          f"{lead} {result[lead]['mae_floor']:.2f}, last "
+                          f"{result['last_value']['mae_floor']:.2f}", file=sys.stderr)
             members = sorted({k for r in results for k in r if k.startswith("m:")})
             methods = ["forecaster", "forecaster_mean", "forecaster_median", *members,
-                       *BASELINES, "oracle_smooth", "oracle_level", "oracle_members"]
+                       "learned_prior", *BASELINES, "oracle_smooth", "oracle_level",
+                       "oracle_members"]
             summary[fraction] = summarise(results, methods)
         _print_table(f"{source} runs ({len(runs)})", summary)
         everything[source] = {"summary": summary, "per_run": per_run}

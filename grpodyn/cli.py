@@ -176,7 +176,8 @@ def _cmd_forecast(args: argparse.Namespace) -> dict[str, Any]:
         until = float(run.steps[-1])
     analysis = analyse_run(run, momentum=args.momentum, reward_range=args.reward_range,
                            train_fraction=args.train_fraction, until=until,
-                           horizon=args.horizon, level=args.level, diagnose_run=False)
+                           horizon=args.horizon, level=args.level, diagnose_run=False,
+                           forecaster=args.forecaster)
     out = {"source": run.source, "reward_key": run.reward_key, **analysis.forecast_dict()}
     out["reward_range"] = (None if analysis.reward_range is None
                            else list(analysis.reward_range))
@@ -589,6 +590,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--horizon", type=_finite_float, help="forecast up to this step")
     p.add_argument("--level", type=_finite_float, default=0.9,
                    help="central probability of the band (default 0.9)")
+    p.add_argument("--forecaster", choices=("ensemble", "learned_prior"), default="ensemble",
+                   help="ensemble: the stacked curve models (default); learned_prior: a "
+                        "network trained on curves drawn from the theory's prior (LC-PFN "
+                        "style; bands up to level 0.95)")
     _add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): enables the "
                           "inertial model (default: the log's)")
     _add_log_options(p)

@@ -184,3 +184,24 @@ def test_report_and_advise_use_the_analysis(tmp_path: Path,
     advice = json.loads(capsys.readouterr().out)
     assert advice["measured"]["tau"] == pytest.approx(50, rel=0.3)
     assert advice["measured"]["momentum_source"].startswith("user")
+
+
+def test_forecast_with_the_learned_prior_keeps_the_json_contract(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Check ``forecast --forecaster learned_prior`` gives the same keys, a path and no plateau."""
+    rng = np.random.default_rng(8)
+    values = 0.8 - 0.6 * np.exp(-np.arange(120) / 40) + 0.02 * rng.standard_normal(120)
+    log = _csv(tmp_path / "run.csv", values)
+    assert main(["forecast", str(log), "--train-fraction", "0.5", "--forecaster",
+                 "learned_prior", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert FORECAST_KEYS | {"mae", "coverage"} <= set(out)
+    assert out["model"] == "learned_prior" and out["weights"] == {"learned_prior": 1.0}
+    assert out["plateau"]["status"] == "not_determined" and out["plateau"]["value"] is None
+    assert all(0 <= lo <= m <= hi <= 1 for lo, m, hi in zip(out["lower"], out["point"],
+                                                            out["upper"], strict=True))
+    held = np.round(values[60:], 5)
+    assert out["mae"] == pytest.approx(np.mean(np.abs(held - out["point"])), rel=1e-6)
+    assert main(["forecast", str(log), "--train-fraction", "0.5", "--forecaster",
+                 "learned_prior", "--level", "0.99"]) == 2
+    assert "0.95" in capsys.readouterr().err

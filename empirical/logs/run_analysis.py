@@ -36,12 +36,15 @@ from grpodyn.numerics.forecast import (
     member_weights,
     plateau_summary,
 )
+from grpodyn.numerics.learned_prior import learned_prior_forecast
 
 __all__ = ["RunAnalysis", "analyse_run", "infer_reward_range", "learning_rate_of",
-           "momentum_of", "not_determined", "FIT_MODELS"]
+           "momentum_of", "not_determined", "FIT_MODELS", "FORECASTERS"]
 
 #: Models fitted to the whole run (the forecaster's saturating members and the sigmoid).
 FIT_MODELS = ("exponential", "power", "sigmoid", "inertial", "exponential_lr")
+#: The forecasters ``analyse_run(forecaster=...)`` and ``grpodyn forecast --forecaster`` know.
+FORECASTERS = ("ensemble", "learned_prior")
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
 
 
@@ -169,7 +172,14 @@ class RunAnalysis:
         fc = self.forecast
         if fc is None:
             return None
-        plateau = plateau_summary(fc.members, fc.weights, level=fc.level, bounds=fc.bounds)
+        if fc.members:
+            plateau = plateau_summary(fc.members, fc.weights, level=fc.level,
+                                      bounds=fc.bounds)
+        else:
+            plateau = {"value": None, "lower": None, "upper": None,
+                       "status": "not_determined",
+                       "reason": f"the {fc.model} forecaster gives the path's quantiles, not "
+                                 "a plateau parameter"}
         out: dict[str, Any] = {
             "model": fc.model, "weights": fc.weights, "weighting": fc.weighting,
             "train_points": fc.train_points,
@@ -424,7 +434,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
                 train_fraction: float | None = None, until: float | None = None,
                 horizon: float | None = None, level: float = 0.9,
                 models: tuple[str, ...] = FIT_MODELS, diagnose_run: bool = True,
-                stack: bool = True) -> RunAnalysis:
+                stack: bool = True, forecaster: str = "ensemble") -> RunAnalysis:
     """Analyse one run: fits, noise, plateau and dynamics with statuses, diagnosis, forecast.
 
     Parameters
@@ -451,6 +461,11 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         Which model to trust by stacking (rolling-origin refits inside the run: the costly
         part, ~0.4 s at 1000 points). False: BIC weights over the fits already made, and the
         residual noise fitted only where a one-sided plateau bound needs it.
+    forecaster : str
+        Which forecaster makes the forecast: ``ensemble`` (the stacked curve models,
+        :func:`grpodyn.numerics.forecast.forecast_curve`) or ``learned_prior`` (the network
+        trained on the theory's prior, :func:`grpodyn.numerics.learned_prior.
+        learned_prior_forecast`; bands up to level 0.95).
 
     Returns
     -------
@@ -544,7 +559,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     forecast = None
     if train_fraction is not None or until is not None:
         forecast = _forecast(run, train_fraction=train_fraction, until=until, horizon=horizon,
-                             level=level, momentum=beta, lr=lr, bounds=bounds)
+                             level=level, momentum=beta, lr=lr, bounds=bounds,
+                             forecaster=forecaster)
     return RunAnalysis(run, bounds, range_source, beta, momentum_source, lr_peak, lr_source,
                        fits, errors, noise, weights, plateau, dynamics, diagnosis, forecast,
                        level, warnings)
@@ -552,8 +568,11 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
 
 def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
               horizon: float | None, level: float, momentum: float | None,
-              lr: np.ndarray | None, bounds: tuple[float, float] | None) -> EnsembleForecast:
+              lr: np.ndarray | None, bounds: tuple[float, float] | None,
+              forecaster: str = "ensemble") -> EnsembleForecast:
     """Forecast the run after the cut (a fraction of the points, or a step), fitted before it."""
+    if forecaster not in FORECASTERS:
+        raise InputError(f"forecaster: {forecaster!r} is none of {', '.join(FORECASTERS)}")
     if train_fraction is not None:
         if not 0 < train_fraction < 1:
             raise InputError(f"train fraction must lie strictly between 0 and 1, got "
@@ -575,6 +594,9 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
         future = np.concatenate([future, extra[extra <= horizon]])
     if future.size == 0:
         raise InputError("nothing to forecast: the cut is at the last step; give --horizon")
+    if forecaster == "learned_prior":
+        return learned_prior_forecast(run.steps, run.reward, n_train=n_train,
+                                      future_steps=future, level=level, bounds=bounds)
     lr_pair = None
     if lr is not None:
         # past the log, the learning rate stays at its last value
