@@ -18,12 +18,18 @@ revision 4 (the control). Revision 6 (the band made of the members' quantiles av
 with the stacking weights instead of their mixture's quantiles) was designed on the same sources
 as revision 5, frozen, then scored once on ``synthetic_r6`` (seeds 6000-6039) and
 ``tiny_grid2_r6`` (seeds 9 and 10 of the second grid, folder ``--grid2``, when there);
-``--band mixture`` is revision 5 (the control). Nothing is tuned per run.
+``--band mixture`` is revision 5 (the control). The learned prior (``learned_prior``, a network
+trained on curves drawn from the theory's prior, :mod:`numerics.learned_prior`; no real run in
+its training) was designed on ``design``, ``tiny_grid``, ``synthetic_design`` and ``deepnet``,
+frozen (``FROZEN``), then scored once on ``score``, ``tiny_grid2_all`` (seeds 0-10 of the second
+grid), ``deepnet_relax`` (issue 16's relaxation runs, never forecast before), ``synthetic_lp``
+(seeds 7000-7039, new) and the synthetic seeds 3000-6039. Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
 Methods: ``forecaster`` (stacked ensemble, :mod:`numerics.forecast`), each of its members alone
-(``m:<name>``, its own noise-model band), and the naive baselines ``last_value``, ``mean_last20``
+(``m:<name>``, its own noise-model band), ``learned_prior`` (its median and quantile band), and
+the naive baselines ``last_value``, ``mean_last20``
 (mean of the last 20% of the training part), ``linear`` (least-squares line), ``power_law``
 (a + b (t + 1)^c) and ``exponential`` (a - b exp(-t/c)), the last two by plain
 ``scipy.optimize.curve_fit``. A baseline's band is its forecast +- z times the standard
@@ -360,7 +366,8 @@ SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_new", "synthetic_r6", "tiny_grid2_r6", "tiny_grid2_all", "deepnet_relax",
            "synthetic_lp")
 #: Commits at which a revision was frozen, before the sources new to it were scored.
-FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544"}
+FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544",
+          "learned prior": "a02ead2"}
 
 
 def load_source(source: str, logs: Path, *, grid2: Path | None = None
