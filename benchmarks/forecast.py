@@ -23,7 +23,9 @@ trained on curves drawn from the theory's prior, :mod:`numerics.learned_prior`; 
 its training) was designed on ``design``, ``tiny_grid``, ``synthetic_design`` and ``deepnet``,
 frozen (``FROZEN``), then scored once on ``score``, ``tiny_grid2_all`` (seeds 0-10 of the second
 grid), ``deepnet_relax`` (issue 16's relaxation runs, never forecast before), ``synthetic_lp``
-(seeds 7000-7039, new) and the synthetic seeds 3000-6039. Nothing is tuned per run.
+(seeds 7000-7039, new) and the synthetic seeds 3000-6039; ``deepnet_relax_burnin`` (issue 16's
+runs on seeds 1000-1002, made in the same hour as the freeze and read only after it) was scored
+later, once. Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
@@ -132,14 +134,16 @@ def deepnet_runs(*, seeds: tuple[int, ...] = (0,)) -> list[tuple[str, Run]]:
     return out
 
 
-def deepnet_relaxation_runs() -> list[tuple[str, Run]]:
-    """Return the deep-network relaxation runs (``relaxruns_*.json``: 300 steps, momentum 0).
+def deepnet_relaxation_runs(files: tuple[str, ...]) -> list[tuple[str, Run]]:
+    """Return the deep-network relaxation runs of ``files`` (300 steps, momentum 0).
 
-    Made for issue 16's relaxation predictions (seeds 800-802 and 900-902, and any later
-    file of that name); never used to design a forecaster.
+    Made for issue 16's relaxation predictions (``relaxruns_<size>.json``, seeds 800-802;
+    ``relaxruns_slow_<size>.json``, 900-902; ``relaxruns_burnin_<size>.json``, 1000-1002);
+    never used to design a forecaster.
     """
     out = []
-    for path in sorted((ROOT / "empirical" / "data" / "deepnet").glob("relaxruns_*.json")):
+    for name in files:
+        path = ROOT / "empirical" / "data" / "deepnet" / name
         for entry in json.loads(path.read_text())["runs"]:
             reward = np.asarray(entry["reward"], dtype=float)
             if entry["unstable"] or not np.all(np.isfinite(reward)):
@@ -364,7 +368,7 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
 SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_fresh", "synthetic_design", "tiny_grid2_new", "tiny_grid2_late",
            "synthetic_new", "synthetic_r6", "tiny_grid2_r6", "tiny_grid2_all", "deepnet_relax",
-           "synthetic_lp")
+           "synthetic_lp", "deepnet_relax_burnin")
 #: Commits at which a revision was frozen, before the sources new to it were scored.
 FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544",
           "learned prior": "a02ead2"}
@@ -392,7 +396,11 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
                "synthetic_r6": lambda: synthetic_runs(range(6000, 6040)),
                "tiny_grid2_r6": lambda: tiny_grid2_runs(seeds=(9, 10), folder=grid2),
                "tiny_grid2_all": lambda: tiny_grid2_runs(seeds=tuple(range(11)), folder=grid2),
-               "deepnet_relax": deepnet_relaxation_runs,
+               "deepnet_relax": lambda: deepnet_relaxation_runs(tuple(
+                   f"relaxruns_{route}{size}.json" for route in ("", "slow_")
+                   for size in ("70k", "330k"))),
+               "deepnet_relax_burnin": lambda: deepnet_relaxation_runs(
+                   ("relaxruns_burnin_70k.json", "relaxruns_burnin_330k.json")),
                "synthetic_lp": lambda: synthetic_runs(range(7000, 7040))}
     return loaders[source]()
 
