@@ -208,8 +208,9 @@ def curve_features(t: np.ndarray, y: np.ndarray, future_steps: np.ndarray,
 class LearnedPrior:
     """The trained network: a ReLU perceptron whose last layer gives monotone quantiles.
 
-    The output layer gives the median and the log-increments to the neighbouring levels, so
-    the quantiles are ordered by construction (q_j = q_median +- cumulative softplus).
+    The output layer gives the median and, through a softplus, the positive gaps between
+    neighbouring levels, so the quantiles are ordered by construction (q_j = q_median +- the
+    cumulative sum of the gaps).
     """
 
     weights: tuple[np.ndarray, ...]
