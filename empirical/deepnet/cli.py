@@ -217,9 +217,12 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     (copy seed ``seed``), segments with seeds from ``SLOW_SEGMENT_SEED`` on, written to
     ``drift_slow_<size>.json`` beside the session-7 file. ``burn_in`` > 0: each segment starts
     after that many steps at its lr from the state (``drift<_slow>_burnin<B>_<size>.json``).
+    ``route="burnin"`` (:mod:`.burnin`): the same copy states, segments read after a burn-in
+    (``burn_in`` >= 1) with seeds from ``BURNIN_SEGMENT_SEED`` on, ``drift_burnin_<size>.json``.
     """
     import torch
 
+    from .burnin import BURNIN_SEGMENT_SEED
     from .grpo import warmed_model
     from .relaxation import measure_drift_curve, route_suffix
     from .slow import SLOW_SEGMENT_SEED
@@ -227,16 +230,19 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
         raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
     suffix = route_suffix(route)
+    if route == "burnin" and burn_in < 1:
+        raise ValueError(f"the burnin route needs --burn-in >= 1, got {burn_in}")
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, 0)
+    segment_seed = {"state": None, "slow": SLOW_SEGMENT_SEED,
+                    "burnin": BURNIN_SEGMENT_SEED}[route]
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
                                    copy_steps=copy_steps, every=every, segment=segment,
-                                   repeats=repeats, seed=seed,
-                                   segment_seed=SLOW_SEGMENT_SEED if route == "slow" else None,
+                                   repeats=repeats, seed=seed, segment_seed=segment_seed,
                                    burn_in=burn_in)
     measured.update(size=size, warm_up=record,
                     label="measurement before the runs it predicts (copies and segments only)")
-    burned = f"_burnin{burn_in}" if burn_in else ""
+    burned = f"_burnin{burn_in}" if burn_in and route != "burnin" else ""
     return _write(out / f"drift{suffix}{burned}_{size}.json", measured)
 
 
@@ -529,9 +535,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="drift-curve: the learning rates whose drift is measured")
     parser.add_argument("--route", choices=list(ROUTE_SUFFIX), default="state",
                         help="drift-curve, predict-relaxation, run-relaxation: the drift at "
-                        "single states (session 7) or the slow drift (empirical/deepnet/slow.py)")
-    parser.add_argument("--burn-in", type=int, default=0,
-                        help="drift-curve: steps at the segment's lr before each segment")
+                        "single states (session 7), the slow drift (empirical/deepnet/slow.py) "
+                        "or the drift after a burn-in (empirical/deepnet/burnin.py)")
+    parser.add_argument("--burn-in", type=int, default=None,
+                        help="drift-curve: steps at the segment's lr before each segment "
+                        "(default 0; the burnin route's BURN_IN)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -559,8 +567,12 @@ def main(argv: list[str] | None = None) -> None:
             paths = [str(predict_relay_step(args.sizes, lr=args.lr, out=args.out,
                                             staleness=tuple(args.staleness)))]
         elif args.step == "drift-curve":
+            from .burnin import BURN_IN
+
+            burn_in = args.burn_in if args.burn_in is not None else (
+                BURN_IN if args.route == "burnin" else 0)
             paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs),
-                                          route=args.route, burn_in=args.burn_in))
+                                          route=args.route, burn_in=burn_in))
                      for s in args.sizes]
         elif args.step == "predict-relaxation":
             paths = [str(predict_relaxation_step(args.sizes, steps=args.steps, out=args.out,

@@ -54,8 +54,9 @@ __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_fi
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 #: The relaxation routes and the suffix of their files: session 7's drift at single states
 #: (``drift_<size>.json``, ``predictions_relaxation.json``, ``relaxruns_<size>.json``) and the
-#: slow drift of :mod:`.slow` (``drift_slow_<size>.json``, ...).
-ROUTE_SUFFIX = {"state": "", "slow": "_slow"}
+#: slow drift of :mod:`.slow` (``drift_slow_<size>.json``, ...) and the drift read after a burn-in
+#: at the segment's own lr of :mod:`.burnin` (``drift_burnin_<size>.json``, ...).
+ROUTE_SUFFIX = {"state": "", "slow": "_slow", "burnin": "_burnin"}
 
 
 def route_suffix(route: str) -> str:
@@ -123,28 +124,30 @@ def segment_drift(model: Any, tokenizer: Any, *, lr: float, segment: int, repeat
     numbers). Returns the mean start reward, D = mean(r' - r) / segment with its s.e., and the
     mid reward mean(r + (r' - r) / 2) to which D is assigned. ``burn_in`` > 0: the copy first
     runs ``burn_in`` steps at ``lr`` (seed ``seed + 500 + j``) and the segment starts there;
-    the state's own reward and the burn-in's change (same evaluation seed) are returned too.
+    the state's own rewards (``state_rewards``) and the burn-in's changes (same evaluation
+    seed) are returned too.
     """
     if repeats < 2:
         raise ValueError(f"repeats must be >= 2 for a standard error, got {repeats}")
     if burn_in < 0:
         raise ValueError(f"burn_in must be >= 0, got {burn_in}")
-    starts, changes, burned = [], [], []
+    starts, changes, burned, states = [], [], [], []
     for j in range(repeats):
         evaluation = 7_000_000 + seed + j
         moved = copy.deepcopy(model)
         if burn_in:
-            state = _reward(model, tokenizer, evaluation)
+            states.append(_reward(model, tokenizer, evaluation))
             run(moved, tokenizer, RunSettings(lr=lr, steps=burn_in, seed=seed + 500 + j))
         before = _reward(moved, tokenizer, evaluation)
         if burn_in:
-            burned.append(before - state)
+            burned.append(before - states[-1])
         result = run(moved, tokenizer, RunSettings(lr=lr, steps=segment, seed=seed + j))
         after = _reward(moved, tokenizer, evaluation) if result["finite"] else float("nan")
         starts.append(before)
         changes.append(after - before)
     s, c = np.asarray(starts), np.asarray(changes)
-    extra = {"burn_in": burn_in, "burn_in_changes": burned} if burn_in else {}
+    extra = {"burn_in": burn_in, "burn_in_changes": burned,
+             "state_rewards": states} if burn_in else {}
     return {"lr": lr, "reward": float(s.mean()),
             "reward_se": float(s.std(ddof=1) / np.sqrt(s.size)),
             "reward_mid": float(s.mean() + c.mean() / 2), "drift": float(c.mean() / segment),
@@ -350,8 +353,9 @@ def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     for route, suffix in ROUTE_SUFFIX.items():
         label = "relaxation" if route == "state" else "relaxation_slow"
         found = []
+        others = [f"relaxruns{s}_" for s in ROUTE_SUFFIX.values() if s and s != suffix]
         for path in sorted(out.glob(f"relaxruns{suffix}_*.json")):
-            if suffix == "" and path.name.startswith("relaxruns_slow_"):
+            if suffix == "" and path.name.startswith(tuple(others)):
                 continue
             data = json.loads(path.read_text())
             found.extend(observe_relaxation(data["size"], data["runs"], label))
