@@ -311,6 +311,8 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     from .grpo import mean_curve
     from .relaxation import route_suffix, state_regression, window_slopes
 
+    if route == "burnin":
+        return _burnin_diagnosis(sizes, out)
     if route_suffix(route):
         return {"design_check": _slow_design_check(sizes, out),
                 "post_hoc": _slow_post_hoc(sizes, out)}
@@ -332,18 +334,29 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
 
 
 def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
-    from .relaxation import join_relaxation, observe_relaxation, predict_relaxation
+    return _design_check(sizes, out, route="slow", drift="drift_{}.json",
+                         runs="relaxruns_{}.json", label="design check of the slow route on "
+                         "session 7's data (seen before the design): not a score")
+
+
+def _design_check(sizes: list[str], out: Path, *, route: str, drift: str, runs: str,
+                  label: str) -> dict[str, Any]:
+    """Apply a route's rules to seen measurements (``drift``) and judge them on seen runs.
+
+    ``drift`` and ``runs``: file-name patterns with ``{}`` for the size. Design, not a score.
+    """
+    from .relaxation import join_relaxation, observe_relaxation, predict_relaxation, route_suffix
     from .slow import path_within
 
-    result: dict[str, Any] = {"label": "design check of the slow route on session 7's data "
-                              "(seen before the design): not a score"}
+    tag = "relaxation" + route_suffix(route)
+    result: dict[str, Any] = {"label": label}
     for size in sizes:
-        measured = json.loads((out / f"drift_{size}.json").read_text())
-        runs = json.loads((out / f"relaxruns_{size}.json").read_text())["runs"]
-        steps = runs[0]["setting"]["steps"]
+        measured = json.loads((out / drift.format(size)).read_text())
+        seen = json.loads((out / runs.format(size)).read_text())["runs"]
+        steps = seen[0]["setting"]["steps"]
         made = {"commit": "design check",
-                "items": predict_relaxation(size, measured, steps=steps, route="slow")}
-        for row in join_relaxation(made, observe_relaxation(size, runs, "relaxation_slow")):
+                "items": predict_relaxation(size, measured, steps=steps, route=route)}
+        for row in join_relaxation(made, observe_relaxation(size, seen, tag)):
             row.update(path_within(row["predicted_path"], row["observed_path"]))
             fit = next(i["drift_fit"] for i in made["items"]
                        if i["setting"] == row["setting"])
@@ -351,8 +364,57 @@ def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
                 **{k: row[k] for k in ("predicted", "predicted_interval_68", "observed",
                                        "observed_status", "within_target", "predicted_path",
                                        "observed_path", "path_within")},
-                "fast_slope": fit["fast_slope"], "fast_slope_se": fit["fast_slope_se"],
+                **{k: fit[k] for k in ("fast_slope", "fast_slope_se") if k in fit},
                 "reduced_chi2": fit["reduced_chi2"]}
+    return result
+
+
+def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
+    """Check the burn-in route (:mod:`.burnin`): design check, turnover reading, post hoc.
+
+    ``design_check``: the route's rules on the 10f burn-in segments
+    (``drift_slow_burnin20_<size>.json``) judged on the slow route's runs (seeds 900-902, seen:
+    design, not a score). ``turnover``: for every route's runs of ``size``, each seed's 60-step
+    windows and the fixed rule on the seed mean over the whole run and over its first 240 steps
+    (whether a determined tau comes from a fall late in the run). ``post_hoc`` (after the
+    burn-in route's runs, never a prediction): the runs' 60-step window slopes against the
+    committed drift (:func:`.relaxation.window_slopes`).
+    """
+    from .grpo import mean_curve
+    from .relaxation import window_slopes
+    from .slow import PATH_WINDOW, path_windows
+    from .sweeps import fit_relaxation
+
+    result: dict[str, Any] = {
+        "design_check": _design_check(
+            sizes, out, route="burnin", drift="drift_slow_burnin20_{}.json",
+            runs="relaxruns_slow_{}.json", label="design check of the burn-in route on 10f's "
+            "burn-in segments and runs (seen before the design): not a score"),
+        "turnover": {}, "post_hoc": {"label": "post hoc (after the burn-in route's runs): "
+                                     "not a score"}}
+    for size in sizes:
+        for path in sorted(out.glob(f"relaxruns*_{size}.json")):
+            records = json.loads(path.read_text())["runs"]
+            for lr in sorted({r["setting"]["lr"] for r in records}):
+                mine = [r for r in records if r["setting"]["lr"] == lr]
+                curve = mean_curve([r["reward"] for r in mine])
+                early = PATH_WINDOW * (curve.size // PATH_WINDOW - 1)
+                result["turnover"][f"{path.name} lr {lr:g}"] = {
+                    "seed_windows": {r["seed"]: path_windows(np.asarray(r["reward"], float))
+                                     for r in mine},
+                    "tau": fit_relaxation(curve, curve.size).get("value"),
+                    f"tau_first_{early}": fit_relaxation(curve[:early], early).get("value")}
+        path = out / f"relaxruns_burnin_{size}.json"
+        made = out / "predictions_relaxation_burnin.json"
+        if path.is_file() and made.is_file():
+            records = json.loads(path.read_text())["runs"]
+            for item in json.loads(made.read_text())["items"]:
+                if item["model"] != size or item["quantity"] != "relaxation_time":
+                    continue
+                lr = item["setting"]["lr"]
+                curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
+                result["post_hoc"][f"{size} lr {lr:g}"] = window_slopes(
+                    curve, item["drift_fit"]["coef"], PATH_WINDOW)
     return result
 
 
