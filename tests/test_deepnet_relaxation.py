@@ -333,7 +333,7 @@ def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
     assert len(result["post_hoc"]["m lr 0.05"]["windows"]) == 2
 
 
-@pytest.mark.parametrize("route", ["state", "slow"])
+@pytest.mark.parametrize("route", ["state", "slow", "burnin"])
 def test_relaxation_figure_draws_each_route_from_the_shipped_data(route: str) -> None:
     import matplotlib
 
@@ -454,5 +454,13 @@ def test_burnin_diagnosis_reads_seen_burn_in_data_and_every_route_runs(tmp_path:
     turn = result["turnover"]["relaxruns_slow_m.json lr 0.1"]
     assert set(turn["seed_windows"]) == {900, 901, 902}
     assert turn["tau"] == pytest.approx(-1 / math.log(1 - k), rel=1e-3)
-    assert "tau_first_60" in turn
+    assert "tau_first_60" in turn and turn["largest_fall"] == {900: 0.0, 901: 0.0, 902: 0.0}
     assert set(result["post_hoc"]) == {"label"}  # no burn-in route runs yet
+    (tmp_path / "drift_burnin_m.json").write_text(json.dumps(measured))
+    (tmp_path / "relaxruns_burnin_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    item = relaxation.predict_relaxation("m", measured, steps=steps, boot=5, route="burnin")[0]
+    (tmp_path / "predictions_relaxation_burnin.json").write_text(json.dumps(
+        {"commit": "c", "items": [{**item, "setting": {**item["setting"], "lr": 0.1}}]}))
+    after = relaxation_diagnosis_step(["m"], out=tmp_path, route="burnin")["post_hoc"]["m lr 0.1"]
+    assert after["median_segment_drift_se"] == pytest.approx(1e-5)
+    assert len(after["windows"]) == 2

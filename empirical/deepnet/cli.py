@@ -376,9 +376,10 @@ def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
     (``drift_slow_burnin20_<size>.json``) judged on the slow route's runs (seeds 900-902, seen:
     design, not a score). ``turnover``: for every route's runs of ``size``, each seed's 60-step
     windows and the fixed rule on the seed mean over the whole run and over its first 240 steps
-    (whether a determined tau comes from a fall late in the run). ``post_hoc`` (after the
-    burn-in route's runs, never a prediction): the runs' 60-step window slopes against the
-    committed drift (:func:`.relaxation.window_slopes`).
+    (whether a determined tau comes from a fall late in the run), and each seed's largest fall
+    between consecutive windows. ``post_hoc`` (after the burn-in route's runs, never a
+    prediction): the measurement's mean segment drift and median per-state s.e., and the runs'
+    60-step window slopes against the committed drift (:func:`.relaxation.window_slopes`).
     """
     from .grpo import mean_curve
     from .relaxation import window_slopes
@@ -399,9 +400,12 @@ def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
                 mine = [r for r in records if r["setting"]["lr"] == lr]
                 curve = mean_curve([r["reward"] for r in mine])
                 early = PATH_WINDOW * (curve.size // PATH_WINDOW - 1)
+                windows = {r["seed"]: path_windows(np.asarray(r["reward"], float))
+                           for r in mine}
                 result["turnover"][f"{path.name} lr {lr:g}"] = {
-                    "seed_windows": {r["seed"]: path_windows(np.asarray(r["reward"], float))
-                                     for r in mine},
+                    "seed_windows": windows,
+                    "largest_fall": {seed: float(max(0.0, -np.diff(w).min()))
+                                     for seed, w in windows.items()},
                     "tau": fit_relaxation(curve, curve.size).get("value"),
                     f"tau_first_{early}": fit_relaxation(curve[:early], early).get("value")}
         path = out / f"relaxruns_burnin_{size}.json"
@@ -413,8 +417,12 @@ def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
                     continue
                 lr = item["setting"]["lr"]
                 curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
-                result["post_hoc"][f"{size} lr {lr:g}"] = window_slopes(
-                    curve, item["drift_fit"]["coef"], PATH_WINDOW)
+                points = json.loads((out / f"drift_burnin_{size}.json").read_text())[
+                    "drift"][str(lr)]
+                result["post_hoc"][f"{size} lr {lr:g}"] = {
+                    **_mean_segment_drift(points),
+                    "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
+                    "windows": window_slopes(curve, item["drift_fit"]["coef"], PATH_WINDOW)}
     return result
 
 
