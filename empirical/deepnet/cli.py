@@ -251,7 +251,8 @@ def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA,
     """Write ``predictions_relaxation.json`` from ``drift_<size>.json`` with the code's commit.
 
     Items of other sizes already in the file are kept with their own commit. ``route="slow"``:
-    ``predictions_relaxation_slow.json`` from ``drift_slow_<size>.json`` (:mod:`.slow`).
+    ``predictions_relaxation_slow.json`` from ``drift_slow_<size>.json`` (:mod:`.slow`);
+    ``route="burnin"`` likewise with ``_burnin`` (:mod:`.burnin`).
     """
     from .relaxation import predict_relaxation, route_suffix
 
@@ -272,7 +273,7 @@ def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA,
 
 def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = DATA,
                         route: str = "state") -> Path:
-    """Run the predicted relaxation settings of ``size``: ``relaxruns<_slow>_<size>.json``."""
+    """Run the predicted relaxation settings of ``size``: ``relaxruns<suffix>_<size>.json``."""
     import torch
 
     from .grpo import warmed_model
@@ -306,7 +307,7 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     committed drift fit. ``route="slow"``: the design check of :mod:`.slow` instead, its rules
     applied to session 7's measurement (``drift_<size>.json``) and judged against session 7's
     runs (``relaxruns_<size>.json``, seen before the route was designed: design, not a score).
-    Printed, not written.
+    ``route="burnin"``: :func:`_burnin_diagnosis`. Printed, not written.
     """
     from .grpo import mean_curve
     from .relaxation import route_suffix, state_regression, window_slopes
