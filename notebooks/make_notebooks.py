@@ -262,6 +262,13 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", "for m in models:\n"
                  "    if (figures.DATA / f'drift_slow_{m}.json').exists():\n"
                  "        figures.relaxation_figure(m, route='slow')"),
+        ("md", "The burn-in route (docs/findings.md section 10g): segments read after 20 steps "
+               "at their own lr, the predicted curve through the measured burn-in of the warmed "
+               "model, predicted at lr 0.075 and 0.125 (predictions_relaxation_burnin.json, "
+               "committed before the runs on seeds 1000-1002)."),
+        ("code", "for m in models:\n"
+                 "    if (figures.DATA / f'drift_burnin_{m}.json').exists():\n"
+                 "        figures.relaxation_figure(m, route='burnin')"),
     ],
 }
 

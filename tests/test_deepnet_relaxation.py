@@ -160,6 +160,7 @@ def test_copy_states_and_segment_drift_on_a_tiny_model(monkeypatch: pytest.Monke
                                       burn_in=1)
     assert all((model.state_dict()[k] == v).all() for k, v in before.items())
     assert burned["burn_in"] == 1 and len(burned["burn_in_changes"]) == 2
+    assert burned["state_rewards"] == pytest.approx([0.5, 0.5])  # the state's own rewards
     assert "burn_in" not in point
     with pytest.raises(ValueError, match="burn_in"):
         relaxation.segment_drift(model, tokenizer, lr=0.1, segment=1, repeats=2, seed=9,
@@ -282,7 +283,7 @@ def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> Non
     assert "--route" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("route", ["state", "slow"])
+@pytest.mark.parametrize("route", ["state", "slow", "burnin"])
 def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -> None:
     """``predict-relaxation [--route slow]`` writes its route's file from its route's drift."""
     from grpodyn.empirical.deepnet.cli import main
@@ -291,14 +292,17 @@ def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -
     deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
     drift = [{**p, "reward_mid": p["reward"]}
              for p in _states((0.006, -0.02, 0.0), -0.04, deviation)]
-    suffix = "_slow" if route == "slow" else ""
+    if route == "burnin":
+        drift = [{**p, "state_rewards": [0.1, 0.1], "burn_in_changes": [0.0, 0.0],
+                  "reward_se": 1e-4} for p in drift]
+    suffix = relaxation.route_suffix(route)
     (tmp_path / f"drift{suffix}_m.json").write_text(json.dumps(
-        {"start": {"reward": 0.1, "reward_se": 1e-4}, "drift": {"0.1": drift}}))
+        {"start": {"reward": 0.1, "reward_se": 1e-4}, "drift": {"0.1": drift}, "burn_in": 20}))
     main(["predict-relaxation", "--route", route, "--sizes", "m", "--steps", "120",
           "--out", str(tmp_path)])
     made = json.loads((tmp_path / f"predictions_relaxation{suffix}.json").read_text())
     assert {i["quantity"] for i in made["items"]} == {"relaxation_time", "relaxation_time_late"}
-    label = "relaxation_slow" if route == "slow" else "relaxation"
+    label = "relaxation" + suffix
     assert all(i["model"] == "m" and i["setting"]["runs"] == label for i in made["items"])
 
 
@@ -329,7 +333,7 @@ def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
     assert len(result["post_hoc"]["m lr 0.05"]["windows"]) == 2
 
 
-@pytest.mark.parametrize("route", ["state", "slow"])
+@pytest.mark.parametrize("route", ["state", "slow", "burnin"])
 def test_relaxation_figure_draws_each_route_from_the_shipped_data(route: str) -> None:
     import matplotlib
 
@@ -347,3 +351,116 @@ def test_relaxation_figure_rejects_an_unknown_route() -> None:
 
     with pytest.raises(ValueError, match="route"):
         figures.relaxation_figure("70k", route="fast")
+
+
+def _burned_in(k: float, r_star: float, burn_in: int, rs: np.ndarray) -> dict:
+    """A burn-in measurement of a linear drift k (r* - r): state 0 at 0.1, its burn-in on the
+    exact path, the segments' mid rewards ``rs``."""
+    burned = r_star - (r_star - 0.1) * (1 - k) ** burn_in
+    points = [{"copy_step": 30 * i, "reward": float(burned if i == 0 else r),
+               "reward_se": 1e-4, "reward_mid": float(r), "drift": float(k * (r_star - r)),
+               "drift_se": 1e-5, "segment": 20, "burn_in": burn_in,
+               "state_rewards": [0.1 - 1e-4, 0.1 + 1e-4],
+               "burn_in_changes": [float(burned - 0.1)] * 2} for i, r in enumerate(rs)]
+    return {"start": {"reward": float(burned), "reward_se": 1e-4}, "burn_in": burn_in,
+            "drift": {"0.1": points}}
+
+
+def test_burnin_curve_measures_the_start_then_follows_the_map() -> None:
+    from grpodyn.empirical.deepnet.burnin import burnin_curve
+
+    curve = burnin_curve([0.006, -0.02, 0.0], 0.1, 0.2, 4, 10)
+    assert curve.size == 10 and curve[:5] == pytest.approx([0.1, 0.125, 0.15, 0.175, 0.2])
+    assert curve[5] == pytest.approx(0.2 + 0.006 - 0.02 * 0.2)  # the map from step 4 on
+    for burn_in, steps in ((0, 10), (10, 10)):
+        with pytest.raises(ValueError, match="burn_in"):
+            burnin_curve([0.0, 0.0, 0.0], 0.1, 0.2, burn_in, steps)
+
+
+def test_run_start_pools_the_state_rewards_and_reads_the_burn_in_at_state_0() -> None:
+    from grpodyn.empirical.deepnet.burnin import run_start
+
+    measured = _burned_in(0.02, 0.3, 20, np.linspace(0.15, 0.28, 8))
+    measured["drift"]["0.2"] = [{**p, "state_rewards": [0.104, 0.106], "reward": 0.09}
+                                for p in measured["drift"]["0.1"]]
+    start = run_start(measured, "0.2")
+    assert start["reward"] == pytest.approx(0.1025)  # both lrs' evaluations of state 0
+    assert start["burned"] == pytest.approx(0.09) and start["burn_in"] == 20
+    assert start["reward_se"] == pytest.approx(np.std([0.0999, 0.1001, 0.104, 0.106], ddof=1)
+                                               / 2)
+    # 10f's burn-in files kept the state reward's mean only: reward less the burn-in change
+    old = {**measured, "drift": {"0.1": [{k: v for k, v in p.items() if k != "state_rewards"}
+                                         for p in measured["drift"]["0.1"]]}}
+    assert run_start(old, "0.1")["reward"] == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="burn-in"):
+        run_start({**measured, "burn_in": 0}, "0.1")
+    with pytest.raises(ValueError, match="state 0"):
+        run_start({**measured, "drift": {"0.1": measured["drift"]["0.1"][1:]}}, "0.1")
+
+
+def test_burnin_route_predicts_a_linear_drift_from_the_measured_start() -> None:
+    k, r_star = 0.02, 0.3
+    measured = _burned_in(k, r_star, 20, np.linspace(0.15, 0.28, 8))
+    items = relaxation.predict_relaxation("m", measured, steps=300, boot=20, route="burnin")
+    tau = next(i for i in items if i["quantity"] == "relaxation_time")
+    late = next(i for i in items if i["quantity"] == "relaxation_time_late")
+    assert tau["setting"]["runs"] == "relaxation_burnin"
+    assert tau["start_reward"] == pytest.approx(0.1) and tau["burn_in"] == 20
+    # the burn-in lies on the exact path, drawn straight: the curve is nearly the exponential
+    assert tau["value"] == pytest.approx(-1 / math.log(1 - k), rel=0.05)
+    assert late["value"] == pytest.approx(1 / k, rel=1e-6)
+    assert len(tau["path"]) == 5 and tau["path"][0] < tau["path"][-1] < r_star
+    assert "burn-in" in tau["source"]
+
+
+def test_burnin_rows_join_only_burnin_runs(tmp_path: Path) -> None:
+    steps, k = 120, 0.05
+    setting = {"lr": 0.075, "momentum": 0.0, "steps": steps}
+    _, runs = _relaxing_runs(setting, (1000, 1001, 1002), k)
+    (tmp_path / "relaxruns_burnin_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    items = [{"model": "m", "quantity": "relaxation_time", "value": 30.0, "path": [0.2, 0.28],
+              "setting": {**setting, "runs": "relaxation_burnin"}, "source": "s"}]
+    (tmp_path / "predictions_relaxation_burnin.json").write_text(
+        json.dumps({"commit": "fff", "items": items}))
+    observed, rows = relaxation.relaxation_rows(tmp_path)
+    assert [o["setting"]["runs"] for o in observed] == ["relaxation_burnin"]
+    assert len(rows) == 1 and rows[0]["within_target"] is False  # 30 against 19.5
+    assert rows[0]["path_windows_within"] == 2 and rows[0]["commit"] == "fff"
+
+
+def test_drift_curve_burnin_route_needs_a_burn_in(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("torch")
+    from grpodyn.empirical.deepnet.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["drift-curve", "--route", "burnin", "--burn-in", "0", "--out", str(tmp_path)])
+    assert stop.value.code == 2 and "--burn-in" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_burnin_diagnosis_reads_seen_burn_in_data_and_every_route_runs(tmp_path: Path) -> None:
+    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+
+    k, steps = 0.02, 120
+    measured = _burned_in(k, 0.3, 20, np.linspace(0.15, 0.28, 8))
+    (tmp_path / "drift_slow_burnin20_m.json").write_text(json.dumps(measured))
+    setting = {"lr": 0.1, "momentum": 0.0, "steps": steps}
+    _, runs = _relaxing_runs(setting, (900, 901, 902), k)
+    (tmp_path / "relaxruns_slow_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    result = relaxation_diagnosis_step(["m"], out=tmp_path, route="burnin")
+    check = result["design_check"]["m lr 0.1 relaxation_time"]
+    assert check["within_target"] is True and check["path_within"] is True
+    turn = result["turnover"]["relaxruns_slow_m.json lr 0.1"]
+    assert set(turn["seed_windows"]) == {900, 901, 902}
+    assert turn["tau"] == pytest.approx(-1 / math.log(1 - k), rel=1e-3)
+    assert "tau_first_60" in turn and turn["largest_fall"] == {900: 0.0, 901: 0.0, 902: 0.0}
+    assert set(result["post_hoc"]) == {"label"}  # no burn-in route runs yet
+    (tmp_path / "drift_burnin_m.json").write_text(json.dumps(measured))
+    (tmp_path / "relaxruns_burnin_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    item = relaxation.predict_relaxation("m", measured, steps=steps, boot=5, route="burnin")[0]
+    (tmp_path / "predictions_relaxation_burnin.json").write_text(json.dumps(
+        {"commit": "c", "items": [{**item, "setting": {**item["setting"], "lr": 0.1}}]}))
+    after = relaxation_diagnosis_step(["m"], out=tmp_path, route="burnin")["post_hoc"]["m lr 0.1"]
+    assert after["median_segment_drift_se"] == pytest.approx(1e-5)
+    assert len(after["windows"]) == 2

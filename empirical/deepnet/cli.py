@@ -217,9 +217,12 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     (copy seed ``seed``), segments with seeds from ``SLOW_SEGMENT_SEED`` on, written to
     ``drift_slow_<size>.json`` beside the session-7 file. ``burn_in`` > 0: each segment starts
     after that many steps at its lr from the state (``drift<_slow>_burnin<B>_<size>.json``).
+    ``route="burnin"`` (:mod:`.burnin`): the same copy states, segments read after a burn-in
+    (``burn_in`` >= 1) with seeds from ``BURNIN_SEGMENT_SEED`` on, ``drift_burnin_<size>.json``.
     """
     import torch
 
+    from .burnin import BURNIN_SEGMENT_SEED
     from .grpo import warmed_model
     from .relaxation import measure_drift_curve, route_suffix
     from .slow import SLOW_SEGMENT_SEED
@@ -227,16 +230,19 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
         raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
     suffix = route_suffix(route)
+    if route == "burnin" and burn_in < 1:
+        raise ValueError(f"the burnin route needs --burn-in >= 1, got {burn_in}")
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, 0)
+    segment_seed = {"state": None, "slow": SLOW_SEGMENT_SEED,
+                    "burnin": BURNIN_SEGMENT_SEED}[route]
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
                                    copy_steps=copy_steps, every=every, segment=segment,
-                                   repeats=repeats, seed=seed,
-                                   segment_seed=SLOW_SEGMENT_SEED if route == "slow" else None,
+                                   repeats=repeats, seed=seed, segment_seed=segment_seed,
                                    burn_in=burn_in)
     measured.update(size=size, warm_up=record,
                     label="measurement before the runs it predicts (copies and segments only)")
-    burned = f"_burnin{burn_in}" if burn_in else ""
+    burned = f"_burnin{burn_in}" if burn_in and route != "burnin" else ""
     return _write(out / f"drift{suffix}{burned}_{size}.json", measured)
 
 
@@ -245,7 +251,8 @@ def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA,
     """Write ``predictions_relaxation.json`` from ``drift_<size>.json`` with the code's commit.
 
     Items of other sizes already in the file are kept with their own commit. ``route="slow"``:
-    ``predictions_relaxation_slow.json`` from ``drift_slow_<size>.json`` (:mod:`.slow`).
+    ``predictions_relaxation_slow.json`` from ``drift_slow_<size>.json`` (:mod:`.slow`);
+    ``route="burnin"`` likewise with ``_burnin`` (:mod:`.burnin`).
     """
     from .relaxation import predict_relaxation, route_suffix
 
@@ -266,7 +273,7 @@ def predict_relaxation_step(sizes: list[str], *, steps: int, out: Path = DATA,
 
 def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = DATA,
                         route: str = "state") -> Path:
-    """Run the predicted relaxation settings of ``size``: ``relaxruns<_slow>_<size>.json``."""
+    """Run the predicted relaxation settings of ``size``: ``relaxruns<suffix>_<size>.json``."""
     import torch
 
     from .grpo import warmed_model
@@ -300,11 +307,13 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     committed drift fit. ``route="slow"``: the design check of :mod:`.slow` instead, its rules
     applied to session 7's measurement (``drift_<size>.json``) and judged against session 7's
     runs (``relaxruns_<size>.json``, seen before the route was designed: design, not a score).
-    Printed, not written.
+    ``route="burnin"``: :func:`_burnin_diagnosis`. Printed, not written.
     """
     from .grpo import mean_curve
     from .relaxation import route_suffix, state_regression, window_slopes
 
+    if route == "burnin":
+        return _burnin_diagnosis(sizes, out)
     if route_suffix(route):
         return {"design_check": _slow_design_check(sizes, out),
                 "post_hoc": _slow_post_hoc(sizes, out)}
@@ -326,18 +335,29 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
 
 
 def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
-    from .relaxation import join_relaxation, observe_relaxation, predict_relaxation
+    return _design_check(sizes, out, route="slow", drift="drift_{}.json",
+                         runs="relaxruns_{}.json", label="design check of the slow route on "
+                         "session 7's data (seen before the design): not a score")
+
+
+def _design_check(sizes: list[str], out: Path, *, route: str, drift: str, runs: str,
+                  label: str) -> dict[str, Any]:
+    """Apply a route's rules to seen measurements (``drift``) and judge them on seen runs.
+
+    ``drift`` and ``runs``: file-name patterns with ``{}`` for the size. Design, not a score.
+    """
+    from .relaxation import join_relaxation, observe_relaxation, predict_relaxation, route_suffix
     from .slow import path_within
 
-    result: dict[str, Any] = {"label": "design check of the slow route on session 7's data "
-                              "(seen before the design): not a score"}
+    tag = "relaxation" + route_suffix(route)
+    result: dict[str, Any] = {"label": label}
     for size in sizes:
-        measured = json.loads((out / f"drift_{size}.json").read_text())
-        runs = json.loads((out / f"relaxruns_{size}.json").read_text())["runs"]
-        steps = runs[0]["setting"]["steps"]
+        measured = json.loads((out / drift.format(size)).read_text())
+        seen = json.loads((out / runs.format(size)).read_text())["runs"]
+        steps = seen[0]["setting"]["steps"]
         made = {"commit": "design check",
-                "items": predict_relaxation(size, measured, steps=steps, route="slow")}
-        for row in join_relaxation(made, observe_relaxation(size, runs, "relaxation_slow")):
+                "items": predict_relaxation(size, measured, steps=steps, route=route)}
+        for row in join_relaxation(made, observe_relaxation(size, seen, tag)):
             row.update(path_within(row["predicted_path"], row["observed_path"]))
             fit = next(i["drift_fit"] for i in made["items"]
                        if i["setting"] == row["setting"])
@@ -345,8 +365,65 @@ def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
                 **{k: row[k] for k in ("predicted", "predicted_interval_68", "observed",
                                        "observed_status", "within_target", "predicted_path",
                                        "observed_path", "path_within")},
-                "fast_slope": fit["fast_slope"], "fast_slope_se": fit["fast_slope_se"],
+                **{k: fit[k] for k in ("fast_slope", "fast_slope_se") if k in fit},
                 "reduced_chi2": fit["reduced_chi2"]}
+    return result
+
+
+def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
+    """Check the burn-in route (:mod:`.burnin`): design check, turnover reading, post hoc.
+
+    ``design_check``: the route's rules on the 10f burn-in segments
+    (``drift_slow_burnin20_<size>.json``) judged on the slow route's runs (seeds 900-902, seen:
+    design, not a score). ``turnover``: for every route's runs of ``size``, each seed's 60-step
+    windows and the fixed rule on the seed mean over the whole run and over its first 240 steps
+    (whether a determined tau comes from a fall late in the run), and each seed's largest fall
+    between consecutive windows. ``post_hoc`` (after the burn-in route's runs, never a
+    prediction): the measurement's mean segment drift and median per-state s.e., and the runs'
+    60-step window slopes against the committed drift (:func:`.relaxation.window_slopes`).
+    """
+    from .grpo import mean_curve
+    from .relaxation import window_slopes
+    from .slow import PATH_WINDOW, path_windows
+    from .sweeps import fit_relaxation
+
+    result: dict[str, Any] = {
+        "design_check": _design_check(
+            sizes, out, route="burnin", drift="drift_slow_burnin20_{}.json",
+            runs="relaxruns_slow_{}.json", label="design check of the burn-in route on 10f's "
+            "burn-in segments and runs (seen before the design): not a score"),
+        "turnover": {}, "post_hoc": {"label": "post hoc (after the burn-in route's runs): "
+                                     "not a score"}}
+    for size in sizes:
+        for path in sorted(out.glob(f"relaxruns*_{size}.json")):
+            records = json.loads(path.read_text())["runs"]
+            for lr in sorted({r["setting"]["lr"] for r in records}):
+                mine = [r for r in records if r["setting"]["lr"] == lr]
+                curve = mean_curve([r["reward"] for r in mine])
+                early = PATH_WINDOW * (curve.size // PATH_WINDOW - 1)
+                windows = {r["seed"]: path_windows(np.asarray(r["reward"], float))
+                           for r in mine}
+                result["turnover"][f"{path.name} lr {lr:g}"] = {
+                    "seed_windows": windows,
+                    "largest_fall": {seed: float(max(0.0, -np.diff(w).min()))
+                                     for seed, w in windows.items()},
+                    "tau": fit_relaxation(curve, curve.size).get("value"),
+                    f"tau_first_{early}": fit_relaxation(curve[:early], early).get("value")}
+        path = out / f"relaxruns_burnin_{size}.json"
+        made = out / "predictions_relaxation_burnin.json"
+        if path.is_file() and made.is_file():
+            records = json.loads(path.read_text())["runs"]
+            for item in json.loads(made.read_text())["items"]:
+                if item["model"] != size or item["quantity"] != "relaxation_time":
+                    continue
+                lr = item["setting"]["lr"]
+                curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
+                points = json.loads((out / f"drift_burnin_{size}.json").read_text())[
+                    "drift"][str(lr)]
+                result["post_hoc"][f"{size} lr {lr:g}"] = {
+                    **_mean_segment_drift(points),
+                    "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
+                    "windows": window_slopes(curve, item["drift_fit"]["coef"], PATH_WINDOW)}
     return result
 
 
@@ -529,9 +606,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="drift-curve: the learning rates whose drift is measured")
     parser.add_argument("--route", choices=list(ROUTE_SUFFIX), default="state",
                         help="drift-curve, predict-relaxation, run-relaxation: the drift at "
-                        "single states (session 7) or the slow drift (empirical/deepnet/slow.py)")
-    parser.add_argument("--burn-in", type=int, default=0,
-                        help="drift-curve: steps at the segment's lr before each segment")
+                        "single states (session 7), the slow drift (empirical/deepnet/slow.py) "
+                        "or the drift after a burn-in (empirical/deepnet/burnin.py)")
+    parser.add_argument("--burn-in", type=int, default=None,
+                        help="drift-curve: steps at the segment's lr before each segment "
+                        "(default 0; the burnin route's BURN_IN)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
@@ -559,8 +638,12 @@ def main(argv: list[str] | None = None) -> None:
             paths = [str(predict_relay_step(args.sizes, lr=args.lr, out=args.out,
                                             staleness=tuple(args.staleness)))]
         elif args.step == "drift-curve":
+            from .burnin import BURN_IN
+
+            burn_in = args.burn_in if args.burn_in is not None else (
+                BURN_IN if args.route == "burnin" else 0)
             paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs),
-                                          route=args.route, burn_in=args.burn_in))
+                                          route=args.route, burn_in=burn_in))
                      for s in args.sizes]
         elif args.step == "predict-relaxation":
             paths = [str(predict_relaxation_step(args.sizes, steps=args.steps, out=args.out,

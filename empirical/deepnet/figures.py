@@ -286,11 +286,14 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     of ``predictions_relaxation.json``. Right: the mean-field curve of each lr (dashed, committed
     before the runs) and the seed-mean reward of the runs (``relaxruns_<model>.json``, solid).
     ``route="slow"`` draws the slow route of findings 10f from the ``_slow`` files instead: the
-    segments' drift at the states and the slow drift at zero deviation fitted through them.
+    segments' drift at the states and the slow drift at zero deviation fitted through them;
+    ``route="burnin"`` the ``_burnin`` files of findings 10g (the segments read after a burn-in,
+    the predicted curve through the measured burn-in of the warmed model).
     """
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from .burnin import burnin_curve
     from .grpo import mean_curve
     from .relaxation import mean_field_curve, route_suffix
 
@@ -310,8 +313,12 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
         a, b, c = item["drift_fit"]["coef"]
         grid = np.linspace(r.min(), r.max(), 50)
         left.plot(grid, a + b * grid + c * grid ** 2, color=f"C{j}", lw=1)
-        right.plot(mean_field_curve(item["drift_fit"]["coef"], item["start_reward"], steps),
-                   "--", color=f"C{j}", label=f"lr {lr:g}: predicted, tau {item['value']:.0f}"
+        coef = item["drift_fit"]["coef"]
+        predicted = (burnin_curve(coef, item["start_reward"], item["burned_reward"],
+                                  item["burn_in"], steps) if "burned_reward" in item
+                     else mean_field_curve(coef, item["start_reward"], steps))
+        right.plot(predicted, "--", color=f"C{j}",
+                   label=f"lr {lr:g}: predicted, tau {item['value']:.0f}"
                    if item["value"] is not None else f"lr {lr:g}: predicted")
         mine = [x["reward"] for x in runs if x["setting"]["lr"] == lr]
         if mine:
@@ -326,7 +333,8 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     right.set_xlabel("step n")
     right.set_ylabel("reward")
     right.legend(fontsize=7)
-    what = "slow drift (fluctuation regressed out)" if route == "slow" else "finite-step drift"
+    what = {"state": "finite-step drift", "slow": "slow drift (fluctuation regressed out)",
+            "burnin": "drift after a 20-step burn-in at the lr"}[route]
     fig.suptitle(f"{model}: {what} across r (measured before the runs) and the relaxation it "
                  "predicts", fontsize=9)
     fig.tight_layout()

@@ -54,8 +54,9 @@ __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_fi
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 #: The relaxation routes and the suffix of their files: session 7's drift at single states
 #: (``drift_<size>.json``, ``predictions_relaxation.json``, ``relaxruns_<size>.json``) and the
-#: slow drift of :mod:`.slow` (``drift_slow_<size>.json``, ...).
-ROUTE_SUFFIX = {"state": "", "slow": "_slow"}
+#: slow drift of :mod:`.slow` (``drift_slow_<size>.json``, ...) and the drift read after a burn-in
+#: at the segment's own lr of :mod:`.burnin` (``drift_burnin_<size>.json``, ...).
+ROUTE_SUFFIX = {"state": "", "slow": "_slow", "burnin": "_burnin"}
 
 
 def route_suffix(route: str) -> str:
@@ -123,28 +124,30 @@ def segment_drift(model: Any, tokenizer: Any, *, lr: float, segment: int, repeat
     numbers). Returns the mean start reward, D = mean(r' - r) / segment with its s.e., and the
     mid reward mean(r + (r' - r) / 2) to which D is assigned. ``burn_in`` > 0: the copy first
     runs ``burn_in`` steps at ``lr`` (seed ``seed + 500 + j``) and the segment starts there;
-    the state's own reward and the burn-in's change (same evaluation seed) are returned too.
+    the state's own rewards (``state_rewards``) and the burn-in's changes (same evaluation
+    seed) are returned too.
     """
     if repeats < 2:
         raise ValueError(f"repeats must be >= 2 for a standard error, got {repeats}")
     if burn_in < 0:
         raise ValueError(f"burn_in must be >= 0, got {burn_in}")
-    starts, changes, burned = [], [], []
+    starts, changes, burned, states = [], [], [], []
     for j in range(repeats):
         evaluation = 7_000_000 + seed + j
         moved = copy.deepcopy(model)
         if burn_in:
-            state = _reward(model, tokenizer, evaluation)
+            states.append(_reward(model, tokenizer, evaluation))
             run(moved, tokenizer, RunSettings(lr=lr, steps=burn_in, seed=seed + 500 + j))
         before = _reward(moved, tokenizer, evaluation)
         if burn_in:
-            burned.append(before - state)
+            burned.append(before - states[-1])
         result = run(moved, tokenizer, RunSettings(lr=lr, steps=segment, seed=seed + j))
         after = _reward(moved, tokenizer, evaluation) if result["finite"] else float("nan")
         starts.append(before)
         changes.append(after - before)
     s, c = np.asarray(starts), np.asarray(changes)
-    extra = {"burn_in": burn_in, "burn_in_changes": burned} if burn_in else {}
+    extra = {"burn_in": burn_in, "burn_in_changes": burned,
+             "state_rewards": states} if burn_in else {}
     return {"lr": lr, "reward": float(s.mean()),
             "reward_se": float(s.std(ddof=1) / np.sqrt(s.size)),
             "reward_mid": float(s.mean() + c.mean() / 2), "drift": float(c.mean() / segment),
@@ -196,6 +199,16 @@ def stable_root(coef: list[float]) -> dict[str, float] | None:
     return {"plateau": root, "stiffness": float(-(b + 2 * c * root))}
 
 
+def _route_curve(coef: list[float], r0: float, burned: float | None, burn_in: int,
+                 steps: int) -> np.ndarray:
+    """Mean-field curve from ``r0``; through the measured burn-in reward ``burned`` if given."""
+    from .burnin import burnin_curve
+
+    if burned is None:
+        return mean_field_curve(coef, r0, steps)
+    return burnin_curve(coef, r0, burned, burn_in, steps)
+
+
 def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
                        seed: int = 0, boot: int = 400,
                        route: str = "state") -> list[dict[str, Any]]:
@@ -208,28 +221,39 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
     ``route="slow"``: the drift is :func:`.slow.fit_slow_drift` (the slow drift at zero
     deviation), the setting's ``runs`` is ``"relaxation_slow"`` and ``relaxation_time`` carries
     the predicted ``path`` (:func:`.slow.path_windows` of the mean-field curve).
+    ``route="burnin"`` (:mod:`.burnin`): ``measured`` is a burn-in measurement, the drift
+    :func:`fit_drift` through its segments, the curve :func:`.burnin.burnin_curve` from
+    :func:`.burnin.run_start` (whose burn-in reward is drawn in the bootstrap too), ``runs``
+    ``"relaxation_burnin"``, with the ``path``.
     """
+    from .burnin import run_start
     from .slow import fit_slow_drift, path_windows
 
-    route_suffix(route)
+    runs = "relaxation" + route_suffix(route)
     rng = np.random.default_rng(seed)
-    r0, r0_se = measured["start"]["reward"], measured["start"]["reward_se"]
     items = []
     for lr_key, points in sorted(measured["drift"].items(), key=lambda kv: float(kv[0])):
         lr = float(lr_key)
-        fit = fit_drift(points) if route == "state" else fit_slow_drift(points)
-        runs = "relaxation" if route == "state" else "relaxation_slow"
+        start = measured["start"] if route != "burnin" else run_start(measured, lr_key)
+        r0, r0_se = start["reward"], start["reward_se"]
+        fit = fit_slow_drift(points) if route == "slow" else fit_drift(points)
         setting = {"lr": lr, "momentum": 0.0, "runs": runs, "steps": steps}
-        curve = mean_field_curve(fit["coef"], r0, steps)
+        burned, burn_in = start.get("burned"), start.get("burn_in", 0)
+        curve = _route_curve(list(fit["coef"]), r0, burned, burn_in, steps)
         central = fit_relaxation(curve, steps)
         draws = rng.multivariate_normal(fit["coef"], fit["cov"], size=boot)
+        starts = rng.normal(r0, r0_se, size=boot)
+        burns = (rng.normal(burned, start["burned_se"], size=boot) if burned is not None
+                 else [None] * boot)
         taus = []
-        for coef, start in zip(draws, rng.normal(r0, r0_se, size=boot), strict=True):
-            value = fit_relaxation(mean_field_curve(list(coef), float(start), steps),
+        for coef, r, b in zip(draws, starts, burns, strict=True):
+            value = fit_relaxation(_route_curve(list(coef), float(r), b, burn_in, steps),
                                    steps).get("value")
             taus.append(np.inf if value is None else value)
         lo, mid, hi = np.percentile(taus, [16, 50, 84], method="nearest")
-        base = {"model": model, "setting": setting, "drift_fit": fit, "start_reward": r0}
+        base = {"model": model, "setting": setting, "drift_fit": fit, "start_reward": r0,
+                **({"burned_reward": burned, "burn_in": burn_in}
+                   if burned is not None else {})}
         items.append({**base, "quantity": "relaxation_time", "value": central.get("value"),
                       **({"status": central["status"], "reason": central["reason"]}
                          if central.get("value") is None else {}),
@@ -238,11 +262,15 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
                       "curve_end": float(curve[-1]),
                       "extrapolated": bool(curve.max() > fit["r_range"][1] + 0.01
                                            or curve.min() < fit["r_range"][0] - 0.01),
-                      **({"path": path_windows(curve)} if route == "slow" else {}),
-                      "source": ("mean-field curve of the measured finite-step drift, fixed "
-                                 "observation rule applied to it" if route == "state" else
-                                 "mean-field curve of the slow drift (errors in variables, zero "
-                                 "deviation), fixed observation rule applied to it")})
+                      **({"path": path_windows(curve)} if route != "state" else {}),
+                      "source": {"state": "mean-field curve of the measured finite-step drift, "
+                                 "fixed observation rule applied to it",
+                                 "slow": "mean-field curve of the slow drift (errors in "
+                                 "variables, zero deviation), fixed observation rule applied "
+                                 "to it",
+                                 "burnin": "measured burn-in from the warmed model, then the "
+                                 "mean-field curve of the drift read after a burn-in at the "
+                                 "lr, fixed observation rule applied to it"}[route]})
         root = stable_root(fit["coef"])
         late: dict[str, Any] = {"value": None, "status": "no stable root of the drift in [0, 1]"}
         if root is not None:
@@ -333,25 +361,27 @@ def observe_relaxation(model: str, records: list[dict[str, Any]],
 
 
 def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Observations of ``relaxruns_<size>.json`` and their comparison rows, both routes.
+    """Observations of ``relaxruns_<size>.json`` and their comparison rows, every route.
 
     Session 7's route: ``relaxruns_<size>.json`` against ``predictions_relaxation.json``; the
     slow route (:mod:`.slow`): ``relaxruns_slow_<size>.json`` against
-    ``predictions_relaxation_slow.json``. Both predicted quantities are joined with the one
+    ``predictions_relaxation_slow.json``; the burn-in route (:mod:`.burnin`) likewise with
+    ``_burnin``. Both predicted quantities are joined with the one
     observed ``relaxation_time``. A prediction beyond twice the run (undetermined) against an
     observed value is not met; an observation beyond twice the run refutes a prediction below
     0.75 x that bound (as :func:`.sweeps.join` does); both beyond twice the run is recorded but
-    not counted (``within_target`` None). Slow-route rows carry both paths and ``path_within``
-    (:func:`.slow.path_within`), reported beside the target, never in place of it.
+    not counted (``within_target`` None). Slow- and burn-in-route rows carry both paths and
+    ``path_within`` (:func:`.slow.path_within`), reported beside the target, never in place of it.
     """
     from .slow import path_within
 
     observed, rows = [], []
-    for route, suffix in ROUTE_SUFFIX.items():
-        label = "relaxation" if route == "state" else "relaxation_slow"
+    for suffix in ROUTE_SUFFIX.values():
+        label = "relaxation" + suffix
         found = []
+        others = tuple(f"relaxruns{s}_" for s in ROUTE_SUFFIX.values() if s)
         for path in sorted(out.glob(f"relaxruns{suffix}_*.json")):
-            if suffix == "" and path.name.startswith("relaxruns_slow_"):
+            if suffix == "" and path.name.startswith(others):
                 continue
             data = json.loads(path.read_text())
             found.extend(observe_relaxation(data["size"], data["runs"], label))

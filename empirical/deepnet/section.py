@@ -135,7 +135,9 @@ def relaxation_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
     for row in data.rows:
         if row["quantity"].startswith("relaxation_time") and not row.get("postdiction"):
             source = {"two_mode": " (two-mode)", "relaxation": " (drift across r)",
-                      "relaxation_slow": " (slow drift)"}.get(row["setting"].get("runs"), "")
+                      "relaxation_slow": " (slow drift)",
+                      "relaxation_burnin": " (drift after a burn-in)"}.get(
+                          row["setting"].get("runs"), "")
             groups.setdefault((row["model"], row["quantity"] + source), []).append(row)
     rows = []
     for (model, quantity), group in sorted(groups.items()):
