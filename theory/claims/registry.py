@@ -193,7 +193,8 @@ claim(key="deepnet_relaxation", section="1, 3", source="deep network",
       stated="tau = (1 - beta) / (lr kappa) from the kappa measured before training, the "
              "two-mode map's -1 / (2 ln z_r) from the soft curvature, or the mean-field curve "
              "of the finite-step drift measured across r on briefly trained copies (its slow "
-             "part, the states' own fluctuation regressed out, in section 10f)",
+             "part, the states' own fluctuation regressed out, in section 10f; read after a "
+             "burn-in at the segment's lr, in section 10g)",
       tolerance="within 25 % at two or more settings", check=f"{DEEPNET}:relaxation_claim",
       values={"settings": 2},
       reason="kappa measured before training is negative (the drift grows with the reward near "
@@ -205,4 +206,6 @@ claim(key="deepnet_relaxation", section="1, 3", source="deep network",
              "time is that of each state's own fluctuation relaxing, 4-6.5x too short at 70k "
              "(section 10e); with the fluctuation regressed out, segments from states made at "
              "another lr first re-settle to their own lr, and 0 of 3 new settings are met "
-             "(section 10f)")
+             "(section 10f); read after a 20-step burn-in at their own lr, 0 of 3 again: the "
+             "drift's per-state error is as large as the runs' slopes and the observed tau "
+             "itself moves 1.4-8x between 240 and 300 steps (section 10g)")
