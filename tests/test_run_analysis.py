@@ -205,3 +205,9 @@ def test_forecast_with_the_learned_prior_keeps_the_json_contract(
     assert main(["forecast", str(log), "--train-fraction", "0.5", "--forecaster",
                  "learned_prior", "--level", "0.99"]) == 2
     assert "0.95" in capsys.readouterr().err
+
+
+def test_an_unknown_forecaster_is_named_in_the_error() -> None:
+    """Check analyse_run refuses a forecaster it does not know, before any fit."""
+    with pytest.raises(InputError, match="forecaster: 'oracle'"):
+        analyse_run(_run(np.linspace(0.1, 0.5, 40)), forecaster="oracle")

@@ -486,6 +486,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     """
     if train_fraction is not None and until is not None:
         raise InputError("give at most one of train_fraction and until")
+    if forecaster not in FORECASTERS:
+        raise InputError(f"forecaster: {forecaster!r} is none of {', '.join(FORECASTERS)}")
     level = check_fraction("level", level)
     bounds, range_source = infer_reward_range(run, reward_range)
     beta, momentum_source = momentum_of(run, momentum)
@@ -571,8 +573,6 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
               lr: np.ndarray | None, bounds: tuple[float, float] | None,
               forecaster: str = "ensemble") -> EnsembleForecast:
     """Forecast the run after the cut (a fraction of the points, or a step), fitted before it."""
-    if forecaster not in FORECASTERS:
-        raise InputError(f"forecaster: {forecaster!r} is none of {', '.join(FORECASTERS)}")
     if train_fraction is not None:
         if not 0 < train_fraction < 1:
             raise InputError(f"train fraction must lie strictly between 0 and 1, got "
