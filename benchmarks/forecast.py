@@ -25,8 +25,8 @@ frozen (``FROZEN``), then scored once on ``score``, ``tiny_grid2_all`` (seeds 0-
 grid), ``deepnet_relax`` (issue 16's relaxation runs, never forecast before), ``synthetic_lp``
 (seeds 7000-7039, new) and the synthetic seeds 3000-6039; ``deepnet_relax_burnin`` (issue 16's
 runs on seeds 1000-1002, made in the same hour as the freeze and read only after it) and
-``tiny_grid2_s9`` (seeds 11 and 12 of the second grid, made after the freeze) were scored later,
-once. Nothing is tuned per run.
+``tiny_grid2_s9`` and ``tiny_grid2_s9b`` (seeds 11-12 and 13-14 of the second grid, made after
+the freeze) were scored later, once. Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
@@ -369,7 +369,7 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
 SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_fresh", "synthetic_design", "tiny_grid2_new", "tiny_grid2_late",
            "synthetic_new", "synthetic_r6", "tiny_grid2_r6", "tiny_grid2_all", "deepnet_relax",
-           "synthetic_lp", "deepnet_relax_burnin", "tiny_grid2_s9")
+           "synthetic_lp", "deepnet_relax_burnin", "tiny_grid2_s9", "tiny_grid2_s9b")
 #: Commits at which a revision was frozen, before the sources new to it were scored.
 FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544",
           "learned prior": "a02ead2"}
@@ -401,6 +401,7 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
                    f"relaxruns_{route}{size}.json" for route in ("", "slow_")
                    for size in ("70k", "330k"))),
                "tiny_grid2_s9": lambda: tiny_grid2_runs(seeds=(11, 12), folder=grid2),
+               "tiny_grid2_s9b": lambda: tiny_grid2_runs(seeds=(13, 14), folder=grid2),
                "deepnet_relax_burnin": lambda: deepnet_relaxation_runs(
                    ("relaxruns_burnin_70k.json", "relaxruns_burnin_330k.json")),
                "synthetic_lp": lambda: synthetic_runs(range(7000, 7040))}

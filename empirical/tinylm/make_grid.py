@@ -20,8 +20,8 @@ against G-invariance).
   held-out seeds 5-6 for revision 3, made with ``--first-seed 4 --seeds 3`` in the same way;
   then seeds 7-8 for a replicate of revision 3 (session 6), made with ``--first-seed 6 --seeds
   3 --out DIR`` (seed 6 copied into DIR and skipped; ``--optimizers sgd``, then ``adam``);
-  seeds 9-10 in session 7 for revision 4; seeds 11-12 in session 9, ``--first-seed 11 --seeds
-  2 --out DIR``, for the learned-prior forecaster's score after its freeze.
+  seeds 9-10 in session 7 for revision 4; seeds 11-12 and 13-14 in session 9 (``--first-seed 11
+  --seeds 2 --out DIR``, then 13), for the learned-prior forecaster's score after its freeze.
 
 KL beta 0.02, constant learning rate, one optimizer step per generation, seeds ``--first-seed``
 .. (three by default). The supervised warm-up depends only on the seed, so every run of a seed
