@@ -28,7 +28,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from scipy.signal import lfilter
 from scipy.special import ndtri
 
 from grpodyn.ground import InputError, check_finite
@@ -115,6 +114,8 @@ def sample_prior_curves(rng: np.random.Generator, count: int) -> list[PriorCurve
     -------
     list of PriorCurve
     """
+    from scipy.signal import lfilter  # here, not at the top: it costs 0.4 s of every CLI start
+
     out = []
     for _ in range(count):
         n = int(np.exp(rng.uniform(np.log(12), np.log(2000))))
