@@ -305,9 +305,12 @@ def evaluate(name: str, run: Run, fraction: float, members: tuple[str, ...] = ME
         hindsight = _point_weights(futures, held) @ futures
         out["oracle_members"] = _scores(held, hindsight, hindsight, hindsight, sigma)
     if learned_prior is not None:
-        median, low, high = load_learned_prior(learned_prior).band(
-            t[:n_train], y[:n_train], future, level=LEVEL, bounds=bounds)
-        out["learned_prior"] = _scores(held, median, low, high, sigma)
+        try:
+            median, low, high = load_learned_prior(learned_prior).band(
+                t[:n_train], y[:n_train], future, level=LEVEL, bounds=bounds)
+            out["learned_prior"] = _scores(held, median, low, high, sigma)
+        except InputError:  # e.g. a training part without step-to-step noise
+            out["learned_prior"] = None
     level = np.full(held.size, held.mean())
     out["oracle_level"] = _scores(held, level, level, level, sigma)
     window = max(3, held.size // 10)

@@ -64,8 +64,9 @@ def train(features: np.ndarray, targets: np.ndarray, *, hidden: int = 128, epoch
           seed: int = 0, progress: bool = True) -> tuple[dict[str, np.ndarray], float]:
     """Fit the perceptron with the pinball loss; return its arrays and the validation loss.
 
-    The first 5 % of the rows (whole curves: rows are grouped by curve) are held out; the
-    weights kept are those of the epoch with the lowest validation loss (noise units).
+    The first 5 % of the rows are held out (rows are grouped by curve, so these are the first
+    curves' rows; the curve at the boundary may have rows on both sides); the weights kept are
+    those of the epoch with the lowest validation loss (noise units).
     """
     import torch
 
@@ -134,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--out", default=str(WEIGHTS_PATH), help="weights file (.npz)")
     args = parser.parse_args(argv)
+    out = Path(args.out)
+    if args.curves < 100 or args.epochs < 1:
+        parser.error("--curves must be at least 100 and --epochs at least 1")
+    if not out.parent.is_dir():
+        parser.error(f"--out: the folder {out.parent} does not exist")
     start = time.time()
     features, targets = training_set(args.seed, args.curves)
     print(f"{targets.size} training rows from {args.curves} prior curves "
@@ -142,13 +148,16 @@ def main(argv: list[str] | None = None) -> int:
     info = {"prior_seed": args.seed, "curves": args.curves, "rows": int(targets.size),
             "epochs": args.epochs, "validation_pinball": validation,
             "levels": list(QUANTILE_LEVELS)}
-    out = Path(args.out)
     with tempfile.NamedTemporaryFile(dir=out.parent, suffix=".npz", delete=False) as handle:
-        np.savez(handle, info=json.dumps(info), **arrays)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(handle.name, 0o666 & ~umask)  # a temporary file is private; the weights are not
-    os.replace(handle.name, out)
+        temporary = Path(handle.name)
+    try:
+        np.savez(temporary, info=json.dumps(info), **arrays)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # a temporary file is private; the weights are not
+        os.replace(temporary, out)
+    finally:
+        temporary.unlink(missing_ok=True)
     print(f"wrote {out} ({time.time() - start:.0f} s in all)", file=sys.stderr)
     return 0
 

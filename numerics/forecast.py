@@ -510,7 +510,9 @@ class EnsembleForecast:
     weights : dict of str to float
         Stacking (or BIC) weights, summing to 1.
     weighting : str
-        ``"stacking"``, ``"bic"`` or ``"single"``.
+        ``"stacking"``, ``"bic"`` or ``"single"``; ``"learned_prior"`` for the forecast of
+        :func:`numerics.learned_prior.learned_prior_forecast` (no members; its mean and
+        median are the network's median).
     steps, mean, lower, upper : numpy.ndarray
         Forecast steps, mixture mean and the central band at ``level``.
     median : numpy.ndarray

@@ -34,13 +34,18 @@ from grpodyn.ground import InputError, check_finite
 
 from .forecast import EnsembleForecast
 
-__all__ = ["QUANTILE_LEVELS", "N_BINS", "PriorCurve", "sample_prior_curves", "curve_features",
-           "LearnedPrior", "load_learned_prior", "learned_prior_forecast", "WEIGHTS_PATH"]
+__all__ = ["QUANTILE_LEVELS", "N_BINS", "HORIZON_CAP", "PriorCurve", "sample_prior_curves",
+           "curve_features", "LearnedPrior", "load_learned_prior", "learned_prior_forecast",
+           "WEIGHTS_PATH"]
 
 #: The quantile levels the network outputs (a band at level Q needs (1 -+ Q) / 2 inside them).
 QUANTILE_LEVELS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.975)
 #: Bins that summarise the training part's shape.
 N_BINS = 16
+#: Smallest white-noise scale, relative to the training part's size, taken for noise.
+_NOISE_FLOOR = 1e-6
+#: Horizon (in training spans) beyond which the forecast is held: training reached about 5.
+HORIZON_CAP = 5.0
 #: Stand-in for an unknown reward bound's distance in noise units (before the asinh squash).
 _FAR = 1e3
 #: The shipped weights.
@@ -142,12 +147,18 @@ def sample_prior_curves(rng: np.random.Generator, count: int) -> list[PriorCurve
 
 
 def _location_scale(y: np.ndarray) -> tuple[float, float]:
-    """Loc = mean of the last 20 % of ``y``; scale = std(diff y) / sqrt(2) (white noise)."""
+    """Loc = mean of the last 20 % of ``y``; scale = std(diff y) / sqrt(2) (white noise).
+
+    A scale below ``_NOISE_FLOOR`` times the data's own size (rounding, not noise: a straight
+    ramp, a noiseless curve) is refused: the network's units would be meaningless.
+    """
     loc = float(y[int(0.8 * y.size):].mean())
     scale = float(np.std(np.diff(y)) / np.sqrt(2))
-    if not scale > 0:
-        raise InputError("reward: the training part is constant; the learned prior needs noise "
-                         "to set its units")
+    size = max(float(np.ptp(y)), abs(loc))
+    if not scale > _NOISE_FLOOR * size:
+        raise InputError("reward: the training part shows no step-to-step noise (std of its "
+                         f"first differences {scale * np.sqrt(2):.3g}); the learned prior works "
+                         "in noise units: use the ensemble forecaster")
     return loc, scale
 
 
@@ -160,7 +171,8 @@ def curve_features(t: np.ndarray, y: np.ndarray, future_steps: np.ndarray,
     the means of the last 3 and 10 points (all in noise units, asinh-squashed), log of the
     recent spread over the white noise, log10 of the number of points, the distances of loc to
     the reward's bounds (squashed; a far stand-in when unknown) and whether they are known,
-    and the horizon (t - t_cut) / span, as itself (capped at 5) and as its logarithm.
+    and the horizon (t - t_cut) / span, as itself and as its logarithm, both held at
+    ``HORIZON_CAP`` spans (the farthest the training saw): beyond it the forecast is held.
 
     Parameters
     ----------
@@ -201,7 +213,8 @@ def curve_features(t: np.ndarray, y: np.ndarray, future_steps: np.ndarray,
     horizon = (np.asarray(future_steps, dtype=float) - t[-1]) / span
     if np.any(horizon <= 0):
         raise InputError("future_steps: every forecast step must come after the training part")
-    tail = np.column_stack([np.minimum(horizon, 5.0), np.log(horizon)])
+    capped = np.minimum(horizon, HORIZON_CAP)
+    tail = np.column_stack([capped, np.log(capped)])
     return np.column_stack([np.tile(head, (horizon.size, 1)), tail]), loc, scale
 
 
@@ -251,11 +264,17 @@ class LearnedPrior:
         """
         t = check_finite("steps", t).ravel()
         y = check_finite("reward", y).ravel()
+        future = check_finite("future_steps", future_steps).ravel()
         if t.size != y.size or t.size < 8:
             raise InputError(f"reward: the learned prior needs at least 8 training points with "
                              f"one step each, got {y.size} rewards and {t.size} steps")
-        features, loc, scale = curve_features(t, y, np.asarray(future_steps, dtype=float),
-                                              bounds)
+        if np.any(np.diff(t) <= 0):
+            raise InputError("steps: the training steps must increase strictly")
+        if bounds is not None:
+            lo, hi = (float(b) for b in bounds)
+            if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+                raise InputError(f"bounds: need finite lo < hi, got {bounds}")
+        features, loc, scale = curve_features(t, y, future, bounds)
         q = loc + scale * self.noise_unit_quantiles(features)
         return q if bounds is None else np.clip(q, *bounds)
 
@@ -286,11 +305,19 @@ def load_learned_prior(path: Path = WEIGHTS_PATH) -> LearnedPrior:
         raise InputError(f"{path}: no learned-prior weights; make them with `python -m "
                          "grpodyn.empirical.learned_prior_training`")
     with np.load(path) as data:
+        missing = {"feature_mean", "feature_sd", "info", "w_0", "b_0"} - set(data.files)
+        if missing:
+            raise InputError(f"{path}: not learned-prior weights (missing {sorted(missing)})")
         layers = sorted({k.split("_")[1] for k in data.files if k.startswith("w_")}, key=int)
-        return LearnedPrior(tuple(data[f"w_{i}"] for i in layers),
-                            tuple(data[f"b_{i}"] for i in layers),
-                            data["feature_mean"], data["feature_sd"],
-                            json.loads(str(data["info"])))
+        model = LearnedPrior(tuple(data[f"w_{i}"] for i in layers),
+                             tuple(data[f"b_{i}"] for i in layers),
+                             data["feature_mean"], data["feature_sd"],
+                             json.loads(str(data["info"])))
+    if (tuple(model.info.get("levels", ())) != QUANTILE_LEVELS
+            or model.weights[-1].shape[1] != len(QUANTILE_LEVELS)):
+        raise InputError(f"{path}: the weights were trained for other quantile levels than "
+                         f"{QUANTILE_LEVELS}")
+    return model
 
 
 def learned_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
@@ -325,8 +352,17 @@ def learned_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
     t = check_finite("steps", t).ravel()
     y = check_finite("reward", y).ravel()
     future = check_finite("future_steps", future_steps).ravel()
+    if isinstance(n_train, bool) or not isinstance(n_train, (int, np.integer)) or not (
+            8 <= n_train <= min(t.size, y.size)):
+        raise InputError(f"n_train: need a whole number of training points in [8, "
+                         f"{min(t.size, y.size)}], got {n_train!r}")
     median, lower, upper = load_learned_prior(path).band(t[:n_train], y[:n_train], future,
                                                          level=level, bounds=bounds)
-    return EnsembleForecast({}, {"learned_prior": 1.0}, "learned_prior", n_train, future,
-                            median, lower, upper, level, bounds, median=median, point=median,
-                            point_weights={"learned_prior": 1.0})
+    warnings = ()
+    reach = (future[-1] - t[n_train - 1]) / (t[n_train - 1] - t[0]) if future.size else 0.0
+    if reach > HORIZON_CAP:
+        warnings = (f"the forecast reaches {reach:.0f} training spans past the cut; the learned "
+                    f"prior was trained up to {HORIZON_CAP:g} and holds its forecast beyond",)
+    return EnsembleForecast({}, {"learned_prior": 1.0}, "learned_prior", int(n_train), future,
+                            median, lower, upper, level, bounds, warnings=warnings,
+                            median=median, point=median, point_weights={"learned_prior": 1.0})

@@ -10,7 +10,9 @@ import pytest
 from grpodyn.ground import InputError
 from grpodyn.numerics.learned_prior import (
     QUANTILE_LEVELS,
+    WEIGHTS_PATH,
     curve_features,
+    learned_prior_forecast,
     load_learned_prior,
     sample_prior_curves,
 )
@@ -44,7 +46,7 @@ def test_features_are_invariant_to_the_reward_units():
 def test_bad_inputs_get_clear_errors():
     model = load_learned_prior()
     t, y = _relaxing()
-    with pytest.raises(InputError, match="constant"):
+    with pytest.raises(InputError, match="no step-to-step noise"):
         model.quantiles(t[:20], np.full(20, 0.5), t[20:])
     with pytest.raises(InputError, match="at least 8"):
         model.quantiles(t[:5], y[:5], t[5:])
@@ -101,3 +103,53 @@ def test_numpy_forward_pass_reproduces_the_trained_network(tmp_path):
     levels = np.asarray(QUANTILE_LEVELS)
     loss = np.mean(np.maximum(levels * error, (levels - 1) * error))
     assert loss == pytest.approx(model.info["validation_pinball"], rel=1e-4)
+
+
+def test_noiseless_parts_bad_steps_and_far_horizons_are_named():
+    """A ramp without noise is refused; unordered steps and bad bounds named; far steps held."""
+    model = load_learned_prior()
+    t, y = _relaxing()
+    with pytest.raises(InputError, match="no step-to-step noise"):
+        model.quantiles(t[:40], 0.002 * t[:40], t[40:])
+    with pytest.raises(InputError, match="increase"):
+        model.quantiles(t[:40][::-1], y[:40], t[40:] + 100)
+    with pytest.raises(InputError, match="bounds"):
+        model.quantiles(t[:40], y[:40], t[40:], bounds=(1.0, 0.0))
+    with pytest.raises(InputError, match="future_steps"):
+        model.quantiles(t[:40], y[:40], np.array([50.0, np.nan]))
+    with pytest.raises(InputError, match="n_train"):
+        learned_prior_forecast(t, y, n_train=500, future_steps=t[40:] + 500)
+    far = learned_prior_forecast(t, y, n_train=40, future_steps=np.array([300.0, 3000.0]))
+    assert far.point[0] == far.point[1]  # both beyond 5 spans: held at 5
+    assert any("spans past the cut" in w for w in far.warnings)
+    near = learned_prior_forecast(t, y, n_train=40, future_steps=t[40:])
+    assert not near.warnings
+
+
+def test_weights_for_other_levels_are_refused(tmp_path):
+    """A weights file whose levels differ from the module's is refused by name."""
+    import json
+
+    with np.load(WEIGHTS_PATH) as data:
+        arrays = {k: data[k] for k in data.files}
+    info = json.loads(str(arrays.pop("info")))
+    info["levels"] = [0.1, 0.5, 0.9]
+    path = tmp_path / "other.npz"
+    np.savez(path, info=json.dumps(info), **arrays)
+    with pytest.raises(InputError, match="quantile levels"):
+        load_learned_prior(path)
+    np.savez(tmp_path / "junk.npz", a=np.zeros(3))
+    with pytest.raises(InputError, match="not learned-prior weights"):
+        load_learned_prior(tmp_path / "junk.npz")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch (extra) absent")
+def test_training_refuses_bad_arguments_before_training(tmp_path, capsys):
+    """Too few curves, no epochs, or a missing output folder stop the script at once."""
+    from grpodyn.empirical.learned_prior_training import main
+
+    for argv, word in ((["--curves", "2"], "--curves"), (["--epochs", "0"], "--epochs"),
+                       (["--out", str(tmp_path / "missing" / "w.npz")], "does not exist")):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2 and word in capsys.readouterr().err
