@@ -208,4 +208,5 @@ claim(key="deepnet_relaxation", section="1, 3", source="deep network",
              "another lr first re-settle to their own lr, and 0 of 3 new settings are met "
              "(section 10f); read after a 20-step burn-in at their own lr, 0 of 3 again: the "
              "drift's per-state error is as large as the runs' slopes and the observed tau "
-             "itself moves 1.4-8x between 240 and 300 steps (section 10g)")
+             "itself moves 1.4-8x between 240 and 300 steps; judged on nine seeds instead of "
+             "three, every prediction still fails (section 10g)")
