@@ -32,6 +32,7 @@ from scipy.special import ndtri
 
 from grpodyn.ground import InputError, check_finite
 
+from .fit import estimate_noise
 from .forecast import EnsembleForecast
 
 __all__ = ["QUANTILE_LEVELS", "N_BINS", "HORIZON_CAP", "PriorCurve", "sample_prior_curves",
@@ -147,13 +148,14 @@ def sample_prior_curves(rng: np.random.Generator, count: int) -> list[PriorCurve
 
 
 def _location_scale(y: np.ndarray) -> tuple[float, float]:
-    """Loc = mean of the last 20 % of ``y``; scale = std(diff y) / sqrt(2) (white noise).
+    """Loc = mean of the last 20 % of ``y``; scale = its white noise, std(diff y) / sqrt(2).
 
-    A scale below ``_NOISE_FLOOR`` times the data's own size (rounding, not noise: a straight
-    ramp, a noiseless curve) is refused: the network's units would be meaningless.
+    The scale is :func:`numerics.fit.estimate_noise`'s sigma. A scale below ``_NOISE_FLOOR``
+    times the data's own size (rounding, not noise: a straight ramp, a noiseless curve) is
+    refused: the network's units would be meaningless.
     """
     loc = float(y[int(0.8 * y.size):].mean())
-    scale = float(np.std(np.diff(y)) / np.sqrt(2))
+    scale = estimate_noise(y).sigma
     size = max(float(np.ptp(y)), abs(loc))
     if not scale > _NOISE_FLOOR * size:
         raise InputError("reward: the training part shows no step-to-step noise (std of its "
