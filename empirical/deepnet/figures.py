@@ -293,9 +293,8 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from .burnin import burnin_curve
     from .grpo import mean_curve
-    from .relaxation import mean_field_curve, route_suffix
+    from .relaxation import route_curve, route_suffix
 
     tag = route_suffix(route)
     measured = load(f"drift{tag}_{model}.json", data)
@@ -313,10 +312,8 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
         a, b, c = item["drift_fit"]["coef"]
         grid = np.linspace(r.min(), r.max(), 50)
         left.plot(grid, a + b * grid + c * grid ** 2, color=f"C{j}", lw=1)
-        coef = item["drift_fit"]["coef"]
-        predicted = (burnin_curve(coef, item["start_reward"], item["burned_reward"],
-                                  item["burn_in"], steps) if "burned_reward" in item
-                     else mean_field_curve(coef, item["start_reward"], steps))
+        predicted = route_curve(item["drift_fit"]["coef"], item["start_reward"],
+                                item.get("burned_reward"), item.get("burn_in", 0), steps)
         right.plot(predicted, "--", color=f"C{j}",
                    label=f"lr {lr:g}: predicted, tau {item['value']:.0f}"
                    if item["value"] is not None else f"lr {lr:g}: predicted")

@@ -48,7 +48,7 @@ from .sweeps import fit_relaxation, is_unstable
 __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_field_curve",
            "stable_root", "predict_relaxation", "measure_drift_curve", "run_relaxation",
            "observe_relaxation", "relaxation_rows", "join_relaxation", "state_regression",
-           "window_slopes", "ROUTE_SUFFIX", "route_suffix", "weighted_fit",
+           "window_slopes", "ROUTE_SUFFIX", "route_suffix", "route_curve", "weighted_fit",
            "trend_and_deviation"]
 
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
@@ -199,9 +199,13 @@ def stable_root(coef: list[float]) -> dict[str, float] | None:
     return {"plateau": root, "stiffness": float(-(b + 2 * c * root))}
 
 
-def _route_curve(coef: list[float], r0: float, burned: float | None, burn_in: int,
-                 steps: int) -> np.ndarray:
-    """Mean-field curve from ``r0``; through the measured burn-in reward ``burned`` if given."""
+def route_curve(coef: list[float], r0: float, burned: float | None, burn_in: int,
+                steps: int) -> np.ndarray:
+    """Return the predicted curve of a route, ``steps`` values.
+
+    The mean-field curve from ``r0``; for the burn-in route (``burned`` given),
+    :func:`.burnin.burnin_curve` through the measured burn-in reward.
+    """
     from .burnin import burnin_curve
 
     if burned is None:
@@ -239,7 +243,7 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
         fit = fit_slow_drift(points) if route == "slow" else fit_drift(points)
         setting = {"lr": lr, "momentum": 0.0, "runs": runs, "steps": steps}
         burned, burn_in = start.get("burned"), start.get("burn_in", 0)
-        curve = _route_curve(list(fit["coef"]), r0, burned, burn_in, steps)
+        curve = route_curve(list(fit["coef"]), r0, burned, burn_in, steps)
         central = fit_relaxation(curve, steps)
         draws = rng.multivariate_normal(fit["coef"], fit["cov"], size=boot)
         starts = rng.normal(r0, r0_se, size=boot)
@@ -247,7 +251,7 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
                  else [None] * boot)
         taus = []
         for coef, r, b in zip(draws, starts, burns, strict=True):
-            value = fit_relaxation(_route_curve(list(coef), float(r), b, burn_in, steps),
+            value = fit_relaxation(route_curve(list(coef), float(r), b, burn_in, steps),
                                    steps).get("value")
             taus.append(np.inf if value is None else value)
         lo, mid, hi = np.percentile(taus, [16, 50, 84], method="nearest")
@@ -376,10 +380,10 @@ def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     from .slow import path_within
 
     observed, rows = [], []
+    others = tuple(f"relaxruns{s}_" for s in ROUTE_SUFFIX.values() if s)
     for suffix in ROUTE_SUFFIX.values():
         label = "relaxation" + suffix
         found = []
-        others = tuple(f"relaxruns{s}_" for s in ROUTE_SUFFIX.values() if s)
         for path in sorted(out.glob(f"relaxruns{suffix}_*.json")):
             if suffix == "" and path.name.startswith(others):
                 continue
