@@ -110,28 +110,37 @@ def tiny_grid2_runs(*, seeds: tuple[int, ...] = (0, 1, 2, 3, 4), folder: Path | 
             and int(p.stem.rsplit("_seed", 1)[-1]) in seeds]
 
 
-def deepnet_runs(*, seeds: tuple[int, ...] = (0,)) -> list[tuple[str, Run]]:
-    """Return the deep-network runs' reward curves (stable, finite runs of ``seeds``).
+def _deepnet_run(name: str, entry: dict) -> Run | None:
+    """Return a run record of the deep-network file ``name`` as a Run, None if unusable.
 
-    Each carries its momentum in its metadata (the inertial member is in play here).
+    Unstable or non-finite runs are left out; the momentum goes into the metadata (the
+    inertial member is in play here).
     """
+    reward = np.asarray(entry["reward"], dtype=float)
+    if entry["unstable"] or not np.all(np.isfinite(reward)):
+        return None
+    meta = RunMeta(momentum=Hyperparameter(float(entry["setting"]["momentum"]), "logged",
+                                           "deepnet setting"))
+    return Run(f"deepnet/{name}", "deepnet", np.arange(1.0, reward.size + 1), reward, {},
+               meta=meta)
+
+
+def _deepnet_records(name: str) -> list[dict]:
+    """Return the run records of the deep-network data file ``name``."""
+    return json.loads((ROOT / "empirical" / "data" / "deepnet" / name).read_text())["runs"]
+
+
+def deepnet_runs(*, seeds: tuple[int, ...] = (0,)) -> list[tuple[str, Run]]:
+    """Return the deep-network runs' reward curves (stable, finite runs of ``seeds``)."""
     out = []
     for size in ("70k", "330k"):
-        data = json.loads((ROOT / "empirical" / "data" / "deepnet" / f"runs_{size}.json")
-                          .read_text())
-        for entry in data["runs"]:
-            reward = np.asarray(entry["reward"], dtype=float)
-            if (entry["unstable"] or entry["seed"] not in seeds
-                    or not np.all(np.isfinite(reward))):
+        for entry in _deepnet_records(f"runs_{size}.json"):
+            run = _deepnet_run(f"runs_{size}.json", entry) if entry["seed"] in seeds else None
+            if run is None:
                 continue
             setting = entry["setting"]
             label = "_".join(f"{k}{v}" for k, v in setting.items() if k != "sweep")
-            steps = np.arange(1.0, reward.size + 1)
-            meta = RunMeta(momentum=Hyperparameter(float(setting["momentum"]), "logged",
-                                                   "deepnet setting"))
-            out.append((f"deepnet{size}_{setting['sweep']}_{label}_s{entry['seed']}",
-                        Run(f"deepnet/runs_{size}.json", "deepnet", steps, reward, {},
-                            meta=meta)))
+            out.append((f"deepnet{size}_{setting['sweep']}_{label}_s{entry['seed']}", run))
     return out
 
 
@@ -144,17 +153,11 @@ def deepnet_relaxation_runs(files: tuple[str, ...]) -> list[tuple[str, Run]]:
     """
     out = []
     for name in files:
-        path = ROOT / "empirical" / "data" / "deepnet" / name
-        for entry in json.loads(path.read_text())["runs"]:
-            reward = np.asarray(entry["reward"], dtype=float)
-            if entry["unstable"] or not np.all(np.isfinite(reward)):
-                continue
-            setting = entry["setting"]
-            meta = RunMeta(momentum=Hyperparameter(float(setting["momentum"]), "logged",
-                                                   "deepnet setting"))
-            out.append((f"{path.stem}_lr{setting['lr']}_s{entry['seed']}",
-                        Run(f"deepnet/{path.name}", "deepnet", np.arange(1.0, reward.size + 1),
-                            reward, {}, meta=meta)))
+        for entry in _deepnet_records(name):
+            run = _deepnet_run(name, entry)
+            if run is not None:
+                out.append((f"{Path(name).stem}_lr{entry['setting']['lr']}_s{entry['seed']}",
+                             run))
     return out
 
 
