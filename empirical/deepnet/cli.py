@@ -413,13 +413,13 @@ def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
         made = out / "predictions_relaxation_burnin.json"
         if path.is_file() and made.is_file():
             records = json.loads(path.read_text())["runs"]
+            drift = json.loads((out / f"drift_burnin_{size}.json").read_text())["drift"]
             for item in json.loads(made.read_text())["items"]:
                 if item["model"] != size or item["quantity"] != "relaxation_time":
                     continue
                 lr = item["setting"]["lr"]
                 curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
-                points = json.loads((out / f"drift_burnin_{size}.json").read_text())[
-                    "drift"][str(lr)]
+                points = drift[str(lr)]
                 result["post_hoc"][f"{size} lr {lr:g}"] = {
                     **_mean_segment_drift(points),
                     "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
