@@ -26,7 +26,20 @@ grid), ``deepnet_relax`` (issue 16's relaxation runs, never forecast before), ``
 (seeds 7000-7039, new) and the synthetic seeds 3000-6039; ``deepnet_relax_burnin`` (issue 16's
 runs on seeds 1000-1002, made in the same hour as the freeze and read only after it) and
 ``tiny_grid2_s9`` and ``tiny_grid2_s9b`` (seeds 11-12 and 13-14 of the second grid, made after
-the freeze) were scored later, once. Nothing is tuned per run.
+the freeze) were scored later, once. The learned prior's revision 2 (the noise's colour in the
+summary; a prior with a logger's running mean and heavy-tailed steps) was designed on every
+source above including ``score`` (the public logs, which the brief calls design data; seen),
+frozen (``FROZEN``), then scored once, side by side with the first learned prior (frozen
+a02ead2, run from its own checkout) and the ensemble, on ``synthetic_lp2`` (seeds 8000-8039),
+``tiny_grid2_s10`` (seeds 15-16 of the second grid, made after the freeze),
+``deepnet_relax_moreseeds`` (issue 16's seeds 1003-1008, never forecast) and issue 16's runs
+made after the freeze. Rules fixed at the freeze, on those fresh source x F (0.3, 0.5) cells:
+revision 2 replaces the first learned prior if (a) it has at least as many cells with pooled
+coverage in 0.85-0.95, and (b) the geometric means over the cells of its median MAE and of its
+median interval score, each divided by the first learned prior's, are at most 1.01 and 1.03;
+otherwise the first is restored. The default forecaster becomes the learned prior only if it
+beats the ensemble on both median MAE and median interval score in every fresh cell and at
+F = 0.3 and 0.5 on ``score``. Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
@@ -375,7 +388,8 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
 SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_fresh", "synthetic_design", "tiny_grid2_new", "tiny_grid2_late",
            "synthetic_new", "synthetic_r6", "tiny_grid2_r6", "tiny_grid2_all", "deepnet_relax",
-           "synthetic_lp", "deepnet_relax_burnin", "tiny_grid2_s9", "tiny_grid2_s9b")
+           "synthetic_lp", "deepnet_relax_burnin", "tiny_grid2_s9", "tiny_grid2_s9b",
+           "deepnet_relax_moreseeds", "synthetic_lp2", "tiny_grid2_s10")
 #: Commits at which a revision was frozen, before the sources new to it were scored.
 FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544",
           "learned prior": "a02ead2"}
@@ -410,7 +424,11 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
                "tiny_grid2_s9b": lambda: tiny_grid2_runs(seeds=(13, 14), folder=grid2),
                "deepnet_relax_burnin": lambda: deepnet_relaxation_runs(
                    ("relaxruns_burnin_70k.json", "relaxruns_burnin_330k.json")),
-               "synthetic_lp": lambda: synthetic_runs(range(7000, 7040))}
+               "synthetic_lp": lambda: synthetic_runs(range(7000, 7040)),
+               "deepnet_relax_moreseeds": lambda: deepnet_relaxation_runs(
+                   ("moreseeds_relaxruns_burnin_70k.json", "moreseeds_relaxruns_burnin_330k.json")),
+               "synthetic_lp2": lambda: synthetic_runs(range(8000, 8040)),
+               "tiny_grid2_s10": lambda: tiny_grid2_runs(seeds=(15, 16), folder=grid2)}
     return loaders[source]()
 
 
