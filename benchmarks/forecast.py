@@ -389,10 +389,10 @@ SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_fresh", "synthetic_design", "tiny_grid2_new", "tiny_grid2_late",
            "synthetic_new", "synthetic_r6", "tiny_grid2_r6", "tiny_grid2_all", "deepnet_relax",
            "synthetic_lp", "deepnet_relax_burnin", "tiny_grid2_s9", "tiny_grid2_s9b",
-           "deepnet_relax_moreseeds", "synthetic_lp2", "tiny_grid2_s10")
+           "deepnet_relax_moreseeds", "synthetic_lp2", "tiny_grid2_s10", "deepnet_relax_linear")
 #: Commits at which a revision was frozen, before the sources new to it were scored.
 FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544",
-          "learned prior": "a02ead2"}
+          "learned prior": "a02ead2", "learned prior revision 2": "a6302b1"}
 
 
 def load_source(source: str, logs: Path, *, grid2: Path | None = None
@@ -428,7 +428,9 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
                "deepnet_relax_moreseeds": lambda: deepnet_relaxation_runs(
                    ("moreseeds_relaxruns_burnin_70k.json", "moreseeds_relaxruns_burnin_330k.json")),
                "synthetic_lp2": lambda: synthetic_runs(range(8000, 8040)),
-               "tiny_grid2_s10": lambda: tiny_grid2_runs(seeds=(15, 16), folder=grid2)}
+               "tiny_grid2_s10": lambda: tiny_grid2_runs(seeds=(15, 16), folder=grid2),
+               "deepnet_relax_linear": lambda: deepnet_relaxation_runs(
+                   ("relaxruns_linear_70k.json", "relaxruns_linear_330k.json"))}
     return loaders[source]()
 
 
