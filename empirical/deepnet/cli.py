@@ -219,30 +219,37 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     after that many steps at its lr from the state (``drift<_slow>_burnin<B>_<size>.json``).
     ``route="burnin"`` (:mod:`.burnin`): the same copy states, segments read after a burn-in
     (``burn_in`` >= 1) with seeds from ``BURNIN_SEGMENT_SEED`` on, ``drift_burnin_<size>.json``.
+    ``route="linear"`` (:mod:`.linear`): as the burn-in route at the copy steps
+    ``LINEAR_STATES`` only, ``LINEAR_REPEATS`` segments of ``LINEAR_SEGMENT`` steps (``segment``
+    and ``repeats`` ignored), seeds from ``LINEAR_SEGMENT_SEED`` on, ``drift_linear_<size>.json``.
     """
     import torch
 
     from .burnin import BURNIN_SEGMENT_SEED
     from .grpo import warmed_model
+    from .linear import LINEAR_REPEATS, LINEAR_SEGMENT, LINEAR_SEGMENT_SEED, LINEAR_STATES
     from .relaxation import measure_drift_curve, route_suffix
     from .slow import SLOW_SEGMENT_SEED
 
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
         raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
     suffix = route_suffix(route)
-    if route == "burnin" and burn_in < 1:
-        raise ValueError(f"the burnin route needs --burn-in >= 1, got {burn_in}")
+    if route in ("burnin", "linear") and burn_in < 1:
+        raise ValueError(f"the {route} route needs --burn-in >= 1, got {burn_in}")
+    keep = None
+    if route == "linear":
+        segment, repeats, keep = LINEAR_SEGMENT, LINEAR_REPEATS, LINEAR_STATES
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, 0)
-    segment_seed = {"state": None, "slow": SLOW_SEGMENT_SEED,
-                    "burnin": BURNIN_SEGMENT_SEED}[route]
+    segment_seed = {"state": None, "slow": SLOW_SEGMENT_SEED, "burnin": BURNIN_SEGMENT_SEED,
+                    "linear": LINEAR_SEGMENT_SEED}[route]
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
                                    copy_steps=copy_steps, every=every, segment=segment,
                                    repeats=repeats, seed=seed, segment_seed=segment_seed,
-                                   burn_in=burn_in)
+                                   burn_in=burn_in, keep=keep)
     measured.update(size=size, warm_up=record,
                     label="measurement before the runs it predicts (copies and segments only)")
-    burned = f"_burnin{burn_in}" if burn_in and route != "burnin" else ""
+    burned = f"_burnin{burn_in}" if burn_in and route in ("state", "slow") else ""
     return _write(out / f"drift{suffix}{burned}_{size}.json", measured)
 
 
@@ -641,7 +648,7 @@ def main(argv: list[str] | None = None) -> None:
             from .burnin import BURN_IN
 
             burn_in = args.burn_in if args.burn_in is not None else (
-                BURN_IN if args.route == "burnin" else 0)
+                BURN_IN if args.route in ("burnin", "linear") else 0)
             paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs),
                                           route=args.route, burn_in=burn_in))
                      for s in args.sizes]
