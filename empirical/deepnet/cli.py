@@ -314,13 +314,16 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     committed drift fit. ``route="slow"``: the design check of :mod:`.slow` instead, its rules
     applied to session 7's measurement (``drift_<size>.json``) and judged against session 7's
     runs (``relaxruns_<size>.json``, seen before the route was designed: design, not a score).
-    ``route="burnin"``: :func:`_burnin_diagnosis`. Printed, not written.
+    ``route="burnin"``: :func:`_burnin_diagnosis`; ``route="linear"``:
+    :func:`_linear_diagnosis`. Printed, not written.
     """
     from .grpo import mean_curve
     from .relaxation import route_suffix, state_regression, window_slopes
 
     if route == "burnin":
         return _burnin_diagnosis(sizes, out)
+    if route == "linear":
+        return _linear_diagnosis(sizes, out)
     if route_suffix(route):
         return {"design_check": _slow_design_check(sizes, out),
                 "post_hoc": _slow_post_hoc(sizes, out)}
@@ -347,11 +350,12 @@ def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
                          "session 7's data (seen before the design): not a score")
 
 
-def _design_check(sizes: list[str], out: Path, *, route: str, drift: str, runs: str,
-                  label: str) -> dict[str, Any]:
+def _design_check(sizes: list[str], out: Path, *, route: str, drift: str,
+                  runs: str | tuple[str, ...], label: str) -> dict[str, Any]:
     """Apply a route's rules to seen measurements (``drift``) and judge them on seen runs.
 
-    ``drift`` and ``runs``: file-name patterns with ``{}`` for the size. Design, not a score.
+    ``drift`` and ``runs``: file-name patterns with ``{}`` for the size (``runs`` may name several
+    files, whose runs are pooled). Design, not a score.
     """
     from .relaxation import join_relaxation, observe_relaxation, predict_relaxation, route_suffix
     from .slow import path_within
@@ -360,7 +364,8 @@ def _design_check(sizes: list[str], out: Path, *, route: str, drift: str, runs: 
     result: dict[str, Any] = {"label": label}
     for size in sizes:
         measured = json.loads((out / drift.format(size)).read_text())
-        seen = json.loads((out / runs.format(size)).read_text())["runs"]
+        seen = [r for name in ((runs,) if isinstance(runs, str) else runs)
+                for r in json.loads((out / name.format(size)).read_text())["runs"]]
         steps = seen[0]["setting"]["steps"]
         made = {"commit": "design check",
                 "items": predict_relaxation(size, measured, steps=steps, route=route)}
@@ -431,6 +436,67 @@ def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
                     **_mean_segment_drift(points),
                     "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
                     "windows": window_slopes(curve, item["drift_fit"]["coef"], PATH_WINDOW)}
+    return result
+
+
+def _linear_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
+    """Check the linear route (:mod:`.linear`): design check, segment spread, post hoc.
+
+    ``design_check`` (seen data: design, not a score): the route's rules on the burn-in
+    segments of 10f (``drift_slow_burnin20_<size>.json``, judged on seeds 900-902) and of 10g
+    (``drift_burnin_<size>.json``, judged on the nine seeds 1000-1008). ``segment_spread``: per
+    seen burn-in measurement and lr, the s.d. over repeats (pooled over states) of the 20-step
+    burn-in change, of the 20-step segment change and of the 40-step change through both, and
+    the ratios of the 40-step spread to the segment's and to the burn-in's (the latter from the
+    same fixed start: sqrt(2) for a diffusive spread, 1 for a stationary one). ``post_hoc``
+    (after the linear route's runs, never a prediction): the measured kappa and plateau, the
+    mean segment drift and median per-state s.e., and the runs' 60-step window slopes against
+    the committed drift.
+    """
+    from .grpo import mean_curve
+    from .relaxation import window_slopes
+    from .slow import PATH_WINDOW
+
+    label = "design check of the linear route on seen burn-in segments and runs: not a score"
+    result: dict[str, Any] = {
+        "design_check": {
+            "10f": _design_check(sizes, out, route="linear", drift="drift_slow_burnin20_{}.json",
+                                 runs="relaxruns_slow_{}.json", label=label),
+            "10g": _design_check(sizes, out, route="linear", drift="drift_burnin_{}.json",
+                                 runs=("relaxruns_burnin_{}.json",
+                                       "moreseeds_relaxruns_burnin_{}.json"), label=label)},
+        "segment_spread": {},
+        "post_hoc": {"label": "post hoc (after the linear route's runs): not a score"}}
+    for size in sizes:
+        for name in (f"drift_slow_burnin20_{size}.json", f"drift_burnin_{size}.json"):
+            for lr_key, points in json.loads((out / name).read_text())["drift"].items():
+                burn = np.array([p["burn_in_changes"] for p in points])
+                seg = np.array([p["changes"] for p in points])
+                spread = {key: float(np.sqrt(np.mean(np.var(x, axis=1, ddof=1))))
+                          for key, x in (("burn_in_20", burn), ("segment_20", seg),
+                                         ("through_40", burn + seg))}
+                result["segment_spread"][f"{name} lr {float(lr_key):g}"] = {
+                    **spread, "ratio_40_to_20": spread["through_40"] / spread["segment_20"],
+                    "ratio_40_to_20_same_start": spread["through_40"] / spread["burn_in_20"]}
+        path = out / f"relaxruns_linear_{size}.json"
+        made = out / "predictions_relaxation_linear.json"
+        if path.is_file() and made.is_file():
+            records = json.loads(path.read_text())["runs"]
+            drift = json.loads((out / f"drift_linear_{size}.json").read_text())["drift"]
+            for item in json.loads(made.read_text())["items"]:
+                if item["model"] != size or item["quantity"] != "relaxation_time":
+                    continue
+                lr = item["setting"]["lr"]
+                curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
+                points = drift[str(lr)]
+                fit = item["drift_fit"]
+                result["post_hoc"][f"{size} lr {lr:g}"] = {
+                    **{k: fit[k] for k in ("kappa", "kappa_se", "plateau", "reduced_chi2")},
+                    **_mean_segment_drift(points),
+                    "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
+                    "states": [{k: p[k] for k in ("copy_step", "reward_mid", "drift", "drift_se")}
+                               for p in points],
+                    "windows": window_slopes(curve, fit["coef"], PATH_WINDOW)}
     return result
 
 

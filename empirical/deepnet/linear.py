@@ -14,9 +14,12 @@ things and keeps the rest of :mod:`.burnin`:
   ``undetermined`` with the bound "beyond twice the run" (:func:`no_stiffness`).
 - Measurement, at the burn-in route's cost: THEORY.md section 6 makes the fluctuation a stationary
   process about the mean path; on the seen burn-in data the s.d. over repeats of a 40-step change
-  (burn-in and segment together) is 0.68-1.09 times that of a 20-step change (eight size x lr
-  cases), so the change's spread is set by the end point's fluctuation, not by the segment's
-  length, and the drift's s.e. falls as 1 / segment. Segments of ``LINEAR_SEGMENT`` = 60 steps after
+  (burn-in and segment together) is 0.68-1.09 times that of the 20-step segment change and
+  0.65-1.72 times (median 1.1) that of the 20-step burn-in change from the same fixed state,
+  against sqrt(2) = 1.41 for a diffusive spread (eight size x lr cases; ``relaxation-diagnosis
+  --route linear``, part ``segment_spread``): the change's spread is mostly the end points'
+  fluctuation, not the segment's length, so the drift's s.e. falls nearly as 1 / segment.
+  Segments of ``LINEAR_SEGMENT`` = 60 steps after
   the ``BURN_IN`` = 20-step burn-in at the segment's lr, at ``LINEAR_STATES`` (copy steps 0, 150,
   300 of the copy run of findings 10e: lr 0.1, seeds 700-709; the ends fix the slope, the middle
   checks the line), ``LINEAR_REPEATS`` = 12 repeats: 36 repeats of 3 evaluations + 80 steps per lr
