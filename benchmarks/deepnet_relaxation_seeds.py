@@ -1,50 +1,67 @@
-"""The burn-in route's committed predictions judged on nine seeds instead of three.
+"""A route's committed relaxation predictions judged on disjoint seed triples and on nine seeds.
 
-Run: ``python benchmarks/deepnet_relaxation_seeds.py`` (prints a markdown table).
+Run: ``python benchmarks/deepnet_relaxation_seeds.py [--route burnin|linear]`` (prints a markdown
+table).
 
 Issue 16, findings 10g: at 3 seeds x 300 steps the observed relaxation time moved 1.4-8x between
-240 and 300 steps, so a 25 % target may not be judgeable at that size. This script joins the
-burn-in route's committed predictions (``predictions_relaxation_burnin.json``, made before any
-run at those settings) with the same fixed observation rule (:func:`.relaxation.observe_relaxation`,
-:func:`.relaxation.join_relaxation`) on three disjoint triples of seeds (1000-1002, the scored
-runs; 1003-1005 and 1006-1008, made later with ``python -m grpodyn.empirical.deepnet
-run-relaxation --route burnin --sizes 70k 330k --seeds 6 --seed-offset 1003 --out DIR``, shipped
-as ``moreseeds_relaxruns_burnin_<size>.json``) and on all nine. Nothing is refitted: the
-predictions and the rule are the committed ones; only the observation gets more seeds.
+240 and 300 steps, so a 25 % target may not be judgeable at that size. This script joins a
+route's committed predictions (``predictions_relaxation_<route>.json``, made before any run at
+those settings) with the same fixed observation rule (:func:`.relaxation.observe_relaxation`,
+:func:`.relaxation.join_relaxation`) on three disjoint triples of seeds and on all nine. Nothing
+is refitted: the predictions and the rule are the committed ones; only the observation is split.
+
+- ``burnin`` (default; findings 10g, addendum): seeds 1000-1002 (the scored runs) and 1003-1008
+  (made later with ``python -m grpodyn.empirical.deepnet run-relaxation --route burnin --sizes
+  70k 330k --seeds 6 --seed-offset 1003 --out DIR``, shipped as
+  ``moreseeds_relaxruns_burnin_<size>.json``).
+- ``linear`` (findings 10h): the nine scored seeds 1100-1108 of ``relaxruns_linear_<size>.json``,
+  split into triples after the score (how far one triple would have read the setting).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 from grpodyn.empirical.deepnet.relaxation import join_relaxation, observe_relaxation
 
 DATA = Path(__file__).resolve().parents[1] / "empirical" / "data" / "deepnet"
-GROUPS = {"1000-1002": range(1000, 1003), "1003-1005": range(1003, 1006),
-          "1006-1008": range(1006, 1009), "all nine": range(1000, 1009)}
+ROUTES = {"burnin": (1000, ("relaxruns_burnin_{}.json", "moreseeds_relaxruns_burnin_{}.json")),
+          "linear": (1100, ("relaxruns_linear_{}.json",))}
 
 
-def main() -> None:
+def groups(first: int) -> dict[str, range]:
+    """Three disjoint seed triples from ``first`` and all nine seeds, by label."""
+    triples = {f"{s}-{s + 2}": range(s, s + 3) for s in range(first, first + 9, 3)}
+    return {**triples, "all nine": range(first, first + 9)}
+
+
+def main(argv: list[str] | None = None) -> None:
     """Print, per model and setting, the prediction and the observation of each seed group."""
-    made = json.loads((DATA / "predictions_relaxation_burnin.json").read_text())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--route", choices=list(ROUTES), default="burnin")
+    route = parser.parse_args(argv).route
+    first, names = ROUTES[route]
+    chosen_groups = groups(first)
+    made = json.loads((DATA / f"predictions_relaxation_{route}.json").read_text())
     print("| model | lr | quantity | predicted | " + " | ".join(
-        f"observed, seeds {g} (within 25 %)" for g in GROUPS) + " |")
-    print("|---|---|---|---|" + "---|" * len(GROUPS))
+        f"observed, seeds {g} (within 25 %)" for g in chosen_groups) + " |")
+    print("|---|---|---|---|" + "---|" * len(chosen_groups))
     for size in ("70k", "330k"):
         runs = []
-        for name in (f"relaxruns_burnin_{size}.json", f"moreseeds_relaxruns_burnin_{size}.json"):
-            runs += json.loads((DATA / name).read_text())["runs"]
+        for name in names:
+            runs += json.loads((DATA / name.format(size)).read_text())["runs"]
         rows = {}
-        for group, seeds in GROUPS.items():
+        for group, seeds in chosen_groups.items():
             chosen = [r for r in runs if r["seed"] in seeds]
-            observed = observe_relaxation(size, chosen, "relaxation_burnin")
+            observed = observe_relaxation(size, chosen, f"relaxation_{route}")
             for row in join_relaxation(made, observed):
                 key = (row["setting"]["lr"], row["quantity"])
                 rows.setdefault(key, {"predicted": row["predicted"]})[group] = row
         for (lr, quantity), cells in sorted(rows.items()):
             shown = []
-            for group in GROUPS:
+            for group in chosen_groups:
                 row = cells.get(group)
                 if row is None:
                     shown.append("-")

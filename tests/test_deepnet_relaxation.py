@@ -283,7 +283,7 @@ def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> Non
     assert "--route" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("route", ["state", "slow", "burnin"])
+@pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear"])
 def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -> None:
     """``predict-relaxation [--route slow]`` writes its route's file from its route's drift."""
     from grpodyn.empirical.deepnet.cli import main
@@ -292,7 +292,7 @@ def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -
     deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
     drift = [{**p, "reward_mid": p["reward"]}
              for p in _states((0.006, -0.02, 0.0), -0.04, deviation)]
-    if route == "burnin":
+    if route in ("burnin", "linear"):
         drift = [{**p, "state_rewards": [0.1, 0.1], "burn_in_changes": [0.0, 0.0],
                   "reward_se": 1e-4} for p in drift]
     suffix = relaxation.route_suffix(route)
@@ -333,7 +333,7 @@ def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
     assert len(result["post_hoc"]["m lr 0.05"]["windows"]) == 2
 
 
-@pytest.mark.parametrize("route", ["state", "slow", "burnin"])
+@pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear"])
 def test_relaxation_figure_draws_each_route_from_the_shipped_data(route: str) -> None:
     import matplotlib
 
@@ -463,4 +463,113 @@ def test_burnin_diagnosis_reads_seen_burn_in_data_and_every_route_runs(tmp_path:
         {"commit": "c", "items": [{**item, "setting": {**item["setting"], "lr": 0.1}}]}))
     after = relaxation_diagnosis_step(["m"], out=tmp_path, route="burnin")["post_hoc"]["m lr 0.1"]
     assert after["median_segment_drift_se"] == pytest.approx(1e-5)
+    assert len(after["windows"]) == 2
+
+
+def test_fit_linear_drift_recovers_kappa_and_the_plateau() -> None:
+    from grpodyn.empirical.deepnet.linear import fit_linear_drift
+
+    rs = np.array([0.12, 0.2, 0.3])
+    fit = fit_linear_drift(_points((0.004 * 0.35, -0.004, 0.0), rs))
+    assert fit["coef"] == pytest.approx([0.0014, -0.004, 0.0], abs=1e-12)
+    assert fit["kappa"] == pytest.approx(0.004) and fit["plateau"] == pytest.approx(0.35)
+    cov = np.array(fit["cov"])
+    assert cov.shape == (3, 3) and not cov[2].any() and not cov[:, 2].any()
+    # the slope's error: se / sqrt(sum (r - mean r)^2) for equal errors and no excess scatter
+    assert fit["kappa_se"] == pytest.approx(1e-4 / np.sqrt(np.sum((rs - rs.mean()) ** 2)))
+    assert fit["r_range"] == pytest.approx([0.12, 0.3])
+    with pytest.raises(ValueError, match="at least 3"):
+        fit_linear_drift(_points((0.0, 0.0, 0.0), rs[:2]))
+
+
+def test_linear_route_predicts_one_over_kappa_from_the_measured_start() -> None:
+    k, r_star = 0.02, 0.3
+    measured = _burned_in(k, r_star, 20, np.array([0.15, 0.2, 0.28]))
+    items = relaxation.predict_relaxation("m", measured, steps=300, boot=20, route="linear")
+    tau = next(i for i in items if i["quantity"] == "relaxation_time")
+    late = next(i for i in items if i["quantity"] == "relaxation_time_late")
+    assert tau["setting"]["runs"] == "relaxation_linear" and "linear drift" in tau["source"]
+    assert tau["value"] == pytest.approx(-1 / math.log(1 - k), rel=0.05)
+    assert late["value"] == pytest.approx(1 / k, rel=1e-6)
+    assert tau["drift_fit"]["kappa"] == pytest.approx(k)
+    assert len(tau["path"]) == 5 and tau["path"][0] < tau["path"][-1] < r_star
+
+
+def test_linear_route_without_stiffness_is_undetermined_and_judged_so() -> None:
+    from grpodyn.empirical.deepnet.linear import no_stiffness
+
+    assert no_stiffness([0.001, 0.0, 0.0]) and no_stiffness([0.001, 0.01, 0.0])
+    assert not no_stiffness([0.001, -0.01, 0.0])
+    measured = _burned_in(-0.005, 0.05, 20, np.array([0.15, 0.2, 0.28]))  # rising drift
+    items = relaxation.predict_relaxation("m", measured, steps=300, boot=20, route="linear")
+    tau = next(i for i in items if i["quantity"] == "relaxation_time")
+    assert tau["value"] is None and tau["status"] == "undetermined"
+    assert "no positive stiffness" in tau["reason"] and tau["interval_68"] == [math.inf] * 2
+    made = {"commit": "c", "items": [tau]}
+    seen = {"model": "m", "setting": tau["setting"], "path": [0.2] * 5}
+    row = relaxation.join_relaxation(made, [{**seen, "value": 150.0, "se": 20.0}])[0]
+    assert row["within_target"] is False  # undetermined against a measured tau
+    row = relaxation.join_relaxation(made, [{**seen, "value": None, "status": "undetermined",
+                                             "lower_bound": 600.0}])[0]
+    assert row["within_target"] is None  # both beyond twice the run: not counted
+
+
+def test_measure_drift_curve_rejects_a_state_the_copy_run_lacks() -> None:
+    with pytest.raises(ValueError, match="keep"):
+        relaxation.measure_drift_curve(None, None, lrs=[0.1], copy_lr=0.1, copy_steps=300,
+                                       every=30, segment=60, repeats=12, seed=700,
+                                       burn_in=20, keep=(0, 140))
+
+
+def test_linear_rows_join_only_linear_runs(tmp_path: Path) -> None:
+    steps, k = 120, 0.05
+    setting = {"lr": 0.0625, "momentum": 0.0, "steps": steps}
+    _, runs = _relaxing_runs(setting, range(1100, 1109), k)
+    (tmp_path / "relaxruns_linear_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    items = [{"model": "m", "quantity": "relaxation_time", "value": 21.0, "path": [0.2, 0.28],
+              "setting": {**setting, "runs": "relaxation_linear"}, "source": "s"}]
+    (tmp_path / "predictions_relaxation_linear.json").write_text(
+        json.dumps({"commit": "eee", "items": items}))
+    observed, rows = relaxation.relaxation_rows(tmp_path)
+    assert [o["setting"]["runs"] for o in observed] == ["relaxation_linear"]
+    assert observed[0]["seeds"] == list(range(1100, 1109))
+    assert len(rows) == 1 and rows[0]["within_target"] is True  # 21 against 19.5
+    assert rows[0]["path_windows_within"] == 2 and rows[0]["commit"] == "eee"
+
+
+def test_linear_diagnosis_pools_the_nine_seen_seeds_and_reads_the_spread(tmp_path: Path) -> None:
+    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+
+    k, steps = 0.02, 120
+    measured = _burned_in(k, 0.3, 20, np.linspace(0.15, 0.28, 8))
+    for p, j in zip(measured["drift"]["0.1"], range(8), strict=True):
+        p["burn_in_changes"] = [0.01 * j, 0.01 * j + 0.02]  # s.d. 0.0141 at every state
+        p["changes"] = [0.0, 0.02]  # s.d. 0.0141; the 40-step change through both 0.0283
+    for name in ("drift_slow_burnin20_m.json", "drift_burnin_m.json"):
+        (tmp_path / name).write_text(json.dumps(measured))
+    setting = {"lr": 0.1, "momentum": 0.0, "steps": steps}
+    for name, seeds in (("relaxruns_slow_m.json", (900, 901, 902)),
+                        ("relaxruns_burnin_m.json", (1000, 1001, 1002)),
+                        ("moreseeds_relaxruns_burnin_m.json", range(1003, 1009))):
+        _, runs = _relaxing_runs(setting, seeds, k)
+        (tmp_path / name).write_text(json.dumps({"size": "m", "runs": runs}))
+    result = relaxation_diagnosis_step(["m"], out=tmp_path, route="linear")
+    nine = result["design_check"]["10g"]["m lr 0.1 relaxation_time"]
+    assert nine["within_target"] is True and nine["path_within"] is True
+    assert result["design_check"]["10f"]["m lr 0.1 relaxation_time"]["within_target"] is True
+    spread = result["segment_spread"]["drift_burnin_m.json lr 0.1"]
+    assert spread["burn_in_20"] == pytest.approx(0.02 / np.sqrt(2))
+    assert spread["through_40"] == pytest.approx(0.04 / np.sqrt(2))
+    assert spread["ratio_40_to_20"] == pytest.approx(2.0)
+    assert spread["ratio_40_to_20_same_start"] == pytest.approx(2.0)
+    assert set(result["post_hoc"]) == {"label"}  # no linear-route runs yet
+    linear = {**measured, "drift": {"0.1": measured["drift"]["0.1"][::3]}}
+    (tmp_path / "drift_linear_m.json").write_text(json.dumps(linear))
+    _, runs = _relaxing_runs(setting, range(1100, 1109), k)
+    (tmp_path / "relaxruns_linear_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    item = relaxation.predict_relaxation("m", linear, steps=steps, boot=5, route="linear")[0]
+    (tmp_path / "predictions_relaxation_linear.json").write_text(
+        json.dumps({"commit": "c", "items": [item]}))
+    after = relaxation_diagnosis_step(["m"], out=tmp_path, route="linear")["post_hoc"]["m lr 0.1"]
+    assert after["kappa"] == pytest.approx(k) and len(after["states"]) == 3
     assert len(after["windows"]) == 2

@@ -219,30 +219,37 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     after that many steps at its lr from the state (``drift<_slow>_burnin<B>_<size>.json``).
     ``route="burnin"`` (:mod:`.burnin`): the same copy states, segments read after a burn-in
     (``burn_in`` >= 1) with seeds from ``BURNIN_SEGMENT_SEED`` on, ``drift_burnin_<size>.json``.
+    ``route="linear"`` (:mod:`.linear`): as the burn-in route at the copy steps
+    ``LINEAR_STATES`` only, ``LINEAR_REPEATS`` segments of ``LINEAR_SEGMENT`` steps (``segment``
+    and ``repeats`` ignored), seeds from ``LINEAR_SEGMENT_SEED`` on, ``drift_linear_<size>.json``.
     """
     import torch
 
     from .burnin import BURNIN_SEGMENT_SEED
     from .grpo import warmed_model
+    from .linear import LINEAR_REPEATS, LINEAR_SEGMENT, LINEAR_SEGMENT_SEED, LINEAR_STATES
     from .relaxation import measure_drift_curve, route_suffix
     from .slow import SLOW_SEGMENT_SEED
 
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
         raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
     suffix = route_suffix(route)
-    if route == "burnin" and burn_in < 1:
-        raise ValueError(f"the burnin route needs --burn-in >= 1, got {burn_in}")
+    if route in ("burnin", "linear") and burn_in < 1:
+        raise ValueError(f"the {route} route needs --burn-in >= 1, got {burn_in}")
+    keep = None
+    if route == "linear":
+        segment, repeats, keep = LINEAR_SEGMENT, LINEAR_REPEATS, LINEAR_STATES
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, 0)
-    segment_seed = {"state": None, "slow": SLOW_SEGMENT_SEED,
-                    "burnin": BURNIN_SEGMENT_SEED}[route]
+    segment_seed = {"state": None, "slow": SLOW_SEGMENT_SEED, "burnin": BURNIN_SEGMENT_SEED,
+                    "linear": LINEAR_SEGMENT_SEED}[route]
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
                                    copy_steps=copy_steps, every=every, segment=segment,
                                    repeats=repeats, seed=seed, segment_seed=segment_seed,
-                                   burn_in=burn_in)
+                                   burn_in=burn_in, keep=keep)
     measured.update(size=size, warm_up=record,
                     label="measurement before the runs it predicts (copies and segments only)")
-    burned = f"_burnin{burn_in}" if burn_in and route != "burnin" else ""
+    burned = f"_burnin{burn_in}" if burn_in and route in ("state", "slow") else ""
     return _write(out / f"drift{suffix}{burned}_{size}.json", measured)
 
 
@@ -307,13 +314,16 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     committed drift fit. ``route="slow"``: the design check of :mod:`.slow` instead, its rules
     applied to session 7's measurement (``drift_<size>.json``) and judged against session 7's
     runs (``relaxruns_<size>.json``, seen before the route was designed: design, not a score).
-    ``route="burnin"``: :func:`_burnin_diagnosis`. Printed, not written.
+    ``route="burnin"``: :func:`_burnin_diagnosis`; ``route="linear"``:
+    :func:`_linear_diagnosis`. Printed, not written.
     """
     from .grpo import mean_curve
     from .relaxation import route_suffix, state_regression, window_slopes
 
     if route == "burnin":
         return _burnin_diagnosis(sizes, out)
+    if route == "linear":
+        return _linear_diagnosis(sizes, out)
     if route_suffix(route):
         return {"design_check": _slow_design_check(sizes, out),
                 "post_hoc": _slow_post_hoc(sizes, out)}
@@ -340,11 +350,12 @@ def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
                          "session 7's data (seen before the design): not a score")
 
 
-def _design_check(sizes: list[str], out: Path, *, route: str, drift: str, runs: str,
-                  label: str) -> dict[str, Any]:
+def _design_check(sizes: list[str], out: Path, *, route: str, drift: str,
+                  runs: str | tuple[str, ...], label: str) -> dict[str, Any]:
     """Apply a route's rules to seen measurements (``drift``) and judge them on seen runs.
 
-    ``drift`` and ``runs``: file-name patterns with ``{}`` for the size. Design, not a score.
+    ``drift`` and ``runs``: file-name patterns with ``{}`` for the size (``runs`` may name several
+    files, whose runs are pooled). Design, not a score.
     """
     from .relaxation import join_relaxation, observe_relaxation, predict_relaxation, route_suffix
     from .slow import path_within
@@ -353,7 +364,8 @@ def _design_check(sizes: list[str], out: Path, *, route: str, drift: str, runs: 
     result: dict[str, Any] = {"label": label}
     for size in sizes:
         measured = json.loads((out / drift.format(size)).read_text())
-        seen = json.loads((out / runs.format(size)).read_text())["runs"]
+        seen = [r for name in ((runs,) if isinstance(runs, str) else runs)
+                for r in json.loads((out / name.format(size)).read_text())["runs"]]
         steps = seen[0]["setting"]["steps"]
         made = {"commit": "design check",
                 "items": predict_relaxation(size, measured, steps=steps, route=route)}
@@ -424,6 +436,67 @@ def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
                     **_mean_segment_drift(points),
                     "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
                     "windows": window_slopes(curve, item["drift_fit"]["coef"], PATH_WINDOW)}
+    return result
+
+
+def _linear_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
+    """Check the linear route (:mod:`.linear`): design check, segment spread, post hoc.
+
+    ``design_check`` (seen data: design, not a score): the route's rules on the burn-in
+    segments of 10f (``drift_slow_burnin20_<size>.json``, judged on seeds 900-902) and of 10g
+    (``drift_burnin_<size>.json``, judged on the nine seeds 1000-1008). ``segment_spread``: per
+    seen burn-in measurement and lr, the s.d. over repeats (pooled over states) of the 20-step
+    burn-in change, of the 20-step segment change and of the 40-step change through both, and
+    the ratios of the 40-step spread to the segment's and to the burn-in's (the latter from the
+    same fixed start: sqrt(2) for a diffusive spread, 1 for a stationary one). ``post_hoc``
+    (after the linear route's runs, never a prediction): the measured kappa and plateau, the
+    mean segment drift and median per-state s.e., and the runs' 60-step window slopes against
+    the committed drift.
+    """
+    from .grpo import mean_curve
+    from .relaxation import window_slopes
+    from .slow import PATH_WINDOW
+
+    label = "design check of the linear route on seen burn-in segments and runs: not a score"
+    result: dict[str, Any] = {
+        "design_check": {
+            "10f": _design_check(sizes, out, route="linear", drift="drift_slow_burnin20_{}.json",
+                                 runs="relaxruns_slow_{}.json", label=label),
+            "10g": _design_check(sizes, out, route="linear", drift="drift_burnin_{}.json",
+                                 runs=("relaxruns_burnin_{}.json",
+                                       "moreseeds_relaxruns_burnin_{}.json"), label=label)},
+        "segment_spread": {},
+        "post_hoc": {"label": "post hoc (after the linear route's runs): not a score"}}
+    for size in sizes:
+        for name in (f"drift_slow_burnin20_{size}.json", f"drift_burnin_{size}.json"):
+            for lr_key, points in json.loads((out / name).read_text())["drift"].items():
+                burn = np.array([p["burn_in_changes"] for p in points])
+                seg = np.array([p["changes"] for p in points])
+                spread = {key: float(np.sqrt(np.mean(np.var(x, axis=1, ddof=1))))
+                          for key, x in (("burn_in_20", burn), ("segment_20", seg),
+                                         ("through_40", burn + seg))}
+                result["segment_spread"][f"{name} lr {float(lr_key):g}"] = {
+                    **spread, "ratio_40_to_20": spread["through_40"] / spread["segment_20"],
+                    "ratio_40_to_20_same_start": spread["through_40"] / spread["burn_in_20"]}
+        path = out / f"relaxruns_linear_{size}.json"
+        made = out / "predictions_relaxation_linear.json"
+        if path.is_file() and made.is_file():
+            records = json.loads(path.read_text())["runs"]
+            drift = json.loads((out / f"drift_linear_{size}.json").read_text())["drift"]
+            for item in json.loads(made.read_text())["items"]:
+                if item["model"] != size or item["quantity"] != "relaxation_time":
+                    continue
+                lr = item["setting"]["lr"]
+                curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
+                points = drift[str(lr)]
+                fit = item["drift_fit"]
+                result["post_hoc"][f"{size} lr {lr:g}"] = {
+                    **{k: fit[k] for k in ("kappa", "kappa_se", "plateau", "reduced_chi2")},
+                    **_mean_segment_drift(points),
+                    "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
+                    "states": [{k: p[k] for k in ("copy_step", "reward_mid", "drift", "drift_se")}
+                               for p in points],
+                    "windows": window_slopes(curve, fit["coef"], PATH_WINDOW)}
     return result
 
 
@@ -641,7 +714,7 @@ def main(argv: list[str] | None = None) -> None:
             from .burnin import BURN_IN
 
             burn_in = args.burn_in if args.burn_in is not None else (
-                BURN_IN if args.route == "burnin" else 0)
+                BURN_IN if args.route in ("burnin", "linear") else 0)
             paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs),
                                           route=args.route, burn_in=burn_in))
                      for s in args.sizes]

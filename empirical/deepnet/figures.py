@@ -288,7 +288,8 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     ``route="slow"`` draws the slow route of findings 10f from the ``_slow`` files instead: the
     segments' drift at the states and the slow drift at zero deviation fitted through them;
     ``route="burnin"`` the ``_burnin`` files of findings 10g (the segments read after a burn-in,
-    the predicted curve through the measured burn-in of the warmed model).
+    the predicted curve through the measured burn-in of the warmed model); ``route="linear"``
+    the ``_linear`` files of findings 10h (the linear drift of :mod:`.linear`).
     """
     import matplotlib.pyplot as plt
     import numpy as np
@@ -331,7 +332,9 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     right.set_ylabel("reward")
     right.legend(fontsize=7)
     what = {"state": "finite-step drift", "slow": "slow drift (fluctuation regressed out)",
-            "burnin": "drift after a 20-step burn-in at the lr"}[route]
+            "burnin": "drift after a 20-step burn-in at the lr",
+            "linear": "linear drift after a 20-step burn-in at the lr (3 states, 60-step "
+            "segments)"}[route]
     fig.suptitle(f"{model}: {what} across r (measured before the runs) and the relaxation it "
                  "predicts", fontsize=9)
     fig.tight_layout()

@@ -55,8 +55,9 @@ EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 #: The relaxation routes and the suffix of their files: session 7's drift at single states
 #: (``drift_<size>.json``, ``predictions_relaxation.json``, ``relaxruns_<size>.json``) and the
 #: slow drift of :mod:`.slow` (``drift_slow_<size>.json``, ...) and the drift read after a burn-in
-#: at the segment's own lr of :mod:`.burnin` (``drift_burnin_<size>.json``, ...).
-ROUTE_SUFFIX = {"state": "", "slow": "_slow", "burnin": "_burnin"}
+#: at the segment's own lr of :mod:`.burnin` (``drift_burnin_<size>.json``, ...) and the linear
+#: drift of :mod:`.linear` (``drift_linear_<size>.json``, ...).
+ROUTE_SUFFIX = {"state": "", "slow": "_slow", "burnin": "_burnin", "linear": "_linear"}
 
 
 def route_suffix(route: str) -> str:
@@ -203,7 +204,7 @@ def route_curve(coef: list[float], r0: float, burned: float | None, burn_in: int
                 steps: int) -> np.ndarray:
     """Return the predicted curve of a route, ``steps`` values.
 
-    The mean-field curve from ``r0``; for the burn-in route (``burned`` given),
+    The mean-field curve from ``r0``; for the burn-in and linear routes (``burned`` given),
     :func:`.burnin.burnin_curve` through the measured burn-in reward.
     """
     from .burnin import burnin_curve
@@ -228,31 +229,46 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
     ``route="burnin"`` (:mod:`.burnin`): ``measured`` is a burn-in measurement, the drift
     :func:`fit_drift` through its segments, the curve :func:`.burnin.burnin_curve` from
     :func:`.burnin.run_start` (whose burn-in reward is drawn in the bootstrap too), ``runs``
-    ``"relaxation_burnin"``, with the ``path``.
+    ``"relaxation_burnin"``, with the ``path``. ``route="linear"`` (:mod:`.linear`): as the
+    burn-in route with the linear drift :func:`.linear.fit_linear_drift`; a drift with no
+    positive stiffness (the central fit or a bootstrap draw) predicts ``undetermined``, beyond
+    twice the run; ``runs`` ``"relaxation_linear"``.
     """
     from .burnin import run_start
+    from .linear import fit_linear_drift, no_stiffness
     from .slow import fit_slow_drift, path_windows
+
+    fitters = {"state": fit_drift, "slow": fit_slow_drift, "burnin": fit_drift,
+               "linear": fit_linear_drift}
+
+    def rule(coef: list[float], curve: np.ndarray) -> dict[str, Any]:
+        if route == "linear" and no_stiffness(coef):
+            return {"value": None, "status": "undetermined", "lower_bound": 2.0 * steps,
+                    "reason": "the linear drift has no positive stiffness (kappa <= 0): no "
+                    "relaxation, beyond twice the run"}
+        return fit_relaxation(curve, steps)
 
     runs = "relaxation" + route_suffix(route)
     rng = np.random.default_rng(seed)
     items = []
     for lr_key, points in sorted(measured["drift"].items(), key=lambda kv: float(kv[0])):
         lr = float(lr_key)
-        start = measured["start"] if route != "burnin" else run_start(measured, lr_key)
+        start = (run_start(measured, lr_key) if route in ("burnin", "linear")
+                 else measured["start"])
         r0, r0_se = start["reward"], start["reward_se"]
-        fit = fit_slow_drift(points) if route == "slow" else fit_drift(points)
+        fit = fitters[route](points)
         setting = {"lr": lr, "momentum": 0.0, "runs": runs, "steps": steps}
         burned, burn_in = start.get("burned"), start.get("burn_in", 0)
         curve = route_curve(list(fit["coef"]), r0, burned, burn_in, steps)
-        central = fit_relaxation(curve, steps)
+        central = rule(list(fit["coef"]), curve)
         draws = rng.multivariate_normal(fit["coef"], fit["cov"], size=boot)
         starts = rng.normal(r0, r0_se, size=boot)
         burns = (rng.normal(burned, start["burned_se"], size=boot) if burned is not None
                  else [None] * boot)
         taus = []
         for coef, r, b in zip(draws, starts, burns, strict=True):
-            value = fit_relaxation(route_curve(list(coef), float(r), b, burn_in, steps),
-                                   steps).get("value")
+            value = rule(list(coef), route_curve(list(coef), float(r), b, burn_in,
+                                                 steps)).get("value")
             taus.append(np.inf if value is None else value)
         lo, mid, hi = np.percentile(taus, [16, 50, 84], method="nearest")
         base = {"model": model, "setting": setting, "drift_fit": fit, "start_reward": r0,
@@ -274,7 +290,11 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
                                  "to it",
                                  "burnin": "measured burn-in from the warmed model, then the "
                                  "mean-field curve of the drift read after a burn-in at the "
-                                 "lr, fixed observation rule applied to it"}[route]})
+                                 "lr, fixed observation rule applied to it",
+                                 "linear": "measured burn-in from the warmed model, then the "
+                                 "mean-field curve of the linear drift kappa (r* - r) read "
+                                 "after a burn-in at the lr, fixed observation rule applied "
+                                 "to it"}[route]})
         root = stable_root(fit["coef"])
         late: dict[str, Any] = {"value": None, "status": "no stable root of the drift in [0, 1]"}
         if root is not None:
@@ -293,19 +313,25 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
 def measure_drift_curve(model: Any, tokenizer: Any, *, lrs: list[float], copy_lr: float,
                         copy_steps: int, every: int, segment: int, repeats: int,
                         seed: int, segment_seed: int | None = None,
-                        burn_in: int = 0) -> dict[str, Any]:
+                        burn_in: int = 0, keep: tuple[int, ...] | None = None) -> dict[str, Any]:
     """Measure D_lr(r) at the checkpoints of a copy run (module docstring); no run predicted.
 
     Seeds: the copy run ``seed``, ``seed + 1``, ...; the segments at state i and lr index k
     ``base + 1000 (1 + i) + 100 k + j`` with ``base`` = ``segment_seed`` (default ``seed``: a new
     measurement from the same copy states takes a base of its own). ``burn_in``: steps each
     segment's copy runs at the segment's lr before the segment (:func:`segment_drift`).
+    ``keep``: the copy steps whose states are measured (default all; the seeds keep each state's
+    index i in the copy run).
     """
+    if keep is not None and not set(keep) <= set(range(0, copy_steps + 1, every)):
+        raise ValueError(f"keep {keep} names copy steps the copy run does not have")
     base = seed if segment_seed is None else segment_seed
     states = copy_states(model, tokenizer, lr=copy_lr, steps=copy_steps, every=every, seed=seed)
     work = copy.deepcopy(model)
     drift: dict[str, list[dict[str, Any]]] = {str(lr): [] for lr in lrs}
     for i, state in enumerate(states):
+        if keep is not None and state["step"] not in keep:
+            continue
         work.load_state_dict(state["state"])
         for k, lr in enumerate(lrs):
             point = segment_drift(work, tokenizer, lr=lr, segment=segment, repeats=repeats,
@@ -315,7 +341,8 @@ def measure_drift_curve(model: Any, tokenizer: Any, *, lrs: list[float], copy_lr
     return {"start": {"reward": first["reward"], "reward_se": first["reward_se"]},
             "drift": drift, "copy": {"lr": copy_lr, "steps": copy_steps, "every": every,
                                      "seed": seed}, "segment_seed": base, "burn_in": burn_in,
-            "segment": segment, "repeats": repeats, "evaluation_completions": EVAL_PROMPTS * 8}
+            "segment": segment, "repeats": repeats, "evaluation_completions": EVAL_PROMPTS * 8,
+            **({"states": list(keep)} if keep is not None else {})}
 
 
 def run_relaxation(model: Any, tokenizer: Any, settings: list[dict[str, Any]], *, seeds: int,

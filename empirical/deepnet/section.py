@@ -136,7 +136,8 @@ def relaxation_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
         if row["quantity"].startswith("relaxation_time") and not row.get("postdiction"):
             source = {"two_mode": " (two-mode)", "relaxation": " (drift across r)",
                       "relaxation_slow": " (slow drift)",
-                      "relaxation_burnin": " (drift after a burn-in)"}.get(
+                      "relaxation_burnin": " (drift after a burn-in)",
+                      "relaxation_linear": " (linear drift after a burn-in)"}.get(
                           row["setting"].get("runs"), "")
             groups.setdefault((row["model"], row["quantity"] + source), []).append(row)
     rows = []
