@@ -194,7 +194,8 @@ claim(key="deepnet_relaxation", section="1, 3", source="deep network",
              "two-mode map's -1 / (2 ln z_r) from the soft curvature, or the mean-field curve "
              "of the finite-step drift measured across r on briefly trained copies (its slow "
              "part, the states' own fluctuation regressed out, in section 10f; read after a "
-             "burn-in at the segment's lr, in section 10g)",
+             "burn-in at the segment's lr, in section 10g; a straight line through long "
+             "segments at three states, in section 10h)",
       tolerance="within 25 % at two or more settings", check=f"{DEEPNET}:relaxation_claim",
       values={"settings": 2},
       reason="kappa measured before training is negative (the drift grows with the reward near "
@@ -209,4 +210,6 @@ claim(key="deepnet_relaxation", section="1, 3", source="deep network",
              "(section 10f); read after a 20-step burn-in at their own lr, 0 of 3 again: the "
              "drift's per-state error is as large as the runs' slopes and the observed tau "
              "itself moves 1.4-8x between 240 and 300 steps; judged on nine seeds instead of "
-             "three, every prediction still fails (section 10g)")
+             "three, every prediction still fails (section 10g); a straight-line drift from "
+             "60-step segments judged on nine new seeds meets 1 of 2 judged settings (330k) and "
+             "every path window, but its slope in r is unresolved (section 10h)")
