@@ -35,9 +35,9 @@ from grpodyn.ground import InputError, check_finite
 from .fit import estimate_noise
 from .forecast import EnsembleForecast
 
-__all__ = ["QUANTILE_LEVELS", "N_BINS", "N_FEATURES", "HORIZON_CAP", "PriorCurve",
-           "sample_prior_curves", "noise_colour", "curve_features", "LearnedPrior",
-           "load_learned_prior", "learned_prior_forecast", "WEIGHTS_PATH"]
+__all__ = ["QUANTILE_LEVELS", "N_BINS", "HORIZON_CAP", "PriorCurve", "sample_prior_curves",
+           "curve_features", "LearnedPrior", "load_learned_prior", "learned_prior_forecast",
+           "WEIGHTS_PATH"]
 
 #: The quantile levels the network outputs (a band at level Q needs (1 -+ Q) / 2 inside them).
 QUANTILE_LEVELS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.975)
@@ -45,9 +45,6 @@ QUANTILE_LEVELS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.9
 N_BINS = 16
 #: Smallest white-noise scale, relative to the training part's size, taken for noise.
 _NOISE_FLOOR = 1e-6
-#: Inputs per row of :func:`curve_features`: bins, 3 recent values, spread and size, colour
-#: (4), bounds (2) and whether known, horizon and its logarithm.
-N_FEATURES = N_BINS + 3 + 2 + 4 + 3 + 2
 #: Horizon (in training spans) beyond which the forecast is held: training reached about 5.
 HORIZON_CAP = 5.0
 #: Stand-in for an unknown reward bound's distance in noise units (before the asinh squash).
@@ -108,12 +105,9 @@ def sample_prior_curves(rng: np.random.Generator, count: int) -> list[PriorCurve
     power-law approach, flat, two timescales, or (5 %) a rise then a collapse; time constants
     0.02-5 run lengths, 90 % rising); around it an AR(1) deviation (the discrete overdamped
     map driven by sampling noise, correlation time 1 step to a fifth of the run) and white
-    sampling noise (Gaussian, sd 0.005-0.2; for 30 % of the curves the mean of m Bernoulli
-    rewards, m = 8-256: an accuracy over a batch; for 20 % of the others Student t with 3
-    degrees of freedom, the outlying batches of real logs). 70 % are clipped to [0, 1] with the
-    range known; the rest are unbounded, shifted and scaled at random, the range unknown.
-    15 % are logged as a running mean (an exponential moving average with weight 0.05-0.5, as
-    loggers smooth), which colours the noise.
+    sampling noise (Gaussian, sd 0.005-0.2, or, for 30 % of the curves, the mean of m
+    Bernoulli rewards, m = 8-256: an accuracy over a batch). 70 % are clipped to [0, 1] with
+    the range known; the rest are unbounded, shifted and scaled at random, the range unknown.
 
     Parameters
     ----------
@@ -143,18 +137,10 @@ def sample_prior_curves(rng: np.random.Generator, count: int) -> list[PriorCurve
         if bounded and rng.random() < 0.3 / 0.7:
             batch = int(np.exp(rng.uniform(np.log(8), np.log(256))))
             reward = rng.binomial(batch, np.clip(path, 0.0, 1.0)) / batch
-        elif rng.random() < 0.2:  # heavy-tailed steps: Student t with 3 degrees, unit variance
-            reward = path + white * rng.standard_t(3.0, n) / np.sqrt(3.0)
         else:
             reward = path + white * rng.standard_normal(n)
         if bounded:
-            reward = np.clip(reward, 0.0, 1.0)
-        if rng.random() < 0.15:  # the logger's running mean: r_log = EMA(r), weight alpha
-            alpha = np.exp(rng.uniform(np.log(0.05), np.log(0.5)))
-            reward = lfilter([alpha], [1.0, alpha - 1.0], reward,
-                             zi=[(1 - alpha) * reward[0]])[0]
-        if bounded:
-            out.append(PriorCurve(reward, (0.0, 1.0), str(family)))
+            out.append(PriorCurve(np.clip(reward, 0.0, 1.0), (0.0, 1.0), str(family)))
         else:
             scale, shift = np.exp(rng.uniform(np.log(0.1), np.log(10.0))), rng.uniform(-2, 2)
             out.append(PriorCurve(shift + scale * reward, None, str(family)))
@@ -178,29 +164,6 @@ def _location_scale(y: np.ndarray) -> tuple[float, float]:
     return loc, scale
 
 
-def noise_colour(z: np.ndarray) -> np.ndarray:
-    """Return the noise's colour: the steps' lag-1 correlation and the variogram at lags 2, 4, 8.
-
-    For white noise about a slow path the steps' lag-1 correlation is -1/2 and the variogram
-    var(z[n+k] - z[n]) equals var(z[n+1] - z[n]) at every short lag k; a logger's running mean
-    or a wandering path raises both (a random walk: correlation 0, variogram growing as k).
-    Returned: the correlation and log(variogram(k) / variogram(1)) for k = 2, 4, 8, a lag the
-    part is too short for (fewer than 3 k points) taking the longest lag it has.
-    """
-    steps = np.diff(z)
-    spread = max(float(np.var(steps)), 1e-12)
-    a, b = steps[1:] - steps[1:].mean(), steps[:-1] - steps[:-1].mean()
-    norm = float(np.sqrt(np.sum(a * a) * np.sum(b * b)))
-    correlation = float(np.sum(a * b) / norm) if norm > 0 else -0.5
-    ratios = []
-    for lag in (2, 4, 8):
-        if z.size >= 3 * lag:
-            ratios.append(np.log(max(float(np.var(z[lag:] - z[:-lag])), 1e-12) / spread))
-        else:
-            ratios.append(ratios[-1] if ratios else 0.0)
-    return np.array([correlation, *ratios])
-
-
 def curve_features(t: np.ndarray, y: np.ndarray, future_steps: np.ndarray,
                    bounds: tuple[float, float] | None
                    ) -> tuple[np.ndarray, float, float]:
@@ -208,9 +171,7 @@ def curve_features(t: np.ndarray, y: np.ndarray, future_steps: np.ndarray,
 
     Row: the training part's mean in ``N_BINS`` equal bins of its step span, the last value,
     the means of the last 3 and 10 points (all in noise units, asinh-squashed), log of the
-    recent spread over the white noise, log10 of the number of points, the noise's colour
-    (:func:`noise_colour`: the steps' lag-1 correlation and the variogram at lags 2, 4, 8, which
-    tell a logger's running mean or a wandering path from white noise), the distances of loc to
+    recent spread over the white noise, log10 of the number of points, the distances of loc to
     the reward's bounds (squashed; a far stand-in when unknown) and whether they are known,
     and the horizon (t - t_cut) / span, as itself and as its logarithm, both held at
     ``HORIZON_CAP`` spans (the farthest the training saw): beyond it the forecast is held.
@@ -249,7 +210,7 @@ def curve_features(t: np.ndarray, y: np.ndarray, future_steps: np.ndarray,
         reach, known = [(bounds[1] - loc) / scale, (loc - bounds[0]) / scale], 1.0
     head = np.concatenate([
         _squash(bins), _squash([z[-1], z[-3:].mean(), z[-10:].mean()]),
-        [np.log(max(float(np.std(recent)), 1e-3)), np.log10(y.size)], noise_colour(z),
+        [np.log(max(float(np.std(recent)), 1e-3)), np.log10(y.size)],
         _squash(reach), [known]])
     horizon = (np.asarray(future_steps, dtype=float) - t[-1]) / span
     if np.any(horizon <= 0):
@@ -358,10 +319,6 @@ def load_learned_prior(path: Path = WEIGHTS_PATH) -> LearnedPrior:
             or model.weights[-1].shape[1] != len(QUANTILE_LEVELS)):
         raise InputError(f"{path}: the weights were trained for other quantile levels than "
                          f"{QUANTILE_LEVELS}")
-    if model.weights[0].shape[0] != N_FEATURES:
-        raise InputError(f"{path}: the weights take {model.weights[0].shape[0]} inputs, this "
-                         f"version's summary has {N_FEATURES}: retrain them with `python -m "
-                         "grpodyn.empirical.learned_prior_training`")
     return model
 
 
