@@ -222,27 +222,41 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     ``route="linear"`` (:mod:`.linear`): as the burn-in route at the copy steps
     ``LINEAR_STATES`` only, ``LINEAR_REPEATS`` segments of ``LINEAR_SEGMENT`` steps (``segment``
     and ``repeats`` ignored), seeds from ``LINEAR_SEGMENT_SEED`` on, ``drift_linear_<size>.json``.
+    ``route="long"``: as the linear route on a ``LONG_COPY_STEPS``-step copy run at the copy steps
+    ``LONG_STATES`` (``copy_steps`` ignored), seeds from ``LONG_SEGMENT_SEED`` on,
+    ``drift_long_<size>.json``.
     """
     import torch
 
     from .burnin import BURNIN_SEGMENT_SEED
     from .grpo import warmed_model
-    from .linear import LINEAR_REPEATS, LINEAR_SEGMENT, LINEAR_SEGMENT_SEED, LINEAR_STATES
+    from .linear import (
+        LINEAR_REPEATS,
+        LINEAR_SEGMENT,
+        LINEAR_SEGMENT_SEED,
+        LINEAR_STATES,
+        LONG_COPY_STEPS,
+        LONG_SEGMENT_SEED,
+        LONG_STATES,
+    )
     from .relaxation import measure_drift_curve, route_suffix
     from .slow import SLOW_SEGMENT_SEED
 
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
         raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
     suffix = route_suffix(route)
-    if route in ("burnin", "linear") and burn_in < 1:
+    if route in ("burnin", "linear", "long") and burn_in < 1:
         raise ValueError(f"the {route} route needs --burn-in >= 1, got {burn_in}")
     keep = None
     if route == "linear":
         segment, repeats, keep = LINEAR_SEGMENT, LINEAR_REPEATS, LINEAR_STATES
+    if route == "long":
+        segment, repeats, keep = LINEAR_SEGMENT, LINEAR_REPEATS, LONG_STATES
+        copy_steps = LONG_COPY_STEPS
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, 0)
     segment_seed = {"state": None, "slow": SLOW_SEGMENT_SEED, "burnin": BURNIN_SEGMENT_SEED,
-                    "linear": LINEAR_SEGMENT_SEED}[route]
+                    "linear": LINEAR_SEGMENT_SEED, "long": LONG_SEGMENT_SEED}[route]
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
                                    copy_steps=copy_steps, every=every, segment=segment,
                                    repeats=repeats, seed=seed, segment_seed=segment_seed,
@@ -714,7 +728,7 @@ def main(argv: list[str] | None = None) -> None:
             from .burnin import BURN_IN
 
             burn_in = args.burn_in if args.burn_in is not None else (
-                BURN_IN if args.route in ("burnin", "linear") else 0)
+                BURN_IN if args.route in ("burnin", "linear", "long") else 0)
             paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs),
                                           route=args.route, burn_in=burn_in))
                      for s in args.sizes]
