@@ -623,3 +623,23 @@ def test_drift_curve_long_measures_a_600_step_copy_run_at_0_300_600(
     assert seen["copy_steps"] == 600 and seen["keep"] == (0, 300, 600)
     assert seen["segment"] == 60 and seen["repeats"] == 12 and seen["every"] == 30
     assert seen["segment_seed"] == 100_000 and seen["seed"] == 700 and seen["burn_in"] == 20
+
+
+def test_long_diagnosis_reads_its_own_files_and_the_first_half(tmp_path: Path) -> None:
+    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+
+    k, steps = 0.02, 120
+    measured = _burned_in(k, 0.3, 20, np.array([0.15, 0.22, 0.28]))
+    (tmp_path / "drift_long_m.json").write_text(json.dumps(measured))
+    setting = {"lr": 0.1, "momentum": 0.0, "steps": steps}
+    assert set(relaxation_diagnosis_step(["m"], out=tmp_path, route="long")["post_hoc"]) == {
+        "label"}  # no runs yet
+    _, runs = _relaxing_runs(setting, range(1200, 1209), k)
+    (tmp_path / "relaxruns_long_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    item = relaxation.predict_relaxation("m", measured, steps=steps, boot=5, route="long")[0]
+    (tmp_path / "predictions_relaxation_long.json").write_text(
+        json.dumps({"commit": "c", "items": [item]}))
+    after = relaxation_diagnosis_step(["m"], out=tmp_path, route="long")["post_hoc"]["m lr 0.1"]
+    assert after["kappa"] == pytest.approx(k) and len(after["states"]) == 3
+    assert len(after["windows"]) == 2 and after["first_half"]["steps"] == 60
+    assert after["first_half"]["value"] == pytest.approx(-1 / math.log(1 - k), rel=0.1)
