@@ -1,7 +1,7 @@
 """A route's committed relaxation predictions judged on disjoint seed triples and on nine seeds.
 
-Run: ``python benchmarks/deepnet_relaxation_seeds.py [--route burnin|linear]`` (prints a markdown
-table).
+Run: ``python benchmarks/deepnet_relaxation_seeds.py [--route burnin|linear|long]`` (prints a
+markdown table).
 
 Issue 16, findings 10g: at 3 seeds x 300 steps the observed relaxation time moved 1.4-8x between
 240 and 300 steps, so a 25 % target may not be judgeable at that size. This script joins a
@@ -16,6 +16,8 @@ is refitted: the predictions and the rule are the committed ones; only the obser
   ``moreseeds_relaxruns_burnin_<size>.json``).
 - ``linear`` (findings 10h): the nine scored seeds 1100-1108 of ``relaxruns_linear_<size>.json``,
   split into triples after the score (how far one triple would have read the setting).
+- ``long`` (findings 10i): the nine scored seeds 1200-1208 of ``relaxruns_long_<size>.json``
+  (600 steps), split likewise after the score.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from grpodyn.empirical.deepnet.relaxation import join_relaxation, observe_relaxa
 
 DATA = Path(__file__).resolve().parents[1] / "empirical" / "data" / "deepnet"
 ROUTES = {"burnin": (1000, ("relaxruns_burnin_{}.json", "moreseeds_relaxruns_burnin_{}.json")),
-          "linear": (1100, ("relaxruns_linear_{}.json",))}
+          "linear": (1100, ("relaxruns_linear_{}.json",)),
+          "long": (1200, ("relaxruns_long_{}.json",))}
 
 
 def groups(first: int) -> dict[str, range]:

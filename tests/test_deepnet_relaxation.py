@@ -283,7 +283,7 @@ def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> Non
     assert "--route" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear"])
+@pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear", "long"])
 def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -> None:
     """``predict-relaxation [--route slow]`` writes its route's file from its route's drift."""
     from grpodyn.empirical.deepnet.cli import main
@@ -292,7 +292,7 @@ def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -
     deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
     drift = [{**p, "reward_mid": p["reward"]}
              for p in _states((0.006, -0.02, 0.0), -0.04, deviation)]
-    if route in ("burnin", "linear"):
+    if route in ("burnin", "linear", "long"):
         drift = [{**p, "state_rewards": [0.1, 0.1], "burn_in_changes": [0.0, 0.0],
                   "reward_se": 1e-4} for p in drift]
     suffix = relaxation.route_suffix(route)
@@ -333,7 +333,7 @@ def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
     assert len(result["post_hoc"]["m lr 0.05"]["windows"]) == 2
 
 
-@pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear"])
+@pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear", "long"])
 def test_relaxation_figure_draws_each_route_from_the_shipped_data(route: str) -> None:
     import matplotlib
 
@@ -573,3 +573,73 @@ def test_linear_diagnosis_pools_the_nine_seen_seeds_and_reads_the_spread(tmp_pat
     after = relaxation_diagnosis_step(["m"], out=tmp_path, route="linear")["post_hoc"]["m lr 0.1"]
     assert after["kappa"] == pytest.approx(k) and len(after["states"]) == 3
     assert len(after["windows"]) == 2
+
+
+def test_long_route_predicts_over_600_steps_with_ten_windows() -> None:
+    """The long variant: the linear route's rules, its own label, ten 60-step windows."""
+    k, r_star = 0.005, 0.4
+    measured = _burned_in(k, r_star, 20, np.array([0.15, 0.25, 0.35]))
+    items = relaxation.predict_relaxation("m", measured, steps=600, boot=20, route="long")
+    tau = next(i for i in items if i["quantity"] == "relaxation_time")
+    assert tau["setting"] == {"lr": 0.1, "momentum": 0.0, "runs": "relaxation_long",
+                              "steps": 600}
+    assert "0, 300, 600" in tau["source"]
+    assert tau["value"] == pytest.approx(-1 / math.log(1 - k), rel=0.05)  # 200 < 1200
+    assert len(tau["path"]) == 10 and tau["path"][-1] < r_star
+
+
+def test_long_rows_join_only_long_runs(tmp_path: Path) -> None:
+    steps, k = 120, 0.05
+    setting = {"lr": 0.0875, "momentum": 0.0, "steps": steps}
+    _, runs = _relaxing_runs(setting, range(1200, 1209), k)
+    for suffix in ("_linear", "_long"):
+        (tmp_path / f"relaxruns{suffix}_m.json").write_text(
+            json.dumps({"size": "m", "runs": runs}))
+    items = [{"model": "m", "quantity": "relaxation_time", "value": 40.0, "path": [0.2, 0.28],
+              "setting": {**setting, "runs": "relaxation_long"}, "source": "s"}]
+    (tmp_path / "predictions_relaxation_long.json").write_text(
+        json.dumps({"commit": "fff", "items": items}))
+    observed, rows = relaxation.relaxation_rows(tmp_path)
+    assert sorted(o["setting"]["runs"] for o in observed) == ["relaxation_linear",
+                                                              "relaxation_long"]
+    assert len(rows) == 1 and rows[0]["commit"] == "fff"
+    assert rows[0]["within_target"] is False  # 40 against 19.5
+
+
+def test_drift_curve_long_measures_a_600_step_copy_run_at_0_300_600(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grpodyn.empirical.deepnet import cli, grpo
+
+    seen = {}
+
+    def fake_measure(model, tokenizer, **kw):
+        seen.update(kw)
+        return {"drift": {}}
+
+    monkeypatch.setattr(grpo, "warmed_model", lambda size, seed: (None, None, {}))
+    monkeypatch.setattr(relaxation, "measure_drift_curve", fake_measure)
+    path = cli.drift_curve_step("m", out=tmp_path, lrs=(0.0875,), route="long", burn_in=20)
+    assert path.name == "drift_long_m.json"
+    assert seen["copy_steps"] == 600 and seen["keep"] == (0, 300, 600)
+    assert seen["segment"] == 60 and seen["repeats"] == 12 and seen["every"] == 30
+    assert seen["segment_seed"] == 100_000 and seen["seed"] == 700 and seen["burn_in"] == 20
+
+
+def test_long_diagnosis_reads_its_own_files_and_the_first_half(tmp_path: Path) -> None:
+    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+
+    k, steps = 0.02, 120
+    measured = _burned_in(k, 0.3, 20, np.array([0.15, 0.22, 0.28]))
+    (tmp_path / "drift_long_m.json").write_text(json.dumps(measured))
+    setting = {"lr": 0.1, "momentum": 0.0, "steps": steps}
+    assert set(relaxation_diagnosis_step(["m"], out=tmp_path, route="long")["post_hoc"]) == {
+        "label"}  # no runs yet
+    _, runs = _relaxing_runs(setting, range(1200, 1209), k)
+    (tmp_path / "relaxruns_long_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    item = relaxation.predict_relaxation("m", measured, steps=steps, boot=5, route="long")[0]
+    (tmp_path / "predictions_relaxation_long.json").write_text(
+        json.dumps({"commit": "c", "items": [item]}))
+    after = relaxation_diagnosis_step(["m"], out=tmp_path, route="long")["post_hoc"]["m lr 0.1"]
+    assert after["kappa"] == pytest.approx(k) and len(after["states"]) == 3
+    assert len(after["windows"]) == 2 and after["first_half"]["steps"] == 60
+    assert after["first_half"]["value"] == pytest.approx(-1 / math.log(1 - k), rel=0.1)

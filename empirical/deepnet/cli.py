@@ -222,27 +222,41 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     ``route="linear"`` (:mod:`.linear`): as the burn-in route at the copy steps
     ``LINEAR_STATES`` only, ``LINEAR_REPEATS`` segments of ``LINEAR_SEGMENT`` steps (``segment``
     and ``repeats`` ignored), seeds from ``LINEAR_SEGMENT_SEED`` on, ``drift_linear_<size>.json``.
+    ``route="long"``: as the linear route on a ``LONG_COPY_STEPS``-step copy run at the copy steps
+    ``LONG_STATES`` (``copy_steps`` ignored), seeds from ``LONG_SEGMENT_SEED`` on,
+    ``drift_long_<size>.json``.
     """
     import torch
 
     from .burnin import BURNIN_SEGMENT_SEED
     from .grpo import warmed_model
-    from .linear import LINEAR_REPEATS, LINEAR_SEGMENT, LINEAR_SEGMENT_SEED, LINEAR_STATES
+    from .linear import (
+        LINEAR_REPEATS,
+        LINEAR_SEGMENT,
+        LINEAR_SEGMENT_SEED,
+        LINEAR_STATES,
+        LONG_COPY_STEPS,
+        LONG_SEGMENT_SEED,
+        LONG_STATES,
+    )
     from .relaxation import measure_drift_curve, route_suffix
     from .slow import SLOW_SEGMENT_SEED
 
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
         raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
     suffix = route_suffix(route)
-    if route in ("burnin", "linear") and burn_in < 1:
+    if route in ("burnin", "linear", "long") and burn_in < 1:
         raise ValueError(f"the {route} route needs --burn-in >= 1, got {burn_in}")
     keep = None
     if route == "linear":
         segment, repeats, keep = LINEAR_SEGMENT, LINEAR_REPEATS, LINEAR_STATES
+    if route == "long":
+        segment, repeats, keep = LINEAR_SEGMENT, LINEAR_REPEATS, LONG_STATES
+        copy_steps = LONG_COPY_STEPS
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, 0)
     segment_seed = {"state": None, "slow": SLOW_SEGMENT_SEED, "burnin": BURNIN_SEGMENT_SEED,
-                    "linear": LINEAR_SEGMENT_SEED}[route]
+                    "linear": LINEAR_SEGMENT_SEED, "long": LONG_SEGMENT_SEED}[route]
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
                                    copy_steps=copy_steps, every=every, segment=segment,
                                    repeats=repeats, seed=seed, segment_seed=segment_seed,
@@ -315,7 +329,8 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     applied to session 7's measurement (``drift_<size>.json``) and judged against session 7's
     runs (``relaxruns_<size>.json``, seen before the route was designed: design, not a score).
     ``route="burnin"``: :func:`_burnin_diagnosis`; ``route="linear"``:
-    :func:`_linear_diagnosis`. Printed, not written.
+    :func:`_linear_diagnosis`; ``route="long"``: :func:`_linear_post_hoc` of the long variant
+    (its design is findings 10h's note: no design check). Printed, not written.
     """
     from .grpo import mean_curve
     from .relaxation import route_suffix, state_regression, window_slopes
@@ -324,6 +339,8 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
         return _burnin_diagnosis(sizes, out)
     if route == "linear":
         return _linear_diagnosis(sizes, out)
+    if route == "long":
+        return {"post_hoc": _linear_post_hoc(sizes, out, "long")}
     if route_suffix(route):
         return {"design_check": _slow_design_check(sizes, out),
                 "post_hoc": _slow_post_hoc(sizes, out)}
@@ -453,10 +470,6 @@ def _linear_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
     mean segment drift and median per-state s.e., and the runs' 60-step window slopes against
     the committed drift.
     """
-    from .grpo import mean_curve
-    from .relaxation import window_slopes
-    from .slow import PATH_WINDOW
-
     label = "design check of the linear route on seen burn-in segments and runs: not a score"
     result: dict[str, Any] = {
         "design_check": {
@@ -466,7 +479,7 @@ def _linear_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
                                  runs=("relaxruns_burnin_{}.json",
                                        "moreseeds_relaxruns_burnin_{}.json"), label=label)},
         "segment_spread": {},
-        "post_hoc": {"label": "post hoc (after the linear route's runs): not a score"}}
+        "post_hoc": _linear_post_hoc(sizes, out, "linear")}
     for size in sizes:
         for name in (f"drift_slow_burnin20_{size}.json", f"drift_burnin_{size}.json"):
             for lr_key, points in json.loads((out / name).read_text())["drift"].items():
@@ -478,25 +491,49 @@ def _linear_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
                 result["segment_spread"][f"{name} lr {float(lr_key):g}"] = {
                     **spread, "ratio_40_to_20": spread["through_40"] / spread["segment_20"],
                     "ratio_40_to_20_same_start": spread["through_40"] / spread["burn_in_20"]}
-        path = out / f"relaxruns_linear_{size}.json"
-        made = out / "predictions_relaxation_linear.json"
-        if path.is_file() and made.is_file():
-            records = json.loads(path.read_text())["runs"]
-            drift = json.loads((out / f"drift_linear_{size}.json").read_text())["drift"]
-            for item in json.loads(made.read_text())["items"]:
-                if item["model"] != size or item["quantity"] != "relaxation_time":
-                    continue
-                lr = item["setting"]["lr"]
-                curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
-                points = drift[str(lr)]
-                fit = item["drift_fit"]
-                result["post_hoc"][f"{size} lr {lr:g}"] = {
-                    **{k: fit[k] for k in ("kappa", "kappa_se", "plateau", "reduced_chi2")},
-                    **_mean_segment_drift(points),
-                    "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
-                    "states": [{k: p[k] for k in ("copy_step", "reward_mid", "drift", "drift_se")}
-                               for p in points],
-                    "windows": window_slopes(curve, fit["coef"], PATH_WINDOW)}
+    return result
+
+
+def _linear_post_hoc(sizes: list[str], out: Path, route: str) -> dict[str, Any]:
+    """Post hoc for the linear route or its long variant (after the runs, never a prediction).
+
+    Per size and lr of ``predictions_relaxation<suffix>.json`` with runs: the measured kappa and
+    plateau, the mean segment drift and median per-state s.e., the states, the runs' 60-step
+    window slopes against the committed drift, and the fixed rule on the seed-mean curve's first
+    half (``first_half``: what a run half as long would have read).
+    """
+    from .grpo import mean_curve
+    from .relaxation import route_suffix, window_slopes
+    from .slow import PATH_WINDOW
+    from .sweeps import fit_relaxation
+
+    suffix = route_suffix(route)
+    result: dict[str, Any] = {"label": f"post hoc (after the {route} route's runs): not a score"}
+    made = out / f"predictions_relaxation{suffix}.json"
+    for size in sizes:
+        path = out / f"relaxruns{suffix}_{size}.json"
+        if not (path.is_file() and made.is_file()):
+            continue
+        records = json.loads(path.read_text())["runs"]
+        drift = json.loads((out / f"drift{suffix}_{size}.json").read_text())["drift"]
+        for item in json.loads(made.read_text())["items"]:
+            if item["model"] != size or item["quantity"] != "relaxation_time":
+                continue
+            lr = item["setting"]["lr"]
+            curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
+            points = drift[str(lr)]
+            fit = item["drift_fit"]
+            half = curve.size // 2
+            first = fit_relaxation(curve[:half], half)
+            result[f"{size} lr {lr:g}"] = {
+                **{k: fit[k] for k in ("kappa", "kappa_se", "plateau", "reduced_chi2")},
+                **_mean_segment_drift(points),
+                "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
+                "states": [{k: p[k] for k in ("copy_step", "reward_mid", "drift", "drift_se")}
+                           for p in points],
+                "windows": window_slopes(curve, fit["coef"], PATH_WINDOW),
+                "first_half": {"steps": half, **{k: first.get(k) for k in
+                                                 ("value", "se", "plateau", "status")}}}
     return result
 
 
@@ -714,7 +751,7 @@ def main(argv: list[str] | None = None) -> None:
             from .burnin import BURN_IN
 
             burn_in = args.burn_in if args.burn_in is not None else (
-                BURN_IN if args.route in ("burnin", "linear") else 0)
+                BURN_IN if args.route in ("burnin", "linear", "long") else 0)
             paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs),
                                           route=args.route, burn_in=burn_in))
                      for s in args.sizes]

@@ -289,7 +289,8 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     segments' drift at the states and the slow drift at zero deviation fitted through them;
     ``route="burnin"`` the ``_burnin`` files of findings 10g (the segments read after a burn-in,
     the predicted curve through the measured burn-in of the warmed model); ``route="linear"``
-    the ``_linear`` files of findings 10h (the linear drift of :mod:`.linear`).
+    the ``_linear`` files of findings 10h (the linear drift of :mod:`.linear`); ``route="long"``
+    the ``_long`` files of findings 10i (its 600-step variant).
     """
     import matplotlib.pyplot as plt
     import numpy as np
@@ -334,7 +335,9 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     what = {"state": "finite-step drift", "slow": "slow drift (fluctuation regressed out)",
             "burnin": "drift after a 20-step burn-in at the lr",
             "linear": "linear drift after a 20-step burn-in at the lr (3 states, 60-step "
-            "segments)"}[route]
+            "segments)",
+            "long": "linear drift after a 20-step burn-in at the lr (states 0/300/600 of a "
+            "600-step copy run, 60-step segments)"}[route]
     fig.suptitle(f"{model}: {what} across r (measured before the runs) and the relaxation it "
                  "predicts", fontsize=9)
     fig.tight_layout()

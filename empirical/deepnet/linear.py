@@ -43,6 +43,20 @@ the run; both beyond twice the run is not counted); the path is met when every 6
 the predicted curve is within 25 % of the seed-mean window (:func:`.slow.path_within`). The
 target (two settings per size within 25 %) is judged on ``relaxation_time``; the path is reported
 beside it.
+
+The long variant (``route="long"``, files ``_long``; findings 10i), designed on seen data only
+(findings 10h's design note: over 300 steps the runs cover a tenth to a half of the way to the
+plateau, so tau is the curvature of a nearly straight piece, and the states at copy steps 0, 150,
+300 span too little r for the slope): the same drift form, burn-in, segments and repeats, with
+two parameters changed. (i) The copy run is ``LONG_COPY_STEPS`` = 600 steps (lr 0.1, segments of
+30 steps with seeds 700-719: its first 300 steps are 10h's copy run) and the states are
+``LONG_STATES`` (copy steps 0, 300, 600), segments with seeds from ``LONG_SEGMENT_SEED`` on.
+(ii) The runs and the fixed observation rule cover 600 steps (``undetermined`` beyond 1200).
+Judging rule, fixed with this code before any measurement at the settings it predicts: the fixed
+rule :func:`.sweeps.fit_relaxation` on the seed-mean reward curve of NINE new seeds per setting
+(1200-1208), 600 steps, momentum 0; ``relaxation_time`` met when within 25 % (the clauses of
+:func:`.relaxation.join_relaxation`); the path met when every 60-step window (ten of them) is
+within 25 % of the seed-mean window.
 """
 
 from __future__ import annotations
@@ -52,12 +66,16 @@ from typing import Any
 import numpy as np
 
 __all__ = ["LINEAR_SEGMENT", "LINEAR_STATES", "LINEAR_REPEATS", "LINEAR_SEGMENT_SEED",
-           "fit_linear_drift", "no_stiffness"]
+           "LONG_COPY_STEPS", "LONG_STATES", "LONG_SEGMENT_SEED", "fit_linear_drift",
+           "no_stiffness"]
 
 LINEAR_SEGMENT = 60  # steps per segment after the burn-in (the burn-in route: 20)
 LINEAR_STATES = (0, 150, 300)  # copy steps measured (the copy run's first, middle, last state)
 LINEAR_REPEATS = 12  # repeats per state and lr: the burn-in route's cost (module docstring)
 LINEAR_SEGMENT_SEED = 70_000  # segments 71000-81111, burn-ins +500 (burn-in route: 51000-61604)
+LONG_COPY_STEPS = 600  # the long variant's copy run (lr 0.1, every 30 steps, seeds 700-719)
+LONG_STATES = (0, 300, 600)  # the long variant: the 600-step copy run's first, middle, last
+LONG_SEGMENT_SEED = 100_000  # the long variant's segments 101000-121111, burn-ins +500
 
 
 def fit_linear_drift(points: list[dict[str, Any]]) -> dict[str, Any]:

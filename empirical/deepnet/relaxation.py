@@ -56,8 +56,10 @@ EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 #: (``drift_<size>.json``, ``predictions_relaxation.json``, ``relaxruns_<size>.json``) and the
 #: slow drift of :mod:`.slow` (``drift_slow_<size>.json``, ...) and the drift read after a burn-in
 #: at the segment's own lr of :mod:`.burnin` (``drift_burnin_<size>.json``, ...) and the linear
-#: drift of :mod:`.linear` (``drift_linear_<size>.json``, ...).
-ROUTE_SUFFIX = {"state": "", "slow": "_slow", "burnin": "_burnin", "linear": "_linear"}
+#: drift of :mod:`.linear` (``drift_linear_<size>.json``, ...) and its long variant (600-step copy
+#: run and runs, ``drift_long_<size>.json``, ...).
+ROUTE_SUFFIX = {"state": "", "slow": "_slow", "burnin": "_burnin", "linear": "_linear",
+                "long": "_long"}
 
 
 def route_suffix(route: str) -> str:
@@ -232,17 +234,18 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
     ``"relaxation_burnin"``, with the ``path``. ``route="linear"`` (:mod:`.linear`): as the
     burn-in route with the linear drift :func:`.linear.fit_linear_drift`; a drift with no
     positive stiffness (the central fit or a bootstrap draw) predicts ``undetermined``, beyond
-    twice the run; ``runs`` ``"relaxation_linear"``.
+    twice the run; ``runs`` ``"relaxation_linear"``. ``route="long"``: the linear route's
+    rules on the long variant's measurement (:mod:`.linear`), ``runs`` ``"relaxation_long"``.
     """
     from .burnin import run_start
     from .linear import fit_linear_drift, no_stiffness
     from .slow import fit_slow_drift, path_windows
 
     fitters = {"state": fit_drift, "slow": fit_slow_drift, "burnin": fit_drift,
-               "linear": fit_linear_drift}
+               "linear": fit_linear_drift, "long": fit_linear_drift}
 
     def rule(coef: list[float], curve: np.ndarray) -> dict[str, Any]:
-        if route == "linear" and no_stiffness(coef):
+        if route in ("linear", "long") and no_stiffness(coef):
             return {"value": None, "status": "undetermined", "lower_bound": 2.0 * steps,
                     "reason": "the linear drift has no positive stiffness (kappa <= 0): no "
                     "relaxation, beyond twice the run"}
@@ -253,7 +256,7 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
     items = []
     for lr_key, points in sorted(measured["drift"].items(), key=lambda kv: float(kv[0])):
         lr = float(lr_key)
-        start = (run_start(measured, lr_key) if route in ("burnin", "linear")
+        start = (run_start(measured, lr_key) if route in ("burnin", "linear", "long")
                  else measured["start"])
         r0, r0_se = start["reward"], start["reward_se"]
         fit = fitters[route](points)
@@ -294,7 +297,12 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
                                  "linear": "measured burn-in from the warmed model, then the "
                                  "mean-field curve of the linear drift kappa (r* - r) read "
                                  "after a burn-in at the lr, fixed observation rule applied "
-                                 "to it"}[route]})
+                                 "to it",
+                                 "long": "measured burn-in from the warmed model, then the "
+                                 "mean-field curve of the linear drift kappa (r* - r) read "
+                                 "after a burn-in at the lr at copy steps 0, 300, 600 of a "
+                                 "600-step copy run, fixed observation rule applied to "
+                                 "it"}[route]})
         root = stable_root(fit["coef"])
         late: dict[str, Any] = {"value": None, "status": "no stable root of the drift in [0, 1]"}
         if root is not None:

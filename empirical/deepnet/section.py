@@ -137,7 +137,8 @@ def relaxation_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
             source = {"two_mode": " (two-mode)", "relaxation": " (drift across r)",
                       "relaxation_slow": " (slow drift)",
                       "relaxation_burnin": " (drift after a burn-in)",
-                      "relaxation_linear": " (linear drift after a burn-in)"}.get(
+                      "relaxation_linear": " (linear drift after a burn-in)",
+                      "relaxation_long": " (linear drift, 600-step runs)"}.get(
                           row["setting"].get("runs"), "")
             groups.setdefault((row["model"], row["quantity"] + source), []).append(row)
     rows = []

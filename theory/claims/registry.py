@@ -195,7 +195,8 @@ claim(key="deepnet_relaxation", section="1, 3", source="deep network",
              "of the finite-step drift measured across r on briefly trained copies (its slow "
              "part, the states' own fluctuation regressed out, in section 10f; read after a "
              "burn-in at the segment's lr, in section 10g; a straight line through long "
-             "segments at three states, in section 10h)",
+             "segments at three states, in section 10h; the same over 600-step runs, in section "
+             "10i)",
       tolerance="within 25 % at two or more settings", check=f"{DEEPNET}:relaxation_claim",
       values={"settings": 2},
       reason="kappa measured before training is negative (the drift grows with the reward near "
@@ -212,4 +213,6 @@ claim(key="deepnet_relaxation", section="1, 3", source="deep network",
              "itself moves 1.4-8x between 240 and 300 steps; judged on nine seeds instead of "
              "three, every prediction still fails (section 10g); a straight-line drift from "
              "60-step segments judged on nine new seeds meets 1 of 2 judged settings (330k) and "
-             "every path window, but its slope in r is unresolved (section 10h)")
+             "every path window, but its slope in r is unresolved (section 10h); on 600-step "
+             "runs with states from a 600-step copy run it meets 0 of 4 judged settings and the "
+             "path at 3 of 4: the seed-mean tau grows with the run's length (section 10i)")
