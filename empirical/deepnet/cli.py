@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -438,22 +439,39 @@ def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
                                      for seed, w in windows.items()},
                     "tau": fit_relaxation(curve, curve.size).get("value"),
                     f"tau_first_{early}": fit_relaxation(curve[:early], early).get("value")}
-        path = out / f"relaxruns_burnin_{size}.json"
-        made = out / "predictions_relaxation_burnin.json"
-        if path.is_file() and made.is_file():
-            records = json.loads(path.read_text())["runs"]
-            drift = json.loads((out / f"drift_burnin_{size}.json").read_text())["drift"]
-            for item in json.loads(made.read_text())["items"]:
-                if item["model"] != size or item["quantity"] != "relaxation_time":
-                    continue
-                lr = item["setting"]["lr"]
-                curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
-                points = drift[str(lr)]
-                result["post_hoc"][f"{size} lr {lr:g}"] = {
-                    **_mean_segment_drift(points),
-                    "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
-                    "windows": window_slopes(curve, item["drift_fit"]["coef"], PATH_WINDOW)}
+    for size, lr, curve, points, item in _scored_relaxation(sizes, out, "_burnin"):
+        result["post_hoc"][f"{size} lr {lr:g}"] = {
+            **_mean_segment_drift(points),
+            "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
+            "windows": window_slopes(curve, item["drift_fit"]["coef"], PATH_WINDOW)}
     return result
+
+
+def _scored_relaxation(sizes: list[str], out: Path, suffix: str
+                       ) -> Iterator[tuple[str, float, np.ndarray, list[dict], dict]]:
+    """Yield (size, lr, seed-mean curve, drift points, prediction) for a route's scored runs.
+
+    One per ``relaxation_time`` item of ``predictions_relaxation<suffix>.json`` whose size has
+    runs (``relaxruns<suffix>_<size>.json``) and a drift file (``drift<suffix>_<size>.json``).
+    """
+    from .grpo import mean_curve
+
+    made = out / f"predictions_relaxation{suffix}.json"
+    if not made.is_file():
+        return
+    items = json.loads(made.read_text())["items"]
+    for size in sizes:
+        path = out / f"relaxruns{suffix}_{size}.json"
+        if not path.is_file():
+            continue
+        records = json.loads(path.read_text())["runs"]
+        drift = json.loads((out / f"drift{suffix}_{size}.json").read_text())["drift"]
+        for item in items:
+            if item["model"] != size or item["quantity"] != "relaxation_time":
+                continue
+            lr = item["setting"]["lr"]
+            curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
+            yield size, lr, curve, drift[str(lr)], item
 
 
 def _linear_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
@@ -502,38 +520,24 @@ def _linear_post_hoc(sizes: list[str], out: Path, route: str) -> dict[str, Any]:
     window slopes against the committed drift, and the fixed rule on the seed-mean curve's first
     half (``first_half``: what a run half as long would have read).
     """
-    from .grpo import mean_curve
     from .relaxation import route_suffix, window_slopes
     from .slow import PATH_WINDOW
     from .sweeps import fit_relaxation
 
-    suffix = route_suffix(route)
     result: dict[str, Any] = {"label": f"post hoc (after the {route} route's runs): not a score"}
-    made = out / f"predictions_relaxation{suffix}.json"
-    for size in sizes:
-        path = out / f"relaxruns{suffix}_{size}.json"
-        if not (path.is_file() and made.is_file()):
-            continue
-        records = json.loads(path.read_text())["runs"]
-        drift = json.loads((out / f"drift{suffix}_{size}.json").read_text())["drift"]
-        for item in json.loads(made.read_text())["items"]:
-            if item["model"] != size or item["quantity"] != "relaxation_time":
-                continue
-            lr = item["setting"]["lr"]
-            curve = mean_curve([r["reward"] for r in records if r["setting"]["lr"] == lr])
-            points = drift[str(lr)]
-            fit = item["drift_fit"]
-            half = curve.size // 2
-            first = fit_relaxation(curve[:half], half)
-            result[f"{size} lr {lr:g}"] = {
-                **{k: fit[k] for k in ("kappa", "kappa_se", "plateau", "reduced_chi2")},
-                **_mean_segment_drift(points),
-                "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
-                "states": [{k: p[k] for k in ("copy_step", "reward_mid", "drift", "drift_se")}
-                           for p in points],
-                "windows": window_slopes(curve, fit["coef"], PATH_WINDOW),
-                "first_half": {"steps": half, **{k: first.get(k) for k in
-                                                 ("value", "se", "plateau", "status")}}}
+    for size, lr, curve, points, item in _scored_relaxation(sizes, out, route_suffix(route)):
+        fit = item["drift_fit"]
+        half = curve.size // 2
+        first = fit_relaxation(curve[:half], half)
+        result[f"{size} lr {lr:g}"] = {
+            **{k: fit[k] for k in ("kappa", "kappa_se", "plateau", "reduced_chi2")},
+            **_mean_segment_drift(points),
+            "median_segment_drift_se": float(np.median([p["drift_se"] for p in points])),
+            "states": [{k: p[k] for k in ("copy_step", "reward_mid", "drift", "drift_se")}
+                       for p in points],
+            "windows": window_slopes(curve, fit["coef"], PATH_WINDOW),
+            "first_half": {"steps": half, **{k: first.get(k) for k in
+                                             ("value", "se", "plateau", "status")}}}
     return result
 
 
