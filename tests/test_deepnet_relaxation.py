@@ -413,18 +413,26 @@ def test_burnin_route_predicts_a_linear_drift_from_the_measured_start() -> None:
     assert "burn-in" in tau["source"]
 
 
-def test_burnin_rows_join_only_burnin_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("route", "lr", "seeds", "predicted", "met"), [
+    ("burnin", 0.075, (1000, 1001, 1002), 30.0, False),  # 30 against 19.5
+    ("linear", 0.0625, tuple(range(1100, 1109)), 21.0, True),  # 21 against 19.5
+])
+def test_route_rows_join_only_their_runs(tmp_path: Path, route: str, lr: float,
+                                         seeds: tuple[int, ...], predicted: float,
+                                         met: bool) -> None:
     steps, k = 120, 0.05
-    setting = {"lr": 0.075, "momentum": 0.0, "steps": steps}
-    _, runs = _relaxing_runs(setting, (1000, 1001, 1002), k)
-    (tmp_path / "relaxruns_burnin_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
-    items = [{"model": "m", "quantity": "relaxation_time", "value": 30.0, "path": [0.2, 0.28],
-              "setting": {**setting, "runs": "relaxation_burnin"}, "source": "s"}]
-    (tmp_path / "predictions_relaxation_burnin.json").write_text(
+    setting = {"lr": lr, "momentum": 0.0, "steps": steps}
+    _, runs = _relaxing_runs(setting, seeds, k)
+    (tmp_path / f"relaxruns_{route}_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    items = [{"model": "m", "quantity": "relaxation_time", "value": predicted,
+              "path": [0.2, 0.28], "setting": {**setting, "runs": f"relaxation_{route}"},
+              "source": "s"}]
+    (tmp_path / f"predictions_relaxation_{route}.json").write_text(
         json.dumps({"commit": "fff", "items": items}))
     observed, rows = relaxation.relaxation_rows(tmp_path)
-    assert [o["setting"]["runs"] for o in observed] == ["relaxation_burnin"]
-    assert len(rows) == 1 and rows[0]["within_target"] is False  # 30 against 19.5
+    assert [o["setting"]["runs"] for o in observed] == [f"relaxation_{route}"]
+    assert observed[0]["seeds"] == list(seeds)
+    assert len(rows) == 1 and rows[0]["within_target"] is met
     assert rows[0]["path_windows_within"] == 2 and rows[0]["commit"] == "fff"
 
 
@@ -521,20 +529,18 @@ def test_measure_drift_curve_rejects_a_state_the_copy_run_lacks() -> None:
                                        burn_in=20, keep=(0, 140))
 
 
-def test_linear_rows_join_only_linear_runs(tmp_path: Path) -> None:
-    steps, k = 120, 0.05
-    setting = {"lr": 0.0625, "momentum": 0.0, "steps": steps}
-    _, runs = _relaxing_runs(setting, range(1100, 1109), k)
-    (tmp_path / "relaxruns_linear_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
-    items = [{"model": "m", "quantity": "relaxation_time", "value": 21.0, "path": [0.2, 0.28],
-              "setting": {**setting, "runs": "relaxation_linear"}, "source": "s"}]
-    (tmp_path / "predictions_relaxation_linear.json").write_text(
-        json.dumps({"commit": "eee", "items": items}))
-    observed, rows = relaxation.relaxation_rows(tmp_path)
-    assert [o["setting"]["runs"] for o in observed] == ["relaxation_linear"]
-    assert observed[0]["seeds"] == list(range(1100, 1109))
-    assert len(rows) == 1 and rows[0]["within_target"] is True  # 21 against 19.5
-    assert rows[0]["path_windows_within"] == 2 and rows[0]["commit"] == "eee"
+def _post_hoc_after_runs(tmp_path: Path, route: str, measured: dict, setting: dict,
+                         seeds: range, k: float) -> dict:
+    """Write a route's runs and its prediction from ``measured``; return its post-hoc entry."""
+    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+
+    _, runs = _relaxing_runs(setting, seeds, k)
+    (tmp_path / f"relaxruns_{route}_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
+    item = relaxation.predict_relaxation("m", measured, steps=setting["steps"], boot=5,
+                                         route=route)[0]
+    (tmp_path / f"predictions_relaxation_{route}.json").write_text(
+        json.dumps({"commit": "c", "items": [item]}))
+    return relaxation_diagnosis_step(["m"], out=tmp_path, route=route)["post_hoc"]["m lr 0.1"]
 
 
 def test_linear_diagnosis_pools_the_nine_seen_seeds_and_reads_the_spread(tmp_path: Path) -> None:
@@ -565,12 +571,7 @@ def test_linear_diagnosis_pools_the_nine_seen_seeds_and_reads_the_spread(tmp_pat
     assert set(result["post_hoc"]) == {"label"}  # no linear-route runs yet
     linear = {**measured, "drift": {"0.1": measured["drift"]["0.1"][::3]}}
     (tmp_path / "drift_linear_m.json").write_text(json.dumps(linear))
-    _, runs = _relaxing_runs(setting, range(1100, 1109), k)
-    (tmp_path / "relaxruns_linear_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
-    item = relaxation.predict_relaxation("m", linear, steps=steps, boot=5, route="linear")[0]
-    (tmp_path / "predictions_relaxation_linear.json").write_text(
-        json.dumps({"commit": "c", "items": [item]}))
-    after = relaxation_diagnosis_step(["m"], out=tmp_path, route="linear")["post_hoc"]["m lr 0.1"]
+    after = _post_hoc_after_runs(tmp_path, "linear", linear, setting, range(1100, 1109), k)
     assert after["kappa"] == pytest.approx(k) and len(after["states"]) == 3
     assert len(after["windows"]) == 2
 
@@ -634,12 +635,7 @@ def test_long_diagnosis_reads_its_own_files_and_the_first_half(tmp_path: Path) -
     setting = {"lr": 0.1, "momentum": 0.0, "steps": steps}
     assert set(relaxation_diagnosis_step(["m"], out=tmp_path, route="long")["post_hoc"]) == {
         "label"}  # no runs yet
-    _, runs = _relaxing_runs(setting, range(1200, 1209), k)
-    (tmp_path / "relaxruns_long_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
-    item = relaxation.predict_relaxation("m", measured, steps=steps, boot=5, route="long")[0]
-    (tmp_path / "predictions_relaxation_long.json").write_text(
-        json.dumps({"commit": "c", "items": [item]}))
-    after = relaxation_diagnosis_step(["m"], out=tmp_path, route="long")["post_hoc"]["m lr 0.1"]
+    after = _post_hoc_after_runs(tmp_path, "long", measured, setting, range(1200, 1209), k)
     assert after["kappa"] == pytest.approx(k) and len(after["states"]) == 3
     assert len(after["windows"]) == 2 and after["first_half"]["steps"] == 60
     assert after["first_half"]["value"] == pytest.approx(-1 / math.log(1 - k), rel=0.1)
