@@ -240,13 +240,13 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
         LONG_SEGMENT_SEED,
         LONG_STATES,
     )
-    from .relaxation import measure_drift_curve, route_suffix
+    from .relaxation import BURNED_IN_ROUTES, measure_drift_curve, route_suffix
     from .slow import SLOW_SEGMENT_SEED
 
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
         raise ValueError(f"learning rates must be positive, got --lrs {lrs}, copy lr {copy_lr}")
     suffix = route_suffix(route)
-    if route in ("burnin", "linear", "long") and burn_in < 1:
+    if route in BURNED_IN_ROUTES and burn_in < 1:
         raise ValueError(f"the {route} route needs --burn-in >= 1, got {burn_in}")
     keep = None
     if route == "linear":
@@ -264,7 +264,7 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
                                    burn_in=burn_in, keep=keep)
     measured.update(size=size, warm_up=record,
                     label="measurement before the runs it predicts (copies and segments only)")
-    burned = f"_burnin{burn_in}" if burn_in and route in ("state", "slow") else ""
+    burned = f"_burnin{burn_in}" if burn_in and route not in BURNED_IN_ROUTES else ""
     return _write(out / f"drift{suffix}{burned}_{size}.json", measured)
 
 
@@ -753,9 +753,10 @@ def main(argv: list[str] | None = None) -> None:
                                             staleness=tuple(args.staleness)))]
         elif args.step == "drift-curve":
             from .burnin import BURN_IN
+            from .relaxation import BURNED_IN_ROUTES
 
             burn_in = args.burn_in if args.burn_in is not None else (
-                BURN_IN if args.route in ("burnin", "linear", "long") else 0)
+                BURN_IN if args.route in BURNED_IN_ROUTES else 0)
             paths = [str(drift_curve_step(s, out=args.out, lrs=tuple(args.lrs),
                                           route=args.route, burn_in=burn_in))
                      for s in args.sizes]

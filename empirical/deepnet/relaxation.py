@@ -48,8 +48,8 @@ from .sweeps import fit_relaxation, is_unstable
 __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_field_curve",
            "stable_root", "predict_relaxation", "measure_drift_curve", "run_relaxation",
            "observe_relaxation", "relaxation_rows", "join_relaxation", "state_regression",
-           "window_slopes", "ROUTE_SUFFIX", "route_suffix", "route_curve", "weighted_fit",
-           "trend_and_deviation"]
+           "window_slopes", "ROUTE_SUFFIX", "BURNED_IN_ROUTES", "route_suffix", "route_curve",
+           "weighted_fit", "trend_and_deviation"]
 
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 #: The relaxation routes and the suffix of their files: session 7's drift at single states
@@ -60,6 +60,9 @@ EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 #: run and runs, ``drift_long_<size>.json``, ...).
 ROUTE_SUFFIX = {"state": "", "slow": "_slow", "burnin": "_burnin", "linear": "_linear",
                 "long": "_long"}
+#: The routes whose segments are read after a burn-in at their own lr and whose predicted curve
+#: starts through the measured burn-in (:mod:`.burnin`, :mod:`.linear`).
+BURNED_IN_ROUTES = ("burnin", "linear", "long")
 
 
 def route_suffix(route: str) -> str:
@@ -256,8 +259,7 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
     items = []
     for lr_key, points in sorted(measured["drift"].items(), key=lambda kv: float(kv[0])):
         lr = float(lr_key)
-        start = (run_start(measured, lr_key) if route in ("burnin", "linear", "long")
-                 else measured["start"])
+        start = run_start(measured, lr_key) if route in BURNED_IN_ROUTES else measured["start"]
         r0, r0_se = start["reward"], start["reward_se"]
         fit = fitters[route](points)
         setting = {"lr": lr, "momentum": 0.0, "runs": runs, "steps": steps}
