@@ -160,15 +160,16 @@ def deepnet_runs(*, seeds: tuple[int, ...] = (0,)) -> list[tuple[str, Run]]:
     return out
 
 
-def deepnet_relaxation_runs(files: tuple[str, ...]) -> list[tuple[str, Run]]:
-    """Return the deep-network relaxation runs of ``files`` (300 steps, momentum 0).
+def deepnet_relaxation_runs(prefixes: tuple[str, ...]) -> list[tuple[str, Run]]:
+    """Return the deep-network relaxation runs of ``<prefix>_<size>.json`` (momentum 0).
 
-    Made for issue 16's relaxation predictions (``relaxruns_<size>.json``, seeds 800-802;
-    ``relaxruns_slow_<size>.json``, 900-902; ``relaxruns_burnin_<size>.json``, 1000-1002);
-    never used to design a forecaster.
+    Made for issue 16's relaxation predictions (``relaxruns``, seeds 800-802; ``relaxruns_slow``,
+    900-902; ``relaxruns_burnin``, 1000-1002, and ``moreseeds_relaxruns_burnin``, 1003-1008;
+    ``relaxruns_linear``, 1100-1108; ``relaxruns_long``, 1200-1208, 600 steps, the others 300),
+    sizes 70k then 330k for each prefix; never used to design a forecaster.
     """
     out = []
-    for name in files:
+    for name in (f"{prefix}_{size}.json" for prefix in prefixes for size in ("70k", "330k")):
         for entry in _deepnet_records(name):
             run = _deepnet_run(name, entry)
             if run is not None:
@@ -421,22 +422,17 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
                "synthetic_r6": lambda: synthetic_runs(range(6000, 6040)),
                "tiny_grid2_r6": lambda: tiny_grid2_runs(seeds=(9, 10), folder=grid2),
                "tiny_grid2_all": lambda: tiny_grid2_runs(seeds=tuple(range(11)), folder=grid2),
-               "deepnet_relax": lambda: deepnet_relaxation_runs(tuple(
-                   f"relaxruns_{route}{size}.json" for route in ("", "slow_")
-                   for size in ("70k", "330k"))),
+               "deepnet_relax": lambda: deepnet_relaxation_runs(("relaxruns", "relaxruns_slow")),
                "tiny_grid2_s9": lambda: tiny_grid2_runs(seeds=(11, 12), folder=grid2),
                "tiny_grid2_s9b": lambda: tiny_grid2_runs(seeds=(13, 14), folder=grid2),
-               "deepnet_relax_burnin": lambda: deepnet_relaxation_runs(
-                   ("relaxruns_burnin_70k.json", "relaxruns_burnin_330k.json")),
+               "deepnet_relax_burnin": lambda: deepnet_relaxation_runs(("relaxruns_burnin",)),
                "synthetic_lp": lambda: synthetic_runs(range(7000, 7040)),
                "deepnet_relax_moreseeds": lambda: deepnet_relaxation_runs(
-                   ("moreseeds_relaxruns_burnin_70k.json", "moreseeds_relaxruns_burnin_330k.json")),
+                   ("moreseeds_relaxruns_burnin",)),
                "synthetic_lp2": lambda: synthetic_runs(range(8000, 8040)),
                "tiny_grid2_s10": lambda: tiny_grid2_runs(seeds=(15, 16), folder=grid2),
-               "deepnet_relax_linear": lambda: deepnet_relaxation_runs(
-                   ("relaxruns_linear_70k.json", "relaxruns_linear_330k.json")),
-               "deepnet_relax_long": lambda: deepnet_relaxation_runs(
-                   ("relaxruns_long_70k.json", "relaxruns_long_330k.json"))}
+               "deepnet_relax_linear": lambda: deepnet_relaxation_runs(("relaxruns_linear",)),
+               "deepnet_relax_long": lambda: deepnet_relaxation_runs(("relaxruns_long",))}
     return loaders[source]()
 
 
