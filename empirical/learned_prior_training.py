@@ -33,17 +33,20 @@ from grpodyn.numerics.learned_prior import (
 __all__ = ["training_set", "train", "main"]
 
 
-def training_set(seed: int, count: int, *, horizons: int = 16
+def training_set(seed: int, count: int, *, horizons: int = 16,
+                 signal_to_noise: tuple[float, float] | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Draw ``count`` prior curves, cut each at a random fraction, return (features, targets).
 
     Per curve, ``horizons`` future points are drawn at random from the part after the cut;
     their targets are in the noise units of the training part (z = (r - loc) / scale).
     Curves whose training part has fewer than 8 points, or no noise, are skipped.
+    ``signal_to_noise``: the prior's hyperprior on range / noise (``sample_prior_curves``;
+    None: the theory's prior, that of the shipped weights).
     """
     rng = np.random.default_rng(seed)
     rows, targets = [], []
-    for curve in sample_prior_curves(rng, count):
+    for curve in sample_prior_curves(rng, count, signal_to_noise=signal_to_noise):
         n = curve.reward.size
         n_train = int(rng.uniform(0.15, 0.75) * n)
         if n_train < 8 or n - n_train < 3:
@@ -134,19 +137,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the prior's draw")
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--out", default=str(WEIGHTS_PATH), help="weights file (.npz)")
+    parser.add_argument("--signal-to-noise", metavar="MU,SD",
+                        help="a log-normal hyperprior on the ratio of the mean path's range to "
+                             "the white noise (default: none, the theory's prior)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     if args.curves < 100 or args.epochs < 1:
         parser.error("--curves must be at least 100 and --epochs at least 1")
+    snr = None
+    if args.signal_to_noise is not None:
+        try:
+            snr = tuple(float(v) for v in args.signal_to_noise.split(","))
+        except ValueError:
+            snr = ()
+        if len(snr) != 2 or not snr[1] > 0 or not np.isfinite(snr).all():
+            parser.error(f"--signal-to-noise: need MU,SD with SD > 0, got "
+                         f"{args.signal_to_noise!r}")
     if not out.parent.is_dir():
         parser.error(f"--out: the folder {out.parent} does not exist")
     start = time.time()
-    features, targets = training_set(args.seed, args.curves)
+    features, targets = training_set(args.seed, args.curves, signal_to_noise=snr)
     print(f"{targets.size} training rows from {args.curves} prior curves "
           f"({time.time() - start:.0f} s)", file=sys.stderr)
     arrays, validation = train(features, targets, epochs=args.epochs, seed=args.seed)
     info = {"prior_seed": args.seed, "curves": args.curves, "rows": int(targets.size),
-            "epochs": args.epochs, "validation_pinball": validation,
+            "epochs": args.epochs, "validation_pinball": validation, "signal_to_noise": snr,
             "levels": list(QUANTILE_LEVELS)}
     with tempfile.NamedTemporaryFile(dir=out.parent, suffix=".npz", delete=False) as handle:
         temporary = Path(handle.name)

@@ -35,9 +35,9 @@ from grpodyn.ground import InputError, check_finite
 from .fit import estimate_noise
 from .forecast import EnsembleForecast
 
-__all__ = ["QUANTILE_LEVELS", "N_BINS", "HORIZON_CAP", "PriorCurve", "sample_prior_curves",
-           "curve_features", "LearnedPrior", "load_learned_prior", "learned_prior_forecast",
-           "WEIGHTS_PATH"]
+__all__ = ["QUANTILE_LEVELS", "N_BINS", "HORIZON_CAP", "FAMILIES", "THEORY_SHARES", "PriorCurve",
+           "sample_prior_curves", "curve_features", "LearnedPrior", "load_learned_prior",
+           "learned_prior_forecast", "WEIGHTS_PATH"]
 
 #: The quantile levels the network outputs (a band at level Q needs (1 -+ Q) / 2 inside them).
 QUANTILE_LEVELS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.975)
@@ -49,6 +49,9 @@ _NOISE_FLOOR = 1e-6
 HORIZON_CAP = 5.0
 #: Stand-in for an unknown reward bound's distance in noise units (before the asinh squash).
 _FAR = 1e3
+#: The mean paths' families (THEORY.md sections 3 and 6) and their shares in the theory's prior.
+FAMILIES = ("exponential", "logistic", "power", "flat", "two_timescale", "collapse")
+THEORY_SHARES = (0.32, 0.2, 0.18, 0.15, 0.1, 0.05)
 #: The shipped weights.
 WEIGHTS_PATH = Path(__file__).with_name("learned_prior_weights.npz")
 
@@ -67,13 +70,13 @@ class PriorCurve:
     family: str
 
 
-def _mean_path(rng: np.random.Generator, x: np.ndarray) -> tuple[np.ndarray, str]:
+def _mean_path(rng: np.random.Generator, x: np.ndarray, shares: tuple[float, ...]
+               ) -> tuple[np.ndarray, str]:
     """Draw a mean path on positions x in [0, 1] (run fraction), in reward units of [0, 1]."""
     r0 = rng.uniform(0.0, 0.9)
     r_star = rng.uniform(r0, 1.0) if rng.random() < 0.9 else rng.uniform(0.0, r0)
     tau = np.exp(rng.uniform(np.log(0.02), np.log(5.0)))
-    family = rng.choice(("exponential", "logistic", "power", "flat", "two_timescale",
-                         "collapse"), p=(0.32, 0.2, 0.18, 0.15, 0.1, 0.05))
+    family = rng.choice(FAMILIES, p=shares)
     if family == "exponential":
         return r_star - (r_star - r0) * np.exp(-x / tau), family
     if family == "logistic":
@@ -98,7 +101,10 @@ def _mean_path(rng: np.random.Generator, x: np.ndarray) -> tuple[np.ndarray, str
     return rise - (rise - floor) * (1 - np.exp(-after / fall)), family
 
 
-def sample_prior_curves(rng: np.random.Generator, count: int) -> list[PriorCurve]:
+def sample_prior_curves(rng: np.random.Generator, count: int, *,
+                        shares: tuple[float, ...] = THEORY_SHARES,
+                        signal_to_noise: tuple[float, float] | None = None
+                        ) -> list[PriorCurve]:
     """Draw ``count`` reward curves from the theory's prior (THEORY.md sections 3 and 6).
 
     Each curve: 12-2000 steps (log-uniform); a mean path (exponential relaxation, logistic,
@@ -115,6 +121,14 @@ def sample_prior_curves(rng: np.random.Generator, count: int) -> list[PriorCurve
         The random source (the draw is reproducible from its seed).
     count : int
         Number of curves.
+    shares : tuple of float
+        Probabilities of the mean-path families ``FAMILIES`` (default the theory's,
+        ``THEORY_SHARES``, those of the shipped weights).
+    signal_to_noise : (mu, sd) or None
+        A hyperprior on the ratio of the mean path's range to the white noise's sd: its
+        logarithm normal with mean mu and sd sd (the noise sd then held to 0.002-0.5); paths
+        whose range is below 0.01 keep the independent draw. None (default): the noise sd is
+        drawn independently of the path, as for the shipped weights.
 
     Returns
     -------
@@ -126,8 +140,11 @@ def sample_prior_curves(rng: np.random.Generator, count: int) -> list[PriorCurve
     for _ in range(count):
         n = int(np.exp(rng.uniform(np.log(12), np.log(2000))))
         x = np.arange(n) / (n - 1)
-        mean, family = _mean_path(rng, x)
+        mean, family = _mean_path(rng, x, shares)
         white = np.exp(rng.uniform(np.log(0.005), np.log(0.2)))
+        if signal_to_noise is not None and np.ptp(mean) > 0.01:
+            white = float(np.clip(np.ptp(mean) / np.exp(rng.normal(*signal_to_noise)),
+                                  0.002, 0.5))
         memory = np.exp(rng.uniform(0.0, np.log(max(2.0, n / 5))))
         rho = np.exp(-1 / memory)
         process_sd = white * np.exp(rng.uniform(np.log(0.05), np.log(2.0)))

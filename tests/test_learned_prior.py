@@ -9,6 +9,7 @@ import pytest
 
 from grpodyn.ground import InputError
 from grpodyn.numerics.learned_prior import (
+    FAMILIES,
     QUANTILE_LEVELS,
     WEIGHTS_PATH,
     curve_features,
@@ -33,6 +34,25 @@ def test_prior_is_reproducible_and_bounded_where_declared():
         if curve.bounds is not None:
             assert curve.reward.min() >= 0 and curve.reward.max() <= 1
     assert {c.bounds is None for c in first} == {True, False}
+
+
+def test_prior_hyperparameters_choose_the_families_and_tie_the_noise_to_the_path():
+    """One-hot shares draw one family; the signal-to-noise hyperprior sets range / noise."""
+    for family in ("flat", "logistic"):
+        shares = tuple(float(f == family) for f in FAMILIES)
+        assert {c.family for c in sample_prior_curves(np.random.default_rng(5), 30,
+                                                      shares=shares)} == {family}
+    shares = tuple(float(f == "exponential") for f in FAMILIES)
+    medians = []
+    for mu in (0.5, 1.5, 2.5, 3.5):
+        moves = []
+        for curve in sample_prior_curves(np.random.default_rng(6), 300, shares=shares,
+                                         signal_to_noise=(mu, 0.1)):
+            y, k = curve.reward, max(2, curve.reward.size // 10)
+            moves.append(abs(y[-k:].mean() - y[:k].mean()) / (np.std(np.diff(y)) / np.sqrt(2)))
+        medians.append(np.median(moves))
+    # the move in white-noise units grows with the hyperprior's mean log ratio (e^3 = 20x here)
+    assert np.all(np.diff(medians) > 0) and medians[-1] > 5 * medians[0]
 
 
 def test_features_are_invariant_to_the_reward_units():
@@ -145,11 +165,14 @@ def test_weights_for_other_levels_are_refused(tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch (extra) absent")
 def test_training_refuses_bad_arguments_before_training(tmp_path, capsys):
-    """Too few curves, no epochs, or a missing output folder stop the script at once."""
+    """Too few curves, no epochs, a missing output folder or a bad hyperprior stop at once."""
     from grpodyn.empirical.learned_prior_training import main
 
     for argv, word in ((["--curves", "2"], "--curves"), (["--epochs", "0"], "--epochs"),
-                       (["--out", str(tmp_path / "missing" / "w.npz")], "does not exist")):
+                       (["--out", str(tmp_path / "missing" / "w.npz")], "does not exist"),
+                       (["--signal-to-noise", "1.5"], "--signal-to-noise"),
+                       (["--signal-to-noise", "1.5,-1"], "--signal-to-noise"),
+                       (["--signal-to-noise", "a,b"], "--signal-to-noise")):
         with pytest.raises(SystemExit) as stop:
             main(argv)
         assert stop.value.code == 2 and word in capsys.readouterr().err
