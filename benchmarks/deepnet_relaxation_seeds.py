@@ -31,7 +31,8 @@ from grpodyn.empirical.deepnet.relaxation import join_relaxation, observe_relaxa
 DATA = Path(__file__).resolve().parents[1] / "empirical" / "data" / "deepnet"
 ROUTES = {"burnin": (1000, ("relaxruns_burnin_{}.json", "moreseeds_relaxruns_burnin_{}.json")),
           "linear": (1100, ("relaxruns_linear_{}.json",)),
-          "long": (1200, ("relaxruns_long_{}.json",))}
+          "long": (1200, ("relaxruns_long_{}.json",)),
+          "precise": (1300, ("relaxruns_precise_{}.json",))}
 
 
 def groups(first: int) -> dict[str, range]:

@@ -283,7 +283,7 @@ def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> Non
     assert "--route" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear", "long"])
+@pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear", "long", "precise"])
 def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -> None:
     """``predict-relaxation [--route slow]`` writes its route's file from its route's drift."""
     from grpodyn.empirical.deepnet.cli import main
@@ -292,7 +292,7 @@ def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -
     deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
     drift = [{**p, "reward_mid": p["reward"]}
              for p in _states((0.006, -0.02, 0.0), -0.04, deviation)]
-    if route in ("burnin", "linear", "long"):
+    if route in relaxation.BURNED_IN_ROUTES:
         drift = [{**p, "state_rewards": [0.1, 0.1], "burn_in_changes": [0.0, 0.0],
                   "reward_se": 1e-4} for p in drift]
     suffix = relaxation.route_suffix(route)
@@ -576,13 +576,14 @@ def test_linear_diagnosis_pools_the_nine_seen_seeds_and_reads_the_spread(tmp_pat
     assert len(after["windows"]) == 2
 
 
-def test_long_route_predicts_over_600_steps_with_ten_windows() -> None:
-    """The long variant: the linear route's rules, its own label, ten 60-step windows."""
+@pytest.mark.parametrize("route", ["long", "precise"])
+def test_long_route_predicts_over_600_steps_with_ten_windows(route: str) -> None:
+    """The long and precise variants: the linear route's rules, own labels, ten windows."""
     k, r_star = 0.005, 0.4
     measured = _burned_in(k, r_star, 20, np.array([0.15, 0.25, 0.35]))
-    items = relaxation.predict_relaxation("m", measured, steps=600, boot=20, route="long")
+    items = relaxation.predict_relaxation("m", measured, steps=600, boot=20, route=route)
     tau = next(i for i in items if i["quantity"] == "relaxation_time")
-    assert tau["setting"] == {"lr": 0.1, "momentum": 0.0, "runs": "relaxation_long",
+    assert tau["setting"] == {"lr": 0.1, "momentum": 0.0, "runs": f"relaxation_{route}",
                               "steps": 600}
     assert "0, 300, 600" in tau["source"]
     assert tau["value"] == pytest.approx(-1 / math.log(1 - k), rel=0.05)  # 200 < 1200
@@ -607,8 +608,11 @@ def test_long_rows_join_only_long_runs(tmp_path: Path) -> None:
     assert rows[0]["within_target"] is False  # 40 against 19.5
 
 
+@pytest.mark.parametrize(("route", "repeats", "base"), [("long", 12, 100_000),
+                                                        ("precise", 96, 200_000)])
 def test_drift_curve_long_measures_a_600_step_copy_run_at_0_300_600(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str, repeats: int,
+        base: int) -> None:
     from grpodyn.empirical.deepnet import cli, grpo
 
     seen = {}
@@ -619,23 +623,26 @@ def test_drift_curve_long_measures_a_600_step_copy_run_at_0_300_600(
 
     monkeypatch.setattr(grpo, "warmed_model", lambda size, seed: (None, None, {}))
     monkeypatch.setattr(relaxation, "measure_drift_curve", fake_measure)
-    path = cli.drift_curve_step("m", out=tmp_path, lrs=(0.0875,), route="long", burn_in=20)
-    assert path.name == "drift_long_m.json"
+    path = cli.drift_curve_step("m", out=tmp_path, lrs=(0.0875,), route=route, burn_in=20)
+    assert path.name == f"drift_{route}_m.json"
     assert seen["copy_steps"] == 600 and seen["keep"] == (0, 300, 600)
-    assert seen["segment"] == 60 and seen["repeats"] == 12 and seen["every"] == 30
-    assert seen["segment_seed"] == 100_000 and seen["seed"] == 700 and seen["burn_in"] == 20
+    assert seen["segment"] == 60 and seen["repeats"] == repeats and seen["every"] == 30
+    assert seen["segment_seed"] == base and seen["seed"] == 700 and seen["burn_in"] == 20
 
 
-def test_long_diagnosis_reads_its_own_files_and_the_first_half(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("route", "first"), [("long", 1200), ("precise", 1300)])
+def test_long_diagnosis_reads_its_own_files_and_the_first_half(tmp_path: Path, route: str,
+                                                               first: int) -> None:
     from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
 
     k, steps = 0.02, 120
     measured = _burned_in(k, 0.3, 20, np.array([0.15, 0.22, 0.28]))
-    (tmp_path / "drift_long_m.json").write_text(json.dumps(measured))
+    (tmp_path / f"drift_{route}_m.json").write_text(json.dumps(measured))
     setting = {"lr": 0.1, "momentum": 0.0, "steps": steps}
-    assert set(relaxation_diagnosis_step(["m"], out=tmp_path, route="long")["post_hoc"]) == {
+    assert set(relaxation_diagnosis_step(["m"], out=tmp_path, route=route)["post_hoc"]) == {
         "label"}  # no runs yet
-    after = _post_hoc_after_runs(tmp_path, "long", measured, setting, range(1200, 1209), k)
+    after = _post_hoc_after_runs(tmp_path, route, measured, setting, range(first, first + 9),
+                                 k)
     assert after["kappa"] == pytest.approx(k) and len(after["states"]) == 3
     assert len(after["windows"]) == 2 and after["first_half"]["steps"] == 60
     assert after["first_half"]["value"] == pytest.approx(-1 / math.log(1 - k), rel=0.1)

@@ -225,7 +225,9 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     and ``repeats`` ignored), seeds from ``LINEAR_SEGMENT_SEED`` on, ``drift_linear_<size>.json``.
     ``route="long"``: as the linear route on a ``LONG_COPY_STEPS``-step copy run at the copy steps
     ``LONG_STATES`` (``copy_steps`` ignored), seeds from ``LONG_SEGMENT_SEED`` on,
-    ``drift_long_<size>.json``.
+    ``drift_long_<size>.json``. ``route="precise"``: as the long route with
+    ``PRECISE_REPEATS`` repeats, seeds from ``PRECISE_SEGMENT_SEED`` on,
+    ``drift_precise_<size>.json``.
     """
     import torch
 
@@ -239,6 +241,8 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
         LONG_COPY_STEPS,
         LONG_SEGMENT_SEED,
         LONG_STATES,
+        PRECISE_REPEATS,
+        PRECISE_SEGMENT_SEED,
     )
     from .relaxation import BURNED_IN_ROUTES, measure_drift_curve, route_suffix
     from .slow import SLOW_SEGMENT_SEED
@@ -251,13 +255,15 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     keep = None
     if route == "linear":
         segment, repeats, keep = LINEAR_SEGMENT, LINEAR_REPEATS, LINEAR_STATES
-    if route == "long":
-        segment, repeats, keep = LINEAR_SEGMENT, LINEAR_REPEATS, LONG_STATES
+    if route in ("long", "precise"):
+        segment, keep = LINEAR_SEGMENT, LONG_STATES
+        repeats = PRECISE_REPEATS if route == "precise" else LINEAR_REPEATS
         copy_steps = LONG_COPY_STEPS
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, 0)
     segment_seed = {"state": None, "slow": SLOW_SEGMENT_SEED, "burnin": BURNIN_SEGMENT_SEED,
-                    "linear": LINEAR_SEGMENT_SEED, "long": LONG_SEGMENT_SEED}[route]
+                    "linear": LINEAR_SEGMENT_SEED, "long": LONG_SEGMENT_SEED,
+                    "precise": PRECISE_SEGMENT_SEED}[route]
     measured = measure_drift_curve(model, tokenizer, lrs=list(lrs), copy_lr=copy_lr,
                                    copy_steps=copy_steps, every=every, segment=segment,
                                    repeats=repeats, seed=seed, segment_seed=segment_seed,
@@ -330,8 +336,9 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     applied to session 7's measurement (``drift_<size>.json``) and judged against session 7's
     runs (``relaxruns_<size>.json``, seen before the route was designed: design, not a score).
     ``route="burnin"``: :func:`_burnin_diagnosis`; ``route="linear"``:
-    :func:`_linear_diagnosis`; ``route="long"``: :func:`_linear_post_hoc` of the long variant
-    (its design is findings 10h's note: no design check). Printed, not written.
+    :func:`_linear_diagnosis`; ``route="long"`` and ``"precise"``: :func:`_linear_post_hoc` of
+    that variant (their designs are findings 10h's note and 10i's error budget: no design
+    check). Printed, not written.
     """
     from .grpo import mean_curve
     from .relaxation import route_suffix, state_regression, window_slopes
@@ -340,8 +347,8 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
         return _burnin_diagnosis(sizes, out)
     if route == "linear":
         return _linear_diagnosis(sizes, out)
-    if route == "long":
-        return {"post_hoc": _linear_post_hoc(sizes, out, "long")}
+    if route in ("long", "precise"):
+        return {"post_hoc": _linear_post_hoc(sizes, out, route)}
     if route_suffix(route):
         return {"design_check": _slow_design_check(sizes, out),
                 "post_hoc": _slow_post_hoc(sizes, out)}
@@ -513,7 +520,7 @@ def _linear_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
 
 
 def _linear_post_hoc(sizes: list[str], out: Path, route: str) -> dict[str, Any]:
-    """Post hoc for the linear route or its long variant (after the runs, never a prediction).
+    """Post hoc for the linear route or a variant of it (after the runs, never a prediction).
 
     Per size and lr of ``predictions_relaxation<suffix>.json`` with runs: the measured kappa and
     plateau, the mean segment drift and median per-state s.e., the states, the runs' 60-step

@@ -290,7 +290,8 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     ``route="burnin"`` the ``_burnin`` files of findings 10g (the segments read after a burn-in,
     the predicted curve through the measured burn-in of the warmed model); ``route="linear"``
     the ``_linear`` files of findings 10h (the linear drift of :mod:`.linear`); ``route="long"``
-    the ``_long`` files of findings 10i (its 600-step variant).
+    the ``_long`` files of findings 10i (its 600-step variant); ``route="precise"`` the
+    ``_precise`` files of findings 10j (the 600-step variant with 96 repeats per state).
     """
     import matplotlib.pyplot as plt
     import numpy as np
@@ -337,7 +338,9 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
             "linear": "linear drift after a 20-step burn-in at the lr (3 states, 60-step "
             "segments)",
             "long": "linear drift after a 20-step burn-in at the lr (states 0/300/600 of a "
-            "600-step copy run, 60-step segments)"}[route]
+            "600-step copy run, 60-step segments)",
+            "precise": "linear drift after a 20-step burn-in at the lr (states 0/300/600 of a "
+            "600-step copy run, 60-step segments, 96 repeats)"}[route]
     fig.suptitle(f"{model}: {what} across r (measured before the runs) and the relaxation it "
                  "predicts", fontsize=9)
     fig.tight_layout()

@@ -48,21 +48,24 @@ from .sweeps import fit_relaxation, is_unstable
 __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_field_curve",
            "stable_root", "predict_relaxation", "measure_drift_curve", "run_relaxation",
            "observe_relaxation", "relaxation_rows", "join_relaxation", "state_regression",
-           "window_slopes", "ROUTE_SUFFIX", "BURNED_IN_ROUTES", "route_suffix", "route_curve",
-           "weighted_fit", "trend_and_deviation"]
+           "window_slopes", "ROUTE_SUFFIX", "BURNED_IN_ROUTES", "LINEAR_ROUTES", "route_suffix",
+           "route_curve", "weighted_fit", "trend_and_deviation"]
 
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 #: The relaxation routes and the suffix of their files: session 7's drift at single states
 #: (``drift_<size>.json``, ``predictions_relaxation.json``, ``relaxruns_<size>.json``) and the
 #: slow drift of :mod:`.slow` (``drift_slow_<size>.json``, ...) and the drift read after a burn-in
 #: at the segment's own lr of :mod:`.burnin` (``drift_burnin_<size>.json``, ...) and the linear
-#: drift of :mod:`.linear` (``drift_linear_<size>.json``, ...) and its long variant (600-step copy
-#: run and runs, ``drift_long_<size>.json``, ...).
+#: drift of :mod:`.linear` (``drift_linear_<size>.json``, ...), its long variant (600-step copy
+#: run and runs, ``drift_long_<size>.json``, ...) and its precise variant (the long one with 96
+#: repeats per state, ``drift_precise_<size>.json``, ...).
 ROUTE_SUFFIX = {"state": "", "slow": "_slow", "burnin": "_burnin", "linear": "_linear",
-                "long": "_long"}
+                "long": "_long", "precise": "_precise"}
 #: The routes whose segments are read after a burn-in at their own lr and whose predicted curve
 #: starts through the measured burn-in (:mod:`.burnin`, :mod:`.linear`).
-BURNED_IN_ROUTES = ("burnin", "linear", "long")
+BURNED_IN_ROUTES = ("burnin", "linear", "long", "precise")
+#: The routes with the linear drift of :mod:`.linear` (one stiffness).
+LINEAR_ROUTES = ("linear", "long", "precise")
 
 
 def route_suffix(route: str) -> str:
@@ -238,17 +241,18 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
     burn-in route with the linear drift :func:`.linear.fit_linear_drift`; a drift with no
     positive stiffness (the central fit or a bootstrap draw) predicts ``undetermined``, beyond
     twice the run; ``runs`` ``"relaxation_linear"``. ``route="long"``: the linear route's
-    rules on the long variant's measurement (:mod:`.linear`), ``runs`` ``"relaxation_long"``.
+    rules on the long variant's measurement (:mod:`.linear`), ``runs`` ``"relaxation_long"``;
+    ``route="precise"``: the same on the precise variant's, ``runs`` ``"relaxation_precise"``.
     """
     from .burnin import run_start
     from .linear import fit_linear_drift, no_stiffness
     from .slow import fit_slow_drift, path_windows
 
     fitters = {"state": fit_drift, "slow": fit_slow_drift, "burnin": fit_drift,
-               "linear": fit_linear_drift, "long": fit_linear_drift}
+               **{name: fit_linear_drift for name in LINEAR_ROUTES}}
 
     def rule(coef: list[float], curve: np.ndarray) -> dict[str, Any]:
-        if route in ("linear", "long") and no_stiffness(coef):
+        if route in LINEAR_ROUTES and no_stiffness(coef):
             return {"value": None, "status": "undetermined", "lower_bound": 2.0 * steps,
                     "reason": "the linear drift has no positive stiffness (kappa <= 0): no "
                     "relaxation, beyond twice the run"}
@@ -304,7 +308,12 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
                                  "mean-field curve of the linear drift kappa (r* - r) read "
                                  "after a burn-in at the lr at copy steps 0, 300, 600 of a "
                                  "600-step copy run, fixed observation rule applied to "
-                                 "it"}[route]})
+                                 "it",
+                                 "precise": "measured burn-in from the warmed model, then the "
+                                 "mean-field curve of the linear drift kappa (r* - r) read "
+                                 "after a burn-in at the lr at copy steps 0, 300, 600 of a "
+                                 "600-step copy run, 96 repeats per state, fixed observation "
+                                 "rule applied to it"}[route]})
         root = stable_root(fit["coef"])
         late: dict[str, Any] = {"value": None, "status": "no stable root of the drift in [0, 1]"}
         if root is not None:

@@ -138,7 +138,8 @@ def relaxation_claim(claim: Claim, data: DeepnetComparison) -> list[Check]:
                       "relaxation_slow": " (slow drift)",
                       "relaxation_burnin": " (drift after a burn-in)",
                       "relaxation_linear": " (linear drift after a burn-in)",
-                      "relaxation_long": " (linear drift, 600-step runs)"}.get(
+                      "relaxation_long": " (linear drift, 600-step runs)",
+                      "relaxation_precise": " (linear drift, 600-step runs, 96 repeats)"}.get(
                           row["setting"].get("runs"), "")
             groups.setdefault((row["model"], row["quantity"] + source), []).append(row)
     rows = []
