@@ -42,7 +42,9 @@ otherwise the first is restored. The default forecaster becomes the learned prio
 beats the ensemble on both median MAE and median interval score in every fresh cell and at
 F = 0.3 and 0.5 on ``score``. Applied to all 10 cells, condition (a) failed (6 cells against
 7), so the first learned prior is shipped again (docs/findings.md 8g); the default stays the
-ensemble. Nothing is tuned per run.
+ensemble. ``tiny_grid2_s11`` (seeds 17-18 of the second grid, made in session 11, long after
+both freezes) scores the shipped learned prior and the ensemble once more. Nothing is tuned per
+run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
@@ -394,7 +396,7 @@ SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_new", "synthetic_r6", "tiny_grid2_r6", "tiny_grid2_all", "deepnet_relax",
            "synthetic_lp", "deepnet_relax_burnin", "tiny_grid2_s9", "tiny_grid2_s9b",
            "deepnet_relax_moreseeds", "synthetic_lp2", "tiny_grid2_s10", "deepnet_relax_linear",
-           "deepnet_relax_long")
+           "deepnet_relax_long", "tiny_grid2_s11")
 #: Commits at which a revision was frozen, before the sources new to it were scored.
 FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544",
           "learned prior": "a02ead2", "learned prior revision 2": "a6302b1"}
@@ -432,7 +434,8 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
                "synthetic_lp2": lambda: synthetic_runs(range(8000, 8040)),
                "tiny_grid2_s10": lambda: tiny_grid2_runs(seeds=(15, 16), folder=grid2),
                "deepnet_relax_linear": lambda: deepnet_relaxation_runs(("relaxruns_linear",)),
-               "deepnet_relax_long": lambda: deepnet_relaxation_runs(("relaxruns_long",))}
+               "deepnet_relax_long": lambda: deepnet_relaxation_runs(("relaxruns_long",)),
+               "tiny_grid2_s11": lambda: tiny_grid2_runs(seeds=(17, 18), folder=grid2)}
     return loaders[source]()
 
 
