@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> None:
     for size in ("70k", "330k"):
         runs = []
         for name in names:
-            runs += json.loads((DATA / name.format(size)).read_text())["runs"]
+            path = DATA / name.format(size)
+            if path.is_file():  # the precise route ran at 70k only
+                runs += json.loads(path.read_text())["runs"]
         rows = {}
         for group, seeds in chosen_groups.items():
             chosen = [r for r in runs if r["seed"] in seeds]

@@ -43,8 +43,8 @@ beats the ensemble on both median MAE and median interval score in every fresh c
 F = 0.3 and 0.5 on ``score``. Applied to all 10 cells, condition (a) failed (6 cells against
 7), so the first learned prior is shipped again (docs/findings.md 8g); the default stays the
 ensemble. ``tiny_grid2_s11`` (seeds 17-18 of the second grid, made in session 11, long after
-both freezes) scores the shipped learned prior and the ensemble once more. Nothing is tuned per
-run.
+both freezes) and ``deepnet_relax_precise`` (issue 16's runs on seeds 1300-1308, made in session
+11) score the shipped learned prior and the ensemble once more. Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
@@ -167,11 +167,14 @@ def deepnet_relaxation_runs(prefixes: tuple[str, ...]) -> list[tuple[str, Run]]:
 
     Made for issue 16's relaxation predictions (``relaxruns``, seeds 800-802; ``relaxruns_slow``,
     900-902; ``relaxruns_burnin``, 1000-1002, and ``moreseeds_relaxruns_burnin``, 1003-1008;
-    ``relaxruns_linear``, 1100-1108; ``relaxruns_long``, 1200-1208, 600 steps, the others 300),
-    sizes 70k then 330k for each prefix; never used to design a forecaster.
+    ``relaxruns_linear``, 1100-1108; ``relaxruns_long``, 1200-1208, and ``relaxruns_precise``,
+    1300-1308 (70k only), 600 steps, the others 300), sizes 70k then 330k for each prefix where
+    made; never used to design a forecaster.
     """
     out = []
     for name in (f"{prefix}_{size}.json" for prefix in prefixes for size in ("70k", "330k")):
+        if not (ROOT / "empirical" / "data" / "deepnet" / name).is_file():
+            continue
         for entry in _deepnet_records(name):
             run = _deepnet_run(name, entry)
             if run is not None:
@@ -396,7 +399,7 @@ SOURCES = ("design", "score", "tiny_grid", "deepnet", "synthetic", "tiny_grid2",
            "synthetic_new", "synthetic_r6", "tiny_grid2_r6", "tiny_grid2_all", "deepnet_relax",
            "synthetic_lp", "deepnet_relax_burnin", "tiny_grid2_s9", "tiny_grid2_s9b",
            "deepnet_relax_moreseeds", "synthetic_lp2", "tiny_grid2_s10", "deepnet_relax_linear",
-           "deepnet_relax_long", "tiny_grid2_s11")
+           "deepnet_relax_long", "tiny_grid2_s11", "deepnet_relax_precise")
 #: Commits at which a revision was frozen, before the sources new to it were scored.
 FROZEN = {"revision 4": "5238bfe", "revision 5": "1386ebc", "revision 6": "a436544",
           "learned prior": "a02ead2", "learned prior revision 2": "a6302b1"}
@@ -435,7 +438,8 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
                "tiny_grid2_s10": lambda: tiny_grid2_runs(seeds=(15, 16), folder=grid2),
                "deepnet_relax_linear": lambda: deepnet_relaxation_runs(("relaxruns_linear",)),
                "deepnet_relax_long": lambda: deepnet_relaxation_runs(("relaxruns_long",)),
-               "tiny_grid2_s11": lambda: tiny_grid2_runs(seeds=(17, 18), folder=grid2)}
+               "tiny_grid2_s11": lambda: tiny_grid2_runs(seeds=(17, 18), folder=grid2),
+               "deepnet_relax_precise": lambda: deepnet_relaxation_runs(("relaxruns_precise",))}
     return loaders[source]()
 
 

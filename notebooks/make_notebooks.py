@@ -294,6 +294,16 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("code", "for m in models:\n"
                  "    if (figures.DATA / f'drift_burnin_{m}.json').exists():\n"
                  "        figures.relaxation_figure(m, route='burnin')"),
+        ("md", "The linear route (docs/findings.md section 10h): one stiffness, D(r) = kappa "
+               "(r* - r), 60-step segments after the burn-in at three copy states, predicted at "
+               "lr 0.0625 and 0.1125 (predictions_relaxation_linear.json, committed before the "
+               "runs on seeds 1100-1108); its 600-step variant (section 10i, lr 0.0875 and 0.14, "
+               "seeds 1200-1208) and its precise variant (section 10j: 96 repeats per state, "
+               "70k only, lr 0.08 and 0.095, seeds 1300-1308)."),
+        ("code", "for route in ('linear', 'long', 'precise'):\n"
+                 "    for m in models:\n"
+                 "        if (figures.DATA / f'relaxruns_{route}_{m}.json').exists():\n"
+                 "            figures.relaxation_figure(m, route=route)"),
     ],
 }
 

@@ -333,7 +333,7 @@ def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
     assert len(result["post_hoc"]["m lr 0.05"]["windows"]) == 2
 
 
-@pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear", "long"])
+@pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear", "long", "precise"])
 def test_relaxation_figure_draws_each_route_from_the_shipped_data(route: str) -> None:
     import matplotlib
 
