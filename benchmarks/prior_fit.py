@@ -41,7 +41,7 @@ from forecast import (  # noqa: E402  (a sibling script)
     tiny_grid_runs,
 )
 
-from grpodyn.ground import InputError  # noqa: E402
+from grpodyn.ground import InputError, write_atomic  # noqa: E402
 from grpodyn.numerics.learned_prior import (  # noqa: E402
     FAMILIES,
     THEORY_SHARES,
@@ -116,8 +116,11 @@ def prior_summaries(**prior: object) -> np.ndarray:
 
 
 def flat_then(rows: np.ndarray) -> dict[float, dict[str, float]]:
-    """Per F (0.3, 0.5): the share of training parts that moved < 2 noise widths, and the
-    median and 90 % quantile of the rest's |move| (noise widths) after them."""
+    """Return, per F (0.3, 0.5), how far the rest moves after a quiet training part.
+
+    Quiet: the training part moved less than 2 noise widths. Per F: the share of quiet parts,
+    and the median and 90 % quantile of the rest's |move| (noise widths) after them.
+    """
     out = {}
     for fraction in (0.3, 0.5):
         at = rows[rows[:, 0] == fraction]
@@ -149,6 +152,10 @@ def main() -> None:
                         / "real_logs", help="the public logs' folder")
     parser.add_argument("--json", type=Path, help="write every number here")
     args = parser.parse_args()
+    if not args.logs.is_dir():
+        parser.error(f"--logs: {args.logs} is not a folder of logs")
+    if args.json is not None and not args.json.parent.is_dir():
+        parser.error(f"--json: the folder {args.json.parent} does not exist")
     real = real_sources(args.logs)
     binning = Binning(np.vstack(list(real.values())))
     cells = {name: binning.cell(rows) for name, rows in real.items()}
@@ -187,7 +194,7 @@ def main() -> None:
               + "; ".join(f"F {f:g}: share {v['share']:.2f}, |move| q50 {v['q50']:.2f} "
                           f"q90 {v['q90']:.2f}" for f, v in row.items()))
     if args.json:
-        args.json.write_text(json.dumps({
+        write_atomic(args.json, json.dumps({
             "table": table, "signal_to_noise": snr,
             "em_shares": {k: dict(zip(FAMILIES, v.tolist(), strict=True))
                           for k, v in shares.items()},

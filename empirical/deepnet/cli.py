@@ -726,9 +726,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lrs", nargs="+", type=float, default=[0.1, 0.2],
                         help="drift-curve: the learning rates whose drift is measured")
     parser.add_argument("--route", choices=list(ROUTE_SUFFIX), default="state",
-                        help="drift-curve, predict-relaxation, run-relaxation: the drift at "
-                        "single states (session 7), the slow drift (empirical/deepnet/slow.py) "
-                        "or the drift after a burn-in (empirical/deepnet/burnin.py)")
+                        help="drift-curve, predict-relaxation, run-relaxation, "
+                        "relaxation-diagnosis: the drift at single states (session 7), the slow "
+                        "drift (empirical/deepnet/slow.py), the drift after a burn-in "
+                        "(burnin.py), or the linear drift (linear.py) at three states, over "
+                        "600-step runs (long) or with 96 repeats per state (precise)")
     parser.add_argument("--burn-in", type=int, default=None,
                         help="drift-curve: steps at the segment's lr before each segment "
                         "(default 0; the burnin route's BURN_IN)")
