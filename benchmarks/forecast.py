@@ -96,6 +96,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FRACTIONS = (0.2, 0.3, 0.5, 0.7)
 LEVEL = 0.9
 BASELINES = ("last_value", "mean_last20", "linear", "power_law", "exponential")
+DEEPNET = ROOT / "empirical" / "data" / "deepnet"
 
 
 def design_runs() -> list[tuple[str, Run]]:
@@ -145,7 +146,7 @@ def _deepnet_run(name: str, entry: dict) -> Run | None:
 
 def _deepnet_records(name: str) -> list[dict]:
     """Return the run records of the deep-network data file ``name``."""
-    return json.loads((ROOT / "empirical" / "data" / "deepnet" / name).read_text())["runs"]
+    return json.loads((DEEPNET / name).read_text())["runs"]
 
 
 def deepnet_runs(*, seeds: tuple[int, ...] = (0,)) -> list[tuple[str, Run]]:
@@ -173,7 +174,7 @@ def deepnet_relaxation_runs(prefixes: tuple[str, ...]) -> list[tuple[str, Run]]:
     """
     out = []
     for name in (f"{prefix}_{size}.json" for prefix in prefixes for size in ("70k", "330k")):
-        if not (ROOT / "empirical" / "data" / "deepnet" / name).is_file():
+        if not (DEEPNET / name).is_file():
             continue
         for entry in _deepnet_records(name):
             run = _deepnet_run(name, entry)
