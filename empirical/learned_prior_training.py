@@ -130,6 +130,17 @@ def train(features: np.ndarray, targets: np.ndarray, *, hidden: int = 128, epoch
     return arrays, best
 
 
+def _mean_and_sd(text: str) -> tuple[float, float]:
+    """Parse ``--signal-to-noise MU,SD``: two finite numbers, SD > 0."""
+    try:
+        mu, sd = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"need MU,SD, got {text!r}") from None
+    if not (np.isfinite(mu) and np.isfinite(sd) and sd > 0):
+        raise argparse.ArgumentTypeError(f"need finite MU and SD > 0, got {text!r}")
+    return mu, sd
+
+
 def main(argv: list[str] | None = None) -> int:
     """Draw the prior, train, write the weights atomically."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -137,31 +148,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the prior's draw")
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--out", default=str(WEIGHTS_PATH), help="weights file (.npz)")
-    parser.add_argument("--signal-to-noise", metavar="MU,SD",
+    parser.add_argument("--signal-to-noise", type=_mean_and_sd, metavar="MU,SD",
                         help="a log-normal hyperprior on the ratio of the mean path's range to "
                              "the white noise (default: none, the theory's prior)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     if args.curves < 100 or args.epochs < 1:
         parser.error("--curves must be at least 100 and --epochs at least 1")
-    snr = None
-    if args.signal_to_noise is not None:
-        try:
-            snr = tuple(float(v) for v in args.signal_to_noise.split(","))
-        except ValueError:
-            snr = ()
-        if len(snr) != 2 or not snr[1] > 0 or not np.isfinite(snr).all():
-            parser.error(f"--signal-to-noise: need MU,SD with SD > 0, got "
-                         f"{args.signal_to_noise!r}")
     if not out.parent.is_dir():
         parser.error(f"--out: the folder {out.parent} does not exist")
     start = time.time()
-    features, targets = training_set(args.seed, args.curves, signal_to_noise=snr)
+    features, targets = training_set(args.seed, args.curves,
+                                     signal_to_noise=args.signal_to_noise)
     print(f"{targets.size} training rows from {args.curves} prior curves "
           f"({time.time() - start:.0f} s)", file=sys.stderr)
     arrays, validation = train(features, targets, epochs=args.epochs, seed=args.seed)
     info = {"prior_seed": args.seed, "curves": args.curves, "rows": int(targets.size),
-            "epochs": args.epochs, "validation_pinball": validation, "signal_to_noise": snr,
+            "epochs": args.epochs, "validation_pinball": validation,
+            "signal_to_noise": args.signal_to_noise,
             "levels": list(QUANTILE_LEVELS)}
     with tempfile.NamedTemporaryFile(dir=out.parent, suffix=".npz", delete=False) as handle:
         temporary = Path(handle.name)
