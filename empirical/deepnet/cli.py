@@ -244,7 +244,12 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
         PRECISE_REPEATS,
         PRECISE_SEGMENT_SEED,
     )
-    from .relaxation import BURNED_IN_ROUTES, measure_drift_curve, route_suffix
+    from .relaxation import (
+        BURNED_IN_ROUTES,
+        LONG_COPY_ROUTES,
+        measure_drift_curve,
+        route_suffix,
+    )
     from .slow import SLOW_SEGMENT_SEED
 
     if not lrs or min(lrs) <= 0 or copy_lr <= 0:
@@ -255,7 +260,7 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     keep = None
     if route == "linear":
         segment, repeats, keep = LINEAR_SEGMENT, LINEAR_REPEATS, LINEAR_STATES
-    if route in ("long", "precise"):
+    if route in LONG_COPY_ROUTES:
         segment, keep = LINEAR_SEGMENT, LONG_STATES
         repeats = PRECISE_REPEATS if route == "precise" else LINEAR_REPEATS
         copy_steps = LONG_COPY_STEPS
@@ -341,13 +346,13 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     check). Printed, not written.
     """
     from .grpo import mean_curve
-    from .relaxation import route_suffix, state_regression, window_slopes
+    from .relaxation import LONG_COPY_ROUTES, route_suffix, state_regression, window_slopes
 
     if route == "burnin":
         return _burnin_diagnosis(sizes, out)
     if route == "linear":
         return _linear_diagnosis(sizes, out)
-    if route in ("long", "precise"):
+    if route in LONG_COPY_ROUTES:
         return {"post_hoc": _linear_post_hoc(sizes, out, route)}
     if route_suffix(route):
         return {"design_check": _slow_design_check(sizes, out),

@@ -48,8 +48,8 @@ from .sweeps import fit_relaxation, is_unstable
 __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_field_curve",
            "stable_root", "predict_relaxation", "measure_drift_curve", "run_relaxation",
            "observe_relaxation", "relaxation_rows", "join_relaxation", "state_regression",
-           "window_slopes", "ROUTE_SUFFIX", "BURNED_IN_ROUTES", "LINEAR_ROUTES", "route_suffix",
-           "route_curve", "weighted_fit", "trend_and_deviation"]
+           "window_slopes", "ROUTE_SUFFIX", "BURNED_IN_ROUTES", "LINEAR_ROUTES", "LONG_COPY_ROUTES",
+           "route_suffix", "route_curve", "weighted_fit", "trend_and_deviation"]
 
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
 #: The relaxation routes and the suffix of their files: session 7's drift at single states
@@ -66,6 +66,8 @@ ROUTE_SUFFIX = {"state": "", "slow": "_slow", "burnin": "_burnin", "linear": "_l
 BURNED_IN_ROUTES = ("burnin", "linear", "long", "precise")
 #: The routes with the linear drift of :mod:`.linear` (one stiffness).
 LINEAR_ROUTES = ("linear", "long", "precise")
+#: The linear routes measured on the 600-step copy run and judged on 600-step runs.
+LONG_COPY_ROUTES = ("long", "precise")
 
 
 def route_suffix(route: str) -> str:
@@ -415,12 +417,12 @@ def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
 
     Session 7's route: ``relaxruns_<size>.json`` against ``predictions_relaxation.json``; the
     slow route (:mod:`.slow`): ``relaxruns_slow_<size>.json`` against
-    ``predictions_relaxation_slow.json``; the burn-in route (:mod:`.burnin`) likewise with
-    ``_burnin``. Both predicted quantities are joined with the one
+    ``predictions_relaxation_slow.json``; every later route likewise with its suffix
+    (``ROUTE_SUFFIX``). Both predicted quantities are joined with the one
     observed ``relaxation_time``. A prediction beyond twice the run (undetermined) against an
     observed value is not met; an observation beyond twice the run refutes a prediction below
     0.75 x that bound (as :func:`.sweeps.join` does); both beyond twice the run is recorded but
-    not counted (``within_target`` None). Slow- and burn-in-route rows carry both paths and
+    not counted (``within_target`` None). Rows of every route but session 7's carry both paths and
     ``path_within`` (:func:`.slow.path_within`), reported beside the target, never in place of it.
     """
     from .slow import path_within
