@@ -61,5 +61,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    """The public names only: the API and the module's own dunders and version."""
+    """Return the public names only: the API and the module's own dunders and version."""
     return sorted({*_EXPORTS, "__version__", *(n for n in globals() if n.startswith("__"))})

@@ -183,7 +183,7 @@ def _curvature_tau(trend: Trend, *, seed: int = 0) -> tuple[float, float, float]
 
 
 def exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any]:
-    """The tau-lr exponent a sweep fit measured, as advice uses it.
+    """Return the tau-lr exponent a sweep fit measured, as advice uses it.
 
     Parameters
     ----------
@@ -262,7 +262,7 @@ class LogAdvice:
 
 def _measured_tau(analysis: RunAnalysis | None, max_relative_error: float = 0.5
                   ) -> tuple[float, float, float] | None:
-    """The analysis's fitted tau with a 95% interval, if its relative error is small enough.
+    """Return the fitted tau with a 95% interval if its relative error is small enough.
 
     A tau whose standard error exceeds half of it (196 +- 182) is not a measurement.
     """
@@ -351,7 +351,7 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float
 
 
 def _group_batch(run: Run, optimizer: str | None) -> dict[str, Any]:
-    """What changing G or B does at a fixed lr (THEORY.md sections 6 and 9)."""
+    """Say what changing G or B does at a fixed lr (THEORY.md sections 6 and 9)."""
     lo, hi = bg_exponent_range()
     sgd = optimizer is not None and "sgd" in optimizer.lower()
     if sgd:
@@ -376,7 +376,7 @@ def _value(entry: Any) -> Any:
 
 def _analysis(run: Run, momentum: float, reward_range: tuple[float, float] | None
               ) -> tuple[RunAnalysis | None, str | None]:
-    """The run's analysis, or None with the reason when it cannot be fitted (few points)."""
+    """Return the run's analysis, or None with the reason when it cannot be fitted."""
     try:
         return analyse_run(run, momentum=momentum, reward_range=reward_range,
                            diagnose_run=False), None
@@ -462,7 +462,9 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     recommendation = {"lr": None if lr is None else lr * ratio, "lr_ratio": ratio,
                       "direction": direction, "group_size": group_batch["group_size"],
                       "batch": group_batch["batch"]}
-    scale = (lambda r: None if r is None or lr is None else r * lr)
+    def scale(r: float | None) -> float | None:
+        return None if r is None or lr is None else r * lr
+
     interval_out = {"lr_ratio": interval, "lr": [scale(interval[0]), scale(interval[1])],
                     "meaning": "multiples of the run's lr the evidence allows (None: not "
                     "bounded by this run); lower end of a raise = the least the bound demands"}
@@ -475,7 +477,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
 
 
 def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[str, Any]:
-    """k = (1 - beta) / tau (THEORY.md section 3) with its bound, and kappa = k / lr."""
+    """Return k = (1 - beta) / tau (THEORY.md section 3) with its bound, and kappa = k / lr."""
     c = 1.0 - momentum
     if tau["kind"] == "stability_limit":
         return {"value": None, "status": "bound", "bound": "lower",
@@ -496,7 +498,7 @@ def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[s
 
 
 def _basis_text(tau: dict[str, Any], momentum: float) -> str:
-    """The basis of the advice in words."""
+    """Say the basis of the advice in words."""
     c = 1.0 - momentum
     if tau["kind"] == "measured_tau":
         return (f"measured: tau = {tau['value']:.3g} steps [{tau['lower']:.3g}, "
@@ -515,7 +517,7 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
 
 
 def _caveats(direction: str, trend: Trend, run: Run, steps: float | None) -> list[str]:
-    """The warnings that go with a direction."""
+    """Return the warnings that go with a direction."""
     out = []
     if direction == "raise":
         out.append("the slow mode bounds the raise from below only: stiff directions can "

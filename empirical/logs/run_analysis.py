@@ -167,7 +167,7 @@ class RunAnalysis:
     warnings: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
-        """A compact summary: the run, its trusted model, plateau and tau with their statuses."""
+        """Return a compact summary: the run, its trusted model, plateau and tau (or statuses)."""
         def entry(d: dict[str, Any]) -> str:
             value = d.get("value")
             return f"{value:.4g}" if isinstance(value, (int, float)) else d.get("status", "?")
