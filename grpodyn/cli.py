@@ -237,12 +237,19 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
 
     if (args.kappa is None) == (args.log is None):
         raise UsageError("give exactly one of --kappa and --log")
+    if args.log is None and (args.sweep or args.steps is not None):
+        raise UsageError("--sweep and --steps need --log")
     if args.log is not None:
         from grpodyn.empirical.logs.advice import advise_log
 
         run = _load_log(args)  # --momentum and --lr enter the run's metadata (source: user)
+        sweep = None
+        if args.sweep:
+            from grpodyn.empirical.logs.sweep import fit_sweep
+
+            sweep = fit_sweep(_sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json))
         return finite_json(advise_log(run, steps=args.steps, reward_range=args.reward_range,
-                                      margin=args.margin).to_dict())
+                                      margin=args.margin, sweep=sweep).to_dict())
     notes = []
     momentum = args.momentum
     if momentum is None:
@@ -642,6 +649,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=_positive_integer,
                    help="with --log: the lr that reaches 90%% of the attainable gain within "
                    "N steps (default: the run's own length)")
+    p.add_argument("--sweep", action="append", metavar="LOG",
+                   help="with --log: a run of the same model and task at another lr, G or B "
+                   "(repeat); the joint fit of grpodyn sweep measures the tau-lr exponent p and "
+                   "the B G exponent the advice uses")
+    p.add_argument("--sweep-hparams", action="append", metavar="K=V,...",
+                   help="hyperparameters of the --sweep runs: once for every run, or once per "
+                   "run in their order (as grpodyn sweep --hparams)")
     _add_lag(p)
     _add_log_options(p)
     _add_json(p)

@@ -146,3 +146,28 @@ def test_bad_input_one_line_exit_2(tmp_path, capsys, argv, needle):
 def test_two_point_log_is_refused(tmp_path, capsys):
     assert main(["advise", "--log", str(_log(tmp_path, np.array([0.1, 0.2])))]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_sweep_measures_the_exponent(tmp_path, capsys):
+    """Two SGD runs at lr 0.01 and 0.02 (tau = 1 / lr): the joint fit gives p ~ -1, measured."""
+    rng = np.random.default_rng(5)
+    logs = []
+    for lr in (0.01, 0.02):
+        t = np.arange(200)
+        reward = 0.8 - 0.6 * np.exp(-t * lr) + 0.01 * rng.standard_normal(t.size)
+        path = tmp_path / f"run_{lr}.json"
+        path.write_text(json.dumps({"log_history": [
+            {"step": int(s), "reward": float(r)} for s, r in zip(t, reward, strict=True)]}))
+        logs.append(str(path))
+    argv = ["advise", "--log", logs[0], "--momentum", "0", "--lr", "0.01", "--json"]
+    for log, lr in zip(logs, (0.01, 0.02), strict=True):
+        argv += ["--sweep", log, "--sweep-hparams", f"optimizer=sgd,momentum=0,lr={lr}"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    exponent = out["basis"]["exponent"]
+    assert exponent["status"] == "measured" and exponent["value"] == pytest.approx(-1, abs=0.1)
+    tau, goal = out["basis"]["tau"]["value"], out["basis"]["goal_tau"]
+    assert out["recommendation"]["lr_ratio"] == pytest.approx(
+        (goal / tau) ** (1 / exponent["value"]))
+    assert main(["advise", "--kappa", "1", "--sweep", logs[0]]) == 2
+    assert "need --log" in capsys.readouterr().err

@@ -39,7 +39,8 @@ from grpodyn.numerics.advise import (
     lr_ratio_for_relaxation,
 )
 
-__all__ = ["LogAdvice", "advise_log", "exponent_from_sweep", "run_trend", "Trend",
+__all__ = ["LogAdvice", "advise_log", "exponent_from_sweep", "bg_exponent_from_sweep",
+           "run_trend", "Trend",
            "ASSUMED_MOMENTUM", "THEORY_EXPONENT"]
 
 #: Adam's default beta1, assumed (and said) when neither the log nor the user gives a momentum.
@@ -207,6 +208,28 @@ def exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any]:
             "reason": f"fitted on a sweep over lr {entry.get('learning_rates')}"}
 
 
+def bg_exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any] | None:
+    """Return the B G exponent of the stiffness a sweep fit measured, or None if it did not.
+
+    Parameters
+    ----------
+    fit : grpodyn.empirical.logs.sweep.SweepFit
+        A joint fit of runs at several B G (``SweepFit.bg_test``).
+    optimizer : str
+        Which optimizer's exponent.
+
+    Returns
+    -------
+    dict or None
+        ``value``, ``stderr``, ``status`` (``measured``) and ``reason``.
+    """
+    entry = fit.bg_test().get(optimizer, {}).get("bg_exponent")
+    if entry is None:
+        return None
+    return {"value": entry["value"], "stderr": entry["stderr"], "status": "measured",
+            "reason": "fitted on a sweep over B G (k ~ (B G)^e at a fixed lr)"}
+
+
 @dataclass
 class LogAdvice:
     """The learning rate a log argues for, with its basis, interval, status and warnings.
@@ -350,11 +373,20 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float
             "(the interval says how far the data allow)")
 
 
-def _group_batch(run: Run, optimizer: str | None) -> dict[str, Any]:
+def _group_batch(run: Run, optimizer: str | None, measured: dict[str, Any] | None
+                 ) -> dict[str, Any]:
     """Say what changing G or B does at a fixed lr (THEORY.md sections 6 and 9)."""
     lo, hi = bg_exponent_range()
     sgd = optimizer is not None and "sgd" in optimizer.lower()
-    if sgd:
+    if measured is not None:
+        e = measured["value"]
+        exponent = dict(measured)
+        effect = (f"doubling G or B at a fixed lr multiplies the stiffness by 2^{e:.2g} = "
+                  f"{2 ** e:.2f} (tau by {2 ** -e:.2f}) and halves the reward's sampling "
+                  "variance")
+        if not lo - 2 * measured["stderr"] <= e <= hi + 2 * measured["stderr"]:
+            effect += f"; outside the theory's range [{lo:g}, {hi:g}]: a finding, not the map"
+    elif sgd:
         exponent = {"value": 0.0, "status": "theory",
                     "reason": "SGD: the stiffness lr kappa does not depend on B G"}
         effect = "the path does not depend on G or B; the noise variance falls as 1/(B G)"
@@ -386,7 +418,7 @@ def _analysis(run: Run, momentum: float, reward_range: tuple[float, float] | Non
 
 def advise_log(run: Run, *, momentum: float | None = None, steps: float | None = None,
                reward_range: tuple[float, float] | None = None, margin: float = 0.5,
-               exponent: dict[str, Any] | None = None) -> LogAdvice:
+               sweep: Any = None) -> LogAdvice:
     """Advise the learning rate from one run (see the module for the reasoning).
 
     Parameters
@@ -402,9 +434,11 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
         The range the reward can reach (default inferred as by the analysis).
     margin : float
         Fraction of the stability limit a run that fell is sent to (the margin target).
-    exponent : dict, optional
-        The tau-lr exponent p with its status (:func:`exponent_from_sweep`); default the map's
-        -1, status ``theory``.
+    sweep : grpodyn.empirical.logs.sweep.SweepFit, optional
+        A joint fit of runs of the same model and task (``grpodyn sweep``): its tau-lr exponent
+        p (:func:`exponent_from_sweep`) and B G exponent (:func:`bg_exponent_from_sweep`)
+        replace the theory's values where it determines them; default p = -1 (status
+        ``theory``) and the B G exponent not determined.
 
     Returns
     -------
@@ -419,7 +453,10 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     margin = check_fraction("margin", margin)
     if not margin < 1:
         raise InputError(f"margin must lie in (0, 1), got {margin}")
-    exponent = dict(THEORY_EXPONENT if exponent is None else exponent)
+    optimizer = _value(run.meta.optimizer)
+    swept = None if sweep is None else (optimizer if optimizer in sweep.layout.optimizers
+                                        else sweep.layout.optimizers[0])
+    exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, swept))
     declared, _ = infer_reward_range(run, reward_range)
     trend = run_trend(run.steps, run.reward, floor=None if declared is None else declared[0])
     reasoning, warnings = [], list(run.warnings)
@@ -449,11 +486,12 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                   f"goal: 90% of the attainable gain within {horizon:g} steps: tau_goal = "
                   f"{goal:.3g} steps" + (" (the critical-damping floor: faster oscillates)"
                                          if floored else " (N / ln 10)"),
-                  f"tau ~ lr^p with p = {exponent['value']:g} ({exponent['status']}: "
+                  f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
                   f"{exponent['reason']})", why_ratio]
     warnings += _caveats(direction, trend, run, steps)
     stiffness = _stiffness(tau, momentum, lr)
-    group_batch = _group_batch(run, _value(run.meta.optimizer))
+    group_batch = _group_batch(run, optimizer,
+                               None if sweep is None else bg_exponent_from_sweep(sweep, swept))
     measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr",
                 "momentum": momentum, "momentum_source": momentum_source,
                 "tau": tau["value"], "tau_status": tau["status"],
