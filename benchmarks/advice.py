@@ -14,7 +14,9 @@ The sweep's outcome is read from the sweep, not from the advice: a run collapsed
 its last third is below half of its best third's; "raise" is the outcome where a higher lr of the
 same sweep ended higher (last-third mean) without collapsing; "lower" where the run collapsed;
 "not above" where no higher lr did better (then any advice that stays below the lowest
-collapsing lr agrees). Advice at or beyond a collapsing lr never agrees.
+collapsing lr agrees). Advice at or beyond a collapsing lr never agrees. ``late`` is the mean
+reward of each run's last third: where it rises with lr among runs that all saturated, the
+sweep's plateau depends on lr, which the mean-field map (r* independent of lr) does not carry.
 
 Usage: ``python benchmarks/advice.py [--logs FOLDER]`` (default /work/shared/data/real_logs).
 """
@@ -127,7 +129,8 @@ def sweep_rows(name: str, sweep: dict[float, Run]) -> list[tuple[bool, bool, boo
         ok = _agrees(rec["direction"], new, outcomes[lr], collapse_lr)
         base_ok = _agrees(base_dir, lr * base_ratio, outcomes[lr], collapse_lr)
         rows.append((ok, base_ok, new < collapse_lr))
-        print(f"{name:12s} {lr:8.2g} {rec['direction']:5s} x{rec['lr_ratio']:<6.3g} "
+        print(f"{name:12s} {lr:8.2g} {_late(run):5.3f} {rec['direction']:5s} "
+              f"x{rec['lr_ratio']:<6.3g} "
               f"{advice.basis['kind']:22s} {outcomes[lr]:9s} {'yes' if ok else 'NO':4s} "
               f"| {base_dir:5s} x{base_ratio:<4g} {'yes' if base_ok else 'NO'}")
     return rows
@@ -135,8 +138,8 @@ def sweep_rows(name: str, sweep: dict[float, Run]) -> list[tuple[bool, bool, boo
 
 def sweeps(folder: Path) -> None:
     """Table 2: advice from single runs against the sweeps' outcomes."""
-    print(f"\n{'sweep':12s} {'lr':>8s} advice        basis                  outcome   agree"
-          " | threshold rule")
+    print(f"\n{'sweep':12s} {'lr':>8s} {'late':>5s} advice        basis                  "
+          "outcome   agree | threshold rule")
     rows = []
     if (folder / GARG).exists():
         garg = {float(re.sub(r"^lr_sweep_", "", run.run_name)): run

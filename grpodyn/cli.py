@@ -901,7 +901,8 @@ def _print_advise(result: dict[str, Any]) -> None:
     print(f"  interval: [{shown}] of the run's lr")
     print(f"  basis: {result['basis']['text']}")
     for line in result["reasoning"]:
-        print(f"  - {line}")
+        if line != result["basis"]["text"]:
+            print(f"  - {line}")
     print(f"  G and B: {result['group_batch']['effect']} "
           f"({result['group_batch']['exponent']['status']})")
     for warning in result["warnings"]:

@@ -489,6 +489,11 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                   f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
                   f"{exponent['reason']})", why_ratio]
     warnings += _caveats(direction, trend, run, steps)
+    if floored:
+        warnings.append(f"the horizon {horizon:g} steps is shorter than ln 10 times the "
+                        f"critical-damping time ({goal:.3g} steps at beta = {momentum:g}): no "
+                        "lr reaches 90% of the gain in it without oscillating; the goal is "
+                        "critical damping")
     stiffness = _stiffness(tau, momentum, lr)
     group_batch = _group_batch(run, optimizer,
                                None if sweep is None else bg_exponent_from_sweep(sweep, swept))
