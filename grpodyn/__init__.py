@@ -48,6 +48,7 @@ _EXPORTS = {
     "load_sweep_run": "grpodyn.empirical.logs.sweep",
     "fit_sweep": "grpodyn.empirical.logs.sweep",
     "transfer": "grpodyn.empirical.logs.sweep",
+    "advise_log": "grpodyn.empirical.logs.advice",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -60,4 +61,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    """Return the public names only: the API and the module's own dunders and version."""
+    return sorted({*_EXPORTS, "__version__", *(n for n in globals() if n.startswith("__"))})

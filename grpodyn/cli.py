@@ -60,6 +60,29 @@ def _reward_range(text: str) -> tuple[float, float]:
     return lo, hi
 
 
+#: Options whose value is a range LO,HI that may start with a minus sign.
+_RANGE_OPTIONS = ("--reward-range",)
+
+
+def _join_range_values(argv: list[str]) -> list[str]:
+    """Join ``--reward-range -20,20`` into ``--reward-range=-20,20``.
+
+    argparse reads a value that starts with ``-`` and is not a plain negative number as an
+    option; a range's value is joined to its option so that both spellings parse.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in _RANGE_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and "," in argv[i + 1]:
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
 def _add_analysis_options(parser: argparse.ArgumentParser, *, momentum_help: str) -> None:
     """--reward-range and --momentum: what a run's analysis may be told."""
     parser.add_argument("--reward-range", type=_reward_range, metavar="LO,HI",
@@ -210,64 +233,32 @@ def _cmd_runs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
-    from grpodyn.ground import InputError
     from grpodyn.numerics.advise import advise
 
     if (args.kappa is None) == (args.log is None):
         raise UsageError("give exactly one of --kappa and --log")
-    measured = None
-    kappa, momentum = args.kappa, args.momentum
-    notes = []
+    if args.log is None and (args.sweep or args.steps is not None):
+        raise UsageError("--sweep and --steps need --log")
     if args.log is not None:
-        from grpodyn.empirical.logs.run_analysis import analyse_run
+        from grpodyn.empirical.logs.advice import advise_log
 
         run = _load_log(args)  # --momentum and --lr enter the run's metadata (source: user)
-        assumed = run.meta.momentum is None
-        if assumed:
-            notes.append("momentum not in the log: Adam's default beta1 = 0.9 assumed; give "
-                         "--momentum if the run used another")
-        analysis = analyse_run(run, momentum=0.9 if assumed else None,
-                               reward_range=args.reward_range, diagnose_run=False)
-        momentum = analysis.momentum
-        lr = analysis.lr
-        if lr is None or not lr > 0:
-            raise InputError(f"{args.log}: no learning rate in the log; give --lr")
-        tau = analysis.dynamics["tau"]
-        if tau["status"] not in ("determined", "singular"):
-            raise InputError(f"{args.log}: tau is {tau['status']} ({tau['reason']}): kappa "
-                             "cannot be measured from this log; give --kappa")
-        stiffness = analysis.dynamics["stiffness"]["value"]
-        kappa = stiffness / lr
-        measured = {"kappa": kappa, "stiffness": stiffness, "tau": tau["value"],
-                    "tau_stderr": tau.get("stderr"), "tau_status": tau["status"], "lr": lr,
-                    "lr_source": analysis.lr_source, "run": run.run_name,
-                    "warnings": list(run.warnings),
-                    "lr_evidence": None if run.meta.lr is None else run.meta.lr.evidence,
-                    "momentum": momentum,
-                    "momentum_source": "assumed" if assumed else analysis.momentum_source,
-                    "model": analysis.dynamics.get("model"),
-                    "r_star": analysis.plateau.get("value"),
-                    "plateau": analysis.plateau}
-    elif momentum is None:
+        sweep = None
+        if args.sweep:
+            from grpodyn.empirical.logs.sweep import fit_sweep
+
+            sweep = fit_sweep(_sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json))
+        return finite_json(advise_log(run, steps=args.steps, reward_range=args.reward_range,
+                                      margin=args.margin, sweep=sweep).to_dict())
+    notes = []
+    momentum = args.momentum
+    if momentum is None:
         momentum = 0.9
         notes.append("momentum not given: Adam's default beta1 = 0.9 assumed")
-    advice = advise(kappa=kappa, momentum=momentum, target=args.target,
+    advice = advise(kappa=args.kappa, momentum=momentum, target=args.target,
                     margin=args.margin, refresh=args.refresh or 1, staleness=args.staleness or 0)
     out = advice.to_dict()
     out["reasoning"] = notes + out["reasoning"]
-    if measured is not None:
-        out["measured"] = measured
-        out["reasoning"].insert(0, f"from the log ({measured['model']} fit): tau = "
-                                f"{measured['tau']:.4g} steps at the peak lr "
-                                f"{measured['lr']:.4g} ({measured['lr_source']}), momentum "
-                                f"{momentum:g} ({measured['momentum_source']}), so k = "
-                                f"(1 - beta) / tau = {measured['stiffness']:.4g} and kappa = "
-                                f"{kappa:.4g}")
-        out["reasoning"][:0] = [w for w in measured["warnings"] if "runs in this log" in w]
-        out["reasoning"].append(
-            "caveat: a fitted tau measures the slow mode; stiff directions can limit the "
-            "learning rate far below this (on grpodyn's tiny TRL runs Adam at lr 1e-3 already "
-            "overshoots along its mean step, and lr 1e-2 diverges): raise lr in steps")
     return finite_json(out)
 
 
@@ -636,12 +627,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_bandit)
 
     p = commands.add_parser("advise", help="learning rate for a target regime, with reasons",
-                            description="The learning rate that makes the mean-field map "
-                            "critically damped (fastest without oscillation) or keeps a margin "
-                            "from the stability limit, for a measured curvature or a log.")
+                            description="With --kappa: the learning rate that makes the "
+                            "mean-field map critically damped (fastest without oscillation) or "
+                            "keeps a margin from the stability limit. With --log: the lr a run "
+                            "argues for (raise, keep or lower, as a multiple of its own lr and "
+                            "absolute when its lr is known), on a measured relaxation time or a "
+                            "bound, with an interval, a status and warnings.")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--kappa", type=_finite_float, help="curvature scale kappa > 0")
-    source.add_argument("--log", help="a training log to measure kappa from (fitted tau)")
+    source.add_argument("--log", help="a training log to advise from")
     p.add_argument("--lr", type=_finite_float,
                    help="the log's peak learning rate, if not logged")
     _add_analysis_options(p, momentum_help="momentum beta, Adam's beta1 for Adam (with --log: "
@@ -650,7 +644,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="critical: fastest without oscillation; margin: a fraction of the "
                    "stability limit (default: critical)")
     p.add_argument("--margin", type=_finite_float, default=0.5,
-                   help="fraction of the stability limit (default 0.5)")
+                   help="fraction of the stability limit (default 0.5; with --log: the "
+                   "multiple of the lr of a run that fell)")
+    p.add_argument("--steps", type=_positive_integer,
+                   help="with --log: the lr that reaches 90%% of the attainable gain within "
+                   "N steps (default: the run's own length)")
+    p.add_argument("--sweep", action="append", metavar="LOG",
+                   help="with --log: a run of the same model and task at another lr, G or B "
+                   "(repeat); the joint fit of grpodyn sweep measures the tau-lr exponent p and "
+                   "the B G exponent the advice uses")
+    p.add_argument("--sweep-hparams", action="append", metavar="K=V,...",
+                   help="hyperparameters of the --sweep runs: once for every run, or once per "
+                   "run in their order (as grpodyn sweep --hparams)")
     _add_lag(p)
     _add_log_options(p)
     _add_json(p)
@@ -820,10 +825,15 @@ def _print_fit(result: dict[str, Any]) -> None:
         print(f"  note: {warning}")
     noise = result["noise"]
     print(f"noise sigma {noise['sigma']:.4g}: R^2 ceiling {noise['r2_ceiling']:.3f}")
+    lowest_aic = min(result["models"], key=lambda name: result["models"][name]["aic"],
+                     default=None)
+    trusted = "" if result.get("best") in (None, lowest_aic) else \
+        f"; the analysis trusts {result['best']} (the forecaster's stacking weights)"
+    print(f"* = lowest AIC{trusted}")
     for name, entry in result["models"].items():
         params = ", ".join(_shown_param(entry, k, v) for k, v in entry["params"].items()
                            if v is not None)
-        mark = "*" if name == result["best"] else " "
+        mark = "*" if name == lowest_aic else " "
         singular = "  [singular: no standard errors]" if entry.get("singular") else ""
         print(f"{mark} {name:15s} R^2 {entry['r2']:.3f}  AIC {entry['aic']:.1f}  {params}"
               f"{singular}")
@@ -879,6 +889,26 @@ def _print_forecast(result: dict[str, Any]) -> None:
     if "mae" in result:
         print(f"held out: MAE {result['mae']:.4g}, {100 * result['coverage']:.0f}% inside the "
               f"band")
+def _print_advise(result: dict[str, Any]) -> None:
+    if "recommendation" not in result:  # --kappa: the theory's advice
+        _print_human(result, "")
+        return
+    rec, interval = result["recommendation"], result["interval"]
+    absolute = "" if rec["lr"] is None else f" = lr {rec['lr']:.3g}"
+    print(f"{result['source']}{' [' + result['run'] + ']' if result['run'] else ''}: "
+          f"{rec['direction']} the lr x{rec['lr_ratio']:.3g}{absolute} ({result['status']})")
+    shown = ", ".join("open" if v is None else f"x{v:.3g}" for v in interval["lr_ratio"])
+    print(f"  interval: [{shown}] of the run's lr")
+    print(f"  basis: {result['basis']['text']}")
+    for line in result["reasoning"]:
+        if line != result["basis"]["text"]:
+            print(f"  - {line}")
+    print(f"  G and B: {result['group_batch']['effect']} "
+          f"({result['group_batch']['exponent']['status']})")
+    for warning in result["warnings"]:
+        print(f"  note: {warning}")
+
+
 def _print_runs(result: dict[str, Any]) -> None:
     runs = result["runs"]
     print(f"{result['source']}: {result['format']}, {len(runs)} run{'s' * (len(runs) != 1)}")
@@ -936,7 +966,7 @@ def _print_report(result: dict[str, Any]) -> None:
 _PRINTERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "sweep": _print_sweep, "transfer": _print_transfer, "runs": _print_runs,
     "fit": _print_fit, "forecast": _print_forecast, "diagnose": _print_diagnosis,
-    "compare": _print_compare, "report": _print_report,
+    "compare": _print_compare, "report": _print_report, "advise": _print_advise,
 }
 
 
@@ -945,7 +975,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from grpodyn.empirical.logs.loaders import LogFormatError
     from grpodyn.ground import InputError
 
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = _join_range_values(sys.argv[1:] if argv is None else list(argv))
     parser = build_parser()
     if not argv:  # the usage, as a request for it (exit 0), not as an error
         parser.print_help()

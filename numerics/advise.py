@@ -29,7 +29,8 @@ from .stability import (
     staleness_stiffness_max,
 )
 
-__all__ = ["Advice", "advise", "TARGETS"]
+__all__ = ["Advice", "advise", "TARGETS", "goal_relaxation", "lr_ratio_for_relaxation",
+           "critical_relaxation_steps", "bg_exponent_range"]
 
 TARGETS = ("critical", "margin")
 
@@ -173,3 +174,96 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
     return Advice(lr=lr, momentum=beta, stiffness=k, regime=chosen,
                   relaxation_steps=tau, stiffness_limit=limit, refresh_max=k_refresh_max,
                   staleness_max=d_max, reasoning=reasoning)
+
+
+def critical_relaxation_steps(momentum: float) -> float:
+    """Relaxation time at critical damping, the fastest monotone relaxation (THEORY.md sec. 4).
+
+    Parameters
+    ----------
+    momentum : float
+        beta in [0, 1) (Adam's beta1 for Adam).
+
+    Returns
+    -------
+    float
+        -1 / ln sqrt(beta) [steps] (the double pole z = sqrt(beta)); 1 for beta = 0. A shorter
+        relaxation time needs k beyond (1 - sqrt(beta))^2: the map oscillates.
+    """
+    beta = float(check_momentum(momentum))
+    return _relaxation_steps(beta, float(compiled("critical_stiffness_discrete")(beta)))
+
+
+def goal_relaxation(*, steps: float, momentum: float, fraction: float = 0.9
+                    ) -> tuple[float, bool]:
+    """Relaxation time that reaches ``fraction`` of the attainable gain within ``steps``.
+
+    Overdamped law (THEORY.md section 3): the gain after n steps is 1 - exp(-n / tau), so
+    tau_goal = steps / -ln(1 - fraction) (steps / ln 10 for 90%), floored at the critical-damping
+    time (:func:`critical_relaxation_steps`): a shorter one is not monotone.
+
+    Parameters
+    ----------
+    steps : float
+        The horizon [steps] (> 0).
+    momentum : float
+        beta in [0, 1).
+    fraction : float
+        Fraction of the gain in (0, 1).
+
+    Returns
+    -------
+    (float, bool)
+        tau_goal [steps], and whether the critical-damping floor set it.
+    """
+    steps = float(check_positive("steps", steps))
+    if not 0 < fraction < 1:
+        raise InputError(f"fraction must lie in (0, 1), got {fraction}")
+    wanted = steps / -math.log(1.0 - fraction)
+    floor = critical_relaxation_steps(momentum)
+    return (floor, True) if floor > wanted else (wanted, False)
+
+
+def lr_ratio_for_relaxation(*, tau: float, goal: float, exponent: float = -1.0) -> float:
+    """Multiple of the run's lr that moves its relaxation time from ``tau`` to ``goal``.
+
+    tau ~ lr^p (p = -1 for the map: derivations ``relaxation_time`` and
+    ``adam_tau_lr_exponent``), so lr_new / lr = (goal / tau)^(1 / p).
+
+    Parameters
+    ----------
+    tau : float
+        Relaxation time of the run [steps]; 0 and inf are allowed (limits).
+    goal : float
+        Wanted relaxation time [steps] (> 0).
+    exponent : float
+        p = d ln tau / d ln lr (< 0).
+
+    Returns
+    -------
+    float
+        The ratio (0 for tau = 0, inf for tau = inf).
+    """
+    goal = float(check_positive("goal", goal))
+    if not exponent < 0:
+        raise InputError(f"exponent: tau must fall as lr rises (p < 0), got {exponent}")
+    if tau <= 0:
+        return 0.0
+    if math.isinf(tau):
+        return math.inf
+    return float((goal / tau) ** (1.0 / exponent))
+
+
+def bg_exponent_range() -> tuple[float, float]:
+    """Range of d ln k / d ln (B G) for Adam, signal- to noise-dominated (THEORY.md sec. 9).
+
+    Evaluated from the derivation ``adam_stiffness_bg_exponent`` = rho_A / (2 (B G + rho_A))
+    at rho_A -> 0 and rho_A >> B G.
+
+    Returns
+    -------
+    (float, float)
+        (0, 1/2): the stiffness grows at most like sqrt(B G) at a fixed lr.
+    """
+    exponent = compiled("adam_stiffness_bg_exponent")
+    return float(exponent(0.0, 1.0, 1.0)), float(round(exponent(1e15, 1.0, 1.0), 6))

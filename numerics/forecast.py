@@ -538,6 +538,13 @@ class EnsembleForecast:
     point: np.ndarray | None = None
     point_weights: dict[str, float] | None = None
 
+    def __repr__(self) -> str:
+        """Return a compact summary: the model, the steps forecast and the band at the last one."""
+        last = (f", last step {self.steps[-1]:g}: {self.mean[-1]:.4g} "
+                f"[{self.lower[-1]:.4g}, {self.upper[-1]:.4g}]") if len(self.steps) else ""
+        return (f"EnsembleForecast(model={self.model!r}, {len(self.steps)} steps from "
+                f"{self.train_points} training points, level={self.level:g}{last})")
+
     @property
     def model(self) -> str:
         """The member's name when one carries all the weight, else ``average``."""

@@ -83,7 +83,8 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "custom": {
         "reward": ("reward", "mean_reward", "reward_mean", "train/reward", "train_reward",
                    "avg_reward", "rewards/mean", "train/rewards", "score", "Reward",
-                   "rollout/reward", "accuracy"),
+                   "rollout/reward", "rollout_reward_mean", "rollout/reward_mean",
+                   "rollout_reward", "accuracy"),
         "reward_std": ("reward_std", "std_reward", "rewards/std", "train/reward_std"),
         "frac_reward_zero_std": ("frac_reward_zero_std", "zero_std_ratio",
                                  "train/frac_reward_zero_std"),

@@ -10,6 +10,7 @@ on one curve on this clock).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,8 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_analysis import analyse_run, learning_rate_of, not_determined
 from grpodyn.ground import InputError, save_figure
 
-__all__ = ["CLOCKS", "ComparedRun", "Comparison", "compare_runs", "lr_clock"]
+__all__ = ["short_names", "NAME_WIDTH", "CLOCKS", "ComparedRun", "Comparison", "compare_runs",
+           "lr_clock"]
 
 #: The clocks runs can be aligned on.
 CLOCKS = ("step", "lr")
@@ -93,10 +95,13 @@ class Comparison:
 
     def to_text(self) -> str:
         """Return the comparison as a plain-text table, one run a line."""
-        lines = [f"{'run':28s} {'steps':>7s} {'final':>7s}  {'plateau':30s} {'tau':30s} state"]
-        for run in self.runs:
+        shown = short_names([run.name for run in self.runs], width=NAME_WIDTH)
+        width = max(3, *map(len, shown))
+        lines = [f"{'run':{width}s} {'steps':>7s} {'final':>7s}  {'plateau':30s} {'tau':30s} "
+                 "state"]
+        for run, name in zip(self.runs, shown, strict=True):
             s = run.summary
-            lines.append(f"{run.name[:28]:28s} {s['steps']:7g} {s['final_reward']['value']:7.3f}"
+            lines.append(f"{name:{width}s} {s['steps']:7g} {s['final_reward']['value']:7.3f}"
                          f"  {_status_text(s['plateau'], '.3f'):30s} "
                          f"{_status_text(s['tau'], '.0f'):30s} "
                          f"{s['diagnosis']['state'] or 'not diagnosed'}")
@@ -148,6 +153,45 @@ def _status_text(entry: dict[str, Any], spec: str) -> str:
     bound = next((f" ({side} {format(entry[side], spec)})" for side in ("lower", "upper")
                   if entry.get(side) is not None), "")
     return entry["status"] + bound
+
+
+#: Widest run name in the comparison table [characters].
+NAME_WIDTH = 40
+
+
+def short_names(names: Sequence[str], *, width: int = NAME_WIDTH) -> list[str]:
+    """Shorten names to ``width`` characters while keeping them distinct.
+
+    The part every name shares at the start and at the end is cut first (to ``...``); a name
+    still too long loses its middle, so the distinguishing head and tail both stay.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The names (distinct ones stay distinct where the width allows).
+    width : int
+        Largest length of a shown name (>= 9).
+
+    Returns
+    -------
+    list of str
+        The shown names, in order.
+    """
+    names = list(names)
+    if all(len(n) <= width for n in names):
+        return names
+    if len(names) > 1:
+        head = len(os.path.commonprefix(names))
+        tail = len(os.path.commonprefix([n[::-1] for n in names]))
+        shortest = min(map(len, names))
+        tail = min(tail, shortest - head)
+        # keep some of the shared text beside the distinct part, as context
+        context = max(0, (width - 6 - max(len(n) - head - tail for n in names)) // 2)
+        start, end = max(head - context, 0), max(tail - context, 0)
+        names = [("..." if start > 3 else n[:start]) + n[start:len(n) - end]
+                 + ("..." if end > 3 else n[len(n) - end:]) for n in names]
+    half = (width - 3) // 2
+    return [n if len(n) <= width else n[:width - 3 - half] + "..." + n[-half:] for n in names]
 
 
 def _names(runs: Sequence[Run]) -> list[str]:

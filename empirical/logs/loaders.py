@@ -86,8 +86,18 @@ class Run:
         return int(self.steps.size)
 
     def to_pandas(self) -> Any:
-        """Return the run as a pandas DataFrame indexed by step (pandas: an optional dependency)."""
-        import pandas as pd
+        """Return the run as a pandas DataFrame indexed by step (pandas: an optional dependency).
+
+        Raises
+        ------
+        ImportError
+            Without pandas, naming the extra that installs it.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Run.to_pandas needs pandas: pip install pandas (or the extra "
+                              "'grpodyn[trl]', which includes it)") from None
 
         return pd.DataFrame({"reward": self.reward, **self.metrics},
                             index=pd.Index(self.steps, name="step"))
@@ -131,7 +141,7 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
         return [held], [f"no training reward: fitting the held-out {held!r} instead"]
     raise LogFormatError(f"{source}: no reward metric found (looked for the reward names of "
                          f"TRL, verl, OpenRLHF, W&B and custom loops; give --reward-key); "
-                         f"metrics present: {', '.join(sorted(available)[:12])}")
+                         f"metrics present ({len(available)}): {', '.join(sorted(available))}")
 
 
 def _eval_twins(keys: list[str], available: set[str]) -> list[str]:

@@ -166,6 +166,18 @@ class RunAnalysis:
     level: float
     warnings: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        """Return a compact summary: the run, its trusted model, plateau and tau (or statuses)."""
+        def entry(d: dict[str, Any]) -> str:
+            value = d.get("value")
+            return f"{value:.4g}" if isinstance(value, (int, float)) else d.get("status", "?")
+
+        name = self.run.run_name or self.run.source.rsplit("/", 1)[-1]
+        return (f"RunAnalysis({name!r}, {self.run.n_points} points, "
+                f"model={self.trusted_model!r}, plateau={entry(self.plateau)}, "
+                f"tau={entry(self.dynamics.get('tau', {}))}, "
+                f"{len(self.warnings)} warnings)")
+
     # ---------------------------------------------------------------- output
     def forecast_dict(self) -> dict[str, Any] | None:
         """Return the forecast as the JSON contract of ``grpodyn forecast``."""

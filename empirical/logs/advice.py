@@ -1,0 +1,578 @@
+"""Learning-rate advice from one training log: :func:`advise_log` -> :class:`LogAdvice`.
+
+Every run that loads gets advice with its basis. The basis is the run's relaxation time tau
+(THEORY.md section 3: tau = (1 - beta) / k, k = a kappa), measured where the data determine it,
+else bounded by what the run did:
+
+- it did not move beyond its noise in N steps: tau > N (unless it already sits at its plateau),
+  so its stiffness is bounded from above, k < (1 - beta) / N: raise the lr by at least the
+  factor that brings tau to the goal;
+- it rose, but the curvature of its rise does not pin tau: the quantiles of the curvature
+  ratio of its thirds bound tau from below (and from above), and the advice raises by the least
+  factor the lower bound demands;
+- it fell beyond its noise (a collapse, or a rise given back): its stiffness reached the
+  (lag-eroded) stability limit of THEORY.md section 5, k >= k_max, so k_max <= k and the lr
+  the theory's margin target allows is at most ``margin`` times the run's.
+
+The goal is 90% of the attainable gain within the horizon (``steps``, default the run's own
+length), tau_goal = N / ln 10, floored at the critical-damping time; tau ~ lr^p with p = -1 (the
+map) unless a sweep measured it (:func:`exponent_from_sweep`). With Adam the slow mode's
+stiffness is on Adam's clock (a = lr (1 - beta1) / sqrt(v)), so the advice is a multiple of the
+run's own lr, absolute only when the run's lr is known.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.stats import t as student_t
+
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
+from grpodyn.ground import InputError, check_fraction, check_momentum
+from grpodyn.numerics.advise import (
+    bg_exponent_range,
+    goal_relaxation,
+    lr_ratio_for_relaxation,
+)
+
+__all__ = ["LogAdvice", "advise_log", "exponent_from_sweep", "bg_exponent_from_sweep",
+           "run_trend", "Trend",
+           "ASSUMED_MOMENTUM", "THEORY_EXPONENT"]
+
+#: Adam's default beta1, assumed (and said) when neither the log nor the user gives a momentum.
+ASSUMED_MOMENTUM = 0.9
+#: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
+THEORY_EXPONENT = {"value": -1.0, "status": "theory",
+                   "reason": "one run cannot measure it: the map's tau ~ lr^-1 (derivations "
+                   "relaxation_time, adam_tau_lr_exponent); a sweep measures it"}
+_LEVEL = 0.975  # two-sided 95%: a change beyond it is "beyond the noise"
+_DRAWS = 4000  # Monte-Carlo draws of the thirds' means for the curvature ratio's quantiles
+
+
+@dataclass(frozen=True)
+class Trend:
+    """What a reward series did, judged against its own noise.
+
+    Attributes
+    ----------
+    kind : str
+        ``flat`` (no change beyond noise), ``rising`` or ``fell`` (collapsed, or a rise given
+        back: at least half of it, beyond noise).
+    sigma : float
+        Per-point noise from first differences [reward].
+    change, change_stderr : float
+        Mean of the last third minus the first third, and its standard error [reward].
+    peak, peak_step, final : float
+        Highest and last running mean (window of a sixth of the points) and where the peak is.
+    thirds : (float, float, float)
+        Means of the three thirds; ``thirds_stderr`` their standard errors; ``thirds_step``
+        their mean steps.
+    span : float
+        Steps from the first to the last point.
+    text : str
+        The judgement in words.
+    """
+
+    kind: str
+    sigma: float
+    change: float
+    change_stderr: float
+    peak: float
+    peak_step: float
+    final: float
+    thirds: tuple[float, float, float]
+    thirds_stderr: tuple[float, float, float]
+    thirds_step: tuple[float, float, float]
+    span: float
+    text: str
+
+
+def run_trend(steps: np.ndarray, reward: np.ndarray, *,
+              floor: float | None = None) -> Trend:
+    """Judge whether a reward series stayed flat, rose, or fell, against its noise.
+
+    Parameters
+    ----------
+    steps, reward : numpy.ndarray
+        Increasing steps and the reward at them (at least 3 finite points).
+    floor : float, optional
+        The lowest reward the range allows: a run whose last third sits exactly there after
+        starting above it has collapsed, whatever its noise estimate says.
+
+    Returns
+    -------
+    Trend
+        The judgement with its numbers.
+    """
+    steps, reward = np.asarray(steps, float), np.asarray(reward, float)
+    keep = np.isfinite(steps) & np.isfinite(reward)
+    steps, reward = steps[keep], reward[keep]
+    if reward.size < 3:
+        raise InputError(f"reward: advice needs at least 3 logged points, got {reward.size}")
+    sigma = float(np.std(np.diff(reward)) / math.sqrt(2))  # as numerics.fit.estimate_noise
+    parts = np.array_split(np.arange(reward.size), 3)
+    means = tuple(float(reward[p].mean()) for p in parts)
+    errors = tuple(sigma / math.sqrt(p.size) for p in parts)
+    centres = tuple(float(steps[p].mean()) for p in parts)
+    change = means[2] - means[0]
+    change_se = math.hypot(errors[0], errors[2])
+    # the noise comes from n - 1 differences: Student's t with n - 2 degrees of freedom
+    z = float(student_t.ppf(_LEVEL, max(reward.size - 2, 1)))
+    width = max(1, reward.size // 6)
+    running = np.convolve(reward, np.ones(width) / width, mode="valid")
+    top = int(np.argmax(running))
+    peak, final = float(running[top]), float(running[-1])
+    window_se = sigma / math.sqrt(width)
+    rise, loss = peak - means[0], peak - final
+    gave_back = (rise > z * change_se and loss > z * math.sqrt(2) * window_se
+                 and loss >= 0.5 * rise)
+    at_floor = (floor is not None and bool(np.all(reward[parts[2]] == floor))
+                and reward[0] > floor)
+    if change < -z * change_se or gave_back or at_floor:
+        kind = "fell"
+        text = (f"fell: from {means[0]:.4g} (first third) to {final:.4g} at the end"
+                + (f" after a peak of {peak:.4g} near step {steps[top + width // 2]:g}"
+                   if gave_back else "")
+                + (f", and sits at the floor {floor:g} of its range" if at_floor else
+                   f", beyond its noise ({z:.2g} standard errors = {z * change_se:.2g})"))
+    elif change > z * change_se:
+        kind = "rising"
+        text = (f"rose from {means[0]:.4g} to {means[2]:.4g} (first to last third), "
+                f"{change / change_se:.1f} standard errors")
+    else:
+        kind = "flat"
+        text = (f"did not move beyond its noise: {means[0]:.4g} -> {means[2]:.4g} (first to "
+                f"last third), {change:+.2g} against a standard error of {change_se:.2g}")
+    return Trend(kind, sigma, change, change_se, peak, float(steps[top + width // 2]), final,
+                 means, errors, centres, float(steps[-1] - steps[0]), text)
+
+
+def _curvature_tau(trend: Trend, *, seed: int = 0) -> tuple[float, float, float]:
+    """Relaxation time from the curvature of the thirds, with a 95% interval.
+
+    For r(t) = r* - A exp(-t / tau) the ratio of successive gains of equally spaced thirds is
+    q = (m3 - m2) / (m2 - m1) = exp(-d / tau), d the spacing: tau = -d / ln q, monotone in q
+    (q <= 0: tau -> 0, q >= 1: tau -> inf). The means are drawn from their standard errors
+    (seeded), and the quantiles of q map to those of tau.
+
+    Returns
+    -------
+    (float, float, float)
+        tau at the 2.5%, 50% and 97.5% quantiles of q [steps]; 0 or inf where unbounded.
+    """
+    rng = np.random.default_rng(seed)
+    m = np.asarray(trend.thirds)[:, None] + (np.asarray(trend.thirds_stderr)[:, None]
+                                              * rng.standard_normal((3, _DRAWS)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = (m[2] - m[1]) / (m[1] - m[0])
+    q = q[np.isfinite(q)]
+    spacing = 0.5 * (trend.thirds_step[2] - trend.thirds_step[0])
+
+    def tau_of(value: float) -> float:
+        if value <= 0:
+            return 0.0
+        return math.inf if value >= 1 else -spacing / math.log(value)
+
+    if q.size == 0 or spacing <= 0:
+        return 0.0, math.nan, math.inf
+    lo, mid, hi = np.quantile(q, [0.025, 0.5, 0.975])
+    return tau_of(lo), tau_of(mid), tau_of(hi)
+
+
+def exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any]:
+    """Return the tau-lr exponent a sweep fit measured, as advice uses it.
+
+    Parameters
+    ----------
+    fit : grpodyn.empirical.logs.sweep.SweepFit
+        A joint fit of runs that differ in lr (:func:`~grpodyn.empirical.logs.sweep.fit_sweep`).
+    optimizer : str
+        Which optimizer's exponent.
+
+    Returns
+    -------
+    dict
+        ``value``, ``stderr``, ``status`` (``measured``) and ``reason``; the theory's value with
+        its status when the sweep does not determine it.
+    """
+    entry = fit.tau_lr_exponent().get(optimizer, {})
+    value = entry.get("value")
+    if value is None or not value < 0:
+        return {**THEORY_EXPONENT, "reason": f"the sweep does not determine it "
+                f"({entry.get('status', 'no such optimizer')}): the map's -1"}
+    return {"value": float(value), "stderr": entry.get("stderr"), "status": "measured",
+            "reason": f"fitted on a sweep over lr {entry.get('learning_rates')}"}
+
+
+def bg_exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any] | None:
+    """Return the B G exponent of the stiffness a sweep fit measured, or None if it did not.
+
+    Parameters
+    ----------
+    fit : grpodyn.empirical.logs.sweep.SweepFit
+        A joint fit of runs at several B G (``SweepFit.bg_test``).
+    optimizer : str
+        Which optimizer's exponent.
+
+    Returns
+    -------
+    dict or None
+        ``value``, ``stderr``, ``status`` (``measured``) and ``reason``.
+    """
+    entry = fit.bg_test().get(optimizer, {}).get("bg_exponent")
+    if entry is None:
+        return None
+    return {"value": entry["value"], "stderr": entry["stderr"], "status": "measured",
+            "reason": "fitted on a sweep over B G (k ~ (B G)^e at a fixed lr)"}
+
+
+@dataclass
+class LogAdvice:
+    """The learning rate a log argues for, with its basis, interval, status and warnings.
+
+    Attributes
+    ----------
+    recommendation : dict
+        ``lr`` (absolute, None when the run's lr is unknown), ``lr_ratio`` (multiple of the
+        run's lr), ``direction`` (raise, keep, lower), ``group_size``, ``batch`` (kept: the
+        effect of changing them is in ``group_batch``).
+    basis : dict
+        ``kind`` (measured_tau, stiffness_upper_bound, stiffness_lower_bound, stability_limit,
+        not_determined), the relaxation
+        time and stiffness with their status, the goal, the trend and the exponent.
+    interval : dict
+        ``lr_ratio`` [lo, hi] and ``lr`` [lo, hi] (None: unbounded) and what they mean.
+    status : str
+        ``determined`` (tau measured) or ``bound`` (one-sided).
+    group_batch : dict
+        What changing G or B does at a fixed lr (Adam's B G law).
+    warnings, reasoning : list of str
+        Caveats, and the steps of the advice in words.
+    measured : dict
+        The run's lr, momentum and tau with their sources.
+    """
+
+    source: str
+    run: str | None
+    recommendation: dict[str, Any]
+    basis: dict[str, Any]
+    interval: dict[str, Any]
+    status: str
+    group_batch: dict[str, Any]
+    measured: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the advice as plain JSON types (the JSON of ``grpodyn advise --log``)."""
+        rec = self.recommendation
+        return {"source": self.source, "run": self.run, "recommendation": dict(rec),
+                "lr": rec["lr"], "learning_rate": rec["lr"], "basis": self.basis,
+                "interval": self.interval, "status": self.status,
+                "group_batch": self.group_batch, "measured": self.measured,
+                "warnings": list(self.warnings), "reasoning": list(self.reasoning)}
+
+    def __repr__(self) -> str:
+        rec = self.recommendation
+        lr = "" if rec["lr"] is None else f", lr={rec['lr']:.3g}"
+        return (f"LogAdvice({rec['direction']} x{rec['lr_ratio']:.3g}{lr}, "
+                f"basis={self.basis['kind']}, status={self.status})")
+
+
+def _measured_tau(analysis: RunAnalysis | None, max_relative_error: float = 0.5
+                  ) -> tuple[float, float, float] | None:
+    """Return the fitted tau with a 95% interval if its relative error is small enough.
+
+    A tau whose standard error exceeds half of it (196 +- 182) is not a measurement.
+    """
+    if analysis is None:
+        return None
+    tau = analysis.dynamics.get("tau", {})
+    value, err = tau.get("value"), tau.get("stderr")
+    if tau.get("status") != "determined" or value is None or err is None \
+            or not err <= max_relative_error * value:
+        return None
+    return max(value - 1.96 * err, 0.0), float(value), value + 1.96 * err
+
+
+def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
+                  reward_range: tuple[float, float] | None) -> dict[str, Any]:
+    """Relaxation time of the run: measured, or bounded by what it did (see the module)."""
+    if trend.kind == "fell":
+        return {"kind": "stability_limit", "value": None, "lower": None, "upper": None,
+                "status": "bound", "method": "the reward fell beyond its noise: k >= k_max"}
+    if trend.kind == "flat":
+        return {"kind": "stiffness_upper_bound", "value": None, "lower": trend.span,
+                "upper": None, "status": "bound",
+                "method": f"no move beyond noise in {trend.span:g} steps (unless the run "
+                          "already sits at its plateau)"}
+    fitted = _measured_tau(analysis)
+    if fitted is not None:
+        lo, value, hi = fitted
+        return {"kind": "measured_tau", "value": value, "lower": lo, "upper": hi,
+                "status": "determined", "method": f"fit of the {analysis.dynamics['model']} "
+                f"model (95% interval)"}
+    lo, mid, hi = _curvature_tau(trend)
+    method = "curvature of the rise over its thirds (95% interval)"
+    if reward_range is not None and trend.change > 0:
+        # the mean slope cannot exceed the initial one, A / tau, with A <= hi - r0
+        slope_bound = trend.span * (reward_range[1] - trend.thirds[0]) / trend.change
+        if slope_bound < hi:
+            hi, method = slope_bound, method + "; upper end from the mean slope and the range"
+    if lo > 0 and math.isfinite(hi) and hi <= 4 * lo:
+        return {"kind": "measured_tau", "value": mid, "lower": lo, "upper": hi,
+                "status": "determined", "method": method}
+    upper = None if math.isinf(hi) else hi
+    if lo > 0:
+        kind = "stiffness_upper_bound"
+    elif upper is not None:
+        kind, method = "stiffness_lower_bound", method + ": the run relaxes at least this fast"
+    else:
+        return {"kind": "not_determined", "value": None, "lower": None, "upper": None,
+                "status": "not_determined", "method": method + ": bounds nothing"}
+    return {"kind": kind, "value": None, "lower": lo or None, "upper": upper,
+            "status": "bound", "method": method}
+
+
+def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float
+            ) -> tuple[str, float, list[float | None], str]:
+    """Direction, lr ratio and its interval from the tau evidence (see the module)."""
+    if tau["kind"] == "stability_limit":
+        return ("lower", margin, [None, margin],
+                f"the run's lr is at or beyond the limit (k >= k_max): lr_limit <= lr, and "
+                f"{margin:.0%} of the limit (the margin target) is at most x{margin:g} the "
+                "run's lr")
+
+    def ratio(value: float | None) -> float | None:
+        if value is None:
+            return None
+        out = lr_ratio_for_relaxation(tau=value, goal=goal, exponent=p)
+        return None if math.isinf(out) else out
+
+    lo, hi = ratio(tau["lower"]), ratio(tau["upper"])
+    interval = [lo, hi]
+    if tau["kind"] == "measured_tau":
+        central = ratio(tau["value"])
+        if central > 1:
+            return ("raise", central, interval, f"tau = {tau['value']:.3g} steps is longer "
+                    f"than the goal {goal:.3g}: lr x (tau / goal)^(1/|p|) = x{central:.3g}")
+        return ("keep", 1.0, interval, f"tau = {tau['value']:.3g} steps already meets the goal "
+                f"{goal:.3g}: any lr above x{central:.3g} reaches it; a higher one only narrows "
+                "the stability margin")
+    if lo is not None and lo > 1:
+        return ("raise", lo, interval, f"tau >= {tau['lower']:.3g} steps: lr x{lo:.3g} at least "
+                "to reach the goal; a larger raise is not supported by this run")
+    if tau["kind"] == "not_determined":
+        return ("keep", 1.0, interval, "the run bounds neither tau nor the stiffness: no "
+                "change is argued for")
+    return ("keep", 1.0, interval, "the bounds on tau do not exclude the goal: keep the lr "
+            "(the interval says how far the data allow)")
+
+
+def _group_batch(run: Run, optimizer: str | None, measured: dict[str, Any] | None
+                 ) -> dict[str, Any]:
+    """Say what changing G or B does at a fixed lr (THEORY.md sections 6 and 9)."""
+    lo, hi = bg_exponent_range()
+    sgd = optimizer is not None and "sgd" in optimizer.lower()
+    if measured is not None:
+        e = measured["value"]
+        exponent = dict(measured)
+        effect = (f"doubling G or B at a fixed lr multiplies the stiffness by 2^{e:.2g} = "
+                  f"{2 ** e:.2f} (tau by {2 ** -e:.2f}) and halves the reward's sampling "
+                  "variance")
+        if not lo - 2 * measured["stderr"] <= e <= hi + 2 * measured["stderr"]:
+            effect += f"; outside the theory's range [{lo:g}, {hi:g}]: a finding, not the map"
+    elif sgd:
+        exponent = {"value": 0.0, "status": "theory",
+                    "reason": "SGD: the stiffness lr kappa does not depend on B G"}
+        effect = "the path does not depend on G or B; the noise variance falls as 1/(B G)"
+    else:
+        exponent = {"value": None, "range": [lo, hi], "status": "not_determined",
+                    "reason": "one run cannot measure Adam's noise ratio rho_A: k ~ (B G)^e "
+                    f"with e = rho_A / (2 (B G + rho_A)) between {lo:g} (signal-dominated) and "
+                    f"{hi:g} (noise-dominated); a sweep over B G measures it"}
+        effect = (f"doubling G or B at a fixed lr shortens tau by a factor between "
+                  f"{2 ** -hi:.2f} and 1 (worth raising the lr by up to x{2 ** hi:.2f}) and "
+                  "halves the reward's sampling variance; only B G matters, not G apart")
+    return {"exponent": exponent, "effect": effect,
+            "group_size": _value(run.meta.group_size), "batch": _value(run.meta.batch)}
+
+
+def _value(entry: Any) -> Any:
+    return None if entry is None else entry.value
+
+
+def _analysis(run: Run, momentum: float, reward_range: tuple[float, float] | None
+              ) -> tuple[RunAnalysis | None, str | None]:
+    """Return the run's analysis, or None with the reason when it cannot be fitted."""
+    try:
+        return analyse_run(run, momentum=momentum, reward_range=reward_range,
+                           diagnose_run=False), None
+    except InputError as exc:
+        return None, f"no curve fit ({exc}); the advice rests on the trend alone"
+
+
+def advise_log(run: Run, *, momentum: float | None = None, steps: float | None = None,
+               reward_range: tuple[float, float] | None = None, margin: float = 0.5,
+               sweep: Any = None) -> LogAdvice:
+    """Advise the learning rate from one run (see the module for the reasoning).
+
+    Parameters
+    ----------
+    run : Run
+        A loaded run (:func:`grpodyn.empirical.logs.loaders.load_run`).
+    momentum : float, optional
+        beta (Adam's beta1); default the log's, else 0.9 assumed (said in the reasoning).
+    steps : float, optional
+        Horizon [steps]: the lr that reaches 90% of the attainable gain within it; default
+        the run's own length.
+    reward_range : (lo, hi), optional
+        The range the reward can reach (default inferred as by the analysis).
+    margin : float
+        Fraction of the stability limit a run that fell is sent to (the margin target).
+    sweep : grpodyn.empirical.logs.sweep.SweepFit, optional
+        A joint fit of runs of the same model and task (``grpodyn sweep``): its tau-lr exponent
+        p (:func:`exponent_from_sweep`) and B G exponent (:func:`bg_exponent_from_sweep`)
+        replace the theory's values where it determines them; default p = -1 (status
+        ``theory``) and the B G exponent not determined.
+
+    Returns
+    -------
+    LogAdvice
+        Recommendation, basis, interval, status, warnings and reasoning.
+
+    Raises
+    ------
+    InputError
+        On fewer than 3 points or a bad option, naming it.
+    """
+    margin = check_fraction("margin", margin)
+    if not margin < 1:
+        raise InputError(f"margin must lie in (0, 1), got {margin}")
+    optimizer = _value(run.meta.optimizer)
+    swept = None if sweep is None else (optimizer if optimizer in sweep.layout.optimizers
+                                        else sweep.layout.optimizers[0])
+    exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, swept))
+    declared, _ = infer_reward_range(run, reward_range)
+    trend = run_trend(run.steps, run.reward, floor=None if declared is None else declared[0])
+    reasoning, warnings = [], list(run.warnings)
+    if momentum is None and run.meta.momentum is None:
+        momentum = ASSUMED_MOMENTUM
+        reasoning.append(f"momentum not in the log: Adam's default beta1 = {momentum:g} "
+                         "assumed; give --momentum if the run used another")
+        momentum_source = "assumed"
+    else:
+        momentum_source = "user" if momentum is not None else run.meta.momentum.source
+        momentum = float(check_momentum(run.meta.momentum.value if momentum is None
+                                        else momentum))
+    analysis, why = _analysis(run, momentum, reward_range)
+    if why is not None:
+        warnings.append(why)
+    bounds = declared if analysis is None else analysis.reward_range
+    horizon = float(steps) if steps is not None else trend.span
+    goal, floored = goal_relaxation(steps=horizon, momentum=momentum)
+    tau = _tau_evidence(trend, analysis, bounds)
+    direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin)
+    lr = lr_source = None
+    if analysis is not None and analysis.lr is not None:
+        lr, lr_source = analysis.lr, analysis.lr_source
+    elif run.meta.lr is not None and isinstance(run.meta.lr.value, (int, float)):
+        lr, lr_source = float(run.meta.lr.value), run.meta.lr.source
+    reasoning += [f"the reward {trend.text}", _basis_text(tau, momentum),
+                  f"goal: 90% of the attainable gain within {horizon:g} steps: tau_goal = "
+                  f"{goal:.3g} steps" + (" (the critical-damping floor: faster oscillates)"
+                                         if floored else " (N / ln 10)"),
+                  f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
+                  f"{exponent['reason']})", why_ratio]
+    warnings += _caveats(direction, trend, run, steps)
+    if floored:
+        warnings.append(f"the horizon {horizon:g} steps is shorter than ln 10 times the "
+                        f"critical-damping time ({goal:.3g} steps at beta = {momentum:g}): no "
+                        "lr reaches 90% of the gain in it without oscillating; the goal is "
+                        "critical damping")
+    stiffness = _stiffness(tau, momentum, lr)
+    group_batch = _group_batch(run, optimizer,
+                               None if sweep is None else bg_exponent_from_sweep(sweep, swept))
+    measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr",
+                "momentum": momentum, "momentum_source": momentum_source,
+                "tau": tau["value"], "tau_status": tau["status"],
+                "kappa": stiffness.get("kappa"), "stiffness": stiffness.get("value"),
+                "n_points": run.n_points, "span": trend.span}
+    recommendation = {"lr": None if lr is None else lr * ratio, "lr_ratio": ratio,
+                      "direction": direction, "group_size": group_batch["group_size"],
+                      "batch": group_batch["batch"]}
+    def scale(r: float | None) -> float | None:
+        return None if r is None or lr is None else r * lr
+
+    interval_out = {"lr_ratio": interval, "lr": [scale(interval[0]), scale(interval[1])],
+                    "meaning": "multiples of the run's lr the evidence allows (None: not "
+                    "bounded by this run); lower end of a raise = the least the bound demands"}
+    basis = {"kind": tau["kind"], "tau": tau, "stiffness": stiffness, "goal_tau": goal,
+             "horizon": horizon, "trend": trend.kind, "trend_text": trend.text,
+             "noise": trend.sigma, "exponent": exponent, "text": _basis_text(tau, momentum)}
+    return LogAdvice(run.source, run.run_name, recommendation, basis, interval_out,
+                     tau["status"], group_batch, measured, list(dict.fromkeys(warnings)),
+                     reasoning)
+
+
+def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[str, Any]:
+    """Return k = (1 - beta) / tau (THEORY.md section 3) with its bound, and kappa = k / lr."""
+    c = 1.0 - momentum
+    if tau["kind"] == "stability_limit":
+        return {"value": None, "status": "bound", "bound": "lower",
+                "reason": "the run crossed its stability limit: k >= k_max (section 5)"}
+    if tau["kind"] == "not_determined":
+        return {"value": None, "status": "not_determined", "reason": tau["method"]}
+    if tau["kind"] != "measured_tau":
+        return {"value": None, "status": "bound",
+                "upper": None if not tau["lower"] else c / tau["lower"],
+                "lower": None if tau["upper"] is None else c / tau["upper"],
+                "reason": "k = (1 - beta) / tau with tau bounded"}
+    k = c / tau["value"]
+    out = {"value": k, "status": "determined", "lower": c / tau["upper"],
+           "upper": None if not tau["lower"] else c / tau["lower"], "unit": "per step"}
+    if lr is not None:
+        out["kappa"] = k / lr
+    return out
+
+
+def _basis_text(tau: dict[str, Any], momentum: float) -> str:
+    """Say the basis of the advice in words."""
+    c = 1.0 - momentum
+    if tau["kind"] == "measured_tau":
+        return (f"measured: tau = {tau['value']:.3g} steps [{tau['lower']:.3g}, "
+                f"{tau['upper']:.3g}] ({tau['method']}), so k = (1 - beta) / tau = "
+                f"{c / tau['value']:.3g} per step")
+    if tau["kind"] == "not_determined":
+        return f"not determined: {tau['method']}"
+    if tau["kind"] == "stability_limit":
+        return ("bound from below: the run fell beyond its noise, so its stiffness reached the "
+                "stability limit of its lag (THEORY.md section 5): k >= k_max")
+    if tau["kind"] == "stiffness_lower_bound":
+        return (f"bound from below: {tau['method']}: tau <= {tau['upper']:.3g} steps, so "
+                f"k >= (1 - beta) / tau = {c / tau['upper']:.3g} per step")
+    return (f"bound from above: {tau['method']}: tau >= {tau['lower']:.3g} steps, so "
+            f"k <= (1 - beta) / tau = {c / tau['lower']:.3g} per step")
+
+
+def _caveats(direction: str, trend: Trend, run: Run, steps: float | None) -> list[str]:
+    """Return the warnings that go with a direction."""
+    out = []
+    if direction == "raise":
+        out.append("the slow mode bounds the raise from below only: stiff directions can "
+                   "limit the lr sooner; raise in steps and watch for a fall")
+    if direction == "raise" and trend.kind == "flat":
+        out.append("a run already at its plateau also stays flat; then a higher lr gains "
+                   "nothing")
+    if direction == "lower":
+        out.append("a fall can also come from the lag (refresh interval K or staleness d lower "
+                   "the limit, section 5: fewer epochs per rollout is the other remedy) or from "
+                   "the reward itself (hacking, a shifted task)")
+    if run.steps_reconstructed and steps is not None:
+        out.append("the log's steps are reconstructed (the order of its points): --steps is "
+                   "read on that clock")
+    return out

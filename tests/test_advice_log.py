@@ -1,0 +1,173 @@
+"""Advice from a log: every run that loads gets a recommendation with its basis.
+
+Seeded synthetic runs pin each basis (measured tau, a flat run's upper bound on the stiffness, a
+fall's stability limit); the garg-aayush lr-sweep excerpt (tests/data/real_logs, runs 1e-5 and
+1e-4 of the public sweep) pins advice on a real log.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grpodyn.cli import main
+from grpodyn.empirical.logs.advice import advise_log, run_trend
+from grpodyn.empirical.logs.loaders import load_run, load_runs
+from grpodyn.ground import InputError
+from grpodyn.numerics.advise import (
+    bg_exponent_range,
+    critical_relaxation_steps,
+    goal_relaxation,
+    lr_ratio_for_relaxation,
+)
+
+GARG = (Path(__file__).parent / "data" / "real_logs"
+        / "garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data.excerpt.csv")
+KEYS = {"recommendation", "basis", "interval", "status", "warnings"}
+
+
+def _log(tmp_path: Path, reward: np.ndarray, *, lr: float | None = 1e-5) -> Path:
+    rows = [{"step": i + 1, "reward": float(r), **({} if lr is None else {"learning_rate": lr})}
+            for i, r in enumerate(reward)]
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps({"log_history": rows}))
+    return path
+
+
+def test_theory_helpers():
+    assert goal_relaxation(steps=100, momentum=0.9) == (pytest.approx(100 / math.log(10)), False)
+    assert goal_relaxation(steps=10, momentum=0.9) == (pytest.approx(
+        critical_relaxation_steps(0.9)), True)
+    assert lr_ratio_for_relaxation(tau=200, goal=50) == pytest.approx(4.0)
+    assert lr_ratio_for_relaxation(tau=200, goal=50, exponent=-0.5) == pytest.approx(16.0)
+    assert bg_exponent_range() == (0.0, 0.5)
+
+
+def test_measured_tau_gives_an_absolute_lr(tmp_path):
+    rng = np.random.default_rng(0)
+    t = np.arange(300)
+    reward = 0.8 - 0.6 * np.exp(-t / 150) + 0.01 * rng.standard_normal(t.size)
+    advice = advise_log(load_run(_log(tmp_path, reward)), steps=100)
+    assert advice.basis["kind"] == "measured_tau" and advice.status == "determined"
+    tau = advice.basis["tau"]["value"]
+    assert tau == pytest.approx(150, rel=0.3)
+    goal = 100 / math.log(10)
+    assert advice.recommendation["lr_ratio"] == pytest.approx(tau / goal)
+    assert advice.recommendation["lr"] == pytest.approx(1e-5 * tau / goal)
+    lo, hi = advice.interval["lr_ratio"]
+    assert lo < advice.recommendation["lr_ratio"] < hi
+    assert len(repr(advice)) < 200
+
+
+def test_flat_run_bounds_the_stiffness_from_above_and_raises(tmp_path):
+    rng = np.random.default_rng(1)
+    reward = 0.3 + 0.05 * rng.standard_normal(200)
+    advice = advise_log(load_run(_log(tmp_path, reward, lr=None)))
+    assert advice.basis["kind"] == "stiffness_upper_bound" and advice.status == "bound"
+    assert advice.recommendation["direction"] == "raise"
+    assert advice.recommendation["lr"] is None  # no lr in the log: a ratio only
+    # tau > N and the goal N / ln 10: at least x ln 10, no upper end from this run
+    assert advice.recommendation["lr_ratio"] == pytest.approx(math.log(10), rel=0.02)
+    assert advice.interval["lr_ratio"][1] is None
+    assert advice.basis["stiffness"]["upper"] == pytest.approx(0.1 / 199)
+
+
+def test_collapse_bounds_the_stiffness_from_below_and_lowers(tmp_path):
+    rng = np.random.default_rng(2)
+    t = np.arange(120)
+    reward = np.where(t < 60, 0.1 + 0.4 * t / 60, np.maximum(0.5 - (t - 60) / 20, 0.0))
+    reward = np.clip(reward + 0.02 * rng.standard_normal(t.size), 0, 1)
+    advice = advise_log(load_run(_log(tmp_path, reward)))
+    assert advice.basis["kind"] == "stability_limit"
+    assert advice.recommendation["direction"] == "lower"
+    assert advice.recommendation["lr"] == pytest.approx(0.5e-5)
+    assert advice.interval["lr_ratio"] == [None, 0.5]
+
+
+def test_wide_tau_is_not_called_determined(tmp_path):
+    """A noisy run whose tau is 196 +- 182 gets a bound or nothing, not a measurement."""
+    rng = np.random.default_rng(3)
+    t = np.arange(250)
+    reward = 0.2 + 0.1 * (1 - np.exp(-t / 200)) + 0.5 * rng.standard_normal(t.size)
+    advice = advise_log(load_run(_log(tmp_path, reward)))
+    assert advice.status != "determined"
+
+
+def test_trend_reads_a_fall_to_the_floor():
+    trend = run_trend(np.arange(4.0), np.array([0.03, 0.0, 0.0, 0.0]), floor=0.0)
+    assert trend.kind == "fell"
+    with pytest.raises(InputError, match="at least 3"):
+        run_trend(np.arange(2.0), np.array([0.1, 0.2]))
+
+
+def test_real_sweep_excerpt(capsys):
+    runs = {run.run_name: run for run in load_runs(GARG)}
+    collapsed = advise_log(runs["lr_sweep_1e-4"])  # 4 points: 0.03 then 0, 0, 0
+    assert collapsed.recommendation["direction"] == "lower"
+    healthy = advise_log(runs["lr_sweep_1e-5"])
+    assert healthy.recommendation["direction"] != "lower"
+    assert healthy.recommendation["lr_ratio"] * 1e-5 < 1e-4  # never at the collapsing lr
+    assert main(["advise", "--log", str(GARG), "--run", "lr_sweep_1e-5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert KEYS <= set(out)
+    assert set(out["recommendation"]) >= {"lr", "lr_ratio", "group_size", "batch"}
+    assert out["basis"]["exponent"]["status"] == "theory"
+    assert out["group_batch"]["exponent"]["status"] == "not_determined"
+
+
+def test_cli_steps_and_human_output(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    log = _log(tmp_path, 0.3 + 0.05 * rng.standard_normal(100))
+    assert main(["advise", "--log", str(log), "--steps", "1000", "--json"]) == 0
+    long = json.loads(capsys.readouterr().out)
+    assert long["basis"]["horizon"] == 1000
+    assert main(["advise", "--log", str(log)]) == 0
+    text = capsys.readouterr().out
+    assert "raise the lr" in text and "basis: bound from above" in text
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["advise", "--log", "nope.json"], "nope.json"),
+    (["advise", "--log", "LOG", "--steps", "0"], "--steps"),
+    (["advise", "--log", "LOG", "--margin", "1.5"], "margin"),
+])
+def test_bad_input_one_line_exit_2(tmp_path, capsys, argv, needle):
+    log = _log(tmp_path, np.linspace(0.1, 0.5, 30))
+    argv = [str(log) if a == "LOG" else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_two_point_log_is_refused(tmp_path, capsys):
+    assert main(["advise", "--log", str(_log(tmp_path, np.array([0.1, 0.2])))]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_sweep_measures_the_exponent(tmp_path, capsys):
+    """Two SGD runs at lr 0.01 and 0.02 (tau = 1 / lr): the joint fit gives p ~ -1, measured."""
+    rng = np.random.default_rng(5)
+    logs = []
+    for lr in (0.01, 0.02):
+        t = np.arange(200)
+        reward = 0.8 - 0.6 * np.exp(-t * lr) + 0.01 * rng.standard_normal(t.size)
+        path = tmp_path / f"run_{lr}.json"
+        path.write_text(json.dumps({"log_history": [
+            {"step": int(s), "reward": float(r)} for s, r in zip(t, reward, strict=True)]}))
+        logs.append(str(path))
+    argv = ["advise", "--log", logs[0], "--momentum", "0", "--lr", "0.01", "--json"]
+    for log, lr in zip(logs, (0.01, 0.02), strict=True):
+        argv += ["--sweep", log, "--sweep-hparams", f"optimizer=sgd,momentum=0,lr={lr}"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    exponent = out["basis"]["exponent"]
+    assert exponent["status"] == "measured" and exponent["value"] == pytest.approx(-1, abs=0.1)
+    tau, goal = out["basis"]["tau"]["value"], out["basis"]["goal_tau"]
+    assert out["recommendation"]["lr_ratio"] == pytest.approx(
+        (goal / tau) ** (1 / exponent["value"]))
+    assert main(["advise", "--kappa", "1", "--sweep", logs[0]]) == 2
+    assert "need --log" in capsys.readouterr().err

@@ -1,0 +1,100 @@
+"""What a new user hit first: a negative reward range, a custom reward name, long run names,
+long reprs, a missing pandas, the fit table's star and the names of ``dir(grpodyn)``."""
+
+from __future__ import annotations
+
+import builtins
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import grpodyn
+from grpodyn.cli import main
+from grpodyn.empirical.logs.compare import short_names
+from grpodyn.empirical.logs.loaders import LogFormatError, load_run
+from grpodyn.empirical.logs.run_analysis import analyse_run
+
+
+def _jsonl(path: Path, key: str, values: np.ndarray, extra: int = 0) -> Path:
+    lines = [json.dumps({"step": i + 1, key: float(v), **{f"metric_{j:02d}": 1.0
+                                                           for j in range(extra)}})
+             for i, v in enumerate(values)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("spelling", [["--reward-range", "-20,20"], ["--reward-range=-20,20"]])
+def test_negative_reward_range_parses(tmp_path, capsys, spelling):
+    rng = np.random.default_rng(0)
+    log = _jsonl(tmp_path / "run.jsonl", "reward", -5 + 3 * rng.standard_normal(40))
+    assert main(["fit", str(log), *spelling, "--json"]) == 0
+    assert main(["advise", "--log", str(log), *spelling, "--json"]) == 0
+    capsys.readouterr()
+
+
+def test_custom_rollout_reward_mean_is_the_reward(tmp_path):
+    run = load_run(_jsonl(tmp_path / "run.jsonl", "rollout_reward_mean", np.linspace(0, 1, 10)))
+    assert run.reward_key == "rollout_reward_mean"
+
+
+def test_no_reward_error_lists_every_metric(tmp_path):
+    with pytest.raises(LogFormatError) as info:
+        load_run(_jsonl(tmp_path / "run.jsonl", "zz", np.linspace(0, 1, 10), extra=20))
+    message = str(info.value)
+    assert "metric_19" in message and "zz" in message and "\n" not in message
+
+
+def test_sweep_names_stay_distinct():
+    names = [f"ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_"
+             f"policy_sweep_runs_broad_e2_tb{b}_metrics" for b in (32, 64, 128, 256)]
+    shown = short_names(names, width=40)
+    assert len(set(shown)) == 4 and all(len(s) <= 40 for s in shown)
+    assert all(f"tb{b}" in s for s, b in zip(shown, (32, 64, 128, 256), strict=True))
+    assert short_names(["a", "b"]) == ["a", "b"]
+
+
+def test_compact_reprs(tmp_path):
+    rng = np.random.default_rng(1)
+    values = 0.8 - 0.6 * np.exp(-np.arange(200) / 40) + 0.02 * rng.standard_normal(200)
+    analysis = analyse_run(load_run(_jsonl(tmp_path / "run.jsonl", "reward", values)),
+                           train_fraction=0.5)
+    assert len(repr(analysis)) < 300 and "RunAnalysis(" in repr(analysis)
+    assert len(repr(analysis.forecast)) < 300 and "EnsembleForecast(" in repr(analysis.forecast)
+
+
+def test_to_pandas_without_pandas_names_the_install(tmp_path, monkeypatch):
+    run = load_run(_jsonl(tmp_path / "run.jsonl", "reward", np.linspace(0, 1, 10)))
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError("No module named 'pandas'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        run.to_pandas()
+
+
+def test_fit_star_marks_the_lowest_aic_with_a_legend(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    values = 0.8 - 0.6 * np.exp(-np.arange(150) / 30) + 0.02 * rng.standard_normal(150)
+    log = _jsonl(tmp_path / "run.jsonl", "reward", values)
+    assert main(["fit", str(log), "--json"]) == 0
+    models = json.loads(capsys.readouterr().out)["models"]
+    lowest = min(models, key=lambda name: models[name]["aic"])
+    assert main(["fit", str(log)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("* = lowest AIC") for line in lines)
+    starred = [line.split()[1] for line in lines if line.startswith("* ") and "AIC " in line
+               and "=" not in line.split()[1]]
+    assert starred == [lowest]
+
+
+def test_dir_shows_only_public_names():
+    names = dir(grpodyn)
+    for private in ("Any", "annotations", "importlib"):
+        assert private not in names
+    assert {"load_run", "analyse_run", "advise_log", "__version__"} <= set(names)
