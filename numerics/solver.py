@@ -11,11 +11,12 @@ fit, the sigmoid 4.3 against 6.9 ms; on the inertial form (differenced Jacobian)
 alike but ``least_squares`` stops up to 8e-6 (relative RSS) above the optimum found here.
 
 :func:`levenberg_marquardt` is the general one (p parameters, numpy);
-:func:`scalar_levenberg_marquardt` the same rules for p = 1 in Python floats (the exponential law, the most frequent fit), reading the cost and its
-derivatives as numbers so the caller forms them from dot products. Robust losses and
-plateau-bounded fits go through ``least_squares`` itself, with :func:`two_point_jacobian` as its
-forward differences without the set-up. :func:`profile_rises` lets the multi-start skip a start
-from which a descent would return to the optimum already found.
+:func:`scalar_levenberg_marquardt` the same rules for p = 1 in Python floats (the exponential
+law, the most frequent fit), reading the cost and its derivatives as numbers so the caller
+forms them from dot products. Robust losses and plateau-bounded fits go through
+``least_squares`` itself, with :func:`two_point_jacobian` as its forward differences without
+the set-up. :func:`profile_rises` lets the multi-start skip a start from which a descent would
+return to the optimum already found.
 """
 
 from __future__ import annotations
