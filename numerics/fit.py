@@ -31,7 +31,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import least_squares
+from scipy.optimize import OptimizeResult, least_squares
 
 from grpodyn.ground import InputError, check_finite
 
@@ -149,7 +149,7 @@ def _checked_range(plateau_bounds: tuple[float, float] | None) -> tuple[float, f
 
 
 def _multi_start(projection: VariableProjection, *, loss: str, every_start: bool
-                 ) -> Solution | None:
+                 ) -> Solution | OptimizeResult | None:
     """Descend from every start of the model's grid; return the lowest end point.
 
     The exponential law (one analytic shape parameter) runs the scalar Levenberg-Marquardt,
@@ -206,7 +206,7 @@ def _multi_start(projection: VariableProjection, *, loss: str, every_start: bool
 
 
 def _trust_region(projection: VariableProjection, x0: np.ndarray, *, loss: str, analytic: bool
-                  ) -> object | None:
+                  ) -> OptimizeResult | None:
     """Descend from x0 by ``least_squares`` (trf, in the box); None when it fails.
 
     The Jacobian is the projection's analytic one, or forward differences

@@ -199,7 +199,25 @@ def model_covariance(model: CurveModel, theta: np.ndarray, t: np.ndarray, jac: n
     least squares. The residuals are M (q R + sigma^2 I) M with M = I - J B J^T (fitting absorbs
     part of a slow process), so the expected autocovariances use offset traces of M R M and M.
     Everything is O(n log n): R is never formed; four FFT calls of stacked rows.
-    None when the model has no stochastic theory or the steps are irregular.
+
+    Parameters
+    ----------
+    model : CurveModel
+        The fitted model (``exponential`` and ``inertial`` have a process theory).
+    theta : numpy.ndarray
+        Its parameters (r0, r*, *phi).
+    t : numpy.ndarray
+        Steps of the fitted points (equally spaced, or no covariance here).
+    jac : numpy.ndarray
+        Jacobian of the model at theta, shape (n, p).
+    residuals : numpy.ndarray
+        Residuals at theta, shape (n,).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        Covariance of the p parameters, shape (p, p); None when the model has no stochastic
+        theory or the steps are irregular.
     """
     from scipy.optimize import nnls
 

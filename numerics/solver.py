@@ -54,12 +54,27 @@ def levenberg_marquardt(residual: Callable[[np.ndarray], np.ndarray],
     bound whose gradient points out of the box is held there. It stops when the cost changes by
     less than 1e-15 relative, the step by less than 1e-12 relative, or the scaled gradient
     vanishes: tighter than ``least_squares``' defaults (1e-8), so it ends on the same optimum
-    to round-off in about a tenth of the time (no per-call set-up; p <= 2 here).
+    to round-off, without the per-call set-up (p <= 2 here; the module docstring gives the
+    measured times).
+
+    Parameters
+    ----------
+    residual : callable
+        The residual vector at a parameter vector.
+    jacobian : callable
+        Its Jacobian, shape (n, p), at a parameter vector.
+    x0 : numpy.ndarray
+        Start, inside the box.
+    lower, upper : numpy.ndarray
+        The box.
+    max_iterations : int
+        Most outer iterations.
 
     Returns
     -------
     Solution or None
-        None when the residual is not finite at the start.
+        The end point and half its residual sum of squares; None when the residual is not
+        finite at the start.
     """
     x = x0.copy()
     fun = residual(x)
