@@ -25,6 +25,7 @@ _EXPORTS = {
     "predict": "grpodyn.numerics.predict",
     "trajectory": "grpodyn.numerics.trajectory",
     "reward_trajectory": "grpodyn.numerics.trajectory",
+    "Trajectory": "grpodyn.numerics.trajectory_type",
     "fit_curve": "grpodyn.numerics.fit",
     "CurveModel": "grpodyn.numerics.fit",
     "fit_models": "grpodyn.numerics.fit",

@@ -38,6 +38,7 @@ from grpodyn.ground import (
 
 from . import fluctuations, stability
 from .compiled import compiled
+from .trajectory_type import Trajectory, deprecated
 
 __all__ = ["MeanFieldMap", "TrajectoryBand", "OPTIMIZERS", "SCHEDULES", "lr_schedule",
            "iterate_map", "drift_factor"]
@@ -187,16 +188,24 @@ def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
                                                                group_size), dtype=float)
 
 
-@dataclass(frozen=True)
-class TrajectoryBand:
-    """A predicted mean reward path and its band (steps counted from 0 at r0)."""
+class TrajectoryBand(Trajectory):
+    """A predicted mean reward path and its band, as a :class:`Trajectory` (steps from 0 at r0).
 
-    steps: np.ndarray
-    mean: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    level: float
-    diverged: bool
+    ``mean`` is ``values``. Constructing it directly, with the older signature
+    ``(steps, mean, lower, upper, level, diverged)``, is deprecated: build a ``Trajectory``.
+    """
+
+    def __init__(self, steps: np.ndarray, mean: np.ndarray, lower: np.ndarray,
+                 upper: np.ndarray, level: float, diverged: bool) -> None:
+        deprecated("TrajectoryBand", "Trajectory(steps=..., values=mean, lower=..., upper=..., "
+                   "level=...)")
+        super().__init__(steps=steps, values=mean, lower=lower, upper=upper, level=level,
+                         unstable=bool(diverged))
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Mean reward path [reward]: the same array as ``values``."""
+        return self.values
 
 
 @dataclass(frozen=True)
@@ -550,7 +559,9 @@ class MeanFieldMap:
         Returns
         -------
         TrajectoryBand
-            Steps, mean, lower and upper band.
+            A :class:`~grpodyn.numerics.trajectory_type.Trajectory` of the reward: steps, the
+            mean as ``values`` (also ``mean``), the band (``lower`` = ``upper`` = the mean
+            without noise) and the regime of the map.
         """
         r_star = one_of_alias("plateau", plateau, "r_star", r_star)
         if r_star is None:
@@ -571,8 +582,8 @@ class MeanFieldMap:
             half = (1 - level) / 2
             lower = mean + np.quantile(sim.e, half, axis=0)
             upper = mean + np.quantile(sim.e, 1 - half, axis=0)
-        return TrajectoryBand(np.arange(steps + 1), mean, lower, upper, float(level),
-                              bool(not np.all(np.isfinite(mean))))
+        return TrajectoryBand.build(steps=np.arange(steps + 1), values=mean, lower=lower,
+                                    upper=upper, level=float(level), regime=self.regime)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the constants, regime and limits as plain numbers (JSON-ready)."""

@@ -8,7 +8,7 @@ predicted mean trajectory.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,42 +26,121 @@ from grpodyn.ground import (
 from . import stability
 from .compiled import compiled
 from .mean_field_map import MeanFieldMap
+from .trajectory_type import Trajectory
 
 __all__ = ["PredictionResult", "predict"]
 
 
+#: The constants :class:`PredictionResult` reads from its map, in the CLI's JSON order.
+_MAP_CONSTANTS = ("mass", "damping", "stiffness", "zeta", "omega0", "tau", "regime")
+
+
 @dataclass(frozen=True)
 class PredictionResult:
-    """Predicted constants and limits; ``to_dict`` gives the CLI's JSON keys."""
+    """The mean-field map of a run with the limits and extras :func:`predict` adds.
 
-    mass: float
-    damping: float
-    stiffness: float
-    zeta: float
-    omega0: float
-    tau: float
-    regime: str
+    The oscillator constants are the map's own (``system``, a
+    :class:`~grpodyn.numerics.mean_field_map.MeanFieldMap`), read through properties of the
+    same names; ``to_dict`` gives the CLI's JSON keys.
+
+    Attributes
+    ----------
+    system : MeanFieldMap
+        The heavy-ball SGD map of the run.
+    critical_stiffness, critical_stiffness_discrete : float
+        k at critical damping, continuum and exact map (THEORY.md section 3) [1/step^2].
+    stiffness_max : float
+        Largest stable on-policy stiffness 2 (1 + beta) [1/step^2].
+    refresh_max, staleness_max : int or None
+        Largest stable refresh interval K and staleness d at this stiffness (None: none).
+    stationary_variance, noise_temperature : float or None
+        With a noise: Var(e) [reward^2] and k Var(e).
+    degenerate_group_probability : dict of str to float or None
+        With a group size: p^G + (1-p)^G at the start and at the plateau.
+    path : Trajectory or None
+        With r0, plateau and steps: the predicted mean reward path.
+    """
+
+    system: MeanFieldMap
     critical_stiffness: float
     critical_stiffness_discrete: float
     stiffness_max: float
     refresh_max: int | None
     staleness_max: int | None
-    effective_damping: float
     stationary_variance: float | None = None
     noise_temperature: float | None = None
     degenerate_group_probability: dict[str, float] | None = None
-    trajectory: list[float | None] | None = None
-    trajectory_diverged: bool | None = None
+    path: Trajectory | None = None
+
+    @property
+    def mass(self) -> float:
+        """Mass m = (1 + beta) / 2 (the map's :attr:`MeanFieldMap.mass`)."""
+        return self.system.mass
+
+    @property
+    def damping(self) -> float:
+        """On-policy damping c = 1 - beta (the map's)."""
+        return self.system.damping
+
+    @property
+    def stiffness(self) -> float:
+        """Stiffness k = lr kappa [1/step^2] (the map's)."""
+        return self.system.stiffness
+
+    @property
+    def zeta(self) -> float:
+        """Damping ratio (the map's)."""
+        return self.system.zeta
+
+    @property
+    def omega0(self) -> float:
+        """Natural angular frequency [rad/step] (the map's)."""
+        return self.system.omega0
+
+    @property
+    def tau(self) -> float:
+        """Overdamped relaxation time c / k [steps] (the map's)."""
+        return self.system.tau
+
+    @property
+    def regime(self) -> str:
+        """Regime of the exact discrete map (the map's)."""
+        return self.system.regime
+
+    @property
+    def effective_damping(self) -> float:
+        """Damping with the mean lag of the force, c - k l_bar (the map's)."""
+        return self.system.effective_damping
+
+    @property
+    def trajectory(self) -> list[float | None] | None:
+        """The predicted mean reward path as JSON numbers (non-finite: None), or None."""
+        return None if self.path is None else [json_number(v) for v in self.path.values]
+
+    @property
+    def trajectory_diverged(self) -> bool | None:
+        """Whether the predicted path left every finite bound, or None without a path."""
+        return None if self.path is None else self.path.diverged
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a plain dict; optional entries that were not asked for are left out.
+        """Return a plain dict; entries that are None (not asked for, or none) are left out.
 
         Returns
         -------
         dict of str to Any
             The CLI's JSON keys (``grpodyn predict --json``).
         """
-        return {key: value for key, value in asdict(self).items() if value is not None}
+        out: dict[str, Any] = {name: getattr(self, name) for name in _MAP_CONSTANTS}
+        out.update(critical_stiffness=self.critical_stiffness,
+                   critical_stiffness_discrete=self.critical_stiffness_discrete,
+                   stiffness_max=self.stiffness_max, refresh_max=self.refresh_max,
+                   staleness_max=self.staleness_max, effective_damping=self.effective_damping)
+        extras = {"stationary_variance": self.stationary_variance,
+                  "noise_temperature": self.noise_temperature,
+                  "degenerate_group_probability": self.degenerate_group_probability,
+                  "trajectory": self.trajectory, "trajectory_diverged": self.trajectory_diverged}
+        out.update(extras)
+        return {key: value for key, value in out.items() if value is not None}
 
 
 def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, staleness: int = 0,
@@ -95,7 +174,8 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
     Returns
     -------
     PredictionResult
-        Constants, regime and limits; optional entries only when asked for.
+        The map (``system``) with its constants, regime and limits; optional entries only
+        when asked for (the path as a :class:`~grpodyn.numerics.trajectory_type.Trajectory`).
 
     Raises
     ------
@@ -138,21 +218,13 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         n = check_int("steps", steps, minimum=1)
         start, plateau = float(check_finite("r0", r0)), float(check_finite("r_star", r_star))
         values = plateau + system.displacement(n - 1, e0=start - plateau)[0]
-        extras["trajectory"] = [json_number(v) for v in values]
-        extras["trajectory_diverged"] = bool(not np.all(np.isfinite(values)))
+        extras["path"] = Trajectory(steps=np.arange(n), values=values, regime=system.regime)
     return PredictionResult(
-        mass=system.mass,
-        damping=system.damping,
-        stiffness=k,
-        zeta=system.zeta,
-        omega0=system.omega0,
-        tau=system.tau,
-        regime=system.regime,
+        system=system,
         critical_stiffness=float(compiled("critical_stiffness")(beta)),
         critical_stiffness_discrete=float(compiled("critical_stiffness_discrete")(beta)),
         stiffness_max=float(compiled("stiffness_max")(beta)),
         refresh_max=stability.refresh_max(momentum=beta, stiffness=k),
         staleness_max=stability.staleness_max(momentum=beta, stiffness=k),
-        effective_damping=system.effective_damping,
         **extras,
     )

@@ -9,35 +9,81 @@ before the start are held at e_0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from grpodyn.ground import InputError, check_finite, check_int, check_momentum, check_positive
 
+from .trajectory_type import Trajectory, deprecated
+
 __all__ = ["simulate_map", "simulate_sde", "MapSimulationResult"]
 
 
-@dataclass(frozen=True)
-class MapSimulationResult:
-    """Paths of the displacement e_n, shape (paths, steps + 1), and the settings used."""
+#: The settings a :class:`MapSimulationResult` keeps beside its paths.
+_SETTINGS = ("momentum", "stiffness", "refresh", "staleness", "noise")
 
-    e: np.ndarray
+
+class MapSimulationResult(Trajectory):
+    """Simulated paths of the displacement e_n as a :class:`Trajectory`, and the settings used.
+
+    ``values`` is the mean path and ``samples`` (also ``e``) the paths, shape
+    (paths, steps + 1); ``quantity`` is ``"displacement"``. Constructing it directly, with the
+    older signature ``(e, momentum, stiffness, refresh, staleness, noise)``, is deprecated.
+    """
+
     momentum: float
     stiffness: float
     refresh: int
     staleness: int
     noise: float
 
+    def __init__(self, e: np.ndarray, momentum: float, stiffness: float, refresh: int,
+                 staleness: int, noise: float) -> None:
+        deprecated("MapSimulationResult", "simulate_map(...) or a Trajectory with samples")
+        with np.errstate(invalid="ignore", over="ignore"):
+            mean = e.mean(axis=0)
+        super().__init__(steps=np.arange(e.shape[1]), values=mean, quantity="displacement",
+                         samples=e)
+        settings = (momentum, stiffness, refresh, staleness, noise)
+        for name, value in zip(_SETTINGS, settings, strict=True):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def of_paths(cls, e: np.ndarray, *, momentum: float, stiffness: float, refresh: int,
+                 staleness: int, noise: float) -> MapSimulationResult:
+        """Return the result for the paths ``e`` (paths, steps + 1) of the map's settings.
+
+        Parameters
+        ----------
+        e : numpy.ndarray
+            Displacements [reward], shape (paths, steps + 1).
+        momentum, stiffness, refresh, staleness, noise
+            The settings of :func:`simulate_map`.
+
+        Returns
+        -------
+        MapSimulationResult
+            The mean path as ``values``, the paths as ``samples``.
+        """
+        with np.errstate(invalid="ignore", over="ignore"):
+            mean = e.mean(axis=0)
+        return cls.build(steps=np.arange(e.shape[1]), values=mean, quantity="displacement",
+                         samples=e, momentum=momentum, stiffness=stiffness, refresh=refresh,
+                         staleness=staleness, noise=noise)
+
+    @property
+    def e(self) -> np.ndarray:
+        """Paths of the displacement, shape (paths, steps + 1): the same array as ``samples``."""
+        return self.samples
+
     @property
     def mean(self) -> np.ndarray:
-        """Mean path over the simulated paths."""
-        return self.e.mean(axis=0)
+        """Mean path over the simulated paths: the same array as ``values``."""
+        return self.values
 
     @property
     def diverged(self) -> np.ndarray:
         """Per path: True when the path left every finite bound (overflowed)."""
-        return ~np.isfinite(self.e).all(axis=1)
+        return ~np.isfinite(self.samples).all(axis=1)
 
 
 def simulate_map(*, momentum: float, stiffness: float, e0: float = 1.0, steps: int,
@@ -63,6 +109,12 @@ def simulate_map(*, momentum: float, stiffness: float, e0: float = 1.0, steps: i
         Independent paths simulated at once.
     seed : int or None
         Seed of the noise generator.
+
+    Returns
+    -------
+    MapSimulationResult
+        A :class:`~grpodyn.numerics.trajectory_type.Trajectory` of the displacement: the mean
+        path as ``values``, the paths (paths, steps + 1) as ``samples`` (also ``e``).
     """
     beta = float(check_momentum(momentum))
     k = float(check_positive("stiffness", stiffness))
@@ -90,7 +142,8 @@ def simulate_map(*, momentum: float, stiffness: float, e0: float = 1.0, steps: i
                 step = step + sd * rng.standard_normal(paths)
             previous = e[:, n]
             e[:, n + 1] = step
-    return MapSimulationResult(e, beta, k, refresh, staleness, noise)
+    return MapSimulationResult.of_paths(e, momentum=beta, stiffness=k, refresh=refresh,
+                                        staleness=staleness, noise=noise)
 
 
 def simulate_sde(*, momentum: float, stiffness: float, e0: float = 1.0, v0: float = 0.0,

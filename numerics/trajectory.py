@@ -14,13 +14,22 @@ the compiled sympy expression and with a 50-digit mpmath reference.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import warnings
 
 import numpy as np
 import numpy.typing as npt
 from scipy.optimize import brentq
 
-from grpodyn.ground import InputError, check_finite, check_fraction, check_momentum, check_positive
+from grpodyn.ground import (
+    InputError,
+    check_finite,
+    check_fraction,
+    check_momentum,
+    check_positive,
+    one_of_alias,
+)
+
+from .trajectory_type import Trajectory, deprecated
 
 __all__ = ["trajectory", "closed_form", "reward_trajectory", "inflection_time",
            "gain_fraction_time", "TrajectoryResult"]
@@ -31,13 +40,21 @@ _SERIES_CUTOFF = 0.05  # |s t|^2 below which the power series is used
 _SERIES_TERMS = 12  # 0.05^12 / 24! is far below double precision
 
 
-@dataclass(frozen=True)
-class TrajectoryResult:
-    """A predicted trajectory and whether the dynamics that produced it are unstable."""
+class TrajectoryResult(Trajectory):
+    """A :class:`~grpodyn.numerics.trajectory_type.Trajectory` of :func:`reward_trajectory`.
 
-    t: np.ndarray
-    values: np.ndarray
-    unstable: bool
+    The older name of its result, with ``t`` for ``steps``. Constructing it directly is
+    deprecated: build a ``Trajectory(steps=t, values=values, unstable=unstable)``.
+    """
+
+    def __init__(self, t: np.ndarray, values: np.ndarray, unstable: bool) -> None:
+        deprecated("TrajectoryResult", "Trajectory(steps=t, values=values, unstable=unstable)")
+        super().__init__(steps=t, values=values, unstable=unstable)
+
+    @property
+    def t(self) -> np.ndarray:
+        """Time [steps]: the same array as ``steps``."""
+        return self.steps
 
 
 def _series_cosh_sinc(x: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -244,16 +261,17 @@ def _overdamped(t: np.ndarray, e0: _Value, slope: _Value, gamma: _Value, s2: _Va
     return slow * ((e0 + fast_weight) + (e0 - fast_weight) * ratio) * 0.5
 
 
-def reward_trajectory(t: npt.ArrayLike, *, r0: float, r_star: float, momentum: float,
-                      stiffness: float, mean_lag: float = 0.0) -> TrajectoryResult:
+def reward_trajectory(t: npt.ArrayLike, *, r0: float, plateau: float | None = None,
+                      momentum: float, stiffness: float, mean_lag: float = 0.0,
+                      r_star: float | None = None) -> TrajectoryResult:
     """Return the expected reward r(t) of the continuum oscillator, momentum buffer at zero.
 
     Parameters
     ----------
     t : array_like
         Time [steps].
-    r0, r_star : float
-        Initial reward and plateau.
+    r0, plateau : float
+        Initial reward and plateau r* [reward].
     momentum : float
         beta in [0, 1): mass (1+beta)/2 and damping 1-beta.
     stiffness : float
@@ -261,28 +279,44 @@ def reward_trajectory(t: npt.ArrayLike, *, r0: float, r_star: float, momentum: f
     mean_lag : float
         Mean lag of the force l_bar (d, or (K-1)/2 for a refresh interval): the damping becomes
         c - k l_bar (derivation ``effective_damping``).
+    r_star : float, optional
+        Deprecated name of ``plateau`` (a DeprecationWarning).
 
     Returns
     -------
     TrajectoryResult
-        ``unstable`` is True when the effective damping is not positive; the values then grow
-        (to +-inf, the sign of r0 - r*, once they overflow) instead of turning into NaN.
+        A :class:`~grpodyn.numerics.trajectory_type.Trajectory` of the reward; ``unstable`` is
+        True when the effective damping is not positive; the values then grow (to +-inf, the
+        sign of r0 - r*, once they overflow) instead of turning into NaN.
+
+    Raises
+    ------
+    InputError
+        On an invalid input, or the plateau missing or given under both names.
     """
+    if r_star is not None:
+        warnings.warn("reward_trajectory(r_star=...) is deprecated; use plateau=...",
+                      DeprecationWarning, stacklevel=2)
+    r_star = one_of_alias("plateau", plateau, "r_star", r_star)
+    if r_star is None:
+        raise InputError("reward_trajectory needs the plateau")
     t = check_positive("t", t, allow_zero=True)
     beta = float(check_momentum(momentum))
     k = float(check_positive("stiffness", stiffness))
     lag = float(check_positive("mean_lag", mean_lag, allow_zero=True))
-    e0 = float(check_finite("r0", r0)) - float(check_finite("r_star", r_star))
+    r_star = float(check_finite("plateau", r_star))
+    e0 = float(check_finite("r0", r0)) - r_star
     mass, damping = (1 + beta) / 2, 1 - beta - k * lag
     omega0 = np.sqrt(k / mass)
     zeta = damping / (2 * np.sqrt(mass * k))
     if zeta > 0:
-        return TrajectoryResult(t, r_star + closed_form(t, e0, 0.0, zeta, omega0), False)
+        values = r_star + closed_form(t, e0, 0.0, zeta, omega0)
+        return TrajectoryResult.build(steps=t, values=values)
     gamma, s = zeta * omega0, np.sqrt(complex(omega0**2 * (zeta**2 - 1)))
     with np.errstate(over="ignore", invalid="ignore"):
         values = np.exp(-gamma * t) * (e0 * np.cosh(s * t) + gamma * e0 * np.sinh(s * t) / s)
     values = np.where(np.isfinite(values.real), values.real, np.copysign(np.inf, e0))
-    return TrajectoryResult(t, r_star + values, True)
+    return TrajectoryResult.build(steps=t, values=r_star + values, unstable=True)
 
 
 def _atanh_ratio(y: np.ndarray) -> np.ndarray:

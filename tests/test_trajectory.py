@@ -87,13 +87,13 @@ def test_reward_trajectory_flags_instability_instead_of_nan():
     from grpodyn.numerics.trajectory import reward_trajectory
 
     t = np.linspace(0, 5e4, 200)
-    stable = reward_trajectory(t, r0=0.2, r_star=0.8, momentum=0.9, stiffness=0.01)
+    stable = reward_trajectory(t, r0=0.2, plateau=0.8, momentum=0.9, stiffness=0.01)
     assert not stable.unstable and stable.values[0] == pytest.approx(0.2)
     assert stable.values[-1] == pytest.approx(0.8)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         # lag 15 erodes all damping: c - k l_bar = 0.1 - 0.15 < 0
-        lagged = reward_trajectory(t, r0=0.2, r_star=0.8, momentum=0.9, stiffness=0.01,
+        lagged = reward_trajectory(t, r0=0.2, plateau=0.8, momentum=0.9, stiffness=0.01,
                                    mean_lag=15)
     assert lagged.unstable and not np.isnan(lagged.values).any()
     assert np.isinf(lagged.values[-1])

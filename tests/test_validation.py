@@ -37,8 +37,8 @@ BAD_CALLS = [
     (lambda: trajectory.trajectory(np.arange(3.0), e0=1, v0=0, zeta=-1, omega0=0.1), "zeta"),
     (lambda: trajectory.trajectory(np.array([0, nan]), e0=1, v0=0, zeta=1, omega0=0.1), "t"),
     (lambda: trajectory.trajectory(np.arange(3.0), e0=1, v0=0, zeta=1, omega0=0.0), "omega0"),
-    (lambda: trajectory.reward_trajectory(np.arange(3.0), r0=0.2, r_star=nan, **GOOD),
-     "r_star"),
+    (lambda: trajectory.reward_trajectory(np.arange(3.0), r0=0.2, plateau=nan, **GOOD),
+     "plateau"),
     (lambda: stability.regime(momentum=-0.1, stiffness=0.1), "momentum"),
     (lambda: stability.regime(momentum=0.1, stiffness=nan), "stiffness"),
     (lambda: stability.staleness_max(momentum=0.5, stiffness=-0.1), "stiffness"),
@@ -144,7 +144,7 @@ def test_unstable_regime_is_reported_not_nan():
     assert stability.regime(momentum=0.5, stiffness=10.0) == "unstable"
     assert fluctuations.stationary_variance(momentum=0.5, stiffness=10.0, noise=1e-4) == inf
     # the continuum trajectory is unstable when the lag makes the damping negative
-    result = trajectory.reward_trajectory(np.arange(0.0, 5000.0, 50.0), r0=0.2, r_star=0.9,
+    result = trajectory.reward_trajectory(np.arange(0.0, 5000.0, 50.0), r0=0.2, plateau=0.9,
                                           momentum=0.5, stiffness=0.1, mean_lag=10.0)
     assert result.unstable and not np.isnan(result.values).any()
     assert np.isinf(result.values[-1])

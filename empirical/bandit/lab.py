@@ -429,7 +429,7 @@ def trajectory_experiment(config: BanditConfig = DEFAULT_CONFIG, *, momentum: fl
     t = np.arange(steps + 1, dtype=float)
     k = cfg.lr * theory.kappa
     r0 = float(compiled("bandit_success_probability")(theory.x_star + kick))
-    inertial = reward_trajectory(t, r0=r0, r_star=theory.p_star, momentum=momentum,
+    inertial = reward_trajectory(t, r0=r0, plateau=theory.p_star, momentum=momentum,
                                  stiffness=k).values
     tau = (1 - momentum) / k
     exponential = theory.p_star + (r0 - theory.p_star) * np.exp(-t / tau)

@@ -19,17 +19,17 @@ containers. Malformed input raises :class:`LogFormatError` naming the file and t
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from grpodyn.empirical.logs import formats
 from grpodyn.empirical.logs.aliases import CANONICAL, METRIC_ALIASES, per_function_rewards, resolve
-from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number, read_text
+from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number
+from grpodyn.empirical.logs.formats import Source
 from grpodyn.empirical.logs.infer import logged_meta
 from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
 
@@ -227,130 +227,13 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
 # ---------------------------------------------------------------------------- dispatch
 
 
-@dataclass
-class _Source:
-    """A parsed log and where its hyperparameter files may lie."""
-
-    parsed: Parsed
-    label: str
-    beside: list[Path]
+def _parse(path: Path, opts: dict[str, Any]) -> Source:
+    """Parse ``path`` with the first format of the registry that sniffs it (``formats``)."""
+    return formats.dispatch(path, formats.Options(opts["step_key"], opts["logging_steps"],
+                                                  formats.FORMATS))
 
 
-def _checkpoint_number(path: Path) -> int:
-    match = re.fullmatch(r"checkpoint-(\d+)", path.name)
-    return int(match.group(1)) if match else -1
-
-
-def _parse_directory(path: Path, opts: dict[str, Any]) -> _Source:
-    if (path / "trainer_state.json").is_file():
-        source = _parse_file(path / "trainer_state.json", opts)
-        source.beside = [path, path.parent]
-        return source
-    checkpoints = sorted((p for p in path.glob("checkpoint-*")
-                          if _checkpoint_number(p) >= 0 and (p / "trainer_state.json").is_file()),
-                         key=_checkpoint_number)
-    if checkpoints:
-        latest = checkpoints[-1]
-        source = _parse_file(latest / "trainer_state.json", opts)
-        source.beside = [latest, path]
-        if len(checkpoints) > 1:
-            source.parsed.notes.append(
-                f"{len(checkpoints)} checkpoints: read the latest, {latest.name} (its "
-                "trainer_state.json holds the whole history)")
-        return source
-    for files in (path / "files", path):
-        history = files / "wandb-history.jsonl"
-        if history.is_file():
-            source = _parse_file(history, opts)
-            source.parsed.format = "wandb_run"
-            source.beside = [files, path]
-            return source
-        if (files / "output.log").is_file() and (files / "config.yaml").is_file():
-            source = _parse_file(files / "output.log", opts)
-            source.parsed.notes.append("W&B run directory without wandb-history.jsonl: read "
-                                       "its console output.log")
-            source.beside = [files, path]
-            return source
-    wandb_runs = sorted(p for p in path.glob("*run-*") if (p / "files").is_dir())
-    if wandb_runs:  # a W&B folder: wandb/latest-run, else its only run
-        latest = path / "latest-run"
-        if not latest.is_dir() and len(wandb_runs) > 1:
-            raise LogFormatError(f"{path}: a W&B folder with {len(wandb_runs)} runs and no "
-                                 f"latest-run: give one of {', '.join(p.name for p in wandb_runs)}")
-        chosen = latest if latest.is_dir() else wandb_runs[0]
-        source = _parse_directory(chosen, opts)
-        source.parsed.notes.append(f"a W&B folder: read {chosen.name}"
-                                   + (f" ({chosen.resolve().name})" if chosen == latest else ""))
-        return source
-    if next(path.rglob("*tfevents*"), None) is not None:
-        from grpodyn.empirical.logs.tensorboard_events import parse_tensorboard
-
-        return _Source(parse_tensorboard(path), str(path), [path])
-    raise LogFormatError(f"{path}: a directory without a log (looked for trainer_state.json, "
-                         "checkpoint-N/trainer_state.json, files/wandb-history.jsonl, "
-                         "files/output.log with config.yaml, *tfevents* files)")
-
-
-def _parse_file(path: Path, opts: dict[str, Any]) -> _Source:
-    step_key, logging_steps = opts["step_key"], opts["logging_steps"]
-    if "tfevents" in path.name:
-        from grpodyn.empirical.logs.tensorboard_events import parse_tensorboard
-
-        return _Source(parse_tensorboard(path), str(path), [path.parent])
-    if path.suffix.lower() == ".bin":
-        raise LogFormatError(f"{path}: a binary file, not a log (training_args.bin holds "
-                             "hyperparameters: give the log beside it)")
-    text = read_text(path)
-    if not text.strip():
-        raise LogFormatError(f"{path}: empty file")
-    from grpodyn.empirical.logs.records import parse_json, parse_jsonl
-
-    suffix = path.suffix.lower()
-    if suffix == ".jsonl":
-        parsed = parse_jsonl(path, text, step_key)
-    elif suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise LogFormatError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-        except (ValueError, RecursionError) as exc:  # e.g. a huge integer, deep nesting
-            raise LogFormatError(f"{path}: not valid JSON ({type(exc).__name__}: "
-                                 f"{str(exc)[:80]})") from None
-        if isinstance(data, list) and data and isinstance(data[0], dict) \
-                and "stream_name" in data[0]:  # an HF-Jobs stream of console output
-            from grpodyn.empirical.logs.text import parse_text
-
-            parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps)
-        else:
-            parsed = parse_json(path, data, step_key)
-    elif suffix in {".csv", ".tsv"}:
-        from grpodyn.empirical.logs.tables import parse_table
-
-        parsed = parse_table(path, text, step_key)
-    else:
-        from grpodyn.empirical.logs.text import parse_text
-
-        source = "given"
-        if logging_steps is None:  # a logging interval in a config file beside the log
-            from grpodyn.empirical.logs.config import meta_beside
-
-            found = meta_beside(path.parent)[0].logging_steps
-            if found is not None and isinstance(found.value, int) and found.value > 0:
-                logging_steps, source = found.value, found.evidence
-        parsed = parse_text(path, text, step_key=step_key, logging_steps=logging_steps,
-                            interval_source=source)
-    return _Source(parsed, str(path), [path.parent])
-
-
-def _parse(path: Path, opts: dict[str, Any]) -> _Source:
-    if path.is_dir():
-        return _parse_directory(path, opts)
-    if not path.is_file():
-        raise LogFormatError(f"{path}: no such file or directory")
-    return _parse_file(path, opts)
-
-
-def _with_meta(run: Run, source: _Source) -> Run:
+def _with_meta(run: Run, source: Source) -> Run:
     """Return the run's hyperparameters by source.
 
     Config files (the log's own config record, the files beside it) before values logged as metrics,

@@ -1,0 +1,41 @@
+"""The registry of log formats: one module per format, in the order they are tried.
+
+Each module under ``empirical/logs/formats/`` has ``sniff(path) -> bool`` and
+``parse(path, options) -> Source`` (:class:`~grpodyn.empirical.logs.formats.base.Format`).
+:func:`grpodyn.empirical.logs.loaders.load_run` parses a path with the first format of
+:data:`FORMATS` that sniffs it. Directory formats come first (a checkpoint before a run of
+checkpoints before a W&B run ...); file formats are told apart by name and suffix, and the
+console format, last, takes every other file. A new format is one module and one entry here.
+"""
+
+from __future__ import annotations
+
+from grpodyn.empirical.logs.formats import (
+    binary,
+    checkpoints,
+    console,
+    json_records,
+    jsonl,
+    table,
+    tensorboard,
+    trainer_checkpoint,
+    wandb_folder,
+    wandb_run,
+)
+from grpodyn.empirical.logs.formats.base import Format, Options, Source, dispatch
+
+__all__ = ["FORMATS", "Format", "Options", "Source", "dispatch"]
+
+#: The formats in the order they are tried: the first whose ``sniff`` is true parses the path.
+FORMATS: list[Format] = [
+    trainer_checkpoint,
+    checkpoints,
+    wandb_run,
+    wandb_folder,
+    tensorboard,
+    binary,
+    jsonl,
+    json_records,
+    table,
+    console,
+]

@@ -1,0 +1,125 @@
+"""What every log format module offers, and the dispatch through the registry.
+
+A format is a module with two functions (:class:`Format`): ``sniff(path) -> bool`` says
+whether the file or directory is in that format (cheaply: a name, a suffix, a file inside),
+``parse(path, options) -> Source`` reads it. :func:`dispatch` asks the formats of
+``options.formats`` in order (the registry, :data:`grpodyn.empirical.logs.formats.FORMATS`)
+and parses with the first that claims the path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from grpodyn.empirical.logs.common import LogFormatError, Parsed, read_text
+
+__all__ = ["Format", "Options", "Source", "dispatch", "log_text"]
+
+
+@dataclass
+class Source:
+    """A parsed log and where its hyperparameter files may lie.
+
+    Attributes
+    ----------
+    parsed : Parsed
+        The runs' rows, the format's name, notes and any config record.
+    label : str
+        The path the runs are reported under.
+    beside : list of pathlib.Path
+        Folders whose config files hold the run's hyperparameters.
+    """
+
+    parsed: Parsed
+    label: str
+    beside: list[Path]
+
+
+class Format(Protocol):
+    """A log format: a module (or object) with ``sniff`` and ``parse``."""
+
+    def sniff(self, path: Path) -> bool:
+        """Return whether ``path`` is a log of this format."""
+
+    def parse(self, path: Path, options: Options) -> Source:
+        """Return the log at ``path`` parsed (raise ``LogFormatError`` on bad input)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the caller of the loaders asked for, passed to every ``parse``.
+
+    Attributes
+    ----------
+    step_key : str or None
+        The field that holds the optimizer step (None: the usual names).
+    logging_steps : int or None
+        Optimizer steps between two logged points, for consoles that print no step.
+    formats : sequence of Format
+        The registry, in priority order: a format whose log holds another log (a checkpoint
+        folder, a W&B folder) parses it through :func:`dispatch` with these options.
+    """
+
+    step_key: str | None
+    logging_steps: int | None
+    formats: Sequence[Format]
+
+
+def dispatch(path: Path, options: Options) -> Source:
+    """Parse ``path`` with the first format of ``options.formats`` that sniffs it.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A log file or a run directory.
+    options : Options
+        The caller's options and the registry.
+
+    Returns
+    -------
+    Source
+        The parsed log.
+
+    Raises
+    ------
+    LogFormatError
+        When no format claims the path (a directory without a log, a missing path) or the
+        format's parser refuses it.
+    """
+    for candidate in options.formats:
+        if candidate.sniff(path):
+            return candidate.parse(path, options)
+    if path.is_dir():
+        raise LogFormatError(f"{path}: a directory without a log (looked for trainer_state.json, "
+                             "checkpoint-N/trainer_state.json, files/wandb-history.jsonl, "
+                             "files/output.log with config.yaml, *tfevents* files)")
+    if not path.is_file():
+        raise LogFormatError(f"{path}: no such file or directory")
+    raise LogFormatError(f"{path}: no log format claims this file")
+
+
+def log_text(path: Path) -> str:
+    """Return the text of a log file, refusing an empty one.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+
+    Returns
+    -------
+    str
+        Its text (``common.read_text``: UTF-8, with a clear error otherwise).
+
+    Raises
+    ------
+    LogFormatError
+        When the file cannot be read as text or holds only white space.
+    """
+    text = read_text(path)
+    if not text.strip():
+        raise LogFormatError(f"{path}: empty file")
+    return text
