@@ -246,11 +246,15 @@ def test_fitted_values_unchanged_by_the_registry_models(key):
         .removesuffix("_plateau_bounds")
     fit = fit_curve(name, t, y, **options.get(key, {}))
     params, rss = PINNED[key]
-    # the former optimiser stopped at a relative cost change of 1e-8; the new one goes further:
-    # the same optimum, the RSS equal or lower (to 1e-12), parameters within 1e-6
+    # the same optimum: the RSS equal or lower (to 1e-12), and each parameter within 1e-6
+    # relative or within 1e-4 of its own standard error (along a flat direction of the RSS,
+    # such as zeta of the overdamped inertial fit, the linear-algebra libraries' rounding moves
+    # the optimum by far less than its uncertainty, but by more than 1e-6 relative)
     assert fit.rss <= rss * (1 + 1e-12)
     for name_, value in params.items():
-        assert fit.params[name_] == pytest.approx(value, rel=1e-6, abs=1e-9), name_
+        stderr = fit.stderr.get(name_) or 0.0
+        close = fit.params[name_] == pytest.approx(value, rel=1e-6, abs=1e-9)
+        assert close or abs(fit.params[name_] - value) <= 1e-4 * stderr, name_
 
 
 @pytest.mark.parametrize("name", ["exponential", "sigmoid", "power", "exponential_lr"])
