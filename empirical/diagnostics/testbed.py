@@ -33,6 +33,7 @@ from grpodyn.empirical.diagnostics.diagnose import (
     diagnose,
     threshold_rules,
 )
+from grpodyn.empirical.data_paths import study_folder, study_path
 from grpodyn.empirical.logs.loaders import Hyperparameter, Run, RunMeta, load_run
 
 __all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "pool_testbed",
@@ -41,7 +42,7 @@ __all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "pool_test
            "outcome_label"]
 
 LABELS = ("healthy", *MODES)
-TINY_TESTBED_DIR = Path(__file__).resolve().parents[1] / "data" / "tiny_testbed"
+TINY_TESTBED_DIR = study_path("tiny_grids", "tiny_testbed")
 #: seeds of the tiny-model runs the diagnosis was designed and revised on: 0-4 for the first
 #: design; 5-14, 15-34 and 35-39 were each made as a held-out check of the design of the day,
 #: failed it, and served the next revision (docs/findings.md, section 4)
@@ -122,7 +123,7 @@ def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
     All of them, or those of ``seeds`` (:data:`TUNING_SEEDS`, :data:`HELDOUT_SEEDS`).
     """
     cases = []
-    for path in sorted(Path(folder).glob("*.json")):
+    for path in sorted(study_folder(folder).glob("*.json")):
         content = json.loads(path.read_text())
         if seeds is not None and content["grpodyn_settings"]["seed"] not in seeds:
             continue
