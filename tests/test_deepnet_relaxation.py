@@ -10,8 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grpodyn.empirical.deepnet import relaxation
-from grpodyn.empirical.deepnet.sweeps import fit_relaxation
+STUDY = pytest.importorskip("deepnet_study",
+                            reason="the deep-network study (studies/deepnet) is absent")
+
+from deepnet_study import relaxation  # noqa: E402
+from deepnet_study.sweeps import fit_relaxation  # noqa: E402
 
 
 def _points(coef: tuple[float, float, float], rs: np.ndarray, se: float = 1e-4,
@@ -209,7 +212,7 @@ def _states(slow: tuple[float, float, float], fast: float, deviation: np.ndarray
 
 
 def test_slow_fit_separates_the_slow_drift_from_the_fluctuation_undone() -> None:
-    from grpodyn.empirical.deepnet.slow import fit_slow_drift
+    from deepnet_study.slow import fit_slow_drift
 
     deviation = np.random.default_rng(3).normal(0, 0.02, 11)
     deviation -= np.polyval(np.polyfit(np.arange(11), deviation, 2), np.arange(11))
@@ -242,7 +245,7 @@ def test_slow_route_predictions_carry_the_path_and_their_own_runs_label() -> Non
 
 
 def test_path_within_judges_every_window() -> None:
-    from grpodyn.empirical.deepnet.slow import path_windows, path_within
+    from deepnet_study.slow import path_windows, path_within
 
     assert path_windows(np.arange(130.0), 60) == [29.5, 89.5]
     assert path_within([0.2, 0.3], [0.19, 0.25]) == {"path_within": True,
@@ -275,7 +278,7 @@ def test_slow_rows_join_only_slow_runs(tmp_path: Path) -> None:
 
 
 def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> None:
-    from grpodyn.empirical.deepnet.cli import main
+    from deepnet_study.cli import main
 
     with pytest.raises(SystemExit) as stop:
         main(["predict-relaxation", "--route", "fast"])
@@ -286,7 +289,7 @@ def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> Non
 @pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear", "long", "precise"])
 def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -> None:
     """``predict-relaxation [--route slow]`` writes its route's file from its route's drift."""
-    from grpodyn.empirical.deepnet.cli import main
+    from deepnet_study.cli import main
 
     deviation = np.array([0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01, -0.01])
     deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
@@ -307,7 +310,7 @@ def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -
 
 
 def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
-    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+    from deepnet_study.cli import relaxation_diagnosis_step
 
     deviation = np.array([0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01, -0.01])
     deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
@@ -338,7 +341,7 @@ def test_relaxation_figure_draws_each_route_from_the_shipped_data(route: str) ->
     import matplotlib
 
     matplotlib.use("Agg")
-    from grpodyn.empirical.deepnet import figures
+    from deepnet_study import figures
 
     fig = figures.relaxation_figure("70k", route=route)
     left, right = fig.axes
@@ -347,7 +350,7 @@ def test_relaxation_figure_draws_each_route_from_the_shipped_data(route: str) ->
 
 
 def test_relaxation_figure_rejects_an_unknown_route() -> None:
-    from grpodyn.empirical.deepnet import figures
+    from deepnet_study import figures
 
     with pytest.raises(ValueError, match="route"):
         figures.relaxation_figure("70k", route="fast")
@@ -367,7 +370,7 @@ def _burned_in(k: float, r_star: float, burn_in: int, rs: np.ndarray) -> dict:
 
 
 def test_burnin_curve_measures_the_start_then_follows_the_map() -> None:
-    from grpodyn.empirical.deepnet.burnin import burnin_curve
+    from deepnet_study.burnin import burnin_curve
 
     curve = burnin_curve([0.006, -0.02, 0.0], 0.1, 0.2, 4, 10)
     assert curve.size == 10 and curve[:5] == pytest.approx([0.1, 0.125, 0.15, 0.175, 0.2])
@@ -378,7 +381,7 @@ def test_burnin_curve_measures_the_start_then_follows_the_map() -> None:
 
 
 def test_run_start_pools_the_state_rewards_and_reads_the_burn_in_at_state_0() -> None:
-    from grpodyn.empirical.deepnet.burnin import run_start
+    from deepnet_study.burnin import run_start
 
     measured = _burned_in(0.02, 0.3, 20, np.linspace(0.15, 0.28, 8))
     measured["drift"]["0.2"] = [{**p, "state_rewards": [0.104, 0.106], "reward": 0.09}
@@ -439,7 +442,7 @@ def test_route_rows_join_only_their_runs(tmp_path: Path, route: str, lr: float,
 def test_drift_curve_burnin_route_needs_a_burn_in(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("torch")
-    from grpodyn.empirical.deepnet.cli import main
+    from deepnet_study.cli import main
 
     with pytest.raises(SystemExit) as stop:
         main(["drift-curve", "--route", "burnin", "--burn-in", "0", "--out", str(tmp_path)])
@@ -448,7 +451,7 @@ def test_drift_curve_burnin_route_needs_a_burn_in(tmp_path: Path,
 
 
 def test_burnin_diagnosis_reads_seen_burn_in_data_and_every_route_runs(tmp_path: Path) -> None:
-    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+    from deepnet_study.cli import relaxation_diagnosis_step
 
     k, steps = 0.02, 120
     measured = _burned_in(k, 0.3, 20, np.linspace(0.15, 0.28, 8))
@@ -475,7 +478,7 @@ def test_burnin_diagnosis_reads_seen_burn_in_data_and_every_route_runs(tmp_path:
 
 
 def test_fit_linear_drift_recovers_kappa_and_the_plateau() -> None:
-    from grpodyn.empirical.deepnet.linear import fit_linear_drift
+    from deepnet_study.linear import fit_linear_drift
 
     rs = np.array([0.12, 0.2, 0.3])
     fit = fit_linear_drift(_points((0.004 * 0.35, -0.004, 0.0), rs))
@@ -504,7 +507,7 @@ def test_linear_route_predicts_one_over_kappa_from_the_measured_start() -> None:
 
 
 def test_linear_route_without_stiffness_is_undetermined_and_judged_so() -> None:
-    from grpodyn.empirical.deepnet.linear import no_stiffness
+    from deepnet_study.linear import no_stiffness
 
     assert no_stiffness([0.001, 0.0, 0.0]) and no_stiffness([0.001, 0.01, 0.0])
     assert not no_stiffness([0.001, -0.01, 0.0])
@@ -532,7 +535,7 @@ def test_measure_drift_curve_rejects_a_state_the_copy_run_lacks() -> None:
 def _post_hoc_after_runs(tmp_path: Path, route: str, measured: dict, setting: dict,
                          seeds: range, k: float) -> dict:
     """Write a route's runs and its prediction from ``measured``; return its post-hoc entry."""
-    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+    from deepnet_study.cli import relaxation_diagnosis_step
 
     _, runs = _relaxing_runs(setting, seeds, k)
     (tmp_path / f"relaxruns_{route}_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
@@ -544,7 +547,7 @@ def _post_hoc_after_runs(tmp_path: Path, route: str, measured: dict, setting: di
 
 
 def test_linear_diagnosis_pools_the_nine_seen_seeds_and_reads_the_spread(tmp_path: Path) -> None:
-    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+    from deepnet_study.cli import relaxation_diagnosis_step
 
     k, steps = 0.02, 120
     measured = _burned_in(k, 0.3, 20, np.linspace(0.15, 0.28, 8))
@@ -613,7 +616,9 @@ def test_long_rows_join_only_long_runs(tmp_path: Path) -> None:
 def test_drift_curve_long_measures_a_600_step_copy_run_at_0_300_600(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str, repeats: int,
         base: int) -> None:
-    from grpodyn.empirical.deepnet import cli, grpo
+    from deepnet_study import cli
+
+    from grpodyn.empirical.deepnet import grpo
 
     seen = {}
 
@@ -633,7 +638,7 @@ def test_drift_curve_long_measures_a_600_step_copy_run_at_0_300_600(
 @pytest.mark.parametrize(("route", "first"), [("long", 1200), ("precise", 1300)])
 def test_long_diagnosis_reads_its_own_files_and_the_first_half(tmp_path: Path, route: str,
                                                                first: int) -> None:
-    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+    from deepnet_study.cli import relaxation_diagnosis_step
 
     k, steps = 0.02, 120
     measured = _burned_in(k, 0.3, 20, np.array([0.15, 0.22, 0.28]))

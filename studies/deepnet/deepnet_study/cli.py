@@ -13,12 +13,12 @@ import numpy as np
 
 from grpodyn.ground import write_atomic
 
+from .paths import DATA, data_file
+
 __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
            "predict_two_mode_step", "predict_staleness_step", "scan_step", "track_step",
            "predict_relay_step", "drift_curve_step", "predict_relaxation_step",
            "run_relaxation_step", "relaxation_diagnosis_step"]
-
-DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
 
 def _write(path: Path, payload: dict[str, Any]) -> Path:
@@ -30,9 +30,9 @@ def measure_step(size: str, *, seed: int = 0, replicates: int = 4, out: Path = D
     """Warm up the model of ``size`` and write ``measurements_<size>.json``."""
     import torch
 
-    from .forecast import LR_GRID
-    from .grpo import warmed_model
-    from .measure import measure_model
+    from grpodyn.empirical.deepnet.forecast import LR_GRID
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+    from grpodyn.empirical.deepnet.measure import measure_model
 
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, seed)
@@ -50,8 +50,8 @@ def soft_step(size: str, *, seed: int = 0, replicates: int = 8, out: Path = DATA
                          f"got {replicates}")
     import torch
 
-    from .grpo import warmed_model
-    from .measure import mean_update_curvature
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+    from grpodyn.empirical.deepnet.measure import mean_update_curvature
 
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, seed)
@@ -71,9 +71,9 @@ def sharpening_step(size: str, *, out: Path = DATA, lr: float = 0.1, steps: int 
         raise ValueError(f"--lr must be a positive learning rate, got {lr}")
     import torch
 
-    from .forecast import LR_GRID, TWO_MODE_LR_GRID
-    from .grpo import warmed_model
-    from .measure import critical_lr_along_run
+    from grpodyn.empirical.deepnet.forecast import LR_GRID, TWO_MODE_LR_GRID
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+    from grpodyn.empirical.deepnet.measure import critical_lr_along_run
 
     grid = (list(LR_GRID) if lr >= LR_GRID[0]
             else [g for g in TWO_MODE_LR_GRID if g >= lr * (1 - 1e-9)][:7])
@@ -90,7 +90,7 @@ def _base_lr(size: str, lr: float | None, out: Path) -> float:
         if not lr > 0:
             raise ValueError(f"--lr must be a positive learning rate, got {lr}")
         return lr
-    plans = json.loads((out / "predictions_two_mode.json").read_text())["plans"]
+    plans = json.loads(data_file(out, "predictions_two_mode.json").read_text())["plans"]
     if size not in plans:
         raise ValueError(f"no two-mode plan for model {size!r}: give --lr")
     return float(plans[size]["base_lr"])
@@ -115,7 +115,8 @@ def scan_step(size: str, *, out: Path = DATA, lr: float | None = None, seed: int
     """
     import torch
 
-    from .grpo import warmed_model
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+
     from .stiff import (
         lag_stiffness_limit,
         saturation_amplitude,
@@ -155,7 +156,8 @@ def track_step(size: str, *, out: Path = DATA, lr: float | None = None, seeds: i
     """
     import torch
 
-    from .grpo import warmed_model
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+
     from .stiff import stiff_directions, track_runs, tracking_plan
     from .sweeps import is_unstable, progress_bar
 
@@ -190,7 +192,8 @@ def predict_relay_step(sizes: list[str], *, lr: float, out: Path = DATA,
 
     Items of other (size, lr) already in the file are kept with their own commit.
     """
-    from .forecast import STALENESS_GRID
+    from grpodyn.empirical.deepnet.forecast import STALENESS_GRID
+
     from .relay import predict_relay
 
     if not lr > 0:
@@ -231,8 +234,9 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     """
     import torch
 
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+
     from .burnin import BURNIN_SEGMENT_SEED
-    from .grpo import warmed_model
     from .linear import (
         LINEAR_REPEATS,
         LINEAR_SEGMENT,
@@ -309,7 +313,8 @@ def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = 
     """Run the predicted relaxation settings of ``size``: ``relaxruns<suffix>_<size>.json``."""
     import torch
 
-    from .grpo import warmed_model
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+
     from .relaxation import route_suffix, run_relaxation
     from .sweeps import progress_bar
 
@@ -345,7 +350,8 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     that variant (their designs are findings 10h's note and 10i's error budget: no design
     check). Printed, not written.
     """
-    from .grpo import mean_curve
+    from grpodyn.empirical.deepnet.grpo import mean_curve
+
     from .relaxation import LONG_COPY_ROUTES, route_suffix, state_regression, window_slopes
 
     if route == "burnin":
@@ -424,7 +430,8 @@ def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
     prediction): the measurement's mean segment drift and median per-state s.e., and the runs'
     60-step window slopes against the committed drift (:func:`.relaxation.window_slopes`).
     """
-    from .grpo import mean_curve
+    from grpodyn.empirical.deepnet.grpo import mean_curve
+
     from .relaxation import window_slopes
     from .slow import PATH_WINDOW, path_windows
     from .sweeps import fit_relaxation
@@ -466,7 +473,7 @@ def _scored_relaxation(sizes: list[str], out: Path, suffix: str
     One per ``relaxation_time`` item of ``predictions_relaxation<suffix>.json`` whose size has
     runs (``relaxruns<suffix>_<size>.json``) and a drift file (``drift<suffix>_<size>.json``).
     """
-    from .grpo import mean_curve
+    from grpodyn.empirical.deepnet.grpo import mean_curve
 
     made = out / f"predictions_relaxation{suffix}.json"
     if not made.is_file():
@@ -571,7 +578,8 @@ def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
     segments from the warmed model's reward (a postdiction over the runs' steps, never a
     prediction).
     """
-    from .grpo import mean_curve
+    from grpodyn.empirical.deepnet.grpo import mean_curve
+
     from .relaxation import predict_relaxation, window_slopes
     from .slow import PATH_WINDOW, fit_slow_drift
 
@@ -623,9 +631,9 @@ def predict_step(sizes: list[str], *, out: Path = DATA) -> Path:
     Items of other model sizes already in the file are kept with their own commit
     (``commit_by_model``); ``commit`` is the commit of this writing.
     """
-    from .forecast import predict_model
+    from grpodyn.empirical.deepnet.forecast import predict_model
 
-    path = out / "predictions.json"
+    path = data_file(out, "predictions.json")
     old = json.loads(path.read_text()) if path.is_file() else {"items": []}
     commit = _git_commit()
     by_model = dict(old.get("commit_by_model", {}))
@@ -644,9 +652,9 @@ def predict_two_mode_step(sizes: list[str], *, out: Path = DATA) -> Path:
 
     Items and plans of other sizes already in the file are kept with their own commit.
     """
-    from .forecast import predict_two_mode
+    from grpodyn.empirical.deepnet.forecast import predict_two_mode
 
-    path = out / "predictions_two_mode.json"
+    path = data_file(out, "predictions_two_mode.json")
     old = json.loads(path.read_text()) if path.is_file() else {"items": [], "plans": {}}
     commit = _git_commit()
     by_model = dict(old.get("commit_by_model", {}))
@@ -677,9 +685,9 @@ def predict_staleness_step(sizes: list[str], *, out: Path = DATA) -> Path:
     Uses the committed measurements and the plans of ``predictions_two_mode.json`` (base lr);
     items of other sizes already in the file are kept with their own commit.
     """
-    from .forecast import predict_two_mode_staleness
+    from grpodyn.empirical.deepnet.forecast import predict_two_mode_staleness
 
-    plans = json.loads((out / "predictions_two_mode.json").read_text())["plans"]
+    plans = json.loads(data_file(out, "predictions_two_mode.json").read_text())["plans"]
     path = out / "predictions_staleness.json"
     old = json.loads(path.read_text()) if path.is_file() else {"items": []}
     commit = _git_commit()

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .forecast import STALENESS_GRID
+from grpodyn.empirical.deepnet.forecast import STALENESS_GRID
+
 from .sweeps import LOSS_MARGIN, grid_threshold, is_unstable, lower_bound_status
 
 __all__ = ["saturated_force", "reward_loss_at", "predict_relay", "observe_tracking",

@@ -41,8 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from .grpo import RunSettings, mean_curve, run
-from .measure import sample_batches
+from grpodyn.empirical.deepnet.grpo import RunSettings, mean_curve, run
+from grpodyn.empirical.deepnet.measure import sample_batches
+
 from .sweeps import fit_relaxation, is_unstable
 
 __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_field_curve",
