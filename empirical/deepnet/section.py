@@ -39,7 +39,7 @@ class DeepnetComparison:
         when = ("compared with runs made BEFORE it (a postdiction, not a test)"
                 if row is not None and row.get("postdiction") else "before the runs")
         return (f"deep-network demonstration (issue 16): measured before training, {source}"
-                f"predicted by code {commit[:10]} {when}; docs/findings.md section 10")
+                f"predicted by code {commit[:10]} {when}; studies/deepnet/findings.md section 10")
 
 
 def comparison_data(data: Path = DATA) -> DeepnetComparison | None:

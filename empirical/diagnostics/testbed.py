@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from grpodyn.empirical.bandit.simulation import BanditConfig, simulate_bandit
+from grpodyn.empirical.data_paths import study_folder, study_path
 from grpodyn.empirical.diagnostics.diagnose import (
     CEILING,
     MODES,
@@ -33,7 +34,6 @@ from grpodyn.empirical.diagnostics.diagnose import (
     diagnose,
     threshold_rules,
 )
-from grpodyn.empirical.data_paths import study_folder, study_path
 from grpodyn.empirical.logs.loaders import Hyperparameter, Run, RunMeta, load_run
 
 __all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "pool_testbed",

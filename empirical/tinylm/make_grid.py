@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grpodyn.empirical.data_paths import study_path
 from grpodyn.empirical.tinylm.make_runs import SHIPPED_KEYS, short_number
 from grpodyn.empirical.tinylm.training import (
     GRPORunSettings,
@@ -46,9 +47,7 @@ from grpodyn.empirical.tinylm.training import (
     run_grpo,
     warm_up,
 )
-from grpodyn.empirical.data_paths import study_path
 from grpodyn.ground import write_atomic
-
 
 
 @dataclass(frozen=True)

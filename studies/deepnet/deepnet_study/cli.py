@@ -219,7 +219,7 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     No run to be predicted is used (:mod:`.relaxation`); the copy run and the segments have
     seeds of their own (``seed`` ...). ``route="slow"`` (:mod:`.slow`): the same copy states
     (copy seed ``seed``), segments with seeds from ``SLOW_SEGMENT_SEED`` on, written to
-    ``drift_slow_<size>.json`` beside the session-7 file. ``burn_in`` > 0: each segment starts
+    ``drift_slow_<size>.json`` beside the state route's file. ``burn_in`` > 0: each segment starts
     after that many steps at its lr from the state (``drift<_slow>_burnin<B>_<size>.json``).
     ``route="burnin"`` (:mod:`.burnin`): the same copy states, segments read after a burn-in
     (``burn_in`` >= 1) with seeds from ``BURNIN_SEGMENT_SEED`` on, ``drift_burnin_<size>.json``.
@@ -343,7 +343,7 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     Per size and lr: :func:`.relaxation.state_regression` of the drift measurement and
     :func:`.relaxation.window_slopes` (60-step windows) of the runs' seed-mean curve against the
     committed drift fit. ``route="slow"``: the design check of :mod:`.slow` instead, its rules
-    applied to session 7's measurement (``drift_<size>.json``) and judged against session 7's
+    applied to the state route's measurement (``drift_<size>.json``) and judged against its
     runs (``relaxruns_<size>.json``, seen before the route was designed: design, not a score).
     ``route="burnin"``: :func:`_burnin_diagnosis`; ``route="linear"``:
     :func:`_linear_diagnosis`; ``route="long"`` and ``"precise"``: :func:`_linear_post_hoc` of
@@ -383,7 +383,7 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
 def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
     return _design_check(sizes, out, route="slow", drift="drift_{}.json",
                          runs="relaxruns_{}.json", label="design check of the slow route on "
-                         "session 7's data (seen before the design): not a score")
+                         "the state route's data (seen before the design): not a score")
 
 
 def _design_check(sizes: list[str], out: Path, *, route: str, drift: str,
@@ -707,7 +707,7 @@ def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
     from .relaxation import ROUTE_SUFFIX
 
-    parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
+    parser = argparse.ArgumentParser(prog="python -m deepnet_study")
     parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
                                          "soft", "predict2", "run2", "predict-staleness",
                                          "scan", "track", "predict-relay", "drift-curve",
@@ -740,8 +740,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="drift-curve: the learning rates whose drift is measured")
     parser.add_argument("--route", choices=list(ROUTE_SUFFIX), default="state",
                         help="drift-curve, predict-relaxation, run-relaxation, "
-                        "relaxation-diagnosis: the drift at single states (session 7), the slow "
-                        "drift (empirical/deepnet/slow.py), the drift after a burn-in "
+                        "relaxation-diagnosis: the drift at single states (the state route), "
+                        "the slow drift (deepnet_study/slow.py), the drift after a burn-in "
                         "(burnin.py), or the linear drift (linear.py) at three states, over "
                         "600-step runs (long) or with 96 repeats per state (precise)")
     parser.add_argument("--burn-in", type=int, default=None,

@@ -538,7 +538,7 @@ def compare_step(*, out: Path) -> Path:
         fresh = [o for o in observations if o["setting"].get("runs") == "two_mode"]
         earlier = [o for o in observations if o["setting"].get("runs") != "two_mode"]
         rows = join(predictions, earlier) + join(new + stale_items, fresh)
-        # lag thresholds predicted in predictions.json (one-mode, session 3) tested again by a
+        # lag thresholds predicted in predictions.json (one-mode, section 10) tested again by a
         # run2 sweep (new runs: a staleness sweep never run before, or new seeds)
         lags = ("staleness_max", "refresh_max")
         tested = {(o["model"], json.dumps({k: v for k, v in o["setting"].items() if k != "runs"},
@@ -559,8 +559,8 @@ def compare_step(*, out: Path) -> Path:
                     for p in new if (p["model"], p["quantity"],
                                      json.dumps(p["setting"], sort_keys=True)) not in matched]
         for row in join(stripped, earlier):
-            row["postdiction"] = ("compared with runs made before this prediction (last "
-                                  "session's sweeps): not a test")
+            row["postdiction"] = ("compared with runs made before this prediction (earlier "
+                                  "sweeps): not a test")
             row["setting"] = {**row["setting"], "runs": "two_mode"}
             rows.append(row)
     else:
