@@ -196,7 +196,7 @@ def test_a_refresh_prediction_is_tested_again_by_new_seeds(tmp_path: Path) -> No
     from deepnet_study.sweeps import refresh_runs
 
     fresh = refresh_runs(0.1)
-    # session 3's sweep: the same settings without a run length in them, other seeds
+    # section 10's sweep: the same settings without a run length in them, other seeds
     earlier = [{**r, "setting": {k: v for k, v in r["setting"].items() if k != "steps"}}
                for r in _records(fresh, lambda s: s["refresh"] >= 8)]
     (tmp_path / "runs_m.json").write_text(json.dumps({"size": "m", "steps": 60, "seeds": 3,

@@ -1,4 +1,7 @@
-"""The relaxation time from the measured finite-step drift (empirical/deepnet/relaxation.py)."""
+"""The relaxation time from the measured finite-step drift (the deep-network study's routes).
+
+Covers ``studies/deepnet/deepnet_study/relaxation.py`` and the routes beside it.
+"""
 
 from __future__ import annotations
 
@@ -221,7 +224,7 @@ def test_slow_fit_separates_the_slow_drift_from_the_fluctuation_undone() -> None
     assert fit["coef"] == pytest.approx(slow, abs=1e-8)
     assert fit["fast_slope"] == pytest.approx(-1.0)  # the whole deviation undone in 20 steps
     assert fit["r_range"] == pytest.approx([0.1, 0.3])
-    # session 7's quadratic through the same states inherits the fast slope: stiffer than 0.02
+    # the state route's quadratic through the same states inherits the fast slope: stiffer than 0.02
     points = [{**p, "reward_mid": p["reward"]} for p in _states(slow, -1.0 / 20, deviation)]
     naive = relaxation.stable_root(relaxation.fit_drift(points)["coef"])
     assert naive["stiffness"] > 1.1 * 0.02
@@ -271,7 +274,7 @@ def test_slow_rows_join_only_slow_runs(tmp_path: Path) -> None:
                                                  float(np.mean(curve[60:]))])
     assert len(rows) == 1 and rows[0]["within_target"] is True and rows[0]["commit"] == "def"
     assert rows[0]["path_within"] is None  # one predicted window against two observed
-    # session 7's predictions do not join the slow runs
+    # the state route's predictions do not join the slow runs
     (tmp_path / "predictions_relaxation.json").write_text(json.dumps(
         {"commit": "abc", "items": [{**items[0], "setting": {**setting, "runs": "relaxation"}}]}))
     assert len(relaxation.relaxation_rows(tmp_path)[1]) == 1
