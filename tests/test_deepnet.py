@@ -14,9 +14,9 @@ STUDY = pytest.importorskip("deepnet_study",
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
-from deepnet_study import sweeps  # noqa: E402
+from deepnet_study import forecast, sweeps  # noqa: E402
 
-from grpodyn.empirical.deepnet import forecast, grpo, measure  # noqa: E402
+from grpodyn.empirical.deepnet import grpo, measure  # noqa: E402
 from grpodyn.empirical.tinylm.training import build_model  # noqa: E402
 
 from .deepnet_support import score_half_of_every_group, untrained_70k  # noqa: E402

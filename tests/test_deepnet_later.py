@@ -11,6 +11,7 @@ import pytest
 STUDY = pytest.importorskip("deepnet_study",
                             reason="the deep-network study (studies/deepnet) is absent")
 
+from deepnet_study.forecast import predict_two_mode_staleness  # noqa: E402
 from deepnet_study.sweeps import (  # noqa: E402
     compare_step,
     lr_extension_runs,
@@ -18,7 +19,6 @@ from deepnet_study.sweeps import (  # noqa: E402
     staleness_runs,
 )
 
-from grpodyn.empirical.deepnet.forecast import predict_two_mode_staleness  # noqa: E402
 from grpodyn.numerics.stability import staleness_max as one_mode_staleness_max  # noqa: E402
 from grpodyn.numerics.two_mode import staleness_max  # noqa: E402
 

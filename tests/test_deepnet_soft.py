@@ -11,9 +11,9 @@ import pytest
 STUDY = pytest.importorskip("deepnet_study",
                             reason="the deep-network study (studies/deepnet) is absent")
 import torch  # noqa: E402
+from deepnet_study.forecast import predict_two_mode, two_mode_plan  # noqa: E402
 from deepnet_study.sweeps import compare_step, observe_two_mode, two_mode_runs  # noqa: E402
 
-from grpodyn.empirical.deepnet.forecast import predict_two_mode, two_mode_plan  # noqa: E402
 from grpodyn.empirical.deepnet.measure import debiased_curvature  # noqa: E402
 from grpodyn.numerics import _generated as gen  # noqa: E402
 

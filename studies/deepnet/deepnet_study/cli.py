@@ -30,9 +30,10 @@ def measure_step(size: str, *, seed: int = 0, replicates: int = 4, out: Path = D
     """Warm up the model of ``size`` and write ``measurements_<size>.json``."""
     import torch
 
-    from grpodyn.empirical.deepnet.forecast import LR_GRID
     from grpodyn.empirical.deepnet.grpo import warmed_model
     from grpodyn.empirical.deepnet.measure import measure_model
+
+    from .forecast import LR_GRID
 
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, seed)
@@ -71,9 +72,10 @@ def sharpening_step(size: str, *, out: Path = DATA, lr: float = 0.1, steps: int 
         raise ValueError(f"--lr must be a positive learning rate, got {lr}")
     import torch
 
-    from grpodyn.empirical.deepnet.forecast import LR_GRID, TWO_MODE_LR_GRID
     from grpodyn.empirical.deepnet.grpo import warmed_model
     from grpodyn.empirical.deepnet.measure import critical_lr_along_run
+
+    from .forecast import LR_GRID, TWO_MODE_LR_GRID
 
     grid = (list(LR_GRID) if lr >= LR_GRID[0]
             else [g for g in TWO_MODE_LR_GRID if g >= lr * (1 - 1e-9)][:7])
@@ -192,8 +194,7 @@ def predict_relay_step(sizes: list[str], *, lr: float, out: Path = DATA,
 
     Items of other (size, lr) already in the file are kept with their own commit.
     """
-    from grpodyn.empirical.deepnet.forecast import STALENESS_GRID
-
+    from .forecast import STALENESS_GRID
     from .relay import predict_relay
 
     if not lr > 0:
@@ -631,7 +632,7 @@ def predict_step(sizes: list[str], *, out: Path = DATA) -> Path:
     Items of other model sizes already in the file are kept with their own commit
     (``commit_by_model``); ``commit`` is the commit of this writing.
     """
-    from grpodyn.empirical.deepnet.forecast import predict_model
+    from .forecast import predict_model
 
     path = data_file(out, "predictions.json")
     old = json.loads(path.read_text()) if path.is_file() else {"items": []}
@@ -652,7 +653,7 @@ def predict_two_mode_step(sizes: list[str], *, out: Path = DATA) -> Path:
 
     Items and plans of other sizes already in the file are kept with their own commit.
     """
-    from grpodyn.empirical.deepnet.forecast import predict_two_mode
+    from .forecast import predict_two_mode
 
     path = data_file(out, "predictions_two_mode.json")
     old = json.loads(path.read_text()) if path.is_file() else {"items": [], "plans": {}}
@@ -685,7 +686,7 @@ def predict_staleness_step(sizes: list[str], *, out: Path = DATA) -> Path:
     Uses the committed measurements and the plans of ``predictions_two_mode.json`` (base lr);
     items of other sizes already in the file are kept with their own commit.
     """
-    from grpodyn.empirical.deepnet.forecast import predict_two_mode_staleness
+    from .forecast import predict_two_mode_staleness
 
     plans = json.loads(data_file(out, "predictions_two_mode.json").read_text())["plans"]
     path = out / "predictions_staleness.json"

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.empirical.deepnet.forecast import STALENESS_GRID
-
+from .forecast import STALENESS_GRID
 from .sweeps import LOSS_MARGIN, grid_threshold, is_unstable, lower_bound_status
 
 __all__ = ["saturated_force", "reward_loss_at", "predict_relay", "observe_tracking",

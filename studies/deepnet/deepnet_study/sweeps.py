@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.empirical.deepnet.forecast import (
+from grpodyn.empirical.deepnet.grpo import RunSettings, mean_curve, run, warmed_model
+
+from .forecast import (
     LR_GRID,
     MOMENTUM_GRID,
     REFRESH_GRID,
     STALENESS_GRID,
 )
-from grpodyn.empirical.deepnet.grpo import RunSettings, mean_curve, run, warmed_model
-
 from .paths import data_file
 
 __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
