@@ -28,7 +28,7 @@ def test_testbed_precision_and_recall(scored: dict) -> None:
     Every label but concentration >= 0.9. The bandit's concentration runs end at reward 1.00
     (the policy locked onto the rewarded arm): since revision 5 (issue 17) an entropy collapse
     at the ceiling is convergence, not a failure, so they are called converged (the only
-    healthy-precision loss); docs/findings.md, section 4b.
+    healthy-precision loss); studies/tiny_grids/findings.md, section 4b.
     """
     for label in LABELS:
         if label in ("policy_concentration", "healthy"):
@@ -148,7 +148,7 @@ def test_tiny_trl_design_testbed_is_shipped_and_scored() -> None:
     >= 0.85; the misses are four concentration runs of seeds 0-24 (made without a warm-up of
     the learning rate) that the first updates wrecked (reward 0 with the entropy kept: read as
     degeneracy), one concentration run that concentrated and then diverged, and one G = 2 run
-    that truly collapsed (docs/findings.md, section 4).
+    that truly collapsed (studies/tiny_grids/findings.md, section 4).
     """
     from grpodyn.empirical.diagnostics.testbed import TINY_TESTBED_DIR, TUNING_SEEDS, tiny_testbed
 
