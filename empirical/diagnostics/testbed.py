@@ -45,7 +45,7 @@ LABELS = ("healthy", *MODES)
 TINY_TESTBED_DIR = study_path("tiny_grids", "tiny_testbed")
 #: seeds of the tiny-model runs the diagnosis was designed and revised on: 0-4 for the first
 #: design; 5-14, 15-34 and 35-39 were each made as a held-out check of the design of the day,
-#: failed it, and served the next revision (docs/findings.md, section 4)
+#: failed it, and served the next revision (studies/tiny_grids/findings.md, section 4)
 TUNING_SEEDS = range(0, 40)
 #: fresh seeds made while the present diagnosis (revision 4) was frozen: the independent check
 HELDOUT_SEEDS = range(40, 50)
