@@ -3,32 +3,42 @@
 Run: ``python benchmarks/deepnet_relaxation_seeds.py [--route burnin|linear|long]`` (prints a
 markdown table).
 
-Issue 16, findings 10g: at 3 seeds x 300 steps the observed relaxation time moved 1.4-8x between
-240 and 300 steps, so a 25 % target may not be judgeable at that size. This script joins a
-route's committed predictions (``predictions_relaxation_<route>.json``, made before any run at
-those settings) with the same fixed observation rule (:func:`.relaxation.observe_relaxation`,
-:func:`.relaxation.join_relaxation`) on three disjoint triples of seeds and on all nine. Nothing
-is refitted: the predictions and the rule are the committed ones; only the observation is split.
+At 3 seeds x 300 steps the observed relaxation time moved 1.4-8x between 240 and 300 steps,
+so a 25 % target may not be judgeable at that size (``studies/deepnet/README.md``). This script
+joins a route's committed predictions (``predictions_relaxation_<route>.json``, made before any
+run at those settings) with the same fixed observation rule (the study's
+``relaxation.observe_relaxation`` and ``relaxation.join_relaxation``) on three disjoint triples of
+seeds and on all nine. Nothing is refitted: the predictions and the rule are the committed ones;
+only the observation is split. Reads ``studies/deepnet/data``; needs the repository's
+``studies/`` folder.
 
-- ``burnin`` (default; findings 10g, addendum): seeds 1000-1002 (the scored runs) and 1003-1008
-  (made later with ``python -m grpodyn.empirical.deepnet run-relaxation --route burnin --sizes
-  70k 330k --seeds 6 --seed-offset 1003 --out DIR``, shipped as
+- ``burnin`` (default): seeds 1000-1002 (the scored runs) and 1003-1008 (made later with
+  ``python -m deepnet_study run-relaxation --route burnin --sizes 70k 330k --seeds 6
+  --seed-offset 1003 --out DIR`` from ``studies/deepnet``, kept as
   ``moreseeds_relaxruns_burnin_<size>.json``).
-- ``linear`` (findings 10h): the nine scored seeds 1100-1108 of ``relaxruns_linear_<size>.json``,
-  split into triples after the score (how far one triple would have read the setting).
-- ``long`` (findings 10i): the nine scored seeds 1200-1208 of ``relaxruns_long_<size>.json``
-  (600 steps), split likewise after the score.
+- ``linear``: the nine scored seeds 1100-1108 of ``relaxruns_linear_<size>.json``, split into
+  triples after the score (how far one triple would have read the setting).
+- ``long``: the nine scored seeds 1200-1208 of ``relaxruns_long_<size>.json`` (600 steps),
+  split likewise after the score.
+- ``precise``: the nine scored seeds 1300-1308 of ``relaxruns_precise_70k.json``, likewise.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from grpodyn.empirical.deepnet.relaxation import join_relaxation, observe_relaxation
+STUDY = Path(__file__).resolve().parents[1] / "studies" / "deepnet"
+DATA = STUDY / "data"
+if not DATA.is_dir():
+    sys.exit(f"error: {DATA}: the deep-network study's data are absent (a repository checkout "
+             "holds them)")
+sys.path.insert(0, str(STUDY))
 
-DATA = Path(__file__).resolve().parents[1] / "empirical" / "data" / "deepnet"
+from deepnet_study.relaxation import join_relaxation, observe_relaxation  # noqa: E402
+
 ROUTES = {"burnin": (1000, ("relaxruns_burnin_{}.json", "moreseeds_relaxruns_burnin_{}.json")),
           "linear": (1100, ("relaxruns_linear_{}.json",)),
           "long": (1200, ("relaxruns_long_{}.json",)),

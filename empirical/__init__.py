@@ -6,5 +6,7 @@
 - :mod:`~grpodyn.empirical.diagnostics`: failure-mode diagnosis and its labelled test beds.
 
 :mod:`~grpodyn.empirical.callback` (the TRL callback) sits beside the wings: it uses the logs
-and diagnostics wings live, inside a trainer. Shipped run files live in ``empirical/data``.
+and diagnostics wings live, inside a trainer. The run files ``grpodyn report`` reads ship in
+``empirical/data``; the studies' data stay in the repository's ``studies/`` folder, found by
+:mod:`~grpodyn.empirical.data_paths`.
 """

@@ -231,9 +231,12 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("md", "# The deep-network demonstration (issue 16)\n\nA tiny Llama (two sizes) trained "
                "with GRPO and heavy-ball SGD. Its curvatures were measured before training, the "
                "thresholds predicted and committed, then the sweeps run. This notebook only "
-               "reads the shipped data (`empirical/data/deepnet`); docs/findings.md section 10 "
+               "reads the study's data (`studies/deepnet`); studies/deepnet/findings.md section 10 "
                "reads it."),
-        ("code", "import json\nfrom grpodyn.empirical.deepnet import figures\n"
+        ("code", "import json\nimport sys\n\n"
+                 "from grpodyn.empirical.data_paths import studies_root\n"
+                 "sys.path.insert(0, str(studies_root() / 'deepnet'))  # the study's scripts\n"
+                 "from deepnet_study import figures\n"
                  "models = [m for m in ('70k', '330k', '1m') if (figures.DATA / "
                  "f'measurements_{m}.json').exists()]\n"
                  "figures.spectrum_figure(models);"),

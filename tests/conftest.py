@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -16,6 +18,12 @@ if _spec is None:  # pragma: no cover - only on a broken set-up
         "installed package. Install with `pip install -e .[test]` and run `pytest` (which uses "
         "--import-mode=importlib), not `python -m pytest` from the repository root."
     )
+
+# The deep-network study's scripts (studies/deepnet, not installed) are importable as
+# ``deepnet_study`` by the tests that cover them; those tests skip where the folder is absent.
+_DEEPNET_STUDY = Path(__file__).resolve().parents[1] / "studies" / "deepnet"
+if _DEEPNET_STUDY.is_dir() and str(_DEEPNET_STUDY) not in sys.path:
+    sys.path.insert(0, str(_DEEPNET_STUDY))
 
 # In CI, hypothesis draws the same examples every run (no flaky red builds); locally it explores.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)

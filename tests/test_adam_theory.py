@@ -11,8 +11,8 @@ from grpodyn.empirical.bandit.simulation import BanditConfig, group_update_momen
 from grpodyn.numerics.compiled import compiled
 from grpodyn.theory import sym
 
-# the derivations are read through the session registry (``reg``): building one with ``get``
-# before the registry would change the registry's order, which test_compiled compares
+# the derivations are read through the registry shared by the test run (``reg``): building one
+# with ``get`` before the registry would change the registry's order, which test_compiled compares
 
 
 def test_noise_ratio_form_is_the_adam_stiffness(reg):

@@ -8,10 +8,15 @@ import random
 import numpy as np
 import pytest
 
+STUDY = pytest.importorskip("deepnet_study",
+                            reason="the deep-network study (studies/deepnet) is absent")
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
-from grpodyn.empirical.deepnet import forecast, grpo, measure, sweeps  # noqa: E402
+from deepnet_study import forecast, sweeps  # noqa: E402
+
+from grpodyn.empirical.deepnet import grpo, measure  # noqa: E402
 from grpodyn.empirical.tinylm.training import build_model  # noqa: E402
 
 from .deepnet_support import score_half_of_every_group, untrained_70k  # noqa: E402
@@ -240,7 +245,7 @@ def test_compare_joins_on_model_quantity_setting_and_section_reports(tmp_path: o
 
 def test_cli_bad_input_exits_2(tmp_path: object, capsys: object) -> None:
     """A missing measurement file is a one-line error with exit code 2."""
-    from grpodyn.empirical.deepnet.cli import main
+    from deepnet_study.cli import main
 
     with pytest.raises(SystemExit) as stop:
         main(["predict", "--sizes", "70k", "--out", str(tmp_path)])

@@ -8,15 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grpodyn.empirical.deepnet.forecast import predict_two_mode_staleness
-from grpodyn.empirical.deepnet.sweeps import (
+STUDY = pytest.importorskip("deepnet_study",
+                            reason="the deep-network study (studies/deepnet) is absent")
+
+from deepnet_study.forecast import predict_two_mode_staleness  # noqa: E402
+from deepnet_study.sweeps import (  # noqa: E402
     compare_step,
     lr_extension_runs,
     observe_two_mode,
     staleness_runs,
 )
-from grpodyn.numerics.stability import staleness_max as one_mode_staleness_max
-from grpodyn.numerics.two_mode import staleness_max
+
+from grpodyn.numerics.stability import staleness_max as one_mode_staleness_max  # noqa: E402
+from grpodyn.numerics.two_mode import staleness_max  # noqa: E402
 
 
 def _stale(k: tuple[float, float], *, staleness: int, steps: int) -> np.ndarray:
@@ -115,7 +119,7 @@ def test_staleness_sweep_compared_with_both_prediction_files(tmp_path: Path) -> 
 
 
 def test_run2_options_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from grpodyn.empirical.deepnet.cli import main
+    from deepnet_study.cli import main
 
     for argv in (["run2", "--sweeps", "lr"], ["run2", "--sweeps", "lr", "refresh"],
                  ["run2", "--sweeps", "staleness", "--lr-up-to", "0.1"],
@@ -132,7 +136,7 @@ def _run(reward: list[float]) -> dict:
 
 
 def test_post_hoc_rule_sees_an_early_collapse_the_fixed_rule_misses() -> None:
-    from grpodyn.empirical.deepnet.sweeps import is_unstable, is_unstable_post_hoc
+    from deepnet_study.sweeps import is_unstable, is_unstable_post_hoc
 
     collapsed = _run([0.11] + [0.03] * 9 + [0.06] * 30)  # falls in 10 steps, recovers partly
     assert not is_unstable(collapsed)
@@ -175,7 +179,7 @@ def test_staleness_figure_draws_the_sweep_and_the_predictions(tmp_path: Path) ->
     import matplotlib
 
     matplotlib.use("Agg")
-    from grpodyn.empirical.deepnet.figures import two_mode_staleness_figure
+    from deepnet_study.figures import two_mode_staleness_figure
 
     runs = _records(staleness_runs(0.1), lambda s: s["staleness"] >= 3)
     (tmp_path / "runs2_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
@@ -189,10 +193,10 @@ def test_staleness_figure_draws_the_sweep_and_the_predictions(tmp_path: Path) ->
 
 
 def test_a_refresh_prediction_is_tested_again_by_new_seeds(tmp_path: Path) -> None:
-    from grpodyn.empirical.deepnet.sweeps import refresh_runs
+    from deepnet_study.sweeps import refresh_runs
 
     fresh = refresh_runs(0.1)
-    # session 3's sweep: the same settings without a run length in them, other seeds
+    # section 10's sweep: the same settings without a run length in them, other seeds
     earlier = [{**r, "setting": {k: v for k, v in r["setting"].items() if k != "steps"}}
                for r in _records(fresh, lambda s: s["refresh"] >= 8)]
     (tmp_path / "runs_m.json").write_text(json.dumps({"size": "m", "steps": 60, "seeds": 3,

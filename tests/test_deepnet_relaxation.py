@@ -1,4 +1,7 @@
-"""The relaxation time from the measured finite-step drift (empirical/deepnet/relaxation.py)."""
+"""The relaxation time from the measured finite-step drift (the deep-network study's routes).
+
+Covers ``studies/deepnet/deepnet_study/relaxation.py`` and the routes beside it.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grpodyn.empirical.deepnet import relaxation
-from grpodyn.empirical.deepnet.sweeps import fit_relaxation
+STUDY = pytest.importorskip("deepnet_study",
+                            reason="the deep-network study (studies/deepnet) is absent")
+
+from deepnet_study import relaxation  # noqa: E402
+from deepnet_study.sweeps import fit_relaxation  # noqa: E402
 
 
 def _points(coef: tuple[float, float, float], rs: np.ndarray, se: float = 1e-4,
@@ -209,7 +215,7 @@ def _states(slow: tuple[float, float, float], fast: float, deviation: np.ndarray
 
 
 def test_slow_fit_separates_the_slow_drift_from_the_fluctuation_undone() -> None:
-    from grpodyn.empirical.deepnet.slow import fit_slow_drift
+    from deepnet_study.slow import fit_slow_drift
 
     deviation = np.random.default_rng(3).normal(0, 0.02, 11)
     deviation -= np.polyval(np.polyfit(np.arange(11), deviation, 2), np.arange(11))
@@ -218,7 +224,7 @@ def test_slow_fit_separates_the_slow_drift_from_the_fluctuation_undone() -> None
     assert fit["coef"] == pytest.approx(slow, abs=1e-8)
     assert fit["fast_slope"] == pytest.approx(-1.0)  # the whole deviation undone in 20 steps
     assert fit["r_range"] == pytest.approx([0.1, 0.3])
-    # session 7's quadratic through the same states inherits the fast slope: stiffer than 0.02
+    # the state route's quadratic through the same states inherits the fast slope: stiffer than 0.02
     points = [{**p, "reward_mid": p["reward"]} for p in _states(slow, -1.0 / 20, deviation)]
     naive = relaxation.stable_root(relaxation.fit_drift(points)["coef"])
     assert naive["stiffness"] > 1.1 * 0.02
@@ -242,7 +248,7 @@ def test_slow_route_predictions_carry_the_path_and_their_own_runs_label() -> Non
 
 
 def test_path_within_judges_every_window() -> None:
-    from grpodyn.empirical.deepnet.slow import path_windows, path_within
+    from deepnet_study.slow import path_windows, path_within
 
     assert path_windows(np.arange(130.0), 60) == [29.5, 89.5]
     assert path_within([0.2, 0.3], [0.19, 0.25]) == {"path_within": True,
@@ -268,14 +274,14 @@ def test_slow_rows_join_only_slow_runs(tmp_path: Path) -> None:
                                                  float(np.mean(curve[60:]))])
     assert len(rows) == 1 and rows[0]["within_target"] is True and rows[0]["commit"] == "def"
     assert rows[0]["path_within"] is None  # one predicted window against two observed
-    # session 7's predictions do not join the slow runs
+    # the state route's predictions do not join the slow runs
     (tmp_path / "predictions_relaxation.json").write_text(json.dumps(
         {"commit": "abc", "items": [{**items[0], "setting": {**setting, "runs": "relaxation"}}]}))
     assert len(relaxation.relaxation_rows(tmp_path)[1]) == 1
 
 
 def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> None:
-    from grpodyn.empirical.deepnet.cli import main
+    from deepnet_study.cli import main
 
     with pytest.raises(SystemExit) as stop:
         main(["predict-relaxation", "--route", "fast"])
@@ -286,7 +292,7 @@ def test_cli_rejects_an_unknown_route(capsys: pytest.CaptureFixture[str]) -> Non
 @pytest.mark.parametrize("route", ["state", "slow", "burnin", "linear", "long", "precise"])
 def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -> None:
     """``predict-relaxation [--route slow]`` writes its route's file from its route's drift."""
-    from grpodyn.empirical.deepnet.cli import main
+    from deepnet_study.cli import main
 
     deviation = np.array([0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01, -0.01])
     deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
@@ -307,7 +313,7 @@ def test_cli_predicts_the_relaxation_of_each_route(tmp_path: Path, route: str) -
 
 
 def test_slow_diagnosis_reads_both_routes(tmp_path: Path) -> None:
-    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+    from deepnet_study.cli import relaxation_diagnosis_step
 
     deviation = np.array([0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01, -0.01])
     deviation -= np.polyval(np.polyfit(np.arange(8), deviation, 2), np.arange(8))
@@ -338,7 +344,7 @@ def test_relaxation_figure_draws_each_route_from_the_shipped_data(route: str) ->
     import matplotlib
 
     matplotlib.use("Agg")
-    from grpodyn.empirical.deepnet import figures
+    from deepnet_study import figures
 
     fig = figures.relaxation_figure("70k", route=route)
     left, right = fig.axes
@@ -347,7 +353,7 @@ def test_relaxation_figure_draws_each_route_from_the_shipped_data(route: str) ->
 
 
 def test_relaxation_figure_rejects_an_unknown_route() -> None:
-    from grpodyn.empirical.deepnet import figures
+    from deepnet_study import figures
 
     with pytest.raises(ValueError, match="route"):
         figures.relaxation_figure("70k", route="fast")
@@ -367,7 +373,7 @@ def _burned_in(k: float, r_star: float, burn_in: int, rs: np.ndarray) -> dict:
 
 
 def test_burnin_curve_measures_the_start_then_follows_the_map() -> None:
-    from grpodyn.empirical.deepnet.burnin import burnin_curve
+    from deepnet_study.burnin import burnin_curve
 
     curve = burnin_curve([0.006, -0.02, 0.0], 0.1, 0.2, 4, 10)
     assert curve.size == 10 and curve[:5] == pytest.approx([0.1, 0.125, 0.15, 0.175, 0.2])
@@ -378,7 +384,7 @@ def test_burnin_curve_measures_the_start_then_follows_the_map() -> None:
 
 
 def test_run_start_pools_the_state_rewards_and_reads_the_burn_in_at_state_0() -> None:
-    from grpodyn.empirical.deepnet.burnin import run_start
+    from deepnet_study.burnin import run_start
 
     measured = _burned_in(0.02, 0.3, 20, np.linspace(0.15, 0.28, 8))
     measured["drift"]["0.2"] = [{**p, "state_rewards": [0.104, 0.106], "reward": 0.09}
@@ -439,7 +445,7 @@ def test_route_rows_join_only_their_runs(tmp_path: Path, route: str, lr: float,
 def test_drift_curve_burnin_route_needs_a_burn_in(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("torch")
-    from grpodyn.empirical.deepnet.cli import main
+    from deepnet_study.cli import main
 
     with pytest.raises(SystemExit) as stop:
         main(["drift-curve", "--route", "burnin", "--burn-in", "0", "--out", str(tmp_path)])
@@ -448,7 +454,7 @@ def test_drift_curve_burnin_route_needs_a_burn_in(tmp_path: Path,
 
 
 def test_burnin_diagnosis_reads_seen_burn_in_data_and_every_route_runs(tmp_path: Path) -> None:
-    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+    from deepnet_study.cli import relaxation_diagnosis_step
 
     k, steps = 0.02, 120
     measured = _burned_in(k, 0.3, 20, np.linspace(0.15, 0.28, 8))
@@ -475,7 +481,7 @@ def test_burnin_diagnosis_reads_seen_burn_in_data_and_every_route_runs(tmp_path:
 
 
 def test_fit_linear_drift_recovers_kappa_and_the_plateau() -> None:
-    from grpodyn.empirical.deepnet.linear import fit_linear_drift
+    from deepnet_study.linear import fit_linear_drift
 
     rs = np.array([0.12, 0.2, 0.3])
     fit = fit_linear_drift(_points((0.004 * 0.35, -0.004, 0.0), rs))
@@ -504,7 +510,7 @@ def test_linear_route_predicts_one_over_kappa_from_the_measured_start() -> None:
 
 
 def test_linear_route_without_stiffness_is_undetermined_and_judged_so() -> None:
-    from grpodyn.empirical.deepnet.linear import no_stiffness
+    from deepnet_study.linear import no_stiffness
 
     assert no_stiffness([0.001, 0.0, 0.0]) and no_stiffness([0.001, 0.01, 0.0])
     assert not no_stiffness([0.001, -0.01, 0.0])
@@ -532,7 +538,7 @@ def test_measure_drift_curve_rejects_a_state_the_copy_run_lacks() -> None:
 def _post_hoc_after_runs(tmp_path: Path, route: str, measured: dict, setting: dict,
                          seeds: range, k: float) -> dict:
     """Write a route's runs and its prediction from ``measured``; return its post-hoc entry."""
-    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+    from deepnet_study.cli import relaxation_diagnosis_step
 
     _, runs = _relaxing_runs(setting, seeds, k)
     (tmp_path / f"relaxruns_{route}_m.json").write_text(json.dumps({"size": "m", "runs": runs}))
@@ -544,7 +550,7 @@ def _post_hoc_after_runs(tmp_path: Path, route: str, measured: dict, setting: di
 
 
 def test_linear_diagnosis_pools_the_nine_seen_seeds_and_reads_the_spread(tmp_path: Path) -> None:
-    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+    from deepnet_study.cli import relaxation_diagnosis_step
 
     k, steps = 0.02, 120
     measured = _burned_in(k, 0.3, 20, np.linspace(0.15, 0.28, 8))
@@ -613,7 +619,9 @@ def test_long_rows_join_only_long_runs(tmp_path: Path) -> None:
 def test_drift_curve_long_measures_a_600_step_copy_run_at_0_300_600(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str, repeats: int,
         base: int) -> None:
-    from grpodyn.empirical.deepnet import cli, grpo
+    from deepnet_study import cli
+
+    from grpodyn.empirical.deepnet import grpo
 
     seen = {}
 
@@ -633,7 +641,7 @@ def test_drift_curve_long_measures_a_600_step_copy_run_at_0_300_600(
 @pytest.mark.parametrize(("route", "first"), [("long", 1200), ("precise", 1300)])
 def test_long_diagnosis_reads_its_own_files_and_the_first_half(tmp_path: Path, route: str,
                                                                first: int) -> None:
-    from grpodyn.empirical.deepnet.cli import relaxation_diagnosis_step
+    from deepnet_study.cli import relaxation_diagnosis_step
 
     k, steps = 0.02, 120
     measured = _burned_in(k, 0.3, 20, np.array([0.15, 0.22, 0.28]))

@@ -8,10 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grpodyn.empirical.deepnet import relay
-from grpodyn.numerics import _generated as gen
-from grpodyn.numerics.stability import staleness_max
-from grpodyn.theory import get, sym
+STUDY = pytest.importorskip("deepnet_study",
+                            reason="the deep-network study (studies/deepnet) is absent")
+
+from deepnet_study import relay  # noqa: E402
+
+from grpodyn.numerics import _generated as gen  # noqa: E402
+from grpodyn.numerics.stability import staleness_max  # noqa: E402
+from grpodyn.theory import get, sym  # noqa: E402
 
 
 def _relay(d: int, step: float, start: float, n: int = 400) -> np.ndarray:
@@ -117,7 +121,7 @@ def test_relay_rows_label_postdictions_and_carry_the_commit(tmp_path: Path) -> N
 
 
 def test_predict_relay_needs_an_lr(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from grpodyn.empirical.deepnet.cli import main
+    from deepnet_study.cli import main
 
     for argv in (["predict-relay", "--sizes", "m"], ["predict-relay", "--sizes", "m",
                                                       "--lr", "0.1"]):
@@ -132,7 +136,7 @@ def test_stiff_figures_draw_the_scan_and_the_swings(tmp_path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from grpodyn.empirical.deepnet import figures
+    from deepnet_study import figures
 
     scan = _scan()
     for r in scan["scan"]:

@@ -7,12 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from grpodyn.empirical.deepnet.forecast import predict_two_mode, two_mode_plan
-from grpodyn.empirical.deepnet.measure import debiased_curvature
-from grpodyn.empirical.deepnet.sweeps import compare_step, observe_two_mode, two_mode_runs
-from grpodyn.numerics import _generated as gen
+STUDY = pytest.importorskip("deepnet_study",
+                            reason="the deep-network study (studies/deepnet) is absent")
+import torch  # noqa: E402
+from deepnet_study.forecast import predict_two_mode, two_mode_plan  # noqa: E402
+from deepnet_study.sweeps import compare_step, observe_two_mode, two_mode_runs  # noqa: E402
+
+from grpodyn.empirical.deepnet.measure import debiased_curvature  # noqa: E402
+from grpodyn.numerics import _generated as gen  # noqa: E402
 
 
 def _operator(diagonal: torch.Tensor) -> object:
@@ -111,7 +114,7 @@ def test_observe_and_compare_two_mode(tmp_path: Path) -> None:
 
 
 def test_reward_period_finds_a_planted_oscillation_and_not_noise() -> None:
-    from grpodyn.empirical.deepnet.sweeps import reward_period
+    from deepnet_study.sweeps import reward_period
 
     rng = np.random.default_rng(0)
     n = np.arange(100)
@@ -132,7 +135,7 @@ def test_oscillation_run_is_planned_when_the_period_fits() -> None:
 
 
 def test_a_relaxation_far_below_the_observed_bound_is_refuted() -> None:
-    from grpodyn.empirical.deepnet.sweeps import join
+    from deepnet_study.sweeps import join
 
     obs = [{"model": "m", "quantity": "relaxation_time", "setting": {"lr": 0.1}, "value": None,
             "status": "undetermined", "lower_bound": 200.0}]
@@ -145,7 +148,7 @@ def test_a_relaxation_far_below_the_observed_bound_is_refuted() -> None:
 
 
 def test_refresh_sweep_is_observed_under_the_two_mode_tag() -> None:
-    from grpodyn.empirical.deepnet.sweeps import refresh_runs
+    from deepnet_study.sweeps import refresh_runs
 
     settings = refresh_runs(0.003125)
     assert [s["refresh"] for s in settings] == [1, 2, 3, 4, 6, 8]

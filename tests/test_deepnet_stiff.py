@@ -9,9 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+STUDY = pytest.importorskip("deepnet_study",
+                            reason="the deep-network study (studies/deepnet) is absent")
+
 torch = pytest.importorskip("torch")
 
-from grpodyn.empirical.deepnet import grpo, measure, stiff  # noqa: E402
+from deepnet_study import stiff  # noqa: E402
+
+from grpodyn.empirical.deepnet import grpo, measure  # noqa: E402
 from grpodyn.numerics.stability import refresh_stable, staleness_max  # noqa: E402
 
 from .deepnet_support import score_half_of_every_group, untrained_70k  # noqa: E402
@@ -152,7 +157,7 @@ def test_tracking_plan_and_runs(tiny: tuple) -> None:
 def test_scan_and_track_options_are_checked(tmp_path: Path,
                                             capsys: pytest.CaptureFixture) -> None:
     """Bad lags or lr, or no plan for the size: one-line errors, exit code 2."""
-    from grpodyn.empirical.deepnet.cli import main
+    from deepnet_study.cli import main
 
     (tmp_path / "predictions_two_mode.json").write_text(json.dumps({"plans": {}, "items": []}))
     for argv in (["scan", "--sizes", "330k", "--lr", "-0.1"],
@@ -169,7 +174,7 @@ def test_scan_and_track_options_are_checked(tmp_path: Path,
 def test_track_adds_settings_to_a_file_tracked_along_the_same_directions(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A later track keeps the other settings' runs; other directions are refused."""
-    from grpodyn.empirical.deepnet import cli
+    from deepnet_study import cli
 
     found = {"eigenvalues": [3.0, 2.0, 1.0]}
     monkeypatch.setattr(grpo, "warmed_model", lambda size, seed: (None, None, {}))

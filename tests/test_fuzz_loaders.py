@@ -16,7 +16,7 @@ consoles, typed JSONL records with config records, W&B run directories and TRL c
 directories (with a random training_args.bin beside, read by the restricted pickle reader).
 
 A fixed corpus of broken files (tests/data/broken) runs as well. The number of inputs tried is
-printed at the end of the session (FUZZ_COUNTS).
+printed at the end of the test run (FUZZ_COUNTS).
 """
 
 from __future__ import annotations

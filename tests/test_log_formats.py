@@ -414,7 +414,9 @@ def test_grpodyn_made_runs_carry_their_hyperparameters():
     """A run grpodyn made (the shipped tiny grid) records them in ``grpodyn_hparams``."""
     from grpodyn.empirical.logs.loaders import load_run
 
-    folder = Path(__file__).resolve().parents[1] / "empirical" / "data" / "tiny_grid"
+    folder = Path(__file__).resolve().parents[1] / "studies" / "tiny_grids" / "data" / "tiny_grid"
+    if not folder.is_dir():
+        pytest.skip("the tiny grid lives in the repository's studies/ folder, absent here")
     run = load_run(sorted(folder.glob("sgd_*.json"))[0])
     assert run.meta.value("optimizer") == "sgd" and run.meta.value("momentum") == 0.9
     assert run.meta.momentum.source.startswith("file:")

@@ -167,3 +167,13 @@ def test_top_level_reexports_resolve_without_sympy():
             "    assert getattr(grpodyn, name) is not None, name\n"
             "assert 'sympy' not in sys.modules, 'sympy was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT.parent)
+
+
+def test_the_studies_are_not_installed():
+    """studies/ (the laboratory notebook) is beside the package, not in it."""
+    setuptools = _pyproject()["tool"]["setuptools"]
+    assert not any("studies" in root for root in setuptools["package-dir"].values())
+    assert not any("studies" in package for package in setuptools["packages"])
+    assert not any("studies" in package for package in setuptools.get("package-data", {}))
+    assert (ROOT / "studies" / "README.md").is_file()
+    assert not (ROOT / "studies" / "__init__.py").exists()

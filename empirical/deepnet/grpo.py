@@ -19,6 +19,7 @@ step of THEORY.md section 1 is a = lr exactly. Lag structures (THEORY.md section
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import deque
 from dataclasses import dataclass, field
@@ -241,8 +242,6 @@ def run(model: Any, tokenizer: Any, settings: RunSettings, *,
     start = torch.nn.utils.parameters_to_vector(params).detach().clone()
     reference = None
     if settings.kl:
-        import copy
-
         reference = copy.deepcopy(model).eval()
     optimizer = torch.optim.SGD(params, lr=settings.lr, momentum=settings.momentum)
     model.train()

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .grpo import Batch, RunSettings, run, sample_batch, token_logps
+from .grpo import Batch, RunSettings, grpo_loss, run, sample_batch, token_logps
 
 __all__ = ["hvp_operator", "lanczos_top", "lanczos_vectors", "curvature_spectrum", "drift_point",
            "fit_kappa", "sample_batches",
@@ -210,7 +210,6 @@ def _reward_gradient(model: Any, batch: Batch) -> Any:
 def _update_direction(model: Any, batch: Batch) -> Any:
     import torch
 
-    from .grpo import grpo_loss
 
     return -_flat(list(torch.autograd.grad(grpo_loss(model, batch), _params(model))))
 

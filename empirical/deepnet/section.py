@@ -1,11 +1,12 @@
 """The deep-network demonstration in ``grpodyn report``: predicted against observed, per model.
 
-Reads the shipped ``empirical/data/deepnet/comparison.json`` (written by ``python -m
-grpodyn.empirical.deepnet compare``) and ``predictions.json``; imports neither torch nor TRL.
+Reads the shipped ``empirical/data/deepnet/comparison.json`` (written by the deep-network
+study's ``python -m deepnet_study compare``, ``studies/deepnet``) and ``predictions.json``;
+imports neither torch nor TRL.
 The claims these checks evaluate are registered in :mod:`grpodyn.theory.claims.registry`
 (source ``"deep network"``); each prediction's target (within 20 % or one grid step for a
 threshold, 25 % for a relaxation time) was fixed before the runs and is applied by
-:mod:`grpodyn.empirical.deepnet.sweeps` when the comparison is made.
+the study's ``studies/deepnet/deepnet_study/sweeps.py`` when the comparison is made.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class DeepnetComparison:
         when = ("compared with runs made BEFORE it (a postdiction, not a test)"
                 if row is not None and row.get("postdiction") else "before the runs")
         return (f"deep-network demonstration (issue 16): measured before training, {source}"
-                f"predicted by code {commit[:10]} {when}; docs/findings.md section 10")
+                f"predicted by code {commit[:10]} {when}; studies/deepnet/findings.md section 10")
 
 
 def comparison_data(data: Path = DATA) -> DeepnetComparison | None:

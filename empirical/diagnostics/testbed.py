@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from grpodyn.empirical.bandit.simulation import BanditConfig, simulate_bandit
+from grpodyn.empirical.data_paths import study_folder, study_path
 from grpodyn.empirical.diagnostics.diagnose import (
     CEILING,
     MODES,
@@ -41,10 +42,10 @@ __all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "pool_test
            "outcome_label"]
 
 LABELS = ("healthy", *MODES)
-TINY_TESTBED_DIR = Path(__file__).resolve().parents[1] / "data" / "tiny_testbed"
+TINY_TESTBED_DIR = study_path("tiny_grids", "tiny_testbed")
 #: seeds of the tiny-model runs the diagnosis was designed and revised on: 0-4 for the first
 #: design; 5-14, 15-34 and 35-39 were each made as a held-out check of the design of the day,
-#: failed it, and served the next revision (docs/findings.md, section 4)
+#: failed it, and served the next revision (studies/tiny_grids/findings.md, section 4)
 TUNING_SEEDS = range(0, 40)
 #: fresh seeds made while the present diagnosis (revision 4) was frozen: the independent check
 HELDOUT_SEEDS = range(40, 50)
@@ -122,7 +123,7 @@ def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
     All of them, or those of ``seeds`` (:data:`TUNING_SEEDS`, :data:`HELDOUT_SEEDS`).
     """
     cases = []
-    for path in sorted(Path(folder).glob("*.json")):
+    for path in sorted(study_folder(folder).glob("*.json")):
         content = json.loads(path.read_text())
         if seeds is not None and content["grpodyn_settings"]["seed"] not in seeds:
             continue

@@ -2,26 +2,22 @@
 
 Real TRL GRPO runs of the tiny Llama (:mod:`grpodyn.empirical.tinylm.training`) on single-digit
 addition, one knob changed at a time, for the sweep fit and the transfer predictions
-(THEORY.md sections 7 and 9, docs/findings.md section 6). Two designs (``--design``), each for
+(THEORY.md sections 7 and 9, ``studies/transfer/README.md``). Two designs (``--design``), each for
 Adam (TRL's AdamW, beta1 0.9, beta2 0.999, no weight decay) and heavy-ball SGD (momentum 0.9):
 three learning rates a factor 2 apart at a centre (G, B), and a cross in G and B at the middle
 learning rate with two pairs of equal B G and different G (the test of Adam's B G collapse
 against G-invariance).
 
-- ``grid1`` (session 1, ``empirical/data/tiny_grid``): centre G 4, B 8; Adam 3e-4, 6e-4,
+- ``grid1`` (``studies/tiny_grids/data/tiny_grid``): centre G 4, B 8; Adam 3e-4, 6e-4,
   1.2e-3; SGD 0.005, 0.01, 0.02; cross G {2, 8} at B 8, B {4, 16} at G 4; warm-up to a sampled
   accuracy in [0.25, 0.5]; 240 steps. The top learning rates sat just below collapse.
-- ``grid2`` (session 4, ``empirical/data/tiny_grid2``): centre G 8, B 8; Adam 1e-4, 2e-4,
+- ``grid2`` (``studies/tiny_grids/data/tiny_grid2``): centre G 8, B 8; Adam 1e-4, 2e-4,
   4e-4; SGD 0.0015, 0.003, 0.006 (top lr 1/3 of the lr at which the calibration saw the reward
   drop first: Adam 1.2e-3, SGD 0.02 at G 8, B 8); cross G {4, 16} at B 8, B {4, 16} at G 8
-  (pairs B G = 32 and 128); warm-up to [0.3, 0.45]; 360 steps. Seeds 0-2 (session 4), then
-  held-out seeds 3-4 for revision 2 of the transfer method, made with ``--first-seed 2
-  --seeds 3`` (seed 2 exists and is skipped, seeds 3 and 4 follow setting by setting); then
-  held-out seeds 5-6 for revision 3, made with ``--first-seed 4 --seeds 3`` in the same way;
-  then seeds 7-8 for a replicate of revision 3 (session 6), made with ``--first-seed 6 --seeds
-  3 --out DIR`` (seed 6 copied into DIR and skipped; ``--optimizers sgd``, then ``adam``);
-  seeds 9-10 in session 7 for revision 4; seeds 11-12 and 13-14 in session 9 (``--first-seed 11
-  --seeds 2 --out DIR``, then 13), for the learned-prior forecaster's score after its freeze.
+  (pairs B G = 32 and 128); warm-up to [0.3, 0.45]; 360 steps. Seeds 0-2 are the design data;
+  the later seeds were made in pairs as held-out scores (``--first-seed K --seeds N --out DIR``:
+  an existing seed is skipped, the new ones follow setting by setting); which pair scored
+  which method is recorded in ``studies/tiny_grids/README.md``.
 
 KL beta 0.02, constant learning rate, one optimizer step per generation, seeds ``--first-seed``
 .. (three by default). The supervised warm-up depends only on the seed, so every run of a seed
@@ -42,6 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grpodyn.empirical.data_paths import study_path
 from grpodyn.empirical.tinylm.make_runs import SHIPPED_KEYS, short_number
 from grpodyn.empirical.tinylm.training import (
     GRPORunSettings,
@@ -51,8 +48,6 @@ from grpodyn.empirical.tinylm.training import (
     warm_up,
 )
 from grpodyn.ground import write_atomic
-
-DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @dataclass(frozen=True)
@@ -72,14 +67,14 @@ class GridDesign:
     kl: float = 0.02
 
 
-#: The designs: "grid1" (session 1, empirical/data/tiny_grid) and "grid2" (session 4,
-#: empirical/data/tiny_grid2; calibration in docs/findings.md section 6).
+#: The designs: "grid1" (studies/tiny_grids/data/tiny_grid) and "grid2"
+#: (studies/tiny_grids/data/tiny_grid2; calibration in studies/tiny_grids/README.md).
 DESIGNS: dict[str, GridDesign] = {
-    "grid1": GridDesign(DATA / "tiny_grid",
+    "grid1": GridDesign(study_path("tiny_grids", "tiny_grid"),
                         {"adam": ((3e-4, 6e-4, 1.2e-3), None, None, 0.9),
                          "sgd": ((0.005, 0.01, 0.02), "sgd", "momentum=0.9", 0.9)},
                         (4, 8), ((2, 8), (8, 8), (4, 4), (4, 16)), (0.25, 0.5), 240),
-    "grid2": GridDesign(DATA / "tiny_grid2",
+    "grid2": GridDesign(study_path("tiny_grids", "tiny_grid2"),
                         {"adam": ((1e-4, 2e-4, 4e-4), None, None, 0.9),
                          "sgd": ((0.0015, 0.003, 0.006), "sgd", "momentum=0.9", 0.9)},
                         (8, 8), ((4, 8), (16, 8), (8, 4), (8, 16)), (0.3, 0.45), 360),

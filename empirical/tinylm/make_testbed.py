@@ -15,13 +15,12 @@ failure mode induced on purpose (THEORY.md section 10), five seeds per label:
 - dynamical_instability: lr 1e-3, raised to 1e-2 at step 150, past the stability limit.
 
 Writes one small trainer_state.json per run (metrics rounded to 6 digits) to
-``empirical/data/tiny_testbed``, named by label and seed. Seeds 0-4 served the first design of
-the diagnosis; seeds 5-14 (``--first-seed 5 --seeds 10``), 15-24 (``--first-seed 15 --seeds 10
---concentration-warmup 0``), 25-34 and 35-39 were each made while the diagnosis of the day was
-frozen, failed the held-out check, and served the next revision; seeds 40-49 (``--first-seed 40
---seeds 10``) were made while revision 4 was frozen: the independent check
-(:data:`grpodyn.empirical.diagnostics.testbed.HELDOUT_SEEDS`, docs/findings.md section 4). Needs
-the ``trl`` extra; about 15 minutes per ten seeds (50 runs) on two idle CPU cores.
+``studies/tiny_grids/data/tiny_testbed``, named by label and seed. Seeds 0-39 are the design
+data of the diagnosis; seeds 40-49 (``--first-seed 40 --seeds 10``) were made while the
+diagnosis was frozen: the independent check
+(:data:`grpodyn.empirical.diagnostics.testbed.HELDOUT_SEEDS`; the rounds are recorded in
+``studies/tiny_grids/README.md``). Needs the ``trl`` extra; about 15 minutes per ten seeds
+(50 runs) on two idle CPU cores.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grpodyn.empirical.data_paths import study_path
 from grpodyn.empirical.tinylm.make_runs import short_number
 from grpodyn.empirical.tinylm.training import (
     GRPORunSettings,
@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # optional dependencies (the trl extra), for annotations only
         TrainingArguments,
     )
 
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "data" / "tiny_testbed"
+DEFAULT_OUT = study_path("tiny_grids", "tiny_testbed")
 _KEPT = ("step", "reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
          "learning_rate", "grad_norm", "completions/mean_length", "rewards/correct/mean")
 

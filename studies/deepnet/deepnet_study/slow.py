@@ -1,11 +1,12 @@
 """The slow drift of the reward: the finite-step drift at zero fluctuation, by errors in variables.
 
-Session 7 (docs/findings.md 10e) measured the finite-step drift D_lr at single states of a copy
-run and found it dominated by the state's own fluctuation relaxing: the 20-step change regresses
-on the state's deviation from the copy run's smooth trend with slope -0.5 to -1.0. THEORY.md
-section 1's drift F(r) is the expectation of the step at a given slow level, the fluctuation
-xi_n averaged out (section 6: the fluctuation is a zero-mean process about the mean path), not
-the drift of one fluctuating state. Here the two are separated at the segments already measured:
+The state route (``studies/deepnet/findings.md`` 10e) measured the finite-step drift D_lr at
+single states of a copy run and found it dominated by the state's own fluctuation relaxing:
+the 20-step change regresses on the state's deviation from the copy run's smooth trend with
+slope -0.5 to -1.0. THEORY.md section 1's drift F(r) is the expectation of the step at a given
+slow level, the fluctuation xi_n averaged out (section 6: the fluctuation is a zero-mean process
+about the mean path), not the drift of one fluctuating state. Here the two are separated at the
+segments already measured:
 
 - the copy states' rewards r_i (copy step n_i) are split into a smooth trend T_i (a quadratic in
   the copy step, :func:`.relaxation.trend_and_deviation`) and a deviation e_i = r_i - T_i;
@@ -31,7 +32,7 @@ import numpy as np
 __all__ = ["SLOW_SEGMENT_SEED", "PATH_WINDOW", "PATH_TOLERANCE", "fit_slow_drift",
            "path_windows", "path_within"]
 
-SLOW_SEGMENT_SEED = 30_000  # segment seeds of the slow route: 31000-41104 (session 7: 1700-12104)
+SLOW_SEGMENT_SEED = 30_000  # segment seeds of the slow route: 31000-41104 (state route: 1700-12104)
 PATH_WINDOW = 60  # steps per window of the predicted and observed paths
 PATH_TOLERANCE = 0.25  # a window's predicted mean within 25 % of the observed one (as tau)
 

@@ -13,12 +13,12 @@ import numpy as np
 
 from grpodyn.ground import write_atomic
 
+from .paths import DATA, data_file
+
 __all__ = ["DATA", "main", "measure_step", "predict_step", "sharpening_step", "soft_step",
            "predict_two_mode_step", "predict_staleness_step", "scan_step", "track_step",
            "predict_relay_step", "drift_curve_step", "predict_relaxation_step",
            "run_relaxation_step", "relaxation_diagnosis_step"]
-
-DATA = Path(__file__).resolve().parent.parent / "data" / "deepnet"
 
 
 def _write(path: Path, payload: dict[str, Any]) -> Path:
@@ -30,9 +30,10 @@ def measure_step(size: str, *, seed: int = 0, replicates: int = 4, out: Path = D
     """Warm up the model of ``size`` and write ``measurements_<size>.json``."""
     import torch
 
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+    from grpodyn.empirical.deepnet.measure import measure_model
+
     from .forecast import LR_GRID
-    from .grpo import warmed_model
-    from .measure import measure_model
 
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, seed)
@@ -50,8 +51,8 @@ def soft_step(size: str, *, seed: int = 0, replicates: int = 8, out: Path = DATA
                          f"got {replicates}")
     import torch
 
-    from .grpo import warmed_model
-    from .measure import mean_update_curvature
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+    from grpodyn.empirical.deepnet.measure import mean_update_curvature
 
     torch.set_num_threads(1)
     model, tokenizer, record = warmed_model(size, seed)
@@ -71,9 +72,10 @@ def sharpening_step(size: str, *, out: Path = DATA, lr: float = 0.1, steps: int 
         raise ValueError(f"--lr must be a positive learning rate, got {lr}")
     import torch
 
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+    from grpodyn.empirical.deepnet.measure import critical_lr_along_run
+
     from .forecast import LR_GRID, TWO_MODE_LR_GRID
-    from .grpo import warmed_model
-    from .measure import critical_lr_along_run
 
     grid = (list(LR_GRID) if lr >= LR_GRID[0]
             else [g for g in TWO_MODE_LR_GRID if g >= lr * (1 - 1e-9)][:7])
@@ -90,7 +92,7 @@ def _base_lr(size: str, lr: float | None, out: Path) -> float:
         if not lr > 0:
             raise ValueError(f"--lr must be a positive learning rate, got {lr}")
         return lr
-    plans = json.loads((out / "predictions_two_mode.json").read_text())["plans"]
+    plans = json.loads(data_file(out, "predictions_two_mode.json").read_text())["plans"]
     if size not in plans:
         raise ValueError(f"no two-mode plan for model {size!r}: give --lr")
     return float(plans[size]["base_lr"])
@@ -115,7 +117,8 @@ def scan_step(size: str, *, out: Path = DATA, lr: float | None = None, seed: int
     """
     import torch
 
-    from .grpo import warmed_model
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+
     from .stiff import (
         lag_stiffness_limit,
         saturation_amplitude,
@@ -155,7 +158,8 @@ def track_step(size: str, *, out: Path = DATA, lr: float | None = None, seeds: i
     """
     import torch
 
-    from .grpo import warmed_model
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+
     from .stiff import stiff_directions, track_runs, tracking_plan
     from .sweeps import is_unstable, progress_bar
 
@@ -216,7 +220,7 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     No run to be predicted is used (:mod:`.relaxation`); the copy run and the segments have
     seeds of their own (``seed`` ...). ``route="slow"`` (:mod:`.slow`): the same copy states
     (copy seed ``seed``), segments with seeds from ``SLOW_SEGMENT_SEED`` on, written to
-    ``drift_slow_<size>.json`` beside the session-7 file. ``burn_in`` > 0: each segment starts
+    ``drift_slow_<size>.json`` beside the state route's file. ``burn_in`` > 0: each segment starts
     after that many steps at its lr from the state (``drift<_slow>_burnin<B>_<size>.json``).
     ``route="burnin"`` (:mod:`.burnin`): the same copy states, segments read after a burn-in
     (``burn_in`` >= 1) with seeds from ``BURNIN_SEGMENT_SEED`` on, ``drift_burnin_<size>.json``.
@@ -231,8 +235,9 @@ def drift_curve_step(size: str, *, out: Path = DATA, lrs: tuple[float, ...] = (0
     """
     import torch
 
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+
     from .burnin import BURNIN_SEGMENT_SEED
-    from .grpo import warmed_model
     from .linear import (
         LINEAR_REPEATS,
         LINEAR_SEGMENT,
@@ -309,7 +314,8 @@ def run_relaxation_step(size: str, *, seeds: int, seed_offset: int, out: Path = 
     """Run the predicted relaxation settings of ``size``: ``relaxruns<suffix>_<size>.json``."""
     import torch
 
-    from .grpo import warmed_model
+    from grpodyn.empirical.deepnet.grpo import warmed_model
+
     from .relaxation import route_suffix, run_relaxation
     from .sweeps import progress_bar
 
@@ -338,14 +344,15 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
     Per size and lr: :func:`.relaxation.state_regression` of the drift measurement and
     :func:`.relaxation.window_slopes` (60-step windows) of the runs' seed-mean curve against the
     committed drift fit. ``route="slow"``: the design check of :mod:`.slow` instead, its rules
-    applied to session 7's measurement (``drift_<size>.json``) and judged against session 7's
+    applied to the state route's measurement (``drift_<size>.json``) and judged against its
     runs (``relaxruns_<size>.json``, seen before the route was designed: design, not a score).
     ``route="burnin"``: :func:`_burnin_diagnosis`; ``route="linear"``:
     :func:`_linear_diagnosis`; ``route="long"`` and ``"precise"``: :func:`_linear_post_hoc` of
     that variant (their designs are findings 10h's note and 10i's error budget: no design
     check). Printed, not written.
     """
-    from .grpo import mean_curve
+    from grpodyn.empirical.deepnet.grpo import mean_curve
+
     from .relaxation import LONG_COPY_ROUTES, route_suffix, state_regression, window_slopes
 
     if route == "burnin":
@@ -377,7 +384,7 @@ def relaxation_diagnosis_step(sizes: list[str], *, out: Path = DATA,
 def _slow_design_check(sizes: list[str], out: Path) -> dict[str, Any]:
     return _design_check(sizes, out, route="slow", drift="drift_{}.json",
                          runs="relaxruns_{}.json", label="design check of the slow route on "
-                         "session 7's data (seen before the design): not a score")
+                         "the state route's data (seen before the design): not a score")
 
 
 def _design_check(sizes: list[str], out: Path, *, route: str, drift: str,
@@ -424,7 +431,8 @@ def _burnin_diagnosis(sizes: list[str], out: Path) -> dict[str, Any]:
     prediction): the measurement's mean segment drift and median per-state s.e., and the runs'
     60-step window slopes against the committed drift (:func:`.relaxation.window_slopes`).
     """
-    from .grpo import mean_curve
+    from grpodyn.empirical.deepnet.grpo import mean_curve
+
     from .relaxation import window_slopes
     from .slow import PATH_WINDOW, path_windows
     from .sweeps import fit_relaxation
@@ -466,7 +474,7 @@ def _scored_relaxation(sizes: list[str], out: Path, suffix: str
     One per ``relaxation_time`` item of ``predictions_relaxation<suffix>.json`` whose size has
     runs (``relaxruns<suffix>_<size>.json``) and a drift file (``drift<suffix>_<size>.json``).
     """
-    from .grpo import mean_curve
+    from grpodyn.empirical.deepnet.grpo import mean_curve
 
     made = out / f"predictions_relaxation{suffix}.json"
     if not made.is_file():
@@ -571,7 +579,8 @@ def _slow_post_hoc(sizes: list[str], out: Path) -> dict[str, Any]:
     segments from the warmed model's reward (a postdiction over the runs' steps, never a
     prediction).
     """
-    from .grpo import mean_curve
+    from grpodyn.empirical.deepnet.grpo import mean_curve
+
     from .relaxation import predict_relaxation, window_slopes
     from .slow import PATH_WINDOW, fit_slow_drift
 
@@ -625,7 +634,7 @@ def predict_step(sizes: list[str], *, out: Path = DATA) -> Path:
     """
     from .forecast import predict_model
 
-    path = out / "predictions.json"
+    path = data_file(out, "predictions.json")
     old = json.loads(path.read_text()) if path.is_file() else {"items": []}
     commit = _git_commit()
     by_model = dict(old.get("commit_by_model", {}))
@@ -646,7 +655,7 @@ def predict_two_mode_step(sizes: list[str], *, out: Path = DATA) -> Path:
     """
     from .forecast import predict_two_mode
 
-    path = out / "predictions_two_mode.json"
+    path = data_file(out, "predictions_two_mode.json")
     old = json.loads(path.read_text()) if path.is_file() else {"items": [], "plans": {}}
     commit = _git_commit()
     by_model = dict(old.get("commit_by_model", {}))
@@ -679,7 +688,7 @@ def predict_staleness_step(sizes: list[str], *, out: Path = DATA) -> Path:
     """
     from .forecast import predict_two_mode_staleness
 
-    plans = json.loads((out / "predictions_two_mode.json").read_text())["plans"]
+    plans = json.loads(data_file(out, "predictions_two_mode.json").read_text())["plans"]
     path = out / "predictions_staleness.json"
     old = json.loads(path.read_text()) if path.is_file() else {"items": []}
     commit = _git_commit()
@@ -699,7 +708,7 @@ def main(argv: list[str] | None = None) -> None:
     """Parse the command line and run one step; bad input exits with code 2."""
     from .relaxation import ROUTE_SUFFIX
 
-    parser = argparse.ArgumentParser(prog="python -m grpodyn.empirical.deepnet")
+    parser = argparse.ArgumentParser(prog="python -m deepnet_study")
     parser.add_argument("step", choices=["measure", "predict", "run", "compare", "sharpening",
                                          "soft", "predict2", "run2", "predict-staleness",
                                          "scan", "track", "predict-relay", "drift-curve",
@@ -732,8 +741,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="drift-curve: the learning rates whose drift is measured")
     parser.add_argument("--route", choices=list(ROUTE_SUFFIX), default="state",
                         help="drift-curve, predict-relaxation, run-relaxation, "
-                        "relaxation-diagnosis: the drift at single states (session 7), the slow "
-                        "drift (empirical/deepnet/slow.py), the drift after a burn-in "
+                        "relaxation-diagnosis: the drift at single states (the state route), "
+                        "the slow drift (deepnet_study/slow.py), the drift after a burn-in "
                         "(burnin.py), or the linear drift (linear.py) at three states, over "
                         "600-step runs (long) or with 96 repeats per state (precise)")
     parser.add_argument("--burn-in", type=int, default=None,

@@ -3,7 +3,7 @@
 Findings 10g: the burn-in route's drift has the runs' order of magnitude, but its shape is not
 resolved (per-state s.e. about 1e-3 per step at 70k, as large as the runs' slopes), and a quadratic
 through 11 such points invents roots and curvature. This route, designed on seen data only
-(docs/findings.md 10h: the burn-in measurements ``drift_burnin_<size>.json`` and
+(studies/deepnet/findings.md 10h: the burn-in measurements ``drift_burnin_<size>.json`` and
 ``drift_slow_burnin20_<size>.json`` and the runs of seeds 900-902 and 1000-1008), changes two
 things and keeps the rest of :mod:`.burnin`:
 

@@ -26,10 +26,9 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
+from grpodyn.empirical.deepnet.grpo import RunSettings, degenerate_share, run
+from grpodyn.empirical.deepnet.measure import hvp_operator, lanczos_vectors, sample_batches
 from grpodyn.numerics.stability import refresh_stable, staleness_stiffness_max
-
-from .grpo import RunSettings, degenerate_share, run
-from .measure import hvp_operator, lanczos_vectors, sample_batches
 
 __all__ = ["stiff_directions", "scan_along", "lag_stiffness_limit", "saturation_amplitude",
            "scan_grid", "track_runs", "tracking_plan"]

@@ -3,7 +3,7 @@
 Findings 10f (post hoc): a copy state made at lr 0.1 carries lr 0.1's fluctuation level; the first
 20 steps at another lr re-equilibrate to that lr (the burn-in's change equals the segment drift
 without one in all four measured cases), and segments read after a 20-step burn-in at their own
-lr rise at the runs' pace. The route, designed on those seen data (docs/findings.md 10g):
+lr rise at the runs' pace. The route, designed on those seen data (studies/deepnet/findings.md 10g):
 
 - Measurement (:func:`.relaxation.measure_drift_curve` with ``burn_in=BURN_IN``): at each state of
   the copy run (lr 0.1, seeds 700-709, a state every 30 steps to 300) and each lr to be

@@ -2,9 +2,10 @@
 
 THEORY.md section 1 projects training on the reward: r_{n+1} = r_n + a F(r_n) (momentum 0), the
 drift F a function of r alone, and section 3 reads the relaxation time off its slope at the fixed
-point, tau = 1 / (a kappa), kappa = -dF/dr at r*. The earlier routes failed (docs/findings.md 10,
-10b): kappa measured at initialisation is negative (learning first accelerates), and the
-curvatures of the start are 20-1000x too stiff. Here the drift is measured where the run goes:
+point, tau = 1 / (a kappa), kappa = -dF/dr at r*. The earlier routes failed
+(``studies/deepnet/findings.md`` 10, 10b): kappa measured at initialisation is negative
+(learning first accelerates), and the curvatures of the start are 20-1000x too stiff. Here the
+drift is measured where the run goes:
 
 - States spanning r: briefly trained copies of the warmed-up model, checkpoints every ``every``
   steps of one GRPO run of their own (``copy_lr``, momentum 0, seeds of their own).
@@ -41,8 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from .grpo import RunSettings, mean_curve, run
-from .measure import sample_batches
+from grpodyn.empirical.deepnet.grpo import RunSettings, mean_curve, run
+from grpodyn.empirical.deepnet.measure import sample_batches
+
 from .sweeps import fit_relaxation, is_unstable
 
 __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_field_curve",
@@ -52,7 +54,7 @@ __all__ = ["EVAL_PROMPTS", "copy_states", "segment_drift", "fit_drift", "mean_fi
            "route_suffix", "route_curve", "weighted_fit", "trend_and_deviation"]
 
 EVAL_PROMPTS = 256  # x group size 8 = 2048 completions per evaluation
-#: The relaxation routes and the suffix of their files: session 7's drift at single states
+#: The relaxation routes and the suffix of their files: the state route's drift at single states
 #: (``drift_<size>.json``, ``predictions_relaxation.json``, ``relaxruns_<size>.json``) and the
 #: slow drift of :mod:`.slow` (``drift_slow_<size>.json``, ...) and the drift read after a burn-in
 #: at the segment's own lr of :mod:`.burnin` (``drift_burnin_<size>.json``, ...) and the linear
@@ -415,15 +417,16 @@ def observe_relaxation(model: str, records: list[dict[str, Any]],
 def relaxation_rows(out: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Observations of ``relaxruns_<size>.json`` and their comparison rows, every route.
 
-    Session 7's route: ``relaxruns_<size>.json`` against ``predictions_relaxation.json``; the
+    The state route: ``relaxruns_<size>.json`` against ``predictions_relaxation.json``; the
     slow route (:mod:`.slow`): ``relaxruns_slow_<size>.json`` against
     ``predictions_relaxation_slow.json``; every later route likewise with its suffix
     (``ROUTE_SUFFIX``). Both predicted quantities are joined with the one
     observed ``relaxation_time``. A prediction beyond twice the run (undetermined) against an
     observed value is not met; an observation beyond twice the run refutes a prediction below
     0.75 x that bound (as :func:`.sweeps.join` does); both beyond twice the run is recorded but
-    not counted (``within_target`` None). Rows of every route but session 7's carry both paths and
-    ``path_within`` (:func:`.slow.path_within`), reported beside the target, never in place of it.
+    not counted (``within_target`` None). Rows of every route but the state route carry both
+    paths and ``path_within`` (:func:`.slow.path_within`), reported beside the target, never in
+    place of it.
     """
     from .slow import path_within
 

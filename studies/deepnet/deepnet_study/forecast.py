@@ -11,6 +11,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from grpodyn.numerics.predict import predict
+from grpodyn.numerics.two_mode import (
+    first_unstable_refresh,
+    staleness_max,
+    two_mode_prediction,
+)
+
 __all__ = ["LR_GRID", "REFRESH_GRID", "STALENESS_GRID", "MOMENTUM_GRID", "predict_model",
            "plan_settings", "two_mode_plan", "predict_two_mode", "TWO_MODE_LR_GRID",
            "predict_two_mode_staleness"]
@@ -23,8 +30,6 @@ MOMENTUM_GRID = (0.0, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
 
 def _theory(*, lr: float, momentum: float, curvature: float, refresh: int = 1) -> Any:
     """Return the project's prediction for heavy-ball SGD at ``lr`` with curvature ``curvature``."""
-    from grpodyn.numerics.predict import predict
-
     return predict(lr=lr, momentum=momentum, kappa=curvature, refresh=refresh)
 
 
@@ -140,8 +145,6 @@ def predict_two_mode(model: str, measured: dict[str, Any], soft: dict[str, Any]
     resolved from zero (h_r > 2 s.e.), else it is undetermined, with the lower bound on tau that
     the upper end h_r + 2 s.e. implies. Returns (items, plan of the runs).
     """
-    from grpodyn.numerics.two_mode import first_unstable_refresh, two_mode_prediction
-
     h_s = measured["spectrum"]["top_eigenvalues"][0]
     h_r, se = soft["curvature"], soft["curvature_se"]
     resolved = h_r > 2 * se
@@ -214,8 +217,6 @@ def predict_two_mode_staleness(model: str, measured: dict[str, Any], soft: dict[
     (``staleness_max_cross_validated``) and the critical sharpness 2 / lr_critical
     (``staleness_max_critical``); soft curvature the mean update's (0 when not positive).
     """
-    from grpodyn.numerics.two_mode import staleness_max
-
     base = plan["base_lr"]
     h_r = soft["curvature"]
     spectrum = measured["spectrum"]

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .section import DATA
+from .paths import DATA, data_file
 
 __all__ = ["load", "threshold_figure", "spectrum_figure", "reward_figure", "two_mode_lr_figure",
            "two_mode_staleness_figure", "stiff_scan_figure", "stiff_tracking_figure",
@@ -14,8 +14,8 @@ __all__ = ["load", "threshold_figure", "spectrum_figure", "reward_figure", "two_
 
 
 def load(name: str, data: Path = DATA) -> dict[str, Any]:
-    """Read one shipped JSON file of ``empirical/data/deepnet``."""
-    return json.loads((data / name).read_text())
+    """Read one JSON file of the study's data (:func:`.paths.data_file`)."""
+    return json.loads(data_file(data, name).read_text())
 
 
 def _predicted(items: list[dict[str, Any]], model: str, quantity: str,
@@ -118,7 +118,7 @@ def reward_figure(model: str, data: Path = DATA, momentum: float = 0.0) -> Any:
     """Draw the seed-mean reward curves of the lr sweep, one line per lr."""
     import matplotlib.pyplot as plt
 
-    from .grpo import mean_curve
+    from grpodyn.empirical.deepnet.grpo import mean_curve
 
     runs = load(f"runs_{model}.json", data)["runs"]
     fig, ax = plt.subplots(figsize=(6, 3.6))
@@ -296,7 +296,8 @@ def relaxation_figure(model: str, data: Path = DATA, route: str = "state") -> An
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from .grpo import mean_curve
+    from grpodyn.empirical.deepnet.grpo import mean_curve
+
     from .relaxation import route_curve, route_suffix
 
     tag = route_suffix(route)

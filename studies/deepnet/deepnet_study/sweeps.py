@@ -27,8 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from .forecast import LR_GRID, MOMENTUM_GRID, REFRESH_GRID, STALENESS_GRID
-from .grpo import RunSettings, mean_curve, run, warmed_model
+from grpodyn.empirical.deepnet.grpo import RunSettings, mean_curve, run, warmed_model
+
+from .forecast import (
+    LR_GRID,
+    MOMENTUM_GRID,
+    REFRESH_GRID,
+    STALENESS_GRID,
+)
+from .paths import data_file
 
 __all__ = ["LOSS_MARGIN", "SMOOTH", "SWEEPS", "sweep_plan", "is_unstable", "fit_relaxation",
            "observe", "run_sweeps", "compare_step", "join", "within_target", "two_mode_runs",
@@ -249,7 +256,7 @@ def run_sweeps(sizes: list[str], *, seeds: int = 3, steps: int = 100, out: Path,
     import torch
 
     torch.set_num_threads(1)
-    predictions = json.loads((out / "predictions.json").read_text())
+    predictions = json.loads(data_file(out, "predictions.json").read_text())
     all_items: list[dict[str, Any]] = []
     for size in sizes:
         base = next(i["setting"]["lr"] for i in predictions["items"]
@@ -387,7 +394,7 @@ def run_two_mode(sizes: list[str], *, seeds: int = 3, out: Path, seed_offset: in
     import torch
 
     torch.set_num_threads(1)
-    predictions = json.loads((out / "predictions_two_mode.json").read_text())
+    predictions = json.loads(data_file(out, "predictions_two_mode.json").read_text())
     paths = []
     for size in sizes:
         items = [i for i in predictions["items"] if i["model"] == size]
@@ -500,13 +507,13 @@ def compare_step(*, out: Path) -> Path:
     Writes ``observations.json`` (all models) from ``runs_<model>.json`` with the rules of the
     module docstring, then joins predictions and observations on (model, quantity, setting).
     """
-    predictions = json.loads((out / "predictions.json").read_text())["items"]
+    predictions = json.loads(data_file(out, "predictions.json").read_text())["items"]
     observations = []
     for path in sorted(out.glob("runs_*.json")):
         runs = json.loads(path.read_text())
         observations.extend(observe(runs["size"], runs["runs"], runs["steps"],
                                     warm_reward=warm_up_accuracy(out, runs["size"])))
-    two_mode = out / "predictions_two_mode.json"
+    two_mode = data_file(out, "predictions_two_mode.json")
     if two_mode.is_file():
         new = json.loads(two_mode.read_text())["items"]
         stale = out / "predictions_staleness.json"
@@ -531,7 +538,7 @@ def compare_step(*, out: Path) -> Path:
         fresh = [o for o in observations if o["setting"].get("runs") == "two_mode"]
         earlier = [o for o in observations if o["setting"].get("runs") != "two_mode"]
         rows = join(predictions, earlier) + join(new + stale_items, fresh)
-        # lag thresholds predicted in predictions.json (one-mode, session 3) tested again by a
+        # lag thresholds predicted in predictions.json (one-mode, section 10) tested again by a
         # run2 sweep (new runs: a staleness sweep never run before, or new seeds)
         lags = ("staleness_max", "refresh_max")
         tested = {(o["model"], json.dumps({k: v for k, v in o["setting"].items() if k != "runs"},
@@ -540,7 +547,8 @@ def compare_step(*, out: Path) -> Path:
         early = [{**p, "setting": {**p["setting"], "runs": "two_mode"}} for p in predictions
                  if p["quantity"].startswith(lags)
                  and (p["model"], json.dumps(p["setting"], sort_keys=True)) in tested]
-        by_model = json.loads((out / "predictions.json").read_text()).get("commit_by_model", {})
+        made = json.loads(data_file(out, "predictions.json").read_text())
+        by_model = made.get("commit_by_model", {})
         for row in join(early, fresh):
             row.update(source="one-mode map (predictions.json), ",
                        commit=by_model.get(row["model"], "unknown"))
@@ -551,8 +559,8 @@ def compare_step(*, out: Path) -> Path:
                     for p in new if (p["model"], p["quantity"],
                                      json.dumps(p["setting"], sort_keys=True)) not in matched]
         for row in join(stripped, earlier):
-            row["postdiction"] = ("compared with runs made before this prediction (last "
-                                  "session's sweeps): not a test")
+            row["postdiction"] = ("compared with runs made before this prediction (earlier "
+                                  "sweeps): not a test")
             row["setting"] = {**row["setting"], "runs": "two_mode"}
             rows.append(row)
     else:
@@ -568,7 +576,7 @@ def compare_step(*, out: Path) -> Path:
     observations += relaxed
     rows += relaxation
     _dump(out / "observations.json", {"items": observations})
-    return _dump(out / "comparison.json", {"rows": rows})
+    return _dump(data_file(out, "comparison.json"), {"rows": rows})
 
 
 def warm_up_accuracy(out: Path, size: str) -> float | None:
