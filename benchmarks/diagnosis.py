@@ -153,13 +153,21 @@ def _prefix_ends(run: Run) -> list[int]:
 
 
 def half_loss_index(r: np.ndarray) -> tuple[int, int]:
-    """Return the index of the peak (3-step mean) and the first after it at half the drop."""
-    level = np.convolve(r, np.ones(3) / 3, mode="same")
-    final = float(r[-max(3, r.size // 4):].mean())
-    peak = int(np.argmax(level[: r.size - r.size // 4]))
-    half = (level[peak] + final) / 2
-    after = np.flatnonzero(r[peak:] <= half)
-    return peak, peak + int(after[0]) if after.size else r.size - 1
+    """Return the index of the peak and the step after which the reward stays below half its drop.
+
+    The peak: the best 10-step mean before the last quarter (a level, not one noisy point);
+    the final level: the mean of the last quarter; the half-loss index: one after the last
+    point whose centred 5-step mean is above halfway between them (the fall it never came back
+    from).
+    """
+    n = r.size
+    level = np.convolve(r, np.ones(10) / 10, mode="valid")[: max(1, n - n // 4 - 9)]
+    peak = int(np.argmax(level)) + 5
+    final = float(r[n - n // 4:].mean())
+    half = (float(level.max()) + final) / 2
+    centred = np.convolve(r, np.ones(5) / 5, mode="same")
+    above = np.flatnonzero(centred[:n - 2] > half)
+    return peak, min(n - 1, int(above[-1]) + 1) if above.size else peak
 
 
 def lead_times(run: Run) -> dict:
@@ -265,7 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     scored = evaluate_sources(sources)
     out = {"labels": {k: {m: v[m]["per_class"] for m in ("model", "threshold_rules")}
                       for k, v in scored.items()}}
+    fresh = scored[f"categorical simulator seeds {first}-{stop - 1} (scored once)"]
+    out["categorical_cases"] = fresh["cases"]
     text = ["## Labels: precision / recall", ""] + label_table(scored)
+    text += ["", "Categorical simulator, every miss (label: called by the diagnosis; rules):", ""]
+    text += [f"- {c['name']}: {c['label']} -> {c['model']} (rules: {c['rules']})"
+             for c in fresh["cases"] if c["label"] != c["model"]]
     if public is not None:
         lines, result = public_table(public)
         out["public_outcomes"] = {k: result[k] for k in ("agreement", "rule_agreement",
