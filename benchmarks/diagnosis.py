@@ -233,7 +233,8 @@ def warning_tables(public: Path | None, sim: list[LabelledRun], truths: dict) ->
     alarms = {"public runs that do not collapse": false_alarms(public_quiet),
               "simulated runs that do not collapse": false_alarms(sim_quiet)}
     lines = ["| run | peak | half lost at | model: fires in the 10 steps before (lead) | "
-             "model: first warning, count | rule: fires before (lead) |", "|---|---|---|---|---|---|"]
+             "model: first warning, count | rule: fires before (lead) |",
+             "|---|---|---|---|---|---|"]
     for name, v in leads.items():
         m, r = v["model"], v["rule"]
         lines.append(f"| {name} | {v['peak_step']:g} | {v['half_loss_step']:g} | "

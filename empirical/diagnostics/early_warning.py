@@ -8,10 +8,10 @@ diagnose LOG --until STEP`` cuts the log with :func:`prefix`). The precursors:
   (THEORY.md sections 5-6) the reward's fluctuations around its trend decay more slowly and
   grow: their lag-1 autocorrelation and variance rise together. Measured as ewstools does, by
   the Kendall tau of the rolling lag-1 autocorrelation and of the rolling variance against
-  time (rolling window half the run, fluctuations around a moving mean of a tenth of it; for a
-  success rate the fluctuations are scaled by sqrt(r (1 - r)), the binomial sampling noise, so
-  that a reward moving towards 0.5 does not read as a rising variance). Fires when both taus
-  reach :data:`TAU`;
+  time (rolling window half the run, fluctuations around a moving mean of a fifth of it, as
+  ewstools' defaults; for a success rate the fluctuations are scaled by sqrt(r (1 - r)), the
+  binomial sampling noise, so that a reward moving towards 0.5 does not read as a rising
+  variance). Fires when both taus reach :data:`TAU`;
 - ``entropy_rise``: the entropy leaves its trend upwards (the temperature rises: the updates
   throw the policy off, section 10's divergence);
 - ``kl_rise``: the KL to the reference leaves its trend upwards (the policy runs away);
@@ -171,7 +171,7 @@ def _slowing_down(run: Run) -> str | None:
     n = r.size
     if n < _CSD_POINTS:
         return None
-    level = smooth(r, max(5, n // 10))
+    level = smooth(r, max(5, n // 5))
     x = r - level
     if is_success_rate(run):
         x = x / np.sqrt(np.clip(level * (1 - level), 0.01, None))

@@ -118,7 +118,7 @@ class _Task:
 
 
 def _reward(c: SimConfig, correct: np.ndarray, length: np.ndarray, step: int) -> np.ndarray:
-    """The optimised reward: the verifier's, or a reward model with a (drifting) length bonus."""
+    """Return the optimised reward: the verifier's, or a reward model's with a length bonus."""
     bonus = c.length_bonus * (1.0 + c.bonus_drift * step / c.steps)
     value = correct + bonus * np.minimum(length, _CAP) / _CAP
     return np.where(length > _CAP, 0.0, value)  # truncated: no answer to grade
