@@ -13,8 +13,10 @@ those (:meth:`grpodyn.empirical.monitor.MonitorState.log_values`):
 - ``grpodyn/stability_margin``: 1 - k / k_max with k = (1 - beta1) / tau the stiffness of the
   overdamped mean-field map and k_max = 2(1 + beta1) its on-policy limit (sections 3 and 5).
 
-It warns once per failure mode the monitor's diagnosis flags, and stops the run when a mode
-listed in ``stop_on`` is flagged. Needs ``transformers`` (the ``trl`` extra); no sympy.
+It warns once per failure mode the monitor's diagnosis flags, and once per episode of the
+monitor's early warning (the precursors of a collapse at the last steps: ``early_warning``),
+and stops the run when a mode listed in ``stop_on`` is flagged, or on an early warning when
+``stop_on`` holds ``"early_warning"``. Needs ``transformers`` (the ``trl`` extra); no sympy.
 
 Example
 -------
@@ -36,7 +38,10 @@ from grpodyn.theory.vocabulary import trainer_key
 
 from .monitor import Monitor
 
-__all__ = ["GRPODynamicsCallback", "GRPODynamicsWarning"]
+__all__ = ["GRPODynamicsCallback", "GRPODynamicsWarning", "EARLY_WARNING"]
+
+#: the name ``stop_on`` takes for the early warning
+EARLY_WARNING = "early_warning"
 
 
 class GRPODynamicsWarning(UserWarning):
@@ -55,7 +60,8 @@ class GRPODynamicsCallback(TrainerCallback):
     diagnose_every : int
         Run the diagnosis every this many log events (0: never).
     stop_on : iterable of str
-        Failure modes (of ``MODES``) that stop training when flagged.
+        Failure modes (of ``MODES``) that stop training when flagged, and ``"early_warning"``
+        to stop when the precursors of a collapse fire.
     group_size : int, optional
         G for the diagnosis; default: ``args.num_generations`` when the trainer has it.
     """
@@ -66,13 +72,15 @@ class GRPODynamicsCallback(TrainerCallback):
         self.min_points = check_int("min_points", min_points, minimum=5)
         self.diagnose_every = check_int("diagnose_every", diagnose_every, minimum=0)
         self.stop_on = tuple(stop_on)
-        unknown = [m for m in self.stop_on if m not in MODES]
+        known = (*MODES, EARLY_WARNING)
+        unknown = [m for m in self.stop_on if m not in known]
         if unknown:
-            raise InputError(f"stop_on: unknown modes {unknown}; choose from {', '.join(MODES)}")
+            raise InputError(f"stop_on: unknown modes {unknown}; choose from {', '.join(known)}")
         self.group_size = None if group_size is None else check_int("group_size", group_size,
                                                                     minimum=2)
         self.monitor: Monitor | None = None  # built at the first log event, from the args
         self.warned: set[str] = set()
+        self.early_warning: dict[str, Any] | None = None  # the monitor's, at the last event
 
     def _monitor(self, args: TrainingArguments) -> Monitor:
         """Return the monitor, built once with the trainer's momentum and group size."""
@@ -102,6 +110,7 @@ class GRPODynamicsCallback(TrainerCallback):
             logs.update(forecast)
             if state.log_history and state.log_history[-1].get("step") == state.global_step:
                 state.log_history[-1].update(forecast)
+        self._warn_early(current.early_warning, control)
         for name in current.flags:
             if name not in self.warned:
                 self.warned.add(name)
@@ -110,3 +119,14 @@ class GRPODynamicsCallback(TrainerCallback):
             if name in self.stop_on:
                 control.should_training_stop = True
         return control
+
+    def _warn_early(self, warning: dict[str, Any] | None, control: TrainerControl) -> None:
+        """Warn when the monitor's early warning starts (not again until it has cleared)."""
+        if warning and not self.early_warning:
+            warnings.warn(f"grpodyn: early warning at step {warning['step']:g} (precursors of "
+                          f"a collapse: {', '.join(warning['signals'])}): "
+                          + "; ".join(warning["evidence"].values()), GRPODynamicsWarning,
+                          stacklevel=3)
+        if warning and EARLY_WARNING in self.stop_on:
+            control.should_training_stop = True
+        self.early_warning = warning

@@ -8,7 +8,7 @@ For custom training loops, verl or any trainer that hands out a dict of metrics 
     for step in range(steps):
         metrics = train_step()                      # {"reward": ..., "entropy": ..., ...}
         state = monitor.update(step, metrics)
-        if "dynamical_instability" in state.flags:
+        if "dynamical_instability" in state.flags or state.early_warning:
             break
 
 Every ``refit_every`` updates (once ``min_points`` rewards are in) the run so far is analysed
@@ -17,7 +17,10 @@ the plateau r*, the relaxation time tau and the stability margin 1 - k / k_max o
 overdamped mean-field map (k = (1 - momentum) / tau, k_max = 2 (1 + momentum); THEORY.md
 sections 3 and 5), each with the status the analysis gives it. Every ``diagnose_every`` updates
 :func:`grpodyn.empirical.diagnostics.diagnose.diagnose` names the failure modes it flags (THEORY.md
-section 10). The TRL callback (:mod:`grpodyn.empirical.callback`) is a thin layer on this class.
+section 10). At every update from 10 rewards on,
+:func:`grpodyn.empirical.diagnostics.early_warning.early_warning` looks for the precursors of a
+collapse at the last steps (``state.early_warning``: a warning, not a verdict). The TRL
+callback (:mod:`grpodyn.empirical.callback`) is a thin layer on this class.
 Needs numpy and scipy only.
 """
 
@@ -31,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import diagnose
+from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as WARNING_POINTS
+from grpodyn.empirical.diagnostics.early_warning import early_warning
 from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Run
 from grpodyn.empirical.logs.run_analysis import analyse_run, not_determined
 from grpodyn.ground import InputError, check_finite, check_int, check_momentum
@@ -83,6 +88,11 @@ class MonitorState:
         The evidence of each flagged mode, one line each.
     analysed_at : float or None
         The step of the last analysis (None before the first).
+    early_warning : dict or None
+        The precursors of a collapse at the last steps: ``step``, ``signals`` and ``evidence``
+        (None when none fired; a warning, not a verdict).
+    headline : str
+        The last diagnosis's one-line verdict (empty before the first).
     """
 
     step: float
@@ -96,6 +106,8 @@ class MonitorState:
     flags: tuple[str, ...] = ()
     evidence: dict[str, str] = field(default_factory=dict)
     analysed_at: float | None = None
+    early_warning: dict[str, Any] | None = None
+    headline: str = ""
 
     def log_values(self) -> dict[str, float]:
         """Return the numbers the analysis determines, under ``grpodyn/`` keys, and only those.
@@ -128,7 +140,8 @@ class MonitorState:
                 "regime": dict(self.regime),
                 "limits": {k: dict(v) for k, v in self.limits.items()},
                 "flags": list(self.flags), "evidence": dict(self.evidence),
-                "analysed_at": self.analysed_at}
+                "analysed_at": self.analysed_at, "early_warning": self.early_warning,
+                "headline": self.headline}
 
 
 class Monitor:
@@ -204,12 +217,17 @@ class Monitor:
         state = replace(self.state, step=step, points=points)
         due_fit = points >= self.min_points and points % self.refit_every == 0
         due_diagnosis = self.diagnose_every and points % self.diagnose_every == 0
-        if due_fit or due_diagnosis:
+        due_warning = points >= WARNING_POINTS
+        if due_fit or due_diagnosis or due_warning:
             run = self.run()
             if due_fit:
                 state = self._analyse(state, run)
             if due_diagnosis:
                 state = self._diagnose(state, run)
+            if due_warning:
+                warning = early_warning(run)
+                state = replace(state, early_warning=None if warning is None
+                                else warning.to_dict())
         self.state = state
         return state
 
@@ -245,4 +263,5 @@ class Monitor:
             return state
         diagnosis = diagnose(run, group_size=self.group_size)
         flagged = {name: v.evidence for name, v in diagnosis.modes.items() if v.flag}
-        return replace(state, flags=tuple(flagged), evidence=flagged)
+        return replace(state, flags=tuple(flagged), evidence=flagged,
+                       headline=diagnosis.headline)

@@ -264,10 +264,14 @@ def _cmd_advise(args: argparse.Namespace) -> dict[str, Any]:
 
 def _cmd_diagnose(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.diagnostics.diagnose import diagnose
+    from grpodyn.empirical.diagnostics.early_warning import prefix
 
     run = _load_log(args)
+    if args.until is not None:
+        run = prefix(run, args.until)  # causal: only what was logged up to that step
     # diagnose reads G from run.meta (the user's --group-size, else the log's) with its source
     result = diagnose(run).to_dict()
+    result["until"] = None if args.until is None else float(run.steps[-1])
     result["warnings"] = run.warnings
     result["hyperparameters"] = run.meta.to_dict()
     return finite_json(result)
@@ -402,7 +406,7 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
                 else dynamics["tau_status"],
                 "regime": dynamics["regime"] or "not determined",
                 "stability_margin": dynamics["stability_margin"],
-                "diagnosis": None if diagnosis is None else (diagnosis["primary"] or "healthy")}
+                "diagnosis": None if diagnosis is None else diagnosis["headline"]}
     summary = write_report(out, progress=progress, quick=args.quick,
                            executor=_executor(args), bars=not args.json)
     if args.json:
@@ -668,6 +672,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("log", help="the training log")
     p.add_argument("--group-size", type=_integer,
                    help="G, when the log and its config do not say")
+    p.add_argument("--until", type=_finite_float, metavar="STEP",
+                   help="diagnose only the steps up to STEP (inclusive), as a monitor would "
+                   "have then: the early warning is checked for when it would have fired")
     _add_log_options(p)
     _add_json(p)
     p.set_defaults(handler=_cmd_diagnose)
@@ -925,9 +932,15 @@ def _print_runs(result: dict[str, Any]) -> None:
 
 
 def _print_diagnosis(result: dict[str, Any]) -> None:
-    print(f"{result['source']}: {result['primary'] or 'healthy (no mode flagged)'}")
-    if result.get("state"):
-        print(f"  state: {result['state']}: {result.get('state_evidence', '')}")
+    until = f" (steps up to {result['until']:g})" if result.get("until") is not None else ""
+    print(f"{result['source']}{until}: {result['headline']}")
+    print(f"  state: {result['state']}: {result['state_evidence']}")
+    warning = result.get("early_warning")
+    if warning:
+        print(f"  early warning at step {warning['step']:g} (a warning, not a verdict): "
+              f"{', '.join(warning['signals'])}")
+        for signal, words in warning["evidence"].items():
+            print(f"    {signal}: {words}")
     for warning in result["warnings"]:
         print(f"  note: {warning}")
     for name, verdict in result["modes"].items():

@@ -85,7 +85,7 @@ def write_run_report(log: str | Path | Run, out: Path, *, momentum: float | None
         f"<tr><td>{name}</td><td>{'FLAGGED' if v['flag'] else ('-' if v['judged'] else 'n/a')}"
         f"</td><td>{v['score']:.2f}</td><td>{html.escape(v['evidence'])}</td></tr>"
         for name, v in diagnosis["modes"].items())
-    primary = "n/a" if diagnosis is None else (diagnosis["primary"] or "healthy (none flagged)")
+    primary = "n/a" if diagnosis is None else diagnosis["headline"]
     caption = ("Reward, the fit of the model the analysis trusts, the forecast after the "
                "training cut with its band, flagged diagnosis windows shaded.")
     page = f"""<!doctype html>

@@ -122,9 +122,12 @@ def test_a_collapse_is_unstable_and_upstream_of_what_follows() -> None:
 
 
 def test_too_short_a_log_is_refused() -> None:
-    """Too short a log is refused."""
-    with pytest.raises(InputError, match="at least 20"):
-        diagnose(_run(n=10))
+    """Too short a log is refused; one too short for the modes judges none of them."""
+    with pytest.raises(InputError, match="at least 10"):
+        diagnose(_run(n=9))
+    d = diagnose(_run(n=15))
+    assert d.state == "too_short" and d.primary is None and not d.healthy
+    assert not any(v.judged for v in d.modes.values())
 
 
 def test_cli_diagnose_keys(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -325,7 +328,7 @@ def _convolve_smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarr
 
 def test_cumulative_sums_give_the_convolution_to_round_off() -> None:
     """Cumulative sums give the convolution to round off."""
-    from grpodyn.empirical.diagnostics.diagnose import _smooth
+    from grpodyn.empirical.diagnostics.series import smooth as _smooth
 
     rng = np.random.default_rng(5)
     for n in (1, 7, 40, 1001):

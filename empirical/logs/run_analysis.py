@@ -287,7 +287,7 @@ class RunAnalysis:
             if entry is not None:
                 lines.append(f"{key}: " + _status_text(entry))
         if self.diagnosis is not None:
-            lines.append(f"diagnosis: {self.diagnosis.primary or 'healthy (none flagged)'}")
+            lines.append(f"diagnosis: {self.diagnosis.headline}")
         fc = self.forecast_dict()
         if fc is not None:
             line = (f"forecast ({fc['model']}, {fc['train_points']} training points -> "

@@ -1,0 +1,296 @@
+"""Score the diagnosis and the early warning on every labelled source, with threshold rules.
+
+Prints, each table with its threshold-rule baseline:
+
+1. per-label precision / recall on the test beds the diagnosis was designed on (prompt-pool
+   design seeds, bandit, tiny TRL runs) and on the categorical simulator of
+   ``studies/diagnosis`` (fresh seeds, scored once after the diagnosis was frozen);
+2. the documented outcomes of the public logs (``/work/shared/data/real_logs``);
+3. the early warning: on the runs that collapse (public and simulated), the step at which the
+   reward had lost half of its drop, the warnings before it and the lead time; on the runs that
+   do not collapse, the share of prefixes with a (false) warning.
+
+Run ``python benchmarks/diagnosis.py [--public DIR] [--seeds FIRST STOP] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # studies/ is a folder of the repository, not of the package
+
+from grpodyn.empirical.diagnostics.early_warning import early_warning, prefix  # noqa: E402
+from grpodyn.empirical.diagnostics.public_outcomes import (  # noqa: E402
+    OUTCOMES,
+    score_public_logs,
+)
+from grpodyn.empirical.diagnostics.testbed import (  # noqa: E402
+    MATRIX_CLASSES,
+    POOL_DESIGN_SEEDS,
+    LabelledRun,
+    bandit_testbed,
+    evaluate_sources,
+    pool_testbed,
+    tiny_testbed,
+)
+from grpodyn.empirical.logs.loaders import Run, load_run  # noqa: E402
+from studies.diagnosis.categorical_sim import (  # noqa: E402
+    FAMILIES,
+    label_of,
+    settings,
+    simulate,
+    write_run,
+)
+
+PUBLIC = Path("/work/shared/data/real_logs")
+#: seeds of the categorical simulator never seen before the diagnosis was frozen
+FRESH_SEEDS = range(100, 106)
+_KEYS = ("full", "no_spread", "no_entropy", "reward_only")
+_PREFIXES = 150  # prefixes evaluated per run, at most
+
+
+def categorical_runs(seeds: range, folder: Path) -> tuple[list[LabelledRun], dict]:
+    """Simulate, write and load one run per family and seed; the exact success beside each."""
+    cases, truths = [], {}
+    for family in FAMILIES:
+        for seed in seeds:
+            config = settings(family, seed)
+            log, truth = simulate(config, seed=10_000 * FAMILIES.index(family) + seed)
+            label = label_of(family, truth)
+            keys = _KEYS[seed % len(_KEYS)]
+            name = f"cat_{family}_{seed}_{keys}{'_G' if seed % 2 else ''}"
+            path = write_run(folder / name, log, config=config, keys=keys,
+                             with_g=bool(seed % 2), label=label, seed=seed)
+            cases.append(LabelledRun(label, name, load_run(path)))
+            truths[name] = (family, truth)
+    return cases, truths
+
+
+def _cell(scores: dict) -> str:
+    p, r = scores["precision"], scores["recall"]
+    if not scores["n"]:
+        return "-" if math.isnan(p) else f"{p:.2f} / -"
+    return f"{'-' if math.isnan(p) else f'{p:.2f}'} / {r:.2f}"
+
+
+def label_table(scored: dict) -> list[str]:
+    """Markdown rows: per source, the diagnosis and the threshold rules, precision / recall."""
+    lines = ["| source | method | " + " | ".join(MATRIX_CLASSES) + " | runs |",
+             "|" + "---|" * (len(MATRIX_CLASSES) + 3)]
+    for name, result in scored.items():
+        runs = len(result["cases"])
+        for method, words in (("model", "diagnosis"), ("threshold_rules", "threshold rules")):
+            cells = " | ".join(_cell(result[method]["per_class"][c]) for c in MATRIX_CLASSES)
+            lines.append(f"| {name} | {words} | {cells} | {runs} |")
+    return lines
+
+
+def outcome_rule(run: Run) -> str:
+    """Threshold rule for the coarse outcome: collapse if the reward fell below half its peak.
+
+    Smoothed over 5 points: ``declines`` when the late level (last quarter) lost more than half
+    of the rise from the start (first tenth) to the peak; ``flat`` when the late level is within
+    half a standard deviation of the raw reward from the start; ``learns`` otherwise.
+    """
+    r = run.reward[np.isfinite(run.reward)]
+    level = np.convolve(r, np.ones(5) / 5, mode="valid") if r.size >= 5 else r
+    start = float(level[: max(1, level.size // 10)].mean())
+    late = float(level[-max(1, level.size // 4):].mean())
+    peak = float(level.max())
+    if peak - start > 0 and peak - late > 0.5 * (peak - start):
+        return "declines"
+    return "flat" if abs(late - start) < 0.5 * float(np.std(r)) else "learns"
+
+
+def public_table(folder: Path) -> tuple[list[str], dict]:
+    """Agreement with the documented outcomes: the diagnosis and the threshold rule."""
+    result = score_public_logs(folder)
+    agree_rule = scored_rule = 0
+    lines = ["| file | documented | label source | diagnosis | rule |", "|---|---|---|---|---|"]
+    for row, item in zip(result["rows"], OUTCOMES, strict=True):
+        rule = "-"
+        if row.get("called"):
+            options = {"logging_steps": item.logging_steps} if item.logging_steps else {}
+            rule = outcome_rule(load_run(folder / item.file, **options))
+            scored_rule += 1
+            agree_rule += rule == item.outcome
+        called = (f"{row['called']} ({row['primary']}, {row['state']})" if row.get("called")
+                  else f"not read: {row.get('error', '')}")
+        lines.append(f"| {item.file[-70:]} | {item.outcome} | {row['label_source'][:30]} | "
+                     f"{called} | {rule} |")
+    split = result["by_label_source"]
+    lines.insert(0, f"Diagnosis agrees on {result['agreement']:.0%} of {result['scored']} logs "
+                 f"({split['documented']['agree']} of {split['documented']['scored']} labelled "
+                 f"by hand, {split['heuristic']['agree']} of {split['heuristic']['scored']} by the "
+                 f"automatic curve shape); the threshold rule on {agree_rule} of {scored_rule}.\n")
+    result["rule_agreement"] = agree_rule / scored_rule if scored_rule else float("nan")
+    return lines, result
+
+
+def rule_warning(run: Run) -> bool:
+    """Threshold-rule warning: the 3-step mean reward 25% of its range below its running peak."""
+    r = run.reward[np.isfinite(run.reward)]
+    if r.size < 10:
+        return False
+    level = np.convolve(r, np.ones(3) / 3, mode="valid")
+    span = float(level.max() - level.min())
+    return bool(span > 0 and level.max() - level[-1] > 0.25 * span
+                and level[-1] < 0.75 * level.max() + 0.25 * level.min())
+
+
+def _prefix_ends(run: Run) -> list[int]:
+    ends = list(range(9, run.n_points))
+    step = max(1, len(ends) // _PREFIXES)
+    return ends[::step]
+
+
+def half_loss_index(r: np.ndarray) -> tuple[int, int]:
+    """Return the index of the peak and the step after which the reward stays below half its drop.
+
+    The peak: the best 10-step mean before the last quarter (a level, not one noisy point);
+    the final level: the mean of the last quarter; the half-loss index: one after the last
+    point whose centred 5-step mean is above halfway between them (the fall it never came back
+    from).
+    """
+    n = r.size
+    level = np.convolve(r, np.ones(10) / 10, mode="valid")[: max(1, n - n // 4 - 9)]
+    peak = int(np.argmax(level)) + 5
+    final = float(r[n - n // 4:].mean())
+    half = (float(level.max()) + final) / 2
+    centred = np.convolve(r, np.ones(5) / 5, mode="same")
+    above = np.flatnonzero(centred[:n - 2] > half)
+    return peak, min(n - 1, int(above[-1]) + 1) if above.size else peak
+
+
+def lead_times(run: Run) -> dict:
+    """Warnings of the model and the rule on every prefix before the reward lost half its drop."""
+    peak, half = half_loss_index(run.reward)
+    model, rule = [], []
+    for end in range(9, half):
+        cut = prefix(run, run.steps[end])
+        if early_warning(cut) is not None:
+            model.append(float(run.steps[end]))
+        if rule_warning(cut):
+            rule.append(float(run.steps[end]))
+    window = 10  # the shortest trend window: a warning this close to the fall is about it
+    near = float(run.steps[max(0, half - window)])
+
+    def summary(steps: list[float]) -> dict:
+        last = [s for s in steps if s >= near]
+        return {"first": steps[0] if steps else None, "count": len(steps),
+                "fires_before": bool(last),
+                "lead": float(run.steps[half]) - last[0] if last else None}
+
+    return {"peak_step": float(run.steps[peak]), "half_loss_step": float(run.steps[half]),
+            "model": summary(model), "rule": summary(rule)}
+
+
+def false_alarms(runs: list[Run]) -> dict:
+    """Share of prefixes with a warning, model and rule, over runs that do not collapse."""
+    model = rule = total = 0
+    for run in runs:
+        for end in _prefix_ends(run):
+            cut = prefix(run, run.steps[end])
+            model += early_warning(cut) is not None
+            rule += rule_warning(cut)
+            total += 1
+    return {"prefixes": total, "model": model / total if total else float("nan"),
+            "rule": rule / total if total else float("nan")}
+
+
+def warning_tables(public: Path | None, sim: list[LabelledRun], truths: dict) -> tuple:
+    """Lead times on the collapsing runs, false alarms on the others."""
+    collapsing, quiet = {}, {}
+    if public is not None:
+        for item in OUTCOMES:
+            path = public / item.file
+            if not path.exists():
+                continue
+            options = {"logging_steps": item.logging_steps} if item.logging_steps else {}
+            run = load_run(path, **options)
+            if item.outcome == "declines" and not item.source.startswith("MANIFEST.md caveats"):
+                continue  # collapses documented by hand only: the curve-shape labels are weak
+            (collapsing if item.outcome == "declines" else quiet)[f"public {item.file[-60:]}"] = run
+    for case in sim:
+        family, truth = truths[case.name]
+        n = truth.shape[0]
+        collapsed = truth[n - n // 4:, 0].mean() < 0.5 * truth[:, 0].max()
+        if family == "length_collapse" and collapsed:
+            collapsing[f"sim {case.name}"] = case.run
+        elif case.label != "dynamical_instability":
+            quiet[f"sim {case.name}"] = case.run
+    leads = {name: lead_times(run) for name, run in collapsing.items()}
+    public_quiet = [r for n, r in quiet.items() if n.startswith("public")]
+    sim_quiet = [r for n, r in quiet.items() if n.startswith("sim")]
+    alarms = {"public runs that do not collapse": false_alarms(public_quiet),
+              "simulated runs that do not collapse": false_alarms(sim_quiet)}
+    lines = ["| run | peak | half lost at | model: fires in the 10 steps before (lead) | "
+             "model: first warning, count | rule: fires before (lead) |",
+             "|---|---|---|---|---|---|"]
+    for name, v in leads.items():
+        m, r = v["model"], v["rule"]
+        lines.append(f"| {name} | {v['peak_step']:g} | {v['half_loss_step']:g} | "
+                     f"{'yes' if m['fires_before'] else 'no'} ({m['lead']}) | {m['first']}, "
+                     f"{m['count']} | {'yes' if r['fires_before'] else 'no'} ({r['lead']}) |")
+    lines += ["", "| runs that do not collapse | prefixes | model: false warnings | "
+              "rule: false warnings |", "|---|---|---|---|"]
+    for name, v in alarms.items():
+        lines.append(f"| {name} | {v['prefixes']} | {v['model']:.1%} | {v['rule']:.1%} |")
+    return lines, {"lead_times": leads, "false_alarms": alarms}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--public", default=str(PUBLIC), help="folder of the public logs")
+    parser.add_argument("--seeds", nargs=2, type=int, metavar=("FIRST", "STOP"),
+                        default=(FRESH_SEEDS.start, FRESH_SEEDS.stop),
+                        help="seeds of the categorical simulator (default: the fresh ones)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    public = Path(args.public)
+    if not public.is_dir():
+        print(f"--public {public}: not a folder; the public tables are left out",
+              file=sys.stderr)
+        public = None
+    first, stop = args.seeds
+    if not 0 <= first < stop:
+        print(f"--seeds: {first} {stop} is not a range of seeds", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as scratch:
+        sim, truths = categorical_runs(range(first, stop), Path(scratch))
+    sources = {f"pool design seeds {POOL_DESIGN_SEEDS.start}-{POOL_DESIGN_SEEDS.stop - 1} "
+               "(design)": pool_testbed(seeds=POOL_DESIGN_SEEDS),
+               "bandit seeds 0-4 (design)": bandit_testbed(seeds=5),
+               "tiny TRL seeds 0-49 (design)": tiny_testbed(),
+               f"categorical simulator seeds {first}-{stop - 1} (scored once)": sim}
+    scored = evaluate_sources(sources)
+    out = {"labels": {k: {m: v[m]["per_class"] for m in ("model", "threshold_rules")}
+                      for k, v in scored.items()}}
+    fresh = scored[f"categorical simulator seeds {first}-{stop - 1} (scored once)"]
+    out["categorical_cases"] = fresh["cases"]
+    text = ["## Labels: precision / recall", ""] + label_table(scored)
+    text += ["", "Categorical simulator, every miss (label: called by the diagnosis; rules):", ""]
+    text += [f"- {c['name']}: {c['label']} -> {c['model']} (rules: {c['rules']})"
+             for c in fresh["cases"] if c["label"] != c["model"]]
+    if public is not None:
+        lines, result = public_table(public)
+        out["public_outcomes"] = {k: result[k] for k in ("agreement", "rule_agreement",
+                                                         "by_label_source", "rows")}
+        text += ["", "## Public logs: documented outcomes", ""] + lines
+    lines, warnings = warning_tables(public, sim, truths)
+    out["early_warning"] = warnings
+    text += ["", "## Early warning", ""] + lines
+    print(json.dumps(out, default=float) if args.json else "\n".join(text))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

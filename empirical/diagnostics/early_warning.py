@@ -1,0 +1,225 @@
+"""Early warning of a collapse: the precursors of instability at the last logged steps.
+
+A warning, not a verdict: it says that the run's last steps show what precedes a collapse in
+the theory, and which precursor fired. Causal: it reads only the steps it is given (``grpodyn
+diagnose LOG --until STEP`` cuts the log with :func:`prefix`). The precursors:
+
+- ``critical_slowing_down``: as a pole of the mean-field map approaches the unit circle
+  (THEORY.md sections 5-6) the reward's fluctuations around its trend decay more slowly and
+  grow: their lag-1 autocorrelation and variance rise together. Measured as ewstools does, by
+  the Kendall tau of the rolling lag-1 autocorrelation and of the rolling variance against
+  time (rolling window half the run, fluctuations around a moving mean of a fifth of it, as
+  ewstools' defaults; for a success rate the fluctuations are scaled by sqrt(r (1 - r)), the
+  binomial sampling noise, so that a reward moving towards 0.5 does not read as a rising
+  variance). Fires when both taus reach :data:`TAU`;
+- ``entropy_rise``: the entropy leaves its trend upwards (the temperature rises: the updates
+  throw the policy off, section 10's divergence);
+- ``kl_rise``: the KL to the reference leaves its trend upwards (the policy runs away);
+- ``length_departure``: the mean completion length leaves its trend (towards the length cap,
+  or into degenerate short answers);
+- ``zero_std_rise``: the share of groups without reward spread leaves its trend upwards (the
+  drift factor 1 - p^G - (1-p)^G collapses, section 7).
+
+"Leaves its trend" is one test for every metric: the value at a step against the straight line
+fitted to the :func:`trend_window` steps before it, beyond :data:`Z` robust standard deviations
+of that line's residuals (1.4826 MAD) and beyond a share of the level (:data:`RELATIVE`) that
+makes the move matter. A warning needs :data:`COINCIDE` distinct precursors within the last
+:data:`HOLD` logged steps (critical slowing down, two statistics rising together, counts as
+one). Needs numpy and scipy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from grpodyn.empirical.diagnostics.series import is_success_rate, smooth
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.ground import InputError
+
+__all__ = ["SIGNALS", "MIN_POINTS", "Z", "TAU", "HOLD", "COINCIDE", "RELATIVE", "EarlyWarning",
+           "early_warning",
+           "prefix", "trend_window"]
+
+SIGNALS = ("critical_slowing_down", "entropy_rise", "kl_rise", "length_departure",
+           "zero_std_rise")
+#: robust standard deviations of the trend's residuals a step must leave the trend by
+Z = 4.0
+#: the least move that matters, as a share of the trend's level (zero-std share: absolute)
+RELATIVE = {"entropy": 0.25, "kl": 1.0, "completion_length": 0.25, "frac_reward_zero_std": 0.1}
+#: Kendall tau both rolling statistics must reach for critical slowing down
+TAU = 0.8
+#: the warning covers this many last logged steps
+HOLD = 3
+#: distinct precursors that must fire within the last HOLD steps: an instability moves the
+#: policy, so its temperature, its distance to the reference and its answers' length move
+#: together, while one metric alone leaves its trend by chance far more often
+COINCIDE = 2
+#: fewer logged points: no trend to leave (the shortest trend window)
+MIN_POINTS = 10
+_CSD_POINTS = 40  # fewer: no rolling statistics to rank
+
+
+@dataclass(frozen=True)
+class EarlyWarning:
+    """The step by which precursors coincided, which fired, and the evidence of each."""
+
+    step: float
+    signals: tuple[str, ...]
+    evidence: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"step", "signals", "evidence"}`` as JSON types."""
+        return {"step": self.step, "signals": list(self.signals), "evidence": dict(self.evidence)}
+
+
+def trend_window(n: int) -> int:
+    """Return the number of steps a step is compared against: n / 5, between 10 and 50."""
+    return int(min(50, max(10, n // 5)))
+
+
+def prefix(run: Run, until: float) -> Run:
+    """Return the run cut to its steps up to ``until`` (inclusive): what was known then.
+
+    Raises
+    ------
+    InputError
+        When no logged step is at or before ``until``.
+    """
+    keep = run.steps <= until
+    if not keep.any():
+        raise InputError(f"--until {until:g}: the log starts at step {run.steps[0]:g}; no step "
+                         "is at or before it")
+    return replace(run, steps=run.steps[keep], reward=run.reward[keep],
+                   metrics={k: v[keep] for k, v in run.metrics.items()})
+
+
+def _departure(values: np.ndarray, t: int, window: int) -> tuple[float, float, float]:
+    """Return (value, trend prediction, robust s.d.) of ``values[t]`` against its trend.
+
+    The trend is the least-squares line through the finite values of the ``window`` steps
+    before t; NaN when t or fewer than half the window are not finite.
+    """
+    nan = (float("nan"),) * 3
+    x = values[t]
+    past = values[max(0, t - window): t]
+    at = np.flatnonzero(np.isfinite(past))
+    if not np.isfinite(x) or at.size < max(5, window // 2):
+        return nan
+    slope, intercept = np.polyfit(at, past[at], 1)
+    resid = past[at] - (slope * at + intercept)
+    sigma = 1.4826 * float(np.median(np.abs(resid - np.median(resid))))
+    pred = float(slope * (t - max(0, t - window)) + intercept)
+    return float(x), pred, sigma
+
+
+def _metric_signals(run: Run, t: int, window: int) -> dict[str, str]:
+    """Evaluate the trend-departure precursors at index ``t``: signal -> evidence."""
+    fired = {}
+    step = run.steps[t]
+    for name, signal in (("entropy", "entropy_rise"), ("kl", "kl_rise"),
+                         ("completion_length", "length_departure"),
+                         ("frac_reward_zero_std", "zero_std_rise")):
+        values = run.metrics.get(name)
+        if values is None:
+            continue
+        x, pred, sigma = _departure(values, t, window)
+        if not np.isfinite(x):
+            continue
+        level = abs(pred) if name != "frac_reward_zero_std" else 1.0
+        move = x - pred
+        need = max(Z * sigma, RELATIVE[name] * level)
+        two_sided = name == "completion_length"
+        if move > need or (two_sided and -move > need):
+            where = "rose above" if move > 0 else "fell below"
+            fired[signal] = (f"{name} {x:.4g} at step {step:g} {where} its trend "
+                             f"{pred:.4g} (from the {window} steps before) by {abs(move):.3g}, "
+                             f"beyond {Z:g} robust s.d. ({sigma:.3g}) and {RELATIVE[name]:.0%} "
+                             f"of {'one' if level == 1.0 else 'its level'}")
+    return fired
+
+
+def _rolling(x: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the rolling variance and lag-1 autocorrelation over windows of ``width``."""
+    def sums(v: np.ndarray) -> np.ndarray:
+        total = np.concatenate([[0.0], np.cumsum(v)])
+        return total[width:] - total[:-width]
+
+    mean = sums(x) / width
+    var = sums(x * x) / width - mean**2
+    lead, lag = x[1:], x[:-1]
+    w = width - 1
+    total = lambda v: (np.concatenate([[0.0], np.cumsum(v)])[w:]  # noqa: E731
+                       - np.concatenate([[0.0], np.cumsum(v)])[:-w])
+    m1, m0 = total(lead) / w, total(lag) / w
+    cov = total(lead * lag) / w - m1 * m0
+    v1 = total(lead * lead) / w - m1**2
+    v0 = total(lag * lag) / w - m0**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ac = cov / np.sqrt(v1 * v0)
+    return var, ac
+
+
+def _slowing_down(run: Run) -> str | None:
+    """Return the evidence of critical slowing down over the run, or None."""
+    from scipy.stats import kendalltau
+
+    finite = np.isfinite(run.reward)
+    r = run.reward[finite]
+    n = r.size
+    if n < _CSD_POINTS:
+        return None
+    level = smooth(r, max(5, n // 5))
+    x = r - level
+    if is_success_rate(run):
+        x = x / np.sqrt(np.clip(level * (1 - level), 0.01, None))
+    width = max(10, n // 2)
+    var, ac = _rolling(x, width)
+    ok = np.isfinite(var) & np.isfinite(ac)
+    if ok.sum() < 10:
+        return None
+    tau_var = float(kendalltau(np.arange(ok.sum()), var[ok]).statistic)
+    tau_ac = float(kendalltau(np.arange(ok.sum()), ac[ok]).statistic)
+    if tau_var >= TAU and tau_ac >= TAU:
+        return (f"over rolling windows of {width} steps the reward's fluctuations grew in "
+                f"variance (Kendall tau {tau_var:.2f}) and in lag-1 autocorrelation (tau "
+                f"{tau_ac:.2f}, last {ac[ok][-1]:.2f}): the map's pole approaches the unit "
+                "circle")
+    return None
+
+
+def early_warning(run: Run) -> EarlyWarning | None:
+    """Look for the precursors of a collapse at the last :data:`HOLD` logged steps.
+
+    Parameters
+    ----------
+    run : Run
+        The log as known so far (cut with :func:`prefix` for a step in the past).
+
+    Returns
+    -------
+    EarlyWarning or None
+        The first of the last :data:`HOLD` steps by which :data:`COINCIDE` distinct
+        precursors fired, every precursor that fired over those steps, and each one's
+        evidence; None otherwise (or when the run has fewer than :data:`MIN_POINTS`).
+    """
+    n = run.n_points
+    if n < MIN_POINTS:
+        return None
+    window = trend_window(n)
+    evidence: dict[str, str] = {}
+    slowing = _slowing_down(run)
+    if slowing is not None:
+        evidence["critical_slowing_down"] = slowing
+    first = None
+    for t in range(max(window // 2, n - HOLD), n):
+        for signal, words in _metric_signals(run, t, window).items():
+            evidence.setdefault(signal, words)
+        if first is None and len(evidence) >= COINCIDE:
+            first = float(run.steps[t])
+    if first is None:
+        return None
+    signals = tuple(s for s in SIGNALS if s in evidence)
+    return EarlyWarning(first, signals, {s: evidence[s] for s in signals})

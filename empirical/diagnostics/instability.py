@@ -1,0 +1,212 @@
+"""Detector of dynamical instability: the map's damping is gone (THEORY.md sections 5, 6, 10).
+
+An unstable map shows as a collapse of the reward from its best level with the policy carried
+off its reference (KL or entropy moved x3), a runaway KL, an entropy that rises while the reward
+falls (divergence), slow fluctuations far beyond what the noise gives, or a limit cycle: an
+unstable linear mode that the nonlinearity of the reward saturates into a sustained
+oscillation. The limit cycle is read from the AR(2) of the reward's fluctuations around its
+trend (its poles by the modified Yule-Walker equations, blind to the white sampling noise):
+complex poles (an oscillation) whose radius is near 1 (its amplitude persists: at
+0.9 it keeps a third of itself over 10 steps), with the fit explaining the fluctuations beyond
+what white noise would at the false-alarm rate ``ALPHA`` (an F test of the AR(2) against
+white noise). Needs numpy and scipy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grpodyn.empirical.diagnostics.series import (
+    change_words,
+    is_success_rate,
+    smooth,
+    window_mean,
+)
+from grpodyn.empirical.diagnostics.state import ALPHA
+from grpodyn.empirical.diagnostics.verdict import CEILING, FLAG_SCORE, ModeVerdict
+from grpodyn.empirical.logs.loaders import Run
+
+__all__ = ["instability", "limit_cycle", "LIMIT_RADIUS"]
+
+#: an AR(2) pole radius this close to 1 is near the unit circle (an oscillation that persists)
+LIMIT_RADIUS = 0.9
+
+
+def limit_cycle(r: np.ndarray) -> dict:
+    """Fit an AR(2) to the reward's fluctuations around its moving trend.
+
+    Parameters
+    ----------
+    r : ndarray
+        The reward per logged step.
+
+    Returns
+    -------
+    dict
+        ``score`` in [0, 1] (0.5 at radius :data:`LIMIT_RADIUS`, 1 at radius 1, 0 when the
+        poles are real or the fit is not significant), ``radius``, ``period`` (steps; NaN for
+        real poles), ``p_value`` of the F test against white noise, ``r2`` (share of the
+        fluctuations' variance the AR(2) explains); ``score`` 0 and NaN elsewhere when the run
+        has fewer than four trend windows.
+    """
+    n = r.size
+    width = max(25, n // 8)
+    out = {"score": 0.0, "radius": float("nan"), "period": float("nan"),
+           "p_value": float("nan"), "r2": float("nan")}
+    if n < 4 * width:
+        return out
+    x = np.nan_to_num((r - smooth(r, width))[width // 2: n - width // 2])
+    x = x - x.mean()
+    design = np.column_stack([x[1:-1], x[:-2]])
+    coef, *_ = np.linalg.lstsq(design, x[2:], rcond=None)
+    resid = x[2:] - design @ coef
+    total = float(np.sum(x[2:] ** 2))
+    if total <= 0:
+        return out
+    r2 = float(1.0 - np.sum(resid**2) / total)
+    m = x.size - 2
+    from scipy.stats import f as f_law
+
+    p_value = float(f_law.sf((r2 / 2) / max((1 - r2) / (m - 2), 1e-300), 2, m - 2))
+    poles = _signal_poles(x)
+    radius = float(np.max(np.abs(poles)))
+    complex_ = bool(np.any(np.abs(poles.imag) > 1e-9))
+    angle = float(np.max(np.abs(np.angle(poles)))) if complex_ else 0.0
+    out.update(radius=radius, p_value=p_value, r2=r2,
+               period=2 * np.pi / angle if angle > 0 else float("nan"))
+    if complex_ and p_value < ALPHA and radius >= LIMIT_RADIUS:
+        out["score"] = float(np.clip(FLAG_SCORE + (radius - LIMIT_RADIUS)
+                                     / (1 - LIMIT_RADIUS) * (1 - FLAG_SCORE), FLAG_SCORE, 1.0))
+    return out
+
+
+def _signal_poles(x: np.ndarray, lags: int = 8) -> np.ndarray:
+    """Return the AR(2) poles of the signal under white measurement noise (modified Yule-Walker).
+
+    The logged reward is the map's state plus the batch's sampling noise, white: its
+    autocovariances at lags k >= 1 are the state's alone, so the equations gamma(k) = a1
+    gamma(k-1) + a2 gamma(k-2) for k = 3..``lags`` (which never use gamma(0)) give the state's
+    poles, where an ordinary AR(2) fit pulls them towards 0 by the noise's share.
+    """
+    n = x.size
+    gamma = np.array([x[: n - k] @ x[k:] / n for k in range(lags + 1)])
+    design = np.column_stack([gamma[2:lags], gamma[1:lags - 1]])
+    coef, *_ = np.linalg.lstsq(design, gamma[3:lags + 1], rcond=None)
+    return np.roots([1.0, -coef[0], -coef[1]])
+
+
+def _excess(r: np.ndarray, noise: float) -> tuple[float, float]:
+    """Return the variance of the slow fluctuations over the white noise's, and its score."""
+    n = r.size
+    short, long_ = 5, max(25, n // 10)
+    if n < 4 * long_:  # an oscillation needs a trend to oscillate around
+        return float("nan"), 0.0
+    slow = smooth(r, short) - smooth(r, long_)
+    inner = slice(long_, n - long_)
+    white = noise**2 * (1.0 / short - 1.0 / long_)  # its variance for trend + white noise
+    excess = float(np.nanvar(slow[inner]) / white) if white > 0 else 1.0
+    return excess, float(np.clip((excess - 4.0) / 8.0, 0.0, 1.0))
+
+
+def _growth(run: Run, name: str, early: slice, late: slice) -> float:
+    """Return the late over early mean of a positive metric (NaN when it is missing)."""
+    values = run.metrics.get(name)
+    if values is None or np.isfinite(values).sum() <= 4:
+        return float("nan")
+    start = window_mean(values, early)
+    return window_mean(values, late) / start if start > 0 else float("nan")
+
+
+def _kl(run: Run, late: slice) -> tuple[float, float, str]:
+    """Return the KL's growth (late over the first half's median), its score and words."""
+    kl = run.metrics.get("kl")
+    if kl is None or np.isfinite(kl).sum() <= 8:
+        return float("nan"), 0.0, ""
+    k_mid = np.nanmedian(kl[: max(4, run.n_points // 2)])
+    k_late = window_mean(kl, late)
+    growth = k_late / k_mid if np.isfinite(k_late) and k_late > 0 and k_mid > 0 else float("nan")
+    # a stable map keeps the KL at its stationary level; an unstable one carries the policy
+    # away from the reference: a tenfold growth past 1 nat scores 1
+    if np.isfinite(growth) and k_late > 1.0 and growth > 1.0:
+        return growth, float(np.clip(np.log10(growth), 0.0, 1.0)), \
+            f"; KL grew x{growth:.1f} ({k_mid:.3g} -> {k_late:.3g})"
+    return growth, 0.0, ""
+
+
+def instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
+    """Score dynamical instability: collapse, runaway KL, divergence, excess, limit cycle.
+
+    Parameters
+    ----------
+    run : Run
+        The log.
+    early, late : slice
+        The early (first 15%) and late (last 25%) segments.
+    noise : float
+        Point-to-point noise of the reward (reward units).
+
+    Returns
+    -------
+    ModeVerdict
+        The largest of the signatures' scores, flagged at 0.5.
+    """
+    r = run.reward
+    window = max(10, run.n_points // 10)
+    level = smooth(r, window)
+    best = int(np.nanargmax(level))
+    collapse = float(level[best] - window_mean(level, late))
+    # the best of many noisy window means is biased upward by a few of their s.e.
+    significant = collapse > 5 * noise / np.sqrt(window)
+    collapse_score = float(np.clip((collapse - 0.1) / 0.2, 0.0, 1.0)) \
+        if best < run.n_points * 3 // 4 and significant else 0.0
+    excess, excess_score = _excess(r, noise)
+    cycle = limit_cycle(r)
+    entropy_growth = _growth(run, "entropy", early, late)
+    divergence_score, divergence_words = 0.0, ""
+    if entropy_growth > 1.3:
+        r0, r1 = window_mean(r, early), window_mean(r, late)
+        at_floor = is_success_rate(run) and r1 <= 1 - CEILING
+        if at_floor or r1 < r0 - max(0.05, 3 * noise / np.sqrt(early.stop)):
+            # the opposite of concentration: the temperature rose while the reward fell, the
+            # updates threw the policy off its start (divergence)
+            divergence_score = 1.0
+            divergence_words = (f"; entropy rose x{entropy_growth:.2f} while the reward fell "
+                                f"{r0:.2f} -> {r1:.2f} (divergence)")
+    kl_growth, kl_score, kl_words = _kl(run, late)
+    collapse_words = ""
+    if collapse_score == 0:
+        # a policy that concentrates also leaves the reference; the KL's growth tells an
+        # instability only together with the fall of the reward it causes
+        kl_score = 0.0
+    else:
+        # a fall of the reward at a fixed distance from the reference is a slow fluctuation of
+        # a stable, noisy run (large at small G); an instability moves the policy: the KL
+        # changes, or the entropy rises, by a factor of 3 or more. A falling entropy does not
+        # count: it is the concentration's own signature
+        moved = [abs(np.log(kl_growth))] if np.isfinite(kl_growth) else []
+        if np.isfinite(entropy_growth) and entropy_growth > 0:
+            moved.append(np.log(entropy_growth))
+        if moved and max(moved) < np.log(3.0):
+            collapse_score = kl_score = 0.0
+            collapse_words = (" without the policy leaving the reference (KL within a factor 3, "
+                              "entropy not up x3): a slow fluctuation or a concentration, not "
+                              "a divergence")
+    score = max(collapse_score, excess_score, kl_score, divergence_score, cycle["score"])
+    where = (float(run.steps[best]), float(run.steps[-1]))
+    if np.isfinite(cycle["radius"]):
+        kind = (f"oscillatory, period {cycle['period']:.1f} steps" if np.isfinite(cycle["period"])
+                else "real poles: no oscillation")
+        oscillation = (f"slow fluctuations x{excess:.1f} the variance that noise alone gives; "
+                       f"AR(2) of the fluctuations around the trend: pole radius "
+                       f"{cycle['radius']:.3f} ({kind}), explains {cycle['r2']:.0%} of their "
+                       f"variance (p = {cycle['p_value']:.2g} against white noise)")
+        if cycle["score"] >= FLAG_SCORE:
+            oscillation += ": a limit cycle, the map's poles at the unit circle"
+            where = (float(run.steps[0]), float(run.steps[-1]))
+    else:
+        oscillation = "too few points for an oscillation test"
+    fall = (f"reward {change_words(-collapse)} from its best smoothed level at step "
+            f"{run.steps[best]:g}" if collapse > 0 else
+            f"reward at its best smoothed level at the end (step {run.steps[best]:g})")
+    words = f"{fall}{collapse_words}; {oscillation}{kl_words}{divergence_words}"
+    return ModeVerdict(score >= FLAG_SCORE, score, words, True, where)

@@ -1,0 +1,248 @@
+"""Detectors of two failure modes: advantage degeneracy and policy concentration.
+
+THEORY.md sections 7 and 10: degeneracy is the drift factor 1 - p^G - (1-p)^G going to 0
+before the reward reaches its plateau (the share of zero-std groups, or its prediction from
+the reward level and G, read through the Beta law of the prompts' success rates of
+:mod:`grpodyn.numerics.prompt_pool`); concentration is p(1-p) and the entropy going to 0, told
+from learning by the spread the prompts keep. Needs numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grpodyn.empirical.diagnostics.series import (
+    change_words,
+    is_success_rate,
+    lowest_window,
+    smooth,
+    window_mean,
+)
+from grpodyn.empirical.diagnostics.verdict import (
+    CEILING,
+    FLAG_SCORE,
+    G_BOUND,
+    ModeVerdict,
+    unjudged,
+)
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.numerics.compiled import compiled
+from grpodyn.numerics.prompt_pool import (
+    PromptPool,
+    drift_loss,
+    entropy_ratio_bound,
+    fit_prompt_pool,
+    fit_prompt_pool_extremes,
+)
+
+__all__ = ["degeneracy", "concentration", "prompt_pool_at"]
+
+
+def _fit_pool(run: Run, part: slice, group_size: int) -> PromptPool | None:
+    """Fit the Beta law of the prompts over the steps of ``part`` (None without the metrics)."""
+    frac = run.metrics.get("frac_reward_zero_std")
+    if frac is None or not is_success_rate(run):
+        return None
+    both = np.isfinite(frac[part]) & np.isfinite(run.reward[part])
+    if both.sum() < 2:
+        return None
+    return fit_prompt_pool(run.reward[part], frac[part], group_size=group_size)
+
+
+def _fit_pool_extremes(run: Run, part: slice, group_size: int | None) -> PromptPool | None:
+    """Fit the Beta law from verl's advantage extremes over ``part`` (revision 10).
+
+    Needs G (declared, read or given: the extremes are decoded at the true G, never at a
+    bound), B, rewards that are a success rate, and ``critic/advantages/{max,min}``; None
+    otherwise, or when too few steps decode as binary GRPO groups.
+    """
+    hi, lo = run.metrics.get("advantage_max"), run.metrics.get("advantage_min")
+    batch = run.meta.batch.value if run.meta.batch is not None else None
+    if (hi is None or lo is None or group_size is None or not isinstance(batch, int)
+            or batch < 1 or not is_success_rate(run)):
+        return None
+    return fit_prompt_pool_extremes(run.reward[part], hi[part], lo[part],
+                                    group_size=group_size, batch=batch)
+
+
+def prompt_pool_at(run: Run, part: slice, group_size: int | None) -> PromptPool | None:
+    """Fit the Beta law over ``part``: from the zero-std share, else the advantage extremes."""
+    return (_fit_pool(run, part, group_size or G_BOUND)
+            or _fit_pool_extremes(run, part, group_size))
+
+
+def _drift_lost_over_run(run: Run, phi: float, group_size: int) -> float:
+    """Share of the drift that groups of G lost over the whole run (THEORY.md section 7).
+
+    The drift lost at each level the reward passed through (the means of disjoint windows of
+    max(10, n/10) points below the ceiling, under a Beta pool of concentration ``phi``),
+    weighted by the large-G drift sqrt(r (1 - r)) that level could carry: a run that spent its
+    first steps near the floor with a small G lost most of its learning signal there, even if
+    it escaped later.
+    """
+    window = max(10, run.n_points // 10)
+    levels = smooth(run.reward, window, mode="valid")[::window]
+    levels = levels[np.isfinite(levels) & (levels > 0) & (levels < CEILING)]
+    if not levels.size:
+        return 0.0
+    weights = np.sqrt(levels * (1 - levels))
+    lost = np.array([drift_loss(m, phi, group_size) for m in levels])
+    return float(np.sum(weights * lost) / np.sum(weights))
+
+
+def degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
+    """Score advantage degeneracy: the drift lost to groups without reward spread.
+
+    From the logged zero-std share (else its prediction from the reward and G), read through
+    the prompts' Beta law when G and a success rate allow; 0 at the ceiling.
+    """
+    frac = run.metrics.get("frac_reward_zero_std")
+    r_late = window_mean(run.reward, late)
+    logged = frac is not None and np.isfinite(frac[late]).any()
+    if not logged:
+        if group_size is None:
+            return unjudged("no frac_reward_zero_std in the log and no group size G to "
+                             "predict it from the reward level")
+        if not is_success_rate(run):
+            return unjudged("no frac_reward_zero_std in the log, and rewards outside [0, 1] "
+                             "are no success rate to predict it from")
+        frac = compiled("degenerate_group_probability")(group_size, np.clip(run.reward, 0, 1))
+    f_late = window_mean(frac, late)
+    idx = np.arange(run.n_points)[late]
+    slope = np.polyfit(run.steps[idx], run.reward[idx], 1)[0] if idx.size > 2 else 0.0
+    gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]]) if idx.size > 2 else 0.0
+    short_of_ceiling = r_late < CEILING or not is_success_rate(run)
+    steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
+    words = (f"zero-std groups {f_late:.2f} of the batch late in the run "
+             f"({'logged' if logged else f'predicted from the reward at G = {group_size}'})")
+    if group_size is not None and is_success_rate(run):
+        # the drift factor, averaged over the prompts: the share of the large-G drift
+        # sqrt(p(1-p)) that groups of G lose, under the Beta law the late steps show
+        pool = _fit_pool(run, late, group_size) if logged else None
+        phi = pool.point_phi if pool is not None else np.inf
+        lost = drift_loss(r_late, phi, group_size) if 0 < r_late < 1 else 1.0
+        over_run = _drift_lost_over_run(run, phi, group_size)
+        score = max(lost, over_run)
+        law = (f"prompt pool Beta with mean {r_late:.2f}, phi {phi:.3g} ({pool.status})"
+               if pool is not None else f"identical prompts at the reward {r_late:.2f}")
+        words += (f"; {law}: groups of G = {group_size} lose {lost:.0%} of the "
+                  f"drift a large group would carry late, {over_run:.0%} over the run")
+    else:
+        # without G, or without a success rate to set the Beta law, the share of groups
+        # without spread is the drift factor itself
+        score = float(f_late)
+        why = ("G unknown; with G the share of the drift lost to the group size would be "
+               "scored instead" if group_size is None else
+               "rewards outside [0, 1]: no success rate to set the prompts' Beta law")
+        words += f": only {1 - f_late:.0%} of the groups carry a gradient ({why})"
+    words += f"; reward {r_late:.2f}, {change_words(gain)} over the last quarter"
+    if not short_of_ceiling:
+        score = 0.0
+        words += " (at the ceiling: nothing left to learn, not a failure)"
+    return ModeVerdict(score >= FLAG_SCORE, float(score), words, True, steps)
+
+
+def concentration(run: Run, early: slice, late: slice, group_size: int | None
+                   ) -> ModeVerdict:
+    """Score policy concentration: the entropy's fall beyond what the reward's move explains.
+
+    Below the ceiling the zero-std share (or verl's advantage extremes) must confirm that the
+    failing prompts locked; without them the diagnosis abstains (``undecided``).
+    """
+    entropy = run.metrics.get("entropy")
+    if entropy is None or np.isfinite(entropy).sum() < 4:
+        return unjudged("no entropy in the log: the policy's temperature cannot be followed")
+    e0, e1 = window_mean(entropy, early), window_mean(entropy, late)
+    if not (np.isfinite(e0) and e0 > 0):
+        return unjudged("entropy at the start is not positive")
+    # the temperature at its lowest, over a window as long as the late segment: a policy that
+    # concentrated and then spread again (no KL holds it) still concentrated
+    width = late.stop - late.start
+    # the last window is the late segment itself
+    low, low_at = lowest_window(entropy, early.stop, width)
+    ratio = max(low, 0.0) / e0
+    # the share of the temperature lost: past the flag when the entropy halved (the threshold
+    # monitoring tools use); below the ceiling the groups must confirm it (see below)
+    score = float(np.clip(1 - ratio, 0.0, 1.0))
+    low_steps = (run.steps[low_at], run.steps[min(low_at + width, run.n_points) - 1])
+    span = (float(low_steps[0]), float(run.steps[-1]))  # where it shows
+    words = (f"entropy {e0:.3g} -> {low:.3g} at its lowest (x{ratio:.2f}, steps "
+             f"{low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the run")
+    cap = 0.45  # below the flag: entropy alone cannot tell concentration from learning
+    r_late = window_mean(run.reward, late)
+    frac = run.metrics.get("frac_reward_zero_std")
+    shared = frac is not None and np.isfinite(frac[late]).any()
+    pool_early = prompt_pool_at(run, early, group_size) if shared or frac is None else None
+    pool_late = prompt_pool_at(run, late, group_size) if pool_early is not None else None
+    pointed = score >= FLAG_SCORE  # the entropy halved: what the temperature alone says
+    if not is_success_rate(run):
+        score = min(score, cap)
+        words += ("; rewards outside [0, 1]: no success rate to set the temperature "
+                  "prediction, entropy alone cannot tell concentration from learning")
+        return ModeVerdict(False, score, words, True, span, undecided=pointed)
+    elif r_late >= CEILING:
+        score = 0.0
+        words += (f"; at the ceiling (reward {r_late:.2f}): the entropy fell as the prompts "
+                  "got solved, which is convergence, not a failure")
+    elif r_late <= 1 - CEILING:
+        words += (f"; at the floor (reward {r_late:.2f}): the policy concentrated onto wrong "
+                  "answers")
+    elif pool_early is not None and pool_late is not None:
+        # temperature prediction. The zero-std share of the late steps gives their Beta law
+        # (or, in verl's metrics, the advantages' extremes: revision 10); its all-wrong groups
+        # E[(1-p)^G], as a share of the failures left (1 - r), are the prompts the policy
+        # locked onto wrong answers. A policy that keeps the spread across prompts of its
+        # first steps (their phi, moved to the late mean) locks the share predicted below;
+        # concentration locks far more, convergence (prompts locked onto right answers) does
+        # not count. The score is the smaller of the entropy's fall and the share of the
+        # failing prompts that should still explore but do not
+        g_used = pool_late.group_size
+        left = max(1 - r_late, 1e-12)
+        predicted = min(pool_early.failed_share_at(r_late) / left, 1.0)
+        locked = min(pool_late.failed_share_at(r_late) / left, 1.0)
+        beyond = float(np.clip((locked - predicted) / max(1 - predicted, 1e-12), 0.0, 1.0))
+        score = min(score, beyond)
+        bound = "" if group_size else (f"; G unknown, judged at G = {G_BOUND}, the smallest "
+                                       "group (a larger G predicts fewer such groups and "
+                                       "raises this share)")
+        share = (f"zero-std groups {window_mean(frac, late):.2f} late" if shared else
+                 f"no zero-std share in the log; verl's advantage extremes give a Beta law "
+                 f"that predicts zero-std groups {pool_late.observed_share:.2f} late")
+        words += (f"; {share} (Beta phi "
+                  f"{pool_late.point_phi:.3g}, {pool_late.status}) at G = {g_used}: "
+                  f"{locked:.0%} of the failing prompts always fail, against {predicted:.0%} "
+                  f"for the spread of the first steps (phi {pool_early.point_phi:.3g}) moved to "
+                  f"the reward {r_late:.2f}: {beyond:.0%} of the failing prompts that should "
+                  f"explore do not{bound}")
+        words += (": the policy is deterministic on most prompts" if beyond >= FLAG_SCORE
+                  else ": the groups still explore")
+    else:
+        # no zero-std share (verl's default metrics): the entropy against the reward
+        # (revision 9). A pool that keeps the spread of its prompts' success rates while its
+        # mean moves from r0 to the reward of the entropy's lowest window keeps at least the
+        # share ``kept`` of its answer entropy (prompt_pool_entropy_ratio_bound): learning
+        # lowers the entropy as prompts get solved. A fall within that bound is what the
+        # reward explains: no sign of concentration. A fall beyond it points to prompts
+        # locked beyond the reward's change, but a token entropy is not an answer entropy:
+        # real runs that learn (the public ShibukiZero logs, rise 0.2 -> 0.6) lose 3-5x more
+        # token entropy than the bound allows, so the diagnosis abstains there
+        r0 = window_mean(run.reward, early)
+        r_low = window_mean(run.reward, slice(low_at, low_at + width))
+        kept = entropy_ratio_bound(r0, r_low)
+        beyond = float(np.clip(1 - ratio / kept, 0.0, 1.0))
+        words += (f"; no zero-std share in the log (verl's default metrics): the reward moved "
+                  f"{r0:.2f} -> {r_low:.2f} over those steps, which explains an answer-entropy "
+                  f"ratio of at least x{kept:.2f} for prompts that keep their spread (THEORY.md "
+                  f"section 7); {beyond:.0%} of that entropy was lost beyond it")
+        if beyond < FLAG_SCORE:
+            score = min(score, beyond)
+            words += ": a fall the move of the reward explains, no sign of concentration"
+        else:
+            score = min(score, cap)
+            words += (": beyond what the reward explains, but a token entropy can fall faster "
+                      "than the answers' (real runs that learn do), so without the zero-std "
+                      "share the diagnosis cannot tell concentration from learning")
+            return ModeVerdict(False, score, words, True, span, undecided=pointed)
+    return ModeVerdict(score >= FLAG_SCORE, score, words, True, span)
+
+

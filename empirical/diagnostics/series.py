@@ -1,0 +1,109 @@
+"""Window statistics of a logged series that every part of the diagnosis reads.
+
+Moving means that ignore NaN, the early/middle/late segments of a run, the noise of a window
+mean, normal quantiles, and a change written with its direction in words. Needs numpy.
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+
+from grpodyn.empirical.logs.loaders import Run
+
+__all__ = ["change_words", "smooth", "window_mean", "lowest_window", "segments",
+           "is_success_rate", "z_quantile", "point_noise"]
+
+
+def _window_sums(values: np.ndarray, window: int, mode: str) -> np.ndarray:
+    """Sum ``window`` consecutive values as ``np.convolve(values, ones(window), mode)`` does.
+
+    From one cumulative sum: linear in the length whatever the window.
+    """
+    n = values.size
+    if window > n:  # numpy centres on the longer of the two: a window longer than the run
+        return np.convolve(values, np.ones(window), mode)
+    total = np.concatenate([[0.0], np.cumsum(values)])
+    if mode == "valid":
+        return total[window:] - total[: n - window + 1]
+    centre = np.arange(n)
+    lo = np.clip(centre - window // 2, 0, n)
+    hi = np.clip(centre + (window - 1) // 2 + 1, 0, n)
+    return total[hi] - total[lo]
+
+
+def smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarray:
+    """Average over a moving window, ignoring NaN (NaN where a window has no finite point).
+
+    ``mode="same"``: centred, same length, the edges use the points they have;
+    ``mode="valid"``: one mean per full window, ``len(y) - window + 1`` of them.
+    """
+    finite = np.isfinite(y)
+    total = _window_sums(np.where(finite, y, 0.0), window, mode)
+    count = np.rint(_window_sums(finite.astype(float), window, mode))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+
+def window_mean(y: np.ndarray, part: slice) -> float:
+    """Return the mean of the finite values of ``y[part]`` (NaN when there is none)."""
+    chunk = y[part]
+    chunk = chunk[np.isfinite(chunk)]
+    return float(chunk.mean()) if chunk.size else float("nan")
+
+
+def lowest_window(y: np.ndarray, start: int, width: int) -> tuple[float, int]:
+    """Find the lowest mean of ``width`` consecutive points from ``start`` on, and its start.
+
+    Windows without a finite point are skipped (inf when every one lacks them).
+    """
+    means = np.nan_to_num(smooth(y[start:], width, mode="valid"), nan=np.inf)
+    at = int(np.argmin(means))
+    return float(means[at]), start + at
+
+
+def segments(n: int) -> tuple[slice, slice, slice]:
+    """Early (first 15%), late (last 25%) and middle of a run of n points."""
+    early, late = max(3, n * 15 // 100), max(3, n // 4)
+    return slice(0, early), slice(n - late, n), slice(early, n - late)
+
+
+def is_success_rate(run: Run) -> bool:
+    """Rewards in [0, 1], read as a success rate p (the p^G + (1-p)^G predictions need it)."""
+    return bool(np.nanmin(run.reward) >= 0 and np.nanmax(run.reward) <= 1)
+
+
+def z_quantile(alpha: float) -> float:
+    """Return the standard normal quantile exceeded with probability ``alpha`` (one-sided)."""
+    return NormalDist().inv_cdf(1.0 - alpha)
+
+
+def point_noise(r: np.ndarray, window: int, noise: float) -> float:
+    """Estimate the reward's noise per point at the scale of ``window`` points.
+
+    The point-to-point estimate ``noise`` (std of the differences over sqrt 2) holds for white
+    noise; slow fluctuations of a stable run (a policy that wanders at a fixed distance from
+    its reference) make means over a window vary more than it says. Their spread is read from
+    consecutive disjoint window means: the median absolute second difference (blind to a
+    linear trend, robust to one real fall; 0.6745 sqrt 6 times their s.e. for independent
+    means), from six windows on. The larger of the two is used, expressed per point: a window
+    mean has s.e. ``_point_noise / sqrt(window)``.
+    """
+    blocks = smooth(r, window, mode="valid")[::window]
+    blocks = blocks[np.isfinite(blocks)]
+    if blocks.size < 6:
+        return noise
+    spread = float(np.median(np.abs(np.diff(blocks, 2)))) / (0.6745 * np.sqrt(6.0))
+    return max(noise, spread * np.sqrt(window))
+
+
+def change_words(value: float, digits: int = 3) -> str:
+    """Write a change with its direction in words: "rose 0.120", "fell 0.050".
+
+    The number carries no sign: the verb says the direction ("fell 0.815", never "fell
+    +0.815").
+    """
+    if value > 0:
+        return f"rose {value:.{digits}f}"
+    return f"fell {-value:.{digits}f}" if value < 0 else "did not change"

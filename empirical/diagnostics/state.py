@@ -1,0 +1,169 @@
+"""What the reward did, whatever the failure modes say: the state of a run.
+
+One of :data:`STATES`: ``converged``, ``learning``, ``not_learning`` (flat from the start, or
+pinned at one value: a constant reward leaves every group without spread, so no gradient,
+THEORY.md section 7), ``declining`` (a fall beyond the noise, with the step of the peak it fell
+from; never healthy) or ``too_short``. Every test runs at the false-alarm rate ``ALPHA`` per
+run. Needs numpy and scipy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from grpodyn.empirical.diagnostics.series import (
+    change_words,
+    is_success_rate,
+    point_noise,
+    smooth,
+    window_mean,
+    z_quantile,
+)
+from grpodyn.empirical.diagnostics.verdict import CEILING, NEGLIGIBLE_RISE
+from grpodyn.empirical.logs.loaders import Run
+
+__all__ = ["STATES", "ALPHA", "SHORT", "State", "classify_state"]
+
+STATES = ("converged", "learning", "not_learning", "declining", "too_short")
+#: false-alarm rate of each test of the state (a fall, a rise-then-fall, no change), per run
+ALPHA = 0.0027
+SHORT = 40  # fewer logged points than this: too short to tell a plateau from a pause
+_PINNED = 20  # a reward identical over this many last points (and half the run) is pinned
+
+
+@dataclass(frozen=True)
+class State:
+    """The state of a run, its evidence in words and, for a decline, the step of the peak."""
+
+    name: str
+    evidence: str
+    peak_step: float | None = None
+
+
+@lru_cache(maxsize=256)
+def _joint_quantile(alpha: float, rho: float) -> float:
+    """Return z with P(X > z, Y > z) = alpha for standard normals of correlation ``rho``."""
+    from scipy.optimize import brentq
+    from scipy.stats import multivariate_normal
+
+    law = multivariate_normal(mean=[0.0, 0.0], cov=[[1.0, rho], [rho, 1.0]])
+    # P(X > z, Y > z) = P(X < -z, Y < -z) by symmetry
+    return float(brentq(lambda z: law.cdf([-z, -z]) - alpha, 0.0, 10.0))
+
+
+def _pinned(run: Run) -> State | None:
+    """Call a reward identical over its last half (and at least ``_PINNED`` points) pinned."""
+    r = run.reward
+    tail = r[run.n_points // 2:]
+    tail = tail[np.isfinite(tail)]
+    if tail.size < _PINNED or np.ptp(tail) > 1e-9 * max(1.0, abs(float(tail[0]))):
+        return None
+    value = float(tail[0])
+    moved = np.flatnonzero(np.abs(r - value) > 1e-9 * max(1.0, abs(value)))
+    since = run.steps[moved[-1] + 1] if moved.size else run.steps[0]
+    if is_success_rate(run) and value >= CEILING:
+        return State("converged", f"reward pinned at {value:g} (the ceiling) since step "
+                     f"{since:g}: every prompt solved")
+    return State("not_learning", f"reward pinned at {value:g} since step {since:g} (it started "
+                 f"at {r[0]:g}): a constant reward leaves no group with spread, so no gradient "
+                 "to learn from")
+
+
+def _fall_from_peak(run: Run, late: slice, n_early: int, sigma: float, window: int,
+                    r0: float, r1: float) -> State | None:
+    """Test a fall back from the best window mean before the late segment.
+
+    Two tests, each at ``ALPHA``: the fall alone, at the Bonferroni quantile over the windows
+    the best was picked from; and a rise-then-fall, the best window after the early segment
+    above both the start and the end, at the joint quantile of the two correlated
+    differences (they share the best window's noise) over the same windows.
+    """
+    r = run.reward
+    n_late = late.stop - late.start
+    means = smooth(r[: late.start], window, mode="valid")
+    if not means.size or not np.isfinite(means).any():
+        return None
+    best = int(np.nanargmax(means))
+    peak = float(means[best])
+    chances = max(1, late.start // window)
+    limit = z_quantile(ALPHA / chances) * sigma * np.sqrt(1.0 / window + 1.0 / n_late)
+    peak_step = float(run.steps[best + window // 2])
+    span = f"steps {run.steps[best]:g}-{run.steps[best + window - 1]:g}"
+    drop = peak - r1
+    if drop > limit:
+        return State("declining", (
+            f"reward {r0:.3f} at the start, {peak:.3f} at its best before the last quarter "
+            f"(mean of {span}, peak near step {peak_step:g}), {r1:.3f} late: it fell back "
+            f"{drop:.3f}, beyond the {limit:.3f} that noise (s.e. {sigma / np.sqrt(window):.3f} "
+            f"per window mean) leaves to the best of {chances} windows at a false-alarm rate "
+            f"of {ALPHA:g}"), peak_step)
+    means_after = means[n_early:]
+    if not means_after.size or not np.isfinite(means_after).any():
+        return None
+    best = n_early + int(np.nanargmax(means_after))
+    peak = float(means[best])
+    se_rise = sigma * np.sqrt(1.0 / window + 1.0 / n_early)
+    se_fall = sigma * np.sqrt(1.0 / window + 1.0 / n_late)
+    rho = (1.0 / window) / np.sqrt((1.0 / window + 1.0 / n_early) * (1.0 / window + 1.0 / n_late))
+    z = _joint_quantile(ALPHA / chances, round(float(rho), 3))
+    if (peak - r0) / se_rise > z and (peak - r1) / se_fall > z:
+        peak_step = float(run.steps[best + window // 2])
+        return State("declining", (
+            f"reward rose {peak - r0:.3f} from {r0:.3f} at the start to {peak:.3f} (mean of "
+            f"steps {run.steps[best]:g}-{run.steps[best + window - 1]:g}, peak near step "
+            f"{peak_step:g}) and fell back {peak - r1:.3f} to {r1:.3f} late: both beyond "
+            f"{z:.2f} s.e. ({se_rise:.3f}, {se_fall:.3f}), a rise then a fall at a false-alarm "
+            f"rate of {ALPHA:g} over {chances} windows"), peak_step)
+    return None
+
+
+def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
+    """Name what the reward did: converged, learning, not_learning, declining or too_short.
+
+    A fall back from the best level is tested against the run's noise at the scale of a
+    window (:func:`~grpodyn.empirical.diagnostics.series.point_noise`: slow fluctuations
+    count); the start and the end (first 15%, last 25%) are compared against the
+    point-to-point ``noise``.
+    """
+    if run.n_points < SHORT:
+        return State("too_short", f"{run.n_points} logged points (fewer than {SHORT})")
+    pinned = _pinned(run)
+    if pinned is not None:
+        return pinned
+    r = run.reward
+    n_early, n_late = early.stop - early.start, late.stop - late.start
+    r0, r1 = window_mean(r, early), window_mean(r, late)
+    window = max(10, run.n_points // 10)
+    sigma = point_noise(r, window, noise)
+    # the segments' comparison uses the point-to-point noise: the window-scale estimate also
+    # grows with the bend of a learning curve, which would read a real rise as flat
+    se = noise * np.sqrt(1.0 / n_early + 1.0 / n_late)
+    fallen = _fall_from_peak(run, late, n_early, sigma, window, r0, r1)
+    if fallen is not None:
+        return fallen
+    where = f"steps {run.steps[0]:g}-{run.steps[-1]:g}"
+    if r1 < r0 - z_quantile(ALPHA) * se:
+        return State("declining", f"reward {r0:.3f} -> {r1:.3f} over {where}: a fall of "
+                     f"{r0 - r1:.3f} beyond its noise (s.e. {se:.3f}) from the start",
+                     float(run.steps[0]))
+    if abs(r1 - r0) <= z_quantile(ALPHA / 2) * se:
+        return State("not_learning", f"reward {r0:.3f} -> {r1:.3f} over {where}, within "
+                     f"{z_quantile(ALPHA / 2):.2f} s.e. ({se:.3f}) of no change: flat from the "
+                     "start")
+    if is_success_rate(run) and abs(r1 - r0) <= NEGLIGIBLE_RISE:
+        return State("not_learning", f"reward {r0:.3f} -> {r1:.3f} over {where}: beyond its "
+                     f"noise (s.e. {se:.3f}) but within {NEGLIGIBLE_RISE} of no change, less "
+                     "than any mode reads from the reward: flat in practice")
+    idx = np.arange(run.n_points)[late]
+    slope = np.polyfit(run.steps[idx], r[idx], 1)[0]
+    late_gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]])
+    late_se = noise * np.sqrt(12.0 / n_late)  # s.e. of a fitted line's rise over the segment
+    at_ceiling = is_success_rate(run) and r1 >= CEILING
+    if at_ceiling or abs(late_gain) <= 2 * late_se:
+        return State("converged", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it "
+                     f"moved {abs(late_gain):.3f} (noise {late_se:.3f}): at its plateau")
+    return State("learning", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it "
+                 f"{change_words(late_gain)} (noise {late_se:.3f}): still moving")

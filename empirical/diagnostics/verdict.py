@@ -1,0 +1,45 @@
+"""The verdict on one failure mode of GRPO and the constants every detector shares.
+
+A mode gets a score in [0, 1], a flag (score >= :data:`FLAG_SCORE`), evidence in words with
+the steps where it shows, or ``judged = False`` with the reason when the log lacks what the
+mode needs (THEORY.md section 10). Needs nothing beyond the standard library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["MODES", "FLAG_SCORE", "CEILING", "NEGLIGIBLE_RISE", "G_BOUND", "ModeVerdict",
+           "unjudged"]
+
+MODES = ("reward_hacking", "advantage_degeneracy", "policy_concentration",
+         "dynamical_instability")
+FLAG_SCORE = 0.5
+#: a success rate this close to 1 has nothing left to learn: a policy locked there converged
+CEILING = 0.97
+#: the least change of a success rate that a mode reads from the reward: a smaller rise gives
+#: the hacking test no progress to decouple (revision 4), so over a whole run it is "no mode
+#: can be judged from the reward", issue 17's definition of not learning (revision 8)
+NEGLIGIBLE_RISE = 0.03
+#: G unknown: the smallest group, the most zero-std groups a pool can leave
+G_BOUND = 2
+
+
+@dataclass(frozen=True)
+class ModeVerdict:
+    """One failure mode: its score in [0, 1], whether it is flagged, and why."""
+
+    flag: bool
+    score: float
+    evidence: str
+    judged: bool = True
+    steps: tuple[float, float] | None = None  # where it shows (first, last step)
+    #: the evidence at hand points to the mode, but the log lacks what would confirm or
+    #: refute it: the diagnosis abstains (not a flag, not a clean bill)
+    undecided: bool = False
+
+
+
+def unjudged(reason: str) -> ModeVerdict:
+    """Return the verdict of a mode the log cannot judge, with the reason."""
+    return ModeVerdict(flag=False, score=0.0, evidence=reason, judged=False)

@@ -1,0 +1,142 @@
+"""The diagnosis reads like a careful practitioner: hacking, headline, decline, signs, cycles."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grpodyn.empirical.diagnostics.diagnose import diagnose
+from grpodyn.empirical.logs.loaders import Run, load_run
+
+DATA = Path(__file__).parent / "data" / "real_logs"
+E8 = DATA / ("ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_"
+             "policy_sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl")
+
+
+def _near_ceiling(held_gain: float, seed: int = 3) -> Run:
+    """A verl-like run: train 0.85 -> 0.98, validation every 10 steps rising by held_gain."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, 301, dtype=float)
+    train = np.clip(0.85 + 0.13 * (1 - np.exp(-t / 80)) + rng.normal(0, 0.02, t.size), 0, 1)
+    held = np.full(t.size, np.nan)
+    at = np.arange(9, t.size, 10)
+    held[at] = 0.845 + held_gain * (1 - np.exp(-t[at] / 80)) + rng.normal(0, 0.005, at.size)
+    return Run("verl-like", "test", t, train, {"heldout_reward": held})
+
+
+def test_a_smaller_held_out_rise_near_the_ceiling_is_not_hacking() -> None:
+    """Train 0.85 -> 0.98 while validation rises 0.845 -> 0.88: a gap, not hacking."""
+    d = diagnose(_near_ceiling(0.035))
+    verdict = d.modes["reward_hacking"]
+    assert verdict.judged and not verdict.flag and verdict.score < 0.5
+    assert "it follows" in verdict.evidence
+    assert d.primary is None and d.healthy
+
+
+def test_a_held_out_reward_that_stays_flat_or_falls_is_hacking() -> None:
+    """The same train curve with a flat, then a falling, validation reward is hacking."""
+    assert diagnose(_near_ceiling(0.0)).primary == "reward_hacking"
+    assert diagnose(_near_ceiling(-0.06)).primary == "reward_hacking"
+
+
+def _shaped(curve: np.ndarray, noise: float, seed: int = 0) -> Run:
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, curve.size + 1, dtype=float)
+    return Run("shaped", "test", t, curve + rng.normal(0, noise, curve.size), {})
+
+
+def test_a_flat_run_is_never_called_healthy() -> None:
+    """A not_learning run: no mode flagged, yet the headline names the state, not health."""
+    d = diagnose(_shaped(np.full(300, 0.4), 0.05))
+    assert d.state == "not_learning" and d.primary is None
+    assert not d.healthy and "not learning" in d.headline and "healthy" not in d.headline
+    assert d.to_dict()["headline"] == d.headline and d.to_dict()["healthy"] is False
+
+
+def test_a_rise_then_a_fall_is_declining_with_the_step_of_its_peak() -> None:
+    """-4.5 -> +3.3 -> -0.4: declining since the peak, never flat from the start."""
+    t = np.arange(300)
+    curve = np.where(t < 150, -4.5 + 7.8 * t / 150, 3.3 - 3.7 * (t - 150) / 150)
+    d = diagnose(_shaped(curve, 2.0))
+    assert d.state == "declining" and "flat" not in d.state_evidence
+    assert d.peak_step == pytest.approx(150, abs=30)
+    assert f"peak near step {d.peak_step:g}" in d.headline and not d.healthy
+
+
+def test_a_pinned_reward_is_not_learning() -> None:
+    """A reward that falls to -1 and sits there exactly carries no gradient: not learning."""
+    curve = np.concatenate([np.linspace(-0.7, -1.0, 9), np.full(200, -1.0)])
+    run = Run("pinned", "test", np.arange(1, curve.size + 1, dtype=float), curve, {})
+    d = diagnose(run)
+    assert d.state == "not_learning" and "pinned at -1" in d.state_evidence
+
+
+def test_every_change_in_the_text_carries_its_direction_in_words() -> None:
+    """Never "fell +0.815" or "rose -0.1": the verb carries the sign, the number none."""
+    t = np.arange(300)
+    curves = [0.2 + 0.6 * (1 - np.exp(-t / 60)), np.where(t < 100, 0.2 + 0.005 * t, 0.7 - 0.006 *
+                                                          (t - 100)), np.full(300, 0.5)]
+    for curve in curves:
+        d = diagnose(_shaped(np.clip(curve, 0, 1), 0.03))
+        text = " ".join([d.state_evidence, d.headline] + [v.evidence for v in d.modes.values()])
+        assert not re.search(r"\b(fell|rose|moved|gain|grew)( back)? [+-]", text), text
+
+
+def test_at_its_best_is_the_best_level_it_names() -> None:
+    """The level called "at its best" is the best window mean before the last quarter."""
+    t = np.arange(300)
+    curve = np.where(t < 120, 0.3 + 0.005 * t, 0.9 - 0.005 * (t - 120))
+    d = diagnose(_shaped(curve, 0.02))
+    best = float(re.search(r"([0-9.]+) at its best", d.state_evidence).group(1))
+    assert best == pytest.approx(0.9, abs=0.05)
+
+
+def test_a_limit_cycle_is_a_dynamical_instability() -> None:
+    """An oscillating reward (complex AR(2) poles near the unit circle) is an instability."""
+    t = np.arange(300)
+    d = diagnose(_shaped(0.5 + 0.15 * np.sin(2 * np.pi * t / 14), 0.05))
+    verdict = d.modes["dynamical_instability"]
+    assert d.primary == "dynamical_instability" and "limit cycle" in verdict.evidence
+    quiet = diagnose(_shaped(np.full(300, 0.5), 0.05, seed=1))
+    assert not quiet.modes["dynamical_instability"].flag
+
+
+def test_the_public_collapse_is_an_instability_declining_since_its_peak() -> None:
+    """ShibukiZero broad_e8_tb256 (excerpt): rose to 0.44 by step 16, collapsed to 0."""
+    d = diagnose(load_run(E8))
+    assert d.primary == "dynamical_instability" and d.state == "declining"
+    assert 10 <= d.peak_step <= 18
+    assert d.headline.startswith("dynamical_instability (declining since its peak near step")
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grpodyn", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_cli_diagnose_until_is_causal_and_reports_the_early_warning() -> None:
+    """--until 19 sees the precursors of the collapse; --until 15 sees none."""
+    out = _cli("diagnose", str(E8), "--until", "19", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["until"] == 19 and result["state"] == "too_short"
+    assert result["early_warning"]["step"] <= 19
+    assert {"kl_rise", "length_departure"} <= set(result["early_warning"]["signals"])
+    early = json.loads(_cli("diagnose", str(E8), "--until", "15", "--json").stdout)
+    assert early["early_warning"] is None
+    text = _cli("diagnose", str(E8), "--until", "19")
+    assert "early warning at step" in text.stdout and "not a verdict" in text.stdout
+
+
+@pytest.mark.parametrize("until", ["-3", "abc", "nan"])
+def test_cli_diagnose_refuses_a_bad_until_in_one_line(until: str) -> None:
+    """A step before the log, or not a number: one line, exit 2."""
+    out = _cli("diagnose", str(E8), "--until", until)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

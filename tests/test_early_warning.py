@@ -1,0 +1,113 @@
+"""Early warning: coincident precursors of a collapse at the last steps, read causally."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grpodyn.empirical.diagnostics.early_warning import (
+    COINCIDE,
+    MIN_POINTS,
+    early_warning,
+    prefix,
+)
+from grpodyn.empirical.logs.loaders import Run, load_run
+from grpodyn.ground import InputError
+
+E8 = Path(__file__).parent / "data" / "real_logs" / (
+    "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_policy_sweep_"
+    "runs_broad_e8_tb256_metrics.excerpt.jsonl")
+
+
+def _quiet(n: int = 120, seed: int = 0) -> Run:
+    """A learning run whose entropy, KL and length wander around slow trends."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, n + 1, dtype=float)
+    metrics = {"entropy": 0.8 - 0.002 * t + rng.normal(0, 0.03, n),
+               "kl": 0.01 + 0.0001 * t + np.abs(rng.normal(0, 0.002, n)),
+               "completion_length": 300 + 0.5 * t + rng.normal(0, 10, n)}
+    reward = 0.2 + 0.5 * (1 - np.exp(-t / 40)) + rng.normal(0, 0.04, n)
+    return Run("quiet", "test", t, reward, metrics)
+
+
+def _with_jump(run: Run, names: tuple[str, ...]) -> Run:
+    metrics = {k: v.copy() for k, v in run.metrics.items()}
+    for name in names:
+        metrics[name][-1] = metrics[name][-1] * 3 + 0.5
+    return Run(run.source, run.format, run.steps, run.reward, metrics)
+
+
+def test_a_quiet_run_gives_no_warning() -> None:
+    assert early_warning(_quiet()) is None
+
+
+def test_coincident_precursors_warn_and_a_lone_one_does_not() -> None:
+    """Entropy and KL leaving their trends together warn; the entropy alone does not."""
+    assert COINCIDE == 2
+    warning = early_warning(_with_jump(_quiet(), ("entropy", "kl")))
+    assert warning is not None and warning.step == 120
+    assert warning.signals == ("entropy_rise", "kl_rise")
+    assert "rose above its trend" in warning.evidence["entropy_rise"]
+    assert set(warning.to_dict()) == {"step", "signals", "evidence"}
+    assert early_warning(_with_jump(_quiet(), ("entropy",))) is None
+
+
+def test_critical_slowing_down_is_named_when_the_fluctuations_slow_and_grow() -> None:
+    """An AR(1) whose pole rises towards 1 and whose noise grows: both rolling stats rise."""
+    rng = np.random.default_rng(4)
+    n = 300
+    x = np.zeros(n)
+    for i in range(1, n):
+        x[i] = (0.1 + 0.85 * i / n) * x[i - 1] + (0.02 + 0.05 * i / n) * rng.normal()
+    run = _with_jump(Run("slow", "test", np.arange(1.0, n + 1), 0.5 + x,
+                         _quiet(n, seed=5).metrics), ("entropy",))
+    warning = early_warning(run)
+    assert warning is not None and "critical_slowing_down" in warning.signals
+    assert "Kendall tau" in warning.evidence["critical_slowing_down"]
+
+
+def test_prefix_is_causal_and_refuses_a_step_before_the_log() -> None:
+    run = _with_jump(_quiet(), ("entropy", "kl"))
+    cut = prefix(run, 60)
+    assert cut.n_points == 60 and cut.steps[-1] == 60
+    assert np.array_equal(cut.metrics["kl"], run.metrics["kl"][:60])
+    assert early_warning(cut) is None  # the jump at step 120 is not known at step 60
+    with pytest.raises(InputError, match="no step is at or before"):
+        prefix(run, 0)
+    assert early_warning(prefix(run, MIN_POINTS - 1)) is None
+
+
+def test_the_public_collapse_is_warned_before_half_its_fall() -> None:
+    """ShibukiZero broad_e8_tb256: the reward lost half its fall at step 20; KL and length
+    left their trends at steps 18-19."""
+    run = load_run(E8)
+    assert early_warning(prefix(run, 15)) is None
+    warning = early_warning(prefix(run, 19))
+    assert warning is not None and warning.step == 19
+    assert {"kl_rise", "length_departure"} <= set(warning.signals)
+
+
+def test_the_monitor_reports_the_early_warning() -> None:
+    import grpodyn
+
+    run = load_run(E8)
+    monitor = grpodyn.Monitor(refit_every=1000, diagnose_every=0)
+    states = []
+    for i, step in enumerate(run.steps):
+        metrics = {"reward": run.reward[i]}
+        metrics |= {k: v[i] for k, v in run.metrics.items() if np.isfinite(v[i])}
+        states.append(monitor.update(step, metrics))
+    assert states[14].early_warning is None
+    assert states[18].early_warning is not None and states[18].early_warning["step"] == 19
+    assert states[18].to_dict()["early_warning"] == states[18].early_warning
+
+
+def test_the_callback_accepts_early_warning_in_stop_on() -> None:
+    pytest.importorskip("transformers")
+    from grpodyn.empirical.callback import GRPODynamicsCallback
+
+    GRPODynamicsCallback(stop_on=("early_warning", "dynamical_instability"))
+    with pytest.raises(InputError, match="unknown modes"):
+        GRPODynamicsCallback(stop_on=("collapse",))
