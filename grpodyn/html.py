@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from grpodyn.claims import by_reason
-from grpodyn.theory.claims import Check
+from grpodyn.theory.claims import Check, get_claim
 
 __all__ = ["summary_block", "checks_table", "study_table", "figures_block", "diagnosis_table",
            "derivations_table", "page", "NO_REASON"]
@@ -27,16 +27,25 @@ figure{display:inline-block;margin:1em}img{max-width:520px}
 #summary .headline{font-weight:bold}"""
 
 
-def summary_block(summary: Mapping[str, Any]) -> str:
+def summary_block(summary: Mapping[str, Any], *, checks: Sequence[Check] = ()) -> str:
     """Render the ledger: per group its headline, its sources and each disagreement's reason.
 
     Parameters
     ----------
     summary : mapping
         :func:`grpodyn.claims.summarise`'s result.
+    checks : sequence of Check
+        The ledger rows: a group that names its holding claims (at most four) shows their
+        evidence too.
     """
     parts = []
     for name, group in summary["groups"].items():
+        named = group["holds"] if group["fails"] and len(group["holds"]) <= 4 else []
+        held = "".join(f"<li><b>{html.escape(c.claim)}</b>: predicted {html.escape(c.stated)}; "
+                       f"observed {html.escape(c.computed)}.</li>"
+                       for c in checks if c.agrees and c.key
+                       and get_claim(c.key).question in named)
+        held = f"<h4>What holds</h4><ul>{held}</ul>" if held else ""
         sources = "".join(
             f"<li><b>{html.escape(source)}</b> (THEORY.md section"
             f"{'s' * (len(s['sections']) > 1)} {html.escape(', '.join(s['sections']))}): "
@@ -49,11 +58,12 @@ def summary_block(summary: Mapping[str, Any]) -> str:
                                  f"{html.escape(d['computed'])}." for d in same)
             + f"<br><i>Why:</i> {html.escape(reason or NO_REASON)}</li>"
             for reason, same in by_reason(rows))
-        study = "".join(f"<p>The later routes to these questions are the study's rows below "
-                        f"(<code>{html.escape(path)}</code>).</p>" for path in group["studies"])
+        study = "".join('<p>The later routes to these questions are the <a href="#study">'
+                        f"study's rows</a> below (<code>{html.escape(path)}</code>).</p>"
+                        for path in group["studies"])
         parts.append(f'<h3 id="{_anchor(name)}">{html.escape(name)}</h3>'
                      f'<p class="headline">{html.escape(group["headline"])}</p>'
-                     f"<ul>{sources}</ul>"
+                     f"<ul>{sources}</ul>{held}"
                      f"<h4>What disagrees, and why ({len(rows)})</h4>"
                      f"<ul>{wrong or '<li>nothing</li>'}</ul>{study}")
     return (f'<section id="summary"><h2>In short</h2><p>{summary["claims_agree"]} of '

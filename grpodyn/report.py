@@ -75,7 +75,7 @@ def _figures(out: Path) -> list[tuple[str, str]]:
     ax.plot(t, 0.8 - 0.6 * np.exp(-t / 60.0), "k:", label="single exponential, tau = 60 steps")
     ax.axhline(0.8, color="#999", lw=0.8, ls="--", label="plateau r* = 0.8")
     ax.set_xlabel("step")
-    ax.set_ylabel("expected reward (success rate)")
+    ax.set_ylabel("expected reward")
     ax.legend(fontsize=8)
     ax.set_title("Closed-form reward curves (v0 = 0: slow start)")
     figures.append(("trajectories.png", "Closed-form trajectories in three regimes; the momentum "
@@ -168,7 +168,7 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
               f"{derive_seconds:.2f} s). One claim per question, each with the prediction "
               f"fixed before it was checked: {summary_rows['claims_agree']} of "
               f"{summary_rows['claims_total']} hold.",
-        sections=[html.summary_block(summary_rows), html.checks_table(checks),
+        sections=[html.summary_block(summary_rows, checks=checks), html.checks_table(checks),
                   html.study_table(study), html.figures_block(figures),
                   html.diagnosis_table(diag_rows),
                   html.derivations_table(derivations.values(), to_latex)])
