@@ -218,3 +218,25 @@ def test_lab_results_unchanged_by_the_speed_work(quick_report):
     for kind, results in before["thresholds"].items():
         assert [r["observed"] for r in results] == \
             [r["observed"] for r in now["thresholds"][kind]], kind
+
+
+def test_study_rows_are_never_counted_and_a_claim_holds_only_whole():
+    """Seeded rows: a study row that agrees adds nothing; a claim with one failing row of two
+    fails, and its group's headline names it with its count."""
+    from grpodyn.claims import summarise
+    from grpodyn.theory.claims import GROUPS, get_claim
+
+    fit, lr = get_claim("tiny_fit"), get_claim("deepnet_lr_max_momentum")
+    rows = [fit.row("ok", True, subject="a"), fit.row("low", False, subject="b"),
+            lr.row("met", True), lr.row("later route", True, study=True),
+            lr.row("later route", False, study=True)]
+    summary = summarise(rows)
+    assert (summary["checks_agree"], summary["checks_total"]) == (2, 3)
+    assert (summary["claims_agree"], summary["claims_total"]) == (1, 2)
+    small, real = summary["groups"][GROUPS[1]], summary["groups"][GROUPS[2]]
+    assert small["fails"] == [f"{fit.question} (1 of 2)"] and not small["holds"]
+    assert small["headline"] == (f"{GROUPS[1]}: 0 of 1 claims hold (1 of 2 checks); "
+                                 f"not: {fit.question} (1 of 2)")
+    assert real["headline"] == f"{GROUPS[2]}: 1 of 1 questions predicted; every one holds"
+    assert [d["group"] for d in summary["disagreements"]] == [GROUPS[1]]
+    assert summary["disagreements"][0]["reason"] == fit.reason
