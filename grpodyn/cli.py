@@ -916,14 +916,21 @@ def _print_compare(result: dict[str, Any]) -> None:
 
 
 def _print_report(result: dict[str, Any]) -> None:
-    """Print the ledger on one screen: a line per group, a line per disagreement, the page."""
+    """Print the ledger on one screen, every line at most ``_LINE`` characters.
+
+    A headline per group (wrapped), a line per disagreement, the page that says why.
+    """
     if "disagreements" not in result:  # the report of one LOG
         _print_human(result, "")
         return
+    import textwrap
+
     print(f"grpodyn report: {result['derivations']} derivations; claims: {result['claims']} "
           f"(checks: {result['checks']})")
-    for group in result["groups"].values():
-        print(f"  {group['headline']}")
+    for group in result["groups"].values():  # wrapped, never inside "d = 2" or "6 of 7"
+        headline = group["headline"].replace(" = ", "\xa0=\xa0").replace(" of ", "\xa0of\xa0")
+        print(textwrap.fill(headline, _LINE, initial_indent="  ",
+                            subsequent_indent="      ").replace("\xa0", " "))
     print(f"what disagrees ({len(result['disagreements'])}), one line each:")
     for d in result["disagreements"]:
         stated = f"stated {d['stated']}; computed " if len(d["stated"]) <= _STATED else ""
@@ -934,7 +941,7 @@ def _print_report(result: dict[str, Any]) -> None:
 
 #: The width of one printed line of the report's disagreements, and the longest stated value
 #: printed in it (a longer one, a sentence, is on the page).
-_LINE, _STATED = 110, 24
+_LINE, _STATED = 100, 24
 
 
 #: The human-readable printer of each command that has its own (the others print key: value).
