@@ -361,6 +361,11 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "                              refresh=refresh, staleness=staleness)\n"
                  "print(prediction.regime, state['regime'], system.spectral_radius, "
                  "state['spectral_radius'])"),
+        ("md", "The same panels without widgets, at the sliders' values (what a rendered page "
+               "of this notebook shows; `python -m grpodyn.numerics.explorer OUT` writes them "
+               "for one point per regime)."),
+        ("code", "explorer_figure(lr=lr.value, momentum=momentum.value, kappa=kappa.value, "
+                 "refresh=refresh,\n                staleness=staleness);"),
     ],
 }
 
