@@ -413,7 +413,9 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
         return finite_json(summary)
     return {"html": summary["html"], "derivations": summary["derivations"],
             "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree",
-            "sources": summary["sources"], "disagreements": summary["disagreements"]}
+            "claims": f"{summary['claims_agree']} of {summary['claims_total']} hold",
+            "sources": summary["sources"], "groups": summary["groups"],
+            "disagreements": summary["disagreements"]}
 
 
 def _cmd_compare(args: argparse.Namespace) -> dict[str, Any]:
@@ -957,22 +959,32 @@ def _print_compare(result: dict[str, Any]) -> None:
 
 
 def _print_report(result: dict[str, Any]) -> None:
+    """Print the ledger on one screen, every line at most ``_LINE`` characters.
+
+    A headline per group (wrapped), a line per disagreement, the page that says why.
+    """
     if "disagreements" not in result:  # the report of one LOG
         _print_human(result, "")
         return
-    from grpodyn.claims import by_reason  # here: the other commands need neither registry
-    from grpodyn.html import NO_REASON
-    print(f"{result['html']}: {result['derivations']} derivations; claims: "
-          f"{result['checks']}")
-    for name, s in result["sources"].items():
-        print(f"  {name} (THEORY.md {', '.join(s['sections'])}): {s['agree']} of "
-              f"{s['total']} agree")
-    print(f"what disagrees, and why ({len(result['disagreements'])}):")
-    for reason, rows in by_reason(result["disagreements"]):
-        for d in rows:
-            print(f"  - {d['claim']}: stated {d['stated']}; computed {d['computed'][:90]}"
-                  + ("..." if len(d["computed"]) > 90 else ""))
-        print(f"    why: {reason or NO_REASON}")
+    import textwrap
+
+    print(f"grpodyn report: {result['derivations']} derivations; claims: {result['claims']} "
+          f"(checks: {result['checks']})")
+    for group in result["groups"].values():  # wrapped, never inside "d = 2" or "6 of 7"
+        headline = group["headline"].replace(" = ", "\xa0=\xa0").replace(" of ", "\xa0of\xa0")
+        print(textwrap.fill(headline, _LINE, initial_indent="  ",
+                            subsequent_indent="      ").replace("\xa0", " "))
+    print(f"what disagrees ({len(result['disagreements'])}), one line each:")
+    for d in result["disagreements"]:
+        stated = f"stated {d['stated']}; computed " if len(d["stated"]) <= _STATED else ""
+        line = f"  - {d['claim']}: {stated}{d['computed']}"
+        print(line if len(line) <= _LINE else line[:_LINE - 3] + "...")
+    print(f"why, with every check and the study's rows: {result['html']}")
+
+
+#: The width of one printed line of the report's disagreements, and the longest stated value
+#: printed in it (a longer one, a sentence, is on the page).
+_LINE, _STATED = 100, 24
 
 
 #: The human-readable printer of each command that has its own (the others print key: value).

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from grpodyn.claims import by_reason
-from grpodyn.theory.claims import Check
+from grpodyn.theory.claims import Check, get_claim
 
-__all__ = ["summary_block", "checks_table", "figures_block", "diagnosis_table",
+__all__ = ["summary_block", "checks_table", "study_table", "figures_block", "diagnosis_table",
            "derivations_table", "page", "NO_REASON"]
 
 #: Said of a disagreement the registry records no reason for.
@@ -23,33 +23,73 @@ _STYLE = """body{font-family:sans-serif;max-width:1100px;margin:2em auto}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px;font-size:13px}
 figure{display:inline-block;margin:1em}img{max-width:520px}
 #summary{background:#f6f8fa;border:1px solid #d0d7de;padding:0.5em 1.5em;margin-bottom:2em}
-#summary li{margin:0.3em 0}"""
+#summary li{margin:0.3em 0}
+#summary .headline{font-weight:bold}"""
 
 
-def summary_block(summary: Mapping[str, Any]) -> str:
-    """Render what was reproduced and each disagreement with its one-line reason.
+def summary_block(summary: Mapping[str, Any], *, checks: Sequence[Check] = ()) -> str:
+    """Render the ledger: per group its headline, its sources and each disagreement's reason.
 
     Parameters
     ----------
     summary : mapping
         :func:`grpodyn.claims.summarise`'s result.
+    checks : sequence of Check
+        The ledger rows: a group that names its holding claims (at most four) shows their
+        evidence too.
     """
-    sources = summary["sources"]
-    lines = "".join(
-        f"<li><b>{html.escape(name)}</b> (THEORY.md section{'s' * (len(s['sections']) > 1)} "
-        f"{html.escape(', '.join(s['sections']))}): {s['agree']} of {s['total']} agree</li>"
-        for name, s in sources.items())
-    wrong = "".join(
-        "<li>" + "<br>".join(f"<b>{html.escape(d['claim'])}</b>: stated "
-                             f"{html.escape(d['stated'])}, computed {html.escape(d['computed'])}."
-                             for d in rows)
-        + f"<br><i>Why:</i> {html.escape(reason or NO_REASON)}</li>"
-        for reason, rows in by_reason(summary["disagreements"]))
-    return (f'<section id="summary"><h2>In short</h2><p>{summary["checks_agree"]} of '
-            f"{summary['checks_total']} checked claims agree.</p>"
-            f"<h3>What was reproduced</h3><ul>{lines}</ul>"
-            f"<h3>What disagrees, and why ({len(summary['disagreements'])})</h3>"
-            f"<ul>{wrong or '<li>nothing</li>'}</ul></section>")
+    parts = []
+    for name, group in summary["groups"].items():
+        named = group["holds"] if group["fails"] and len(group["holds"]) <= 4 else []
+        held = "".join(f"<li><b>{html.escape(c.claim)}</b>: predicted {html.escape(c.stated)}; "
+                       f"observed {html.escape(c.computed)}.</li>"
+                       for c in checks if c.agrees and c.key
+                       and get_claim(c.key).question in named)
+        held = f"<h4>What holds</h4><ul>{held}</ul>" if held else ""
+        sources = "".join(
+            f"<li><b>{html.escape(source)}</b> (THEORY.md section"
+            f"{'s' * (len(s['sections']) > 1)} {html.escape(', '.join(s['sections']))}): "
+            f"{s['agree']} of {s['total']} checks agree</li>"
+            for source, s in summary["sources"].items() if source in group["sources"])
+        rows = [d for d in summary["disagreements"] if d["group"] == name]
+        wrong = "".join(
+            "<li>" + "<br>".join(f"<b>{html.escape(d['claim'])}</b>: stated "
+                                 f"{html.escape(d['stated'])}, computed "
+                                 f"{html.escape(d['computed'])}." for d in same)
+            + f"<br><i>Why:</i> {html.escape(reason or NO_REASON)}</li>"
+            for reason, same in by_reason(rows))
+        study = "".join('<p>The later routes to these questions are the <a href="#study">'
+                        f"study's rows</a> below (<code>{html.escape(path)}</code>).</p>"
+                        for path in group["studies"])
+        parts.append(f'<h3 id="{_anchor(name)}">{html.escape(name)}</h3>'
+                     f'<p class="headline">{html.escape(group["headline"])}</p>'
+                     f"<ul>{sources}</ul>{held}"
+                     f"<h4>What disagrees, and why ({len(rows)})</h4>"
+                     f"<ul>{wrong or '<li>nothing</li>'}</ul>{study}")
+    return (f'<section id="summary"><h2>In short</h2><p>{summary["claims_agree"]} of '
+            f"{summary['claims_total']} claims hold, one claim per question "
+            f"({summary['checks_agree']} of {summary['checks_total']} checks agree).</p>"
+            + "".join(parts) + "</section>")
+
+
+def _anchor(name: str) -> str:
+    """Return an HTML id for a group's name."""
+    return "-".join(name.split())
+
+
+def study_table(checks: Sequence[Check]) -> str:
+    """Render the study's rows: later routes to a question, linked from its claim."""
+    if not checks:
+        return ""
+    rows = "\n".join(
+        f"<tr><td>{html.escape(c.claim)}</td><td>{html.escape(c.stated)}</td>"
+        f"<td>{html.escape(c.computed)}</td><td>{'yes' if c.agrees else 'no'}</td>"
+        f"<td>{html.escape(c.note)}</td></tr>" for c in checks)
+    return ('<h2 id="study">The study: later routes to the same questions</h2>\n<p>Each '
+            "question above is judged on the route fixed before its runs; these rows are the "
+            "routes tried after it, kept for the record and never counted.</p>\n<table><tr>"
+            "<th>route</th><th>predicted</th><th>observed</th><th>within target</th>"
+            f"<th>note</th></tr>\n{rows}</table>")
 
 
 def checks_table(checks: Iterable[Check]) -> str:

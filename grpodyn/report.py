@@ -34,23 +34,16 @@ def _figures(out: Path) -> list[tuple[str, str]]:
 
     from grpodyn.numerics import stability
     from grpodyn.numerics.compiled import compiled
+    from grpodyn.numerics.explorer import regime_map_axes
     from grpodyn.numerics.trajectory import trajectory
 
     figures = []
-    beta = np.linspace(0, 0.99, 300)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    boundaries = [("critical_stiffness_discrete", "monotone | oscillatory (exact)", "-"),
-                  ("critical_stiffness", "zeta = 1 (continuum)", "--"),
-                  ("flip_stiffness", "oscillatory | flip (exact)", "-"),
-                  ("stiffness_max", "stability limit 2(1+beta)", "-")]
-    for name, label, style in boundaries:
-        ax.plot(beta, compiled(name)(beta), style, label=label)
-    ax.set_yscale("log")
-    ax.set_xlabel("momentum beta")
-    ax.set_ylabel("stiffness k = a kappa")
-    ax.set_title("Regimes of the on-policy map")
-    ax.legend(fontsize=8)
-    figures.append(("regimes.png", "Regime boundaries: exact discrete and continuum."))
+    fig, ax = plt.subplots(figsize=(7, 5.6))
+    regime_map_axes(ax)
+    fig.tight_layout()
+    figures.append(("regimes.png", "Regimes of the on-policy map, shaded and named: the exact "
+                    "critical damping curve (1 - sqrt beta)^2 and its continuum estimate, the "
+                    "flip boundary and the Jury limit 2(1 + beta) beyond which the map diverges."))
     save_figure(fig, out / figures[-1][0])
     plt.close(fig)
 
@@ -65,8 +58,8 @@ def _figures(out: Path) -> list[tuple[str, str]]:
                 label=f"reference bound c/k, beta={b}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("stiffness k")
-    ax.set_ylabel("first unstable refresh interval K*")
+    ax.set_xlabel("stiffness k = lr kappa [1/step^2]")
+    ax.set_ylabel("first unstable refresh interval K* [steps]")
     ax.legend(fontsize=6, ncol=2)
     figures.append(("refresh_threshold.png", "Refresh-interval threshold: exact Jury condition "
                     "of the monodromy matrix against the continuum estimate and the reference "
@@ -76,9 +69,11 @@ def _figures(out: Path) -> list[tuple[str, str]]:
 
     fig, ax = plt.subplots(figsize=(6, 4))
     t = np.linspace(0, 120, 400)
-    for zeta in (0.3, 1.0, 3.0):
-        ax.plot(t, 0.8 - trajectory(t, e0=0.6, zeta=zeta, omega0=0.1), label=f"zeta = {zeta}")
-    ax.plot(t, 0.8 - 0.6 * np.exp(-t / 60.0), "k:", label="single exponential, tau = 60")
+    for zeta, name in ((0.3, "oscillatory"), (1.0, "critical"), (3.0, "overdamped")):
+        ax.plot(t, 0.8 - trajectory(t, e0=0.6, zeta=zeta, omega0=0.1),
+                label=f"{name}: damping ratio zeta = {zeta}")
+    ax.plot(t, 0.8 - 0.6 * np.exp(-t / 60.0), "k:", label="single exponential, tau = 60 steps")
+    ax.axhline(0.8, color="#999", lw=0.8, ls="--", label="plateau r* = 0.8")
     ax.set_xlabel("step")
     ax.set_ylabel("expected reward")
     ax.legend(fontsize=8)
@@ -113,9 +108,12 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     Returns
     -------
     dict
-        Paths, the rows of every claim (``checks``), ``checks_agree`` / ``checks_total``,
-        ``sources`` (agreement per source) and ``disagreements`` (each with its reason), and
-        the raw numbers of the lab, the tiny runs and the test beds.
+        Paths, the ledger rows of every claim (``checks``), the study rows of the later routes
+        to a question (``study_checks``), ``checks_agree`` / ``checks_total``,
+        ``claims_agree`` / ``claims_total`` (one claim per question), ``sources`` and
+        ``groups`` (agreement per source and per group of the ledger, each group with its
+        one-line headline), ``disagreements`` (each with its group and reason), and the raw
+        numbers of the lab, the tiny runs and the test beds.
     """
     from grpodyn import html
     from grpodyn.claims import evaluate, summarise
@@ -159,22 +157,27 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     checks += evaluate("bandit lab", lab) + tiny_checks + diag_checks
     deepnet = comparison_data()  # issue 16: the deep network, predicted before its runs
     checks += [] if deepnet is None else evaluate("deep network", deepnet)
+    study = [c for c in checks if c.study]  # later routes to a question: the study's rows
+    checks = [c for c in checks if not c.study]
     figures += bandit_figures + tiny_figures + diag_figures
     summary_rows = summarise(checks)
     info = build_info()
     page = html.page(
         title="grpodyn: the mean-field theory of GRPO, reproduced",
         intro=f"{len(derivations)} derivations ({info.source if info else 'derived'} in "
-              f"{derive_seconds:.2f} s). Claims of THEORY.md recomputed: "
-              f"{summary_rows['checks_agree']} of {summary_rows['checks_total']} agree.",
-        sections=[html.summary_block(summary_rows), html.checks_table(checks),
-                  html.figures_block(figures), html.diagnosis_table(diag_rows),
+              f"{derive_seconds:.2f} s). One claim per question, each with the prediction "
+              f"fixed before it was checked: {summary_rows['claims_agree']} of "
+              f"{summary_rows['claims_total']} hold.",
+        sections=[html.summary_block(summary_rows, checks=checks), html.checks_table(checks),
+                  html.study_table(study), html.figures_block(figures),
+                  html.diagnosis_table(diag_rows),
                   html.derivations_table(derivations.values(), to_latex)])
     write_atomic(out / "index.html", page)
     summary = {"out": str(out), "html": str(out / "index.html"),
                "figures": [str(out / name) for name, _ in figures],
                "derivations": len(derivations), "derivation_seconds": derive_seconds,
                "checks": [c.__dict__ for c in checks],
+               "study_checks": [c.__dict__ for c in study],
                **summary_rows,
                "bandit": bandit_raw, "tiny_runs": {} if tiny is None else tiny.to_dict(),
                "diagnostics": {name: {k: v for k, v in bed["scored"].items() if k != "cases"}

@@ -308,6 +308,68 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "        if (figures.DATA / f'relaxruns_{route}_{m}.json').exists():\n"
                  "            figures.relaxation_figure(m, route=route)"),
     ],
+    "08_regime_explorer.ipynb": [
+        ("md", "# The regime explorer\n\nMove the sliders: the learning rate, the momentum, "
+               "the curvature kappa and a lag (a refresh interval K, sample-and-hold, or a "
+               "staleness d). The stiffness is k = lr kappa [1/step^2]. The panels show the mean "
+               "reward path of the exact discrete map, its poles in the unit disk (the map is "
+               "stable while every pole lies inside) and the regime map with this run as a "
+               "star: regimes shaded and named, the critical damping curve, the flip boundary, "
+               "the Jury limit 2(1 + beta) and, with a lag, its threshold (THEORY.md sections "
+               "4 and 5). The static panels are `grpodyn.numerics.explorer.explorer_figure`; "
+               "the widgets need the `notebooks` extra (ipywidgets)."),
+        ("code", "import ipywidgets as widgets\nimport matplotlib.pyplot as plt\n"
+                 "from IPython.display import display\n"
+                 "from grpodyn.numerics.explorer import explorer_figure\n\n"
+                 "lr = widgets.FloatLogSlider(value=0.02, base=10, min=-4, max=0.7, step=0.05, "
+                 "description='lr')\n"
+                 "momentum = widgets.FloatSlider(value=0.9, min=0.0, max=0.98, step=0.01, "
+                 "description='momentum')\n"
+                 "kappa = widgets.FloatLogSlider(value=1.0, base=10, min=-2, max=2, step=0.05, "
+                 "description='kappa')\n"
+                 "lag = widgets.Dropdown(options=['none', 'refresh', 'staleness'], "
+                 "value='none', description='lag')\n"
+                 "lag_steps = widgets.IntSlider(value=4, min=1, max=16, "
+                 "description='K or d')"),
+        ("md", "Each change redraws the three panels and records what they show in `state` "
+               "(the regime, the poles and their radius, the limits)."),
+        ("code", "panel = widgets.Output()\nlabel = widgets.HTML()\nstate = {}\ndrawn = [0]\n\n"
+                 "def update(change=None):\n"
+                 "    refresh = lag_steps.value if lag.value == 'refresh' else 1\n"
+                 "    staleness = lag_steps.value if lag.value == 'staleness' else 0\n"
+                 "    fig = explorer_figure(lr=lr.value, momentum=momentum.value, "
+                 "kappa=kappa.value,\n"
+                 "                          refresh=refresh, staleness=staleness)\n"
+                 "    state.clear()\n    state.update(fig.explorer_state.to_dict())\n"
+                 "    drawn[0] += 1\n"
+                 "    label.value = (f\"<b>{state['regime']}</b>: k = {state['stiffness']:.3g}, "
+                 "pole radius {state['spectral_radius']:.3f}, \"\n"
+                 "                   f\"lr limit {state['lr_max']:.3g}\")\n"
+                 "    with panel:\n        panel.clear_output(wait=True)\n"
+                 "        display(fig)\n    plt.close(fig)\n\n"
+                 "for control in (lr, momentum, kappa, lag, lag_steps):\n"
+                 "    control.observe(update, names='value')\n"
+                 "update()\n"
+                 "display(widgets.VBox([widgets.HBox([lr, momentum, kappa]), "
+                 "widgets.HBox([lag, lag_steps]), label, panel]))"),
+        ("md", "The same point through the public API: `grpodyn.predict` names the regime, "
+               "`grpodyn.MeanFieldMap` gives the poles."),
+        ("code", "import grpodyn\nrefresh = lag_steps.value if lag.value == 'refresh' else 1\n"
+                 "staleness = lag_steps.value if lag.value == 'staleness' else 0\n"
+                 "prediction = grpodyn.predict(lr=lr.value, momentum=momentum.value, "
+                 "kappa=kappa.value,\n"
+                 "                             refresh=refresh, staleness=staleness)\n"
+                 "system = grpodyn.MeanFieldMap(lr=lr.value, kappa=kappa.value, "
+                 "momentum=momentum.value,\n"
+                 "                              refresh=refresh, staleness=staleness)\n"
+                 "print(prediction.regime, state['regime'], system.spectral_radius, "
+                 "state['spectral_radius'])"),
+        ("md", "The same panels without widgets, at the sliders' values (what a rendered page "
+               "of this notebook shows; `python -m grpodyn.numerics.explorer OUT` writes them "
+               "for one point per regime)."),
+        ("code", "explorer_figure(lr=lr.value, momentum=momentum.value, kappa=kappa.value, "
+                 "refresh=refresh,\n                staleness=staleness);"),
+    ],
 }
 
 

@@ -1,6 +1,6 @@
 """The checks of the theory's own claims: compiled derivations against THEORY.md's values.
 
-Each check is named by a claim of :mod:`grpodyn.theory.claims_registry` and called as
+Each check is named by a claim of :mod:`grpodyn.theory.claims.registry` and called as
 ``check(claim, None)``; it reads the stated value and the parameters from ``claim.values`` and
 returns the claim's report rows (:meth:`grpodyn.theory.claims.Claim.row`).
 """

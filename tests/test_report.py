@@ -66,6 +66,7 @@ def test_report_renders_in_headless_chromium(quick_report):
     widths = [int(w) for w in re.search(r'data-loaded="([0-9,]*)"', dom).group(1).split(",")]
     assert len(widths) == len(summary["figures"]) and all(w > 100 for w in widths)
     assert "Stated results against computed ones" in dom
+    assert "The study: later routes to the same questions" in dom
 
 
 def test_every_claim_has_a_check_and_every_row_comes_from_the_registry(quick_report):
@@ -109,10 +110,8 @@ def test_the_theory_layer_registry_imports_neither_numpy_nor_sympy():
 
 
 def test_the_page_opens_with_what_disagrees_and_why(quick_report, capsys):
-    """A summary block before the long table: agreement per source and every disagreement
-    with its one-line reason from the registry; the terminal prints the same."""
-    from grpodyn.cli import _print_report
-
+    """A summary block before the long table: per group of the ledger its headline and every
+    disagreement with its one-line reason from the registry."""
     out, summary = quick_report
     page = (out / "index.html").read_text()
     assert page.index('<section id="summary">') < page.index("Stated results against")
@@ -123,15 +122,62 @@ def test_the_page_opens_with_what_disagrees_and_why(quick_report, capsys):
         # every known disagreement has its recorded reason; a new one shows up here
         assert d["reason"], f"no recorded reason for {d['claim']!r}: add it to the registry"
         assert html.escape(d["reason"], quote=True) in page
+        assert d["group"] == summary["sources"][d["source"]]["group"]
+    for group in summary["groups"].values():
+        assert html.escape(group["headline"], quote=True) in page
+
+
+def test_the_ledger_counts_one_claim_per_question_in_three_groups(quick_report):
+    """Three groups, one claim per question: the deep network's later routes are study rows,
+    kept and linked, never counted; a claim holds when all its ledger rows agree."""
+    from grpodyn.theory.claims import GROUPS, claims
+
+    _, summary = quick_report
+    assert list(summary["groups"]) == list(GROUPS)
+    assert summary["claims_total"] == len(claims())
+    keys = [c["key"] for c in summary["checks"]]
+    deepnet = [c for c in claims() if c.group == GROUPS[2]]
+    assert sorted(k for k in keys if k.startswith("deepnet_")) == sorted(c.key for c in deepnet)
+    assert all(c.study for c in deepnet)
+    study = summary["study_checks"]
+    assert len(study) > 50 and all(c["study"] and c["key"].startswith("deepnet_")
+                                   for c in study)
+    assert not any(c["study"] for c in summary["checks"])
+    real = summary["groups"][GROUPS[2]]
+    assert real["claims_total"] == len(deepnet) == real["total"]
+    assert "lr limit with momentum 0.9" in real["holds"]
+    assert "relaxation time" in real["fails"]
+    assert real["studies"]
+    for name, group in summary["groups"].items():
+        assert group["headline"].startswith(f"{name}: {group['claims_agree']} of "
+                                            f"{group['claims_total']}")
+        assert group["claims_agree"] == len(group["holds"])
+        assert group["claims_agree"] + len(group["fails"]) == group["claims_total"]
+    assert summary["claims_agree"] == sum(g["claims_agree"] for g in summary["groups"].values())
+
+
+def test_the_terminal_fits_one_screen(quick_report, capsys):
+    """`grpodyn report` prints a line per group, a line per disagreement and the page: no
+    reason paragraphs, about 40 lines at most."""
+    from grpodyn.cli import _LINE, _print_report
+
+    _, summary = quick_report
     _print_report({"html": summary["html"], "derivations": summary["derivations"],
-                   "checks": "x of y agree", "sources": summary["sources"],
+                   "checks": "x of y agree", "claims": "a of b hold",
+                   "sources": summary["sources"], "groups": summary["groups"],
                    "disagreements": summary["disagreements"]})
     printed = capsys.readouterr().out
-    assert f"what disagrees, and why ({len(failing)})" in printed
-    # every disagreement is listed; a reason shared by the rows of one claim is said once
-    assert all(f"  - {d['claim']}: " in printed for d in summary["disagreements"])
-    reasons = {(d["key"], d["reason"]) for d in summary["disagreements"]}
-    assert printed.count("    why: ") == len(reasons)
+    lines = printed.splitlines()
+    assert len(lines) <= 40 and all(len(line) <= _LINE for line in lines)
+    assert " ".join(printed.split()).count(": ") >= len(summary["disagreements"])
+    for group in summary["groups"].values():  # wrapped, each from its own line
+        assert " ".join(group["headline"].split()) in " ".join(printed.split())
+        assert f"  {group['headline'][:40]}" in lines[1:] or any(
+            line.startswith(f"  {group['headline'][:40]}") for line in lines)
+    listed = [line for line in lines if line.startswith("  - ")]
+    assert len(listed) == len(summary["disagreements"])
+    assert not any(d["reason"][:60] in "\n".join(lines) for d in summary["disagreements"])
+    assert lines[-1].endswith(summary["html"])
 
 
 def test_report_refuses_a_file_as_output(tmp_path, capsys):
@@ -174,3 +220,25 @@ def test_lab_results_unchanged_by_the_speed_work(quick_report):
     for kind, results in before["thresholds"].items():
         assert [r["observed"] for r in results] == \
             [r["observed"] for r in now["thresholds"][kind]], kind
+
+
+def test_study_rows_are_never_counted_and_a_claim_holds_only_whole():
+    """Seeded rows: a study row that agrees adds nothing; a claim with one failing row of two
+    fails, and its group's headline names it with its count."""
+    from grpodyn.claims import summarise
+    from grpodyn.theory.claims import GROUPS, get_claim
+
+    fit, lr = get_claim("tiny_fit"), get_claim("deepnet_lr_max_momentum")
+    rows = [fit.row("ok", True, subject="a"), fit.row("low", False, subject="b"),
+            lr.row("met", True), lr.row("later route", True, study=True),
+            lr.row("later route", False, study=True)]
+    summary = summarise(rows)
+    assert (summary["checks_agree"], summary["checks_total"]) == (2, 3)
+    assert (summary["claims_agree"], summary["claims_total"]) == (1, 2)
+    small, real = summary["groups"][GROUPS[1]], summary["groups"][GROUPS[2]]
+    assert small["fails"] == [f"{fit.question} (1 of 2)"] and not small["holds"]
+    assert small["headline"] == (f"{GROUPS[1]}: 0 of 1 claims hold (1 of 2 checks); "
+                                 f"not: {fit.question} (1 of 2)")
+    assert real["headline"] == f"{GROUPS[2]}: 1 of 1 questions predicted; every one holds"
+    assert [d["group"] for d in summary["disagreements"]] == [GROUPS[1]]
+    assert summary["disagreements"][0]["reason"] == fit.reason

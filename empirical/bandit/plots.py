@@ -47,11 +47,21 @@ def plot_stiffness(estimate: StiffnessEstimate) -> Figure:
 
 def plot_transition(result: TransitionResult) -> Figure:
     """Overshoot after a kick against the momentum, with the predicted boundaries."""
+    from grpodyn.numerics.explorer import REGIME_COLOURS
+
     fig, ax = _figure()
+    low, high = min(result.momenta), max(result.momenta)
+    ax.axvspan(low, result.predicted_momentum, color=REGIME_COLOURS["overdamped"], lw=0)
+    ax.axvspan(result.predicted_momentum, high, color=REGIME_COLOURS["oscillatory"], lw=0)
+    for x, name in (((low + result.predicted_momentum) / 2, "overdamped"),
+                    ((result.predicted_momentum + high) / 2, "oscillatory")):
+        ax.text(x, 0.92, name, transform=ax.get_xaxis_transform(), ha="center",
+                weight="bold", color="#333")
     ax.plot(result.momenta, result.overshoot, "o-", ms=3, label="overshoot / kick (simulator)")
     ax.axvline(result.predicted_momentum, color="k", label="exact discrete (1 - sqrt k)^2")
     ax.axvline(result.continuum_momentum, color="k", ls="--", label="continuum zeta = 1")
-    ax.set_xlabel("momentum beta")
+    ax.set_xlim(low, high)
+    ax.set_xlabel("momentum beta (dimensionless)")
     ax.set_ylabel("largest overshoot / kick")
     ax.set_yscale("symlog", linthresh=1e-6)
     ax.legend(fontsize=8)
@@ -71,6 +81,12 @@ def plot_thresholds(results: list[ThresholdResult]) -> Figure:
     ax.axhline(1.0, color="k", lw=0.8)
     ax.set_yscale("log")
     ax.set_xscale("log")
+    bottom, top = ax.get_ylim()
+    if top > 1.0:  # where a kick grows: the unstable side of the line
+        ax.axhspan(1.0, top, color="#fcbba1", alpha=0.4, lw=0, zorder=0)
+        ax.set_ylim(bottom, top)
+    ax.text(0.02, 1.0, " kick grows: unstable", transform=ax.get_yaxis_transform(),
+            va="bottom", weight="bold", color="#333", fontsize=8)
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     ax.xaxis.set_major_formatter(ScalarFormatter())

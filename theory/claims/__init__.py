@@ -10,6 +10,13 @@ Python (no sympy, no numpy) and imports nothing of the numeric or empirical laye
 resolves each name (:func:`grpodyn.claims.resolve`). A claim known to disagree carries its
 one-line ``reason`` (from docs/findings.md), shown when the check finds the disagreement.
 
+The ledger counts one claim per question. Each claim belongs to one of :data:`GROUPS` (by its
+source, :data:`SOURCE_GROUPS`): where the mean-field reduction is exact, real runs of small
+models, the open question on a real network. A question answered by several routes (the deep
+network's relaxation time: seven of them) is one claim, judged on the route fixed before the
+runs; its check returns the other routes' rows as study rows (``Check.study``), kept in the
+study the claim links to (``Claim.study``) and never counted in the ledger.
+
 The stated values live here and nowhere else: a check reads them from ``claim.values``. A claim
 whose rows depend on data (a row per simulated momentum, per shipped run, per test bed) has a
 ``statement`` template with ``{subject}``, filled by its check.
@@ -22,7 +29,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["Claim", "Check", "ClaimError", "SOURCES", "claim", "claims", "get_claim"]
+__all__ = ["Claim", "Check", "ClaimError", "SOURCES", "GROUPS", "SOURCE_GROUPS", "claim",
+           "claims", "get_claim"]
 
 #: What a claim's check needs, in the order the report renders them: nothing but the
 #: compiled theory, the bandit lab's simulations, the shipped tiny-model runs, the curvature
@@ -30,6 +38,17 @@ __all__ = ["Claim", "Check", "ClaimError", "SOURCES", "claim", "claims", "get_cl
 #: demonstration's shipped comparison.
 SOURCES = ("theory", "bandit lab", "tiny LM runs", "curvature probe", "test beds",
            "deep network")
+
+#: The ledger's groups, in the order the report shows them.
+GROUPS = ("where the reduction is exact", "real runs of small models",
+          "the open question on a real network")
+
+#: The group of each source: the theory and the bandit lab, where the reduction is exact; the
+#: tiny TRL runs, their curvature probe and the labelled test beds of the diagnosis; the deep
+#: network.
+SOURCE_GROUPS = {"theory": GROUPS[0], "bandit lab": GROUPS[0], "tiny LM runs": GROUPS[1],
+                 "curvature probe": GROUPS[1], "test beds": GROUPS[1],
+                 "deep network": GROUPS[2]}
 
 
 class ClaimError(ValueError):
@@ -56,6 +75,8 @@ class Check:
         The registry key of the claim ("" for a row from outside the registry).
     reason : str
         Why it disagrees (the claim's reason, from docs/findings.md), when it does.
+    study : bool
+        A row of a later route to the claim's question: kept in its study, not in the ledger.
     """
 
     claim: str
@@ -65,6 +86,7 @@ class Check:
     note: str = ""
     key: str = ""
     reason: str = ""
+    study: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,6 +115,12 @@ class Claim:
         Shown with every row of the claim.
     reason : str
         One line: why the claim disagrees where it is known to (docs/findings.md).
+    question : str
+        The question the claim answers, a few words (the ledger's name of the claim).
+    study : str
+        The document that holds the claim's study and its later routes ("" when none).
+    group : str
+        One of :data:`GROUPS`; by default the source's (:data:`SOURCE_GROUPS`).
     """
 
     key: str
@@ -105,13 +133,23 @@ class Claim:
     values: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
     reason: str = ""
+    question: str = ""
+    study: str = ""
+    group: str = ""
 
     def __post_init__(self) -> None:
-        """Check the key, the source and the form of the check's name; freeze the values."""
+        """Check the key, source, group, question and check's name; freeze the values."""
         if not self.key.isidentifier():
             raise ClaimError(f"claim key {self.key!r} is not an identifier")
         if self.source not in SOURCES:
             raise ClaimError(f"{self.key}: source {self.source!r} is not one of {SOURCES}")
+        if not self.group:
+            object.__setattr__(self, "group", SOURCE_GROUPS[self.source])
+        if self.group not in GROUPS:
+            raise ClaimError(f"{self.key}: group {self.group!r} is not one of {GROUPS}")
+        if not self.question or len(self.question) > 60:
+            raise ClaimError(f"{self.key}: the question must be given, in at most 60 "
+                             "characters")
         module, _, function = self.check.partition(":")
         if not (module and function.isidentifier()):
             raise ClaimError(f"{self.key}: check {self.check!r} is not 'module:function'")
@@ -119,7 +157,7 @@ class Claim:
 
     def row(self, computed: str, agrees: bool, *, subject: str = "",
             stated: str | None = None, reason_for: str | None = None,
-            note: str | None = None) -> Check:
+            note: str | None = None, study: bool = False) -> Check:
         """Return the report row of this claim.
 
         Parameters
@@ -136,17 +174,19 @@ class Claim:
             Pick the reason from ``values["reasons"]`` by this subject (default: ``reason``).
         note : str, optional
             The row's note when it depends on data (default: the claim's).
+        study : bool
+            A row of a later route, kept in the study (no reason: the ledger row holds it).
 
         Returns
         -------
         Check
-            The row, with the claim's reason when it disagrees.
+            The row, with the claim's reason when a ledger row disagrees.
         """
         return Check(claim=self.statement.format(subject=subject),
                      stated=self.stated if stated is None else stated, computed=computed,
                      agrees=bool(agrees), note=self.note if note is None else note, key=self.key,
-                     reason="" if agrees else self.values.get("reasons", {}).get(
-                         reason_for, self.reason))
+                     reason="" if agrees or study else self.values.get("reasons", {}).get(
+                         reason_for, self.reason), study=study)
 
 
 _CLAIMS: dict[str, Claim] = {}
