@@ -13,11 +13,10 @@ else bounded by what the run did:
 - it fell beyond its noise (a collapse, or a rise given back): its stiffness reached the
   (lag-eroded) stability limit of THEORY.md section 5, k >= k_max, so k_max <= k and the lr
   the theory's margin target allows is at most ``margin`` times the run's;
-- it still rises beyond its noise over its last third: it has not reached its plateau, and the
-  slope's decay between its last two thirds bounds the gain still to come from below (a sum of
-  relaxing modes has a log-convex slope, :func:`~grpodyn.numerics.advise.late_relaxation`). A
-  fast early rise plus a continuing drift is two timescales: the slow mode's relaxation time
-  (``slow_mode``, its central estimate) sets the advice when it is the longer.
+- it still rises beyond its noise over its last third: not at its plateau; the slope's decay
+  between its last two thirds bounds the gain to come from below (relaxing modes have a
+  log-convex slope, :func:`~grpodyn.numerics.advise.late_relaxation`), and this slow mode's
+  relaxation time (``slow_mode``, central estimate) sets the advice when it is the longer.
 
 The goal is 90% of the attainable gain within the horizon (``steps``, default the run's own
 length), tau_goal = N / ln 10, floored at the critical-damping time; tau ~ lr^p with p = -1 (the
@@ -584,6 +583,10 @@ def _caveats(direction: str, trend: Trend, run: Run, steps: float | None) -> lis
     if direction == "raise":
         out.append("the slow mode bounds the raise from below only: stiff directions can "
                    "limit the lr sooner; raise in steps and watch for a fall")
+    if direction == "keep" and trend.kind == "rising":
+        out.append("keep rests on the mean-field map's plateau, which does not depend on the "
+                   "lr; a plateau that rises with the lr (seen on public lr sweeps) leaves the "
+                   "end of one run flat within its noise: a short run at a higher lr tests it")
     if direction == "raise" and trend.kind == "flat":
         out.append("a run already at its plateau also stays flat; then a higher lr gains "
                    "nothing")
