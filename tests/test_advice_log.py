@@ -1,8 +1,8 @@
 """Advice from a log: every run that loads gets a recommendation with its basis.
 
 Seeded synthetic runs pin each basis (measured tau, a flat run's upper bound on the stiffness, a
-fall's stability limit, a slow mode still rising at the end); the garg-aayush lr-sweep excerpt (tests/data/real_logs, runs 1e-5 and
-1e-4 of the public sweep) pins advice on a real log.
+fall's stability limit, a slow mode still rising at the end); the garg-aayush lr-sweep excerpt
+(tests/data/real_logs, runs 1e-5 and 1e-4 of the public sweep) pins advice on a real log.
 """
 
 from __future__ import annotations
