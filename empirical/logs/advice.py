@@ -46,8 +46,7 @@ from grpodyn.numerics.advise import (
 )
 
 __all__ = ["LogAdvice", "advise_log", "exponent_from_sweep", "bg_exponent_from_sweep",
-           "run_trend", "Trend",
-           "ASSUMED_MOMENTUM", "THEORY_EXPONENT"]
+           "run_trend", "Trend", "ASSUMED_MOMENTUM", "THEORY_EXPONENT"]
 
 #: Adam's default beta1, assumed (and said) when neither the log nor the user gives a momentum.
 ASSUMED_MOMENTUM = 0.9
@@ -341,7 +340,8 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
                "follows the central estimate, not a 95% bound")
     return {"kind": "slow_mode", "value": mid, "lower": lo or None,
             "upper": None if math.isinf(hi) else hi, "status": "bound",
-            "method": method}, warning
+            "method": method,
+            "whole_run": {key: tau[key] for key in ("kind", "value", "lower", "upper")}}, warning
 
 
 def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float
