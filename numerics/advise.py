@@ -305,7 +305,8 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
         ``rising`` (the last third's slope is positive beyond its noise), ``slope`` and
         ``slope_stderr`` [reward/step], ``t`` and ``critical``, ``gain`` [reward], ``remaining``
         and ``tau`` at the 2.5%, 50% and 97.5% quantiles [reward, steps] (inf: no decay seen),
-        ``span`` [steps]; None with fewer than 9 points (three per third).
+        ``span`` [steps], ``room`` (the ceiling minus the end, inf without one) [reward]; None
+        with fewer than 9 points (three per third).
     """
     steps, reward = np.asarray(steps, float), np.asarray(reward, float)
     parts = np.array_split(np.arange(reward.size), 3)
@@ -333,7 +334,7 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
     remaining = np.where(s3 <= 0, 0.0, remaining)
     if ceiling is not None:
         remaining = np.minimum(remaining, max(ceiling - finish, 0.0))
-    quantiles = np.quantile(remaining, [0.025, 0.5, 0.975])
+    quantiles = np.quantile(remaining, [0.025, 0.5, 0.975], method="inverted_cdf")
 
     def tau_of(value: float) -> float:
         if value <= 0 or gain <= 0:
@@ -345,7 +346,8 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
     return {"rising": t_value > critical and gain > 0, "slope": float(fits[1][0]),
             "slope_stderr": stderr[1], "t": t_value, "critical": critical, "gain": gain,
             "remaining": [float(q) for q in quantiles],
-            "tau": [tau_of(float(q)) for q in quantiles], "span": span}
+            "tau": [tau_of(float(q)) for q in quantiles], "span": span,
+            "room": math.inf if ceiling is None else max(ceiling - finish, 0.0)}
 
 
 def thirds_relaxation(means: tuple[float, float, float], stderr: tuple[float, float, float],

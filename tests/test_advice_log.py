@@ -219,3 +219,15 @@ def test_slow_mode_rule(tmp_path, seed, curve, direction):
         assert any("plateau that rises with the lr" in w for w in advice.warnings)
     if curve is _collapse:
         assert advice.basis["kind"] == "stability_limit"
+
+
+def test_unbounded_slow_mode_keeps_the_whole_run_bound(tmp_path):
+    """A linear rise on an unbounded reward: the end shows no decay at all, so the slow mode
+    bounds nothing finite and the thirds' lower bound on tau carries the raise."""
+    rng = np.random.default_rng(10)
+    t = np.arange(100.0)
+    reward = -2 + 0.01 * t + 0.05 * rng.standard_normal(t.size)
+    advice = advise_log(load_run(_log(tmp_path, reward, lr=None)))
+    assert advice.basis["kind"] == "stiffness_upper_bound"
+    assert advice.recommendation["direction"] == "raise"
+    assert advice.recommendation["lr_ratio"] > 2

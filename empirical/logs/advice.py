@@ -14,9 +14,8 @@ else bounded by what the run did:
   (lag-eroded) stability limit of THEORY.md section 5, k >= k_max, so k_max <= k and the lr
   the theory's margin target allows is at most ``margin`` times the run's;
 - it still rises beyond its noise over its last third: not at its plateau; the slope's decay
-  between its last two thirds bounds the gain to come from below (relaxing modes have a
-  log-convex slope, :func:`~grpodyn.numerics.advise.late_relaxation`), and this slow mode's
-  relaxation time (``slow_mode``, central estimate) sets the advice when it is the longer.
+  between its last two thirds bounds the gain to come from below (``late_relaxation`` of
+  numerics.advise), and this slow mode's tau (``slow_mode``) sets the advice when longer.
 
 The goal is 90% of the attainable gain within the horizon (``steps``, default the run's own
 length), tau_goal = N / ln 10, floored at the critical-damping time; tau ~ lr^p with p = -1 (the
@@ -314,9 +313,8 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
                ) -> tuple[dict[str, Any], str | None]:
     """Return the slow mode's evidence when the run still rises at its end, else ``tau``.
 
-    A run whose last third rises beyond its noise is not at its plateau; when the relaxation
-    time its end implies (:func:`~grpodyn.numerics.advise.late_relaxation`, central estimate)
-    exceeds the one the whole run gives, the slow mode sets the advice, with a warning.
+    It sets the advice when the relaxation time the run's end implies (central estimate of
+    :func:`~grpodyn.numerics.advise.late_relaxation`) exceeds the whole run's; with a warning.
     """
     if tau["kind"] == "stability_limit":
         return tau, None
@@ -326,19 +324,23 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
         return tau, None
     lo, mid, hi = late["tau"]
     whole = tau["value"] if tau["value"] is not None else (tau["lower"] or 0.0)
-    if not mid > whole:
+    usable = lo if math.isinf(mid) else mid  # an unbounded centre: its lower end, if finite
+    if math.isinf(usable) or not usable > whole:
         return tau, None
+    to_come = (f"at least {late['remaining'][1]:.3g}" if late["remaining"][1] < late["room"]
+               else f"all the room left in the reward range, {late['room']:.3g},")
     method = (f"the last third still rises beyond its noise ({late['slope']:.3g} +- "
               f"{late['slope_stderr']:.2g} per step, t = {late['t']:.1f} > {late['critical']:.2g})"
-              f"; the slope's decay between the last two thirds leaves at least "
-              f"{late['remaining'][1]:.3g} of gain to come after {late['gain']:.3g} gained: "
-              "the slow mode's relaxation time (central estimate; 2.5-97.5% quantiles)")
-    warning = (f"two timescales: the reward still rises at the end although the whole run "
-               f"gives tau {'>= ' if tau['value'] is None else '= '}{whole:.3g} steps; a slow "
-               "mode, or a plateau that rises with the lr (the mean-field map's plateau does "
-               "not depend on the lr): one run cannot tell them apart, a sweep can; the raise "
-               "follows the central estimate, not a 95% bound")
-    return {"kind": "slow_mode", "value": mid, "lower": lo or None,
+              f"; the slope's decay between the last two thirds leaves {to_come} of gain to "
+              f"come after {late['gain']:.3g} gained: the slow mode's relaxation time (central "
+              "estimate; 2.5-97.5% quantiles)")
+    told = {"measured_tau": "= {value:.3g}", "stiffness_upper_bound": ">= {lower:.3g}",
+            "stiffness_lower_bound": "<= {upper:.3g}"}.get(tau["kind"], "no bound on tau")
+    warning = (f"two timescales: the reward still rises at the end though the whole run gives "
+               f"tau {told.format(**tau)} steps: a slow mode, or a plateau rising with the lr "
+               "(the map's plateau does not depend on it), which one run cannot tell apart; the "
+               "raise follows the central estimate, not a 95% bound")
+    return {"kind": "slow_mode", "value": None if math.isinf(mid) else mid, "lower": lo or None,
             "upper": None if math.isinf(hi) else hi, "status": "bound",
             "method": method,
             "whole_run": {key: tau[key] for key in ("kind", "value", "lower", "upper")}}, warning
@@ -361,12 +363,10 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float
 
     lo, hi = ratio(tau["lower"]), ratio(tau["upper"])
     interval = [lo, hi]
-    if tau["kind"] == "slow_mode":
-        central = ratio(tau["value"]) or lo
-        if central is not None and central > 1:
-            return ("raise", central, interval, f"the slow mode's tau = {tau['value']:.3g} "
-                    f"steps is longer than the goal {goal:.3g}: lr x (tau / goal)^(1/|p|) = "
-                    f"x{central:.3g}")
+    if tau["kind"] == "slow_mode" and (ratio(tau["value"]) or lo or 0) > 1:
+        value, central = tau["value"] or tau["lower"], ratio(tau["value"]) or lo
+        return ("raise", central, interval, f"the slow mode's tau = {value:.3g} steps is longer "
+                f"than the goal {goal:.3g}: lr x (tau / goal)^(1/|p|) = x{central:.3g}")
     if tau["kind"] == "measured_tau":
         central = ratio(tau["value"])
         if central > 1:
@@ -567,9 +567,9 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
         return ("bound from below: the run fell beyond its noise, so its stiffness reached the "
                 "stability limit of its lag (THEORY.md section 5): k >= k_max")
     if tau["kind"] == "slow_mode":
-        return (f"slow mode: {tau['method']}: tau = {tau['value']:.3g} steps "
-                f"[{tau['lower'] or 0:.3g}, {tau['upper'] or math.inf:.3g}], so k <= "
-                f"(1 - beta) / tau = {c / tau['value']:.3g} per step")
+        value = tau["value"] or tau["lower"] or math.inf
+        return (f"slow mode: {tau['method']}: tau = {value:.3g} steps [{tau['lower'] or 0:.3g}, "
+                f"{tau['upper'] or math.inf:.3g}], so k <= (1 - beta) / tau = {c / value:.3g}")
     if tau["kind"] == "stiffness_lower_bound":
         return (f"bound from below: {tau['method']}: tau <= {tau['upper']:.3g} steps, so "
                 f"k >= (1 - beta) / tau = {c / tau['upper']:.3g} per step")
