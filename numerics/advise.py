@@ -279,10 +279,12 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
     (THEORY.md section 3); with all A_i > 0 its slope s(t) is log-convex, so it decays no faster
     after the run than it did between the middle and the last third:
     s(t) >= s(N) exp(-(t - N) / tau_late), tau_late = D / ln(s_2 / s_3), D the spacing of the
-    thirds' centres and s_2, s_3 their least-squares slopes. The gain still to come is then
+    thirds' centres and s_2, s_3 their least-squares slopes (read as the slopes at the centres:
+    exact for a straight line, to the order of a third's width otherwise). The gain to come is
     R >= s(N) tau_late with s(N) >= s_3 exp(-(N - t_3) / tau_late), at most ``ceiling`` - r(N).
-    With the gain so far g = r(N) - r(0), the fraction of the attainable gain reached within the
-    run's span T is at most g / (g + R): the single-exponential time that leaves that fraction,
+    With the gain so far g = r(N) - r(0) (r(N) from the last third's line, r(0) the first
+    point), the fraction of the attainable gain reached within the run's span T is at most
+    g / (g + R): the single-exponential time that leaves that fraction,
     tau_eq = T / ln((g + R) / R), bounds the run's effective relaxation time from below. A fast
     first mode (what the thirds' curvature measures) plus a continuing drift gives tau_eq far
     beyond the curvature's tau.
@@ -290,7 +292,7 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
     Parameters
     ----------
     steps, reward : numpy.ndarray
-        Increasing steps and the reward at them (NaN-free).
+        Increasing steps and the reward at them (non-finite points are dropped).
     ceiling : float, optional
         The highest reward the range allows (caps R).
     level : float
@@ -309,6 +311,8 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
         with fewer than 9 points (three per third).
     """
     steps, reward = np.asarray(steps, float), np.asarray(reward, float)
+    keep = np.isfinite(steps) & np.isfinite(reward)
+    steps, reward = steps[keep], reward[keep]
     parts = np.array_split(np.arange(reward.size), 3)
     if reward.size < 9:
         return None
