@@ -17,6 +17,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from grpodyn.ground import InputError, check_int, check_momentum, check_positive
 
@@ -30,7 +31,8 @@ from .stability import (
 )
 
 __all__ = ["Advice", "advise", "TARGETS", "goal_relaxation", "lr_ratio_for_relaxation",
-           "critical_relaxation_steps", "bg_exponent_range"]
+           "critical_relaxation_steps", "bg_exponent_range", "late_relaxation",
+           "thirds_relaxation"]
 
 TARGETS = ("critical", "margin")
 
@@ -267,3 +269,129 @@ def bg_exponent_range() -> tuple[float, float]:
     """
     exponent = compiled("adam_stiffness_bg_exponent")
     return float(exponent(0.0, 1.0, 1.0)), float(round(exponent(1e15, 1.0, 1.0), 6))
+
+
+def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | None = None,
+                    level: float = 0.975, draws: int = 4000, seed: int = 0) -> dict | None:
+    """Whether a run still rises at its end, and the relaxation time its slowest mode implies.
+
+    The overdamped curve is a sum of relaxing modes, r(t) = r* - sum_i A_i exp(-t / tau_i)
+    (THEORY.md section 3); with all A_i > 0 its slope s(t) is log-convex, so it decays no faster
+    after the run than it did between the middle and the last third:
+    s(t) >= s(N) exp(-(t - N) / tau_late), tau_late = D / ln(s_2 / s_3), D the spacing of the
+    thirds' centres and s_2, s_3 their least-squares slopes (read as the slopes at the centres:
+    exact for a straight line, to the order of a third's width otherwise). The gain to come is
+    R >= s(N) tau_late with s(N) >= s_3 exp(-(N - t_3) / tau_late), at most ``ceiling`` - r(N).
+    With the gain so far g = r(N) - r(0) (r(N) from the last third's line, r(0) the first
+    point), the fraction of the attainable gain reached within the run's span T is at most
+    g / (g + R): the single-exponential time that leaves that fraction,
+    tau_eq = T / ln((g + R) / R), bounds the run's effective relaxation time from below. A fast
+    first mode (what the thirds' curvature measures) plus a continuing drift gives tau_eq far
+    beyond the curvature's tau.
+
+    Parameters
+    ----------
+    steps, reward : numpy.ndarray
+        Increasing steps and the reward at them (non-finite points are dropped).
+    ceiling : float, optional
+        The highest reward the range allows (caps R).
+    level : float
+        One-sided level of "still rising beyond its noise" (the last third's slope over its
+        standard error, Student's t from the residuals of the last two thirds).
+    draws, seed : int
+        Monte-Carlo draws of the two slopes (seeded) for the quantiles.
+
+    Returns
+    -------
+    dict or None
+        ``rising`` (the last third's slope is positive beyond its noise), ``slope`` and
+        ``slope_stderr`` [reward/step], ``t`` and ``critical``, ``gain`` [reward], ``remaining``
+        and ``tau`` at the 2.5%, 50% and 97.5% quantiles [reward, steps] (inf: no decay seen),
+        ``span`` [steps], ``room`` (the ceiling minus the end, inf without one) [reward]; None
+        with fewer than 9 points (three per third).
+    """
+    steps, reward = np.asarray(steps, float), np.asarray(reward, float)
+    keep = np.isfinite(steps) & np.isfinite(reward)
+    steps, reward = steps[keep], reward[keep]
+    parts = np.array_split(np.arange(reward.size), 3)
+    if reward.size < 9:
+        return None
+    fits = [np.polyfit(steps[p], reward[p], 1) for p in parts[1:]]
+    residual = np.concatenate([reward[p] - np.polyval(f, steps[p])
+                               for p, f in zip(parts[1:], fits, strict=True)])
+    dof = parts[1].size + parts[2].size - 4
+    noise = math.sqrt(float(residual @ residual) / dof)
+    stderr = [noise / math.sqrt(float(np.sum((steps[p] - steps[p].mean()) ** 2)))
+              for p in parts[1:]]
+    centre = [float(steps[p].mean()) for p in parts[1:]]
+    end, span = float(steps[-1]), float(steps[-1] - steps[0])
+    finish = float(np.polyval(fits[1], end))
+    gain = finish - float(reward[0])
+    rng = np.random.default_rng(seed)
+    s2 = fits[0][0] + stderr[0] * rng.standard_t(dof, draws)
+    s3 = fits[1][0] + stderr[1] * rng.standard_t(dof, draws)
+    spacing = centre[1] - centre[0]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        tau_late = np.where(s3 >= s2, np.inf, spacing / np.log(s2 / s3))
+        remaining = np.where(np.isinf(tau_late), np.inf,
+                             s3 * tau_late * np.exp(-(end - centre[1]) / tau_late))
+    remaining = np.where(s3 <= 0, 0.0, remaining)
+    if ceiling is not None:
+        remaining = np.minimum(remaining, max(ceiling - finish, 0.0))
+    quantiles = np.quantile(remaining, [0.025, 0.5, 0.975], method="inverted_cdf")
+
+    def tau_of(value: float) -> float:
+        if value <= 0 or gain <= 0:
+            return 0.0
+        return math.inf if math.isinf(value) else span / math.log((gain + value) / value)
+
+    critical = float(student_t.ppf(level, dof))
+    t_value = float(fits[1][0] / stderr[1])
+    return {"rising": t_value > critical and gain > 0, "slope": float(fits[1][0]),
+            "slope_stderr": stderr[1], "t": t_value, "critical": critical, "gain": gain,
+            "remaining": [float(q) for q in quantiles],
+            "tau": [tau_of(float(q)) for q in quantiles], "span": span,
+            "room": math.inf if ceiling is None else max(ceiling - finish, 0.0)}
+
+
+def thirds_relaxation(means: tuple[float, float, float], stderr: tuple[float, float, float],
+                      centres: tuple[float, float, float], *, draws: int = 4000,
+                      seed: int = 0) -> tuple[float, float, float]:
+    """Relaxation time from the curvature of a run's thirds, with a 95% interval.
+
+    For r(t) = r* - A exp(-t / tau) the ratio of successive gains of equally spaced thirds is
+    q = (m3 - m2) / (m2 - m1) = exp(-d / tau), d the spacing: tau = -d / ln q, monotone in q
+    (q <= 0: tau -> 0, q >= 1: tau -> inf). The means are drawn from their standard errors
+    (seeded), and the quantiles of q map to those of tau.
+
+    Parameters
+    ----------
+    means, stderr : (float, float, float)
+        The thirds' mean rewards and their standard errors [reward].
+    centres : (float, float, float)
+        The thirds' mean steps [steps].
+    draws, seed : int
+        Monte-Carlo draws of the means (seeded).
+
+    Returns
+    -------
+    (float, float, float)
+        tau at the 2.5%, 50% and 97.5% quantiles of q [steps]; 0 or inf where unbounded.
+    """
+    rng = np.random.default_rng(seed)
+    m = np.asarray(means)[:, None] + (np.asarray(stderr)[:, None]
+                                      * rng.standard_normal((3, draws)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = (m[2] - m[1]) / (m[1] - m[0])
+    q = q[np.isfinite(q)]
+    spacing = 0.5 * (centres[2] - centres[0])
+
+    def tau_of(value: float) -> float:
+        if value <= 0:
+            return 0.0
+        return math.inf if value >= 1 else -spacing / math.log(value)
+
+    if q.size == 0 or spacing <= 0:
+        return 0.0, math.nan, math.inf
+    lo, mid, hi = np.quantile(q, [0.025, 0.5, 0.975])
+    return tau_of(lo), tau_of(mid), tau_of(hi)

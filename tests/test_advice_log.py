@@ -1,8 +1,8 @@
 """Advice from a log: every run that loads gets a recommendation with its basis.
 
 Seeded synthetic runs pin each basis (measured tau, a flat run's upper bound on the stiffness, a
-fall's stability limit); the garg-aayush lr-sweep excerpt (tests/data/real_logs, runs 1e-5 and
-1e-4 of the public sweep) pins advice on a real log.
+fall's stability limit, a slow mode still rising at the end); the garg-aayush lr-sweep excerpt
+(tests/data/real_logs, runs 1e-5 and 1e-4 of the public sweep) pins advice on a real log.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from grpodyn.numerics.advise import (
     bg_exponent_range,
     critical_relaxation_steps,
     goal_relaxation,
+    late_relaxation,
     lr_ratio_for_relaxation,
 )
 
@@ -109,8 +110,11 @@ def test_real_sweep_excerpt(capsys):
     collapsed = advise_log(runs["lr_sweep_1e-4"])  # 4 points: 0.03 then 0, 0, 0
     assert collapsed.recommendation["direction"] == "lower"
     healthy = advise_log(runs["lr_sweep_1e-5"])
-    assert healthy.recommendation["direction"] != "lower"
-    assert healthy.recommendation["lr_ratio"] * 1e-5 < 1e-4  # never at the collapsing lr
+    # still rising at its end (0.46 -> 0.50 over its last third): the slow mode raises, as the
+    # sweep's higher lr (1.5e-5, 3e-5) did better; never at the collapsing lr
+    assert healthy.recommendation["direction"] == "raise"
+    assert healthy.basis["kind"] == "slow_mode"
+    assert healthy.recommendation["lr_ratio"] * 1e-5 < 1e-4
     assert main(["advise", "--log", str(GARG), "--run", "lr_sweep_1e-5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert KEYS <= set(out)
@@ -171,3 +175,62 @@ def test_sweep_measures_the_exponent(tmp_path, capsys):
         (goal / tau) ** (1 / exponent["value"]))
     assert main(["advise", "--kappa", "1", "--sweep", logs[0]]) == 2
     assert "need --log" in capsys.readouterr().err
+
+
+def test_late_relaxation_of_one_exponential():
+    """Noise-free r = 0.8 - 0.6 exp(-t / 50): the end's relaxation time is the curve's own."""
+    t = np.arange(200.0)
+    late = late_relaxation(t, 0.8 - 0.6 * np.exp(-t / 50), ceiling=1.0)
+    assert late["rising"]
+    assert late["tau"][1] == pytest.approx(50, rel=0.05)
+    assert late["remaining"][1] == pytest.approx(0.6 * math.exp(-199 / 50), rel=0.1)
+    assert late_relaxation(t[:8], t[:8]) is None  # fewer than three points a third
+
+
+def _two_timescales(rng: np.random.Generator) -> np.ndarray:
+    """A fast mode (tau 5) and a slow one (tau 200): 74% of the gain reached at step 99."""
+    t = np.arange(100.0)
+    return (0.75 - 0.4 * np.exp(-t / 5) - 0.3 * np.exp(-t / 200)
+            + 0.003 * rng.standard_normal(t.size))
+
+
+def _converged(rng: np.random.Generator) -> np.ndarray:
+    t = np.arange(100.0)
+    return 0.7 - 0.6 * np.exp(-t / 10) + 0.01 * rng.standard_normal(t.size)
+
+
+def _collapse(rng: np.random.Generator) -> np.ndarray:
+    t = np.arange(100.0)
+    reward = np.where(t < 50, 0.1 + 0.5 * t / 50, np.maximum(0.6 - (t - 50) / 15, 0.0))
+    return np.clip(reward + 0.02 * rng.standard_normal(t.size), 0, 1)
+
+
+@pytest.mark.parametrize("seed", [7, 8, 9])
+@pytest.mark.parametrize("curve,direction", [
+    (_two_timescales, "raise"), (_converged, "keep"), (_collapse, "lower")])
+def test_slow_mode_rule(tmp_path, seed, curve, direction):
+    """A fast rise plus a drift still rising at the end is raised; a converged run is kept."""
+    advice = advise_log(load_run(_log(tmp_path, curve(np.random.default_rng(seed)))))
+    assert advice.recommendation["direction"] == direction
+    if curve is _two_timescales:
+        assert advice.basis["kind"] == "slow_mode" and advice.status == "bound"
+        assert any(w.startswith("two timescales") for w in advice.warnings)
+        # 90% of the gain needs tau_eq = 99 / ln(0.70 / 0.18) = 73.8 steps; the goal is 43
+        assert 0.5 * 73.8 < advice.basis["tau"]["value"] < 2 * 73.8
+        assert advice.basis["tau"]["value"] > advice.basis["goal_tau"]
+    if curve is _converged:
+        assert any("plateau that rises with the lr" in w for w in advice.warnings)
+    if curve is _collapse:
+        assert advice.basis["kind"] == "stability_limit"
+
+
+def test_unbounded_slow_mode_keeps_the_whole_run_bound(tmp_path):
+    """A linear rise on an unbounded reward: the end shows no decay at all, so the slow mode
+    bounds nothing finite and the thirds' lower bound on tau carries the raise."""
+    rng = np.random.default_rng(10)
+    t = np.arange(100.0)
+    reward = -2 + 0.01 * t + 0.05 * rng.standard_normal(t.size)
+    advice = advise_log(load_run(_log(tmp_path, reward, lr=None)))
+    assert advice.basis["kind"] == "stiffness_upper_bound"
+    assert advice.recommendation["direction"] == "raise"
+    assert advice.recommendation["lr_ratio"] > 2

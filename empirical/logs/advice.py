@@ -12,7 +12,10 @@ else bounded by what the run did:
   factor the lower bound demands;
 - it fell beyond its noise (a collapse, or a rise given back): its stiffness reached the
   (lag-eroded) stability limit of THEORY.md section 5, k >= k_max, so k_max <= k and the lr
-  the theory's margin target allows is at most ``margin`` times the run's.
+  the theory's margin target allows is at most ``margin`` times the run's;
+- it still rises beyond its noise over its last third: not at its plateau; the slope's decay
+  between its last two thirds bounds the gain to come from below (``late_relaxation`` of
+  numerics.advise), and this slow mode's tau (``slow_mode``) sets the advice when longer.
 
 The goal is 90% of the attainable gain within the horizon (``steps``, default the run's own
 length), tau_goal = N / ln 10, floored at the critical-damping time; tau ~ lr^p with p = -1 (the
@@ -36,12 +39,13 @@ from grpodyn.ground import InputError, check_fraction, check_momentum
 from grpodyn.numerics.advise import (
     bg_exponent_range,
     goal_relaxation,
+    late_relaxation,
     lr_ratio_for_relaxation,
+    thirds_relaxation,
 )
 
 __all__ = ["LogAdvice", "advise_log", "exponent_from_sweep", "bg_exponent_from_sweep",
-           "run_trend", "Trend",
-           "ASSUMED_MOMENTUM", "THEORY_EXPONENT"]
+           "run_trend", "Trend", "ASSUMED_MOMENTUM", "THEORY_EXPONENT"]
 
 #: Adam's default beta1, assumed (and said) when neither the log nor the user gives a momentum.
 ASSUMED_MOMENTUM = 0.9
@@ -50,7 +54,6 @@ THEORY_EXPONENT = {"value": -1.0, "status": "theory",
                    "reason": "one run cannot measure it: the map's tau ~ lr^-1 (derivations "
                    "relaxation_time, adam_tau_lr_exponent); a sweep measures it"}
 _LEVEL = 0.975  # two-sided 95%: a change beyond it is "beyond the noise"
-_DRAWS = 4000  # Monte-Carlo draws of the thirds' means for the curvature ratio's quantiles
 
 
 @dataclass(frozen=True)
@@ -151,38 +154,6 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
                  means, errors, centres, float(steps[-1] - steps[0]), text)
 
 
-def _curvature_tau(trend: Trend, *, seed: int = 0) -> tuple[float, float, float]:
-    """Relaxation time from the curvature of the thirds, with a 95% interval.
-
-    For r(t) = r* - A exp(-t / tau) the ratio of successive gains of equally spaced thirds is
-    q = (m3 - m2) / (m2 - m1) = exp(-d / tau), d the spacing: tau = -d / ln q, monotone in q
-    (q <= 0: tau -> 0, q >= 1: tau -> inf). The means are drawn from their standard errors
-    (seeded), and the quantiles of q map to those of tau.
-
-    Returns
-    -------
-    (float, float, float)
-        tau at the 2.5%, 50% and 97.5% quantiles of q [steps]; 0 or inf where unbounded.
-    """
-    rng = np.random.default_rng(seed)
-    m = np.asarray(trend.thirds)[:, None] + (np.asarray(trend.thirds_stderr)[:, None]
-                                              * rng.standard_normal((3, _DRAWS)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = (m[2] - m[1]) / (m[1] - m[0])
-    q = q[np.isfinite(q)]
-    spacing = 0.5 * (trend.thirds_step[2] - trend.thirds_step[0])
-
-    def tau_of(value: float) -> float:
-        if value <= 0:
-            return 0.0
-        return math.inf if value >= 1 else -spacing / math.log(value)
-
-    if q.size == 0 or spacing <= 0:
-        return 0.0, math.nan, math.inf
-    lo, mid, hi = np.quantile(q, [0.025, 0.5, 0.975])
-    return tau_of(lo), tau_of(mid), tau_of(hi)
-
-
 def exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any]:
     """Return the tau-lr exponent a sweep fit measured, as advice uses it.
 
@@ -241,8 +212,8 @@ class LogAdvice:
         run's lr), ``direction`` (raise, keep, lower), ``group_size``, ``batch`` (kept: the
         effect of changing them is in ``group_batch``).
     basis : dict
-        ``kind`` (measured_tau, stiffness_upper_bound, stiffness_lower_bound, stability_limit,
-        not_determined), the relaxation
+        ``kind`` (measured_tau, slow_mode, stiffness_upper_bound, stiffness_lower_bound,
+        stability_limit, not_determined), the relaxation
         time and stiffness with their status, the goal, the trend and the exponent.
     interval : dict
         ``lr_ratio`` [lo, hi] and ``lr`` [lo, hi] (None: unbounded) and what they mean.
@@ -316,7 +287,7 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
         return {"kind": "measured_tau", "value": value, "lower": lo, "upper": hi,
                 "status": "determined", "method": f"fit of the {analysis.dynamics['model']} "
                 f"model (95% interval)"}
-    lo, mid, hi = _curvature_tau(trend)
+    lo, mid, hi = thirds_relaxation(trend.thirds, trend.thirds_stderr, trend.thirds_step)
     method = "curvature of the rise over its thirds (95% interval)"
     if reward_range is not None and trend.change > 0:
         # the mean slope cannot exceed the initial one, A / tau, with A <= hi - r0
@@ -338,6 +309,43 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
             "status": "bound", "method": method}
 
 
+def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] | None
+               ) -> tuple[dict[str, Any], str | None]:
+    """Return the slow mode's evidence when the run still rises at its end, else ``tau``.
+
+    It sets the advice when the relaxation time the run's end implies (central estimate of
+    :func:`~grpodyn.numerics.advise.late_relaxation`) exceeds the whole run's; with a warning.
+    """
+    if tau["kind"] == "stability_limit":
+        return tau, None
+    late = late_relaxation(run.steps, run.reward,
+                           ceiling=None if reward_range is None else reward_range[1])
+    if late is None or not late["rising"]:
+        return tau, None
+    lo, mid, hi = late["tau"]
+    whole = tau["value"] if tau["value"] is not None else (tau["lower"] or 0.0)
+    usable = lo if math.isinf(mid) else mid  # an unbounded centre: its lower end, if finite
+    if math.isinf(usable) or not usable > whole:
+        return tau, None
+    to_come = (f"at least {late['remaining'][1]:.3g}" if late["remaining"][1] < late["room"]
+               else f"all the room left in the reward range, {late['room']:.3g},")
+    method = (f"the last third still rises beyond its noise ({late['slope']:.3g} +- "
+              f"{late['slope_stderr']:.2g} per step, t = {late['t']:.1f} > {late['critical']:.2g})"
+              f"; the slope's decay between the last two thirds leaves {to_come} of gain to "
+              f"come after {late['gain']:.3g} gained: the slow mode's relaxation time (central "
+              "estimate; 2.5-97.5% quantiles)")
+    told = {"measured_tau": "= {value:.3g}", "stiffness_upper_bound": ">= {lower:.3g}",
+            "stiffness_lower_bound": "<= {upper:.3g}"}.get(tau["kind"], "no bound on tau")
+    warning = (f"two timescales: the reward still rises at the end though the whole run gives "
+               f"tau {told.format(**tau)} steps: a slow mode, or a plateau rising with the lr "
+               "(the map's plateau does not depend on it), which one run cannot tell apart; the "
+               "raise follows the central estimate, not a 95% bound")
+    return {"kind": "slow_mode", "value": None if math.isinf(mid) else mid, "lower": lo or None,
+            "upper": None if math.isinf(hi) else hi, "status": "bound",
+            "method": method,
+            "whole_run": {key: tau[key] for key in ("kind", "value", "lower", "upper")}}, warning
+
+
 def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float
             ) -> tuple[str, float, list[float | None], str]:
     """Direction, lr ratio and its interval from the tau evidence (see the module)."""
@@ -355,6 +363,10 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float
 
     lo, hi = ratio(tau["lower"]), ratio(tau["upper"])
     interval = [lo, hi]
+    if tau["kind"] == "slow_mode" and (ratio(tau["value"]) or lo or 0) > 1:
+        value, central = tau["value"] or tau["lower"], ratio(tau["value"]) or lo
+        return ("raise", central, interval, f"the slow mode's tau = {value:.3g} steps is longer "
+                f"than the goal {goal:.3g}: lr x (tau / goal)^(1/|p|) = x{central:.3g}")
     if tau["kind"] == "measured_tau":
         central = ratio(tau["value"])
         if central > 1:
@@ -475,7 +487,9 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     bounds = declared if analysis is None else analysis.reward_range
     horizon = float(steps) if steps is not None else trend.span
     goal, floored = goal_relaxation(steps=horizon, momentum=momentum)
-    tau = _tau_evidence(trend, analysis, bounds)
+    tau, two_timescales = _slow_mode(_tau_evidence(trend, analysis, bounds), run, bounds)
+    if two_timescales is not None:
+        warnings.append(two_timescales)
     direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin)
     lr = lr_source = None
     if analysis is not None and analysis.lr is not None:
@@ -552,6 +566,10 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
     if tau["kind"] == "stability_limit":
         return ("bound from below: the run fell beyond its noise, so its stiffness reached the "
                 "stability limit of its lag (THEORY.md section 5): k >= k_max")
+    if tau["kind"] == "slow_mode":
+        value = tau["value"] or tau["lower"] or math.inf
+        return (f"slow mode: {tau['method']}: tau = {value:.3g} steps [{tau['lower'] or 0:.3g}, "
+                f"{tau['upper'] or math.inf:.3g}], so k <= (1 - beta) / tau = {c / value:.3g}")
     if tau["kind"] == "stiffness_lower_bound":
         return (f"bound from below: {tau['method']}: tau <= {tau['upper']:.3g} steps, so "
                 f"k >= (1 - beta) / tau = {c / tau['upper']:.3g} per step")
@@ -565,6 +583,10 @@ def _caveats(direction: str, trend: Trend, run: Run, steps: float | None) -> lis
     if direction == "raise":
         out.append("the slow mode bounds the raise from below only: stiff directions can "
                    "limit the lr sooner; raise in steps and watch for a fall")
+    if direction == "keep" and trend.kind == "rising":
+        out.append("keep rests on the mean-field map's plateau, which does not depend on the "
+                   "lr; a plateau that rises with the lr (seen on public lr sweeps) leaves the "
+                   "end of one run flat within its noise: a short run at a higher lr tests it")
     if direction == "raise" and trend.kind == "flat":
         out.append("a run already at its plateau also stays flat; then a higher lr gains "
                    "nothing")
