@@ -14,10 +14,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 import uuid
 
 import pytest
+import tomllib
 
 from grpodyn.cli import main
 from grpodyn.numerics.compiled import compiled
