@@ -84,6 +84,12 @@ def test_derivation_markdown_is_generated_from_the_registry(reg, pages):
     assert text.count("(derivation-") == len(names)
 
 
+def test_derivation_latex_has_no_bare_underscore_in_names(reg):
+    """MathJax and LaTeX read ``\\mathrm{mean_field_map}`` as a double subscript: escaped."""
+    for name, d in reg.items():
+        assert not re.search(r"\\mathrm\{[^}]*(?<!\\)_", d.latex()), name
+
+
 def test_markdown_escapes_plain_text(pages):
     assert pages._escape("r* = a_b | [x]") == r"r\* = a\_b \| \[x\]"
 
