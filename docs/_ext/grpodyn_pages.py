@@ -16,7 +16,9 @@ Directives (in the MyST pages):
 At ``builder-inited`` the notebooks (``notebooks/*.ipynb``) and the studies are copied under
 ``docs/generated/`` (only when changed), where MyST-NB executes and renders them. At
 ``env-check-consistency`` a derivation that no page rendered is a warning, so a build with ``-W``
-fails until every derivation of the registry is on the theory page.
+fails until every derivation of the registry is on the theory page. The pages rendered from the
+code are read again on every build (``env-get-outdated``), so an incremental build shows the code
+as it is.
 """
 
 from __future__ import annotations
@@ -260,6 +262,16 @@ def check_every_derivation(app: Sphinx, env: Any) -> None:
                      _registry()[name].section)
 
 
+#: Pages rendered from the code (registry, parsers, exporter, command outputs, studies): read
+#: again on every build, since Sphinx sees only their unchanged Markdown sources.
+FROM_CODE = ("theory", "guide", "studies", "reference/cli", "reference/api", "reference/exports")
+
+
+def _always_outdated(app: Sphinx, env: Any, added: set[str], changed: set[str],
+                     removed: set[str]) -> list[str]:
+    return [name for name in FROM_CODE if name in env.found_docs]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the directives and the build hooks."""
     app.add_directive("derivations", DerivationsDirective)
@@ -268,6 +280,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("grpodyn-api", ApiDirective)
     app.add_directive("studies", StudiesDirective)
     app.connect("builder-inited", copy_sources)
+    app.connect("env-get-outdated", _always_outdated)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
     app.connect("env-check-consistency", check_every_derivation)
