@@ -30,7 +30,7 @@ from grpodyn.theory import Derivation, registry
 from grpodyn.theory.sourcehash import theory_source_hash
 
 from .codegen import render_module
-from .export_packages import c_doc_comment, julia_docstring, package_files
+from .export_packages import c_doc_comment, julia_docstring, package_files, section_number
 
 __all__ = ["LANGUAGES", "export", "render", "signature"]
 
@@ -172,7 +172,8 @@ def _function(d: Derivation, lang: _Language) -> str:
 
 
 def _comment(d: Derivation, marker: str) -> str:
-    return f"{marker} {d.name}({', '.join(d.arg_names)}): {d.summary} [THEORY.md {d.section}]"
+    return (f"{marker} {d.name}({', '.join(d.arg_names)}): {d.summary} "
+            f"[grpodyn docs/theory.md section {section_number(d)}]")
 
 
 def _header_note(marker: str) -> str:

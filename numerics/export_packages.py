@@ -50,7 +50,8 @@ def _argument_lines(d: Derivation) -> list[tuple[str, str]]:
 
 
 def _where(d: Derivation) -> str:
-    return f"grpodyn theory, section {section_number(d)} ({d.section}), derivation {d.name}"
+    title = d.section.split(".", 1)[1].strip()
+    return f"grpodyn docs/theory.md section {section_number(d)} ({title}), derivation {d.name}"
 
 
 def c_doc_comment(d: Derivation) -> str:
