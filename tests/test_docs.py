@@ -242,3 +242,25 @@ def test_built_studies_page(html, pages):
         assert (html / target).exists(), target
     if not pages.studies():
         assert "studies/<name>/README.md" in page
+
+
+def test_copy_sources_follows_the_notebooks_and_studies(pages, tmp_path, monkeypatch):
+    """The build's copies under docs/generated follow the repository: added, changed, removed."""
+    monkeypatch.setattr(pages, "ROOT", tmp_path)
+    monkeypatch.setattr(pages, "GENERATED", tmp_path / "generated")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "a.ipynb").write_text("{}")
+    study = tmp_path / "studies" / "deep"
+    study.mkdir(parents=True)
+    (study / "README.md").write_text("# Deep\n![f](f.png) [code](../../x.py)\n")
+    (study / "f.png").write_bytes(b"png")
+    pages.copy_sources(None)
+    copied = tmp_path / "generated" / "studies" / "deep"
+    assert (copied / "f.png").read_bytes() == b"png"
+    assert (copied / "README.md").read_text() == "# Deep\n![f](f.png) code (`../../x.py`)\n"
+    assert (tmp_path / "generated" / "notebooks" / "a.ipynb").read_text() == "{}"
+    (tmp_path / "notebooks" / "a.ipynb").unlink()
+    (study / "README.md").unlink()
+    pages.copy_sources(None)
+    assert not copied.exists()
+    assert not list((tmp_path / "generated" / "notebooks").glob("*.ipynb"))

@@ -233,6 +233,10 @@ def copy_sources(app: Sphinx) -> None:
     for stale in (GENERATED / "notebooks").glob("*.ipynb"):
         if stale.name not in {p.name for p in notebooks}:
             stale.unlink()
+    present = {p.parent.name for p in studies()}
+    for stale in (GENERATED / "studies").glob("*"):
+        if stale.name not in present:
+            shutil.rmtree(stale)
     for readme in studies():
         folder = readme.parent
         target = GENERATED / "studies" / folder.name
