@@ -21,6 +21,8 @@ from grpodyn.theory import Derivation, registry
 from grpodyn.theory.sourcehash import theory_source_hash
 from grpodyn.theory.symbols import TABLE
 
+from .export_packages import formula_text
+
 __all__ = ["NumpyPrinter", "render_function", "render_module", "FINITE_SUM_SOURCE"]
 
 #: Helpers of the generated code: a bounded sum vectorised over the other arguments, and an
@@ -66,9 +68,11 @@ def _printer() -> NumpyPrinter:
                          "allow_unknown_functions": False})
 
 
-def _docstring(d: Derivation) -> str:
-    lines = [d.summary, "", f"THEORY.md section {d.section}. Generated from the derivation "
-             f"``{d.name}``.", ""]
+def _docstring(d: Derivation, *, formula: bool = False) -> str:
+    lines = [d.summary, ""]
+    if formula:  # the exported module: the formula itself, for readers without the theory
+        lines += [f"``{formula_text(d)}``", ""]
+    lines += [f"THEORY.md section {d.section}. Generated from the derivation ``{d.name}``.", ""]
     if d.args:
         lines += ["Parameters", "----------"]
         for s in d.args:
@@ -86,8 +90,11 @@ def domain_text(d: Derivation) -> str:
     return str(d.domain)
 
 
-def render_function(d: Derivation) -> str:
-    """Source of the numpy function of ``d`` (numpy and math only)."""
+def render_function(d: Derivation, *, formula: bool = False) -> str:
+    """Source of the numpy function of ``d`` (numpy and math only).
+
+    ``formula``: the docstring also shows the formula.
+    """
     printer = _printer()
     body: list[str] = []
     if d.domain is not None:  # refuse instead of returning NaN outside the domain
@@ -106,7 +113,8 @@ def render_function(d: Derivation) -> str:
         body += [f"{s} = {printer.doprint(sub)}" for s, sub in replacements]
     body.append(f"return {printer.doprint(expr)}")
     header = f"def {d.name}({', '.join(d.arg_names)}):"
-    return header + "\n" + textwrap.indent(_docstring(d) + "\n" + "\n".join(body), "    ")
+    docstring = _docstring(d, formula=formula)
+    return header + "\n" + textwrap.indent(docstring + "\n" + "\n".join(body), "    ")
 
 
 def _symbol_row(name: str) -> tuple[str, str, tuple[str, ...]]:
@@ -115,8 +123,13 @@ def _symbol_row(name: str) -> tuple[str, str, tuple[str, ...]]:
     return row.unit, row.latex, tuple(sorted(k for k, v in row.assumptions.items() if v))
 
 
-def render_module(derivations: Iterable[Derivation] | None = None) -> str:
-    """Render a self-contained module with every derivation as a numpy function."""
+def render_module(derivations: Iterable[Derivation] | None = None, *,
+                  formulas: bool = False) -> str:
+    """Render a self-contained module with every derivation as a numpy function.
+
+    ``formulas``: each docstring also shows the formula (the exported module does; the
+    numeric layer's ``_generated.py`` does not need it).
+    """
     ds = list(derivations if derivations is not None else registry().values())
     signatures = ",\n".join(f"    {d.name!r}: {d.arg_names!r}" for d in ds)
     arguments = sorted({name for d in ds for name in d.arg_names})
@@ -133,6 +146,6 @@ def render_module(derivations: Iterable[Derivation] | None = None) -> str:
         "#: parameter's domain here (e.g. a fit's bounds) without importing sympy\n"
         f"SYMBOLS = {{\n{symbols},\n}}",
         FINITE_SUM_SOURCE,
-        *(render_function(d) for d in ds),
+        *(render_function(d, formula=formulas) for d in ds),
     ]
     return "\n\n\n".join(parts) + "\n"

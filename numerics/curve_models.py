@@ -56,7 +56,7 @@ class CurveModel:
     shape_params : tuple of str
         Names of phi.
     shape : callable
-        U(t, *phi), the unit curve: U = 1 at the start level r0, U = 0 on the plateau r*.
+        ``U(t, *phi)``, the unit curve: U = 1 at the start level r0, U = 0 on the plateau r*.
     lower, upper : tuple of float
         The fit's box for phi (within ``domain``).
     starts : tuple of tuple of float
@@ -66,7 +66,7 @@ class CurveModel:
     derivation : str or None
         The registered derivation the model was built from, None for an explicit model.
     shape_jac : callable or None
-        dU/dphi(t, *phi) as an (n, len(phi)) array (analytic, from the registry's
+        ``dU/dphi(t, *phi)`` as an (n, len(phi)) array (analytic, from the registry's
         ``<derivation>_d_<param>``); finite differences when None.
     domain : tuple of (float, float)
         Where each phi is defined, from its symbol's assumptions (positive: (0, inf)).

@@ -7,11 +7,15 @@ arguments in the derivation's order, all as double precision; stability conditio
 boolean (``int`` in C). Bounded sums become loops; the binomial coefficient is a product loop.
 A derivation with a domain refuses arguments outside it: C sets ``errno = EDOM`` and returns NaN,
 JavaScript throws a ``RangeError``, Julia a ``DomainError``, Rust returns NaN.
+
+The C, Python and Julia exports are small packages ready to use (:mod:`.export_packages`): every
+function documented with its summary, formula, arguments with units, and domain.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +30,9 @@ from grpodyn.theory import Derivation, registry
 from grpodyn.theory.sourcehash import theory_source_hash
 
 from .codegen import render_module
+from .export_packages import c_doc_comment, julia_docstring, package_files, section_number
 
-__all__ = ["LANGUAGES", "export", "render"]
+__all__ = ["LANGUAGES", "export", "render", "signature"]
 
 LANGUAGES = ("c", "python", "latex", "javascript", "julia", "rust")
 _BINOMIAL = "grpodyn_binomial"
@@ -167,7 +172,8 @@ def _function(d: Derivation, lang: _Language) -> str:
 
 
 def _comment(d: Derivation, marker: str) -> str:
-    return f"{marker} {d.name}({', '.join(d.arg_names)}): {d.summary} [THEORY.md {d.section}]"
+    return (f"{marker} {d.name}({', '.join(d.arg_names)}): {d.summary} "
+            f"[grpodyn docs/theory.md section {section_number(d)}]")
 
 
 def _header_note(marker: str) -> str:
@@ -179,16 +185,16 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
     """File name -> contents of the export to ``lang``."""
     ds = list(derivations if derivations is not None else registry().values())
     if lang == "python":
-        return {"grpodyn_theory.py": render_module(ds)}
+        return {"grpodyn_theory.py": render_module(ds, formulas=True),
+                **package_files("python", ds)}
     if lang == "latex":
         body = "\n".join(
             f"% {d.summary}\n\\begin{{equation}}\\label{{eq:{d.name}}}\n"
             f"{d.latex()}\n\\end{{equation}}" for d in ds)
         return {"grpodyn_theory.tex": f"{_header_note('%')}\n{body}\n"}
     if lang == "c":
-        prototypes = "\n".join(
-            f"{_comment(d, '/*')} */\n"
-            + _function(d, _C).split(" {", 1)[0] + ";" for d in ds)
+        prototypes = "\n\n".join(
+            f"{c_doc_comment(d)}\n{signature(d, 'c')};" for d in ds)
         header = (f"{_header_note('/*')} */\n#ifndef GRPODYN_THEORY_H\n#define GRPODYN_THEORY_H\n"
                   f"\n{prototypes}\n\n#endif\n")
         helper = (f"static double {_BINOMIAL}(double n, double k) {{\n"
@@ -202,7 +208,7 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
                   f"/* C99 does not define the M_ constants that math.h offers as an extension */\n"
                   f"{constants}\n"
                   f"{helper}\n\n" + "\n\n".join(_function(d, _C) for d in ds) + "\n")
-        return {"grpodyn_theory.h": header, "grpodyn_theory.c": source}
+        return {"grpodyn_theory.h": header, "grpodyn_theory.c": source, **package_files("c", ds)}
     if lang == "javascript":
         helper = (f"function {_BINOMIAL}(n, k) {{\n    if (k < 0 || k > n) {{ return 0; }}\n"
                   "    let r = 1;\n    for (let i = 1; i <= k; i++) { r = r * (n - k + i) / i; }\n"
@@ -213,9 +219,12 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
         helper = (f"function {_BINOMIAL}(n, k)\n    (k < 0 || k > n) && return 0.0\n"
                   "    r = 1.0\n    for i in 1:k\n        r = r * (n - k + i) / i\n    end\n"
                   "    return r\nend")
-        return {"GrpodynTheory.jl": f"{_header_note('#')}\nmodule GrpodynTheory\n\n{helper}\n\n"
-                + "\n\n".join(f"{_comment(d, '#')}\n{_function(d, _JULIA)}" for d in ds)
-                + "\n\nend\n"}
+        exports = textwrap.fill(", ".join(d.name for d in ds), width=96,
+                                initial_indent="export ", subsequent_indent="    ")
+        return {"src/GrpodynTheory.jl": f"{_header_note('#')}\nmodule GrpodynTheory\n\n"
+                f"{exports}\n\n{helper}\n\n"
+                + "\n\n".join(f"{julia_docstring(d)}\n{_function(d, _JULIA)}" for d in ds)
+                + "\n\nend\n", **package_files("julia", ds)}
     if lang == "rust":
         helper = (f"pub fn {_BINOMIAL}(n: f64, k: f64) -> f64 {{\n"
                   "    if k < 0.0 || k > n { return 0.0; }\n    let mut r = 1.0_f64;\n"
@@ -231,8 +240,38 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
     raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGUAGES)}")
 
 
+_SIGNATURE_LANGUAGES = {"c": _C, "javascript": _JS, "julia": _JULIA, "rust": _RUST}
+
+
+def signature(d: Derivation, lang: str) -> str:
+    """Return the signature of the exported function of ``d`` in ``lang``.
+
+    Parameters
+    ----------
+    d
+        The derivation.
+    lang
+        One of ``c``, ``python``, ``javascript``, ``julia``, ``rust``.
+
+    Returns
+    -------
+    str
+        The declaration as the export writes it (C: the prototype without ``;``; Python: the
+        ``def`` line without ``:``).
+    """
+    if lang == "python":
+        return f"def {d.name}({', '.join(d.arg_names)})"
+    if lang not in _SIGNATURE_LANGUAGES:
+        raise ValueError(f"no signature for language {lang!r}")
+    first = _function(d, _SIGNATURE_LANGUAGES[lang]).splitlines()[0]
+    return first.removesuffix(" {")
+
+
 def export(lang: str, out: Path) -> list[Path]:
     """Write the export to ``out`` (created if needed), each file atomically; returns paths."""
     files = render(lang)
-    out.mkdir(parents=True, exist_ok=True)
-    return [write_atomic(out / name, text) for name, text in files.items()]
+    paths = []
+    for name, text in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        paths.append(write_atomic(out / name, text))
+    return paths

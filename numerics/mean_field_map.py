@@ -217,7 +217,7 @@ class MeanFieldMap:
     lr : float
         Peak learning rate eta.
     kappa : float
-        Curvature: kappa [gradient/reward] for SGD; kappa_A = kappa / |g| [1/reward] for Adam.
+        Curvature: kappa [gradient/reward] for SGD; kappa_A = kappa / ``|g|`` [1/reward] for Adam.
     optimizer : str
         ``"sgd"`` (heavy-ball) or ``"adam"``.
     momentum : float

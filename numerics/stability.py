@@ -171,7 +171,7 @@ def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> i
     """Return the largest stable fixed staleness d (THEORY.md section 5).
 
     The characteristic polynomial factors as z^(d-1) (z - 1)(z - beta) + k, so a root on the
-    unit circle z = exp(i theta) needs |exp(i theta) - 1| |exp(i theta) - beta| = k, which fixes
+    unit circle z = exp(i theta) needs ``|exp(i theta) - 1| |exp(i theta) - beta| = k``, which fixes
     theta independently of d (the left side grows monotonically from 0 to 2(1+beta) on
     (0, pi)), and the phase condition (d - 1) theta + arg(exp(i theta) - 1)
     + arg(exp(i theta) - beta) = pi, which gives the crossing lag d0 in O(1): the map is stable

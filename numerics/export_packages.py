@@ -1,0 +1,159 @@
+"""Documentation and packaging of the exported C, Python and Julia code.
+
+The functions themselves are rendered by :mod:`grpodyn.numerics.export`; this module writes what
+makes each export a package ready to drop into another codebase: the documentation of every
+function (summary, formula, arguments with meaning and unit, domain, theory section) in the
+language's own convention (Doxygen comments in the C header, docstrings in Python and Julia), a
+build or project file (a Makefile, a ``pyproject.toml``, a Julia ``Project.toml``) and a README.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import sympy as sp
+
+from grpodyn.theory import Derivation
+from grpodyn.theory.symbols import TABLE
+
+__all__ = ["c_doc_comment", "julia_docstring", "package_files", "formula_text",
+           "section_number"]
+
+_VERSION = "0.1.0"
+#: Namespace of the Julia package's UUID (a UUID5 of its name: the same on every export).
+_JULIA_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")  # RFC 4122 URL namespace
+
+
+def section_number(d: Derivation) -> int:
+    """Return the number of the theory section that ``d`` derives (``"5. Stability"`` -> 5)."""
+    return int(d.section.split(".", 1)[0])
+
+
+def formula_text(d: Derivation) -> str:
+    """Return ``name(args) = expr`` in plain text (sympy's ``str``)."""
+    return f"{d.name}({', '.join(d.arg_names)}) = {sp.sstr(d.expr)}"
+
+
+def _is_condition(d: Derivation) -> bool:
+    return isinstance(d.expr, sp.logic.boolalg.Boolean) and not d.expr.is_Symbol
+
+
+def _argument_lines(d: Derivation) -> list[tuple[str, str]]:
+    """(name, "meaning [unit]; assumptions") for every argument, in calling order."""
+    rows = []
+    for name in d.arg_names:
+        row = TABLE[name]
+        true = sorted(k for k, v in row.assumptions.items() if v)
+        rows.append((name, f"{row.meaning} [{row.unit}]" + (f"; {', '.join(true)}"
+                                                              if true else "")))
+    return rows
+
+
+def _where(d: Derivation) -> str:
+    title = d.section.split(".", 1)[1].strip()
+    return f"grpodyn docs/theory.md section {section_number(d)} ({title}), derivation {d.name}"
+
+
+def c_doc_comment(d: Derivation) -> str:
+    """Return the Doxygen comment of the C function of ``d``."""
+    lines = [f"@brief {d.summary}", "", formula_text(d), "", _where(d), ""]
+    lines += [f"@param {name} {text}" for name, text in _argument_lines(d)]
+    lines.append("@return 1 where the condition holds, else 0" if _is_condition(d)
+                 else "@return the value of the formula")
+    if d.domain is not None:
+        lines += ["", f"Defined only where {sp.sstr(d.domain)}: outside it the function sets "
+                  "errno = EDOM and returns NaN."]
+    body = "\n".join(f" * {line}".rstrip() for line in lines).replace("*/", "* /")
+    return f"/**\n{body}\n */"
+
+
+def julia_docstring(d: Derivation) -> str:
+    """Return the Julia docstring of the function of ``d`` (placed before its definition)."""
+    params = ", ".join(f"{name}::Real" for name in d.arg_names)
+    lines = [f"    {d.name}({params})", "", d.summary, "", f"    {formula_text(d)}", "",
+             _where(d) + ".", "", "# Arguments"]
+    lines += [f"- `{name}`: {text}" for name, text in _argument_lines(d)]
+    if d.domain is not None:
+        lines += ["", f"Throws a `DomainError` outside `{sp.sstr(d.domain)}`."]
+    text = "\n".join(lines).replace("\\", "\\\\").replace("$", "\\$").replace('"""', '\\"""')
+    return f'"""\n{text}\n"""'
+
+
+def _listing(ds: list[Derivation], call: str) -> str:
+    return "\n".join(f"- `{call.format(name=d.name, args=', '.join(d.arg_names))}`: {d.summary}"
+                     for d in ds)
+
+
+def _c_files(ds: list[Derivation]) -> dict[str, str]:
+    makefile = (
+        "# Builds the static and the shared library of the exported grpodyn theory.\n"
+        "CC ?= cc\nCFLAGS ?= -std=c99 -O2 -Wall -Wextra\n\n"
+        "all: libgrpodyn_theory.a libgrpodyn_theory.so\n\n"
+        "grpodyn_theory.o: grpodyn_theory.c grpodyn_theory.h\n"
+        "\t$(CC) $(CFLAGS) -fPIC -c grpodyn_theory.c -o $@\n\n"
+        "libgrpodyn_theory.a: grpodyn_theory.o\n\t$(AR) rcs $@ $^\n\n"
+        "libgrpodyn_theory.so: grpodyn_theory.o\n\t$(CC) -shared $^ -o $@ -lm\n\n"
+        "clean:\n\trm -f grpodyn_theory.o libgrpodyn_theory.a libgrpodyn_theory.so\n\n"
+        ".PHONY: all clean\n")
+    readme = (
+        "# grpodyn theory for C\n\nThe derivations of the grpodyn theory as C99 functions, "
+        "generated from its registry.\n\n```sh\nmake            # libgrpodyn_theory.a and "
+        "libgrpodyn_theory.so\ncc -std=c99 my_code.c -I. -L. -lgrpodyn_theory -lm\n```\n\n"
+        "Include `grpodyn_theory.h`: every function is documented there (formula, arguments "
+        "with units, domain). All arguments are `double`; a stability condition returns "
+        "`int` (1 where it holds). Outside a function's domain it sets `errno = EDOM` and "
+        "returns NaN.\n\n## Functions\n\n"
+        + _listing(ds, "grpodyn_{name}({args})") + "\n")
+    return {"Makefile": makefile, "README.md": readme}
+
+
+def _python_files(ds: list[Derivation]) -> dict[str, str]:
+    pyproject = (
+        "[build-system]\nrequires = [\"setuptools>=64\"]\n"
+        "build-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"grpodyn-theory\"\n"
+        f"version = \"{_VERSION}\"\ndescription = \"The grpodyn theory's derivations as numpy "
+        "functions.\"\nrequires-python = \">=3.10\"\ndependencies = [\"numpy>=1.24\"]\n\n"
+        "[tool.setuptools]\npy-modules = [\"grpodyn_theory\"]\n")
+    readme = (
+        "# grpodyn theory for Python\n\nThe derivations of the grpodyn theory as numpy "
+        "functions (numpy is the only dependency), generated from its registry.\n\n"
+        "```sh\npip install .        # or copy grpodyn_theory.py next to your code\n```\n\n"
+        "```python\nimport grpodyn_theory as g\nhelp(g.critical_stiffness)\n```\n\n"
+        "Every function takes numbers or arrays (broadcast) and has a docstring with its "
+        "formula, arguments with units and domain; outside the domain it raises "
+        "`ValueError`.\n\n## Functions\n\n" + _listing(ds, "{name}({args})") + "\n")
+    return {"pyproject.toml": pyproject, "README.md": readme}
+
+
+def _julia_files(ds: list[Derivation]) -> dict[str, str]:
+    package_id = uuid.uuid5(_JULIA_NAMESPACE, "GrpodynTheory")
+    project = f"name = \"GrpodynTheory\"\nuuid = \"{package_id}\"\nversion = \"{_VERSION}\"\n"
+    readme = (
+        "# GrpodynTheory.jl\n\nThe derivations of the grpodyn theory as Julia functions "
+        "(Base only), generated from its registry.\n\n```julia\nusing Pkg; Pkg.develop(path=\"."
+        "\")\nusing GrpodynTheory\n?critical_stiffness\n```\n\nEvery function takes `Real` "
+        "arguments and has a docstring with its formula, arguments with units and domain; "
+        "outside the domain it throws a `DomainError`.\n\n## Functions\n\n"
+        + _listing(ds, "{name}({args})") + "\n")
+    return {"Project.toml": project, "README.md": readme}
+
+
+def package_files(lang: str, ds: list[Derivation]) -> dict[str, str]:
+    """Return file name -> contents of the packaging around the export to ``lang``.
+
+    Parameters
+    ----------
+    lang
+        ``c``, ``python`` or ``julia``.
+    ds
+        The exported derivations, in order.
+
+    Returns
+    -------
+    dict of str to str
+        The build or project file and the README of the package.
+    """
+    makers = {"c": _c_files, "python": _python_files, "julia": _julia_files}
+    if lang not in makers:
+        raise ValueError(f"no package for language {lang!r}; choose from {', '.join(makers)}")
+    return makers[lang](ds)
