@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '36f9d655f1c11c53922bb7a8f02a4a02'
+THEORY_HASH = 'af902af39ad0c7ff15ad522c53ba3bfe'
 
 
 SIGNATURES = {
