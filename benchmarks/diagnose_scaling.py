@@ -1,5 +1,5 @@
 """How ``diagnose`` grows with the log length: median seconds per call at n = 1e3 .. 1e5 points,
-the moving sums from cumulative sums (present) side by side with np.convolve (revision 4).
+the moving sums from cumulative sums (present) side by side with the plain np.convolve.
 
 Run ``python benchmarks/diagnose_scaling.py``; prints a markdown table.
 """

@@ -2,11 +2,11 @@
 
 ``python benchmarks/real_log_table.py [DIR]`` (default DIR: ``../shared/data/real_logs``) runs
 both commands in-process on every log and prints a markdown table: format, runs, reward points,
-first-last step, against what the corpus's README.md and MANIFEST.md say (copied below by hand,
-not derived from the loaders), and whether ``fit`` succeeded. Exit code 1 if any log fails or
-disagrees.
+first-last step, against what the corpus's README and manifest in DIR say (copied below by
+hand, not derived from the loaders), and whether ``fit`` succeeded. Exit code 1 if any log fails
+or disagrees.
 
-MANIFEST counts steps of console logs without a step field as the ordinal of the logged dict
+The manifest counts steps of console logs without a step field as the ordinal of the logged dict
 (``ordinal`` below); the loaders read the real step (progress counter or logging interval), so
 there the span must be the ordinal span times one logging interval.
 """

@@ -58,7 +58,8 @@ def pooled(held_out: list[dict]) -> dict:
     return {"held_out_settings": len(held_out),
             "median_r2_ratio": float(np.median(ratios)) if ratios else None,
             "coverage_90": float(np.mean([s["coverage"] for s in held_out])),
-            # revision 4's scores also carry revision 3's band around the same mean (a control)
+            # the scores also carry the band without the transfer-error term around the same
+            # mean (a control; the score files' key says rev3)
             "coverage_90_rev3_band": float(np.mean([s["coverage_rev3_band"] for s in held_out]))
             if all("coverage_rev3_band" in s for s in held_out) else None,
             "beats_nearest_copy": beaten,

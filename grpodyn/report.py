@@ -158,7 +158,7 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     say("bandit lab: waiting for the simulations")
     lab, bandit_figures, bandit_raw = finish_bandit_lab(out, lab_state)
     checks += evaluate("bandit lab", lab) + tiny_checks + diag_checks
-    deepnet = comparison_data()  # issue 16: the deep network, predicted before its runs
+    deepnet = comparison_data()  # the deep network, predicted before its runs
     checks += [] if deepnet is None else evaluate("deep network", deepnet)
     study = [c for c in checks if c.study]  # later routes to a question: the study's rows
     checks = [c for c in checks if not c.study]

@@ -37,7 +37,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "import matplotlib.pyplot as plt\nfrom grpodyn.numerics.trajectory import "
                  "reward_trajectory\nfrom grpodyn.numerics.compiled import compiled\n"
                  "t = np.linspace(0, 600, 601)\nbeta, k = 0.9, 0.0005\n"
-                 "exact = reward_trajectory(t, r0=0.2, r_star=0.9, momentum=beta, "
+                 "exact = reward_trajectory(t, r0=0.2, plateau=0.9, momentum=beta, "
                  "stiffness=k).values\ntau = compiled('relaxation_time')(beta, k, 1.0)\n"
                  "delay = compiled('inertial_delay')(beta)\nprint('tau', tau, 'delay', delay)"),
         ("code", "law = 0.9 - 0.7 * np.exp(-np.clip(t - delay, 0, None) / tau)\n"
@@ -88,7 +88,8 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                "`--forecaster learned_prior` is a small network trained on curves drawn from "
                "the theory's prior (LC-PFN style), whose median and quantiles are the forecast "
                "and its band. Scored on every source of `benchmarks/forecast.py` "
-               "(docs/findings.md 8f, 8g), the learned prior's point forecast is the better "
+               "(studies/learned_prior/findings.md 8f, 8g), the learned prior's point forecast "
+               "is the better "
                "one on 38 of 40 source x F cells and its band has the lowest interval score "
                "on most data made after it; on the public logs its band is wider than the "
                "ensemble's. One shipped run, cut at 30 %:"),
@@ -116,16 +117,17 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                "The shipped grid 2 (`python -m grpodyn.empirical.tinylm.make_grid --design "
                "grid2`): Adam runs of seed 0 at three learning rates and a cross in G and B. "
                "The sweep fit shares r*, kappa_A and Adam's noise ratio rho_A (and one r0 per "
-               "seed); each run keeps its own lr, G, B (THEORY.md sections 7 and 9). Since "
-               "revision 3 it also carries the sampling noise on the mean path: the step "
+               "seed); each run keeps its own lr, G, B (THEORY.md sections 7 and 9). It also "
+               "carries the sampling noise on the mean path: the step "
                "variance split sigma_p^2/B + sigma_c^2/(B G), Adam's between-prompt ratio rho_p "
-               "and the second-order drag (docs/findings.md 6d); a constant these seven runs do "
+               "and the second-order drag (studies/transfer/findings.md 6d); a constant these "
+               "seven runs do "
                "not determine is printed with its status. The G = 16 "
-               "run is held out and predicted from the others. Since revision 4 the band also "
+               "run is held out and predicted from the others. The band also "
                "carries the map's own transfer error, s d^2 (m(n) - m(0))^2: d is the "
                "distance in log-hyperparameter space to the nearest source setting, and s is "
                "calibrated by holding each source setting out in turn and transferring it from "
-               "the rest (`band_calibration`, docs/findings.md 6f)."),
+               "the rest (`band_calibration`, studies/transfer/findings.md 6f)."),
         ("code", "from grpodyn.empirical.tinylm.make_grid import DESIGNS\n"
                  "from grpodyn.empirical.logs.sweep import fit_sweep, load_sweep_run, transfer\n"
                  "GRID = DESIGNS['grid2'].out\n"
@@ -160,7 +162,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "   rules R {scores['threshold_rules']['per_mode'][label]['recall']:.2f}\")"),
         ("md", "The tiny-model TRL runs made while the diagnosis was frozen (held-out seeds). "
                "Labels are the induced modes; where a run failed otherwise, it counts as a miss "
-               "(docs/findings.md, section 4)."),
+               "(studies/tiny_grids/findings.md, section 4)."),
         ("code", "from grpodyn.empirical.diagnostics.testbed import HELDOUT_SEEDS, tiny_testbed\n"
                  "held = evaluate(tiny_testbed(seeds=HELDOUT_SEEDS))\n"
                  "for label, pr in held['model']['per_mode'].items():\n"
@@ -205,17 +207,17 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "print(d.modes['advantage_degeneracy'].evidence)\n"
                  "print(d.modes['policy_concentration'].evidence)"),
         ("md", "## Labels by outcome, verl's advantage extremes, and an abstention that "
-               "counts as a miss (revisions 8-10)"
+               "counts as a miss"
                "\n\nThe prompt-pool simulator labels a run by what it did (its exact pool "
                "success rate: `outcome_label`), not by the settings it was drawn from. Written "
                "as verl's console, which logs no zero-std share, the step's largest and "
                "smallest advantage (`critic/advantages/max`, `min`) are those of the groups "
                "with the fewest and the most successes among those with spread, both 0 when "
                "no group has spread; their law under the Beta pool "
-               "(`prompt_pool_batch_extremes_within`) gives phi (revision 10: "
-               "`fit_prompt_pool_extremes`), and concentration is judged as on TRL's logs. "
+               "(`prompt_pool_batch_extremes_within`) gives phi "
+               "(`fit_prompt_pool_extremes`), and concentration is judged as on TRL's logs. "
                "A verl log without them falls back on the entropy read against the reward's "
-               "move (revision 9: `prompt_pool_entropy_ratio_bound`): a fall within it is "
+               "move (`prompt_pool_entropy_ratio_bound`): a fall within it is "
                "learning; a fall beyond it is `undecided` and the run `undetermined` (a miss "
                "in the source matrix). Design seed 0 of the variant bed."),
         ("code", "from grpodyn.empirical.diagnostics.testbed import called, pool_testbed\n"
@@ -228,7 +230,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "            print('     ', d.modes['policy_concentration'].evidence)"),
     ],
     "07_deepnet.ipynb": [
-        ("md", "# The deep-network demonstration (issue 16)\n\nA tiny Llama (two sizes) trained "
+        ("md", "# The deep-network demonstration\n\nA tiny Llama (two sizes) trained "
                "with GRPO and heavy-ball SGD. Its curvatures were measured before training, the "
                "thresholds predicted and committed, then the sweeps run. This notebook only "
                "reads the study's data (`studies/deepnet`); studies/deepnet/findings.md section 10 "
@@ -279,26 +281,28 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "'critical lr', row['critical_lr'])"),
         ("md", "The relaxation time from the finite-step drift measured across r on briefly "
                "trained copies (predictions_relaxation.json, committed before the runs; "
-               "docs/findings.md section 10e)."),
+               "studies/deepnet/findings.md section 10e)."),
         ("code", "for m in models:\n"
                  "    if (figures.DATA / f'drift_{m}.json').exists():\n"
                  "        figures.relaxation_figure(m)"),
-        ("md", "The slow route (docs/findings.md section 10f): the segments' drift regressed "
+        ("md", "The slow route (studies/deepnet/findings.md section 10f): the segments' drift "
+               "regressed "
                "on each state's deviation from the copy run's trend, the slow drift at zero "
                "deviation, predicted at lr 0.05 and 0.15 (predictions_relaxation_slow.json, "
                "committed before the runs on seeds 900-902)."),
         ("code", "for m in models:\n"
                  "    if (figures.DATA / f'drift_slow_{m}.json').exists():\n"
                  "        figures.relaxation_figure(m, route='slow')"),
-        ("md", "The burn-in route (docs/findings.md section 10g): segments read after 20 steps "
+        ("md", "The burn-in route (studies/deepnet/findings.md section 10g): segments read after "
+               "20 steps "
                "at their own lr, the predicted curve through the measured burn-in of the warmed "
                "model, predicted at lr 0.075 and 0.125 (predictions_relaxation_burnin.json, "
                "committed before the runs on seeds 1000-1002)."),
         ("code", "for m in models:\n"
                  "    if (figures.DATA / f'drift_burnin_{m}.json').exists():\n"
                  "        figures.relaxation_figure(m, route='burnin')"),
-        ("md", "The linear route (docs/findings.md section 10h): one stiffness, D(r) = kappa "
-               "(r* - r), 60-step segments after the burn-in at three copy states, predicted at "
+        ("md", "The linear route (studies/deepnet/findings.md section 10h): one stiffness, "
+               "D(r) = kappa (r* - r), 60-step segments after the burn-in at three copy states, predicted at "
                "lr 0.0625 and 0.1125 (predictions_relaxation_linear.json, committed before the "
                "runs on seeds 1100-1108); its 600-step variant (section 10i, lr 0.0875 and 0.14, "
                "seeds 1200-1208) and its precise variant (section 10j: 96 repeats per state, "

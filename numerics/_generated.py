@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'b66863083caadb90c962f4d80ee04b34'
+THEORY_HASH = '850af68a7dfbcaf1a9892703b8bdd617'
 
 
 SIGNATURES = {

@@ -123,7 +123,8 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         # scalar Levenberg-Marquardt, not trf on differences. An optimum whose (r0, r*) lie
         # strictly inside the plateau range is one of the boxed fit too (the box is inactive
         # around it; a boxed cost is never below the free one). Not for the other models: there
-        # the free multi-start and trf in the box reach different basins (docs/findings.md 7)
+        # the free multi-start and trf in the box reach different basins
+        # (studies/speed/findings.md 7)
         free = fit_curve(name, t, y, momentum=momentum, learning_rate=learning_rate,
                          every_start=every_start)
         if all(plateau_bounds[0] < free.params[k] < plateau_bounds[1] for k in ("r0", "r_star")):

@@ -104,7 +104,7 @@ def failed_group_share(mean: float, phi: float, group_size: int) -> float:
 def entropy_ratio_bound(start: float, end: float) -> float:
     """Return the smallest answer-entropy ratio that a move of the mean reward explains.
 
-    ``prompt_pool_entropy_ratio_bound`` (THEORY.md section 7, issue 17 revision 9): for a Beta
+    ``prompt_pool_entropy_ratio_bound`` (THEORY.md section 7): for a Beta
     pool of prompts whose spread phi is kept while the mean success rate moves from ``start``
     to ``end``, E[h(p)] at ``end`` over E[h(p)] at ``start`` is at least
     min(h(end)/h(start), end (1-end) / (start (1-start))), h the binary entropy in nats.

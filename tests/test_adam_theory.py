@@ -109,7 +109,7 @@ def test_finite_group_stiffnesses_and_their_limits(reg):
     assert np.all(np.diff(values) > 0)  # at fixed B, more completions: fewer degenerate groups
 
 
-# --- revision 3: the sampling noise on the mean path ---------------------------------------
+# --- the sampling noise on the mean path ---------------------------------------------------
 def test_split_forms_reduce_to_the_b_g_forms(reg):
     split = reg["adam_stiffness_split"].expr
     assert sp.simplify(split.subs({sym.rho_p: 0, sym.rho_c: sym.rho_A})

@@ -1,4 +1,4 @@
-"""The command-line contract of DESIGN.md."""
+"""The command-line contract (docs/architecture.md): commands, their JSON keys, exit codes."""
 
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ def test_testbed_precision_and_recall(scored: dict) -> None:
     """Score every bandit label but concentration at >= 0.9.
 
     Every label but concentration >= 0.9. The bandit's concentration runs end at reward 1.00
-    (the policy locked onto the rewarded arm): since revision 5 (issue 17) an entropy collapse
-    at the ceiling is convergence, not a failure, so they are called converged (the only
+    (the policy locked onto the rewarded arm): an entropy collapse at the ceiling is
+    convergence, not a failure, so they are called converged (the only
     healthy-precision loss); studies/tiny_grids/findings.md, section 4b.
     """
     for label in LABELS:
@@ -175,7 +175,7 @@ def test_tiny_trl_design_testbed_is_shipped_and_scored() -> None:
 def test_tiny_trl_heldout_testbed_meets_the_target() -> None:
     """Score the held-out TRL runs: every label >= 0.9.
 
-    The held-out runs (seeds 40-49, made while revision 4 of the diagnosis was frozen) share
+    The held-out runs (seeds 40-49, made while the diagnosis was frozen) share
     no seed with the design runs; every label has ten runs; precision and recall >= 0.9 for
     every label (measured: all 1.00) and no healthy run flagged unstable. A change of the
     diagnosis that fails this has to be judged on fresh seeds, not tuned against these.
@@ -317,7 +317,7 @@ def test_unknown_group_size_is_said(pool_cases: list) -> None:
 
 
 def _convolve_smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarray:
-    """Average as revision 4 did (np.convolve), for the identity test."""
+    """Average the plain way (np.convolve), for the identity test."""
     finite = np.isfinite(y)
     kernel = np.ones(window)
     total = np.convolve(np.where(finite, y, 0.0), kernel, mode=mode)
@@ -388,10 +388,10 @@ def test_variant_bed_reads_through_the_verl_console(tmp_path: Path) -> None:
     """Read the variant bed through verl's console.
 
     The variant bed written as verl prints it: G and B from its config record, the
-    held-out reward from val-core, the advantage extremes from critic/advantages (revision 10),
+    held-out reward from val-core, the advantage extremes from critic/advantages,
     no zero-std share and no score std (verl logs neither). Concentration is judged from the
-    Beta law the advantage extremes give (revision 10): the locked run is flagged, the healthy
-    one not. Without the extremes, revision 9's entropy bound: the healthy run's fall is
+    Beta law the advantage extremes give: the locked run is flagged, the healthy
+    one not. Without the extremes, the entropy bound: the healthy run's fall is
     explained (no abstention), the locked run's is not (the diagnosis abstains).
     """
     from dataclasses import replace
@@ -454,7 +454,7 @@ def test_the_simulators_trl_log_carries_no_verl_metrics(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("group_size", "flagged"), [(3, True), (16, False)])
 def test_degeneracy_counts_the_drift_lost_over_the_run(group_size: int, flagged: bool) -> None:
-    """Flag a small-G run that started at the floor and escaped late (revision 7).
+    """Flag a small-G run that started at the floor and escaped late.
 
     The reward rises 0.02 -> 0.49 (B = 16, binomial noise, zero-std share of identical
     prompts): at G = 3 the late steps lose under half the drift (46%), but over the run most
@@ -475,7 +475,7 @@ def test_degeneracy_counts_the_drift_lost_over_the_run(group_size: int, flagged:
 
 
 def test_a_significant_but_negligible_rise_is_not_learning() -> None:
-    """Call a rise beyond the noise but under NEGLIGIBLE_RISE flat in practice (revision 8).
+    """Call a rise beyond the noise but under NEGLIGIBLE_RISE flat in practice.
 
     0.50 -> 0.52 over 400 points at noise 0.005 per point is tens of s.e.: significant, yet
     less than any mode reads from a success rate. 0.50 -> 0.60 learns. A reward that is no
@@ -530,7 +530,7 @@ def test_the_simulators_ground_truth_matches_its_train_reward() -> None:
 def test_concentration_without_the_zero_std_share_reads_the_entropy_or_abstains() -> None:
     """Read the entropy against the reward's move when the log has no zero-std share.
 
-    Revision 9: an entropy that falls about as the kept-spread bound allows while the reward
+    An entropy that falls about as the kept-spread bound allows while the reward
     rises to 0.9 is learning (decided, no abstention); one that collapses while the reward
     moves 0.3 -> 0.6 is beyond the bound, which a token entropy can be while learning, so the
     diagnosis abstains (``undetermined``, a miss); at the ceiling the fall is convergence;

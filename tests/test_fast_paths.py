@@ -1,4 +1,4 @@
-"""Fast formulations against the plain definitions they replace (issue 18).
+"""Fast formulations against the plain definitions they replace.
 
 Each fast path is compared with a reference written here the slow, obvious way: the result must
 be the same (integers exactly, floats to round-off).

@@ -202,7 +202,7 @@ PINNED = {
         'exponent': 1.6007774120911444,
     }, 0.3055391012850147),
     # the free inertial fit's parameters as the Levenberg-Marquardt with differenced Jacobian
-    # ends them (issue 18); least_squares("trf") had stopped 3e-4 (relative) away
+    # ends them; least_squares("trf") stops 3e-4 (relative) away
     # in zeta along a flat valley (zeta 2.70444, omega0 0.0879189), at an RSS higher by 5.4e-10
     # relative: the RSS below is trf's, a bound the new optimum meets
     'inertial': ({

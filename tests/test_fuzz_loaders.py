@@ -9,7 +9,7 @@ wrong encodings, random bytes) and checks the contract of ``load_run``:
   step in every metric, and a warning for every repair; for CSV logs the result is checked
   against an independent oracle of what the file says.
 
-The formats of issue 13 are fuzzed the same way: JSON arrays of step dicts, verl console (with
+The other formats are fuzzed the same way: JSON arrays of step dicts, verl console (with
 and without a Ray prefix) and file-logger JSONL, OpenRLHF progress-bar postfixes, TRL console
 logs with progress counters and eval dicts, HF-Jobs JSON streams, MiniMind and reward-tensor
 consoles, typed JSONL records with config records, W&B run directories and TRL checkpoint

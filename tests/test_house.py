@@ -169,9 +169,6 @@ def test_no_import_cycle_in_the_deep_network_instrument():
     assert not cycles, f"import cycles through the deep-network instrument: {cycles}"
 
 
-@pytest.mark.xfail(strict=False, reason="grpodyn.theory.claims imports its registry inside a "
-                   "function and the registry imports the package back (theory/claims is being "
-                   "rewritten separately); the failure lists every cycle")
 def test_no_import_cycle_among_the_package_modules():
     cycles = import_cycles(import_graph())
     assert not cycles, "import cycles (strongly connected modules):\n" + "\n".join(

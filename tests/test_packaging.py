@@ -1,4 +1,4 @@
-"""The package layout of DESIGN.md and its known traps."""
+"""The package layout (docs/architecture.md) and its known traps."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import tomllib
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {"theory": "grpodyn.theory", "numerics": "grpodyn.numerics",
           "empirical": "grpodyn.empirical"}
-#: Which layers each layer may import (DESIGN.md: empirical -> numerics -> theory); every layer
+#: Which layers each layer may import (docs/architecture.md: empirical -> numerics -> theory);
+#: every layer
 #: may import the ground floor.
 ALLOWED = {"theory": {"theory", "ground"}, "numerics": {"numerics", "theory", "ground"},
            "empirical": {"empirical", "numerics", "theory", "ground"}}

@@ -92,7 +92,7 @@ def test_a_share_just_above_the_homogeneous_limit_is_homogeneous() -> None:
     """Call a share between the phi = inf limit and its value at the largest phi homogeneous.
 
     Such a share made the inversion fail (both ends of its bracket on one side: a ValueError
-    from brentq on a fresh pool run, revision 8); it cannot be told from identical prompts.
+    from brentq on a fresh pool run); it cannot be told from identical prompts.
     """
     m, g = 0.3, 8
     exact, resolved = zero_std_share(m, np.inf, g), zero_std_share(m, 1e4, g)
@@ -103,7 +103,7 @@ def test_a_share_just_above_the_homogeneous_limit_is_homogeneous() -> None:
 
 
 def test_entropy_ratio_bound_is_the_smallest_kept_spread_ratio() -> None:
-    """Bound the answer-entropy ratio of a Beta pool that keeps its spread (revision 9).
+    """Bound the answer-entropy ratio of a Beta pool that keeps its spread.
 
     E[h(p)] over Beta(m phi, (1-m) phi) in closed form (digamma, the theory's first step) moves
     monotonically with phi between its two limits, so the generated bound (the smaller limit)

@@ -1,4 +1,4 @@
-"""Every generated function in every regime: a finite value, or a clear refusal (issue 18).
+"""Every generated function in every regime: a finite value, or a clear refusal.
 
 A derivation whose real-arithmetic form holds on part of the arguments' ranges declares that
 domain; its generated (and exported) function refuses arguments outside it instead of returning

@@ -37,12 +37,14 @@ def test_report_writes_html_figures_and_summary(quick_report):
                if not c["agrees"]
                and not c["claim"].startswith(("tiny LM", "diagnosis on the tiny",
                                               "diagnosis on the whole", "deep net"))]
-    # the bandit's concentration runs end at reward 1.00: convergence by issue 17's definition
-    # (docs/findings.md, section 4b), so the bandit bed misses 0.9 for that label
+    # the bandit's concentration runs end at reward 1.00: convergence by the diagnosis's
+    # definition (studies/tiny_grids/findings.md, section 4b), so the bandit bed misses 0.9 for
+    # that label
     assert failing == ["staleness threshold k*, beta=0.9, d=2",
                        "diagnosis on the bandit test bed (25 labelled runs)"]
     assert any(c["claim"].startswith("tiny LM") for c in summary["checks"])
-    # issue 16: predicted-vs-observed rows of the deep network, met and not met (findings 10)
+    # predicted-vs-observed rows of the deep network, met and not met
+    # (studies/deepnet/findings.md, section 10)
     assert any(c["claim"].startswith("deep net") for c in summary["checks"])
     assert any(c["claim"].startswith("diagnosis on the bandit") and c["agrees"]
                for c in summary["checks"])
@@ -189,7 +191,7 @@ def test_report_refuses_a_file_as_output(tmp_path, capsys):
 
 
 def test_lab_results_unchanged_by_the_speed_work(quick_report):
-    """The quick report's bandit lab against its results before issue 18 (commit d532ebf):
+    """The quick report's bandit lab against its results before the speed work (commit d532ebf):
     same thresholds and lags, every number equal to round-off (the simulator's paths are
     bit-identical; the enumeration is vectorised, the stability searches exact)."""
     import json

@@ -143,7 +143,7 @@ def test_tau_lr_exponent_and_the_b_g_test(fits):
 def test_transfer_to_a_held_out_setting(sweep_files):
     held = [p for p in sweep_files["adam"] if "_G8_B8_" in p.name]
     sources = [load_sweep_run(p) for p in sweep_files["adam"] if p not in held]
-    # revision 3's band (the transfer-error term of revision 4 is tested in
+    # the band without its transfer-error term (that term is tested in
     # test_transfer_error.py; its leave-one-setting-out refits would take this test over 20 s)
     out = transfer(sources, {"group_size": 8, "batch": 8, "lr": 6e-4}, steps=STEPS - 1,
                    cross_validate=False)
@@ -332,7 +332,7 @@ def test_noise_drag_fit_recovers_the_drag_and_the_plateau_per_seed(drag_runs):
 
 def test_a_fit_without_the_drag_sees_a_sublinear_rate_where_the_drag_acts(drag_runs):
     """The plain map fitted to runs with a drag: the gain grows slower than lr and with B, as on
-    the tiny grid (findings 6c) - the signature the drag explains."""
+    the tiny grid (studies/transfer/findings.md 6c) - the signature the drag explains."""
     plain = fit_sweep(drag_runs, finite_group=False, noise_drag=False)
     tau = plain.tau_lr_exponent()["sgd"]
     assert tau["value"] > -0.9

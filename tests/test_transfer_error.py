@@ -1,4 +1,4 @@
-"""Revision 4 of the transfer band (issue 15): the transfer-error term calibrated by
+"""The transfer band's transfer-error term, calibrated by
 leave-one-setting-out on the sources, on small synthetic SGD sweeps whose truth is known."""
 
 from __future__ import annotations

@@ -233,7 +233,7 @@ def derive_warmup_trajectory() -> Derivation:
                                 Step("separation of variables: d ln e / dt", log_rate)))
 
 
-# --- the sampling noise on the mean path (revision 3 of the transfer method, issue 15) -------
+# --- the sampling noise on the mean path (used by the transfer method's band) ---------------
 def _split_variance() -> sp.Expr:
     """sigma_p^2 / B + sigma_c^2 / (B G), from the derivation ``sampling_variance_split``."""
     return get("sampling_variance_split").expr

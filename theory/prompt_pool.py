@@ -149,8 +149,7 @@ def derive_prompt_pool_entropy_ratio_bound() -> Derivation:
     = phi m (1-m) pi^2/3). Between the two the ratio is monotone in phi (checked on a grid in
     tests/test_prompt_pool.py), so the smaller limit is the largest fall of the entropy that a
     kept spread allows: an observed fall beyond it means the prompts locked (phi fell) beyond
-    what the reward's change explains (policy concentration without a zero-std share, issue 17
-    revision 9).
+    what the reward's change explains (policy concentration read without a zero-std share).
     """
     entropy = _answer_entropy()
     m = sym.a_p / (sym.a_p + sym.b_p)

@@ -1,6 +1,7 @@
-"""The stiff direction as a delayed relay: a saturated restoring force with a lag (issue 16).
+"""The stiff direction as a delayed relay: a saturated restoring force with a lag.
 
-Observation behind it (findings 10d, ``scan_<size>.json``): along the top Hessian eigenvector v
+Observation behind it (studies/deepnet/findings.md, section 10d; the deep-network study's
+``scan_<size>.json``): along the top Hessian eigenvector v
 of the GRPO objective the restoring force f(s) = v . g(theta_0 + s v) is linear only within
 |s| of about one step's length; beyond it the force saturates at a magnitude F (the softmax along
 v saturates, the groups it touches go degenerate). The linear map of THEORY.md section 5 then

@@ -1,4 +1,4 @@
-"""The two-mode map: a stiff and a soft direction sharing one heavy-ball optimizer (issue 16).
+"""The two-mode map: a stiff and a soft direction sharing one heavy-ball optimizer.
 
 THEORY.md section 1 projects the parameter dynamics on one scalar, the reward. A network has
 (at least) two timescales: stiff directions (the top of the curvature spectrum) and soft ones

@@ -40,7 +40,7 @@ class DeepnetComparison:
         source = (row or {}).get("source") or ("two-mode map, " if two_mode else "")
         when = ("compared with runs made BEFORE it (a postdiction, not a test)"
                 if row is not None and row.get("postdiction") else "before the runs")
-        return (f"deep-network demonstration (issue 16): measured before training, {source}"
+        return (f"deep-network demonstration: measured before training, {source}"
                 f"predicted by code {commit[:10]} {when}; studies/deepnet/findings.md section 10")
 
 

@@ -20,17 +20,17 @@ other metrics of a log can test:
 Each mode gets a score in [0, 1], a flag (score >= 0.5), evidence in words with the steps where
 it shows, or ``judged = False`` with the reason when the log lacks what the mode needs.
 
-Prompts differ (revision 5, issue 17): the zero-std share is the pool average of
-p^G + (1-p)^G, so degeneracy and concentration read the Beta law of the prompts' success rates
-(:mod:`grpodyn.numerics.prompt_pool`) instead of that expression at the mean reward. G comes
-from the caller or ``run.meta`` with its source. Besides the modes, a run has a state that is
-not a failure: converged, learning, not_learning, declining (a fall beyond the noise, never
-healthy) or too_short. Revision 6: the fall back from the best level is tested at a Bonferroni
-threshold over the windows the best was picked from, against the noise at the window's scale;
-revision 7: degeneracy also counts the drift lost over the whole run; revision 9: without a
-zero-std share, an entropy fall that the reward's move explains (the kept-spread bound of
-THEORY.md section 7) is decided, one beyond it abstains (docs/findings.md, 4b); revision 10:
-verl's ``critic/advantages/{max,min}`` give the Beta law where the zero-std share is missing
+Prompts differ: the zero-std share is the pool average of p^G + (1-p)^G, so degeneracy and
+concentration read the Beta law of the prompts' success rates (:mod:`grpodyn.numerics.prompt_pool`)
+instead of that expression at the mean reward. G comes from the caller or ``run.meta`` with its
+source. Besides the modes, a run has a state that is not a failure: converged, learning,
+not_learning, declining (a fall beyond the noise, never healthy) or too_short. The fall back
+from the best level is tested at a Bonferroni threshold over the windows the best was picked
+from (the pick itself would otherwise make a fall), against the noise at the window's scale;
+degeneracy also counts the drift lost over the whole run; without a zero-std share, an entropy
+fall that the reward's move explains (the kept-spread bound of THEORY.md section 7) is decided,
+one beyond it abstains (studies/tiny_grids/findings.md, 4b); verl's
+``critic/advantages/{max,min}`` give the Beta law where the zero-std share is missing
 (:func:`~grpodyn.numerics.prompt_pool.fit_prompt_pool_extremes`), so concentration is judged
 there as on TRL's logs.
 The detectors live in their own modules: :mod:`.hacking`, :mod:`.modes` (degeneracy and

@@ -50,7 +50,7 @@ def _fit_pool(run: Run, part: slice, group_size: int) -> PromptPool | None:
 
 
 def _fit_pool_extremes(run: Run, part: slice, group_size: int | None) -> PromptPool | None:
-    """Fit the Beta law from verl's advantage extremes over ``part`` (revision 10).
+    """Fit the Beta law from verl's advantage extremes over ``part`` (no zero-std share logged).
 
     Needs G (declared, read or given: the extremes are decoded at the true G, never at a
     bound), B, rewards that are a success rate, and ``critic/advantages/{max,min}``; None
@@ -189,7 +189,7 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
                   "answers")
     elif pool_early is not None and pool_late is not None:
         # temperature prediction. The zero-std share of the late steps gives their Beta law
-        # (or, in verl's metrics, the advantages' extremes: revision 10); its all-wrong groups
+        # (or, in verl's metrics, the advantages' extremes); its all-wrong groups
         # E[(1-p)^G], as a share of the failures left (1 - r), are the prompts the policy
         # locked onto wrong answers. A policy that keeps the spread across prompts of its
         # first steps (their phi, moved to the late mean) locks the share predicted below;
@@ -217,8 +217,8 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
         words += (": the policy is deterministic on most prompts" if beyond >= FLAG_SCORE
                   else ": the groups still explore")
     else:
-        # no zero-std share (verl's default metrics): the entropy against the reward
-        # (revision 9). A pool that keeps the spread of its prompts' success rates while its
+        # no zero-std share (verl's default metrics): the entropy against the reward.
+        # A pool that keeps the spread of its prompts' success rates while its
         # mean moves from r0 to the reward of the entropy's lowest window keeps at least the
         # share ``kept`` of its answer entropy (prompt_pool_entropy_ratio_bound): learning
         # lowers the entropy as prompts get solved. A fall within that bound is what the

@@ -80,7 +80,8 @@ def case_settings(label: str, seed: int) -> PoolConfig:
                           spread=u(0.5, 1.0), group_size=int(rng.choice([8, 16])))
     if label == "not_learning":
         # log-uniform from a negligible rate to one whose rise sits near NEGLIGIBLE_RISE
-        # (revision 8: 1e-4 to 3e-4 put every run at that boundary; labels come from outcome)
+        # (a range of 1e-4 to 3e-4 would put every run at that boundary; labels come from
+        # the outcome)
         return PoolConfig(difficulty=u(-1.0, 1.0), lr=float(np.exp(u(np.log(1e-5),
                                                                      np.log(3e-4)))),
                           group_size=int(rng.choice([4, 8, 16])))
@@ -101,9 +102,9 @@ def case_settings(label: str, seed: int) -> PoolConfig:
 
 
 def variant_settings(label: str, seed: int) -> PoolConfig:
-    """Draw the settings of ``label`` for ``seed`` in the variant bed (issue 17, revision 6).
+    """Draw the settings of ``label`` for ``seed`` in the variant bed.
 
-    Made after revision 6 was frozen, to shift what the design bed held fixed: a smaller pool
+    Made after the diagnosis was frozen, to shift what the design bed held fixed: a smaller pool
     (256) sampled 32 prompts a step for 400 steps; the Adam families one step stale (d = 1,
     section 9); the instability made by sample-and-hold instead of a fixed staleness (heavy
     ball, refresh interval K = 6-10: the lag l(n) = n mod K of section 1, past the threshold of
@@ -295,8 +296,8 @@ def write_verl_console(path: str | Path, log: list[dict], *, config: PoolConfig)
     ``critic/rewards/*``, ``critic/advantages/{mean,max,min}``, ``critic/returns/*``,
     ``response_length/{mean,max,min}``; the actor's ``actor/entropy``, ``actor/kl_loss``,
     ``actor/lr``) and the held-out reward as ``val-core/pool/reward/mean@1`` on evaluation
-    steps. verl logs no zero-std share and no std of the scores (revision 10: the writer
-    printed a ``critic/score/std`` that verl does not, and none of the advantages it does).
+    steps. verl logs no zero-std share and no std of the scores, so the writer prints neither;
+    it prints the advantages' extremes, which verl does log.
     """
     names = {"entropy": "actor/entropy", "kl": "actor/kl_loss", "learning_rate": "actor/lr",
              "eval_reward": "val-core/pool/reward/mean@1"}

@@ -1,10 +1,12 @@
 """The third source of labelled runs: public logs, labelled from what their sources document.
 
-Each row of :data:`OUTCOMES` names a file of ``shared/data/real_logs`` (the second set, described
-in its MANIFEST.md), the documented outcome and where the label comes from. Outcomes are coarse,
-because that is all the documentation says: ``declines`` (the reward collapsed or fell back),
-``learns`` (rose or held a level; no failure reported), ``flat`` (never learned). Labels read
-from MANIFEST's automatic curve shape are marked as such: that column is a heuristic over eight
+Each row of :data:`OUTCOMES` names a file of the public log corpus (the folder given to
+:func:`score_public_logs`, such as ``shared/data/real_logs``: its second set, described in the
+corpus's manifest; excerpts in tests/data/real_logs/README.md), the documented outcome and where
+the label comes from. Outcomes are coarse, because that is all the documentation says:
+``declines`` (the reward collapsed or fell back), ``learns`` (rose or held a level; no failure
+reported), ``flat`` (never learned). Labels read from the manifest's automatic curve shape are
+marked as such: that column is a heuristic over eight
 chunk means, weaker than the caveats written by hand.
 
 A diagnosis agrees with ``declines`` when its state is ``declining`` or its primary mode is an

@@ -1,15 +1,15 @@
-"""The source-by-source evaluation matrix of the diagnosis (docs/findings.md, section 4b).
+"""The source-by-source evaluation matrix of the diagnosis (studies/tiny_grids/findings.md, 4b).
 
-Sources: (a) the tiny TRL test bed (``empirical/data/tiny_testbed``; seen by revisions 1-4 of
-the diagnosis, only scored by revision 5); (b) the prompt-pool simulator
+Sources: (a) the tiny TRL test bed (``studies/tiny_grids/data/tiny_testbed``; seen while the
+diagnosis was designed, so only a design score); (b) the prompt-pool simulator
 (:mod:`grpodyn.empirical.diagnostics.prompt_pool_sim`): design seeds :data:`POOL_DESIGN_SEEDS`,
-and fresh seeds made after the revision was frozen; (c) the public logs labelled from their
+and fresh seeds made after the diagnosis was frozen; (c) the public logs labelled from their
 documented outcomes (:mod:`grpodyn.empirical.diagnostics.public_outcomes`); and the bandit test
 bed. Every table has the threshold-rule baseline on the same runs.
 
 Run ``python -m grpodyn.empirical.diagnostics.source_matrix --fresh-seeds 110 130
---variant-seeds 30 40 --public DIR [--json]`` (revision 9's fresh seeds; revision 8 scored
-90-110 and 20-30; pool runs labelled by
+--variant-seeds 30 40 --public DIR [--json]`` (seeds never scored before; 90-110 and 20-30 are
+spent; pool runs labelled by
 :func:`~grpodyn.empirical.diagnostics.testbed.outcome_label`).
 """
 
@@ -67,7 +67,7 @@ def source_matrix(*, fresh_seeds: range, public: str | None = None, tiny: bool =
             sources[f"pool variant seeds {seeds} ({words})"] = pool_testbed(
                 seeds=variant_seeds, variant=True, log_format=fmt)
     if tiny:
-        sources["tiny TRL seeds 0-49 (seen by revisions 1-4 and 5.1)"] = tiny_testbed()
+        sources["tiny TRL seeds 0-49 (seen while the diagnosis was designed)"] = tiny_testbed()
     out = {"sources": evaluate_sources(sources)}
     if public is not None:
         from grpodyn.empirical.diagnostics.public_outcomes import score_public_logs
@@ -79,7 +79,7 @@ def source_matrix(*, fresh_seeds: range, public: str | None = None, tiny: bool =
 def _bandit_relabelled() -> list[LabelledRun]:
     """Label the bandit test bed's ``policy_concentration`` runs ``healthy`` (converged).
 
-    They end at reward 1.00, locked onto the rewarded arm: under issue 17's definition an
+    They end at reward 1.00, locked onto the rewarded arm: under the diagnosis's definition an
     entropy collapse at the ceiling is convergence. The bandit cannot make a concentration
     below the ceiling: with one rewarded arm, the GRPO direction of a group on the rewarded
     arm's logit is the sum of its successes' advantages, >= 0 (the advantages of a group sum

@@ -47,10 +47,10 @@ TINY_TESTBED_DIR = study_path("tiny_grids", "tiny_testbed")
 #: design; 5-14, 15-34 and 35-39 were each made as a held-out check of the design of the day,
 #: failed it, and served the next revision (studies/tiny_grids/findings.md, section 4)
 TUNING_SEEDS = range(0, 40)
-#: fresh seeds made while the present diagnosis (revision 4) was frozen: the independent check
+#: fresh seeds made while the diagnosis was frozen: the independent check
 HELDOUT_SEEDS = range(40, 50)
-#: seeds of the prompt-pool simulator the issue-17 revision was designed on; every other seed
-#: is fresh (made after the revision was frozen)
+#: seeds of the prompt-pool simulator the diagnosis was designed on; every other seed is fresh
+#: (made after the diagnosis was frozen)
 POOL_DESIGN_SEEDS = range(0, 10)
 #: classes of the source-by-source matrix: no failure (learning or converged), not learning,
 #: the four modes, and a decline whose cause is unknown
@@ -134,14 +134,14 @@ def tiny_testbed(folder: str | Path = TINY_TESTBED_DIR, *,
 def outcome_label(family: str, success: np.ndarray, *, steps: int) -> str:
     """Label a prompt-pool run by what it did, from the simulator's own ground truth.
 
-    The rule of revision 8 (issue 17), written before any run was scored under it. ``success``
+    The rule was written before any run was scored under it. ``success``
     holds (step, exact success rate of the training pool) rows
     (:func:`~grpodyn.empirical.diagnostics.prompt_pool_sim.simulate_pool_outcome`); the start
     is its first row, the end the mean of the rows in the last quarter of the ``steps``.
 
     - ``healthy``, ``converged`` and ``not_learning`` settings: ``not_learning`` when the pool's
       success rate moved less than :data:`~grpodyn.empirical.diagnostics.diagnose.NEGLIGIBLE_RISE`
-      (no mode can be judged from such a change: issue 17's "flat from the start"), else
+      (no mode can be judged from such a change: the run was flat from the start), else
       ``healthy`` (learning or converged: no failure);
     - ``policy_concentration`` settings: ``healthy`` when the pool ends at or above
       :data:`~grpodyn.empirical.diagnostics.diagnose.CEILING` (a policy locked onto right
@@ -190,7 +190,8 @@ def pool_testbed(*, seeds: range = POOL_DESIGN_SEEDS, folder: str | Path | None 
         Where the logs are written (default: a temporary folder).
     variant : bool
         Use :func:`~grpodyn.empirical.diagnostics.prompt_pool_sim.variant_settings` (the bed made
-        after revision 6: other pool, batch and length, stale Adam, sample-and-hold instability).
+        after the diagnosis was frozen: other pool, batch and length, stale Adam,
+        sample-and-hold instability).
     log_format : str
         ``"trl"`` (``trainer_state.json``) or ``"verl"`` (verl's console, without the
         zero-std share).

@@ -18,8 +18,8 @@ FLAG_SCORE = 0.5
 #: a success rate this close to 1 has nothing left to learn: a policy locked there converged
 CEILING = 0.97
 #: the least change of a success rate that a mode reads from the reward: a smaller rise gives
-#: the hacking test no progress to decouple (revision 4), so over a whole run it is "no mode
-#: can be judged from the reward", issue 17's definition of not learning (revision 8)
+#: the hacking test no progress to decouple, so over a whole run it is "no mode can be judged
+#: from the reward", the diagnosis's definition of not learning
 NEGLIGIBLE_RISE = 0.03
 #: G unknown: the smallest group, the most zero-std groups a pool can leave
 G_BOUND = 2

@@ -61,7 +61,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "heldout_reward": (r"re:^val-core/.+/(?:reward|score|acc)/mean@\d+$",
                            r"re:^val/test_score/", r"re:^val-aux/[^/]+/(?:reward|score)/mean@\d+$"),
         # the step's extreme advantages (over response tokens): with binary rewards and GRPO
-        # they reveal the fewest and most successes of its groups with spread (issue 17, r10)
+        # they reveal the fewest and most successes of its groups with spread
         "advantage_max": ("critic/advantages/max",),
         "advantage_min": ("critic/advantages/min",),
     },

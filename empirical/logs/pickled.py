@@ -55,12 +55,25 @@ def _call(func: Any, args: Any, kwargs: Any = None) -> Any:
     return out
 
 
-def _walk(data: bytes) -> Any:
-    stack: list[Any] = []
-    memo: dict[int, Any] = {}
-    count = 0
+#: opcodes that push their argument as it is (numbers, strings, bytes)
+_LITERALS = frozenset({"INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4", "FLOAT",
+                       "BINFLOAT", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8",
+                       "STRING", "BINSTRING", "SHORT_BINSTRING", "BINBYTES", "SHORT_BINBYTES",
+                       "BINBYTES8", "BYTEARRAY8"})
+#: opcodes that push an empty container (a set is kept as a list)
+_EMPTY = {"EMPTY_DICT": dict, "EMPTY_LIST": list, "EMPTY_TUPLE": tuple, "EMPTY_SET": list}
 
-    def pop_mark() -> list[Any]:
+
+class _Machine:
+    """The stack and memo of one walk; each opcode is one :meth:`step`."""
+
+    def __init__(self) -> None:
+        self.stack: list[Any] = []
+        self.memo: dict[int, Any] = {}
+
+    def pop_mark(self) -> list[Any]:
+        """Pop the items above the topmost MARK and the MARK itself; return the items."""
+        stack = self.stack
         for i in range(len(stack) - 1, -1, -1):
             if stack[i] is _MARK:
                 items = stack[i + 1:]
@@ -68,9 +81,126 @@ def _walk(data: bytes) -> Any:
                 return items
         raise PickleReadError("MARK missing")
 
+    def step(self, name: str, arg: Any) -> None:
+        """Run the opcode ``name`` with its argument ``arg`` on the stack."""
+        if not (self._push(name, arg) or self._fill(name, arg) or self._invoke(name, arg)):
+            raise PickleReadError(f"unsupported opcode {name}")
+
+    def _push(self, name: str, arg: Any) -> bool:
+        """Opcodes that push a value built from the argument, the memo or marked items."""
+        stack = self.stack
+        if name == "MARK":
+            stack.append(_MARK)
+        elif name in _EMPTY:
+            stack.append(_EMPTY[name]())
+        elif name == "NONE":
+            stack.append(None)
+        elif name in ("NEWTRUE", "NEWFALSE"):
+            stack.append(name == "NEWTRUE")
+        elif name in _LITERALS:
+            stack.append(arg)
+        elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
+            n = int(name[-1])
+            items = tuple(stack[-n:])
+            del stack[-n:]
+            stack.append(items)
+        elif name == "TUPLE":
+            stack.append(tuple(self.pop_mark()))
+        elif name in ("LIST", "FROZENSET"):
+            stack.append(self.pop_mark())
+        elif name == "DICT":
+            items = self.pop_mark()
+            stack.append({_key(items[i]): items[i + 1] for i in range(0, len(items) - 1, 2)})
+        elif name in ("GET", "BINGET", "LONG_BINGET"):
+            stack.append(self.memo.get(arg))
+        elif name == "GLOBAL":
+            module, _, attr = str(arg).partition(" ")
+            stack.append(_global(module, attr))
+        elif name == "STACK_GLOBAL":
+            attr, module = stack.pop(), stack.pop()
+            stack.append(_global(str(module), str(attr)))
+        elif name in ("BINPERSID", "PERSID"):
+            if name == "BINPERSID":
+                stack.pop()
+            stack.append({"__class__": "persistent_id"})
+        elif name in ("EXT1", "EXT2", "EXT4"):
+            stack.append({"__class__": f"extension.{arg}"})
+        elif name in ("NEXT_BUFFER", "READONLY_BUFFER"):
+            stack.append(None)
+        else:
+            return False
+        return True
+
+    def _fill(self, name: str, arg: Any) -> bool:
+        """Opcodes that fill the container on top, memoize, or drop and copy stack items."""
+        stack = self.stack
+        if name == "APPEND":
+            value = stack.pop()
+            if isinstance(stack[-1], list):
+                stack[-1].append(value)
+        elif name in ("APPENDS", "ADDITEMS"):
+            items = self.pop_mark()
+            if isinstance(stack[-1], list):
+                stack[-1].extend(items)
+        elif name == "SETITEM":
+            value, key = stack.pop(), stack.pop()
+            if isinstance(stack[-1], dict):
+                stack[-1][_key(key)] = value
+        elif name == "SETITEMS":
+            items = self.pop_mark()
+            if isinstance(stack[-1], dict):
+                for i in range(0, len(items) - 1, 2):
+                    stack[-1][_key(items[i])] = items[i + 1]
+        elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
+            self.memo[arg] = stack[-1]
+        elif name == "MEMOIZE":
+            self.memo[len(self.memo)] = stack[-1]
+        elif name == "BUILD":
+            state = stack.pop()
+            target = stack[-1]
+            if isinstance(state, tuple) and len(state) == 2:  # (dict state, slot state)
+                state = {**(state[0] or {}), **(state[1] or {})} \
+                    if all(isinstance(s, dict) or s is None for s in state) else {}
+            if isinstance(target, dict) and isinstance(state, dict):
+                target.update({_key(k): v for k, v in state.items()})
+        elif name == "POP":
+            stack.pop()
+        elif name == "POP_MARK":
+            self.pop_mark()
+        elif name == "DUP":
+            stack.append(stack[-1])
+        else:
+            return False
+        return True
+
+    def _invoke(self, name: str, arg: Any) -> bool:
+        """Opcodes that call or instantiate: recorded as data by :func:`_call`, never run."""
+        stack = self.stack
+        if name == "REDUCE":
+            args, func = stack.pop(), stack.pop()
+            stack.append(_call(func, args))
+        elif name == "NEWOBJ":
+            args, cls = stack.pop(), stack.pop()
+            stack.append(_call(cls, args))
+        elif name == "NEWOBJ_EX":
+            kwargs, args, cls = stack.pop(), stack.pop(), stack.pop()
+            stack.append(_call(cls, args, kwargs))
+        elif name == "OBJ":
+            items = self.pop_mark()
+            stack.append(_call(items[0], tuple(items[1:])) if items else {})
+        elif name == "INST":
+            module, _, attr = str(arg).partition(" ")
+            stack.append(_call(_global(module, attr), tuple(self.pop_mark())))
+        else:
+            return False
+        return True
+
+
+def _walk(data: bytes) -> Any:
+    """Run the pickle's opcodes on a :class:`_Machine`; return the object left on top."""
+    machine = _Machine()
     try:
-        for op, arg, _ in pickletools.genops(io.BytesIO(data)):
-            count += 1
+        for count, (op, arg, _) in enumerate(pickletools.genops(io.BytesIO(data)), 1):
             if count > _MAX_OPS:
                 raise PickleReadError("too many opcodes")
             name = op.name
@@ -78,118 +208,14 @@ def _walk(data: bytes) -> Any:
                 continue
             if name == "STOP":
                 break
-            if name == "MARK":
-                stack.append(_MARK)
-            elif name in ("EMPTY_DICT",):
-                stack.append({})
-            elif name in ("EMPTY_LIST",):
-                stack.append([])
-            elif name == "EMPTY_TUPLE":
-                stack.append(())
-            elif name in ("EMPTY_SET",):
-                stack.append([])
-            elif name in ("NONE",):
-                stack.append(None)
-            elif name in ("NEWTRUE", "NEWFALSE"):
-                stack.append(name == "NEWTRUE")
-            elif name in ("INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4",
-                          "FLOAT", "BINFLOAT", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE",
-                          "BINUNICODE8", "STRING", "BINSTRING", "SHORT_BINSTRING",
-                          "BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8"):
-                stack.append(arg)
-            elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
-                n = int(name[-1])
-                items = tuple(stack[-n:])
-                del stack[-n:]
-                stack.append(items)
-            elif name == "TUPLE":
-                stack.append(tuple(pop_mark()))
-            elif name == "LIST":
-                stack.append(pop_mark())
-            elif name == "DICT":
-                items = pop_mark()
-                stack.append({_key(items[i]): items[i + 1] for i in range(0, len(items) - 1, 2)})
-            elif name in ("FROZENSET",):
-                stack.append(pop_mark())
-            elif name == "APPEND":
-                value = stack.pop()
-                if isinstance(stack[-1], list):
-                    stack[-1].append(value)
-            elif name == "APPENDS":
-                items = pop_mark()
-                if isinstance(stack[-1], list):
-                    stack[-1].extend(items)
-            elif name == "ADDITEMS":
-                items = pop_mark()
-                if isinstance(stack[-1], list):
-                    stack[-1].extend(items)
-            elif name == "SETITEM":
-                value, key = stack.pop(), stack.pop()
-                if isinstance(stack[-1], dict):
-                    stack[-1][_key(key)] = value
-            elif name == "SETITEMS":
-                items = pop_mark()
-                if isinstance(stack[-1], dict):
-                    for i in range(0, len(items) - 1, 2):
-                        stack[-1][_key(items[i])] = items[i + 1]
-            elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
-                memo[arg] = stack[-1]
-            elif name == "MEMOIZE":
-                memo[len(memo)] = stack[-1]
-            elif name in ("GET", "BINGET", "LONG_BINGET"):
-                stack.append(memo.get(arg))
-            elif name == "GLOBAL":
-                module, _, attr = str(arg).partition(" ")
-                stack.append(_global(module, attr))
-            elif name == "STACK_GLOBAL":
-                attr, module = stack.pop(), stack.pop()
-                stack.append(_global(str(module), str(attr)))
-            elif name == "REDUCE":
-                args, func = stack.pop(), stack.pop()
-                stack.append(_call(func, args))
-            elif name == "NEWOBJ":
-                args, cls = stack.pop(), stack.pop()
-                stack.append(_call(cls, args))
-            elif name == "NEWOBJ_EX":
-                kwargs, args, cls = stack.pop(), stack.pop(), stack.pop()
-                stack.append(_call(cls, args, kwargs))
-            elif name == "OBJ":
-                items = pop_mark()
-                stack.append(_call(items[0], tuple(items[1:])) if items else {})
-            elif name == "INST":
-                module, _, attr = str(arg).partition(" ")
-                stack.append(_call(_global(module, attr), tuple(pop_mark())))
-            elif name == "BUILD":
-                state = stack.pop()
-                target = stack[-1]
-                if isinstance(state, tuple) and len(state) == 2:  # (dict state, slot state)
-                    state = {**(state[0] or {}), **(state[1] or {})} \
-                        if all(isinstance(s, dict) or s is None for s in state) else {}
-                if isinstance(target, dict) and isinstance(state, dict):
-                    target.update({_key(k): v for k, v in state.items()})
-            elif name in ("BINPERSID", "PERSID"):
-                if name == "BINPERSID":
-                    stack.pop()
-                stack.append({"__class__": "persistent_id"})
-            elif name == "POP":
-                stack.pop()
-            elif name == "POP_MARK":
-                pop_mark()
-            elif name == "DUP":
-                stack.append(stack[-1])
-            elif name in ("EXT1", "EXT2", "EXT4"):
-                stack.append({"__class__": f"extension.{arg}"})
-            elif name == "NEXT_BUFFER" or name == "READONLY_BUFFER":
-                stack.append(None)
-            else:
-                raise PickleReadError(f"unsupported opcode {name}")
+            machine.step(name, arg)
     except (ValueError, IndexError, KeyError, TypeError, RecursionError) as exc:
         if isinstance(exc, PickleReadError):
             raise
         raise PickleReadError(f"not a readable pickle ({type(exc).__name__})") from None
-    if not stack:
+    if not machine.stack:
         raise PickleReadError("empty pickle")
-    return stack[-1]
+    return machine.stack[-1]
 
 
 def _key(key: Any) -> Any:

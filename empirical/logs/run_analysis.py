@@ -425,7 +425,7 @@ def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | 
     k_max = float(compiled("stiffness_max")(momentum))
     refresh = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
     caveat = ("a fitted tau measures the slow mode: stiff directions may limit the learning "
-              "rate far below what this margin says (docs/findings.md section 1)")
+              "rate far below what this margin says (studies/tiny_grids/findings.md section 1)")
     out["stiffness"] = {"value": stiffness, "status": "determined", "unit": "per step"}
     out["regime"] = {"value": regime(momentum=momentum, stiffness=stiffness),
                      "status": "determined", "caveat": caveat}
@@ -516,19 +516,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         raise InputError(f"{run.source}: the reward is constant ({run.reward[0]:g}): there is "
                          "no curve to fit")
     lr_pair = None if lr is None else (run.steps, lr)
-    # every model is fitted ONCE on the whole run: the report's fits and the forecaster's
-    # members over the whole run are the same objects
-    members: dict[str, Member] = {}
-    errors: dict[str, str] = {}
-    for name in ("level", "flat", *models):
-        if name == "exponential_lr" and lr is None:
-            errors[name] = "exponential_lr needs a logged learning rate that varies"
-            continue
-        try:
-            members[name] = fit_member(name, run.steps, run.reward, momentum=beta,
-                                       learning_rate=lr_pair, bounds=bounds)
-        except InputError as exc:
-            errors[name] = str(exc)
+    members, errors = _fit_members(run, models, momentum=beta, lr=lr, bounds=bounds)
     fits = {name: m.fit for name, m in members.items() if m.fit is not None}
     if not fits and errors:
         raise InputError(f"{run.source}: {next(iter(errors.values()))}")
@@ -551,18 +539,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         weights = dict(zip(whole, map(float, trust.weights), strict=True))
         plateau = plateau_summary(whole, weights, level=level, bounds=bounds)
         warnings += trust.notes
-    # tau comes from a model that has one (exponential, inertial), and only when the weights
-    # trust such a model at least as much as the other saturating laws
-    with_tau = [n for n in ("exponential", "inertial") if n in fits]
-    trusted_fit = fits[max(with_tau, key=lambda n: weights.get(n, 0.0))] if with_tau else None
-    saturating = {n: w for n, w in weights.items() if n in SATURATING and w > 0}
-    tau_weight = sum(weights.get(n, 0.0) for n in with_tau)
-    favoured = None
-    if trusted_fit is not None and saturating and tau_weight < 0.5 * sum(saturating.values()):
-        top = max(saturating, key=saturating.get)
-        favoured = (f"the data favour the {top} law (weight {saturating[top]:.2f} against "
-                    f"{tau_weight:.2f} for the exponential and inertial forms), which has no "
-                    "single relaxation time")
+    trusted_fit, favoured = _tau_model(fits, weights)
     span = float(run.steps[-1] - run.steps[0])
     dynamics = _dynamics(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured)
     diagnosis = None
@@ -578,6 +555,50 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     return RunAnalysis(run, bounds, range_source, beta, momentum_source, lr_peak, lr_source,
                        fits, errors, noise, weights, plateau, dynamics, diagnosis, forecast,
                        level, warnings)
+
+
+def _fit_members(run: Run, models: tuple[str, ...], *, momentum: float | None,
+                 lr: np.ndarray | None, bounds: tuple[float, float] | None,
+                 ) -> tuple[dict[str, Member], dict[str, str]]:
+    """Fit the level, the flat line and ``models`` once on the whole run.
+
+    The report's fits and the forecaster's members over the whole run are the same objects.
+    Returns the fitted members and, per model that could not be fitted, the reason.
+    """
+    lr_pair = None if lr is None else (run.steps, lr)
+    members: dict[str, Member] = {}
+    errors: dict[str, str] = {}
+    for name in ("level", "flat", *models):
+        if name == "exponential_lr" and lr is None:
+            errors[name] = "exponential_lr needs a logged learning rate that varies"
+            continue
+        try:
+            members[name] = fit_member(name, run.steps, run.reward, momentum=momentum,
+                                       learning_rate=lr_pair, bounds=bounds)
+        except InputError as exc:
+            errors[name] = str(exc)
+    return members, errors
+
+
+def _tau_model(fits: dict[str, FitResult], weights: dict[str, float],
+               ) -> tuple[FitResult | None, str | None]:
+    """The fit whose relaxation time tau is reported, and why the data may favour another law.
+
+    tau comes from a model that has one (exponential, inertial), the one the stacking weights
+    trust most; the second value says so when the weights trust the other saturating laws more
+    than twice as much (``None`` otherwise).
+    """
+    with_tau = [n for n in ("exponential", "inertial") if n in fits]
+    trusted_fit = fits[max(with_tau, key=lambda n: weights.get(n, 0.0))] if with_tau else None
+    saturating = {n: w for n, w in weights.items() if n in SATURATING and w > 0}
+    tau_weight = sum(weights.get(n, 0.0) for n in with_tau)
+    favoured = None
+    if trusted_fit is not None and saturating and tau_weight < 0.5 * sum(saturating.values()):
+        top = max(saturating, key=saturating.get)
+        favoured = (f"the data favour the {top} law (weight {saturating[top]:.2f} against "
+                    f"{tau_weight:.2f} for the exponential and inertial forms), which has no "
+                    "single relaxation time")
+    return trusted_fit, favoured
 
 
 def _forecast(run: Run, *, train_fraction: float | None, until: float | None,

@@ -4,13 +4,13 @@ Importing this module registers them (:func:`grpodyn.theory.claims.claims` does 
 named here live in the layers that can compute them: ``numerics/claim_checks.py`` (the compiled
 theory), ``empirical/bandit/report.py`` (the bandit lab), ``empirical/tinylm/report.py`` (the
 shipped tiny-model runs and their curvature probe), ``empirical/diagnostics/testbed_report.py`` (the
-labelled test beds). A reason is the one-line explanation docs/findings.md gives where a claim
-is known to disagree.
+labelled test beds). A reason is the one-line explanation, from the findings of the claim's
+study under ``studies/``, of where a claim is known to disagree.
 """
 
 from __future__ import annotations
 
-from . import claim
+from .types import claim
 
 NUMERICS = "grpodyn.numerics.claim_checks"
 BANDIT = "grpodyn.empirical.bandit.report"
@@ -112,7 +112,7 @@ claim(key="tiny_fit",
       note="per-step rewards of 16 prompts: raw R^2 cannot pass the noise ceiling",
       reason="not yet explained: the one run that reuses each batch 4 times "
              "(num_iterations = 4), where the closed form is the on-policy law "
-             "(docs/findings.md, section 9)")
+             "(studies/README.md, section 9)")
 claim(key="tiny_mean_path",
       question="mean path the same at G = 4 and 16", section="9", source="tiny LM runs",
       statement="tiny LM: mean reward path G = 4 vs G = 16", stated="within seed spread",
@@ -149,10 +149,10 @@ claim(key="tiny_probe_tau",
       check=f"{TINY}:probe_claim", values={"stderrs": 2},
       note="Adam's expected step at lr 1e-3 is far outside the quadratic range of the reward "
            "along it: the gradient is dominated by stiff directions at the edge of stability, "
-           "the slow relaxation by soft ones (a finding, see docs/findings.md)",
+           "the slow relaxation by soft ones (a finding, see studies/tiny_grids/findings.md)",
       reason="Adam's step at lr 1e-3 lies far outside the quadratic range of the reward: stiff "
-             "directions set the gradient, soft ones the slow relaxation (docs/findings.md, "
-             "section 1)")
+             "directions set the gradient, soft ones the slow relaxation "
+             "(studies/tiny_grids/findings.md, section 1)")
 
 # --- section 10: failure modes, the labelled test beds ------------------------------------
 claim(key="testbed_scores",
@@ -162,14 +162,15 @@ claim(key="testbed_scores",
       tolerance="the worst precision or recall >= 0.9 (a label without runs counts as 0)",
       check=f"{BEDS}:scores_claim",
       values={"score": 0.9, "reasons": {
-          "bandit": "its concentration runs end at reward 1.00: convergence by issue 17's "
-                    "definition, so no run is left to call concentrated (docs/findings.md 4b)",
+          "bandit": "its concentration runs end at reward 1.00: convergence by the "
+                    "diagnosis's definition, so no run is left to call concentrated "
+                    "(studies/tiny_grids/findings.md 4b)",
           "tiny LM (TRL), design seeds": "the design seeds hold the rounds that exposed the "
                     "diagnosis's misses (late concentration, degeneracy called concentration); "
-                    "the held-out seeds 40-49 score 1.00 (docs/findings.md 4)",
+                    "the held-out seeds 40-49 score 1.00 (studies/tiny_grids/findings.md 4)",
           "whole (bandit + tiny LM design seeds)": "the sum of the two beds above: the "
                     "bandit's converged concentration runs and the design seeds' misses "
-                    "(docs/findings.md 4, 4b)"}},
+                    "(studies/tiny_grids/findings.md 4, 4b)"}},
       note="rules: reward_std < 0.01 for 20 steps, entropy -50%, held-out -0.05, KL > 1; "
            "several rules firing at once counted as a miss")
 claim(key="testbed_healthy",
@@ -179,11 +180,11 @@ claim(key="testbed_healthy",
       check=f"{BEDS}:healthy_claim")
 
 # --- sections 1, 3, 4, 5: the deep network, one claim per question -----------------------
-# Each question is judged on the route fixed before its runs (docs/findings.md, section 10:
-# the stiffness from the top Hessian eigenvalue measured before training, the relaxation time
-# from the kappa measured before training); the later routes to the same question (the
-# critical sharpness, the cross-validated eigenvalue, the two-mode map, the delayed relay, the
-# drifts measured on trained copies) stay in the study and are shown as its rows.
+# Each question is judged on the route fixed before its runs (studies/deepnet/findings.md,
+# section 10: the stiffness from the top Hessian eigenvalue measured before training, the
+# relaxation time from the kappa measured before training); the later routes to the same
+# question (the critical sharpness, the cross-validated eigenvalue, the two-mode map, the delayed
+# relay, the drifts measured on trained copies) stay in the study and are shown as its rows.
 DEEPNET_STUDY = "studies/deepnet/README.md"
 _TOP = ("the stiffness lr h from the top Hessian eigenvalue h measured before training, "
         "through the exact map's limit")
@@ -194,23 +195,24 @@ for key, question, quantity, setting, reason in (
         ("deepnet_lr_max", "lr limit without momentum", "lr_max", {"momentum": 0.0},
          "past the top eigenvalue's limit a step saturates a softmax: the groups it touches "
          "lose their reward spread and the force vanishes (collapse, not divergence); no lr up "
-         "to 1.6, 50x the limit, loses reward by the rule (docs/findings.md, section 10)"),
+         "to 1.6, 50x the limit, loses reward by the rule (studies/deepnet/findings.md, "
+         "section 10)"),
         ("deepnet_refresh_max", "held-refresh threshold", "refresh_max", {"mode": "hold"},
          "no single stiffness describes the network: the top eigenvalue says unstable or 1, the "
          "runs hold a refresh up to 2 (70k) and 12 (330k); the curvature along the expected "
-         "update (7) brackets them and the critical lr moves during training (docs/findings.md, "
-         "sections 10, 10c)"),
+         "update (7) brackets them and the critical lr moves during training "
+         "(studies/deepnet/findings.md, sections 10, 10c)"),
         ("deepnet_reuse", "reuse has no refresh threshold", "refresh_max", {"mode": "reuse"},
          ""),
         ("deepnet_staleness_max", "staleness threshold", "staleness_max", {},
          "a lag does not destabilise as the top eigenvalue says: unstable on-policy at lr 0.1 by "
          "it, stable up to d = 6 in the runs (70k), up to 8 at 330k and 1m; the lag slows "
-         "learning instead (docs/findings.md, sections 10, 10c)"),
+         "learning instead (studies/deepnet/findings.md, sections 10, 10c)"),
         ("deepnet_oscillation", "momentum where the reward oscillates", "oscillation_momentum",
          {}, "the slow mode's kappa is negative (no prediction) and the stiff mode is oscillatory "
          "or flipping at every momentum at lr 0.1, while the reward overshoots from momentum "
-         "0.8; the two-mode map's period is not seen either (docs/findings.md, sections 10, "
-         "10b)")):
+         "0.8; the two-mode map's period is not seen either (studies/deepnet/findings.md, "
+         "sections 10, 10b)")):
     quantities = {"lr_max": ("lr_max", "lr_max_critical", "lr_max_cross_validated"),
                   "refresh_max": ("refresh_max", "refresh_max_critical"),
                   "staleness_max": ("staleness_max", "staleness_max_critical",
@@ -233,7 +235,8 @@ claim(key="deepnet_relay", question="swing of the stiff coordinate under a lag",
       values={"quantities": ("stiff_swing",), "route": ("stiff_swing",), "runs": "tracked"},
       reason="the swing rides on an on-policy wander of the stiff coordinate (d = 0: 0.09-0.14) "
              "that the relay does not model, and it stops growing where the scan's force "
-             "vanishes (the collapsed, all-degenerate region) (docs/findings.md, section 10d)")
+             "vanishes (the collapsed, all-degenerate region) (studies/deepnet/findings.md, "
+             "section 10d)")
 claim(key="deepnet_relaxation", question="relaxation time", section="1, 3",
       source="deep network", statement="deep net: relaxation time{subject}",
       stated="tau = (1 - beta) / (lr kappa) from the kappa measured before training (and from "
@@ -245,6 +248,6 @@ claim(key="deepnet_relaxation", question="relaxation time", section="1, 3",
               "route": ("relaxation_time", "relaxation_time_hessian"), "runs": None},
       reason="kappa measured before training is negative (self-accelerating learning: no "
              "relaxation to predict) and the Hessian's curvatures give times 1.6-1300x too "
-             "short (docs/findings.md, section 10); seven later routes, from the two-mode map to "
-             "drifts measured on trained copies, meet 3 of the 22 settings they judged, and the "
-             "observed tau is not monotone in lr (sections 10b-10j)")
+             "short (studies/deepnet/findings.md, section 10); seven later routes, from the "
+             "two-mode map to drifts measured on trained copies, meet 3 of the 22 settings "
+             "they judged, and the observed tau is not monotone in lr (sections 10b-10j)")

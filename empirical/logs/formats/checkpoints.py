@@ -23,7 +23,7 @@ def _checkpoints(path: Path) -> list[Path]:
 
 
 def sniff(path: Path) -> bool:
-    """Return whether ``path`` is a directory with a ``checkpoint-N/trainer_state.json``."""
+    """Return whether ``path`` is a directory with a ``checkpoint-<N>/trainer_state.json``."""
     return path.is_dir() and bool(_checkpoints(path))
 
 
