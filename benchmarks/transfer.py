@@ -292,7 +292,10 @@ FROZEN_REVISION_3 = "ec9ee07865336772c29dfca393ef248e034bf1b3"
 #: revision 4 (the transfer-error term of the band, calibrated by leave-one-setting-out on the
 #: sources): frozen before new seeds 9-10 were made
 FROZEN = "2927e2294ae3d539650d9d5394e081e38b3a62d6"
-METHOD_FILES = ("empirical/logs/sweep.py", "numerics/mean_field_map.py", "theory/optimizers.py")
+METHOD_FILES = ("empirical/logs/sweep.py", "empirical/logs/sweep_runs.py",
+                "empirical/logs/sweep_model.py", "empirical/logs/sweep_fit.py",
+                "empirical/logs/sweep_transfer.py", "numerics/mean_field_map.py",
+                "theory/optimizers.py")
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:

@@ -1,0 +1,335 @@
+"""Transfer: the reward path of a setting not yet run, predicted from a sweep's fit.
+
+See :mod:`.sweep` for the model, the band and its calibration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from grpodyn.empirical.logs.sweep_fit import SweepFit, fit_sweep
+from grpodyn.empirical.logs.sweep_model import _bounds, _curve, _Evaluator
+from grpodyn.empirical.logs.sweep_runs import SweepRun, _checked
+from grpodyn.ground import InputError, check_fraction, check_int
+from grpodyn.numerics.executor import run_tasks
+
+_SMOOTH = 15  # steps of the moving average that separates a run's path from its sampling noise
+_DISTANCE_KEYS = ("lr", "group_size", "batch", "num_iterations", "momentum")
+
+
+def _noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
+    """Per-step sampling variance of a logged reward, var = r (1 - r) (c_B / B + c_BG / (B G)).
+
+    Fitted (non-negative) to the source runs' residuals around their own smoothed path; and the
+    seed-to-seed variance of the smoothed paths around the joint model.
+    """
+    from scipy.optimize import nnls
+
+    rows, target, seed_var = [], [], []
+    kernel = np.ones(_SMOOTH) / _SMOOTH
+    for run in fit.fitted:
+        if run.reward.size < 3 * _SMOOTH:
+            continue
+        smooth = np.convolve(run.reward, kernel, mode="valid")
+        centre = run.reward[_SMOOTH // 2: _SMOOTH // 2 + smooth.size]
+        var = float(np.var(centre - smooth) * _SMOOTH / (_SMOOTH - 1))
+        level = float(np.clip(np.mean(run.reward), 0.01, 0.99))
+        b, g = run.hparams.get("batch"), run.hparams.get("group_size")
+        if b and g:
+            base = level * (1 - level)
+            rows.append([base / b, base / (b * g)])
+            target.append(var)
+        model = _curve(run, fit.theta, fit.layout)[_SMOOTH // 2: _SMOOTH // 2 + smooth.size]
+        seed_var.append(float(np.mean((smooth - model) ** 2)))
+    coef = nnls(np.array(rows), np.array(target))[0] if rows else np.zeros(2)
+    return coef, float(np.mean(seed_var)) if seed_var else 0.0
+
+
+def setting_distance(a: dict[str, Any], b: dict[str, Any]) -> float:
+    """Distance between two hyperparameter settings in log-hyperparameter space (dimensionless).
+
+    d(a, b) = sqrt(sum_k (log a_k - log b_k)^2) over k in lr, group_size, batch,
+    num_iterations, and 1 - momentum (log(1 - beta1): the momentum enters the map through its
+    time scale 1 / (1 - beta1)); a key missing or None on either side is left out. A factor of
+    e in lr is a distance of 1, lr x3 of 1.10. The KL coefficient (often 0), the schedule and
+    the warm-up are not in the distance: a difference there is not covered by the transfer
+    error term of the band.
+    """
+    total = 0.0
+    for key in _DISTANCE_KEYS:
+        x, y = a.get(key), b.get(key)
+        if x is None or y is None:
+            continue
+        if key == "momentum":
+            x, y = 1.0 - x, 1.0 - y
+        if x > 0 and y > 0:
+            total += float(np.log(x / y)) ** 2
+    return float(np.sqrt(total))
+
+
+def _nearest(hp: dict[str, Any], runs: list[SweepRun]) -> tuple[float, dict[str, Any] | None]:
+    """Return the smallest distance from ``hp`` to a run of its optimizer, and its settings."""
+    same = [r for r in runs if r.hparams["optimizer"] == hp["optimizer"]]
+    if not same:
+        return float("inf"), None
+    nearest = min(same, key=lambda r: setting_distance(hp, r.hparams))
+    settings = {k: v for k, v in nearest.hparams.items() if k not in ("seed", "steps")}
+    return setting_distance(hp, nearest.hparams), settings
+
+
+@dataclass(frozen=True)
+class _Band:
+    """Revision 3's prediction of one target: the mean path and the variance parts of its band."""
+
+    mean: np.ndarray
+    var_constants: np.ndarray
+    seed_var: float
+    var_sampling: np.ndarray
+    coef: np.ndarray
+    warnings: tuple[str, ...]
+
+    @property
+    def variance(self) -> np.ndarray:
+        return self.var_constants + self.seed_var + self.var_sampling
+
+
+def _band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> _Band:
+    """Return the mean path of ``hp`` over steps 0..n and revision 3's band variance.
+
+    Constants' covariance by ``draws`` draws, the seed-to-seed variance of the sources and the
+    per-step sampling noise of the target's B and G (:func:`_noise_model`).
+    """
+    warnings = []
+    mean = fit.curve(hp, n)
+    rng = np.random.default_rng(seed)
+    cov = (fit.cov + fit.cov.T) / 2
+    draws_theta = rng.multivariate_normal(fit.theta, cov, size=draws, method="eigh",
+                                          check_valid="ignore")
+    lower_b, upper_b = _bounds(fit.layout)
+    draws_theta = np.clip(draws_theta, lower_b, upper_b)
+    unseen = fit.layout.starts and fit.layout.r0_index(hp) is None
+    if unseen:  # a seed the sources do not hold: its r0 is one more draw from the seeds' spread
+        r0s = fit.theta[fit.layout.r0_indices]
+        shift = rng.normal(0.0, float(np.std(r0s, ddof=1)), size=draws)
+        draws_theta[:, fit.layout.r0_indices] += shift[:, None]
+        warnings.append(f"seed {hp.get('seed')} not among the sources' seeds "
+                        f"{', '.join(map(str, fit.layout.starts))}: r0 is their mean, the band "
+                        "carries their spread")
+    evaluator = _Evaluator([hp], [np.arange(n + 1)], fit.layout)
+    with np.errstate(over="ignore", invalid="ignore"):
+        curves = np.array([evaluator.curves(theta)[0] for theta in draws_theta])
+    # a mean reward lies in [0, 1]: a draw whose map runs away (unstable or undetermined
+    # constants) counts at the bound it crossed, not as an overflow that voids the band
+    curves = np.clip(curves[~np.any(np.isnan(curves), axis=1)], 0.0, 1.0)
+    var_constants = np.var(curves, axis=0) if len(curves) > 1 else np.zeros_like(mean)
+    coef, seed_var = _noise_model(fit)
+    level_path = np.clip(mean, 0.01, 0.99)
+    b, g = hp.get("batch"), hp.get("group_size")
+    if b and g:
+        var_sampling = level_path * (1 - level_path) * (coef[0] / b + coef[1] / (b * g))
+    else:
+        var_sampling = np.zeros_like(mean)
+        warnings.append("target B or G unknown: the band leaves out per-step sampling noise")
+    return _Band(mean, var_constants, seed_var, var_sampling, coef, tuple(warnings))
+
+
+def _refit_without(fit: SweepFit, setting: tuple) -> SweepFit | str:
+    """Refit ``fit``'s sweep without the runs of ``setting``; the input error's text if it fails."""
+    try:
+        return fit_sweep([r for r in fit.fitted if r.setting != setting], **fit.options)
+    except InputError as exc:
+        return str(exc)
+
+
+def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int = 0
+                   ) -> dict[str, Any]:
+    """Calibrate the transfer-error term of the band by leave-one-setting-out on the sources.
+
+    Revision 4 (issue 15). Each setting of ``optimizer`` among the fitted source runs is held
+    out in turn, the sweep refitted on the other runs (``fit_sweep`` with this fit's options)
+    and the held-out setting transferred from them (revision 3's mean path and band). The map's
+    own error when it carries the constants over a distance d = :func:`setting_distance`
+    (held-out setting, nearest remaining setting) is modelled as a relative error eps of the
+    predicted displacement from the start, eps ~ N(0, s d^2):
+
+        var_transfer(n) = s d^2 (m(n) - m(0))^2,
+
+    zero at step 0 (r0 is carried by the seed, not by the map), growing with the horizon as the
+    path moves, and saturating with it at the plateau (a stiffness error fades there, a plateau
+    error does not; both are a share of the distance travelled). s (dimensionless, per unit
+    squared log-distance) is the ratio of sums over every point n of every held-out run i:
+
+        s = max(0, sum (e_i(n)^2 - v(n)) / sum d^2 (m(n) - m(0))^2),
+
+    e_i(n) the run's reward minus the transferred mean of its seed, v(n) revision 3's band
+    variance at that step: the squared error beyond what the band already explains, regressed
+    on d^2 (m(n) - m(0))^2 through the origin with weights proportional to the regressor (a
+    moment estimator, robust to single points).
+
+    Returns
+    -------
+    dict
+        ``status`` ("calibrated" or "not calibrated: <why>"), ``s``, ``form``, ``held_out``
+        (per held-out setting: its settings, runs, distance, mean squared error of its runs
+        around the transferred mean, mean band variance, mean excess), ``draws``. Cached on the
+        fit.
+    """
+    key = (optimizer, draws, seed)
+    if key in fit.calibrations:
+        return fit.calibrations[key]
+    form = "var_transfer(n) = s d^2 (m(n) - m(0))^2, d = setting_distance(target, nearest source)"
+    groups: dict[tuple, list[SweepRun]] = {}
+    for run in fit.fitted:
+        if run.hparams["optimizer"] == optimizer:
+            groups.setdefault(run.setting, []).append(run)
+    out: dict[str, Any] = {"s": None, "form": form, "held_out": [], "draws": draws}
+    if len(groups) < 2:
+        out["status"] = (f"not calibrated: the sources hold {len(groups)} {optimizer} setting"
+                         f"{'' if len(groups) == 1 else 's'}; holding one out leaves none to "
+                         "transfer from")
+        fit.calibrations[key] = out
+        return out
+    num = den = 0.0
+    ordered = sorted(groups.items(), key=lambda item: str(item[0]))
+    refits = run_tasks([partial(_refit_without, fit, setting) for setting, _ in ordered],
+                       executor="serial", description="transfer error: settings held out")
+    for (_, held), sub in zip(ordered, refits, strict=True):
+        hp = {k: v for k, v in held[0].hparams.items() if k not in ("seed", "steps")}
+        entry: dict[str, Any] = {"setting": hp, "runs": len(held)}
+        if isinstance(sub, str):
+            entry["status"] = f"skipped: {sub}"
+            out["held_out"].append(entry)
+            continue
+        d, _ = _nearest(hp, sub.fitted)
+        n = int(max(r.steps[-1] for r in held))
+        with np.errstate(over="ignore", invalid="ignore"):
+            band = _band(sub, {**hp, "seed": held[0].hparams.get("seed")}, n, draws, seed)
+        errors, excess, regressor = [], [], []
+        for run in held:
+            idx = run.steps.astype(int)
+            mean = sub.curve({**hp, "seed": run.hparams.get("seed")}, n)
+            e2 = (run.reward - mean[idx]) ** 2
+            errors.append(e2)
+            excess.append(e2 - band.variance[idx])
+            regressor.append(d ** 2 * (mean[idx] - mean[0]) ** 2)
+        e2_all, excess_all = np.concatenate(errors), np.concatenate(excess)
+        num += float(np.sum(excess_all))
+        den += float(np.sum(np.concatenate(regressor)))
+        entry.update({"distance": d, "mean_squared_error": float(np.mean(e2_all)),
+                      "band_variance": float(np.mean(band.variance)),
+                      "excess": float(np.mean(excess_all)), "status": "used"})
+        out["held_out"].append(entry)
+    if den > 0:
+        out["s"] = max(num / den, 0.0)
+        out["raw_ratio"] = num / den
+        out["status"] = "calibrated"
+    else:
+        out["status"] = "not calibrated: no held-out setting moved away from its start"
+    fit.calibrations[key] = out
+    return out
+
+
+def _exponent_warning(fit: SweepFit, optimizer: str, ratio: float) -> list[str]:
+    """Warn when the sources' own tau-lr exponent refutes the map's -1 for an lr extrapolation.
+
+    The map carries tau ~ lr^-1 (derivations ``relaxation_time``, ``adam_tau_lr_exponent``);
+    if the sources measure an exponent p that differs from -1 by more than 2 standard errors,
+    extrapolating the lr by a factor ``ratio`` misplaces tau by about ratio^|p + 1|, an error
+    the band does not carry. Warned when that factor exceeds 1.25 (the project's tolerance on a
+    relaxation time) and the mismatch is significant.
+    """
+    measured = fit.tau_lr_exponent().get(optimizer, {})
+    value, stderr = measured.get("value"), measured.get("stderr")
+    if value is None or stderr is None or abs(value + 1.0) <= 2.0 * stderr \
+            or ratio ** abs(value + 1.0) <= 1.25:
+        return []
+    return [f"the sources' tau-lr exponent is {value:.2f} +- {stderr:.2f}, not the map's -1: "
+            f"extrapolating lr by x{ratio:.3g} may misplace tau by a factor of about "
+            f"{ratio ** abs(value + 1.0):.2g}, which the band does not carry"]
+
+
+def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
+             level: float = 0.9, draws: int = 200, seed: int = 0,
+             fit: SweepFit | None = None, cross_validate: bool = True) -> dict[str, Any]:
+    """Predict the reward path of a run with hyperparameters ``target`` from ``sources``.
+
+    ``target`` has keys of :data:`HPARAM_KEYS`; missing ones are taken from the first source.
+    ``cross_validate`` (revision 4) adds the transfer-error term s d^2 (m(n) - m(0))^2 to the
+    band, s calibrated by :func:`transfer_error` (leave-one-setting-out on the sources, about
+    one sweep fit per source setting); False gives revision 3's band.
+
+    Returns the JSON dict of ``grpodyn transfer``: ``steps``, ``mean``, ``lower``, ``upper``,
+    ``level``, ``constants``, ``assumptions``, ``warnings``, ``band_calibration``.
+    """
+    level = check_fraction("--level", level)
+    fit = fit_sweep(sources) if fit is None else fit
+    base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
+    hp = {**base, **_checked(dict(target), "--to")}
+    warnings = list(fit.warnings)
+    if hp["optimizer"] not in fit.layout.optimizers:
+        raise InputError(f"--to: optimizer {hp['optimizer']} has no source run; the sources "
+                         f"have {', '.join(fit.layout.optimizers)}")
+    n = steps if steps is not None else hp.get("steps") or int(max(r.steps[-1] for r in sources))
+    n = check_int("--steps", n, minimum=1)
+    hp.pop("steps", None)
+    system = fit.system(hp)
+    band = _band(fit, hp, n, draws, seed)
+    mean, coef, seed_var = band.mean, band.coef, band.seed_var
+    warnings.extend(band.warnings)
+    distance, nearest = _nearest(hp, fit.fitted)
+    if cross_validate:
+        calibration = dict(transfer_error(fit, hp["optimizer"], draws=draws, seed=seed))
+    else:
+        calibration = {"s": None, "status": "not calibrated: cross_validate=False",
+                       "held_out": []}
+    calibration.update({"distance": distance, "nearest_source": nearest})
+    if calibration["s"] is None:
+        var_transfer = np.zeros_like(mean)
+        warnings.append(f"band {calibration['status']}: it leaves out the transfer error of the "
+                        f"map (revision 3's band), here at distance {distance:.2f} from the "
+                        "nearest source setting")
+    else:
+        var_transfer = calibration["s"] * distance ** 2 * (mean - mean[0]) ** 2
+    z = float(norm.ppf(0.5 + level / 2))
+    half = z * np.sqrt(band.variance + var_transfer)
+    source_lrs = [r.hparams["lr"] for r in fit.fitted if r.hparams["optimizer"] == hp["optimizer"]]
+    ratio = max(hp["lr"] / max(source_lrs), min(source_lrs) / hp["lr"])
+    if ratio > 1.0:
+        warnings.append(f"lr {hp['lr']:.3g} lies outside the sources' range "
+                        f"[{min(source_lrs):.3g}, {max(source_lrs):.3g}]: extrapolated")
+        warnings.extend(_exponent_warning(fit, hp["optimizer"], ratio))
+    if system.lr > 0.5 * system.lr_max:
+        warnings.append(f"lr is within a factor 2 of the slow-mode limit {system.lr_max:.3g}")
+    assumptions = [
+        "the target shares the sources' model, task and reward; runs of one seed share the "
+        "starting policy (r0), given with --to seed=N" if fit.layout.starts else
+        "the target shares the sources' model, task, reward and starting policy (r0)",
+        "finite-G drift factor 1 - p^G - (1-p)^G on the force at p = the mean-field reward"
+        if fit.layout.finite_group else "every group informative (large-G map)",
+        "plateau r* per seed (an unseen seed: the seeds' mean), not a function of lr"
+        if fit.layout.plateau == "per_seed" and fit.layout.starts else
+        "plateau r* shared by the runs of one optimizer (not a function of lr)",
+        "SGD stiffness lr * kappa; Adam stiffness lr (1-beta1) kappa_A / sqrt(1 + rho_p/B + "
+        "rho_A/(B G)) (rho_p = 0 unless fitted)",
+        "sampling noise costs expected reward at second order: a drag lr^2 h (sigma_p^2/B + "
+        "sigma_c^2/(B G)) / (2 (1 - beta^2)) (SGD), lr^2 h (1-beta1)/(2 (1+beta1)) rho/(1+rho) "
+        "(Adam) per step" if fit.layout.units else "no noise drag on the mean path",
+        "band: constants' covariance (cluster-robust, one cluster per run), seed-to-seed spread "
+        "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G)), and the map's "
+        "transfer error s d^2 (m(n) - m(0))^2 with s from leave-one-setting-out on the sources "
+        "(revision 4; see band_calibration)",
+        *system.assumptions]
+    constants = fit.constants()
+    constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
+    constants["seed_spread_variance"] = {"value": seed_var}
+    return {"steps": list(range(n + 1)), "mean": [float(v) for v in mean],
+            "lower": [float(v) for v in np.clip(mean - half, 0.0, 1.0)],
+            "upper": [float(v) for v in np.clip(mean + half, 0.0, 1.0)],
+            "level": float(level), "constants": constants, "target": hp,
+            "system": system.to_dict(), "assumptions": assumptions, "warnings": warnings,
+            "band_calibration": calibration}
