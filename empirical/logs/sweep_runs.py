@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.empirical.logs.infer import format_defaults
 from grpodyn.empirical.logs.loaders import load_run
 from grpodyn.ground import InputError, check_int, check_momentum
 from grpodyn.numerics.mean_field_map import (
@@ -80,13 +81,18 @@ def _checked(hp: dict[str, Any], name: str) -> dict[str, Any]:
 
 @dataclass(eq=False)
 class SweepRun:
-    """One run of a sweep: its reward path (steps from 0 at its first point) and settings."""
+    """One run of a sweep: its reward path (steps from 0 at its first point) and settings.
+
+    ``first_step`` is the log's own step of the first point (1 for a log that counts from 1):
+    a prediction is labelled with the log's steps, ``first_step + steps``.
+    """
 
     name: str
     steps: np.ndarray
     reward: np.ndarray
     hparams: dict[str, Any]
     sources: dict[str, str] = field(default_factory=dict)
+    first_step: float = 0.0
 
     @property
     def setting(self) -> tuple:
@@ -103,11 +109,20 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) ->
     """Return a log and its hyperparameters.
 
     ``overrides`` (``--hparams``) first, then the settings grpodyn wrote into the log
-    (``grpodyn_hparams``), then what the loader found (RunMeta).
+    (``grpodyn_hparams``), then what the loader found (RunMeta: the log's metrics, config and
+    metadata), then the optimizer and beta1 of the trainer the log's format names
+    (:func:`~grpodyn.empirical.logs.infer.format_defaults`: a TRL, verl or OpenRLHF log implies
+    AdamW), so that ``--hparams`` asks only for what none of them says.
     """
     run = load_run(path)
     found: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    defaults = format_defaults(run.format)
+    for key in ("optimizer", "momentum"):
+        value = defaults.value(key)
+        if value is not None:
+            found[key] = value
+            sources[key] = f"{getattr(defaults, key).evidence} (trainer default)"
     for key, meta_name in _META_NAMES.items():
         value = run.meta.value(meta_name)
         if value is not None:
@@ -124,6 +139,9 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) ->
                     found[key], sources[key] = own[key], "log (grpodyn_hparams)"
     for key, value in (overrides or {}).items():
         found[key], sources[key] = value, "--hparams"
+    if sources.get("momentum", "").endswith("(trainer default)") and \
+            not str(found.get("optimizer", "")).lower().startswith("adam"):
+        del found["momentum"]  # the trainer's beta1 says nothing of another optimizer's momentum
     found = _checked({k: v for k, v in found.items() if k in HPARAM_KEYS}, str(path))
     missing = [k for k in _REQUIRED if k not in found]
     if missing:
@@ -133,7 +151,8 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) ->
         raise InputError(f"{path}: Adam runs need group_size and batch (Adam's v_hat depends on "
                          f"B G); give them with --hparams")
     # the loader keeps only points with a finite reward
-    return SweepRun(str(path), run.steps - run.steps[0], run.reward, found, sources)
+    return SweepRun(str(path), run.steps - run.steps[0], run.reward, found, sources,
+                    float(run.steps[0]))
 
 
 def collapsed(run: SweepRun) -> bool:

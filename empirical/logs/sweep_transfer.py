@@ -5,49 +5,20 @@ See :mod:`.sweep` for the model, the band and its calibration.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import numpy as np
 from scipy.stats import norm
 
+from grpodyn.empirical.logs.sweep_band import Band, _window, band
 from grpodyn.empirical.logs.sweep_fit import SweepFit, fit_sweep
-from grpodyn.empirical.logs.sweep_model import _bounds, _curve, _Evaluator
 from grpodyn.empirical.logs.sweep_runs import SweepRun, _checked
 from grpodyn.ground import InputError, check_fraction, check_int
 from grpodyn.numerics.executor import run_tasks
 
-_SMOOTH = 15  # steps of the moving average that separates a run's path from its sampling noise
 _DISTANCE_KEYS = ("lr", "group_size", "batch", "num_iterations", "momentum")
-
-
-def _noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
-    """Per-step sampling variance of a logged reward, var = r (1 - r) (c_B / B + c_BG / (B G)).
-
-    Fitted (non-negative) to the source runs' residuals around their own smoothed path; and the
-    seed-to-seed variance of the smoothed paths around the joint model.
-    """
-    from scipy.optimize import nnls
-
-    rows, target, seed_var = [], [], []
-    kernel = np.ones(_SMOOTH) / _SMOOTH
-    for run in fit.fitted:
-        if run.reward.size < 3 * _SMOOTH:
-            continue
-        smooth = np.convolve(run.reward, kernel, mode="valid")
-        centre = run.reward[_SMOOTH // 2: _SMOOTH // 2 + smooth.size]
-        var = float(np.var(centre - smooth) * _SMOOTH / (_SMOOTH - 1))
-        level = float(np.clip(np.mean(run.reward), 0.01, 0.99))
-        b, g = run.hparams.get("batch"), run.hparams.get("group_size")
-        if b and g:
-            base = level * (1 - level)
-            rows.append([base / b, base / (b * g)])
-            target.append(var)
-        model = _curve(run, fit.theta, fit.layout)[_SMOOTH // 2: _SMOOTH // 2 + smooth.size]
-        seed_var.append(float(np.mean((smooth - model) ** 2)))
-    coef = nnls(np.array(rows), np.array(target))[0] if rows else np.zeros(2)
-    return coef, float(np.mean(seed_var)) if seed_var else 0.0
 
 
 def setting_distance(a: dict[str, Any], b: dict[str, Any]) -> float:
@@ -80,62 +51,6 @@ def _nearest(hp: dict[str, Any], runs: list[SweepRun]) -> tuple[float, dict[str,
     nearest = min(same, key=lambda r: setting_distance(hp, r.hparams))
     settings = {k: v for k, v in nearest.hparams.items() if k not in ("seed", "steps")}
     return setting_distance(hp, nearest.hparams), settings
-
-
-@dataclass(frozen=True)
-class _Band:
-    """Revision 3's prediction of one target: the mean path and the variance parts of its band."""
-
-    mean: np.ndarray
-    var_constants: np.ndarray
-    seed_var: float
-    var_sampling: np.ndarray
-    coef: np.ndarray
-    warnings: tuple[str, ...]
-
-    @property
-    def variance(self) -> np.ndarray:
-        return self.var_constants + self.seed_var + self.var_sampling
-
-
-def _band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> _Band:
-    """Return the mean path of ``hp`` over steps 0..n and revision 3's band variance.
-
-    Constants' covariance by ``draws`` draws, the seed-to-seed variance of the sources and the
-    per-step sampling noise of the target's B and G (:func:`_noise_model`).
-    """
-    warnings = []
-    mean = fit.curve(hp, n)
-    rng = np.random.default_rng(seed)
-    cov = (fit.cov + fit.cov.T) / 2
-    draws_theta = rng.multivariate_normal(fit.theta, cov, size=draws, method="eigh",
-                                          check_valid="ignore")
-    lower_b, upper_b = _bounds(fit.layout)
-    draws_theta = np.clip(draws_theta, lower_b, upper_b)
-    unseen = fit.layout.starts and fit.layout.r0_index(hp) is None
-    if unseen:  # a seed the sources do not hold: its r0 is one more draw from the seeds' spread
-        r0s = fit.theta[fit.layout.r0_indices]
-        shift = rng.normal(0.0, float(np.std(r0s, ddof=1)), size=draws)
-        draws_theta[:, fit.layout.r0_indices] += shift[:, None]
-        warnings.append(f"seed {hp.get('seed')} not among the sources' seeds "
-                        f"{', '.join(map(str, fit.layout.starts))}: r0 is their mean, the band "
-                        "carries their spread")
-    evaluator = _Evaluator([hp], [np.arange(n + 1)], fit.layout)
-    with np.errstate(over="ignore", invalid="ignore"):
-        curves = np.array([evaluator.curves(theta)[0] for theta in draws_theta])
-    # a mean reward lies in [0, 1]: a draw whose map runs away (unstable or undetermined
-    # constants) counts at the bound it crossed, not as an overflow that voids the band
-    curves = np.clip(curves[~np.any(np.isnan(curves), axis=1)], 0.0, 1.0)
-    var_constants = np.var(curves, axis=0) if len(curves) > 1 else np.zeros_like(mean)
-    coef, seed_var = _noise_model(fit)
-    level_path = np.clip(mean, 0.01, 0.99)
-    b, g = hp.get("batch"), hp.get("group_size")
-    if b and g:
-        var_sampling = level_path * (1 - level_path) * (coef[0] / b + coef[1] / (b * g))
-    else:
-        var_sampling = np.zeros_like(mean)
-        warnings.append("target B or G unknown: the band leaves out per-step sampling noise")
-    return _Band(mean, var_constants, seed_var, var_sampling, coef, tuple(warnings))
 
 
 def _refit_without(fit: SweepFit, setting: tuple) -> SweepFit | str:
@@ -207,21 +122,21 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
             continue
         d, _ = _nearest(hp, sub.fitted)
         n = int(max(r.steps[-1] for r in held))
-        with np.errstate(over="ignore", invalid="ignore"):
-            band = _band(sub, {**hp, "seed": held[0].hparams.get("seed")}, n, draws, seed)
         errors, excess, regressor = [], [], []
         for run in held:
             idx = run.steps.astype(int)
-            mean = sub.curve({**hp, "seed": run.hparams.get("seed")}, n)
+            with np.errstate(over="ignore", invalid="ignore"):
+                predicted = band(sub, {**hp, "seed": run.hparams.get("seed")}, n, draws, seed)
+            mean = predicted.mean
             e2 = (run.reward - mean[idx]) ** 2
             errors.append(e2)
-            excess.append(e2 - band.variance[idx])
+            excess.append(e2 - predicted.variance[idx])
             regressor.append(d ** 2 * (mean[idx] - mean[0]) ** 2)
         e2_all, excess_all = np.concatenate(errors), np.concatenate(excess)
         num += float(np.sum(excess_all))
         den += float(np.sum(np.concatenate(regressor)))
         entry.update({"distance": d, "mean_squared_error": float(np.mean(e2_all)),
-                      "band_variance": float(np.mean(band.variance)),
+                      "band_variance": float(np.mean(predicted.variance)),
                       "excess": float(np.mean(excess_all)), "status": "used"})
         out["held_out"].append(entry)
     if den > 0:
@@ -234,23 +149,36 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
     return out
 
 
-def _exponent_warning(fit: SweepFit, optimizer: str, ratio: float) -> list[str]:
-    """Warn when the sources' own tau-lr exponent refutes the map's -1 for an lr extrapolation.
+def _nearest_curve(fit: SweepFit, nearest: dict[str, Any], n: int) -> np.ndarray:
+    """Return the nearest source setting's seed-mean path over steps 0..n (moving average).
 
-    The map carries tau ~ lr^-1 (derivations ``relaxation_time``, ``adam_tau_lr_exponent``);
-    if the sources measure an exponent p that differs from -1 by more than 2 standard errors,
-    extrapolating the lr by a factor ``ratio`` misplaces tau by about ratio^|p + 1|, an error
-    the band does not carry. Warned when that factor exceeds 1.25 (the project's tolerance on a
-    relaxation time) and the mismatch is significant.
+    Past the runs' last step the path holds its last smoothed value.
     """
-    measured = fit.tau_lr_exponent().get(optimizer, {})
-    value, stderr = measured.get("value"), measured.get("stderr")
-    if value is None or stderr is None or abs(value + 1.0) <= 2.0 * stderr \
-            or ratio ** abs(value + 1.0) <= 1.25:
-        return []
-    return [f"the sources' tau-lr exponent is {value:.2f} +- {stderr:.2f}, not the map's -1: "
-            f"extrapolating lr by x{ratio:.3g} may misplace tau by a factor of about "
-            f"{ratio ** abs(value + 1.0):.2g}, which the band does not carry"]
+    runs = [r for r in fit.fitted
+            if {k: v for k, v in r.hparams.items() if k not in ("seed", "steps")} == nearest]
+    grid = np.arange(n + 1, dtype=float)
+    path = np.mean([np.interp(grid, r.steps, r.reward) for r in runs], axis=0)
+    width = min(_window(min(r.reward.size for r in runs)), n + 1)
+    kernel = np.ones(width)
+    return np.convolve(path, kernel, mode="same") / np.convolve(np.ones_like(path), kernel,
+                                                                mode="same")
+
+
+def _fallback(fit: SweepFit, predicted: Band, nearest: dict[str, Any], n: int) -> Band:
+    """Centre the band on the nearest source, widened to cover the map's own mean.
+
+    Used where the data do not determine the effect the transfer needs (Adam's B G exponent
+    with one B G among the sources): the draws' variance gains (m_map - m_nearest)^2.
+    """
+    path = _nearest_curve(fit, nearest, n)
+    return replace(predicted, centre=predicted.scale.forward(path),
+                   var_draws=predicted.var_draws + (predicted.mean - path) ** 2)
+
+
+def _first_step(runs: list[SweepRun]) -> float:
+    """Return the log step of the sources' first point (the most common one; 0 if none)."""
+    values, counts = np.unique([r.first_step for r in runs], return_counts=True)
+    return float(values[np.argmax(counts)]) if values.size else 0.0
 
 
 def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
@@ -263,8 +191,14 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     band, s calibrated by :func:`transfer_error` (leave-one-setting-out on the sources, about
     one sweep fit per source setting); False gives revision 3's band.
 
-    Returns the JSON dict of ``grpodyn transfer``: ``steps``, ``mean``, ``lower``, ``upper``,
-    ``level``, ``constants``, ``assumptions``, ``warnings``, ``band_calibration``.
+    The mean and the band are formed by :func:`~.sweep_band.band` (in the logit space of a
+    reward in [0, 1], with the fitted exponents sampled); where Adam's B G exponent is not
+    determined the mean is the nearest source's path and the band covers the map's.
+
+    Returns the JSON dict of ``grpodyn transfer``: ``steps`` (labelled as the sources' logs
+    count them: 1..n+1 for logs that start at step 1), ``mean``, ``lower``, ``upper``,
+    ``level``, ``exponents`` (the tau-lr and B G exponents used, each with its status),
+    ``constants``, ``assumptions``, ``warnings``, ``band_calibration``.
     """
     level = check_fraction("--level", level)
     fit = fit_sweep(sources) if fit is None else fit
@@ -278,10 +212,16 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     n = check_int("--steps", n, minimum=1)
     hp.pop("steps", None)
     system = fit.system(hp)
-    band = _band(fit, hp, n, draws, seed)
-    mean, coef, seed_var = band.mean, band.coef, band.seed_var
-    warnings.extend(band.warnings)
+    predicted = band(fit, hp, n, draws, seed)
+    coef, seed_var = predicted.coef, predicted.seed_var
+    warnings.extend(predicted.warnings)
     distance, nearest = _nearest(hp, fit.fitted)
+    exponents = predicted.exponents
+    if "range" in exponents["bg"] and nearest is not None:
+        predicted = _fallback(fit, predicted, nearest, n)
+        exponents["bg"]["fallback"] = {k: nearest.get(k) for k in ("lr", "group_size", "batch")}
+        warnings.append(f"Adam's B G exponent {exponents['bg']['status']}")
+    mean = predicted.mean
     if cross_validate:
         calibration = dict(transfer_error(fit, hp["optimizer"], draws=draws, seed=seed))
     else:
@@ -295,14 +235,19 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
                         "nearest source setting")
     else:
         var_transfer = calibration["s"] * distance ** 2 * (mean - mean[0]) ** 2
+    if not predicted.scale.bounded:
+        warnings.append(f"reward outside [0, 1]: no known range, the band is formed on the "
+                        f"reward itself and clipped to {list(fit.layout.reward_range)}")
     z = float(norm.ppf(0.5 + level / 2))
-    half = z * np.sqrt(band.variance + var_transfer)
+    lower, upper = predicted.interval(z, var_transfer)
     source_lrs = [r.hparams["lr"] for r in fit.fitted if r.hparams["optimizer"] == hp["optimizer"]]
     ratio = max(hp["lr"] / max(source_lrs), min(source_lrs) / hp["lr"])
     if ratio > 1.0:
         warnings.append(f"lr {hp['lr']:.3g} lies outside the sources' range "
-                        f"[{min(source_lrs):.3g}, {max(source_lrs):.3g}]: extrapolated")
-        warnings.extend(_exponent_warning(fit, hp["optimizer"], ratio))
+                        f"[{min(source_lrs):.3g}, {max(source_lrs):.3g}]: extrapolated with the "
+                        f"tau-lr exponent {exponents['tau_lr']['value']:.2f} +- "
+                        f"{exponents['tau_lr']['stderr']:.2f} "
+                        f"({exponents['tau_lr']['status'].split(':')[0]})")
     if system.lr > 0.5 * system.lr_max:
         warnings.append(f"lr is within a factor 2 of the slow-mode limit {system.lr_max:.3g}")
     assumptions = [
@@ -319,7 +264,8 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         "sampling noise costs expected reward at second order: a drag lr^2 h (sigma_p^2/B + "
         "sigma_c^2/(B G)) / (2 (1 - beta^2)) (SGD), lr^2 h (1-beta1)/(2 (1+beta1)) rho/(1+rho) "
         "(Adam) per step" if fit.layout.units else "no noise drag on the mean path",
-        "band: constants' covariance (cluster-robust, one cluster per run), seed-to-seed spread "
+        "band: constants' covariance (cluster-robust, one cluster per run) and the fitted "
+        "exponents' errors, sampled; seed-to-seed spread "
         "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G)), and the map's "
         "transfer error s d^2 (m(n) - m(0))^2 with s from leave-one-setting-out on the sources "
         "(revision 4; see band_calibration)",
@@ -327,9 +273,17 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     constants = fit.constants()
     constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
     constants["seed_spread_variance"] = {"value": seed_var}
-    return {"steps": list(range(n + 1)), "mean": [float(v) for v in mean],
-            "lower": [float(v) for v in np.clip(mean - half, 0.0, 1.0)],
-            "upper": [float(v) for v in np.clip(mean + half, 0.0, 1.0)],
+    if predicted.scale.bounded:
+        assumptions.append("a mean reward in [0, 1]: its mean path is formed in the logit space "
+                           "of the reward (it stays inside the range), the band clipped to it")
+    first = _first_step(fit.fitted)
+    steps_out = [first + i for i in range(n + 1)]
+    if not predicted.scale.bounded:
+        lower, upper = (np.clip(v, *fit.layout.reward_range) for v in (lower, upper))
+    return {"steps": [int(v) if float(v).is_integer() else v for v in steps_out],
+            "mean": [float(v) for v in mean],
+            "lower": [float(v) for v in lower], "upper": [float(v) for v in upper],
+            "exponents": exponents,
             "level": float(level), "constants": constants, "target": hp,
             "system": system.to_dict(), "assumptions": assumptions, "warnings": warnings,
             "band_calibration": calibration}
