@@ -97,7 +97,8 @@ def test_optimizer_comes_from_the_trl_format_not_from_hparams(tmp_path):
     assert "trainer default" in run.sources["optimizer"] and "TRL" in run.sources["optimizer"]
     assert run.first_step == 1.0
     # a log whose format names no trainer still asks for the optimizer
-    csv = DATA / "garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data.excerpt.csv"
+    csv = DATA / ("garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data"
+                  ".excerpt.csv")
     with pytest.raises(InputError, match="optimizer"):
         load_sweep_run(csv, {"lr": 1e-5})
     # an explicit SGD keeps the trainer's beta1 out of its momentum
