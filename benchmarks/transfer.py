@@ -26,9 +26,15 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from transfer_sweeps import PUBLIC, public_sweeps, score_held_out, summary  # noqa: E402
+from transfer_sweeps import (  # noqa: E402
+    PUBLIC,
+    _pair_scores,  # noqa: F401  (the seed-pair copy test, read by its test through this script)
+    public_sweeps,
+    score_held_out,
+    summary,
+)
 
-from grpodyn.empirical.logs.sweep import load_sweep_run  # noqa: E402
+from grpodyn.empirical.logs.sweep import SweepRun, load_sweep_run  # noqa: E402, F401
 from grpodyn.empirical.tinylm.make_grid import DESIGNS  # noqa: E402
 from grpodyn.ground import write_atomic  # noqa: E402
 

@@ -82,7 +82,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {path}: not a score file of benchmarks/transfer.py ({exc})",
                   file=sys.stderr)
             return 2
-        optimizers = data.get("optimizers") if isinstance(data, dict) else None
+        # a score file holds "optimizers" (one grid) or "sweeps" (every sweep, by title)
+        optimizers = (data.get("optimizers") or {k: v for k, v in data.get("sweeps", {}).items()
+                                                 if "held_out" in v}) \
+            if isinstance(data, dict) else None
         if not optimizers or not all(isinstance(e, dict) and "held_out" in e
                                      for e in optimizers.values()):
             print(f"error: {path}: no held-out scores (not a score file of "
@@ -91,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         for optimizer, entry in optimizers.items():
             scores.setdefault(optimizer, []).extend(entry["held_out"])
             by_pair = entry["summary"].get("beats_nearest_copy_by_seed_pair", {})
-            own = {**pooled(entry["held_out"]), "seeds": data["seeds"],
+            if not entry["held_out"]:
+                continue
+            own = {**pooled(entry["held_out"]), "seeds": data.get("seeds"),
                    "method_changed_since_frozen": data.get("method_changed_since_frozen")}
             if len(by_pair) > 1:
                 values = np.array(list(by_pair.values()))

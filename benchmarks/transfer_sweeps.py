@@ -145,10 +145,31 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
                     "band_width_median": float(np.median(widths)),
                     "band_is_whole_range_share": float(np.mean(widths >= 0.99)),
                     "steps_first": predictions[0]["steps"][0],
+                    "beats_nearest_copy_by_seed_pair": _pair_scores(held, predictions, steps,
+                                                                    copy_curves),
                     "exponents": predictions[0].get("exponents"),
                     "warnings": predictions[0]["warnings"],
                     "band_calibration": {k: predictions[0]["band_calibration"].get(k)
                                          for k in ("s", "status", "distance")}})
+    return out
+
+
+def _pair_scores(held: list[SweepRun], predictions: list[dict], steps: np.ndarray,
+                 copy_curves: list[np.ndarray]) -> dict[str, float]:
+    """The copy test on the mean of every pair of held-out seeds (the spread of a 2-seed score).
+
+    The same test as ``beats_nearest_copy`` on the two-seed mean curve at the held-out runs'
+    common steps (the share of tied copies beaten), keyed by "seed_a,seed_b".
+    """
+    out: dict[str, float] = {}
+    rewards = [np.interp(steps, r.steps, r.reward) for r in held]
+    curves = [np.asarray(p["mean"])[steps.astype(int)] for p in predictions]
+    for i in range(len(held)):
+        for j in range(i + 1, len(held)):
+            pair = (rewards[i] + rewards[j]) / 2
+            mse_t = np.mean((pair - (curves[i] + curves[j]) / 2) ** 2)
+            key = ",".join(str(held[k].hparams.get("seed", k)) for k in (i, j))
+            out[key] = float(np.mean([mse_t < np.mean((pair - c) ** 2) for c in copy_curves]))
     return out
 
 
