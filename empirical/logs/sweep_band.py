@@ -213,7 +213,7 @@ def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Ba
     """Return the centre of ``hp``'s path over steps 0..n and the parts of its band.
 
     See the module docstring; ``draws`` draws of the constants and exponents with generator
-    ``seed``.
+    ``seed`` (0: the centre alone, no spread from the draws).
     """
     warnings = []
     scale = reward_scale(fit)
@@ -221,11 +221,12 @@ def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Ba
     lr_exp, bg_exp = _lr_exponent(fit, hp), _bg_exponent(fit, hp)
     cov = (fit.cov + fit.cov.T) / 2
     draws_theta = rng.multivariate_normal(fit.theta, cov, size=draws, method="eigh",
-                                          check_valid="ignore")
+                                          check_valid="ignore") if draws else \
+        np.empty((0, fit.theta.size))
     lower_b, upper_b = _bounds(fit.layout)
     draws_theta = np.clip(draws_theta, lower_b, upper_b)
     unseen = fit.layout.starts and fit.layout.r0_index(hp) is None
-    if unseen:  # a seed the sources do not hold: its r0 is one more draw from the seeds' spread
+    if unseen and draws:  # an unseen seed: its r0 is one more draw from the seeds' spread
         r0s = fit.theta[fit.layout.r0_indices]
         shift = rng.normal(0.0, float(np.std(r0s, ddof=1)), size=draws)
         draws_theta[:, fit.layout.r0_indices] += shift[:, None]
@@ -239,7 +240,8 @@ def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Ba
         curves = np.array([evaluator.curves(theta, np.array([f]))[0]
                            for theta, f in zip(draws_theta, factors, strict=True)])
     # a draw whose map runs away counts at the edge it crossed, not as an overflow
-    curves = np.clip(curves[~np.any(np.isnan(curves), axis=1)], *fit.layout.reward_range)
+    curves = np.clip(curves.reshape(-1, n + 1)[~np.any(np.isnan(curves.reshape(-1, n + 1)),
+                                                       axis=1)], *fit.layout.reward_range)
     if not scale.bounded:
         mean = np.clip(mean, *fit.layout.reward_range)
     var_draws = (np.diff(np.percentile(curves, [15.87, 84.13], axis=0), axis=0)[0] / 2) ** 2 \

@@ -123,11 +123,12 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
         d, _ = _nearest(hp, sub.fitted)
         n = int(max(r.steps[-1] for r in held))
         errors, excess, regressor = [], [], []
+        with np.errstate(over="ignore", invalid="ignore"):
+            predicted = band(sub, {**hp, "seed": held[0].hparams.get("seed")}, n, draws, seed)
         for run in held:
             idx = run.steps.astype(int)
-            with np.errstate(over="ignore", invalid="ignore"):
-                predicted = band(sub, {**hp, "seed": run.hparams.get("seed")}, n, draws, seed)
-            mean = predicted.mean
+            with np.errstate(over="ignore", invalid="ignore"):  # each seed's own r0: its mean
+                mean = band(sub, {**hp, "seed": run.hparams.get("seed")}, n, 0, seed).mean
             e2 = (run.reward - mean[idx]) ** 2
             errors.append(e2)
             excess.append(e2 - predicted.variance[idx])
