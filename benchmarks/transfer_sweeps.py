@@ -102,6 +102,7 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
     for run in runs:
         settings.setdefault(run.setting, []).append(run)
     out = []
+    refits: dict = {}  # the calibration's refits, shared: X then Y holds out what Y then X does
     for key, held in settings.items():
         sources = [r for r in [*runs, *extra] if r.setting != key and r.hparams["optimizer"]
                    == key[0]]
@@ -113,7 +114,7 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
         fit = fit_sweep(sources, **(model or {}))
         predictions = [transfer(sources, {**target, "seed": r.hparams["seed"]}
                                 if "seed" in r.hparams else target, steps=n, level=level,
-                                fit=fit, draws=draws) for r in held]
+                                fit=fit, draws=draws, refits=refits) for r in held]
         at = steps.astype(int)
         pm = np.mean([np.asarray(p["mean"]) for p in predictions], axis=0)[at]
         try:

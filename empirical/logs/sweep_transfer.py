@@ -53,16 +53,28 @@ def _nearest(hp: dict[str, Any], runs: list[SweepRun]) -> tuple[float, dict[str,
     return setting_distance(hp, nearest.hparams), settings
 
 
-def _refit_without(fit: SweepFit, setting: tuple) -> SweepFit | str:
-    """Refit ``fit``'s sweep without the runs of ``setting``; the input error's text if it fails."""
+def _refit_without(fit: SweepFit, setting: tuple, refits: dict | None = None
+                   ) -> SweepFit | str:
+    """Refit ``fit``'s sweep without the runs of ``setting``; the input error's text if it fails.
+
+    ``refits``: fits already made, keyed by the names of the runs fitted and the options (one
+    sweep held out two ways, X then Y or Y then X, is fitted once).
+    """
+    runs = [r for r in fit.fitted if r.setting != setting]
+    key = (frozenset(r.name for r in runs), tuple(sorted(fit.options.items())))
+    if refits is not None and key in refits:
+        return refits[key]
     try:
-        return fit_sweep([r for r in fit.fitted if r.setting != setting], **fit.options)
+        out: SweepFit | str = fit_sweep(runs, **fit.options)
     except InputError as exc:
-        return str(exc)
+        out = str(exc)
+    if refits is not None:
+        refits[key] = out
+    return out
 
 
-def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int = 0
-                   ) -> dict[str, Any]:
+def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int = 0,
+                   refits: dict | None = None) -> dict[str, Any]:
     """Calibrate the transfer-error term of the band by leave-one-setting-out on the sources.
 
     Revision 4 (issue 15). Each setting of ``optimizer`` among the fitted source runs is held
@@ -92,7 +104,8 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
         ``status`` ("calibrated" or "not calibrated: <why>"), ``s``, ``form``, ``held_out``
         (per held-out setting: its settings, runs, distance, mean squared error of its runs
         around the transferred mean, mean band variance, mean excess), ``draws``. Cached on the
-        fit.
+        fit. ``refits`` (a dict the caller keeps) shares the refitted sweeps between calls that
+        hold out the same settings, e.g. every held-out setting of one leave-one-out score.
     """
     key = (optimizer, draws, seed)
     if key in fit.calibrations:
@@ -111,9 +124,9 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
         return out
     num = den = 0.0
     ordered = sorted(groups.items(), key=lambda item: str(item[0]))
-    refits = run_tasks([partial(_refit_without, fit, setting) for setting, _ in ordered],
+    subs = run_tasks([partial(_refit_without, fit, setting, refits) for setting, _ in ordered],
                        executor="serial", description="transfer error: settings held out")
-    for (_, held), sub in zip(ordered, refits, strict=True):
+    for (_, held), sub in zip(ordered, subs, strict=True):
         hp = {k: v for k, v in held[0].hparams.items() if k not in ("seed", "steps")}
         entry: dict[str, Any] = {"setting": hp, "runs": len(held)}
         if isinstance(sub, str):
@@ -184,13 +197,15 @@ def _first_step(runs: list[SweepRun]) -> float:
 
 def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
              level: float = 0.9, draws: int = 200, seed: int = 0,
-             fit: SweepFit | None = None, cross_validate: bool = True) -> dict[str, Any]:
+             fit: SweepFit | None = None, cross_validate: bool = True,
+             refits: dict | None = None) -> dict[str, Any]:
     """Predict the reward path of a run with hyperparameters ``target`` from ``sources``.
 
     ``target`` has keys of :data:`HPARAM_KEYS`; missing ones are taken from the first source.
     ``cross_validate`` (revision 4) adds the transfer-error term s d^2 (m(n) - m(0))^2 to the
     band, s calibrated by :func:`transfer_error` (leave-one-setting-out on the sources, about
-    one sweep fit per source setting); False gives revision 3's band.
+    one sweep fit per source setting; ``refits`` shares them between calls); False gives
+    revision 3's band.
 
     The mean and the band are formed by :func:`~.sweep_band.band` (in the logit space of a
     reward in [0, 1], with the fitted exponents sampled); where Adam's B G exponent is not
@@ -224,7 +239,8 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         warnings.append(f"Adam's B G exponent {exponents['bg']['status']}")
     mean = predicted.mean
     if cross_validate:
-        calibration = dict(transfer_error(fit, hp["optimizer"], draws=draws, seed=seed))
+        calibration = dict(transfer_error(fit, hp["optimizer"], draws=draws, seed=seed,
+                                          refits=refits))
     else:
         calibration = {"s": None, "status": "not calibrated: cross_validate=False",
                        "held_out": []}
