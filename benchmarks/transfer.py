@@ -39,8 +39,8 @@ from grpodyn.empirical.tinylm.make_grid import DESIGNS  # noqa: E402
 from grpodyn.ground import write_atomic  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "studies" / "transfer" / "results"
-#: the method frozen before the held-out sweeps were scored (empty: not yet frozen)
-FROZEN = ""
+#: the method frozen before the held-out sweeps (tiny_grid2 seeds 15-16, public) were scored
+FROZEN = "d4055e2a0b02b2371031149de68ca775c77878ef"
 METHOD_FILES = ("empirical/logs/sweep.py", "empirical/logs/sweep_runs.py",
                 "empirical/logs/sweep_model.py", "empirical/logs/sweep_fit.py",
                 "empirical/logs/sweep_band.py", "empirical/logs/sweep_transfer.py",
@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     warnings.simplefilter("ignore", RuntimeWarning)
     out = args.out or RESULTS / "transfer.json"
     result: dict = {"method_commit": _git("rev-parse", "HEAD").stdout.strip(),
-                    "frozen_commit": FROZEN or None, "sweeps": {}}
+                    "frozen_commit": FROZEN or None, "draws": args.draws,
+                    "design_seeds": args.design_seeds, "seeds": args.seeds, "sweeps": {}}
     if FROZEN:
         result["method_changed_since_frozen"] = _git("diff", "--name-only", FROZEN, "--",
                                                      *METHOD_FILES).stdout.split()
