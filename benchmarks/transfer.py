@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="seeds of tiny_grid2 scored (held out from the design)")
     parser.add_argument("--public-dir", type=Path, default=PUBLIC)
     parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--optimizers", nargs="+", default=["adam", "sgd"],
+                        help="the tiny grids' optimizers scored (the public sweeps are Adam)")
     parser.add_argument("--out", type=Path, default=None,
                         help="default: studies/transfer/results/transfer.json")
     args = parser.parse_args(argv)
@@ -110,9 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     sweeps: dict[str, dict[str, list] | str] = {}
     if "design" in args.only:
         for opt, runs in _grid_runs(DESIGNS["grid1"].out, args.design_seeds).items():
+            if opt not in args.optimizers:
+                continue
             sweeps[f"design tiny_grid seeds {args.design_seeds} / {opt}"] = {opt: runs}
     if "grid" in args.only:
         for opt, runs in _grid_runs(DESIGNS["grid2"].out, args.seeds).items():
+            if opt not in args.optimizers:
+                continue
             sweeps[f"held-out tiny_grid2 seeds {args.seeds} / {opt}"] = {opt: runs}
     if "public" in args.only:
         if not args.public_dir.is_dir():
