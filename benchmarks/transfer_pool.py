@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         for optimizer, entry in optimizers.items():
             scores.setdefault(optimizer, []).extend(entry["held_out"])
-            by_pair = entry["summary"].get("beats_nearest_copy_by_seed_pair", {})
+            by_pair = entry.get("summary", {}).get("beats_nearest_copy_by_seed_pair", {})
             if not entry["held_out"]:
                 continue
             own = {**pooled(entry["held_out"]), "seeds": data.get("seeds"),
