@@ -3,7 +3,8 @@
 ``python benchmarks/transfer_pool.py FILE... [--out FILE]``
 
 Each FILE is a score written by ``benchmarks/transfer.py`` (one held-out split, e.g. seeds 5-6 or
-seeds 7-8). For each optimizer the held-out settings of every file are pooled: the median R^2
+seeds 7-8, or the sweeps it scored, by title). For each optimizer (or sweep) the held-out
+settings of every file are pooled, and all of them together (``all``): the median R^2
 ratio (transfer / own fit) and the mean 90%-band coverage over all of them, and the share of
 settings whose transferred curve beats the nearest source's curve (a tie of several equally near
 sources counts as the share of them beaten) with its 95% Wilson score interval, so that a
@@ -64,7 +65,12 @@ def pooled(held_out: list[dict]) -> dict:
             if all("coverage_rev3_band" in s for s in held_out) else None,
             "beats_nearest_copy": beaten,
             "beats_nearest_copy_fraction": beaten / len(held_out),
-            "beats_nearest_copy_wilson_95": [low, high]}
+            "beats_nearest_copy_wilson_95": [low, high],
+            # the scores of every sweep also carry the copy-the-sources baseline and the range
+            **({"beats_copy_sources_fraction": float(np.mean([s["beats_copy_sources"]
+                                                              for s in held_out])),
+                "means_outside_range": int(sum(s["mean_outside_range"] for s in held_out))}
+               if all("beats_copy_sources" in s for s in held_out) else {})}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,7 +89,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {path}: not a score file of benchmarks/transfer.py ({exc})",
                   file=sys.stderr)
             return 2
-        optimizers = data.get("optimizers") if isinstance(data, dict) else None
+        # a score file holds "optimizers" (one grid) or "sweeps" (every sweep, by title)
+        optimizers = (data.get("optimizers") or {k: v for k, v in data.get("sweeps", {}).items()
+                                                 if "held_out" in v}) \
+            if isinstance(data, dict) else None
         if not optimizers or not all(isinstance(e, dict) and "held_out" in e
                                      for e in optimizers.values()):
             print(f"error: {path}: no held-out scores (not a score file of "
@@ -91,8 +100,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         for optimizer, entry in optimizers.items():
             scores.setdefault(optimizer, []).extend(entry["held_out"])
-            by_pair = entry["summary"].get("beats_nearest_copy_by_seed_pair", {})
-            own = {**pooled(entry["held_out"]), "seeds": data["seeds"],
+            by_pair = entry.get("summary", {}).get("beats_nearest_copy_by_seed_pair", {})
+            if not entry["held_out"]:
+                continue
+            own = {**pooled(entry["held_out"]), "seeds": data.get("seeds"),
                    "method_changed_since_frozen": data.get("method_changed_since_frozen")}
             if len(by_pair) > 1:
                 values = np.array(list(by_pair.values()))
@@ -103,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             result["files"].setdefault(str(path), {})[optimizer] = own
     for optimizer, held_out in scores.items():
         result["pooled"][optimizer] = pooled(held_out)
+    if len(scores) > 1:
+        result["pooled"]["all"] = pooled([s for held in scores.values() for s in held])
     text = json.dumps(result, indent=1)
     if args.out:
         write_atomic(args.out, text)

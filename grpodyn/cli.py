@@ -736,10 +736,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "tau-lr exponent, G vs B G test, collapses",
                             description="Fit runs of one model and task, each with its own "
                             "hyperparameters, with shared constants (kappa, r0, r*, Adam's "
-                            "noise ratio). Hyperparameters come from each log's metadata; "
-                            "--hparams k=v,... overrides them (keys: lr, group_size, batch, "
-                            "momentum, kl, num_iterations, schedule, warmup, optimizer, seed; "
-                            "runs of one seed share r0).")
+                            "noise ratio). Hyperparameters come from each log's metadata, "
+                            "config and the trainer its format names (TRL, verl, OpenRLHF: "
+                            "AdamW, beta1 0.9); --hparams k=v,... overrides them (keys: lr, "
+                            "group_size, batch, momentum, kl, num_iterations, schedule, warmup, "
+                            "optimizer, seed; runs of one seed share r0).")
     p.add_argument("logs", nargs="+", metavar="LOG", help="training logs of the sweep")
     p.add_argument("--hparams", action="append", metavar="K=V,...",
                    help="hyperparameters: once for every log, or once per log in their order")
@@ -749,7 +750,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser("transfer", help="predict a run not yet made from one or more "
                             "runs with other hyperparameters",
                             description="Fit the --from runs jointly and predict the reward "
-                            "path of the --to hyperparameters with a band.")
+                            "path of the --to hyperparameters with a band: the fitted constants "
+                            "and tau-lr and B G exponents sampled, the sources' seed spread, the "
+                            "sampling noise and the map's transfer error. Steps are labelled as "
+                            "the logs count them; a reward in [0, 1] keeps its mean inside.")
     p.add_argument("--from", dest="from_log", action=_FromAction, metavar="LOG",
                    help="a source run (repeat; each --hparams belongs to the --from before it)")
     p.add_argument("--hparams", action=_SourceHparamsAction, metavar="K=V,...",
@@ -820,10 +824,19 @@ def _print_transfer(result: dict[str, Any]) -> None:
         used = sum(h.get("status") == "used" for h in cal["held_out"])
         print(f"band: transfer error s = {cal['s']:.3g} (leave-one-setting-out over {used} "
               f"source settings), target at distance {cal['distance']:.2f} from the nearest")
+    exponents = result.get("exponents") or {}
+    lr_exp = exponents.get("tau_lr") or {}
+    if lr_exp.get("value") is not None:
+        print(f"tau-lr exponent {lr_exp['value']:.2f} +- {lr_exp['stderr']:.2f}: "
+              f"{lr_exp['status']}")
+    bg_exp = exponents.get("bg") or {}
+    if bg_exp.get("status"):
+        value = f" {bg_exp['value']:.2f}" if bg_exp.get("value") is not None else ""
+        print(f"Adam B G exponent{value}: {bg_exp['status']}")
     print(f"step  mean  [{100 * result['level']:.0f}% band]")
     steps = result["steps"]
     for i in range(0, len(steps), max(len(steps) // 10, 1)):
-        print(f"{steps[i]:5d} {result['mean'][i]:.3f} [{result['lower'][i]:.3f}, "
+        print(f"{steps[i]:>5} {result['mean'][i]:.3f} [{result['lower'][i]:.3f}, "
               f"{result['upper'][i]:.3f}]")
 
 

@@ -25,19 +25,24 @@ HP = {"optimizer": "sgd", "momentum": 0.9, "group_size": 8, "batch": 8, "kl": 0.
       "schedule": "constant"}
 
 
-def _run(lr: float, seed: int, *, exponent: float = 1.0) -> SweepRun:
-    """A run of the large-G SGD map whose stiffness goes like lr^exponent (1: the fitted map)."""
+def _run(lr: float, seed: int, *, exponent: float = 1.0, drift: float = 0.0) -> SweepRun:
+    """A run of the large-G SGD map whose stiffness goes like lr^exponent (1: the fitted map).
+
+    ``drift``: the plateau moves with lr, r* + drift ln(lr / 0.01) (the map's shared plateau
+    errs with distance in lr, which no exponent absorbs).
+    """
     stiffness_lr = 0.01 * (lr / 0.01) ** exponent
+    star = R_STAR + drift * np.log(lr / 0.01)
     system = MeanFieldMap(lr=stiffness_lr, kappa=KAPPA, optimizer="sgd", momentum=0.9)
-    mean = R_STAR + system.displacement(STEPS - 1, e0=R0 - R_STAR)[0]
+    mean = star + system.displacement(STEPS - 1, e0=R0 - star)[0]
     rng = np.random.default_rng(seed * 100 + int(lr * 1e4))
     reward = rng.binomial(64, np.clip(mean, 0, 1)) / 64
     return SweepRun(f"lr{lr:g}_seed{seed}", np.arange(STEPS, dtype=float), reward,
                     {**HP, "lr": lr, "seed": seed})
 
 
-def _sweep(exponent: float) -> list[SweepRun]:
-    return [_run(lr, seed, exponent=exponent) for lr in LRS for seed in (0, 1)]
+def _sweep(exponent: float, drift: float = 0.0) -> list[SweepRun]:
+    return [_run(lr, seed, exponent=exponent, drift=drift) for lr in LRS for seed in (0, 1)]
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +53,14 @@ def exact():
 
 @pytest.fixture(scope="module")
 def wrong():
-    """Sources whose stiffness goes like lr^0.4: the map, which assumes lr^1, errs with distance."""
+    """Sources whose stiffness goes like lr^0.4: the fitted tau-lr exponent carries it."""
     return fit_sweep(_sweep(0.4), finite_group=False)
+
+
+@pytest.fixture(scope="module")
+def drifting():
+    """Sources whose plateau moves with lr: the shared-plateau map errs with distance."""
+    return fit_sweep(_sweep(1.0, drift=0.1), finite_group=False)
 
 
 def test_setting_distance_is_a_log_distance():
@@ -62,18 +73,19 @@ def test_setting_distance_is_a_log_distance():
     assert setting_distance(a, a) == 0.0
 
 
-def test_s_is_about_zero_when_the_map_is_exact(exact, wrong):
+def test_s_is_about_zero_when_the_map_is_exact(exact, drifting):
     cal = transfer_error(exact, "sgd", draws=50)
     assert cal["status"] == "calibrated"
     assert [h["distance"] for h in cal["held_out"]] == pytest.approx([np.log(2)] * 4)
-    # a relative error of the displacement under 4.5% per unit log-distance, where the wrong
-    # map's is above 10%: the test separates the two
+    # a relative error of the displacement under 4.5% per unit log-distance, where the drifting
+    # plateau's is above 10%: the test separates the two
     assert cal["s"] < 0.002
-    assert transfer_error(wrong, "sgd", draws=50)["s"] > 0.01
+    assert transfer_error(drifting, "sgd", draws=50)["s"] > 0.01
     assert transfer_error(exact, "sgd", draws=50) is cal  # cached on the fit
 
 
-def test_band_widens_with_distance_and_vanishes_at_a_source(wrong):
+def test_band_widens_with_distance_and_vanishes_at_a_source(drifting):
+    wrong = drifting
     runs = wrong.fitted
     widths, distances = [], []
     for lr in (0.04, 0.08, 0.16):  # a source setting, then x2 and x4 beyond the top one
@@ -91,8 +103,9 @@ def test_band_widens_with_distance_and_vanishes_at_a_source(wrong):
     assert 0 < widths[1] < widths[2]
 
 
-def test_the_wider_band_covers_a_far_target_the_old_one_misses(wrong):
-    far = _run(0.16, 0, exponent=0.4)
+def test_the_wider_band_covers_a_far_target_the_old_one_misses(drifting):
+    far = _run(0.16, 0, drift=0.1)
+    wrong = drifting
     runs = wrong.fitted
     new = transfer(runs, {"lr": 0.16, "seed": 0}, fit=wrong, steps=STEPS - 1, draws=50)
     old = transfer(runs, {"lr": 0.16, "seed": 0}, fit=wrong, steps=STEPS - 1, draws=50,
@@ -102,8 +115,10 @@ def test_the_wider_band_covers_a_far_target_the_old_one_misses(wrong):
         return np.mean((far.reward >= np.array(out["lower"]))
                        & (far.reward <= np.array(out["upper"])))
 
+    # a plateau that drifts with lr is partly taken up by a steeper fitted exponent, which moves
+    # the mean away from a far target: the band covers what the old one misses, not yet 90%
     assert coverage(new) > coverage(old) + 0.04
-    assert coverage(new) >= 0.85
+    assert coverage(new) >= 0.7
 
 
 def test_a_single_source_setting_is_not_calibrated():
@@ -138,14 +153,19 @@ def test_cli_json_has_the_band_calibration(tmp_path, capsys):
     assert "band: transfer error s = " in capsys.readouterr().out
 
 
-def test_lr_extrapolation_warns_when_the_sources_refute_tau_like_lr_inverse(exact, wrong):
-    """An lr beyond the sources, x4: warned only where the sources' own exponent is not -1."""
+def test_lr_extrapolation_carries_the_sources_tau_lr_exponent(exact, wrong):
+    """An lr beyond the sources, x4: the transfer uses the exponent the sources measure."""
     far = {"lr": 0.16, "seed": 0}
-    plain = transfer(exact.fitted, far, fit=exact, cross_validate=False)["warnings"]
-    bent = transfer(wrong.fitted, far, fit=wrong, cross_validate=False)["warnings"]
-    assert not any("tau-lr exponent" in w for w in plain)
-    measured = wrong.tau_lr_exponent()["sgd"]["value"]
-    assert measured == pytest.approx(-0.4, abs=0.1)
-    assert any("tau-lr exponent" in w and "x4" in w for w in bent)
-    inside = transfer(wrong.fitted, {"lr": 0.015, "seed": 0}, fit=wrong, cross_validate=False)
-    assert not any("tau-lr exponent" in w for w in inside["warnings"])
+    truth = _run(0.16, 0, exponent=0.4)
+    bent = transfer(wrong.fitted, far, fit=wrong, cross_validate=False, steps=STEPS - 1)
+    measured = wrong.tau_lr_exponent()["sgd"]
+    assert measured["value"] == pytest.approx(-0.4, abs=0.1)
+    used = bent["exponents"]["tau_lr"]
+    assert used["value"] == measured["value"] and used["status"].startswith("determined")
+    assert any("tau-lr exponent" in w and "extrapolated" in w for w in bent["warnings"])
+    # the map alone (tau ~ 1/lr) would run x4^0.6 faster than the truth; the exponent fixes it
+    plain_map = wrong.curve({**wrong.fitted[0].hparams, **far}, STEPS - 1)
+    error = np.mean(np.abs(np.asarray(bent["mean"]) - truth.reward))
+    assert error < 0.8 * np.mean(np.abs(plain_map - truth.reward))
+    exact_out = transfer(exact.fitted, far, fit=exact, cross_validate=False)
+    assert exact_out["exponents"]["tau_lr"]["value"] == pytest.approx(-1.0, abs=0.05)

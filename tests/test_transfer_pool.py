@@ -74,3 +74,21 @@ def test_copy_test_on_every_pair_of_held_out_seeds():
     copies = [truth + 0.15, truth - 0.5]  # two tied copies
     pairs = bench["_pair_scores"](held, predictions, steps, copies)
     assert pairs == {"3,4": 1.0, "3,5": 0.5, "4,5": 0.5}
+
+
+def test_pool_reads_every_sweep_and_pools_them_all(tmp_path, capsys):
+    """A score of every sweep (keyed by title) pools per sweep and over all of them."""
+    def held(beats_src: float, outside: int) -> dict:
+        return {"r2_ratio": 0.8, "coverage": 0.9, "beats_nearest_copy": 1.0,
+                "beats_copy_sources": beats_src, "mean_outside_range": outside}
+    data = {"sweeps": {"grid / adam": {"held_out": [held(1.0, 0), held(0.0, 0)]},
+                       "public S4": {"held_out": [held(1.0, 2)]},
+                       "public broken": {"status": "not loaded: missing"}}}
+    path = tmp_path / "sweeps.json"
+    path.write_text(json.dumps(data))
+    assert POOL["main"]([str(path)]) == 0
+    pooled = json.loads(capsys.readouterr().out)["pooled"]
+    assert set(pooled) == {"grid / adam", "public S4", "all"}
+    assert pooled["all"]["held_out_settings"] == 3
+    assert pooled["all"]["beats_copy_sources_fraction"] == pytest.approx(2 / 3)
+    assert pooled["all"]["means_outside_range"] == 2

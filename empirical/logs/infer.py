@@ -26,11 +26,20 @@ from grpodyn.theory.vocabulary import logged_keys
 if TYPE_CHECKING:  # loaders imports this module
     from grpodyn.empirical.logs.loaders import Run
 
-__all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "LOGGED_KEYS"]
+__all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "format_defaults",
+           "LOGGED_KEYS", "TRAINER_DEFAULTS"]
 
 #: Hyperparameters some trainers log as metrics (read when constant over the run), from the
 #: one alias table (grpodyn.theory.vocabulary).
 LOGGED_KEYS: dict[str, tuple[str, ...]] = logged_keys()
+
+#: The optimizer and Adam beta1 a trainer uses unless its config says otherwise, by the prefix
+#: of the log format that names the trainer, with the documented default they come from.
+TRAINER_DEFAULTS: dict[str, tuple[str, float, str]] = {
+    "trl": ("adamw", 0.9, "TRL's TrainingArguments: optim adamw_torch, adam_beta1 0.9"),
+    "verl": ("adamw", 0.9, "verl's actor optim: AdamW, betas (0.9, 0.999)"),
+    "openrlhf": ("adamw", 0.9, "OpenRLHF's actor optimizer: AdamW, adam_betas (0.9, 0.95)"),
+}
 
 _EPS = 2e-6  # how far from k/N a logged mean may lie (float32 means, 6+ printed digits)
 _N_MAX = 4096
@@ -170,3 +179,25 @@ def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
     if meta.batch is None:
         notes.append(f"prompts per step B: not determined ({words})")
     return meta, notes
+
+
+def format_defaults(fmt: str) -> RunMeta:
+    """Return the optimizer and momentum a log's trainer uses by default (source ``default``).
+
+    Parameters
+    ----------
+    fmt : str
+        The detected log format (``Run.format``), e.g. ``"trl_trainer_state"``.
+
+    Returns
+    -------
+    RunMeta
+        ``optimizer`` and ``momentum`` (Adam's beta1) from :data:`TRAINER_DEFAULTS` when the
+        format names a trainer; an empty RunMeta otherwise (a hand-written loop has no default).
+    """
+    meta = RunMeta()
+    for prefix, (optimizer, beta1, evidence) in TRAINER_DEFAULTS.items():
+        if fmt.startswith(prefix):
+            meta.optimizer = Hyperparameter(optimizer, "default", f"{fmt} log: {evidence}")
+            meta.momentum = Hyperparameter(beta1, "default", f"{fmt} log: {evidence}")
+    return meta

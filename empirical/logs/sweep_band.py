@@ -1,0 +1,260 @@
+"""The band of a transfer: the mean path of a new setting and what its uncertainty is made of.
+
+A mean reward that lives in a known range [lo, hi] (an accuracy or a pass rate: [0, 1]) has
+its mean path formed in the logit space of the normalised reward, u = logit((r - lo) / (hi -
+lo)), and mapped back, so that the mean cannot leave the range (a map that overshoots its
+plateau, a draw that runs away, bends toward the bound instead); the band is clipped to the
+range. A reward without a known range is modelled as it is.
+
+The band is the mean -+ z sd with a variance of r in four parts:
+
+- the fitted constants and the fitted exponents, by sampling: ``draws`` draws of the constants
+  from their cluster-robust covariance and, per draw, the exponents of the two scaling laws the
+  transfer leans on (below); the part is the squared half-width of the draws' central 68%
+  (robust to a draw whose map runs away, which the variance is not);
+- the seed-to-seed spread of the sources' paths around the joint model;
+- the per-step sampling noise of the target's B and G, r (1 - r) (c_B / B + c_BG / (B G));
+- the map's transfer error s d^2 (m(n) - m(0))^2 (:func:`~.sweep_transfer.transfer_error`).
+
+Exponents. The tau-lr exponent p (tau ~ lr^p, expected -1: derivations ``relaxation_time``,
+``adam_tau_lr_exponent``) is measured by the sources (``SweepFit.tau_lr_exponent``) where they
+hold two learning rates or more at otherwise equal settings; the target's stiffness is then
+multiplied by (lr / lr_ref)^-(p + 1) with p drawn from N(p_hat, se^2), lr_ref the geometric mean
+of the sources' lr. With one learning rate the exponent is not determined: p ~ N(-1,
+:data:`TAU_LR_PRIOR_SD`^2). Adam's B G law k ~ sqrt(D / (D + rho_A / (B G))) (derivation
+``adam_stiffness_finite_group``) carries its exponent d ln k / d ln (B G) = rho_A / (2 (B G +
+rho_A)) through rho_A's draws where the sources hold two B G or more; where they share one B G
+and the target's differs, the exponent is not determined: it is drawn uniformly from the law's
+own range [0, 1/2] (signal- to noise-dominated), and the transfer falls back to the nearest
+source (:func:`~.sweep_transfer.transfer`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import nnls
+from scipy.special import expit, logit
+
+from grpodyn.empirical.logs.sweep_fit import SweepFit
+from grpodyn.empirical.logs.sweep_model import _bounds, _curve, _Evaluator
+
+__all__ = ["TAU_LR_PRIOR_SD", "BG_EXPONENT_RANGE", "RewardScale"]
+
+#: Standard deviation of the tau-lr exponent when the sources hold one learning rate: the root
+#: mean square of p + 1 over the four design sweeps (tiny_grid and tiny_grid2, SGD and Adam:
+#: -1.17, -0.90, -0.98, -0.90), studies/transfer/results/design_exponents.json.
+TAU_LR_PRIOR_SD = 0.11
+#: The range of Adam's B G exponent rho_A / (2 (B G + rho_A)): 0 (signal-dominated) to 1/2
+#: (noise-dominated), derivation ``adam_stiffness_bg_exponent``.
+BG_EXPONENT_RANGE = (0.0, 0.5)
+_SMOOTH = 15  # steps of the moving average that separates a run's path from its sampling noise
+_EDGE = 1e-3  # how close to a bound the normalised reward may come (logit +-6.9)
+
+
+@dataclass(frozen=True)
+class RewardScale:
+    """The space the band is formed in: logit of the normalised reward, or the reward itself."""
+
+    low: float
+    high: float
+    bounded: bool
+
+    def forward(self, r: np.ndarray) -> np.ndarray:
+        """Return u(r) (dimensionless when bounded, reward units otherwise)."""
+        if not self.bounded:
+            return np.asarray(r, dtype=float)
+        share = (np.asarray(r, dtype=float) - self.low) / (self.high - self.low)
+        return logit(np.clip(share, _EDGE, 1.0 - _EDGE))
+
+    def back(self, u: np.ndarray) -> np.ndarray:
+        """Return r(u), inside [low, high] when bounded."""
+        u = np.asarray(u, dtype=float)
+        return self.low + (self.high - self.low) * expit(u) if self.bounded else u
+
+    def slope(self, u: np.ndarray) -> np.ndarray:
+        """Return dr/du at u."""
+        if not self.bounded:
+            return np.ones_like(np.asarray(u, dtype=float))
+        p = expit(np.asarray(u, dtype=float))
+        return (self.high - self.low) * p * (1.0 - p)
+
+
+def reward_scale(fit: SweepFit) -> RewardScale:
+    """Return the reward's scale: logit over [0, 1] for a reward logged inside it."""
+    low, high = fit.layout.reward_range
+    return RewardScale(low, high, bounded=(low, high) == (0.0, 1.0))
+
+
+def _window(size: int) -> int:
+    """Moving-average width for a run of ``size`` points: 15, or an odd third of a short run."""
+    return _SMOOTH if size >= 3 * _SMOOTH else max(5, (size // 3) | 1)
+
+
+def noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
+    """Per-step sampling variance of a logged reward, var = r (1 - r) (c_B / B + c_BG / (B G)).
+
+    Fitted (non-negative) to the source runs' residuals around their own smoothed path; and the
+    seed-to-seed variance of the smoothed paths around the joint model. Runs under 15 points
+    are left out.
+    """
+    rows, target, seed_var = [], [], []
+    for run in fit.fitted:
+        width = _window(run.reward.size)
+        if run.reward.size < 15:
+            continue
+        smooth = np.convolve(run.reward, np.ones(width) / width, mode="valid")
+        centre = run.reward[width // 2: width // 2 + smooth.size]
+        var = float(np.var(centre - smooth) * width / (width - 1))
+        level = float(np.clip(np.mean(run.reward), 0.01, 0.99))
+        b, g = run.hparams.get("batch"), run.hparams.get("group_size")
+        if b and g:
+            base = level * (1 - level)
+            rows.append([base / b, base / (b * g)])
+            target.append(var)
+        model = _curve(run, fit.theta, fit.layout)[width // 2: width // 2 + smooth.size]
+        seed_var.append(float(np.mean((smooth - model) ** 2)))
+    coef = nnls(np.array(rows), np.array(target))[0] if rows else np.zeros(2)
+    return coef, float(np.mean(seed_var)) if seed_var else 0.0
+
+
+def _lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
+    """Return the tau-lr exponent the transfer uses: its centre, spread, status and lr_ref."""
+    optimizer = hp["optimizer"]
+    lrs = [r.hparams["lr"] for r in fit.fitted if r.hparams["optimizer"] == optimizer]
+    lr_ref = float(np.exp(np.mean(np.log(lrs))))
+    measured = fit.tau_lr_exponent().get(optimizer, {})
+    if measured.get("value") is not None and measured.get("stderr") is not None:
+        return {"value": float(measured["value"]), "stderr": float(measured["stderr"]),
+                "lr_ref": lr_ref, "status": "determined by the sources' learning rates "
+                f"{', '.join(f'{v:.3g}' for v in measured['learning_rates'])}"}
+    return {"value": -1.0, "stderr": TAU_LR_PRIOR_SD, "lr_ref": lr_ref,
+            "status": "not determined (the sources hold one learning rate at otherwise equal "
+                      f"settings): the map's -1 with a spread of {TAU_LR_PRIOR_SD} (the design "
+                      "sweeps' exponents around -1)"}
+
+
+def _bg_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
+    """Return how Adam's B G law enters: through rho_A, not at all, or not determined."""
+    if hp["optimizer"] != "adam" or not (hp.get("batch") and hp.get("group_size")):
+        return {"status": "not used (SGD: the finite-G factor of the map carries G)"
+                if hp["optimizer"] != "adam" else "not used: target B or G unknown"}
+    products = sorted({r.hparams["batch"] * r.hparams["group_size"] for r in fit.fitted
+                       if r.hparams["optimizer"] == "adam"})
+    target = hp["batch"] * hp["group_size"]
+    if fit.layout.fit_rho:
+        rho = fit.constants()["rho_A"]
+        value = rho["value"] / (2 * (target + rho["value"]))
+        return {"value": float(value), "status": f"determined by rho_A ({rho['status']}) over "
+                f"the sources' B G {', '.join(map(str, products))}", "bg_ref": fit.layout.bg_ref}
+    if target in products:
+        return {"value": None, "status": "not needed: the target's B G is the sources'"}
+    return {"value": None, "range": list(BG_EXPONENT_RANGE), "bg_ref": float(products[0]),
+            "status": f"not determined: the sources share one B G ({products[0]}) and the "
+                      f"target's is {target}; the exponent is drawn from the law's range "
+                      f"{list(BG_EXPONENT_RANGE)} and the mean falls back to the nearest source"}
+
+
+@dataclass(frozen=True)
+class Band:
+    """The prediction of one target: its centre in u, and the parts of its band (var of r).
+
+    ``var_draws``: constants and exponents, sampled; ``seed_var``: the sources' seed-to-seed
+    spread; ``var_sampling``: the per-step sampling noise of the target's B and G.
+    """
+
+    scale: RewardScale
+    centre: np.ndarray
+    var_draws: np.ndarray
+    seed_var: float
+    var_sampling: np.ndarray
+    coef: np.ndarray
+    warnings: tuple[str, ...]
+    exponents: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mean(self) -> np.ndarray:
+        """The mean path in reward units (inside the reward range when it is known)."""
+        return self.scale.back(self.centre)
+
+    @property
+    def variance(self) -> np.ndarray:
+        """The band's variance of r without the transfer-error term."""
+        return self.var_draws + self.seed_var + self.var_sampling
+
+    def interval(self, z: float, extra: np.ndarray | float = 0.0
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Return mean -+ z sd (``extra``: a further variance of r), inside a known range."""
+        half = z * np.sqrt(self.variance + extra)
+        lower, upper = self.mean - half, self.mean + half
+        if self.scale.bounded:
+            lower, upper = np.clip(lower, self.scale.low, self.scale.high), \
+                np.clip(upper, self.scale.low, self.scale.high)
+        return lower, upper
+
+
+def _draw_factors(rng: np.random.Generator, hp: dict[str, Any], lr_exp: dict[str, Any],
+                  bg_exp: dict[str, Any], draws: int) -> tuple[float, np.ndarray]:
+    """Return the target's stiffness factor at the exponents' centre, and one per draw."""
+    log_lr = float(np.log(hp["lr"] / lr_exp["lr_ref"]))
+    p = rng.normal(lr_exp["value"], lr_exp["stderr"], size=draws)
+    centre, factors = -(lr_exp["value"] + 1.0) * log_lr, -(p + 1.0) * log_lr
+    if "range" in bg_exp:  # an undetermined B G exponent: the law's whole range
+        log_bg = float(np.log(hp["batch"] * hp["group_size"] / bg_exp["bg_ref"]))
+        b = rng.uniform(*bg_exp["range"], size=draws)
+        centre += float(np.mean(bg_exp["range"])) * log_bg
+        factors = factors + b * log_bg
+    return float(np.exp(centre)), np.exp(factors)
+
+
+def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Band:
+    """Return the centre of ``hp``'s path over steps 0..n and the parts of its band.
+
+    See the module docstring; ``draws`` draws of the constants and exponents with generator
+    ``seed`` (0: the centre alone, no spread from the draws).
+    """
+    warnings = []
+    scale = reward_scale(fit)
+    rng = np.random.default_rng(seed)
+    lr_exp, bg_exp = _lr_exponent(fit, hp), _bg_exponent(fit, hp)
+    cov = (fit.cov + fit.cov.T) / 2
+    draws_theta = rng.multivariate_normal(fit.theta, cov, size=draws, method="eigh",
+                                          check_valid="ignore") if draws else \
+        np.empty((0, fit.theta.size))
+    lower_b, upper_b = _bounds(fit.layout)
+    draws_theta = np.clip(draws_theta, lower_b, upper_b)
+    unseen = fit.layout.starts and fit.layout.r0_index(hp) is None
+    if unseen and draws:  # an unseen seed: its r0 is one more draw from the seeds' spread
+        r0s = fit.theta[fit.layout.r0_indices]
+        shift = rng.normal(0.0, float(np.std(r0s, ddof=1)), size=draws)
+        draws_theta[:, fit.layout.r0_indices] += shift[:, None]
+        warnings.append(f"seed {hp.get('seed')} not among the sources' seeds "
+                        f"{', '.join(map(str, fit.layout.starts))}: r0 is their mean, the band "
+                        "carries their spread")
+    centre_factor, factors = _draw_factors(rng, hp, lr_exp, bg_exp, draws)
+    evaluator = _Evaluator([hp], [np.arange(n + 1)], fit.layout)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = evaluator.curves(fit.theta, np.array([centre_factor]))[0]
+        curves = np.array([evaluator.curves(theta, np.array([f]))[0]
+                           for theta, f in zip(draws_theta, factors, strict=True)])
+    # a draw whose map runs away counts at the edge it crossed, not as an overflow
+    curves = np.clip(curves.reshape(-1, n + 1)[~np.any(np.isnan(curves.reshape(-1, n + 1)),
+                                                       axis=1)], *fit.layout.reward_range)
+    if not scale.bounded:
+        mean = np.clip(mean, *fit.layout.reward_range)
+    var_draws = (np.diff(np.percentile(curves, [15.87, 84.13], axis=0), axis=0)[0] / 2) ** 2 \
+        if len(curves) > 1 else np.zeros(n + 1)
+    coef, seed_var = noise_model(fit)
+    level_path = np.clip((mean - scale.low) / (scale.high - scale.low) if scale.bounded else
+                         mean, 0.01, 0.99)
+    b, g = hp.get("batch"), hp.get("group_size")
+    if b and g:
+        var_sampling = level_path * (1 - level_path) * (coef[0] / b + coef[1] / (b * g))
+    else:
+        var_sampling = np.zeros(n + 1)
+        warnings.append("target B or G unknown: the band leaves out per-step sampling noise")
+    exponents = {"tau_lr": lr_exp, "bg": bg_exp}
+    return Band(scale, scale.forward(mean), var_draws, seed_var, var_sampling, coef,
+                tuple(warnings), exponents)

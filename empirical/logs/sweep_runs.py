@@ -1,0 +1,168 @@
+"""The runs of a sweep: a log with its hyperparameters, and the ``--hparams`` syntax.
+
+:func:`load_sweep_run` reads a log and the hyperparameters the theory needs (lr, optimizer,
+momentum, G, B, ...) from ``--hparams``, the log's own ``grpodyn_hparams``, its metadata and
+config, and the trainer its format names (a TRL log implies AdamW); :func:`collapsed` tells a
+run that lost what it had.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grpodyn.empirical.logs.infer import format_defaults
+from grpodyn.empirical.logs.loaders import load_run
+from grpodyn.ground import InputError, check_int, check_momentum
+from grpodyn.numerics.mean_field_map import (
+    OPTIMIZERS,
+    SCHEDULES,
+)
+
+__all__ = ["HPARAM_KEYS", "SweepRun", "parse_hparams", "load_sweep_run", "collapsed"]
+
+#: keys of ``--hparams`` and ``--to`` and their types
+HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
+                                "kl": float, "num_iterations": int, "schedule": str,
+                                "warmup": int, "steps": int, "optimizer": str, "seed": int}
+_META_NAMES = {"lr": "lr", "group_size": "group_size", "batch": "batch", "momentum": "momentum",
+               "kl": "kl", "num_iterations": "num_iterations", "schedule": "schedule",
+               "warmup": "warmup_steps", "optimizer": "optimizer"}
+
+
+def parse_hparams(text: str, *, name: str = "--hparams") -> dict[str, Any]:
+    """``"lr=1e-3,group_size=8,schedule=cosine"`` as a checked dict (empty text: empty dict)."""
+    out: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in HPARAM_KEYS:
+            raise InputError(f"{name}: {item!r} is not key=value with a key among "
+                             f"{', '.join(HPARAM_KEYS)}")
+        try:
+            parsed = HPARAM_KEYS[key](value.strip())
+        except ValueError:
+            raise InputError(f"{name}: {key} must be a {HPARAM_KEYS[key].__name__}, "
+                             f"got {value!r}") from None
+        if isinstance(parsed, float) and not np.isfinite(parsed):
+            raise InputError(f"{name}: {key} must be finite, got {value!r}")
+        out[key] = parsed
+    return _checked(out, name)
+
+
+def _checked(hp: dict[str, Any], name: str) -> dict[str, Any]:
+    if "optimizer" in hp:
+        optimizer = str(hp["optimizer"]).lower()
+        hp["optimizer"] = "adam" if optimizer.startswith("adam") else optimizer
+        if hp["optimizer"] not in OPTIMIZERS:
+            raise InputError(f"{name}: optimizer must be sgd or adam, got {hp['optimizer']!r}")
+    if "schedule" in hp:
+        schedule = str(hp["schedule"]).lower().removesuffix("_with_warmup")
+        hp["schedule"] = schedule
+        if schedule not in SCHEDULES:
+            raise InputError(f"{name}: schedule must be one of {', '.join(SCHEDULES)}, got "
+                             f"{hp['schedule']!r}")
+    if "lr" in hp and not hp["lr"] > 0:
+        raise InputError(f"{name}: lr must be positive, got {hp['lr']!r}")
+    if "momentum" in hp:
+        check_momentum(hp["momentum"], f"{name}: momentum")
+    for key, minimum in (("group_size", 2), ("batch", 1), ("num_iterations", 1), ("steps", 1),
+                         ("warmup", 0), ("seed", 0)):
+        if key in hp:
+            check_int(f"{name}: {key}", hp[key], minimum=minimum)
+    if "kl" in hp and hp["kl"] < 0:
+        raise InputError(f"{name}: kl must be non-negative, got {hp['kl']!r}")
+    return hp
+
+
+@dataclass(eq=False)
+class SweepRun:
+    """One run of a sweep: its reward path (steps from 0 at its first point) and settings.
+
+    ``first_step`` is the log's own step of the first point (1 for a log that counts from 1):
+    a prediction is labelled with the log's steps, ``first_step + steps``.
+    """
+
+    name: str
+    steps: np.ndarray
+    reward: np.ndarray
+    hparams: dict[str, Any]
+    sources: dict[str, str] = field(default_factory=dict)
+    first_step: float = 0.0
+
+    @property
+    def setting(self) -> tuple:
+        """The hyperparameters that set the dynamics (the seed left out)."""
+        h = self.hparams
+        return (h["optimizer"], h["lr"], h.get("group_size"), h.get("batch"),
+                h.get("momentum"), h.get("kl"), h.get("schedule", "constant"), h.get("warmup", 0))
+
+
+_REQUIRED = ("optimizer", "lr", "momentum")
+
+
+def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) -> SweepRun:
+    """Return a log and its hyperparameters.
+
+    ``overrides`` (``--hparams``) first, then the settings grpodyn wrote into the log
+    (``grpodyn_hparams``), then what the loader found (RunMeta: the log's metrics, config and
+    metadata), then the optimizer and beta1 of the trainer the log's format names
+    (:func:`~grpodyn.empirical.logs.infer.format_defaults`: a TRL, verl or OpenRLHF log implies
+    AdamW), so that ``--hparams`` asks only for what none of them says.
+    """
+    run = load_run(path)
+    found: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    defaults = format_defaults(run.format)
+    for key in ("optimizer", "momentum"):
+        value = defaults.value(key)
+        if value is not None:
+            found[key] = value
+            sources[key] = f"{getattr(defaults, key).evidence} (trainer default)"
+    for key, meta_name in _META_NAMES.items():
+        value = run.meta.value(meta_name)
+        if value is not None:
+            origin = getattr(run.meta, meta_name).source
+            found[key], sources[key] = value, f"log metadata ({origin})"
+    if str(path).endswith(".json"):
+        try:
+            own = json.loads(Path(path).read_text()).get("grpodyn_hparams")
+        except (OSError, ValueError, AttributeError):
+            own = None
+        if isinstance(own, dict):
+            for key in HPARAM_KEYS:
+                if key in own and own[key] is not None:
+                    found[key], sources[key] = own[key], "log (grpodyn_hparams)"
+    for key, value in (overrides or {}).items():
+        found[key], sources[key] = value, "--hparams"
+    if sources.get("momentum", "").endswith("(trainer default)") and \
+            not str(found.get("optimizer", "")).lower().startswith("adam"):
+        del found["momentum"]  # the trainer's beta1 says nothing of another optimizer's momentum
+    found = _checked({k: v for k, v in found.items() if k in HPARAM_KEYS}, str(path))
+    missing = [k for k in _REQUIRED if k not in found]
+    if missing:
+        raise InputError(f"{path}: hyperparameters {', '.join(missing)} not found in the log; "
+                         f"give them with --hparams")
+    if found["optimizer"] == "adam" and ("group_size" not in found or "batch" not in found):
+        raise InputError(f"{path}: Adam runs need group_size and batch (Adam's v_hat depends on "
+                         f"B G); give them with --hparams")
+    # the loader keeps only points with a finite reward
+    return SweepRun(str(path), run.steps - run.steps[0], run.reward, found, sources,
+                    float(run.steps[0]))
+
+
+def collapsed(run: SweepRun) -> bool:
+    """Tell whether ``run`` collapsed.
+
+    A collapse: the last fifth of the run averages under half of its first tenth (and the reward
+    started above 0.05), i.e. the run lost what it had instead of converging.
+    """
+    n = run.reward.size
+    early = float(np.mean(run.reward[: max(n // 10, 3)]))
+    late = float(np.mean(run.reward[-max(n // 5, 3):]))
+    return early > 0.05 and late < 0.5 * early
+

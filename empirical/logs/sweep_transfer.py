@@ -1,0 +1,306 @@
+"""Transfer: the reward path of a setting not yet run, predicted from a sweep's fit.
+
+See :mod:`.sweep` for the model, the band and its calibration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from grpodyn.empirical.logs.sweep_band import Band, _window, band
+from grpodyn.empirical.logs.sweep_fit import SweepFit, fit_sweep
+from grpodyn.empirical.logs.sweep_runs import SweepRun, _checked
+from grpodyn.ground import InputError, check_fraction, check_int
+from grpodyn.numerics.executor import run_tasks
+
+_DISTANCE_KEYS = ("lr", "group_size", "batch", "num_iterations", "momentum")
+
+
+def setting_distance(a: dict[str, Any], b: dict[str, Any]) -> float:
+    """Distance between two hyperparameter settings in log-hyperparameter space (dimensionless).
+
+    d(a, b) = sqrt(sum_k (log a_k - log b_k)^2) over k in lr, group_size, batch,
+    num_iterations, and 1 - momentum (log(1 - beta1): the momentum enters the map through its
+    time scale 1 / (1 - beta1)); a key missing or None on either side is left out. A factor of
+    e in lr is a distance of 1, lr x3 of 1.10. The KL coefficient (often 0), the schedule and
+    the warm-up are not in the distance: a difference there is not covered by the transfer
+    error term of the band.
+    """
+    total = 0.0
+    for key in _DISTANCE_KEYS:
+        x, y = a.get(key), b.get(key)
+        if x is None or y is None:
+            continue
+        if key == "momentum":
+            x, y = 1.0 - x, 1.0 - y
+        if x > 0 and y > 0:
+            total += float(np.log(x / y)) ** 2
+    return float(np.sqrt(total))
+
+
+def _nearest(hp: dict[str, Any], runs: list[SweepRun]) -> tuple[float, dict[str, Any] | None]:
+    """Return the smallest distance from ``hp`` to a run of its optimizer, and its settings."""
+    same = [r for r in runs if r.hparams["optimizer"] == hp["optimizer"]]
+    if not same:
+        return float("inf"), None
+    nearest = min(same, key=lambda r: setting_distance(hp, r.hparams))
+    settings = {k: v for k, v in nearest.hparams.items() if k not in ("seed", "steps")}
+    return setting_distance(hp, nearest.hparams), settings
+
+
+def _refit_without(fit: SweepFit, setting: tuple, refits: dict | None = None
+                   ) -> SweepFit | str:
+    """Refit ``fit``'s sweep without the runs of ``setting``; the input error's text if it fails.
+
+    ``refits``: fits already made, keyed by the names of the runs fitted and the options (one
+    sweep held out two ways, X then Y or Y then X, is fitted once).
+    """
+    runs = [r for r in fit.fitted if r.setting != setting]
+    key = (frozenset(r.name for r in runs), tuple(sorted(fit.options.items())))
+    if refits is not None and key in refits:
+        return refits[key]
+    try:
+        out: SweepFit | str = fit_sweep(runs, **fit.options)
+    except InputError as exc:
+        out = str(exc)
+    if refits is not None:
+        refits[key] = out
+    return out
+
+
+def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int = 0,
+                   refits: dict | None = None) -> dict[str, Any]:
+    """Calibrate the transfer-error term of the band by leave-one-setting-out on the sources.
+
+    Revision 4 (issue 15). Each setting of ``optimizer`` among the fitted source runs is held
+    out in turn, the sweep refitted on the other runs (``fit_sweep`` with this fit's options)
+    and the held-out setting transferred from them (revision 3's mean path and band). The map's
+    own error when it carries the constants over a distance d = :func:`setting_distance`
+    (held-out setting, nearest remaining setting) is modelled as a relative error eps of the
+    predicted displacement from the start, eps ~ N(0, s d^2):
+
+        var_transfer(n) = s d^2 (m(n) - m(0))^2,
+
+    zero at step 0 (r0 is carried by the seed, not by the map), growing with the horizon as the
+    path moves, and saturating with it at the plateau (a stiffness error fades there, a plateau
+    error does not; both are a share of the distance travelled). s (dimensionless, per unit
+    squared log-distance) is the ratio of sums over every point n of every held-out run i:
+
+        s = max(0, sum (e_i(n)^2 - v(n)) / sum d^2 (m(n) - m(0))^2),
+
+    e_i(n) the run's reward minus the transferred mean of its seed, v(n) revision 3's band
+    variance at that step: the squared error beyond what the band already explains, regressed
+    on d^2 (m(n) - m(0))^2 through the origin with weights proportional to the regressor (a
+    moment estimator, robust to single points).
+
+    Returns
+    -------
+    dict
+        ``status`` ("calibrated" or "not calibrated: <why>"), ``s``, ``form``, ``held_out``
+        (per held-out setting: its settings, runs, distance, mean squared error of its runs
+        around the transferred mean, mean band variance, mean excess), ``draws``. Cached on the
+        fit. ``refits`` (a dict the caller keeps) shares the refitted sweeps between calls that
+        hold out the same settings, e.g. every held-out setting of one leave-one-out score.
+    """
+    key = (optimizer, draws, seed)
+    if key in fit.calibrations:
+        return fit.calibrations[key]
+    form = "var_transfer(n) = s d^2 (m(n) - m(0))^2, d = setting_distance(target, nearest source)"
+    groups: dict[tuple, list[SweepRun]] = {}
+    for run in fit.fitted:
+        if run.hparams["optimizer"] == optimizer:
+            groups.setdefault(run.setting, []).append(run)
+    out: dict[str, Any] = {"s": None, "form": form, "held_out": [], "draws": draws}
+    if len(groups) < 2:
+        out["status"] = (f"not calibrated: the sources hold {len(groups)} {optimizer} setting"
+                         f"{'' if len(groups) == 1 else 's'}; holding one out leaves none to "
+                         "transfer from")
+        fit.calibrations[key] = out
+        return out
+    num = den = 0.0
+    ordered = sorted(groups.items(), key=lambda item: str(item[0]))
+    subs = run_tasks([partial(_refit_without, fit, setting, refits) for setting, _ in ordered],
+                       executor="serial", description="transfer error: settings held out")
+    for (_, held), sub in zip(ordered, subs, strict=True):
+        hp = {k: v for k, v in held[0].hparams.items() if k not in ("seed", "steps")}
+        entry: dict[str, Any] = {"setting": hp, "runs": len(held)}
+        if isinstance(sub, str):
+            entry["status"] = f"skipped: {sub}"
+            out["held_out"].append(entry)
+            continue
+        d, _ = _nearest(hp, sub.fitted)
+        n = int(max(r.steps[-1] for r in held))
+        errors, excess, regressor = [], [], []
+        with np.errstate(over="ignore", invalid="ignore"):
+            predicted = band(sub, {**hp, "seed": held[0].hparams.get("seed")}, n, draws, seed)
+        for run in held:
+            idx = run.steps.astype(int)
+            with np.errstate(over="ignore", invalid="ignore"):  # each seed's own r0: its mean
+                mean = band(sub, {**hp, "seed": run.hparams.get("seed")}, n, 0, seed).mean
+            e2 = (run.reward - mean[idx]) ** 2
+            errors.append(e2)
+            excess.append(e2 - predicted.variance[idx])
+            regressor.append(d ** 2 * (mean[idx] - mean[0]) ** 2)
+        e2_all, excess_all = np.concatenate(errors), np.concatenate(excess)
+        num += float(np.sum(excess_all))
+        den += float(np.sum(np.concatenate(regressor)))
+        entry.update({"distance": d, "mean_squared_error": float(np.mean(e2_all)),
+                      "band_variance": float(np.mean(predicted.variance)),
+                      "excess": float(np.mean(excess_all)), "status": "used"})
+        out["held_out"].append(entry)
+    if den > 0:
+        out["s"] = max(num / den, 0.0)
+        out["raw_ratio"] = num / den
+        out["status"] = "calibrated"
+    else:
+        out["status"] = "not calibrated: no held-out setting moved away from its start"
+    fit.calibrations[key] = out
+    return out
+
+
+def _nearest_curve(fit: SweepFit, nearest: dict[str, Any], n: int) -> np.ndarray:
+    """Return the nearest source setting's seed-mean path over steps 0..n (moving average).
+
+    Past the runs' last step the path holds its last smoothed value.
+    """
+    runs = [r for r in fit.fitted
+            if {k: v for k, v in r.hparams.items() if k not in ("seed", "steps")} == nearest]
+    grid = np.arange(n + 1, dtype=float)
+    path = np.mean([np.interp(grid, r.steps, r.reward) for r in runs], axis=0)
+    width = min(_window(min(r.reward.size for r in runs)), n + 1)
+    kernel = np.ones(width)
+    return np.convolve(path, kernel, mode="same") / np.convolve(np.ones_like(path), kernel,
+                                                                mode="same")
+
+
+def _fallback(fit: SweepFit, predicted: Band, nearest: dict[str, Any], n: int) -> Band:
+    """Centre the band on the nearest source, widened to cover the map's own mean.
+
+    Used where the data do not determine the effect the transfer needs (Adam's B G exponent
+    with one B G among the sources): the draws' variance gains (m_map - m_nearest)^2.
+    """
+    path = _nearest_curve(fit, nearest, n)
+    return replace(predicted, centre=predicted.scale.forward(path),
+                   var_draws=predicted.var_draws + (predicted.mean - path) ** 2)
+
+
+def _first_step(runs: list[SweepRun]) -> float:
+    """Return the log step of the sources' first point (the most common one; 0 if none)."""
+    values, counts = np.unique([r.first_step for r in runs], return_counts=True)
+    return float(values[np.argmax(counts)]) if values.size else 0.0
+
+
+def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
+             level: float = 0.9, draws: int = 200, seed: int = 0,
+             fit: SweepFit | None = None, cross_validate: bool = True,
+             refits: dict | None = None) -> dict[str, Any]:
+    """Predict the reward path of a run with hyperparameters ``target`` from ``sources``.
+
+    ``target`` has keys of :data:`HPARAM_KEYS`; missing ones are taken from the first source.
+    ``cross_validate`` (revision 4) adds the transfer-error term s d^2 (m(n) - m(0))^2 to the
+    band, s calibrated by :func:`transfer_error` (leave-one-setting-out on the sources, about
+    one sweep fit per source setting; ``refits`` shares them between calls); False gives
+    revision 3's band.
+
+    The mean and the band are formed by :func:`~.sweep_band.band` (in the logit space of a
+    reward in [0, 1], with the fitted exponents sampled); where Adam's B G exponent is not
+    determined the mean is the nearest source's path and the band covers the map's.
+
+    Returns the JSON dict of ``grpodyn transfer``: ``steps`` (labelled as the sources' logs
+    count them: 1..n+1 for logs that start at step 1), ``mean``, ``lower``, ``upper``,
+    ``level``, ``exponents`` (the tau-lr and B G exponents used, each with its status),
+    ``constants``, ``assumptions``, ``warnings``, ``band_calibration``.
+    """
+    level = check_fraction("--level", level)
+    fit = fit_sweep(sources) if fit is None else fit
+    base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
+    hp = {**base, **_checked(dict(target), "--to")}
+    warnings = list(fit.warnings)
+    if hp["optimizer"] not in fit.layout.optimizers:
+        raise InputError(f"--to: optimizer {hp['optimizer']} has no source run; the sources "
+                         f"have {', '.join(fit.layout.optimizers)}")
+    n = steps if steps is not None else hp.get("steps") or int(max(r.steps[-1] for r in sources))
+    n = check_int("--steps", n, minimum=1)
+    hp.pop("steps", None)
+    system = fit.system(hp)
+    predicted = band(fit, hp, n, draws, seed)
+    coef, seed_var = predicted.coef, predicted.seed_var
+    warnings.extend(predicted.warnings)
+    distance, nearest = _nearest(hp, fit.fitted)
+    exponents = predicted.exponents
+    if "range" in exponents["bg"] and nearest is not None:
+        predicted = _fallback(fit, predicted, nearest, n)
+        exponents["bg"]["fallback"] = {k: nearest.get(k) for k in ("lr", "group_size", "batch")}
+        warnings.append(f"Adam's B G exponent {exponents['bg']['status']}")
+    mean = predicted.mean
+    if cross_validate:
+        calibration = dict(transfer_error(fit, hp["optimizer"], draws=draws, seed=seed,
+                                          refits=refits))
+    else:
+        calibration = {"s": None, "status": "not calibrated: cross_validate=False",
+                       "held_out": []}
+    calibration.update({"distance": distance, "nearest_source": nearest})
+    if calibration["s"] is None:
+        var_transfer = np.zeros_like(mean)
+        warnings.append(f"band {calibration['status']}: it leaves out the transfer error of the "
+                        f"map (revision 3's band), here at distance {distance:.2f} from the "
+                        "nearest source setting")
+    else:
+        var_transfer = calibration["s"] * distance ** 2 * (mean - mean[0]) ** 2
+    if not predicted.scale.bounded:
+        warnings.append(f"reward outside [0, 1]: no known range, the band is formed on the "
+                        f"reward itself and clipped to {list(fit.layout.reward_range)}")
+    z = float(norm.ppf(0.5 + level / 2))
+    lower, upper = predicted.interval(z, var_transfer)
+    source_lrs = [r.hparams["lr"] for r in fit.fitted if r.hparams["optimizer"] == hp["optimizer"]]
+    ratio = max(hp["lr"] / max(source_lrs), min(source_lrs) / hp["lr"])
+    if ratio > 1.0:
+        warnings.append(f"lr {hp['lr']:.3g} lies outside the sources' range "
+                        f"[{min(source_lrs):.3g}, {max(source_lrs):.3g}]: extrapolated with the "
+                        f"tau-lr exponent {exponents['tau_lr']['value']:.2f} +- "
+                        f"{exponents['tau_lr']['stderr']:.2f} "
+                        f"({exponents['tau_lr']['status'].split(':')[0]})")
+    if system.lr > 0.5 * system.lr_max:
+        warnings.append(f"lr is within a factor 2 of the slow-mode limit {system.lr_max:.3g}")
+    assumptions = [
+        "the target shares the sources' model, task and reward; runs of one seed share the "
+        "starting policy (r0), given with --to seed=N" if fit.layout.starts else
+        "the target shares the sources' model, task, reward and starting policy (r0)",
+        "finite-G drift factor 1 - p^G - (1-p)^G on the force at p = the mean-field reward"
+        if fit.layout.finite_group else "every group informative (large-G map)",
+        "plateau r* per seed (an unseen seed: the seeds' mean), not a function of lr"
+        if fit.layout.plateau == "per_seed" and fit.layout.starts else
+        "plateau r* shared by the runs of one optimizer (not a function of lr)",
+        "SGD stiffness lr * kappa; Adam stiffness lr (1-beta1) kappa_A / sqrt(1 + rho_p/B + "
+        "rho_A/(B G)) (rho_p = 0 unless fitted)",
+        "sampling noise costs expected reward at second order: a drag lr^2 h (sigma_p^2/B + "
+        "sigma_c^2/(B G)) / (2 (1 - beta^2)) (SGD), lr^2 h (1-beta1)/(2 (1+beta1)) rho/(1+rho) "
+        "(Adam) per step" if fit.layout.units else "no noise drag on the mean path",
+        "band: constants' covariance (cluster-robust, one cluster per run) and the fitted "
+        "exponents' errors, sampled; seed-to-seed spread "
+        "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G)), and the map's "
+        "transfer error s d^2 (m(n) - m(0))^2 with s from leave-one-setting-out on the sources "
+        "(revision 4; see band_calibration)",
+        *system.assumptions]
+    constants = fit.constants()
+    constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
+    constants["seed_spread_variance"] = {"value": seed_var}
+    if predicted.scale.bounded:
+        assumptions.append("a mean reward in [0, 1]: its mean path is formed in the logit space "
+                           "of the reward (it stays inside the range), the band clipped to it")
+    first = _first_step(fit.fitted)
+    steps_out = [first + i for i in range(n + 1)]
+    if not predicted.scale.bounded:
+        lower, upper = (np.clip(v, *fit.layout.reward_range) for v in (lower, upper))
+    return {"steps": [int(v) if float(v).is_integer() else v for v in steps_out],
+            "mean": [float(v) for v in mean],
+            "lower": [float(v) for v in lower], "upper": [float(v) for v in upper],
+            "exponents": exponents,
+            "level": float(level), "constants": constants, "target": hp,
+            "system": system.to_dict(), "assumptions": assumptions, "warnings": warnings,
+            "band_calibration": calibration}
