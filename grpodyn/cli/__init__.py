@@ -1,0 +1,117 @@
+"""The ``grpodyn`` command line.
+
+Every command takes ``--json`` and then prints exactly one JSON object on stdout. Bad input gives
+a one-line message on stderr naming the input and the problem, and exit code 2.
+
+Each command is one module of this package with ``add_parser(commands)`` (its parser and
+options), ``run(args)`` (the command, returning the JSON object) and, where it has one,
+``print_human(result)`` (its terminal output); the options the commands share are defined once in
+``grpodyn.cli.options``. Adding a command is one module and one line of ``COMMANDS``. A command
+imports what it computes with inside ``run``, so that parsing and ``--help`` stay fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, NoReturn
+
+from grpodyn.cli import (
+    advise,
+    bandit,
+    compare,
+    diagnose,
+    export,
+    fit,
+    forecast,
+    predict,
+    report,
+    runs,
+    sweep,
+    transfer,
+)
+from grpodyn.cli.options import Parser, UsageError, join_range_values, print_plain
+
+__all__ = ["main", "console_main", "build_parser", "UsageError", "EXIT_BAD_INPUT"]
+
+EXIT_BAD_INPUT = 2
+
+#: The report's printer and its line width, under the names they have always had here.
+_print_report, _LINE = report.print_human, report.LINE
+
+#: The commands, in the order ``grpodyn -h`` lists them; a module's name is its command's.
+COMMANDS: tuple[ModuleType, ...] = (predict, fit, forecast, runs, bandit, advise, diagnose,
+                                    export, report, compare, sweep, transfer)
+
+#: The human-readable printer of each command that has its own (the others print key: value).
+_PRINTERS: dict[str, Callable[[dict[str, Any]], None]] = {
+    command.__name__.rpartition(".")[2]: command.print_human
+    for command in COMMANDS if hasattr(command, "print_human")}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser of every command."""
+    from grpodyn import __version__
+
+    parser = Parser(prog="grpodyn", description="Predictable GRPO: forecasts, stability limits "
+                     "and diagnoses from a mean-field theory of training dynamics.",
+                     epilog="grpodyn alone prints this usage (exit 0); grpodyn COMMAND -h "
+                     "explains a command.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                        help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for command in COMMANDS:
+        command.add_parser(commands)
+    return parser
+
+
+def _print_human(result: dict[str, Any], command: str) -> None:
+    _PRINTERS.get(command, print_plain)(result)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    from grpodyn.empirical.logs.loaders import LogFormatError
+    from grpodyn.ground import InputError
+
+    argv = join_range_values(sys.argv[1:] if argv is None else list(argv))
+    parser = build_parser()
+    if not argv:  # the usage, as a request for it (exit 0), not as an error
+        parser.print_help()
+        return 0
+    args = None
+    try:
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace], dict[str, Any]] = args.handler
+        result = handler(args)
+    except SystemExit as exc:  # --help and --version print and exit 0
+        return int(exc.code or 0)
+    except (UsageError, InputError, LogFormatError) as exc:
+        print(f"grpodyn: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:  # a file that cannot be written, a Dask scheduler out of reach, ...
+        scheduler = getattr(args, "scheduler", None)
+        where = f"--scheduler {scheduler}: " if scheduler else ""
+        print(f"grpodyn: error: {where}{exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.json:
+        json.dump(result, sys.stdout, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        _print_human(result, args.command)
+    return 0
+
+
+def console_main() -> NoReturn:
+    """Entry point of the ``grpodyn`` console script."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader (``| head``) closed the pipe: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
+    sys.exit(code)

@@ -1,0 +1,114 @@
+"""``grpodyn advise``: a learning rate, with reasons.
+
+With ``--kappa``, the lr for a target regime of the theory; with ``--log``, the lr a logged run
+argues for.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from grpodyn.cli.options import (
+    UsageError,
+    add_analysis_options,
+    add_json,
+    add_lag,
+    add_log_options,
+    finite_float,
+    load_log,
+    positive_integer,
+    print_plain,
+)
+from grpodyn.ground import finite_json
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Add the ``advise`` command and its options to ``commands``."""
+    p = commands.add_parser("advise", help="learning rate for a target regime, with reasons",
+                            description="With --kappa: the learning rate that makes the "
+                            "mean-field map critically damped (fastest without oscillation) or "
+                            "keeps a margin from the stability limit. With --log: the lr a run "
+                            "argues for (raise, keep or lower, as a multiple of its own lr and "
+                            "absolute when its lr is known), on a measured relaxation time or a "
+                            "bound, with an interval, a status and warnings.")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--kappa", type=finite_float, help="curvature scale kappa > 0")
+    source.add_argument("--log", help="a training log to advise from")
+    p.add_argument("--lr", type=finite_float,
+                   help="the log's peak learning rate, if not logged")
+    add_analysis_options(p, momentum_help="momentum beta, Adam's beta1 for Adam (with --log: "
+                          "default the log's; with --kappa: default 0.9, said so)")
+    p.add_argument("--target", choices=["critical", "margin"], default="critical",
+                   help="critical: fastest without oscillation; margin: a fraction of the "
+                   "stability limit (default: critical)")
+    p.add_argument("--margin", type=finite_float, default=0.5,
+                   help="fraction of the stability limit (default 0.5; with --log: the "
+                   "multiple of the lr of a run that fell)")
+    p.add_argument("--steps", type=positive_integer,
+                   help="with --log: the lr that reaches 90%% of the attainable gain within "
+                   "N steps (default: the run's own length)")
+    p.add_argument("--sweep", action="append", metavar="LOG",
+                   help="with --log: a run of the same model and task at another lr, G or B "
+                   "(repeat); the joint fit of grpodyn sweep measures the tau-lr exponent p and "
+                   "the B G exponent the advice uses")
+    p.add_argument("--sweep-hparams", action="append", metavar="K=V,...",
+                   help="hyperparameters of the --sweep runs: once for every run, or once per "
+                   "run in their order (as grpodyn sweep --hparams)")
+    add_lag(p)
+    add_log_options(p)
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Advise from the theory (``--kappa``) or from a log (``--log``)."""
+    from grpodyn.numerics.advise import advise
+
+    if (args.kappa is None) == (args.log is None):
+        raise UsageError("give exactly one of --kappa and --log")
+    if args.log is None and (args.sweep or args.steps is not None):
+        raise UsageError("--sweep and --steps need --log")
+    if args.log is not None:
+        from grpodyn.empirical.logs.advice import advise_log
+
+        run = load_log(args)  # --momentum and --lr enter the run's metadata (source: user)
+        sweep = None
+        if args.sweep:
+            from grpodyn.cli.sweep import sweep_runs
+            from grpodyn.empirical.logs.sweep import fit_sweep
+
+            sweep = fit_sweep(sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json))
+        return finite_json(advise_log(run, steps=args.steps, reward_range=args.reward_range,
+                                      margin=args.margin, sweep=sweep).to_dict())
+    notes = []
+    momentum = args.momentum
+    if momentum is None:
+        momentum = 0.9
+        notes.append("momentum not given: Adam's default beta1 = 0.9 assumed")
+    advice = advise(kappa=args.kappa, momentum=momentum, target=args.target,
+                    margin=args.margin, refresh=args.refresh or 1, staleness=args.staleness or 0)
+    out = advice.to_dict()
+    out["reasoning"] = notes + out["reasoning"]
+    return finite_json(out)
+
+
+def print_human(result: dict[str, Any]) -> None:
+    """Print the advice: direction, interval, basis and reasons."""
+    if "recommendation" not in result:  # --kappa: the theory's advice
+        print_plain(result)
+        return
+    rec, interval = result["recommendation"], result["interval"]
+    absolute = "" if rec["lr"] is None else f" = lr {rec['lr']:.3g}"
+    print(f"{result['source']}{' [' + result['run'] + ']' if result['run'] else ''}: "
+          f"{rec['direction']} the lr x{rec['lr_ratio']:.3g}{absolute} ({result['status']})")
+    shown = ", ".join("open" if v is None else f"x{v:.3g}" for v in interval["lr_ratio"])
+    print(f"  interval: [{shown}] of the run's lr")
+    print(f"  basis: {result['basis']['text']}")
+    for line in result["reasoning"]:
+        if line != result["basis"]["text"]:
+            print(f"  - {line}")
+    print(f"  G and B: {result['group_batch']['effect']} "
+          f"({result['group_batch']['exponent']['status']})")
+    for warning in result["warnings"]:
+        print(f"  note: {warning}")

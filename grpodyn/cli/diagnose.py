@@ -1,0 +1,67 @@
+"""``grpodyn diagnose``: which failure mode a run shows, with evidence."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from grpodyn.cli.options import (
+    add_json,
+    add_log_options,
+    finite_float,
+    integer,
+    load_log,
+)
+from grpodyn.ground import finite_json
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Add the ``diagnose`` command and its options to ``commands``."""
+    p = commands.add_parser("diagnose", help="which failure mode a run shows, with evidence",
+                            description="Score reward hacking, advantage degeneracy, policy "
+                            "concentration and dynamical instability from a training log "
+                            "(THEORY.md section 10); modes the log cannot judge are named.")
+    p.add_argument("log", help="the training log")
+    p.add_argument("--group-size", type=integer,
+                   help="G, when the log and its config do not say")
+    p.add_argument("--until", type=finite_float, metavar="STEP",
+                   help="diagnose only the steps up to STEP (inclusive), as a monitor would "
+                   "have then: the early warning is checked for when it would have fired")
+    add_log_options(p)
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Diagnose the log of ``args`` (up to ``--until``)."""
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+    from grpodyn.empirical.diagnostics.early_warning import prefix
+
+    run = load_log(args)
+    if args.until is not None:
+        run = prefix(run, args.until)  # causal: only what was logged up to that step
+    # diagnose reads G from run.meta (the user's --group-size, else the log's) with its source
+    result = diagnose(run).to_dict()
+    result["until"] = None if args.until is None else float(run.steps[-1])
+    result["warnings"] = run.warnings
+    result["hyperparameters"] = run.meta.to_dict()
+    return finite_json(result)
+
+
+def print_human(result: dict[str, Any]) -> None:
+    """Print the diagnosis: headline, state, early warning, modes."""
+    until = f" (steps up to {result['until']:g})" if result.get("until") is not None else ""
+    print(f"{result['source']}{until}: {result['headline']}")
+    print(f"  state: {result['state']}: {result['state_evidence']}")
+    warning = result.get("early_warning")
+    if warning:
+        print(f"  early warning at step {warning['step']:g} (a warning, not a verdict): "
+              f"{', '.join(warning['signals'])}")
+        for signal, words in warning["evidence"].items():
+            print(f"    {signal}: {words}")
+    for warning in result["warnings"]:
+        print(f"  note: {warning}")
+    for name, verdict in result["modes"].items():
+        mark = "!" if verdict["flag"] else ("?" if not verdict["judged"] else " ")
+        score = f"{verdict['score']:.2f}" if verdict["judged"] else " -- "
+        print(f"{mark} {name:22s} {score}  {verdict['evidence']}")

@@ -1,0 +1,34 @@
+"""``grpodyn export``: the theory as code in another language."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from grpodyn.cli.options import UsageError, add_json
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Add the ``export`` command and its options to ``commands``."""
+    p = commands.add_parser("export", help="export the theory as code in another language",
+                            description="Write every derivation as functions in another "
+                            "language (same names, same argument order).")
+    p.add_argument("--lang", required=True,
+                   choices=["c", "python", "latex", "javascript", "julia", "rust"],
+                   help="the language to write")
+    p.add_argument("--out", required=True, help="output directory (created if needed)")
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Write the derivations in ``--lang`` under ``--out``."""
+    from pathlib import Path
+
+    from grpodyn.numerics.export import export
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {args.out}: exists and is not a directory")
+    files = export(args.lang, out)
+    return {"lang": args.lang, "files": [str(f) for f in files]}

@@ -1,0 +1,100 @@
+"""``grpodyn fit``: reward-curve models fitted to a training log."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from grpodyn.cli.options import (
+    UsageError,
+    add_analysis_options,
+    add_json,
+    add_log_options,
+    finite_float,
+    load_log,
+)
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Add the ``fit`` command and its options to ``commands``."""
+    p = commands.add_parser("fit", help="fit reward-curve models to a training log",
+                            description="Fit the inertial closed form, the empirical "
+                            "exponential law and baselines to the reward of a training log "
+                            "of any supported trainer (TRL, verl, OpenRLHF, W&B, TensorBoard, "
+                            "custom JSON/JSONL/CSV; a file or a run directory: grpodyn runs "
+                            "LOG lists what it holds).")
+    p.add_argument("log", help="the training log")
+    p.add_argument("--model", default="all",
+                   choices=["inertial", "exponential", "sigmoid", "exponential_lr", "power",
+                            "all"], help="the curve model to fit (default: all of them)")
+    add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): fixes mass and "
+                          "damping of the inertial model (default: the log's)")
+    p.add_argument("--train-fraction", type=finite_float, default=1.0,
+                   help="fit on this leading fraction and forecast the rest with the "
+                        "forecaster of `grpodyn forecast` (default 1)")
+    add_log_options(p)
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Fit the curve models to the log of ``args``."""
+    from grpodyn.analysis import fit_run
+
+    if not 0 < args.train_fraction <= 1:
+        raise UsageError(f"--train-fraction must lie in (0, 1], got {args.train_fraction}")
+    run = load_log(args)
+    return fit_run(run, model=args.model, momentum=args.momentum,
+                   train_fraction=args.train_fraction, reward_range=args.reward_range)
+
+
+def print_human(result: dict[str, Any]) -> None:
+    """Print the fit: noise, each model's parameters, plateau and forecast."""
+    print(f"{result['source']} ({result['format']}, {result['n_points']} points, "
+          f"reward = {result['reward_key']})")
+    for warning in result["warnings"]:
+        print(f"  note: {warning}")
+    noise = result["noise"]
+    print(f"noise sigma {noise['sigma']:.4g}: R^2 ceiling {noise['r2_ceiling']:.3f}")
+    lowest_aic = min(result["models"], key=lambda name: result["models"][name]["aic"],
+                     default=None)
+    trusted = "" if result.get("best") in (None, lowest_aic) else \
+        f"; the analysis trusts {result['best']} (the forecaster's stacking weights)"
+    print(f"* = lowest AIC{trusted}")
+    for name, entry in result["models"].items():
+        params = ", ".join(_shown_param(entry, k, v) for k, v in entry["params"].items()
+                           if v is not None)
+        mark = "*" if name == lowest_aic else " "
+        singular = "  [singular: no standard errors]" if entry.get("singular") else ""
+        print(f"{mark} {name:15s} R^2 {entry['r2']:.3f}  AIC {entry['aic']:.1f}  {params}"
+              f"{singular}")
+    if result.get("plateau"):
+        p = result["plateau"]
+        value = (f"{p['value']:.4g} [{p['lower']:.4g}, {p['upper']:.4g}]"
+                 if p["status"] == "determined" else p["status"])
+        print(f"plateau: {value} ({p.get('reason', '')})")
+    if result.get("forecast"):
+        f = result["forecast"]
+        print(f"forecast ({f['model']}, {f['n_train']} -> {f['n_holdout']} points): holdout "
+              f"R^2 {_number(f['r2_holdout'])}, MAE {f['mae_holdout']:.4g}, "
+              f"{100 * f['coverage']:.0f}% inside the {100 * f['level']:.0f}% band")
+
+
+def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
+    """Format one fitted parameter for the terminal.
+
+    A parameter at a bound, or r* of a fit whose shape sits at a bound, is said so instead of
+    printed with a meaningless error.
+    """
+    at_bounds = set(entry.get("at_bounds", ()))
+    if name == "r_star" and at_bounds - {"r_star"}:
+        return "r_star=not determined"
+    text = f"{name}={value:.4g}"
+    if name in at_bounds:
+        return text + " (at bound)"
+    err = entry["stderr"][name]
+    return text + (f"+-{err:.2g}" if err is not None else "")
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

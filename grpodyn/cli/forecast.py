@@ -1,0 +1,87 @@
+"""``grpodyn forecast``: the rest of a run, with a band."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from grpodyn.cli.options import (
+    UsageError,
+    add_analysis_options,
+    add_json,
+    add_log_options,
+    finite_float,
+    load_log,
+)
+from grpodyn.ground import finite_json
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Add the ``forecast`` command and its options to ``commands``."""
+    p = commands.add_parser("forecast", help="forecast the rest of a run, with a band",
+                            description="Fit on the steps up to a cut and forecast the steps "
+                            "after it (or up to --horizon): a stacked ensemble of curve models "
+                            "(flat, linear, exponential, power, inertial, lr clock) with the "
+                            "correlated-plus-white noise model of THEORY.md section 6.")
+    p.add_argument("log", help="the training log")
+    cut = p.add_mutually_exclusive_group()
+    cut.add_argument("--train-fraction", type=finite_float,
+                     help="train on this leading fraction of the points")
+    cut.add_argument("--until", type=finite_float, help="train on the steps up to this one")
+    p.add_argument("--horizon", type=finite_float, help="forecast up to this step")
+    p.add_argument("--level", type=finite_float, default=0.9,
+                   help="central probability of the band (default 0.9)")
+    p.add_argument("--forecaster", choices=("ensemble", "learned_prior"), default="ensemble",
+                   help="ensemble: the stacked curve models (default); learned_prior: a "
+                        "network trained on curves drawn from the theory's prior (LC-PFN "
+                        "style; bands up to level 0.95)")
+    add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): enables the "
+                          "inertial model (default: the log's)")
+    add_log_options(p)
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Forecast the log of ``args`` after its cut."""
+    from grpodyn.empirical.logs.run_analysis import analyse_run
+
+    if args.train_fraction is None and args.until is None and args.horizon is None:
+        raise UsageError("give --train-fraction, --until or --horizon")
+    run = load_log(args)
+    until = args.until
+    if args.train_fraction is None and until is None:
+        until = float(run.steps[-1])
+    analysis = analyse_run(run, momentum=args.momentum, reward_range=args.reward_range,
+                           train_fraction=args.train_fraction, until=until,
+                           horizon=args.horizon, level=args.level, diagnose_run=False,
+                           forecaster=args.forecaster)
+    out = {"source": run.source, "reward_key": run.reward_key, **analysis.forecast_dict()}
+    out["reward_range"] = (None if analysis.reward_range is None
+                           else list(analysis.reward_range))
+    out["momentum"] = analysis.momentum
+    out["warnings"] = list(dict.fromkeys(out["warnings"] + analysis.warnings))
+    return finite_json(out)
+
+
+def print_human(result: dict[str, Any]) -> None:
+    """Print the forecast: plateau and three points of the band."""
+    print(f"{result['source']}: forecast of {result['reward_key']} from "
+          f"{result['train_points']} points (to step {result['cut_step']:g})")
+    for warning in result["warnings"]:
+        print(f"  note: {warning}")
+    weights = ", ".join(f"{k} {v:.2f}" for k, v in result["weights"].items() if v > 0)
+    print(f"model: {result['model']} ({result['weighting']}: {weights})")
+    p = result["plateau"]
+    if p["status"] == "determined":
+        print(f"plateau: {p['value']:.4g} [{p['lower']:.4g}, {p['upper']:.4g}]")
+    else:
+        print(f"plateau: {p['status']}: {p['reason']}")
+    steps = result["steps"]
+    picks = sorted({0, len(steps) // 2, len(steps) - 1})
+    for i in picks:
+        print(f"  step {steps[i]:g}: {result['point'][i]:.4g} [{result['lower'][i]:.4g}, "
+              f"{result['upper'][i]:.4g}] ({100 * result['level']:.0f}% band)")
+    if "mae" in result:
+        print(f"held out: MAE {result['mae']:.4g}, {100 * result['coverage']:.0f}% inside the "
+              f"band")

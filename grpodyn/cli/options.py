@@ -1,0 +1,212 @@
+"""The options every command shares, defined once.
+
+The error of bad command-line input, the parser that raises it, the argument types
+(finite numbers, integers, a reward range LO,HI that may start with a minus sign), the option
+groups (``--json``, the lag, the log options with their hyperparameter overrides, the
+analysis options, the executor), the loading of the run the log options name, and the plain
+``key: value`` printer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from grpodyn.empirical.logs.loaders import Run
+
+
+class UsageError(Exception):
+    """Bad command-line input (exit code 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are ``UsageError`` (exit code 2), not an exit."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise the parse error ``message`` as a ``UsageError``."""
+        raise UsageError(message)
+
+
+def finite_float(text: str) -> float:
+    """Read a finite number (argument type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    return value
+
+
+def integer(text: str) -> int:
+    """Read an integer (argument type)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def reward_range(text: str) -> tuple[float, float]:
+    """Read a reward range ``LO,HI`` with ``LO < HI`` (argument type)."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected LO,HI, got {text!r}")
+    lo, hi = (finite_float(part.strip()) for part in parts)
+    if not lo < hi:
+        raise argparse.ArgumentTypeError(f"need LO < HI, got {text!r}")
+    return lo, hi
+
+
+#: Options whose value is a range LO,HI that may start with a minus sign.
+RANGE_OPTIONS = ("--reward-range",)
+
+
+def join_range_values(argv: list[str]) -> list[str]:
+    """Join ``--reward-range -20,20`` into ``--reward-range=-20,20``.
+
+    argparse reads a value that starts with ``-`` and is not a plain negative number as an
+    option; a range's value is joined to its option so that both spellings parse.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in RANGE_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and "," in argv[i + 1]:
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
+def add_analysis_options(parser: argparse.ArgumentParser, *, momentum_help: str) -> None:
+    """--reward-range and --momentum: what a run's analysis may be told."""
+    parser.add_argument("--reward-range", type=reward_range, metavar="LO,HI",
+                        help="the range the reward can reach (default: [0, 1] for an "
+                             "accuracy, pass rate or binary reward; else unknown)")
+    parser.add_argument("--momentum", type=finite_float, help=momentum_help)
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    """Add ``--json``: one JSON object on stdout and nothing else."""
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object on stdout and nothing else")
+
+
+def add_lag(parser: argparse.ArgumentParser) -> None:
+    """Add the lag: ``--refresh`` or ``--staleness``, at most one."""
+    lag = parser.add_mutually_exclusive_group()
+    lag.add_argument("--refresh", type=integer, help="refresh interval K (sample-and-hold)")
+    lag.add_argument("--staleness", type=integer, help="fixed staleness d in steps")
+
+
+def positive_float(text: str) -> float:
+    """Read a finite number above zero (argument type)."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return value
+
+
+def positive_integer(text: str) -> int:
+    """Read an integer of at least 1 (argument type)."""
+    value = integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive integer: {text!r}")
+    return value
+
+
+#: Hyperparameter overrides of the log options: option -> (RunMeta field, type, help).
+LOG_OVERRIDES = {
+    "--lr": ("lr", positive_float, "peak learning rate of the logged run (overrides the log)"),
+    "--group-size": ("group_size", positive_integer,
+                     "G, completions per prompt (overrides the log)"),
+    "--batch": ("batch", positive_integer, "B, prompts per optimizer step (overrides the log)"),
+    "--momentum": ("momentum", finite_float,
+                   "momentum, Adam's beta1 for Adam (overrides the log)"),
+}
+
+
+def add_log_options(parser: argparse.ArgumentParser) -> None:
+    """Add the options of every command that reads a log.
+
+    Which run, which reward and step keys, the logging interval, and hyperparameter overrides
+    (those the command lacks).
+    """
+    present = set(parser._option_string_actions)
+    parser.add_argument("--run", help="which run of a log that holds several "
+                        "(grpodyn runs LOG lists them)")
+    parser.add_argument("--reward-key", help="the metric to read as the reward (default: the "
+                        "trainer's reward)")
+    parser.add_argument("--step-key", help="the field that holds the optimizer step")
+    parser.add_argument("--logging-steps", type=positive_integer,
+                        help="optimizer steps between logged points, for console logs that "
+                        "print no step and no progress counter")
+    for option, (_, kind, text) in LOG_OVERRIDES.items():
+        if option not in present:
+            parser.add_argument(option, type=kind, help=text)
+
+
+def load_log(args: argparse.Namespace) -> Run:
+    """Load the run named by the log options of ``args`` (see ``add_log_options``).
+
+    The hyperparameter overrides are applied (source ``user``).
+    """
+    from grpodyn.empirical.logs.loaders import load_run
+
+    run = load_run(args.log, run=args.run,
+                   reward_key=args.reward_key, step_key=args.step_key,
+                   logging_steps=args.logging_steps)
+    return with_overrides(run, args)
+
+
+def with_overrides(run: Run, args: argparse.Namespace) -> Run:
+    """Apply the hyperparameter overrides of the log options of ``args`` to ``run``."""
+    overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
+                 for option, (field, _, _) in LOG_OVERRIDES.items()}
+    run.meta = run.meta.with_overrides(**overrides)
+    return run
+
+
+def add_executor(parser: argparse.ArgumentParser) -> None:
+    """Add where the simulations run: ``--scheduler`` (Dask) or ``--serial``."""
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run the simulations on this Dask scheduler (tcp://host:8786; "
+                             "needs the dask extra); default: a local process pool, all cores")
+    parser.add_argument("--serial", action="store_true",
+                        help="run the simulations in this process, one after another")
+
+
+def executor_of(args: argparse.Namespace) -> str:
+    """Return the executor of the commands that run many simulations (results independent)."""
+    if args.scheduler is not None and args.serial:
+        raise UsageError("give at most one of --scheduler and --serial")
+    if args.scheduler is not None:
+        if ":" not in args.scheduler:
+            raise UsageError(f"--scheduler {args.scheduler}: not a scheduler address "
+                             "(tcp://host:port)")
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise UsageError("--scheduler needs Dask: pip install 'grpodyn[dask]'") from None
+        return args.scheduler
+    return "serial" if args.serial else "auto"
+
+
+def print_plain(result: dict[str, Any]) -> None:
+    """Print a result as ``key: value`` lines (a command without a printer of its own)."""
+    for key, value in result.items():
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            print(f"{key}:")
+            for line in value:
+                print(f"  - {line}")
+        elif isinstance(value, list) and len(value) > 8:
+            shown = ", ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in value[:4])
+            print(f"{key}: [{shown}, ... {len(value)} values]")
+        elif isinstance(value, float):
+            print(f"{key}: {value:.6g}")
+        else:
+            print(f"{key}: {value}")

@@ -1,0 +1,37 @@
+"""``grpodyn predict``: constants, regime and stability limits of a run from its settings."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from grpodyn.cli.options import add_json, add_lag, finite_float, integer
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Add the ``predict`` command and its options to ``commands``."""
+    p = commands.add_parser("predict", help="constants, regime and stability limits of a run",
+                            description="Predict the dynamics of a run from its hyperparameters "
+                            "(heavy-ball SGD: stiffness k = lr * kappa).")
+    p.add_argument("--lr", type=finite_float, required=True, help="learning rate eta")
+    p.add_argument("--momentum", type=finite_float, required=True, help="momentum beta in [0,1)")
+    p.add_argument("--kappa", type=finite_float, required=True, help="curvature scale kappa > 0")
+    add_lag(p)
+    p.add_argument("--group-size", type=integer, help="group size G (degenerate-group odds)")
+    p.add_argument("--noise", type=finite_float, help="per-step noise variance s^2")
+    p.add_argument("--r0", type=finite_float, help="initial expected reward")
+    p.add_argument("--r-star", type=finite_float, help="plateau (fixed point) of the reward")
+    p.add_argument("--steps", type=integer, help="number of steps of the predicted trajectory")
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Predict the dynamics of the run ``args`` describes."""
+    from grpodyn.numerics.predict import predict
+
+    return predict(lr=args.lr, momentum=args.momentum, kappa=args.kappa,
+                   refresh=1 if args.refresh is None else args.refresh,
+                   staleness=0 if args.staleness is None else args.staleness,
+                   group_size=args.group_size, noise=args.noise, r0=args.r0,
+                   r_star=args.r_star, steps=args.steps).to_dict()

@@ -1,0 +1,124 @@
+"""``grpodyn report``: the reproduction of the theory's claims, or the report of one run."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from grpodyn.cli.options import (
+    UsageError,
+    add_analysis_options,
+    add_executor,
+    add_json,
+    add_log_options,
+    executor_of,
+    integer,
+    load_log,
+    print_plain,
+)
+from grpodyn.ground import finite_json
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Add the ``report`` command and its options to ``commands``."""
+    p = commands.add_parser("report", help="[LOG] reproduce the theory's claims (figures and "
+                            "HTML), or, given an optional LOG, report on that run",
+                            usage="grpodyn report [LOG] [options]",
+                            description="Without LOG: reproduce the claims of the theory on the "
+                            "embedded default and write figures and an HTML report. With an "
+                            "optional training LOG: the fit, forecast, regime, margins and "
+                            "diagnosis of that run.")
+    p.add_argument("log", nargs="?", metavar="LOG", help="optional training log: report on "
+                   "that run instead of the embedded default")
+    p.add_argument("--out", default="grpodyn-report", help="output directory "
+                   "(default: grpodyn-report)")
+    add_analysis_options(p, momentum_help="momentum (Adam's beta1) of the logged run, for its "
+                          "regime and margins (default: the log's, else not determined)")
+    p.add_argument("--group-size", type=integer, help="G of the logged run, for the diagnosis")
+    add_log_options(p)
+    p.add_argument("--quick", action="store_true",
+                   help="fewer seeds and lags in the bandit lab: a smoke test, not the figures")
+    add_executor(p)
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Write the report of ``args`` (with a progress bar of its stages)."""
+    from pathlib import Path
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {args.out}: exists and is not a directory")
+    from grpodyn.progress import stage_bar
+
+    stages = stage_bar("report", enabled=not args.json)
+    try:
+        return _report(args, out, stages)
+    finally:
+        if stages is not None:
+            stages.close()
+
+
+def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] | None
+            ) -> dict[str, Any]:
+    """Write the report of a LOG, or the reproduction (see ``run``)."""
+    from grpodyn.report import write_report
+
+    if args.log is not None:
+        from grpodyn.run_report import write_run_report
+
+        summary = write_run_report(load_log(args), out, momentum=args.momentum,
+                                   group_size=args.group_size, reward_range=args.reward_range,
+                                   progress=progress)
+        if args.json:
+            return finite_json(summary)
+        diagnosis = summary["diagnosis"]
+        dynamics = summary["dynamics"]
+        return {"html": summary["html"],
+                "plateau": dynamics["plateau"] if dynamics["plateau"] is not None
+                else f"{dynamics['plateau_status']}: {summary['plateau']['reason']}",
+                "tau": dynamics["tau"] if dynamics["tau"] is not None
+                else dynamics["tau_status"],
+                "regime": dynamics["regime"] or "not determined",
+                "stability_margin": dynamics["stability_margin"],
+                "diagnosis": None if diagnosis is None else diagnosis["headline"]}
+    summary = write_report(out, progress=progress, quick=args.quick,
+                           executor=executor_of(args), bars=not args.json)
+    if args.json:
+        return finite_json(summary)
+    return {"html": summary["html"], "derivations": summary["derivations"],
+            "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree",
+            "claims": f"{summary['claims_agree']} of {summary['claims_total']} hold",
+            "sources": summary["sources"], "groups": summary["groups"],
+            "disagreements": summary["disagreements"]}
+
+
+def print_human(result: dict[str, Any]) -> None:
+    """Print the ledger on one screen, every line at most ``LINE`` characters.
+
+    A headline per group (wrapped), a line per disagreement, the page that says why.
+    """
+    if "disagreements" not in result:  # the report of one LOG
+        print_plain(result)
+        return
+    import textwrap
+
+    print(f"grpodyn report: {result['derivations']} derivations; claims: {result['claims']} "
+          f"(checks: {result['checks']})")
+    for group in result["groups"].values():  # wrapped, never inside "d = 2" or "6 of 7"
+        headline = group["headline"].replace(" = ", "\xa0=\xa0").replace(" of ", "\xa0of\xa0")
+        print(textwrap.fill(headline, LINE, initial_indent="  ",
+                            subsequent_indent="      ").replace("\xa0", " "))
+    print(f"what disagrees ({len(result['disagreements'])}), one line each:")
+    for d in result["disagreements"]:
+        stated = f"stated {d['stated']}; computed " if len(d["stated"]) <= STATED else ""
+        line = f"  - {d['claim']}: {stated}{d['computed']}"
+        print(line if len(line) <= LINE else line[:LINE - 3] + "...")
+    print(f"why, with every check and the study's rows: {result['html']}")
+
+
+#: The width of one printed line of the report's disagreements, and the longest stated value
+#: printed in it (a longer one, a sentence, is on the page).
+LINE, STATED = 100, 24

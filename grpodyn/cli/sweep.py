@@ -1,0 +1,88 @@
+"""``grpodyn sweep``: runs of one model and task fitted jointly."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from grpodyn.cli.options import UsageError, add_json
+from grpodyn.ground import finite_json
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Add the ``sweep`` command and its options to ``commands``."""
+    p = commands.add_parser("sweep", help="fit a sweep of runs jointly: shared constants, "
+                            "tau-lr exponent, G vs B G test, collapses",
+                            description="Fit runs of one model and task, each with its own "
+                            "hyperparameters, with shared constants (kappa, r0, r*, Adam's "
+                            "noise ratio). Hyperparameters come from each log's metadata, "
+                            "config and the trainer its format names (TRL, verl, OpenRLHF: "
+                            "AdamW, beta1 0.9); --hparams k=v,... overrides them (keys: lr, "
+                            "group_size, batch, momentum, kl, num_iterations, schedule, warmup, "
+                            "optimizer, seed; runs of one seed share r0).")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="training logs of the sweep")
+    p.add_argument("--hparams", action="append", metavar="K=V,...",
+                   help="hyperparameters: once for every log, or once per log in their order")
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool) -> list:
+    """Load the runs of a sweep, each with its ``--hparams`` (once, or once per log)."""
+    from grpodyn.empirical.logs.sweep import load_sweep_run, parse_hparams
+    from grpodyn.progress import progress_bar
+
+    hparams = hparams or []
+    if len(hparams) not in (0, 1, len(logs)):
+        raise UsageError(f"--hparams given {len(hparams)} times for {len(logs)} logs: give it "
+                         "once (for every log) or once per log, in the logs' order")
+    texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
+    pairs = list(zip(logs, texts, strict=True))
+    return [load_sweep_run(log, parse_hparams(text))
+            for log, text in progress_bar(pairs, total=len(pairs), description="loading runs",
+                                          enabled=bars)]
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Fit the runs of the sweep jointly."""
+    from grpodyn.empirical.logs.sweep import fit_sweep
+    from grpodyn.progress import stage_bar
+
+    runs = sweep_runs(args.logs, args.hparams, bars=not args.json)
+    stages = stage_bar("sweep", enabled=not args.json)
+    if stages is not None:
+        stages(f"fitting {len(runs)} runs jointly")
+    try:
+        return finite_json(fit_sweep(runs).to_dict())
+    finally:
+        if stages is not None:
+            stages.close()
+
+
+def print_human(result: dict[str, Any]) -> None:
+    """Print the shared constants, the exponents and each run's fit."""
+    print(f"sweep of {result['n_runs']} runs ({result['n_fitted']} fitted)")
+    for warning in result["warnings"]:
+        print(f"  note: {warning}")
+    for name, c in result["constants"].items():
+        err = f" +- {c['stderr']:.3g}" if c.get("stderr") is not None else ""
+        print(f"  {name:12s} {c['value']:.4g}{err}  ({c.get('status', '')})")
+    for optimizer, e in result["tau_lr_exponent"].items():
+        if e.get("value") is None:
+            print(f"  tau-lr exponent ({optimizer}): {e['status']}")
+        else:
+            print(f"  tau-lr exponent ({optimizer}): {e['value']:.3g} +- {e['stderr']:.2g} "
+                  "(expected -1)")
+    for optimizer, e in result["bg_test"].items():
+        if "bg_exponent" in e:
+            print(f"  {optimizer}: k ~ (B G)^{e['bg_exponent']['value']:.2g} "
+                  f"(+- {e['bg_exponent']['stderr']:.2g}, derivation "
+                  f"{e['predicted_bg_exponent']:.2g}), G at fixed B G: "
+                  f"{e['g_exponent_at_fixed_bg']['value']:.2g} "
+                  f"+- {e['g_exponent_at_fixed_bg']['stderr']:.2g} (derivation 0)")
+    for run in result["runs"]:
+        r2 = run.get("r2")
+        mark = "collapsed" if run["collapsed"] else (f"R^2 {r2:.3f}" if r2 is not None else "")
+        print(f"  {run['name']}: {mark}")
+    for entry in result["stability"]:
+        print(f"  stability: {entry['name']}: {entry['limit']} limit; {entry['explanation']}")

@@ -1,0 +1,97 @@
+"""``grpodyn transfer``: a run not yet made, from runs with other hyperparameters."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from grpodyn.cli.options import UsageError, add_json, finite_float, integer
+from grpodyn.ground import finite_json
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Add the ``transfer`` command and its options to ``commands``."""
+    p = commands.add_parser("transfer", help="predict a run not yet made from one or more "
+                            "runs with other hyperparameters",
+                            description="Fit the --from runs jointly and predict the reward "
+                            "path of the --to hyperparameters with a band: the fitted constants "
+                            "and tau-lr and B G exponents sampled, the sources' seed spread, the "
+                            "sampling noise and the map's transfer error. Steps are labelled as "
+                            "the logs count them; a reward in [0, 1] keeps its mean inside.")
+    p.add_argument("--from", dest="from_log", action=_FromAction, metavar="LOG",
+                   help="a source run (repeat; each --hparams belongs to the --from before it)")
+    p.add_argument("--hparams", action=_SourceHparamsAction, metavar="K=V,...",
+                   help="hyperparameters of the preceding --from LOG (override its metadata)")
+    p.add_argument("--to", required=True, metavar="K=V,...",
+                   help="hyperparameters of the run to predict (lr, group_size, batch, "
+                   "momentum, kl, num_iterations, schedule, warmup, optimizer, steps, seed: "
+                   "a source seed's r0); the others are the first source's")
+    p.add_argument("--steps", type=integer, help="steps to predict (default: the sources')")
+    p.add_argument("--level", type=finite_float, default=0.9, help="band level (0.9)")
+    add_json(p)
+    p.set_defaults(handler=run)
+
+
+class _FromAction(argparse.Action):
+    """``--from LOG``: a new source; the ``--hparams`` after it belong to it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        """Start a new source."""
+        sources = list(getattr(namespace, "sources", None) or [])
+        sources.append([values, None])
+        namespace.sources = sources
+
+
+class _SourceHparamsAction(argparse.Action):
+    """``--hparams K=V,...`` of the ``--from LOG`` before it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        """Attach the hyperparameters to the last source."""
+        sources = getattr(namespace, "sources", None) or []
+        if not sources:
+            raise UsageError("--hparams must follow the --from LOG it belongs to")
+        if sources[-1][1] is not None:
+            raise UsageError(f"--hparams given twice for --from {sources[-1][0]}")
+        sources[-1][1] = values
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Predict the ``--to`` run from the ``--from`` runs, with a band."""
+    from grpodyn.empirical.logs.sweep import load_sweep_run, parse_hparams, transfer
+
+    if not getattr(args, "sources", None):
+        raise UsageError("transfer needs at least one --from LOG")
+    from grpodyn.progress import progress_bar
+
+    runs = [load_sweep_run(path, parse_hparams(text or ""))
+            for path, text in progress_bar(args.sources, total=len(args.sources),
+                                           description="loading runs", enabled=not args.json)]
+    target = parse_hparams(args.to, name="--to")
+    return finite_json(transfer(runs, target, steps=args.steps, level=args.level))
+
+
+def print_human(result: dict[str, Any]) -> None:
+    """Print the band's calibration and ten points of the band."""
+    for warning in result["warnings"]:
+        print(f"note: {warning}")
+    cal = result.get("band_calibration") or {}
+    if cal.get("s") is not None:
+        used = sum(h.get("status") == "used" for h in cal["held_out"])
+        print(f"band: transfer error s = {cal['s']:.3g} (leave-one-setting-out over {used} "
+              f"source settings), target at distance {cal['distance']:.2f} from the nearest")
+    exponents = result.get("exponents") or {}
+    lr_exp = exponents.get("tau_lr") or {}
+    if lr_exp.get("value") is not None:
+        print(f"tau-lr exponent {lr_exp['value']:.2f} +- {lr_exp['stderr']:.2f}: "
+              f"{lr_exp['status']}")
+    bg_exp = exponents.get("bg") or {}
+    if bg_exp.get("status"):
+        value = f" {bg_exp['value']:.2f}" if bg_exp.get("value") is not None else ""
+        print(f"Adam B G exponent{value}: {bg_exp['status']}")
+    print(f"step  mean  [{100 * result['level']:.0f}% band]")
+    steps = result["steps"]
+    for i in range(0, len(steps), max(len(steps) // 10, 1)):
+        print(f"{steps[i]:>5} {result['mean'][i]:.3f} [{result['lower'][i]:.3f}, "
+              f"{result['upper'][i]:.3f}]")
