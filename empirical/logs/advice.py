@@ -314,7 +314,9 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
     """Return the slow mode's evidence when the run still rises at its end, else ``tau``.
 
     It sets the advice when the relaxation time the run's end implies (central estimate of
-    :func:`~grpodyn.numerics.advise.late_relaxation`) exceeds the whole run's; with a warning.
+    :func:`~grpodyn.numerics.advise.late_relaxation`) exceeds the whole run's, and, when the
+    whole run's tau is measured, its interval lies above it (a single relaxation's end rises
+    too, at its own tau); with a warning.
     """
     if tau["kind"] == "stability_limit":
         return tau, None
@@ -327,6 +329,8 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
     usable = lo if math.isinf(mid) else mid  # an unbounded centre: its lower end, if finite
     if math.isinf(usable) or not usable > whole:
         return tau, None
+    if tau["kind"] == "measured_tau" and lo <= whole:  # one timescale within the slow mode's
+        return tau, None                               # interval: no second one is shown
     to_come = (f"at least {late['remaining'][1]:.3g}" if late["remaining"][1] < late["room"]
                else f"all the room left in the reward range, {late['room']:.3g},")
     method = (f"the last third still rises beyond its noise ({late['slope']:.3g} +- "
