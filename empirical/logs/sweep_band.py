@@ -39,7 +39,7 @@ from scipy.optimize import nnls
 from scipy.special import expit, logit
 
 from grpodyn.empirical.logs.sweep_fit import SweepFit
-from grpodyn.empirical.logs.sweep_model import _bounds, _curve, _Evaluator
+from grpodyn.empirical.logs.sweep_model import Evaluator, model_bounds, model_curve
 
 __all__ = ["TAU_LR_PRIOR_SD", "BG_EXPONENT_RANGE", "RewardScale"]
 
@@ -88,7 +88,7 @@ def reward_scale(fit: SweepFit) -> RewardScale:
     return RewardScale(low, high, bounded=(low, high) == (0.0, 1.0))
 
 
-def _window(size: int) -> int:
+def band_window(size: int) -> int:
     """Moving-average width for a run of ``size`` points: 15, or an odd third of a short run."""
     return _SMOOTH if size >= 3 * _SMOOTH else max(5, (size // 3) | 1)
 
@@ -102,7 +102,7 @@ def noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
     """
     rows, target, seed_var = [], [], []
     for run in fit.fitted:
-        width = _window(run.reward.size)
+        width = band_window(run.reward.size)
         if run.reward.size < 15:
             continue
         smooth = np.convolve(run.reward, np.ones(width) / width, mode="valid")
@@ -114,7 +114,7 @@ def noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
             base = level * (1 - level)
             rows.append([base / b, base / (b * g)])
             target.append(var)
-        model = _curve(run, fit.theta, fit.layout)[width // 2: width // 2 + smooth.size]
+        model = model_curve(run, fit.theta, fit.layout)[width // 2: width // 2 + smooth.size]
         seed_var.append(float(np.mean((smooth - model) ** 2)))
     coef = nnls(np.array(rows), np.array(target))[0] if rows else np.zeros(2)
     return coef, float(np.mean(seed_var)) if seed_var else 0.0
@@ -223,7 +223,7 @@ def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Ba
     draws_theta = rng.multivariate_normal(fit.theta, cov, size=draws, method="eigh",
                                           check_valid="ignore") if draws else \
         np.empty((0, fit.theta.size))
-    lower_b, upper_b = _bounds(fit.layout)
+    lower_b, upper_b = model_bounds(fit.layout)
     draws_theta = np.clip(draws_theta, lower_b, upper_b)
     unseen = fit.layout.starts and fit.layout.r0_index(hp) is None
     if unseen and draws:  # an unseen seed: its r0 is one more draw from the seeds' spread
@@ -234,7 +234,7 @@ def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Ba
                         f"{', '.join(map(str, fit.layout.starts))}: r0 is their mean, the band "
                         "carries their spread")
     centre_factor, factors = _draw_factors(rng, hp, lr_exp, bg_exp, draws)
-    evaluator = _Evaluator([hp], [np.arange(n + 1)], fit.layout)
+    evaluator = Evaluator([hp], [np.arange(n + 1)], fit.layout)
     with np.errstate(over="ignore", invalid="ignore"):
         mean = evaluator.curves(fit.theta, np.array([centre_factor]))[0]
         curves = np.array([evaluator.curves(theta, np.array([f]))[0]

@@ -15,15 +15,15 @@ from scipy.optimize import least_squares
 
 from grpodyn.empirical.logs.sweep_model import (
     PLATEAUS,
-    _bounds,
-    _curve,
-    _Evaluator,
-    _evaluator,
-    _kappa_a,
-    _Layout,
-    _layout,
-    _start,
-    _system,
+    Evaluator,
+    Layout,
+    kappa_a,
+    make_evaluator,
+    make_layout,
+    model_bounds,
+    model_curve,
+    model_system,
+    start_point,
 )
 from grpodyn.empirical.logs.sweep_runs import SweepRun, collapsed
 from grpodyn.ground import InputError
@@ -47,19 +47,19 @@ def _sandwich(jac: np.ndarray, residuals: np.ndarray, clusters: np.ndarray) -> n
     return correction * bread @ meat @ bread
 
 
-def _joint_fit(runs: list[SweepRun], layout: _Layout
+def _joint_fit(runs: list[SweepRun], layout: Layout
                ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
     clusters = np.concatenate([np.full(r.steps.size, i) for i, r in enumerate(runs)])
     observed = np.concatenate([r.reward for r in runs])
 
-    evaluator = _evaluator(runs, layout)
+    evaluator = make_evaluator(runs, layout)
 
     def residuals(theta: np.ndarray) -> np.ndarray:
         return np.concatenate(evaluator.curves(theta)) - observed
 
-    lower, upper = _bounds(layout)
+    lower, upper = model_bounds(layout)
     best = None
-    for start in _start(runs, layout):
+    for start in start_point(runs, layout):
         result = least_squares(residuals, np.clip(start, lower + 1e-9, upper - 1e-9),
                                bounds=(lower, upper), x_scale="jac")
         if best is None or result.cost < best.cost:
@@ -85,7 +85,7 @@ class SweepFit:
     fitted: list[SweepRun]
     theta: np.ndarray
     cov: np.ndarray
-    layout: _Layout
+    layout: Layout
     per_setting: list[dict[str, Any]]
     warnings: list[str]
     at_bound: np.ndarray  # True where a constant ended at its bound (fixed there, no error)
@@ -96,7 +96,7 @@ class SweepFit:
         """Shared constants in physical units with standard errors (delta method for logs)."""
         out = {}
         se = np.sqrt(np.clip(np.diag(self.cov), 0, None))
-        lower, upper = _bounds(self.layout)
+        lower, upper = model_bounds(self.layout)
         for i, name in enumerate(self.layout.names):
             value, err = float(self.theta[i]), float(se[i])
             at_bound = bool(self.at_bound[i]) or np.isclose(value, lower[i], atol=1e-3) or \
@@ -150,20 +150,20 @@ class SweepFit:
         if "adam" in self.layout.optimizers:
             out["kappa_A_ref"]["bg_ref"] = self.layout.bg_ref
             rho_status = out.get("rho_A", {}).get("status", "not fitted")
-            out["kappa_A"] = {"value": _kappa_a(self.theta, self.layout),
+            out["kappa_A"] = {"value": kappa_a(self.theta, self.layout),
                               "status": "derived: kappa_A_ref sqrt(1 + rho_p / B_ref + rho_A / "
                                         f"(B G)_ref); rho_A {rho_status}"}
         return out
 
     def system(self, hparams: dict[str, Any], theta: np.ndarray | None = None) -> MeanFieldMap:
         """Return the fitted mean-field map of a run with ``hparams`` at ``theta`` or the fit."""
-        return _system(hparams, self.theta if theta is None else theta, self.layout)
+        return model_system(hparams, self.theta if theta is None else theta, self.layout)
 
     def curve(self, hparams: dict[str, Any], steps: int, theta: np.ndarray | None = None
               ) -> np.ndarray:
         """Return the predicted mean reward at steps 0 .. steps of a run with ``hparams``."""
         theta = self.theta if theta is None else theta
-        return _Evaluator([hparams], [np.arange(steps + 1)], self.layout).curves(theta)[0]
+        return Evaluator([hparams], [np.arange(steps + 1)], self.layout).curves(theta)[0]
 
     def run_report(self) -> list[dict[str, Any]]:
         """Return, per run, its settings, fitted stiffness and residuals (JSON-ready)."""
@@ -172,7 +172,7 @@ class SweepFit:
             entry: dict[str, Any] = {"name": run.name, "hparams": run.hparams,
                                      "collapsed": collapsed(run)}
             if run in self.fitted:
-                model = _curve(run, self.theta, self.layout)
+                model = model_curve(run, self.theta, self.layout)
                 resid = run.reward - model
                 total = float(np.sum((run.reward - run.reward.mean()) ** 2))
                 entry["residual_rms"] = float(np.sqrt(np.mean(resid**2)))
@@ -266,7 +266,7 @@ class SweepFit:
                 entry["predicted_g_exponent_at_fixed_bg"] = 0.0
             elif o == "adam" and self.layout.fit_rho and rank == 3:
                 # the split v_hat: the same regression on the fitted map's own k (D = 1)
-                model = np.log(_Evaluator([s["hparams"] for s in rows],
+                model = np.log(Evaluator([s["hparams"] for s in rows],
                                           [np.arange(2)] * len(rows),
                                           self.layout).stiffness(self.theta))
                 coef = np.linalg.lstsq(design, model, rcond=None)[0]
@@ -329,7 +329,7 @@ class SweepFit:
                 "warnings": self.warnings}
 
 
-def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: _Layout
+def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: Layout
                  ) -> list[dict[str, Any]]:
     """Return k of each setting free (as a factor on the joint model's k), r0 and r* held."""
     settings: dict[tuple, list[SweepRun]] = {}
@@ -340,9 +340,9 @@ def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: _Layout
         observed = np.concatenate([r.reward for r in group])
         clusters = np.concatenate([np.full(r.steps.size, i) for i, r in enumerate(group)])
 
-        evaluator = _evaluator(group, layout)
+        evaluator = make_evaluator(group, layout)
 
-        def residuals(p: np.ndarray, evaluator: _Evaluator = evaluator,
+        def residuals(p: np.ndarray, evaluator: Evaluator = evaluator,
                       observed: np.ndarray = observed) -> np.ndarray:
             return np.concatenate(evaluator.curves(theta, np.exp(p[0]))) - observed
 
@@ -351,7 +351,7 @@ def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: _Layout
             np.linalg.pinv(result.jac.T @ result.jac) * 2 * result.cost / max(observed.size - 1, 1)
         se = float(np.sqrt(max(cov[0, 0], 0.0)))
         at_bound = abs(result.x[0]) > 11.9
-        system = _system(group[0].hparams, theta, layout)
+        system = model_system(group[0].hparams, theta, layout)
         factor = float(np.exp(result.x[0]))
         out.append({"hparams": {k: v for k, v in group[0].hparams.items() if k != "seed"},
                     "n_runs": len(group), "factor": None if at_bound else factor,
@@ -404,7 +404,7 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
         raise InputError("every run of the sweep collapsed: nothing to fit")
     if plateau not in PLATEAUS:
         raise InputError(f"plateau must be one of {', '.join(PLATEAUS)}, got {plateau!r}")
-    layout = _layout(fitted, finite_group=finite_group, noise_drag=noise_drag,
+    layout = make_layout(fitted, finite_group=finite_group, noise_drag=noise_drag,
                      prompt_noise=prompt_noise, plateau=plateau)
     if "adam" in layout.optimizers and not layout.fit_rho:
         warnings.append("all Adam runs share one B G: the noise ratio rho_A is not determined "

@@ -1,8 +1,8 @@
 """The joint model of a sweep: which constant is which, and the mean paths of many runs at once.
 
 Every run follows the mean-field map of its own hyperparameters (see :mod:`.sweep`); the
-shared constants are laid out by :class:`_Layout` and the model curves of all runs computed in
-one vectorised pass by :class:`_Evaluator`.
+shared constants are laid out by :class:`Layout` and the model curves of all runs computed in
+one vectorised pass by :class:`Evaluator`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ PLATEAUS = ("shared", "per_seed")
 
 
 @dataclass(frozen=True)
-class _Layout:
+class Layout:
     """Which parameter is which, for the optimizers present."""
 
     names: tuple[str, ...]
@@ -42,6 +42,7 @@ class _Layout:
     plateau: str = "shared"  # "per_seed": an r* per optimizer and seed
 
     def index(self, name: str) -> int:
+        """Position of the parameter ``name`` in the fit's vector."""
         return self.names.index(name)
 
     def has(self, name: str) -> bool:
@@ -96,8 +97,9 @@ def _geometric_mean(values: list[float]) -> float:
     return float(np.exp(np.mean(np.log(values))))
 
 
-def _layout(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool = False,
-            prompt_noise: bool = False, plateau: str = "shared") -> _Layout:
+def make_layout(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool = False,
+            prompt_noise: bool = False, plateau: str = "shared") -> Layout:
+    """Lay out the parameter vector of a joint fit of ``runs``: names, shared and per-run constants."""
     optimizers = tuple(sorted({r.hparams["optimizer"] for r in runs}))
     seeds = [r.hparams.get("seed") for r in runs]
     starts: tuple[int, ...] = ()
@@ -145,11 +147,11 @@ def _layout(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool
                 names.append("log_noise_curvature_adam")
                 units.append(("log_noise_curvature_adam",
                               2 * (1 + beta) / (1 - beta) * 1e-3 / lr**2))
-    return _Layout(tuple(names), optimizers, fit_rho, bg_ref, starts, finite_group,
+    return Layout(tuple(names), optimizers, fit_rho, bg_ref, starts, finite_group,
                    _reward_range(runs), b_ref, tuple(units), plateau)
 
 
-def _noise_constants(theta: np.ndarray, layout: _Layout, optimizer: str) -> dict[str, Any]:
+def _noise_constants(theta: np.ndarray, layout: Layout, optimizer: str) -> dict[str, Any]:
     """Return the MeanFieldMap keywords of the noise: Adam's ratios, the drag's constants."""
     if optimizer == "sgd":
         drag = layout.has("log_drag_prompt_sgd")
@@ -163,7 +165,7 @@ def _noise_constants(theta: np.ndarray, layout: _Layout, optimizer: str) -> dict
             "noise_curvature": layout.physical(theta, "log_noise_curvature_adam")}
 
 
-def _kappa_a(theta: np.ndarray, layout: _Layout) -> float:
+def kappa_a(theta: np.ndarray, layout: Layout) -> float:
     """kappa_A from the fitted reference curvature and rho_A."""
     reference = np.exp(theta[layout.index("log_kappa_A_ref")])
     if not layout.fit_rho:
@@ -172,9 +174,10 @@ def _kappa_a(theta: np.ndarray, layout: _Layout) -> float:
                                      + layout.physical(theta, "log_rho_p") / layout.b_ref))
 
 
-def _system(h: dict[str, Any], theta: np.ndarray, layout: _Layout) -> MeanFieldMap:
+def model_system(h: dict[str, Any], theta: np.ndarray, layout: Layout) -> MeanFieldMap:
+    """Build the mean-field map of the hyperparameters ``h`` at the fitted vector ``theta``."""
     kappa = np.exp(theta[layout.index("log_kappa")]) if h["optimizer"] == "sgd" else \
-        _kappa_a(theta, layout)
+        kappa_a(theta, layout)
     return MeanFieldMap(lr=h["lr"], kappa=float(kappa), optimizer=h["optimizer"],
                         momentum=h["momentum"], **_noise_constants(theta, layout, h["optimizer"]),
                         group_size=h.get("group_size"),
@@ -184,7 +187,7 @@ def _system(h: dict[str, Any], theta: np.ndarray, layout: _Layout) -> MeanFieldM
                         finite_group=layout.finite_group and (h.get("group_size") or 0) >= 2)
 
 
-class _Evaluator:
+class Evaluator:
     """Model curves of many runs at once.
 
     One vectorised pass of the map per (optimizer, momentum) group, the schedules' lr profiles
@@ -192,7 +195,7 @@ class _Evaluator:
     """
 
     def __init__(self, hparams: list[dict[str, Any]], steps: list[np.ndarray],
-                 layout: _Layout) -> None:
+                 layout: Layout) -> None:
         self.hparams, self.steps, self.layout = hparams, steps, layout
         self.length = int(max(int(s[-1]) for s in steps)) if steps else 1
         self.length = max(self.length, 1)
@@ -218,12 +221,12 @@ class _Evaluator:
             elif layout.fit_rho:
                 noise = _noise_constants(theta, layout, "adam")
                 k[i] = compiled("adam_stiffness_split")(
-                    h["lr"], h["momentum"], _kappa_a(theta, layout),
+                    h["lr"], h["momentum"], kappa_a(theta, layout),
                     noise["prompt_noise_ratio"] or 0.0, noise["noise_ratio"], h["batch"],
                     h["group_size"])
             else:
                 k[i] = compiled("adam_stiffness_signal_limit")(
-                    h["lr"], h["momentum"], _kappa_a(theta, layout))
+                    h["lr"], h["momentum"], kappa_a(theta, layout))
         return k
 
     def starts(self, theta: np.ndarray) -> np.ndarray:
@@ -308,15 +311,18 @@ class _Evaluator:
         return [star[i] + e[i, s.astype(int)] for i, s in enumerate(self.steps)]
 
 
-def _evaluator(runs: list[SweepRun], layout: _Layout) -> _Evaluator:
-    return _Evaluator([r.hparams for r in runs], [r.steps for r in runs], layout)
+def make_evaluator(runs: list[SweepRun], layout: Layout) -> Evaluator:
+    """Make an evaluator of the model's reward curves for ``runs`` (their settings and steps)."""
+    return Evaluator([r.hparams for r in runs], [r.steps for r in runs], layout)
 
 
-def _curve(run: SweepRun, theta: np.ndarray, layout: _Layout) -> np.ndarray:
-    return _evaluator([run], layout).curves(theta)[0]
+def model_curve(run: SweepRun, theta: np.ndarray, layout: Layout) -> np.ndarray:
+    """Evaluate the model's reward curve of ``run`` at the fitted vector ``theta``."""
+    return make_evaluator([run], layout).curves(theta)[0]
 
 
-def _start(runs: list[SweepRun], layout: _Layout) -> list[np.ndarray]:
+def start_point(runs: list[SweepRun], layout: Layout) -> list[np.ndarray]:
+    """Return starting vectors of the joint fit, from the runs' early and late rewards."""
     early = float(np.mean([np.mean(r.reward[:10]) for r in runs]))
     seed_early = {s: float(np.mean([np.mean(r.reward[:10]) for r in runs
                                     if r.hparams.get("seed") == s])) for s in layout.starts}
@@ -350,7 +356,8 @@ def _start(runs: list[SweepRun], layout: _Layout) -> list[np.ndarray]:
     return starts
 
 
-def _bounds(layout: _Layout) -> tuple[np.ndarray, np.ndarray]:
+def model_bounds(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds of every parameter of ``layout``."""
     lower = np.full(len(layout.names), -np.inf)
     upper = np.full(len(layout.names), np.inf)
     for i, name in enumerate(layout.names):

@@ -51,10 +51,10 @@ def parse_hparams(text: str, *, name: str = "--hparams") -> dict[str, Any]:
         if isinstance(parsed, float) and not np.isfinite(parsed):
             raise InputError(f"{name}: {key} must be finite, got {value!r}")
         out[key] = parsed
-    return _checked(out, name)
+    return checked_run(out, name)
 
 
-def _checked(hp: dict[str, Any], name: str) -> dict[str, Any]:
+def checked_run(hp: dict[str, Any], name: str) -> dict[str, Any]:
     if "optimizer" in hp:
         optimizer = str(hp["optimizer"]).lower()
         hp["optimizer"] = "adam" if optimizer.startswith("adam") else optimizer
@@ -142,7 +142,7 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) ->
     if sources.get("momentum", "").endswith("(trainer default)") and \
             not str(found.get("optimizer", "")).lower().startswith("adam"):
         del found["momentum"]  # the trainer's beta1 says nothing of another optimizer's momentum
-    found = _checked({k: v for k, v in found.items() if k in HPARAM_KEYS}, str(path))
+    found = checked_run({k: v for k, v in found.items() if k in HPARAM_KEYS}, str(path))
     missing = [k for k in _REQUIRED if k not in found]
     if missing:
         raise InputError(f"{path}: hyperparameters {', '.join(missing)} not found in the log; "

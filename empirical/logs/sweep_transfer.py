@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from grpodyn.empirical.logs.sweep_band import Band, _window, band
+from grpodyn.empirical.logs.sweep_band import Band, band, band_window
 from grpodyn.empirical.logs.sweep_fit import SweepFit, fit_sweep
-from grpodyn.empirical.logs.sweep_runs import SweepRun, _checked
+from grpodyn.empirical.logs.sweep_runs import SweepRun, checked_run
 from grpodyn.ground import InputError, check_fraction, check_int
 from grpodyn.numerics.executor import run_tasks
 
@@ -172,7 +172,7 @@ def _nearest_curve(fit: SweepFit, nearest: dict[str, Any], n: int) -> np.ndarray
             if {k: v for k, v in r.hparams.items() if k not in ("seed", "steps")} == nearest]
     grid = np.arange(n + 1, dtype=float)
     path = np.mean([np.interp(grid, r.steps, r.reward) for r in runs], axis=0)
-    width = min(_window(min(r.reward.size for r in runs)), n + 1)
+    width = min(band_window(min(r.reward.size for r in runs)), n + 1)
     kernel = np.ones(width)
     return np.convolve(path, kernel, mode="same") / np.convolve(np.ones_like(path), kernel,
                                                                 mode="same")
@@ -219,7 +219,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     level = check_fraction("--level", level)
     fit = fit_sweep(sources) if fit is None else fit
     base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
-    hp = {**base, **_checked(dict(target), "--to")}
+    hp = {**base, **checked_run(dict(target), "--to")}
     warnings = list(fit.warnings)
     if hp["optimizer"] not in fit.layout.optimizers:
         raise InputError(f"--to: optimizer {hp['optimizer']} has no source run; the sources "
