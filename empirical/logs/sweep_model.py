@@ -98,8 +98,8 @@ def _geometric_mean(values: list[float]) -> float:
 
 
 def make_layout(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool = False,
-            prompt_noise: bool = False, plateau: str = "shared") -> Layout:
-    """Lay out the parameter vector of a joint fit of ``runs``: names, shared and per-run constants."""
+                prompt_noise: bool = False, plateau: str = "shared") -> Layout:
+    """Lay out the parameter vector of a joint fit of ``runs``: shared and per-run constants."""
     optimizers = tuple(sorted({r.hparams["optimizer"] for r in runs}))
     seeds = [r.hparams.get("seed") for r in runs]
     starts: tuple[int, ...] = ()
