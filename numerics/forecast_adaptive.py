@@ -4,7 +4,8 @@ The members (:mod:`numerics.forecast_trend`) give point forecasts; everything el
 by rolling-origin forecasts inside the training part (origins at 30%, 40%, ..., 80% of it, each
 forecasting the rest of it):
 
-- weights: each member's mean absolute validation error e_k (origins weighted alike), and
+- weights: each member's mean absolute validation error e_k over the far half of each
+  origin's lags (the forecast's own horizon is long; origins weighted alike), and
   w_k proportional to e_k^-2 (the inverse-error combination of Bates & Granger 1969), so a
   member that kept failing out of sample carries little weight;
 - band: the combined forecast's validation errors at every lag h after an inner origin; the
@@ -15,11 +16,12 @@ forecasting the rest of it):
   spread of the members' forecasts about the combined one added in quadrature (members that
   disagree at the cut, a trend against a level, widen the band);
 - change point: the best split of the training part into two lines is compared with one
-  quadratic (likelihood ratio, penalty 3 log n scaled by the residuals' long-run variance
-  factor (1 + rho) / (1 - rho)). A split found means a collapse or a second rise: the members
-  are refitted on the part after it (when it holds at least ``_MIN_SEGMENT`` points), and the
-  band's half-width gets the gap between that forecast and the whole training part's added in
-  quadrature, so that the change widens the band instead of being averaged away.
+  quadratic or one relaxation (likelihood ratio, penalty 3 log n scaled by the residuals'
+  long-run variance factor (1 + rho) / (1 - rho)). A split found means a collapse or a
+  second rise: the members are refitted on the part after it (when it holds at least
+  ``_MIN_SEGMENT`` points), and the band's half-width gets the gap between that forecast and
+  the whole training part's added in quadrature, so that the change widens the band instead
+  of being averaged away.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import numpy as np
 from grpodyn.ground import InputError, check_finite, check_fraction
 
 from .forecast import EnsembleForecast
-from .forecast_trend import TREND_MEMBERS, member_forecasts
+from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
 
 __all__ = ["adaptive_forecast", "change_point"]
 
@@ -43,12 +45,13 @@ _MIN_SEGMENT = 12
 
 
 def change_point(t: np.ndarray, y: np.ndarray) -> int | None:
-    """Return the index where a second line starts, or None when one quadratic suffices.
+    """Return the index where a second line starts, or None when one smooth curve suffices.
 
     Splits k with at least ``_MIN_FIT`` points on each side; the two lines' residual sum of
-    squares S_2 against the quadratic's S_q; a change when n log(S_q / S_2) exceeds
-    3 log(n) (1 + rho) / (1 - rho), rho the lag-1 autocorrelation of the two lines' residuals
-    (clipped to [0, 0.8]): correlated noise makes spurious splits likelier.
+    squares S_2 against S_q, the lesser of a quadratic's and the overdamped relaxation's
+    (:func:`numerics.forecast_trend.relaxation_fit`, when it sees curvature); a change when
+    n log(S_q / S_2) exceeds 3 log(n) (1 + rho) / (1 - rho), rho the lag-1 autocorrelation of
+    the two lines' residuals (clipped to [0, 0.8]): correlated noise makes spurious splits likelier.
     """
     n = t.size
     if n < 2 * _MIN_FIT + 2:
@@ -56,6 +59,10 @@ def change_point(t: np.ndarray, y: np.ndarray) -> int | None:
     x = (t - t[0]) / max(float(t[-1] - t[0]), 1e-300)
     quad = np.polyval(np.polyfit(x, y, 2), x)
     s_q = float(np.sum((y - quad) ** 2))
+    relaxation = relaxation_fit(t, y)
+    if relaxation is not None:  # a smooth relaxation is no change point either
+        a, b, tau = relaxation
+        s_q = min(s_q, float(np.sum((y - a + b * np.exp(-(t - t[0]) / tau)) ** 2)))
     s_2 = _line_rss(x, y) + _line_rss(x[::-1], y[::-1])[::-1]
     splits = np.arange(_MIN_FIT, n - _MIN_FIT + 1)
     best_k = int(splits[np.argmin(s_2[splits])])
@@ -99,7 +106,7 @@ def _validation(t: np.ndarray, y: np.ndarray, bounds: tuple[float, float] | None
         m = int(round(share * t.size))
         if m < _MIN_FIT or t.size - m < 3 or np.ptp(y[:m]) == 0:
             continue
-        forecasts = member_forecasts(t[:m], y[:m], t[m:], bounds=bounds)
+        forecasts = member_forecasts(t[:m], y[:m], t[m:], bounds=bounds, stand_in=True)
         out.append((t[m:] - t[m - 1], y[m:] - forecasts))
     return out
 
@@ -108,9 +115,10 @@ def _weights(blocks: list[tuple[np.ndarray, np.ndarray]], present: np.ndarray) -
     """Inverse-squared mean-absolute-error weights of the members ``present`` at the cut."""
     k = present.size
     errors = np.full((len(blocks), k), np.nan)
-    for i, (_, err) in enumerate(blocks):
+    for i, (lags, err) in enumerate(blocks):
+        far = lags >= np.median(lags)  # the forecast is for long horizons: score them
         with np.errstate(invalid="ignore"):
-            errors[i] = np.mean(np.abs(err), axis=1)
+            errors[i] = np.mean(np.abs(err[:, far]), axis=1)
     usable = present & np.all(np.isfinite(errors), axis=0) if blocks else present
     if not usable.any():
         usable = present
@@ -130,7 +138,7 @@ def _conformal(values: np.ndarray, level: float) -> float:
 
 def _half_width(blocks: list[tuple[np.ndarray, np.ndarray]], w: np.ndarray, lags: np.ndarray,
                 level: float, fallback: float) -> np.ndarray:
-    """The band's half-width at ``lags`` from the combined validation errors (conformal)."""
+    """Return the band's half-width at ``lags`` from the combined validation errors."""
     used = w > 0
     h_all, e_all = [], []
     for h, err in blocks:

@@ -31,10 +31,13 @@ import numpy as np
 
 from .forecast import fit_random_walk
 
-__all__ = ["TREND_MEMBERS", "member_forecasts", "relaxation_fit"]
+__all__ = ["TREND_MEMBERS", "STAND_IN", "member_forecasts", "relaxation_fit"]
 
 #: The members, in a fixed order (the stacking weights' order).
 TREND_MEMBERS = ("recent", "level", "linear", "theta", "damped", "relaxation")
+#: A member absent at a cut and the member that stands in for it there: a relaxation whose tau
+#: the data bound only from below is the damped trend with tau = the span.
+STAND_IN = {"relaxation": "damped"}
 #: Relaxation times tried by ``relaxation``, as fractions of the training span (log grid).
 _TAU_GRID = np.geomspace(1 / 20, 1.0, 25)
 
@@ -110,7 +113,8 @@ _MEMBER_FUNCTIONS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray],
 
 
 def member_forecasts(t: np.ndarray, y: np.ndarray, future: np.ndarray, *,
-                     bounds: tuple[float, float] | None = None) -> np.ndarray:
+                     bounds: tuple[float, float] | None = None, stand_in: bool = False
+                     ) -> np.ndarray:
     """Return every member's point forecast at ``future`` (members x steps; NaN rows if absent).
 
     Parameters
@@ -121,6 +125,9 @@ def member_forecasts(t: np.ndarray, y: np.ndarray, future: np.ndarray, *,
         Steps to forecast (after ``t[-1]``).
     bounds : (lo, hi), optional
         The reward range: forecasts are clipped into it.
+    stand_in : bool
+        Give an absent member the forecast of its stand-in (``STAND_IN``): for scoring a member
+        at rolling origins where its data do not show what it needs yet.
 
     Returns
     -------
@@ -132,4 +139,9 @@ def member_forecasts(t: np.ndarray, y: np.ndarray, future: np.ndarray, *,
         forecast = _MEMBER_FUNCTIONS[name](t, y, future)
         if forecast is not None and np.all(np.isfinite(forecast)):
             out[k] = forecast if bounds is None else np.clip(forecast, *bounds)
+    if stand_in:
+        for name, other in STAND_IN.items():
+            row = TREND_MEMBERS.index(name)
+            if np.all(np.isnan(out[row])):
+                out[row] = out[TREND_MEMBERS.index(other)]
     return out
