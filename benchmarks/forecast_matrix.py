@@ -57,7 +57,7 @@ RELAX_PREFIXES = ("relaxruns", "relaxruns_slow", "relaxruns_burnin",
                   "moreseeds_relaxruns_burnin", "relaxruns_linear", "relaxruns_long",
                   "relaxruns_precise")
 #: Commit at which the trend-aware forecaster was frozen, before its held-out sources were scored.
-FROZEN = {"adaptive": None}
+FROZEN = {"adaptive": "b4695cb"}
 
 
 def _bandit(seeds: range) -> list[tuple[str, Run]]:
