@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from grpodyn.cli import main
 from grpodyn.ground import InputError
 from grpodyn.numerics.forecast_adaptive import adaptive_forecast, change_point
 from grpodyn.numerics.forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
@@ -92,3 +96,24 @@ def test_a_constant_training_part_is_refused() -> None:
     t = np.arange(1.0, 21.0)
     with pytest.raises(InputError, match="constant"):
         adaptive_forecast(t, np.full(20, 0.5), n_train=10, future_steps=t[10:])
+
+
+def test_forecast_adaptive_keeps_the_json_contract(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``grpodyn forecast --forecaster adaptive --json`` gives the ensemble's keys and a path."""
+    values = _noisy(0.8 - 0.6 * np.exp(-np.arange(120) / 40), 8)
+    log = tmp_path / "run.csv"
+    log.write_text("step,reward\n" + "".join(f"{i},{r:.5f}\n" for i, r in
+                                             enumerate(values, start=1)))
+    assert main(["forecast", str(log), "--train-fraction", "0.5", "--json"]) == 0
+    ensemble = json.loads(capsys.readouterr().out)
+    assert main(["forecast", str(log), "--train-fraction", "0.5", "--forecaster", "adaptive",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(ensemble) == set(out)
+    assert out["weighting"] == "rolling_origin" and set(out["weights"]) == set(TREND_MEMBERS)
+    assert out["plateau"]["status"] == "not_determined"
+    assert all(lo <= m <= hi for lo, m, hi in zip(out["lower"], out["point"], out["upper"],
+                                                  strict=True))
+    held = np.round(values[60:], 5)
+    assert out["mae"] == pytest.approx(np.mean(np.abs(held - out["point"])), rel=1e-6)
