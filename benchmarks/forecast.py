@@ -1,5 +1,11 @@
 """Forecasts of the rest of a run against naive baselines: ``python benchmarks/forecast.py``.
 
+By default it prints the stratified matrix (all / still moving / quiet) of every grpodyn
+forecaster against the forecasting field's baselines on the public logs, the tiny grids, the
+bandit and the deep-network relaxation runs (``forecast_matrix``, ``forecast_baselines``;
+``--only SOURCE``, ``--quick``, ``--json PATH``). ``--legacy`` gives the per-fraction tables of
+the earlier revisions described below, with their own options.
+
 Designed on one source, scored on another: the forecaster's member set, noise model and
 stacking were chosen on the DESIGN runs (the seven shipped tiny-model TRL runs and simulated
 bandit runs of the diagnosis test bed); the SCORE runs are the public logs of
