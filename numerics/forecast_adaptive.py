@@ -14,7 +14,9 @@ forecasting the rest of it):
   s = log(q_far / q_near) / log(h_far / h_near) clipped to [0, 1] (an error that grew with the
   lag keeps growing, at most linearly; one that shrank is not narrowed), with the weighted
   spread of the members' forecasts about the combined one added in quadrature (members that
-  disagree at the cut, a trend against a level, widen the band);
+  disagree at the cut, a trend against a level, widen the band); the quantiles are never
+  below z sigma sqrt(2) (sigma the white noise from first differences: a level known no better
+  than one observation, plus a new observation's noise);
 - change point: the best split of the training part into two lines is compared with one
   quadratic or one relaxation (likelihood ratio, penalty 3 log n scaled by the residuals'
   long-run variance factor (1 + rho) / (1 - rho)). A split found means a collapse or a
@@ -29,6 +31,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import ndtri
 
 from grpodyn.ground import InputError, check_finite, check_fraction
 
@@ -167,16 +170,10 @@ def _forecast_from(t: np.ndarray, y: np.ndarray, future: np.ndarray, level: floa
     w = _weights(blocks, present)
     point = w[w > 0] @ final[w > 0]
     white = float(np.std(np.diff(y)) / math.sqrt(2))
-    fallback = white * math.sqrt(2) * float(_normal_quantile(0.5 + level / 2))
+    fallback = white * math.sqrt(2) * float(ndtri(0.5 + level / 2))
     half = _half_width(blocks, w, future - t[-1], level, fallback)
     spread = np.sqrt(w[w > 0] @ (final[w > 0] - point) ** 2)
     return point, np.sqrt(half**2 + spread**2), w
-
-
-def _normal_quantile(p: float) -> float:
-    from scipy.special import ndtri
-
-    return float(ndtri(p))
 
 
 def adaptive_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: np.ndarray,
