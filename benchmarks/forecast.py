@@ -1,5 +1,11 @@
 """Forecasts of the rest of a run against naive baselines: ``python benchmarks/forecast.py``.
 
+By default it prints the stratified matrix (all / still moving / quiet) of every grpodyn
+forecaster against the forecasting field's baselines on the public logs, the tiny grids, the
+bandit and the deep-network relaxation runs (``forecast_matrix``, ``forecast_baselines``;
+``--only SOURCE``, ``--quick``, ``--json PATH``). ``--legacy`` gives the per-fraction tables of
+the earlier revisions described below, with their own options.
+
 Designed on one source, scored on another: the forecaster's member set, noise model and
 stacking were chosen on the DESIGN runs (the seven shipped tiny-model TRL runs and simulated
 bandit runs of the diagnosis test bed); the SCORE runs are the public logs of
@@ -444,9 +450,9 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
     return loaders[source]()
 
 
-def main() -> None:
-    """Run the benchmark on every source asked for and print one table per source."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def legacy_main(argv: list[str]) -> None:
+    """The per-fraction tables of the earlier revisions (``--legacy``): one table per source."""
+    parser = argparse.ArgumentParser(description="per-fraction tables (the earlier revisions)")
     parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     parser.add_argument("--json", help="write every number to this JSON file")
     parser.add_argument("--grid2", default=str(ROOT / "empirical" / "data" / "tiny_grid2"),
@@ -463,7 +469,7 @@ def main() -> None:
     parser.add_argument("--band", default="averaged", choices=("averaged", "mixture"),
                         help="how the members make the band: averaged quantiles (revision 6) "
                              "or the mixture's (revision 5, the control)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     learned_prior = None if args.learned_prior == "none" else Path(args.learned_prior)
     sources = {}
     for source in args.only.split(","):
@@ -502,6 +508,17 @@ def main() -> None:
         everything[source] = {"summary": summary, "per_run": per_run}
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1, default=float))
+
+
+def main() -> None:
+    """Print the stratified matrix (``--legacy``: the earlier per-fraction tables)."""
+    if "--legacy" in sys.argv[1:]:
+        legacy_main([a for a in sys.argv[1:] if a != "--legacy"])
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from forecast_matrix import matrix_main  # a sibling script
+
+    matrix_main(sys.argv[1:])
 
 
 if __name__ == "__main__":

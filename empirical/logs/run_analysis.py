@@ -44,7 +44,7 @@ __all__ = ["RunAnalysis", "analyse_run", "infer_reward_range", "learning_rate_of
 #: Models fitted to the whole run (the forecaster's saturating members and the sigmoid).
 FIT_MODELS = ("exponential", "power", "sigmoid", "inertial", "exponential_lr")
 #: The forecasters ``analyse_run(forecaster=...)`` and ``grpodyn forecast --forecaster`` know.
-FORECASTERS = ("ensemble", "learned_prior")
+FORECASTERS = ("ensemble", "learned_prior", "adaptive")
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
 
 
@@ -477,7 +477,9 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         Which forecaster makes the forecast: ``ensemble`` (the stacked curve models,
         :func:`grpodyn.numerics.forecast.forecast_curve`) or ``learned_prior`` (the network
         trained on the theory's prior, :func:`grpodyn.numerics.learned_prior.
-        learned_prior_forecast`; bands up to level 0.95).
+        learned_prior_forecast`; bands up to level 0.95) or ``adaptive`` (the trend-aware
+        members weighted by rolling-origin errors inside the training part,
+        :func:`grpodyn.numerics.forecast_adaptive.adaptive_forecast`).
 
     Returns
     -------
@@ -627,6 +629,11 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
         future = np.concatenate([future, extra[extra <= horizon]])
     if future.size == 0:
         raise InputError("nothing to forecast: the cut is at the last step; give --horizon")
+    if forecaster == "adaptive":
+        from grpodyn.numerics.forecast_adaptive import adaptive_forecast
+
+        return adaptive_forecast(run.steps, run.reward, n_train=n_train, future_steps=future,
+                                 level=level, bounds=bounds)
     if forecaster == "learned_prior":
         return learned_prior_forecast(run.steps, run.reward, n_train=n_train,
                                       future_steps=future, level=level, bounds=bounds)

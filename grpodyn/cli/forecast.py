@@ -31,10 +31,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--horizon", type=finite_float, help="forecast up to this step")
     p.add_argument("--level", type=finite_float, default=0.9,
                    help="central probability of the band (default 0.9)")
-    p.add_argument("--forecaster", choices=("ensemble", "learned_prior"), default="ensemble",
+    p.add_argument("--forecaster", choices=("ensemble", "learned_prior", "adaptive"),
+                   default="ensemble",
                    help="ensemble: the stacked curve models (default); learned_prior: a "
                         "network trained on curves drawn from the theory's prior (LC-PFN "
-                        "style; bands up to level 0.95)")
+                        "style; bands up to level 0.95); adaptive: level, trend and "
+                        "relaxation members weighted by their rolling-origin errors inside "
+                        "the training part, a conformal band, a change point widens it")
     add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): enables the "
                           "inertial model (default: the log's)")
     add_log_options(p)

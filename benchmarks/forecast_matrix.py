@@ -1,0 +1,174 @@
+"""The stratified forecast matrix printed by ``python benchmarks/forecast.py``.
+
+Sources: ``public`` (the public GRPO logs that load, ``../shared/data/real_logs``), ``tiny_grids``
+(the shipped tiny-model TRL runs of ``empirical/data/tiny_grid`` and ``tiny_grid2``),
+``bandit`` (simulated softmax-bandit runs of the diagnosis test bed, seeds 0-3 of every
+class, 400 steps), ``deepnet`` (the deep-network relaxation runs,
+``empirical/data/deepnet/*relaxruns*.json``) and ``bandit_fresh`` (seeds 100-103 of the same
+test bed). The trend-aware forecaster (``adaptive``) was designed on ``public``, ``tiny_grids``
+and ``bandit``; ``deepnet`` and ``bandit_fresh`` are its held-out sources (scored once, after
+the freeze recorded in ``FROZEN``).
+
+Forecasters: ``adaptive`` (:func:`numerics.forecast_adaptive.adaptive_forecast`), ``ensemble``
+(:func:`numerics.forecast.forecast_curve`, the default of ``grpodyn forecast``),
+``learned_prior`` and the baselines and oracle of ``forecast_baselines``. Each forecast is cut
+at F = 0.3 and 0.5; see ``forecast_baselines`` for the scores and the strata.
+``--quick`` keeps every fourth run of each source; a JSON of every number goes to ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from forecast import (  # noqa: E402  (sibling scripts)
+    ROOT,
+    deepnet_relaxation_runs,
+    score_runs,
+    tiny_grid2_runs,
+    tiny_grid_runs,
+)
+from forecast_baselines import (  # noqa: E402
+    LEVEL,
+    baseline_scores,
+    print_matrix,
+    scores,
+    stratum,
+    summarise,
+)
+
+from grpodyn.empirical.logs.loaders import Run  # noqa: E402
+from grpodyn.empirical.logs.run_analysis import infer_reward_range, learning_rate_of, momentum_of
+from grpodyn.ground import InputError
+from grpodyn.ground.files import write_atomic
+from grpodyn.numerics.fit import estimate_noise
+
+MATRIX_SOURCES = ("public", "tiny_grids", "bandit", "deepnet", "bandit_fresh")
+DEFAULT_SOURCES = ("public", "tiny_grids", "bandit", "deepnet")
+FORECASTERS = ("adaptive", "ensemble", "learned_prior")
+FRACTIONS = (0.3, 0.5)
+RELAX_PREFIXES = ("relaxruns", "relaxruns_slow", "relaxruns_burnin",
+                  "moreseeds_relaxruns_burnin", "relaxruns_linear", "relaxruns_long",
+                  "relaxruns_precise")
+#: Commit at which the trend-aware forecaster was frozen, before its held-out sources were scored.
+FROZEN = {"adaptive": "b4695cb"}
+
+
+def _bandit(seeds: range) -> list[tuple[str, Run]]:
+    from grpodyn.empirical.diagnostics.testbed import LABELS, _bandit_case
+
+    return [(case.name, case.run) for case in
+            (_bandit_case(label, seed, 400) for label in LABELS for seed in seeds)]
+
+
+def load_matrix_source(source: str, logs: Path) -> list[tuple[str, Run]]:
+    """Return the runs of ``source`` (one of ``MATRIX_SOURCES``)."""
+    if source == "public":
+        if not logs.is_dir():
+            raise InputError(f"{logs}: no public logs folder (give --logs)")
+        runs, skipped = score_runs(logs)
+        print(f"public logs skipped (do not load): {len(skipped)}", file=sys.stderr)
+        return runs
+    if source == "tiny_grids":
+        return tiny_grid_runs() + tiny_grid2_runs(
+            seeds=tuple(range(100)), folder=ROOT / "empirical" / "data" / "tiny_grid2")
+    if source == "bandit":
+        return _bandit(range(4))
+    if source == "bandit_fresh":
+        return _bandit(range(100, 104))
+    return deepnet_relaxation_runs(RELAX_PREFIXES)
+
+
+def _forecaster_band(method: str, run: Run, n_train: int, bounds: tuple[float, float] | None
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    t, y, future = run.steps, run.reward, run.steps[n_train:]
+    if method == "adaptive":
+        from grpodyn.numerics.forecast_adaptive import adaptive_forecast
+
+        fc = adaptive_forecast(t, y, n_train=n_train, future_steps=future, level=LEVEL,
+                               bounds=bounds)
+    elif method == "learned_prior":
+        from grpodyn.numerics.learned_prior import learned_prior_forecast
+
+        fc = learned_prior_forecast(t, y, n_train=n_train, future_steps=future, level=LEVEL,
+                                    bounds=bounds)
+    else:
+        from grpodyn.numerics.forecast import MEMBERS, forecast_curve
+
+        beta, _ = momentum_of(run, None)
+        lr = learning_rate_of(run)
+        fc = forecast_curve(t, y, n_train=n_train, future_steps=future, members=MEMBERS,
+                            momentum=beta, learning_rate=None if lr is None else (t, lr),
+                            bounds=bounds, level=LEVEL)
+    return fc.point, fc.lower, fc.upper
+
+
+def evaluate_cut(run: Run, fraction: float, forecasters: tuple[str, ...]) -> dict | None:
+    """Score every forecaster and baseline on ``run`` cut at ``fraction`` (None: too short)."""
+    n_train = int(np.floor(fraction * run.n_points))
+    if n_train < 8 or run.n_points - n_train < 3 or np.ptp(run.reward[:n_train]) == 0:
+        return None
+    sigma = estimate_noise(run.reward).sigma
+    if not sigma > 0:
+        return None
+    held = run.reward[n_train:]
+    bounds, _ = infer_reward_range(run)
+    out: dict = {"stratum": stratum(run.reward[:n_train], held, sigma)}
+    for method in forecasters:
+        try:
+            out[method] = scores(held, _forecaster_band(method, run, n_train, bounds), sigma)
+        except InputError:
+            out[method] = None
+    out.update(baseline_scores(run.steps, run.reward, n_train, sigma))
+    return out
+
+
+def matrix_main(argv: list[str]) -> None:
+    """Parse the options, score every source asked for and print its matrix."""
+    parser = argparse.ArgumentParser(description="the stratified forecast matrix")
+    parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"),
+                        help="the public logs' folder")
+    parser.add_argument("--only", default=",".join(DEFAULT_SOURCES),
+                        help=f"comma-separated sources, of {', '.join(MATRIX_SOURCES)}")
+    parser.add_argument("--forecasters", default=",".join(FORECASTERS),
+                        help=f"comma-separated grpodyn forecasters, of {', '.join(FORECASTERS)}")
+    parser.add_argument("--quick", action="store_true", help="every fourth run of each source")
+    parser.add_argument("--json", help="write every number to this JSON file")
+    args = parser.parse_args(argv)
+    forecasters = tuple(f for f in args.forecasters.split(",") if f)
+    for name in forecasters:
+        if name not in FORECASTERS:
+            parser.error(f"--forecasters: unknown forecaster {name!r}")
+    everything = {}
+    for source in args.only.split(","):
+        if source not in MATRIX_SOURCES:
+            parser.error(f"--only: unknown source {source!r} (known: "
+                         f"{', '.join(MATRIX_SOURCES)})")
+        try:
+            runs = load_matrix_source(source, Path(args.logs))
+        except InputError as exc:
+            print(f"{source}: {exc}", file=sys.stderr)
+            continue
+        if args.quick:
+            runs = runs[::4]
+        results, per_run, start = [], {}, time.time()
+        for name, run in runs:
+            for fraction in FRACTIONS:
+                result = evaluate_cut(run, fraction, forecasters)
+                if result is not None:
+                    results.append(result)
+                    per_run[f"{name}@{fraction}"] = result
+        print(f"[{source}] {len(runs)} runs, {len(results)} forecasts, "
+              f"{time.time() - start:.0f} s", file=sys.stderr)
+        table = summarise(results)
+        print_matrix(f"{source}: {len(runs)} runs, cut at F = "
+                     f"{' and '.join(map(str, FRACTIONS))}", table)
+        everything[source] = {"summary": table, "per_run": per_run}
+    if args.json:
+        write_atomic(Path(args.json), json.dumps(everything, indent=1, default=float))

@@ -1,0 +1,229 @@
+"""The trend-aware forecaster: members weighted and bands calibrated on the training part only.
+
+The members (:mod:`numerics.forecast_trend`) give point forecasts; everything else is measured
+by rolling-origin forecasts inside the training part (origins at 30%, 40%, ..., 80% of it, each
+forecasting the rest of it):
+
+- weights: each member's mean absolute validation error e_k over the far half of each
+  origin's lags (the forecast's own horizon is long; origins weighted alike), and
+  w_k proportional to e_k^-2 (the inverse-error combination of Bates & Granger 1969), so a
+  member that kept failing out of sample carries little weight;
+- band: the combined forecast's validation errors at every lag h after an inner origin; the
+  conformal quantile (finite-sample level ceil((n + 1) level) / n) of |error| in the near and
+  the far half of the validated lags, carried to every lag as q_near (h / h_near)^s with
+  s = log(q_far / q_near) / log(h_far / h_near) clipped to [0, 1] (an error that grew with the
+  lag keeps growing, at most linearly; one that shrank is not narrowed), with the weighted
+  spread of the members' forecasts about the combined one added in quadrature (members that
+  disagree at the cut, a trend against a level, widen the band); the quantiles are never
+  below z sigma sqrt(2) (sigma the white noise from first differences: a level known no better
+  than one observation, plus a new observation's noise);
+- change point: the best split of the training part into two lines is compared with one
+  quadratic or one relaxation (likelihood ratio, penalty 3 log n scaled by the residuals'
+  long-run variance factor (1 + rho) / (1 - rho)). A split found means a collapse or a
+  second rise: the members are refitted on the part after it (when it holds at least
+  ``_MIN_SEGMENT`` points), and the band's half-width gets the gap between that forecast and
+  the whole training part's added in quadrature, so that the change widens the band instead
+  of being averaged away.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import ndtri
+
+from grpodyn.ground import InputError, check_finite, check_fraction
+
+from .forecast import EnsembleForecast
+from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
+
+__all__ = ["adaptive_forecast", "change_point"]
+
+#: Inner origins of the rolling-origin validation, as fractions of the training part.
+_ORIGINS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+#: The fewest points a member is fitted on (inner origins and post-break segments).
+_MIN_FIT = 8
+_MIN_SEGMENT = 12
+
+
+def change_point(t: np.ndarray, y: np.ndarray) -> int | None:
+    """Return the index where a second line starts, or None when one smooth curve suffices.
+
+    Splits k with at least ``_MIN_FIT`` points on each side; the two lines' residual sum of
+    squares S_2 against S_q, the lesser of a quadratic's and the overdamped relaxation's
+    (:func:`numerics.forecast_trend.relaxation_fit`, when it sees curvature); a change when
+    n log(S_q / S_2) exceeds 3 log(n) (1 + rho) / (1 - rho), rho the lag-1 autocorrelation of
+    the two lines' residuals (clipped to [0, 0.8]): correlated noise makes spurious splits likelier.
+    """
+    n = t.size
+    if n < 2 * _MIN_FIT + 2:
+        return None
+    x = (t - t[0]) / max(float(t[-1] - t[0]), 1e-300)
+    quad = np.polyval(np.polyfit(x, y, 2), x)
+    s_q = float(np.sum((y - quad) ** 2))
+    relaxation = relaxation_fit(t, y)
+    if relaxation is not None:  # a smooth relaxation is no change point either
+        a, b, tau = relaxation
+        s_q = min(s_q, float(np.sum((y - a + b * np.exp(-(t - t[0]) / tau)) ** 2)))
+    s_2 = _line_rss(x, y) + _line_rss(x[::-1], y[::-1])[::-1]
+    splits = np.arange(_MIN_FIT, n - _MIN_FIT + 1)
+    best_k = int(splits[np.argmin(s_2[splits])])
+    best = float(s_2[best_k])
+    left = np.polyval(np.polyfit(x[:best_k], y[:best_k], 1), x[:best_k])
+    right = np.polyval(np.polyfit(x[best_k:], y[best_k:], 1), x[best_k:])
+    best_resid = np.concatenate([y[:best_k] - left, y[best_k:] - right])
+    if not best > 0 or not s_q > best:
+        return None
+    r = best_resid - best_resid.mean()
+    rho = float(np.clip((r[1:] @ r[:-1]) / max(float(r @ r), 1e-300), 0.0, 0.8))
+    statistic = n * math.log(s_q / best)
+    return best_k if statistic > 3 * math.log(n) * (1 + rho) / (1 - rho) else None
+
+
+def _line_rss(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Residual sums of squares of the least-squares lines of the first k points, k = 0..n.
+
+    From cumulative sums, O(n); the same of the reversed data, reversed, gives the suffixes'
+    (entry k: the points from k on). Fewer than 3 points: 0.
+    """
+    def prefix(v: np.ndarray) -> np.ndarray:
+        return np.concatenate([[0.0], np.cumsum(v)])
+
+    xc, yc = x - x.mean(), y - y.mean()  # centred: the cumulative sums stay well conditioned
+    n, sx, sy = prefix(np.ones_like(xc)), prefix(xc), prefix(yc)
+    sxx, sxy, syy = prefix(xc * xc), prefix(xc * yc), prefix(yc * yc)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        vxx = sxx - sx * sx / n
+        vxy = sxy - sx * sy / n
+        vyy = syy - sy * sy / n
+        rss = vyy - np.where(vxx > 0, vxy * vxy / vxx, 0.0)
+    return np.where(n > 2, np.maximum(rss, 0.0), 0.0)
+
+
+def _validation(t: np.ndarray, y: np.ndarray, bounds: tuple[float, float] | None
+                ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Rolling-origin forecasts inside (t, y): per origin, (lags after it, members' errors)."""
+    out = []
+    for share in _ORIGINS:
+        m = int(round(share * t.size))
+        if m < _MIN_FIT or t.size - m < 3 or np.ptp(y[:m]) == 0:
+            continue
+        forecasts = member_forecasts(t[:m], y[:m], t[m:], bounds=bounds, stand_in=True)
+        out.append((t[m:] - t[m - 1], y[m:] - forecasts))
+    return out
+
+
+def _weights(blocks: list[tuple[np.ndarray, np.ndarray]], present: np.ndarray) -> np.ndarray:
+    """Inverse-squared mean-absolute-error weights of the members ``present`` at the cut."""
+    k = present.size
+    errors = np.full((len(blocks), k), np.nan)
+    for i, (lags, err) in enumerate(blocks):
+        far = lags >= np.median(lags)  # the forecast is for long horizons: score them
+        with np.errstate(invalid="ignore"):
+            errors[i] = np.mean(np.abs(err[:, far]), axis=1)
+    usable = present & np.all(np.isfinite(errors), axis=0) if blocks else present
+    if not usable.any():
+        usable = present
+    if not blocks or not usable.any():
+        w = usable.astype(float)
+        return w / w.sum()
+    mae = np.maximum(errors[:, usable].mean(axis=0), 1e-12)
+    w = np.zeros(k)
+    w[usable] = mae**-2.0
+    return w / w.sum()
+
+
+def _conformal(values: np.ndarray, level: float) -> float:
+    n = values.size
+    return float(np.quantile(values, min(1.0, math.ceil((n + 1) * level) / n)))
+
+
+def _half_width(blocks: list[tuple[np.ndarray, np.ndarray]], w: np.ndarray, lags: np.ndarray,
+                level: float, fallback: float) -> np.ndarray:
+    """Return the band's half-width at ``lags`` from the combined validation errors."""
+    used = w > 0
+    h_all, e_all = [], []
+    for h, err in blocks:
+        if np.all(np.isfinite(err[used])):
+            h_all.append(h)
+            e_all.append(np.abs(w[used] @ err[used]))
+    if not h_all:
+        return np.full(lags.shape, fallback)
+    h, e = np.concatenate(h_all), np.concatenate(e_all)
+    far = h > np.median(h)
+    if far.sum() < 5 or (~far).sum() < 5:
+        return np.full(lags.shape, max(_conformal(e, level), fallback))
+    q_near, q_far = (max(_conformal(e[part], level), fallback) for part in (~far, far))
+    h_near, h_far = float(np.median(h[~far])), float(np.median(h[far]))
+    slope = float(np.clip(math.log(q_far / q_near) / math.log(h_far / h_near), 0.0, 1.0))
+    return q_near * (np.maximum(lags, h_near) / h_near) ** slope
+
+
+def _forecast_from(t: np.ndarray, y: np.ndarray, future: np.ndarray, level: float,
+                   bounds: tuple[float, float] | None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Point forecast, half-width and weights from the training part (t, y)."""
+    final = member_forecasts(t, y, future, bounds=bounds)
+    present = np.all(np.isfinite(final), axis=1)
+    blocks = _validation(t, y, bounds)
+    w = _weights(blocks, present)
+    point = w[w > 0] @ final[w > 0]
+    white = float(np.std(np.diff(y)) / math.sqrt(2))
+    fallback = white * math.sqrt(2) * float(ndtri(0.5 + level / 2))
+    half = _half_width(blocks, w, future - t[-1], level, fallback)
+    spread = np.sqrt(w[w > 0] @ (final[w > 0] - point) ** 2)
+    return point, np.sqrt(half**2 + spread**2), w
+
+
+def adaptive_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: np.ndarray,
+                      level: float = 0.9, bounds: tuple[float, float] | None = None
+                      ) -> EnsembleForecast:
+    """Forecast the steps after the first ``n_train`` points with the trend-aware forecaster.
+
+    Parameters
+    ----------
+    t, y : array_like
+        Steps and rewards (only the first ``n_train`` are read).
+    n_train : int
+        Training points (at least 8).
+    future_steps : array_like
+        Steps to forecast, after ``t[n_train - 1]``.
+    level : float
+        Central probability of the band.
+    bounds : (lo, hi), optional
+        The reward range: forecasts and band are kept inside it.
+
+    Returns
+    -------
+    EnsembleForecast
+        No fitted members (``members`` empty); ``weights`` and ``point_weights`` are the
+        members' inverse-error weights; ``mean``, ``median`` and ``point`` are the combined
+        forecast; ``weighting`` is ``"rolling_origin"``.
+    """
+    t = check_finite("steps", t).ravel()
+    y = check_finite("reward", y).ravel()
+    future = check_finite("forecast steps", future_steps).ravel()
+    level = check_fraction("level", level)
+    if isinstance(n_train, bool) or not 8 <= int(n_train) <= min(t.size, y.size):
+        raise InputError(f"a forecast needs at least 8 training points, got {n_train}")
+    tt, yt = t[:n_train], y[:n_train]
+    if np.any(np.diff(tt) <= 0):
+        raise InputError("steps: the training steps must be strictly increasing")
+    if np.ptp(yt) == 0:
+        raise InputError("the reward is constant over the training part: nothing to fit")
+    point, half, w = _forecast_from(tt, yt, future, level, bounds)
+    notes: tuple[str, ...] = ()
+    split = change_point(tt, yt)
+    if split is not None and n_train - split >= _MIN_SEGMENT and np.ptp(yt[split:]) > 0:
+        whole = point
+        point, half, w = _forecast_from(tt[split:], yt[split:], future, level, bounds)
+        half = np.sqrt(half**2 + (point - whole) ** 2)
+        notes = (f"change point at step {tt[split]:g}: members refitted after it, the band "
+                 "widened by the gap to the whole training part's forecast",)
+    lower, upper = point - half, point + half
+    if bounds is not None:
+        point, lower, upper = (np.clip(a, *bounds) for a in (point, lower, upper))
+    weights = {name: float(v) for name, v in zip(TREND_MEMBERS, w, strict=True)}
+    return EnsembleForecast({}, weights, "rolling_origin", int(n_train), future, point, lower,
+                            upper, level, bounds, notes, point, point, dict(weights))
