@@ -10,11 +10,11 @@ Designed on one source, scored on another: the forecaster's member set, noise mo
 stacking were chosen on the DESIGN runs (the seven shipped tiny-model TRL runs and simulated
 bandit runs of the diagnosis test bed); the SCORE runs are the public logs of
 ``../shared/data/real_logs`` (those that load). Three more sources were never used to design
-the method: the 42 runs of the tiny-model hyperparameter grid (``empirical/data/tiny_grid``),
-the deep-network runs' reward curves (``empirical/data/deepnet``, stable runs of seed 0, with
+the method: the 42 runs of the tiny-model hyperparameter grid (``studies/tiny_grids/data/tiny_grid``),
+the deep-network runs' reward curves (``studies/deepnet/data``, stable runs of seed 0, with
 their momentum) and fresh seeded synthetic runs (``synthetic_runs``). Two more were scored
 once, after revision 4 was frozen: ``tiny_grid2`` (the 70 runs of seeds 0-4 of the second
-tiny-model grid, ``empirical/data/tiny_grid2``, momentum logged) and ``synthetic_fresh``
+tiny-model grid, ``studies/tiny_grids/data/tiny_grid2``, momentum logged) and ``synthetic_fresh``
 (seeds 4000-4039). Revision 5 (a damped-trend member) was designed on the public logs,
 synthetic seeds 2000-2039 and 4000-4039, ``tiny_grid`` and ``tiny_grid2`` seeds 0-4, frozen
 (``FROZEN``), then scored once on ``tiny_grid2_new`` (seeds 5 and 6 of the second grid),
@@ -102,7 +102,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FRACTIONS = (0.2, 0.3, 0.5, 0.7)
 LEVEL = 0.9
 BASELINES = ("last_value", "mean_last20", "linear", "power_law", "exponential")
-DEEPNET = ROOT / "empirical" / "data" / "deepnet"
+DEEPNET = ROOT / "studies" / "deepnet" / "data"
 
 
 def design_runs() -> list[tuple[str, Run]]:
@@ -118,18 +118,18 @@ def design_runs() -> list[tuple[str, Run]]:
 def tiny_grid_runs() -> list[tuple[str, Run]]:
     """Return the 42 tiny-model TRL runs of the hyperparameter grid (never forecast design data)."""
     return [(p.stem, load_run(p))
-            for p in sorted((ROOT / "empirical" / "data" / "tiny_grid").glob("*.json"))]
+            for p in sorted((ROOT / "studies" / "tiny_grids" / "data" / "tiny_grid").glob("*.json"))]
 
 
 def tiny_grid2_runs(*, seeds: tuple[int, ...] = (0, 1, 2, 3, 4), folder: Path | None = None
                     ) -> list[tuple[str, Run]]:
-    """Return the runs of the second tiny-model grid (``empirical/data/tiny_grid2``) of ``seeds``.
+    """Return the runs of the second tiny-model grid (``studies/tiny_grids/data/tiny_grid2``) of ``seeds``.
 
     Chosen by file name (``..._seed<k>.json``): seeds 0-4 were never used by the forecaster;
     seeds added later are left out unless asked for. ``folder``: the grid's folder (default
     the shipped one).
     """
-    folder = folder or ROOT / "empirical" / "data" / "tiny_grid2"
+    folder = folder or ROOT / "studies" / "tiny_grids" / "data" / "tiny_grid2"
     return [(p.stem, load_run(p)) for p in sorted(folder.glob("*.json"))
             if p.stem.rsplit("_seed", 1)[-1].isdigit()
             and int(p.stem.rsplit("_seed", 1)[-1]) in seeds]
@@ -455,7 +455,7 @@ def legacy_main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description="per-fraction tables (the earlier revisions)")
     parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     parser.add_argument("--json", help="write every number to this JSON file")
-    parser.add_argument("--grid2", default=str(ROOT / "empirical" / "data" / "tiny_grid2"),
+    parser.add_argument("--grid2", default=str(ROOT / "studies" / "tiny_grids" / "data" / "tiny_grid2"),
                         help="the second tiny grid's folder (for tiny_grid2_late, _r6)")
     parser.add_argument("--only", default=",".join(SOURCES),
                         help=f"comma-separated sources, of {', '.join(SOURCES)}")

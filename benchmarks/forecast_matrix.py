@@ -1,10 +1,10 @@
 """The stratified forecast matrix printed by ``python benchmarks/forecast.py``.
 
 Sources: ``public`` (the public GRPO logs that load, ``../shared/data/real_logs``), ``tiny_grids``
-(the shipped tiny-model TRL runs of ``empirical/data/tiny_grid`` and ``tiny_grid2``),
+(the shipped tiny-model TRL runs of ``studies/tiny_grids/data/tiny_grid`` and ``tiny_grid2``),
 ``bandit`` (simulated softmax-bandit runs of the diagnosis test bed, seeds 0-3 of every
 class, 400 steps), ``deepnet`` (the deep-network relaxation runs,
-``empirical/data/deepnet/*relaxruns*.json``) and ``bandit_fresh`` (seeds 100-103 of the same
+``studies/deepnet/data/*relaxruns*.json``) and ``bandit_fresh`` (seeds 100-103 of the same
 test bed). The trend-aware forecaster (``adaptive``) was designed on ``public``, ``tiny_grids``
 and ``bandit``; ``deepnet`` and ``bandit_fresh`` are its held-out sources (scored once, after
 the freeze recorded in ``FROZEN``).
@@ -77,7 +77,7 @@ def load_matrix_source(source: str, logs: Path) -> list[tuple[str, Run]]:
         return runs
     if source == "tiny_grids":
         return tiny_grid_runs() + tiny_grid2_runs(
-            seeds=tuple(range(100)), folder=ROOT / "empirical" / "data" / "tiny_grid2")
+            seeds=tuple(range(100)), folder=ROOT / "studies" / "tiny_grids" / "data" / "tiny_grid2")
     if source == "bandit":
         return _bandit(range(4))
     if source == "bandit_fresh":
