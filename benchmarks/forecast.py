@@ -47,7 +47,7 @@ median interval score, each divided by the first learned prior's, are at most 1.
 otherwise the first is restored. The default forecaster becomes the learned prior only if it
 beats the ensemble on both median MAE and median interval score in every fresh cell and at
 F = 0.3 and 0.5 on ``score``. Applied to all 10 cells, condition (a) failed (6 cells against
-7), so the first learned prior is shipped again (docs/findings.md 8g); the default stays the
+7), so the first learned prior is shipped again (studies/learned_prior/findings.md 8g); the default stays the
 ensemble. ``tiny_grid2_s11`` (seeds 17-18 of the second grid, made in session 11, long after
 both freezes) and ``deepnet_relax_precise`` (issue 16's runs on seeds 1300-1308, made in session
 11) score the shipped learned prior and the ensemble once more. Nothing is tuned per run.
@@ -195,7 +195,7 @@ def synthetic_runs(seeds: range) -> list[tuple[str, Run]]:
 
     Means (one per seed, in turn): exponential r* - (r* - r0) exp(-t / tau), power law
     r* - (r* - r0) (1 + t / tau)^(-1/2), flat, sigmoid; 80-400 steps; the process noise an AR(1)
-    (rho 0.5-0.95) and white noise, rewards clipped to [0, 1] (THEORY.md section 6's noise
+    (rho 0.5-0.95) and white noise, rewards clipped to [0, 1] (docs/theory.md section 6's noise
     model; the truth is known, nothing here is fitted to a log).
     """
     out = []

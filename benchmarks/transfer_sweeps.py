@@ -1,7 +1,7 @@
 """The sweeps the transfer benchmark scores, and the leave-one-setting-out score of one sweep.
 
 Own sweeps: the tiny TRL grids (``python -m grpodyn.empirical.tinylm.make_grid``), each
-setting run with several seeds. Public controlled sweeps (MANIFEST.md of the public logs):
+setting run with several seeds. Public controlled sweeps (the manifest of the public logs):
 
 - ShibukiZero S4: lr 1e-5 against 4e-5 (G 8, 32 prompts, AdamW), two runs;
 - garg-aayush: six learning rates, eval reward (G 8; B not logged, taken as 1: one B G);

@@ -5,7 +5,7 @@ draws N curves from :func:`numerics.learned_prior.sample_prior_curves`, cuts eac
 fraction F in [0.15, 0.75] of its points, and trains a ReLU perceptron on (summary of the
 training part, horizon) -> quantiles of the reward at that horizon in noise units, with the
 pinball loss averaged over ``QUANTILE_LEVELS``. No real run enters: the prior is the theory's
-(THEORY.md sections 3 and 6), so every real source stays a fair test. The weights go to
+(docs/theory.md sections 3 and 6), so every real source stays a fair test. The weights go to
 ``numerics/learned_prior_weights.npz`` (written atomically), with the prior's seed, the number
 of curves and the final validation loss in its ``info``.
 """

@@ -14,9 +14,9 @@ For custom training loops, verl or any trainer that hands out a dict of metrics 
 Every ``refit_every`` updates (once ``min_points`` rewards are in) the run so far is analysed
 by :func:`grpodyn.empirical.logs.run_analysis.analyse_run` (the analysis of ``grpodyn report LOG``):
 the plateau r*, the relaxation time tau and the stability margin 1 - k / k_max of the
-overdamped mean-field map (k = (1 - momentum) / tau, k_max = 2 (1 + momentum); THEORY.md
+overdamped mean-field map (k = (1 - momentum) / tau, k_max = 2 (1 + momentum); docs/theory.md
 sections 3 and 5), each with the status the analysis gives it. Every ``diagnose_every`` updates
-:func:`grpodyn.empirical.diagnostics.diagnose.diagnose` names the failure modes it flags (THEORY.md
+:func:`grpodyn.empirical.diagnostics.diagnose.diagnose` names the failure modes it flags (docs/theory.md
 section 10). At every update from 10 rewards on,
 :func:`grpodyn.empirical.diagnostics.early_warning.early_warning` looks for the precursors of a
 collapse at the last steps (``state.early_warning``: a warning, not a verdict). The TRL
@@ -71,19 +71,19 @@ class MonitorState:
         Rewards recorded so far.
     plateau : dict
         The plateau r* (reward units): ``value`` and ``status``, or a one-sided ``lower`` /
-        ``upper`` bound with the ``reason`` it is not determined (THEORY.md section 3).
+        ``upper`` bound with the ``reason`` it is not determined (docs/theory.md section 3).
     tau : dict
         The relaxation time in steps, with ``status`` and, when determined,
         ``steps_to_plateau`` (steps left until 95% of the gain is made).
     stability_margin : dict
-        1 - k / k_max of the overdamped map (dimensionless; THEORY.md section 5), with status.
+        1 - k / k_max of the overdamped map (dimensionless; docs/theory.md section 5), with status.
     regime : dict
-        The regime of the map at the measured stiffness (THEORY.md section 4), with status.
+        The regime of the map at the measured stiffness (docs/theory.md section 4), with status.
     limits : dict
         ``refresh_max`` and ``staleness_max``: the largest stable refresh interval and
-        staleness in steps at the measured stiffness (THEORY.md section 5), each with status.
+        staleness in steps at the measured stiffness (docs/theory.md section 5), each with status.
     flags : tuple of str
-        Failure modes the last diagnosis flagged (THEORY.md section 10).
+        Failure modes the last diagnosis flagged (docs/theory.md section 10).
     evidence : dict
         The evidence of each flagged mode, one line each.
     analysed_at : float or None

@@ -47,7 +47,7 @@ def summary_block(summary: Mapping[str, Any], *, checks: Sequence[Check] = ()) -
                        and get_claim(c.key).question in named)
         held = f"<h4>What holds</h4><ul>{held}</ul>" if held else ""
         sources = "".join(
-            f"<li><b>{html.escape(source)}</b> (THEORY.md section"
+            f"<li><b>{html.escape(source)}</b> (docs/theory.md section"
             f"{'s' * (len(s['sections']) > 1)} {html.escape(', '.join(s['sections']))}): "
             f"{s['agree']} of {s['total']} checks agree</li>"
             for source, s in summary["sources"].items() if source in group["sources"])

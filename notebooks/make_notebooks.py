@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
     "01_derivation.ipynb": [
         ("md", "# The derivation, step by step\n\nEvery result of grpodyn is a `Derivation` in "
-               "one registry, derived with sympy (THEORY.md sections 1-9). In Jupyter each one "
+               "one registry, derived with sympy (docs/theory.md sections 1-9). In Jupyter each one "
                "renders as LaTeX (`_repr_latex_`)."),
         ("code", "from grpodyn.theory import get, names\nprint(len(names()), 'derivations')\n"
                  "get('mean_field_map')"),
@@ -84,7 +84,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "print(result['best'], result['noise'])\nprint(result['forecast'])"),
         ("md", "## Two forecasters of the rest of a run\n\n"
                "`grpodyn forecast` cuts a run and forecasts the rest. The default is a stacked "
-               "ensemble of curve models with the correlated noise of THEORY.md section 6; "
+               "ensemble of curve models with the correlated noise of docs/theory.md section 6; "
                "`--forecaster learned_prior` is a small network trained on curves drawn from "
                "the theory's prior (LC-PFN style), whose median and quantiles are the forecast "
                "and its band. Scored on every source of `benchmarks/forecast.py` "
@@ -117,7 +117,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                "The shipped grid 2 (`python -m grpodyn.empirical.tinylm.make_grid --design "
                "grid2`): Adam runs of seed 0 at three learning rates and a cross in G and B. "
                "The sweep fit shares r*, kappa_A and Adam's noise ratio rho_A (and one r0 per "
-               "seed); each run keeps its own lr, G, B (THEORY.md sections 7 and 9). It also "
+               "seed); each run keeps its own lr, G, B (docs/theory.md sections 7 and 9). It also "
                "carries the sampling noise on the mean path: the step "
                "variance split sigma_p^2/B + sigma_c^2/(B G), Adam's between-prompt ratio rho_p "
                "and the second-order drag (studies/transfer/findings.md 6d); a constant these "
@@ -177,7 +177,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("md", "## The prompt distribution behind a real log\n\nThe logged zero-std share is "
                "the average of p^G + (1-p)^G over the prompts of a step. With p ~ Beta(m phi, "
                "(1-m) phi), the mean reward gives m and the zero-std share gives phi "
-               "(THEORY.md section 7, `prompt_pool_zero_std_share`). Here the lzhihan "
+               "(docs/theory.md section 7, `prompt_pool_zero_std_share`). Here the lzhihan "
                "grpo-math-pipeline run (G = 4 from its repository's README), the full log from "
                "`../shared/data/real_logs` when it is there, else the 80-entry excerpt of the "
                "tests."),
@@ -319,7 +319,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                "reward path of the exact discrete map, its poles in the unit disk (the map is "
                "stable while every pole lies inside) and the regime map with this run as a "
                "star: regimes shaded and named, the critical damping curve, the flip boundary, "
-               "the Jury limit 2(1 + beta) and, with a lag, its threshold (THEORY.md sections "
+               "the Jury limit 2(1 + beta) and, with a lag, its threshold (docs/theory.md sections "
                "4 and 5). The static panels are `grpodyn.numerics.explorer.explorer_figure`; "
                "the widgets need the `notebooks` extra (ipywidgets)."),
         ("code", "import ipywidgets as widgets\nimport matplotlib.pyplot as plt\n"

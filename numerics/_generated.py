@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '850af68a7dfbcaf1a9892703b8bdd617'
+THEORY_HASH = '16fbb317b4b772a47d1ecdd7d1e7e4ce'
 
 
 SIGNATURES = {
@@ -243,7 +243,7 @@ def _finite_sum(term, lower, upper, arguments):
 def mean_field_map(e_now, e_prev, e_lag, beta, a, kappa):
     """One heavy-ball step of the displacement e = r - r*, the force lagged to step n-l.
 
-    THEORY.md section 1. Discrete mean-field map. Generated from the derivation ``mean_field_map``.
+    docs/theory.md section 1. Discrete mean-field map. Generated from the derivation ``mean_field_map``.
 
     Parameters
     ----------
@@ -266,7 +266,7 @@ def mean_field_map(e_now, e_prev, e_lag, beta, a, kappa):
 def stiffness(a, kappa):
     """Dimensionless stiffness k = a kappa (per step^2): minus the coefficient of e_{n-l}.
 
-    THEORY.md section 1. Discrete mean-field map. Generated from the derivation ``stiffness``.
+    docs/theory.md section 1. Discrete mean-field map. Generated from the derivation ``stiffness``.
 
     Parameters
     ----------
@@ -281,7 +281,7 @@ def stiffness(a, kappa):
 def mass(beta):
     """Mass m = (1+beta)/2 of the continuum limit: momentum gives inertia.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``mass``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``mass``.
 
     Parameters
     ----------
@@ -294,7 +294,7 @@ def mass(beta):
 def effective_damping(beta, k, l_bar):
     """Effective damping c - k l_bar: a force lagged by l_bar erodes the damping.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``effective_damping``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``effective_damping``.
 
     Parameters
     ----------
@@ -311,7 +311,7 @@ def effective_damping(beta, k, l_bar):
 def damping(beta):
     """Damping c = 1 - beta of the continuum limit (on-policy).
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``damping``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``damping``.
 
     Parameters
     ----------
@@ -324,7 +324,7 @@ def damping(beta):
 def mean_refresh_lag(K):
     """Mean force lag (K-1)/2 of a refresh interval K with sample-and-hold.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``mean_refresh_lag``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``mean_refresh_lag``.
 
     Parameters
     ----------
@@ -337,7 +337,7 @@ def mean_refresh_lag(K):
 def natural_frequency(beta, k):
     """Natural angular frequency omega0 = sqrt(k/m) (rad/step).
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``natural_frequency``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``natural_frequency``.
 
     Parameters
     ----------
@@ -352,7 +352,7 @@ def natural_frequency(beta, k):
 def damping_ratio(beta, k):
     """Damping ratio zeta = c / (2 sqrt(m k)).
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``damping_ratio``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``damping_ratio``.
 
     Parameters
     ----------
@@ -367,7 +367,7 @@ def damping_ratio(beta, k):
 def trajectory(t, e0, v0, zeta, omega0):
     """Closed-form e(t) for e(0)=e0, e'(0)=v0, unified through critical damping.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory``.
 
     Parameters
     ----------
@@ -401,7 +401,7 @@ def trajectory(t, e0, v0, zeta, omega0):
 def trajectory_critical(t, e0, v0, omega0):
     """Critically damped e(t) = exp(-omega0 t) (e0 + (v0 + omega0 e0) t).
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical``.
 
     Parameters
     ----------
@@ -421,7 +421,7 @@ def trajectory_critical(t, e0, v0, omega0):
 def trajectory_underdamped(t, e0, v0, zeta, omega0):
     """Underdamped e(t) with the damped frequency omega0 sqrt(1 - zeta^2).
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped``.
 
     Parameters
     ----------
@@ -456,7 +456,7 @@ def trajectory_underdamped(t, e0, v0, zeta, omega0):
 def slow_start_trajectory(t, e0, beta, k):
     """Early trajectory from a zero momentum buffer: e0 (1 - k t^2 / (2m)).
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``slow_start_trajectory``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``slow_start_trajectory``.
 
     Parameters
     ----------
@@ -476,7 +476,7 @@ def slow_start_trajectory(t, e0, beta, k):
 def inflection_time(zeta, omega0):
     """Inflection time atanh(s/(zeta omega0))/s of the reward curve (v0 = 0).
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``inflection_time``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``inflection_time``.
 
     Parameters
     ----------
@@ -502,7 +502,7 @@ def inflection_time(zeta, omega0):
 def relaxation_time(beta, a, kappa):
     """Relaxation time tau = (1 - beta) / (a kappa) of the overdamped limit.
 
-    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``relaxation_time``.
+    docs/theory.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``relaxation_time``.
 
     Parameters
     ----------
@@ -519,7 +519,7 @@ def relaxation_time(beta, a, kappa):
 def saturation_law(t, r0, r_star, tau):
     """Single-exponential saturation law: plateau r*, timescale tau = c/k.
 
-    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law``.
+    docs/theory.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law``.
 
     Parameters
     ----------
@@ -538,7 +538,7 @@ def saturation_law(t, r0, r_star, tau):
 def size_exponent(alpha):
     """Model-size exponent of tau: minus the curvature exponent alpha.
 
-    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``size_exponent``.
+    docs/theory.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``size_exponent``.
 
     Parameters
     ----------
@@ -551,7 +551,7 @@ def size_exponent(alpha):
 def slow_root(m, c, k):
     """Slow decay rate -k/c - m k^2/c^3 + O(m^2): inertia slows relaxation.
 
-    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``slow_root``.
+    docs/theory.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``slow_root``.
 
     Parameters
     ----------
@@ -568,7 +568,7 @@ def slow_root(m, c, k):
 def inertial_delay(beta):
     """Delay m/c = (1+beta)/(2(1-beta)) steps that inertia adds to the law.
 
-    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``inertial_delay``.
+    docs/theory.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``inertial_delay``.
 
     Parameters
     ----------
@@ -581,7 +581,7 @@ def inertial_delay(beta):
 def gain_fraction_time(q, beta, a, kappa):
     """Steps to a fraction q of the gain: tau ln(1/(1-q)) + m/c.
 
-    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``gain_fraction_time``.
+    docs/theory.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``gain_fraction_time``.
 
     Parameters
     ----------
@@ -601,7 +601,7 @@ def gain_fraction_time(q, beta, a, kappa):
 def critical_stiffness(beta):
     """Continuum critical stiffness (1-beta)^2 / (2(1+beta)): zeta = 1.
 
-    THEORY.md section 4. Critical damping and regimes. Generated from the derivation ``critical_stiffness``.
+    docs/theory.md section 4. Critical damping and regimes. Generated from the derivation ``critical_stiffness``.
 
     Parameters
     ----------
@@ -614,7 +614,7 @@ def critical_stiffness(beta):
 def critical_stiffness_discrete(beta):
     """Exact discrete boundary (1 - sqrt(beta))^2: monotone below, oscillatory above.
 
-    THEORY.md section 4. Critical damping and regimes. Generated from the derivation ``critical_stiffness_discrete``.
+    docs/theory.md section 4. Critical damping and regimes. Generated from the derivation ``critical_stiffness_discrete``.
 
     Parameters
     ----------
@@ -627,7 +627,7 @@ def critical_stiffness_discrete(beta):
 def flip_stiffness(beta):
     """Exact discrete boundary (1 + sqrt(beta))^2: real negative roots above.
 
-    THEORY.md section 4. Critical damping and regimes. Generated from the derivation ``flip_stiffness``.
+    docs/theory.md section 4. Critical damping and regimes. Generated from the derivation ``flip_stiffness``.
 
     Parameters
     ----------
@@ -640,7 +640,7 @@ def flip_stiffness(beta):
 def critical_stiffness_relative_error(beta):
     """Relative error of the continuum critical stiffness: O((1-beta)^2).
 
-    THEORY.md section 4. Critical damping and regimes. Generated from the derivation ``critical_stiffness_relative_error``.
+    docs/theory.md section 4. Critical damping and regimes. Generated from the derivation ``critical_stiffness_relative_error``.
 
     Parameters
     ----------
@@ -655,7 +655,7 @@ def critical_stiffness_relative_error(beta):
 def discrete_damping_ratio(beta, k):
     """zeta of the poles z = exp(s), s = log z, for the oscillatory exact map.
 
-    THEORY.md section 4. Critical damping and regimes. Generated from the derivation ``discrete_damping_ratio``.
+    docs/theory.md section 4. Critical damping and regimes. Generated from the derivation ``discrete_damping_ratio``.
 
     Parameters
     ----------
@@ -681,7 +681,7 @@ def discrete_damping_ratio(beta, k):
 def stiffness_max(beta):
     """On-policy stability limit 2(1+beta) (Jury).
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``stiffness_max``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``stiffness_max``.
 
     Parameters
     ----------
@@ -694,7 +694,7 @@ def stiffness_max(beta):
 def staleness_polynomial(z, beta, k, d):
     """Characteristic polynomial of the map with staleness d (d >= 1).
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``staleness_polynomial``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``staleness_polynomial``.
 
     Parameters
     ----------
@@ -714,7 +714,7 @@ def staleness_polynomial(z, beta, k, d):
 def staleness_stiffness_max_d1(beta):
     """Exact stability limit of the stiffness with staleness d = 1.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``staleness_stiffness_max_d1``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``staleness_stiffness_max_d1``.
 
     Parameters
     ----------
@@ -727,7 +727,7 @@ def staleness_stiffness_max_d1(beta):
 def staleness_stiffness_max_d2(beta):
     """Exact stability limit of the stiffness with staleness d = 2.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``staleness_stiffness_max_d2``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``staleness_stiffness_max_d2``.
 
     Parameters
     ----------
@@ -740,7 +740,7 @@ def staleness_stiffness_max_d2(beta):
 def staleness_stability_condition_d3(beta, k):
     """Jury stability conditions for staleness d = 3.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``staleness_stability_condition_d3``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``staleness_stability_condition_d3``.
 
     Parameters
     ----------
@@ -759,7 +759,7 @@ def staleness_stability_condition_d3(beta, k):
 def staleness_stiffness_max_continuum(beta, d):
     """Continuum staleness limit (1-beta)/d: the lag erodes all damping.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``staleness_stiffness_max_continuum``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``staleness_stiffness_max_continuum``.
 
     Parameters
     ----------
@@ -774,7 +774,7 @@ def staleness_stiffness_max_continuum(beta, d):
 def monodromy_11(beta, k, K):
     """Entry (1,1) of the refresh-cycle monodromy matrix.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_11``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``monodromy_11``.
 
     Parameters
     ----------
@@ -793,7 +793,7 @@ def monodromy_11(beta, k, K):
 def monodromy_12(beta, k, K):
     """Entry (1,2) of the refresh-cycle monodromy matrix.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_12``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``monodromy_12``.
 
     Parameters
     ----------
@@ -810,7 +810,7 @@ def monodromy_12(beta, k, K):
 def monodromy_21(beta, k, K):
     """Entry (2,1) of the refresh-cycle monodromy matrix.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_21``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``monodromy_21``.
 
     Parameters
     ----------
@@ -827,7 +827,7 @@ def monodromy_21(beta, k, K):
 def monodromy_22(beta, k, K):
     """Entry (2,2) of the refresh-cycle monodromy matrix.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_22``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``monodromy_22``.
 
     Parameters
     ----------
@@ -844,7 +844,7 @@ def monodromy_22(beta, k, K):
 def monodromy_trace(beta, k, K):
     """Trace of the refresh-cycle monodromy matrix.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_trace``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``monodromy_trace``.
 
     Parameters
     ----------
@@ -863,7 +863,7 @@ def monodromy_trace(beta, k, K):
 def monodromy_determinant(beta, k, K):
     """Determinant of the refresh-cycle monodromy matrix.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``monodromy_determinant``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``monodromy_determinant``.
 
     Parameters
     ----------
@@ -883,7 +883,7 @@ def monodromy_determinant(beta, k, K):
 def refresh_stability_condition(beta, k, K):
     """Stability with refresh interval K: eigenvalues of M_K in the unit disc.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``refresh_stability_condition``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``refresh_stability_condition``.
 
     Parameters
     ----------
@@ -918,7 +918,7 @@ def refresh_stability_condition(beta, k, K):
 def refresh_threshold_no_momentum(k):
     """Refresh-interval threshold 2/k without momentum (exact).
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``refresh_threshold_no_momentum``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``refresh_threshold_no_momentum``.
 
     Parameters
     ----------
@@ -931,7 +931,7 @@ def refresh_threshold_no_momentum(k):
 def refresh_threshold_continuum(beta, k):
     """Continuum refresh threshold 1 + 2(1-beta)/k.
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``refresh_threshold_continuum``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``refresh_threshold_continuum``.
 
     Parameters
     ----------
@@ -947,7 +947,7 @@ def refresh_threshold_continuum(beta, k):
 def refresh_threshold_reference(beta, k):
     """Reference paper's refresh bound (1-beta)/k (arXiv 2606.30789).
 
-    THEORY.md section 5. Stability thresholds. Generated from the derivation ``refresh_threshold_reference``.
+    docs/theory.md section 5. Stability thresholds. Generated from the derivation ``refresh_threshold_reference``.
 
     Parameters
     ----------
@@ -962,7 +962,7 @@ def refresh_threshold_reference(beta, k):
 def stationary_variance(beta, k, s2):
     """Stationary variance of e for K = 1 (AR(2), exact); diverges at 2(1+beta).
 
-    THEORY.md section 6. Fluctuations. Generated from the derivation ``stationary_variance``.
+    docs/theory.md section 6. Fluctuations. Generated from the derivation ``stationary_variance``.
 
     Parameters
     ----------
@@ -979,7 +979,7 @@ def stationary_variance(beta, k, s2):
 def ou_stationary_variance(beta, k, s2):
     """Continuum stationary variance s^2 / (2 c k): the small-k limit of AR(2).
 
-    THEORY.md section 6. Fluctuations. Generated from the derivation ``ou_stationary_variance``.
+    docs/theory.md section 6. Fluctuations. Generated from the derivation ``ou_stationary_variance``.
 
     Parameters
     ----------
@@ -996,7 +996,7 @@ def ou_stationary_variance(beta, k, s2):
 def autocorrelation(h, beta, k):
     """Autocorrelation rho(h) of e at lag h (complex roots when oscillatory).
 
-    THEORY.md section 6. Fluctuations. Generated from the derivation ``autocorrelation``.
+    docs/theory.md section 6. Fluctuations. Generated from the derivation ``autocorrelation``.
 
     Parameters
     ----------
@@ -1024,7 +1024,7 @@ def autocorrelation(h, beta, k):
 def spectral_density(omega, beta, k, s2):
     """Power spectral density of e (per rad/step); a peak when oscillatory.
 
-    THEORY.md section 6. Fluctuations. Generated from the derivation ``spectral_density``.
+    docs/theory.md section 6. Fluctuations. Generated from the derivation ``spectral_density``.
 
     Parameters
     ----------
@@ -1049,7 +1049,7 @@ def spectral_density(omega, beta, k, s2):
 def spectral_peak_frequency(beta, k):
     """Frequency of the spectral peak (exists while |cos omega*| < 1).
 
-    THEORY.md section 6. Fluctuations. Generated from the derivation ``spectral_peak_frequency``.
+    docs/theory.md section 6. Fluctuations. Generated from the derivation ``spectral_peak_frequency``.
 
     Parameters
     ----------
@@ -1075,7 +1075,7 @@ def spectral_peak_frequency(beta, k):
 def noise_variance(a, Sigma, B, G):
     """Per-step noise variance a^2 Sigma / (B G) from sampling B G completions.
 
-    THEORY.md section 6. Fluctuations. Generated from the derivation ``noise_variance``.
+    docs/theory.md section 6. Fluctuations. Generated from the derivation ``noise_variance``.
 
     Parameters
     ----------
@@ -1094,7 +1094,7 @@ def noise_variance(a, Sigma, B, G):
 def noise_temperature(beta, a, Sigma, B, G):
     """Noise temperature T = k Var(e) = a^2 Sigma / (2 (1-beta) B G), ~ 1/G.
 
-    THEORY.md section 6. Fluctuations. Generated from the derivation ``noise_temperature``.
+    docs/theory.md section 6. Fluctuations. Generated from the derivation ``noise_temperature``.
 
     Parameters
     ----------
@@ -1115,7 +1115,7 @@ def noise_temperature(beta, a, Sigma, B, G):
 def temperature_group_exponent():
     """Exponent of the group size in the noise temperature: -1.
 
-    THEORY.md section 6. Fluctuations. Generated from the derivation ``temperature_group_exponent``.
+    docs/theory.md section 6. Fluctuations. Generated from the derivation ``temperature_group_exponent``.
     """
     return -1
 
@@ -1123,7 +1123,7 @@ def temperature_group_exponent():
 def binomial_pmf(S, G, p):
     """Probability of S successes in a group of G.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``binomial_pmf``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``binomial_pmf``.
 
     Parameters
     ----------
@@ -1140,7 +1140,7 @@ def binomial_pmf(S, G, p):
 def degenerate_group_probability(G, p):
     """Probability of a zero-advantage group (advantage degeneracy).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``degenerate_group_probability``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``degenerate_group_probability``.
 
     Parameters
     ----------
@@ -1155,7 +1155,7 @@ def degenerate_group_probability(G, p):
 def grpo_update_given_successes(S, G, eps):
     """GRPO projected update of a group with S successes.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_given_successes``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_given_successes``.
 
     Parameters
     ----------
@@ -1173,7 +1173,7 @@ def grpo_update_given_successes(S, G, eps):
 def dr_grpo_update_given_successes(S, G):
     """Dr. GRPO projected update of a group with S successes.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``dr_grpo_update_given_successes``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``dr_grpo_update_given_successes``.
 
     Parameters
     ----------
@@ -1188,7 +1188,7 @@ def dr_grpo_update_given_successes(S, G):
 def rloo_update_given_successes(S, G):
     """RLOO projected update of a group with S successes.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``rloo_update_given_successes``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``rloo_update_given_successes``.
 
     Parameters
     ----------
@@ -1203,7 +1203,7 @@ def rloo_update_given_successes(S, G):
 def grpo_update_mean(G, p, eps):
     """Exact mean GRPO projected update: a finite sum over the binomial.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_mean``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_mean``.
 
     Parameters
     ----------
@@ -1220,7 +1220,7 @@ def grpo_update_mean(G, p, eps):
 def grpo_update_variance(G, p, eps):
     """Exact variance of the GRPO projected update (finite sums).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_variance``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_variance``.
 
     Parameters
     ----------
@@ -1237,7 +1237,7 @@ def grpo_update_variance(G, p, eps):
 def dr_grpo_update_mean(G, p):
     """Exact mean Dr. GRPO projected update (closed form).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``dr_grpo_update_mean``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``dr_grpo_update_mean``.
 
     Parameters
     ----------
@@ -1252,7 +1252,7 @@ def dr_grpo_update_mean(G, p):
 def dr_grpo_update_variance(G, p):
     """Exact variance of the Dr. GRPO projected update (closed form).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``dr_grpo_update_variance``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``dr_grpo_update_variance``.
 
     Parameters
     ----------
@@ -1270,7 +1270,7 @@ def dr_grpo_update_variance(G, p):
 def rloo_update_mean(G, p):
     """Exact mean RLOO projected update (closed form).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``rloo_update_mean``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``rloo_update_mean``.
 
     Parameters
     ----------
@@ -1285,7 +1285,7 @@ def rloo_update_mean(G, p):
 def rloo_update_variance(G, p):
     """Exact variance of the RLOO projected update (closed form).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``rloo_update_variance``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``rloo_update_variance``.
 
     Parameters
     ----------
@@ -1303,7 +1303,7 @@ def rloo_update_variance(G, p):
 def grpo_update_mean_expansion(G, p):
     """GRPO mean update to O(1/G) (eps = 0, degenerate groups neglected).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_mean_expansion``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_mean_expansion``.
 
     Parameters
     ----------
@@ -1331,7 +1331,7 @@ def grpo_update_mean_expansion(G, p):
 def grpo_update_variance_expansion(G, p):
     """GRPO update variance to O(1/G^2) (eps = 0).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_variance_expansion``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards. Generated from the derivation ``grpo_update_variance_expansion``.
 
     Parameters
     ----------
@@ -1359,7 +1359,7 @@ def grpo_update_variance_expansion(G, p):
 def prompt_pool_mean_reward(a_p, b_p):
     """Expected batch reward of a Beta(a_p, b_p) pool of prompts.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_mean_reward``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_mean_reward``.
 
     Parameters
     ----------
@@ -1374,7 +1374,7 @@ def prompt_pool_mean_reward(a_p, b_p):
 def prompt_pool_zero_std_share(G, a_p, b_p):
     """Expected share of zero-std groups over a Beta(a_p, b_p) pool of prompts.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_zero_std_share``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_zero_std_share``.
 
     Parameters
     ----------
@@ -1391,7 +1391,7 @@ def prompt_pool_zero_std_share(G, a_p, b_p):
 def prompt_pool_failed_group_share(G, a_p, b_p):
     """Expected share of all-wrong groups over a Beta(a_p, b_p) pool.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_failed_group_share``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_failed_group_share``.
 
     Parameters
     ----------
@@ -1408,7 +1408,7 @@ def prompt_pool_failed_group_share(G, a_p, b_p):
 def prompt_pool_within_group_variance(a_p, b_p):
     """Expected unbiased within-group reward variance over a Beta pool (E[p (1-p)]).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_within_group_variance``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_within_group_variance``.
 
     Parameters
     ----------
@@ -1424,7 +1424,7 @@ def prompt_pool_within_group_variance(a_p, b_p):
 def prompt_pool_batch_variance(B, G, a_p, b_p):
     """Expected unbiased variance of all rewards of a step (B prompts, G completions each) over a Beta pool.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_batch_variance``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_batch_variance``.
 
     Parameters
     ----------
@@ -1445,7 +1445,7 @@ def prompt_pool_batch_variance(B, G, a_p, b_p):
 def prompt_pool_entropy_ratio_bound(r0, r1):
     """Smallest ratio of the answer entropy at mean reward r_1 to that at r_0 for a Beta pool whose spread phi is kept.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_entropy_ratio_bound``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_entropy_ratio_bound``.
 
     Parameters
     ----------
@@ -1464,7 +1464,7 @@ def prompt_pool_entropy_ratio_bound(r0, r1):
 def grpo_top_advantage(S, G, eps):
     """Advantage of a right answer in a binary group with S of G right (unbiased std plus eps, as verl and TRL).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``grpo_top_advantage``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``grpo_top_advantage``.
 
     Parameters
     ----------
@@ -1481,7 +1481,7 @@ def grpo_top_advantage(S, G, eps):
 def grpo_bottom_advantage(S, G, eps):
     """Advantage of a wrong answer in a binary group with S of G right (unbiased std plus eps, as verl and TRL).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``grpo_bottom_advantage``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``grpo_bottom_advantage``.
 
     Parameters
     ----------
@@ -1498,7 +1498,7 @@ def grpo_bottom_advantage(S, G, eps):
 def prompt_pool_successes_pmf(S, G, a_p, b_p):
     """Probability of S successes in a group of G over a Beta(a_p, b_p) pool (Beta-binomial).
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_successes_pmf``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_successes_pmf``.
 
     Parameters
     ----------
@@ -1517,7 +1517,7 @@ def prompt_pool_successes_pmf(S, G, a_p, b_p):
 def prompt_pool_batch_extremes_within(B, q_in):
     """Probability that every group with spread of a step has between S_lo and S_hi successes, from the chance q_in of one group.
 
-    THEORY.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_batch_extremes_within``.
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_batch_extremes_within``.
 
     Parameters
     ----------
@@ -1532,7 +1532,7 @@ def prompt_pool_batch_extremes_within(B, q_in):
 def bandit_success_probability(x):
     """Probability of the rewarded arm, p = sigmoid(x).
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_success_probability``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_success_probability``.
 
     Parameters
     ----------
@@ -1546,7 +1546,7 @@ def bandit_success_probability(x):
 def bandit_drift_grpo(x, G, eps):
     """Drift of the logit gap per unit step, grpo estimator (no KL).
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_grpo``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_grpo``.
 
     Parameters
     ----------
@@ -1563,7 +1563,7 @@ def bandit_drift_grpo(x, G, eps):
 def bandit_drift_dr_grpo(x, G):
     """Drift of the logit gap per unit step, dr_grpo estimator (no KL).
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_dr_grpo``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_dr_grpo``.
 
     Parameters
     ----------
@@ -1580,7 +1580,7 @@ def bandit_drift_dr_grpo(x, G):
 def bandit_drift_rloo(x, G):
     """Drift of the logit gap per unit step, rloo estimator (no KL).
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_rloo``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_rloo``.
 
     Parameters
     ----------
@@ -1597,7 +1597,7 @@ def bandit_drift_rloo(x, G):
 def bandit_drift_slope_grpo(x, G, eps):
     """dF/dx of the grpo drift (analytic; kappa = -slope at x*).
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_slope_grpo``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_slope_grpo``.
 
     Parameters
     ----------
@@ -1614,7 +1614,7 @@ def bandit_drift_slope_grpo(x, G, eps):
 def bandit_drift_slope_dr_grpo(x, G):
     """dF/dx of the dr_grpo drift (analytic; kappa = -slope at x*).
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_slope_dr_grpo``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_slope_dr_grpo``.
 
     Parameters
     ----------
@@ -1630,7 +1630,7 @@ def bandit_drift_slope_dr_grpo(x, G):
 def bandit_drift_slope_rloo(x, G):
     """dF/dx of the rloo drift (analytic; kappa = -slope at x*).
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_slope_rloo``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_drift_slope_rloo``.
 
     Parameters
     ----------
@@ -1646,7 +1646,7 @@ def bandit_drift_slope_rloo(x, G):
 def bandit_kl_gradient_forward(x, x_ref):
     """Gradient of the exact KL(pi || pi_ref) in the logit gap.
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_gradient_forward``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_gradient_forward``.
 
     Parameters
     ----------
@@ -1663,7 +1663,7 @@ def bandit_kl_gradient_forward(x, x_ref):
 def bandit_kl_gradient_k3(x, x_ref):
     """Expected gradient of TRL's k3 KL estimator: that of KL(pi_ref || pi).
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_gradient_k3``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_gradient_k3``.
 
     Parameters
     ----------
@@ -1680,7 +1680,7 @@ def bandit_kl_gradient_k3(x, x_ref):
 def bandit_kl_slope_forward(x, x_ref):
     """d/dx of the forward KL gradient (its stiffness).
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_slope_forward``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_slope_forward``.
 
     Parameters
     ----------
@@ -1696,7 +1696,7 @@ def bandit_kl_slope_forward(x, x_ref):
 def bandit_kl_slope_k3(x, x_ref):
     """d/dx of the k3 KL gradient (its stiffness).
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_slope_k3``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_kl_slope_k3``.
 
     Parameters
     ----------
@@ -1712,7 +1712,7 @@ def bandit_kl_slope_k3(x, x_ref):
 def bandit_reuse_factor(x, x_old):
     """Ratio of the importance-corrected gradient to the drift at x_old.
 
-    THEORY.md section 8. The softmax bandit. Generated from the derivation ``bandit_reuse_factor``.
+    docs/theory.md section 8. The softmax bandit. Generated from the derivation ``bandit_reuse_factor``.
 
     Parameters
     ----------
@@ -1728,7 +1728,7 @@ def bandit_reuse_factor(x, x_old):
 def adam_effective_step(eta, beta1, v_hat):
     """Adam's effective heavy-ball step eta (1-beta1)/sqrt(v_hat).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_effective_step``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_effective_step``.
 
     Parameters
     ----------
@@ -1745,7 +1745,7 @@ def adam_effective_step(eta, beta1, v_hat):
 def adam_bias_corrected_step(n, eta, beta1, v_hat):
     """Bias-corrected Adam weight of the newest gradient: eta/sqrt(v_hat) at n=1, so no zero-momentum slow start.
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_bias_corrected_step``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_bias_corrected_step``.
 
     Parameters
     ----------
@@ -1764,7 +1764,7 @@ def adam_bias_corrected_step(n, eta, beta1, v_hat):
 def adam_second_moment(g_mean, sigma_g2, B, G):
     """Adam's second moment: mean gradient squared plus the 1/(B G) noise.
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_second_moment``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_second_moment``.
 
     Parameters
     ----------
@@ -1783,7 +1783,7 @@ def adam_second_moment(g_mean, sigma_g2, B, G):
 def adam_stiffness(eta, beta1, kappa, g_mean, sigma_g2, B, G):
     """Adam stiffness eta (1-beta1) kappa / sqrt(g^2 + sigma^2/(B G)).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness``.
 
     Parameters
     ----------
@@ -1808,7 +1808,7 @@ def adam_stiffness(eta, beta1, kappa, g_mean, sigma_g2, B, G):
 def adam_stiffness_noise_ratio(eta, beta1, kappa_A, rho_A, B, G):
     """Adam stiffness eta (1-beta1) kappa_A / sqrt(1 + rho_A/(B G)): depends on G and B only through B G.
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_noise_ratio``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_noise_ratio``.
 
     Parameters
     ----------
@@ -1831,7 +1831,7 @@ def adam_stiffness_noise_ratio(eta, beta1, kappa_A, rho_A, B, G):
 def adam_stiffness_signal_limit(eta, beta1, kappa_A):
     """Signal-dominated Adam: k = eta (1-beta1) kappa_A, independent of G and B (the reference paper's G-invariance).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_signal_limit``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_signal_limit``.
 
     Parameters
     ----------
@@ -1848,7 +1848,7 @@ def adam_stiffness_signal_limit(eta, beta1, kappa_A):
 def adam_stiffness_noise_limit(eta, beta1, kappa_A, rho_A, B, G):
     """Noise-dominated Adam: the effective step grows like sqrt(B G / rho_A).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_noise_limit``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_noise_limit``.
 
     Parameters
     ----------
@@ -1871,7 +1871,7 @@ def adam_stiffness_noise_limit(eta, beta1, kappa_A, rho_A, B, G):
 def adam_stiffness_bg_exponent(rho_A, B, G):
     """Local exponent of B G in Adam's stiffness: from 1/2 (noise) to 0 (signal).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_bg_exponent``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_bg_exponent``.
 
     Parameters
     ----------
@@ -1888,7 +1888,7 @@ def adam_stiffness_bg_exponent(rho_A, B, G):
 def adam_relaxation_time(eta, kappa_A, rho_A, B, G):
     """Overdamped Adam relaxation time sqrt(1 + rho_A/(B G)) / (eta kappa_A).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_relaxation_time``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_relaxation_time``.
 
     Parameters
     ----------
@@ -1909,7 +1909,7 @@ def adam_relaxation_time(eta, kappa_A, rho_A, B, G):
 def adam_tau_lr_exponent():
     """Exponent of the learning rate in Adam's relaxation time: -1.
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_tau_lr_exponent``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_tau_lr_exponent``.
     """
     return -1
 
@@ -1917,7 +1917,7 @@ def adam_tau_lr_exponent():
 def finite_group_drift_factor(G, p):
     """Share of informative (non-degenerate) groups at success probability p: the finite-G factor on the drift.
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``finite_group_drift_factor``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``finite_group_drift_factor``.
 
     Parameters
     ----------
@@ -1932,7 +1932,7 @@ def finite_group_drift_factor(G, p):
 def sgd_stiffness_finite_group(eta, kappa, G, p):
     """SGD stiffness with the finite-G drift factor: eta kappa (1 - p^G - (1-p)^G); kappa is the curvature per informative group.
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``sgd_stiffness_finite_group``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``sgd_stiffness_finite_group``.
 
     Parameters
     ----------
@@ -1951,7 +1951,7 @@ def sgd_stiffness_finite_group(eta, kappa, G, p):
 def adam_stiffness_finite_group(eta, beta1, kappa_A, rho_A, B, G, p):
     """Adam stiffness with the finite-G drift factor D = 1 - p^G - (1-p)^G: eta (1-beta1) kappa_A sqrt(D / (D + rho_A/(B G))).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_finite_group``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_finite_group``.
 
     Parameters
     ----------
@@ -1977,7 +1977,7 @@ def adam_stiffness_finite_group(eta, beta1, kappa_A, rho_A, B, G, p):
 def warmup_trajectory(t, e0, beta, k, T_w):
     """Overdamped relaxation under linear warmup: a second cause of slow start.
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``warmup_trajectory``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``warmup_trajectory``.
 
     Parameters
     ----------
@@ -1999,7 +1999,7 @@ def warmup_trajectory(t, e0, beta, k, T_w):
 def sampling_variance_split(sigma_p2, sigma_c2, B, G):
     """Variance of a step's mean gradient: between-prompt part over B, within-group part over B G.
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``sampling_variance_split``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``sampling_variance_split``.
 
     Parameters
     ----------
@@ -2019,7 +2019,7 @@ def sampling_variance_split(sigma_p2, sigma_c2, B, G):
 def sgd_noise_drag(eta, beta, h_noise, sigma_p2, sigma_c2, B, G):
     """Expected reward lost per step to the sampling noise (heavy-ball SGD): h eta^2 (sigma_p^2/B + sigma_c^2/(B G)) / (2 (1 - beta^2)).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``sgd_noise_drag``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``sgd_noise_drag``.
 
     Parameters
     ----------
@@ -2044,7 +2044,7 @@ def sgd_noise_drag(eta, beta, h_noise, sigma_p2, sigma_c2, B, G):
 def sgd_noise_plateau_shift(eta, beta, kappa, h_noise, sigma_p2, sigma_c2, B, G):
     """How far the sampling noise lowers SGD's plateau: h eta (sigma_p^2/B + sigma_c^2/(B G)) / (2 kappa (1 + beta)).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``sgd_noise_plateau_shift``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``sgd_noise_plateau_shift``.
 
     Parameters
     ----------
@@ -2071,7 +2071,7 @@ def sgd_noise_plateau_shift(eta, beta, kappa, h_noise, sigma_p2, sigma_c2, B, G)
 def adam_second_moment_split(g_mean, sigma_p2, sigma_c2, B, G):
     """Adam's second moment with the step variance split into prompts and completions.
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_second_moment_split``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_second_moment_split``.
 
     Parameters
     ----------
@@ -2093,7 +2093,7 @@ def adam_second_moment_split(g_mean, sigma_p2, sigma_c2, B, G):
 def adam_stiffness_split(eta, beta1, kappa_A, rho_p, rho_c, B, G):
     """Adam stiffness with the noise split into prompts and completions: eta (1-beta1) kappa_A / sqrt(1 + rho_p/B + rho_c/(B G)).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_split``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_split``.
 
     Parameters
     ----------
@@ -2119,7 +2119,7 @@ def adam_stiffness_split(eta, beta1, kappa_A, rho_p, rho_c, B, G):
 def adam_stiffness_split_finite_group(eta, beta1, kappa_A, rho_p, rho_c, B, G, p):
     """Adam stiffness with the split noise and the finite-G drift factor.
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_split_finite_group``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_stiffness_split_finite_group``.
 
     Parameters
     ----------
@@ -2149,7 +2149,7 @@ def adam_stiffness_split_finite_group(eta, beta1, kappa_A, rho_p, rho_c, B, G, p
 def adam_noise_drag(eta, beta1, h_noise, rho_p, rho_c, B, G):
     """Expected reward lost per step to the sampling noise (Adam): h eta^2 (1-beta1)/(2 (1+beta1)) rho/(1+rho), rho = rho_p/B + rho_c/(B G).
 
-    THEORY.md section 9. Adam and schedules. Generated from the derivation ``adam_noise_drag``.
+    docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_noise_drag``.
 
     Parameters
     ----------
@@ -2176,7 +2176,7 @@ def adam_noise_drag(eta, beta1, h_noise, rho_p, rho_c, B, G):
 def sigmoid_law(t, r0, r_star, t_mid, width):
     """Logistic baseline: from r0 to the plateau r* around t_mid, width w.
 
-    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law``.
+    docs/theory.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law``.
 
     Parameters
     ----------
@@ -2197,7 +2197,7 @@ def sigmoid_law(t, r0, r_star, t_mid, width):
 def power_law(t, r0, r_star, t_mid, exponent):
     """Saturating power law: half the gain at t_mid, algebraic approach to r*.
 
-    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law``.
+    docs/theory.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law``.
 
     Parameters
     ----------
@@ -2218,7 +2218,7 @@ def power_law(t, r0, r_star, t_mid, exponent):
 def saturation_law_d_r0(t, r0, r_star, tau):
     """d saturation_law / d r0: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law_d_r0``.
+    docs/theory.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law_d_r0``.
 
     Parameters
     ----------
@@ -2237,7 +2237,7 @@ def saturation_law_d_r0(t, r0, r_star, tau):
 def saturation_law_d_r_star(t, r0, r_star, tau):
     """d saturation_law / d r_star: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law_d_r_star``.
+    docs/theory.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law_d_r_star``.
 
     Parameters
     ----------
@@ -2256,7 +2256,7 @@ def saturation_law_d_r_star(t, r0, r_star, tau):
 def saturation_law_d_tau(t, r0, r_star, tau):
     """d saturation_law / d tau: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law_d_tau``.
+    docs/theory.md section 3. Overdamped limit and the empirical law. Generated from the derivation ``saturation_law_d_tau``.
 
     Parameters
     ----------
@@ -2275,7 +2275,7 @@ def saturation_law_d_tau(t, r0, r_star, tau):
 def sigmoid_law_d_r0(t, r0, r_star, t_mid, width):
     """d sigmoid_law / d r0: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_r0``.
+    docs/theory.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_r0``.
 
     Parameters
     ----------
@@ -2296,7 +2296,7 @@ def sigmoid_law_d_r0(t, r0, r_star, t_mid, width):
 def sigmoid_law_d_r_star(t, r0, r_star, t_mid, width):
     """d sigmoid_law / d r_star: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_r_star``.
+    docs/theory.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_r_star``.
 
     Parameters
     ----------
@@ -2317,7 +2317,7 @@ def sigmoid_law_d_r_star(t, r0, r_star, t_mid, width):
 def sigmoid_law_d_t_mid(t, r0, r_star, t_mid, width):
     """d sigmoid_law / d t_mid: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_t_mid``.
+    docs/theory.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_t_mid``.
 
     Parameters
     ----------
@@ -2339,7 +2339,7 @@ def sigmoid_law_d_t_mid(t, r0, r_star, t_mid, width):
 def sigmoid_law_d_width(t, r0, r_star, t_mid, width):
     """d sigmoid_law / d width: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_width``.
+    docs/theory.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``sigmoid_law_d_width``.
 
     Parameters
     ----------
@@ -2361,7 +2361,7 @@ def sigmoid_law_d_width(t, r0, r_star, t_mid, width):
 def power_law_d_r0(t, r0, r_star, t_mid, exponent):
     """d power_law / d r0: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_r0``.
+    docs/theory.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_r0``.
 
     Parameters
     ----------
@@ -2382,7 +2382,7 @@ def power_law_d_r0(t, r0, r_star, t_mid, exponent):
 def power_law_d_r_star(t, r0, r_star, t_mid, exponent):
     """d power_law / d r_star: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_r_star``.
+    docs/theory.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_r_star``.
 
     Parameters
     ----------
@@ -2403,7 +2403,7 @@ def power_law_d_r_star(t, r0, r_star, t_mid, exponent):
 def power_law_d_t_mid(t, r0, r_star, t_mid, exponent):
     """d power_law / d t_mid: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_t_mid``.
+    docs/theory.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_t_mid``.
 
     Parameters
     ----------
@@ -2426,7 +2426,7 @@ def power_law_d_t_mid(t, r0, r_star, t_mid, exponent):
 def power_law_d_exponent(t, r0, r_star, t_mid, exponent):
     """d power_law / d exponent: column of the fit's Jacobian.
 
-    THEORY.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_exponent``.
+    docs/theory.md section 3. Overdamped limit and the empirical law (baselines compared with it). Generated from the derivation ``power_law_d_exponent``.
 
     Parameters
     ----------
@@ -2459,7 +2459,7 @@ def power_law_d_exponent(t, r0, r_star, t_mid, exponent):
 def trajectory_d_e0(t, e0, v0, zeta, omega0):
     """d trajectory / d e0: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_e0``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_e0``.
 
     Parameters
     ----------
@@ -2493,7 +2493,7 @@ def trajectory_d_e0(t, e0, v0, zeta, omega0):
 def trajectory_d_v0(t, e0, v0, zeta, omega0):
     """d trajectory / d v0: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_v0``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_v0``.
 
     Parameters
     ----------
@@ -2526,7 +2526,7 @@ def trajectory_d_v0(t, e0, v0, zeta, omega0):
 def trajectory_d_zeta(t, e0, v0, zeta, omega0):
     """d trajectory / d zeta: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_zeta``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_zeta``.
 
     Parameters
     ----------
@@ -2566,7 +2566,7 @@ def trajectory_d_zeta(t, e0, v0, zeta, omega0):
 def trajectory_d_omega0(t, e0, v0, zeta, omega0):
     """d trajectory / d omega0: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_omega0``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_d_omega0``.
 
     Parameters
     ----------
@@ -2604,7 +2604,7 @@ def trajectory_d_omega0(t, e0, v0, zeta, omega0):
 def trajectory_underdamped_d_e0(t, e0, v0, zeta, omega0):
     """d trajectory_underdamped / d e0: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_e0``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_e0``.
 
     Parameters
     ----------
@@ -2639,7 +2639,7 @@ def trajectory_underdamped_d_e0(t, e0, v0, zeta, omega0):
 def trajectory_underdamped_d_v0(t, e0, v0, zeta, omega0):
     """d trajectory_underdamped / d v0: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_v0``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_v0``.
 
     Parameters
     ----------
@@ -2672,7 +2672,7 @@ def trajectory_underdamped_d_v0(t, e0, v0, zeta, omega0):
 def trajectory_underdamped_d_zeta(t, e0, v0, zeta, omega0):
     """d trajectory_underdamped / d zeta: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_zeta``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_zeta``.
 
     Parameters
     ----------
@@ -2713,7 +2713,7 @@ def trajectory_underdamped_d_zeta(t, e0, v0, zeta, omega0):
 def trajectory_underdamped_d_omega0(t, e0, v0, zeta, omega0):
     """d trajectory_underdamped / d omega0: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_omega0``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_underdamped_d_omega0``.
 
     Parameters
     ----------
@@ -2753,7 +2753,7 @@ def trajectory_underdamped_d_omega0(t, e0, v0, zeta, omega0):
 def trajectory_critical_d_e0(t, e0, v0, omega0):
     """d trajectory_critical / d e0: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical_d_e0``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical_d_e0``.
 
     Parameters
     ----------
@@ -2773,7 +2773,7 @@ def trajectory_critical_d_e0(t, e0, v0, omega0):
 def trajectory_critical_d_v0(t, e0, v0, omega0):
     """d trajectory_critical / d v0: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical_d_v0``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical_d_v0``.
 
     Parameters
     ----------
@@ -2792,7 +2792,7 @@ def trajectory_critical_d_v0(t, e0, v0, omega0):
 def trajectory_critical_d_omega0(t, e0, v0, omega0):
     """d trajectory_critical / d omega0: column of the fit's Jacobian.
 
-    THEORY.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical_d_omega0``.
+    docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory_critical_d_omega0``.
 
     Parameters
     ----------
@@ -2811,7 +2811,7 @@ def trajectory_critical_d_omega0(t, e0, v0, omega0):
 def two_mode_characteristic(z, beta, k_s, k_r):
     """Two-mode on-policy characteristic polynomial p(z; k_s) p(z; k_r).
 
-    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_characteristic``.
+    docs/theory.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_characteristic``.
 
     Parameters
     ----------
@@ -2838,7 +2838,7 @@ def two_mode_characteristic(z, beta, k_s, k_r):
 def two_mode_stability_condition(beta, k_s, k_r):
     """Two-mode on-policy stability: Jury margins of both mode polynomials.
 
-    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_stability_condition``.
+    docs/theory.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_stability_condition``.
 
     Parameters
     ----------
@@ -2856,7 +2856,7 @@ def two_mode_stability_condition(beta, k_s, k_r):
 def two_mode_refresh_stability_condition(beta, k_s, k_r, K):
     """Two-mode sample-and-hold stability: each mode's monodromy in the unit disc.
 
-    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_refresh_stability_condition``.
+    docs/theory.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_refresh_stability_condition``.
 
     Parameters
     ----------
@@ -2903,7 +2903,7 @@ def two_mode_refresh_stability_condition(beta, k_s, k_r, K):
 def soft_pole(beta, k_r):
     """Slowest pole of the soft mode (monotone regime).
 
-    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``soft_pole``.
+    docs/theory.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``soft_pole``.
 
     Parameters
     ----------
@@ -2929,7 +2929,7 @@ def soft_pole(beta, k_r):
 def two_mode_relaxation_time(beta, k_r):
     """Relaxation time of the reward in the two-mode map (monotone soft mode).
 
-    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_relaxation_time``.
+    docs/theory.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_relaxation_time``.
 
     Parameters
     ----------
@@ -2955,7 +2955,7 @@ def two_mode_relaxation_time(beta, k_r):
 def oscillation_momentum(k):
     """Momentum at which a mode of stiffness k turns oscillatory (k < 1).
 
-    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``oscillation_momentum``.
+    docs/theory.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``oscillation_momentum``.
 
     Parameters
     ----------
@@ -2978,7 +2978,7 @@ def oscillation_momentum(k):
 def two_mode_effective_stiffness(w_s, k_s, k_r):
     """Stiffness a one-step drift measurement sees: 2 (w_s k_s + (1-w_s) k_r).
 
-    THEORY.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_effective_stiffness``.
+    docs/theory.md section 1. Discrete mean-field map (two modes). Generated from the derivation ``two_mode_effective_stiffness``.
 
     Parameters
     ----------
@@ -3005,7 +3005,7 @@ def two_mode_effective_stiffness(w_s, k_s, k_r):
 def relay_half_swing(d, a, f_sat):
     """Half peak-to-peak swing of u under a saturated force with staleness d.
 
-    THEORY.md section 5. Lag structures (the stiff direction as a delayed relay). Generated from the derivation ``relay_half_swing``.
+    docs/theory.md section 5. Lag structures (the stiff direction as a delayed relay). Generated from the derivation ``relay_half_swing``.
 
     Parameters
     ----------
@@ -3022,7 +3022,7 @@ def relay_half_swing(d, a, f_sat):
 def relay_period(d):
     """Period [steps] of the delayed relay's limit cycle.
 
-    THEORY.md section 5. Lag structures (the stiff direction as a delayed relay). Generated from the derivation ``relay_period``.
+    docs/theory.md section 5. Lag structures (the stiff direction as a delayed relay). Generated from the derivation ``relay_period``.
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """Hyperparameters for a target regime.
 
 The learning rate that makes the mean-field map critically damped, or that keeps a chosen margin
-from the stability limit (THEORY.md sections 3-5).
+from the stability limit (docs/theory.md sections 3-5).
 
 The stiffness is k = lr * kappa (heavy-ball SGD, or Adam with kappa measured on Adam's own clock,
 as a fit of a log gives it). For momentum beta the exact discrete boundaries are
@@ -105,7 +105,7 @@ def _relaxation_steps(beta: float, k: float) -> float:
 
 def advise(*, kappa: float, momentum: float, target: str = "critical", margin: float = 0.5,
            refresh: int = 1, staleness: int = 0) -> Advice:
-    """Recommend the learning rate for a target regime (THEORY.md sections 3-5).
+    """Recommend the learning rate for a target regime (docs/theory.md sections 3-5).
 
     Parameters
     ----------
@@ -179,7 +179,7 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
 
 
 def critical_relaxation_steps(momentum: float) -> float:
-    """Relaxation time at critical damping, the fastest monotone relaxation (THEORY.md sec. 4).
+    """Relaxation time at critical damping, the fastest monotone relaxation (docs/theory.md section 4).
 
     Parameters
     ----------
@@ -200,7 +200,7 @@ def goal_relaxation(*, steps: float, momentum: float, fraction: float = 0.9
                     ) -> tuple[float, bool]:
     """Relaxation time that reaches ``fraction`` of the attainable gain within ``steps``.
 
-    Overdamped law (THEORY.md section 3): the gain after n steps is 1 - exp(-n / tau), so
+    Overdamped law (docs/theory.md section 3): the gain after n steps is 1 - exp(-n / tau), so
     tau_goal = steps / -ln(1 - fraction) (steps / ln 10 for 90%), floored at the critical-damping
     time (:func:`critical_relaxation_steps`): a shorter one is not monotone.
 
@@ -257,7 +257,7 @@ def lr_ratio_for_relaxation(*, tau: float, goal: float, exponent: float = -1.0) 
 
 
 def bg_exponent_range() -> tuple[float, float]:
-    """Range of d ln k / d ln (B G) for Adam, signal- to noise-dominated (THEORY.md sec. 9).
+    """Range of d ln k / d ln (B G) for Adam, signal- to noise-dominated (docs/theory.md section 9).
 
     Evaluated from the derivation ``adam_stiffness_bg_exponent`` = rho_A / (2 (B G + rho_A))
     at rho_A -> 0 and rho_A >> B G.
@@ -276,7 +276,7 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
     """Whether a run still rises at its end, and the relaxation time its slowest mode implies.
 
     The overdamped curve is a sum of relaxing modes, r(t) = r* - sum_i A_i exp(-t / tau_i)
-    (THEORY.md section 3); with all A_i > 0 its slope s(t) is log-convex, so it decays no faster
+    (docs/theory.md section 3); with all A_i > 0 its slope s(t) is log-convex, so it decays no faster
     after the run than it did between the middle and the last third:
     s(t) >= s(N) exp(-(t - N) / tau_late), tau_late = D / ln(s_2 / s_3), D the spacing of the
     thirds' centres and s_2, s_3 their least-squares slopes (read as the slopes at the centres:

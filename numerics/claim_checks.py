@@ -1,4 +1,4 @@
-"""The checks of the theory's own claims: compiled derivations against THEORY.md's values.
+"""The checks of the theory's own claims: compiled derivations against the theory's stated values.
 
 Each check is named by a claim of :mod:`grpodyn.theory.claims.registry` and called as
 ``check(claim, None)``; it reads the stated value and the parameters from ``claim.values`` and
@@ -20,7 +20,7 @@ __all__ = ["staleness_threshold", "first_unstable_refresh", "stiffness_limit",
 
 
 def staleness_threshold(claim: Claim, data: Any = None) -> list[Check]:
-    """Compare the exact fixed-staleness threshold k* with THEORY.md section 5's digits."""
+    """Compare the exact fixed-staleness threshold k* with docs/theory.md section 5's digits."""
     v = claim.values
     value = stability.staleness_stiffness_max(v["momentum"], v["staleness"])
     continuum = (1 - v["momentum"]) / v["staleness"]

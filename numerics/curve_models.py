@@ -2,7 +2,7 @@
 
 Models (time t counted from the first logged step), each r(t) = r* + (r0 - r*) U(t; phi):
 
-- ``inertial``: the closed form of THEORY.md section 2 with v0 = 0,
+- ``inertial``: the closed form of docs/theory.md section 2 with v0 = 0,
   r(t) = r* + (r0 - r*) E(t; zeta, omega0); with the optimiser's momentum known, mass and damping
   are fixed and only r0, r*, stiffness are free.
 - ``exponential``: the empirical law r* - (r* - r0) exp(-t/tau) (derivation ``saturation_law``).
@@ -406,7 +406,7 @@ def model_jacobian(model: CurveModel, t: np.ndarray, theta: np.ndarray) -> np.nd
     """Return the Jacobian of the model in its parameters (r0, r*, *phi).
 
     Columns U, 1 - U and (r0 - r*) dU/dphi: analytic when the model has ``shape_jac``, else
-    central finite differences (THEORY.md section 3, the saturation law's form).
+    central finite differences (docs/theory.md section 3, the saturation law's form).
 
     Parameters
     ----------

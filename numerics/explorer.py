@@ -5,7 +5,7 @@ mean-field map (:class:`grpodyn.numerics.mean_field_map.MeanFieldMap`, stiffness
 :func:`explorer_figure` draws its three panels, the same ones the notebook
 ``notebooks/08_regime_explorer.ipynb`` redraws under its sliders:
 
-- the mean reward path r_n = r* + e_n of the exact discrete map (THEORY.md section 4);
+- the mean reward path r_n = r* + e_n of the exact discrete map (docs/theory.md section 4);
 - the poles z of the characteristic polynomial in the unit disk (stable inside; per step, or
   per refresh cycle to the power 1/K; section 5);
 - the regime map in (momentum, stiffness), regimes shaded and named, its thresholds marked: the
@@ -109,7 +109,7 @@ def _map(lr: float, momentum: float, kappa: float, refresh: int, staleness: int
 
 def explorer_state(*, lr: float, momentum: float, kappa: float, refresh: int = 1,
                    staleness: int = 0) -> ExplorerState:
-    """Return the regime, poles and limits of the map at one point (THEORY.md sections 4-5).
+    """Return the regime, poles and limits of the map at one point (docs/theory.md sections 4-5).
 
     Parameters
     ----------

@@ -9,7 +9,7 @@ on disk), so ``import grpodyn.numerics`` never pays for it.
 Kernels
 -------
 - :func:`two_arm_gradient`: the on-policy GRPO gradient of the two-arm bandit for every seed
-  (THEORY.md section 8), used by ``empirical.bandit.simulate_bandit`` on long runs;
+  (docs/theory.md section 8), used by ``empirical.bandit.simulate_bandit`` on long runs;
   :func:`two_arm_sgd_kernel` adds the heavy-ball step (the simulator's whole inner loop but the
   binomial draws and the sigmoid, which stay numpy's so the random stream and bits are kept).
 

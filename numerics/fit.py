@@ -1,6 +1,6 @@
 """Fitting reward curves: the inertial closed form, the empirical law and baselines.
 
-The entry points of the fits (THEORY.md section 3): :func:`fit_curve` (one model, multi-start
+The entry points of the fits (docs/theory.md section 3): :func:`fit_curve` (one model, multi-start
 bounded least squares), :func:`fit_at` (a fit rebuilt from its parameters) and
 :func:`fit_models` (several models on one series). The parts live by role and every name stays
 importable from here:

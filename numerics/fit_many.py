@@ -1,7 +1,7 @@
 """Fitting one model to many logs: in this process, a local process pool or a Dask cluster.
 
 A researcher's test bed has hundreds or thousands of reward series. :func:`fit_many` fits the
-same model to each (:func:`grpodyn.numerics.fit.fit_curve`, the fits of THEORY.md section 3)
+same model to each (:func:`grpodyn.numerics.fit.fit_curve`, the fits of docs/theory.md section 3)
 and returns the results in input order. Every fit is deterministic (a fixed starting grid, no
 random numbers), so the results are identical whatever the executor (tested: serial, process
 pool, Dask ``LocalCluster``). Pools and clusters receive chunks of series, so that a task's

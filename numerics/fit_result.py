@@ -1,7 +1,7 @@
 """The result of a reward-curve fit: parameters, uncertainties, criteria, report and plot.
 
 :class:`FitResult` is what :func:`grpodyn.numerics.fit.fit_curve` returns. Its covariances
-follow the theory's residual process (THEORY.md section 6) and are computed when first read.
+follow the theory's residual process (docs/theory.md section 6) and are computed when first read.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class FitResult:
     """A fitted model with uncertainties and information criteria.
 
     The covariances are computed when first read (and kept): a fit whose errors are never read
-    costs only the optimisation. ``covariance`` is the theory's (process noise, THEORY.md
+    costs only the optimisation. ``covariance`` is the theory's (process noise, docs/theory.md
     section 6; Newey-West where the model has no stochastic theory or the steps are irregular),
     ``plain_covariance`` the white-noise s^2 (J^T J)^-1 that ``scipy.optimize.curve_fit``
     returns.
@@ -50,7 +50,7 @@ class FitResult:
 
     @cached_property
     def covariance(self) -> np.ndarray:
-        """Covariance of the parameters under the theory's residual process (THEORY.md s. 6).
+        """Covariance of the parameters under the theory's residual process (docs/theory.md section 6).
 
         The sandwich with residual covariance q R + sigma^2 I (:func:`model_covariance`), or
         the Newey-West covariance (:func:`hac_covariance`) where the model has no process
@@ -65,7 +65,7 @@ class FitResult:
         """White-noise covariance s^2 (J^T J)^+ with s^2 = RSS / (n - p).
 
         What ``scipy.optimize.curve_fit`` returns (``absolute_sigma=False``); it ignores the
-        serial correlation of a training run's residuals (THEORY.md section 6), so the fit's
+        serial correlation of a training run's residuals (docs/theory.md section 6), so the fit's
         errors and intervals use :attr:`covariance`. Shape (p, p).
         """
         jac = self.jacobian

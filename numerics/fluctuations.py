@@ -34,7 +34,7 @@ def stationary_variance(*, momentum: float, stiffness: float, noise: float, refr
                         staleness: int = 0) -> float:
     """Stationary variance of e [reward^2] for per-step noise variance s^2 = ``noise``.
 
-    Returns inf when the map is unstable. On-policy: the AR(2) formula (THEORY.md section 6).
+    Returns inf when the map is unstable. On-policy: the AR(2) formula (docs/theory.md section 6).
     """
     beta = float(check_momentum(momentum))
     k = float(check_positive("stiffness", stiffness))

@@ -1,6 +1,6 @@
-"""Forecast the rest of a reward curve from its first part (THEORY.md section 6).
+"""Forecast the rest of a reward curve from its first part (docs/theory.md section 6).
 
-A stacked ensemble of curve models with the noise model of THEORY.md section 6.
+A stacked ensemble of curve models with the noise model of docs/theory.md section 6.
 
 Each member is a mean curve m(t) (``level``: a random-walk local level, the k -> 0 limit of
 the overdamped map; ``flat``; ``damped``, a damped trend (Gardner & McKenzie 1985) from the
@@ -76,7 +76,7 @@ _BAND_PRIOR = 20
 
 @dataclass(frozen=True)
 class ResidualNoise:
-    """Residual noise around a mean curve: AR(1) process plus white noise (THEORY.md 6).
+    """Residual noise around a mean curve: AR(1) process plus white noise (docs/theory.md section 6).
 
     Attributes
     ----------
@@ -259,7 +259,7 @@ def fit_residual_noise(t: np.ndarray, residuals: np.ndarray) -> ResidualNoise:
 def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float, float]:
     """Fit the local level model y = level + white noise, the level a random walk.
 
-    The k -> 0 limit of the overdamped map driven by sampling noise (THEORY.md sections 3
+    The k -> 0 limit of the overdamped map driven by sampling noise (docs/theory.md sections 3
     and 6). Maximum likelihood of the drift-to-white variance ratio (the scale concentrated
     out) by a scalar Kalman filter. Returns the noise (drift and white variances, filtered level
     variance), the filtered level at the last point, and the sum of squared innovations.
@@ -326,7 +326,7 @@ class Member:
 
     @cached_property
     def noise(self) -> ResidualNoise:
-        """The residual noise (AR(1) + white, THEORY.md section 6), fitted on first use."""
+        """The residual noise (AR(1) + white, docs/theory.md section 6), fitted on first use."""
         if self.known_noise is not None:
             return self.known_noise
         return fit_residual_noise(self.steps, self.residuals)
@@ -452,7 +452,7 @@ def _damping(coef: np.ndarray, span: float, bounds: tuple[float, float] | None) 
 
     A trend seen over a span T carries on with memory T: beyond the cut the line's level at
     the cut rises by b tau (1 - exp(-h / tau)), at most b T more (as much again as the line
-    rose over the training part), i.e. the early part of an overdamped relaxation (THEORY.md
+    rose over the training part), i.e. the early part of an overdamped relaxation (docs/theory.md
     section 3) whose time constant the training part does not determine. With a reward range
     the total further rise b tau is capped at the distance from the level at the cut to the
     edge the slope points to, so that the forecast never leaves the range.

@@ -1,7 +1,7 @@
 """The trend-aware forecaster's members: point forecasts of the rest of a run.
 
 Each member maps a training part (t, y) to a point forecast at later steps. Saturation comes
-from the theory's overdamped map (THEORY.md section 3: r(t) = r* - (r* - r0) exp(-t / tau))
+from the theory's overdamped map (docs/theory.md section 3: r(t) = r* - (r* - r0) exp(-t / tau))
 only when the data show the deceleration; a run still climbing keeps a trend that can
 continue:
 

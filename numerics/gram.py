@@ -1,6 +1,6 @@
 """Normal matrices of tall Jacobians: products and inverses for the curve fits.
 
-The fits of :mod:`grpodyn.numerics.fit` (THEORY.md section 3) and their covariances (section 6)
+The fits of :mod:`grpodyn.numerics.fit` (docs/theory.md section 3) and their covariances (section 6)
 reduce n x p Jacobians (n up to 1e5 points, p at most 4 parameters) to p x p normal matrices.
 These helpers form those products without waking a BLAS thread pool for long ones and invert
 the normal matrix after Jacobi scaling, so the parameters' units do not decide which directions

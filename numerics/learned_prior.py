@@ -3,7 +3,7 @@
 Adriaensen et al. (2023, LC-PFN) train a network on curves drawn from a prior over parametric
 learning curves, so that its output approximates the posterior predictive of the rest of a
 curve given its first part. This module does the same in a compact form: the prior is the
-theory's (THEORY.md sections 1, 3 and 6: a mean path that relaxes, saturates, or does not move,
+theory's (docs/theory.md sections 1, 3 and 6: a mean path that relaxes, saturates, or does not move,
 plus the correlated process noise of the discrete map and white sampling noise), the network is
 a small multilayer perceptron on a fixed summary of the training part, and its output is a set
 of quantiles of the reward at a requested future step, trained with the pinball loss. The
@@ -49,7 +49,7 @@ _NOISE_FLOOR = 1e-6
 HORIZON_CAP = 5.0
 #: Stand-in for an unknown reward bound's distance in noise units (before the asinh squash).
 _FAR = 1e3
-#: The mean paths' families (THEORY.md sections 3 and 6) and their shares in the theory's prior.
+#: The mean paths' families (docs/theory.md sections 3 and 6) and their shares in the theory's prior.
 FAMILIES = ("exponential", "logistic", "power", "flat", "two_timescale", "collapse")
 THEORY_SHARES = (0.32, 0.2, 0.18, 0.15, 0.1, 0.05)
 #: The shipped weights.
@@ -105,7 +105,7 @@ def sample_prior_curves(rng: np.random.Generator, count: int, *,
                         shares: tuple[float, ...] = THEORY_SHARES,
                         signal_to_noise: tuple[float, float] | None = None
                         ) -> list[PriorCurve]:
-    """Draw ``count`` reward curves from the theory's prior (THEORY.md sections 3 and 6).
+    """Draw ``count`` reward curves from the theory's prior (docs/theory.md sections 3 and 6).
 
     Each curve: 12-2000 steps (log-uniform); a mean path (exponential relaxation, logistic,
     power-law approach, flat, two timescales, or (5 %) a rise then a collapse; time constants

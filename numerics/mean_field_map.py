@@ -5,7 +5,7 @@ momentum, group size G, prompts per step B, KL, refresh / staleness / importance
 reuse) and the measured constants (the curvature kappa; for Adam the Adam-normalised curvature
 kappa_A = kappa / |g| and the noise ratio rho_A = sigma_g^2 / g^2 that sets v_hat). From them it
 gives the stiffness, the regime, the poles, the damping, the stability margins, the stationary
-variance and the mean trajectory with a band (THEORY.md sections 1-6 and 9).
+variance and the mean trajectory with a band (docs/theory.md sections 1-6 and 9).
 
 Heavy-ball SGD: k = lr kappa (derivation ``stiffness``), independent of G and B.
 Adam: k = lr (1 - beta1) kappa_A / sqrt(1 + rho_A / (B G)) (``adam_stiffness_noise_ratio``),
@@ -105,11 +105,11 @@ def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: in
     bias_correction : bool
         Divide the buffer by 1 - beta^(n+1) (Adam's m_hat).
     staleness, refresh : int
-        Fixed force lag d, or refresh interval K with sample-and-hold (THEORY.md section 1).
+        Fixed force lag d, or refresh interval K with sample-and-hold (docs/theory.md section 1).
     force_factor : callable, optional
         f(e) -> factor on the force of each run, given the lagged displacements (shape (runs,)):
         a state-dependent stiffness, e.g. the finite-G drift factor 1 - p^G - (1-p)^G at
-        p = r* + e (derivation ``finite_group_drift_factor``, THEORY.md section 7). The map is
+        p = r* + e (derivation ``finite_group_drift_factor``, docs/theory.md section 7). The map is
         then nonlinear and e_n / e_0 depends on e_0.
     drag : numpy.ndarray, optional
         Reward lost per step to the sampling noise [reward/step], shape (runs,) or (runs, steps)
@@ -148,7 +148,7 @@ def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
     """Return the finite-G factor on the stiffness at mean reward ``reward``, relative to D = 1.
 
     D = 1 - p^G - (1-p)^G is the share of groups with an advantage (derivation
-    ``finite_group_drift_factor``, THEORY.md section 7). SGD: k = lr kappa D
+    ``finite_group_drift_factor``, docs/theory.md section 7). SGD: k = lr kappa D
     (``sgd_stiffness_finite_group``), the factor is D. Adam: k = lr (1 - beta1) kappa_A
     sqrt(D / (D + rho_A / (B G))) (``adam_stiffness_finite_group``) over its value at D = 1;
     signal-dominated Adam (no noise ratio) normalises D away (factor 1).
@@ -349,7 +349,7 @@ class MeanFieldMap:
 
         Heavy-ball SGD: h lr^2 (sigma_p^2/B + sigma_c^2/(B G)) / (2 (1 - beta^2)) (derivation
         ``sgd_noise_drag``); Adam: h lr^2 (1-beta1) / (2 (1+beta1)) rho / (1 + rho),
-        rho = rho_p/B + rho_c/(B G) (``adam_noise_drag``); THEORY.md section 9. 0 without a
+        rho = rho_p/B + rho_c/(B G) (``adam_noise_drag``); docs/theory.md section 9. 0 without a
         noise curvature.
         """
         if not self.noise_curvature:
@@ -398,32 +398,32 @@ class MeanFieldMap:
 
     @property
     def mass(self) -> float:
-        """Mass m = (1 + beta) / 2 of the continuum limit (THEORY.md section 3)."""
+        """Mass m = (1 + beta) / 2 of the continuum limit (docs/theory.md section 3)."""
         return float(compiled("mass")(self._beta))
 
     @property
     def damping(self) -> float:
-        """On-policy damping c = 1 - beta (THEORY.md section 3)."""
+        """On-policy damping c = 1 - beta (docs/theory.md section 3)."""
         return float(compiled("damping")(self._beta))
 
     @property
     def effective_damping(self) -> float:
-        """Damping with the mean lag of the force, c - k l_bar (THEORY.md section 5)."""
+        """Damping with the mean lag of the force, c - k l_bar (docs/theory.md section 5)."""
         return float(compiled("effective_damping")(self._beta, self.stiffness, self.mean_lag))
 
     @property
     def zeta(self) -> float:
-        """Damping ratio zeta = c / (2 sqrt(m k)) (THEORY.md section 3)."""
+        """Damping ratio zeta = c / (2 sqrt(m k)) (docs/theory.md section 3)."""
         return float(compiled("damping_ratio")(self._beta, self.stiffness))
 
     @property
     def omega0(self) -> float:
-        """Natural angular frequency omega0 [rad/step] (THEORY.md section 3)."""
+        """Natural angular frequency omega0 [rad/step] (docs/theory.md section 3)."""
         return float(compiled("natural_frequency")(self._beta, self.stiffness))
 
     @property
     def tau(self) -> float:
-        """Overdamped relaxation time c / k [steps] (THEORY.md sections 3 and 9)."""
+        """Overdamped relaxation time c / k [steps] (docs/theory.md sections 3 and 9)."""
         if self.optimizer == "sgd":
             return float(compiled("relaxation_time")(self._beta, self.lr, self.kappa))
         return float(self.damping / self.stiffness)
@@ -544,7 +544,7 @@ class MeanFieldMap:
         r0 : float
             Initial reward.
         plateau : float
-            Fixed point r* of the reward (THEORY.md section 4).
+            Fixed point r* of the reward (docs/theory.md section 4).
         steps : int
             Number of steps after the start.
         noise : float

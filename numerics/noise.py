@@ -1,6 +1,6 @@
 """Noise of a reward series and the covariance of a fit's parameters.
 
-Two questions about the residuals of a curve fit (THEORY.md section 6):
+Two questions about the residuals of a curve fit (docs/theory.md section 6):
 
 - how large the observation noise is (:func:`estimate_noise`, from first differences), which
   bounds the R^2 any model can reach;
@@ -70,7 +70,7 @@ def hac_covariance(jac: np.ndarray, residuals: np.ndarray) -> np.ndarray:
     """Return the Newey-West covariance of least-squares estimates.
 
     Bartlett kernel with the Andrews (1991) automatic bandwidth: standard errors that hold when
-    the residuals are serially correlated (the process noise of THEORY.md section 6).
+    the residuals are serially correlated (the process noise of docs/theory.md section 6).
 
     Parameters
     ----------

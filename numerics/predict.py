@@ -48,7 +48,7 @@ class PredictionResult:
     system : MeanFieldMap
         The heavy-ball SGD map of the run.
     critical_stiffness, critical_stiffness_discrete : float
-        k at critical damping, continuum and exact map (THEORY.md section 3) [1/step^2].
+        k at critical damping, continuum and exact map (docs/theory.md section 3) [1/step^2].
     stiffness_max : float
         Largest stable on-policy stiffness 2 (1 + beta) [1/step^2].
     refresh_max, staleness_max : int or None
@@ -167,7 +167,7 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         noise temperature.
     r0, plateau, steps : optional
         Initial reward, plateau r* and number of steps: adds the predicted mean trajectory
-        (the exact discrete map, momentum buffer starting at zero; THEORY.md section 4).
+        (the exact discrete map, momentum buffer starting at zero; docs/theory.md section 4).
     r_star : float, optional
         Older name of ``plateau`` (the CLI's ``--r-star``).
 

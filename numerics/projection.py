@@ -3,7 +3,7 @@
 Every model of :mod:`grpodyn.numerics.curve_models` is r(t) = r* + (r0 - r*) U(t; phi): linear
 in (r0, r*). For a shape vector phi the best (r0, r*) is a straight-line least squares in U,
 solved in closed form (under a plateau range: a convex quadratic in two unknowns on a box), so
-the optimiser sees only phi (Golub and Pereyra 1973; THEORY.md section 3, the saturation law's
+the optimiser sees only phi (Golub and Pereyra 1973; docs/theory.md section 3, the saturation law's
 form). :class:`VariableProjection` holds one series and model and gives the optimisers of
 :mod:`grpodyn.numerics.solver` the projected residual, cost and their derivatives.
 """

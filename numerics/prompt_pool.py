@@ -1,4 +1,4 @@
-"""The Beta law of prompt success rates behind a window of logged steps (THEORY.md section 7).
+"""The Beta law of prompt success rates behind a window of logged steps (docs/theory.md section 7).
 
 A step's zero-std share is the average of p^G + (1-p)^G over its prompts. With the prompts'
 success rates p ~ Beta(m phi, (1-m) phi) (mean m, concentration phi), the expected share
@@ -104,7 +104,7 @@ def failed_group_share(mean: float, phi: float, group_size: int) -> float:
 def entropy_ratio_bound(start: float, end: float) -> float:
     """Return the smallest answer-entropy ratio that a move of the mean reward explains.
 
-    ``prompt_pool_entropy_ratio_bound`` (THEORY.md section 7): for a Beta
+    ``prompt_pool_entropy_ratio_bound`` (docs/theory.md section 7): for a Beta
     pool of prompts whose spread phi is kept while the mean success rate moves from ``start``
     to ``end``, E[h(p)] at ``end`` over E[h(p)] at ``start`` is at least
     min(h(end)/h(start), end (1-end) / (start (1-start))), h the binary entropy in nats.
@@ -223,7 +223,7 @@ def read_group_extremes(adv_max: np.ndarray, adv_min: np.ndarray, *, group_size:
     verl logs ``critic/advantages/max`` and ``min`` over the response tokens of a step; with
     binary rewards and GRPO's group normalisation each is the advantage of one group
     (``grpo_top_advantage`` at the fewest successes S_lo among the groups with spread,
-    ``grpo_bottom_advantage`` at the most, S_hi; THEORY.md section 7), and both are 0 when no
+    ``grpo_bottom_advantage`` at the most, S_hi; docs/theory.md section 7), and both are 0 when no
     group has spread (a degenerate batch).
 
     Parameters
@@ -269,7 +269,7 @@ def group_range_chance(s_lo: np.ndarray, s_hi: np.ndarray, *, group_size: int, m
 
     q(0) + q(G) + sum_{S = s_lo}^{s_hi} q(S), q the Beta-binomial law
     (``prompt_pool_successes_pmf``) of a Beta(mean phi, (1-mean) phi) pool; an empty range
-    (s_lo > s_hi) leaves the zero-std share. THEORY.md section 7.
+    (s_lo > s_hi) leaves the zero-std share. docs/theory.md section 7.
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Information criteria of a reward-curve fit: the scores that select among models.
 
-A fit's AIC and BIC under Gaussian errors (THEORY.md section 3), n log(RSS / n) + 2 p and
+A fit's AIC and BIC under Gaussian errors (docs/theory.md section 3), n log(RSS / n) + 2 p and
 n log(RSS / n) + p log n, compare models of different sizes on one series: the forecaster's
 BIC weights and ``grpodyn fit --model all`` rank the models by them. :func:`scored_fit` gives
 a fit at its parameters these scores, with its RSS and R^2.

@@ -3,7 +3,7 @@
     e_{n+1} = (1 + beta) e_n - beta e_{n-1} - k e_{n-l(n)} + xi_n,   xi_n ~ N(0, s^2)
 
 with l(n) = 0 on-policy, d for a fixed staleness, n mod K for a refresh interval K with
-sample-and-hold (THEORY.md section 1). The momentum buffer starts at zero: e_{-1} = e_0. Values
+sample-and-hold (docs/theory.md section 1). The momentum buffer starts at zero: e_{-1} = e_0. Values
 before the start are held at e_0.
 """
 

@@ -1,7 +1,7 @@
 """Bounded nonlinear least squares for the few shape parameters of a curve fit.
 
 A variable projection (:mod:`grpodyn.numerics.projection`) leaves one or two shape parameters
-to optimise (THEORY.md section 3). Two hand-written Levenberg-Marquardt routines do it, kept for
+to optimise (docs/theory.md section 3). Two hand-written Levenberg-Marquardt routines do it, kept for
 a measured reason: ``scipy.optimize.least_squares`` reaches the same optimum to round-off, but
 its per-call set-up costs more than the arithmetic of a 1000-point series, and the fits of
 ``grpodyn fit``, the forecasts and the sweeps run thousands of them. Measured on 20 seeded
@@ -153,7 +153,7 @@ def scalar_levenberg_marquardt(cost_of: Callable[[float], float],
     """Run :func:`levenberg_marquardt` for one shape parameter, in Python floats.
 
     The same damping, bounds, acceptance and stopping rules as the general routine with p = 1
-    (the exponential law's tau: THEORY.md section 3), without its small-matrix numpy calls,
+    (the exponential law's tau: docs/theory.md section 3), without its small-matrix numpy calls,
     which cost more than the arithmetic on a 1000-point series. It reads the cost, the
     gradient J . rho and the Gauss-Newton curvature J . J as numbers, so a caller can form
     them from dot products without the residual or Jacobian vectors.

@@ -31,7 +31,7 @@ _MARGINAL_TOLERANCE = 1e-10  # spectral radius this close to 1 is marginal, i.e.
 def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: int = 0) -> str:
     """Name the dynamical regime of the exact discrete map.
 
-    On-policy the boundaries are the exact discrete ones of THEORY.md section 4; with a lag the
+    On-policy the boundaries are the exact discrete ones of docs/theory.md section 4; with a lag the
     regime is that of the dominant eigenvalue (per step, or per refresh cycle), and ``unstable``
     when it leaves the unit disc.
 
@@ -42,9 +42,9 @@ def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: in
     stiffness : float
         Stiffness k = a * kappa [1/step^2], > 0.
     refresh : int
-        Refresh interval K (sample-and-hold; THEORY.md section 5).
+        Refresh interval K (sample-and-hold; docs/theory.md section 5).
     staleness : int
-        Fixed staleness d [steps] (THEORY.md section 5).
+        Fixed staleness d [steps] (docs/theory.md section 5).
 
     Returns
     -------
@@ -112,7 +112,7 @@ def _staleness_coefficients(beta: float, k: float, d: int) -> np.ndarray:
 
 
 def staleness_stable(momentum: float, stiffness: float, staleness: int) -> bool:
-    """Test the stability of the map whose force is stale by d steps (THEORY.md section 5).
+    """Test the stability of the map whose force is stale by d steps (docs/theory.md section 5).
 
     Parameters
     ----------
@@ -137,7 +137,7 @@ def staleness_stable(momentum: float, stiffness: float, staleness: int) -> bool:
 
 
 def staleness_stiffness_max(momentum: float, staleness: int) -> float:
-    """Return the largest stable stiffness with staleness d (THEORY.md section 5).
+    """Return the largest stable stiffness with staleness d (docs/theory.md section 5).
 
     Parameters
     ----------
@@ -168,7 +168,7 @@ def staleness_stiffness_max(momentum: float, staleness: int) -> float:
 
 
 def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> int | None:
-    """Return the largest stable fixed staleness d (THEORY.md section 5).
+    """Return the largest stable fixed staleness d (docs/theory.md section 5).
 
     The characteristic polynomial factors as z^(d-1) (z - 1)(z - beta) + k, so a root on the
     unit circle z = exp(i theta) needs ``|exp(i theta) - 1| |exp(i theta) - beta| = k``, which fixes
@@ -227,7 +227,7 @@ def _staleness_crossing(beta: float, k: float) -> float:
 
 def refresh_stable(momentum: float | np.ndarray, stiffness: float | np.ndarray,
                    refresh: int | np.ndarray) -> np.ndarray:
-    """Test stability with refresh interval K (sample-and-hold; THEORY.md section 5).
+    """Test stability with refresh interval K (sample-and-hold; docs/theory.md section 5).
 
     Parameters
     ----------
@@ -245,7 +245,7 @@ def refresh_stable(momentum: float | np.ndarray, stiffness: float | np.ndarray,
 
 def first_unstable_refresh(*, momentum: float, stiffness: float, cap: int = 10_000_000
                            ) -> int | None:
-    """Return the smallest unstable refresh interval K (THEORY.md section 5).
+    """Return the smallest unstable refresh interval K (docs/theory.md section 5).
 
     Marginal intervals (cycle spectral radius 1 up to round-off, e.g. beta = 0, K k = 2) count
     as unstable.
@@ -337,7 +337,7 @@ def regime_map(momentum: float | np.ndarray, stiffness: float | np.ndarray) -> n
 
 
 def refresh_threshold_comparison(*, momentum: float, stiffness: float) -> dict[str, float]:
-    """Compare three estimates of the first unstable refresh interval (THEORY.md section 5).
+    """Compare three estimates of the first unstable refresh interval (docs/theory.md section 5).
 
     Parameters
     ----------
@@ -363,7 +363,7 @@ def refresh_cycle_steps(momentum: float, stiffness_current: float, stiffness_lag
     """Return the step matrices of one refresh cycle, state (e_n, e_{n-1}, e_ref).
 
     e_{n+1} = (1+beta) e_n - beta e_{n-1} - k_c e_n - k_l e_ref; at the first phase of the cycle
-    e_ref is first reset to e_n (the refresh), at the others it is held (THEORY.md section 5).
+    e_ref is first reset to e_n (the refresh), at the others it is held (docs/theory.md section 5).
 
     Parameters
     ----------

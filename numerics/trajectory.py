@@ -1,6 +1,6 @@
 """Closed-form trajectories of the continuum oscillator, stable in every regime.
 
-The unified form of THEORY.md section 2 (derivation ``trajectory``),
+The unified form of docs/theory.md section 2 (derivation ``trajectory``),
 
     e(t) = exp(-gamma t) [e0 cosh(s t) + (v0 + gamma e0) sinh(s t)/s],
     gamma = zeta omega0,  s^2 = omega0^2 (zeta - 1)(zeta + 1),
@@ -102,7 +102,7 @@ def trajectory(t: npt.ArrayLike, *, e0: npt.ArrayLike, v0: npt.ArrayLike = 0.0,
     Returns
     -------
     numpy.ndarray
-        e(t), broadcast over all arguments. THEORY.md section 2, derivation ``trajectory``.
+        e(t), broadcast over all arguments. docs/theory.md section 2, derivation ``trajectory``.
     """
     t = _nonnegative_times(t)
     e0, v0 = check_finite("e0", e0), check_finite("v0", v0)

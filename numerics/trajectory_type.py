@@ -1,7 +1,7 @@
 """One result type for every predicted or simulated path: :class:`Trajectory`.
 
 The closed form of the continuum oscillator (:func:`grpodyn.numerics.trajectory.reward_trajectory`,
-THEORY.md section 2), the mean-field map with its band (:meth:`MeanFieldMap.trajectory`,
+docs/theory.md section 2), the mean-field map with its band (:meth:`MeanFieldMap.trajectory`,
 sections 4 and 6), the simulated map (:func:`grpodyn.numerics.simulate.simulate_map`) and the
 path of :func:`grpodyn.numerics.predict.predict` all return a :class:`Trajectory`: steps, the
 reward (or the displacement e = r - r*), an optional band and the regime, with ``plot``,

@@ -1,6 +1,6 @@
 """Predictions of the two-mode map (stiff and soft stiffness, one heavy-ball optimizer).
 
-Numbers from the functions generated from :mod:`grpodyn.theory.two_mode` (THEORY.md section 1,
+Numbers from the functions generated from :mod:`grpodyn.theory.two_mode` (docs/theory.md section 1,
 two modes): stability is the conjunction of the modes' conditions, the reward relaxes with the
 soft mode's slowest pole, each mode has its own oscillation momentum.
 """
@@ -76,7 +76,7 @@ def first_unstable_refresh(*, momentum: float, stiffness_stiff: float, stiffness
 
 def staleness_max(*, momentum: float, stiffness_stiff: float, stiffness_soft: float
                   ) -> int | None:
-    """Return the largest stable fixed staleness d of the two-mode map (THEORY.md section 5).
+    """Return the largest stable fixed staleness d of the two-mode map (docs/theory.md section 5).
 
     With staleness d the force diag(k_s, k_r) u_(n-d) acts on each coordinate alone, so the
     map is block-diagonal for every d (the joint polynomial is the product of the modes' ones,
@@ -118,7 +118,7 @@ def two_mode_prediction(*, lr: float, momentum: float, curvature_stiff: float,
     Returns
     -------
     TwoModePrediction
-        The predicted quantities (THEORY.md sections 1, 4, 5 applied to each mode).
+        The predicted quantities (docs/theory.md sections 1, 4, 5 applied to each mode).
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""Adam's stiffness (THEORY.md section 9): the sympy results, their limits, and the two-arm
+"""Adam's stiffness (docs/theory.md section 9): the sympy results, their limits, and the two-arm
 bandit's Adam simulation (empirical/bandit/simulation.py) against the compiled formula."""
 
 from __future__ import annotations

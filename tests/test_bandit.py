@@ -1,4 +1,4 @@
-"""The softmax-bandit lab: simulator against theory (THEORY.md section 8)."""
+"""The softmax-bandit lab: simulator against theory (docs/theory.md section 8)."""
 
 from __future__ import annotations
 

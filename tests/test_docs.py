@@ -127,9 +127,6 @@ def test_every_cited_theory_section_exists():
         assert not missing, f"{path.relative_to(ROOT)} cites missing sections {sorted(missing)}"
 
 
-@pytest.mark.xfail(strict=True, reason="the code still cites THEORY.md: its citations are "
-                   "rewritten to docs/theory.md in one mechanical step after the merge; remove "
-                   "this mark then")
 def test_no_citation_names_the_old_theory_document():
     old = [str(p.relative_to(ROOT)) for p in _sources()
            if _OLD_CITATION.search(p.read_text(errors="replace"))]

@@ -31,7 +31,7 @@ N, CUT = 200, 100
 
 def _saturating(seed: int, *, tau: float = 60.0, rho: float = 0.9, process: float = 0.01,
                 white: float = 0.03) -> tuple[np.ndarray, np.ndarray]:
-    """0.8 - 0.6 exp(-t/tau) plus an AR(1) process and white noise (THEORY.md section 6)."""
+    """0.8 - 0.6 exp(-t/tau) plus an AR(1) process and white noise (docs/theory.md section 6)."""
     rng = np.random.default_rng(seed)
     t = np.arange(N, dtype=float)
     x = np.zeros(N)

@@ -30,7 +30,7 @@ def test_report_writes_html_figures_and_summary(quick_report):
         assert (out / name).stat().st_size > 10_000
     assert summary["checks_total"] >= 20
     assert any(c["claim"].startswith("bandit:") for c in summary["checks"])
-    # theory and bandit checks all hold but THEORY.md's rounding of the d = 2 threshold; the
+    # theory and bandit checks all hold but the stated value's rounding of the d = 2 threshold; the
     # rows with tiny-LM runs report measurements of shipped runs (findings, both ways: the TRL
     # test beds miss 0.9 for two modes), so they are only required to be present
     failing = [c["claim"] for c in summary["checks"]
@@ -89,7 +89,7 @@ def test_every_claim_has_a_check_and_every_row_comes_from_the_registry(quick_rep
 
 
 def test_stated_values_live_in_the_registry_only():
-    """No stated THEORY.md value typed into the report or the checks: they read the claim."""
+    """No stated value of the theory typed into the report or the checks: they read the claim."""
     from pathlib import Path
 
     import grpodyn

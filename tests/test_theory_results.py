@@ -127,7 +127,7 @@ def test_stated_thresholds():
     assert _zero(get("staleness_stiffness_max_continuum").expr - (1 - sym.beta) / sym.d)
     k2 = get("staleness_stiffness_max_d2").expr
     assert _zero(k2**2 + (1 + sym.beta) * k2 - (1 - sym.beta))
-    # THEORY.md quotes 0.0513; the exact value (sqrt(401) - 19)/20 = 0.051249 rounds to 0.0512
+    # the stated value is 0.0513; the exact value (sqrt(401) - 19)/20 = 0.051249 rounds to 0.0512
     assert _zero(k2.subs(sym.beta, sp.Rational(9, 10)) - (sp.sqrt(401) - 19) / 20)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-#: Derivation modules, in THEORY.md order; importing one registers its derivations.
+#: Derivation modules, in the order of docs/theory.md; importing one registers its derivations.
 DERIVATION_MODULES = ("mean_field", "oscillator", "overdamped", "regimes", "stability",
                       "fluctuations", "finite_group", "prompt_pool", "bandit", "optimizers",
                       "curves", "jacobians", "two_mode", "relay")

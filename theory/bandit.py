@@ -1,4 +1,4 @@
-"""Section 8 of THEORY.md: the two-arm softmax bandit, where the mean-field reduction is exact.
+"""docs/theory.md section 8: the two-arm softmax bandit, where the mean-field reduction is exact.
 
 Arms with reward 1 and 0, logit gap x, p = sigmoid(x): the state is one scalar. The score of a
 completion is d log pi / dx = r - p, so the x-gradient of a group is exactly the projected update

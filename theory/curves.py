@@ -3,7 +3,7 @@
 Neither curve follows from the mean-field theory; they are registered like its results so that a
 fit model is built from a derivation (its arguments, assumptions and analytic Jacobian), not
 typed out in the fitting code. Both are written as r* + (r0 - r*) U(t), the form every fit model
-shares (the fit solves r0 and r* exactly for each shape, THEORY.md section 3).
+shares (the fit solves r0 and r* exactly for each shape, docs/theory.md section 3).
 
 - ``sigmoid_law``: a logistic step from r0 to r* centred at t_mid with width w.
 - ``power_law``: a saturating power law r* + (r0 - r*) / (1 + (t/t_mid)^b), the sigmoid in log

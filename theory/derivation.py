@@ -2,7 +2,7 @@
 
 Every method of the theory layer ends in a :class:`Derivation`: a name (the name of the compiled
 function, of the exported C symbol ``grpodyn_<name>`` and of the LaTeX label), the expression, an
-explicit ordered argument tuple, a one-line summary, the THEORY.md section, and the steps that
+explicit ordered argument tuple, a one-line summary, the docs/theory.md section, and the steps that
 produced it. Creating one checks that every free symbol of the expression is an argument and that
 every argument is declared in the symbol table, so a derivation cannot silently depend on an
 undeclared quantity.
@@ -52,7 +52,7 @@ class Derivation:
     summary
         One line saying what the result is.
     section
-        The THEORY.md section it derives.
+        The docs/theory.md section it derives.
     steps
         The intermediate results, in order, for the notebooks.
     domain

@@ -1,4 +1,4 @@
-"""Section 7 of THEORY.md: exact finite-G statistics for Bernoulli rewards.
+"""docs/theory.md section 7: exact finite-G statistics for Bernoulli rewards.
 
 For one prompt with success probability p and a group of G completions, the number of successes
 S is Binomial(G, p). The projected update of a group is U = (1/G) sum_i A_i (r_i - p): the

@@ -1,4 +1,4 @@
-"""Section 6 of THEORY.md: fluctuations about the fixed point.
+"""docs/theory.md section 6: fluctuations about the fixed point.
 
 On-policy with additive noise of variance s^2 per step, the map is the AR(2) process
 e_{n+1} = phi1 e_n + phi2 e_{n-1} + xi_n with phi1 = 1 + beta - k, phi2 = -beta. Its stationary

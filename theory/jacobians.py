@@ -1,6 +1,6 @@
 """Analytic Jacobians of the fit models: derivatives of their derivations w.r.t. each parameter.
 
-A least-squares fit of ``saturation_law`` (the empirical exponential law, THEORY.md section 3)
+A least-squares fit of ``saturation_law`` (the empirical exponential law, docs/theory.md section 3)
 or of the closed-form trajectory (section 2) needs d model / d parameter at every time point;
 finite differences cost one model evaluation per parameter and lose half the digits. Each
 derivative here is ``sympy.diff`` of the registered model, registered as ``<model>_d_<param>``

@@ -1,4 +1,4 @@
-"""Sections 1-2 of THEORY.md: the discrete mean-field map and its continuum limit.
+"""docs/theory.md sections 1-2: the discrete mean-field map and its continuum limit.
 
 Heavy-ball momentum in parameter space, projected on the expected reward r, gives a linear
 two-step recursion for the displacement e = r - r*. A second-order Taylor expansion of that

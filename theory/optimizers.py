@@ -1,4 +1,4 @@
-"""Section 9 of THEORY.md: Adam and learning-rate schedules.
+"""docs/theory.md section 9: Adam and learning-rate schedules.
 
 Adam with a slowly varying second moment is heavy-ball momentum with beta = beta1 and effective
 step a = eta (1 - beta1) / sqrt(v_hat); bias correction enlarges the first steps; v_hat contains the
@@ -163,7 +163,7 @@ def derive_finite_group_drift_factor() -> Derivation:
     """Derive D = 1 - p^G - (1-p)^G: the share of groups that carry an advantage.
 
     A group whose completions all agree (S = 0 or S = G) has zero advantage and contributes
-    neither gradient nor gradient noise (THEORY.md section 7), so the mean force on the slow
+    neither gradient nor gradient noise (docs/theory.md section 7), so the mean force on the slow
     mode is D times its value with every group informative.
     """
     degenerate = get("degenerate_group_probability").expr

@@ -1,4 +1,4 @@
-"""Section 2 of THEORY.md: the damped oscillator, its closed-form trajectory and the slow start.
+"""docs/theory.md section 2: the damped oscillator, its closed-form trajectory and the slow start.
 
 The oscillator ``m e'' + c e' + k e = 0`` is written in standard form with damping ratio zeta and
 natural frequency omega0. The trajectory for e(0) = e0, e'(0) = v0 is derived from the general

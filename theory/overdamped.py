@@ -1,4 +1,4 @@
-"""Section 3 of THEORY.md: the overdamped limit and the empirical saturation law.
+"""docs/theory.md section 3: the overdamped limit and the empirical saturation law.
 
 With m -> 0 the oscillator reduces to ``c e' = -k e``, a single exponential with relaxation time
 tau = c/k. Its solution is the empirical law r(t) = r_inf - (r_inf - r0) exp(-t/tau) of

@@ -1,4 +1,4 @@
-"""Section 7 of THEORY.md for a pool of prompts: success rates spread by a Beta law.
+"""docs/theory.md section 7 for a pool of prompts: success rates spread by a Beta law.
 
 A step samples B prompts; prompt i has its own success rate p_i and gets G completions. The
 logged zero-std share is then the average of p_i^G + (1-p_i)^G over the prompts of the step, not

@@ -1,4 +1,4 @@
-"""Section 4 of THEORY.md: critical damping and the regimes, continuum and exact discrete.
+"""docs/theory.md section 4: critical damping and the regimes, continuum and exact discrete.
 
 Continuum: zeta = 1. Exact discrete on-policy map: the roots of z^2 - (1 + beta - k) z + beta are
 real and positive below (1 - sqrt(beta))^2 (monotone), complex of modulus sqrt(beta) up to

@@ -4,7 +4,7 @@ Observation behind it (studies/deepnet/findings.md, section 10d; the deep-networ
 ``scan_<size>.json``): along the top Hessian eigenvector v
 of the GRPO objective the restoring force f(s) = v . g(theta_0 + s v) is linear only within
 |s| of about one step's length; beyond it the force saturates at a magnitude F (the softmax along
-v saturates, the groups it touches go degenerate). The linear map of THEORY.md section 5 then
+v saturates, the groups it touches go degenerate). The linear map of docs/theory.md section 5 then
 does not apply: a lag makes the coordinate u = v . (theta - theta_0) swing, but with a force of
 bounded size it cannot grow geometrically. Model: the relay with staleness d,
 

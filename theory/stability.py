@@ -1,4 +1,4 @@
-"""Section 5 of THEORY.md: exact stability thresholds of the mean-field map.
+"""docs/theory.md section 5: exact stability thresholds of the mean-field map.
 
 Three lag structures: on-policy (l = 0), fixed staleness (l = d) and a refresh interval K with
 sample-and-hold (l(n) = n mod K). The first two are linear recursions whose characteristic

@@ -2,7 +2,7 @@
 
 Each symbol has a name that is a valid Python identifier (it becomes an argument name of the
 compiled functions and of the exported code), sympy assumptions, a LaTeX name and a meaning with
-its unit. Notation follows THEORY.md ("Notation"); ``lam`` is the KL coefficient (TRL's ``beta``)
+its unit. Notation follows docs/theory.md; ``lam`` is the KL coefficient (TRL's ``beta``)
 and is never confused with the momentum ``beta``.
 """
 

@@ -1,6 +1,6 @@
 """The two-mode map: a stiff and a soft direction sharing one heavy-ball optimizer.
 
-THEORY.md section 1 projects the parameter dynamics on one scalar, the reward. A network has
+docs/theory.md section 1 projects the parameter dynamics on one scalar, the reward. A network has
 (at least) two timescales: stiff directions (the top of the curvature spectrum) and soft ones
 (what is left of the update). Model: the displacement of the weights from the optimum in the
 eigenbasis of the update's Jacobian, u = (u_s, u_r), curvatures h_s > h_r > 0, one heavy-ball

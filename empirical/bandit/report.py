@@ -2,7 +2,7 @@
 
 :func:`start_bandit_lab` starts every experiment as seeded tasks and returns at once;
 :func:`finish_bandit_lab` waits for them, draws the lab's figures and returns the results the
-claims of the bandit lab (:mod:`grpodyn.theory.claims.registry`, THEORY.md section 8) are
+claims of the bandit lab (:mod:`grpodyn.theory.claims.registry`, docs/theory.md section 8) are
 checked on, by the ``*_claim`` functions of this module.
 """
 
@@ -154,7 +154,7 @@ def finish_bandit_lab(out: Path, lab_state: dict[str, Any]
 
 
 def stiffness_claim(claim: Claim, data: dict[str, Any]) -> list[Check]:
-    """Check that kappa measured three ways agrees (relative spread, THEORY.md section 8)."""
+    """Check that kappa measured three ways agrees (relative spread, docs/theory.md section 8)."""
     s = data["stiffness"]
     return [claim.row(f"{s.analytic:.5f} / {s.finite_difference:.5f} / {s.relaxation:.5f} "
                       f"(spread {100 * s.max_relative_spread:.2f}%)",

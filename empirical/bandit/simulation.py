@@ -1,7 +1,7 @@
 """A vectorised GRPO simulator for the softmax bandit: many seeds at once.
 
 K arms, arm 0 rewarded (reward 1), the others 0. With two arms the policy has one parameter, the
-logit gap x (arm 1's logit stays 0) and the mean-field reduction of THEORY.md section 8 is
+logit gap x (arm 1's logit stays 0) and the mean-field reduction of docs/theory.md section 8 is
 exact; with K > 2 every logit is trained. Each optimizer step draws B groups of G completions per
 seed, computes advantages (GRPO with TRL's unbiased std and eps, Dr. GRPO, RLOO), the policy
 gradient, a KL penalty toward the initial policy (the exact KL(pi || pi_ref), or TRL's sampled

@@ -3,7 +3,7 @@
 One route, the one the deep-network study's result stands on (``studies/deepnet/README.md``):
 the top Hessian eigenvalue h_max of the GRPO objective, measured by Lanczos on sampled
 completions before any GRPO step (:func:`measure_curvature`), sets the largest stable learning
-rate of heavy-ball SGD through the Jury limit of the linear map (THEORY.md section 4):
+rate of heavy-ball SGD through the Jury limit of the linear map (docs/theory.md section 4):
 
     lr_max(momentum) = k_max(momentum) / h_max,   k_max = 2 (1 + momentum)
 
@@ -115,7 +115,7 @@ class LrMax:
     momentum : float
         The heavy-ball momentum.
     lr_max : float
-        k_max / h_max (THEORY.md section 4), in the optimizer's lr units.
+        k_max / h_max (docs/theory.md section 4), in the optimizer's lr units.
     stiffness_max : float
         k_max = 2 (1 + momentum), the Jury limit of the linear map.
     curvature : float

@@ -1,4 +1,4 @@
-"""Tell the four failure modes of GRPO apart from a training log (THEORY.md section 10).
+"""Tell the four failure modes of GRPO apart from a training log (docs/theory.md section 10).
 
 A reward curve alone conflates them; the mean-field theory gives each a signature that the
 other metrics of a log can test:
@@ -28,7 +28,7 @@ not_learning, declining (a fall beyond the noise, never healthy) or too_short. T
 from the best level is tested at a Bonferroni threshold over the windows the best was picked
 from (the pick itself would otherwise make a fall), against the noise at the window's scale;
 degeneracy also counts the drift lost over the whole run; without a zero-std share, an entropy
-fall that the reward's move explains (the kept-spread bound of THEORY.md section 7) is decided,
+fall that the reward's move explains (the kept-spread bound of docs/theory.md section 7) is decided,
 one beyond it abstains (studies/tiny_grids/findings.md, 4b); verl's
 ``critic/advantages/{max,min}`` give the Beta law where the zero-std share is missing
 (:func:`~grpodyn.numerics.prompt_pool.fit_prompt_pool_extremes`), so concentration is judged

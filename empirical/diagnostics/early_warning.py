@@ -5,7 +5,7 @@ the theory, and which precursor fired. Causal: it reads only the steps it is giv
 diagnose LOG --until STEP`` cuts the log with :func:`prefix`). The precursors:
 
 - ``critical_slowing_down``: as a pole of the mean-field map approaches the unit circle
-  (THEORY.md sections 5-6) the reward's fluctuations around its trend decay more slowly and
+  (docs/theory.md sections 5-6) the reward's fluctuations around its trend decay more slowly and
   grow: their lag-1 autocorrelation and variance rise together. Measured as ewstools does, by
   the Kendall tau of the rolling lag-1 autocorrelation and of the rolling variance against
   time (rolling window half the run, fluctuations around a moving mean of a fifth of it, as

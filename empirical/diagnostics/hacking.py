@@ -1,6 +1,6 @@
 """Detector of reward hacking: the held-out (true) reward stops following the optimised one.
 
-THEORY.md section 10: under hacking the optimised reward keeps rising while the true reward,
+docs/theory.md section 10: under hacking the optimised reward keeps rising while the true reward,
 measured on held-out prompts or by a verifier, does not follow: it stays flat or falls. A
 smaller rise of the held-out reward is not hacking: near a ceiling every gain is bounded by the
 headroom left (1 - r for a success rate), and a train/validation gap on a verifiable reward is

@@ -1,4 +1,4 @@
-"""Detector of dynamical instability: the map's damping is gone (THEORY.md sections 5, 6, 10).
+"""Detector of dynamical instability: the map's damping is gone (docs/theory.md sections 5, 6, 10).
 
 An unstable map shows as a collapse of the reward from its best level with the policy carried
 off its reference (KL or entropy moved x3), a runaway KL, an entropy that rises while the reward

@@ -1,6 +1,6 @@
 """Detectors of two failure modes: advantage degeneracy and policy concentration.
 
-THEORY.md sections 7 and 10: degeneracy is the drift factor 1 - p^G - (1-p)^G going to 0
+docs/theory.md sections 7 and 10: degeneracy is the drift factor 1 - p^G - (1-p)^G going to 0
 before the reward reaches its plateau (the share of zero-std groups, or its prediction from
 the reward level and G, read through the Beta law of the prompts' success rates of
 :mod:`grpodyn.numerics.prompt_pool`); concentration is p(1-p) and the entropy going to 0, told
@@ -72,7 +72,7 @@ def prompt_pool_at(run: Run, part: slice, group_size: int | None) -> PromptPool 
 
 
 def _drift_lost_over_run(run: Run, phi: float, group_size: int) -> float:
-    """Share of the drift that groups of G lost over the whole run (THEORY.md section 7).
+    """Share of the drift that groups of G lost over the whole run (docs/theory.md section 7).
 
     The drift lost at each level the reward passed through (the means of disjoint windows of
     max(10, n/10) points below the ceiling, under a Beta pool of concentration ``phi``),
@@ -232,7 +232,7 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
         beyond = float(np.clip(1 - ratio / kept, 0.0, 1.0))
         words += (f"; no zero-std share in the log (verl's default metrics): the reward moved "
                   f"{r0:.2f} -> {r_low:.2f} over those steps, which explains an answer-entropy "
-                  f"ratio of at least x{kept:.2f} for prompts that keep their spread (THEORY.md "
+                  f"ratio of at least x{kept:.2f} for prompts that keep their spread (docs/theory.md "
                   f"section 7); {beyond:.0%} of that entropy was lost beyond it")
         if beyond < FLAG_SCORE:
             score = min(score, beyond)

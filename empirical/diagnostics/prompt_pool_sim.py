@@ -1,6 +1,6 @@
 """A second, independent source of labelled GRPO runs: a pool of prompts of mixed difficulty.
 
-Written from THEORY.md (sections 1, 5, 7, 9, 10), not from the two-arm bandit:
+Written from docs/theory.md (sections 1, 5, 7, 9, 10), not from the two-arm bandit:
 
 - a pool of ``pool`` prompts; prompt i has features u_i (shared parameters theta couple the
   prompts) and a difficulty offset c_i; its success rate is p_i = sigmoid(exp(rho) (u_i . theta

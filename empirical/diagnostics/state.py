@@ -2,7 +2,7 @@
 
 One of :data:`STATES`: ``converged``, ``learning``, ``not_learning`` (flat from the start, or
 pinned at one value: a constant reward leaves every group without spread, so no gradient,
-THEORY.md section 7), ``declining`` (a fall beyond the noise, with the step of the peak it fell
+docs/theory.md section 7), ``declining`` (a fall beyond the noise, with the step of the peak it fell
 from; never healthy) or ``too_short``. Every test runs at the false-alarm rate ``ALPHA`` per
 run. Needs numpy and scipy.
 """

@@ -4,7 +4,7 @@
 (:mod:`grpodyn.empirical.diagnostics.testbed`), :func:`confusion_figure` draws their
 confusion matrices, :func:`diagnose_tiny_runs` diagnoses the shipped tiny runs;
 :func:`scores_claim` and :func:`healthy_claim` check the claims of the test beds
-(THEORY.md section 10).
+(docs/theory.md section 10).
 """
 
 from __future__ import annotations

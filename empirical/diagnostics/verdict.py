@@ -2,7 +2,7 @@
 
 A mode gets a score in [0, 1], a flag (score >= :data:`FLAG_SCORE`), evidence in words with
 the steps where it shows, or ``judged = False`` with the reason when the log lacks what the
-mode needs (THEORY.md section 10). Needs nothing beyond the standard library.
+mode needs (docs/theory.md section 10). Needs nothing beyond the standard library.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Learning-rate advice from one training log: :func:`advise_log` -> :class:`LogAdvice`.
 
 Every run that loads gets advice with its basis. The basis is the run's relaxation time tau
-(THEORY.md section 3: tau = (1 - beta) / k, k = a kappa), measured where the data determine it,
+(docs/theory.md section 3: tau = (1 - beta) / k, k = a kappa), measured where the data determine it,
 else bounded by what the run did:
 
 - it did not move beyond its noise in N steps: tau > N (unless it already sits at its plateau),
@@ -11,7 +11,7 @@ else bounded by what the run did:
   ratio of its thirds bound tau from below (and from above), and the advice raises by the least
   factor the lower bound demands;
 - it fell beyond its noise (a collapse, or a rise given back): its stiffness reached the
-  (lag-eroded) stability limit of THEORY.md section 5, k >= k_max, so k_max <= k and the lr
+  (lag-eroded) stability limit of docs/theory.md section 5, k >= k_max, so k_max <= k and the lr
   the theory's margin target allows is at most ``margin`` times the run's;
 - it still rises beyond its noise over its last third: not at its plateau; the slope's decay
   between its last two thirds bounds the gain to come from below (``late_relaxation`` of
@@ -391,7 +391,7 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float
 
 def _group_batch(run: Run, optimizer: str | None, measured: dict[str, Any] | None
                  ) -> dict[str, Any]:
-    """Say what changing G or B does at a fixed lr (THEORY.md sections 6 and 9)."""
+    """Say what changing G or B does at a fixed lr (docs/theory.md sections 6 and 9)."""
     lo, hi = bg_exponent_range()
     sgd = optimizer is not None and "sgd" in optimizer.lower()
     if measured is not None:
@@ -538,7 +538,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
 
 
 def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[str, Any]:
-    """Return k = (1 - beta) / tau (THEORY.md section 3) with its bound, and kappa = k / lr."""
+    """Return k = (1 - beta) / tau (docs/theory.md section 3) with its bound, and kappa = k / lr."""
     c = 1.0 - momentum
     if tau["kind"] == "stability_limit":
         return {"value": None, "status": "bound", "bound": "lower",
@@ -569,7 +569,7 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
         return f"not determined: {tau['method']}"
     if tau["kind"] == "stability_limit":
         return ("bound from below: the run fell beyond its noise, so its stiffness reached the "
-                "stability limit of its lag (THEORY.md section 5): k >= k_max")
+                "stability limit of its lag (docs/theory.md section 5): k >= k_max")
     if tau["kind"] == "slow_mode":
         value = tau["value"] or tau["lower"] or math.inf
         return (f"slow mode: {tau['method']}: tau = {value:.3g} steps [{tau['lower'] or 0:.3g}, "

@@ -3,7 +3,7 @@
 The runs of a seed study, of a sweep or of one file that holds several runs are each analysed
 by :func:`grpodyn.empirical.logs.run_analysis.analyse_run` (plateau r* and relaxation time tau with
 their statuses, the diagnosis's state) and drawn on one clock: the optimizer step, or the
-learning-rate clock s(t) = sum of lr over the steps up to t (THEORY.md section 3: the overdamped
+learning-rate clock s(t) = sum of lr over the steps up to t (docs/theory.md section 3: the overdamped
 law relaxes as exp(-kappa s), so runs that differ only in their learning rate or schedule fall
 on one curve on this clock).
 """
@@ -36,7 +36,7 @@ def lr_clock(run: Run, *, name: str) -> np.ndarray:
 
     s(t_i) = sum of lr over the steps up to t_i: the logged learning rate, interpolated between
     logged points (trapezoids, from step 0 at the first logged lr), or the run's constant peak lr
-    (metadata) when the log holds no schedule (THEORY.md section 3).
+    (metadata) when the log holds no schedule (docs/theory.md section 3).
 
     Parameters
     ----------

@@ -2,9 +2,9 @@
 
 - Peak learning rate and schedule from the logged ``learning_rate`` (the peak is the largest
   logged value; the schedule a warm-up, then constant, linear or cosine decay by the better
-  least-squares match). The theory's stiffness uses the learning rate (THEORY.md sections 4 and
+  least-squares match). The theory's stiffness uses the learning rate (docs/theory.md sections 4 and
   9), and the last value of a decaying schedule can be 100x below the peak.
-- G and B from the granularity of binary rewards (THEORY.md section 7): with rewards in {0, 1}
+- G and B from the granularity of binary rewards (docs/theory.md section 7): with rewards in {0, 1}
   the mean reward of a step over B prompts x G completions is a multiple of 1/(B G), and the
   share of prompts whose G rewards are all equal (``frac_reward_zero_std``) a multiple of 1/B.
   The smallest such denominators are reported as ``inferred`` with the evidence; when the

@@ -1,7 +1,7 @@
 """The hyperparameters of a loaded run, each with where it came from (:class:`RunMeta`).
 
 The theory needs a run's learning rate (the peak and its schedule: the stiffness k = lr x
-kappa, THEORY.md sections 4 and 9), optimizer and momentum (heavy-ball beta or Adam's beta1,
+kappa, docs/theory.md sections 4 and 9), optimizer and momentum (heavy-ball beta or Adam's beta1,
 sections 4 and 9), group size G and prompts per step B (section 7, finite-G statistics of
 Bernoulli rewards), the KL coefficient (section 8) and the number of updates per sampled batch
 (section 8, PPO-style reuse). A log rarely says all of them; this module holds what was found
@@ -68,7 +68,7 @@ class RunMeta:
     optimizer : Hyperparameter or None
         ``"adamw"``, ``"adam"``, ``"sgd"``, ...
     momentum : Hyperparameter or None
-        Heavy-ball beta or Adam's beta1 (THEORY.md section 4).
+        Heavy-ball beta or Adam's beta1 (docs/theory.md section 4).
     beta2 : Hyperparameter or None
         Adam's beta2.
     group_size : Hyperparameter or None

@@ -421,7 +421,7 @@ def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | 
         for k in ("stiffness", "regime", "stability_margin"):
             out[k] = not_determined("tau is not determined")
         return out
-    stiffness = (1.0 - momentum) / tau  # overdamped map, THEORY.md section 3: tau = c / k
+    stiffness = (1.0 - momentum) / tau  # overdamped map, docs/theory.md section 3: tau = c / k
     k_max = float(compiled("stiffness_max")(momentum))
     refresh = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
     caveat = ("a fitted tau measures the slow mode: stiff directions may limit the learning "

@@ -1,6 +1,6 @@
 """Sweeps: runs of one model and task, each with its own hyperparameters, fitted jointly.
 
-Every run follows the mean-field map of its own hyperparameters (THEORY.md sections 1, 3, 7 and
+Every run follows the mean-field map of its own hyperparameters (docs/theory.md sections 1, 3, 7 and
 9, :class:`~grpodyn.numerics.mean_field_map.MeanFieldMap`) with constants shared by the sweep:
 
     r_i(n) = r* + e_i(n),   e_i(0) = r0_s(i) - r*,

@@ -382,7 +382,7 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
     plateau : {"shared", "per_seed"}
         One r* per optimizer, or one per optimizer and seed (runs of one seed start from the same
         weights; an unseen seed gets the mean). Revision 3 keeps "shared": a plateau per seed
-        did not help the design score (docs/findings.md section 6d).
+        did not help the design score (studies/transfer/findings.md section 6d).
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """Curvature-scale probe: the relaxation time of a real GRPO run without fitting its trajectory.
 
 The mean-field theory says the expected reward drifts as dr/dn = k (r* - r) per step in the
-overdamped regime (THEORY.md sections 3 and 9), so the relaxation time is tau = 1/k. The probe
+overdamped regime (docs/theory.md sections 3 and 9), so the relaxation time is tau = 1/k. The probe
 measures the drift directly at saved checkpoints, from the first-order change of the expected
 reward under the optimizer's expected step:
 

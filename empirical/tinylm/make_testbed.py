@@ -1,7 +1,7 @@
 """Make the labelled tiny-model test bed: ``python -m grpodyn.empirical.tinylm.make_testbed``.
 
 Short TRL GRPO runs of the tiny Llama (see :mod:`grpodyn.empirical.tinylm.training`), each
-failure mode induced on purpose (THEORY.md section 10), five seeds per label:
+failure mode induced on purpose (docs/theory.md section 10), five seeds per label:
 
 - healthy: G = 8, lr 1e-3, KL 0.1;
 - reward_hacking: a length bonus (+1 for an answer of three or more characters, which is never

@@ -2,7 +2,7 @@
 
 :func:`tiny_runs_data` summarises the shipped runs (:mod:`grpodyn.empirical.tinylm.analysis`)
 and draws their reward; the ``*_claim`` functions check the claims of the tiny LM runs and of
-their curvature probe (:mod:`grpodyn.theory.claims.registry`; THEORY.md sections 2, 3, 6, 9).
+their curvature probe (:mod:`grpodyn.theory.claims.registry`; docs/theory.md sections 2, 3, 6, 9).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("diagnose", help="which failure mode a run shows, with evidence",
                             description="Score reward hacking, advantage degeneracy, policy "
                             "concentration and dynamical instability from a training log "
-                            "(THEORY.md section 10); modes the log cannot judge are named.")
+                            "(docs/theory.md section 10); modes the log cannot judge are named.")
     p.add_argument("log", help="the training log")
     p.add_argument("--group-size", type=integer,
                    help="G, when the log and its config do not say")

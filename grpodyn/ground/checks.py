@@ -51,7 +51,7 @@ def check_momentum(value: Any, name: str = "momentum") -> np.ndarray:
     Parameters
     ----------
     value : Any
-        The momentum (THEORY.md section 1: beta), a number or an array-like.
+        The momentum (docs/theory.md section 1: beta), a number or an array-like.
     name : str
         The input's name, used in the error message.
 

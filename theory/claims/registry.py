@@ -1,4 +1,4 @@
-"""Every claim ``grpodyn report`` checks, by THEORY.md section: stated values in one place.
+"""Every claim ``grpodyn report`` checks, by docs/theory.md section: stated values in one place.
 
 Importing this module registers them (:func:`grpodyn.theory.claims.claims` does so). The checks
 named here live in the layers that can compute them: ``numerics/claim_checks.py`` (the compiled
@@ -23,12 +23,12 @@ for staleness, stated in ((1, 0.100), (2, 0.0513), (4, 0.0265)):
     claim(key=f"staleness_threshold_d{staleness}",
           question=f"staleness threshold, d = {staleness}", section="5", source="theory",
           statement=f"staleness threshold k*, beta=0.9, d={staleness}", stated=f"{stated}",
-          tolerance="equal to the digits THEORY.md states (rounded to 4 decimals)",
+          tolerance="equal to the digits the theory states (rounded to 4 decimals)",
           check=f"{NUMERICS}:staleness_threshold",
           values={"momentum": 0.9, "staleness": staleness, "value": stated, "digits": 4},
-          note=("THEORY.md rounds up: the exact value (sqrt(401)-19)/20 = 0.051249 rounds to "
+          note=("the stated value rounds up: the exact value (sqrt(401)-19)/20 = 0.051249 rounds to "
                 "0.0512" if staleness == 2 else ""),
-          reason=("THEORY.md rounds up: the exact threshold (sqrt(401)-19)/20 = 0.051249 "
+          reason=("the stated value rounds up: the exact threshold (sqrt(401)-19)/20 = 0.051249 "
                   "rounds to 0.0512, not 0.0513 (a typo of the stated value, not of the "
                   "theory)" if staleness == 2 else ""))
 for momentum, stated, continuum in ((0.0, 40, 41), (0.5, 22, 21), (0.9, 6, 5)):
@@ -119,7 +119,7 @@ claim(key="tiny_mean_path",
       tolerance="largest gap of windowed means <= 2 standard errors",
       check=f"{TINY}:mean_path_claim",
       note="with Adam the gradient noise in v_hat shrinks with B G, so the effective step and "
-           "the stiffness grow with G (THEORY.md section 9)",
+           "the stiffness grow with G (docs/theory.md section 9)",
       reason="with Adam the noise in v_hat shrinks with B G, so the effective step grows with "
              "G: the paths differ as section 9 predicts, not as the SGD claim says")
 claim(key="tiny_plateau",

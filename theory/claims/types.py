@@ -74,14 +74,14 @@ class Check:
 
 @dataclass(frozen=True)
 class Claim:
-    """A checkable claim of THEORY.md or of the lab built on it.
+    """A checkable claim of the theory (docs/theory.md) or of the lab built on it.
 
     Attributes
     ----------
     key : str
         Unique identifier.
     section : str
-        The THEORY.md section it belongs to.
+        The docs/theory.md section it belongs to.
     source : str
         What its check needs (one of :data:`SOURCES`).
     statement : str
@@ -172,7 +172,7 @@ class Claim:
                          reason_for, self.reason), study=study)
 
 
-#: The registered claims, by key, in registration order (THEORY.md order).
+#: The registered claims, by key, in registration order (the order of docs/theory.md).
 _CLAIMS: dict[str, Claim] = {}
 
 

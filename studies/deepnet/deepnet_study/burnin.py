@@ -9,7 +9,7 @@ lr rise at the runs' pace. The route, designed on those seen data (studies/deepn
   the copy run (lr 0.1, seeds 700-709, a state every 30 steps to 300) and each lr to be
   predicted, ``repeats`` copies first run ``BURN_IN`` steps at that lr (seeds of their own from
   ``BURNIN_SEGMENT_SEED``), then a 20-step segment's change is read with common random numbers.
-- Location (THEORY.md sections 1 and 6: F(r) is the expected step at a given slow level, the
+- Location (docs/theory.md sections 1 and 6: F(r) is the expected step at a given slow level, the
   fluctuation about the mean path averaged out): the segment's mid reward after the burn-in.
   After the burn-in the copies sit at the lr's own fluctuation level, not lr 0.1's; the mean over
   independent burn-ins averages their fluctuations out; the finite difference over the segment is

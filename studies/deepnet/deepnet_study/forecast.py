@@ -1,9 +1,9 @@
-"""Predictions from the measured constants with the project's numerics (THEORY.md 3-5).
+"""Predictions from the measured constants with the project's numerics (docs/theory.md sections 3-5).
 
 Only :func:`_theory` calls the project's prediction engine (keyword arguments, one place to adapt
 when its parameter names change). Stiffness conventions (see :mod:`.measure`): the stability
 thresholds use the stiff curvature h_max of the parameter map (k = lr h_max); the relaxation time
-of the reward uses kappa, the slope of the drift (THEORY.md's definition), tau = c / (lr kappa).
+of the reward uses kappa, the slope of the drift (the definition of docs/theory.md), tau = c / (lr kappa).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def predict_model(model: str, measured: dict[str, Any]) -> list[dict[str, Any]]:
     k_soft = base * kappa if kappa > 0 else float("nan")
     for label, k in (("slow", k_soft), ("stiff", base * h_max),
                      ("stiff_critical", base * h_c)):
-        # oscillatory when k > (1 - sqrt(momentum))^2 (THEORY.md section 4)
+        # oscillatory when k > (1 - sqrt(momentum))^2 (docs/theory.md section 4)
         if not k > 0:
             add("oscillation_momentum", {"lr": base, "mode": label}, None,
                 status="undetermined", reason="measured curvature <= 0")

@@ -1,6 +1,6 @@
 """The relaxation time from the mean-field drift measured at finite steps across reward levels.
 
-THEORY.md section 1 projects training on the reward: r_{n+1} = r_n + a F(r_n) (momentum 0), the
+docs/theory.md section 1 projects training on the reward: r_{n+1} = r_n + a F(r_n) (momentum 0), the
 drift F a function of r alone, and section 3 reads the relaxation time off its slope at the fixed
 point, tau = 1 / (a kappa), kappa = -dF/dr at r*. The earlier routes failed
 (``studies/deepnet/findings.md`` 10, 10b): kappa measured at initialisation is negative
@@ -26,7 +26,7 @@ Predictions, rules fixed before the runs they predict:
   (:func:`.sweeps.fit_relaxation`: r* - (r* - r0) exp(-n / tau) fitted, undetermined beyond
   twice the run), so prediction and observation are the same functional of a curve. Error:
   parametric bootstrap of the quadratic's coefficients and of r0.
-- ``relaxation_time_late``: 1 / kappa_lr at the stable root of D_lr (THEORY.md section 3's
+- ``relaxation_time_late``: 1 / kappa_lr at the stable root of D_lr (docs/theory.md section 3's
   tau = 1 / (a kappa) with the measured per-step slope a kappa = -dD_lr/dr there); None when
   D_lr has no stable root in [0, 1].
 
@@ -329,7 +329,7 @@ def predict_relaxation(model: str, measured: dict[str, Any], *, steps: int,
                     "bootstrap_share_with_root": len(ks) / boot}
         items.append({**base, "quantity": "relaxation_time_late", **late,
                       "source": "1 / (a kappa) at the stable root of the measured drift "
-                      "(THEORY.md section 3)"})
+                      "(docs/theory.md section 3)"})
     return items
 
 

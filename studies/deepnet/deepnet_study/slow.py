@@ -3,7 +3,7 @@
 The state route (``studies/deepnet/findings.md`` 10e) measured the finite-step drift D_lr at
 single states of a copy run and found it dominated by the state's own fluctuation relaxing:
 the 20-step change regresses on the state's deviation from the copy run's smooth trend with
-slope -0.5 to -1.0. THEORY.md section 1's drift F(r) is the expectation of the step at a given
+slope -0.5 to -1.0. docs/theory.md section 1's drift F(r) is the expectation of the step at a given
 slow level, the fluctuation xi_n averaged out (section 6: the fluctuation is a zero-mean process
 about the mean path), not the drift of one fluctuating state. Here the two are separated at the
 segments already measured:

@@ -1,7 +1,7 @@
 """The stiff direction of the network: a 1-D scan along it, and its coordinate during lagged runs.
 
 An observation layer for findings 10c's open question (why the lag thresholds of the stiff mode
-fail): the linear map of THEORY.md section 5 says that with staleness d (or sample-and-hold
+fail): the linear map of docs/theory.md section 5 says that with staleness d (or sample-and-hold
 refresh K) the coordinate u = v . (theta - theta_0) along the top Hessian eigenvector v grows
 without bound once lr h > k_lim(d), h = v . H v its curvature. Two measurements test the
 saturation hypothesis (past the limit a step saturates the softmax along v, the groups it
@@ -124,7 +124,7 @@ def scan_along(model: Any, tokenizer: Any, direction: Any, displacements: list[f
 
 def lag_stiffness_limit(*, momentum: float = 0.0, staleness: int = 0, refresh: int = 1
                         ) -> float:
-    """Return the largest stable stiffness k of the one-mode map with this lag (THEORY.md 5).
+    """Return the largest stable stiffness k of the one-mode map with this lag (docs/theory.md section 5).
 
     Staleness d: :func:`grpodyn.numerics.stability.staleness_stiffness_max`. Sample-and-hold
     refresh K: the root in k of the compiled Jury conditions of the cycle map
