@@ -18,7 +18,7 @@ tiny-model grid, ``studies/tiny_grids/data/tiny_grid2``, momentum logged) and ``
 (seeds 4000-4039). Revision 5 (a damped-trend member) was designed on the public logs,
 synthetic seeds 2000-2039 and 4000-4039, ``tiny_grid`` and ``tiny_grid2`` seeds 0-4, frozen
 (``FROZEN``), then scored once on ``tiny_grid2_new`` (seeds 5 and 6 of the second grid),
-``tiny_grid2_late`` (seeds 7 and 8, added by the grid's owner during that session; folder
+``tiny_grid2_late`` (seeds 7 and 8, made after that freeze; folder
 ``--grid2``) and ``synthetic_new`` (seeds 5000-5039); ``--members`` without ``damped`` is
 revision 4 (the control). Revision 6 (the band made of the members' quantiles averaged
 with the stacking weights instead of their mixture's quantiles) was designed on the same sources
@@ -47,10 +47,10 @@ median interval score, each divided by the first learned prior's, are at most 1.
 otherwise the first is restored. The default forecaster becomes the learned prior only if it
 beats the ensemble on both median MAE and median interval score in every fresh cell and at
 F = 0.3 and 0.5 on ``score``. Applied to all 10 cells, condition (a) failed (6 cells against
-7), so the first learned prior is shipped again (studies/learned_prior/findings.md 8g); the default stays the
-ensemble. ``tiny_grid2_s11`` (seeds 17-18 of the second grid, made in session 11, long after
-both freezes) and ``deepnet_relax_precise`` (issue 16's runs on seeds 1300-1308, made in session
-11) score the shipped learned prior and the ensemble once more. Nothing is tuned per run.
+7), so the first learned prior is shipped again (studies/learned_prior/findings.md 8g); the
+default stays the ensemble. ``tiny_grid2_s11`` (seeds 17-18 of the second grid, made long
+after both freezes) and ``deepnet_relax_precise`` (the deep network's runs on seeds
+1300-1308, made after both freezes) score the shipped learned prior and the ensemble once more. Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 

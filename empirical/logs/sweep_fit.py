@@ -371,7 +371,7 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
     finite_group : bool
         Put the finite-G drift factor 1 - p^G - (1-p)^G on the force (derivations
         ``sgd_stiffness_finite_group``, ``adam_stiffness_finite_group``); False gives the
-        large-G map of session 1.
+        large-G map.
     noise_drag : bool
         Let the sampling noise cost expected reward at second order (derivations
         ``sgd_noise_drag``, ``adam_noise_drag``): SGD's h sigma_p^2 and h sigma_c^2, Adam's
