@@ -31,6 +31,11 @@ Compared with the learning-curve literature: Domhan et al. (2015) also combine p
 curves, by MCMC over a weighted sum; LC-PFN (Adriaensen et al. 2023) learns the posterior from
 a prior of such curves; here weights are chosen for forecasts (stacking) and the noise is the
 run's own correlated noise, not i.i.d.
+
+The members live in :mod:`numerics.forecast_members`, their noise model in
+:mod:`numerics.forecast_noise`, the result in :mod:`numerics.forecast_result`; this module
+weighs them and forecasts, and its names cover all four. :class:`EnsembleForecaster` is the
+ensemble's entry in :mod:`numerics.forecasters`.
 """
 
 from __future__ import annotations
@@ -513,9 +518,10 @@ class EnsembleForecaster:
                  future_steps: np.ndarray, level: float = 0.9,
                  bounds: tuple[float, float] | None = None, momentum: float | None = None,
                  learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> EnsembleForecast:
-        """Forecast ``future_steps`` from the first ``n_train`` points (:func:`forecast_curve`).
+        """Forecast ``future_steps`` from the first ``n_train`` points.
 
-        The arguments are those of :meth:`numerics.forecasters.Forecaster.forecast`.
+        :func:`forecast_curve` does the work; the arguments are those of
+        :meth:`numerics.forecasters.Forecaster.forecast`.
         """
         return forecast_curve(steps, reward, n_train=n_train, future_steps=future_steps,
                               members=MEMBERS, momentum=momentum, learning_rate=learning_rate,

@@ -1,4 +1,4 @@
-"""The residual noise of a forecast member: AR(1) process plus white noise (docs/theory.md section 6).
+"""The residual noise of a forecast member: AR(1) plus white noise (docs/theory.md section 6).
 
 Around a member's mean curve the run deviates by x + w: x a correlated process (the discrete
 overdamped map driven by sampling noise is an AR(1) in the deviation) with per-step

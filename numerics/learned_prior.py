@@ -397,9 +397,11 @@ class LearnedPriorForecaster:
                  future_steps: np.ndarray, level: float = 0.9,
                  bounds: tuple[float, float] | None = None, momentum: float | None = None,
                  learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Forecast:
-        """Forecast ``future_steps`` from the first ``n_train`` points (:func:`learned_prior_forecast`).
+        """Forecast ``future_steps`` from the first ``n_train`` points.
 
-        The arguments are those of :meth:`numerics.forecasters.Forecaster.forecast`; ``momentum`` and ``learning_rate`` are not used.
+        :func:`learned_prior_forecast` does the work; the arguments are those of
+        :meth:`numerics.forecasters.Forecaster.forecast` (``momentum`` and ``learning_rate``
+        are not used).
         """
         return learned_prior_forecast(steps, reward, n_train=n_train, future_steps=future_steps,
                                       level=level, bounds=bounds)
