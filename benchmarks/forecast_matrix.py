@@ -9,7 +9,8 @@ test bed). The trend-aware forecaster (``adaptive``) was designed on ``public``,
 and ``bandit``; ``deepnet`` and ``bandit_fresh`` are its held-out sources (scored once, after
 the freeze recorded in ``FROZEN``).
 
-Forecasters: ``adaptive`` (:func:`numerics.forecast_adaptive.adaptive_forecast`), ``ensemble``
+Forecasters: every one registered in :mod:`numerics.forecasters`: ``adaptive``
+(:func:`numerics.forecast_adaptive.adaptive_forecast`), ``ensemble``
 (:func:`numerics.forecast.forecast_curve`, the default of ``grpodyn forecast``),
 ``learned_prior`` and the baselines and oracle of ``forecast_baselines``. Each forecast is cut
 at F = 0.3 and 0.5; see ``forecast_baselines`` for the scores and the strata.
@@ -48,10 +49,13 @@ from grpodyn.empirical.logs.run_analysis import infer_reward_range, learning_rat
 from grpodyn.ground import InputError
 from grpodyn.ground.files import write_atomic
 from grpodyn.numerics.fit import estimate_noise
+from grpodyn.numerics.forecasters import FORECASTERS as REGISTRY
+from grpodyn.numerics.forecasters import get_forecaster
 
 MATRIX_SOURCES = ("public", "tiny_grids", "bandit", "deepnet", "bandit_fresh")
 DEFAULT_SOURCES = ("public", "tiny_grids", "bandit", "deepnet")
-FORECASTERS = ("adaptive", "ensemble", "learned_prior")
+#: Every registered forecaster (:data:`grpodyn.numerics.forecasters.FORECASTERS`), by name.
+FORECASTERS = tuple(sorted(REGISTRY))
 FRACTIONS = (0.3, 0.5)
 RELAX_PREFIXES = ("relaxruns", "relaxruns_slow", "relaxruns_burnin",
                   "moreseeds_relaxruns_burnin", "relaxruns_linear", "relaxruns_long",
@@ -88,24 +92,11 @@ def load_matrix_source(source: str, logs: Path) -> list[tuple[str, Run]]:
 def _forecaster_band(method: str, run: Run, n_train: int, bounds: tuple[float, float] | None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     t, y, future = run.steps, run.reward, run.steps[n_train:]
-    if method == "adaptive":
-        from grpodyn.numerics.forecast_adaptive import adaptive_forecast
-
-        fc = adaptive_forecast(t, y, n_train=n_train, future_steps=future, level=LEVEL,
-                               bounds=bounds)
-    elif method == "learned_prior":
-        from grpodyn.numerics.learned_prior import learned_prior_forecast
-
-        fc = learned_prior_forecast(t, y, n_train=n_train, future_steps=future, level=LEVEL,
-                                    bounds=bounds)
-    else:
-        from grpodyn.numerics.forecast import MEMBERS, forecast_curve
-
-        beta, _ = momentum_of(run, None)
-        lr = learning_rate_of(run)
-        fc = forecast_curve(t, y, n_train=n_train, future_steps=future, members=MEMBERS,
-                            momentum=beta, learning_rate=None if lr is None else (t, lr),
-                            bounds=bounds, level=LEVEL)
+    beta, _ = momentum_of(run, None)
+    lr = learning_rate_of(run)
+    fc = get_forecaster(method).forecast(t, y, n_train=n_train, future_steps=future, level=LEVEL,
+                                         bounds=bounds, momentum=beta,
+                                         learning_rate=None if lr is None else (t, lr))
     return fc.point, fc.lower, fc.upper
 
 

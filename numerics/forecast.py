@@ -31,14 +31,16 @@ Compared with the learning-curve literature: Domhan et al. (2015) also combine p
 curves, by MCMC over a weighted sum; LC-PFN (Adriaensen et al. 2023) learns the posterior from
 a prior of such curves; here weights are chosen for forecasts (stacking) and the noise is the
 run's own correlated noise, not i.i.d.
+
+The members live in :mod:`numerics.forecast_members`, their noise model in
+:mod:`numerics.forecast_noise`, the result in :mod:`numerics.forecast_result`; this module
+weighs them and forecasts, and its names cover all four. :class:`EnsembleForecaster` is the
+ensemble's entry in :mod:`numerics.forecasters`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -47,536 +49,27 @@ from scipy.special import ndtr, ndtri
 
 from grpodyn.ground import InputError, check_finite, check_fraction
 
-from .fit import FitResult, curve_model, fit_curve, hac_covariance, model_jacobian
+from .forecast_members import (
+    ALL_MEMBERS,
+    MEMBERS,
+    SATURATING,
+    Member,
+    fit_member,
+    fit_members,
+    member_from_fit,
+)
+from .forecast_noise import ResidualNoise, fit_random_walk, fit_residual_noise
+from .forecast_result import EnsembleForecast, Forecast
 
-__all__ = ["MEMBERS", "ALL_MEMBERS", "SATURATING", "ResidualNoise", "Member", "EnsembleForecast",
-           "fit_residual_noise", "fit_random_walk", "fit_member", "forecast_curve", "Weights",
-           "Validation", "plateau_summary"]
+__all__ = ["MEMBERS", "ALL_MEMBERS", "SATURATING", "ResidualNoise", "Member", "Forecast",
+           "EnsembleForecast", "fit_residual_noise", "fit_random_walk", "fit_member",
+           "member_from_fit", "forecast_curve", "member_weights", "Weights", "Validation",
+           "plateau_summary", "EnsembleForecaster"]
 
-#: The forecaster's default members (those without their inputs are skipped). ``linear`` is
-#: available but not a default: on the design runs (shipped tiny runs, bandit test bed) stacking
-#: gave it most weight at F <= 0.3, where it wins the short validation horizons inside the
-#: training part and loses the long ones (median MAE / noise floor at F = 0.2: 1.57 with it,
-#: 1.29 without; ``benchmarks/forecast.py --only design --members ...``); a straight line is no
-#: law of a bounded reward. ``damped`` (revision 5) is its bounded, slow-growth form: a run
-#: with no curvature yet is forecast as such without a straight line's overshoot.
-MEMBERS = ("level", "flat", "damped", "exponential", "power", "inertial", "exponential_lr")
-ALL_MEMBERS = ("level", "flat", "linear", "damped", "exponential", "power", "inertial",
-               "exponential_lr")
-#: Members with a plateau r*.
-SATURATING = ("exponential", "power", "inertial", "exponential_lr", "sigmoid")
 _CUTS = (0.5, 0.65, 0.8)
-#: The ``damped`` member's line is fitted on this trailing share of the training part (its
-#: recent half: the slope at the cut, not the average slope since the start; set a priori).
-_DAMPED_WINDOW = 0.5
 #: Pseudo-points of the band's calibration (:func:`_band_scale`): the noise model's own band
 #: counts as this many validation points inside it (set once, a priori, not tuned).
 _BAND_PRIOR = 20
-
-
-@dataclass(frozen=True)
-class ResidualNoise:
-    """Residual noise around a mean curve: AR(1) process plus white noise (docs/theory.md section 6).
-
-    Attributes
-    ----------
-    rho : float
-        Autocorrelation of the process component per step (0 <= rho <= 1).
-    process_var, white_var : float
-        Stationary variance v of the process component and variance s^2 of the white part
-        (reward units squared).
-    state_mean, state_var : float
-        Filtered process deviation at the last training point and its variance.
-    drift_var : float
-        Per-step variance of a random-walk level (the ``level`` member; 0 otherwise).
-    """
-
-    rho: float
-    process_var: float
-    white_var: float
-    state_mean: float
-    state_var: float
-    drift_var: float = 0.0
-
-    def predict(self, lags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Return mean and variance of a new observation's deviation ``lags`` steps after the cut.
-
-        ``drift_var`` is the per-step variance of a random-walk level (the rho -> 1 limit).
-
-        Parameters
-        ----------
-        lags : numpy.ndarray
-            Steps after the cut.
-
-        Returns
-        -------
-        mean, var : numpy.ndarray
-            Reward units and reward units squared.
-        """
-        lags = np.asarray(lags, dtype=float)
-        decay = self.rho**lags
-        mean = decay * self.state_mean
-        var = (decay**2 * self.state_var + self.process_var * (1 - decay**2) + self.white_var
-               + self.drift_var * lags)
-        return mean, var
-
-
-def _kalman(rho: float, share: float, dt: np.ndarray, r: np.ndarray, *,
-            even_from: int | None = None) -> tuple[float, float, float, float]:
-    """Scalar Kalman filter of the AR(1)+white model at unit total variance.
-
-    The process has stationary variance ``share`` and the white noise ``1 - share``; the
-    likelihood is scale-equivariant, so the scale is concentrated out by the caller. Returns
-    (sum of log innovation variances, sum of squared standardised innovations, final filtered
-    mean, final filtered variance), all at unit scale. Once the steps are evenly spaced and the
-    predicted variance has converged (relative change under 1e-15), the gain is constant and
-    the rest of the filter is a first-order linear recurrence, summed by :func:`_recurrence`
-    instead of step by step. ``even_from`` (from :func:`_even_from`) may be given by a caller
-    that filters the same steps many times.
-    """
-    s2 = 1.0 - share
-    if even_from is None:
-        even_from = _even_from(dt)
-    log = math.log
-    # the first step has no prediction: its state is the stationary prior
-    if not r.size:
-        return 0.0, 0.0, 0.0, share
-    value = float(r[0])
-    s = share + s2
-    log_det, quad = log(s), value * value / s
-    gain = share / s
-    x, p = gain * value, (1 - gain) * share
-    previous = -1.0
-    # the loop rarely runs far before the gain converges: the per-step lists are built for a
-    # head of the series, doubled while the loop needs more (the same floats as whole lists)
-    # blocks [0, size), [size, 3 size), ...: step 0 is done above
-    start, size = 1, max(128, 2 * even_from)
-    stop = min(r.size, size)
-    while start < r.size:
-        phi = (rho ** dt[start - 1:stop - 1]).tolist()  # dt[i - 1] of the steps i
-        q = (share * (1 - rho ** (2 * dt[start - 1:stop - 1]))).tolist()
-        for i, f, qi, value in zip(range(start, stop), phi, q, r[start:stop].tolist(),
-                                   strict=True):
-            x, p = f * x, f * f * p + qi
-            if i >= even_from and abs(p - previous) <= 1e-15 * p:
-                return _steady_tail(f, p, s2, x, r[i:], log_det, quad)
-            previous = p
-            s = p + s2
-            innovation = value - x
-            log_det += log(s)
-            quad += innovation * innovation / s
-            gain = p / s
-            x, p = x + gain * innovation, (1 - gain) * p
-        start, size = stop, 2 * size
-        stop = min(r.size, start + size)
-    return log_det, quad, x, p
-
-
-def _even_from(dt: np.ndarray) -> int:
-    """First step i from which every later gap dt[i - 1] equals the last gap (1 if all do)."""
-    changes = np.flatnonzero(dt != dt[-1]) if dt.size else np.array([], dtype=int)
-    return int(changes[-1]) + 2 if changes.size else 1
-
-
-def _steady_tail(f: float, p: float, s2: float, x: float, r: np.ndarray, log_det: float,
-                 quad: float) -> tuple[float, float, float, float]:
-    """Finish :func:`_kalman` at a constant gain from predicted state ``x`` and variance ``p``.
-
-    The predictions obey x_{j+1} = f (1 - g) x_j + f g r_j with g = p / (p + s2).
-    """
-    s = p + s2
-    gain = p / s
-    drive = f * gain * r[:-1]
-    if drive.size:
-        drive[0] += f * (1 - gain) * x
-    predicted = np.concatenate([[x], _recurrence(f * (1 - gain), drive)])
-    innovations = r - predicted
-    return (log_det + r.size * math.log(s), quad + float(innovations @ innovations) / s,
-            float(predicted[-1] + gain * innovations[-1]), (1 - gain) * p)
-
-
-def _recurrence(a: float, u: np.ndarray) -> np.ndarray:
-    """Return y with y_0 = u_0 and y_k = a y_(k-1) + u_k, by a parallel prefix scan (|a| <= 1)."""
-    y = u.astype(float, copy=True)
-    shift, coef = 1, a
-    while shift < y.size:
-        y[shift:] += coef * y[:-shift]  # the product is a new array: no overlap
-        shift, coef = 2 * shift, coef * coef
-    return y
-
-
-def fit_residual_noise(t: np.ndarray, residuals: np.ndarray) -> ResidualNoise:
-    """Maximum-likelihood (rho, v, s^2) of the residuals of a fit, by a scalar Kalman filter.
-
-    The total variance v + s^2 is concentrated out (its estimate is the mean squared
-    standardised innovation), leaving a two-parameter search over rho and v / (v + s^2).
-
-    Parameters
-    ----------
-    t : numpy.ndarray
-        Steps of the residuals (any spacing; the decay over a gap dt is rho^dt).
-    residuals : numpy.ndarray
-        Data minus the fitted mean curve (reward units).
-    """
-    t, r = np.asarray(t, dtype=float), np.asarray(residuals, dtype=float)
-    dt = np.diff(t)
-    n = r.size
-    step = float(np.median(dt)) if dt.size else 1.0
-    scale = float(np.mean(r**2)) + 1e-300
-    r = r / np.sqrt(scale)
-    even_from = _even_from(dt)
-
-    def unpack(z: Sequence[float] | np.ndarray) -> tuple[float, float]:
-        rho_per_sample = 1.0 / (1.0 + math.exp(-z[0]))
-        return rho_per_sample ** (1.0 / step), 1.0 / (1.0 + math.exp(-z[1]))
-
-    def objective(z: np.ndarray) -> float:
-        try:
-            clipped = [min(max(float(v), -30.0), 30.0) for v in z]  # np.clip(z, -30, 30)
-            log_det, quad, _, _ = _kalman(*unpack(clipped), dt, r, even_from=even_from)
-            value = 0.5 * (log_det + n * math.log(quad / n))
-        except (ValueError, ZeroDivisionError, OverflowError):
-            return 1e300
-        return value if math.isfinite(value) else 1e300
-
-    # start from the moments: lag-1 and lag-2 autocorrelations of AR(1) + white noise
-    centred = r - r.mean()
-    c0 = float(centred @ centred) or 1.0
-    c1 = float(centred[1:] @ centred[:-1]) / c0
-    c2 = float(centred[2:] @ centred[:-2]) / c0 if n > 2 else 0.0
-    rho0 = float(np.clip(c2 / c1 if c1 > 1e-3 else 0.5, 0.05, 0.98))
-    share0 = float(np.clip(c1 / rho0, 0.05, 0.95))
-    sol = minimize(objective, np.array([math.log(rho0 / (1 - rho0)),
-                                        math.log(share0 / (1 - share0))]),
-                   method="Nelder-Mead", options={"xatol": 1e-2, "fatol": 1e-3, "maxiter": 200})
-    rho, share = unpack(np.clip(sol.x, -30, 30))
-    log_det, quad, x, p = _kalman(rho, share, dt, r)
-    total = scale * quad / n
-    return ResidualNoise(float(rho), float(share * total), float((1 - share) * total),
-                         float(x * np.sqrt(scale)), float(p * total))
-
-
-def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float, float]:
-    """Fit the local level model y = level + white noise, the level a random walk.
-
-    The k -> 0 limit of the overdamped map driven by sampling noise (docs/theory.md sections 3
-    and 6). Maximum likelihood of the drift-to-white variance ratio (the scale concentrated
-    out) by a scalar Kalman filter. Returns the noise (drift and white variances, filtered level
-    variance), the filtered level at the last point, and the sum of squared innovations.
-    """
-    from scipy.optimize import minimize_scalar
-
-    t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
-    dt = np.diff(t).tolist()
-    values = y.tolist()
-    n = y.size
-    spread = float(np.var(y)) or 1.0
-
-    def run(log_ratio: float) -> tuple[float, float, float, float, float]:
-        ratio = math.exp(log_ratio)  # drift per step / white, at unit white variance
-        x, p = values[0], spread * 1e3  # vague start
-        log_det = quad = squares = 0.0
-        log = math.log
-        for gap, value in zip(dt, values[1:], strict=True):
-            p += ratio * gap
-            s = p + 1.0
-            innovation = value - x
-            log_det += log(s)
-            quad += innovation * innovation / s
-            squares += innovation * innovation
-            gain = p / s
-            x, p = x + gain * innovation, (1 - gain) * p
-        return log_det, quad, x, p, squares
-
-    def objective(log_ratio: float) -> float:
-        log_det, quad, *_ = run(log_ratio)
-        return 0.5 * (log_det + (n - 1) * math.log(max(quad, 1e-300) / (n - 1)))
-
-    best = minimize_scalar(objective, bounds=(-20.0, 5.0), method="bounded",
-                           options={"xatol": 1e-2})
-    log_det, quad, level, p, squares = run(float(best.x))
-    white = quad / (n - 1)
-    noise = ResidualNoise(1.0, 0.0, white, 0.0, p * white, math.exp(float(best.x)) * white)
-    return noise, level, squares
-
-
-@dataclass(frozen=True)
-class Member:
-    """One fitted member: its mean curve, parameter uncertainty and residual noise.
-
-    The residual noise (a Kalman maximum likelihood, the costly part of a member at 1000
-    points) is fitted on first use of :attr:`noise` and kept: a caller that weights members by
-    BIC and never asks for a band does not pay for it.
-    """
-
-    name: str
-    n_params: int
-    t0: float
-    t_last: float
-    coef: np.ndarray
-    coef_cov: np.ndarray
-    rss: float
-    n: int
-    fit: FitResult | None = None
-    future_model: Any = None
-    steps: np.ndarray | None = None
-    residuals: np.ndarray | None = None
-    known_noise: ResidualNoise | None = None
-    damping: float | None = None
-
-    @cached_property
-    def noise(self) -> ResidualNoise:
-        """The residual noise (AR(1) + white, docs/theory.md section 6), fitted on first use."""
-        if self.known_noise is not None:
-            return self.known_noise
-        return fit_residual_noise(self.steps, self.residuals)
-
-    def _clock(self, t: np.ndarray) -> np.ndarray:
-        """Return the abscissa of a line member at steps ``t``: t - t0, damped after the cut.
-
-        For ``damped`` (memory ``damping`` = tau steps), beyond the cut at x_c = t_last - t0
-        the abscissa is x_c + tau (1 - exp(-(x - x_c) / tau)): the continuous-time form of the
-        damped trend's sum phi + phi^2 + ... + phi^h with phi = exp(-1 / tau).
-        """
-        x = np.asarray(t, dtype=float) - self.t0
-        if self.damping is None:
-            return x
-        cut = self.t_last - self.t0
-        ahead = np.maximum(x - cut, 0.0)
-        if self.damping <= 0:
-            return np.where(x > cut, cut, x)
-        return np.where(x > cut, cut + self.damping * -np.expm1(-ahead / self.damping), x)
-
-    def mean_curve(self, t: np.ndarray) -> np.ndarray:
-        """Return the member's mean reward at steps ``t`` (absolute steps)."""
-        x = np.asarray(t, dtype=float) - self.t0
-        if self.fit is None:
-            x = self._clock(t)
-            return self.coef[0] + (self.coef[1] if self.coef.size > 1 else 0.0) * x
-        model = self.future_model or self.fit.model
-        return model(x, self.fit.theta)
-
-    def param_var(self, t: np.ndarray) -> np.ndarray:
-        """Return the variance of the mean curve from the parameter covariance (delta method)."""
-        x = np.asarray(t, dtype=float) - self.t0
-        if self.fit is None:
-            x = self._clock(t)
-            design = np.column_stack([np.ones_like(x), x][: self.coef.size])
-        else:
-            design = model_jacobian(self.future_model or self.fit.model, x, self.fit.theta)
-        cov = self.coef_cov if self.fit is None else self.fit.covariance
-        var = np.einsum("ij,jk,ik->i", design, cov, design)
-        return np.where(np.isfinite(var) & (var > 0), var, 0.0)
-
-    def predictive(self, t: np.ndarray, bounds: tuple[float, float] | None
-                   ) -> tuple[np.ndarray, np.ndarray]:
-        """Return mean and variance of new observations at steps ``t`` after the cut."""
-        t = np.asarray(t, dtype=float)
-        lag = np.maximum(t - self.t_last, 0.0)
-        shift, noise_var = self.noise.predict(lag)
-        mean = self.mean_curve(t) + shift
-        var = noise_var + self.param_var(t)
-        if bounds is not None:
-            mean = np.clip(mean, *bounds)
-            var = np.minimum(var, (bounds[1] - bounds[0]) ** 2)
-        return mean, var
-
-    @property
-    def bic(self) -> float:
-        """Bayesian information criterion of the member's fit (Gaussian residuals)."""
-        return float(self.n * np.log(max(self.rss, 1e-300) / self.n)
-                     + self.n_params * np.log(self.n))
-
-
-def fit_member(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | None = None,
-               learning_rate: tuple[np.ndarray, np.ndarray] | None = None,
-               bounds: tuple[float, float] | None = None) -> Member:
-    """Fit member ``name`` on (t, y).
-
-    Parameters
-    ----------
-    name : str
-        One of ``ALL_MEMBERS`` (or any curve of :func:`numerics.fit.fit_curve`).
-    t, y : numpy.ndarray
-        Steps and rewards of the training part.
-    momentum : float, optional
-        Optimiser momentum, for ``inertial``.
-    learning_rate : (steps, lr), optional
-        The learning rate over the training part AND the future (the clock of
-        ``exponential_lr`` must extend past the cut).
-    bounds : (lo, hi), optional
-        The reward range.
-
-    Returns
-    -------
-    Member
-        The fitted member (its residual noise is fitted on first use).
-    """
-    t0 = float(t[0])
-    if name == "level":
-        noise, level, squares = fit_random_walk(t, y)
-        return Member(name, 2, t0, float(t[-1]), np.array([level]), np.zeros((1, 1)), squares,
-                      t.size, known_noise=noise)
-    if name == "damped":  # the line of the recent part: the slope at the cut
-        keep = int(round(_DAMPED_WINDOW * t.size))
-        if keep < 8:
-            raise InputError("damped: fewer than 8 points in the recent half of the training part")
-        t, y = t[-keep:], y[-keep:]
-        if np.ptp(y) == 0:
-            raise InputError("damped: the recent half of the training part is constant")
-        t0 = float(t[0])
-    if name in ("flat", "linear", "damped"):
-        x = t - t0
-        design = np.ones((t.size, 1)) if name == "flat" else np.column_stack([np.ones_like(x),
-                                                                               x])
-        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
-        resid = y - design @ coef
-        cov = hac_covariance(design, resid)
-        memory = _damping(coef, float(x[-1]), bounds) if name == "damped" else None
-        return Member(name, design.shape[1], t0, float(t[-1]), coef, cov,
-                      float(resid @ resid), t.size, steps=t, residuals=resid, damping=memory)
-    if name == "exponential_lr":
-        if learning_rate is None:
-            raise InputError("exponential_lr needs the learning rate")
-        lr_steps, lr = learning_rate
-        fit = fit_curve(name, t, y, learning_rate=np.interp(t, lr_steps, lr),
-                        plateau_bounds=bounds)
-        return member_from_fit(fit, t, learning_rate=learning_rate)
-    fit = fit_curve(name, t, y, momentum=momentum if name == "inertial" else None,
-                    plateau_bounds=bounds)
-    return member_from_fit(fit, t)
-
-
-def _damping(coef: np.ndarray, span: float, bounds: tuple[float, float] | None) -> float:
-    """Return the memory tau (steps) of the damped trend fitted on a training span ``span``.
-
-    A trend seen over a span T carries on with memory T: beyond the cut the line's level at
-    the cut rises by b tau (1 - exp(-h / tau)), at most b T more (as much again as the line
-    rose over the training part), i.e. the early part of an overdamped relaxation (docs/theory.md
-    section 3) whose time constant the training part does not determine. With a reward range
-    the total further rise b tau is capped at the distance from the level at the cut to the
-    edge the slope points to, so that the forecast never leaves the range.
-    """
-    level, slope = float(coef[0] + coef[1] * span), float(coef[1])
-    memory = span
-    if bounds is not None and slope != 0:
-        room = (bounds[1] - level) if slope > 0 else (bounds[0] - level)
-        memory = min(memory, max(room / slope, 0.0))
-    return float(memory)
-
-
-def member_from_fit(fit: FitResult, t: np.ndarray, *,
-                    learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Member:
-    """Wrap a curve fit already made on steps ``t`` as a forecast member (no refit).
-
-    Parameters
-    ----------
-    fit : FitResult
-        A fit of :func:`numerics.fit.fit_curve` on (t, y).
-    t : numpy.ndarray
-        The steps the fit was made on (absolute, not shifted).
-    learning_rate : (steps, lr), optional
-        For ``exponential_lr``: the schedule over the training part and the future, so that
-        the member's clock reaches past the cut.
-
-    Returns
-    -------
-    Member
-        The member (its residual noise is fitted on first use).
-    """
-    t = np.asarray(t, dtype=float)
-    t0 = float(t[0])
-    future_model = None
-    if fit.model.name == "exponential_lr":
-        if learning_rate is None:
-            raise InputError("exponential_lr needs the learning rate")
-        lr_steps, lr = learning_rate
-        extended = curve_model("exponential_lr", lr_steps - t0,
-                               np.interp(lr_steps, t, fit.y), learning_rate=lr)
-        future_model = replace(fit.model, shape=extended.shape)
-    resid = fit.y - fit.model(fit.t, fit.theta)
-    return Member(fit.model.name, fit.theta.size, t0, float(t[-1]), fit.theta, fit.covariance,
-                  fit.rss, t.size, fit, future_model, steps=t, residuals=resid)
-
-
-@dataclass(frozen=True)
-class EnsembleForecast:
-    """A forecast of the steps after a cut.
-
-    Attributes
-    ----------
-    members : dict of str to Member
-        The members fitted on the whole training part.
-    weights : dict of str to float
-        Stacking (or BIC) weights, summing to 1.
-    weighting : str
-        ``"stacking"``, ``"bic"`` or ``"single"``; ``"learned_prior"`` for the forecast of
-        :func:`numerics.learned_prior.learned_prior_forecast` (no members; its mean and
-        median are the network's median).
-    steps, mean, lower, upper : numpy.ndarray
-        Forecast steps, mixture mean and the central band at ``level``.
-    median : numpy.ndarray
-        The mixture's median at ``steps``.
-    point, point_weights : numpy.ndarray, dict of str to float
-        The point forecast: the members' forecasts combined with the weights that minimise
-        the absolute error of the rolling-origin forecasts inside the training part
-        (:func:`member_weights`). Its MAE is the forecast's ``mae``.
-    """
-
-    members: dict[str, Member]
-    weights: dict[str, float]
-    weighting: str
-    train_points: int
-    steps: np.ndarray
-    mean: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    level: float
-    bounds: tuple[float, float] | None
-    warnings: tuple[str, ...] = ()
-    median: np.ndarray | None = None
-    point: np.ndarray | None = None
-    point_weights: dict[str, float] | None = None
-
-    def __repr__(self) -> str:
-        """Return a compact summary: the model, the steps forecast and the band at the last one."""
-        last = (f", last step {self.steps[-1]:g}: {self.mean[-1]:.4g} "
-                f"[{self.lower[-1]:.4g}, {self.upper[-1]:.4g}]") if len(self.steps) else ""
-        return (f"EnsembleForecast(model={self.model!r}, {len(self.steps)} steps from "
-                f"{self.train_points} training points, level={self.level:g}{last})")
-
-    @property
-    def model(self) -> str:
-        """The member's name when one carries all the weight, else ``average``."""
-        top = max(self.weights, key=self.weights.get)
-        return top if self.weights[top] > 0.999 else "average"
-
-    def score(self, y: np.ndarray, *, upto: int | None = None) -> dict[str, float]:
-        """Score the forecast against observed rewards.
-
-        Parameters
-        ----------
-        y : numpy.ndarray
-            The observed rewards at the first ``upto`` (default all) forecast steps.
-        upto : int, optional
-            How many forecast steps ``y`` covers.
-
-        Returns
-        -------
-        dict
-            ``mae`` (of the point forecast), ``mae_mean`` (of the mixture mean), band
-            ``coverage`` and ``interval_score`` (Gneiting & Raftery 2007), reward units.
-        """
-        y = np.asarray(y, dtype=float)
-        n = y.size if upto is None else upto
-        mean, lower, upper = self.mean[:n], self.lower[:n], self.upper[:n]
-        point = mean if self.point is None else self.point[:n]
-        alpha = 1 - self.level
-        penalty = (2 / alpha) * (np.maximum(lower - y, 0) + np.maximum(y - upper, 0))
-        return {"mae": float(np.mean(np.abs(y - point))),
-                "mae_mean": float(np.mean(np.abs(y - mean))),
-                "coverage": float(np.mean((y >= lower) & (y <= upper))),
-                "interval_score": float(np.mean(upper - lower + penalty))}
 
 
 def _mixture_quantiles(weights: np.ndarray, means: np.ndarray, sds: np.ndarray,
@@ -661,18 +154,6 @@ def _point_weights(forecasts: np.ndarray, observed: np.ndarray) -> np.ndarray:
     w[usable] = np.maximum(-sol.ineqlin.marginals, 0.0)
     w[w < 1e-4] = 0.0
     return w / w.sum()
-
-
-def _fit_all(names: list[str], t: np.ndarray, y: np.ndarray, **kwargs: Any
-             ) -> dict[str, Member]:
-    """Fit every member of ``names`` that can be fitted (the others are left out)."""
-    out = {}
-    for name in names:
-        try:
-            out[name] = fit_member(name, t, y, **kwargs)
-        except InputError:
-            continue
-    return out
 
 
 class Validation(NamedTuple):
@@ -835,7 +316,7 @@ def member_weights(fitted: dict[str, Member], t: np.ndarray, y: np.ndarray, *,
         m = int(round(cut * n_train))
         if m < 8 or n_train - m < 3 or np.ptp(yt[:m]) == 0:
             continue
-        inner = _fit_all(names, tt[:m], yt[:m], bounds=bounds, **kwargs)
+        inner = fit_members(names, tt[:m], yt[:m], bounds=bounds, **kwargs)
         mean = np.full((len(names), n_train - m), np.nan)
         var = np.full((len(names), n_train - m), np.nan)
         for k, name in enumerate(names):
@@ -920,7 +401,7 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
              and not (m == "exponential_lr" and learning_rate is None)]
     kwargs = {"momentum": momentum, "learning_rate": learning_rate}
     given = {} if fitted is None else {n: fitted[n] for n in names if n in fitted}
-    fitted = {**given, **_fit_all([n for n in names if n not in given], tt, yt, bounds=bounds,
+    fitted = {**given, **fit_members([n for n in names if n not in given], tt, yt, bounds=bounds,
                                   **kwargs)}
     fitted = {n: fitted[n] for n in names if n in fitted}
     if not fitted:
@@ -949,8 +430,8 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     lower, upper = centre - scale * (centre - lower), centre + scale * (upper - centre)
     if bounds is not None:
         median, lower, upper = (np.clip(a, *bounds) for a in (median, lower, upper))
-    return EnsembleForecast(fitted, weights, weighting, n_train, future, mean, lower, upper,
-                            level, bounds, tuple(warnings), median, point, point_weights)
+    return EnsembleForecast(weights, weighting, n_train, future, mean, lower, upper, level, bounds,
+                            tuple(warnings), median, point, point_weights, members=fitted)
 
 
 def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
@@ -1026,3 +507,22 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     return {"value": float(p["r_star"]), "lower": float(lower), "upper": float(upper),
             "status": "determined", "reason": f"{name}: {realised:.0%} of the gain made",
             "model": name}
+
+
+class EnsembleForecaster:
+    """The stacked ensemble of curve models with its default members (:data:`MEMBERS`)."""
+
+    name = "ensemble"
+
+    def forecast(self, steps: np.ndarray, reward: np.ndarray, *, n_train: int,
+                 future_steps: np.ndarray, level: float = 0.9,
+                 bounds: tuple[float, float] | None = None, momentum: float | None = None,
+                 learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> EnsembleForecast:
+        """Forecast ``future_steps`` from the first ``n_train`` points.
+
+        :func:`forecast_curve` does the work; the arguments are those of
+        :meth:`numerics.forecasters.Forecaster.forecast`.
+        """
+        return forecast_curve(steps, reward, n_train=n_train, future_steps=future_steps,
+                              members=MEMBERS, momentum=momentum, learning_rate=learning_rate,
+                              bounds=bounds, level=level)

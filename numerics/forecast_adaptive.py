@@ -35,10 +35,10 @@ from scipy.special import ndtri
 
 from grpodyn.ground import InputError, check_finite, check_fraction
 
-from .forecast import EnsembleForecast
+from .forecast_result import Forecast
 from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
 
-__all__ = ["adaptive_forecast", "change_point"]
+__all__ = ["adaptive_forecast", "change_point", "AdaptiveForecaster"]
 
 #: Inner origins of the rolling-origin validation, as fractions of the training part.
 _ORIGINS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -178,7 +178,7 @@ def _forecast_from(t: np.ndarray, y: np.ndarray, future: np.ndarray, level: floa
 
 def adaptive_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: np.ndarray,
                       level: float = 0.9, bounds: tuple[float, float] | None = None
-                      ) -> EnsembleForecast:
+                      ) -> Forecast:
     """Forecast the steps after the first ``n_train`` points with the trend-aware forecaster.
 
     Parameters
@@ -196,8 +196,8 @@ def adaptive_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int, future_step
 
     Returns
     -------
-    EnsembleForecast
-        No fitted members (``members`` empty); ``weights`` and ``point_weights`` are the
+    Forecast
+        ``weights`` and ``point_weights`` are the
         members' inverse-error weights; ``mean``, ``median`` and ``point`` are the combined
         forecast; ``weighting`` is ``"rolling_origin"``.
     """
@@ -225,5 +225,24 @@ def adaptive_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int, future_step
     if bounds is not None:
         point, lower, upper = (np.clip(a, *bounds) for a in (point, lower, upper))
     weights = {name: float(v) for name, v in zip(TREND_MEMBERS, w, strict=True)}
-    return EnsembleForecast({}, weights, "rolling_origin", int(n_train), future, point, lower,
-                            upper, level, bounds, notes, point, point, dict(weights))
+    return Forecast(weights, "rolling_origin", int(n_train), future, point, lower, upper, level,
+                    bounds, notes, point, point, dict(weights))
+
+
+class AdaptiveForecaster:
+    """The trend-aware forecaster: members weighted by their rolling-origin errors."""
+
+    name = "adaptive"
+
+    def forecast(self, steps: np.ndarray, reward: np.ndarray, *, n_train: int,
+                 future_steps: np.ndarray, level: float = 0.9,
+                 bounds: tuple[float, float] | None = None, momentum: float | None = None,
+                 learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Forecast:
+        """Forecast ``future_steps`` from the first ``n_train`` points.
+
+        :func:`adaptive_forecast` does the work; the arguments are those of
+        :meth:`numerics.forecasters.Forecaster.forecast` (``momentum`` and ``learning_rate``
+        are not used).
+        """
+        return adaptive_forecast(steps, reward, n_train=n_train, future_steps=future_steps,
+                                 level=level, bounds=bounds)

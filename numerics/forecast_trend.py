@@ -7,7 +7,7 @@ continue:
 
 - ``recent``: the mean of the last 20% of the training part (a run that has settled);
 - ``level``: the filtered level of a random walk plus white noise (the k -> 0 limit of the
-  overdamped map, :func:`numerics.forecast.fit_random_walk`);
+  overdamped map, :func:`numerics.forecast_noise.fit_random_walk`);
 - ``linear``: the least-squares line of the training part (tau -> infinity);
 - ``theta``: the filtered level of ``level`` plus half the slope of ``linear`` per step
   ahead (the Theta method's forecast, Assimakopoulos & Nikolopoulos 2000, as shown by Hyndman &
@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .forecast import fit_random_walk
+from .forecast_noise import fit_random_walk
 
 __all__ = ["TREND_MEMBERS", "STAND_IN", "member_forecasts", "relaxation_fit"]
 

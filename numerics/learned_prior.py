@@ -33,11 +33,11 @@ from scipy.special import ndtri
 from grpodyn.ground import InputError, check_finite
 
 from .fit import estimate_noise
-from .forecast import EnsembleForecast
+from .forecast_result import Forecast
 
 __all__ = ["QUANTILE_LEVELS", "N_BINS", "HORIZON_CAP", "FAMILIES", "THEORY_SHARES", "PriorCurve",
            "sample_prior_curves", "curve_features", "LearnedPrior", "load_learned_prior",
-           "learned_prior_forecast", "WEIGHTS_PATH"]
+           "learned_prior_forecast", "LearnedPriorForecaster", "WEIGHTS_PATH"]
 
 #: The quantile levels the network outputs (a band at level Q needs (1 -+ Q) / 2 inside them).
 QUANTILE_LEVELS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.975)
@@ -342,12 +342,12 @@ def load_learned_prior(path: Path = WEIGHTS_PATH) -> LearnedPrior:
 def learned_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
                            future_steps: np.ndarray, level: float = 0.9,
                            bounds: tuple[float, float] | None = None,
-                           path: Path = WEIGHTS_PATH) -> EnsembleForecast:
+                           path: Path = WEIGHTS_PATH) -> Forecast:
     """Forecast the steps after the first ``n_train`` points with the learned prior.
 
-    The same result type as :func:`numerics.forecast.forecast_curve` (``weighting``
-    ``"learned_prior"``, no members): the median is the point forecast and the mean (the
-    network gives quantiles, not moments), the band the quantiles at (1 -+ level) / 2.
+    A :class:`numerics.forecast_result.Forecast` (``weighting`` ``"learned_prior"``): the
+    median is the point forecast and the mean (the network gives quantiles, not moments), the
+    band the quantiles at (1 -+ level) / 2.
 
     Parameters
     ----------
@@ -366,7 +366,8 @@ def learned_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
 
     Returns
     -------
-    EnsembleForecast
+    Forecast
+        The network's median as ``mean``, ``median`` and ``point``; its quantiles as the band.
     """
     t = check_finite("steps", t).ravel()
     y = check_finite("reward", y).ravel()
@@ -382,6 +383,25 @@ def learned_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
     if reach > HORIZON_CAP:
         warnings = (f"the forecast reaches {reach:.0f} training spans past the cut; the learned "
                     f"prior was trained up to {HORIZON_CAP:g} and holds its forecast beyond",)
-    return EnsembleForecast({}, {"learned_prior": 1.0}, "learned_prior", int(n_train), future,
-                            median, lower, upper, level, bounds, warnings=warnings,
-                            median=median, point=median, point_weights={"learned_prior": 1.0})
+    return Forecast({"learned_prior": 1.0}, "learned_prior", int(n_train), future, median, lower,
+                    upper, level, bounds, warnings=warnings, median=median, point=median,
+                    point_weights={"learned_prior": 1.0})
+
+
+class LearnedPriorForecaster:
+    """The network trained on the theory's prior (bands up to level 0.95)."""
+
+    name = "learned_prior"
+
+    def forecast(self, steps: np.ndarray, reward: np.ndarray, *, n_train: int,
+                 future_steps: np.ndarray, level: float = 0.9,
+                 bounds: tuple[float, float] | None = None, momentum: float | None = None,
+                 learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Forecast:
+        """Forecast ``future_steps`` from the first ``n_train`` points.
+
+        :func:`learned_prior_forecast` does the work; the arguments are those of
+        :meth:`numerics.forecasters.Forecaster.forecast` (``momentum`` and ``learning_rate``
+        are not used).
+        """
+        return learned_prior_forecast(steps, reward, n_train=n_train, future_steps=future_steps,
+                                      level=level, bounds=bounds)

@@ -16,7 +16,6 @@ from grpodyn.numerics.forecast import (
     Validation,
     _averaged_quantiles,
     _band_scale,
-    _kalman,
     _mixture_quantiles,
     _point_weights,
     _stacking_weights,
@@ -25,6 +24,7 @@ from grpodyn.numerics.forecast import (
     forecast_curve,
     plateau_summary,
 )
+from grpodyn.numerics.forecast_noise import _kalman
 
 N, CUT = 200, 100
 

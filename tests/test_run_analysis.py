@@ -115,7 +115,7 @@ def test_forecast_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_every_model_is_fitted_once_and_the_cheap_path_does_not_stack(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Check each model is fitted once on the whole run and stack=False refits nothing."""
-    import grpodyn.numerics.forecast as forecast
+    import grpodyn.numerics.forecast_members as forecast
 
     calls = []
     real = forecast.fit_curve

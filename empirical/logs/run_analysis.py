@@ -30,13 +30,14 @@ from grpodyn.numerics.forecast import (
     MEMBERS,
     SATURATING,
     EnsembleForecast,
+    Forecast,
     Member,
     fit_member,
-    forecast_curve,
     member_weights,
     plateau_summary,
 )
-from grpodyn.numerics.learned_prior import learned_prior_forecast
+from grpodyn.numerics.forecasters import FORECASTERS as REGISTRY
+from grpodyn.numerics.forecasters import get_forecaster
 
 __all__ = ["RunAnalysis", "analyse_run", "infer_reward_range", "learning_rate_of",
            "momentum_of", "not_determined", "FIT_MODELS", "FORECASTERS"]
@@ -44,7 +45,8 @@ __all__ = ["RunAnalysis", "analyse_run", "infer_reward_range", "learning_rate_of
 #: Models fitted to the whole run (the forecaster's saturating members and the sigmoid).
 FIT_MODELS = ("exponential", "power", "sigmoid", "inertial", "exponential_lr")
 #: The forecasters ``analyse_run(forecaster=...)`` and ``grpodyn forecast --forecaster`` know.
-FORECASTERS = ("ensemble", "learned_prior", "adaptive")
+#: (The registered ones, :data:`grpodyn.numerics.forecasters.FORECASTERS`, at import.)
+FORECASTERS = tuple(REGISTRY)
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
 
 
@@ -144,7 +146,7 @@ class RunAnalysis:
         tau, stiffness, regime and margins, each with a status.
     diagnosis : object or None
         :func:`grpodyn.empirical.diagnostics.diagnose.diagnose` result (None under 20 points).
-    forecast : EnsembleForecast or None
+    forecast : Forecast or None
         The forecast after the cut (``train_fraction`` / ``until``).
     """
 
@@ -162,7 +164,7 @@ class RunAnalysis:
     plateau: dict[str, Any]
     dynamics: dict[str, Any]
     diagnosis: Any
-    forecast: EnsembleForecast | None
+    forecast: Forecast | None
     level: float
     warnings: list[str] = field(default_factory=list)
 
@@ -184,8 +186,9 @@ class RunAnalysis:
         fc = self.forecast
         if fc is None:
             return None
-        if fc.members:
-            plateau = plateau_summary(fc.members, fc.weights, level=fc.level,
+        members = fc.members if isinstance(fc, EnsembleForecast) else {}
+        if members:
+            plateau = plateau_summary(members, fc.weights, level=fc.level,
                                       bounds=fc.bounds)
         else:
             plateau = {"value": None, "lower": None, "upper": None,
@@ -215,7 +218,7 @@ class RunAnalysis:
                        mae_holdout=scores["mae"],
                        r2_holdout=1 - ss_res / ss_tot if ss_tot > 0 else None)
             out["per_model"] = {}
-            for name, member in fc.members.items():
+            for name, member in members.items():
                 mean, var = member.predictive(fc.steps[: held.size], fc.bounds)
                 out["per_model"][name] = {"mae": float(np.mean(np.abs(held - mean)))}
         return out
@@ -474,7 +477,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         part, ~0.4 s at 1000 points). False: BIC weights over the fits already made, and the
         residual noise fitted only where a one-sided plateau bound needs it.
     forecaster : str
-        Which forecaster makes the forecast: ``ensemble`` (the stacked curve models,
+        Which registered forecaster (:data:`grpodyn.numerics.forecasters.FORECASTERS`) makes
+        the forecast: ``ensemble`` (the stacked curve models,
         :func:`grpodyn.numerics.forecast.forecast_curve`) or ``learned_prior`` (the network
         trained on the theory's prior, :func:`grpodyn.numerics.learned_prior.
         learned_prior_forecast`; bands up to level 0.95) or ``adaptive`` (the trend-aware
@@ -500,8 +504,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     """
     if train_fraction is not None and until is not None:
         raise InputError("give at most one of train_fraction and until")
-    if forecaster not in FORECASTERS:
-        raise InputError(f"forecaster: {forecaster!r} is none of {', '.join(FORECASTERS)}")
+    get_forecaster(forecaster)
     level = check_fraction("level", level)
     bounds, range_source = infer_reward_range(run, reward_range)
     beta, momentum_source = momentum_of(run, momentum)
@@ -606,7 +609,7 @@ def _tau_model(fits: dict[str, FitResult], weights: dict[str, float],
 def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
               horizon: float | None, level: float, momentum: float | None,
               lr: np.ndarray | None, bounds: tuple[float, float] | None,
-              forecaster: str = "ensemble") -> EnsembleForecast:
+              forecaster: str = "ensemble") -> Forecast:
     """Forecast the run after the cut (a fraction of the points, or a step), fitted before it."""
     if train_fraction is not None:
         if not 0 < train_fraction < 1:
@@ -629,19 +632,11 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
         future = np.concatenate([future, extra[extra <= horizon]])
     if future.size == 0:
         raise InputError("nothing to forecast: the cut is at the last step; give --horizon")
-    if forecaster == "adaptive":
-        from grpodyn.numerics.forecast_adaptive import adaptive_forecast
-
-        return adaptive_forecast(run.steps, run.reward, n_train=n_train, future_steps=future,
-                                 level=level, bounds=bounds)
-    if forecaster == "learned_prior":
-        return learned_prior_forecast(run.steps, run.reward, n_train=n_train,
-                                      future_steps=future, level=level, bounds=bounds)
     lr_pair = None
     if lr is not None:
         # past the log, the learning rate stays at its last value
         steps = np.concatenate([run.steps, future[future > run.steps[-1]]])
         lr_pair = (steps, np.concatenate([lr, np.full(steps.size - lr.size, lr[-1])]))
-    return forecast_curve(run.steps, run.reward, n_train=n_train, future_steps=future,
-                          members=MEMBERS, momentum=momentum, learning_rate=lr_pair,
-                          bounds=bounds, level=level)
+    return get_forecaster(forecaster).forecast(run.steps, run.reward, n_train=n_train,
+                                               future_steps=future, level=level, bounds=bounds,
+                                               momentum=momentum, learning_rate=lr_pair)

@@ -14,6 +14,7 @@ from grpodyn.cli.options import (
     load_log,
 )
 from grpodyn.ground import finite_json
+from grpodyn.numerics.forecasters import FORECASTERS
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -31,7 +32,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--horizon", type=finite_float, help="forecast up to this step")
     p.add_argument("--level", type=finite_float, default=0.9,
                    help="central probability of the band (default 0.9)")
-    p.add_argument("--forecaster", choices=("ensemble", "learned_prior", "adaptive"),
+    p.add_argument("--forecaster", choices=tuple(FORECASTERS),
                    default="ensemble",
                    help="ensemble: the stacked curve models (default); learned_prior: a "
                         "network trained on curves drawn from the theory's prior (LC-PFN "

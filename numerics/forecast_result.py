@@ -1,0 +1,195 @@
+"""The result of a forecaster: a path's central forecast and band after a cut.
+
+Every forecaster of :mod:`numerics.forecasters` returns a :class:`Forecast`; the stacked
+ensemble (:func:`numerics.forecast.forecast_curve`) returns its subclass
+:class:`EnsembleForecast`, which also carries the fitted members. The band is central at
+``level`` (docs/theory.md section 6); the score is the interval score of Gneiting & Raftery
+(2007).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+import numpy as np
+
+from .forecast_members import Member
+
+__all__ = ["Forecast", "EnsembleForecast"]
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """A forecast of the steps after a cut, with a central band.
+
+    Attributes
+    ----------
+    weights : dict of str to float
+        How the forecaster combines its parts (summing to 1): stacking or BIC weights of the
+        ensemble's members, the adaptive forecaster's inverse-error weights, or
+        ``{"learned_prior": 1.0}``.
+    weighting : str
+        How the weights were found: ``"stacking"``, ``"bic"``, ``"single"``,
+        ``"rolling_origin"`` or ``"learned_prior"``.
+    train_points : int
+        Points before the cut the forecast was made from.
+    steps, mean, lower, upper : numpy.ndarray
+        Forecast steps, the mean forecast and the central band at ``level``, reward units.
+    level : float
+        Central probability of the band.
+    bounds : (lo, hi), optional
+        The reward range the forecast is kept inside.
+    warnings : tuple of str
+        What the caller should know about this forecast.
+    median : numpy.ndarray, optional
+        The forecast's median at ``steps``.
+    point, point_weights : numpy.ndarray, dict of str to float
+        The point forecast (its MAE is the forecast's ``mae``) and the weights it combines the
+        parts with.
+    """
+
+    weights: dict[str, float]
+    weighting: str
+    train_points: int
+    steps: np.ndarray
+    mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    level: float
+    bounds: tuple[float, float] | None = None
+    warnings: tuple[str, ...] = ()
+    median: np.ndarray | None = None
+    point: np.ndarray | None = None
+    point_weights: dict[str, float] | None = None
+
+    def __repr__(self) -> str:
+        """Return a compact summary: the model, the steps forecast and the band at the last one."""
+        last = (f", last step {self.steps[-1]:g}: {self.mean[-1]:.4g} "
+                f"[{self.lower[-1]:.4g}, {self.upper[-1]:.4g}]") if len(self.steps) else ""
+        return (f"{type(self).__name__}(model={self.model!r}, {len(self.steps)} steps from "
+                f"{self.train_points} training points, level={self.level:g}{last})")
+
+    @property
+    def model(self) -> str:
+        """The part's name when one carries all the weight, else ``average``."""
+        top = max(self.weights, key=self.weights.get)
+        return top if self.weights[top] > 0.999 else "average"
+
+    @property
+    def centre(self) -> np.ndarray:
+        """The point forecast (the mean where the forecaster gives none), reward units."""
+        return self.mean if self.point is None else self.point
+
+    def score(self, y: np.ndarray, *, upto: int | None = None) -> dict[str, float]:
+        """Score the forecast against observed rewards.
+
+        Parameters
+        ----------
+        y : numpy.ndarray
+            The observed rewards at the first ``upto`` (default all) forecast steps.
+        upto : int, optional
+            How many forecast steps ``y`` covers.
+
+        Returns
+        -------
+        dict
+            ``mae`` (of the point forecast), ``mae_mean`` (of the mean), band ``coverage`` and
+            ``interval_score`` (Gneiting & Raftery 2007), reward units.
+        """
+        y = np.asarray(y, dtype=float)
+        n = y.size if upto is None else upto
+        mean, lower, upper = self.mean[:n], self.lower[:n], self.upper[:n]
+        point = self.centre[:n]
+        alpha = 1 - self.level
+        penalty = (2 / alpha) * (np.maximum(lower - y, 0) + np.maximum(y - upper, 0))
+        return {"mae": float(np.mean(np.abs(y - point))),
+                "mae_mean": float(np.mean(np.abs(y - mean))),
+                "coverage": float(np.mean((y >= lower) & (y <= upper))),
+                "interval_score": float(np.mean(upper - lower + penalty))}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the forecast as plain values (lists for arrays; non-finite floats stay)."""
+        def listed(a: np.ndarray | None) -> list[float] | None:
+            return None if a is None else np.asarray(a, dtype=float).tolist()
+
+        return {"model": self.model, "weights": dict(self.weights), "weighting": self.weighting,
+                "train_points": self.train_points, "steps": listed(self.steps),
+                "mean": listed(self.mean), "lower": listed(self.lower),
+                "upper": listed(self.upper), "level": self.level,
+                "bounds": None if self.bounds is None else list(self.bounds),
+                "median": listed(self.median), "point": listed(self.point),
+                "point_weights": None if self.point_weights is None
+                else dict(self.point_weights),
+                "warnings": list(self.warnings)}
+
+    def report(self) -> str:
+        """Return a short text: the model, the band at the last step and the warnings."""
+        lines = [f"{self.model} forecast ({self.weighting}) of {len(self.steps)} steps from "
+                 f"{self.train_points} training points"]
+        if len(self.steps):
+            lines.append(f"  step {self.steps[-1]:g}: {self.centre[-1]:.4g}, "
+                         f"{100 * self.level:.0f}% band [{self.lower[-1]:.4g}, "
+                         f"{self.upper[-1]:.4g}]")
+        parts = sorted(self.weights.items(), key=lambda kv: -kv[1])
+        lines.append("  weights: " + ", ".join(f"{n} {w:.2f}" for n, w in parts if w > 0))
+        lines += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Return the forecast as an HTML table (Jupyter's rich display)."""
+        rows = "".join(f"<tr><td>{escape(n)}</td><td>{w:.3f}</td></tr>"
+                       for n, w in sorted(self.weights.items(), key=lambda kv: -kv[1]))
+        last = (f", step {self.steps[-1]:g}: {self.centre[-1]:.4g} "
+                f"[{self.lower[-1]:.4g}, {self.upper[-1]:.4g}]") if len(self.steps) else ""
+        notes = "".join(f"<p>{escape(w)}</p>" for w in self.warnings)
+        return (f"<h4>{escape(self.model)} forecast ({escape(self.weighting)}): "
+                f"{len(self.steps)} steps from {self.train_points} training points, "
+                f"{100 * self.level:.0f}% band{escape(last)}</h4>"
+                f"<table><tr><th>part</th><th>weight</th></tr>{rows}</table>{notes}")
+
+    def plot(self, ax: Any = None) -> Any:
+        """Plot the point forecast and its band (matplotlib).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; a new figure's axes when None.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on.
+        """
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots(figsize=(6, 3.5))
+        (line,) = ax.plot(self.steps, self.centre, label=f"{self.model} forecast")
+        ax.fill_between(self.steps, self.lower, self.upper, color=line.get_color(), alpha=0.2,
+                        label=f"{100 * self.level:.0f}% band")
+        ax.set_xlabel("step")
+        ax.set_ylabel("reward")
+        ax.legend(frameon=False)
+        return ax
+
+
+@dataclass(frozen=True, repr=False)
+class EnsembleForecast(Forecast):
+    """The stacked ensemble's forecast: a :class:`Forecast` with its fitted members.
+
+    Attributes
+    ----------
+    members : dict of str to Member
+        The members fitted on the whole training part.
+
+    Notes
+    -----
+    ``weights`` are the members' stacking (or BIC) weights; ``mean`` is the mixture's mean,
+    ``median`` the mixture's median; ``point`` combines the members' forecasts with the
+    weights that minimise the absolute error of the rolling-origin forecasts inside the
+    training part (:func:`numerics.forecast.member_weights`).
+    """
+
+    members: dict[str, Member] = field(kw_only=True)

@@ -1,0 +1,110 @@
+"""The forecaster registry, the Forecaster protocol and the one Forecast result."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grpodyn.cli import main
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.empirical.logs.run_analysis import FORECASTERS as ANALYSIS_FORECASTERS
+from grpodyn.empirical.logs.run_analysis import analyse_run
+from grpodyn.ground import InputError
+from grpodyn.numerics.forecast import EnsembleForecast, Forecast
+from grpodyn.numerics.forecasters import FORECASTERS, get_forecaster, register, unregister
+
+N, CUT = 160, 96
+
+
+def _run() -> Run:
+    rng = np.random.default_rng(3)
+    steps = np.arange(1, N + 1, dtype=float)
+    reward = 0.8 - 0.6 * np.exp(-steps / 40) + 0.02 * rng.standard_normal(N)
+    return Run(source="<test>", format="test", steps=steps, reward=reward, metrics={},
+               reward_key="reward")
+
+
+class LastValue:
+    """A toy forecaster: the last training reward, with a fixed band of +-0.05."""
+
+    name = "last_value"
+
+    def forecast(self, steps: np.ndarray, reward: np.ndarray, *, n_train: int,
+                 future_steps: np.ndarray, level: float = 0.9,
+                 bounds: tuple[float, float] | None = None, momentum: float | None = None,
+                 learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Forecast:
+        future = np.asarray(future_steps, dtype=float)
+        flat = np.full(future.size, float(reward[n_train - 1]))
+        return Forecast({"last_value": 1.0}, "single", n_train, future, flat, flat - 0.05,
+                        flat + 0.05, level, bounds, median=flat, point=flat,
+                        point_weights={"last_value": 1.0})
+
+
+@pytest.fixture
+def toy() -> Iterator[str]:
+    register(LastValue())
+    yield LastValue.name
+    unregister(LastValue.name)
+
+
+def test_the_registry_lists_the_three_forecasters():
+    assert tuple(FORECASTERS)[:3] == ("ensemble", "learned_prior", "adaptive")
+    assert ANALYSIS_FORECASTERS == ("ensemble", "learned_prior", "adaptive")
+    for name in ANALYSIS_FORECASTERS:
+        assert get_forecaster(name).name == name
+    with pytest.raises(InputError, match="'nope' is none of ensemble, learned_prior, adaptive"):
+        get_forecaster("nope")
+
+
+def test_a_registered_toy_is_served_by_analyse_run_and_the_cli(
+        toy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _run()
+    analysis = analyse_run(run, train_fraction=CUT / N, forecaster=toy, diagnose_run=False,
+                           stack=False)
+    assert isinstance(analysis.forecast, Forecast)
+    assert np.all(analysis.forecast.point == run.reward[CUT - 1])
+    assert analysis.forecast_dict()["model"] == toy
+    log = tmp_path / "run.csv"
+    log.write_text("step,reward\n" + "".join(f"{s:g},{r:.6f}\n"
+                                             for s, r in zip(run.steps, run.reward)))
+    assert main(["forecast", str(log), "--train-fraction", "0.6", "--forecaster", toy,
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["weights"] == {toy: 1.0} and out["per_model"] == {}
+    assert out["plateau"]["status"] == "not_determined"
+    with pytest.raises(InputError, match="forecaster: 'other' is none of"):
+        analyse_run(run, train_fraction=0.6, forecaster="other", diagnose_run=False)
+
+
+@pytest.mark.parametrize("name", ["ensemble", "learned_prior", "adaptive"])
+def test_every_forecaster_returns_one_forecast_type(name: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.axes import Axes
+
+    run = _run()
+    fc = get_forecaster(name).forecast(run.steps, run.reward, n_train=CUT,
+                                       future_steps=run.steps[CUT:], level=0.9,
+                                       bounds=(0.0, 1.0), momentum=None, learning_rate=None)
+    assert isinstance(fc, Forecast)
+    assert isinstance(fc, EnsembleForecast) == (name == "ensemble")
+    assert hasattr(fc, "members") == (name == "ensemble")  # no field it does not have
+    text = repr(fc)
+    assert len(text) < 300 and text.startswith(type(fc).__name__ + "(model=")
+    report = fc.report()
+    assert 1 < len(report.splitlines()) < 10 and "training points" in report
+    as_dict = fc.to_dict()
+    json.dumps(as_dict)
+    assert as_dict["steps"] == run.steps[CUT:].tolist() and as_dict["weighting"] == fc.weighting
+    assert "<table>" in fc._repr_html_()
+    ax = fc.plot()
+    assert isinstance(ax, Axes) and ax.get_xlabel() == "step"
+    _, given = plt.subplots()
+    assert fc.plot(given) is given
+    plt.close("all")
