@@ -1,9 +1,7 @@
 """House rules of the repository: no import cycle, a small wheel, text without history, cited
 files that exist, rooms of a readable size, a short README.
 
-Each check lists every offender in its failure message. Checks whose offenders sit in files being
-rewritten elsewhere are marked ``xfail(strict=False)`` with the reason; the studies and the
-deep-network instrument are held strictly.
+Each check lists every offender in its failure message.
 """
 
 from __future__ import annotations
@@ -323,8 +321,6 @@ def test_the_deep_network_instrument_is_of_a_readable_size():
     assert not found, "; ".join(found)
 
 
-@pytest.mark.xfail(strict=False, reason="the splits of fit.py, the CLI and the other large "
-                   "modules land separately; the failure lists what is left")
 def test_no_module_over_600_lines_and_no_function_over_120():
     found = size_offenders()
     assert not found, f"{len(found)} offenders: " + "; ".join(found)
