@@ -26,6 +26,7 @@ _EXPORTS = {
     "trajectory": "grpodyn.numerics.trajectory",
     "reward_trajectory": "grpodyn.numerics.trajectory",
     "Trajectory": "grpodyn.numerics.trajectory_type",
+    "Forecast": "grpodyn.numerics.forecast_result",
     "fit_curve": "grpodyn.numerics.fit",
     "CurveModel": "grpodyn.numerics.fit",
     "fit_models": "grpodyn.numerics.fit",
