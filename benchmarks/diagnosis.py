@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
 from pathlib import Path
@@ -27,20 +26,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # studies/ is a folder of the repository, not of the package
 
+from grpodyn.empirical.diagnostics import testbed  # noqa: E402
 from grpodyn.empirical.diagnostics.early_warning import early_warning, prefix  # noqa: E402
 from grpodyn.empirical.diagnostics.public_outcomes import (  # noqa: E402
     OUTCOMES,
     score_public_logs,
 )
-from grpodyn.empirical.diagnostics.testbed import (  # noqa: E402
-    MATRIX_CLASSES,
-    POOL_DESIGN_SEEDS,
-    LabelledRun,
-    bandit_testbed,
-    evaluate_sources,
-    pool_testbed,
-    tiny_testbed,
-)
+from grpodyn.empirical.diagnostics.source_matrix import precision_recall_cell  # noqa: E402
 from grpodyn.empirical.logs.loaders import Run, load_run  # noqa: E402
 from studies.diagnosis.categorical_sim import (  # noqa: E402
     FAMILIES,
@@ -57,7 +49,7 @@ _KEYS = ("full", "no_spread", "no_entropy", "reward_only")
 _PREFIXES = 150  # prefixes evaluated per run, at most
 
 
-def categorical_runs(seeds: range, folder: Path) -> tuple[list[LabelledRun], dict]:
+def categorical_runs(seeds: range, folder: Path) -> tuple[list[testbed.LabelledRun], dict]:
     """Simulate, write and load one run per family and seed; the exact success beside each."""
     cases, truths = [], {}
     for family in FAMILIES:
@@ -69,26 +61,20 @@ def categorical_runs(seeds: range, folder: Path) -> tuple[list[LabelledRun], dic
             name = f"cat_{family}_{seed}_{keys}{'_G' if seed % 2 else ''}"
             path = write_run(folder / name, log, config=config, keys=keys,
                              with_g=bool(seed % 2), label=label, seed=seed)
-            cases.append(LabelledRun(label, name, load_run(path)))
+            cases.append(testbed.LabelledRun(label, name, load_run(path)))
             truths[name] = (family, truth)
     return cases, truths
 
 
-def _cell(scores: dict) -> str:
-    p, r = scores["precision"], scores["recall"]
-    if not scores["n"]:
-        return "-" if math.isnan(p) else f"{p:.2f} / -"
-    return f"{'-' if math.isnan(p) else f'{p:.2f}'} / {r:.2f}"
-
-
 def label_table(scored: dict) -> list[str]:
     """Markdown rows: per source, the diagnosis and the threshold rules, precision / recall."""
-    lines = ["| source | method | " + " | ".join(MATRIX_CLASSES) + " | runs |",
-             "|" + "---|" * (len(MATRIX_CLASSES) + 3)]
+    lines = ["| source | method | " + " | ".join(testbed.MATRIX_CLASSES) + " | runs |",
+             "|" + "---|" * (len(testbed.MATRIX_CLASSES) + 3)]
     for name, result in scored.items():
         runs = len(result["cases"])
         for method, words in (("model", "diagnosis"), ("threshold_rules", "threshold rules")):
-            cells = " | ".join(_cell(result[method]["per_class"][c]) for c in MATRIX_CLASSES)
+            cells = " | ".join(precision_recall_cell(result[method]["per_class"][c])
+                               for c in testbed.MATRIX_CLASSES)
             lines.append(f"| {name} | {words} | {cells} | {runs} |")
     return lines
 
@@ -206,7 +192,7 @@ def false_alarms(runs: list[Run]) -> dict:
             "rule": rule / total if total else float("nan")}
 
 
-def warning_tables(public: Path | None, sim: list[LabelledRun], truths: dict) -> tuple:
+def warning_tables(public: Path | None, sim: list[testbed.LabelledRun], truths: dict) -> tuple:
     """Lead times on the collapsing runs, false alarms on the others."""
     collapsing, quiet = {}, {}
     if public is not None:
@@ -266,12 +252,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory() as scratch:
         sim, truths = categorical_runs(range(first, stop), Path(scratch))
-    sources = {f"pool design seeds {POOL_DESIGN_SEEDS.start}-{POOL_DESIGN_SEEDS.stop - 1} "
-               "(design)": pool_testbed(seeds=POOL_DESIGN_SEEDS),
-               "bandit seeds 0-4 (design)": bandit_testbed(seeds=5),
-               "tiny TRL seeds 0-49 (design)": tiny_testbed(),
+    design = testbed.POOL_DESIGN_SEEDS
+    sources = {f"pool design seeds {design.start}-{design.stop - 1} "
+               "(design)": testbed.pool_testbed(seeds=design),
+               "bandit seeds 0-4 (design)": testbed.bandit_testbed(seeds=5),
+               "tiny TRL seeds 0-49 (design)": testbed.tiny_testbed(),
                f"categorical simulator seeds {first}-{stop - 1} (scored once)": sim}
-    scored = evaluate_sources(sources)
+    scored = testbed.evaluate_sources(sources)
     out = {"labels": {k: {m: v[m]["per_class"] for m in ("model", "threshold_rules")}
                       for k, v in scored.items()}}
     fresh = scored[f"categorical simulator seeds {first}-{stop - 1} (scored once)"]

@@ -62,10 +62,9 @@ def study_data(study: str, *parts: str) -> Path:
 
     Parameters
     ----------
-    study : str
-        The study's folder name (``"tiny_grids"``, ``"deepnet"``, ...).
-    *parts : str
-        Path parts below the study's ``data`` folder.
+    study, *parts : str
+        The study's folder name and the path parts below its ``data`` folder, as for
+        :func:`study_path`.
 
     Returns
     -------

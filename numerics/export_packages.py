@@ -84,6 +84,12 @@ def _listing(ds: list[Derivation], call: str) -> str:
                      for d in ds)
 
 
+def _readme(title: str, functions: str, usage: str, notes: str, listing: str) -> str:
+    """Return a package's README: title, what it holds, how to use it, notes, the functions."""
+    return (f"# {title}\n\nThe derivations of the grpodyn theory as {functions}, generated "
+            f"from its registry.\n\n{usage}\n\n{notes}\n\n## Functions\n\n{listing}\n")
+
+
 def _c_files(ds: list[Derivation]) -> dict[str, str]:
     makefile = (
         "# Builds the static and the shared library of the exported grpodyn theory.\n"
@@ -95,15 +101,14 @@ def _c_files(ds: list[Derivation]) -> dict[str, str]:
         "libgrpodyn_theory.so: grpodyn_theory.o\n\t$(CC) -shared $^ -o $@ -lm\n\n"
         "clean:\n\trm -f grpodyn_theory.o libgrpodyn_theory.a libgrpodyn_theory.so\n\n"
         ".PHONY: all clean\n")
-    readme = (
-        "# grpodyn theory for C\n\nThe derivations of the grpodyn theory as C99 functions, "
-        "generated from its registry.\n\n```sh\nmake            # libgrpodyn_theory.a and "
-        "libgrpodyn_theory.so\ncc -std=c99 my_code.c -I. -L. -lgrpodyn_theory -lm\n```\n\n"
+    readme = _readme(
+        "grpodyn theory for C", "C99 functions",
+        "```sh\nmake            # libgrpodyn_theory.a and "
+        "libgrpodyn_theory.so\ncc -std=c99 my_code.c -I. -L. -lgrpodyn_theory -lm\n```",
         "Include `grpodyn_theory.h`: every function is documented there (formula, arguments "
         "with units, domain). All arguments are `double`; a stability condition returns "
         "`int` (1 where it holds). Outside a function's domain it sets `errno = EDOM` and "
-        "returns NaN.\n\n## Functions\n\n"
-        + _listing(ds, "grpodyn_{name}({args})") + "\n")
+        "returns NaN.", _listing(ds, "grpodyn_{name}({args})"))
     return {"Makefile": makefile, "README.md": readme}
 
 
@@ -114,27 +119,26 @@ def _python_files(ds: list[Derivation]) -> dict[str, str]:
         f"version = \"{_VERSION}\"\ndescription = \"The grpodyn theory's derivations as numpy "
         "functions.\"\nrequires-python = \">=3.10\"\ndependencies = [\"numpy>=1.24\"]\n\n"
         "[tool.setuptools]\npy-modules = [\"grpodyn_theory\"]\n")
-    readme = (
-        "# grpodyn theory for Python\n\nThe derivations of the grpodyn theory as numpy "
-        "functions (numpy is the only dependency), generated from its registry.\n\n"
+    readme = _readme(
+        "grpodyn theory for Python", "numpy functions (numpy is the only dependency)",
         "```sh\npip install .        # or copy grpodyn_theory.py next to your code\n```\n\n"
-        "```python\nimport grpodyn_theory as g\nhelp(g.critical_stiffness)\n```\n\n"
+        "```python\nimport grpodyn_theory as g\nhelp(g.critical_stiffness)\n```",
         "Every function takes numbers or arrays (broadcast) and has a docstring with its "
         "formula, arguments with units and domain; outside the domain it raises "
-        "`ValueError`.\n\n## Functions\n\n" + _listing(ds, "{name}({args})") + "\n")
+        "`ValueError`.", _listing(ds, "{name}({args})"))
     return {"pyproject.toml": pyproject, "README.md": readme}
 
 
 def _julia_files(ds: list[Derivation]) -> dict[str, str]:
     package_id = uuid.uuid5(_JULIA_NAMESPACE, "GrpodynTheory")
     project = f"name = \"GrpodynTheory\"\nuuid = \"{package_id}\"\nversion = \"{_VERSION}\"\n"
-    readme = (
-        "# GrpodynTheory.jl\n\nThe derivations of the grpodyn theory as Julia functions "
-        "(Base only), generated from its registry.\n\n```julia\nusing Pkg; Pkg.develop(path=\"."
-        "\")\nusing GrpodynTheory\n?critical_stiffness\n```\n\nEvery function takes `Real` "
-        "arguments and has a docstring with its formula, arguments with units and domain; "
-        "outside the domain it throws a `DomainError`.\n\n## Functions\n\n"
-        + _listing(ds, "{name}({args})") + "\n")
+    readme = _readme(
+        "GrpodynTheory.jl", "Julia functions (Base only)",
+        "```julia\nusing Pkg; Pkg.develop(path=\".\")\nusing GrpodynTheory\n"
+        "?critical_stiffness\n```",
+        "Every function takes `Real` arguments and has a docstring with its formula, "
+        "arguments with units and domain; outside the domain it throws a `DomainError`.",
+        _listing(ds, "{name}({args})"))
     return {"Project.toml": project, "README.md": readme}
 
 

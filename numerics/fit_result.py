@@ -14,6 +14,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import stdtrit
 
+from grpodyn.ground import axes_or_new
+
 from .compiled import compiled
 from .curve_models import CurveModel, model_jacobian
 from .gram import gram, gram_inverse
@@ -238,10 +240,7 @@ class FitResult:
         matplotlib.axes.Axes
             The axes drawn on.
         """
-        if ax is None:
-            import matplotlib.pyplot as plt
-
-            _, ax = plt.subplots(figsize=(6, 3.5))
+        ax = axes_or_new(ax)
         grid = np.linspace(self.t[0], self.t[-1], min(self.n * 4, 2000))
         lower, upper = self.prediction_band(grid, level)
         ax.plot(self.t, self.y, ".", ms=2, color="0.5", label="data")

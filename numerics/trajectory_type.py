@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from grpodyn.ground import InputError, json_number
+from grpodyn.ground import InputError, axes_or_new, json_number
 
 __all__ = ["QUANTITIES", "Trajectory"]
 
@@ -206,10 +206,7 @@ class Trajectory:
         matplotlib.axes.Axes
             The axes drawn on.
         """
-        if ax is None:
-            import matplotlib.pyplot as plt
-
-            _, ax = plt.subplots(figsize=(6, 3.5))
+        ax = axes_or_new(ax)
         (line,) = ax.plot(self.steps, self.values, color=color, label=label or self.quantity)
         if self.lower is not None:
             level = "" if self.level is None else f"{100 * self.level:.0f}% "

@@ -31,7 +31,7 @@ from grpodyn.empirical.diagnostics.testbed import (
     tiny_testbed,
 )
 
-__all__ = ["source_matrix", "markdown"]
+__all__ = ["source_matrix", "markdown", "precision_recall_cell"]
 
 
 def source_matrix(*, fresh_seeds: range, public: str | None = None, tiny: bool = True,
@@ -92,7 +92,12 @@ def _bandit_relabelled() -> list[LabelledRun]:
             if c.label == "policy_concentration" else c for c in bandit_testbed(seeds=5)]
 
 
-def _cell(scores: dict) -> str:
+def precision_recall_cell(scores: dict) -> str:
+    """Write one class's scores as a table cell ``precision / recall``.
+
+    ``-`` stands for a precision that is not defined (nothing called) and for a recall without
+    a run of the class.
+    """
     p, r = scores["precision"], scores["recall"]
     if not scores["n"]:
         return "-" if math.isnan(p) else f"{p:.2f} / -"
@@ -111,13 +116,14 @@ def markdown(result: dict) -> str:
     for name, scored in result["sources"].items():
         for method in ("model", "threshold_rules"):
             m = scored[method]
-            cells = " | ".join(_cell(m["per_class"][c]) for c in MATRIX_CLASSES)
+            cells = " | ".join(precision_recall_cell(m["per_class"][c]) for c in MATRIX_CLASSES)
             lines.append(f"| {name} | {'diagnosis' if method == 'model' else 'threshold rules'}"
                          f" | {cells} | {m['healthy_flagged']:.0%} | {m['abstained']:.0%} |")
     public = result.get("public_logs")
     if public:
         split = public["by_label_source"]
-        classes = ", ".join(f"{name} {_cell(v)}" for name, v in public["per_class"].items())
+        classes = ", ".join(f"{name} {precision_recall_cell(v)}"
+                            for name, v in public["per_class"].items())
         lines += ["", f"Public logs: agreement {public['agreement']:.0%} with the documented "
                   f"outcome on {public['scored']} logs: {split['documented']['agree']} of "
                   f"{split['documented']['scored']} labelled by hand (MANIFEST caveats), "

@@ -7,9 +7,7 @@ from typing import Any
 
 from grpodyn.cli.options import (
     UsageError,
-    add_analysis_options,
-    add_json,
-    add_log_options,
+    add_run_command_options,
     load_log,
     with_overrides,
 )
@@ -32,11 +30,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "over the steps; default: step)")
     p.add_argument("--out", metavar="FIG", help="write the figure here (PNG, PDF or SVG by "
                    "the suffix; written atomically)")
-    add_analysis_options(p, momentum_help="momentum (Adam's beta1) of every run (default: "
-                          "each log's)")
-    add_log_options(p)
-    add_json(p)
-    p.set_defaults(handler=run)
+    add_run_command_options(p, momentum_help="momentum (Adam's beta1) of every run (default: "
+                            "each log's)", handler=run)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from grpodyn.cli.options import UsageError, add_json
+from grpodyn.cli.options import add_json, output_directory
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -23,12 +23,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Write the derivations in ``--lang`` under ``--out``."""
-    from pathlib import Path
-
     from grpodyn.numerics.export import export
 
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {args.out}: exists and is not a directory")
-    files = export(args.lang, out)
+    files = export(args.lang, output_directory(args.out))
     return {"lang": args.lang, "files": [str(f) for f in files]}

@@ -7,9 +7,7 @@ from typing import Any
 
 from grpodyn.cli.options import (
     UsageError,
-    add_analysis_options,
-    add_json,
-    add_log_options,
+    add_run_command_options,
     finite_float,
     load_log,
 )
@@ -39,11 +37,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         "style; bands up to level 0.95); adaptive: level, trend and "
                         "relaxation members weighted by their rolling-origin errors inside "
                         "the training part, a conformal band, a change point widens it")
-    add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): enables the "
-                          "inertial model (default: the log's)")
-    add_log_options(p)
-    add_json(p)
-    p.set_defaults(handler=run)
+    add_run_command_options(p, momentum_help="optimiser momentum (Adam beta1): enables the "
+                            "inertial model (default: the log's)", handler=run)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

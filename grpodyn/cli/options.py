@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
@@ -169,6 +171,30 @@ def with_overrides(run: Run, args: argparse.Namespace) -> Run:
                  for option, (field, _, _) in LOG_OVERRIDES.items()}
     run.meta = run.meta.with_overrides(**overrides)
     return run
+
+
+def add_run_command_options(parser: argparse.ArgumentParser, *, momentum_help: str,
+                            handler: Callable[[argparse.Namespace], dict[str, Any]]) -> None:
+    """Close the parser of a command that analyses logged runs.
+
+    Adds the analysis options (``momentum_help`` describes ``--momentum``), the log options
+    and ``--json``, in that order, and sets the command's ``handler``.
+    """
+    add_analysis_options(parser, momentum_help=momentum_help)
+    add_log_options(parser)
+    add_json(parser)
+    parser.set_defaults(handler=handler)
+
+
+def output_directory(value: str) -> Path:
+    """Return the output directory that ``--out`` names (created later if needed).
+
+    Raises ``UsageError`` when ``value`` exists and is not a directory.
+    """
+    out = Path(value)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {value}: exists and is not a directory")
+    return out
 
 
 def add_executor(parser: argparse.ArgumentParser) -> None:

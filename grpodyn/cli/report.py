@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 from grpodyn.cli.options import (
-    UsageError,
     add_analysis_options,
     add_executor,
     add_json,
@@ -15,6 +14,7 @@ from grpodyn.cli.options import (
     executor_of,
     integer,
     load_log,
+    output_directory,
     print_plain,
 )
 from grpodyn.ground import finite_json
@@ -46,12 +46,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Write the report of ``args`` (with a progress bar of its stages)."""
-    from pathlib import Path
-
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {args.out}: exists and is not a directory")
     from grpodyn.progress import stage_bar
+
+    out = output_directory(args.out)
 
     stages = stage_bar("report", enabled=not args.json)
     try:

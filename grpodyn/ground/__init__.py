@@ -6,6 +6,7 @@ tests/test_packaging.py holds it to that).
 
 - :mod:`grpodyn.ground.checks`: :class:`InputError` and the ``check_*`` functions;
 - :mod:`grpodyn.ground.files`: :func:`write_atomic`, :func:`save_figure`;
+- :mod:`grpodyn.ground.figures`: :func:`axes_or_new`;
 - :mod:`grpodyn.ground.jsonio`: :func:`finite_json`, :func:`json_number`, :func:`dumps_json`.
 """
 
@@ -20,9 +21,10 @@ from grpodyn.ground.checks import (
     check_positive,
     one_of_alias,
 )
+from grpodyn.ground.figures import axes_or_new
 from grpodyn.ground.files import save_figure, write_atomic
 from grpodyn.ground.jsonio import dumps_json, finite_json, json_number
 
-__all__ = ["InputError", "check_finite", "check_fraction", "check_int", "check_momentum",
-           "check_positive", "dumps_json", "finite_json", "json_number", "one_of_alias",
-           "save_figure", "write_atomic"]
+__all__ = ["InputError", "axes_or_new", "check_finite", "check_fraction", "check_int",
+           "check_momentum", "check_positive", "dumps_json", "finite_json", "json_number",
+           "one_of_alias", "save_figure", "write_atomic"]

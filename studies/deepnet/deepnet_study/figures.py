@@ -24,6 +24,16 @@ def _predicted(items: list[dict[str, Any]], model: str, quantity: str,
                  and i["quantity"] == quantity and i["setting"] == setting), None)
 
 
+def _labelled(fig: Any, ax: Any, *, xlabel: str, ylabel: str, title: str) -> Any:
+    """Label the axes ``ax`` of ``fig`` (axis labels, title, legend), lay it out, return it."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
 def threshold_figure(model: str, data: Path = DATA) -> Any:
     """Draw the share of unstable seeds on the lr, K and d axes with the predicted thresholds.
 
@@ -127,12 +137,8 @@ def reward_figure(model: str, data: Path = DATA, momentum: float = 0.0) -> Any:
         sel = [r["reward"] for r in runs if r["setting"]["sweep"] == "lr"
                and r["setting"]["lr"] == lr and r["setting"]["momentum"] == momentum]
         ax.plot(mean_curve(sel), label=f"lr {lr}")
-    ax.set_xlabel("step")
-    ax.set_ylabel("batch reward (mean of seeds)")
-    ax.set_title(f"{model}, momentum {momentum}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    return _labelled(fig, ax, xlabel="step", ylabel="batch reward (mean of seeds)",
+                     title=f"{model}, momentum {momentum}")
 
 
 def two_mode_lr_figure(model: str, data: Path = DATA) -> Any:
@@ -164,12 +170,8 @@ def two_mode_lr_figure(model: str, data: Path = DATA) -> Any:
         if value:
             ax.axvline(value, ls="--", color=f"C{j}", label=f"predicted lr_max ({beta})")
     ax.set_xscale("log")
-    ax.set_xlabel("lr")
-    ax.set_ylabel("share of unstable seeds")
-    ax.set_title(f"{model}: lr sweep (two-mode predictions)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    return _labelled(fig, ax, xlabel="lr", ylabel="share of unstable seeds",
+                     title=f"{model}: lr sweep (two-mode predictions)")
 
 
 def two_mode_staleness_figure(model: str, data: Path = DATA) -> Any:
@@ -195,12 +197,8 @@ def two_mode_staleness_figure(model: str, data: Path = DATA) -> Any:
             ax.axvline(item["value"] + 0.5, ls=style, color="C3",
                        label=f"predicted {item['quantity']} + 1/2")
     lr = runs[0]["setting"]["lr"] if runs else None
-    ax.set_xlabel("staleness d [steps]")
-    ax.set_ylabel("share of unstable seeds")
-    ax.set_title(f"{model}: staleness sweep at lr {lr}, momentum 0")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    return _labelled(fig, ax, xlabel="staleness d [steps]", ylabel="share of unstable seeds",
+                     title=f"{model}: staleness sweep at lr {lr}, momentum 0")
 
 
 def stiff_scan_figure(model: str, data: Path = DATA) -> Any:
