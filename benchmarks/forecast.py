@@ -10,7 +10,8 @@ Designed on one source, scored on another: the forecaster's member set, noise mo
 stacking were chosen on the DESIGN runs (the seven shipped tiny-model TRL runs and simulated
 bandit runs of the diagnosis test bed); the SCORE runs are the public logs of
 ``../shared/data/real_logs`` (those that load). Three more sources were never used to design
-the method: the 42 runs of the tiny-model hyperparameter grid (``studies/tiny_grids/data/tiny_grid``),
+the method: the 42 runs of the tiny-model hyperparameter grid
+(``studies/tiny_grids/data/tiny_grid``),
 the deep-network runs' reward curves (``studies/deepnet/data``, stable runs of seed 0, with
 their momentum) and fresh seeded synthetic runs (``synthetic_runs``). Two more were scored
 once, after revision 4 was frozen: ``tiny_grid2`` (the 70 runs of seeds 0-4 of the second
@@ -50,7 +51,8 @@ F = 0.3 and 0.5 on ``score``. Applied to all 10 cells, condition (a) failed (6 c
 7), so the first learned prior is shipped again (studies/learned_prior/findings.md 8g); the
 default stays the ensemble. ``tiny_grid2_s11`` (seeds 17-18 of the second grid, made long
 after both freezes) and ``deepnet_relax_precise`` (the deep network's runs on seeds
-1300-1308, made after both freezes) score the shipped learned prior and the ensemble once more. Nothing is tuned per run.
+1300-1308, made after both freezes) score the shipped learned prior and the ensemble once more.
+Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
@@ -116,14 +118,15 @@ def design_runs() -> list[tuple[str, Run]]:
 
 
 def tiny_grid_runs() -> list[tuple[str, Run]]:
-    """Return the 42 tiny-model TRL runs of the hyperparameter grid (never forecast design data)."""
-    return [(p.stem, load_run(p))
-            for p in sorted((ROOT / "studies" / "tiny_grids" / "data" / "tiny_grid").glob("*.json"))]
+    """Return the 42 tiny-model TRL runs of the hyperparameter grid (never design data)."""
+    folder = ROOT / "studies" / "tiny_grids" / "data" / "tiny_grid"
+    return [(p.stem, load_run(p)) for p in sorted(folder.glob("*.json"))]
 
 
-def tiny_grid2_runs(*, seeds: tuple[int, ...] = (0, 1, 2, 3, 4), folder: Path | None = None
+def tiny_grid2_runs(*, seeds: tuple[int, ...] = (0, 1, 2, 3, 4),
+                    folder: Path | None = None
                     ) -> list[tuple[str, Run]]:
-    """Return the runs of the second tiny-model grid (``studies/tiny_grids/data/tiny_grid2``) of ``seeds``.
+    """Return the runs of ``seeds`` of the second tiny-model grid (``studies/tiny_grids/data``).
 
     Chosen by file name (``..._seed<k>.json``): seeds 0-4 were never used by the forecaster;
     seeds added later are left out unless asked for. ``folder``: the grid's folder (default
@@ -453,9 +456,11 @@ def load_source(source: str, logs: Path, *, grid2: Path | None = None
 def legacy_main(argv: list[str]) -> None:
     """The per-fraction tables of the earlier revisions (``--legacy``): one table per source."""
     parser = argparse.ArgumentParser(description="per-fraction tables (the earlier revisions)")
-    parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
+    parser.add_argument("--logs",
+                        default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     parser.add_argument("--json", help="write every number to this JSON file")
-    parser.add_argument("--grid2", default=str(ROOT / "studies" / "tiny_grids" / "data" / "tiny_grid2"),
+    parser.add_argument("--grid2",
+                        default=str(ROOT / "studies" / "tiny_grids" / "data" / "tiny_grid2"),
                         help="the second tiny grid's folder (for tiny_grid2_late, _r6)")
     parser.add_argument("--only", default=",".join(SOURCES),
                         help=f"comma-separated sources, of {', '.join(SOURCES)}")

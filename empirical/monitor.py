@@ -16,7 +16,8 @@ by :func:`grpodyn.empirical.logs.run_analysis.analyse_run` (the analysis of ``gr
 the plateau r*, the relaxation time tau and the stability margin 1 - k / k_max of the
 overdamped mean-field map (k = (1 - momentum) / tau, k_max = 2 (1 + momentum); docs/theory.md
 sections 3 and 5), each with the status the analysis gives it. Every ``diagnose_every`` updates
-:func:`grpodyn.empirical.diagnostics.diagnose.diagnose` names the failure modes it flags (docs/theory.md
+:func:`grpodyn.empirical.diagnostics.diagnose.diagnose` names the failure modes it flags
+(docs/theory.md
 section 10). At every update from 10 rewards on,
 :func:`grpodyn.empirical.diagnostics.early_warning.early_warning` looks for the precursors of a
 collapse at the last steps (``state.early_warning``: a warning, not a verdict). The TRL

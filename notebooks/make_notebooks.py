@@ -16,8 +16,8 @@ HERE = Path(__file__).resolve().parent
 NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
     "01_derivation.ipynb": [
         ("md", "# The derivation, step by step\n\nEvery result of grpodyn is a `Derivation` in "
-               "one registry, derived with sympy (docs/theory.md sections 1-9). In Jupyter each one "
-               "renders as LaTeX (`_repr_latex_`)."),
+               "one registry, derived with sympy (docs/theory.md sections 1-9). In Jupyter each "
+               "one renders as LaTeX (`_repr_latex_`)."),
         ("code", "from grpodyn.theory import get, names\nprint(len(names()), 'derivations')\n"
                  "get('mean_field_map')"),
         ("md", "The map's continuum limit is a damped oscillator: mass, damping and stiffness."),
@@ -302,8 +302,9 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "    if (figures.DATA / f'drift_burnin_{m}.json').exists():\n"
                  "        figures.relaxation_figure(m, route='burnin')"),
         ("md", "The linear route (studies/deepnet/findings.md section 10h): one stiffness, "
-               "D(r) = kappa (r* - r), 60-step segments after the burn-in at three copy states, predicted at "
-               "lr 0.0625 and 0.1125 (predictions_relaxation_linear.json, committed before the "
+               "D(r) = kappa (r* - r), 60-step segments after the burn-in at three copy states, "
+               "predicted at lr 0.0625 and 0.1125 (predictions_relaxation_linear.json, committed "
+               "before the "
                "runs on seeds 1100-1108); its 600-step variant (section 10i, lr 0.0875 and 0.14, "
                "seeds 1200-1208) and its precise variant (section 10j: 96 repeats per state, "
                "70k only, lr 0.08 and 0.095, seeds 1300-1308)."),

@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '16fbb317b4b772a47d1ecdd7d1e7e4ce'
+THEORY_HASH = '7e273cde79f250ef3100a33e570d5e10'
 
 
 SIGNATURES = {

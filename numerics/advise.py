@@ -179,7 +179,7 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
 
 
 def critical_relaxation_steps(momentum: float) -> float:
-    """Relaxation time at critical damping, the fastest monotone relaxation (docs/theory.md section 4).
+    """Relaxation time at critical damping, the fastest monotone relaxation (theory section 4).
 
     Parameters
     ----------
@@ -276,7 +276,8 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
     """Whether a run still rises at its end, and the relaxation time its slowest mode implies.
 
     The overdamped curve is a sum of relaxing modes, r(t) = r* - sum_i A_i exp(-t / tau_i)
-    (docs/theory.md section 3); with all A_i > 0 its slope s(t) is log-convex, so it decays no faster
+    (docs/theory.md section 3); with all A_i > 0 its slope s(t) is log-convex, so it decays no
+    faster
     after the run than it did between the middle and the last third:
     s(t) >= s(N) exp(-(t - N) / tau_late), tau_late = D / ln(s_2 / s_3), D the spacing of the
     thirds' centres and s_2, s_3 their least-squares slopes (read as the slopes at the centres:

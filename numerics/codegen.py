@@ -72,7 +72,8 @@ def _docstring(d: Derivation, *, formula: bool = False) -> str:
     lines = [d.summary, ""]
     if formula:  # the exported module: the formula itself, for readers without the theory
         lines += [f"``{formula_text(d)}``", ""]
-    lines += [f"docs/theory.md section {d.section}. Generated from the derivation ``{d.name}``.", ""]
+    lines += [f"docs/theory.md section {d.section}. Generated from the derivation "
+              f"``{d.name}``.", ""]
     if d.args:
         lines += ["Parameters", "----------"]
         for s in d.args:

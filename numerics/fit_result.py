@@ -52,7 +52,7 @@ class FitResult:
 
     @cached_property
     def covariance(self) -> np.ndarray:
-        """Covariance of the parameters under the theory's residual process (docs/theory.md section 6).
+        """Covariance of the parameters under the theory's residual process (theory section 6).
 
         The sandwich with residual covariance q R + sigma^2 I (:func:`model_covariance`), or
         the Newey-West covariance (:func:`hac_covariance`) where the model has no process

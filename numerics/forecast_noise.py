@@ -22,7 +22,7 @@ __all__ = ["ResidualNoise", "fit_residual_noise", "fit_random_walk"]
 
 @dataclass(frozen=True)
 class ResidualNoise:
-    """Residual noise around a mean curve: AR(1) process plus white noise (docs/theory.md section 6).
+    """Residual noise around a mean curve: AR(1) plus white noise (docs/theory.md section 6).
 
     Attributes
     ----------

@@ -49,7 +49,8 @@ _NOISE_FLOOR = 1e-6
 HORIZON_CAP = 5.0
 #: Stand-in for an unknown reward bound's distance in noise units (before the asinh squash).
 _FAR = 1e3
-#: The mean paths' families (docs/theory.md sections 3 and 6) and their shares in the theory's prior.
+#: The mean paths' families (docs/theory.md sections 3 and 6) and their shares in the theory's
+# prior.
 FAMILIES = ("exponential", "logistic", "power", "flat", "two_timescale", "collapse")
 THEORY_SHARES = (0.32, 0.2, 0.18, 0.15, 0.1, 0.05)
 #: The shipped weights.

@@ -1,7 +1,8 @@
 """Bounded nonlinear least squares for the few shape parameters of a curve fit.
 
 A variable projection (:mod:`grpodyn.numerics.projection`) leaves one or two shape parameters
-to optimise (docs/theory.md section 3). Two hand-written Levenberg-Marquardt routines do it, kept for
+to optimise (docs/theory.md section 3). Two hand-written Levenberg-Marquardt routines do it, kept
+for
 a measured reason: ``scipy.optimize.least_squares`` reaches the same optimum to round-off, but
 its per-call set-up costs more than the arithmetic of a 1000-point series, and the fits of
 ``grpodyn fit``, the forecasts and the sweeps run thousands of them. Measured on 20 seeded

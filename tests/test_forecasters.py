@@ -70,7 +70,7 @@ def test_a_registered_toy_is_served_by_analyse_run_and_the_cli(
     assert analysis.forecast_dict()["model"] == toy
     log = tmp_path / "run.csv"
     log.write_text("step,reward\n" + "".join(f"{s:g},{r:.6f}\n"
-                                             for s, r in zip(run.steps, run.reward)))
+                                             for s, r in zip(run.steps, run.reward, strict=True)))
     assert main(["forecast", str(log), "--train-fraction", "0.6", "--forecaster", toy,
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -1,4 +1,4 @@
-"""The Beta pool of prompts (docs/theory.md section 7): theory against Monte Carlo, the estimator."""
+"""The Beta pool of prompts (docs/theory.md section 7): theory against Monte Carlo, estimator."""
 
 from __future__ import annotations
 

@@ -102,7 +102,7 @@ class Derivation:
         return tuple(s.name for s in self.args)
 
     def latex(self) -> str:
-        """LaTeX of ``name = expr`` (the name's underscores escaped: ``\\_`` in ``\\mathrm``)."""
+        r"""LaTeX of ``name = expr`` (the name's underscores escaped: ``\_`` in ``\mathrm``)."""
         name = self.name.replace("_", r"\_")
         return rf"\mathrm{{{name}}}\left({', '.join(to_latex(a) for a in self.args)}\right)" \
             rf" = {to_latex(self.expr)}"

@@ -6,7 +6,8 @@ epsilon = 0.2, token-normalised over the generation batch; k3 KL to the initial 
 Bessel's correction as TRL's ``nanstd``; ``tests/test_deepnet.py`` holds both against
 GRPOTrainer on one fixed batch. The optimizer is heavy-ball SGD (``torch.optim.SGD`` with
 dampening 0): theta_{n+1} = theta_n - lr g_n + momentum (theta_n - theta_{n-1}), the effective
-step of docs/theory.md section 1 is a = lr exactly. Lag structures (docs/theory.md sections 1 and 5):
+step of docs/theory.md section 1 is a = lr exactly. Lag structures (docs/theory.md sections 1 and
+5):
 
 - ``refresh`` K with ``mode="hold"``: samples are drawn every K steps and the force computed from
   them at the refresh is applied unchanged for K steps (sample-and-hold, l(n) = n mod K, no

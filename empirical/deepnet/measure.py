@@ -1,6 +1,7 @@
 """Measure the constants of the theory on the network before training (no reward curve used).
 
-Three measurements at the warmed-up weights (the notation of docs/theory.md; ``g`` is the expected update
+Three measurements at the warmed-up weights (the notation of docs/theory.md; ``g`` is the expected
+update
 direction per unit lr, minus the gradient of the GRPO loss of :mod:`.grpo`):
 
 - Curvature spectrum. The expected GRPO objective, with the advantages held fixed, is
@@ -12,7 +13,8 @@ direction per unit lr, minus the gradient of the GRPO loss of :mod:`.grpo`):
   sampled matrix is biased upwards by the sampling noise, so its eigenvector is also evaluated on
   independent samples (cross-validated Rayleigh quotient, unbiased for that direction, a lower
   bound of the true top curvature): the two bracket the stiff curvature h_max [1/lr units].
-  Heavy-ball on a quadratic with curvature h has stiffness k = lr h (docs/theory.md section 1), so the
+  Heavy-ball on a quadratic with curvature h has stiffness k = lr h (docs/theory.md section 1), so
+  the
   on-policy Jury limit k < 2 (1 + momentum) is lr < 2 (1 + momentum) / h_max.
 - Drift and kappa. D = grad r . g (expected reward change per unit lr, docs/theory.md section 1's
   force F) at briefly trained copies, grad r by REINFORCE with a leave-one-out baseline and g from

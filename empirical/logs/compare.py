@@ -3,7 +3,8 @@
 The runs of a seed study, of a sweep or of one file that holds several runs are each analysed
 by :func:`grpodyn.empirical.logs.run_analysis.analyse_run` (plateau r* and relaxation time tau with
 their statuses, the diagnosis's state) and drawn on one clock: the optimizer step, or the
-learning-rate clock s(t) = sum of lr over the steps up to t (docs/theory.md section 3: the overdamped
+learning-rate clock s(t) = sum of lr over the steps up to t (docs/theory.md section 3: the
+overdamped
 law relaxes as exp(-kappa s), so runs that differ only in their learning rate or schedule fall
 on one curve on this clock).
 """

@@ -587,7 +587,7 @@ def _fit_members(run: Run, models: tuple[str, ...], *, momentum: float | None,
 
 def _tau_model(fits: dict[str, FitResult], weights: dict[str, float],
                ) -> tuple[FitResult | None, str | None]:
-    """The fit whose relaxation time tau is reported, and why the data may favour another law.
+    """Return the fit whose relaxation time tau is reported, and why the data may favour another.
 
     tau comes from a model that has one (exponential, inertial), the one the stacking weights
     trust most; the second value says so when the weights trust the other saturating laws more

@@ -2,7 +2,8 @@
 
 Real TRL GRPO runs of the tiny Llama (:mod:`grpodyn.empirical.tinylm.training`) on single-digit
 addition, one knob changed at a time, for the sweep fit and the transfer predictions
-(docs/theory.md sections 7 and 9, ``studies/transfer/README.md``). Two designs (``--design``), each for
+(docs/theory.md sections 7 and 9, ``studies/transfer/README.md``). Two designs (``--design``), each
+for
 Adam (TRL's AdamW, beta1 0.9, beta2 0.999, no weight decay) and heavy-ball SGD (momentum 0.9):
 three learning rates a factor 2 apart at a centre (G, B), and a cross in G and B at the middle
 learning rate with two pairs of equal B G and different G (the test of Adam's B G collapse

@@ -1,9 +1,10 @@
-"""The registry of claims: what the theory states (docs/theory.md), and how ``grpodyn report`` checks each.
+"""The registry of claims: what the theory states, and how ``grpodyn report`` checks each.
 
 A package of its own, outside the derivation modules: the source hash of the generated numerics
 covers ``theory/*.py`` only, so a stated value or a reason can change without invalidating them.
 
-A :class:`Claim` holds its docs/theory.md section, the statement, the value the theory states (or the
+A :class:`Claim` holds its docs/theory.md section, the statement, the value the theory states (or
+the
 experiment's target) states, the stated numbers the check compares against, the tolerance in
 words, and the NAME of the check that computes it (``"module:function"``): this layer is plain
 Python (no sympy, no numpy) and imports nothing of the numeric or empirical layers; the report
@@ -32,7 +33,7 @@ __all__ = ["Claim", "Check", "ClaimError", "SOURCES", "GROUPS", "SOURCE_GROUPS",
 
 
 def claims(source: str | None = None) -> tuple[Claim, ...]:
-    """Return the registered claims, in the order of docs/theory.md (of ``source`` only, when given)."""
+    """Return the registered claims in the order of docs/theory.md (of ``source`` only if given)."""
     return tuple(c for c in registered().values() if source is None or c.source == source)
 
 

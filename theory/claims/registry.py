@@ -26,8 +26,8 @@ for staleness, stated in ((1, 0.100), (2, 0.0513), (4, 0.0265)):
           tolerance="equal to the digits the theory states (rounded to 4 decimals)",
           check=f"{NUMERICS}:staleness_threshold",
           values={"momentum": 0.9, "staleness": staleness, "value": stated, "digits": 4},
-          note=("the stated value rounds up: the exact value (sqrt(401)-19)/20 = 0.051249 rounds to "
-                "0.0512" if staleness == 2 else ""),
+          note=("the stated value rounds up: the exact value (sqrt(401)-19)/20 = 0.051249 "
+                "rounds to 0.0512" if staleness == 2 else ""),
           reason=("the stated value rounds up: the exact threshold (sqrt(401)-19)/20 = 0.051249 "
                   "rounds to 0.0512, not 0.0513 (a typo of the stated value, not of the "
                   "theory)" if staleness == 2 else ""))

@@ -1,9 +1,10 @@
-"""Predictions from the measured constants with the project's numerics (docs/theory.md sections 3-5).
+"""Predictions from the measured constants with the numerics (docs/theory.md sections 3-5).
 
 Only :func:`_theory` calls the project's prediction engine (keyword arguments, one place to adapt
 when its parameter names change). Stiffness conventions (see :mod:`.measure`): the stability
 thresholds use the stiff curvature h_max of the parameter map (k = lr h_max); the relaxation time
-of the reward uses kappa, the slope of the drift (the definition of docs/theory.md), tau = c / (lr kappa).
+of the reward uses kappa, the slope of the drift (the definition of docs/theory.md), tau = c / (lr
+kappa).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ things and keeps the rest of :mod:`.burnin`:
   :func:`.relaxation.weighted_fit`). One stiffness and one plateau: no invented root or
   curvature. tau = 1 / kappa; a fit with kappa <= 0 has no relaxation and predicts
   ``undetermined`` with the bound "beyond twice the run" (:func:`no_stiffness`).
-- Measurement, at the burn-in route's cost: docs/theory.md section 6 makes the fluctuation a stationary
+- Measurement, at the burn-in route's cost: docs/theory.md section 6 makes the fluctuation a
+stationary
   process about the mean path; on the seen burn-in data the s.d. over repeats of a 40-step change
   (burn-in and segment together) is 0.68-1.09 times that of the 20-step segment change and
   0.65-1.72 times (median 1.1) that of the 20-step burn-in change from the same fixed state,

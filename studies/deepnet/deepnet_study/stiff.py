@@ -124,7 +124,7 @@ def scan_along(model: Any, tokenizer: Any, direction: Any, displacements: list[f
 
 def lag_stiffness_limit(*, momentum: float = 0.0, staleness: int = 0, refresh: int = 1
                         ) -> float:
-    """Return the largest stable stiffness k of the one-mode map with this lag (docs/theory.md section 5).
+    """Return the largest stable stiffness k of the one-mode map with this lag (theory section 5).
 
     Staleness d: :func:`grpodyn.numerics.stability.staleness_stiffness_max`. Sample-and-hold
     refresh K: the root in k of the compiled Jury conditions of the cycle map
