@@ -10,7 +10,9 @@ Prints, each table with its threshold-rule baseline:
    reward had lost half of its drop, the warnings before it and the lead time; on the runs that
    do not collapse, the share of prefixes with a (false) warning.
 
-Run ``python benchmarks/diagnosis.py [--public DIR] [--seeds FIRST STOP] [--json]``.
+Run ``python benchmarks/diagnosis.py [--public DIR] [--seeds FIRST STOP | FIRST-LAST] [--json]``.
+Seeds 100-105 (the default) were the first scored ones; 200-211 are the design seeds of the
+concentration reading from the reward's sampling noise; 300-305 its fresh seeds.
 """
 
 from __future__ import annotations
@@ -43,8 +45,10 @@ from studies.diagnosis.categorical_sim import (  # noqa: E402
 )
 
 PUBLIC = Path("/work/shared/data/real_logs")
-#: seeds of the categorical simulator never seen before the diagnosis was frozen
+#: seeds of the categorical simulator never seen before the diagnosis was first frozen
 FRESH_SEEDS = range(100, 106)
+#: seeds the concentration-without-entropy reading (module fluctuation) was designed on
+DESIGN_SEEDS = range(200, 212)
 _KEYS = ("full", "no_spread", "no_entropy", "reward_only")
 _PREFIXES = 150  # prefixes evaluated per run, at most
 
@@ -233,12 +237,28 @@ def warning_tables(public: Path | None, sim: list[testbed.LabelledRun], truths: 
     return lines, {"lead_times": leads, "false_alarms": alarms}
 
 
+def _seed_range(words: list[str]) -> range | None:
+    """Read ``FIRST STOP`` or ``FIRST-LAST`` (inclusive) as a range of seeds; None if neither."""
+    try:
+        if len(words) == 1 and "-" in words[0]:
+            first, last = (int(w) for w in words[0].split("-", 1))
+            stop = last + 1
+        elif len(words) == 2:
+            first, stop = int(words[0]), int(words[1])
+        else:
+            return None
+    except ValueError:
+        return None
+    return range(first, stop) if 0 <= first < stop else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--public", default=str(PUBLIC), help="folder of the public logs")
-    parser.add_argument("--seeds", nargs=2, type=int, metavar=("FIRST", "STOP"),
-                        default=(FRESH_SEEDS.start, FRESH_SEEDS.stop),
-                        help="seeds of the categorical simulator (default: the fresh ones)")
+    parser.add_argument("--seeds", nargs="+", metavar="SEEDS",
+                        default=[str(FRESH_SEEDS.start), str(FRESH_SEEDS.stop)],
+                        help="seeds of the categorical simulator: FIRST STOP, or FIRST-LAST "
+                             "(inclusive); default: the first scored ones, 100 106")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     public = Path(args.public)
@@ -246,10 +266,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--public {public}: not a folder; the public tables are left out",
               file=sys.stderr)
         public = None
-    first, stop = args.seeds
-    if not 0 <= first < stop:
-        print(f"--seeds: {first} {stop} is not a range of seeds", file=sys.stderr)
+    seeds = _seed_range(args.seeds)
+    if seeds is None:
+        print(f"--seeds: {' '.join(args.seeds)} is not a range of seeds (FIRST STOP or "
+              "FIRST-LAST)", file=sys.stderr)
         return 2
+    first, stop = seeds.start, seeds.stop
+    role = ("design" if DESIGN_SEEDS.start <= first and stop <= DESIGN_SEEDS.stop
+            else "scored once")
     with tempfile.TemporaryDirectory() as scratch:
         sim, truths = categorical_runs(range(first, stop), Path(scratch))
     design = testbed.POOL_DESIGN_SEEDS
@@ -257,11 +281,11 @@ def main(argv: list[str] | None = None) -> int:
                "(design)": testbed.pool_testbed(seeds=design),
                "bandit seeds 0-4 (design)": testbed.bandit_testbed(seeds=5),
                "tiny TRL seeds 0-49 (design)": testbed.tiny_testbed(),
-               f"categorical simulator seeds {first}-{stop - 1} (scored once)": sim}
+               f"categorical simulator seeds {first}-{stop - 1} ({role})": sim}
     scored = testbed.evaluate_sources(sources)
     out = {"labels": {k: {m: v[m]["per_class"] for m in ("model", "threshold_rules")}
                       for k, v in scored.items()}}
-    fresh = scored[f"categorical simulator seeds {first}-{stop - 1} (scored once)"]
+    fresh = scored[f"categorical simulator seeds {first}-{stop - 1} ({role})"]
     out["categorical_cases"] = fresh["cases"]
     text = ["## Labels: precision / recall", ""] + label_table(scored)
     text += ["", "Categorical simulator, every miss (label: called by the diagnosis; rules):", ""]

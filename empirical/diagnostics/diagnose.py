@@ -32,7 +32,9 @@ fall that the reward's move explains (the kept-spread bound of docs/theory.md se
 one beyond it abstains (studies/tiny_grids/findings.md, 4b); verl's
 ``critic/advantages/{max,min}`` give the Beta law where the zero-std share is missing
 (:func:`~grpodyn.numerics.prompt_pool.fit_prompt_pool_extremes`), so concentration is judged
-there as on TRL's logs.
+there as on TRL's logs. Without the entropy, concentration is read from the reward's sampling
+noise at the known B and G (:mod:`.fluctuation`: the share of its variance between prompts);
+without B the diagnosis abstains with the reason rather than call the run healthy.
 The detectors live in their own modules: :mod:`.hacking`, :mod:`.modes` (degeneracy and
 concentration), :mod:`.instability` (with the limit cycle of the AR(2) poles), :mod:`.state`
 (what the reward did, with the step of the peak of a decline); :mod:`.text` writes the headline

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from grpodyn.empirical.diagnostics.fluctuation import Fluctuation, sampling_share
 from grpodyn.empirical.diagnostics.series import (
     change_words,
     is_success_rate,
@@ -151,7 +152,7 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
     """
     entropy = run.metrics.get("entropy")
     if entropy is None or np.isfinite(entropy).sum() < 4:
-        return unjudged("no entropy in the log: the policy's temperature cannot be followed")
+        return _without_entropy(run, late, group_size)
     e0, e1 = window_mean(entropy, early), window_mean(entropy, late)
     if not (np.isfinite(e0) and e0 > 0):
         return unjudged("entropy at the start is not positive")
@@ -246,3 +247,54 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
     return ModeVerdict(score >= FLAG_SCORE, score, words, True, span)
 
 
+
+
+def _read(fluct: Fluctuation) -> tuple[bool, float, bool, str] | None:
+    """Return (flag, score, undecided, words) from the reward's sampling share, or None.
+
+    Flagged when more than half of the reward's variance lies between prompts (kappa, or
+    its lower bound without G, at or above ``FLAG_SCORE``): the policy answers most prompts
+    deterministically; clean when kappa (or its upper bound) is below; undecided between.
+    """
+    if fluct.status == "measured":
+        share = float(np.clip(fluct.kappa, 0.0, 1.0))
+        flag = share >= FLAG_SCORE
+    elif fluct.status == "bounded":
+        if fluct.high < FLAG_SCORE:
+            share, flag = float(np.clip(fluct.high, 0.0, 1.0)), False
+        elif fluct.low >= FLAG_SCORE:
+            share, flag = float(np.clip(fluct.low, 0.0, 1.0)), True
+        else:
+            return (False, min(FLAG_SCORE, max(fluct.low, 0.0)), True,
+                    fluct.words + ": either side of half, declaring G (--group-size) decides")
+    else:
+        return None
+    verdict = (": the policy answers most prompts deterministically" if flag
+               else ": the groups still explore")
+    return flag, share, False, fluct.words + verdict
+
+
+def _without_entropy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
+    """Judge concentration without the entropy: the reward's sampling noise (module fluctuation).
+
+    At the ceiling a low temperature is convergence; elsewhere the share of the reward's
+    variance between prompts decides (:func:`_read`); where B (or the whiteness of the
+    fluctuations) is missing the diagnosis abstains with the reason rather than call the run
+    healthy.
+    """
+    base = "no entropy in the log"
+    if not is_success_rate(run):
+        return unjudged(base + ": the policy's temperature cannot be followed, and rewards "
+                        "outside [0, 1] have no Bernoulli sampling prediction")
+    span = (float(run.steps[late][0]), float(run.steps[-1]))
+    r_late = window_mean(run.reward, late)
+    if r_late >= CEILING:
+        return ModeVerdict(False, 0.0, f"{base}; at the ceiling (reward {r_late:.2f}): a low "
+                           "temperature there is convergence, not a failure", True, span)
+    fluct = sampling_share(run, late, group_size)
+    reading = _read(fluct)
+    if reading is None:
+        return ModeVerdict(False, 0.0, f"{base}; {fluct.words}: concentration cannot be "
+                           "judged, the diagnosis abstains", False, span, undecided=True)
+    flag, share, undecided, why = reading
+    return ModeVerdict(flag, share, f"{base}; {why}", True, span, undecided=undecided)
