@@ -233,8 +233,8 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
         beyond = float(np.clip(1 - ratio / kept, 0.0, 1.0))
         words += (f"; no zero-std share in the log (verl's default metrics): the reward moved "
                   f"{r0:.2f} -> {r_low:.2f} over those steps, which explains an answer-entropy "
-                  f"ratio of at least x{kept:.2f} for prompts that keep their spread (docs/theory.md "
-                  f"section 7); {beyond:.0%} of that entropy was lost beyond it")
+                  f"ratio of at least x{kept:.2f} for prompts that keep their spread "
+                  f"(docs/theory.md section 7); {beyond:.0%} of that entropy was lost beyond it")
         if beyond < FLAG_SCORE:
             score = min(score, beyond)
             words += ": a fall the move of the reward explains, no sign of concentration"
