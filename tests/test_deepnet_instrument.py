@@ -80,3 +80,13 @@ def test_measure_curvature_on_an_untrained_model(monkeypatch):
         assert all(isinstance(limit, LrMax) for limit in predict_lr_max(curvature))
     with pytest.raises(ValueError, match="replicates"):
         measure_curvature(model, tokenizer, replicates=1)
+
+
+def test_the_old_study_command_says_where_the_study_lives():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "grpodyn.empirical.deepnet"], capture_output=True,
+                          text=True, cwd="/")
+    assert done.returncode == 2
+    assert "studies/deepnet" in done.stderr and done.stderr.count("\n") == 1
