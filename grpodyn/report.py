@@ -149,7 +149,7 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     say("diagnostics: the labelled test beds")
     beds = score_testbeds(progress=lambda items: progress_bar(
         items, total=len(items), description="test beds", enabled=bars))
-    if len(beds) == 1:
+    if not any(name.startswith("tiny LM") for name in beds):
         say("diagnostics: the tiny-LM test beds are study data (studies/tiny_grids/data), "
             "absent here: the bandit bed alone is scored")
     diag_checks = evaluate("test beds", beds)

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.ground import axes_or_new
+
 from .forecast_members import Member
 
 __all__ = ["Forecast", "EnsembleForecast"]
@@ -162,10 +164,7 @@ class Forecast:
         matplotlib.axes.Axes
             The axes drawn on.
         """
-        if ax is None:
-            import matplotlib.pyplot as plt
-
-            _, ax = plt.subplots(figsize=(6, 3.5))
+        ax = axes_or_new(ax)
         (line,) = ax.plot(self.steps, self.centre, label=f"{self.model} forecast")
         ax.fill_between(self.steps, self.lower, self.upper, color=line.get_color(), alpha=0.2,
                         label=f"{100 * self.level:.0f}% band")
