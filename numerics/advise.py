@@ -347,8 +347,12 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
         return math.inf if math.isinf(value) else span / math.log((gain + value) / value)
 
     critical = float(student_t.ppf(level, dof))
-    t_value = float(fits[1][0] / stderr[1])
-    return {"rising": t_value > critical and gain > 0, "slope": float(fits[1][0]),
+    slope = float(fits[1][0])
+    if stderr[1] > 0:
+        t_value = slope / stderr[1]
+    else:  # the last two thirds lie on their lines exactly: the slope is exact up to rounding
+        t_value = math.inf if slope * span > 1e-9 * max(1.0, abs(finish)) else 0.0
+    return {"rising": t_value > critical and gain > 0, "slope": slope,
             "slope_stderr": stderr[1], "t": t_value, "critical": critical, "gain": gain,
             "remaining": [float(q) for q in quantiles],
             "tau": [tau_of(float(q)) for q in quantiles], "span": span,

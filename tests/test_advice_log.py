@@ -236,3 +236,12 @@ def test_unbounded_slow_mode_keeps_the_whole_run_bound(tmp_path):
     assert advice.basis["kind"] == "stiffness_upper_bound"
     assert advice.recommendation["direction"] == "raise"
     assert advice.recommendation["lr_ratio"] > 2
+
+
+def test_a_noise_free_end_is_read_without_dividing_by_zero():
+    steps = np.arange(1.0, 61.0)
+    fallen = np.maximum(0.0, 0.5 - steps / 20)  # exactly 0 from step 10: residuals exactly 0
+    late = late_relaxation(steps, fallen)
+    assert late["t"] == 0.0 and not late["rising"]
+    line = 0.2 + 0.01 * steps  # a noise-free line still rises
+    assert late_relaxation(steps, line)["rising"]
