@@ -1,6 +1,6 @@
 """Advice from every log, and advice against the public learning-rate sweeps.
 
-Prints two tables:
+Prints two tables (three or four with the simulated sweeps):
 
 1. every run of every log in the folder: whether it loads, whether it gets advice, with its
    direction, ratio, basis and status (the target: advice on at least 95% of the runs that
@@ -9,11 +9,9 @@ Prints two tables:
    1e-5 / 4e-5) and the corpus's collapsed runs (ShibukiZero S1 e8/e16, S2 no-clip): the advice
    from that run alone, the sweep's outcome, and whether they agree, beside a threshold-rule
    baseline (x2 if the reward rose less than two standard errors, x0.5 if it fell by more).
-   The slow-mode rule (a run still rising beyond its noise over its last third) was designed on
-   the garg-aayush sweep alone and is scored on the other rows unchanged: the table gives the
-   design and the scored figures apart. The other controlled sets of the corpus (S1 epochs and
-   train batch, S2 clip, S3 loss, S7 KL, S8 seeds) do not vary the lr: only their collapses are
-   scored. Columns: ``end t`` is the last third's slope over its standard error (beyond
+   The other controlled sets of the corpus (S1 epochs and train batch, S2 clip, S3 loss, S7
+   KL, S8 seeds) do not vary the lr: only their collapses are scored. Columns: ``end t`` is the
+   last third's slope over its standard error (beyond
    ``numerics.advise.late_relaxation``'s critical t the run is still rising at its end: a plateau
    not reached is visible in that run), ``tau`` the relaxation time the whole run gives (its
    bound where the data bound it, ``>`` or ``<``), ``slow`` the slow mode's when it sets the advice,
@@ -27,14 +25,38 @@ collapsing lr agrees). Advice at or beyond a collapsing lr never agrees. ``late`
 reward of each run's last third: where it rises with lr among runs that all saturated, the
 sweep's plateau depends on lr, which the mean-field map (r* independent of lr) does not carry.
 
+A second outcome, in the issue's words ("raise where a higher lr learned faster without
+collapse"), is printed beside the first (``faster``): each run's reward is smoothed by a trailing
+running mean over a sixth of its points; the run's gain is the smoothed best minus the smoothed
+start, and its level is the start plus 90% of that gain. "raise" where some higher lr of the sweep,
+not collapsing, brings its own smoothed reward to that level in fewer steps (counted from each
+run's first logged step) than the run itself; for a run whose gain is within two standard errors
+of a difference of two smoothed points (noise from first differences), "raise" where some higher
+lr, not collapsing, gained beyond that; "lower" and "not above" as before. The threshold rule is
+scored against both outcomes.
+
 With ``--bandit-seed N`` a third table scores the same advice on an lr sweep simulated with the
 softmax-bandit lab at that seed (heavy-ball SGD, momentum 0.9, no KL, four prompts, G = 16,
 150 steps, lr 0.01 to 1): each run is written as a TRL trainer_state.json and read back by the
-loaders, so the advice sees what it sees on a real log. A seed never run before gives data made
-after the advice's rules were fixed.
+loaders, so the advice sees what it sees on a real log.
 
-Usage: ``python benchmarks/advice.py [--logs FOLDER] [--bandit-seed N]`` (default
-/work/shared/data/real_logs).
+With ``--categorical-seed N`` a fourth table does the same with the categorical simulator of
+studies/diagnosis (a categorical policy per prompt, heavy ball, a KL pull): its ``healthy``
+settings at seed N, run at lr 0.01 to 30 (its own lr is 0.3-0.8; lr times the KL weight stays
+below the KL pull's limit 2 (1 + beta), so no run diverges, while the policy-gradient part makes
+the highest lrs oscillate), each written as a TRL trainer_state.json (without the momentum, as
+TRL logs it) and read back by the loaders. A run is unstable, its outcome "lower", where it
+collapsed as above or where the simulator's own rule (``label_of`` of its limit-cycle family,
+on its exact state) finds its success oscillating.
+
+Which data the rules saw: the slow-mode rule was designed on the garg-aayush sweep alone and
+scored on the ShibukiZero runs; the headroom rule (raise toward critical damping,
+empirical/logs/advice.py) was designed on all the public runs of table 2 and the bandit sweep at
+seed 90001; the categorical grid was set from the simulator's outcomes (not the advice) at
+seeds 1 and 2. Other seeds score the advice as it stands; each table says which.
+
+Usage: ``python benchmarks/advice.py [--logs FOLDER] [--bandit-seed N ...]
+[--categorical-seed N ...]`` (default /work/shared/data/real_logs).
 """
 
 from __future__ import annotations
@@ -44,6 +66,7 @@ import math
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -110,16 +133,61 @@ def _collapsed(run: Run) -> bool:
     return _late(run) < 0.5 * max(float(np.mean(part)) for part in np.array_split(run.reward, 3))
 
 
-def _outcomes(sweep: dict[float, Run]) -> dict[float, str]:
-    """The sweep's outcome for each lr (see the module)."""
+def _outcomes(sweep: dict[float, Run], unstable: frozenset[float] = frozenset()
+              ) -> dict[float, str]:
+    """The sweep's outcome for each lr (see the module); ``unstable`` lrs count as collapsed."""
     out = {}
     for lr, run in sweep.items():
-        if _collapsed(run):
+        if _collapsed(run) or lr in unstable:
             out[lr] = "lower"
             continue
-        better = [x for x, other in sweep.items()
-                  if x > lr and not _collapsed(other) and _late(other) > _late(run)]
+        better = [x for x, other in sweep.items() if x > lr and not _collapsed(other)
+                  and x not in unstable and _late(other) > _late(run)]
         out[lr] = "raise" if better else "not above"
+    return out
+
+
+def _smoothed(run: Run) -> tuple[np.ndarray, np.ndarray, float]:
+    """Trailing running mean over a sixth of the points, its steps from the run's first, and the
+    standard error of a difference of two such means (noise from first differences)."""
+    width = max(1, run.reward.size // 6)
+    smooth = np.convolve(run.reward, np.ones(width) / width, mode="valid")
+    steps = run.steps[width - 1:] - run.steps[0]
+    sigma = float(np.std(np.diff(run.reward)) / math.sqrt(2))
+    return smooth, steps, sigma * math.sqrt(2 / width)
+
+
+def _time_to(run: Run, level: float) -> float:
+    """Steps from the run's first until its smoothed reward first reaches ``level`` (inf: never)."""
+    smooth, steps, _ = _smoothed(run)
+    hit = np.flatnonzero(smooth >= level)
+    return float(steps[hit[0]]) if hit.size else math.inf
+
+
+def _gained(run: Run) -> bool:
+    """Whether the smoothed reward's best exceeds its start by two standard errors."""
+    smooth, _, noise = _smoothed(run)
+    return bool(smooth.max() - smooth[0] > 2 * noise)
+
+
+def _faster_outcomes(sweep: dict[float, Run], unstable: frozenset[float] = frozenset()
+                     ) -> dict[float, str]:
+    """The sweep's outcome in the issue's words, "learned faster" (see the module)."""
+    out = {}
+    for lr, run in sweep.items():
+        if _collapsed(run) or lr in unstable:
+            out[lr] = "lower"
+            continue
+        smooth = _smoothed(run)[0]
+        higher = [other for x, other in sweep.items()
+                  if x > lr and not _collapsed(other) and x not in unstable]
+        if _gained(run):
+            level = smooth[0] + 0.9 * float(smooth.max() - smooth[0])
+            own = _time_to(run, level)
+            faster = [other for other in higher if _time_to(other, level) < own]
+        else:  # no gain beyond its noise: no level of its own; a higher lr that gained did
+            faster = [other for other in higher if _gained(other)]
+        out[lr] = "raise" if faster else "not above"
     return out
 
 
@@ -153,16 +221,27 @@ def _end_t(run: Run) -> tuple[str, bool]:
     return f"{late['t']:.1f}" + ("*" if late["rising"] else ""), late["rising"]
 
 
-Row = tuple[bool, bool, bool, bool, bool]
+class Row(NamedTuple):
+    """One run of a sweep as scored: agreement under each outcome, and two facts about it."""
+
+    advice: bool  # the advice agrees with the outcome "ended higher"
+    rule: bool  # the threshold rule agrees with it
+    advice_faster: bool  # the advice agrees with the outcome "learned faster"
+    rule_faster: bool
+    below_collapse: bool  # the advice stays below every collapsing lr
+    raise_outcome: bool  # the outcome "ended higher" is raise
+    rising: bool  # the run still rises at its end
 
 
-def sweep_rows(name: str, sweep: dict[float, Run]) -> list[Row]:
-    """Print one sweep's rows; return the flags of each run.
+HEADER = (f"{'sweep':12s} {'lr':>8s} {'late':>5s} {'end t':>6s} {'tau':>6s} {'slow':>6s} "
+          f"{'goal':>5s} advice        basis                  higher    agr faster    agr "
+          "| threshold rule  agr agr")
 
-    The flags: advice agrees, baseline agrees, advice below every collapsing lr, the outcome is
-    raise, the run still rises at its end.
-    """
-    outcomes = _outcomes(sweep)
+
+def sweep_rows(name: str, sweep: dict[float, Run], unstable: frozenset[float] = frozenset()
+               ) -> list[Row]:
+    """Print one sweep's rows (both outcomes); return the flags of each run."""
+    outcomes, faster = _outcomes(sweep, unstable), _faster_outcomes(sweep, unstable)
     collapse_lr = min([lr for lr, o in outcomes.items() if o == "lower"], default=math.inf)
     rows = []
     for lr, run in sorted(sweep.items()):
@@ -170,28 +249,34 @@ def sweep_rows(name: str, sweep: dict[float, Run]) -> list[Row]:
         rec = advice.recommendation
         new = lr * rec["lr_ratio"]
         base_dir, base_ratio = threshold_rule(run)
-        ok = _agrees(rec["direction"], new, outcomes[lr], collapse_lr)
-        base_ok = _agrees(base_dir, lr * base_ratio, outcomes[lr], collapse_lr)
-        end_t, rising = _end_t(run)
-        rows.append((ok, base_ok, new < collapse_lr, outcomes[lr] == "raise", rising))
+        row = Row(_agrees(rec["direction"], new, outcomes[lr], collapse_lr),
+                  _agrees(base_dir, lr * base_ratio, outcomes[lr], collapse_lr),
+                  _agrees(rec["direction"], new, faster[lr], collapse_lr),
+                  _agrees(base_dir, lr * base_ratio, faster[lr], collapse_lr),
+                  new < collapse_lr, outcomes[lr] == "raise", _end_t(run)[1])
+        rows.append(row)
         whole, slow = _taus(advice)
-        print(f"{name:12s} {lr:8.2g} {_late(run):5.3f} {end_t:>6s} {whole:>6s} {slow:>6s} "
-              f"{advice.basis['goal_tau']:5.3g} {rec['direction']:5s} x{rec['lr_ratio']:<6.3g} "
-              f"{advice.basis['kind']:22s} {outcomes[lr]:9s} {'yes' if ok else 'NO':4s} "
-              f"| {base_dir:5s} x{base_ratio:<4g} {'yes' if base_ok else 'NO'}")
+        yes = {True: "yes", False: "NO"}
+        print(f"{name:12s} {lr:8.2g} {_late(run):5.3f} {_end_t(run)[0]:>6s} {whole:>6s} "
+              f"{slow:>6s} {advice.basis['goal_tau']:5.3g} {rec['direction']:5s} "
+              f"x{rec['lr_ratio']:<6.3g} {advice.basis['kind']:22s} {outcomes[lr]:9s} "
+              f"{yes[row.advice]:3s} {faster[lr]:9s} {yes[row.advice_faster]:3s} "
+              f"| {base_dir:5s} x{base_ratio:<4g}    {yes[row.rule]:3s} {yes[row.rule_faster]}")
     return rows
 
 
 def _score(label: str, rows: list[Row]) -> None:
-    print(f"{label}: advice agrees on {sum(r[0] for r in rows)} of {len(rows)}, the threshold "
-          f"rule on {sum(r[1] for r in rows)} of {len(rows)}; advice below every collapsing lr "
-          f"on {sum(r[2] for r in rows)} of {len(rows)}")
+    n = len(rows)
+    print(f"{label}:\n  ended higher:  advice agrees on {sum(r.advice for r in rows)} of {n}, "
+          f"the threshold rule on {sum(r.rule for r in rows)} of {n}\n"
+          f"  learned faster: advice agrees on {sum(r.advice_faster for r in rows)} of {n}, "
+          f"the threshold rule on {sum(r.rule_faster for r in rows)} of {n}\n"
+          f"  advice below every collapsing lr on {sum(r.below_collapse for r in rows)} of {n}")
 
 
 def sweeps(folder: Path) -> None:
     """Table 2: advice from single runs against the sweeps' outcomes."""
-    print(f"\n{'sweep':12s} {'lr':>8s} {'late':>5s} {'end t':>6s} {'tau':>6s} {'slow':>6s} "
-          f"{'goal':>5s} advice        basis                  outcome   agree | threshold rule")
+    print("\n" + HEADER)
     design, scored = [], []
     if (folder / GARG).exists():
         garg = {float(re.sub(r"^lr_sweep_", "", run.run_name)): run
@@ -204,18 +289,28 @@ def sweeps(folder: Path) -> None:
             run = load_runs(folder / file)[0]
             scored += sweep_rows(name, {4e-5: run})
     print("(* in end t: still rising beyond its noise at its end)\n")
-    _score("design (garg-aayush sweep)", design)
-    _score("scored (ShibukiZero S4 and the collapsed runs, no change after the design)", scored)
-    _score("all", design + scored)
-    raise_rows = [r for r in design + scored if r[3]]
+    _score("garg-aayush sweep (designed on: the slow-mode and the headroom rules)", design)
+    _score("ShibukiZero S4 and the collapsed runs (scored the slow-mode rule; seen while the "
+           "headroom rule was designed)", scored)
+    _score("all public runs", design + scored)
+    raise_rows = [r for r in design + scored if r.raise_outcome]
     print(f"where a higher lr did better, the run alone still rises at its end (the plateau not "
-          f"reached is visible in it) on {sum(r[4] for r in raise_rows)} of {len(raise_rows)}; "
+          f"reached is visible in it) on {sum(r.rising for r in raise_rows)} of {len(raise_rows)}; "
           "elsewhere its end is flat within its noise (or too short to tell), and a plateau that "
           "rises with the lr is not visible in one run")
 
 
 #: The simulated sweep: learning rates of heavy-ball SGD on the two-arm bandit without KL.
 BANDIT_LRS = (0.01, 0.03, 0.1, 0.3, 1.0)
+
+
+#: Seeds of the simulated sweeps that the advice's rules were designed on; others score them.
+DESIGN_SEEDS = {"bandit": {90001}, "categorical": {1, 2}}
+
+
+def _seed_label(kind: str, seed: int) -> str:
+    return (f"{kind} seed {seed}, " + ("seen while the rules or the grid were designed"
+                                       if seed in DESIGN_SEEDS[kind] else "scored"))
 
 
 def bandit_sweep(seed: int) -> None:
@@ -234,19 +329,55 @@ def bandit_sweep(seed: int) -> None:
             simulate_bandit(replace(config, lr=lr), steps=150, seeds=1,
                             seed=seed).write_trainer_state(path)
             sweep[lr] = load_runs(path)[0]
-    print(f"\n{'sweep':12s} {'lr':>8s} {'late':>5s} {'end t':>6s} {'tau':>6s} {'slow':>6s} "
-          f"{'goal':>5s} advice        basis                  outcome   agree | threshold rule")
+    print("\n" + HEADER)
     rows = sweep_rows(f"bandit {seed}", sweep)
     print("(* in end t: still rising beyond its noise at its end)\n")
-    _score(f"simulated (bandit seed {seed}, made after the rules were fixed)", rows)
+    _score(f"simulated ({_seed_label('bandit', seed)})", rows)
+
+
+#: The categorical simulator's lr sweep: slow, its healthy family's own lr (0.3-0.8), and past
+#: the point where its reward oscillates.
+CATEGORICAL_LRS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
+CATEGORICAL = Path(__file__).resolve().parents[1] / "studies" / "diagnosis"
+
+
+def categorical_sweep(seed: int) -> None:
+    """Table 4: advice from single runs of the categorical simulator's lr sweep."""
+    import tempfile
+    from dataclasses import replace
+
+    sys.path.insert(0, str(CATEGORICAL))
+    from categorical_sim import label_of, settings, simulate, write_run
+
+    config = settings("healthy", seed)
+    sweep, unstable = {}, set()
+    with tempfile.TemporaryDirectory() as folder:
+        for lr in CATEGORICAL_LRS:
+            run_config = replace(config, lr=lr)
+            log, truth = simulate(run_config, seed=seed)
+            if not np.all(np.isfinite(truth)) \
+                    or label_of("limit_cycle", truth) == "dynamical_instability":
+                unstable.add(lr)  # diverged, or the simulator's own rule: it oscillates
+            path = write_run(Path(folder) / f"lr{lr:g}", log, config=run_config, keys="full",
+                             with_g=True, label="healthy", seed=seed)
+            sweep[lr] = load_runs(path)[0]
+    print(f"\ncategorical simulator, healthy family at seed {seed} (momentum "
+          f"{config.momentum:g}, kl {config.kl:.3g}, G {config.group_size}); oscillating "
+          f"(unstable): lr {sorted(unstable) or 'none'}\n" + HEADER)
+    rows = sweep_rows(f"categ. {seed}", sweep, frozenset(unstable))
+    print("(* in end t: still rising beyond its noise at its end)\n")
+    _score(f"simulated ({_seed_label('categorical', seed)})", rows)
 
 
 def main() -> int:
     """Print both tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", type=Path, default=LOGS, help="folder of real logs")
-    parser.add_argument("--bandit-seed", type=int, help="also score a simulated lr sweep of "
-                        "the bandit lab at this seed")
+    parser.add_argument("--bandit-seed", type=int, nargs="*", default=[], help="also score "
+                        "a simulated lr sweep of the bandit lab at each seed")
+    parser.add_argument("--categorical-seed", type=int, nargs="*", default=[], help="also "
+                        "score an lr sweep of the categorical simulator (studies/diagnosis) "
+                        "at each seed")
     args = parser.parse_args()
     if not args.logs.is_dir():
         print(f"advice benchmark: {args.logs}: no such folder (the public real-log corpus); "
@@ -254,8 +385,10 @@ def main() -> int:
         return 2
     every_log(args.logs)
     sweeps(args.logs)
-    if args.bandit_seed is not None:
-        bandit_sweep(args.bandit_seed)
+    for seed in args.bandit_seed:
+        bandit_sweep(seed)
+    for seed in args.categorical_seed:
+        categorical_sweep(seed)
     return 0
 
 

@@ -32,7 +32,7 @@ from .stability import (
 
 __all__ = ["Advice", "advise", "TARGETS", "goal_relaxation", "lr_ratio_for_relaxation",
            "critical_relaxation_steps", "bg_exponent_range", "late_relaxation",
-           "thirds_relaxation"]
+           "thirds_relaxation", "stiffness_of_relaxation", "critical_headroom", "headroom_raise"]
 
 TARGETS = ("critical", "margin")
 
@@ -224,6 +224,116 @@ def goal_relaxation(*, steps: float, momentum: float, fraction: float = 0.9
     wanted = steps / -math.log(1.0 - fraction)
     floor = critical_relaxation_steps(momentum)
     return (floor, True) if floor > wanted else (wanted, False)
+
+
+def stiffness_of_relaxation(*, tau: float, momentum: float) -> float | None:
+    """Stiffness whose dominant on-policy pole relaxes in ``tau`` steps (docs/theory.md section 4).
+
+    The dominant root z = exp(-1 / tau) of z^2 - (1 + beta - k) z + beta gives
+    k = 1 + beta - z - beta / z. Only tau at or beyond the critical-damping time
+    (:func:`critical_relaxation_steps`) is a dominant pole: every k of the map relaxes at least
+    that slowly.
+
+    Parameters
+    ----------
+    tau : float
+        Relaxation time [steps] (> 0; inf gives 0).
+    momentum : float
+        beta in [0, 1).
+
+    Returns
+    -------
+    float or None
+        k [1/step^2], at most the critical stiffness (1 - sqrt(beta))^2; None when tau is
+        shorter than the critical-damping time (no overdamped k has it).
+    """
+    beta = float(check_momentum(momentum))
+    if tau == math.inf:
+        return 0.0
+    tau = float(check_positive("tau", tau))
+    if tau < critical_relaxation_steps(beta) * (1 - 1e-12):
+        return None
+    z = math.exp(-1.0 / tau)
+    return min(max(1.0 + beta - z - beta / z, 0.0),
+               float(compiled("critical_stiffness_discrete")(beta)))
+
+
+def critical_headroom(*, tau: float, momentum: float, exponent: float = -1.0) -> float | None:
+    """Multiple of the run's lr that brings a mode relaxing in ``tau`` steps to critical damping.
+
+    The fastest monotone relaxation of the map is critical damping, k_c = (1 - sqrt(beta))^2
+    (docs/theory.md section 4); beyond it the dominant pole's modulus stays sqrt(beta) up to
+    (1 + sqrt(beta))^2, so a higher lr no longer shortens the relaxation, it makes it oscillate.
+    With k = :func:`stiffness_of_relaxation` and k ~ lr^-p (tau ~ lr^p, overdamped tau ~ 1 / k),
+    the ratio is (k_c / k)^(-1 / p); with the map's p = -1, k_c / k exactly. Given a lower
+    bound on tau, it is the largest raise that keeps every mode consistent with the bound no
+    faster than critical damping.
+
+    Parameters
+    ----------
+    tau : float
+        Relaxation time of the run's slow mode, or a lower bound on it [steps].
+    momentum : float
+        beta in [0, 1).
+    exponent : float
+        p = d ln tau / d ln lr (< 0).
+
+    Returns
+    -------
+    float or None
+        The ratio (>= 1; inf for tau = inf); None when tau does not exceed the critical-damping
+        time (the bound leaves no headroom to tell).
+    """
+    if not exponent < 0:
+        raise InputError(f"exponent: tau must fall as lr rises (p < 0), got {exponent}")
+    k = stiffness_of_relaxation(tau=tau, momentum=momentum)
+    if k is None:
+        return None
+    if k == 0:
+        return math.inf
+    k_c = float(compiled("critical_stiffness_discrete")(float(momentum)))
+    return float((k_c / k) ** (-1.0 / exponent))
+
+
+def headroom_raise(*, tau_lower: float, tau_upper: float | None, momentum: float,
+                   exponent: float = -1.0, margin: float = 0.5) -> dict | None:
+    """Return the raise toward critical damping that a lower bound on a run's tau allows.
+
+    tau >= tau_lower bounds the slow mode's stiffness from above, k <= k(tau_lower)
+    (:func:`stiffness_of_relaxation`), so critical damping, the fastest monotone relaxation, is
+    :func:`critical_headroom` away. The stiffest direction, which sets the stability limit
+    (docs/theory.md section 5), is not bounded by the slow mode, so one raise is at most
+    1 / margin: the inverse of the step down after a fall (x margin), which brings a raise that
+    fails back to the run's lr.
+
+    Parameters
+    ----------
+    tau_lower, tau_upper : float
+        The run's relaxation time interval [steps] (``tau_upper`` None: unbounded).
+    momentum : float
+        beta in [0, 1).
+    exponent : float
+        p = d ln tau / d ln lr (< 0).
+    margin : float
+        The stability margin target in (0, 1).
+
+    Returns
+    -------
+    dict or None
+        ``ratio`` (the raise), ``critical`` (the ratio to critical damping), ``upper`` (that
+        ratio at ``tau_upper``, None: unbounded), ``stiffness`` (k(tau_lower) [1/step^2]) and
+        ``capped`` (the 1 / margin cap set the raise); None when tau_lower does not exceed the
+        critical-damping time (the run may be critically damped already).
+    """
+    head = critical_headroom(tau=tau_lower, momentum=momentum, exponent=exponent)
+    if head is None:
+        return None
+    upper = (None if tau_upper is None
+             else critical_headroom(tau=tau_upper, momentum=momentum, exponent=exponent))
+    return {"ratio": min(head, 1.0 / margin), "critical": head,
+            "upper": None if upper is None or math.isinf(upper) else upper,
+            "stiffness": stiffness_of_relaxation(tau=tau_lower, momentum=momentum),
+            "capped": head > 1.0 / margin}
 
 
 def lr_ratio_for_relaxation(*, tau: float, goal: float, exponent: float = -1.0) -> float:

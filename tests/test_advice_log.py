@@ -20,10 +20,13 @@ from grpodyn.empirical.logs.loaders import load_run, load_runs
 from grpodyn.ground import InputError
 from grpodyn.numerics.advise import (
     bg_exponent_range,
+    critical_headroom,
     critical_relaxation_steps,
     goal_relaxation,
+    headroom_raise,
     late_relaxation,
     lr_ratio_for_relaxation,
+    stiffness_of_relaxation,
 )
 
 GARG = (Path(__file__).parent / "data" / "real_logs"
@@ -46,6 +49,47 @@ def test_theory_helpers():
     assert lr_ratio_for_relaxation(tau=200, goal=50) == pytest.approx(4.0)
     assert lr_ratio_for_relaxation(tau=200, goal=50, exponent=-0.5) == pytest.approx(16.0)
     assert bg_exponent_range() == (0.0, 0.5)
+
+
+def test_critical_headroom_of_the_map():
+    """k from the dominant pole inverts the map: its pole relaxes in tau; k_c is its ceiling."""
+    beta, k = 0.9, 0.001
+    radius = max(abs(np.roots([1.0, -(1.0 + beta - k), beta])))
+    tau = -1 / math.log(radius)
+    assert stiffness_of_relaxation(tau=tau, momentum=beta) == pytest.approx(k)
+    k_c = (1 - math.sqrt(beta)) ** 2
+    assert critical_headroom(tau=tau, momentum=beta) == pytest.approx(k_c / k)
+    assert critical_headroom(tau=tau, momentum=beta, exponent=-0.5) == pytest.approx(
+        (k_c / k) ** 2)
+    floor = critical_relaxation_steps(beta)
+    assert stiffness_of_relaxation(tau=floor, momentum=beta) == pytest.approx(k_c)
+    assert critical_headroom(tau=0.9 * floor, momentum=beta) is None  # no such pole
+    assert critical_headroom(tau=math.inf, momentum=beta) == math.inf
+    head = headroom_raise(tau_lower=tau, tau_upper=None, momentum=beta, margin=0.5)
+    assert head["ratio"] == 2.0 and head["capped"] and head["upper"] is None
+    near = headroom_raise(tau_lower=25, tau_upper=40, momentum=beta)
+    assert 1 < near["ratio"] == near["critical"] < near["upper"] and not near["capped"]
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_a_run_at_its_plateau_short_of_critical_damping_is_raised(tmp_path, seed):
+    """tau = 60 in 300 steps meets the goal (130 steps): the goal alone keeps the lr, but at
+    beta = 0.9 critical damping relaxes in 19 steps, so the lower end of tau leaves headroom:
+    a raise by at most 1 / margin, with its warning; with --steps the goal's keep stands."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(300)
+    reward = 0.7 - 0.5 * np.exp(-t / 60) + 0.01 * rng.standard_normal(t.size)
+    run = load_run(_log(tmp_path, reward))
+    advice = advise_log(run)
+    tau = advice.basis["tau"]
+    assert tau["kind"] == "measured_tau" and tau["value"] < advice.basis["goal_tau"]
+    assert advice.recommendation["direction"] == "raise"
+    expected = min(critical_headroom(tau=tau["lower"], momentum=0.9), 2.0)
+    assert advice.recommendation["lr_ratio"] == pytest.approx(expected)
+    assert 1 < advice.recommendation["lr_ratio"] <= 2
+    assert advice.interval["lr_ratio"][0] == 1.0
+    assert any(w.startswith("headroom") and "plateau may move" in w for w in advice.warnings)
+    assert advise_log(run, steps=299).recommendation["direction"] == "keep"
 
 
 def test_measured_tau_gives_an_absolute_lr(tmp_path):
@@ -71,8 +115,11 @@ def test_flat_run_bounds_the_stiffness_from_above_and_raises(tmp_path):
     assert advice.basis["kind"] == "stiffness_upper_bound" and advice.status == "bound"
     assert advice.recommendation["direction"] == "raise"
     assert advice.recommendation["lr"] is None  # no lr in the log: a ratio only
-    # tau > N and the goal N / ln 10: at least x ln 10, no upper end from this run
+    # tau > N and the goal N / ln 10: at least x ln 10, no upper end from this run (critical
+    # damping is further, x5.5, but one headroom step is at most 1 / margin = 2: the goal's
+    # least raise is the larger)
     assert advice.recommendation["lr_ratio"] == pytest.approx(math.log(10), rel=0.02)
+    assert critical_headroom(tau=199, momentum=0.9) > math.log(10)
     assert advice.interval["lr_ratio"][1] is None
     assert advice.basis["stiffness"]["upper"] == pytest.approx(0.1 / 199)
 
@@ -111,11 +158,14 @@ def test_real_sweep_excerpt(capsys):
     assert collapsed.recommendation["direction"] == "lower"
     healthy = advise_log(runs["lr_sweep_1e-5"])
     # still rising at its end (0.46 -> 0.50 over its last third), but the slow mode's interval
-    # reaches down to the whole run's tau (30.5 steps): one timescale is all the run shows, and
-    # tau 30.5 < the goal 43 keeps the lr (the sweep's higher lr did better: a miss the
-    # benchmark reports); never at the collapsing lr
-    assert healthy.recommendation["direction"] == "keep"
+    # reaches down to the whole run's tau (30.5 steps [24.4, 38.8]): one timescale is all the
+    # run shows. tau 30.5 < the goal 43, but tau >= 24.4 leaves the slow mode short of critical
+    # damping (19 steps at beta 0.9): a small raise, below the collapsing lr
+    assert healthy.recommendation["direction"] == "raise"
     assert healthy.basis["kind"] == "measured_tau"
+    assert healthy.recommendation["lr_ratio"] == pytest.approx(critical_headroom(
+        tau=healthy.basis["tau"]["lower"], momentum=0.9))
+    assert 1 < healthy.recommendation["lr_ratio"] < 1.2
     assert healthy.recommendation["lr_ratio"] * 1e-5 < 1e-4
     assert main(["advise", "--log", str(GARG), "--run", "lr_sweep_1e-5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -172,9 +222,16 @@ def test_sweep_measures_the_exponent(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     exponent = out["basis"]["exponent"]
     assert exponent["status"] == "measured" and exponent["value"] == pytest.approx(-1, abs=0.1)
-    tau, goal = out["basis"]["tau"]["value"], out["basis"]["goal_tau"]
-    assert out["recommendation"]["lr_ratio"] == pytest.approx(
-        (goal / tau) ** (1 / exponent["value"]))
+    tau, goal = out["basis"]["tau"], out["basis"]["goal_tau"]
+    # the goal asks (goal / tau)^(1/p); critical damping at beta = 0 (k_c = 1) is ~x100 away,
+    # so the headroom step, capped at 1 / margin = 2, is the larger
+    goal_ratio = (goal / tau["value"]) ** (1 / exponent["value"])
+    assert goal_ratio < 2 < critical_headroom(tau=tau["lower"], momentum=0,
+                                              exponent=exponent["value"])
+    assert out["recommendation"]["lr_ratio"] == pytest.approx(2.0)
+    assert main(argv + ["--steps", "199"]) == 0  # a horizon of the user's: the goal's ratio
+    assert json.loads(capsys.readouterr().out)["recommendation"]["lr_ratio"] == pytest.approx(
+        goal_ratio, rel=1e-6)
     assert main(["advise", "--kappa", "1", "--sweep", logs[0]]) == 2
     assert "need --log" in capsys.readouterr().err
 

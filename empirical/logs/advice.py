@@ -19,9 +19,15 @@ else bounded by what the run did:
 
 The goal is 90% of the attainable gain within the horizon (``steps``, default the run's own
 length), tau_goal = N / ln 10, floored at the critical-damping time; tau ~ lr^p with p = -1 (the
-map) unless a sweep measured it (:func:`exponent_from_sweep`). With Adam the slow mode's
-stiffness is on Adam's clock (a = lr (1 - beta1) / sqrt(v)), so the advice is a multiple of the
-run's own lr, absolute only when the run's lr is known.
+map) unless a sweep measured it (:func:`exponent_from_sweep`). Without a horizon of the user's,
+a run that did not fall and whose tau has a lower end beyond the critical-damping time is raised
+further when that is the larger (headroom): tau >= tau_lo bounds its slow mode's stiffness,
+k <= k(tau_lo), and critical damping k_c = (1 - sqrt(beta))^2, the fastest monotone relaxation
+(docs/theory.md section 4), is k_c / k(tau_lo) away; one raise is at most 1 / margin, the inverse
+of the step down after a fall, since the stiffest direction, which sets the stability limit, is
+not bounded by the run. With ``--steps`` the advice is the least lr that reaches the goal.
+With Adam the slow mode's stiffness is on Adam's clock (a = lr (1 - beta1) / sqrt(v)), so the
+advice is a multiple of the run's own lr, absolute only when the run's lr is known.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from grpodyn.ground import InputError, check_fraction, check_momentum
 from grpodyn.numerics.advise import (
     bg_exponent_range,
     goal_relaxation,
+    headroom_raise,
     late_relaxation,
     lr_ratio_for_relaxation,
     thirds_relaxation,
@@ -350,9 +357,45 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
             "whole_run": {key: tau[key] for key in ("kind", "value", "lower", "upper")}}, warning
 
 
-def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float
-            ) -> tuple[str, float, list[float | None], str]:
-    """Direction, lr ratio and its interval from the tau evidence (see the module)."""
+def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float, *, momentum: float,
+            horizon_given: bool) -> tuple[str, float, list[float | None], str]:
+    """Direction, lr ratio and its interval from the tau evidence (see the module).
+
+    Without a horizon of the user's the raise goes on to the critical-damping headroom the
+    lower end of tau allows (:func:`_headroom`) when that is the larger.
+    """
+    goal_based = _goal_ratios(tau, goal, p, margin)
+    if horizon_given or goal_based[0] == "lower":
+        return goal_based
+    return _headroom(tau, p, momentum, margin, goal_based) or goal_based
+
+
+def _headroom(tau: dict[str, Any], p: float, momentum: float, margin: float,
+              goal_based: tuple[str, float, list[float | None], str]
+              ) -> tuple[str, float, list[float | None], str] | None:
+    """Return the headroom raise (:func:`~grpodyn.numerics.advise.headroom_raise`) if larger."""
+    if tau["kind"] not in ("measured_tau", "slow_mode", "stiffness_upper_bound") \
+            or not tau["lower"]:
+        return None
+    head = headroom_raise(tau_lower=tau["lower"], tau_upper=tau["upper"], momentum=momentum,
+                          exponent=p, margin=margin)
+    if head is None or not head["ratio"] > max(goal_based[1], 1.0):
+        return None
+    least = goal_based[1] if goal_based[0] == "raise" else 1.0
+    capped = (f"; one step is at most x{1 / margin:g} (1 / margin: a fall there sends the lr "
+              "back to the run's)" if head["capped"] else "")
+    return ("raise", head["ratio"], [least, head["upper"]],
+            f"headroom: tau >= {tau['lower']:.3g} steps bounds the slow mode's stiffness, "
+            f"k <= {head['stiffness']:.3g} (the map's dominant pole, exact: (1 - beta) / tau "
+            f"overstates k near critical damping); critical damping, the fastest monotone "
+            f"relaxation (k_c = (1 - sqrt(beta))^2 = {(1 - math.sqrt(momentum)) ** 2:.3g}), is "
+            f"x{head['critical']:.3g} the run's lr away{capped}; the horizon's goal alone "
+            + (f"asks x{goal_based[1]:.3g}" if goal_based[0] == "raise" else "keeps the lr"))
+
+
+def _goal_ratios(tau: dict[str, Any], goal: float, p: float, margin: float
+                 ) -> tuple[str, float, list[float | None], str]:
+    """Direction, lr ratio and interval that reach the horizon's goal (see the module)."""
     if tau["kind"] == "stability_limit":
         return ("lower", margin, [None, margin],
                 f"the run's lr is at or beyond the limit (k >= k_max): lr_limit <= lr, and "
@@ -494,7 +537,9 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     tau, two_timescales = _slow_mode(_tau_evidence(trend, analysis, bounds), run, bounds)
     if two_timescales is not None:
         warnings.append(two_timescales)
-    direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin)
+    direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin,
+                                                    momentum=momentum,
+                                                    horizon_given=steps is not None)
     lr = lr_source = None
     if analysis is not None and analysis.lr is not None:
         lr, lr_source = analysis.lr, analysis.lr_source
@@ -506,7 +551,14 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                                          if floored else " (N / ln 10)"),
                   f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
                   f"{exponent['reason']})", why_ratio]
-    warnings += _caveats(direction, trend, run, steps)
+    headroom = why_ratio.startswith("headroom")
+    warnings += _caveats(direction, trend, run, steps, headroom=headroom)
+    if headroom:
+        warnings.append("headroom: the raise takes the slow mode the reward shows to critical "
+                        "damping; the stability limit is set by the stiffest direction and the "
+                        "lag (refresh K, staleness d), which one run does not bound, and the "
+                        "plateau may move with the lr (the map's does not, public lr sweeps' "
+                        "does): raise in steps and watch for a fall")
     if floored:
         warnings.append(f"the horizon {horizon:g} steps is shorter than ln 10 times the "
                         f"critical-damping time ({goal:.3g} steps at beta = {momentum:g}): no "
@@ -581,10 +633,11 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
             f"k <= (1 - beta) / tau = {c / tau['lower']:.3g} per step")
 
 
-def _caveats(direction: str, trend: Trend, run: Run, steps: float | None) -> list[str]:
-    """Return the warnings that go with a direction."""
+def _caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
+             headroom: bool) -> list[str]:
+    """Return the warnings that go with a direction (a headroom raise has its own)."""
     out = []
-    if direction == "raise":
+    if direction == "raise" and not headroom:
         out.append("the slow mode bounds the raise from below only: stiff directions can "
                    "limit the lr sooner; raise in steps and watch for a fall")
     if direction == "keep" and trend.kind == "rising":
