@@ -302,3 +302,17 @@ def test_a_noise_free_end_is_read_without_dividing_by_zero():
     assert late["t"] == 0.0 and not late["rising"]
     line = 0.2 + 0.01 * steps  # a noise-free line still rises
     assert late_relaxation(steps, line)["rising"]
+
+
+def test_a_straight_rise_keeps_its_centre_inside_the_slope_bound(tmp_path):
+    """A nearly straight rise: the thirds show no bend (centre tau beyond the upper end that
+    the mean slope and the range allow), so the central tau is the interval's upper end."""
+    rng = np.random.default_rng(14)
+    t = np.arange(300)
+    reward = np.clip(0.3 + 0.0003 * t + 2e-7 * t**2 + 0.03 * rng.standard_normal(t.size), 0, 1)
+    advice = advise_log(load_run(_log(tmp_path, reward)))
+    tau = advice.basis["tau"]
+    assert tau["kind"] == "measured_tau" and "mean slope and the range" in tau["method"]
+    assert tau["lower"] <= tau["value"] <= tau["upper"]
+    assert advice.recommendation["direction"] == "raise"
+    assert math.isfinite(advice.recommendation["lr_ratio"])

@@ -299,10 +299,11 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
     if reward_range is not None and trend.change > 0:
         # the mean slope cannot exceed the initial one, A / tau, with A <= hi - r0
         slope_bound = trend.span * (reward_range[1] - trend.thirds[0]) / trend.change
-        if slope_bound < hi:
+        if lo <= slope_bound < hi:  # below lo the two contradict: one exponential fits neither
             hi, method = slope_bound, method + "; upper end from the mean slope and the range"
     if lo > 0 and math.isfinite(hi) and hi <= 4 * lo:
-        return {"kind": "measured_tau", "value": mid, "lower": lo, "upper": hi,
+        # the slope's bound can cut the interval below the curvature's centre (a straight rise)
+        return {"kind": "measured_tau", "value": min(mid, hi), "lower": lo, "upper": hi,
                 "status": "determined", "method": method}
     upper = None if math.isinf(hi) else hi
     if lo > 0:
