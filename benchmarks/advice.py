@@ -231,6 +231,8 @@ class Row(NamedTuple):
     below_collapse: bool  # the advice stays below every collapsing lr
     raise_outcome: bool  # the outcome "ended higher" is raise
     rising: bool  # the run still rises at its end
+    unconfirmed: bool  # the advice raises where no higher lr ended higher (both outcomes)
+    collapse_in_sweep: bool  # the sweep has a collapsing lr (else the check below is vacuous)
 
 
 HEADER = (f"{'sweep':12s} {'lr':>8s} {'late':>5s} {'end t':>6s} {'tau':>6s} {'slow':>6s} "
@@ -253,7 +255,9 @@ def sweep_rows(name: str, sweep: dict[float, Run], unstable: frozenset[float] = 
                   _agrees(base_dir, lr * base_ratio, outcomes[lr], collapse_lr),
                   _agrees(rec["direction"], new, faster[lr], collapse_lr),
                   _agrees(base_dir, lr * base_ratio, faster[lr], collapse_lr),
-                  new < collapse_lr, outcomes[lr] == "raise", _end_t(run)[1])
+                  new < collapse_lr, outcomes[lr] == "raise", _end_t(run)[1],
+                  rec["direction"] == "raise" and outcomes[lr] == faster[lr] == "not above",
+                  math.isfinite(collapse_lr))
         rows.append(row)
         whole, slow = _taus(advice)
         yes = {True: "yes", False: "NO"}
@@ -271,7 +275,10 @@ def _score(label: str, rows: list[Row]) -> None:
           f"the threshold rule on {sum(r.rule for r in rows)} of {n}\n"
           f"  learned faster: advice agrees on {sum(r.advice_faster for r in rows)} of {n}, "
           f"the threshold rule on {sum(r.rule_faster for r in rows)} of {n}\n"
-          f"  advice below every collapsing lr on {sum(r.below_collapse for r in rows)} of {n}")
+          f"  advice below every collapsing lr on {sum(r.below_collapse for r in rows)} of {n}"
+          + ("" if any(r.collapse_in_sweep for r in rows) else " (no lr collapses here)")
+          + f"\n  advice raises where no higher lr did better under either outcome (agreement "
+          f"that the sweep cannot confirm): {sum(r.unconfirmed for r in rows)} of {n}")
 
 
 def sweeps(folder: Path) -> None:
