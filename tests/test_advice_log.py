@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import grpodyn
 from grpodyn.cli import main
 from grpodyn.empirical.logs.advice import advise_log, run_trend
 from grpodyn.empirical.logs.loaders import load_run, load_runs
@@ -316,3 +317,36 @@ def test_a_straight_rise_keeps_its_centre_inside_the_slope_bound(tmp_path):
     assert tau["lower"] <= tau["value"] <= tau["upper"]
     assert advice.recommendation["direction"] == "raise"
     assert math.isfinite(advice.recommendation["lr_ratio"])
+
+
+def _wander(seed: int, n: int = 200) -> np.ndarray:
+    """A stationary reward: a slow AR(1) wander (phi 0.97) under white sampling noise."""
+    rng = np.random.default_rng(seed)
+    wander = np.zeros(n)
+    for i in range(1, n):
+        wander[i] = 0.97 * wander[i - 1] + rng.normal(0.0, 0.01)
+    return 0.6 + wander + rng.normal(0.0, 0.1, n)
+
+
+@pytest.mark.parametrize("seed", [25, 38])
+def test_advice_and_diagnosis_read_one_direction(tmp_path, seed):
+    """A wander whose thirds' test calls a fall, while the diagnosis's state (the peak's
+    look-elsewhere effect, window-scale noise) calls it flat: advise follows the state, so the
+    two commands never say opposite things about one run."""
+    reward = _wander(seed)
+    assert run_trend(np.arange(1.0, reward.size + 1), reward).kind == "fell"
+    run = load_run(_log(tmp_path, reward))
+    state = grpodyn.diagnose(run).state
+    advice = advise_log(run)
+    assert state == "not_learning"
+    assert advice.basis["trend"] == "flat"
+    assert advice.recommendation["direction"] != "lower"
+
+
+def test_a_pinned_reward_is_not_an_lr_problem(tmp_path):
+    """A reward pinned at one value has no group spread: no lr changes it, and advise says so."""
+    reward = np.concatenate([np.linspace(-0.7, -1.0, 10), np.full(90, -1.0)])
+    advice = advise_log(load_run(_log(tmp_path, reward)))
+    assert advice.basis["trend"] == "pinned"
+    assert advice.status == "not_determined"
+    assert advice.recommendation["direction"] == "keep"

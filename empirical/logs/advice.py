@@ -36,11 +36,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from scipy.stats import t as student_t
-
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
+from grpodyn.empirical.logs.trend import Trend, agree_with_state, run_trend
 from grpodyn.ground import InputError, check_fraction, check_momentum
 from grpodyn.numerics.advise import (
     bg_exponent_range,
@@ -60,105 +58,6 @@ ASSUMED_MOMENTUM = 0.9
 THEORY_EXPONENT = {"value": -1.0, "status": "theory",
                    "reason": "one run cannot measure it: the map's tau ~ lr^-1 (derivations "
                    "relaxation_time, adam_tau_lr_exponent); a sweep measures it"}
-_LEVEL = 0.975  # two-sided 95%: a change beyond it is "beyond the noise"
-
-
-@dataclass(frozen=True)
-class Trend:
-    """What a reward series did, judged against its own noise.
-
-    Attributes
-    ----------
-    kind : str
-        ``flat`` (no change beyond noise), ``rising`` or ``fell`` (collapsed, or a rise given
-        back: at least half of it, beyond noise).
-    sigma : float
-        Per-point noise from first differences [reward].
-    change, change_stderr : float
-        Mean of the last third minus the first third, and its standard error [reward].
-    peak, peak_step, final : float
-        Highest and last running mean (window of a sixth of the points) and where the peak is.
-    thirds : (float, float, float)
-        Means of the three thirds; ``thirds_stderr`` their standard errors; ``thirds_step``
-        their mean steps.
-    span : float
-        Steps from the first to the last point.
-    text : str
-        The judgement in words.
-    """
-
-    kind: str
-    sigma: float
-    change: float
-    change_stderr: float
-    peak: float
-    peak_step: float
-    final: float
-    thirds: tuple[float, float, float]
-    thirds_stderr: tuple[float, float, float]
-    thirds_step: tuple[float, float, float]
-    span: float
-    text: str
-
-
-def run_trend(steps: np.ndarray, reward: np.ndarray, *,
-              floor: float | None = None) -> Trend:
-    """Judge whether a reward series stayed flat, rose, or fell, against its noise.
-
-    Parameters
-    ----------
-    steps, reward : numpy.ndarray
-        Increasing steps and the reward at them (at least 3 finite points).
-    floor : float, optional
-        The lowest reward the range allows: a run whose last third sits exactly there after
-        starting above it has collapsed, whatever its noise estimate says.
-
-    Returns
-    -------
-    Trend
-        The judgement with its numbers.
-    """
-    steps, reward = np.asarray(steps, float), np.asarray(reward, float)
-    keep = np.isfinite(steps) & np.isfinite(reward)
-    steps, reward = steps[keep], reward[keep]
-    if reward.size < 3:
-        raise InputError(f"reward: advice needs at least 3 logged points, got {reward.size}")
-    sigma = float(np.std(np.diff(reward)) / math.sqrt(2))  # as numerics.fit.estimate_noise
-    parts = np.array_split(np.arange(reward.size), 3)
-    means = tuple(float(reward[p].mean()) for p in parts)
-    errors = tuple(sigma / math.sqrt(p.size) for p in parts)
-    centres = tuple(float(steps[p].mean()) for p in parts)
-    change = means[2] - means[0]
-    change_se = math.hypot(errors[0], errors[2])
-    # the noise comes from n - 1 differences: Student's t with n - 2 degrees of freedom
-    z = float(student_t.ppf(_LEVEL, max(reward.size - 2, 1)))
-    width = max(1, reward.size // 6)
-    running = np.convolve(reward, np.ones(width) / width, mode="valid")
-    top = int(np.argmax(running))
-    peak, final = float(running[top]), float(running[-1])
-    window_se = sigma / math.sqrt(width)
-    rise, loss = peak - means[0], peak - final
-    gave_back = (rise > z * change_se and loss > z * math.sqrt(2) * window_se
-                 and loss >= 0.5 * rise)
-    at_floor = (floor is not None and bool(np.all(reward[parts[2]] == floor))
-                and reward[0] > floor)
-    if change < -z * change_se or gave_back or at_floor:
-        kind = "fell"
-        text = (f"fell: from {means[0]:.4g} (first third) to {final:.4g} at the end"
-                + (f" after a peak of {peak:.4g} near step {steps[top + width // 2]:g}"
-                   if gave_back else "")
-                + (f", and sits at the floor {floor:g} of its range" if at_floor else
-                   f", beyond its noise ({z:.2g} standard errors = {z * change_se:.2g})"))
-    elif change > z * change_se:
-        kind = "rising"
-        text = (f"rose from {means[0]:.4g} to {means[2]:.4g} (first to last third), "
-                f"{change / change_se:.1f} standard errors")
-    else:
-        kind = "flat"
-        text = (f"did not move beyond its noise: {means[0]:.4g} -> {means[2]:.4g} (first to "
-                f"last third), {change:+.2g} against a standard error of {change_se:.2g}")
-    return Trend(kind, sigma, change, change_se, peak, float(steps[top + width // 2]), final,
-                 means, errors, centres, float(steps[-1] - steps[0]), text)
 
 
 def exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any]:
@@ -283,6 +182,12 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
     if trend.kind == "fell":
         return {"kind": "stability_limit", "value": None, "lower": None, "upper": None,
                 "status": "bound", "method": "the reward fell beyond its noise: k >= k_max"}
+    if trend.kind == "pinned":
+        return {"kind": "not_determined", "value": None, "lower": None, "upper": None,
+                "status": "not_determined",
+                "method": "the reward is pinned at one value: no group has spread, so the "
+                          "gradient is zero and the lr moves nothing (a task too hard or too "
+                          "easy for the policy, or too small a group)"}
     if trend.kind == "flat":
         return {"kind": "stiffness_upper_bound", "value": None, "lower": trend.span,
                 "upper": None, "status": "bound",
@@ -518,7 +423,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                                         else sweep.layout.optimizers[0])
     exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, swept))
     declared, _ = infer_reward_range(run, reward_range)
-    trend = run_trend(run.steps, run.reward, floor=None if declared is None else declared[0])
+    trend = agree_with_state(run_trend(run.steps, run.reward,
+                                        floor=None if declared is None else declared[0]), run)
     reasoning, warnings = [], list(run.warnings)
     if momentum is None and run.meta.momentum is None:
         momentum = ASSUMED_MOMENTUM

@@ -1,0 +1,160 @@
+"""What a reward series did against its own noise: :func:`run_trend` -> :class:`Trend`.
+
+The advice's reading of a run (flat, rising, fell, pinned), from the thirds of the run and its
+best window (:func:`run_trend`), made to agree with the diagnosis's state where the run is long
+enough for one (:func:`agree_with_state`), so that ``advise`` and ``diagnose`` read one
+direction from one run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.stats import t as student_t
+
+from grpodyn.empirical.diagnostics.series import point_noise, segments, z_quantile
+from grpodyn.empirical.diagnostics.state import ALPHA, SHORT, classify_state
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.ground import InputError
+from grpodyn.numerics.noise import estimate_noise
+
+__all__ = ["Trend", "run_trend", "agree_with_state"]
+
+_LEVEL = 0.975  # two-sided 95%: a change beyond it is "beyond the noise"
+
+
+@dataclass(frozen=True)
+class Trend:
+    """What a reward series did, judged against its own noise.
+
+    Attributes
+    ----------
+    kind : str
+        ``flat`` (no change beyond noise), ``pinned`` (one constant value: no gradient),
+        ``rising`` or ``fell`` (collapsed, or a rise given
+        back: at least half of it, beyond noise).
+    sigma : float
+        Per-point noise from first differences [reward].
+    change, change_stderr : float
+        Mean of the last third minus the first third, and its standard error [reward].
+    peak, peak_step, final : float
+        Highest and last running mean (window of a sixth of the points) and where the peak is.
+    thirds : (float, float, float)
+        Means of the three thirds; ``thirds_stderr`` their standard errors; ``thirds_step``
+        their mean steps.
+    span : float
+        Steps from the first to the last point.
+    text : str
+        The judgement in words.
+    """
+
+    kind: str
+    sigma: float
+    change: float
+    change_stderr: float
+    peak: float
+    peak_step: float
+    final: float
+    thirds: tuple[float, float, float]
+    thirds_stderr: tuple[float, float, float]
+    thirds_step: tuple[float, float, float]
+    span: float
+    text: str
+
+
+def run_trend(steps: np.ndarray, reward: np.ndarray, *,
+              floor: float | None = None) -> Trend:
+    """Judge whether a reward series stayed flat, rose, or fell, against its noise.
+
+    Parameters
+    ----------
+    steps, reward : numpy.ndarray
+        Increasing steps and the reward at them (at least 3 finite points).
+    floor : float, optional
+        The lowest reward the range allows: a run whose last third sits exactly there after
+        starting above it has collapsed, whatever its noise estimate says.
+
+    Returns
+    -------
+    Trend
+        The judgement with its numbers.
+    """
+    steps, reward = np.asarray(steps, float), np.asarray(reward, float)
+    keep = np.isfinite(steps) & np.isfinite(reward)
+    steps, reward = steps[keep], reward[keep]
+    if reward.size < 3:
+        raise InputError(f"reward: advice needs at least 3 logged points, got {reward.size}")
+    sigma = float(np.std(np.diff(reward)) / math.sqrt(2))  # as numerics.fit.estimate_noise
+    parts = np.array_split(np.arange(reward.size), 3)
+    means = tuple(float(reward[p].mean()) for p in parts)
+    errors = tuple(sigma / math.sqrt(p.size) for p in parts)
+    centres = tuple(float(steps[p].mean()) for p in parts)
+    change = means[2] - means[0]
+    change_se = math.hypot(errors[0], errors[2])
+    # the noise comes from n - 1 differences: Student's t with n - 2 degrees of freedom
+    z = float(student_t.ppf(_LEVEL, max(reward.size - 2, 1)))
+    width = max(1, reward.size // 6)
+    running = np.convolve(reward, np.ones(width) / width, mode="valid")
+    top = int(np.argmax(running))
+    peak, final = float(running[top]), float(running[-1])
+    # a rise given back is the diagnosis's "declining" (docs/theory.md section 5): the peak is
+    # the best of the windows the run offers, so both differences are held to its false-alarm
+    # rate over those windows, and window means carry the slow fluctuations too
+    window_se = point_noise(reward, width, sigma) / math.sqrt(width)
+    z_peak = z_quantile(ALPHA / max(1, reward.size // width))
+    rise, loss = peak - means[0], peak - final
+    gave_back = (rise > z_peak * math.hypot(errors[0], window_se)
+                 and loss > z_peak * math.sqrt(2) * window_se and loss >= 0.5 * rise)
+    at_floor = (floor is not None and bool(np.all(reward[parts[2]] == floor))
+                and reward[0] > floor)
+    if change < -z * change_se or gave_back or at_floor:
+        kind = "fell"
+        text = (f"fell: from {means[0]:.4g} (first third) to {final:.4g} at the end"
+                + (f" after a peak of {peak:.4g} near step {steps[top + width // 2]:g}"
+                   if gave_back else "")
+                + (f", and sits at the floor {floor:g} of its range" if at_floor else
+                   f", beyond its noise ({z:.2g} standard errors = {z * change_se:.2g})"))
+    elif change > z * change_se:
+        kind = "rising"
+        text = (f"rose from {means[0]:.4g} to {means[2]:.4g} (first to last third), "
+                f"{change / change_se:.1f} standard errors")
+    else:
+        kind = "flat"
+        text = (f"did not move beyond its noise: {means[0]:.4g} -> {means[2]:.4g} (first to "
+                f"last third), {change:+.2g} against a standard error of {change_se:.2g}")
+    return Trend(kind, sigma, change, change_se, peak, float(steps[top + width // 2]), final,
+                 means, errors, centres, float(steps[-1] - steps[0]), text)
+
+
+#: The trend a state of the diagnosis implies (``too_short`` keeps the thirds' judgement).
+_STATE_TREND = {"declining": "fell", "not_learning": "flat", "learning": "rising",
+                "converged": "rising"}
+
+
+def agree_with_state(trend: Trend, run: Run) -> Trend:
+    """Return ``trend`` with the direction the diagnosis's state gives the same run.
+
+    A run long enough for the diagnosis (:data:`~grpodyn.empirical.diagnostics.state.SHORT`
+    points) is judged once, by :func:`~grpodyn.empirical.diagnostics.state.classify_state`
+    (false-alarm rate ``ALPHA``, the look-elsewhere effect of a peak picked after the fact, slow
+    fluctuations at the scale of a window), so that ``advise`` and ``diagnose`` never
+    contradict each other; a reward sitting at the floor of its range after starting above it
+    stays a fall whatever the state. Shorter runs keep the thirds' test of :func:`run_trend`.
+    """
+    if run.n_points < SHORT or trend.text.endswith("of its range"):
+        return trend
+    early, late, _ = segments(run.n_points)
+    finite = run.reward[np.isfinite(run.reward)]
+    state = classify_state(run, early, late, estimate_noise(finite).sigma)
+    pinned = state.name == "not_learning" and state.evidence.startswith("reward pinned")
+    kind = "pinned" if pinned else _STATE_TREND.get(state.name, trend.kind)
+    if kind == trend.kind:
+        return trend
+    return replace(trend, kind=kind, text=f"{_TREND_WORDS[kind]} (the diagnosis's state "
+                   f"{state.name}: {state.evidence})")
+
+
+_TREND_WORDS = {"fell": "fell beyond its noise", "flat": "did not move beyond its noise",
+                "rising": "rose beyond its noise", "pinned": "is pinned"}
