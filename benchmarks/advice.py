@@ -98,7 +98,7 @@ def threshold_rule(run: Run) -> tuple[str, float]:
 
 def every_log(folder: Path) -> None:
     """Table 1: advice for every run of every log in ``folder``."""
-    loaded = advised = with_basis = 0
+    loaded = advised = with_basis = pinned = 0
     print(f"{'log':44s} {'run':16s} advice        basis                  status")
     for path in sorted(folder.iterdir()):
         if path.suffix == ".md" or path.name.startswith("."):
@@ -117,12 +117,15 @@ def every_log(folder: Path) -> None:
                 continue
             advised += 1
             with_basis += advice.status != "not_determined"
+            pinned += advice.basis["trend"] == "pinned"
             rec = advice.recommendation
             print(f"{path.name[:44]:44s} {str(run.run_name or '')[:16]:16s} "
                   f"{rec['direction']:5s} x{rec['lr_ratio']:<6.3g} {advice.basis['kind']:22s} "
                   f"{advice.status}")
     print(f"\nruns that load: {loaded}; with advice: {advised} ({100 * advised / loaded:.0f}%); "
-          f"with a measured or bounded basis: {with_basis} ({100 * with_basis / loaded:.0f}%)")
+          f"with a measured or bounded basis: {with_basis} ({100 * with_basis / loaded:.0f}%); "
+          f"with a reward pinned at one value, where no lr changes anything (basis "
+          f"not_determined, said): {pinned}")
 
 
 def _late(run: Run) -> float:
