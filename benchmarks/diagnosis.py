@@ -12,7 +12,10 @@ Prints, each table with its threshold-rule baseline:
 
 Run ``python benchmarks/diagnosis.py [--public DIR] [--seeds FIRST STOP | FIRST-LAST] [--json]``.
 Seeds 100-105 (the default) were the first scored ones; 200-211 are the design seeds of the
-concentration reading from the reward's sampling noise; 300-305 its fresh seeds.
+concentration reading from the reward's sampling noise; 300-305 its fresh seeds, then design
+seeds (with 200-211) of the degeneracy's reward-level margin; 400-411 the fresh seeds after it.
+Each categorical table is scored twice: under ``label_of`` (the frozen labels) and under
+``label_sustained`` (the limit cycles labelled from the simulator's dynamics).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from grpodyn.empirical.logs.loaders import Run, load_run  # noqa: E402
 from studies.diagnosis.categorical_sim import (  # noqa: E402
     FAMILIES,
     label_of,
+    label_sustained,
     settings,
     simulate,
     write_run,
@@ -47,27 +51,39 @@ from studies.diagnosis.categorical_sim import (  # noqa: E402
 PUBLIC = Path("/work/shared/data/real_logs")
 #: seeds of the categorical simulator never seen before the diagnosis was first frozen
 FRESH_SEEDS = range(100, 106)
-#: seeds the concentration-without-entropy reading (module fluctuation) was designed on
-DESIGN_SEEDS = range(200, 212)
+#: seeds the diagnosis was designed on: 200-211 for the concentration-without-entropy reading
+#: (module fluctuation), then 300-305 (scored once after it) with them for the degeneracy's
+#: reward-level margin and the limit cycles' labels (label_sustained)
+DESIGN_SEEDS = (range(200, 212), range(300, 306))
 _KEYS = ("full", "no_spread", "no_entropy", "reward_only")
 _PREFIXES = 150  # prefixes evaluated per run, at most
 
 
-def categorical_runs(seeds: range, folder: Path) -> tuple[list[testbed.LabelledRun], dict]:
-    """Simulate, write and load one run per family and seed; the exact success beside each."""
-    cases, truths = [], {}
+def categorical_runs(seeds: range, folder: Path) -> tuple[list[testbed.LabelledRun], dict,
+                                                           list[testbed.LabelledRun]]:
+    """Simulate, write and load one run per family and seed; the exact success beside each.
+
+    Returns the runs under :func:`label_of`'s labels, the family and exact state of each by
+    name, and the same runs under :func:`label_sustained`'s labels (limit cycles read from the
+    dynamics).
+    """
+    cases, truths, sustained = [], {}, []
     for family in FAMILIES:
         for seed in seeds:
             config = settings(family, seed)
-            log, truth = simulate(config, seed=10_000 * FAMILIES.index(family) + seed)
+            sim_seed = 10_000 * FAMILIES.index(family) + seed
+            log, truth = simulate(config, seed=sim_seed)
             label = label_of(family, truth)
             keys = _KEYS[seed % len(_KEYS)]
             name = f"cat_{family}_{seed}_{keys}{'_G' if seed % 2 else ''}"
             path = write_run(folder / name, log, config=config, keys=keys,
                              with_g=bool(seed % 2), label=label, seed=seed)
-            cases.append(testbed.LabelledRun(label, name, load_run(path)))
+            run = load_run(path)
+            cases.append(testbed.LabelledRun(label, name, run))
+            sustained.append(testbed.LabelledRun(
+                label_sustained(family, truth, config=config, seed=sim_seed), name, run))
             truths[name] = (family, truth)
-    return cases, truths
+    return cases, truths, sustained
 
 
 def label_table(scored: dict) -> list[str]:
@@ -272,25 +288,33 @@ def main(argv: list[str] | None = None) -> int:
               "FIRST-LAST)", file=sys.stderr)
         return 2
     first, stop = seeds.start, seeds.stop
-    role = ("design" if DESIGN_SEEDS.start <= first and stop <= DESIGN_SEEDS.stop
+    role = ("design" if any(d.start <= first and stop <= d.stop for d in DESIGN_SEEDS)
             else "scored once")
     with tempfile.TemporaryDirectory() as scratch:
-        sim, truths = categorical_runs(range(first, stop), Path(scratch))
+        sim, truths, sim_sustained = categorical_runs(range(first, stop), Path(scratch))
     design = testbed.POOL_DESIGN_SEEDS
     sources = {f"pool design seeds {design.start}-{design.stop - 1} "
                "(design)": testbed.pool_testbed(seeds=design),
                "bandit seeds 0-4 (design)": testbed.bandit_testbed(seeds=5),
                "tiny TRL seeds 0-49 (design)": testbed.tiny_testbed(),
-               f"categorical simulator seeds {first}-{stop - 1} ({role})": sim}
+               f"categorical simulator seeds {first}-{stop - 1} ({role})": sim,
+               f"categorical simulator seeds {first}-{stop - 1} ({role}), limit cycles "
+               "labelled from the dynamics": sim_sustained}
     scored = testbed.evaluate_sources(sources)
     out = {"labels": {k: {m: v[m]["per_class"] for m in ("model", "threshold_rules")}
                       for k, v in scored.items()}}
     fresh = scored[f"categorical simulator seeds {first}-{stop - 1} ({role})"]
     out["categorical_cases"] = fresh["cases"]
+    relabelled = {c.name: c.label for c in sim_sustained}
+    out["categorical_labels_sustained"] = relabelled
     text = ["## Labels: precision / recall", ""] + label_table(scored)
-    text += ["", "Categorical simulator, every miss (label: called by the diagnosis; rules):", ""]
+    text += ["", "Categorical simulator, every miss (label: called by the diagnosis; rules; the "
+             "label of label_sustained where it differs):", ""]
     text += [f"- {c['name']}: {c['label']} -> {c['model']} (rules: {c['rules']})"
-             for c in fresh["cases"] if c["label"] != c["model"]]
+             + (f" [label_sustained: {relabelled[c['name']]}]"
+                if relabelled[c["name"]] != c["label"] else "")
+             for c in fresh["cases"]
+             if c["label"] != c["model"] or relabelled[c["name"]] != c["model"]]
     if public is not None:
         lines, result = public_table(public)
         out["public_outcomes"] = {k: result[k] for k in ("agreement", "rule_agreement",

@@ -27,9 +27,10 @@ source. Besides the modes, a run has a state that is not a failure: converged, l
 not_learning, declining (a fall beyond the noise, never healthy) or too_short. The fall back
 from the best level is tested at a Bonferroni threshold over the windows the best was picked
 from (the pick itself would otherwise make a fall), against the noise at the window's scale;
-degeneracy also counts the drift lost over the whole run; without a zero-std share, an entropy
-fall that the reward's move explains (the kept-spread bound of docs/theory.md section 7) is decided,
-one beyond it abstains (studies/tiny_grids/findings.md, 4b); verl's
+degeneracy also counts the drift lost over the whole run, each reward level read at its
+least degenerate value within the false-alarm margin of its noise; without a zero-std share,
+an entropy fall that the reward's move explains (the kept-spread bound of docs/theory.md
+section 7) is decided, one beyond it abstains (studies/tiny_grids/findings.md, 4b); verl's
 ``critic/advantages/{max,min}`` give the Beta law where the zero-std share is missing
 (:func:`~grpodyn.numerics.prompt_pool.fit_prompt_pool_extremes`), so concentration is judged
 there as on TRL's logs. Without the entropy, concentration is read from the reward's sampling
@@ -174,7 +175,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     noise = estimate_noise(run.reward[np.isfinite(run.reward)]).sigma
     modes = {
         "reward_hacking": hacking(run, early, late, noise),
-        "advantage_degeneracy": degeneracy(run, late, group_size),
+        "advantage_degeneracy": degeneracy(run, late, group_size, noise),
         "policy_concentration": concentration(run, early, late, group_size),
         "dynamical_instability": instability(run, early, late, noise),
     }

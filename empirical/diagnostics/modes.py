@@ -18,7 +18,9 @@ from grpodyn.empirical.diagnostics.series import (
     lowest_window,
     smooth,
     window_mean,
+    z_quantile,
 )
+from grpodyn.empirical.diagnostics.state import ALPHA
 from grpodyn.empirical.diagnostics.verdict import (
     CEILING,
     FLAG_SCORE,
@@ -37,6 +39,10 @@ from grpodyn.numerics.prompt_pool import (
 )
 
 __all__ = ["degeneracy", "concentration", "prompt_pool_at"]
+
+#: standard errors of a reward level within which the drift lost is read at its least
+#: degenerate value: the diagnosis's false-alarm rate per test, one-sided
+_MARGIN_Z = z_quantile(ALPHA)
 
 
 def _fit_pool(run: Run, part: slice, group_size: int) -> PromptPool | None:
@@ -72,14 +78,26 @@ def prompt_pool_at(run: Run, part: slice, group_size: int | None) -> PromptPool 
             or _fit_pool_extremes(run, part, group_size))
 
 
-def _drift_lost_over_run(run: Run, phi: float, group_size: int) -> float:
+def _toward_half(level: float | np.ndarray, margin: float) -> float | np.ndarray:
+    """Move a success level towards 1/2 by ``margin``, not past it.
+
+    The drift lost to groups of G is least at p = 1/2 and grows towards 0 and 1 (docs/theory.md
+    section 7), so the level within ``margin`` of the measured one that loses the least drift
+    is the one nearest 1/2.
+    """
+    return np.where(level < 0.5, np.minimum(level + margin, 0.5),
+                    np.maximum(level - margin, 0.5))
+
+
+def _drift_lost_over_run(run: Run, phi: float, group_size: int, noise: float) -> float:
     """Share of the drift that groups of G lost over the whole run (docs/theory.md section 7).
 
     The drift lost at each level the reward passed through (the means of disjoint windows of
     max(10, n/10) points below the ceiling, under a Beta pool of concentration ``phi``),
     weighted by the large-G drift sqrt(r (1 - r)) that level could carry: a run that spent its
     first steps near the floor with a small G lost most of its learning signal there, even if
-    it escaped later.
+    it escaped later. Each level is read at the least degenerate value within
+    ``z_quantile(ALPHA)`` standard errors of its window mean (``noise`` per point).
     """
     window = max(10, run.n_points // 10)
     levels = smooth(run.reward, window, mode="valid")[::window]
@@ -87,15 +105,19 @@ def _drift_lost_over_run(run: Run, phi: float, group_size: int) -> float:
     if not levels.size:
         return 0.0
     weights = np.sqrt(levels * (1 - levels))
-    lost = np.array([drift_loss(m, phi, group_size) for m in levels])
+    kept = _toward_half(levels, _MARGIN_Z * noise / np.sqrt(window))
+    lost = np.array([drift_loss(m, phi, group_size) for m in kept])
     return float(np.sum(weights * lost) / np.sum(weights))
 
 
-def degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
+def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> ModeVerdict:
     """Score advantage degeneracy: the drift lost to groups without reward spread.
 
     From the logged zero-std share (else its prediction from the reward and G), read through
-    the prompts' Beta law when G and a success rate allow; 0 at the ceiling.
+    the prompts' Beta law when G and a success rate allow; 0 at the ceiling. The drift lost
+    is read at the reward level least degenerate within ``z_quantile(ALPHA)`` standard errors
+    of the measured one (``noise``: the reward's point-to-point noise): a level the noise
+    cannot tell from one that keeps half the drift does not flag the mode.
     """
     frac = run.metrics.get("frac_reward_zero_std")
     r_late = window_mean(run.reward, late)
@@ -121,13 +143,18 @@ def degeneracy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
         # sqrt(p(1-p)) that groups of G lose, under the Beta law the late steps show
         pool = _fit_pool(run, late, group_size) if logged else None
         phi = pool.point_phi if pool is not None else np.inf
-        lost = drift_loss(r_late, phi, group_size) if 0 < r_late < 1 else 1.0
-        over_run = _drift_lost_over_run(run, phi, group_size)
+        se = noise / np.sqrt(max(int(np.isfinite(run.reward[late]).sum()), 1))
+        margin = _MARGIN_Z * se
+        lost = drift_loss(float(_toward_half(r_late, margin)), phi, group_size) \
+            if 0 < r_late < 1 else 1.0
+        over_run = _drift_lost_over_run(run, phi, group_size, noise)
         score = max(lost, over_run)
         law = (f"prompt pool Beta with mean {r_late:.2f}, phi {phi:.3g} ({pool.status})"
                if pool is not None else f"identical prompts at the reward {r_late:.2f}")
         words += (f"; {law}: groups of G = {group_size} lose {lost:.0%} of the "
-                  f"drift a large group would carry late, {over_run:.0%} over the run")
+                  f"drift a large group would carry late, {over_run:.0%} over the run (each "
+                  f"level read at its least degenerate value within {_MARGIN_Z:.2f} s.e.: "
+                  f"{r_late:.3f} late, s.e. {se:.3f})")
     else:
         # without G, or without a success rate to set the Beta law, the share of groups
         # without spread is the drift factor itself

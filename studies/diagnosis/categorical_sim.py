@@ -24,24 +24,32 @@ policy of ``staleness`` steps ago, with a KL pull to the reference. The families
 Logs are TRL ``trainer_state.json`` files, with or without the zero-std share, the entropy, the
 KL and the evaluation entries, with or without a ``training_args.json`` beside them that gives
 G. Each run is labelled from the simulator's own exact state by :func:`label_of`, a rule fixed
-before any run was diagnosed. Needs numpy.
+before any run was diagnosed. Its limit-cycle rule calls healthy runs whose policy cycles
+with an amplitude under its fixed threshold, or whose success collapsed below its start;
+:func:`label_sustained` labels that family from the dynamics instead: it asks the simulator
+whether the oscillation is the map's own (it survives when the sampling noise
+is cut) and whether the success collapsed. Needs numpy.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from grpodyn.ground import write_atomic
 
-__all__ = ["FAMILIES", "SimConfig", "settings", "simulate", "label_of", "write_run"]
+__all__ = ["FAMILIES", "SimConfig", "settings", "simulate", "label_of", "label_sustained",
+           "sustained_oscillation", "write_run"]
 
 FAMILIES = ("healthy", "not_learning", "reward_hacking", "advantage_degeneracy",
             "policy_concentration", "limit_cycle", "length_collapse")
 _CAP = 1024  # tokens: completions longer than this are truncated and score 0
+#: the quiet copy of a run has this many times the group size: its sampling noise's standard
+#: deviation is a quarter of the run's
+_QUIET = 16
 
 
 @dataclass(frozen=True)
@@ -261,15 +269,66 @@ def label_of(family: str, truth: np.ndarray) -> str:
         return family if late[0] < 0.5 and late[3] >= 0.6 else "healthy"
     if family == "policy_concentration":
         return family if late[0] < 0.97 and late[2] < 0.2 * start[2] else "healthy"
-    half = truth[n // 2:, 0]
-    trend = np.convolve(half, np.ones(50) / 50, mode="same")
-    oscillates = float(np.std((half - trend)[25:-25])) >= 0.05
+    oscillates = _oscillation(truth[:, 0]) >= 0.05
     if family == "limit_cycle":
         return "dynamical_instability" if oscillates else "healthy"
     if family == "length_collapse":
         collapsed = late[0] < 0.5 * best
         return "dynamical_instability" if collapsed or oscillates else "healthy"
     raise ValueError(f"family: unknown {family!r}")
+
+
+def _oscillation(success: np.ndarray) -> float:
+    """Return the std of the success's deviations from its 50-step mean over the second half."""
+    half = success[success.size // 2:]
+    trend = np.convolve(half, np.ones(50) / 50, mode="same")
+    return float(np.std((half - trend)[25:-25]))
+
+
+def sustained_oscillation(config: SimConfig, truth: np.ndarray, *, seed: int) -> dict:
+    """Ask the simulator whether the success's oscillation is the map's own or the noise's.
+
+    The run is repeated with the same seed and ``_QUIET`` times the group size, so its sampling
+    noise has a quarter of the standard deviation. A fluctuation that the noise drives through
+    a stable map shrinks with it (to a quarter); a limit cycle, an unstable linear mode held by
+    the softmax's saturation, keeps its amplitude whatever the noise. The oscillation is
+    sustained when, in the quiet copy, it keeps at least half its amplitude (the geometric
+    middle of 1 and 1/4) and stands above that copy's own sampling noise of one step's reward,
+    sqrt(m (1 - m) / (B G)) at the second half's mean success m.
+
+    Returns
+    -------
+    dict
+        ``sustained`` (bool), ``amplitude`` and ``quiet_amplitude`` (standard deviations of the
+        success's deviations from its 50-step mean over the second half), ``quiet_noise``.
+    """
+    quiet = replace(config, group_size=config.group_size * _QUIET)
+    _, calm = simulate(quiet, seed=seed)
+    amplitude, kept = _oscillation(truth[:, 0]), _oscillation(calm[:, 0])
+    m = float(np.mean(calm[calm.shape[0] // 2:, 0]))
+    noise = float(np.sqrt(max(m * (1 - m), 0.0) / (quiet.batch * quiet.group_size)))
+    return {"sustained": bool(kept >= 0.5 * amplitude and kept > noise),
+            "amplitude": amplitude, "quiet_amplitude": kept, "quiet_noise": noise}
+
+
+def label_sustained(family: str, truth: np.ndarray, *, config: SimConfig, seed: int) -> str:
+    """Label a run as :func:`label_of` does, with the limit cycles read from the dynamics.
+
+    For ``limit_cycle``: ``dynamical_instability`` when the success ended below half its best
+    10-step mean (it collapsed, the rule :func:`label_of` applies to ``length_collapse``) or
+    its oscillation is sustained (:func:`sustained_oscillation`), else ``healthy``. Every other
+    family keeps :func:`label_of`'s label: ``length_collapse``'s swings (completions running
+    into the cap, 0.1-0.2 in standard deviation) are failures whether the noise drives them or
+    not. ``seed`` is the simulation's seed (the quiet copy reuses it).
+    """
+    if family != "limit_cycle":
+        return label_of(family, truth)
+    n = truth.shape[0]
+    best = np.convolve(truth[:, 0], np.ones(10) / 10, mode="valid").max()
+    collapsed = truth[n - n // 4:, 0].mean() < 0.5 * best
+    if collapsed or sustained_oscillation(config, truth, seed=seed)["sustained"]:
+        return "dynamical_instability"
+    return "healthy"
 
 
 def write_run(folder: Path, log: list[dict], *, config: SimConfig, keys: str, with_g: bool,
