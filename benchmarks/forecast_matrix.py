@@ -71,7 +71,7 @@ RELAX_PREFIXES = ("relaxruns", "relaxruns_slow", "relaxruns_burnin",
                   "moreseeds_relaxruns_burnin", "relaxruns_linear", "relaxruns_long",
                   "relaxruns_precise")
 #: Commit at which the trend-aware forecaster was frozen, before its held-out sources were scored.
-FROZEN = {"adaptive": "b4695cb"}
+FROZEN = {"adaptive": "b4695cb", "adaptive revision 2": "45ab841"}
 
 
 def _bandit(seeds: range) -> list[tuple[str, Run]]:
