@@ -160,3 +160,25 @@ def test_forecast_adaptive_keeps_the_json_contract(
                                                   strict=True))
     held = np.round(values[60:], 5)
     assert out["mae"] == pytest.approx(np.mean(np.abs(held - out["point"])), rel=1e-6)
+
+
+def _matrix_script() -> dict:
+    import runpy
+
+    return runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks"
+                              / "forecast_matrix.py"))
+
+
+def test_the_categorical_source_draws_families_in_turn_and_repeats_a_seed() -> None:
+    import argparse
+
+    matrix = _matrix_script()
+    runs = matrix["categorical_runs"](range(0, 4))
+    assert [name.rsplit("_s", 1)[0] for name, _ in runs] == [
+        f"categorical_{family}" for family in matrix["CATEGORICAL_FAMILIES"]]
+    assert all(300 <= run.n_points <= 600 for _, run in runs)
+    again = matrix["categorical_runs"](range(2, 3))[0][1]
+    np.testing.assert_array_equal(again.reward, runs[2][1].reward)
+    assert matrix["_seed_range"]("1000-1039") == range(1000, 1040)
+    with pytest.raises(argparse.ArgumentTypeError):
+        matrix["_seed_range"]("9-3")
