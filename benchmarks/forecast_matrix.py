@@ -7,7 +7,16 @@ class, 400 steps), ``deepnet`` (the deep-network relaxation runs,
 ``studies/deepnet/data/*relaxruns*.json``) and ``bandit_fresh`` (seeds 100-103 of the same
 test bed). The trend-aware forecaster (``adaptive``) was designed on ``public``, ``tiny_grids``
 and ``bandit``; ``deepnet`` and ``bandit_fresh`` are its held-out sources (scored once, after
-the freeze recorded in ``FROZEN``).
+the freeze recorded in ``FROZEN``). Its revision 2 (regimes quiet / saturating / climbing,
+locally weighted conformal bands) was designed on ``public``, ``bandit`` (seeds 0-3) and
+``categorical`` seeds 0-39, then frozen before categorical seeds 1000-1039 and bandit seeds
+500-503 were scored once. ``categorical`` (``--seeds A-B``, default 0-19) draws runs
+from the categorical simulator of ``studies/diagnosis/categorical_sim.py`` (independent of every
+forecaster's design), in turn per seed: two of its healthy family at slow lrs (log-uniform in
+0.02-0.3, every prompt in every batch, so that many runs still climb at the cut), one of its
+reward-hacking family (the optimised reward keeps rising) and one of its length-collapse family
+(rises, then may collapse), each 300-600 steps. ``--seeds`` also replaces the seeds of
+``bandit``.
 
 Forecasters: every one registered in :mod:`numerics.forecasters`: ``adaptive``
 (:func:`numerics.forecast_adaptive.adaptive_forecast`), ``ensemble``
@@ -45,6 +54,7 @@ from forecast_baselines import (  # noqa: E402
 )
 
 from grpodyn.empirical.logs.loaders import Run  # noqa: E402
+from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
 from grpodyn.empirical.logs.run_analysis import infer_reward_range, learning_rate_of, momentum_of
 from grpodyn.ground import InputError
 from grpodyn.ground.files import write_atomic
@@ -52,7 +62,7 @@ from grpodyn.numerics.fit import estimate_noise
 from grpodyn.numerics.forecasters import FORECASTERS as REGISTRY
 from grpodyn.numerics.forecasters import get_forecaster
 
-MATRIX_SOURCES = ("public", "tiny_grids", "bandit", "deepnet", "bandit_fresh")
+MATRIX_SOURCES = ("public", "tiny_grids", "bandit", "deepnet", "bandit_fresh", "categorical")
 DEFAULT_SOURCES = ("public", "tiny_grids", "bandit", "deepnet")
 #: Every registered forecaster (:data:`grpodyn.numerics.forecasters.FORECASTERS`), by name.
 FORECASTERS = tuple(sorted(REGISTRY))
@@ -61,7 +71,7 @@ RELAX_PREFIXES = ("relaxruns", "relaxruns_slow", "relaxruns_burnin",
                   "moreseeds_relaxruns_burnin", "relaxruns_linear", "relaxruns_long",
                   "relaxruns_precise")
 #: Commit at which the trend-aware forecaster was frozen, before its held-out sources were scored.
-FROZEN = {"adaptive": "b4695cb"}
+FROZEN = {"adaptive": "b4695cb", "adaptive revision 2": "45ab841"}
 
 
 def _bandit(seeds: range) -> list[tuple[str, Run]]:
@@ -71,8 +81,47 @@ def _bandit(seeds: range) -> list[tuple[str, Run]]:
             (_bandit_case(label, seed, 400) for label in LABELS for seed in seeds)]
 
 
-def load_matrix_source(source: str, logs: Path) -> list[tuple[str, Run]]:
-    """Return the runs of ``source`` (one of ``MATRIX_SOURCES``)."""
+#: The categorical simulator's families, in turn per seed (``categorical_runs``).
+CATEGORICAL_FAMILIES = ("healthy", "healthy", "reward_hacking", "length_collapse")
+
+
+def categorical_runs(seeds: range) -> list[tuple[str, Run]]:
+    """Return one categorical-simulator run per seed (families ``CATEGORICAL_FAMILIES`` in turn).
+
+    The simulator's own settings of the family at ``seed``; 300-600 steps; the healthy family at
+    an lr drawn log-uniformly in [0.02, 0.3] with every prompt in every batch (48), so that the
+    reward climbs slowly above the sampling noise. The heavy ball's momentum is logged.
+    """
+    from dataclasses import replace
+
+    sys.path.insert(0, str(ROOT / "studies" / "diagnosis"))
+    from categorical_sim import settings, simulate
+
+    out = []
+    for seed in seeds:
+        family = CATEGORICAL_FAMILIES[seed % len(CATEGORICAL_FAMILIES)]
+        rng = np.random.default_rng([seed, 77])
+        config = replace(settings(family, seed), steps=int(rng.integers(300, 601)))
+        if family == "healthy":
+            config = replace(config, batch=48,
+                             lr=float(np.exp(rng.uniform(np.log(0.02), np.log(0.3)))))
+        log, _ = simulate(config, seed=seed)
+        reward = np.array([entry["reward"] for entry in log if "reward" in entry])
+        meta = RunMeta(momentum=Hyperparameter(config.momentum, "logged", "simulator setting"))
+        out.append((f"categorical_{family}_s{seed}",
+                    Run(f"categorical:{seed}", "categorical", np.arange(1.0, reward.size + 1),
+                        reward, {}, meta=meta)))
+    return out
+
+
+def load_matrix_source(source: str, logs: Path, seeds: range | None = None
+                       ) -> list[tuple[str, Run]]:
+    """Return the runs of ``source`` (one of ``MATRIX_SOURCES``).
+
+    ``seeds``: the seeds of ``categorical`` (default 0-19) and ``bandit`` (default 0-3).
+    """
+    if source == "categorical":
+        return categorical_runs(range(20) if seeds is None else seeds)
     if source == "public":
         if not logs.is_dir():
             raise InputError(f"{logs}: no public logs folder (give --logs)")
@@ -83,7 +132,7 @@ def load_matrix_source(source: str, logs: Path) -> list[tuple[str, Run]]:
         return tiny_grid_runs() + tiny_grid2_runs(
             seeds=tuple(range(100)), folder=ROOT / "studies" / "tiny_grids" / "data" / "tiny_grid2")
     if source == "bandit":
-        return _bandit(range(4))
+        return _bandit(range(4) if seeds is None else seeds)
     if source == "bandit_fresh":
         return _bandit(range(100, 104))
     return deepnet_relaxation_runs(RELAX_PREFIXES)
@@ -120,6 +169,18 @@ def evaluate_cut(run: Run, fraction: float, forecasters: tuple[str, ...]) -> dic
     return out
 
 
+def _seed_range(text: str) -> range:
+    """Parse ``A-B`` (inclusive) or ``A`` into a range of seeds."""
+    try:
+        lo, _, hi = text.partition("-")
+        first, last = int(lo), int(hi or lo)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not A-B (two integers)") from None
+    if last < first or first < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= A <= B")
+    return range(first, last + 1)
+
+
 def matrix_main(argv: list[str]) -> None:
     """Parse the options, score every source asked for and print its matrix."""
     parser = argparse.ArgumentParser(description="the stratified forecast matrix")
@@ -130,6 +191,8 @@ def matrix_main(argv: list[str]) -> None:
     parser.add_argument("--forecasters", default=",".join(FORECASTERS),
                         help=f"comma-separated grpodyn forecasters, of {', '.join(FORECASTERS)}")
     parser.add_argument("--quick", action="store_true", help="every fourth run of each source")
+    parser.add_argument("--seeds", type=_seed_range,
+                        help="A-B: the seeds of categorical (default 0-19) and bandit (0-3)")
     parser.add_argument("--json", help="write every number to this JSON file")
     args = parser.parse_args(argv)
     forecasters = tuple(f for f in args.forecasters.split(",") if f)
@@ -142,7 +205,7 @@ def matrix_main(argv: list[str]) -> None:
             parser.error(f"--only: unknown source {source!r} (known: "
                          f"{', '.join(MATRIX_SOURCES)})")
         try:
-            runs = load_matrix_source(source, Path(args.logs))
+            runs = load_matrix_source(source, Path(args.logs), args.seeds)
         except InputError as exc:
             print(f"{source}: {exc}", file=sys.stderr)
             continue
@@ -158,8 +221,10 @@ def matrix_main(argv: list[str]) -> None:
         print(f"[{source}] {len(runs)} runs, {len(results)} forecasts, "
               f"{time.time() - start:.0f} s", file=sys.stderr)
         table = summarise(results)
-        print_matrix(f"{source}: {len(runs)} runs, cut at F = "
+        label = source if args.seeds is None or source not in ("categorical", "bandit") else (
+            f"{source} seeds {args.seeds.start}-{args.seeds.stop - 1}")
+        print_matrix(f"{label}: {len(runs)} runs, cut at F = "
                      f"{' and '.join(map(str, FRACTIONS))}", table)
-        everything[source] = {"summary": table, "per_run": per_run}
+        everything[label] = {"summary": table, "per_run": per_run}
     if args.json:
         write_atomic(Path(args.json), json.dumps(everything, indent=1, default=float))

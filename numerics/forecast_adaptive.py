@@ -1,25 +1,39 @@
 """The trend-aware forecaster: members weighted and bands calibrated on the training part only.
 
 The members (:mod:`numerics.forecast_trend`) give point forecasts; everything else is measured
-by rolling-origin forecasts inside the training part (origins at 30%, 40%, ..., 80% of it, each
-forecasting the rest of it):
+on the training part: by rolling-origin forecasts inside it (origins at 30%, 40%, ..., 80% of
+it, each forecasting the rest of it) and by two tests on its last half.
 
+- regime: the run is ``quiet`` at the cut when the slope of the last half of the training part
+  has |t| <= 2 (its standard error inflated by the residuals' long-run variance factor
+  (1 + rho) / (1 - rho)); moving runs are ``saturating`` when the data show the deceleration
+  (the overdamped relaxation of docs/theory.md section 3 fits with its tau inside the span,
+  and its residuals over the last half have no slope with t > 2 in the run's own direction)
+  and ``climbing`` otherwise;
 - weights: each member's mean absolute validation error e_k over the far half of each
   origin's lags (the forecast's own horizon is long; origins weighted alike), and
-  w_k proportional to e_k^-2 (the inverse-error combination of Bates & Granger 1969), so a
-  member that kept failing out of sample carries little weight;
-- band: the combined forecast's validation errors at every lag h after an inner origin; the
-  conformal quantile (finite-sample level ceil((n + 1) level) / n) of |error| in the near and
-  the far half of the validated lags, carried to every lag as q_near (h / h_near)^s with
-  s = log(q_far / q_near) / log(h_far / h_near) clipped to [0, 1] (an error that grew with the
-  lag keeps growing, at most linearly; one that shrank is not narrowed), with the weighted
-  spread of the members' forecasts about the combined one added in quadrature (members that
-  disagree at the cut, a trend against a level, widen the band); the quantiles are never
-  below z sigma sqrt(2) (sigma the white noise from first differences: a level known no better
-  than one observation, plus a new observation's noise);
+  w_k proportional to e_k^-2 (the inverse-error combination of Bates & Granger 1969). A
+  saturating run leaves out the undamped trends (``linear``, ``theta``: the data contradict
+  them) and gives half the weight to the relaxation (the inner origins often come before the
+  curvature shows, where the relaxation is scored by its stand-in). A climbing run leaves the
+  relaxation out (the run goes on beyond it) and takes half of its weights equal over the
+  remaining members: the validation cannot reach a horizon as long as the forecast's, and
+  estimated weights then lose to equal ones (the forecast-combination puzzle, Smith & Wallis
+  2009);
+- band: locally weighted conformal (Lei et al. 2018): at each validated step the combined
+  forecast's |error| divided by its difficulty d = sqrt(sigma^2 + spread^2 + move^2) (sigma
+  the white noise from first differences, spread the weighted sd of the members about the
+  combination, move its distance from the recent level); the conformal quantile
+  (finite-sample level ceil((n + 1) level) / n) of these scores in the near and the far half
+  of the validated lags, carried to every lag as q_near (h / h_near)^s with
+  s = log(q_far / q_near) / log(h_far / h_near) clipped to [0, 1], times d at the cut. A
+  moving run adds half the range of its members' forecasts in quadrature (the members'
+  whole disagreement is possible where the run still moves); a quiet run's band is never
+  below z sigma sqrt(1 + 5 / n), a new observation's noise and the uncertainty of the mean
+  of the last 20% of the n training points;
 - change point: the best split of the training part into two lines is compared with one
   quadratic or one relaxation (likelihood ratio, penalty 3 log n scaled by the residuals'
-  long-run variance factor (1 + rho) / (1 - rho)). A split found means a collapse or a
+  long-run variance factor). A split found means a collapse or a
   second rise: the members are refitted on the part after it (when it holds at least
   ``_MIN_SEGMENT`` points), and the band's half-width gets the gap between that forecast and
   the whole training part's added in quadrature, so that the change widens the band instead
@@ -38,7 +52,7 @@ from grpodyn.ground import InputError, check_finite, check_fraction
 from .forecast_result import Forecast
 from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
 
-__all__ = ["adaptive_forecast", "change_point", "AdaptiveForecaster"]
+__all__ = ["adaptive_forecast", "change_point", "regime", "trend_t", "AdaptiveForecaster"]
 
 #: Inner origins of the rolling-origin validation, as fractions of the training part.
 _ORIGINS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -102,23 +116,25 @@ def _line_rss(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _validation(t: np.ndarray, y: np.ndarray, bounds: tuple[float, float] | None
-                ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Rolling-origin forecasts inside (t, y): per origin, (lags after it, members' errors)."""
+                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, float]]:
+    """Rolling-origin forecasts inside (t, y): per origin, (lags, members' errors, its span)."""
     out = []
     for share in _ORIGINS:
         m = int(round(share * t.size))
         if m < _MIN_FIT or t.size - m < 3 or np.ptp(y[:m]) == 0:
             continue
         forecasts = member_forecasts(t[:m], y[:m], t[m:], bounds=bounds, stand_in=True)
-        out.append((t[m:] - t[m - 1], y[m:] - forecasts))
+        out.append((t[m:] - t[m - 1], y[m:], forecasts, float(t[m - 1] - t[0])))
     return out
 
 
-def _weights(blocks: list[tuple[np.ndarray, np.ndarray]], present: np.ndarray) -> np.ndarray:
+def _weights(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]], present: np.ndarray
+             ) -> np.ndarray:
     """Inverse-squared mean-absolute-error weights of the members ``present`` at the cut."""
     k = present.size
     errors = np.full((len(blocks), k), np.nan)
-    for i, (lags, err) in enumerate(blocks):
+    for i, (lags, target, forecasts, _) in enumerate(blocks):
+        err = target - forecasts
         far = lags >= np.median(lags)  # the forecast is for long horizons: score them
         with np.errstate(invalid="ignore"):
             errors[i] = np.mean(np.abs(err[:, far]), axis=1)
@@ -134,46 +150,114 @@ def _weights(blocks: list[tuple[np.ndarray, np.ndarray]], present: np.ndarray) -
     return w / w.sum()
 
 
+#: Members that carry a trend on without damping: left out where the data show deceleration.
+_UNDAMPED = ("linear", "theta")
+
+
+def trend_t(t: np.ndarray, y: np.ndarray) -> float:
+    """Return the t statistic of the slope of the last half of (t, y).
+
+    The slope's standard error from the line's residuals, inflated by (1 + rho) / (1 - rho)
+    for their lag-1 autocorrelation rho (clipped to [0, 0.8]).
+    """
+    half = t.size // 2
+    x, v = t[half:] - t[half:].mean(), y[half:]
+    slope, intercept = np.polyfit(x, v, 1)
+    r = v - slope * x - intercept
+    rho = float(np.clip((r[1:] @ r[:-1]) / max(float(r @ r), 1e-300), 0.0, 0.8))
+    var = float(r @ r) / max(v.size - 2, 1) / max(float(x @ x), 1e-300) * (1 + rho) / (1 - rho)
+    if var > 0:
+        return float(slope) / math.sqrt(var)
+    return 0.0 if slope == 0 else math.copysign(math.inf, slope)  # the last half on a line
+
+
+def regime(t: np.ndarray, y: np.ndarray) -> str:
+    """Return ``quiet``, ``saturating`` or ``climbing``: how the training part (t, y) ends.
+
+    ``quiet``: the last half's slope has |t| <= 2 (:func:`trend_t`). Otherwise
+    ``saturating`` when the data show the deceleration: a relaxation fits
+    (:func:`numerics.forecast_trend.relaxation_fit` sees curvature) and the last half does not
+    run on beyond it (its residuals' slope has t <= 2 in the direction of the run's own
+    movement); else ``climbing``.
+    """
+    moving = trend_t(t, y)
+    if abs(moving) <= 2:
+        return "quiet"
+    fit = relaxation_fit(t, y)
+    if fit is None:
+        return "climbing"
+    a, b, tau = fit
+    beyond = trend_t(t, y - (a - b * np.exp(-(t - t[0]) / tau)))
+    return "saturating" if beyond * math.copysign(1.0, moving) <= 2 else "climbing"
+
+
 def _conformal(values: np.ndarray, level: float) -> float:
     n = values.size
     return float(np.quantile(values, min(1.0, math.ceil((n + 1) * level) / n)))
 
 
-def _half_width(blocks: list[tuple[np.ndarray, np.ndarray]], w: np.ndarray, lags: np.ndarray,
-                level: float, fallback: float) -> np.ndarray:
-    """Return the band's half-width at ``lags`` from the combined validation errors."""
+def _difficulty(forecasts: np.ndarray, w: np.ndarray, white: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Combined forecast and its difficulty sqrt(white^2 + spread^2 + move^2) per step.
+
+    spread: the weighted sd of the members about the combination; move: the combination's
+    distance from the recent level (member ``recent``), how far the forecast leaves the data.
+    """
     used = w > 0
-    h_all, e_all = [], []
-    for h, err in blocks:
-        if np.all(np.isfinite(err[used])):
+    point = w[used] @ forecasts[used]
+    spread2 = w[used] @ (forecasts[used] - point) ** 2
+    move = point - forecasts[TREND_MEMBERS.index("recent")]
+    return point, np.sqrt(white**2 + spread2 + move**2)
+
+
+def _half_width(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]], w: np.ndarray,
+                lags: np.ndarray, scale: np.ndarray, level: float, white: float,
+                fallback: float) -> np.ndarray:
+    """Return the band's half-width at ``lags``: normalised conformal scores times ``scale``."""
+    h_all, r_all = [], []
+    for h, target, forecasts, _ in blocks:
+        if np.all(np.isfinite(forecasts[w > 0])):
+            point, d = _difficulty(forecasts, w, white)
             h_all.append(h)
-            e_all.append(np.abs(w[used] @ err[used]))
+            r_all.append(np.abs(target - point) / d)
     if not h_all:
         return np.full(lags.shape, fallback)
-    h, e = np.concatenate(h_all), np.concatenate(e_all)
+    h, r = np.concatenate(h_all), np.concatenate(r_all)
     far = h > np.median(h)
     if far.sum() < 5 or (~far).sum() < 5:
-        return np.full(lags.shape, max(_conformal(e, level), fallback))
-    q_near, q_far = (max(_conformal(e[part], level), fallback) for part in (~far, far))
+        return np.maximum(_conformal(r, level) * scale, fallback)
+    q_near, q_far = (_conformal(r[part], level) for part in (~far, far))
     h_near, h_far = float(np.median(h[~far])), float(np.median(h[far]))
-    slope = float(np.clip(math.log(q_far / q_near) / math.log(h_far / h_near), 0.0, 1.0))
-    return q_near * (np.maximum(lags, h_near) / h_near) ** slope
+    slope = float(np.clip(math.log(max(q_far, 1e-12) / max(q_near, 1e-12))
+                          / math.log(h_far / h_near), 0.0, 1.0))
+    return np.maximum(q_near * (np.maximum(lags, h_near) / h_near) ** slope * scale, fallback)
 
 
 def _forecast_from(t: np.ndarray, y: np.ndarray, future: np.ndarray, level: float,
                    bounds: tuple[float, float] | None
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Point forecast, half-width and weights from the training part (t, y)."""
+    """Point forecast, half-width and weights from the training part (t, y) (module doc)."""
     final = member_forecasts(t, y, future, bounds=bounds)
     present = np.all(np.isfinite(final), axis=1)
     blocks = _validation(t, y, bounds)
-    w = _weights(blocks, present)
-    point = w[w > 0] @ final[w > 0]
+    state = regime(t, y)
+    names = np.array(TREND_MEMBERS)
+    if state == "saturating":
+        present &= ~np.isin(names, _UNDAMPED)
+        w = 0.5 * (names == "relaxation") + 0.5 * _weights(blocks, present)
+    elif state == "climbing":
+        present &= names != "relaxation"
+        w = 0.5 * present / present.sum() + 0.5 * _weights(blocks, present)
+    else:
+        w = _weights(blocks, present)
     white = float(np.std(np.diff(y)) / math.sqrt(2))
-    fallback = white * math.sqrt(2) * float(ndtri(0.5 + level / 2))
-    half = _half_width(blocks, w, future - t[-1], level, fallback)
-    spread = np.sqrt(w[w > 0] @ (final[w > 0] - point) ** 2)
-    return point, np.sqrt(half**2 + spread**2), w
+    point, scale = _difficulty(final, w, white)
+    fallback = white * math.sqrt(1 + 5 / t.size) * float(ndtri(0.5 + level / 2))
+    half = _half_width(blocks, w, future - t[-1], scale, level, white, fallback)
+    if state != "quiet":  # the run still moves: the members' whole disagreement is possible
+        rows = final[present]
+        half = np.sqrt(half**2 + (0.5 * (rows.max(axis=0) - rows.min(axis=0))) ** 2)
+    return point, half, w
 
 
 def adaptive_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: np.ndarray,

@@ -10,7 +10,7 @@ import pytest
 
 from grpodyn.cli import main
 from grpodyn.ground import InputError
-from grpodyn.numerics.forecast_adaptive import adaptive_forecast, change_point
+from grpodyn.numerics.forecast_adaptive import adaptive_forecast, change_point, regime
 from grpodyn.numerics.forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
 
 
@@ -42,6 +42,49 @@ def test_a_saturating_curve_saturates() -> None:
     line = min(float(np.polyval(np.polyfit(t[:100], y[:100], 1), t[-1])), 1.0)
     assert abs(fc.point[-1] - 0.8) < abs(line - 0.8) / 3
     assert relaxation_fit(t[:100], y[:100]) is not None
+
+
+def test_regime_tells_quiet_saturating_and_climbing() -> None:
+    t = np.arange(1.0, 401.0)
+    assert regime(t[:200], _noisy(np.full(200, 0.5), 7, sd=0.05)) == "quiet"
+    assert regime(t[:150], _noisy(0.8 - 0.6 * np.exp(-t[:150] / 60), 0)) == "saturating"
+    assert regime(t[:150], _noisy(0.1 + 0.002 * t[:150], 0)) == "climbing"
+    # a fast rise, then a steady climb on top of it: the relaxation alone does not end it
+    drift = 0.2 + 0.3 * (1 - np.exp(-t / 20)) + 0.001 * t
+    assert regime(t[:120], _noisy(drift[:120], 0)) == "climbing"
+
+
+def test_a_climbing_run_is_not_saturated_early() -> None:
+    t = np.arange(1.0, 401.0)
+    truth = 0.2 + 0.3 * (1 - np.exp(-t / 20)) + 0.001 * t
+    y = _noisy(truth, 0)
+    fc = adaptive_forecast(t, y, n_train=120, future_steps=t[120:])
+    at_cut = truth[119]
+    assert fc.weights["relaxation"] == 0.0  # the run goes on beyond the relaxation
+    assert fc.point[-1] > at_cut + 0.5 * (truth[-1] - at_cut)
+    # the members' disagreement stays in the band: the end of the run lies inside it
+    assert fc.lower[-1] <= truth[-1] <= fc.upper[-1]
+
+
+def test_a_saturating_run_leans_on_the_relaxation() -> None:
+    t = np.arange(1.0, 401.0)
+    y = _noisy(0.8 - 0.6 * np.exp(-t / 60), 0)
+    fc = adaptive_forecast(t, y, n_train=150, future_steps=t[150:], bounds=(0.0, 1.0))
+    assert fc.weights["relaxation"] >= 0.5
+    assert fc.weights["linear"] == fc.weights["theta"] == 0.0  # the deceleration rules them out
+    assert abs(fc.point[-1] - 0.8) < 0.05
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_quiet_band_is_not_wider_than_needed(seed: int) -> None:
+    t = np.arange(1.0, 401.0)
+    sd = 0.05
+    y = _noisy(np.full(400, 0.5), seed, sd=sd)
+    fc = adaptive_forecast(t, y, n_train=200, future_steps=t[200:], bounds=(0.0, 1.0))
+    half = float(np.mean(fc.upper - fc.lower)) / 2
+    # white noise around a known level needs z sd; the level's own error adds a little
+    assert half < 1.2 * 1.645 * sd
+    assert 0.8 <= np.mean((y[200:] >= fc.lower) & (y[200:] <= fc.upper)) <= 0.98
 
 
 def test_a_collapse_widens_the_band_and_is_not_averaged_away() -> None:
@@ -117,3 +160,25 @@ def test_forecast_adaptive_keeps_the_json_contract(
                                                   strict=True))
     held = np.round(values[60:], 5)
     assert out["mae"] == pytest.approx(np.mean(np.abs(held - out["point"])), rel=1e-6)
+
+
+def _matrix_script() -> dict:
+    import runpy
+
+    return runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks"
+                              / "forecast_matrix.py"))
+
+
+def test_the_categorical_source_draws_families_in_turn_and_repeats_a_seed() -> None:
+    import argparse
+
+    matrix = _matrix_script()
+    runs = matrix["categorical_runs"](range(0, 4))
+    assert [name.rsplit("_s", 1)[0] for name, _ in runs] == [
+        f"categorical_{family}" for family in matrix["CATEGORICAL_FAMILIES"]]
+    assert all(300 <= run.n_points <= 600 for _, run in runs)
+    again = matrix["categorical_runs"](range(2, 3))[0][1]
+    np.testing.assert_array_equal(again.reward, runs[2][1].reward)
+    assert matrix["_seed_range"]("1000-1039") == range(1000, 1040)
+    with pytest.raises(argparse.ArgumentTypeError):
+        matrix["_seed_range"]("9-3")
