@@ -44,6 +44,7 @@ FROZEN = "d4055e2a0b02b2371031149de68ca775c77878ef"
 METHOD_FILES = ("empirical/logs/sweep.py", "empirical/logs/sweep_runs.py",
                 "empirical/logs/sweep_model.py", "empirical/logs/sweep_fit.py",
                 "empirical/logs/sweep_band.py", "empirical/logs/sweep_transfer.py",
+                "empirical/logs/sweep_shared.py",
                 "numerics/mean_field_map.py", "theory/optimizers.py")
 _PARTS = ("design", "grid", "public")
 
@@ -67,13 +68,17 @@ def _row(label: str, s: dict) -> str:
         return "-" if v is None else format(v, fmt)
     return (f"{label[:58]:58s} {s['held_out_settings']:3d} {f(s.get('median_r2_ratio')):>6s} "
             f"{f(s.get('beats_copy_sources_fraction')):>6s} "
-            f"{f(s.get('beats_nearest_copy_fraction')):>6s} {f(s.get('coverage_90')):>5s} "
+            f"{f(s.get('beats_nearest_copy_fraction')):>6s} "
+            f"{f(s.get('beats_nearest_copy_fraction_fallback_as_loss')):>6s} "
+            f"{f(s.get('beats_smoothed_copy_unconditioned_fraction')):>6s} "
+            f"{f(s.get('coverage_90')):>5s} "
             f"{s.get('means_outside_range', 0):4d} {f(s.get('median_mse_transfer'), '.4f'):>7s} "
             f"{f(s.get('median_mse_copy_sources'), '.4f'):>7s} "
             f"{f(s.get('median_mse_copy_nearest'), '.4f'):>7s}")
 
 
 HEADER = (f"{'sweep / optimizer':58s} {'n':>3s} {'R2rat':>6s} {'>src':>6s} {'>near':>6s} "
+          f"{'>nr_fb':>6s} {'>n_smo':>6s} "
           f"{'cov90':>5s} {'out':>4s} {'mse_tr':>7s} {'mse_src':>7s} {'mse_nr':>7s}")
 
 
