@@ -39,8 +39,11 @@ from grpodyn.empirical.tinylm.make_grid import DESIGNS  # noqa: E402
 from grpodyn.ground import write_atomic  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "studies" / "transfer" / "results"
-#: the method frozen before the held-out sweeps (tiny_grid2 seeds 15-16, public) were scored
-FROZEN = "d4055e2a0b02b2371031149de68ca775c77878ef"
+#: the method frozen before the fresh tiny_grid2 seeds (11-14, 17-18) were scored: the transfer
+#: conditioned on the prompts its seed and batch share with source runs
+FROZEN = "a5e04ec46a2f74cc05fcd362aad9c62d9bdd1ab2"
+#: the method frozen before tiny_grid2 seeds 15-16 and the public sweeps were scored
+FROZEN_UNCONDITIONED = "d4055e2a0b02b2371031149de68ca775c77878ef"
 METHOD_FILES = ("empirical/logs/sweep.py", "empirical/logs/sweep_runs.py",
                 "empirical/logs/sweep_model.py", "empirical/logs/sweep_fit.py",
                 "empirical/logs/sweep_band.py", "empirical/logs/sweep_transfer.py",
