@@ -3,12 +3,15 @@
 ``python benchmarks/transfer.py [--only design|grid|public ...] [--out FILE]``
 
 Scores the leave-one-setting-out transfer on every sweep there is (:mod:`transfer_sweeps`
-says which and how): the design sweep (the tiny grid ``tiny_grid``, seeds 0-1: the method was
-made on it), the held-out own sweep (``tiny_grid2``, seeds 15-16, never scored by a transfer
-before the method was frozen at :data:`FROZEN`) and the public controlled sweeps (S4 lr pair,
-garg-aayush lr sweep, S1 off-policy sweep read as lr and B G). Prints one matrix row per sweep
-and optimizer and one per held-out setting, with the naive baselines (copy the sources' mean
-path; copy the nearest source) beside the transfer, and writes every score to one JSON file
+says which and how): the design sweep (the tiny grid ``tiny_grid``, seeds 0-1), the own sweep
+``tiny_grid2`` at the seeds of ``--seeds`` (15-16 by default, scored with the method frozen at
+:data:`FROZEN_UNCONDITIONED`; seeds 11-12, 13-14 and 17-18 scored once with the method frozen at
+:data:`FROZEN`) and the public controlled sweeps (S4 lr pair, garg-aayush lr sweep, S1
+off-policy sweep read as lr and B G). Prints one matrix row per sweep and optimizer and one per
+held-out setting, with the naive baselines beside the transfer (copy the sources' mean path,
+``>src``; copy the nearest source, ``>near``; the same with a fallback counted as lost,
+``>nr_fb``; the transfer without its prompt shift against the nearest copy's moving average,
+``>n_smo``), and writes every score to one JSON file
 (default ``studies/transfer/results/transfer.json``) with the commit of the method.
 
 Targets (issue 32): median R^2 of the transfer >= 0.7 of the setting's own fit; beats copying
