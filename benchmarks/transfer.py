@@ -3,12 +3,15 @@
 ``python benchmarks/transfer.py [--only design|grid|public ...] [--out FILE]``
 
 Scores the leave-one-setting-out transfer on every sweep there is (:mod:`transfer_sweeps`
-says which and how): the design sweep (the tiny grid ``tiny_grid``, seeds 0-1: the method was
-made on it), the held-out own sweep (``tiny_grid2``, seeds 15-16, never scored by a transfer
-before the method was frozen at :data:`FROZEN`) and the public controlled sweeps (S4 lr pair,
-garg-aayush lr sweep, S1 off-policy sweep read as lr and B G). Prints one matrix row per sweep
-and optimizer and one per held-out setting, with the naive baselines (copy the sources' mean
-path; copy the nearest source) beside the transfer, and writes every score to one JSON file
+says which and how): the design sweep (the tiny grid ``tiny_grid``, seeds 0-1), the own sweep
+``tiny_grid2`` at the seeds of ``--seeds`` (15-16 by default, scored with the method frozen at
+:data:`FROZEN_UNCONDITIONED`; seeds 11-12, 13-14 and 17-18 scored once with the method frozen at
+:data:`FROZEN`) and the public controlled sweeps (S4 lr pair, garg-aayush lr sweep, S1
+off-policy sweep read as lr and B G). Prints one matrix row per sweep and optimizer and one per
+held-out setting, with the naive baselines beside the transfer (copy the sources' mean path,
+``>src``; copy the nearest source, ``>near``; the same with a fallback counted as lost,
+``>nr_fb``; the transfer without its prompt shift against the nearest copy's moving average,
+``>n_smo``), and writes every score to one JSON file
 (default ``studies/transfer/results/transfer.json``) with the commit of the method.
 
 Targets (issue 32): median R^2 of the transfer >= 0.7 of the setting's own fit; beats copying
@@ -39,11 +42,15 @@ from grpodyn.empirical.tinylm.make_grid import DESIGNS  # noqa: E402
 from grpodyn.ground import write_atomic  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "studies" / "transfer" / "results"
-#: the method frozen before the held-out sweeps (tiny_grid2 seeds 15-16, public) were scored
-FROZEN = "d4055e2a0b02b2371031149de68ca775c77878ef"
+#: the method frozen before the fresh tiny_grid2 seeds (11-14, 17-18) were scored: the transfer
+#: conditioned on the prompts its seed and batch share with source runs
+FROZEN = "a5e04ec46a2f74cc05fcd362aad9c62d9bdd1ab2"
+#: the method frozen before tiny_grid2 seeds 15-16 and the public sweeps were scored
+FROZEN_UNCONDITIONED = "d4055e2a0b02b2371031149de68ca775c77878ef"
 METHOD_FILES = ("empirical/logs/sweep.py", "empirical/logs/sweep_runs.py",
                 "empirical/logs/sweep_model.py", "empirical/logs/sweep_fit.py",
                 "empirical/logs/sweep_band.py", "empirical/logs/sweep_transfer.py",
+                "empirical/logs/sweep_shared.py",
                 "numerics/mean_field_map.py", "theory/optimizers.py")
 _PARTS = ("design", "grid", "public")
 
@@ -67,13 +74,17 @@ def _row(label: str, s: dict) -> str:
         return "-" if v is None else format(v, fmt)
     return (f"{label[:58]:58s} {s['held_out_settings']:3d} {f(s.get('median_r2_ratio')):>6s} "
             f"{f(s.get('beats_copy_sources_fraction')):>6s} "
-            f"{f(s.get('beats_nearest_copy_fraction')):>6s} {f(s.get('coverage_90')):>5s} "
+            f"{f(s.get('beats_nearest_copy_fraction')):>6s} "
+            f"{f(s.get('beats_nearest_copy_fraction_fallback_as_loss')):>6s} "
+            f"{f(s.get('beats_smoothed_copy_unconditioned_fraction')):>6s} "
+            f"{f(s.get('coverage_90')):>5s} "
             f"{s.get('means_outside_range', 0):4d} {f(s.get('median_mse_transfer'), '.4f'):>7s} "
             f"{f(s.get('median_mse_copy_sources'), '.4f'):>7s} "
             f"{f(s.get('median_mse_copy_nearest'), '.4f'):>7s}")
 
 
 HEADER = (f"{'sweep / optimizer':58s} {'n':>3s} {'R2rat':>6s} {'>src':>6s} {'>near':>6s} "
+          f"{'>nr_fb':>6s} {'>n_smo':>6s} "
           f"{'cov90':>5s} {'out':>4s} {'mse_tr':>7s} {'mse_src':>7s} {'mse_nr':>7s}")
 
 

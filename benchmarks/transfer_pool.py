@@ -10,7 +10,8 @@ settings whose transferred curve beats the nearest source's curve (a tie of seve
 sources counts as the share of them beaten) with its 95% Wilson score interval, so that a
 percentage from 7 settings is read with its small-sample spread. Per file the same, and the
 spread of the copy test over every pair of held-out seeds where the file has it
-(``beats_nearest_copy_by_seed_pair``).
+(``beats_nearest_copy_by_seed_pair``); and everything pooled by the hyperparameter the nearest
+source changes (``pooled_by_kind``: lr, G, B).
 """
 
 from __future__ import annotations
@@ -70,7 +71,20 @@ def pooled(held_out: list[dict]) -> dict:
             **({"beats_copy_sources_fraction": float(np.mean([s["beats_copy_sources"]
                                                               for s in held_out])),
                 "means_outside_range": int(sum(s["mean_outside_range"] for s in held_out))}
-               if all("beats_copy_sources" in s for s in held_out) else {})}
+               if all("beats_copy_sources" in s for s in held_out) else {}),
+            # the conditioned method's scores: a fallback counted as lost, and the mean without
+            # its prompt shift against the smoothed nearest copy (transfer_sweeps' docstring)
+            **({"fallback_settings": int(sum(s["fallback"] for s in held_out)),
+                "beats_nearest_copy_fraction_fallback_as_loss": float(np.mean(
+                    [0.0 if s["fallback"] else s["beats_nearest_copy"] for s in held_out])),
+                "beats_smoothed_copy_unconditioned_fraction": float(np.mean(
+                    [s["beats_smoothed_copy_unconditioned"] for s in held_out])),
+                "median_r2_ratio_unconditioned": float(np.median(
+                    [s["r2_ratio_unconditioned"] for s in held_out
+                     if s["r2_ratio_unconditioned"] is not None])),
+                "median_r2_transfer": float(np.median([s["r2_transfer"] for s in held_out])),
+                "median_r2_own_fit": float(np.nanmedian([s["r2_own_fit"] for s in held_out]))}
+               if all("r2_ratio_unconditioned" in s for s in held_out) else {})}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,8 +128,12 @@ def main(argv: list[str] | None = None) -> int:
             result["files"].setdefault(str(path), {})[optimizer] = own
     for optimizer, held_out in scores.items():
         result["pooled"][optimizer] = pooled(held_out)
+    every = [s for held in scores.values() for s in held]
     if len(scores) > 1:
-        result["pooled"]["all"] = pooled([s for held in scores.values() for s in held])
+        result["pooled"]["all"] = pooled(every)
+    if all("kind" in s for s in every):  # which hyperparameter the nearest source changes
+        result["pooled_by_kind"] = {k: pooled([s for s in every if s["kind"] == k])
+                                    for k in sorted({s["kind"] for s in every})}
     text = json.dumps(result, indent=1)
     if args.out:
         write_atomic(args.out, text)

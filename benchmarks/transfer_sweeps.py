@@ -20,6 +20,16 @@ of the two naive baselines, copying the sources (the mean path of every source s
 copying the nearest source setting (log lr, log G, log B; a tie is scored as the share of the
 tied copies beaten); the coverage of the 90% band over every held-out point of every run; and
 whether any point of the mean lies outside the reward range [0, 1] (a reward logged inside it).
+
+Runs of one seed and one B draw the same prompts at every step, so the nearest copy at the
+held-out seeds carries the held-out runs' own prompt draws; the transfer conditions on them too
+(:mod:`grpodyn.empirical.logs.sweep_shared`). Two further scores keep the comparison without
+them: the transfer's mean less its prompt shift (``mse_transfer_unconditioned``,
+``r2_ratio_unconditioned``: the own fit does not condition) against the nearest copy's moving
+average (``beats_smoothed_copy_unconditioned``). A setting whose mean
+fell back to the nearest source (an undetermined B G exponent) is counted as a tie
+(``fallback``): the summary gives the share beaten with such settings counted as lost
+(``beats_nearest_copy_fraction_fallback_as_loss``) beside the plain share.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ import numpy as np
 
 from grpodyn.empirical.logs.loaders import load_run
 from grpodyn.empirical.logs.sweep import SweepRun, fit_sweep, transfer
+from grpodyn.empirical.logs.sweep_band import band_window
 from grpodyn.ground import InputError
 
 #: the public logs beside the checkout (shared/data/real_logs one or two folders up)
@@ -125,6 +136,11 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
         copy_curves, sources_curve, nearest = _copies(target, steps, sources)
         mse_t = float(np.mean((mean - pm) ** 2))
         copies = [float(np.mean((mean - c) ** 2)) for c in copy_curves]
+        smoothed = [float(np.mean((mean - _smoothed(c)) ** 2)) for c in copy_curves]
+        shifts = [np.asarray(p["shared_prompts"].get("shift", np.zeros(n + 1)))[at]
+                  for p in predictions]
+        mse_unc = float(np.mean((mean - pm + np.mean(shifts, axis=0)) ** 2))
+        fallback = "fallback" in (predictions[0].get("exponents") or {}).get("bg", {})
         mse_src = float(np.mean((mean - sources_curve) ** 2))
         r2_t, r2_o = _r2(mean, pm), _r2(mean, own_curve)
         means = np.concatenate([np.asarray(p["mean"]) for p in predictions])
@@ -140,6 +156,15 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
                     "mse_copy_sources": mse_src,
                     "beats_nearest_copy": float(np.mean([mse_t < c for c in copies])),
                     "beats_copy_sources": float(mse_t < mse_src),
+                    "fallback": fallback,
+                    "mse_nearest_copy_smoothed": smoothed,
+                    "mse_transfer_unconditioned": mse_unc,
+                    "r2_ratio_unconditioned": _r2(mean, pm - np.mean(shifts, axis=0)) / r2_o
+                    if r2_o > 0 else None,
+                    "beats_smoothed_copy_unconditioned": float(np.mean([mse_unc < c
+                                                                        for c in smoothed])),
+                    "shared_prompts": {k: predictions[0]["shared_prompts"].get(k)
+                                       for k in ("status", "beta")},
                     "coverage": float(np.mean([_inside(r, p) for r, p in
                                                zip(held, predictions, strict=True)])),
                     "mean_outside_range": int(np.sum((means < 0.0) | (means > 1.0))),
@@ -153,6 +178,14 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
                     "band_calibration": {k: predictions[0]["band_calibration"].get(k)
                                          for k in ("s", "status", "distance")}})
     return out
+
+
+def _smoothed(curve: np.ndarray) -> np.ndarray:
+    """A copied curve without its per-step prompt draws: its moving average (the band's window)."""
+    width = band_window(curve.size)
+    kernel = np.ones(width)
+    return np.convolve(curve, kernel, mode="same") / np.convolve(np.ones_like(curve), kernel,
+                                                                 mode="same")
 
 
 def _pair_scores(held: list[SweepRun], predictions: list[dict], steps: np.ndarray,
@@ -181,11 +214,21 @@ def summary(scores: list[dict]) -> dict:
     ratios = [s["r2_ratio"] for s in scores if s["r2_ratio"] is not None]
     return {"held_out_settings": len(scores),
             "median_r2_ratio": float(np.median(ratios)) if ratios else None,
+            "median_r2_ratio_unconditioned": float(np.median(
+                [s["r2_ratio_unconditioned"] for s in scores
+                 if s.get("r2_ratio_unconditioned") is not None])) if ratios else None,
             "settings_with_positive_own_r2": len(ratios),
             "beats_copy_sources_fraction": float(np.mean([s["beats_copy_sources"]
                                                           for s in scores])),
             "beats_nearest_copy_fraction": float(np.mean([s["beats_nearest_copy"]
                                                           for s in scores])),
+            "fallback_settings": int(sum(s.get("fallback", False) for s in scores)),
+            "beats_nearest_copy_fraction_fallback_as_loss": float(np.mean(
+                [0.0 if s.get("fallback") else s["beats_nearest_copy"] for s in scores])),
+            "beats_smoothed_copy_unconditioned_fraction": float(np.mean(
+                [s.get("beats_smoothed_copy_unconditioned", np.nan) for s in scores])),
+            "conditioned_on_shared_prompts": int(sum(
+                (s.get("shared_prompts") or {}).get("beta") is not None for s in scores)),
             "coverage_90": float(np.mean([s["coverage"] for s in scores])),
             "means_outside_range": int(sum(s["mean_outside_range"] for s in scores)),
             "median_mse_transfer": float(np.median([s["mse_transfer"] for s in scores])),

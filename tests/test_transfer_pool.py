@@ -92,3 +92,31 @@ def test_pool_reads_every_sweep_and_pools_them_all(tmp_path, capsys):
     assert pooled["all"]["held_out_settings"] == 3
     assert pooled["all"]["beats_copy_sources_fraction"] == pytest.approx(2 / 3)
     assert pooled["all"]["means_outside_range"] == 2
+
+
+def test_a_fallback_is_a_tie_not_a_win_and_kinds_are_pooled_apart():
+    """A setting whose mean fell back to the nearest source counts as lost in the strict share."""
+    base = {"r2_ratio": 1.2, "r2_ratio_unconditioned": 0.9, "coverage": 0.9,
+            "beats_copy_sources": 1.0, "mean_outside_range": 0, "r2_transfer": 0.5,
+            "r2_own_fit": 0.4, "beats_smoothed_copy_unconditioned": 1.0}
+    held = [{**base, "kind": "G", "fallback": True, "beats_nearest_copy": 1.0},
+            {**base, "kind": "G", "fallback": False, "beats_nearest_copy": 1.0},
+            {**base, "kind": "lr", "fallback": False, "beats_nearest_copy": 0.0,
+             "beats_smoothed_copy_unconditioned": 0.0}]
+    out = POOL["pooled"](held)
+    assert out["beats_nearest_copy_fraction"] == pytest.approx(2 / 3)
+    assert out["beats_nearest_copy_fraction_fallback_as_loss"] == pytest.approx(1 / 3)
+    assert out["fallback_settings"] == 1
+    assert out["beats_smoothed_copy_unconditioned_fraction"] == pytest.approx(2 / 3)
+    assert out["median_r2_ratio_unconditioned"] == pytest.approx(0.9)
+
+
+def test_pool_by_kind(tmp_path, capsys):
+    held = [{"r2_ratio": 0.9, "coverage": 0.9, "beats_nearest_copy": b, "kind": k}
+            for b, k in ((1.0, "G"), (0.0, "G"), (1.0, "B"))]
+    path = tmp_path / "score.json"
+    path.write_text(json.dumps({"optimizers": {"sgd": {"held_out": held}}}))
+    assert POOL["main"]([str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["pooled_by_kind"]["G"]["beats_nearest_copy_fraction"] == pytest.approx(0.5)
+    assert out["pooled_by_kind"]["B"]["held_out_settings"] == 1

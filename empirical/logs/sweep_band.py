@@ -40,8 +40,10 @@ from scipy.special import expit, logit
 
 from grpodyn.empirical.logs.sweep_fit import SweepFit
 from grpodyn.empirical.logs.sweep_model import Evaluator, model_bounds, model_curve
+from grpodyn.empirical.logs.sweep_runs import SweepRun
 
-__all__ = ["TAU_LR_PRIOR_SD", "BG_EXPONENT_RANGE", "RewardScale"]
+__all__ = ["TAU_LR_PRIOR_SD", "BG_EXPONENT_RANGE", "RewardScale", "deviation",
+           "shared_prompt_part"]
 
 #: Standard deviation of the tau-lr exponent when the sources hold one learning rate: the root
 #: mean square of p + 1 over the four design sweeps (tiny_grid and tiny_grid2, SGD and Adam:
@@ -93,12 +95,69 @@ def band_window(size: int) -> int:
     return _SMOOTH if size >= 3 * _SMOOTH else max(5, (size // 3) | 1)
 
 
+def deviation(reward: np.ndarray, width: int) -> np.ndarray:
+    """Return r - its centred moving average of ``width`` points (the mean shrinks at the ends)."""
+    kernel = np.ones(width)
+    return reward - np.convolve(reward, kernel, mode="same") / np.convolve(
+        np.ones_like(reward), kernel, mode="same")
+
+
+def shared_prompt_part(fit: SweepFit) -> dict[str, Any]:
+    """Return c_B as measured by the source runs that drew the same prompts (one seed, one B).
+
+    Two such runs share the between-prompt part of their per-step noise and nothing else, so
+    the mean product of their deviations from their smoothed paths measures r (1 - r) c_B / B
+    directly (times (1 - 1/w) for a moving average of w points, undone here); c_B is the
+    regression of those products on sqrt(l_j (1 - l_j) l_k (1 - l_k)) / B through the origin,
+    over every such pair. ``status`` is "measured" where c_B lies 3 standard errors above 0
+    (runs of one seed and B do share their prompts), else "not measured: <why>" (a trainer
+    that draws each run's prompts apart, or no such pair). Cached on the fit.
+    """
+    if "shared_prompt_part" in fit.calibrations:
+        return fit.calibrations["shared_prompt_part"]
+    groups: dict[tuple, list[SweepRun]] = {}
+    for run in fit.fitted:
+        key = (run.hparams.get("seed"), run.hparams.get("batch"))
+        if run.reward.size >= 15 and None not in key and key[1] and run.hparams.get(
+                "group_size"):
+            groups.setdefault(key, []).append(run)
+    x, y = [], []
+    for (_, batch), members in groups.items():
+        for a, ri in enumerate(members):
+            for rj in members[a + 1:]:
+                _, ia, ja = np.intersect1d(ri.steps, rj.steps, return_indices=True)
+                if ia.size < 15:
+                    continue
+                width = band_window(min(ri.reward.size, rj.reward.size))
+                levels = [float(np.clip(np.mean(r.reward), 0.01, 0.99)) for r in (ri, rj)]
+                y.append(float(np.mean(deviation(ri.reward, width)[ia]
+                                       * deviation(rj.reward, width)[ja])) * width / (width - 1))
+                x.append(np.sqrt(np.prod([v * (1 - v) for v in levels])) / batch)
+    out: dict[str, Any] = {"value": None, "stderr": None, "pairs": len(x)}
+    if len(x) < 2:
+        out["status"] = "not measured: fewer than two pairs of source runs share a seed and a B"
+    else:
+        x_arr, y_arr = np.array(x), np.array(y)
+        value = float(x_arr @ y_arr / (x_arr @ x_arr))
+        stderr = float(np.sqrt(np.sum((y_arr - value * x_arr) ** 2) / (len(x) - 1)
+                               / (x_arr @ x_arr)))
+        out.update({"value": value, "stderr": stderr})
+        out["status"] = "measured" if value > 3 * stderr else (
+            f"not measured: runs of one seed and B share no prompt noise here (c_B "
+            f"{value:.3g} +- {stderr:.2g})")
+    fit.calibrations["shared_prompt_part"] = out
+    return out
+
+
 def noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
     """Per-step sampling variance of a logged reward, var = r (1 - r) (c_B / B + c_BG / (B G)).
 
-    Fitted (non-negative) to the source runs' residuals around their own smoothed path; and the
-    seed-to-seed variance of the smoothed paths around the joint model. Runs under 15 points
-    are left out.
+    Fitted to the source runs' residuals around their own smoothed path; and the seed-to-seed
+    variance of the smoothed paths around the joint model. Runs under 15 points are left out.
+    The between-prompt part c_B is measured directly where source runs drew the same prompts
+    (one seed and one B: :func:`shared_prompt_part`), and c_BG is fitted to what remains of each
+    run's variance; otherwise both are fitted (non-negative) to the runs' variances, where they
+    are told apart only by how the variance falls with B and with G.
     """
     rows, target, seed_var = [], [], []
     for run in fit.fitted:
@@ -116,7 +175,13 @@ def noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
             target.append(var)
         model = model_curve(run, fit.theta, fit.layout)[width // 2: width // 2 + smooth.size]
         seed_var.append(float(np.mean((smooth - model) ** 2)))
-    coef = nnls(np.array(rows), np.array(target))[0] if rows else np.zeros(2)
+    shared = shared_prompt_part(fit)
+    prompt = shared["value"] if shared["status"] == "measured" else None
+    if rows and prompt is not None:
+        a, rest = np.array(rows), np.array(target) - prompt * np.array(rows)[:, 0]
+        coef = np.array([prompt, max(float(a[:, 1] @ rest / (a[:, 1] @ a[:, 1])), 0.0)])
+    else:
+        coef = nnls(np.array(rows), np.array(target))[0] if rows else np.zeros(2)
     return coef, float(np.mean(seed_var)) if seed_var else 0.0
 
 

@@ -90,7 +90,9 @@ class SweepFit:
     warnings: list[str]
     at_bound: np.ndarray  # True where a constant ended at its bound (fixed there, no error)
     options: dict[str, Any] = field(default_factory=dict)  # fit_sweep's keywords of this fit
-    calibrations: dict[tuple, dict[str, Any]] = field(default_factory=dict, repr=False)
+    # what the band measures once per fit: transfer-error calibrations (keyed by optimizer,
+    # draws, seed) and the shared prompt part ("shared_prompt_part")
+    calibrations: dict[Any, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def constants(self) -> dict[str, dict[str, Any]]:
         """Shared constants in physical units with standard errors (delta method for logs)."""

@@ -15,6 +15,7 @@ from scipy.stats import norm
 from grpodyn.empirical.logs.sweep_band import Band, band, band_window
 from grpodyn.empirical.logs.sweep_fit import SweepFit, fit_sweep
 from grpodyn.empirical.logs.sweep_runs import SweepRun, checked_run
+from grpodyn.empirical.logs.sweep_shared import shared_prompts
 from grpodyn.ground import InputError, check_fraction, check_int
 from grpodyn.numerics.executor import run_tasks
 
@@ -136,12 +137,14 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
         d, _ = _nearest(hp, sub.fitted)
         n = int(max(r.steps[-1] for r in held))
         errors, excess, regressor = [], [], []
+        first = {**hp, "seed": held[0].hparams.get("seed")}
         with np.errstate(over="ignore", invalid="ignore"):
-            predicted = band(sub, {**hp, "seed": held[0].hparams.get("seed")}, n, draws, seed)
+            predicted = shared_prompts(sub, band(sub, first, n, draws, seed), first, n)[0]
         for run in held:
             idx = run.steps.astype(int)
+            own = {**hp, "seed": run.hparams.get("seed")}
             with np.errstate(over="ignore", invalid="ignore"):  # each seed's own r0: its mean
-                mean = band(sub, {**hp, "seed": run.hparams.get("seed")}, n, 0, seed).mean
+                mean = shared_prompts(sub, band(sub, own, n, 0, seed), own, n)[0].mean
             e2 = (run.reward - mean[idx]) ** 2
             errors.append(e2)
             excess.append(e2 - predicted.variance[idx])
@@ -209,12 +212,16 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
 
     The mean and the band are formed by :func:`~.sweep_band.band` (in the logit space of a
     reward in [0, 1], with the fitted exponents sampled); where Adam's B G exponent is not
-    determined the mean is the nearest source's path and the band covers the map's.
+    determined the mean is the nearest source's path and the band covers the map's. Where
+    source runs share the target's seed and batch (they drew the same prompts at every step),
+    the mean carries the prompts' share of their deviations and the band the rest
+    (:func:`~.sweep_shared.shared_prompts`).
 
     Returns the JSON dict of ``grpodyn transfer``: ``steps`` (labelled as the sources' logs
     count them: 1..n+1 for logs that start at step 1), ``mean``, ``lower``, ``upper``,
     ``level``, ``exponents`` (the tau-lr and B G exponents used, each with its status),
-    ``constants``, ``assumptions``, ``warnings``, ``band_calibration``.
+    ``constants``, ``assumptions``, ``warnings``, ``band_calibration``, ``shared_prompts``
+    (``status``, ``beta``, ``partners``, ``form``).
     """
     level = check_fraction("--level", level)
     fit = fit_sweep(sources) if fit is None else fit
@@ -237,6 +244,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         predicted = _fallback(fit, predicted, nearest, n)
         exponents["bg"]["fallback"] = {k: nearest.get(k) for k in ("lr", "group_size", "batch")}
         warnings.append(f"Adam's B G exponent {exponents['bg']['status']}")
+    predicted, shared = shared_prompts(fit, predicted, hp, n)
     mean = predicted.mean
     if cross_validate:
         calibration = dict(transfer_error(fit, hp["optimizer"], draws=draws, seed=seed,
@@ -286,6 +294,9 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G)), and the map's "
         "transfer error s d^2 (m(n) - m(0))^2 with s from leave-one-setting-out on the sources "
         "(revision 4; see band_calibration)",
+        "runs of one seed and one batch draw the same prompts at each step: the mean carries "
+        "the prompts' share beta of the partner runs' deviations from their smoothed paths and "
+        "the band the rest of the between-prompt noise (see shared_prompts)",
         *system.assumptions]
     constants = fit.constants()
     constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
@@ -303,4 +314,4 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
             "exponents": exponents,
             "level": float(level), "constants": constants, "target": hp,
             "system": system.to_dict(), "assumptions": assumptions, "warnings": warnings,
-            "band_calibration": calibration}
+            "band_calibration": calibration, "shared_prompts": shared}
