@@ -73,8 +73,8 @@ FRACTIONS = (0.3, 0.5)
 RELAX_PREFIXES = ("relaxruns", "relaxruns_slow", "relaxruns_burnin",
                   "moreseeds_relaxruns_burnin", "relaxruns_linear", "relaxruns_long",
                   "relaxruns_precise")
-#: Commit at which the trend-aware forecaster was frozen, before its held-out sources were scored.
-FROZEN = {"adaptive": "b4695cb", "adaptive revision 2": "45ab841"}
+#: Commits at which each forecaster was frozen, before its held-out sources were scored.
+FROZEN = {"adaptive": "b4695cb", "adaptive revision 2": "45ab841", "calibrated prior": "8c91130"}
 
 
 def _bandit(seeds: range) -> list[tuple[str, Run]]:
