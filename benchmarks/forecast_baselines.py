@@ -118,6 +118,7 @@ BASELINES: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], Band]] = {
     "damped_ets": damped_ets, "theta": theta, "scalerl_sigmoid": scalerl_sigmoid}
 LABELS = {"adaptive": "grpodyn adaptive (trend-aware stacking)",
           "ensemble": "grpodyn ensemble", "learned_prior": "grpodyn learned prior",
+          "calibrated_prior": "grpodyn calibrated prior (conformal band)",
           "last_value": "last value", "mean_last20": "mean of the last 20%",
           "linear": "linear trend of the training part",
           "damped_ets": "damped-trend exp. smoothing (statsmodels)",

@@ -16,13 +16,16 @@ forecaster's design), in turn per seed: two of its healthy family at slow lrs (l
 0.02-0.3, every prompt in every batch, so that many runs still climb at the cut), one of its
 reward-hacking family (the optimised reward keeps rising) and one of its length-collapse family
 (rises, then may collapse), each 300-600 steps. ``--seeds`` also replaces the seeds of
-``bandit``.
+``bandit``. The calibrated prior (``calibrated_prior``, the learned prior's median with a band
+split-conformal on its own rolling-origin errors inside the training part) was designed on
+``public``, ``bandit`` seeds 0-3 and 500-503 and ``categorical`` seeds 0-39 and 1000-1039, then
+frozen (``FROZEN``) before categorical seeds 2000-2039 and bandit seeds 600-603 were scored once.
 
 Forecasters: every one registered in :mod:`numerics.forecasters`: ``adaptive``
 (:func:`numerics.forecast_adaptive.adaptive_forecast`), ``ensemble``
 (:func:`numerics.forecast.forecast_curve`, the default of ``grpodyn forecast``),
-``learned_prior`` and the baselines and oracle of ``forecast_baselines``. Each forecast is cut
-at F = 0.3 and 0.5; see ``forecast_baselines`` for the scores and the strata.
+``learned_prior``, ``calibrated_prior`` and the baselines and oracle of ``forecast_baselines``.
+Each forecast is cut at F = 0.3 and 0.5; see ``forecast_baselines`` for the scores and the strata.
 ``--quick`` keeps every fourth run of each source; a JSON of every number goes to ``--json``.
 """
 
@@ -70,8 +73,8 @@ FRACTIONS = (0.3, 0.5)
 RELAX_PREFIXES = ("relaxruns", "relaxruns_slow", "relaxruns_burnin",
                   "moreseeds_relaxruns_burnin", "relaxruns_linear", "relaxruns_long",
                   "relaxruns_precise")
-#: Commit at which the trend-aware forecaster was frozen, before its held-out sources were scored.
-FROZEN = {"adaptive": "b4695cb", "adaptive revision 2": "45ab841"}
+#: Commits at which each forecaster was frozen, before its held-out sources were scored.
+FROZEN = {"adaptive": "b4695cb", "adaptive revision 2": "45ab841", "calibrated prior": "8c91130"}
 
 
 def _bandit(seeds: range) -> list[tuple[str, Run]]:

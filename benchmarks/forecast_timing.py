@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-FORECASTERS = ("ensemble", "adaptive", "learned_prior")
+FORECASTERS = ("ensemble", "adaptive", "learned_prior", "calibrated_prior")
 
 
 def _grpodyn(*args: str) -> None:

@@ -34,7 +34,7 @@ class Forecast:
         ``{"learned_prior": 1.0}``.
     weighting : str
         How the weights were found: ``"stacking"``, ``"bic"``, ``"single"``,
-        ``"rolling_origin"`` or ``"learned_prior"``.
+        ``"rolling_origin"``, ``"learned_prior"`` or ``"conformal"``.
     train_points : int
         Points before the cut the forecast was made from.
     steps, mean, lower, upper : numpy.ndarray

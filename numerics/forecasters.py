@@ -128,3 +128,4 @@ def get_forecaster(name: str) -> Forecaster:
 register("grpodyn.numerics.forecast:EnsembleForecaster", name="ensemble")
 register("grpodyn.numerics.learned_prior:LearnedPriorForecaster", name="learned_prior")
 register("grpodyn.numerics.forecast_adaptive:AdaptiveForecaster", name="adaptive")
+register("grpodyn.numerics.forecast_calibrated:CalibratedPriorForecaster", name="calibrated_prior")

@@ -51,12 +51,13 @@ def toy() -> Iterator[str]:
     unregister(LastValue.name)
 
 
-def test_the_registry_lists_the_three_forecasters():
-    assert tuple(FORECASTERS)[:3] == ("ensemble", "learned_prior", "adaptive")
-    assert ANALYSIS_FORECASTERS == ("ensemble", "learned_prior", "adaptive")
+def test_the_registry_lists_the_four_forecasters():
+    assert tuple(FORECASTERS)[:4] == ("ensemble", "learned_prior", "adaptive", "calibrated_prior")
+    assert ANALYSIS_FORECASTERS == ("ensemble", "learned_prior", "adaptive", "calibrated_prior")
     for name in ANALYSIS_FORECASTERS:
         assert get_forecaster(name).name == name
-    with pytest.raises(InputError, match="'nope' is none of ensemble, learned_prior, adaptive"):
+    choices = "ensemble, learned_prior, adaptive, calibrated_prior"
+    with pytest.raises(InputError, match=f"'nope' is none of {choices}"):
         get_forecaster("nope")
 
 
@@ -80,7 +81,7 @@ def test_a_registered_toy_is_served_by_analyse_run_and_the_cli(
         analyse_run(run, train_fraction=0.6, forecaster="other", diagnose_run=False)
 
 
-@pytest.mark.parametrize("name", ["ensemble", "learned_prior", "adaptive"])
+@pytest.mark.parametrize("name", ["ensemble", "learned_prior", "adaptive", "calibrated_prior"])
 def test_every_forecaster_returns_one_forecast_type(name: str) -> None:
     import matplotlib
 
