@@ -198,7 +198,7 @@ def _conformal(values: np.ndarray, level: float) -> float:
 
 def _difficulty(forecasts: np.ndarray, w: np.ndarray, white: float
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Combined forecast and its difficulty sqrt(white^2 + spread^2 + move^2) per step.
+    """Return the combined forecast and its difficulty sqrt(white^2 + spread^2 + move^2) per step.
 
     spread: the weighted sd of the members about the combination; move: the combination's
     distance from the recent level (member ``recent``), how far the forecast leaves the data.
