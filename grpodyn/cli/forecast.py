@@ -36,7 +36,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         "network trained on curves drawn from the theory's prior (LC-PFN "
                         "style; bands up to level 0.95); adaptive: level, trend and "
                         "relaxation members weighted by their rolling-origin errors inside "
-                        "the training part, a conformal band, a change point widens it")
+                        "the training part, a conformal band, a change point widens it; "
+                        "calibrated_prior: the learned prior's median with a band conformal on "
+                        "its own rolling-origin errors")
     add_run_command_options(p, momentum_help="optimiser momentum (Adam beta1): enables the "
                             "inertial model (default: the log's)", handler=run)
 
