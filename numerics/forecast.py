@@ -20,7 +20,7 @@ Weights come from the training part only, by stacking (Yao et al. 2018) of the p
 densities of rolling-origin forecasts inside the training part (fits on its first 50%, 65% and
 80%, scored on the rest of it): the weights maximise sum_i log sum_k w_k p_k(y_i). With too few
 points for that, BIC weights. The band is the members' Gaussian quantiles averaged with
-those weights (Vincentization, revision 6; the mixture's quantiles before), its half-widths
+those weights (Vincentization; ``band="mixture"``: the mixture's quantiles), its half-widths
 about the averaged median scaled by the factor that would have made a band of the same width
 cover the requested share of the rolling-origin forecasts' errors, lag by lag
 (conformal-style, shrunk toward 1 by a pseudo-count), measured on the near and the far half
@@ -267,7 +267,7 @@ def _band_scale(members: list[Member], weights: np.ndarray, rows: list[int],
 
 
 #: How the members' Gaussians make the band (``forecast_curve(band=...)``): their quantiles
-#: averaged with the weights (revision 6, the default) or their mixture's (revision 5).
+#: averaged with the weights (the default) or their mixture's (the benchmark's control).
 _BANDS = {"averaged": _averaged_quantiles, "mixture": _mixture_quantiles}
 
 
@@ -374,8 +374,8 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
         costly part); False: BIC weights of the members, no refit.
     band : {"averaged", "mixture"}
         How the members' Gaussians make the band before its calibration: their quantiles
-        averaged with the weights (:func:`_averaged_quantiles`, revision 6, the default) or the
-        quantiles of their mixture (revision 5, kept as the benchmark's control).
+        averaged with the weights (:func:`_averaged_quantiles`, the default) or the
+        quantiles of their mixture (kept as the benchmark's control).
 
     Returns
     -------

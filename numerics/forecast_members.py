@@ -27,7 +27,7 @@ __all__ = ["MEMBERS", "ALL_MEMBERS", "SATURATING", "Member", "fit_member", "memb
 #: gave it most weight at F <= 0.3, where it wins the short validation horizons inside the
 #: training part and loses the long ones (median MAE / noise floor at F = 0.2: 1.57 with it,
 #: 1.29 without; ``benchmarks/forecast.py --only design --members ...``); a straight line is no
-#: law of a bounded reward. ``damped`` (revision 5) is its bounded, slow-growth form: a run
+#: law of a bounded reward. ``damped`` is its bounded, slow-growth form: a run
 #: with no curvature yet is forecast as such without a straight line's overshoot.
 MEMBERS = ("level", "flat", "damped", "exponential", "power", "inertial", "exponential_lr")
 ALL_MEMBERS = ("level", "flat", "linear", "damped", "exponential", "power", "inertial",

@@ -219,13 +219,26 @@ def _text_files(folders: tuple[str, ...] = TEXT_FOLDERS) -> Iterator[Path]:
 
 #: a code term, not history: pytest's fixture scope
 _CODE_TERMS = re.compile(rf"""scope\s*=\s*["']{HISTORY_WORD}["']""")
+#: folders of the installed package's own code (studies and benchmarks record protocols and
+#: freezes, tests name what they pin: left out)
+PACKAGE_FOLDERS = ("grpodyn", "theory", "numerics", "empirical")
+#: a numbered change or ticket ("revision 3", "rev3", "issue 15"): when a thing came, not what
+#: it is
+NUMBERED_HISTORY = re.compile(r"\b(?:revision\s+\d|rev\d|issue\s+\d)", re.IGNORECASE)
 
 
-def history_offenders(folders: tuple[str, ...] = TEXT_FOLDERS) -> list[str]:
-    """Lines of the project's text that narrate how the work went, as ``path:line``."""
-    word = re.compile(rf"\b{HISTORY_WORD}s?\b", re.IGNORECASE)
+def history_offenders(folders: tuple[str, ...] = TEXT_FOLDERS, *,
+                      pattern: re.Pattern | None = None, suffixes: set[str] | None = None
+                      ) -> list[str]:
+    """Lines of the project's text that narrate how the work went, as ``path:line``.
+
+    ``pattern`` replaces the default word; ``suffixes`` keeps only files with those suffixes.
+    """
+    word = pattern or re.compile(rf"\b{HISTORY_WORD}s?\b", re.IGNORECASE)
     found = []
     for path in _text_files(folders):
+        if suffixes is not None and path.suffix not in suffixes:
+            continue
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
             if word.search(_CODE_TERMS.sub("", line)):
                 found.append(f"{path.relative_to(ROOT)}:{number}")
@@ -240,6 +253,20 @@ def test_no_history_in_the_studies_and_the_deep_network_instrument():
 def test_no_history_in_the_project_text():
     found = history_offenders()
     assert not found, f"{len(found)} lines: " + ", ".join(found)
+
+
+def test_no_revision_or_issue_numbers_in_the_package():
+    """The package's Python text names what a thing is, not the revision or issue it came in."""
+    found = history_offenders(PACKAGE_FOLDERS, pattern=NUMBERED_HISTORY, suffixes={".py"})
+    assert not found, f"{len(found)} lines: " + ", ".join(found)
+
+
+@pytest.mark.parametrize(("line", "numbered"), [
+    ("the band is revision 3's", True), ("Revision 4 (issue 15) adds", True),
+    ("see rev3", True), ("the issue's definition", False), ("a revised design", False),
+    ("tissue 15", False)])
+def test_the_numbered_history_pattern(line, numbered):
+    assert bool(NUMBERED_HISTORY.search(line)) is numbered
 
 
 #: a file path in a docstring: a folder part and an extension, or a bare Markdown document

@@ -41,7 +41,7 @@ def source_matrix(*, fresh_seeds: range, public: str | None = None, tiny: bool =
     Parameters
     ----------
     fresh_seeds : range
-        Pool-simulator seeds made after the revision under test was frozen.
+        Pool-simulator seeds held out from the design of the diagnosis under test.
     public : str, optional
         Folder of the public logs (``shared/data/real_logs``).
     tiny : bool

@@ -43,9 +43,9 @@ __all__ = ["LABELS", "LabelledRun", "bandit_testbed", "tiny_testbed", "pool_test
 
 LABELS = ("healthy", *MODES)
 TINY_TESTBED_DIR = study_path("tiny_grids", "tiny_testbed")
-#: seeds of the tiny-model runs the diagnosis was designed and revised on: 0-4 for the first
-#: design; 5-14, 15-34 and 35-39 were each made as a held-out check of the design of the day,
-#: failed it, and served the next revision (studies/tiny_grids/findings.md, section 4)
+#: seeds of the tiny-model runs the diagnosis was designed on: 0-4 for the first design;
+#: 5-14, 15-34 and 35-39 were each a held-out check that a design failed, and then served the
+#: design that followed (studies/tiny_grids/findings.md, section 4)
 TUNING_SEEDS = range(0, 40)
 #: fresh seeds made while the diagnosis was frozen: the independent check
 HELDOUT_SEEDS = range(40, 50)
@@ -145,7 +145,7 @@ def outcome_label(family: str, success: np.ndarray, *, steps: int) -> str:
       ``healthy`` (learning or converged: no failure);
     - ``policy_concentration`` settings: ``healthy`` when the pool ends at or above
       :data:`~grpodyn.empirical.diagnostics.diagnose.CEILING` (a policy locked onto right
-      answers converged, the issue's definition), else ``policy_concentration``;
+      answers has converged: no failure), else ``policy_concentration``;
     - every other family keeps its name (hacking, degeneracy and instability are mechanisms
       whose outcome the simulator's settings fix).
 

@@ -14,7 +14,7 @@ p = r* + e (``finite_group_drift_factor``; ``fit_sweep(finite_group=False)`` set
 large-G map). Runs of one seed start from the same weights and share an r0 (one r0 per seed when
 the runs name their seeds, one for all otherwise).
 
-Revision 3 (issue 15) adds the sampling noise to the mean path: the step variance is split into
+The sampling noise acts on the mean path too: the step variance is split into
 a between-prompt part sigma_p^2 / B and a within-group part sigma_c^2 / (B G)
 (``sampling_variance_split``); the noise costs expected reward at second order, a drag
 e_{n+1} = ... - drag_i per step (``sgd_noise_drag``: lr^2 h (sigma_p^2/B + sigma_c^2/(B G)) /
@@ -32,11 +32,19 @@ constants, and a band that carries the constants' uncertainty, the seed-to-seed 
 source runs (and of r0 when the target's seed is not among the sources') and the per-step
 sampling noise of the target's B and G.
 
-Revision 4 (issue 15) adds the error of the map itself when it carries the fit to a setting away
+The band also carries the error of the map itself when it carries the fit to a setting away
 from the sources: a variance s d^2 (m(n) - m(0))^2 with d = :func:`setting_distance` (target,
 nearest source setting) in log-hyperparameter space and s calibrated by leave-one-setting-out on
 the sources (:func:`transfer_error`); with a single source setting it cannot be calibrated and
-the band is revision 3's, with a warning.
+the band goes without that term, with a warning.
+
+Where source runs share the target's seed and batch size B, :func:`transfer` conditions on the
+prompts they drew: a trainer that draws its prompts from a seeded sampler gives every run of one
+seed and one B the same prompts at each step, so their deviations from their smoothed paths
+carry the target's between-prompt noise. The mean path gains the predicted share of it and the
+band keeps only the rest (:mod:`~grpodyn.empirical.logs.sweep_shared`); a target of another seed
+or B, or one that names neither, is not conditioned, nor is one whose sources show no shared
+prompt noise.
 """
 
 from __future__ import annotations

@@ -377,13 +377,13 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
     noise_drag : bool
         Let the sampling noise cost expected reward at second order (derivations
         ``sgd_noise_drag``, ``adam_noise_drag``): SGD's h sigma_p^2 and h sigma_c^2, Adam's
-        h_noise, fitted where B and G both vary (revision 3; False: revision 2's map).
+        h_noise, fitted where B and G both vary (False: the map without the noise drag).
     prompt_noise : bool
         Split Adam's noise ratio into a between-prompt rho_p (per prompt) and rho_A (per
-        completion): ``adam_stiffness_split``, fitted where B and G both vary (revision 3).
+        completion): ``adam_stiffness_split``, fitted where B and G both vary.
     plateau : {"shared", "per_seed"}
         One r* per optimizer, or one per optimizer and seed (runs of one seed start from the same
-        weights; an unseen seed gets the mean). Revision 3 keeps "shared": a plateau per seed
+        weights; an unseen seed gets the mean). The default is "shared": a plateau per seed
         did not help the design score (studies/transfer/findings.md section 6d).
 
     Returns

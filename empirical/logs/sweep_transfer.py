@@ -78,9 +78,9 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
                    refits: dict | None = None) -> dict[str, Any]:
     """Calibrate the transfer-error term of the band by leave-one-setting-out on the sources.
 
-    Revision 4 (issue 15). Each setting of ``optimizer`` among the fitted source runs is held
-    out in turn, the sweep refitted on the other runs (``fit_sweep`` with this fit's options)
-    and the held-out setting transferred from them (revision 3's mean path and band). The map's
+    Each setting of ``optimizer`` among the fitted source runs is held out in turn, the sweep
+    refitted on the other runs (``fit_sweep`` with this fit's options) and the held-out setting
+    transferred from them (the mean path, and the band without the transfer error). The map's
     own error when it carries the constants over a distance d = :func:`setting_distance`
     (held-out setting, nearest remaining setting) is modelled as a relative error eps of the
     predicted displacement from the start, eps ~ N(0, s d^2):
@@ -94,10 +94,10 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
 
         s = max(0, sum (e_i(n)^2 - v(n)) / sum d^2 (m(n) - m(0))^2),
 
-    e_i(n) the run's reward minus the transferred mean of its seed, v(n) revision 3's band
-    variance at that step: the squared error beyond what the band already explains, regressed
-    on d^2 (m(n) - m(0))^2 through the origin with weights proportional to the regressor (a
-    moment estimator, robust to single points).
+    e_i(n) the run's reward minus the transferred mean of its seed, v(n) the variance at that
+    step of the band without the transfer error: the squared error beyond what the band already
+    explains, regressed on d^2 (m(n) - m(0))^2 through the origin with weights proportional to
+    the regressor (a moment estimator, robust to single points).
 
     Returns
     -------
@@ -205,10 +205,10 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     """Predict the reward path of a run with hyperparameters ``target`` from ``sources``.
 
     ``target`` has keys of :data:`HPARAM_KEYS`; missing ones are taken from the first source.
-    ``cross_validate`` (revision 4) adds the transfer-error term s d^2 (m(n) - m(0))^2 to the
+    ``cross_validate`` adds the transfer-error term s d^2 (m(n) - m(0))^2 to the
     band, s calibrated by :func:`transfer_error` (leave-one-setting-out on the sources, about
     one sweep fit per source setting; ``refits`` shares them between calls); False gives
-    revision 3's band.
+    the band without it.
 
     The mean and the band are formed by :func:`~.sweep_band.band` (in the logit space of a
     reward in [0, 1], with the fitted exponents sampled); where Adam's B G exponent is not
@@ -256,7 +256,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     if calibration["s"] is None:
         var_transfer = np.zeros_like(mean)
         warnings.append(f"band {calibration['status']}: it leaves out the transfer error of the "
-                        f"map (revision 3's band), here at distance {distance:.2f} from the "
+                        f"map, here at distance {distance:.2f} from the "
                         "nearest source setting")
     else:
         var_transfer = calibration["s"] * distance ** 2 * (mean - mean[0]) ** 2
@@ -293,7 +293,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         "exponents' errors, sampled; seed-to-seed spread "
         "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G)), and the map's "
         "transfer error s d^2 (m(n) - m(0))^2 with s from leave-one-setting-out on the sources "
-        "(revision 4; see band_calibration)",
+        "(see band_calibration)",
         "runs of one seed and one batch draw the same prompts at each step: the mean carries "
         "the prompts' share beta of the partner runs' deviations from their smoothed paths and "
         "the band the rest of the between-prompt noise (see shared_prompts)",
