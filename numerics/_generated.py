@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '7e273cde79f250ef3100a33e570d5e10'
+THEORY_HASH = 'bc4be4ebb0f510baaaf638b026527285'
 
 
 SIGNATURES = {

@@ -102,7 +102,7 @@ _TERMS = [
     Term("plateau", "fixed point r* of the expected reward (reward); measured", "r_star"),
 ]
 
-#: The nine public names, in the order of the issue.
+#: The nine public names of the vocabulary.
 VOCABULARY: dict[str, Term] = {term.name: term for term in _TERMS}
 
 #: Run settings the loaders read beside the vocabulary (names of :class:`RunMeta` fields).
