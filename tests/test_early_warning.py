@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from grpodyn.empirical.diagnostics.early_warning import (
+    ALONE,
     COINCIDE,
     MIN_POINTS,
     early_warning,
@@ -52,6 +53,40 @@ def test_coincident_precursors_warn_and_a_lone_one_does_not() -> None:
     assert "rose above its trend" in warning.evidence["entropy_rise"]
     assert set(warning.to_dict()) == {"step", "signals", "evidence"}
     assert early_warning(_with_jump(_quiet(), ("entropy",))) is None
+
+
+def _lengths(values: np.ndarray, seed: int = 0) -> Run:
+    """A reward-and-length log (no entropy, KL nor zero-std share), as a custom loop writes."""
+    rng = np.random.default_rng(seed)
+    n = values.size
+    reward = 0.5 + rng.normal(0, 0.03, n)
+    return Run("lengths", "test", np.arange(1.0, n + 1), reward, {"completion_length": values})
+
+
+def test_the_length_surging_towards_the_cap_warns_alone_on_a_short_log() -> None:
+    """20 steps of reward and length: the length leaps 40% above its trend at the last step,
+    the collapse's mechanism, before any second precursor can be read."""
+    assert ALONE == ("length_departure", "rose above")
+    rng = np.random.default_rng(1)
+    length = 400 + 3 * np.arange(20) + rng.normal(0, 8, 20)
+    length[-1] = 1.4 * length[-2]
+    warning = early_warning(_lengths(length))
+    assert warning is not None and warning.step == 20
+    assert warning.signals == ("length_departure",)
+    assert "rose above its trend" in warning.evidence["length_departure"]
+    assert early_warning(_lengths(length[:-1])) is None  # the step before: nothing yet
+
+
+def test_a_length_that_rises_on_its_trend_or_falls_does_not_warn_alone() -> None:
+    """Lengths growing steadily (x2.5 over the run, far from any cap) stay on their trend; a
+    fall of the length is a precursor that still needs a second one."""
+    rng = np.random.default_rng(2)
+    steady = 200 + 6 * np.arange(1.0, 81) + rng.normal(0, 10, 80)
+    for end in range(10, 81):
+        assert early_warning(_lengths(steady[:end], seed=3)) is None, end
+    falling = steady.copy()
+    falling[-1] = 0.5 * falling[-2]
+    assert early_warning(_lengths(falling, seed=3)) is None
 
 
 def test_critical_slowing_down_is_named_when_the_fluctuations_slow_and_grow() -> None:

@@ -25,7 +25,14 @@ fitted to the :func:`trend_window` steps before it, beyond :data:`Z` robust stan
 of that line's residuals (1.4826 MAD) and beyond a share of the level (:data:`RELATIVE`) that
 makes the move matter. A warning needs :data:`COINCIDE` distinct precursors within the last
 :data:`HOLD` logged steps (critical slowing down, two statistics rising together, counts as
-one). Needs numpy and scipy.
+one), with one exception, :data:`ALONE`: the mean completion length leaving its trend upwards
+warns on its own. Completions running into the length cap are truncated and score nothing, so
+the length's surge towards the cap is the collapse's own mechanism, not one of its symptoms; it
+is also the only precursor a log with the reward and the length alone can show before the
+rolling statistics have points to rank (:data:`MIN_POINTS` against 40), and a fall within the
+first steps leaves no time for a second one. The same test and thresholds as every other
+precursor; the exception's cost in false warnings is measured in
+``studies/diagnosis/README.md``. Needs numpy and scipy.
 """
 
 from __future__ import annotations
@@ -39,7 +46,8 @@ from grpodyn.empirical.diagnostics.series import is_success_rate, smooth
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError
 
-__all__ = ["SIGNALS", "MIN_POINTS", "Z", "TAU", "HOLD", "COINCIDE", "RELATIVE", "EarlyWarning",
+__all__ = ["SIGNALS", "MIN_POINTS", "Z", "TAU", "HOLD", "COINCIDE", "ALONE", "RELATIVE",
+           "EarlyWarning",
            "early_warning",
            "prefix", "trend_window"]
 
@@ -57,6 +65,9 @@ HOLD = 3
 #: policy, so its temperature, its distance to the reference and its answers' length move
 #: together, while one metric alone leaves its trend by chance far more often
 COINCIDE = 2
+#: the precursor that warns on its own, with the direction it must move in: the length running
+#: towards the cap (truncated completions score nothing: the collapse's mechanism)
+ALONE = ("length_departure", "rose above")
 #: fewer logged points: no trend to leave (the shortest trend window)
 MIN_POINTS = 10
 _CSD_POINTS = 40  # fewer: no rolling statistics to rank
@@ -202,8 +213,9 @@ def early_warning(run: Run) -> EarlyWarning | None:
     -------
     EarlyWarning or None
         The first of the last :data:`HOLD` steps by which :data:`COINCIDE` distinct
-        precursors fired, every precursor that fired over those steps, and each one's
-        evidence; None otherwise (or when the run has fewer than :data:`MIN_POINTS`).
+        precursors fired (or the length rose above its trend, :data:`ALONE`), every precursor
+        that fired over those steps, and each one's evidence; None otherwise (or when the run
+        has fewer than :data:`MIN_POINTS`).
     """
     n = run.n_points
     if n < MIN_POINTS:
@@ -213,11 +225,14 @@ def early_warning(run: Run) -> EarlyWarning | None:
     slowing = _slowing_down(run)
     if slowing is not None:
         evidence["critical_slowing_down"] = slowing
-    first = None
+    first, alone = None, False
     for t in range(max(window // 2, n - HOLD), n):
-        for signal, words in _metric_signals(run, t, window).items():
+        fired = _metric_signals(run, t, window)
+        if not alone and ALONE[1] in fired.get(ALONE[0], ""):
+            alone, evidence[ALONE[0]] = True, fired[ALONE[0]]
+        for signal, words in fired.items():
             evidence.setdefault(signal, words)
-        if first is None and len(evidence) >= COINCIDE:
+        if first is None and (len(evidence) >= COINCIDE or alone):
             first = float(run.steps[t])
     if first is None:
         return None
