@@ -2,23 +2,17 @@
 
 The members (:mod:`numerics.forecast_trend`) give point forecasts; everything else is measured
 on the training part: by rolling-origin forecasts inside it (origins at 30%, 40%, ..., 80% of
-it, each forecasting the rest of it) and by tests on its last half and its last 20%.
+it, each forecasting the rest of it) and by two tests on its last half.
 
 - regime: the run is ``quiet`` at the cut when the slope of the last half of the training part
   has |t| <= 2 (its standard error inflated by the residuals' long-run variance factor
   (1 + rho) / (1 - rho)); moving runs are ``saturating`` when the data show the deceleration
   (the overdamped relaxation of docs/theory.md section 3 fits with its tau inside the span,
   and its residuals over the last half have no slope with t > 2 in the run's own direction)
-  and ``climbing`` otherwise; a climbing run whose last 20% (the recent level's window)
-  climbs more slowly than its last half by more than 2 standard errors of that segment's
-  slope (:func:`stalls`) has stopped, and is treated as quiet;
+  and ``climbing`` otherwise;
 - weights: each member's mean absolute validation error e_k over the far half of each
   origin's lags (the forecast's own horizon is long; origins weighted alike), and
   w_k proportional to e_k^-2 (the inverse-error combination of Bates & Granger 1969). A
-  quiet run's forecast is its recent level (member ``recent``, the mean of the last 20%):
-  another member joins the combination only where its validation errors beat the recent
-  level's by more than 2 standard errors across the origins (a Diebold & Mariano 1995 test at
-  the regime test's false-alarm rate); no trend was found, so a trend must earn its weight. A
   saturating run leaves out the undamped trends (``linear``, ``theta``: the data contradict
   them) and gives half the weight to the relaxation (the inner origins often come before the
   curvature shows, where the relaxation is scored by its stand-in). A climbing run leaves the
@@ -29,9 +23,7 @@ it, each forecasting the rest of it) and by tests on its last half and its last 
 - band: locally weighted conformal (Lei et al. 2018): at each validated step the combined
   forecast's |error| divided by its difficulty d = sqrt(sigma^2 + spread^2 + move^2) (sigma
   the white noise from first differences, spread the weighted sd of the members about the
-  combination, move its distance from the recent level; in a quiet run the spread is taken
-  with the inverse-error weights of every member, so that the members' disagreement still
-  measures how well the level is known); the conformal quantile
+  combination, move its distance from the recent level); the conformal quantile
   (finite-sample level ceil((n + 1) level) / n) of these scores in the near and the far half
   of the validated lags, carried to every lag as q_near (h / h_near)^s with
   s = log(q_far / q_near) / log(h_far / h_near) clipped to [0, 1], times d at the cut. A
@@ -60,8 +52,7 @@ from grpodyn.ground import InputError, check_finite, check_fraction
 from .forecast_result import Forecast
 from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
 
-__all__ = [
-    "adaptive_forecast", "change_point", "regime", "stalls", "trend_t", "AdaptiveForecaster"]
+__all__ = ["adaptive_forecast", "change_point", "regime", "trend_t", "AdaptiveForecaster"]
 
 #: Inner origins of the rolling-origin validation, as fractions of the training part.
 _ORIGINS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -159,53 +150,8 @@ def _weights(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]], pre
     return w / w.sum()
 
 
-def _beats_recent(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]],
-                  present: np.ndarray) -> np.ndarray:
-    """Return the members ``present`` whose validation shows they beat the recent level.
-
-    Member ``recent`` is kept; another member k is kept when its mean absolute error over the
-    far half of each origin's lags is below the recent level's by more than 2 standard errors
-    of the mean paired difference across the origins (a Diebold & Mariano 1995 test at the
-    regime test's |t| > 2). Fewer than 2 origins: the recent level alone.
-    """
-    k = present.size
-    errors = np.full((len(blocks), k), np.nan)
-    for i, (lags, target, forecasts, _) in enumerate(blocks):
-        far = lags >= np.median(lags)
-        with np.errstate(invalid="ignore"):
-            errors[i] = np.mean(np.abs((target - forecasts)[:, far]), axis=1)
-    recent = TREND_MEMBERS.index("recent")
-    if not present[recent]:
-        return present
-    keep = np.zeros(k, dtype=bool)
-    keep[recent] = True
-    if len(blocks) < 2:
-        return keep
-    for j in np.flatnonzero(present):
-        gain = errors[:, recent] - errors[:, j]
-        if j == recent or not np.all(np.isfinite(gain)):
-            continue
-        se = float(np.std(gain, ddof=1)) / math.sqrt(gain.size)
-        keep[j] = gain.mean() > 2 * se if se > 0 else gain.mean() > 0
-    return keep
-
-
 #: Members that carry a trend on without damping: left out where the data show deceleration.
 _UNDAMPED = ("linear", "theta")
-
-
-def _slope(t: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Return the least-squares slope of (t, y) and its standard error (reward units / step).
-
-    The standard error from the line's residuals, its variance inflated by (1 + rho) / (1 - rho)
-    for their lag-1 autocorrelation rho (clipped to [0, 0.8]); 0 when the points lie on a line.
-    """
-    x = t - t.mean()
-    slope, intercept = np.polyfit(x, y, 1)
-    r = y - slope * x - intercept
-    rho = float(np.clip((r[1:] @ r[:-1]) / max(float(r @ r), 1e-300), 0.0, 0.8))
-    var = float(r @ r) / max(y.size - 2, 1) / max(float(x @ x), 1e-300) * (1 + rho) / (1 - rho)
-    return float(slope), math.sqrt(max(var, 0.0))
 
 
 def trend_t(t: np.ndarray, y: np.ndarray) -> float:
@@ -215,28 +161,14 @@ def trend_t(t: np.ndarray, y: np.ndarray) -> float:
     for their lag-1 autocorrelation rho (clipped to [0, 0.8]).
     """
     half = t.size // 2
-    slope, se = _slope(t[half:], y[half:])
-    if se > 0:
-        return slope / se
+    x, v = t[half:] - t[half:].mean(), y[half:]
+    slope, intercept = np.polyfit(x, v, 1)
+    r = v - slope * x - intercept
+    rho = float(np.clip((r[1:] @ r[:-1]) / max(float(r @ r), 1e-300), 0.0, 0.8))
+    var = float(r @ r) / max(v.size - 2, 1) / max(float(x @ x), 1e-300) * (1 + rho) / (1 - rho)
+    if var > 0:
+        return float(slope) / math.sqrt(var)
     return 0.0 if slope == 0 else math.copysign(math.inf, slope)  # the last half on a line
-
-
-def stalls(t: np.ndarray, y: np.ndarray) -> bool:
-    """Return True when the last 20% of (t, y) climbs more slowly than the last half does.
-
-    The last segment's slope s_20 against the last half's s_50, in the direction of s_50:
-    a stall when (s_20 - s_50) sign(s_50) < -2 se(s_20) (the regime test's |t| > 2;
-    :func:`_slope` for the standard error). The segment is the window of the recent level
-    (member ``recent``): a trend that has stopped there is not carried on.
-    """
-    n = t.size
-    start = int(0.8 * n)
-    if n - start < 4:
-        return False
-    half, _ = _slope(t[n // 2:], y[n // 2:])
-    last, se = _slope(t[start:], y[start:])
-    gap = (last - half) * math.copysign(1.0, half)
-    return gap < -2 * se if se > 0 else gap < 0
 
 
 def regime(t: np.ndarray, y: np.ndarray) -> str:
@@ -264,30 +196,28 @@ def _conformal(values: np.ndarray, level: float) -> float:
     return float(np.quantile(values, min(1.0, math.ceil((n + 1) * level) / n)))
 
 
-def _difficulty(forecasts: np.ndarray, w: np.ndarray, white: float,
-                spread_w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _difficulty(forecasts: np.ndarray, w: np.ndarray, white: float
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Return the combined forecast and its difficulty sqrt(white^2 + spread^2 + move^2) per step.
 
-    spread: the sd of the members about the combination, weighted by ``spread_w`` (default
-    ``w``); move: the combination's distance from the recent level (member ``recent``), how
-    far the forecast leaves the data.
+    spread: the weighted sd of the members about the combination; move: the combination's
+    distance from the recent level (member ``recent``), how far the forecast leaves the data.
     """
     used = w > 0
     point = w[used] @ forecasts[used]
-    sw = w if spread_w is None else spread_w
-    spread2 = sw[sw > 0] @ (forecasts[sw > 0] - point) ** 2
+    spread2 = w[used] @ (forecasts[used] - point) ** 2
     move = point - forecasts[TREND_MEMBERS.index("recent")]
     return point, np.sqrt(white**2 + spread2 + move**2)
 
 
 def _half_width(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]], w: np.ndarray,
                 lags: np.ndarray, scale: np.ndarray, level: float, white: float,
-                fallback: float, spread_w: np.ndarray) -> np.ndarray:
+                fallback: float) -> np.ndarray:
     """Return the band's half-width at ``lags``: normalised conformal scores times ``scale``."""
     h_all, r_all = [], []
     for h, target, forecasts, _ in blocks:
-        if np.all(np.isfinite(forecasts[(w > 0) | (spread_w > 0)])):
-            point, d = _difficulty(forecasts, w, white, spread_w)
+        if np.all(np.isfinite(forecasts[w > 0])):
+            point, d = _difficulty(forecasts, w, white)
             h_all.append(h)
             r_all.append(np.abs(target - point) / d)
     if not h_all:
@@ -311,24 +241,19 @@ def _forecast_from(t: np.ndarray, y: np.ndarray, future: np.ndarray, level: floa
     present = np.all(np.isfinite(final), axis=1)
     blocks = _validation(t, y, bounds)
     state = regime(t, y)
-    if state == "climbing" and stalls(t, y):
-        state = "quiet"
     names = np.array(TREND_MEMBERS)
     if state == "saturating":
         present &= ~np.isin(names, _UNDAMPED)
         w = 0.5 * (names == "relaxation") + 0.5 * _weights(blocks, present)
-        spread_w = w
     elif state == "climbing":
         present &= names != "relaxation"
         w = 0.5 * present / present.sum() + 0.5 * _weights(blocks, present)
-        spread_w = w
     else:
-        spread_w = _weights(blocks, present)
-        w = _weights(blocks, _beats_recent(blocks, present))
+        w = _weights(blocks, present)
     white = float(np.std(np.diff(y)) / math.sqrt(2))
-    point, scale = _difficulty(final, w, white, spread_w)
+    point, scale = _difficulty(final, w, white)
     fallback = white * math.sqrt(1 + 5 / t.size) * float(ndtri(0.5 + level / 2))
-    half = _half_width(blocks, w, future - t[-1], scale, level, white, fallback, spread_w)
+    half = _half_width(blocks, w, future - t[-1], scale, level, white, fallback)
     if state != "quiet":  # the run still moves: the members' whole disagreement is possible
         rows = final[present]
         half = np.sqrt(half**2 + (0.5 * (rows.max(axis=0) - rows.min(axis=0))) ** 2)

@@ -10,7 +10,7 @@ import pytest
 
 from grpodyn.cli import main
 from grpodyn.ground import InputError
-from grpodyn.numerics.forecast_adaptive import adaptive_forecast, change_point, regime, stalls
+from grpodyn.numerics.forecast_adaptive import adaptive_forecast, change_point, regime
 from grpodyn.numerics.forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
 
 
@@ -52,37 +52,6 @@ def test_regime_tells_quiet_saturating_and_climbing() -> None:
     # a fast rise, then a steady climb on top of it: the relaxation alone does not end it
     drift = 0.2 + 0.3 * (1 - np.exp(-t / 20)) + 0.001 * t
     assert regime(t[:120], _noisy(drift[:120], 0)) == "climbing"
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_a_quiet_run_is_forecast_at_its_level(seed: int) -> None:
-    t = np.arange(1.0, 401.0)
-    y = _noisy(np.full(400, 0.5), seed, sd=0.05)
-    fc = adaptive_forecast(t, y, n_train=200, future_steps=t[200:], bounds=(0.0, 1.0))
-    # no trend in the training part and no member beats the recent level at the origins
-    assert fc.weights["recent"] == 1.0
-    assert np.allclose(fc.point, y[160:200].mean())
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_a_climb_that_has_stopped_is_not_carried_on(seed: int) -> None:
-    t = np.arange(1.0, 401.0)
-    truth = 0.2 + 0.5 * np.minimum(t, 160) / 160  # a line up to step 160, then flat
-    y = _noisy(truth, seed)
-    # the last half of the training part still climbs (the regime test) ...
-    assert regime(t[:200], y[:200]) == "climbing"
-    # ... but its last 20% does not: the forecast stays at the level reached
-    assert stalls(t[:200], y[:200])
-    fc = adaptive_forecast(t, y, n_train=200, future_steps=t[200:], bounds=(0.0, 1.0))
-    assert fc.weights["linear"] == fc.weights["theta"] == 0.0
-    assert abs(fc.point[-1] - 0.7) < 0.015
-    assert np.mean((y[200:] >= fc.lower) & (y[200:] <= fc.upper)) >= 0.8
-
-
-def test_a_steady_climb_does_not_stall() -> None:
-    t = np.arange(1.0, 301.0)
-    for seed in range(3):
-        assert not stalls(t[:150], _noisy(0.1 + 0.002 * t[:150], seed))
 
 
 def test_a_climbing_run_is_not_saturated_early() -> None:
