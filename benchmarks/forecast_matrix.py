@@ -24,7 +24,8 @@ The adaptive forecaster's revision 3 (a quiet run at its recent level unless a m
 it at the rolling origins; a climb that stalls in its last 20% is quiet) was designed on
 ``public``, ``deepnet``, ``bandit`` seeds 0-3, 500-503 and 600-603 and ``categorical`` seeds
 0-39, 1000-1039 and 2000-2039, then frozen (``FROZEN``) before categorical seeds 3000-3039 and
-bandit seeds 700-703 were scored once.
+bandit seeds 700-703 were scored once; it did not beat revision 2 there, and the module is
+revision 2 again (``studies/forecast/README.md``).
 
 Forecasters: every one registered in :mod:`numerics.forecasters`: ``adaptive``
 (:func:`numerics.forecast_adaptive.adaptive_forecast`), ``ensemble``
