@@ -20,6 +20,12 @@ reward-hacking family (the optimised reward keeps rising) and one of its length-
 split-conformal on its own rolling-origin errors inside the training part) was designed on
 ``public``, ``bandit`` seeds 0-3 and 500-503 and ``categorical`` seeds 0-39 and 1000-1039, then
 frozen (``FROZEN``) before categorical seeds 2000-2039 and bandit seeds 600-603 were scored once.
+The adaptive forecaster's revision 3 (a quiet run at its recent level unless a member beats
+it at the rolling origins; a climb that stalls in its last 20% is quiet) was designed on
+``public``, ``deepnet``, ``bandit`` seeds 0-3, 500-503 and 600-603 and ``categorical`` seeds
+0-39, 1000-1039 and 2000-2039, then frozen (``FROZEN``) before categorical seeds 3000-3039 and
+bandit seeds 700-703 were scored once; it did not beat revision 2 there, and the module is
+revision 2 again (``studies/forecast/README.md``).
 
 Forecasters: every one registered in :mod:`numerics.forecasters`: ``adaptive``
 (:func:`numerics.forecast_adaptive.adaptive_forecast`), ``ensemble``
@@ -74,7 +80,8 @@ RELAX_PREFIXES = ("relaxruns", "relaxruns_slow", "relaxruns_burnin",
                   "moreseeds_relaxruns_burnin", "relaxruns_linear", "relaxruns_long",
                   "relaxruns_precise")
 #: Commits at which each forecaster was frozen, before its held-out sources were scored.
-FROZEN = {"adaptive": "b4695cb", "adaptive revision 2": "45ab841", "calibrated prior": "8c91130"}
+FROZEN = {"adaptive": "b4695cb", "adaptive revision 2": "45ab841", "calibrated prior": "8c91130",
+          "adaptive revision 3": "d7df217"}
 
 
 def _bandit(seeds: range) -> list[tuple[str, Run]]:
