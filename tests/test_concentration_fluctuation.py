@@ -94,3 +94,57 @@ def test_correlated_fluctuations_are_dynamics_not_sampling() -> None:
     run = Run(source="synthetic", format="test", steps=run.steps, reward=run.reward * 0 + 0.6
               + wave + (run.reward - 0.7) * 0.2, metrics={}, meta=run.meta)
     assert sampling_share(run, segments(_N)[1], _G).status == "dynamics"
+
+
+def _run_over_time(start: np.ndarray, end: np.ndarray, *, seed: int, group_size: int,
+                   zero_std: bool) -> Run:
+    """Rewards (and, with ``zero_std``, TRL's zero-std share) of B prompts x G answers a step,
+    the prompts' success rates moving linearly from ``start`` to ``end`` over the first half."""
+    rng = np.random.default_rng(seed)
+    t = np.clip(np.arange(_N) / (_N / 2), 0.0, 1.0)[:, None]
+    idx = rng.integers(0, start.size, size=(_N, _B))
+    rates = (1 - t) * start[idx] + t * end[idx]
+    hits = rng.binomial(group_size, rates)
+    reward = hits.sum(axis=1) / (_B * group_size)
+    metrics = {}
+    if zero_std:
+        metrics["frac_reward_zero_std"] = ((hits == 0) | (hits == group_size)).mean(axis=1)
+    meta = RunMeta()
+    meta.batch = Hyperparameter(_B, "user", "test")
+    meta.group_size = Hyperparameter(group_size, "user", "test")
+    return Run(source="synthetic", format="test", steps=np.arange(1.0, _N + 1), reward=reward,
+               metrics=metrics, meta=meta)
+
+
+# hard prompts (1% success) of which 6% get solved: at the floor from the first steps
+_HARD = np.full(1000, 0.01)
+_HARD_ESCAPED = np.where(np.arange(1000) < 60, 1.0, 0.005)
+# prompts that explore at 0.5, then lock: 70% always right, 30% always wrong
+_SPREAD = np.full(1000, 0.5)
+
+
+def test_groups_without_spread_from_the_start_are_degeneracy_not_concentration() -> None:
+    """Prompts at the floor from the first steps (G = 2): the few that escape make the late
+    success rates deterministic per prompt, like a concentrated policy, but the groups had no
+    spread to lose; without the entropy concentration abstains and degeneracy is primary,
+    with or without the zero-std share."""
+    for zero_std in (True, False):
+        run = _run_over_time(_HARD, _HARD_ESCAPED, seed=11, group_size=2, zero_std=zero_std)
+        d = diagnose(run)
+        verdict = d.modes["policy_concentration"]
+        assert not verdict.flag and verdict.undecided and "no spread" in verdict.evidence
+        assert d.primary == "advantage_degeneracy"
+
+
+def test_the_zero_std_share_reads_prompts_that_locked_after_exploring() -> None:
+    """Prompts that explored at 0.5 lock at a mean of 0.7: every group without spread against
+    the few a pool of the first steps' spread predicts; flagged from the zero-std share."""
+    run = _run_over_time(_SPREAD, _LOCKED, seed=12, group_size=_G, zero_std=True)
+    d = diagnose(run)
+    verdict = d.modes["policy_concentration"]
+    assert verdict.flag and "zero-std groups" in verdict.evidence
+    assert d.primary == "policy_concentration"
+    # the same pool that keeps exploring at 0.7: not flagged by the zero-std share
+    calm = diagnose(_run_over_time(_SPREAD, _EXPLORING, seed=13, group_size=_G,
+                                   zero_std=True)).modes["policy_concentration"]
+    assert not calm.flag and not calm.undecided and "still explore" in calm.evidence

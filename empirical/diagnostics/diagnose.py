@@ -33,9 +33,13 @@ an entropy fall that the reward's move explains (the kept-spread bound of docs/t
 section 7) is decided, one beyond it abstains (studies/tiny_grids/findings.md, 4b); verl's
 ``critic/advantages/{max,min}`` give the Beta law where the zero-std share is missing
 (:func:`~grpodyn.numerics.prompt_pool.fit_prompt_pool_extremes`), so concentration is judged
-there as on TRL's logs. Without the entropy, concentration is read from the reward's sampling
-noise at the known B and G (:mod:`.fluctuation`: the share of its variance between prompts);
-without B the diagnosis abstains with the reason rather than call the run healthy.
+there as on TRL's logs. Without the entropy, concentration is read from the zero-std share
+where logged (the failing prompts locked beyond what the first steps' spread predicts), else
+from the reward's sampling noise at the known B and G (:mod:`.fluctuation`: the share of its
+variance between prompts); without B the diagnosis abstains with the reason rather than call
+the run healthy, and where identical prompts at the first steps' reward already lose half the
+drift to groups of G it abstains too: success rates at the floor cannot tell a policy locked
+onto wrong answers from one that never samples the right one (degeneracy names the run).
 The detectors live in their own modules: :mod:`.hacking`, :mod:`.modes` (degeneracy and
 concentration), :mod:`.instability` (with the limit cycle of the AR(2) poles), :mod:`.state`
 (what the reward did, with the step of the peak of a decline); :mod:`.text` writes the headline

@@ -4,7 +4,9 @@ docs/theory.md sections 7 and 10: degeneracy is the drift factor 1 - p^G - (1-p)
 before the reward reaches its plateau (the share of zero-std groups, or its prediction from
 the reward level and G, read through the Beta law of the prompts' success rates of
 :mod:`grpodyn.numerics.prompt_pool`); concentration is p(1-p) and the entropy going to 0, told
-from learning by the spread the prompts keep. Needs numpy.
+from learning by the spread the prompts keep; without the entropy, by the zero-std share or
+the reward's sampling noise, never where the groups had no spread from the first steps.
+Needs numpy.
 """
 
 from __future__ import annotations
@@ -179,7 +181,7 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
     """
     entropy = run.metrics.get("entropy")
     if entropy is None or np.isfinite(entropy).sum() < 4:
-        return _without_entropy(run, late, group_size)
+        return _without_entropy(run, early, late, group_size)
     e0, e1 = window_mean(entropy, early), window_mean(entropy, late)
     if not (np.isfinite(e0) and e0 > 0):
         return unjudged("entropy at the start is not positive")
@@ -301,13 +303,60 @@ def _read(fluct: Fluctuation) -> tuple[bool, float, bool, str] | None:
     return flag, share, False, fluct.words + verdict
 
 
-def _without_entropy(run: Run, late: slice, group_size: int | None) -> ModeVerdict:
+def _degenerate_from_start(run: Run, early: slice, group_size: int | None) -> float:
+    """Share of the drift that groups of G lost at the first steps' reward, prompts identical.
+
+    docs/theory.md section 7: identical prompts at the mean reward r0 lose the least drift
+    of any pool with that mean (p^G + (1-p)^G is convex in p), so a loss of half or more
+    here means the groups had no spread to lose from the first steps: success rates at the
+    floor, where a reward (or a zero-std share) cannot tell a policy locked onto wrong
+    answers from one that never samples the right one. 0 when G or the level is unknown.
+    """
+    r0 = window_mean(run.reward, early)
+    if group_size is None or not np.isfinite(r0):
+        return 0.0
+    return float(drift_loss(float(np.clip(r0, 1e-9, 1 - 1e-9)), np.inf, group_size))
+
+
+def _locked_beyond_start(run: Run, early: slice, late: slice, group_size: int | None
+                         ) -> tuple[float, str] | None:
+    """Return the share of the failing prompts locked late beyond the first steps' spread.
+
+    The temperature prediction of :func:`concentration` read from the zero-std share alone
+    (the Beta law of the prompts early and late, docs/theory.md sections 7 and 10); None
+    when the log has no zero-std share (nor verl's advantage extremes) to fit it.
+    """
+    frac = run.metrics.get("frac_reward_zero_std")
+    if frac is None or not np.isfinite(frac[late]).any():
+        return None
+    pool_early = prompt_pool_at(run, early, group_size)
+    pool_late = prompt_pool_at(run, late, group_size)
+    if pool_early is None or pool_late is None:
+        return None
+    r_late = window_mean(run.reward, late)
+    left = max(1 - r_late, 1e-12)
+    predicted = min(pool_early.failed_share_at(r_late) / left, 1.0)
+    locked = min(pool_late.failed_share_at(r_late) / left, 1.0)
+    beyond = float(np.clip((locked - predicted) / max(1 - predicted, 1e-12), 0.0, 1.0))
+    bound = "" if group_size else f", G unknown: judged at G = {G_BOUND}"
+    return beyond, (f"zero-std groups {window_mean(frac, late):.2f} late (Beta phi "
+                    f"{pool_late.point_phi:.3g}{bound}): {locked:.0%} of the failing prompts "
+                    f"always fail, against {predicted:.0%} for the spread of the first steps "
+                    f"(phi {pool_early.point_phi:.3g}) moved to the reward {r_late:.2f}: "
+                    f"{beyond:.0%} of the failing prompts that should explore do not")
+
+
+def _without_entropy(run: Run, early: slice, late: slice, group_size: int | None
+                     ) -> ModeVerdict:
     """Judge concentration without the entropy: the reward's sampling noise (module fluctuation).
 
-    At the ceiling a low temperature is convergence; elsewhere the share of the reward's
-    variance between prompts decides (:func:`_read`); where B (or the whiteness of the
-    fluctuations) is missing the diagnosis abstains with the reason rather than call the run
-    healthy.
+    At the ceiling a low temperature is convergence. Where the groups had no spread from the
+    first steps (:func:`_degenerate_from_start`) the success rates cannot show a temperature
+    falling, and the diagnosis abstains (degeneracy, upstream, names the run). Elsewhere the
+    zero-std share, where logged, reads the locked prompts directly
+    (:func:`_locked_beyond_start`); without it the share of the reward's variance between
+    prompts decides (:func:`_read`); where B (or the whiteness of the fluctuations) is missing
+    the diagnosis abstains with the reason rather than call the run healthy.
     """
     base = "no entropy in the log"
     if not is_success_rate(run):
@@ -318,6 +367,21 @@ def _without_entropy(run: Run, late: slice, group_size: int | None) -> ModeVerdi
     if r_late >= CEILING:
         return ModeVerdict(False, 0.0, f"{base}; at the ceiling (reward {r_late:.2f}): a low "
                            "temperature there is convergence, not a failure", True, span)
+    lost0 = _degenerate_from_start(run, early, group_size)
+    if lost0 >= FLAG_SCORE:
+        return ModeVerdict(False, 0.0, f"{base}; at the first steps' reward "
+                           f"{window_mean(run.reward, early):.3f} identical prompts in groups of "
+                           f"G = {group_size} already lose {lost0:.0%} of the drift: the groups "
+                           "had no spread to lose, and without the entropy a prompt that never "
+                           "samples the right answer reads like one locked onto a wrong one, "
+                           "the diagnosis abstains", True, span, undecided=True)
+    groups = _locked_beyond_start(run, early, late, group_size)
+    if groups is not None:
+        beyond, why = groups
+        flag = beyond >= FLAG_SCORE
+        why += (": the policy is deterministic on most prompts" if flag
+                else ": the groups still explore")
+        return ModeVerdict(flag, beyond, f"{base}; {why}", True, span)
     fluct = sampling_share(run, late, group_size)
     reading = _read(fluct)
     if reading is None:
