@@ -14,7 +14,9 @@ Run ``python benchmarks/diagnosis.py [--public DIR] [--seeds FIRST STOP | FIRST-
 Seeds 100-105 (the default) were the first scored ones; 200-211 are the design seeds of the
 concentration reading from the reward's sampling noise; 300-305 its fresh seeds, then design
 seeds (with 200-211) of the degeneracy's reward-level margin; 400-411 the fresh seeds after it;
-500-511 the fresh seeds of the early warning's length-alone exception (designed on all before).
+500-511 the fresh seeds of the early warning's length-alone exception (designed on all before);
+600-611 the fresh seeds of concentration without the entropy read from the zero-std share and
+the first steps' degeneracy (designed on all before).
 Each categorical table is scored twice: under ``label_of`` (the frozen labels) and under
 ``label_sustained`` (the limit cycles labelled from the simulator's dynamics).
 """
