@@ -51,6 +51,7 @@ from grpodyn.ground import InputError, check_finite, check_fraction
 
 from .forecast_result import Forecast
 from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
+from .forecasters import CurveForecaster
 
 __all__ = ["adaptive_forecast", "change_point", "regime", "trend_t", "AdaptiveForecaster"]
 
@@ -313,20 +314,8 @@ def adaptive_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int, future_step
                     bounds, notes, point, point, dict(weights))
 
 
-class AdaptiveForecaster:
+class AdaptiveForecaster(CurveForecaster):
     """The trend-aware forecaster: members weighted by their rolling-origin errors."""
 
     name = "adaptive"
-
-    def forecast(self, steps: np.ndarray, reward: np.ndarray, *, n_train: int,
-                 future_steps: np.ndarray, level: float = 0.9,
-                 bounds: tuple[float, float] | None = None, momentum: float | None = None,
-                 learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Forecast:
-        """Forecast ``future_steps`` from the first ``n_train`` points.
-
-        :func:`adaptive_forecast` does the work; the arguments are those of
-        :meth:`numerics.forecasters.Forecaster.forecast` (``momentum`` and ``learning_rate``
-        are not used).
-        """
-        return adaptive_forecast(steps, reward, n_train=n_train, future_steps=future_steps,
-                                 level=level, bounds=bounds)
+    function = staticmethod(adaptive_forecast)

@@ -41,6 +41,7 @@ from grpodyn.ground import InputError, check_finite, check_fraction
 from .forecast_adaptive import regime
 from .forecast_result import Forecast
 from .forecast_trend import member_forecasts
+from .forecasters import CurveForecaster
 from .learned_prior import HORIZON_CAP, LearnedPrior, load_learned_prior
 
 __all__ = ["calibrated_prior_forecast", "CalibratedPriorForecaster"]
@@ -168,20 +169,8 @@ def calibrated_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
                     bounds, notes, median, median, dict(weights))
 
 
-class CalibratedPriorForecaster:
+class CalibratedPriorForecaster(CurveForecaster):
     """The learned prior's median with a band calibrated on the run's rolling origins."""
 
     name = "calibrated_prior"
-
-    def forecast(self, steps: np.ndarray, reward: np.ndarray, *, n_train: int,
-                 future_steps: np.ndarray, level: float = 0.9,
-                 bounds: tuple[float, float] | None = None, momentum: float | None = None,
-                 learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Forecast:
-        """Forecast ``future_steps`` from the first ``n_train`` points.
-
-        :func:`calibrated_prior_forecast` does the work; the arguments are those of
-        :meth:`numerics.forecasters.Forecaster.forecast` (``momentum`` and ``learning_rate``
-        are not used).
-        """
-        return calibrated_prior_forecast(steps, reward, n_train=n_train,
-                                         future_steps=future_steps, level=level, bounds=bounds)
+    function = staticmethod(calibrated_prior_forecast)

@@ -12,7 +12,7 @@ choices) imports nothing numeric.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from grpodyn.ground import InputError
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
     from .forecast_result import Forecast
 
-__all__ = ["Forecaster", "FORECASTERS", "register", "unregister", "get_forecaster"]
+__all__ = ["Forecaster", "CurveForecaster", "FORECASTERS", "register", "unregister",
+           "get_forecaster"]
 
 
 class Forecaster(Protocol):
@@ -59,6 +60,27 @@ class Forecaster(Protocol):
         Forecast
         """
         ...
+
+
+class CurveForecaster:
+    """A forecaster that reads the reward curve alone, through one function.
+
+    A subclass sets ``name`` and ``function = staticmethod(f)``, where
+    ``f(steps, reward, *, n_train, future_steps, level, bounds)`` returns the
+    :class:`~numerics.forecast_result.Forecast`; ``momentum`` and ``learning_rate`` are taken
+    for the :class:`Forecaster` protocol and not used.
+    """
+
+    name: str
+    function: Callable[..., Forecast]
+
+    def forecast(self, steps: np.ndarray, reward: np.ndarray, *, n_train: int,
+                 future_steps: np.ndarray, level: float = 0.9,
+                 bounds: tuple[float, float] | None = None, momentum: float | None = None,
+                 learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Forecast:
+        """Forecast ``future_steps`` from the first ``n_train`` points, as :class:`Forecaster`."""
+        return self.function(steps, reward, n_train=n_train, future_steps=future_steps,
+                             level=level, bounds=bounds)
 
 
 class _Registry(Mapping[str, "Forecaster"]):

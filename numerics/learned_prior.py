@@ -34,6 +34,7 @@ from grpodyn.ground import InputError, check_finite
 
 from .fit import estimate_noise
 from .forecast_result import Forecast
+from .forecasters import CurveForecaster
 
 __all__ = ["QUANTILE_LEVELS", "N_BINS", "HORIZON_CAP", "FAMILIES", "THEORY_SHARES", "PriorCurve",
            "sample_prior_curves", "curve_features", "LearnedPrior", "load_learned_prior",
@@ -389,20 +390,8 @@ def learned_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
                     point_weights={"learned_prior": 1.0})
 
 
-class LearnedPriorForecaster:
+class LearnedPriorForecaster(CurveForecaster):
     """The network trained on the theory's prior (bands up to level 0.95)."""
 
     name = "learned_prior"
-
-    def forecast(self, steps: np.ndarray, reward: np.ndarray, *, n_train: int,
-                 future_steps: np.ndarray, level: float = 0.9,
-                 bounds: tuple[float, float] | None = None, momentum: float | None = None,
-                 learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> Forecast:
-        """Forecast ``future_steps`` from the first ``n_train`` points.
-
-        :func:`learned_prior_forecast` does the work; the arguments are those of
-        :meth:`numerics.forecasters.Forecaster.forecast` (``momentum`` and ``learning_rate``
-        are not used).
-        """
-        return learned_prior_forecast(steps, reward, n_train=n_train, future_steps=future_steps,
-                                      level=level, bounds=bounds)
+    function = staticmethod(learned_prior_forecast)
