@@ -227,10 +227,7 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
         # not count. The score is the smaller of the entropy's fall and the share of the
         # failing prompts that should still explore but do not
         g_used = pool_late.group_size
-        left = max(1 - r_late, 1e-12)
-        predicted = min(pool_early.failed_share_at(r_late) / left, 1.0)
-        locked = min(pool_late.failed_share_at(r_late) / left, 1.0)
-        beyond = float(np.clip((locked - predicted) / max(1 - predicted, 1e-12), 0.0, 1.0))
+        predicted, locked, beyond = _locked_shares(pool_early, pool_late, r_late)
         score = min(score, beyond)
         bound = "" if group_size else (f"; G unknown, judged at G = {G_BOUND}, the smallest "
                                        "group (a larger G predicts fewer such groups and "
@@ -303,6 +300,22 @@ def _read(fluct: Fluctuation) -> tuple[bool, float, bool, str] | None:
     return flag, share, False, fluct.words + verdict
 
 
+def _locked_shares(pool_early: PromptPool, pool_late: PromptPool, reward: float
+                   ) -> tuple[float, float, float]:
+    """Return the failing prompts' shares (predicted locked, locked, locked beyond prediction).
+
+    docs/theory.md sections 7 and 10: the all-wrong groups E[(1-p)^G] of a Beta law of the
+    prompts, as a share of the failures left (1 - r) at the reward ``reward``; ``predicted``
+    moves the first steps' spread (``pool_early``) to that reward, ``locked`` is the late
+    law's, and the last is the share of the prompts that should still explore but do not.
+    """
+    left = max(1 - reward, 1e-12)
+    predicted = min(pool_early.failed_share_at(reward) / left, 1.0)
+    locked = min(pool_late.failed_share_at(reward) / left, 1.0)
+    return predicted, locked, float(np.clip((locked - predicted) / max(1 - predicted, 1e-12),
+                                            0.0, 1.0))
+
+
 def _degenerate_from_start(run: Run, early: slice, group_size: int | None) -> float:
     """Share of the drift that groups of G lost at the first steps' reward, prompts identical.
 
@@ -334,10 +347,7 @@ def _locked_beyond_start(run: Run, early: slice, late: slice, group_size: int | 
     if pool_early is None or pool_late is None:
         return None
     r_late = window_mean(run.reward, late)
-    left = max(1 - r_late, 1e-12)
-    predicted = min(pool_early.failed_share_at(r_late) / left, 1.0)
-    locked = min(pool_late.failed_share_at(r_late) / left, 1.0)
-    beyond = float(np.clip((locked - predicted) / max(1 - predicted, 1e-12), 0.0, 1.0))
+    predicted, locked, beyond = _locked_shares(pool_early, pool_late, r_late)
     bound = "" if group_size else f", G unknown: judged at G = {G_BOUND}"
     return beyond, (f"zero-std groups {window_mean(frac, late):.2f} late (Beta phi "
                     f"{pool_late.point_phi:.3g}{bound}): {locked:.0%} of the failing prompts "
