@@ -36,11 +36,15 @@ _PINNED = 20  # a reward identical over this many last points (and half the run)
 
 @dataclass(frozen=True)
 class State:
-    """The state of a run, its evidence in words and, for a decline, the step of the peak."""
+    """The state of a run, its evidence in words and, for a decline, the step of the peak.
+
+    ``pinned`` marks a run that does not learn because its reward sits at one value.
+    """
 
     name: str
     evidence: str
     peak_step: float | None = None
+    pinned: bool = False  # not learning because the reward sits at one value
 
 
 @lru_cache(maxsize=256)
@@ -69,7 +73,7 @@ def _pinned(run: Run) -> State | None:
                      f"{since:g}: every prompt solved")
     return State("not_learning", f"reward pinned at {value:g} since step {since:g} (it started "
                  f"at {r[0]:g}): a constant reward leaves no group with spread, so no gradient "
-                 "to learn from")
+                 "to learn from", pinned=True)
 
 
 def _fall_from_peak(run: Run, late: slice, n_early: int, sigma: float, window: int,

@@ -48,6 +48,8 @@ class Trend:
         Steps from the first to the last point.
     text : str
         The judgement in words.
+    at_floor : bool
+        The last third sits exactly at the floor of the reward's range after a start above it.
     """
 
     kind: str
@@ -62,6 +64,7 @@ class Trend:
     thirds_step: tuple[float, float, float]
     span: float
     text: str
+    at_floor: bool = False
 
 
 def run_trend(steps: np.ndarray, reward: np.ndarray, *,
@@ -125,7 +128,7 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
         text = (f"did not move beyond its noise: {means[0]:.4g} -> {means[2]:.4g} (first to "
                 f"last third), {change:+.2g} against a standard error of {change_se:.2g}")
     return Trend(kind, sigma, change, change_se, peak, float(steps[top + width // 2]), final,
-                 means, errors, centres, float(steps[-1] - steps[0]), text)
+                 means, errors, centres, float(steps[-1] - steps[0]), text, at_floor)
 
 
 #: The trend a state of the diagnosis implies (``too_short`` keeps the thirds' judgement).
@@ -143,13 +146,12 @@ def agree_with_state(trend: Trend, run: Run) -> Trend:
     contradict each other; a reward sitting at the floor of its range after starting above it
     stays a fall whatever the state. Shorter runs keep the thirds' test of :func:`run_trend`.
     """
-    if run.n_points < SHORT or trend.text.endswith("of its range"):
+    if run.n_points < SHORT or trend.at_floor:
         return trend
     early, late, _ = segments(run.n_points)
     finite = run.reward[np.isfinite(run.reward)]
     state = classify_state(run, early, late, estimate_noise(finite).sigma)
-    pinned = state.name == "not_learning" and state.evidence.startswith("reward pinned")
-    kind = "pinned" if pinned else _STATE_TREND.get(state.name, trend.kind)
+    kind = "pinned" if state.pinned else _STATE_TREND.get(state.name, trend.kind)
     if kind == trend.kind:
         return trend
     return replace(trend, kind=kind, text=f"{_TREND_WORDS[kind]} (the diagnosis's state "
