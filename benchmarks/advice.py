@@ -65,6 +65,7 @@ import argparse
 import math
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -136,18 +137,25 @@ def _collapsed(run: Run) -> bool:
     return _late(run) < 0.5 * max(float(np.mean(part)) for part in np.array_split(run.reward, 3))
 
 
-def _outcomes(sweep: dict[float, Run], unstable: frozenset[float] = frozenset()
-              ) -> dict[float, str]:
-    """The sweep's outcome for each lr (see the module); ``unstable`` lrs count as collapsed."""
+def _outcomes(sweep: dict[float, Run], better: Callable[[Run, list[Run]], bool],
+              unstable: frozenset[float] = frozenset()) -> dict[float, str]:
+    """The sweep's outcome for each lr (see the module): "lower" where the run collapsed (or its
+    lr is in ``unstable``), "raise" where ``better(run, higher)`` holds for the higher lrs that
+    did not, "not above" otherwise."""
     out = {}
     for lr, run in sweep.items():
         if _collapsed(run) or lr in unstable:
             out[lr] = "lower"
             continue
-        better = [x for x, other in sweep.items() if x > lr and not _collapsed(other)
-                  and x not in unstable and _late(other) > _late(run)]
-        out[lr] = "raise" if better else "not above"
+        higher = [other for x, other in sweep.items()
+                  if x > lr and not _collapsed(other) and x not in unstable]
+        out[lr] = "raise" if better(run, higher) else "not above"
     return out
+
+
+def _ended_higher(run: Run, higher: list[Run]) -> bool:
+    """Outcome "ended higher": a higher lr's last third has the higher mean."""
+    return any(_late(other) > _late(run) for other in higher)
 
 
 def _smoothed(run: Run) -> tuple[np.ndarray, np.ndarray, float]:
@@ -173,25 +181,14 @@ def _gained(run: Run) -> bool:
     return bool(smooth.max() - smooth[0] > 2 * noise)
 
 
-def _faster_outcomes(sweep: dict[float, Run], unstable: frozenset[float] = frozenset()
-                     ) -> dict[float, str]:
-    """The sweep's outcome in the issue's words, "learned faster" (see the module)."""
-    out = {}
-    for lr, run in sweep.items():
-        if _collapsed(run) or lr in unstable:
-            out[lr] = "lower"
-            continue
-        smooth = _smoothed(run)[0]
-        higher = [other for x, other in sweep.items()
-                  if x > lr and not _collapsed(other) and x not in unstable]
-        if _gained(run):
-            level = smooth[0] + 0.9 * float(smooth.max() - smooth[0])
-            own = _time_to(run, level)
-            faster = [other for other in higher if _time_to(other, level) < own]
-        else:  # no gain beyond its noise: no level of its own; a higher lr that gained did
-            faster = [other for other in higher if _gained(other)]
-        out[lr] = "raise" if faster else "not above"
-    return out
+def _learned_faster(run: Run, higher: list[Run]) -> bool:
+    """Outcome "learned faster", the issue's words (see the module)."""
+    if not _gained(run):  # no gain beyond its noise: no level of its own; a higher lr that gained
+        return any(_gained(other) for other in higher)
+    smooth = _smoothed(run)[0]
+    level = smooth[0] + 0.9 * float(smooth.max() - smooth[0])
+    own = _time_to(run, level)
+    return any(_time_to(other, level) < own for other in higher)
 
 
 def _agrees(direction: str, new_lr: float, outcome: str, collapse_lr: float) -> bool:
@@ -246,7 +243,8 @@ HEADER = (f"{'sweep':12s} {'lr':>8s} {'late':>5s} {'end t':>6s} {'tau':>6s} {'sl
 def sweep_rows(name: str, sweep: dict[float, Run], unstable: frozenset[float] = frozenset()
                ) -> list[Row]:
     """Print one sweep's rows (both outcomes); return the flags of each run."""
-    outcomes, faster = _outcomes(sweep, unstable), _faster_outcomes(sweep, unstable)
+    outcomes = _outcomes(sweep, _ended_higher, unstable)
+    faster = _outcomes(sweep, _learned_faster, unstable)
     collapse_lr = min([lr for lr, o in outcomes.items() if o == "lower"], default=math.inf)
     rows = []
     for lr, run in sorted(sweep.items()):
