@@ -52,8 +52,10 @@ from grpodyn.ground import InputError, check_finite, check_fraction
 from .forecast_result import Forecast
 from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
 from .forecasters import CurveForecaster
+from .noise import estimate_noise
 
-__all__ = ["adaptive_forecast", "change_point", "regime", "trend_t", "AdaptiveForecaster"]
+__all__ = ["adaptive_forecast", "change_point", "regime", "trend_t", "conformal_quantile",
+           "horizon_quantile", "AdaptiveForecaster"]
 
 #: Inner origins of the rolling-origin validation, as fractions of the training part.
 _ORIGINS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -192,9 +194,30 @@ def regime(t: np.ndarray, y: np.ndarray) -> str:
     return "saturating" if beyond * math.copysign(1.0, moving) <= 2 else "climbing"
 
 
-def _conformal(values: np.ndarray, level: float) -> float:
+def conformal_quantile(values: np.ndarray, level: float) -> float:
+    """Return the split-conformal quantile of ``values``: the ceil((n + 1) level) / n one."""
     n = values.size
     return float(np.quantile(values, min(1.0, math.ceil((n + 1) * level) / n)))
+
+
+def horizon_quantile(horizons: np.ndarray, scores: np.ndarray, x: np.ndarray, level: float,
+                     min_half: int = 5) -> np.ndarray:
+    """Return the scores' conformal quantile at horizons ``x``, growing as a power of the horizon.
+
+    The scores are split at their median horizon; the quantiles of the near and far halves,
+    at their median horizons, set q(x) = q_near (max(x, x_near) / x_near)^k with k in [0, 1].
+    With fewer than ``min_half`` scores in a half, one quantile serves every horizon.
+    """
+    far = horizons > np.median(horizons)
+    if far.sum() < min_half or (~far).sum() < min_half:
+        return np.full(np.shape(x), conformal_quantile(scores, level))
+    q_near, q_far = (conformal_quantile(scores[part], level) for part in (~far, far))
+    x_near, x_far = float(np.median(horizons[~far])), float(np.median(horizons[far]))
+    if not x_far > x_near:
+        return np.full(np.shape(x), conformal_quantile(scores, level))
+    k = float(np.clip(math.log(max(q_far, 1e-12) / max(q_near, 1e-12))
+                      / math.log(x_far / x_near), 0.0, 1.0))
+    return q_near * (np.maximum(x, x_near) / x_near) ** k
 
 
 def _difficulty(forecasts: np.ndarray, w: np.ndarray, white: float
@@ -223,15 +246,8 @@ def _half_width(blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]], 
             r_all.append(np.abs(target - point) / d)
     if not h_all:
         return np.full(lags.shape, fallback)
-    h, r = np.concatenate(h_all), np.concatenate(r_all)
-    far = h > np.median(h)
-    if far.sum() < 5 or (~far).sum() < 5:
-        return np.maximum(_conformal(r, level) * scale, fallback)
-    q_near, q_far = (_conformal(r[part], level) for part in (~far, far))
-    h_near, h_far = float(np.median(h[~far])), float(np.median(h[far]))
-    slope = float(np.clip(math.log(max(q_far, 1e-12) / max(q_near, 1e-12))
-                          / math.log(h_far / h_near), 0.0, 1.0))
-    return np.maximum(q_near * (np.maximum(lags, h_near) / h_near) ** slope * scale, fallback)
+    q = horizon_quantile(np.concatenate(h_all), np.concatenate(r_all), lags, level)
+    return np.maximum(q * scale, fallback)
 
 
 def _forecast_from(t: np.ndarray, y: np.ndarray, future: np.ndarray, level: float,
@@ -251,7 +267,7 @@ def _forecast_from(t: np.ndarray, y: np.ndarray, future: np.ndarray, level: floa
         w = 0.5 * present / present.sum() + 0.5 * _weights(blocks, present)
     else:
         w = _weights(blocks, present)
-    white = float(np.std(np.diff(y)) / math.sqrt(2))
+    white = estimate_noise(y).sigma
     point, scale = _difficulty(final, w, white)
     fallback = white * math.sqrt(1 + 5 / t.size) * float(ndtri(0.5 + level / 2))
     half = _half_width(blocks, w, future - t[-1], scale, level, white, fallback)

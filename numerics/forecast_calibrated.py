@@ -31,18 +31,17 @@ split-conformal on the learned prior's own errors at rolling origins inside the 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.special import ndtri
 
 from grpodyn.ground import InputError, check_finite, check_fraction
 
-from .forecast_adaptive import regime
+from .forecast_adaptive import horizon_quantile, regime
 from .forecast_result import Forecast
 from .forecast_trend import member_forecasts
 from .forecasters import CurveForecaster
 from .learned_prior import HORIZON_CAP, LearnedPrior, load_learned_prior
+from .noise import estimate_noise
 
 __all__ = ["calibrated_prior_forecast", "CalibratedPriorForecaster"]
 
@@ -54,11 +53,6 @@ _MIN_FIT = 8
 _MIN_HALF = 5
 
 
-def _white(y: np.ndarray) -> float:
-    """White-noise sd, std(diff y) / sqrt(2) (docs/theory.md section 6)."""
-    return float(np.std(np.diff(y)) / math.sqrt(2))
-
-
 def _difficulty(model: LearnedPrior, t: np.ndarray, y: np.ndarray, future: np.ndarray,
                 level: float, bounds: tuple[float, float] | None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -67,12 +61,7 @@ def _difficulty(model: LearnedPrior, t: np.ndarray, y: np.ndarray, future: np.nd
     own = 0.5 * (upper - lower)
     z = float(ndtri(0.5 + level / 2))
     move = median - float(y[int(0.8 * y.size):].mean())
-    return median, own, np.sqrt(_white(y) ** 2 + (own / z) ** 2 + move**2)
-
-
-def _conformal(values: np.ndarray, level: float) -> float:
-    n = values.size
-    return float(np.quantile(values, min(1.0, math.ceil((n + 1) * level) / n)))
+    return median, own, np.sqrt(estimate_noise(y).sigma ** 2 + (own / z) ** 2 + move**2)
 
 
 def _scores(model: LearnedPrior, t: np.ndarray, y: np.ndarray, level: float,
@@ -93,23 +82,6 @@ def _scores(model: LearnedPrior, t: np.ndarray, y: np.ndarray, level: float,
     if not scores:
         return np.empty(0), np.empty(0)
     return np.concatenate(horizons), np.concatenate(scores)
-
-
-def _quantile_at(horizons: np.ndarray, scores: np.ndarray, x: np.ndarray, level: float
-                 ) -> np.ndarray | None:
-    """Return the scores' conformal quantile at horizons ``x`` (module doc); None: no scores."""
-    if scores.size == 0:
-        return None
-    far = horizons > np.median(horizons)
-    if far.sum() < _MIN_HALF or (~far).sum() < _MIN_HALF:
-        return np.full(x.shape, _conformal(scores, level))
-    q_near, q_far = (_conformal(scores[part], level) for part in (~far, far))
-    x_near, x_far = float(np.median(horizons[~far])), float(np.median(horizons[far]))
-    if not x_far > x_near:
-        return np.full(x.shape, _conformal(scores, level))
-    k = float(np.clip(math.log(max(q_far, 1e-12) / max(q_near, 1e-12))
-                      / math.log(x_far / x_near), 0.0, 1.0))
-    return q_near * (np.maximum(x, x_near) / x_near) ** k
 
 
 def calibrated_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
@@ -148,8 +120,9 @@ def calibrated_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
     model = load_learned_prior()
     median, own, d = _difficulty(model, tt, yt, future, level, bounds)
     horizon = np.minimum((future - tt[-1]) / float(tt[-1] - tt[0]), HORIZON_CAP)
-    q = _quantile_at(*_scores(model, tt, yt, level, bounds), horizon, level)
-    half = own if q is None else q * d
+    horizons, scores = _scores(model, tt, yt, level, bounds)
+    half = own if scores.size == 0 else horizon_quantile(horizons, scores, horizon, level,
+                                                         _MIN_HALF) * d
     notes: tuple[str, ...] = ()
     if regime(tt, yt) != "quiet":
         members = member_forecasts(tt, yt, future, bounds=bounds)
