@@ -126,8 +126,11 @@ def _departure(values: np.ndarray, t: int, window: int) -> tuple[float, float, f
     return float(x), pred, sigma
 
 
-def _metric_signals(run: Run, t: int, window: int) -> dict[str, str]:
-    """Evaluate the trend-departure precursors at index ``t``: signal -> evidence."""
+def _metric_signals(run: Run, t: int, window: int) -> dict[str, tuple[str, str]]:
+    """Evaluate the trend-departure precursors at index ``t``: signal -> (evidence, direction).
+
+    The direction is "rose above" or "fell below" (its trend).
+    """
     fired = {}
     step = run.steps[t]
     for name, signal in (("entropy", "entropy_rise"), ("kl", "kl_rise"),
@@ -148,7 +151,7 @@ def _metric_signals(run: Run, t: int, window: int) -> dict[str, str]:
             fired[signal] = (f"{name} {x:.4g} at step {step:g} {where} its trend "
                              f"{pred:.4g} (from the {window} steps before) by {abs(move):.3g}, "
                              f"beyond {Z:g} robust s.d. ({sigma:.3g}) and {RELATIVE[name]:.0%} "
-                             f"of {'one' if level == 1.0 else 'its level'}")
+                             f"of {'one' if level == 1.0 else 'its level'}", where)
     return fired
 
 
@@ -228,9 +231,9 @@ def early_warning(run: Run) -> EarlyWarning | None:
     first, alone = None, False
     for t in range(max(window // 2, n - HOLD), n):
         fired = _metric_signals(run, t, window)
-        if not alone and ALONE[1] in fired.get(ALONE[0], ""):
-            alone, evidence[ALONE[0]] = True, fired[ALONE[0]]
-        for signal, words in fired.items():
+        if not alone and fired.get(ALONE[0], ("", ""))[1] == ALONE[1]:
+            alone, evidence[ALONE[0]] = True, fired[ALONE[0]][0]
+        for signal, (words, _) in fired.items():
             evidence.setdefault(signal, words)
         if first is None and (len(evidence) >= COINCIDE or alone):
             first = float(run.steps[t])
