@@ -40,7 +40,7 @@ from .forecast_adaptive import horizon_quantile, regime
 from .forecast_result import Forecast
 from .forecast_trend import member_forecasts
 from .forecasters import CurveForecaster
-from .learned_prior import HORIZON_CAP, LearnedPrior, load_learned_prior
+from .learned_prior import HORIZON_CAP, LearnedPrior, check_n_train, load_learned_prior
 from .noise import estimate_noise
 
 __all__ = ["calibrated_prior_forecast", "CalibratedPriorForecaster"]
@@ -112,10 +112,7 @@ def calibrated_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
     y = check_finite("reward", y).ravel()
     future = check_finite("forecast steps", future_steps).ravel()
     level = check_fraction("level", level)
-    if isinstance(n_train, bool) or not isinstance(n_train, (int, np.integer)) or not (
-            8 <= n_train <= min(t.size, y.size)):
-        raise InputError(f"n_train: need a whole number of training points in [8, "
-                         f"{min(t.size, y.size)}], got {n_train!r}")
+    check_n_train(n_train, min(t.size, y.size))
     tt, yt = t[:n_train], y[:n_train]
     model = load_learned_prior()
     median, own, d = _difficulty(model, tt, yt, future, level, bounds)

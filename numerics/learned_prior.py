@@ -38,7 +38,7 @@ from .forecasters import CurveForecaster
 
 __all__ = ["QUANTILE_LEVELS", "N_BINS", "HORIZON_CAP", "FAMILIES", "THEORY_SHARES", "PriorCurve",
            "sample_prior_curves", "curve_features", "LearnedPrior", "load_learned_prior",
-           "learned_prior_forecast", "LearnedPriorForecaster", "WEIGHTS_PATH"]
+           "learned_prior_forecast", "check_n_train", "LearnedPriorForecaster", "WEIGHTS_PATH"]
 
 #: The quantile levels the network outputs (a band at level Q needs (1 -+ Q) / 2 inside them).
 QUANTILE_LEVELS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.975)
@@ -341,6 +341,14 @@ def load_learned_prior(path: Path = WEIGHTS_PATH) -> LearnedPrior:
     return model
 
 
+def check_n_train(n_train: object, size: int) -> None:
+    """Refuse a training length that is not a whole number in [8, ``size``], naming it."""
+    if isinstance(n_train, bool) or not isinstance(n_train, (int, np.integer)) or not (
+            8 <= n_train <= size):
+        raise InputError(f"n_train: need a whole number of training points in [8, {size}], "
+                         f"got {n_train!r}")
+
+
 def learned_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
                            future_steps: np.ndarray, level: float = 0.9,
                            bounds: tuple[float, float] | None = None,
@@ -374,10 +382,7 @@ def learned_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
     t = check_finite("steps", t).ravel()
     y = check_finite("reward", y).ravel()
     future = check_finite("future_steps", future_steps).ravel()
-    if isinstance(n_train, bool) or not isinstance(n_train, (int, np.integer)) or not (
-            8 <= n_train <= min(t.size, y.size)):
-        raise InputError(f"n_train: need a whole number of training points in [8, "
-                         f"{min(t.size, y.size)}], got {n_train!r}")
+    check_n_train(n_train, min(t.size, y.size))
     median, lower, upper = load_learned_prior(path).band(t[:n_train], y[:n_train], future,
                                                          level=level, bounds=bounds)
     warnings = ()
