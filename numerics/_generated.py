@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'bc4be4ebb0f510baaaf638b026527285'
+THEORY_HASH = 'a08e1005dbaf56de7982e26ce0bfe2a0'
 
 
 SIGNATURES = {
@@ -36,6 +36,7 @@ SIGNATURES = {
     'gain_fraction_time': ('q', 'beta', 'a', 'kappa'),
     'critical_stiffness': ('beta',),
     'critical_stiffness_discrete': ('beta',),
+    'pole_stiffness': ('beta', 'tau'),
     'flip_stiffness': ('beta',),
     'critical_stiffness_relative_error': ('beta',),
     'discrete_damping_ratio': ('beta', 'k'),
@@ -622,6 +623,23 @@ def critical_stiffness_discrete(beta):
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
     return -2*numpy.sqrt(beta) + beta + 1
+
+
+def pole_stiffness(beta, tau):
+    """Stiffness 1 + beta - z - beta / z whose map has the real pole z = exp(-1/tau); the dominant one for tau >= -2 / ln beta.
+
+    docs/theory.md section 4. Critical damping and regimes. Generated from the derivation ``pole_stiffness``.
+
+    Parameters
+    ----------
+    beta : array_like
+        momentum (heavy-ball beta or Adam beta1) [dimensionless]
+    tau : array_like
+        relaxation time [steps]
+    """
+    _x0 = tau**(-1.0)
+    _x1 = -numpy.exp(-_x0)
+    return -(-_x1 - 1)*(-_x1 - beta)*numpy.exp(_x0)
 
 
 def flip_stiffness(beta):

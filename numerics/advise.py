@@ -230,9 +230,9 @@ def stiffness_of_relaxation(*, tau: float, momentum: float) -> float | None:
     """Stiffness whose dominant on-policy pole relaxes in ``tau`` steps (docs/theory.md section 4).
 
     The dominant root z = exp(-1 / tau) of z^2 - (1 + beta - k) z + beta gives
-    k = 1 + beta - z - beta / z. Only tau at or beyond the critical-damping time
-    (:func:`critical_relaxation_steps`) is a dominant pole: every k of the map relaxes at least
-    that slowly.
+    k = 1 + beta - z - beta / z (derivation ``pole_stiffness``). Only tau at or beyond the
+    critical-damping time (:func:`critical_relaxation_steps`) is a dominant pole: every k of the
+    map relaxes at least that slowly.
 
     Parameters
     ----------
@@ -253,8 +253,7 @@ def stiffness_of_relaxation(*, tau: float, momentum: float) -> float | None:
     tau = float(check_positive("tau", tau))
     if tau < critical_relaxation_steps(beta) * (1 - 1e-12):
         return None
-    z = math.exp(-1.0 / tau)
-    return min(max(1.0 + beta - z - beta / z, 0.0),
+    return min(max(float(compiled("pole_stiffness")(beta, tau)), 0.0),
                float(compiled("critical_stiffness_discrete")(beta)))
 
 

@@ -52,6 +52,19 @@ def derive_critical_stiffness_discrete() -> Derivation:
 
 
 @derivation
+def derive_pole_stiffness() -> Derivation:
+    """Stiffness at which z = exp(-1/tau) is a root: the characteristic polynomial solved for k."""
+    poly = characteristic_polynomial()
+    (k_of_z,) = sp.solve(poly, sym.k)
+    k_of_tau = sp.factor(k_of_z).subs(sym.z, sp.exp(-1 / sym.tau))
+    return Derivation("pole_stiffness", k_of_tau, (sym.beta, sym.tau),
+                      "Stiffness 1 + beta - z - beta / z whose map has the real pole "
+                      "z = exp(-1/tau); the dominant one for tau >= -2 / ln beta.", SECTION,
+                      (Step("characteristic polynomial solved for k", k_of_z),
+                       Step("pole z = exp(-1/tau)", k_of_tau)))
+
+
+@derivation
 def derive_flip_stiffness() -> Derivation:
     """Upper root of the discriminant: oscillatory/period-2 flip boundary."""
     _, upper = _discriminant_roots()
