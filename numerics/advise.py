@@ -1,13 +1,16 @@
 """Hyperparameters for a target regime.
 
-The learning rate that makes the mean-field map critically damped, or that keeps a chosen margin
-from the stability limit (docs/theory.md sections 3-5).
+The learning rate that makes the mean-field map settle soonest into the 10% band, or critically
+damped, or that keeps a chosen margin from the stability limit (docs/theory.md sections 3-5).
 
 The stiffness is k = lr * kappa (heavy-ball SGD, or Adam with kappa measured on Adam's own clock,
 as a fit of a log gives it). For momentum beta the exact discrete boundaries are
 
-- critical damping (fastest without oscillation): k_c(beta) = (1 - sqrt(beta))^2, a double pole
+- critical damping (fastest without overshoot): k_c(beta) = (1 - sqrt(beta))^2, a double pole
   at z = sqrt(beta), relaxation time -1 / ln sqrt(beta) steps (one step for beta = 0);
+- fastest into the band (90% of the gain, for good): k_s(beta), the least stiffness whose
+  response from rest settles into |x| <= 0.1 soonest (numerics.settling, from the exact map;
+  an overshoot within the band, 2.8 k_c at beta = 0.9, damping ratio 0.59 as beta -> 1);
 - stability: k_max = 2 (1 + beta) on-policy, lower with a refresh interval K or staleness d.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from functools import cache
 
 import numpy as np
 from scipy.stats import t as student_t
@@ -22,6 +26,7 @@ from scipy.stats import t as student_t
 from grpodyn.ground import InputError, check_int, check_momentum, check_positive
 
 from .compiled import compiled
+from .settling import settling_stiffness
 from .stability import (
     first_unstable_refresh,
     refresh_stable,
@@ -32,9 +37,13 @@ from .stability import (
 
 __all__ = ["Advice", "advise", "TARGETS", "goal_relaxation", "lr_ratio_for_relaxation",
            "critical_relaxation_steps", "bg_exponent_range", "late_relaxation",
-           "thirds_relaxation", "stiffness_of_relaxation", "critical_headroom", "headroom_raise"]
+           "thirds_relaxation", "stiffness_of_relaxation", "critical_headroom", "headroom_raise",
+           "settling_target", "settling_headroom"]
 
-TARGETS = ("critical", "margin")
+TARGETS = ("critical", "margin", "settling")
+
+#: Half-width of the band the speed target settles into: 90% of the attainable gain, for good.
+BAND = 0.1
 
 
 @dataclass(frozen=True)
@@ -113,10 +122,12 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
         Curvature scale (stiffness per unit learning rate) [1/step^2 per lr].
     momentum : float
         beta in [0, 1) (Adam's beta1 for Adam).
-    target : {"critical", "margin"}
-        ``critical``: the fastest relaxation without oscillation (critical damping), capped at
-        ``margin`` of the stability limit when the lag makes that limit lower; ``margin``: the
-        learning rate at the fraction ``margin`` of the stability limit.
+    target : {"critical", "margin", "settling"}
+        ``critical``: the fastest relaxation without overshoot (critical damping);
+        ``settling``: the fastest into the 10% band for good (:func:`settling_target`, an
+        overshoot within the band); each capped at ``margin`` of the stability limit when the
+        lag makes that limit lower. ``margin``: the learning rate at the fraction ``margin`` of
+        the stability limit.
     margin : float
         Fraction of the stability limit in (0, 1).
     refresh, staleness : int
@@ -151,15 +162,22 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
         limit, lag = float(compiled("stiffness_max")(beta)), "on-policy"
     reasoning = [f"stability limit ({lag}, beta = {beta:g}): k < {limit:.4g}, "
                  f"i.e. lr < {limit / kappa:.4g}"]
-    if target == "critical":
-        k_critical = float(compiled("critical_stiffness_discrete")(beta))
-        reasoning.append(f"critical damping of the discrete map: k_c = (1 - sqrt(beta))^2 = "
-                         f"{k_critical:.4g}, the fastest relaxation without oscillation")
-        k = k_critical
+    if target in ("critical", "settling"):
+        k = float(compiled("critical_stiffness_discrete")(beta))
+        if target == "critical":
+            reasoning.append(f"critical damping of the discrete map: k_c = (1 - sqrt(beta))^2 = "
+                             f"{k:.4g}, the fastest relaxation without overshoot")
+        else:
+            settle = settling_target(beta)
+            reasoning.append(f"fastest into the {BAND:.0%} band for good: k_s = "
+                             f"{settle['stiffness']:.4g} (x{settle['stiffness'] / k:.3g} k_c; "
+                             f"{settle['steps']} steps from rest, {settle['critical_steps']} at "
+                             "critical damping, the fastest without overshoot)")
+            k = settle["stiffness"]
         if k > margin * limit:
             k = margin * limit
-            reasoning.append(f"k_c is beyond {margin:.0%} of the stability limit with this lag: "
-                             f"capped at k = {k:.4g}")
+            reasoning.append(f"the target is beyond {margin:.0%} of the stability limit with "
+                             f"this lag: capped at k = {k:.4g}")
     else:
         k = margin * limit
         reasoning.append(f"{margin:.0%} of the stability limit: k = {k:.4g}")
@@ -196,13 +214,34 @@ def critical_relaxation_steps(momentum: float) -> float:
     return _relaxation_steps(beta, float(compiled("critical_stiffness_discrete")(beta)))
 
 
+@cache
+def settling_target(momentum: float, band: float = BAND) -> dict:
+    """Return the map's fastest settling into the band (``numerics.settling``, cached).
+
+    Parameters
+    ----------
+    momentum : float
+        beta in [0, 1).
+    band : float
+        Half-width of the band in (0, 1) (0.1: 90% of the gain, for good).
+
+    Returns
+    -------
+    dict
+        ``stiffness`` k_s [1/step^2], ``steps`` its settling step, ``critical_stiffness`` and
+        ``critical_steps`` (critical damping's), ``band``.
+    """
+    return settling_stiffness(momentum=float(check_momentum(momentum)), band=band)
+
+
 def goal_relaxation(*, steps: float, momentum: float, fraction: float = 0.9
                     ) -> tuple[float, bool]:
     """Relaxation time that reaches ``fraction`` of the attainable gain within ``steps``.
 
     Overdamped law (docs/theory.md section 3): the gain after n steps is 1 - exp(-n / tau), so
-    tau_goal = steps / -ln(1 - fraction) (steps / ln 10 for 90%), floored at the critical-damping
-    time (:func:`critical_relaxation_steps`): a shorter one is not monotone.
+    tau_goal = steps / -ln(1 - fraction) (steps / ln 10 for 90%), floored at the map's fastest
+    settling into the band 1 - fraction, T_s / -ln(1 - fraction) (:func:`settling_target`): no
+    stiffness reaches that fraction of the gain for good in fewer than T_s steps.
 
     Parameters
     ----------
@@ -216,14 +255,13 @@ def goal_relaxation(*, steps: float, momentum: float, fraction: float = 0.9
     Returns
     -------
     (float, bool)
-        tau_goal [steps], and whether the critical-damping floor set it.
+        tau_goal [steps], and whether the fastest settling set it.
     """
     steps = float(check_positive("steps", steps))
     if not 0 < fraction < 1:
         raise InputError(f"fraction must lie in (0, 1), got {fraction}")
-    wanted = steps / -math.log(1.0 - fraction)
-    floor = critical_relaxation_steps(momentum)
-    return (floor, True) if floor > wanted else (wanted, False)
+    fastest = settling_target(momentum, round(1.0 - fraction, 12))["steps"]
+    return max(steps, fastest) / -math.log(1.0 - fraction), fastest > steps
 
 
 def stiffness_of_relaxation(*, tau: float, momentum: float) -> float | None:
@@ -294,16 +332,50 @@ def critical_headroom(*, tau: float, momentum: float, exponent: float = -1.0) ->
     return float((k_c / k) ** (-1.0 / exponent))
 
 
+def settling_headroom(*, tau: float, momentum: float, exponent: float = -1.0,
+                      band: float = BAND) -> float | None:
+    """Multiple of the run's lr that brings a mode relaxing in ``tau`` steps to k_s.
+
+    k_s (:func:`settling_target`) settles into the band soonest: critical damping is the
+    fastest without overshoot, an overshoot within the band gets there sooner (x2.8 k_c and 26
+    steps instead of 74 at beta = 0.9 for the 10% band). As :func:`critical_headroom`, with
+    k_s for k_c: (k_s / k)^(-1 / p), k = :func:`stiffness_of_relaxation`.
+
+    Parameters
+    ----------
+    tau : float
+        Relaxation time of the run's slow mode, or a lower bound on it [steps].
+    momentum : float
+        beta in [0, 1).
+    exponent : float
+        p = d ln tau / d ln lr (< 0).
+    band : float
+        Half-width of the band in (0, 1).
+
+    Returns
+    -------
+    float or None
+        The ratio (inf for tau = inf); None when tau does not exceed the critical-damping time
+        (every k from k_c to the flip relaxes that fast: the pole cannot place the run).
+    """
+    critical = critical_headroom(tau=tau, momentum=momentum, exponent=exponent)
+    if critical is None or math.isinf(critical):
+        return critical
+    k_s = settling_target(float(momentum), band)
+    return float(critical * (k_s["stiffness"] / k_s["critical_stiffness"])
+                 ** (-1.0 / exponent))
+
+
 def headroom_raise(*, tau_lower: float, tau_upper: float | None, momentum: float,
                    exponent: float = -1.0, margin: float = 0.5) -> dict | None:
-    """Return the raise toward critical damping that a lower bound on a run's tau allows.
+    """Return the raise toward the fastest settling that a lower bound on a run's tau allows.
 
     tau >= tau_lower bounds the slow mode's stiffness from above, k <= k(tau_lower)
-    (:func:`stiffness_of_relaxation`), so critical damping, the fastest monotone relaxation, is
-    :func:`critical_headroom` away. The stiffest direction, which sets the stability limit
-    (docs/theory.md section 5), is not bounded by the slow mode, so one raise is at most
-    1 / margin: the inverse of the step down after a fall (x margin), which brings a raise that
-    fails back to the run's lr.
+    (:func:`stiffness_of_relaxation`), so k_s, the fastest into the 10% band for good (critical
+    damping is the fastest without overshoot), is :func:`settling_headroom` away. The stiffest
+    direction, which sets the stability limit (docs/theory.md section 5), is not bounded by the
+    slow mode, so one raise is at most 1 / margin: the inverse of the step down after a fall
+    (x margin), which brings a raise that fails back to the run's lr.
 
     Parameters
     ----------
@@ -319,19 +391,22 @@ def headroom_raise(*, tau_lower: float, tau_upper: float | None, momentum: float
     Returns
     -------
     dict or None
-        ``ratio`` (the raise), ``critical`` (the ratio to critical damping), ``upper`` (that
-        ratio at ``tau_upper``, None: unbounded), ``stiffness`` (k(tau_lower) [1/step^2]) and
-        ``capped`` (the 1 / margin cap set the raise); None when tau_lower does not exceed the
-        critical-damping time (the run may be critically damped already).
+        ``ratio`` (the raise), ``settling`` (the ratio to k_s), ``critical`` (the ratio to
+        critical damping), ``upper`` (the ratio to k_s at ``tau_upper``, None: unbounded),
+        ``stiffness`` (k(tau_lower) [1/step^2]), ``target`` (k_s [1/step^2]) and ``capped``
+        (the 1 / margin cap set the raise); None when tau_lower does not exceed the
+        critical-damping time (the run may be critically damped or beyond already).
     """
-    head = critical_headroom(tau=tau_lower, momentum=momentum, exponent=exponent)
+    head = settling_headroom(tau=tau_lower, momentum=momentum, exponent=exponent)
     if head is None:
         return None
     upper = (None if tau_upper is None
-             else critical_headroom(tau=tau_upper, momentum=momentum, exponent=exponent))
-    return {"ratio": min(head, 1.0 / margin), "critical": head,
+             else settling_headroom(tau=tau_upper, momentum=momentum, exponent=exponent))
+    return {"ratio": min(head, 1.0 / margin), "settling": head,
+            "critical": critical_headroom(tau=tau_lower, momentum=momentum, exponent=exponent),
             "upper": None if upper is None or math.isinf(upper) else upper,
             "stiffness": stiffness_of_relaxation(tau=tau_lower, momentum=momentum),
+            "target": settling_target(float(momentum))["stiffness"],
             "capped": head > 1.0 / margin}
 
 

@@ -27,6 +27,8 @@ from grpodyn.numerics.advise import (
     headroom_raise,
     late_relaxation,
     lr_ratio_for_relaxation,
+    settling_headroom,
+    settling_target,
     stiffness_of_relaxation,
 )
 
@@ -45,8 +47,12 @@ def _log(tmp_path: Path, reward: np.ndarray, *, lr: float | None = 1e-5) -> Path
 
 def test_theory_helpers():
     assert goal_relaxation(steps=100, momentum=0.9) == (pytest.approx(100 / math.log(10)), False)
-    assert goal_relaxation(steps=10, momentum=0.9) == (pytest.approx(
-        critical_relaxation_steps(0.9)), True)
+    # no lr reaches 90% of the gain for good in fewer than the fastest settling's 26 steps
+    fastest = settling_target(0.9)["steps"]
+    assert fastest == 26
+    assert goal_relaxation(steps=10, momentum=0.9) == (pytest.approx(fastest / math.log(10)),
+                                                       True)
+    assert goal_relaxation(steps=26, momentum=0.9)[1] is False
     assert lr_ratio_for_relaxation(tau=200, goal=50) == pytest.approx(4.0)
     assert lr_ratio_for_relaxation(tau=200, goal=50, exponent=-0.5) == pytest.approx(16.0)
     assert bg_exponent_range() == (0.0, 0.5)
@@ -66,17 +72,27 @@ def test_critical_headroom_of_the_map():
     assert stiffness_of_relaxation(tau=floor, momentum=beta) == pytest.approx(k_c)
     assert critical_headroom(tau=0.9 * floor, momentum=beta) is None  # no such pole
     assert critical_headroom(tau=math.inf, momentum=beta) == math.inf
+    # the settling target: k_s instead of k_c, the same pole inversion
+    k_s = settling_target(beta)["stiffness"]
+    assert settling_headroom(tau=tau, momentum=beta) == pytest.approx(k_s / k)
+    assert settling_headroom(tau=0.9 * floor, momentum=beta) is None
     head = headroom_raise(tau_lower=tau, tau_upper=None, momentum=beta, margin=0.5)
     assert head["ratio"] == 2.0 and head["capped"] and head["upper"] is None
+    assert head["target"] == k_s and head["critical"] == pytest.approx(k_c / k)
+    # at beta = 0.9 k_s is 2.8 k_c: even a run just short of critical damping is x2 (capped)
     near = headroom_raise(tau_lower=25, tau_upper=40, momentum=beta)
-    assert 1 < near["ratio"] == near["critical"] < near["upper"] and not near["capped"]
+    assert near["ratio"] == 2.0 and near["capped"] and 2 < near["settling"] < near["upper"]
+    assert 1 < near["critical"] < 2
+    gentle = headroom_raise(tau_lower=25, tau_upper=40, momentum=beta, margin=0.2)
+    assert gentle["ratio"] == pytest.approx(gentle["settling"]) and not gentle["capped"]
 
 
 @pytest.mark.parametrize("seed", [11, 12])
 def test_a_run_at_its_plateau_short_of_critical_damping_is_raised(tmp_path, seed):
     """tau = 60 in 300 steps meets the goal (130 steps): the goal alone keeps the lr, but at
-    beta = 0.9 critical damping relaxes in 19 steps, so the lower end of tau leaves headroom:
-    a raise by at most 1 / margin, with its warning; with --steps the goal's keep stands."""
+    beta = 0.9 critical damping relaxes in 19 steps, so the lower end of tau leaves headroom
+    toward the fastest settling: a raise by at most 1 / margin, with its warning; with --steps
+    the goal's keep stands."""
     rng = np.random.default_rng(seed)
     t = np.arange(300)
     reward = 0.7 - 0.5 * np.exp(-t / 60) + 0.01 * rng.standard_normal(t.size)
@@ -85,7 +101,7 @@ def test_a_run_at_its_plateau_short_of_critical_damping_is_raised(tmp_path, seed
     tau = advice.basis["tau"]
     assert tau["kind"] == "measured_tau" and tau["value"] < advice.basis["goal_tau"]
     assert advice.recommendation["direction"] == "raise"
-    expected = min(critical_headroom(tau=tau["lower"], momentum=0.9), 2.0)
+    expected = min(settling_headroom(tau=tau["lower"], momentum=0.9), 2.0)
     assert advice.recommendation["lr_ratio"] == pytest.approx(expected)
     assert 1 < advice.recommendation["lr_ratio"] <= 2
     assert advice.interval["lr_ratio"][0] == 1.0
@@ -161,12 +177,14 @@ def test_real_sweep_excerpt(capsys):
     # still rising at its end (0.46 -> 0.50 over its last third), but the slow mode's interval
     # reaches down to the whole run's tau (30.5 steps [24.4, 38.8]): one timescale is all the
     # run shows. tau 30.5 < the goal 43, but tau >= 24.4 leaves the slow mode short of critical
-    # damping (19 steps at beta 0.9): a small raise, below the collapsing lr
+    # damping (19 steps at beta 0.9), x1.1, and of the fastest settling, 2.8 k_c, further: one
+    # step of x2 (1 / margin), below the collapsing lr
     assert healthy.recommendation["direction"] == "raise"
     assert healthy.basis["kind"] == "measured_tau"
-    assert healthy.recommendation["lr_ratio"] == pytest.approx(critical_headroom(
-        tau=healthy.basis["tau"]["lower"], momentum=0.9))
-    assert 1 < healthy.recommendation["lr_ratio"] < 1.2
+    lower = healthy.basis["tau"]["lower"]
+    assert 1 < critical_headroom(tau=lower, momentum=0.9) < 1.2
+    assert settling_headroom(tau=lower, momentum=0.9) > 2
+    assert healthy.recommendation["lr_ratio"] == pytest.approx(2.0)
     assert healthy.recommendation["lr_ratio"] * 1e-5 < 1e-4
     assert main(["advise", "--log", str(GARG), "--run", "lr_sweep_1e-5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

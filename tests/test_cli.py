@@ -120,6 +120,27 @@ def test_advise_critical_and_margin(capsys):
     assert out["refresh_max"] >= 4 and out["regime"] != "unstable"
 
 
+def test_advise_settling_target(capsys):
+    """--target settling: the least k whose response from rest settles soonest into the 10% band
+    (an overshoot within it), checked on the map's response; the same JSON keys."""
+    import numpy as np
+
+    from grpodyn.numerics.settling import settling_steps, step_response
+
+    assert main(["advise", "--kappa", "2", "--momentum", "0.9", "--target", "settling",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    k_c = (1 - 0.9 ** 0.5) ** 2
+    k_s = out["stiffness"]
+    assert out["learning_rate"] == pytest.approx(k_s / 2, rel=1e-12)
+    assert out["regime"] == "oscillatory" and 2.5 < k_s / k_c < 3.1
+    fewer = settling_steps(momentum=0.9, stiffness=np.array([k_c, 0.999 * k_s, k_s]))
+    assert fewer[2] < fewer[0] and fewer[2] < fewer[1]
+    overshoot = -step_response(momentum=0.9, stiffness=k_s, steps=400).min()
+    assert 0 < overshoot <= 0.1
+    assert any("critical damping, the fastest without overshoot" in r for r in out["reasoning"])
+
+
 def test_advise_needs_one_source(capsys):
     assert main(["advise", "--momentum", "0.9", "--json"]) == 2
     assert "--kappa" in capsys.readouterr().err

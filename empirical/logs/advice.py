@@ -18,16 +18,19 @@ else bounded by what the run did:
   numerics.advise), and this slow mode's tau (``slow_mode``) sets the advice when longer.
 
 The goal is 90% of the attainable gain within the horizon (``steps``, default the run's own
-length), tau_goal = N / ln 10, floored at the critical-damping time; tau ~ lr^p with p = -1 (the
-map) unless a sweep measured it (:func:`exponent_from_sweep`). Without a horizon of the user's,
-a run that did not fall and whose tau has a lower end beyond the critical-damping time is raised
-further when that is the larger (headroom): tau >= tau_lo bounds its slow mode's stiffness,
-k <= k(tau_lo), and critical damping k_c = (1 - sqrt(beta))^2, the fastest monotone relaxation
-(docs/theory.md section 4), is k_c / k(tau_lo) away; one raise is at most 1 / margin, the inverse
-of the step down after a fall, since the stiffest direction, which sets the stability limit, is
-not bounded by the run. With ``--steps`` the advice is the least lr that reaches the goal.
-With Adam the slow mode's stiffness is on Adam's clock (a = lr (1 - beta1) / sqrt(v)), so the
-advice is a multiple of the run's own lr, absolute only when the run's lr is known.
+length), tau_goal = N / ln 10, floored at the map's fastest settling into the 10% band, T_s / ln 10
+(no lr reaches 90% of the gain for good in fewer than T_s steps: 26 at beta = 0.9); tau ~ lr^p
+with p = -1 (the map) unless a sweep measured it (:func:`exponent_from_sweep`). Without a horizon
+of the user's, a run that did not fall and whose tau has a lower end beyond the critical-damping
+time is raised further when that is the larger (headroom): tau >= tau_lo bounds its slow mode's
+stiffness, k <= k(tau_lo), and the stiffness that settles soonest into the 10% band, k_s
+(numerics.settling: an overshoot within the band; critical damping, k_c = (1 - sqrt(beta))^2, is
+the fastest without overshoot, docs/theory.md section 4), is k_s / k(tau_lo) away; one raise is
+at most 1 / margin, the inverse of the step down after a fall, since the stiffest direction,
+which sets the stability limit, is not bounded by the run. With ``--steps`` the advice is the
+least lr that reaches the goal. With Adam the slow mode's stiffness is on Adam's clock
+(a = lr (1 - beta1) / sqrt(v)), so the advice is a multiple of the run's own lr, absolute only
+when the run's lr is known.
 """
 
 from __future__ import annotations
@@ -267,8 +270,8 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float, *, moment
             horizon_given: bool) -> tuple[str, float, list[float | None], str]:
     """Direction, lr ratio and its interval from the tau evidence (see the module).
 
-    Without a horizon of the user's the raise goes on to the critical-damping headroom the
-    lower end of tau allows (:func:`_headroom`) when that is the larger.
+    Without a horizon of the user's the raise goes on to the headroom toward the fastest
+    settling that the lower end of tau allows (:func:`_headroom`) when that is the larger.
     """
     goal_based = _goal_ratios(tau, goal, p, margin)
     if horizon_given or goal_based[0] == "lower":
@@ -293,9 +296,11 @@ def _headroom(tau: dict[str, Any], p: float, momentum: float, margin: float,
     return ("raise", head["ratio"], [least, head["upper"]],
             f"headroom: tau >= {tau['lower']:.3g} steps bounds the slow mode's stiffness, "
             f"k <= {head['stiffness']:.3g} (the map's dominant pole, exact: (1 - beta) / tau "
-            f"overstates k near critical damping); critical damping, the fastest monotone "
-            f"relaxation (k_c = (1 - sqrt(beta))^2 = {(1 - math.sqrt(momentum)) ** 2:.3g}), is "
-            f"x{head['critical']:.3g} the run's lr away{capped}; the horizon's goal alone "
+            f"overstates k near critical damping); the fastest into the 10% band for good "
+            f"(k_s = {head['target']:.3g}, an overshoot within the band; critical damping, "
+            f"k_c = (1 - sqrt(beta))^2 = {(1 - math.sqrt(momentum)) ** 2:.3g}, is the fastest "
+            f"without overshoot) is x{head['settling']:.3g} the run's lr away{capped}; the "
+            "horizon's goal alone "
             + (f"asks x{goal_based[1]:.3g}" if goal_based[0] == "raise" else "keeps the lr"))
 
 
@@ -454,23 +459,25 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
         lr, lr_source = float(run.meta.lr.value), run.meta.lr.source
     reasoning += [f"the reward {trend.text}", _basis_text(tau, momentum),
                   f"goal: 90% of the attainable gain within {horizon:g} steps: tau_goal = "
-                  f"{goal:.3g} steps" + (" (the critical-damping floor: faster oscillates)"
+                  f"{goal:.3g} steps" + (" (floored at the fastest settling into the 10% band, "
+                                         "T_s / ln 10: no lr gets there sooner)"
                                          if floored else " (N / ln 10)"),
                   f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
                   f"{exponent['reason']})", why_ratio]
     headroom = why_ratio.startswith("headroom")
     warnings += _caveats(direction, trend, run, steps, headroom=headroom)
     if headroom:
-        warnings.append("headroom: the raise takes the slow mode the reward shows to critical "
-                        "damping; the stability limit is set by the stiffest direction and the "
+        warnings.append("headroom: the raise takes the slow mode the reward shows toward the "
+                        "fastest settling into the 10% band (an overshoot within the band); the "
+                        "stability limit is set by the stiffest direction and the "
                         "lag (refresh K, staleness d), which one run does not bound, and the "
                         "plateau may move with the lr (the map's does not, public lr sweeps' "
                         "does): raise in steps and watch for a fall")
     if floored:
-        warnings.append(f"the horizon {horizon:g} steps is shorter than ln 10 times the "
-                        f"critical-damping time ({goal:.3g} steps at beta = {momentum:g}): no "
-                        "lr reaches 90% of the gain in it without oscillating; the goal is "
-                        "critical damping")
+        warnings.append(f"the horizon {horizon:g} steps is shorter than the map's fastest "
+                        f"settling into the 10% band ({goal * math.log(10):.3g} steps at "
+                        f"beta = {momentum:g}): no lr reaches 90% of the gain for good within "
+                        "it; the goal is that fastest settling")
     stiffness = _stiffness(tau, momentum, lr)
     group_batch = _group_batch(run, optimizer,
                                None if sweep is None else bg_exponent_from_sweep(sweep, swept))

@@ -39,9 +39,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="the log's peak learning rate, if not logged")
     add_analysis_options(p, momentum_help="momentum beta, Adam's beta1 for Adam (with --log: "
                           "default the log's; with --kappa: default 0.9, said so)")
-    p.add_argument("--target", choices=["critical", "margin"], default="critical",
-                   help="critical: fastest without oscillation; margin: a fraction of the "
-                   "stability limit (default: critical)")
+    p.add_argument("--target", choices=["critical", "margin", "settling"], default="critical",
+                   help="with --kappa: critical: fastest without overshoot; settling: fastest "
+                   "into the 10%% band for good (an overshoot within it); margin: a fraction of "
+                   "the stability limit (default: critical)")
     p.add_argument("--margin", type=finite_float, default=0.5,
                    help="fraction of the stability limit (default 0.5; with --log: the "
                    "multiple of the lr of a run that fell)")
