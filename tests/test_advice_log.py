@@ -368,3 +368,16 @@ def test_a_pinned_reward_is_not_an_lr_problem(tmp_path):
     assert advice.basis["trend"] == "pinned"
     assert advice.status == "not_determined"
     assert advice.recommendation["direction"] == "keep"
+
+
+def test_short_horizon_is_floored_at_the_fastest_settling(tmp_path):
+    """--steps 10 at beta = 0.9: no lr reaches 90% of the gain for good in fewer than 26 steps
+    (the map's fastest settling into the 10% band), so the goal is 26 / ln 10, said."""
+    rng = np.random.default_rng(6)
+    t = np.arange(300)
+    reward = 0.8 - 0.6 * np.exp(-t / 150) + 0.01 * rng.standard_normal(t.size)
+    advice = advise_log(load_run(_log(tmp_path, reward)), steps=10)
+    assert advice.basis["goal_tau"] == pytest.approx(26 / math.log(10))
+    assert any("fastest settling into the 10% band (26 steps" in w for w in advice.warnings)
+    assert advice.recommendation["lr_ratio"] == pytest.approx(
+        advice.basis["tau"]["value"] / advice.basis["goal_tau"])
