@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'a08e1005dbaf56de7982e26ce0bfe2a0'
+THEORY_HASH = '6b0ad6ad13086f388c202babc3d1d89b'
 
 
 SIGNATURES = {
@@ -87,6 +87,8 @@ SIGNATURES = {
     'grpo_bottom_advantage': ('S', 'G', 'eps'),
     'prompt_pool_successes_pmf': ('S', 'G', 'a_p', 'b_p'),
     'prompt_pool_batch_extremes_within': ('B', 'q_in'),
+    'prompt_pool_step_change_variance': ('B', 'G', 'N_p', 'sigma_r2', 'w_r'),
+    'prompt_pool_between_share': ('x_r', 'G', 'B', 'N_p'),
     'bandit_success_probability': ('x',),
     'bandit_drift_grpo': ('x', 'G', 'eps'),
     'bandit_drift_dr_grpo': ('x', 'G'),
@@ -162,6 +164,7 @@ SYMBOLS = {
     'B': ('prompts', 'B', ('integer', 'positive')),
     'G': ('completions', 'G', ('integer', 'positive')),
     'K': ('steps', 'K', ('integer', 'positive')),
+    'N_p': ('prompts', 'N_p', ('positive',)),
     'S': ('completions', 'S', ('integer', 'nonnegative')),
     'Sigma': ('gradient^2', '\\Sigma', ('positive',)),
     'T_w': ('steps', 'T_w', ('positive',)),
@@ -207,15 +210,18 @@ SYMBOLS = {
     'sigma_c2': ('gradient^2', '\\sigma_c^2', ('nonnegative',)),
     'sigma_g2': ('gradient^2', '\\sigma_g^2', ('positive',)),
     'sigma_p2': ('gradient^2', '\\sigma_p^2', ('nonnegative',)),
+    'sigma_r2': ('reward^2', '\\sigma_r^2', ('nonnegative',)),
     't': ('steps', 't', ('nonnegative',)),
     't_mid': ('steps', 't_{\\mathrm{mid}}', ('nonnegative',)),
     'tau': ('steps', '\\tau', ('positive',)),
     'v0': ('reward/step', 'v_0', ('real',)),
     'v_hat': ('gradient^2', '\\hat v', ('positive',)),
+    'w_r': ('reward^2', 'w_r', ('nonnegative',)),
     'w_s': ('dimensionless', 'w_{s}', ('nonnegative',)),
     'width': ('steps', 'w', ('positive',)),
     'x': ('nats', 'x', ('real',)),
     'x_old': ('nats', 'x_{\\mathrm{old}}', ('real',)),
+    'x_r': ('dimensionless', 'x_r', ('nonnegative',)),
     'x_ref': ('nats', 'x_{\\mathrm{ref}}', ('real',)),
     'z': ('dimensionless', 'z', ()),
     'zeta': ('dimensionless', '\\zeta', ('positive',)),
@@ -1545,6 +1551,48 @@ def prompt_pool_batch_extremes_within(B, q_in):
         probability that a group has no spread or between S_lo and S_hi successes [dimensionless]
     """
     return q_in**B
+
+
+def prompt_pool_step_change_variance(B, G, N_p, sigma_r2, w_r):
+    """Half the variance of the change of the step reward (B prompts dealt by epochs from N_p, G answers each).
+
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_step_change_variance``.
+
+    Parameters
+    ----------
+    B : array_like
+        prompts per step [prompts]
+    G : array_like
+        group size (completions per prompt) [completions]
+    N_p : array_like
+        prompts in the dataset a trainer deals its batches from [prompts]
+    sigma_r2 : array_like
+        between-prompt variance of the success rates Var_i(p_i) [reward^2]
+    w_r : array_like
+        mean within-prompt Bernoulli variance E_i[p_i (1 - p_i)] [reward^2]
+    """
+    _x0 = B**(-1.0)
+    return -_x0*sigma_r2*(B - N_p)*(B + N_p)/(N_p*(N_p - 1)) + _x0*w_r/G
+
+
+def prompt_pool_between_share(x_r, G, B, N_p):
+    """Share of the reward's variance between prompts, from half the variance of its step changes (prompts dealt by epochs).
+
+    docs/theory.md section 7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts. Generated from the derivation ``prompt_pool_between_share``.
+
+    Parameters
+    ----------
+    x_r : array_like
+        half the variance of the step reward's change over m (1 - m) / B [dimensionless]
+    G : array_like
+        group size (completions per prompt) [completions]
+    B : array_like
+        prompts per step [prompts]
+    N_p : array_like
+        prompts in the dataset a trainer deals its batches from [prompts]
+    """
+    _x0 = N_p**2
+    return -N_p*(N_p - 1)*(G*x_r - 1)/(B**2*G - G*_x0 - N_p + _x0)
 
 
 def bandit_success_probability(x):

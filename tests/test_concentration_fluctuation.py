@@ -8,6 +8,7 @@ m(1-m)/B (docs/theory.md sections 6-7 and 10; module ``fluctuation``). Seeded sy
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from grpodyn.empirical.diagnostics.diagnose import diagnose
 from grpodyn.empirical.diagnostics.fluctuation import sampling_share
@@ -148,3 +149,86 @@ def test_the_zero_std_share_reads_prompts_that_locked_after_exploring() -> None:
     calm = diagnose(_run_over_time(_SPREAD, _EXPLORING, seed=13, group_size=_G,
                                    zero_std=True)).modes["policy_concentration"]
     assert not calm.flag and not calm.undecided and "still explore" in calm.evidence
+
+
+# --- a small dataset dealt by epochs: the finite-population correction ----------------------
+
+#: 32 prompts: 12 always solved, 8 never, 12 at one half; dealt 16 a step (f = 1/2), G = 4
+_POOL = np.concatenate([np.ones(12), np.zeros(8), np.full(12, 0.5)])
+_DEALT_B, _DEALT_G, _DEALT_STEPS = 16, 4, 2000
+
+
+def _dealt_run(*, seed: int, with_epoch: bool) -> Run:
+    """Rewards of a dataset shuffled each epoch and dealt in disjoint batches (as TRL does)."""
+    rng = np.random.default_rng(seed)
+    per_epoch = _POOL.size // _DEALT_B
+    order = np.concatenate([rng.permutation(_POOL.size)
+                            for _ in range(_DEALT_STEPS // per_epoch)])
+    batches = order.reshape(_DEALT_STEPS, _DEALT_B)
+    reward = rng.binomial(_DEALT_G, _POOL[batches]).sum(axis=1) / (_DEALT_B * _DEALT_G)
+    steps = np.arange(1.0, _DEALT_STEPS + 1)
+    meta = RunMeta()
+    meta.batch = Hyperparameter(_DEALT_B, "user", "test")
+    metrics = {"epoch": steps * _DEALT_B / _POOL.size} if with_epoch else {}
+    return Run(source="synthetic", format="test", steps=steps, reward=reward, metrics=metrics,
+               meta=meta)
+
+
+def test_the_epoch_corrects_the_between_prompt_share_of_a_small_dataset() -> None:
+    """Half the dataset a step: the uncorrected kappa reads low, the corrected one the truth.
+
+    The pool's between-prompt share is Var_i(p_i) / (m (1 - m)) = 0.62; consecutive batches of
+    an epoch are disjoint, so the change's between-prompt term is x(N_p - f B)/(N_p - 1) = 0.77
+    of a fresh draw's (docs/theory.md section 7). Over 200 seeds the corrected kappa reads
+    0.616 +- 0.043, the uncorrected 0.431 +- 0.030: the tolerances are three of those s.d."""
+    truth = float(np.var(_POOL) / (_POOL.mean() * (1 - _POOL.mean())))
+    whole = slice(None)
+    corrected = sampling_share(_dealt_run(seed=11, with_epoch=True), whole, _DEALT_G)
+    plain = sampling_share(_dealt_run(seed=11, with_epoch=False), whole, _DEALT_G)
+    assert corrected.status == plain.status == "measured"
+    assert corrected.fraction == 0.5 and np.isnan(plain.fraction)
+    assert abs(corrected.kappa - truth) < 0.13
+    assert plain.kappa < truth - 0.09 and corrected.kappa - plain.kappa > 0.09
+    assert "dataset of 32" in corrected.words and "x0.77" in corrected.words
+    assert "epoch is not in the log" in plain.words and "reads low" in plain.words
+    # the same batch without G: the corrected bounds hold the truth, the plain ones sit lower
+    bounds = sampling_share(_dealt_run(seed=11, with_epoch=True), whole, None)
+    assert bounds.status == "bounded" and bounds.low < truth < bounds.high
+    assert sampling_share(_dealt_run(seed=11, with_epoch=False), whole, None).high < bounds.high
+
+
+def test_the_reading_equals_the_theory_registry_derivation() -> None:
+    """kappa of module fluctuation is ``prompt_pool_between_share``, the sympy derivation, whose
+    c is the between-prompt factor of ``prompt_pool_step_change_variance``; fresh draws
+    (N_p -> infinity) give the reading without the epoch."""
+    import sympy as sp
+
+    from grpodyn.numerics.compiled import compiled
+    from grpodyn.theory import get
+    from grpodyn.theory.symbols import sym
+
+    share = get("prompt_pool_between_share")
+    numeric = compiled("prompt_pool_between_share")
+    for x, g, b, n in ((0.6, 4, 16, 48.0), (0.3, 8, 64, 7473.0), (0.9, 2, 16, 32.0)):
+        exact = float(share.expr.subs({sym.x_r: x, sym.G: g, sym.B: b, sym.N_p: n}))
+        assert numeric(x, g, b, n) == pytest.approx(exact, rel=1e-12)
+    fresh = sp.limit(share.expr, sym.N_p, sp.oo)
+    assert sp.simplify(fresh - (sym.x_r - 1 / sym.G) / (1 - 1 / sym.G)) == 0
+    v = get("prompt_pool_step_change_variance").expr
+    factor = sp.simplify(v.subs(sym.w_r, 0) * sym.B / sym.sigma_r2)
+    assert sp.simplify(factor - (sym.N_p - sym.B**2 / sym.N_p) / (sym.N_p - 1)) == 0
+    run = _dealt_run(seed=12, with_epoch=True)
+    fluct = sampling_share(run, slice(None), _DEALT_G)
+    d = np.diff(run.reward)
+    x = np.var(d, ddof=1) / 2 * _DEALT_B / (fluct.level * (1 - fluct.level))
+    assert fluct.kappa == pytest.approx(numeric(x, _DEALT_G, _DEALT_B, 32.0), rel=1e-12)
+
+
+def test_a_whole_dataset_a_step_leaves_no_between_prompt_term_to_read_without_g() -> None:
+    """f = 1 (every prompt every step): the change has no between-prompt term, so without G
+    (where it must weigh more than a group of 2's) nothing bounds kappa."""
+    run = _dealt_run(seed=13, with_epoch=True)
+    run = Run(source="synthetic", format="test", steps=run.steps, reward=run.reward,
+              metrics={"epoch": run.steps * 1.0}, meta=run.meta)
+    fluct = sampling_share(run, slice(None), None)
+    assert fluct.status == "unknown" and "weigh alike" in fluct.words

@@ -34,6 +34,35 @@ def test_trainer_state_metrics_are_canonical():
     assert run.steps[0] == 10 and np.all(np.diff(run.steps) == 10)
 
 
+def test_trainer_state_epoch_is_a_canonical_series_and_gives_the_sampling_fraction():
+    """TRL's epoch (passes over the dataset) loads as ``epoch``; its rate per step is B/N_p.
+
+    The excerpt logs every 10 steps with epoch 0.00833 per 10 (1200 steps to one pass)."""
+    from grpodyn.empirical.diagnostics.fluctuation import sampling_fraction
+
+    run = load_run(DATA / "lzhihan__grpo-math-pipeline__outputs_grpo_qwen2.5-1.5b-sft-grpo-lora_"
+                          "checkpoint-1200_trainer_state.excerpt.json")
+    assert run.metric_keys["epoch"] == "epoch"
+    assert run.metrics["epoch"][0] == pytest.approx(10 / 1200)
+    fraction, why = sampling_fraction(run)
+    assert fraction == pytest.approx(1 / 1200) and why == ""
+
+
+def test_verl_epoch_index_gives_the_sampling_fraction(tmp_path):
+    """verl's ``training/epoch`` is the epoch's index: it changes every N_p / B steps."""
+    from grpodyn.empirical.diagnostics.fluctuation import sampling_fraction
+
+    log = tmp_path / "verl.jsonl"
+    log.write_text("\n".join(json.dumps({"step": s, "critic/score/mean": 0.5,
+                                         "training/epoch": (s - 1) // 4}) for s in range(1, 21)))
+    run = load_run(log)
+    assert run.metric_keys["epoch"] == "training/epoch"
+    assert sampling_fraction(run)[0] == pytest.approx(1 / 4)
+    log.write_text("\n".join(json.dumps({"step": s, "reward": 0.5, "epoch": s % 3})
+                             for s in range(1, 21)))
+    fraction, why = sampling_fraction(load_run(log))  # an inner-loop counter, not dataset passes
+    assert np.isnan(fraction) and "does not increase" in why
+
 def test_console_log_steps_need_an_interval_and_are_flagged():
     path = DATA / "Sunshine535__nips-grpo-dynamics__results_gates_1_2_logs_gate2_rho1.00_seed42" \
         ".excerpt.log"

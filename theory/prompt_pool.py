@@ -281,3 +281,78 @@ def derive_prompt_pool_batch_extremes_within() -> Derivation:
                       "S_hi successes, from the chance q_in of one group.", SECTION,
                       (Step("q_in over a Beta(a_p, b_p) pool", within),
                        Step("the degenerate batch (S_lo = S_hi + 1)", share**sym.B)))
+
+
+def _dealt_batch_moments() -> tuple[sp.Expr, sp.Expr]:
+    """Return Var and disjoint Cov of batch means of B prompts dealt from N_p without replacement.
+
+    Prompt i of the dataset has success rate p_i; S1 = sum p_i = N_p mu and S2 = sum p_i^2 =
+    N_p (sigma_r^2 + mu^2). The indicator I_i of prompt i in a batch has P = B / N_p and
+    E[I_i I_j] = B (B - 1) / (N_p (N_p - 1)) for i != j; for the indicator J_j of a second batch
+    dealt from the same shuffle (disjoint), E[I_i J_i] = 0 and E[I_i J_j] = B^2 / (N_p (N_p - 1)).
+    Var(sum p_i I_i) = S2 Var(I) + (S1^2 - S2) Cov(I_i, I_j), and the same for the pair.
+    """
+    n, b = sym.N_p, sym.B
+    mu = sp.Symbol("mu_r", real=True)
+    s1, s2 = n * mu, n * (sym.sigma_r2 + mu**2)
+    p_in = b / n
+    var_one = s2 * p_in * (1 - p_in) + (s1**2 - s2) * (b * (b - 1) / (n * (n - 1)) - p_in**2)
+    cov_pair = s2 * (0 - p_in**2) + (s1**2 - s2) * (b**2 / (n * (n - 1)) - p_in**2)
+    return sp.factor(sp.simplify(var_one / b**2)), sp.factor(sp.simplify(cov_pair / b**2))
+
+
+@derivation
+def derive_prompt_pool_step_change_variance() -> Derivation:
+    """Derive half the variance of the step reward's change when an epoch deals the prompts.
+
+    TRL, verl and OpenRLHF shuffle the dataset of N_p prompts each epoch and deal it in
+    disjoint batches of B. Within an epoch two consecutive batch means have the variance
+    sigma_r^2 (N_p - B) / (B (N_p - 1)) each (the finite-population correction) and the
+    covariance -sigma_r^2 / (N_p - 1) (disjoint draws), so half the variance of their change is
+    sigma_r^2 N_p / (B (N_p - 1)); across an epoch's end (one change in N_p / B) the batches
+    are independent and it is the variance alone. The G answers add E_i[p_i (1 - p_i)] / (B G)
+    whatever the prompts. With N_p -> infinity this is the fresh-draw value sigma_r^2 / B +
+    w_r / (B G); batches drawn independently each step without replacement would give the
+    variance alone, sigma_r^2 (N_p - B) / (B (N_p - 1)) (the first step).
+    """
+    var_one, cov_pair = _dealt_batch_moments()
+    boundary = sym.B / sym.N_p  # share of the changes across an epoch's end
+    between = sp.factor(sp.simplify(var_one - (1 - boundary) * cov_pair))
+    half = between + sym.w_r / (sym.B * sym.G)
+    if sp.simplify(sp.limit(half, sym.N_p, sp.oo)
+                   - (sym.sigma_r2 / sym.B + sym.w_r / (sym.B * sym.G))) != 0:
+        raise AssertionError("step-change variance: not the fresh-draw value at N_p -> oo")
+    return Derivation("prompt_pool_step_change_variance", half,
+                      (sym.B, sym.G, sym.N_p, sym.sigma_r2, sym.w_r),
+                      "Half the variance of the change of the step reward (B prompts dealt by "
+                      "epochs from N_p, G answers each).", SECTION,
+                      (Step("variance of one batch mean (finite population)", var_one),
+                       Step("covariance of two disjoint batch means", cov_pair),
+                       Step("between-prompt part, a share B / N_p of changes across an epoch",
+                            between)))
+
+
+@derivation
+def derive_prompt_pool_between_share() -> Derivation:
+    """Derive the share kappa of the reward's variance between prompts from its step changes.
+
+    With m (1 - m) = sigma_r^2 + w_r (the variance of one answer, split between prompts and
+    within a group) and x_r = v B / (m (1 - m)), v from ``prompt_pool_step_change_variance``,
+    x_r = c kappa + (1 - kappa) / G with c the between-prompt factor, so kappa = (x_r - 1/G) /
+    (c - 1/G): 0 for a policy that explores every prompt, 1 for one deterministic on each.
+    Fresh draws (c = 1) give (x_r - 1/G) / (1 - 1/G); where c = 1/G the change does not
+    determine kappa.
+    """
+    kappa = sp.Symbol("kappa_r", real=True)
+    spread = sp.Symbol("s_r", positive=True)  # m (1 - m)
+    v = get("prompt_pool_step_change_variance").expr
+    ratio = sp.simplify(v.subs({sym.sigma_r2: kappa * spread, sym.w_r: (1 - kappa) * spread})
+                        * sym.B / spread)
+    (share,) = sp.solve(sp.Eq(sym.x_r, ratio), kappa)
+    factor = sp.factor(sp.simplify(ratio.subs(kappa, 1)))
+    return Derivation("prompt_pool_between_share", sp.factor(share),
+                      (sym.x_r, sym.G, sym.B, sym.N_p),
+                      "Share of the reward's variance between prompts, from half the variance "
+                      "of its step changes (prompts dealt by epochs).", SECTION,
+                      (Step("x_r as a function of kappa", ratio),
+                       Step("between-prompt factor c", factor)))

@@ -7,7 +7,8 @@ prefixed ``eval_``; through W&B or TensorBoard the Trainer's callbacks rename th
 and ``eval/...``); verl's ``metric_utils.compute_data_metrics`` (``critic/score/mean`` is the
 task score, ``critic/rewards/mean`` the reward after any in-reward KL penalty,
 ``response_length/mean``), its actor metrics (``actor/entropy``, ``actor/kl_loss``,
-``actor/lr``) and validation metrics (``val-core/<source>/<var>/mean@<n>``); OpenRLHF's PPO
+``actor/lr``), the trainer's ``training/epoch`` and validation metrics
+(``val-core/<source>/<var>/mean@<n>``); OpenRLHF's PPO
 trainer status (``reward``, ``kl``, ``actor_lr``, ``response_length``; the short progress-bar
 names ``rm``, ``glen``, ``act_lr``). The ``custom`` table holds the names hand-written loops use.
 
@@ -27,7 +28,7 @@ __all__ = ["CANONICAL", "ALIASES", "METRIC_ALIASES", "resolve", "reward_candidat
 #: The canonical quantities, in the order they are reported.
 CANONICAL = ("reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
              "completion_length", "learning_rate", "heldout_reward", "advantage_max",
-             "advantage_min")
+             "advantage_min", "epoch")
 
 
 def _prefixed(names: Iterable[str], prefix: str) -> tuple[str, ...]:
@@ -45,6 +46,8 @@ _TRL = {
     "heldout_reward": ("eval_reward", "eval/reward", "eval_rewards/mean"),
     "advantage_max": (),
     "advantage_min": (),
+    # passes over the dataset, fractional: B / N_p per step for N_p prompts dealt B a step
+    "epoch": ("epoch",),
 }
 
 #: Ecosystem -> canonical quantity -> metric names (first present wins).
@@ -64,6 +67,8 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         # they reveal the fewest and most successes of its groups with spread
         "advantage_max": ("critic/advantages/max",),
         "advantage_min": ("critic/advantages/min",),
+        # the epoch's index (whole numbers): it changes every N_p / B steps
+        "epoch": ("training/epoch",),
     },
     "openrlhf": {
         "reward": ("reward", "rm", "train/reward"),
@@ -76,6 +81,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "heldout_reward": ("eval/reward", r"re:^eval_.*_pass\d+$"),
         "advantage_max": (),
         "advantage_min": (),
+        "epoch": (),
     },
     "wandb": {name: _prefixed(names, "train/") for name, names in _TRL.items()
               if name != "heldout_reward"} | {"heldout_reward": ("eval/reward",
@@ -98,6 +104,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
                            "test_score", "eval/rewards"),
         "advantage_max": (),
         "advantage_min": (),
+        "epoch": ("epoch", "train/epoch"),
     },
 }
 

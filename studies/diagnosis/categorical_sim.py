@@ -23,7 +23,14 @@ policy of ``staleness`` steps ago, with a KL pull to the reference. The families
 
 Logs are TRL ``trainer_state.json`` files, with or without the zero-std share, the entropy, the
 KL and the evaluation entries, with or without a ``training_args.json`` beside them that gives
-G. Each run is labelled from the simulator's own exact state by :func:`label_of`, a rule fixed
+G. Their ``epoch`` has TRL's meaning, passes over the dataset: B/N_p a step for B prompts a step
+from a pool of N_p (format fidelity: the diagnosis reads the sampling fraction from it). The
+prompts of a step are drawn without replacement independently of the step before, where the
+trainers deal each epoch's shuffle in disjoint batches; the between-prompt part of the step
+reward's change is then lower than a trainer's ((N_p - B)/(N_p - 1) of a fresh draw's, against
+(N_p - B^2/N_p)/(N_p - 1); module ``fluctuation`` of the diagnosis).
+
+Each run is labelled from the simulator's own exact state by :func:`label_of`, a rule fixed
 before any run was diagnosed. Its limit-cycle rule calls healthy runs whose policy cycles
 with an amplitude under its fixed threshold, or whose success collapsed below its start;
 :func:`label_sustained` labels that family from the dynamics instead: it asks the simulator
@@ -213,7 +220,8 @@ def simulate(config: SimConfig, *, seed: int) -> tuple[list[dict], np.ndarray]:
         history = (history + [(theta.copy(), rho, u)])[-(c.staleness + 2):]
         p = _softmax(np.exp(rho) * theta[idx])
         p_ref = _softmax(reference[idx])
-        entry = {"step": n + 1, "epoch": (n + 1) / c.steps, "learning_rate": c.lr, **metrics,
+        entry = {"step": n + 1, "epoch": (n + 1) * c.batch / c.prompts, "learning_rate": c.lr,
+                 **metrics,
                  "entropy": float(np.mean(_entropy(p))),
                  "kl": float(np.mean(np.sum(p * np.log(np.clip(p / p_ref, 1e-300, None)),
                                             axis=1)))}
