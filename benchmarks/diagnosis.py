@@ -16,7 +16,9 @@ concentration reading from the reward's sampling noise; 300-305 its fresh seeds,
 seeds (with 200-211) of the degeneracy's reward-level margin; 400-411 the fresh seeds after it;
 500-511 the fresh seeds of the early warning's length-alone exception (designed on all before);
 600-611 the fresh seeds of concentration without the entropy read from the zero-std share and
-the first steps' degeneracy (designed on all before).
+the first steps' degeneracy (designed on all before); 800-811 the fresh seeds of the length
+cap's precursors, the truncated share and the length's approach to a known cap (designed on
+all before).
 Each categorical table is scored twice: under ``label_of`` (the frozen labels) and under
 ``label_sustained`` (the limit cycles labelled from the simulator's dynamics).
 """

@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'bc4be4ebb0f510baaaf638b026527285'
+THEORY_HASH = 'aa0d08033b6123a2560f0234acecffbd'
 
 
 SIGNATURES = {
