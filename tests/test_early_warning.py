@@ -204,6 +204,22 @@ def test_the_monitor_reports_the_early_warning() -> None:
     assert states[18].to_dict()["early_warning"] == states[18].early_warning
 
 
+def test_the_monitor_reads_the_approach_to_the_cap_it_is_given() -> None:
+    import grpodyn
+
+    run = _surging(1024)
+    states = {}
+    for cap in (None, 1024):
+        monitor = grpodyn.Monitor(refit_every=1000, diagnose_every=0, length_cap=cap)
+        for i, step in enumerate(run.steps):
+            state = monitor.update(step, {"reward": run.reward[i],
+                                          "completions/mean_length": run.metrics[
+                                              "completion_length"][i]})
+        states[cap] = state.early_warning
+    assert states[None] is None
+    assert states[1024] is not None and states[1024]["signals"] == ["cap_approach"]
+
+
 def test_the_callback_accepts_early_warning_in_stop_on() -> None:
     pytest.importorskip("transformers")
     from grpodyn.empirical.callback import GRPODynamicsCallback
