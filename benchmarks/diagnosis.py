@@ -17,7 +17,9 @@ seeds (with 200-211) of the degeneracy's reward-level margin; 400-411 the fresh 
 500-511 the fresh seeds of the early warning's length-alone exception (designed on all before);
 600-611 the fresh seeds of concentration without the entropy read from the zero-std share and
 the first steps' degeneracy (designed on all before); 700-711 the fresh seeds of the sampling
-fraction read from the epoch (designed on all before).
+fraction read from the epoch (designed on all before); 800-811 the fresh seeds of the length
+cap's precursors, the truncated share and the length's approach to a known cap (designed on
+all before but 700-711).
 Each categorical table is scored twice: under ``label_of`` (the frozen labels) and under
 ``label_sustained`` (the limit cycles labelled from the simulator's dynamics).
 """

@@ -2,7 +2,8 @@
 
 A thin layer on the framework-free :class:`grpodyn.empirical.monitor.Monitor`: at every log
 event that has a reward it feeds the metrics to the monitor (momentum = the trainer's
-``adam_beta1``, G = its ``num_generations``) and writes into the trainer's log (the current
+``adam_beta1``, G = its ``num_generations``, the length cap = its ``max_completion_length``)
+and writes into the trainer's log (the current
 ``logs`` and ``state.log_history``) the numbers the monitor's analysis determines, and only
 those (:meth:`grpodyn.empirical.monitor.MonitorState.log_values`):
 
@@ -87,12 +88,14 @@ class GRPODynamicsCallback(TrainerCallback):
         if self.monitor is None:
             group_size = getattr(args, trainer_key("group_size", "trl"), None)  # num_generations
             momentum = getattr(args, trainer_key("momentum", "trl"), None)  # adam_beta1
+            cap = getattr(args, trainer_key("length_cap", "trl"), None)  # max_completion_length
             if self.group_size is None and group_size:
                 self.group_size = int(group_size)
             self.monitor = Monitor(momentum=None if momentum is None else float(momentum),
                                    group_size=self.group_size, refit_every=self.fit_every,
                                    diagnose_every=self.diagnose_every,
-                                   min_points=self.min_points)
+                                   min_points=self.min_points,
+                                   length_cap=cap if isinstance(cap, int) and cap > 0 else None)
         return self.monitor
 
     def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,

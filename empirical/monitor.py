@@ -37,7 +37,7 @@ import numpy as np
 from grpodyn.empirical.diagnostics.diagnose import diagnose
 from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as WARNING_POINTS
 from grpodyn.empirical.diagnostics.early_warning import early_warning
-from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Run
+from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Hyperparameter, Run, RunMeta
 from grpodyn.empirical.logs.run_analysis import analyse_run, not_determined
 from grpodyn.ground import InputError, check_finite, check_int, check_momentum
 
@@ -162,11 +162,15 @@ class Monitor:
         Diagnose the run every this many updates (0: never; default 50).
     min_points : int
         Rewards needed before the first analysis (default 30, at least 5).
+    length_cap : int, optional
+        The most tokens a completion may have (TRL ``max_completion_length``), for the early
+        warning's approach to the cap where the truncated share is not among the metrics.
     """
 
     def __init__(self, *, momentum: float | None = None, group_size: int | None = None,
                  reward_range: tuple[float, float] | None = None, refit_every: int = 10,
-                 diagnose_every: int = 50, min_points: int = 30) -> None:
+                 diagnose_every: int = 50, min_points: int = 30,
+                 length_cap: int | None = None) -> None:
         self.momentum = None if momentum is None else float(check_momentum(momentum))
         self.group_size = None if group_size is None else check_int("group_size", group_size,
                                                                     minimum=2)
@@ -180,6 +184,8 @@ class Monitor:
         self.refit_every = check_int("refit_every", refit_every, minimum=1)
         self.diagnose_every = check_int("diagnose_every", diagnose_every, minimum=0)
         self.min_points = check_int("min_points", min_points, minimum=5)
+        self.length_cap = None if length_cap is None else check_int("length_cap", length_cap,
+                                                                    minimum=1)
         self.steps: list[float] = []
         self.rewards: list[float] = []
         self.metrics: dict[str, list[float]] = {name: [] for name in METRIC_ALIASES
@@ -236,8 +242,10 @@ class Monitor:
         """Return the steps and metrics recorded so far as a ``Run``."""
         metrics = {k: np.asarray(v) for k, v in self.metrics.items()
                    if np.isfinite(np.asarray(v)).any()}
+        meta = RunMeta() if self.length_cap is None else RunMeta(length_cap=Hyperparameter(
+            self.length_cap, "user", "given to the monitor"))
         return Run(source="<training>", format="monitor", steps=np.asarray(self.steps),
-                   reward=np.asarray(self.rewards), metrics=metrics)
+                   reward=np.asarray(self.rewards), metrics=metrics, meta=meta)
 
     def _analyse(self, state: MonitorState, run: Run) -> MonitorState:
         """Analyse the run so far (the one call of ``analyse_run``)."""

@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '6b0ad6ad13086f388c202babc3d1d89b'
+THEORY_HASH = '44e6733ece790a0a5af2762a1df26863'
 
 
 SIGNATURES = {

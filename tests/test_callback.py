@@ -89,3 +89,11 @@ def test_callback_in_a_real_tiny_grpo_run(tmp_path):
                                             or "grpodyn/plateau_upper" in h)
                for h in with_forecast)
     assert with_forecast[0]["step"] >= 10 and callback.group_size == 4
+
+
+def test_the_monitor_gets_the_length_cap_of_the_training_arguments():
+    """GRPOConfig's max_completion_length reaches the monitor (the early warning's cap)."""
+    args = TrainingArguments(output_dir="unused", report_to=[], use_cpu=True)
+    assert GRPODynamicsCallback()._monitor(args).length_cap is None  # plain Trainer: no cap
+    args.max_completion_length = 512
+    assert GRPODynamicsCallback()._monitor(args).length_cap == 512

@@ -15,6 +15,7 @@ from grpodyn.empirical.diagnostics.early_warning import (
     prefix,
 )
 from grpodyn.empirical.logs.loaders import Run, load_run
+from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
 from grpodyn.ground import InputError
 
 E8 = Path(__file__).parent / "data" / "real_logs" / (
@@ -66,7 +67,7 @@ def _lengths(values: np.ndarray, seed: int = 0) -> Run:
 def test_the_length_surging_towards_the_cap_warns_alone_on_a_short_log() -> None:
     """20 steps of reward and length: the length leaps 40% above its trend at the last step,
     the collapse's mechanism, before any second precursor can be read."""
-    assert ALONE == ("length_departure", "rose above")
+    assert ALONE["length_departure"] == "rose above"
     rng = np.random.default_rng(1)
     length = 400 + 3 * np.arange(20) + rng.normal(0, 8, 20)
     length[-1] = 1.4 * length[-2]
@@ -87,6 +88,70 @@ def test_a_length_that_rises_on_its_trend_or_falls_does_not_warn_alone() -> None
     falling = steady.copy()
     falling[-1] = 0.5 * falling[-2]
     assert early_warning(_lengths(falling, seed=3)) is None
+
+
+def _clipped(share: np.ndarray, seed: int = 0) -> Run:
+    """A log with the reward and the share of completions truncated at the cap alone."""
+    rng = np.random.default_rng(seed)
+    n = share.size
+    reward = 0.5 + rng.normal(0, 0.03, n)
+    return Run("clipped", "test", np.arange(1.0, n + 1), reward, {"clipped_share": share})
+
+
+def test_the_truncated_share_rising_above_its_trend_warns_alone() -> None:
+    """256 completions a step, 2% truncated (binomial noise): no prefix warns; the share
+    leaping to 20% at the last step, the collapse's mechanism, warns on its own."""
+    assert ALONE["clipped_rise"] == "rose above"
+    rng = np.random.default_rng(6)
+    share = rng.binomial(256, 0.02, 60) / 256
+    for end in range(10, 61):
+        assert early_warning(_clipped(share[:end])) is None, end
+    share[-1] = 0.2
+    warning = early_warning(_clipped(share))
+    assert warning is not None and warning.step == 60 and warning.signals == ("clipped_rise",)
+    assert "completions truncated at the length cap" in warning.evidence["clipped_rise"]
+    share[-1] = 0.1  # 8 points above a 2% trend: within the 10% of the batch that matters
+    assert early_warning(_clipped(share)) is None
+
+
+def _surging(cap: float | None, *, share: bool = False) -> Run:
+    """A length that ran into the cap and back: its last rise stays within its trend's noise."""
+    rng = np.random.default_rng(7)
+    cycle = np.array([550.0, 650, 800, 950, 1000, 900, 700])
+    length = np.tile(cycle, 5)[:30] + rng.normal(0, 10, 30)
+    length[-1] = 880.0
+    metrics = {"completion_length": length}
+    if share:
+        metrics["clipped_share"] = np.full(30, 0.01)
+    meta = RunMeta() if cap is None else RunMeta(length_cap=Hyperparameter(cap, "user", "given"))
+    return Run("surging", "test", np.arange(1.0, 31), 0.5 + rng.normal(0, 0.03, 30), metrics,
+               meta=meta)
+
+
+def test_the_length_rising_to_within_reach_of_a_known_cap_warns_alone() -> None:
+    """The length at 880 above its trend: within 25% of its level below a cap of 1024 it
+    warns; without the cap, or with a cap of 4096, the trend test alone does not (the earlier
+    surges widen its noise); where the truncated share is logged, the share is read instead."""
+    warning = early_warning(_surging(1024))
+    assert warning is not None and warning.signals == ("cap_approach",)
+    assert "length cap 1024" in warning.evidence["cap_approach"]
+    assert early_warning(_surging(None)) is None
+    assert early_warning(_surging(4096)) is None
+    assert early_warning(_surging(1024, share=True)) is None
+
+
+def test_the_public_trl_excerpt_names_the_truncated_share() -> None:
+    """lzhihan (TRL): the truncated share leapt 0.15 -> 0.34 at step 320 while the entropy and
+    the length left their trends; without the share the same prefix does not name it."""
+    run = load_run(Path(__file__).parent / "data" / "real_logs" / (
+        "lzhihan__grpo-math-pipeline__outputs_grpo_qwen2.5-1.5b-sft-grpo-lora_checkpoint-1200_"
+        "trainer_state.excerpt.json"))
+    warning = early_warning(prefix(run, 320))
+    assert warning is not None and "clipped_rise" in warning.signals
+    assert warning.evidence["clipped_rise"].startswith("clipped_share 0.3375 at step 320")
+    bare = Run(run.source, run.format, run.steps, run.reward,
+               {k: v for k, v in run.metrics.items() if k != "clipped_share"})
+    assert "clipped_rise" not in early_warning(prefix(bare, 320)).signals
 
 
 def test_critical_slowing_down_is_named_when_the_fluctuations_slow_and_grow() -> None:
@@ -137,6 +202,22 @@ def test_the_monitor_reports_the_early_warning() -> None:
     assert states[14].early_warning is None
     assert states[18].early_warning is not None and states[18].early_warning["step"] == 19
     assert states[18].to_dict()["early_warning"] == states[18].early_warning
+
+
+def test_the_monitor_reads_the_approach_to_the_cap_it_is_given() -> None:
+    import grpodyn
+
+    run = _surging(1024)
+    states = {}
+    for cap in (None, 1024):
+        monitor = grpodyn.Monitor(refit_every=1000, diagnose_every=0, length_cap=cap)
+        for i, step in enumerate(run.steps):
+            state = monitor.update(step, {"reward": run.reward[i],
+                                          "completions/mean_length": run.metrics[
+                                              "completion_length"][i]})
+        states[cap] = state.early_warning
+    assert states[None] is None
+    assert states[1024] is not None and states[1024]["signals"] == ["cap_approach"]
 
 
 def test_the_callback_accepts_early_warning_in_stop_on() -> None:

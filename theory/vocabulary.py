@@ -9,10 +9,11 @@ the symbol table (:mod:`grpodyn.theory.symbols`, which gives the LaTeX form thro
 set it. Internal maths may keep the short symbol names inside a function.
 
 The run settings the log loaders read (:data:`RUN_SETTINGS`: the terms above plus optimizer,
-schedule, warm-up, beta2, reuse and logging interval) carry the two lookup lists the loaders
-use: ``config_keys`` (searched in a run's flattened config, first hit wins) and ``logged_keys``
-(metrics some trainers log, read when constant over the run). This is the one alias table of
-:mod:`grpodyn.empirical.logs.config` and :mod:`grpodyn.empirical.logs.infer`.
+schedule, warm-up, beta2, reuse, logging interval and the completions' length cap) carry the two
+lookup lists the loaders use: ``config_keys`` (searched in a run's flattened config, first hit
+wins) and ``logged_keys`` (metrics some trainers log, read when constant over the run). This is
+the one alias table of :mod:`grpodyn.empirical.logs.config` and
+:mod:`grpodyn.empirical.logs.infer`.
 
 This module is plain Python (no sympy), so the loaders and the numeric layer may import it.
 Trainer keys: TRL ``GRPOConfig``; verl ``ppo_trainer.yaml`` (dotted paths); OpenRLHF
@@ -134,6 +135,12 @@ _SETTINGS = [
     Term("logging_steps", "optimizer steps between two logged points", None,
          {"trl": "logging_steps", "verl": "trainer.log_freq (steps)", "openrlhf": "logging_steps"},
          ("logging_steps", "log_every", "log_interval", "log_freq")),
+    Term("length_cap", "the most tokens a completion may have; longer ones are truncated "
+                       "(tokens)", None,
+         {"trl": "max_completion_length", "verl": "data.max_response_length",
+          "openrlhf": "generate_max_len"},
+         ("max_completion_length", "data.max_response_length", "rollout.response_length",
+          "generate_max_len", "max_response_length")),
 ]
 
 #: Every setting a loader reads, vocabulary first (the order config lookups run in).

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as EARLY_WARNING_POINTS
-from grpodyn.empirical.diagnostics.early_warning import early_warning
+from grpodyn.empirical.diagnostics.early_warning import RELATIVE, early_warning
 from grpodyn.empirical.diagnostics.hacking import hacking
 from grpodyn.empirical.diagnostics.instability import instability
 from grpodyn.empirical.diagnostics.modes import concentration, degeneracy, prompt_pool_at
@@ -197,6 +197,10 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     if state.name == "declining" and primary is None:
         notes.append("the reward fell back by more than its noise and no mode explains it: "
                      "decline, cause unknown")
+    truncation = _truncation_note(run, state.peak_step, late) if state.name == "declining" \
+        else None
+    if truncation is not None:
+        notes.append(truncation)
     pools = {}
     for part, name in ((early, "early"), (late, "late")):
         pool = prompt_pool_at(run, part, group_size)
@@ -206,6 +210,39 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     warning = early_warning(run)
     return Diagnosis(modes, primary, run.source, notes, state.name, state.evidence, g_info,
                      pools, state.peak_step, None if warning is None else warning.to_dict())
+
+
+def _truncation_note(run: Run, peak_step: float | None, late: slice) -> str | None:
+    """Say whether completions reaching the length cap went with a decline, or return None.
+
+    The truncated share up by :data:`early_warning.RELATIVE` (0.1 of the batch) from the five
+    points around the peak to the last quarter; without the share, where the cap is known, the
+    late mean length within 25% of its level below the cap (the early warning's readings).
+    Truncated completions score nothing, so the cap is a candidate cause of the fall.
+    """
+    if peak_step is None:
+        return None
+    at = int(np.searchsorted(run.steps, peak_step))
+    around = slice(max(0, at - 2), at + 3)
+    share = run.metrics.get("clipped_share")
+    if share is not None:
+        before, after = np.nanmean(share[around]), np.nanmean(share[late])
+        if np.isfinite(before) and np.isfinite(after) and \
+                after - before >= RELATIVE["clipped_share"]:
+            return (f"completions truncated at the length cap rose from {before:.0%} around the "
+                    f"peak (step {peak_step:g}) to {after:.0%} late: truncated completions score "
+                    "nothing, so the cap may explain the fall")
+        return None
+    cap, length = run.meta.value("length_cap"), run.metrics.get("completion_length")
+    if cap is None or length is None:
+        return None
+    late_length = np.nanmean(length[late])
+    if np.isfinite(late_length) and cap - late_length < RELATIVE["completion_length"] * \
+            late_length:
+        return (f"the mean completion length late, {late_length:.4g} tokens, is within "
+                f"{RELATIVE['completion_length']:.0%} of its level below the length cap {cap:g}: "
+                "completions truncated at the cap score nothing, so the cap may explain the fall")
+    return None
 
 
 def threshold_rules(run: Run) -> dict[str, bool]:

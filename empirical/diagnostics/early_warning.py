@@ -17,6 +17,13 @@ diagnose LOG --until STEP`` cuts the log with :func:`prefix`). The precursors:
 - ``kl_rise``: the KL to the reference leaves its trend upwards (the policy runs away);
 - ``length_departure``: the mean completion length leaves its trend (towards the length cap,
   or into degenerate short answers);
+- ``clipped_rise``: the share of completions truncated at the length cap (TRL
+  ``completions/clipped_ratio``, verl ``response_length/clip_ratio``: the canonical
+  ``clipped_share``) leaves its trend upwards;
+- ``cap_approach``: where the log has no truncated share but the cap is known
+  (``run.meta.length_cap``: TRL ``max_completion_length``, verl ``data.max_response_length``),
+  the mean completion length is above its trend and within :data:`RELATIVE` of its level below
+  the cap: one more move the length test counts as material reaches the cap;
 - ``zero_std_rise``: the share of groups without reward spread leaves its trend upwards (the
   drift factor 1 - p^G - (1-p)^G collapses, section 7).
 
@@ -25,14 +32,17 @@ fitted to the :func:`trend_window` steps before it, beyond :data:`Z` robust stan
 of that line's residuals (1.4826 MAD) and beyond a share of the level (:data:`RELATIVE`) that
 makes the move matter. A warning needs :data:`COINCIDE` distinct precursors within the last
 :data:`HOLD` logged steps (critical slowing down, two statistics rising together, counts as
-one), with one exception, :data:`ALONE`: the mean completion length leaving its trend upwards
-warns on its own. Completions running into the length cap are truncated and score nothing, so
-the length's surge towards the cap is the collapse's own mechanism, not one of its symptoms; it
-is also the only precursor a log with the reward and the length alone can show before the
-rolling statistics have points to rank (:data:`MIN_POINTS` against 40), and a fall within the
-first steps leaves no time for a second one. The same test and thresholds as every other
-precursor; the exception's cost in false warnings is measured in
-``studies/diagnosis/README.md``. Needs numpy and scipy.
+one), with the exceptions of :data:`ALONE`, the precursors of completions reaching the length
+cap, which warn on their own: the mean completion length leaving its trend upwards, the
+truncated share leaving its trend upwards, and the length's rise to within reach of the cap.
+Completions running into the length cap are truncated and score nothing, so completions
+reaching the cap are the collapse's own mechanism, not one of its symptoms (the truncated
+share reads it directly, the length and the cap indirectly); the length is also the only
+precursor a log with the reward and the length alone can show before the rolling statistics
+have points to rank (:data:`MIN_POINTS` against 40), and a fall within the first steps leaves
+no time for a second one. The same test and thresholds as every other precursor; the
+exceptions' cost in false warnings is measured in ``studies/diagnosis/README.md``. Needs numpy
+and scipy.
 """
 
 from __future__ import annotations
@@ -52,11 +62,14 @@ __all__ = ["SIGNALS", "MIN_POINTS", "Z", "TAU", "HOLD", "COINCIDE", "ALONE", "RE
            "prefix", "trend_window"]
 
 SIGNALS = ("critical_slowing_down", "entropy_rise", "kl_rise", "length_departure",
-           "zero_std_rise")
+           "clipped_rise", "cap_approach", "zero_std_rise")
 #: robust standard deviations of the trend's residuals a step must leave the trend by
 Z = 4.0
-#: the least move that matters, as a share of the trend's level (zero-std share: absolute)
-RELATIVE = {"entropy": 0.25, "kl": 1.0, "completion_length": 0.25, "frac_reward_zero_std": 0.1}
+#: the least move that matters, as a share of the trend's level (the shares of the batch,
+#: zero-std and truncated: absolute)
+RELATIVE = {"entropy": 0.25, "kl": 1.0, "completion_length": 0.25, "frac_reward_zero_std": 0.1,
+            "clipped_share": 0.1}
+_SHARES = ("frac_reward_zero_std", "clipped_share")
 #: Kendall tau both rolling statistics must reach for critical slowing down
 TAU = 0.8
 #: the warning covers this many last logged steps
@@ -65,9 +78,10 @@ HOLD = 3
 #: policy, so its temperature, its distance to the reference and its answers' length move
 #: together, while one metric alone leaves its trend by chance far more often
 COINCIDE = 2
-#: the precursor that warns on its own, with the direction it must move in: the length running
-#: towards the cap (truncated completions score nothing: the collapse's mechanism)
-ALONE = ("length_departure", "rose above")
+#: the precursors that warn on their own, each with the direction it must move in: completions
+#: reaching the length cap (truncated completions score nothing: the collapse's mechanism)
+ALONE = {"length_departure": "rose above", "clipped_rise": "rose above",
+         "cap_approach": "rose above"}
 #: fewer logged points: no trend to leave (the shortest trend window)
 MIN_POINTS = 10
 _CSD_POINTS = 40  # fewer: no rolling statistics to rank
@@ -135,6 +149,7 @@ def _metric_signals(run: Run, t: int, window: int) -> dict[str, tuple[str, str]]
     step = run.steps[t]
     for name, signal in (("entropy", "entropy_rise"), ("kl", "kl_rise"),
                          ("completion_length", "length_departure"),
+                         ("clipped_share", "clipped_rise"),
                          ("frac_reward_zero_std", "zero_std_rise")):
         values = run.metrics.get(name)
         if values is None:
@@ -142,7 +157,7 @@ def _metric_signals(run: Run, t: int, window: int) -> dict[str, tuple[str, str]]
         x, pred, sigma = _departure(values, t, window)
         if not np.isfinite(x):
             continue
-        level = abs(pred) if name != "frac_reward_zero_std" else 1.0
+        level = abs(pred) if name not in _SHARES else 1.0
         move = x - pred
         need = max(Z * sigma, RELATIVE[name] * level)
         two_sided = name == "completion_length"
@@ -151,8 +166,36 @@ def _metric_signals(run: Run, t: int, window: int) -> dict[str, tuple[str, str]]
             fired[signal] = (f"{name} {x:.4g} at step {step:g} {where} its trend "
                              f"{pred:.4g} (from the {window} steps before) by {abs(move):.3g}, "
                              f"beyond {Z:g} robust s.d. ({sigma:.3g}) and {RELATIVE[name]:.0%} "
-                             f"of {'one' if level == 1.0 else 'its level'}", where)
+                             f"of {'one' if level == 1.0 else 'its level'}"
+                             + (": completions truncated at the length cap score nothing"
+                                if signal == "clipped_rise" else ""), where)
+    approach = _cap_approach(run, t, window)
+    if approach is not None:
+        fired["cap_approach"] = (approach, "rose above")
     return fired
+
+
+def _cap_approach(run: Run, t: int, window: int) -> str | None:
+    """Return the evidence of the mean length rising to within reach of the cap at ``t``, or None.
+
+    Read only where the cap is known and the truncated share is not logged (the share reads the
+    same mechanism directly): the length x is above its trend's prediction (rising, not falling
+    back) and within :data:`RELATIVE` of its level below the cap, cap - x < 0.25 x. The cap,
+    not the trend's noise, is the reference: a length that ran into the cap and back leaves
+    residuals that hide its next surge from a test against the trend.
+    """
+    cap = run.meta.value("length_cap")
+    length = run.metrics.get("completion_length")
+    if cap is None or length is None or "clipped_share" in run.metrics or cap <= 0:
+        return None
+    x, pred, _ = _departure(length, t, window)
+    share = RELATIVE["completion_length"]
+    if not (np.isfinite(x) and x > pred and cap - x < share * x):
+        return None
+    return (f"completion_length {x:.4g} at step {run.steps[t]:g} rose above its trend "
+            f"{pred:.4g} (from the {window} steps before) to within {share:.0%} of its level "
+            f"below the length cap {cap:g} ({run.meta.length_cap.evidence}): completions "
+            "truncated at the cap score nothing")
 
 
 def _rolling(x: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
@@ -216,7 +259,7 @@ def early_warning(run: Run) -> EarlyWarning | None:
     -------
     EarlyWarning or None
         The first of the last :data:`HOLD` steps by which :data:`COINCIDE` distinct
-        precursors fired (or the length rose above its trend, :data:`ALONE`), every precursor
+        precursors fired (or one of :data:`ALONE` fired in its direction), every precursor
         that fired over those steps, and each one's evidence; None otherwise (or when the run
         has fewer than :data:`MIN_POINTS`).
     """
@@ -231,9 +274,9 @@ def early_warning(run: Run) -> EarlyWarning | None:
     first, alone = None, False
     for t in range(max(window // 2, n - HOLD), n):
         fired = _metric_signals(run, t, window)
-        if not alone and fired.get(ALONE[0], ("", ""))[1] == ALONE[1]:
-            alone, evidence[ALONE[0]] = True, fired[ALONE[0]][0]
-        for signal, (words, _) in fired.items():
+        for signal, (words, where) in fired.items():
+            if ALONE.get(signal) == where and not alone:
+                alone, evidence[signal] = True, words
             evidence.setdefault(signal, words)
         if first is None and (len(evidence) >= COINCIDE or alone):
             first = float(run.steps[t])

@@ -2,15 +2,19 @@
 
 One table per ecosystem. The names were looked up in the trainers' sources: TRL's
 ``GRPOTrainer._metrics`` (``reward``, ``reward_std``, ``frac_reward_zero_std``, ``entropy``,
-``kl``, ``completions/mean_length``, per-function ``rewards/<func>/mean``; evaluation entries
+``kl``, ``completions/mean_length``, ``completions/clipped_ratio``, the share of completions
+truncated at ``max_completion_length``, per-function ``rewards/<func>/mean``; evaluation entries
 prefixed ``eval_``; through W&B or TensorBoard the Trainer's callbacks rename them ``train/...``
 and ``eval/...``); verl's ``metric_utils.compute_data_metrics`` (``critic/score/mean`` is the
 task score, ``critic/rewards/mean`` the reward after any in-reward KL penalty,
-``response_length/mean``), its actor metrics (``actor/entropy``, ``actor/kl_loss``,
+``response_length/mean``, ``response_length/clip_ratio``: the share of responses at
+``data.max_response_length``), its actor metrics (``actor/entropy``, ``actor/kl_loss``,
 ``actor/lr``), the trainer's ``training/epoch`` and validation metrics
 (``val-core/<source>/<var>/mean@<n>``); OpenRLHF's PPO
 trainer status (``reward``, ``kl``, ``actor_lr``, ``response_length``; the short progress-bar
-names ``rm``, ``glen``, ``act_lr``). The ``custom`` table holds the names hand-written loops use.
+names ``rm``, ``glen``, ``act_lr``; no truncated share is mapped for it). The ``custom`` table
+holds the names hand-written loops use. TRL's ``clip_ratio/*`` and verl's ``actor/pg_clipfrac``
+are the PPO ratio's clipping, not the length cap, and are never read as ``clipped_share``.
 
 Lookup order for a log of ecosystem E: E's table, then the others (so a TRL log read through
 W&B still finds ``train/reward``); within a table the first name present wins. Held-out names
@@ -28,7 +32,7 @@ __all__ = ["CANONICAL", "ALIASES", "METRIC_ALIASES", "resolve", "reward_candidat
 #: The canonical quantities, in the order they are reported.
 CANONICAL = ("reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
              "completion_length", "learning_rate", "heldout_reward", "advantage_max",
-             "advantage_min", "epoch")
+             "advantage_min", "epoch", "clipped_share")
 
 
 def _prefixed(names: Iterable[str], prefix: str) -> tuple[str, ...]:
@@ -48,6 +52,7 @@ _TRL = {
     "advantage_min": (),
     # passes over the dataset, fractional: B / N_p per step for N_p prompts dealt B a step
     "epoch": ("epoch",),
+    "clipped_share": ("completions/clipped_ratio",),
 }
 
 #: Ecosystem -> canonical quantity -> metric names (first present wins).
@@ -69,6 +74,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "advantage_min": ("critic/advantages/min",),
         # the epoch's index (whole numbers): it changes every N_p / B steps
         "epoch": ("training/epoch",),
+        "clipped_share": ("response_length/clip_ratio",),
     },
     "openrlhf": {
         "reward": ("reward", "rm", "train/reward"),
@@ -82,6 +88,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "advantage_max": (),
         "advantage_min": (),
         "epoch": (),
+        "clipped_share": (),
     },
     "wandb": {name: _prefixed(names, "train/") for name, names in _TRL.items()
               if name != "heldout_reward"} | {"heldout_reward": ("eval/reward",
@@ -105,6 +112,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "advantage_max": (),
         "advantage_min": (),
         "epoch": ("epoch", "train/epoch"),
+        "clipped_share": ("clipped_ratio", "truncated_ratio", "rollout/truncated_ratio"),
     },
 }
 

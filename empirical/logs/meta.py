@@ -84,6 +84,9 @@ class RunMeta:
         ``max_epochs``).
     logging_steps : Hyperparameter or None
         Optimizer steps between two logged points.
+    length_cap : Hyperparameter or None
+        The most tokens a completion may have (TRL ``max_completion_length``, verl
+        ``data.max_response_length``, OpenRLHF ``generate_max_len``); longer ones are truncated.
     """
 
     lr: Hyperparameter | None = None
@@ -97,6 +100,7 @@ class RunMeta:
     kl: Hyperparameter | None = None
     num_iterations: Hyperparameter | None = None
     logging_steps: Hyperparameter | None = None
+    length_cap: Hyperparameter | None = None
 
     def value(self, name: str, default: Any = None) -> Any:
         """Return the value of hyperparameter ``name``, or ``default`` when unknown."""

@@ -343,14 +343,16 @@ def write_run(folder: Path, log: list[dict], *, config: SimConfig, keys: str, wi
               label: str, seed: int) -> Path:
     """Write one run as TRL's ``trainer_state.json`` in its own folder.
 
-    ``keys``: ``"full"`` (every metric and the evaluations), ``"no_spread"`` (no zero-std share
-    nor reward std), ``"no_entropy"`` (no entropy nor KL) or ``"reward_only"`` (the reward, the
-    length and the evaluations). ``with_g`` writes ``training_args.json`` with G and B beside.
+    ``keys``: ``"full"`` (every metric, the share of completions truncated at the cap as TRL's
+    ``completions/clipped_ratio``, and the evaluations), ``"no_spread"`` (no zero-std share nor
+    reward std), ``"no_entropy"`` (no entropy nor KL) or ``"reward_only"`` (the reward, the
+    length and the evaluations); only ``"full"`` has the truncated share. ``with_g`` writes
+    ``training_args.json`` with G, B and the cap (``max_completion_length``) beside.
     """
-    drop = {"full": set(), "no_spread": {"frac_reward_zero_std", "reward_std"},
-            "no_entropy": {"entropy", "kl"},
-            "reward_only": {"frac_reward_zero_std", "reward_std", "entropy", "kl"}}[keys]
-    drop |= {"completions/clipped_ratio"}
+    clipped = "completions/clipped_ratio"
+    drop = {"full": set(), "no_spread": {"frac_reward_zero_std", "reward_std", clipped},
+            "no_entropy": {"entropy", "kl", clipped},
+            "reward_only": {"frac_reward_zero_std", "reward_std", "entropy", "kl", clipped}}[keys]
     history = [{k: v for k, v in entry.items() if k not in drop} for entry in log]
     folder.mkdir(parents=True, exist_ok=True)
     content = {"log_history": history, "global_step": config.steps, "label": label,
@@ -359,5 +361,6 @@ def write_run(folder: Path, log: list[dict], *, config: SimConfig, keys: str, wi
     if with_g:
         write_atomic(folder / "training_args.json", json.dumps(
             {"num_generations": config.group_size, "per_device_train_batch_size":
-             config.batch * config.group_size, "gradient_accumulation_steps": 1}))
+             config.batch * config.group_size, "gradient_accumulation_steps": 1,
+             "max_completion_length": _CAP}))
     return path
