@@ -50,7 +50,7 @@ FROZEN_UNCONDITIONED = "d4055e2a0b02b2371031149de68ca775c77878ef"
 METHOD_FILES = ("empirical/logs/sweep.py", "empirical/logs/sweep_runs.py",
                 "empirical/logs/sweep_model.py", "empirical/logs/sweep_fit.py",
                 "empirical/logs/sweep_band.py", "empirical/logs/sweep_transfer.py",
-                "empirical/logs/sweep_shared.py",
+                "empirical/logs/sweep_shared.py", "empirical/logs/sweep_exponents.py",
                 "numerics/mean_field_map.py", "theory/optimizers.py")
 _PARTS = ("design", "grid", "public")
 
