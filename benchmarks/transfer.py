@@ -6,7 +6,8 @@ Scores the leave-one-setting-out transfer on every sweep there is (:mod:`transfe
 says which and how): the design sweep (the tiny grid ``tiny_grid``, seeds 0-1), the own sweep
 ``tiny_grid2`` at the seeds of ``--seeds`` (15-16 by default, scored with the method frozen at
 :data:`FROZEN_UNCONDITIONED`; seeds 11-12, 13-14 and 17-18 scored once with the method frozen at
-:data:`FROZEN`) and the public controlled sweeps (S4 lr pair, garg-aayush lr sweep, S1
+:data:`FROZEN_CONDITIONED`; seeds 19-20 once with the method frozen at :data:`FROZEN`) and the
+public controlled sweeps (S4 lr pair, garg-aayush lr sweep, S1
 off-policy sweep read as lr and B G). Prints one matrix row per sweep and optimizer and one per
 held-out setting, with the naive baselines beside the transfer (copy the sources' mean path,
 ``>src``; copy the nearest source, ``>near``; the same with a fallback counted as lost,
@@ -42,15 +43,18 @@ from grpodyn.empirical.tinylm.make_grid import DESIGNS  # noqa: E402
 from grpodyn.ground import write_atomic  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "studies" / "transfer" / "results"
+#: the method frozen before the fresh tiny_grid2 seeds 19-20 were scored: the exponents the
+#: sources measure compared with the law, the nearest source where they contradict it
+FROZEN = "e4c63b6037ddd147a21967b78222f7c9f98cec7a"
 #: the method frozen before the fresh tiny_grid2 seeds (11-14, 17-18) were scored: the transfer
 #: conditioned on the prompts its seed and batch share with source runs
-FROZEN = "a5e04ec46a2f74cc05fcd362aad9c62d9bdd1ab2"
+FROZEN_CONDITIONED = "a5e04ec46a2f74cc05fcd362aad9c62d9bdd1ab2"
 #: the method frozen before tiny_grid2 seeds 15-16 and the public sweeps were scored
 FROZEN_UNCONDITIONED = "d4055e2a0b02b2371031149de68ca775c77878ef"
 METHOD_FILES = ("empirical/logs/sweep.py", "empirical/logs/sweep_runs.py",
                 "empirical/logs/sweep_model.py", "empirical/logs/sweep_fit.py",
                 "empirical/logs/sweep_band.py", "empirical/logs/sweep_transfer.py",
-                "empirical/logs/sweep_shared.py",
+                "empirical/logs/sweep_shared.py", "empirical/logs/sweep_exponents.py",
                 "numerics/mean_field_map.py", "theory/optimizers.py")
 _PARTS = ("design", "grid", "public")
 

@@ -6,7 +6,7 @@ Fits each optimizer's runs of the two tiny grids (seeds 0-2, the seeds the metho
 on) and records the tau-lr exponent each measures (``SweepFit.tau_lr_exponent``, expected -1)
 and Adam's B G exponent (``SweepFit.bg_test``). The root mean square of p + 1 over the four
 sweeps is the spread a transfer gives the exponent when its sources hold a single learning
-rate (``grpodyn.empirical.logs.sweep_band.TAU_LR_PRIOR_SD``). Writes
+rate (``grpodyn.empirical.logs.sweep_exponents.TAU_LR_PRIOR_SD``). Writes
 ``studies/transfer/results/design_exponents.json``.
 """
 

@@ -30,7 +30,10 @@ values) gives the measured tau-lr exponent and the test of G-invariance against 
 :func:`transfer` predicts a setting not yet run: the mean path of its map with the fitted
 constants, and a band that carries the constants' uncertainty, the seed-to-seed spread of the
 source runs (and of r0 when the target's seed is not among the sources') and the per-step
-sampling noise of the target's B and G.
+sampling noise of the target's B and G. The tau-lr and B G exponents it carries the map with are
+first compared with what the sources measure (:mod:`~grpodyn.empirical.logs.sweep_exponents`):
+the law where the sources cannot tell, the measurement where it is precise, and the nearest
+source with a band that covers the sources' spread where the measurement contradicts the law.
 
 The band also carries the error of the map itself when it carries the fit to a setting away
 from the sources: a variance s d^2 (m(n) - m(0))^2 with d = :func:`setting_distance` (target,

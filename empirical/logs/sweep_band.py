@@ -16,17 +16,13 @@ The band is the mean -+ z sd with a variance of r in four parts:
 - the per-step sampling noise of the target's B and G, r (1 - r) (c_B / B + c_BG / (B G));
 - the map's transfer error s d^2 (m(n) - m(0))^2 (:func:`~.sweep_transfer.transfer_error`).
 
-Exponents. The tau-lr exponent p (tau ~ lr^p, expected -1: derivations ``relaxation_time``,
-``adam_tau_lr_exponent``) is measured by the sources (``SweepFit.tau_lr_exponent``) where they
-hold two learning rates or more at otherwise equal settings; the target's stiffness is then
-multiplied by (lr / lr_ref)^-(p + 1) with p drawn from N(p_hat, se^2), lr_ref the geometric mean
-of the sources' lr. With one learning rate the exponent is not determined: p ~ N(-1,
-:data:`TAU_LR_PRIOR_SD`^2). Adam's B G law k ~ sqrt(D / (D + rho_A / (B G))) (derivation
-``adam_stiffness_finite_group``) carries its exponent d ln k / d ln (B G) = rho_A / (2 (B G +
-rho_A)) through rho_A's draws where the sources hold two B G or more; where they share one B G
-and the target's differs, the exponent is not determined: it is drawn uniformly from the law's
-own range [0, 1/2] (signal- to noise-dominated), and the transfer falls back to the nearest
-source (:func:`~.sweep_transfer.transfer`).
+Exponents. The tau-lr exponent p (tau ~ lr^p, the law's -1) and Adam's B G exponent (the law's
+range [0, 1/2]) are compared with what the sources measure and chosen by
+:mod:`~.sweep_exponents`: the target's stiffness is the fitted map's times (lr / lr_ref)^-(p + 1),
+p drawn from N(p_hat, se^2) (the law's N(-1, 0.11^2) where the sources hold one lr), and times a
+B G factor where the B G exponent is not determined or the direct measurement corrects the
+fitted law. Where the sources contradict a law, or leave the B G exponent open, the transfer
+falls back to the nearest source (:func:`~.sweep_transfer.transfer`).
 """
 
 from __future__ import annotations
@@ -38,20 +34,13 @@ import numpy as np
 from scipy.optimize import nnls
 from scipy.special import expit, logit
 
+from grpodyn.empirical.logs.sweep_exponents import bg_exponent, draw_factors, lr_exponent
 from grpodyn.empirical.logs.sweep_fit import SweepFit
 from grpodyn.empirical.logs.sweep_model import Evaluator, model_bounds, model_curve
 from grpodyn.empirical.logs.sweep_runs import SweepRun
 
-__all__ = ["TAU_LR_PRIOR_SD", "BG_EXPONENT_RANGE", "RewardScale", "deviation",
-           "shared_prompt_part"]
+__all__ = ["RewardScale", "deviation", "shared_prompt_part"]
 
-#: Standard deviation of the tau-lr exponent when the sources hold one learning rate: the root
-#: mean square of p + 1 over the four design sweeps (tiny_grid and tiny_grid2, SGD and Adam:
-#: -1.17, -0.90, -0.98, -0.90), studies/transfer/results/design_exponents.json.
-TAU_LR_PRIOR_SD = 0.11
-#: The range of Adam's B G exponent rho_A / (2 (B G + rho_A)): 0 (signal-dominated) to 1/2
-#: (noise-dominated), derivation ``adam_stiffness_bg_exponent``.
-BG_EXPONENT_RANGE = (0.0, 0.5)
 _SMOOTH = 15  # steps of the moving average that separates a run's path from its sampling noise
 _EDGE = 1e-3  # how close to a bound the normalised reward may come (logit +-6.9)
 
@@ -185,43 +174,6 @@ def noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
     return coef, float(np.mean(seed_var)) if seed_var else 0.0
 
 
-def _lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
-    """Return the tau-lr exponent the transfer uses: its centre, spread, status and lr_ref."""
-    optimizer = hp["optimizer"]
-    lrs = [r.hparams["lr"] for r in fit.fitted if r.hparams["optimizer"] == optimizer]
-    lr_ref = float(np.exp(np.mean(np.log(lrs))))
-    measured = fit.tau_lr_exponent().get(optimizer, {})
-    if measured.get("value") is not None and measured.get("stderr") is not None:
-        return {"value": float(measured["value"]), "stderr": float(measured["stderr"]),
-                "lr_ref": lr_ref, "status": "determined by the sources' learning rates "
-                f"{', '.join(f'{v:.3g}' for v in measured['learning_rates'])}"}
-    return {"value": -1.0, "stderr": TAU_LR_PRIOR_SD, "lr_ref": lr_ref,
-            "status": "not determined (the sources hold one learning rate at otherwise equal "
-                      f"settings): the map's -1 with a spread of {TAU_LR_PRIOR_SD} (the design "
-                      "sweeps' exponents around -1)"}
-
-
-def _bg_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
-    """Return how Adam's B G law enters: through rho_A, not at all, or not determined."""
-    if hp["optimizer"] != "adam" or not (hp.get("batch") and hp.get("group_size")):
-        return {"status": "not used (SGD: the finite-G factor of the map carries G)"
-                if hp["optimizer"] != "adam" else "not used: target B or G unknown"}
-    products = sorted({r.hparams["batch"] * r.hparams["group_size"] for r in fit.fitted
-                       if r.hparams["optimizer"] == "adam"})
-    target = hp["batch"] * hp["group_size"]
-    if fit.layout.fit_rho:
-        rho = fit.constants()["rho_A"]
-        value = rho["value"] / (2 * (target + rho["value"]))
-        return {"value": float(value), "status": f"determined by rho_A ({rho['status']}) over "
-                f"the sources' B G {', '.join(map(str, products))}", "bg_ref": fit.layout.bg_ref}
-    if target in products:
-        return {"value": None, "status": "not needed: the target's B G is the sources'"}
-    return {"value": None, "range": list(BG_EXPONENT_RANGE), "bg_ref": float(products[0]),
-            "status": f"not determined: the sources share one B G ({products[0]}) and the "
-                      f"target's is {target}; the exponent is drawn from the law's range "
-                      f"{list(BG_EXPONENT_RANGE)} and the mean falls back to the nearest source"}
-
-
 @dataclass(frozen=True)
 class Band:
     """The prediction of one target: its centre in u, and the parts of its band (var of r).
@@ -260,20 +212,6 @@ class Band:
         return lower, upper
 
 
-def _draw_factors(rng: np.random.Generator, hp: dict[str, Any], lr_exp: dict[str, Any],
-                  bg_exp: dict[str, Any], draws: int) -> tuple[float, np.ndarray]:
-    """Return the target's stiffness factor at the exponents' centre, and one per draw."""
-    log_lr = float(np.log(hp["lr"] / lr_exp["lr_ref"]))
-    p = rng.normal(lr_exp["value"], lr_exp["stderr"], size=draws)
-    centre, factors = -(lr_exp["value"] + 1.0) * log_lr, -(p + 1.0) * log_lr
-    if "range" in bg_exp:  # an undetermined B G exponent: the law's whole range
-        log_bg = float(np.log(hp["batch"] * hp["group_size"] / bg_exp["bg_ref"]))
-        b = rng.uniform(*bg_exp["range"], size=draws)
-        centre += float(np.mean(bg_exp["range"])) * log_bg
-        factors = factors + b * log_bg
-    return float(np.exp(centre)), np.exp(factors)
-
-
 def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Band:
     """Return the centre of ``hp``'s path over steps 0..n and the parts of its band.
 
@@ -283,7 +221,7 @@ def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Ba
     warnings = []
     scale = reward_scale(fit)
     rng = np.random.default_rng(seed)
-    lr_exp, bg_exp = _lr_exponent(fit, hp), _bg_exponent(fit, hp)
+    lr_exp, bg_exp = lr_exponent(fit, hp), bg_exponent(fit, hp)
     cov = (fit.cov + fit.cov.T) / 2
     draws_theta = rng.multivariate_normal(fit.theta, cov, size=draws, method="eigh",
                                           check_valid="ignore") if draws else \
@@ -298,7 +236,7 @@ def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Ba
         warnings.append(f"seed {hp.get('seed')} not among the sources' seeds "
                         f"{', '.join(map(str, fit.layout.starts))}: r0 is their mean, the band "
                         "carries their spread")
-    centre_factor, factors = _draw_factors(rng, hp, lr_exp, bg_exp, draws)
+    centre_factor, factors = draw_factors(rng, hp, lr_exp, bg_exp, draws)
     evaluator = Evaluator([hp], [np.arange(n + 1)], fit.layout)
     with np.errstate(over="ignore", invalid="ignore"):
         mean = evaluator.curves(fit.theta, np.array([centre_factor]))[0]

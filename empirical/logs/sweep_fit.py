@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import least_squares
+from scipy.stats import chi2
 
 from grpodyn.empirical.logs.sweep_model import (
     PLATEAUS,
@@ -186,7 +187,13 @@ class SweepFit:
         """Slope of ln tau against ln lr over settings that differ only in lr (per optimizer).
 
         From the per-setting stiffnesses; expected -1 (derivations ``relaxation_time`` and
-        ``adam_tau_lr_exponent``).
+        ``adam_tau_lr_exponent``). Every group of settings equal but for lr that holds two
+        learning rates or more enters, each with its own intercept and one common slope (a
+        weighted regression, weights 1 / se^2 of each setting's log stiffness): the
+        inverse-variance mean of the groups' own slopes. Where two groups or more enter,
+        ``heterogeneity`` gives each group's slope and Cochran's Q = sum (p_g - p)^2 / se_g^2
+        with its chi-square tail probability on groups - 1 degrees of freedom (one exponent for
+        every group, as the law says, or not).
         """
         results = {}
         for o in self.layout.optimizers:
@@ -196,29 +203,35 @@ class SweepFit:
                     key = tuple(s["hparams"].get(k) for k in ("group_size", "batch", "momentum",
                                                               "kl", "schedule"))
                     groups.setdefault(key, []).append(s)
-            group = max(groups.values(), key=len, default=[])
-            lrs = sorted({s["hparams"]["lr"] for s in group})
-            if len(lrs) < 2:
+            used = [g for g in groups.values() if len({s["hparams"]["lr"] for s in g}) >= 2]
+            if not used:
                 results[o] = {"value": None, "status": "not determined: fewer than two "
                               "learning rates with a determined stiffness at otherwise equal "
                               "settings"}
                 continue
-            x = np.log([s["hparams"]["lr"] for s in group])
+            rows = [s for g in used for s in g]
+            x = np.log([s["hparams"]["lr"] for s in rows])
             # tau = c / k; ln k = ln(lr) + ln(factor) + const, so ln tau = -ln lr - ln factor
-            y = -(x + np.log([s["factor"] for s in group]))
-            w = 1.0 / np.maximum([s["log_factor_stderr"] for s in group], 1e-3) ** 2
-            design = np.column_stack([np.ones_like(x), x])
+            y = -(x + np.log([s["factor"] for s in rows]))
+            w = 1.0 / np.maximum([s["log_factor_stderr"] for s in rows], 1e-3) ** 2
+            member = np.repeat(np.arange(len(used)), [len(g) for g in used])
+            design = np.column_stack([x, *(member == i for i in range(len(used)))]).astype(float)
             cov = np.linalg.pinv(design.T @ (w[:, None] * design))
             coef = cov @ design.T @ (w * y)
-            results[o] = {"value": float(coef[1]), "stderr": float(np.sqrt(cov[1, 1])),
-                          "expected": -1.0, "learning_rates": lrs}
+            results[o] = {"value": float(coef[0]), "stderr": float(np.sqrt(cov[0, 0])),
+                          "expected": -1.0, "groups": len(used),
+                          "learning_rates": sorted({s["hparams"]["lr"] for s in rows})}
+            if len(used) > 1:
+                results[o]["heterogeneity"] = _heterogeneity(x, y, w, member, float(coef[0]))
         return results
 
     def bg_test(self) -> dict[str, Any]:
         """Per-setting stiffness at the same lr against G and B G.
 
         Does the path depend on B G only (Adam's derivation), on neither (SGD, signal-dominated
-        Adam), or on G apart from B G?
+        Adam), or on G apart from B G? ``bg_exponent`` is d ln k / d ln (B G) from the weighted
+        regression of ln k on ln (B G) and ln G where G and B vary apart; where only one of them
+        varies, on ln (B G) alone (``g_exponent_at_fixed_bg`` then says it is not separated).
         """
         results = {}
         for o in self.layout.optimizers:
@@ -251,6 +264,14 @@ class SweepFit:
                                         "stderr": float(np.sqrt(cov[1, 1]))}
                 entry["g_exponent_at_fixed_bg"] = {"value": float(coef[2]),
                                                    "stderr": float(np.sqrt(cov[2, 2]))}
+            elif np.ptp(np.log(bg)) > 0:  # G or B fixed: B G's exponent, G's not separated
+                cov = np.linalg.pinv(design[:, :2].T @ (w[:, None] * design[:, :2]))
+                coef = cov @ design[:, :2].T @ (w * y)
+                entry["bg_exponent"] = {"value": float(coef[1]),
+                                        "stderr": float(np.sqrt(cov[1, 1]))}
+                entry["g_exponent_at_fixed_bg"] = {
+                    "value": None, "stderr": None,
+                    "status": "not determined: G and B do not vary apart at this lr"}
             pairs = []
             for i in range(len(rows)):
                 for j in range(i + 1, len(rows)):
@@ -266,14 +287,14 @@ class SweepFit:
                 entry["predicted_bg_exponent"] = float(
                     compiled("adam_stiffness_bg_exponent")(rho, mid, 1))
                 entry["predicted_g_exponent_at_fixed_bg"] = 0.0
-            elif o == "adam" and self.layout.fit_rho and rank == 3:
+            elif o == "adam" and self.layout.fit_rho and "bg_exponent" in entry:
                 # the split v_hat: the same regression on the fitted map's own k (D = 1)
                 model = np.log(Evaluator([s["hparams"] for s in rows],
                                           [np.arange(2)] * len(rows),
                                           self.layout).stiffness(self.theta))
-                coef = np.linalg.lstsq(design, model, rcond=None)[0]
+                coef = np.linalg.lstsq(design[:, :rank], model, rcond=None)[0]
                 entry["predicted_bg_exponent"] = float(coef[1])
-                entry["predicted_g_exponent_at_fixed_bg"] = float(coef[2])
+                entry["predicted_g_exponent_at_fixed_bg"] = float(coef[2]) if rank == 3 else 0.0
             else:
                 entry["predicted_bg_exponent"] = 0.0
                 entry["predicted_g_exponent_at_fixed_bg"] = 0.0
@@ -329,6 +350,21 @@ class SweepFit:
                                 for s in self.per_setting],
                 "n_runs": len(self.runs), "n_fitted": len(self.fitted),
                 "warnings": self.warnings}
+
+
+def _heterogeneity(x: np.ndarray, y: np.ndarray, w: np.ndarray, member: np.ndarray,
+                   pooled: float) -> dict[str, Any]:
+    """Each group's own weighted slope of y on x, and Cochran's Q against the pooled slope."""
+    slopes, errors = [], []
+    for g in range(int(member.max()) + 1):
+        xs, ys, ws = x[member == g], y[member == g], w[member == g]
+        xc = xs - np.sum(ws * xs) / np.sum(ws)
+        sxx = float(np.sum(ws * xc**2))
+        slopes.append(float(np.sum(ws * xc * ys) / sxx))
+        errors.append(float(1.0 / np.sqrt(sxx)))
+    q = float(np.sum(((np.array(slopes) - pooled) / np.array(errors)) ** 2))
+    return {"slopes": slopes, "stderrs": errors, "q": q, "dof": len(slopes) - 1,
+            "p_value": float(chi2.sf(q, len(slopes) - 1))}
 
 
 def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: Layout

@@ -13,6 +13,7 @@ import numpy as np
 from scipy.stats import norm
 
 from grpodyn.empirical.logs.sweep_band import Band, band, band_window
+from grpodyn.empirical.logs.sweep_exponents import contradicted
 from grpodyn.empirical.logs.sweep_fit import SweepFit, fit_sweep
 from grpodyn.empirical.logs.sweep_runs import SweepRun, checked_run
 from grpodyn.empirical.logs.sweep_shared import shared_prompts
@@ -166,13 +167,13 @@ def transfer_error(fit: SweepFit, optimizer: str, *, draws: int = 200, seed: int
     return out
 
 
-def _nearest_curve(fit: SweepFit, nearest: dict[str, Any], n: int) -> np.ndarray:
-    """Return the nearest source setting's seed-mean path over steps 0..n (moving average).
+def _setting_path(fit: SweepFit, settings: dict[str, Any], n: int) -> np.ndarray:
+    """Return one source setting's seed-mean path over steps 0..n (moving average).
 
     Past the runs' last step the path holds its last smoothed value.
     """
     runs = [r for r in fit.fitted
-            if {k: v for k, v in r.hparams.items() if k not in ("seed", "steps")} == nearest]
+            if {k: v for k, v in r.hparams.items() if k not in ("seed", "steps")} == settings]
     grid = np.arange(n + 1, dtype=float)
     path = np.mean([np.interp(grid, r.steps, r.reward) for r in runs], axis=0)
     width = min(band_window(min(r.reward.size for r in runs)), n + 1)
@@ -181,15 +182,35 @@ def _nearest_curve(fit: SweepFit, nearest: dict[str, Any], n: int) -> np.ndarray
                                                                 mode="same")
 
 
-def _fallback(fit: SweepFit, predicted: Band, nearest: dict[str, Any], n: int) -> Band:
-    """Centre the band on the nearest source, widened to cover the map's own mean.
+def _fallback(fit: SweepFit, predicted: Band, nearest: dict[str, Any], n: int, *,
+              which: str, warnings: list[str]) -> Band:
+    """Centre the band on the nearest source's path, widened by what the copy cannot know.
 
-    Used where the data do not determine the effect the transfer needs (Adam's B G exponent
-    with one B G among the sources): the draws' variance gains (m_map - m_nearest)^2.
+    ``which``: the exponent ("tau_lr" or "bg") whose law the sources contradict or, for "bg",
+    leave open; it gains a ``fallback`` entry and ``warnings`` its status. Where Adam's B G
+    exponent is not determined (one B G among the sources) the law still holds and its range is
+    a possible outcome: the draws' variance gains (m_map - m_nearest)^2. Where the sources
+    contradict a law the map's mean and draws describe a law that does not hold; the draws'
+    part is replaced by the sources' spread, the mean over the other source settings of their
+    optimizer of (path_s(n) - path_nearest(n))^2: how far another setting's path lay from the
+    nearest one's, the size of the copy's error.
     """
-    path = _nearest_curve(fit, nearest, n)
-    return replace(predicted, centre=predicted.scale.forward(path),
-                   var_draws=predicted.var_draws + (predicted.mean - path) ** 2)
+    entry = predicted.exponents[which]
+    entry["fallback"] = {k: nearest.get(k) for k in ("lr", "group_size", "batch")}
+    warnings.append(f"Adam's B G exponent {entry['status']}" if which == "bg" else
+                    f"the tau-lr exponent {entry['status']}")
+    path = _setting_path(fit, nearest, n)
+    if not entry.get("contradicts_law"):
+        extra = predicted.var_draws + (predicted.mean - path) ** 2
+    else:
+        others = {tuple(sorted((k, v) for k, v in r.hparams.items()
+                               if k not in ("seed", "steps"))) for r in fit.fitted
+                  if r.hparams["optimizer"] == nearest["optimizer"]}
+        paths = [_setting_path(fit, dict(key), n) for key in others
+                 if dict(key) != nearest]
+        extra = np.mean([(q - path) ** 2 for q in paths], axis=0) if paths else \
+            (predicted.mean - path) ** 2
+    return replace(predicted, centre=predicted.scale.forward(path), var_draws=extra)
 
 
 def _first_step(runs: list[SweepRun]) -> float:
@@ -211,8 +232,11 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     the band without it.
 
     The mean and the band are formed by :func:`~.sweep_band.band` (in the logit space of a
-    reward in [0, 1], with the fitted exponents sampled); where Adam's B G exponent is not
-    determined the mean is the nearest source's path and the band covers the map's. Where
+    reward in [0, 1], with the exponents sampled that :mod:`~.sweep_exponents` chooses from the
+    law and the sources' measurement); where Adam's B G exponent is not determined the mean is
+    the nearest source's path and the band covers the map's; where the sources contradict the
+    tau-lr law or the B G law's range, the law does not describe the sweep: the mean is the
+    nearest source's path and the band covers the sources' spread. Where
     source runs share the target's seed and batch (they drew the same prompts at every step),
     the mean carries the prompts' share of their deviations and the band the rest
     (:func:`~.sweep_shared.shared_prompts`).
@@ -240,10 +264,9 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     warnings.extend(predicted.warnings)
     distance, nearest = _nearest(hp, fit.fitted)
     exponents = predicted.exponents
-    if "range" in exponents["bg"] and nearest is not None:
-        predicted = _fallback(fit, predicted, nearest, n)
-        exponents["bg"]["fallback"] = {k: nearest.get(k) for k in ("lr", "group_size", "batch")}
-        warnings.append(f"Adam's B G exponent {exponents['bg']['status']}")
+    which = contradicted(exponents) if nearest is not None else None
+    if which is not None:
+        predicted = _fallback(fit, predicted, nearest, n, which=which, warnings=warnings)
     predicted, shared = shared_prompts(fit, predicted, hp, n)
     mean = predicted.mean
     if cross_validate:
@@ -267,7 +290,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     lower, upper = predicted.interval(z, var_transfer)
     source_lrs = [r.hparams["lr"] for r in fit.fitted if r.hparams["optimizer"] == hp["optimizer"]]
     ratio = max(hp["lr"] / max(source_lrs), min(source_lrs) / hp["lr"])
-    if ratio > 1.0:
+    if ratio > 1.0 and which != "tau_lr":
         warnings.append(f"lr {hp['lr']:.3g} lies outside the sources' range "
                         f"[{min(source_lrs):.3g}, {max(source_lrs):.3g}]: extrapolated with the "
                         f"tau-lr exponent {exponents['tau_lr']['value']:.2f} +- "

@@ -75,11 +75,12 @@ def print_human(result: dict[str, Any]) -> None:
                   "(expected -1)")
     for optimizer, e in result["bg_test"].items():
         if "bg_exponent" in e:
+            g_exp = e["g_exponent_at_fixed_bg"]
+            g_text = (f"{g_exp['value']:.2g} +- {g_exp['stderr']:.2g} (derivation 0)"
+                      if g_exp["value"] is not None else g_exp["status"])
             print(f"  {optimizer}: k ~ (B G)^{e['bg_exponent']['value']:.2g} "
                   f"(+- {e['bg_exponent']['stderr']:.2g}, derivation "
-                  f"{e['predicted_bg_exponent']:.2g}), G at fixed B G: "
-                  f"{e['g_exponent_at_fixed_bg']['value']:.2g} "
-                  f"+- {e['g_exponent_at_fixed_bg']['stderr']:.2g} (derivation 0)")
+                  f"{e['predicted_bg_exponent']:.2g}), G at fixed B G: {g_text}")
     for run in result["runs"]:
         r2 = run.get("r2")
         mark = "collapsed" if run["collapsed"] else (f"R^2 {r2:.3f}" if r2 is not None else "")
