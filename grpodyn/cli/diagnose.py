@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         run = prefix(run, args.until)  # causal: only what was logged up to that step
     # diagnose reads G from run.meta (the user's --group-size, else the log's) with its source
     result = diagnose(run).to_dict()
+    result["run"] = run.run_name  # which run of a log that holds several (None: the only one)
     result["until"] = None if args.until is None else float(run.steps[-1])
     result["warnings"] = run.warnings
     result["hyperparameters"] = run.meta.to_dict()
@@ -51,7 +52,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def print_human(result: dict[str, Any]) -> None:
     """Print the diagnosis: headline, state, early warning, modes."""
     until = f" (steps up to {result['until']:g})" if result.get("until") is not None else ""
-    print(f"{result['source']}{until}: {result['headline']}")
+    which = f" [{result['run']}]" if result.get("run") else ""
+    print(f"{result['source']}{which}{until}: {result['headline']}")
     print(f"  state: {result['state']}: {result['state_evidence']}")
     warning = result.get("early_warning")
     if warning:
