@@ -145,3 +145,25 @@ def test_the_terminal_says_plateau_not_r_star(log, capsys):
         assert main(argv) == 0
         trajectories.append(json.loads(capsys.readouterr().out)["trajectory"])
     assert trajectories[0] == trajectories[1] and trajectories[0][-1] > 0.5
+
+
+def test_a_reward_range_the_log_leaves_names_the_log_and_its_span(log, capsys):
+    line = _error(["advise", "--log", log, "--reward-range", "0.5,0.6"], capsys)
+    assert log in line and "lie outside it" in line and " of 60 logged rewards" in line
+
+
+def test_an_unknown_reward_key_lists_every_metric(tmp_path, capsys):
+    names = [f"metric_{i:02d}" for i in range(30)]
+    path = tmp_path / "wide.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "reward": 0.1 * s, **dict.fromkeys(names, 1.0)})
+                            + "\n" for s in range(1, 11)))
+    line = _error(["runs", str(path), "--reward-key", "nosuch"], capsys)
+    assert "(32)" in line and all(name in line for name in names)
+
+
+def test_the_repr_of_a_run_is_compact(tmp_path):
+    from grpodyn import load_run
+
+    run = load_run(_write(tmp_path / "long.jsonl", _rise(2000)))
+    text = repr(run)
+    assert len(text) < 300 and text.startswith("Run('long.jsonl', jsonl, 2000 points")

@@ -81,8 +81,9 @@ def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
             raise InputError(f"reward range: need finite LO < HI, got {declared}")
         outside = np.sum((run.reward < lo) | (run.reward > hi))
         if outside:
-            raise InputError(f"reward range [{lo:g}, {hi:g}]: {outside} logged rewards lie "
-                             "outside it")
+            raise InputError(f"{run.source}: reward range [{lo:g}, {hi:g}]: {outside} of "
+                             f"{run.reward.size} logged rewards lie outside it (from "
+                             f"{np.min(run.reward):.4g} to {np.max(run.reward):.4g})")
         return (lo, hi), "declared"
     key = run.reward_key.lower()
     if any(word in key for word in _BOUNDED_WORDS):
