@@ -167,3 +167,14 @@ def test_the_repr_of_a_run_is_compact(tmp_path):
     run = load_run(_write(tmp_path / "long.jsonl", _rise(2000)))
     text = repr(run)
     assert len(text) < 300 and text.startswith("Run('long.jsonl', jsonl, 2000 points")
+
+
+@pytest.mark.parametrize("argv", [["--steps", "100000000"], ["--to", "lr=0.02,steps=1000000"]],
+                         ids=["--steps", "--to steps"])
+def test_a_transfer_of_a_billion_steps_is_refused_at_once(argv, log, capsys):
+    """--steps 1e8 ran for hours (about 0.6 ms a step); a cap refuses it before the fit."""
+    to = [] if "--to" in argv else ["--to", "lr=0.02"]
+    hparams = "optimizer=adam,momentum=0.9,lr=0.01,group_size=8,batch=32"
+    start = time.perf_counter()
+    line = _error(["transfer", "--from", log, "--hparams", hparams, *to, *argv], capsys)
+    assert time.perf_counter() - start < 10 and "at most 100,000 steps" in line
