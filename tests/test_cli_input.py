@@ -178,3 +178,26 @@ def test_a_transfer_of_a_billion_steps_is_refused_at_once(argv, log, capsys):
     start = time.perf_counter()
     line = _error(["transfer", "--from", log, "--hparams", hparams, *to, *argv], capsys)
     assert time.perf_counter() - start < 10 and "at most 100,000 steps" in line
+
+
+@pytest.mark.parametrize("argv,needle", [(["--seed", "-1"], "--seed"),
+                                         (["--steps", "10"], "--write-log"),
+                                         (["--momentum", "0.5"], "--write-log")],
+                         ids=["seed -1 (a traceback)", "steps ignored", "momentum ignored"])
+def test_bandit_refuses_what_it_would_ignore_or_crash_on(argv, needle, capsys):
+    assert needle in _error(["bandit", "--experiment", "stiffness", *argv], capsys)
+
+
+def test_bandit_writes_a_log_with_its_defaults(tmp_path, capsys):
+    path = tmp_path / "trainer_state.json"
+    assert main(["bandit", "--write-log", str(path), "--steps", "30", "--seed", "3",
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["steps"] == 30 and result["config"]["momentum"] == 0.0 and path.exists()
+
+
+def test_an_output_that_cannot_be_made_names_its_path_without_errno(tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    line = _error(["export", "--lang", "c", "--out", str(blocker / "sub" / "deeper")], capsys)
+    assert str(blocker) in line and "[Errno" not in line
