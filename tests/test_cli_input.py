@@ -201,3 +201,9 @@ def test_an_output_that_cannot_be_made_names_its_path_without_errno(tmp_path, ca
     blocker.write_text("")
     line = _error(["export", "--lang", "c", "--out", str(blocker / "sub" / "deeper")], capsys)
     assert str(blocker) in line and "[Errno" not in line
+
+
+def test_an_until_that_leaves_too_few_points_says_so(tmp_path, capsys):
+    path = _write(tmp_path / "every_ten.jsonl", _rise(40), steps=range(10, 410, 10))
+    line = _error(["diagnose", path, "--until", "30"], capsys)
+    assert path in line and "--until 30 leaves 3 logged points (steps 10-30)" in line

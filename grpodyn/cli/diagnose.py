@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from grpodyn.cli.options import (
+    UsageError,
     add_json,
     add_log_options,
     finite_float,
@@ -34,12 +35,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Diagnose the log of ``args`` (up to ``--until``)."""
-    from grpodyn.empirical.diagnostics.diagnose import diagnose
+    from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, diagnose
     from grpodyn.empirical.diagnostics.early_warning import prefix
 
     run = load_log(args)
     if args.until is not None:
         run = prefix(run, args.until)  # causal: only what was logged up to that step
+        if run.n_points < MIN_POINTS:
+            raise UsageError(f"{run.source}: --until {args.until:g} leaves {run.n_points} "
+                             f"logged points (steps {run.steps[0]:g}-{run.steps[-1]:g}); a "
+                             f"diagnosis needs at least {MIN_POINTS}")
     # diagnose reads G from run.meta (the user's --group-size, else the log's) with its source
     result = diagnose(run).to_dict()
     result["run"] = run.run_name  # which run of a log that holds several (None: the only one)
