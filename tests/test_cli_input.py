@@ -11,6 +11,7 @@ import math
 import random
 import time
 
+import numpy as np
 import pytest
 
 from grpodyn.cli import main
@@ -207,3 +208,17 @@ def test_an_until_that_leaves_too_few_points_says_so(tmp_path, capsys):
     path = _write(tmp_path / "every_ten.jsonl", _rise(40), steps=range(10, 410, 10))
     line = _error(["diagnose", path, "--until", "30"], capsys)
     assert path in line and "--until 30 leaves 3 logged points (steps 10-30)" in line
+
+
+def test_advice_on_a_reward_far_below_its_ceiling_is_no_division_by_zero(tmp_path, capsys):
+    """A rise of 1e-20 per step under the ceiling 1: the gain is below the room's round-off,
+    so the slow mode's time is unbounded (it divided by log(1) = 0)."""
+    from grpodyn.numerics.advise import late_relaxation
+
+    steps = [float(i) for i in range(1, 61)]
+    rng = random.Random(0)
+    values = [1e-20 * s * (1 + 0.01 * rng.gauss(0, 1)) for s in steps]
+    late = late_relaxation(np.array(steps), np.array(values), ceiling=1.0)
+    assert late["rising"] and late["tau"][2] == math.inf
+    assert main(["advise", "--log", _write(tmp_path / "tiny.jsonl", values), "--json"]) == 0
+    assert "recommendation" in json.loads(capsys.readouterr().out)
