@@ -222,3 +222,13 @@ def test_advice_on_a_reward_far_below_its_ceiling_is_no_division_by_zero(tmp_pat
     assert late["rising"] and late["tau"][2] == math.inf
     assert main(["advise", "--log", _write(tmp_path / "tiny.jsonl", values), "--json"]) == 0
     assert "recommendation" in json.loads(capsys.readouterr().out)
+
+
+def test_compare_shows_a_determined_plateau_with_its_interval(log, capsys):
+    """The table printed 2.627 for a plateau whose interval was [-0.325, 5.579]."""
+    assert main(["compare", log, "--json"]) == 0
+    plateau = json.loads(capsys.readouterr().out)["runs"][0]["plateau"]
+    assert plateau["status"] == "determined" and plateau["lower"] < plateau["upper"]
+    assert main(["compare", log]) == 0
+    row = capsys.readouterr().out.splitlines()[2]
+    assert f"{plateau['value']:.3f} [{plateau['lower']:.3f}, {plateau['upper']:.3f}]" in row
