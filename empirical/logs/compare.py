@@ -147,8 +147,7 @@ class Comparison:
 
 
 def _status_text(entry: dict[str, Any], spec: str) -> str:
-    """Format a number with its status: the value (and interval) when determined, else status
-    and bound."""
+    """Format a number with its status: the value and interval when determined, else a bound."""
     if entry.get("value") is not None and entry["status"] in ("determined", "singular"):
         interval = (f" [{format(entry['lower'], spec)}, {format(entry['upper'], spec)}]"
                     if entry.get("lower") is not None and entry.get("upper") is not None
