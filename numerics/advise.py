@@ -528,7 +528,10 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
     def tau_of(value: float) -> float:
         if value <= 0 or gain <= 0:
             return 0.0
-        return math.inf if math.isinf(value) else span / math.log((gain + value) / value)
+        if math.isinf(value):
+            return math.inf
+        ratio = (gain + value) / value  # 1.0 when the gain is below value's round-off
+        return math.inf if ratio <= 1.0 else span / math.log(ratio)
 
     critical = float(student_t.ppf(level, dof))
     slope = float(fits[1][0])

@@ -248,6 +248,8 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
     if tau["kind"] == "measured_tau" and lo <= whole:  # one timescale within the slow mode's
         return tau, None                               # interval: no second one is shown
     to_come = (f"at least {late['remaining'][1]:.3g}" if late["remaining"][1] < late["room"]
+               else "an unbounded amount (no ceiling: the reward range is not known)"
+               if math.isinf(late["room"])
                else f"all the room left in the reward range, {late['room']:.3g},")
     method = (f"the last third still rises beyond its noise ({late['slope']:.3g} +- "
               f"{late['slope_stderr']:.2g} per step, t = {late['t']:.1f} > {late['critical']:.2g})"
@@ -428,6 +430,9 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                                         else sweep.layout.optimizers[0])
     exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, swept))
     declared, _ = infer_reward_range(run, reward_range)
+    if run.n_points < 3:
+        raise InputError(f"{run.source}: advice needs at least 3 logged points, got "
+                         f"{run.n_points}")
     trend = agree_with_state(run_trend(run.steps, run.reward,
                                         floor=None if declared is None else declared[0]), run)
     reasoning, warnings = [], list(run.warnings)
@@ -538,8 +543,9 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
                 "stability limit of its lag (docs/theory.md section 5): k >= k_max")
     if tau["kind"] == "slow_mode":
         value = tau["value"] or tau["lower"] or math.inf
+        upper = "open" if tau["upper"] is None else f"{tau['upper']:.3g}"
         return (f"slow mode: {tau['method']}: tau = {value:.3g} steps [{tau['lower'] or 0:.3g}, "
-                f"{tau['upper'] or math.inf:.3g}], so k <= (1 - beta) / tau = {c / value:.3g}")
+                f"{upper}], so k <= (1 - beta) / tau = {c / value:.3g}")
     if tau["kind"] == "stiffness_lower_bound":
         return (f"bound from below: {tau['method']}: tau <= {tau['upper']:.3g} steps, so "
                 f"k >= (1 - beta) / tau = {c / tau['upper']:.3g} per step")

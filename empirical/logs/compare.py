@@ -147,10 +147,13 @@ class Comparison:
 
 
 def _status_text(entry: dict[str, Any], spec: str) -> str:
-    """Format a number with its status: the value when determined, else status and bound."""
+    """Format a number with its status: the value and interval when determined, else a bound."""
     if entry.get("value") is not None and entry["status"] in ("determined", "singular"):
-        return format(entry["value"], spec) + ("" if entry["status"] == "determined"
-                                               else f" ({entry['status']})")
+        interval = (f" [{format(entry['lower'], spec)}, {format(entry['upper'], spec)}]"
+                    if entry.get("lower") is not None and entry.get("upper") is not None
+                    else "")
+        return format(entry["value"], spec) + interval + (
+            "" if entry["status"] == "determined" else f" ({entry['status']})")
     bound = next((f" ({side} {format(entry[side], spec)})" for side in ("lower", "upper")
                   if entry.get(side) is not None), "")
     return entry["status"] + bound

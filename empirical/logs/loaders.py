@@ -85,6 +85,13 @@ class Run:
         """Number of logged points."""
         return int(self.steps.size)
 
+    def __repr__(self) -> str:
+        span = f", steps {self.steps[0]:g}-{self.steps[-1]:g}" if self.n_points else ""
+        which = "" if self.run_name is None else f", run={self.run_name!r}"
+        return (f"Run({Path(self.source).name!r}, {self.format}, {self.n_points} points{span}"
+                f"{which}, reward={self.reward_key!r}, metrics={len(self.metrics)}, "
+                f"{len(self.meta.to_items())} hyperparameters, {len(self.warnings)} warnings)")
+
     def to_pandas(self) -> Any:
         """Return the run as a pandas DataFrame indexed by step (pandas: an optional dependency).
 
@@ -123,7 +130,7 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
     if reward_key is not None:
         if reward_key not in available:
             raise LogFormatError(f"{source}: no metric {reward_key!r} (--reward-key); metrics "
-                                 f"present: {', '.join(sorted(available)[:20])}")
+                                 f"present ({len(available)}): {', '.join(sorted(available))}")
         return [reward_key], []
     key = resolve("reward", available, ecosystem)
     if key is not None:

@@ -47,6 +47,8 @@ FIT_MODELS = ("exponential", "power", "sigmoid", "inertial", "exponential_lr")
 #: The forecasters ``analyse_run(forecaster=...)`` and ``grpodyn forecast --forecaster`` know.
 #: (The registered ones, :data:`grpodyn.numerics.forecasters.FORECASTERS`, at import.)
 FORECASTERS = tuple(REGISTRY)
+#: The most points a forecast past the log may hold (a horizon beyond them is refused).
+MAX_FORECAST_POINTS = 100_000
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
 
 
@@ -79,8 +81,9 @@ def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
             raise InputError(f"reward range: need finite LO < HI, got {declared}")
         outside = np.sum((run.reward < lo) | (run.reward > hi))
         if outside:
-            raise InputError(f"reward range [{lo:g}, {hi:g}]: {outside} logged rewards lie "
-                             "outside it")
+            raise InputError(f"{run.source}: reward range [{lo:g}, {hi:g}]: {outside} of "
+                             f"{run.reward.size} logged rewards lie outside it (from "
+                             f"{np.min(run.reward):.4g} to {np.max(run.reward):.4g})")
         return (lo, hi), "declared"
     key = run.reward_key.lower()
     if any(word in key for word in _BOUNDED_WORDS):
@@ -527,7 +530,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         raise InputError(f"{run.source}: {next(iter(errors.values()))}")
     for name, fit in fits.items():
         if fit.at_bounds:
-            warnings.append(f"{name}: {', '.join(fit.at_bounds)} at the fit's bound "
+            named = ("plateau" if b == "r_star" else b for b in fit.at_bounds)
+            warnings.append(f"{name}: {', '.join(named)} at the fit's bound "
                             "(a result of the box, not of the data)")
         if fit.singular:
             warnings.append(f"{name}: singular information matrix; no standard errors")
@@ -619,19 +623,26 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
     else:
         n_train = int(np.searchsorted(run.steps, until, side="right"))
     if n_train < 8:
-        raise InputError(f"the cut leaves {n_train} training points; a forecast needs 8")
+        raise InputError(f"{run.source}: the cut leaves {n_train} training points; a forecast "
+                         "needs 8")
     future = run.steps[n_train:]
     if horizon is not None:
         if horizon <= run.steps[n_train - 1]:
-            raise InputError(f"horizon {horizon:g} is not after the cut at step "
+            raise InputError(f"{run.source}: horizon {horizon:g} is not after the cut at step "
                              f"{run.steps[n_train - 1]:g}")
         future = future[future <= horizon]
         spacing = float(np.median(np.diff(run.steps)))
         start = future[-1] if future.size else run.steps[n_train - 1]
+        if (horizon - start) / spacing > MAX_FORECAST_POINTS:
+            raise InputError(f"{run.source}: horizon {horizon:g} asks for "
+                             f"{(horizon - start) / spacing:.3g} points past step {start:g} (one "
+                             f"every {spacing:g} steps, as logged); at most "
+                             f"{MAX_FORECAST_POINTS:,}")
         extra = np.arange(start + spacing, horizon + 0.5 * spacing, spacing)
         future = np.concatenate([future, extra[extra <= horizon]])
     if future.size == 0:
-        raise InputError("nothing to forecast: the cut is at the last step; give --horizon")
+        raise InputError(f"{run.source}: nothing to forecast: the cut is at the last step; "
+                         "give --horizon")
     lr_pair = None
     if lr is not None:
         # past the log, the learning rate stays at its last value

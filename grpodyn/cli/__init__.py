@@ -96,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a file that cannot be written, a Dask scheduler out of reach, ...
         scheduler = getattr(args, "scheduler", None)
         where = f"--scheduler {scheduler}: " if scheduler else ""
-        print(f"grpodyn: error: {where}{exc}", file=sys.stderr)
+        what = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else exc
+        print(f"grpodyn: error: {where}{what}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.json:
         json.dump(result, sys.stdout, allow_nan=False)

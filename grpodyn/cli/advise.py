@@ -17,6 +17,7 @@ from grpodyn.cli.options import (
     add_log_options,
     finite_float,
     load_log,
+    positive_float,
     positive_integer,
     print_plain,
 )
@@ -35,7 +36,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     source = p.add_mutually_exclusive_group()
     source.add_argument("--kappa", type=finite_float, help="curvature scale kappa > 0")
     source.add_argument("--log", help="a training log to advise from")
-    p.add_argument("--lr", type=finite_float,
+    p.add_argument("--lr", type=positive_float,
                    help="the log's peak learning rate, if not logged")
     add_analysis_options(p, momentum_help="momentum beta, Adam's beta1 for Adam (with --log: "
                           "default the log's; with --kappa: default 0.9, said so)")
@@ -70,6 +71,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError("give exactly one of --kappa and --log")
     if args.log is None and (args.sweep or args.steps is not None):
         raise UsageError("--sweep and --steps need --log")
+    if args.log is not None and (args.refresh is not None or args.staleness is not None):
+        raise UsageError("--refresh and --staleness need --kappa: with --log the run's own "
+                         "history bounds the lr, whatever its lag")
     if args.log is not None:
         from grpodyn.empirical.logs.advice import advise_log
 
@@ -87,8 +91,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if momentum is None:
         momentum = 0.9
         notes.append("momentum not given: Adam's default beta1 = 0.9 assumed")
-    advice = advise(kappa=args.kappa, momentum=momentum, target=args.target,
-                    margin=args.margin, refresh=args.refresh or 1, staleness=args.staleness or 0)
+    advice = advise(kappa=args.kappa, momentum=momentum, target=args.target, margin=args.margin,
+                    refresh=1 if args.refresh is None else args.refresh,
+                    staleness=0 if args.staleness is None else args.staleness)
     out = advice.to_dict()
     out["reasoning"] = notes + out["reasoning"]
     return finite_json(out)
@@ -103,8 +108,7 @@ def print_human(result: dict[str, Any]) -> None:
     absolute = "" if rec["lr"] is None else f" = lr {rec['lr']:.3g}"
     print(f"{result['source']}{' [' + result['run'] + ']' if result['run'] else ''}: "
           f"{rec['direction']} the lr x{rec['lr_ratio']:.3g}{absolute} ({result['status']})")
-    shown = ", ".join("open" if v is None else f"x{v:.3g}" for v in interval["lr_ratio"])
-    print(f"  interval: [{shown}] of the run's lr")
+    print(f"  interval: {_interval_words(rec, interval['lr_ratio'])}")
     print(f"  basis: {result['basis']['text']}")
     for line in result["reasoning"]:
         if line != result["basis"]["text"]:
@@ -113,3 +117,19 @@ def print_human(result: dict[str, Any]) -> None:
           f"({result['group_batch']['exponent']['status']})")
     for warning in result["warnings"]:
         print(f"  note: {warning}")
+
+
+def _interval_words(recommendation: dict[str, Any], ratios: list[float | None]) -> str:
+    """Say the interval of the lr ratio, and what it bounds when it leaves out the advice.
+
+    For ``keep`` the interval bounds the least lr that reaches the goal: a run already faster
+    than its goal gives an interval below x1, which is then said in words.
+    """
+    hi = ratios[1]
+    shown = ", ".join("open" if v is None else f"x{v:.3g}" for v in ratios)
+    text = f"[{shown}] of the run's lr"
+    ratio = recommendation["lr_ratio"]
+    if recommendation["direction"] == "keep" and hi is not None and hi < ratio:
+        text += (": the least lr that still reaches the goal lies there; the run's lr is "
+                 "above it, so it reaches the goal already")
+    return text

@@ -12,6 +12,7 @@ from grpodyn.cli.options import (
     executor_of,
     finite_float,
     integer,
+    non_negative_integer,
 )
 from grpodyn.ground import finite_json
 
@@ -34,11 +35,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="estimator of the KL penalty (default: the lab's)")
     p.add_argument("--momenta", type=finite_float, nargs="+", default=[0.0, 0.5, 0.9],
                    help="momenta of the lag-threshold sweeps")
-    p.add_argument("--momentum", type=finite_float, default=0.0,
-                   help="momentum of a run written with --write-log")
+    p.add_argument("--momentum", type=finite_float,
+                   help="momentum of a run written with --write-log (default 0)")
     p.add_argument("--write-log", help="write one simulated run to this trainer_state.json")
-    p.add_argument("--steps", type=integer, default=300, help="steps of --write-log")
-    p.add_argument("--seed", type=integer, default=0, help="random seed (default 0)")
+    p.add_argument("--steps", type=integer, help="steps of --write-log (default 300)")
+    p.add_argument("--seed", type=non_negative_integer, default=0,
+                   help="random seed >= 0 (default 0)")
     add_executor(p)
     add_json(p)
     p.set_defaults(handler=run)
@@ -62,10 +64,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         target = Path(args.write_log)
         if target.exists():
             raise UsageError(f"--write-log {args.write_log}: exists; refusing to overwrite it")
-        run = simulate_bandit(replace(config, momentum=args.momentum), steps=args.steps,
-                              seeds=1, seed=args.seed)
+        steps = 300 if args.steps is None else args.steps
+        momentum = 0.0 if args.momentum is None else args.momentum
+        run = simulate_bandit(replace(config, momentum=momentum), steps=steps, seeds=1,
+                              seed=args.seed)
         run.write_trainer_state(target)
-        return {"log": str(target), "steps": args.steps, "config": run.config.__dict__}
+        return {"log": str(target), "steps": steps, "config": run.config.__dict__}
+    if args.steps is not None or args.momentum is not None:
+        raise UsageError("--steps and --momentum need --write-log (the experiments set their "
+                         "own; --momenta sets the lag sweeps')")
     chosen = BANDIT_EXPERIMENTS if args.experiment == "all" else (args.experiment,)
     executor = executor_of(args)
     kinds = {"refresh": "refresh", "staleness": "staleness", "reuse": "num_iterations"}

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from grpodyn.cli.options import (
+    UsageError,
     add_json,
     add_log_options,
     finite_float,
@@ -34,14 +35,19 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Diagnose the log of ``args`` (up to ``--until``)."""
-    from grpodyn.empirical.diagnostics.diagnose import diagnose
+    from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, diagnose
     from grpodyn.empirical.diagnostics.early_warning import prefix
 
     run = load_log(args)
     if args.until is not None:
         run = prefix(run, args.until)  # causal: only what was logged up to that step
+        if run.n_points < MIN_POINTS:
+            raise UsageError(f"{run.source}: --until {args.until:g} leaves {run.n_points} "
+                             f"logged points (steps {run.steps[0]:g}-{run.steps[-1]:g}); a "
+                             f"diagnosis needs at least {MIN_POINTS}")
     # diagnose reads G from run.meta (the user's --group-size, else the log's) with its source
     result = diagnose(run).to_dict()
+    result["run"] = run.run_name  # which run of a log that holds several (None: the only one)
     result["until"] = None if args.until is None else float(run.steps[-1])
     result["warnings"] = run.warnings
     result["hyperparameters"] = run.meta.to_dict()
@@ -51,7 +57,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def print_human(result: dict[str, Any]) -> None:
     """Print the diagnosis: headline, state, early warning, modes."""
     until = f" (steps up to {result['until']:g})" if result.get("until") is not None else ""
-    print(f"{result['source']}{until}: {result['headline']}")
+    which = f" [{result['run']}]" if result.get("run") else ""
+    print(f"{result['source']}{which}{until}: {result['headline']}")
     print(f"  state: {result['state']}: {result['state_evidence']}")
     warning = result.get("early_warning")
     if warning:

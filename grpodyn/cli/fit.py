@@ -80,16 +80,21 @@ def print_human(result: dict[str, Any]) -> None:
               f"{100 * f['coverage']:.0f}% inside the {100 * f['level']:.0f}% band")
 
 
+#: The terminal's names of fitted parameters whose JSON key predates the vocabulary.
+SHOWN_NAMES = {"r_star": "plateau"}
+
+
 def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
     """Format one fitted parameter for the terminal.
 
-    A parameter at a bound, or r* of a fit whose shape sits at a bound, is said so instead of
-    printed with a meaningless error.
+    A parameter at a bound, or the plateau of a fit whose shape sits at a bound, is said so
+    instead of printed with a meaningless error; ``r_star`` is shown as ``plateau``.
     """
     at_bounds = set(entry.get("at_bounds", ()))
+    shown = SHOWN_NAMES.get(name, name)
     if name == "r_star" and at_bounds - {"r_star"}:
-        return "r_star=not determined"
-    text = f"{name}={value:.4g}"
+        return f"{shown}=not determined"
+    text = f"{shown}={value:.4g}"
     if name in at_bounds:
         return text + " (at bound)"
     err = entry["stderr"][name]

@@ -48,7 +48,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.logs.run_analysis import analyse_run
 
     if args.train_fraction is None and args.until is None and args.horizon is None:
-        raise UsageError("give --train-fraction, --until or --horizon")
+        raise UsageError(f"{args.log}: say where to forecast: --horizon STEP (past the log's "
+                         "end), or --train-fraction F / --until STEP (fit the start, forecast "
+                         "and score the rest)")
     run = load_log(args)
     until = args.until
     if args.train_fraction is None and until is None:
@@ -57,7 +59,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                            train_fraction=args.train_fraction, until=until,
                            horizon=args.horizon, level=args.level, diagnose_run=False,
                            forecaster=args.forecaster)
-    out = {"source": run.source, "reward_key": run.reward_key, **analysis.forecast_dict()}
+    out = {"source": run.source, "run": run.run_name, "reward_key": run.reward_key,
+           **analysis.forecast_dict()}
     out["reward_range"] = (None if analysis.reward_range is None
                            else list(analysis.reward_range))
     out["momentum"] = analysis.momentum
@@ -67,7 +70,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_human(result: dict[str, Any]) -> None:
     """Print the forecast: plateau and three points of the band."""
-    print(f"{result['source']}: forecast of {result['reward_key']} from "
+    which = f" [{result['run']}]" if result.get("run") else ""
+    print(f"{result['source']}{which}: forecast of {result['reward_key']} from "
           f"{result['train_points']} points (to step {result['cut_step']:g})")
     for warning in result["warnings"]:
         print(f"  note: {warning}")

@@ -89,7 +89,7 @@ def add_analysis_options(parser: argparse.ArgumentParser, *, momentum_help: str)
     parser.add_argument("--reward-range", type=reward_range, metavar="LO,HI",
                         help="the range the reward can reach (default: [0, 1] for an "
                              "accuracy, pass rate or binary reward; else unknown)")
-    parser.add_argument("--momentum", type=finite_float, help=momentum_help)
+    parser.add_argument("--momentum", type=momentum_beta, help=momentum_help)
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -101,8 +101,10 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 def add_lag(parser: argparse.ArgumentParser) -> None:
     """Add the lag: ``--refresh`` or ``--staleness``, at most one."""
     lag = parser.add_mutually_exclusive_group()
-    lag.add_argument("--refresh", type=integer, help="refresh interval K (sample-and-hold)")
-    lag.add_argument("--staleness", type=integer, help="fixed staleness d in steps")
+    lag.add_argument("--refresh", type=positive_integer,
+                     help="refresh interval K >= 1 (sample-and-hold)")
+    lag.add_argument("--staleness", type=non_negative_integer,
+                     help="fixed staleness d >= 0 in steps")
 
 
 def positive_float(text: str) -> float:
@@ -121,13 +123,29 @@ def positive_integer(text: str) -> int:
     return value
 
 
+def non_negative_integer(text: str) -> int:
+    """Read an integer of at least 0 (argument type)."""
+    value = integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"not an integer >= 0: {text!r}")
+    return value
+
+
+def momentum_beta(text: str) -> float:
+    """Read a momentum beta in [0, 1) (argument type; Adam's beta1 for Adam)."""
+    value = finite_float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"not in [0, 1): {text!r}")
+    return value
+
+
 #: Hyperparameter overrides of the log options: option -> (RunMeta field, type, help).
 LOG_OVERRIDES = {
     "--lr": ("lr", positive_float, "peak learning rate of the logged run (overrides the log)"),
     "--group-size": ("group_size", positive_integer,
                      "G, completions per prompt (overrides the log)"),
     "--batch": ("batch", positive_integer, "B, prompts per optimizer step (overrides the log)"),
-    "--momentum": ("momentum", finite_float,
+    "--momentum": ("momentum", momentum_beta,
                    "momentum, Adam's beta1 for Adam (overrides the log)"),
 }
 

@@ -20,7 +20,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--group-size", type=integer, help="group size G (degenerate-group odds)")
     p.add_argument("--noise", type=finite_float, help="per-step noise variance s^2")
     p.add_argument("--r0", type=finite_float, help="initial expected reward")
-    p.add_argument("--r-star", type=finite_float, help="plateau (fixed point) of the reward")
+    p.add_argument("--plateau", "--r-star", dest="plateau", type=finite_float,
+                   help="plateau (fixed point) of the reward (--r-star: the same, its older "
+                   "name)")
     p.add_argument("--steps", type=integer, help="number of steps of the predicted trajectory")
     add_json(p)
     p.set_defaults(handler=run)
@@ -34,4 +36,4 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                    refresh=1 if args.refresh is None else args.refresh,
                    staleness=0 if args.staleness is None else args.staleness,
                    group_size=args.group_size, noise=args.noise, r0=args.r0,
-                   r_star=args.r_star, steps=args.steps).to_dict()
+                   plateau=args.plateau, steps=args.steps).to_dict()

@@ -8,6 +8,9 @@ from typing import Any
 from grpodyn.cli.options import UsageError, add_json, finite_float, integer
 from grpodyn.ground import finite_json
 
+#: The most steps a transfer predicts (a longer path is refused: it would run for hours).
+MAX_STEPS = 100_000
+
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Add the ``transfer`` command and its options to ``commands``."""
@@ -26,7 +29,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="hyperparameters of the run to predict (lr, group_size, batch, "
                    "momentum, kl, num_iterations, schedule, warmup, optimizer, steps, seed: "
                    "a source seed's r0); the others are the first source's")
-    p.add_argument("--steps", type=integer, help="steps to predict (default: the sources')")
+    p.add_argument("--steps", type=integer, help="steps to predict, at most 100,000 (default: "
+                   "the sources')")
     p.add_argument("--level", type=finite_float, default=0.9, help="band level (0.9)")
     add_json(p)
     p.set_defaults(handler=run)
@@ -65,10 +69,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError("transfer needs at least one --from LOG")
     from grpodyn.progress import progress_bar
 
+    target = parse_hparams(args.to, name="--to")
+    for option, steps in (("--steps ", args.steps), ("--to steps=", target.get("steps"))):
+        if steps is not None and steps > MAX_STEPS:
+            raise UsageError(f"{option}{steps:g}: at most {MAX_STEPS:,} steps to predict")
     runs = [load_sweep_run(path, parse_hparams(text or ""))
             for path, text in progress_bar(args.sources, total=len(args.sources),
                                            description="loading runs", enabled=not args.json)]
-    target = parse_hparams(args.to, name="--to")
     return finite_json(transfer(runs, target, steps=args.steps, level=args.level))
 
 

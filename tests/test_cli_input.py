@@ -1,0 +1,234 @@
+"""What a new user types: options that were accepted and then ignored or silently replaced,
+errors that did not name the log, and output lines that contradicted themselves.
+
+Each case runs the command line on a small seeded log written to ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+
+import numpy as np
+import pytest
+
+from grpodyn.cli import main
+
+
+def _write(path, values, *, steps=None):
+    steps = range(1, len(values) + 1) if steps is None else steps
+    path.write_text("".join(json.dumps({"step": s, "reward": v}) + "\n"
+                            for s, v in zip(steps, values, strict=True)))
+    return str(path)
+
+
+def _rise(n=60, tau=4.0, seed=0):
+    """A fast exponential rise in [0, 1] with noise: tau well below its run's goal."""
+    rng = random.Random(seed)
+    return [0.2 + 0.6 * (1 - math.exp(-i / tau)) + rng.gauss(0, 0.02) for i in range(1, n + 1)]
+
+
+@pytest.fixture()
+def log(tmp_path):
+    return _write(tmp_path / "rise.jsonl", _rise())
+
+
+def _error(argv, capsys):
+    """Run ``argv`` with and without --json: exit 2, one stderr line, nothing on stdout."""
+    lines = []
+    for extra in ([], ["--json"]):
+        assert main([*argv, *extra]) == 2, argv
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        lines.append(err.strip())
+    return lines[0]
+
+
+BAD_OPTIONS = [
+    # --lr was read as a plain number: -1 and 0 were taken, then dropped for the logged lr
+    (["advise", "--log", "LOG", "--lr", "-1"], "--lr"),
+    (["advise", "--log", "LOG", "--lr", "0"], "--lr"),
+    # the lag options were ignored with --log
+    (["advise", "--log", "LOG", "--refresh", "4"], "--refresh"),
+    (["advise", "--log", "LOG", "--staleness", "2"], "--staleness"),
+    # --refresh 0 became refresh 1 (``or 1``)
+    (["advise", "--kappa", "1", "--refresh", "0"], "--refresh"),
+    (["predict", "--lr", "0.1", "--momentum", "0.5", "--kappa", "1", "--refresh", "0"],
+     "--refresh"),
+    # a momentum outside [0, 1) passed where the command does not use it
+    (["diagnose", "LOG", "--momentum", "3"], "--momentum"),
+    (["compare", "LOG", "--momentum", "1"], "--momentum"),
+]
+
+
+@pytest.mark.parametrize("argv,needle", BAD_OPTIONS, ids=[" ".join(a[:1] + a[-2:])
+                                                          for a, _ in BAD_OPTIONS])
+def test_bad_options_are_refused_not_ignored(argv, needle, log, capsys):
+    line = _error([log if a == "LOG" else a for a in argv], capsys)
+    assert needle in line
+
+
+def test_advice_on_too_few_points_names_the_log(tmp_path, capsys):
+    path = _write(tmp_path / "two_points.jsonl", [0.1, 0.2])
+    line = _error(["advise", "--log", path], capsys)
+    assert path in line and "at least 3" in line
+
+
+def test_forecast_without_a_cut_names_the_log_and_the_choices(log, capsys):
+    line = _error(["forecast", log], capsys)
+    assert log in line and "--horizon" in line and "--train-fraction" in line
+
+
+def test_a_horizon_far_past_the_log_is_refused_at_once(log, capsys, monkeypatch):
+    """--horizon 1e9 built a billion-point grid and was killed for memory; a cap refuses it.
+
+    The cap is lowered here so that a regression fails this test instead of exhausting memory.
+    """
+    from grpodyn.empirical.logs import run_analysis
+
+    assert run_analysis.MAX_FORECAST_POINTS <= 1_000_000
+    monkeypatch.setattr(run_analysis, "MAX_FORECAST_POINTS", 1_000)
+    start = time.perf_counter()
+    line = _error(["forecast", log, "--horizon", "5000"], capsys)
+    assert time.perf_counter() - start < 10
+    assert log in line and "horizon 5000" in line and "1,000" in line
+    assert main(["forecast", log, "--horizon", "500", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["steps"][-1] == 500
+
+
+def test_keep_says_why_its_interval_lies_below_the_runs_lr(log, capsys):
+    assert main(["advise", "--log", log, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    rec, (_, hi) = result["recommendation"], result["interval"]["lr_ratio"]
+    assert rec["direction"] == "keep" and hi is not None and hi < rec["lr_ratio"]
+    assert main(["advise", "--log", log]) == 0
+    interval = next(line for line in capsys.readouterr().out.splitlines()
+                    if line.strip().startswith("interval:"))
+    assert "the least lr that still reaches the goal" in interval
+
+
+def test_a_slow_mode_without_a_ceiling_prints_no_inf(tmp_path, capsys):
+    rng = random.Random(0)
+    values = [-1 + 0.5 * (1 - math.exp(-i / 10)) + 0.001 * i + rng.gauss(0, 0.02)
+              for i in range(1, 241)]
+    path = _write(tmp_path / "two_timescales.jsonl", values)
+    assert main(["advise", "--log", path, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["basis"]["kind"] == "slow_mode" and result["basis"]["tau"]["upper"] is None
+    assert "inf" not in result["basis"]["text"] and "open]" in result["basis"]["text"]
+
+
+def test_diagnose_and_forecast_name_the_run_they_read(tmp_path, capsys):
+    short, long = _rise(20, seed=1), _rise(60, seed=2)
+    path = _write(tmp_path / "appended.jsonl", short + long,
+                  steps=[*range(1, 21), *range(1, 61)])
+    assert main(["diagnose", path, "--json"]) == 0
+    chosen = json.loads(capsys.readouterr().out)["run"]
+    assert chosen
+    assert main(["diagnose", path]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith(f"{path} [{chosen}]: ")
+    assert main(["forecast", path, "--train-fraction", "0.5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["run"] == chosen
+    assert main(["diagnose", _write(tmp_path / "one.jsonl", _rise()), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["run"] is None
+
+
+def test_the_terminal_says_plateau_not_r_star(log, capsys):
+    assert main(["fit", log]) == 0
+    out = capsys.readouterr().out
+    assert "plateau=" in out and "r_star" not in out
+    runs = [["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1", "--r0", "0.2",
+             option, "0.8", "--steps", "20", "--json"] for option in ("--plateau", "--r-star")]
+    trajectories = []
+    for argv in runs:
+        assert main(argv) == 0
+        trajectories.append(json.loads(capsys.readouterr().out)["trajectory"])
+    assert trajectories[0] == trajectories[1] and trajectories[0][-1] > 0.5
+
+
+def test_a_reward_range_the_log_leaves_names_the_log_and_its_span(log, capsys):
+    line = _error(["advise", "--log", log, "--reward-range", "0.5,0.6"], capsys)
+    assert log in line and "lie outside it" in line and " of 60 logged rewards" in line
+
+
+def test_an_unknown_reward_key_lists_every_metric(tmp_path, capsys):
+    names = [f"metric_{i:02d}" for i in range(30)]
+    path = tmp_path / "wide.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "reward": 0.1 * s, **dict.fromkeys(names, 1.0)})
+                            + "\n" for s in range(1, 11)))
+    line = _error(["runs", str(path), "--reward-key", "nosuch"], capsys)
+    assert "(32)" in line and all(name in line for name in names)
+
+
+def test_the_repr_of_a_run_is_compact(tmp_path):
+    from grpodyn import load_run
+
+    run = load_run(_write(tmp_path / "long.jsonl", _rise(2000)))
+    text = repr(run)
+    assert len(text) < 300 and text.startswith("Run('long.jsonl', jsonl, 2000 points")
+
+
+@pytest.mark.parametrize("argv", [["--steps", "100000000"], ["--to", "lr=0.02,steps=1000000"]],
+                         ids=["--steps", "--to steps"])
+def test_a_transfer_of_a_billion_steps_is_refused_at_once(argv, log, capsys):
+    """--steps 1e8 ran for hours (about 0.6 ms a step); a cap refuses it before the fit."""
+    to = [] if "--to" in argv else ["--to", "lr=0.02"]
+    hparams = "optimizer=adam,momentum=0.9,lr=0.01,group_size=8,batch=32"
+    start = time.perf_counter()
+    line = _error(["transfer", "--from", log, "--hparams", hparams, *to, *argv], capsys)
+    assert time.perf_counter() - start < 10 and "at most 100,000 steps" in line
+
+
+@pytest.mark.parametrize("argv,needle", [(["--seed", "-1"], "--seed"),
+                                         (["--steps", "10"], "--write-log"),
+                                         (["--momentum", "0.5"], "--write-log")],
+                         ids=["seed -1 (a traceback)", "steps ignored", "momentum ignored"])
+def test_bandit_refuses_what_it_would_ignore_or_crash_on(argv, needle, capsys):
+    assert needle in _error(["bandit", "--experiment", "stiffness", *argv], capsys)
+
+
+def test_bandit_writes_a_log_with_its_defaults(tmp_path, capsys):
+    path = tmp_path / "trainer_state.json"
+    assert main(["bandit", "--write-log", str(path), "--steps", "30", "--seed", "3",
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["steps"] == 30 and result["config"]["momentum"] == 0.0 and path.exists()
+
+
+def test_an_output_that_cannot_be_made_names_its_path_without_errno(tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    line = _error(["export", "--lang", "c", "--out", str(blocker / "sub" / "deeper")], capsys)
+    assert str(blocker) in line and "[Errno" not in line
+
+
+def test_an_until_that_leaves_too_few_points_says_so(tmp_path, capsys):
+    path = _write(tmp_path / "every_ten.jsonl", _rise(40), steps=range(10, 410, 10))
+    line = _error(["diagnose", path, "--until", "30"], capsys)
+    assert path in line and "--until 30 leaves 3 logged points (steps 10-30)" in line
+
+
+def test_advice_on_a_reward_far_below_its_ceiling_is_no_division_by_zero(tmp_path, capsys):
+    """A rise of 1e-20 per step under the ceiling 1: the gain is below the room's round-off,
+    so the slow mode's time is unbounded (it divided by log(1) = 0)."""
+    from grpodyn.numerics.advise import late_relaxation
+
+    steps = [float(i) for i in range(1, 61)]
+    rng = random.Random(0)
+    values = [1e-20 * s * (1 + 0.01 * rng.gauss(0, 1)) for s in steps]
+    late = late_relaxation(np.array(steps), np.array(values), ceiling=1.0)
+    assert late["rising"] and late["tau"][2] == math.inf
+    assert main(["advise", "--log", _write(tmp_path / "tiny.jsonl", values), "--json"]) == 0
+    assert "recommendation" in json.loads(capsys.readouterr().out)
+
+
+def test_compare_shows_a_determined_plateau_with_its_interval(log, capsys):
+    """The table printed 2.627 for a plateau whose interval was [-0.325, 5.579]."""
+    assert main(["compare", log, "--json"]) == 0
+    plateau = json.loads(capsys.readouterr().out)["runs"][0]["plateau"]
+    assert plateau["status"] == "determined" and plateau["lower"] < plateau["upper"]
+    assert main(["compare", log]) == 0
+    row = capsys.readouterr().out.splitlines()[2]
+    assert f"{plateau['value']:.3f} [{plateau['lower']:.3f}, {plateau['upper']:.3f}]" in row
