@@ -96,9 +96,10 @@ def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
     steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
     where = f"between steps {steps[0]:g} and {steps[1]:g}"
     if gain_train <= max(spread, NEGLIGIBLE_RISE):
-        return ModeVerdict(False, 0.0, f"the optimised reward did not rise "
-                           f"({change_words(gain_train)} {where}): no progress to decouple",
-                           True, steps)
+        beyond = "" if gain_train <= 0 else " beyond its noise"
+        return ModeVerdict(False, 0.0, f"the optimised reward did not rise{beyond} over the "
+                           f"steps with a held-out reward ({change_words(gain_train)} {where}, "
+                           f"noise {spread:.2g}): no progress to decouple", True, steps)
     sigma_h = max(estimate_noise(h).sigma, 1e-12)
     se_gain = sigma_h * np.sqrt(2.0 / k)
     # the held-out's best level: the best mean of k consecutive evaluations before the last k

@@ -42,6 +42,11 @@ from grpodyn.numerics.prompt_pool import (
 
 __all__ = ["degeneracy", "concentration", "prompt_pool_at"]
 
+
+def _phi_words(phi: float) -> str:
+    """Return the Beta law's concentration phi in words (unbounded: every prompt at one rate)."""
+    return f"{phi:.3g}" if np.isfinite(phi) else "unbounded: every prompt at one success rate"
+
 #: standard errors of a reward level within which the drift lost is read at its least
 #: degenerate value: the diagnosis's false-alarm rate per test, one-sided
 _MARGIN_Z = z_quantile(ALPHA)
@@ -151,7 +156,7 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
             if 0 < r_late < 1 else 1.0
         over_run = _drift_lost_over_run(run, phi, group_size, noise)
         score = max(lost, over_run)
-        law = (f"prompt pool Beta with mean {r_late:.2f}, phi {phi:.3g} ({pool.status})"
+        law = (f"prompt pool Beta with mean {r_late:.2f}, phi {_phi_words(phi)} ({pool.status})"
                if pool is not None else f"identical prompts at the reward {r_late:.2f}")
         words += (f"; {law}: groups of G = {group_size} lose {lost:.0%} of the "
                   f"drift a large group would carry late, {over_run:.0%} over the run (each "
@@ -196,8 +201,13 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
     score = float(np.clip(1 - ratio, 0.0, 1.0))
     low_steps = (run.steps[low_at], run.steps[min(low_at + width, run.n_points) - 1])
     span = (float(low_steps[0]), float(run.steps[-1]))  # where it shows
-    words = (f"entropy {e0:.3g} -> {low:.3g} at its lowest (x{ratio:.2f}, steps "
-             f"{low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the run")
+    if ratio < 1:
+        words = (f"entropy {e0:.3g} -> {low:.3g} at its lowest (x{ratio:.2f}, steps "
+                 f"{low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the run")
+    else:
+        words = (f"entropy {e0:.3g} at the start and never lower after it (x{ratio:.2f} at "
+                 f"its lowest, steps {low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the "
+                 "run: the temperature did not fall")
     cap = 0.45  # below the flag: entropy alone cannot tell concentration from learning
     r_late = window_mean(run.reward, late)
     frac = run.metrics.get("frac_reward_zero_std")
@@ -215,8 +225,10 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
         words += (f"; at the ceiling (reward {r_late:.2f}): the entropy fell as the prompts "
                   "got solved, which is convergence, not a failure")
     elif r_late <= 1 - CEILING:
-        words += (f"; at the floor (reward {r_late:.2f}): the policy concentrated onto wrong "
-                  "answers")
+        words += (f"; at the floor (reward {r_late:.2f}): " +
+                  ("the policy concentrated onto wrong answers" if pointed else
+                   "the entropy did not halve, so the failing prompts still spread their "
+                   "answers"))
     elif pool_early is not None and pool_late is not None:
         # temperature prediction. The zero-std share of the late steps gives their Beta law
         # (or, in verl's metrics, the advantages' extremes); its all-wrong groups
@@ -236,11 +248,11 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
                  f"no zero-std share in the log; verl's advantage extremes give a Beta law "
                  f"that predicts zero-std groups {pool_late.observed_share:.2f} late")
         words += (f"; {share} (Beta phi "
-                  f"{pool_late.point_phi:.3g}, {pool_late.status}) at G = {g_used}: "
+                  f"{_phi_words(pool_late.point_phi)}, {pool_late.status}) at G = {g_used}: "
                   f"{locked:.0%} of the failing prompts always fail, against {predicted:.0%} "
-                  f"for the spread of the first steps (phi {pool_early.point_phi:.3g}) moved to "
-                  f"the reward {r_late:.2f}: {beyond:.0%} of the failing prompts that should "
-                  f"explore do not{bound}")
+                  f"for the spread of the first steps (phi "
+                  f"{_phi_words(pool_early.point_phi)}) moved to the reward {r_late:.2f}: "
+                  f"{beyond:.0%} of the failing prompts that should explore do not{bound}")
         words += (": the policy is deterministic on most prompts" if beyond >= FLAG_SCORE
                   else ": the groups still explore")
     else:
@@ -350,10 +362,10 @@ def _locked_beyond_start(run: Run, early: slice, late: slice, group_size: int | 
     predicted, locked, beyond = _locked_shares(pool_early, pool_late, r_late)
     bound = "" if group_size else f", G unknown: judged at G = {G_BOUND}"
     return beyond, (f"zero-std groups {window_mean(frac, late):.2f} late (Beta phi "
-                    f"{pool_late.point_phi:.3g}{bound}): {locked:.0%} of the failing prompts "
-                    f"always fail, against {predicted:.0%} for the spread of the first steps "
-                    f"(phi {pool_early.point_phi:.3g}) moved to the reward {r_late:.2f}: "
-                    f"{beyond:.0%} of the failing prompts that should explore do not")
+                    f"{_phi_words(pool_late.point_phi)}{bound}): {locked:.0%} of the failing "
+                    f"prompts always fail, against {predicted:.0%} for the spread of the first "
+                    f"steps (phi {_phi_words(pool_early.point_phi)}) moved to the reward "
+                    f"{r_late:.2f}: {beyond:.0%} of the failing prompts that should explore do not")
 
 
 def _without_entropy(run: Run, early: slice, late: slice, group_size: int | None
