@@ -140,3 +140,36 @@ def test_cli_diagnose_refuses_a_bad_until_in_one_line(until: str) -> None:
     out = _cli("diagnose", str(E8), "--until", until)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_an_entropy_that_never_fell_is_not_written_as_its_lowest() -> None:
+    """Entropy rising from its start: the words say it never fell, and name no fall."""
+    rng = np.random.default_rng(4)
+    t = np.arange(1, 201, dtype=float)
+    reward = np.clip(0.02 + rng.normal(0, 0.01, t.size), 0, 1)
+    entropy = 1.0 + t / 100 + rng.normal(0, 0.02, t.size)
+    d = diagnose(Run("hot", "test", t, reward, {"entropy": entropy}))
+    words = d.modes["policy_concentration"].evidence
+    assert "never lower" in words and "at its lowest (x" not in words
+    assert "concentrated onto wrong answers" not in words
+
+
+def test_the_hacking_check_names_its_window_when_the_rise_is_within_noise() -> None:
+    """A held-out window whose optimised reward rose within its noise says 'beyond its noise'."""
+    rng = np.random.default_rng(5)
+    t = np.arange(1, 201, dtype=float)
+    train = 0.5 + 0.01 * t / 200 + rng.normal(0, 0.05, t.size)
+    held = np.full(t.size, np.nan)
+    held[9::10] = 0.5 + rng.normal(0, 0.01, held[9::10].size)
+    d = diagnose(Run("noisy", "test", t, train, {"heldout_reward": held}))
+    words = d.modes["reward_hacking"].evidence
+    assert "steps with a held-out reward" in words and "noise" in words
+    assert not ("did not rise (rose" in words)
+
+
+def test_an_unbounded_beta_phi_is_written_in_words() -> None:
+    """The ijinyu1113 excerpt's prompts sit at one rate: phi is unbounded, never 'inf'."""
+    run = load_run(DATA / "ijinyu1113__Learned-Remasking-Policy-for-dLLM__pretrained_"
+                          "checkpoints_checkpoint-2000_trainer_state.excerpt.json")
+    words = diagnose(run).modes["policy_concentration"].evidence
+    assert "phi unbounded" in words and "inf" not in re.findall(r"phi (\S+)", words)
