@@ -164,7 +164,7 @@ def test_the_hacking_check_names_its_window_when_the_rise_is_within_noise() -> N
     d = diagnose(Run("noisy", "test", t, train, {"heldout_reward": held}))
     words = d.modes["reward_hacking"].evidence
     assert "steps with a held-out reward" in words and "noise" in words
-    assert not ("did not rise (rose" in words)
+    assert "did not rise (rose" not in words
 
 
 def test_an_unbounded_beta_phi_is_written_in_words() -> None:
