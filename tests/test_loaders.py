@@ -87,6 +87,20 @@ def test_long_csv_runs_and_heldout_reward():
     assert other.n_points == 4
     with pytest.raises(LogFormatError, match="no run named"):
         load_run(path, run="nope")
+    # the sweep names its runs by their lr: read, and labelled as read from the name
+    assert run.meta.lr.value == 1e-5 and run.meta.lr.source == "inferred"
+    assert "lr_sweep_1e-5" in run.meta.lr.evidence and other.meta.lr.value == 1e-4
+
+
+@pytest.mark.parametrize(("name", "lr"), [
+    ("lr_sweep_1.5e-5", 1.5e-5), ("grpo_on_policy_lr1e-5_metrics", 1e-5), ("run-LR=3e-6", 3e-6),
+    ("lr0.0002", 2e-4), ("clr_1e-5", None), ("lr_2", None), ("lr1e-5_vs_lr2e-5", None),
+    ("lr_sweep_lr_sweep_data", None), (None, None)])
+def test_the_lr_a_run_name_gives(name, lr):
+    """One lr token with a value in (0, 1); none, two, or an impossible value give nothing."""
+    from grpodyn.empirical.logs.infer import lr_from_name
+
+    assert lr_from_name(name) == lr
 
 
 def test_wide_csv_jsonl_and_wandb(tmp_path):

@@ -188,7 +188,8 @@ def test_cli_sweep_and_transfer(sweep_files, capsys):
     assert main(["transfer", "--from", paths[0], "--from", paths[2], "--hparams", "lr=0.005",
                  "--to", "lr=0.01,steps=50", "--level", "0.8", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert len(out["mean"]) == 51 and out["level"] == 0.8
+    # steps=50: fifty points, labelled as the logs count them
+    assert len(out["mean"]) == 50 and out["steps"] == list(range(1, 51)) and out["level"] == 0.8
     assert main(["transfer", "--from", paths[0], "--to", "lr=0.01"]) == 0
     assert "band" in capsys.readouterr().out
 

@@ -147,6 +147,7 @@ def test_cli_json_has_the_band_calibration(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     cal = out["band_calibration"]
     assert cal["status"] == "calibrated" and cal["s"] >= 0
+    assert out["steps"] == list(range(1, 101)) and len(out["mean"]) == 100  # as the logs count
     assert cal["distance"] == pytest.approx(np.log(4))  # lr 0.08 from the top source 0.02
     assert len(cal["held_out"]) == 3 and all(h["status"] == "used" for h in cal["held_out"])
     assert main(["transfer", *args, "--to", "lr=0.08", "--steps", "100"]) == 0

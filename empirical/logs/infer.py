@@ -11,10 +11,15 @@
   granularity does not pin them, a note says "not determined". A logged point that averages
   several steps (logging_steps > 1) or processes has a finer granularity, so nothing is inferred
   from such points.
+- The learning rate from the run's name when nothing logs it: sweeps name their runs by it
+  (``lr_sweep_1e-5``, ``grpo_lr3e-6``, ``lr=2e-5``). Read only from a token ``lr`` followed by
+  one number in (0, 1), labelled ``inferred`` with the name it came from.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,7 +32,27 @@ if TYPE_CHECKING:  # loaders imports this module
     from grpodyn.empirical.logs.loaders import Run
 
 __all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "format_defaults",
-           "LOGGED_KEYS", "TRAINER_DEFAULTS"]
+           "lr_from_name", "LOGGED_KEYS", "TRAINER_DEFAULTS"]
+
+#: ``lr`` as a token (not inside a word such as ``clr``), optional ``_sweep``, a separator, a
+#: number in plain or exponent notation
+_LR_IN_NAME = re.compile(r"(?<![a-z])lr(?:[_-]?sweep)?[_=-]?(\d+(?:\.\d+)?(?:e-?\d+)?)(?![\d.])",
+                         re.IGNORECASE)
+
+
+def lr_from_name(name: str | None) -> float | None:
+    """Return the learning rate a run's name gives (``lr_sweep_1e-5`` -> 1e-5), else None.
+
+    One match only, and only a value in (0, 1): a name with two lr tokens, or a number that
+    cannot be a learning rate, gives nothing.
+    """
+    if not name:
+        return None
+    values = {float(m) for m in _LR_IN_NAME.findall(name)}
+    if len(values) != 1:
+        return None
+    value = values.pop()
+    return value if 0 < value < 1 else None
 
 #: Hyperparameters some trainers log as metrics (read when constant over the run), from the
 #: one alias table (grpodyn.theory.vocabulary).
@@ -153,6 +178,12 @@ def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
                 meta.schedule = Hyperparameter(name, "inferred", words)
             if meta.warmup_steps is None and warmup is not None:
                 meta.warmup_steps = Hyperparameter(warmup, "inferred", words)
+    if meta.lr is None:
+        for name in (run.run_name, Path(run.source).stem):
+            value = lr_from_name(name)
+            if value is not None:
+                meta.lr = Hyperparameter(value, "inferred", f"the run's name {name!r}")
+                break
     if meta.group_size is not None and meta.batch is not None:
         return meta, notes
     n, b, words = _binary_evidence(run)

@@ -76,7 +76,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     runs = [load_sweep_run(path, parse_hparams(text or ""))
             for path, text in progress_bar(args.sources, total=len(args.sources),
                                            description="loading runs", enabled=not args.json)]
-    return finite_json(transfer(runs, target, steps=args.steps, level=args.level))
+    # N steps to predict are N points, labelled as the logs count them; the map's last index
+    # is N - 1 (the first point is index 0)
+    points = args.steps if args.steps is not None else target.pop("steps", None)
+    if points is not None and points < 2:
+        raise UsageError(f"--steps {points:g}: at least 2 steps to predict")
+    last = None if points is None else int(points) - 1
+    return finite_json(transfer(runs, target, steps=last, level=args.level))
 
 
 def print_human(result: dict[str, Any]) -> None:
