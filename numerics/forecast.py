@@ -440,11 +440,13 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     """Summarise the plateau r* with a status: what the data determine about it, and why.
 
     Statuses: ``determined`` (a saturating member carries most weight, has covered at least
-    half of its gain within the data and a regular information matrix: value and interval);
+    half of its gain within the data and a regular information matrix, and its interval
+    leaves out the run's starting level: value and interval);
     ``at_bound`` (r* on the reward range: the data push it to the edge); ``singular`` (no
     standard error from a singular information matrix); ``not_determined`` (no saturation
-    seen, or too little of it) with a one-sided bound where one exists: the plateau of a rising
-    run lies at or above where the run is now, at ``level``.
+    seen, or too little of it, or an interval that holds the starting level) with a one-sided
+    bound where one exists: the plateau of a rising run lies at or above where the run is now,
+    at ``level``.
     """
     saturating = {n: w for n, w in weights.items() if n in SATURATING and w > 0}
     z = float(ndtri(level))
@@ -504,6 +506,14 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     lower, upper = p["r_star"] - half, p["r_star"] + half
     if bounds is not None:
         lower, upper = max(lower, bounds[0]), min(upper, bounds[1])
+    if lower <= start <= upper:
+        # the interval holds the run's own starting level: the data do not tell the plateau
+        # from where the run began, so they do not place it
+        return {"value": None, "lower": float(lower), "upper": float(upper),
+                "status": "not_determined",
+                "reason": f"{name}: {p['r_star']:.4g} +- {half:.2g} at {level:.0%}, an "
+                          f"interval that holds the starting level {start:.4g}: the data do "
+                          "not tell the plateau from where the run began", "model": name}
     return {"value": float(p["r_star"]), "lower": float(lower), "upper": float(upper),
             "status": "determined", "reason": f"{name}: {realised:.0%} of the gain made",
             "model": name}

@@ -62,6 +62,17 @@ def test_non_saturating_run_has_no_plateau_number_and_says_why() -> None:
     assert analysis.warnings
 
 
+def test_a_plateau_whose_interval_holds_the_start_is_not_determined() -> None:
+    """IMJONEZZ's shaped reward: the exponential's plateau 2.6 +- 3 (90%) is no number."""
+    from grpodyn.empirical.logs.loaders import load_run
+
+    run = load_run(Path(__file__).parent / "data" / "real_logs" / (
+        "IMJONEZZ__UnslothGRPO__outputs_checkpoint-250_trainer_state.reward.json"))
+    plateau = analyse_run(run, diagnose_run=False).plateau
+    assert plateau["status"] == "not_determined" and plateau["value"] is None
+    assert plateau["lower"] < 0.6 < plateau["upper"] and "starting level" in plateau["reason"]
+
+
 def test_collapsing_run_is_not_given_a_plateau() -> None:
     """Check a run that rises then collapses is not given a determined plateau silently."""
     t = np.arange(1, 201, dtype=float)
