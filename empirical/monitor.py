@@ -192,6 +192,13 @@ class Monitor:
                                                 if name != "reward"}
         self.state = MonitorState(step=math.nan, points=0)
 
+    def __repr__(self) -> str:
+        """Return one line: the points seen, the last step, the flags and any early warning."""
+        state = self.state
+        warning = ", early_warning" if state.early_warning else ""
+        return (f"Monitor({state.points} points, last step {state.step:g}, "
+                f"flags={list(state.flags)}{warning})")
+
     def update(self, step: float, metrics: Mapping[str, Any]) -> MonitorState:
         """Record one step's metrics; analyse and diagnose when due.
 

@@ -62,6 +62,14 @@ def test_compact_reprs(tmp_path):
                            train_fraction=0.5)
     assert len(repr(analysis)) < 300 and "RunAnalysis(" in repr(analysis)
     assert len(repr(analysis.forecast)) < 300 and "EnsembleForecast(" in repr(analysis.forecast)
+    diagnosis = repr(analysis.diagnosis)
+    assert len(diagnosis) < 300 and diagnosis.startswith("Diagnosis('run.jsonl', state=")
+    from grpodyn import Monitor
+
+    monitor = Monitor()
+    for step, reward in enumerate(values[:30], start=1):
+        monitor.update(step, {"reward": reward})
+    assert repr(monitor).startswith("Monitor(30 points, last step 30") and len(repr(monitor)) < 200
 
 
 def test_to_pandas_without_pandas_names_the_install(tmp_path, monkeypatch):

@@ -114,6 +114,15 @@ class Diagnosis:
         """The one-line verdict: the primary mode or "healthy", and the state."""
         return headline(self.primary, self.state, self.peak_step, self.modes)
 
+    def __repr__(self) -> str:
+        """Return one line: the source, the state, the primary mode, the flags and any warning."""
+        flagged = [name for name, v in self.modes.items() if v.flag]
+        warning = (f", early_warning at step {self.early_warning.get('step')}"
+                   if self.early_warning else "")
+        name = self.source.rsplit("/", 1)[-1]
+        return (f"Diagnosis({name!r}, state={self.state!r}, primary={self.primary!r}, "
+                f"flagged={flagged}{warning})")
+
     def to_dict(self) -> dict:
         """Return the diagnosis as plain JSON types (the keys of ``grpodyn diagnose``)."""
         return {"source": self.source, "headline": self.headline, "healthy": self.healthy,
