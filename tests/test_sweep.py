@@ -185,6 +185,9 @@ def test_cli_sweep_and_transfer(sweep_files, capsys):
     assert main(["sweep", *paths, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {"constants", "runs", "tau_lr_exponent", "bg_test", "stability"} <= set(out)
+    assert main(["sweep", *paths]) == 0
+    text = capsys.readouterr().out
+    assert "plateau_sgd" in text and "r_star" not in text  # the vocabulary's word
     assert main(["transfer", "--from", paths[0], "--from", paths[2], "--hparams", "lr=0.005",
                  "--to", "lr=0.01,steps=50", "--level", "0.8", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -66,7 +66,8 @@ def print_human(result: dict[str, Any]) -> None:
         print(f"  note: {warning}")
     for name, c in result["constants"].items():
         err = f" +- {c['stderr']:.3g}" if c.get("stderr") is not None else ""
-        print(f"  {name:12s} {c['value']:.4g}{err}  ({c.get('status', '')})")
+        shown = name.replace("r_star", "plateau", 1)  # the vocabulary's word on the terminal
+        print(f"  {shown:12s} {c['value']:.4g}{err}  ({c.get('status', '')})")
     for optimizer, e in result["tau_lr_exponent"].items():
         if e.get("value") is None:
             print(f"  tau-lr exponent ({optimizer}): {e['status']}")
