@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '44e6733ece790a0a5af2762a1df26863'
+THEORY_HASH = '721cbc49e42fb7bd7f586260c600b314'
 
 
 SIGNATURES = {

@@ -232,3 +232,16 @@ def test_compare_shows_a_determined_plateau_with_its_interval(log, capsys):
     assert main(["compare", log]) == 0
     row = capsys.readouterr().out.splitlines()[2]
     assert f"{plateau['value']:.3f} [{plateau['lower']:.3f}, {plateau['upper']:.3f}]" in row
+
+
+def test_forecast_without_a_cut_runs_to_the_planned_steps(tmp_path, capsys):
+    """A TRL trainer_state records max_steps: the rest of the run ends there."""
+    history = [{"step": s, "reward": v} for s, v in enumerate(_rise(), start=1)]
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps({"max_steps": 100, "log_history": history}))
+    assert main(["forecast", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["steps"][-1] == 100 and any("planned_steps" in w for w in
+                                                       out["warnings"])
+    path.write_text(json.dumps({"max_steps": 60, "log_history": history}))  # reached
+    assert "is reached" in _error(["forecast", str(path)], capsys)

@@ -141,6 +141,10 @@ _SETTINGS = [
           "openrlhf": "generate_max_len"},
          ("max_completion_length", "data.max_response_length", "rollout.response_length",
           "generate_max_len", "max_response_length")),
+    Term("planned_steps", "the optimizer steps the run was set to take (steps)", None,
+         {"trl": "max_steps (trainer_state.json records it)",
+          "verl": "trainer.total_training_steps"},
+         ("max_steps", "total_training_steps")),
 ]
 
 #: Every setting a loader reads, vocabulary first (the order config lookups run in).

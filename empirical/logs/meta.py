@@ -87,6 +87,10 @@ class RunMeta:
     length_cap : Hyperparameter or None
         The most tokens a completion may have (TRL ``max_completion_length``, verl
         ``data.max_response_length``, OpenRLHF ``generate_max_len``); longer ones are truncated.
+    planned_steps : Hyperparameter or None
+        The optimizer steps the run was set to take (TRL ``max_steps``, which its
+        ``trainer_state.json`` records; verl ``trainer.total_training_steps``): where "the rest
+        of the run" ends.
     """
 
     lr: Hyperparameter | None = None
@@ -101,6 +105,7 @@ class RunMeta:
     num_iterations: Hyperparameter | None = None
     logging_steps: Hyperparameter | None = None
     length_cap: Hyperparameter | None = None
+    planned_steps: Hyperparameter | None = None
 
     def value(self, name: str, default: Any = None) -> Any:
         """Return the value of hyperparameter ``name``, or ``default`` when unknown."""

@@ -91,6 +91,9 @@ def parse_trainer_state(path: Path, data: dict[str, Any], step_key: str | None) 
     # runs that grpodyn made (the tiny grid, the test beds) record their hyperparameters
     if isinstance(data.get("grpodyn_hparams"), dict):
         parsed.config = data["grpodyn_hparams"]
+    # the Trainer records the steps it was set to take beside the history
+    if isinstance(data.get("max_steps"), int) and data["max_steps"] > 0:
+        parsed.config = {**(parsed.config or {}), "max_steps": data["max_steps"]}
     n_eval = sum(any(k.startswith("eval_") for k in e) for _, e in rows)
     if n_eval:
         parsed.notes.append(f"{n_eval} evaluation entries merged into the training entries "

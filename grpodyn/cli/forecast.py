@@ -27,7 +27,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     cut.add_argument("--train-fraction", type=finite_float,
                      help="train on this leading fraction of the points")
     cut.add_argument("--until", type=finite_float, help="train on the steps up to this one")
-    p.add_argument("--horizon", type=finite_float, help="forecast up to this step")
+    p.add_argument("--horizon", type=finite_float, help="forecast up to this step (default, "
+                   "without a cut: the steps the run was set to take, where the log records "
+                   "them: TRL's max_steps)")
     p.add_argument("--level", type=finite_float, default=0.9,
                    help="central probability of the band (default 0.9)")
     p.add_argument("--forecaster", choices=tuple(FORECASTERS),
@@ -47,17 +49,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Forecast the log of ``args`` after its cut."""
     from grpodyn.empirical.logs.run_analysis import analyse_run
 
-    if args.train_fraction is None and args.until is None and args.horizon is None:
-        raise UsageError(f"{args.log}: say where to forecast: --horizon STEP (past the log's "
-                         "end), or --train-fraction F / --until STEP (fit the start, forecast "
-                         "and score the rest)")
     run = load_log(args)
+    horizon, planned = args.horizon, run.meta.value("planned_steps")
+    if args.train_fraction is None and args.until is None and horizon is None:
+        # the rest of the run is up to the steps it was set to take, where the log records them
+        if planned is None or not planned > run.steps[-1]:
+            raise UsageError(
+                f"{args.log}: say where to forecast: --horizon STEP (past the log's end), or "
+                "--train-fraction F / --until STEP (fit the start, forecast and score the "
+                "rest); " + ("the log records no planned length (TRL max_steps)" if planned
+                             is None else f"its planned length, step {planned:g}, is reached"))
+        horizon = float(planned)
     until = args.until
     if args.train_fraction is None and until is None:
         until = float(run.steps[-1])
     analysis = analyse_run(run, momentum=args.momentum, reward_range=args.reward_range,
                            train_fraction=args.train_fraction, until=until,
-                           horizon=args.horizon, level=args.level, diagnose_run=False,
+                           horizon=horizon, level=args.level, diagnose_run=False,
                            forecaster=args.forecaster)
     out = {"source": run.source, "run": run.run_name, "reward_key": run.reward_key,
            **analysis.forecast_dict()}
@@ -65,6 +73,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                            else list(analysis.reward_range))
     out["momentum"] = analysis.momentum
     out["warnings"] = list(dict.fromkeys(out["warnings"] + analysis.warnings))
+    if horizon is not None and args.horizon is None:
+        out["warnings"].append(f"forecast to step {horizon:g}, the steps the run was set to "
+                               "take (planned_steps); --horizon sets another")
     return finite_json(out)
 
 
