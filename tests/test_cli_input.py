@@ -245,3 +245,12 @@ def test_forecast_without_a_cut_runs_to_the_planned_steps(tmp_path, capsys):
                                                        out["warnings"])
     path.write_text(json.dumps({"max_steps": 60, "log_history": history}))  # reached
     assert "is reached" in _error(["forecast", str(path)], capsys)
+
+
+@pytest.mark.parametrize("command", [["fit"], ["forecast", "--train-fraction", "0.5"],
+                                     ["diagnose"], ["advise", "--log"]])
+def test_a_reward_beyond_the_fits_range_is_refused_naming_the_log(command, tmp_path, capsys):
+    """A reward of 1e160 was a traceback (NaN in the noise's bandwidth), 1e20 a bare LP error."""
+    path = _write(tmp_path / "huge.jsonl", [1e160 * v for v in _rise()])
+    line = _error([*command, path], capsys)
+    assert path in line and "1e+12" in line

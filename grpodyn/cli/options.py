@@ -170,6 +170,12 @@ def add_log_options(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(option, type=kind, help=text)
 
 
+#: The largest reward magnitude the analyses take: the fits square the reward and its
+#: differences and solve linear programmes in its units, which lose all precision (1e20) or
+#: overflow (1e155) far beyond any reward a trainer logs
+REWARD_MAGNITUDE_MAX = 1e12
+
+
 def load_log(args: argparse.Namespace) -> Run:
     """Load the run named by the log options of ``args`` (see ``add_log_options``).
 
@@ -183,8 +189,20 @@ def load_log(args: argparse.Namespace) -> Run:
     return with_overrides(run, args)
 
 
+def check_reward_magnitude(run: Run) -> None:
+    """Refuse a reward beyond :data:`REWARD_MAGNITUDE_MAX`, naming the log and its largest value."""
+    import numpy as np
+
+    finite = np.abs(run.reward[np.isfinite(run.reward)])
+    if finite.size and finite.max() > REWARD_MAGNITUDE_MAX:
+        raise UsageError(f"{run.source}: the reward ({run.reward_key}) reaches {finite.max():.3g}, "
+                         f"beyond {REWARD_MAGNITUDE_MAX:g}, where the fits lose their precision; "
+                         "log or pass a rescaled reward")
+
+
 def with_overrides(run: Run, args: argparse.Namespace) -> Run:
     """Apply the hyperparameter overrides of the log options of ``args`` to ``run``."""
+    check_reward_magnitude(run)
     overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
                  for option, (field, _, _) in LOG_OVERRIDES.items()}
     run.meta = run.meta.with_overrides(**overrides)
