@@ -58,7 +58,7 @@ floor of the goal), on the public runs, bandit seeds 90001-90007 and categorical
 seeds 1 and 2. Other seeds score the advice as it stands; each table says which.
 
 Usage: ``python benchmarks/advice.py [--logs FOLDER] [--bandit-seed N ...]
-[--categorical-seed N ...]`` (default /work/shared/data/real_logs).
+[--categorical-seed N ...]`` (default ../shared/data/real_logs beside the checkout).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ from grpodyn.empirical.logs.loaders import LogFormatError, Run, load_runs
 from grpodyn.ground import InputError
 from grpodyn.numerics.advise import late_relaxation
 
-LOGS = Path("/work/shared/data/real_logs")
+LOGS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real_logs"  # beside the checkout
 GARG = "garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data.csv"
 SHIBUKI = "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_"
 S4 = {1e-5: SHIBUKI + "grpo_train_loop_runs_grpo_on_policy_lr1e-5_metrics.jsonl",

@@ -5,7 +5,7 @@ Prints, each table with its threshold-rule baseline:
 1. per-label precision / recall on the test beds the diagnosis was designed on (prompt-pool
    design seeds, bandit, tiny TRL runs) and on the categorical simulator of
    ``studies/diagnosis`` (fresh seeds, scored once after the diagnosis was frozen);
-2. the documented outcomes of the public logs (``/work/shared/data/real_logs``);
+2. the documented outcomes of the public logs (``../shared/data/real_logs`` beside the checkout);
 3. the early warning: on the runs that collapse (public and simulated), the step at which the
    reward had lost half of its drop, the warnings before it and the lead time; on the runs that
    do not collapse, the share of prefixes with a (false) warning.
@@ -54,7 +54,7 @@ from studies.diagnosis.categorical_sim import (  # noqa: E402
     write_run,
 )
 
-PUBLIC = Path("/work/shared/data/real_logs")
+PUBLIC = ROOT.parent / "shared" / "data" / "real_logs"  # the public logs beside the checkout
 #: seeds of the categorical simulator never seen before the diagnosis was first frozen
 FRESH_SEEDS = range(100, 106)
 #: seeds the diagnosis was designed on: 200-211 for the concentration-without-entropy reading
