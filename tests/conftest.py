@@ -42,6 +42,20 @@ def reg():
     return registry()
 
 
+@pytest.fixture(scope="module")
+def categorical():
+    """The simulator module of studies/diagnosis (a folder of the repository, not installed)."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "studies" / "diagnosis" / "categorical_sim.py").exists():
+        pytest.skip("studies/diagnosis lives in the repository, absent here")
+    sys.path.insert(0, str(root))
+    try:
+        from studies.diagnosis import categorical_sim
+    finally:
+        sys.path.remove(str(root))
+    return categorical_sim
+
+
 def pytest_terminal_summary(terminalreporter):
     """How many inputs the loader fuzzing tried (tests/test_fuzz_loaders.py)."""
     import sys

@@ -10,11 +10,7 @@ Seeded synthetic runs and two seen seeds of the simulator.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 from grpodyn.empirical.diagnostics.diagnose import diagnose
 from grpodyn.empirical.diagnostics.series import segments, window_mean
@@ -76,20 +72,6 @@ def test_with_the_entropy_but_no_zero_std_share_a_locked_pool_stays_undecided() 
     verdict = d.modes["policy_concentration"]
     assert verdict.undecided and not verdict.flag and "cannot tell" in verdict.evidence
     assert d.primary is None and not d.healthy
-
-
-@pytest.fixture(scope="module")
-def categorical():
-    """The simulator module of studies/diagnosis (a folder of the repository, not installed)."""
-    root = Path(__file__).resolve().parents[1]
-    if not (root / "studies" / "diagnosis" / "categorical_sim.py").exists():
-        pytest.skip("studies/diagnosis lives in the repository, absent here")
-    sys.path.insert(0, str(root))
-    try:
-        from studies.diagnosis import categorical_sim
-    finally:
-        sys.path.remove(str(root))
-    return categorical_sim
 
 
 def _case(module, family: str, seed: int) -> tuple:

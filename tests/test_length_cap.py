@@ -10,7 +10,6 @@ synthetic runs; the categorical simulator writes what TRL writes.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -96,27 +95,14 @@ def test_without_the_share_a_known_cap_near_the_late_length_is_named() -> None:
     assert not any("length cap" in n for n in diagnose(far).notes)
 
 
-@pytest.fixture(scope="module")
-def simulator():
-    root = Path(__file__).resolve().parents[1]
-    if not (root / "studies" / "diagnosis" / "categorical_sim.py").exists():
-        pytest.skip("studies/diagnosis lives in the repository, absent here")
-    sys.path.insert(0, str(root))
-    try:
-        from studies.diagnosis import categorical_sim
-    finally:
-        sys.path.remove(str(root))
-    return categorical_sim
-
-
-def test_the_simulator_writes_what_trl_writes(simulator, tmp_path) -> None:
-    config = simulator.settings("length_collapse", 408)
-    log, _ = simulator.simulate(config, seed=408)
-    full = load_run(simulator.write_run(tmp_path / "full", log, config=config, keys="full",
-                                        with_g=True, label="x", seed=408))
+def test_the_simulator_writes_what_trl_writes(categorical, tmp_path) -> None:
+    config = categorical.settings("length_collapse", 408)
+    log, _ = categorical.simulate(config, seed=408)
+    full = load_run(categorical.write_run(tmp_path / "full", log, config=config, keys="full",
+                                          with_g=True, label="x", seed=408))
     assert full.metric_keys["clipped_share"] == "completions/clipped_ratio"
     assert full.meta.length_cap.value == 1024
     assert full.meta.length_cap.source == "file:training_args.json"
-    short = load_run(simulator.write_run(tmp_path / "short", log, config=config,
-                                         keys="reward_only", with_g=False, label="x", seed=408))
+    short = load_run(categorical.write_run(tmp_path / "short", log, config=config,
+                                           keys="reward_only", with_g=False, label="x", seed=408))
     assert "clipped_share" not in short.metrics and short.meta.length_cap is None
