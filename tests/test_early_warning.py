@@ -56,12 +56,13 @@ def test_coincident_precursors_warn_and_a_lone_one_does_not() -> None:
     assert early_warning(_with_jump(_quiet(), ("entropy",))) is None
 
 
-def _lengths(values: np.ndarray, seed: int = 0) -> Run:
-    """A reward-and-length log (no entropy, KL nor zero-std share), as a custom loop writes."""
+def _beside_reward(metric: str, values: np.ndarray, seed: int = 0) -> Run:
+    """A log of the reward and one other metric alone (no entropy, KL nor zero-std share), as
+    a custom loop writes."""
     rng = np.random.default_rng(seed)
     n = values.size
     reward = 0.5 + rng.normal(0, 0.03, n)
-    return Run("lengths", "test", np.arange(1.0, n + 1), reward, {"completion_length": values})
+    return Run(metric, "test", np.arange(1.0, n + 1), reward, {metric: values})
 
 
 def test_the_length_surging_towards_the_cap_warns_alone_on_a_short_log() -> None:
@@ -71,11 +72,12 @@ def test_the_length_surging_towards_the_cap_warns_alone_on_a_short_log() -> None
     rng = np.random.default_rng(1)
     length = 400 + 3 * np.arange(20) + rng.normal(0, 8, 20)
     length[-1] = 1.4 * length[-2]
-    warning = early_warning(_lengths(length))
+    warning = early_warning(_beside_reward("completion_length", length))
     assert warning is not None and warning.step == 20
     assert warning.signals == ("length_departure",)
     assert "rose above its trend" in warning.evidence["length_departure"]
-    assert early_warning(_lengths(length[:-1])) is None  # the step before: nothing yet
+    # the step before: nothing yet
+    assert early_warning(_beside_reward("completion_length", length[:-1])) is None
 
 
 def test_a_length_that_rises_on_its_trend_or_falls_does_not_warn_alone() -> None:
@@ -84,18 +86,10 @@ def test_a_length_that_rises_on_its_trend_or_falls_does_not_warn_alone() -> None
     rng = np.random.default_rng(2)
     steady = 200 + 6 * np.arange(1.0, 81) + rng.normal(0, 10, 80)
     for end in range(10, 81):
-        assert early_warning(_lengths(steady[:end], seed=3)) is None, end
+        assert early_warning(_beside_reward("completion_length", steady[:end], seed=3)) is None, end
     falling = steady.copy()
     falling[-1] = 0.5 * falling[-2]
-    assert early_warning(_lengths(falling, seed=3)) is None
-
-
-def _clipped(share: np.ndarray, seed: int = 0) -> Run:
-    """A log with the reward and the share of completions truncated at the cap alone."""
-    rng = np.random.default_rng(seed)
-    n = share.size
-    reward = 0.5 + rng.normal(0, 0.03, n)
-    return Run("clipped", "test", np.arange(1.0, n + 1), reward, {"clipped_share": share})
+    assert early_warning(_beside_reward("completion_length", falling, seed=3)) is None
 
 
 def test_the_truncated_share_rising_above_its_trend_warns_alone() -> None:
@@ -105,13 +99,13 @@ def test_the_truncated_share_rising_above_its_trend_warns_alone() -> None:
     rng = np.random.default_rng(6)
     share = rng.binomial(256, 0.02, 60) / 256
     for end in range(10, 61):
-        assert early_warning(_clipped(share[:end])) is None, end
+        assert early_warning(_beside_reward("clipped_share", share[:end])) is None, end
     share[-1] = 0.2
-    warning = early_warning(_clipped(share))
+    warning = early_warning(_beside_reward("clipped_share", share))
     assert warning is not None and warning.step == 60 and warning.signals == ("clipped_rise",)
     assert "completions truncated at the length cap" in warning.evidence["clipped_rise"]
     share[-1] = 0.1  # 8 points above a 2% trend: within the 10% of the batch that matters
-    assert early_warning(_clipped(share)) is None
+    assert early_warning(_beside_reward("clipped_share", share)) is None
 
 
 def _surging(cap: float | None, *, share: bool = False) -> Run:
