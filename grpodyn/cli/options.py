@@ -201,7 +201,11 @@ def check_reward_magnitude(run: Run) -> None:
 
 
 def with_overrides(run: Run, args: argparse.Namespace) -> Run:
-    """Apply the hyperparameter overrides of the log options of ``args`` to ``run``."""
+    """Apply the hyperparameter overrides of the log options of ``args`` to ``run``.
+
+    Every log command passes its runs through here, so the reward's range is checked here too
+    (:func:`check_reward_magnitude`).
+    """
     check_reward_magnitude(run)
     overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
                  for option, (field, _, _) in LOG_OVERRIDES.items()}
