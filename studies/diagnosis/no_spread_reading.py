@@ -1,4 +1,4 @@
-"""Can a log with the entropy but no zero-std share tell concentration from learning?
+"""Measure whether a log with the entropy but no zero-std share tells concentration apart.
 
 The diagnosis abstains on policy concentration where a log carries the entropy but neither the
 zero-std share nor the reward's standard deviation (the ``no_spread`` key set of the
@@ -110,6 +110,7 @@ def span(values: list[float]) -> str:
 
 
 def main() -> None:
+    """Read every seen simulated run and every public abstention; write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--public", type=Path, default=PUBLIC, help="folder of public logs")
     args = parser.parse_args()
