@@ -133,11 +133,13 @@ def test_flat_run_bounds_the_stiffness_from_above_and_raises(tmp_path):
     assert advice.recommendation["direction"] == "raise"
     assert advice.recommendation["lr"] is None  # no lr in the log: a ratio only
     # tau > N and the goal N / ln 10: at least x ln 10, no upper end from this run (critical
-    # damping is further, x5.5, but one headroom step is at most 1 / margin = 2: the goal's
-    # least raise is the larger)
-    assert advice.recommendation["lr_ratio"] == pytest.approx(math.log(10), rel=0.02)
+    # damping is further, x5.5); one raise is at most 1 / margin = 2, and the interval keeps
+    # what the evidence asks
+    assert advice.recommendation["lr_ratio"] == pytest.approx(2.0)
+    assert advice.interval["lr_ratio"][0] == pytest.approx(math.log(10), rel=0.02)
     assert critical_headroom(tau=199, momentum=0.9) > math.log(10)
     assert advice.interval["lr_ratio"][1] is None
+    assert any("one step is at most x2" in line for line in advice.reasoning)
     assert advice.basis["stiffness"]["upper"] == pytest.approx(0.1 / 199)
 
 
@@ -311,7 +313,8 @@ def test_unbounded_slow_mode_keeps_the_whole_run_bound(tmp_path):
     advice = advise_log(load_run(_log(tmp_path, reward, lr=None)))
     assert advice.basis["kind"] == "stiffness_upper_bound"
     assert advice.recommendation["direction"] == "raise"
-    assert advice.recommendation["lr_ratio"] > 2
+    assert advice.interval["lr_ratio"][0] > 2  # the bound asks more than one step gives
+    assert advice.recommendation["lr_ratio"] == pytest.approx(2.0)
 
 
 def test_a_noise_free_end_is_read_without_dividing_by_zero():

@@ -25,10 +25,13 @@ of the user's, a run that did not fall and whose tau has a lower end beyond the 
 time is raised further when that is the larger (headroom): tau >= tau_lo bounds its slow mode's
 stiffness, k <= k(tau_lo), and the stiffness that settles soonest into the 10% band, k_s
 (numerics.settling: an overshoot within the band; critical damping, k_c = (1 - sqrt(beta))^2, is
-the fastest without overshoot, docs/theory.md section 4), is k_s / k(tau_lo) away; one raise is
-at most 1 / margin, the inverse of the step down after a fall, since the stiffest direction,
-which sets the stability limit, is not bounded by the run. With ``--steps`` the advice is the
-least lr that reaches the goal. With Adam the slow mode's stiffness is on Adam's clock
+the fastest without overshoot, docs/theory.md section 4), is k_s / k(tau_lo) away. Without a
+horizon of the user's one raise is at most 1 / margin, the inverse of the step down after a
+fall, since the stiffest direction, which sets the stability limit, is not bounded by the run;
+the interval keeps what the evidence asks. With ``--steps`` the advice is the least lr that
+reaches the goal. Where the diagnosis flags advantage degeneracy the lr is not the lever: the
+advice says so and recommends the least G that gives half the groups a spread
+(:mod:`.group_advice`). With Adam the slow mode's stiffness is on Adam's clock
 (a = lr (1 - beta1) / sqrt(v)), so the advice is a multiple of the run's own lr, absolute only
 when the run's lr is known.
 """
@@ -39,6 +42,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS as DIAGNOSIS_POINTS
+from grpodyn.empirical.diagnostics.diagnose import diagnose
+from grpodyn.empirical.logs.group_advice import degeneracy_advice
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
 from grpodyn.empirical.logs.trend import Trend, agree_with_state, run_trend
@@ -273,12 +279,19 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float, *, moment
     """Direction, lr ratio and its interval from the tau evidence (see the module).
 
     Without a horizon of the user's the raise goes on to the headroom toward the fastest
-    settling that the lower end of tau allows (:func:`_headroom`) when that is the larger.
+    settling that the lower end of tau allows (:func:`_headroom`) when that is the larger, and
+    one raise is at most 1 / margin (the interval keeps what the evidence asks).
     """
     goal_based = _goal_ratios(tau, goal, p, margin)
     if horizon_given or goal_based[0] == "lower":
         return goal_based
-    return _headroom(tau, p, momentum, margin, goal_based) or goal_based
+    direction, ratio, interval, why = _headroom(tau, p, momentum, margin, goal_based) \
+        or goal_based
+    if direction == "raise" and ratio > 1 / margin:
+        why += (f"; one step is at most x{1 / margin:g} (1 / margin, the inverse of the step "
+                "down after a fall): the rest is reached in steps, advised again after each")
+        ratio = 1 / margin
+    return direction, ratio, interval, why
 
 
 def _headroom(tau: dict[str, Any], p: float, momentum: float, margin: float,
@@ -486,18 +499,19 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     stiffness = _stiffness(tau, momentum, lr)
     group_batch = _group_batch(run, optimizer,
                                None if sweep is None else bg_exponent_from_sweep(sweep, swept))
+    spread, group_size = ([], group_batch["group_size"]) if direction == "lower" \
+        else _groups_without_spread(run, group_batch["group_size"])
+    warnings, reasoning = warnings + spread, reasoning + spread
     measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr",
                 "momentum": momentum, "momentum_source": momentum_source,
                 "tau": tau["value"], "tau_status": tau["status"],
                 "kappa": stiffness.get("kappa"), "stiffness": stiffness.get("value"),
                 "n_points": run.n_points, "span": trend.span}
     recommendation = {"lr": None if lr is None else lr * ratio, "lr_ratio": ratio,
-                      "direction": direction, "group_size": group_batch["group_size"],
+                      "direction": direction, "group_size": group_size,
                       "batch": group_batch["batch"]}
-    def scale(r: float | None) -> float | None:
-        return None if r is None or lr is None else r * lr
-
-    interval_out = {"lr_ratio": interval, "lr": [scale(interval[0]), scale(interval[1])],
+    interval_out = {"lr_ratio": interval, "lr": [None if r is None or lr is None else r * lr
+                                                 for r in interval],
                     "meaning": "multiples of the run's lr the evidence allows (None: not "
                     "bounded by this run); lower end of a raise = the least the bound demands"}
     basis = {"kind": tau["kind"], "tau": tau, "stiffness": stiffness, "goal_tau": goal,
@@ -506,6 +520,22 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     return LogAdvice(run.source, run.run_name, recommendation, basis, interval_out,
                      tau["status"], group_batch, measured, list(dict.fromkeys(warnings)),
                      reasoning)
+
+
+def _groups_without_spread(run: Run, group_size: int | None) -> tuple[list[str], int | None]:
+    """Return the advice on G where the diagnosis flags degeneracy, and the G to recommend.
+
+    :mod:`.group_advice`: the lr is not the lever where most groups carry no gradient; the G
+    recommended is the least that gives half the groups a spread where that exceeds the run's
+    ``group_size``, else the run's.
+    """
+    advice = degeneracy_advice(run, diagnose(run)) if run.n_points >= DIAGNOSIS_POINTS \
+        else None
+    if advice is None:
+        return [], group_size
+    words, least = advice
+    more = least is not None and least > (group_size or 0)
+    return [words], least if more else group_size
 
 
 def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[str, Any]:
