@@ -6,14 +6,14 @@ that case, and a higher lr only scales the few that are not; the lever is G (or 
 the policy's level). For identical prompts at success rate p a group has no spread with
 probability P_0(G, p) = p^G + (1 - p)^G (registry derivation ``degenerate_group_probability``);
 P_0 is convex in p, so a spread of success rates across prompts leaves more groups without
-spread at the same mean (Jensen). Where the diagnosis fitted the prompts' late Beta law, the
-least G with E[P_0] <= 1/2 under it is advised (derivation ``prompt_pool_zero_std_share``);
-otherwise the least G with P_0 <= 1/2 at the mean, a lower bound.
+spread at the same mean (Jensen), and the least G with P_0 <= 1/2 at the mean is a lower bound
+on the G that gives half the groups a gradient. The prompts' Beta law that the diagnosis fits
+from the zero-std share is not used: near the floor, at G = 2 or 3, it barely constrains the
+spread of rates, and on the categorical simulator its G was unbounded where the identical-prompt
+G restored learning (studies/advice/README.md).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -28,34 +28,26 @@ __all__ = ["group_size_for_spread", "degeneracy_advice"]
 _LARGEST_G = 4096
 
 
-def group_size_for_spread(success: float, *, phi: float = math.inf, share: float = 0.5
-                          ) -> int | None:
-    """Return the least G at which at most ``share`` of the groups have no reward spread.
+def group_size_for_spread(success: float, *, share: float = 0.5) -> int | None:
+    """Return the least G at which identical prompts leave at most ``share`` of groups flat.
 
     Parameters
     ----------
     success : float
-        The prompts' mean success rate p, in (0, 1).
-    phi : float
-        Concentration of their Beta law, p_i ~ Beta(p phi, (1 - p) phi) (docs/theory.md
-        section 7); infinite (the default) for identical prompts, P_0 = p^G + (1 - p)^G.
+        The prompts' success rate p, in (0, 1).
     share : float
-        The share of groups without spread allowed, E[p_i^G + (1 - p_i)^G].
+        The share of groups without reward spread allowed, P_0(G, p) = p^G + (1 - p)^G.
 
     Returns
     -------
     int or None
-        The least G in [2, 4096] meeting ``share``; None when p is 0 or 1 or no G in that
-        range does (prompts the policy never or always solves: G is not the lever).
+        The least G in [2, 4096] with P_0(G, p) <= ``share``; None when p is 0 or 1 or no G in
+        that range meets it. A lower bound for prompts of mean p that differ (module docstring).
     """
     if not 0 < success < 1:
         return None
     groups = np.arange(2, _LARGEST_G + 1)
-    if math.isfinite(phi):
-        flat = compiled("prompt_pool_zero_std_share")(groups, success * phi,
-                                                       (1 - success) * phi)
-    else:
-        flat = compiled("degenerate_group_probability")(groups, success)
+    flat = compiled("degenerate_group_probability")(groups, success)
     enough = np.flatnonzero(flat <= share)
     return int(groups[enough[0]]) if enough.size else None
 
@@ -73,9 +65,9 @@ def degeneracy_advice(run: Run, diagnosis: Diagnosis) -> tuple[str, int | None] 
     Returns
     -------
     (str, int or None) or None
-        Why the lr is not the lever, and, for a success-rate reward, the least G that gives
-        half the groups a spread at the late success rate (module docstring; None where the
-        rate is 0 or 1).
+        Why the lr is not the lever, and, for a success-rate reward, the least G at which
+        identical prompts at the late success rate give half the groups a spread (module
+        docstring; None where the rate is 0 or 1).
     """
     verdict = diagnosis.modes.get("advantage_degeneracy")
     if verdict is None or not verdict.flag:
@@ -89,19 +81,11 @@ def degeneracy_advice(run: Run, diagnosis: Diagnosis) -> tuple[str, int | None] 
     if is_success_rate(run):
         _, late, _ = segments(run.n_points)
         success = window_mean(run.reward, late)
-        pool = diagnosis.prompt_pool.get("late") or {}
-        phi = pool.get("phi")
-        if pool.get("status") == "estimated" and phi is not None and math.isfinite(phi):
-            need = group_size_for_spread(success, phi=phi)
-            law = f"under the prompts' late Beta law (phi {phi:.3g})"
-        else:
-            need = group_size_for_spread(success)
-            law = "for identical prompts (a spread of rates across prompts needs more)"
+        need = group_size_for_spread(success)
         g = diagnosis.group_size.get("value")
-        now = f"; the run's G: {g}" if g else ""
-        text += (f"; at the late success rate {success:.3g}, {law}, " +
-                 (f"G >= {need} gives half the groups a spread{now}" if need is not None else
-                  f"no G up to {_LARGEST_G} gives half the groups a spread: most prompts are "
-                  "never (or always) solved, and prompts nearer the policy's level are the "
-                  "lever"))
+        now = f" (the run's G: {g})" if g else ""
+        if need is not None:
+            text += (f"; at the late success rate {success:.3g}, identical prompts need G >= "
+                     f"{need} for half the groups to carry a spread{now}; prompts that differ "
+                     "in difficulty need more")
     return text, need
