@@ -384,3 +384,18 @@ def test_short_horizon_is_floored_at_the_fastest_settling(tmp_path):
     assert any("fastest settling into the 10% band (26 steps" in w for w in advice.warnings)
     assert advice.recommendation["lr_ratio"] == pytest.approx(
         advice.basis["tau"]["value"] / advice.basis["goal_tau"])
+
+
+def test_thirds_that_dip_then_rise_bound_nothing(tmp_path):
+    """A reward that dips in its middle third and ends above its start: no single relaxation
+    fits its thirds (their curvature gives tau in [0, 0]), which bounds nothing; the advice
+    says so instead of dividing by a zero bound (a length-collapse run of the categorical
+    simulator, seed 1207, reads this way)."""
+    rng = np.random.default_rng(3)
+    t = np.arange(300.0)
+    reward = 1.16 - 0.09 * np.sin(np.pi * t / 299) ** 2 + 0.08 * (t / 299) ** 3 \
+        + 0.02 * rng.standard_normal(t.size)
+    run = load_run(_log(tmp_path, reward, lr=None))
+    advice = advise_log(run)
+    assert advice.basis["kind"] in ("not_determined", "slow_mode", "stiffness_upper_bound")
+    assert advice.basis["stiffness"].get("lower") is None or advice.basis["stiffness"]["lower"] > 0

@@ -219,7 +219,8 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
         # the slope's bound can cut the interval below the curvature's centre (a straight rise)
         return {"kind": "measured_tau", "value": min(mid, hi), "lower": lo, "upper": hi,
                 "status": "determined", "method": method}
-    upper = None if math.isinf(hi) else hi
+    # an upper end of 0 is no bound: thirds that fall then rise fit no single relaxation
+    upper = None if math.isinf(hi) or not hi > 0 else hi
     if lo > 0:
         kind = "stiffness_upper_bound"
     elif upper is not None:
