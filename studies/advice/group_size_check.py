@@ -15,7 +15,7 @@ was run:
 - false advice: runs of the other families whose advice changes G.
 
 Run ``python studies/advice/group_size_check.py --seeds FIRST-LAST``; it writes
-``studies/advice/results/group_size_check_FIRST-LAST.md``.
+``group_size_check_FIRST-LAST.md`` in ``studies/advice/results/``.
 """
 
 from __future__ import annotations
