@@ -502,7 +502,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                                None if sweep is None else bg_exponent_from_sweep(sweep, swept))
     spread, group_size = ([], group_batch["group_size"]) if direction == "lower" \
         else _groups_without_spread(run, group_batch["group_size"])
-    warnings, reasoning = warnings + spread, reasoning + spread
+    warnings += spread
     measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr",
                 "momentum": momentum, "momentum_source": momentum_source,
                 "tau": tau["value"], "tau_status": tau["status"],

@@ -72,14 +72,17 @@ def degeneracy_advice(run: Run, diagnosis: Diagnosis) -> tuple[str, int | None] 
     verdict = diagnosis.modes.get("advantage_degeneracy")
     if verdict is None or not verdict.flag:
         return None
-    evidence = verdict.evidence.split(";")[0]
+    _, late, _ = segments(run.n_points)
+    frac = run.metrics.get("frac_reward_zero_std")
+    logged = frac is not None and np.isfinite(frac[late]).any()
+    evidence = (f"zero-std groups {window_mean(frac, late):.2f} of the batch late in the run"
+                if logged else f"score {verdict.score:.2f}; grpodyn diagnose gives the evidence")
     text = (f"the diagnosis flags advantage degeneracy ({evidence}): groups whose "
             "answers all score the same carry no gradient, and a higher lr only scales the "
             "few that do; more answers per prompt (G), or prompts nearer the policy's level, "
             "is the lever")
     need = None
     if is_success_rate(run):
-        _, late, _ = segments(run.n_points)
         success = window_mean(run.reward, late)
         need = group_size_for_spread(success)
         g = diagnosis.group_size.get("value")
