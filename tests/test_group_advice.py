@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -56,3 +58,14 @@ def test_a_healthy_run_keeps_its_group_size(categorical, tmp_path) -> None:
     advice = advise_log(load_run(path))
     assert advice.recommendation["group_size"] == config.group_size
     assert not any("advantage degeneracy" in w for w in advice.warnings)
+
+
+def test_an_unknown_group_size_is_not_replaced_by_the_bound() -> None:
+    # a public TRL run (excerpt) whose G is neither logged nor inferable: the bound, which may
+    # lie below the G the run used, is said in words, not recommended
+    log = Path(__file__).parent / "data" / "real_logs" / (
+        "lzhihan__grpo-math-pipeline__outputs_grpo_qwen2.5-1.5b-sft-grpo-lora_checkpoint-1200_"
+        "trainer_state.excerpt.json")
+    advice = advise_log(load_run(log))
+    assert any("identical prompts need G >= 3" in w for w in advice.warnings)
+    assert advice.recommendation["group_size"] is None

@@ -528,14 +528,14 @@ def _groups_without_spread(run: Run, group_size: int | None) -> tuple[list[str],
 
     :mod:`.group_advice`: the lr is not the lever where most groups carry no gradient; the G
     recommended is the least that gives half the groups a spread where that exceeds the run's
-    ``group_size``, else the run's.
+    known ``group_size``, else the run's (an unknown G stays unknown: the words give the bound).
     """
     advice = degeneracy_advice(run, diagnose(run)) if run.n_points >= DIAGNOSIS_POINTS \
         else None
     if advice is None:
         return [], group_size
     words, least = advice
-    more = least is not None and least > (group_size or 0)
+    more = least is not None and group_size is not None and least > group_size
     return [words], least if more else group_size
 
 
