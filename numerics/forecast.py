@@ -41,6 +41,7 @@ ensemble's entry in :mod:`numerics.forecasters`.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -531,8 +532,22 @@ class EnsembleForecaster:
         """Forecast ``future_steps`` from the first ``n_train`` points.
 
         :func:`forecast_curve` does the work; the arguments are those of
-        :meth:`numerics.forecasters.Forecaster.forecast`.
+        :meth:`numerics.forecasters.Forecaster.forecast`. Where the training part still moves
+        at the cut (:func:`numerics.forecast_adaptive.regime`: its last half's slope beyond
+        |t| = 2), a warning says that the band is narrow there and names the forecaster whose
+        band is calibrated on such runs (studies/forecast/README.md); the forecast itself is
+        unchanged.
         """
-        return forecast_curve(steps, reward, n_train=n_train, future_steps=future_steps,
-                              members=MEMBERS, momentum=momentum, learning_rate=learning_rate,
-                              bounds=bounds, level=level)
+        from .forecast_adaptive import regime, trend_t  # the trend members load on use
+
+        result = forecast_curve(steps, reward, n_train=n_train, future_steps=future_steps,
+                                members=MEMBERS, momentum=momentum, learning_rate=learning_rate,
+                                bounds=bounds, level=level)
+        t, y = np.asarray(steps, float)[:n_train], np.asarray(reward, float)[:n_train]
+        state = regime(t, y)
+        if state == "quiet":
+            return result
+        return replace(result, warnings=(*result.warnings, (
+            f"the run still moves at the cut ({state}: its last half's slope t = "
+            f"{trend_t(t, y):+.1f}): the ensemble's band is too narrow on runs that still "
+            "move; --forecaster adaptive calibrates its band on its own errors there")))

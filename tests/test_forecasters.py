@@ -109,3 +109,18 @@ def test_every_forecaster_returns_one_forecast_type(name: str) -> None:
     _, given = plt.subplots()
     assert fc.plot(given) is given
     plt.close("all")
+
+
+def test_the_ensemble_warns_where_the_run_still_moves_at_the_cut():
+    # a climb still under way at the cut, and the same noise around a level: only the first
+    # is told that the ensemble's band is narrow there (the forecast is the same either way)
+    # (the regime test's false alarms are its 5%: seed 6's noise is one of the 95%)
+    steps = np.arange(1.0, 201.0)
+    noise = 0.01 * np.random.default_rng(6).standard_normal(steps.size)
+    moving = 0.2 + 0.6 * (1 - np.exp(-steps / 300)) + noise
+    quiet = 0.5 + noise
+    ensemble = get_forecaster("ensemble")
+    told = [any("still moves at the cut" in w for w in ensemble.forecast(
+        steps, y, n_train=100, future_steps=steps[100:], bounds=(0.0, 1.0)).warnings)
+        for y in (moving, quiet)]
+    assert told == [True, False]
