@@ -72,13 +72,12 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_int
 from grpodyn.numerics.fit import estimate_noise
 
-__all__ = ["MIN_POINTS", "MODES", "STATES", "CEILING", "NEGLIGIBLE_RISE", "ModeVerdict",
-           "Diagnosis",
-           "diagnose", "threshold_rules"]
+__all__ = ["MIN_POINTS", "MODE_POINTS", "MODES", "STATES", "CEILING", "NEGLIGIBLE_RISE",
+           "ModeVerdict", "Diagnosis", "diagnose", "threshold_rules"]
 
 #: the fewest logged points a diagnosis reads: the early warning's shortest trend window
 MIN_POINTS = EARLY_WARNING_POINTS
-_MODE_POINTS = 20  # fewer: no mode is judged, only the early warning is looked for
+MODE_POINTS = 20  # fewer: no mode is judged, only the early warning is looked for
 _CAUSAL_ORDER = ("dynamical_instability", "reward_hacking", "policy_concentration",
                  "advantage_degeneracy")
 
@@ -151,7 +150,7 @@ def _group_size(run: Run, group_size: int | None) -> tuple[int | None, dict]:
 
 def _too_short(run: Run, g_info: dict) -> Diagnosis:
     """Diagnose a run too short for the modes: every mode unjudged, the early warning read."""
-    why = (f"{run.n_points} logged points: the modes need {_MODE_POINTS}; only the early "
+    why = (f"{run.n_points} logged points: the modes need {MODE_POINTS}; only the early "
            "warning is looked for")
     modes = {name: unjudged(why) for name in MODES}
     warning = early_warning(run)
@@ -182,7 +181,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         raise InputError(f"{run.source}: a diagnosis needs at least {MIN_POINTS} logged "
                          f"points, got {run.n_points}")
     group_size, g_info = _group_size(run, group_size)
-    if run.n_points < _MODE_POINTS:
+    if run.n_points < MODE_POINTS:
         return _too_short(run, g_info)
     early, late, _ = segments(run.n_points)
     noise = estimate_noise(run.reward[np.isfinite(run.reward)]).sigma

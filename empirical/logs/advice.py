@@ -42,8 +42,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS as DIAGNOSIS_POINTS
-from grpodyn.empirical.diagnostics.diagnose import diagnose
 from grpodyn.empirical.logs.group_advice import degeneracy_advice
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
@@ -530,8 +528,7 @@ def _groups_without_spread(run: Run, group_size: int | None) -> tuple[list[str],
     recommended is the least that gives half the groups a spread where that exceeds the run's
     known ``group_size``, else the run's (an unknown G stays unknown: the words give the bound).
     """
-    advice = degeneracy_advice(run, diagnose(run)) if run.n_points >= DIAGNOSIS_POINTS \
-        else None
+    advice = degeneracy_advice(run)
     if advice is None:
         return [], group_size
     words, least = advice
