@@ -203,3 +203,13 @@ def test_progress_bars_on_a_terminal_and_quiet_under_json(monkeypatch, capsys):
     assert main(["sweep", *logs]) == 0
     err = capsys.readouterr().err
     assert "loading runs" in err and "fitting 2 runs jointly" in err
+
+
+def test_runs_prints_a_float_hyperparameter_without_float_noise(capsys):
+    from pathlib import Path
+
+    log = (Path(__file__).parent / "data" / "real_logs" / "ijinyu1113__Learned-Remasking-Policy-"
+           "for-dLLM__pretrained_checkpoints_checkpoint-2000_trainer_state.excerpt.json")
+    assert main(["runs", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "lr = 2.34e-05 [logged]" in out and "0000000" not in out

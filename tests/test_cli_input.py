@@ -60,6 +60,9 @@ BAD_OPTIONS = [
     # a momentum outside [0, 1) passed where the command does not use it
     (["diagnose", "LOG", "--momentum", "3"], "--momentum"),
     (["compare", "LOG", "--momentum", "1"], "--momentum"),
+    # the range of a train fraction or a band level did not name its option
+    (["forecast", "LOG", "--train-fraction", "1.5"], "--train-fraction"),
+    (["forecast", "LOG", "--train-fraction", "0.5", "--level", "2"], "--level"),
 ]
 
 
@@ -79,6 +82,19 @@ def test_advice_on_too_few_points_names_the_log(tmp_path, capsys):
 def test_forecast_without_a_cut_names_the_log_and_the_choices(log, capsys):
     line = _error(["forecast", log], capsys)
     assert log in line and "--horizon" in line and "--train-fraction" in line
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--horizon", "0"], "horizon 0 is not after step 60, the last step fitted"),
+    (["--horizon", "-5"], "horizon -5 is not after step 60"),
+    (["--horizon", "60.5"], "horizon 60.5 leaves no step after step 60"),
+    (["--until", "99999"], "the cut is at or past the log's last step 60"),
+    (["--until", "1"], "the cut leaves 1 training point; a forecast needs 8")])
+def test_a_horizon_or_cut_with_nothing_to_forecast_says_which(argv, needle, log, capsys):
+    """Without a cut the error spoke of "the cut at step 60"; a horizon given was told to give
+    --horizon."""
+    line = _error(["forecast", log, *argv], capsys)
+    assert log in line and needle in line
 
 
 def test_a_horizon_far_past_the_log_is_refused_at_once(log, capsys, monkeypatch):

@@ -623,13 +623,13 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
     else:
         n_train = int(np.searchsorted(run.steps, until, side="right"))
     if n_train < 8:
-        raise InputError(f"{run.source}: the cut leaves {n_train} training points; a forecast "
-                         "needs 8")
+        raise InputError(f"{run.source}: the cut leaves {n_train} training "
+                         f"point{'s' * (n_train != 1)}; a forecast needs 8")
     future = run.steps[n_train:]
     if horizon is not None:
         if horizon <= run.steps[n_train - 1]:
-            raise InputError(f"{run.source}: horizon {horizon:g} is not after the cut at step "
-                             f"{run.steps[n_train - 1]:g}")
+            raise InputError(f"{run.source}: horizon {horizon:g} is not after step "
+                             f"{run.steps[n_train - 1]:g}, the last step fitted")
         future = future[future <= horizon]
         spacing = float(np.median(np.diff(run.steps)))
         start = future[-1] if future.size else run.steps[n_train - 1]
@@ -641,8 +641,11 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
         extra = np.arange(start + spacing, horizon + 0.5 * spacing, spacing)
         future = np.concatenate([future, extra[extra <= horizon]])
     if future.size == 0:
-        raise InputError(f"{run.source}: nothing to forecast: the cut is at the last step; "
-                         "give --horizon")
+        raise InputError(f"{run.source}: nothing to forecast: " + (
+            f"horizon {horizon:g} leaves no step after step {run.steps[n_train - 1]:g}, the "
+            "last step fitted, at the log's spacing"
+            if horizon is not None else f"the cut is at or past the log's last step "
+            f"{run.steps[-1]:g}; give --horizon or a cut before it"))
     lr_pair = None
     if lr is not None:
         # past the log, the learning rate stays at its last value

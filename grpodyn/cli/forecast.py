@@ -10,6 +10,7 @@ from grpodyn.cli.options import (
     add_run_command_options,
     finite_float,
     load_log,
+    open_fraction,
 )
 from grpodyn.ground import finite_json
 from grpodyn.numerics.forecasters import FORECASTERS
@@ -24,13 +25,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "correlated-plus-white noise model of docs/theory.md section 6.")
     p.add_argument("log", help="the training log")
     cut = p.add_mutually_exclusive_group()
-    cut.add_argument("--train-fraction", type=finite_float,
+    cut.add_argument("--train-fraction", type=open_fraction,
                      help="train on this leading fraction of the points")
     cut.add_argument("--until", type=finite_float, help="train on the steps up to this one")
     p.add_argument("--horizon", type=finite_float, help="forecast up to this step (default, "
                    "without a cut: the steps the run was set to take, where the log records "
                    "them: TRL's max_steps)")
-    p.add_argument("--level", type=finite_float, default=0.9,
+    p.add_argument("--level", type=open_fraction, default=0.9,
                    help="central probability of the band (default 0.9)")
     p.add_argument("--forecaster", choices=tuple(FORECASTERS),
                    default="ensemble",

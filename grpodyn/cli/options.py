@@ -131,6 +131,14 @@ def non_negative_integer(text: str) -> int:
     return value
 
 
+def open_fraction(text: str) -> float:
+    """Read a number strictly between 0 and 1 (argument type: a train fraction, a band level)."""
+    value = finite_float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"not strictly between 0 and 1: {text!r}")
+    return value
+
+
 def momentum_beta(text: str) -> float:
     """Read a momentum beta in [0, 1) (argument type; Adam's beta1 for Adam)."""
     value = finite_float(text)
