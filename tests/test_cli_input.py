@@ -97,6 +97,13 @@ def test_a_horizon_or_cut_with_nothing_to_forecast_says_which(argv, needle, log,
     assert log in line and needle in line
 
 
+def test_a_reward_constant_before_the_cut_names_the_log(tmp_path, capsys):
+    """josephdutoit's log sits at -1 for its first 20 steps: the error named no log."""
+    path = _write(tmp_path / "pinned.jsonl", [-1.0] * 20 + _rise(20))
+    line = _error(["forecast", path, "--until", "20"], capsys)
+    assert line.startswith(f"grpodyn: error: {path}: ") and "constant" in line
+
+
 def test_a_horizon_far_past_the_log_is_refused_at_once(log, capsys, monkeypatch):
     """--horizon 1e9 built a billion-point grid and was killed for memory; a cap refuses it.
 
@@ -270,3 +277,28 @@ def test_a_reward_beyond_the_fits_range_is_refused_naming_the_log(command, tmp_p
     path = _write(tmp_path / "huge.jsonl", [1e160 * v for v in _rise()])
     line = _error([*command, path], capsys)
     assert path in line and "1e+12" in line
+
+
+def test_a_point_outside_its_band_is_said_and_its_weights_shown(capsys):
+    """Rusheel86's shaped reward: at the last steps the point (level and power) leaves the band
+    (flat and the lr clock); the text showed only the band's weights beside the point."""
+    from pathlib import Path
+
+    log = str(Path(__file__).parent / "data" / "real_logs"
+              / "Rusheel86__Chaos-Economy__training_logs.reward.json")
+    assert main(["forecast", log, "--train-fraction", "0.5", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    point, lower, upper = (np.array(result[k]) for k in ("point", "lower", "upper"))
+    outside = int(np.sum((point < lower) | (point > upper)))
+    assert outside > 0
+    assert any(f"lies outside the band at {outside} of" in w for w in result["warnings"])
+    assert main(["forecast", log, "--train-fraction", "0.5"]) == 0
+    text = capsys.readouterr().out
+    assert "; the point: level" in text and "lies outside the band" in text
+
+
+def test_the_adaptive_forecasters_plateau_reason_names_no_average_forecaster(log, capsys):
+    assert main(["forecast", log, "--train-fraction", "0.5", "--forecaster", "adaptive",
+                 "--json"]) == 0
+    reason = json.loads(capsys.readouterr().out)["plateau"]["reason"]
+    assert "average forecaster" not in reason and "this forecaster" in reason

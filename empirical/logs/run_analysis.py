@@ -196,8 +196,8 @@ class RunAnalysis:
         else:
             plateau = {"value": None, "lower": None, "upper": None,
                        "status": "not_determined",
-                       "reason": f"the {fc.model} forecaster gives the path's quantiles, not "
-                                 "a plateau parameter"}
+                       "reason": "this forecaster gives the path's quantiles, not a plateau "
+                                 "parameter (the default ensemble's curve models give one)"}
         out: dict[str, Any] = {
             "model": fc.model, "weights": fc.weights, "weighting": fc.weighting,
             "train_points": fc.train_points,
@@ -208,6 +208,13 @@ class RunAnalysis:
             "plateau": {k: plateau.get(k) for k in ("value", "lower", "upper", "status",
                                                     "reason")},
             "warnings": list(fc.warnings)}
+        outside = fc.steps[(fc.point < fc.lower) | (fc.point > fc.upper)]
+        if outside.size:
+            out["warnings"].append(
+                f"the point forecast lies outside the band at {outside.size} of {fc.steps.size} "
+                f"steps (from step {outside[0]:g}): the point follows the members weighted by "
+                "their point errors (point_weights), the band those of the stacking (weights), "
+                "and they part there")
         held = self._held_out()
         if held is not None:
             scores = fc.score(held, upto=held.size)
@@ -651,6 +658,10 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
         # past the log, the learning rate stays at its last value
         steps = np.concatenate([run.steps, future[future > run.steps[-1]]])
         lr_pair = (steps, np.concatenate([lr, np.full(steps.size - lr.size, lr[-1])]))
-    return get_forecaster(forecaster).forecast(run.steps, run.reward, n_train=n_train,
-                                               future_steps=future, level=level, bounds=bounds,
-                                               momentum=momentum, learning_rate=lr_pair)
+    try:
+        return get_forecaster(forecaster).forecast(run.steps, run.reward, n_train=n_train,
+                                                   future_steps=future, level=level,
+                                                   bounds=bounds, momentum=momentum,
+                                                   learning_rate=lr_pair)
+    except InputError as exc:  # the forecasters see arrays: the error names the log here
+        raise InputError(f"{run.source}: {exc}") from None

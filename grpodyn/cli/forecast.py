@@ -87,8 +87,10 @@ def print_human(result: dict[str, Any]) -> None:
           f"{result['train_points']} points (to step {result['cut_step']:g})")
     for warning in result["warnings"]:
         print(f"  note: {warning}")
-    weights = ", ".join(f"{k} {v:.2f}" for k, v in result["weights"].items() if v > 0)
-    print(f"model: {result['model']} ({result['weighting']}: {weights})")
+    weights, point = (", ".join(f"{k} {v:.2f}" for k, v in result[key].items() if v > 0)
+                      for key in ("weights", "point_weights"))
+    point = f"; the point: {point}" if point and point != weights else ""
+    print(f"model: {result['model']} ({result['weighting']}: {weights}{point})")
     p = result["plateau"]
     if p["status"] == "determined":
         print(f"plateau: {p['value']:.4g} [{p['lower']:.4g}, {p['upper']:.4g}]")
