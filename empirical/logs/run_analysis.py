@@ -208,13 +208,6 @@ class RunAnalysis:
             "plateau": {k: plateau.get(k) for k in ("value", "lower", "upper", "status",
                                                     "reason")},
             "warnings": list(fc.warnings)}
-        outside = fc.steps[(fc.point < fc.lower) | (fc.point > fc.upper)]
-        if outside.size:
-            out["warnings"].append(
-                f"the point forecast lies outside the band at {outside.size} of {fc.steps.size} "
-                f"steps (from step {outside[0]:g}): the point follows the members weighted by "
-                "their point errors (point_weights), the band those of the stacking (weights), "
-                "and they part there")
         held = self._held_out()
         if held is not None:
             scores = fc.score(held, upto=held.size)

@@ -74,6 +74,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                            else list(analysis.reward_range))
     out["momentum"] = analysis.momentum
     out["warnings"] = list(dict.fromkeys(out["warnings"] + analysis.warnings))
+    outside = [s for s, p, lo, hi in zip(out["steps"], out["point"], out["lower"], out["upper"],
+                                         strict=True) if not lo <= p <= hi]
+    if outside:
+        out["warnings"].insert(0, (
+            f"the point forecast lies outside the band at {len(outside)} of {len(out['steps'])} "
+            f"steps (from step {outside[0]:g}): the point follows the members weighted by their "
+            "point errors (point_weights), the band those of the stacking (weights), and they "
+            "part there"))
     if horizon is not None and args.horizon is None:
         out["warnings"].append(f"forecast to step {horizon:g}, the steps the run was set to "
                                "take (planned_steps); --horizon sets another")
