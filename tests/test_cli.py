@@ -213,3 +213,14 @@ def test_runs_prints_a_float_hyperparameter_without_float_noise(capsys):
     assert main(["runs", str(log)]) == 0
     out = capsys.readouterr().out
     assert "lr = 2.34e-05 [logged]" in out and "0000000" not in out
+
+
+def test_fit_says_a_shape_parameter_its_error_exceeds_is_not_determined():
+    """The lzhihan excerpt printed zeta=4.551+-1e+02: four digits of a number the data leave
+    open; a level (r0, the plateau) near zero keeps its digits."""
+    from grpodyn.cli.fit import _shown_param
+
+    entry = {"at_bounds": [], "stderr": {"zeta": 100.0, "omega0": 0.01, "r0": 0.7}}
+    assert _shown_param(entry, "zeta", 4.551) == "zeta=not determined (4.6+-1e+02)"
+    assert _shown_param(entry, "omega0", 0.0639) == "omega0=0.0639+-0.01"
+    assert _shown_param(entry, "r0", 0.5381) == "r0=0.5381+-0.7"

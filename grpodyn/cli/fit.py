@@ -82,13 +82,18 @@ def print_human(result: dict[str, Any]) -> None:
 
 #: The terminal's names of fitted parameters whose JSON key predates the vocabulary.
 SHOWN_NAMES = {"r_star": "plateau"}
+#: The fitted parameters that are reward levels (any sign), not positive shape parameters.
+LEVELS = ("r0", "r_star")
 
 
 def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
     """Format one fitted parameter for the terminal.
 
     A parameter at a bound, or the plateau of a fit whose shape sits at a bound, is said so
-    instead of printed with a meaningless error; ``r_star`` is shown as ``plateau``.
+    instead of printed with a meaningless error; a positive shape parameter (a time, a rate,
+    an exponent, a damping ratio) whose standard error exceeds it (+-1 s.e. reaches zero) is
+    not determined, its estimate and error kept to two digits; ``r_star`` is shown as
+    ``plateau``.
     """
     at_bounds = set(entry.get("at_bounds", ()))
     shown = SHOWN_NAMES.get(name, name)
@@ -98,6 +103,8 @@ def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
     if name in at_bounds:
         return text + " (at bound)"
     err = entry["stderr"][name]
+    if err is not None and err > abs(value) and name not in LEVELS:
+        return f"{shown}=not determined ({value:.2g}+-{err:.2g})"
     return text + (f"+-{err:.2g}" if err is not None else "")
 
 
