@@ -302,3 +302,30 @@ def test_the_adaptive_forecasters_plateau_reason_names_no_average_forecaster(log
                  "--json"]) == 0
     reason = json.loads(capsys.readouterr().out)["plateau"]["reason"]
     assert "average forecaster" not in reason and "this forecaster" in reason
+
+
+def _long_csv(path, runs):
+    """A sweep's long CSV (run_name, metric, step, value), like garg-aayush's lr sweep."""
+    rows = ["run_name,metric,step,value"]
+    for name, values in runs.items():
+        rows += [f"{name},train/reward,{i},{v}" for i, v in enumerate(values)]
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+def test_a_sweep_reads_every_run_of_a_sweeps_csv(tmp_path, capsys):
+    """garg-aayush's CSV holds six lrs; the sweep read one of them and said nothing."""
+    path = _long_csv(tmp_path / "lr_sweep.csv", {"lr_sweep_1e-5": _rise(30, tau=12.0),
+                                                 "lr_sweep_3e-5": _rise(30, tau=4.0, seed=1),
+                                                 "lr_sweep_1e-4": _rise(4, seed=2)})
+    hparams = "optimizer=adamw,momentum=0.9,group_size=8,batch=1"
+    assert main(["sweep", path, "--hparams", hparams, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    lrs = {run["name"]: run["hparams"]["lr"] for run in result["runs"]}
+    assert lrs == {f"{path} [lr_sweep_1e-5]": 1e-5, f"{path} [lr_sweep_3e-5]": 3e-5}
+    assert any("[lr_sweep_1e-4]: 4 reward points" in w and "left out" in w
+               for w in result["warnings"])
+    assert main(["transfer", "--from", path, "--hparams", hparams, "--to", "lr=2e-5",
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert "lies outside the sources' range" not in " ".join(result["warnings"])
