@@ -204,6 +204,16 @@ def test_a_transfer_of_a_billion_steps_is_refused_at_once(argv, log, capsys):
     assert time.perf_counter() - start < 10 and "at most 100,000 steps" in line
 
 
+def test_too_few_steps_to_transfer_name_the_option_that_asked(log, capsys):
+    """--to lr=2e-5,steps=1 was answered "--steps 1", an option not given."""
+    hparams = "optimizer=adam,momentum=0.9,lr=0.01,group_size=8,batch=32"
+    line = _error(["transfer", "--from", log, "--hparams", hparams, "--to", "lr=0.02,steps=1"],
+                  capsys)
+    assert "--to steps=1: at least 2 steps" in line
+    line = _error(["sweep", log, "--hparams", "lr=0.01", "--hparams", "lr=0.02"], capsys)
+    assert "given 2 times for 1 log:" in line
+
+
 @pytest.mark.parametrize("argv,needle", [(["--seed", "-1"], "--seed"),
                                          (["--steps", "10"], "--write-log"),
                                          (["--momentum", "0.5"], "--write-log")],

@@ -41,7 +41,8 @@ def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool
 
     hparams = hparams or []
     if len(hparams) not in (0, 1, len(logs)):
-        raise UsageError(f"--hparams given {len(hparams)} times for {len(logs)} logs: give it "
+        raise UsageError(f"--hparams given {len(hparams)} times for {len(logs)} "
+                         f"log{'s' * (len(logs) != 1)}: give it "
                          "once (for every log) or once per log, in the logs' order")
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
     pairs = list(zip(logs, texts, strict=True))

@@ -83,9 +83,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         notes += left_out
     # N steps to predict are N points, labelled as the logs count them; the map's last index
     # is N - 1 (the first point is index 0)
+    option = "--steps " if args.steps is not None else "--to steps="
     points = args.steps if args.steps is not None else target.pop("steps", None)
     if points is not None and points < 2:
-        raise UsageError(f"--steps {points:g}: at least 2 steps to predict")
+        raise UsageError(f"{option}{points:g}: at least 2 steps to predict")
     last = None if points is None else int(points) - 1
     out = transfer(runs, target, steps=last, level=args.level)
     out["warnings"] = notes + out["warnings"]
