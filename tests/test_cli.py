@@ -224,3 +224,21 @@ def test_fit_says_a_shape_parameter_its_error_exceeds_is_not_determined():
     assert _shown_param(entry, "zeta", 4.551) == "zeta=not determined (4.6+-1e+02)"
     assert _shown_param(entry, "omega0", 0.0639) == "omega0=0.0639+-0.01"
     assert _shown_param(entry, "r0", 0.5381) == "r0=0.5381+-0.7"
+
+
+def test_predict_prints_the_degenerate_group_odds_as_numbers_not_a_dict(capsys):
+    assert main(["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1", "--r0", "0.2",
+                 "--plateau", "0.8", "--group-size", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "degenerate_group_probability: start 0.167775, plateau 0.167775" in out
+    assert "{" not in out and "000000" not in out
+
+
+@pytest.mark.parametrize("argv,needle", [(["--steps", "0"], "--steps"),
+                                         (["--steps", "5"], "r0, plateau and steps"),
+                                         (["--group-size", "4"], "r0 and plateau")])
+def test_predict_errors_speak_of_the_plateau_and_of_steps(argv, needle, capsys):
+    """--steps 0 was told that a trajectory needs r0, r_star and steps."""
+    assert main(["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1", *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "r_star" not in err

@@ -282,5 +282,8 @@ def print_plain(result: dict[str, Any]) -> None:
             print(f"{key}: [{shown}, ... {len(value)} values]")
         elif isinstance(value, float):
             print(f"{key}: {value:.6g}")
+        elif isinstance(value, dict) and value:
+            print(f"{key}: " + ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}"
+                                         for k, v in value.items()))
         else:
             print(f"{key}: {value}")
