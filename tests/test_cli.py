@@ -242,3 +242,16 @@ def test_predict_errors_speak_of_the_plateau_and_of_steps(argv, needle, capsys):
     assert main(["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1", *argv]) == 2
     err = capsys.readouterr().err
     assert needle in err and "r_star" not in err
+
+
+def test_the_report_of_a_log_says_why_a_number_is_not_determined(tmp_path, capsys):
+    """It printed "tau: not_determined", "regime: not determined", "stability_margin: None"."""
+    from pathlib import Path
+
+    log = (Path(__file__).parent / "data" / "real_logs" / "lzhihan__grpo-math-pipeline__outputs_"
+           "grpo_qwen2.5-1.5b-sft-grpo-lora_checkpoint-1200_trainer_state.excerpt.json")
+    assert main(["report", str(log), "--out", str(tmp_path / "report")]) == 0
+    lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    for name in ("tau", "regime", "stability_margin"):
+        assert lines[name].startswith("not_determined: ") and "None" not in lines[name]
+    assert "momentum unknown" in lines["regime"]
