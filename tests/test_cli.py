@@ -255,3 +255,16 @@ def test_the_report_of_a_log_says_why_a_number_is_not_determined(tmp_path, capsy
     for name in ("tau", "regime", "stability_margin"):
         assert lines[name].startswith("not_determined: ") and "None" not in lines[name]
     assert "momentum unknown" in lines["regime"]
+
+
+def test_the_per_model_notes_are_merged_into_one_line_each():
+    """A forecast printed six notes, each ending "(a result of the box, not of the data)"."""
+    from grpodyn.cli.options import merged_notes
+
+    box = "at the fit's bound (a result of the box, not of the data)"
+    notes = ["momentum unknown", f"power: t_mid, exponent {box}",
+             "sigmoid: singular information matrix; no standard errors",
+             f"inertial: zeta {box}", "power: singular information matrix; no standard errors"]
+    assert merged_notes(notes) == [
+        "momentum unknown", f"{box}: power t_mid, exponent; inertial zeta",
+        "singular information matrix, no standard errors: sigmoid; power"]

@@ -12,6 +12,7 @@ from grpodyn.cli.options import (
     add_log_options,
     finite_float,
     load_log,
+    merged_notes,
 )
 
 
@@ -52,7 +53,7 @@ def print_human(result: dict[str, Any]) -> None:
     """Print the fit: noise, each model's parameters, plateau and forecast."""
     print(f"{result['source']} ({result['format']}, {result['n_points']} points, "
           f"reward = {result['reward_key']})")
-    for warning in result["warnings"]:
+    for warning in merged_notes(result["warnings"]):
         print(f"  note: {warning}")
     noise = result["noise"]
     print(f"noise sigma {noise['sigma']:.4g}: R^2 ceiling {noise['r2_ceiling']:.3f}")

@@ -10,6 +10,7 @@ from grpodyn.cli.options import (
     add_run_command_options,
     finite_float,
     load_log,
+    merged_notes,
     open_fraction,
 )
 from grpodyn.ground import finite_json
@@ -79,9 +80,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if outside:
         out["warnings"].insert(0, (
             f"the point forecast lies outside the band at {len(outside)} of {len(out['steps'])} "
-            f"steps (from step {outside[0]:g}): the point follows the members weighted by their "
-            "point errors (point_weights), the band those of the stacking (weights), and they "
-            "part there"))
+            f"steps (from step {outside[0]:g}): point and band weigh the models differently "
+            "(point_weights, weights)"))
     if horizon is not None and args.horizon is None:
         out["warnings"].append(f"forecast to step {horizon:g}, the steps the run was set to "
                                "take (planned_steps); --horizon sets another")
@@ -93,7 +93,7 @@ def print_human(result: dict[str, Any]) -> None:
     which = f" [{result['run']}]" if result.get("run") else ""
     print(f"{result['source']}{which}: forecast of {result['reward_key']} from "
           f"{result['train_points']} points (to step {result['cut_step']:g})")
-    for warning in result["warnings"]:
+    for warning in merged_notes(result["warnings"]):
         print(f"  note: {warning}")
     weights, point = (", ".join(f"{k} {v:.2f}" for k, v in result[key].items() if v > 0)
                       for key in ("weights", "point_weights"))

@@ -270,6 +270,38 @@ def executor_of(args: argparse.Namespace) -> str:
     return "serial" if args.serial else "auto"
 
 
+#: The analysis's notes on one curve model each, merged on the terminal into one line apiece.
+_MODEL_NOTES = (("at the fit's bound (a result of the box, not of the data)",
+                 r"^(\w+): (.+) at the fit's bound \(a result of the box, not of the data\)$"),
+                ("singular information matrix, no standard errors",
+                 r"^(\w+): singular information matrix; no standard errors()$"))
+
+
+def merged_notes(warnings: list[str]) -> list[str]:
+    """Return ``warnings`` with the per-model notes of each kind merged into one line.
+
+    "power: exponent at the fit's bound (...)" and "inertial: zeta at the fit's bound (...)"
+    become "at the fit's bound (...): power exponent; inertial zeta", in the first one's place.
+    """
+    import re
+
+    out: list[str | int] = []
+    merged: dict[int, list[str]] = {}
+    for warning in warnings:
+        for kind, (_, pattern) in enumerate(_MODEL_NOTES):
+            found = re.match(pattern, warning)
+            if found:
+                if kind not in merged:
+                    merged[kind] = []
+                    out.append(kind)
+                merged[kind].append(" ".join(filter(None, found.groups())))
+                break
+        else:
+            out.append(warning)
+    return [f"{_MODEL_NOTES[item][0]}: {'; '.join(merged[item])}" if isinstance(item, int)
+            else item for item in out]
+
+
 def print_plain(result: dict[str, Any]) -> None:
     """Print a result as ``key: value`` lines (a command without a printer of its own)."""
     for key, value in result.items():
