@@ -339,3 +339,15 @@ def test_a_sweep_reads_every_run_of_a_sweeps_csv(tmp_path, capsys):
                  "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert "lies outside the sources' range" not in " ".join(result["warnings"])
+
+
+def test_transfer_says_its_target_and_says_a_note_once(tmp_path, capsys):
+    """--to batch=4 took the lr and G of the first source without saying so, and the B G
+    exponent's status was printed twice, as a note and as a line."""
+    path = _long_csv(tmp_path / "lr_sweep.csv", {"lr_sweep_1e-5": _rise(30, tau=12.0),
+                                                 "lr_sweep_3e-5": _rise(30, tau=4.0, seed=1)})
+    assert main(["transfer", "--from", path, "--hparams",
+                 "optimizer=adamw,momentum=0.9,group_size=8,batch=1", "--to", "batch=4"]) == 0
+    out = capsys.readouterr().out
+    assert "target: optimizer=adam, momentum=0.9, group_size=8, batch=4, lr=1e-05" in out
+    assert out.count("the sources share one B G (8)") == 1

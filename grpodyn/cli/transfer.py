@@ -108,9 +108,14 @@ def print_human(result: dict[str, Any]) -> None:
         print(f"tau-lr exponent {lr_exp['value']:.2f} +- {lr_exp['stderr']:.2f}: "
               f"{lr_exp['status']}")
     bg_exp = exponents.get("bg") or {}
-    if bg_exp.get("status"):
+    if bg_exp.get("status") and not any(w.endswith(bg_exp["status"].split(": ", 1)[-1])
+                                        for w in result["warnings"]):  # said in a note
         value = f" {bg_exp['value']:.2f}" if bg_exp.get("value") is not None else ""
         print(f"Adam B G exponent{value}: {bg_exp['status']}")
+    target = result.get("target") or {}
+    if target:  # --to gives some settings, the first source the others: say which were used
+        print("target: " + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                     for k, v in target.items()))
     print(f"step  mean  [{100 * result['level']:.0f}% band]")
     steps = result["steps"]
     for i in range(0, len(steps), max(len(steps) // 10, 1)):
