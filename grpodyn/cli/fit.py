@@ -13,6 +13,7 @@ from grpodyn.cli.options import (
     finite_float,
     load_log,
     merged_notes,
+    naming_the_run,
 )
 
 
@@ -45,8 +46,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not 0 < args.train_fraction <= 1:
         raise UsageError(f"--train-fraction must lie in (0, 1], got {args.train_fraction}")
     run = load_log(args)
-    return fit_run(run, model=args.model, momentum=args.momentum,
-                   train_fraction=args.train_fraction, reward_range=args.reward_range)
+    with naming_the_run(run):
+        return fit_run(run, model=args.model, momentum=args.momentum,
+                       train_fraction=args.train_fraction, reward_range=args.reward_range)
 
 
 def print_human(result: dict[str, Any]) -> None:

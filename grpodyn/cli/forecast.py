@@ -11,6 +11,7 @@ from grpodyn.cli.options import (
     finite_float,
     load_log,
     merged_notes,
+    naming_the_run,
     open_fraction,
 )
 from grpodyn.ground import finite_json
@@ -65,10 +66,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     until = args.until
     if args.train_fraction is None and until is None:
         until = float(run.steps[-1])
-    analysis = analyse_run(run, momentum=args.momentum, reward_range=args.reward_range,
-                           train_fraction=args.train_fraction, until=until,
-                           horizon=horizon, level=args.level, diagnose_run=False,
-                           forecaster=args.forecaster)
+    with naming_the_run(run):
+        analysis = analyse_run(run, momentum=args.momentum, reward_range=args.reward_range,
+                               train_fraction=args.train_fraction, until=until,
+                               horizon=horizon, level=args.level, diagnose_run=False,
+                               forecaster=args.forecaster)
     out = {"source": run.source, "run": run.run_name, "reward_key": run.reward_key,
            **analysis.forecast_dict()}
     out["reward_range"] = (None if analysis.reward_range is None

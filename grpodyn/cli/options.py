@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -195,6 +196,24 @@ def load_log(args: argparse.Namespace) -> Run:
                    reward_key=args.reward_key, step_key=args.step_key,
                    logging_steps=args.logging_steps)
     return with_overrides(run, args)
+
+
+@contextmanager
+def naming_the_run(run: Run) -> Iterator[None]:
+    """Name the run, beside its log, in an input error about a run of a log of several.
+
+    The analysis's errors begin "LOG: "; for ``--run NAME`` (or the run read by default) they
+    begin "LOG [NAME]: ", as the command's own header does.
+    """
+    from grpodyn.ground import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        head = f"{run.source}: "
+        if not run.run_name or not str(exc).startswith(head):
+            raise
+        raise InputError(f"{run.source} [{run.run_name}]: {str(exc)[len(head):]}") from None
 
 
 def check_reward_magnitude(run: Run) -> None:
