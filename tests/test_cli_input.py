@@ -154,6 +154,8 @@ def test_diagnose_and_forecast_name_the_run_they_read(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[0].startswith(f"{path} [{chosen}]: ")
     assert main(["forecast", path, "--train-fraction", "0.5", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["run"] == chosen
+    assert main(["fit", path]) == 0  # its header named the log alone
+    assert capsys.readouterr().out.splitlines()[0].startswith(f"{path} [{chosen}] (")
     assert main(["diagnose", _write(tmp_path / "one.jsonl", _rise()), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["run"] is None
 

@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_human(result: dict[str, Any]) -> None:
     """Print the fit: noise, each model's parameters, plateau and forecast."""
-    print(f"{result['source']} ({result['format']}, {result['n_points']} points, "
+    which = f" [{result['run']}]" if result.get("run") else ""  # as forecast and diagnose say
+    print(f"{result['source']}{which} ({result['format']}, {result['n_points']} points, "
           f"reward = {result['reward_key']})")
     for warning in merged_notes(result["warnings"]):
         print(f"  note: {warning}")
