@@ -362,3 +362,13 @@ def test_an_error_about_one_run_of_a_log_names_the_run(command, tmp_path, capsys
                                                  "lr_sweep_1e-4": _rise(4)})
     line = _error([command[0], path, "--run", "lr_sweep_1e-4", *command[1:]], capsys)
     assert f"{path} [lr_sweep_1e-4]: a fit needs at least 5 points" in line
+
+
+def test_a_sweep_of_a_log_without_steps_says_it_takes_no_logging_steps(tmp_path, capsys):
+    """The loader told the user to give --logging-steps, an option sweep refuses."""
+    path = tmp_path / "console.log"
+    path.write_text("".join(f"{{'loss': 0.1, 'reward': {v:.4f}, 'learning_rate': 1e-05}}\n"
+                            for v in _rise(30)))
+    line = _error(["sweep", str(path), "--hparams", "optimizer=adam,momentum=0.9,lr=1e-5,"
+                   "group_size=8,batch=4"], capsys)
+    assert str(path) in line and "takes no --logging-steps" in line

@@ -28,10 +28,18 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any]) -> tuple[list, li
     replaces the largest run's; runs with fewer than :data:`MIN_POINTS` reward points are left
     out with a note.
     """
+    from grpodyn.empirical.logs.common import LogFormatError
     from grpodyn.empirical.logs.loaders import load_runs
     from grpodyn.empirical.logs.sweep import load_sweep_run
 
-    base = load_sweep_run(path, overrides)
+    try:
+        base = load_sweep_run(path, overrides)
+    except LogFormatError as exc:  # the loader's advice names an option these commands lack
+        head, advice, _ = str(exc).partition("; give --logging-steps")
+        if not advice:
+            raise
+        raise LogFormatError(f"{head}; a sweep or a transfer takes no --logging-steps: it needs "
+                             "a log that records its steps") from None
     runs = load_runs(path)
     if len(runs) == 1:
         return [base], []
