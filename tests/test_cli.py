@@ -268,3 +268,16 @@ def test_the_per_model_notes_are_merged_into_one_line_each():
     assert merged_notes(notes) == [
         "momentum unknown", f"{box}: power t_mid, exponent; inertial zeta",
         "singular information matrix, no standard errors: sigmoid; power"]
+
+
+def test_the_repr_of_a_forecast_shows_the_number_the_command_prints(capsys):
+    """The repr showed the mean (0.7736) where ``grpodyn forecast`` prints the point (0.7693)."""
+    from pathlib import Path
+
+    import grpodyn
+
+    log = (Path(__file__).parent / "data" / "real_logs" / "lzhihan__grpo-math-pipeline__outputs_"
+           "grpo_qwen2.5-1.5b-sft-grpo-lora_checkpoint-1200_trainer_state.excerpt.json")
+    fc = grpodyn.analyse_run(grpodyn.load_run(log), train_fraction=0.5).forecast
+    assert fc.point is not None and fc.point[-1] != fc.mean[-1]
+    assert f"last step 770: {fc.point[-1]:.4g} [" in repr(fc)
