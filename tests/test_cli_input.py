@@ -187,6 +187,17 @@ def test_an_unknown_reward_key_lists_every_metric(tmp_path, capsys):
     assert "(32)" in line and all(name in line for name in names)
 
 
+def test_a_reward_key_given_by_the_name_runs_shows_points_to_the_logs_own(tmp_path, capsys):
+    """`grpodyn runs` shows "heldout_reward <- eval/reward"; --reward-key heldout_reward was
+    answered with the 5 metric names and no word on which one was meant."""
+    path = tmp_path / "eval.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "reward": 0.1 * s, "eval/reward": 0.2})
+                            + "\n" for s in range(1, 11)))
+    line = _error(["forecast", str(path), "--train-fraction", "0.5", "--reward-key",
+                   "heldout_reward"], capsys)
+    assert "grpodyn's name for 'eval/reward'" in line and "--reward-key eval/reward" in line
+
+
 def test_the_repr_of_a_run_is_compact(tmp_path):
     from grpodyn import load_run
 
