@@ -14,8 +14,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("sweep", help="fit a sweep of runs jointly: shared constants, "
                             "tau-lr exponent, G vs B G test, collapses",
                             description="Fit runs of one model and task, each with its own "
-                            "hyperparameters, with shared constants (kappa, r0, r*, Adam's "
-                            "noise ratio). Hyperparameters come from each log's metadata, "
+                            "hyperparameters, with shared constants (kappa, r0, the plateau, "
+                            "Adam's noise ratio). Hyperparameters come from each log's metadata, "
                             "config and the trainer its format names (TRL, verl, OpenRLHF: "
                             "AdamW, beta1 0.9); --hparams k=v,... overrides them (keys: lr, "
                             "group_size, batch, momentum, kl, num_iterations, schedule, warmup, "
