@@ -281,3 +281,21 @@ def test_the_repr_of_a_forecast_shows_the_number_the_command_prints(capsys):
     fc = grpodyn.analyse_run(grpodyn.load_run(log), train_fraction=0.5).forecast
     assert fc.point is not None and fc.point[-1] != fc.mean[-1]
     assert f"last step 770: {fc.point[-1]:.4g} [" in repr(fc)
+
+
+def test_the_report_of_a_log_never_writes_over_the_log(tmp_path, capsys):
+    """A log named summary.json, reported into its own folder, was replaced by the summary."""
+    import shutil
+    from pathlib import Path
+
+    from grpodyn.cli.report import RUN_REPORT_FILES
+
+    source = (Path(__file__).parent / "data" / "real_logs" / "lzhihan__grpo-math-pipeline__"
+              "outputs_grpo_qwen2.5-1.5b-sft-grpo-lora_checkpoint-1200_trainer_state.excerpt.json")
+    log = tmp_path / "summary.json"
+    shutil.copy(source, log)
+    assert main(["report", str(log), "--out", str(tmp_path)]) == 2
+    assert "refusing to overwrite" in capsys.readouterr().err
+    assert log.read_bytes() == source.read_bytes()
+    assert main(["report", str(source), "--out", str(tmp_path / "r")]) == 0
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == sorted(RUN_REPORT_FILES)

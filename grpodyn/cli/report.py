@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from grpodyn.cli.options import (
+    UsageError,
     add_analysis_options,
     add_executor,
     add_json,
@@ -66,6 +68,11 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
     if args.log is not None:
         from grpodyn.run_report import write_run_report
 
+        written = [out / name for name in RUN_REPORT_FILES]
+        if Path(args.log).resolve() in {path.resolve() for path in written}:
+            raise UsageError(f"--out {args.out}: the report would write over the log "
+                             f"{args.log}; refusing to overwrite it")
+
         summary = write_run_report(load_log(args), out, momentum=args.momentum,
                                    group_size=args.group_size, reward_range=args.reward_range,
                                    progress=progress)
@@ -122,6 +129,9 @@ def print_human(result: dict[str, Any]) -> None:
         print(line if len(line) <= LINE else line[:LINE - 3] + "...")
     print(f"why, with every check and the study's rows: {result['html']}")
 
+
+#: The files the report of one LOG writes into --out (grpodyn.run_report).
+RUN_REPORT_FILES = ("index.html", "summary.json", "reward_forecast.png")
 
 #: The width of one printed line of the report's disagreements, and the longest stated value
 #: printed in it (a longer one, a sentence, is on the page).
