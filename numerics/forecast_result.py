@@ -67,8 +67,13 @@ class Forecast:
     point_weights: dict[str, float] | None = None
 
     def __repr__(self) -> str:
-        """Return a compact summary: the model, the steps forecast and the band at the last one."""
-        last = (f", last step {self.steps[-1]:g}: {self.mean[-1]:.4g} "
+        """Return a compact summary: the model, the steps forecast and the band at the last one.
+
+        The value shown is the point forecast where there is one (as ``grpodyn forecast``
+        prints it), else the mean.
+        """
+        centre = self.point if self.point is not None else self.mean
+        last = (f", last step {self.steps[-1]:g}: {centre[-1]:.4g} "
                 f"[{self.lower[-1]:.4g}, {self.upper[-1]:.4g}]") if len(self.steps) else ""
         return (f"{type(self).__name__}(model={self.model!r}, {len(self.steps)} steps from "
                 f"{self.train_points} training points, level={self.level:g}{last})")

@@ -203,20 +203,20 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         g = check_int("group_size", group_size, minimum=2)
         levels = {"start": r0, "plateau": r_star}
         if any(v is None for v in levels.values()):
-            raise InputError("group_size needs r0 and r_star (success rates in [0, 1])")
+            raise InputError("group_size needs r0 and plateau (success rates in [0, 1])")
         probs = {}
         for name, value in levels.items():
             p = float(check_finite(name, value))
             if not 0 <= p <= 1:
-                raise InputError(f"{'r0' if name == 'start' else 'r_star'} must lie in [0, 1] "
+                raise InputError(f"{'r0' if name == 'start' else 'plateau'} must lie in [0, 1] "
                                  f"for the degenerate-group probability, got {value!r}")
             probs[name] = float(compiled("degenerate_group_probability")(g, p))
         extras["degenerate_group_probability"] = probs
     if steps is not None:
         if r0 is None or r_star is None:
-            raise InputError("a trajectory needs all of r0, r_star and steps")
+            raise InputError("a trajectory needs all of r0, plateau and steps")
         n = check_int("steps", steps, minimum=1)
-        start, plateau = float(check_finite("r0", r0)), float(check_finite("r_star", r_star))
+        start, plateau = float(check_finite("r0", r0)), float(check_finite("plateau", r_star))
         values = plateau + system.displacement(n - 1, e0=start - plateau)[0]
         extras["path"] = Trajectory(steps=np.arange(n), values=values, regime=system.regime)
     return PredictionResult(

@@ -203,3 +203,99 @@ def test_progress_bars_on_a_terminal_and_quiet_under_json(monkeypatch, capsys):
     assert main(["sweep", *logs]) == 0
     err = capsys.readouterr().err
     assert "loading runs" in err and "fitting 2 runs jointly" in err
+
+
+def test_runs_prints_a_float_hyperparameter_without_float_noise(capsys):
+    from pathlib import Path
+
+    log = (Path(__file__).parent / "data" / "real_logs" / "ijinyu1113__Learned-Remasking-Policy-"
+           "for-dLLM__pretrained_checkpoints_checkpoint-2000_trainer_state.excerpt.json")
+    assert main(["runs", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "lr = 2.34e-05 [logged]" in out and "0000000" not in out
+
+
+def test_fit_says_a_shape_parameter_its_error_exceeds_is_not_determined():
+    """The lzhihan excerpt printed zeta=4.551+-1e+02: four digits of a number the data leave
+    open; a level (r0, the plateau) near zero keeps its digits."""
+    from grpodyn.cli.fit import _shown_param
+
+    entry = {"at_bounds": [], "stderr": {"zeta": 100.0, "omega0": 0.01, "r0": 0.7}}
+    assert _shown_param(entry, "zeta", 4.551) == "zeta=not determined (4.6+-1e+02)"
+    assert _shown_param(entry, "omega0", 0.0639) == "omega0=0.0639+-0.01"
+    assert _shown_param(entry, "r0", 0.5381) == "r0=0.5381+-0.7"
+
+
+def test_predict_prints_the_degenerate_group_odds_as_numbers_not_a_dict(capsys):
+    assert main(["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1", "--r0", "0.2",
+                 "--plateau", "0.8", "--group-size", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "degenerate_group_probability: start 0.167775, plateau 0.167775" in out
+    assert "{" not in out and "000000" not in out
+
+
+@pytest.mark.parametrize("argv,needle", [(["--steps", "0"], "--steps"),
+                                         (["--steps", "5"], "r0, plateau and steps"),
+                                         (["--group-size", "4"], "r0 and plateau")])
+def test_predict_errors_speak_of_the_plateau_and_of_steps(argv, needle, capsys):
+    """--steps 0 was told that a trajectory needs r0, r_star and steps."""
+    assert main(["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1", *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "r_star" not in err
+
+
+def test_the_report_of_a_log_says_why_a_number_is_not_determined(tmp_path, capsys):
+    """It printed "tau: not_determined", "regime: not determined", "stability_margin: None"."""
+    from pathlib import Path
+
+    log = (Path(__file__).parent / "data" / "real_logs" / "lzhihan__grpo-math-pipeline__outputs_"
+           "grpo_qwen2.5-1.5b-sft-grpo-lora_checkpoint-1200_trainer_state.excerpt.json")
+    assert main(["report", str(log), "--out", str(tmp_path / "report")]) == 0
+    lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    for name in ("tau", "regime", "stability_margin"):
+        assert lines[name].startswith("not_determined: ") and "None" not in lines[name]
+    assert "momentum unknown" in lines["regime"]
+
+
+def test_the_per_model_notes_are_merged_into_one_line_each():
+    """A forecast printed six notes, each ending "(a result of the box, not of the data)"."""
+    from grpodyn.cli.options import merged_notes
+
+    box = "at the fit's bound (a result of the box, not of the data)"
+    notes = ["momentum unknown", f"power: t_mid, exponent {box}",
+             "sigmoid: singular information matrix; no standard errors",
+             f"inertial: zeta {box}", "power: singular information matrix; no standard errors"]
+    assert merged_notes(notes) == [
+        "momentum unknown", f"{box}: power t_mid, exponent; inertial zeta",
+        "singular information matrix, no standard errors: sigmoid; power"]
+
+
+def test_the_repr_of_a_forecast_shows_the_number_the_command_prints(capsys):
+    """The repr showed the mean (0.7736) where ``grpodyn forecast`` prints the point (0.7693)."""
+    from pathlib import Path
+
+    import grpodyn
+
+    log = (Path(__file__).parent / "data" / "real_logs" / "lzhihan__grpo-math-pipeline__outputs_"
+           "grpo_qwen2.5-1.5b-sft-grpo-lora_checkpoint-1200_trainer_state.excerpt.json")
+    fc = grpodyn.analyse_run(grpodyn.load_run(log), train_fraction=0.5).forecast
+    assert fc.point is not None and fc.point[-1] != fc.mean[-1]
+    assert f"last step 770: {fc.point[-1]:.4g} [" in repr(fc)
+
+
+def test_the_report_of_a_log_never_writes_over_the_log(tmp_path, capsys):
+    """A log named summary.json, reported into its own folder, was replaced by the summary."""
+    import shutil
+    from pathlib import Path
+
+    from grpodyn.cli.report import RUN_REPORT_FILES
+
+    source = (Path(__file__).parent / "data" / "real_logs" / "lzhihan__grpo-math-pipeline__"
+              "outputs_grpo_qwen2.5-1.5b-sft-grpo-lora_checkpoint-1200_trainer_state.excerpt.json")
+    log = tmp_path / "summary.json"
+    shutil.copy(source, log)
+    assert main(["report", str(log), "--out", str(tmp_path)]) == 2
+    assert "refusing to overwrite" in capsys.readouterr().err
+    assert log.read_bytes() == source.read_bytes()
+    assert main(["report", str(source), "--out", str(tmp_path / "r")]) == 0
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == sorted(RUN_REPORT_FILES)

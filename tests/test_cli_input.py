@@ -60,6 +60,9 @@ BAD_OPTIONS = [
     # a momentum outside [0, 1) passed where the command does not use it
     (["diagnose", "LOG", "--momentum", "3"], "--momentum"),
     (["compare", "LOG", "--momentum", "1"], "--momentum"),
+    # the range of a train fraction or a band level did not name its option
+    (["forecast", "LOG", "--train-fraction", "1.5"], "--train-fraction"),
+    (["forecast", "LOG", "--train-fraction", "0.5", "--level", "2"], "--level"),
 ]
 
 
@@ -79,6 +82,26 @@ def test_advice_on_too_few_points_names_the_log(tmp_path, capsys):
 def test_forecast_without_a_cut_names_the_log_and_the_choices(log, capsys):
     line = _error(["forecast", log], capsys)
     assert log in line and "--horizon" in line and "--train-fraction" in line
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--horizon", "0"], "horizon 0 is not after step 60, the last step fitted"),
+    (["--horizon", "-5"], "horizon -5 is not after step 60"),
+    (["--horizon", "60.5"], "horizon 60.5 leaves no step after step 60"),
+    (["--until", "99999"], "the cut is at or past the log's last step 60"),
+    (["--until", "1"], "the cut leaves 1 training point; a forecast needs 8")])
+def test_a_horizon_or_cut_with_nothing_to_forecast_says_which(argv, needle, log, capsys):
+    """Without a cut the error spoke of "the cut at step 60"; a horizon given was told to give
+    --horizon."""
+    line = _error(["forecast", log, *argv], capsys)
+    assert log in line and needle in line
+
+
+def test_a_reward_constant_before_the_cut_names_the_log(tmp_path, capsys):
+    """josephdutoit's log sits at -1 for its first 20 steps: the error named no log."""
+    path = _write(tmp_path / "pinned.jsonl", [-1.0] * 20 + _rise(20))
+    line = _error(["forecast", path, "--until", "20"], capsys)
+    assert line.startswith(f"grpodyn: error: {path}: ") and "constant" in line
 
 
 def test_a_horizon_far_past_the_log_is_refused_at_once(log, capsys, monkeypatch):
@@ -131,6 +154,8 @@ def test_diagnose_and_forecast_name_the_run_they_read(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[0].startswith(f"{path} [{chosen}]: ")
     assert main(["forecast", path, "--train-fraction", "0.5", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["run"] == chosen
+    assert main(["fit", path]) == 0  # its header named the log alone
+    assert capsys.readouterr().out.splitlines()[0].startswith(f"{path} [{chosen}] (")
     assert main(["diagnose", _write(tmp_path / "one.jsonl", _rise()), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["run"] is None
 
@@ -162,6 +187,17 @@ def test_an_unknown_reward_key_lists_every_metric(tmp_path, capsys):
     assert "(32)" in line and all(name in line for name in names)
 
 
+def test_a_reward_key_given_by_the_name_runs_shows_points_to_the_logs_own(tmp_path, capsys):
+    """`grpodyn runs` shows "heldout_reward <- eval/reward"; --reward-key heldout_reward was
+    answered with the 5 metric names and no word on which one was meant."""
+    path = tmp_path / "eval.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "reward": 0.1 * s, "eval/reward": 0.2})
+                            + "\n" for s in range(1, 11)))
+    line = _error(["forecast", str(path), "--train-fraction", "0.5", "--reward-key",
+                   "heldout_reward"], capsys)
+    assert "grpodyn's name for 'eval/reward'" in line and "--reward-key eval/reward" in line
+
+
 def test_the_repr_of_a_run_is_compact(tmp_path):
     from grpodyn import load_run
 
@@ -179,6 +215,16 @@ def test_a_transfer_of_a_billion_steps_is_refused_at_once(argv, log, capsys):
     start = time.perf_counter()
     line = _error(["transfer", "--from", log, "--hparams", hparams, *to, *argv], capsys)
     assert time.perf_counter() - start < 10 and "at most 100,000 steps" in line
+
+
+def test_too_few_steps_to_transfer_name_the_option_that_asked(log, capsys):
+    """--to lr=2e-5,steps=1 was answered "--steps 1", an option not given."""
+    hparams = "optimizer=adam,momentum=0.9,lr=0.01,group_size=8,batch=32"
+    line = _error(["transfer", "--from", log, "--hparams", hparams, "--to", "lr=0.02,steps=1"],
+                  capsys)
+    assert "--to steps=1: at least 2 steps" in line
+    line = _error(["sweep", log, "--hparams", "lr=0.01", "--hparams", "lr=0.02"], capsys)
+    assert "given 2 times for 1 log:" in line
 
 
 @pytest.mark.parametrize("argv,needle", [(["--seed", "-1"], "--seed"),
@@ -254,3 +300,86 @@ def test_a_reward_beyond_the_fits_range_is_refused_naming_the_log(command, tmp_p
     path = _write(tmp_path / "huge.jsonl", [1e160 * v for v in _rise()])
     line = _error([*command, path], capsys)
     assert path in line and "1e+12" in line
+
+
+def test_a_point_outside_its_band_is_said_and_its_weights_shown(capsys):
+    """Rusheel86's shaped reward: at the last steps the point (level and power) leaves the band
+    (flat and the lr clock); the text showed only the band's weights beside the point."""
+    from pathlib import Path
+
+    log = str(Path(__file__).parent / "data" / "real_logs"
+              / "Rusheel86__Chaos-Economy__training_logs.reward.json")
+    assert main(["forecast", log, "--train-fraction", "0.5", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    point, lower, upper = (np.array(result[k]) for k in ("point", "lower", "upper"))
+    outside = int(np.sum((point < lower) | (point > upper)))
+    assert outside > 0
+    assert any(f"lies outside the band at {outside} of" in w for w in result["warnings"])
+    assert main(["forecast", log, "--train-fraction", "0.5"]) == 0
+    text = capsys.readouterr().out
+    assert "; the point: level" in text and "lies outside the band" in text
+
+
+def test_the_adaptive_forecasters_plateau_reason_names_no_average_forecaster(log, capsys):
+    assert main(["forecast", log, "--train-fraction", "0.5", "--forecaster", "adaptive",
+                 "--json"]) == 0
+    reason = json.loads(capsys.readouterr().out)["plateau"]["reason"]
+    assert "average forecaster" not in reason and "this forecaster" in reason
+
+
+def _long_csv(path, runs):
+    """A sweep's long CSV (run_name, metric, step, value), like garg-aayush's lr sweep."""
+    rows = ["run_name,metric,step,value"]
+    for name, values in runs.items():
+        rows += [f"{name},train/reward,{i},{v}" for i, v in enumerate(values)]
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+def test_a_sweep_reads_every_run_of_a_sweeps_csv(tmp_path, capsys):
+    """garg-aayush's CSV holds six lrs; the sweep read one of them and said nothing."""
+    path = _long_csv(tmp_path / "lr_sweep.csv", {"lr_sweep_1e-5": _rise(30, tau=12.0),
+                                                 "lr_sweep_3e-5": _rise(30, tau=4.0, seed=1),
+                                                 "lr_sweep_1e-4": _rise(4, seed=2)})
+    hparams = "optimizer=adamw,momentum=0.9,group_size=8,batch=1"
+    assert main(["sweep", path, "--hparams", hparams, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    lrs = {run["name"]: run["hparams"]["lr"] for run in result["runs"]}
+    assert lrs == {f"{path} [lr_sweep_1e-5]": 1e-5, f"{path} [lr_sweep_3e-5]": 3e-5}
+    assert any("[lr_sweep_1e-4]: 4 reward points" in w and "left out" in w
+               for w in result["warnings"])
+    assert main(["transfer", "--from", path, "--hparams", hparams, "--to", "lr=2e-5",
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert "lies outside the sources' range" not in " ".join(result["warnings"])
+
+
+def test_transfer_says_its_target_and_says_a_note_once(tmp_path, capsys):
+    """--to batch=4 took the lr and G of the first source without saying so, and the B G
+    exponent's status was printed twice, as a note and as a line."""
+    path = _long_csv(tmp_path / "lr_sweep.csv", {"lr_sweep_1e-5": _rise(30, tau=12.0),
+                                                 "lr_sweep_3e-5": _rise(30, tau=4.0, seed=1)})
+    assert main(["transfer", "--from", path, "--hparams",
+                 "optimizer=adamw,momentum=0.9,group_size=8,batch=1", "--to", "batch=4"]) == 0
+    out = capsys.readouterr().out
+    assert "target: optimizer=adam, momentum=0.9, group_size=8, batch=4, lr=1e-05" in out
+    assert out.count("the sources share one B G (8)") == 1
+
+
+@pytest.mark.parametrize("command", [["fit"], ["forecast", "--train-fraction", "0.5"]])
+def test_an_error_about_one_run_of_a_log_names_the_run(command, tmp_path, capsys):
+    """garg-aayush's lr_sweep_1e-4 holds 4 points: the error named the CSV, not the run."""
+    path = _long_csv(tmp_path / "lr_sweep.csv", {"lr_sweep_1e-5": _rise(30),
+                                                 "lr_sweep_1e-4": _rise(4)})
+    line = _error([command[0], path, "--run", "lr_sweep_1e-4", *command[1:]], capsys)
+    assert f"{path} [lr_sweep_1e-4]: a fit needs at least 5 points" in line
+
+
+def test_a_sweep_of_a_log_without_steps_says_it_takes_no_logging_steps(tmp_path, capsys):
+    """The loader told the user to give --logging-steps, an option sweep refuses."""
+    path = tmp_path / "console.log"
+    path.write_text("".join(f"{{'loss': 0.1, 'reward': {v:.4f}, 'learning_rate': 1e-05}}\n"
+                            for v in _rise(30)))
+    line = _error(["sweep", str(path), "--hparams", "optimizer=adam,momentum=0.9,lr=1e-5,"
+                   "group_size=8,batch=4"], capsys)
+    assert str(path) in line and "takes no --logging-steps" in line

@@ -421,3 +421,11 @@ def test_grpodyn_made_runs_carry_their_hyperparameters():
     assert run.meta.value("optimizer") == "sgd" and run.meta.value("momentum") == 0.9
     assert run.meta.momentum.source.startswith("file:")
     assert run.meta.value("batch") >= 1 and run.meta.value("group_size") >= 2
+
+
+def test_a_warm_up_still_rising_at_the_last_logged_point_is_not_called_flat():
+    from grpodyn.empirical.logs.infer import schedule_of
+
+    steps = np.arange(1.0, 80.0)
+    name, warmup, words = schedule_of(steps, 3e-7 * (steps - 1))  # ijinyu1113's excerpt: rising
+    assert warmup == 79 and "then flat" not in words and "at least to step 79" in words

@@ -106,6 +106,10 @@ def schedule_of(steps: np.ndarray, lr: np.ndarray) -> tuple[str, int | None, str
     tail_s, tail = s[top:], x[top:] / peak
     words = f"logged learning_rate peaks at {peak:.4g}" + (
         f" after a warm-up to step {warmup}" if warmup else "")
+    if warmup and tail.size == 1:  # the peak is the last logged point: no flat part seen
+        return "constant_with_warmup", warmup, (
+            f"{words}, its last logged point: the warm-up lasts at least to step {warmup}; "
+            "the schedule after it is not in the log")
     if tail.size < 3 or np.ptp(tail) < 1e-3:
         return ("constant_with_warmup" if warmup else "constant"), warmup, words + ", then flat"
     span = max(float(s[-1]) - float(tail_s[0]), 1.0)

@@ -129,6 +129,11 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
     """Return the reward's metric names (several are summed) and notes on the choice."""
     if reward_key is not None:
         if reward_key not in available:
+            alias = resolve(reward_key, available, ecosystem)  # a name `grpodyn runs` shows
+            if alias is not None:
+                raise LogFormatError(f"{source}: no metric {reward_key!r} (--reward-key): it is "
+                                     f"grpodyn's name for {alias!r} in this log; give "
+                                     f"--reward-key {alias}")
             raise LogFormatError(f"{source}: no metric {reward_key!r} (--reward-key); metrics "
                                  f"present ({len(available)}): {', '.join(sorted(available))}")
         return [reward_key], []

@@ -196,8 +196,8 @@ class RunAnalysis:
         else:
             plateau = {"value": None, "lower": None, "upper": None,
                        "status": "not_determined",
-                       "reason": f"the {fc.model} forecaster gives the path's quantiles, not "
-                                 "a plateau parameter"}
+                       "reason": "this forecaster gives the path's quantiles, not a plateau "
+                                 "parameter (the default ensemble's curve models give one)"}
         out: dict[str, Any] = {
             "model": fc.model, "weights": fc.weights, "weighting": fc.weighting,
             "train_points": fc.train_points,
@@ -623,13 +623,13 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
     else:
         n_train = int(np.searchsorted(run.steps, until, side="right"))
     if n_train < 8:
-        raise InputError(f"{run.source}: the cut leaves {n_train} training points; a forecast "
-                         "needs 8")
+        raise InputError(f"{run.source}: the cut leaves {n_train} training "
+                         f"point{'s' * (n_train != 1)}; a forecast needs 8")
     future = run.steps[n_train:]
     if horizon is not None:
         if horizon <= run.steps[n_train - 1]:
-            raise InputError(f"{run.source}: horizon {horizon:g} is not after the cut at step "
-                             f"{run.steps[n_train - 1]:g}")
+            raise InputError(f"{run.source}: horizon {horizon:g} is not after step "
+                             f"{run.steps[n_train - 1]:g}, the last step fitted")
         future = future[future <= horizon]
         spacing = float(np.median(np.diff(run.steps)))
         start = future[-1] if future.size else run.steps[n_train - 1]
@@ -641,13 +641,20 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
         extra = np.arange(start + spacing, horizon + 0.5 * spacing, spacing)
         future = np.concatenate([future, extra[extra <= horizon]])
     if future.size == 0:
-        raise InputError(f"{run.source}: nothing to forecast: the cut is at the last step; "
-                         "give --horizon")
+        raise InputError(f"{run.source}: nothing to forecast: " + (
+            f"horizon {horizon:g} leaves no step after step {run.steps[n_train - 1]:g}, the "
+            "last step fitted, at the log's spacing"
+            if horizon is not None else f"the cut is at or past the log's last step "
+            f"{run.steps[-1]:g}; give --horizon or a cut before it"))
     lr_pair = None
     if lr is not None:
         # past the log, the learning rate stays at its last value
         steps = np.concatenate([run.steps, future[future > run.steps[-1]]])
         lr_pair = (steps, np.concatenate([lr, np.full(steps.size - lr.size, lr[-1])]))
-    return get_forecaster(forecaster).forecast(run.steps, run.reward, n_train=n_train,
-                                               future_steps=future, level=level, bounds=bounds,
-                                               momentum=momentum, learning_rate=lr_pair)
+    try:
+        return get_forecaster(forecaster).forecast(run.steps, run.reward, n_train=n_train,
+                                                   future_steps=future, level=level,
+                                                   bounds=bounds, momentum=momentum,
+                                                   learning_rate=lr_pair)
+    except InputError as exc:  # the forecasters see arrays: the error names the log here
+        raise InputError(f"{run.source}: {exc}") from None

@@ -83,9 +83,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             from grpodyn.cli.sweep import sweep_runs
             from grpodyn.empirical.logs.sweep import fit_sweep
 
-            sweep = fit_sweep(sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json))
-        return finite_json(advise_log(run, steps=args.steps, reward_range=args.reward_range,
-                                      margin=args.margin, sweep=sweep).to_dict())
+            sources, notes = sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json)
+            sweep = fit_sweep(sources)
+        out = advise_log(run, steps=args.steps, reward_range=args.reward_range,
+                         margin=args.margin, sweep=sweep).to_dict()
+        if sweep is not None:
+            out["warnings"] = notes + out["warnings"]
+        return finite_json(out)
     notes = []
     momentum = args.momentum
     if momentum is None:

@@ -12,6 +12,8 @@ from grpodyn.cli.options import (
     add_log_options,
     finite_float,
     load_log,
+    merged_notes,
+    naming_the_run,
 )
 
 
@@ -44,15 +46,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not 0 < args.train_fraction <= 1:
         raise UsageError(f"--train-fraction must lie in (0, 1], got {args.train_fraction}")
     run = load_log(args)
-    return fit_run(run, model=args.model, momentum=args.momentum,
-                   train_fraction=args.train_fraction, reward_range=args.reward_range)
+    with naming_the_run(run):
+        return fit_run(run, model=args.model, momentum=args.momentum,
+                       train_fraction=args.train_fraction, reward_range=args.reward_range)
 
 
 def print_human(result: dict[str, Any]) -> None:
     """Print the fit: noise, each model's parameters, plateau and forecast."""
-    print(f"{result['source']} ({result['format']}, {result['n_points']} points, "
+    which = f" [{result['run']}]" if result.get("run") else ""  # as forecast and diagnose say
+    print(f"{result['source']}{which} ({result['format']}, {result['n_points']} points, "
           f"reward = {result['reward_key']})")
-    for warning in result["warnings"]:
+    for warning in merged_notes(result["warnings"]):
         print(f"  note: {warning}")
     noise = result["noise"]
     print(f"noise sigma {noise['sigma']:.4g}: R^2 ceiling {noise['r2_ceiling']:.3f}")
@@ -82,13 +86,18 @@ def print_human(result: dict[str, Any]) -> None:
 
 #: The terminal's names of fitted parameters whose JSON key predates the vocabulary.
 SHOWN_NAMES = {"r_star": "plateau"}
+#: The fitted parameters that are reward levels (any sign), not positive shape parameters.
+LEVELS = ("r0", "r_star")
 
 
 def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
     """Format one fitted parameter for the terminal.
 
     A parameter at a bound, or the plateau of a fit whose shape sits at a bound, is said so
-    instead of printed with a meaningless error; ``r_star`` is shown as ``plateau``.
+    instead of printed with a meaningless error; a positive shape parameter (a time, a rate,
+    an exponent, a damping ratio) whose standard error exceeds it (+-1 s.e. reaches zero) is
+    not determined, its estimate and error kept to two digits; ``r_star`` is shown as
+    ``plateau``.
     """
     at_bounds = set(entry.get("at_bounds", ()))
     shown = SHOWN_NAMES.get(name, name)
@@ -98,6 +107,8 @@ def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
     if name in at_bounds:
         return text + " (at bound)"
     err = entry["stderr"][name]
+    if err is not None and err > abs(value) and name not in LEVELS:
+        return f"{shown}=not determined ({value:.2g}+-{err:.2g})"
     return text + (f"+-{err:.2g}" if err is not None else "")
 
 

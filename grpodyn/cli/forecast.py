@@ -10,6 +10,9 @@ from grpodyn.cli.options import (
     add_run_command_options,
     finite_float,
     load_log,
+    merged_notes,
+    naming_the_run,
+    open_fraction,
 )
 from grpodyn.ground import finite_json
 from grpodyn.numerics.forecasters import FORECASTERS
@@ -24,13 +27,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "correlated-plus-white noise model of docs/theory.md section 6.")
     p.add_argument("log", help="the training log")
     cut = p.add_mutually_exclusive_group()
-    cut.add_argument("--train-fraction", type=finite_float,
+    cut.add_argument("--train-fraction", type=open_fraction,
                      help="train on this leading fraction of the points")
     cut.add_argument("--until", type=finite_float, help="train on the steps up to this one")
     p.add_argument("--horizon", type=finite_float, help="forecast up to this step (default, "
                    "without a cut: the steps the run was set to take, where the log records "
                    "them: TRL's max_steps)")
-    p.add_argument("--level", type=finite_float, default=0.9,
+    p.add_argument("--level", type=open_fraction, default=0.9,
                    help="central probability of the band (default 0.9)")
     p.add_argument("--forecaster", choices=tuple(FORECASTERS),
                    default="ensemble",
@@ -63,16 +66,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     until = args.until
     if args.train_fraction is None and until is None:
         until = float(run.steps[-1])
-    analysis = analyse_run(run, momentum=args.momentum, reward_range=args.reward_range,
-                           train_fraction=args.train_fraction, until=until,
-                           horizon=horizon, level=args.level, diagnose_run=False,
-                           forecaster=args.forecaster)
+    with naming_the_run(run):
+        analysis = analyse_run(run, momentum=args.momentum, reward_range=args.reward_range,
+                               train_fraction=args.train_fraction, until=until,
+                               horizon=horizon, level=args.level, diagnose_run=False,
+                               forecaster=args.forecaster)
     out = {"source": run.source, "run": run.run_name, "reward_key": run.reward_key,
            **analysis.forecast_dict()}
     out["reward_range"] = (None if analysis.reward_range is None
                            else list(analysis.reward_range))
     out["momentum"] = analysis.momentum
     out["warnings"] = list(dict.fromkeys(out["warnings"] + analysis.warnings))
+    outside = [s for s, p, lo, hi in zip(out["steps"], out["point"], out["lower"], out["upper"],
+                                         strict=True) if not lo <= p <= hi]
+    if outside:
+        out["warnings"].insert(0, (
+            f"the point forecast lies outside the band at {len(outside)} of {len(out['steps'])} "
+            f"steps (from step {outside[0]:g}): point and band weigh the models differently "
+            "(point_weights, weights)"))
     if horizon is not None and args.horizon is None:
         out["warnings"].append(f"forecast to step {horizon:g}, the steps the run was set to "
                                "take (planned_steps); --horizon sets another")
@@ -84,10 +95,12 @@ def print_human(result: dict[str, Any]) -> None:
     which = f" [{result['run']}]" if result.get("run") else ""
     print(f"{result['source']}{which}: forecast of {result['reward_key']} from "
           f"{result['train_points']} points (to step {result['cut_step']:g})")
-    for warning in result["warnings"]:
+    for warning in merged_notes(result["warnings"]):
         print(f"  note: {warning}")
-    weights = ", ".join(f"{k} {v:.2f}" for k, v in result["weights"].items() if v > 0)
-    print(f"model: {result['model']} ({result['weighting']}: {weights})")
+    weights, point = (", ".join(f"{k} {v:.2f}" for k, v in result[key].items() if v > 0)
+                      for key in ("weights", "point_weights"))
+    point = f"; the point: {point}" if point and point != weights else ""
+    print(f"model: {result['model']} ({result['weighting']}: {weights}{point})")
     p = result["plateau"]
     if p["status"] == "determined":
         print(f"plateau: {p['value']:.4g} [{p['lower']:.4g}, {p['upper']:.4g}]")

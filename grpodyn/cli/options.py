@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -131,6 +132,14 @@ def non_negative_integer(text: str) -> int:
     return value
 
 
+def open_fraction(text: str) -> float:
+    """Read a number strictly between 0 and 1 (argument type: a train fraction, a band level)."""
+    value = finite_float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"not strictly between 0 and 1: {text!r}")
+    return value
+
+
 def momentum_beta(text: str) -> float:
     """Read a momentum beta in [0, 1) (argument type; Adam's beta1 for Adam)."""
     value = finite_float(text)
@@ -187,6 +196,24 @@ def load_log(args: argparse.Namespace) -> Run:
                    reward_key=args.reward_key, step_key=args.step_key,
                    logging_steps=args.logging_steps)
     return with_overrides(run, args)
+
+
+@contextmanager
+def naming_the_run(run: Run) -> Iterator[None]:
+    """Name the run, beside its log, in an input error about a run of a log of several.
+
+    The analysis's errors begin "LOG: "; for ``--run NAME`` (or the run read by default) they
+    begin "LOG [NAME]: ", as the command's own header does.
+    """
+    from grpodyn.ground import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        head = f"{run.source}: "
+        if not run.run_name or not str(exc).startswith(head):
+            raise
+        raise InputError(f"{run.source} [{run.run_name}]: {str(exc)[len(head):]}") from None
 
 
 def check_reward_magnitude(run: Run) -> None:
@@ -262,6 +289,38 @@ def executor_of(args: argparse.Namespace) -> str:
     return "serial" if args.serial else "auto"
 
 
+#: The analysis's notes on one curve model each, merged on the terminal into one line apiece.
+_MODEL_NOTES = (("at the fit's bound (a result of the box, not of the data)",
+                 r"^(\w+): (.+) at the fit's bound \(a result of the box, not of the data\)$"),
+                ("singular information matrix, no standard errors",
+                 r"^(\w+): singular information matrix; no standard errors()$"))
+
+
+def merged_notes(warnings: list[str]) -> list[str]:
+    """Return ``warnings`` with the per-model notes of each kind merged into one line.
+
+    "power: exponent at the fit's bound (...)" and "inertial: zeta at the fit's bound (...)"
+    become "at the fit's bound (...): power exponent; inertial zeta", in the first one's place.
+    """
+    import re
+
+    out: list[str | int] = []
+    merged: dict[int, list[str]] = {}
+    for warning in warnings:
+        for kind, (_, pattern) in enumerate(_MODEL_NOTES):
+            found = re.match(pattern, warning)
+            if found:
+                if kind not in merged:
+                    merged[kind] = []
+                    out.append(kind)
+                merged[kind].append(" ".join(filter(None, found.groups())))
+                break
+        else:
+            out.append(warning)
+    return [f"{_MODEL_NOTES[item][0]}: {'; '.join(merged[item])}" if isinstance(item, int)
+            else item for item in out]
+
+
 def print_plain(result: dict[str, Any]) -> None:
     """Print a result as ``key: value`` lines (a command without a printer of its own)."""
     for key, value in result.items():
@@ -274,5 +333,8 @@ def print_plain(result: dict[str, Any]) -> None:
             print(f"{key}: [{shown}, ... {len(value)} values]")
         elif isinstance(value, float):
             print(f"{key}: {value:.6g}")
+        elif isinstance(value, dict) and value:
+            print(f"{key}: " + ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}"
+                                         for k, v in value.items()))
         else:
             print(f"{key}: {value}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from grpodyn.cli.options import add_json, add_lag, finite_float, integer
+from grpodyn.cli.options import add_json, add_lag, finite_float, integer, positive_integer
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -23,7 +23,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--plateau", "--r-star", dest="plateau", type=finite_float,
                    help="plateau (fixed point) of the reward (--r-star: the same, its older "
                    "name)")
-    p.add_argument("--steps", type=integer, help="number of steps of the predicted trajectory")
+    p.add_argument("--steps", type=positive_integer, help="number of steps of the predicted "
+                   "trajectory (with --r0 and --plateau)")
     add_json(p)
     p.set_defaults(handler=run)
 

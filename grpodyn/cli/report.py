@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from grpodyn.cli.options import (
+    UsageError,
     add_analysis_options,
     add_executor,
     add_json,
@@ -66,6 +68,11 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
     if args.log is not None:
         from grpodyn.run_report import write_run_report
 
+        written = [out / name for name in RUN_REPORT_FILES]
+        if Path(args.log).resolve() in {path.resolve() for path in written}:
+            raise UsageError(f"--out {args.out}: the report would write over the log "
+                             f"{args.log}; refusing to overwrite it")
+
         summary = write_run_report(load_log(args), out, momentum=args.momentum,
                                    group_size=args.group_size, reward_range=args.reward_range,
                                    progress=progress)
@@ -76,10 +83,8 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
         return {"html": summary["html"],
                 "plateau": dynamics["plateau"] if dynamics["plateau"] is not None
                 else f"{dynamics['plateau_status']}: {summary['plateau']['reason']}",
-                "tau": dynamics["tau"] if dynamics["tau"] is not None
-                else dynamics["tau_status"],
-                "regime": dynamics["regime"] or "not determined",
-                "stability_margin": dynamics["stability_margin"],
+                **{name: _with_reason(dynamics, name)
+                   for name in ("tau", "regime", "stability_margin")},
                 "diagnosis": None if diagnosis is None else diagnosis["headline"]}
     summary = write_report(out, progress=progress, quick=args.quick,
                            executor=executor_of(args), bars=not args.json)
@@ -90,6 +95,15 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
             "claims": f"{summary['claims_agree']} of {summary['claims_total']} hold",
             "sources": summary["sources"], "groups": summary["groups"],
             "disagreements": summary["disagreements"]}
+
+
+def _with_reason(dynamics: dict[str, Any], name: str) -> Any:
+    """Return a dynamics entry of the run report: its value, or its status and its reason."""
+    if dynamics.get(name) is not None:
+        return dynamics[name]
+    entry = (dynamics.get("details") or {}).get(name) or {}
+    status = entry.get("status") or dynamics.get(f"{name}_status") or "not_determined"
+    return f"{status}: {entry['reason']}" if entry.get("reason") else status
 
 
 def print_human(result: dict[str, Any]) -> None:
@@ -115,6 +129,9 @@ def print_human(result: dict[str, Any]) -> None:
         print(line if len(line) <= LINE else line[:LINE - 3] + "...")
     print(f"why, with every check and the study's rows: {result['html']}")
 
+
+#: The files the report of one LOG writes into --out (grpodyn.run_report).
+RUN_REPORT_FILES = ("index.html", "summary.json", "reward_forecast.png")
 
 #: The width of one printed line of the report's disagreements, and the longest stated value
 #: printed in it (a longer one, a sentence, is on the page).

@@ -14,33 +14,45 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("sweep", help="fit a sweep of runs jointly: shared constants, "
                             "tau-lr exponent, G vs B G test, collapses",
                             description="Fit runs of one model and task, each with its own "
-                            "hyperparameters, with shared constants (kappa, r0, r*, Adam's "
-                            "noise ratio). Hyperparameters come from each log's metadata, "
+                            "hyperparameters, with shared constants (kappa, r0, the plateau, "
+                            "Adam's noise ratio). Hyperparameters come from each log's metadata, "
                             "config and the trainer its format names (TRL, verl, OpenRLHF: "
                             "AdamW, beta1 0.9); --hparams k=v,... overrides them (keys: lr, "
                             "group_size, batch, momentum, kl, num_iterations, schedule, warmup, "
                             "optimizer, seed; runs of one seed share r0).")
-    p.add_argument("logs", nargs="+", metavar="LOG", help="training logs of the sweep")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="training logs of the sweep (every "
+                   "run of a log that holds several)")
     p.add_argument("--hparams", action="append", metavar="K=V,...",
                    help="hyperparameters: once for every log, or once per log in their order")
     add_json(p)
     p.set_defaults(handler=run)
 
 
-def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool) -> list:
-    """Load the runs of a sweep, each with its ``--hparams`` (once, or once per log)."""
-    from grpodyn.empirical.logs.sweep import load_sweep_run, parse_hparams
+def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool
+               ) -> tuple[list, list[str]]:
+    """Load the runs of a sweep, each with its ``--hparams`` (once, or once per log).
+
+    A log of several runs (a sweep's long CSV) gives each of them, with that log's --hparams;
+    those too short for the fit are left out, said in the notes returned beside the runs.
+    """
+    from grpodyn.cli.sweep_logs import load_log_runs
+    from grpodyn.empirical.logs.sweep import parse_hparams
     from grpodyn.progress import progress_bar
 
     hparams = hparams or []
     if len(hparams) not in (0, 1, len(logs)):
-        raise UsageError(f"--hparams given {len(hparams)} times for {len(logs)} logs: give it "
+        raise UsageError(f"--hparams given {len(hparams)} times for {len(logs)} "
+                         f"log{'s' * (len(logs) != 1)}: give it "
                          "once (for every log) or once per log, in the logs' order")
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
     pairs = list(zip(logs, texts, strict=True))
-    return [load_sweep_run(log, parse_hparams(text))
-            for log, text in progress_bar(pairs, total=len(pairs), description="loading runs",
-                                          enabled=bars)]
+    runs, notes = [], []
+    for log, text in progress_bar(pairs, total=len(pairs), description="loading runs",
+                                  enabled=bars):
+        loaded, left_out = load_log_runs(log, parse_hparams(text))
+        runs += loaded
+        notes += left_out
+    return runs, notes
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -48,12 +60,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.logs.sweep import fit_sweep
     from grpodyn.progress import stage_bar
 
-    runs = sweep_runs(args.logs, args.hparams, bars=not args.json)
+    runs, notes = sweep_runs(args.logs, args.hparams, bars=not args.json)
     stages = stage_bar("sweep", enabled=not args.json)
     if stages is not None:
         stages(f"fitting {len(runs)} runs jointly")
     try:
-        return finite_json(fit_sweep(runs).to_dict())
+        out = fit_sweep(runs).to_dict()
+        out["warnings"] = notes + out["warnings"]
+        return finite_json(out)
     finally:
         if stages is not None:
             stages.close()

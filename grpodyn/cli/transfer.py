@@ -22,7 +22,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "sampling noise and the map's transfer error. Steps are labelled as "
                             "the logs count them; a reward in [0, 1] keeps its mean inside.")
     p.add_argument("--from", dest="from_log", action=_FromAction, metavar="LOG",
-                   help="a source run (repeat; each --hparams belongs to the --from before it)")
+                   help="a source run (repeat; each --hparams belongs to the --from before it; "
+                   "a log of several runs gives each of them)")
     p.add_argument("--hparams", action=_SourceHparamsAction, metavar="K=V,...",
                    help="hyperparameters of the preceding --from LOG (override its metadata)")
     p.add_argument("--to", required=True, metavar="K=V,...",
@@ -63,7 +64,8 @@ class _SourceHparamsAction(argparse.Action):
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Predict the ``--to`` run from the ``--from`` runs, with a band."""
-    from grpodyn.empirical.logs.sweep import load_sweep_run, parse_hparams, transfer
+    from grpodyn.cli.sweep_logs import load_log_runs
+    from grpodyn.empirical.logs.sweep import parse_hparams, transfer
 
     if not getattr(args, "sources", None):
         raise UsageError("transfer needs at least one --from LOG")
@@ -73,16 +75,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for option, steps in (("--steps ", args.steps), ("--to steps=", target.get("steps"))):
         if steps is not None and steps > MAX_STEPS:
             raise UsageError(f"{option}{steps:g}: at most {MAX_STEPS:,} steps to predict")
-    runs = [load_sweep_run(path, parse_hparams(text or ""))
-            for path, text in progress_bar(args.sources, total=len(args.sources),
-                                           description="loading runs", enabled=not args.json)]
+    runs, notes = [], []
+    for path, text in progress_bar(args.sources, total=len(args.sources),
+                                   description="loading runs", enabled=not args.json):
+        loaded, left_out = load_log_runs(path, parse_hparams(text or ""))
+        runs += loaded
+        notes += left_out
     # N steps to predict are N points, labelled as the logs count them; the map's last index
     # is N - 1 (the first point is index 0)
+    option = "--steps " if args.steps is not None else "--to steps="
     points = args.steps if args.steps is not None else target.pop("steps", None)
     if points is not None and points < 2:
-        raise UsageError(f"--steps {points:g}: at least 2 steps to predict")
+        raise UsageError(f"{option}{points:g}: at least 2 steps to predict")
     last = None if points is None else int(points) - 1
-    return finite_json(transfer(runs, target, steps=last, level=args.level))
+    out = transfer(runs, target, steps=last, level=args.level)
+    out["warnings"] = notes + out["warnings"]
+    return finite_json(out)
 
 
 def print_human(result: dict[str, Any]) -> None:
@@ -100,9 +108,14 @@ def print_human(result: dict[str, Any]) -> None:
         print(f"tau-lr exponent {lr_exp['value']:.2f} +- {lr_exp['stderr']:.2f}: "
               f"{lr_exp['status']}")
     bg_exp = exponents.get("bg") or {}
-    if bg_exp.get("status"):
+    if bg_exp.get("status") and not any(w.endswith(bg_exp["status"].split(": ", 1)[-1])
+                                        for w in result["warnings"]):  # said in a note
         value = f" {bg_exp['value']:.2f}" if bg_exp.get("value") is not None else ""
         print(f"Adam B G exponent{value}: {bg_exp['status']}")
+    target = result.get("target") or {}
+    if target:  # --to gives some settings, the first source the others: say which were used
+        print("target: " + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                     for k, v in target.items()))
     print(f"step  mean  [{100 * result['level']:.0f}% band]")
     steps = result["steps"]
     for i in range(0, len(steps), max(len(steps) // 10, 1)):

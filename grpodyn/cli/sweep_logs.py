@@ -1,0 +1,82 @@
+"""The runs a sweep or a transfer reads from its logs: every run of a log that holds several.
+
+``load_sweep_run`` reads one run of a log (the one with the most reward points); a sweep's
+long CSV holds the whole sweep, so ``grpodyn sweep``, ``grpodyn transfer --from`` and
+``grpodyn advise --sweep`` take each of its runs, with that log's ``--hparams``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+#: The fewest reward points the joint fit takes from a run (``fit_sweep`` refuses fewer); a
+#: shorter run of a log of several is left out with a note instead of ending the command.
+MIN_POINTS = 10
+
+#: Sources of a hyperparameter that rank above the log's metadata (``load_sweep_run``).
+_ABOVE_METADATA = ("--hparams", "log (grpodyn_hparams)")
+
+
+def load_log_runs(path: str | Path, overrides: dict[str, Any]) -> tuple[list, list[str]]:
+    """Return the sweep runs of the log ``path`` and notes on the runs left out.
+
+    A log of one run gives ``load_sweep_run(path, overrides)``. A log of several gives each run
+    named ``path [run]``, with the hyperparameters ``load_sweep_run`` resolves for the log's
+    largest run, where that run's own metadata (its lr, read from its name in a sweep's CSV)
+    replaces the largest run's; runs with fewer than :data:`MIN_POINTS` reward points are left
+    out with a note.
+    """
+    from grpodyn.empirical.logs.common import LogFormatError
+    from grpodyn.empirical.logs.loaders import load_runs
+    from grpodyn.empirical.logs.sweep import load_sweep_run
+
+    try:
+        base = load_sweep_run(path, overrides)
+    except LogFormatError as exc:  # the loader's advice names an option these commands lack
+        head, advice, _ = str(exc).partition("; give --logging-steps")
+        if not advice:
+            raise
+        raise LogFormatError(f"{head}; a sweep or a transfer takes no --logging-steps: it needs "
+                             "a log that records its steps") from None
+    runs = load_runs(path)
+    if len(runs) == 1:
+        return [base], []
+    out, notes = [], []
+    for run in runs:
+        name = f"{path} [{run.run_name}]"
+        if run.n_points < MIN_POINTS:
+            notes.append(f"{name}: {run.n_points} reward points, fewer than the {MIN_POINTS} a "
+                         "run of a sweep needs: left out")
+            continue
+        hparams, sources = _own_metadata(run, base.hparams, base.sources, name)
+        out.append(dataclasses.replace(base, name=name, steps=run.steps - run.steps[0],
+                                       reward=run.reward, hparams=hparams, sources=sources,
+                                       first_step=float(run.steps[0])))
+    return out, notes
+
+
+def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], name: str
+                  ) -> tuple[dict[str, Any], dict[str, str]]:
+    """Return the largest run's hyperparameters with ``run``'s own metadata in place of its."""
+    from grpodyn.empirical.logs.sweep_runs import _META_NAMES, _REQUIRED, checked_run
+    from grpodyn.ground import InputError
+
+    hparams, sources = dict(hparams), dict(sources)
+    for key, meta_name in _META_NAMES.items():
+        if sources.get(key, "").startswith("log metadata"):
+            del hparams[key], sources[key]  # the largest run's, not this one's
+        value = run.meta.value(meta_name)
+        if value is not None and sources.get(key) not in _ABOVE_METADATA:
+            hparams[key] = value
+            sources[key] = f"log metadata ({getattr(run.meta, meta_name).source})"
+    hparams = checked_run(hparams, name)
+    missing = [k for k in _REQUIRED if k not in hparams]
+    if missing:
+        raise InputError(f"{name}: hyperparameters {', '.join(missing)} not found in the log; "
+                         "give them with --hparams")
+    if hparams["optimizer"] == "adam" and not {"group_size", "batch"} <= set(hparams):
+        raise InputError(f"{name}: Adam runs need group_size and batch (Adam's v_hat depends "
+                         "on B G); give them with --hparams")
+    return hparams, sources
