@@ -23,13 +23,15 @@ from grpodyn.numerics.mean_field_map import (
     SCHEDULES,
 )
 
-__all__ = ["HPARAM_KEYS", "SweepRun", "parse_hparams", "load_sweep_run", "collapsed"]
+__all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "SweepRun", "parse_hparams",
+           "load_sweep_run", "collapsed"]
 
 #: keys of ``--hparams`` and ``--to`` and their types
 HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
                                 "kl": float, "num_iterations": int, "schedule": str,
                                 "warmup": int, "steps": int, "optimizer": str, "seed": int}
-_META_NAMES = {"lr": "lr", "group_size": "group_size", "batch": "batch", "momentum": "momentum",
+#: each hyperparameter of a sweep run -> the name of the log metadata it is read from
+META_NAMES = {"lr": "lr", "group_size": "group_size", "batch": "batch", "momentum": "momentum",
                "kl": "kl", "num_iterations": "num_iterations", "schedule": "schedule",
                "warmup": "warmup_steps", "optimizer": "optimizer"}
 
@@ -102,7 +104,8 @@ class SweepRun:
                 h.get("momentum"), h.get("kl"), h.get("schedule", "constant"), h.get("warmup", 0))
 
 
-_REQUIRED = ("optimizer", "lr", "momentum")
+#: what every sweep run must give, from its log or from ``--hparams``
+REQUIRED_HPARAMS = ("optimizer", "lr", "momentum")
 
 
 def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) -> SweepRun:
@@ -123,7 +126,7 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) ->
         if value is not None:
             found[key] = value
             sources[key] = f"{getattr(defaults, key).evidence} (trainer default)"
-    for key, meta_name in _META_NAMES.items():
+    for key, meta_name in META_NAMES.items():
         value = run.meta.value(meta_name)
         if value is not None:
             origin = getattr(run.meta, meta_name).source
@@ -143,7 +146,7 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) ->
             not str(found.get("optimizer", "")).lower().startswith("adam"):
         del found["momentum"]  # the trainer's beta1 says nothing of another optimizer's momentum
     found = checked_run({k: v for k, v in found.items() if k in HPARAM_KEYS}, str(path))
-    missing = [k for k in _REQUIRED if k not in found]
+    missing = [k for k in REQUIRED_HPARAMS if k not in found]
     if missing:
         raise InputError(f"{path}: hyperparameters {', '.join(missing)} not found in the log; "
                          f"give them with --hparams")

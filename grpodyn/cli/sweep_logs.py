@@ -60,11 +60,11 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any]) -> tuple[list, li
 def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], name: str
                   ) -> tuple[dict[str, Any], dict[str, str]]:
     """Return the largest run's hyperparameters with ``run``'s own metadata in place of its."""
-    from grpodyn.empirical.logs.sweep_runs import _META_NAMES, _REQUIRED, checked_run
+    from grpodyn.empirical.logs.sweep_runs import META_NAMES, REQUIRED_HPARAMS, checked_run
     from grpodyn.ground import InputError
 
     hparams, sources = dict(hparams), dict(sources)
-    for key, meta_name in _META_NAMES.items():
+    for key, meta_name in META_NAMES.items():
         if sources.get(key, "").startswith("log metadata"):
             del hparams[key], sources[key]  # the largest run's, not this one's
         value = run.meta.value(meta_name)
@@ -72,7 +72,7 @@ def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], na
             hparams[key] = value
             sources[key] = f"log metadata ({getattr(run.meta, meta_name).source})"
     hparams = checked_run(hparams, name)
-    missing = [k for k in _REQUIRED if k not in hparams]
+    missing = [k for k in REQUIRED_HPARAMS if k not in hparams]
     if missing:
         raise InputError(f"{name}: hyperparameters {', '.join(missing)} not found in the log; "
                          "give them with --hparams")
