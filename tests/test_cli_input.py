@@ -210,6 +210,23 @@ def test_an_until_that_leaves_too_few_points_says_so(tmp_path, capsys):
     assert path in line and "--until 30 leaves 3 logged points (steps 10-30)" in line
 
 
+def test_an_until_beyond_the_last_step_is_refused_naming_the_log(log, capsys):
+    """--until past the end was taken silently as the whole log."""
+    line = _error(["diagnose", log, "--until", "1000"], capsys)
+    assert log in line and "--until 1000 is beyond the log's last step 60" in line
+
+
+@pytest.mark.parametrize("command", [["diagnose", "LOG"], ["report", "LOG"],
+                                     ["advise", "--log", "LOG"], ["compare", "LOG"]])
+@pytest.mark.parametrize("value", ["0", "1", "-3"])
+def test_a_group_size_below_two_is_refused_naming_the_option(command, value, log, capsys):
+    """diagnose and report said "group_size must be >= 2" without the option; advise and
+    compare took G = 1."""
+    argv = [log if a == "LOG" else a for a in command]
+    assert "argument --group-size: group_size G must be an integer >= 2" in _error(
+        [*argv, "--group-size", value], capsys)
+
+
 def test_advice_on_a_reward_far_below_its_ceiling_is_no_division_by_zero(tmp_path, capsys):
     """A rise of 1e-20 per step under the ceiling 1: the gain is below the room's round-off,
     so the slow mode's time is unbounded (it divided by log(1) = 0)."""

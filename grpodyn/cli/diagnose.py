@@ -10,7 +10,7 @@ from grpodyn.cli.options import (
     add_json,
     add_log_options,
     finite_float,
-    integer,
+    group_size,
     load_log,
 )
 from grpodyn.ground import finite_json
@@ -23,7 +23,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "concentration and dynamical instability from a training log "
                             "(docs/theory.md section 10); modes the log cannot judge are named.")
     p.add_argument("log", help="the training log")
-    p.add_argument("--group-size", type=integer,
+    p.add_argument("--group-size", type=group_size,
                    help="G, when the log and its config do not say")
     p.add_argument("--until", type=finite_float, metavar="STEP",
                    help="diagnose only the steps up to STEP (inclusive), as a monitor would "
@@ -39,6 +39,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.diagnostics.early_warning import prefix
 
     run = load_log(args)
+    if args.until is not None and args.until > run.steps[-1]:
+        raise UsageError(f"{run.source}: --until {args.until:g} is beyond the log's last step "
+                         f"{run.steps[-1]:g}; leave --until out to diagnose the whole log")
     if args.until is not None:
         run = prefix(run, args.until)  # causal: only what was logged up to that step
         if run.n_points < MIN_POINTS:

@@ -123,6 +123,17 @@ def positive_integer(text: str) -> int:
     return value
 
 
+def group_size(text: str) -> int:
+    """Read a group size G, an integer of at least 2 (argument type).
+
+    One completion per prompt leaves no group to take an advantage against.
+    """
+    value = integer(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"group_size G must be an integer >= 2, got {text!r}")
+    return value
+
+
 def non_negative_integer(text: str) -> int:
     """Read an integer of at least 0 (argument type)."""
     value = integer(text)
@@ -142,7 +153,7 @@ def momentum_beta(text: str) -> float:
 #: Hyperparameter overrides of the log options: option -> (RunMeta field, type, help).
 LOG_OVERRIDES = {
     "--lr": ("lr", positive_float, "peak learning rate of the logged run (overrides the log)"),
-    "--group-size": ("group_size", positive_integer,
+    "--group-size": ("group_size", group_size,
                      "G, completions per prompt (overrides the log)"),
     "--batch": ("batch", positive_integer, "B, prompts per optimizer step (overrides the log)"),
     "--momentum": ("momentum", momentum_beta,
