@@ -173,3 +173,22 @@ def test_an_unbounded_beta_phi_is_written_in_words() -> None:
                           "checkpoints_checkpoint-2000_trainer_state.excerpt.json")
     words = diagnose(run).modes["policy_concentration"].evidence
     assert "phi unbounded" in words and "inf" not in re.findall(r"phi (\S+)", words)
+
+
+def test_every_flagged_mode_says_what_to_try(capsys) -> None:
+    """The public collapse flags three modes: each carries a remedy in the JSON and a "try:"
+    line under it in the text; an unflagged mode carries none."""
+    from grpodyn.cli import main
+
+    assert main(["diagnose", str(E8), "--json"]) == 0
+    modes = json.loads(capsys.readouterr().out)["modes"]
+    flagged = [name for name, v in modes.items() if v["flag"]]
+    assert len(flagged) >= 2
+    for name, v in modes.items():
+        assert bool(v["remedy"]) == v["flag"], name
+    assert main(["diagnose", str(E8)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for name in flagged:
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"! {name} "))
+        assert lines[at + 1].startswith("    try: ") and modes[name]["remedy"] in lines[at + 1]
+    assert sum(line.startswith("    try: ") for line in lines) == len(flagged)

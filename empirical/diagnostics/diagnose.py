@@ -65,6 +65,7 @@ from grpodyn.empirical.diagnostics.verdict import (
     CEILING,
     MODES,
     NEGLIGIBLE_RISE,
+    REMEDIES,
     ModeVerdict,
     unjudged,
 )
@@ -124,13 +125,18 @@ class Diagnosis:
                 f"flagged={flagged}{warning})")
 
     def to_dict(self) -> dict:
-        """Return the diagnosis as plain JSON types (the keys of ``grpodyn diagnose``)."""
+        """Return the diagnosis as plain JSON types (the keys of ``grpodyn diagnose``).
+
+        A flagged mode carries ``remedy``, what to try (:data:`~.verdict.REMEDIES`); None
+        otherwise.
+        """
         return {"source": self.source, "headline": self.headline, "healthy": self.healthy,
                 "primary": self.primary, "state": self.state,
                 "state_evidence": self.state_evidence, "peak_step": self.peak_step,
                 "early_warning": self.early_warning, "group_size": self.group_size,
                 "prompt_pool": self.prompt_pool, "notes": self.notes,
-                "modes": {name: asdict(v) for name, v in self.modes.items()}}
+                "modes": {name: {**asdict(v), "remedy": REMEDIES[name] if v.flag else None}
+                          for name, v in self.modes.items()}}
 
 
 def _group_size(run: Run, group_size: int | None) -> tuple[int | None, dict]:

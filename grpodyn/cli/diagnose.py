@@ -75,3 +75,5 @@ def print_human(result: dict[str, Any]) -> None:
         mark = "!" if verdict["flag"] else ("?" if not verdict["judged"] else " ")
         score = f"{verdict['score']:.2f}" if verdict["judged"] else " -- "
         print(f"{mark} {name:22s} {score}  {verdict['evidence']}")
+        if verdict.get("remedy"):
+            print(f"    try: {verdict['remedy']}")
