@@ -271,3 +271,12 @@ def test_a_reward_beyond_the_fits_range_is_refused_naming_the_log(command, tmp_p
     path = _write(tmp_path / "huge.jsonl", [1e160 * v for v in _rise()])
     line = _error([*command, path], capsys)
     assert path in line and "1e+12" in line
+
+
+def test_the_report_of_a_log_gives_each_missing_constant_its_reason(log, tmp_path, capsys):
+    """Without the momentum the report printed "stability_margin: None" and a bare status."""
+    assert main(["report", log, "--out", str(tmp_path / "report")]) == 0
+    lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    assert "--momentum" in lines["regime"] and "--momentum" in lines["stability_margin"]
+    for name in ("tau", "regime", "stability_margin"):
+        assert lines[name] != "None" and not lines[name].endswith("not_determined"), name

@@ -76,10 +76,8 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
         return {"html": summary["html"],
                 "plateau": dynamics["plateau"] if dynamics["plateau"] is not None
                 else f"{dynamics['plateau_status']}: {summary['plateau']['reason']}",
-                "tau": dynamics["tau"] if dynamics["tau"] is not None
-                else dynamics["tau_status"],
-                "regime": dynamics["regime"] or "not determined",
-                "stability_margin": dynamics["stability_margin"],
+                **{name: _said(dynamics, name) for name in ("tau", "regime",
+                                                            "stability_margin")},
                 "diagnosis": None if diagnosis is None else diagnosis["headline"]}
     summary = write_report(out, progress=progress, quick=args.quick,
                            executor=executor_of(args), bars=not args.json)
@@ -90,6 +88,15 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
             "claims": f"{summary['claims_agree']} of {summary['claims_total']} hold",
             "sources": summary["sources"], "groups": summary["groups"],
             "disagreements": summary["disagreements"]}
+
+
+def _said(dynamics: dict[str, Any], name: str) -> Any:
+    """Return a constant of the run's dynamics, or its status with the reason it has none."""
+    if dynamics.get(name) is not None:
+        return dynamics[name]
+    detail = dynamics.get("details", {}).get(name) or {}
+    status = detail.get("status") or dynamics.get(f"{name}_status") or "not_determined"
+    return f"{status}: {detail['reason']}" if detail.get("reason") else status
 
 
 def print_human(result: dict[str, Any]) -> None:
