@@ -280,3 +280,17 @@ def test_the_report_of_a_log_gives_each_missing_constant_its_reason(log, tmp_pat
     assert "--momentum" in lines["regime"] and "--momentum" in lines["stability_margin"]
     for name in ("tau", "regime", "stability_margin"):
         assert lines[name] != "None" and not lines[name].endswith("not_determined"), name
+
+
+def test_runs_prints_a_logged_lr_to_four_figures(tmp_path, capsys):
+    """A scheduler's lr 9.996978405979462e-06 was printed with all its digits."""
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "reward": v,
+                                        "learning_rate": 1e-5 * (1 - s / 7e4)}) + "\n"
+                            for s, v in enumerate(_rise(), start=10)))
+    assert main(["runs", str(path)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("lr ="))
+    assert line.strip().startswith("lr = 9.999e-06 [logged]"), line
+    assert main(["runs", str(path), "--json"]) == 0
+    lr = json.loads(capsys.readouterr().out)["runs"][0]["hyperparameters"]["lr"]["value"]
+    assert lr == pytest.approx(1e-5 * (1 - 10 / 7e4))

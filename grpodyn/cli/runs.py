@@ -62,6 +62,7 @@ def print_human(result: dict[str, Any]) -> None:
                                           else ""))
         print("    metrics: " + ", ".join(f"{k} <- {v}" for k, v in run["metrics"].items()))
         for name, h in run["hyperparameters"].items():
-            print(f"    {name} = {h['value']} [{h['source']}] {h['evidence']}")
+            value = f"{h['value']:.4g}" if isinstance(h["value"], float) else h["value"]
+            print(f"    {name} = {value} [{h['source']}] {h['evidence']}")
         for warning in run["warnings"]:
             print(f"    note: {warning}")
