@@ -381,3 +381,15 @@ def test_short_horizon_is_floored_at_the_fastest_settling(tmp_path):
     assert any("fastest settling into the 10% band (26 steps" in w for w in advice.warnings)
     assert advice.recommendation["lr_ratio"] == pytest.approx(
         advice.basis["tau"]["value"] / advice.basis["goal_tau"])
+
+
+def test_a_rise_too_small_to_count_is_not_called_within_the_noise(tmp_path):
+    """A success rate that rose 0.02, beyond its noise: the diagnosis calls it flat in
+    practice; the advice said "did not move beyond its noise" beside that state's "beyond its
+    noise"."""
+    rng = np.random.default_rng(5)
+    reward = 0.60 + 0.02 * np.linspace(0, 1, 200) + rng.normal(0, 0.003, 200)
+    advice = advise_log(load_run(_log(tmp_path, reward)))
+    words = " ".join(advice.reasoning) + " " + advice.basis["text"]
+    assert "flat in practice" in words and advice.recommendation["direction"] == "raise"
+    assert "did not move beyond its noise" not in words and "no move beyond noise" not in words

@@ -4,7 +4,8 @@ Every run that loads gets advice with its basis. The basis is the run's relaxati
 (docs/theory.md section 3: tau = (1 - beta) / k, k = a kappa), measured where the data determine it,
 else bounded by what the run did:
 
-- it did not move beyond its noise in N steps: tau > N (unless it already sits at its plateau),
+- it stayed flat for N steps (no move beyond its noise, or by the diagnosis's state a success
+  rate's move too small to count): tau > N (unless it already sits at its plateau),
   so its stiffness is bounded from above, k < (1 - beta) / N: raise the lr by at least the
   factor that brings tau to the goal;
 - it rose, but the curvature of its rise does not pin tau: the quantiles of the curvature
@@ -194,7 +195,7 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
     if trend.kind == "flat":
         return {"kind": "stiffness_upper_bound", "value": None, "lower": trend.span,
                 "upper": None, "status": "bound",
-                "method": f"no move beyond noise in {trend.span:g} steps (unless the run "
+                "method": f"the reward stayed flat for {trend.span:g} steps (unless the run "
                           "already sits at its plateau)"}
     fitted = _measured_tau(analysis)
     if fitted is not None:
