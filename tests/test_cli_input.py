@@ -10,6 +10,7 @@ import json
 import math
 import random
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -294,3 +295,26 @@ def test_runs_prints_a_logged_lr_to_four_figures(tmp_path, capsys):
     assert main(["runs", str(path), "--json"]) == 0
     lr = json.loads(capsys.readouterr().out)["runs"][0]["hyperparameters"]["lr"]["value"]
     assert lr == pytest.approx(1e-5 * (1 - 10 / 7e4))
+
+
+REAL = Path(__file__).parent / "data" / "real_logs"
+
+
+def test_an_undecided_mode_is_marked_and_its_note_says_why(capsys):
+    """garg's lr 1e-5 run: concentration judged 0.45 but undecided was printed unmarked, as if
+    clean; Sunshine535's run: a concentration the log cannot judge at all was noted as one
+    "the log points to"."""
+    garg = REAL / ("garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data."
+                   "excerpt.csv")
+    assert main(["diagnose", str(garg)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines()
+                if x[2:].startswith("policy_concentration"))
+    assert line.startswith("? policy_concentration   0.45")
+    sun = REAL / ("Sunshine535__nips-grpo-dynamics__results_gates_1_2_logs_gate2_rho1.00_seed42."
+                  "excerpt.log")
+    assert main(["diagnose", str(sun), "--logging-steps", "1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    verdict = result["modes"]["policy_concentration"]
+    assert verdict["undecided"] and not verdict["judged"]
+    note = next(n for n in result["notes"] if n.startswith("policy_concentration: undecided"))
+    assert "points to it" not in note and "neither confirm nor rule it out" in note

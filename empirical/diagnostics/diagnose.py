@@ -202,8 +202,10 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     # policy degenerates the groups, so the upstream mode is the primary one
     primary = next((name for name in _CAUSAL_ORDER if modes[name].flag), None)
     notes = [f"{name}: not judged ({v.evidence})" for name, v in modes.items() if not v.judged]
-    notes += [f"{name}: undecided, the diagnosis abstains (the log points to it but cannot "
-              "confirm it)" for name, v in modes.items() if v.undecided]
+    notes += [f"{name}: undecided, the diagnosis abstains ("
+              + ("the log points to it but cannot confirm it)" if v.judged else
+                 "the log can neither confirm nor rule it out, so the run is not called "
+                 "healthy)") for name, v in modes.items() if v.undecided]
     if group_size is None:
         notes.append("group size G unknown: degeneracy is scored on the share of groups "
                      "without spread and concentration at G = 2; declaring G (--group-size) "

@@ -58,7 +58,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_human(result: dict[str, Any]) -> None:
-    """Print the diagnosis: headline, state, early warning, modes."""
+    """Print the diagnosis: headline, state, early warning, modes.
+
+    A mode's mark: ``!`` flagged, ``?`` not judged or undecided.
+    """
     until = f" (steps up to {result['until']:g})" if result.get("until") is not None else ""
     which = f" [{result['run']}]" if result.get("run") else ""
     print(f"{result['source']}{which}{until}: {result['headline']}")
@@ -72,7 +75,8 @@ def print_human(result: dict[str, Any]) -> None:
     for warning in result["warnings"]:
         print(f"  note: {warning}")
     for name, verdict in result["modes"].items():
-        mark = "!" if verdict["flag"] else ("?" if not verdict["judged"] else " ")
+        mark = "!" if verdict["flag"] else ("?" if not verdict["judged"] or verdict.get(
+            "undecided") else " ")
         score = f"{verdict['score']:.2f}" if verdict["judged"] else " -- "
         print(f"{mark} {name:22s} {score}  {verdict['evidence']}")
         if verdict.get("remedy"):
