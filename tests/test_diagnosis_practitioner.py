@@ -192,3 +192,21 @@ def test_every_flagged_mode_says_what_to_try(capsys) -> None:
         at = next(i for i, line in enumerate(lines) if line.startswith(f"! {name} "))
         assert lines[at + 1].startswith("    try: ") and modes[name]["remedy"] in lines[at + 1]
     assert sum(line.startswith("    try: ") for line in lines) == len(flagged)
+
+
+def test_numbers_carry_the_figures_they_mean() -> None:
+    """A verl run pinned at -1 after starting at -0.675977 with its entropy down to 0.3%:
+    printed as "(it started at -0.675977)", "(x0.00, ...)" and "p = 3.9e-199"."""
+    rng = np.random.default_rng(2)
+    t = np.arange(1, 241, dtype=float)
+    reward = np.full(t.size, -1.0)
+    reward[:10] = -0.675977 - 0.03 * np.arange(10)
+    entropy = 0.06 * np.exp(-t / 30) + 0.000188 + rng.normal(0, 1e-6, t.size)
+    d = diagnose(Run("verl-like", "test", t, reward, {"entropy": entropy}))
+    assert "(it started at -0.676)" in d.state_evidence
+    words = d.modes["policy_concentration"].evidence
+    assert re.search(r"at its lowest \(x0\.00[1-9]\d?, steps", words), words
+    assert "x0.00," not in words
+    cycle = d.modes["dynamical_instability"].evidence
+    assert not re.search(r"p = \d(\.\d+)?e-\d{2,}", cycle), cycle
+    assert not re.search(r"x\d(\.\d+)?e-\d{2,}", cycle), cycle

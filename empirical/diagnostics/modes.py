@@ -202,10 +202,10 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
     low_steps = (run.steps[low_at], run.steps[min(low_at + width, run.n_points) - 1])
     span = (float(low_steps[0]), float(run.steps[-1]))  # where it shows
     if ratio < 1:
-        words = (f"entropy {e0:.3g} -> {low:.3g} at its lowest (x{ratio:.2f}, steps "
+        words = (f"entropy {e0:.3g} -> {low:.3g} at its lowest (x{ratio:.2g}, steps "
                  f"{low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the run")
     else:
-        words = (f"entropy {e0:.3g} at the start and never lower after it (x{ratio:.2f} at "
+        words = (f"entropy {e0:.3g} at the start and never lower after it (x{ratio:.2g} at "
                  f"its lowest, steps {low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the "
                  "run: the temperature did not fall")
     cap = 0.45  # below the flag: entropy alone cannot tell concentration from learning
