@@ -393,3 +393,24 @@ def test_a_rise_too_small_to_count_is_not_called_within_the_noise(tmp_path):
     words = " ".join(advice.reasoning) + " " + advice.basis["text"]
     assert "flat in practice" in words and advice.recommendation["direction"] == "raise"
     assert "did not move beyond its noise" not in words and "no move beyond noise" not in words
+
+
+def test_the_advice_names_the_modes_the_diagnosis_flags_with_what_to_try():
+    """The public collapse: the diagnosis flags degeneracy, concentration and instability; the
+    advice to lower the lr said nothing of the first two, which the lr does not cure."""
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+    from grpodyn.empirical.diagnostics.verdict import REMEDIES
+
+    e8 = (Path(__file__).parent / "data" / "real_logs" / "ShibukiZero__assignment5-alignment__"
+          "artifacts_experiments_main_ch7_grpo_off_policy_sweep_runs_broad_e8_tb256_metrics."
+          "excerpt.jsonl")
+    run = load_run(e8)
+    flagged = {name for name, v in diagnose(run).modes.items() if v.flag}
+    assert {"advantage_degeneracy", "policy_concentration", "dynamical_instability"} <= flagged
+    advice = advise_log(run)
+    assert advice.recommendation["direction"] == "lower"
+    notes = [w for w in advice.warnings if w.startswith("the diagnosis flags")]
+    assert len(notes) == 2 and not any("dynamical_instability" in w for w in notes)
+    for name in ("advantage_degeneracy", "policy_concentration"):
+        assert any(name in w and REMEDIES[name] in w and "lowering the lr does not cure it"
+                   in w for w in notes), name

@@ -472,6 +472,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                   f"{exponent['reason']})", why_ratio]
     headroom = why_ratio.startswith("headroom")
     warnings += _caveats(direction, trend, run, steps, headroom=headroom)
+    warnings += _flagged(run, direction)
     if headroom:
         warnings.append("headroom: the raise takes the slow mode the reward shows toward the "
                         "fastest settling into the 10% band (an overshoot within the band); the "
@@ -552,6 +553,26 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
                 f"k >= (1 - beta) / tau = {c / tau['upper']:.3g} per step")
     return (f"bound from above: {tau['method']}: tau >= {tau['lower']:.3g} steps, so "
             f"k <= (1 - beta) / tau = {c / tau['lower']:.3g} per step")
+
+
+_GERUND = {"raise": "raising", "keep": "keeping", "lower": "lowering"}
+
+
+def _flagged(run: Run, direction: str) -> list[str]:
+    """Name the modes the diagnosis flags, with what to try: the lr does not cure them alone."""
+    from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, diagnose
+    from grpodyn.empirical.diagnostics.verdict import REMEDIES
+
+    if run.n_points < MIN_POINTS:
+        return []
+    out = []
+    for name, verdict in diagnose(run).modes.items():
+        if verdict.flag and not (name == "dynamical_instability" and direction == "lower"):
+            why = ("the reward's trend sets this direction" if name == "dynamical_instability"
+                   else f"{_GERUND[direction]} the lr does not cure it alone")
+            out.append(f"the diagnosis flags {name} (grpodyn diagnose says why); {why}; "
+                       f"try: {REMEDIES[name]}")
+    return out
 
 
 def _caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
