@@ -105,8 +105,11 @@ def test_keep_says_why_its_interval_lies_below_the_runs_lr(log, capsys):
     rec, (_, hi) = result["recommendation"], result["interval"]["lr_ratio"]
     assert rec["direction"] == "keep" and hi is not None and hi < rec["lr_ratio"]
     assert main(["advise", "--log", log]) == 0
-    interval = next(line for line in capsys.readouterr().out.splitlines()
-                    if line.strip().startswith("interval:"))
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 100 for line in lines[1:])  # wrapped, the path's line apart
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("interval:"))
+    interval = " ".join([lines[at], *(x.strip() for x in lines[at + 1:at + 3]
+                                      if x.startswith("      "))])
     assert "the least lr that still reaches the goal" in interval
 
 

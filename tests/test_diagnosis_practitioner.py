@@ -188,9 +188,14 @@ def test_every_flagged_mode_says_what_to_try(capsys) -> None:
         assert bool(v["remedy"]) == v["flag"], name
     assert main(["diagnose", str(E8)]) == 0
     lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 100 for line in lines[1:])  # wrapped, the path's line apart
     for name in flagged:
         at = next(i for i, line in enumerate(lines) if line.startswith(f"! {name} "))
-        assert lines[at + 1].startswith("    try: ") and modes[name]["remedy"] in lines[at + 1]
+        at = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("      "))
+        end = next((i for i in range(at + 1, len(lines)) if not lines[i].startswith("      ")),
+                   len(lines))
+        said = " ".join(line.strip() for line in lines[at:end])
+        assert said == f"try: {modes[name]['remedy']}"
     assert sum(line.startswith("    try: ") for line in lines) == len(flagged)
 
 

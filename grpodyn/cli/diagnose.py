@@ -12,6 +12,7 @@ from grpodyn.cli.options import (
     finite_float,
     group_size,
     load_log,
+    print_wrapped,
 )
 from grpodyn.ground import finite_json
 
@@ -65,19 +66,20 @@ def print_human(result: dict[str, Any]) -> None:
     until = f" (steps up to {result['until']:g})" if result.get("until") is not None else ""
     which = f" [{result['run']}]" if result.get("run") else ""
     print(f"{result['source']}{which}{until}: {result['headline']}")
-    print(f"  state: {result['state']}: {result['state_evidence']}")
+    print_wrapped(result["state_evidence"], first=f"  state: {result['state']}: ",
+                  rest="      ")
     warning = result.get("early_warning")
     if warning:
         print(f"  early warning at step {warning['step']:g} (a warning, not a verdict): "
               f"{', '.join(warning['signals'])}")
         for signal, words in warning["evidence"].items():
-            print(f"    {signal}: {words}")
+            print_wrapped(words, first=f"    {signal}: ", rest="      ")
     for warning in result["warnings"]:
-        print(f"  note: {warning}")
+        print_wrapped(warning, first="  note: ", rest="      ")
     for name, verdict in result["modes"].items():
         mark = "!" if verdict["flag"] else ("?" if not verdict["judged"] or verdict.get(
             "undecided") else " ")
         score = f"{verdict['score']:.2f}" if verdict["judged"] else " -- "
-        print(f"{mark} {name:22s} {score}  {verdict['evidence']}")
+        print_wrapped(verdict["evidence"], first=f"{mark} {name:22s} {score}  ", rest="      ")
         if verdict.get("remedy"):
-            print(f"    try: {verdict['remedy']}")
+            print_wrapped(verdict["remedy"], first="    try: ", rest="      ")

@@ -273,6 +273,21 @@ def executor_of(args: argparse.Namespace) -> str:
     return "serial" if args.serial else "auto"
 
 
+#: The width a printer wraps a long sentence to (a terminal's width with room to spare)
+WIDTH = 100
+
+
+def print_wrapped(text: str, *, first: str, rest: str) -> None:
+    """Print ``text`` wrapped at :data:`WIDTH` columns after ``first``, continued after ``rest``.
+
+    Words are never split (a long path stays whole on its line).
+    """
+    import textwrap
+
+    print(textwrap.fill(text, WIDTH, initial_indent=first, subsequent_indent=rest,
+                        break_long_words=False, break_on_hyphens=False))
+
+
 def print_plain(result: dict[str, Any]) -> None:
     """Print a result as ``key: value`` lines (a command without a printer of its own)."""
     for key, value in result.items():
