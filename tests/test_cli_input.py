@@ -321,3 +321,19 @@ def test_an_undecided_mode_is_marked_and_its_note_says_why(capsys):
     assert verdict["undecided"] and not verdict["judged"]
     note = next(n for n in result["notes"] if n.startswith("policy_concentration: undecided"))
     assert "points to it" not in note and "neither confirm nor rule it out" in note
+
+
+def test_runs_wraps_its_lines_and_keeps_each_metric_whole(tmp_path, capsys):
+    """The metrics, a schedule's evidence and the notes ran past 200 columns on one line."""
+    path = tmp_path / "log.jsonl"
+    names = ["reward_std", "entropy", "kl", "completion_length", "learning_rate", "epoch"]
+    path.write_text("".join(json.dumps({"step": s, "reward": v, **{k: 0.5 for k in names}})
+                            + "\n" for s, v in enumerate(_rise(), start=1)))
+    assert main(["runs", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 100 for line in lines[1:]) and "\xa0" not in "".join(lines)
+    at = next(i for i, line in enumerate(lines) if line.startswith("    metrics: "))
+    metrics = lines[at] + "".join(" " + x.strip() for x in lines[at + 1:]
+                                  if x.startswith("        "))
+    for name in names:
+        assert f"{name} <- {name}" in metrics, name

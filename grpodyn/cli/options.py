@@ -280,12 +280,13 @@ WIDTH = 100
 def print_wrapped(text: str, *, first: str, rest: str) -> None:
     """Print ``text`` wrapped at :data:`WIDTH` columns after ``first``, continued after ``rest``.
 
-    Words are never split (a long path stays whole on its line).
+    Words are never split (a long path stays whole on its line), nor words joined by a
+    no-break space (printed as a space).
     """
     import textwrap
 
     print(textwrap.fill(text, WIDTH, initial_indent=first, subsequent_indent=rest,
-                        break_long_words=False, break_on_hyphens=False))
+                        break_long_words=False, break_on_hyphens=False).replace("\xa0", " "))
 
 
 def print_plain(result: dict[str, Any]) -> None:
