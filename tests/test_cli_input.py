@@ -104,6 +104,9 @@ def test_keep_says_why_its_interval_lies_below_the_runs_lr(log, capsys):
     result = json.loads(capsys.readouterr().out)
     rec, (_, hi) = result["recommendation"], result["interval"]["lr_ratio"]
     assert rec["direction"] == "keep" and hi is not None and hi < rec["lr_ratio"]
+    # the JSON said "multiples of the run's lr the evidence allows" of an interval without x1
+    assert "the least lr that still reaches the goal" in result["interval"]["meaning"]
+    assert "the evidence allows" not in result["interval"]["meaning"]
     assert main(["advise", "--log", log]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert all(len(line) <= 100 for line in lines[1:])  # wrapped, the path's line apart

@@ -499,9 +499,13 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     def scale(r: float | None) -> float | None:
         return None if r is None or lr is None else r * lr
 
+    below = direction == "keep" and interval[1] is not None and interval[1] < ratio
     interval_out = {"lr_ratio": interval, "lr": [scale(interval[0]), scale(interval[1])],
-                    "meaning": "multiples of the run's lr the evidence allows (None: not "
-                    "bounded by this run); lower end of a raise = the least the bound demands"}
+                    "meaning": "where the least lr that still reaches the goal lies, in "
+                    "multiples of the run's lr (None: not bounded by this run); the run's lr is "
+                    "above it and reaches the goal already" if below else "multiples of the "
+                    "run's lr the evidence allows (None: not bounded by this run); lower end of "
+                    "a raise = the least the bound demands"}
     basis = {"kind": tau["kind"], "tau": tau, "stiffness": stiffness, "goal_tau": goal,
              "horizon": horizon, "trend": trend.kind, "trend_text": trend.text,
              "noise": trend.sigma, "exponent": exponent, "text": _basis_text(tau, momentum)}
