@@ -496,22 +496,28 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     recommendation = {"lr": None if lr is None else lr * ratio, "lr_ratio": ratio,
                       "direction": direction, "group_size": group_batch["group_size"],
                       "batch": group_batch["batch"]}
-    def scale(r: float | None) -> float | None:
-        return None if r is None or lr is None else r * lr
-
-    below = direction == "keep" and interval[1] is not None and interval[1] < ratio
-    interval_out = {"lr_ratio": interval, "lr": [scale(interval[0]), scale(interval[1])],
-                    "meaning": "where the least lr that still reaches the goal lies, in "
-                    "multiples of the run's lr (None: not bounded by this run); the run's lr is "
-                    "above it and reaches the goal already" if below else "multiples of the "
-                    "run's lr the evidence allows (None: not bounded by this run); lower end of "
-                    "a raise = the least the bound demands"}
+    interval_out = _interval(interval, lr, direction, ratio)
     basis = {"kind": tau["kind"], "tau": tau, "stiffness": stiffness, "goal_tau": goal,
              "horizon": horizon, "trend": trend.kind, "trend_text": trend.text,
              "noise": trend.sigma, "exponent": exponent, "text": _basis_text(tau, momentum)}
     return LogAdvice(run.source, run.run_name, recommendation, basis, interval_out,
                      tau["status"], group_batch, measured, list(dict.fromkeys(warnings)),
                      reasoning)
+
+
+def _interval(ratios: list[float | None], lr: float | None, direction: str, ratio: float
+              ) -> dict[str, Any]:
+    """Return the interval of the advice with what it means (a keep's may lie below x1)."""
+    def scale(r: float | None) -> float | None:
+        return None if r is None or lr is None else r * lr
+
+    below = direction == "keep" and ratios[1] is not None and ratios[1] < ratio
+    return {"lr_ratio": ratios, "lr": [scale(ratios[0]), scale(ratios[1])],
+            "meaning": "where the least lr that still reaches the goal lies, in multiples of "
+            "the run's lr (None: not bounded by this run); the run's lr is above it and "
+            "reaches the goal already" if below else "multiples of the run's lr the evidence "
+            "allows (None: not bounded by this run); lower end of a raise = the least the "
+            "bound demands"}
 
 
 def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[str, Any]:
