@@ -215,3 +215,20 @@ def test_numbers_carry_the_figures_they_mean() -> None:
     cycle = d.modes["dynamical_instability"].evidence
     assert not re.search(r"p = \d(\.\d+)?e-\d{2,}", cycle), cycle
     assert not re.search(r"x\d(\.\d+)?e-\d{2,}", cycle), cycle
+
+
+def test_a_short_prefix_says_each_reason_once_and_never_too_short_to_judge_a_flag(capsys):
+    """--until 19: the state's reason was repeated under each of the four modes; --until 25:
+    "dynamical_instability (too short to judge)" flagged a mode and said it could not judge."""
+    from grpodyn.cli import main
+
+    assert main(["diagnose", str(E8), "--until", "19"]) == 0
+    out = capsys.readouterr().out
+    state = next(line for line in out.splitlines() if line.startswith("  state: "))
+    reason = state.split(": ", 2)[2]
+    assert out.count(reason) == 1 and out.count("not judged: as the state says") == 4
+    assert main(["diagnose", str(E8), "--until", "25", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["state"] == "too_short" and result["primary"] is not None
+    assert "too short to judge" not in result["headline"]
+    assert result["headline"] == f"{result['primary']} (too short to read its trend)"

@@ -80,6 +80,8 @@ def print_human(result: dict[str, Any]) -> None:
         mark = "!" if verdict["flag"] else ("?" if not verdict["judged"] or verdict.get(
             "undecided") else " ")
         score = f"{verdict['score']:.2f}" if verdict["judged"] else " -- "
-        print_wrapped(verdict["evidence"], first=f"{mark} {name:22s} {score}  ", rest="      ")
+        evidence = ("not judged: as the state says" if verdict["evidence"]
+                    == result["state_evidence"] else verdict["evidence"])  # said once
+        print_wrapped(evidence, first=f"{mark} {name:22s} {score}  ", rest="      ")
         if verdict.get("remedy"):
             print_wrapped(verdict["remedy"], first="    try: ", rest="      ")
