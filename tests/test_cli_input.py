@@ -340,3 +340,25 @@ def test_runs_wraps_its_lines_and_keeps_each_metric_whole(tmp_path, capsys):
                                   if x.startswith("        "))
     for name in names:
         assert f"{name} <- {name}" in metrics, name
+
+
+def test_compare_names_the_primary_mode_and_says_why_a_number_is_missing(capsys):
+    """The table showed "declining" without its failure mode and "at_bound", "not_determined"
+    or "not diagnosed" without a reason (the reasons were in the JSON alone)."""
+    e8 = REAL / ("ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_"
+                 "policy_sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl")
+    garg = REAL / ("garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data."
+                   "excerpt.csv")
+    assert main(["compare", str(e8), str(garg), "--json"]) == 0
+    runs = {r["name"]: r for r in json.loads(capsys.readouterr().out)["runs"]}
+    short = next(r for r in runs.values() if r["diagnosis"]["state"] is None)
+    assert short["diagnosis"]["reason"]
+    assert main(["compare", str(e8), str(garg)]) == 0
+    out = capsys.readouterr().out
+    table, why = out.split("why not determined:\n")
+    assert "dynamical_instability (declining)" in table
+    said = " ".join(line.strip() for line in why.splitlines())
+    for run in runs.values():
+        for key in ("plateau", "tau"):
+            if run[key]["status"] != "determined":
+                assert run[key]["reason"] in said, (run["name"], key)

@@ -40,13 +40,15 @@ from grpodyn.numerics.forecasters import FORECASTERS as REGISTRY
 from grpodyn.numerics.forecasters import get_forecaster
 
 __all__ = ["RunAnalysis", "analyse_run", "infer_reward_range", "learning_rate_of",
-           "momentum_of", "not_determined", "FIT_MODELS", "FORECASTERS"]
+           "momentum_of", "not_determined", "FIT_MODELS", "FORECASTERS", "DIAGNOSIS_POINTS"]
 
 #: Models fitted to the whole run (the forecaster's saturating members and the sigmoid).
 FIT_MODELS = ("exponential", "power", "sigmoid", "inertial", "exponential_lr")
 #: The forecasters ``analyse_run(forecaster=...)`` and ``grpodyn forecast --forecaster`` know.
 #: (The registered ones, :data:`grpodyn.numerics.forecasters.FORECASTERS`, at import.)
 FORECASTERS = tuple(REGISTRY)
+#: The fewest logged points the analysis diagnoses (a shorter run has no state to read).
+DIAGNOSIS_POINTS = 20
 #: The most points a forecast past the log may hold (a horizon beyond them is refused).
 MAX_FORECAST_POINTS = 100_000
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
@@ -552,7 +554,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     span = float(run.steps[-1] - run.steps[0])
     dynamics = _dynamics(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured)
     diagnosis = None
-    if diagnose_run and run.n_points >= 20:
+    if diagnose_run and run.n_points >= DIAGNOSIS_POINTS:
         from grpodyn.empirical.diagnostics.diagnose import diagnose
 
         diagnosis = diagnose(run, group_size=group_size)
