@@ -362,3 +362,14 @@ def test_compare_names_the_primary_mode_and_says_why_a_number_is_missing(capsys)
         for key in ("plateau", "tau"):
             if run[key]["status"] != "determined":
                 assert run[key]["reason"] in said, (run["name"], key)
+
+
+def test_the_report_page_says_plateau_and_no_python_none(log, tmp_path, capsys):
+    """The page printed "momentum None" and the fits' "r_star" beside "plateau r*"."""
+    out = tmp_path / "report"
+    assert main(["report", log, "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    page = (out / "index.html").read_text()
+    assert "momentum not known" in page and "plateau=" in page
+    for word in ("None", "r_star", "r*"):
+        assert word not in page, word
