@@ -373,3 +373,15 @@ def test_the_report_page_says_plateau_and_no_python_none(log, tmp_path, capsys):
     assert "momentum not known" in page and "plateau=" in page
     for word in ("None", "r_star", "r*"):
         assert word not in page, word
+
+
+def test_compare_tells_checkpoints_apart_by_their_folders(tmp_path, capsys):
+    """Two checkpoints' trainer_state.json were named trainer_state#0 and trainer_state#1."""
+    for n, steps in (("checkpoint-100", 40), ("checkpoint-250", 60)):
+        (tmp_path / n).mkdir()
+        rows = [{"step": i, "reward": r} for i, r in enumerate(_rise(steps), start=1)]
+        (tmp_path / n / "trainer_state.json").write_text(json.dumps({"log_history": rows}))
+    assert main(["compare", str(tmp_path / "checkpoint-100"), str(tmp_path / "checkpoint-250"),
+                 "--json"]) == 0
+    names = [r["name"] for r in json.loads(capsys.readouterr().out)["runs"]]
+    assert names == ["checkpoint-100/trainer_state", "checkpoint-250/trainer_state"]

@@ -223,10 +223,19 @@ def short_names(names: Sequence[str], *, width: int = NAME_WIDTH) -> list[str]:
 
 
 def _names(runs: Sequence[Run]) -> list[str]:
-    """Name each run distinctly: its own name, else the file's stem, made unique."""
+    """Name each run distinctly: its own name, else the file's stem, made unique.
+
+    Files of one name (the trainer state of two checkpoints) are told apart by the folders
+    above them, as few as it takes; a numbered suffix only when the paths are the same.
+    """
     names = [run.run_name or Path(run.source).stem for run in runs]
     if len(set(names)) == len(names):
         return names
+    for depth in range(2, 5):
+        names = ["/".join(Path(run.source).with_suffix("").parts[-depth:])
+                 + (f":{run.run_name}" if run.run_name else "") for run in runs]
+        if len(set(names)) == len(names):
+            return names
     return [f"{Path(run.source).stem}:{run.run_name}" if run.run_name
             else f"{Path(run.source).stem}#{i}" for i, run in enumerate(runs)]
 
