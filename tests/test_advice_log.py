@@ -414,3 +414,11 @@ def test_the_advice_names_the_modes_the_diagnosis_flags_with_what_to_try():
     for name in ("advantage_degeneracy", "policy_concentration"):
         assert any(name in w and REMEDIES[name] in w and "lowering the lr does not cure it"
                    in w for w in notes), name
+
+
+def test_the_group_and_batch_line_says_product(tmp_path):
+    """"only B G matters, not G apart" read as two letters, not the product B x G."""
+    rng = np.random.default_rng(4)
+    effect = advise_log(load_run(_log(tmp_path, 0.3 + 0.05 * rng.standard_normal(100))
+                                 )).group_batch["effect"]
+    assert "only the product B x G matters, not G alone" in effect and "B G matters" not in effect

@@ -370,7 +370,8 @@ def _group_batch(run: Run, optimizer: str | None, measured: dict[str, Any] | Non
                     f"{hi:g} (noise-dominated); a sweep over B G measures it"}
         effect = (f"doubling G or B at a fixed lr shortens tau by a factor between "
                   f"{2 ** -hi:.2f} and 1 (worth raising the lr by up to x{2 ** hi:.2f}) and "
-                  "halves the reward's sampling variance; only B G matters, not G apart")
+                  "halves the reward's sampling variance; only the product B x G matters, not G "
+                  "alone")
     return {"exponent": exponent, "effect": effect,
             "group_size": _value(run.meta.group_size), "batch": _value(run.meta.batch)}
 
