@@ -385,3 +385,20 @@ def test_compare_tells_checkpoints_apart_by_their_folders(tmp_path, capsys):
                  "--json"]) == 0
     names = [r["name"] for r in json.loads(capsys.readouterr().out)["runs"]]
     assert names == ["checkpoint-100/trainer_state", "checkpoint-250/trainer_state"]
+
+
+def test_diagnose_prints_the_notes_its_json_holds(capsys):
+    """The text left out the diagnosis's notes (why a mode is undecided, that declaring G
+    scores the drift lost, a truncation beside a decline): the JSON alone held them."""
+    sun = REAL / ("Sunshine535__nips-grpo-dynamics__results_gates_1_2_logs_gate2_rho1.00_seed42."
+                  "excerpt.log")
+    argv = ["diagnose", str(sun), "--logging-steps", "1"]
+    assert main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    text = " ".join(line.strip() for line in capsys.readouterr().out.splitlines())
+    shown = [n for n in result["notes"] if n != result["state_evidence"]
+             and not any(n.startswith(f"{m}: not judged (") for m in result["modes"])]
+    assert any("--group-size" in n for n in shown)
+    for note in shown:
+        assert f"note: {note}" in text, note

@@ -85,3 +85,7 @@ def print_human(result: dict[str, Any]) -> None:
         print_wrapped(evidence, first=f"{mark} {name:22s} {score}  ", rest="      ")
         if verdict.get("remedy"):
             print_wrapped(verdict["remedy"], first="    try: ", rest="      ")
+    for note in result["notes"]:  # the state's and the modes' lines say what they say
+        if note != result["state_evidence"] and not any(
+                note.startswith(f"{name}: not judged (") for name in result["modes"]):
+            print_wrapped(note, first="  note: ", rest="      ")
