@@ -232,3 +232,18 @@ def test_a_short_prefix_says_each_reason_once_and_never_too_short_to_judge_a_fla
     assert result["state"] == "too_short" and result["primary"] is not None
     assert "too short to judge" not in result["headline"]
     assert result["headline"] == f"{result['primary']} (too short to read its trend)"
+
+
+def test_an_early_warning_says_what_to_try(capsys) -> None:
+    """--until 19 warned of the collapse and said nothing of what to do about it."""
+    from grpodyn.cli import main
+
+    assert main(["diagnose", str(E8), "--until", "19", "--json"]) == 0
+    warning = json.loads(capsys.readouterr().out)["early_warning"]
+    assert "checkpoint" in warning["remedy"] and "lower the lr" in warning["remedy"]
+    assert main(["diagnose", str(E8), "--until", "19"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("    try: "))
+    assert lines[at - 1].startswith("      ") or lines[at - 1].startswith("    length_")
+    said = " ".join(x.strip() for x in lines[at:at + 3] if x.startswith(("    try", "      ")))
+    assert said.startswith(f"try: {warning['remedy']}")

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as EARLY_WARNING_POINTS
-from grpodyn.empirical.diagnostics.early_warning import RELATIVE, early_warning
+from grpodyn.empirical.diagnostics.early_warning import RELATIVE, early_warning, remedy
 from grpodyn.empirical.diagnostics.hacking import hacking
 from grpodyn.empirical.diagnostics.instability import instability
 from grpodyn.empirical.diagnostics.modes import concentration, degeneracy, prompt_pool_at
@@ -128,12 +128,14 @@ class Diagnosis:
         """Return the diagnosis as plain JSON types (the keys of ``grpodyn diagnose``).
 
         A flagged mode carries ``remedy``, what to try (:data:`~.verdict.REMEDIES`); None
-        otherwise.
+        otherwise. So does an early warning (:func:`~.early_warning.remedy`).
         """
         return {"source": self.source, "headline": self.headline, "healthy": self.healthy,
                 "primary": self.primary, "state": self.state,
                 "state_evidence": self.state_evidence, "peak_step": self.peak_step,
-                "early_warning": self.early_warning, "group_size": self.group_size,
+                "early_warning": None if self.early_warning is None else {
+                    **self.early_warning, "remedy": remedy(self.early_warning["signals"])},
+                "group_size": self.group_size,
                 "prompt_pool": self.prompt_pool, "notes": self.notes,
                 "modes": {name: {**asdict(v), "remedy": REMEDIES[name] if v.flag else None}
                           for name, v in self.modes.items()}}

@@ -74,6 +74,8 @@ def print_human(result: dict[str, Any]) -> None:
               f"{', '.join(warning['signals'])}")
         for signal, words in warning["evidence"].items():
             print_wrapped(words, first=f"    {signal}: ", rest="      ")
+        if warning.get("remedy"):
+            print_wrapped(warning["remedy"], first="    try: ", rest="      ")
     for warning in result["warnings"]:
         print_wrapped(warning, first="  note: ", rest="      ")
     for name, verdict in result["modes"].items():
