@@ -247,3 +247,15 @@ def test_an_early_warning_says_what_to_try(capsys) -> None:
     assert lines[at - 1].startswith("      ") or lines[at - 1].startswith("    length_")
     said = " ".join(x.strip() for x in lines[at:at + 3] if x.startswith(("    try", "      ")))
     assert said.startswith(f"try: {warning['remedy']}")
+
+
+def test_the_last_quarters_change_carries_its_noise() -> None:
+    """Rusheel86's run: "fell 0.708 over the last quarter" of ten points with a noise of 0.5,
+    a change the data barely determine, printed without it (the state says its noise)."""
+    rng = np.random.default_rng(7)
+    t = np.arange(1, 41, dtype=float)
+    reward = 0.4 + rng.normal(0, 0.5, t.size)
+    d = diagnose(Run("trl-like", "test", t, reward, {"frac_reward_zero_std": np.full(40, 0.2)}))
+    words = d.modes["advantage_degeneracy"].evidence
+    assert re.search(r"(rose|fell) \d\.\d{3} over the last quarter \(noise \d\.\d{3}\)", words) \
+        or "did not change over the last quarter (noise" in words, words

@@ -170,7 +170,10 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
                "scored instead" if group_size is None else
                "rewards outside [0, 1]: no success rate to set the prompts' Beta law")
         words += f": only {1 - f_late:.0%} of the groups carry a gradient ({why})"
-    words += f"; reward {r_late:.2f}, {change_words(gain)} over the last quarter"
+    # with the noise of a fitted line's change over the segment, as the state says it
+    late_se = noise * np.sqrt(12.0 / max(idx.size, 1))
+    words += (f"; reward {r_late:.2f}, {change_words(gain)} over the last quarter (noise "
+              f"{late_se:.3f})")
     if not short_of_ceiling:
         score = 0.0
         words += " (at the ceiling: nothing left to learn, not a failure)"
