@@ -402,3 +402,14 @@ def test_diagnose_prints_the_notes_its_json_holds(capsys):
     assert any("--group-size" in n for n in shown)
     for note in shown:
         assert f"note: {note}" in text, note
+
+
+def test_runs_says_file_for_a_value_from_the_log_itself(capsys):
+    """"[file:<the log's own 120-character name>]" pushed each such line past 200 columns."""
+    log = REAL / ("lzhihan__grpo-math-pipeline__outputs_grpo_qwen2.5-1.5b-sft-grpo-lora_"
+                  "checkpoint-1200_trainer_state.excerpt.json")
+    assert main(["runs", str(log), "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["runs"][0]["hyperparameters"]["planned_steps"]
+    assert planned["source"] == f"file:{log.name}"  # the JSON keeps the name
+    assert main(["runs", str(log)]) == 0
+    assert "    planned_steps = 1200 [file] max_steps" in capsys.readouterr().out

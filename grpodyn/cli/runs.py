@@ -62,9 +62,11 @@ def print_human(result: dict[str, Any]) -> None:
                                           else ""))
         print_wrapped(", ".join(f"{k}\xa0<-\xa0{v}" for k, v in run["metrics"].items()),
                       first="    metrics: ", rest="        ")
+        itself = "file:" + result["source"].replace("\\", "/").rsplit("/", 1)[-1]
         for name, h in run["hyperparameters"].items():
             value = f"{h['value']:.4g}" if isinstance(h["value"], float) else h["value"]
-            print_wrapped(h["evidence"], first=f"    {name} = {value} [{h['source']}] ",
+            source = "file" if h["source"] == itself else h["source"]  # the log's own name
+            print_wrapped(h["evidence"], first=f"    {name} = {value} [{source}] ",
                           rest="        ")
         for warning in run["warnings"]:
             print_wrapped(warning, first="    note: ", rest="        ")
