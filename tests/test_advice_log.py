@@ -422,3 +422,12 @@ def test_the_group_and_batch_line_says_product(tmp_path):
     effect = advise_log(load_run(_log(tmp_path, 0.3 + 0.05 * rng.standard_normal(100))
                                  )).group_batch["effect"]
     assert "only the product B x G matters, not G alone" in effect and "B G matters" not in effect
+
+
+def test_the_exponent_line_says_what_it_means_and_how_to_measure_it(tmp_path):
+    """It named internal derivations (relaxation_time, adam_tau_lr_exponent) instead."""
+    rng = np.random.default_rng(4)
+    advice = advise_log(load_run(_log(tmp_path, 0.3 + 0.05 * rng.standard_normal(100))))
+    line = next(x for x in advice.reasoning if x.startswith("tau ~ lr^p"))
+    assert "--sweep" in line and "half the relaxation time" in line
+    assert "adam_tau_lr_exponent" not in line and "derivations" not in line
