@@ -83,7 +83,9 @@ def write_run_report(log: str | Path | Run, out: Path, *, momentum: float | None
     diagnosis = summary["diagnosis"]
     diag_rows = "" if diagnosis is None else "\n".join(
         f"<tr><td>{name}</td><td>{'FLAGGED' if v['flag'] else ('-' if v['judged'] else 'n/a')}"
-        f"</td><td>{v['score']:.2f}</td><td>{html.escape(v['evidence'])}</td></tr>"
+        f"</td><td>{v['score']:.2f}</td><td>{html.escape(v['evidence'])}"
+        + (f"<br><b>try:</b> {html.escape(v['remedy'])}" if v.get("remedy") else "")
+        + "</td></tr>"
         for name, v in diagnosis["modes"].items())
     primary = "n/a" if diagnosis is None else diagnosis["headline"]
     caption = ("Reward, the fit of the model the analysis trusts, the forecast after the "

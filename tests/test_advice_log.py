@@ -399,3 +399,53 @@ def test_thirds_that_dip_then_rise_bound_nothing(tmp_path):
     advice = advise_log(run)
     assert advice.basis["kind"] in ("not_determined", "slow_mode", "stiffness_upper_bound")
     assert advice.basis["stiffness"].get("lower") is None or advice.basis["stiffness"]["lower"] > 0
+
+
+def test_a_rise_too_small_to_count_is_not_called_within_the_noise(tmp_path):
+    """A success rate that rose 0.02, beyond its noise: the diagnosis calls it flat in
+    practice; the advice said "did not move beyond its noise" beside that state's "beyond its
+    noise"."""
+    rng = np.random.default_rng(5)
+    reward = 0.60 + 0.02 * np.linspace(0, 1, 200) + rng.normal(0, 0.003, 200)
+    advice = advise_log(load_run(_log(tmp_path, reward)))
+    words = " ".join(advice.reasoning) + " " + advice.basis["text"]
+    assert "flat in practice" in words and advice.recommendation["direction"] == "raise"
+    assert "did not move beyond its noise" not in words and "no move beyond noise" not in words
+
+
+def test_the_advice_names_the_modes_the_diagnosis_flags_with_what_to_try():
+    """The public collapse: the diagnosis flags degeneracy, concentration and instability; the
+    advice to lower the lr said nothing of the first two, which the lr does not cure."""
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+    from grpodyn.empirical.diagnostics.verdict import REMEDIES
+
+    e8 = (Path(__file__).parent / "data" / "real_logs" / "ShibukiZero__assignment5-alignment__"
+          "artifacts_experiments_main_ch7_grpo_off_policy_sweep_runs_broad_e8_tb256_metrics."
+          "excerpt.jsonl")
+    run = load_run(e8)
+    flagged = {name for name, v in diagnose(run).modes.items() if v.flag}
+    assert {"advantage_degeneracy", "policy_concentration", "dynamical_instability"} <= flagged
+    advice = advise_log(run)
+    assert advice.recommendation["direction"] == "lower"
+    notes = [w for w in advice.warnings if w.startswith("the diagnosis flags")]
+    assert len(notes) == 2 and not any("dynamical_instability" in w for w in notes)
+    for name in ("advantage_degeneracy", "policy_concentration"):
+        assert any(name in w and REMEDIES[name] in w and "lowering the lr does not cure it"
+                   in w for w in notes), name
+
+
+def test_the_group_and_batch_line_says_product(tmp_path):
+    """"only B G matters, not G apart" read as two letters, not the product B x G."""
+    rng = np.random.default_rng(4)
+    effect = advise_log(load_run(_log(tmp_path, 0.3 + 0.05 * rng.standard_normal(100))
+                                 )).group_batch["effect"]
+    assert "only the product B x G matters, not G alone" in effect and "B G matters" not in effect
+
+
+def test_the_exponent_line_says_what_it_means_and_how_to_measure_it(tmp_path):
+    """It named internal derivations (relaxation_time, adam_tau_lr_exponent) instead."""
+    rng = np.random.default_rng(4)
+    advice = advise_log(load_run(_log(tmp_path, 0.3 + 0.05 * rng.standard_normal(100))))
+    line = next(x for x in advice.reasoning if x.startswith("tau ~ lr^p"))
+    assert "--sweep" in line and "half the relaxation time" in line
+    assert "adam_tau_lr_exponent" not in line and "derivations" not in line

@@ -10,6 +10,7 @@ import json
 import math
 import random
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -126,9 +127,15 @@ def test_keep_says_why_its_interval_lies_below_the_runs_lr(log, capsys):
     result = json.loads(capsys.readouterr().out)
     rec, (_, hi) = result["recommendation"], result["interval"]["lr_ratio"]
     assert rec["direction"] == "keep" and hi is not None and hi < rec["lr_ratio"]
+    # the JSON said "multiples of the run's lr the evidence allows" of an interval without x1
+    assert "the least lr that still reaches the goal" in result["interval"]["meaning"]
+    assert "the evidence allows" not in result["interval"]["meaning"]
     assert main(["advise", "--log", log]) == 0
-    interval = next(line for line in capsys.readouterr().out.splitlines()
-                    if line.strip().startswith("interval:"))
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 100 for line in lines[1:])  # wrapped, the path's line apart
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("interval:"))
+    interval = " ".join([lines[at], *(x.strip() for x in lines[at + 1:at + 3]
+                                      if x.startswith("      "))])
     assert "the least lr that still reaches the goal" in interval
 
 
@@ -254,6 +261,23 @@ def test_an_until_that_leaves_too_few_points_says_so(tmp_path, capsys):
     path = _write(tmp_path / "every_ten.jsonl", _rise(40), steps=range(10, 410, 10))
     line = _error(["diagnose", path, "--until", "30"], capsys)
     assert path in line and "--until 30 leaves 3 logged points (steps 10-30)" in line
+
+
+def test_an_until_beyond_the_last_step_is_refused_naming_the_log(log, capsys):
+    """--until past the end was taken silently as the whole log."""
+    line = _error(["diagnose", log, "--until", "1000"], capsys)
+    assert log in line and "--until 1000 is beyond the log's last step 60" in line
+
+
+@pytest.mark.parametrize("command", [["diagnose", "LOG"], ["report", "LOG"],
+                                     ["advise", "--log", "LOG"], ["compare", "LOG"]])
+@pytest.mark.parametrize("value", ["0", "1", "-3"])
+def test_a_group_size_below_two_is_refused_naming_the_option(command, value, log, capsys):
+    """diagnose and report said "group_size must be >= 2" without the option; advise and
+    compare took G = 1."""
+    argv = [log if a == "LOG" else a for a in command]
+    assert "argument --group-size: group_size G must be an integer >= 2" in _error(
+        [*argv, "--group-size", value], capsys)
 
 
 def test_advice_on_a_reward_far_below_its_ceiling_is_no_division_by_zero(tmp_path, capsys):
@@ -383,3 +407,138 @@ def test_a_sweep_of_a_log_without_steps_says_it_takes_no_logging_steps(tmp_path,
     line = _error(["sweep", str(path), "--hparams", "optimizer=adam,momentum=0.9,lr=1e-5,"
                    "group_size=8,batch=4"], capsys)
     assert str(path) in line and "takes no --logging-steps" in line
+
+
+def test_the_report_of_a_log_gives_each_missing_constant_its_reason(log, tmp_path, capsys):
+    """Without the momentum the report printed "stability_margin: None" and a bare status."""
+    assert main(["report", log, "--out", str(tmp_path / "report")]) == 0
+    lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    assert "--momentum" in lines["regime"] and "--momentum" in lines["stability_margin"]
+    for name in ("tau", "regime", "stability_margin"):
+        assert lines[name] != "None" and not lines[name].endswith("not_determined"), name
+
+
+def test_runs_prints_a_logged_lr_to_four_figures(tmp_path, capsys):
+    """A scheduler's lr 9.996978405979462e-06 was printed with all its digits."""
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "reward": v,
+                                        "learning_rate": 1e-5 * (1 - s / 7e4)}) + "\n"
+                            for s, v in enumerate(_rise(), start=10)))
+    assert main(["runs", str(path)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("lr ="))
+    assert line.strip().startswith("lr = 9.999e-06 [logged]"), line
+    assert main(["runs", str(path), "--json"]) == 0
+    lr = json.loads(capsys.readouterr().out)["runs"][0]["hyperparameters"]["lr"]["value"]
+    assert lr == pytest.approx(1e-5 * (1 - 10 / 7e4))
+
+
+REAL = Path(__file__).parent / "data" / "real_logs"
+
+
+def test_an_undecided_mode_is_marked_and_its_note_says_why(capsys):
+    """garg's lr 1e-5 run: concentration judged 0.45 but undecided was printed unmarked, as if
+    clean; Sunshine535's run: a concentration the log cannot judge at all was noted as one
+    "the log points to"."""
+    garg = REAL / ("garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data."
+                   "excerpt.csv")
+    assert main(["diagnose", str(garg)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines()
+                if x[2:].startswith("policy_concentration"))
+    assert line.startswith("? policy_concentration   0.45")
+    sun = REAL / ("Sunshine535__nips-grpo-dynamics__results_gates_1_2_logs_gate2_rho1.00_seed42."
+                  "excerpt.log")
+    assert main(["diagnose", str(sun), "--logging-steps", "1", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    verdict = result["modes"]["policy_concentration"]
+    assert verdict["undecided"] and not verdict["judged"]
+    note = next(n for n in result["notes"] if n.startswith("policy_concentration: undecided"))
+    assert "points to it" not in note and "neither confirm nor rule it out" in note
+
+
+def test_runs_wraps_its_lines_and_keeps_each_metric_whole(tmp_path, capsys):
+    """The metrics, a schedule's evidence and the notes ran past 200 columns on one line."""
+    path = tmp_path / "log.jsonl"
+    names = ["reward_std", "entropy", "kl", "completion_length", "learning_rate", "epoch"]
+    path.write_text("".join(json.dumps({"step": s, "reward": v, **{k: 0.5 for k in names}})
+                            + "\n" for s, v in enumerate(_rise(), start=1)))
+    assert main(["runs", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 100 for line in lines[1:]) and "\xa0" not in "".join(lines)
+    at = next(i for i, line in enumerate(lines) if line.startswith("    metrics: "))
+    metrics = lines[at] + "".join(" " + x.strip() for x in lines[at + 1:]
+                                  if x.startswith("        "))
+    for name in names:
+        assert f"{name} <- {name}" in metrics, name
+
+
+def test_compare_names_the_primary_mode_and_says_why_a_number_is_missing(capsys):
+    """The table showed "declining" without its failure mode and "at_bound", "not_determined"
+    or "not diagnosed" without a reason (the reasons were in the JSON alone)."""
+    e8 = REAL / ("ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_"
+                 "policy_sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl")
+    garg = REAL / ("garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data."
+                   "excerpt.csv")
+    assert main(["compare", str(e8), str(garg), "--json"]) == 0
+    runs = {r["name"]: r for r in json.loads(capsys.readouterr().out)["runs"]}
+    short = next(r for r in runs.values() if r["diagnosis"]["state"] is None)
+    assert short["diagnosis"]["reason"]
+    assert main(["compare", str(e8), str(garg)]) == 0
+    out = capsys.readouterr().out
+    table, why = out.split("why not determined:\n")
+    assert "dynamical_instability (declining)" in table
+    said = " ".join(line.strip() for line in why.splitlines())
+    for run in runs.values():
+        for key in ("plateau", "tau"):
+            if run[key]["status"] != "determined":
+                assert run[key]["reason"] in said, (run["name"], key)
+
+
+def test_the_report_page_says_plateau_and_no_python_none(log, tmp_path, capsys):
+    """The page printed "momentum None" and the fits' "r_star" beside "plateau r*"."""
+    out = tmp_path / "report"
+    assert main(["report", log, "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    page = (out / "index.html").read_text()
+    assert "momentum not known" in page and "plateau=" in page
+    for word in ("None", "r_star", "r*"):
+        assert word not in page, word
+
+
+def test_compare_tells_checkpoints_apart_by_their_folders(tmp_path, capsys):
+    """Two checkpoints' trainer_state.json were named trainer_state#0 and trainer_state#1."""
+    for n, steps in (("checkpoint-100", 40), ("checkpoint-250", 60)):
+        (tmp_path / n).mkdir()
+        rows = [{"step": i, "reward": r} for i, r in enumerate(_rise(steps), start=1)]
+        (tmp_path / n / "trainer_state.json").write_text(json.dumps({"log_history": rows}))
+    assert main(["compare", str(tmp_path / "checkpoint-100"), str(tmp_path / "checkpoint-250"),
+                 "--json"]) == 0
+    names = [r["name"] for r in json.loads(capsys.readouterr().out)["runs"]]
+    assert names == ["checkpoint-100/trainer_state", "checkpoint-250/trainer_state"]
+
+
+def test_diagnose_prints_the_notes_its_json_holds(capsys):
+    """The text left out the diagnosis's notes (why a mode is undecided, that declaring G
+    scores the drift lost, a truncation beside a decline): the JSON alone held them."""
+    sun = REAL / ("Sunshine535__nips-grpo-dynamics__results_gates_1_2_logs_gate2_rho1.00_seed42."
+                  "excerpt.log")
+    argv = ["diagnose", str(sun), "--logging-steps", "1"]
+    assert main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    text = " ".join(line.strip() for line in capsys.readouterr().out.splitlines())
+    shown = [n for n in result["notes"] if n != result["state_evidence"]
+             and not any(n.startswith(f"{m}: not judged (") for m in result["modes"])]
+    assert any("--group-size" in n for n in shown)
+    for note in shown:
+        assert f"note: {note}" in text, note
+
+
+def test_runs_says_file_for_a_value_from_the_log_itself(capsys):
+    """"[file:<the log's own 120-character name>]" pushed each such line past 200 columns."""
+    log = REAL / ("lzhihan__grpo-math-pipeline__outputs_grpo_qwen2.5-1.5b-sft-grpo-lora_"
+                  "checkpoint-1200_trainer_state.excerpt.json")
+    assert main(["runs", str(log), "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["runs"][0]["hyperparameters"]["planned_steps"]
+    assert planned["source"] == f"file:{log.name}"  # the JSON keeps the name
+    assert main(["runs", str(log)]) == 0
+    assert "    planned_steps = 1200 [file] max_steps" in capsys.readouterr().out

@@ -173,3 +173,89 @@ def test_an_unbounded_beta_phi_is_written_in_words() -> None:
                           "checkpoints_checkpoint-2000_trainer_state.excerpt.json")
     words = diagnose(run).modes["policy_concentration"].evidence
     assert "phi unbounded" in words and "inf" not in re.findall(r"phi (\S+)", words)
+
+
+def test_every_flagged_mode_says_what_to_try(capsys) -> None:
+    """The public collapse flags three modes: each carries a remedy in the JSON and a "try:"
+    line under it in the text; an unflagged mode carries none."""
+    from grpodyn.cli import main
+
+    assert main(["diagnose", str(E8), "--json"]) == 0
+    modes = json.loads(capsys.readouterr().out)["modes"]
+    flagged = [name for name, v in modes.items() if v["flag"]]
+    assert len(flagged) >= 2
+    for name, v in modes.items():
+        assert bool(v["remedy"]) == v["flag"], name
+    assert main(["diagnose", str(E8)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 100 for line in lines[1:])  # wrapped, the path's line apart
+    for name in flagged:
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"! {name} "))
+        at = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("      "))
+        end = next((i for i in range(at + 1, len(lines)) if not lines[i].startswith("      ")),
+                   len(lines))
+        said = " ".join(line.strip() for line in lines[at:end])
+        assert said == f"try: {modes[name]['remedy']}"
+    assert sum(line.startswith("    try: ") for line in lines) == len(flagged)
+
+
+def test_numbers_carry_the_figures_they_mean() -> None:
+    """A verl run pinned at -1 after starting at -0.675977 with its entropy down to 0.3%:
+    printed as "(it started at -0.675977)", "(x0.00, ...)" and "p = 3.9e-199"."""
+    rng = np.random.default_rng(2)
+    t = np.arange(1, 241, dtype=float)
+    reward = np.full(t.size, -1.0)
+    reward[:10] = -0.675977 - 0.03 * np.arange(10)
+    entropy = 0.06 * np.exp(-t / 30) + 0.000188 + rng.normal(0, 1e-6, t.size)
+    d = diagnose(Run("verl-like", "test", t, reward, {"entropy": entropy}))
+    assert "(it started at -0.676)" in d.state_evidence
+    words = d.modes["policy_concentration"].evidence
+    assert re.search(r"at its lowest \(x0\.00[1-9]\d?, steps", words), words
+    assert "x0.00," not in words
+    cycle = d.modes["dynamical_instability"].evidence
+    assert not re.search(r"p = \d(\.\d+)?e-\d{2,}", cycle), cycle
+    assert not re.search(r"x\d(\.\d+)?e-\d{2,}", cycle), cycle
+
+
+def test_a_short_prefix_says_each_reason_once_and_never_too_short_to_judge_a_flag(capsys):
+    """--until 19: the state's reason was repeated under each of the four modes; --until 25:
+    "dynamical_instability (too short to judge)" flagged a mode and said it could not judge."""
+    from grpodyn.cli import main
+
+    assert main(["diagnose", str(E8), "--until", "19"]) == 0
+    out = capsys.readouterr().out
+    state = next(line for line in out.splitlines() if line.startswith("  state: "))
+    reason = state.split(": ", 2)[2]
+    assert out.count(reason) == 1 and out.count("not judged: as the state says") == 4
+    assert main(["diagnose", str(E8), "--until", "25", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["state"] == "too_short" and result["primary"] is not None
+    assert "too short to judge" not in result["headline"]
+    assert result["headline"] == f"{result['primary']} (too short to read its trend)"
+
+
+def test_an_early_warning_says_what_to_try(capsys) -> None:
+    """--until 19 warned of the collapse and said nothing of what to do about it."""
+    from grpodyn.cli import main
+
+    assert main(["diagnose", str(E8), "--until", "19", "--json"]) == 0
+    warning = json.loads(capsys.readouterr().out)["early_warning"]
+    assert "checkpoint" in warning["remedy"] and "lower the lr" in warning["remedy"]
+    assert main(["diagnose", str(E8), "--until", "19"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("    try: "))
+    assert lines[at - 1].startswith("      ") or lines[at - 1].startswith("    length_")
+    said = " ".join(x.strip() for x in lines[at:at + 3] if x.startswith(("    try", "      ")))
+    assert said.startswith(f"try: {warning['remedy']}")
+
+
+def test_the_last_quarters_change_carries_its_noise() -> None:
+    """Rusheel86's run: "fell 0.708 over the last quarter" of ten points with a noise of 0.5,
+    a change the data barely determine, printed without it (the state says its noise)."""
+    rng = np.random.default_rng(7)
+    t = np.arange(1, 41, dtype=float)
+    reward = 0.4 + rng.normal(0, 0.5, t.size)
+    d = diagnose(Run("trl-like", "test", t, reward, {"frac_reward_zero_std": np.full(40, 0.2)}))
+    words = d.modes["advantage_degeneracy"].evidence
+    assert re.search(r"(rose|fell) \d\.\d{3} over the last quarter \(noise \d\.\d{3}\)", words) \
+        or "did not change over the last quarter (noise" in words, words

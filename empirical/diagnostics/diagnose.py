@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as EARLY_WARNING_POINTS
-from grpodyn.empirical.diagnostics.early_warning import RELATIVE, early_warning
+from grpodyn.empirical.diagnostics.early_warning import RELATIVE, early_warning, remedy
 from grpodyn.empirical.diagnostics.hacking import hacking
 from grpodyn.empirical.diagnostics.instability import instability
 from grpodyn.empirical.diagnostics.modes import concentration, degeneracy, prompt_pool_at
@@ -65,6 +65,7 @@ from grpodyn.empirical.diagnostics.verdict import (
     CEILING,
     MODES,
     NEGLIGIBLE_RISE,
+    REMEDIES,
     ModeVerdict,
     unjudged,
 )
@@ -123,13 +124,20 @@ class Diagnosis:
                 f"flagged={flagged}{warning})")
 
     def to_dict(self) -> dict:
-        """Return the diagnosis as plain JSON types (the keys of ``grpodyn diagnose``)."""
+        """Return the diagnosis as plain JSON types (the keys of ``grpodyn diagnose``).
+
+        A flagged mode carries ``remedy``, what to try (:data:`~.verdict.REMEDIES`); None
+        otherwise. So does an early warning (:func:`~.early_warning.remedy`).
+        """
         return {"source": self.source, "headline": self.headline, "healthy": self.healthy,
                 "primary": self.primary, "state": self.state,
                 "state_evidence": self.state_evidence, "peak_step": self.peak_step,
-                "early_warning": self.early_warning, "group_size": self.group_size,
+                "early_warning": None if self.early_warning is None else {
+                    **self.early_warning, "remedy": remedy(self.early_warning["signals"])},
+                "group_size": self.group_size,
                 "prompt_pool": self.prompt_pool, "notes": self.notes,
-                "modes": {name: asdict(v) for name, v in self.modes.items()}}
+                "modes": {name: {**asdict(v), "remedy": REMEDIES[name] if v.flag else None}
+                          for name, v in self.modes.items()}}
 
 
 def _group_size(run: Run, group_size: int | None) -> tuple[int | None, dict]:
@@ -195,8 +203,10 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     # policy degenerates the groups, so the upstream mode is the primary one
     primary = next((name for name in _CAUSAL_ORDER if modes[name].flag), None)
     notes = [f"{name}: not judged ({v.evidence})" for name, v in modes.items() if not v.judged]
-    notes += [f"{name}: undecided, the diagnosis abstains (the log points to it but cannot "
-              "confirm it)" for name, v in modes.items() if v.undecided]
+    notes += [f"{name}: undecided, the diagnosis abstains ("
+              + ("the log points to it but cannot confirm it)" if v.judged else
+                 "the log can neither confirm nor rule it out, so the run is not called "
+                 "healthy)") for name, v in modes.items() if v.undecided]
     if group_size is None:
         notes.append("group size G unknown: degeneracy is scored on the share of groups "
                      "without spread and concentration at G = 2; declaring G (--group-size) "

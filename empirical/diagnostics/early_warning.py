@@ -47,6 +47,7 @@ and scipy.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -59,7 +60,7 @@ from grpodyn.ground import InputError
 __all__ = ["SIGNALS", "MIN_POINTS", "Z", "TAU", "HOLD", "COINCIDE", "ALONE", "RELATIVE",
            "EarlyWarning",
            "early_warning",
-           "prefix", "trend_window"]
+           "prefix", "trend_window", "remedy"]
 
 SIGNALS = ("critical_slowing_down", "entropy_rise", "kl_rise", "length_departure",
            "clipped_rise", "cap_approach", "zero_std_rise")
@@ -98,6 +99,18 @@ class EarlyWarning:
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"step", "signals", "evidence"}`` as JSON types."""
         return {"step": self.step, "signals": list(self.signals), "evidence": dict(self.evidence)}
+
+
+def remedy(signals: Sequence[str]) -> str:
+    """Say what to try when the precursors of a collapse fire (a warning, not a verdict)."""
+    words = ["keep a checkpoint from before this step and watch the next ones; if the reward "
+             "falls, lower the lr (grpodyn advise --log LOG says how far)"]
+    if {"clipped_rise", "cap_approach"} & set(signals):
+        words.append("completions reach the length cap: raise the cap or penalise length")
+    if "zero_std_rise" in signals:
+        words.append("groups lose their spread: raise G or drop prompts every completion "
+                     "solves or fails")
+    return "; ".join(words)
 
 
 def trend_window(n: int) -> int:

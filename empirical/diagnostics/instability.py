@@ -196,10 +196,10 @@ def instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdic
     if np.isfinite(cycle["radius"]):
         kind = (f"oscillatory, period {cycle['period']:.1f} steps" if np.isfinite(cycle["period"])
                 else "real poles: no oscillation")
-        oscillation = (f"slow fluctuations x{excess:.1f} the variance that noise alone gives; "
-                       f"AR(2) of the fluctuations around the trend: pole radius "
+        oscillation = (f"slow fluctuations x{_ratio_words(excess)} the variance that noise "
+                       f"alone gives; AR(2) of the fluctuations around the trend: pole radius "
                        f"{cycle['radius']:.3f} ({kind}), explains {cycle['r2']:.0%} of their "
-                       f"variance (p = {cycle['p_value']:.2g} against white noise)")
+                       f"variance ({_p_words(cycle['p_value'])} against white noise)")
         if cycle["score"] >= FLAG_SCORE:
             oscillation += ": a limit cycle, the map's poles at the unit circle"
             where = (float(run.steps[0]), float(run.steps[-1]))
@@ -210,3 +210,16 @@ def instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdic
             f"reward at its best smoothed level at the end (step {run.steps[best]:g})")
     words = f"{fall}{collapse_words}; {oscillation}{kl_words}{divergence_words}"
     return ModeVerdict(score >= FLAG_SCORE, score, words, True, where)
+
+
+def _p_words(p: float) -> str:
+    """Say a p-value to two figures, or below 1e-6 as such (more digits mean nothing there)."""
+    return "p < 1e-06" if p < 1e-6 else f"p = {p:.2g}"
+
+
+def _ratio_words(ratio: float) -> str:
+    """Say a variance ratio to two figures, or below 0.01 as such.
+
+    The round-off of a flat reward gives ratios like 1e-27, which mean nothing.
+    """
+    return "<0.01" if ratio < 0.01 else f"{ratio:.2g}"

@@ -170,7 +170,10 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
                "scored instead" if group_size is None else
                "rewards outside [0, 1]: no success rate to set the prompts' Beta law")
         words += f": only {1 - f_late:.0%} of the groups carry a gradient ({why})"
-    words += f"; reward {r_late:.2f}, {change_words(gain)} over the last quarter"
+    # with the noise of a fitted line's change over the segment, as the state says it
+    late_se = noise * np.sqrt(12.0 / max(idx.size, 1))
+    words += (f"; reward {r_late:.2f}, {change_words(gain)} over the last quarter (noise "
+              f"{late_se:.3f})")
     if not short_of_ceiling:
         score = 0.0
         words += " (at the ceiling: nothing left to learn, not a failure)"
@@ -202,10 +205,10 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
     low_steps = (run.steps[low_at], run.steps[min(low_at + width, run.n_points) - 1])
     span = (float(low_steps[0]), float(run.steps[-1]))  # where it shows
     if ratio < 1:
-        words = (f"entropy {e0:.3g} -> {low:.3g} at its lowest (x{ratio:.2f}, steps "
+        words = (f"entropy {e0:.3g} -> {low:.3g} at its lowest (x{ratio:.2g}, steps "
                  f"{low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the run")
     else:
-        words = (f"entropy {e0:.3g} at the start and never lower after it (x{ratio:.2f} at "
+        words = (f"entropy {e0:.3g} at the start and never lower after it (x{ratio:.2g} at "
                  f"its lowest, steps {low_steps[0]:g}-{low_steps[1]:g}), {e1:.3g} late in the "
                  "run: the temperature did not fall")
     cap = 0.45  # below the flag: entropy alone cannot tell concentration from learning

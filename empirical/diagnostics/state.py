@@ -72,7 +72,7 @@ def _pinned(run: Run) -> State | None:
         return State("converged", f"reward pinned at {value:g} (the ceiling) since step "
                      f"{since:g}: every prompt solved")
     return State("not_learning", f"reward pinned at {value:g} since step {since:g} (it started "
-                 f"at {r[0]:g}): a constant reward leaves no group with spread, so no gradient "
+                 f"at {r[0]:.3g}): a constant reward leaves no group with spread, so no gradient "
                  "to learn from", pinned=True)
 
 
@@ -155,7 +155,7 @@ def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
                      float(run.steps[0]))
     if abs(r1 - r0) <= z_quantile(ALPHA / 2) * se:
         return State("not_learning", f"reward {r0:.3f} -> {r1:.3f} over {where}, within "
-                     f"{z_quantile(ALPHA / 2):.2f} s.e. ({se:.3f}) of no change: flat from the "
+                     f"{z_quantile(ALPHA / 2):.3g} s.e. ({se:.3f}) of no change: flat from the "
                      "start")
     if is_success_rate(run) and abs(r1 - r0) <= NEGLIGIBLE_RISE:
         return State("not_learning", f"reward {r0:.3f} -> {r1:.3f} over {where}: beyond its "

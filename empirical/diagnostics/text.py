@@ -28,7 +28,9 @@ def state_words(state: str, peak_step: float | None) -> str:
     if state == "declining":
         return ("declining since its peak near step " f"{peak_step:g}" if peak_step is not None
                 else "declining")
-    return {"not_learning": "not learning", "too_short": "too short to judge"}.get(state, state)
+    # too_short: the reward's trend is not read; a mode may still be judged and flagged
+    return {"not_learning": "not learning",
+            "too_short": "too short to read its trend"}.get(state, state)
 
 
 def headline(primary: str | None, state: str, peak_step: float | None,

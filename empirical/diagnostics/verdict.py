@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MODES", "FLAG_SCORE", "CEILING", "NEGLIGIBLE_RISE", "G_BOUND", "ModeVerdict",
-           "unjudged"]
+__all__ = ["MODES", "FLAG_SCORE", "CEILING", "NEGLIGIBLE_RISE", "G_BOUND", "REMEDIES",
+           "ModeVerdict", "unjudged"]
 
 MODES = ("reward_hacking", "advantage_degeneracy", "policy_concentration",
          "dynamical_instability")
@@ -21,6 +21,23 @@ CEILING = 0.97
 #: the hacking test no progress to decouple, so over a whole run it is "no mode can be judged
 #: from the reward", the diagnosis's definition of not learning
 NEGLIGIBLE_RISE = 0.03
+#: What to try when a mode is flagged: the knobs that act on its mechanism (docs/theory.md
+#: section 10): the coupling of the optimised reward to the true one, the drift factor
+#: 1 - p^G - (1-p)^G, the noise temperature p(1-p), the stiffness against its limit
+REMEDIES = {
+    "reward_hacking": "read samples where the reward rose; tighten the reward or verifier "
+                      "(format and length terms are the usual loophole), raise the KL "
+                      "coefficient, and keep the checkpoint where the held-out reward peaked",
+    "advantage_degeneracy": "raise G (completions per prompt), drop prompts that every "
+                            "completion solves or fails (dynamic sampling), or move the "
+                            "prompts' difficulty toward the policy's",
+    "policy_concentration": "keep the sampling temperature at 1 or above, add an entropy "
+                            "bonus or a higher upper clip (clip-higher, 0.28), lower the lr, "
+                            "or restart from a checkpoint before the entropy fell",
+    "dynamical_instability": "lower the lr (grpodyn advise --log LOG says how far), reuse each "
+                             "rollout for fewer epochs (less staleness), keep the ratio clip, "
+                             "and restart from a checkpoint near the peak",
+}
 #: G unknown: the smallest group, the most zero-std groups a pool can leave
 G_BOUND = 2
 

@@ -4,7 +4,8 @@ Every run that loads gets advice with its basis. The basis is the run's relaxati
 (docs/theory.md section 3: tau = (1 - beta) / k, k = a kappa), measured where the data determine it,
 else bounded by what the run did:
 
-- it did not move beyond its noise in N steps: tau > N (unless it already sits at its plateau),
+- it stayed flat for N steps (no move beyond its noise, or by the diagnosis's state a success
+  rate's move too small to count): tau > N (unless it already sits at its plateau),
   so its stiffness is bounded from above, k < (1 - beta) / N: raise the lr by at least the
   factor that brings tau to the goal;
 - it rose, but the curvature of its rise does not pin tau: the quantiles of the curvature
@@ -63,8 +64,8 @@ __all__ = ["LogAdvice", "advise_log", "exponent_from_sweep", "bg_exponent_from_s
 ASSUMED_MOMENTUM = 0.9
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
 THEORY_EXPONENT = {"value": -1.0, "status": "theory",
-                   "reason": "one run cannot measure it: the map's tau ~ lr^-1 (derivations "
-                   "relaxation_time, adam_tau_lr_exponent); a sweep measures it"}
+                   "reason": "the theory's value (twice the lr, half the relaxation time); "
+                   "one run cannot measure it, runs at other lrs can (--sweep LOG)"}
 
 
 def exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any]:
@@ -198,7 +199,7 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
     if trend.kind == "flat":
         return {"kind": "stiffness_upper_bound", "value": None, "lower": trend.span,
                 "upper": None, "status": "bound",
-                "method": f"no move beyond noise in {trend.span:g} steps (unless the run "
+                "method": f"the reward stayed flat for {trend.span:g} steps (unless the run "
                           "already sits at its plateau)"}
     fitted = _measured_tau(analysis)
     if fitted is not None:
@@ -381,7 +382,8 @@ def _group_batch(run: Run, optimizer: str | None, measured: dict[str, Any] | Non
                     f"{hi:g} (noise-dominated); a sweep over B G measures it"}
         effect = (f"doubling G or B at a fixed lr shortens tau by a factor between "
                   f"{2 ** -hi:.2f} and 1 (worth raising the lr by up to x{2 ** hi:.2f}) and "
-                  "halves the reward's sampling variance; only B G matters, not G apart")
+                  "halves the reward's sampling variance; only the product B x G matters, not G "
+                  "alone")
     return {"exponent": exponent, "effect": effect,
             "group_size": _value(run.meta.group_size), "batch": _value(run.meta.batch)}
 
@@ -483,6 +485,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                   f"{exponent['reason']})", why_ratio]
     headroom = why_ratio.startswith("headroom")
     warnings += _caveats(direction, trend, run, steps, headroom=headroom)
+    warnings += _flagged(run, direction)
     if headroom:
         warnings.append("headroom: the raise takes the slow mode the reward shows toward the "
                         "fastest settling into the 10% band (an overshoot within the band); the "
@@ -509,10 +512,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     recommendation = {"lr": None if lr is None else lr * ratio, "lr_ratio": ratio,
                       "direction": direction, "group_size": group_size,
                       "batch": group_batch["batch"]}
-    interval_out = {"lr_ratio": interval, "lr": [None if r is None or lr is None else r * lr
-                                                 for r in interval],
-                    "meaning": "multiples of the run's lr the evidence allows (None: not "
-                    "bounded by this run); lower end of a raise = the least the bound demands"}
+    interval_out = _interval(interval, lr, direction, ratio)
     basis = {"kind": tau["kind"], "tau": tau, "stiffness": stiffness, "goal_tau": goal,
              "horizon": horizon, "trend": trend.kind, "trend_text": trend.text,
              "noise": trend.sigma, "exponent": exponent, "text": _basis_text(tau, momentum)}
@@ -534,6 +534,24 @@ def _groups_without_spread(run: Run, group_size: int | None) -> tuple[list[str],
     words, least = advice
     more = least is not None and group_size is not None and least > group_size
     return [words], least if more else group_size
+
+
+def _interval(ratios: list[float | None], lr: float | None, direction: str, ratio: float
+              ) -> dict[str, Any]:
+    """Return the interval of the advice with what it means (a keep's may lie below x1)."""
+    def scale(r: float | None) -> float | None:
+        return None if r is None or lr is None else r * lr
+
+    below = direction == "keep" and ratios[1] is not None and ratios[1] < ratio
+    step = direction == "raise" and ratios[0] is not None and ratios[0] > ratio
+    return {"lr_ratio": ratios, "lr": [scale(ratios[0]), scale(ratios[1])],
+            "meaning": "where the least lr that still reaches the goal lies, in multiples of "
+            "the run's lr (None: not bounded by this run); the run's lr is above it and "
+            "reaches the goal already" if below else "multiples of the run's lr the evidence "
+            "asks (None: not bounded by this run); the advice is one raise toward its lower "
+            "end, the most one step takes" if step else "multiples of the run's lr the "
+            "evidence allows (None: not bounded by this run); lower end of a raise = the "
+            "least the bound demands"}
 
 
 def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[str, Any]:
@@ -579,6 +597,32 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
                 f"k >= (1 - beta) / tau = {c / tau['upper']:.3g} per step")
     return (f"bound from above: {tau['method']}: tau >= {tau['lower']:.3g} steps, so "
             f"k <= (1 - beta) / tau = {c / tau['lower']:.3g} per step")
+
+
+_GERUND = {"raise": "raising", "keep": "keeping", "lower": "lowering"}
+
+
+def _flagged(run: Run, direction: str) -> list[str]:
+    """Name the modes the diagnosis flags, with what to try: the lr does not cure them alone.
+
+    Advantage degeneracy beside a raise or a keep is left to :func:`_groups_without_spread`,
+    which says the G to try.
+    """
+    from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, diagnose
+    from grpodyn.empirical.diagnostics.verdict import REMEDIES
+
+    if run.n_points < MIN_POINTS:
+        return []
+    out = []
+    for name, verdict in diagnose(run).modes.items():
+        if name == "advantage_degeneracy" and direction != "lower":
+            continue  # the G advice of _groups_without_spread says it, with the G to try
+        if verdict.flag and not (name == "dynamical_instability" and direction == "lower"):
+            why = ("the reward's trend sets this direction" if name == "dynamical_instability"
+                   else f"{_GERUND[direction]} the lr does not cure it alone")
+            out.append(f"the diagnosis flags {name} (grpodyn diagnose says why); {why}; "
+                       f"try: {REMEDIES[name]}")
+    return out
 
 
 def _caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,

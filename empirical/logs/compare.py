@@ -12,6 +12,7 @@ on one curve on this clock).
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.empirical.logs.run_analysis import analyse_run, learning_rate_of, not_determined
+from grpodyn.empirical.logs.run_analysis import (
+    analyse_run,
+    learning_rate_of,
+    not_determined,
+)
 from grpodyn.ground import InputError, save_figure
 
 __all__ = ["short_names", "NAME_WIDTH", "CLOCKS", "ComparedRun", "Comparison", "compare_runs",
@@ -100,13 +106,17 @@ class Comparison:
         width = max(3, *map(len, shown))
         lines = [f"{'run':{width}s} {'steps':>7s} {'final':>7s}  {'plateau':30s} {'tau':30s} "
                  "state"]
+        why = []
         for run, name in zip(self.runs, shown, strict=True):
-            s = run.summary
+            s, d = run.summary, run.summary["diagnosis"]
+            state = (d["state"] if d["primary"] is None else f"{d['primary']} ({d['state']})"
+                     ) if d["state"] is not None else "not diagnosed"
             lines.append(f"{name:{width}s} {s['steps']:7g} {s['final_reward']['value']:7.3f}"
                          f"  {_status_text(s['plateau'], '.3f'):30s} "
-                         f"{_status_text(s['tau'], '.0f'):30s} "
-                         f"{s['diagnosis']['state'] or 'not diagnosed'}")
-        return "\n".join(lines)
+                         f"{_status_text(s['tau'], '.0f'):30s} {state}")
+            why += [textwrap.fill(f"{name}: {words}", 100, subsequent_indent="    ",
+                                  break_long_words=False) for words in _reasons(s)]
+        return "\n".join(lines + (["why not determined:", *why] if why else []))
 
     def plot(self, *, path: str | Path | None = None) -> Any:
         """Draw every run's reward on the clock, with its plateau where determined.
@@ -144,6 +154,20 @@ class Comparison:
         if path is not None:
             save_figure(fig, path)
         return fig
+
+
+def _reasons(summary: dict[str, Any]) -> list[str]:
+    """Say why a run's plateau, tau or diagnosis is missing (each reason once)."""
+    said = {}
+    for key in ("plateau", "tau"):
+        entry = summary[key]
+        if entry.get("status") != "determined" and entry.get("reason"):
+            said.setdefault(f"{entry['status']}: {entry['reason']}", []).append(key)
+    out = [f"{' and '.join(keys)} {words}" for words, keys in said.items()]
+    reason = summary["diagnosis"].get("reason")
+    if summary["diagnosis"]["state"] is None and reason and not any(reason in x for x in out):
+        out.append(f"not diagnosed: {reason}")
+    return out
 
 
 def _status_text(entry: dict[str, Any], spec: str) -> str:
@@ -199,10 +223,19 @@ def short_names(names: Sequence[str], *, width: int = NAME_WIDTH) -> list[str]:
 
 
 def _names(runs: Sequence[Run]) -> list[str]:
-    """Name each run distinctly: its own name, else the file's stem, made unique."""
+    """Name each run distinctly: its own name, else the file's stem, made unique.
+
+    Files of one name (the trainer state of two checkpoints) are told apart by the folders
+    above them, as few as it takes; a numbered suffix only when the paths are the same.
+    """
     names = [run.run_name or Path(run.source).stem for run in runs]
     if len(set(names)) == len(names):
         return names
+    for depth in range(2, 5):
+        names = ["/".join(Path(run.source).with_suffix("").parts[-depth:])
+                 + (f":{run.run_name}" if run.run_name else "") for run in runs]
+        if len(set(names)) == len(names):
+            return names
     return [f"{Path(run.source).stem}:{run.run_name}" if run.run_name
             else f"{Path(run.source).stem}#{i}" for i, run in enumerate(runs)]
 
@@ -255,13 +288,16 @@ def compare_runs(runs: Sequence[Run], *, clock: str = "step", momentum: float | 
         except InputError as exc:  # too short a run, a flat reward: said, the others go on
             reason = f"not analysed: {str(exc).split(': ', 1)[-1]}"
             summary.update(plateau=not_determined(reason), tau=not_determined(reason),
-                           diagnosis={"state": None, "primary": None})
+                           diagnosis={"state": None, "primary": None, "reason": reason})
         else:
             diagnosis = analysis.diagnosis
             summary.update(plateau=analysis.plateau, tau=analysis.dynamics["tau"],
                            diagnosis={"state": None if diagnosis is None else diagnosis.state,
                                       "primary": None if diagnosis is None
-                                      else diagnosis.primary},
+                                      else diagnosis.primary,
+                                      "reason": None if diagnosis is not None else
+                                      f"{run.n_points} logged points, fewer than the "
+                                      f"{MODE_POINTS} a comparison diagnoses"},
                            warnings=list(dict.fromkeys(summary["warnings"]
                                                        + analysis.warnings)))
         compared.append(ComparedRun(name=name, source=run.source, clock=x, reward=run.reward,

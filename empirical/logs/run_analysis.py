@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_fraction, check_momentum
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
@@ -47,6 +48,8 @@ FIT_MODELS = ("exponential", "power", "sigmoid", "inertial", "exponential_lr")
 #: The forecasters ``analyse_run(forecaster=...)`` and ``grpodyn forecast --forecaster`` know.
 #: (The registered ones, :data:`grpodyn.numerics.forecasters.FORECASTERS`, at import.)
 FORECASTERS = tuple(REGISTRY)
+#: The public name of a fit's parameter where its internal one differs.
+_PUBLIC = {"r_star": "plateau"}
 #: The most points a forecast past the log may hold (a horizon beyond them is refused).
 MAX_FORECAST_POINTS = 100_000
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
@@ -306,22 +309,22 @@ class RunAnalysis:
 
     def html_section(self) -> str:
         """Return an HTML fragment: plateau and dynamics with statuses, fits, warnings."""
-        rows = [("plateau r*", _status_text(self.plateau))]
+        rows = [("plateau", _status_text(self.plateau))]
         rows += [(k, _status_text(v)) for k, v in self.dynamics.items() if isinstance(v, dict)]
         table = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>"
                         for k, v in rows)
         fits = "".join(
             f"<tr><td>{html.escape(n)}</td><td>{f.r2:.3f}</td>"
             f"<td>{self.weights.get(n, 0):.2f}</td><td>"
-            + html.escape(", ".join(f"{k}={v:.4g}" for k, v in f.params.items()))
-            + f"</td><td>{html.escape(', '.join(f.at_bounds) or '-')}</td>"
-            f"<td>{'yes' if f.singular else 'no'}</td></tr>"
+            + html.escape(", ".join(f"{_PUBLIC.get(k, k)}={v:.4g}" for k, v in f.params.items()))
+            + f"</td><td>{html.escape(', '.join(_PUBLIC.get(b, b) for b in f.at_bounds) or '-')}"
+            f"</td><td>{'yes' if f.singular else 'no'}</td></tr>"
             for n, f in self.fits.items())
         notes = "".join(f"<li>{html.escape(w)}</li>" for w in self.warnings)
         rng = "unknown" if self.reward_range is None else \
             f"[{self.reward_range[0]:g}, {self.reward_range[1]:g}]"
         return (f"<p>Reward range {html.escape(rng)} ({html.escape(self.range_source)}); "
-                f"momentum {html.escape(str(self.momentum))} "
+                f"momentum {'not known' if self.momentum is None else f'{self.momentum:g}'} "
                 f"({html.escape(self.momentum_source)}).</p><ul>{notes}</ul>"
                 f"<table>{table}</table><h3>Fits</h3><table><tr><th>model</th><th>R^2</th>"
                 f"<th>weight</th><th>parameters</th><th>at bound</th><th>singular</th></tr>"
@@ -552,7 +555,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     span = float(run.steps[-1] - run.steps[0])
     dynamics = _dynamics(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured)
     diagnosis = None
-    if diagnose_run and run.n_points >= 20:
+    if diagnose_run and run.n_points >= MODE_POINTS:  # the modes' fewest points
         from grpodyn.empirical.diagnostics.diagnose import diagnose
 
         diagnosis = diagnose(run, group_size=group_size)

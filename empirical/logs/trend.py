@@ -158,5 +158,5 @@ def agree_with_state(trend: Trend, run: Run) -> Trend:
                    f"{state.name}: {state.evidence})")
 
 
-_TREND_WORDS = {"fell": "fell beyond its noise", "flat": "did not move beyond its noise",
+_TREND_WORDS = {"fell": "fell beyond its noise", "flat": "stayed flat",
                 "rising": "rose beyond its noise", "pinned": "is pinned"}

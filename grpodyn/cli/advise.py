@@ -20,6 +20,7 @@ from grpodyn.cli.options import (
     positive_float,
     positive_integer,
     print_plain,
+    print_wrapped,
 )
 from grpodyn.ground import finite_json
 
@@ -112,15 +113,17 @@ def print_human(result: dict[str, Any]) -> None:
     absolute = "" if rec["lr"] is None else f" = lr {rec['lr']:.3g}"
     print(f"{result['source']}{' [' + result['run'] + ']' if result['run'] else ''}: "
           f"{rec['direction']} the lr x{rec['lr_ratio']:.3g}{absolute} ({result['status']})")
-    print(f"  interval: {_interval_words(rec, interval['lr_ratio'])}")
-    print(f"  basis: {result['basis']['text']}")
+    print_wrapped(_interval_words(rec, interval["lr_ratio"]), first="  interval: ",
+                  rest="      ")
+    print_wrapped(result["basis"]["text"], first="  basis: ", rest="      ")
     for line in result["reasoning"]:
         if line != result["basis"]["text"]:
-            print(f"  - {line}")
-    print(f"  G and B: {result['group_batch']['effect']} "
-          f"({result['group_batch']['exponent']['status']})")
+            print_wrapped(line, first="  - ", rest="      ")
+    print_wrapped(f"{result['group_batch']['effect']} "
+                  f"({result['group_batch']['exponent']['status']})", first="  G and B: ",
+                  rest="      ")
     for warning in result["warnings"]:
-        print(f"  note: {warning}")
+        print_wrapped(warning, first="  note: ", rest="      ")
 
 
 def _interval_words(recommendation: dict[str, Any], ratios: list[float | None]) -> str:

@@ -10,8 +10,9 @@ from grpodyn.cli.options import (
     add_json,
     add_log_options,
     finite_float,
-    integer,
+    group_size,
     load_log,
+    print_wrapped,
 )
 from grpodyn.ground import finite_json
 
@@ -23,7 +24,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "concentration and dynamical instability from a training log "
                             "(docs/theory.md section 10); modes the log cannot judge are named.")
     p.add_argument("log", help="the training log")
-    p.add_argument("--group-size", type=integer,
+    p.add_argument("--group-size", type=group_size,
                    help="G, when the log and its config do not say")
     p.add_argument("--until", type=finite_float, metavar="STEP",
                    help="diagnose only the steps up to STEP (inclusive), as a monitor would "
@@ -39,6 +40,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.diagnostics.early_warning import prefix
 
     run = load_log(args)
+    if args.until is not None and args.until > run.steps[-1]:
+        raise UsageError(f"{run.source}: --until {args.until:g} is beyond the log's last step "
+                         f"{run.steps[-1]:g}; leave --until out to diagnose the whole log")
     if args.until is not None:
         run = prefix(run, args.until)  # causal: only what was logged up to that step
         if run.n_points < MIN_POINTS:
@@ -55,20 +59,35 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_human(result: dict[str, Any]) -> None:
-    """Print the diagnosis: headline, state, early warning, modes."""
+    """Print the diagnosis: headline, state, early warning, modes.
+
+    A mode's mark: ``!`` flagged, ``?`` not judged or undecided.
+    """
     until = f" (steps up to {result['until']:g})" if result.get("until") is not None else ""
     which = f" [{result['run']}]" if result.get("run") else ""
     print(f"{result['source']}{which}{until}: {result['headline']}")
-    print(f"  state: {result['state']}: {result['state_evidence']}")
+    print_wrapped(result["state_evidence"], first=f"  state: {result['state']}: ",
+                  rest="      ")
     warning = result.get("early_warning")
     if warning:
         print(f"  early warning at step {warning['step']:g} (a warning, not a verdict): "
               f"{', '.join(warning['signals'])}")
         for signal, words in warning["evidence"].items():
-            print(f"    {signal}: {words}")
+            print_wrapped(words, first=f"    {signal}: ", rest="      ")
+        if warning.get("remedy"):
+            print_wrapped(warning["remedy"], first="    try: ", rest="      ")
     for warning in result["warnings"]:
-        print(f"  note: {warning}")
+        print_wrapped(warning, first="  note: ", rest="      ")
     for name, verdict in result["modes"].items():
-        mark = "!" if verdict["flag"] else ("?" if not verdict["judged"] else " ")
+        mark = "!" if verdict["flag"] else ("?" if not verdict["judged"] or verdict.get(
+            "undecided") else " ")
         score = f"{verdict['score']:.2f}" if verdict["judged"] else " -- "
-        print(f"{mark} {name:22s} {score}  {verdict['evidence']}")
+        evidence = ("not judged: as the state says" if verdict["evidence"]
+                    == result["state_evidence"] else verdict["evidence"])  # said once
+        print_wrapped(evidence, first=f"{mark} {name:22s} {score}  ", rest="      ")
+        if verdict.get("remedy"):
+            print_wrapped(verdict["remedy"], first="    try: ", rest="      ")
+    for note in result["notes"]:  # the state's and the modes' lines say what they say
+        if note != result["state_evidence"] and not any(
+                note.startswith(f"{name}: not judged (") for name in result["modes"]):
+            print_wrapped(note, first="  note: ", rest="      ")

@@ -124,6 +124,17 @@ def positive_integer(text: str) -> int:
     return value
 
 
+def group_size(text: str) -> int:
+    """Read a group size G, an integer of at least 2 (argument type).
+
+    One completion per prompt leaves no group to take an advantage against.
+    """
+    value = integer(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"group_size G must be an integer >= 2, got {text!r}")
+    return value
+
+
 def non_negative_integer(text: str) -> int:
     """Read an integer of at least 0 (argument type)."""
     value = integer(text)
@@ -151,7 +162,7 @@ def momentum_beta(text: str) -> float:
 #: Hyperparameter overrides of the log options: option -> (RunMeta field, type, help).
 LOG_OVERRIDES = {
     "--lr": ("lr", positive_float, "peak learning rate of the logged run (overrides the log)"),
-    "--group-size": ("group_size", positive_integer,
+    "--group-size": ("group_size", group_size,
                      "G, completions per prompt (overrides the log)"),
     "--batch": ("batch", positive_integer, "B, prompts per optimizer step (overrides the log)"),
     "--momentum": ("momentum", momentum_beta,
@@ -319,6 +330,22 @@ def merged_notes(warnings: list[str]) -> list[str]:
             out.append(warning)
     return [f"{_MODEL_NOTES[item][0]}: {'; '.join(merged[item])}" if isinstance(item, int)
             else item for item in out]
+
+
+#: The width a printer wraps a long sentence to (a terminal's width with room to spare)
+WIDTH = 100
+
+
+def print_wrapped(text: str, *, first: str, rest: str) -> None:
+    """Print ``text`` wrapped at :data:`WIDTH` columns after ``first``, continued after ``rest``.
+
+    Words are never split (a long path stays whole on its line), nor words joined by a
+    no-break space (printed as a space).
+    """
+    import textwrap
+
+    print(textwrap.fill(text, WIDTH, initial_indent=first, subsequent_indent=rest,
+                        break_long_words=False, break_on_hyphens=False).replace("\xa0", " "))
 
 
 def print_plain(result: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from grpodyn.cli.options import (
     add_json,
     add_log_options,
     executor_of,
-    integer,
+    group_size,
     load_log,
     output_directory,
     print_plain,
@@ -37,7 +37,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "(default: grpodyn-report)")
     add_analysis_options(p, momentum_help="momentum (Adam's beta1) of the logged run, for its "
                           "regime and margins (default: the log's, else not determined)")
-    p.add_argument("--group-size", type=integer, help="G of the logged run, for the diagnosis")
+    p.add_argument("--group-size", type=group_size, help="G of the logged run, for the diagnosis")
     add_log_options(p)
     p.add_argument("--quick", action="store_true",
                    help="fewer seeds and lags in the bandit lab: a smoke test, not the figures")

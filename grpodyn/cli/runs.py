@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from grpodyn.cli.options import add_json, positive_integer
+from grpodyn.cli.options import add_json, positive_integer, print_wrapped
 
 if TYPE_CHECKING:
     from grpodyn.empirical.logs.loaders import Run
@@ -60,9 +60,13 @@ def print_human(result: dict[str, Any]) -> None:
         print(f"  {name}: {run['n_points']} points, steps {run['first_step']:g}-"
               f"{run['last_step']:g}" + (" (reconstructed)" if run["steps_reconstructed"]
                                           else ""))
-        print("    metrics: " + ", ".join(f"{k} <- {v}" for k, v in run["metrics"].items()))
+        print_wrapped(", ".join(f"{k}\xa0<-\xa0{v}" for k, v in run["metrics"].items()),
+                      first="    metrics: ", rest="        ")
+        itself = "file:" + result["source"].replace("\\", "/").rsplit("/", 1)[-1]
         for name, h in run["hyperparameters"].items():
-            value = f"{h['value']:.6g}" if isinstance(h["value"], float) else h["value"]
-            print(f"    {name} = {value} [{h['source']}] {h['evidence']}")
+            value = f"{h['value']:.4g}" if isinstance(h["value"], float) else h["value"]
+            source = "file" if h["source"] == itself else h["source"]  # the log's own name
+            print_wrapped(h["evidence"], first=f"    {name} = {value} [{source}] ",
+                          rest="        ")
         for warning in run["warnings"]:
-            print(f"    note: {warning}")
+            print_wrapped(warning, first="    note: ", rest="        ")
