@@ -28,9 +28,11 @@ from .compiled import compiled
 
 __all__ = ["PromptPool", "fit_prompt_pool", "fit_prompt_pool_extremes", "zero_std_share",
            "failed_group_share", "drift_loss", "entropy_ratio_bound", "read_group_extremes",
-           "group_range_chance", "zero_std_share_lower_bound"]
+           "group_range_chance", "zero_std_share_lower_bound", "group_size_for_spread"]
 
 _PHI_MIN, _PHI_MAX = 1e-3, 1e4
+#: the largest G :func:`group_size_for_spread` searches: beyond it a group is no practical lever
+_LARGEST_GROUP = 4096
 _Z95 = 1.96
 _CHI2_95 = 3.841  # one degree of freedom: the profile-likelihood 95% interval
 #: relative tolerance when a logged extreme advantage is matched to a group's success count
@@ -90,6 +92,31 @@ def zero_std_share(mean: float, phi: float, group_size: int) -> float:
         return mean**group_size + (1 - mean) ** group_size
     return float(compiled("prompt_pool_zero_std_share")(group_size, mean * phi,
                                                          (1 - mean) * phi))
+
+
+def group_size_for_spread(success: float, *, share: float = 0.5) -> int | None:
+    """Return the least G at which identical prompts leave at most ``share`` of groups flat.
+
+    Parameters
+    ----------
+    success : float
+        The prompts' success rate p, in (0, 1).
+    share : float
+        The share of groups without reward spread allowed, P_0(G, p) = p^G + (1 - p)^G.
+
+    Returns
+    -------
+    int or None
+        The least G in [2, 4096] with P_0(G, p) <= ``share``; None when p is 0 or 1 or no G in
+        that range meets it. P_0 is convex in p, so prompts of mean p whose rates differ leave
+        more groups without spread (Jensen): a lower bound for them (docs/theory.md section 7).
+    """
+    if not 0 < success < 1:
+        return None
+    groups = np.arange(2, _LARGEST_GROUP + 1)
+    flat = compiled("degenerate_group_probability")(groups, success)
+    enough = np.flatnonzero(flat <= share)
+    return int(groups[enough[0]]) if enough.size else None
 
 
 def failed_group_share(mean: float, phi: float, group_size: int) -> float:

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from grpodyn.empirical.logs.advice import advise_log
-from grpodyn.empirical.logs.group_advice import group_size_for_spread
 from grpodyn.empirical.logs.loaders import load_run
+from grpodyn.numerics.prompt_pool import group_size_for_spread
 
 
 @pytest.mark.parametrize("success", [0.5, 0.3, 0.05, 0.01, 0.999])
@@ -69,3 +69,18 @@ def test_an_unknown_group_size_is_not_replaced_by_the_bound() -> None:
     advice = advise_log(load_run(log))
     assert any("identical prompts need G >= 3" in w for w in advice.warnings)
     assert advice.recommendation["group_size"] is None
+
+
+def test_the_diagnosis_gives_the_same_g_as_the_advice(categorical, tmp_path) -> None:
+    # the degeneracy's evidence says what "raise G" means for this run, as the advice does
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+
+    family, seed = "advantage_degeneracy", 1011
+    config = categorical.settings(family, seed)
+    log, _ = categorical.simulate(config, seed=10_000 * categorical.FAMILIES.index(family) + seed)
+    path = categorical.write_run(tmp_path / "run", log, config=config, keys="full",
+                                 with_g=True, label=family, seed=seed)
+    run = load_run(path)
+    verdict = diagnose(run).modes["advantage_degeneracy"]
+    assert verdict.flag and "identical prompts need G >= 64" in verdict.evidence
+    assert advise_log(run).recommendation["group_size"] == 64

@@ -38,6 +38,7 @@ from grpodyn.numerics.prompt_pool import (
     entropy_ratio_bound,
     fit_prompt_pool,
     fit_prompt_pool_extremes,
+    group_size_for_spread,
 )
 
 __all__ = ["degeneracy", "concentration", "prompt_pool_at"]
@@ -177,6 +178,11 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
     if not short_of_ceiling:
         score = 0.0
         words += " (at the ceiling: nothing left to learn, not a failure)"
+    need = group_size_for_spread(r_late) if score >= FLAG_SCORE and is_success_rate(run) \
+        else None
+    if need is not None:  # what the remedy's "raise G" means here (a lower bound)
+        words += (f"; at the late success rate {r_late:.3g} identical prompts need G >= {need} "
+                  "for half the groups to carry a spread, prompts that differ need more")
     return ModeVerdict(score >= FLAG_SCORE, float(score), words, True, steps)
 
 

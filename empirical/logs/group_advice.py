@@ -21,37 +21,10 @@ from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
 from grpodyn.empirical.diagnostics.modes import degeneracy
 from grpodyn.empirical.diagnostics.series import is_success_rate, segments, window_mean
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.noise import estimate_noise
+from grpodyn.numerics.prompt_pool import group_size_for_spread
 
-__all__ = ["group_size_for_spread", "degeneracy_advice"]
-
-#: the largest G searched: beyond it a group is no longer a practical lever
-_LARGEST_G = 4096
-
-
-def group_size_for_spread(success: float, *, share: float = 0.5) -> int | None:
-    """Return the least G at which identical prompts leave at most ``share`` of groups flat.
-
-    Parameters
-    ----------
-    success : float
-        The prompts' success rate p, in (0, 1).
-    share : float
-        The share of groups without reward spread allowed, P_0(G, p) = p^G + (1 - p)^G.
-
-    Returns
-    -------
-    int or None
-        The least G in [2, 4096] with P_0(G, p) <= ``share``; None when p is 0 or 1 or no G in
-        that range meets it. A lower bound for prompts of mean p that differ (module docstring).
-    """
-    if not 0 < success < 1:
-        return None
-    groups = np.arange(2, _LARGEST_G + 1)
-    flat = compiled("degenerate_group_probability")(groups, success)
-    enough = np.flatnonzero(flat <= share)
-    return int(groups[enough[0]]) if enough.size else None
+__all__ = ["degeneracy_advice"]
 
 
 def degeneracy_advice(run: Run) -> tuple[str, int | None] | None:
