@@ -84,3 +84,16 @@ def test_the_diagnosis_gives_the_same_g_as_the_advice(categorical, tmp_path) -> 
     verdict = diagnose(run).modes["advantage_degeneracy"]
     assert verdict.flag and "identical prompts need G >= 64" in verdict.evidence
     assert advise_log(run).recommendation["group_size"] == 64
+
+
+def test_the_advice_headline_names_the_g_it_recommends(categorical, tmp_path, capsys) -> None:
+    from grpodyn.cli import main
+
+    family, seed = "advantage_degeneracy", 1011
+    config = categorical.settings(family, seed)
+    log, _ = categorical.simulate(config, seed=10_000 * categorical.FAMILIES.index(family) + seed)
+    path = categorical.write_run(tmp_path / "run", log, config=config, keys="full",
+                                 with_g=True, label=family, seed=seed)
+    assert main(["advise", "--log", str(path)]) == 0
+    headline = capsys.readouterr().out.splitlines()[0]
+    assert headline.endswith("; G 2 -> 64 (see the note)")

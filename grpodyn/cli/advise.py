@@ -111,8 +111,12 @@ def print_human(result: dict[str, Any]) -> None:
         return
     rec, interval = result["recommendation"], result["interval"]
     absolute = "" if rec["lr"] is None else f" = lr {rec['lr']:.3g}"
+    g_run = result["group_batch"]["group_size"]
+    group = (f"; G {g_run} -> {rec['group_size']} (see the note)"
+             if rec["group_size"] is not None and rec["group_size"] != g_run else "")
     print(f"{result['source']}{' [' + result['run'] + ']' if result['run'] else ''}: "
-          f"{rec['direction']} the lr x{rec['lr_ratio']:.3g}{absolute} ({result['status']})")
+          f"{rec['direction']} the lr x{rec['lr_ratio']:.3g}{absolute} ({result['status']})"
+          f"{group}")
     print_wrapped(_interval_words(rec, interval["lr_ratio"]), first="  interval: ",
                   rest="      ")
     print_wrapped(result["basis"]["text"], first="  basis: ", rest="      ")
