@@ -43,6 +43,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, Diagnosis, diagnose
+from grpodyn.empirical.diagnostics.verdict import REMEDIES
 from grpodyn.empirical.logs.group_advice import degeneracy_advice
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
@@ -485,7 +487,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                   f"{exponent['reason']})", why_ratio]
     headroom = why_ratio.startswith("headroom")
     warnings += _caveats(direction, trend, run, steps, headroom=headroom)
-    warnings += _flagged(run, direction)
+    diagnosis = _diagnosis(run)
+    warnings += _flagged(diagnosis, direction)
     if headroom:
         warnings.append("headroom: the raise takes the slow mode the reward shows toward the "
                         "fastest settling into the 10% band (an overshoot within the band); the "
@@ -502,7 +505,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     group_batch = _group_batch(run, optimizer,
                                None if sweep is None else bg_exponent_from_sweep(sweep, swept))
     spread, group_size = ([], group_batch["group_size"]) if direction == "lower" \
-        else _groups_without_spread(run, group_batch["group_size"])
+        else _groups_without_spread(run, diagnosis, group_batch["group_size"])
     warnings += spread
     measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr",
                 "momentum": momentum, "momentum_source": momentum_source,
@@ -521,14 +524,15 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                      reasoning)
 
 
-def _groups_without_spread(run: Run, group_size: int | None) -> tuple[list[str], int | None]:
+def _groups_without_spread(run: Run, diagnosis: Diagnosis | None, group_size: int | None
+                           ) -> tuple[list[str], int | None]:
     """Return the advice on G where the diagnosis flags degeneracy, and the G to recommend.
 
     :mod:`.group_advice`: the lr is not the lever where most groups carry no gradient; the G
     recommended is the least that gives half the groups a spread where that exceeds the run's
     known ``group_size``, else the run's (an unknown G stays unknown: the words give the bound).
     """
-    advice = degeneracy_advice(run)
+    advice = None if diagnosis is None else degeneracy_advice(run, diagnosis)
     if advice is None:
         return [], group_size
     words, least = advice
@@ -602,19 +606,19 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
 _GERUND = {"raise": "raising", "keep": "keeping", "lower": "lowering"}
 
 
-def _flagged(run: Run, direction: str) -> list[str]:
+def _diagnosis(run: Run) -> Diagnosis | None:
+    """Return the run's diagnosis, which the advice's notes read; None below its fewest points."""
+    return diagnose(run) if run.n_points >= MIN_POINTS else None
+
+
+def _flagged(diagnosis: Diagnosis | None, direction: str) -> list[str]:
     """Name the modes the diagnosis flags, with what to try: the lr does not cure them alone.
 
     Advantage degeneracy beside a raise or a keep is left to :func:`_groups_without_spread`,
     which says the G to try.
     """
-    from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, diagnose
-    from grpodyn.empirical.diagnostics.verdict import REMEDIES
-
-    if run.n_points < MIN_POINTS:
-        return []
     out = []
-    for name, verdict in diagnose(run).modes.items():
+    for name, verdict in (diagnosis.modes.items() if diagnosis is not None else ()):
         if name == "advantage_degeneracy" and direction != "lower":
             continue  # the G advice of _groups_without_spread says it, with the G to try
         if verdict.flag and not (name == "dynamical_instability" and direction == "lower"):

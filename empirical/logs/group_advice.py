@@ -17,44 +17,36 @@ from __future__ import annotations
 
 import numpy as np
 
-from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
-from grpodyn.empirical.diagnostics.modes import degeneracy
+from grpodyn.empirical.diagnostics.diagnose import Diagnosis
 from grpodyn.empirical.diagnostics.series import is_success_rate, segments, window_mean
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.numerics.noise import estimate_noise
 from grpodyn.numerics.prompt_pool import group_size_for_spread
 
 __all__ = ["degeneracy_advice"]
 
 
-def degeneracy_advice(run: Run) -> tuple[str, int | None] | None:
-    """Return the advice on G where the diagnosis would flag advantage degeneracy, else None.
-
-    The verdict is the diagnosis's own (:func:`grpodyn.empirical.diagnostics.modes.degeneracy`
-    on its late segment, with the log's G), read without the rest of the diagnosis.
+def degeneracy_advice(run: Run, diagnosis: Diagnosis) -> tuple[str, int | None] | None:
+    """Return the advice on G where the diagnosis flags advantage degeneracy, else None.
 
     Parameters
     ----------
     run : Run
-        A loaded run.
+        The run the diagnosis was made on.
+    diagnosis : Diagnosis
+        Its diagnosis (:func:`grpodyn.empirical.diagnostics.diagnose.diagnose`).
 
     Returns
     -------
     (str, int or None) or None
         Why the lr is not the lever, and, for a success-rate reward, the least G at which
         identical prompts at the late success rate give half the groups a spread (module
-        docstring; None where the rate is 0 or 1). None when the run is too short for the
-        modes or the mode is not flagged.
+        docstring; None where the rate is 0 or 1). None when the mode is not flagged (nor
+        judged, on a run too short for the modes).
     """
-    if run.n_points < MODE_POINTS:
+    verdict = diagnosis.modes.get("advantage_degeneracy")
+    if verdict is None or not verdict.flag:
         return None
     _, late, _ = segments(run.n_points)
-    declared = run.meta.group_size
-    g = declared.value if declared is not None and isinstance(declared.value, int) \
-        and declared.value >= 2 else None
-    verdict = degeneracy(run, late, g, estimate_noise(run.reward[np.isfinite(run.reward)]).sigma)
-    if not verdict.flag:
-        return None
     frac = run.metrics.get("frac_reward_zero_std")
     logged = frac is not None and np.isfinite(frac[late]).any()
     evidence = (f"zero-std groups {window_mean(frac, late):.2f} of the batch late in the run"
@@ -67,6 +59,7 @@ def degeneracy_advice(run: Run) -> tuple[str, int | None] | None:
     if is_success_rate(run):
         success = window_mean(run.reward, late)
         need = group_size_for_spread(success)
+        g = diagnosis.group_size.get("value")
         now = f" (the run's G: {g})" if g else ""
         if need is not None:
             text += (f"; at the late success rate {success:.3g}, identical prompts need G >= "
