@@ -12,6 +12,22 @@ from grpodyn.empirical.logs.loaders import load_run
 from grpodyn.numerics.prompt_pool import group_size_for_spread
 
 
+def _simulated_log(categorical, folder: Path, family: str, seed: int) -> tuple[Path, object]:
+    """Simulate one categorical run as the benchmarks seed it; write it with G beside it."""
+    config = categorical.settings(family, seed)
+    log, _ = categorical.simulate(config, seed=10_000 * categorical.FAMILIES.index(family) + seed)
+    return categorical.write_run(folder / f"{family}_{seed}", log, config=config, keys="full",
+                                 with_g=True, label=family, seed=seed), config
+
+
+@pytest.fixture(scope="module")
+def degenerate(categorical, tmp_path_factory) -> tuple[Path, object]:
+    """Seed 1011's degeneracy run: G = 2 at a success rate near 0.01 (the slow mode alone
+    would ask x151 of the lr)."""
+    return _simulated_log(categorical, tmp_path_factory.mktemp("degenerate"),
+                          "advantage_degeneracy", 1011)
+
+
 @pytest.mark.parametrize("success", [0.5, 0.3, 0.05, 0.01, 0.999])
 def test_least_group_size_is_the_first_with_half_the_groups_spread(success: float) -> None:
     # p^G + (1 - p)^G written out: the registry's derivation and the search agree
@@ -32,14 +48,8 @@ def test_no_group_size_spreads_a_certain_outcome(success: float) -> None:
     assert group_size_for_spread(success) is None
 
 
-def test_a_degenerate_run_hears_that_the_lr_is_not_the_lever(categorical, tmp_path) -> None:
-    # seed 1011 of the categorical simulator: G = 2 at a success rate near 0.01, where the
-    # slow mode alone would ask x151 of the lr
-    family, seed = "advantage_degeneracy", 1011
-    config = categorical.settings(family, seed)
-    log, _ = categorical.simulate(config, seed=10_000 * categorical.FAMILIES.index(family) + seed)
-    path = categorical.write_run(tmp_path / "run", log, config=config, keys="full",
-                                 with_g=True, label=family, seed=seed)
+def test_a_degenerate_run_hears_that_the_lr_is_not_the_lever(degenerate) -> None:
+    path, config = degenerate
     advice = advise_log(load_run(path))
     assert advice.recommendation["direction"] == "raise"
     assert advice.recommendation["lr_ratio"] == pytest.approx(2.0)
@@ -50,11 +60,7 @@ def test_a_degenerate_run_hears_that_the_lr_is_not_the_lever(categorical, tmp_pa
 
 
 def test_a_healthy_run_keeps_its_group_size(categorical, tmp_path) -> None:
-    family, seed = "healthy", 1001
-    config = categorical.settings(family, seed)
-    log, _ = categorical.simulate(config, seed=seed)
-    path = categorical.write_run(tmp_path / "run", log, config=config, keys="full",
-                                 with_g=True, label=family, seed=seed)
+    path, config = _simulated_log(categorical, tmp_path, "healthy", 1001)
     advice = advise_log(load_run(path))
     assert advice.recommendation["group_size"] == config.group_size
     assert not any("advantage degeneracy" in w for w in advice.warnings)
@@ -71,29 +77,21 @@ def test_an_unknown_group_size_is_not_replaced_by_the_bound() -> None:
     assert advice.recommendation["group_size"] is None
 
 
-def test_the_diagnosis_gives_the_same_g_as_the_advice(categorical, tmp_path) -> None:
+def test_the_diagnosis_gives_the_same_g_as_the_advice(degenerate) -> None:
     # the degeneracy's evidence says what "raise G" means for this run, as the advice does
     from grpodyn.empirical.diagnostics.diagnose import diagnose
 
-    family, seed = "advantage_degeneracy", 1011
-    config = categorical.settings(family, seed)
-    log, _ = categorical.simulate(config, seed=10_000 * categorical.FAMILIES.index(family) + seed)
-    path = categorical.write_run(tmp_path / "run", log, config=config, keys="full",
-                                 with_g=True, label=family, seed=seed)
+    path, _ = degenerate
     run = load_run(path)
     verdict = diagnose(run).modes["advantage_degeneracy"]
     assert verdict.flag and "identical prompts need G >= 64" in verdict.evidence
     assert advise_log(run).recommendation["group_size"] == 64
 
 
-def test_the_advice_headline_names_the_g_it_recommends(categorical, tmp_path, capsys) -> None:
+def test_the_advice_headline_names_the_g_it_recommends(degenerate, capsys) -> None:
     from grpodyn.cli import main
 
-    family, seed = "advantage_degeneracy", 1011
-    config = categorical.settings(family, seed)
-    log, _ = categorical.simulate(config, seed=10_000 * categorical.FAMILIES.index(family) + seed)
-    path = categorical.write_run(tmp_path / "run", log, config=config, keys="full",
-                                 with_g=True, label=family, seed=seed)
+    path, _ = degenerate
     assert main(["advise", "--log", str(path)]) == 0
     headline = capsys.readouterr().out.splitlines()[0]
     assert headline.endswith("; G 2 -> 64 (see the note)")
