@@ -49,7 +49,10 @@ class Forecast:
         The forecast's median at ``steps``.
     point, point_weights : numpy.ndarray, dict of str to float
         The point forecast (its MAE is the forecast's ``mae``) and the weights it combines the
-        parts with.
+        parts with. The point is held inside the band: where a forecaster's point combination
+        leaves it (the ensemble weighs its members one way for the point, validated at the
+        training part's short lags, and another for the band), it is projected onto the band's
+        nearer edge, since a point outside the forecast's own central band contradicts it.
     """
 
     weights: dict[str, float]
@@ -65,6 +68,11 @@ class Forecast:
     median: np.ndarray | None = None
     point: np.ndarray | None = None
     point_weights: dict[str, float] | None = None
+
+    def __post_init__(self) -> None:
+        """Hold the point inside the band (see ``point``)."""
+        if self.point is not None:
+            object.__setattr__(self, "point", np.clip(self.point, self.lower, self.upper))
 
     def __repr__(self) -> str:
         """Return a compact summary: the model, the steps forecast and the band at the last one.
@@ -88,6 +96,19 @@ class Forecast:
     def centre(self) -> np.ndarray:
         """The point forecast (the mean where the forecaster gives none), reward units."""
         return self.mean if self.point is None else self.point
+
+    def leaves_span(self, seen: np.ndarray) -> float | None:
+        """Return the first step where the forecast leaves the span of ``seen``, widened.
+
+        A curve model may carry a run as far beyond the rewards before the cut, [a, b], as
+        their own width b - a; the band or the point beyond [2a - b, 2b - a] is the models'
+        laws extrapolated with nothing in the data to check them (where no reward range bounds
+        them, worth saying). None when the forecast stays inside.
+        """
+        a, b = float(np.min(seen)), float(np.max(seen))
+        beyond = (np.minimum(self.lower, self.centre) < 2 * a - b) \
+            | (np.maximum(self.upper, self.centre) > 2 * b - a)
+        return float(self.steps[np.argmax(beyond)]) if beyond.any() else None
 
     def score(self, y: np.ndarray, *, upto: int | None = None) -> dict[str, float]:
         """Score the forecast against observed rewards.

@@ -426,3 +426,25 @@ def test_band_of_one_member_is_the_same_averaged_or_mixed() -> None:
     np.testing.assert_allclose(averaged.lower, mixed.lower, atol=1e-9)
     np.testing.assert_allclose(averaged.upper, mixed.upper, atol=1e-9)
     np.testing.assert_array_equal(averaged.point, mixed.point)
+
+
+def test_a_point_outside_its_band_is_held_at_the_nearer_edge() -> None:
+    from grpodyn.numerics.forecast_result import Forecast
+
+    steps = np.arange(1.0, 5.0)
+    lower, upper = np.zeros(4), np.ones(4)
+    forecast = Forecast({"a": 1.0}, "single", 8, steps, np.full(4, 0.5), lower, upper, 0.9,
+                        point=np.array([-2.0, 0.3, 0.7, 5.0]))
+    assert forecast.point.tolist() == [0.0, 0.3, 0.7, 1.0]
+    assert Forecast({"a": 1.0}, "single", 8, steps, np.full(4, 0.5), lower, upper, 0.9).point \
+        is None
+
+
+def test_the_first_step_beyond_the_seen_span_widened_by_its_width() -> None:
+    from grpodyn.numerics.forecast_result import Forecast
+
+    steps = np.arange(11.0, 15.0)
+    forecast = Forecast({"a": 1.0}, "single", 10, steps, np.full(4, 0.5),
+                        np.array([0.0, -0.5, -1.2, -3.0]), np.array([1.0, 1.5, 2.0, 3.0]), 0.9)
+    assert forecast.leaves_span(np.array([0.0, 1.0])) == 13.0  # below 2a - b = -1 from there
+    assert forecast.leaves_span(np.array([-3.0, 1.0])) is None

@@ -77,13 +77,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                            else list(analysis.reward_range))
     out["momentum"] = analysis.momentum
     out["warnings"] = list(dict.fromkeys(out["warnings"] + analysis.warnings))
-    outside = [s for s, p, lo, hi in zip(out["steps"], out["point"], out["lower"], out["upper"],
-                                         strict=True) if not lo <= p <= hi]
-    if outside:
+    seen = analysis.run.reward[: analysis.forecast.train_points]
+    step = None if analysis.reward_range is not None else analysis.forecast.leaves_span(seen)
+    if step is not None:
         out["warnings"].insert(0, (
-            f"the point forecast lies outside the band at {len(outside)} of {len(out['steps'])} "
-            f"steps (from step {outside[0]:g}): point and band weigh the models differently "
-            "(point_weights, weights)"))
+            f"from step {step:g} the forecast leaves the training part's span "
+            f"[{seen.min():.4g}, {seen.max():.4g}] by more than its width (band "
+            f"[{out['lower'][-1]:.4g}, {out['upper'][-1]:.4g}] at step {out['steps'][-1]:g}): "
+            "with the reward range unknown nothing bounds the curve models' extrapolation "
+            "there; declare --reward-range"))
     if horizon is not None and args.horizon is None:
         out["warnings"].append(f"forecast to step {horizon:g}, the steps the run was set to "
                                "take (planned_steps); --horizon sets another")
