@@ -532,13 +532,17 @@ class EnsembleForecaster:
         """Forecast ``future_steps`` from the first ``n_train`` points.
 
         :func:`forecast_curve` does the work; the arguments are those of
-        :meth:`numerics.forecasters.Forecaster.forecast`. Where the training part still moves
-        at the cut (:func:`numerics.forecast_adaptive.regime`: its last half's slope beyond
-        |t| = 2), a warning says that the band is narrow there and names the forecaster whose
-        band is calibrated on such runs (studies/forecast/README.md); the forecast itself is
-        unchanged.
+        :meth:`numerics.forecasters.Forecaster.forecast`. Saturation comes from the curve
+        models only where the data show the deceleration: where the training part still
+        climbs at the cut without it (:func:`numerics.forecast_adaptive.regime`:
+        ``climbing``), the band is widened to hold the trend-aware forecaster's band as well
+        (their union; its trends carry the climb on, its band calibrated on its own
+        rolling-origin errors), and a warning says so. Where the run still moves but
+        decelerates (``saturating``), the band stays the curve models' (on runs that do
+        saturate it is calibrated, and the union over-covers them) and a warning names the
+        trend-aware forecaster for a run that may move on (studies/forecast/README.md).
         """
-        from .forecast_adaptive import regime, trend_t  # the trend members load on use
+        from .forecast_adaptive import adaptive_forecast, regime, trend_t  # loaded on use
 
         result = forecast_curve(steps, reward, n_train=n_train, future_steps=future_steps,
                                 members=MEMBERS, momentum=momentum, learning_rate=learning_rate,
@@ -547,7 +551,19 @@ class EnsembleForecaster:
         state = regime(t, y)
         if state == "quiet":
             return result
-        return replace(result, warnings=(*result.warnings, (
-            f"the run still moves at the cut ({state}: its last half's slope t = "
-            f"{trend_t(t, y):+.1f}): the ensemble's band is too narrow on runs that still "
-            "move; --forecaster adaptive calibrates its band on its own errors there")))
+        t_slope = trend_t(t, y)
+        slope = f"({state}: its last half's slope t = {t_slope:+.1f})"
+        if state == "saturating":
+            return replace(result, warnings=(*result.warnings, (
+                f"the run still moves at the cut {slope}: the band assumes the saturation "
+                "the data show; where the run may move on, --forecaster adaptive calibrates "
+                "its band on its own errors")))
+        trend = adaptive_forecast(steps, reward, n_train=n_train, future_steps=future_steps,
+                                  level=level, bounds=bounds)
+        return replace(result, lower=np.minimum(result.lower, trend.lower),
+                       upper=np.maximum(result.upper, trend.upper),
+                       warnings=(*result.warnings, (
+                           f"the run still {'rises' if t_slope > 0 else 'falls'} at the cut "
+                           f"with no deceleration seen "
+                           f"{slope}: the band holds the trend carried on as well (the union "
+                           "with the band of --forecaster adaptive)")))

@@ -14,7 +14,7 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_analysis import FORECASTERS as ANALYSIS_FORECASTERS
 from grpodyn.empirical.logs.run_analysis import analyse_run
 from grpodyn.ground import InputError
-from grpodyn.numerics.forecast import EnsembleForecast, Forecast
+from grpodyn.numerics.forecast import EnsembleForecast, Forecast, forecast_curve
 from grpodyn.numerics.forecasters import FORECASTERS, get_forecaster, register, unregister
 
 N, CUT = 160, 96
@@ -111,16 +111,38 @@ def test_every_forecaster_returns_one_forecast_type(name: str) -> None:
     plt.close("all")
 
 
-def test_the_ensemble_warns_where_the_run_still_moves_at_the_cut():
-    # a climb still under way at the cut, and the same noise around a level: only the first
-    # is told that the ensemble's band is narrow there (the forecast is the same either way)
-    # (the regime test's false alarms are its 5%: seed 6's noise is one of the 95%)
+def _noisy(shape: np.ndarray) -> np.ndarray:
+    """``shape`` plus white noise of sd 0.01 (seed 6: one of the regime test's 95% of noise
+    that reads as quiet; its false alarms are the other 5%)."""
+    return shape + 0.01 * np.random.default_rng(6).standard_normal(shape.size)
+
+
+def test_the_ensemble_says_where_the_run_still_moves_at_the_cut():
+    # a relaxation still under way at the cut, and the same noise around a level: only the
+    # first is told that the band assumes the saturation the data show
     steps = np.arange(1.0, 201.0)
-    noise = 0.01 * np.random.default_rng(6).standard_normal(steps.size)
-    moving = 0.2 + 0.6 * (1 - np.exp(-steps / 300)) + noise
-    quiet = 0.5 + noise
+    saturating = _noisy(0.2 + 0.6 * (1 - np.exp(-steps / 40)))
     ensemble = get_forecaster("ensemble")
-    told = [any("still moves at the cut" in w for w in ensemble.forecast(
+    told = [any("still moves at the cut (saturating" in w for w in ensemble.forecast(
         steps, y, n_train=100, future_steps=steps[100:], bounds=(0.0, 1.0)).warnings)
-        for y in (moving, quiet)]
+        for y in (saturating, _noisy(0.5 + 0 * steps))]
     assert told == [True, False]
+
+
+@pytest.mark.parametrize(("shape", "word"), [(lambda s: 0.2 + 0.6 * (1 - np.exp(-s / 300)),
+                                              "rises"),
+                                             (lambda s: 0.8 - 0.002 * s, "falls")])
+def test_where_the_run_climbs_without_deceleration_the_band_holds_the_trend_too(shape, word):
+    """A climb (or fall) with no deceleration at the cut: the ensemble's point is the curve
+    models', and its band the union of theirs and the trend-aware forecaster's."""
+    steps = np.arange(1.0, 201.0)
+    y = _noisy(shape(steps))
+    kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
+    fc = get_forecaster("ensemble").forecast(steps, y, **kwargs)
+    curves = forecast_curve(steps, y, **kwargs)
+    trend = get_forecaster("adaptive").forecast(steps, y, **kwargs)
+    assert np.allclose(fc.point, curves.point) and np.allclose(fc.mean, curves.mean)
+    assert np.allclose(fc.lower, np.minimum(curves.lower, trend.lower))
+    assert np.allclose(fc.upper, np.maximum(curves.upper, trend.upper))
+    assert np.any(fc.upper - fc.lower > curves.upper - curves.lower + 1e-9)  # it widened
+    assert any(f"still {word} at the cut with no deceleration seen" in w for w in fc.warnings)
