@@ -1,0 +1,91 @@
+"""Check the forecast targets of the issue on one or more matrices of ``benchmarks/forecast.py``.
+
+    python benchmarks/forecast.py --only categorical --seeds 4080-4279 --json M.json
+    python studies/forecast/targets_check.py M.json [MORE.json ...]
+
+The forecasts of every file are pooled (per-run rows, keyed by run and cut). For each grpodyn
+forecaster in them, the six targets: median MAE / noise floor in the moving stratum at most the
+best baseline's; in the quiet stratum at most 1.05x the best baseline's; overall at most 0.9x
+the better of last value and recent mean; pooled 90% coverage within 0.85-0.95 in each stratum;
+per-run coverage >= 0.6 on at least 85% of forecasts. A baseline that failed on a forecast is
+left out of its median there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+BASELINES = ("last_value", "mean_last20", "linear", "damped_ets", "theta", "scalerl_sigmoid")
+FORECASTERS = ("ensemble", "adaptive", "calibrated_prior", "learned_prior")
+
+
+def pooled_rows(paths: list[Path]) -> dict[str, dict]:
+    """Return the per-run rows of every matrix in ``paths``, pooled."""
+    rows: dict[str, dict] = {}
+    for path in paths:
+        for source in json.loads(path.read_text()).values():
+            rows.update(source["per_run"])
+    return rows
+
+
+def median_mae(rows: dict[str, dict], method: str, stratum: str) -> float:
+    """Return the median MAE / noise floor of ``method`` in ``stratum`` (or ``all``)."""
+    values = [row[method]["mae_floor"] for row in rows.values()
+              if isinstance(row.get(method), dict) and stratum in ("all", row["stratum"])
+              and np.isfinite(row[method]["mae_floor"])]
+    return float(np.median(values)) if values else float("nan")
+
+
+def coverage(rows: dict[str, dict], method: str, stratum: str) -> float:
+    """Return the pooled coverage of ``method``'s band in ``stratum``: points inside / points."""
+    scored = [row[method] for row in rows.values()
+              if isinstance(row.get(method), dict) and stratum == row["stratum"]]
+    return sum(s["inside"] for s in scored) / max(sum(s["n"] for s in scored), 1)
+
+
+def targets(rows: dict[str, dict], method: str) -> list[tuple[str, float, float, bool]]:
+    """Return each target as (what, the forecaster's figure, the limit, met)."""
+    best = {s: min(BASELINES, key=lambda b: median_mae(rows, b, s)) for s in ("moving", "quiet")}
+    naive = min(median_mae(rows, "last_value", "all"), median_mae(rows, "mean_last20", "all"))
+    moving, quiet = median_mae(rows, method, "moving"), median_mae(rows, method, "quiet")
+    overall = median_mae(rows, method, "all")
+    per_run = [row[method]["coverage"] for row in rows.values()
+               if isinstance(row.get(method), dict)]
+    share = sum(c >= 0.6 for c in per_run) / len(per_run)
+    limit_moving = median_mae(rows, best["moving"], "moving")
+    limit_quiet = 1.05 * median_mae(rows, best["quiet"], "quiet")
+    out = [(f"moving MAE <= {best['moving']}", moving, limit_moving, moving <= limit_moving),
+           (f"quiet MAE <= 1.05 x {best['quiet']}", quiet, limit_quiet, quiet <= limit_quiet),
+           ("all MAE <= 0.9 x naive", overall, 0.9 * naive, overall <= 0.9 * naive)]
+    for stratum in ("moving", "quiet"):
+        c = coverage(rows, method, stratum)
+        out.append((f"{stratum} coverage in 0.85-0.95", c, 0.95 if c > 0.95 else 0.85,
+                    0.85 <= c <= 0.95))
+    out.append(("per-run coverage >= 0.6 on >= 85%", share, 0.85, share >= 0.85))
+    return out
+
+
+def main() -> int:
+    """Print each forecaster's six targets on the pooled matrices."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("matrices", nargs="+", type=Path, help="JSON of benchmarks/forecast.py")
+    args = parser.parse_args()
+    rows = pooled_rows(args.matrices)
+    print(f"{len(rows)} forecasts ({sum(r['stratum'] == 'moving' for r in rows.values())} "
+          "moving)\n\n| forecaster | target | figure | limit | met |\n|---|---|---|---|---|")
+    for method in FORECASTERS:
+        if any(isinstance(row.get(method), dict) for row in rows.values()):
+            checks = targets(rows, method)
+            for what, figure, limit, met in checks:
+                print(f"| {method} | {what} | {figure:.3f} | {limit:.3f} | "
+                      f"{'yes' if met else 'no'} |")
+            print(f"| {method} | **targets met** | {sum(c[3] for c in checks)} of 6 | | |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
