@@ -538,9 +538,10 @@ class EnsembleForecaster:
         ``climbing``), the band is widened to hold the trend-aware forecaster's band as well
         (their union; its trends carry the climb on, its band calibrated on its own
         rolling-origin errors), and a warning says so. Where the run still moves but
-        decelerates (``saturating``), the band stays the curve models' (on runs that do
-        saturate it is calibrated, and the union over-covers them) and a warning names the
-        trend-aware forecaster for a run that may move on (studies/forecast/README.md).
+        decelerates (``saturating``), both are supported by the data: the band's bounds are
+        the averages of the two bands' (equal-weight quantile averaging, the rule by which the
+        ensemble combines its own members' quantiles; the union over-covers runs that do
+        saturate), and a warning says so (studies/forecast/README.md).
         """
         from .forecast_adaptive import adaptive_forecast, regime, trend_t  # loaded on use
 
@@ -553,13 +554,15 @@ class EnsembleForecaster:
             return result
         t_slope = trend_t(t, y)
         slope = f"({state}: its last half's slope t = {t_slope:+.1f})"
-        if state == "saturating":
-            return replace(result, warnings=(*result.warnings, (
-                f"the run still moves at the cut {slope}: the band assumes the saturation "
-                "the data show; where the run may move on, --forecaster adaptive calibrates "
-                "its band on its own errors")))
         trend = adaptive_forecast(steps, reward, n_train=n_train, future_steps=future_steps,
                                   level=level, bounds=bounds)
+        if state == "saturating":
+            return replace(result, lower=0.5 * (result.lower + trend.lower),
+                           upper=0.5 * (result.upper + trend.upper),
+                           warnings=(*result.warnings, (
+                               f"the run still moves at the cut {slope}, decelerating: the "
+                               "band averages the curve models' band with that of "
+                               "--forecaster adaptive (whose trends may carry the run on)")))
         return replace(result, lower=np.minimum(result.lower, trend.lower),
                        upper=np.maximum(result.upper, trend.upper),
                        warnings=(*result.warnings, (

@@ -117,16 +117,24 @@ def _noisy(shape: np.ndarray) -> np.ndarray:
     return shape + 0.01 * np.random.default_rng(6).standard_normal(shape.size)
 
 
-def test_the_ensemble_says_where_the_run_still_moves_at_the_cut():
-    # a relaxation still under way at the cut, and the same noise around a level: only the
-    # first is told that the band assumes the saturation the data show
+def test_where_the_run_decelerates_the_band_averages_the_two_bands():
+    # a relaxation still under way at the cut: the band's bounds are the means of the curve
+    # models' and the trend-aware forecaster's, and a note says so; the same noise around a
+    # level (quiet) keeps the curve models' band and gets no note
     steps = np.arange(1.0, 201.0)
-    saturating = _noisy(0.2 + 0.6 * (1 - np.exp(-steps / 40)))
+    kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
     ensemble = get_forecaster("ensemble")
-    told = [any("still moves at the cut (saturating" in w for w in ensemble.forecast(
-        steps, y, n_train=100, future_steps=steps[100:], bounds=(0.0, 1.0)).warnings)
-        for y in (saturating, _noisy(0.5 + 0 * steps))]
-    assert told == [True, False]
+    y = _noisy(0.2 + 0.6 * (1 - np.exp(-steps / 40)))
+    fc, curves = ensemble.forecast(steps, y, **kwargs), forecast_curve(steps, y, **kwargs)
+    trend = get_forecaster("adaptive").forecast(steps, y, **kwargs)
+    assert np.allclose(fc.lower, 0.5 * (curves.lower + trend.lower))
+    assert np.allclose(fc.upper, 0.5 * (curves.upper + trend.upper))
+    assert np.allclose(fc.mean, curves.mean)
+    assert any("still moves at the cut (saturating" in w for w in fc.warnings)
+    quiet = _noisy(0.5 + 0 * steps)
+    fc, curves = ensemble.forecast(steps, quiet, **kwargs), forecast_curve(steps, quiet, **kwargs)
+    assert np.allclose(fc.lower, curves.lower) and np.allclose(fc.upper, curves.upper)
+    assert not any("at the cut" in w for w in fc.warnings)
 
 
 @pytest.mark.parametrize(("shape", "word"), [(lambda s: 0.2 + 0.6 * (1 - np.exp(-s / 300)),
