@@ -563,3 +563,23 @@ def test_a_forecast_far_beyond_the_data_with_no_reward_range_says_so(capsys):
                  "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert not any("leaves the training part's span" in w for w in result["warnings"])
+
+
+def test_a_forecast_says_when_the_early_warning_stands_at_its_cut(capsys):
+    """ShibukiZero's e8 run collapses after step 20; its precursors fired at step 19, which
+    the curve forecast cut at step 20 cannot see: the JSON carries the warning and the first
+    note says so. The same log cut at step 12 has no warning standing."""
+    from pathlib import Path
+
+    log = str(Path(__file__).parent / "data" / "real_logs" / (
+        "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_policy_"
+        "sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl"))
+    assert main(["forecast", log, "--train-fraction", "0.5", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["early_warning"] == {"step": 19.0, "signals": ["kl_rise", "length_departure"]}
+    assert result["warnings"][0].startswith("the early warning fired at step 19 by the cut at "
+                                            "step 20 (kl_rise, length_departure)")
+    assert main(["forecast", log, "--until", "12", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["early_warning"] is None
+    assert not any("early warning" in w for w in result["warnings"])

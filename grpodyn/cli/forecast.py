@@ -86,10 +86,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             f"[{out['lower'][-1]:.4g}, {out['upper'][-1]:.4g}] at step {out['steps'][-1]:g}): "
             "with the reward range unknown nothing bounds the curve models' extrapolation "
             "there; declare --reward-range"))
+    out["early_warning"] = _early_warning(analysis.run, out["cut_step"])
+    if out["early_warning"] is not None:
+        out["warnings"].insert(0, out["early_warning"].pop("note"))
     if horizon is not None and args.horizon is None:
         out["warnings"].append(f"forecast to step {horizon:g}, the steps the run was set to "
                                "take (planned_steps); --horizon sets another")
     return finite_json(out)
+
+
+def _early_warning(run: Any, cut: float) -> dict[str, Any] | None:
+    """Return the early warning standing at the cut (step, signals and a note), or None.
+
+    A curve forecast reads the level and the trend, not the precursors of a collapse
+    (docs/theory.md section 10); where they fired by the cut, the forecast says so.
+    """
+    from grpodyn.empirical.diagnostics.early_warning import early_warning, prefix
+
+    warning = early_warning(prefix(run, cut))
+    if warning is None:
+        return None
+    return {"step": warning.step, "signals": list(warning.signals),
+            "note": f"the early warning fired at step {warning.step:g} by the cut at step "
+                    f"{cut:g} ({', '.join(warning.signals)}): a collapse may follow, which a "
+                    f"curve forecast does not see (grpodyn diagnose LOG --until {cut:g})"}
 
 
 def print_human(result: dict[str, Any]) -> None:
