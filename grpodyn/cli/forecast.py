@@ -24,7 +24,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             description="Fit on the steps up to a cut and forecast the steps "
                             "after it (or up to --horizon): a stacked ensemble of curve models "
                             "(flat, linear, exponential, power, inertial, lr clock) with the "
-                            "correlated-plus-white noise model of docs/theory.md section 6.")
+                            "correlated-plus-white noise model of docs/theory.md section 6; "
+                            "where the run still moves at the cut, its band also holds the "
+                            "trend-aware forecaster's (averaged where the run decelerates, "
+                            "their union where it does not).")
     p.add_argument("log", help="the training log")
     cut = p.add_mutually_exclusive_group()
     cut.add_argument("--train-fraction", type=open_fraction,
