@@ -95,3 +95,13 @@ def test_the_advice_headline_names_the_g_it_recommends(degenerate, capsys) -> No
     assert main(["advise", "--log", str(path)]) == 0
     headline = capsys.readouterr().out.splitlines()[0]
     assert headline.endswith("; G 2 -> 64 (see the note)")
+
+
+def test_no_g_where_another_mode_is_primary(categorical, tmp_path) -> None:
+    # seed 1221's concentration run: every group without spread at a success of 0.86, the
+    # degeneracy flagged beside the concentration; the bound (G 4 -> 5) is not the lever there
+    path, config = _simulated_log(categorical, tmp_path, "policy_concentration", 1221)
+    advice = advise_log(load_run(path))
+    words = next(w for w in advice.warnings if "advantage degeneracy" in w)
+    assert "beside its primary mode, policy concentration" in words and "not G" in words
+    assert advice.recommendation["group_size"] == config.group_size == 4

@@ -10,7 +10,9 @@ spread at the same mean (Jensen), and the least G with P_0 <= 1/2 at the mean is
 on the G that gives half the groups a gradient. The prompts' Beta law that the diagnosis fits
 from the zero-std share is not used: near the floor, at G = 2 or 3, it barely constrains the
 spread of rates, and on the categorical simulator its G was unbounded where the identical-prompt
-G restored learning (studies/advice/README.md).
+G restored learning (studies/advice/README.md). Where another mode is the diagnosis's primary one
+(a policy concentrated onto its answers, an instability), the groups lost their spread through
+it: the advice says so and names no G, since that mode's remedy comes first.
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ def degeneracy_advice(run: Run, diagnosis: Diagnosis) -> tuple[str, int | None] 
     logged = frac is not None and np.isfinite(frac[late]).any()
     evidence = (f"zero-std groups {window_mean(frac, late):.2f} of the batch late in the run"
                 if logged else f"score {verdict.score:.2f}; grpodyn diagnose gives the evidence")
+    primary = diagnosis.primary
+    if primary not in (None, "advantage_degeneracy"):
+        return (f"the diagnosis flags advantage degeneracy ({evidence}) beside its primary mode, "
+                f"{primary.replace('_', ' ')}: the groups lost their spread through it, so its "
+                "remedy comes first, not G", None)
     text = (f"the diagnosis flags advantage degeneracy ({evidence}): groups whose "
             "answers all score the same carry no gradient, and a higher lr only scales the "
             "few that do; more answers per prompt (G), or prompts nearer the policy's level, "
