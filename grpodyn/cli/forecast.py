@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grpodyn.cli.options import (
     UsageError,
@@ -16,6 +16,9 @@ from grpodyn.cli.options import (
 )
 from grpodyn.ground import finite_json
 from grpodyn.numerics.forecasters import FORECASTERS
+
+if TYPE_CHECKING:
+    from grpodyn.empirical.logs.loaders import Run
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return finite_json(out)
 
 
-def _early_warning(run: Any, cut: float) -> dict[str, Any] | None:
+def _early_warning(run: Run, cut: float) -> dict[str, Any] | None:
     """Return the early warning standing at the cut (step, signals and a note), or None.
 
     A curve forecast reads the level and the trend, not the precursors of a collapse
