@@ -35,9 +35,7 @@ def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool
     A log of several runs (a sweep's long CSV) gives each of them, with that log's --hparams;
     those too short for the fit are left out, said in the notes returned beside the runs.
     """
-    from grpodyn.cli.sweep_logs import load_log_runs
-    from grpodyn.empirical.logs.sweep import parse_hparams
-    from grpodyn.progress import progress_bar
+    from grpodyn.cli.sweep_logs import load_sources
 
     hparams = hparams or []
     if len(hparams) not in (0, 1, len(logs)):
@@ -45,14 +43,7 @@ def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool
                          f"log{'s' * (len(logs) != 1)}: give it "
                          "once (for every log) or once per log, in the logs' order")
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
-    pairs = list(zip(logs, texts, strict=True))
-    runs, notes = [], []
-    for log, text in progress_bar(pairs, total=len(pairs), description="loading runs",
-                                  enabled=bars):
-        loaded, left_out = load_log_runs(log, parse_hparams(text))
-        runs += loaded
-        notes += left_out
-    return runs, notes
+    return load_sources(list(zip(logs, texts, strict=True)), bars=bars)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

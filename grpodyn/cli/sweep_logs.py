@@ -57,6 +57,24 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any]) -> tuple[list, li
     return out, notes
 
 
+def load_sources(pairs: list, *, bars: bool) -> tuple[list, list[str]]:
+    """Return the runs of every (log, ``--hparams`` text) pair and the notes on runs left out.
+
+    Each log gives its runs by :func:`load_log_runs`, with its own ``--hparams``; a progress
+    bar counts the logs when ``bars``.
+    """
+    from grpodyn.empirical.logs.sweep import parse_hparams
+    from grpodyn.progress import progress_bar
+
+    runs, notes = [], []
+    for path, text in progress_bar(pairs, total=len(pairs), description="loading runs",
+                                   enabled=bars):
+        loaded, left_out = load_log_runs(path, parse_hparams(text or ""))
+        runs += loaded
+        notes += left_out
+    return runs, notes
+
+
 def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], name: str
                   ) -> tuple[dict[str, Any], dict[str, str]]:
     """Return the largest run's hyperparameters with ``run``'s own metadata in place of its."""

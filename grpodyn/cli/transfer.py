@@ -64,23 +64,16 @@ class _SourceHparamsAction(argparse.Action):
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Predict the ``--to`` run from the ``--from`` runs, with a band."""
-    from grpodyn.cli.sweep_logs import load_log_runs
+    from grpodyn.cli.sweep_logs import load_sources
     from grpodyn.empirical.logs.sweep import parse_hparams, transfer
 
     if not getattr(args, "sources", None):
         raise UsageError("transfer needs at least one --from LOG")
-    from grpodyn.progress import progress_bar
-
     target = parse_hparams(args.to, name="--to")
     for option, steps in (("--steps ", args.steps), ("--to steps=", target.get("steps"))):
         if steps is not None and steps > MAX_STEPS:
             raise UsageError(f"{option}{steps:g}: at most {MAX_STEPS:,} steps to predict")
-    runs, notes = [], []
-    for path, text in progress_bar(args.sources, total=len(args.sources),
-                                   description="loading runs", enabled=not args.json):
-        loaded, left_out = load_log_runs(path, parse_hparams(text or ""))
-        runs += loaded
-        notes += left_out
+    runs, notes = load_sources(args.sources, bars=not args.json)
     # N steps to predict are N points, labelled as the logs count them; the map's last index
     # is N - 1 (the first point is index 0)
     option = "--steps " if args.steps is not None else "--to steps="
