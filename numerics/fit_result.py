@@ -21,7 +21,11 @@ from .curve_models import CurveModel, model_jacobian
 from .gram import gram, gram_inverse
 from .noise import hac_covariance, model_covariance
 
-__all__ = ["FitResult"]
+__all__ = ["FitResult", "PUBLIC_NAMES"]
+
+#: The name a user reads for a fitted parameter whose key (in ``params`` and the JSON)
+#: predates the vocabulary: the run report and ``grpodyn fit`` show these.
+PUBLIC_NAMES = {"r_star": "plateau"}
 
 
 @dataclass(frozen=True)

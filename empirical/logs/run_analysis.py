@@ -27,6 +27,7 @@ from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_fraction, check_momentum
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
+from grpodyn.numerics.fit_result import PUBLIC_NAMES
 from grpodyn.numerics.forecast import (
     MEMBERS,
     SATURATING,
@@ -48,8 +49,6 @@ FIT_MODELS = ("exponential", "power", "sigmoid", "inertial", "exponential_lr")
 #: The forecasters ``analyse_run(forecaster=...)`` and ``grpodyn forecast --forecaster`` know.
 #: (The registered ones, :data:`grpodyn.numerics.forecasters.FORECASTERS`, at import.)
 FORECASTERS = tuple(REGISTRY)
-#: The public name of a fit's parameter where its internal one differs.
-_PUBLIC = {"r_star": "plateau"}
 #: The most points a forecast past the log may hold (a horizon beyond them is refused).
 MAX_FORECAST_POINTS = 100_000
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
@@ -313,11 +312,12 @@ class RunAnalysis:
         rows += [(k, _status_text(v)) for k, v in self.dynamics.items() if isinstance(v, dict)]
         table = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>"
                         for k, v in rows)
+        public = PUBLIC_NAMES.get
         fits = "".join(
             f"<tr><td>{html.escape(n)}</td><td>{f.r2:.3f}</td>"
             f"<td>{self.weights.get(n, 0):.2f}</td><td>"
-            + html.escape(", ".join(f"{_PUBLIC.get(k, k)}={v:.4g}" for k, v in f.params.items()))
-            + f"</td><td>{html.escape(', '.join(_PUBLIC.get(b, b) for b in f.at_bounds) or '-')}"
+            + html.escape(", ".join(f"{public(k, k)}={v:.4g}" for k, v in f.params.items()))
+            + f"</td><td>{html.escape(', '.join(public(b, b) for b in f.at_bounds) or '-')}"
             f"</td><td>{'yes' if f.singular else 'no'}</td></tr>"
             for n, f in self.fits.items())
         notes = "".join(f"<li>{html.escape(w)}</li>" for w in self.warnings)

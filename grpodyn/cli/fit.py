@@ -84,8 +84,6 @@ def print_human(result: dict[str, Any]) -> None:
               f"{100 * f['coverage']:.0f}% inside the {100 * f['level']:.0f}% band")
 
 
-#: The terminal's names of fitted parameters whose JSON key predates the vocabulary.
-SHOWN_NAMES = {"r_star": "plateau"}
 #: The fitted parameters that are reward levels (any sign), not positive shape parameters.
 LEVELS = ("r0", "r_star")
 
@@ -99,8 +97,10 @@ def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
     not determined, its estimate and error kept to two digits; ``r_star`` is shown as
     ``plateau``.
     """
+    from grpodyn.numerics.fit_result import PUBLIC_NAMES
+
     at_bounds = set(entry.get("at_bounds", ()))
-    shown = SHOWN_NAMES.get(name, name)
+    shown = PUBLIC_NAMES.get(name, name)
     if name == "r_star" and at_bounds - {"r_star"}:
         return f"{shown}=not determined"
     text = f"{shown}={value:.4g}"
