@@ -17,6 +17,8 @@ import pytest
 
 from grpodyn.cli import main
 
+REAL = Path(__file__).parent / "data" / "real_logs"
+
 
 def _write(path, values, *, steps=None):
     steps = range(1, len(values) + 1) if steps is None else steps
@@ -330,10 +332,7 @@ def test_the_point_stays_inside_its_band_and_its_weights_are_shown(capsys):
     """Rusheel86's shaped reward: at the last steps the point's combination (level and power)
     left the band (flat and the lr clock); the point is now held at the band's edge there, and
     the text shows the point's weights beside the band's."""
-    from pathlib import Path
-
-    log = str(Path(__file__).parent / "data" / "real_logs"
-              / "Rusheel86__Chaos-Economy__training_logs.reward.json")
+    log = str(REAL / "Rusheel86__Chaos-Economy__training_logs.reward.json")
     assert main(["forecast", log, "--train-fraction", "0.5", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     point, lower, upper = (np.array(result[k]) for k in ("point", "lower", "upper"))
@@ -431,8 +430,6 @@ def test_runs_prints_a_logged_lr_to_four_figures(tmp_path, capsys):
     lr = json.loads(capsys.readouterr().out)["runs"][0]["hyperparameters"]["lr"]["value"]
     assert lr == pytest.approx(1e-5 * (1 - 10 / 7e4))
 
-
-REAL = Path(__file__).parent / "data" / "real_logs"
 
 
 def test_an_undecided_mode_is_marked_and_its_note_says_why(capsys):
@@ -548,10 +545,7 @@ def test_a_forecast_far_beyond_the_data_with_no_reward_range_says_so(capsys):
     """IMJONEZZ's summed reward (range unknown) cut at 30%: the band reaches [-7, 8.5] from a
     training part within [-0.14, 1.67]; the note says where and names --reward-range, and declaring
     the range removes it."""
-    from pathlib import Path
-
-    log = str(Path(__file__).parent / "data" / "real_logs"
-              / "IMJONEZZ__UnslothGRPO__outputs_checkpoint-250_trainer_state.reward.json")
+    log = str(REAL / "IMJONEZZ__UnslothGRPO__outputs_checkpoint-250_trainer_state.reward.json")
     assert main(["forecast", log, "--train-fraction", "0.3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     notes = [w for w in result["warnings"] if "leaves the training part's span" in w]
@@ -569,11 +563,8 @@ def test_a_forecast_says_when_the_early_warning_stands_at_its_cut(capsys):
     """ShibukiZero's e8 run collapses after step 20; its precursors fired at step 19, which
     the curve forecast cut at step 20 cannot see: the JSON carries the warning and the first
     note says so. The same log cut at step 12 has no warning standing."""
-    from pathlib import Path
-
-    log = str(Path(__file__).parent / "data" / "real_logs" / (
-        "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_policy_"
-        "sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl"))
+    log = str(REAL / ("ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_"
+                      "off_policy_sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl"))
     assert main(["forecast", log, "--train-fraction", "0.5", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["early_warning"] == {"step": 19.0, "signals": ["kl_rise", "length_departure"]}
