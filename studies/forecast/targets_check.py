@@ -7,17 +7,21 @@ The forecasts of every file are pooled (per-run rows, keyed by run and cut). For
 forecaster in them, the six targets: median MAE / noise floor in the moving stratum at most the
 best baseline's; in the quiet stratum at most 1.05x the best baseline's; overall at most 0.9x
 the better of last value and recent mean; pooled 90% coverage within 0.85-0.95 in each stratum;
-per-run coverage >= 0.6 on at least 85% of forecasts. A baseline that failed on a forecast is
-left out of its median there.
+per-run coverage >= 0.6 on at least 85% of forecasts, from the benchmark's own summary of the
+pooled rows (``benchmarks/forecast_baselines.summarise``). A baseline that failed on a forecast
+is left out of its median there.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-import numpy as np
+sys.path.append(str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from forecast_baselines import summarise  # noqa: E402
 
 BASELINES = ("last_value", "mean_last20", "linear", "damped_ets", "theta", "scalerl_sigmoid")
 FORECASTERS = ("ensemble", "adaptive", "calibrated_prior", "learned_prior")
@@ -32,37 +36,27 @@ def pooled_rows(paths: list[Path]) -> dict[str, dict]:
     return rows
 
 
-def median_mae(rows: dict[str, dict], method: str, stratum: str) -> float:
-    """Return the median MAE / noise floor of ``method`` in ``stratum`` (or ``all``)."""
-    values = [row[method]["mae_floor"] for row in rows.values()
-              if isinstance(row.get(method), dict) and stratum in ("all", row["stratum"])
-              and np.isfinite(row[method]["mae_floor"])]
-    return float(np.median(values)) if values else float("nan")
+def targets(table: dict[str, dict[str, dict]], method: str
+            ) -> list[tuple[str, float, float, bool]]:
+    """Return each target as (what, the forecaster's figure, the limit, met).
 
+    ``table``: the benchmark's summary of the pooled rows (``forecast_baselines.summarise``).
+    """
+    def mae(name: str, stratum: str) -> float:
+        return table[stratum][name]["median_mae_floor"]
 
-def coverage(rows: dict[str, dict], method: str, stratum: str) -> float:
-    """Return the pooled coverage of ``method``'s band in ``stratum``: points inside / points."""
-    scored = [row[method] for row in rows.values()
-              if isinstance(row.get(method), dict) and stratum == row["stratum"]]
-    return sum(s["inside"] for s in scored) / max(sum(s["n"] for s in scored), 1)
-
-
-def targets(rows: dict[str, dict], method: str) -> list[tuple[str, float, float, bool]]:
-    """Return each target as (what, the forecaster's figure, the limit, met)."""
-    best = {s: min(BASELINES, key=lambda b: median_mae(rows, b, s)) for s in ("moving", "quiet")}
-    naive = min(median_mae(rows, "last_value", "all"), median_mae(rows, "mean_last20", "all"))
-    moving, quiet = median_mae(rows, method, "moving"), median_mae(rows, method, "quiet")
-    overall = median_mae(rows, method, "all")
-    per_run = [row[method]["coverage"] for row in rows.values()
-               if isinstance(row.get(method), dict)]
-    share = sum(c >= 0.6 for c in per_run) / len(per_run)
-    limit_moving = median_mae(rows, best["moving"], "moving")
-    limit_quiet = 1.05 * median_mae(rows, best["quiet"], "quiet")
+    best = {s: min((b for b in BASELINES if b in table[s]), key=lambda b: mae(b, s))
+            for s in ("moving", "quiet")}
+    naive = min(mae("last_value", "all"), mae("mean_last20", "all"))
+    moving, quiet, overall = (mae(method, s) for s in ("moving", "quiet", "all"))
+    share = table["all"][method]["share_runs_cov_ge_0.6"]
+    limit_moving = mae(best["moving"], "moving")
+    limit_quiet = 1.05 * mae(best["quiet"], "quiet")
     out = [(f"moving MAE <= {best['moving']}", moving, limit_moving, moving <= limit_moving),
            (f"quiet MAE <= 1.05 x {best['quiet']}", quiet, limit_quiet, quiet <= limit_quiet),
            ("all MAE <= 0.9 x naive", overall, 0.9 * naive, overall <= 0.9 * naive)]
     for stratum in ("moving", "quiet"):
-        c = coverage(rows, method, stratum)
+        c = table[stratum][method]["pooled_coverage"]
         out.append((f"{stratum} coverage in 0.85-0.95", c, 0.95 if c > 0.95 else 0.85,
                     0.85 <= c <= 0.95))
     out.append(("per-run coverage >= 0.6 on >= 85%", share, 0.85, share >= 0.85))
@@ -75,11 +69,12 @@ def main() -> int:
     parser.add_argument("matrices", nargs="+", type=Path, help="JSON of benchmarks/forecast.py")
     args = parser.parse_args()
     rows = pooled_rows(args.matrices)
+    table = summarise(list(rows.values()))
     print(f"{len(rows)} forecasts ({sum(r['stratum'] == 'moving' for r in rows.values())} "
           "moving)\n\n| forecaster | target | figure | limit | met |\n|---|---|---|---|---|")
     for method in FORECASTERS:
-        if any(isinstance(row.get(method), dict) for row in rows.values()):
-            checks = targets(rows, method)
+        if method in table["all"]:
+            checks = targets(table, method)
             for what, figure, limit, met in checks:
                 print(f"| {method} | {what} | {figure:.3f} | {limit:.3f} | "
                       f"{'yes' if met else 'no'} |")
