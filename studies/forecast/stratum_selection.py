@@ -33,6 +33,7 @@ sys.path.append(str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from forecast_baselines import stratum  # noqa: E402
 
 from grpodyn.numerics.fit import estimate_noise  # noqa: E402
+from grpodyn.numerics.forecast_noise import ResidualNoise  # noqa: E402
 
 STEPS = 200
 CUTS = (0.3, 0.5)
@@ -61,7 +62,11 @@ def simulate(rng: np.random.Generator, tau: float, rho: float, q: float, s: floa
 
 def oracle_band(mean: np.ndarray, run: np.ndarray, n: int, rho: float, q: float, s: float
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return the exact 90% band of the points after the first ``n``, given them (Kalman)."""
+    """Return the exact 90% band of the points after the first ``n``, given them.
+
+    The Kalman filter with the true parameters gives the deviation at the cut; the forecast's
+    own noise model (:class:`grpodyn.numerics.forecast_noise.ResidualNoise`) carries it on.
+    """
     v = q**2 / (1 - rho**2)
     m, p = 0.0, v
     for i in range(n):
@@ -69,9 +74,9 @@ def oracle_band(mean: np.ndarray, run: np.ndarray, n: int, rho: float, q: float,
             m, p = rho * m, rho**2 * p + q**2
         gain = p / (p + s**2) if p + s**2 > 0 else 0.0
         m, p = m + gain * (run[i] - mean[i] - m), (1 - gain) * p
-    h = np.arange(1, STEPS - n + 1)
-    centre = mean[n:] + rho**h * m
-    sd = np.sqrt(rho ** (2 * h) * p + v * (1 - rho ** (2 * h)) + s**2)
+    noise = ResidualNoise(rho=rho, process_var=v, white_var=s**2, state_mean=m, state_var=p)
+    deviation, var = noise.predict(np.arange(1, STEPS - n + 1))
+    centre, sd = mean[n:] + deviation, np.sqrt(var)
     return centre - Z * sd, centre + Z * sd
 
 
