@@ -553,7 +553,7 @@ class EnsembleForecaster:
         if state == "quiet":
             return result
         t_slope = trend_t(t, y)
-        slope = f"({state}: its last half's slope t = {t_slope:+.1f})"
+        slope = f"(its last half's slope t = {t_slope:+.1f})"
         trend = adaptive_forecast(steps, reward, n_train=n_train, future_steps=future_steps,
                                   level=level, bounds=bounds)
         if state == "saturating":

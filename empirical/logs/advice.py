@@ -66,7 +66,7 @@ __all__ = ["LogAdvice", "advise_log", "exponent_from_sweep", "bg_exponent_from_s
 ASSUMED_MOMENTUM = 0.9
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
 THEORY_EXPONENT = {"value": -1.0, "status": "theory",
-                   "reason": "the theory's value (twice the lr, half the relaxation time); "
+                   "reason": "the mean-field map's: twice the lr halves the relaxation time; "
                    "one run cannot measure it, runs at other lrs can (--sweep LOG)"}
 
 
