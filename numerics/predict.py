@@ -98,9 +98,12 @@ class PredictionResult:
         return self.system.omega0
 
     @property
-    def tau(self) -> float:
-        """Overdamped relaxation time c / k [steps] (the map's)."""
-        return self.system.tau
+    def tau(self) -> float | None:
+        """Overdamped relaxation time c / k [steps] (the map's); None where the map is unstable.
+
+        An unstable map does not relax: its deviation grows, so no relaxation time describes it.
+        """
+        return None if self.regime == "unstable" else self.system.tau
 
     @property
     def regime(self) -> str:
@@ -128,7 +131,8 @@ class PredictionResult:
         Returns
         -------
         dict of str to Any
-            The CLI's JSON keys (``grpodyn predict --json``).
+            The CLI's JSON keys (``grpodyn predict --json``); ``tau`` is null where the map is
+            unstable.
         """
         out: dict[str, Any] = {name: getattr(self, name) for name in _MAP_CONSTANTS}
         out.update(critical_stiffness=self.critical_stiffness,
@@ -140,7 +144,7 @@ class PredictionResult:
                   "degenerate_group_probability": self.degenerate_group_probability,
                   "trajectory": self.trajectory, "trajectory_diverged": self.trajectory_diverged}
         out.update(extras)
-        return {key: value for key, value in out.items() if value is not None}
+        return {key: value for key, value in out.items() if value is not None or key == "tau"}
 
 
 def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, staleness: int = 0,
@@ -212,6 +216,10 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
                                  f"for the degenerate-group probability, got {value!r}")
             probs[name] = float(compiled("degenerate_group_probability")(g, p))
         extras["degenerate_group_probability"] = probs
+    if steps is None and group_size is None and (r0 is not None or r_star is not None):
+        raise InputError("r0 and plateau are used with steps (the predicted trajectory) or "
+                         "group_size (the degenerate-group odds); give --steps N or "
+                         "--group-size G")
     if steps is not None:
         if r0 is None or r_star is None:
             raise InputError("a trajectory needs all of r0, plateau and steps")

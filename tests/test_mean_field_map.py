@@ -67,6 +67,14 @@ def test_poles_margins_and_regime_agree_with_the_stability_code():
     assert system.lr_max == pytest.approx(k_max / 2.0)
 
 
+def test_an_unstable_map_has_no_relaxation_time():
+    """tau = c / k describes a relaxation; beyond the stability limit nothing relaxes."""
+    result = predict(lr=100.0, momentum=0.9, kappa=1.0)
+    assert result.regime == "unstable" and result.tau is None
+    assert "tau" in result.to_dict() and result.to_dict()["tau"] is None
+    assert predict(lr=0.01, momentum=0.9, kappa=1.0).tau == pytest.approx(10.0)
+
+
 def test_predict_is_the_map_summary():
     result = predict(lr=0.05, momentum=0.9, kappa=0.4, noise=1e-3, r0=0.2, r_star=0.7,
                      steps=50)

@@ -34,6 +34,7 @@ BAD_CALLS = [
     (lambda: predict.predict(lr=0.01, momentum=0.5, kappa=1.0, group_size=1, r0=0.2,
                              r_star=0.9), "group_size"),
     (lambda: predict.predict(lr=0.01, momentum=0.5, kappa=1.0, steps=10), "r0"),
+    (lambda: predict.predict(lr=0.01, momentum=0.5, kappa=1.0, r0=0.2), "steps"),
     (lambda: trajectory.trajectory(np.arange(3.0), e0=1, v0=0, zeta=-1, omega0=0.1), "zeta"),
     (lambda: trajectory.trajectory(np.array([0, nan]), e0=1, v0=0, zeta=1, omega0=0.1), "t"),
     (lambda: trajectory.trajectory(np.arange(3.0), e0=1, v0=0, zeta=1, omega0=0.0), "omega0"),

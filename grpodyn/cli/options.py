@@ -349,7 +349,11 @@ def print_wrapped(text: str, *, first: str, rest: str) -> None:
 
 
 def print_plain(result: dict[str, Any]) -> None:
-    """Print a result as ``key: value`` lines (a command without a printer of its own)."""
+    """Print a result as ``key: value`` lines (a command without a printer of its own).
+
+    A value of None (a quantity that does not exist here, e.g. the relaxation time of an
+    unstable map) prints as ``none``.
+    """
     for key, value in result.items():
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             print(f"{key}:")
@@ -360,6 +364,8 @@ def print_plain(result: dict[str, Any]) -> None:
             print(f"{key}: [{shown}, ... {len(value)} values]")
         elif isinstance(value, float):
             print(f"{key}: {value:.6g}")
+        elif value is None:
+            print(f"{key}: none")
         elif isinstance(value, dict) and value:
             print(f"{key}: " + ", ".join(f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}"
                                          for k, v in value.items()))
