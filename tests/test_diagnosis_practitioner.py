@@ -97,6 +97,14 @@ def test_at_its_best_is_the_best_level_it_names() -> None:
     assert best == pytest.approx(0.9, abs=0.05)
 
 
+def test_a_run_still_rising_at_its_end_did_not_fall_from_its_best() -> None:
+    """A best smoothed level at the end of a rise is not the start of a fall."""
+    t = np.arange(300)
+    d = diagnose(_shaped(0.2 + 0.002 * t, 0.03))
+    words = d.modes["dynamical_instability"].evidence
+    assert "at its best smoothed level at the end" in words and "fell" not in words
+
+
 def test_a_limit_cycle_is_a_dynamical_instability() -> None:
     """An oscillating reward (complex AR(2) poles near the unit circle) is an instability."""
     t = np.arange(300)

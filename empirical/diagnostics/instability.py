@@ -205,8 +205,10 @@ def instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdic
             where = (float(run.steps[0]), float(run.steps[-1]))
     else:
         oscillation = "too few points for an oscillation test"
+    # a best within the last smoothing window is the end of a rise, not the start of a fall
+    fell = collapse > 0 and best < run.n_points - window
     fall = (f"reward {change_words(-collapse)} from its best smoothed level at step "
-            f"{run.steps[best]:g}" if collapse > 0 else
+            f"{run.steps[best]:g}" if fell else
             f"reward at its best smoothed level at the end (step {run.steps[best]:g})")
     words = f"{fall}{collapse_words}; {oscillation}{kl_words}{divergence_words}"
     return ModeVerdict(score >= FLAG_SCORE, score, words, True, where)
