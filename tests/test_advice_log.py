@@ -16,6 +16,7 @@ import pytest
 
 import grpodyn
 from grpodyn.cli import main
+from grpodyn.empirical.diagnostics.diagnose import diagnose
 from grpodyn.empirical.logs.advice import advise_log, run_trend
 from grpodyn.empirical.logs.loaders import load_run, load_runs
 from grpodyn.ground import InputError
@@ -447,5 +448,17 @@ def test_the_exponent_line_says_what_it_means_and_how_to_measure_it(tmp_path):
     rng = np.random.default_rng(4)
     advice = advise_log(load_run(_log(tmp_path, 0.3 + 0.05 * rng.standard_normal(100))))
     line = next(x for x in advice.reasoning if x.startswith("tau ~ lr^p"))
-    assert "--sweep" in line and "half the relaxation time" in line
+    assert "--sweep" in line and "halves the relaxation time" in line
     assert "adam_tau_lr_exponent" not in line and "derivations" not in line
+
+
+def test_a_slow_rise_the_diagnosis_reads_as_converged_is_said_so():
+    """A public verl run: the diagnosis reads its last quarter as at its plateau, the advice its
+    last third as a slow rise; the advice says why the two differ instead of contradicting."""
+    log = Path(__file__).parent / "data" / "real_logs" / (
+        "jianghoucheng__Agent_On_Policy_Distillation__wandb_run-20251203_214315-cr3q4lay_files_"
+        "output.reward.log")
+    run = load_run(log)
+    advice = advise_log(run)
+    assert diagnose(run).state == "converged" and advice.basis["kind"] == "slow_mode"
+    assert any("reads this run as converged" in w for w in advice.warnings)

@@ -166,8 +166,12 @@ def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
     late_gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]])
     late_se = noise * np.sqrt(12.0 / n_late)  # s.e. of a fitted line's rise over the segment
     at_ceiling = is_success_rate(run) and r1 >= CEILING
-    if at_ceiling or abs(late_gain) <= 2 * late_se:
+    if abs(late_gain) <= 2 * late_se:
         return State("converged", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it "
-                     f"moved {abs(late_gain):.3f} (noise {late_se:.3f}): at its plateau")
+                     f"moved {abs(late_gain):.3f}, within 2 s.e. (s.e. {late_se:.3f}): at its "
+                     "plateau")
+    if at_ceiling:
+        return State("converged", f"reward {r0:.3f} -> {r1:.3f}: at the top of its range "
+                     f"(>= {CEILING:g})")
     return State("learning", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it "
                  f"{change_words(late_gain)} (noise {late_se:.3f}): still moving")

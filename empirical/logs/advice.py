@@ -489,6 +489,11 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     warnings += _caveats(direction, trend, run, steps, headroom=headroom)
     diagnosis = _diagnosis(run)
     warnings += _flagged(diagnosis, direction)
+    if tau["kind"] == "slow_mode" and diagnosis is not None and diagnosis.state == "converged":
+        warnings.append("the diagnosis reads this run as converged: the line through its last "
+                        "quarter rises by less than twice its standard error; the slope of the "
+                        "last third, a longer window, is beyond its noise: a rise too slow for "
+                        "the last quarter to show, which the advice reads as a slow mode")
     if headroom:
         warnings.append("headroom: the raise takes the slow mode the reward shows toward the "
                         "fastest settling into the 10% band (an overshoot within the band); the "
