@@ -14,8 +14,9 @@ those (:meth:`grpodyn.empirical.monitor.MonitorState.log_values`):
 - ``grpodyn/stability_margin``: 1 - k / k_max with k = (1 - beta1) / tau the stiffness of the
   overdamped mean-field map and k_max = 2(1 + beta1) its on-policy limit (sections 3 and 5).
 
-It warns once per failure mode the monitor's diagnosis flags, and once per episode of the
-monitor's early warning (the precursors of a collapse at the last steps: ``early_warning``),
+It warns once per failure mode the monitor's diagnosis flags, and once per early warning the
+monitor reports (per onset step: the precursors of a collapse at the last steps,
+``early_warning``, which stands until the monitor's next diagnosis),
 and stops the run when a mode listed in ``stop_on`` is flagged, or on an early warning when
 ``stop_on`` holds ``"early_warning"``. Needs ``transformers`` (the ``trl`` extra); no sympy.
 
@@ -124,8 +125,8 @@ class GRPODynamicsCallback(TrainerCallback):
         return control
 
     def _warn_early(self, warning: dict[str, Any] | None, control: TrainerControl) -> None:
-        """Warn when the monitor's early warning starts (not again until it has cleared)."""
-        if warning and not self.early_warning:
+        """Warn when the monitor reports a new early warning (a new onset step)."""
+        if warning and (not self.early_warning or warning["step"] != self.early_warning["step"]):
             warnings.warn(f"grpodyn: early warning at step {warning['step']:g} (precursors of "
                           f"a collapse: {', '.join(warning['signals'])}): "
                           + "; ".join(warning["evidence"].values()), GRPODynamicsWarning,

@@ -20,7 +20,9 @@ sections 3 and 5), each with the status the analysis gives it. Every ``diagnose_
 (docs/theory.md
 section 10). At every update from 10 rewards on,
 :func:`grpodyn.empirical.diagnostics.early_warning.early_warning` looks for the precursors of a
-collapse at the last steps (``state.early_warning``: a warning, not a verdict). The TRL
+collapse at the last steps (``state.early_warning``: a warning, not a verdict); a warning that
+fired stands until the next diagnosis, since the precursors often fall silent once the
+collapse they announce has begun. The TRL
 callback (:mod:`grpodyn.empirical.callback`) is a thin layer on this class.
 Needs numpy and scipy only.
 """
@@ -90,8 +92,10 @@ class MonitorState:
     analysed_at : float or None
         The step of the last analysis (None before the first).
     early_warning : dict or None
-        The precursors of a collapse at the last steps: ``step``, ``signals`` and ``evidence``
-        (None when none fired; a warning, not a verdict).
+        The last early warning that fired: ``step`` (its onset), ``signals`` and ``evidence``
+        (a warning, not a verdict). It stands after its precursors clear (a collapse that
+        follows them often silences them) until a diagnosis reviews the run; None when none
+        stands.
     headline : str
         The last diagnosis's one-line verdict (empty before the first).
     """
@@ -236,12 +240,13 @@ class Monitor:
             run = self.run()
             if due_fit:
                 state = self._analyse(state, run)
+            warning = early_warning(run) if due_warning else None
+            if warning is not None:
+                state = replace(state, early_warning=warning.to_dict())
             if due_diagnosis:
                 state = self._diagnose(state, run)
-            if due_warning:
-                warning = early_warning(run)
-                state = replace(state, early_warning=None if warning is None
-                                else warning.to_dict())
+                if warning is None:  # reviewed: the diagnosis's flags carry any verdict
+                    state = replace(state, early_warning=None)
         self.state = state
         return state
 

@@ -74,6 +74,34 @@ def test_monitor_flags_a_collapse():
     assert state.evidence["dynamical_instability"]
 
 
+def _feed_e8(monitor):
+    """Feed the public collapsing run (the README's e8 excerpt) step by step; yield states."""
+    from pathlib import Path
+
+    from grpodyn.empirical.logs.loaders import load_run
+
+    run = load_run(Path(__file__).parent / "data" / "real_logs" / (
+        "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_policy_"
+        "sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl"))
+    for i, step in enumerate(run.steps):
+        metrics = {"reward": run.reward[i], **{k: v[i] for k, v in run.metrics.items()}}
+        yield step, monitor.update(step, metrics)
+
+
+def test_an_early_warning_stands_through_the_collapse_until_a_diagnosis_reviews_it():
+    """Its precursors fall silent once the reward collapses (step 22 of the e8 run); the
+    warning stands, and the diagnosis after it carries the verdict instead."""
+    from grpodyn import Monitor
+
+    states = dict(_feed_e8(Monitor(momentum=0.9)))  # 40 points: no diagnosis at the default
+    assert states[19.0].early_warning["step"] == 19.0
+    assert states[40.0].early_warning["step"] == 19.0 and states[40.0].flags == ()
+    states = dict(_feed_e8(Monitor(momentum=0.9, diagnose_every=10)))
+    assert states[29.0].early_warning["step"] == 19.0
+    assert states[30.0].early_warning is None
+    assert "dynamical_instability" in states[30.0].flags
+
+
 @pytest.mark.parametrize("options,needle", [
     ({"refit_every": 0}, "refit_every"), ({"momentum": 1.0}, "momentum"),
     ({"min_points": 2}, "min_points"), ({"group_size": 1}, "group_size"),
