@@ -468,17 +468,16 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
                                                      + members[n].param_var(
                                                          np.array([t_end]))[0])
                                        for n in weights if weights[n] > 0)))
-        if rising is True:
-            out["lower"] = float(now - z * now_sd)
+        low, high = (-np.inf, np.inf) if bounds is None else bounds
+        if rising is True:  # a bound inside the range (beyond its edge it says nothing more)
+            out["lower"] = float(np.clip(now - z * now_sd, low, high))
             out["reason"] += f"; plateau >= {out['lower']:.4g} at {level:.0%}"
         elif rising is False:
-            out["upper"] = float(now + z * now_sd)
+            out["upper"] = float(np.clip(now + z * now_sd, low, high))
             out["reason"] += f"; plateau <= {out['upper']:.4g} at {level:.0%}"
         if bounds is not None:
-            out["lower"] = max(out["lower"] if out["lower"] is not None else bounds[0],
-                               bounds[0])
-            out["upper"] = min(out["upper"] if out["upper"] is not None else bounds[1],
-                               bounds[1])
+            out["lower"] = low if out["lower"] is None else out["lower"]
+            out["upper"] = high if out["upper"] is None else out["upper"]
         return out
 
     if sum(saturating.values()) < 0.5:

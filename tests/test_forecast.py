@@ -107,6 +107,24 @@ def test_non_saturating_run_gets_a_one_sided_bound_not_a_number() -> None:
     assert np.all((fc.lower >= 0) & (fc.upper <= 1))
 
 
+def test_a_one_sided_bound_lies_inside_the_reward_range(capsys) -> None:
+    """The README's e8 run, collapsed onto the floor of [0, 1], read "plateau <= -0.001121":
+    the bound the reason gives is the one the summary holds, inside the range."""
+    import json
+    from pathlib import Path
+
+    from grpodyn.cli import main
+
+    log = Path(__file__).parent / "data" / "real_logs" / (
+        "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_policy_"
+        "sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl")
+    assert main(["forecast", str(log), "--horizon", "300", "--json"]) == 0
+    plateau = json.loads(capsys.readouterr().out)["plateau"]
+    assert plateau["status"] == "not_determined" and "plateau <=" in plateau["reason"]
+    assert 0.0 <= plateau["lower"] <= plateau["upper"] <= 1.0
+    assert f"plateau <= {plateau['upper']:.4g} " in plateau["reason"]
+
+
 def test_saturated_run_has_a_determined_plateau_near_the_truth() -> None:
     """Check a saturated run's plateau is determined and its interval holds the truth."""
     t, y = _saturating(7, tau=20.0)

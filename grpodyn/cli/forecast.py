@@ -118,6 +118,13 @@ def _early_warning(run: Run, cut: float) -> dict[str, Any] | None:
                     f"curve forecast does not see (grpodyn diagnose LOG --until {cut:g})"}
 
 
+def _shown(value: float | None, scale: float) -> str:
+    """Say a forecast value to 4 figures; below ``scale`` (round-off) as 0, None as unbounded."""
+    if value is None:
+        return "unbounded"
+    return f"{0.0 if abs(value) < scale else value:.4g}"
+
+
 def print_human(result: dict[str, Any]) -> None:
     """Print the forecast: plateau and three points of the band."""
     which = f" [{result['run']}]" if result.get("run") else ""
@@ -136,9 +143,13 @@ def print_human(result: dict[str, Any]) -> None:
         print(f"plateau: {p['status']}: {p['reason']}")
     steps = result["steps"]
     picks = sorted({0, len(steps) // 2, len(steps) - 1})
+    # round-off of a fit that reaches a range's edge (2e-14 for 0) is printed as the edge
+    scale = 1e-9 * max([abs(v) for key in ("point", "lower", "upper")
+                        for v in result[key] if v is not None] + [1e-300])
     for i in picks:
-        print(f"  step {steps[i]:g}: {result['point'][i]:.4g} [{result['lower'][i]:.4g}, "
-              f"{result['upper'][i]:.4g}] ({100 * result['level']:.0f}% band)")
+        point, lower, upper = (_shown(result[key][i], scale) for key in ("point", "lower", "upper"))
+        print(f"  step {steps[i]:g}: {point} [{lower}, {upper}] "
+              f"({100 * result['level']:.0f}% band)")
     if "mae" in result:
         print(f"held out: MAE {result['mae']:.4g}, {100 * result['coverage']:.0f}% inside the "
               f"band")
