@@ -128,8 +128,8 @@ def prefix(run: Run, until: float) -> Run:
     """
     keep = run.steps <= until
     if not keep.any():
-        raise InputError(f"--until {until:g}: the log starts at step {run.steps[0]:g}; no step "
-                         "is at or before it")
+        raise InputError(f"{run.source}: --until {until:g}: the log starts at step "
+                         f"{run.steps[0]:g}; no step is at or before it")
     return replace(run, steps=run.steps[keep], reward=run.reward[keep],
                    metrics={k: v[keep] for k, v in run.metrics.items()})
 

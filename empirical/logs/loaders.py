@@ -152,7 +152,8 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
     if held is not None:
         return [held], [f"no training reward: fitting the held-out {held!r} instead"]
     raise LogFormatError(f"{source}: no reward metric found (looked for the reward names of "
-                         f"TRL, verl, OpenRLHF, W&B and custom loops; give --reward-key); "
+                         "TRL, verl, OpenRLHF, W&B and custom loops; name it with --reward-key, "
+                         "in Python reward_key=); "
                          f"metrics present ({len(available)}): {', '.join(sorted(available))}")
 
 

@@ -627,7 +627,7 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
         n_train = int(np.searchsorted(run.steps, until, side="right"))
     if n_train < 8:
         raise InputError(f"{run.source}: the cut leaves {n_train} training "
-                         f"point{'s' * (n_train != 1)}; a forecast needs 8")
+                         f"point{'s' * (n_train != 1)}; the fit before the cut needs 8")
     future = run.steps[n_train:]
     if horizon is not None:
         if horizon <= run.steps[n_train - 1]:

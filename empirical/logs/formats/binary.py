@@ -23,5 +23,5 @@ def parse(path: Path, options: Options) -> Source:
     LogFormatError
         Always.
     """
-    raise LogFormatError(f"{path}: a binary file, not a log (training_args.bin holds "
-                         "hyperparameters: give the log beside it)")
+    raise LogFormatError(f"{path}: a binary file, not a log (a .bin file such as TRL's "
+                         "training_args.bin holds pickled settings: give the log beside it)")
