@@ -48,3 +48,40 @@ def test_the_python_tour_uses_names_that_exist():
     assert {"MeanFieldMap", "analyse_run", "diagnose", "Monitor"} <= names
     for name in names:
         assert hasattr(grpodyn, name), f"README tour: grpodyn.{name} does not exist"
+
+
+def _tour_sessions() -> list[tuple[list[str], list[str]]]:
+    """Each ``$ grpodyn ...`` line of the README's console blocks with the lines it shows."""
+    sessions: list[tuple[list[str], list[str]]] = []
+    for block in re.findall(r"```console\n(.*?)```", README, flags=re.S):
+        log = re.search(r"^\$ LOG=(\S+)$", block, flags=re.M)
+        for line in block.splitlines():
+            if line.startswith("$ grpodyn "):
+                argv = line[len("$ grpodyn "):].split("#")[0].split()
+                sessions.append(([log.group(1) if a == "$LOG" else a for a in argv], []))
+            elif sessions and not line.startswith("$"):
+                sessions[-1][1].append(line)
+    return sessions
+
+
+def test_the_console_tour_shows_what_the_commands_print(capsys):
+    """Every line the tour shows is printed by its command, in that order ("..." marks lines
+    left out, or the cut end or start of a line); the main job and export are left out here."""
+    from grpodyn.cli import main
+
+    sessions = [(argv, shown) for argv, shown in _tour_sessions()
+                if argv[0] not in ("report", "export")]
+    assert len(sessions) >= 6
+    root = Path(__file__).parents[1]
+    for argv, shown in sessions:
+        argv = [str(root / a) if a.startswith("tests/") else a for a in argv]
+        assert main(argv) == 0, argv
+        printed = capsys.readouterr().out.splitlines()
+        at = 0
+        for line in shown:
+            text = line.removesuffix("...").removeprefix("...").strip()
+            if not text:
+                continue
+            hits = [i for i in range(at, len(printed)) if text in printed[i]]
+            assert hits, f"grpodyn {' '.join(argv[:2])}: the README shows {line!r}"
+            at = hits[0] + 1
