@@ -21,7 +21,7 @@ that lowers the fixed point by drag (1 - beta) / k (:attr:`MeanFieldMap.plateau_
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -270,6 +270,12 @@ class MeanFieldMap:
     prompt_noise: float = 0.0
     completion_noise: float = 0.0
     assumptions: tuple[str, ...] = field(default=(), init=False)
+
+    def __repr__(self) -> str:
+        """Return the constructor call with the fields that differ from their defaults."""
+        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.init
+                 and (f.default is MISSING or getattr(self, f.name) != f.default)]
+        return f"MeanFieldMap({', '.join(shown)})"
 
     def __post_init__(self) -> None:
         if self.optimizer not in OPTIMIZERS:

@@ -72,6 +72,13 @@ class PredictionResult:
     degenerate_group_probability: dict[str, float] | None = None
     path: Trajectory | None = None
 
+    def __repr__(self) -> str:
+        """Return one line: the regime, the relaxation time, the limits and the map."""
+        tau = "None" if self.tau is None else f"{self.tau:.4g}"
+        return (f"PredictionResult(regime={self.regime!r}, tau={tau}, zeta={self.zeta:.4g}, "
+                f"stiffness_max={self.stiffness_max:.4g}, refresh_max={self.refresh_max}, "
+                f"staleness_max={self.staleness_max}, system={self.system!r})")
+
     @property
     def mass(self) -> float:
         """Mass m = (1 + beta) / 2 (the map's :attr:`MeanFieldMap.mass`)."""

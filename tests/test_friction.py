@@ -70,6 +70,13 @@ def test_compact_reprs(tmp_path):
     for step, reward in enumerate(values[:30], start=1):
         monitor.update(step, {"reward": reward})
     assert repr(monitor).startswith("Monitor(30 points, last step 30") and len(repr(monitor)) < 200
+    import grpodyn
+
+    prediction = repr(grpodyn.predict(lr=0.01, momentum=0.9, kappa=1.0))
+    assert len(prediction) < 200 and "regime='oscillatory'" in prediction
+    system = grpodyn.MeanFieldMap(lr=0.01, kappa=1.0, optimizer="adam", momentum=0.9, batch=16)
+    assert repr(system) == "MeanFieldMap(lr=0.01, kappa=1.0, optimizer='adam', momentum=0.9, " \
+        "batch=16)" and eval(repr(system), {"MeanFieldMap": grpodyn.MeanFieldMap}) == system
 
 
 def test_to_pandas_without_pandas_names_the_install(tmp_path, monkeypatch):
