@@ -38,16 +38,12 @@ from grpodyn.empirical.diagnostics.diagnose import MODES
 from grpodyn.ground import InputError, check_int
 from grpodyn.theory.vocabulary import trainer_key
 
-from .monitor import Monitor
+from .monitor import GRPODynamicsWarning, Monitor
 
 __all__ = ["GRPODynamicsCallback", "GRPODynamicsWarning", "EARLY_WARNING"]
 
 #: the name ``stop_on`` takes for the early warning
 EARLY_WARNING = "early_warning"
-
-
-class GRPODynamicsWarning(UserWarning):
-    """A failure mode was flagged during training."""
 
 
 class GRPODynamicsCallback(TrainerCallback):

@@ -30,6 +30,7 @@ Needs numpy and scipy only.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -43,12 +44,18 @@ from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Hyperparameter, Run, 
 from grpodyn.empirical.logs.run_analysis import analyse_run, not_determined
 from grpodyn.ground import InputError, check_finite, check_int, check_momentum
 
-__all__ = ["Monitor", "MonitorState"]
+__all__ = ["Monitor", "MonitorState", "GRPODynamicsWarning"]
 
 #: Models fitted online: the exponential law alone (the fit is the costly part).
 ONLINE_MODELS = ("exponential",)
 #: Rewards needed before the diagnosis is run.
 MIN_DIAGNOSE_POINTS = 20
+#: Updates without a reward, before any was seen, after which the monitor says so (once).
+NO_REWARD_HINT = 5
+
+
+class GRPODynamicsWarning(UserWarning):
+    """A failure mode was flagged during training, or the monitor cannot read the metrics."""
 
 
 def _real(value: Any) -> float | None:
@@ -195,6 +202,7 @@ class Monitor:
         self.metrics: dict[str, list[float]] = {name: [] for name in METRIC_ALIASES
                                                 if name != "reward"}
         self.state = MonitorState(step=math.nan, points=0)
+        self._without_reward = 0  # updates without a reward before the first one
 
     def __repr__(self) -> str:
         """Return one line: the points seen, the last step, the flags and any early warning."""
@@ -219,10 +227,18 @@ class Monitor:
         MonitorState
             The current state; unchanged when ``metrics`` holds no finite reward, or when
             ``step`` is not after the last recorded step (an evaluation log at the same step).
+
+        Warns
+        -----
+        GRPODynamicsWarning
+            Once, when the first ``NO_REWARD_HINT`` updates hold no finite reward: the keys
+            seen and the names the monitor reads the reward under.
         """
         reward = _real(next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics),
                             None))
         step = _real(step)
+        if reward is None and not self.steps:
+            self._hint_no_reward(metrics)
         if reward is None or step is None or (self.steps and step <= self.steps[-1]):
             return self.state
         self.steps.append(step)
@@ -249,6 +265,16 @@ class Monitor:
                     state = replace(state, early_warning=None)
         self.state = state
         return state
+
+    def _hint_no_reward(self, metrics: Mapping[str, Any]) -> None:
+        """Say once, after ``NO_REWARD_HINT`` updates, that no reward has been read."""
+        self._without_reward += 1
+        if self._without_reward == NO_REWARD_HINT:
+            keys = ", ".join(sorted(map(str, metrics))[:12]) or "none"
+            warnings.warn(f"grpodyn Monitor: {NO_REWARD_HINT} updates without a finite reward "
+                          f"(keys of the last: {keys}); it reads the reward under any of "
+                          f"{', '.join(METRIC_ALIASES['reward'][:8])}, ...",
+                          GRPODynamicsWarning, stacklevel=3)
 
     def run(self) -> Run:
         """Return the steps and metrics recorded so far as a ``Run``."""

@@ -154,3 +154,20 @@ def test_callback_refuses_a_bad_group_size_when_built():
 
     with pytest.raises(InputError, match="group_size"):
         GRPODynamicsCallback(group_size=1)
+
+
+def test_a_monitor_fed_no_reward_says_so_once():
+    """A custom loop logging its reward under an unknown key saw 40 silent updates."""
+    import warnings
+
+    from grpodyn import Monitor
+    from grpodyn.empirical.monitor import GRPODynamicsWarning
+
+    monitor = Monitor()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(1, 41):
+            monitor.update(step, {"my_score": 0.5, "loss": 1.0})
+    said = [str(w.message) for w in caught if w.category is GRPODynamicsWarning]
+    assert len(said) == 1 and "my_score" in said[0] and "reward" in said[0]
+    assert monitor.state.points == 0
