@@ -29,12 +29,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--experiment", default="all", choices=[*BANDIT_EXPERIMENTS, "all"],
                    help="which experiment to run (default: all)")
     p.add_argument("--estimator", choices=["grpo", "dr_grpo", "rloo"],
-                   help="advantage estimator of the simulated trainer (default: the lab's)")
-    p.add_argument("--kl", type=finite_float, help="KL coefficient lam (TRL's beta)")
+                   help="advantage estimator of the simulated trainer (default: grpo)")
+    p.add_argument("--kl", type=finite_float,
+                   help="KL coefficient lam (TRL's beta; default: each experiment's own, 0.5, "
+                   "and 1.3 for the group experiment)")
     p.add_argument("--kl-estimator", choices=["k3", "forward"],
-                   help="estimator of the KL penalty (default: the lab's)")
+                   help="estimator of the KL penalty (default: k3, sampled as in TRL; forward, "
+                   "the exact KL, for the group experiment)")
     p.add_argument("--momenta", type=finite_float, nargs="+", default=[0.0, 0.5, 0.9],
-                   help="momenta of the lag-threshold sweeps")
+                   help="momenta of the lag-threshold sweeps (default: 0 0.5 0.9)")
     p.add_argument("--momentum", type=finite_float,
                    help="momentum of a run written with --write-log (default 0)")
     p.add_argument("--write-log", help="write one simulated run to this trainer_state.json")

@@ -34,8 +34,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("log", help="the training log")
     cut = p.add_mutually_exclusive_group()
     cut.add_argument("--train-fraction", type=open_fraction,
-                     help="train on this leading fraction of the points")
-    cut.add_argument("--until", type=finite_float, help="train on the steps up to this one")
+                     help="train on this leading fraction of the points and score the rest "
+                     "(default: no cut, the whole log; then --horizon, or the log's planned "
+                     "length, says where to forecast)")
+    cut.add_argument("--until", type=finite_float, help="train on the steps up to this one and "
+                     "score the rest (default: no cut)")
     p.add_argument("--horizon", type=finite_float, help="forecast up to this step (default, "
                    "without a cut: the steps the run was set to take, where the log records "
                    "them: TRL's max_steps)")

@@ -103,9 +103,9 @@ def add_lag(parser: argparse.ArgumentParser) -> None:
     """Add the lag: ``--refresh`` or ``--staleness``, at most one."""
     lag = parser.add_mutually_exclusive_group()
     lag.add_argument("--refresh", type=positive_integer,
-                     help="refresh interval K >= 1 (sample-and-hold)")
+                     help="refresh interval K >= 1 (sample-and-hold; default 1: on-policy)")
     lag.add_argument("--staleness", type=non_negative_integer,
-                     help="fixed staleness d >= 0 in steps")
+                     help="fixed staleness d >= 0 in steps (default 0)")
 
 
 def positive_float(text: str) -> float:

@@ -17,14 +17,18 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--momentum", type=finite_float, required=True, help="momentum beta in [0,1)")
     p.add_argument("--kappa", type=finite_float, required=True, help="curvature scale kappa > 0")
     add_lag(p)
-    p.add_argument("--group-size", type=integer, help="group size G (degenerate-group odds)")
-    p.add_argument("--noise", type=finite_float, help="per-step noise variance s^2")
-    p.add_argument("--r0", type=finite_float, help="initial expected reward")
+    p.add_argument("--group-size", type=integer,
+                   help="group size G: adds the degenerate-group odds at --r0 and --plateau "
+                   "(default: not computed)")
+    p.add_argument("--noise", type=finite_float, help="per-step noise variance s^2: adds the "
+                   "stationary variance and the noise temperature (default: not computed)")
+    p.add_argument("--r0", type=finite_float, help="initial expected reward (with --plateau and "
+                   "--steps: the predicted trajectory; with --group-size: the odds)")
     p.add_argument("--plateau", "--r-star", dest="plateau", type=finite_float,
                    help="plateau (fixed point) of the reward (--r-star: the same, its older "
                    "name)")
     p.add_argument("--steps", type=positive_integer, help="number of steps of the predicted "
-                   "trajectory (with --r0 and --plateau)")
+                   "trajectory (with --r0 and --plateau; default: no trajectory)")
     add_json(p)
     p.set_defaults(handler=run)
 
