@@ -10,13 +10,19 @@ the better of last value and recent mean; pooled 90% coverage within 0.85-0.95 i
 per-run coverage >= 0.6 on at least 85% of forecasts, from the benchmark's own summary of the
 pooled rows (``benchmarks/forecast_baselines.summarise``). A baseline that failed on a forecast
 is left out of its median there.
+
+``--by-family`` adds where the moving stratum's coverage is lost: the pooled coverage of each
+forecaster's 90% band over the moving forecasts of each run family (the run's name without its
+seed, e.g. ``categorical_reward_hacking``) and cut.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -63,10 +69,35 @@ def targets(table: dict[str, dict[str, dict]], method: str
     return out
 
 
+def moving_coverage_by_family(rows: dict[str, dict]) -> dict[tuple[str, str], dict[str, float]]:
+    """Return the pooled moving-stratum coverage per (family, cut) and forecaster, with counts.
+
+    A row's key is ``NAME_sSEED@F``; the family is ``NAME``. Each cell also holds ``forecasts``.
+    """
+    inside: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(
+        lambda: defaultdict(lambda: [0, 0]))
+    count: dict[tuple[str, str], int] = defaultdict(int)
+    for key, row in rows.items():
+        if row["stratum"] != "moving":
+            continue
+        name, _, cut = key.rpartition("@")
+        cell = (re.sub(r"_s\d+$", "", name), cut)
+        count[cell] += 1
+        for method in FORECASTERS:
+            if method in row:
+                inside[cell][method][0] += row[method]["inside"]
+                inside[cell][method][1] += row[method]["n"]
+    return {cell: {"forecasts": count[cell],
+                   **{m: k / n for m, (k, n) in inside[cell].items() if n}}
+            for cell in sorted(count)}
+
+
 def main() -> int:
     """Print each forecaster's six targets on the pooled matrices."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("matrices", nargs="+", type=Path, help="JSON of benchmarks/forecast.py")
+    parser.add_argument("--by-family", action="store_true",
+                        help="add the moving stratum's coverage per run family and cut")
     args = parser.parse_args()
     rows = pooled_rows(args.matrices)
     table = summarise(list(rows.values()))
@@ -79,6 +110,15 @@ def main() -> int:
                 print(f"| {method} | {what} | {figure:.3f} | {limit:.3f} | "
                       f"{'yes' if met else 'no'} |")
             print(f"| {method} | **targets met** | {sum(c[3] for c in checks)} of 6 | | |")
+    if args.by_family:
+        cells = moving_coverage_by_family(rows)
+        methods = [m for m in FORECASTERS if any(m in c for c in cells.values())]
+        print("\nmoving stratum: pooled 90% coverage by run family and cut\n\n"
+              f"| family | cut | forecasts | {' | '.join(methods)} |\n"
+              f"|---|---|---|{'---|' * len(methods)}")
+        for (family, cut), cell in cells.items():
+            print(f"| {family} | {cut} | {cell['forecasts']} | "
+                  + " | ".join(f"{cell[m]:.3f}" if m in cell else "-" for m in methods) + " |")
     return 0
 
 
