@@ -534,13 +534,16 @@ class EnsembleForecaster:
         :meth:`numerics.forecasters.Forecaster.forecast`. Saturation comes from the curve
         models only where the data show the deceleration: where the training part still
         climbs at the cut without it (:func:`numerics.forecast_adaptive.regime`:
-        ``climbing``), the band is widened to hold the trend-aware forecaster's band as well
-        (their union; its trends carry the climb on, its band calibrated on its own
-        rolling-origin errors), and a warning says so. Where the run still moves but
-        decelerates (``saturating``), both are supported by the data: the band's bounds are
-        the averages of the two bands' (equal-weight quantile averaging, the rule by which the
-        ensemble combines its own members' quantiles; the union over-covers runs that do
-        saturate), and a warning says so (studies/forecast/README.md).
+        ``climbing``), the band is widened to hold the trend-aware forecaster's band and the
+        calibrated learned prior's as well (their union; the trends carry the climb on, the
+        prior's curves include shapes no member has, such as a second rise; each band is
+        calibrated on its own rolling-origin errors; the prior's only up to its widest level,
+        :data:`numerics.learned_prior.TOP_LEVEL`), and a warning says so. Where the run still
+        moves but decelerates (``saturating``), the curve models and the trend-aware forecaster
+        are both supported by the data: the band's bounds are the averages of their two
+        bands' (equal-weight quantile averaging, the rule by which the ensemble combines its
+        own members' quantiles; the union over-covers runs that do saturate), and a warning
+        says so (studies/forecast/README.md).
         """
         from .forecast_adaptive import adaptive_forecast, regime, trend_t  # loaded on use
 
@@ -562,10 +565,19 @@ class EnsembleForecaster:
                                f"the run still moves at the cut {slope}, decelerating: the "
                                "band averages the curve models' band with that of "
                                "--forecaster adaptive (whose trends may carry the run on)")))
-        return replace(result, lower=np.minimum(result.lower, trend.lower),
-                       upper=np.maximum(result.upper, trend.upper),
+        from .forecast_calibrated import calibrated_prior_forecast  # loaded on use
+        from .learned_prior import TOP_LEVEL
+
+        bands, names = [result, trend], "--forecaster adaptive"
+        if level <= TOP_LEVEL:  # the learned prior's widest band
+            bands.append(calibrated_prior_forecast(steps, reward, n_train=n_train,
+                                                   future_steps=future_steps, level=level,
+                                                   bounds=bounds))
+            names += " and calibrated_prior"
+        return replace(result, lower=np.minimum.reduce([b.lower for b in bands]),
+                       upper=np.maximum.reduce([b.upper for b in bands]),
                        warnings=(*result.warnings, (
                            f"the run still {'rises' if t_slope > 0 else 'falls'} at the cut "
                            f"with no deceleration seen "
                            f"{slope}: the band holds the trend carried on as well (the union "
-                           "with the band of --forecaster adaptive)")))
+                           f"with the bands of {names})")))

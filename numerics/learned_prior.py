@@ -36,12 +36,15 @@ from .fit import estimate_noise
 from .forecast_result import Forecast
 from .forecasters import CurveForecaster
 
-__all__ = ["QUANTILE_LEVELS", "N_BINS", "HORIZON_CAP", "FAMILIES", "THEORY_SHARES", "PriorCurve",
-           "sample_prior_curves", "curve_features", "LearnedPrior", "load_learned_prior",
-           "learned_prior_forecast", "check_n_train", "LearnedPriorForecaster", "WEIGHTS_PATH"]
+__all__ = ["QUANTILE_LEVELS", "TOP_LEVEL", "N_BINS", "HORIZON_CAP", "FAMILIES", "THEORY_SHARES",
+           "PriorCurve", "sample_prior_curves", "curve_features", "LearnedPrior",
+           "load_learned_prior", "learned_prior_forecast", "check_n_train",
+           "LearnedPriorForecaster", "WEIGHTS_PATH"]
 
 #: The quantile levels the network outputs (a band at level Q needs (1 -+ Q) / 2 inside them).
 QUANTILE_LEVELS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.975)
+#: The widest central band the network gives (0.95).
+TOP_LEVEL = QUANTILE_LEVELS[-1] - QUANTILE_LEVELS[0]
 #: Bins that summarise the training part's shape.
 N_BINS = 16
 #: Smallest white-noise scale, relative to the training part's size, taken for noise.
@@ -307,9 +310,9 @@ class LearnedPrior:
         Levels between the network's are interpolated linearly in the normal score
         Phi^-1(level).
         """
-        top = QUANTILE_LEVELS[-1] - QUANTILE_LEVELS[0]
-        if not 0 < level <= top:
-            raise InputError(f"level: the learned prior gives bands up to {top:.2f}, got {level}")
+        if not 0 < level <= TOP_LEVEL:
+            raise InputError(f"level: the learned prior gives bands up to {TOP_LEVEL:.2f}, got "
+                             f"{level}")
         q = self.quantiles(t, y, future_steps, bounds=bounds)
         scores = ndtri(np.asarray(QUANTILE_LEVELS))
 

@@ -143,16 +143,22 @@ def test_where_the_run_decelerates_the_band_averages_the_two_bands():
                                              (lambda s: 0.8 - 0.002 * s, "falls")])
 def test_where_the_run_climbs_without_deceleration_the_band_holds_the_trend_too(shape, word):
     """A climb (or fall) with no deceleration at the cut: the ensemble's point is the curve
-    models', and its band the union of theirs and the trend-aware forecaster's."""
+    models', and its band the union of theirs, the trend-aware forecaster's and the calibrated
+    learned prior's (the last only up to the prior's widest level, 0.95)."""
     steps = np.arange(1.0, 201.0)
     y = _noisy(shape(steps))
     kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
     fc = get_forecaster("ensemble").forecast(steps, y, **kwargs)
     curves = forecast_curve(steps, y, **kwargs)
     trend = get_forecaster("adaptive").forecast(steps, y, **kwargs)
+    prior = get_forecaster("calibrated_prior").forecast(steps, y, **kwargs)
     assert np.allclose(fc.point, curves.point) and np.allclose(fc.mean, curves.mean)
-    assert np.allclose(fc.lower, np.minimum(curves.lower, trend.lower))
-    assert np.allclose(fc.upper, np.maximum(curves.upper, trend.upper))
+    assert np.allclose(fc.lower, np.minimum.reduce([curves.lower, trend.lower, prior.lower]))
+    assert np.allclose(fc.upper, np.maximum.reduce([curves.upper, trend.upper, prior.upper]))
+    wide = get_forecaster("ensemble").forecast(steps, y, level=0.99, **kwargs)
+    curves = forecast_curve(steps, y, level=0.99, **kwargs)
+    trend = get_forecaster("adaptive").forecast(steps, y, level=0.99, **kwargs)
+    assert np.allclose(wide.upper, np.maximum(curves.upper, trend.upper))
     assert np.any(fc.upper - fc.lower > curves.upper - curves.lower + 1e-9)  # it widened
     assert any(f"still {word} at the cut with no deceleration seen" in w for w in fc.warnings)
     assert not any("climbing" in w for w in fc.warnings)  # the direction's word only
