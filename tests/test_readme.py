@@ -50,18 +50,18 @@ def test_the_python_tour_uses_names_that_exist():
         assert hasattr(grpodyn, name), f"README tour: grpodyn.{name} does not exist"
 
 
-def _tour_sessions() -> list[tuple[list[str], list[str]]]:
+def _tour_commands() -> list[tuple[list[str], list[str]]]:
     """Each ``$ grpodyn ...`` line of the README's console blocks with the lines it shows."""
-    sessions: list[tuple[list[str], list[str]]] = []
+    commands: list[tuple[list[str], list[str]]] = []
     for block in re.findall(r"```console\n(.*?)```", README, flags=re.S):
         log = re.search(r"^\$ LOG=(\S+)$", block, flags=re.M)
         for line in block.splitlines():
             if line.startswith("$ grpodyn "):
                 argv = line[len("$ grpodyn "):].split("#")[0].split()
-                sessions.append(([log.group(1) if a == "$LOG" else a for a in argv], []))
-            elif sessions and not line.startswith("$"):
-                sessions[-1][1].append(line)
-    return sessions
+                commands.append(([log.group(1) if a == "$LOG" else a for a in argv], []))
+            elif commands and not line.startswith("$"):
+                commands[-1][1].append(line)
+    return commands
 
 
 def test_the_console_tour_shows_what_the_commands_print(capsys):
@@ -69,11 +69,11 @@ def test_the_console_tour_shows_what_the_commands_print(capsys):
     left out, or the cut end or start of a line); the main job and export are left out here."""
     from grpodyn.cli import main
 
-    sessions = [(argv, shown) for argv, shown in _tour_sessions()
+    commands = [(argv, shown) for argv, shown in _tour_commands()
                 if argv[0] not in ("report", "export")]
-    assert len(sessions) >= 6
+    assert len(commands) >= 6
     root = Path(__file__).parents[1]
-    for argv, shown in sessions:
+    for argv, shown in commands:
         argv = [str(root / a) if a.startswith("tests/") else a for a in argv]
         assert main(argv) == 0, argv
         printed = capsys.readouterr().out.splitlines()

@@ -488,12 +488,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     headroom = why_ratio.startswith("headroom")
     warnings += _caveats(direction, trend, run, steps, headroom=headroom)
     diagnosis = _diagnosis(run)
-    warnings += _flagged(diagnosis, direction)
-    if tau["kind"] == "slow_mode" and diagnosis is not None and diagnosis.state == "converged":
-        warnings.append("the diagnosis reads this run as converged: the line through its last "
-                        "quarter rises by less than twice its standard error; the slope of the "
-                        "last third, a longer window, is beyond its noise: a rise too slow for "
-                        "the last quarter to show, which the advice reads as a slow mode")
+    warnings += _flagged(diagnosis, direction) + _slow_mode_of_a_converged_run(tau, diagnosis)
     if headroom:
         warnings.append("headroom: the raise takes the slow mode the reward shows toward the "
                         "fastest settling into the 10% band (an overshoot within the band); the "
@@ -632,6 +627,17 @@ def _flagged(diagnosis: Diagnosis | None, direction: str) -> list[str]:
             out.append(f"the diagnosis flags {name} (grpodyn diagnose says why); {why}; "
                        f"try: {REMEDIES[name]}")
     return out
+
+
+def _slow_mode_of_a_converged_run(tau: dict[str, Any], diagnosis: Diagnosis | None
+                                  ) -> list[str]:
+    """Say why a slow mode on a run the diagnosis reads as converged is no contradiction."""
+    if tau["kind"] != "slow_mode" or diagnosis is None or diagnosis.state != "converged":
+        return []
+    return ["the diagnosis reads this run as converged: the line through its last quarter "
+            "rises by less than twice its standard error; the slope of the last third, a "
+            "longer window, is beyond its noise: a rise too slow for the last quarter to show, "
+            "which the advice reads as a slow mode"]
 
 
 def _caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
