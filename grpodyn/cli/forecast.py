@@ -29,8 +29,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "(flat, linear, exponential, power, inertial, lr clock) with the "
                             "correlated-plus-white noise model of docs/theory.md section 6; "
                             "where the run still moves at the cut, its band also holds the "
-                            "trend-aware forecaster's (averaged where the run decelerates, "
-                            "their union where it does not).")
+                            "trend-aware forecaster's (averaged where the run decelerates; "
+                            "where it does not, the union with it and with the calibrated "
+                            "learned prior's).")
     p.add_argument("log", help="the training log")
     cut = p.add_mutually_exclusive_group()
     cut.add_argument("--train-fraction", type=open_fraction,
