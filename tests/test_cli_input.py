@@ -398,14 +398,25 @@ def test_an_error_about_one_run_of_a_log_names_the_run(command, tmp_path, capsys
     assert f"{path} [lr_sweep_1e-4]: a fit needs at least 5 points" in line
 
 
-def test_a_sweep_of_a_log_without_steps_says_it_takes_no_logging_steps(tmp_path, capsys):
-    """The loader told the user to give --logging-steps, an option sweep refuses."""
-    path = tmp_path / "console.log"
-    path.write_text("".join(f"{{'loss': 0.1, 'reward': {v:.4f}, 'learning_rate': 1e-05}}\n"
-                            for v in _rise(30)))
-    line = _error(["sweep", str(path), "--hparams", "optimizer=adam,momentum=0.9,lr=1e-5,"
-                   "group_size=8,batch=4"], capsys)
-    assert str(path) in line and "takes no --logging-steps" in line
+def test_a_sweep_of_console_logs_without_steps_takes_logging_steps(tmp_path, capsys):
+    """TRL console logs that print no step: the loader asks for --logging-steps, which sweep
+    and transfer take too (for every log), as they take --reward-key."""
+    paths = []
+    for lr, scale in (("1e-05", 1.0), ("2e-05", 1.5)):
+        path = tmp_path / f"console_{lr}.log"
+        path.write_text("".join(f"{{'loss': 0.1, 'my_score': {min(scale * v, 1):.4f}, "
+                                f"'learning_rate': {lr}}}\n" for v in _rise(30)))
+        paths.append(str(path))
+    hparams = "optimizer=adam,momentum=0.9,group_size=8,batch=4"
+    line = _error(["sweep", *paths, "--hparams", hparams, "--reward-key", "my_score"], capsys)
+    assert paths[0] in line and "--logging-steps" in line
+    assert main(["sweep", *paths, "--hparams", hparams, "--reward-key", "my_score",
+                 "--logging-steps", "10", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["runs"]) == 2
+    assert main(["transfer", "--from", paths[0], "--hparams", hparams, "--from", paths[1],
+                 "--hparams", hparams, "--reward-key", "my_score", "--logging-steps", "10",
+                 "--to", "lr=1.5e-5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["steps"][0] == 10  # the logs' first step
 
 
 def test_the_report_of_a_log_gives_each_missing_constant_its_reason(log, tmp_path, capsys):

@@ -243,7 +243,7 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
 def _parse(path: Path, opts: dict[str, Any]) -> Source:
     """Parse ``path`` with the first format of the registry that sniffs it (``formats``)."""
     return formats.dispatch(path, formats.Options(opts["step_key"], opts["logging_steps"],
-                                                  formats.FORMATS))
+                                                  formats.FORMATS, opts.get("reward_key")))
 
 
 def _with_meta(run: Run, source: Source) -> Run:
@@ -278,7 +278,8 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
     of one run; in a file of several such runs are left out with a note on the others.
     """
     path = Path(path)
-    source = _parse(path, {"step_key": step_key, "logging_steps": logging_steps})
+    source = _parse(path, {"step_key": step_key, "logging_steps": logging_steps,
+                           "reward_key": reward_key})
     runs, failures = [], []
     for name, rows in source.parsed.runs.items():
         try:

@@ -108,8 +108,13 @@ class SweepRun:
 REQUIRED_HPARAMS = ("optimizer", "lr", "momentum")
 
 
-def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) -> SweepRun:
+def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None, *,
+                   reward_key: str | None = None, logging_steps: int | None = None) -> SweepRun:
     """Return a log and its hyperparameters.
+
+    ``reward_key`` and ``logging_steps`` are those of
+    :func:`~grpodyn.empirical.logs.loaders.load_run` (the metric read as the reward; the steps
+    between logged points of a console log that prints no step).
 
     ``overrides`` (``--hparams``) first, then the settings grpodyn wrote into the log
     (``grpodyn_hparams``), then what the loader found (RunMeta: the log's metrics, config and
@@ -117,7 +122,7 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None) ->
     (:func:`~grpodyn.empirical.logs.infer.format_defaults`: a TRL, verl or OpenRLHF log implies
     AdamW), so that ``--hparams`` asks only for what none of them says.
     """
-    run = load_run(path)
+    run = load_run(path, reward_key=reward_key, logging_steps=logging_steps)
     found: dict[str, Any] = {}
     sources: dict[str, str] = {}
     defaults = format_defaults(run.format)

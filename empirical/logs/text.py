@@ -202,7 +202,7 @@ def _is_eval(entry: dict[str, Any]) -> bool:
 
 
 def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int | None,
-               fmt: str, interval_source: str) -> Parsed:
+               fmt: str, interval_source: str, reward_key: str | None = None) -> Parsed:
     train: list[tuple[int, dict[str, Any]]] = []
     evals: list[tuple[int, int, dict[str, Any]]] = []  # (index of train dict before, offset)
     summary: dict[str, Any] = {}
@@ -220,7 +220,8 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
         elif _is_eval(entry):
             evals.append((len(train) - 1, offset, entry))
         elif reward_candidates(set(entry)) or per_function_rewards(set(entry)) \
-                or (step_key is not None and step_key in entry):
+                or (step_key is not None and step_key in entry) \
+                or (reward_key is not None and reward_key in entry):
             train.append((offset, entry))
     if not train:
         raise LogFormatError(f"{path}: no dict lines with a reward")
@@ -399,11 +400,13 @@ def _parse_tensors(text: str) -> Parsed | None:
 
 
 def parse_text(path: Path, text: str, *, step_key: str | None = None,
-               logging_steps: int | None = None, interval_source: str = "given") -> Parsed:
+               logging_steps: int | None = None, interval_source: str = "given",
+               reward_key: str | None = None) -> Parsed:
     """Return a console log of any of the supported trainers.
 
     ``interval_source`` says where ``logging_steps`` comes from (``given`` by the user, else a file
-    name).
+    name); ``reward_key`` (the user's reward metric) marks a TRL-style dict line as a record
+    when it holds none of the trainers' reward names.
     """
     fmt = "trl_console"
     inner = _unwrap_stream(path, text)
@@ -418,7 +421,8 @@ def parse_text(path: Path, text: str, *, step_key: str | None = None,
                                       for rows in parsed.runs.values() for _, entry in rows):
             return parsed
     try:
-        return _parse_trl(path, text, step_key, logging_steps, fmt, interval_source)
+        return _parse_trl(path, text, step_key, logging_steps, fmt, interval_source,
+                          reward_key)
     except LogFormatError as exc:
         if "no dict lines" not in str(exc):
             raise

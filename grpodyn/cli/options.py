@@ -170,6 +170,15 @@ LOG_OVERRIDES = {
 }
 
 
+def add_sweep_log_options(parser: argparse.ArgumentParser) -> None:
+    """Add the loader's options that apply to every log of a sweep or a transfer."""
+    parser.add_argument("--reward-key", help="the metric to read as the reward, in every log "
+                        "(default: the trainer's reward)")
+    parser.add_argument("--logging-steps", type=positive_integer,
+                        help="optimizer steps between logged points, for console logs that "
+                        "print no step and no progress counter (every such log)")
+
+
 def add_log_options(parser: argparse.ArgumentParser) -> None:
     """Add the options of every command that reads a log.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from grpodyn.cli.options import UsageError, add_json
+from grpodyn.cli.options import UsageError, add_json, add_sweep_log_options
 from grpodyn.ground import finite_json
 
 
@@ -24,11 +24,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "run of a log that holds several)")
     p.add_argument("--hparams", action="append", metavar="K=V,...",
                    help="hyperparameters: once for every log, or once per log in their order")
+    add_sweep_log_options(p)
     add_json(p)
     p.set_defaults(handler=run)
 
 
-def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool
+def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
+               reward_key: str | None = None, logging_steps: int | None = None
                ) -> tuple[list, list[str]]:
     """Load the runs of a sweep, each with its ``--hparams`` (once, or once per log).
 
@@ -43,7 +45,8 @@ def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool
                          f"log{'s' * (len(logs) != 1)}: give it "
                          "once (for every log) or once per log, in the logs' order")
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
-    return load_sources(list(zip(logs, texts, strict=True)), bars=bars)
+    return load_sources(list(zip(logs, texts, strict=True)), bars=bars, reward_key=reward_key,
+                        logging_steps=logging_steps)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -51,7 +54,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.logs.sweep import fit_sweep
     from grpodyn.progress import stage_bar
 
-    runs, notes = sweep_runs(args.logs, args.hparams, bars=not args.json)
+    runs, notes = sweep_runs(args.logs, args.hparams, bars=not args.json,
+                             reward_key=args.reward_key, logging_steps=args.logging_steps)
     stages = stage_bar("sweep", enabled=not args.json)
     if stages is not None:
         stages(f"fitting {len(runs)} runs jointly")

@@ -19,8 +19,12 @@ MIN_POINTS = 10
 _ABOVE_METADATA = ("--hparams", "log (grpodyn_hparams)")
 
 
-def load_log_runs(path: str | Path, overrides: dict[str, Any]) -> tuple[list, list[str]]:
+def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: str | None = None,
+                  logging_steps: int | None = None) -> tuple[list, list[str]]:
     """Return the sweep runs of the log ``path`` and notes on the runs left out.
+
+    ``reward_key`` and ``logging_steps`` are the loader's (``--reward-key``,
+    ``--logging-steps``), the same for every log.
 
     A log of one run gives ``load_sweep_run(path, overrides)``. A log of several gives each run
     named ``path [run]``, with the hyperparameters ``load_sweep_run`` resolves for the log's
@@ -28,19 +32,11 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any]) -> tuple[list, li
     replaces the largest run's; runs with fewer than :data:`MIN_POINTS` reward points are left
     out with a note.
     """
-    from grpodyn.empirical.logs.common import LogFormatError
     from grpodyn.empirical.logs.loaders import load_runs
     from grpodyn.empirical.logs.sweep import load_sweep_run
 
-    try:
-        base = load_sweep_run(path, overrides)
-    except LogFormatError as exc:  # the loader's advice names an option these commands lack
-        head, advice, _ = str(exc).partition("; give --logging-steps")
-        if not advice:
-            raise
-        raise LogFormatError(f"{head}; a sweep or a transfer takes no --logging-steps: it needs "
-                             "a log that records its steps") from None
-    runs = load_runs(path)
+    base = load_sweep_run(path, overrides, reward_key=reward_key, logging_steps=logging_steps)
+    runs = load_runs(path, reward_key=reward_key, logging_steps=logging_steps)
     if len(runs) == 1:
         return [base], []
     out, notes = [], []
@@ -57,7 +53,8 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any]) -> tuple[list, li
     return out, notes
 
 
-def load_sources(pairs: list, *, bars: bool) -> tuple[list, list[str]]:
+def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
+                 logging_steps: int | None = None) -> tuple[list, list[str]]:
     """Return the runs of every (log, ``--hparams`` text) pair and the notes on runs left out.
 
     Each log gives its runs by :func:`load_log_runs`, with its own ``--hparams``; a progress
@@ -69,7 +66,8 @@ def load_sources(pairs: list, *, bars: bool) -> tuple[list, list[str]]:
     runs, notes = [], []
     for path, text in progress_bar(pairs, total=len(pairs), description="loading runs",
                                    enabled=bars):
-        loaded, left_out = load_log_runs(path, parse_hparams(text or ""))
+        loaded, left_out = load_log_runs(path, parse_hparams(text or ""), reward_key=reward_key,
+                                         logging_steps=logging_steps)
         runs += loaded
         notes += left_out
     return runs, notes

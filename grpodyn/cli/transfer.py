@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from grpodyn.cli.options import UsageError, add_json, finite_float, integer
+from grpodyn.cli.options import (
+    UsageError,
+    add_json,
+    add_sweep_log_options,
+    finite_float,
+    integer,
+)
 from grpodyn.ground import finite_json
 
 #: The most steps a transfer predicts (a longer path is refused: it would run for hours).
@@ -33,6 +39,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=integer, help="steps to predict, at most 100,000 (default: "
                    "the sources')")
     p.add_argument("--level", type=finite_float, default=0.9, help="band level (0.9)")
+    add_sweep_log_options(p)
     add_json(p)
     p.set_defaults(handler=run)
 
@@ -73,7 +80,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for option, steps in (("--steps ", args.steps), ("--to steps=", target.get("steps"))):
         if steps is not None and steps > MAX_STEPS:
             raise UsageError(f"{option}{steps:g}: at most {MAX_STEPS:,} steps to predict")
-    runs, notes = load_sources(args.sources, bars=not args.json)
+    runs, notes = load_sources(args.sources, bars=not args.json, reward_key=args.reward_key,
+                               logging_steps=args.logging_steps)
     # N steps to predict are N points, labelled as the logs count them; the map's last index
     # is N - 1 (the first point is index 0)
     option = "--steps " if args.steps is not None else "--to steps="

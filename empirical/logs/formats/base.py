@@ -61,11 +61,15 @@ class Options:
     formats : sequence of Format
         The registry, in priority order: a format whose log holds another log (a checkpoint
         folder, a W&B folder) parses it through :func:`dispatch` with these options.
+    reward_key : str or None
+        The metric the caller reads as the reward (None: the trainers' names); a console log's
+        dict lines that hold it are its records.
     """
 
     step_key: str | None
     logging_steps: int | None
     formats: Sequence[Format]
+    reward_key: str | None = None
 
 
 def dispatch(path: Path, options: Options) -> Source:

@@ -32,5 +32,5 @@ def parse(path: Path, options: Options) -> Source:
         if found is not None and isinstance(found.value, int) and found.value > 0:
             logging_steps, source = found.value, found.evidence
     parsed = parse_text(path, text, step_key=options.step_key, logging_steps=logging_steps,
-                        interval_source=source)
+                        interval_source=source, reward_key=options.reward_key)
     return Source(parsed, str(path), [path.parent])

@@ -37,7 +37,7 @@ def parse(path: Path, options: Options) -> Source:
     if isinstance(data, list) and data and isinstance(data[0], dict) \
             and "stream_name" in data[0]:  # an HF-Jobs stream of console output
         parsed = parse_text(path, text, step_key=options.step_key,
-                            logging_steps=options.logging_steps)
+                            logging_steps=options.logging_steps, reward_key=options.reward_key)
     else:
         parsed = parse_json(path, data, options.step_key)
     return Source(parsed, str(path), [path.parent])
