@@ -53,8 +53,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "N steps (default: the run's own length)")
     p.add_argument("--sweep", action="append", metavar="LOG",
                    help="with --log: a run of the same model and task at another lr, G or B "
-                   "(repeat); the joint fit of grpodyn sweep measures the tau-lr exponent p and "
-                   "the B G exponent the advice uses")
+                   "(repeat; read with the same --reward-key and --logging-steps); the joint fit "
+                   "of grpodyn sweep measures the tau-lr exponent p and the B G exponent the "
+                   "advice uses")
     p.add_argument("--sweep-hparams", action="append", metavar="K=V,...",
                    help="hyperparameters of the --sweep runs: once for every run, or once per "
                    "run in their order (as grpodyn sweep --hparams)")
@@ -84,7 +85,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             from grpodyn.cli.sweep import sweep_runs
             from grpodyn.empirical.logs.sweep import fit_sweep
 
-            sources, notes = sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json)
+            sources, notes = sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json,
+                                        reward_key=args.reward_key,
+                                        logging_steps=args.logging_steps)
             sweep = fit_sweep(sources)
         out = advise_log(run, steps=args.steps, reward_range=args.reward_range,
                          margin=args.margin, sweep=sweep).to_dict()
