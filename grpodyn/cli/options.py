@@ -170,13 +170,21 @@ LOG_OVERRIDES = {
 }
 
 
-def add_sweep_log_options(parser: argparse.ArgumentParser) -> None:
-    """Add the loader's options that apply to every log of a sweep or a transfer."""
-    parser.add_argument("--reward-key", help="the metric to read as the reward, in every log "
+def add_reading_options(parser: argparse.ArgumentParser, *, every: str = "") -> None:
+    """Add the loader's ``--reward-key`` and ``--logging-steps``.
+
+    ``every``: words that say they hold for every log of the command (a sweep, a transfer).
+    """
+    parser.add_argument("--reward-key", help=f"the metric to read as the reward{every} "
                         "(default: the trainer's reward)")
     parser.add_argument("--logging-steps", type=positive_integer,
-                        help="optimizer steps between logged points, for console logs that "
-                        "print no step and no progress counter (every such log)")
+                        help=f"optimizer steps between logged points, for console logs that "
+                        f"print no step and no progress counter{every}")
+
+
+def add_sweep_log_options(parser: argparse.ArgumentParser) -> None:
+    """Add the loader's options that apply to every log of a sweep or a transfer."""
+    add_reading_options(parser, every=", in every log")
 
 
 def add_log_options(parser: argparse.ArgumentParser) -> None:
@@ -188,12 +196,8 @@ def add_log_options(parser: argparse.ArgumentParser) -> None:
     present = set(parser._option_string_actions)
     parser.add_argument("--run", help="which run of a log that holds several "
                         "(grpodyn runs LOG lists them)")
-    parser.add_argument("--reward-key", help="the metric to read as the reward (default: the "
-                        "trainer's reward)")
+    add_reading_options(parser)
     parser.add_argument("--step-key", help="the field that holds the optimizer step")
-    parser.add_argument("--logging-steps", type=positive_integer,
-                        help="optimizer steps between logged points, for console logs that "
-                        "print no step and no progress counter")
     for option, (_, kind, text) in LOG_OVERRIDES.items():
         if option not in present:
             parser.add_argument(option, type=kind, help=text)
