@@ -133,7 +133,7 @@ class PredictionResult:
         return None if self.path is None else self.path.diverged
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a plain dict; entries that are None (not asked for, or none) are left out.
+        """Return a plain dict; the map's constants always, other entries only when not None.
 
         Returns
         -------
@@ -151,7 +151,8 @@ class PredictionResult:
                   "degenerate_group_probability": self.degenerate_group_probability,
                   "trajectory": self.trajectory, "trajectory_diverged": self.trajectory_diverged}
         out.update(extras)
-        return {key: value for key, value in out.items() if value is not None or key == "tau"}
+        return {key: value for key, value in out.items()
+                if value is not None or key in _MAP_CONSTANTS}
 
 
 def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, staleness: int = 0,

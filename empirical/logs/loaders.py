@@ -243,7 +243,7 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
 def _parse(path: Path, opts: dict[str, Any]) -> Source:
     """Parse ``path`` with the first format of the registry that sniffs it (``formats``)."""
     return formats.dispatch(path, formats.Options(opts["step_key"], opts["logging_steps"],
-                                                  formats.FORMATS, opts.get("reward_key")))
+                                                  formats.FORMATS, opts["reward_key"]))
 
 
 def _with_meta(run: Run, source: Source) -> Run:
