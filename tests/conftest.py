@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
@@ -34,12 +35,18 @@ if os.environ.get("CI"):
 os.environ.setdefault("GRPODYN_CACHE_DIR", tempfile.mkdtemp(prefix="grpodyn-test-cache-"))
 
 
-@pytest.fixture(scope="session")
-def reg():
-    """The whole derivation registry."""
+@functools.cache
+def _registry():
+    """The whole derivation registry, built once for every test that asks for it."""
     from grpodyn.theory import registry
 
     return registry()
+
+
+@pytest.fixture(scope="module")
+def reg():
+    """The whole derivation registry (module-scoped fixtures use it too)."""
+    return _registry()
 
 
 @pytest.fixture(scope="module")
