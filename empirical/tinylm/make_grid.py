@@ -2,12 +2,12 @@
 
 Real TRL GRPO runs of the tiny Llama (:mod:`grpodyn.empirical.tinylm.training`) on single-digit
 addition, one knob changed at a time, for the sweep fit and the transfer predictions
-(docs/theory.md sections 7 and 9, ``studies/transfer/README.md``). Two designs (``--design``), each
-for
-Adam (TRL's AdamW, beta1 0.9, beta2 0.999, no weight decay) and heavy-ball SGD (momentum 0.9):
-three learning rates a factor 2 apart at a centre (G, B), and a cross in G and B at the middle
-learning rate with two pairs of equal B G and different G (the test of Adam's B G collapse
-against G-invariance).
+(docs/theory.md sections 7 and 9, ``studies/transfer/README.md``), and the lr sweeps that
+score the advice (``benchmarks/advice.py --tiny-grids``). Three designs (``--design``), each
+for Adam (TRL's AdamW, beta1 0.9, beta2 0.999, no weight decay) and heavy-ball SGD (momentum
+0.9): the first two have three learning rates a factor 2 apart at a centre (G, B), and a cross
+in G and B at the middle learning rate with two pairs of equal B G and different G (the test
+of Adam's B G collapse against G-invariance); the third extends the second's lrs upward.
 
 - ``grid1`` (``studies/tiny_grids/data/tiny_grid``): centre G 4, B 8; Adam 3e-4, 6e-4,
   1.2e-3; SGD 0.005, 0.01, 0.02; cross G {2, 8} at B 8, B {4, 16} at G 4; warm-up to a sampled
@@ -19,6 +19,11 @@ against G-invariance).
   the later seeds were made in pairs as held-out scores (``--first-seed K --seeds N --out DIR``:
   an existing seed is skipped, the new ones follow setting by setting); which pair scored
   which method is recorded in ``studies/tiny_grids/README.md``.
+- ``grid2_high`` (``studies/tiny_grids/data/tiny_grid2_high``): grid2's centre, warm-up and
+  length at the learning rates above it, Adam 1.2e-3 and 3.6e-3, SGD 0.02 and 0.06 (the
+  calibration's first drop and three times it); with grid2's runs of the same seed (the same
+  warmed-up weights) each seed is an lr sweep over a factor 36 that reaches the collapse, the
+  sweep that ``benchmarks/advice.py --tiny-grids`` scores the advice on.
 
 KL beta 0.02, constant learning rate, one optimizer step per generation, seeds ``--first-seed``
 .. (three by default). The supervised warm-up depends only on the seed, so every run of a seed
@@ -55,12 +60,12 @@ from grpodyn.ground import write_atomic
 class GridDesign:
     """One controlled grid: learning rates per optimizer, the (G, B) cross, warm-up and length.
 
-    ``optimizers`` maps a name to (its three learning rates, low to high; TRL optim name;
+    ``optimizers`` maps a name to (its learning rates, low to high; TRL optim name;
     optim_args; beta1). The cross is made at the middle learning rate.
     """
 
     out: Path
-    optimizers: dict[str, tuple[tuple[float, float, float], str | None, str | None, float]]
+    optimizers: dict[str, tuple[tuple[float, ...], str | None, str | None, float]]
     centre: tuple[int, int]  # (G, B)
     cross: tuple[tuple[int, int], ...]
     warm_up_band: tuple[float, float]
@@ -79,6 +84,10 @@ DESIGNS: dict[str, GridDesign] = {
                         {"adam": ((1e-4, 2e-4, 4e-4), None, None, 0.9),
                          "sgd": ((0.0015, 0.003, 0.006), "sgd", "momentum=0.9", 0.9)},
                         (8, 8), ((4, 8), (16, 8), (8, 4), (8, 16)), (0.3, 0.45), 360),
+    "grid2_high": GridDesign(study_path("tiny_grids", "tiny_grid2_high"),
+                             {"adam": ((1.2e-3, 3.6e-3), None, None, 0.9),
+                              "sgd": ((0.02, 0.06), "sgd", "momentum=0.9", 0.9)},
+                             (8, 8), (), (0.3, 0.45), 360),
 }
 DEFAULT_OUT = DESIGNS["grid1"].out
 
