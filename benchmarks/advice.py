@@ -1,6 +1,6 @@
 """Advice from every log, and advice against the public learning-rate sweeps.
 
-Prints two tables (three or four with the simulated sweeps):
+Prints two tables (and one more for each kind of simulated or tiny-model sweep asked for):
 
 1. every run of every log in the folder: whether it loads, whether it gets advice, with its
    direction, ratio, basis and status (the target: advice on at least 95% of the runs that
@@ -18,8 +18,10 @@ Prints two tables (three or four with the simulated sweeps):
    ``goal`` the goal tau.
 
 The sweep's outcome is read from the sweep, not from the advice: a run collapsed when the mean of
-its last third is below half of its best third's; "raise" is the outcome where a higher lr of the
-same sweep ended higher (last-third mean) without collapsing; "lower" where the run collapsed;
+its last third is below half of its best third's, of its start's (its first twentieth) or of its
+sweep's start (the lowest lr's: a run that falls in its first steps and stays down); "raise"
+is the outcome where a higher lr of the same sweep ended higher (last-third mean) without
+collapsing; "lower" where the run collapsed;
 "not above" where no higher lr did better (then any advice that stays below the lowest
 collapsing lr agrees). Advice at or beyond a collapsing lr never agrees. ``late`` is the mean
 reward of each run's last third: where it rises with lr among runs that all saturated, the
@@ -48,6 +50,12 @@ the highest lrs oscillate), each written as a TRL trainer_state.json (without th
 TRL logs it) and read back by the loaders. A run is unstable, its outcome "lower", where it
 collapsed as above or where the simulator's own rule (``label_of`` of its limit-cycle family,
 on its exact state) finds its success oscillating.
+
+With ``--tiny-grids`` a last table scores the advice on the lr sweeps within the tiny-model grids
+(real TRL GRPO runs of a tiny Llama on single-digit addition, ``studies/tiny_grids``): each set
+of runs that share the grid, optimizer, G, B and seed (the same warmed-up weights) is a sweep;
+grid2's runs and grid2_high's (its lrs extended upward into the collapse) join into one sweep of
+five lrs per seed. The advice's rules saw none of these runs.
 
 Which data the rules saw: the slow-mode rule was designed on the garg-aayush sweep alone and
 scored on the ShibukiZero runs; the headroom rule (raise toward critical damping,
@@ -135,8 +143,20 @@ def _late(run: Run) -> float:
     return float(np.mean(np.array_split(run.reward, 3)[2]))
 
 
-def _collapsed(run: Run) -> bool:
-    return _late(run) < 0.5 * max(float(np.mean(part)) for part in np.array_split(run.reward, 3))
+def _start(run: Run) -> float:
+    """The mean of the run's first twentieth (at least three points)."""
+    return float(np.mean(run.reward[:max(3, run.reward.size // 20)]))
+
+
+def _collapsed(run: Run, sweep_start: float) -> bool:
+    """Whether the last third's mean is below half of the best of the thirds' and the starts'.
+
+    The starts: the run's own and its sweep's (``sweep_start``, the lowest lr's, the one that
+    moves least at first), which hold a run that falls within its first steps and stays down.
+    """
+    levels = [_start(run), sweep_start, *(float(np.mean(part))
+                                          for part in np.array_split(run.reward, 3))]
+    return _late(run) < 0.5 * max(levels)
 
 
 def _outcomes(sweep: dict[float, Run], better: Callable[[Run, list[Run]], bool],
@@ -144,13 +164,14 @@ def _outcomes(sweep: dict[float, Run], better: Callable[[Run, list[Run]], bool],
     """The sweep's outcome for each lr (see the module): "lower" where the run collapsed (or its
     lr is in ``unstable``), "raise" where ``better(run, higher)`` holds for the higher lrs that
     did not, "not above" otherwise."""
+    start = _start(sweep[min(sweep)])
     out = {}
     for lr, run in sweep.items():
-        if _collapsed(run) or lr in unstable:
+        if _collapsed(run, start) or lr in unstable:
             out[lr] = "lower"
             continue
         higher = [other for x, other in sweep.items()
-                  if x > lr and not _collapsed(other) and x not in unstable]
+                  if x > lr and not _collapsed(other, start) and x not in unstable]
         out[lr] = "raise" if better(run, higher) else "not above"
     return out
 
@@ -273,7 +294,7 @@ def sweep_rows(name: str, sweep: dict[float, Run], unstable: frozenset[float] = 
 
 
 def _score(label: str, rows: list[Row]) -> None:
-    n = len(rows)
+    n, raised = len(rows), [r for r in rows if r.raise_outcome]
     print(f"{label}:\n  ended higher:  advice agrees on {sum(r.advice for r in rows)} of {n}, "
           f"the threshold rule on {sum(r.rule for r in rows)} of {n}\n"
           f"  learned faster: advice agrees on {sum(r.advice_faster for r in rows)} of {n}, "
@@ -281,7 +302,9 @@ def _score(label: str, rows: list[Row]) -> None:
           f"  advice below every collapsing lr on {sum(r.below_collapse for r in rows)} of {n}"
           + ("" if any(r.collapse_in_sweep for r in rows) else " (no lr collapses here)")
           + f"\n  advice raises where no higher lr did better under either outcome (agreement "
-          f"that the sweep cannot confirm): {sum(r.unconfirmed for r in rows)} of {n}")
+          f"that the sweep cannot confirm): {sum(r.unconfirmed for r in rows)} of {n}\n"
+          f"  where a higher lr ended higher without collapse, the advice raises on "
+          f"{sum(r.advice for r in raised)} of {len(raised)}")
 
 
 def sweeps(folder: Path) -> None:
@@ -379,8 +402,46 @@ def categorical_sweep(seed: int) -> None:
     _score(f"simulated ({_seed_label('categorical', seed)})", rows)
 
 
+#: The tiny-model TRL grids (studies/tiny_grids): real GRPO runs, none seen by the advice's rules.
+TINY_GRIDS = Path(__file__).resolve().parents[1] / "studies" / "tiny_grids" / "data"
+_TINY_NAME = re.compile(r"^(?P<opt>[a-z]+)_lr(?P<lr>[0-9.e-]+)_G(?P<g>\d+)_B(?P<b>\d+)"
+                        r"_seed(?P<seed>\d+)\.json$")
+
+
+def tiny_grid_sweeps(folder: Path) -> None:
+    """Table 5: advice from single tiny-model TRL runs against their grid's lr sweep.
+
+    Every set of runs of one grid that share the optimizer, G, B and seed and differ in the lr
+    is one sweep (tiny_grid: Adam at lr 3e-4 to 1.2e-3 and SGD at 5e-3 to 2e-2, G 4, B 8,
+    three seeds; tiny_grid2: Adam at 1e-4 to 4e-4 and SGD at 1.5e-3 to 6e-3, G 8, B 8, 21
+    seeds each, joined by tiny_grid2_high's runs of the same seed, Adam at 1.2e-3 and 3.6e-3
+    and SGD at 0.02 and 0.06, the same warmed-up weights: five lrs over a factor 36 that
+    reach the collapse).
+    """
+    groups: dict[tuple[str, ...], dict[float, Path]] = {}
+    for grid in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != "tiny_testbed"):
+        for path in sorted(grid.glob("*.json")):
+            match = _TINY_NAME.match(path.name)
+            if match:
+                key = (grid.name.removesuffix("_high"), match["opt"], match["g"], match["b"],
+                       match["seed"])
+                groups.setdefault(key, {})[float(match["lr"])] = path
+    rows: dict[str, list[Row]] = {}
+    print("\n" + HEADER)
+    for (grid, opt, g, b, seed), paths in sorted(groups.items()):
+        if len(paths) < 2:
+            continue
+        sweep = {lr: load_runs(path)[0] for lr, path in paths.items()}
+        rows.setdefault(f"{grid} {opt} G{g} B{b}", []).extend(
+            sweep_rows(f"{grid[5:]} {opt[0]} s{seed}", sweep))
+    print("(* in end t: still rising beyond its noise at its end)\n")
+    for label, group in rows.items():
+        _score(f"{label} (real TRL runs of a tiny Llama; not seen by the advice's rules)", group)
+    _score("every tiny-model sweep", [r for group in rows.values() for r in group])
+
+
 def main() -> int:
-    """Print both tables."""
+    """Print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", type=Path, default=LOGS, help="folder of real logs")
     parser.add_argument("--bandit-seed", type=int, nargs="*", default=[], help="also score "
@@ -388,6 +449,8 @@ def main() -> int:
     parser.add_argument("--categorical-seed", type=int, nargs="*", default=[], help="also "
                         "score an lr sweep of the categorical simulator (studies/diagnosis) "
                         "at each seed")
+    parser.add_argument("--tiny-grids", action="store_true", help="also score the lr sweeps "
+                        "within the tiny-model TRL grids (studies/tiny_grids/data)")
     args = parser.parse_args()
     if not args.logs.is_dir():
         print(f"advice benchmark: {args.logs}: no such folder (the public real-log corpus); "
@@ -399,6 +462,8 @@ def main() -> int:
         bandit_sweep(seed)
     for seed in args.categorical_seed:
         categorical_sweep(seed)
+    if args.tiny_grids:
+        tiny_grid_sweeps(TINY_GRIDS)
     return 0
 
 
