@@ -462,3 +462,23 @@ def test_a_slow_rise_the_diagnosis_reads_as_converged_is_said_so():
     advice = advise_log(run)
     assert diagnose(run).state == "converged" and advice.basis["kind"] == "slow_mode"
     assert any("reads this run as converged" in w for w in advice.warnings)
+
+
+TINY_HIGH = Path(__file__).parents[1] / "studies" / "tiny_grids" / "data" / "tiny_grid2_high"
+
+
+def test_a_policy_that_concentrated_without_gain_is_lowered_not_raised() -> None:
+    # the tiny Llama with Adam at lr 3.6e-3: within three steps the reward falls from the warm
+    # start to about 0.1 and stays there while the entropy collapses x0.05; the reward is flat
+    # over the run, but the policy moved: the flat reward bounds nothing, the steps are too large
+    run = load_run(TINY_HIGH / "adam_lr0.0036_G8_B8_seed0.json")
+    advice = advise_log(run)
+    assert advice.basis["kind"] == "policy_concentration" and advice.basis["trend"] == "flat"
+    assert advice.recommendation["direction"] == "lower"
+    assert advice.recommendation["lr"] == pytest.approx(0.0018)
+    assert advice.interval["lr_ratio"] == [None, 0.5] and advice.status == "bound"
+    assert not any("fall can also come from the lag" in w for w in advice.warnings)
+    # the same grid's run at 4e-4, whose entropy fell as its reward rose, is not concentrated
+    healthy = advise_log(load_run(TINY_HIGH.parent / "tiny_grid2"
+                                  / "adam_lr0.0004_G8_B8_seed0.json"))
+    assert healthy.basis["kind"] != "policy_concentration"

@@ -105,3 +105,7 @@ def test_no_g_where_another_mode_is_primary(categorical, tmp_path) -> None:
     words = next(w for w in advice.warnings if "advantage degeneracy" in w)
     assert "beside its primary mode, policy concentration" in words and "not G" in words
     assert advice.recommendation["group_size"] == config.group_size == 4
+    # the concentration lowers the lr (empirical/logs/mode_advice.py): its simulator made it
+    # with twice the healthy family's lr and no KL pull
+    assert advice.recommendation["direction"] == "lower"
+    assert advice.basis["kind"] == "policy_concentration"

@@ -32,7 +32,9 @@ fall, since the stiffest direction, which sets the stability limit, is not bound
 the interval keeps what the evidence asks. With ``--steps`` the advice is the least lr that
 reaches the goal. Where the diagnosis flags advantage degeneracy the lr is not the lever: the
 advice says so and recommends the least G that gives half the groups a spread
-(:mod:`.group_advice`). With Adam the slow mode's stiffness is on Adam's clock
+(:mod:`.group_advice`); where it flags policy concentration, the policy moved while the reward
+did not, so a flat reward bounds nothing and the lr is lowered by the margin, with the mode's
+remedy (:mod:`.mode_advice`). With Adam the slow mode's stiffness is on Adam's clock
 (a = lr (1 - beta1) / sqrt(v)), so the advice is a multiple of the run's own lr, absolute only
 when the run's lr is known.
 """
@@ -43,10 +45,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, Diagnosis, diagnose
-from grpodyn.empirical.diagnostics.verdict import REMEDIES
-from grpodyn.empirical.logs.group_advice import degeneracy_advice
+from grpodyn.empirical.diagnostics.diagnose import Diagnosis
 from grpodyn.empirical.logs.loaders import Run
+from grpodyn.empirical.logs.mode_advice import (
+    concentration_evidence,
+    converged_note,
+    flagged_modes,
+    groups_without_spread,
+    run_diagnosis,
+)
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
 from grpodyn.empirical.logs.trend import Trend, agree_with_state, run_trend
 from grpodyn.ground import InputError, check_fraction, check_momentum
@@ -129,7 +136,7 @@ class LogAdvice:
         effect of changing them is in ``group_batch``).
     basis : dict
         ``kind`` (measured_tau, slow_mode, stiffness_upper_bound, stiffness_lower_bound,
-        stability_limit, not_determined), the relaxation
+        stability_limit, policy_concentration, not_determined), the relaxation
         time and stiffness with their status, the goal, the trend and the exponent.
     interval : dict
         ``lr_ratio`` [lo, hi] and ``lr`` [lo, hi] (None: unbounded) and what they mean.
@@ -233,6 +240,16 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
             "status": "bound", "method": method}
 
 
+def _evidence(trend: Trend, analysis: RunAnalysis | None,
+              reward_range: tuple[float, float] | None, diagnosis: Diagnosis | None
+              ) -> dict[str, Any]:
+    """Return the basis: a fall's, else a concentration's (:mod:`.mode_advice`), else tau's."""
+    evidence = _tau_evidence(trend, analysis, reward_range)
+    if evidence["kind"] == "stability_limit":  # the stronger evidence; both lower the lr
+        return evidence
+    return concentration_evidence(diagnosis) or evidence
+
+
 def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] | None
                ) -> tuple[dict[str, Any], str | None]:
     """Return the slow mode's evidence when the run still rises at its end, else ``tau``.
@@ -242,7 +259,7 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
     whole run's tau is measured, its interval lies above it (a single relaxation's end rises
     too, at its own tau); with a warning.
     """
-    if tau["kind"] == "stability_limit":
+    if tau["kind"] in ("stability_limit", "policy_concentration"):
         return tau, None
     late = late_relaxation(run.steps, run.reward,
                            ceiling=None if reward_range is None else reward_range[1])
@@ -329,6 +346,11 @@ def _goal_ratios(tau: dict[str, Any], goal: float, p: float, margin: float
                 f"the run's lr is at or beyond the limit (k >= k_max): lr_limit <= lr, and "
                 f"{margin:.0%} of the limit (the margin target) is at most x{margin:g} the "
                 "run's lr")
+    if tau["kind"] == "policy_concentration":
+        return ("lower", margin, [None, margin],
+                f"the policy concentrated while the reward did not follow: its steps are too "
+                f"large for the signal; x{margin:g} (the margin, as after a fall), with the "
+                "mode's remedy")
 
     def ratio(value: float | None) -> float | None:
         if value is None:
@@ -467,7 +489,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     bounds = declared if analysis is None else analysis.reward_range
     horizon = float(steps) if steps is not None else trend.span
     goal, floored = goal_relaxation(steps=horizon, momentum=momentum)
-    tau, two_timescales = _slow_mode(_tau_evidence(trend, analysis, bounds), run, bounds)
+    diagnosis = run_diagnosis(run)
+    tau, two_timescales = _slow_mode(_evidence(trend, analysis, bounds, diagnosis), run, bounds)
     if two_timescales is not None:
         warnings.append(two_timescales)
     direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin,
@@ -487,8 +510,9 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                   f"{exponent['reason']})", why_ratio]
     headroom = why_ratio.startswith("headroom")
     warnings += _caveats(direction, trend, run, steps, headroom=headroom)
-    diagnosis = _diagnosis(run)
-    warnings += _flagged(diagnosis, direction) + _slow_mode_of_a_converged_run(tau, diagnosis)
+    fell = tau["kind"] == "stability_limit"  # the fall's remedy comes before any G
+    warnings += flagged_modes(diagnosis, direction, g_advised=not fell) \
+        + converged_note(tau, diagnosis)
     if headroom:
         warnings.append("headroom: the raise takes the slow mode the reward shows toward the "
                         "fastest settling into the 10% band (an overshoot within the band); the "
@@ -504,8 +528,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     stiffness = _stiffness(tau, momentum, lr)
     group_batch = _group_batch(run, optimizer,
                                None if sweep is None else bg_exponent_from_sweep(sweep, swept))
-    spread, group_size = ([], group_batch["group_size"]) if direction == "lower" \
-        else _groups_without_spread(run, diagnosis, group_batch["group_size"])
+    spread, group_size = ([], group_batch["group_size"]) if fell \
+        else groups_without_spread(run, diagnosis, group_batch["group_size"])
     warnings += spread
     measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr",
                 "momentum": momentum, "momentum_source": momentum_source,
@@ -522,22 +546,6 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     return LogAdvice(run.source, run.run_name, recommendation, basis, interval_out,
                      tau["status"], group_batch, measured, list(dict.fromkeys(warnings)),
                      reasoning)
-
-
-def _groups_without_spread(run: Run, diagnosis: Diagnosis | None, group_size: int | None
-                           ) -> tuple[list[str], int | None]:
-    """Return the advice on G where the diagnosis flags degeneracy, and the G to recommend.
-
-    :mod:`.group_advice`: the lr is not the lever where most groups carry no gradient; the G
-    recommended is the least that gives half the groups a spread where that exceeds the run's
-    known ``group_size``, else the run's (an unknown G stays unknown: the words give the bound).
-    """
-    advice = None if diagnosis is None else degeneracy_advice(run, diagnosis)
-    if advice is None:
-        return [], group_size
-    words, least = advice
-    more = least is not None and group_size is not None and least > group_size
-    return [words], least if more else group_size
 
 
 def _interval(ratios: list[float | None], lr: float | None, direction: str, ratio: float
@@ -564,6 +572,9 @@ def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[s
     if tau["kind"] == "stability_limit":
         return {"value": None, "status": "bound", "bound": "lower",
                 "reason": "the run crossed its stability limit: k >= k_max (section 5)"}
+    if tau["kind"] == "policy_concentration":
+        return {"value": None, "status": "not_determined",
+                "reason": "the policy concentrated: its reward does not relax as the map's"}
     if tau["kind"] == "not_determined":
         return {"value": None, "status": "not_determined", "reason": tau["method"]}
     if tau["kind"] != "measured_tau":
@@ -588,6 +599,8 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
                 f"{c / tau['value']:.3g} per step")
     if tau["kind"] == "not_determined":
         return f"not determined: {tau['method']}"
+    if tau["kind"] == "policy_concentration":
+        return f"bound from above on the lr: {tau['method']}"
     if tau["kind"] == "stability_limit":
         return ("bound from below: the run fell beyond its noise, so its stiffness reached the "
                 "stability limit of its lag (docs/theory.md section 5): k >= k_max")
@@ -601,43 +614,6 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
                 f"k >= (1 - beta) / tau = {c / tau['upper']:.3g} per step")
     return (f"bound from above: {tau['method']}: tau >= {tau['lower']:.3g} steps, so "
             f"k <= (1 - beta) / tau = {c / tau['lower']:.3g} per step")
-
-
-_GERUND = {"raise": "raising", "keep": "keeping", "lower": "lowering"}
-
-
-def _diagnosis(run: Run) -> Diagnosis | None:
-    """Return the run's diagnosis, which the advice's notes read; None below its fewest points."""
-    return diagnose(run) if run.n_points >= MIN_POINTS else None
-
-
-def _flagged(diagnosis: Diagnosis | None, direction: str) -> list[str]:
-    """Name the modes the diagnosis flags, with what to try: the lr does not cure them alone.
-
-    Advantage degeneracy beside a raise or a keep is left to :func:`_groups_without_spread`,
-    which says the G to try.
-    """
-    out = []
-    for name, verdict in (diagnosis.modes.items() if diagnosis is not None else ()):
-        if name == "advantage_degeneracy" and direction != "lower":
-            continue  # the G advice of _groups_without_spread says it, with the G to try
-        if verdict.flag and not (name == "dynamical_instability" and direction == "lower"):
-            why = ("the reward's trend sets this direction" if name == "dynamical_instability"
-                   else f"{_GERUND[direction]} the lr does not cure it alone")
-            out.append(f"the diagnosis flags {name} (grpodyn diagnose says why); {why}; "
-                       f"try: {REMEDIES[name]}")
-    return out
-
-
-def _slow_mode_of_a_converged_run(tau: dict[str, Any], diagnosis: Diagnosis | None
-                                  ) -> list[str]:
-    """Say why a slow mode on a run the diagnosis reads as converged is no contradiction."""
-    if tau["kind"] != "slow_mode" or diagnosis is None or diagnosis.state != "converged":
-        return []
-    return ["the diagnosis reads this run as converged: the line through its last quarter "
-            "rises by less than twice its standard error; the slope of the last third, a "
-            "longer window, is beyond its noise: a rise too slow for the last quarter to show, "
-            "which the advice reads as a slow mode"]
 
 
 def _caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
@@ -654,7 +630,7 @@ def _caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
     if direction == "raise" and trend.kind == "flat":
         out.append("a run already at its plateau also stays flat; then a higher lr gains "
                    "nothing")
-    if direction == "lower":
+    if direction == "lower" and trend.kind == "fell":
         out.append("a fall can also come from the lag (refresh interval K or staleness d lower "
                    "the limit, section 5: fewer epochs per rollout is the other remedy) or from "
                    "the reward itself (hacking, a shifted task)")
