@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -482,3 +483,18 @@ def test_a_policy_that_concentrated_without_gain_is_lowered_not_raised() -> None
     healthy = advise_log(load_run(TINY_HIGH.parent / "tiny_grid2"
                                   / "adam_lr0.0004_G8_B8_seed0.json"))
     assert healthy.basis["kind"] != "policy_concentration"
+
+
+def test_a_flat_reward_under_a_halved_entropy_is_no_slow_relaxation() -> None:
+    # Adam at 3.6e-3, seed 21: flat at 0.09 while the entropy fell x0.06 and came back to x0.3;
+    # the groups do not confirm a concentration (the diagnosis does not flag it), but the policy
+    # moved while the reward did not: no raise on the flat run's bound
+    run = load_run(TINY_HIGH.parent / "tiny_grid2b_high" / "adam_lr0.0036_G8_B8_seed21.json")
+    assert not diagnose(run).modes["policy_concentration"].flag
+    advice = advise_log(run)
+    assert advice.basis["kind"] == "policy_concentration"
+    assert advice.recommendation["direction"] == "lower"
+    assert "entropy fell to x0.06" in advice.basis["tau"]["method"]
+    # the same reward with an entropy that stayed at its start keeps the flat run's bound
+    steady = replace(run, metrics={**run.metrics, "entropy": np.full(run.n_points, 0.7)})
+    assert advise_log(steady).basis["kind"] == "stiffness_upper_bound"

@@ -240,14 +240,14 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
             "status": "bound", "method": method}
 
 
-def _evidence(trend: Trend, analysis: RunAnalysis | None,
+def _evidence(run: Run, trend: Trend, analysis: RunAnalysis | None,
               reward_range: tuple[float, float] | None, diagnosis: Diagnosis | None
               ) -> dict[str, Any]:
     """Return the basis: a fall's, else a concentration's (:mod:`.mode_advice`), else tau's."""
     evidence = _tau_evidence(trend, analysis, reward_range)
     if evidence["kind"] == "stability_limit":  # the stronger evidence; both lower the lr
         return evidence
-    return concentration_evidence(diagnosis) or evidence
+    return concentration_evidence(diagnosis, run, flat=trend.kind == "flat") or evidence
 
 
 def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] | None
@@ -490,9 +490,9 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     horizon = float(steps) if steps is not None else trend.span
     goal, floored = goal_relaxation(steps=horizon, momentum=momentum)
     diagnosis = run_diagnosis(run)
-    tau, two_timescales = _slow_mode(_evidence(trend, analysis, bounds, diagnosis), run, bounds)
-    if two_timescales is not None:
-        warnings.append(two_timescales)
+    tau, two_scales = _slow_mode(_evidence(run, trend, analysis, bounds, diagnosis), run, bounds)
+    if two_scales is not None:
+        warnings.append(two_scales)
     direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin,
                                                     momentum=momentum,
                                                     horizon_given=steps is not None)

@@ -4,7 +4,8 @@ The lr advice reads the reward's relaxation; the diagnosis (docs/theory.md secti
 what the reward's curve alone does not show, and three of its findings change the advice:
 
 - **policy concentration** (:func:`concentration_evidence`): the policy's entropy collapsed
-  below the reward's ceiling, with the groups confirming it. The policy moved: a softmax
+  below the reward's ceiling, with the groups confirming it, or it halved while the reward
+  stayed flat. The policy moved: a softmax
   policy's entropy changes by -lr Cov(log pi, pi A) per step, in proportion to the lr. A reward
   that stayed flat meanwhile is then no slow relaxation, and the bound a flat run gives, tau > N
   so k < (1 - beta) / N, does not hold; the steps concentrated the policy faster than the
@@ -21,8 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, Diagnosis, diagnose
-from grpodyn.empirical.diagnostics.verdict import REMEDIES
+from grpodyn.empirical.diagnostics.series import lowest_window, segments, window_mean
+from grpodyn.empirical.diagnostics.verdict import FLAG_SCORE, REMEDIES
 from grpodyn.empirical.logs.group_advice import degeneracy_advice
 from grpodyn.empirical.logs.loaders import Run
 
@@ -37,30 +41,58 @@ def run_diagnosis(run: Run) -> Diagnosis | None:
     return diagnose(run) if run.n_points >= MIN_POINTS else None
 
 
-def concentration_evidence(diagnosis: Diagnosis | None) -> dict[str, Any] | None:
-    """Return the basis of a lowered lr where the diagnosis flags policy concentration.
+def concentration_evidence(diagnosis: Diagnosis | None, run: Run, *, flat: bool
+                           ) -> dict[str, Any] | None:
+    """Return the basis of a lowered lr where the policy moved while the reward did not.
+
+    Two cases: the diagnosis flags policy concentration (the groups confirm it), or the reward
+    stayed flat (``flat``) while the entropy fell to half its start or below over a window as
+    long as the run's last quarter (the diagnosis's own threshold for an entropy that alone
+    points to a concentration; without the groups' confirmation the diagnosis abstains, but a
+    reward that did not move then cannot be a slow relaxation either).
 
     Parameters
     ----------
     diagnosis : Diagnosis or None
         The run's diagnosis (:func:`run_diagnosis`).
+    run : Run
+        The run (its ``entropy`` metric, where logged).
+    flat : bool
+        Whether the reward stayed flat over the run (the advice's trend).
 
     Returns
     -------
     dict or None
         The tau evidence of :mod:`.advice` with ``kind`` ``policy_concentration`` (no relaxation
-        time: the collapse bounds the lr from above, status ``bound``), or None where the mode
-        is not flagged.
+        time: the collapse bounds the lr from above, status ``bound``), or None.
     """
     verdict = None if diagnosis is None else diagnosis.modes.get("policy_concentration")
-    if verdict is None or not verdict.flag:
+    if verdict is not None and verdict.flag:
+        seen = f"the diagnosis flags policy concentration ({verdict.evidence})"
+    elif flat and (fall := _entropy_fall(run)) is not None and fall <= 1 - FLAG_SCORE:
+        seen = (f"the reward stayed flat while the entropy fell to x{fall:.2g} of its start "
+                "at its lowest")
+    else:
         return None
     return {"kind": "policy_concentration", "value": None, "lower": None, "upper": None,
             "status": "bound",
-            "method": f"the diagnosis flags policy concentration ({verdict.evidence}): the "
-                      "policy moved, its entropy falling in proportion to the lr, while the "
-                      "reward did not follow; a flat reward is then no slow relaxation, and the "
-                      "steps concentrated the policy faster than the reward's signal moved it"}
+            "method": f"{seen}: the policy moved, its entropy falling in proportion to the lr, "
+                      "while the reward did not follow; a flat reward is then no slow "
+                      "relaxation, and the steps concentrated the policy faster than the "
+                      "reward's signal moved it"}
+
+
+def _entropy_fall(run: Run) -> float | None:
+    """Return the entropy's lowest window mean over its early mean (None: not logged)."""
+    entropy = run.metrics.get("entropy")
+    if entropy is None or np.isfinite(entropy).sum() < 4:
+        return None
+    early, late, _ = segments(run.n_points)
+    start = window_mean(entropy, early)
+    if not (np.isfinite(start) and start > 0):
+        return None
+    low, _ = lowest_window(entropy, early.stop, late.stop - late.start)
+    return max(low, 0.0) / start
 
 
 def groups_without_spread(run: Run, diagnosis: Diagnosis | None, group_size: int | None
