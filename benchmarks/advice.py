@@ -55,7 +55,9 @@ With ``--tiny-grids`` a last table scores the advice on the lr sweeps within the
 (real TRL GRPO runs of a tiny Llama on single-digit addition, ``studies/tiny_grids``): each set
 of runs that share the grid, optimizer, G, B and seed (the same warmed-up weights) is a sweep;
 grid2's runs and grid2_high's (its lrs extended upward into the collapse) join into one sweep of
-five lrs per seed. The advice's rules saw none of these runs.
+five lrs per seed (grid2b and grid2c likewise, at later seeds). The rules that lower the lr where
+the policy concentrated were designed on grid2 and grid2b; which grid scored which rule is in
+each table's label (``TINY_ROLES``); the other rules saw none of these runs.
 
 Which data the rules saw: the slow-mode rule was designed on the garg-aayush sweep alone and
 scored on the ShibukiZero runs; the headroom rule (raise toward critical damping,
@@ -402,8 +404,13 @@ def categorical_sweep(seed: int) -> None:
     _score(f"simulated ({_seed_label('categorical', seed)})", rows)
 
 
-#: The tiny-model TRL grids (studies/tiny_grids): real GRPO runs, none seen by the advice's rules.
+#: The tiny-model TRL grids (studies/tiny_grids): real GRPO runs.
 TINY_GRIDS = Path(__file__).resolve().parents[1] / "studies" / "tiny_grids" / "data"
+#: What each grid was to the advice's rules (the concentration rules of mode_advice.py).
+TINY_ROLES = {"tiny_grid2": "seeds 0-20, seen while the concentration rules were designed",
+              "tiny_grid2b": "seeds 21-28, scored the flagged-concentration rule (frozen at "
+                             "48c5c15) once, then seen while the entropy rule was designed",
+              "tiny_grid2c": "seeds 29-36, scored both rules (frozen at 3522265) once"}
 _TINY_NAME = re.compile(r"^(?P<opt>[a-z]+)_lr(?P<lr>[0-9.e-]+)_G(?P<g>\d+)_B(?P<b>\d+)"
                         r"_seed(?P<seed>\d+)\.json$")
 
@@ -436,7 +443,8 @@ def tiny_grid_sweeps(folder: Path) -> None:
             sweep_rows(f"{grid[5:]} {opt[0]} s{seed}", sweep))
     print("(* in end t: still rising beyond its noise at its end)\n")
     for label, group in rows.items():
-        _score(f"{label} (real TRL runs of a tiny Llama; not seen by the advice's rules)", group)
+        role = TINY_ROLES.get(label.split()[0], "not seen by the advice's rules")
+        _score(f"{label} (real TRL runs of a tiny Llama; {role})", group)
     _score("every tiny-model sweep", [r for group in rows.values() for r in group])
 
 
