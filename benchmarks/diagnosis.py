@@ -8,9 +8,13 @@ Prints, each table with its threshold-rule baseline:
 2. the documented outcomes of the public logs (``../shared/data/real_logs`` beside the checkout);
 3. the early warning: on the runs that collapse (public and simulated), the step at which the
    reward had lost half of its drop, the warnings before it and the lead time; on the runs that
-   do not collapse, the share of prefixes with a (false) warning.
+   do not collapse, the share of prefixes with a (false) warning;
+4. with ``--tiny-grids``, the real TRL runs of the tiny-model grids (``studies/tiny_grids``):
+   the modes flagged on the runs at stable lrs (no failure induced) and the false warnings on
+   their prefixes, each beside the threshold rules, and the calls on the runs at the lrs above.
 
-Run ``python benchmarks/diagnosis.py [--public DIR] [--seeds FIRST STOP | FIRST-LAST] [--json]``.
+Run ``python benchmarks/diagnosis.py [--public DIR] [--seeds FIRST STOP | FIRST-LAST]
+[--tiny-grids] [--json]``.
 Seeds 100-105 (the default) were the first scored ones; 200-211 are the design seeds of the
 concentration reading from the reward's sampling noise; 300-305 its fresh seeds, then design
 seeds (with 200-211) of the degeneracy's reward-level margin; 400-411 the fresh seeds after it;
@@ -38,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # studies/ is a folder of the repository, not of the package
 
 from grpodyn.empirical.diagnostics import testbed  # noqa: E402
+from grpodyn.empirical.diagnostics.diagnose import MODES, diagnose, threshold_rules  # noqa: E402
 from grpodyn.empirical.diagnostics.early_warning import early_warning, prefix  # noqa: E402
 from grpodyn.empirical.diagnostics.public_outcomes import (  # noqa: E402
     OUTCOMES,
@@ -259,6 +264,59 @@ def warning_tables(public: Path | None, sim: list[testbed.LabelledRun], truths: 
     return lines, {"lead_times": leads, "false_alarms": alarms}
 
 
+#: The tiny-model TRL grids (studies/tiny_grids): real GRPO runs at stable lrs, and the lrs
+#: above them (the folders ending in ``_high``) where the policy collapses.
+TINY_GRIDS = ROOT / "studies" / "tiny_grids" / "data"
+_TINY_PREFIXES = 20  # prefixes per run for the false-warning share
+
+
+def tiny_grid_table(folder: Path) -> tuple[list[str], dict]:
+    """The diagnosis and the warning on the tiny-model grids' runs, with the threshold rules.
+
+    Runs of the grids' stable lrs (every ``tiny_grid*`` folder but the ``_high`` ones: no
+    failure was induced, though G = 2 leaves most groups without spread): how many get each
+    mode flagged, by the diagnosis and by the threshold rules of monitoring tools, and the
+    share of their prefixes with a (false) early warning, beside the threshold-rule warning.
+    Runs of the lrs above them (the ``_high`` folders): the diagnosis's primary call and state.
+    """
+    grids = sorted(p for p in folder.glob("tiny_grid*") if p.is_dir())
+    stable = [p for grid in grids if not grid.name.endswith("_high")
+              for p in sorted(grid.glob("*.json"))]
+    above = [p for grid in grids if grid.name.endswith("_high")
+             for p in sorted(grid.glob("*.json"))]
+    flags = {mode: [0, 0] for mode in MODES}
+    warned = rule_warned = prefixes = 0
+    for path in stable:
+        run = load_run(path)
+        diagnosis, rules = diagnose(run), threshold_rules(run)
+        for mode in MODES:
+            flags[mode][0] += diagnosis.modes[mode].flag
+            flags[mode][1] += rules[mode]
+        ends = list(range(9, run.n_points))
+        for end in ends[::max(1, len(ends) // _TINY_PREFIXES)]:
+            cut = prefix(run, run.steps[end])
+            warned += early_warning(cut) is not None
+            rule_warned += rule_warning(cut)
+            prefixes += 1
+    calls: dict[str, int] = {}
+    for path in above:
+        diagnosis = diagnose(load_run(path))
+        key = f"{diagnosis.primary or 'no mode'} ({diagnosis.state})"
+        calls[key] = calls.get(key, 0) + 1
+    n = len(stable)
+    lines = [f"Runs at the grids' stable lrs ({n}, no failure induced): runs with the mode "
+             "flagged, diagnosis / threshold rules", "", "| mode | diagnosis | rules |",
+             "|---|---|---|"]
+    lines += [f"| {mode} | {d} of {n} | {r} of {n} |" for mode, (d, r) in flags.items()]
+    lines += ["", f"Early warning on {prefixes} of their prefixes: {warned / prefixes:.1%} "
+              f"(threshold rule: {rule_warned / prefixes:.1%})", "",
+              f"Runs at the lrs above them ({len(above)}), the diagnosis's primary call (state):",
+              ""] + [f"- {key}: {count}" for key, count in sorted(calls.items())]
+    return lines, {"stable_runs": n, "flags": flags, "prefixes": prefixes,
+                   "false_warnings": warned / prefixes, "rule_false_warnings":
+                   rule_warned / prefixes, "above": calls}
+
+
 def _seed_range(words: list[str]) -> range | None:
     """Read ``FIRST STOP`` or ``FIRST-LAST`` (inclusive) as a range of seeds; None if neither."""
     try:
@@ -281,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
                         default=[str(FRESH_SEEDS.start), str(FRESH_SEEDS.stop)],
                         help="seeds of the categorical simulator: FIRST STOP, or FIRST-LAST "
                              "(inclusive); default: the first scored ones, 100 106")
+    parser.add_argument("--tiny-grids", action="store_true",
+                        help="also score the tiny-model TRL grids (studies/tiny_grids/data)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     public = Path(args.public)
@@ -329,6 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     lines, warnings = warning_tables(public, sim, truths)
     out["early_warning"] = warnings
     text += ["", "## Early warning", ""] + lines
+    if args.tiny_grids:
+        lines, out["tiny_grids"] = tiny_grid_table(TINY_GRIDS)
+        text += ["", "## Tiny-model TRL grids (real GRPO runs)", ""] + lines
     print(json.dumps(out, default=float) if args.json else "\n".join(text))
     return 0
 
