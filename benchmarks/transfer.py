@@ -109,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--design-seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--seeds", type=int, nargs="+", default=[15, 16],
                         help="seeds of tiny_grid2 scored (held out from the design)")
+    parser.add_argument("--grid-dir", type=Path, default=DESIGNS["grid2"].out,
+                        help="the folder of the own sweep's runs (default tiny_grid2; "
+                        "tiny_grid2b and tiny_grid2c hold its design at seeds 21-28 and 29-36)")
     parser.add_argument("--public-dir", type=Path, default=PUBLIC)
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--optimizers", nargs="+", default=["adam", "sgd"],
@@ -131,10 +134,10 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             sweeps[f"design tiny_grid seeds {args.design_seeds} / {opt}"] = {opt: runs}
     if "grid" in args.only:
-        for opt, runs in _grid_runs(DESIGNS["grid2"].out, args.seeds).items():
+        for opt, runs in _grid_runs(args.grid_dir, args.seeds).items():
             if opt not in args.optimizers:
                 continue
-            sweeps[f"held-out tiny_grid2 seeds {args.seeds} / {opt}"] = {opt: runs}
+            sweeps[f"held-out {args.grid_dir.name} seeds {args.seeds} / {opt}"] = {opt: runs}
     if "public" in args.only:
         if not args.public_dir.is_dir():
             print(f"public logs: {args.public_dir} not found; public sweeps skipped",
