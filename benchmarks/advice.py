@@ -416,14 +416,15 @@ _TINY_NAME = re.compile(r"^(?P<opt>[a-z]+)_lr(?P<lr>[0-9.e-]+)_G(?P<g>\d+)_B(?P<
 
 
 def tiny_grid_sweeps(folder: Path) -> None:
-    """Table 5: advice from single tiny-model TRL runs against their grid's lr sweep.
+    """The last table: advice from single tiny-model TRL runs against their grid's lr sweep.
 
     Every set of runs of one grid that share the optimizer, G, B and seed and differ in the lr
     is one sweep (tiny_grid: Adam at lr 3e-4 to 1.2e-3 and SGD at 5e-3 to 2e-2, G 4, B 8,
     three seeds; tiny_grid2: Adam at 1e-4 to 4e-4 and SGD at 1.5e-3 to 6e-3, G 8, B 8, 21
     seeds each, joined by tiny_grid2_high's runs of the same seed, Adam at 1.2e-3 and 3.6e-3
     and SGD at 0.02 and 0.06, the same warmed-up weights: five lrs over a factor 36 that
-    reach the collapse).
+    reach the collapse; tiny_grid2b and tiny_grid2c with their ``_high`` folders likewise at
+    seeds 21-28 and 29-36).
     """
     groups: dict[tuple[str, ...], dict[float, Path]] = {}
     for grid in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != "tiny_testbed"):

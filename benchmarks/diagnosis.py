@@ -304,6 +304,8 @@ def tiny_grid_table(folder: Path) -> tuple[list[str], dict]:
         key = f"{diagnosis.primary or 'no mode'} ({diagnosis.state})"
         calls[key] = calls.get(key, 0) + 1
     n = len(stable)
+    if not n or not prefixes:
+        return [f"no tiny-model runs at stable lrs under {folder}"], {"stable_runs": 0}
     lines = [f"Runs at the grids' stable lrs ({n}, no failure induced): runs with the mode "
              "flagged, diagnosis / threshold rules", "", "| mode | diagnosis | rules |",
              "|---|---|---|"]

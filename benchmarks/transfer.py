@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=_PARTS, default=list(_PARTS))
     parser.add_argument("--design-seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--seeds", type=int, nargs="+", default=[15, 16],
-                        help="seeds of tiny_grid2 scored (held out from the design)")
+                        help="seeds of the own sweep scored (--grid-dir's; held out from "
+                        "the design)")
     parser.add_argument("--grid-dir", type=Path, default=DESIGNS["grid2"].out,
                         help="the folder of the own sweep's runs (default tiny_grid2; "
                         "tiny_grid2b and tiny_grid2c hold its design at seeds 21-28 and 29-36)")

@@ -498,3 +498,23 @@ def test_a_flat_reward_under_a_halved_entropy_is_no_slow_relaxation() -> None:
     # the same reward with an entropy that stayed at its start keeps the flat run's bound
     steady = replace(run, metrics={**run.metrics, "entropy": np.full(run.n_points, 0.7)})
     assert advise_log(steady).basis["kind"] == "stiffness_upper_bound"
+
+
+def test_a_reward_on_an_exact_line_gets_advice(tmp_path) -> None:
+    # no noise at all: the rise has a standard error of zero, said in words
+    path = tmp_path / "line.csv"
+    path.write_text("step,reward\n" + "".join(f"{i},{i}\n" for i in range(30)))
+    advice = advise_log(load_run(path))
+    assert advice.basis["trend"] == "rising" and "without noise" in advice.basis["trend_text"]
+
+
+def test_the_entropy_alone_lowers_nothing_at_the_ceiling_or_on_a_pinned_reward() -> None:
+    run = load_run(TINY_HIGH.parent / "tiny_grid2b_high" / "adam_lr0.0036_G8_B8_seed21.json")
+    rng = np.random.default_rng(0)
+    # the same entropy under a success rate flat at its ceiling: convergence, not a failure
+    solved = replace(run, reward=np.clip(0.985 + 0.005 * rng.standard_normal(run.n_points), 0, 1))
+    assert advise_log(solved).basis["kind"] != "policy_concentration"
+    # a reward pinned at one value keeps its own basis: no group has spread, the lr moves nothing
+    pinned = replace(run, reward=np.zeros(run.n_points))
+    advice = advise_log(pinned)
+    assert advice.basis["trend"] == "pinned" and advice.basis["kind"] == "not_determined"

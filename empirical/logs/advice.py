@@ -50,8 +50,7 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.mode_advice import (
     concentration_evidence,
     converged_note,
-    flagged_modes,
-    groups_without_spread,
+    mode_notes,
     run_diagnosis,
 )
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
@@ -243,9 +242,13 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
 def _evidence(run: Run, trend: Trend, analysis: RunAnalysis | None,
               reward_range: tuple[float, float] | None, diagnosis: Diagnosis | None
               ) -> dict[str, Any]:
-    """Return the basis: a fall's, else a concentration's (:mod:`.mode_advice`), else tau's."""
+    """Return the basis: a fall's or a pinned reward's, else a concentration's, else tau's.
+
+    A fall lowers the lr as a concentration does, on stronger evidence; a pinned reward says the
+    lr moves nothing (:mod:`.mode_advice`).
+    """
     evidence = _tau_evidence(trend, analysis, reward_range)
-    if evidence["kind"] == "stability_limit":  # the stronger evidence; both lower the lr
+    if trend.kind in ("fell", "pinned"):
         return evidence
     return concentration_evidence(diagnosis, run, flat=trend.kind == "flat") or evidence
 
@@ -348,9 +351,9 @@ def _goal_ratios(tau: dict[str, Any], goal: float, p: float, margin: float
                 "run's lr")
     if tau["kind"] == "policy_concentration":
         return ("lower", margin, [None, margin],
-                f"the policy concentrated while the reward did not follow: its steps are too "
-                f"large for the signal; x{margin:g} (the margin, as after a fall), with the "
-                "mode's remedy")
+                f"the policy moved while the reward did not follow: its steps are too large "
+                f"for the signal; x{margin:g} (the margin, as after a fall), with the remedy of "
+                "a concentration")
 
     def ratio(value: float | None) -> float | None:
         if value is None:
@@ -510,9 +513,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                   f"{exponent['reason']})", why_ratio]
     headroom = why_ratio.startswith("headroom")
     warnings += _caveats(direction, trend, run, steps, headroom=headroom)
-    fell = tau["kind"] == "stability_limit"  # the fall's remedy comes before any G
-    warnings += flagged_modes(diagnosis, direction, g_advised=not fell) \
-        + converged_note(tau, diagnosis)
+    warnings += converged_note(tau, diagnosis)
     if headroom:
         warnings.append("headroom: the raise takes the slow mode the reward shows toward the "
                         "fastest settling into the 10% band (an overshoot within the band); the "
@@ -528,9 +529,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     stiffness = _stiffness(tau, momentum, lr)
     group_batch = _group_batch(run, optimizer,
                                None if sweep is None else bg_exponent_from_sweep(sweep, swept))
-    spread, group_size = ([], group_batch["group_size"]) if fell \
-        else groups_without_spread(run, diagnosis, group_batch["group_size"])
-    warnings += spread
+    notes, group_size = mode_notes(run, diagnosis, tau, direction, group_batch["group_size"])
+    warnings += notes
     measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr",
                 "momentum": momentum, "momentum_source": momentum_source,
                 "tau": tau["value"], "tau_status": tau["status"],
@@ -574,7 +574,8 @@ def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[s
                 "reason": "the run crossed its stability limit: k >= k_max (section 5)"}
     if tau["kind"] == "policy_concentration":
         return {"value": None, "status": "not_determined",
-                "reason": "the policy concentrated: its reward does not relax as the map's"}
+                "reason": "the policy moved while its reward did not: the run bounds the lr from "
+                          "above (too large for the signal), not the stiffness"}
     if tau["kind"] == "not_determined":
         return {"value": None, "status": "not_determined", "reason": tau["method"]}
     if tau["kind"] != "measured_tau":

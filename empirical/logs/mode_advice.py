@@ -1,21 +1,23 @@
 """What the diagnosis's failure modes change in the learning-rate advice of :mod:`.advice`.
 
 The lr advice reads the reward's relaxation; the diagnosis (docs/theory.md section 10) reads
-what the reward's curve alone does not show, and three of its findings change the advice:
+what the reward's curve alone does not show. Two findings change the advice's basis or lever,
+and every flagged mode is named:
 
-- **policy concentration** (:func:`concentration_evidence`): the policy's entropy collapsed
-  below the reward's ceiling, with the groups confirming it, or it halved while the reward
-  stayed flat. The policy moved: a softmax
-  policy's entropy changes by -lr Cov(log pi, pi A) per step, in proportion to the lr. A reward
-  that stayed flat meanwhile is then no slow relaxation, and the bound a flat run gives, tau > N
-  so k < (1 - beta) / N, does not hold; the steps concentrated the policy faster than the
-  reward's signal moved it. The advice lowers the lr by the margin and names the mode's remedy
-  first. A reward that fell beyond its noise keeps its own basis (the stability limit), which
-  lowers it as well.
-- **advantage degeneracy** (:func:`groups_without_spread`): most groups carry no gradient and
-  the lever is G, not the lr (:mod:`.group_advice`).
-- every flagged mode is named with what to try (:func:`flagged_modes`), and a slow mode on a
-  run the diagnosis reads as converged is explained (:func:`converged_note`).
+- **the policy moved while the reward did not** (:func:`concentration_evidence`): the
+  diagnosis flags policy concentration, or the reward stayed flat below its ceiling while the
+  entropy fell to half its start or below. A softmax policy's entropy changes by
+  -lr Cov(log pi, pi A) per step, in proportion to the lr, so the policy moved; a reward that
+  stayed flat meanwhile is then no slow relaxation, and the bound a flat run gives, tau > N so
+  k < (1 - beta) / N, does not hold: the steps concentrated the policy faster than the
+  reward's signal moved it. The advice lowers the lr by the margin and names the concentration's
+  remedy. A reward that fell beyond its noise keeps its own basis (the stability limit, which
+  lowers it as well), and a reward pinned at one value keeps its own (no group has spread: the
+  lr moves nothing).
+- **advantage degeneracy**: most groups carry no gradient and the lever is G, not the lr
+  (:mod:`.group_advice`), except after a fall, whose remedy comes first.
+- :func:`mode_notes` names every flagged mode with what to try and gives the G to recommend;
+  :func:`converged_note` explains a slow mode on a run the diagnosis reads as converged.
 """
 
 from __future__ import annotations
@@ -25,13 +27,17 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, Diagnosis, diagnose
-from grpodyn.empirical.diagnostics.series import lowest_window, segments, window_mean
-from grpodyn.empirical.diagnostics.verdict import FLAG_SCORE, REMEDIES
+from grpodyn.empirical.diagnostics.series import (
+    is_success_rate,
+    lowest_window,
+    segments,
+    window_mean,
+)
+from grpodyn.empirical.diagnostics.verdict import CEILING, FLAG_SCORE, REMEDIES
 from grpodyn.empirical.logs.group_advice import degeneracy_advice
 from grpodyn.empirical.logs.loaders import Run
 
-__all__ = ["run_diagnosis", "concentration_evidence", "groups_without_spread", "flagged_modes",
-           "converged_note"]
+__all__ = ["run_diagnosis", "concentration_evidence", "mode_notes", "converged_note"]
 
 _GERUND = {"raise": "raising", "keep": "keeping", "lower": "lowering"}
 
@@ -45,16 +51,18 @@ def concentration_evidence(diagnosis: Diagnosis | None, run: Run, *, flat: bool
                            ) -> dict[str, Any] | None:
     """Return the basis of a lowered lr where the policy moved while the reward did not.
 
-    Two cases: the diagnosis flags policy concentration (the groups confirm it), or the reward
-    stayed flat (``flat``) while the entropy fell to half its start or below over a window as
-    long as the run's last quarter (the diagnosis's own threshold for an entropy that alone
-    points to a concentration; without the groups' confirmation the diagnosis abstains, but a
-    reward that did not move then cannot be a slow relaxation either).
+    Two cases, on runs long enough for a diagnosis: the diagnosis flags policy concentration
+    (the groups confirm it), or the reward stayed flat (``flat``), below the ceiling of a
+    success rate, while the entropy fell to half its start or below over a window as long as
+    the run's last quarter (the threshold at which the diagnosis reads the entropy alone as
+    pointing to a concentration). In the second case the groups may not confirm a concentration
+    (the diagnosis then flags none), but a reward that did not move while the policy did is no
+    slow relaxation either.
 
     Parameters
     ----------
     diagnosis : Diagnosis or None
-        The run's diagnosis (:func:`run_diagnosis`).
+        The run's diagnosis (:func:`run_diagnosis`); None (too short) gives None.
     run : Run
         The run (its ``entropy`` metric, where logged).
     flat : bool
@@ -64,12 +72,15 @@ def concentration_evidence(diagnosis: Diagnosis | None, run: Run, *, flat: bool
     -------
     dict or None
         The tau evidence of :mod:`.advice` with ``kind`` ``policy_concentration`` (no relaxation
-        time: the collapse bounds the lr from above, status ``bound``), or None.
+        time: the lr is bounded from above, status ``bound``), or None.
     """
-    verdict = None if diagnosis is None else diagnosis.modes.get("policy_concentration")
-    if verdict is not None and verdict.flag:
-        seen = f"the diagnosis flags policy concentration ({verdict.evidence})"
-    elif flat and (fall := _entropy_fall(run)) is not None and fall <= 1 - FLAG_SCORE:
+    if diagnosis is None:
+        return None
+    if diagnosis.modes["policy_concentration"].flag:
+        seen = (f"the diagnosis flags policy concentration "
+                f"({diagnosis.modes['policy_concentration'].evidence})")
+    elif flat and not _at_ceiling(run) and (fall := _entropy_fall(run)) is not None \
+            and fall <= 1 - FLAG_SCORE:
         seen = (f"the reward stayed flat while the entropy fell to x{fall:.2g} of its start "
                 "at its lowest")
     else:
@@ -82,8 +93,18 @@ def concentration_evidence(diagnosis: Diagnosis | None, run: Run, *, flat: bool
                       "reward's signal moved it"}
 
 
+def _at_ceiling(run: Run) -> bool:
+    """Whether a success rate ends at its ceiling, where a falling entropy is convergence."""
+    late = segments(run.n_points)[1]
+    return is_success_rate(run) and window_mean(run.reward, late) >= CEILING
+
+
 def _entropy_fall(run: Run) -> float | None:
-    """Return the entropy's lowest window mean over its early mean (None: not logged)."""
+    """Return the entropy's lowest window mean over its early mean (None: not logged).
+
+    The windows of the diagnosis's concentration reading (:mod:`~grpodyn.empirical.diagnostics.
+    modes`): the early segment, then windows as long as the late one.
+    """
     entropy = run.metrics.get("entropy")
     if entropy is None or np.isfinite(entropy).sum() < 4:
         return None
@@ -95,39 +116,40 @@ def _entropy_fall(run: Run) -> float | None:
     return max(low, 0.0) / start
 
 
-def groups_without_spread(run: Run, diagnosis: Diagnosis | None, group_size: int | None
-                          ) -> tuple[list[str], int | None]:
-    """Return the advice on G where the diagnosis flags degeneracy, and the G to recommend.
+def mode_notes(run: Run, diagnosis: Diagnosis | None, tau: dict[str, Any], direction: str,
+               group_size: int | None) -> tuple[list[str], int | None]:
+    """Return the notes on the modes the diagnosis flags, and the G to recommend.
 
-    :mod:`.group_advice`: the lr is not the lever where most groups carry no gradient; the G
-    recommended is the least that gives half the groups a spread where that exceeds the run's
-    known ``group_size``, else the run's (an unknown G stays unknown: the words give the bound).
+    Each flagged mode is named with what to try: the lr does not cure it alone. After a fall
+    (``tau`` of kind ``stability_limit``) the fall's remedy comes first: advantage degeneracy is
+    named with the others, no G is advised, and an instability needs no note (the fall set the
+    direction; elsewhere its note says the reward's trend did). Otherwise degeneracy gets the G
+    advice of :mod:`.group_advice`: the least G that gives half the groups a spread,
+    recommended where it exceeds the run's known ``group_size`` (an unknown G stays unknown:
+    the words give the bound). A concentration that set the basis without the diagnosis
+    flagging it gets the concentration's remedy.
     """
-    advice = None if diagnosis is None else degeneracy_advice(run, diagnosis)
-    if advice is None:
-        return [], group_size
-    words, least = advice
-    more = least is not None and group_size is not None and least > group_size
-    return [words], least if more else group_size
-
-
-def flagged_modes(diagnosis: Diagnosis | None, direction: str, *, g_advised: bool
-                  ) -> list[str]:
-    """Name the modes the diagnosis flags, with what to try: the lr does not cure them alone.
-
-    Advantage degeneracy is left to :func:`groups_without_spread` where that advises on G
-    (``g_advised``: every run but one whose reward fell, whose fall's remedy comes first).
-    """
+    fell = tau["kind"] == "stability_limit"
     out = []
     for name, verdict in (diagnosis.modes.items() if diagnosis is not None else ()):
-        if name == "advantage_degeneracy" and g_advised:
-            continue  # the G advice of groups_without_spread says it, with the G to try
-        if verdict.flag and not (name == "dynamical_instability" and direction == "lower"):
-            why = ("the reward's trend sets this direction" if name == "dynamical_instability"
-                   else f"{_GERUND[direction]} the lr does not cure it alone")
-            out.append(f"the diagnosis flags {name} (grpodyn diagnose says why); {why}; "
-                       f"try: {REMEDIES[name]}")
-    return out
+        if not verdict.flag or (name == "advantage_degeneracy" and not fell) \
+                or (name == "dynamical_instability" and fell):
+            continue
+        why = ("the reward's trend sets this direction" if name == "dynamical_instability"
+               else f"{_GERUND[direction]} the lr does not cure it alone")
+        out.append(f"the diagnosis flags {name} (grpodyn diagnose says why); {why}; "
+                   f"try: {REMEDIES[name]}")
+    if tau["kind"] == "policy_concentration" and diagnosis is not None \
+            and not diagnosis.modes["policy_concentration"].flag:
+        out.append("the entropy halved while the reward stayed flat; the diagnosis does not flag "
+                   "a concentration (the groups do not confirm it), but the policy moved; try: "
+                   f"{REMEDIES['policy_concentration']}")
+    advice = None if fell or diagnosis is None else degeneracy_advice(run, diagnosis)
+    if advice is None:
+        return out, group_size
+    words, least = advice
+    more = least is not None and group_size is not None and least > group_size
+    return [*out, words], least if more else group_size
 
 
 def converged_note(tau: dict[str, Any], diagnosis: Diagnosis | None) -> list[str]:

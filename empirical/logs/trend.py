@@ -122,7 +122,8 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
     elif change > z * change_se:
         kind = "rising"
         text = (f"rose from {means[0]:.4g} to {means[2]:.4g} (first to last third), "
-                f"{change / change_se:.1f} standard errors")
+                + (f"{change / change_se:.1f} standard errors" if change_se > 0
+                   else "without noise"))
     else:
         kind = "flat"
         text = (f"did not move beyond its noise: {means[0]:.4g} -> {means[2]:.4g} (first to "
