@@ -141,9 +141,9 @@ def mode_notes(run: Run, diagnosis: Diagnosis | None, tau: dict[str, Any], direc
                    f"try: {REMEDIES[name]}")
     if tau["kind"] == "policy_concentration" and diagnosis is not None \
             and not diagnosis.modes["policy_concentration"].flag:
-        out.append("the entropy halved while the reward stayed flat; the diagnosis does not flag "
-                   "a concentration (the groups do not confirm it), but the policy moved; try: "
-                   f"{REMEDIES['policy_concentration']}")
+        out.append("the entropy fell to half its start or below while the reward stayed flat; "
+                   "the diagnosis does not flag a concentration (the groups do not confirm it), "
+                   f"but the policy moved; try: {REMEDIES['policy_concentration']}")
     advice = None if fell or diagnosis is None else degeneracy_advice(run, diagnosis)
     if advice is None:
         return out, group_size
