@@ -11,6 +11,8 @@ Needs numpy.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from grpodyn.empirical.diagnostics.fluctuation import Fluctuation, sampling_share
@@ -41,7 +43,7 @@ from grpodyn.numerics.prompt_pool import (
     group_size_for_spread,
 )
 
-__all__ = ["degeneracy", "concentration", "prompt_pool_at"]
+__all__ = ["degeneracy", "concentration", "prompt_pool_at", "EntropyFall", "entropy_fall"]
 
 
 def _phi_words(phi: float) -> str:
@@ -186,6 +188,30 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
     return ModeVerdict(score >= FLAG_SCORE, float(score), words, True, steps)
 
 
+class EntropyFall(NamedTuple):
+    """The entropy at its lowest against its start (:func:`entropy_fall`)."""
+
+    ratio: float  # the lowest window's mean over the start's, floored at 0
+    start: float  # the mean over the early segment
+    low: float  # the lowest mean over a window as long as the late segment
+    low_at: int  # that window's first index
+
+
+def entropy_fall(entropy: np.ndarray, early: slice, late: slice) -> EntropyFall | None:
+    """Return the entropy at its lowest against its early mean; None where that is not positive.
+
+    The temperature at its lowest, over a window as long as the late segment, from the early
+    segment's end (the last window is the late segment itself): a policy that concentrated and
+    then spread again (no KL holds it) still concentrated. The concentration reading of
+    :func:`concentration` and the lr advice (``empirical/logs/mode_advice.py``) share it.
+    """
+    start = window_mean(entropy, early)
+    if not (np.isfinite(start) and start > 0):
+        return None
+    low, low_at = lowest_window(entropy, early.stop, late.stop - late.start)
+    return EntropyFall(max(low, 0.0) / start, start, low, low_at)
+
+
 def concentration(run: Run, early: slice, late: slice, group_size: int | None
                    ) -> ModeVerdict:
     """Score policy concentration: the entropy's fall beyond what the reward's move explains.
@@ -196,15 +222,12 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
     entropy = run.metrics.get("entropy")
     if entropy is None or np.isfinite(entropy).sum() < 4:
         return _without_entropy(run, early, late, group_size)
-    e0, e1 = window_mean(entropy, early), window_mean(entropy, late)
-    if not (np.isfinite(e0) and e0 > 0):
+    fall = entropy_fall(entropy, early, late)
+    if fall is None:
         return unjudged("entropy at the start is not positive")
-    # the temperature at its lowest, over a window as long as the late segment: a policy that
-    # concentrated and then spread again (no KL holds it) still concentrated
+    e0, e1 = fall.start, window_mean(entropy, late)
+    ratio, low, low_at = fall.ratio, fall.low, fall.low_at
     width = late.stop - late.start
-    # the last window is the late segment itself
-    low, low_at = lowest_window(entropy, early.stop, width)
-    ratio = max(low, 0.0) / e0
     # the share of the temperature lost: past the flag when the entropy halved (the threshold
     # monitoring tools use); below the ceiling the groups must confirm it (see below)
     score = float(np.clip(1 - ratio, 0.0, 1.0))

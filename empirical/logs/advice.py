@@ -32,9 +32,10 @@ fall, since the stiffest direction, which sets the stability limit, is not bound
 the interval keeps what the evidence asks. With ``--steps`` the advice is the least lr that
 reaches the goal. Where the diagnosis flags advantage degeneracy the lr is not the lever: the
 advice says so and recommends the least G that gives half the groups a spread
-(:mod:`.group_advice`); where it flags policy concentration, the policy moved while the reward
-did not, so a flat reward bounds nothing and the lr is lowered by the margin, with the mode's
-remedy (:mod:`.mode_advice`). With Adam the slow mode's stiffness is on Adam's clock
+(:mod:`.group_advice`); where it flags policy concentration, or the reward stayed flat below
+its ceiling while the entropy halved, the policy moved while the reward did not, so a flat
+reward bounds nothing and the lr is lowered by the margin, with the concentration's remedy
+(:mod:`.mode_advice`). With Adam the slow mode's stiffness is on Adam's clock
 (a = lr (1 - beta1) / sqrt(v)), so the advice is a multiple of the run's own lr, absolute only
 when the run's lr is known.
 """

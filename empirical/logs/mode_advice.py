@@ -27,12 +27,8 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, Diagnosis, diagnose
-from grpodyn.empirical.diagnostics.series import (
-    is_success_rate,
-    lowest_window,
-    segments,
-    window_mean,
-)
+from grpodyn.empirical.diagnostics.modes import entropy_fall
+from grpodyn.empirical.diagnostics.series import is_success_rate, segments, window_mean
 from grpodyn.empirical.diagnostics.verdict import CEILING, FLAG_SCORE, REMEDIES
 from grpodyn.empirical.logs.group_advice import degeneracy_advice
 from grpodyn.empirical.logs.loaders import Run
@@ -102,18 +98,14 @@ def _at_ceiling(run: Run) -> bool:
 def _entropy_fall(run: Run) -> float | None:
     """Return the entropy's lowest window mean over its early mean (None: not logged).
 
-    The windows of the diagnosis's concentration reading (:mod:`~grpodyn.empirical.diagnostics.
-    modes`): the early segment, then windows as long as the late one.
+    The diagnosis's own reading (:func:`~grpodyn.empirical.diagnostics.modes.entropy_fall`).
     """
     entropy = run.metrics.get("entropy")
     if entropy is None or np.isfinite(entropy).sum() < 4:
         return None
     early, late, _ = segments(run.n_points)
-    start = window_mean(entropy, early)
-    if not (np.isfinite(start) and start > 0):
-        return None
-    low, _ = lowest_window(entropy, early.stop, late.stop - late.start)
-    return max(low, 0.0) / start
+    fall = entropy_fall(entropy, early, late)
+    return None if fall is None else fall.ratio
 
 
 def mode_notes(run: Run, diagnosis: Diagnosis | None, tau: dict[str, Any], direction: str,
