@@ -429,3 +429,13 @@ def test_a_warm_up_still_rising_at_the_last_logged_point_is_not_called_flat():
     steps = np.arange(1.0, 80.0)
     name, warmup, words = schedule_of(steps, 3e-7 * (steps - 1))  # ijinyu1113's excerpt: rising
     assert warmup == 79 and "then flat" not in words and "at least to step 79" in words
+
+
+def test_a_negative_learning_rate_entry_neither_sets_the_peak_nor_overflows():
+    """A corrupt negative entry (found by the loader fuzzing) is left out of the schedule."""
+    from grpodyn.empirical.logs.infer import schedule_of
+
+    steps = np.arange(1.0, 4.0)
+    assert schedule_of(steps, np.array([0.0, 2.5e-238, -4.5e70])) is None  # too few points left
+    found = schedule_of(np.arange(1.0, 6.0), np.array([1e-6, 1e-6, -1e300, 1e-6, 1e-6]))
+    assert found is not None and found[0] == "constant"

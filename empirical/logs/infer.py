@@ -93,8 +93,12 @@ def granularity(values: np.ndarray, *, n_max: int = _N_MAX, eps: float = _EPS) -
 
 
 def schedule_of(steps: np.ndarray, lr: np.ndarray) -> tuple[str, int | None, str] | None:
-    """(schedule, warm-up steps or None, evidence) of a logged learning-rate series."""
-    known = np.isfinite(lr)
+    """(schedule, warm-up steps or None, evidence) of a logged learning-rate series.
+
+    A negative entry is not a learning rate (a corrupt or mislabelled value): it is left out
+    with the non-finite ones, so it can neither set the peak nor overflow the ratios to it.
+    """
+    known = np.isfinite(lr) & (lr >= 0)
     s, x = steps[known], lr[known]
     if x.size < 3 or np.max(x) <= 0:
         return None
