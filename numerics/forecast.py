@@ -35,7 +35,9 @@ run's own correlated noise, not i.i.d.
 The members live in :mod:`numerics.forecast_members`, their noise model in
 :mod:`numerics.forecast_noise`, the result in :mod:`numerics.forecast_result`; this module
 weighs them and forecasts, and its names cover all four. :class:`EnsembleForecaster` is the
-ensemble's entry in :mod:`numerics.forecasters`.
+ensemble's entry in :mod:`numerics.forecasters`: the stacked curve models' point and band
+averaged with equal weights with those of the calibrated learned prior (:func:`with_prior`),
+and the band widened by the regime of the run at the cut.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ from .forecast_result import EnsembleForecast, Forecast
 __all__ = ["MEMBERS", "ALL_MEMBERS", "SATURATING", "ResidualNoise", "Member", "Forecast",
            "EnsembleForecast", "fit_residual_noise", "fit_random_walk", "fit_member",
            "member_from_fit", "forecast_curve", "member_weights", "Weights", "Validation",
-           "plateau_summary", "EnsembleForecaster"]
+           "plateau_summary", "EnsembleForecaster", "with_prior"]
 
 _CUTS = (0.5, 0.65, 0.8)
 #: Pseudo-points of the band's calibration (:func:`_band_scale`): the noise model's own band
@@ -520,7 +522,7 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
 
 
 class EnsembleForecaster:
-    """The stacked ensemble of curve models with its default members (:data:`MEMBERS`)."""
+    """The stacked ensemble of curve models, averaged with the calibrated learned prior."""
 
     name = "ensemble"
 
@@ -530,26 +532,32 @@ class EnsembleForecaster:
                  learning_rate: tuple[np.ndarray, np.ndarray] | None = None) -> EnsembleForecast:
         """Forecast ``future_steps`` from the first ``n_train`` points.
 
-        :func:`forecast_curve` does the work; the arguments are those of
-        :meth:`numerics.forecasters.Forecaster.forecast`. Saturation comes from the curve
+        :func:`forecast_curve` fits and stacks the curve models; the arguments are those of
+        :meth:`numerics.forecasters.Forecaster.forecast`. Their point and band are averaged
+        with equal weights with those of the calibrated learned prior
+        (:func:`numerics.forecast_calibrated.calibrated_prior_forecast`; the band by its
+        quantiles, the rule by which the ensemble combines its own members): two forecasts of
+        different kinds (fitted laws of the theory, and a network trained on the theory's prior
+        of curves) whose errors differ, so that their average errs less than either where
+        either one misreads the run (:func:`with_prior`). Saturation comes from the curve
         models only where the data show the deceleration: where the training part still
         climbs at the cut without it (:func:`numerics.forecast_adaptive.regime`:
-        ``climbing``), the band is widened to hold the trend-aware forecaster's band and the
-        calibrated learned prior's as well (their union; the trends carry the climb on, the
-        prior's curves include shapes no member has, such as a second rise; each band is
-        calibrated on its own rolling-origin errors; the prior's only up to its widest level,
-        :data:`numerics.learned_prior.TOP_LEVEL`), and a warning says so. Where the run still
-        moves but decelerates (``saturating``), the curve models and the trend-aware forecaster
-        are both supported by the data: the band's bounds are the averages of their two
-        bands' (equal-weight quantile averaging, the rule by which the ensemble combines its
-        own members' quantiles; the union over-covers runs that do saturate), and a warning
-        says so (studies/forecast/README.md).
+        ``climbing``), the band is widened to hold the curve models' own band, the
+        trend-aware forecaster's and the calibrated prior's (their union; the trends carry
+        the climb on, the prior's curves include shapes no member has, such as a second rise;
+        each band is calibrated on its own rolling-origin errors), and a warning says so.
+        Where the run still moves but decelerates (``saturating``), the curve models and the
+        trend-aware forecaster are both supported by the data: the band's bounds are the
+        averages of the combined band and the trend-aware one (the union over-covers runs
+        that do saturate), and a warning says so (studies/forecast/README.md).
         """
         from .forecast_adaptive import adaptive_forecast, regime, trend_t  # loaded on use
 
-        result = forecast_curve(steps, reward, n_train=n_train, future_steps=future_steps,
+        curves = forecast_curve(steps, reward, n_train=n_train, future_steps=future_steps,
                                 members=MEMBERS, momentum=momentum, learning_rate=learning_rate,
                                 bounds=bounds, level=level)
+        result, prior = with_prior(curves, steps, reward, n_train=n_train, level=level,
+                                   bounds=bounds)
         t, y = np.asarray(steps, float)[:n_train], np.asarray(reward, float)[:n_train]
         state = regime(t, y)
         if state == "quiet":
@@ -563,21 +571,52 @@ class EnsembleForecaster:
                            upper=0.5 * (result.upper + trend.upper),
                            warnings=(*result.warnings, (
                                f"the run still moves at the cut {slope}, decelerating: the "
-                               "band averages the curve models' band with that of "
+                               "band averages the ensemble's band with that of "
                                "--forecaster adaptive (whose trends may carry the run on)")))
-        from .forecast_calibrated import calibrated_prior_forecast  # loaded on use
-        from .learned_prior import TOP_LEVEL
-
-        bands, names = [result, trend], "--forecaster adaptive"
-        if level <= TOP_LEVEL:  # the learned prior's widest band
-            bands.append(calibrated_prior_forecast(steps, reward, n_train=n_train,
-                                                   future_steps=future_steps, level=level,
-                                                   bounds=bounds))
-            names += " and calibrated_prior"
+        bands = [curves, trend] + ([] if prior is None else [prior])
+        names = "--forecaster adaptive" + ("" if prior is None else " and calibrated_prior")
         return replace(result, lower=np.minimum.reduce([b.lower for b in bands]),
                        upper=np.maximum.reduce([b.upper for b in bands]),
                        warnings=(*result.warnings, (
                            f"the run still {'rises' if t_slope > 0 else 'falls'} at the cut "
                            f"with no deceleration seen "
                            f"{slope}: the band holds the trend carried on as well (the union "
-                           f"with the bands of {names})")))
+                           f"of the curve models' band with the bands of {names})")))
+
+
+def with_prior(curves: EnsembleForecast, steps: np.ndarray, reward: np.ndarray, *,
+               n_train: int, level: float, bounds: tuple[float, float] | None
+               ) -> tuple[EnsembleForecast, Forecast | None]:
+    """Average the curve models' forecast with the calibrated learned prior's, equal weights.
+
+    The point is the mean of the two points; the band's bounds are the means of the two
+    bands' bounds (quantile averaging, which keeps the point inside the band where each point
+    lies inside its own). ``point_weights`` gives each curve model half its weight and
+    ``calibrated_prior`` the other half. Where the prior gives no forecast (a level above its
+    widest band, :data:`numerics.learned_prior.TOP_LEVEL`, or a training part it refuses),
+    the curve models' forecast is returned alone with a warning that says why.
+
+    Returns
+    -------
+    (EnsembleForecast, Forecast or None)
+        The combined forecast, and the calibrated prior's own (None where it gives none).
+    """
+    from .forecast_calibrated import calibrated_prior_forecast  # loaded on use
+    from .learned_prior import TOP_LEVEL
+
+    alone = "the point and the band are the curve models' alone"
+    if level > TOP_LEVEL:
+        return replace(curves, warnings=(*curves.warnings, (
+            f"level {level:g} is above the learned prior's widest band ({TOP_LEVEL:g}): "
+            f"{alone}"))), None
+    try:
+        prior = calibrated_prior_forecast(steps, reward, n_train=n_train,
+                                          future_steps=curves.steps, level=level, bounds=bounds)
+    except InputError as err:
+        return replace(curves, warnings=(*curves.warnings, (
+            f"the calibrated learned prior gives no forecast ({err}): {alone}"))), None
+    weights = {name: 0.5 * w for name, w in (curves.point_weights or {}).items()}
+    return replace(curves, point=0.5 * (curves.point + prior.point),
+                   lower=0.5 * (curves.lower + prior.lower),
+                   upper=0.5 * (curves.upper + prior.upper),
+                   point_weights={**weights, "calibrated_prior": 0.5}), prior

@@ -117,34 +117,72 @@ def _noisy(shape: np.ndarray) -> np.ndarray:
     return shape + 0.01 * np.random.default_rng(6).standard_normal(shape.size)
 
 
+def _combined(curves, prior):
+    """The curve models' forecast averaged with the calibrated prior's (point and bounds)."""
+    return tuple(0.5 * (getattr(curves, k) + getattr(prior, k))
+                 for k in ("point", "lower", "upper"))
+
+
+def test_where_the_run_is_quiet_point_and_band_average_the_curves_and_the_prior():
+    # noise around a level (quiet at the cut): the point and the band's bounds are the means
+    # of the curve models' and the calibrated learned prior's, with no note on the regime;
+    # the point weights give the prior half and the members the other half
+    steps = np.arange(1.0, 201.0)
+    kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
+    quiet = _noisy(0.5 + 0 * steps)
+    fc = get_forecaster("ensemble").forecast(steps, quiet, **kwargs)
+    curves = forecast_curve(steps, quiet, **kwargs)
+    prior = get_forecaster("calibrated_prior").forecast(steps, quiet, **kwargs)
+    point, lower, upper = _combined(curves, prior)
+    assert np.allclose(fc.point, point) and np.allclose(fc.lower, lower)
+    assert np.allclose(fc.upper, upper) and np.allclose(fc.mean, curves.mean)
+    assert fc.point_weights["calibrated_prior"] == 0.5
+    assert sum(fc.point_weights.values()) == pytest.approx(1.0)
+    assert np.all((fc.lower <= fc.point) & (fc.point <= fc.upper))
+    assert not any("at the cut" in w for w in fc.warnings)
+
+
+def test_without_the_prior_the_curve_models_stand_alone_and_say_why():
+    # above the learned prior's widest band (0.95) the prior gives no band: the forecast is
+    # the curve models' alone, with a warning naming the reason
+    steps = np.arange(1.0, 201.0)
+    kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
+    quiet = _noisy(0.5 + 0 * steps)
+    fc = get_forecaster("ensemble").forecast(steps, quiet, level=0.99, **kwargs)
+    curves = forecast_curve(steps, quiet, level=0.99, **kwargs)
+    assert np.allclose(fc.point, curves.point) and np.allclose(fc.upper, curves.upper)
+    assert "calibrated_prior" not in fc.point_weights
+    assert any("above the learned prior's widest band" in w and "curve models' alone" in w
+               for w in fc.warnings)
+
+
 def test_where_the_run_decelerates_the_band_averages_the_two_bands():
-    # a relaxation still under way at the cut: the band's bounds are the means of the curve
-    # models' and the trend-aware forecaster's, and a note says so; the same noise around a
-    # level (quiet) keeps the curve models' band and gets no note
+    # a relaxation still under way at the cut: the band's bounds are the means of the
+    # combined band (curve models and calibrated prior) and the trend-aware forecaster's, and
+    # a note says so
     steps = np.arange(1.0, 201.0)
     kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
     ensemble = get_forecaster("ensemble")
     y = _noisy(0.2 + 0.6 * (1 - np.exp(-steps / 40)))
     fc, curves = ensemble.forecast(steps, y, **kwargs), forecast_curve(steps, y, **kwargs)
     trend = get_forecaster("adaptive").forecast(steps, y, **kwargs)
-    assert np.allclose(fc.lower, 0.5 * (curves.lower + trend.lower))
-    assert np.allclose(fc.upper, 0.5 * (curves.upper + trend.upper))
+    prior = get_forecaster("calibrated_prior").forecast(steps, y, **kwargs)
+    point, lower, upper = _combined(curves, prior)
+    assert np.allclose(fc.lower, 0.5 * (lower + trend.lower))
+    assert np.allclose(fc.upper, 0.5 * (upper + trend.upper))
     assert np.allclose(fc.mean, curves.mean)
+    assert np.allclose(fc.point, np.clip(point, fc.lower, fc.upper))
     assert any("still moves at the cut (its last half's slope" in w and "decelerating" in w
                for w in fc.warnings)
-    quiet = _noisy(0.5 + 0 * steps)
-    fc, curves = ensemble.forecast(steps, quiet, **kwargs), forecast_curve(steps, quiet, **kwargs)
-    assert np.allclose(fc.lower, curves.lower) and np.allclose(fc.upper, curves.upper)
-    assert not any("at the cut" in w for w in fc.warnings)
 
 
 @pytest.mark.parametrize(("shape", "word"), [(lambda s: 0.2 + 0.6 * (1 - np.exp(-s / 300)),
                                               "rises"),
                                              (lambda s: 0.8 - 0.002 * s, "falls")])
 def test_where_the_run_climbs_without_deceleration_the_band_holds_the_trend_too(shape, word):
-    """A climb (or fall) with no deceleration at the cut: the ensemble's point is the curve
-    models', and its band the union of theirs, the trend-aware forecaster's and the calibrated
-    learned prior's (the last only up to the prior's widest level, 0.95)."""
+    """A climb (or fall) with no deceleration at the cut: the ensemble's point averages the
+    curve models' and the calibrated learned prior's, and its band is the union of theirs and
+    the trend-aware forecaster's (the prior only up to its widest level, 0.95)."""
     steps = np.arange(1.0, 201.0)
     y = _noisy(shape(steps))
     kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
@@ -152,7 +190,7 @@ def test_where_the_run_climbs_without_deceleration_the_band_holds_the_trend_too(
     curves = forecast_curve(steps, y, **kwargs)
     trend = get_forecaster("adaptive").forecast(steps, y, **kwargs)
     prior = get_forecaster("calibrated_prior").forecast(steps, y, **kwargs)
-    assert np.allclose(fc.point, curves.point) and np.allclose(fc.mean, curves.mean)
+    assert np.allclose(fc.point, _combined(curves, prior)[0]) and np.allclose(fc.mean, curves.mean)
     assert np.allclose(fc.lower, np.minimum.reduce([curves.lower, trend.lower, prior.lower]))
     assert np.allclose(fc.upper, np.maximum.reduce([curves.upper, trend.upper, prior.upper]))
     wide = get_forecaster("ensemble").forecast(steps, y, level=0.99, **kwargs)
