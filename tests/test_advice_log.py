@@ -326,6 +326,8 @@ def test_a_noise_free_end_is_read_without_dividing_by_zero():
     assert late["t"] == 0.0 and not late["rising"]
     line = 0.2 + 0.01 * steps  # a noise-free line still rises
     assert late_relaxation(steps, line)["rising"]
+    trend = run_trend(steps, line)  # its standard error is rounding: no noise, said so
+    assert trend.kind == "rising" and trend.text.endswith("without noise")
 
 
 def test_a_straight_rise_keeps_its_centre_inside_the_slope_bound(tmp_path):

@@ -23,6 +23,9 @@ from grpodyn.numerics.noise import estimate_noise
 __all__ = ["Trend", "run_trend", "agree_with_state"]
 
 _LEVEL = 0.975  # two-sided 95%: a change beyond it is "beyond the noise"
+#: A standard error below this share of the reward's scale is floating-point rounding, not
+#: noise: a noise-free series is said to be one rather than rising by 1e17 standard errors.
+_RESOLUTION = 1e-12
 
 
 @dataclass(frozen=True)
@@ -122,8 +125,8 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
     elif change > z * change_se:
         kind = "rising"
         text = (f"rose from {means[0]:.4g} to {means[2]:.4g} (first to last third), "
-                + (f"{change / change_se:.1f} standard errors" if change_se > 0
-                   else "without noise"))
+                + (f"{change / change_se:.3g} standard errors"
+                   if change_se > _RESOLUTION * np.abs(means).max() else "without noise"))
     else:
         kind = "flat"
         text = (f"did not move beyond its noise: {means[0]:.4g} -> {means[2]:.4g} (first to "
