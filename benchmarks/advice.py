@@ -411,7 +411,9 @@ TINY_ROLES = {"tiny_grid2": "seeds 0-20, seen while the concentration rules were
               "tiny_grid2b": "seeds 21-28, scored the flagged-concentration rule (frozen at "
                              "48c5c15) once, then seen while the entropy rule was designed",
               "tiny_grid2c": "seeds 29-36, scored both rules (frozen at 3522265) once",
-              "tiny_grid2d": "seeds 37-40, scored the rules after their review (b5f2990) once"}
+              "tiny_grid2d": "seeds 37-40, scored the rules after their review (b5f2990) once",
+              "tiny_grid2e": "seeds 41-48, made after the rules were last scored (acdca2d), "
+                             "scored them once more"}
 _TINY_NAME = re.compile(r"^(?P<opt>[a-z]+)_lr(?P<lr>[0-9.e-]+)_G(?P<g>\d+)_B(?P<b>\d+)"
                         r"_seed(?P<seed>\d+)\.json$")
 
