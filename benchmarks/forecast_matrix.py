@@ -159,14 +159,23 @@ def _forecaster_band(method: str, run: Run, n_train: int, bounds: tuple[float, f
     return fc.point, fc.lower, fc.upper
 
 
-def evaluate_cut(run: Run, fraction: float, forecasters: tuple[str, ...]) -> dict | None:
-    """Score every forecaster and baseline on ``run`` cut at ``fraction`` (None: too short)."""
+def scored_cut(run: Run, fraction: float) -> tuple[int, float] | None:
+    """Return (training points, noise sigma) of ``run`` cut at ``fraction``; None where the
+    cut leaves fewer than 8 training points, fewer than 3 to score, a constant training part
+    or no noise to scale the errors by."""
     n_train = int(np.floor(fraction * run.n_points))
     if n_train < 8 or run.n_points - n_train < 3 or np.ptp(run.reward[:n_train]) == 0:
         return None
     sigma = estimate_noise(run.reward).sigma
-    if not sigma > 0:
+    return (n_train, sigma) if sigma > 0 else None
+
+
+def evaluate_cut(run: Run, fraction: float, forecasters: tuple[str, ...]) -> dict | None:
+    """Score every forecaster and baseline on ``run`` cut at ``fraction`` (None: too short)."""
+    cut = scored_cut(run, fraction)
+    if cut is None:
         return None
+    n_train, sigma = cut
     held = run.reward[n_train:]
     bounds, _ = infer_reward_range(run)
     out: dict = {"stratum": stratum(run.reward[:n_train], held, sigma)}
