@@ -56,7 +56,8 @@ Nothing is tuned per run.
 One table per source (``--only design,score,...`` to choose) is printed; a JSON of every number
 goes to ``--json PATH``.
 
-Methods: ``forecaster`` (stacked ensemble, :mod:`numerics.forecast`), each of its members alone
+Methods: ``forecaster`` (the stacked curve models, :func:`numerics.forecast.forecast_curve`;
+the shipped ``ensemble`` also averages them with the calibrated prior), each of its members alone
 (``m:<name>``, its own noise-model band), ``learned_prior`` (its median and quantile band), and
 the naive baselines ``last_value``, ``mean_last20``
 (mean of the last 20% of the training part), ``linear`` (least-squares line), ``power_law``

@@ -563,7 +563,7 @@ class EnsembleForecaster:
         if state == "quiet":
             return result
         t_slope = trend_t(t, y)
-        slope = f"(its last half's slope t = {t_slope:+.1f})"
+        slope = f"(its last half's slope t = {t_slope:+.3g})"
         trend = adaptive_forecast(steps, reward, n_train=n_train, future_steps=future_steps,
                                   level=level, bounds=bounds)
         if state == "saturating":
@@ -604,19 +604,23 @@ def with_prior(curves: EnsembleForecast, steps: np.ndarray, reward: np.ndarray, 
     from .forecast_calibrated import calibrated_prior_forecast  # loaded on use
     from .learned_prior import TOP_LEVEL
 
-    alone = "the point and the band are the curve models' alone"
+    left_out = "the calibrated prior's half is left out: the curve models give the point"
     if level > TOP_LEVEL:
         return replace(curves, warnings=(*curves.warnings, (
             f"level {level:g} is above the learned prior's widest band ({TOP_LEVEL:g}): "
-            f"{alone}"))), None
+            f"{left_out}"))), None
     try:
         prior = calibrated_prior_forecast(steps, reward, n_train=n_train,
                                           future_steps=curves.steps, level=level, bounds=bounds)
     except InputError as err:
+        reason = str(err).split(": use the ensemble forecaster")[0]  # the one in use
         return replace(curves, warnings=(*curves.warnings, (
-            f"the calibrated learned prior gives no forecast ({err}): {alone}"))), None
+            f"the calibrated learned prior gives no forecast ({reason}): {left_out}"))), None
     weights = {name: 0.5 * w for name, w in (curves.point_weights or {}).items()}
+    notes = tuple(f"calibrated prior (half the point): {w}" for w in prior.warnings
+                  if w not in curves.warnings)
     return replace(curves, point=0.5 * (curves.point + prior.point),
                    lower=0.5 * (curves.lower + prior.lower),
                    upper=0.5 * (curves.upper + prior.upper),
-                   point_weights={**weights, "calibrated_prior": 0.5}), prior
+                   point_weights={**weights, "calibrated_prior": 0.5},
+                   warnings=(*curves.warnings, *notes)), prior

@@ -88,9 +88,15 @@ class Forecast:
 
     @property
     def model(self) -> str:
-        """The part's name when one carries all the weight, else ``average``."""
-        top = max(self.weights, key=self.weights.get)
-        return top if self.weights[top] > 0.999 else "average"
+        """The part's name when one carries all the weight of what is shown, else ``average``.
+
+        The point's weights where the forecaster gives them (the point is what a user reads;
+        the ensemble's point gives half to the calibrated prior, which its members' band
+        weights do not name), else the weights.
+        """
+        weights = self.point_weights or self.weights
+        top = max(weights, key=weights.get)
+        return top if weights[top] > 0.999 else "average"
 
     @property
     def centre(self) -> np.ndarray:
@@ -212,9 +218,13 @@ class EnsembleForecast(Forecast):
     Notes
     -----
     ``weights`` are the members' stacking (or BIC) weights; ``mean`` is the mixture's mean,
-    ``median`` the mixture's median; ``point`` combines the members' forecasts with the
-    weights that minimise the absolute error of the rolling-origin forecasts inside the
-    training part (:func:`numerics.forecast.member_weights`).
+    ``median`` the mixture's median (both the curve models' alone); from
+    :func:`numerics.forecast.forecast_curve`, ``point`` combines the members' forecasts with
+    the weights that minimise the absolute error of the rolling-origin forecasts inside the
+    training part (:func:`numerics.forecast.member_weights`); from the ``ensemble``
+    forecaster, ``point`` and the band are that forecast's averaged with the calibrated
+    learned prior's (:func:`numerics.forecast.with_prior`), and ``point_weights`` gives the
+    prior half.
     """
 
     members: dict[str, Member] = field(kw_only=True)

@@ -328,6 +328,12 @@ def test_a_noise_free_end_is_read_without_dividing_by_zero():
     assert late_relaxation(steps, line)["rising"]
     trend = run_trend(steps, line)  # its standard error is rounding: no noise, said so
     assert trend.kind == "rising" and trend.text.endswith("without noise")
+    falling = run_trend(steps, 0.8 - 0.01 * steps)
+    assert falling.kind == "fell" and falling.text.endswith("without noise")
+    level = np.full(steps.size, 0.3)
+    level[40:] = 0.1 + 0.2  # one rounding step (0.30000000000000004): no move at all
+    still = run_trend(steps, level)
+    assert still.kind == "flat" and still.text.endswith("without noise")
 
 
 def test_a_straight_rise_keeps_its_centre_inside_the_slope_bound(tmp_path):

@@ -152,8 +152,28 @@ def test_without_the_prior_the_curve_models_stand_alone_and_say_why():
     curves = forecast_curve(steps, quiet, level=0.99, **kwargs)
     assert np.allclose(fc.point, curves.point) and np.allclose(fc.upper, curves.upper)
     assert "calibrated_prior" not in fc.point_weights
-    assert any("above the learned prior's widest band" in w and "curve models' alone" in w
+    assert any("above the learned prior's widest band" in w and "half is left out" in w
                for w in fc.warnings)
+    # a training part without step-to-step noise: the prior refuses it, and the note gives
+    # its reason without its hint to use the ensemble (the forecaster in use)
+    line = 0.2 + 0.002 * steps
+    fc = get_forecaster("ensemble").forecast(steps, line, **kwargs)
+    assert np.allclose(fc.point, forecast_curve(steps, line, **kwargs).point)
+    note = next(w for w in fc.warnings if "gives no forecast" in w)
+    assert "no step-to-step noise" in note and "use the ensemble" not in note
+
+
+def test_the_priors_notes_reach_the_user_and_the_model_names_the_average():
+    # far beyond the training span the prior holds its forecast: the note it gives reaches
+    # the ensemble's warnings, marked as the prior's; the model named is the point's
+    steps = np.arange(1.0, 41.0)
+    y = _noisy(0.3 + 0.2 * (1 - np.exp(-steps / 15)))
+    future = np.linspace(41.0, 2000.0, 50)
+    fc = get_forecaster("ensemble").forecast(steps, y, n_train=40, future_steps=future,
+                                             bounds=(0.0, 1.0))
+    assert any(w.startswith("calibrated prior (half the point): ") and "holds its forecast"
+               in w for w in fc.warnings)
+    assert fc.model == "average"
 
 
 def test_where_the_run_decelerates_the_band_averages_the_two_bands():

@@ -439,3 +439,10 @@ def test_a_negative_learning_rate_entry_neither_sets_the_peak_nor_overflows():
     assert schedule_of(steps, np.array([0.0, 2.5e-238, -4.5e70])) is None  # too few points left
     found = schedule_of(np.arange(1.0, 6.0), np.array([1e-6, 1e-6, -1e300, 1e-6, 1e-6]))
     assert found is not None and found[0] == "constant"
+    from grpodyn.empirical.logs.loaders import Run
+    from grpodyn.empirical.logs.run_analysis import learning_rate_of
+
+    steps = np.arange(1.0, 6.0)
+    run = Run("r", "test", steps, np.full(5, 0.5),
+              {"learning_rate": np.array([1e-6, 2e-6, -1e300, 4e-6, 5e-6])})
+    assert np.allclose(learning_rate_of(run), [1e-6, 2e-6, 3e-6, 4e-6, 5e-6])  # a gap

@@ -58,12 +58,13 @@ def learning_rate_of(run: Run) -> np.ndarray | None:
     """Return the run's learning rate at every point (gaps interpolated).
 
     None if not logged or constant (then the learning-rate clock is the step clock and adds no
-    model).
+    model). A negative entry is not a learning rate (as in the schedule's reading,
+    :func:`grpodyn.empirical.logs.infer.schedule_of`): it counts as a gap.
     """
     lr = run.metrics.get("learning_rate")
     if lr is None:
         return None
-    known = np.isfinite(lr)
+    known = np.isfinite(lr) & (lr >= 0)
     if not known.any() or np.ptp(lr[known]) == 0:
         return None
     return np.interp(run.steps, run.steps[known], lr[known])
@@ -485,8 +486,9 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     forecaster : str
         Which registered forecaster (:data:`grpodyn.numerics.forecasters.FORECASTERS`) makes
         the forecast: ``ensemble`` (the stacked curve models,
-        :func:`grpodyn.numerics.forecast.forecast_curve`) or ``learned_prior`` (the network
-        trained on the theory's prior, :func:`grpodyn.numerics.learned_prior.
+        :func:`grpodyn.numerics.forecast.forecast_curve`, averaged with the calibrated learned
+        prior, :class:`grpodyn.numerics.forecast.EnsembleForecaster`) or ``learned_prior`` (the
+        network trained on the theory's prior, :func:`grpodyn.numerics.learned_prior.
         learned_prior_forecast`; bands up to level 0.95) or ``adaptive`` (the trend-aware
         members weighted by rolling-origin errors inside the training part,
         :func:`grpodyn.numerics.forecast_adaptive.adaptive_forecast`).

@@ -99,6 +99,10 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
     centres = tuple(float(steps[p].mean()) for p in parts)
     change = means[2] - means[0]
     change_se = math.hypot(errors[0], errors[2])
+    rounding = _RESOLUTION * max(abs(m) for m in means)
+    if change_se <= rounding:  # no noise: a move of the thirds beyond rounding is real
+        change_se = 0.0
+        change = change if abs(change) > rounding else 0.0
     # the noise comes from n - 1 differences: Student's t with n - 2 degrees of freedom
     z = float(student_t.ppf(_LEVEL, max(reward.size - 2, 1)))
     width = max(1, reward.size // 6)
@@ -112,7 +116,8 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
     z_peak = z_quantile(ALPHA / max(1, reward.size // width))
     rise, loss = peak - means[0], peak - final
     gave_back = (rise > z_peak * math.hypot(errors[0], window_se)
-                 and loss > z_peak * math.sqrt(2) * window_se and loss >= 0.5 * rise)
+                 and loss > z_peak * math.sqrt(2) * window_se and loss >= 0.5 * rise
+                 and loss > rounding)
     at_floor = (floor is not None and bool(np.all(reward[parts[2]] == floor))
                 and reward[0] > floor)
     if change < -z * change_se or gave_back or at_floor:
@@ -121,16 +126,19 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
                 + (f" after a peak of {peak:.4g} near step {steps[top + width // 2]:g}"
                    if gave_back else "")
                 + (f", and sits at the floor {floor:g} of its range" if at_floor else
-                   f", beyond its noise ({z:.2g} standard errors = {z * change_se:.2g})"))
+                   f", beyond its noise ({z:.2g} standard errors = {z * change_se:.2g})"
+                   if change_se > 0 else ", without noise"))
     elif change > z * change_se:
         kind = "rising"
         text = (f"rose from {means[0]:.4g} to {means[2]:.4g} (first to last third), "
-                + (f"{change / change_se:.3g} standard errors"
-                   if change_se > _RESOLUTION * np.abs(means).max() else "without noise"))
+                + (f"{change / change_se:.3g} standard errors" if change_se > 0
+                   else "without noise"))
     else:
         kind = "flat"
         text = (f"did not move beyond its noise: {means[0]:.4g} -> {means[2]:.4g} (first to "
-                f"last third), {change:+.2g} against a standard error of {change_se:.2g}")
+                f"last third), {change:+.2g} against a standard error of {change_se:.2g}"
+                if change_se > 0 else f"did not move: {means[0]:.4g} -> {means[2]:.4g} (first "
+                "to last third), without noise")
     return Trend(kind, sigma, change, change_se, peak, float(steps[top + width // 2]), final,
                  means, errors, centres, float(steps[-1] - steps[0]), text, at_floor)
 

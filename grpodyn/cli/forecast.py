@@ -27,7 +27,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             description="Fit on the steps up to a cut and forecast the steps "
                             "after it (or up to --horizon): a stacked ensemble of curve models "
                             "(flat, linear, exponential, power, inertial, lr clock) with the "
-                            "correlated-plus-white noise model of docs/theory.md section 6; "
+                            "correlated-plus-white noise model of docs/theory.md section 6, "
+                            "its point and band averaged with the calibrated learned prior's; "
                             "where the run still moves at the cut, its band also holds the "
                             "trend-aware forecaster's (averaged where the run decelerates; "
                             "where it does not, the union with it and with the calibrated "
@@ -47,7 +48,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="central probability of the band (default 0.9)")
     p.add_argument("--forecaster", choices=tuple(FORECASTERS),
                    default="ensemble",
-                   help="ensemble: the stacked curve models (default); learned_prior: a "
+                   help="ensemble: the stacked curve models averaged with the calibrated "
+                        "learned prior (default); learned_prior: a "
                         "network trained on curves drawn from the theory's prior (LC-PFN "
                         "style; bands up to level 0.95); adaptive: level, trend and "
                         "relaxation members weighted by their rolling-origin errors inside "
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             f"from step {step:g} the forecast leaves the training part's span "
             f"[{seen.min():.4g}, {seen.max():.4g}] by more than its width (band "
             f"[{out['lower'][-1]:.4g}, {out['upper'][-1]:.4g}] at step {out['steps'][-1]:g}): "
-            "with the reward range unknown nothing bounds the curve models' extrapolation "
+            "with the reward range unknown nothing bounds the forecast's extrapolation "
             "there; declare --reward-range"))
     out["early_warning"] = _early_warning(analysis.run, out["cut_step"])
     if out["early_warning"] is not None:
