@@ -58,8 +58,7 @@ def learning_rate_of(run: Run) -> np.ndarray | None:
     """Return the run's learning rate at every point (gaps interpolated).
 
     None if not logged or constant (then the learning-rate clock is the step clock and adds no
-    model). A negative entry is not a learning rate (as in the schedule's reading,
-    :func:`grpodyn.empirical.logs.infer.schedule_of`): it counts as a gap.
+    model). A negative entry is not a learning rate: it counts as a gap.
     """
     lr = run.metrics.get("learning_rate")
     if lr is None:
@@ -485,11 +484,10 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         residual noise fitted only where a one-sided plateau bound needs it.
     forecaster : str
         Which registered forecaster (:data:`grpodyn.numerics.forecasters.FORECASTERS`) makes
-        the forecast: ``ensemble`` (the stacked curve models,
-        :func:`grpodyn.numerics.forecast.forecast_curve`, averaged with the calibrated learned
+        the forecast: ``ensemble`` (the stacked curve models averaged with the calibrated
         prior, :class:`grpodyn.numerics.forecast.EnsembleForecaster`) or ``learned_prior`` (the
-        network trained on the theory's prior, :func:`grpodyn.numerics.learned_prior.
-        learned_prior_forecast`; bands up to level 0.95) or ``adaptive`` (the trend-aware
+        theory's prior, :func:`grpodyn.numerics.learned_prior.learned_prior_forecast`; bands up
+        to level 0.95) or ``adaptive`` (the trend-aware
         members weighted by rolling-origin errors inside the training part,
         :func:`grpodyn.numerics.forecast_adaptive.adaptive_forecast`).
 

@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.append(str(ROOT))  # studies/ is a folder of the repository, not of the package
 
 from grpodyn.empirical.diagnostics.diagnose import diagnose  # noqa: E402
+from grpodyn.empirical.diagnostics.modes import entropy_fall  # noqa: E402
 from grpodyn.empirical.diagnostics.series import (  # noqa: E402
     is_success_rate,
-    lowest_window,
     segments,
     window_mean,
 )
@@ -54,9 +54,7 @@ PUBLIC = ROOT.parent / "shared" / "data" / "real_logs"
 def reading(run: Run) -> tuple[float, float, float]:
     """Return (entropy ratio, share of the room closed, late t) of one run (module docstring)."""
     early, late, _ = segments(run.n_points)
-    entropy = run.metrics["entropy"]
-    width = late.stop - late.start
-    low, _ = lowest_window(entropy, early.stop, width)
+    fall = entropy_fall(run.metrics["entropy"], early, late)  # the diagnosis's own reading
     r0, r_late = window_mean(run.reward, early), window_mean(run.reward, late)
     half = np.arange(run.n_points) >= run.n_points // 2
     ok = half & np.isfinite(run.reward)
@@ -65,7 +63,8 @@ def reading(run: Run) -> tuple[float, float, float]:
     resid = y - y.mean() - slope * x
     se = float(np.sqrt(resid @ resid / (ok.sum() - 2) / (x @ x)))
     t = slope / se if se > 0 else float("nan")  # a reward pinned over the half: no slope
-    return low / window_mean(entropy, early), (r_late - r0) / (1 - r0), t
+    ratio = fall.ratio if fall is not None else float("nan")  # no positive start: no ratio
+    return ratio, (r_late - r0) / (1 - r0), t
 
 
 def simulated(folder: Path) -> list[tuple[str, str, bool, tuple[float, float, float]]]:
