@@ -9,12 +9,14 @@ Prints, each table with its threshold-rule baseline:
 3. the early warning: on the runs that collapse (public and simulated), the step at which the
    reward had lost half of its drop, the warnings before it and the lead time; on the runs that
    do not collapse, the share of prefixes with a (false) warning;
-4. with ``--tiny-grids``, the real TRL runs of the tiny-model grids (``studies/tiny_grids``):
+4. with ``--tiny-grids [DIR]``, the real TRL runs of the tiny-model grids (every ``tiny_grid*``
+   folder of DIR, default ``studies/tiny_grids/data``; a folder holding some of them scores
+   those alone):
    the modes flagged on the runs at stable lrs (no failure induced) and the false warnings on
    their prefixes, each beside the threshold rules, and the calls on the runs at the lrs above.
 
 Run ``python benchmarks/diagnosis.py [--public DIR] [--seeds FIRST STOP | FIRST-LAST]
-[--tiny-grids] [--json]``.
+[--tiny-grids [DIR]] [--json]``.
 Seeds 100-105 (the default) were the first scored ones; 200-211 are the design seeds of the
 concentration reading from the reward's sampling noise; 300-305 its fresh seeds, then design
 seeds (with 200-211) of the degeneracy's reward-level margin; 400-411 the fresh seeds after it;
@@ -341,8 +343,9 @@ def main(argv: list[str] | None = None) -> int:
                         default=[str(FRESH_SEEDS.start), str(FRESH_SEEDS.stop)],
                         help="seeds of the categorical simulator: FIRST STOP, or FIRST-LAST "
                              "(inclusive); default: the first scored ones, 100 106")
-    parser.add_argument("--tiny-grids", action="store_true",
-                        help="also score the tiny-model TRL grids (studies/tiny_grids/data)")
+    parser.add_argument("--tiny-grids", nargs="?", const=TINY_GRIDS, type=Path, metavar="DIR",
+                        help="also score the tiny-model TRL grids: every tiny_grid* folder "
+                        "in DIR (default studies/tiny_grids/data)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     public = Path(args.public)
@@ -392,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     out["early_warning"] = warnings
     text += ["", "## Early warning", ""] + lines
     if args.tiny_grids:
-        lines, out["tiny_grids"] = tiny_grid_table(TINY_GRIDS)
+        lines, out["tiny_grids"] = tiny_grid_table(args.tiny_grids)
         text += ["", "## Tiny-model TRL grids (real GRPO runs)", ""] + lines
     print(json.dumps(out, default=float) if args.json else "\n".join(text))
     return 0
