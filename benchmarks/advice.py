@@ -74,6 +74,7 @@ Usage: ``python benchmarks/advice.py [--logs FOLDER] [--bandit-seed N ...]
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import sys
@@ -414,8 +415,17 @@ TINY_ROLES = {"tiny_grid2": "seeds 0-20, seen while the concentration rules were
               "tiny_grid2d": "seeds 37-40, scored the rules after their review (b5f2990) once",
               "tiny_grid2e": "seeds 41-48, made after the rules were last scored (acdca2d), "
                              "scored them once more"}
-_TINY_NAME = re.compile(r"^(?P<opt>[a-z]+)_lr(?P<lr>[0-9.e-]+)_G(?P<g>\d+)_B(?P<b>\d+)"
-                        r"_seed(?P<seed>\d+)\.json$")
+
+
+def tiny_setting(path: Path) -> tuple[str, float, int, int, int] | None:
+    """(optimizer, lr, G, B, seed) of a tiny-model run, from the ``grpodyn_hparams`` record
+    that make_grid writes into it; None for a file without one (not a grid run)."""
+    try:
+        hp = json.loads(path.read_text())["grpodyn_hparams"]
+        return (str(hp["optimizer"]), float(hp["lr"]), int(hp["group_size"]), int(hp["batch"]),
+                int(hp["seed"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def tiny_grid_sweeps(folder: Path) -> None:
@@ -426,17 +436,17 @@ def tiny_grid_sweeps(folder: Path) -> None:
     three seeds; tiny_grid2: Adam at 1e-4 to 4e-4 and SGD at 1.5e-3 to 6e-3, G 8, B 8, 21
     seeds each, joined by tiny_grid2_high's runs of the same seed, Adam at 1.2e-3 and 3.6e-3
     and SGD at 0.02 and 0.06, the same warmed-up weights: five lrs over a factor 36 that
-    reach the collapse; tiny_grid2b and tiny_grid2c with their ``_high`` folders likewise at
-    seeds 21-28 and 29-36).
+    reach the collapse; tiny_grid2b to tiny_grid2e with their ``_high`` folders likewise at
+    seeds 21-48). Each run's setting is read from the ``grpodyn_hparams`` record it carries
+    (:func:`tiny_setting`), not from its file name.
     """
-    groups: dict[tuple[str, ...], dict[float, Path]] = {}
+    groups: dict[tuple[str, str, int, int, int], dict[float, Path]] = {}
     for grid in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != "tiny_testbed"):
         for path in sorted(grid.glob("*.json")):
-            match = _TINY_NAME.match(path.name)
-            if match:
-                key = (grid.name.removesuffix("_high"), match["opt"], match["g"], match["b"],
-                       match["seed"])
-                groups.setdefault(key, {})[float(match["lr"])] = path
+            setting = tiny_setting(path)
+            if setting is not None:
+                opt, lr, g, b, seed = setting
+                groups.setdefault((grid.name.removesuffix("_high"), opt, g, b, seed), {})[lr] = path
     rows: dict[str, list[Row]] = {}
     print("\n" + HEADER)
     for (grid, opt, g, b, seed), paths in sorted(groups.items()):
