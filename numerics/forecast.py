@@ -538,8 +538,8 @@ class EnsembleForecaster:
         (:func:`numerics.forecast_calibrated.calibrated_prior_forecast`; the band by its
         quantiles, the rule by which the ensemble combines its own members): two forecasts of
         different kinds (fitted laws of the theory, and a network trained on the theory's prior
-        of curves) whose errors differ, so that their average errs less than either where
-        either one misreads the run (:func:`with_prior`). Saturation comes from the curve
+        of curves) whose errors differ, so that their average is rarely far from the better of
+        the two (:func:`with_prior`; studies/forecast/README.md). Saturation comes from the curve
         models only where the data show the deceleration: where the training part still
         climbs at the cut without it (:func:`numerics.forecast_adaptive.regime`:
         ``climbing``), the band is widened to hold the curve models' own band, the
