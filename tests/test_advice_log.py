@@ -336,6 +336,18 @@ def test_a_noise_free_end_is_read_without_dividing_by_zero():
     assert still.kind == "flat" and still.text.endswith("without noise")
 
 
+def test_a_rise_without_deceleration_says_no_finite_tau_fits(tmp_path):
+    """A rise that bends upward within its noise: the thirds bound tau by infinity, which the
+    text says in words ("no finite tau fits"), never as "tau >= inf" or "xinf"."""
+    rng = np.random.default_rng(0)
+    t = np.arange(300)
+    reward = np.clip(0.3 + 0.0004 * t + 1e-6 * t**2 + 0.03 * rng.standard_normal(t.size), 0, 1)
+    advice = advise_log(load_run(_log(tmp_path, reward)))
+    assert advice.basis["tau"]["lower"] == math.inf
+    text = json.dumps(advice.to_dict())
+    assert "no finite tau fits" in text and "inf steps" not in text and "xinf" not in text
+
+
 def test_a_straight_rise_keeps_its_centre_inside_the_slope_bound(tmp_path):
     """A nearly straight rise: the thirds show no bend (centre tau beyond the upper end that
     the mean slope and the range allow), so the central tau is the interval's upper end."""

@@ -332,12 +332,12 @@ def _headroom(tau: dict[str, Any], p: float, momentum: float, margin: float,
     capped = (f"; one step is at most x{1 / margin:g} (1 / margin: a fall there sends the lr "
               "back to the run's)" if head["capped"] else "")
     return ("raise", head["ratio"], [least, head["upper"]],
-            f"headroom: tau >= {tau['lower']:.3g} steps bounds the slow mode's stiffness, "
+            f"headroom: {_tau_at_least(tau['lower'])} bounds the slow mode's stiffness, "
             f"k <= {head['stiffness']:.3g} (the map's dominant pole, exact: (1 - beta) / tau "
             f"overstates k near critical damping); the fastest into the 10% band for good "
             f"(k_s = {head['target']:.3g}, an overshoot within the band; critical damping, "
             f"k_c = (1 - sqrt(beta))^2 = {(1 - math.sqrt(momentum)) ** 2:.3g}, is the fastest "
-            f"without overshoot) is x{head['settling']:.3g} the run's lr away{capped}; the "
+            f"without overshoot) is {_factor(head['settling'])} the run's lr away{capped}; the "
             "horizon's goal alone "
             + (f"asks x{goal_based[1]:.3g}" if goal_based[0] == "raise" else "keeps the lr"))
 
@@ -377,8 +377,8 @@ def _goal_ratios(tau: dict[str, Any], goal: float, p: float, margin: float
                 f"{goal:.3g}: any lr above x{central:.3g} reaches it; a higher one only narrows "
                 "the stability margin")
     if lo is not None and lo > 1:
-        return ("raise", lo, interval, f"tau >= {tau['lower']:.3g} steps: lr x{lo:.3g} at least "
-                "to reach the goal; a larger raise is not supported by this run")
+        return ("raise", lo, interval, f"{_tau_at_least(tau['lower'])}: lr {_factor(lo)} at "
+                "least to reach the goal; a larger raise is not supported by this run")
     if tau["kind"] == "not_determined":
         return ("keep", 1.0, interval, "the run bounds neither tau nor the stiffness: no "
                 "change is argued for")
@@ -614,8 +614,21 @@ def _basis_text(tau: dict[str, Any], momentum: float) -> str:
     if tau["kind"] == "stiffness_lower_bound":
         return (f"bound from below: {tau['method']}: tau <= {tau['upper']:.3g} steps, so "
                 f"k >= (1 - beta) / tau = {c / tau['upper']:.3g} per step")
-    return (f"bound from above: {tau['method']}: tau >= {tau['lower']:.3g} steps, so "
+    return (f"bound from above: {tau['method']}: {_tau_at_least(tau['lower'])}, so "
             f"k <= (1 - beta) / tau = {c / tau['lower']:.3g} per step")
+
+
+def _tau_at_least(lower: float) -> str:
+    """Say ``tau >= lower steps``; an infinite bound is a rise that shows no deceleration."""
+    if math.isfinite(lower):
+        return f"tau >= {lower:.3g} steps"
+    return ("no finite tau fits (the rise shows no deceleration at 95%: straight or "
+            "accelerating)")
+
+
+def _factor(ratio: float) -> str:
+    """Say ``x ratio``, or that no finite factor is enough."""
+    return f"x{ratio:.3g}" if math.isfinite(ratio) else "beyond any finite factor of"
 
 
 def _caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
