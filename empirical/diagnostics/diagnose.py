@@ -103,6 +103,7 @@ class Diagnosis:
     prompt_pool: dict = field(default_factory=dict)  # early and late Beta laws, when fitted
     peak_step: float | None = None  # the step of the peak a declining run fell from
     early_warning: dict[str, Any] | None = None
+    pinned: bool = False  # the state's: not learning because the reward sits at one value
 
     @property
     def healthy(self) -> bool:
@@ -227,7 +228,8 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
                                                        float(run.steps[part][-1])]}
     warning = early_warning(run)
     return Diagnosis(modes, primary, run.source, notes, state.name, state.evidence, g_info,
-                     pools, state.peak_step, None if warning is None else warning.to_dict())
+                     pools, state.peak_step, None if warning is None else warning.to_dict(),
+                     pinned=state.pinned)
 
 
 def _truncation_note(run: Run, peak_step: float | None, late: slice) -> str | None:

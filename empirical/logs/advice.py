@@ -475,8 +475,10 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     if run.n_points < 3:
         raise InputError(f"{run.source}: advice needs at least 3 logged points, got "
                          f"{run.n_points}")
+    diagnosis = run_diagnosis(run)
     trend = agree_with_state(run_trend(run.steps, run.reward,
-                                        floor=None if declared is None else declared[0]), run)
+                                        floor=None if declared is None else declared[0]), run,
+                             diagnosis)
     reasoning, warnings = [], list(run.warnings)
     if momentum is None and run.meta.momentum is None:
         momentum = ASSUMED_MOMENTUM
@@ -493,7 +495,6 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     bounds = declared if analysis is None else analysis.reward_range
     horizon = float(steps) if steps is not None else trend.span
     goal, floored = goal_relaxation(steps=horizon, momentum=momentum)
-    diagnosis = run_diagnosis(run)
     tau, two_scales = _slow_mode(_evidence(run, trend, analysis, bounds, diagnosis), run, bounds)
     if two_scales is not None:
         warnings.append(two_scales)

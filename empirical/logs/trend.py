@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.stats import t as student_t
 
-from grpodyn.empirical.diagnostics.series import point_noise, segments, z_quantile
-from grpodyn.empirical.diagnostics.state import ALPHA, SHORT, classify_state
+from grpodyn.empirical.diagnostics.series import point_noise, z_quantile
+from grpodyn.empirical.diagnostics.state import ALPHA, SHORT
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError
-from grpodyn.numerics.noise import estimate_noise
+
+if TYPE_CHECKING:
+    from grpodyn.empirical.diagnostics.diagnose import Diagnosis
 
 __all__ = ["Trend", "run_trend", "agree_with_state"]
 
@@ -148,26 +151,24 @@ _STATE_TREND = {"declining": "fell", "not_learning": "flat", "learning": "rising
                 "converged": "rising"}
 
 
-def agree_with_state(trend: Trend, run: Run) -> Trend:
+def agree_with_state(trend: Trend, run: Run, diagnosis: Diagnosis | None) -> Trend:
     """Return ``trend`` with the direction the diagnosis's state gives the same run.
 
-    A run long enough for the diagnosis (:data:`~grpodyn.empirical.diagnostics.state.SHORT`
-    points) is judged once, by :func:`~grpodyn.empirical.diagnostics.state.classify_state`
-    (false-alarm rate ``ALPHA``, the look-elsewhere effect of a peak picked after the fact, slow
-    fluctuations at the scale of a window), so that ``advise`` and ``diagnose`` never
-    contradict each other; a reward sitting at the floor of its range after starting above it
-    stays a fall whatever the state. Shorter runs keep the thirds' test of :func:`run_trend`.
+    A run long enough for the state (:data:`~grpodyn.empirical.diagnostics.state.SHORT`
+    points) is judged once, by the diagnosis's
+    :func:`~grpodyn.empirical.diagnostics.state.classify_state` (false-alarm rate ``ALPHA``,
+    the look-elsewhere effect of a peak picked after the fact, slow fluctuations at the scale
+    of a window), so that ``advise`` and ``diagnose`` never contradict each other; a reward
+    sitting at the floor of its range after starting above it stays a fall whatever the
+    state. Shorter runs (or no ``diagnosis``) keep the thirds' test of :func:`run_trend`.
     """
-    if run.n_points < SHORT or trend.at_floor:
+    if run.n_points < SHORT or trend.at_floor or diagnosis is None:
         return trend
-    early, late, _ = segments(run.n_points)
-    finite = run.reward[np.isfinite(run.reward)]
-    state = classify_state(run, early, late, estimate_noise(finite).sigma)
-    kind = "pinned" if state.pinned else _STATE_TREND.get(state.name, trend.kind)
+    kind = "pinned" if diagnosis.pinned else _STATE_TREND.get(diagnosis.state, trend.kind)
     if kind == trend.kind:
         return trend
     return replace(trend, kind=kind, text=f"{_TREND_WORDS[kind]} (the diagnosis's state "
-                   f"{state.name}: {state.evidence})")
+                   f"{diagnosis.state}: {diagnosis.state_evidence})")
 
 
 _TREND_WORDS = {"fell": "fell beyond its noise", "flat": "stayed flat",
