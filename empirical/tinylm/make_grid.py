@@ -3,11 +3,12 @@
 Real TRL GRPO runs of the tiny Llama (:mod:`grpodyn.empirical.tinylm.training`) on single-digit
 addition, one knob changed at a time, for the sweep fit and the transfer predictions
 (docs/theory.md sections 7 and 9, ``studies/transfer/README.md``), and the lr sweeps that
-score the advice (``benchmarks/advice.py --tiny-grids``). Three designs (``--design``), each
+score the advice (``benchmarks/advice.py --tiny-grids``). Four designs (``--design``), each
 for Adam (TRL's AdamW, beta1 0.9, beta2 0.999, no weight decay) and heavy-ball SGD (momentum
 0.9): the first two have three learning rates a factor 2 apart at a centre (G, B), and a cross
 in G and B at the middle learning rate with two pairs of equal B G and different G (the test
-of Adam's B G collapse against G-invariance); the third extends the second's lrs upward.
+of Adam's B G collapse against G-invariance); the third extends the second's lrs upward; the fourth
+lowers them and quadruples the prompts per step.
 
 - ``grid1`` (``studies/tiny_grids/data/tiny_grid``): centre G 4, B 8; Adam 3e-4, 6e-4,
   1.2e-3; SGD 0.005, 0.01, 0.02; cross G {2, 8} at B 8, B {4, 16} at G 4; warm-up to a sampled
@@ -24,6 +25,11 @@ of Adam's B G collapse against G-invariance); the third extends the second's lrs
   calibration's first drop and three times it); with grid2's runs of the same seed (the same
   warmed-up weights) each seed is an lr sweep over a factor 36 that reaches the collapse, the
   sweep that ``benchmarks/advice.py --tiny-grids`` scores the advice on.
+- ``climb`` (``studies/tiny_grids/data/tiny_climb``): grid2's warm-up and length at its two
+  lower lrs and half its lowest (Adam 5e-5, 1e-4, 2e-4; SGD 0.00075, 0.0015, 0.003) with four
+  times the prompts per step (G 8, B 32: a quarter of the reward's sampling variance), so that
+  grid2's slow rise after the first steps stands above the noise; no cross. These are the
+  runs still climbing at the cut that the forecast benchmark scores on.
 
 KL beta 0.02, constant learning rate, one optimizer step per generation, seeds ``--first-seed``
 .. (three by default). The supervised warm-up depends only on the seed, so every run of a seed
@@ -88,6 +94,10 @@ DESIGNS: dict[str, GridDesign] = {
                              {"adam": ((1.2e-3, 3.6e-3), None, None, 0.9),
                               "sgd": ((0.02, 0.06), "sgd", "momentum=0.9", 0.9)},
                              (8, 8), (), (0.3, 0.45), 360),
+    "climb": GridDesign(study_path("tiny_grids", "tiny_climb"),
+                        {"adam": ((5e-5, 1e-4, 2e-4), None, None, 0.9),
+                         "sgd": ((0.00075, 0.0015, 0.003), "sgd", "momentum=0.9", 0.9)},
+                        (8, 32), (), (0.3, 0.45), 360),
 }
 DEFAULT_OUT = DESIGNS["grid1"].out
 

@@ -11,6 +11,16 @@ per-run coverage >= 0.6 on at least 85% of forecasts, from the benchmark's own s
 pooled rows (``benchmarks/forecast_baselines.summarise``). A baseline that failed on a forecast
 is left out of its median there.
 
+``--bootstrap N`` (default 2000; 0 leaves it out) asks whether the data determine each verdict:
+the runs are drawn again with replacement (both cuts of a run together, the limits
+recomputed in every draw, the best baseline chosen again), and each target gets the 90%
+interval of its figure over its limit (for coverage, of the coverage itself). A target is
+"met" or "missed" when the whole interval lies on one side of the limit, and "undetermined"
+when the interval holds it: a fresh set of the same size could read either way. A stratum
+with fewer than ten forecasts is undetermined without a draw. An MAE target that the
+constant at the future median (unreachable: it knows the rest of the run's level) misses as
+well is marked out of reach.
+
 ``--by-family`` adds where the moving stratum's coverage is lost: the pooled coverage of each
 forecaster's 90% band over the moving forecasts of each run family (the run's name without its
 seed, e.g. ``categorical_reward_hacking``) and cut.
@@ -24,6 +34,8 @@ import re
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+import numpy as np
 
 sys.path.append(str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
@@ -69,6 +81,83 @@ def targets(table: dict[str, dict[str, dict]], method: str
     return out
 
 
+#: A stratum with fewer forecasts than this has no verdict that the data determine.
+FEWEST_FORECASTS = 10
+
+
+def out_of_reach(table: dict[str, dict[str, dict]]) -> list[bool]:
+    """Return, per MAE target, whether the constant at the future median misses it too.
+
+    The constant (``oracle_median``) knows the mean level of the rest of the run; a target
+    that it misses asks more than knowing the level gives, and no forecaster is held to it.
+    """
+    if any("oracle_median" not in table[s] for s in ("moving", "quiet")):
+        return [False, False, False]
+    return [not met for *_rest, met in targets(table, "oracle_median")[:3]]
+
+
+def run_of(key: str) -> str:
+    """Return the run of a row key ``NAME_sSEED@F`` (both cuts of a run share it)."""
+    return key.rpartition("@")[0]
+
+
+def verdicts(rows: dict[str, dict], method: str, draws: int, seed: int = 0
+             ) -> list[tuple[float, float, str]]:
+    """Return each target's 90% interval and status under a bootstrap over runs.
+
+    Parameters
+    ----------
+    rows : dict
+        Per-forecast rows, pooled (:func:`pooled_rows`).
+    method : str
+        The grpodyn forecaster.
+    draws : int
+        Bootstrap draws (runs drawn with replacement, both cuts of a run together).
+    seed : int
+        Seed of the draws.
+
+    Returns
+    -------
+    list of (low, high, status)
+        In the order of :func:`targets`: the 5% and 95% quantiles of the figure over its
+        limit (MAE targets) or of the figure (coverage targets), and "met", "missed" or
+        "undetermined" (the interval holds the limit, or the stratum has fewer than
+        :data:`FEWEST_FORECASTS` forecasts).
+    """
+    by_run: dict[str, list[dict]] = defaultdict(list)
+    for key, row in rows.items():
+        by_run[run_of(key)].append(row)
+    runs = list(by_run)
+    counts = {s: sum(r["stratum"] == s for r in rows.values()) for s in ("moving", "quiet")}
+    thin = [counts["moving"] < FEWEST_FORECASTS, counts["quiet"] < FEWEST_FORECASTS,
+            False, counts["moving"] < FEWEST_FORECASTS, counts["quiet"] < FEWEST_FORECASTS,
+            False]
+    rng = np.random.default_rng(seed)
+    samples: list[list[float]] = [[] for _ in range(6)]
+    for _ in range(draws):
+        drawn = [row for i in rng.integers(len(runs), size=len(runs)) for row in by_run[runs[i]]]
+        table = summarise(drawn)
+        if any(method not in table[s] for s in ("moving", "quiet")):
+            continue
+        for i, (_what, figure, limit, _met) in enumerate(targets(table, method)):
+            samples[i].append(figure / limit if i < 3 else figure)
+    out = []
+    for i, values in enumerate(samples):
+        if thin[i] or len(values) < draws // 2:
+            out.append((float("nan"), float("nan"), "undetermined"))
+            continue
+        low, high = (float(q) for q in np.quantile(values, [0.05, 0.95]))
+        if i < 3:
+            status = "met" if high <= 1 else "missed" if low > 1 else "undetermined"
+        elif i < 5:
+            status = ("met" if 0.85 <= low and high <= 0.95 else
+                      "missed" if high < 0.85 or low > 0.95 else "undetermined")
+        else:
+            status = "met" if low >= 0.85 else "missed" if high < 0.85 else "undetermined"
+        out.append((low, high, status))
+    return out
+
+
 def moving_coverage_by_family(rows: dict[str, dict]) -> dict[tuple[str, str], dict[str, float]]:
     """Return the pooled moving-stratum coverage per (family, cut) and forecaster, with counts.
 
@@ -96,20 +185,38 @@ def main() -> int:
     """Print each forecaster's six targets on the pooled matrices."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("matrices", nargs="+", type=Path, help="JSON of benchmarks/forecast.py")
+    parser.add_argument("--bootstrap", type=int, default=2000, metavar="N",
+                        help="bootstrap draws over runs for each verdict's interval (0: none)")
     parser.add_argument("--by-family", action="store_true",
                         help="add the moving stratum's coverage per run family and cut")
     args = parser.parse_args()
     rows = pooled_rows(args.matrices)
     table = summarise(list(rows.values()))
+    if args.bootstrap < 0:
+        parser.error("--bootstrap must be 0 or more")
     print(f"{len(rows)} forecasts ({sum(r['stratum'] == 'moving' for r in rows.values())} "
-          "moving)\n\n| forecaster | target | figure | limit | met |\n|---|---|---|---|---|")
+          f"moving, {len({run_of(k) for k in rows})} runs)\n\n"
+          "| forecaster | target | figure | limit | met | 90% interval (figure / limit for "
+          "MAE) | status |\n|---|---|---|---|---|---|---|")
     for method in FORECASTERS:
         if method in table["all"]:
             checks = targets(table, method)
-            for what, figure, limit, met in checks:
+            spans = (verdicts(rows, method, args.bootstrap) if args.bootstrap
+                     else [(float("nan"), float("nan"), "-")] * len(checks))
+            reach = out_of_reach(table) + [False] * 3
+            for (what, figure, limit, met), (low, high, status), beyond in zip(
+                    checks, spans, reach, strict=True):
+                status += " (out of reach: the constant at the future median misses it)" \
+                    if beyond else ""
+                span = "-" if np.isnan(low) else f"{low:.3f}-{high:.3f}"
                 print(f"| {method} | {what} | {figure:.3f} | {limit:.3f} | "
-                      f"{'yes' if met else 'no'} |")
-            print(f"| {method} | **targets met** | {sum(c[3] for c in checks)} of 6 | | |")
+                      f"{'yes' if met else 'no'} | {span} | {status} |")
+            tally = (f" ({sum(v[2] == 'met' for v in spans)} met, "
+                     f"{sum(v[2] == 'missed' for v in spans)} missed, "
+                     f"{sum(v[2] == 'undetermined' for v in spans)} undetermined)"
+                     if args.bootstrap else "")
+            print(f"| {method} | **targets met** | {sum(c[3] for c in checks)} of 6{tally} "
+                  "| | | | |")
     if args.by_family:
         cells = moving_coverage_by_family(rows)
         methods = [m for m in FORECASTERS if any(m in c for c in cells.values())]
