@@ -414,7 +414,9 @@ TINY_ROLES = {"tiny_grid2": "seeds 0-20, seen while the concentration rules were
               "tiny_grid2c": "seeds 29-36, scored both rules (frozen at 3522265) once",
               "tiny_grid2d": "seeds 37-40, scored the rules after their review (b5f2990) once",
               "tiny_grid2e": "seeds 41-48, made after the rules were last scored (acdca2d), "
-                             "scored them once more"}
+                             "scored them once more",
+              "tiny_climb": "seeds 49-56, three lrs x4 apart below the collapse at B 32, made "
+                            "after the rules were last scored (acdca2d), scored them once"}
 
 
 def tiny_setting(path: Path) -> tuple[str, float, int, int, int] | None:
@@ -437,7 +439,8 @@ def tiny_grid_sweeps(folder: Path) -> None:
     seeds each, joined by tiny_grid2_high's runs of the same seed, Adam at 1.2e-3 and 3.6e-3
     and SGD at 0.02 and 0.06, the same warmed-up weights: five lrs over a factor 36 that
     reach the collapse; tiny_grid2b to tiny_grid2e with their ``_high`` folders likewise at
-    seeds 21-48). Each run's setting is read from the ``grpodyn_hparams`` record it carries
+    seeds 21-48; tiny_climb: Adam at 5e-5 to 2e-4 and SGD at 7.5e-4 to 3e-3, G 8, B 32, seeds
+    49-56, runs that still climb at their end). Each run's setting is read from the ``grpodyn_hparams`` record it carries
     (:func:`tiny_setting`), not from its file name.
     """
     groups: dict[tuple[str, str, int, int, int], dict[float, Path]] = {}
@@ -471,12 +474,17 @@ def main() -> int:
     parser.add_argument("--categorical-seed", type=int, nargs="*", default=[], help="also "
                         "score an lr sweep of the categorical simulator (studies/diagnosis) "
                         "at each seed")
-    parser.add_argument("--tiny-grids", action="store_true", help="also score the lr sweeps "
-                        "within the tiny-model TRL grids (studies/tiny_grids/data)")
+    parser.add_argument("--tiny-grids", type=Path, nargs="?", const=TINY_GRIDS, default=None,
+                        metavar="DIR", help="also score the lr sweeps within the tiny-model "
+                        "TRL grids: the grid folders in DIR (default studies/tiny_grids/data)")
     args = parser.parse_args()
     if not args.logs.is_dir():
         print(f"advice benchmark: {args.logs}: no such folder (the public real-log corpus); "
               "give --logs FOLDER", file=sys.stderr)
+        return 2
+    if args.tiny_grids is not None and not args.tiny_grids.is_dir():
+        print(f"advice benchmark: --tiny-grids {args.tiny_grids}: no such folder",
+              file=sys.stderr)
         return 2
     every_log(args.logs)
     sweeps(args.logs)
@@ -484,8 +492,8 @@ def main() -> int:
         bandit_sweep(seed)
     for seed in args.categorical_seed:
         categorical_sweep(seed)
-    if args.tiny_grids:
-        tiny_grid_sweeps(TINY_GRIDS)
+    if args.tiny_grids is not None:
+        tiny_grid_sweeps(args.tiny_grids)
     return 0
 
 

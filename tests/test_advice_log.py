@@ -538,3 +538,36 @@ def test_the_entropy_alone_lowers_nothing_at_the_ceiling_or_on_a_pinned_reward()
     pinned = replace(run, reward=np.zeros(run.n_points))
     advice = advise_log(pinned)
     assert advice.basis["trend"] == "pinned" and advice.basis["kind"] == "not_determined"
+
+
+def test_a_few_points_without_noise_bound_nothing(tmp_path):
+    """Three points on a line show no noise; their noise cannot be told from zero, so their
+    curvature bounds nothing (it gave tau >= 6e14 steps and an interval from x5e13)."""
+    advice = advise_log(load_run(_log(tmp_path, np.array([0.3, 0.4, 0.5]))))
+    assert advice.basis["kind"] == "not_determined" and advice.status == "not_determined"
+    assert advice.recommendation["direction"] == "keep"
+    assert advice.interval["lr_ratio"] == [None, None]
+    assert "too few to tell a noise-free series" in advice.basis["text"]
+
+
+def test_a_rise_without_deceleration_says_no_stiffness_is_seen():
+    """No finite tau fits a rise without deceleration: the stiffness is said to be too small
+    to show, not "k <= (1 - beta) / tau = 0 per step" (a tiny-model run read that way)."""
+    from grpodyn.empirical.logs.advice_text import basis_text
+
+    tau = {"kind": "stiffness_upper_bound", "value": None, "lower": math.inf, "upper": None,
+           "status": "bound", "method": "curvature of the rise over its thirds"}
+    text = basis_text(tau, 0.9)
+    assert "no finite tau fits" in text and "k too small to show" in text
+    assert "= 0 per step" not in text
+
+
+def test_a_horizon_that_asks_more_than_one_step_says_so(tmp_path):
+    """--steps: the advice is the lr that reaches the goal; beyond x2 (1 / margin) a reason
+    says to reach it in steps, as the advice without a horizon does."""
+    rng = np.random.default_rng(0)
+    t = np.arange(300)
+    reward = 0.8 - 0.6 * np.exp(-t / 150) + 0.01 * rng.standard_normal(t.size)
+    advice = advise_log(load_run(_log(tmp_path, reward)), steps=100)
+    assert advice.recommendation["lr_ratio"] > 2
+    assert any("reach it in steps of at most x2" in line for line in advice.reasoning)

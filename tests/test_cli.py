@@ -299,3 +299,19 @@ def test_the_report_of_a_log_never_writes_over_the_log(tmp_path, capsys):
     assert log.read_bytes() == source.read_bytes()
     assert main(["report", str(source), "--out", str(tmp_path / "r")]) == 0
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == sorted(RUN_REPORT_FILES)
+
+
+def test_fit_says_when_a_curve_passes_the_estimated_r2_ceiling(capsys):
+    """The IMJONEZZ reward excerpt: the inertial fit's R^2 passes the ceiling estimated from
+    first differences; the line says the ceiling is an estimate instead of standing beside a
+    larger R^2 unexplained."""
+    from pathlib import Path
+
+    log = str(Path(__file__).parent / "data" / "real_logs"
+              / "IMJONEZZ__UnslothGRPO__outputs_checkpoint-250_trainer_state.reward.json")
+    assert main(["fit", log, "--model", "inertial"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "R^2 ceiling" in x)
+    assert "inertial passes it: the ceiling is an estimate" in line
+    assert main(["fit", log, "--model", "inertial", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["models"]["inertial"]["r2"] > out["noise"]["r2_ceiling"]

@@ -592,3 +592,8 @@ def test_a_forecast_says_when_the_early_warning_stands_at_its_cut(capsys):
     result = json.loads(capsys.readouterr().out)
     assert result["early_warning"] is None
     assert not any("early warning" in w for w in result["warnings"])
+
+
+def test_lr_with_kappa_is_refused(capsys):
+    """--lr belongs to --log: with --kappa it was silently ignored."""
+    assert "--lr need --log" in _error(["advise", "--kappa", "1", "--lr", "1"], capsys)

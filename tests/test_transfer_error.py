@@ -163,6 +163,8 @@ def test_lr_extrapolation_carries_the_sources_tau_lr_exponent(exact, wrong):
     assert measured["value"] == pytest.approx(-0.4, abs=0.1)
     used = bent["exponents"]["tau_lr"]
     assert used["value"] == measured["value"] and used["status"].startswith("determined")
+    # -0.4 is slower than the law's -1, in its direction: said in words, not "as the law says"
+    assert "the direction the law says, but slower than its -1" in used["status"]
     assert any("tau-lr exponent" in w and "extrapolated" in w for w in bent["warnings"])
     # the map alone (tau ~ 1/lr) would run x4^0.6 faster than the truth; the exponent fixes it
     plain_map = wrong.curve({**wrong.fitted[0].hparams, **far}, STEPS - 1)

@@ -47,6 +47,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpodyn.empirical.diagnostics.diagnose import Diagnosis
+from grpodyn.empirical.logs.advice_text import (
+    basis_text,
+    factor_words,
+    stiffness_at_most,
+    tau_at_least,
+)
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.mode_advice import (
     concentration_evidence,
@@ -69,6 +75,9 @@ from grpodyn.numerics.advise import (
 __all__ = ["LogAdvice", "advise_log", "exponent_from_sweep", "bg_exponent_from_sweep",
            "run_trend", "Trend", "ASSUMED_MOMENTUM", "THEORY_EXPONENT"]
 
+#: A series this short that shows no noise bounds nothing: its noise cannot be told from zero
+#: (the diagnosis's own minimum of logged points).
+FEWEST_NOISE_FREE = 10
 #: Adam's default beta1, assumed (and said) when neither the log nor the user gives a momentum.
 ASSUMED_MOMENTUM = 0.9
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
@@ -194,7 +203,7 @@ def _measured_tau(analysis: RunAnalysis | None, max_relative_error: float = 0.5
 
 
 def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
-                  reward_range: tuple[float, float] | None) -> dict[str, Any]:
+                  reward_range: tuple[float, float] | None, n_points: int) -> dict[str, Any]:
     """Relaxation time of the run: measured, or bounded by what it did (see the module)."""
     if trend.kind == "fell":
         return {"kind": "stability_limit", "value": None, "lower": None, "upper": None,
@@ -210,6 +219,12 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
                 "upper": None, "status": "bound",
                 "method": f"the reward stayed flat for {trend.span:g} steps (unless the run "
                           "already sits at its plateau)"}
+    if trend.change_stderr == 0 and n_points < FEWEST_NOISE_FREE:  # no noise seen
+        return {"kind": "not_determined", "value": None, "lower": None, "upper": None,
+                "status": "not_determined",
+                "method": f"{n_points} points that show no noise: too few to tell a noise-free "
+                          f"series from one whose noise they do not reveal (a curvature needs "
+                          f"at least {FEWEST_NOISE_FREE} to read without noise)"}
     fitted = _measured_tau(analysis)
     if fitted is not None:
         lo, value, hi = fitted
@@ -248,7 +263,7 @@ def _evidence(run: Run, trend: Trend, analysis: RunAnalysis | None,
     A fall lowers the lr as a concentration does, on stronger evidence; a pinned reward says the
     lr moves nothing (:mod:`.mode_advice`).
     """
-    evidence = _tau_evidence(trend, analysis, reward_range)
+    evidence = _tau_evidence(trend, analysis, reward_range, run.n_points)
     if trend.kind in ("fell", "pinned"):
         return evidence
     return concentration_evidence(diagnosis, run, flat=trend.kind == "flat") or evidence
@@ -306,8 +321,16 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float, *, moment
     one raise is at most 1 / margin (the interval keeps what the evidence asks).
     """
     goal_based = _goal_ratios(tau, goal, p, margin)
-    if horizon_given or goal_based[0] == "lower":
+    if goal_based[0] == "lower":
         return goal_based
+    if horizon_given:
+        direction, ratio, interval, why = goal_based
+        if direction == "raise" and ratio > 1 / margin:
+            why += (f"; that is more than x{1 / margin:g} (1 / margin), the most the advice "
+                    "takes in one step without a horizon: the run does not bound its stiffest "
+                    "direction, which sets the stability limit, so reach it in steps of at "
+                    f"most x{1 / margin:g} and watch for a fall")
+        return direction, ratio, interval, why
     direction, ratio, interval, why = _headroom(tau, p, momentum, margin, goal_based) \
         or goal_based
     if direction == "raise" and ratio > 1 / margin:
@@ -332,13 +355,14 @@ def _headroom(tau: dict[str, Any], p: float, momentum: float, margin: float,
     capped = (f"; one step is at most x{1 / margin:g} (1 / margin: a fall there sends the lr "
               "back to the run's)" if head["capped"] else "")
     return ("raise", head["ratio"], [least, head["upper"]],
-            f"headroom: {_tau_at_least(tau['lower'])} bounds the slow mode's stiffness, "
-            f"k <= {head['stiffness']:.3g} (the map's dominant pole, exact: (1 - beta) / tau "
-            f"overstates k near critical damping); the fastest into the 10% band for good "
+            f"headroom: {tau_at_least(tau['lower'])} bounds the slow mode's stiffness, "
+            f"{stiffness_at_most(head['stiffness'])} (the map's dominant pole, exact: "
+            "(1 - beta) / tau overstates k near critical damping); the fastest into the 10% "
+            "band for good "
             f"(k_s = {head['target']:.3g}, an overshoot within the band; critical damping, "
             f"k_c = (1 - sqrt(beta))^2 = {(1 - math.sqrt(momentum)) ** 2:.3g}, is the fastest "
-            f"without overshoot) is {_factor(head['settling'])} the run's lr away{capped}; the "
-            "horizon's goal alone "
+            f"without overshoot) is {factor_words(head['settling'])} the run's lr away{capped}; "
+            "the horizon's goal alone "
             + (f"asks x{goal_based[1]:.3g}" if goal_based[0] == "raise" else "keeps the lr"))
 
 
@@ -377,7 +401,7 @@ def _goal_ratios(tau: dict[str, Any], goal: float, p: float, margin: float
                 f"{goal:.3g}: any lr above x{central:.3g} reaches it; a higher one only narrows "
                 "the stability margin")
     if lo is not None and lo > 1:
-        return ("raise", lo, interval, f"{_tau_at_least(tau['lower'])}: lr {_factor(lo)} at "
+        return ("raise", lo, interval, f"{tau_at_least(tau['lower'])}: lr {factor_words(lo)} at "
                 "least to reach the goal; a larger raise is not supported by this run")
     if tau["kind"] == "not_determined":
         return ("keep", 1.0, interval, "the run bounds neither tau nor the stiffness: no "
@@ -506,7 +530,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
         lr, lr_source = analysis.lr, analysis.lr_source
     elif run.meta.lr is not None and isinstance(run.meta.lr.value, (int, float)):
         lr, lr_source = float(run.meta.lr.value), run.meta.lr.source
-    reasoning += [f"the reward {trend.text}", _basis_text(tau, momentum),
+    reasoning += [f"the reward {trend.text}", basis_text(tau, momentum),
                   f"goal: 90% of the attainable gain within {horizon:g} steps: tau_goal = "
                   f"{goal:.3g} steps" + (" (floored at the fastest settling into the 10% band, "
                                          "T_s / ln 10: no lr gets there sooner)"
@@ -544,7 +568,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     interval_out = _interval(interval, lr, direction, ratio)
     basis = {"kind": tau["kind"], "tau": tau, "stiffness": stiffness, "goal_tau": goal,
              "horizon": horizon, "trend": trend.kind, "trend_text": trend.text,
-             "noise": trend.sigma, "exponent": exponent, "text": _basis_text(tau, momentum)}
+             "noise": trend.sigma, "exponent": exponent, "text": basis_text(tau, momentum)}
     return LogAdvice(run.source, run.run_name, recommendation, basis, interval_out,
                      tau["status"], group_batch, measured, list(dict.fromkeys(warnings)),
                      reasoning)
@@ -591,45 +615,6 @@ def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[s
     if lr is not None:
         out["kappa"] = k / lr
     return out
-
-
-def _basis_text(tau: dict[str, Any], momentum: float) -> str:
-    """Say the basis of the advice in words."""
-    c = 1.0 - momentum
-    if tau["kind"] == "measured_tau":
-        return (f"measured: tau = {tau['value']:.3g} steps [{tau['lower']:.3g}, "
-                f"{tau['upper']:.3g}] ({tau['method']}), so k = (1 - beta) / tau = "
-                f"{c / tau['value']:.3g} per step")
-    if tau["kind"] == "not_determined":
-        return f"not determined: {tau['method']}"
-    if tau["kind"] == "policy_concentration":
-        return f"bound from above on the lr: {tau['method']}"
-    if tau["kind"] == "stability_limit":
-        return ("bound from below: the run fell beyond its noise, so its stiffness reached the "
-                "stability limit of its lag (docs/theory.md section 5): k >= k_max")
-    if tau["kind"] == "slow_mode":
-        value = tau["value"] or tau["lower"] or math.inf
-        upper = "open" if tau["upper"] is None else f"{tau['upper']:.3g}"
-        return (f"slow mode: {tau['method']}: tau = {value:.3g} steps [{tau['lower'] or 0:.3g}, "
-                f"{upper}], so k <= (1 - beta) / tau = {c / value:.3g}")
-    if tau["kind"] == "stiffness_lower_bound":
-        return (f"bound from below: {tau['method']}: tau <= {tau['upper']:.3g} steps, so "
-                f"k >= (1 - beta) / tau = {c / tau['upper']:.3g} per step")
-    return (f"bound from above: {tau['method']}: {_tau_at_least(tau['lower'])}, so "
-            f"k <= (1 - beta) / tau = {c / tau['lower']:.3g} per step")
-
-
-def _tau_at_least(lower: float) -> str:
-    """Say ``tau >= lower steps``; an infinite bound is a rise that shows no deceleration."""
-    if math.isfinite(lower):
-        return f"tau >= {lower:.3g} steps"
-    return ("no finite tau fits (the rise shows no deceleration at 95%: straight or "
-            "accelerating)")
-
-
-def _factor(ratio: float) -> str:
-    """Say ``x ratio``, or that no finite factor is enough."""
-    return f"x{ratio:.3g}" if math.isfinite(ratio) else "beyond any finite factor of"
 
 
 def _caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,

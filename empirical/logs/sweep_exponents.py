@@ -95,8 +95,12 @@ def lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
         out["status"] = (f"determined by the sources' learning rates {rates}; agrees with the "
                          f"law's -1 ({z:+.1f} sd)")
     elif value + _Z * se < 0:
-        out["status"] = (f"determined by the sources' learning rates {rates}; tau falls with lr "
-                         f"as the law says, at a rate {z:+.1f} sd from its -1 (used as measured)")
+        out["status"] = (f"determined by the sources' learning rates {rates}; tau falls with "
+                         "lr, the direction the law says, but "
+                         f"{'faster' if value < -1 else 'slower'} than its -1, by {abs(z):.1f} "
+                         f"sd (the sources' error and the design sweeps' spread "
+                         f"{TAU_LR_PRIOR_SD:g} around the law together); the measured exponent "
+                         "is used")
     else:
         out["contradicts_law"] = True
         out["status"] = (f"contradicts the law: the sources' learning rates {rates} give "

@@ -71,8 +71,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     if (args.kappa is None) == (args.log is None):
         raise UsageError("give exactly one of --kappa and --log")
-    if args.log is None and (args.sweep or args.steps is not None):
-        raise UsageError("--sweep and --steps need --log")
+    if args.log is None and (args.sweep or args.steps is not None or args.lr is not None):
+        raise UsageError("--sweep, --steps and --lr need --log (with --kappa the advice is "
+                         "the lr itself, from kappa)")
     if args.log is not None and (args.refresh is not None or args.staleness is not None):
         raise UsageError("--refresh and --staleness need --kappa: with --log the run's own "
                          "history bounds the lr, whatever its lag")
@@ -137,7 +138,8 @@ def _interval_words(recommendation: dict[str, Any], ratios: list[float | None]) 
     """Say the interval of the lr ratio, and what it bounds when it leaves out the advice.
 
     For ``keep`` the interval bounds the least lr that reaches the goal: a run already faster
-    than its goal gives an interval below x1, which is then said in words.
+    than its goal gives an interval below x1, which is then said in words. A raise capped at one
+    step's most lies below an interval that asks more, also said.
     """
     hi = ratios[1]
     shown = ", ".join("open" if v is None else f"x{v:.3g}" for v in ratios)
@@ -146,4 +148,7 @@ def _interval_words(recommendation: dict[str, Any], ratios: list[float | None]) 
     if recommendation["direction"] == "keep" and hi is not None and hi < ratio:
         text += (": the least lr that still reaches the goal lies there; the run's lr is "
                  "above it, so it reaches the goal already")
+    elif recommendation["direction"] == "raise" and ratios[0] is not None and ratios[0] > ratio:
+        text += (f": the evidence asks at least x{ratios[0]:.3g}; the advice is one raise "
+                 "toward it, the most one step takes, advised again after it")
     return text

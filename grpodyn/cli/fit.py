@@ -59,7 +59,12 @@ def print_human(result: dict[str, Any]) -> None:
     for warning in merged_notes(result["warnings"]):
         print(f"  note: {warning}")
     noise = result["noise"]
-    print(f"noise sigma {noise['sigma']:.4g}: R^2 ceiling {noise['r2_ceiling']:.3f}")
+    over = [name for name, entry in result["models"].items()
+            if entry["r2"] > noise["r2_ceiling"]]
+    print(f"noise sigma {noise['sigma']:.4g}: R^2 ceiling {noise['r2_ceiling']:.3f} (estimated "
+          "from first differences)" + (f"; {', '.join(over)} pass{'es' if len(over) == 1 else ''}"
+                                       " it: the ceiling is an estimate, and a curve above it "
+                                       "may follow some of the noise" if over else ""))
     lowest_aic = min(result["models"], key=lambda name: result["models"][name]["aic"],
                      default=None)
     trusted = "" if result.get("best") in (None, lowest_aic) else \
