@@ -440,8 +440,8 @@ def tiny_grid_sweeps(folder: Path) -> None:
     and SGD at 0.02 and 0.06, the same warmed-up weights: five lrs over a factor 36 that
     reach the collapse; tiny_grid2b to tiny_grid2e with their ``_high`` folders likewise at
     seeds 21-48; tiny_climb: Adam at 5e-5 to 2e-4 and SGD at 7.5e-4 to 3e-3, G 8, B 32, seeds
-    49-56, runs that still climb at their end). Each run's setting is read from the ``grpodyn_hparams`` record it carries
-    (:func:`tiny_setting`), not from its file name.
+    49-56, runs that still climb at their end). Each run's setting is read from the
+    ``grpodyn_hparams`` record it carries (:func:`tiny_setting`), not from its file name.
     """
     groups: dict[tuple[str, str, int, int, int], dict[float, Path]] = {}
     for grid in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != "tiny_testbed"):
