@@ -104,6 +104,8 @@ class Diagnosis:
     peak_step: float | None = None  # the step of the peak a declining run fell from
     early_warning: dict[str, Any] | None = None
     pinned: bool = False  # the state's: not learning because the reward sits at one value
+    #: the state's: False when the noise cannot tell a plateau from a continuing rise
+    resolved: bool = True
 
     @property
     def healthy(self) -> bool:
@@ -113,7 +115,7 @@ class Diagnosis:
     @property
     def headline(self) -> str:
         """The one-line verdict: the primary mode or "healthy", and the state."""
-        return headline(self.primary, self.state, self.peak_step, self.modes)
+        return headline(self.primary, self.state, self.peak_step, self.modes, self.resolved)
 
     def __repr__(self) -> str:
         """Return one line: the source, the state, the primary mode, the flags and any warning."""
@@ -194,11 +196,13 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         return _too_short(run, g_info)
     early, late, _ = segments(run.n_points)
     noise = estimate_noise(run.reward[np.isfinite(run.reward)]).sigma
+    state = classify_state(run, early, late, noise)
     modes = {
         "reward_hacking": hacking(run, early, late, noise),
         "advantage_degeneracy": degeneracy(run, late, group_size, noise),
         "policy_concentration": concentration(run, early, late, group_size),
-        "dynamical_instability": instability(run, early, late, noise),
+        "dynamical_instability": instability(run, early, late, noise,
+                                             state_peak=state.peak_step),
     }
     # causal order: an instability's collapse concentrates the policy, and a concentrated
     # policy degenerates the groups, so the upstream mode is the primary one
@@ -212,7 +216,6 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         notes.append("group size G unknown: degeneracy is scored on the share of groups "
                      "without spread and concentration at G = 2; declaring G (--group-size) "
                      "scores the drift lost to the group size instead")
-    state = classify_state(run, early, late, noise)
     if state.name == "declining" and primary is None:
         notes.append("the reward fell back by more than its noise and no mode explains it: "
                      "decline, cause unknown")
@@ -229,7 +232,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     warning = early_warning(run)
     return Diagnosis(modes, primary, run.source, notes, state.name, state.evidence, g_info,
                      pools, state.peak_step, None if warning is None else warning.to_dict(),
-                     pinned=state.pinned)
+                     pinned=state.pinned, resolved=state.resolved)
 
 
 def _truncation_note(run: Run, peak_step: float | None, late: slice) -> str | None:

@@ -36,6 +36,7 @@ from grpodyn.empirical.diagnostics.verdict import (
     ModeVerdict,
     unjudged,
 )
+from grpodyn.empirical.logs.aliases import resolve
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.numerics.fit import estimate_noise
 
@@ -55,6 +56,16 @@ def _length_hint(run: Run, early: slice, late: slice) -> str:
     ratio = window_mean(length, late) / max(window_mean(length, early), 1e-12)
     return f" (completion length grew x{ratio:.2f}, which hacking often shows)" \
         if ratio > 1.5 else ""
+
+
+def _reward_is_heldout(run: Run) -> bool:
+    """Return True when the reward analysed is a held-out metric (no training reward chosen).
+
+    A log without a training reward is read on its held-out reward: the held-out series is
+    then the analysed reward itself, not missing, and the words must say so.
+    """
+    names = set(run.reward_key.split("+"))
+    return any(resolve("heldout_reward", {name}) == name for name in names)
 
 
 def _headroom_share(gain: float, start: float, success: bool) -> float:
@@ -83,9 +94,11 @@ def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
     """
     held = run.metrics.get("heldout_reward")
     if held is None or np.isfinite(held).sum() < 4:
-        return unjudged("no held-out or verifier reward in the log: the coupling of the "
-                        "optimised reward to the true one cannot be measured"
-                        + _length_hint(run, early, late))
+        missing = (f"the analysed reward {run.reward_key!r} is itself the held-out one and no "
+                   "optimised training reward is read beside it" if _reward_is_heldout(run)
+                   else "no held-out or verifier reward in the log")
+        return unjudged(f"{missing}: the coupling of the optimised reward to the true one "
+                        "cannot be measured" + _length_hint(run, early, late))
     idx = np.flatnonzero(np.isfinite(held))
     h = held[idx]
     train = smooth(run.reward, max(5, run.n_points // 40))[idx]

@@ -9,7 +9,9 @@ trend (its poles by the modified Yule-Walker equations, blind to the white sampl
 complex poles (an oscillation) whose radius is near 1 (its amplitude persists: at
 0.9 it keeps a third of itself over 10 steps), with the fit explaining the fluctuations beyond
 what white noise would at the false-alarm rate ``ALPHA`` (an F test of the AR(2) against
-white noise). Needs numpy and scipy.
+white noise). A radius above 1 is a fit that is not stationary, and the evidence says so: it
+counts only where the limit cycle test reads any pole (complex, beyond the noise), then at
+the top score. Needs numpy and scipy.
 """
 
 from __future__ import annotations
@@ -133,7 +135,8 @@ def _kl(run: Run, late: slice) -> tuple[float, float, str]:
     return growth, 0.0, ""
 
 
-def instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
+def instability(run: Run, early: slice, late: slice, noise: float, *,
+                state_peak: float | None = None) -> ModeVerdict:
     """Score dynamical instability: collapse, runaway KL, divergence, excess, limit cycle.
 
     Parameters
@@ -144,6 +147,10 @@ def instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdic
         The early (first 15%) and late (last 25%) segments.
     noise : float
         Point-to-point noise of the reward (reward units).
+    state_peak : float, optional
+        The step of the peak a declining state fell from: its evidence names it beside this
+        mode's own best level (a centred moving mean, which differs), so that the two read as
+        two measures rather than two peaks.
 
     Returns
     -------
@@ -194,24 +201,70 @@ def instability(run: Run, early: slice, late: slice, noise: float) -> ModeVerdic
     score = max(collapse_score, excess_score, kl_score, divergence_score, cycle["score"])
     where = (float(run.steps[best]), float(run.steps[-1]))
     if np.isfinite(cycle["radius"]):
-        kind = (f"oscillatory, period {cycle['period']:.1f} steps" if np.isfinite(cycle["period"])
-                else "real poles: no oscillation")
         oscillation = (f"slow fluctuations x{_ratio_words(excess)} the variance that noise "
-                       f"alone gives; AR(2) of the fluctuations around the trend: pole radius "
-                       f"{cycle['radius']:.3f} ({kind}), explains {cycle['r2']:.0%} of their "
-                       f"variance ({_p_words(cycle['p_value'])} against white noise)")
+                       f"alone gives; {_cycle_words(cycle)}")
         if cycle["score"] >= FLAG_SCORE:
-            oscillation += ": a limit cycle, the map's poles at the unit circle"
             where = (float(run.steps[0]), float(run.steps[-1]))
     else:
         oscillation = "too few points for an oscillation test"
     # a best within the last smoothing window is the end of a rise, not the start of a fall
     fell = collapse > 0 and best < run.n_points - window
-    fall = (f"reward {change_words(-collapse)} from its best smoothed level at step "
-            f"{run.steps[best]:g}" if fell else
+    fall = (f"reward {change_words(-collapse)} from its best smoothed level "
+            f"({_level_words(run.steps, best, window, state_peak)}) to its last quarter"
+            if fell else
             f"reward at its best smoothed level at the end (step {run.steps[best]:g})")
     words = f"{fall}{collapse_words}; {oscillation}{kl_words}{divergence_words}"
     return ModeVerdict(score >= FLAG_SCORE, score, words, True, where)
+
+
+def _cycle_words(cycle: dict) -> str:
+    """Say what the AR(2) of the fluctuations found, and why its poles count or not.
+
+    A radius above 1 is a fit that is not stationary: it would grow without bound, which
+    fluctuations held around a moving trend cannot do. It counts (at the top score) only as
+    the limit cycle test reads any pole: complex and beyond the noise (F test at ``ALPHA``);
+    otherwise the words say which of the two it lacks, rather than present it as a stable pole.
+    """
+    radius, p_words = cycle["radius"], _p_words(cycle["p_value"])
+    oscillatory = bool(np.isfinite(cycle["period"]))
+    kind = (f"oscillatory, period {cycle['period']:.1f} steps" if oscillatory
+            else "real poles: no oscillation")
+    fit = f"explains {cycle['r2']:.0%} of their variance ({p_words} against white noise)"
+    words = f"AR(2) of the fluctuations around the trend: pole radius {radius:.3f} ({kind})"
+    if radius <= 1:
+        counted = cycle["score"] >= FLAG_SCORE
+        return f"{words}, {fit}" + (": a limit cycle, the map's poles at the unit circle"
+                                    if counted else "")
+    words += (", outside the unit circle: the fit is not stationary, it would grow without "
+              "bound, which fluctuations held around a trend cannot do")
+    if cycle["score"] >= FLAG_SCORE:
+        return (f"{words}; it {fit}: a limit cycle, the map's poles beyond the unit circle, "
+                "held by the nonlinearity")
+    if cycle["p_value"] >= ALPHA:
+        return (f"{words}; it {fit}, not beyond the noise at the false-alarm rate {ALPHA:g}: "
+                "the poles are not resolved and do not count")
+    return (f"{words}; it {fit}, but its poles are real: a slow drift the trend did not "
+            "remove, not an oscillation, so they do not count")
+
+
+def _level_words(steps: np.ndarray, best: int, window: int, state_peak: float | None) -> str:
+    """Say which points the best centred moving mean averages, and how it relates to the state.
+
+    At the ends of the run the centred window is cut short: fewer points, a noisier mean, which
+    is why its best can sit at the start where the state's full windows put the peak later.
+    """
+    n = steps.size
+    lo, hi = max(0, best - window // 2), min(n - 1, best + (window - 1) // 2)
+    words = f"the moving mean over steps {steps[lo]:g}-{steps[hi]:g}"
+    if hi - lo + 1 < window:
+        end = "start" if lo == 0 else "end"
+        words += f", its {window}-point window cut short to {hi - lo + 1} by the run's {end}"
+    else:
+        words += f", {window} points"
+    # a state's peak within half a window of this best is the same place, read another way
+    if state_peak is not None and abs(int(np.searchsorted(steps, state_peak)) - best) > window // 2:
+        words += f"; the state's peak near step {state_peak:g} is another measure, on full windows"
+    return words
 
 
 def _p_words(p: float) -> str:

@@ -32,6 +32,7 @@ from grpodyn.empirical.diagnostics.verdict import (
     ModeVerdict,
     unjudged,
 )
+from grpodyn.empirical.logs.aliases import ALIASES
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.prompt_pool import (
@@ -288,7 +289,7 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
         words += (": the policy is deterministic on most prompts" if beyond >= FLAG_SCORE
                   else ": the groups still explore")
     else:
-        # no zero-std share (verl's default metrics): the entropy against the reward.
+        # no zero-std share (verl's default metrics lack it): the entropy against the reward.
         # A pool that keeps the spread of its prompts' success rates while its
         # mean moves from r0 to the reward of the entropy's lowest window keeps at least the
         # share ``kept`` of its answer entropy (prompt_pool_entropy_ratio_bound): learning
@@ -301,7 +302,7 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
         r_low = window_mean(run.reward, slice(low_at, low_at + width))
         kept = entropy_ratio_bound(r0, r_low)
         beyond = float(np.clip(1 - ratio / kept, 0.0, 1.0))
-        words += (f"; no zero-std share in the log (verl's default metrics): the reward moved "
+        words += (f"; no zero-std share in the log{_missing_share_words(run)}: the reward moved "
                   f"{r0:.2f} -> {r_low:.2f} over those steps, which explains an answer-entropy "
                   f"ratio of at least x{kept:.2f} for prompts that keep their spread "
                   f"(docs/theory.md section 7); {beyond:.0%} of that entropy was lost beyond it")
@@ -317,6 +318,16 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
     return ModeVerdict(score >= FLAG_SCORE, score, words, True, span)
 
 
+
+
+def _missing_share_words(run: Run) -> str:
+    """Say why a verl log lacks the zero-std share (its default metrics omit it); else nothing.
+
+    Only a verl log (its own format, or its metric names read through another writer) is
+    told so: on any other log the missing share is the log's own choice.
+    """
+    verl = run.format.startswith("verl") or run.reward_key in ALIASES["verl"]["reward"]
+    return " (verl's default metrics omit it)" if verl else ""
 
 
 def _read(fluct: Fluctuation) -> tuple[bool, float, bool, str] | None:

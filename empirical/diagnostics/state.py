@@ -4,7 +4,9 @@ One of :data:`STATES`: ``converged``, ``learning``, ``not_learning`` (flat from 
 pinned at one value: a constant reward leaves every group without spread, so no gradient,
 docs/theory.md section 7), ``declining`` (a fall beyond the noise, with the step of the peak it fell
 from; never healthy) or ``too_short``. Every test runs at the false-alarm rate ``ALPHA`` per
-run. Needs numpy and scipy.
+run. A ``converged`` run whose late test could not have seen a rise at the run's own average
+pace (noise too large for the span of the last quarter) is marked unresolved: its evidence says
+that a plateau and a continuing rise read alike. Needs numpy and scipy.
 """
 
 from __future__ import annotations
@@ -38,13 +40,17 @@ _PINNED = 20  # a reward identical over this many last points (and half the run)
 class State:
     """The state of a run, its evidence in words and, for a decline, the step of the peak.
 
-    ``pinned`` marks a run that does not learn because its reward sits at one value.
+    ``pinned`` marks a run that does not learn because its reward sits at one value;
+    ``resolved`` is False for a ``converged`` run whose noise is too large for the late test to
+    have seen a rise at the run's own average pace: a plateau and a continuing rise read alike.
     """
 
     name: str
     evidence: str
     peak_step: float | None = None
     pinned: bool = False  # not learning because the reward sits at one value
+    #: False for a plateau the late test could not tell from a rise at the run's own pace
+    resolved: bool = True
 
 
 @lru_cache(maxsize=256)
@@ -124,6 +130,21 @@ def _fall_from_peak(run: Run, late: slice, n_early: int, sigma: float, window: i
     return None
 
 
+def _pace_gain(steps: np.ndarray, early: slice, late: slice, r0: float, r1: float) -> float:
+    """Return the rise over the late segment that the run's own average pace would give.
+
+    The pace is the change of the segment means over the steps between the segments' centres;
+    a late test whose 2 s.e. exceed the rise it gives over the late segment's span cannot tell
+    a plateau from a curve that keeps rising as it did.
+    """
+    centre_early = 0.5 * (steps[early][0] + steps[early][-1])
+    centre_late = 0.5 * (steps[late][0] + steps[late][-1])
+    if not centre_late > centre_early:
+        return float("nan")
+    pace = (r1 - r0) / (centre_late - centre_early)
+    return float(pace * (steps[late][-1] - steps[late][0]))
+
+
 def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
     """Name what the reward did: converged, learning, not_learning, declining or too_short.
 
@@ -167,9 +188,14 @@ def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
     late_se = noise * np.sqrt(12.0 / n_late)  # s.e. of a fitted line's rise over the segment
     at_ceiling = is_success_rate(run) and r1 >= CEILING
     if abs(late_gain) <= 2 * late_se:
-        return State("converged", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it "
-                     f"moved {abs(late_gain):.3f}, within 2 s.e. (s.e. {late_se:.3f}): at its "
-                     "plateau")
+        words = (f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it moved "
+                 f"{abs(late_gain):.3f}, within 2 s.e. (s.e. {late_se:.3f})")
+        expected = _pace_gain(run.steps, early, late, r0, r1)
+        if 0 < expected <= 2 * late_se:
+            return State("converged", f"{words}; a rise at the run's own average pace "
+                         f"({expected:.3f} over the quarter) would read the same: the noise "
+                         "cannot tell a plateau from a continuing rise", resolved=False)
+        return State("converged", f"{words}: at its plateau")
     if at_ceiling:
         return State("converged", f"reward {r0:.3f} -> {r1:.3f}: at the top of its range "
                      f"(>= {CEILING:g})")

@@ -2,8 +2,9 @@
 
 A run is called healthy only when no mode is flagged or undecided and its state is
 ``learning`` or ``converged``; a run that is ``not_learning`` or ``declining`` is never healthy,
-and the headline names the state (with the step of the peak for a decline). Needs nothing
-beyond the standard library.
+and the headline names the state (with the step of the peak for a decline; a plateau that
+the noise cannot tell from a continuing rise as such). Needs nothing beyond the standard
+library.
 """
 
 from __future__ import annotations
@@ -23,8 +24,14 @@ def is_healthy(primary: str | None, state: str, modes: Mapping[str, ModeVerdict]
             and not any(v.undecided for v in modes.values()))
 
 
-def state_words(state: str, peak_step: float | None) -> str:
-    """Name a state in words: "declining since its peak near step 120", "not learning"."""
+def state_words(state: str, peak_step: float | None, resolved: bool = True) -> str:
+    """Name a state in words: "declining since its peak near step 120", "not learning".
+
+    An unresolved ``converged`` (its noise cannot tell a plateau from a rise at the run's own
+    pace) is named with both readings, so that the headline claims no plateau the log lacks.
+    """
+    if state == "converged" and not resolved:
+        return "converged or still rising, the noise cannot tell which"
     if state == "declining":
         return ("declining since its peak near step " f"{peak_step:g}" if peak_step is not None
                 else "declining")
@@ -34,7 +41,7 @@ def state_words(state: str, peak_step: float | None) -> str:
 
 
 def headline(primary: str | None, state: str, peak_step: float | None,
-             modes: Mapping[str, ModeVerdict]) -> str:
+             modes: Mapping[str, ModeVerdict], resolved: bool = True) -> str:
     """Write the one-line verdict of a diagnosis.
 
     Parameters
@@ -47,14 +54,18 @@ def headline(primary: str | None, state: str, peak_step: float | None,
         The step of the peak of a declining run.
     modes : mapping
         The verdict of every mode (undecided ones are named).
+    resolved : bool, optional
+        False for a ``converged`` state whose noise cannot tell a plateau from a continuing
+        rise (``state.State.resolved``).
 
     Returns
     -------
     str
         ``"healthy: learning"``, ``"not learning (no mode flagged)"``, ``"declining since its
-        peak near step 120 (cause unknown)"``, ``"dynamical_instability (declining since ...)"``.
+        peak near step 120 (cause unknown)"``, ``"dynamical_instability (declining since ...)"``,
+        ``"healthy: converged or still rising, the noise cannot tell which"``.
     """
-    words = state_words(state, peak_step)
+    words = state_words(state, peak_step, resolved)
     undecided = [name for name, v in modes.items() if v.undecided]
     if primary is not None:
         return f"{primary} ({words})"

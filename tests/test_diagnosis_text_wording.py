@@ -1,0 +1,135 @@
+"""The words of a diagnosis say what its numbers can support, and agree with each other.
+
+A plateau the noise cannot tell from a continuing rise is said to be one; the instability's best
+level names its window beside the state's peak; an AR(2) pole outside the unit circle is called
+what it is; a log is told of verl only when it is verl's; a reward that is itself the held-out
+one is named as such. None of it moves a state, a flag or a score.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grpodyn.empirical.diagnostics.diagnose import diagnose
+from grpodyn.empirical.diagnostics.instability import _cycle_words
+from grpodyn.empirical.diagnostics.series import segments
+from grpodyn.empirical.diagnostics.state import classify_state
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.numerics.fit import estimate_noise
+
+
+def _noisy(curve: np.ndarray, noise: float, seed: int, **metrics: np.ndarray) -> Run:
+    """A run of the given mean curve plus white noise, steps 1..n."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, curve.size + 1, dtype=float)
+    return Run("synthetic", "test", t, curve + rng.normal(0, noise, curve.size), dict(metrics))
+
+
+def test_a_rise_the_noise_hides_is_not_called_a_plateau() -> None:
+    """A straight rise 0.2 -> 0.8 under noise 0.5: converged by the late test, but unresolved."""
+    t = np.arange(1, 101, dtype=float)
+    run = _noisy(0.2 + 0.006 * t, 0.5, seed=0)
+    d = diagnose(run)
+    assert d.state == "converged" and not d.resolved
+    assert "at its plateau" not in d.state_evidence
+    assert "a rise at the run's own average pace" in d.state_evidence
+    assert "the noise cannot tell a plateau from a continuing rise" in d.state_evidence
+    assert d.headline == "healthy: converged or still rising, the noise cannot tell which"
+    assert "resolved" not in d.to_dict()  # the JSON keys stay those of the contract
+
+
+def test_the_pace_gain_is_the_run_s_own_pace_over_the_late_span() -> None:
+    """The expected late gain is (r1 - r0) over the centres' distance, times the late span."""
+    t = np.arange(1, 101, dtype=float)
+    run = _noisy(0.2 + 0.006 * t, 0.5, seed=0)
+    early, late, _ = segments(run.n_points)
+    state = classify_state(run, early, late, estimate_noise(run.reward).sigma)
+    r0, r1 = run.reward[early].mean(), run.reward[late].mean()
+    pace = (r1 - r0) / (0.5 * (t[late][0] + t[late][-1]) - 0.5 * (t[early][0] + t[early][-1]))
+    assert f"({pace * (t[late][-1] - t[late][0]):.3f} over the quarter)" in state.evidence
+
+
+def test_a_plateau_the_noise_resolves_is_called_one() -> None:
+    """A saturated curve with little noise: at its plateau, and the headline says converged."""
+    t = np.arange(1, 301, dtype=float)
+    d = diagnose(_noisy(0.2 + 0.6 * (1 - np.exp(-t / 15)), 0.05, seed=0))
+    assert d.state == "converged" and d.resolved
+    assert d.state_evidence.endswith(": at its plateau")
+    assert d.headline.startswith("converged") and "still rising" not in d.headline
+
+
+def test_the_instability_s_best_level_names_its_window_beside_the_state_s_peak() -> None:
+    """A spike in the first points tops the cut-short moving mean; the state's peak is later."""
+    t = np.arange(1, 361, dtype=float)
+    curve = np.where(t < 150, 0.10 + 0.05 * np.exp(-((t - 55) / 25) ** 2),
+                     0.10 - 0.08 * np.minimum((t - 150) / 100, 1))
+    curve[:6] = 0.25
+    d = diagnose(_noisy(curve, 0.02, seed=1))
+    assert d.state == "declining" and d.peak_step > 30
+    words = d.modes["dynamical_instability"].evidence
+    assert "best smoothed level at step" not in words
+    assert "window cut short to 18 by the run's start" in words
+    assert f"the state's peak near step {d.peak_step:g} is another measure" in words
+
+
+def test_an_explosive_pole_on_noise_is_called_non_stationary_and_not_counted() -> None:
+    """White noise can fit a pole outside the unit circle: the words say why it does not count."""
+    d = diagnose(Run("noise", "test", np.arange(1, 301, dtype=float),
+                     0.5 + np.random.default_rng(10).normal(0, 0.1, 300), {}))
+    verdict = d.modes["dynamical_instability"]
+    assert verdict.score == 0.0
+    assert "outside the unit circle: the fit is not stationary" in verdict.evidence
+    assert "not beyond the noise" in verdict.evidence and "do not count" in verdict.evidence
+
+
+@pytest.mark.parametrize(("period", "p_value", "score", "said"), [
+    (float("nan"), 1e-4, 0.0, "its poles are real: a slow drift the trend did not remove"),
+    (4.3, 0.83, 0.0, "not beyond the noise at the false-alarm rate"),
+    (4.3, 1e-4, 1.0, "a limit cycle, the map's poles beyond the unit circle"),
+])
+def test_every_explosive_pole_says_whether_and_why_it_counts(period: float, p_value: float,
+                                                             score: float, said: str) -> None:
+    """Real, unresolved or counted: each radius above 1 is worded for what the score did."""
+    words = _cycle_words({"radius": 1.05, "period": period, "p_value": p_value, "r2": 0.3,
+                          "score": score})
+    assert "outside the unit circle" in words and said in words
+
+
+def test_a_stable_pole_keeps_its_plain_wording() -> None:
+    """A radius below 1 is read as before: radius, kind, variance explained."""
+    words = _cycle_words({"radius": 0.614, "period": 10.3, "p_value": 0.56, "r2": 0.0,
+                          "score": 0.0})
+    assert words == ("AR(2) of the fluctuations around the trend: pole radius 0.614 "
+                     "(oscillatory, period 10.3 steps), explains 0% of their variance "
+                     "(p = 0.56 against white noise)")
+
+
+def _entropy_run(fmt: str, reward_key: str = "reward") -> Run:
+    """A success rate 0.2 -> 0.6 whose entropy falls x0.3, without a zero-std share."""
+    t = np.arange(1, 201, dtype=float)
+    rng = np.random.default_rng(0)
+    reward = np.clip(0.2 + 0.4 * t / t.size + rng.normal(0, 0.03, t.size), 0, 1)
+    entropy = 0.5 * np.exp(-t / 120) + rng.normal(0, 0.005, t.size)
+    return Run("entropy", fmt, t, reward, {"entropy": entropy}, reward_key=reward_key)
+
+
+def test_verl_is_named_only_on_a_verl_log() -> None:
+    """The missing zero-std share is blamed on verl's defaults only where the log is verl's."""
+    custom = diagnose(_entropy_run("custom_jsonl")).modes["policy_concentration"].evidence
+    verl = diagnose(_entropy_run("verl_console")).modes["policy_concentration"].evidence
+    through = diagnose(_entropy_run("wandb_csv", "critic/score/mean"))
+    assert "no zero-std share in the log:" in custom and "verl" not in custom
+    assert "no zero-std share in the log (verl's default metrics omit it)" in verl
+    assert "verl's default metrics" in through.modes["policy_concentration"].evidence
+
+
+def test_a_reward_that_is_the_held_out_one_is_named_so() -> None:
+    """Read on 'eval/reward' for want of a training reward, the coupling is not 'missing'."""
+    held = diagnose(_entropy_run("csv", "eval/reward")).modes["reward_hacking"]
+    plain = diagnose(_entropy_run("csv")).modes["reward_hacking"]
+    assert not held.judged and not plain.judged
+    assert held.evidence.startswith("the analysed reward 'eval/reward' is itself the held-out "
+                                    "one and no optimised training reward is read beside it")
+    assert "no held-out or verifier reward" not in held.evidence
+    assert plain.evidence.startswith("no held-out or verifier reward in the log")
