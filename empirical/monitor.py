@@ -22,7 +22,9 @@ section 10). At every update from 10 rewards on,
 :func:`grpodyn.empirical.diagnostics.early_warning.early_warning` looks for the precursors of a
 collapse at the last steps (``state.early_warning``: a warning, not a verdict); a warning that
 fired stands until the next diagnosis, since the precursors often fall silent once the
-collapse they announce has begun. The TRL
+collapse they announce has begun, and it keeps the evidence it fired with (a warning of a
+later onset replaces it). Until the first diagnosis the state says that none has run and when
+it will (``headline``; ``diagnosed_at`` is None), so that no flag is not read as health. The TRL
 callback (:mod:`grpodyn.empirical.callback`) is a thin layer on this class.
 Needs numpy and scipy only.
 """
@@ -93,18 +95,23 @@ class MonitorState:
         ``refresh_max`` and ``staleness_max``: the largest stable refresh interval and
         staleness in steps at the measured stiffness (docs/theory.md section 5), each with status.
     flags : tuple of str
-        Failure modes the last diagnosis flagged (docs/theory.md section 10).
+        Failure modes the last diagnosis flagged (docs/theory.md section 10); empty before
+        the first diagnosis too (``diagnosed_at`` tells the two apart).
     evidence : dict
         The evidence of each flagged mode, one line each.
     analysed_at : float or None
         The step of the last analysis (None before the first).
     early_warning : dict or None
         The last early warning that fired: ``step`` (its onset), ``signals`` and ``evidence``
-        (a warning, not a verdict). It stands after its precursors clear (a collapse that
-        follows them often silences them) until a diagnosis reviews the run; None when none
-        stands.
+        (a warning, not a verdict), as they were when it fired: later updates that find the
+        same onset do not rewrite its evidence, one of a later onset replaces it. It stands
+        after its precursors clear (a collapse that follows them often silences them) until a
+        diagnosis reviews the run; None when none stands.
     headline : str
-        The last diagnosis's one-line verdict (empty before the first).
+        The last diagnosis's one-line verdict; before the first, that no diagnosis has run
+        and when the first will.
+    diagnosed_at : float or None
+        The step of the last diagnosis (None before the first).
     """
 
     step: float
@@ -119,7 +126,8 @@ class MonitorState:
     evidence: dict[str, str] = field(default_factory=dict)
     analysed_at: float | None = None
     early_warning: dict[str, Any] | None = None
-    headline: str = ""
+    headline: str = "not diagnosed yet"
+    diagnosed_at: float | None = None
 
     def log_values(self) -> dict[str, float]:
         """Return the numbers the analysis determines, under ``grpodyn/`` keys, and only those.
@@ -153,7 +161,7 @@ class MonitorState:
                 "limits": {k: dict(v) for k, v in self.limits.items()},
                 "flags": list(self.flags), "evidence": dict(self.evidence),
                 "analysed_at": self.analysed_at, "early_warning": self.early_warning,
-                "headline": self.headline}
+                "headline": self.headline, "diagnosed_at": self.diagnosed_at}
 
 
 class Monitor:
@@ -201,15 +209,27 @@ class Monitor:
         self.rewards: list[float] = []
         self.metrics: dict[str, list[float]] = {name: [] for name in METRIC_ALIASES
                                                 if name != "reward"}
-        self.state = MonitorState(step=math.nan, points=0)
+        self.state = MonitorState(step=math.nan, points=0, headline=self._undiagnosed())
         self._without_reward = 0  # updates without a reward before the first one
 
     def __repr__(self) -> str:
         """Return one line: the points seen, the last step, the flags and any early warning."""
         state = self.state
+        step = "no step yet" if not state.points else f"last step {state.step:g}"
+        flags = ("not diagnosed yet" if state.diagnosed_at is None
+                 else f"flags={list(state.flags)}")
         warning = ", early_warning" if state.early_warning else ""
-        return (f"Monitor({state.points} points, last step {state.step:g}, "
-                f"flags={list(state.flags)}{warning})")
+        return f"Monitor({state.points} points, {step}, {flags}{warning})"
+
+    def _undiagnosed(self) -> str:
+        """Say that no diagnosis has run, and at how many rewards the first will."""
+        if not self.diagnose_every:
+            return "not diagnosed: diagnose_every=0 turns the diagnosis off"
+        first = self.diagnose_every * math.ceil(MIN_DIAGNOSE_POINTS / self.diagnose_every)
+        floor = (f"; a diagnosis needs {MIN_DIAGNOSE_POINTS}"
+                 if first != self.diagnose_every else "")
+        return (f"not diagnosed yet: the first diagnosis runs when {first} rewards are recorded "
+                f"(diagnose_every={self.diagnose_every}{floor})")
 
     def update(self, step: float, metrics: Mapping[str, Any]) -> MonitorState:
         """Record one step's metrics; analyse and diagnose when due.
@@ -257,11 +277,14 @@ class Monitor:
             if due_fit:
                 state = self._analyse(state, run)
             warning = early_warning(run) if due_warning else None
-            if warning is not None:
+            standing = state.early_warning
+            if warning is not None and (standing is None or standing["step"] != warning.step):
+                # a new onset; the same one found again keeps the evidence it fired with
                 state = replace(state, early_warning=warning.to_dict())
             if due_diagnosis:
                 state = self._diagnose(state, run)
-                if warning is None:  # reviewed: the diagnosis's flags carry any verdict
+                if warning is None and state.diagnosed_at == step:
+                    # reviewed: the diagnosis's flags carry any verdict
                     state = replace(state, early_warning=None)
         self.state = state
         return state
@@ -311,4 +334,4 @@ class Monitor:
         diagnosis = diagnose(run, group_size=self.group_size)
         flagged = {name: v.evidence for name, v in diagnosis.modes.items() if v.flag}
         return replace(state, flags=tuple(flagged), evidence=flagged,
-                       headline=diagnosis.headline)
+                       headline=diagnosis.headline, diagnosed_at=state.step)

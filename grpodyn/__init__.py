@@ -8,6 +8,7 @@ The public API, re-exported lazily (``import grpodyn`` loads neither sympy nor t
     grpodyn.fit_curve("exponential", run.steps, run.reward).params
     grpodyn.analyse_run(run).plateau                                 # with a status
     grpodyn.diagnose(run).primary                                    # failure mode or None
+    grpodyn.diagnose("trainer_state.json").headline                  # a log's path also does
     monitor = grpodyn.Monitor(momentum=0.9)                          # for a training loop
 
 Layers: ``grpodyn.theory`` (sympy derivations), ``grpodyn.numerics`` (compiled numerics, fits,
@@ -39,9 +40,9 @@ _EXPORTS = {
     "stationary_variance": "grpodyn.numerics.fluctuations",
     "bandit_theory": "grpodyn.numerics.bandit",
     "load_run": "grpodyn.empirical.logs.loaders",
-    "analyse_run": "grpodyn.empirical.logs.run_analysis",
+    "analyse_run": "grpodyn.analysis",
     "RunAnalysis": "grpodyn.empirical.logs.run_analysis",
-    "diagnose": "grpodyn.empirical.diagnostics.diagnose",
+    "diagnose": "grpodyn.analysis",
     "Monitor": "grpodyn.empirical.monitor",
     "MonitorState": "grpodyn.empirical.monitor",
     "BanditConfig": "grpodyn.empirical.bandit.simulation",
@@ -50,7 +51,7 @@ _EXPORTS = {
     "load_sweep_run": "grpodyn.empirical.logs.sweep",
     "fit_sweep": "grpodyn.empirical.logs.sweep",
     "transfer": "grpodyn.empirical.logs.sweep",
-    "advise_log": "grpodyn.empirical.logs.advice",
+    "advise_log": "grpodyn.analysis",
 }
 
 __all__ = sorted(_EXPORTS)

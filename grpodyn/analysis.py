@@ -1,26 +1,142 @@
-"""``fit_run``: the JSON object of ``grpodyn fit``, kept for scripts and notebooks.
+"""The analyses of the public API on a run or on the path of its log, and ``fit_run``.
 
-The analysis itself lives in :func:`grpodyn.empirical.logs.run_analysis.analyse_run`; this is a
-thin wrapper that makes its dict strict JSON.
+``grpodyn.analyse_run``, ``grpodyn.diagnose`` and ``grpodyn.advise_log`` take a loaded
+:class:`~grpodyn.empirical.logs.loaders.Run` or the path of a log of one run, which they load
+as ``grpodyn.load_run`` does; anything else is refused with an :class:`~grpodyn.ground.InputError`
+that names the argument, not an ``AttributeError`` from deep inside. An error about too few
+points says when the log's records were merged on shared steps (the points a log keeps can be
+far fewer than its records). The analyses themselves live in
+:mod:`grpodyn.empirical.logs.run_analysis`, :mod:`grpodyn.empirical.diagnostics.diagnose` and
+:mod:`grpodyn.empirical.logs.advice`.
+
+``fit_run`` is the JSON object of ``grpodyn fit``, kept for scripts and notebooks: a thin
+wrapper that makes the analysis's dict strict JSON.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
-from grpodyn.empirical.logs.loaders import Run
-from grpodyn.empirical.logs.run_analysis import FIT_MODELS, analyse_run
-from grpodyn.ground import finite_json
+from grpodyn.empirical.diagnostics.diagnose import diagnose as _diagnose
+from grpodyn.empirical.logs.advice import advise_log as _advise_log
+from grpodyn.empirical.logs.common import MERGED_STEPS
+from grpodyn.empirical.logs.loaders import Run, load_runs
+from grpodyn.empirical.logs.run_analysis import FIT_MODELS
+from grpodyn.empirical.logs.run_analysis import analyse_run as _analyse_run
+from grpodyn.ground import InputError, finite_json
 
-__all__ = ["fit_run"]
+__all__ = ["fit_run", "analyse_run", "diagnose", "advise_log", "as_run", "saying_merged_steps"]
+
+Result = TypeVar("Result")
+
+#: What the first argument of the analyses may be, as their signatures show it.
+RUN_OR_PATH = "Run | str | os.PathLike[str]"
+
+#: The words of the analyses' errors about a run with too few points.
+_TOO_FEW = re.compile(r"needs at least \d+")
+
+
+def as_run(run: Any, *, function: str) -> Run:
+    """Return ``run`` as a Run: a Run as it is, the path of a log of one run loaded.
+
+    Parameters
+    ----------
+    run : Run, str or os.PathLike
+        A loaded run, or the path of its log (a file or a run directory).
+    function : str
+        The name of the function ``run`` was given to, for the error message.
+
+    Returns
+    -------
+    Run
+        The run.
+
+    Raises
+    ------
+    InputError
+        When ``run`` is neither a Run nor a path, or its log holds several runs.
+    LogFormatError
+        When the log cannot be read (as ``grpodyn.load_run`` raises it).
+    """
+    if isinstance(run, Run):
+        return run
+    if not isinstance(run, (str, os.PathLike)):
+        raise InputError(f"{function}(): run must be a Run (grpodyn.load_run(path)) or the "
+                         f"path of a log, got {type(run).__name__}")
+    runs = load_runs(run)
+    if len(runs) > 1:
+        names = ", ".join(r.run_name or "" for r in runs)
+        raise InputError(f"{function}(): {os.fspath(run)} holds {len(runs)} runs ({names}); "
+                         "pass one: grpodyn.load_run(path, run=NAME)")
+    return runs[0]
+
+
+@contextmanager
+def saying_merged_steps(run: Run) -> Iterator[None]:
+    """Add to an error about too few points the loader's note on records merged by step.
+
+    A log whose records share steps keeps one point per step; "needs at least 10 logged points,
+    got 1" from a log of 100 records is understood only with that note.
+
+    Parameters
+    ----------
+    run : Run
+        The run the analysis inside the block reads.
+
+    Raises
+    ------
+    InputError
+        The analysis's error, with the note appended where it is about too few points.
+    """
+    try:
+        yield
+    except InputError as exc:
+        note = next((w for w in run.warnings if MERGED_STEPS in w), None)
+        if note is None or not _TOO_FEW.search(str(exc)):
+            raise
+        raise InputError(f"{exc}: the log's {note}") from None
+
+
+def _on_a_run_or_path(function: Callable[..., Result]) -> Callable[..., Result]:
+    """Return ``function`` taking, as its first argument, a Run or the path of its log."""
+
+    @functools.wraps(function)
+    def wrapper(run: Any, /, *args: Any, **kwargs: Any) -> Result:
+        run = as_run(run, function=function.__name__)
+        with saying_merged_steps(run):
+            return function(run, *args, **kwargs)
+
+    signature = inspect.signature(function)
+    first, *rest = signature.parameters.values()
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[first.replace(annotation=RUN_OR_PATH), *rest])
+    wrapper.__module__ = __name__
+    # the first parameter's entry: a loaded run, or a path, in the function's own words
+    wrapper.__doc__ = re.sub(
+        r"(\n\s*)run : Run\n(\s*)[^\n]*(?:\n\2[^\n]*)*",
+        r"\1run : Run, str or os.PathLike\n\2A loaded run (``grpodyn.load_run(path)``), or the "
+        r"path of the log of one run,\n\2loaded with the loader's defaults.",
+        function.__doc__ or "", count=1)
+    return wrapper
+
+
+analyse_run = _on_a_run_or_path(_analyse_run)
+diagnose = _on_a_run_or_path(_diagnose)
+advise_log = _on_a_run_or_path(_advise_log)
 
 
 def fit_run(run: Run, *, model: str = "all", momentum: float | None = None,
             train_fraction: float = 1.0,
             reward_range: tuple[float, float] | None = None) -> dict[str, Any]:
     """Fit the reward of ``run`` (and forecast the part after ``train_fraction`` when < 1)."""
-    analysis = analyse_run(run, momentum=momentum, reward_range=reward_range,
-                           train_fraction=train_fraction if train_fraction < 1 else None,
-                           models=FIT_MODELS if model == "all" else (model,),
-                           diagnose_run=False)
+    analysis = _analyse_run(run, momentum=momentum, reward_range=reward_range,
+                            train_fraction=train_fraction if train_fraction < 1 else None,
+                            models=FIT_MODELS if model == "all" else (model,),
+                            diagnose_run=False)
     return finite_json(analysis.to_dict())

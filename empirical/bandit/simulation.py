@@ -41,7 +41,7 @@ _PROB_FLOOR = 1e-300
 _FUSED_MIN_WORK = 100_000  # seed-steps from which the fused kernel is used
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BanditConfig:
     """Settings of a bandit GRPO run (keyword-only, validated on creation)."""
 

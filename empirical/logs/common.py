@@ -15,7 +15,8 @@ from typing import Any
 
 from grpodyn.empirical.logs.meta import RunMeta
 
-__all__ = ["LogFormatError", "Parsed", "Rows", "number", "read_text", "MAX_BYTES"]
+__all__ = ["LogFormatError", "Parsed", "Rows", "number", "read_text", "MAX_BYTES",
+           "missing_step_key", "merged_steps", "MERGED_STEPS"]
 
 #: Logs larger than this are refused before reading (bytes).
 MAX_BYTES = 512 * 2**20
@@ -82,6 +83,65 @@ def number(value: Any) -> float:
     except (ValueError, OverflowError):  # not a number, or an integer beyond float range
         return math.nan
     return math.nan
+
+
+def missing_step_key(label: str, step_key: str, entries: list[dict[str, Any]]
+                     ) -> LogFormatError:
+    """Return the error of a ``--step-key`` that no record of a log holds.
+
+    It names the key and lists the keys that do hold numbers, among which the step usually is
+    (names with "step" or "iter" first).
+
+    Parameters
+    ----------
+    label : str
+        The log, as its errors name it.
+    step_key : str
+        The key given as the step field.
+    entries : list of dict
+        The log's records.
+
+    Returns
+    -------
+    LogFormatError
+        The error, to raise.
+    """
+    numeric = sorted({str(k) for entry in entries for k, v in entry.items()
+                      if math.isfinite(number(v))},
+                     key=lambda k: ("step" not in k.lower() and "iter" not in k.lower(), k))
+    shown = ", ".join(numeric[:20]) + (f", ... ({len(numeric)} in all)" if len(numeric) > 20
+                                       else "")
+    return LogFormatError(f"{label}: no field {step_key!r} (--step-key) in any record of the "
+                          f"log; keys with numbers: {shown or 'none'}")
+
+
+#: The words of every note that says records of one step were merged into one point.
+MERGED_STEPS = "distinct step"
+
+
+def merged_steps(records: int, steps: int, how: str) -> str:
+    """Say that ``records`` records shared ``steps`` distinct steps and became one point each.
+
+    A log whose records repeat a step (an appended rerun, a trainer that logs several times
+    per step) keeps fewer points than it has records; the note says how many and how the
+    values of a step were combined, so that a later "too few points" is understood.
+
+    Parameters
+    ----------
+    records : int
+        Records read.
+    steps : int
+        Distinct steps among them (the points kept).
+    how : str
+        How the values of one step were combined, in words.
+
+    Returns
+    -------
+    str
+        The note.
+    """
+    return (f"{records} records shared {steps} {MERGED_STEPS}{'' if steps == 1 else 's'} and "
+            f"were merged into one point per step ({how})")
 
 
 def read_text(path: Path) -> str:

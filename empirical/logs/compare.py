@@ -112,7 +112,7 @@ class Comparison:
             state = (d["state"] if d["primary"] is None else f"{d['primary']} ({d['state']})"
                      ) if d["state"] is not None else "not diagnosed"
             lines.append(f"{name:{width}s} {s['steps']:7g} {s['final_reward']['value']:7.3f}"
-                         f"  {_status_text(s['plateau'], '.3f'):30s} "
+                         f"  {_status_text(s['plateau'], '.3f', s.get('reward_range')):30s} "
                          f"{_status_text(s['tau'], '.0f'):30s} {state}")
             why += [textwrap.fill(f"{name}: {words}", 100, subsequent_indent="    ",
                                   break_long_words=False) for words in _reasons(s)]
@@ -170,16 +170,26 @@ def _reasons(summary: dict[str, Any]) -> list[str]:
     return out
 
 
-def _status_text(entry: dict[str, Any], spec: str) -> str:
-    """Format a number with its status: the value and interval when determined, else a bound."""
+def _status_text(entry: dict[str, Any], spec: str,
+                 edges: Sequence[float] | None = None) -> str:
+    """Format a number with its status: the value and interval when determined, else a bound.
+
+    A bound that is an edge of the reward range (``edges``) says nothing the range does not,
+    so the other one is shown: a falling run's plateau ``(<= 0.006)``, not ``(>= 0.000)``.
+    """
     if entry.get("value") is not None and entry["status"] in ("determined", "singular"):
         interval = (f" [{format(entry['lower'], spec)}, {format(entry['upper'], spec)}]"
                     if entry.get("lower") is not None and entry.get("upper") is not None
                     else "")
         return format(entry["value"], spec) + interval + (
             "" if entry["status"] == "determined" else f" ({entry['status']})")
-    bound = next((f" ({side} {format(entry[side], spec)})" for side in ("lower", "upper")
-                  if entry.get(side) is not None), "")
+    low, high = edges if edges is not None else (None, None)
+    lower = None if entry.get("lower") == low else entry.get("lower")
+    upper = None if entry.get("upper") == high else entry.get("upper")
+    if lower is not None and upper is not None:
+        return f"{entry['status']} [{format(lower, spec)}, {format(upper, spec)}]"
+    bound = (f" (>= {format(lower, spec)})" if lower is not None
+             else f" (<= {format(upper, spec)})" if upper is not None else "")
     return entry["status"] + bound
 
 
@@ -264,7 +274,8 @@ def compare_runs(runs: Sequence[Run], *, clock: str = "step", momentum: float | 
     Comparison
         Each run's curve and summary: name, source, steps (last step), n_points,
         final_reward (mean of the last 10% of points), plateau and tau with their statuses,
-        diagnosis (state and primary mode).
+        the reward range the analysis took (None when unknown or not analysed), diagnosis
+        (state and primary mode).
     """
     if clock not in CLOCKS:
         raise InputError(f"clock: {clock!r} is not one of {', '.join(CLOCKS)}")
@@ -281,7 +292,7 @@ def compare_runs(runs: Sequence[Run], *, clock: str = "step", momentum: float | 
             "name": name, "source": run.source, "run": run.run_name,
             "steps": float(run.steps[-1]), "n_points": run.n_points,
             "final_reward": {"value": float(np.mean(run.reward[-last:])), "points": last},
-            "clock_end": float(x[-1]), "warnings": list(run.warnings),
+            "clock_end": float(x[-1]), "warnings": list(run.warnings), "reward_range": None,
         }
         try:
             analysis = analyse_run(run, momentum=momentum, reward_range=reward_range)
@@ -292,6 +303,8 @@ def compare_runs(runs: Sequence[Run], *, clock: str = "step", momentum: float | 
         else:
             diagnosis = analysis.diagnosis
             summary.update(plateau=analysis.plateau, tau=analysis.dynamics["tau"],
+                           reward_range=None if analysis.reward_range is None
+                           else list(analysis.reward_range),
                            diagnosis={"state": None if diagnosis is None else diagnosis.state,
                                       "primary": None if diagnosis is None
                                       else diagnosis.primary,

@@ -20,6 +20,7 @@ containers. Malformed input raises :class:`LogFormatError` naming the file and t
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,18 @@ import numpy as np
 
 from grpodyn.empirical.logs import formats
 from grpodyn.empirical.logs.aliases import CANONICAL, METRIC_ALIASES, per_function_rewards, resolve
-from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number
+from grpodyn.empirical.logs.common import (
+    LogFormatError,
+    Parsed,
+    Rows,
+    merged_steps,
+    missing_step_key,
+    number,
+)
 from grpodyn.empirical.logs.formats import Source
 from grpodyn.empirical.logs.infer import logged_meta
 from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
+from grpodyn.empirical.logs.text import COUNTER_WORDS
 
 __all__ = ["Run", "LogFormatError", "load_run", "load_runs", "list_runs", "Hyperparameter",
            "RunMeta", "METRIC_ALIASES"]
@@ -90,7 +99,8 @@ class Run:
         which = "" if self.run_name is None else f", run={self.run_name!r}"
         return (f"Run({Path(self.source).name!r}, {self.format}, {self.n_points} points{span}"
                 f"{which}, reward={self.reward_key!r}, metrics={len(self.metrics)}, "
-                f"{len(self.meta.to_items())} hyperparameters, {len(self.warnings)} warnings)")
+                f"{_count(len(self.meta.to_items()), 'hyperparameter')}, "
+                f"{_count(len(self.warnings), 'warning')})")
 
     def to_pandas(self) -> Any:
         """Return the run as a pandas DataFrame indexed by step (pandas: an optional dependency).
@@ -119,6 +129,11 @@ class Run:
         rows = [(number(row["step"]), {c: row[c] for c in metric_columns})
                 for _, row in table.iterrows()]
         return _assemble(source, Parsed("pandas", {"": rows}), rows)
+
+
+def _count(n: int, noun: str) -> str:
+    """Say ``n`` with its noun, singular for one: "1 warning", "3 warnings"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 # ---------------------------------------------------------------------------- assembly
@@ -196,7 +211,9 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     keep = np.ones(steps.size, dtype=bool)
     keep[1:] = steps[1:] != steps[:-1]
     if not keep.all():
-        warnings.append(f"{int((~keep).sum())} duplicate steps: kept the first of each")
+        warnings.append(merged_steps(steps.size, int(keep.sum()),
+                                     "duplicate steps: the first record of each kept, the others "
+                                     "dropped"))
     steps, rows = steps[keep], [r for r, k in zip(rows, keep, strict=True) if k]
 
     def column(key: str) -> np.ndarray:
@@ -240,6 +257,10 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
 # ---------------------------------------------------------------------------- dispatch
 
 
+#: The parser's note on steps read from a training progress counter ``n/total``.
+_COUNTER = re.compile(re.escape(COUNTER_WORDS).replace(re.escape("{total}"), r"(\d+)"))
+
+
 def _parse(path: Path, opts: dict[str, Any]) -> Source:
     """Parse ``path`` with the first format of the registry that sniffs it (``formats``)."""
     return formats.dispatch(path, formats.Options(opts["step_key"], opts["logging_steps"],
@@ -267,7 +288,25 @@ def _with_meta(run: Run, source: Source) -> Run:
     meta = files.merged(RunMeta(**logged)).merged(run.meta)
     run.meta, notes = infer_meta(run, meta)
     run.warnings += notes
+    total = _counter_total(source.parsed.notes)
+    if run.meta.planned_steps is None and total is not None:
+        run.meta = replace(run.meta, planned_steps=Hyperparameter(
+            total, "inferred", f"the total of the training progress counter (n/{total}) the "
+            "console printed, from which the steps were read"))
     return run
+
+
+def _counter_total(notes: list[str]) -> int | None:
+    """Return the total of the progress counter ``n/total`` the steps were read from, or None.
+
+    A console log's training progress bar counts up to the steps the run was set to take
+    (TRL's ``max_steps``); the parser's note names the counter it read the steps from.
+    """
+    for note in notes:
+        found = _COUNTER.search(note)
+        if found:
+            return int(found.group(1))
+    return None
 
 
 def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str | None = None,
@@ -280,6 +319,10 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
     path = Path(path)
     source = _parse(path, {"step_key": step_key, "logging_steps": logging_steps,
                            "reward_key": reward_key})
+    if step_key is not None and not any(
+            step_key in r for rows in source.parsed.runs.values() for _, r in rows):
+        raise missing_step_key(source.label, step_key,
+                               [r for rows in source.parsed.runs.values() for _, r in rows])
     runs, failures = [], []
     for name, rows in source.parsed.runs.items():
         try:
@@ -293,10 +336,6 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
         runs.append(_with_meta(run, source))
     if not runs:
         raise LogFormatError(f"{source.label}: no run with a usable reward ({'; '.join(failures)})")
-    if step_key is not None and not any(
-            step_key in r for rows in source.parsed.runs.values() for _, r in rows):
-        raise LogFormatError(f"{source.label}: no field {step_key!r} (--step-key) in this "
-                             f"{source.parsed.format} log")
     for run in runs:
         run.warnings += [f"run {f} left out" for f in failures]
     return runs

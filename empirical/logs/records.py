@@ -22,7 +22,14 @@ import math
 from pathlib import Path
 from typing import Any
 
-from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number
+from grpodyn.empirical.logs.common import (
+    LogFormatError,
+    Parsed,
+    Rows,
+    merged_steps,
+    missing_step_key,
+    number,
+)
 
 __all__ = ["STEP_NAMES", "parse_trainer_state", "parse_json", "parse_jsonl", "step_of",
            "merge_by_step"]
@@ -86,8 +93,17 @@ def parse_trainer_state(path: Path, data: dict[str, Any], step_key: str | None) 
         if key is None:
             continue
         rows.append((step, entry))
+    if step_key is not None and not rows:
+        raise missing_step_key(str(path), step_key, [e for e in history if isinstance(e, dict)])
     merged, n_merged = merge_by_step(rows, average=False)
     parsed = Parsed("trl_trainer_state", {"": merged}, ecosystem="trl")
+    # evaluation entries and the final summary share a training entry's step by design; training
+    # entries that share one (a resumed run logged twice, a hand-made file) are said
+    training = [s for s, e in rows if math.isfinite(s) and "train_runtime" not in e
+                and not any(k.startswith("eval_") for k in e)]
+    if len(training) > len(set(training)):
+        parsed.notes.append(merged_steps(len(training), len(set(training)),
+                                         "the first value of each metric kept"))
     # runs that grpodyn made (the tiny grid, the test beds) record their hyperparameters
     if isinstance(data.get("grpodyn_hparams"), dict):
         parsed.config = data["grpodyn_hparams"]
@@ -132,9 +148,11 @@ def _records_parsed(path: Path, records: list[tuple[int, Any]], fmt: str,
                 entry = {("eval/" + k if k != key else k): v for k, v in entry.items()
                          if k != "type"}
         rows.append((step, entry))
+    if not rows and step_key is not None:
+        raise missing_step_key(str(path), step_key,
+                               [e for _, e in records if isinstance(e, dict)])
     if not rows:
-        raise LogFormatError(f"{path}: no records with a step field"
-                             + (f" {step_key!r}" if step_key else ""))
+        raise LogFormatError(f"{path}: no records with a step field")
     if "_step" in rows[0][1] and fmt == "jsonl":
         fmt, ecosystem = "wandb_history", "wandb"
     parsed = Parsed(fmt, _split_restarts(rows), ecosystem=ecosystem)
@@ -142,8 +160,10 @@ def _records_parsed(path: Path, records: list[tuple[int, Any]], fmt: str,
         for name, run_rows in parsed.runs.items():
             parsed.runs[name], n_merged = merge_by_step(run_rows, average=True)
             if n_merged:
-                parsed.notes.append(f"records of one step merged ({n_merged} extra records; "
-                                    "numbers logged several times per step averaged)")
+                finite = sum(math.isfinite(step) for step, _ in run_rows)
+                parsed.notes.append("records of one step merged: " + merged_steps(
+                    finite, finite - n_merged,
+                    "numbers logged several times per step averaged"))
                 break
     if len(parsed.runs) > 1:
         parsed.notes.append(f"the step restarts {len(parsed.runs) - 1} times: "

@@ -159,6 +159,11 @@ def _inferred_interval(text: str, summary: dict[str, Any], n: int) -> tuple[int 
     return interval, "; ".join(words for _, words in sources) + f", for {n} logged points"
 
 
+#: How a note names the progress counter the steps were read from; the loader reads the
+#: run's planned length (the counter's total) back from these words.
+COUNTER_WORDS = "the training progress counter (n/{total})"
+
+
 def _counter_steps(text: str, offsets: list[int]) -> tuple[list[float] | None, str]:
     """Return the training progress counter printed before each offset, when it numbers them."""
     counters = [(m.start(), int(m.group(1)), int(m.group(2))) for m in _TRAIN_BAR.finditer(text)]
@@ -183,7 +188,7 @@ def _counter_steps(text: str, offsets: list[int]) -> tuple[list[float] | None, s
     if len(finite) < 0.9 * len(steps) or len(set(finite)) < 0.9 * len(finite) \
             or any(b < a for a, b in zip(finite, finite[1:], strict=False)) or max(finite) == 0:
         return None, ""
-    return steps, f"the training progress counter (n/{total}) printed before each logged dict"
+    return steps, f"{COUNTER_WORDS.format(total=total)} printed before each logged dict"
 
 
 def _bisect(values: list[int], x: int) -> int:

@@ -12,6 +12,7 @@ from grpodyn.cli.options import (
     finite_float,
     group_size,
     load_log,
+    naming_the_run,
     print_wrapped,
 )
 from grpodyn.ground import finite_json
@@ -50,7 +51,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                              f"logged points (steps {run.steps[0]:g}-{run.steps[-1]:g}); a "
                              f"diagnosis needs at least {MIN_POINTS}")
     # diagnose reads G from run.meta (the user's --group-size, else the log's) with its source
-    result = diagnose(run).to_dict()
+    with naming_the_run(run):
+        result = diagnose(run).to_dict()
     result["run"] = run.run_name  # which run of a log that holds several (None: the only one)
     result["until"] = None if args.until is None else float(run.steps[-1])
     result["warnings"] = run.warnings

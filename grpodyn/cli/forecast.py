@@ -43,7 +43,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                      "score the rest (default: no cut)")
     p.add_argument("--horizon", type=finite_float, help="forecast up to this step (default, "
                    "without a cut: the steps the run was set to take, where the log records "
-                   "them: TRL's max_steps)")
+                   "them: TRL's max_steps, or the total of a console's progress counter n/N)")
     p.add_argument("--level", type=open_fraction, default=0.9,
                    help="central probability of the band (default 0.9)")
     p.add_argument("--forecaster", choices=tuple(FORECASTERS),
@@ -72,8 +72,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError(
                 f"{args.log}: say where to forecast: --horizon STEP (past the log's end), or "
                 "--train-fraction F / --until STEP (fit the start, forecast and score the "
-                "rest); " + ("the log records no planned length (TRL max_steps)" if planned
-                             is None else f"its planned length, step {planned:g}, is reached"))
+                "rest); " + ("the log records no planned length (TRL max_steps, or the "
+                             "total N of a console's progress counter n/N)" if planned is None
+                             else f"its planned length, step {planned:g}, is reached"))
         horizon = float(planned)
     until = args.until
     if args.train_fraction is None and until is None:

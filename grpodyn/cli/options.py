@@ -227,12 +227,16 @@ def naming_the_run(run: Run) -> Iterator[None]:
     """Name the run, beside its log, in an input error about a run of a log of several.
 
     The analysis's errors begin "LOG: "; for ``--run NAME`` (or the run read by default) they
-    begin "LOG [NAME]: ", as the command's own header does.
+    begin "LOG [NAME]: ", as the command's own header does. An error about too few points
+    also says where the loader merged records that shared a step
+    (:func:`grpodyn.analysis.saying_merged_steps`).
     """
+    from grpodyn.analysis import saying_merged_steps
     from grpodyn.ground import InputError
 
     try:
-        yield
+        with saying_merged_steps(run):
+            yield
     except InputError as exc:
         head = f"{run.source}: "
         if not run.run_name or not str(exc).startswith(head):
