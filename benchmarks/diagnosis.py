@@ -9,7 +9,7 @@ Prints, each table with its threshold-rule baseline:
 3. the early warning: on the runs that collapse (public and simulated), the step at which the
    reward had lost half of its drop, the warnings before it and the lead time; on the runs that
    do not collapse, the share of prefixes with a (false) warning;
-4. with ``--tiny-grids [DIR]``, the real TRL runs of the tiny-model grids (every ``tiny_grid*``
+4. with ``--tiny-grids [DIR]``, the real TRL runs of the tiny-model grids (every ``tiny_*``
    folder of DIR, default ``studies/tiny_grids/data``; a folder holding some of them scores
    those alone):
    the modes flagged on the runs at stable lrs (no failure induced) and the false warnings on
@@ -275,13 +275,13 @@ _TINY_PREFIXES = 20  # prefixes per run for the false-warning share
 def tiny_grid_table(folder: Path) -> tuple[list[str], dict]:
     """The diagnosis and the warning on the tiny-model grids' runs, with the threshold rules.
 
-    Runs of the grids' stable lrs (every ``tiny_grid*`` folder but the ``_high`` ones: no
+    Runs of the grids' stable lrs (every ``tiny_*`` grid folder but the ``_high`` ones: no
     failure was induced, though G = 2 leaves most groups without spread): how many get each
     mode flagged, by the diagnosis and by the threshold rules of monitoring tools, and the
     share of their prefixes with a (false) early warning, beside the threshold-rule warning.
     Runs of the lrs above them (the ``_high`` folders): the diagnosis's primary call and state.
     """
-    grids = sorted(p for p in folder.glob("tiny_grid*") if p.is_dir())
+    grids = sorted(p for p in folder.glob("tiny_*") if p.is_dir() and p.name != "tiny_testbed")
     stable = [p for grid in grids if not grid.name.endswith("_high")
               for p in sorted(grid.glob("*.json"))]
     above = [p for grid in grids if grid.name.endswith("_high")
@@ -344,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="seeds of the categorical simulator: FIRST STOP, or FIRST-LAST "
                              "(inclusive); default: the first scored ones, 100 106")
     parser.add_argument("--tiny-grids", nargs="?", const=TINY_GRIDS, type=Path, metavar="DIR",
-                        help="also score the tiny-model TRL grids: every tiny_grid* folder "
-                        "in DIR (default studies/tiny_grids/data)")
+                        help="also score the tiny-model TRL grids: every tiny_* grid folder "
+                        "in DIR but the labelled tiny_testbed (default studies/tiny_grids/data)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     public = Path(args.public)
