@@ -26,14 +26,19 @@ from grpodyn.empirical.logs.sweep_model import (
     model_system,
     start_point,
 )
-from grpodyn.empirical.logs.sweep_runs import SweepRun, collapsed
+from grpodyn.empirical.logs.sweep_runs import SweepRun, as_runs, collapsed
 from grpodyn.ground import InputError
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.mean_field_map import (
     MeanFieldMap,
 )
 
-__all__ = ["SweepFit", "fit_sweep"]
+__all__ = ["ONE_RUN", "SweepFit", "fit_sweep"]
+
+#: Why a sweep of one fitted run quotes no standard errors: the cluster-robust covariance sums
+#: each run's score J_c' e_c, which for a single run is the gradient of the fit, zero at its
+#: optimum, so the sandwich would give errors of rounding size.
+ONE_RUN = "one run fitted, and the cluster-robust error needs two runs or more"
 
 
 def _sandwich(jac: np.ndarray, residuals: np.ndarray, clusters: np.ndarray) -> np.ndarray:
@@ -95,17 +100,37 @@ class SweepFit:
     # draws, seed) and the shared prompt part ("shared_prompt_part")
     calibrations: dict[Any, dict[str, Any]] = field(default_factory=dict, repr=False)
 
+    def __repr__(self) -> str:
+        constants = self.constants()
+        shown = ", ".join(f"{k}={c['value']:.4g}" for k, c in constants.items()
+                          if isinstance(c.get("value"), float))
+        return (f"SweepFit({len(self.runs)} runs, {len(self.fitted)} fitted, "
+                f"{'/'.join(self.layout.optimizers)}: {shown}, {len(self.warnings)} "
+                f"warning{'s' * (len(self.warnings) != 1)})")
+
     def constants(self) -> dict[str, dict[str, Any]]:
-        """Shared constants in physical units with standard errors (delta method for logs)."""
+        """Shared constants in physical units with standard errors (delta method for logs).
+
+        A constant's ``status`` says whether the runs determine it; with one run fitted none
+        has a standard error (see :data:`ONE_RUN`).
+        """
         out = {}
         se = np.sqrt(np.clip(np.diag(self.cov), 0, None))
         lower, upper = model_bounds(self.layout)
+        one_run = len(self.fitted) < 2
         for i, name in enumerate(self.layout.names):
             value, err = float(self.theta[i]), float(se[i])
             at_bound = bool(self.at_bound[i]) or np.isclose(value, lower[i], atol=1e-3) or \
                 np.isclose(value, upper[i], atol=1e-3)
             entry: dict[str, Any]
-            if name.startswith("log_"):
+            if one_run and not at_bound:  # one cluster: the sandwich is zero by construction
+                entry = {"value": self.layout.physical(self.theta, name)
+                         if name.startswith("log_") else value, "stderr": None,
+                         "status": f"not determined: {ONE_RUN}"}
+                if name.startswith("log_"):
+                    entry["log_stderr"] = None
+                out[name.removeprefix("log_")] = entry
+            elif name.startswith("log_"):
                 phys = name.removeprefix("log_")
                 scaled = self.layout.physical(self.theta, name)
                 entry = {"value": scaled, "stderr": float(scaled * err), "log_stderr": err}
@@ -404,8 +429,9 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
 
     Parameters
     ----------
-    runs : list of SweepRun
-        The runs; those that collapsed are left out of the fit.
+    runs : list of SweepRun or of log paths
+        The runs (a path is loaded by :func:`~.sweep_runs.load_sweep_run`); those that
+        collapsed are left out of the fit. The same run twice is refused.
     finite_group : bool
         Put the finite-G drift factor 1 - p^G - (1-p)^G on the force (derivations
         ``sgd_stiffness_finite_group``, ``adam_stiffness_finite_group``); False gives the
@@ -427,6 +453,7 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
     SweepFit
         The joint fit.
     """
+    runs = as_runs(runs)
     if not runs:
         raise InputError("a sweep needs at least one run")
     for run in runs:
@@ -448,6 +475,10 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
         warnings.append("all Adam runs share one B G: the noise ratio rho_A is not determined "
                         "(signal-dominated Adam assumed: k independent of G and B)")
     theta, cov, _, at_bound = _joint_fit(fitted, layout)
+    if len(fitted) < 2:
+        warnings.append(f"the constants have no standard errors: {ONE_RUN} (one run's points "
+                        "are correlated along its path, and its score sums to zero at the fit); "
+                        "a transfer's band leaves out their uncertainty")
     for i in np.flatnonzero(at_bound):
         name = layout.names[i]
         if name.startswith("r_star") or name.startswith("r0"):

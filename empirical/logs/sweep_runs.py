@@ -24,7 +24,7 @@ from grpodyn.numerics.mean_field_map import (
 )
 
 __all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "SweepRun", "parse_hparams",
-           "load_sweep_run", "collapsed"]
+           "checked_types", "load_sweep_run", "as_runs", "collapsed"]
 
 #: keys of ``--hparams`` and ``--to`` and their types
 HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
@@ -37,14 +37,22 @@ META_NAMES = {"lr": "lr", "group_size": "group_size", "batch": "batch", "momentu
 
 
 def parse_hparams(text: str, *, name: str = "--hparams") -> dict[str, Any]:
-    """``"lr=1e-3,group_size=8,schedule=cosine"`` as a checked dict (empty text: empty dict)."""
+    """``"lr=1e-3,group_size=8,schedule=cosine"`` as a checked dict (empty text: empty dict).
+
+    A key given twice is refused: which of its values was meant cannot be told.
+    """
     out: dict[str, Any] = {}
+    texts: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or key not in HPARAM_KEYS:
             raise InputError(f"{name}: {item!r} is not key=value with a key among "
                              f"{', '.join(HPARAM_KEYS)}")
+        if key in texts:
+            raise InputError(f"{name}: {key} given twice ({key}={texts[key]} and "
+                             f"{key}={value.strip()}); give each key once")
+        texts[key] = value.strip()
         try:
             parsed = HPARAM_KEYS[key](value.strip())
         except ValueError:
@@ -54,6 +62,39 @@ def parse_hparams(text: str, *, name: str = "--hparams") -> dict[str, Any]:
             raise InputError(f"{name}: {key} must be finite, got {value!r}")
         out[key] = parsed
     return checked_run(out, name)
+
+
+def checked_types(hp: Any, name: str) -> dict[str, Any]:
+    """Return a copy of the hyperparameter dict ``hp`` after checking its keys and value types.
+
+    A key outside :data:`HPARAM_KEYS` (a misspelt one would otherwise be ignored) and a value
+    of the wrong type (a string for a number, a bool, a float for a count) are refused with an
+    :class:`~grpodyn.ground.InputError` naming the key; an int is taken for a float.
+    """
+    if not isinstance(hp, dict):
+        raise InputError(f"{name}: hyperparameters must be a dict of key: value, got "
+                         f"{type(hp).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in hp.items():
+        if key not in HPARAM_KEYS:
+            raise InputError(f"{name}: unknown hyperparameter {key!r}; the keys are "
+                             f"{', '.join(HPARAM_KEYS)}")
+        kind = HPARAM_KEYS[key]
+        if kind is str:
+            ok = isinstance(value, str)
+        elif kind is int:
+            ok = isinstance(value, (int, np.integer)) or (
+                isinstance(value, (float, np.floating)) and float(value).is_integer())
+        else:
+            ok = isinstance(value, (int, float, np.integer, np.floating))
+        if not ok or isinstance(value, (bool, np.bool_)):
+            article = "an" if kind is int else "a"
+            raise InputError(f"{name}: {key} must be {article} {kind.__name__}, got {value!r} "
+                             f"({type(value).__name__})")
+        if kind is not str and not np.isfinite(float(value)):
+            raise InputError(f"{name}: {key} must be finite, got {value!r}")
+        out[key] = value if kind is str else kind(value)
+    return out
 
 
 def checked_run(hp: dict[str, Any], name: str) -> dict[str, Any]:
@@ -83,10 +124,14 @@ def checked_run(hp: dict[str, Any], name: str) -> dict[str, Any]:
 
 @dataclass(eq=False)
 class SweepRun:
-    """One run of a sweep: its reward path (steps from 0 at its first point) and settings.
+    """One run of a sweep: its reward path and settings.
 
-    ``first_step`` is the log's own step of the first point (1 for a log that counts from 1):
-    a prediction is labelled with the log's steps, ``first_step + steps``.
+    ``steps`` counts the steps since the run's first logged point: 0 at that point, whatever
+    the log calls it, so that every run of a sweep starts its map at index 0 and the fit and
+    the transfer index their paths alike. ``first_step`` is the log's own step of that first
+    point (1 for a log that counts from 1): the log's numbering of a point is
+    ``first_step + steps``, and ``grpodyn transfer`` labels its predictions with it (a log of
+    steps 1..360 gives ``steps`` 0..359 and ``first_step`` 1).
     """
 
     name: str
@@ -95,6 +140,15 @@ class SweepRun:
     hparams: dict[str, Any]
     sources: dict[str, str] = field(default_factory=dict)
     first_step: float = 0.0
+
+    def __repr__(self) -> str:
+        h = self.hparams
+        shown = ", ".join(f"{k}={h[k]:g}" if isinstance(h[k], float) else f"{k}={h[k]}"
+                          for k in ("optimizer", "lr", "group_size", "batch", "seed") if k in h)
+        span = (f", log steps {self.first_step + self.steps[0]:g}-"
+                f"{self.first_step + self.steps[-1]:g}") if self.steps.size else ""
+        return (f"SweepRun({Path(self.name).name!r}, {self.reward.size} points{span}, "
+                f"{shown})")
 
     @property
     def setting(self) -> tuple:
@@ -122,6 +176,7 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None, *,
     (:func:`~grpodyn.empirical.logs.infer.format_defaults`: a TRL, verl or OpenRLHF log implies
     AdamW), so that ``--hparams`` asks only for what none of them says.
     """
+    overrides = checked_types(overrides or {}, f"{path}: overrides")
     run = load_run(path, reward_key=reward_key, logging_steps=logging_steps)
     found: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -161,6 +216,37 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None, *,
     # the loader keeps only points with a finite reward
     return SweepRun(str(path), run.steps - run.steps[0], run.reward, found, sources,
                     float(run.steps[0]))
+
+
+def as_runs(runs: Any, name: str = "runs") -> list[SweepRun]:
+    """Return ``runs`` as a list of distinct sweep runs, a path loaded as the CLI loads it.
+
+    Each item is a :class:`SweepRun` or the path of a log (:func:`load_sweep_run` with the
+    hyperparameters the log gives). The same run twice (one object, or one name with the same
+    reward path) is refused: it would count as two independent runs and shrink the errors.
+    """
+    if isinstance(runs, (str, Path, SweepRun)):
+        runs = [runs]
+    try:
+        items = list(runs)
+    except TypeError:
+        raise InputError(f"{name}: a list of SweepRun or log paths, got "
+                         f"{type(runs).__name__}") from None
+    out: list[SweepRun] = []
+    for i, item in enumerate(items):
+        if isinstance(item, (str, Path)):
+            item = load_sweep_run(item)
+        elif not isinstance(item, SweepRun):
+            raise InputError(f"{name}[{i}]: a SweepRun (grpodyn.load_sweep_run) or a log path, "
+                             f"got {type(item).__name__}")
+        for other in out:
+            if other is item or (other.name == item.name
+                                 and np.array_equal(other.steps, item.steps)
+                                 and np.array_equal(other.reward, item.reward)):
+                raise InputError(f"{name}: {item.name} given twice; each run enters a sweep "
+                                 "once")
+        out.append(item)
+    return out
 
 
 def collapsed(run: SweepRun) -> bool:

@@ -15,12 +15,14 @@ from scipy.stats import norm
 from grpodyn.empirical.logs.sweep_band import Band, band, band_window
 from grpodyn.empirical.logs.sweep_exponents import contradicted
 from grpodyn.empirical.logs.sweep_fit import SweepFit, fit_sweep
-from grpodyn.empirical.logs.sweep_runs import SweepRun, checked_run
+from grpodyn.empirical.logs.sweep_runs import SweepRun, as_runs, checked_run, checked_types
 from grpodyn.empirical.logs.sweep_shared import shared_prompts
 from grpodyn.ground import InputError, check_fraction, check_int
 from grpodyn.numerics.executor import run_tasks
 
 _DISTANCE_KEYS = ("lr", "group_size", "batch", "num_iterations", "momentum")
+#: target keys the mean path does not depend on, with the value a run that names none has
+_UNMODELLED = {"kl": None, "num_iterations": None}
 
 
 def setting_distance(a: dict[str, Any], b: dict[str, Any]) -> float:
@@ -219,13 +221,65 @@ def _first_step(runs: list[SweepRun]) -> float:
     return float(values[np.argmax(counts)]) if values.size else 0.0
 
 
+def _check_modelled(fit: SweepFit, target: dict[str, Any]) -> None:
+    """Refuse a target value of a key the map does not carry that no fitted source ran at.
+
+    The mean path depends on the optimizer, lr, momentum, G, B, schedule, warm-up and seed; the
+    KL coefficient and the reuse count (num_iterations) leave it unchanged, so a target that
+    moves them away from every fitted source would be predicted as if it had not.
+    """
+    for key, default in _UNMODELLED.items():
+        if key not in target:
+            continue
+        seen = sorted({r.hparams.get(key, default) for r in fit.fitted}, key=str)
+        if target[key] in seen:
+            continue
+        shown = ", ".join("not given" if v is None else f"{v:g}" for v in seen)
+        left = sorted({r.hparams.get(key) for r in fit.runs if r not in fit.fitted} - {None})
+        note = (f"; the runs at {key} {', '.join(f'{v:g}' for v in left)} collapsed and are "
+                "not fitted") if left else ""
+        raise InputError(f"--to {key}={target[key]:g}: the transfer carries lr, G, B, "
+                         f"momentum, schedule and warmup, not {key}; the fitted sources ran at "
+                         f"{key} {shown}{note}: give one of them or leave {key} out")
+
+
+def _assumptions(fit: SweepFit, system: Any) -> list[str]:
+    """Return what a transfer from ``fit`` assumes, the target's map ``system``'s own last."""
+    return [
+        "the target shares the sources' model, task and reward; runs of one seed share the "
+        "starting policy (r0), given with --to seed=N" if fit.layout.starts else
+        "the target shares the sources' model, task, reward and starting policy (r0)",
+        "finite-G drift factor 1 - p^G - (1-p)^G on the force at p = the mean-field reward"
+        if fit.layout.finite_group else "every group informative (large-G map)",
+        "plateau r* per seed (an unseen seed: the seeds' mean), not a function of lr"
+        if fit.layout.plateau == "per_seed" and fit.layout.starts else
+        "plateau r* shared by the runs of one optimizer (not a function of lr)",
+        "SGD stiffness lr * kappa; Adam stiffness lr (1-beta1) kappa_A / sqrt(1 + rho_p/B + "
+        "rho_A/(B G)) (rho_p = 0 unless fitted)",
+        "sampling noise costs expected reward at second order: a drag lr^2 h (sigma_p^2/B + "
+        "sigma_c^2/(B G)) / (2 (1 - beta^2)) (SGD), lr^2 h (1-beta1)/(2 (1+beta1)) rho/(1+rho) "
+        "(Adam) per step" if fit.layout.units else "no noise drag on the mean path",
+        "band: constants' covariance (cluster-robust, one cluster per run) and the fitted "
+        "exponents' errors, sampled; seed-to-seed spread "
+        "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G)), and the map's "
+        "transfer error s d^2 (m(n) - m(0))^2 with s from leave-one-setting-out on the sources "
+        "(see band_calibration)",
+        "runs of one seed and one batch draw the same prompts at each step: the mean carries "
+        "the prompts' share beta of the partner runs' deviations from their smoothed paths and "
+        "the band the rest of the between-prompt noise (see shared_prompts)",
+        *system.assumptions]
+
+
 def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
              level: float = 0.9, draws: int = 200, seed: int = 0,
              fit: SweepFit | None = None, cross_validate: bool = True,
              refits: dict | None = None) -> dict[str, Any]:
     """Predict the reward path of a run with hyperparameters ``target`` from ``sources``.
 
-    ``target`` has keys of :data:`HPARAM_KEYS`; missing ones are taken from the first source.
+    ``sources`` are sweep runs or log paths (loaded as :func:`~.sweep_runs.load_sweep_run`
+    loads them). ``target`` has keys of :data:`HPARAM_KEYS` (another key, or a value of the
+    wrong type, is refused); missing ones are taken from the first source. A target kl or
+    num_iterations that no fitted source ran at is refused: the map does not carry them.
     ``cross_validate`` adds the transfer-error term s d^2 (m(n) - m(0))^2 to the
     band, s calibrated by :func:`transfer_error` (leave-one-setting-out on the sources, about
     one sweep fit per source setting; ``refits`` shares them between calls); False gives
@@ -248,9 +302,12 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     (``status``, ``beta``, ``partners``, ``form``).
     """
     level = check_fraction("--level", level)
+    target = checked_run(checked_types(target, "--to"), "--to")
+    sources = as_runs(sources, "sources")
     fit = fit_sweep(sources) if fit is None else fit
+    _check_modelled(fit, target)
     base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
-    hp = {**base, **checked_run(dict(target), "--to")}
+    hp = {**base, **target}
     warnings = list(fit.warnings)
     if hp["optimizer"] not in fit.layout.optimizers:
         raise InputError(f"--to: optimizer {hp['optimizer']} has no source run; the sources "
@@ -298,29 +355,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
                         f"({exponents['tau_lr']['status'].split(':')[0]})")
     if system.lr > 0.5 * system.lr_max:
         warnings.append(f"lr is within a factor 2 of the slow-mode limit {system.lr_max:.3g}")
-    assumptions = [
-        "the target shares the sources' model, task and reward; runs of one seed share the "
-        "starting policy (r0), given with --to seed=N" if fit.layout.starts else
-        "the target shares the sources' model, task, reward and starting policy (r0)",
-        "finite-G drift factor 1 - p^G - (1-p)^G on the force at p = the mean-field reward"
-        if fit.layout.finite_group else "every group informative (large-G map)",
-        "plateau r* per seed (an unseen seed: the seeds' mean), not a function of lr"
-        if fit.layout.plateau == "per_seed" and fit.layout.starts else
-        "plateau r* shared by the runs of one optimizer (not a function of lr)",
-        "SGD stiffness lr * kappa; Adam stiffness lr (1-beta1) kappa_A / sqrt(1 + rho_p/B + "
-        "rho_A/(B G)) (rho_p = 0 unless fitted)",
-        "sampling noise costs expected reward at second order: a drag lr^2 h (sigma_p^2/B + "
-        "sigma_c^2/(B G)) / (2 (1 - beta^2)) (SGD), lr^2 h (1-beta1)/(2 (1+beta1)) rho/(1+rho) "
-        "(Adam) per step" if fit.layout.units else "no noise drag on the mean path",
-        "band: constants' covariance (cluster-robust, one cluster per run) and the fitted "
-        "exponents' errors, sampled; seed-to-seed spread "
-        "of the sources, per-step sampling noise r(1-r)(c_B/B + c_BG/(B G)), and the map's "
-        "transfer error s d^2 (m(n) - m(0))^2 with s from leave-one-setting-out on the sources "
-        "(see band_calibration)",
-        "runs of one seed and one batch draw the same prompts at each step: the mean carries "
-        "the prompts' share beta of the partner runs' deviations from their smoothed paths and "
-        "the band the rest of the between-prompt noise (see shared_prompts)",
-        *system.assumptions]
+    assumptions = _assumptions(fit, system)
     constants = fit.constants()
     constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
     constants["seed_spread_variance"] = {"value": seed_var}

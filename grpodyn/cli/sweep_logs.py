@@ -58,14 +58,22 @@ def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
     """Return the runs of every (log, ``--hparams`` text) pair and the notes on runs left out.
 
     Each log gives its runs by :func:`load_log_runs`, with its own ``--hparams``; a progress
-    bar counts the logs when ``bars``.
+    bar counts the logs when ``bars``. A log given twice (the same file by its resolved path) is
+    refused: its runs would enter the fit twice, as if independent, and halve its errors.
     """
     from grpodyn.empirical.logs.sweep import parse_hparams
+    from grpodyn.ground import InputError
     from grpodyn.progress import progress_bar
 
     runs, notes = [], []
+    seen: dict[Path, str] = {}
     for path, text in progress_bar(pairs, total=len(pairs), description="loading runs",
                                    enabled=bars):
+        where = Path(path).resolve()
+        if where in seen:  # one log's runs twice would count as twice the evidence
+            same = "" if seen[where] == str(path) else f" (the same file as {seen[where]})"
+            raise InputError(f"{path}: given twice{same}; each run enters a sweep once")
+        seen[where] = str(path)
         loaded, left_out = load_log_runs(path, parse_hparams(text or ""), reward_key=reward_key,
                                          logging_steps=logging_steps)
         runs += loaded

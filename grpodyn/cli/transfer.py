@@ -77,6 +77,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not getattr(args, "sources", None):
         raise UsageError("transfer needs at least one --from LOG")
     target = parse_hparams(args.to, name="--to")
+    if not target:
+        raise UsageError(f"--to {args.to!r}: no hyperparameters to predict; give key=value "
+                         "pairs (e.g. --to lr=1e-4)")
     for option, steps in (("--steps ", args.steps), ("--to steps=", target.get("steps"))):
         if steps is not None and steps > MAX_STEPS:
             raise UsageError(f"{option}{steps:g}: at most {MAX_STEPS:,} steps to predict")
@@ -95,7 +98,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_human(result: dict[str, Any]) -> None:
-    """Print the band's calibration and ten points of the band."""
+    """Print the notes, the band's calibration, the assumptions and ten points of the band.
+
+    The points are every tenth of the path and its last step.
+    """
     for warning in result["warnings"]:
         print(f"note: {warning}")
     cal = result.get("band_calibration") or {}
@@ -117,8 +123,24 @@ def print_human(result: dict[str, Any]) -> None:
     if target:  # --to gives some settings, the first source the others: say which were used
         print("target: " + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                                      for k, v in target.items()))
+    said: set[str] = set()
+    for text in result.get("assumptions") or []:
+        if text[:40] not in said:  # the map restates some of the fit's assumptions
+            said.add(text[:40])
+            print(f"assumes: {_short(text)}")
     print(f"step  mean  [{100 * result['level']:.0f}% band]")
     steps = result["steps"]
-    for i in range(0, len(steps), max(len(steps) // 10, 1)):
+    shown = list(range(0, len(steps), max(len(steps) // 10, 1)))
+    if shown and shown[-1] != len(steps) - 1:
+        shown.append(len(steps) - 1)  # the last step predicted, the one asked for
+    for i in shown:
         print(f"{steps[i]:>5} {result['mean'][i]:.3f} [{result['lower'][i]:.3f}, "
               f"{result['upper'][i]:.3f}]")
+
+
+def _short(text: str, width: int = 100) -> str:
+    """Return an assumption as it is, or cut at a clause before ``width`` characters."""
+    if len(text) <= width:
+        return text
+    cut = max(text.rfind(mark, 0, width - 3) for mark in ("; ", " (", ", "))
+    return text[: cut if cut > 0 else width - 3] + " ..."

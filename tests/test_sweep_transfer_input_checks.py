@@ -1,0 +1,136 @@
+"""Bad and degenerate input to ``grpodyn sweep`` and ``grpodyn transfer`` and their Python API:
+one run's errors, a run given twice, target keys the transfer does not carry, misspelt keys and
+wrong types, duplicate keys, the last step of the table and the reprs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import grpodyn
+from grpodyn.cli import main
+from grpodyn.empirical.logs.sweep import SweepRun, fit_sweep, load_sweep_run, transfer
+from grpodyn.ground import InputError
+from grpodyn.numerics.mean_field_map import MeanFieldMap
+
+STEPS = 120
+
+
+def _log(folder: Path, lr: float, seed: int) -> Path:
+    """A small SGD log counting its steps from 1, with its settings in ``grpodyn_hparams``."""
+    system = MeanFieldMap(lr=lr, kappa=0.5, optimizer="sgd", momentum=0.9)
+    mean = 0.7 + system.displacement(STEPS - 1, e0=0.2 - 0.7)[0]
+    reward = mean + np.random.default_rng([seed, int(lr * 1e4)]).normal(0, 0.02, STEPS)
+    path = folder / f"sgd_lr{lr:g}_seed{seed}.json"
+    path.write_text(json.dumps({
+        "log_history": [{"step": n + 1, "reward": float(r)} for n, r in enumerate(reward)],
+        "grpodyn_hparams": {"optimizer": "sgd", "lr": lr, "momentum": 0.9, "group_size": 8,
+                            "batch": 16, "kl": 0.02, "num_iterations": 1, "seed": seed}}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> list[str]:
+    folder = tmp_path_factory.mktemp("sweep_input")
+    return [str(_log(folder, lr, seed)) for lr in (0.005, 0.02) for seed in (0, 1)]
+
+
+def test_one_run_has_no_standard_errors(logs):
+    constants = fit_sweep([load_sweep_run(logs[0])]).constants()
+    for name in ("r0", "kappa"):
+        assert constants[name]["stderr"] is None
+        assert constants[name]["status"].startswith("not determined: one run fitted")
+
+
+def test_two_runs_keep_their_standard_errors(logs):
+    constants = fit_sweep([load_sweep_run(p) for p in logs[:2]]).constants()
+    assert constants["kappa"]["stderr"] is not None and constants["kappa"]["stderr"] > 0
+
+
+def test_same_run_twice_refused(logs, capsys):
+    run = load_sweep_run(logs[0])
+    with pytest.raises(InputError, match="given twice"):
+        fit_sweep([run, run])
+    with pytest.raises(InputError, match="given twice"):
+        fit_sweep([run, load_sweep_run(logs[0])])
+    assert main(["sweep", logs[0], logs[0]]) == 2
+    again = str(Path(logs[0]).parent / "." / Path(logs[0]).name)  # the same file, spelt apart
+    assert main(["transfer", "--from", logs[0], "--from", again, "--to", "lr=0.01"]) == 2
+    err = capsys.readouterr().err
+    assert "given twice" in err and len(err.strip().splitlines()) == 2
+
+
+@pytest.mark.parametrize("spec", ["kl=0.5", "num_iterations=16"])
+def test_unmodelled_target_key_refused(logs, spec, capsys):
+    argv = ["transfer", "--from", logs[0], "--from", logs[2], "--to", spec]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    key = spec.split("=")[0]
+    assert len(err.splitlines()) == 1 and f"--to {spec}" in err and f"not {key}" in err
+
+
+def test_target_at_the_sources_kl_accepted(logs):
+    out = transfer(logs[:1] + logs[2:3], {"lr": 0.01, "kl": 0.02}, cross_validate=False,
+                   draws=0)
+    assert out["target"]["kl"] == 0.02
+
+
+@pytest.mark.parametrize("target, match", [({"learning_rate": 1e-4}, "'learning_rate'.*lr, "),
+                                           ({"lr": "1e-4"}, "lr must be a float"),
+                                           ({"group_size": 8.5}, "group_size must be an int"),
+                                           ({"lr": True}, "lr must be a float")])
+def test_api_target_keys_and_types(logs, target, match):
+    with pytest.raises(InputError, match=match):
+        transfer(logs[:1] + logs[2:3], target, cross_validate=False, draws=0)
+
+
+def test_api_override_keys(logs):
+    with pytest.raises(InputError, match="unknown hyperparameter 'foo'"):
+        load_sweep_run(logs[0], {"foo": 1})
+
+
+def test_api_takes_paths(logs):
+    fit = grpodyn.fit_sweep(logs[:1] + logs[2:3])
+    assert len(fit.runs) == 2 and all(isinstance(r, SweepRun) for r in fit.runs)
+    out = grpodyn.transfer(logs[:1] + logs[2:3], {"lr": 0.01}, cross_validate=False, draws=0)
+    assert len(out["mean"]) == STEPS
+
+
+@pytest.mark.parametrize("option", ["--to", "--hparams"])
+def test_duplicate_key_refused(logs, option, capsys):
+    spec = "lr=0.01,lr=0.02"
+    argv = (["transfer", "--from", logs[0], "--hparams", spec, "--to", "lr=0.01"]
+            if option == "--hparams" else ["transfer", "--from", logs[0], "--to", spec])
+    assert main(argv) == 2
+    assert "lr given twice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", ["", " , "])
+def test_empty_target_refused(logs, spec, capsys):
+    assert main(["transfer", "--from", logs[0], "--to", spec]) == 2
+    assert "no hyperparameters to predict" in capsys.readouterr().err
+
+
+def test_table_ends_at_the_last_step_and_says_its_assumptions(logs, capsys):
+    assert main(["transfer", "--from", logs[0], "--from", logs[2], "--to", "lr=0.01"]) == 0
+    text = capsys.readouterr().out
+    rows = [line.split() for line in text.splitlines() if line[:5].strip().isdigit()]
+    assert rows[-1][0] == str(STEPS) and rows[0][0] == "1"
+    assert "assumes:" in text
+
+
+def test_reprs_are_one_short_line(logs):
+    fit = fit_sweep(logs)
+    for text in (repr(fit), repr(fit.runs[0])):
+        assert "\n" not in text and len(text) < 300
+    assert "log steps 1-120" in repr(fit.runs[0])
+    assert repr(fit).startswith("SweepFit(4 runs, 4 fitted")
+
+
+def test_steps_count_from_the_first_point(logs):
+    run = load_sweep_run(logs[0])
+    assert run.steps[0] == 0 and run.first_step == 1.0
+    assert "first_step + steps" in SweepRun.__doc__
