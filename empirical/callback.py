@@ -32,7 +32,11 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+try:
+    from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+except ImportError as exc:  # the callback plugs into transformers' Trainer: an optional extra
+    raise ImportError(f"grpodyn's TRL callback needs transformers ({exc}): "
+                      "pip install 'grpodyn[trl]'") from None
 
 from grpodyn.empirical.diagnostics.diagnose import MODES
 from grpodyn.ground import InputError, check_int
@@ -57,7 +61,7 @@ class GRPODynamicsCallback(TrainerCallback):
         Logged rewards needed before the first fit.
     diagnose_every : int
         Run the diagnosis every this many log events (0: never).
-    stop_on : iterable of str
+    stop_on : str or iterable of str
         Failure modes (of ``MODES``) that stop training when flagged, and ``"early_warning"``
         to stop when the precursors of a collapse fire.
     group_size : int, optional
@@ -69,7 +73,8 @@ class GRPODynamicsCallback(TrainerCallback):
         self.fit_every = check_int("fit_every", fit_every, minimum=1)
         self.min_points = check_int("min_points", min_points, minimum=5)
         self.diagnose_every = check_int("diagnose_every", diagnose_every, minimum=0)
-        self.stop_on = tuple(stop_on)
+        # one mode given as a string is that mode, not its characters
+        self.stop_on = (stop_on,) if isinstance(stop_on, str) else tuple(stop_on)
         known = (*MODES, EARLY_WARNING)
         unknown = [m for m in self.stop_on if m not in known]
         if unknown:

@@ -32,6 +32,7 @@ Needs numpy and scipy only.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -190,6 +191,11 @@ class Monitor:
                  reward_range: tuple[float, float] | None = None, refit_every: int = 10,
                  diagnose_every: int = 50, min_points: int = 30,
                  length_cap: int | None = None) -> None:
+        if momentum is not None and (isinstance(momentum, bool)
+                                     or not isinstance(momentum, numbers.Real)):
+            # check_momentum alone would read the string "0.9" as a number
+            raise InputError(f"momentum: expected a number in [0, 1) (Adam's beta1), got "
+                             f"{momentum!r}")
         self.momentum = None if momentum is None else float(check_momentum(momentum))
         self.group_size = None if group_size is None else check_int("group_size", group_size,
                                                                     minimum=2)
@@ -248,12 +254,20 @@ class Monitor:
             The current state; unchanged when ``metrics`` holds no finite reward, or when
             ``step`` is not after the last recorded step (an evaluation log at the same step).
 
+        Raises
+        ------
+        InputError
+            When ``metrics`` is not a mapping (a dict of metric names to values).
+
         Warns
         -----
         GRPODynamicsWarning
             Once, when the first ``NO_REWARD_HINT`` updates hold no finite reward: the keys
             seen and the names the monitor reads the reward under.
         """
+        if not isinstance(metrics, Mapping):
+            raise InputError(f"metrics: expected a mapping of metric names to values (e.g. "
+                             f"{{'reward': 0.5}}), got {type(metrics).__name__} {metrics!r:.60}")
         reward = _real(next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics),
                             None))
         step = _real(step)

@@ -60,6 +60,7 @@ def write_run_report(log: str | Path | Run, out: Path, *, momentum: float | None
     ``log`` is a log's path (loaded with the defaults of ``load_run``) or a loaded ``Run``
     (the CLI loads it with the user's ``--run``, ``--reward-key``, ... options).
     """
+    from grpodyn.empirical.logs.fit_text import untrusted_note
     from grpodyn.empirical.logs.run_analysis import analyse_run
     from grpodyn.empirical.logs.run_figure import analysis_figure
 
@@ -88,8 +89,10 @@ def write_run_report(log: str | Path | Run, out: Path, *, momentum: float | None
         + "</td></tr>"
         for name, v in diagnosis["modes"].items())
     primary = "n/a" if diagnosis is None else diagnosis["headline"]
-    caption = ("Reward, the fit of the model the analysis trusts, the forecast after the "
-               "training cut with its band, flagged diagnosis windows shaded.")
+    trusted = ("the fit of the model the analysis trusts" if analysis.trusted_model else
+               f"no fitted curve ({untrusted_note(summary['weight_on'])})")
+    caption = (f"Reward, {trusted}, the forecast after the training cut with its band, "
+               "flagged diagnosis windows shaded.")
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>grpodyn: {html.escape(run.source)}</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}

@@ -100,9 +100,10 @@ class FitResult:
 
     @property
     def at_bounds(self) -> tuple[str, ...]:
-        """Parameters that sit on a bound of the fit: results of the box, not of the data.
+        """Shape parameters and plateau that sit on a bound: results of the box, not of the data.
 
-        Within 0.1% of the bound, or on the plateau range.
+        Within 0.1% of the bound, or on the plateau range. The start ``r0`` on the range's edge
+        is in :attr:`params_at_bounds`, not here.
         """
         out = []
         for name, value, lo, hi in zip(self.model.shape_params, self.theta[2:],
@@ -116,6 +117,23 @@ class FitResult:
             tol = 1e-9 * max(hi - lo, 1e-12)
             if self.theta[1] <= lo + tol or self.theta[1] >= hi - tol:
                 out.append("r_star")
+        return tuple(out)
+
+    @property
+    def params_at_bounds(self) -> tuple[str, ...]:
+        """Every parameter on a bound of the fit, the start ``r0`` included: what is reported.
+
+        The plateau range boxes the start as it boxes the plateau, so a start on its edge (a run
+        that begins at 0 accuracy) is a result of the box too and is said so. It is kept out of
+        :attr:`at_bounds`, which decides whether the plateau and tau are determined: a start on
+        the range's edge leaves the saturation, and so the plateau, as well placed as before.
+        """
+        out = list(self.at_bounds)
+        if self.plateau_bounds is not None:
+            lo, hi = self.plateau_bounds
+            tol = 1e-9 * max(hi - lo, 1e-12)
+            if self.theta[0] <= lo + tol or self.theta[0] >= hi - tol:
+                out.insert(0, "r0")
         return tuple(out)
 
     @property
@@ -196,7 +214,7 @@ class FitResult:
         if self.singular:
             lines.append("    the information matrix is singular: no standard error is meaningful")
         lines.append("[[Parameters]]")
-        bounds, intervals = set(self.at_bounds), self.interval(level)
+        bounds, intervals = set(self.params_at_bounds), self.interval(level)
         for name, value in self.params.items():
             err = self.stderr[name]
             text = f"    {name:>10} = {value:.6g}"
@@ -218,7 +236,7 @@ class FitResult:
         """Return the fit as an HTML table (Jupyter's rich display)."""
         from html import escape
 
-        bounds = set(self.at_bounds)
+        bounds = set(self.params_at_bounds)
         rows = "".join(
             f"<tr><td>{escape(name)}</td><td>{value:.6g}</td>"
             f"<td>{'' if self.singular or not np.isfinite(self.stderr[name]) else f'{self.stderr[name]:.3g}'}</td>"  # noqa: E501
@@ -265,7 +283,7 @@ class FitResult:
                "stderr": {k: clean(v) for k, v in self.stderr.items()},
                "r2": clean(self.r2), "aic": clean(self.aic), "bic": clean(self.bic),
                "n_params": int(self.theta.size)}
-        out["at_bounds"] = list(self.at_bounds)
+        out["at_bounds"] = list(self.params_at_bounds)
         out["singular"] = self.singular
         if out["singular"]:
             out["stderr"] = {k: None for k in out["stderr"]}

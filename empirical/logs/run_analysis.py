@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
+from grpodyn.empirical.logs.fit_text import fits_table, trusted_member, weight_on
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_fraction, check_momentum
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
-from grpodyn.numerics.fit_result import PUBLIC_NAMES
 from grpodyn.numerics.forecast import (
     MEMBERS,
     SATURATING,
@@ -262,16 +262,14 @@ class RunAnalysis:
                       "method": self.noise.method},
             "models": models, "fit_errors": self.fit_errors,
             "best": self.trusted_model, "weights": self.weights,
+            "weight_on": weight_on(self.weights),
             "plateau": self.plateau, "dynamics": self.dynamics, "diagnosis": diagnosis,
             "forecast": self.forecast_dict(), "warnings": list(self.warnings)}
 
     @property
     def trusted_model(self) -> str | None:
-        """The saturating model with the largest weight (None when no model was fitted)."""
-        candidates = {n: w for n, w in self.weights.items() if n in self.fits}
-        if candidates:
-            return max(candidates, key=candidates.get)
-        return next(iter(self.fits), None)
+        """The fitted curve that carries the largest weight (None: the weight is on no curve)."""
+        return trusted_member(self.weights, self.fits)
 
     def to_text(self) -> str:
         """Return a few lines for a terminal."""
@@ -285,7 +283,8 @@ class RunAnalysis:
                      f"{self.noise.r2_ceiling:.3f}")
         for name, fit in self.fits.items():
             mark = "*" if name == self.trusted_model else " "
-            bounds = f"  at bound: {', '.join(fit.at_bounds)}" if fit.at_bounds else ""
+            at = fit.params_at_bounds
+            bounds = f"  at bound: {', '.join(at)}" if at else ""
             sing = "  singular: no standard errors" if fit.singular else ""
             lines.append(f"{mark} {name:15s} R^2 {fit.r2:.3f}  weight "
                          f"{self.weights.get(name, 0):.2f}{bounds}{sing}")
@@ -312,23 +311,13 @@ class RunAnalysis:
         rows += [(k, _status_text(v)) for k, v in self.dynamics.items() if isinstance(v, dict)]
         table = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>"
                         for k, v in rows)
-        public = PUBLIC_NAMES.get
-        fits = "".join(
-            f"<tr><td>{html.escape(n)}</td><td>{f.r2:.3f}</td>"
-            f"<td>{self.weights.get(n, 0):.2f}</td><td>"
-            + html.escape(", ".join(f"{public(k, k)}={v:.4g}" for k, v in f.params.items()))
-            + f"</td><td>{html.escape(', '.join(public(b, b) for b in f.at_bounds) or '-')}"
-            f"</td><td>{'yes' if f.singular else 'no'}</td></tr>"
-            for n, f in self.fits.items())
         notes = "".join(f"<li>{html.escape(w)}</li>" for w in self.warnings)
         rng = "unknown" if self.reward_range is None else \
             f"[{self.reward_range[0]:g}, {self.reward_range[1]:g}]"
         return (f"<p>Reward range {html.escape(rng)} ({html.escape(self.range_source)}); "
                 f"momentum {'not known' if self.momentum is None else f'{self.momentum:g}'} "
                 f"({html.escape(self.momentum_source)}).</p><ul>{notes}</ul>"
-                f"<table>{table}</table><h3>Fits</h3><table><tr><th>model</th><th>R^2</th>"
-                f"<th>weight</th><th>parameters</th><th>at bound</th><th>singular</th></tr>"
-                f"{fits}</table>")
+                f"<table>{table}</table><h3>Fits</h3>{fits_table(self)}")
 
     def _repr_html_(self) -> str:
         return self.html_section()
@@ -532,8 +521,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     if not fits and errors:
         raise InputError(f"{run.source}: {next(iter(errors.values()))}")
     for name, fit in fits.items():
-        if fit.at_bounds:
-            named = ("plateau" if b == "r_star" else b for b in fit.at_bounds)
+        if fit.params_at_bounds:
+            named = ("plateau" if b == "r_star" else b for b in fit.params_at_bounds)
             warnings.append(f"{name}: {', '.join(named)} at the fit's bound "
                             "(a result of the box, not of the data)")
         if fit.singular:

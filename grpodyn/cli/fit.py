@@ -15,6 +15,8 @@ from grpodyn.cli.options import (
     merged_notes,
     naming_the_run,
 )
+from grpodyn.empirical.logs.fit_text import NOT_CURVES, untrusted_note, weight_text
+from grpodyn.empirical.logs.fit_text import shown_param as _shown_param
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -67,16 +69,26 @@ def print_human(result: dict[str, Any]) -> None:
                                        "may follow some of the noise" if over else ""))
     lowest_aic = min(result["models"], key=lambda name: result["models"][name]["aic"],
                      default=None)
-    trusted = "" if result.get("best") in (None, lowest_aic) else \
-        f"; the analysis trusts {result['best']} (the forecaster's stacking weights)"
+    weights = result.get("weights") or {}
+    if result.get("best") is None and weights:
+        trusted = f"; {untrusted_note(result.get('weight_on'))}"
+    elif result.get("best") in (None, lowest_aic):
+        trusted = ""
+    else:
+        trusted = f"; the analysis trusts {result['best']} (the forecaster's stacking weights)"
     print(f"* = lowest AIC{trusted}")
     for name, entry in result["models"].items():
         params = ", ".join(_shown_param(entry, k, v) for k, v in entry["params"].items()
                            if v is not None)
         mark = "*" if name == lowest_aic else " "
         singular = "  [singular: no standard errors]" if entry.get("singular") else ""
-        print(f"{mark} {name:15s} R^2 {entry['r2']:.3f}  AIC {entry['aic']:.1f}  {params}"
-              f"{singular}")
+        weight = f"  weight {weight_text(weights, name)}" if weights else ""
+        print(f"{mark} {name:15s} R^2 {entry['r2']:.3f}  AIC {entry['aic']:.1f}{weight}  "
+              f"{params}{singular}")
+    for name, weight in weights.items():
+        if name not in result["models"] and weight >= 0.005:
+            print(f"  {name:15s} weight {weight:.2f}  {NOT_CURVES.get(name, 'not a curve')} "
+                  "(no curve)")
     if result.get("plateau"):
         p = result["plateau"]
         value = (f"{p['value']:.4g} [{p['lower']:.4g}, {p['upper']:.4g}]"
@@ -87,34 +99,6 @@ def print_human(result: dict[str, Any]) -> None:
         print(f"forecast ({f['model']}, {f['n_train']} -> {f['n_holdout']} points): holdout "
               f"R^2 {_number(f['r2_holdout'])}, MAE {f['mae_holdout']:.4g}, "
               f"{100 * f['coverage']:.0f}% inside the {100 * f['level']:.0f}% band")
-
-
-#: The fitted parameters that are reward levels (any sign), not positive shape parameters.
-LEVELS = ("r0", "r_star")
-
-
-def _shown_param(entry: dict[str, Any], name: str, value: float) -> str:
-    """Format one fitted parameter for the terminal.
-
-    A parameter at a bound, or the plateau of a fit whose shape sits at a bound, is said so
-    instead of printed with a meaningless error; a positive shape parameter (a time, a rate,
-    an exponent, a damping ratio) whose standard error exceeds it (+-1 s.e. reaches zero) is
-    not determined, its estimate and error kept to two digits; ``r_star`` is shown as
-    ``plateau``.
-    """
-    from grpodyn.numerics.fit_result import PUBLIC_NAMES
-
-    at_bounds = set(entry.get("at_bounds", ()))
-    shown = PUBLIC_NAMES.get(name, name)
-    if name == "r_star" and at_bounds - {"r_star"}:
-        return f"{shown}=not determined"
-    text = f"{shown}={value:.4g}"
-    if name in at_bounds:
-        return text + " (at bound)"
-    err = entry["stderr"][name]
-    if err is not None and err > abs(value) and name not in LEVELS:
-        return f"{shown}=not determined ({value:.2g}+-{err:.2g})"
-    return text + (f"+-{err:.2g}" if err is not None else "")
 
 
 def _number(value: float | None) -> str:

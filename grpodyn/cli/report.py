@@ -73,14 +73,20 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
             raise UsageError(f"--out {args.out}: the report would write over the log "
                              f"{args.log}; refusing to overwrite it")
 
-        summary = write_run_report(load_log(args), out, momentum=args.momentum,
+        run = load_log(args)
+        summary = write_run_report(run, out, momentum=args.momentum,
                                    group_size=args.group_size, reward_range=args.reward_range,
                                    progress=progress)
         if args.json:
             return finite_json(summary)
         diagnosis = summary["diagnosis"]
         dynamics = summary["dynamics"]
-        return {"html": summary["html"],
+        # which run of a log that holds several, as fit, diagnose and advise say it
+        which = {} if not run.run_name else {"log": f"{run.source} [{run.run_name}]"}
+        picked = [w for w in run.warnings[:1] if " runs in this log (" in w]
+        if which and picked:
+            which["note"] = picked[0]
+        return {**which, "html": summary["html"],
                 "plateau": dynamics["plateau"] if dynamics["plateau"] is not None
                 else f"{dynamics['plateau_status']}: {summary['plateau']['reason']}",
                 **{name: _with_reason(dynamics, name)
