@@ -32,7 +32,8 @@ __all__ = ["PredictionResult", "predict"]
 
 
 #: The constants :class:`PredictionResult` reads from its map, in the CLI's JSON order.
-_MAP_CONSTANTS = ("mass", "damping", "stiffness", "zeta", "omega0", "tau", "regime")
+_MAP_CONSTANTS = ("mass", "damping", "stiffness", "zeta", "omega0", "tau", "decay_time",
+                  "regime")
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,20 @@ class PredictionResult:
         return None if self.regime == "unstable" else self.system.tau
 
     @property
+    def decay_time(self) -> float | None:
+        """Decay time of the exact map's slowest pole, -1 / ln max|z| [steps]; None if unstable.
+
+        The deviation's envelope shrinks by e in this many steps in every regime. ``tau`` is
+        the overdamped c / k, which it approaches where k << c^2; near and past critical
+        damping the poles' radius is sqrt(beta) whatever k, so the envelope decays no faster
+        than -1 / ln sqrt(beta) (19.0 steps at beta = 0.9) while c / k keeps falling.
+        """
+        if self.regime == "unstable":
+            return None
+        radius = float(np.max(np.abs(self.system.poles())))
+        return None if radius >= 1.0 else float(-1.0 / np.log(radius))
+
+    @property
     def regime(self) -> str:
         """Regime of the exact discrete map (the map's)."""
         return self.system.regime
@@ -138,8 +153,8 @@ class PredictionResult:
         Returns
         -------
         dict of str to Any
-            The CLI's JSON keys (``grpodyn predict --json``); ``tau`` is null where the map is
-            unstable.
+            The CLI's JSON keys (``grpodyn predict --json``); ``tau`` and ``decay_time`` are
+            null where the map is unstable.
         """
         out: dict[str, Any] = {name: getattr(self, name) for name in _MAP_CONSTANTS}
         out.update(critical_stiffness=self.critical_stiffness,

@@ -315,3 +315,19 @@ def test_fit_says_when_a_curve_passes_the_estimated_r2_ceiling(capsys):
     assert main(["fit", log, "--model", "inertial", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["models"]["inertial"]["r2"] > out["noise"]["r2_ceiling"]
+
+
+def test_predict_gives_the_slowest_poles_decay_time_beside_the_overdamped_tau(capsys):
+    """Oscillatory at lr 0.01, beta 0.9: tau = c / k = 10 steps, but the poles' radius is
+    sqrt(beta), so the envelope decays in -1 / ln sqrt(0.9) = 19.0 steps; overdamped at a
+    hundredth of the lr, the decay time approaches tau."""
+    import math
+
+    fast = _run_json(capsys, ["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1",
+                              "--json"])
+    assert fast["regime"] == "oscillatory" and fast["tau"] == pytest.approx(10)
+    assert fast["decay_time"] == pytest.approx(-1 / math.log(math.sqrt(0.9)))
+    slow = _run_json(capsys, ["predict", "--lr", "0.0001", "--momentum", "0.9", "--kappa", "1",
+                              "--json"])
+    assert slow["regime"] == "overdamped"
+    assert slow["decay_time"] == pytest.approx(slow["tau"], rel=0.02)
