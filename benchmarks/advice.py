@@ -415,8 +415,10 @@ TINY_ROLES = {"tiny_grid2": "seeds 0-20, seen while the concentration rules were
               "tiny_grid2d": "seeds 37-40, scored the rules after their review (b5f2990) once",
               "tiny_grid2e": "seeds 41-48, made after the rules were last scored (acdca2d), "
                              "scored them once more",
-              "tiny_climb": "seeds 49-56, three lrs x4 apart below the collapse at B 32, made "
-                            "after the rules were last scored (acdca2d), scored them once"}
+              "tiny_climb": "seeds 49-56, three lrs over x4 below the collapse at B 32, made "
+                            "after the rules were last scored (acdca2d), scored them once",
+              "tiny_climb_b": "seeds 57-64, the climb design again, made after those scores, "
+                              "scored the rules once more"}
 
 
 def tiny_setting(path: Path) -> tuple[str, float, int, int, int] | None:

@@ -257,7 +257,8 @@ class Monitor:
         Raises
         ------
         InputError
-            When ``metrics`` is not a mapping (a dict of metric names to values).
+            When ``metrics`` is not a mapping (a dict of metric names to values), or ``step``
+            is not a finite number.
 
         Warns
         -----
@@ -268,6 +269,9 @@ class Monitor:
         if not isinstance(metrics, Mapping):
             raise InputError(f"metrics: expected a mapping of metric names to values (e.g. "
                              f"{{'reward': 0.5}}), got {type(metrics).__name__} {metrics!r:.60}")
+        if _real(step) is None:
+            raise InputError(f"step: expected a finite number (the optimizer step), got "
+                             f"{type(step).__name__} {step!r:.40}")
         reward = _real(next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics),
                             None))
         step = _real(step)

@@ -107,7 +107,7 @@ def _on_a_run_or_path(function: Callable[..., Result]) -> Callable[..., Result]:
     """Return ``function`` taking, as its first argument, a Run or the path of its log."""
 
     @functools.wraps(function)
-    def wrapper(run: Any, /, *args: Any, **kwargs: Any) -> Result:
+    def wrapper(run: Any, *args: Any, **kwargs: Any) -> Result:
         run = as_run(run, function=function.__name__)
         with saying_merged_steps(run):
             return function(run, *args, **kwargs)

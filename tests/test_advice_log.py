@@ -570,4 +570,5 @@ def test_a_horizon_that_asks_more_than_one_step_says_so(tmp_path):
     reward = 0.8 - 0.6 * np.exp(-t / 150) + 0.01 * rng.standard_normal(t.size)
     advice = advise_log(load_run(_log(tmp_path, reward)), steps=100)
     assert advice.recommendation["lr_ratio"] > 2
-    assert any("reach it in steps of at most x2" in line for line in advice.reasoning)
+    assert any("is the lr the horizon asks for" in line
+               and "in raises of at most x2" in line for line in advice.reasoning)

@@ -241,3 +241,20 @@ def test_bandit_config_is_keyword_only_as_its_doc_says():
     with pytest.raises(TypeError):
         grpodyn.BanditConfig(0.5, 0.9)
     assert grpodyn.BanditConfig(lr=0.5, momentum=0.9).momentum == 0.9
+
+
+def test_the_run_may_be_passed_by_keyword(tmp_path):
+    """diagnose(run=...), analyse_run(run=...) and advise_log(run=...) work as the signatures
+    show (the path-taking wrapper made ``run`` positional-only)."""
+    import numpy as np
+
+    import grpodyn
+
+    rows = [{"step": i + 1, "reward": float(0.2 + 0.5 * (1 - np.exp(-i / 30)))}
+            for i in range(120)]
+    path = tmp_path / "trainer_state.json"
+    path.write_text(__import__("json").dumps({"log_history": rows}))
+    run = grpodyn.load_run(path)
+    assert grpodyn.diagnose(run=run).state == grpodyn.diagnose(run).state
+    assert grpodyn.analyse_run(run=str(path)).run.n_points == 120
+    assert grpodyn.advise_log(run=run).recommendation["direction"]

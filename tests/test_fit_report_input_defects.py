@@ -130,3 +130,12 @@ def test_the_report_of_a_log_of_several_runs_says_which_it_read(tmp_path, capsys
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"log: {APPENDED} [run3]"
     assert lines[1].startswith("note: 3 runs in this log (")
+
+
+@pytest.mark.parametrize("step", ["1", None, float("nan"), True])
+def test_the_monitor_refuses_a_step_that_is_not_a_number(step):
+    """A step given as a string was dropped without a word; now the step is named."""
+    import grpodyn
+
+    with pytest.raises(InputError, match="step: expected a finite number"):
+        grpodyn.Monitor().update(step, {"reward": 0.5})

@@ -134,3 +134,40 @@ def test_steps_count_from_the_first_point(logs):
     run = load_sweep_run(logs[0])
     assert run.steps[0] == 0 and run.first_step == 1.0
     assert "first_step + steps" in SweepRun.__doc__
+
+
+def test_a_key_no_source_states_is_accepted_with_a_note(tmp_path):
+    """Sources that do not state num_iterations cannot be compared with a target that does
+    (TRL's default 1 was refused with "give one of them", of which there were none): the
+    transfer takes it to be the sources' and says so."""
+    paths = []
+    for lr in (0.005, 0.02):
+        path = _log(tmp_path, lr, 0)
+        state = json.loads(path.read_text())
+        del state["grpodyn_hparams"]["num_iterations"]
+        path.write_text(json.dumps(state))
+        paths.append(str(path))
+    out = transfer(paths, {"lr": 0.01, "num_iterations": 1}, cross_validate=False, draws=0)
+    assert any("no source states its num_iterations" in w for w in out["warnings"])
+
+
+def test_the_same_run_under_two_paths_refused(logs, tmp_path):
+    """One file under two spellings of its path, or a copy under another name, is one run:
+    refused in the Python API as on the command line (the API compared names only)."""
+    import shutil
+
+    copy = tmp_path / "copy.json"
+    shutil.copy(logs[0], copy)
+    with pytest.raises(InputError, match="one run given twice"):
+        fit_sweep([logs[0], str(copy)])
+    relative = str(Path(logs[0]).parent / "." / Path(logs[0]).name)
+    with pytest.raises(InputError, match="one run given twice"):
+        fit_sweep([logs[0], relative])
+
+
+def test_two_runs_say_their_joint_covariance_is_rank_deficient(logs):
+    """Two runs: the cluster-robust covariance has rank <= 1 however many constants it holds;
+    each constant with an error says so (their numbers unchanged)."""
+    fit = fit_sweep(logs[:1] + logs[2:3])
+    statuses = [c["status"] for c in fit.constants().values() if c.get("stderr") is not None]
+    assert statuses and all("rank-deficient jointly: 2 runs" in s for s in statuses)

@@ -4,9 +4,10 @@ One of :data:`STATES`: ``converged``, ``learning``, ``not_learning`` (flat from 
 pinned at one value: a constant reward leaves every group without spread, so no gradient,
 docs/theory.md section 7), ``declining`` (a fall beyond the noise, with the step of the peak it fell
 from; never healthy) or ``too_short``. Every test runs at the false-alarm rate ``ALPHA`` per
-run. A ``converged`` run whose late test could not have seen a rise at the run's own average
-pace (noise too large for the span of the last quarter) is marked unresolved: its evidence says
-that a plateau and a continuing rise read alike. Needs numpy and scipy.
+run. A ``converged`` run whose last quarter does not rule out a rise at the run's own average
+pace either (its late gain within 2 s.e. of that rise as well as of none) is marked
+unresolved: its evidence says that a plateau and a continuing rise read alike. Needs numpy and
+scipy.
 """
 
 from __future__ import annotations
@@ -41,15 +42,15 @@ class State:
     """The state of a run, its evidence in words and, for a decline, the step of the peak.
 
     ``pinned`` marks a run that does not learn because its reward sits at one value;
-    ``resolved`` is False for a ``converged`` run whose noise is too large for the late test to
-    have seen a rise at the run's own average pace: a plateau and a continuing rise read alike.
+    ``resolved`` is False for a ``converged`` run whose last quarter is within 2 s.e. of a rise
+    at the run's own average pace as well as of none: a plateau and a continuing rise read alike.
     """
 
     name: str
     evidence: str
     peak_step: float | None = None
     pinned: bool = False  # not learning because the reward sits at one value
-    #: False for a plateau the late test could not tell from a rise at the run's own pace
+    #: False for a plateau the last quarter cannot tell from a rise at the run's own pace
     resolved: bool = True
 
 
@@ -191,10 +192,11 @@ def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
         words = (f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it moved "
                  f"{abs(late_gain):.3f}, within 2 s.e. (s.e. {late_se:.3f})")
         expected = _pace_gain(run.steps, early, late, r0, r1)
-        if 0 < expected <= 2 * late_se:
+        if expected > 0 and late_gain >= expected - 2 * late_se:
             return State("converged", f"{words}; a rise at the run's own average pace "
-                         f"({expected:.3f} over the quarter) would read the same: the noise "
-                         "cannot tell a plateau from a continuing rise", resolved=False)
+                         f"({expected:.3f} over the quarter) is within 2 s.e. of it as well: "
+                         "the noise cannot tell a plateau from a continuing rise",
+                         resolved=False)
         return State("converged", f"{words}: at its plateau")
     if at_ceiling:
         return State("converged", f"reward {r0:.3f} -> {r1:.3f}: at the top of its range "

@@ -326,10 +326,11 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float, *, moment
     if horizon_given:
         direction, ratio, interval, why = goal_based
         if direction == "raise" and ratio > 1 / margin:
-            why += (f"; that is more than x{1 / margin:g} (1 / margin), the most the advice "
-                    "takes in one step without a horizon: the run does not bound its stiffest "
-                    "direction, which sets the stability limit, so reach it in steps of at "
-                    f"most x{1 / margin:g} and watch for a fall")
+            why += (f"; x{ratio:.3g} is the lr the horizon asks for, more than the "
+                    f"x{1 / margin:g} (1 / margin) one raise takes when no horizon is given: "
+                    "the run does not bound its stiffest direction, which sets the stability "
+                    f"limit, so go there in raises of at most x{1 / margin:g} and watch for a "
+                    "fall after each")
         return direction, ratio, interval, why
     direction, ratio, interval, why = _headroom(tau, p, momentum, margin, goal_based) \
         or goal_based

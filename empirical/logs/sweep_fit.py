@@ -112,7 +112,8 @@ class SweepFit:
         """Shared constants in physical units with standard errors (delta method for logs).
 
         A constant's ``status`` says whether the runs determine it; with one run fitted none
-        has a standard error (see :data:`ONE_RUN`).
+        has a standard error (see :data:`ONE_RUN`), and with fewer runs than constants with
+        errors plus one the covariance is rank-deficient, which each status adds.
         """
         out = {}
         se = np.sqrt(np.clip(np.diag(self.cov), 0, None))
@@ -175,6 +176,13 @@ class SweepFit:
                                       "seed_spread": float(np.std(values, ddof=1)),
                                       "status": "derived: mean of the plateaus of the seeds "
                                                 "(one plateau per seed)"}
+        with_errors = [n for n, e in out.items() if e.get("stderr") is not None]
+        rank = len(self.fitted) - 1  # the runs' scores sum to zero at the fit
+        if 1 <= rank < len(with_errors):
+            for n in with_errors:
+                out[n]["status"] += (f"; rank-deficient jointly: {len(self.fitted)} runs give "
+                                     f"a covariance of rank <= {rank} for {len(with_errors)} "
+                                     "constants")
         if "adam" in self.layout.optimizers:
             out["kappa_A_ref"]["bg_ref"] = self.layout.bg_ref
             rho_status = out.get("rho_A", {}).get("status", "not fitted")

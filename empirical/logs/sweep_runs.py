@@ -222,8 +222,9 @@ def as_runs(runs: Any, name: str = "runs") -> list[SweepRun]:
     """Return ``runs`` as a list of distinct sweep runs, a path loaded as the CLI loads it.
 
     Each item is a :class:`SweepRun` or the path of a log (:func:`load_sweep_run` with the
-    hyperparameters the log gives). The same run twice (one object, or one name with the same
-    reward path) is refused: it would count as two independent runs and shrink the errors.
+    hyperparameters the log gives). The same run twice (one object, or the same settings and
+    reward path under any name: two spellings of one path, or a copy of the file) is refused:
+    it would count as two independent runs and shrink the errors.
     """
     if isinstance(runs, (str, Path, SweepRun)):
         runs = [runs]
@@ -240,11 +241,12 @@ def as_runs(runs: Any, name: str = "runs") -> list[SweepRun]:
             raise InputError(f"{name}[{i}]: a SweepRun (grpodyn.load_sweep_run) or a log path, "
                              f"got {type(item).__name__}")
         for other in out:
-            if other is item or (other.name == item.name
+            if other is item or (other.hparams == item.hparams
                                  and np.array_equal(other.steps, item.steps)
                                  and np.array_equal(other.reward, item.reward)):
-                raise InputError(f"{name}: {item.name} given twice; each run enters a sweep "
-                                 "once")
+                same = item.name if other.name == item.name else f"{other.name} and {item.name}"
+                raise InputError(f"{name}: {same}: one run given twice (the same settings and "
+                                 "reward path); each run enters a sweep once")
         out.append(item)
     return out
 

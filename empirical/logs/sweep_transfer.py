@@ -221,18 +221,25 @@ def _first_step(runs: list[SweepRun]) -> float:
     return float(values[np.argmax(counts)]) if values.size else 0.0
 
 
-def _check_modelled(fit: SweepFit, target: dict[str, Any]) -> None:
+def _check_modelled(fit: SweepFit, target: dict[str, Any]) -> list[str]:
     """Refuse a target value of a key the map does not carry that no fitted source ran at.
 
     The mean path depends on the optimizer, lr, momentum, G, B, schedule, warm-up and seed; the
     KL coefficient and the reuse count (num_iterations) leave it unchanged, so a target that
-    moves them away from every fitted source would be predicted as if it had not.
+    moves them away from every fitted source would be predicted as if it had not. Where no
+    fitted source states the key, nothing can be compared: the value is taken as the sources'
+    own, and the returned note says so.
     """
+    notes = []
     for key, default in _UNMODELLED.items():
         if key not in target:
             continue
         seen = sorted({r.hparams.get(key, default) for r in fit.fitted}, key=str)
         if target[key] in seen:
+            continue
+        if seen == [None]:
+            notes.append(f"--to {key}={target[key]:g}: no source states its {key}; the "
+                         f"transfer does not carry {key} and takes it to be the sources'")
             continue
         shown = ", ".join("not given" if v is None else f"{v:g}" for v in seen)
         left = sorted({r.hparams.get(key) for r in fit.runs if r not in fit.fitted} - {None})
@@ -241,6 +248,7 @@ def _check_modelled(fit: SweepFit, target: dict[str, Any]) -> None:
         raise InputError(f"--to {key}={target[key]:g}: the transfer carries lr, G, B, "
                          f"momentum, schedule and warmup, not {key}; the fitted sources ran at "
                          f"{key} {shown}{note}: give one of them or leave {key} out")
+    return notes
 
 
 def _assumptions(fit: SweepFit, system: Any) -> list[str]:
@@ -305,10 +313,10 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     target = checked_run(checked_types(target, "--to"), "--to")
     sources = as_runs(sources, "sources")
     fit = fit_sweep(sources) if fit is None else fit
-    _check_modelled(fit, target)
+    unstated = _check_modelled(fit, target)
     base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
     hp = {**base, **target}
-    warnings = list(fit.warnings)
+    warnings = list(fit.warnings) + unstated
     if hp["optimizer"] not in fit.layout.optimizers:
         raise InputError(f"--to: optimizer {hp['optimizer']} has no source run; the sources "
                          f"have {', '.join(fit.layout.optimizers)}")
