@@ -107,7 +107,8 @@ def main() -> int:
             continue
         verdict = _check(path.name, listing)
         code, fit = _json(["fit", str(path), "--json"])
-        fitted = fit["best"] if code == 0 else f"ERROR {fit}"
+        fitted = (fit["best"] or f"none trusted (weight on {fit['weight_on']})") if code == 0 \
+            else f"ERROR {fit}"
         failures += (code != 0) + (not verdict.startswith(("yes", "no expectation")))
         runs = listing["runs"]
         points = "+".join(str(r["n_points"]) for r in runs)

@@ -548,6 +548,7 @@ def test_a_few_points_without_noise_bound_nothing(tmp_path):
     assert advice.recommendation["direction"] == "keep"
     assert advice.interval["lr_ratio"] == [None, None]
     assert "too few to tell a noise-free series" in advice.basis["text"]
+    assert not any("plateau" in w and w.startswith("keep rests") for w in advice.warnings)
 
 
 def test_a_rise_without_deceleration_says_no_stiffness_is_seen():

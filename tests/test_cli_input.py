@@ -597,3 +597,13 @@ def test_a_forecast_says_when_the_early_warning_stands_at_its_cut(capsys):
 def test_lr_with_kappa_is_refused(capsys):
     """--lr belongs to --log: with --kappa it was silently ignored."""
     assert "--lr need --log" in _error(["advise", "--kappa", "1", "--lr", "1"], capsys)
+
+
+def test_advise_says_when_too_few_points_come_from_merged_records(tmp_path, capsys):
+    """20 records on 2 steps: the error says they were merged, as diagnose's and fit's do."""
+    path = tmp_path / "trainer_state.json"
+    path.write_text(json.dumps({"log_history": [{"step": 1 + i // 10, "reward": 0.1 * (i % 10)}
+                                                for i in range(20)]}))
+    line = _error(["advise", "--log", str(path)], capsys)
+    assert "needs at least 3 logged points, got 2" in line
+    assert "20 records shared 2 distinct steps" in line

@@ -539,7 +539,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                   f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
                   f"{exponent['reason']})", why_ratio]
     headroom = why_ratio.startswith("headroom")
-    warnings += _caveats(direction, trend, run, steps, headroom=headroom)
+    warnings += _caveats(direction, trend, run, steps, headroom=headroom,
+                         bounded=tau["kind"] != "not_determined")
     warnings += converged_note(tau, diagnosis)
     if headroom:
         warnings.append("headroom: the raise takes the slow mode the reward shows toward the "
@@ -619,13 +620,16 @@ def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[s
 
 
 def _caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
-             headroom: bool) -> list[str]:
-    """Return the warnings that go with a direction (a headroom raise has its own)."""
+             headroom: bool, bounded: bool = True) -> list[str]:
+    """Return the warnings that go with a direction (a headroom raise has its own).
+
+    ``bounded`` is False where the basis bounds nothing: a keep then rests on no plateau.
+    """
     out = []
     if direction == "raise" and not headroom:
         out.append("the slow mode bounds the raise from below only: stiff directions can "
                    "limit the lr sooner; raise in steps and watch for a fall")
-    if direction == "keep" and trend.kind == "rising":
+    if direction == "keep" and trend.kind == "rising" and bounded:
         out.append("keep rests on the mean-field map's plateau, which does not depend on the "
                    "lr; a plateau that rises with the lr (seen on public lr sweeps) leaves the "
                    "end of one run flat within its noise: a short run at a higher lr tests it")

@@ -104,7 +104,8 @@ class SweepFit:
         constants = self.constants()
         shown = ", ".join(f"{k}={c['value']:.4g}" for k, c in constants.items()
                           if isinstance(c.get("value"), float))
-        return (f"SweepFit({len(self.runs)} runs, {len(self.fitted)} fitted, "
+        return (f"SweepFit({len(self.runs)} run{'s' * (len(self.runs) != 1)}, "
+                f"{len(self.fitted)} fitted, "
                 f"{'/'.join(self.layout.optimizers)}: {shown}, {len(self.warnings)} "
                 f"warning{'s' * (len(self.warnings) != 1)})")
 

@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError("--refresh and --staleness need --kappa: with --log the run's own "
                          "history bounds the lr, whatever its lag")
     if args.log is not None:
+        from grpodyn.analysis import saying_merged_steps
         from grpodyn.empirical.logs.advice import advise_log
 
         run = load_log(args)  # --momentum and --lr enter the run's metadata (source: user)
@@ -90,8 +91,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                         reward_key=args.reward_key,
                                         logging_steps=args.logging_steps)
             sweep = fit_sweep(sources)
-        out = advise_log(run, steps=args.steps, reward_range=args.reward_range,
-                         margin=args.margin, sweep=sweep).to_dict()
+        with saying_merged_steps(run):  # a too-few-points error says if records were merged
+            out = advise_log(run, steps=args.steps, reward_range=args.reward_range,
+                             margin=args.margin, sweep=sweep).to_dict()
         if sweep is not None:
             out["warnings"] = notes + out["warnings"]
         return finite_json(out)

@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_human(result: dict[str, Any]) -> None:
     """Print the shared constants, the exponents and each run's fit."""
-    print(f"sweep of {result['n_runs']} runs ({result['n_fitted']} fitted)")
+    print(f"sweep of {result['n_runs']} run{'s' * (result['n_runs'] != 1)} "
+          f"({result['n_fitted']} fitted)")
     for warning in result["warnings"]:
         print(f"  note: {warning}")
     for name, c in result["constants"].items():
