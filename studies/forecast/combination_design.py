@@ -19,6 +19,7 @@ import argparse
 import sys
 from multiprocessing import Pool
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ from grpodyn.numerics.forecast_calibrated import calibrated_prior_forecast  # no
 GRIDS = ROOT / "studies" / "tiny_grids" / "data"
 
 
-def _tiny_design() -> list[tuple[str, Run]]:
+def tiny_design() -> list[tuple[str, Run]]:
     """Every other run of grid2 and grid2_high at seeds 0-20."""
     runs = []
     for folder in ("tiny_grid2", "tiny_grid2_high"):
@@ -57,15 +58,17 @@ def _tiny_design() -> list[tuple[str, Run]]:
     return runs[::2]
 
 
-def _one(job: tuple[str, Run, float]) -> dict | None:
-    """Both forecasts of one run cut at one fraction, scored (None where the cut is too short)."""
-    _, run, fraction = job
+def two_forecasts(run: Run, fraction: float) -> tuple | None:
+    """Return the cut of ``run`` at ``fraction`` with the curve models' and the prior's forecasts.
+
+    Returns (t, y, n_train, sigma, curves, prior), or None where the cut is too short or a
+    forecaster refuses the training part.
+    """
     cut = scored_cut(run, fraction)
     if cut is None:
         return None
     n_train, sigma = cut
     t, y = run.steps, run.reward
-    held = y[n_train:]
     bounds, _ = infer_reward_range(run)
     beta, _ = momentum_of(run, None)
     lr = learning_rate_of(run)
@@ -76,6 +79,16 @@ def _one(job: tuple[str, Run, float]) -> dict | None:
                                           bounds=bounds)
     except InputError:
         return None
+    return t, y, n_train, sigma, curves, prior
+
+
+def _one(job: tuple[str, Run, float]) -> dict | None:
+    """Both forecasts of one run cut at one fraction, scored (None where the cut is too short)."""
+    made = two_forecasts(job[1], job[2])
+    if made is None:
+        return None
+    t, y, n_train, sigma, curves, prior = made
+    held = y[n_train:]
     floor = sigma * np.sqrt(2 / np.pi)
     bands = {"curves": (curves.point, curves.lower, curves.upper),
              "prior": (prior.point, prior.lower, prior.upper)}
@@ -90,13 +103,33 @@ def _one(job: tuple[str, Run, float]) -> dict | None:
     return out
 
 
+def print_source(label: str, load: Any, one: Any, keys: tuple[str, ...]) -> list[dict]:
+    """Score every run of a source cut at 0.3 and 0.5 with ``one``; print its table rows.
+
+    Each row: the median MAE over the noise floor of each of ``keys`` per stratum, then their
+    median signed errors. Returns the scored rows.
+    """
+    jobs = [(name, run, f) for name, run in load() for f in (0.3, 0.5)]
+    with Pool(2) as pool:
+        rows = [r for r in pool.imap(one, jobs, chunksize=2) if r is not None]
+    for part in ("all", "moving", "quiet"):
+        chosen = [r for r in rows if part == "all" or r["stratum"] == part]
+        if not chosen:
+            continue
+        mae = [np.median([r[k][0] for r in chosen]) for k in keys]
+        bias = [np.median([r[k][1] for r in chosen]) for k in keys]
+        print(f"| {label} | {part} | {len(chosen)} | " + " | ".join(f"{m:.3f}" for m in mae)
+              + " | " + " / ".join(f"{b:+.2f}" for b in bias) + " |", flush=True)
+    return rows
+
+
 def main() -> None:
     """Print the design table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     args = parser.parse_args()
     sources = {"public": lambda: load_matrix_source("public", Path(args.logs)),
-               "tiny grid2 (seeds 0-20)": _tiny_design,
+               "tiny grid2 (seeds 0-20)": tiny_design,
                "categorical 0-39": lambda: categorical_runs(range(40)),
                "bandit 0-3": lambda: _bandit(range(4))}
     print("| source | stratum | forecasts | curve models | calibrated prior | average | "
@@ -104,17 +137,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     coverage = []
     for label, load in sources.items():
-        jobs = [(name, run, f) for name, run in load() for f in (0.3, 0.5)]
-        with Pool(2) as pool:
-            rows = [r for r in pool.imap(_one, jobs, chunksize=2) if r is not None]
-        for part in ("all", "moving", "quiet"):
-            chosen = [r for r in rows if part == "all" or r["stratum"] == part]
-            if not chosen:
-                continue
-            mae = [np.median([r[k][0] for r in chosen]) for k in ("curves", "prior", "average")]
-            bias = [np.median([r[k][1] for r in chosen]) for k in ("curves", "prior", "average")]
-            print(f"| {label} | {part} | {len(chosen)} | " + " | ".join(f"{m:.3f}" for m in mae)
-                  + " | " + " / ".join(f"{b:+.2f}" for b in bias) + " |")
+        rows = print_source(label, load, _one, ("curves", "prior", "average"))
         quiet = [r for r in rows if r["quiet_at_cut"]]
         coverage.append((label, len(quiet), *(np.mean(np.concatenate([r[k][2] for r in quiet]))
                                               for k in ("curves", "average"))))
