@@ -596,9 +596,12 @@ def _tau_model(fits: dict[str, FitResult], weights: dict[str, float],
     favoured = None
     if trusted_fit is not None and saturating and tau_weight < 0.5 * sum(saturating.values()):
         top = max(saturating, key=saturating.get)
-        favoured = (f"the data favour the {top} law (weight {saturating[top]:.2f} against "
-                    f"{tau_weight:.2f} for the exponential and inertial forms), which has no "
-                    "single relaxation time")
+        favoured = (f"among the saturating laws the weights favour the {top} law ("
+                    f"{saturating[top]:.2f} against {tau_weight:.2f} for the exponential and "
+                    "inertial forms"
+                    + ("" if sum(saturating.values()) >= 0.5 else
+                       f"; {1 - sum(saturating.values()):.2f} on no saturation at all")
+                    + "), which has no single relaxation time")
     return trusted_fit, favoured
 
 
