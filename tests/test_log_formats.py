@@ -446,3 +446,14 @@ def test_a_negative_learning_rate_entry_neither_sets_the_peak_nor_overflows():
     run = Run("r", "test", steps, np.full(5, 0.5),
               {"learning_rate": np.array([1e-6, 2e-6, -1e300, 4e-6, 5e-6])})
     assert np.allclose(learning_rate_of(run), [1e-6, 2e-6, 3e-6, 4e-6, 5e-6])  # a gap
+
+
+def test_a_long_csv_takes_its_own_step_column_as_the_step_key(tmp_path):
+    """--step-key step on a long table (run, metric, step, value) named the step column and was
+    refused as missing: the column is the step."""
+    from grpodyn.empirical.logs.loaders import load_run
+
+    path = tmp_path / "long.csv"
+    path.write_text("run_name,metric,step,value\n" + "".join(
+        f"a,eval/reward,{s},{0.1 + 0.01 * s}\n" for s in range(0, 40, 2)))
+    assert load_run(path, step_key="step").n_points == load_run(path).n_points == 20

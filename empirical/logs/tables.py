@@ -54,11 +54,12 @@ def _long_runs(header: list[str], body: list[list[str]]) -> dict[str, Rows]:
     col = {name.lower(): i for i, name in enumerate(header)}
     run_col = col.get("run", col.get("run_name"))
     by_run: dict[str, dict[float, dict[str, Any]]] = {}
+    step_name = header[col["step"]]
     for row in body:
         name = row[run_col] if run_col is not None else ""
         step = number(row[col["step"]])
-        by_run.setdefault(name, {}).setdefault(step, {})[row[col["metric"]].strip()] = \
-            row[col["value"]]
+        entry = by_run.setdefault(name, {}).setdefault(step, {step_name: row[col["step"]]})
+        entry[row[col["metric"]].strip()] = row[col["value"]]
     return {name: sorted(steps.items()) for name, steps in by_run.items()}
 
 
