@@ -331,3 +331,12 @@ def test_predict_gives_the_slowest_poles_decay_time_beside_the_overdamped_tau(ca
                               "--json"])
     assert slow["regime"] == "overdamped"
     assert slow["decay_time"] == pytest.approx(slow["tau"], rel=0.02)
+
+
+def test_predict_says_what_tau_is_where_the_map_oscillates(capsys):
+    """The terminal names the overdamped reading of tau and the envelope's decay time where the
+    map oscillates, and says nothing more where it is overdamped."""
+    assert main(["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1"]) == 0
+    assert "note: tau = c / k is the overdamped reading" in capsys.readouterr().out
+    assert main(["predict", "--lr", "0.0001", "--momentum", "0.9", "--kappa", "1"]) == 0
+    assert "note:" not in capsys.readouterr().out

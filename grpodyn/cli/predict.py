@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from grpodyn.cli.options import add_json, add_lag, finite_float, integer, positive_integer
+from grpodyn.cli.options import (
+    add_json,
+    add_lag,
+    finite_float,
+    integer,
+    positive_integer,
+    print_plain,
+)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -42,3 +49,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                    staleness=0 if args.staleness is None else args.staleness,
                    group_size=args.group_size, noise=args.noise, r0=args.r0,
                    plateau=args.plateau, steps=args.steps).to_dict()
+
+
+def print_human(result: dict[str, Any]) -> None:
+    """Print the constants as ``key: value`` lines, and what tau is where it is not the decay.
+
+    ``tau`` is the overdamped c / k; past critical damping the poles' radius stays sqrt(beta)
+    whatever k, so the envelope decays in ``decay_time`` (the slowest pole), which stops falling
+    with k while c / k keeps falling.
+    """
+    print_plain(result)
+    if result.get("regime") not in (None, "overdamped", "unstable") \
+            and result.get("decay_time") is not None:
+        print(f"note: tau = c / k is the overdamped reading; in the {result['regime']} regime "
+              f"the deviation's envelope decays in decay_time = {result['decay_time']:.4g} "
+              "steps (the exact map's slowest pole)")
