@@ -20,7 +20,6 @@ containers. Malformed input raises :class:`LogFormatError` naming the file and t
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,6 @@ from grpodyn.empirical.logs.common import (
 from grpodyn.empirical.logs.formats import Source
 from grpodyn.empirical.logs.infer import logged_meta
 from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
-from grpodyn.empirical.logs.text import COUNTER_WORDS
 
 __all__ = ["Run", "LogFormatError", "load_run", "load_runs", "list_runs", "Hyperparameter",
            "RunMeta", "METRIC_ALIASES"]
@@ -257,10 +255,6 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
 # ---------------------------------------------------------------------------- dispatch
 
 
-#: The parser's note on steps read from a training progress counter ``n/total``.
-_COUNTER = re.compile(re.escape(COUNTER_WORDS).replace(re.escape("{total}"), r"(\d+)"))
-
-
 def _parse(path: Path, opts: dict[str, Any]) -> Source:
     """Parse ``path`` with the first format of the registry that sniffs it (``formats``)."""
     return formats.dispatch(path, formats.Options(opts["step_key"], opts["logging_steps"],
@@ -288,25 +282,7 @@ def _with_meta(run: Run, source: Source) -> Run:
     meta = files.merged(RunMeta(**logged)).merged(run.meta)
     run.meta, notes = infer_meta(run, meta)
     run.warnings += notes
-    total = _counter_total(source.parsed.notes)
-    if run.meta.planned_steps is None and total is not None:
-        run.meta = replace(run.meta, planned_steps=Hyperparameter(
-            total, "inferred", f"the total of the training progress counter (n/{total}) the "
-            "console printed, from which the steps were read"))
     return run
-
-
-def _counter_total(notes: list[str]) -> int | None:
-    """Return the total of the progress counter ``n/total`` the steps were read from, or None.
-
-    A console log's training progress bar counts up to the steps the run was set to take
-    (TRL's ``max_steps``); the parser's note names the counter it read the steps from.
-    """
-    for note in notes:
-        found = _COUNTER.search(note)
-        if found:
-            return int(found.group(1))
-    return None
 
 
 def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str | None = None,

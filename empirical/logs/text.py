@@ -159,16 +159,16 @@ def _inferred_interval(text: str, summary: dict[str, Any], n: int) -> tuple[int 
     return interval, "; ".join(words for _, words in sources) + f", for {n} logged points"
 
 
-#: How a note names the progress counter the steps were read from; the loader reads the
-#: run's planned length (the counter's total) back from these words.
-COUNTER_WORDS = "the training progress counter (n/{total})"
+def _counter_steps(text: str, offsets: list[int]
+                   ) -> tuple[list[float] | None, str, int | None]:
+    """Return the training progress counter printed before each offset, when it numbers them.
 
-
-def _counter_steps(text: str, offsets: list[int]) -> tuple[list[float] | None, str]:
-    """Return the training progress counter printed before each offset, when it numbers them."""
+    Returns the steps (None where the counter does not number the offsets), how they were read,
+    and the counter's total (the steps the run was set to take, TRL's ``max_steps``).
+    """
     counters = [(m.start(), int(m.group(1)), int(m.group(2))) for m in _TRAIN_BAR.finditer(text)]
     if not counters:
-        return None, ""
+        return None, "", None
     starts = [c[0] for c in counters]
     last = []
     for offset in offsets:
@@ -176,7 +176,7 @@ def _counter_steps(text: str, offsets: list[int]) -> tuple[list[float] | None, s
         last.append(counters[i] if i >= 0 else None)
     totals = Counter(c[2] for c in last if c is not None)
     if not totals:
-        return None, ""
+        return None, "", None
     total = totals.most_common(1)[0][0]
     steps: list[float] = []
     for offset in offsets:
@@ -187,8 +187,9 @@ def _counter_steps(text: str, offsets: list[int]) -> tuple[list[float] | None, s
     finite = [s for s in steps if math.isfinite(s)]
     if len(finite) < 0.9 * len(steps) or len(set(finite)) < 0.9 * len(finite) \
             or any(b < a for a, b in zip(finite, finite[1:], strict=False)) or max(finite) == 0:
-        return None, ""
-    return steps, f"{COUNTER_WORDS.format(total=total)} printed before each logged dict"
+        return None, "", None
+    return steps, f"the training progress counter (n/{total}) printed before each logged dict", \
+        total
 
 
 def _bisect(values: list[int], x: int) -> int:
@@ -236,7 +237,7 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
     if all(math.isfinite(s) for s in own):
         steps = own
     else:
-        counted, how = _counter_steps(text, [o for o, _ in train])
+        counted, how, total = _counter_steps(text, [o for o, _ in train])
         interval, where = None, ""
         if logging_steps is not None:
             interval, where = logging_steps, interval_source
@@ -252,6 +253,9 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
         if counted is not None:
             steps = counted
             parsed.notes.append(f"no step field: steps read from {how}")
+            parsed.meta.planned_steps = Hyperparameter(
+                total, "inferred", f"the total of the training progress counter (n/{total}) "
+                "the console printed, from which the steps were read")
         else:
             if interval is None:
                 interval, evidence = _inferred_interval(text, summary, len(train))
