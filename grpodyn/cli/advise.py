@@ -17,6 +17,7 @@ from grpodyn.cli.options import (
     add_log_options,
     finite_float,
     load_log,
+    naming_the_run,
     positive_float,
     positive_integer,
     print_plain,
@@ -78,7 +79,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError("--refresh and --staleness need --kappa: with --log the run's own "
                          "history bounds the lr, whatever its lag")
     if args.log is not None:
-        from grpodyn.analysis import saying_merged_steps
         from grpodyn.empirical.logs.advice import advise_log
 
         run = load_log(args)  # --momentum and --lr enter the run's metadata (source: user)
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                         reward_key=args.reward_key,
                                         logging_steps=args.logging_steps)
             sweep = fit_sweep(sources)
-        with saying_merged_steps(run):  # a too-few-points error says if records were merged
+        with naming_the_run(run):  # the run of a log of several; records merged on a step
             out = advise_log(run, steps=args.steps, reward_range=args.reward_range,
                              margin=args.margin, sweep=sweep).to_dict()
         if sweep is not None:
