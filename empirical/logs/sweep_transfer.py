@@ -257,8 +257,8 @@ def _assumptions(fit: SweepFit, system: Any) -> list[str]:
         "the target shares the sources' model, task and reward; runs of one seed share the "
         "starting policy (r0), given with --to seed=N" if fit.layout.starts else
         "the target shares the sources' model, task, reward and starting policy (r0)",
-        "finite-G drift factor 1 - p^G - (1-p)^G on the force at p = the mean-field reward"
-        if fit.layout.finite_group else "every group informative (large-G map)",
+        *([] if fit.layout.finite_group  # the target's map states its finite-G factor
+          else ["every group informative (large-G map)"]),
         "plateau r* per seed (an unseen seed: the seeds' mean), not a function of lr"
         if fit.layout.plateau == "per_seed" and fit.layout.starts else
         "plateau r* shared by the runs of one optimizer (not a function of lr)",

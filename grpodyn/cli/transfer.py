@@ -123,11 +123,8 @@ def print_human(result: dict[str, Any]) -> None:
     if target:  # --to gives some settings, the first source the others: say which were used
         print("target: " + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                                      for k, v in target.items()))
-    said: set[str] = set()
     for text in result.get("assumptions") or []:
-        if text[:40] not in said:  # the map restates some of the fit's assumptions
-            said.add(text[:40])
-            print(f"assumes: {_short(text)}")
+        print(f"assumes: {_short(text)}")
     print(f"step  mean  [{100 * result['level']:.0f}% band]")
     steps = result["steps"]
     shown = list(range(0, len(steps), max(len(steps) // 10, 1)))
@@ -143,4 +140,4 @@ def _short(text: str, width: int = 100) -> str:
     if len(text) <= width:
         return text
     cut = max(text.rfind(mark, 0, width - 3) for mark in ("; ", " (", ", "))
-    return text[: cut if cut > 0 else width - 3] + " ..."
+    return text[: cut if cut > 0 else width - 3].rstrip() + " ..."
