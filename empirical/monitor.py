@@ -269,15 +269,15 @@ class Monitor:
         if not isinstance(metrics, Mapping):
             raise InputError(f"metrics: expected a mapping of metric names to values (e.g. "
                              f"{{'reward': 0.5}}), got {type(metrics).__name__} {metrics!r:.60}")
-        if _real(step) is None:
+        given, step = step, _real(step)
+        if step is None:
             raise InputError(f"step: expected a finite number (the optimizer step), got "
-                             f"{type(step).__name__} {step!r:.40}")
+                             f"{type(given).__name__} {given!r:.40}")
         reward = _real(next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics),
                             None))
-        step = _real(step)
         if reward is None and not self.steps:
             self._hint_no_reward(metrics)
-        if reward is None or step is None or (self.steps and step <= self.steps[-1]):
+        if reward is None or (self.steps and step <= self.steps[-1]):
             return self.state
         self.steps.append(step)
         self.rewards.append(reward)
