@@ -46,7 +46,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from grpodyn.empirical.diagnostics.diagnose import Diagnosis
+from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, Diagnosis
 from grpodyn.empirical.logs.advice_text import (
     basis_text,
     factor_words,
@@ -77,7 +77,7 @@ __all__ = ["LogAdvice", "advise_log", "exponent_from_sweep", "bg_exponent_from_s
 
 #: A series this short that shows no noise bounds nothing: its noise cannot be told from zero
 #: (the diagnosis's own minimum of logged points).
-FEWEST_NOISE_FREE = 10
+FEWEST_NOISE_FREE = MIN_POINTS
 #: Adam's default beta1, assumed (and said) when neither the log nor the user gives a momentum.
 ASSUMED_MOMENTUM = 0.9
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
-from grpodyn.empirical.logs.fit_text import fits_table, trusted_member, weight_on
+from grpodyn.empirical.logs.fit_text import fits_table, trusted_member, weight_on, weight_text
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_fraction, check_momentum
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
@@ -287,7 +287,7 @@ class RunAnalysis:
             bounds = f"  at bound: {', '.join(at)}" if at else ""
             sing = "  singular: no standard errors" if fit.singular else ""
             lines.append(f"{mark} {name:15s} R^2 {fit.r2:.3f}  weight "
-                         f"{self.weights.get(name, 0):.2f}{bounds}{sing}")
+                         f"{weight_text(self.weights, name)}{bounds}{sing}")
         lines.append("plateau: " + _status_text(self.plateau))
         for key in ("tau", "stiffness", "regime", "stability_margin"):
             entry = self.dynamics.get(key)
