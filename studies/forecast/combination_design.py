@@ -19,7 +19,7 @@ import argparse
 import sys
 from multiprocessing import Pool
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -58,11 +58,29 @@ def tiny_design() -> list[tuple[str, Run]]:
     return runs[::2]
 
 
-def two_forecasts(run: Run, fraction: float) -> tuple | None:
+class Cut(NamedTuple):
+    """One run cut at a fraction: its training part, both forecasts and the held-out part."""
+
+    t_train: np.ndarray
+    y_train: np.ndarray
+    t_held: np.ndarray
+    curves: Any
+    prior: Any
+    held: np.ndarray
+    floor: float  # the noise floor sigma sqrt(2 / pi) [reward]
+    stratum: str
+    quiet_at_cut: bool
+
+    def errors(self, point: np.ndarray) -> tuple[float, float]:
+        """Return the MAE and the signed error (held-out minus point) over the noise floor."""
+        return (float(np.mean(np.abs(self.held - point)) / self.floor),
+                float(np.mean(self.held - point) / self.floor))
+
+
+def two_forecasts(run: Run, fraction: float) -> Cut | None:
     """Return the cut of ``run`` at ``fraction`` with the curve models' and the prior's forecasts.
 
-    Returns (t, y, n_train, sigma, curves, prior), or None where the cut is too short or a
-    forecaster refuses the training part.
+    None where the cut is too short or a forecaster refuses the training part.
     """
     cut = scored_cut(run, fraction)
     if cut is None:
@@ -79,27 +97,25 @@ def two_forecasts(run: Run, fraction: float) -> tuple | None:
                                           bounds=bounds)
     except InputError:
         return None
-    return t, y, n_train, sigma, curves, prior
+    held = y[n_train:]
+    return Cut(t[:n_train], y[:n_train], t[n_train:], curves, prior, held,
+               sigma * np.sqrt(2 / np.pi),
+               stratum(y[:n_train], held, sigma), regime(t[:n_train], y[:n_train]) == "quiet")
 
 
 def _one(job: tuple[str, Run, float]) -> dict | None:
     """Both forecasts of one run cut at one fraction, scored (None where the cut is too short)."""
-    made = two_forecasts(job[1], job[2])
-    if made is None:
+    cut = two_forecasts(job[1], job[2])
+    if cut is None:
         return None
-    t, y, n_train, sigma, curves, prior = made
-    held = y[n_train:]
-    floor = sigma * np.sqrt(2 / np.pi)
+    curves, prior = cut.curves, cut.prior
     bands = {"curves": (curves.point, curves.lower, curves.upper),
              "prior": (prior.point, prior.lower, prior.upper)}
     bands["average"] = tuple(0.5 * (a + b) for a, b in zip(bands["curves"], bands["prior"],
                                                             strict=True))
-    out = {"stratum": stratum(y[:n_train], held, sigma), "quiet_at_cut": regime(
-        t[:n_train], y[:n_train]) == "quiet"}
+    out: dict[str, Any] = {"stratum": cut.stratum, "quiet_at_cut": cut.quiet_at_cut}
     for name, (point, lower, upper) in bands.items():
-        out[name] = (float(np.mean(np.abs(held - point)) / floor),
-                     float(np.mean(held - point) / floor),
-                     ((held >= lower) & (held <= upper)).tolist())
+        out[name] = (*cut.errors(point), ((cut.held >= lower) & (cut.held <= upper)).tolist())
     return out
 
 
@@ -123,15 +139,25 @@ def print_source(label: str, load: Any, one: Any, keys: tuple[str, ...]) -> list
     return rows
 
 
-def main() -> None:
-    """Print the design table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def design_sources(description: str, extra: dict[str, Any] | None = None
+                   ) -> dict[str, Any]:
+    """Parse ``--logs`` and return the design sources, label -> loader, ``extra`` after tiny's.
+
+    The public logs (``--logs``, default ``../shared/data/real_logs``), every other run of
+    grid2 and grid2_high at seeds 0-20, categorical seeds 0-39 and bandit seeds 0-3.
+    """
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     args = parser.parse_args()
-    sources = {"public": lambda: load_matrix_source("public", Path(args.logs)),
-               "tiny grid2 (seeds 0-20)": tiny_design,
-               "categorical 0-39": lambda: categorical_runs(range(40)),
-               "bandit 0-3": lambda: _bandit(range(4))}
+    return {"public": lambda: load_matrix_source("public", Path(args.logs)),
+            "tiny grid2 (seeds 0-20)": tiny_design, **(extra or {}),
+            "categorical 0-39": lambda: categorical_runs(range(40)),
+            "bandit 0-3": lambda: _bandit(range(4))}
+
+
+def main() -> None:
+    """Print the design table."""
+    sources = design_sources(__doc__.splitlines()[0])
     print("| source | stratum | forecasts | curve models | calibrated prior | average | "
           "signed error (curves / prior / average) |")
     print("|---|---|---|---|---|---|---|")

@@ -15,41 +15,35 @@ seeds 49-56, categorical seeds 0-39 and bandit seeds 0-3. Needs the ``baselines`
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from combination_design import GRIDS, print_source, tiny_design, two_forecasts  # noqa: E402
-from forecast_baselines import stratum, theta  # noqa: E402  (a benchmark script)
-from forecast_matrix import _bandit, categorical_runs, load_matrix_source  # noqa: E402
+from combination_design import (  # noqa: E402
+    GRIDS,
+    design_sources,
+    print_source,
+    two_forecasts,
+)
+from forecast_baselines import theta  # noqa: E402  (a benchmark script)
 
 from grpodyn.empirical.logs.loaders import Run, load_run  # noqa: E402
-from grpodyn.numerics.forecast_adaptive import regime  # noqa: E402
 
 
 def _one(job: tuple[str, Run, float]) -> dict | None:
     """Score the three points of one run cut at one fraction (None: too short a cut)."""
-    made = two_forecasts(job[1], job[2])
-    if made is None:
+    cut = two_forecasts(job[1], job[2])
+    if cut is None:
         return None
-    t, y, n_train, sigma, curves, prior = made
-    held = y[n_train:]
-    floor = sigma * np.sqrt(2 / np.pi)
-    theta_point = theta(t[:n_train], y[:n_train], t[n_train:])[0]
-    quiet = regime(t[:n_train], y[:n_train]) == "quiet"
-    pair = 0.5 * (curves.point + prior.point)
-    three = (curves.point + prior.point + theta_point) / 3
-    points = {"ensemble": pair, "three": three, "three_moving": pair if quiet else three}
-    out = {"stratum": stratum(y[:n_train], held, sigma), "quiet_at_cut": quiet}
-    for name, point in points.items():
-        out[name] = (float(np.mean(np.abs(held - point)) / floor),
-                     float(np.mean(held - point) / floor))
-    return out
+    theta_point = theta(cut.t_train, cut.y_train, cut.t_held)[0]
+    pair = 0.5 * (cut.curves.point + cut.prior.point)
+    three = (cut.curves.point + cut.prior.point + theta_point) / 3
+    points = {"ensemble": pair, "three": three,
+              "three_moving": pair if cut.quiet_at_cut else three}
+    return {"stratum": cut.stratum, "quiet_at_cut": cut.quiet_at_cut,
+            **{name: cut.errors(point) for name, point in points.items()}}
 
 
 def _climb() -> list[tuple[str, Run]]:
@@ -61,14 +55,7 @@ def _climb() -> list[tuple[str, Run]]:
 
 def main() -> None:
     """Print the design table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
-    args = parser.parse_args()
-    sources = {"public": lambda: load_matrix_source("public", Path(args.logs)),
-               "tiny grid2 (seeds 0-20)": tiny_design,
-               "tiny climb (seeds 49-56)": _climb,
-               "categorical 0-39": lambda: categorical_runs(range(40)),
-               "bandit 0-3": lambda: _bandit(range(4))}
+    sources = design_sources(__doc__.splitlines()[0], {"tiny climb (seeds 49-56)": _climb})
     keys = ("ensemble", "three", "three_moving")
     print("| source | stratum | forecasts | ensemble | three-way | three-way where not quiet | "
           "signed error (same order) |")
