@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -29,7 +28,7 @@ from grpodyn.empirical.logs.common import MERGED_STEPS
 from grpodyn.empirical.logs.loaders import Run, load_runs
 from grpodyn.empirical.logs.run_analysis import FIT_MODELS
 from grpodyn.empirical.logs.run_analysis import analyse_run as _analyse_run
-from grpodyn.ground import InputError, finite_json
+from grpodyn.ground import InputError, TooFewPoints, finite_json
 
 __all__ = ["fit_run", "analyse_run", "diagnose", "advise_log", "as_run", "saying_merged_steps"]
 
@@ -37,9 +36,6 @@ Result = TypeVar("Result")
 
 #: What the first argument of the analyses may be, as their signatures show it.
 RUN_OR_PATH = "Run | str | os.PathLike[str]"
-
-#: The words of the analyses' errors about a run with too few points.
-_TOO_FEW = re.compile(r"needs at least \d+")
 
 
 def as_run(run: Any, *, function: str) -> Run:
@@ -91,16 +87,16 @@ def saying_merged_steps(run: Run) -> Iterator[None]:
 
     Raises
     ------
-    InputError
-        The analysis's error, with the note appended where it is about too few points.
+    TooFewPoints
+        The analysis's, with the note appended where the loader merged records.
     """
     try:
         yield
-    except InputError as exc:
+    except TooFewPoints as exc:
         note = next((w for w in run.warnings if MERGED_STEPS in w), None)
-        if note is None or not _TOO_FEW.search(str(exc)):
+        if note is None:
             raise
-        raise InputError(f"{exc}: the log's {note}") from None
+        raise TooFewPoints(f"{exc}: the log's {note}") from None
 
 
 def _on_a_run_or_path(function: Callable[..., Result]) -> Callable[..., Result]:
@@ -117,12 +113,9 @@ def _on_a_run_or_path(function: Callable[..., Result]) -> Callable[..., Result]:
     wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[first.replace(annotation=RUN_OR_PATH), *rest])
     wrapper.__module__ = __name__
-    # the first parameter's entry: a loaded run, or a path, in the function's own words
-    wrapper.__doc__ = re.sub(
-        r"(\n\s*)run : Run\n(\s*)[^\n]*(?:\n\2[^\n]*)*",
-        r"\1run : Run, str or os.PathLike\n\2A loaded run (``grpodyn.load_run(path)``), or the "
-        r"path of the log of one run,\n\2loaded with the loader's defaults.",
-        function.__doc__ or "", count=1)
+    summary, _, rest = inspect.cleandoc(function.__doc__ or "").partition("\n\n")
+    wrapper.__doc__ = (f"{summary}\n\nHere ``run`` may also be the path of the log of one run, "
+                       "loaded with the loader's\ndefaults (:func:`as_run`).\n\n" + rest)
     return wrapper
 
 

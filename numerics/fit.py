@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import OptimizeResult, least_squares
 
-from grpodyn.ground import InputError, check_finite
+from grpodyn.ground import InputError, TooFewPoints, check_finite
 
 from .curve_models import EXTRA_MODELS, MODEL_NAMES, MODELS, CurveModel, curve_model
 from .curve_models import model_jacobian as model_jacobian
@@ -72,7 +72,7 @@ def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray
     if t.size != y.size:
         raise InputError(f"steps ({t.size}) and reward ({y.size}) differ in length")
     if t.size < 5:
-        raise InputError(f"a fit needs at least 5 points, got {t.size}")
+        raise TooFewPoints(f"a fit needs at least 5 points, got {t.size}")
     if not (t[1:] > t[:-1]).all():
         raise InputError("steps must be strictly increasing")
     if y.max() == y.min():

@@ -50,7 +50,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import ndtr, ndtri
 
-from grpodyn.ground import InputError, check_finite, check_fraction
+from grpodyn.ground import InputError, TooFewPoints, check_finite, check_fraction
 
 from .forecast_members import (
     ALL_MEMBERS,
@@ -391,8 +391,10 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     level = check_fraction("level", level)
     if band not in _BANDS:
         raise InputError(f"band: {band!r} is none of {', '.join(_BANDS)}")
-    if n_train < 8 or n_train > t.size:
-        raise InputError(f"a forecast needs at least 8 training points, got {n_train}")
+    if n_train > t.size:
+        raise InputError(f"n_train: {n_train} is more points than the series holds ({t.size})")
+    if n_train < 8:
+        raise TooFewPoints(f"a forecast needs at least 8 training points, got {n_train}")
     if np.any(np.diff(t[:n_train]) <= 0):
         raise InputError("steps: the training steps must be strictly increasing (a repeated or "
                          "decreasing step has no place on the noise model's clock)")

@@ -47,7 +47,7 @@ import math
 import numpy as np
 from scipy.special import ndtri
 
-from grpodyn.ground import InputError, check_finite, check_fraction
+from grpodyn.ground import InputError, TooFewPoints, check_finite, check_fraction
 
 from .forecast_result import Forecast
 from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
@@ -306,8 +306,11 @@ def adaptive_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int, future_step
     y = check_finite("reward", y).ravel()
     future = check_finite("forecast steps", future_steps).ravel()
     level = check_fraction("level", level)
-    if isinstance(n_train, bool) or not 8 <= int(n_train) <= min(t.size, y.size):
-        raise InputError(f"a forecast needs at least 8 training points, got {n_train}")
+    if isinstance(n_train, bool) or not int(n_train) <= min(t.size, y.size):
+        raise InputError(f"n_train: {n_train} is not a number of points the series holds "
+                         f"({min(t.size, y.size)})")
+    if int(n_train) < 8:
+        raise TooFewPoints(f"a forecast needs at least 8 training points, got {n_train}")
     tt, yt = t[:n_train], y[:n_train]
     if np.any(np.diff(tt) <= 0):
         raise InputError("steps: the training steps must be strictly increasing")

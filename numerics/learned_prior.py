@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import ndtri
 
-from grpodyn.ground import InputError, check_finite
+from grpodyn.ground import InputError, TooFewPoints, check_finite
 
 from .fit import estimate_noise
 from .forecast_result import Forecast
@@ -289,9 +289,12 @@ class LearnedPrior:
         t = check_finite("steps", t).ravel()
         y = check_finite("reward", y).ravel()
         future = check_finite("future_steps", future_steps).ravel()
-        if t.size != y.size or t.size < 8:
-            raise InputError(f"reward: the learned prior needs at least 8 training points with "
-                             f"one step each, got {y.size} rewards and {t.size} steps")
+        if t.size != y.size:
+            raise InputError(f"reward: the learned prior needs one step per reward, got "
+                             f"{y.size} rewards and {t.size} steps")
+        if t.size < 8:
+            raise TooFewPoints(f"reward: the learned prior needs at least 8 training points, "
+                               f"got {t.size}")
         if np.any(np.diff(t) <= 0):
             raise InputError("steps: the training steps must increase strictly")
         if bounds is not None:

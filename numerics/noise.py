@@ -19,7 +19,7 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from grpodyn.ground import InputError, check_finite
+from grpodyn.ground import TooFewPoints, check_finite
 
 from .compiled import compiled
 from .curve_models import CurveModel
@@ -48,7 +48,7 @@ def estimate_noise(y: npt.ArrayLike) -> NoiseEstimate:
     """
     y = check_finite("reward", y).ravel()
     if y.size < 3:
-        raise InputError(f"reward: the noise estimate needs at least 3 points, got {y.size}")
+        raise TooFewPoints(f"reward: the noise estimate needs at least 3 points, got {y.size}")
     sigma = float(np.std(np.diff(y)) / np.sqrt(2))
     variance = float(np.var(y))
     ceiling = float(max(0.0, 1 - sigma**2 / variance)) if variance > 0 else float("nan")

@@ -17,7 +17,7 @@ import pytest
 import grpodyn
 from grpodyn.cli import main
 from grpodyn.empirical.logs.loaders import LogFormatError, load_run
-from grpodyn.ground import InputError
+from grpodyn.ground import InputError, TooFewPoints
 
 REAL = Path(__file__).parent / "data" / "real_logs"
 E8 = REAL / ("ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_"
@@ -74,7 +74,9 @@ def test_the_api_shows_that_it_takes_a_path():
 
     for name in ("diagnose", "analyse_run", "advise_log"):
         function = getattr(grpodyn, name)
-        assert "run : Run, str or os.PathLike" in function.__doc__, name
+        summary = function.__doc__.split("\n\n")
+        assert "``run`` may also be the path of the log of one run" in summary[1], name
+        assert "Parameters\n----------" in function.__doc__, name  # the rest as it was
         assert "PathLike" in str(inspect.signature(function).parameters["run"].annotation)
 
 
@@ -107,8 +109,24 @@ def test_records_merged_on_one_step_are_said_where_too_few_points_remain(tmp_pat
     assert "needs at least 10 logged points, got 1: the log's 100 records shared 1 " \
            "distinct step and were merged" in err
     assert "100 records shared 1 distinct step" in _error(capsys, ["fit", path])
-    with pytest.raises(InputError, match="100 records shared 1 distinct step"):
+    with pytest.raises(TooFewPoints, match="100 records shared 1 distinct step"):
         grpodyn.diagnose(path)
+
+
+def test_too_few_points_is_its_own_error_and_only_it_gets_the_merged_note(tmp_path):
+    from grpodyn.numerics.forecast import forecast_curve
+
+    t = np.arange(1.0, 21.0)
+    with pytest.raises(TooFewPoints, match="at least 8 training points, got 5"):
+        forecast_curve(t, 0.01 * t, n_train=5, future_steps=t[5:])
+    with pytest.raises(InputError, match="more points than the series holds") as caught:
+        forecast_curve(t, 0.01 * t, n_train=30, future_steps=t[5:])
+    assert not isinstance(caught.value, TooFewPoints)
+    merged = load_run(_trainer_state(tmp_path / "dupsteps.json", [1] * 100))
+    with pytest.raises(InputError, match="run must be a Run") as caught:  # not about points
+        grpodyn.analysis.saying_merged_steps(merged).__enter__()
+        grpodyn.diagnose(3)
+    assert "records shared" not in str(caught.value)
 
 
 def test_evaluation_entries_of_a_step_are_not_merged_records(tmp_path):

@@ -70,7 +70,7 @@ from grpodyn.empirical.diagnostics.verdict import (
     unjudged,
 )
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.ground import InputError, check_int
+from grpodyn.ground import TooFewPoints, check_int
 from grpodyn.numerics.fit import estimate_noise
 
 __all__ = ["MIN_POINTS", "MODE_POINTS", "MODES", "STATES", "CEILING", "NEGLIGIBLE_RISE",
@@ -189,7 +189,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         early warning of the last steps.
     """
     if run.n_points < MIN_POINTS:
-        raise InputError(f"{run.source}: a diagnosis needs at least {MIN_POINTS} logged "
+        raise TooFewPoints(f"{run.source}: a diagnosis needs at least {MIN_POINTS} logged "
                          f"points, got {run.n_points}")
     group_size, g_info = _group_size(run, group_size)
     if run.n_points < MODE_POINTS:

@@ -62,7 +62,7 @@ from grpodyn.empirical.logs.mode_advice import (
 )
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
 from grpodyn.empirical.logs.trend import Trend, agree_with_state, run_trend
-from grpodyn.ground import InputError, check_fraction, check_momentum
+from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
 from grpodyn.numerics.advise import (
     bg_exponent_range,
     goal_relaxation,
@@ -498,7 +498,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, swept))
     declared, _ = infer_reward_range(run, reward_range)
     if run.n_points < 3:
-        raise InputError(f"{run.source}: advice needs at least 3 logged points, got "
+        raise TooFewPoints(f"{run.source}: advice needs at least 3 logged points, got "
                          f"{run.n_points}")
     diagnosis = run_diagnosis(run)
     trend = agree_with_state(run_trend(run.steps, run.reward,

@@ -26,7 +26,7 @@ import numpy as np
 from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
 from grpodyn.empirical.logs.fit_text import fits_table, trusted_member, weight_on, weight_text
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.ground import InputError, check_fraction, check_momentum
+from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
 from grpodyn.numerics.forecast import (
     MEMBERS,
@@ -511,7 +511,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     if beta is None:
         warnings.append(f"momentum {momentum_source}")
     if run.n_points < 5:
-        raise InputError(f"{run.source}: a fit needs at least 5 points, got {run.n_points}")
+        raise TooFewPoints(f"{run.source}: a fit needs at least 5 points, got {run.n_points}")
     if np.ptp(run.reward) == 0:
         raise InputError(f"{run.source}: the reward is constant ({run.reward[0]:g}): there is "
                          "no curve to fit")

@@ -18,7 +18,7 @@ from scipy.stats import t as student_t
 from grpodyn.empirical.diagnostics.series import point_noise, z_quantile
 from grpodyn.empirical.diagnostics.state import ALPHA, SHORT
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.ground import InputError
+from grpodyn.ground import TooFewPoints
 
 if TYPE_CHECKING:
     from grpodyn.empirical.diagnostics.diagnose import Diagnosis
@@ -94,7 +94,7 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
     keep = np.isfinite(steps) & np.isfinite(reward)
     steps, reward = steps[keep], reward[keep]
     if reward.size < 3:
-        raise InputError(f"reward: advice needs at least 3 logged points, got {reward.size}")
+        raise TooFewPoints(f"reward: advice needs at least 3 logged points, got {reward.size}")
     sigma = float(np.std(np.diff(reward)) / math.sqrt(2))  # as numerics.fit.estimate_noise
     parts = np.array_split(np.arange(reward.size), 3)
     means = tuple(float(reward[p].mean()) for p in parts)

@@ -4,7 +4,8 @@ Every layer (theory, numerics, empirical) and the top-level package may import i
 nothing of grpodyn and no sympy, so it never points an arrow the wrong way (the layer test in
 tests/test_packaging.py holds it to that).
 
-- :mod:`grpodyn.ground.checks`: :class:`InputError` and the ``check_*`` functions;
+- :mod:`grpodyn.ground.checks`: :class:`InputError`, :class:`TooFewPoints` and the ``check_*``
+  functions;
 - :mod:`grpodyn.ground.files`: :func:`write_atomic`, :func:`save_figure`;
 - :mod:`grpodyn.ground.figures`: :func:`axes_or_new`;
 - :mod:`grpodyn.ground.jsonio`: :func:`finite_json`, :func:`json_number`, :func:`dumps_json`.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from grpodyn.ground.checks import (
     InputError,
+    TooFewPoints,
     check_finite,
     check_fraction,
     check_int,
@@ -27,4 +29,4 @@ from grpodyn.ground.jsonio import dumps_json, finite_json, json_number
 
 __all__ = ["InputError", "axes_or_new", "check_finite", "check_fraction", "check_int",
            "check_momentum", "check_positive", "dumps_json", "finite_json", "json_number",
-           "one_of_alias", "save_figure", "write_atomic"]
+           "one_of_alias", "save_figure", "write_atomic", "TooFewPoints"]

@@ -7,12 +7,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["InputError", "check_momentum", "check_positive", "check_finite", "check_int",
-           "check_fraction", "one_of_alias"]
+__all__ = ["InputError", "TooFewPoints", "check_momentum", "check_positive", "check_finite",
+           "check_int", "check_fraction", "one_of_alias"]
 
 
 class InputError(ValueError):
     """A user-supplied value is invalid; the message names it and says why."""
+
+
+class TooFewPoints(InputError):
+    """A series holds fewer points than an analysis needs; the message says how many of each.
+
+    Its own type so that a caller that knows where the points went (records a loader merged on
+    shared steps, a prefix cut by ``--until``) can add that to the message without reading it.
+    """
 
 
 def check_finite(name: str, value: Any) -> np.ndarray:
