@@ -20,6 +20,18 @@ if TYPE_CHECKING:
 
 __all__ = ["write_run_report", "run_summary"]
 
+#: The fewest points of a log whose report forecasts its last 30% from its first 70%.
+_FORECAST_POINTS = 30
+
+
+def _mark(verdict: dict[str, Any]) -> str:
+    """Return a mode's mark in the report's table, as the terminal marks it (! ? or none)."""
+    if verdict["flag"]:
+        return "FLAGGED"
+    if not verdict["judged"]:
+        return "not judged"
+    return "undecided" if verdict.get("undecided") else "-"
+
 
 def run_summary(analysis: RunAnalysis) -> dict[str, Any]:
     """Return the JSON summary of an analysed run.
@@ -76,23 +88,27 @@ def write_run_report(log: str | Path | Run, out: Path, *, momentum: float | None
     say("fitting, forecasting and diagnosing")
     analysis = analyse_run(run, momentum=momentum, group_size=group_size,
                            reward_range=reward_range,
-                           train_fraction=0.7 if run.n_points >= 30 else None)
+                           train_fraction=0.7 if run.n_points >= _FORECAST_POINTS else None)
     summary = run_summary(analysis)
     say("drawing the figure")
     figure = out / "reward_forecast.png"
     analysis_figure(analysis, path=figure)
     diagnosis = summary["diagnosis"]
     diag_rows = "" if diagnosis is None else "\n".join(
-        f"<tr><td>{name}</td><td>{'FLAGGED' if v['flag'] else ('-' if v['judged'] else 'n/a')}"
-        f"</td><td>{v['score']:.2f}</td><td>{html.escape(v['evidence'])}"
+        f"<tr><td>{name}</td><td>{_mark(v)}</td><td>"
+        f"{'n/a' if v['score'] is None else format(v['score'], '.2f')}</td><td>"
+        f"{html.escape(v['evidence'])}"
         + (f"<br><b>try:</b> {html.escape(v['remedy'])}" if v.get("remedy") else "")
         + "</td></tr>"
         for name, v in diagnosis["modes"].items())
     primary = "n/a" if diagnosis is None else diagnosis["headline"]
     trusted = ("the fit of the model the analysis trusts" if analysis.trusted_model else
                f"no fitted curve ({untrusted_note(summary['weight_on'])})")
-    caption = (f"Reward, {trusted}, the forecast after the training cut with its band, "
-               "flagged diagnosis windows shaded.")
+    forecast = ("the forecast after the training cut with its band" if analysis.forecast else
+                f"no forecast (the log's {run.n_points} points are fewer than the "
+                f"{_FORECAST_POINTS} a forecast from the first 70% needs here: the run is fitted "
+                "whole)")
+    caption = f"Reward, {trusted}, {forecast}, flagged diagnosis windows shaded."
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>grpodyn: {html.escape(run.source)}</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}

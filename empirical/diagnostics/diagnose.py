@@ -130,7 +130,8 @@ class Diagnosis:
         """Return the diagnosis as plain JSON types (the keys of ``grpodyn diagnose``).
 
         A flagged mode carries ``remedy``, what to try (:data:`~.verdict.REMEDIES`); None
-        otherwise. So does an early warning (:func:`~.early_warning.remedy`).
+        otherwise; so does an early warning (:func:`~.early_warning.remedy`). A mode the log
+        cannot judge has ``judged`` false and ``score`` None.
         """
         return {"source": self.source, "headline": self.headline, "healthy": self.healthy,
                 "primary": self.primary, "state": self.state,
@@ -139,7 +140,8 @@ class Diagnosis:
                     **self.early_warning, "remedy": remedy(self.early_warning["signals"])},
                 "group_size": self.group_size,
                 "prompt_pool": self.prompt_pool, "notes": self.notes,
-                "modes": {name: {**asdict(v), "remedy": REMEDIES[name] if v.flag else None}
+                "modes": {name: {**asdict(v), "score": v.score if v.judged else None,
+                                 "remedy": REMEDIES[name] if v.flag else None}
                           for name, v in self.modes.items()}}
 
 

@@ -28,21 +28,21 @@ diagnose LOG --until STEP`` cuts the log with :func:`prefix`). The precursors:
   drift factor 1 - p^G - (1-p)^G collapses, section 7).
 
 "Leaves its trend" is one test for every metric: the value at a step against the straight line
-fitted to the :func:`trend_window` steps before it, beyond :data:`Z` robust standard deviations
-of that line's residuals (1.4826 MAD) and beyond a share of the level (:data:`RELATIVE`) that
-makes the move matter. A warning needs :data:`COINCIDE` distinct precursors within the last
-:data:`HOLD` logged steps (critical slowing down, two statistics rising together, counts as
-one), with the exceptions of :data:`ALONE`, the precursors of completions reaching the length
-cap, which warn on their own: the mean completion length leaving its trend upwards, the
-truncated share leaving its trend upwards, and the length's rise to within reach of the cap.
-Completions running into the length cap are truncated and score nothing, so completions
-reaching the cap are the collapse's own mechanism, not one of its symptoms (the truncated
-share reads it directly, the length and the cap indirectly); the length is also the only
-precursor a log with the reward and the length alone can show before the rolling statistics
-have points to rank (:data:`MIN_POINTS` against 40), and a fall within the first steps leaves
-no time for a second one. The same test and thresholds as every other precursor; the
-exceptions' cost in false warnings is measured in ``studies/diagnosis/README.md``. Needs numpy
-and scipy.
+fitted to the :func:`trend_window` logged points before it, beyond :data:`Z` robust standard
+deviations of that line's residuals (1.4826 MAD) and beyond a share of the level
+(:data:`RELATIVE`) that makes the move matter. A warning needs :data:`COINCIDE` distinct
+precursors within the last :data:`HOLD` logged steps (critical slowing down, two statistics
+rising together, counts as one), with the exceptions of :data:`ALONE`, the precursors of
+completions reaching the length cap, which warn on their own: the mean completion length leaving
+its trend upwards, the truncated share leaving its trend upwards, and the length's rise to
+within reach of the cap. Completions running into the length cap are truncated and score
+nothing, so completions reaching the cap are the collapse's own mechanism, not one of its
+symptoms (the truncated share reads it directly, the length and the cap indirectly); the length
+is also the only precursor a log with the reward and the length alone can show before the
+rolling statistics have points to rank (:data:`MIN_POINTS` against 40), and a fall within the
+first steps leaves no time for a second one. The same test and thresholds as every other
+precursor; the exceptions' cost in false warnings is measured in
+``studies/diagnosis/README.md``. Needs numpy and scipy.
 """
 
 from __future__ import annotations
@@ -177,7 +177,8 @@ def _metric_signals(run: Run, t: int, window: int) -> dict[str, tuple[str, str]]
         if move > need or (two_sided and -move > need):
             where = "rose above" if move > 0 else "fell below"
             fired[signal] = (f"{name} {x:.4g} at step {step:g} {where} its trend "
-                             f"{pred:.4g} (from the {window} steps before) by {abs(move):.3g}, "
+                             f"{pred:.4g} (from the {window} logged points before) by "
+                             f"{abs(move):.3g}, "
                              f"beyond {Z:g} robust s.d. ({sigma:.3g}) and {RELATIVE[name]:.0%} "
                              f"of {'one' if level == 1.0 else 'its level'}"
                              + (": completions truncated at the length cap score nothing"
@@ -206,8 +207,8 @@ def _cap_approach(run: Run, t: int, window: int) -> str | None:
     if not (np.isfinite(x) and x > pred and cap - x < share * x):
         return None
     return (f"completion_length {x:.4g} at step {run.steps[t]:g} rose above its trend "
-            f"{pred:.4g} (from the {window} steps before) to within {share:.0%} of its level "
-            f"below the length cap {cap:g} ({run.meta.length_cap.evidence}): completions "
+            f"{pred:.4g} (from the {window} logged points before) to within {share:.0%} of its "
+            f"level below the length cap {cap:g} ({run.meta.length_cap.evidence}): completions "
             "truncated at the cap score nothing")
 
 

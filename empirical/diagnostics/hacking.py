@@ -107,7 +107,9 @@ def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
     gain_held = float(np.mean(h[-k:]) - np.mean(h[:k]))
     spread = 2 * noise * np.sqrt(2.0 / k)
     steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
-    where = f"between steps {steps[0]:g} and {steps[1]:g}"
+    where = (f"from the mean of the first {k} held-out steps ({steps[0]:g}-"
+             f"{run.steps[idx[k - 1]]:g}) to that of the last {k} ({run.steps[idx[-k]]:g}-"
+             f"{steps[1]:g})")
     if gain_train <= max(spread, NEGLIGIBLE_RISE):
         beyond = "" if gain_train <= 0 else " beyond its noise"
         return ModeVerdict(False, 0.0, f"the optimised reward did not rise{beyond} over the "

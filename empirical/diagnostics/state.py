@@ -201,5 +201,11 @@ def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
     if at_ceiling:
         return State("converged", f"reward {r0:.3f} -> {r1:.3f}: at the top of its range "
                      f"(>= {CEILING:g})")
+    if late_gain < 0:  # the end falls beyond its noise: not a run that learns
+        means = smooth(r, window, mode="valid")
+        peak_step = float(run.steps[int(np.nanargmax(means)) + window // 2])
+        return State("declining", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter "
+                     f"it fell {-late_gain:.3f}, beyond 2 s.e. ({late_se:.3f}): falling at the "
+                     f"end, from a peak near step {peak_step:g}", peak_step)
     return State("learning", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it "
                  f"{change_words(late_gain)} (noise {late_se:.3f}): still moving")

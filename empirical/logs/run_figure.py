@@ -92,7 +92,8 @@ def analysis_figure(analysis: RunAnalysis, *, path: str | Path | None = None) ->
                                   label=f"{mode} (flagged)" if panel is ax else None)
     ax.set_ylim(*_ylimits(run.reward, analysis.reward_range))
     ax.set_ylabel(f"{run.reward_key} (reward units)")
-    ax.set_title(f"{Path(run.source).name[:70]}: reward and forecast", fontsize=9)
+    ax.set_title(f"{Path(run.source).name[:70]}: reward"
+                 + (" and forecast" if fc is not None else ""), fontsize=9)
     ax.legend(fontsize=7, loc="best")
     for panel, (key, title, unit) in zip(axes[1:, 0], panels, strict=True):
         values = run.metrics[key]
