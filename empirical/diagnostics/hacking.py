@@ -46,6 +46,8 @@ __all__ = ["hacking"]
 _ALPHA = 0.0027
 #: a held-out gain beyond this many s.e. is a rise: the true reward follows
 _FOLLOW_Z = 2.0
+#: the fewest held-out reward points the test reads (a first and a last window of two)
+_HELD_POINTS = 4
 
 
 def _length_hint(run: Run, early: slice, late: slice) -> str:
@@ -79,7 +81,7 @@ def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
     Parameters
     ----------
     run : Run
-        The log; needs ``heldout_reward`` at 4 steps or more.
+        The log; needs ``heldout_reward`` at :data:`_HELD_POINTS` steps or more.
     early, late : slice
         The early and late segments of the run (for the completion-length hint).
     noise : float
@@ -93,10 +95,15 @@ def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
         took a share of its headroom at least twice the held-out's.
     """
     held = run.metrics.get("heldout_reward")
-    if held is None or np.isfinite(held).sum() < 4:
-        missing = (f"the analysed reward {run.reward_key!r} is itself the held-out one and no "
-                   "optimised training reward is read beside it" if _reward_is_heldout(run)
-                   else "no held-out or verifier reward in the log")
+    if held is None or np.isfinite(held).sum() < _HELD_POINTS:
+        if held is not None:
+            missing = (f"only {int(np.isfinite(held).sum())} held-out reward points in the log "
+                       f"({_HELD_POINTS} needed)")
+        elif _reward_is_heldout(run):
+            missing = (f"the analysed reward {run.reward_key!r} is itself the held-out one and "
+                       "no optimised training reward is read beside it")
+        else:
+            missing = "no held-out or verifier reward in the log"
         return unjudged(f"{missing}: the coupling of the optimised reward to the true one "
                         "cannot be measured" + _length_hint(run, early, late))
     idx = np.flatnonzero(np.isfinite(held))

@@ -1,0 +1,69 @@
+"""A rise that turns at the end, modes the log cannot judge, and the report of a short log.
+
+Small seeded inputs: each case is one the diagnosis once got wrong in its words or its state.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from grpodyn.empirical.diagnostics.diagnose import diagnose
+from grpodyn.empirical.logs.loaders import Run, load_run
+
+
+def _turning_run(seed: int = 0) -> Run:
+    """A reward that rises for 170 of 200 steps and falls over the last 30, with noise 0.01."""
+    t = np.arange(1, 201, dtype=float)
+    curve = np.where(t <= 170, 0.2 + 0.4 * t / 170, 0.6 - 0.2 * (t - 170) / 30)
+    rng = np.random.default_rng(seed)
+    return Run("turning", "test", t, curve + rng.normal(0, 0.01, t.size), {})
+
+
+def test_a_rise_that_falls_over_its_last_quarter_is_declining_not_learning() -> None:
+    d = diagnose(_turning_run())
+    assert d.state == "declining", d.state_evidence
+    assert "over the last quarter it fell" in d.state_evidence
+    assert 150 <= d.peak_step <= 185
+    assert not d.healthy
+
+
+def test_a_steady_rise_is_still_learning() -> None:
+    t = np.arange(1, 201, dtype=float)
+    rng = np.random.default_rng(1)
+    d = diagnose(Run("rising", "test", t, 0.2 + 0.002 * t + rng.normal(0, 0.01, t.size), {}))
+    assert d.state == "learning"
+
+
+def test_a_mode_the_log_cannot_judge_has_no_score_in_json() -> None:
+    modes = diagnose(_turning_run()).to_dict()["modes"]
+    hacking = modes["reward_hacking"]
+    assert hacking["judged"] is False and hacking["score"] is None
+    assert all(isinstance(v["score"], float) for v in modes.values() if v["judged"])
+
+
+def test_three_held_out_points_are_named_as_too_few_not_as_missing() -> None:
+    t = np.arange(1, 101, dtype=float)
+    held = np.full(t.size, np.nan)
+    held[[20, 50, 80]] = [0.3, 0.4, 0.5]
+    rng = np.random.default_rng(2)
+    run = Run("held", "test", t, 0.2 + 0.004 * t + rng.normal(0, 0.01, t.size),
+              {"heldout_reward": held})
+    evidence = diagnose(run).modes["reward_hacking"].evidence
+    assert evidence.startswith("only 3 held-out reward points in the log (4 needed)")
+
+
+def test_the_report_of_a_log_too_short_to_forecast_says_there_is_no_forecast(tmp_path) -> None:
+    from grpodyn.run_report import write_run_report
+
+    rng = np.random.default_rng(3)
+    history = [{"step": s, "reward": float(0.2 + 0.02 * s + 0.01 * rng.normal())}
+               for s in range(1, 25)]
+    log = tmp_path / "trainer_state.json"
+    log.write_text(json.dumps({"log_history": history}))
+    write_run_report(load_run(log), tmp_path / "out")
+    page = next((tmp_path / "out").glob("*.html")).read_text()
+    assert "points are fewer than the 30 a forecast from the first 70% needs" in page
+    assert "24 points" in page and "no forecast" in page
+    assert "the forecast after the training cut" not in page
