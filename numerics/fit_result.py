@@ -49,6 +49,13 @@ class FitResult:
     bic: float
     plateau_bounds: tuple[float, float] | None = None
 
+    def __repr__(self) -> str:
+        """One line: the model, each parameter with its standard error, n, R^2 and AIC."""
+        params = ", ".join(f"{PUBLIC_NAMES.get(k, k)}={v:.4g}+-{self.stderr[k]:.2g}"
+                           for k, v in self.params.items())
+        return (f"FitResult({self.model.name!r}, {params}, n={self.t.size}, r2={self.r2:.3g}, "
+                f"aic={self.aic:.4g})")
+
     @cached_property
     def jacobian(self) -> np.ndarray:
         """Jacobian of the model at the estimate, shape (n, p) (:func:`model_jacobian`)."""

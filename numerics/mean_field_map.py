@@ -109,7 +109,7 @@ def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: in
     force_factor : callable, optional
         f(e) -> factor on the force of each run, given the lagged displacements (shape (runs,)):
         a state-dependent stiffness, e.g. the finite-G drift factor 1 - p^G - (1-p)^G at
-        p = r* + e (derivation ``finite_group_drift_factor``, docs/theory.md section 7). The map is
+        p = r* + e (derivation ``finite_group_drift_factor``, docs/theory.md section 9). The map is
         then nonlinear and e_n / e_0 depends on e_0.
     drag : numpy.ndarray, optional
         Reward lost per step to the sampling noise [reward/step], shape (runs,) or (runs, steps)
@@ -148,7 +148,7 @@ def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
     """Return the finite-G factor on the stiffness at mean reward ``reward``, relative to D = 1.
 
     D = 1 - p^G - (1-p)^G is the share of groups with an advantage (derivation
-    ``finite_group_drift_factor``, docs/theory.md section 7). SGD: k = lr kappa D
+    ``finite_group_drift_factor``, docs/theory.md section 9). SGD: k = lr kappa D
     (``sgd_stiffness_finite_group``), the factor is D. Adam: k = lr (1 - beta1) kappa_A
     sqrt(D / (D + rho_A / (B G))) (``adam_stiffness_finite_group``) over its value at D = 1;
     signal-dominated Adam (no noise ratio) normalises D away (factor 1).
@@ -404,27 +404,27 @@ class MeanFieldMap:
 
     @property
     def mass(self) -> float:
-        """Mass m = (1 + beta) / 2 of the continuum limit (docs/theory.md section 3)."""
+        """Mass m = (1 + beta) / 2 of the continuum limit (docs/theory.md section 2)."""
         return float(compiled("mass")(self._beta))
 
     @property
     def damping(self) -> float:
-        """On-policy damping c = 1 - beta (docs/theory.md section 3)."""
+        """On-policy damping c = 1 - beta (docs/theory.md section 2)."""
         return float(compiled("damping")(self._beta))
 
     @property
     def effective_damping(self) -> float:
-        """Damping with the mean lag of the force, c - k l_bar (docs/theory.md section 5)."""
+        """Damping with the mean lag of the force, c - k l_bar (docs/theory.md section 2)."""
         return float(compiled("effective_damping")(self._beta, self.stiffness, self.mean_lag))
 
     @property
     def zeta(self) -> float:
-        """Damping ratio zeta = c / (2 sqrt(m k)) (docs/theory.md section 3)."""
+        """Damping ratio zeta = c / (2 sqrt(m k)) (docs/theory.md section 2)."""
         return float(compiled("damping_ratio")(self._beta, self.stiffness))
 
     @property
     def omega0(self) -> float:
-        """Natural angular frequency omega0 [rad/step] (docs/theory.md section 3)."""
+        """Natural angular frequency omega0 [rad/step] (docs/theory.md section 2)."""
         return float(compiled("natural_frequency")(self._beta, self.stiffness))
 
     @property
@@ -550,7 +550,7 @@ class MeanFieldMap:
         r0 : float
             Initial reward.
         plateau : float
-            Fixed point r* of the reward (docs/theory.md section 4).
+            Fixed point r* of the reward, the plateau (docs/theory.md section 3).
         steps : int
             Number of steps after the start.
         noise : float

@@ -49,9 +49,10 @@ class PredictionResult:
     system : MeanFieldMap
         The heavy-ball SGD map of the run.
     critical_stiffness, critical_stiffness_discrete : float
-        k at critical damping, continuum and exact map (docs/theory.md section 3) [1/step^2].
+        k at critical damping, continuum and exact map (docs/theory.md section 4) [1/step^2].
     stiffness_max : float
-        Largest stable on-policy stiffness 2 (1 + beta) [1/step^2].
+        Largest stable on-policy stiffness 2 (1 + beta) [1/step^2]; ``stiffness_max_lag`` is
+        the limit with the run's refresh interval or staleness.
     refresh_max, staleness_max : int or None
         Largest stable refresh interval K and staleness d at this stiffness (None: none).
     stationary_variance, noise_temperature : float or None
@@ -138,6 +139,24 @@ class PredictionResult:
         return self.system.effective_damping
 
     @property
+    def lag(self) -> str:
+        """The run's lag in words: ``on-policy``, ``refresh K = 4`` or ``staleness d = 2``."""
+        if self.system.staleness:
+            return f"staleness d = {self.system.staleness}"
+        if self.system.refresh > 1:
+            return f"refresh K = {self.system.refresh}"
+        return "on-policy"
+
+    @property
+    def stiffness_max_lag(self) -> float:
+        """Largest stable stiffness with the run's lag [1/step^2] (the map's ``stiffness_max``).
+
+        ``stiffness_max`` is the on-policy limit 2 (1 + beta); a refresh interval K or a
+        staleness d lowers the limit that applies to the run, to this value.
+        """
+        return self.system.stiffness_max
+
+    @property
     def trajectory(self) -> list[float | None] | None:
         """The predicted mean reward path as JSON numbers (non-finite: None), or None."""
         return None if self.path is None else [json_number(v) for v in self.path.values]
@@ -154,12 +173,14 @@ class PredictionResult:
         -------
         dict of str to Any
             The CLI's JSON keys (``grpodyn predict --json``); ``tau`` and ``decay_time`` are
-            null where the map is unstable.
+            null where the map is unstable. ``stiffness_max`` is the on-policy limit,
+            ``stiffness_max_lag`` the limit with the run's lag, which ``lag`` names.
         """
         out: dict[str, Any] = {name: getattr(self, name) for name in _MAP_CONSTANTS}
         out.update(critical_stiffness=self.critical_stiffness,
                    critical_stiffness_discrete=self.critical_stiffness_discrete,
-                   stiffness_max=self.stiffness_max, refresh_max=self.refresh_max,
+                   stiffness_max=self.stiffness_max, stiffness_max_lag=self.stiffness_max_lag,
+                   lag=self.lag, refresh_max=self.refresh_max,
                    staleness_max=self.staleness_max, effective_damping=self.effective_damping)
         extras = {"stationary_variance": self.stationary_variance,
                   "noise_temperature": self.noise_temperature,
@@ -194,7 +215,7 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         noise temperature.
     r0, plateau, steps : optional
         Initial reward, plateau r* and number of steps: adds the predicted mean trajectory
-        (the exact discrete map, momentum buffer starting at zero; docs/theory.md section 4).
+        (the exact discrete map of docs/theory.md section 1, momentum buffer starting at zero).
     r_star : float, optional
         Older name of ``plateau`` (the CLI's ``--r-star``).
 

@@ -218,12 +218,12 @@ def test_runs_prints_a_float_hyperparameter_without_float_noise(capsys):
 def test_fit_says_a_shape_parameter_its_error_exceeds_is_not_determined():
     """The lzhihan excerpt printed zeta=4.551+-1e+02: four digits of a number the data leave
     open; a level (r0, the plateau) near zero keeps its digits."""
-    from grpodyn.cli.fit import _shown_param
+    from grpodyn.empirical.logs.fit_text import shown_param
 
     entry = {"at_bounds": [], "stderr": {"zeta": 100.0, "omega0": 0.01, "r0": 0.7}}
-    assert _shown_param(entry, "zeta", 4.551) == "zeta=not determined (4.6+-1e+02)"
-    assert _shown_param(entry, "omega0", 0.0639) == "omega0=0.0639+-0.01"
-    assert _shown_param(entry, "r0", 0.5381) == "r0=0.5381+-0.7"
+    assert shown_param(entry, "zeta", 4.551) == "zeta=not determined (4.6+-1e+02)"
+    assert shown_param(entry, "omega0", 0.0639) == "omega0=0.0639+-0.01"
+    assert shown_param(entry, "r0", 0.5381) == "r0=0.5381+-0.7"
 
 
 def test_predict_prints_the_degenerate_group_odds_as_numbers_not_a_dict(capsys):

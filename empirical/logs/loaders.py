@@ -1,6 +1,7 @@
 """Load a GRPO training log of any trainer into a :class:`Run`: :func:`load_run`.
 
-Formats (the README's format table lists each with an example and what is read or inferred):
+Formats (docs/guide.md shows what is read or inferred from a log; ``grpodyn runs LOG`` says it
+for one):
 TRL ``trainer_state.json`` (eval entries merged as the held-out reward), TRL console logs (dict
 lines; the real step from the progress counter or ``logging_steps``), JSON arrays of step dicts,
 JSON lines (flat, typed eval/rollout/train records, verl's file logger, W&B

@@ -152,7 +152,8 @@ class RunAnalysis:
     diagnosis : object or None
         :func:`grpodyn.empirical.diagnostics.diagnose.diagnose` result (None under 20 points).
     forecast : Forecast or None
-        The forecast after the cut (``train_fraction`` / ``until``).
+        The forecast after the cut (``train_fraction`` / ``until``), or after the run's last
+        step with a ``horizon`` alone.
     """
 
     run: Run
@@ -460,7 +461,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     train_fraction, until : optional
         Cut for the forecast: the leading fraction of the points, or the last training step.
     horizon : float, optional
-        Forecast up to this step (default: the last logged step).
+        Forecast up to this step (default: the last logged step). Without a cut, forecast the
+        whole run forward to it, as ``grpodyn forecast LOG --horizon STEP`` does.
     level : float
         Central probability of bands and intervals (default 0.9).
     models : tuple of str
@@ -472,13 +474,12 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         part, ~0.4 s at 1000 points). False: BIC weights over the fits already made, and the
         residual noise fitted only where a one-sided plateau bound needs it.
     forecaster : str
-        Which registered forecaster (:data:`grpodyn.numerics.forecasters.FORECASTERS`) makes
-        the forecast: ``ensemble`` (the stacked curve models averaged with the calibrated
-        prior, :class:`grpodyn.numerics.forecast.EnsembleForecaster`) or ``learned_prior`` (the
-        theory's prior, :func:`grpodyn.numerics.learned_prior.learned_prior_forecast`; bands up
-        to level 0.95) or ``adaptive`` (the trend-aware
-        members weighted by rolling-origin errors inside the training part,
-        :func:`grpodyn.numerics.forecast_adaptive.adaptive_forecast`).
+        A name in :data:`grpodyn.numerics.forecasters.FORECASTERS`: ``ensemble`` (the stacked
+        curve models averaged with the calibrated prior), ``learned_prior`` (the theory's
+        prior; bands up to level 0.95), ``adaptive`` (trend-aware members weighted by
+        rolling-origin errors inside the training part), ``calibrated_prior`` (the learned
+        prior's median, its band conformal on its own rolling-origin errors) or another one
+        registered there.
 
     Returns
     -------
@@ -494,8 +495,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         analyse_run(run, momentum=b, models=("exponential",), diagnose_run=False,
                     stack=False)
 
-    A forecast (``train_fraction`` / ``until``) fits the training part separately: it must not
-    see the steps it forecasts.
+    A forecast (``train_fraction`` / ``until``, or ``horizon`` alone) fits the training part
+    separately: it must not see the steps it forecasts.
     """
     if train_fraction is not None and until is not None:
         raise InputError("give at most one of train_fraction and until")
@@ -549,7 +550,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
 
         diagnosis = diagnose(run, group_size=group_size)
     forecast = None
-    if train_fraction is not None or until is not None:
+    if train_fraction is not None or until is not None or horizon is not None:
         forecast = _forecast(run, train_fraction=train_fraction, until=until, horizon=horizon,
                              level=level, momentum=beta, lr=lr, bounds=bounds,
                              forecaster=forecaster)
@@ -609,14 +610,16 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
               horizon: float | None, level: float, momentum: float | None,
               lr: np.ndarray | None, bounds: tuple[float, float] | None,
               forecaster: str = "ensemble") -> Forecast:
-    """Forecast the run after the cut (a fraction of the points, or a step), fitted before it."""
+    """Forecast past the cut (a share of the points, a step, else the end), fitted before it."""
     if train_fraction is not None:
         if not 0 < train_fraction < 1:
             raise InputError(f"train fraction must lie strictly between 0 and 1, got "
                              f"{train_fraction}")
         n_train = int(np.floor(train_fraction * run.n_points))
-    else:
+    elif until is not None:
         n_train = int(np.searchsorted(run.steps, until, side="right"))
+    else:  # a horizon alone: the whole run is the training part
+        n_train = run.n_points
     if n_train < 8:
         raise InputError(f"{run.source}: the cut leaves {n_train} training "
                          f"point{'s' * (n_train != 1)}; the fit before the cut needs 8")

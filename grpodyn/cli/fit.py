@@ -15,8 +15,6 @@ from grpodyn.cli.options import (
     merged_notes,
     naming_the_run,
 )
-from grpodyn.empirical.logs.fit_text import NOT_CURVES, untrusted_note, weight_text
-from grpodyn.empirical.logs.fit_text import shown_param as _shown_param
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -55,6 +53,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_human(result: dict[str, Any]) -> None:
     """Print the fit: noise, each model's parameters, plateau and forecast."""
+    from grpodyn.empirical.logs.fit_text import NOT_CURVES, shown_param, untrusted_note, weight_text
+
     which = f" [{result['run']}]" if result.get("run") else ""  # as forecast and diagnose say
     print(f"{result['source']}{which} ({result['format']}, {result['n_points']} points, "
           f"reward = {result['reward_key']})")
@@ -78,7 +78,7 @@ def print_human(result: dict[str, Any]) -> None:
         trusted = f"; the analysis trusts {result['best']} (the forecaster's stacking weights)"
     print(f"* = lowest AIC{trusted}")
     for name, entry in result["models"].items():
-        params = ", ".join(_shown_param(entry, k, v) for k, v in entry["params"].items()
+        params = ", ".join(shown_param(entry, k, v) for k, v in entry["params"].items()
                            if v is not None)
         mark = "*" if name == lowest_aic else " "
         singular = "  [singular: no standard errors]" if entry.get("singular") else ""

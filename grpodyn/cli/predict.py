@@ -54,11 +54,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def print_human(result: dict[str, Any]) -> None:
     """Print the constants as ``key: value`` lines, and what tau is where it is not the decay.
 
+    ``stiffness_max`` is labelled on-policy and, with a refresh interval or a staleness, the
+    limit at that lag follows it, so that the on-policy limit is not read as the run's.
     ``tau`` is the overdamped c / k; past critical damping the poles' radius stays sqrt(beta)
     whatever k, so the envelope decays in ``decay_time`` (the slowest pole), which stops falling
     with k while c / k keeps falling.
     """
-    print_plain(result)
+    shown = dict(result)
+    lag = shown.pop("lag")
+    shown["stiffness_max"] = f"{result['stiffness_max']:.6g} (on-policy)"
+    if lag == "on-policy":
+        del shown["stiffness_max_lag"]
+    else:
+        shown["stiffness_max_lag"] = f"{result['stiffness_max_lag']:.6g} ({lag})"
+    print_plain(shown)
     if result.get("regime") not in (None, "overdamped", "unstable") \
             and result.get("decay_time") is not None:
         print(f"note: tau = c / k is the overdamped reading; in the {result['regime']} regime "
