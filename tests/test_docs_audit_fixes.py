@@ -137,3 +137,23 @@ def test_a_fit_result_repr_is_one_short_line() -> None:
     text = repr(grpodyn.fit_curve("exponential", t, y))
     assert "\n" not in text and len(text) < 300
     assert text.startswith("FitResult('exponential', r0=") and "plateau=" in text
+
+
+def test_a_fit_above_the_estimated_r2_ceiling_gets_no_share_of_it() -> None:
+    import numpy as np
+
+    from grpodyn.empirical.logs.loaders import Run
+    from grpodyn.empirical.logs.run_analysis import analyse_run
+
+    # anticorrelated noise: first differences overstate it, so the ceiling falls below the fit
+    rng = np.random.default_rng(4)
+    t = np.arange(1, 201, dtype=float)
+    e = rng.normal(0, 0.05, t.size + 1)
+    y = 0.3 + 0.4 * (1 - np.exp(-t / 40)) + (e[1:] - e[:-1]) / 2
+    out = analyse_run(Run("anti", "test", t, y, {}), diagnose_run=False).to_dict()
+    ceiling = out["noise"]["r2_ceiling"]
+    for entry in out["models"].values():
+        share = entry["r2_of_explainable"]
+        assert (share is None) == (entry["r2"] > ceiling)
+        assert share is None or share <= 1
+    assert any(entry["r2_of_explainable"] is None for entry in out["models"].values())

@@ -245,8 +245,9 @@ class RunAnalysis:
         models = {}
         for name, fit in self.fits.items():
             entry = fit.to_dict()
+            # a share above 1 says only that the ceiling (an estimate) is too low: not given
             entry["r2_of_explainable"] = (float(fit.r2 / self.noise.r2_ceiling)
-                                          if self.noise.r2_ceiling > 0 else None)
+                                          if 0 < self.noise.r2_ceiling >= fit.r2 else None)
             entry["weight"] = self.weights.get(name, 0.0)
             models[name] = entry
         diagnosis = None if self.diagnosis is None else self.diagnosis.to_dict()
