@@ -16,7 +16,10 @@ else bounded by what the run did:
   the theory's margin target allows is at most ``margin`` times the run's;
 - it still rises beyond its noise over its last third: not at its plateau; the slope's decay
   between its last two thirds bounds the gain to come from below (``late_relaxation`` of
-  numerics.advise), and this slow mode's tau (``slow_mode``) sets the advice when longer.
+  numerics.advise), and this slow mode's tau (``slow_mode``) sets the advice when longer: its
+  median, or, where the median gain to come fills the room left in the reward range, the
+  range's cap (``estimate``: the longest tau the range allows, where the median sits), or,
+  where the median shows no decay, its 2.5% quantile, a lower bound (value None).
 
 The goal is 90% of the attainable gain within the horizon (``steps``, default the run's own
 length), tau_goal = N / ln 10, floored at the map's fastest settling into the 10% band, T_s / ln 10
@@ -38,6 +41,14 @@ reward bounds nothing and the lr is lowered by the margin, with the concentratio
 (:mod:`.mode_advice`). With Adam the slow mode's stiffness is on Adam's clock
 (a = lr (1 - beta1) / sqrt(v)), so the advice is a multiple of the run's own lr, absolute only
 when the run's lr is known.
+
+Without a momentum from the log or the user, Adam's beta1 = 0.9 is assumed, and every number
+that rests on it says so: ``basis.momentum`` gives beta with its source and names those numbers
+(``bears_on``: the stiffness k = (1 - beta) / tau and kappa, a tau the inertial model's fit
+measured, a goal floored at the fastest settling, an lr ratio set by that floor or by the
+headroom); the entries among them carry ``momentum_source`` and a reason that names the
+assumption, their status saying what tau gives at that beta, and the text adds "at beta = 0.9,
+assumed" to each.
 """
 
 from __future__ import annotations
@@ -48,11 +59,18 @@ from typing import Any
 
 from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, Diagnosis
 from grpodyn.empirical.logs.advice_text import (
+    assumed_beta,
     basis_text,
+    caveats,
     factor_words,
+    goal_warnings,
+    interval_entry,
+    slow_mode_words,
+    slow_tau_words,
     stiffness_at_most,
     tau_at_least,
 )
+from grpodyn.empirical.logs.infer import group_batch_notes
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.mode_advice import (
     concentration_evidence,
@@ -146,7 +164,8 @@ class LogAdvice:
     basis : dict
         ``kind`` (measured_tau, slow_mode, stiffness_upper_bound, stiffness_lower_bound,
         stability_limit, policy_concentration, not_determined), the relaxation
-        time and stiffness with their status, the goal, the trend and the exponent.
+        time and stiffness with their status, the goal, the trend, the exponent and the
+        momentum (value, source and the numbers that rest on it, ``bears_on``).
     interval : dict
         ``lr_ratio`` [lo, hi] and ``lr`` [lo, hi] (None: unbounded) and what they mean.
     status : str
@@ -228,9 +247,10 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
     fitted = _measured_tau(analysis)
     if fitted is not None:
         lo, value, hi = fitted
+        model = analysis.dynamics["model"]
         return {"kind": "measured_tau", "value": value, "lower": lo, "upper": hi,
-                "status": "determined", "method": f"fit of the {analysis.dynamics['model']} "
-                f"model (95% interval)"}
+                "status": "determined", "method": f"fit of the {model} model (95% interval)",
+                "model": model}
     lo, mid, hi = thirds_relaxation(trend.thirds, trend.thirds_stderr, trend.thirds_step)
     method = "curvature of the rise over its thirds (95% interval)"
     if reward_range is not None and trend.change > 0:
@@ -273,10 +293,12 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
                ) -> tuple[dict[str, Any], str | None]:
     """Return the slow mode's evidence when the run still rises at its end, else ``tau``.
 
-    It sets the advice when the relaxation time the run's end implies (central estimate of
-    :func:`~grpodyn.numerics.advise.late_relaxation`) exceeds the whole run's, and, when the
-    whole run's tau is measured, its interval lies above it (a single relaxation's end rises
-    too, at its own tau); with a warning.
+    It sets the advice when the relaxation time the run's end implies (the median of
+    :func:`~grpodyn.numerics.advise.late_relaxation`, which sits at the reward range's cap where
+    the median gain to come fills the room left; its 2.5% quantile, a lower bound, where the
+    median shows no decay) exceeds the whole run's, and, when the whole run's tau is measured,
+    its interval lies above it (a single relaxation's end rises too, at its own tau); with a
+    warning. ``estimate`` says which of the three the value is.
     """
     if tau["kind"] in ("stability_limit", "policy_concentration"):
         return tau, None
@@ -291,23 +313,11 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
         return tau, None
     if tau["kind"] == "measured_tau" and lo <= whole:  # one timescale within the slow mode's
         return tau, None                               # interval: no second one is shown
-    to_come = (f"at least {late['remaining'][1]:.3g}" if late["remaining"][1] < late["room"]
-               else "an unbounded amount (no ceiling: the reward range is not known)"
-               if math.isinf(late["room"])
-               else f"all the room left in the reward range, {late['room']:.3g},")
-    method = (f"the last third still rises beyond its noise ({late['slope']:.3g} +- "
-              f"{late['slope_stderr']:.2g} per step, t = {late['t']:.1f} > {late['critical']:.2g})"
-              f"; the slope's decay between the last two thirds leaves {to_come} of gain to "
-              f"come after {late['gain']:.3g} gained: the slow mode's relaxation time (central "
-              "estimate; 2.5-97.5% quantiles)")
-    told = {"measured_tau": "= {value:.3g}", "stiffness_upper_bound": ">= {lower:.3g}",
-            "stiffness_lower_bound": "<= {upper:.3g}"}.get(tau["kind"], "no bound on tau")
-    warning = (f"two timescales: the reward still rises at the end though the whole run gives "
-               f"tau {told.format(**tau)} steps: a slow mode, or a plateau rising with the lr "
-               "(the map's plateau does not depend on it), which one run cannot tell apart; the "
-               "raise follows the central estimate, not a 95% bound")
+    estimate = ("lower_quantile" if math.isinf(mid) else "median"
+                if late["remaining"][1] < late["room"] else "range_cap")
+    method, warning = slow_mode_words(late, estimate, tau)
     return {"kind": "slow_mode", "value": None if math.isinf(mid) else mid, "lower": lo or None,
-            "upper": None if math.isinf(hi) else hi, "status": "bound",
+            "upper": None if math.isinf(hi) else hi, "status": "bound", "estimate": estimate,
             "method": method,
             "whole_run": {key: tau[key] for key in ("kind", "value", "lower", "upper")}}, warning
 
@@ -390,8 +400,8 @@ def _goal_ratios(tau: dict[str, Any], goal: float, p: float, margin: float
     lo, hi = ratio(tau["lower"]), ratio(tau["upper"])
     interval = [lo, hi]
     if tau["kind"] == "slow_mode" and (ratio(tau["value"]) or lo or 0) > 1:
-        value, central = tau["value"] or tau["lower"], ratio(tau["value"]) or lo
-        return ("raise", central, interval, f"the slow mode's tau = {value:.3g} steps is longer "
+        central = ratio(tau["value"]) or lo
+        return ("raise", central, interval, f"the slow mode's {slow_tau_words(tau)} is longer "
                 f"than the goal {goal:.3g}: lr x (tau / goal)^(1/|p|) = x{central:.3g}")
     if tau["kind"] == "measured_tau":
         central = ratio(tau["value"])
@@ -504,16 +514,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     trend = agree_with_state(run_trend(run.steps, run.reward,
                                         floor=None if declared is None else declared[0]), run,
                              diagnosis)
-    reasoning, warnings = [], list(run.warnings)
-    if momentum is None and run.meta.momentum is None:
-        momentum = ASSUMED_MOMENTUM
-        reasoning.append(f"momentum not in the log: Adam's default beta1 = {momentum:g} "
-                         "assumed; give --momentum if the run used another")
-        momentum_source = "assumed"
-    else:
-        momentum_source = "user" if momentum is not None else run.meta.momentum.source
-        momentum = float(check_momentum(run.meta.momentum.value if momentum is None
-                                        else momentum))
+    warnings = group_batch_notes(run)
+    momentum, momentum_source = _momentum_of(run, momentum)
     analysis, why = _analysis(run, momentum, reward_range)
     if why is not None:
         warnings.append(why)
@@ -531,30 +533,25 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
         lr, lr_source = analysis.lr, analysis.lr_source
     elif run.meta.lr is not None and isinstance(run.meta.lr.value, (int, float)):
         lr, lr_source = float(run.meta.lr.value), run.meta.lr.source
-    reasoning += [f"the reward {trend.text}", basis_text(tau, momentum),
-                  f"goal: 90% of the attainable gain within {horizon:g} steps: tau_goal = "
-                  f"{goal:.3g} steps" + (" (floored at the fastest settling into the 10% band, "
-                                         "T_s / ln 10: no lr gets there sooner)"
-                                         if floored else " (N / ln 10)"),
-                  f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
-                  f"{exponent['reason']})", why_ratio]
-    headroom = why_ratio.startswith("headroom")
-    warnings += _caveats(direction, trend, run, steps, headroom=headroom,
+    headroom, beta = why_ratio.startswith("headroom"), assumed_beta(momentum, momentum_source)
+    if beta and (headroom or floored) and direction != "lower":
+        why_ratio += f"; this ratio rests on beta = {momentum:g}, assumed"
+    if tau.get("model") == "inertial":  # its tau is (1 - beta) / k
+        tau = {**tau, "method": tau["method"] + beta, "momentum_source": momentum_source}
+    text = basis_text(tau, momentum, momentum_source)
+    reasoning = [f"the reward {trend.text}", text,
+                 f"goal: 90% of the attainable gain within {horizon:g} steps: tau_goal = "
+                 f"{goal:.3g} steps" + (" (floored at the fastest settling into the 10% band, "
+                                        f"T_s / ln 10{beta}: no lr gets there sooner)"
+                                        if floored else " (N / ln 10)"),
+                 f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
+                 f"{exponent['reason']})", why_ratio]
+    warnings += caveats(direction, trend, run, steps, headroom=headroom,
                          bounded=tau["kind"] != "not_determined")
     warnings += converged_note(tau, diagnosis)
-    if headroom:
-        warnings.append("headroom: the raise takes the slow mode the reward shows toward the "
-                        "fastest settling into the 10% band (an overshoot within the band); the "
-                        "stability limit is set by the stiffest direction and the "
-                        "lag (refresh K, staleness d), which one run does not bound, and the "
-                        "plateau may move with the lr (the map's does not, public lr sweeps' "
-                        "does): raise in steps and watch for a fall")
-    if floored:
-        warnings.append(f"the horizon {horizon:g} steps is shorter than the map's fastest "
-                        f"settling into the 10% band ({goal * math.log(10):.3g} steps at "
-                        f"beta = {momentum:g}): no lr reaches 90% of the gain for good within "
-                        "it; the goal is that fastest settling")
-    stiffness = _stiffness(tau, momentum, lr)
+    warnings += goal_warnings(horizon, goal, momentum, momentum_source, headroom=headroom,
+                              floored=floored)
+    stiffness = _stiffness(tau, momentum, lr, momentum_source)
     group_batch = _group_batch(run, optimizer,
                                None if sweep is None else bg_exponent_from_sweep(sweep, swept))
     notes, group_size = mode_notes(run, diagnosis, tau, direction, group_batch["group_size"])
@@ -567,35 +564,37 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     recommendation = {"lr": None if lr is None else lr * ratio, "lr_ratio": ratio,
                       "direction": direction, "group_size": group_size,
                       "batch": group_batch["batch"]}
-    interval_out = _interval(interval, lr, direction, ratio)
+    interval_out = interval_entry(interval, lr, direction, ratio)
+    on_beta = _on_momentum(tau, stiffness, floored=floored,
+                           ratio=(headroom or floored) and direction != "lower")
+    if momentum_source == "assumed":
+        reasoning.insert(0, f"momentum not in the log: Adam's default beta1 = {momentum:g} "
+                         f"assumed; give --momentum if the run used another; resting on it: "
+                         f"{', '.join(on_beta) or 'no number of this advice'}")
     basis = {"kind": tau["kind"], "tau": tau, "stiffness": stiffness, "goal_tau": goal,
              "horizon": horizon, "trend": trend.kind, "trend_text": trend.text,
-             "noise": trend.sigma, "exponent": exponent, "text": basis_text(tau, momentum)}
+             "noise": trend.sigma, "exponent": exponent, "text": text,
+             "momentum": {"value": momentum, "source": momentum_source, "bears_on": on_beta}}
     return LogAdvice(run.source, run.run_name, recommendation, basis, interval_out,
                      tau["status"], group_batch, measured, list(dict.fromkeys(warnings)),
                      reasoning)
 
 
-def _interval(ratios: list[float | None], lr: float | None, direction: str, ratio: float
-              ) -> dict[str, Any]:
-    """Return the interval of the advice with what it means (a keep's may lie below x1)."""
-    def scale(r: float | None) -> float | None:
-        return None if r is None or lr is None else r * lr
-
-    below = direction == "keep" and ratios[1] is not None and ratios[1] < ratio
-    step = direction == "raise" and ratios[0] is not None and ratios[0] > ratio
-    return {"lr_ratio": ratios, "lr": [scale(ratios[0]), scale(ratios[1])],
-            "meaning": "where the least lr that still reaches the goal lies, in multiples of "
-            "the run's lr (None: not bounded by this run); the run's lr is above it and "
-            "reaches the goal already" if below else "multiples of the run's lr the evidence "
-            "asks (None: not bounded by this run); the advice is one raise toward its lower "
-            "end, the most one step takes" if step else "multiples of the run's lr the "
-            "evidence allows (None: not bounded by this run); lower end of a raise = the "
-            "least the bound demands"}
+def _momentum_of(run: Run, momentum: float | None) -> tuple[float, str]:
+    """Return beta with its source: the user's, else the log's, else 0.9 assumed."""
+    if momentum is None and run.meta.momentum is None:
+        return ASSUMED_MOMENTUM, "assumed"
+    source = "user" if momentum is not None else run.meta.momentum.source
+    return float(check_momentum(run.meta.momentum.value if momentum is None else momentum)), source
 
 
-def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[str, Any]:
-    """Return k = (1 - beta) / tau (docs/theory.md section 3) with its bound, and kappa = k / lr."""
+def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None, momentum_source: str
+               ) -> dict[str, Any]:
+    """Return k = (1 - beta) / tau (docs/theory.md section 3) with its bound, and kappa = k / lr.
+
+    An entry with a number rests on beta: it carries ``momentum_source``, and its reason says
+    where beta was assumed (the status says what tau gives, at that beta).
+    """
     c = 1.0 - momentum
     if tau["kind"] == "stability_limit":
         return {"value": None, "status": "bound", "bound": "lower",
@@ -606,41 +605,35 @@ def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None) -> dict[s
                           "above (too large for the signal), not the stiffness"}
     if tau["kind"] == "not_determined":
         return {"value": None, "status": "not_determined", "reason": tau["method"]}
+    reason = (f"k = (1 - beta) / tau with tau "
+              f"{'measured' if tau['kind'] == 'measured_tau' else 'bounded'}"
+              + assumed_beta(momentum, momentum_source)
+              + ("; give --momentum if the run used another" if momentum_source == "assumed"
+                 else ""))
     if tau["kind"] != "measured_tau":
         return {"value": None, "status": "bound",
                 "upper": None if not tau["lower"] else c / tau["lower"],
                 "lower": None if tau["upper"] is None else c / tau["upper"],
-                "reason": "k = (1 - beta) / tau with tau bounded"}
+                "reason": reason, "momentum_source": momentum_source}
     k = c / tau["value"]
     out = {"value": k, "status": "determined", "lower": c / tau["upper"],
-           "upper": None if not tau["lower"] else c / tau["lower"], "unit": "per step"}
+           "upper": None if not tau["lower"] else c / tau["lower"], "unit": "per step",
+           "reason": reason, "momentum_source": momentum_source}
     if lr is not None:
         out["kappa"] = k / lr
     return out
 
 
-def _caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
-             headroom: bool, bounded: bool = True) -> list[str]:
-    """Return the warnings that go with a direction (a headroom raise has its own).
+def _on_momentum(tau: dict[str, Any], stiffness: dict[str, Any], *, floored: bool,
+                 ratio: bool) -> list[str]:
+    """Name the numbers of the advice that rest on beta (``basis.momentum.bears_on``).
 
-    ``bounded`` is False where the basis bounds nothing: a keep then rests on no plateau.
+    ``stiffness`` (basis and measured) and ``kappa`` wherever given; ``tau`` where the inertial
+    model's fit measured it (its tau is (1 - beta) / k); ``goal_tau`` where the fastest
+    settling, a function of beta, floors it; ``lr_ratio`` (recommendation and interval) where
+    that floor or the headroom (k_s and k_c, functions of beta) set it (``ratio``).
     """
-    out = []
-    if direction == "raise" and not headroom:
-        out.append("the slow mode bounds the raise from below only: stiff directions can "
-                   "limit the lr sooner; raise in steps and watch for a fall")
-    if direction == "keep" and trend.kind == "rising" and bounded:
-        out.append("keep rests on the mean-field map's plateau, which does not depend on the "
-                   "lr; a plateau that rises with the lr (seen on public lr sweeps) leaves the "
-                   "end of one run flat within its noise: a short run at a higher lr tests it")
-    if direction == "raise" and trend.kind == "flat":
-        out.append("a run already at its plateau also stays flat; then a higher lr gains "
-                   "nothing")
-    if direction == "lower" and trend.kind == "fell":
-        out.append("a fall can also come from the lag (refresh interval K or staleness d lower "
-                   "the limit, section 5: fewer epochs per rollout is the other remedy) or from "
-                   "the reward itself (hacking, a shifted task)")
-    if run.steps_reconstructed and steps is not None:
-        out.append("the log's steps are reconstructed (the order of its points): --steps is "
-                   "read on that clock")
-    return out
+    numbered = any(stiffness.get(key) is not None for key in ("value", "lower", "upper"))
+    return [name for name, rests in (("stiffness", numbered), ("kappa", "kappa" in stiffness),
+                                     ("tau", tau.get("model") == "inertial"),
+                                     ("goal_tau", floored), ("lr_ratio", ratio)) if rests]

@@ -32,7 +32,10 @@ if TYPE_CHECKING:  # loaders imports this module
     from grpodyn.empirical.logs.loaders import Run
 
 __all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "format_defaults",
-           "lr_from_name", "LOGGED_KEYS", "TRAINER_DEFAULTS"]
+           "lr_from_name", "LOGGED_KEYS", "TRAINER_DEFAULTS", "group_batch_notes"]
+
+#: How the note begins where the log determines neither G nor B (:func:`infer_meta`).
+_NO_GROUP_BATCH = "group size G and batch B: not determined ("
 
 #: ``lr`` as a token (not inside a word such as ``clr``), optional ``_sweep``, a separator, a
 #: number in plain or exponent notation
@@ -197,7 +200,7 @@ def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
     n, b, words = _binary_evidence(run)
     if n is None and b is None:
         if meta.group_size is None and meta.batch is None and "outside" not in words:
-            notes.append(f"group size G and batch B: not determined ({words})")
+            notes.append(f"{_NO_GROUP_BATCH}{words})")
         return meta, notes
     g_known = meta.value("group_size")
     if b is not None and meta.batch is None:
@@ -240,3 +243,38 @@ def format_defaults(fmt: str) -> RunMeta:
             meta.optimizer = Hyperparameter(optimizer, "default", f"{fmt} log: {evidence}")
             meta.momentum = Hyperparameter(beta1, "default", f"{fmt} log: {evidence}")
     return meta
+
+
+def group_batch_notes(run: Run) -> list[str]:
+    """Return the run's warnings with the loader's note on G and B true for its G and B now.
+
+    :func:`infer_meta` notes that the log determines neither G nor B before a G or B the user
+    gives (``--group-size``, ``--batch``) enters ``run.meta``; beside a diagnosis or advice that
+    uses that G the note would say the opposite of what they do. Where ``run.meta`` now knows G
+    or B the note names it with its source and keeps the loader's reason for the one still
+    unknown; where it knows both the note goes.
+
+    Parameters
+    ----------
+    run : Run
+        A loaded run, its overrides applied.
+
+    Returns
+    -------
+    list of str
+        The run's warnings, the note on G and B as ``run.meta`` now has them.
+    """
+    known = {name: getattr(run.meta, name) for name in ("group_size", "batch")}
+    if all(entry is None for entry in known.values()):
+        return list(run.warnings)
+    words = {"group_size": "group size G", "batch": "batch B"}
+    out = []
+    for note in run.warnings:
+        if not note.startswith(_NO_GROUP_BATCH):
+            out.append(note)
+        elif any(entry is None for entry in known.values()):  # the other is still unknown
+            out.append("; ".join(f"{words[name]} = {entry.value} (source: {entry.source})"
+                                 if entry is not None else f"{words[name]}: not determined "
+                                 f"{note[len(_NO_GROUP_BATCH) - 1:]}"
+                                 for name, entry in known.items()))
+    return out

@@ -137,20 +137,20 @@ def print_human(result: dict[str, Any]) -> None:
 
 
 def _interval_words(recommendation: dict[str, Any], ratios: list[float | None]) -> str:
-    """Say the interval of the lr ratio, and what it bounds when it leaves out the advice.
+    """Say the interval of the lr ratio as the quantity it bounds.
 
-    For ``keep`` the interval bounds the least lr that reaches the goal: a run already faster
-    than its goal gives an interval below x1, which is then said in words. A raise capped at one
-    step's most lies below an interval that asks more, also said.
+    An interval that leaves out the advice bounds another quantity, named before its numbers:
+    for ``keep`` the least lr that reaches the goal, below x1 where the run is already faster
+    than its goal; for a raise capped at one step's most, the raise the evidence asks.
     """
-    hi = ratios[1]
-    shown = ", ".join("open" if v is None else f"x{v:.3g}" for v in ratios)
-    text = f"[{shown}] of the run's lr"
-    ratio = recommendation["lr_ratio"]
+    shown = "[" + ", ".join("open" if v is None else f"x{v:.3g}" for v in ratios) + "]"
+    ratio, (lo, hi) = recommendation["lr_ratio"], ratios
     if recommendation["direction"] == "keep" and hi is not None and hi < ratio:
-        text += (": the least lr that still reaches the goal lies there; the run's lr is "
-                 "above it, so it reaches the goal already")
-    elif recommendation["direction"] == "raise" and ratios[0] is not None and ratios[0] > ratio:
-        text += (f": the evidence asks at least x{ratios[0]:.3g}; the advice is one raise "
-                 "toward it, the most one step takes, advised again after it")
-    return text
+        return (f"of the least lr that still reaches the goal, not of the advice: {shown} of "
+                f"the run's lr; the advice x{ratio:.3g} is above it, so the run's lr reaches the "
+                "goal already")
+    if recommendation["direction"] == "raise" and lo is not None and lo > ratio:
+        return (f"of the raise the evidence asks, not of the advice: {shown} of the run's lr; "
+                f"the advice x{ratio:.3g} is one raise toward its lower end, the most one step "
+                "takes, advised again after it")
+    return f"{shown} of the run's lr"

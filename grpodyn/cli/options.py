@@ -259,12 +259,16 @@ def with_overrides(run: Run, args: argparse.Namespace) -> Run:
     """Apply the hyperparameter overrides of the log options of ``args`` to ``run``.
 
     Every log command passes its runs through here, so the reward's range is checked here too
-    (:func:`check_reward_magnitude`).
+    (:func:`check_reward_magnitude`), and the loader's note on G and B is brought in line with
+    a G or B the user gave (:func:`~grpodyn.empirical.logs.infer.group_batch_notes`).
     """
+    from grpodyn.empirical.logs.infer import group_batch_notes
+
     check_reward_magnitude(run)
     overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
                  for option, (field, _, _) in LOG_OVERRIDES.items()}
     run.meta = run.meta.with_overrides(**overrides)
+    run.warnings = group_batch_notes(run)
     return run
 
 
