@@ -124,6 +124,15 @@ def _fits(lo: float, hi: float, n: int) -> set[int]:
     return {L for L in range(1, int(hi // max(n, 1)) + 1) if n * L <= hi and (n + 1) * L > lo}
 
 
+def _bar_end(text: str) -> tuple[int, int] | None:
+    """Return the training progress bar's last count and its total (the most printed), or None."""
+    bars = Counter((int(m.group(2)), int(m.group(1))) for m in _TRAIN_BAR.finditer(text))
+    if not bars:
+        return None
+    total = Counter(total for total, _ in bars.elements()).most_common(1)[0][0]
+    return max(count for t, count in bars if t == total), total
+
+
 def _inferred_interval(text: str, summary: dict[str, Any], n: int) -> tuple[int | None, str]:
     """Infer logging_steps from the total number of steps.
 
@@ -142,11 +151,9 @@ def _inferred_interval(text: str, summary: dict[str, Any], n: int) -> tuple[int 
         lo, hi = runtime * max(speed - half, 0.0), (runtime + 0.5) * (speed + half)
         sources.append((_fits(lo, hi, n), f"final summary: train_runtime {runtime:g} s x "
                         f"train_steps_per_second {printed} = {lo:.0f}..{hi:.0f} steps"))
-    bars = Counter((int(m.group(2)), int(m.group(1))) for m in _TRAIN_BAR.finditer(text))
-    if bars:
-        totals = Counter(total for total, _ in bars.elements())
-        total = totals.most_common(1)[0][0]
-        last = max(count for t, count in bars if t == total)
+    bar = _bar_end(text)
+    if bar is not None:
+        last, total = bar
         if last >= n:
             sources.append((_fits(last, last, n), f"the training progress bar ends at "
                             f"{last}/{total}"))
@@ -270,6 +277,11 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
                     "the logging interval; give --logging-steps N (the run's logging_steps)")
             steps = [float(interval * (i + 1)) for i in range(len(train))]
             parsed.steps_reconstructed = True
+            bar = _bar_end(text)
+            if bar is not None:
+                parsed.meta.planned_steps = Hyperparameter(
+                    bar[1], "inferred", f"the total of the training progress bar the console "
+                    f"printed (it ends at {bar[0]}/{bar[1]})")
             parsed.notes.append(f"no step field and no progress counter in step with the "
                                 f"logged dicts: steps are their order x logging_steps "
                                 f"{interval} ({where})")

@@ -67,14 +67,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     run = load_log(args)
     horizon, planned = args.horizon, run.meta.value("planned_steps")
     if args.train_fraction is None and args.until is None and horizon is None:
-        # the rest of the run is up to the steps it was set to take, where the log records them
-        if planned is None or not planned > run.steps[-1]:
+        # the rest of the run is up to the steps it was set to take, where the log records them;
+        # reached where the next step at the log's own spacing would lie beyond it
+        spacing = float(run.steps[-1] - run.steps[-2]) if run.n_points > 1 else 1.0
+        if planned is None or planned < run.steps[-1] + spacing:
             raise UsageError(
                 f"{args.log}: say where to forecast: --horizon STEP (past the log's end), or "
                 "--train-fraction F / --until STEP (fit the start, forecast and score the "
                 "rest); " + ("the log records no planned length (TRL max_steps, or the "
                              "total N of a console's progress counter n/N)" if planned is None
-                             else f"its planned length, step {planned:g}, is reached"))
+                             else f"its planned length, step {planned:g}, is reached (its "
+                             f"last logged step {run.steps[-1]:g}, logged every "
+                             f"{spacing:g})"))
         horizon = float(planned)
     until = args.until
     if args.train_fraction is None and until is None:
