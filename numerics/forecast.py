@@ -445,8 +445,9 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     """Summarise the plateau r* with a status: what the data determine about it, and why.
 
     Statuses: ``determined`` (a saturating member carries most weight, has covered at least
-    half of its gain within the data and a regular information matrix, and its interval
-    leaves out the run's starting level: value and interval);
+    half of its gain within the data, the data do not move on beyond it (:func:`_runs_on`),
+    its information matrix is regular and its interval leaves out the run's starting level:
+    value and interval);
     ``at_bound`` (r* on the reward range: the data push it to the edge); ``singular`` (no
     standard error from a singular information matrix); ``not_determined`` (no saturation
     seen, or too little of it, or an interval that holds the starting level) with a one-sided
@@ -501,6 +502,12 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     if realised < 0.5:
         return one_sided(f"{name}: only {realised:.0%} of the fitted gain is made by the last "
                          "training step; the run has not begun to saturate")
+    beyond = _runs_on(fit, rising)
+    if beyond is not None:
+        return {**one_sided(f"{name}: the run {'rises' if rising else 'falls'} on beyond the "
+                            f"fitted curve (its last half's residuals slope t = {beyond:+.2f}): "
+                            "the curve saturates before the data do"),
+                "runs_on_t": beyond, "model": name}
     if fit.singular:
         return {"value": float(p["r_star"]), "lower": None, "upper": None, "status": "singular",
                 "reason": f"{name}: singular information matrix, no standard error",
@@ -521,6 +528,22 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     return {"value": float(p["r_star"]), "lower": float(lower), "upper": float(upper),
             "status": "determined", "reason": f"{name}: {realised:.0%} of the gain made",
             "model": name}
+
+
+def _runs_on(fit: Any, rising: bool | None) -> float | None:
+    """Return the t of the residuals' last-half slope where the run moves on beyond ``fit``.
+
+    The test of :func:`numerics.forecast_adaptive.regime` (``climbing``, not ``saturating``):
+    the residuals about the fitted saturating curve still slope, beyond |t| = 2, in the
+    direction the run moved; then the data have not saturated where the curve has. None where
+    they do not (or the run neither rose nor fell).
+    """
+    from .forecast_adaptive import trend_t  # loaded on use
+
+    if rising is None:
+        return None
+    slope_t = trend_t(fit.t, fit.y - fit.model(fit.t, fit.theta))
+    return slope_t if slope_t * (1.0 if rising else -1.0) > 2 else None
 
 
 class EnsembleForecaster:

@@ -289,16 +289,18 @@ def _evidence(run: Run, trend: Trend, analysis: RunAnalysis | None,
     return concentration_evidence(diagnosis, run, flat=trend.kind == "flat") or evidence
 
 
-def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] | None
-               ) -> tuple[dict[str, Any], str | None]:
+def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] | None, *,
+               runs_on: bool = False) -> tuple[dict[str, Any], str | None]:
     """Return the slow mode's evidence when the run still rises at its end, else ``tau``.
 
     It sets the advice when the relaxation time the run's end implies (the median of
     :func:`~grpodyn.numerics.advise.late_relaxation`, which sits at the reward range's cap where
     the median gain to come fills the room left; its 2.5% quantile, a lower bound, where the
     median shows no decay) exceeds the whole run's, and, when the whole run's tau is measured,
-    its interval lies above it (a single relaxation's end rises too, at its own tau); with a
-    warning. ``estimate`` says which of the three the value is.
+    its interval lies above it (a single relaxation's end rises too, at its own tau), unless
+    the whole run already moves on beyond its fitted saturating curve (``runs_on``: the
+    plateau's own test, :func:`~grpodyn.numerics.forecast.plateau_summary`, has rejected one
+    timescale); with a warning. ``estimate`` says which of the three the value is.
     """
     if tau["kind"] in ("stability_limit", "policy_concentration"):
         return tau, None
@@ -311,8 +313,8 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
     usable = lo if math.isinf(mid) else mid  # an unbounded centre: its lower end, if finite
     if math.isinf(usable) or not usable > whole:
         return tau, None
-    if tau["kind"] == "measured_tau" and lo <= whole:  # one timescale within the slow mode's
-        return tau, None                               # interval: no second one is shown
+    if tau["kind"] == "measured_tau" and lo <= whole and not runs_on:  # one timescale within
+        return tau, None                                # the slow mode's interval: not a second
     estimate = ("lower_quantile" if math.isinf(mid) else "median"
                 if late["remaining"][1] < late["room"] else "range_cap")
     method, warning = slow_mode_words(late, estimate, tau)
@@ -522,7 +524,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     bounds = declared if analysis is None else analysis.reward_range
     horizon = float(steps) if steps is not None else trend.span
     goal, floored = goal_relaxation(steps=horizon, momentum=momentum)
-    tau, two_scales = _slow_mode(_evidence(run, trend, analysis, bounds, diagnosis), run, bounds)
+    tau, two_scales = _slow_mode(_evidence(run, trend, analysis, bounds, diagnosis), run, bounds,
+                                 runs_on=analysis is not None and "runs_on_t" in analysis.plateau)
     if two_scales is not None:
         warnings.append(two_scales)
     direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin,
