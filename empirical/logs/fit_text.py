@@ -100,7 +100,9 @@ def trusted_member(weights: dict[str, float], fitted: Any) -> str | None:
 def untrusted_note(member: str | None) -> str:
     """Say that the weight sits on ``member``, which is no curve, so no curve model is trusted."""
     words = NOT_CURVES.get(member or "", member or "no member")
-    return f"the forecaster's weight is on {words}: no curve model is trusted"
+    return (f"the stacking weight over the whole run is on {words}: no curve model is trusted "
+            "(the whole-run stacking weighs the fitted curves, a flat level and a flat line; "
+            "grpodyn forecast also weighs a damped trend)")
 
 
 def weight_text(weights: dict[str, float], name: str) -> str:

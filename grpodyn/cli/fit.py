@@ -75,7 +75,7 @@ def print_human(result: dict[str, Any]) -> None:
     elif result.get("best") in (None, lowest_aic):
         trusted = ""
     else:
-        trusted = f"; the analysis trusts {result['best']} (the forecaster's stacking weights)"
+        trusted = f"; the analysis trusts {result['best']} (stacking weights over the whole run)"
     print(f"* = lowest AIC{trusted}")
     for name, entry in result["models"].items():
         params = ", ".join(shown_param(entry, k, v) for k, v in entry["params"].items()
