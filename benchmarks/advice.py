@@ -418,7 +418,9 @@ TINY_ROLES = {"tiny_grid2": "seeds 0-20, seen while the concentration rules were
               "tiny_climb": "seeds 49-56, three lrs over x4 below the collapse at B 32, made "
                             "after the rules were last scored (acdca2d), scored them once",
               "tiny_climb_b": "seeds 57-64, the climb design again, made after those scores, "
-                              "scored the rules once more"}
+                              "scored the rules once more",
+              "tiny_climb_c": "seeds 65-68, the climb design a third time, made before the "
+                              "plateau's runs-on test (ae7f501) and scored after it, once"}
 
 
 def tiny_setting(path: Path) -> tuple[str, float, int, int, int] | None:
