@@ -4,7 +4,8 @@ A mean reward that lives in a known range [lo, hi] (an accuracy or a pass rate: 
 its mean path formed in the logit space of the normalised reward, u = logit((r - lo) / (hi -
 lo)), and mapped back, so that the mean cannot leave the range (a map that overshoots its
 plateau, a draw that runs away, bends toward the bound instead); the band is clipped to the
-range. A reward without a known range is modelled as it is.
+range. A reward without a known range is modelled as it is, unbounded; a draw whose map runs
+away there has no edge to count at and is left out of the band, said in a warning.
 
 The band is the mean -+ z sd with a variance of r in four parts:
 
@@ -74,9 +75,9 @@ class RewardScale:
 
 
 def reward_scale(fit: SweepFit) -> RewardScale:
-    """Return the reward's scale: logit over [0, 1] for a reward logged inside it."""
+    """Return the reward's scale: logit over its range where one is known, else the reward."""
     low, high = fit.layout.reward_range
-    return RewardScale(low, high, bounded=(low, high) == (0.0, 1.0))
+    return RewardScale(low, high, bounded=fit.layout.bounded)
 
 
 def band_window(size: int) -> int:
@@ -118,7 +119,8 @@ def shared_prompt_part(fit: SweepFit) -> dict[str, Any]:
                 if ia.size < 15:
                     continue
                 width = band_window(min(ri.reward.size, rj.reward.size))
-                levels = [float(np.clip(np.mean(r.reward), 0.01, 0.99)) for r in (ri, rj)]
+                levels = [float(np.clip(np.mean(fit.layout.share(r.reward)), 0.01, 0.99))
+                          for r in (ri, rj)]
                 y.append(float(np.mean(deviation(ri.reward, width)[ia]
                                        * deviation(rj.reward, width)[ja])) * width / (width - 1))
                 x.append(np.sqrt(np.prod([v * (1 - v) for v in levels])) / batch)
@@ -156,7 +158,7 @@ def noise_model(fit: SweepFit) -> tuple[np.ndarray, float]:
         smooth = np.convolve(run.reward, np.ones(width) / width, mode="valid")
         centre = run.reward[width // 2: width // 2 + smooth.size]
         var = float(np.var(centre - smooth) * width / (width - 1))
-        level = float(np.clip(np.mean(run.reward), 0.01, 0.99))
+        level = float(np.clip(np.mean(fit.layout.share(run.reward)), 0.01, 0.99))
         b, g = run.hparams.get("batch"), run.hparams.get("group_size")
         if b and g:
             base = level * (1 - level)
@@ -179,7 +181,9 @@ class Band:
     """The prediction of one target: its centre in u, and the parts of its band (var of r).
 
     ``var_draws``: constants and exponents, sampled; ``seed_var``: the sources' seed-to-seed
-    spread; ``var_sampling``: the per-step sampling noise of the target's B and G.
+    spread; ``var_sampling``: the per-step sampling noise of the target's B and G;
+    ``factor``: the factor the exponents' centre puts on the fitted map's stiffness (the mean
+    path's k is the map's times it).
     """
 
     scale: RewardScale
@@ -190,6 +194,7 @@ class Band:
     coef: np.ndarray
     warnings: tuple[str, ...]
     exponents: dict[str, Any] = field(default_factory=dict)
+    factor: float = 1.0  # the factor on the fitted map's k at the exponents' centre
 
     @property
     def mean(self) -> np.ndarray:
@@ -242,11 +247,14 @@ def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Ba
         mean = evaluator.curves(fit.theta, np.array([centre_factor]))[0]
         curves = np.array([evaluator.curves(theta, np.array([f]))[0]
                            for theta, f in zip(draws_theta, factors, strict=True)])
+    rows = curves.reshape(-1, n + 1)
+    kept = rows[~np.any(np.isnan(rows) if scale.bounded else ~np.isfinite(rows), axis=1)]
+    if len(kept) < len(rows) and not scale.bounded:
+        warnings.append(f"{len(rows) - len(kept)} of {len(rows)} draws of the constants run "
+                        "away (their map diverges) and the reward has no known range to bound "
+                        "them: the band leaves them out")
     # a draw whose map runs away counts at the edge it crossed, not as an overflow
-    curves = np.clip(curves.reshape(-1, n + 1)[~np.any(np.isnan(curves.reshape(-1, n + 1)),
-                                                       axis=1)], *fit.layout.reward_range)
-    if not scale.bounded:
-        mean = np.clip(mean, *fit.layout.reward_range)
+    curves = np.clip(kept, scale.low, scale.high) if scale.bounded else kept
     var_draws = (np.diff(np.percentile(curves, [15.87, 84.13], axis=0), axis=0)[0] / 2) ** 2 \
         if len(curves) > 1 else np.zeros(n + 1)
     coef, seed_var = noise_model(fit)
@@ -260,4 +268,4 @@ def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Ba
         warnings.append("target B or G unknown: the band leaves out per-step sampling noise")
     exponents = {"tau_lr": lr_exp, "bg": bg_exp}
     return Band(scale, scale.forward(mean), var_draws, seed_var, var_sampling, coef,
-                tuple(warnings), exponents)
+                tuple(warnings), exponents, centre_factor)

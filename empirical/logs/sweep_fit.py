@@ -75,7 +75,12 @@ def _joint_fit(runs: list[SweepRun], layout: Layout
     active = best.active_mask != 0
     cov = np.zeros((best.x.size, best.x.size))
     free = np.flatnonzero(~active)
-    cov[np.ix_(free, free)] = _sandwich(best.jac[:, free], best.fun, clusters)
+    # the log constants' columns are in reward units, r0's and r*'s not: each taken per unit of
+    # the reward's scale, so that a reward of large scale keeps r0's column in the inverse
+    scale = np.array([1.0 if name.startswith(("r0", "r_star")) else layout.reward_unit
+                      for name in layout.names])[free]
+    cov[np.ix_(free, free)] = _sandwich(best.jac[:, free] / scale, best.fun, clusters) / \
+        np.outer(scale, scale)
     return best.x, cov, float(best.cost), active
 
 
@@ -160,8 +165,8 @@ class SweepFit:
                                        f"{list(self.layout.reward_range)}, a bound and not a "
                                        "measurement (the runs have not bent over)"}
             else:
-                out[name] = {"value": value, "stderr": err,
-                             "status": "determined" if err < 0.5 else "weakly determined"}
+                out[name] = {"value": value, "stderr": err, "status": "determined" if
+                             err < 0.5 * self.layout.reward_unit else "weakly determined"}
         if self.layout.starts:
             values = self.theta[self.layout.r0_indices]
             out["r0"] = {"value": float(np.mean(values)),
@@ -480,6 +485,11 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
         raise InputError(f"plateau must be one of {', '.join(PLATEAUS)}, got {plateau!r}")
     layout = make_layout(fitted, finite_group=finite_group, noise_drag=noise_drag,
                      prompt_noise=prompt_noise, plateau=plateau)
+    if not layout.bounded:
+        warnings.append(f"reward range {layout.range_source}: r0 and the plateau are not "
+                        "bounded" + (", and the finite-G factor 1 - p^G - (1-p)^G (which needs "
+                                     "the reward as a success rate) is left out" if finite_group
+                                     else ""))
     if "adam" in layout.optimizers and not layout.fit_rho:
         warnings.append("all Adam runs share one B G: the noise ratio rho_A is not determined "
                         "(signal-dominated Adam assumed: k independent of G and B)")

@@ -12,7 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.empirical.logs.run_analysis import infer_reward_range
 from grpodyn.empirical.logs.sweep_runs import SweepRun
+from grpodyn.ground import InputError
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.mean_field_map import (
     MeanFieldMap,
@@ -22,7 +25,7 @@ from grpodyn.numerics.mean_field_map import (
 )
 
 _LOG_RHO = (np.log(1e-2), np.log(1e5))
-_LOG_DRAG = (np.log(1e-5), np.log(1e3))  # drag constants relative to 1e-3 reward/step at the ref
+_LOG_DRAG = (np.log(1e-5), np.log(1e3))  # drags relative to 1e-3 reward units/step
 PLATEAUS = ("shared", "per_seed")
 
 
@@ -36,10 +39,22 @@ class Layout:
     bg_ref: float = 1.0  # B G at which Adam's curvature is parametrised (geometric mean)
     starts: tuple[int, ...] = ()  # seeds with their own r0 (empty: one r0 for every run)
     finite_group: bool = True  # the drift factor 1 - p^G - (1-p)^G on the force
-    reward_range: tuple[float, float] = (0.0, 1.0)  # where r0 and the plateau r* may lie
+    reward_range: tuple[float, float] = (0.0, 1.0)  # where r0 and r* may lie ((-inf, inf): any)
     b_ref: float = 1.0  # B at which Adam's curvature is parametrised (geometric mean)
     units: tuple[tuple[str, float], ...] = ()  # physical value of exp(parameter) = 1
     plateau: str = "shared"  # "per_seed": an r* per optimizer and seed
+    reward_unit: float = 1.0  # the reward's scale: its range's width, or the runs' span
+    range_source: str = ""  # where reward_range comes from (declared, inferred, unknown)
+
+    @property
+    def bounded(self) -> bool:
+        """Tell whether the reward has a known (finite) range."""
+        return bool(np.all(np.isfinite(self.reward_range)))
+
+    def share(self, reward: Any) -> Any:
+        """Return the reward as a share of its known range (the reward itself without one)."""
+        low, high = self.reward_range
+        return (reward - low) / (high - low) if self.bounded else reward
 
     def index(self, name: str) -> int:
         """Position of the parameter ``name`` in the fit's vector."""
@@ -82,15 +97,32 @@ class Layout:
         return self.index(f"r0_seed{seed}") if seed in self.starts else None
 
 
-def _reward_range(runs: list[SweepRun]) -> tuple[float, float]:
-    """Return where r0 and the plateau may lie: [0, 1] for a reward logged inside it.
+def sweep_reward_range(runs: list[SweepRun]) -> tuple[tuple[float, float], str]:
+    """Return where r0 and the plateau may lie, and where that range comes from.
 
-    A reward that stays in [0, 1] is taken for an accuracy or a pass rate, whose mean cannot
-    leave [0, 1]; any other reward gets a wide range (-10, 10) around it.
+    The range the single-run analyses use (:func:`~.run_analysis.infer_reward_range`): the
+    declared one (every run's, which must agree), else [0, 1] where every run's reward is
+    inferred to be a rate or an accuracy, else none: (-inf, inf), an unbounded reward (a summed
+    or shaped one, whose scale the runs do not bound). A logged reward outside a known range is
+    refused: the fit would hold r0 or the plateau away from the data.
     """
-    low = min(float(np.min(r.reward)) for r in runs)
-    high = max(float(np.max(r.reward)) for r in runs)
-    return (0.0, 1.0) if low >= 0.0 and high <= 1.0 else (-10.0, 10.0)
+    declared = {r.declared_range for r in runs} - {None}
+    if len(declared) > 1:
+        raise InputError("reward range: the runs declare "
+                         f"{', '.join(str(list(d)) for d in sorted(declared))}; the runs of a "
+                         "sweep share one reward: declare one range")
+    found = [(r, *infer_reward_range(Run(source=r.name, format="sweep", steps=r.steps,
+                                         reward=r.reward, metrics={}, reward_key=r.reward_key),
+                                     next(iter(declared), None))) for r in runs]
+    if any(bounds is None for _, bounds, _ in found):
+        return (-np.inf, np.inf), next(source for _, bounds, source in found if bounds is None)
+    _, bounds, source = found[0]
+    for other, _, why in found:
+        if not np.all((other.reward >= bounds[0]) & (other.reward <= bounds[1])):
+            raise InputError(f"{other.name}: reward range {list(bounds)} ({why}), yet its "
+                             f"logged rewards run from {np.min(other.reward):.4g} to "
+                             f"{np.max(other.reward):.4g}; declare --reward-range")
+    return bounds, source
 
 
 def _geometric_mean(values: list[float]) -> float:
@@ -99,7 +131,16 @@ def _geometric_mean(values: list[float]) -> float:
 
 def make_layout(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool = False,
                 prompt_noise: bool = False, plateau: str = "shared") -> Layout:
-    """Lay out the parameter vector of a joint fit of ``runs``: shared and per-run constants."""
+    """Lay out the parameter vector of a joint fit of ``runs``: shared and per-run constants.
+
+    The reward's range is :func:`sweep_reward_range`'s; the finite-G factor 1 - p^G - (1-p)^G
+    needs the reward as a share of a known range (a success rate), and is left out without one.
+    The drag constants are in units of the reward's scale (:attr:`Layout.reward_unit`).
+    """
+    reward_range, range_source = sweep_reward_range(runs)
+    low, high = reward_range
+    span = max(float(np.max(r.reward)) for r in runs) - min(float(np.min(r.reward)) for r in runs)
+    unit = high - low if np.isfinite(high - low) else (span or 1.0)
     optimizers = tuple(sorted({r.hparams["optimizer"] for r in runs}))
     seeds = [r.hparams.get("seed") for r in runs]
     starts: tuple[int, ...] = ()
@@ -125,10 +166,10 @@ def make_layout(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: 
     if "sgd" in optimizers:
         names.append("log_kappa")
         lr, b, g, beta, split = reference("sgd")
-        if noise_drag and split:  # h sigma^2 such that the part gives 1e-3 reward/step at the ref
-            unit = 2 * (1 - beta**2) * b * 1e-3 / lr**2
+        if noise_drag and split:  # h sigma^2: the part gives 1e-3 reward units/step at the ref
+            drag = 2 * (1 - beta**2) * b * 1e-3 * unit / lr**2
             names += ["log_drag_prompt_sgd", "log_drag_completion_sgd"]
-            units += [("log_drag_prompt_sgd", unit), ("log_drag_completion_sgd", unit * g)]
+            units += [("log_drag_prompt_sgd", drag), ("log_drag_completion_sgd", drag * g)]
     fit_rho, bg_ref, b_ref = False, 1.0, 1.0
     if "adam" in optimizers:
         # kappa_A / sqrt(1 + rho_p / B_ref + rho_A / (B G)_ref): what Adam runs at the sweep's
@@ -146,9 +187,10 @@ def make_layout(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: 
             if noise_drag:
                 names.append("log_noise_curvature_adam")
                 units.append(("log_noise_curvature_adam",
-                              2 * (1 + beta) / (1 - beta) * 1e-3 / lr**2))
-    return Layout(tuple(names), optimizers, fit_rho, bg_ref, starts, finite_group,
-                   _reward_range(runs), b_ref, tuple(units), plateau)
+                              2 * (1 + beta) / (1 - beta) * 1e-3 * unit / lr**2))
+    return Layout(tuple(names), optimizers, fit_rho, bg_ref, starts,
+                  finite_group and bool(np.isfinite(high - low)), reward_range, b_ref,
+                  tuple(units), plateau, unit, range_source)
 
 
 def _noise_constants(theta: np.ndarray, layout: Layout, optimizer: str) -> dict[str, Any]:
@@ -280,7 +322,8 @@ class Evaluator:
         g_safe, b_safe = np.where(known, g, 2.0), np.where(known, b, 1.0)
 
         def factor(e: np.ndarray) -> np.ndarray:
-            f = drift_factor(star + e, optimizer=optimizer, group_size=g_safe, batch=b_safe,
+            f = drift_factor(self.layout.share(star + e), optimizer=optimizer,
+                             group_size=g_safe, batch=b_safe,
                              noise_ratio=noise.get("noise_ratio"),
                              prompt_noise_ratio=noise.get("prompt_noise_ratio"))
             return np.where(known, f, 1.0)
@@ -350,7 +393,7 @@ def start_point(runs: list[SweepRun], layout: Layout) -> list[np.ndarray]:
         for name in ("log_rho_p",):
             if layout.has(name):
                 theta[layout.index(name)] = np.log(3.0)
-        for name, _ in layout.units:  # a drag of 2e-4 reward/step at the reference setting
+        for name, _ in layout.units:  # a drag of 2e-4 reward units/step at the reference
             theta[layout.index(name)] = np.log(0.2)
         starts.append(theta)
     return starts

@@ -17,6 +17,7 @@ import numpy as np
 
 from grpodyn.empirical.logs.infer import format_defaults
 from grpodyn.empirical.logs.loaders import load_run
+from grpodyn.empirical.logs.run_analysis import infer_reward_range
 from grpodyn.ground import InputError, check_int, check_momentum
 from grpodyn.numerics.mean_field_map import (
     OPTIMIZERS,
@@ -140,6 +141,8 @@ class SweepRun:
     hparams: dict[str, Any]
     sources: dict[str, str] = field(default_factory=dict)
     first_step: float = 0.0
+    reward_key: str = "reward"
+    declared_range: tuple[float, float] | None = None
 
     def __repr__(self) -> str:
         h = self.hparams
@@ -163,12 +166,14 @@ REQUIRED_HPARAMS = ("optimizer", "lr", "momentum")
 
 
 def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None, *,
-                   reward_key: str | None = None, logging_steps: int | None = None) -> SweepRun:
+                   reward_key: str | None = None, logging_steps: int | None = None,
+                   reward_range: tuple[float, float] | None = None) -> SweepRun:
     """Return a log and its hyperparameters.
 
     ``reward_key`` and ``logging_steps`` are those of
     :func:`~grpodyn.empirical.logs.loaders.load_run` (the metric read as the reward; the steps
-    between logged points of a console log that prints no step).
+    between logged points of a console log that prints no step). ``reward_range`` is the range
+    the reward can reach, declared (``--reward-range``); a logged reward outside it is refused.
 
     ``overrides`` (``--hparams``) first, then the settings grpodyn wrote into the log
     (``grpodyn_hparams``), then what the loader found (RunMeta: the log's metrics, config and
@@ -213,9 +218,11 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None, *,
     if found["optimizer"] == "adam" and ("group_size" not in found or "batch" not in found):
         raise InputError(f"{path}: Adam runs need group_size and batch (Adam's v_hat depends on "
                          f"B G); give them with --hparams")
+    if reward_range is not None:  # refuses a range the logged rewards leave
+        reward_range = infer_reward_range(run, reward_range)[0]
     # the loader keeps only points with a finite reward
     return SweepRun(str(path), run.steps - run.steps[0], run.reward, found, sources,
-                    float(run.steps[0]))
+                    float(run.steps[0]), run.reward_key, reward_range)
 
 
 def as_runs(runs: Any, name: str = "runs") -> list[SweepRun]:

@@ -251,6 +251,43 @@ def _check_modelled(fit: SweepFit, target: dict[str, Any]) -> list[str]:
     return notes
 
 
+def _check_seed(fit: SweepFit, target: dict[str, Any]) -> None:
+    """Refuse a target seed that no fitted source has where the sources hold one seed or none.
+
+    Sources of several seeds give each its own r0 and an unseen seed their mean with their
+    spread in the band; sources of one seed give one r0, which another seed would take silently,
+    with no spread between seeds to say how far its start may lie.
+    """
+    seed = target.get("seed")
+    seeds = sorted({r.hparams.get("seed") for r in fit.fitted} - {None})
+    if seed is None or fit.layout.starts or seed in seeds:
+        return
+    held = f"seed {seeds[0]} only" if seeds else "no seed stated"
+    raise InputError(f"--to seed={seed}: no fitted source run has seed {seed} (the sources: "
+                     f"{held}), and one source seed says nothing of how far another seed's "
+                     "start r0 may lie: give a source seed or leave seed out")
+
+
+def _lr_limit(system: Any, factor: float, exponent: float) -> tuple[float, str]:
+    """Return the target lr at which the fitted map turns unstable, and how it was found.
+
+    The lower of two: the slow mode's limit of the fitted map with k proportional to lr (the
+    law's tau-lr exponent -1, ``lr_max``), and that of the map the transfer carries, whose k is
+    the fitted map's times the exponents' factor ``factor`` ((lr / lr_ref)^-(p + 1), p the
+    tau-lr ``exponent``): k grows like lr^-p and reaches the bound stiffness_max at lr
+    (stiffness_max / k)^(-1/p) times the target's (never, for p >= 0, where k is below it).
+    Both extrapolate the sources' stiffness; the lower is the one the sources do not rule out.
+    """
+    k = system.stiffness * factor
+    if exponent < 0:
+        carried = float(system.lr * (system.stiffness_max / k) ** (-1.0 / exponent))
+    else:
+        carried = float("inf") if k < system.stiffness_max else 0.0
+    how = (f"{system.lr_max:.3g} with k proportional to lr, {carried:.3g} with the tau-lr "
+           f"exponent {exponent:.2f}")
+    return min(system.lr_max, carried), how
+
+
 def _assumptions(fit: SweepFit, system: Any) -> list[str]:
     """Return what a transfer from ``fit`` assumes, the target's map ``system``'s own last."""
     return [
@@ -287,21 +324,24 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     ``sources`` are sweep runs or log paths (loaded as :func:`~.sweep_runs.load_sweep_run`
     loads them). ``target`` has keys of :data:`HPARAM_KEYS` (another key, or a value of the
     wrong type, is refused); missing ones are taken from the first source. A target kl or
-    num_iterations that no fitted source ran at is refused: the map does not carry them.
+    num_iterations that no fitted source ran at is refused: the map does not carry them. So is
+    a target lr at or beyond the stability limit of the map the transfer carries (its mean path
+    would oscillate and grow), and a target seed no fitted source has where the sources hold one
+    seed or none (nothing says how far its r0 may lie).
     ``cross_validate`` adds the transfer-error term s d^2 (m(n) - m(0))^2 to the
     band, s calibrated by :func:`transfer_error` (leave-one-setting-out on the sources, about
     one sweep fit per source setting; ``refits`` shares them between calls); False gives
     the band without it.
 
     The mean and the band are formed by :func:`~.sweep_band.band` (in the logit space of a
-    reward in [0, 1], with the exponents sampled that :mod:`~.sweep_exponents` chooses from the
-    law and the sources' measurement); where Adam's B G exponent is not determined the mean is
-    the nearest source's path and the band covers the map's; where the sources contradict the
-    tau-lr law or the B G law's range, the law does not describe the sweep: the mean is the
-    nearest source's path and the band covers the sources' spread. Where
-    source runs share the target's seed and batch (they drew the same prompts at every step),
-    the mean carries the prompts' share of their deviations and the band the rest
-    (:func:`~.sweep_shared.shared_prompts`).
+    reward with a known range, [0, 1] or declared, with the exponents sampled that
+    :mod:`~.sweep_exponents` chooses from the law and the sources' measurement); where Adam's
+    B G exponent is not determined the mean is the nearest source's path and the band covers
+    the map's; where the sources contradict the tau-lr law or the B G law's range, the law
+    does not describe the sweep: the mean is the nearest source's path and the band covers
+    the sources' spread. Where source runs share the target's seed and batch (they drew the
+    same prompts at every step), the mean carries the prompts' share of their deviations and
+    the band the rest (:func:`~.sweep_shared.shared_prompts`).
 
     Returns the JSON dict of ``grpodyn transfer``: ``steps`` (labelled as the sources' logs
     count them: 1..n+1 for logs that start at step 1), ``mean``, ``lower``, ``upper``,
@@ -314,6 +354,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     sources = as_runs(sources, "sources")
     fit = fit_sweep(sources) if fit is None else fit
     unstated = _check_modelled(fit, target)
+    _check_seed(fit, target)
     base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
     hp = {**base, **target}
     warnings = list(fit.warnings) + unstated
@@ -325,6 +366,12 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     hp.pop("steps", None)
     system = fit.system(hp)
     predicted = band(fit, hp, n, draws, seed)
+    limit, how = _lr_limit(system, predicted.factor, predicted.exponents["tau_lr"]["value"])
+    if hp["lr"] >= limit:
+        raise InputError(f"--to lr={hp['lr']:g}: at or beyond the stability limit {limit:.3g} "
+                         f"that the sources imply (the lr at which the fitted map's slow mode "
+                         f"turns unstable: {how}); there the mean path oscillates and grows, a "
+                         f"collapse the transfer does not predict: give lr below {limit:.3g}")
     coef, seed_var = predicted.coef, predicted.seed_var
     warnings.extend(predicted.warnings)
     distance, nearest = _nearest(hp, fit.fitted)
@@ -349,8 +396,8 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     else:
         var_transfer = calibration["s"] * distance ** 2 * (mean - mean[0]) ** 2
     if not predicted.scale.bounded:
-        warnings.append(f"reward outside [0, 1]: no known range, the band is formed on the "
-                        f"reward itself and clipped to {list(fit.layout.reward_range)}")
+        warnings.append("no known reward range: the mean and the band are formed on the reward "
+                        "itself, unbounded (declare --reward-range if the reward has one)")
     z = float(norm.ppf(0.5 + level / 2))
     lower, upper = predicted.interval(z, var_transfer)
     source_lrs = [r.hparams["lr"] for r in fit.fitted if r.hparams["optimizer"] == hp["optimizer"]]
@@ -361,19 +408,20 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
                         f"tau-lr exponent {exponents['tau_lr']['value']:.2f} +- "
                         f"{exponents['tau_lr']['stderr']:.2f} "
                         f"({exponents['tau_lr']['status'].split(':')[0]})")
-    if system.lr > 0.5 * system.lr_max:
-        warnings.append(f"lr is within a factor 2 of the slow-mode limit {system.lr_max:.3g}")
+    if hp["lr"] > 0.5 * limit:
+        warnings.append(f"lr {hp['lr']:.3g} is within a factor 2 of the stability limit "
+                        f"{limit:.3g} ({how}): the mean path may swing far past the plateau")
     assumptions = _assumptions(fit, system)
     constants = fit.constants()
     constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
     constants["seed_spread_variance"] = {"value": seed_var}
     if predicted.scale.bounded:
-        assumptions.append("a mean reward in [0, 1]: its mean path is formed in the logit space "
-                           "of the reward (it stays inside the range), the band clipped to it")
+        low, high = fit.layout.reward_range
+        assumptions.append(f"a mean reward in [{low:g}, {high:g}]: its mean path is formed in "
+                           "the logit space of the reward (it stays inside the range), the band "
+                           "clipped to it")
     first = _first_step(fit.fitted)
     steps_out = [first + i for i in range(n + 1)]
-    if not predicted.scale.bounded:
-        lower, upper = (np.clip(v, *fit.layout.reward_range) for v in (lower, upper))
     return {"steps": [int(v) if float(v).is_integer() else v for v in steps_out],
             "mean": [float(v) for v in mean],
             "lower": [float(v) for v in lower], "upper": [float(v) for v in upper],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from grpodyn.cli.options import UsageError, add_json, add_sweep_log_options
+from grpodyn.cli.options import UsageError, add_json, add_sweep_log_options, reward_range
 from grpodyn.ground import finite_json
 
 
@@ -25,17 +25,27 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--hparams", action="append", metavar="K=V,...",
                    help="hyperparameters: once for every log, or once per log in their order")
     add_sweep_log_options(p)
+    add_reward_range(p)
     add_json(p)
     p.set_defaults(handler=run)
 
 
+def add_reward_range(parser: argparse.ArgumentParser) -> None:
+    """Add ``--reward-range LO,HI``: the range every run's reward can reach."""
+    parser.add_argument("--reward-range", type=reward_range, metavar="LO,HI",
+                        help="the range the reward can reach, in every log (default: [0, 1] for "
+                        "an accuracy, pass rate or binary reward; else unknown, and r0 and the "
+                        "plateau unbounded)")
+
+
 def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
-               reward_key: str | None = None, logging_steps: int | None = None
-               ) -> tuple[list, list[str]]:
+               reward_key: str | None = None, logging_steps: int | None = None,
+               reward_range: tuple[float, float] | None = None) -> tuple[list, list[str]]:
     """Load the runs of a sweep, each with its ``--hparams`` (once, or once per log).
 
     A log of several runs (a sweep's long CSV) gives each of them, with that log's --hparams;
     those too short for the fit are left out, said in the notes returned beside the runs.
+    ``reward_range`` is the declared range of every run's reward (None: inferred).
     """
     from grpodyn.cli.sweep_logs import load_sources
 
@@ -46,7 +56,7 @@ def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
                          "once (for every log) or once per log, in the logs' order")
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
     return load_sources(list(zip(logs, texts, strict=True)), bars=bars, reward_key=reward_key,
-                        logging_steps=logging_steps)
+                        logging_steps=logging_steps, reward_range=reward_range)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -55,7 +65,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.progress import stage_bar
 
     runs, notes = sweep_runs(args.logs, args.hparams, bars=not args.json,
-                             reward_key=args.reward_key, logging_steps=args.logging_steps)
+                             reward_key=args.reward_key, logging_steps=args.logging_steps,
+                             reward_range=args.reward_range)
     stages = stage_bar("sweep", enabled=not args.json)
     if stages is not None:
         stages(f"fitting {len(runs)} runs jointly")

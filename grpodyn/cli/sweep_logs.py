@@ -20,11 +20,13 @@ _ABOVE_METADATA = ("--hparams", "log (grpodyn_hparams)")
 
 
 def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: str | None = None,
-                  logging_steps: int | None = None) -> tuple[list, list[str]]:
+                  logging_steps: int | None = None,
+                  reward_range: tuple[float, float] | None = None) -> tuple[list, list[str]]:
     """Return the sweep runs of the log ``path`` and notes on the runs left out.
 
     ``reward_key`` and ``logging_steps`` are the loader's (``--reward-key``,
-    ``--logging-steps``), the same for every log.
+    ``--logging-steps``), and ``reward_range`` the declared range of the reward
+    (``--reward-range``), the same for every log.
 
     A log of one run gives ``load_sweep_run(path, overrides)``. A log of several gives each run
     named ``path [run]``, with the hyperparameters ``load_sweep_run`` resolves for the log's
@@ -35,7 +37,8 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
     from grpodyn.empirical.logs.loaders import load_runs
     from grpodyn.empirical.logs.sweep import load_sweep_run
 
-    base = load_sweep_run(path, overrides, reward_key=reward_key, logging_steps=logging_steps)
+    base = load_sweep_run(path, overrides, reward_key=reward_key, logging_steps=logging_steps,
+                          reward_range=reward_range)
     runs = load_runs(path, reward_key=reward_key, logging_steps=logging_steps)
     if len(runs) == 1:
         return [base], []
@@ -49,15 +52,18 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
         hparams, sources = _own_metadata(run, base.hparams, base.sources, name)
         out.append(dataclasses.replace(base, name=name, steps=run.steps - run.steps[0],
                                        reward=run.reward, hparams=hparams, sources=sources,
-                                       first_step=float(run.steps[0])))
+                                       first_step=float(run.steps[0]),
+                                       reward_key=run.reward_key))
     return out, notes
 
 
 def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
-                 logging_steps: int | None = None) -> tuple[list, list[str]]:
+                 logging_steps: int | None = None,
+                 reward_range: tuple[float, float] | None = None) -> tuple[list, list[str]]:
     """Return the runs of every (log, ``--hparams`` text) pair and the notes on runs left out.
 
-    Each log gives its runs by :func:`load_log_runs`, with its own ``--hparams``; a progress
+    Each log gives its runs by :func:`load_log_runs`, with its own ``--hparams`` (and the
+    loader's options and the declared reward range, shared by every log); a progress
     bar counts the logs when ``bars``. A log given twice (the same file by its resolved path) is
     refused: its runs would enter the fit twice, as if independent, and halve its errors.
     """
@@ -75,7 +81,7 @@ def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
             raise InputError(f"{path}: given twice{same}; each run enters a sweep once")
         seen[where] = str(path)
         loaded, left_out = load_log_runs(path, parse_hparams(text or ""), reward_key=reward_key,
-                                         logging_steps=logging_steps)
+                                         logging_steps=logging_steps, reward_range=reward_range)
         runs += loaded
         notes += left_out
     return runs, notes

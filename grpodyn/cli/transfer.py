@@ -12,6 +12,7 @@ from grpodyn.cli.options import (
     finite_float,
     integer,
 )
+from grpodyn.cli.sweep import add_reward_range
 from grpodyn.ground import finite_json
 
 #: The most steps a transfer predicts (a longer path is refused: it would run for hours).
@@ -26,7 +27,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "path of the --to hyperparameters with a band: the fitted constants "
                             "and tau-lr and B G exponents sampled, the sources' seed spread, the "
                             "sampling noise and the map's transfer error. Steps are labelled as "
-                            "the logs count them; a reward in [0, 1] keeps its mean inside.")
+                            "the logs count them; a reward with a known range ([0, 1] inferred, "
+                            "or --reward-range) keeps its mean inside.")
     p.add_argument("--from", dest="from_log", action=_FromAction, metavar="LOG",
                    help="a source run (repeat; each --hparams belongs to the --from before it; "
                    "a log of several runs gives each of them)")
@@ -35,11 +37,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--to", required=True, metavar="K=V,...",
                    help="hyperparameters of the run to predict (lr, group_size, batch, "
                    "momentum, kl, num_iterations, schedule, warmup, optimizer, steps, seed: "
-                   "a source seed's r0); the others are the first source's")
+                   "a source seed's r0, or, where the sources hold several seeds, another "
+                   "seed's: their mean and spread); the others are the first source's")
     p.add_argument("--steps", type=integer, help="steps to predict, at most 100,000 (default: "
-                   "the sources')")
+                   "the sources'); the same as --to steps=N, give one of them")
     p.add_argument("--level", type=finite_float, default=0.9, help="band level (0.9)")
     add_sweep_log_options(p)
+    add_reward_range(p)
     add_json(p)
     p.set_defaults(handler=run)
 
@@ -83,12 +87,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for option, steps in (("--steps ", args.steps), ("--to steps=", target.get("steps"))):
         if steps is not None and steps > MAX_STEPS:
             raise UsageError(f"{option}{steps:g}: at most {MAX_STEPS:,} steps to predict")
+    if args.steps is not None and target.get("steps", args.steps) != args.steps:
+        raise UsageError(f"--steps {args.steps} and --to steps={target['steps']} disagree: give "
+                         "the steps to predict once")
     runs, notes = load_sources(args.sources, bars=not args.json, reward_key=args.reward_key,
-                               logging_steps=args.logging_steps)
+                               logging_steps=args.logging_steps, reward_range=args.reward_range)
     # N steps to predict are N points, labelled as the logs count them; the map's last index
     # is N - 1 (the first point is index 0)
     option = "--steps " if args.steps is not None else "--to steps="
-    points = args.steps if args.steps is not None else target.pop("steps", None)
+    points = target.pop("steps", args.steps)
     if points is not None and points < 2:
         raise UsageError(f"{option}{points:g}: at least 2 steps to predict")
     last = None if points is None else int(points) - 1
