@@ -22,7 +22,11 @@ import numpy as np
 from grpodyn.ground import dumps_json, save_figure, write_atomic
 from grpodyn.theory.claims import Check
 
-__all__ = ["Check", "write_report"]
+__all__ = ["Check", "write_report", "REPORT_MARKER"]
+
+#: The mark of a page grpodyn report wrote (both modes): a folder whose index.html carries it is
+#: an earlier report, whose files a new report may replace (``grpodyn report --out``).
+REPORT_MARKER = "<!-- written by grpodyn report: re-running it replaces this folder's report -->"
 
 
 def _figures(out: Path) -> list[tuple[str, str]]:
@@ -171,7 +175,8 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
               f"{derive_seconds:.2f} s). One claim per question, each with the prediction "
               f"fixed before it was checked: {summary_rows['claims_agree']} of "
               f"{summary_rows['claims_total']} hold.",
-        sections=[html.summary_block(summary_rows, checks=checks), html.checks_table(checks),
+        sections=[REPORT_MARKER, html.summary_block(summary_rows, checks=checks),
+                  html.checks_table(checks),
                   html.study_table(study), html.figures_block(figures),
                   html.diagnosis_table(diag_rows),
                   html.derivations_table(derivations.values(), to_latex)])

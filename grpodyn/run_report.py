@@ -2,7 +2,9 @@
 
 Writes ``index.html``, ``summary.json`` and ``reward_forecast.png`` (the reward with the trusted
 fit, the forecast band after the training cut, the diagnosis windows shaded, and KL / entropy /
-length panels when logged) to the output directory (atomically, never over the log itself).
+length panels when logged) to the output directory (atomically, never over the log itself). The
+page carries :data:`grpodyn.report.REPORT_MARKER`, by which ``grpodyn report --out`` knows a
+folder of an earlier report from a folder of files grpodyn did not write.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from grpodyn.empirical.logs.loaders import Run, load_run
 from grpodyn.ground import dumps_json, finite_json, write_atomic
+from grpodyn.report import REPORT_MARKER
 
 if TYPE_CHECKING:
     from grpodyn.empirical.logs.run_analysis import RunAnalysis
@@ -114,6 +117,7 @@ def write_run_report(log: str | Path | Run, out: Path, *, momentum: float | None
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px;font-size:13px}}
 figure{{display:inline-block;margin:1em}}img{{max-width:640px}}</style></head><body>
+{REPORT_MARKER}
 <h1>grpodyn report: {html.escape(Path(run.source).name)}</h1>
 <p>{run.n_points} points ({html.escape(run.format)}, reward = {html.escape(run.reward_key)}).
 Noise ceiling of R^2: {analysis.noise.r2_ceiling:.3f}.</p>

@@ -60,18 +60,32 @@ def lr_clock(run: Run, *, name: str) -> np.ndarray:
     Raises
     ------
     InputError
-        When the run has neither a logged learning rate nor one in its metadata.
+        When the run has neither a logged learning rate nor one in its metadata, or when the
+        clock overflows (a learning rate near the largest float: no run trains with one), which
+        names where that learning rate comes from (``--lr`` for one the user gave).
     """
     lr = learning_rate_of(run)
     if lr is not None:
         t = np.concatenate([[0.0], run.steps])
         rates = np.concatenate([[lr[0]], lr])
-        return np.cumsum(0.5 * (rates[1:] + rates[:-1]) * np.diff(t))
+        with np.errstate(over="ignore", invalid="ignore"):
+            clock = np.cumsum(0.5 * (rates[1:] + rates[:-1]) * np.diff(t))
+        if not np.isfinite(clock).all():
+            raise InputError(f"{name}: the logged learning rate (up to {np.max(lr):.3g}) makes "
+                             "the learning-rate clock overflow; use --clock step")
+        return clock
     entry = run.meta.lr
     if entry is None or not isinstance(entry.value, (int, float)) or not entry.value > 0:
         raise InputError(f"{name}: no learning rate in the log for --clock lr; give --lr or "
                          "use --clock step")
-    return float(entry.value) * run.steps
+    with np.errstate(over="ignore", invalid="ignore"):
+        clock = float(entry.value) * run.steps
+    if not np.isfinite(clock).all():
+        where = (f"--lr {entry.value:g}" if entry.source == "user"
+                 else f"{name}: the learning rate {entry.value:g} ({entry.source})")
+        raise InputError(f"{where}: the learning-rate clock (lr x step, to step "
+                         f"{run.steps[-1]:g}) overflows; give the run's real learning rate")
+    return clock
 
 
 @dataclass(frozen=True)

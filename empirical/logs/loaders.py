@@ -186,6 +186,11 @@ def _eval_twins(keys: list[str], available: set[str]) -> list[str]:
     return twins
 
 
+def _blank(value: Any) -> bool:
+    """Return whether a logged value is an empty cell (an empty or all-space string)."""
+    return isinstance(value, str) and not value.strip()
+
+
 def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None = None,
               reward_key: str | None = None) -> Run:
     """Build a Run from (step, {metric: value}) rows; repairs are recorded as warnings."""
@@ -197,11 +202,15 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
         warnings.append(f"{len(rows) - len(finite_steps)} entries without a finite step "
                         "number dropped")
     rows = finite_steps
-    available = set().union(*(r.keys() for _, r in rows))
+    available = {k for _, r in rows for k, v in r.items() if not _blank(v)}
     keys, notes = _choose_reward(source, available, parsed.ecosystem, reward_key)
     warnings += notes
     all_rows = rows
     rows = [(s, r) for s, r in rows if all(k in r for k in keys)]
+    # an empty reward cell (a table's row with no value there) is a point with a missing
+    # reward: counted as dropped, but taking no part in the choice between duplicate steps
+    n_blank = sum(any(_blank(r[k]) for k in keys) for _, r in rows)
+    rows = [(s, r) for s, r in rows if not any(_blank(r[k]) for k in keys)]
     steps = np.array([s for s, _ in rows], dtype=float)
     order = np.argsort(steps, kind="stable")
     if np.any(steps[1:] < steps[:-1]):
@@ -220,9 +229,9 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
 
     reward = np.sum([column(k) for k in keys], axis=0) if rows else np.zeros(0)
     finite = np.isfinite(reward)
-    if not finite.all():
-        warnings.append(f"{int((~finite).sum())} point(s) with a missing or non-finite reward "
-                        "dropped")
+    if n_blank or not finite.all():
+        warnings.append(f"{n_blank + int((~finite).sum())} point(s) with a missing or "
+                        "non-finite reward dropped")
         steps, reward, rows = steps[finite], reward[finite], [r for r, f in
                                                                zip(rows, finite, strict=True) if f]
     label = "+".join(keys)
@@ -239,7 +248,7 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
         key = "+".join(held)
         if name == "heldout_reward":  # evaluated at its own steps: align, NaN elsewhere
             at = {s: sum(number(r[k]) for k in held) for s, r in all_rows
-                  if all(k in r for k in held)}
+                  if all(k in r and not _blank(r[k]) for k in held)}
             values = np.array([at.get(s, math.nan) for s in steps], dtype=float)
         else:
             values = column(key)
@@ -313,8 +322,12 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
         runs.append(_with_meta(run, source))
     if not runs:
         raise LogFormatError(f"{source.label}: no run with a usable reward ({'; '.join(failures)})")
+    unused = [] if logging_steps is None or source.parsed.steps_reconstructed else [
+        f"logging_steps {logging_steps} not used: this {source.parsed.format} log gives the step "
+        "of every point (logging_steps spaces the points of a console log that prints no step "
+        "and no progress counter)"]
     for run in runs:
-        run.warnings += [f"run {f} left out" for f in failures]
+        run.warnings += [f"run {f} left out" for f in failures] + unused
     return runs
 
 

@@ -86,9 +86,15 @@ def _wide_runs(path: Path, header: list[str], body: list[list[str]], step_key: s
         columns.pop("", None)  # columns of no run (wall time, ...)
     runs = {}
     for run, cols in columns.items():
+        filled = [j for j, row in enumerate(body) if any(row[i].strip() for i, _ in cols)]
+        # a W&B export aligns its runs on one Step column: a run's rows before its first value
+        # and after its last are the other runs' steps, not points of this run
+        rows_of = body[filled[0]:filled[-1] + 1] if fmt == "wandb_csv" and filled else body
         rows: Rows = []
-        for row in body:
-            entry = {metric: row[i] for i, metric in cols if metric and row[i].strip() != ""}
+        for row in rows_of:
+            # an empty cell stays an empty string: the loader counts an empty reward as a
+            # dropped point, and treats every other empty cell as a metric not logged there
+            entry = {metric: row[i] for i, metric in cols if metric}
             entry[header[step_col]] = row[step_col]
             rows.append((number(row[step_col]), entry))
         runs[run] = rows

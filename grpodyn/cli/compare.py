@@ -9,6 +9,7 @@ from grpodyn.cli.options import (
     UsageError,
     add_run_command_options,
     load_log,
+    output_path,
     with_overrides,
 )
 from grpodyn.ground import finite_json
@@ -28,8 +29,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--clock", choices=["step", "lr"], default="step",
                    help="align on the optimizer step or on the learning-rate clock (sum of lr "
                    "over the steps; default: step)")
-    p.add_argument("--out", metavar="FIG", help="write the figure here (PNG, PDF or SVG by "
-                   "the suffix; written atomically)")
+    p.add_argument("--out", metavar="FIG", type=output_path, help="write the figure here "
+                   "(PNG, PDF or SVG by the suffix; written atomically, replacing a file there)")
     add_run_command_options(p, momentum_help="momentum (Adam's beta1) of every run (default: "
                             "each log's)", handler=run)
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-from grpodyn.cli.options import add_json, output_directory
+from grpodyn.cli.options import UsageError, add_json, output_directory, output_path
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -16,14 +17,51 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--lang", required=True,
                    choices=["c", "python", "latex", "javascript", "julia", "rust"],
                    help="the language to write")
-    p.add_argument("--out", required=True, help="output directory (created if needed)")
+    p.add_argument("--out", required=True, type=output_path,
+                   help="output directory (created if needed); a file there that the export "
+                   "would change is replaced only with --force")
+    p.add_argument("--force", action="store_true",
+                   help="replace files in --out that differ from the export (a README.md, a "
+                   "pyproject.toml of your own)")
     add_json(p)
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Write the derivations in ``--lang`` under ``--out``."""
-    from grpodyn.numerics.export import export
+def replaced_files(out: Path, files: dict[str, str]) -> list[str]:
+    """Return the names of ``files`` that exist in ``out`` with another content.
 
-    files = export(args.lang, output_directory(args.out))
-    return {"lang": args.lang, "files": [str(f) for f in files]}
+    Those are what writing the export would destroy; a file that already holds the exported
+    text (an earlier export) loses nothing.
+    """
+    replaced = []
+    for name, text in files.items():
+        path = out / name
+        if path.is_file():
+            try:
+                same = path.read_text(encoding="utf-8") == text
+            except (UnicodeDecodeError, OSError):
+                same = False
+            if same:
+                continue
+        if path.exists():
+            replaced.append(name)
+    return replaced
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Write the derivations in ``--lang`` under ``--out``, replacing no file without --force."""
+    from grpodyn.ground import write_atomic
+    from grpodyn.numerics.export import render
+
+    out = output_directory(args.out)
+    files = render(args.lang)
+    replaced = replaced_files(out, files)
+    if replaced and not args.force:
+        raise UsageError(f"--out {args.out}: the export would replace files there that hold "
+                         f"other text: {', '.join(replaced)}; pass --force to replace them, or "
+                         "choose another folder")
+    written = []
+    for name, text in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        written.append(write_atomic(out / name, text))
+    return {"lang": args.lang, "files": [str(f) for f in written]}

@@ -52,13 +52,23 @@ def integer(text: str) -> int:
 
 
 def reward_range(text: str) -> tuple[float, float]:
-    """Read a reward range ``LO,HI`` with ``LO < HI`` (argument type)."""
+    """Read a reward range ``LO,HI`` with ``LO < HI`` (argument type).
+
+    Its edges are bounded as the reward is (:data:`REWARD_MAGNITUDE_MAX`): the analyses square
+    the range's width, which loses all precision or overflows for a range far wider than any
+    reward.
+    """
     parts = text.split(",")
     if len(parts) != 2:
         raise argparse.ArgumentTypeError(f"expected LO,HI, got {text!r}")
     lo, hi = (finite_float(part.strip()) for part in parts)
     if not lo < hi:
         raise argparse.ArgumentTypeError(f"need LO < HI, got {text!r}")
+    if max(abs(lo), abs(hi)) > REWARD_MAGNITUDE_MAX:  # the analyses square the range's width
+        raise argparse.ArgumentTypeError(
+            f"{text!r} reaches beyond {REWARD_MAGNITUDE_MAX:g}, where the fits lose their "
+            "precision (the width HI - LO may even overflow); give the range the reward can "
+            "reach, or no range")
     return lo, hi
 
 
@@ -285,11 +295,25 @@ def add_run_command_options(parser: argparse.ArgumentParser, *, momentum_help: s
     parser.set_defaults(handler=handler)
 
 
+def output_path(text: str) -> str:
+    """Read the path ``--out`` names, refusing an empty one (argument type).
+
+    An empty path is the current folder to :class:`~pathlib.Path`: a slip of the shell (an
+    unset variable) would write the outputs among the user's own files.
+    """
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path; name the output")
+    return text
+
+
 def output_directory(value: str) -> Path:
     """Return the output directory that ``--out`` names (created later if needed).
 
-    Raises ``UsageError`` when ``value`` exists and is not a directory.
+    Raises ``UsageError`` when ``value`` is empty (see :func:`output_path`) or exists and is
+    not a directory.
     """
+    if not value:
+        raise UsageError("--out: an empty path; name the output directory")
     out = Path(value)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {value}: exists and is not a directory")

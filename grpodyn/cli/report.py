@@ -17,6 +17,7 @@ from grpodyn.cli.options import (
     group_size,
     load_log,
     output_directory,
+    output_path,
     print_plain,
 )
 from grpodyn.ground import finite_json
@@ -33,8 +34,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "diagnosis of that run.")
     p.add_argument("log", nargs="?", metavar="LOG", help="optional training log: report on "
                    "that run instead of the embedded default")
-    p.add_argument("--out", default="grpodyn-report", help="output directory "
-                   "(default: grpodyn-report)")
+    p.add_argument("--out", default="grpodyn-report", type=output_path,
+                   help="output directory (default: grpodyn-report); its index.html, "
+                   "summary.json and figures are replaced only where they are an earlier "
+                   "grpodyn report's (its index.html carries grpodyn's marker): a folder that "
+                   "holds such a file of another origin is refused")
     add_analysis_options(p, momentum_help="momentum (Adam's beta1) of the logged run, for its "
                           "regime and margins (default: the log's, else not determined)")
     p.add_argument("--group-size", type=group_size, help="G of the logged run, for the diagnosis")
@@ -50,6 +54,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Write the report of ``args`` (with a progress bar of its stages)."""
     from grpodyn.progress import stage_bar
 
+    refuse_other_mode(args)
     out = output_directory(args.out)
 
     stages = stage_bar("report", enabled=not args.json)
@@ -72,6 +77,7 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
         if Path(args.log).resolve() in {path.resolve() for path in written}:
             raise UsageError(f"--out {args.out}: the report would write over the log "
                              f"{args.log}; refusing to overwrite it")
+        refuse_foreign_files(args.out, out, RUN_REPORT_FILES)
 
         run = load_log(args)
         summary = write_run_report(run, out, momentum=args.momentum,
@@ -92,6 +98,8 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
                 **{name: _with_reason(dynamics, name)
                    for name in ("tau", "regime", "stability_margin")},
                 "diagnosis": None if diagnosis is None else diagnosis["headline"]}
+    refuse_foreign_files(args.out, out, ("index.html", "summary.json",
+                                         *(path.name for path in out.glob("*.png"))))
     summary = write_report(out, progress=progress, quick=args.quick,
                            executor=executor_of(args), bars=not args.json)
     if args.json:
@@ -101,6 +109,60 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
             "claims": f"{summary['claims_agree']} of {summary['claims_total']} hold",
             "sources": summary["sources"], "groups": summary["groups"],
             "disagreements": summary["disagreements"]}
+
+
+#: The options of each mode of the report, as ``(option, attribute)``: the report of one LOG,
+#: and the reproduction of the theory's claims (no LOG).
+LOG_OPTIONS = tuple((option, option[2:].replace("-", "_")) for option in (
+    "--run", "--reward-key", "--step-key", "--logging-steps", "--reward-range", "--momentum",
+    "--group-size", "--lr", "--batch"))
+REPRODUCTION_OPTIONS = (("--quick", "quick"), ("--scheduler", "scheduler"),
+                        ("--serial", "serial"))
+
+
+def refuse_other_mode(args: argparse.Namespace) -> None:
+    """Refuse the options of the mode ``args`` is not in, which the report would ignore.
+
+    The report of one LOG takes the log options, the analysis options and G; the reproduction
+    (no LOG) takes --quick and the executor. An option of the other mode would change nothing,
+    and the user would read a report made without it.
+    """
+    if args.log is None:
+        given = [option for option, name in LOG_OPTIONS if getattr(args, name) is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)}: option{'s' * (len(given) > 1)} of the report "
+                             "of one LOG (grpodyn report LOG ...); without LOG the report "
+                             "reproduces the theory's claims and takes none of them")
+        return
+    given = [option for option, name in REPRODUCTION_OPTIONS if getattr(args, name) not in
+             (None, False)]
+    if given:
+        raise UsageError(f"{', '.join(given)}: option{'s' * (len(given) > 1)} of the "
+                         "reproduction of the theory's claims (grpodyn report without LOG); the "
+                         f"report of the LOG {args.log} runs no simulations and takes none of them")
+
+
+def refuse_foreign_files(value: str, out: Path, names: tuple[str, ...]) -> None:
+    """Refuse an output folder where the report would replace files grpodyn did not write.
+
+    A folder whose ``index.html`` carries :data:`grpodyn.report.REPORT_MARKER` is an earlier
+    report: running the report again replaces its files. In any other folder, ``names`` (the
+    files the report writes) must not exist yet; ``value`` is ``--out`` as the user gave it.
+    """
+    from grpodyn.report import REPORT_MARKER
+
+    index = out / "index.html"
+    try:
+        ours = index.is_file() and REPORT_MARKER in index.read_text(encoding="utf-8",
+                                                                     errors="replace")
+    except OSError:
+        ours = False
+    taken = [name for name in names if (out / name).exists()]
+    if taken and not ours:
+        raise UsageError(f"--out {value}: already holds {', '.join(sorted(taken))}, not "
+                         "a grpodyn report's (no index.html with grpodyn's marker there); "
+                         "refusing to replace a file grpodyn did not write: choose a new or "
+                         "empty folder")
 
 
 def _with_reason(dynamics: dict[str, Any], name: str) -> Any:

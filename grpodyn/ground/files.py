@@ -15,20 +15,37 @@ from typing import Any
 __all__ = ["write_atomic", "save_figure"]
 
 
+def _naming(path: Path, exc: OSError) -> OSError:
+    """Return ``exc`` as an error about ``path``, the file the caller named.
+
+    The temporary file's name is an implementation detail: an error that names it (a folder
+    without write permission, a full disk) is said of the output the user asked for.
+    """
+    if exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path))
+
+
 @contextmanager
 def _replacing(path: Path, suffix: str) -> Iterator[str]:
     """Yield a temporary file beside ``path`` that replaces it (mode 644) once the block ends.
 
-    If the block raises, the temporary file is removed and ``path`` is left as it was.
+    If the block raises, the temporary file is removed and ``path`` is left as it was. An
+    ``OSError`` about the temporary file is raised as one about ``path`` (:func:`_naming`).
     """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=suffix)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=suffix)
+    except OSError as exc:
+        raise _naming(path, exc) from exc
     os.close(fd)
     try:
         yield tmp
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename == tmp:
+            raise _naming(path, exc) from exc
         raise
 
 
