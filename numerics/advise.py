@@ -182,6 +182,9 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
         k = margin * limit
         reasoning.append(f"{margin:.0%} of the stability limit: k = {k:.4g}")
     lr = k / kappa
+    if not math.isfinite(lr):
+        raise InputError(f"kappa {kappa:g} is too small: the advised lr k / kappa = {k:.4g} / "
+                         f"{kappa:g} overflows a float")
     chosen = regime(momentum=beta, stiffness=k, refresh=refresh, staleness=staleness)
     tau = _relaxation_steps(beta, k)
     reasoning.append(f"lr = k / kappa = {lr:.4g}; regime {chosen}; relaxation time "

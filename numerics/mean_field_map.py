@@ -284,7 +284,7 @@ class MeanFieldMap:
         check_positive("lr", self.lr)
         check_positive("kappa", self.kappa)
         check_momentum(self.momentum)
-        check_momentum(self.beta2, "beta2")
+        check_momentum(self.beta2, "beta2", largest=None)
         check_positive("kl", self.kl, allow_zero=True)
         refresh = check_int("refresh", self.refresh, minimum=1)
         staleness = check_int("staleness", self.staleness, minimum=0)

@@ -234,6 +234,11 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
     eta = float(check_positive("lr", lr))
     beta = float(check_momentum(momentum))
     kappa = float(check_positive("kappa", kappa))
+    # a subnormal stiffness has lost its digits, and the relaxation time c / k overflows
+    if not np.finfo(float).tiny <= eta * kappa < np.inf:
+        raise InputError(f"lr {eta:g} times kappa {kappa:g} gives the stiffness {eta * kappa:.3g}, "
+                         f"outside the normal floats [{np.finfo(float).tiny:.3g}, "
+                         f"{np.finfo(float).max:.3g}] the map's constants are computed in")
     refresh = check_int("refresh", refresh, minimum=1)
     staleness = check_int("staleness", staleness, minimum=0)
     if refresh > 1 and staleness > 0:

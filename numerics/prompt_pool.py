@@ -16,6 +16,7 @@ Needs numpy and scipy.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +29,8 @@ from .compiled import compiled
 
 __all__ = ["PromptPool", "fit_prompt_pool", "fit_prompt_pool_extremes", "zero_std_share",
            "failed_group_share", "drift_loss", "entropy_ratio_bound", "read_group_extremes",
-           "group_range_chance", "zero_std_share_lower_bound", "group_size_for_spread"]
+           "group_range_chance", "zero_std_share_lower_bound", "group_size_for_spread",
+           "successes_pmf", "GROUP_SIZE_MAX"]
 
 _PHI_MIN, _PHI_MAX = 1e-3, 1e4
 #: the largest G :func:`group_size_for_spread` searches: beyond it a group is no practical lever
@@ -38,6 +40,12 @@ _CHI2_95 = 3.841  # one degree of freedom: the profile-likelihood 95% interval
 #: relative tolerance when a logged extreme advantage is matched to a group's success count
 #: (the console prints 6 significant digits; neighbouring counts differ by far more)
 _ADV_MATCH = 2e-3
+#: the largest G whose binomial coefficients are all finite floats (C(1030, 515) > 1.8e308)
+EXACT_BINOMIAL_MAX = 1029
+#: the largest G the finite-G statistics are computed for: 2^16 completions per prompt, far
+#: beyond any GRPO group. Memory and time grow as G (a diagnosis at this G takes about two
+#: seconds), so a larger G is refused rather than left to exhaust the machine.
+GROUP_SIZE_MAX = 65536
 
 
 @dataclass(frozen=True)
@@ -174,7 +182,7 @@ def fit_prompt_pool(reward: np.ndarray, zero_std: np.ndarray, *, group_size: int
     PromptPool
         phi with a 95% interval from the standard error of the window's mean share.
     """
-    group_size = check_int("group_size", group_size, minimum=2)
+    group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
     reward, zero_std = np.asarray(reward, float), np.asarray(zero_std, float)
     both = np.isfinite(reward) & np.isfinite(zero_std)
     if both.sum() < 2:
@@ -217,6 +225,45 @@ def fit_prompt_pool(reward: np.ndarray, zero_std: np.ndarray, *, group_size: int
     return pool(_invert(m, f, group_size), low, high, "estimated")
 
 
+def successes_pmf(group_size: int, a: float, b: float) -> np.ndarray:
+    """Return the Beta-binomial law of S = 0..G successes in a group over a Beta(a, b) pool.
+
+    ``prompt_pool_successes_pmf`` (docs/theory.md section 7) in O(G) memory, where the generated
+    finite sums broadcast one G-long sum over each of the G + 1 counts. Up to
+    :data:`EXACT_BINOMIAL_MAX` it is the generated code's arithmetic to the last bit (exact
+    binomial coefficients, each rising factorial a cumulative sum of logs); beyond, where
+    C(G, G/2) exceeds the largest float, it is ``scipy.stats.betabinom`` (log space through
+    ``betaln``), finite for any G.
+
+    Parameters
+    ----------
+    group_size : int
+        G >= 2.
+    a, b : float
+        The Beta law's shape parameters (positive).
+
+    Returns
+    -------
+    numpy.ndarray
+        q(S) for S = 0..G (dimensionless, G + 1 entries summing to 1).
+    """
+    group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
+    counts = np.arange(group_size + 1)
+    if group_size > EXACT_BINOMIAL_MAX:
+        from scipy.stats import betabinom  # a third of a second to import: only when needed
+
+        return betabinom.pmf(counts, group_size, a, b)
+    offsets = np.arange(group_size)
+
+    def log_rising(start: float) -> np.ndarray:
+        """Return log of start (start + 1) ... (start + k - 1) for k = 0..G."""
+        return np.concatenate([[0.0], np.cumsum(np.log(start + offsets))])
+
+    log_pmf = (log_rising(a) + log_rising(b)[::-1]  # the rising factorials at S and G - S
+               - np.sum(np.log(a + b + offsets)))
+    return np.exp(log_pmf) * np.array([float(math.comb(group_size, s)) for s in counts])
+
+
 def drift_loss(mean: float, phi: float, group_size: int) -> float:
     """Share of the expected GRPO drift lost to finite groups over a Beta pool.
 
@@ -225,14 +272,13 @@ def drift_loss(mean: float, phi: float, group_size: int) -> float:
     drift sqrt(p (1-p)) (section 7). 0: groups lose nothing; 1: no group carries a gradient.
     phi = inf is the homogeneous pool.
     """
-    group_size = check_int("group_size", group_size, minimum=2)
+    group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
     mean = float(np.clip(mean, 1e-9, 1 - 1e-9))
     successes = np.arange(1, group_size)
     update = compiled("grpo_update_given_successes")(successes, group_size, 1e-4)
     if np.isfinite(phi):
         a, b = mean * phi, (1 - mean) * phi
-        pmf = compiled("prompt_pool_successes_pmf")(successes, group_size, a, b)
-        drift = float(np.sum(pmf * update))
+        drift = float(np.sum(successes_pmf(group_size, a, b)[1:group_size] * update))
         large_g = float(np.exp(betaln(a + 0.5, b + 0.5) - betaln(a, b)))
     else:
         log_pmf = (gammaln(group_size + 1) - gammaln(successes + 1)
@@ -270,17 +316,28 @@ def read_group_extremes(adv_max: np.ndarray, adv_min: np.ndarray, *, group_size:
     read : numpy.ndarray of bool
         Steps whose pair was read.
     """
-    group_size = check_int("group_size", group_size, minimum=2)
+    group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
     counts = np.arange(1, group_size)
     top = compiled("grpo_top_advantage")(counts, group_size, eps)
     bottom = compiled("grpo_bottom_advantage")(counts, group_size, eps)
     hi_arr, lo_arr = np.asarray(adv_max, float), np.asarray(adv_min, float)
 
     def match(values: np.ndarray, table: np.ndarray) -> np.ndarray:
-        gap = np.abs(values[:, None] - table[None, :]) / np.abs(table)[None, :]
-        at = np.argmin(np.nan_to_num(gap, nan=np.inf), axis=1)
-        ok = np.isfinite(values) & (gap[np.arange(values.size), at] <= _ADV_MATCH)
-        return np.where(ok, counts[at], -1)
+        # the relative gap |v - t| / |t| over a table of one sign falls to v and rises past it,
+        # so the nearest entry is one of the two that bracket v in sorted order: O(steps + G)
+        # memory, where the full steps x G gap matrix grows without bound in G
+        order = np.argsort(table)
+        at = np.searchsorted(table[order], values)
+        below = order[np.clip(at - 1, 0, table.size - 1)]
+        above = order[np.clip(at, 0, table.size - 1)]
+
+        def gap(index: np.ndarray) -> np.ndarray:
+            return np.nan_to_num(np.abs(values - table[index]) / np.abs(table[index]), nan=np.inf)
+
+        closer = (gap(below) < gap(above)) | ((gap(below) == gap(above)) & (below < above))
+        nearest = np.where(closer, below, above)
+        ok = np.isfinite(values) & (gap(nearest) <= _ADV_MATCH)
+        return np.where(ok, counts[nearest], -1)
 
     degenerate = (np.abs(hi_arr) <= 1e-9) & (np.abs(lo_arr) <= 1e-9)
     s_lo, s_hi = match(hi_arr, top), match(lo_arr, bottom)
@@ -312,9 +369,7 @@ def group_range_chance(s_lo: np.ndarray, s_hi: np.ndarray, *, group_size: int, m
     numpy.ndarray
         q_in (dimensionless), the shape of ``s_lo`` and ``s_hi`` broadcast.
     """
-    counts = np.arange(group_size + 1)
-    pmf = compiled("prompt_pool_successes_pmf")(counts, group_size, mean * phi,
-                                                (1 - mean) * phi)
+    pmf = successes_pmf(group_size, mean * phi, (1 - mean) * phi)
     cumulative = np.concatenate([[0.0], np.cumsum(pmf)])  # cumulative[k] = sum_{S<k} q(S)
     s_lo, s_hi = np.broadcast_arrays(np.asarray(s_lo, int), np.asarray(s_hi, int))
     inner = np.where(s_lo <= s_hi, cumulative[np.clip(s_hi + 1, 0, group_size + 1)]
@@ -322,32 +377,37 @@ def group_range_chance(s_lo: np.ndarray, s_hi: np.ndarray, *, group_size: int, m
     return pmf[0] + pmf[group_size] + inner
 
 
-def _extremes_log_likelihood(phi: float, mean: float, table: np.ndarray, batch: int,
-                             group_size: int) -> float:
-    """Log-likelihood of the counts ``table[S_lo, S_hi]`` under a Beta(mean phi, ...) pool.
+def _extremes_log_likelihood(phi: float, mean: float, cells: tuple[np.ndarray, ...],
+                             batch: int, group_size: int) -> float:
+    """Log-likelihood of the observed (S_lo, S_hi) cells under a Beta(mean phi, ...) pool.
+
+    ``cells``: the distinct (S_lo, S_hi) pairs read and how many steps showed each, so memory
+    and time are O(G + cells) (a dense (G + 1) x (G + 1) table grows as G^2).
 
     F(i, j) = ``prompt_pool_batch_extremes_within``; P(S_lo = i, S_hi = j) = F(i, j)
     - F(i+1, j) - F(i, j-1) + F(i+1, j-1) (inclusion-exclusion), the empty range F(1, 0) for
     a degenerate batch.
     """
     g = group_size
-    lo, hi = np.meshgrid(np.arange(1, g + 1), np.arange(0, g), indexing="ij")
-    within = compiled("prompt_pool_batch_extremes_within")(
-        batch, group_range_chance(lo, hi, group_size=g, mean=mean, phi=phi))
+    within = compiled("prompt_pool_batch_extremes_within")
+    pmf = successes_pmf(g, mean * phi, (1 - mean) * phi)
+    cumulative = np.concatenate([[0.0], np.cumsum(pmf)])  # cumulative[k] = sum_{S<k} q(S)
 
     def f(i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        # any empty range (i > j) is the degenerate batch
-        return np.where(i > j, within[0, 0], within[np.clip(i - 1, 0, g - 1), np.clip(j, 0, g - 1)])
+        # F on the counts 1..G (lo) and 0..G-1 (hi); any empty range (i > j) is the
+        # degenerate batch, F(1, 0)
+        lo, hi = np.clip(i, 1, g), np.clip(j, 0, g - 1)
+        inner = np.where((i <= j) & (lo <= hi), cumulative[hi + 1] - cumulative[lo], 0.0)
+        return within(batch, pmf[0] + pmf[g] + inner)
 
-    i, j = np.meshgrid(np.arange(g + 1), np.arange(g + 1), indexing="ij")
-    prob = f(i, j) - f(i + 1, j) - f(i, j - 1) + f(i + 1, j - 1)
-    prob[1, 0] = within[0, 0]
-    used = table > 0
-    return float(np.sum(table[used] * np.log(np.clip(prob[used], 1e-300, None))))
+    i, j, count = cells
+    prob = np.where((i == 1) & (j == 0), f(np.array(1), np.array(0)),
+                    f(i, j) - f(i + 1, j) - f(i, j - 1) + f(i + 1, j - 1))
+    return float(np.sum(count * np.log(np.clip(prob, 1e-300, None))))
 
 
 def _profile_edge(grid: np.ndarray, ll: np.ndarray, best: int, side: int, mean: float,
-                  table: np.ndarray, batch: int, group_size: int) -> float:
+                  table: tuple[np.ndarray, ...], batch: int, group_size: int) -> float:
     """Phi where the log-likelihood has fallen chi2_1(0.95)/2 below its top, on one side.
 
     0 (side -1) or inf (side +1) when it never falls that far inside the grid.
@@ -392,7 +452,7 @@ def fit_prompt_pool_extremes(reward: np.ndarray, adv_max: np.ndarray, adv_min: n
         binary, the advantages not GRPO's, or G is not the logged one. ``observed_share`` holds
         the share the fitted law predicts (the log has none), ``reason`` what was read.
     """
-    group_size = check_int("group_size", group_size, minimum=2)
+    group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
     batch = check_int("batch", batch, minimum=1)
     reward = np.asarray(reward, float)
     s_lo, s_hi, read = read_group_extremes(adv_max, adv_min, group_size=group_size, eps=eps)
@@ -402,9 +462,9 @@ def fit_prompt_pool_extremes(reward: np.ndarray, adv_max: np.ndarray, adv_min: n
     m = float(reward[read].mean())
     if not 0 <= m <= 1:
         raise InputError(f"fit_prompt_pool_extremes: mean reward {m:.3g} is not a success rate")
-    table = np.zeros((group_size + 1, group_size + 1))
-    np.add.at(table, (s_lo[read], s_hi[read]), 1.0)
-    degenerate = int(table[1, 0])
+    pairs, count = np.unique(np.stack([s_lo[read], s_hi[read]]), axis=1, return_counts=True)
+    table = (pairs[0], pairs[1], count.astype(float))  # (S_lo, S_hi) in row-major order
+    degenerate = int(count[(pairs[0] == 1) & (pairs[1] == 0)].sum())
     words = (f"read from critic/advantages/max and min on {int(read.sum())} steps "
              f"({degenerate} degenerate batches) at G = {group_size}, B = {batch}; the share is "
              "the fitted law's prediction")

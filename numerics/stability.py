@@ -18,14 +18,23 @@ from grpodyn.ground import InputError, check_int, check_momentum, check_positive
 
 from .compiled import compiled
 
-__all__ = ["REGIMES", "regime", "schur_stable", "staleness_stable", "staleness_stiffness_max",
-           "staleness_max", "refresh_stable", "refresh_max", "first_unstable_refresh",
+__all__ = ["REGIMES", "STALENESS_MAX", "REFRESH_MAX", "regime", "schur_stable",
+           "staleness_stable", "staleness_stiffness_max", "staleness_max", "refresh_stable",
+           "refresh_max", "first_unstable_refresh",
            "stability_map", "regime_map", "refresh_threshold_comparison",
            "mixed_refresh_radius", "first_unstable_mixed_refresh", "refresh_cycle_steps"]
 
 REGIMES = ("overdamped", "critical", "oscillatory", "flip", "unstable")
 _CRITICAL_TOLERANCE = 1e-9  # relative distance from the boundary reported as "critical"
 _MARGINAL_TOLERANCE = 1e-10  # spectral radius this close to 1 is marginal, i.e. not stable
+#: The largest fixed staleness d the stability analysis takes: the roots of the degree d + 1
+#: polynomial cost O(d^3), a prediction or an advice at d = 200 about three seconds (at 400,
+#: twenty; at 800, two minutes), and no asynchronous trainer lags its policy that far.
+STALENESS_MAX = 200
+#: The largest refresh interval K the stability analysis takes: the lr advised at a K beyond
+#: it is so small that the largest stable staleness there exceeds the cap of
+#: :func:`staleness_max`, and a policy held for 10,000 steps is no GRPO run.
+REFRESH_MAX = 10_000
 
 
 def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: int = 0) -> str:
@@ -273,9 +282,11 @@ def first_unstable_refresh(*, momentum: float, stiffness: float, cap: int = 10_0
     k = float(check_positive("stiffness", stiffness))
     if not refresh_stable(beta, k, 1):
         return None
-    upper = max(16, int(4.0 / k) + 16)
-    while upper <= cap:
-        ks = np.arange(1, upper + 1)
+    # a window that grows fourfold from 16 up to the cap: the first unstable K can lie far
+    # below the 4 / k of a small stiffness (about 10 / (1 - beta) at critical damping)
+    upper = 16
+    while upper < 4 * cap:
+        ks = np.arange(1, min(upper, cap) + 1)
         unstable = ~refresh_stable(beta, k, ks)
         if unstable.any():
             first = int(ks[np.argmax(unstable)])

@@ -70,8 +70,9 @@ from grpodyn.empirical.diagnostics.verdict import (
     unjudged,
 )
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.ground import TooFewPoints, check_int
+from grpodyn.ground import InputError, TooFewPoints, check_int
 from grpodyn.numerics.fit import estimate_noise
+from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
 
 __all__ = ["MIN_POINTS", "MODE_POINTS", "MODES", "STATES", "CEILING", "NEGLIGIBLE_RISE",
            "ModeVerdict", "Diagnosis", "diagnose", "threshold_rules"]
@@ -146,16 +147,26 @@ class Diagnosis:
 
 
 def _group_size(run: Run, group_size: int | None) -> tuple[int | None, dict]:
-    """Return G (the caller's, else the log's) with its source and evidence."""
+    """Return G (the caller's, else the log's) with its source and evidence.
+
+    A G beyond ``GROUP_SIZE_MAX`` is refused, naming where it came from (the caller, the
+    user's ``--group-size`` or the log): the finite-G statistics cost memory and time in
+    proportion to G.
+    """
     g_info = {"value": None, "source": "unknown", "evidence": "not declared, read or inferred"}
     if group_size is not None:
-        group_size = check_int("group_size", group_size, minimum=2)
+        group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
         return group_size, {"value": group_size, "source": "user",
                             "evidence": "given to diagnose"}
     declared = run.meta.group_size
     if declared is not None:
         if declared.source == "user":  # the user's --group-size: a bad one is an error
-            check_int("group_size", declared.value, minimum=2)
+            check_int("--group-size", declared.value, minimum=2, maximum=GROUP_SIZE_MAX)
+        if isinstance(declared.value, int) and declared.value > GROUP_SIZE_MAX:
+            raise InputError(f"{run.source}: group size G = {declared.value} "
+                             f"({declared.evidence or declared.source}) is beyond "
+                             f"{GROUP_SIZE_MAX}, the largest the finite-G statistics are "
+                             "computed for")
         if isinstance(declared.value, int) and declared.value >= 2:
             return declared.value, declared.to_dict()
     return None, g_info

@@ -23,6 +23,7 @@ from grpodyn.cli.options import (
     print_plain,
     print_wrapped,
 )
+from grpodyn.cli.predict import check_lag_and_momentum
 from grpodyn.ground import finite_json
 
 
@@ -42,7 +43,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="the log's peak learning rate, if not logged")
     add_analysis_options(p, momentum_help="momentum beta, Adam's beta1 for Adam (with --log: "
                           "default the log's; with --kappa: default 0.9, said so)")
-    p.add_argument("--target", choices=["critical", "margin", "settling"], default="critical",
+    p.add_argument("--target", choices=["critical", "margin", "settling"],
                    help="with --kappa: critical: fastest without overshoot; settling: fastest "
                    "into the 10%% band for good (an overshoot within it); margin: a fraction of "
                    "the stability limit (default: critical)")
@@ -66,18 +67,49 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse an option the chosen source (``--kappa`` or ``--log``) would leave unused.
+
+    Also refuses what the stability analysis cannot take (:func:`check_lag_and_momentum`) and
+    a ``--sweep`` of the log alone (by resolved path, as ``grpodyn sweep`` finds a log given
+    twice): one run measures no exponent across lr, G or B, yet would be reported as a sweep.
+    """
+    from pathlib import Path
+
+    if (args.kappa is None) == (args.log is None):
+        raise UsageError("give exactly one of --kappa and --log")
+    check_lag_and_momentum(args)
+    if args.sweep_hparams and not args.sweep:
+        raise UsageError("--sweep-hparams needs --sweep: it gives the hyperparameters of the "
+                         "--sweep runs")
+    if args.log is None:
+        log_only = {"--sweep": args.sweep, "--steps": args.steps, "--lr": args.lr,
+                    "--reward-range": args.reward_range, "--run": args.run,
+                    "--reward-key": args.reward_key, "--logging-steps": args.logging_steps,
+                    "--step-key": args.step_key, "--group-size": args.group_size,
+                    "--batch": args.batch}
+        given = [flag for flag, value in log_only.items() if value]
+        if given:
+            raise UsageError(f"{', '.join(given)} need --log (with --kappa the advice is the "
+                             "lr itself, from kappa)")
+        return
+    if args.refresh is not None or args.staleness is not None:
+        raise UsageError("--refresh and --staleness need --kappa: with --log the run's own "
+                         "history bounds the lr, whatever its lag")
+    if args.target is not None:
+        raise UsageError(f"--target {args.target} needs --kappa: with --log the goal is the "
+                         "gain within --steps (default: the run's own length)")
+    if args.sweep and all(Path(path).resolve() == Path(args.log).resolve()
+                          for path in args.sweep):
+        raise UsageError(f"--sweep {args.sweep[0]}: the same file as --log {args.log}; a sweep "
+                         "needs runs at another lr, G or B beside it")
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Advise from the theory (``--kappa``) or from a log (``--log``)."""
     from grpodyn.numerics.advise import advise
 
-    if (args.kappa is None) == (args.log is None):
-        raise UsageError("give exactly one of --kappa and --log")
-    if args.log is None and (args.sweep or args.steps is not None or args.lr is not None):
-        raise UsageError("--sweep, --steps and --lr need --log (with --kappa the advice is "
-                         "the lr itself, from kappa)")
-    if args.log is not None and (args.refresh is not None or args.staleness is not None):
-        raise UsageError("--refresh and --staleness need --kappa: with --log the run's own "
-                         "history bounds the lr, whatever its lag")
+    _check_options(args)
     if args.log is not None:
         from grpodyn.empirical.logs.advice import advise_log
 
@@ -102,7 +134,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if momentum is None:
         momentum = 0.9
         notes.append("momentum not given: Adam's default beta1 = 0.9 assumed")
-    advice = advise(kappa=args.kappa, momentum=momentum, target=args.target, margin=args.margin,
+    advice = advise(kappa=args.kappa, momentum=momentum, target=args.target or "critical",
+                    margin=args.margin,
                     refresh=1 if args.refresh is None else args.refresh,
                     staleness=0 if args.staleness is None else args.staleness)
     out = advice.to_dict()

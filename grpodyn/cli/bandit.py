@@ -14,10 +14,17 @@ from grpodyn.cli.options import (
     integer,
     non_negative_integer,
 )
+from grpodyn.cli.transfer import MAX_STEPS
 from grpodyn.ground import finite_json
 
 BANDIT_EXPERIMENTS = ("stiffness", "transition", "refresh", "staleness", "reuse", "group",
                       "trajectory")
+#: The KL coefficients every experiment of the lab holds (measured on its default settings).
+#: Above 10 the reuse experiment's simulation diverges (from 20 on; the transition's predicted
+#: momentum leaves [0, 1) from 200; near 1e300 the update's variance overflows); below 0.1 the
+#: stiffness falls and the threshold experiments' lags grow with it (staleness: 16 s at 0.1,
+#: 107 s at 0.01; at 1e-4 the refresh sweep runs out of memory) while the policy saturates.
+KL_RANGE = (0.1, 10.0)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -49,6 +56,26 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
+def _check_numbers(args: argparse.Namespace) -> None:
+    """Refuse a numeric option outside what the simulation holds, or an empty ``--write-log``."""
+    from grpodyn.ground import check_momentum
+
+    if args.write_log is not None and not args.write_log.strip():
+        raise UsageError("--write-log: an empty path; give the trainer_state.json to write")
+    low, high = KL_RANGE
+    if args.kl is not None and not (low <= args.kl <= high
+                                    or (args.kl == 0 and args.write_log is not None)):
+        raise UsageError(f"--kl {args.kl:g}: must lie in [{low:g}, {high:g}], where every "
+                         "experiment runs in seconds without diverging (0 too with --write-log: "
+                         "a run without the penalty)")
+    if args.steps is not None and not 1 <= args.steps <= MAX_STEPS:
+        raise UsageError(f"--steps {args.steps}: must lie in [1, {MAX_STEPS:,}]")
+    if args.momentum is not None:
+        check_momentum(args.momentum, "--momentum")
+    for beta in args.momenta:
+        check_momentum(beta, "--momenta: momentum")
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the chosen experiments, or write one simulated run (``--write-log``)."""
     from dataclasses import replace
@@ -59,11 +86,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.bandit.simulation import simulate_bandit
     from grpodyn.numerics.executor import run_tasks
 
+    _check_numbers(args)
     overrides = {k: v for k, v in {"estimator": args.estimator, "kl": args.kl,
                                    "kl_estimator": args.kl_estimator}.items() if v is not None}
     config = replace(lab.DEFAULT_CONFIG, **overrides)
     thresholds = replace(lab.THRESHOLD_CONFIG, **overrides)
-    if args.write_log:
+    if args.write_log is not None:
         target = Path(args.write_log)
         if target.exists():
             raise UsageError(f"--write-log {args.write_log}: exists; refusing to overwrite it")

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from grpodyn.cli.options import (
+    UsageError,
     add_json,
     add_lag,
     finite_float,
@@ -13,6 +14,8 @@ from grpodyn.cli.options import (
     positive_integer,
     print_plain,
 )
+from grpodyn.cli.transfer import MAX_STEPS
+from grpodyn.ground import finite_json
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -40,15 +43,39 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
+def check_lag_and_momentum(args: argparse.Namespace) -> None:
+    """Refuse a ``--momentum``, ``--refresh`` or ``--staleness`` the stability analysis can't take.
+
+    The caps (:data:`~grpodyn.numerics.stability.REFRESH_MAX`,
+    :data:`~grpodyn.numerics.stability.STALENESS_MAX`) keep the analysis to seconds; the
+    momentum bound (:data:`~grpodyn.ground.checks.MOMENTUM_MAX`) is where its formulas still
+    resolve 1 - beta.
+    """
+    from grpodyn.ground import check_momentum
+    from grpodyn.numerics.stability import REFRESH_MAX, STALENESS_MAX
+
+    if args.momentum is not None:
+        check_momentum(args.momentum, "--momentum")
+    if args.refresh is not None and args.refresh > REFRESH_MAX:
+        raise UsageError(f"--refresh {args.refresh}: at most {REFRESH_MAX:,} (a policy held "
+                         "longer is beyond what the stability analysis resolves)")
+    if args.staleness is not None and args.staleness > STALENESS_MAX:
+        raise UsageError(f"--staleness {args.staleness}: at most {STALENESS_MAX} (the stability "
+                         "analysis costs d^3; at the cap it takes seconds)")
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Predict the dynamics of the run ``args`` describes."""
+    """Predict the dynamics of the run ``args`` describes (as strict JSON types)."""
     from grpodyn.numerics.predict import predict
 
-    return predict(lr=args.lr, momentum=args.momentum, kappa=args.kappa,
-                   refresh=1 if args.refresh is None else args.refresh,
-                   staleness=0 if args.staleness is None else args.staleness,
-                   group_size=args.group_size, noise=args.noise, r0=args.r0,
-                   plateau=args.plateau, steps=args.steps).to_dict()
+    check_lag_and_momentum(args)
+    if args.steps is not None and args.steps > MAX_STEPS:
+        raise UsageError(f"--steps {args.steps}: at most {MAX_STEPS:,} steps to predict")
+    return finite_json(predict(lr=args.lr, momentum=args.momentum, kappa=args.kappa,
+                               refresh=1 if args.refresh is None else args.refresh,
+                               staleness=0 if args.staleness is None else args.staleness,
+                               group_size=args.group_size, noise=args.noise, r0=args.r0,
+                               plateau=args.plateau, steps=args.steps).to_dict())
 
 
 def print_human(result: dict[str, Any]) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["InputError", "TooFewPoints", "check_momentum", "check_positive", "check_finite",
-           "check_int", "check_fraction", "one_of_alias"]
+__all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "check_momentum", "check_positive",
+           "check_finite", "check_int", "check_fraction", "one_of_alias"]
 
 
 class InputError(ValueError):
@@ -53,8 +53,19 @@ def check_finite(name: str, value: Any) -> np.ndarray:
     return array
 
 
-def check_momentum(value: Any, name: str = "momentum") -> np.ndarray:
-    """Return the momentum beta as a float array after checking it lies in [0, 1).
+#: The largest momentum the stability formulas resolve. The closed forms of the refresh
+#: interval's Jury conditions and of the discrete critical stiffness (docs/theory.md sections 4
+#: and 5) expand (1 - beta)^2 as 1 - 2 beta + beta^2, whose rounding error, about
+#: 2.2e-16 / (1 - beta)^2 relative, must stay far below stability margins of order 1 - beta.
+#: Against the spectral radius of the refresh cycle they misjudge stable and unstable maps from
+#: 1 - beta = 3e-4 on, and divide by zero at 1e-9; up to 0.999 they agree everywhere on a grid
+#: of k (0.01 k_c to 3.9) and K (1 to 3e4), with the critical stiffness to 3e-10 relative.
+MOMENTUM_MAX = 0.999
+
+
+def check_momentum(value: Any, name: str = "momentum", *,
+                   largest: float | None = MOMENTUM_MAX) -> np.ndarray:
+    """Return the momentum beta as a float array after checking it lies in [0, ``largest``].
 
     Parameters
     ----------
@@ -62,6 +73,10 @@ def check_momentum(value: Any, name: str = "momentum") -> np.ndarray:
         The momentum (docs/theory.md section 1: beta), a number or an array-like.
     name : str
         The input's name, used in the error message.
+    largest : float or None
+        The largest accepted value: :data:`MOMENTUM_MAX`, beyond which the stability formulas'
+        expansion of (1 - beta)^2 as 1 - 2 beta + beta^2 rounds away the margins they decide
+        on; None accepts any value below 1 (Adam's beta2, which enters none of them).
 
     Returns
     -------
@@ -71,11 +86,14 @@ def check_momentum(value: Any, name: str = "momentum") -> np.ndarray:
     Raises
     ------
     InputError
-        When a value is not finite or lies outside [0, 1).
+        When a value is not finite, lies outside [0, 1), or is above ``largest``.
     """
     array = check_finite(name, value)
     if np.any((array < 0) | (array >= 1)):
         raise InputError(f"{name} must lie in [0, 1), got {value!r}")
+    if largest is not None and np.any(array > largest):
+        raise InputError(f"{name} must be at most {largest:g}, got {value!r}: closer to 1 the "
+                         "stability formulas cannot resolve 1 - beta in floating point")
     return array
 
 
@@ -109,8 +127,8 @@ def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> np.nda
     return array
 
 
-def check_int(name: str, value: Any, *, minimum: int) -> int:
-    """Return ``value`` as an int after checking it is an integer >= ``minimum``.
+def check_int(name: str, value: Any, *, minimum: int, maximum: int | None = None) -> int:
+    """Return ``value`` as an int after checking it is an integer in [``minimum``, ``maximum``].
 
     Parameters
     ----------
@@ -120,6 +138,9 @@ def check_int(name: str, value: Any, *, minimum: int) -> int:
         An int, a numpy integer, or a float with an integer value.
     minimum : int
         The smallest accepted value.
+    maximum : int, optional
+        The largest accepted value (None: no bound), where a size beyond it would only cost
+        memory or time.
 
     Returns
     -------
@@ -129,7 +150,7 @@ def check_int(name: str, value: Any, *, minimum: int) -> int:
     Raises
     ------
     InputError
-        When ``value`` is not an integer (booleans are refused) or is below ``minimum``.
+        When ``value`` is not an integer (booleans are refused) or lies outside the bounds.
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         if isinstance(value, float) and value.is_integer() and math.isfinite(value):
@@ -138,6 +159,8 @@ def check_int(name: str, value: Any, *, minimum: int) -> int:
             raise InputError(f"{name} must be an integer, got {value!r}")
     if value < minimum:
         raise InputError(f"{name} must be >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise InputError(f"{name} must be <= {maximum}, got {value!r}")
     return int(value)
 
 
