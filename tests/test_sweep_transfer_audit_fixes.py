@@ -206,3 +206,12 @@ def test_a_target_seed_no_source_has_is_refused_where_the_sources_hold_one(capsy
     assert main(_climb_args("lr=0.0004,seed=99")) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--to seed=99" in err and "seed 49 only" in err
+
+
+def test_advise_passes_its_reward_range_to_the_sweep(tmp_path, capsys):
+    scaled = _scaled(tmp_path, 40.0)  # the sweep's runs reach 25; the advised run stays below 1
+    argv = ["advise", "--log", str(GRID[0]), "--sweep", scaled[0], "--sweep", scaled[1],
+            "--reward-range", "0,10"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "outside it" in err and scaled[0] in err

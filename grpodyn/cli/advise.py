@@ -121,7 +121,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
             sources, notes = sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json,
                                         reward_key=args.reward_key,
-                                        logging_steps=args.logging_steps)
+                                        logging_steps=args.logging_steps,
+                                        reward_range=args.reward_range)
             sweep = fit_sweep(sources)
         with naming_the_run(run):  # the run of a log of several; records merged on a step
             out = advise_log(run, steps=args.steps, reward_range=args.reward_range,
