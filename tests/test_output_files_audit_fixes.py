@@ -319,3 +319,22 @@ def test_logging_steps_used_by_a_console_log_gets_no_such_note(tmp_path, capsys)
     run = json.loads(capsys.readouterr().out)["runs"][0]
     assert run["first_step"] == 5 and run["last_step"] == 60
     assert not any("not used" in w for w in run["warnings"])
+
+
+def test_a_path_that_is_no_regular_file_is_named_for_what_it_is(tmp_path, capsys):
+    import os
+
+    from grpodyn.cli import main
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    expected = {str(fifo): "not a regular file or directory (a pipe, a device or a socket)",
+                str(tmp_path / "a"): "a symbolic link loop",
+                str(tmp_path / "missing.json"): "no such file or directory"}
+    for path, words in expected.items():
+        assert main(["runs", path]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"grpodyn: error: {path}: {words}" or err.startswith(
+            f"grpodyn: error: {path}: {words}")

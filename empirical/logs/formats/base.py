@@ -9,6 +9,7 @@ and parses with the first that claims the path.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,7 +102,14 @@ def dispatch(path: Path, options: Options) -> Source:
                              "checkpoint-N/trainer_state.json, files/wandb-history.jsonl, "
                              "files/output.log with config.yaml, *tfevents* files)")
     if not path.is_file():
-        raise LogFormatError(f"{path}: no such file or directory")
+        try:
+            path.stat()
+        except OSError as exc:  # a missing path, a broken link, a link loop
+            reason = "a symbolic link loop" if exc.errno == errno.ELOOP else (
+                "no such file or directory")
+            raise LogFormatError(f"{path}: {reason}") from None
+        raise LogFormatError(f"{path}: not a regular file or directory (a pipe, a device or a "
+                             "socket): give the log's file")
     raise LogFormatError(f"{path}: no log format claims this file")
 
 
