@@ -262,3 +262,16 @@ def test_advise_refuses_options_it_would_ignore(extra, needle, capsys):
 def test_advise_with_kappa_refuses_the_log_options(capsys):
     line = _error(["advise", "--kappa", "1", "--group-size", "8", "--batch", "4"], capsys)
     assert "--group-size, --batch need --log" in line
+
+
+def test_a_negative_number_in_any_spelling_is_read_as_its_options_value(capsys):
+    from grpodyn.cli import main
+    from grpodyn.cli.options import join_range_values
+
+    assert join_range_values(["predict", "--plateau", "-1e3", "--lr", "-inf"]) == [
+        "predict", "--plateau=-1e3", "--lr=-inf"]
+    assert join_range_values(["fit", "LOG", "--json", "--reward-range", "-20,20"]) == [
+        "fit", "LOG", "--json", "--reward-range=-20,20"]
+    assert main(["predict", "--lr", "-inf", "--momentum", "0.9", "--kappa", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("argument --lr: not a finite number: '-inf'")

@@ -76,15 +76,36 @@ def reward_range(text: str) -> tuple[float, float]:
 RANGE_OPTIONS = ("--reward-range",)
 
 
+def _negative_number(token: str) -> bool:
+    """Return True for a negative number argparse would take for an option (-1e3, -inf, -.5e2).
+
+    argparse itself takes only plain ones (``-3``, ``-0.5``) as values.
+    """
+    if not token.startswith("-") or token.startswith("--"):
+        return False
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
 def join_range_values(argv: list[str]) -> list[str]:
-    """Join ``--reward-range -20,20`` into ``--reward-range=-20,20``.
+    """Join ``--reward-range -20,20`` into ``--reward-range=-20,20``, and ``--x -1e3`` likewise.
 
     argparse reads a value that starts with ``-`` and is not a plain negative number as an
-    option; a range's value is joined to its option so that both spellings parse.
+    option; a range's value, or a negative number in another spelling (exponent, ``-inf``), is
+    joined to its option so that both spellings parse (a non-finite value is then refused by
+    the option's own check, naming it).
     """
     out: list[str] = []
     i = 0
     while i < len(argv):
+        value = argv[i + 1] if i + 1 < len(argv) else ""
+        if argv[i].startswith("--") and "=" not in argv[i] and _negative_number(value):
+            out.append(f"{argv[i]}={value}")
+            i += 2
+            continue
         if argv[i] in RANGE_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-") \
                 and "," in argv[i + 1]:
             out.append(f"{argv[i]}={argv[i + 1]}")
