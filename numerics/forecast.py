@@ -538,12 +538,11 @@ def _runs_on(fit: Any, rising: bool | None) -> float | None:
     direction the run moved; then the data have not saturated where the curve has. None where
     they do not (or the run neither rose nor fell).
     """
-    from .forecast_adaptive import trend_t  # loaded on use
+    from .forecast_adaptive import moves_on  # loaded on use
 
     if rising is None:
         return None
-    slope_t = trend_t(fit.t, fit.y - fit.model(fit.t, fit.theta))
-    return slope_t if slope_t * (1.0 if rising else -1.0) > 2 else None
+    return moves_on(fit.t, fit.y - fit.model(fit.t, fit.theta), 1.0 if rising else -1.0)
 
 
 class EnsembleForecaster:

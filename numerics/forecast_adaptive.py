@@ -54,8 +54,8 @@ from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
 from .forecasters import CurveForecaster
 from .noise import estimate_noise
 
-__all__ = ["adaptive_forecast", "change_point", "regime", "trend_t", "conformal_quantile",
-           "horizon_quantile", "AdaptiveForecaster"]
+__all__ = ["adaptive_forecast", "change_point", "regime", "trend_t", "moves_on",
+           "conformal_quantile", "horizon_quantile", "AdaptiveForecaster"]
 
 #: Inner origins of the rolling-origin validation, as fractions of the training part.
 _ORIGINS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -190,8 +190,20 @@ def regime(t: np.ndarray, y: np.ndarray) -> str:
     if fit is None:
         return "climbing"
     a, b, tau = fit
-    beyond = trend_t(t, y - (a - b * np.exp(-(t - t[0]) / tau)))
-    return "saturating" if beyond * math.copysign(1.0, moving) <= 2 else "climbing"
+    beyond = moves_on(t, y - (a - b * np.exp(-(t - t[0]) / tau)), moving)
+    return "saturating" if beyond is None else "climbing"
+
+
+def moves_on(t: np.ndarray, residuals: np.ndarray, direction: float) -> float | None:
+    """Return the residuals' last-half slope t where it exceeds 2 in the run's ``direction``.
+
+    The residuals about a fitted saturating curve that still slope that way say the data have
+    not saturated where the curve has (:func:`regime`'s ``climbing``,
+    :func:`numerics.forecast.plateau_summary`'s runs-on test). ``direction``: the sign of the
+    run's own movement. None where they do not.
+    """
+    beyond = trend_t(t, residuals)
+    return beyond if beyond * math.copysign(1.0, direction) > 2 else None
 
 
 def conformal_quantile(values: np.ndarray, level: float) -> float:
