@@ -116,11 +116,20 @@ def join_range_values(argv: list[str]) -> list[str]:
     return out
 
 
+def add_reward_range(parser: argparse.ArgumentParser, *, where: str = "",
+                     unknown: str = "") -> None:
+    """Add ``--reward-range LO,HI``: the range the reward can reach.
+
+    ``where`` (in which logs) and ``unknown`` (what an unknown range leaves) extend the help.
+    """
+    parser.add_argument("--reward-range", type=reward_range, metavar="LO,HI",
+                        help=f"the range the reward can reach{where} (default: [0, 1] for an "
+                             f"accuracy, pass rate or binary reward; else unknown{unknown})")
+
+
 def add_analysis_options(parser: argparse.ArgumentParser, *, momentum_help: str) -> None:
     """--reward-range and --momentum: what a run's analysis may be told."""
-    parser.add_argument("--reward-range", type=reward_range, metavar="LO,HI",
-                        help="the range the reward can reach (default: [0, 1] for an "
-                             "accuracy, pass rate or binary reward; else unknown)")
+    add_reward_range(parser)
     parser.add_argument("--momentum", type=momentum_beta, help=momentum_help)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from grpodyn.cli.options import UsageError, add_json, add_sweep_log_options, reward_range
+from grpodyn.cli.options import UsageError, add_json, add_reward_range, add_sweep_log_options
 from grpodyn.ground import finite_json
 
 
@@ -25,17 +25,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--hparams", action="append", metavar="K=V,...",
                    help="hyperparameters: once for every log, or once per log in their order")
     add_sweep_log_options(p)
-    add_reward_range(p)
+    add_reward_range(p, where=", in every log", unknown=", and r0 and the plateau unbounded")
     add_json(p)
     p.set_defaults(handler=run)
-
-
-def add_reward_range(parser: argparse.ArgumentParser) -> None:
-    """Add ``--reward-range LO,HI``: the range every run's reward can reach."""
-    parser.add_argument("--reward-range", type=reward_range, metavar="LO,HI",
-                        help="the range the reward can reach, in every log (default: [0, 1] for "
-                        "an accuracy, pass rate or binary reward; else unknown, and r0 and the "
-                        "plateau unbounded)")
 
 
 def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,

@@ -8,11 +8,11 @@ from typing import Any
 from grpodyn.cli.options import (
     UsageError,
     add_json,
+    add_reward_range,
     add_sweep_log_options,
     finite_float,
     integer,
 )
-from grpodyn.cli.sweep import add_reward_range
 from grpodyn.ground import finite_json
 
 #: The most steps a transfer predicts (a longer path is refused: it would run for hours).
@@ -43,7 +43,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "the sources'); the same as --to steps=N, give one of them")
     p.add_argument("--level", type=finite_float, default=0.9, help="band level (0.9)")
     add_sweep_log_options(p)
-    add_reward_range(p)
+    add_reward_range(p, where=", in every log", unknown=", and r0 and the plateau unbounded")
     add_json(p)
     p.set_defaults(handler=run)
 
