@@ -125,7 +125,7 @@ class PredictionResult:
         """
         if self.regime == "unstable":
             return None
-        radius = float(np.max(np.abs(self.system.poles())))
+        radius = self.system.spectral_radius
         return None if radius >= 1.0 else float(-1.0 / np.log(radius))
 
     @property
