@@ -32,7 +32,7 @@ from grpodyn.theory.sourcehash import theory_source_hash
 from .codegen import render_module
 from .export_packages import c_doc_comment, julia_docstring, package_files, section_number
 
-__all__ = ["LANGUAGES", "export", "render", "signature"]
+__all__ = ["LANGUAGES", "export", "render", "signature", "write_files"]
 
 LANGUAGES = ("c", "python", "latex", "javascript", "julia", "rust")
 _BINOMIAL = "grpodyn_binomial"
@@ -269,7 +269,11 @@ def signature(d: Derivation, lang: str) -> str:
 
 def export(lang: str, out: Path) -> list[Path]:
     """Write the export to ``out`` (created if needed), each file atomically; returns paths."""
-    files = render(lang)
+    return write_files(render(lang), out)
+
+
+def write_files(files: dict[str, str], out: Path) -> list[Path]:
+    """Write rendered files (name -> text, :func:`render`) under ``out``, each atomically."""
     paths = []
     for name, text in files.items():
         (out / name).parent.mkdir(parents=True, exist_ok=True)

@@ -50,8 +50,7 @@ def replaced_files(out: Path, files: dict[str, str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Write the derivations in ``--lang`` under ``--out``, replacing no file without --force."""
-    from grpodyn.ground import write_atomic
-    from grpodyn.numerics.export import render
+    from grpodyn.numerics.export import render, write_files
 
     out = output_directory(args.out)
     files = render(args.lang)
@@ -60,8 +59,4 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"--out {args.out}: the export would replace files there that hold "
                          f"other text: {', '.join(replaced)}; pass --force to replace them, or "
                          "choose another folder")
-    written = []
-    for name, text in files.items():
-        (out / name).parent.mkdir(parents=True, exist_ok=True)
-        written.append(write_atomic(out / name, text))
-    return {"lang": args.lang, "files": [str(f) for f in written]}
+    return {"lang": args.lang, "files": [str(f) for f in write_files(files, out)]}
