@@ -16,6 +16,7 @@ Needs numpy and scipy.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -261,7 +262,19 @@ def successes_pmf(group_size: int, a: float, b: float) -> np.ndarray:
 
     log_pmf = (log_rising(a) + log_rising(b)[::-1]  # the rising factorials at S and G - S
                - np.sum(np.log(a + b + offsets)))
-    return np.exp(log_pmf) * np.array([float(math.comb(group_size, s)) for s in counts])
+    return np.exp(log_pmf) * _binomial_row(group_size)
+
+
+@functools.cache
+def _binomial_row(group_size: int) -> np.ndarray:
+    """Return C(G, S) for S = 0..G as floats, exact to the last bit (read-only, kept per G).
+
+    A likelihood fit evaluates :func:`successes_pmf` about a hundred times at one G; the row of
+    big-integer binomials depends on G alone.
+    """
+    row = np.array([float(math.comb(group_size, s)) for s in range(group_size + 1)])
+    row.flags.writeable = False
+    return row
 
 
 def drift_loss(mean: float, phi: float, group_size: int) -> float:
