@@ -133,12 +133,13 @@ def _bar_end(text: str) -> tuple[int, int] | None:
     return max(count for t, count in bars if t == total), total
 
 
-def _inferred_interval(text: str, summary: dict[str, Any], n: int) -> tuple[int | None, str]:
+def _inferred_interval(bar: tuple[int, int] | None, summary: dict[str, Any], n: int
+                       ) -> tuple[int | None, str]:
     """Infer logging_steps from the total number of steps.
 
     Only when exactly one interval L fits n logged points (n L <= total < (n + 1) L). The total
     comes from the final summary (runtime x steps per second, both rounded as printed) and from the
-    training progress bar's last count.
+    training progress bar's last count (``bar``: :func:`_bar_end` of the log's text).
     """
     sources: list[tuple[set[int], str]] = []
     runtime, rate = number(summary.get("train_runtime")), summary.get("train_steps_per_second")
@@ -151,7 +152,6 @@ def _inferred_interval(text: str, summary: dict[str, Any], n: int) -> tuple[int 
         lo, hi = runtime * max(speed - half, 0.0), (runtime + 0.5) * (speed + half)
         sources.append((_fits(lo, hi, n), f"final summary: train_runtime {runtime:g} s x "
                         f"train_steps_per_second {printed} = {lo:.0f}..{hi:.0f} steps"))
-    bar = _bar_end(text)
     if bar is not None:
         last, total = bar
         if last >= n:
@@ -264,8 +264,9 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
                 total, "inferred", f"the total of the training progress counter (n/{total}) "
                 "the console printed, from which the steps were read")
         else:
+            bar = _bar_end(text)
             if interval is None:
-                interval, evidence = _inferred_interval(text, summary, len(train))
+                interval, evidence = _inferred_interval(bar, summary, len(train))
                 if interval is not None:
                     where = "inferred"
                     parsed.meta.logging_steps = Hyperparameter(interval, "inferred", evidence)
@@ -277,7 +278,6 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
                     "the logging interval; give --logging-steps N (the run's logging_steps)")
             steps = [float(interval * (i + 1)) for i in range(len(train))]
             parsed.steps_reconstructed = True
-            bar = _bar_end(text)
             if bar is not None:
                 parsed.meta.planned_steps = Hyperparameter(
                     bar[1], "inferred", f"the total of the training progress bar the console "
