@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from grpodyn.cli.options import (
+    MAX_STEPS,
     UsageError,
     add_executor,
     add_json,
@@ -14,7 +15,6 @@ from grpodyn.cli.options import (
     integer,
     non_negative_integer,
 )
-from grpodyn.cli.transfer import MAX_STEPS
 from grpodyn.ground import finite_json
 
 BANDIT_EXPERIMENTS = ("stiffness", "transition", "refresh", "staleness", "reuse", "group",

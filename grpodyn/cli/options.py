@@ -72,6 +72,10 @@ def reward_range(text: str) -> tuple[float, float]:
     return lo, hi
 
 
+#: The most steps a command predicts or simulates (transfer, predict, bandit --write-log): a
+#: longer path is refused, since it would run for hours.
+MAX_STEPS = 100_000
+
 #: Options whose value is a range LO,HI that may start with a minus sign.
 RANGE_OPTIONS = ("--reward-range",)
 

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from grpodyn.cli.options import (
+    MAX_STEPS,
     UsageError,
     add_json,
     add_lag,
@@ -14,7 +15,6 @@ from grpodyn.cli.options import (
     positive_integer,
     print_plain,
 )
-from grpodyn.cli.transfer import MAX_STEPS
 from grpodyn.ground import finite_json
 
 

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from grpodyn.cli.options import (
+    MAX_STEPS,
     UsageError,
     add_json,
     add_reward_range,
@@ -14,9 +15,6 @@ from grpodyn.cli.options import (
     integer,
 )
 from grpodyn.ground import finite_json
-
-#: The most steps a transfer predicts (a longer path is refused: it would run for hours).
-MAX_STEPS = 100_000
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
