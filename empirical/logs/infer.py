@@ -34,9 +34,6 @@ if TYPE_CHECKING:  # loaders imports this module
 __all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "format_defaults",
            "lr_from_name", "LOGGED_KEYS", "TRAINER_DEFAULTS", "group_batch_notes"]
 
-#: How the note begins where the log determines neither G nor B (:func:`infer_meta`).
-_NO_GROUP_BATCH = "group size G and batch B: not determined ("
-
 #: ``lr`` as a token (not inside a word such as ``clr``), optional ``_sweep``, a separator, a
 #: number in plain or exponent notation
 _LR_IN_NAME = re.compile(r"(?<![a-z])lr(?:[_-]?sweep)?[_=-]?(\d+(?:\.\d+)?(?:e-?\d+)?)(?![\d.])",
@@ -132,6 +129,15 @@ def schedule_of(steps: np.ndarray, lr: np.ndarray) -> tuple[str, int | None, str
                           f"{best[name]:.2g} vs {max(best.values()):.2g})")
 
 
+def _no_group_batch_note(reason: str) -> str:
+    """Return the loader's note that the log determines neither G nor B, for ``reason``.
+
+    The note is text built from the reason (``RunMeta.group_batch_reason``), so that
+    :func:`group_batch_notes` finds it and rewrites it from the same data.
+    """
+    return f"group size G and batch B: not determined ({reason})"
+
+
 def _binary_evidence(run: Run) -> tuple[int | None, int | None, str]:
     """(B G, B, words) from the granularity of the mean reward and the zero-std share."""
     reward = run.reward
@@ -200,7 +206,8 @@ def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
     n, b, words = _binary_evidence(run)
     if n is None and b is None:
         if meta.group_size is None and meta.batch is None and "outside" not in words:
-            notes.append(f"{_NO_GROUP_BATCH}{words})")
+            meta.group_batch_reason = words
+            notes.append(_no_group_batch_note(words))
         return meta, notes
     g_known = meta.value("group_size")
     if b is not None and meta.batch is None:
@@ -252,7 +259,8 @@ def group_batch_notes(run: Run) -> list[str]:
     gives (``--group-size``, ``--batch``) enters ``run.meta``; beside a diagnosis or advice that
     uses that G the note would say the opposite of what they do. Where ``run.meta`` now knows G
     or B the note names it with its source and keeps the loader's reason for the one still
-    unknown; where it knows both the note goes.
+    unknown; where it knows both the note goes. The note and its rewrite are both built from the
+    reason ``run.meta.group_batch_reason`` keeps, so no other warning is taken for it.
 
     Parameters
     ----------
@@ -264,17 +272,15 @@ def group_batch_notes(run: Run) -> list[str]:
     list of str
         The run's warnings, the note on G and B as ``run.meta`` now has them.
     """
+    reason = run.meta.group_batch_reason
     known = {name: getattr(run.meta, name) for name in ("group_size", "batch")}
-    if all(entry is None for entry in known.values()):
+    if reason is None or all(entry is None for entry in known.values()):
         return list(run.warnings)
     words = {"group_size": "group size G", "batch": "batch B"}
-    out = []
-    for note in run.warnings:
-        if not note.startswith(_NO_GROUP_BATCH):
-            out.append(note)
-        elif any(entry is None for entry in known.values()):  # the other is still unknown
-            out.append("; ".join(f"{words[name]} = {entry.value} (source: {entry.source})"
-                                 if entry is not None else f"{words[name]}: not determined "
-                                 f"{note[len(_NO_GROUP_BATCH) - 1:]}"
-                                 for name, entry in known.items()))
-    return out
+    now = [] if all(entry is not None for entry in known.values()) else [
+        "; ".join(f"{words[name]} = {entry.value} (source: {entry.source})" if entry is not None
+                  else f"{words[name]}: not determined ({reason})"
+                  for name, entry in known.items())]
+    note = _no_group_batch_note(reason)
+    return [line for warning in run.warnings
+            for line in (now if warning == note else [warning])]

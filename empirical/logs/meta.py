@@ -56,6 +56,8 @@ class Hyperparameter:
 class RunMeta:
     """The hyperparameters of a run the theory uses; each a :class:`Hyperparameter` or None.
 
+    Beside them, the reason the log leaves G and B open, where it does (a note's data).
+
     Attributes
     ----------
     lr : Hyperparameter or None
@@ -91,6 +93,10 @@ class RunMeta:
         The optimizer steps the run was set to take (TRL ``max_steps``, which its
         ``trainer_state.json`` records; verl ``trainer.total_training_steps``): where "the rest
         of the run" ends.
+    group_batch_reason : str or None
+        Not a hyperparameter: why the log determines neither G nor B, where the loader's
+        inference (``infer.infer_meta``) found so; None otherwise. It stays when the user gives
+        G or B, so that the note on the one still unknown gives the log's own reason.
     """
 
     lr: Hyperparameter | None = None
@@ -106,6 +112,7 @@ class RunMeta:
     logging_steps: Hyperparameter | None = None
     length_cap: Hyperparameter | None = None
     planned_steps: Hyperparameter | None = None
+    group_batch_reason: str | None = None
 
     def value(self, name: str, default: Any = None) -> Any:
         """Return the value of hyperparameter ``name``, or ``default`` when unknown."""
@@ -139,5 +146,7 @@ class RunMeta:
         return {name: h.to_dict() for name, h in self.to_items()}
 
 
-#: Field names of :class:`RunMeta`, in order.
-META_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(RunMeta))
+#: Names of the hyperparameter fields of :class:`RunMeta`, in order (not the reason G and B
+#: are open, which is no hyperparameter).
+META_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(RunMeta)
+                                     if f.name != "group_batch_reason")

@@ -1,17 +1,38 @@
 """Console output: TRL dict lines, verl ``step:N - key:value``, OpenRLHF progress bars, others.
 
-The fallback: every file no earlier format claims is read as a console log.
+The fallback: every file no earlier format claims is read as a console log. A console without a
+config record of its own (verl prints one) may print its settings as lines such as
+``num_generations: 8`` or ``kl_coef=0.001`` (a header, an argparse ``Namespace(...)``, Hydra
+overrides): its group size G and KL coefficient are read from those, under the names config
+files give them (``logs_config.CONFIG_KEYS``), as the log's config record.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from grpodyn.empirical.logs.config import meta_beside
+from grpodyn.empirical.logs.common import number
+from grpodyn.empirical.logs.config import CONFIG_KEYS, meta_beside
 from grpodyn.empirical.logs.formats.base import Options, Source, log_text
 from grpodyn.empirical.logs.text import parse_text
 
 __all__ = ["parse", "sniff"]
+
+#: The settings read from printed lines: G and the KL coefficient, which the theory needs and
+#: a custom console prints more often than any config file holds them.
+_PRINTED_FIELDS = ("group_size", "kl")
+
+_NAMES = sorted({name for field in _PRINTED_FIELDS for name in CONFIG_KEYS[field]},
+                key=len, reverse=True)
+
+#: ``name: value``, ``name=value`` or ``name = value``: a whole key (after a line's start, a
+#: space, ``(``, ``,``, ``;``, ``|``, ``[`` or ``{``; never inside a word such as
+#: ``adam_beta1`` or a metric path such as ``actor/kl_coef``, never a quoted dict key) that is
+#: one of the names or ends in one after a dot (``actor_rollout_ref.rollout.n``), then a number.
+_PRINTED = re.compile(r"(?<![^\s(,;|\[{])((?:[A-Za-z_]\w*\.)*(?:"
+                      + "|".join(re.escape(name) for name in _NAMES)
+                      + r"))\s*[:=]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w./])")
 
 
 def sniff(path: Path) -> bool:
@@ -19,8 +40,41 @@ def sniff(path: Path) -> bool:
     return path.is_file()
 
 
+def _printed_settings(text: str) -> tuple[dict[str, str], list[str]]:
+    """Return the G and KL settings the console prints, as a flat config, and notes.
+
+    A key printed with two different values (an adaptive KL coefficient printed at each step,
+    two runs in one file) says no one setting, so it is left out with a note.
+
+    Parameters
+    ----------
+    text : str
+        The console's text.
+
+    Returns
+    -------
+    settings : dict of str to str
+        Printed key -> its one value as printed, for ``logs_config.meta_from_config``.
+    notes : list of str
+        One per key left out, with the values it was printed with.
+    """
+    seen: dict[str, dict[float, str]] = {}
+    for match in _PRINTED.finditer(text):
+        key, value = match.groups()
+        seen.setdefault(key, {}).setdefault(number(value), value)
+    settings, notes = {}, []
+    for key, values in seen.items():
+        if len(values) == 1:
+            settings[key] = next(iter(values.values()))
+        else:
+            shown = list(values.values())
+            notes.append(f"{key} printed with {len(shown)} values ({', '.join(shown[:3])}"
+                         f"{', ...' if len(shown) > 3 else ''}): not read as the run's setting")
+    return settings, notes
+
+
 def parse(path: Path, options: Options) -> Source:
-    """Return the console's metrics by step.
+    """Return the console's metrics by step, with the G and KL settings it prints.
 
     Without ``logging_steps`` the logging interval comes from a config file beside the log,
     where one gives it (for consoles that print no step and no progress counter).
@@ -33,4 +87,7 @@ def parse(path: Path, options: Options) -> Source:
             logging_steps, source = found.value, found.evidence
     parsed = parse_text(path, text, step_key=options.step_key, logging_steps=logging_steps,
                         interval_source=source, reward_key=options.reward_key)
+    if not parsed.config:  # no config record of its own: the settings its lines print
+        parsed.config, notes = _printed_settings(text)
+        parsed.notes += notes
     return Source(parsed, str(path), [path.parent])
