@@ -467,7 +467,18 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
     SweepFit
         The joint fit.
     """
-    runs = as_runs(runs)
+    return fit_runs(as_runs(runs), finite_group=finite_group, noise_drag=noise_drag,
+                    prompt_noise=prompt_noise, plateau=plateau)
+
+
+def fit_runs(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool = True,
+             prompt_noise: bool = True, plateau: str = "shared") -> SweepFit:
+    """Fit the shared constants of ``runs``, distinct sweep runs as ``as_runs`` returns them.
+
+    :func:`fit_sweep` with its keywords and their defaults, for a caller whose runs are
+    converted and checked already (a transfer's sources, a fit's runs refitted without one
+    setting): converting them again would repeat the loading and the pairwise comparison.
+    """
     if not runs:
         raise InputError("a sweep needs at least one run")
     for run in runs:

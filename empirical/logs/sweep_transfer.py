@@ -14,7 +14,7 @@ from scipy.stats import norm
 
 from grpodyn.empirical.logs.sweep_band import Band, band, band_window
 from grpodyn.empirical.logs.sweep_exponents import contradicted
-from grpodyn.empirical.logs.sweep_fit import SweepFit, fit_sweep
+from grpodyn.empirical.logs.sweep_fit import SweepFit, fit_runs
 from grpodyn.empirical.logs.sweep_runs import SweepRun, as_runs, checked_run, checked_types
 from grpodyn.empirical.logs.sweep_shared import shared_prompts
 from grpodyn.ground import InputError, check_fraction, check_int
@@ -61,15 +61,16 @@ def _refit_without(fit: SweepFit, setting: tuple, refits: dict | None = None
                    ) -> SweepFit | str:
     """Refit ``fit``'s sweep without the runs of ``setting``; the input error's text if it fails.
 
-    ``refits``: fits already made, keyed by the names of the runs fitted and the options (one
-    sweep held out two ways, X then Y or Y then X, is fitted once).
+    The runs are ``fit``'s own, converted and checked when it was made. ``refits``: fits already
+    made, keyed by the names of the runs fitted and the options (one sweep held out two ways,
+    X then Y or Y then X, is fitted once).
     """
     runs = [r for r in fit.fitted if r.setting != setting]
     key = (frozenset(r.name for r in runs), tuple(sorted(fit.options.items())))
     if refits is not None and key in refits:
         return refits[key]
     try:
-        out: SweepFit | str = fit_sweep(runs, **fit.options)
+        out: SweepFit | str = fit_runs(runs, **fit.options)
     except InputError as exc:
         out = str(exc)
     if refits is not None:
@@ -352,7 +353,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     level = check_fraction("--level", level)
     target = checked_run(checked_types(target, "--to"), "--to")
     sources = as_runs(sources, "sources")
-    fit = fit_sweep(sources) if fit is None else fit
+    fit = fit_runs(sources) if fit is None else fit
     unstated = _check_modelled(fit, target)
     _check_seed(fit, target)
     base = {k: v for k, v in fit.fitted[0].hparams.items() if k not in ("seed", "steps")}
