@@ -85,7 +85,7 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
         ("md", "## Two forecasters of the rest of a run\n\n"
                "`grpodyn forecast` cuts a run and forecasts the rest. The default is a stacked "
                "ensemble of curve models with the correlated noise of docs/theory.md section 6, "
-               "averaged with the calibrated learned prior; "
+               "which give the plateau, with the calibrated learned prior's point and band; "
                "`--forecaster learned_prior` is a small network trained on curves drawn from "
                "the theory's prior (LC-PFN style), whose median and quantiles are the forecast "
                "and its band. Scored on every source of `benchmarks/forecast.py` "

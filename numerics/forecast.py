@@ -35,9 +35,9 @@ run's own correlated noise, not i.i.d.
 The members live in :mod:`numerics.forecast_members`, their noise model in
 :mod:`numerics.forecast_noise`, the result in :mod:`numerics.forecast_result`; this module
 weighs them and forecasts, and its names cover all four. :class:`EnsembleForecaster` is the
-ensemble's entry in :mod:`numerics.forecasters`: the stacked curve models' point and band
-averaged with equal weights with those of the calibrated learned prior (:func:`with_prior`),
-and the band widened by the regime of the run at the cut.
+ensemble's entry in :mod:`numerics.forecasters`: the calibrated learned prior's point and band
+where it gives them, the stacked curve models' where it does not (:func:`with_prior`), the
+plateau from the curve models, and the band widened by the regime of the run at the cut.
 """
 
 from __future__ import annotations
@@ -546,7 +546,7 @@ def _runs_on(fit: Any, rising: bool | None) -> float | None:
 
 
 class EnsembleForecaster:
-    """The stacked ensemble of curve models, averaged with the calibrated learned prior."""
+    """The calibrated learned prior's point and band, with the stacked curve models' plateau."""
 
     name = "ensemble"
 
@@ -557,13 +557,14 @@ class EnsembleForecaster:
         """Forecast ``future_steps`` from the first ``n_train`` points.
 
         :func:`forecast_curve` fits and stacks the curve models; the arguments are those of
-        :meth:`numerics.forecasters.Forecaster.forecast`. Their point and band are averaged
-        with equal weights with those of the calibrated learned prior
-        (:func:`numerics.forecast_calibrated.calibrated_prior_forecast`; the band by its
-        quantiles, the rule by which the ensemble combines its own members): two forecasts of
-        different kinds (fitted laws of the theory, and a network trained on the theory's prior
-        of curves) whose errors differ, so that their average is rarely far from the better of
-        the two (:func:`with_prior`; studies/forecast/README.md). Saturation comes from the curve
+        :meth:`numerics.forecasters.Forecaster.forecast`. The point and band are those of the
+        calibrated learned prior
+        (:func:`numerics.forecast_calibrated.calibrated_prior_forecast`), the curve models'
+        where it gives none (:func:`with_prior`); the curve models give the plateau
+        (:func:`plateau_summary` over ``members`` and ``weights``), which the prior, a
+        distribution of paths, does not. On every source of real runs the prior's point was at
+        or ahead of the two points' average (studies/forecast/README.md, "The calibrated prior
+        alone against the default"). Saturation comes from the curve
         models only where the data show the deceleration: where the training part still
         climbs at the cut without it (:func:`numerics.forecast_adaptive.regime`:
         ``climbing``), the band is widened to hold the curve models' own band, the
@@ -611,24 +612,23 @@ class EnsembleForecaster:
 def with_prior(curves: EnsembleForecast, steps: np.ndarray, reward: np.ndarray, *,
                n_train: int, level: float, bounds: tuple[float, float] | None
                ) -> tuple[EnsembleForecast, Forecast | None]:
-    """Average the curve models' forecast with the calibrated learned prior's, equal weights.
+    """Give the curve models' forecast the calibrated learned prior's point and band.
 
-    The point is the mean of the two points; the band's bounds are the means of the two
-    bands' bounds (quantile averaging, which keeps the point inside the band where each point
-    lies inside its own). ``point_weights`` gives each curve model half its weight and
-    ``calibrated_prior`` the other half. Where the prior gives no forecast (a level above its
-    widest band, :data:`numerics.learned_prior.TOP_LEVEL`, or a training part it refuses),
-    the curve models' forecast is returned alone with a warning that says why.
+    The members, their weights and so the plateau stay the curve models'; ``point``,
+    ``lower`` and ``upper`` become the prior's and ``point_weights`` names the prior alone.
+    Where the prior gives no forecast (a level above its widest band,
+    :data:`numerics.learned_prior.TOP_LEVEL`, or a training part it refuses), the curve
+    models' forecast is returned whole with a warning that says why.
 
     Returns
     -------
     (EnsembleForecast, Forecast or None)
-        The combined forecast, and the calibrated prior's own (None where it gives none).
+        The forecast, and the calibrated prior's own (None where it gives none).
     """
     from .forecast_calibrated import calibrated_prior_forecast  # loaded on use
     from .learned_prior import TOP_LEVEL
 
-    left_out = "the calibrated prior's half is left out: the curve models give the point"
+    left_out = "the curve models give the point and band"
     if level > TOP_LEVEL:
         return replace(curves, warnings=(*curves.warnings, (
             f"level {level:g} is above the learned prior's widest band ({TOP_LEVEL:g}): "
@@ -640,11 +640,8 @@ def with_prior(curves: EnsembleForecast, steps: np.ndarray, reward: np.ndarray, 
         reason = str(err).split(": use the ensemble forecaster")[0]  # the one in use
         return replace(curves, warnings=(*curves.warnings, (
             f"the calibrated learned prior gives no forecast ({reason}): {left_out}"))), None
-    weights = {name: 0.5 * w for name, w in (curves.point_weights or {}).items()}
-    notes = tuple(f"calibrated prior (half the point): {w}" for w in prior.warnings
+    notes = tuple(f"calibrated prior (the point and band): {w}" for w in prior.warnings
                   if w not in curves.warnings)
-    return replace(curves, point=0.5 * (curves.point + prior.point),
-                   lower=0.5 * (curves.lower + prior.lower),
-                   upper=0.5 * (curves.upper + prior.upper),
-                   point_weights={**weights, "calibrated_prior": 0.5},
+    return replace(curves, point=prior.point, lower=prior.lower, upper=prior.upper,
+                   point_weights={"calibrated_prior": 1.0},
                    warnings=(*curves.warnings, *notes)), prior

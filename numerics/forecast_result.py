@@ -222,9 +222,9 @@ class EnsembleForecast(Forecast):
     :func:`numerics.forecast.forecast_curve`, ``point`` combines the members' forecasts with
     the weights that minimise the absolute error of the rolling-origin forecasts inside the
     training part (:func:`numerics.forecast.member_weights`); from the ``ensemble``
-    forecaster, ``point`` and the band are that forecast's averaged with the calibrated
-    learned prior's (:func:`numerics.forecast.with_prior`), and ``point_weights`` gives the
-    prior half.
+    forecaster, ``point`` and the band are the calibrated learned prior's
+    (:func:`numerics.forecast.with_prior`), ``point_weights`` names it, and ``members`` and
+    ``weights`` stay the curve models' (the plateau).
     """
 
     members: dict[str, Member] = field(kw_only=True)

@@ -344,7 +344,7 @@ def test_the_point_stays_inside_its_band_and_its_weights_are_shown(capsys):
     result = json.loads(capsys.readouterr().out)
     point, lower, upper = (np.array(result[k]) for k in ("point", "lower", "upper"))
     assert np.all((lower <= point) & (point <= upper))
-    assert result["point_weights"]["calibrated_prior"] == 0.5
+    assert result["point_weights"] == {"calibrated_prior": 1.0}
     assert not any("outside the band" in w for w in result["warnings"])
     assert main(["forecast", str(log), "--train-fraction", "0.5"]) == 0
     assert "; the point: " in capsys.readouterr().out
@@ -560,18 +560,18 @@ def test_runs_says_file_for_a_value_from_the_log_itself(capsys):
 
 
 def test_a_forecast_far_beyond_the_data_with_no_reward_range_says_so(capsys):
-    """IMJONEZZ's summed reward (range unknown) cut at 30%: the band reaches [-7, 8.5] from a
-    training part within [-0.14, 1.67]; the note says where and names --reward-range, and declaring
+    """IMJONEZZ's summed reward (range unknown) cut at 50%: the band reaches [-8.4, 11.7] from a
+    training part within [-0.14, 2.5]; the note says where and names --reward-range, and declaring
     the range removes it."""
     log = str(REAL / "IMJONEZZ__UnslothGRPO__outputs_checkpoint-250_trainer_state.reward.json")
-    assert main(["forecast", log, "--train-fraction", "0.3", "--json"]) == 0
+    assert main(["forecast", log, "--train-fraction", "0.5", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     notes = [w for w in result["warnings"] if "leaves the training part's span" in w]
     assert len(notes) == 1 and "declare --reward-range" in notes[0]
     lo, hi = (float(v) for v in notes[0].split("span [")[1].split("]")[0].split(", "))
     width = hi - lo
     assert min(result["lower"]) < lo - width or max(result["upper"]) > hi + width
-    assert main(["forecast", log, "--train-fraction", "0.3", "--reward-range", "-4,8",
+    assert main(["forecast", log, "--train-fraction", "0.5", "--reward-range", "-4,8",
                  "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert not any("leaves the training part's span" in w for w in result["warnings"])

@@ -117,27 +117,20 @@ def _noisy(shape: np.ndarray) -> np.ndarray:
     return shape + 0.01 * np.random.default_rng(6).standard_normal(shape.size)
 
 
-def _combined(curves, prior):
-    """The curve models' forecast averaged with the calibrated prior's (point and bounds)."""
-    return tuple(0.5 * (getattr(curves, k) + getattr(prior, k))
-                 for k in ("point", "lower", "upper"))
-
-
-def test_where_the_run_is_quiet_point_and_band_average_the_curves_and_the_prior():
-    # noise around a level (quiet at the cut): the point and the band's bounds are the means
-    # of the curve models' and the calibrated learned prior's, with no note on the regime;
-    # the point weights give the prior half and the members the other half
+def test_where_the_run_is_quiet_the_point_and_band_are_the_priors_and_the_plateau_the_curves():
+    # noise around a level (quiet at the cut): the point and the band are the calibrated
+    # learned prior's, with no note on the regime; the members and their weights (the
+    # plateau) stay the curve models'; the point weights name the prior alone
     steps = np.arange(1.0, 201.0)
     kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
     quiet = _noisy(0.5 + 0 * steps)
     fc = get_forecaster("ensemble").forecast(steps, quiet, **kwargs)
     curves = forecast_curve(steps, quiet, **kwargs)
     prior = get_forecaster("calibrated_prior").forecast(steps, quiet, **kwargs)
-    point, lower, upper = _combined(curves, prior)
-    assert np.allclose(fc.point, point) and np.allclose(fc.lower, lower)
-    assert np.allclose(fc.upper, upper) and np.allclose(fc.mean, curves.mean)
-    assert fc.point_weights["calibrated_prior"] == 0.5
-    assert sum(fc.point_weights.values()) == pytest.approx(1.0)
+    assert np.allclose(fc.point, prior.point) and np.allclose(fc.lower, prior.lower)
+    assert np.allclose(fc.upper, prior.upper) and np.allclose(fc.mean, curves.mean)
+    assert fc.point_weights == {"calibrated_prior": 1.0} and fc.model == "calibrated_prior"
+    assert fc.weights == curves.weights and set(fc.members) == set(curves.members)
     assert np.all((fc.lower <= fc.point) & (fc.point <= fc.upper))
     assert not any("at the cut" in w for w in fc.warnings)
 
@@ -152,8 +145,8 @@ def test_without_the_prior_the_curve_models_stand_alone_and_say_why():
     curves = forecast_curve(steps, quiet, level=0.99, **kwargs)
     assert np.allclose(fc.point, curves.point) and np.allclose(fc.upper, curves.upper)
     assert "calibrated_prior" not in fc.point_weights
-    assert any("above the learned prior's widest band" in w and "half is left out" in w
-               for w in fc.warnings)
+    assert any("above the learned prior's widest band" in w
+               and "the curve models give the point and band" in w for w in fc.warnings)
     # a training part without step-to-step noise: the prior refuses it, and the note gives
     # its reason without its hint to use the ensemble (the forecaster in use)
     line = 0.2 + 0.002 * steps
@@ -163,7 +156,7 @@ def test_without_the_prior_the_curve_models_stand_alone_and_say_why():
     assert "no step-to-step noise" in note and "use the ensemble" not in note
 
 
-def test_the_priors_notes_reach_the_user_and_the_model_names_the_average():
+def test_the_priors_notes_reach_the_user_and_the_model_names_the_prior():
     # far beyond the training span the prior holds its forecast: the note it gives reaches
     # the ensemble's warnings, marked as the prior's; the model named is the point's
     steps = np.arange(1.0, 41.0)
@@ -171,15 +164,14 @@ def test_the_priors_notes_reach_the_user_and_the_model_names_the_average():
     future = np.linspace(41.0, 2000.0, 50)
     fc = get_forecaster("ensemble").forecast(steps, y, n_train=40, future_steps=future,
                                              bounds=(0.0, 1.0))
-    assert any(w.startswith("calibrated prior (half the point): ") and "holds its forecast"
-               in w for w in fc.warnings)
-    assert fc.model == "average"
+    assert any(w.startswith("calibrated prior (the point and band): ")
+               and "holds its forecast" in w for w in fc.warnings)
+    assert fc.model == "calibrated_prior"
 
 
 def test_where_the_run_decelerates_the_band_averages_the_two_bands():
     # a relaxation still under way at the cut: the band's bounds are the means of the
-    # combined band (curve models and calibrated prior) and the trend-aware forecaster's, and
-    # a note says so
+    # calibrated prior's band and the trend-aware forecaster's, and a note says so
     steps = np.arange(1.0, 201.0)
     kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
     ensemble = get_forecaster("ensemble")
@@ -187,11 +179,10 @@ def test_where_the_run_decelerates_the_band_averages_the_two_bands():
     fc, curves = ensemble.forecast(steps, y, **kwargs), forecast_curve(steps, y, **kwargs)
     trend = get_forecaster("adaptive").forecast(steps, y, **kwargs)
     prior = get_forecaster("calibrated_prior").forecast(steps, y, **kwargs)
-    point, lower, upper = _combined(curves, prior)
-    assert np.allclose(fc.lower, 0.5 * (lower + trend.lower))
-    assert np.allclose(fc.upper, 0.5 * (upper + trend.upper))
+    assert np.allclose(fc.lower, 0.5 * (prior.lower + trend.lower))
+    assert np.allclose(fc.upper, 0.5 * (prior.upper + trend.upper))
     assert np.allclose(fc.mean, curves.mean)
-    assert np.allclose(fc.point, np.clip(point, fc.lower, fc.upper))
+    assert np.allclose(fc.point, np.clip(prior.point, fc.lower, fc.upper))
     assert any("still moves at the cut (its last half's slope" in w and "decelerating" in w
                for w in fc.warnings)
 
@@ -200,9 +191,9 @@ def test_where_the_run_decelerates_the_band_averages_the_two_bands():
                                               "rises"),
                                              (lambda s: 0.8 - 0.002 * s, "falls")])
 def test_where_the_run_climbs_without_deceleration_the_band_holds_the_trend_too(shape, word):
-    """A climb (or fall) with no deceleration at the cut: the ensemble's point averages the
-    curve models' and the calibrated learned prior's, and its band is the union of theirs and
-    the trend-aware forecaster's (the prior only up to its widest level, 0.95)."""
+    """A climb (or fall) with no deceleration at the cut: the ensemble's point is the
+    calibrated learned prior's, and its band is the union of the prior's, the curve models'
+    and the trend-aware forecaster's (the prior only up to its widest level, 0.95)."""
     steps = np.arange(1.0, 201.0)
     y = _noisy(shape(steps))
     kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
@@ -210,7 +201,7 @@ def test_where_the_run_climbs_without_deceleration_the_band_holds_the_trend_too(
     curves = forecast_curve(steps, y, **kwargs)
     trend = get_forecaster("adaptive").forecast(steps, y, **kwargs)
     prior = get_forecaster("calibrated_prior").forecast(steps, y, **kwargs)
-    assert np.allclose(fc.point, _combined(curves, prior)[0]) and np.allclose(fc.mean, curves.mean)
+    assert np.allclose(fc.point, prior.point) and np.allclose(fc.mean, curves.mean)
     assert np.allclose(fc.lower, np.minimum.reduce([curves.lower, trend.lower, prior.lower]))
     assert np.allclose(fc.upper, np.maximum.reduce([curves.upper, trend.upper, prior.upper]))
     wide = get_forecaster("ensemble").forecast(steps, y, level=0.99, **kwargs)

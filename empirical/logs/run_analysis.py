@@ -475,8 +475,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         part, ~0.4 s at 1000 points). False: BIC weights over the fits already made, and the
         residual noise fitted only where a one-sided plateau bound needs it.
     forecaster : str
-        A name in :data:`grpodyn.numerics.forecasters.FORECASTERS`: ``ensemble`` (the stacked
-        curve models averaged with the calibrated prior), ``learned_prior`` (the theory's
+        A name in :data:`grpodyn.numerics.forecasters.FORECASTERS`: ``ensemble`` (the calibrated
+        prior's point and band, the stacked curve models' plateau), ``learned_prior`` (the theory's
         prior; bands up to level 0.95), ``adaptive`` (trend-aware members weighted by
         rolling-origin errors inside the training part), ``calibrated_prior`` (the learned
         prior's median, its band conformal on its own rolling-origin errors) or another one

@@ -28,7 +28,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "after it (or up to --horizon): a stacked ensemble of curve models "
                             "(flat, linear, exponential, power, inertial, lr clock) with the "
                             "correlated-plus-white noise model of docs/theory.md section 6, "
-                            "its point and band averaged with the calibrated learned prior's; "
+                            "which give the plateau; the point and band are the calibrated "
+                            "learned prior's; "
                             "where the run still moves at the cut, its band also holds the "
                             "trend-aware forecaster's (averaged where the run decelerates; "
                             "where it does not, the union with it and with the calibrated "
@@ -48,8 +49,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="central probability of the band (default 0.9)")
     p.add_argument("--forecaster", choices=tuple(FORECASTERS),
                    default="ensemble",
-                   help="ensemble: the stacked curve models averaged with the calibrated "
-                        "learned prior (default); learned_prior: a "
+                   help="ensemble: the calibrated learned prior's point and band with the "
+                        "stacked curve models' plateau (default); learned_prior: a "
                         "network trained on curves drawn from the theory's prior (LC-PFN "
                         "style; bands up to level 0.95); adaptive: level, trend and "
                         "relaxation members weighted by their rolling-origin errors inside "
