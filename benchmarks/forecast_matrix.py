@@ -81,7 +81,7 @@ RELAX_PREFIXES = ("relaxruns", "relaxruns_slow", "relaxruns_burnin",
                   "relaxruns_precise")
 #: Commits at which each forecaster was frozen, before its held-out sources were scored.
 FROZEN = {"adaptive": "b4695cb", "adaptive revision 2": "45ab841", "calibrated prior": "8c91130",
-          "adaptive revision 3": "d7df217"}
+          "adaptive revision 3": "d7df217", "ensemble: the prior's point and band": "569263e"}
 
 
 def _bandit(seeds: range) -> list[tuple[str, Run]]:
