@@ -214,8 +214,9 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         Per-step noise variance s^2 of the reward increment: adds the stationary variance and the
         noise temperature.
     r0, plateau, steps : optional
-        Initial reward, plateau r* and number of steps: adds the predicted mean trajectory
-        (the exact discrete map of docs/theory.md section 1, momentum buffer starting at zero).
+        Initial reward, plateau r* and number of steps after the start: adds the predicted mean
+        trajectory at steps 0..steps (steps + 1 points, as :meth:`MeanFieldMap.trajectory`;
+        the exact discrete map of docs/theory.md section 1, momentum buffer starting at zero).
     r_star : float, optional
         Older name of ``plateau`` (the CLI's ``--r-star``).
 
@@ -274,8 +275,8 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
             raise InputError("a trajectory needs all of r0, plateau and steps")
         n = check_int("steps", steps, minimum=1)
         start, plateau = float(check_finite("r0", r0)), float(check_finite("plateau", r_star))
-        values = plateau + system.displacement(n - 1, e0=start - plateau)[0]
-        extras["path"] = Trajectory(steps=np.arange(n), values=values, regime=system.regime)
+        values = plateau + system.displacement(n, e0=start - plateau)[0]
+        extras["path"] = Trajectory(steps=np.arange(n + 1), values=values, regime=system.regime)
     return PredictionResult(
         system=system,
         critical_stiffness=float(compiled("critical_stiffness")(beta)),

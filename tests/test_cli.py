@@ -34,7 +34,7 @@ def test_predict_with_noise_refresh_and_trajectory(capsys):
     result = _run_json(capsys, ["predict", "--lr", "0.05", "--momentum", "0.5", "--kappa", "1",
                                 "--refresh", "3", "--noise", "1e-4", "--r0", "0.2", "--r-star",
                                 "0.8", "--steps", "40", "--json"])
-    assert len(result["trajectory"]) == 40 and result["trajectory"][0] == pytest.approx(0.2)
+    assert len(result["trajectory"]) == 41 and result["trajectory"][0] == pytest.approx(0.2)
     assert result["stationary_variance"] > 0
     assert result["refresh_max"] == 21  # k = 0.05, beta = 0.5: first unstable K = 22
 

@@ -37,8 +37,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--plateau", "--r-star", dest="plateau", type=finite_float,
                    help="plateau (fixed point) of the reward (--r-star: the same, its older "
                    "name)")
-    p.add_argument("--steps", type=positive_integer, help="number of steps of the predicted "
-                   "trajectory (with --r0 and --plateau; default: no trajectory)")
+    p.add_argument("--steps", type=positive_integer, help="steps N of the predicted "
+                   "trajectory after the start: the path at steps 0..N (with --r0 and "
+                   "--plateau; default: no trajectory)")
     add_json(p)
     p.set_defaults(handler=run)
 
