@@ -12,6 +12,7 @@ import pytest
 
 import grpodyn
 from grpodyn.cli import main
+from grpodyn.empirical.logs import sweep_fit, sweep_transfer
 from grpodyn.empirical.logs.sweep import SweepRun, fit_sweep, load_sweep_run, transfer
 from grpodyn.ground import InputError
 from grpodyn.numerics.mean_field_map import MeanFieldMap
@@ -171,3 +172,73 @@ def test_two_runs_say_their_joint_covariance_is_rank_deficient(logs):
     fit = fit_sweep(logs[:1] + logs[2:3])
     statuses = [c["status"] for c in fit.constants().values() if c.get("stderr") is not None]
     assert statuses and all("rank-deficient jointly: 2 runs" in s for s in statuses)
+
+
+# Work done once on the transfer path: the sources are turned into checked sweep runs by
+# ``as_runs`` once, at the entry point (``grpodyn transfer`` and ``transfer``), and not again by
+# the sweep fit it makes nor by the refits of the band's calibration; a public function called
+# on its own still checks its input.
+
+@pytest.fixture(scope="module")
+def four_logs(tmp_path_factory) -> list[str]:
+    folder = tmp_path_factory.mktemp("single_pass")
+    return [str(_log(folder, lr, seed)) for lr in (0.005, 0.02) for seed in (0, 1)]
+
+
+@pytest.fixture
+def conversions(monkeypatch) -> list[str]:
+    """Record the ``name`` of every ``as_runs`` call made by the transfer and the sweep fit."""
+    calls: list[str] = []
+    real = sweep_fit.as_runs
+
+    def counted(runs, name="runs"):
+        calls.append(name)
+        return real(runs, name)
+
+    monkeypatch.setattr(sweep_fit, "as_runs", counted)
+    monkeypatch.setattr(sweep_transfer, "as_runs", counted)
+    return calls
+
+
+def test_a_transfer_converts_its_sources_once(four_logs, conversions):
+    """Two source settings: one fit and two refits, none of which converts the runs again."""
+    out = transfer(four_logs, {"lr": 0.01}, draws=20)
+    assert out["band_calibration"]["status"] == "calibrated"
+    assert conversions == ["sources"]
+
+
+def test_the_command_converts_its_sources_once(four_logs, conversions, capsys):
+    argv = ["transfer", *(a for p in four_logs for a in ("--from", p)), "--to", "lr=0.01", "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["band_calibration"]["status"] == "calibrated"
+    assert conversions == ["sources"]
+
+
+def test_a_given_fit_is_not_refitted(four_logs, conversions):
+    fit = fit_sweep(four_logs)
+    transfer(four_logs, {"lr": 0.01}, fit=fit, cross_validate=False, draws=0)
+    assert conversions == ["runs", "sources"]
+
+
+def test_the_public_functions_still_check_their_own_input(four_logs):
+    run = load_sweep_run(four_logs[0])
+    with pytest.raises(InputError, match="one run given twice"):
+        fit_sweep([run, run])
+    with pytest.raises(InputError, match="sources: .*one run given twice"):
+        transfer([run, run], {"lr": 0.01}, cross_validate=False, draws=0)
+    with pytest.raises(InputError, match="sources\\[1\\]: a SweepRun"):
+        transfer([run, 3], {"lr": 0.01}, cross_validate=False, draws=0)
+    with pytest.raises(InputError, match="runs\\[0\\]: a SweepRun"):
+        fit_sweep([3])
+    assert len(fit_sweep(four_logs[0]).runs) == 1  # a path, loaded
+
+
+def test_the_fit_of_checked_runs_has_the_public_fits_defaults():
+    """``transfer`` fits its converted sources with ``fit_runs``: the same fit as ``fit_sweep``."""
+    import inspect
+
+    def defaults(function):
+        return {k: p.default for k, p in inspect.signature(function).parameters.items()
+                if k != "runs"}
+
+    assert defaults(sweep_fit.fit_runs) == defaults(fit_sweep)
