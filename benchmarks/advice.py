@@ -420,7 +420,11 @@ TINY_ROLES = {"tiny_grid2": "seeds 0-20, seen while the concentration rules were
               "tiny_climb_b": "seeds 57-64, the climb design again, made after those scores, "
                               "scored the rules once more",
               "tiny_climb_c": "seeds 65-68, the climb design a third time, made before the "
-                              "plateau's runs-on test (ae7f501) and scored after it, once"}
+                              "plateau's runs-on test (ae7f501) and scored after it, once",
+              "tiny_climb_d": "seeds 69-72, the climb design a fourth time, made after the "
+                              "runs-on test and the late-fall state (9746f6a), scored once",
+              "tiny_grid2f": "seeds 69-72, grid2 and grid2_high again, made after the runs-on "
+                             "test and the late-fall state (9746f6a), scored once"}
 
 
 def tiny_setting(path: Path) -> tuple[str, float, int, int, int] | None:
@@ -442,9 +446,10 @@ def tiny_grid_sweeps(folder: Path) -> None:
     three seeds; tiny_grid2: Adam at 1e-4 to 4e-4 and SGD at 1.5e-3 to 6e-3, G 8, B 8, 21
     seeds each, joined by tiny_grid2_high's runs of the same seed, Adam at 1.2e-3 and 3.6e-3
     and SGD at 0.02 and 0.06, the same warmed-up weights: five lrs over a factor 36 that
-    reach the collapse; tiny_grid2b to tiny_grid2e with their ``_high`` folders likewise at
-    seeds 21-48; tiny_climb: Adam at 5e-5 to 2e-4 and SGD at 7.5e-4 to 3e-3, G 8, B 32, seeds
-    49-56, runs that still climb at their end). Each run's setting is read from the
+    reach the collapse; tiny_grid2b to tiny_grid2f with their ``_high`` folders likewise at
+    seeds 21-48 and 69-72; tiny_climb: Adam at 5e-5 to 2e-4 and SGD at 7.5e-4 to 3e-3, G 8,
+    B 32, seeds 49-56, and tiny_climb_b to tiny_climb_d likewise at seeds 57-72, runs that
+    still climb at their end). Each run's setting is read from the
     ``grpodyn_hparams`` record it carries (:func:`tiny_setting`), not from its file name.
     """
     groups: dict[tuple[str, str, int, int, int], dict[float, Path]] = {}
