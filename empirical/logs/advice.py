@@ -550,7 +550,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                  f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
                  f"{exponent['reason']})", why_ratio]
     warnings += caveats(direction, trend, run, steps, headroom=headroom,
-                         bounded=tau["kind"] != "not_determined")
+                         bounded=tau["kind"] != "not_determined",
+                         plateau=None if analysis is None else analysis.plateau)
     warnings += converged_note(tau, diagnosis)
     warnings += goal_warnings(horizon, goal, momentum, momentum_source, headroom=headroom,
                               floored=floored)

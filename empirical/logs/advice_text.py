@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.trend import Trend
 
@@ -198,7 +200,8 @@ def interval_entry(ratios: list[float | None], lr: float | None, direction: str,
 
 
 def caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
-             headroom: bool, bounded: bool = True) -> list[str]:
+             headroom: bool, bounded: bool = True,
+             plateau: dict[str, Any] | None = None) -> list[str]:
     """Return the warnings that go with a direction (a headroom raise has its own).
 
     Parameters
@@ -215,6 +218,8 @@ def caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
         Whether the headroom set the raise (its warning is its own).
     bounded : bool
         False where the basis bounds nothing: a keep then rests on no plateau.
+    plateau : dict, optional
+        The curve fit's plateau (``RunAnalysis.plateau``), where the run was fitted.
 
     Returns
     -------
@@ -230,8 +235,7 @@ def caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
                    "lr; a plateau that rises with the lr (seen on public lr sweeps) leaves the "
                    "end of one run flat within its noise: a short run at a higher lr tests it")
     if direction == "raise" and trend.kind == "flat":
-        out.append("a run already at its plateau also stays flat; then a higher lr gains "
-                   "nothing")
+        out.append(_flat_caveat(run, plateau))
     if direction == "lower" and trend.kind == "fell":
         out.append("a fall can also come from the lag (refresh interval K or staleness d lower "
                    "the limit, section 5: fewer epochs per rollout is the other remedy) or from "
@@ -240,6 +244,26 @@ def caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
         out.append("the log's steps are reconstructed (the order of its points): --steps is "
                    "read on that clock")
     return out
+
+
+def _flat_caveat(run: Run, plateau: dict[str, Any] | None) -> str:
+    """Return the caveat of a raise read off a flat run, naming the fit's plateau where it holds.
+
+    A flat run is either slow or already at its plateau. Where the curve fit determines a
+    plateau and the run's last quarter averages inside its interval, the fit reads the second
+    case, and the caveat says so with the plateau's numbers (the same as ``grpodyn fit``'s), so
+    that the advice does not silently contradict the fit.
+    """
+    general = "a run already at its plateau also stays flat; then a higher lr gains nothing"
+    if plateau is None or plateau.get("status") != "determined":
+        return general
+    end = float(np.mean(run.reward[-max(run.n_points // 4, 1):]))
+    if not plateau["lower"] <= end <= plateau["upper"]:
+        return general
+    return (f"the curve fit places a plateau at {plateau['value']:.4g} [{plateau['lower']:.4g}, "
+            f"{plateau['upper']:.4g}] ({plateau['reason']}; grpodyn fit) and the run's last "
+            f"quarter averages {end:.4g}, inside it: if the run sits at its plateau, a higher lr "
+            "gains nothing (the raise reads the flat run as slow)")
 
 
 def goal_warnings(horizon: float, goal: float, momentum: float, momentum_source: str, *,
