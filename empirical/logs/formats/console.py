@@ -3,8 +3,9 @@
 The fallback: every file no earlier format claims is read as a console log. A console without a
 config record of its own (verl prints one) may print its settings as lines such as
 ``num_generations: 8`` or ``kl_coef=0.001`` (a header, an argparse ``Namespace(...)``, Hydra
-overrides): its group size G and KL coefficient are read from those, under the names config
-files give them (``logs_config.CONFIG_KEYS``), as the log's config record.
+overrides ``+a.b.n=8``, flags ``--num_generations=8``): its group size G and KL coefficient are
+read from those, under the names config files give them (``logs_config.CONFIG_KEYS``), with
+the evidence "a line the console printed"; a config file beside the log ranks above them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from pathlib import Path
 
 from grpodyn.empirical.logs.common import number
-from grpodyn.empirical.logs.config import CONFIG_KEYS, meta_beside
+from grpodyn.empirical.logs.config import CONFIG_KEYS, meta_beside, meta_from_config
 from grpodyn.empirical.logs.formats.base import Options, Source, log_text
 from grpodyn.empirical.logs.text import parse_text
 
@@ -23,16 +24,25 @@ __all__ = ["parse", "sniff"]
 #: a custom console prints more often than any config file holds them.
 _PRINTED_FIELDS = ("group_size", "kl")
 
-_NAMES = sorted({name for field in _PRINTED_FIELDS for name in CONFIG_KEYS[field]},
+#: Their names, less a bare ``beta``: TRL's name for the KL coefficient, but on a console as
+#: often Adam's or an EMA's (``Optimizer: Adam, beta: 0.9``).
+_NAMES = sorted({name for field in _PRINTED_FIELDS for name in CONFIG_KEYS[field]} - {"beta"},
                 key=len, reverse=True)
 
-#: ``name: value``, ``name=value`` or ``name = value``: a whole key (after a line's start, a
-#: space, ``(``, ``,``, ``;``, ``|``, ``[`` or ``{``; never inside a word such as
-#: ``adam_beta1`` or a metric path such as ``actor/kl_coef``, never a quoted dict key) that is
-#: one of the names or ends in one after a dot (``actor_rollout_ref.rollout.n``), then a number.
-_PRINTED = re.compile(r"(?<![^\s(,;|\[{])((?:[A-Za-z_]\w*\.)*(?:"
-                      + "|".join(re.escape(name) for name in _NAMES)
-                      + r"))\s*[:=]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w./])")
+#: Where a printed key may begin: a line's start, a space, ``(``, ``,``, ``;``, ``|``, ``[``,
+#: ``{``, a Hydra ``+`` or a flag's ``--``; never inside a word such as ``adam_beta1`` or a
+#: metric path such as ``actor/kl_coef``, never a quoted dict key.
+_KEY_START = r"(?:(?<![^\s(,;|\[{])|(?<=\+)|(?<=--))((?:[A-Za-z_]\w*\.)*(?:"
+
+#: ``name: value``, ``name=value`` or ``name = value``: one of the names, or one ending in it
+#: after a dot (``actor_rollout_ref.rollout.n``), then a number (a sentence's full stop may
+#: follow it).
+_PRINTED = re.compile(_KEY_START + "|".join(re.escape(name) for name in _NAMES)
+                      + r"))\s*[:=]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w/]|\.\d)")
+
+#: verl's switch of its KL loss, printed beside ``kl_loss_coef``: a coefficient with the loss
+#: off is no KL term (``logs_config.meta_from_config`` drops it).
+_KL_LOSS_SWITCH = re.compile(_KEY_START + r"use_kl_loss))\s*[:=]\s*(True|False|true|false)\b")
 
 
 def sniff(path: Path) -> bool:
@@ -40,7 +50,7 @@ def sniff(path: Path) -> bool:
     return path.is_file()
 
 
-def _printed_settings(text: str) -> tuple[dict[str, str], list[str]]:
+def _printed_settings(text: str) -> tuple[dict[str, str | bool], list[str]]:
     """Return the G and KL settings the console prints, as a flat config, and notes.
 
     A key printed with two different values (an adaptive KL coefficient printed at each step,
@@ -53,8 +63,9 @@ def _printed_settings(text: str) -> tuple[dict[str, str], list[str]]:
 
     Returns
     -------
-    settings : dict of str to str
-        Printed key -> its one value as printed, for ``logs_config.meta_from_config``.
+    settings : dict of str to str or bool
+        Printed key -> its one value as printed (``use_kl_loss``: a bool), for
+        ``logs_config.meta_from_config``.
     notes : list of str
         One per key left out, with the values it was printed with.
     """
@@ -62,7 +73,8 @@ def _printed_settings(text: str) -> tuple[dict[str, str], list[str]]:
     for match in _PRINTED.finditer(text):
         key, value = match.groups()
         seen.setdefault(key, {}).setdefault(number(value), value)
-    settings, notes = {}, []
+    settings: dict[str, str | bool] = {}
+    notes = []
     for key, values in seen.items():
         if len(values) == 1:
             settings[key] = next(iter(values.values()))
@@ -70,7 +82,8 @@ def _printed_settings(text: str) -> tuple[dict[str, str], list[str]]:
             shown = list(values.values())
             notes.append(f"{key} printed with {len(shown)} values ({', '.join(shown[:3])}"
                          f"{', ...' if len(shown) > 3 else ''}): not read as the run's setting")
-    return settings, notes
+    switches = {m.group(1): m.group(2).lower() == "true" for m in _KL_LOSS_SWITCH.finditer(text)}
+    return {**settings, **switches}, notes
 
 
 def parse(path: Path, options: Options) -> Source:
@@ -88,6 +101,10 @@ def parse(path: Path, options: Options) -> Source:
     parsed = parse_text(path, text, step_key=options.step_key, logging_steps=logging_steps,
                         interval_source=source, reward_key=options.reward_key)
     if not parsed.config:  # no config record of its own: the settings its lines print
-        parsed.config, notes = _printed_settings(text)
+        settings, notes = _printed_settings(text)
+        printed = meta_from_config(settings, f"file:{path.name}", "a line the console printed")
+        for field in _PRINTED_FIELDS:
+            if getattr(parsed.meta, field) is None:
+                setattr(parsed.meta, field, getattr(printed, field))
         parsed.notes += notes
     return Source(parsed, str(path), [path.parent])
