@@ -57,7 +57,8 @@ One table per source (``--only design,score,...`` to choose) is printed; a JSON 
 goes to ``--json PATH``.
 
 Methods: ``forecaster`` (the stacked curve models, :func:`numerics.forecast.forecast_curve`;
-the shipped ``ensemble`` also averages them with the calibrated prior), each of its members alone
+the shipped ``ensemble`` takes its point and band from the calibrated prior and its plateau from
+them), each of its members alone
 (``m:<name>``, its own noise-model band), ``learned_prior`` (its median and quantile band), and
 the naive baselines ``last_value``, ``mean_last20``
 (mean of the last 20% of the training part), ``linear`` (least-squares line), ``power_law``

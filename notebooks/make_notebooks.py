@@ -92,8 +92,8 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                "(studies/learned_prior/findings.md 8f, 8g), the learned prior's point forecast "
                "is the better "
                "one on 38 of 40 source x F cells and its band has the lowest interval score "
-               "on most data made after it; on the public logs its band is wider than the "
-               "ensemble's. One shipped run, cut at 30 %:"),
+               "on most data made after it (its raw band; the default calibrates it on the "
+               "run's own training part). One shipped run, cut at 30 %:"),
         ("code", "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
                  "from grpodyn.empirical.logs.run_analysis import analyse_run\n"
                  "run = load_run(DATA_DIR / 'tiny_G4_seed0.json')\n"

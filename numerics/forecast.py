@@ -486,7 +486,7 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
         return out
 
     if sum(saturating.values()) < 0.5:
-        return one_sided("the forecast favours a flat or linear trend: no saturation seen")
+        return one_sided("the curve models favour a flat or linear trend: no saturation seen")
     name = max(saturating, key=saturating.get)
     fit = members[name].fit
     p = fit.params
@@ -564,17 +564,16 @@ class EnsembleForecaster:
         (:func:`plateau_summary` over ``members`` and ``weights``), which the prior, a
         distribution of paths, does not. On every source of real runs the prior's point was at
         or ahead of the two points' average (studies/forecast/README.md, "The calibrated prior
-        alone against the default"). Saturation comes from the curve
-        models only where the data show the deceleration: where the training part still
-        climbs at the cut without it (:func:`numerics.forecast_adaptive.regime`:
-        ``climbing``), the band is widened to hold the curve models' own band, the
-        trend-aware forecaster's and the calibrated prior's (their union; the trends carry
-        the climb on, the prior's curves include shapes no member has, such as a second rise;
-        each band is calibrated on its own rolling-origin errors), and a warning says so.
-        Where the run still moves but decelerates (``saturating``), the curve models and the
-        trend-aware forecaster are both supported by the data: the band's bounds are the
-        averages of the combined band and the trend-aware one (the union over-covers runs
-        that do saturate), and a warning says so (studies/forecast/README.md).
+        alone against the default"). Saturation is trusted only where the data show the
+        deceleration: where the training part still climbs at the cut without it
+        (:func:`numerics.forecast_adaptive.regime`: ``climbing``), the band is widened to hold
+        the curve models' band, the trend-aware forecaster's and the calibrated prior's (their
+        union; the trends carry the climb on, the prior's curves include shapes no member has,
+        such as a second rise; each band is calibrated on its own rolling-origin errors), and a
+        warning says so. Where the run still moves but decelerates (``saturating``), a
+        saturating path and a trend are both supported by the data: the band's bounds are the
+        averages of the prior's band and the trend-aware one (the union over-covers runs that
+        do saturate), and a warning says so (studies/forecast/README.md).
         """
         from .forecast_adaptive import adaptive_forecast, regime, trend_t  # loaded on use
 

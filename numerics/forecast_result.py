@@ -91,8 +91,8 @@ class Forecast:
         """The part's name when one carries all the weight of what is shown, else ``average``.
 
         The point's weights where the forecaster gives them (the point is what a user reads;
-        the ensemble's point gives half to the calibrated prior, which its members' band
-        weights do not name), else the weights.
+        the ensemble's point is the calibrated prior's, which its members' weights do not
+        name), else the weights.
         """
         weights = self.point_weights or self.weights
         top = max(weights, key=weights.get)

@@ -347,7 +347,7 @@ def test_the_point_stays_inside_its_band_and_its_weights_are_shown(capsys):
     assert result["point_weights"] == {"calibrated_prior": 1.0}
     assert not any("outside the band" in w for w in result["warnings"])
     assert main(["forecast", str(log), "--train-fraction", "0.5"]) == 0
-    assert "; the point: " in capsys.readouterr().out
+    assert "(the point: calibrated_prior 1.00; the members' stacking: " in capsys.readouterr().out
 
 
 def test_the_adaptive_forecasters_plateau_reason_names_no_average_forecaster(log, capsys):

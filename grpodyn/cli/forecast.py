@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def _early_warning(run: Run, cut: float) -> dict[str, Any] | None:
     """Return the early warning standing at the cut (step, signals and a note), or None.
 
-    A curve forecast reads the level and the trend, not the precursors of a collapse
+    A forecast reads the level and the trend, not the precursors of a collapse
     (docs/theory.md section 10); where they fired by the cut, the forecast says so.
     """
     from grpodyn.empirical.diagnostics.early_warning import early_warning, prefix
@@ -127,7 +127,8 @@ def _early_warning(run: Run, cut: float) -> dict[str, Any] | None:
     return {"step": warning.step, "signals": list(warning.signals),
             "note": f"the early warning fired at step {warning.step:g} by the cut at step "
                     f"{cut:g} ({', '.join(warning.signals)}): a collapse may follow, which a "
-                    f"curve forecast does not see (grpodyn diagnose LOG --until {cut:g})"}
+                    f"forecast of the level and trend does not see (grpodyn diagnose LOG "
+                    f"--until {cut:g})"}
 
 
 def _shown(value: float | None, scale: float) -> str:
@@ -146,8 +147,11 @@ def print_human(result: dict[str, Any]) -> None:
         print(f"  note: {warning}")
     weights, point = (", ".join(f"{k} {v:.2f}" for k, v in result[key].items() if v > 0)
                       for key in ("weights", "point_weights"))
-    point = f"; the point: {point}" if point and point != weights else ""
-    print(f"model: {result['model']} ({result['weighting']}: {weights}{point})")
+    if point and point != weights:  # the point has weights of its own (the ensemble: the prior)
+        print(f"model: {result['model']} (the point: {point}; the members' "
+              f"{result['weighting']}: {weights})")
+    else:
+        print(f"model: {result['model']} ({result['weighting']}: {weights})")
     p = result["plateau"]
     if p["status"] == "determined":
         print(f"plateau: {p['value']:.4g} [{p['lower']:.4g}, {p['upper']:.4g}]")
