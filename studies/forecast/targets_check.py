@@ -216,14 +216,21 @@ def main() -> int:
                 status += " (the constant at the future median misses it too)" \
                     if beyond and status != "met" else ""
                 span = "-" if np.isnan(low) else f"{low:.3f}-{high:.3f}"
+                if np.isnan(figure):  # a stratum without forecasts: nothing to judge
+                    status = "no forecasts" if args.bootstrap else "-"
+                    print(f"| {method} | {what} | - | - | - | - | {status} |")
+                    continue
                 print(f"| {method} | {what} | {figure:.3f} | {limit:.3f} | "
                       f"{'yes' if met else 'no'} | {span} | {status} |")
-            tally = (f" ({sum(v[2] == 'met' for v in spans)} met, "
-                     f"{sum(v[2] == 'missed' for v in spans)} missed, "
-                     f"{sum(v[2] == 'undetermined' for v in spans)} undetermined)"
+            judged = [(c, v) for c, v in zip(checks, spans, strict=True) if not np.isnan(c[1])]
+            tally = (f" ({sum(v[2] == 'met' for _, v in judged)} met, "
+                     f"{sum(v[2] == 'missed' for _, v in judged)} missed, "
+                     f"{sum(v[2] == 'undetermined' for _, v in judged)} undetermined)"
                      if args.bootstrap else "")
-            print(f"| {method} | **targets met** | {sum(c[3] for c in checks)} of 6{tally} "
-                  "| | | | |")
+            empty = len(checks) - len(judged)
+            unjudged = f"; {empty} with no forecasts" if empty else ""
+            print(f"| {method} | **targets met** | {sum(c[3] for c, _ in judged)} of "
+                  f"{len(judged)}{tally}{unjudged} | | | | |")
     if args.by_family:
         cells = moving_coverage_by_family(rows)
         methods = [m for m in FORECASTERS if any(m in c for c in cells.values())]
