@@ -216,7 +216,7 @@ def test_sizes_beyond_their_cap_are_refused_at_once(argv, flag, cap, capsys):
 def test_sizes_at_their_cap_are_computed(capsys):
     result = _json(["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1", "--refresh",
                     "10000", "--r0", "0.1", "--plateau", "0.9", "--steps", "100000"], capsys)
-    assert len(result["trajectory"]) == 100_000 and result["lag"] == "refresh K = 10000"
+    assert len(result["trajectory"]) == 100_001 and result["lag"] == "refresh K = 10000"
 
 
 # -- the bandit lab ------------------------------------------------------------------------------

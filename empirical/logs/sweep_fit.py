@@ -33,7 +33,7 @@ from grpodyn.numerics.mean_field_map import (
     MeanFieldMap,
 )
 
-__all__ = ["ONE_RUN", "SweepFit", "fit_sweep"]
+__all__ = ["ONE_RUN", "SweepFit", "fit_sweep", "fit_runs"]
 
 #: Why a sweep of one fitted run quotes no standard errors: the cluster-robust covariance sums
 #: each run's score J_c' e_c, which for a single run is the gradient of the fit, zero at its
@@ -478,6 +478,23 @@ def fit_runs(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: boo
     :func:`fit_sweep` with its keywords and their defaults, for a caller whose runs are
     converted and checked already (a transfer's sources, a fit's runs refitted without one
     setting): converting them again would repeat the loading and the pairwise comparison.
+
+    Parameters
+    ----------
+    runs : list of SweepRun
+        Distinct runs (:func:`~grpodyn.empirical.logs.sweep_runs.as_runs`).
+    finite_group, noise_drag, prompt_noise, plateau
+        As for :func:`fit_sweep`.
+
+    Returns
+    -------
+    SweepFit
+        The joint fit.
+
+    Raises
+    ------
+    InputError
+        No runs, a run under 10 points, or an unknown ``plateau``.
     """
     if not runs:
         raise InputError("a sweep needs at least one run")
