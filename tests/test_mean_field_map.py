@@ -82,7 +82,7 @@ def test_predict_is_the_map_summary():
     assert result.stiffness == system.stiffness and result.tau == system.tau
     assert result.regime == system.regime and result.zeta == system.zeta
     assert result.stationary_variance == system.stationary_variance(1e-3)
-    np.testing.assert_allclose(result.trajectory, 0.7 + system.displacement(49, e0=-0.5)[0])
+    np.testing.assert_allclose(result.trajectory, 0.7 + system.displacement(50, e0=-0.5)[0])
 
 
 def test_schedules_and_trajectory_band():

@@ -67,7 +67,7 @@ def test_plateau_and_its_alias():
     with pytest.raises(InputError, match="plateau"):
         predict.predict(plateau=0.7, r_star=0.8, **kwargs)
     system = mean_field_map.MeanFieldMap(lr=0.05, kappa=0.4, momentum=0.9)
-    band = system.trajectory(r0=0.2, plateau=0.7, steps=4)
+    band = system.trajectory(r0=0.2, plateau=0.7, steps=5)
     assert band.mean[0] == pytest.approx(0.2) and list(band.mean) == pytest.approx(new)
 
 
