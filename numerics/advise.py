@@ -7,11 +7,16 @@ The stiffness is k = lr * kappa (heavy-ball SGD, or Adam with kappa measured on 
 as a fit of a log gives it). For momentum beta the exact discrete boundaries are
 
 - critical damping (fastest without overshoot): k_c(beta) = (1 - sqrt(beta))^2, a double pole
-  at z = sqrt(beta), relaxation time -1 / ln sqrt(beta) steps (one step for beta = 0);
+  at z = sqrt(beta), relaxation time -1 / ln sqrt(beta) steps (one step for beta = 0); with a
+  refresh interval K or staleness d, the lagged map's own double real pole, at a lower k
+  (:func:`lagged_critical_stiffness`);
 - fastest into the band (90% of the gain, for good): k_s(beta), the least stiffness whose
   response from rest settles into |x| <= 0.1 soonest (numerics.settling, from the exact map;
   an overshoot within the band, 2.8 k_c at beta = 0.9, damping ratio 0.59 as beta -> 1);
 - stability: k_max = 2 (1 + beta) on-policy, lower with a refresh interval K or staleness d.
+
+With a lag, the advice's regime and relaxation time are those of the lagged map, as ``grpodyn
+predict`` gives them at the advised lr.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.stats import t as student_t
 
 from grpodyn.ground import InputError, check_int, check_momentum, check_positive
 
 from .compiled import compiled
+from .mean_field_map import MeanFieldMap
 from .settling import settling_stiffness
 from .stability import (
     first_unstable_refresh,
@@ -38,12 +45,15 @@ from .stability import (
 __all__ = ["Advice", "advise", "TARGETS", "goal_relaxation", "lr_ratio_for_relaxation",
            "critical_relaxation_steps", "bg_exponent_range", "late_relaxation",
            "thirds_relaxation", "stiffness_of_relaxation", "critical_headroom", "headroom_raise",
-           "settling_target", "settling_headroom"]
+           "settling_target", "settling_headroom", "lagged_critical_stiffness"]
 
 TARGETS = ("critical", "margin", "settling")
 
 #: Half-width of the band the speed target settles into: 90% of the attainable gain, for good.
 BAND = 0.1
+#: Least relative distance below the lagged map's double pole at which ``critical`` advises
+#: (:func:`_below_double_pole`).
+_BELOW_DOUBLE_POLE = 1e-8
 
 
 @dataclass(frozen=True)
@@ -59,9 +69,10 @@ class Advice:
     stiffness : float
         Stiffness k = lr * kappa [1/step^2] at that learning rate.
     regime : str
-        Regime of the exact discrete map there.
+        Regime of the exact discrete map there, with the run's lag.
     relaxation_steps : float
-        -1 / ln|z| of the dominant on-policy pole [steps].
+        -1 / ln|z| of the dominant pole of the map with the run's lag [steps] (``grpodyn
+        predict``'s ``decay_time`` at the advised lr).
     stiffness_limit : float
         Largest stable stiffness with the run's lag.
     refresh_max, staleness_max : int or None
@@ -112,6 +123,98 @@ def _relaxation_steps(beta: float, k: float) -> float:
     return 1.0 if radius == 0 else (math.inf if radius >= 1 else -1.0 / math.log(radius))
 
 
+def lagged_critical_stiffness(momentum: float, *, refresh: int = 1, staleness: int = 0) -> float:
+    """Critical damping of the lagged map: the largest k whose dominant pole stays real positive.
+
+    Below it the slowest mode of the map with a refresh interval K or staleness d decays without
+    changing sign, as the on-policy map's does below (1 - sqrt(beta))^2; at it two real poles
+    merge into a double pole, and beyond it they leave the real axis as an oscillating pair
+    (docs/theory.md sections 4 and 5). The lag lowers the boundary, so the on-policy k_c
+    overshoots with a lag.
+
+    Staleness d: the characteristic polynomial z^(d-1) (z - 1) (z - beta) + k has a double root
+    where k = z^(d-1) (1 - z) (z - beta) is largest on (beta, 1), at the root of
+    (d + 1) z^2 - d (1 + beta) z + (d - 1) beta = 0 in that interval. Refresh K: the eigenvalues
+    of the cycle's monodromy M are real where (M11 - M22)^2 + 4 M12 M21 >= 0, a form free of
+    the cancellation of trace^2 - 4 det; it is positive at k = 0 and negative where the trace
+    (linear in k) vanishes, and crosses zero once in between, found by Brent's bracketed root
+    finder on M from the product of the K steps (the closed-form entries lose digits to
+    1 - beta near beta = 1). Without momentum M has the single eigenvalue 1 - K k, which turns
+    negative (a flip) where the trace vanishes, at k = 1 / K.
+
+    Parameters
+    ----------
+    momentum : float
+        beta in [0, 1).
+    refresh, staleness : int
+        Refresh interval K or fixed staleness d (one of them; neither gives the on-policy k_c).
+
+    Returns
+    -------
+    float
+        The stiffness of the double real pole [1/step^2].
+    """
+    beta = float(check_momentum(momentum))
+    if staleness > 0:
+        d = float(staleness)
+        z = (d * (1 + beta) + math.sqrt(d * d * (1 - beta) ** 2 + 4 * beta)) / (2 * (d + 1))
+        return z ** (d - 1) * (1 - z) * (z - beta)
+    if refresh == 1:
+        return float(compiled("critical_stiffness_discrete")(beta))
+
+    def discriminant(k: float) -> float:
+        step = np.array([[1 + beta, -beta, -k], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+        (a, b), (c, e) = (np.linalg.matrix_power(step, refresh)
+                          @ np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]))[:2]
+        return float((a - e) ** 2 + 4 * b * c)
+
+    trace = compiled("monodromy_trace")
+    t0, t1 = float(trace(beta, 0.0, refresh)), float(trace(beta, 1.0, refresh))
+    flip = t0 / (t0 - t1)
+    if not discriminant(flip) < 0:
+        return flip
+    return float(brentq(discriminant, 0.0, flip, xtol=1e-300, rtol=1e-14))
+
+
+def _below_double_pole(beta: float, boundary: float, refresh: int, staleness: int) -> float:
+    """Return a stiffness just below a double pole at which the map's regime reads overdamped.
+
+    Rounding in the poles may split the double pole into a complex pair, which
+    :func:`~grpodyn.numerics.stability.regime` (and ``grpodyn predict``) reads as oscillatory;
+    the shortfall from the boundary grows from 1e-8 by fours until the poles read real, so the
+    regime the advice quotes is the one ``grpodyn predict`` gives at its lr.
+    """
+    shortfall = _BELOW_DOUBLE_POLE
+    while shortfall < 0.5 and regime(momentum=beta, stiffness=boundary * (1 - shortfall),
+                                     refresh=refresh, staleness=staleness) != "overdamped":
+        shortfall *= 4
+    return boundary * (1 - shortfall)
+
+
+def _target_stiffness(beta: float, target: str, refresh: int, staleness: int,
+                      lag: str) -> tuple[float, list[str]]:
+    """Stiffness of the ``critical`` or ``settling`` target with the run's lag, and why."""
+    k_c = float(compiled("critical_stiffness_discrete")(beta))
+    if target == "critical" and (refresh > 1 or staleness > 0):
+        k = _below_double_pole(beta, lagged_critical_stiffness(
+            beta, refresh=refresh, staleness=staleness), refresh, staleness)
+        return k, [f"critical damping of the lagged map ({lag}): k = {k:.4g}, where its two "
+                   f"slowest real poles merge (the on-policy k_c = (1 - sqrt(beta))^2 = "
+                   f"{k_c:.4g} is past it with this lag), the fastest relaxation without overshoot"]
+    if target == "critical":
+        return k_c, [f"critical damping of the discrete map: k_c = (1 - sqrt(beta))^2 = "
+                     f"{k_c:.4g}, the fastest relaxation without overshoot"]
+    if refresh > 1 or staleness > 0:
+        raise InputError(f"target settling is the on-policy map's fastest settling into the "
+                         f"{BAND:.0%} band, and its overshoot leaves the band with a lag "
+                         f"({lag}): give the target critical or margin")
+    settle = settling_target(beta)
+    return settle["stiffness"], [
+        f"fastest into the {BAND:.0%} band for good: k_s = {settle['stiffness']:.4g} "
+        f"(x{settle['stiffness'] / k_c:.3g} k_c; {settle['steps']} steps from rest, "
+        f"{settle['critical_steps']} at critical damping, the fastest without overshoot)"]
+
+
 def advise(*, kappa: float, momentum: float, target: str = "critical", margin: float = 0.5,
            refresh: int = 1, staleness: int = 0) -> Advice:
     """Recommend the learning rate for a target regime (docs/theory.md sections 3-5).
@@ -123,11 +226,12 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
     momentum : float
         beta in [0, 1) (Adam's beta1 for Adam).
     target : {"critical", "margin", "settling"}
-        ``critical``: the fastest relaxation without overshoot (critical damping);
+        ``critical``: the fastest relaxation without overshoot (critical damping; with a lag,
+        the lagged map's, :func:`lagged_critical_stiffness`, just below its double pole);
         ``settling``: the fastest into the 10% band for good (:func:`settling_target`, an
-        overshoot within the band); each capped at ``margin`` of the stability limit when the
-        lag makes that limit lower. ``margin``: the learning rate at the fraction ``margin`` of
-        the stability limit.
+        overshoot within the band; on-policy only); each capped at ``margin`` of the stability
+        limit when the lag makes that limit lower. ``margin``: the learning rate at the
+        fraction ``margin`` of the stability limit.
     margin : float
         Fraction of the stability limit in (0, 1).
     refresh, staleness : int
@@ -141,7 +245,8 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
     Raises
     ------
     InputError
-        On an invalid input, naming it.
+        On an invalid input, naming it; for ``settling`` with a lag (the on-policy k_s
+        overshoots past the band there).
     """
     kappa = float(check_positive("kappa", kappa))
     beta = float(check_momentum(momentum))
@@ -163,17 +268,8 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
     reasoning = [f"stability limit ({lag}, beta = {beta:g}): k < {limit:.4g}, "
                  f"i.e. lr < {limit / kappa:.4g}"]
     if target in ("critical", "settling"):
-        k = float(compiled("critical_stiffness_discrete")(beta))
-        if target == "critical":
-            reasoning.append(f"critical damping of the discrete map: k_c = (1 - sqrt(beta))^2 = "
-                             f"{k:.4g}, the fastest relaxation without overshoot")
-        else:
-            settle = settling_target(beta)
-            reasoning.append(f"fastest into the {BAND:.0%} band for good: k_s = "
-                             f"{settle['stiffness']:.4g} (x{settle['stiffness'] / k:.3g} k_c; "
-                             f"{settle['steps']} steps from rest, {settle['critical_steps']} at "
-                             "critical damping, the fastest without overshoot)")
-            k = settle["stiffness"]
+        k, why = _target_stiffness(beta, target, refresh, staleness, lag)
+        reasoning += why
         if k > margin * limit:
             k = margin * limit
             reasoning.append(f"the target is beyond {margin:.0%} of the stability limit with "
@@ -185,10 +281,14 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
     if not math.isfinite(lr):
         raise InputError(f"kappa {kappa:g} is too small: the advised lr k / kappa = {k:.4g} / "
                          f"{kappa:g} overflows a float")
-    chosen = regime(momentum=beta, stiffness=k, refresh=refresh, staleness=staleness)
-    tau = _relaxation_steps(beta, k)
+    system = MeanFieldMap(lr=lr, kappa=kappa, optimizer="sgd", momentum=beta, refresh=refresh,
+                          staleness=staleness)
+    chosen, radius = system.regime, system.spectral_radius
+    tau = 1.0 if radius == 0 else (math.inf if radius >= 1 else -1.0 / math.log(radius))
+    poles = ("mean-field map, on-policy poles" if lag == "on-policy"
+             else f"the lagged map's slowest pole, {lag}")
     reasoning.append(f"lr = k / kappa = {lr:.4g}; regime {chosen}; relaxation time "
-                     f"{tau:.3g} steps (mean-field map, on-policy poles)")
+                     f"{tau:.3g} steps ({poles})")
     first_bad = first_unstable_refresh(momentum=beta, stiffness=k)
     k_refresh_max = None if first_bad is None else first_bad - 1
     d_max = staleness_max(momentum=beta, stiffness=k)

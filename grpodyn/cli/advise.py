@@ -45,8 +45,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                           "default the log's; with --kappa: default 0.9, said so)")
     p.add_argument("--target", choices=["critical", "margin", "settling"],
                    help="with --kappa: critical: fastest without overshoot; settling: fastest "
-                   "into the 10%% band for good (an overshoot within it); margin: a fraction of "
-                   "the stability limit (default: critical)")
+                   "into the 10%% band for good (an overshoot within it; without --refresh or "
+                   "--staleness); margin: a fraction of the stability limit (default: critical; "
+                   "with a lag, the lagged map's critical damping)")
     p.add_argument("--margin", type=finite_float, default=0.5,
                    help="fraction of the stability limit (default 0.5; with --log: the "
                    "multiple of the lr of a run that fell)")
