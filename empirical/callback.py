@@ -1,11 +1,13 @@
 """A TRL/transformers ``TrainerCallback`` that forecasts and diagnoses a GRPO run as it trains.
 
-A thin layer on the framework-free :class:`grpodyn.empirical.monitor.Monitor`: at every log
-event that has a reward it feeds the metrics to the monitor (momentum = the trainer's
-``adam_beta1``, G = its ``num_generations``, the length cap = its ``max_completion_length``)
-and writes into the trainer's log (the current
-``logs`` and ``state.log_history``) the numbers the monitor's analysis determines, and only
-those (:meth:`grpodyn.empirical.monitor.MonitorState.log_values`):
+A thin layer on the framework-free :class:`grpodyn.empirical.monitor.Monitor`: it feeds the
+metrics of every log event to the monitor (momentum = the trainer's ``adam_beta1``, G = its
+``num_generations``, the length cap = its ``max_completion_length``): a training event's
+reward, and an evaluation event's held-out reward (``eval_reward``, which TRL logs in an event
+of its own) at its step, for the diagnosis of reward hacking. At every event that has a reward
+it writes into the trainer's log (the current ``logs`` and ``state.log_history``, saved in
+``trainer_state.json``) the numbers the monitor's analysis determines, and only those
+(:meth:`grpodyn.empirical.monitor.MonitorState.log_values`):
 
 - ``grpodyn/plateau``: the plateau r* (when determined), or ``grpodyn/plateau_lower`` /
   ``grpodyn/plateau_upper``: the one-sided bound of a run that has not begun to saturate;
@@ -14,16 +16,24 @@ those (:meth:`grpodyn.empirical.monitor.MonitorState.log_values`):
 - ``grpodyn/stability_margin``: 1 - k / k_max with k = (1 - beta1) / tau the stiffness of the
   overdamped mean-field map and k_max = 2(1 + beta1) its on-policy limit (sections 3 and 5).
 
+transformers calls the callbacks in their order: the reporting integrations ``report_to``
+names (TensorBoard, W&B, ...) come before the callbacks passed as ``callbacks=[...]`` or
+``trainer.add_callback``, and have sent an event on before this callback writes into it. So
+these numbers reach ``log_history`` but no dashboard, unless the callback is placed ahead of
+the reporters with :meth:`GRPODynamicsCallback.attach`.
+
 It warns once per failure mode the monitor's diagnosis flags, and once per early warning the
 monitor reports (per onset step: the precursors of a collapse at the last steps,
-``early_warning``, which stands until the monitor's next diagnosis),
+``early_warning``, which stands until a diagnosis that carries a verdict reviews it),
 and stops the run when a mode listed in ``stop_on`` is flagged, or on an early warning when
 ``stop_on`` holds ``"early_warning"``. Needs ``transformers`` (the ``trl`` extra); no sympy.
 
 Example
 -------
 >>> from grpodyn.empirical.callback import GRPODynamicsCallback   # doctest: +SKIP
->>> trainer = GRPOTrainer(..., callbacks=[GRPODynamicsCallback(stop_on=("dynamical_instability",))])
+>>> trainer = GRPOTrainer(..., args=GRPOConfig(..., report_to="tensorboard"))
+>>> GRPODynamicsCallback(stop_on=("dynamical_instability",)).attach(trainer)
+>>> trainer.train()
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ from typing import Any
 
 try:
     from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+    from transformers.integrations import get_reporting_integration_callbacks
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
 except ImportError as exc:  # the callback plugs into transformers' Trainer: an optional extra
     raise ImportError(f"grpodyn's TRL callback needs transformers ({exc}): "
                       "pip install 'grpodyn[trl]'") from None
@@ -85,6 +97,39 @@ class GRPODynamicsCallback(TrainerCallback):
         self.warned: set[str] = set()
         self.early_warning: dict[str, Any] | None = None  # the monitor's, at the last event
 
+    def attach(self, trainer: Any) -> Any:
+        """Add this callback to ``trainer`` ahead of its reporters, so that they send its numbers.
+
+        transformers calls the callbacks in their order, and puts the reporting integrations
+        ``report_to`` names (TensorBoard, W&B, ...) before the callbacks a user passes or adds:
+        they send a log event on before a later callback adds to it. This moves the reporters
+        of ``trainer.args.report_to`` and the console printer after this callback, with the
+        trainer's own ``pop_callback`` and ``add_callback``, so that the ``grpodyn/`` numbers
+        reach the dashboards and the console as well as ``log_history``. A reporter added by
+        hand (not through ``report_to``) is not moved: add it after this call.
+
+        Parameters
+        ----------
+        trainer : transformers.Trainer
+            The trainer (TRL's ``GRPOTrainer`` among them), before ``train()``; this callback
+            may already be among its callbacks.
+
+        Returns
+        -------
+        transformers.Trainer
+            ``trainer``.
+        """
+        reporters = (*get_reporting_integration_callbacks(trainer.args.report_to),
+                     ProgressCallback, PrinterCallback)
+        trainer.pop_callback(self)
+        moved = []
+        for kind in dict.fromkeys(reporters):
+            while (found := trainer.pop_callback(kind)) is not None:
+                moved.append(found)
+        for callback in (self, *moved):
+            trainer.add_callback(callback)
+        return trainer
+
     def _monitor(self, args: TrainingArguments) -> Monitor:
         """Return the monitor, built once with the trainer's momentum and group size."""
         if self.monitor is None:
@@ -102,7 +147,11 @@ class GRPODynamicsCallback(TrainerCallback):
 
     def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                logs: dict[str, Any] | None = None, **kwargs: Any) -> TrainerControl:
-        """Feed the logged metrics to the monitor; log its forecast, warn, stop if asked."""
+        """Feed the logged metrics to the monitor; log its forecast, warn, stop if asked.
+
+        An evaluation event (no reward) gives the monitor its held-out reward and adds
+        nothing to the log.
+        """
         if not logs:
             return control
         monitor = self._monitor(args)

@@ -20,13 +20,21 @@ sections 3 and 5), each with the status the analysis gives it. Every ``diagnose_
 (docs/theory.md
 section 10). At every update from 10 rewards on,
 :func:`grpodyn.empirical.diagnostics.early_warning.early_warning` looks for the precursors of a
-collapse at the last steps (``state.early_warning``: a warning, not a verdict); a warning that
-fired stands until the next diagnosis, since the precursors often fall silent once the
-collapse they announce has begun, and it keeps the evidence it fired with (a warning of a
-later onset replaces it). Until the first diagnosis the state says that none has run and when
-it will (``headline``; ``diagnosed_at`` is None), so that no flag is not read as health. The TRL
-callback (:mod:`grpodyn.empirical.callback`) is a thin layer on this class.
-Needs numpy and scipy only.
+collapse at the last steps (``state.early_warning``: a warning, not a verdict). The warning
+reported is the one standing at the last update
+(:func:`~grpodyn.empirical.diagnostics.early_warning.standing_warning` gives the same from a
+log): the precursors often fall silent once the collapse they announce has begun, so a warning
+that fired stands, with the evidence it fired with (a warning of a later onset replaces it),
+until a diagnosis that carries a verdict (a flagged mode, or the reward's trend read) finds
+none at the last steps. Until the first diagnosis the state says that none has run and when
+it will (``headline``; ``diagnosed_at`` is None), so that no flag is not read as health.
+
+The held-out reward (TRL ``eval_reward``, logged in an evaluation event of its own, without
+the training reward) joins the training step of its event's step, as the log loaders align it.
+A reward beyond :data:`REWARD_MAGNITUDE_MAX` is skipped with a warning and a note in
+``state.notes``, as a non-finite one is skipped: a monitor must not stop the training it
+watches, and the fits lose their precision there. The TRL callback
+(:mod:`grpodyn.empirical.callback`) is a thin layer on this class. Needs numpy and scipy only.
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Hyperparameter, Run, 
 from grpodyn.empirical.logs.run_analysis import analyse_run, not_determined
 from grpodyn.ground import InputError, check_finite, check_int, check_momentum
 
-__all__ = ["Monitor", "MonitorState", "GRPODynamicsWarning"]
+__all__ = ["Monitor", "MonitorState", "GRPODynamicsWarning", "REWARD_MAGNITUDE_MAX"]
 
 #: Models fitted online: the exponential law alone (the fit is the costly part).
 ONLINE_MODELS = ("exponential",)
@@ -55,6 +63,10 @@ ONLINE_MODELS = ("exponential",)
 MIN_DIAGNOSE_POINTS = 20
 #: Updates without a reward, before any was seen, after which the monitor says so (once).
 NO_REWARD_HINT = 5
+#: The largest reward magnitude recorded, the command line's limit
+#: (``grpodyn.cli.options.REWARD_MAGNITUDE_MAX``): the fits square the reward, and lose their
+#: precision (1e20) or overflow (1e155) beyond it
+REWARD_MAGNITUDE_MAX = 1e12
 
 
 class GRPODynamicsWarning(UserWarning):
@@ -72,6 +84,12 @@ def _real(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _read(name: str, metrics: Mapping[str, Any]) -> float | None:
+    """Return the canonical metric ``name`` from ``metrics`` under any of its aliases, or None."""
+    key = next((k for k in METRIC_ALIASES[name] if k in metrics), None)
+    return None if key is None else _real(metrics[key])
+
+
 @dataclass(frozen=True)
 class MonitorState:
     """What a :class:`Monitor` knows after an update.
@@ -84,7 +102,8 @@ class MonitorState:
         Rewards recorded so far.
     plateau : dict
         The plateau r* (reward units): ``value`` and ``status``, or a one-sided ``lower`` /
-        ``upper`` bound with the ``reason`` it is not determined (docs/theory.md section 3).
+        ``upper`` bound with the ``reason`` it is not determined (docs/theory.md section 3);
+        a side the data do not bound holds the reward range's edge (see ``reward_range``).
     tau : dict
         The relaxation time in steps, with ``status`` and, when determined,
         ``steps_to_plateau`` (steps left until 95% of the gain is made).
@@ -103,16 +122,23 @@ class MonitorState:
     analysed_at : float or None
         The step of the last analysis (None before the first).
     early_warning : dict or None
-        The last early warning that fired: ``step`` (its onset), ``signals`` and ``evidence``
-        (a warning, not a verdict), as they were when it fired: later updates that find the
-        same onset do not rewrite its evidence, one of a later onset replaces it. It stands
-        after its precursors clear (a collapse that follows them often silences them) until a
-        diagnosis reviews the run; None when none stands.
+        The early warning standing at the last update: ``step`` (its onset), ``signals`` and
+        ``evidence`` (a warning, not a verdict), as they were when it fired: later updates that
+        find the same onset do not rewrite its evidence, one of a later onset replaces it. It
+        stands after its precursors clear (a collapse that follows them often silences them)
+        until a diagnosis that carries a verdict (a flagged mode, or a state other than
+        ``too_short``) finds none at the last steps; a diagnosis too short to read the trend
+        that flags nothing leaves it standing. None when none stands.
     headline : str
         The last diagnosis's one-line verdict; before the first, that no diagnosis has run
         and when the first will.
     diagnosed_at : float or None
         The step of the last diagnosis (None before the first).
+    reward_range : (float, float) or None
+        The reward range the last analysis bounded the fits with (None before the first, or
+        for an unbounded reward): a plateau bound on its edge is the range, not a measurement.
+    notes : tuple of str
+        What the monitor skipped and why (rewards beyond :data:`REWARD_MAGNITUDE_MAX`).
     """
 
     step: float
@@ -129,9 +155,15 @@ class MonitorState:
     early_warning: dict[str, Any] | None = None
     headline: str = "not diagnosed yet"
     diagnosed_at: float | None = None
+    reward_range: tuple[float, float] | None = None
+    notes: tuple[str, ...] = ()
 
     def log_values(self) -> dict[str, float]:
         """Return the numbers the analysis determines, under ``grpodyn/`` keys, and only those.
+
+        A one-sided plateau bound is logged on the side the data bound it; a side that holds
+        the reward range's edge (``reward_range``) is the range, not a measurement, and is
+        left out.
 
         Returns
         -------
@@ -144,9 +176,11 @@ class MonitorState:
         if self.plateau["status"] == "determined":
             out["grpodyn/plateau"] = self.plateau["value"]
         else:
+            edges = self.reward_range or ()
             for side in ("lower", "upper"):
-                if self.plateau.get(side) is not None:
-                    out[f"grpodyn/plateau_{side}"] = self.plateau[side]
+                bound = self.plateau.get(side)
+                if bound is not None and bound not in edges:
+                    out[f"grpodyn/plateau_{side}"] = bound
         if self.tau["status"] == "determined":
             out["grpodyn/tau"] = self.tau["value"]
             out["grpodyn/steps_to_plateau"] = self.tau["steps_to_plateau"]
@@ -162,7 +196,9 @@ class MonitorState:
                 "limits": {k: dict(v) for k, v in self.limits.items()},
                 "flags": list(self.flags), "evidence": dict(self.evidence),
                 "analysed_at": self.analysed_at, "early_warning": self.early_warning,
-                "headline": self.headline, "diagnosed_at": self.diagnosed_at}
+                "headline": self.headline, "diagnosed_at": self.diagnosed_at,
+                "reward_range": None if self.reward_range is None else list(self.reward_range),
+                "notes": list(self.notes)}
 
 
 class Monitor:
@@ -217,6 +253,9 @@ class Monitor:
                                                 if name != "reward"}
         self.state = MonitorState(step=math.nan, points=0, headline=self._undiagnosed())
         self._without_reward = 0  # updates without a reward before the first one
+        self._pending_heldout: tuple[float, float] | None = None  # (step, value) of an eval
+        self._first_beyond: tuple[float, float] | None = None  # (step, reward) first skipped
+        self._n_beyond = 0
 
     def __repr__(self) -> str:
         """Return one line: the points seen, the last step, the flags and any early warning."""
@@ -252,7 +291,12 @@ class Monitor:
         -------
         MonitorState
             The current state; unchanged when ``metrics`` holds no finite reward, or when
-            ``step`` is not after the last recorded step (an evaluation log at the same step).
+            ``step`` is not after the last recorded step. Metrics without a reward but with a
+            held-out reward (an evaluation event: TRL ``eval_reward``) give that step its
+            held-out reward, as the log loaders align it: the last recorded step when it is
+            ``step``, or the next one recorded when that is ``step`` (an evaluation logged
+            before its training step); read at the next analysis and diagnosis. A reward
+            beyond :data:`REWARD_MAGNITUDE_MAX` in magnitude is skipped, and ``notes`` says so.
 
         Raises
         ------
@@ -264,7 +308,8 @@ class Monitor:
         -----
         GRPODynamicsWarning
             Once, when the first ``NO_REWARD_HINT`` updates hold no finite reward: the keys
-            seen and the names the monitor reads the reward under.
+            seen and the names the monitor reads the reward under; and once, at the first
+            reward beyond :data:`REWARD_MAGNITUDE_MAX`, naming its step and value.
         """
         if not isinstance(metrics, Mapping):
             raise InputError(f"metrics: expected a mapping of metric names to values (e.g. "
@@ -273,17 +318,23 @@ class Monitor:
         if step is None:
             raise InputError(f"step: expected a finite number (the optimizer step), got "
                              f"{type(given).__name__} {given!r:.40}")
-        reward = _real(next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics),
-                            None))
-        if reward is None and not self.steps:
-            self._hint_no_reward(metrics)
-        if reward is None or (self.steps and step <= self.steps[-1]):
+        reward = _read("reward", metrics)
+        if reward is None:
+            if not self._held_out(step, metrics) and not self.steps:
+                self._hint_no_reward(metrics)
+            return self.state
+        if abs(reward) > REWARD_MAGNITUDE_MAX:
+            self.state = self._skip_beyond(step, reward)
+            return self.state
+        if self.steps and step <= self.steps[-1]:
             return self.state
         self.steps.append(step)
         self.rewards.append(reward)
+        pending, self._pending_heldout = self._pending_heldout, None
         for name, values in self.metrics.items():
-            key = next((k for k in METRIC_ALIASES[name] if k in metrics), None)
-            value = _real(metrics.get(key)) if key else None
+            value = _read(name, metrics)
+            if value is None and name == "heldout_reward" and pending and pending[0] == step:
+                value = pending[1]
             values.append(math.nan if value is None else value)
         points = len(self.steps)
         state = replace(self.state, step=step, points=points)
@@ -300,12 +351,40 @@ class Monitor:
                 # a new onset; the same one found again keeps the evidence it fired with
                 state = replace(state, early_warning=warning.to_dict())
             if due_diagnosis:
-                state = self._diagnose(state, run)
-                if warning is None and state.diagnosed_at == step:
-                    # reviewed: the diagnosis's flags carry any verdict
-                    state = replace(state, early_warning=None)
+                state = self._diagnose(state, run, fresh_warning=warning is not None)
         self.state = state
         return state
+
+    def _held_out(self, step: float, metrics: Mapping[str, Any]) -> bool:
+        """Give the held-out reward of an evaluation event to its step; False when it has none.
+
+        Aligned as the loaders align it: to the recorded step of the same step number, which
+        is the last one recorded or, for an evaluation logged before its training step, the
+        next one; one at a step that records no reward is dropped.
+        """
+        value = _read("heldout_reward", metrics)
+        if value is None:
+            return False
+        if self.steps and step == self.steps[-1]:
+            self.metrics["heldout_reward"][-1] = value
+        elif not self.steps or step > self.steps[-1]:
+            self._pending_heldout = (step, value)
+        return True
+
+    def _skip_beyond(self, step: float, reward: float) -> MonitorState:
+        """Skip a reward beyond :data:`REWARD_MAGNITUDE_MAX`: warn at the first, note them all."""
+        self._n_beyond += 1
+        if self._first_beyond is None:
+            self._first_beyond = (step, reward)
+            warnings.warn(f"grpodyn Monitor: reward {reward:.3g} at step {step:g} skipped: "
+                          f"beyond {REWARD_MAGNITUDE_MAX:g} in magnitude, where the fits lose "
+                          "their precision; log a rescaled reward", GRPODynamicsWarning,
+                          stacklevel=3)
+        first_step, first = self._first_beyond
+        note = (f"{self._n_beyond} reward(s) beyond {REWARD_MAGNITUDE_MAX:g} in magnitude "
+                f"skipped (the first: {first:.3g} at step {first_step:g}); the fits lose their "
+                "precision there: log a rescaled reward")
+        return replace(self.state, notes=(note,))
 
     def _hint_no_reward(self, metrics: Mapping[str, Any]) -> None:
         """Say once, after ``NO_REWARD_HINT`` updates, that no reward has been read."""
@@ -329,27 +408,42 @@ class Monitor:
     def _analyse(self, state: MonitorState, run: Run) -> MonitorState:
         """Analyse the run so far (the one call of ``analyse_run``)."""
         if np.ptp(run.reward) == 0:
-            flat = not_determined(f"the reward has not changed in {run.n_points} points")
-            return replace(state, plateau=flat, tau=flat)
-        try:
-            # stack=False: BIC weights over the fits, no rolling-origin refits (a few ms)
-            analysis = analyse_run(run, momentum=self.momentum, reward_range=self.reward_range,
-                                   diagnose_run=False, models=ONLINE_MODELS, stack=False)
-        except InputError as exc:
-            refused = not_determined(f"the analysis refused the run so far: {exc}")
-            return replace(state, plateau=refused, tau=refused)
-        dynamics = analysis.dynamics
-        return replace(state, plateau=analysis.plateau, tau=dynamics["tau"],
-                       stability_margin=dynamics["stability_margin"], regime=dynamics["regime"],
-                       limits={k: dynamics[k] for k in ("refresh_max", "staleness_max")
-                               if k in dynamics},
-                       analysed_at=state.step)
+            reason = f"the reward has not changed in {run.n_points} points"
+        else:
+            try:
+                # stack=False: BIC weights over the fits, no rolling-origin refits (a few ms)
+                analysis = analyse_run(run, momentum=self.momentum,
+                                       reward_range=self.reward_range, diagnose_run=False,
+                                       models=ONLINE_MODELS, stack=False)
+            except InputError as exc:
+                reason = f"the analysis refused the run so far: {exc}"
+            else:
+                dynamics = analysis.dynamics
+                return replace(state, plateau=analysis.plateau, tau=dynamics["tau"],
+                               stability_margin=dynamics["stability_margin"],
+                               regime=dynamics["regime"],
+                               limits={k: dynamics[k] for k in ("refresh_max", "staleness_max")
+                                       if k in dynamics},
+                               analysed_at=state.step, reward_range=analysis.reward_range)
+        # no curve to fit: every number of the analysis says why, none a stale value
+        missing = not_determined(reason)
+        return replace(state, plateau=missing, tau=missing, stability_margin=missing,
+                       regime=missing, limits={})
 
-    def _diagnose(self, state: MonitorState, run: Run) -> MonitorState:
-        """Diagnose the run so far: the flagged modes and their evidence."""
+    def _diagnose(self, state: MonitorState, run: Run, *, fresh_warning: bool) -> MonitorState:
+        """Diagnose the run so far: the flagged modes and their evidence.
+
+        A diagnosis that carries a verdict (a flagged mode, or the reward's trend read)
+        reviews the standing early warning: without a fresh one (``fresh_warning``) it is
+        dropped, the flags carry any verdict. One too short to read the trend that flags
+        nothing leaves it standing.
+        """
         if run.n_points < MIN_DIAGNOSE_POINTS:
             return state
         diagnosis = diagnose(run, group_size=self.group_size)
         flagged = {name: v.evidence for name, v in diagnosis.modes.items() if v.flag}
+        verdict = bool(flagged) or diagnosis.state != "too_short"
+        standing = state.early_warning if fresh_warning or not verdict else None
         return replace(state, flags=tuple(flagged), evidence=flagged,
-                       headline=diagnosis.headline, diagnosed_at=state.step)
+                       headline=diagnosis.headline, diagnosed_at=state.step,
+                       early_warning=standing)

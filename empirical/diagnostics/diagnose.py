@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as EARLY_WARNING_POINTS
-from grpodyn.empirical.diagnostics.early_warning import RELATIVE, early_warning, remedy
+from grpodyn.empirical.diagnostics.early_warning import RELATIVE, remedy, standing_warning
 from grpodyn.empirical.diagnostics.hacking import hacking
 from grpodyn.empirical.diagnostics.instability import instability
 from grpodyn.empirical.diagnostics.modes import concentration, degeneracy, prompt_pool_at
@@ -177,7 +177,7 @@ def _too_short(run: Run, g_info: dict) -> Diagnosis:
     why = (f"{run.n_points} logged points: the modes need {MODE_POINTS}; only the early "
            "warning is looked for")
     modes = {name: unjudged(why) for name in MODES}
-    warning = early_warning(run)
+    warning = standing_warning(run)
     return Diagnosis(modes, None, run.source, [why], "too_short", why, g_info, {}, None,
                      None if warning is None else warning.to_dict())
 
@@ -242,7 +242,8 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         if pool is not None:
             pools[name] = {**pool.to_dict(), "steps": [float(run.steps[part][0]),
                                                        float(run.steps[part][-1])]}
-    warning = early_warning(run)
+    # the warning a monitor fed these steps holds (one that fired stands until a verdict)
+    warning = standing_warning(run, reviewed=primary is not None or state.name != "too_short")
     return Diagnosis(modes, primary, run.source, notes, state.name, state.evidence, g_info,
                      pools, state.peak_step, None if warning is None else warning.to_dict(),
                      pinned=state.pinned, resolved=state.resolved)

@@ -2,7 +2,10 @@
 
 A warning, not a verdict: it says that the run's last steps show what precedes a collapse in
 the theory, and which precursor fired. Causal: it reads only the steps it is given (``grpodyn
-diagnose LOG --until STEP`` cuts the log with :func:`prefix`). The precursors:
+diagnose LOG --until STEP`` cuts the log with :func:`prefix`). :func:`early_warning` reads the
+last steps; :func:`standing_warning` the warning standing at the last step, one that fired at an
+earlier step included (the precursors often fall silent once the collapse they announce has
+begun), as :class:`grpodyn.empirical.monitor.Monitor` holds it. The precursors:
 
 - ``critical_slowing_down``: as a pole of the mean-field map approaches the unit circle
   (docs/theory.md sections 5-6) the reward's fluctuations around its trend decay more slowly and
@@ -59,7 +62,7 @@ from grpodyn.ground import InputError
 
 __all__ = ["SIGNALS", "MIN_POINTS", "Z", "TAU", "HOLD", "COINCIDE", "ALONE", "RELATIVE",
            "EarlyWarning",
-           "early_warning",
+           "early_warning", "standing_warning",
            "prefix", "trend_window", "remedy"]
 
 SIGNALS = ("critical_slowing_down", "entropy_rise", "kl_rise", "length_departure",
@@ -298,3 +301,47 @@ def early_warning(run: Run) -> EarlyWarning | None:
         return None
     signals = tuple(s for s in SIGNALS if s in evidence)
     return EarlyWarning(first, signals, {s: evidence[s] for s in signals})
+
+
+def standing_warning(run: Run, *, reviewed: bool = False) -> EarlyWarning | None:
+    """Return the early warning standing at the run's last step, as a monitor fed its steps has it.
+
+    The precursors often fall silent once the collapse they announce has begun, so a warning
+    that fired at an earlier step stands: the latest onset :func:`early_warning` finds at the
+    run's prefixes (from :data:`MIN_POINTS` points on), with the evidence of the first prefix
+    that found it; a later onset replaces it. A diagnosis that carries a verdict at the last
+    step (a flagged mode, or the reward's trend read) reviews the run: then only a warning at
+    the last steps stands, the diagnosis's flags carry the rest. This is the rule of
+    :class:`grpodyn.empirical.monitor.Monitor`, whose state at a diagnosis, its first, is what
+    this returns for the steps it was fed.
+
+    Parameters
+    ----------
+    run : Run
+        The log as known so far (cut with :func:`prefix` for a step in the past).
+    reviewed : bool
+        Whether a diagnosis that carries a verdict reviews the run at its last step.
+
+    Returns
+    -------
+    EarlyWarning or None
+        The standing warning; None when none fired, or when ``reviewed`` and none fires at
+        the last steps.
+
+    Notes
+    -----
+    One :func:`early_warning` per prefix replayed: those from the onset on when one fires at
+    the last steps (at most :data:`HOLD` more), every prefix otherwise unless ``reviewed``;
+    the cost of that replay grows with the square of the run's length.
+    """
+    fresh = early_warning(run)
+    if fresh is None and reviewed:
+        return None
+    n = run.n_points
+    start = MIN_POINTS if fresh is None else int(np.searchsorted(run.steps, fresh.step)) + 1
+    standing = None
+    for k in range(start, n + 1):
+        found = fresh if k == n else early_warning(prefix(run, float(run.steps[k - 1])))
+        if found is not None and (standing is None or found.step != standing.step):
+            standing = found
+    return standing

@@ -1,0 +1,198 @@
+"""The Monitor and the TRL callback on a huge reward, an evaluation event, the reporters' order,
+a plateau bound on the reward range's edge, a warning standing after its precursors, and a
+constant reward."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+E8 = ROOT / "tests" / "data" / "real_logs" / (
+    "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_policy_sweep_"
+    "runs_broad_e8_tb256_metrics.excerpt.jsonl")
+TESTBED = ROOT / "studies" / "tiny_grids" / "data" / "tiny_testbed"
+
+
+def _feed(monitor, run):
+    """Feed a loaded run to ``monitor`` step by step; return the states by step."""
+    states = {}
+    for i, step in enumerate(run.steps):
+        metrics = {"reward": run.reward[i], **{k: v[i] for k, v in run.metrics.items()}}
+        states[float(step)] = monitor.update(step, metrics)
+    return states
+
+
+@pytest.mark.parametrize("spike", [1e13, 1e20, 1e300, -1e300])
+def test_a_huge_reward_is_skipped_with_a_warning_and_a_note_not_a_crash(spike):
+    from grpodyn import Monitor
+    from grpodyn.empirical.monitor import GRPODynamicsWarning
+
+    monitor = Monitor(momentum=0.9)
+    with pytest.warns(GRPODynamicsWarning, match=r"at step 20 skipped") as caught:
+        for step in range(1, 61):
+            state = monitor.update(step, {"reward": 0.3 + 0.001 * step if step != 20
+                                          else spike})
+    assert sum("skipped" in str(w.message) for w in caught) == 1
+    assert state.points == 59 and 20 not in monitor.steps
+    assert len(state.notes) == 1 and f"{spike:.3g} at step 20" in state.notes[0]
+    assert "e+" not in state.plateau.get("reason", "")  # no bound in the spike's units
+    json.dumps(state.to_dict(), allow_nan=False)
+
+
+def test_the_monitor_takes_the_command_lines_reward_limit():
+    from grpodyn.cli.options import REWARD_MAGNITUDE_MAX as CLI_LIMIT
+    from grpodyn.empirical.monitor import REWARD_MAGNITUDE_MAX
+
+    assert REWARD_MAGNITUDE_MAX == CLI_LIMIT
+
+
+def test_an_evaluation_event_gives_its_step_the_held_out_reward():
+    from grpodyn import Monitor
+
+    monitor = Monitor(diagnose_every=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # evaluation events are no updates without a reward
+        for step in range(1, 11):
+            if step == 1:  # TRL's eval_on_start: step 0 records no reward, dropped; then
+                monitor.update(0, {"eval_reward": 0.05})  # one logged before its training step
+                monitor.update(1, {"eval_reward": 0.1})
+            monitor.update(step, {"reward": 0.5})
+            if step % 3 == 0:
+                monitor.update(step, {"eval_reward": step / 100, "epoch": 1.0})
+            if step == 7:  # at a step that records no reward: dropped, as the loaders do
+                monitor.update(7.5, {"eval_reward": 0.9})
+    held = monitor.metrics["heldout_reward"]
+    assert held[0] == 0.1 and held[2] == 0.03 and held[5] == 0.06 and held[8] == 0.09
+    assert np.isnan([held[i] for i in (1, 3, 4, 6, 7, 9)]).all()
+    assert monitor.state.points == 10
+
+
+def test_the_callback_sees_the_held_out_reward_of_a_reward_hacking_run():
+    """TRL logs ``eval_reward`` in an event of its own; the diagnosis needs it."""
+    pytest.importorskip("transformers")
+    from transformers import TrainerControl, TrainerState
+
+    import grpodyn
+    from grpodyn.empirical.callback import GRPODynamicsCallback
+
+    path = TESTBED / "reward_hacking_seed9.json"
+    args = SimpleNamespace(num_generations=8, adam_beta1=0.9, max_completion_length=16)
+    callback, state, control = GRPODynamicsCallback(), TrainerState(), TrainerControl()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for record in json.loads(path.read_text())["log_history"]:
+            train = {k: v for k, v in record.items() if k not in ("step", "eval/reward")}
+            state.global_step = record["step"]
+            callback.on_log(args, state, control, logs=train)
+            if "eval/reward" in record:
+                callback.on_log(args, state, control, logs={"eval_reward": record["eval/reward"]})
+        assert grpodyn.diagnose(str(path), group_size=8).modes["reward_hacking"].flag
+    assert "heldout_reward" in callback.monitor.run().metrics
+    assert "reward_hacking" in callback.monitor.state.flags
+
+
+class _Board:
+    """A stand-in for TensorBoard's writer: the tags it was sent."""
+
+    def __init__(self):
+        self.tags = set()
+
+    def add_scalar(self, tag, *_):
+        self.tags.add(tag)
+
+    def add_text(self, tag, *_):
+        self.tags.add(tag)
+
+    def flush(self):
+        pass
+
+
+def test_attach_puts_the_callback_ahead_of_the_reporters_so_they_send_its_numbers(tmp_path):
+    pytest.importorskip("tensorboard")
+    torch = pytest.importorskip("torch")
+    from transformers import Trainer, TrainingArguments
+    from transformers.integrations import TensorBoardCallback
+    from transformers.trainer_callback import ProgressCallback
+
+    from grpodyn.empirical.callback import GRPODynamicsCallback
+
+    args = TrainingArguments(output_dir=str(tmp_path), report_to=["tensorboard"], use_cpu=True)
+    trainer = Trainer(model=torch.nn.Linear(2, 2), args=args)
+    callback = GRPODynamicsCallback(min_points=10, fit_every=5, diagnose_every=0)
+    trainer.add_callback(callback)  # as callbacks=[...] does: after the reporters
+    assert callback.attach(trainer) is trainer
+    kinds = [type(c) for c in trainer.callback_handler.callbacks]
+    assert kinds.count(GRPODynamicsCallback) == 1
+    assert (kinds.index(GRPODynamicsCallback) < kinds.index(TensorBoardCallback)
+            and kinds.index(GRPODynamicsCallback) < kinds.index(ProgressCallback))
+    board = next(c for c in trainer.callback_handler.callbacks
+                 if isinstance(c, TensorBoardCallback))
+    board.tb_writer = _Board()
+    for step in range(1, 41):
+        trainer.state.global_step = step
+        logs = {"reward": 0.8 - 0.5 * np.exp(-step / 8) + 0.01 * np.sin(step)}
+        trainer.state.log_history.append({**logs, "step": step})
+        trainer.control = trainer.callback_handler.on_log(args, trainer.state, trainer.control,
+                                                          logs)
+    sent = {tag for tag in board.tb_writer.tags if tag.startswith("train/grpodyn/")}
+    assert sent and {f"train/{k}" for k in callback.monitor.state.log_values()} <= sent
+
+
+def test_a_plateau_bound_on_the_reward_ranges_edge_is_not_logged():
+    import grpodyn
+    from grpodyn.empirical.monitor import MonitorState
+
+    run = grpodyn.load_run(str(TESTBED / "dynamical_instability_seed0.json"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        state = _feed(grpodyn.Monitor(momentum=0.9, group_size=8), run)[200.0]
+    assert state.plateau["lower"] == 0.0 and state.plateau["upper"] == 1.0  # the range
+    assert not any(k.startswith("grpodyn/plateau") for k in state.log_values())
+    rising = {"value": None, "lower": 0.62, "upper": 1.0, "status": "not_determined",
+              "reason": "no saturation seen; plateau >= 0.62 at 90%"}
+    measured = MonitorState(step=50.0, points=50, plateau=rising, reward_range=(0.0, 1.0))
+    assert measured.log_values() == {"grpodyn/plateau_lower": 0.62}
+
+
+def test_a_warning_stands_through_a_diagnosis_too_short_to_give_a_verdict():
+    """At step 22 of the e8 run the precursors of step 19 have fallen silent and the diagnosis,
+    too short to read the trend, flags nothing: the warning stands, as the replay of the log
+    (``standing_warning``) has it; at step 25 the diagnosis flags the collapse instead."""
+    import grpodyn
+    from grpodyn.empirical.diagnostics.early_warning import prefix, standing_warning
+
+    run = grpodyn.load_run(str(E8))
+    for until, flagged in ((22.0, False), (25.0, True)):
+        cut = prefix(run, until)
+        state = _feed(grpodyn.Monitor(momentum=0.9, diagnose_every=cut.n_points), cut)[until]
+        assert state.diagnosed_at == until and bool(state.flags) == flagged
+        standing = standing_warning(cut, reviewed=flagged)
+        assert state.early_warning == (None if standing is None else standing.to_dict())
+        assert (standing is None) == flagged
+    assert standing_warning(prefix(run, 22.0)).step == 19.0
+
+
+def test_diagnose_until_reports_the_warning_a_monitor_holds(capsys):
+    from grpodyn.cli import main
+
+    assert main(["diagnose", str(E8), "--until", "22", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["early_warning"]["step"] == 19.0
+
+
+def test_a_constant_reward_gives_every_number_its_reason():
+    from grpodyn import Monitor
+
+    monitor = Monitor(momentum=0.9, min_points=5, refit_every=1, diagnose_every=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for step in range(1, 40):
+            state = monitor.update(step, {"reward": 0.5})
+    for entry in (state.plateau, state.tau, state.stability_margin, state.regime):
+        assert entry["reason"] == "the reward has not changed in 39 points"
+    assert state.log_values() == {}
