@@ -2,7 +2,8 @@
 
 The runs of a seed study, of a sweep or of one file that holds several runs are each analysed
 by :func:`grpodyn.empirical.logs.run_analysis.analyse_run` (plateau r* and relaxation time tau with
-their statuses, the diagnosis's state) and drawn on one clock: the optimizer step, or the
+their statuses) and diagnosed as ``grpodyn diagnose`` diagnoses it (the state in its words, with
+their qualifier, even where no curve can be fitted) and drawn on one clock: the log's step, or the
 learning-rate clock s(t) = sum of lr over the steps up to t (docs/theory.md section 3: the
 overdamped
 law relaxes as exp(-kappa s), so runs that differ only in their learning rate or schedule fall
@@ -20,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
+from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, diagnose
+from grpodyn.empirical.diagnostics.text import state_words
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_analysis import (
     analyse_run,
@@ -28,9 +30,10 @@ from grpodyn.empirical.logs.run_analysis import (
     not_determined,
 )
 from grpodyn.ground import InputError, save_figure
+from grpodyn.ground.figures import new_figure
 
 __all__ = ["short_names", "NAME_WIDTH", "CLOCKS", "ComparedRun", "Comparison", "compare_runs",
-           "lr_clock"]
+           "lr_clock", "state_text"]
 
 #: The clocks runs can be aligned on.
 CLOCKS = ("step", "lr")
@@ -98,6 +101,11 @@ class ComparedRun:
     reward: np.ndarray
     summary: dict[str, Any]
 
+    def __repr__(self) -> str:
+        """Return one line: the name, the points and the state (the curve left out)."""
+        return (f"ComparedRun({self.name!r}, {self.summary.get('n_points', self.reward.size)} "
+                f"points, state={state_text(self.summary['diagnosis'])!r})")
+
     def to_dict(self) -> dict[str, Any]:
         """Return the run's summary (JSON-ready; the curve is left out)."""
         return dict(self.summary)
@@ -109,6 +117,14 @@ class Comparison:
 
     clock: str
     runs: tuple[ComparedRun, ...]
+
+    def __repr__(self) -> str:
+        """Return one line: the clock and each run's name with its state (no curve, no table)."""
+        shown = ", ".join(f"{run.name!r}: {state_text(run.summary['diagnosis'])}"
+                          for run in self.runs[:_REPR_RUNS])
+        more = f", ... {len(self.runs) - _REPR_RUNS} more" if len(self.runs) > _REPR_RUNS else ""
+        return (f"Comparison({len(self.runs)} run{'s' * (len(self.runs) != 1)} on the "
+                f"{self.clock} clock: {shown}{more})")
 
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"clock": ..., "runs": [...]}`` with each run's summary (JSON-ready)."""
@@ -122,9 +138,7 @@ class Comparison:
                  "state"]
         why = []
         for run, name in zip(self.runs, shown, strict=True):
-            s, d = run.summary, run.summary["diagnosis"]
-            state = (d["state"] if d["primary"] is None else f"{d['primary']} ({d['state']})"
-                     ) if d["state"] is not None else "not diagnosed"
+            s, state = run.summary, state_text(run.summary["diagnosis"])
             lines.append(f"{name:{width}s} {s['steps']:7g} {s['final_reward']['value']:7.3f}"
                          f"  {_status_text(s['plateau'], '.3f', s.get('reward_range')):30s} "
                          f"{_status_text(s['tau'], '.0f'):30s} {state}")
@@ -138,19 +152,15 @@ class Comparison:
         Parameters
         ----------
         path : str or Path, optional
-            Save the figure there, atomically (the format from the suffix).
+            Save the figure there, atomically (the format from the suffix); such a figure is
+            made without pyplot, so the caller's matplotlib backend stays as it was.
 
         Returns
         -------
         matplotlib.figure.Figure
             The figure.
         """
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig, ax = new_figure(saving=path is not None, figsize=(7, 4.5))
         for i, run in enumerate(self.runs):
             color = f"C{i % 10}"
             window = max(1, run.reward.size // 50)
@@ -160,7 +170,7 @@ class Comparison:
             plateau = run.summary["plateau"]
             if plateau["status"] == "determined":
                 ax.axhline(plateau["value"], color=color, ls=":", lw=1)
-        ax.set_xlabel("optimizer step" if self.clock == "step"
+        ax.set_xlabel("step, as each log counts it" if self.clock == "step"
                       else "learning-rate clock (sum of lr over steps)")
         ax.set_ylabel("reward (dotted: plateau where determined)")
         ax.set_title(f"{len(self.runs)} runs on the {self.clock} clock")
@@ -168,6 +178,49 @@ class Comparison:
         if path is not None:
             save_figure(fig, path)
         return fig
+
+
+#: Runs a comparison's repr names (the others are counted).
+_REPR_RUNS = 6
+
+
+def state_text(diagnosis: dict[str, Any]) -> str:
+    """Say a compared run's state as ``grpodyn diagnose`` does, in short.
+
+    The primary mode with the state in its words, the qualifier kept ("converged or still
+    rising, the noise cannot tell which": the noise does not resolve the plateau), and the step
+    of an early warning; "not diagnosed" for a run no diagnosis reads.
+    """
+    if diagnosis["state"] is None:
+        return "not diagnosed"
+    words = state_words(diagnosis["state"], None, diagnosis.get("resolved", True))
+    text = words if diagnosis["primary"] is None else f"{diagnosis['primary']} ({words})"
+    warning = diagnosis.get("early_warning")
+    return text + ("" if warning is None else f"; early warning at step {warning:g}")
+
+
+def _diagnosis_of(run: Run, diagnosis: Any) -> dict[str, Any]:
+    """Return a compared run's diagnosis entry: state, primary mode, qualifier and warning.
+
+    The analysis's diagnosis, else the one ``grpodyn diagnose`` makes of the run (a run too
+    short for the modes, a reward with no curve to fit), else None with the reason.
+    """
+    reason = None
+    if diagnosis is None and run.n_points < MIN_POINTS:
+        reason = (f"{run.n_points} logged points, fewer than the {MIN_POINTS} a diagnosis "
+                  "reads")
+    elif diagnosis is None:
+        try:
+            diagnosis = diagnose(run)
+        except InputError as exc:
+            reason = str(exc).split(": ", 1)[-1]
+    if diagnosis is None:
+        return {"state": None, "primary": None, "resolved": None, "headline": None,
+                "early_warning": None, "reason": reason}
+    warning = diagnosis.early_warning
+    return {"state": diagnosis.state, "primary": diagnosis.primary,
+            "resolved": diagnosis.resolved, "headline": diagnosis.headline,
+            "early_warning": None if warning is None else warning["step"], "reason": None}
 
 
 def _reasons(summary: dict[str, Any]) -> list[str]:
@@ -275,7 +328,7 @@ def compare_runs(runs: Sequence[Run], *, clock: str = "step", momentum: float | 
     runs : sequence of Run
         The runs (at least one).
     clock : {"step", "lr"}
-        Align on the optimizer step or on the learning-rate clock (:func:`lr_clock`).
+        Align on the log's step or on the learning-rate clock (:func:`lr_clock`).
     momentum : float, optional
         Adam's beta1 for every run (default: each log's).
     reward_range : (float, float), optional
@@ -289,7 +342,8 @@ def compare_runs(runs: Sequence[Run], *, clock: str = "step", momentum: float | 
         Each run's curve and summary: name, source, steps (last step), n_points,
         final_reward (mean of the last 10% of points), plateau and tau with their statuses,
         the reward range the analysis took (None when unknown or not analysed), diagnosis
-        (state and primary mode).
+        (state, primary mode, ``resolved`` (False: the noise cannot tell a plateau from a
+        rise), headline, the step of an early warning, and the reason when there is none).
     """
     if clock not in CLOCKS:
         raise InputError(f"clock: {clock!r} is not one of {', '.join(CLOCKS)}")
@@ -313,18 +367,12 @@ def compare_runs(runs: Sequence[Run], *, clock: str = "step", momentum: float | 
         except InputError as exc:  # too short a run, a flat reward: said, the others go on
             reason = f"not analysed: {str(exc).split(': ', 1)[-1]}"
             summary.update(plateau=not_determined(reason), tau=not_determined(reason),
-                           diagnosis={"state": None, "primary": None, "reason": reason})
+                           diagnosis=_diagnosis_of(run, None))
         else:
-            diagnosis = analysis.diagnosis
             summary.update(plateau=analysis.plateau, tau=analysis.dynamics["tau"],
                            reward_range=None if analysis.reward_range is None
                            else list(analysis.reward_range),
-                           diagnosis={"state": None if diagnosis is None else diagnosis.state,
-                                      "primary": None if diagnosis is None
-                                      else diagnosis.primary,
-                                      "reason": None if diagnosis is not None else
-                                      f"{run.n_points} logged points, fewer than the "
-                                      f"{MODE_POINTS} a comparison diagnoses"},
+                           diagnosis=_diagnosis_of(run, analysis.diagnosis),
                            warnings=list(dict.fromkeys(summary["warnings"]
                                                        + analysis.warnings)))
         compared.append(ComparedRun(name=name, source=run.source, clock=x, reward=run.reward,

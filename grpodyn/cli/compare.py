@@ -27,7 +27,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("logs", nargs="+", metavar="LOG", help="training logs (files or run "
                    "directories)")
     p.add_argument("--clock", choices=["step", "lr"], default="step",
-                   help="align on the optimizer step or on the learning-rate clock (sum of lr "
+                   help="align on the log's step or on the learning-rate clock (sum of lr "
                    "over the steps; default: step)")
     p.add_argument("--out", metavar="FIG", type=output_path, help="write the figure here "
                    "(PNG, PDF or SVG by the suffix; written atomically, replacing a file there)")
@@ -68,9 +68,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                             enabled=not args.json))
     result = comparison.to_dict()
     if args.out is not None:
-        import matplotlib.pyplot as plt
-
-        plt.close(comparison.plot(path=args.out))
+        comparison.plot(path=args.out)  # drawn without pyplot: nothing to close
         result["figure"] = str(args.out)
     if not args.json:
         result["table"] = comparison.to_text()

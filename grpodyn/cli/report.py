@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,13 +57,32 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     refuse_other_mode(args)
     out = output_directory(args.out)
+    created = _first_missing(out)
 
     stages = stage_bar("report", enabled=not args.json)
     try:
         return _report(args, out, stages)
+    except BaseException:
+        if created is not None:  # a refused or broken report leaves no folder it made
+            shutil.rmtree(created, ignore_errors=True)
+        raise
     finally:
         if stages is not None:
             stages.close()
+
+
+def _first_missing(out: Path) -> Path | None:
+    """Return the outermost folder of ``out`` that does not exist yet (None: ``out`` exists).
+
+    The report creates it and the folders below it; a report that fails removes it again, so
+    that a refused run leaves no empty folder behind.
+    """
+    missing = None
+    for folder in (out.absolute(), *out.absolute().parents):
+        if folder.exists():
+            return missing
+        missing = folder
+    return missing
 
 
 def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] | None
@@ -97,7 +117,7 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
                 else f"{dynamics['plateau_status']}: {summary['plateau']['reason']}",
                 **{name: _with_reason(dynamics, name)
                    for name in ("tau", "regime", "stability_margin")},
-                "diagnosis": None if diagnosis is None else diagnosis["headline"]}
+                **_diagnosis_lines(diagnosis, summary["diagnosis_reason"])}
     refuse_foreign_files(args.out, out, ("index.html", "summary.json",
                                          *(path.name for path in out.glob("*.png"))))
     summary = write_report(out, progress=progress, quick=args.quick,
@@ -163,6 +183,22 @@ def refuse_foreign_files(value: str, out: Path, names: tuple[str, ...]) -> None:
                          "a grpodyn report's (no index.html with grpodyn's marker there); "
                          "refusing to replace a file grpodyn did not write: choose a new or "
                          "empty folder")
+
+
+def _diagnosis_lines(diagnosis: dict[str, Any] | None, reason: str | None) -> dict[str, str]:
+    """Return the run report's diagnosis lines: headline, state, early warning, as diagnose.
+
+    With no diagnosis, the one line says why none is made.
+    """
+    if diagnosis is None:
+        return {"diagnosis": f"not made: {reason}"}
+    lines = {"diagnosis": diagnosis["headline"],
+             "state": f"{diagnosis['state']}: {diagnosis['state_evidence']}"}
+    warning = diagnosis.get("early_warning")
+    if warning:
+        lines["early_warning"] = (f"at step {warning['step']:g} (a warning, not a verdict): "
+                                  f"{', '.join(warning['signals'])}")
+    return lines
 
 
 def _with_reason(dynamics: dict[str, Any], name: str) -> Any:

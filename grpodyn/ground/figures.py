@@ -1,10 +1,14 @@
-"""The axes a ``plot`` method draws on: the caller's, or those of a new figure."""
+"""The figures ``plot`` methods draw: on the caller's axes, or on a new figure.
+
+A figure drawn only to be saved is made without pyplot (:func:`new_figure`), so that saving one
+neither switches the caller's matplotlib backend nor opens a window.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["axes_or_new"]
+__all__ = ["axes_or_new", "new_figure"]
 
 
 def axes_or_new(ax: Any = None, *, figsize: tuple[float, float] = (6, 3.5)) -> Any:
@@ -31,3 +35,34 @@ def axes_or_new(ax: Any = None, *, figsize: tuple[float, float] = (6, 3.5)) -> A
 
     _, new = plt.subplots(figsize=figsize)
     return new
+
+
+def new_figure(*, saving: bool, figsize: tuple[float, float], **grid: Any) -> tuple[Any, Any]:
+    """Return a new matplotlib figure and its axes, made without pyplot when it is only saved.
+
+    pyplot draws with the caller's backend (a notebook shows the figure); a figure that is only
+    written to a file is a bare :class:`matplotlib.figure.Figure`, which ``savefig`` renders
+    without a backend, so the caller's backend stays as it was.
+
+    Parameters
+    ----------
+    saving : bool
+        True when the figure is drawn to be saved and closed (no pyplot).
+    figsize : tuple of float
+        Width and height, in inches.
+    **grid
+        The keywords of :meth:`matplotlib.figure.Figure.subplots` (nrows, sharex, ...).
+
+    Returns
+    -------
+    tuple
+        The figure and its axes (as ``subplots`` returns them).
+    """
+    if saving:
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=figsize)
+        return fig, fig.subplots(**grid)
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=figsize, **grid)
