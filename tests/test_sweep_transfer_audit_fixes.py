@@ -150,12 +150,14 @@ def test_runs_that_declare_different_ranges_are_refused():
         fit_sweep(runs)
 
 
-def test_a_reward_named_a_rate_that_leaves_0_1_is_refused():
-    """The name says accuracy ([0, 1]) but the values reach 25: a bound would miss the data."""
+def test_a_reward_named_a_rate_that_leaves_0_1_is_fitted_unbounded_and_says_why():
+    """The name says accuracy ([0, 1]) but the values reach 25 (a percent or summed reward): no
+    bound is taken from the name (it would miss the data), and the fit's note says why."""
     reward = 5 + 20 * (1 - np.exp(-np.arange(40) / 10))
-    with pytest.raises(InputError, match=r"a: reward range \[0.0, 1.0\] \(inferred from the "
-                                         r"reward's name 'accuracy'\)"):
-        fit_sweep([_line("a", reward, reward_key="accuracy")])
+    fit = fit_sweep([_line("a", reward, reward_key="accuracy")])
+    assert fit.layout.reward_range == (-np.inf, np.inf)
+    assert any("the reward's name 'accuracy' reads as a rate in [0, 1], but 40 of 40" in w
+               for w in fit.warnings)
 
 
 def _climb_args(target: str, *extra: str) -> list[str]:

@@ -73,9 +73,9 @@ def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
                        ) -> tuple[tuple[float, float] | None, str]:
     """Return the range the reward can reach and where it comes from.
 
-    Declared wins. Else [0, 1] when the reward's name says accuracy / pass rate / success, or
-    when every logged value lies in [0, 1] (a mean of binary rewards; stated as an assumption).
-    Otherwise unknown (a summed or shaped reward): None.
+    Declared wins. Else [0, 1] where every logged value lies in it: from the reward's name
+    (accuracy, pass rate, success), else as an assumption (a mean of binary rewards). Otherwise
+    unknown (a summed, shaped or percent reward, the name named where it says a rate): None.
     """
     if declared is not None:
         lo, hi = map(float, declared)
@@ -87,13 +87,17 @@ def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
                              f"{run.reward.size} logged rewards lie outside it (from "
                              f"{np.min(run.reward):.4g} to {np.max(run.reward):.4g})")
         return (lo, hi), "declared"
-    key = run.reward_key.lower()
-    if any(word in key for word in _BOUNDED_WORDS):
-        return (0.0, 1.0), f"inferred from the reward's name {run.reward_key!r}"
-    if np.all((run.reward >= 0) & (run.reward <= 1)):
-        return (0.0, 1.0), ("inferred: every logged reward lies in [0, 1] (a mean of binary "
-                            "rewards); declare --reward-range if the reward can leave it")
-    return None, "unknown: a reward outside [0, 1] (summed or shaped); declare --reward-range"
+    named, key = any(w in run.reward_key.lower() for w in _BOUNDED_WORDS), run.reward_key
+    outside = int(np.sum((run.reward < 0) | (run.reward > 1)))
+    if not outside:
+        return (0.0, 1.0), (f"inferred from the reward's name {key!r}" if named else "inferred: "
+                            "every logged reward lies in [0, 1] (a mean of binary rewards); "
+                            "declare --reward-range if the reward can leave it")
+    return None, ((f"unknown: the reward's name {key!r} reads as a rate in [0, 1], but "
+                   f"{outside} of {run.reward.size} logged values lie outside it (from "
+                   f"{np.min(run.reward):.4g} to {np.max(run.reward):.4g}: a summed, shaped or "
+                   "percent reward)" if named else "unknown: a reward outside [0, 1] (summed or "
+                   "shaped)") + "; declare --reward-range")
 
 
 def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
