@@ -8,6 +8,7 @@ with a warning, so a changed theory is never silently ignored.
 
 from __future__ import annotations
 
+import difflib
 import math
 import warnings
 from collections.abc import Callable
@@ -16,12 +17,25 @@ from typing import Any
 
 import numpy
 
+from grpodyn.ground import InputError
 from grpodyn.theory.sourcehash import theory_source_hash
 
 from . import _generated
 
 __all__ = ["compiled", "signature", "symbol_info", "registered_names", "generated_is_fresh",
-           "compile_derivation"]
+           "compile_derivation", "UnknownDerivation"]
+
+
+class UnknownDerivation(InputError, KeyError):
+    """No derivation has the name asked for; the message names the close ones and the known ones.
+
+    An :class:`~grpodyn.ground.InputError` (the API's error for a bad input) and a ``KeyError``
+    (a failed look-up by name), so that callers catching either one see it.
+    """
+
+    def __str__(self) -> str:
+        """Return the message as given (a ``KeyError`` would quote it)."""
+        return str(self.args[0]) if self.args else ""
 
 
 @cache
@@ -44,14 +58,29 @@ def compile_derivation(derivation: Any) -> Callable[..., Any]:
 def compiled(name: str) -> Callable[..., Any]:
     """Return the numpy function of the derivation ``name``.
 
+    Parameters
+    ----------
+    name : str
+        The derivation's name (:func:`registered_names`).
+
+    Returns
+    -------
+    callable
+        The vectorised numpy function, arguments in the derivation's order (:func:`signature`).
+
     Raises
     ------
-    KeyError
-        If no derivation has that name.
+    UnknownDerivation
+        If no derivation has that name (an ``InputError`` and a ``KeyError``); the message
+        suggests a close name where one exists and lists the known ones.
     """
+    known = registered_names()
+    if name not in known:
+        close = difflib.get_close_matches(str(name), known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UnknownDerivation(f"no compiled function {name!r}{hint}; known: "
+                                f"{', '.join(sorted(known))}")
     if generated_is_fresh():
-        if name not in _generated.SIGNATURES:
-            raise KeyError(f"no derivation named {name!r}")
         return getattr(_generated, name)
     warnings.warn("grpodyn: the theory changed since numerics/_generated.py was generated; "
                   "compiling with sympy (run python -m grpodyn.numerics.generate)", stacklevel=2)

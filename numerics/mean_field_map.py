@@ -33,6 +33,7 @@ from grpodyn.ground import (
     check_int,
     check_momentum,
     check_positive,
+    json_number,
     one_of_alias,
 )
 
@@ -281,11 +282,11 @@ class MeanFieldMap:
         if self.optimizer not in OPTIMIZERS:
             raise InputError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got "
                              f"{self.optimizer!r}")
-        check_positive("lr", self.lr)
-        check_positive("kappa", self.kappa)
-        check_momentum(self.momentum)
-        check_momentum(self.beta2, "beta2", largest=None)
-        check_positive("kl", self.kl, allow_zero=True)
+        check_positive("lr", self.lr, scalar=True)
+        check_positive("kappa", self.kappa, scalar=True)
+        check_momentum(self.momentum, scalar=True)
+        check_momentum(self.beta2, "beta2", largest=None, scalar=True)
+        check_positive("kl", self.kl, allow_zero=True, scalar=True)
         refresh = check_int("refresh", self.refresh, minimum=1)
         staleness = check_int("staleness", self.staleness, minimum=0)
         reuse = check_int("num_iterations", self.num_iterations, minimum=1)
@@ -429,7 +430,14 @@ class MeanFieldMap:
 
     @property
     def tau(self) -> float:
-        """Overdamped relaxation time c / k [steps] (docs/theory.md sections 3 and 9)."""
+        """Overdamped relaxation time c / k [steps] (docs/theory.md sections 3 and 9).
+
+        NaN where the map is unstable: its deviation grows, so no relaxation time describes it
+        (:attr:`PredictionResult.tau <grpodyn.numerics.predict.PredictionResult.tau>` is None
+        there, ``to_dict`` gives null).
+        """
+        if self.regime == "unstable":
+            return float("nan")
         if self.optimizer == "sgd":
             return float(compiled("relaxation_time")(self._beta, self.lr, self.kappa))
         return float(self.damping / self.stiffness)
@@ -468,7 +476,14 @@ class MeanFieldMap:
     # --- stability ---------------------------------------------------------------------------
     @property
     def stiffness_max(self) -> float:
-        """Largest stable stiffness with this lag structure [1/step^2]."""
+        """Largest stable stiffness with this map's lag [1/step^2]: ``stiffness_max_lag``.
+
+        With a refresh interval K or a staleness d it is the limit at that lag, below the
+        on-policy 2 (1 + beta) it equals without one.
+        :class:`~grpodyn.numerics.predict.PredictionResult` names the on-policy limit
+        ``stiffness_max`` and this one ``stiffness_max_lag``; ``to_dict`` gives it under both
+        names.
+        """
         if self.staleness:
             return float(stability.staleness_stiffness_max(self._beta, self.staleness))
         if self.refresh > 1:
@@ -567,7 +582,9 @@ class MeanFieldMap:
         TrajectoryBand
             A :class:`~grpodyn.numerics.trajectory_type.Trajectory` of the reward: steps, the
             mean as ``values`` (also ``mean``), the band (``lower`` = ``upper`` = the mean
-            without noise) and the regime of the map.
+            without noise) and the regime of the map; ``unstable`` where the path grows without
+            bound (an unstable map at a constant peak lr, without the finite-G factor, which
+            bounds the force).
         """
         r_star = one_of_alias("plateau", plateau, "r_star", r_star)
         if r_star is None:
@@ -588,17 +605,31 @@ class MeanFieldMap:
             half = (1 - level) / 2
             lower = mean + np.quantile(sim.e, half, axis=0)
             upper = mean + np.quantile(sim.e, 1 - half, axis=0)
+        regime = self.regime
+        grows = regime == "unstable" and self.schedule == "constant" and not self.finite_group
         return TrajectoryBand.build(steps=np.arange(steps + 1), values=mean, lower=lower,
-                                    upper=upper, level=float(level), regime=self.regime)
+                                    upper=upper, level=float(level), regime=regime,
+                                    unstable=grows)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the constants, regime and limits as plain numbers (JSON-ready)."""
+        """Return the constants, regime and limits as plain numbers (JSON-ready).
+
+        Returns
+        -------
+        dict of str to Any
+            ``stiffness_max`` and ``stiffness_max_lag`` are both the limit with this map's lag
+            (:attr:`stiffness_max`; the second name as in ``grpodyn predict``, whose
+            ``stiffness_max`` is the on-policy limit); ``tau`` is null where the map is
+            unstable.
+        """
+        stiffness_max = self.stiffness_max
         return {"optimizer": self.optimizer, "lr": float(self.lr), "stiffness": self.stiffness,
                 "effective_step": self.effective_step, "mass": self.mass,
                 "damping": self.damping, "effective_damping": self.effective_damping,
-                "zeta": self.zeta, "omega0": self.omega0, "tau": self.tau,
+                "zeta": self.zeta, "omega0": self.omega0, "tau": json_number(self.tau),
                 "regime": self.regime, "spectral_radius": self.spectral_radius,
-                "stiffness_max": self.stiffness_max, "lr_max": self.lr_max,
+                "stiffness_max": stiffness_max, "stiffness_max_lag": stiffness_max,
+                "lr_max": self.lr_max,
                 "stability_margin": self.stability_margin, "finite_group": self.finite_group,
                 "noise_drag": self.noise_drag, "plateau_shift": self.plateau_shift,
                 "assumptions": list(self.assumptions)}

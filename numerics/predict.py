@@ -8,6 +8,7 @@ predicted mean trajectory.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +29,20 @@ from .compiled import compiled
 from .mean_field_map import MeanFieldMap
 from .trajectory_type import Trajectory
 
-__all__ = ["PredictionResult", "predict"]
+__all__ = ["LIMIT_STATUSES", "PredictionResult", "predict"]
 
 
 #: The constants :class:`PredictionResult` reads from its map, in the CLI's JSON order.
 _MAP_CONSTANTS = ("mass", "damping", "stiffness", "zeta", "omega0", "tau", "decay_time",
                   "regime")
+#: What a lag limit (``refresh_max``, ``staleness_max``) is: ``determined`` (the exact largest
+#: stable lag), ``beyond_cap`` (stable at every lag up to the search cap: a small stiffness) or
+#: ``unstable`` (the map is unstable without a lag, so no lag is stable).
+LIMIT_STATUSES = ("determined", "beyond_cap", "unstable")
+#: Below this distance of the on-policy slow pole from 1 the poles of a lagged map are not
+#: resolved in floating point (round-off 1e-16 / u relative), while the lag moves that pole by a
+#: relative O(lag u) <= 1e-6 (lags up to 10^4): the on-policy pole gives the decay time there.
+_UNRESOLVED_POLE = 1e-10
 
 
 @dataclass(frozen=True)
@@ -54,13 +63,19 @@ class PredictionResult:
         Largest stable on-policy stiffness 2 (1 + beta) [1/step^2]; ``stiffness_max_lag`` is
         the limit with the run's refresh interval or staleness.
     refresh_max, staleness_max : int or None
-        Largest stable refresh interval K and staleness d at this stiffness (None: none).
+        Largest stable refresh interval K and staleness d at this stiffness, None where no
+        value was determined (the status says why).
     stationary_variance, noise_temperature : float or None
         With a noise: Var(e) [reward^2] and k Var(e).
     degenerate_group_probability : dict of str to float or None
         With a group size: p^G + (1-p)^G at the start and at the plateau.
     path : Trajectory or None
         With r0, plateau and steps: the predicted mean reward path.
+    refresh_max_status, staleness_max_status : str
+        One of :data:`LIMIT_STATUSES`: the limit is ``determined``, lies ``beyond_cap`` (every
+        lag up to :data:`~grpodyn.numerics.stability.REFRESH_SEARCH_CAP` or
+        :data:`~grpodyn.numerics.stability.STALENESS_SEARCH_CAP` is stable), or does not exist
+        because the map is ``unstable`` at once.
     """
 
     system: MeanFieldMap
@@ -73,13 +88,18 @@ class PredictionResult:
     noise_temperature: float | None = None
     degenerate_group_probability: dict[str, float] | None = None
     path: Trajectory | None = None
+    refresh_max_status: str = "determined"
+    staleness_max_status: str = "determined"
 
     def __repr__(self) -> str:
         """Return one line: the regime, the relaxation time, the limits and the map."""
         tau = "None" if self.tau is None else f"{self.tau:.4g}"
+        refresh = self.refresh_max if self.refresh_max is not None else self.refresh_max_status
+        stale = self.staleness_max if self.staleness_max is not None \
+            else self.staleness_max_status
         return (f"PredictionResult(regime={self.regime!r}, tau={tau}, zeta={self.zeta:.4g}, "
-                f"stiffness_max={self.stiffness_max:.4g}, refresh_max={self.refresh_max}, "
-                f"staleness_max={self.staleness_max}, system={self.system!r})")
+                f"stiffness_max={self.stiffness_max:.4g}, refresh_max={refresh}, "
+                f"staleness_max={stale}, system={self.system!r})")
 
     @property
     def mass(self) -> float:
@@ -116,17 +136,31 @@ class PredictionResult:
 
     @property
     def decay_time(self) -> float | None:
-        """Decay time of the exact map's slowest pole, -1 / ln max|z| [steps]; None if unstable.
+        """Decay time of the exact map's slowest pole, -1 / ln max|z| [steps], or None.
+
+        None where the map is unstable, or where a lagged map's slowest pole rounds onto the
+        unit circle at the edge of stability.
 
         The deviation's envelope shrinks by e in this many steps in every regime. ``tau`` is
         the overdamped c / k, which it approaches where k << c^2; near and past critical
         damping the poles' radius is sqrt(beta) whatever k, so the envelope decays no faster
-        than -1 / ln sqrt(beta) (19.0 steps at beta = 0.9) while c / k keeps falling.
+        than -1 / ln sqrt(beta) (19.0 steps at beta = 0.9) while c / k keeps falling. It is 0
+        where every pole is at the origin (beta = 0 with k = 1, or with K k = 1 for a refresh
+        interval K): the deviation vanishes after one step (one cycle), faster than any
+        exponential. On-policy it comes from the closed form of the
+        slow pole 1 - u, resolved at any k; a lagged map whose on-policy u is below 1e-10 takes
+        that value too, its own poles being rounded onto the unit circle there.
         """
         if self.regime == "unstable":
             return None
+        beta, k = float(self.system.momentum), self.stiffness
+        on_policy = self.system.refresh == 1 and not self.system.staleness
+        if on_policy or _slow_pole_distance(beta, k) < _UNRESOLVED_POLE:
+            return _on_policy_decay_time(beta, k)
         radius = self.system.spectral_radius
-        return None if radius >= 1.0 else float(-1.0 / np.log(radius))
+        if radius >= 1.0:
+            return None
+        return 0.0 if radius == 0 else -1.0 / math.log(radius)
 
     @property
     def regime(self) -> str:
@@ -163,8 +197,36 @@ class PredictionResult:
 
     @property
     def trajectory_diverged(self) -> bool | None:
-        """Whether the predicted path left every finite bound, or None without a path."""
-        return None if self.path is None else self.path.diverged
+        """Whether the predicted path grows without bound, or None without a path.
+
+        True when the map is unstable (a pole outside the unit circle: the steps shown are the
+        start of a divergence, ``path.unstable``) or a value already overflowed
+        (``path.diverged``).
+        """
+        return None if self.path is None else bool(self.path.unstable or self.path.diverged)
+
+    def limit_reason(self, name: str) -> str | None:
+        """Say why the lag limit ``name`` has no value, or None where it was determined.
+
+        Parameters
+        ----------
+        name : {"refresh_max", "staleness_max"}
+            The lag limit.
+
+        Returns
+        -------
+        str or None
+            The reason, naming the search cap for ``beyond_cap``.
+        """
+        status = getattr(self, f"{name}_status")
+        if status == "unstable":
+            return "the map is unstable on-policy, k >= 2 (1 + beta): no lag is stable"
+        if status == "beyond_cap":
+            lag, cap = (("refresh interval K", stability.REFRESH_SEARCH_CAP)
+                        if name == "refresh_max" else
+                        ("staleness d", stability.STALENESS_SEARCH_CAP))
+            return f"stable at every {lag} up to the search cap {cap:,}"
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         """Return a plain dict; the map's constants always, other entries only when not None.
@@ -175,20 +237,53 @@ class PredictionResult:
             The CLI's JSON keys (``grpodyn predict --json``); ``tau`` and ``decay_time`` are
             null where the map is unstable. ``stiffness_max`` is the on-policy limit,
             ``stiffness_max_lag`` the limit with the run's lag, which ``lag`` names.
+            ``refresh_max`` and ``staleness_max`` are always present: an integer, or null with
+            ``refresh_max_status`` / ``staleness_max_status`` (:data:`LIMIT_STATUSES`) and a
+            ``refresh_max_reason`` / ``staleness_max_reason`` saying why (the search cap, or
+            an unstable map). ``trajectory_diverged`` is true where the path grows without
+            bound (:attr:`trajectory_diverged`).
         """
         out: dict[str, Any] = {name: getattr(self, name) for name in _MAP_CONSTANTS}
         out.update(critical_stiffness=self.critical_stiffness,
                    critical_stiffness_discrete=self.critical_stiffness_discrete,
                    stiffness_max=self.stiffness_max, stiffness_max_lag=self.stiffness_max_lag,
-                   lag=self.lag, refresh_max=self.refresh_max,
-                   staleness_max=self.staleness_max, effective_damping=self.effective_damping)
+                   lag=self.lag)
+        for name in ("refresh_max", "staleness_max"):
+            out[name] = getattr(self, name)
+            out[f"{name}_status"] = getattr(self, f"{name}_status")
+            out[f"{name}_reason"] = self.limit_reason(name)
+        out["effective_damping"] = self.effective_damping
         extras = {"stationary_variance": self.stationary_variance,
                   "noise_temperature": self.noise_temperature,
                   "degenerate_group_probability": self.degenerate_group_probability,
                   "trajectory": self.trajectory, "trajectory_diverged": self.trajectory_diverged}
         out.update(extras)
-        return {key: value for key, value in out.items()
-                if value is not None or key in _MAP_CONSTANTS}
+        kept = (*_MAP_CONSTANTS, "refresh_max", "staleness_max")
+        return {key: value for key, value in out.items() if value is not None or key in kept}
+
+
+def _slow_pole_distance(beta: float, k: float) -> float:
+    """Return u of the on-policy pole 1 - u nearest 1 (real roots), or 1 - sqrt(beta)."""
+    s = 1.0 - beta + k
+    disc = s * s - 4.0 * k
+    return 2.0 * k / (s + math.sqrt(disc)) if disc >= 0 else 1.0 - math.sqrt(beta)
+
+
+def _on_policy_decay_time(beta: float, k: float) -> float:
+    """Return -1 / ln max|z| [steps] of the stable on-policy map, resolved at any k > 0.
+
+    The roots of z^2 - (1 + beta - k) z + beta written as z = 1 - u, u^2 - (1 - beta + k) u
+    + k = 0: the slow pole's u in the cancellation-free form 2 k / (s + sqrt(s^2 - 4 k)).
+    """
+    s = 1.0 - beta + k
+    disc = s * s - 4.0 * k
+    if disc < 0:  # a complex pair of modulus sqrt(beta)
+        return -2.0 / math.log(beta)
+    small = 2.0 * k / (s + math.sqrt(disc))
+    other = abs(1.0 - (s + math.sqrt(disc)) / 2.0)  # modulus of the other real pole
+    if other > 1.0 - small:  # the flip: the negative pole dominates
+        return -1.0 / math.log(other)
+    return 0.0 if small >= 1.0 else -1.0 / math.log1p(-small)
 
 
 def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, staleness: int = 0,
@@ -232,9 +327,9 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         On an invalid or missing input, naming it.
     """
     r_star = one_of_alias("plateau", plateau, "r_star", r_star)
-    eta = float(check_positive("lr", lr))
-    beta = float(check_momentum(momentum))
-    kappa = float(check_positive("kappa", kappa))
+    eta = float(check_positive("lr", lr, scalar=True))
+    beta = float(check_momentum(momentum, scalar=True))
+    kappa = float(check_positive("kappa", kappa, scalar=True))
     # a subnormal stiffness has lost its digits, and the relaxation time c / k overflows
     if not np.finfo(float).tiny <= eta * kappa < np.inf:
         raise InputError(f"lr {eta:g} times kappa {kappa:g} gives the stiffness {eta * kappa:.3g}, "
@@ -249,7 +344,7 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
     k = system.stiffness
     extras: dict[str, Any] = {}
     if noise is not None:
-        s2 = float(check_positive("noise", noise, allow_zero=True))
+        s2 = float(check_positive("noise", noise, allow_zero=True, scalar=True))
         variance = system.stationary_variance(s2)
         extras["stationary_variance"] = json_number(variance)
         extras["noise_temperature"] = json_number(k * variance)
@@ -260,7 +355,7 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
             raise InputError("group_size needs r0 and plateau (success rates in [0, 1])")
         probs = {}
         for name, value in levels.items():
-            p = float(check_finite(name, value))
+            p = float(check_finite(name, value, scalar=True))
             if not 0 <= p <= 1:
                 raise InputError(f"{'r0' if name == 'start' else 'plateau'} must lie in [0, 1] "
                                  f"for the degenerate-group probability, got {value!r}")
@@ -274,15 +369,23 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         if r0 is None or r_star is None:
             raise InputError("a trajectory needs all of r0, plateau and steps")
         n = check_int("steps", steps, minimum=1)
-        start, plateau = float(check_finite("r0", r0)), float(check_finite("plateau", r_star))
+        start = float(check_finite("r0", r0, scalar=True))
+        plateau = float(check_finite("plateau", r_star, scalar=True))
         values = plateau + system.displacement(n, e0=start - plateau)[0]
-        extras["path"] = Trajectory(steps=np.arange(n + 1), values=values, regime=system.regime)
+        extras["path"] = Trajectory(steps=np.arange(n + 1), values=values, regime=system.regime,
+                                    unstable=system.regime == "unstable")
+    for name, limit in (("refresh_max", stability.refresh_max),
+                        ("staleness_max", stability.staleness_max)):
+        try:
+            extras[name] = limit(momentum=beta, stiffness=k)
+        except stability.BeyondCap:
+            extras[name], extras[f"{name}_status"] = None, "beyond_cap"
+        else:
+            extras[f"{name}_status"] = "unstable" if extras[name] is None else "determined"
     return PredictionResult(
         system=system,
         critical_stiffness=float(compiled("critical_stiffness")(beta)),
         critical_stiffness_discrete=float(compiled("critical_stiffness_discrete")(beta)),
         stiffness_max=float(compiled("stiffness_max")(beta)),
-        refresh_max=stability.refresh_max(momentum=beta, stiffness=k),
-        staleness_max=stability.staleness_max(momentum=beta, stiffness=k),
         **extras,
     )

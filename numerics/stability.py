@@ -18,7 +18,8 @@ from grpodyn.ground import InputError, check_int, check_momentum, check_positive
 
 from .compiled import compiled
 
-__all__ = ["REGIMES", "STALENESS_MAX", "REFRESH_MAX", "regime", "schur_stable",
+__all__ = ["REGIMES", "STALENESS_MAX", "REFRESH_MAX", "STALENESS_SEARCH_CAP",
+           "REFRESH_SEARCH_CAP", "BeyondCap", "regime", "schur_stable",
            "staleness_stable", "staleness_stiffness_max", "staleness_max", "refresh_stable",
            "refresh_max", "first_unstable_refresh",
            "stability_map", "regime_map", "refresh_threshold_comparison",
@@ -35,6 +36,31 @@ STALENESS_MAX = 200
 #: it is so small that the largest stable staleness there exceeds the cap of
 #: :func:`staleness_max`, and a policy held for 10,000 steps is no GRPO run.
 REFRESH_MAX = 10_000
+#: The largest staleness :func:`staleness_max` searches: a map stable beyond it has a relaxation
+#: time of order 10^5 steps, longer than any run, so its exact lag limit has no use.
+STALENESS_SEARCH_CAP = 100_000
+#: The largest refresh interval :func:`first_unstable_refresh` searches, for the same reason.
+REFRESH_SEARCH_CAP = 10_000_000
+
+
+class BeyondCap(InputError):
+    """The map stays stable at every lag up to the search cap: the lag limit lies beyond it.
+
+    Distinct from a limit of None (the map is unstable at once, without a lag): a small
+    stiffness is a valid input whose lag limit is merely too large to search. An
+    :class:`~grpodyn.ground.InputError` for the callers that treat any refusal alike.
+
+    Parameters
+    ----------
+    message : str
+        What stays stable, and up to which cap.
+    cap : int
+        The largest lag searched.
+    """
+
+    def __init__(self, message: str, cap: int) -> None:
+        super().__init__(message)
+        self.cap = cap
 
 
 def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: int = 0) -> str:
@@ -60,19 +86,21 @@ def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: in
     str
         One of :data:`REGIMES`.
     """
-    beta = float(check_momentum(momentum))
-    k = float(check_positive("stiffness", stiffness))
+    beta = float(check_momentum(momentum, scalar=True))
+    k = float(check_positive("stiffness", stiffness, scalar=True))
     if refresh > 1 or staleness > 0:
         if refresh > 1:
-            if not refresh_stable(beta, k, refresh):
+            # below (1 - beta) / k every K is stable (first_unstable_refresh), where the Jury
+            # conditions, differences of terms near 1, round to unstable at a tiny k
+            if refresh >= (1.0 - beta) / k and not refresh_stable(beta, k, refresh):
                 return "unstable"
             matrix = np.array([[compiled(f"monodromy_{i}{j}")(beta, k, refresh) for j in (1, 2)]
                                for i in (1, 2)], dtype=float)
             roots = np.linalg.eigvals(matrix)
         else:
-            roots = np.roots(_staleness_coefficients(beta, k, staleness))
-            if np.max(np.abs(roots)) >= 1:
+            if not _below_staleness_limit(beta, k, staleness):
                 return "unstable"
+            roots = np.roots(_staleness_coefficients(beta, k, staleness))
         dominant = roots[np.argmax(np.abs(roots))]
         if abs(dominant.imag) > 1e-12 * max(abs(dominant), 1e-300):
             return "oscillatory"
@@ -176,7 +204,8 @@ def staleness_stiffness_max(momentum: float, staleness: int) -> float:
     return float(brentq(margin, lo, hi, xtol=1e-15, rtol=1e-13))
 
 
-def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> int | None:
+def staleness_max(*, momentum: float, stiffness: float,
+                  cap: int = STALENESS_SEARCH_CAP) -> int | None:
     """Return the largest stable fixed staleness d (docs/theory.md section 5).
 
     The characteristic polynomial factors as z^(d-1) (z - 1)(z - beta) + k, so a root on the
@@ -185,7 +214,9 @@ def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> i
     (0, pi)), and the phase condition (d - 1) theta + arg(exp(i theta) - 1)
     + arg(exp(i theta) - beta) = pi, which gives the crossing lag d0 in O(1): the map is stable
     for d < d0 (the continuum delay equation's k d < pi/2, made exact). A lag within round-off
-    of d0 is decided by the Schur-Cohn test, once. Cost independent of d (was O(d^2 log d)).
+    of d0 is decided by the Schur-Cohn test, once. The crossing decides a lag beyond ``cap``
+    before any polynomial test, whose coefficients round the root 1 - k / (1 - beta) onto the
+    unit circle at a tiny k.
 
     Parameters
     ----------
@@ -199,28 +230,43 @@ def staleness_max(*, momentum: float, stiffness: float, cap: int = 100_000) -> i
     Returns
     -------
     int or None
-        The largest stable d (0: only on-policy is stable), None when not even on-policy is.
+        The largest stable d (0: only on-policy is stable), None when not even on-policy is
+        (k >= 2 (1 + beta)). ``grpodyn predict --json`` gives it as ``staleness_max`` with
+        ``staleness_max_status`` ``determined``, or null with ``unstable``.
 
     Raises
     ------
-    InputError
-        When the map stays stable beyond ``cap``.
+    BeyondCap
+        When the map stays stable at every d up to ``cap`` (an ``InputError``); ``grpodyn
+        predict --json`` gives ``staleness_max`` null with ``staleness_max_status``
+        ``beyond_cap`` and a ``staleness_max_reason`` naming the cap.
     """
-    beta = float(check_momentum(momentum))
-    k = float(check_positive("stiffness", stiffness))
+    beta = float(check_momentum(momentum, scalar=True))
+    k = float(check_positive("stiffness", stiffness, scalar=True))
     if not staleness_stable(beta, k, 0):
         return None
+    d0 = _staleness_crossing(beta, k)
+    if math.ceil(d0) - 1 > cap:
+        raise BeyondCap(f"staleness stays stable beyond the cap d = {cap}", cap)
     if not staleness_stable(beta, k, 1):
         return 0
-    d0 = _staleness_crossing(beta, k)
     first_unstable = math.ceil(d0)
     nearest = round(d0)
     if abs(d0 - nearest) <= 1e-9 * max(d0, 1.0) and nearest <= cap:
         # a tie with the boundary: the exact test on that lag (marginal counts as unstable)
         first_unstable = nearest if not staleness_stable(beta, k, nearest) else nearest + 1
     if first_unstable - 1 > cap:
-        raise InputError(f"staleness stays stable beyond the cap d = {cap}")
+        raise BeyondCap(f"staleness stays stable beyond the cap d = {cap}", cap)
     return max(first_unstable - 1, 0)
+
+
+def _below_staleness_limit(beta: float, k: float, d: int) -> bool:
+    """Return whether the map with staleness d is stable, decided by :func:`staleness_max`."""
+    try:
+        limit = staleness_max(momentum=beta, stiffness=k, cap=max(d, 1))
+    except BeyondCap:
+        return True
+    return limit is not None and d <= limit
 
 
 def _staleness_crossing(beta: float, k: float) -> float:
@@ -252,12 +298,16 @@ def refresh_stable(momentum: float | np.ndarray, stiffness: float | np.ndarray,
     return np.asarray(condition(momentum, stiffness, refresh), dtype=bool)
 
 
-def first_unstable_refresh(*, momentum: float, stiffness: float, cap: int = 10_000_000
-                           ) -> int | None:
+def first_unstable_refresh(*, momentum: float, stiffness: float,
+                           cap: int = REFRESH_SEARCH_CAP) -> int | None:
     """Return the smallest unstable refresh interval K (docs/theory.md section 5).
 
     Marginal intervals (cycle spectral radius 1 up to round-off, e.g. beta = 0, K k = 2) count
-    as unstable.
+    as unstable. Every K below (1 - beta) / k is stable: over one cycle the held force moves e
+    by -k S_K e_ref with S_K <= K / (1 - beta), and for K k < 1 - beta both Jury bounds,
+    |det M_K| < 1 and tr M_K > -1 - det M_K, hold (the third holds for every k > 0). The search
+    starts there, and a bound beyond ``cap`` answers without one: at a tiny k the compiled Jury
+    conditions, differences of terms near 1, round to unstable.
 
     Parameters
     ----------
@@ -275,19 +325,22 @@ def first_unstable_refresh(*, momentum: float, stiffness: float, cap: int = 10_0
 
     Raises
     ------
-    InputError
-        When every K up to ``cap`` is stable.
+    BeyondCap
+        When every K up to ``cap`` is stable (an ``InputError``).
     """
-    beta = float(check_momentum(momentum))
-    k = float(check_positive("stiffness", stiffness))
-    if not refresh_stable(beta, k, 1):
+    beta = float(check_momentum(momentum, scalar=True))
+    k = float(check_positive("stiffness", stiffness, scalar=True))
+    bound = (1.0 - beta) / k
+    if bound > cap:
+        raise BeyondCap(f"refresh interval stays stable beyond the cap K = {cap}", cap)
+    if bound <= 1 and not refresh_stable(beta, k, 1):
         return None
-    # a window that grows fourfold from 16 up to the cap: the first unstable K can lie far
-    # below the 4 / k of a small stiffness (about 10 / (1 - beta) at critical damping)
-    upper = 16
-    while upper < 4 * cap:
-        ks = np.arange(1, min(upper, cap) + 1)
-        unstable = ~refresh_stable(beta, k, ks)
+    # windows that grow fourfold from the bound up to the cap: the first unstable K can lie
+    # far below the 4 / k of a small stiffness (about 10 / (1 - beta) at critical damping)
+    low, width = max(int(bound), 1), 16
+    while low <= cap:
+        ks = np.arange(low, min(low + width, cap + 1))
+        unstable = ~refresh_stable(beta, k, ks) & (ks >= bound)
         if unstable.any():
             first = int(ks[np.argmax(unstable)])
             # A tie with the boundary is decided by round-off in the strict Jury conditions;
@@ -297,11 +350,12 @@ def first_unstable_refresh(*, momentum: float, stiffness: float, cap: int = 10_0
                     refresh=first - 1) >= 1 - _MARGINAL_TOLERANCE:
                 return first - 1
             return first
-        upper *= 4
-    raise InputError(f"refresh interval stays stable beyond the cap K = {cap}")
+        low, width = low + width, width * 4
+    raise BeyondCap(f"refresh interval stays stable beyond the cap K = {cap}", cap)
 
 
-def refresh_max(*, momentum: float, stiffness: float) -> int | None:
+def refresh_max(*, momentum: float, stiffness: float,
+                cap: int = REFRESH_SEARCH_CAP) -> int | None:
     """Return the largest refresh interval K before the first unstable one.
 
     Parameters
@@ -310,13 +364,24 @@ def refresh_max(*, momentum: float, stiffness: float) -> int | None:
         Momentum beta in [0, 1).
     stiffness : float
         Stiffness k [1/step^2], > 0.
+    cap : int
+        Largest interval searched (:func:`first_unstable_refresh`).
 
     Returns
     -------
     int or None
-        The largest stable K, None when K = 1 is unstable.
+        The largest stable K, None when K = 1 is unstable (k >= 2 (1 + beta)). ``grpodyn
+        predict --json`` gives it as ``refresh_max`` with ``refresh_max_status``
+        ``determined``, or null with ``unstable``.
+
+    Raises
+    ------
+    BeyondCap
+        When every K up to ``cap`` is stable (an ``InputError``); ``grpodyn predict --json``
+        gives ``refresh_max`` null with ``refresh_max_status`` ``beyond_cap`` and a
+        ``refresh_max_reason`` naming the cap.
     """
-    first = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
+    first = first_unstable_refresh(momentum=momentum, stiffness=stiffness, cap=cap)
     return None if first is None else first - 1
 
 

@@ -24,7 +24,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             description="Predict the dynamics of a run from its hyperparameters "
                             "(heavy-ball SGD: stiffness k = lr * kappa).")
     p.add_argument("--lr", type=finite_float, required=True, help="learning rate eta")
-    p.add_argument("--momentum", type=finite_float, required=True, help="momentum beta in [0,1)")
+    p.add_argument("--momentum", type=finite_float, required=True,
+                   help="momentum beta in [0, 0.999]")
     p.add_argument("--kappa", type=finite_float, required=True, help="curvature scale kappa > 0")
     add_lag(p)
     p.add_argument("--group-size", type=integer,
@@ -84,9 +85,11 @@ def print_human(result: dict[str, Any]) -> None:
 
     ``stiffness_max`` is labelled on-policy and, with a refresh interval or a staleness, the
     limit at that lag follows it, so that the on-policy limit is not read as the run's.
-    ``tau`` is the overdamped c / k; past critical damping the poles' radius stays sqrt(beta)
-    whatever k, so the envelope decays in ``decay_time`` (the slowest pole), which stops falling
-    with k while c / k keeps falling.
+    A lag limit without a value says why on its line: beyond the search cap (a small
+    stiffness), or none (an unstable map). ``tau`` is the overdamped c / k; past critical
+    damping the poles' radius stays sqrt(beta) whatever k, so the envelope decays in
+    ``decay_time`` (the slowest pole), which stops falling with k while c / k keeps falling.
+    A path of an unstable map is said to grow without bound, however few steps it shows.
     """
     shown = dict(result)
     lag = shown.pop("lag")
@@ -95,9 +98,17 @@ def print_human(result: dict[str, Any]) -> None:
         del shown["stiffness_max_lag"]
     else:
         shown["stiffness_max_lag"] = f"{result['stiffness_max_lag']:.6g} ({lag})"
+    for name in ("refresh_max", "staleness_max"):
+        status, reason = shown.pop(f"{name}_status", None), shown.pop(f"{name}_reason", None)
+        if reason is not None:
+            shown[name] = f"{'beyond the cap' if status == 'beyond_cap' else 'none'} ({reason})"
     print_plain(shown)
-    if result.get("regime") not in (None, "overdamped", "unstable") \
-            and result.get("decay_time") is not None:
+    decay = result.get("decay_time")
+    if result.get("regime") not in (None, "overdamped", "unstable") and decay is not None:
         print(f"note: tau = c / k is the overdamped reading; in the {result['regime']} regime "
-              f"the deviation's envelope decays in decay_time = {result['decay_time']:.4g} "
-              "steps (the exact map's slowest pole)")
+              + (f"the deviation's envelope decays in decay_time = {decay:.4g} steps (the "
+                 "exact map's slowest pole)" if decay > 0 else
+                 "the deviation vanishes after one step (every pole at 0: decay_time = 0)"))
+    if result.get("trajectory_diverged"):
+        print(f"note: the trajectory grows without bound ({len(result['trajectory']) - 1} "
+              "steps shown)")

@@ -23,15 +23,21 @@ class TooFewPoints(InputError):
     """
 
 
-def check_finite(name: str, value: Any) -> np.ndarray:
-    """Return ``value`` as a float array after checking that every element is finite.
+def check_finite(name: str, value: Any, *, scalar: bool = False) -> np.ndarray:
+    """Return ``value`` as a float array after checking that every element is a finite number.
+
+    Text, booleans and None are refused rather than converted: ``"0.01"`` or ``True`` in place
+    of a number is a mistake of the caller, which numpy would otherwise turn into 0.01 or 1.0.
 
     Parameters
     ----------
     name : str
         The input's name, used in the error message.
     value : Any
-        A number or an array-like of numbers.
+        A number or an array-like of numbers (Python or numpy).
+    scalar : bool
+        Accept a single number only: a quantity that is one number (a learning rate), which an
+        array would reach later as a TypeError far from the input.
 
     Returns
     -------
@@ -41,12 +47,23 @@ def check_finite(name: str, value: Any) -> np.ndarray:
     Raises
     ------
     InputError
-        When ``value`` is not numeric or holds a NaN or an infinity.
+        When ``value`` is not numeric, is an array where a number is needed, or holds a NaN or
+        an infinity.
     """
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+        got = "None" if value is None else f"a {type(value).__name__} ({value!r})"
+        raise InputError(f"{name} must be a number, got {got}")
     try:
-        array = np.asarray(value, dtype=float)
+        raw = np.asarray(value)
+        if raw.dtype.kind in "USVb" or (raw.dtype.kind == "O" and any(
+                isinstance(v, (str, bytes, bool)) or v is None for v in raw.flat)):
+            raise TypeError(raw.dtype)
+        array = raw.astype(float, copy=False)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a number, got {value!r}") from None
+    if scalar and array.ndim:
+        raise InputError(f"{name} must be a number, got an array of {array.size} value"
+                         f"{'' if array.size == 1 else 's'}")
     # min and max reduce without temporaries; a NaN or an infinity shows in one of them
     if array.size and not (np.isfinite(array.min()) and np.isfinite(array.max())):
         raise InputError(f"{name} must be finite, got {value!r}")
@@ -64,7 +81,7 @@ MOMENTUM_MAX = 0.999
 
 
 def check_momentum(value: Any, name: str = "momentum", *,
-                   largest: float | None = MOMENTUM_MAX) -> np.ndarray:
+                   largest: float | None = MOMENTUM_MAX, scalar: bool = False) -> np.ndarray:
     """Return the momentum beta as a float array after checking it lies in [0, ``largest``].
 
     Parameters
@@ -77,6 +94,8 @@ def check_momentum(value: Any, name: str = "momentum", *,
         The largest accepted value: :data:`MOMENTUM_MAX`, beyond which the stability formulas'
         expansion of (1 - beta)^2 as 1 - 2 beta + beta^2 rounds away the margins they decide
         on; None accepts any value below 1 (Adam's beta2, which enters none of them).
+    scalar : bool
+        Accept a single number only (:func:`check_finite`).
 
     Returns
     -------
@@ -86,9 +105,10 @@ def check_momentum(value: Any, name: str = "momentum", *,
     Raises
     ------
     InputError
-        When a value is not finite, lies outside [0, 1), or is above ``largest``.
+        When ``value`` is not a number (or, with ``scalar``, is an array), is not finite, lies
+        outside [0, 1), or is above ``largest``.
     """
-    array = check_finite(name, value)
+    array = check_finite(name, value, scalar=scalar)
     if np.any((array < 0) | (array >= 1)):
         raise InputError(f"{name} must lie in [0, 1), got {value!r}")
     if largest is not None and np.any(array > largest):
@@ -97,7 +117,8 @@ def check_momentum(value: Any, name: str = "momentum", *,
     return array
 
 
-def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> np.ndarray:
+def check_positive(name: str, value: Any, *, allow_zero: bool = False,
+                   scalar: bool = False) -> np.ndarray:
     """Return a finite positive (or, with ``allow_zero``, non-negative) quantity as floats.
 
     Parameters
@@ -108,6 +129,8 @@ def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> np.nda
         A number or an array-like of numbers.
     allow_zero : bool
         Accept zero as well.
+    scalar : bool
+        Accept a single number only (:func:`check_finite`).
 
     Returns
     -------
@@ -117,9 +140,10 @@ def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> np.nda
     Raises
     ------
     InputError
-        When a value is not finite, negative, or zero without ``allow_zero``.
+        When ``value`` is not a number (or, with ``scalar``, is an array), or a value is not
+        finite, negative, or zero without ``allow_zero``.
     """
-    array = check_finite(name, value)
+    array = check_finite(name, value, scalar=scalar)
     lowest = array.min() if array.size else 1.0
     if lowest < 0 or (lowest == 0 and not allow_zero):
         kind = "non-negative" if allow_zero else "positive"
