@@ -52,8 +52,9 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
     ],
     "03_stability_and_refresh.ipynb": [
         ("md", "# Stability and the refresh threshold\n\nExact discrete regimes (Jury "
-               "conditions) and the largest stable refresh interval K, against the continuum "
-               "estimate and the reference paper's bound."),
+               "conditions) and the first unstable refresh interval K (one past the largest "
+               "stable K, `refresh_max` of `predict`), against the continuum estimate and the "
+               "reference paper's bound."),
         ("code", "import numpy as np\nfrom grpodyn.numerics.stability import regime_map, "
                  "REGIMES, refresh_threshold_comparison\nbeta = np.linspace(0, 0.99, 200)[:, "
                  "None]\nk = np.geomspace(1e-4, 4, 300)[None, :]\ncodes = regime_map(beta, k)"

@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '721cbc49e42fb7bd7f586260c600b314'
+THEORY_HASH = 'dea89bb97be7bf795a31bc8e0c605aa2'
 
 
 SIGNATURES = {
@@ -372,7 +372,7 @@ def damping_ratio(beta, k):
 
 
 def trajectory(t, e0, v0, zeta, omega0):
-    """Closed-form e(t) for e(0)=e0, e'(0)=v0, unified through critical damping.
+    """Closed-form e(t) for e(0)=e0, e'(0)=v0 in the overdamped real form (zeta > 1); grpodyn.trajectory is the unified form for every regime.
 
     docs/theory.md section 2. Continuum limit. Generated from the derivation ``trajectory``.
 

@@ -82,11 +82,17 @@ def _general_solution() -> tuple[sp.Expr, sp.Symbol, tuple[Step, ...]]:
 
 @derivation
 def derive_trajectory() -> Derivation:
-    """Unified closed form e(t), real in every regime."""
+    """Derive e(t) with s = omega0 sqrt(zeta^2 - 1): a real evaluation for zeta > 1.
+
+    The same expression is the unified form of every regime in complex arithmetic; its real
+    evaluation (the compiled and exported function) holds for zeta > 1 only, and
+    ``grpodyn.trajectory`` evaluates the unified form in every regime.
+    """
     unified, s, steps = _general_solution()
     expr = unified.subs(s, sym.omega0 * sp.sqrt(sym.zeta**2 - 1))
     return Derivation("trajectory", expr, (sym.t, sym.e0, sym.v0, sym.zeta, sym.omega0),
-                      "Closed-form e(t) for e(0)=e0, e'(0)=v0, unified through critical damping.",
+                      "Closed-form e(t) for e(0)=e0, e'(0)=v0 in the overdamped real form "
+                      "(zeta > 1); grpodyn.trajectory is the unified form for every regime.",
                       SECTION, (*steps, Step("s = omega0 sqrt(zeta^2 - 1)", expr)),
                       # real arithmetic: s real, and cosh(s t) below overflow (s t < 700);
                       # grpodyn.numerics.trajectory covers every regime and every t

@@ -34,16 +34,24 @@ __all__ = ["StiffnessEstimate", "measure_stiffness", "TransitionResult", "transi
            "plan_threshold_experiment", "finish_threshold_experiment", "threshold_experiments",
            "GroupSizeResult", "group_size_experiment",
            "TrajectoryComparison", "trajectory_experiment", "SpectrumResult",
-           "spectrum_experiment", "DEFAULT_CONFIG", "THRESHOLD_CONFIG"]
+           "spectrum_experiment", "DEFAULT_CONFIG", "THRESHOLD_CONFIG", "GROUP_CONFIG",
+           "TRAJECTORY_MOMENTUM"]
 
 #: The lab's default bandit: GRPO, TRL's k3 KL with lam = 0.5 (x* = 2.46, p* = 0.92).
 DEFAULT_CONFIG = BanditConfig(lr=0.1, group_size=16, prompts=4, estimator="grpo", kl=0.5,
                               kl_estimator="k3")
 
 
-#: The lag-threshold experiments: a larger step (k = 0.069) puts the thresholds at moderate lags,
+#: The lag-threshold experiments: a larger step (k = 0.055) puts the thresholds at moderate lags,
 #: and B G = 8192 completions per step keep the noise floor well below the kick.
 THRESHOLD_CONFIG = replace(DEFAULT_CONFIG, lr=0.4, group_size=64, prompts=128)
+
+#: The group-size experiment: the exact forward KL (no sampled KL noise), x_ref = -1.5 and
+#: lam = 1.3 put p* near 1/2, where the GRPO noise vanishes to first order.
+GROUP_CONFIG = replace(DEFAULT_CONFIG, kl=1.3, kl_estimator="forward", x_ref=-1.5)
+
+#: The momentum of the trajectory experiment: inertia the exponential law leaves out.
+TRAJECTORY_MOMENTUM = 0.8
 
 
 def _theory(config: BanditConfig) -> BanditTheory:
@@ -215,9 +223,17 @@ class ThresholdResult:
     lags: list[int]
     excursion: list[float]  # median over seeds of max |x - x*| in the last quarter, / kick
 
+    @property
+    def predicted_largest_stable(self) -> float:
+        """Largest stable lag of the exact theory, one less than the first unstable lag.
+
+        The quantity ``grpodyn predict`` reports as ``refresh_max`` / ``staleness_max``.
+        """
+        return self.predicted - 1
+
     def to_dict(self) -> dict:
-        """Return the fields as a JSON-ready dict."""
-        return asdict(self)
+        """Return the fields and the largest stable lag as a JSON-ready dict."""
+        return {**asdict(self), "predicted_largest_stable": self.predicted_largest_stable}
 
 
 def _unstable(config: BanditConfig, x_star: float, *, steps: int, seeds: int, seed: int,
@@ -375,11 +391,10 @@ def group_size_experiment(config: BanditConfig | None = None, *,
                           seed: int = 0) -> GroupSizeResult:
     """Mean reward paths and stationary variance of x for several G.
 
-    Default config: GRPO with the exact forward KL (no sampled KL noise) and x_ref = -1.5,
-    lam = 1.3, so p* ~ 1/2, where the GRPO noise vanishes to first order.
+    Default config: :data:`GROUP_CONFIG` (p* ~ 1/2, where the GRPO noise vanishes to first
+    order); its group size is replaced by each of ``group_sizes``.
     """
-    config = config or BanditConfig(lr=0.1, group_size=16, prompts=4, estimator="grpo",
-                                    kl=1.3, kl_estimator="forward", x_ref=-1.5)
+    config = config or GROUP_CONFIG
     paths, p_stars, observed, predicted = [], [], [], []
     for g in group_sizes:
         cfg = replace(config, group_size=int(g))
@@ -418,7 +433,8 @@ class TrajectoryComparison:
         return asdict(self)
 
 
-def trajectory_experiment(config: BanditConfig = DEFAULT_CONFIG, *, momentum: float = 0.8,
+def trajectory_experiment(config: BanditConfig = DEFAULT_CONFIG, *,
+                          momentum: float = TRAJECTORY_MOMENTUM,
                           kick: float = -0.5, steps: int = 200, seeds: int = 512,
                           seed: int = 0) -> TrajectoryComparison:
     """Compare the simulated mean reward after a kick with the closed form at the stiffness."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,12 @@ class BanditConfig:
         if lags > 1:
             raise InputError("use one of refresh, staleness, num_iterations at a time")
 
+    def __repr__(self) -> str:
+        """Return the constructor call with the fields that differ from their defaults."""
+        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                 if getattr(self, f.name) != f.default]
+        return f"BanditConfig({', '.join(shown)})"
+
 
 @dataclass
 class BanditRun:
@@ -96,6 +102,13 @@ class BanditRun:
     x: np.ndarray  # (steps + 1, seeds): logit gap (two arms) or logit of the rewarded arm
     p: np.ndarray  # (steps + 1, seeds): probability of the rewarded arm
     metrics: dict[str, np.ndarray]  # each (steps, seeds)
+
+    def __repr__(self) -> str:
+        """Return one line: the config, the recorded steps and seeds, the mean p at both ends."""
+        steps, seeds = self.x.shape[0] - 1, self.x.shape[1]
+        mean = self.p.mean(axis=1)
+        return (f"BanditRun({self.config!r}, {steps} recorded steps, {seeds} seeds, "
+                f"mean p {mean[0]:.4g} -> {mean[-1]:.4g})")
 
     def log_history(self, seed: int = 0) -> list[dict[str, float]]:
         """TRL-style ``log_history`` of one seed (step counted from 1)."""
