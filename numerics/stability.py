@@ -305,9 +305,9 @@ def first_unstable_refresh(*, momentum: float, stiffness: float,
     Marginal intervals (cycle spectral radius 1 up to round-off, e.g. beta = 0, K k = 2) count
     as unstable. Every K below (1 - beta) / k is stable: over one cycle the held force moves e
     by -k S_K e_ref with S_K <= K / (1 - beta), and for K k < 1 - beta both Jury bounds,
-    |det M_K| < 1 and tr M_K > -1 - det M_K, hold (the third holds for every k > 0). The search
-    starts there, and a bound beyond ``cap`` answers without one: at a tiny k the compiled Jury
-    conditions, differences of terms near 1, round to unstable.
+    ``abs(det M_K) < 1`` and ``tr M_K > -1 - det M_K``, hold (the third holds for every
+    k > 0). The search starts there, and a bound beyond ``cap`` answers without one: at a tiny
+    k the compiled Jury conditions, differences of terms near 1, round to unstable.
 
     Parameters
     ----------
