@@ -186,6 +186,43 @@ def _eval_twins(keys: list[str], available: set[str]) -> list[str]:
     return twins
 
 
+#: How far beyond the others a lone highest or lowest reward must lie, in spans of the others,
+#: to be named: farther than any sampling noise of a mean reward carries one point.
+LONE_EXTREME_SPANS = 10.0
+
+
+def lone_extremes(steps: np.ndarray, reward: np.ndarray) -> list[str]:
+    """Return a note for a highest or lowest reward that stands alone far beyond the others.
+
+    One such point (a logging error, a reward summed over a batch once) moves every fit's level
+    and the diagnosis's windows; it is named, not dropped, where its gap to the next value
+    exceeds :data:`LONE_EXTREME_SPANS` times the span of the rest.
+
+    Parameters
+    ----------
+    steps, reward : numpy.ndarray
+        The run's finite steps and rewards.
+
+    Returns
+    -------
+    list of str
+        At most two notes (the highest and the lowest), none under 10 points.
+    """
+    if reward.size < 10:
+        return []
+    order = np.argsort(reward, kind="stable")
+    notes = []
+    for end, nxt, far in ((order[-1], order[-2], order[0]), (order[0], order[1], order[-1])):
+        span, gap = abs(reward[nxt] - reward[far]), abs(reward[end] - reward[nxt])
+        if span > 0 and gap > LONE_EXTREME_SPANS * span:
+            rest = np.delete(reward, end)
+            notes.append(f"the reward at step {steps[end]:g}, {reward[end]:.4g}, lies "
+                         f"{gap / span:.0f} spans of the other rewards ([{rest.min():.4g}, "
+                         f"{rest.max():.4g}]) beyond them: a logging error? it weighs on every "
+                         "fit and on the diagnosis; check the log")
+    return notes
+
+
 def _blank(value: Any) -> bool:
     """Return whether a logged value is an empty cell (an empty or all-space string)."""
     return isinstance(value, str) and not value.strip()
@@ -237,6 +274,7 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     label = "+".join(keys)
     if steps.size == 0:
         raise LogFormatError(f"{source}: no finite value of {label!r}")
+    warnings += lone_extremes(steps, reward)
     metrics, metric_keys = {}, {"reward": label}
     for name in CANONICAL[1:]:
         found = resolve(name, available - set(keys), parsed.ecosystem)
