@@ -213,11 +213,15 @@ def lone_extremes(steps: np.ndarray, reward: np.ndarray) -> list[str]:
     order = np.argsort(reward, kind="stable")
     notes = []
     for end, nxt, far in ((order[-1], order[-2], order[0]), (order[0], order[1], order[-1])):
-        span, gap = abs(reward[nxt] - reward[far]), abs(reward[end] - reward[nxt])
-        if span > 0 and gap > LONE_EXTREME_SPANS * span:
+        with np.errstate(over="ignore", invalid="ignore"):  # rewards near the float limit
+            span, gap = abs(reward[nxt] - reward[far]), abs(reward[end] - reward[nxt])
+            beyond = span > 0 and gap > LONE_EXTREME_SPANS * span
+        if beyond:
             rest = np.delete(reward, end)
+            far_words = (f"{gap / span:.3g} spans" if np.isfinite(gap) and np.isfinite(span)
+                         else "beyond any multiple of the span")
             notes.append(f"the reward at step {steps[end]:g}, {reward[end]:.4g}, lies "
-                         f"{gap / span:.0f} spans of the other rewards ([{rest.min():.4g}, "
+                         f"{far_words} of the other rewards ([{rest.min():.4g}, "
                          f"{rest.max():.4g}]) beyond them: a logging error? it weighs on every "
                          "fit and on the diagnosis; check the log")
     return notes
