@@ -54,6 +54,7 @@ from grpodyn.empirical.diagnostics.early_warning import early_warning
 from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Hyperparameter, Run, RunMeta
 from grpodyn.empirical.logs.run_analysis import analyse_run, not_determined
 from grpodyn.ground import InputError, check_finite, check_int, check_momentum
+from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
 
 __all__ = ["Monitor", "MonitorState", "GRPODynamicsWarning", "REWARD_MAGNITUDE_MAX"]
 
@@ -63,10 +64,6 @@ ONLINE_MODELS = ("exponential",)
 MIN_DIAGNOSE_POINTS = 20
 #: Updates without a reward, before any was seen, after which the monitor says so (once).
 NO_REWARD_HINT = 5
-#: The largest reward magnitude recorded, the command line's limit
-#: (``grpodyn.cli.options.REWARD_MAGNITUDE_MAX``): the fits square the reward, and lose their
-#: precision (1e20) or overflow (1e155) beyond it
-REWARD_MAGNITUDE_MAX = 1e12
 
 
 class GRPODynamicsWarning(UserWarning):

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
+
 if TYPE_CHECKING:
     from grpodyn.empirical.logs.loaders import Run
 
@@ -246,11 +248,6 @@ def add_log_options(parser: argparse.ArgumentParser) -> None:
         if option not in present:
             parser.add_argument(option, type=kind, help=text)
 
-
-#: The largest reward magnitude the analyses take: the fits square the reward and its
-#: differences and solve linear programmes in its units, which lose all precision (1e20) or
-#: overflow (1e155) far beyond any reward a trainer logs
-REWARD_MAGNITUDE_MAX = 1e12
 
 
 def load_log(args: argparse.Namespace) -> Run:

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "check_momentum", "check_positive",
-           "check_finite", "check_int", "check_fraction", "one_of_alias"]
+__all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "REWARD_MAGNITUDE_MAX", "check_momentum",
+           "check_positive", "check_finite", "check_int", "check_fraction", "one_of_alias"]
 
 
 class InputError(ValueError):
@@ -78,6 +78,12 @@ def check_finite(name: str, value: Any, *, scalar: bool = False) -> np.ndarray:
 #: 1 - beta = 3e-4 on, and divide by zero at 1e-9; up to 0.999 they agree everywhere on a grid
 #: of k (0.01 k_c to 3.9) and K (1 to 3e4), with the critical stiffness to 3e-10 relative.
 MOMENTUM_MAX = 0.999
+
+#: The largest reward magnitude the analyses take (the command line refuses a log beyond it, the
+#: live monitor skips such a reward): the fits square the reward and its differences and solve
+#: linear programmes in its units, which lose all precision (1e20) or overflow (1e155) far beyond
+#: any reward a trainer logs.
+REWARD_MAGNITUDE_MAX = 1e12
 
 
 def check_momentum(value: Any, name: str = "momentum", *,
