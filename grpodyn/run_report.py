@@ -16,7 +16,6 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,9 +78,8 @@ def analyse_for_report(run: Run, *, momentum: float | None = None,
                        reward_range: tuple[float, float] | None = None) -> RunAnalysis:
     """Analyse a run as its report shows it, with the diagnosis ``grpodyn diagnose`` makes.
 
-    :func:`~grpodyn.empirical.logs.run_analysis.analyse_run` diagnoses only a run long enough
-    for the modes; a report also carries the state and early warning of a shorter one, and the
-    diagnosis of a constant reward, which has no curve to fit (the analysis then fits nothing
+    :func:`~grpodyn.empirical.logs.run_analysis.analyse_run` with the report's cut; a constant
+    reward, which has no curve to fit, gets the diagnosis alone (the analysis then fits nothing
     and says why), so that the report and ``diagnose`` agree on every log both read.
 
     Parameters
@@ -103,12 +101,8 @@ def analyse_for_report(run: Run, *, momentum: float | None = None,
         return _unfitted(run, f"the reward is constant ({run.reward[0]:g}): there is no curve "
                          "to fit", momentum=momentum, reward_range=reward_range,
                          diagnosis=diagnose(run, group_size=group_size))
-    analysis = analyse_run(run, momentum=momentum, group_size=group_size,
-                           reward_range=reward_range,
-                           train_fraction=0.7 if run.n_points >= _FORECAST_POINTS else None)
-    if analysis.diagnosis is None and run.n_points >= MIN_POINTS:
-        analysis = replace(analysis, diagnosis=diagnose(run, group_size=group_size))
-    return analysis
+    return analyse_run(run, momentum=momentum, group_size=group_size, reward_range=reward_range,
+                       train_fraction=0.7 if run.n_points >= _FORECAST_POINTS else None)
 
 
 def _unfitted(run: Run, reason: str, *, momentum: float | None,

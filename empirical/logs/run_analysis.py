@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
+from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS as DIAGNOSIS_POINTS
 from grpodyn.empirical.logs.fit_text import fits_table, trusted_member, weight_on, weight_text
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
@@ -154,7 +154,7 @@ class RunAnalysis:
     dynamics : dict
         tau, stiffness, regime and margins, each with a status.
     diagnosis : object or None
-        :func:`grpodyn.empirical.diagnostics.diagnose.diagnose` result (None under 20 points).
+        :func:`grpodyn.empirical.diagnostics.diagnose.diagnose` result (None under 10 points).
     forecast : Forecast or None
         The forecast after the cut (``train_fraction`` / ``until``), or after the run's last
         step with a ``horizon`` alone.
@@ -473,7 +473,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     models : tuple of str
         Models fitted to the whole run.
     diagnose_run : bool
-        Run the diagnosis (needs 20 points).
+        Run the diagnosis (from 10 points; the modes need 20).
     stack : bool
         Which model to trust by stacking (rolling-origin refits inside the run: the costly
         part, ~0.4 s at 1000 points). False: BIC weights over the fits already made, and the
@@ -550,7 +550,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     span = float(run.steps[-1] - run.steps[0])
     dynamics = _dynamics(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured)
     diagnosis = None
-    if diagnose_run and run.n_points >= MODE_POINTS:  # the modes' fewest points
+    if diagnose_run and run.n_points >= DIAGNOSIS_POINTS:  # under 20: the early warning only
         from grpodyn.empirical.diagnostics.diagnose import diagnose
 
         diagnosis = diagnose(run, group_size=group_size)
