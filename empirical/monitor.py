@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.empirical.diagnostics.diagnose import diagnose
+from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS, diagnose
 from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as WARNING_POINTS
 from grpodyn.empirical.diagnostics.early_warning import early_warning
 from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Hyperparameter, Run, RunMeta
@@ -60,8 +60,9 @@ __all__ = ["Monitor", "MonitorState", "GRPODynamicsWarning", "REWARD_MAGNITUDE_M
 
 #: Models fitted online: the exponential law alone (the fit is the costly part).
 ONLINE_MODELS = ("exponential",)
-#: Rewards needed before the diagnosis is run.
-MIN_DIAGNOSE_POINTS = 20
+#: Rewards needed before the diagnosis is run: the diagnosis's own floor for judging the modes
+#: (fewer, the monitor looks for the early warning alone).
+MIN_DIAGNOSE_POINTS = MODE_POINTS
 #: Updates without a reward, before any was seen, after which the monitor says so (once).
 NO_REWARD_HINT = 5
 
