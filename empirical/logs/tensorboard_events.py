@@ -1,43 +1,62 @@
 """TensorBoard logs: an event file, or a directory tree of them (searched recursively).
 
 Event files in one folder are one run (TensorBoard's own convention); folders of a tree are runs
-named by their path below the directory given. Scalars only; needs the ``tensorboard`` extra.
-TRL writes its metrics as ``train/<name>`` and evaluations as ``eval/<name>``.
+named by their path below the directory given. Scalars only (a summary's ``simple_value``, as
+PyTorch's and tensorboardX's writers log them, or a one-element tensor of the scalars plugin, as
+TensorFlow 2 does); needs the ``tensorboard`` extra. TRL writes its metrics as ``train/<name>``
+and evaluations as ``eval/<name>``.
 
-TensorBoard's reader stops silently at the first damaged record, so every event file is checked
-first (:func:`record_check`): a file that ends inside a record (a run still writing, a copy cut
-short) is read up to that record with a note saying how many bytes are left unread; a record
-whose length or content does not match its checksum in the middle of the file is an error that
-names the file and the record's byte offset, as a bad line of a JSON-lines log is.
+The records (TFRecord frames: a length, its checksum, the serialised ``Event``, its checksum)
+are read and checked here in one pass, with ``google-crc32c`` where it is installed (the pure
+Python checksum of TensorBoard's own reader costs more than the rest of the load). A file that
+ends inside a record (a run still writing, a copy cut short) is read up to that record with a
+note saying how many bytes are left unread; a record whose length or content does not match its
+checksum in the middle of the file is an error that names the file and the record's byte offset,
+as a bad line of a JSON-lines log is (TensorBoard's reader stops there without a word).
+
+A run restarted from a checkpoint rewrites the steps after it; the rows it left are purged as
+TensorBoard purges them: from a ``SessionLog.START`` on (event files of version 2 and later), or,
+in older files, per tag from the first step that goes back.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows
 
-__all__ = ["parse_tensorboard", "record_check"]
+__all__ = ["parse_tensorboard", "event_records"]
 
 #: A record's frame: its length (8 bytes) and the length's checksum (4) before the data, the
 #: data's checksum (4) after it (TFRecord).
 _HEADER, _FOOTER = 12, 4
+#: The constant of TFRecord's checksum mask (a CRC-32C rotated by 15 bits plus this).
+_MASK_DELTA = 0xA282EAD8
 
 
-def record_check(path: Path) -> str | None:
-    """Check the records of an event file against their lengths and checksums.
+def _crc32c() -> Callable[[bytes], int]:
+    """Return a CRC-32C function of bytes: ``google_crc32c``'s, else TensorBoard's (pure Python)."""
+    try:
+        import google_crc32c
+    except ImportError:
+        from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import crc32c
+        return crc32c
+    return google_crc32c.value
+
+
+def event_records(path: Path, notes: list[str]) -> Iterator[tuple[int, bytes]]:
+    """Yield the byte offset and the data of each record of an event file, checked.
 
     Parameters
     ----------
     path : Path
         The event file.
-
-    Returns
-    -------
-    str or None
-        A note when the file ends inside a record (the records before it are sound and are
-        read), else None.
+    notes : list of str
+        Where a note on a file that ends inside a record is appended (the records before it are
+        sound and are yielded).
 
     Raises
     ------
@@ -45,30 +64,94 @@ def record_check(path: Path) -> str | None:
         When a record's length or content does not match its checksum: the records after it
         cannot be found, so the run would be read short without a word.
     """
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+    crc32c = _crc32c()
 
-    size = path.stat().st_size
-    offset = 0
-    with path.open("rb") as fh:
-        while offset < size:
-            header = fh.read(_HEADER)
-            if len(header) < _HEADER:
-                break
-            (length,), (crc,) = struct.unpack("<Q", header[:8]), struct.unpack("<I", header[8:])
-            if masked_crc32c(header[:8]) != crc:
-                raise LogFormatError(f"{path}: a corrupt record at byte {offset} (its length "
-                                     "does not match its checksum): the file is damaged there")
-            if offset + _HEADER + length + _FOOTER > size:
-                break
-            data, footer = fh.read(length), fh.read(_FOOTER)
-            if masked_crc32c(data) != struct.unpack("<I", footer)[0]:
-                raise LogFormatError(f"{path}: a corrupt record at byte {offset} (its content "
-                                     "does not match its checksum): the file is damaged there")
-            offset += _HEADER + length + _FOOTER
-    if offset == size:
-        return None
-    return (f"{path.name}: the file ends inside a record: the last {size - offset} bytes are "
-            "not read")
+    def masked(data: bytes) -> int:
+        crc = crc32c(data)
+        return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+
+    blob = path.read_bytes()
+    size, offset = len(blob), 0
+    while offset + _HEADER <= size:
+        length, crc = struct.unpack_from("<QI", blob, offset)
+        if masked(blob[offset:offset + 8]) != crc:
+            raise LogFormatError(f"{path}: a corrupt record at byte {offset} (its length "
+                                 "does not match its checksum): the file is damaged there")
+        end = offset + _HEADER + length
+        if end + _FOOTER > size:
+            break
+        data = blob[offset + _HEADER:end]
+        if masked(data) != struct.unpack_from("<I", blob, end)[0]:
+            raise LogFormatError(f"{path}: a corrupt record at byte {offset} (its content "
+                                 "does not match its checksum): the file is damaged there")
+        yield offset, data
+        offset = end + _FOOTER
+    if offset != size:
+        notes.append(f"{path.name}: the file ends inside a record: the last {size - offset} "
+                     "bytes are not read")
+
+
+class _Scalars:
+    """The scalars of one run's event files, read in order, with TensorBoard's restart purge."""
+
+    def __init__(self) -> None:
+        from tensorboard.util import tensor_util
+
+        self._tensor = tensor_util.make_ndarray
+        self.by_step: dict[float, dict[str, float]] = {}
+        self._scalar_tags: set[str] = set()  # tensor tags of the scalars plugin (first event)
+        self._latest = float("-inf")
+        self._version = 1.0
+
+    def add(self, event: Any) -> None:
+        """Take one ``Event`` (a protobuf message): its file version, a restart, its scalars."""
+        from tensorboard.compat.proto.event_pb2 import SessionLog
+
+        if event.HasField("file_version"):
+            self._version = _file_version(event.file_version)
+        values = self._values(event)
+        if self._version >= 2:
+            if event.HasField("session_log") and event.session_log.status == SessionLog.START:
+                self._purge(event.step, tags=None)
+        elif event.HasField("summary") and event.step < self._latest:
+            self._purge(event.step, tags=set(values))
+        else:
+            self._latest = event.step
+        if values:
+            self.by_step.setdefault(float(event.step), {}).update(values)
+
+    def _values(self, event: Any) -> dict[str, float]:
+        """Return the scalars an event's summary holds, by tag."""
+        values: dict[str, float] = {}
+        for value in event.summary.value:
+            kind = value.WhichOneof("value")
+            if kind == "simple_value":
+                values[value.tag] = float(value.simple_value)
+            elif kind == "tensor":
+                if value.metadata.plugin_data.plugin_name == "scalars":
+                    self._scalar_tags.add(value.tag)
+                if value.tag in self._scalar_tags:
+                    array = self._tensor(value.tensor)
+                    if array.size == 1:
+                        values[value.tag] = float(array.reshape(()))
+        return values
+
+    def _purge(self, step: int, tags: set[str] | None) -> None:
+        """Drop the values at ``step`` and after (of ``tags`` only, when given)."""
+        for at in [s for s in self.by_step if s >= step]:
+            row = self.by_step[at]
+            for tag in list(row) if tags is None else tags & row.keys():
+                del row[tag]
+            if not row:
+                del self.by_step[at]
+
+
+def _file_version(text: str) -> float:
+    """Return N of a ``brain.Event:N`` file version (1 when it cannot be read)."""
+    try:
+        return float(text.rsplit(":", 1)[-1])
+    except ValueError:
+        return 1.0
 
 
 def _scalars(path: Path, folder: Path, notes: list[str]) -> Rows:
@@ -77,26 +160,24 @@ def _scalars(path: Path, folder: Path, notes: list[str]) -> Rows:
     A note on a file that ends inside a record is added to ``notes``.
     """
     try:
-        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+        from google.protobuf.message import DecodeError
+        from tensorboard.compat.proto.event_pb2 import Event
     except ImportError:
         raise LogFormatError(f"{path}: a TensorBoard event file; reading it needs the "
                              "tensorboard package (pip install grpodyn[tensorboard])") from None
     files = [folder] if folder.is_file() else sorted(
         p for p in folder.iterdir() if p.is_file() and "tfevents" in p.name)
+    scalars = _Scalars()
     for file in files:
-        note = record_check(file)
-        if note is not None:
-            notes.append(note)
-    accumulator = EventAccumulator(str(folder), size_guidance={"scalars": 0})
-    try:
-        accumulator.Reload()
-    except Exception as exc:  # corrupt records surface as several exception types
-        raise LogFormatError(f"{path}: not a readable TensorBoard event file ({exc})") from None
-    by_step: dict[float, dict[str, float]] = {}
-    for tag in accumulator.Tags().get("scalars", []):
-        for event in accumulator.Scalars(tag):
-            by_step.setdefault(float(event.step), {})[tag] = float(event.value)
-    return sorted(by_step.items())
+        for offset, data in event_records(file, notes):
+            try:
+                event = Event.FromString(data)
+            except DecodeError:
+                raise LogFormatError(f"{file}: the record at byte {offset} is not a TensorBoard "
+                                     "event (its checksum holds, its content does not parse)"
+                                     ) from None
+            scalars.add(event)
+    return sorted((step, row) for step, row in scalars.by_step.items() if row)
 
 
 def parse_tensorboard(path: Path) -> Parsed:
