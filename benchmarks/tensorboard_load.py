@@ -24,7 +24,8 @@ def write_event_file(path: Path, steps: int, tags: int, seed: int = 0) -> None:
     from tensorboard.compat.proto import event_pb2, summary_pb2
     from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
-    names = ["critic/score/mean", "actor/entropy", "actor/lr"] + [f"x/m{i}" for i in range(tags - 3)]
+    names = ["critic/score/mean", "actor/entropy", "actor/lr"]
+    names += [f"x/m{i}" for i in range(tags - 3)]
     rng = np.random.default_rng(seed)
     records = []
     for event in [event_pb2.Event(wall_time=0.0, file_version="brain.Event:2")] + [

@@ -40,6 +40,10 @@ _LR_IN_NAME = re.compile(r"(?<![a-z])lr(?:[_-]?sweep)?[_=-]?(\d+(?:\.\d+)?(?:e-?
                          re.IGNORECASE)
 
 
+#: Relative difference between a config's lr and the logged one beyond which they disagree.
+LR_DISAGREEMENT = 0.1
+
+
 def lr_from_name(name: str | None) -> float | None:
     """Return the learning rate a run's name gives (``lr_sweep_1e-5`` -> 1e-5), else None.
 
@@ -173,6 +177,45 @@ def logged_meta(rows: list[tuple[float, dict]]) -> RunMeta:
     return meta
 
 
+def _logged_lr(lr: np.ndarray, meta: RunMeta, notes: list[str]) -> bool:
+    """Take the learning rate from its logged series into ``meta``; False when it is no lr.
+
+    The peak of the logged series is the lr where none is known. A series that never rises
+    above 0 (a printout that rounds the lr away) gives none, with a note. Where a config file
+    gave another value, the logged one, which the optimizer used, replaces it when it is
+    constant or exceeds the config's (a launch override); a lower peak of a schedule may be
+    its sampling between logged points, so the config's stays, with a note.
+    """
+    known = lr[np.isfinite(lr)]
+    peak = float(known.max())
+    if peak <= 0:
+        notes.append(f"learning_rate is logged as {peak:g} at its highest (rounded away in the "
+                     "printout?): the lr is not known; give --lr")
+        return False
+    words = f"peak of the logged learning_rate ({known.size} points)"
+    if known.size > 1 and known[0] == peak and known[-1] < known[0]:
+        words += ("; the first logged point already decays, so the schedule's own peak may be "
+                  "a little higher")
+    if meta.lr is None:
+        meta.lr = Hyperparameter(peak, "logged", words)
+        return True
+    given = meta.lr.value
+    if not (str(meta.lr.source).startswith("file:") and isinstance(given, (int, float))
+            and given > 0 and abs(peak / given - 1) > LR_DISAGREEMENT):
+        return True
+    constant = np.ptp(known) <= 1e-9 * peak
+    shape = "is constant at" if constant else "peaks at"
+    if constant or peak > given:
+        notes.append(f"lr: {meta.lr.source} gives {given:g}, the logged learning_rate {shape} "
+                     f"{peak:g}: the logged value, which the optimizer used, is taken")
+        meta.lr = Hyperparameter(peak, "logged", f"{words}; {meta.lr.source} gives {given:g}")
+    else:
+        notes.append(f"lr: {meta.lr.source} gives {given:g}, the logged learning_rate {shape} "
+                     f"{peak:g} (a schedule read between its logged points may miss its peak): "
+                     "the config's is kept; give --lr to choose")
+    return True
+
+
 def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
     """Fill in the learning rate, schedule, G and B of ``meta`` from the run's metrics.
 
@@ -181,20 +224,14 @@ def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
     notes: list[str] = []
     lr = run.metrics.get("learning_rate")
     if lr is not None and np.isfinite(lr).any():
-        if meta.lr is None:
-            known = lr[np.isfinite(lr)]
-            words = f"peak of the logged learning_rate ({known.size} points)"
-            if known.size > 1 and known[0] == known.max() and known[-1] < known[0]:
-                words += ("; the first logged point already decays, so the schedule's own "
-                          "peak may be a little higher")
-            meta.lr = Hyperparameter(float(known.max()), "logged", words)
-        found = schedule_of(run.steps, lr)
-        if found is not None:
-            name, warmup, words = found
-            if meta.schedule is None:
-                meta.schedule = Hyperparameter(name, "inferred", words)
-            if meta.warmup_steps is None and warmup is not None:
-                meta.warmup_steps = Hyperparameter(warmup, "inferred", words)
+        if _logged_lr(lr, meta, notes):
+            found = schedule_of(run.steps, lr)
+            if found is not None:
+                name, warmup, words = found
+                if meta.schedule is None:
+                    meta.schedule = Hyperparameter(name, "inferred", words)
+                if meta.warmup_steps is None and warmup is not None:
+                    meta.warmup_steps = Hyperparameter(warmup, "inferred", words)
     if meta.lr is None:
         for name in (run.run_name, Path(run.source).stem):
             value = lr_from_name(name)
