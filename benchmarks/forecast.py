@@ -29,18 +29,19 @@ as revision 5, frozen, then scored once on ``synthetic_r6`` (seeds 6000-6039) an
 trained on curves drawn from the theory's prior, :mod:`numerics.learned_prior`; no real run in
 its training) was designed on ``design``, ``tiny_grid``, ``synthetic_design`` and ``deepnet``,
 frozen (``FROZEN``), then scored once on ``score``, ``tiny_grid2_all`` (seeds 0-10 of the second
-grid), ``deepnet_relax`` (issue 16's relaxation runs, never forecast before), ``synthetic_lp``
-(seeds 7000-7039, new) and the synthetic seeds 3000-6039; ``deepnet_relax_burnin`` (issue 16's
-runs on seeds 1000-1002, made in the same hour as the freeze and read only after it) and
+grid), ``deepnet_relax`` (the deep-network study's relaxation runs, never forecast before),
+``synthetic_lp`` (seeds 7000-7039, new) and the synthetic seeds 3000-6039;
+``deepnet_relax_burnin`` (the deep-network study's runs on seeds 1000-1002, made around the
+freeze and read only after it) and
 ``tiny_grid2_s9`` and ``tiny_grid2_s9b`` (seeds 11-12 and 13-14 of the second grid, made after
 the freeze) were scored later, once. The learned prior's revision 2 (the noise's colour in the
 summary; a prior with a logger's running mean and heavy-tailed steps) was designed on every
-source above including ``score`` (the public logs, which the brief calls design data; seen),
+source above including ``score`` (the public logs, design data; seen),
 frozen (``FROZEN``), then scored once, side by side with the first learned prior (frozen
 a02ead2, run from its own checkout) and the ensemble, on ``synthetic_lp2`` (seeds 8000-8039),
 ``tiny_grid2_s10`` (seeds 15-16 of the second grid, made after the freeze),
-``deepnet_relax_moreseeds`` (issue 16's seeds 1003-1008, never forecast) and issue 16's runs
-made after the freeze (``deepnet_relax_linear``, seeds 1100-1108, and ``deepnet_relax_long``,
+``deepnet_relax_moreseeds`` (the deep-network study's seeds 1003-1008, never forecast) and its
+runs made after the freeze (``deepnet_relax_linear``, seeds 1100-1108, and ``deepnet_relax_long``,
 seeds 1200-1208). Rules fixed at the freeze, on those fresh source x F (0.3, 0.5) cells:
 revision 2 replaces the first learned prior if (a) it has at least as many cells with pooled
 coverage in 0.85-0.95, and (b) the geometric means over the cells of its median MAE and of its
@@ -177,8 +178,9 @@ def deepnet_runs(*, seeds: tuple[int, ...] = (0,)) -> list[tuple[str, Run]]:
 def deepnet_relaxation_runs(prefixes: tuple[str, ...]) -> list[tuple[str, Run]]:
     """Return the deep-network relaxation runs of ``<prefix>_<size>.json`` (momentum 0).
 
-    Made for issue 16's relaxation predictions (``relaxruns``, seeds 800-802; ``relaxruns_slow``,
-    900-902; ``relaxruns_burnin``, 1000-1002, and ``moreseeds_relaxruns_burnin``, 1003-1008;
+    Made for the deep-network study's relaxation predictions (``relaxruns``, seeds 800-802;
+    ``relaxruns_slow``, 900-902; ``relaxruns_burnin``, 1000-1002, and
+    ``moreseeds_relaxruns_burnin``, 1003-1008;
     ``relaxruns_linear``, 1100-1108; ``relaxruns_long``, 1200-1208, and ``relaxruns_precise``,
     1300-1308 (70k only), 600 steps, the others 300), sizes 70k then 330k for each prefix where
     made; never used to design a forecaster.

@@ -1,4 +1,4 @@
-"""Transfer benchmark: predict held-out settings of every sweep from the others (issue 32).
+"""Transfer benchmark: predict held-out settings of every sweep from the others.
 
 ``python benchmarks/transfer.py [--only design|grid|public ...] [--out FILE]``
 
@@ -15,7 +15,7 @@ held-out setting, with the naive baselines beside the transfer (copy the sources
 ``>n_smo``), and writes every score to one JSON file
 (default ``studies/transfer/results/transfer.json``) with the commit of the method.
 
-Targets (issue 32): median R^2 of the transfer >= 0.7 of the setting's own fit; beats copying
+Targets: median R^2 of the transfer >= 0.7 of the setting's own fit; beats copying
 the sources in >= 80% of the held-out settings; 90% band coverage 0.80-0.95; no mean outside
 the reward range.
 """

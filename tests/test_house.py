@@ -222,9 +222,24 @@ _CODE_TERMS = re.compile(rf"""scope\s*=\s*["']{HISTORY_WORD}["']""")
 #: folders of the installed package's own code (studies and benchmarks record protocols and
 #: freezes, tests name what they pin: left out)
 PACKAGE_FOLDERS = ("grpodyn", "theory", "numerics", "empirical")
-#: a numbered change or ticket ("revision 3", "rev3", "issue 15"): when a thing came, not what
-#: it is
+#: a numbered change or ticket ("revision 3", "rev3", an issue and its number): when a thing
+#: came, not what it is
 NUMBERED_HISTORY = re.compile(r"\b(?:revision\s+\d|rev\d|issue\s+\d)", re.IGNORECASE)
+#: an issue named by its number: the text names the thing instead (the study, the target, the
+#: change); checked in every text of the project, studies, benchmarks, tests, docs and README
+ISSUE_NUMBER = re.compile(r"\bissues?\s+#?\d", re.IGNORECASE)
+#: narration of how the work was done: the word above, the workers and their clock (a
+#: counted or numbered helper, a lead who reruns but not a lead time, a clock time zone, a
+#: named day; the examples below). A helper function alone is a code term, not matched.
+NARRATION = re.compile(
+    rf"\b{HISTORY_WORD}s?\b"
+    r"|\bhelpers?\s+\d"
+    r"|\b(?:other|one|two|three|four|five|six|seven|eight|nine|\d+)\s+(?:other\s+)?helpers?\b"
+    r"|\bhelpers'"
+    r"|\bthe\s+lead(?:'s)?\b(?![\s-]*times?\b)"
+    r"|(?-i:\bUTC\b)"
+    r"|\bthat\s+day\b",
+    re.IGNORECASE)
 
 
 def history_offenders(folders: tuple[str, ...] = TEXT_FOLDERS, *,
@@ -234,7 +249,7 @@ def history_offenders(folders: tuple[str, ...] = TEXT_FOLDERS, *,
 
     ``pattern`` replaces the default word; ``suffixes`` keeps only files with those suffixes.
     """
-    word = pattern or re.compile(rf"\b{HISTORY_WORD}s?\b", re.IGNORECASE)
+    word = pattern or NARRATION
     found = []
     for path in _text_files(folders):
         if suffixes is not None and path.suffix not in suffixes:
@@ -261,12 +276,46 @@ def test_no_revision_or_issue_numbers_in_the_package():
     assert not found, f"{len(found)} lines: " + ", ".join(found)
 
 
+def test_no_issue_numbers_in_the_project_text():
+    """Studies, benchmarks, tests, docs and the README name a thing, not the issue it came in."""
+    found = history_offenders(pattern=ISSUE_NUMBER)
+    assert not found, f"{len(found)} lines: " + ", ".join(found)
+
+
+#: an issue and its number, spelled so that this file does not contain it
+_ISSUE = "iss" + "ue"
+
+
 @pytest.mark.parametrize(("line", "numbered"), [
-    ("the band is revision 3's", True), ("Revision 4 (issue 15) adds", True),
+    ("the band is revision 3's", True), (f"Revision 4 ({_ISSUE} 15) adds", True),
     ("see rev3", True), ("the issue's definition", False), ("a revised design", False),
     ("tissue 15", False)])
 def test_the_numbered_history_pattern(line, numbered):
     assert bool(NUMBERED_HISTORY.search(line)) is numbered
+
+
+@pytest.mark.parametrize(("line", "numbered"), [
+    (f"# Transfer scores ({_ISSUE} 32)", True), (f"made for {_ISSUE}s 14 and 16", True),
+    (f"see {_ISSUE} #7", True), ("the issue's design logs", False), ("tissue 15", False),
+    ("revision 5, frozen", False)])
+def test_the_issue_number_pattern(line, numbered):
+    assert bool(ISSUE_NUMBER.search(line)) is numbered
+
+
+#: the narrated words, spelled so that this file does not contain them
+_HELPER, _LEAD, _CLOCK = "hel" + "per", "the le" + "ad", "U" + "TC"
+
+
+@pytest.mark.parametrize(("line", "narrated"), [
+    (f"Those are {_HELPER} 14's files.", True), (f"(five other {_HELPER}s running)", True),
+    (f"shared with four other {_HELPER}s' jobs", True), (f"one {_HELPER} training models", True),
+    (f"{_LEAD} reruns the benchmark on a quiet one", True), (f"{_LEAD}'s quiet run", True),
+    (f"at 13:48-13:54 {_CLOCK}", True), ("ranges over the runs of th" + "at day", True),
+    (f"These {_HELPER}s form those products", False), (f"def _{_HELPER}(x):", False),
+    (f"{_LEAD} time table", False), (f"{_LEAD}-time table", False),
+    ("datetime.timezone.utc", False), ("a shared 2-core machine, load 5-9", False)])
+def test_the_narration_pattern(line, narrated):
+    assert bool(NARRATION.search(line)) is narrated
 
 
 #: a file path in a docstring: a folder part and an extension, or a bare Markdown document

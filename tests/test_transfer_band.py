@@ -1,4 +1,4 @@
-"""The transfer's band and mean (issue 32): a band narrower than the reward range where the data
+"""The transfer's band and mean: a band narrower than the reward range where the data
 constrain it, a mean inside the range, steps labelled as the logs count them, the optimizer
 taken from the log's format, and Adam's B G fallback with its status; small seeded sweeps."""
 

@@ -1,4 +1,4 @@
-"""The transfer against the law (issue 32): the tau-lr and B G exponents the sources measure are
+"""The transfer against the law: the tau-lr and B G exponents the sources measure are
 compared with the law's; where they agree the transfer is the map's, where they contradict it the
 transfer falls back to the nearest source with a band that covers the sources' spread. Small
 seeded SGD sweeps whose stiffness goes like lr^a (a = 1: the law; a < 0: tau rising with lr)."""

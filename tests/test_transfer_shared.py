@@ -1,5 +1,5 @@
 """Runs of one seed and one batch draw the same prompts: the noise model measures the
-between-prompt part from them, and the transfer conditions its mean on them (issue 32);
+between-prompt part from them, and the transfer conditions its mean on them;
 small seeded sweeps of a prompt-heterogeneous pass/fail task."""
 
 from __future__ import annotations

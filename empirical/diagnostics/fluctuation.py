@@ -10,9 +10,9 @@ and within a group. The mean of B groups of G then fluctuates from step to step 
 (prompts drawn afresh each step). A policy that explores every prompt (p_i = m) sits at the
 binomial prediction m(1 - m)/(B G); a policy that concentrated (p_i in {0, 1}: deterministic
 answers on every prompt, the temperature gone) sits at m(1 - m)/B, G times higher. The
-concentration index
+concentration index (the between-prompt share rho_b of docs/theory.md section 7)
 
-    kappa = (x - 1/G) / (1 - 1/G),   x = v B / (m (1 - m)),
+    rho_b = (x - 1/G) / (1 - 1/G),   x = v B / (m (1 - m)),
 
 is the share of the reward's variance between prompts: 0 for a policy that explores, 1 for
 one that is deterministic on every prompt; it needs neither the entropy nor the zero-std
@@ -21,7 +21,7 @@ slow trend does not inflate; sampling noise is white, so the differences' lag-1
 autocorrelation is -1/2, and a reward whose differences are correlated beyond that (an
 oscillation, a drift) moves by its dynamics, not by sampling: then no reading is given.
 
-Without G (and with B), kappa is bounded: it rises with G, so G = 2 gives its lower bound
+Without G (and with B), rho_b is bounded: it rises with G, so G = 2 gives its lower bound
 2x - 1 and G -> infinity its upper bound x. Without B nothing about the sampling noise can be
 said.
 
@@ -33,7 +33,7 @@ of the change, and half of it is Var_i(p_i)/B times N_p/(N_p - 1); across an epo
 share f = B/N_p of the changes) the batches are independent. On average the between-prompt
 term is multiplied by c = (N_p - f B)/(N_p - 1), and
 
-    kappa = (x - 1/G) / (c - 1/G)
+    rho_b = (x - 1/G) / (c - 1/G)
 
 (``prompt_pool_step_change_variance`` and ``prompt_pool_between_share`` of the theory
 registry, docs/theory.md section 7). The log tells f: TRL's ``epoch`` (passes over the
@@ -73,12 +73,13 @@ class Fluctuation:
     ----------
     status : str
         ``"measured"`` (B and G known), ``"bounded"`` (B known, G not: ``low``/``high``
-        bound kappa), ``"dynamics"`` (correlated fluctuations: no sampling reading) or
+        bound rho_b), ``"dynamics"`` (correlated fluctuations: no sampling reading) or
         ``"unknown"`` (no B, or too few points, or rewards that are not a success rate).
     kappa : float
-        Share of the reward's variance between prompts (nan unless measured).
+        The between-prompt share rho_b: the share of the reward's variance between prompts
+        (docs/theory.md section 7; nan unless measured).
     low, high : float
-        Bounds of kappa (equal to it when measured; nan when unknown).
+        Bounds of rho_b (equal to it when measured; nan when unknown).
     ratio : float
         v over the binomial prediction m(1 - m)/(B G) (nan without B and G).
     level : float
@@ -157,7 +158,7 @@ def _between_factor(fraction: float, batch: int) -> tuple[float, str]:
 
 
 def sampling_share(run: Run, part: slice, group_size: int | None) -> Fluctuation:
-    """Read the concentration index kappa from the reward's fluctuations over ``part``.
+    """Read the concentration index rho_b from the reward's fluctuations over ``part``.
 
     Parameters
     ----------
@@ -167,12 +168,12 @@ def sampling_share(run: Run, part: slice, group_size: int | None) -> Fluctuation
     part : slice
         The steps read (the late segment of the run).
     group_size : int or None
-        G; None bounds kappa between G = 2 and G -> infinity.
+        G; None bounds rho_b between G = 2 and G -> infinity.
 
     Returns
     -------
     Fluctuation
-        kappa = (v B / (m(1 - m)) - 1/G) / (c - 1/G) with v = var(diff(reward)) / 2 and c the
+        rho_b = (v B / (m(1 - m)) - 1/G) / (c - 1/G) with v = var(diff(reward)) / 2 and c the
         between-prompt factor of a dataset dealt by epochs (module docstring; docs/theory.md
         sections 6-7), or its bounds, or the reason none.
     """
@@ -214,10 +215,10 @@ def sampling_share(run: Run, part: slice, group_size: int | None) -> Fluctuation
 
 def _measured(x: float, m: float, batch: int, group_size: int, factor: float,
               resolution: float, dealt: str, fraction: float) -> Fluctuation:
-    """Return the reading at a known G: kappa = (x - 1/G)/(c - 1/G), unless c ~ 1/G.
+    """Return the reading at a known G: rho_b = (x - 1/G)/(c - 1/G), unless c ~ 1/G.
 
     Within x's standard error of c = 1/G the between-prompt and within-group terms weigh
-    alike and x does not determine kappa (docs/theory.md section 7).
+    alike and x does not determine rho_b (docs/theory.md section 7).
     """
     if abs(factor - 1 / group_size) <= resolution:
         return Fluctuation("unknown", *(float("nan"),) * 4, m,
@@ -239,9 +240,9 @@ def _measured(x: float, m: float, batch: int, group_size: int, factor: float,
 
 def _bounded(x: float, m: float, batch: int, factor: float, resolution: float, dealt: str,
              fraction: float) -> Fluctuation:
-    """Return kappa's bounds without G: G = 2 and G -> infinity, unless c is near 1/2 or below.
+    """Return rho_b's bounds without G: G = 2 and G -> infinity, unless c is near 1/2 or below.
 
-    kappa(G) = (x - 1/G)/(c - 1/G) is monotone in 1/G while c > 1/2; at c <= 1/2 its
+    rho_b(G) = (x - 1/G)/(c - 1/G) is monotone in 1/G while c > 1/2; at c <= 1/2 its
     denominator vanishes at some G >= 2 and no bound holds.
     """
     if factor - 1 / G_BOUND <= resolution:

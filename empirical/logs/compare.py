@@ -4,10 +4,12 @@ The runs of a seed study, of a sweep or of one file that holds several runs are 
 by :func:`grpodyn.empirical.logs.run_analysis.analyse_run` (plateau r* and relaxation time tau with
 their statuses) and diagnosed as ``grpodyn diagnose`` diagnoses it (the state in its words, with
 their qualifier, even where no curve can be fitted) and drawn on one clock: the log's step, or the
-learning-rate clock s(t) = sum of lr over the steps up to t (docs/theory.md section 3: the
-overdamped
-law relaxes as exp(-kappa s), so runs that differ only in their learning rate or schedule fall
-on one curve on this clock).
+learning-rate clock s(t) = sum of lr over the steps up to t (docs/theory.md section 3: with
+heavy-ball SGD, where the effective step a is the lr, tau = (1 - beta)/(a kappa) and the
+overdamped law relaxes as exp(-kappa s / (1 - beta)), so runs that differ only in their
+learning rate or schedule, at one momentum, fall on one curve on this clock; Adam's effective
+step is not its lr, docs/theory.md section 9, and there the clock aligns runs only as far as
+a is proportional to the lr).
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """The hyperparameters of a loaded run, each with where it came from (:class:`RunMeta`).
 
-The theory needs a run's learning rate (the peak and its schedule: the stiffness k = lr x
-kappa, docs/theory.md sections 4 and 9), optimizer and momentum (heavy-ball beta or Adam's beta1,
-sections 4 and 9), group size G and prompts per step B (section 7, finite-G statistics of
-Bernoulli rewards), the KL coefficient (section 8) and the number of updates per sampled batch
-(section 8, PPO-style reuse). A log rarely says all of them; this module holds what was found
-with its provenance, so that no later analysis presents a default or a guess as a fact.
+The theory needs a run's learning rate (the peak and its schedule: the stiffness k = a kappa,
+a = lr for heavy-ball SGD, docs/theory.md Notation and section 1; Adam's a and schedules,
+section 9), optimizer and momentum (heavy-ball beta or Adam's beta1: the mass and damping of
+sections 1-2, Adam in section 9), group size G and prompts per step B (section 7, finite-G
+statistics of Bernoulli rewards), the KL coefficient (section 8) and the number of updates per
+sampled batch (section 8, PPO-style reuse). A log rarely says all of them; this module holds
+what was found with its provenance, so that no later analysis presents a default or a guess as
+a fact.
 
 Provenance (``Hyperparameter.source``): ``logged`` (read from the log's own metrics),
 ``file:<name>`` (a config file beside the log, or the log's own config record), ``inferred``
@@ -70,7 +72,7 @@ class RunMeta:
     optimizer : Hyperparameter or None
         ``"adamw"``, ``"adam"``, ``"sgd"``, ...
     momentum : Hyperparameter or None
-        Heavy-ball beta or Adam's beta1 (docs/theory.md section 4).
+        Heavy-ball beta or Adam's beta1 (docs/theory.md Notation and sections 1-2; Adam, section 9).
     beta2 : Hyperparameter or None
         Adam's beta2.
     group_size : Hyperparameter or None

@@ -112,7 +112,7 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
     running = np.convolve(reward, np.ones(width) / width, mode="valid")
     top = int(np.argmax(running))
     peak, final = float(running[top]), float(running[-1])
-    # a rise given back is the diagnosis's "declining" (docs/theory.md section 5): the peak is
+    # a rise given back is the diagnosis's "declining" (docs/theory.md section 10): the peak is
     # the best of the windows the run offers, so both differences are held to its false-alarm
     # rate over those windows, and window means carry the slow fluctuations too
     window_se = point_noise(reward, width, sigma) / math.sqrt(width)
