@@ -27,7 +27,7 @@ collapsing lr agrees). Advice at or beyond a collapsing lr never agrees. ``late`
 reward of each run's last third: where it rises with lr among runs that all saturated, the
 sweep's plateau depends on lr, which the mean-field map (r* independent of lr) does not carry.
 
-A second outcome, in the issue's words ("raise where a higher lr learned faster without
+A second outcome, in the target's words ("raise where a higher lr learned faster without
 collapse"), is printed beside the first (``faster``): each run's reward is smoothed by a trailing
 running mean over a sixth of its points; the run's gain is the smoothed best minus the smoothed
 start, and its level is the start plus 90% of that gain. "raise" where some higher lr of the sweep,
@@ -208,7 +208,7 @@ def _gained(run: Run) -> bool:
 
 
 def _learned_faster(run: Run, higher: list[Run]) -> bool:
-    """Outcome "learned faster", the issue's words (see the module)."""
+    """Outcome "learned faster", the target's words (see the module)."""
     if not _gained(run):  # no gain beyond its noise: no level of its own; a higher lr that gained
         return any(_gained(other) for other in higher)
     smooth = _smoothed(run)[0]

@@ -396,7 +396,7 @@ def _print_table(title: str, summary: dict[str, dict]) -> None:
                   f"{s['median_is_sigma']:.2f} |")
 
 
-#: Sources: design (chose the method), score (the public logs, the issue's design logs), and
+#: Sources: design (chose the method), score (the public logs, the design logs), and
 #: three the method never saw while it was designed: the tiny-model grid, the deep-network runs,
 #: fresh synthetic seeds (3000-3039; seeds 0-23, 1000-1039 and 2000-2039 were used while
 #: choosing revisions). Revision 4 was frozen before two more were scored once: the second

@@ -1,4 +1,4 @@
-"""Check the forecast targets of the issue on one or more matrices of ``benchmarks/forecast.py``.
+"""Check the forecast targets on one or more matrices of ``benchmarks/forecast.py``.
 
     python benchmarks/forecast.py --only categorical --seeds 4080-4279 --json M.json
     python studies/forecast/targets_check.py M.json [MORE.json ...]

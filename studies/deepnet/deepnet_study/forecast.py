@@ -47,7 +47,7 @@ def plan_settings(lr_critical: float) -> dict[str, float]:
 
 
 def predict_model(model: str, measured: dict[str, Any]) -> list[dict[str, Any]]:
-    """Prediction items of one model size from its measurements (see the issue's format)."""
+    """Prediction items of one model size from its measurements (see the stated format)."""
     spectrum = measured["spectrum"]
     h_max = spectrum["top_eigenvalues"][0]
     h_cv = spectrum["top_cross_validated"]

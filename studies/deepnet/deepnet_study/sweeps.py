@@ -479,7 +479,7 @@ def _dump(path: Path, payload: dict[str, Any]) -> Path:
 
 
 def within_target(quantity: str, predicted: Any, observed: Any, grid: list | None) -> Any:
-    """Target of the issue: tau within 25 %; thresholds within 20 % or one grid step."""
+    """Judge against the stated target: tau within 25 %; thresholds within 20 % or one grid step."""
     if predicted is None or observed is None:
         return None
     if quantity.startswith("relaxation_time"):
@@ -607,7 +607,7 @@ def _post_hoc_rows(rows: list[dict[str, Any]], observations: list[dict[str, Any]
 
 def join(predictions: list[dict[str, Any]], observations: list[dict[str, Any]]
          ) -> list[dict[str, Any]]:
-    """Pair each prediction with its observation; judge it against the issue's target."""
+    """Pair each prediction with its observation; judge it against the stated target."""
     index = {(o["model"], o["quantity"], json.dumps(o["setting"], sort_keys=True)): o
              for o in observations}
     rows = []
