@@ -14,6 +14,9 @@ else bounded by what the run did:
 - it fell beyond its noise (a collapse, or a rise given back): its stiffness reached the
   (lag-eroded) stability limit of docs/theory.md section 5, k >= k_max, so k_max <= k and the lr
   the theory's margin target allows is at most ``margin`` times the run's;
+- the diagnosis flags dynamical instability without a fall (the reward oscillates around its
+  trend, or its slow fluctuations swell): the map is near its stability limit, so the lr is
+  lowered by the margin as after a fall, never raised against the diagnosis's remedy;
 - it still rises beyond its noise over its last third: not at its plateau; the slope's decay
   between its last two thirds bounds the gain to come from below (``late_relaxation`` of
   numerics.advise), and this slow mode's tau (``slow_mode``) sets the advice when longer: its
@@ -75,6 +78,7 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.mode_advice import (
     concentration_evidence,
     converged_note,
+    instability_evidence,
     mode_notes,
     run_diagnosis,
 )
@@ -280,13 +284,15 @@ def _evidence(run: Run, trend: Trend, analysis: RunAnalysis | None,
               ) -> dict[str, Any]:
     """Return the basis: a fall's or a pinned reward's, else a concentration's, else tau's.
 
-    A fall lowers the lr as a concentration does, on stronger evidence; a pinned reward says the
-    lr moves nothing (:mod:`.mode_advice`).
+    A fall lowers the lr as a concentration does, on stronger evidence; so does an instability
+    the diagnosis flags without a fall (an oscillation around the trend, slow fluctuations); a
+    pinned reward says the lr moves nothing (:mod:`.mode_advice`).
     """
     evidence = _tau_evidence(trend, analysis, reward_range, run.n_points)
     if trend.kind in ("fell", "pinned"):
         return evidence
-    return concentration_evidence(diagnosis, run, flat=trend.kind == "flat") or evidence
+    return (instability_evidence(diagnosis)
+            or concentration_evidence(diagnosis, run, flat=trend.kind == "flat") or evidence)
 
 
 def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] | None, *,
@@ -302,7 +308,7 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
     plateau's own test, :func:`~grpodyn.numerics.forecast.plateau_summary`, has rejected one
     timescale); with a warning. ``estimate`` says which of the three the value is.
     """
-    if tau["kind"] in ("stability_limit", "policy_concentration"):
+    if tau["kind"] in ("stability_limit", "instability", "policy_concentration"):
         return tau, None
     late = late_relaxation(run.steps, run.reward,
                            ceiling=None if reward_range is None else reward_range[1])
@@ -387,6 +393,10 @@ def _goal_ratios(tau: dict[str, Any], goal: float, p: float, margin: float
                 f"the run's lr is at or beyond the limit (k >= k_max): lr_limit <= lr, and "
                 f"{margin:.0%} of the limit (the margin target) is at most x{margin:g} the "
                 "run's lr")
+    if tau["kind"] == "instability":
+        return ("lower", margin, [None, margin],
+                f"the steps overshoot: the stiffness is near its stability limit; x{margin:g} "
+                "(the margin, as after a fall), before the oscillation grows into one")
     if tau["kind"] == "policy_concentration":
         return ("lower", margin, [None, margin],
                 f"the policy moved while the reward did not follow: its steps are too large "
@@ -603,6 +613,10 @@ def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None, momentum_
     if tau["kind"] == "stability_limit":
         return {"value": None, "status": "bound", "bound": "lower",
                 "reason": "the run crossed its stability limit: k >= k_max (section 5)"}
+    if tau["kind"] == "instability":
+        return {"value": None, "status": "bound", "bound": "lower",
+                "reason": "the diagnosis flags dynamical instability: the stiffness is near its "
+                          "stability limit (section 5), which the run does not locate"}
     if tau["kind"] == "policy_concentration":
         return {"value": None, "status": "not_determined",
                 "reason": "the policy moved while its reward did not: the run bounds the lr from "

@@ -51,6 +51,8 @@ def basis_text(tau: dict[str, Any], momentum: float, momentum_source: str = "log
         return f"not determined: {tau['method']}"
     if tau["kind"] == "policy_concentration":
         return f"bound from above on the lr: {tau['method']}"
+    if tau["kind"] == "instability":
+        return f"bound from below: {tau['method']}"
     if tau["kind"] == "stability_limit":
         return ("bound from below: the run fell beyond its noise, so its stiffness reached the "
                 "stability limit of its lag (docs/theory.md section 5): k >= k_max")

@@ -33,7 +33,8 @@ from grpodyn.empirical.diagnostics.verdict import CEILING, FLAG_SCORE, REMEDIES
 from grpodyn.empirical.logs.group_advice import degeneracy_advice
 from grpodyn.empirical.logs.loaders import Run
 
-__all__ = ["run_diagnosis", "concentration_evidence", "mode_notes", "converged_note"]
+__all__ = ["run_diagnosis", "instability_evidence", "concentration_evidence", "mode_notes",
+           "converged_note"]
 
 _GERUND = {"raise": "raising", "keep": "keeping", "lower": "lowering"}
 
@@ -41,6 +42,36 @@ _GERUND = {"raise": "raising", "keep": "keeping", "lower": "lowering"}
 def run_diagnosis(run: Run) -> Diagnosis | None:
     """Return the run's diagnosis, which the advice reads; None below its fewest points."""
     return diagnose(run) if run.n_points >= MIN_POINTS else None
+
+
+def instability_evidence(diagnosis: Diagnosis | None) -> dict[str, Any] | None:
+    """Return the basis of a lowered lr where the diagnosis flags an instability without a fall.
+
+    A reward that oscillates around its trend (complex AR(2) poles near the unit circle) or
+    whose slow fluctuations swell beyond its noise is a map near its stability limit
+    (docs/theory.md sections 5 and 10): its stiffness is bounded from below, and a raise would
+    take it past the limit. The advice lowers the lr by the margin, as after a fall, so that it
+    never points against the diagnosis's remedy. A fall keeps its own basis (the advice's trend
+    reads it first).
+
+    Parameters
+    ----------
+    diagnosis : Diagnosis or None
+        The run's diagnosis (:func:`run_diagnosis`); None (too short) gives None.
+
+    Returns
+    -------
+    dict or None
+        The tau evidence of :mod:`.advice` with ``kind`` ``instability`` (no relaxation time:
+        the stiffness is bounded from below, status ``bound``), or None.
+    """
+    if diagnosis is None or not diagnosis.modes["dynamical_instability"].flag:
+        return None
+    return {"kind": "instability", "value": None, "lower": None, "upper": None,
+            "status": "bound",
+            "method": f"the diagnosis flags dynamical instability "
+                      f"({diagnosis.modes['dynamical_instability'].evidence}): the stiffness is "
+                      "near its stability limit (docs/theory.md section 5)"}
 
 
 def concentration_evidence(diagnosis: Diagnosis | None, run: Run, *, flat: bool
@@ -114,8 +145,9 @@ def mode_notes(run: Run, diagnosis: Diagnosis | None, tau: dict[str, Any], direc
 
     Each flagged mode is named with what to try: the lr does not cure it alone. After a fall
     (``tau`` of kind ``stability_limit``) the fall's remedy comes first: advantage degeneracy is
-    named with the others, no G is advised, and an instability needs no note (the fall set the
-    direction; elsewhere its note says the reward's trend did). Otherwise degeneracy gets the G
+    named with the others, no G is advised, and an instability needs no note where it set the
+    basis (a fall, or the flag itself: :func:`instability_evidence`); elsewhere (a pinned
+    reward) its note says the reward's trend did. Otherwise degeneracy gets the G
     advice of :mod:`.group_advice`: the least G that gives half the groups a spread,
     recommended where it exceeds the run's known ``group_size`` (an unknown G stays unknown:
     the words give the bound). A concentration that set the basis without the diagnosis
@@ -125,7 +157,8 @@ def mode_notes(run: Run, diagnosis: Diagnosis | None, tau: dict[str, Any], direc
     out = []
     for name, verdict in (diagnosis.modes.items() if diagnosis is not None else ()):
         if not verdict.flag or (name == "advantage_degeneracy" and not fell) \
-                or (name == "dynamical_instability" and fell):
+                or (name == "dynamical_instability"
+                     and tau["kind"] in ("stability_limit", "instability")):
             continue
         why = ("the reward's trend sets this direction" if name == "dynamical_instability"
                else f"{_GERUND[direction]} the lr does not cure it alone")
