@@ -8,16 +8,20 @@
   ``train_runtime`` summary when it leaves one interval possible. Otherwise an error says what
   is missing. Evaluation dicts (``eval_*``) are merged into the step of the training dict before
   them. Markdown copies and HF-Jobs JSON streams (``[{"stream_name", "data"}, ...]``) of such
-  consoles are unwrapped first.
+  consoles are unwrapped first. Runs appended to one console (the step, or the progress counter,
+  returns to the first step) become runs ``run1``, ``run2``, ..., as in verl and key=value logs.
 - verl console: ``step:12 - critic/score/mean:0.41 - actor/entropy:0.83 - ...``, with or
   without a Ray prefix ``(TaskRunner pid=...)``; values may print as ``np.float64(x)``. A config
   dict printed by verl at start (``{'actor_rollout_ref': ...}``) is kept for the
-  hyperparameters.
+  hyperparameters (of several runs, the settings their configs share).
 - OpenRLHF console: the progress bar's postfix ``reward=..., kl=..., actor_lr=...`` (or the short
-  ``rm=``, ``act_lr=``), one update per optimizer step; the step is the update's order.
+  ``rm=``, ``act_lr=``), one update per optimizer step; the step is the update's order, over the
+  bars of every episode.
 - MiniMind-style console: ``Epoch:[1/1](12/9751), Reward: 0.41, KL_ref: ...``.
 - Per-batch reward tensors: ``rewards: tensor([1., 0., ...])``; the step is the batch's order,
   the reward the tensor's mean (its spread the reward std).
+- Hand-written consoles: ``step=10 reward=0.41``, ``Step 10 | reward: 0.41``, ``[step 10/600]
+  reward=0.41``, ``Iter 10: mean_reward 0.41``: a step and a reward name on each line.
 """
 
 from __future__ import annotations
@@ -27,15 +31,17 @@ import json
 import math
 import re
 import statistics
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grpodyn.empirical.logs.aliases import per_function_rewards, reward_candidates
+from grpodyn.empirical.logs.aliases import per_function_rewards, resolve, reward_candidates
 from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number
+from grpodyn.empirical.logs.config import flatten
 from grpodyn.empirical.logs.meta import Hyperparameter
-from grpodyn.empirical.logs.records import STEP_NAMES, merge_by_step
+from grpodyn.empirical.logs.records import STEP_NAMES, _split_restarts, merge_by_step
 
 __all__ = ["parse_text"]
 
@@ -46,6 +52,10 @@ _TRAIN_BAR = re.compile(r"(\d+)/(\d+) \[[^\]\n\r]*?(?:it/s|s/it)\]")
 _OPENRLHF = re.compile(r"(\d+)/(\d+) \[[^\]]*?,\s*((?:[\w/]+=[^,\]]*,?\s*)+)\]")
 _MINIMIND = re.compile(r"Epoch:\s*\[(\d+)/(\d+)\]\s*\((\d+)/(\d+)\),?\s*(.*)$")
 _TENSOR = re.compile(r"rewards?:\s*tensor\(\[([^\]]*)\]")
+#: ``key=value``, ``key: value`` or ``key value``: a key not inside a word or metric path, a number
+#: (a step also ``n/total``) that a space or punctuation ends (``13.5s``, ``45%`` are none).
+_PAIR = re.compile(r"([A-Za-z_](?<![\w/.\-].)[\w/.\-]*)(?:\s*[=:]\s*|\s+)([-+]?(?:\d+\.?\d*|\.\d+)"
+                   r"(?:[eE][-+]?\d+)?|(?i:nan|inf))(?:/(\d+))?(?=$|[\s,;:|)\]])")
 _VERL_CONFIG_START = re.compile(r"^" + _RAY_PREFIX + r"\{'(?:actor_rollout_ref|algorithm|data|"
                                 r"trainer)'")
 
@@ -179,7 +189,7 @@ def _counter_steps(text: str, offsets: list[int]
     starts = [c[0] for c in counters]
     last = []
     for offset in offsets:
-        i = _bisect(starts, offset) - 1
+        i = bisect_left(starts, offset) - 1
         last.append(counters[i] if i >= 0 else None)
     totals = Counter(c[2] for c in last if c is not None)
     if not totals:
@@ -187,7 +197,7 @@ def _counter_steps(text: str, offsets: list[int]
     total = totals.most_common(1)[0][0]
     steps: list[float] = []
     for offset in offsets:
-        i = _bisect(starts, offset) - 1
+        i = bisect_left(starts, offset) - 1
         while i >= 0 and counters[i][2] != total:
             i -= 1
         steps.append(float(counters[i][1]) if i >= 0 else math.nan)
@@ -199,26 +209,84 @@ def _counter_steps(text: str, offsets: list[int]
         total
 
 
-def _bisect(values: list[int], x: int) -> int:
-    lo, hi = 0, len(values)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if values[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 def _is_eval(entry: dict[str, Any]) -> bool:
     return any(k.startswith("eval_") for k in entry) and not reward_candidates(set(entry))
 
 
+def _counter_restarts(text: str, offsets: list[int]) -> list[int]:
+    """Return where runs appended to one TRL console begin (:func:`_restart_starts`).
+
+    A dict's step is the counter printed last before it, where a neighbouring dict's counter has
+    the same total (an evaluation bar's counter left last before a training dict has not).
+    """
+    found = [(m.start(), int(m.group(1)), int(m.group(2))) for m in _TRAIN_BAR.finditer(text)]
+    starts = [c[0] for c in found]
+    last = [found[i] if i >= 0 else None for i in (bisect_left(starts, o) - 1 for o in offsets)]
+    totals = [c[2] if c is not None else None for c in last]
+    steps = [float(c[1]) if c is not None and (
+        len(last) == 1 or totals[i] in totals[max(i - 1, 0):i] + totals[i + 1:i + 2])
+        else math.nan for i, c in enumerate(last)]
+    return _restart_starts(steps)
+
+
+def _run_steps(label: str, text: str, offsets: list[int], summary: dict[str, Any],
+               logging_steps: int | None, interval_source: str
+               ) -> tuple[list[float], list[str], dict[str, Hyperparameter], bool]:
+    """Return the steps of one run's dicts (no step field), notes, hyperparameters found.
+
+    ``text`` is the run's part of the console, ``offsets`` its dicts' within it; the last value
+    returned says whether the steps were reconstructed from the dicts' order.
+    """
+    notes: list[str] = []
+    meta: dict[str, Hyperparameter] = {}
+    counted, how, total = _counter_steps(text, offsets)
+    interval, where = (logging_steps, interval_source) if logging_steps is not None else (None, "")
+    if counted is not None and interval is not None and where != "given":
+        interval = None  # a config file's interval yields to the counter of the log itself
+    if counted is not None and interval is not None:
+        if counted != [float(interval * (i + 1)) for i in range(len(offsets))]:
+            notes.append(f"logging_steps {interval} does not match the progress counter "
+                         f"(steps {counted[0]:g}, {counted[-1]:g}, ...): used logging_steps "
+                         "as given")
+        counted = None
+    if counted is not None:
+        notes.append(f"no step field: steps read from {how}")
+        meta["planned_steps"] = Hyperparameter(
+            total, "inferred", f"the total of the training progress counter (n/{total}) the "
+            "console printed, from which the steps were read")
+        return counted, notes, meta, False
+    bar = _bar_end(text)
+    if interval is None:
+        interval, evidence = _inferred_interval(bar, summary, len(offsets))
+        if interval is not None:
+            where = "inferred"
+            meta["logging_steps"] = Hyperparameter(interval, "inferred", evidence)
+    if interval is None:
+        raise LogFormatError(
+            f"{label}: a TRL console log without step numbers: no step field in its "
+            f"{len(offsets)} logged dicts, no training progress counter in step with them, and "
+            "no total step count (final summary, progress bar) that fixes the logging "
+            "interval; give --logging-steps N (the run's logging_steps)")
+    if bar is not None:
+        meta["planned_steps"] = Hyperparameter(
+            bar[1], "inferred", f"the total of the training progress bar the console printed "
+            f"(it ends at {bar[0]}/{bar[1]})")
+    notes.append(f"no step field and no progress counter in step with the logged dicts: steps "
+                 f"are their order x logging_steps {interval} ({where})")
+    return [float(interval * (i + 1)) for i in range(len(offsets))], notes, meta, True
+
+
 def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int | None,
                fmt: str, interval_source: str, reward_key: str | None = None) -> Parsed:
+    """Return a TRL console's dict lines; trainings appended to one console become runs.
+
+    A run begins where the step field, else the progress counter, restarts
+    (:func:`_restart_starts`); its part of the console begins after the last dict before it.
+    """
     train: list[tuple[int, dict[str, Any]]] = []
     evals: list[tuple[int, int, dict[str, Any]]] = []  # (index of train dict before, offset)
-    summary: dict[str, Any] = {}
+    summaries: list[tuple[int, dict[str, Any]]] = []
+    ends: list[int] = []  # where each dict line ends
     lineno_at = _line_numbers(text)
     for offset, piece in _pieces(text):
         candidate = _dict_candidate(piece)
@@ -229,71 +297,65 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
             raise LogFormatError(f"{path}:{lineno_at(offset)}: a dict line that is not a "
                                  "literal dict")
         if "train_runtime" in entry:
-            summary = entry
+            summaries.append((offset, entry))
         elif _is_eval(entry):
             evals.append((len(train) - 1, offset, entry))
         elif reward_candidates(set(entry)) or per_function_rewards(set(entry)) \
                 or (step_key is not None and step_key in entry) \
                 or (reward_key is not None and reward_key in entry):
             train.append((offset, entry))
+        else:
+            continue
+        ends.append(offset + len(piece))
     if not train:
         raise LogFormatError(f"{path}: no dict lines with a reward")
     parsed = Parsed(fmt, {}, ecosystem="trl")
     keys = [step_key] if step_key else list(STEP_NAMES)
     own = [next((number(e[k]) for k in keys if k in e), math.nan) for _, e in train]
-    if all(math.isfinite(s) for s in own):
-        steps = own
-    else:
-        counted, how, total = _counter_steps(text, [o for o, _ in train])
-        interval, where = None, ""
-        if logging_steps is not None:
-            interval, where = logging_steps, interval_source
-        if counted is not None and interval is not None and where != "given":
-            interval = None  # a config file's interval yields to the counter of the log itself
-        if counted is not None and interval is not None:
-            ordinal = [float(interval * (i + 1)) for i in range(len(train))]
-            if counted != ordinal:
-                parsed.notes.append(f"logging_steps {interval} does not match the progress "
-                                    f"counter (steps {counted[0]:g}, {counted[-1]:g}, ...): "
-                                    "used logging_steps as given")
-            counted = None
-        if counted is not None:
-            steps = counted
-            parsed.notes.append(f"no step field: steps read from {how}")
-            parsed.meta.planned_steps = Hyperparameter(
-                total, "inferred", f"the total of the training progress counter (n/{total}) "
-                "the console printed, from which the steps were read")
-        else:
-            bar = _bar_end(text)
-            if interval is None:
-                interval, evidence = _inferred_interval(bar, summary, len(train))
-                if interval is not None:
-                    where = "inferred"
-                    parsed.meta.logging_steps = Hyperparameter(interval, "inferred", evidence)
-            if interval is None:
-                raise LogFormatError(
-                    f"{path}: a TRL console log without step numbers: no step field in its "
-                    f"{len(train)} logged dicts, no training progress counter in step with "
-                    "them, and no total step count (final summary, progress bar) that fixes "
-                    "the logging interval; give --logging-steps N (the run's logging_steps)")
-            steps = [float(interval * (i + 1)) for i in range(len(train))]
-            parsed.steps_reconstructed = True
-            if bar is not None:
-                parsed.meta.planned_steps = Hyperparameter(
-                    bar[1], "inferred", f"the total of the training progress bar the console "
-                    f"printed (it ends at {bar[0]}/{bar[1]})")
-            parsed.notes.append(f"no step field and no progress counter in step with the "
-                                f"logged dicts: steps are their order x logging_steps "
-                                f"{interval} ({where})")
-    rows: Rows = [(s, e) for s, (_, e) in zip(steps, train, strict=True)]
-    for index, _, entry in evals:
-        if index >= 0:
-            rows.append((steps[index], entry))
-    if evals:
-        rows, _ = merge_by_step(rows, average=False)
-        parsed.notes.append(f"{len(evals)} evaluation dicts merged into the step logged "
-                            "before them")
-    parsed.runs[""] = rows
+    offsets = [o for o, _ in train]
+    owned = all(math.isfinite(s) for s in own)
+    starts = _restart_starts(own) if owned else _counter_restarts(text, offsets)
+    bounds = [0] + [max([e for e in ends if e <= offsets[k]], default=0) for k in starts[1:]]
+    bounds.append(len(text))
+    steps: list[float] = []
+    metas: list[dict[str, Hyperparameter]] = []
+    notes: list[str] = []
+    spans = list(zip(starts, starts[1:] + [len(train)], strict=True))
+    for k, (first, end) in enumerate(spans):
+        if owned:
+            steps += own[first:end]
+            continue
+        lo, hi = bounds[k], bounds[k + 1]
+        summary = next((e for o, e in reversed(summaries) if lo <= o < hi), {})
+        label = f"{path}: run{k + 1}" if len(starts) > 1 else str(path)
+        run_steps, run_notes, meta, rebuilt = _run_steps(
+            label, text[lo:hi], [o - lo for o in offsets[first:end]], summary, logging_steps,
+            interval_source)
+        steps += run_steps
+        notes += run_notes
+        metas.append(meta)
+        parsed.steps_reconstructed |= rebuilt
+    parsed.notes += list(dict.fromkeys(notes))
+    for field in ("planned_steps", "logging_steps"):
+        found = [meta[field] for meta in metas if field in meta]
+        values = list(dict.fromkeys(str(h.value) for h in found))
+        if len(found) == len(metas) and len(values) == 1:
+            setattr(parsed.meta, field, found[0])
+        elif found:
+            parsed.notes.append(f"{field} not the same for every run ({', '.join(values)}): "
+                                "not read")
+    names = [f"run{k}" for k in range(1, len(starts) + 1)] if len(starts) > 1 else [""]
+    for k, (first, end) in enumerate(spans):
+        rows: Rows = [(steps[i], train[i][1]) for i in range(first, end)]
+        held = [(steps[i], e) for i, _, e in evals if first <= i < end]
+        parsed.runs[names[k]] = merge_by_step(rows + held, average=False)[0] if held else rows
+    merged = sum(i >= 0 for i, _, _ in evals)
+    if merged:
+        parsed.notes.append(f"{merged} evaluation dicts merged into the step logged before them")
+    if merged < len(evals):
+        parsed.notes.append(f"{len(evals) - merged} evaluation dicts printed before the first "
+                            "training dict left out (no step to merge them into)")
+    parsed.notes += _restart_notes(len(starts))
     return parsed
 
 
@@ -301,7 +363,7 @@ def _line_numbers(text: str) -> Callable[[int], int]:
     breaks = [m.start() for m in re.finditer("\n", text)]
 
     def at(offset: int) -> int:
-        return _bisect(breaks, offset) + 1
+        return bisect_left(breaks, offset) + 1
 
     return at
 
@@ -309,16 +371,70 @@ def _line_numbers(text: str) -> Callable[[int], int]:
 # ---------------------------------------------------------------------------- other consoles
 
 
+def _restart_starts(steps: list[float]) -> list[int]:
+    """Return the index of each run's first record among records logged in order.
+
+    A run begins where the step returns to the log's first step after a larger one (runs
+    appended to one file, as ``records._split_restarts`` splits JSON lines); a step that goes
+    back to any other step (a resume from a checkpoint) stays in its run.
+    """
+    runs = _split_restarts([(step, {}) for step in steps]) if steps else {"": []}
+    sizes = [len(rows) for rows in runs.values()]
+    return [sum(sizes[:k]) for k in range(len(sizes))]
+
+
+def _restart_notes(n_runs: int) -> list[str]:
+    return [f"the step restarts {n_runs - 1} time{'s' if n_runs > 2 else ''}: {n_runs} runs "
+            "appended to one file"] if n_runs > 1 else []
+
+
+def _run_configs(configs: list[tuple[int, dict[str, Any]]], starts: list[int]
+                 ) -> tuple[dict[str, Any], list[str]]:
+    """Return the config the runs of a log share, and notes on the settings they do not.
+
+    ``configs`` are (records read before it was printed, config): the first config printed while
+    a run was in progress (or before its first step) is its own. Of several runs the settings
+    equal in all their configs are read (a log's config applies to all its runs).
+    """
+    if len(starts) == 1:
+        return (configs[0][1] if configs else {}), []
+    own: list[dict[str, Any] | None] = [None] * len(starts)
+    for position, config in configs:
+        index = max(k for k, start in enumerate(starts) if start <= position)
+        if own[index] is None:
+            own[index] = flatten(config)
+    printed = [config for config in own if config is not None]
+    if not printed:
+        return {}, []
+    shared = {key: value for key, value in printed[0].items()
+              if all(key in config and config[key] == value for config in printed[1:])}
+    notes = [f"run{k} printed no config of its own: the settings the others share are read "
+             "for it too" for k, config in enumerate(own, start=1) if config is None]
+    differ = sorted({key for config in printed for key in config} - set(shared))
+    if differ:
+        shown = "; ".join(f"{key}: " + ", ".join(str(c.get(key, "absent")) for c in printed)
+                          for key in differ[:3])
+        notes.append(f"the {len(printed)} runs printed configs that differ in {len(differ)} "
+                     f"setting{'s' if differ[1:] else ''} ({shown}"
+                     f"{'; ...' if differ[3:] else ''}): not read for any run")
+    return shared, notes
+
+
 def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
+    """Return verl's ``step:N - key:value`` lines, and the config printed before them.
+
+    Runs appended to one console (:func:`_restart_starts`) become runs ``run1``, ``run2``, ...
+    """
     rows: Rows = []
-    config: dict[str, Any] = {}
+    configs: list[tuple[int, dict[str, Any]]] = []
     i = 0
     while i < len(lines):
         line = lines[i]
-        if _VERL_CONFIG_START.match(line) and not config:
+        if _VERL_CONFIG_START.match(line):
             block = [re.sub("^" + _RAY_PREFIX, "", line)]
             depth = block[0].count("{") - block[0].count("}")
-            while depth > 0 and i + 1 < len(lines) and len(block) < 5000:
+            while depth > 0 and i + 1 < len(lines) and len(block) < 5000 \
+                    and not _VERL.match(lines[i + 1].strip()):  # a step line ends a bad block
                 i += 1
                 block.append(re.sub("^" + _RAY_PREFIX, "", lines[i]))
                 depth += block[-1].count("{") - block[-1].count("}")
@@ -327,7 +443,7 @@ def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
             except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
                 value = None
             if isinstance(value, dict):
-                config = value
+                configs.append((len(rows), value))
         match = _VERL.match(line.strip())
         if match:
             entry: dict[str, Any] = {"step": match.group(1)}
@@ -339,24 +455,31 @@ def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
         i += 1
     if not rows:
         return None
-    return Parsed("verl_console", {"": rows}, ecosystem="verl", config=config)
+    starts = _restart_starts([step for step, _ in rows])
+    runs = _split_restarts(rows)
+    config, notes = _run_configs(configs, starts)
+    parsed = Parsed("verl_console", runs, ecosystem="verl", config=config)
+    parsed.notes += _restart_notes(len(runs)) + notes
+    return parsed
 
 
 def _parse_openrlhf(lines: list[str]) -> Parsed | None:
     """Return the postfix updates of OpenRLHF's progress bars.
 
-    Of several bars (the episode bar with the full status, the per-epoch bar with short names) the
-    one that names ``reward``.
+    Bars whose labels differ only in numbers (``Episode [1/2]``, ``Train step of episode 0``)
+    are one bar, their updates read in the order printed. Of several bars (the episode bar with
+    the full status, the per-epoch bar with short names) the one that names ``reward`` is read.
     """
     bars: dict[str, Rows] = {}
+    printed_as: dict[str, list[str]] = {}  # each bar's labels as printed, in order
     last: dict[str, str] = {}
     for line in lines:
         for match in _OPENRLHF.finditer(line):
             postfix = match.group(3)
             if not re.search(r"\b(?:reward|rm)=", postfix):
                 continue
-            label = re.sub(r"\s*\d+%.*$", "", line[:match.start()]).strip(" :|") or "bar"
-            label = re.sub(r"\[\d+/\d+\]", "[*]", label)
+            printed = re.sub(r"\s*\d+%.*$", "", line[:match.start()]).strip(" :|") or "bar"
+            label = re.sub(r"\d+", "*", re.sub(r"\[\d+/\d+\]", "[*]", printed))
             if last.get(label) == postfix:
                 continue  # a refresh of the same update
             last[label] = postfix
@@ -367,13 +490,28 @@ def _parse_openrlhf(lines: list[str]) -> Parsed | None:
                     entry[key.strip()] = value.strip()
             rows = bars.setdefault(label, [])
             rows.append((float(len(rows) + 1), entry))
+            seen = printed_as.setdefault(label, [])
+            if not seen or seen[-1] != printed:
+                seen.append(printed)
     if not bars:
         return None
     label = max(bars, key=lambda b: (any("reward" in e for _, e in bars[b]), len(bars[b])))
     parsed = Parsed("openrlhf_console", {"": bars[label]}, ecosystem="openrlhf",
                     steps_reconstructed=True)
+    seen = printed_as[label]
     parsed.notes.append(f"OpenRLHF console: steps are the order of the {label!r} progress-bar "
-                        "updates that carry a reward (one per optimizer step)")
+                        "updates that carry a reward (one per optimizer step)" + (
+                            f", over {len(seen)} bars read in the order printed: "
+                            f"{', '.join(seen[:4])}{', ...' if len(seen) > 4 else ''}"
+                            if len(seen) > 1 else ""))
+    numbers = [[int(n) for n in re.findall(r"\d+", printed)] for printed in seen]
+    if any(b < a for a, b in zip(numbers, numbers[1:], strict=False)):
+        parsed.notes.append(f"the numbers in the labels of the {label!r} bars go back, as when "
+                            "a run is appended or resumed: their updates are read in the order "
+                            "printed")
+    others = [f"{b!r} ({len(bars[b])} updates)" for b in bars if b != label]
+    if others:
+        parsed.notes.append(f"other progress bars with a reward left out: {', '.join(others)}")
     return parsed
 
 
@@ -420,14 +558,82 @@ def _parse_tensors(text: str) -> Parsed | None:
     return parsed
 
 
+def _parse_pairs(path: Path, lines: list[str], step_key: str | None, reward_key: str | None
+                 ) -> Parsed | None:
+    """Return a hand-written console of ``key=value``, ``key: value`` or ``key value`` lines.
+
+    A record is a line with a step (``step_key``, else a name of ``STEP_NAMES`` in any case)
+    that is a whole number and a reward (a name of the metric aliases, or ``reward_key``). A line
+    with a step and an evaluation reward joins the record of its step just before it (else is
+    its own); other lines with a step are named in a note. Runs appended to one console
+    (:func:`_restart_starts`) become runs; a step that restarts with each epoch is refused.
+    """
+    rank = {name.lower(): i for i, name in enumerate(STEP_NAMES)}
+    rows: Rows = []
+    used: dict[str, set[str]] = {}  # step key -> the totals (n/total) printed with it
+    skipped: list[int] = []
+    n_eval = 0
+    kinds: dict[frozenset[str], tuple[str | None, str]] = {}  # a line's keys -> step key, kind
+    for lineno, line in enumerate(lines, start=1):
+        pairs: dict[str, tuple[str, str]] = {}  # key -> value, total ("" when none)
+        for name, value, total in _PAIR.findall(line):
+            pairs.setdefault(name, (value, total))
+        names = frozenset(pairs)
+        if names not in kinds:
+            kinds[names] = (step_key if step_key in names else None if step_key else min(
+                (k for k in names if k.lower() in rank), key=lambda k: rank[k.lower()],
+                default=None), "reward" if reward_candidates(set(names)) or reward_key in names
+                else "eval" if resolve("heldout_reward", set(names)) is not None else "")
+        key, kind = kinds[names]
+        if key is None:
+            continue
+        step, entry = number(pairs[key][0]), {k: value for k, (value, _) in pairs.items()}
+        if not (kind and math.isfinite(step) and step >= 0 and step.is_integer()):
+            skipped.append(lineno)
+        elif kind == "eval" and rows and rows[-1][0] == step:  # of the step just logged
+            n_eval += 1
+            rows[-1] = (step, {**entry, **rows[-1][1]})
+        else:
+            rows.append((step, entry))
+            used.setdefault(key, set()).add(pairs[key][1])
+    if not rows:
+        return None
+    for i in (i for i in range(1, len(rows)) if rows[i][0] < rows[i - 1][0]):
+        epochs = [number(next((v for k, v in e.items() if k.lower() == "epoch"), None))
+                  for _, e in rows[i - 1:i + 1]]
+        if epochs[1] > epochs[0]:
+            raise LogFormatError(
+                f"{path}: the step counter restarts at each epoch (epoch {epochs[1]:g} begins "
+                f"at step {rows[i][0]:g} after step {rows[i - 1][0]:g}): the global step cannot "
+                "be read; convert the log to JSON lines or CSV with each record's global step")
+    parsed = Parsed("key_value_console", _split_restarts(rows))
+    parsed.notes.append(f"key=value console: {len(rows)} lines with a step ({', '.join(used)}) "
+                        "and a reward (or an evaluation reward) read as records")
+    if n_eval:
+        parsed.notes.append(f"{n_eval} evaluation line{'s' if n_eval > 1 else ''} (a step and "
+                            "an evaluation reward) merged into the record of their step")
+    parsed.notes += _restart_notes(len(parsed.runs))
+    if skipped:
+        parsed.notes.append(f"{len(skipped)} line{'s' if len(skipped) > 1 else ''} with a step "
+                            "and no reward (or a step that is no whole number) not read "
+                            f"(line{'s' if skipped[1:] else ''} {', '.join(map(str, skipped[:3]))}"
+                            f"{', ...' if skipped[3:] else ''})")
+    totals = set().union(*used.values()) - {""}
+    if len(totals) == 1:
+        total = int(next(iter(totals)))
+        parsed.meta.planned_steps = Hyperparameter(
+            total, "inferred", f"the total of the step counter (n/{total}) the console printed")
+    return parsed
+
+
 def parse_text(path: Path, text: str, *, step_key: str | None = None,
                logging_steps: int | None = None, interval_source: str = "given",
                reward_key: str | None = None) -> Parsed:
     """Return a console log of any of the supported trainers.
 
     ``interval_source`` says where ``logging_steps`` comes from (``given`` by the user, else a file
-    name); ``reward_key`` (the user's reward metric) marks a TRL-style dict line as a record
-    when it holds none of the trainers' reward names.
+    name); ``reward_key`` (the user's reward metric) marks a line (a TRL-style dict, verl's,
+    key=value) as a record when it holds none of the trainers' reward names.
     """
     fmt = "trl_console"
     inner = _unwrap_stream(path, text)
@@ -438,7 +644,7 @@ def parse_text(path: Path, text: str, *, step_key: str | None = None,
     for parser in (lambda: _parse_verl(path, lines), lambda: _parse_minimind(lines),
                    lambda: _parse_openrlhf(lines)):
         parsed = parser()
-        if parsed is not None and any(reward_candidates(set(entry))
+        if parsed is not None and any(reward_candidates(set(entry)) or reward_key in entry
                                       for rows in parsed.runs.values() for _, entry in rows):
             return parsed
     try:
@@ -447,7 +653,13 @@ def parse_text(path: Path, text: str, *, step_key: str | None = None,
     except LogFormatError as exc:
         if "no dict lines" not in str(exc):
             raise
-        parsed = _parse_tensors(text)
+        parsed = _parse_tensors(text) or _parse_pairs(path, lines, step_key, reward_key)
         if parsed is None:
-            raise
+            raise LogFormatError(
+                f"{exc}, and no line of another console format; read are TRL dict lines "
+                "({'reward': ...}), verl 'step:N - key:value' lines, OpenRLHF progress bars "
+                "(reward= or rm=), MiniMind 'Epoch:[e/E](i/N), Reward: ...' lines, 'rewards: "
+                "tensor([...])' lines, and key=value or 'key: value' lines with a step (step, "
+                "iter, ...) and a reward (reward, mean_reward, score, ...) on each line: convert "
+                "other logs to JSON lines or CSV (a step and a reward in each record)") from None
         return parsed
