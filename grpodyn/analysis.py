@@ -127,9 +127,30 @@ advise_log = _on_a_run_or_path(_advise_log)
 def fit_run(run: Run, *, model: str = "all", momentum: float | None = None,
             train_fraction: float = 1.0,
             reward_range: tuple[float, float] | None = None) -> dict[str, Any]:
-    """Fit the reward of ``run`` (and forecast the part after ``train_fraction`` when < 1)."""
+    """Fit the reward of ``run``; below a ``train_fraction`` of 1, fit its leading part only.
+
+    Parameters
+    ----------
+    run : Run
+        The loaded run.
+    model : str
+        One model of :data:`~grpodyn.empirical.logs.run_analysis.FIT_MODELS`, or ``all``.
+    momentum : float, optional
+        Optimiser momentum (Adam's beta1); default the log's.
+    train_fraction : float
+        In (0, 1]: below 1, every model, weight, the plateau and tau are fitted on this leading
+        fraction of the points (``fitted_on`` says which steps) and the rest is forecast and
+        scored beside them (``forecast``, with the same plateau).
+    reward_range : (lo, hi), optional
+        The range the reward can reach; default inferred.
+
+    Returns
+    -------
+    dict
+        The JSON object of ``grpodyn fit``: strict JSON (non-finite floats as null).
+    """
     analysis = _analyse_run(run, momentum=momentum, reward_range=reward_range,
                             train_fraction=train_fraction if train_fraction < 1 else None,
                             models=FIT_MODELS if model == "all" else (model,),
-                            diagnose_run=False)
+                            diagnose_run=False, fit_on_training_part=True)
     return finite_json(analysis.to_dict())

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .run_analysis import RunAnalysis
 
 __all__ = ["LEVELS", "NOT_CURVES", "shown_param", "weight_on", "trusted_member",
-           "untrusted_note", "weight_text", "fits_table"]
+           "untrusted_note", "weight_text", "unweighed_reason", "fits_table"]
 
 #: The fitted parameters that are reward levels (any sign), not positive shape parameters.
 LEVELS = ("r0", "r_star")
@@ -97,17 +97,56 @@ def trusted_member(weights: dict[str, float], fitted: Any) -> str | None:
     return top if top in fitted else None
 
 
-def untrusted_note(member: str | None) -> str:
-    """Say that the weight sits on ``member``, which is no curve, so no curve model is trusted."""
+def untrusted_note(member: str | None, *, over: str = "the whole run") -> str:
+    """Say that the weight sits on ``member``, which is no curve, so no curve model is trusted.
+
+    ``over`` names what the stack read: the whole run, or the training part before a cut.
+    """
     words = NOT_CURVES.get(member or "", member or "no member")
-    return (f"the stacking weight over the whole run is on {words}: no curve model is trusted "
-            "(the whole-run stacking weighs the fitted curves, a flat level and a flat line; "
+    return (f"the stacking weight over {over} is on {words}: no curve model is trusted "
+            "(this stacking weighs the fitted curves, a flat level and a flat line; "
             "grpodyn forecast also weighs a damped trend)")
 
 
 def weight_text(weights: dict[str, float], name: str) -> str:
     """Return a member's weight to two decimals, ``n/a`` for a model the forecaster never weighs."""
     return f"{weights[name]:.2f}" if name in weights else "n/a"
+
+
+def unweighed_reason(name: str, momentum: float | None, *, stacked: bool = True) -> str:
+    """Say why the stack gives fitted model ``name`` no weight (``weight`` null in the JSON).
+
+    The stack weighs the forecaster's members (:data:`grpodyn.numerics.forecast.MEMBERS`):
+    the sigmoid is none of them (a baseline without a mechanism, fitted for comparison), and
+    the inertial form is one only with a known momentum, which fixes its mass and damping.
+
+    Parameters
+    ----------
+    name : str
+        The fitted model.
+    momentum : float or None
+        The momentum the analysis used (None: unknown).
+    stacked : bool
+        False where nothing was stacked (too few points).
+
+    Returns
+    -------
+    str
+        The reason, in words.
+    """
+    from grpodyn.numerics.forecast import MEMBERS
+
+    if not stacked:
+        return "not weighed: too few points to weigh any model (8 are needed)"
+    if name not in MEMBERS:
+        return (f"not weighed: {name} is not one of the forecaster's members "
+                f"({', '.join(MEMBERS)}), which the stack weighs; a baseline fitted for "
+                "comparison")
+    if name == "inertial" and momentum is None:
+        return ("not weighed: the stack weighs the inertial form only with a known momentum, "
+                "which fixes its mass and damping; without one its zeta and omega0 are free "
+                "(give --momentum, Adam's beta1)")
+    return f"not weighed: {name} was left out of the stack"
 
 
 def fits_table(analysis: RunAnalysis) -> str:

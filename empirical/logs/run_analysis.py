@@ -18,14 +18,22 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS as DIAGNOSIS_POINTS
-from grpodyn.empirical.logs.fit_text import fits_table, trusted_member, weight_on, weight_text
+from grpodyn.empirical.logs.fit_text import (
+    fits_table,
+    trusted_member,
+    unweighed_reason,
+    weight_on,
+    weight_text,
+)
 from grpodyn.empirical.logs.loaders import Run
+from grpodyn.empirical.logs.plateau_stacks import forecaster_plateau, one_plateau
+from grpodyn.empirical.logs.run_dynamics import dynamics_of, not_determined, tau_model
 from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
 from grpodyn.numerics.forecast import (
@@ -141,7 +149,8 @@ class RunAnalysis:
     momentum : float or None
         Momentum used for the regime and margins (``momentum_source`` says whence).
     fits : dict of str to FitResult
-        Fits of the whole run (constrained to the reward range).
+        Fits of the whole run, or of its training part where ``n_fitted`` says so
+        (constrained to the reward range).
     fit_errors : dict of str to str
         Models that could not be fitted, with the reason.
     noise : NoiseEstimate
@@ -158,6 +167,11 @@ class RunAnalysis:
     forecast : Forecast or None
         The forecast after the cut (``train_fraction`` / ``until``), or after the run's last
         step with a ``horizon`` alone.
+    n_fitted : int or None
+        The leading points the fits, noise, weights, plateau and dynamics read (the training
+        part before the cut); None: the whole run.
+    forecaster : str
+        The forecaster asked for (``forecast.model`` names the one that supplied the point).
     """
 
     run: Run
@@ -177,6 +191,8 @@ class RunAnalysis:
     forecast: Forecast | None
     level: float
     warnings: list[str] = field(default_factory=list)
+    n_fitted: int | None = None
+    forecaster: str = "ensemble"
 
     def __repr__(self) -> str:
         """Return a compact summary: the run, its trusted model, plateau and tau (or statuses)."""
@@ -197,7 +213,9 @@ class RunAnalysis:
         if fc is None:
             return None
         members = fc.members if isinstance(fc, EnsembleForecast) else {}
-        if members:
+        if self.forecaster == "ensemble" and self.n_fitted == fc.train_points:
+            plateau = self.plateau  # the training part's one plateau (:func:`one_plateau`)
+        elif members:
             plateau = plateau_summary(members, fc.weights, level=fc.level,
                                       bounds=fc.bounds)
         else:
@@ -206,8 +224,8 @@ class RunAnalysis:
                        "reason": "this forecaster gives the path's quantiles, not a plateau "
                                  "parameter (the default ensemble's curve models give one)"}
         out: dict[str, Any] = {
-            "model": fc.model, "weights": fc.weights, "weighting": fc.weighting,
-            "train_points": fc.train_points,
+            "forecaster": self.forecaster, "model": fc.model, "weights": fc.weights,
+            "weighting": fc.weighting, "train_points": fc.train_points,
             "cut_step": float(self.run.steps[fc.train_points - 1]),
             "steps": fc.steps.tolist(), "mean": fc.mean.tolist(), "lower": fc.lower.tolist(),
             "upper": fc.upper.tolist(), "level": fc.level,
@@ -252,7 +270,9 @@ class RunAnalysis:
             # a share above 1 says only that the ceiling (an estimate) is too low: not given
             entry["r2_of_explainable"] = (float(fit.r2 / self.noise.r2_ceiling)
                                           if 0 < self.noise.r2_ceiling >= fit.r2 else None)
-            entry["weight"] = self.weights.get(name, 0.0)
+            entry["weight"] = self.weights.get(name)  # None: a model the stack never weighs
+            entry["weight_reason"] = (None if name in self.weights else unweighed_reason(
+                name, self.momentum, stacked=bool(self.weights)))
             models[name] = entry
         diagnosis = None if self.diagnosis is None else self.diagnosis.to_dict()
         return {
@@ -270,7 +290,15 @@ class RunAnalysis:
             "best": self.trusted_model, "weights": self.weights,
             "weight_on": weight_on(self.weights),
             "plateau": self.plateau, "dynamics": self.dynamics, "diagnosis": diagnosis,
-            "forecast": self.forecast_dict(), "warnings": list(self.warnings)}
+            "fitted_on": self.fitted_on, "forecast": self.forecast_dict(),
+            "warnings": list(self.warnings)}
+
+    @property
+    def fitted_on(self) -> dict[str, Any]:
+        """The steps the fits read: ``first_step``, ``last_step``, ``points`` ``of`` the run's."""
+        n = self.run.n_points if self.n_fitted is None else self.n_fitted
+        return {"first_step": float(self.run.steps[0]), "last_step": float(self.run.steps[n - 1]),
+                "points": n, "of": self.run.n_points}
 
     @property
     def trusted_model(self) -> str | None:
@@ -359,98 +387,13 @@ def _status_text(entry: dict[str, Any]) -> str:
     return f"{status}: {entry.get('reason', '')}"
 
 
-def not_determined(reason: str) -> dict[str, Any]:
-    """Return the entry of a number the data do not determine: no value, a status and why.
-
-    Parameters
-    ----------
-    reason : str
-        Why it is not determined, in words.
-
-    Returns
-    -------
-    dict
-        ``{"value": None, "status": "not_determined", "reason": reason}``.
-    """
-    return {"value": None, "status": "not_determined", "reason": reason}
-
-
-def _dynamics(fit: FitResult | None, plateau: dict[str, Any], momentum: float | None,
-              span: float, lr: float | None, *, favoured: str | None = None
-              ) -> dict[str, Any]:
-    """tau, stiffness, regime and margins from the trusted fit, each with a status."""
-    from grpodyn.numerics.compiled import compiled
-    from grpodyn.numerics.stability import first_unstable_refresh, regime, staleness_max
-
-    if fit is None:
-        reason = "no saturating model could be fitted"
-        return {k: not_determined(reason)
-                for k in ("tau", "stiffness", "regime", "stability_margin")}
-    p = fit.params
-    if fit.model.name == "exponential":
-        tau, tau_err = p["tau"], fit.stderr["tau"]
-    elif fit.model.name == "inertial" and "stiffness" in p:
-        tau = fit.derived()["tau"]
-        tau_err = fit.stderr["stiffness"] * tau / p["stiffness"]
-    else:
-        tau, tau_err = None, None
-    out: dict[str, Any] = {"model": fit.model.name}
-    if favoured is not None:
-        out["tau"] = not_determined(favoured)
-    elif tau is None:
-        out["tau"] = not_determined(f"the trusted model ({fit.model.name}) has no relaxation time")
-    elif plateau["status"] != "determined" or fit.at_bounds:
-        out["tau"] = not_determined(f"the plateau is {plateau['status']}: "
-                        + plateau.get("reason", "") + "; tau is tied to it")
-        if tau > span:
-            out["tau"]["lower"] = span
-            out["tau"]["reason"] = f"the run has not begun to saturate: tau > {span:.0f} steps"
-    elif not tau_err < tau:
-        out["tau"] = not_determined(f"its standard error ({tau_err:.3g}) is not smaller than tau "
-                        f"({tau:.3g})")
-    elif fit.singular:
-        out["tau"] = {"value": tau, "status": "singular",
-                      "reason": "singular information matrix: no standard error"}
-    else:
-        out["tau"] = {"value": tau, "stderr": tau_err, "status": "determined",
-                      "lower": None, "upper": None, "unit": "steps"}
-    if out["tau"]["status"] == "determined":
-        out["tau"]["steps_to_plateau"] = max(0.0, float(tau * np.log(20) - span))
-    if momentum is None:
-        reason = "momentum unknown: give --momentum (Adam's beta1)"
-        for k in ("stiffness", "regime", "stability_margin"):
-            out[k] = not_determined(reason)
-        return out
-    if out["tau"]["status"] not in ("determined", "singular"):
-        for k in ("stiffness", "regime", "stability_margin"):
-            out[k] = not_determined("tau is not determined")
-        return out
-    stiffness = (1.0 - momentum) / tau  # overdamped map, docs/theory.md section 3: tau = c / k
-    k_max = float(compiled("stiffness_max")(momentum))
-    refresh = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
-    caveat = ("a fitted tau measures the slow mode: stiff directions may limit the learning "
-              "rate far below what this margin says (studies/tiny_grids/findings.md section 1)")
-    out["stiffness"] = {"value": stiffness, "status": "determined", "unit": "per step"}
-    out["regime"] = {"value": regime(momentum=momentum, stiffness=stiffness),
-                     "status": "determined", "caveat": caveat}
-    out["stability_margin"] = {"value": 1.0 - stiffness / k_max, "status": "determined",
-                               "caveat": caveat}
-    out["refresh_max"] = {"value": None if refresh is None else refresh - 1,
-                          "status": "determined"}
-    out["staleness_max"] = {"value": staleness_max(momentum=momentum, stiffness=stiffness),
-                            "status": "determined"}
-    if lr is not None:
-        out["kappa"] = {"value": stiffness / lr, "status": "determined",
-                        "unit": "per unit learning rate", "caveat": caveat}
-    return out
-
-
 def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | None = None,
                 reward_range: tuple[float, float] | None = None,
                 train_fraction: float | None = None, until: float | None = None,
                 horizon: float | None = None, level: float = 0.9,
                 models: tuple[str, ...] = FIT_MODELS, diagnose_run: bool = True,
-                stack: bool = True, forecaster: str = "ensemble") -> RunAnalysis:
+                stack: bool = True, forecaster: str = "ensemble",
+                fit_on_training_part: bool = False) -> RunAnalysis:
     """Analyse one run: fits, noise, plateau and dynamics with statuses, diagnosis, forecast.
 
     Parameters
@@ -485,6 +428,13 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         rolling-origin errors inside the training part), ``calibrated_prior`` (the learned
         prior's median, its band conformal on its own rolling-origin errors) or another one
         registered there.
+    fit_on_training_part : bool
+        With a cut (``train_fraction`` / ``until``): fit the models, the noise, the weights, the
+        plateau, the dynamics and the diagnosis on the training part before it only, as
+        ``grpodyn fit --train-fraction`` and ``grpodyn forecast`` do, and give one plateau for
+        that part, the one both stacks that weigh it agree on
+        (:func:`grpodyn.empirical.logs.plateau_stacks.one_plateau`). Default False: the whole
+        run, beside a forecast of its held-out rest (``grpodyn report LOG``).
 
     Returns
     -------
@@ -493,8 +443,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
 
     Notes
     -----
-    Every model is fitted once on the whole run; the forecaster's weights over the whole run
-    reuse those fits (only its rolling-origin validation refits on parts of the run). The cheap
+    Every model is fitted once on the whole run (or its training part); the weights reuse those
+    fits (only its rolling-origin validation refits on parts of the run). The cheap
     path for a monitor that refits as a run goes (a few ms at a few hundred points)::
 
         analyse_run(run, momentum=b, models=("exponential",), diagnose_run=False,
@@ -516,62 +466,131 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         warnings.append(f"reward range {range_source}")
     if beta is None:
         warnings.append(f"momentum {momentum_source}")
-    if run.n_points < 5:
-        raise TooFewPoints(f"{run.source}: a fit needs at least 5 points, got {run.n_points}")
-    if np.ptp(run.reward) == 0:
-        raise InputError(f"{run.source}: the reward is constant ({run.reward[0]:g}): there is "
-                         "no curve to fit")
-    lr_pair = None if lr is None else (run.steps, lr)
-    members, errors = _fit_members(run, models, momentum=beta, lr=lr, bounds=bounds)
+    n_fitted = None
+    if fit_on_training_part and (train_fraction is not None or until is not None):
+        n_fitted = _training_points(run, train_fraction=train_fraction, until=until)
+    part = run if n_fitted in (None, run.n_points) else _leading(run, n_fitted)
+    part_lr = None if lr is None else lr[: part.n_points]
+    members, errors = _fit_members(part, models, momentum=beta, lr=part_lr, bounds=bounds,
+                                   cut=part is not run)
     fits = {name: m.fit for name, m in members.items() if m.fit is not None}
     if not fits and errors:
         raise InputError(f"{run.source}: {next(iter(errors.values()))}")
-    for name, fit in fits.items():
-        if fit.params_at_bounds:
-            named = ("plateau" if b == "r_star" else b for b in fit.params_at_bounds)
-            warnings.append(f"{name}: {', '.join(named)} at the fit's bound "
-                            "(a result of the box, not of the data)")
-        if fit.singular:
-            warnings.append(f"{name}: singular information matrix; no standard errors")
-    noise = estimate_noise(run.reward)
-    # which model to trust: the forecaster's stacking weights over the whole run
-    weights: dict[str, float] = {}
-    plateau: dict[str, Any] = {"value": None, "lower": None, "upper": None,
-                               "status": "not_determined", "reason": "too few points"}
-    if run.n_points >= 8:
-        whole = {n: members[n] for n in MEMBERS if n in members
-                 and not (n == "inertial" and beta is None)}
-        trust = member_weights(whole, run.steps, run.reward, stack=stack, bounds=bounds,
-                               momentum=beta, learning_rate=lr_pair)
-        weights = dict(zip(whole, map(float, trust.weights), strict=True))
-        plateau = plateau_summary(whole, weights, level=level, bounds=bounds)
-        warnings += trust.notes
-    trusted_fit, favoured = _tau_model(fits, weights)
-    span = float(run.steps[-1] - run.steps[0])
-    dynamics = _dynamics(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured)
-    diagnosis = None
-    if diagnose_run and run.n_points >= DIAGNOSIS_POINTS:  # under 20: the early warning only
-        from grpodyn.empirical.diagnostics.diagnose import diagnose
-
-        diagnosis = diagnose(run, group_size=group_size)
+    warnings += _fit_notes(fits)
+    noise = estimate_noise(part.reward)
     forecast = None
     if train_fraction is not None or until is not None or horizon is not None:
         forecast = _forecast(run, train_fraction=train_fraction, until=until, horizon=horizon,
                              level=level, momentum=beta, lr=lr, bounds=bounds,
                              forecaster=forecaster)
+    one = (forecast if forecaster == "ensemble" and forecast is not None
+           and forecast.train_points == part.n_points else None)
+    weights, plateau, notes = _stacked(part, members, level=level, bounds=bounds, momentum=beta,
+                                       lr=part_lr, stack=stack,
+                                       one=one if one is not None else fit_on_training_part)
+    warnings += notes
+    trusted_fit, favoured = tau_model(fits, weights)
+    span = float(part.steps[-1] - part.steps[0])
+    dynamics = dynamics_of(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured,
+                           fitted=tuple(fits))
+    diagnosis = None
+    if diagnose_run and part.n_points >= DIAGNOSIS_POINTS:  # under 20: the early warning only
+        from grpodyn.empirical.diagnostics.diagnose import diagnose
+
+        diagnosis = diagnose(part, group_size=group_size)
+    if part is not run:
+        warnings.insert(0, f"fitted on steps {part.steps[0]:g}-{part.steps[-1]:g}, "
+                           f"{n_fitted} of {run.n_points} points: the models, the plateau and "
+                           "tau read the training part only; the forecast scores the rest")
     return RunAnalysis(run, bounds, range_source, beta, momentum_source, lr_peak, lr_source,
                        fits, errors, noise, weights, plateau, dynamics, diagnosis, forecast,
-                       level, warnings)
+                       level, warnings, n_fitted, forecaster)
+
+
+def _stacked(part: Run, members: dict[str, Member], *, level: float,
+             bounds: tuple[float, float] | None, momentum: float | None,
+             lr: np.ndarray | None, stack: bool, one: Forecast | bool,
+             ) -> tuple[dict[str, float], dict[str, Any], list[str]]:
+    """Return the stacking weights over ``part``, its plateau and the stack's notes.
+
+    ``one``: the ensemble's forecast fitted on the same part, or True, where the plateau is to
+    be the one both stacks of the part agree on (:func:`one_plateau`; the forecaster's stack is
+    read from that forecast, else fitted here where the curve models do not determine it).
+    """
+    if part.n_points < 8:
+        return {}, {"value": None, "lower": None, "upper": None, "status": "not_determined",
+                    "reason": "too few points"}, []
+    lr_pair = None if lr is None else (part.steps, lr)
+    whole = {n: members[n] for n in MEMBERS if n in members
+             and not (n == "inertial" and momentum is None)}
+    trust = member_weights(whole, part.steps, part.reward, stack=stack, bounds=bounds,
+                           momentum=momentum, learning_rate=lr_pair)
+    weights = dict(zip(whole, map(float, trust.weights), strict=True))
+    plateau = plateau_summary(whole, weights, level=level, bounds=bounds)
+    if not any(n in SATURATING for n in whole):  # only the level and the flat line: no curve
+        plateau["reason"] = plateau["reason"].replace(
+            "the curve models favour a flat or linear trend", "the stack weighs no curve model "
+            f"with a plateau ({', '.join(whole)} only; see each model's weight_reason)")
+    if one is False or plateau["status"] != "not_determined":
+        return weights, plateau, list(trust.notes)
+    if isinstance(one, EnsembleForecast):
+        other = plateau_summary(one.members, one.weights, level=one.level, bounds=one.bounds)
+    else:
+        other = forecaster_plateau(whole, part.steps, part.reward, level=level, bounds=bounds,
+                                   momentum=momentum, learning_rate=lr_pair, stack=stack)
+    return weights, one_plateau(plateau, other, bounds=bounds), list(trust.notes)
+
+
+def _training_points(run: Run, *, train_fraction: float | None, until: float | None) -> int:
+    """Return the points before the cut (a share of the points, a step, else all of them)."""
+    if train_fraction is not None:
+        if not 0 < train_fraction < 1:
+            raise InputError(f"train fraction must lie strictly between 0 and 1, got "
+                             f"{train_fraction}")
+        n_train = int(np.floor(train_fraction * run.n_points))
+    elif until is not None:
+        n_train = int(np.searchsorted(run.steps, until, side="right"))
+    else:  # a horizon alone: the whole run is the training part
+        n_train = run.n_points
+    if n_train < 8:
+        raise InputError(f"{run.source}: the cut leaves {n_train} training "
+                         f"point{'s' * (n_train != 1)}; the fit before the cut needs 8")
+    return n_train
+
+
+def _leading(run: Run, n: int) -> Run:
+    """Return the run cut to its first ``n`` points (the training part before a cut)."""
+    return replace(run, steps=run.steps[:n], reward=run.reward[:n],
+                   metrics={k: v[:n] for k, v in run.metrics.items()})
+
+
+def _fit_notes(fits: dict[str, FitResult]) -> list[str]:
+    """Return the warnings of the fits: parameters at the box's bounds, singular matrices."""
+    notes = []
+    for name, fit in fits.items():
+        if fit.params_at_bounds:
+            named = ("plateau" if b == "r_star" else b for b in fit.params_at_bounds)
+            notes.append(f"{name}: {', '.join(named)} at the fit's bound "
+                         "(a result of the box, not of the data)")
+        if fit.singular:
+            notes.append(f"{name}: singular information matrix; no standard errors")
+    return notes
 
 
 def _fit_members(run: Run, models: tuple[str, ...], *, momentum: float | None,
-                 lr: np.ndarray | None, bounds: tuple[float, float] | None,
+                 lr: np.ndarray | None, bounds: tuple[float, float] | None, cut: bool = False,
                  ) -> tuple[dict[str, Member], dict[str, str]]:
-    """Fit the level, the flat line and ``models`` once on the whole run.
+    """Fit the level, the flat line and ``models`` once on ``run`` (the whole run or its part).
 
-    The report's fits and the forecaster's members over the whole run are the same objects.
-    Returns the fitted members and, per model that could not be fitted, the reason.
+    The report's fits and the forecaster's members over the same points are the same objects.
+    Returns the fitted members and, per model that could not be fitted, the reason. ``cut``:
+    ``run`` is the training part before a cut (the errors say so).
     """
+    if run.n_points < 5:
+        raise TooFewPoints(f"{run.source}: a fit needs at least 5 points, got {run.n_points}")
+    if np.ptp(run.reward) == 0:
+        raise InputError(f"{run.source}: the reward is constant ({run.reward[0]:g}"
+                         f"{' before the cut' if cut else ''}): there is no curve to fit")
     lr_pair = None if lr is None else (run.steps, lr)
     members: dict[str, Member] = {}
     errors: dict[str, str] = {}
@@ -587,47 +606,12 @@ def _fit_members(run: Run, models: tuple[str, ...], *, momentum: float | None,
     return members, errors
 
 
-def _tau_model(fits: dict[str, FitResult], weights: dict[str, float],
-               ) -> tuple[FitResult | None, str | None]:
-    """Return the fit whose relaxation time tau is reported, and why the data may favour another.
-
-    tau comes from a model that has one (exponential, inertial), the one the stacking weights
-    trust most; the second value says so when the weights trust the other saturating laws more
-    than twice as much (``None`` otherwise).
-    """
-    with_tau = [n for n in ("exponential", "inertial") if n in fits]
-    trusted_fit = fits[max(with_tau, key=lambda n: weights.get(n, 0.0))] if with_tau else None
-    saturating = {n: w for n, w in weights.items() if n in SATURATING and w > 0}
-    tau_weight = sum(weights.get(n, 0.0) for n in with_tau)
-    favoured = None
-    if trusted_fit is not None and saturating and tau_weight < 0.5 * sum(saturating.values()):
-        top = max(saturating, key=saturating.get)
-        favoured = (f"among the saturating laws the weights favour the {top} law ("
-                    f"{saturating[top]:.2f} against {tau_weight:.2f} for the exponential and "
-                    "inertial forms"
-                    + ("" if sum(saturating.values()) >= 0.5 else
-                       f"; {1 - sum(saturating.values()):.2f} on no saturation at all")
-                    + "), which has no single relaxation time")
-    return trusted_fit, favoured
-
-
 def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
               horizon: float | None, level: float, momentum: float | None,
               lr: np.ndarray | None, bounds: tuple[float, float] | None,
               forecaster: str = "ensemble") -> Forecast:
     """Forecast past the cut (a share of the points, a step, else the end), fitted before it."""
-    if train_fraction is not None:
-        if not 0 < train_fraction < 1:
-            raise InputError(f"train fraction must lie strictly between 0 and 1, got "
-                             f"{train_fraction}")
-        n_train = int(np.floor(train_fraction * run.n_points))
-    elif until is not None:
-        n_train = int(np.searchsorted(run.steps, until, side="right"))
-    else:  # a horizon alone: the whole run is the training part
-        n_train = run.n_points
-    if n_train < 8:
-        raise InputError(f"{run.source}: the cut leaves {n_train} training "
-                         f"point{'s' * (n_train != 1)}; the fit before the cut needs 8")
+    n_train = _training_points(run, train_fraction=train_fraction, until=until)
     future = run.steps[n_train:]
     if horizon is not None:
         if horizon <= run.steps[n_train - 1]:

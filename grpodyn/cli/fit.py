@@ -32,8 +32,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): fixes mass and "
                           "damping of the inertial model (default: the log's)")
     p.add_argument("--train-fraction", type=finite_float, default=1.0,
-                   help="fit on this leading fraction and forecast the rest with the "
-                        "forecaster of `grpodyn forecast` (default 1)")
+                   help="fit every model, the weights, the plateau and tau on this leading "
+                        "fraction of the points only (`fitted_on` in the JSON says which "
+                        "steps) and forecast the rest with the forecaster of `grpodyn "
+                        "forecast`, scored on it (default 1)")
     add_log_options(p)
     add_json(p)
     p.set_defaults(handler=run)
@@ -67,15 +69,18 @@ def print_human(result: dict[str, Any]) -> None:
           "from first differences)" + (f"; {', '.join(over)} pass{'es' if len(over) == 1 else ''}"
                                        " it: the ceiling is an estimate, and a curve above it "
                                        "may follow some of the noise" if over else ""))
+    part = result.get("fitted_on") or {}
+    stacked_over = ("the whole run" if part.get("points", 0) == part.get("of", 0) else
+                    f"the training part (steps {part['first_step']:g}-{part['last_step']:g})")
     lowest_aic = min(result["models"], key=lambda name: result["models"][name]["aic"],
                      default=None)
     weights = result.get("weights") or {}
     if result.get("best") is None and weights:
-        trusted = f"; {untrusted_note(result.get('weight_on'))}"
+        trusted = f"; {untrusted_note(result.get('weight_on'), over=stacked_over)}"
     elif result.get("best") in (None, lowest_aic):
         trusted = ""
     else:
-        trusted = f"; the analysis trusts {result['best']} (stacking weights over the whole run)"
+        trusted = f"; the analysis trusts {result['best']} (stacking weights over {stacked_over})"
     print(f"* = lowest AIC{trusted}")
     for name, entry in result["models"].items():
         params = ", ".join(shown_param(entry, k, v) for k, v in entry["params"].items()

@@ -33,7 +33,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "where the run still moves at the cut, its band also holds the "
                             "trend-aware forecaster's (averaged where the run decelerates; "
                             "where it does not, the union with it and with the calibrated "
-                            "learned prior's).")
+                            "learned prior's). The plateau is fitted on the training part, as "
+                            "grpodyn fit --train-fraction fits it. In the JSON, `forecaster` "
+                            "is the forecaster asked for (--forecaster) and `model` the one "
+                            "that supplied the point and band (the ensemble's calibrated prior, "
+                            "or its curve models' average where the prior gives none, e.g. "
+                            "above its widest band).")
     p.add_argument("log", help="the training log")
     cut = p.add_mutually_exclusive_group()
     cut.add_argument("--train-fraction", type=open_fraction,
@@ -62,7 +67,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Forecast the log of ``args`` after its cut."""
+    """Forecast the log of ``args`` after its cut.
+
+    Returns
+    -------
+    dict
+        The JSON object: ``forecaster`` (the one asked for), ``model`` (the one that supplied
+        the point and band: for the default ensemble the calibrated prior, or its curve models'
+        ``average`` where the prior gives none), ``plateau`` (the training part's one plateau,
+        as ``grpodyn fit`` with the same cut gives it), the path, the band and the scores.
+    """
     from grpodyn.empirical.logs.run_analysis import analyse_run
 
     run = load_log(args)
@@ -88,7 +102,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         analysis = analyse_run(run, momentum=args.momentum, reward_range=args.reward_range,
                                train_fraction=args.train_fraction, until=until,
                                horizon=horizon, level=args.level, diagnose_run=False,
-                               forecaster=args.forecaster)
+                               forecaster=args.forecaster, fit_on_training_part=True)
     out = {"source": run.source, "run": run.run_name, "reward_key": run.reward_key,
            **analysis.forecast_dict()}
     out["reward_range"] = (None if analysis.reward_range is None
@@ -152,6 +166,9 @@ def print_human(result: dict[str, Any]) -> None:
               f"{result['weighting']}: {weights})")
     else:
         print(f"model: {result['model']} ({result['weighting']}: {weights})")
+    if result.get("forecaster") not in (None, result["model"]):
+        print(f"  (forecaster asked for: {result['forecaster']}; the model above supplied the "
+              "point)")
     p = result["plateau"]
     if p["status"] == "determined":
         print(f"plateau: {p['value']:.4g} [{p['lower']:.4g}, {p['upper']:.4g}]")
