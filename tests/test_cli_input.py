@@ -396,13 +396,15 @@ def test_transfer_says_its_target_and_says_a_note_once(tmp_path, capsys):
     assert out.count("the sources share one B G (8)") == 1
 
 
-@pytest.mark.parametrize("command", [["fit"], ["forecast", "--train-fraction", "0.5"]])
-def test_an_error_about_one_run_of_a_log_names_the_run(command, tmp_path, capsys):
+@pytest.mark.parametrize(("command", "why"), [
+    (["fit"], "a fit needs at least 5 points"),
+    (["forecast", "--train-fraction", "0.5"], "the cut leaves 2 training points")])
+def test_an_error_about_one_run_of_a_log_names_the_run(command, why, tmp_path, capsys):
     """garg-aayush's lr_sweep_1e-4 holds 4 points: the error named the CSV, not the run."""
     path = _long_csv(tmp_path / "lr_sweep.csv", {"lr_sweep_1e-5": _rise(30),
                                                  "lr_sweep_1e-4": _rise(4)})
     line = _error([command[0], path, "--run", "lr_sweep_1e-4", *command[1:]], capsys)
-    assert f"{path} [lr_sweep_1e-4]: a fit needs at least 5 points" in line
+    assert f"{path} [lr_sweep_1e-4]: {why}" in line
 
 
 def test_a_sweep_of_console_logs_without_steps_takes_logging_steps(tmp_path, capsys):

@@ -122,8 +122,9 @@ cells = st.one_of(st.sampled_from(["", "nan", "inf", "-inf", "abc", "1e999", "0x
 
 def _csv_oracle(rows: list[tuple[str, str]]) -> tuple[list[float], list[float]] | None:
     """What a step,reward CSV says, independently of the loader: a row with an empty reward
-    cell is no data point (another metric's row); finite steps, sorted (stable), first of
-    duplicates kept, rows with a non-finite reward dropped. Numbers in Python's syntax."""
+    cell is no data point (another metric's row); finite steps; a resumed run's abandoned rows
+    dropped; sorted (stable), first of duplicates kept, rows with a non-finite reward dropped.
+    Numbers in Python's syntax."""
     def number(cell: str) -> float:
         try:
             return float(cell.strip())
@@ -132,6 +133,17 @@ def _csv_oracle(rows: list[tuple[str, str]]) -> tuple[list[float], list[float]] 
 
     parsed = [(number(s), number(r)) for s, r in rows if r.strip()]
     parsed = [(s, r) for s, r in parsed if math.isfinite(s)]
+    # a resumed run: a step back to one logged before (since the last return to the first
+    # step, which starts a run appended) drops the earlier records from that step on
+    runs, current = [], []
+    for s, r in parsed:
+        if current and s == parsed[0][0] and any(t > s for t, _ in current):
+            runs.append(current)
+            current = []
+        elif current and s < current[-1][0] and any(t == s for t, _ in current):
+            current = [(t, q) for t, q in current if t < s]
+        current.append((s, r))
+    parsed = [row for run in [*runs, current] for row in run]
     parsed.sort(key=lambda sr: sr[0])
     seen, kept = set(), []
     for s, r in parsed:

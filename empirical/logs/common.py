@@ -7,8 +7,12 @@ metric names onto the canonical quantities and builds the ``Run``.
 
 from __future__ import annotations
 
+import gzip
+import io
 import math
 import re
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,10 +20,14 @@ from typing import Any
 from grpodyn.empirical.logs.meta import RunMeta
 
 __all__ = ["LogFormatError", "Parsed", "Rows", "number", "read_text", "MAX_BYTES",
-           "missing_step_key", "merged_steps", "MERGED_STEPS"]
+           "missing_step_key", "merged_steps", "MERGED_STEPS", "RUN_TAGS", "drop_abandoned"]
 
 #: Logs larger than this are refused before reading (bytes).
 MAX_BYTES = 512 * 2**20
+
+#: Fields (table columns, record keys) that tag the run a record belongs to, in order of
+#: preference: a long-format table's ``run`` column, a record's ``run_name``, ... (lower case).
+RUN_TAGS = ("run", "run_name", "run_id", "experiment", "experiment_name", "exp_name")
 
 #: One run's rows: (step, {metric: value}); steps may repeat or be non-finite until assembled.
 Rows = list[tuple[float, dict[str, Any]]]
@@ -144,8 +152,80 @@ def merged_steps(records: int, steps: int, how: str) -> str:
             f"were merged into one point per step ({how})")
 
 
+def drop_abandoned(rows: Rows, counts: Callable[[dict[str, Any]], bool] | None = None
+                   ) -> tuple[Rows, list[str]]:
+    """Return the rows with the branches a resumed run abandoned dropped, and notes saying so.
+
+    A run restarted from a checkpoint logs again from the checkpoint's step: where the step of
+    a record goes back to a step already logged (but not to the run's first step, where the log
+    holds a new run), the earlier records from that step on are the abandoned branch, replaced
+    by the resumed run's (as TensorBoard's reader purges them). A record that repeats the step
+    just logged (a metric logged twice) or goes back to a step not logged (records out of order)
+    marks no resume: assembly keeps the first record of a step, and sorts.
+
+    Parameters
+    ----------
+    rows : Rows
+        One run's rows in the order of the log.
+    counts : callable, optional
+        Whether a record's step can mark a resume (default: every record); held-out records an
+        evaluator writes late, or a final summary, are left out by the callers.
+
+    Returns
+    -------
+    rows : Rows
+        The rows kept, in the order of the log.
+    notes : list of str
+        One note per resume (a single one for more than three).
+    """
+    first = next((s for s, e in rows if math.isfinite(s) and (counts is None or counts(e))),
+                 math.nan)
+    kept: Rows = []
+    start, seen = 0, set()  # the current run's first row in ``kept``, and its steps
+    previous = math.nan  # the step of the last record that counts
+    resumes: list[tuple[float, int]] = []
+    for step, entry in rows:
+        if math.isfinite(step) and (counts is None or counts(entry)):
+            if step == first and any(s > first for s in seen):  # a new run appended
+                start, seen = len(kept), set()
+            elif step < previous and step in seen:  # back to a step logged before
+                tail = kept[start:]
+                kept[start:] = [(s, e) for s, e in tail if not s >= step]
+                resumes.append((step, len(tail) - (len(kept) - start)))
+                seen = {s for s in seen if s < step}
+            seen.add(step)
+            previous = step
+        kept.append((step, entry))
+    notes = [f"resumed at step {step:g}: the {n} earlier record{'' if n == 1 else 's'} from "
+             f"step {step:g} on {'is' if n == 1 else 'are'} replaced by the resumed run's"
+             for step, n in resumes]
+    if len(resumes) > 3:
+        notes = [f"resumed {len(resumes)} times (at steps "
+                 f"{', '.join(f'{s:g}' for s, _ in resumes[:6])}"
+                 f"{', ...' if len(resumes) > 6 else ''}): the "
+                 f"{sum(n for _, n in resumes)} earlier records from each resume's step on are "
+                 "replaced by the resumed runs'"]
+    return kept, notes
+
+
+def _gunzip(path: Path, raw: bytes) -> bytes:
+    """Return the decompressed bytes of a gzip file, refusing more than ``MAX_BYTES``."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as stream:
+            data = stream.read(MAX_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise LogFormatError(f"{path}: gzip-compressed, but it cannot be decompressed ("
+                             f"{str(exc) or type(exc).__name__}): a file cut short?") from None
+    if len(data) > MAX_BYTES:
+        raise LogFormatError(f"{path}: decompressed, larger than the {MAX_BYTES} byte limit")
+    return data
+
+
 def read_text(path: Path) -> str:
-    """Return the text of a log (UTF-8, or UTF-16 with a byte-order mark), size-checked first."""
+    """Return the text of a log (UTF-8, or UTF-16 with a byte-order mark), size-checked first.
+
+    A gzip-compressed log (an archived ``.log.gz``, ``.jsonl.gz``) is decompressed first.
+    """
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -156,6 +236,8 @@ def read_text(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as exc:
         raise LogFormatError(f"{path}: cannot read ({exc.strerror})") from None
+    if raw[:2] == b"\x1f\x8b":
+        raw = _gunzip(path, raw)
     for encoding in ("utf-8-sig", "utf-16"):
         try:
             text = raw.decode(encoding)

@@ -16,6 +16,10 @@ are binary, the granularity of the logged values (``logs_infer``).
 Nothing here evaluates text or unpickles with the standard unpickler: dict literals are read by
 walking their syntax tree, ``training_args.bin`` by a restricted reader that builds only plain
 containers. Malformed input raises :class:`LogFormatError` naming the file and the problem.
+
+A run resumed from a checkpoint logs its steps from the checkpoint on again: the abandoned
+records from there on are dropped (``common.drop_abandoned``), as TensorBoard's reader
+purges them; records repeated at one step keep the first, with a note.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from grpodyn.empirical.logs.common import (
     LogFormatError,
     Parsed,
     Rows,
+    drop_abandoned,
     merged_steps,
     missing_step_key,
     number,
@@ -61,7 +66,8 @@ class Run:
         The reward fitted by default (``reward_key`` says which metric it is).
     metrics : dict of str to numpy.ndarray
         Canonical metrics (``logs_aliases.CANONICAL``) aligned on ``steps``, NaN where not
-        logged; ``heldout_reward`` is NaN where the run was not evaluated.
+        logged; ``heldout_reward`` is NaN where the run was not evaluated (an evaluation
+        logged between two points is placed at the later point's step, with a warning).
     reward_key : str
         The metric read as the reward (a ``+``-joined list when per-function rewards are summed).
     run_name : str or None
@@ -227,6 +233,71 @@ def lone_extremes(steps: np.ndarray, reward: np.ndarray) -> list[str]:
     return notes
 
 
+def _heldout_on_steps(steps: np.ndarray, at: dict[float, float]
+                      ) -> tuple[np.ndarray, list[str]]:
+    """Return held-out values on the training points' steps, and notes on those moved.
+
+    A value logged at a training point's step is that point's. One logged at a step with no
+    training point (evaluations every 25 steps, training logged every 10) goes to the next
+    training point, unless that point holds a value of its own; of several bound for one point,
+    the nearest to it is placed. The others, and those before the first training point (an
+    evaluation of the model before training) or after the last, are said.
+
+    Parameters
+    ----------
+    steps : numpy.ndarray
+        The training points' steps (increasing, at least one).
+    at : dict of float to float
+        The held-out values by the step they were logged at.
+
+    Returns
+    -------
+    values : numpy.ndarray
+        One per training point, NaN where none was placed.
+    notes : list of str
+        What was moved and what found no place.
+    """
+    values = np.full(steps.size, np.nan)
+    index = {float(s): i for i, s in enumerate(steps)}
+    off, outside = [], []
+    for step, value in sorted(at.items()):
+        if not math.isfinite(value):
+            continue
+        if step in index:
+            values[index[step]] = value
+        elif steps[0] < step < steps[-1]:
+            off.append((step, value))
+        else:
+            outside.append(step)
+    placed: dict[int, tuple[float, float]] = {}
+    lost = []
+    for step, value in off:
+        i = int(np.searchsorted(steps, step))
+        if np.isfinite(values[i]):
+            lost.append(step)
+            continue
+        if i in placed:  # the later value is the nearer to the point
+            lost.append(placed[i][0])
+        placed[i] = (step, value)
+    notes = []
+    if placed:
+        moves = [f"{s:g}->{steps[i]:g}" for i, (s, _) in sorted(placed.items())]
+        notes.append(f"{_count(len(placed), 'held-out value')} logged at steps without a "
+                     "training point placed at the step of the training point after them: "
+                     f"{', '.join(moves[:6])}{', ...' if len(moves) > 6 else ''}")
+        values[list(placed)] = [v for _, v in placed.values()]
+    for which, why in ((lost, "the training point after it holds a held-out value of its own "
+                              "or a nearer one"),
+                       (outside, f"outside the training points' steps, {steps[0]:g} to "
+                                 f"{steps[-1]:g}")):
+        if which:
+            notes.append(f"{_count(len(which), 'held-out value')} not placed (logged at step"
+                         f"{'' if len(which) == 1 else 's'} "
+                         f"{', '.join(f'{s:g}' for s in which[:6])}"
+                         f"{', ...' if len(which) > 6 else ''}): {why}")
+    return values, notes
+
+
 def _blank(value: Any) -> bool:
     """Return whether a logged value is an empty cell (an empty or all-space string)."""
     return isinstance(value, str) and not value.strip()
@@ -245,6 +316,9 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     rows = finite_steps
     available = {k for _, r in rows for k, v in r.items() if not _blank(v)}
     keys, notes = _choose_reward(source, available, parsed.ecosystem, reward_key)
+    warnings += notes
+    # a resume is marked by the reward's records (held-out ones may be written late)
+    rows, notes = drop_abandoned(rows, lambda r: all(k in r and not _blank(r[k]) for k in keys))
     warnings += notes
     all_rows = rows
     rows = [(s, r) for s, r in rows if all(k in r for k in keys)]
@@ -289,9 +363,13 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
             continue
         key = "+".join(held)
         if name == "heldout_reward":  # evaluated at its own steps: align, NaN elsewhere
-            at = {s: sum(number(r[k]) for k in held) for s, r in all_rows
-                  if all(k in r and not _blank(r[k]) for k in held)}
-            values = np.array([at.get(s, math.nan) for s in steps], dtype=float)
+            at: dict[float, float] = {}
+            for s, r in all_rows:
+                if all(k in r and not _blank(r[k]) for k in held) and not math.isfinite(
+                        at.get(s, math.nan)):  # the first finite value of a step
+                    at[s] = sum(number(r[k]) for k in held)
+            values, notes = _heldout_on_steps(steps, at)
+            warnings += notes
         else:
             values = column(key)
         values[~np.isfinite(values)] = np.nan

@@ -11,8 +11,13 @@ before W&B's own ``_step`` counter), or the one given (``--step-key``).
   ``wandb-history.jsonl`` (``_step``); typed records (``"type": "eval" | "rollout" | "train"
   | "config"``, e.g. CS336-style ``metrics.jsonl``): evaluation records become ``eval/<key>``,
   records of one step are merged (numbers averaged over the records, with a note), and a config
-  record's settings are kept for the hyperparameters. Several runs appended to one file (the
-  step restarts at the file's first step) become runs ``run1``, ``run2``, ...
+  record's settings are kept for the hyperparameters. Records tagged with the run they belong
+  to (a ``run``, ``run_name``, ``run_id``, ... field: ``common.RUN_TAGS``, as a long-format
+  table's run column) are that run's, named by the tag, even where runs interleave; runs
+  appended to one file without a tag (the step restarts at the file's first step) become runs
+  ``run1``, ``run2``, ... A resumed run's abandoned records are dropped
+  (``common.drop_abandoned``); a last line cut short (a run still writing, a job killed) is left
+  unread with a note.
 """
 
 from __future__ import annotations
@@ -23,16 +28,18 @@ from pathlib import Path
 from typing import Any
 
 from grpodyn.empirical.logs.common import (
+    RUN_TAGS,
     LogFormatError,
     Parsed,
     Rows,
+    drop_abandoned,
     merged_steps,
     missing_step_key,
     number,
 )
 
 __all__ = ["STEP_NAMES", "parse_trainer_state", "parse_json", "parse_jsonl", "step_of",
-           "merge_by_step"]
+           "merge_by_step", "split_restarts"]
 
 #: Field names that hold the optimizer step, in order of preference.
 STEP_NAMES = ("step", "global_step", "train/global_step", "trainer/global_step",
@@ -95,12 +102,12 @@ def parse_trainer_state(path: Path, data: dict[str, Any], step_key: str | None) 
         rows.append((step, entry))
     if step_key is not None and not rows:
         raise missing_step_key(str(path), step_key, [e for e in history if isinstance(e, dict)])
+    rows, resumed = drop_abandoned(rows, counts=_training_entry)
     merged, n_merged = merge_by_step(rows, average=False)
-    parsed = Parsed("trl_trainer_state", {"": merged}, ecosystem="trl")
+    parsed = Parsed("trl_trainer_state", {"": merged}, ecosystem="trl", notes=resumed)
     # evaluation entries and the final summary share a training entry's step by design; training
     # entries that share one (a resumed run logged twice, a hand-made file) are said
-    training = [s for s, e in rows if math.isfinite(s) and "train_runtime" not in e
-                and not any(k.startswith("eval_") for k in e)]
+    training = [s for s, e in rows if math.isfinite(s) and _training_entry(e)]
     if len(training) > len(set(training)):
         parsed.notes.append(merged_steps(len(training), len(set(training)),
                                          "the first value of each metric kept"))
@@ -110,11 +117,19 @@ def parse_trainer_state(path: Path, data: dict[str, Any], step_key: str | None) 
     # the Trainer records the steps it was set to take beside the history
     if isinstance(data.get("max_steps"), int) and data["max_steps"] > 0:
         parsed.config = {**(parsed.config or {}), "max_steps": data["max_steps"]}
-    n_eval = sum(any(k.startswith("eval_") for k in e) for _, e in rows)
+    # evaluation entries at a step with no training entry stay entries of their own (assembly
+    # places them): only those at a training entry's step are merged into it
+    at_training = set(training)
+    n_eval = sum(any(k.startswith("eval_") for k in e) for s, e in rows if s in at_training)
     if n_eval:
         parsed.notes.append(f"{n_eval} evaluation entries merged into the training entries "
                             "of their steps")
     return parsed
+
+
+def _training_entry(entry: dict[str, Any]) -> bool:
+    """Return whether a ``log_history`` entry is a training entry (no evaluation, no summary)."""
+    return "train_runtime" not in entry and not any(k.startswith("eval_") for k in entry)
 
 
 def _records_parsed(path: Path, records: list[tuple[int, Any]], fmt: str,
@@ -124,6 +139,7 @@ def _records_parsed(path: Path, records: list[tuple[int, Any]], fmt: str,
     typed = False
     config: dict[str, Any] = {}
     ecosystem = "custom"
+    evaluations: set[int] = set()  # ids of evaluation records: they mark no resume
     for position, entry in records:
         if not isinstance(entry, dict):
             raise LogFormatError(f"{path}{where}{position}: a record that is not an object")
@@ -147,6 +163,7 @@ def _records_parsed(path: Path, records: list[tuple[int, Any]], fmt: str,
             if kind.lower() in _EVAL_TYPES:
                 entry = {("eval/" + k if k != key else k): v for k, v in entry.items()
                          if k != "type"}
+                evaluations.add(id(entry))
         rows.append((step, entry))
     if not rows and step_key is not None:
         raise missing_step_key(str(path), step_key,
@@ -155,8 +172,13 @@ def _records_parsed(path: Path, records: list[tuple[int, Any]], fmt: str,
         raise LogFormatError(f"{path}: no records with a step field")
     if "_step" in rows[0][1] and fmt == "jsonl":
         fmt, ecosystem = "wandb_history", "wandb"
-    parsed = Parsed(fmt, _split_restarts(rows), ecosystem=ecosystem)
-    if typed:
+    runs, notes = _split_runs(rows)
+    parsed = Parsed(fmt, runs, ecosystem=ecosystem, notes=notes)
+    if typed:  # records of one step are merged: a resumed run's abandoned ones are dropped first
+        for name, run_rows in parsed.runs.items():
+            run_rows, resumed = drop_abandoned(run_rows, lambda e: id(e) not in evaluations)
+            parsed.notes += [f"{name}: {note}" if name else note for note in resumed]
+            parsed.runs[name] = run_rows
         for name, run_rows in parsed.runs.items():
             parsed.runs[name], n_merged = merge_by_step(run_rows, average=True)
             if n_merged:
@@ -165,15 +187,85 @@ def _records_parsed(path: Path, records: list[tuple[int, Any]], fmt: str,
                     finite, finite - n_merged,
                     "numbers logged several times per step averaged"))
                 break
-    if len(parsed.runs) > 1:
-        parsed.notes.append(f"the step restarts {len(parsed.runs) - 1} times: "
-                            f"{len(parsed.runs)} runs appended to one file")
     parsed.config = config
     return parsed
 
 
-def _split_restarts(rows: Rows) -> dict[str, Rows]:
-    """One run, or several when the step returns to the file's first step (appended runs)."""
+def _run_tag(entry: dict[str, Any]) -> tuple[str, str] | None:
+    """Return the run-tag field of a record (``common.RUN_TAGS``) and its value, or None.
+
+    A tag is a non-empty string or an integer; any other value tags no run.
+    """
+    for key, value in entry.items():
+        if not isinstance(key, str) or key.lower() not in RUN_TAGS:
+            continue
+        if isinstance(value, str) and value.strip():
+            return key, value.strip()
+        if isinstance(value, int) and not isinstance(value, bool):
+            return key, str(value)
+    return None
+
+
+def _split_runs(rows: Rows) -> tuple[dict[str, Rows], list[str]]:
+    """Return the runs of a file's records, by their run tag, else by the step's restarts.
+
+    Records tagged with a run (``_run_tag``) are that run's, in the order of the file, even
+    where several runs interleave; records without a tag in a tagged file make a run named
+    ``untagged``. Within a run (or an untagged file), the step returning to the run's first
+    step starts a run appended to it (``split_restarts``).
+
+    Parameters
+    ----------
+    rows : Rows
+        The file's records, in order.
+
+    Returns
+    -------
+    runs : dict of str to Rows
+        The runs by name (one run named ``""`` for a file of one untagged run).
+    notes : list of str
+        How the file was split.
+    """
+    tags = [_run_tag(entry) for _, entry in rows]
+    field = next((t[0] for t in tags if t is not None), None)
+    if field is None:
+        runs = split_restarts(rows)
+        return runs, ([f"the step restarts {len(runs) - 1} times: {len(runs)} runs appended "
+                       "to one file"] if len(runs) > 1 else [])
+    by_tag: dict[str, Rows] = {}
+    for row, tag in zip(rows, tags, strict=True):
+        by_tag.setdefault("untagged" if tag is None else tag[1], []).append(row)
+    runs: dict[str, Rows] = {}
+    notes = []
+    for tag, tagged in by_tag.items():
+        parts = split_restarts(tagged)
+        runs.update({tag if not part else f"{tag}-{part}": r for part, r in parts.items()})
+        if len(parts) > 1:
+            notes.append(f"run {tag!r}: the step restarts {len(parts) - 1} times: "
+                         f"{len(parts)} runs appended to one file")
+    if len(by_tag) > 1:
+        notes.insert(0, f"records tagged with their run by the field {field!r}: {len(by_tag)} "
+                        "runs, named by the tag")
+    if None in tags:
+        notes.append(f"{tags.count(None)} records without a run tag ({field!r}): run "
+                     "'untagged'")
+    return runs, notes
+
+
+def split_restarts(rows: Rows) -> dict[str, Rows]:
+    """Return one run, or several when the step returns to the first step (appended runs).
+
+    Parameters
+    ----------
+    rows : Rows
+        A file's rows, in order.
+
+    Returns
+    -------
+    dict of str to Rows
+        ``{"": rows}``, or runs ``run1``, ``run2``, ... where the step went back to the first
+        row's step after a later one.
+    """
     first = rows[0][0]
     runs: list[Rows] = [[]]
     for step, entry in rows:
@@ -184,6 +276,8 @@ def _split_restarts(rows: Rows) -> dict[str, Rows]:
     if len(runs) == 1:
         return {"": runs[0]}
     return {f"run{i}": r for i, r in enumerate(runs, start=1)}
+
+
 
 
 def parse_json(path: Path, data: Any, step_key: str | None) -> Parsed:
@@ -211,14 +305,27 @@ def parse_json(path: Path, data: Any, step_key: str | None) -> Parsed:
 
 
 def parse_jsonl(path: Path, text: str, step_key: str | None) -> Parsed:
-    """JSON lines."""
+    """JSON lines.
+
+    A last line that is not JSON and ends the file without a newline (a run still writing, a
+    job killed mid-write) is left unread with a note; any other line that is not JSON is an
+    error.
+    """
     records = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    # only a line the writer did not finish can be cut short: the file's end, with no newline
+    last = len(lines) if lines and not text.endswith(("\n", "\r")) else 0
+    cut = None
+    for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
         except ValueError as exc:
+            if lineno == last and len(records) > 0:
+                cut = (f"line {lineno}: the last line is cut short (a run still writing or "
+                       "killed): not read")
+                continue
             raise LogFormatError(f"{path}:{lineno}: not JSON "
                                  f"({getattr(exc, 'msg', exc)})") from None
         except RecursionError:
@@ -228,4 +335,6 @@ def parse_jsonl(path: Path, text: str, step_key: str | None) -> Parsed:
         records.append((lineno, entry))
     if not records:
         raise LogFormatError(f"{path}: empty file")
-    return _records_parsed(path, records, "jsonl", step_key, ":")
+    parsed = _records_parsed(path, records, "jsonl", step_key, ":")
+    parsed.notes += [cut] if cut else []
+    return parsed

@@ -1,20 +1,29 @@
 """Logs that are tables: wide CSV/TSV, W&B CSV exports, long-format CSV.
 
 - Wide: one row per step, one column per metric; the step column is the first of
-  ``STEP_NAMES`` present (``train/global_step`` before W&B's own ``_step`` counter).
+  ``STEP_NAMES`` present (``train/global_step`` before W&B's own ``_step`` counter); a run
+  column (``common.RUN_TAGS``) splits the rows into runs named by it.
 - W&B panel export: ``Step`` and ``<run> - <metric>`` columns (``__MIN``/``__MAX`` band columns
   dropped); one run per ``<run>`` prefix.
-- Long: ``run, step, metric, value`` rows (``run`` optional).
+- Long: ``run, step, metric, value`` rows (the run column optional: ``common.RUN_TAGS``).
+
+The delimiter (comma, semicolon, tab) is the one the header line holds most of; in a table
+delimited by semicolons or tabs, numbers with a decimal comma (``0,25``, as spreadsheets of many
+locales export them) are read with a note. A header that names one column twice is an error; a
+last row cut short (a run still writing, a job killed: no newline ends the file) is left unread
+with a note.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number
+from grpodyn.empirical.logs.common import RUN_TAGS, LogFormatError, Parsed, Rows, number
 
 __all__ = ["parse_table", "TABLE_STEP_NAMES"]
 
@@ -23,36 +32,75 @@ TABLE_STEP_NAMES = ("step", "global_step", "train/global_step", "trainer/global_
                     "training/global_step", "Step", "_step", "grpo_step", "iteration")
 
 
-def _table_rows(path: Path, text: str) -> tuple[list[str], list[list[str]]]:
-    try:
-        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.reader(io.StringIO(text), dialect)
+#: A number written with a decimal comma: ``0,25``, ``-1,5e-06``.
+_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+(?:[eE][-+]?\d+)?\s*$")
+
+
+def _delimiter(text: str) -> str | None:
+    """Return the delimiter the header line holds most of (None when no one stands out)."""
+    header = text.split("\n", 1)[0]
+    counts = sorted(((header.count(d), d) for d in ",;\t"), reverse=True)
+    return counts[0][1] if counts[0][0] > counts[1][0] else None
+
+
+def _table_rows(path: Path, text: str) -> tuple[list[str], list[list[str]], str, list[str]]:
+    """Return the header, the rows, the delimiter and notes (a last row cut short)."""
+    delimiter = _delimiter(text)
+    if delimiter is None:
+        try:
+            delimiter = csv.Sniffer().sniff(text[:4096], delimiters=",;\t").delimiter
+        except csv.Error:
+            delimiter = ","
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
     try:
         header = next(reader)
     except StopIteration:
         raise LogFormatError(f"{path}: empty file") from None
     except csv.Error as exc:
         raise LogFormatError(f"{path}:1: not a readable table ({exc})") from None
-    body = []
+    twice = [(name, n) for name, n in Counter(h.strip() for h in header).items()
+             if n > 1 and name]
+    if twice:
+        raise LogFormatError(f"{path}:1: the column {twice[0][0]!r} appears {twice[0][1]} times "
+                             "in the header: rename or remove one (which holds the values "
+                             "meant is not known)")
+    body, bad = [], None
     lineno = 1
     try:
         for lineno, row in enumerate(reader, start=2):
             if not row:
                 continue
+            if bad is not None:  # a short or long row before the last: an error
+                raise LogFormatError(bad[1])
             if len(row) != len(header):
-                raise LogFormatError(f"{path}:{lineno}: {len(row)} fields, the header has "
-                                     f"{len(header)}")
+                bad = lineno, f"{path}:{lineno}: {len(row)} fields, the header has {len(header)}"
+                continue
             body.append(row)
     except csv.Error as exc:
         raise LogFormatError(f"{path}:{lineno + 1}: not a readable table ({exc})") from None
-    return [h.strip() for h in header], body
+    notes = []
+    if bad is not None:  # the last row: cut short where the writer did not finish its line
+        if not body or text.endswith(("\n", "\r")):
+            raise LogFormatError(bad[1])
+        notes.append(f"line {bad[0]}: the last line is cut short (a run still "
+                     "writing or killed): not read")
+    return [h.strip() for h in header], body, delimiter, notes
+
+
+def _decimal_commas(body: list[list[str]]) -> int:
+    """Rewrite numbers with a decimal comma as numbers with a point; return how many."""
+    n = 0
+    for row in body:
+        for i, cell in enumerate(row):
+            if "," in cell and _DECIMAL_COMMA.match(cell):
+                row[i] = cell.replace(",", ".")
+                n += 1
+    return n
 
 
 def _long_runs(header: list[str], body: list[list[str]]) -> dict[str, Rows]:
     col = {name.lower(): i for i, name in enumerate(header)}
-    run_col = col.get("run", col.get("run_name"))
+    run_col = next((col[tag] for tag in RUN_TAGS if tag in col), None)
     by_run: dict[str, dict[float, dict[str, Any]]] = {}
     step_name = header[col["step"]]
     for row in body:
@@ -105,11 +153,27 @@ def _wide_runs(path: Path, header: list[str], body: list[list[str]], step_key: s
 
 def parse_table(path: Path, text: str, step_key: str | None) -> Parsed:
     """Return a CSV/TSV log of any of the three shapes."""
-    header, body = _table_rows(path, text)
+    header, body, delimiter, notes = _table_rows(path, text)
+    if delimiter != ",":
+        n = _decimal_commas(body)
+        if n:
+            notes.append(f"{n} numbers written with a decimal comma (a table delimited by "
+                         f"{'semicolons' if delimiter == ';' else 'tabs'}) read as decimals: "
+                         "0,25 as 0.25")
     if {"metric", "value", "step"} <= {h.lower() for h in header}:
         runs = _long_runs(header, body)
         if not runs:
             raise LogFormatError(f"{path}: a long-format table with no rows")
-        return Parsed("long_csv", runs)
+        return Parsed("long_csv", runs, notes=notes)
     runs, fmt = _wide_runs(path, header, body, step_key)
-    return Parsed(fmt, runs, ecosystem="wandb" if fmt == "wandb_csv" else "custom")
+    tag = next((i for i, h in enumerate(header) if h.lower() in RUN_TAGS), None)
+    if fmt == "csv" and tag is not None and body:  # a run column: one run per tag
+        groups: dict[str, list[list[str]]] = {}
+        for row in body:
+            groups.setdefault(row[tag].strip() or "untagged", []).append(row)
+        runs = {name: _wide_runs(path, header, rows, step_key)[0][""]
+                for name, rows in groups.items()}
+        if len(groups) > 1:
+            notes.append(f"rows tagged with their run by the column {header[tag]!r}: "
+                         f"{len(groups)} runs, named by the tag")
+    return Parsed(fmt, runs, ecosystem="wandb" if fmt == "wandb_csv" else "custom", notes=notes)

@@ -41,7 +41,7 @@ from grpodyn.empirical.logs.aliases import per_function_rewards, resolve, reward
 from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number
 from grpodyn.empirical.logs.config import flatten
 from grpodyn.empirical.logs.meta import Hyperparameter
-from grpodyn.empirical.logs.records import STEP_NAMES, _split_restarts, merge_by_step
+from grpodyn.empirical.logs.records import STEP_NAMES, merge_by_step, split_restarts
 
 __all__ = ["parse_text"]
 
@@ -375,10 +375,10 @@ def _restart_starts(steps: list[float]) -> list[int]:
     """Return the index of each run's first record among records logged in order.
 
     A run begins where the step returns to the log's first step after a larger one (runs
-    appended to one file, as ``records._split_restarts`` splits JSON lines); a step that goes
+    appended to one file, as ``records.split_restarts`` splits JSON lines); a step that goes
     back to any other step (a resume from a checkpoint) stays in its run.
     """
-    runs = _split_restarts([(step, {}) for step in steps]) if steps else {"": []}
+    runs = split_restarts([(step, {}) for step in steps]) if steps else {"": []}
     sizes = [len(rows) for rows in runs.values()]
     return [sum(sizes[:k]) for k in range(len(sizes))]
 
@@ -456,7 +456,7 @@ def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
     if not rows:
         return None
     starts = _restart_starts([step for step, _ in rows])
-    runs = _split_restarts(rows)
+    runs = split_restarts(rows)
     config, notes = _run_configs(configs, starts)
     parsed = Parsed("verl_console", runs, ecosystem="verl", config=config)
     parsed.notes += _restart_notes(len(runs)) + notes
@@ -606,7 +606,7 @@ def _parse_pairs(path: Path, lines: list[str], step_key: str | None, reward_key:
                 f"{path}: the step counter restarts at each epoch (epoch {epochs[1]:g} begins "
                 f"at step {rows[i][0]:g} after step {rows[i - 1][0]:g}): the global step cannot "
                 "be read; convert the log to JSON lines or CSV with each record's global step")
-    parsed = Parsed("key_value_console", _split_restarts(rows))
+    parsed = Parsed("key_value_console", split_restarts(rows))
     parsed.notes.append(f"key=value console: {len(rows)} lines with a step ({', '.join(used)}) "
                         "and a reward (or an evaluation reward) read as records")
     if n_eval:

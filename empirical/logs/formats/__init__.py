@@ -4,8 +4,9 @@ Each module under ``empirical/logs/formats/`` has ``sniff(path) -> bool`` and
 ``parse(path, options) -> Source`` (:class:`~grpodyn.empirical.logs.formats.base.Format`).
 :func:`grpodyn.empirical.logs.loaders.load_run` parses a path with the first format of
 :data:`FORMATS` that sniffs it. Directory formats come first (a checkpoint before a run of
-checkpoints before a W&B run ...); file formats are told apart by name and suffix, and the
-console format, last, takes every other file. A new format is one module and one entry here.
+checkpoints before a W&B run ..., a folder of plain log files last); file formats are told
+apart by name and suffix, and the console format, last, takes every other file. A new format
+is one module and one entry here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from grpodyn.empirical.logs.formats import (
     console,
     json_records,
     jsonl,
+    log_folder,
     table,
     tensorboard,
     trainer_checkpoint,
@@ -33,6 +35,7 @@ FORMATS: list[Format] = [
     wandb_run,
     wandb_folder,
     tensorboard,
+    log_folder,
     binary,
     jsonl,
     json_records,

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from grpodyn.empirical.logs.common import LogFormatError, Parsed, read_text
 
-__all__ = ["Format", "Options", "Source", "dispatch", "log_text"]
+__all__ = ["Format", "Options", "Source", "dispatch", "log_text", "log_suffix"]
 
 
 @dataclass
@@ -100,7 +100,8 @@ def dispatch(path: Path, options: Options) -> Source:
     if path.is_dir():
         raise LogFormatError(f"{path}: a directory without a log (looked for trainer_state.json, "
                              "checkpoint-N/trainer_state.json, files/wandb-history.jsonl, "
-                             "files/output.log with config.yaml, *tfevents* files)")
+                             "files/output.log with config.yaml, *tfevents* files, *.jsonl, "
+                             "*.csv, *.tsv, *.log files)")
     if not path.is_file():
         try:
             path.stat()
@@ -111,6 +112,26 @@ def dispatch(path: Path, options: Options) -> Source:
         raise LogFormatError(f"{path}: not a regular file or directory (a pipe, a device or a "
                              "socket): give the log's file")
     raise LogFormatError(f"{path}: no log format claims this file")
+
+
+def log_suffix(path: Path) -> str:
+    """Return the suffix that says a log file's format, in lower case, past a ``.gz``.
+
+    ``metrics.jsonl.gz`` is a JSON-lines log (``common.read_text`` decompresses it).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+
+    Returns
+    -------
+    str
+        ``.jsonl`` for ``metrics.jsonl`` and ``metrics.jsonl.gz``; ``""`` for a bare ``.gz``.
+    """
+    if path.suffix.lower() == ".gz":
+        return Path(path.stem).suffix.lower()
+    return path.suffix.lower()
 
 
 def log_text(path: Path) -> str:

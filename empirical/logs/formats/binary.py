@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from grpodyn.empirical.logs.common import LogFormatError
-from grpodyn.empirical.logs.formats.base import Options, Source
+from grpodyn.empirical.logs.formats.base import Options, Source, log_suffix
 
 __all__ = ["parse", "sniff"]
 
 
 def sniff(path: Path) -> bool:
     """Return whether ``path`` is a file ending in ``.bin``."""
-    return path.is_file() and path.suffix.lower() == ".bin"
+    return path.is_file() and log_suffix(path) == ".bin"
 
 
 def parse(path: Path, options: Options) -> Source:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from grpodyn.empirical.logs.common import LogFormatError
-from grpodyn.empirical.logs.formats.base import Options, Source, log_text
+from grpodyn.empirical.logs.formats.base import Options, Source, log_suffix, log_text
 from grpodyn.empirical.logs.records import parse_json
 from grpodyn.empirical.logs.text import parse_text
 
@@ -15,7 +15,7 @@ __all__ = ["parse", "sniff"]
 
 def sniff(path: Path) -> bool:
     """Return whether ``path`` is a file ending in ``.json``."""
-    return path.is_file() and path.suffix.lower() == ".json"
+    return path.is_file() and log_suffix(path) == ".json"
 
 
 def parse(path: Path, options: Options) -> Source:

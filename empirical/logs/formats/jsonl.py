@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grpodyn.empirical.logs.formats.base import Options, Source, log_text
+from grpodyn.empirical.logs.formats.base import Options, Source, log_suffix, log_text
 from grpodyn.empirical.logs.records import parse_jsonl
 
 __all__ = ["parse", "sniff"]
@@ -12,7 +12,7 @@ __all__ = ["parse", "sniff"]
 
 def sniff(path: Path) -> bool:
     """Return whether ``path`` is a file ending in ``.jsonl``."""
-    return path.is_file() and path.suffix.lower() == ".jsonl"
+    return path.is_file() and log_suffix(path) == ".jsonl"
 
 
 def parse(path: Path, options: Options) -> Source:

@@ -1,0 +1,88 @@
+"""A directory of log files: its one log, or one run per file of one format.
+
+The files are ``*.jsonl``, ``*.csv``, ``*.tsv`` and ``*.log`` (gzipped or not) directly inside.
+
+Tried after the directory formats that know a trainer's layout (a checkpoint, a W&B run, a
+TensorBoard tree). Logs of several formats, or files whose hyperparameters differ, are not
+read together: the error names the files, to give one of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grpodyn.empirical.logs.common import LogFormatError, Parsed
+from grpodyn.empirical.logs.formats.base import Options, Source, dispatch, log_suffix
+
+__all__ = ["parse", "sniff", "SUFFIXES", "MAX_FILES"]
+
+#: The suffixes of the files read as logs (past a ``.gz``).
+SUFFIXES = (".jsonl", ".csv", ".tsv", ".log")
+
+#: The most files read as the runs of one directory.
+MAX_FILES = 64
+
+
+def _logs(path: Path) -> list[Path]:
+    """Return the log files directly inside ``path``, by name."""
+    try:
+        return sorted(p for p in path.iterdir() if not p.name.startswith(".") and p.is_file()
+                      and log_suffix(p) in SUFFIXES)
+    except OSError:
+        return []
+
+
+def _stem(path: Path) -> str:
+    """Return a log file's name less its suffixes: ``run0`` for ``run0.jsonl.gz``."""
+    name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
+    return Path(name).stem
+
+
+def sniff(path: Path) -> bool:
+    """Return whether ``path`` is a directory with a log file directly inside."""
+    return path.is_dir() and bool(_logs(path))
+
+
+def _refuse(path: Path, logs: list[Path], why: str) -> LogFormatError:
+    """Return the error of a directory whose logs are not read together."""
+    shown = ", ".join(p.name for p in logs[:8]) + (", ..." if len(logs) > 8 else "")
+    return LogFormatError(f"{path}: a directory with {len(logs)} logs ({shown}), {why}: give "
+                          "one of them")
+
+
+def parse(path: Path, options: Options) -> Source:
+    """Return the directory's one log, or its logs as runs named by their files.
+
+    Raises
+    ------
+    LogFormatError
+        When the logs are of several formats or record different hyperparameters, when there
+        are more than :data:`MAX_FILES`, or when a file cannot be read (naming it).
+    """
+    logs = _logs(path)
+    if len(logs) == 1:
+        source = dispatch(logs[0], options)
+        source.parsed.notes.append(f"a directory: read its one log, {logs[0].name}")
+        return source
+    if len(logs) > MAX_FILES:
+        raise _refuse(path, logs, f"more than {MAX_FILES}")
+    kinds = {next(f for f in options.formats if f.sniff(p)) for p in logs}
+    if len(kinds) > 1:
+        raise _refuse(path, logs, "of several formats")
+    parsed = [dispatch(p, options).parsed for p in logs]
+    first = parsed[0]
+    if any((p.format, p.ecosystem, p.steps_reconstructed, p.config, p.meta)
+           != (first.format, first.ecosystem, first.steps_reconstructed, first.config,
+               first.meta) for p in parsed[1:]):
+        raise _refuse(path, logs, "not read as runs of one log (their formats, steps or "
+                      "recorded settings differ)")
+    runs, notes = {}, []
+    for log, one in zip(logs, parsed, strict=True):
+        for name, rows in one.runs.items():
+            runs[f"{_stem(log)}/{name}" if name else _stem(log)] = rows
+        notes += [f"{log.name}: {note}" for note in one.notes]
+    notes.insert(0, f"a directory of {len(logs)} logs: one run per file, named by the file")
+    combined = Parsed(first.format, runs, ecosystem=first.ecosystem,
+                      steps_reconstructed=first.steps_reconstructed, notes=notes,
+                      meta=first.meta, config=first.config)
+    return Source(combined, str(path), [path])
