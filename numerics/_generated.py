@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'dea89bb97be7bf795a31bc8e0c605aa2'
+THEORY_HASH = '55a7eb35c43e95cebd2ce6d12f502db7'
 
 
 SIGNATURES = {
@@ -568,7 +568,17 @@ def slow_root(m, c, k):
         damping of the continuum limit [1/step]
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        c**2 > 4*k*m
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda c, k, m: numpy.all(numpy.greater(c**2, 4*k*m)))(numpy.asarray(c, dtype=float), numpy.asarray(k, dtype=float), numpy.asarray(m, dtype=float))
+    if not _inside:
+        raise ValueError("slow_root: defined only where c**2 > 4*k*m")
     return -k/c - k**2*m/c**3
 
 
@@ -600,7 +610,17 @@ def gain_fraction_time(q, beta, a, kappa):
         effective step (eta for heavy-ball SGD) [parameter/gradient]
     kappa : array_like
         curvature scale: slope of the projected drift [gradient/reward]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        q < 1
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda q: numpy.all(numpy.less(q, 1)))(numpy.asarray(q, dtype=float))
+    if not _inside:
+        raise ValueError("gain_fraction_time: defined only where q < 1")
     _x0 = beta - 1
     return -_x0*numpy.log(-1/(q - 1))/(a*kappa) - 1/2*(beta + 1)/_x0
 
@@ -791,7 +811,17 @@ def staleness_stiffness_max_continuum(beta, d):
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     d : array_like
         fixed staleness [steps]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        d >= 1
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda d: numpy.all(numpy.greater_equal(d, 1)))(numpy.asarray(d, dtype=float))
+    if not _inside:
+        raise ValueError("staleness_stiffness_max_continuum: defined only where d >= 1")
     return (1 - beta)/d
 
 
@@ -1018,7 +1048,7 @@ def ou_stationary_variance(beta, k, s2):
 
 
 def autocorrelation(h, beta, k):
-    """Autocorrelation rho(h) of e at lag h (complex roots when oscillatory).
+    """Autocorrelation rho(h) of e at lag h (real form valid in every regime).
 
     docs/theory.md section 6. Fluctuations. Generated from the derivation ``autocorrelation``.
 
@@ -1031,18 +1061,29 @@ def autocorrelation(h, beta, k):
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
     """
-    _x0 = 2*beta
-    _x1 = numpy.sqrt(-_x0*k - _x0 + beta**2 + k**2 - 2*k + 1)
-    _x2 = (1/2)*_x1
-    _x3 = (1/2)*beta
-    _x4 = (1/2)*k
-    _x5 = _x3 - _x4 + 1/2
-    _x6 = _x2 + _x5
-    _x7 = -_x2 + _x5
-    _x8 = -_x7*beta
-    _x9 = _x6*beta
-    _x10 = (-_x1 - _x8 - _x9)**(-1.0)
-    return _x10*_x6**h*(-_x6 - _x8) + _x10*_x7**h*(-_x2 + _x3 - _x4 - _x9 + 1/2)
+    with numpy.errstate(all="ignore"):  # only the selected branch is returned
+        _x0 = beta + 1
+        _x1 = _x0**(-1.0)
+        _x2 = -k
+        _x3 = _x0 + _x2
+        _x4 = _x1*_x3
+        _x5 = numpy.sqrt(beta)
+        _x6 = _x5 - 1
+        _x7 = k - (_x5 + 1)**2
+        _x8 = abs(_x7*(_x6**2 - k))
+        _x9 = numpy.sqrt(_x8)
+        _x10 = h - 1
+        _x11 = numpy.arctan2(_x9, _x3)
+        _x12 = h + 1
+        _x13 = -_x7*(_x6**2 - k)
+        _x14 = (1/2)*beta - 1/2*k + 1/2
+        _x15 = numpy.sqrt((1/2)*_x13 + (1/2)*_x8)
+        _x16 = (1/2)*_x15
+        _x17 = numpy.arcsinh(_x16/_x5)
+        _x18 = 2*_x17
+        _x19 = numpy.exp(-_x18)
+        _x20 = (-beta*(_x19 + numpy.exp(-_x18*h))*numpy.tanh(_x10*_x17) + (1 + numpy.exp(-_x12*_x18))*numpy.tanh(_x12*_x17))/(_x15*(_x19 + 1))
+        return numpy.select([numpy.equal(beta, 0),numpy.less(_x13, 0),numpy.equal(_x13, 0),numpy.less(_x2 + beta, -1),True], [_x4**h,_x1*beta**((1/2)*h)*numpy.sqrt(_x3**2 + _x8)*(-beta*numpy.sin(_x10*_x11) + numpy.sin(_x11*_x12))/_x9,_x14**h*(_x1*h*(1 - beta) + 1),-(-1)**h*_x1*_x20*_x3*(-_x14 + (1/2)*_x15)**h,_x20*_x4*(_x14 + _x16)**h], default=numpy.nan)
 
 
 def spectral_density(omega, beta, k, s2):
@@ -1061,13 +1102,7 @@ def spectral_density(omega, beta, k, s2):
     s2 : array_like
         per-step noise variance of the increment of r [reward^2]
     """
-    _x0 = 2*k
-    _x1 = _x0*beta
-    _x2 = numpy.cos(omega)
-    _x3 = 2*_x2
-    _x4 = beta**2
-    _x5 = 4*beta
-    return (1/2)*s2/(numpy.pi*(_x0*_x2 - _x0 + _x1*_x2 - _x1 + _x2**2*_x5 - _x2*_x5 - _x3*_x4 - _x3 + 2*_x4 + k**2 + 2))
+    return (1/2)*s2/(numpy.pi*((1 - beta)**2*numpy.sin(omega)**2 + (k - (2*beta + 2)*numpy.sin((1/2)*omega)**2)**2))
 
 
 def spectral_peak_frequency(beta, k):
@@ -1157,7 +1192,17 @@ def binomial_pmf(S, G, p):
         group size (completions per prompt) [completions]
     p : array_like
         success probability of a prompt [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        G <= 1024
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+    if not _inside:
+        raise ValueError("binomial_pmf: defined only where G <= 1024")
     return p**S*(1 - p)**(G - S)*_binomial(G, S)
 
 
@@ -1237,7 +1282,17 @@ def grpo_update_mean(G, p, eps):
         success probability of a prompt [dimensionless]
     eps : array_like
         epsilon added to the group std (TRL: 1e-4) [reward]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        G <= 1024
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+    if not _inside:
+        raise ValueError("grpo_update_mean: defined only where G <= 1024")
     return _finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))
 
 
@@ -1254,7 +1309,17 @@ def grpo_update_variance(G, p, eps):
         success probability of a prompt [dimensionless]
     eps : array_like
         epsilon added to the group std (TRL: 1e-4) [reward]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        G <= 1024
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+    if not _inside:
+        raise ValueError("grpo_update_variance: defined only where G <= 1024")
     return -_finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))**2 + _finite_sum(lambda S: S**2*p**S*(1 - p)**(G - S)*(G - S)**2*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)**2, 1, G - 1, (G, eps, p, ))
 
 
@@ -1340,12 +1405,12 @@ def grpo_update_mean_expansion(G, p):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        p < 1
+        (p > 0) & (p < 1)
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda p: numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
+        _inside = (lambda p: numpy.all(numpy.greater(p, 0)) and numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
     if not _inside:
-        raise ValueError("grpo_update_mean_expansion: defined only where p < 1")
+        raise ValueError("grpo_update_mean_expansion: defined only where (p > 0) & (p < 1)")
     _x0 = p - 1
     _x1 = -_x0
     _x2 = _x1**2
@@ -1368,12 +1433,12 @@ def grpo_update_variance_expansion(G, p):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        p < 1
+        (p > 0) & (p < 1)
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda p: numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
+        _inside = (lambda p: numpy.all(numpy.greater(p, 0)) and numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
     if not _inside:
-        raise ValueError("grpo_update_variance_expansion: defined only where p < 1")
+        raise ValueError("grpo_update_variance_expansion: defined only where (p > 0) & (p < 1)")
     _x0 = p**2
     _x1 = 64*p**3
     _x2 = 32*p**4
@@ -1534,7 +1599,17 @@ def prompt_pool_successes_pmf(S, G, a_p, b_p):
         first shape parameter of the Beta law of prompt success rates [dimensionless]
     b_p : array_like
         second shape parameter of the Beta law of prompt success rates [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        G <= 1024
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+    if not _inside:
+        raise ValueError("prompt_pool_successes_pmf: defined only where G <= 1024")
     return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j), 0, S - 1, (S, a_p, )) + _finite_sum(lambda j: numpy.log(b_p + j), 0, G - S - 1, (G, S, b_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))*_binomial(G, S)
 
 
@@ -1622,7 +1697,17 @@ def bandit_drift_grpo(x, G, eps):
         group size (completions per prompt) [completions]
     eps : array_like
         epsilon added to the group std (TRL: 1e-4) [reward]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        G <= 1024
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+    if not _inside:
+        raise ValueError("bandit_drift_grpo: defined only where G <= 1024")
     return _finite_sum(lambda S: S*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, x, ))
 
 
@@ -1673,7 +1758,17 @@ def bandit_drift_slope_grpo(x, G, eps):
         group size (completions per prompt) [completions]
     eps : array_like
         epsilon added to the group std (TRL: 1e-4) [reward]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        G <= 1024
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+    if not _inside:
+        raise ValueError("bandit_drift_slope_grpo: defined only where G <= 1024")
     return _finite_sum(lambda S: S**2*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)*(numpy.exp(x)/(numpy.exp(x) + 1) - numpy.exp(2*x)/(numpy.exp(x) + 1)**2)*(numpy.exp(x) + 1)*numpy.exp(-x)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps) + S*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)**2*(-numpy.exp(x)/(numpy.exp(x) + 1) + numpy.exp(2*x)/(numpy.exp(x) + 1)**2)*_binomial(G, S)/((1 - numpy.exp(x)/(numpy.exp(x) + 1))*(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)), 1, G - 1, (G, eps, x, ))
 
 

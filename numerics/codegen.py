@@ -109,10 +109,16 @@ def render_function(d: Derivation, *, formula: bool = False) -> str:
                  "if not _inside:",
                  f"    raise ValueError(\"{d.name}: defined only where {domain_text(d)}\")"]
     expr = d.expr
+    evaluation: list[str] = []
     if not expr.has(sp.Sum):  # cse could hoist the summation index out of its lambda
         replacements, (expr,) = sp.cse(expr, symbols=sp.numbered_symbols("_x"))
-        body += [f"{s} = {printer.doprint(sub)}" for s, sub in replacements]
-    body.append(f"return {printer.doprint(expr)}")
+        evaluation += [f"{s} = {printer.doprint(sub)}" for s, sub in replacements]
+    evaluation.append(f"return {printer.doprint(expr)}")
+    if expr.has(sp.Piecewise):  # numpy.select evaluates every branch, the unused ones too
+        body += ["with numpy.errstate(all=\"ignore\"):  # only the selected branch is returned",
+                 *("    " + line for line in evaluation)]
+    else:
+        body += evaluation
     header = f"def {d.name}({', '.join(d.arg_names)}):"
     docstring = _docstring(d, formula=formula)
     return header + "\n" + textwrap.indent(docstring + "\n" + "\n".join(body), "    ")

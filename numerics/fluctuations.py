@@ -72,15 +72,18 @@ def stationary_variance(*, momentum: float, stiffness: float, noise: float, refr
 
 
 def autocorrelation(lags: int | np.ndarray, *, momentum: float, stiffness: float) -> np.ndarray:
-    """On-policy autocorrelation rho(h) of e at integer lags h (derivation ``autocorrelation``)."""
-    beta = complex(check_momentum(momentum))
-    k = complex(check_positive("stiffness", stiffness))
+    """On-policy autocorrelation rho(h) of e at integer lags h (derivation ``autocorrelation``).
+
+    The derivation is a real form for each regime (docs/theory.md section 6: oscillatory,
+    critically damped, overdamped, flip); every branch is evaluated, the one that applies kept.
+    """
+    beta = float(check_momentum(momentum))
+    k = float(check_positive("stiffness", stiffness))
     h = np.asarray(lags)
     if np.any(h < 0) or not np.all(np.equal(np.mod(h, 1), 0)):
         raise InputError(f"lags must be non-negative integers, got {lags!r}")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rho = compiled("autocorrelation")(h.astype(complex), beta, k)
-    return np.real(rho)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return np.asarray(compiled("autocorrelation")(h.astype(float), beta, k), dtype=float)
 
 
 def spectral_density(omega: float | np.ndarray, *, momentum: float, stiffness: float,

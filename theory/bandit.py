@@ -52,7 +52,8 @@ def _policy_drift(estimator: str) -> Derivation:
     drift = mean.expr.subs(sym.p, p)
     return Derivation(f"bandit_drift_{estimator}", drift, args,
                       f"Drift of the logit gap per unit step, {estimator} estimator (no KL).",
-                      SECTION, (Step("d log pi / dx = r - p, so the x-gradient is U", p),))
+                      SECTION, (Step("d log pi / dx = r - p, so the x-gradient is U", p),),
+                      domain=mean.domain)
 
 
 def _drift_slope(estimator: str) -> Derivation:
@@ -64,7 +65,7 @@ def _drift_slope(estimator: str) -> Derivation:
         expr = sp.simplify(sp.diff(expr, sym.x))
     return Derivation(f"bandit_drift_slope_{estimator}", expr, drift.args,
                       f"dF/dx of the {estimator} drift (analytic; kappa = -slope at x*).",
-                      SECTION)
+                      SECTION, domain=drift.domain)
 
 
 @derivation

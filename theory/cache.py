@@ -21,6 +21,7 @@ from typing import Any
 
 import sympy as sp
 from sympy.core.function import UndefinedFunction
+from sympy.functions.elementary.piecewise import ExprCondPair
 
 from .sourcehash import theory_source_hash
 from .symbols import TABLE
@@ -32,6 +33,8 @@ _CONSTANTS = {
     "pi": sp.pi, "E": sp.E, "I": sp.I, "oo": sp.oo, "zoo": sp.zoo, "nan": sp.nan,
     "true": sp.true, "false": sp.false, "EulerGamma": sp.EulerGamma,
 }
+#: sympy classes that srepr names but the sympy namespace does not export (a Piecewise's pairs)
+_CLASSES = {"ExprCondPair": ExprCondPair}
 
 
 def cache_dir() -> Path:
@@ -85,13 +88,15 @@ def _build(node: ast.AST) -> Any:
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        cls = getattr(sp, node.func.id, None)
+        cls = _CLASSES.get(node.func.id) or getattr(sp, node.func.id, None)
         if not (isinstance(cls, type) and issubclass(cls, sp.Basic)):
             raise ValueError(f"srepr: {node.func.id!r} is not a sympy class")
         args = [_build(a) for a in node.args]
         kwargs = {kw.arg: _build(kw.value) for kw in node.keywords}
         if any(k is None for k in kwargs):
             raise ValueError("srepr: ** arguments are not allowed")
+        if issubclass(cls, sp.core.relational.Relational):  # a domain may restate an assumption
+            kwargs["evaluate"] = False
         return cls(*args, **kwargs)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):  # Function('e')(t)
         function = _build(node.func)

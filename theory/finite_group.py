@@ -29,13 +29,22 @@ SECTION = "7. Exact finite-G statistics for Bernoulli rewards"
 
 _SUCCESS_SHARE = sp.Symbol("mu", positive=True)  # S / G, the group mean reward
 
+#: Largest group size of the exact binomial formulas: C(G, G/2) is below the largest double up
+#: to G = 1029 (numpy's math.comb and the exports' product loop); the code refuses larger G.
+MAX_GROUP = 1024
+#: Domain of every derivation with a binomial coefficient C(G, S).
+BINOMIAL_DOMAIN = sym.G <= MAX_GROUP
+#: 0 < p < 1, written unevaluated: p is declared positive, but the exported code takes any double.
+OPEN_PROBABILITY = sp.And(sp.Gt(sym.p, 0, evaluate=False), sym.p < 1)
+
 
 @derivation
 def derive_binomial_pmf() -> Derivation:
     """P(S | G, p) = C(G, S) p^S (1-p)^(G-S)."""
     pmf = sp.binomial(sym.G, sym.S) * sym.p**sym.S * (1 - sym.p) ** (sym.G - sym.S)
     return Derivation("binomial_pmf", pmf, (sym.S, sym.G, sym.p),
-                      "Probability of S successes in a group of G.", SECTION)
+                      "Probability of S successes in a group of G.", SECTION,
+                      domain=BINOMIAL_DOMAIN)
 
 
 @derivation
@@ -107,7 +116,7 @@ def derive_grpo_update_mean() -> Derivation:
     mean = _binomial_sum(update, 1, sym.G - 1)
     return Derivation("grpo_update_mean", mean, (sym.G, sym.p, sym.eps),
                       "Exact mean GRPO projected update: a finite sum over the binomial.",
-                      SECTION)
+                      SECTION, domain=BINOMIAL_DOMAIN)
 
 
 @derivation
@@ -118,7 +127,7 @@ def derive_grpo_update_variance() -> Derivation:
     variance = second - get("grpo_update_mean").expr ** 2
     return Derivation("grpo_update_variance", variance, (sym.G, sym.p, sym.eps),
                       "Exact variance of the GRPO projected update (finite sums).", SECTION,
-                      (Step("E[U^2]", second),))
+                      (Step("E[U^2]", second),), domain=BINOMIAL_DOMAIN)
 
 
 @cache
@@ -208,7 +217,7 @@ def derive_grpo_update_mean_expansion() -> Derivation:
     mean, _, steps = _grpo_expansion()
     return Derivation("grpo_update_mean_expansion", mean, (sym.G, sym.p),
                       "GRPO mean update to O(1/G) (eps = 0, degenerate groups neglected).",
-                      SECTION, steps, domain=sp.And(sym.p > 0, sym.p < 1))
+                      SECTION, steps, domain=OPEN_PROBABILITY)
 
 
 @derivation
@@ -217,4 +226,4 @@ def derive_grpo_update_variance_expansion() -> Derivation:
     _, variance, steps = _grpo_expansion()
     return Derivation("grpo_update_variance_expansion", variance, (sym.G, sym.p),
                       "GRPO update variance to O(1/G^2) (eps = 0).", SECTION, steps,
-                      domain=sp.And(sym.p > 0, sym.p < 1))
+                      domain=OPEN_PROBABILITY)

@@ -58,36 +58,115 @@ def derive_ou_stationary_variance() -> Derivation:
                                      sp.ImmutableMatrix(lyapunov)),))
 
 
+def _real_root_autocorrelation(phi1: sp.Expr, beta: sp.Expr, root_gap: sp.Expr) -> sp.Expr:
+    """rho(h) for two real roots of one sign, larger one z1 = (phi1 + s)/2 > 0 (s = z1 - z2).
+
+    With z_{1,2} = sqrt(beta) e^{+-t}, sinh t = s / (2 sqrt(beta)), q = z2/z1 = e^{-2t} and
+    1 - q^n = tanh(n t) (1 + q^n), tanh t = s / phi1, the root form of ``derive_autocorrelation``
+    reads rho(h) = z1^h [(1 - q^{h+1}) - beta q (1 - q^{h-1})] / ((1 - q)(1 + beta)): no
+    difference of nearly equal roots near critical damping, no overflow of sinh at large h t, and
+    at beta = 0 (t infinite, q = 0) the AR(1) value phi1^h.
+    """
+    h = sym.h
+    t = sp.asinh(root_gap / (2 * sp.sqrt(beta)))
+    q = sp.exp(-2 * t)
+    z1 = (phi1 + root_gap) / 2
+    numerator = (sp.tanh((h + 1) * t) * (1 + q ** (h + 1))
+                 - beta * sp.tanh((h - 1) * t) * (q + q**h))
+    return z1**h * numerator / ((1 + beta) * (root_gap / phi1) * (1 + q))
+
+
 @derivation
 def derive_autocorrelation() -> Derivation:
-    """rho(h) of the AR(2) from its characteristic roots z1, z2."""
+    """rho(h) of the AR(2), real in every regime.
+
+    From the characteristic roots z1, z2 (z1 z2 = beta, z1 + z2 = phi1) and rho(1) = phi1/(1+beta)
+    (Yule-Walker), rho(h) = (z1^{h+1} (1 - z2^2) - z2^{h+1} (1 - z1^2)) / ((z1 - z2)(1 + beta)).
+    Written without the roots, with the discriminant phi1^2 - 4 beta =
+    ((1 - sqrt(beta))^2 - k)((1 + sqrt(beta))^2 - k) and s = sqrt(|discriminant|):
+
+    - oscillatory (discriminant < 0): z_{1,2} = sqrt(beta) e^{+-i theta}, theta = atan2(s, phi1),
+      rho(h) = beta^{h/2} [sin((h+1) theta) - beta sin((h-1) theta)] / ((1 + beta) sin theta);
+    - critically damped (discriminant = 0): a double root phi1/2,
+      rho(h) = (phi1/2)^h (1 + h (1 - beta)/(1 + beta));
+    - overdamped (real roots, phi1 > 0): ``_real_root_autocorrelation``;
+    - flip (real roots, phi1 < 0): (-1)^h times the overdamped form at -phi1;
+    - beta = 0 (one root phi1, the AR(1)): rho(h) = rho(1)^h = (phi1/(1 + beta))^h.
+
+    Checked against the Yule-Walker recursion at rational points of every regime.
+    """
     phi1, phi2 = _ar2_coefficients()
+    beta = -phi2
     z1, z2, amp1, amp2 = sp.symbols("z_1 z_2 A_1 A_2")
     roots = sp.solve(sym.z**2 - phi1 * sym.z - phi2, sym.z)
     rho1 = phi1 / (1 - phi2)  # Yule-Walker at lag 1
     amplitudes = sp.solve([amp1 + amp2 - 1, amp1 * z1 + amp2 * z2 - rho1], [amp1, amp2],
                           dict=True)[0]
-    rho = (amplitudes[amp1] * z1**sym.h + amplitudes[amp2] * z2**sym.h).subs(
+    root_form = (amplitudes[amp1] * z1**sym.h + amplitudes[amp2] * z2**sym.h).subs(
         {z1: roots[0], z2: roots[1]})
+    r = sp.sqrt(beta)
+    discriminant = ((1 - r) ** 2 - sym.k) * ((1 + r) ** 2 - sym.k)
+    if sp.expand(discriminant - (phi1**2 + 4 * phi2)) != 0:
+        raise AssertionError("discriminant of z^2 - phi1 z - phi2 is not the factored form")
+    # every branch is evaluated (numpy.select), so each takes its own root gap and keeps the
+    # bases of its powers h within [-1, 1] for a stable map in the other regimes too
+    gap = sp.sqrt(sp.Abs(discriminant))
+    real_gap = sp.sqrt((discriminant + sp.Abs(discriminant)) / 2)  # sqrt(max(discriminant, 0))
+    theta = sp.atan2(gap, phi1)
+    oscillatory = (r**sym.h * (sp.sin((sym.h + 1) * theta) - beta * sp.sin((sym.h - 1) * theta))
+                   / ((1 + beta) * sp.sin(theta)))
+    critical = (phi1 / 2) ** sym.h * (1 + sym.h * (1 - beta) / (1 + beta))
+    rho = sp.Piecewise((rho1**sym.h, sp.Eq(beta, 0)), (oscillatory, discriminant < 0),
+                       (critical, sp.Eq(discriminant, 0)),
+                       ((-1) ** sym.h * _real_root_autocorrelation(-phi1, beta, real_gap),
+                        phi1 < 0),
+                       (_real_root_autocorrelation(phi1, beta, real_gap), True))
+    checks = [(sp.Rational(1, 3), sp.Rational(1, 50)), (sp.Rational(9, 10), sp.Rational(1, 100)),
+              (sp.Rational(1, 4), sp.Rational(1, 4)), (sp.Rational(1, 2), sp.Rational(14, 5)),
+              (sp.Rational(1, 2), sp.Rational(29, 10)), (0, sp.Rational(1, 3))]
+    for beta_value, k_value in checks:  # overdamped, oscillatory, critical, flip x2, AR(1)
+        at = {sym.beta: beta_value, sym.k: k_value}
+        exact = [sp.Integer(1), rho1.subs(at)]  # the Yule-Walker recursion, in rationals
+        for _ in range(6):
+            exact.append(phi1.subs(at) * exact[-1] + phi2.subs(at) * exact[-2])
+        for lag in (0, 1, 2, 7):
+            if abs(sp.N(rho.subs({**at, sym.h: lag}) - exact[lag], 40)) > 1e-30:
+                raise AssertionError(f"real autocorrelation fails Yule-Walker at {at}, h = {lag}")
     return Derivation("autocorrelation", rho, (sym.h, sym.beta, sym.k),
-                      "Autocorrelation rho(h) of e at lag h (complex roots when oscillatory).",
+                      "Autocorrelation rho(h) of e at lag h (real form valid in every regime).",
                       SECTION, (Step("rho(1) = phi1 / (1 - phi2)", rho1),
-                                Step("roots of z^2 - phi1 z - phi2", sp.Tuple(*roots))))
+                                Step("roots of z^2 - phi1 z - phi2", sp.Tuple(*roots)),
+                                Step("root form of rho(h)", root_form),
+                                Step("discriminant phi1^2 + 4 phi2", discriminant)))
 
 
 @derivation
 def derive_spectral_density() -> Derivation:
-    """S(omega) = s^2 / (2 pi |1 - phi1 e^{-i omega} - phi2 e^{-2 i omega}|^2)."""
+    """S(omega) = s^2 / (2 pi |1 - phi1 e^{-i omega} - phi2 e^{-2 i omega}|^2), in a stable form.
+
+    Multiplying the transfer function by e^{i omega} (same modulus) gives real part
+    (1 + beta) cos omega - phi1 = k - 2 (1 + beta) sin^2(omega/2) and imaginary part
+    (1 - beta) sin omega, so |T|^2 = (k - 2 (1 + beta) sin^2(omega/2))^2 + (1 - beta)^2 sin^2 omega:
+    a sum of squares of terms without the cancellation of the expanded polynomial in cos omega
+    near beta -> 1, k -> 0, omega -> 0 (checked equal to the expanded modulus).
+    """
     phi1, phi2 = _ar2_coefficients()
     w = sp.Symbol("omega", real=True)
     transfer = 1 - phi1 * sp.exp(-sp.I * w) - phi2 * sp.exp(-2 * sp.I * w)
     modulus_sq = sp.expand(sp.expand_complex(transfer * sp.conjugate(transfer)))
     modulus_sq = sp.simplify(sp.trigsimp(modulus_sq))
-    density = sym.s2 / (2 * sp.pi * modulus_sq)
+    beta = -phi2
+    real_part = sym.k - 2 * (1 + beta) * sp.sin(w / 2) ** 2
+    stable = real_part**2 + ((1 - beta) * sp.sin(w)) ** 2
+    half_angle = {sp.sin(w / 2) ** 2: (1 - sp.cos(w)) / 2}
+    if sp.simplify(sp.expand(stable.subs(half_angle) - modulus_sq).rewrite(sp.cos)) != 0:
+        raise AssertionError("the sum-of-squares form of |T|^2 differs from the expanded one")
+    density = sym.s2 / (2 * sp.pi * stable)
     return Derivation("spectral_density", density.subs(w, sym.omega),
                       (sym.omega, sym.beta, sym.k, sym.s2),
                       "Power spectral density of e (per rad/step); a peak when oscillatory.",
-                      SECTION, (Step("|transfer function|^2", modulus_sq),))
+                      SECTION, (Step("|transfer function|^2", modulus_sq),
+                                Step("|e^{i omega} T|^2 as a sum of squares", stable)))
 
 
 @derivation

@@ -68,7 +68,8 @@ def derive_slow_root() -> Derivation:
     series = sp.series(slow, sym.m, 0, 2).removeO()
     return Derivation("slow_root", sp.expand(series), (sym.m, sym.c, sym.k),
                       "Slow decay rate -k/c - m k^2/c^3 + O(m^2): inertia slows relaxation.",
-                      SECTION, (Step("slow root (finite as m -> 0)", slow),))
+                      SECTION, (Step("slow root (finite as m -> 0)", slow),),
+                      domain=sym.c**2 > 4 * sym.m * sym.k)  # the series in m converges there
 
 
 @derivation
@@ -97,4 +98,5 @@ def derive_gain_fraction_time() -> Derivation:
     t_q = t_q.subs(sym.tau, get("relaxation_time").expr) + get("inertial_delay").expr
     return Derivation("gain_fraction_time", t_q, (sym.q, sym.beta, sym.a, sym.kappa),
                       "Steps to a fraction q of the gain: tau ln(1/(1-q)) + m/c.", SECTION,
-                      (Step("fraction of the gain of the saturation law", gain),))
+                      (Step("fraction of the gain of the saturation law", gain),),
+                      domain=sym.q < 1)  # the whole gain (q = 1) is never reached

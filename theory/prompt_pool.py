@@ -247,7 +247,8 @@ def derive_prompt_pool_successes_pmf() -> Derivation:
     return Derivation("prompt_pool_successes_pmf", pmf, (sym.S, sym.G, sym.a_p, sym.b_p),
                       "Probability of S successes in a group of G over a Beta(a_p, b_p) pool "
                       "(Beta-binomial).", SECTION,
-                      (Step("Beta integral C(G, S) E[p^S (1-p)^(G-S)]", gamma_form),))
+                      (Step("Beta integral C(G, S) E[p^S (1-p)^(G-S)]", gamma_form),),
+                      domain=get("binomial_pmf").domain)  # the same binomial coefficient
 
 
 @derivation

@@ -117,7 +117,8 @@ def derive_staleness_stiffness_max_continuum() -> Derivation:
     (k_max,) = sp.solve(c_eff, sym.k)
     return Derivation("staleness_stiffness_max_continuum", k_max, (sym.beta, sym.d),
                       "Continuum staleness limit (1-beta)/d: the lag erodes all damping.",
-                      SECTION, (Step("c_eff with l_bar = d", c_eff),))
+                      SECTION, (Step("c_eff with l_bar = d", c_eff),),
+                      domain=sp.Ge(sym.d, 1, evaluate=False))  # d = 0 is no lag: no limit
 
 
 def _geometric(expr: sp.Expr) -> sp.Expr:
