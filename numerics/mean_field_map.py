@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -48,12 +49,12 @@ OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("constant", "linear", "cosine")
 
 
-def lr_schedule(lr: float, steps: int, *, schedule: str = "constant", warmup: int = 0
-                ) -> np.ndarray:
+def lr_schedule(lr: float, steps: int, *, schedule: str = "constant", warmup: int = 0,
+                planned_steps: int | None = None) -> np.ndarray:
     """Return the learning rate of steps 0 .. steps-1.
 
     Hugging Face schedules: a linear warm-up from 0 over ``warmup`` steps, then constant, linear
-    decay to 0, or cosine decay to 0.
+    decay to 0, or cosine decay to 0 at the run's planned end (TRL's ``max_steps``).
 
     Parameters
     ----------
@@ -65,6 +66,9 @@ def lr_schedule(lr: float, steps: int, *, schedule: str = "constant", warmup: in
         Decay after the warm-up.
     warmup : int
         Linear warm-up steps.
+    planned_steps : int, optional
+        The steps the run is set to take, where a decay reaches 0 (0 after it); default
+        ``steps``: the decay is then shaped to the steps asked for. No effect on ``constant``.
 
     Returns
     -------
@@ -75,12 +79,14 @@ def lr_schedule(lr: float, steps: int, *, schedule: str = "constant", warmup: in
         raise InputError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     steps = check_int("steps", steps, minimum=1)
     warmup = check_int("warmup", warmup, minimum=0)
+    planned = steps if planned_steps is None else check_int("planned_steps", planned_steps,
+                                                              minimum=1)
     n = np.arange(steps, dtype=float)
     factor = np.ones(steps)
     if warmup:
         factor = np.where(n < warmup, n / warmup, 1.0)
     if schedule != "constant":
-        progress = np.clip((n - warmup) / max(steps - warmup, 1), 0.0, 1.0)
+        progress = np.clip((n - warmup) / max(planned - warmup, 1), 0.0, 1.0)
         decay = 1.0 - progress if schedule == "linear" else 0.5 * (1 + np.cos(np.pi * progress))
         factor = np.where(n < warmup, factor, decay)
     return float(lr) * factor
@@ -224,15 +230,20 @@ class MeanFieldMap:
     momentum : float
         Heavy-ball beta, or Adam's beta1.
     beta2 : float
-        Adam's second-moment decay (enters only through the assumption that v_hat is slow).
+        Adam's second-moment decay (enters only through the assumption that v_hat is slow);
+        SGD refuses a value other than the default, which it would ignore.
     noise_ratio : float, optional
         Adam's rho_A = sigma_g^2 / g^2 per completion; None means signal-dominated (G-invariant).
+        Adam's only: SGD refuses it and ``prompt_noise_ratio``, Adam ``prompt_noise`` and
+        ``completion_noise`` (each would be ignored).
     group_size, batch : int, optional
         G completions per prompt and B prompts per step (Adam's v_hat needs both).
     kl : float
         KL coefficient (TRL's beta); it sets the plateau, which is measured, not derived here.
     refresh, staleness, num_iterations : int
-        Sample-and-hold refresh interval K, fixed staleness d, importance-corrected reuse mu.
+        Sample-and-hold refresh interval K, fixed staleness d (at most
+        :data:`~grpodyn.numerics.stability.STALENESS_MAX`, as on the command line), and
+        importance-corrected reuse mu.
     schedule, warmup : str, int
         Learning-rate schedule (``constant``, ``linear``, ``cosine``) and linear warm-up steps.
     finite_group : bool
@@ -249,6 +260,12 @@ class MeanFieldMap:
         SGD's sigma_p^2 and sigma_c^2 [gradient^2] of the split step variance (derivation
         ``sampling_variance_split``). The drag depends only on h sigma^2: a sweep fit passes
         h = 1 and the products.
+
+    Raises
+    ------
+    InputError
+        On an invalid input, naming it; also where the stiffness k leaves the normal floats
+        (:func:`~grpodyn.numerics.stability.check_stiffness`, as :func:`predict` refuses it).
     """
 
     lr: float
@@ -288,7 +305,7 @@ class MeanFieldMap:
         check_momentum(self.beta2, "beta2", largest=None, scalar=True)
         check_positive("kl", self.kl, allow_zero=True, scalar=True)
         refresh = check_int("refresh", self.refresh, minimum=1)
-        staleness = check_int("staleness", self.staleness, minimum=0)
+        staleness = stability.check_staleness(self.staleness)
         reuse = check_int("num_iterations", self.num_iterations, minimum=1)
         if (refresh > 1) + (staleness > 0) + (reuse > 1) > 1:
             raise InputError("give one of refresh, staleness, num_iterations at a time")
@@ -300,6 +317,7 @@ class MeanFieldMap:
             raise InputError(f"schedule must be one of {', '.join(SCHEDULES)}, got "
                              f"{self.schedule!r}")
         check_int("warmup", self.warmup, minimum=0)
+        self._refuse_other_optimizers_constants()
         notes = []
         if self.optimizer == "adam":
             notes.append("Adam as heavy-ball with beta = beta1 and a slowly varying v_hat "
@@ -331,6 +349,19 @@ class MeanFieldMap:
             notes.append("importance-corrected reuse treated as on-policy (the ratio removes the "
                          "lag of the mean force to first order)")
         object.__setattr__(self, "assumptions", tuple(notes))
+        what = "times kappa" if self.optimizer == "sgd" else "with kappa_A"
+        stability.check_stiffness(self.stiffness, f"lr {self.lr:g} {what} {self.kappa:g}")
+
+    def _refuse_other_optimizers_constants(self) -> None:
+        """Refuse a constant of the other optimizer, which this map would ignore."""
+        names = {"sgd": ("noise_ratio", "prompt_noise_ratio", "beta2"),
+                 "adam": ("prompt_noise", "completion_noise")}[self.optimizer]
+        for name in names:
+            value, unset = getattr(self, name), 0.999 if name == "beta2" else 0.0
+            if value is not None and (np.ndim(value) or value != unset):
+                raise InputError(f"{name} is {'Adam' if self.optimizer == 'sgd' else 'SGD'}'s "
+                                 f"and optimizer={self.optimizer!r} would ignore it: leave it "
+                                 f"out (got {value!r})")
 
     # --- constants ---------------------------------------------------------------------------
     @property
@@ -442,14 +473,14 @@ class MeanFieldMap:
             return float(compiled("relaxation_time")(self._beta, self.lr, self.kappa))
         return float(self.damping / self.stiffness)
 
-    @property
+    @cached_property
     def regime(self) -> str:
-        """Regime of the exact discrete map, one of ``stability.REGIMES``."""
+        """Regime of the exact discrete map, one of ``stability.REGIMES`` (computed once)."""
         return stability.regime(momentum=self._beta, stiffness=self.stiffness,
                                 refresh=self.refresh, staleness=self.staleness)
 
     def poles(self) -> np.ndarray:
-        """Roots z of the characteristic polynomial of the map, per step.
+        """Roots z of the characteristic polynomial of the map, per step (O(d^3) at a lag d).
 
         With a refresh interval K: the eigenvalues of the cycle's monodromy to the power 1/K.
         """
@@ -468,15 +499,15 @@ class MeanFieldMap:
         coefficients[-1] += k
         return np.roots(coefficients)
 
-    @property
+    @cached_property
     def spectral_radius(self) -> float:
-        """Largest pole modulus per step (stable below 1)."""
+        """Largest pole modulus per step (stable below 1; computed once per map)."""
         return float(np.max(np.abs(self.poles())))
 
     # --- stability ---------------------------------------------------------------------------
-    @property
+    @cached_property
     def stiffness_max(self) -> float:
-        """Largest stable stiffness with this map's lag [1/step^2]: ``stiffness_max_lag``.
+        """Largest stable stiffness with this map's lag [1/step^2] (computed once per map).
 
         With a refresh interval K or a staleness d it is the limit at that lag, below the
         on-policy 2 (1 + beta) it equals without one.
@@ -486,16 +517,7 @@ class MeanFieldMap:
         """
         if self.staleness:
             return float(stability.staleness_stiffness_max(self._beta, self.staleness))
-        if self.refresh > 1:
-            from scipy.optimize import brentq
-
-            upper = float(compiled("stiffness_max")(self._beta))
-            stable = stability.refresh_stable
-            if stable(self._beta, upper * (1 - 1e-12), self.refresh):
-                return upper
-            return float(brentq(lambda k: 0.5 - float(stable(self._beta, k, self.refresh)),
-                                1e-12, upper, xtol=1e-14))
-        return float(compiled("stiffness_max")(self._beta))
+        return float(stability.refresh_stiffness_max(self._beta, self.refresh))
 
     @property
     def lr_max(self) -> float:
@@ -508,7 +530,10 @@ class MeanFieldMap:
         return float(1.0 - self.stiffness / self.stiffness_max)
 
     def stationary_variance(self, noise: float) -> float:
-        """Stationary variance of e for a per-step noise variance ``noise`` [reward^2]."""
+        """Stationary Var(e) [reward^2] at a per-step noise variance ``noise`` (section 6).
+
+        inf where the map is unstable (k >= k_max): its fluctuations grow without bound.
+        """
         return float(fluctuations.stationary_variance(
             momentum=self._beta, stiffness=self.stiffness, noise=noise, refresh=self.refresh,
             staleness=self.staleness))
@@ -524,11 +549,14 @@ class MeanFieldMap:
                                       prompt_noise_ratio=self.prompt_noise_ratio)
 
     def displacement(self, steps: int, *, e0: float | np.ndarray = 1.0,
-                     plateau: float | None = None) -> np.ndarray:
+                     plateau: float | None = None, planned_steps: int | None = None
+                     ) -> np.ndarray:
         """Mean displacement e_n, n = 0 .. steps, shape (len(e0), steps + 1).
 
         ``plateau`` (the fixed point r*) is needed with ``finite_group``: the factor is taken at
-        the reward r* + e.
+        the reward r* + e. ``planned_steps``: the run's length, to which a decaying schedule is
+        shaped (:func:`lr_schedule`; default ``steps``). A path that leaves the float range is
+        +-inf from there on, never NaN (:func:`~grpodyn.numerics.stability.beyond_float_range`).
         """
         steps = check_int("steps", steps, minimum=1)
         if self.finite_group and plateau is None:
@@ -538,26 +566,28 @@ class MeanFieldMap:
                 and factor is None and not self.noise_curvature):
             from .simulate import simulate_map
 
-            return np.stack([simulate_map(momentum=self._beta, stiffness=self.stiffness, e0=x,
-                                          steps=steps, refresh=self.refresh,
-                                          staleness=self.staleness).e[0]
-                             for x in np.atleast_1d(np.asarray(e0, dtype=float))])
-        lrs = lr_schedule(self.lr, steps, schedule=self.schedule, warmup=self.warmup)
+            return stability.beyond_float_range(np.stack([
+                simulate_map(momentum=self._beta, stiffness=self.stiffness, e0=x, steps=steps,
+                             refresh=self.refresh, staleness=self.staleness).e[0]
+                for x in np.atleast_1d(np.asarray(e0, dtype=float))]))
+        lrs = lr_schedule(self.lr, steps, schedule=self.schedule, warmup=self.warmup,
+                          planned_steps=planned_steps)
         drag = np.asarray(self.noise_drag_at(lrs), dtype=float)[None, :] \
             if self.noise_curvature else None
         scale = self.stiffness_at(lrs)
         adam = self.optimizer == "adam"
         if adam:
             scale = scale / (1.0 - self._beta)
-        return iterate_map(momentum=self._beta, scale=np.asarray(scale, dtype=float)[None, :],
-                           e0=np.atleast_1d(np.asarray(e0, dtype=float)), steps=steps,
-                           weight=(1.0 - self._beta) if adam else 1.0, bias_correction=adam,
-                           staleness=self.staleness, refresh=self.refresh, force_factor=factor,
-                           drag=drag)
+        return stability.beyond_float_range(iterate_map(
+            momentum=self._beta, scale=np.asarray(scale, dtype=float)[None, :],
+            e0=np.atleast_1d(np.asarray(e0, dtype=float)), steps=steps,
+            weight=(1.0 - self._beta) if adam else 1.0, bias_correction=adam,
+            staleness=self.staleness, refresh=self.refresh, force_factor=factor, drag=drag))
 
     def trajectory(self, *, r0: float, plateau: float | None = None, steps: int,
                    noise: float = 0.0, level: float = 0.9, paths: int = 2000, seed: int = 0,
-                   r_star: float | None = None) -> TrajectoryBand:
+                   r_star: float | None = None, planned_steps: int | None = None
+                   ) -> TrajectoryBand:
         """Return the mean reward path r_n = r* + e_n and the band of single runs around it.
 
         Parameters
@@ -576,6 +606,11 @@ class MeanFieldMap:
             Monte Carlo paths and their seed.
         r_star : float, optional
             Older name of ``plateau``.
+        planned_steps : int, optional
+            The steps the run is set to take (TRL's ``max_steps``), where a ``linear`` or
+            ``cosine`` decay reaches 0: fix it to see the first steps of a longer run. Default
+            ``steps``: the decay is then shaped to the steps shown, and the same step differs
+            with ``steps``.
 
         Returns
         -------
@@ -584,7 +619,8 @@ class MeanFieldMap:
             mean as ``values`` (also ``mean``), the band (``lower`` = ``upper`` = the mean
             without noise) and the regime of the map; ``unstable`` where the path grows without
             bound (an unstable map at a constant peak lr, without the finite-G factor, which
-            bounds the force).
+            bounds the force). A path that leaves the float range is +-inf from that step on
+            (``diverged``); so is a noise band, (-inf, inf), where a sampled path has left it.
         """
         r_star = one_of_alias("plateau", plateau, "r_star", r_star)
         if r_star is None:
@@ -593,7 +629,8 @@ class MeanFieldMap:
         r_star = float(check_finite("plateau", r_star))
         noise = float(check_positive("noise", noise, allow_zero=True))
         level = check_fraction("level", level)
-        e = self.displacement(steps, e0=r0 - r_star, plateau=r_star)[0]
+        e = self.displacement(steps, e0=r0 - r_star, plateau=r_star,
+                              planned_steps=planned_steps)[0]
         mean = r_star + e
         lower = upper = mean
         if noise > 0:
@@ -602,9 +639,11 @@ class MeanFieldMap:
             sim = simulate_map(momentum=self._beta, stiffness=self.stiffness, e0=0.0, steps=steps,
                                refresh=self.refresh, staleness=self.staleness, noise=noise,
                                paths=paths, seed=seed)
-            half = (1 - level) / 2
-            lower = mean + np.quantile(sim.e, half, axis=0)
-            upper = mean + np.quantile(sim.e, 1 - half, axis=0)
+            with np.errstate(invalid="ignore", over="ignore"):  # paths beyond the float range
+                lower, upper = mean + np.quantile(sim.e, [(1 - level) / 2, (1 + level) / 2],
+                                                  axis=0)
+            gone = ~(np.isfinite(lower) & np.isfinite(upper) & np.isfinite(sim.e).all(axis=0))
+            lower, upper = np.where(gone, -np.inf, lower), np.where(gone, np.inf, upper)
         regime = self.regime
         grows = regime == "unstable" and self.schedule == "constant" and not self.finite_group
         return TrajectoryBand.build(steps=np.arange(steps + 1), values=mean, lower=lower,

@@ -29,7 +29,7 @@ from .compiled import compiled
 from .mean_field_map import MeanFieldMap
 from .trajectory_type import Trajectory
 
-__all__ = ["LIMIT_STATUSES", "PredictionResult", "predict"]
+__all__ = ["LIMIT_STATUSES", "UNSTABLE_NOISE_NOTE", "PredictionResult", "predict"]
 
 
 #: The constants :class:`PredictionResult` reads from its map, in the CLI's JSON order.
@@ -43,6 +43,9 @@ LIMIT_STATUSES = ("determined", "beyond_cap", "unstable")
 #: resolved in floating point (round-off 1e-16 / u relative), while the lag moves that pole by a
 #: relative O(lag u) <= 1e-6 (lags up to 10^4): the on-policy pole gives the decay time there.
 _UNRESOLVED_POLE = 1e-10
+#: Why a noise asked for gives no stationary variance (``notes``; docs/theory.md section 6).
+UNSTABLE_NOISE_NOTE = ("no stationary variance: the map is unstable (k >= k_max), its "
+                       "fluctuations grow without bound")
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,8 @@ class PredictionResult:
         Largest stable refresh interval K and staleness d at this stiffness, None where no
         value was determined (the status says why).
     stationary_variance, noise_temperature : float or None
-        With a noise: Var(e) [reward^2] and k Var(e).
+        With a noise: Var(e) [reward^2] and k Var(e); None where the map is unstable (a note
+        says so).
     degenerate_group_probability : dict of str to float or None
         With a group size: p^G + (1-p)^G at the start and at the plateau.
     path : Trajectory or None
@@ -76,6 +80,10 @@ class PredictionResult:
         lag up to :data:`~grpodyn.numerics.stability.REFRESH_SEARCH_CAP` or
         :data:`~grpodyn.numerics.stability.STALENESS_SEARCH_CAP` is stable), or does not exist
         because the map is ``unstable`` at once.
+    noise : float or None
+        The per-step noise variance s^2 [reward^2] asked for, None without one.
+    notes : tuple of str
+        Why a quantity asked for has no value (:data:`UNSTABLE_NOISE_NOTE`).
     """
 
     system: MeanFieldMap
@@ -90,6 +98,8 @@ class PredictionResult:
     path: Trajectory | None = None
     refresh_max_status: str = "determined"
     staleness_max_status: str = "determined"
+    noise: float | None = None
+    notes: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         """Return one line: the regime, the relaxation time, the limits and the map."""
@@ -241,7 +251,9 @@ class PredictionResult:
             ``refresh_max_status`` / ``staleness_max_status`` (:data:`LIMIT_STATUSES`) and a
             ``refresh_max_reason`` / ``staleness_max_reason`` saying why (the search cap, or
             an unstable map). ``trajectory_diverged`` is true where the path grows without
-            bound (:attr:`trajectory_diverged`).
+            bound (:attr:`trajectory_diverged`). With a noise, ``stationary_variance`` and
+            ``noise_temperature`` are always present, null on an unstable map; ``notes`` (a
+            list of str) says why, present only when not empty.
         """
         out: dict[str, Any] = {name: getattr(self, name) for name in _MAP_CONSTANTS}
         out.update(critical_stiffness=self.critical_stiffness,
@@ -257,8 +269,9 @@ class PredictionResult:
                   "noise_temperature": self.noise_temperature,
                   "degenerate_group_probability": self.degenerate_group_probability,
                   "trajectory": self.trajectory, "trajectory_diverged": self.trajectory_diverged}
-        out.update(extras)
-        kept = (*_MAP_CONSTANTS, "refresh_max", "staleness_max")
+        out.update(extras, notes=list(self.notes) or None)
+        kept = (*_MAP_CONSTANTS, "refresh_max", "staleness_max",
+                *(("stationary_variance", "noise_temperature") if self.noise is not None else ()))
         return {key: value for key, value in out.items() if value is not None or key in kept}
 
 
@@ -307,7 +320,8 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         start and at the plateau (needs ``r0`` and ``plateau`` in [0, 1]).
     noise : float, optional
         Per-step noise variance s^2 of the reward increment: adds the stationary variance and the
-        noise temperature.
+        noise temperature (None, with :data:`UNSTABLE_NOISE_NOTE` in ``notes``, where the map
+        is unstable).
     r0, plateau, steps : optional
         Initial reward, plateau r* and number of steps after the start: adds the predicted mean
         trajectory at steps 0..steps (steps + 1 points, as :meth:`MeanFieldMap.trajectory`;
@@ -324,17 +338,14 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
     Raises
     ------
     InputError
-        On an invalid or missing input, naming it.
+        On an invalid or missing input, naming it; a stiffness lr kappa outside the normal
+        floats, or a staleness beyond :data:`~grpodyn.numerics.stability.STALENESS_MAX`, as
+        :class:`MeanFieldMap` refuses them.
     """
     r_star = one_of_alias("plateau", plateau, "r_star", r_star)
     eta = float(check_positive("lr", lr, scalar=True))
     beta = float(check_momentum(momentum, scalar=True))
     kappa = float(check_positive("kappa", kappa, scalar=True))
-    # a subnormal stiffness has lost its digits, and the relaxation time c / k overflows
-    if not np.finfo(float).tiny <= eta * kappa < np.inf:
-        raise InputError(f"lr {eta:g} times kappa {kappa:g} gives the stiffness {eta * kappa:.3g}, "
-                         f"outside the normal floats [{np.finfo(float).tiny:.3g}, "
-                         f"{np.finfo(float).max:.3g}] the map's constants are computed in")
     refresh = check_int("refresh", refresh, minimum=1)
     staleness = check_int("staleness", staleness, minimum=0)
     if refresh > 1 and staleness > 0:
@@ -346,8 +357,11 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
     if noise is not None:
         s2 = float(check_positive("noise", noise, allow_zero=True, scalar=True))
         variance = system.stationary_variance(s2)
-        extras["stationary_variance"] = json_number(variance)
-        extras["noise_temperature"] = json_number(k * variance)
+        extras["noise"] = s2
+        if math.isfinite(variance):
+            extras["stationary_variance"], extras["noise_temperature"] = variance, k * variance
+        else:
+            extras["notes"] = (UNSTABLE_NOISE_NOTE,)
     if group_size is not None:
         g = check_int("group_size", group_size, minimum=2)
         levels = {"start": r0, "plateau": r_star}

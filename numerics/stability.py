@@ -3,8 +3,10 @@
 On-policy the boundaries are closed forms (derivations ``critical_stiffness_discrete``,
 ``flip_stiffness``, ``stiffness_max``). With a fixed staleness d the characteristic polynomial
 z^(d+1) - (1+beta) z^d + beta z^(d-1) + k is tested with a numeric Schur-Cohn recursion, O(d^2),
-exact up to rounding. With a refresh interval K the compiled Jury conditions of the monodromy
-matrix are evaluated directly, vectorised over grids.
+exact up to rounding; its limits (the largest stable k at a lag d, the largest stable d at a k)
+come from the frequency at which a root crosses the unit circle, in O(1). With a refresh
+interval K the compiled Jury conditions of the monodromy matrix are evaluated directly,
+vectorised over grids.
 """
 
 from __future__ import annotations
@@ -19,18 +21,23 @@ from grpodyn.ground import InputError, check_int, check_momentum, check_positive
 from .compiled import compiled
 
 __all__ = ["REGIMES", "STALENESS_MAX", "REFRESH_MAX", "STALENESS_SEARCH_CAP",
-           "REFRESH_SEARCH_CAP", "BeyondCap", "regime", "schur_stable",
+           "REFRESH_SEARCH_CAP", "BeyondCap", "check_staleness", "check_stiffness", "regime",
+           "schur_stable",
            "staleness_stable", "staleness_stiffness_max", "staleness_max", "refresh_stable",
+           "refresh_stiffness_max",
            "refresh_max", "first_unstable_refresh",
            "stability_map", "regime_map", "refresh_threshold_comparison",
-           "mixed_refresh_radius", "first_unstable_mixed_refresh", "refresh_cycle_steps"]
+           "mixed_refresh_radius", "first_unstable_mixed_refresh", "refresh_cycle_steps",
+           "beyond_float_range"]
 
 REGIMES = ("overdamped", "critical", "oscillatory", "flip", "unstable")
 _CRITICAL_TOLERANCE = 1e-9  # relative distance from the boundary reported as "critical"
 _MARGINAL_TOLERANCE = 1e-10  # spectral radius this close to 1 is marginal, i.e. not stable
-#: The largest fixed staleness d the stability analysis takes: the roots of the degree d + 1
-#: polynomial cost O(d^3), a prediction or an advice at d = 200 about three seconds (at 400,
-#: twenty; at 800, two minutes), and no asynchronous trainer lags its policy that far.
+#: The largest fixed staleness d the stability analysis takes (:func:`check_staleness`, the
+#: command line and :class:`~grpodyn.numerics.mean_field_map.MeanFieldMap` alike): the poles of
+#: the degree d + 1 polynomial (regime, decay time) and the stationary variance's Lyapunov
+#: equation cost O(d^3), a tenth of a second at d = 200 but minutes at d = 5000, and no
+#: asynchronous trainer lags its policy that far.
 STALENESS_MAX = 200
 #: The largest refresh interval K the stability analysis takes: the lr advised at a K beyond
 #: it is so small that the largest stable staleness there exceeds the cap of
@@ -61,6 +68,64 @@ class BeyondCap(InputError):
     def __init__(self, message: str, cap: int) -> None:
         super().__init__(message)
         self.cap = cap
+
+
+def check_staleness(staleness: int, name: str = "staleness") -> int:
+    """Return a fixed staleness d >= 0 [steps], refused beyond :data:`STALENESS_MAX`.
+
+    Parameters
+    ----------
+    staleness : int
+        The lag d [steps].
+    name : str
+        The parameter's name in the message (``--staleness`` on the command line).
+
+    Returns
+    -------
+    int
+        d.
+
+    Raises
+    ------
+    InputError
+        When d is not an integer >= 0, or exceeds the cap, naming ``name`` and the cap.
+    """
+    d = check_int(name, staleness, minimum=0)
+    if d > STALENESS_MAX:
+        raise InputError(f"{name} {d}: at most {STALENESS_MAX} (the poles of the map's degree "
+                         "d + 1 polynomial cost d^3; no asynchronous trainer lags that far)")
+    return d
+
+
+def check_stiffness(stiffness: float, source: str) -> float:
+    """Return a stiffness k [1/step^2] refused outside the normal floats.
+
+    A subnormal k has lost its digits, and the relaxation time c / k overflows; an infinite k
+    has no map (docs/theory.md section 1).
+
+    Parameters
+    ----------
+    stiffness : float
+        k [1/step^2].
+    source : str
+        What gave k, for the message (e.g. ``"lr 1e-320 times kappa 1"``).
+
+    Returns
+    -------
+    float
+        k.
+
+    Raises
+    ------
+    InputError
+        When k is not in [tiny, max] of the double floats.
+    """
+    k = float(stiffness)
+    info = np.finfo(float)
+    if not info.tiny <= k < np.inf:
+        raise InputError(f"{source} gives the stiffness {k:.3g}, outside the normal floats "
+                         f"[{info.tiny:.3g}, {info.max:.3g}] the map's constants are computed in")
+    return k
 
 
 def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: int = 0) -> str:
@@ -176,6 +241,15 @@ def staleness_stable(momentum: float, stiffness: float, staleness: int) -> bool:
 def staleness_stiffness_max(momentum: float, staleness: int) -> float:
     """Return the largest stable stiffness with staleness d (docs/theory.md section 5).
 
+    Closed form: the polynomial factors as z^(d-1) (z - 1)(z - beta) + k, so a root reaches the
+    unit circle at z = exp(i theta) where the phase condition
+    (d - 1/2) theta + arg(exp(i theta) - beta) = pi / 2 holds (its left side rises from 0 at
+    theta = 0 to d pi at theta = pi, so the first crossing has one root theta in (0, pi)), at
+    k = ``|exp(i theta) - 1| |exp(i theta) - beta|`` = 2 sin(theta / 2)
+    sqrt((1 - beta)^2 + 4 beta sin^2(theta / 2)), which rises with theta. The inverse of
+    :func:`staleness_max`'s crossing lag; O(1) in d, and equal to the derivations
+    ``staleness_stiffness_max_d1`` and ``staleness_stiffness_max_d2`` at d = 1, 2.
+
     Parameters
     ----------
     momentum : float
@@ -186,22 +260,49 @@ def staleness_stiffness_max(momentum: float, staleness: int) -> float:
     Returns
     -------
     float
-        The stiffness [1/step^2] at which stability is first lost as k grows.
+        The stiffness [1/step^2] at which stability is first lost as k grows (on-policy, d = 0:
+        2 (1 + beta)).
     """
     beta = float(check_momentum(momentum))
     d = check_int("staleness", staleness, minimum=0)
-    k_max = float(compiled("stiffness_max")(beta))
     if d == 0:
-        return k_max
-    grid = np.geomspace(1e-9, k_max, 2000)
-    stable = np.array([staleness_stable(beta, k, d) for k in grid])
-    first_bad = int(np.argmin(stable)) if not stable.all() else grid.size - 1
-    lo, hi = grid[max(first_bad - 1, 0)], grid[first_bad]
+        return float(compiled("stiffness_max")(beta))
 
-    def margin(k: float) -> float:
-        return 1.0 - np.max(np.abs(np.roots(_staleness_coefficients(beta, k, d))))
+    def phase(theta: float) -> float:
+        half = math.sin(theta / 2)
+        return ((d - 0.5) * theta + math.atan2(math.sin(theta), (1 - beta) - 2 * half * half)
+                - math.pi / 2)
 
-    return float(brentq(margin, lo, hi, xtol=1e-15, rtol=1e-13))
+    theta = brentq(phase, 0.0, math.pi, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    half = math.sin(theta / 2)
+    return 2.0 * half * math.sqrt((1 - beta) ** 2 + 4 * beta * half * half)
+
+
+def refresh_stiffness_max(momentum: float, refresh: int) -> float:
+    """Return the largest stable stiffness with refresh interval K (docs/theory.md section 5).
+
+    Bisection of the compiled Jury conditions (:func:`refresh_stable`) below the on-policy
+    limit 2 (1 + beta), to 1e-14 in k; K = 1 is on-policy.
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 1).
+    refresh : int
+        Refresh interval K >= 1.
+
+    Returns
+    -------
+    float
+        The stiffness [1/step^2] at which stability is first lost as k grows.
+    """
+    beta = float(check_momentum(momentum, scalar=True))
+    refresh = check_int("refresh", refresh, minimum=1)
+    upper = float(compiled("stiffness_max")(beta))
+    if refresh == 1 or refresh_stable(beta, upper * (1 - 1e-12), refresh):
+        return upper
+    return float(brentq(lambda k: 0.5 - float(refresh_stable(beta, k, refresh)), 1e-12, upper,
+                        xtol=1e-14))
 
 
 def staleness_max(*, momentum: float, stiffness: float,
@@ -551,3 +652,29 @@ def stability_map(momentum: float | np.ndarray, stiffness: float | np.ndarray, *
     beta = check_momentum(momentum)
     k = check_positive("stiffness", stiffness)
     return refresh_stable(beta, k, refresh)
+
+
+def beyond_float_range(paths: np.ndarray) -> np.ndarray:
+    """Return paths e_n with every value from the first one out of the float range on +-inf.
+
+    An unstable map's path grows geometrically until it overflows; the step after, inf - inf
+    gives NaN. From the first value out of range (inf, or NaN of an inf - inf), a path is inf
+    with the sign of that value (of the last finite one for a NaN): it has left every finite
+    bound, and its sign after that is not resolved.
+
+    Parameters
+    ----------
+    paths : numpy.ndarray
+        e_n [reward], shape (runs, steps + 1), finite at n = 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        A copy, with no NaN.
+    """
+    e = np.array(paths, dtype=float)
+    for row in np.flatnonzero(~np.isfinite(e).all(axis=1)):
+        first = int(np.argmax(~np.isfinite(e[row])))
+        value = e[row, first] if np.isinf(e[row, first]) else e[row, max(first - 1, 0)]
+        e[row, first:] = math.copysign(math.inf, value)
+    return e

@@ -32,7 +32,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="group size G: adds the degenerate-group odds at --r0 and --plateau "
                    "(default: not computed)")
     p.add_argument("--noise", type=finite_float, help="per-step noise variance s^2: adds the "
-                   "stationary variance and the noise temperature (default: not computed)")
+                   "stationary variance and the noise temperature (none, with a note, on an "
+                   "unstable map; default: not computed)")
     p.add_argument("--r0", type=finite_float, help="initial expected reward (with --plateau and "
                    "--steps: the predicted trajectory; with --group-size: the odds)")
     p.add_argument("--plateau", "--r-star", dest="plateau", type=finite_float,
@@ -49,21 +50,21 @@ def check_lag_and_momentum(args: argparse.Namespace) -> None:
     """Refuse a ``--momentum``, ``--refresh`` or ``--staleness`` the stability analysis can't take.
 
     The caps (:data:`~grpodyn.numerics.stability.REFRESH_MAX`,
-    :data:`~grpodyn.numerics.stability.STALENESS_MAX`) keep the analysis to seconds; the
-    momentum bound (:data:`~grpodyn.ground.checks.MOMENTUM_MAX`) is where its formulas still
-    resolve 1 - beta.
+    :data:`~grpodyn.numerics.stability.STALENESS_MAX`, the latter with the message of the
+    Python API, :func:`~grpodyn.numerics.stability.check_staleness`) keep the analysis to
+    seconds; the momentum bound (:data:`~grpodyn.ground.checks.MOMENTUM_MAX`) is where its
+    formulas still resolve 1 - beta.
     """
     from grpodyn.ground import check_momentum
-    from grpodyn.numerics.stability import REFRESH_MAX, STALENESS_MAX
+    from grpodyn.numerics.stability import REFRESH_MAX, check_staleness
 
     if args.momentum is not None:
         check_momentum(args.momentum, "--momentum")
     if args.refresh is not None and args.refresh > REFRESH_MAX:
         raise UsageError(f"--refresh {args.refresh}: at most {REFRESH_MAX:,} (a policy held "
                          "longer is beyond what the stability analysis resolves)")
-    if args.staleness is not None and args.staleness > STALENESS_MAX:
-        raise UsageError(f"--staleness {args.staleness}: at most {STALENESS_MAX} (the stability "
-                         "analysis costs d^3; at the cap it takes seconds)")
+    if args.staleness is not None:
+        check_staleness(args.staleness, "--staleness")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -89,9 +90,11 @@ def print_human(result: dict[str, Any]) -> None:
     stiffness), or none (an unstable map). ``tau`` is the overdamped c / k; past critical
     damping the poles' radius stays sqrt(beta) whatever k, so the envelope decays in
     ``decay_time`` (the slowest pole), which stops falling with k while c / k keeps falling.
-    A path of an unstable map is said to grow without bound, however few steps it shows.
+    A path of an unstable map is said to grow without bound, however few steps it shows. The
+    ``notes`` (why a quantity asked for has no value) print last, one ``note:`` line each.
     """
     shown = dict(result)
+    notes = shown.pop("notes", [])
     lag = shown.pop("lag")
     shown["stiffness_max"] = f"{result['stiffness_max']:.6g} (on-policy)"
     if lag == "on-policy":
@@ -112,3 +115,5 @@ def print_human(result: dict[str, Any]) -> None:
     if result.get("trajectory_diverged"):
         print(f"note: the trajectory grows without bound ({len(result['trajectory']) - 1} "
               "steps shown)")
+    for note in notes:
+        print(f"note: {note}")
