@@ -27,7 +27,6 @@ from functools import cache
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.stats import t as student_t
 
 from grpodyn.ground import InputError, check_int, check_momentum, check_positive
 
@@ -635,6 +634,8 @@ def late_relaxation(steps: np.ndarray, reward: np.ndarray, *, ceiling: float | N
             return math.inf
         ratio = (gain + value) / value  # 1.0 when the gain is below value's round-off
         return math.inf if ratio <= 1.0 else span / math.log(ratio)
+
+    from scipy.stats import t as student_t  # a third of a second to import: only when needed
 
     critical = float(student_t.ppf(level, dof))
     slope = float(fits[1][0])

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from grpodyn.empirical.diagnostics.series import point_noise, z_quantile
 from grpodyn.empirical.diagnostics.state import ALPHA, SHORT
@@ -107,6 +106,8 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
         change_se = 0.0
         change = change if abs(change) > rounding else 0.0
     # the noise comes from n - 1 differences: Student's t with n - 2 degrees of freedom
+    from scipy.stats import t as student_t  # a third of a second to import: only when needed
+
     z = float(student_t.ppf(_LEVEL, max(reward.size - 2, 1)))
     width = max(1, reward.size // 6)
     running = np.convolve(reward, np.ones(width) / width, mode="valid")
