@@ -73,6 +73,16 @@ def _print_human(result: dict[str, Any], command: str) -> None:
     _PRINTERS.get(command, print_plain)(result)
 
 
+def _check_log_exists(log: str | None) -> None:
+    """Refuse a log path that does not exist before the command imports its numerics.
+
+    The loaders say the same (:func:`grpodyn.empirical.logs.formats.base.dispatch`), after the
+    command's imports (scipy, about a second); a mistyped path is told at once.
+    """
+    if isinstance(log, str) and not os.path.lexists(log):
+        raise UsageError(f"{log}: no such file or directory")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     from grpodyn.empirical.logs.loaders import LogFormatError
@@ -86,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = None
     try:
         args = parser.parse_args(argv)
+        _check_log_exists(getattr(args, "log", None))
         handler: Callable[[argparse.Namespace], dict[str, Any]] = args.handler
         result = handler(args)
     except SystemExit as exc:  # --help and --version print and exit 0
