@@ -452,7 +452,8 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     standard error from a singular information matrix); ``not_determined`` (no saturation
     seen, or too little of it, or an interval that holds the starting level) with a one-sided
     bound where one exists: the plateau of a rising run lies at or above where the run is now,
-    at ``level``.
+    at ``level``; its ``bound`` says which side (``"lower"`` for a run that rose, ``"upper"``
+    for one that fell, None without one), since a known reward range fills the other side.
     """
     saturating = {n: w for n, w in weights.items() if n in SATURATING and w > 0}
     z = float(ndtri(level))
@@ -467,7 +468,7 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
 
     def one_sided(reason: str) -> dict[str, Any]:
         out: dict[str, Any] = {"value": None, "lower": None, "upper": None,
-                               "status": "not_determined", "reason": reason}
+                               "status": "not_determined", "reason": reason, "bound": None}
         if rising is not None:  # the residual noise is fitted here only, when it is needed
             now_sd = float(np.sqrt(sum(weights[n] * (members[n].noise.state_var
                                                      + members[n].param_var(
@@ -477,9 +478,11 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
         if rising is True:  # a bound inside the range (beyond its edge it says nothing more)
             out["lower"] = float(np.clip(now - z * now_sd, low, high))
             out["reason"] += f"; plateau >= {out['lower']:.4g} at {level:.0%}"
+            out["bound"] = "lower"
         elif rising is False:
             out["upper"] = float(np.clip(now + z * now_sd, low, high))
             out["reason"] += f"; plateau <= {out['upper']:.4g} at {level:.0%}"
+            out["bound"] = "upper"
         if bounds is not None:
             out["lower"] = low if out["lower"] is None else out["lower"]
             out["upper"] = high if out["upper"] is None else out["upper"]

@@ -24,21 +24,19 @@ from grpodyn.numerics.forecast import MEMBERS, Member, fit_member, member_weight
 
 __all__ = ["bound_side", "one_plateau", "forecaster_plateau"]
 
-_KEYS = ("value", "lower", "upper", "status", "reason")
+_KEYS = ("value", "lower", "upper", "status", "reason", "bound")
 
 
 def bound_side(plateau: dict[str, Any]) -> str | None:
     """Return the side a not-determined plateau is bounded on: ``lower``, ``upper`` or None.
 
-    A one-sided bound of :func:`grpodyn.numerics.forecast.plateau_summary` ends its reason with
-    ``plateau >= X at L`` (a run that rose) or ``plateau <= X at L`` (one that fell); its
-    ``lower`` and ``upper`` alone do not say which, since a known reward range fills the other
-    side with the range's edge.
+    The ``bound`` of :func:`grpodyn.numerics.forecast.plateau_summary` (``lower`` and ``upper``
+    alone do not say which, since a known reward range fills the other side with its edge).
 
     Parameters
     ----------
     plateau : dict
-        A plateau entry (``status`` and ``reason``).
+        A plateau entry (``status`` and ``bound``).
 
     Returns
     -------
@@ -47,12 +45,7 @@ def bound_side(plateau: dict[str, Any]) -> str | None:
     """
     if plateau.get("status") != "not_determined":
         return None
-    reason = plateau.get("reason") or ""
-    if "; plateau >= " in reason:
-        return "lower"
-    if "; plateau <= " in reason:
-        return "upper"
-    return None
+    return plateau.get("bound")
 
 
 def one_plateau(curves: dict[str, Any], forecaster: dict[str, Any] | None, *,
@@ -98,7 +91,7 @@ def one_plateau(curves: dict[str, Any], forecaster: dict[str, Any] | None, *,
               "neither side")
     low, high = (None, None) if bounds is None else bounds
     return {"value": None, "lower": low, "upper": high, "status": "not_determined",
-            "reason": reason,
+            "reason": reason, "bound": None,
             "stacks": {"curves": {k: curves.get(k) for k in _KEYS},
                        "forecaster": {k: forecaster.get(k) for k in _KEYS}}}
 
