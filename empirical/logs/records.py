@@ -39,7 +39,7 @@ from grpodyn.empirical.logs.common import (
 )
 
 __all__ = ["STEP_NAMES", "parse_trainer_state", "parse_json", "parse_jsonl", "step_of",
-           "merge_by_step", "split_restarts"]
+           "merge_by_step", "split_restarts", "restart_notes"]
 
 #: Field names that hold the optimizer step, in order of preference.
 STEP_NAMES = ("step", "global_step", "train/global_step", "trainer/global_step",
@@ -230,8 +230,7 @@ def _split_runs(rows: Rows) -> tuple[dict[str, Rows], list[str]]:
     field = next((t[0] for t in tags if t is not None), None)
     if field is None:
         runs = split_restarts(rows)
-        return runs, ([f"the step restarts {len(runs) - 1} times: {len(runs)} runs appended "
-                       "to one file"] if len(runs) > 1 else [])
+        return runs, restart_notes(len(runs))
     by_tag: dict[str, Rows] = {}
     for row, tag in zip(rows, tags, strict=True):
         by_tag.setdefault("untagged" if tag is None else tag[1], []).append(row)
@@ -240,9 +239,7 @@ def _split_runs(rows: Rows) -> tuple[dict[str, Rows], list[str]]:
     for tag, tagged in by_tag.items():
         parts = split_restarts(tagged)
         runs.update({tag if not part else f"{tag}-{part}": r for part, r in parts.items()})
-        if len(parts) > 1:
-            notes.append(f"run {tag!r}: the step restarts {len(parts) - 1} times: "
-                         f"{len(parts)} runs appended to one file")
+        notes += [f"run {tag!r}: {note}" for note in restart_notes(len(parts))]
     if len(by_tag) > 1:
         notes.insert(0, f"records tagged with their run by the field {field!r}: {len(by_tag)} "
                         "runs, named by the tag")
@@ -250,6 +247,12 @@ def _split_runs(rows: Rows) -> tuple[dict[str, Rows], list[str]]:
         notes.append(f"{tags.count(None)} records without a run tag ({field!r}): run "
                      "'untagged'")
     return runs, notes
+
+
+def restart_notes(n_runs: int) -> list[str]:
+    """Return the note on runs appended to one file (:func:`split_restarts`), none for one run."""
+    return [f"the step restarts {n_runs - 1} time{'s' if n_runs > 2 else ''}: {n_runs} runs "
+            "appended to one file"] if n_runs > 1 else []
 
 
 def split_restarts(rows: Rows) -> dict[str, Rows]:

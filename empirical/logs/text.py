@@ -41,7 +41,12 @@ from grpodyn.empirical.logs.aliases import per_function_rewards, resolve, reward
 from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number
 from grpodyn.empirical.logs.config import flatten
 from grpodyn.empirical.logs.meta import Hyperparameter
-from grpodyn.empirical.logs.records import STEP_NAMES, merge_by_step, split_restarts
+from grpodyn.empirical.logs.records import (
+    STEP_NAMES,
+    merge_by_step,
+    restart_notes,
+    split_restarts,
+)
 
 __all__ = ["parse_text"]
 
@@ -355,7 +360,7 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
     if merged < len(evals):
         parsed.notes.append(f"{len(evals) - merged} evaluation dicts printed before the first "
                             "training dict left out (no step to merge them into)")
-    parsed.notes += _restart_notes(len(starts))
+    parsed.notes += restart_notes(len(starts))
     return parsed
 
 
@@ -381,11 +386,6 @@ def _restart_starts(steps: list[float]) -> list[int]:
     runs = split_restarts([(step, {}) for step in steps]) if steps else {"": []}
     sizes = [len(rows) for rows in runs.values()]
     return [sum(sizes[:k]) for k in range(len(sizes))]
-
-
-def _restart_notes(n_runs: int) -> list[str]:
-    return [f"the step restarts {n_runs - 1} time{'s' if n_runs > 2 else ''}: {n_runs} runs "
-            "appended to one file"] if n_runs > 1 else []
 
 
 def _run_configs(configs: list[tuple[int, dict[str, Any]]], starts: list[int]
@@ -459,7 +459,7 @@ def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
     runs = split_restarts(rows)
     config, notes = _run_configs(configs, starts)
     parsed = Parsed("verl_console", runs, ecosystem="verl", config=config)
-    parsed.notes += _restart_notes(len(runs)) + notes
+    parsed.notes += restart_notes(len(runs)) + notes
     return parsed
 
 
@@ -612,7 +612,7 @@ def _parse_pairs(path: Path, lines: list[str], step_key: str | None, reward_key:
     if n_eval:
         parsed.notes.append(f"{n_eval} evaluation line{'s' if n_eval > 1 else ''} (a step and "
                             "an evaluation reward) merged into the record of their step")
-    parsed.notes += _restart_notes(len(parsed.runs))
+    parsed.notes += restart_notes(len(parsed.runs))
     if skipped:
         parsed.notes.append(f"{len(skipped)} line{'s' if len(skipped) > 1 else ''} with a step "
                             "and no reward (or a step that is no whole number) not read "
