@@ -168,9 +168,9 @@ def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
         ``"sgd"`` or ``"adam"``.
     group_size, batch : numpy.ndarray
         G and B (broadcast against ``reward``); ``batch`` is needed for Adam with a noise ratio.
-    noise_ratio : float, optional
-        Adam's rho_A (per completion, rho_c of the split form).
-    prompt_noise_ratio : float, optional
+    noise_ratio : float or numpy.ndarray, optional
+        Adam's rho_A (per completion, rho_c of the split form), broadcast against ``reward``.
+    prompt_noise_ratio : float or numpy.ndarray, optional
         Adam's between-prompt ratio rho_p (derivation ``adam_stiffness_split_finite_group``).
 
     Returns
@@ -183,7 +183,7 @@ def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
         return np.asarray(compiled("finite_group_drift_factor")(group_size, p), dtype=float)
     if noise_ratio is None:
         return np.ones_like(p)
-    if prompt_noise_ratio:
+    if prompt_noise_ratio is not None and np.any(prompt_noise_ratio):
         return np.asarray(
             compiled("adam_stiffness_split_finite_group")(1.0, 0.0, 1.0, prompt_noise_ratio,
                                                           noise_ratio, batch, group_size, p)

@@ -127,3 +127,32 @@ def test_adam_bg_not_determined_falls_back_to_the_nearest_source():
                     cross_validate=False)
     assert same["exponents"]["bg"]["status"].startswith("not needed")
     assert np.all(upper - lower >= np.asarray(same["upper"]) - np.asarray(same["lower"]) - 1e-9)
+
+
+@pytest.mark.parametrize("optimizer, settings, kwargs", [
+    ("sgd", [(lr, 8, 8) for lr in (0.005, 0.01, 0.02)], {}),
+    ("sgd", [(0.01, 4, 8), (0.01, 8, 8), (0.01, 8, 16), (0.02, 16, 4)], {}),
+    ("adam", [(lr, 8, 8) for lr in (0.002, 0.004)], {}),
+    ("adam", [(0.002, 4, 8), (0.002, 8, 8), (0.002, 8, 16), (0.004, 16, 4)], {}),
+    ("adam", [(0.002, 4, 8), (0.002, 8, 8), (0.002, 8, 16)], {"noise_drag": False,
+                                                               "prompt_noise": False}),
+])
+def test_the_band_draws_in_one_pass_are_the_draws_one_by_one(optimizer, settings, kwargs):
+    # the band iterates every draw of the constants in one vectorised pass of the map: the
+    # same curves as the evaluator gives each draw alone (finite-G factor, noise drag, Adam's
+    # noise ratios and its signal limit)
+    from grpodyn.empirical.logs.sweep_model import Evaluator
+
+    runs = [_run(optimizer, lr, seed, group=g, batch=b) for lr, g, b in settings
+            for seed in (0, 1)]
+    fit = fit_sweep(runs, **kwargs)
+    hp = dict(runs[0].hparams, lr=runs[0].hparams["lr"] * 1.5, group_size=12, batch=6)
+    evaluator = Evaluator([hp], [np.arange(STEPS)], fit.layout)
+    rng = np.random.default_rng(3)
+    thetas = fit.theta + 0.05 * rng.standard_normal((7, fit.theta.size))
+    factors = np.exp(0.2 * rng.standard_normal(7))
+    one_by_one = np.array([evaluator.curves(t, np.array([f]))[0]
+                           for t, f in zip(thetas, factors, strict=True)])
+    together = evaluator.draw_curves(thetas, factors)
+    assert together.shape == (7, STEPS)
+    np.testing.assert_allclose(together, one_by_one, rtol=1e-12, atol=1e-14)

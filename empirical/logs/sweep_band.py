@@ -245,9 +245,8 @@ def band(fit: SweepFit, hp: dict[str, Any], n: int, draws: int, seed: int) -> Ba
     evaluator = Evaluator([hp], [np.arange(n + 1)], fit.layout)
     with np.errstate(over="ignore", invalid="ignore"):
         mean = evaluator.curves(fit.theta, np.array([centre_factor]))[0]
-        curves = np.array([evaluator.curves(theta, np.array([f]))[0]
-                           for theta, f in zip(draws_theta, factors, strict=True)])
-    rows = curves.reshape(-1, n + 1)
+        rows = evaluator.draw_curves(draws_theta, factors) if len(draws_theta) else \
+            np.empty((0, n + 1))
     kept = rows[~np.any(np.isnan(rows) if scale.bounded else ~np.isfinite(rows), axis=1)]
     if len(kept) < len(rows) and not scale.bounded:
         warnings.append(f"{len(rows) - len(kept)} of {len(rows)} draws of the constants run "

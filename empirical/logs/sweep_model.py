@@ -347,6 +347,48 @@ class Evaluator:
                                      drag=None if drags is None else drags[index])
         return out
 
+    def draw_curves(self, thetas: np.ndarray, factors: np.ndarray) -> np.ndarray:
+        """Return the one run's model reward at its steps, at many draws of the constants.
+
+        The draws are the rows of ``thetas``, each with its factor on k (``factors``); one
+        vectorised pass of the map replaces a pass per draw, the same floats as
+        :meth:`curves` called draw by draw. Shape (draws, steps).
+        """
+        if len(self.hparams) != 1:
+            raise ValueError("draw_curves evaluates the draws of one run")
+        (optimizer, beta), = self.groups
+        adam = optimizer == "adam"
+        k = np.array([self.stiffness(t)[0] for t in thetas]) * np.asarray(factors, dtype=float)
+        r0 = np.array([self.starts(t)[0] for t in thetas])
+        star = np.array([self.plateaus(t)[0] for t in thetas])
+        drags = [self.drags(t) for t in thetas]
+        drag = None if all(d is None for d in drags) else np.vstack(
+            [np.zeros_like(self.profiles) if d is None else d for d in drags])
+        scale = k[:, None] * self.profiles / ((1.0 - beta) if adam else 1.0)
+        e = iterate_map(momentum=beta, scale=scale, e0=r0 - star, steps=self.length,
+                        weight=(1.0 - beta) if adam else 1.0, bias_correction=adam,
+                        force_factor=self._draws_drift(thetas, optimizer, star), drag=drag)
+        return star[:, None] + e[:, self.steps[0].astype(int)]
+
+    def _draws_drift(self, thetas: np.ndarray, optimizer: str, star: np.ndarray) -> Any:
+        """:meth:`_drift` of the one run at every draw: f(e) for e of shape (draws,)."""
+        g, b = float(self.group_size[0]), float(self.batch[0])
+        if not self.layout.finite_group or g < 2:
+            return None
+        if optimizer == "adam" and not self.layout.fit_rho:
+            return None  # signal-dominated Adam normalises the factor away
+        noises = [_noise_constants(t, self.layout, optimizer) for t in thetas]
+        ratio = None if noises[0].get("noise_ratio") is None else \
+            np.array([n["noise_ratio"] for n in noises])
+        prompt = None if not noises[0].get("prompt_noise_ratio") else \
+            np.array([n["prompt_noise_ratio"] for n in noises])
+
+        def factor(e: np.ndarray) -> np.ndarray:
+            return drift_factor(self.layout.share(star + e), optimizer=optimizer, group_size=g,
+                                batch=b, noise_ratio=ratio, prompt_noise_ratio=prompt)
+
+        return factor
+
     def curves(self, theta: np.ndarray, factors: np.ndarray | None = None) -> list[np.ndarray]:
         """Return the model reward of every run at its logged steps."""
         e = self.paths(theta, factors)
