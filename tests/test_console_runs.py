@@ -46,14 +46,24 @@ def test_verl_runs_appended_to_one_console_become_two_runs(tmp_path):
                for w in runs[0].warnings)
 
 
-def test_verl_runs_with_different_group_sizes_read_neither_from_the_config(tmp_path):
+def test_verl_runs_with_different_group_sizes_read_each_its_own_config(tmp_path):
     path = _write(tmp_path, "two.log", _verl(1e-6, range(1, 41), n=8)
                   + _verl(1e-6, range(1, 41), n=16))
     runs = load_runs(path)
     assert len(runs) == 2
-    assert all(r.meta.group_size is None or r.meta.group_size.source != "file:two.log"
-               for r in runs)
-    assert any("actor_rollout_ref.rollout.n" in w and "8, 16" in w for w in runs[0].warnings)
+    assert [r.meta.value("group_size") for r in runs] == [8, 16]
+    assert all(r.meta.group_size.source == "file:two.log" for r in runs)
+    assert any("actor_rollout_ref.rollout.n" in w and "8, 16" in w and "its own" in w
+               for w in runs[0].warnings)
+
+
+def test_verl_run_without_a_config_reads_what_the_others_share(tmp_path):
+    path = _write(tmp_path, "three.log", _verl(1e-6, range(1, 41), n=8)
+                  + _verl(1e-6, range(1, 41), n=16)
+                  + _verl(1e-6, range(1, 41), config=False))
+    runs = load_runs(path)
+    assert [r.meta.value("group_size") for r in runs] == [8, 16, None]
+    assert any("run3 printed no config" in w for w in runs[2].warnings)
 
 
 def test_verl_run_without_a_config_of_its_own_is_named(tmp_path):

@@ -63,6 +63,9 @@ class Parsed:
     config : dict
         Settings the log records about itself (a config record, a printed config), read into
         hyperparameters by ``logs_config``.
+    run_configs : dict of str to dict
+        The config each run of a log of several printed for itself, by run name (read for that
+        run instead of ``config``, which then holds what the runs share).
     """
 
     format: str
@@ -72,6 +75,7 @@ class Parsed:
     notes: list[str] = field(default_factory=list)
     meta: RunMeta = field(default_factory=RunMeta)
     config: dict[str, Any] = field(default_factory=dict)
+    run_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def number(value: Any) -> float:

@@ -401,8 +401,9 @@ def _with_meta(run: Run, source: Source) -> Run:
     from grpodyn.empirical.logs.infer import infer_meta
 
     files = RunMeta()
-    if source.parsed.config:
-        files = meta_from_config(source.parsed.config, f"file:{Path(source.label).name}",
+    config = source.parsed.run_configs.get(run.run_name or "", source.parsed.config)
+    if config:
+        files = meta_from_config(config, f"file:{Path(source.label).name}",
                                  "the log's own config record")
     for folder in dict.fromkeys(source.beside):
         found, notes = meta_beside(folder)

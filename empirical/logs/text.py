@@ -13,7 +13,8 @@
 - verl console: ``step:12 - critic/score/mean:0.41 - actor/entropy:0.83 - ...``, with or
   without a Ray prefix ``(TaskRunner pid=...)``; values may print as ``np.float64(x)``. A config
   dict printed by verl at start (``{'actor_rollout_ref': ...}``) is kept for the
-  hyperparameters (of several runs, the settings their configs share).
+  hyperparameters (of several runs, each its own; one that printed none, the settings the
+  others share).
 - OpenRLHF console: the progress bar's postfix ``reward=..., kl=..., actor_lr=...`` (or the short
   ``rm=``, ``act_lr=``), one update per optimizer step; the step is the update's order, over the
   bars of every episode.
@@ -389,15 +390,16 @@ def _restart_starts(steps: list[float]) -> list[int]:
 
 
 def _run_configs(configs: list[tuple[int, dict[str, Any]]], starts: list[int]
-                 ) -> tuple[dict[str, Any], list[str]]:
-    """Return the config the runs of a log share, and notes on the settings they do not.
+                 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
+    """Return the config the runs of a log share, each run's own, and notes.
 
     ``configs`` are (records read before it was printed, config): the first config printed while
-    a run was in progress (or before its first step) is its own. Of several runs the settings
-    equal in all their configs are read (a log's config applies to all its runs).
+    a run was in progress (or before its first step) is its own, read for it; a run that printed
+    none reads the settings the others share. The runs are named as
+    ``records.split_restarts`` names them (``run1``, ``run2``, ...).
     """
     if len(starts) == 1:
-        return (configs[0][1] if configs else {}), []
+        return (configs[0][1] if configs else {}), {}, []
     own: list[dict[str, Any] | None] = [None] * len(starts)
     for position, config in configs:
         index = max(k for k, start in enumerate(starts) if start <= position)
@@ -405,7 +407,7 @@ def _run_configs(configs: list[tuple[int, dict[str, Any]]], starts: list[int]
             own[index] = flatten(config)
     printed = [config for config in own if config is not None]
     if not printed:
-        return {}, []
+        return {}, {}, []
     shared = {key: value for key, value in printed[0].items()
               if all(key in config and config[key] == value for config in printed[1:])}
     notes = [f"run{k} printed no config of its own: the settings the others share are read "
@@ -416,8 +418,9 @@ def _run_configs(configs: list[tuple[int, dict[str, Any]]], starts: list[int]
                           for key in differ[:3])
         notes.append(f"the {len(printed)} runs printed configs that differ in {len(differ)} "
                      f"setting{'s' if differ[1:] else ''} ({shown}"
-                     f"{'; ...' if differ[3:] else ''}): not read for any run")
-    return shared, notes
+                     f"{'; ...' if differ[3:] else ''}): each run reads its own")
+    by_run = {f"run{k}": config for k, config in enumerate(own, start=1) if config is not None}
+    return shared, by_run, notes
 
 
 def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
@@ -457,8 +460,9 @@ def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
         return None
     starts = _restart_starts([step for step, _ in rows])
     runs = split_restarts(rows)
-    config, notes = _run_configs(configs, starts)
-    parsed = Parsed("verl_console", runs, ecosystem="verl", config=config)
+    config, run_configs, notes = _run_configs(configs, starts)
+    parsed = Parsed("verl_console", runs, ecosystem="verl", config=config,
+                    run_configs=run_configs)
     parsed.notes += restart_notes(len(runs)) + notes
     return parsed
 
