@@ -22,7 +22,8 @@ from typing import Any
 from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
 from grpodyn.theory.vocabulary import config_keys
 
-__all__ = ["meta_from_config", "meta_beside", "CONFIG_FILES", "CONFIG_KEYS", "flatten"]
+__all__ = ["meta_from_config", "meta_beside", "CONFIG_FILES", "CONFIG_KEYS", "flatten",
+           "configs_of_runs"]
 
 #: File names read beside a log, in order (the first file that gives a value wins).
 CONFIG_FILES = ("training_args.json", "grpo_config.json", "args.json", "hparams.json",
@@ -204,3 +205,38 @@ def meta_beside(folder: Path) -> tuple[RunMeta, list[str]]:
             continue
         meta = meta.merged(meta_from_config(config, f"file:{name}", name))
     return meta, notes
+
+
+def configs_of_runs(configs: list[tuple[int, dict[str, Any]]], starts: list[int]
+                    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
+    """Return the config the runs of a log share, each run's own, and notes.
+
+    ``configs`` are (records read before it was printed, config) and ``starts`` the index of
+    each run's first record. The first config printed while a run was in progress (or before
+    its first step) is its own, read for it; a run that printed none reads the settings the
+    others share. The runs are named as
+    ``records.split_restarts`` names them (``run1``, ``run2``, ...).
+    """
+    if len(starts) == 1:
+        return (configs[0][1] if configs else {}), {}, []
+    own: list[dict[str, Any] | None] = [None] * len(starts)
+    for position, config in configs:
+        index = max(k for k, start in enumerate(starts) if start <= position)
+        if own[index] is None:
+            own[index] = flatten(config)
+    printed = [config for config in own if config is not None]
+    if not printed:
+        return {}, {}, []
+    shared = {key: value for key, value in printed[0].items()
+              if all(key in config and config[key] == value for config in printed[1:])}
+    notes = [f"run{k} printed no config of its own: the settings the others share are read "
+             "for it too" for k, config in enumerate(own, start=1) if config is None]
+    differ = sorted({key for config in printed for key in config} - set(shared))
+    if differ:
+        shown = "; ".join(f"{key}: " + ", ".join(str(c.get(key, "absent")) for c in printed)
+                          for key in differ[:3])
+        notes.append(f"the {len(printed)} runs printed configs that differ in {len(differ)} "
+                     f"setting{'s' if differ[1:] else ''} ({shown}"
+                     f"{'; ...' if differ[3:] else ''}): each run reads its own")
+    by_run = {f"run{k}": config for k, config in enumerate(own, start=1) if config is not None}
+    return shared, by_run, notes

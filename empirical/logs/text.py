@@ -40,7 +40,7 @@ from typing import Any
 
 from grpodyn.empirical.logs.aliases import per_function_rewards, resolve, reward_candidates
 from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number
-from grpodyn.empirical.logs.config import flatten
+from grpodyn.empirical.logs.config import configs_of_runs
 from grpodyn.empirical.logs.meta import Hyperparameter
 from grpodyn.empirical.logs.records import (
     STEP_NAMES,
@@ -389,40 +389,6 @@ def _restart_starts(steps: list[float]) -> list[int]:
     return [sum(sizes[:k]) for k in range(len(sizes))]
 
 
-def _run_configs(configs: list[tuple[int, dict[str, Any]]], starts: list[int]
-                 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
-    """Return the config the runs of a log share, each run's own, and notes.
-
-    ``configs`` are (records read before it was printed, config): the first config printed while
-    a run was in progress (or before its first step) is its own, read for it; a run that printed
-    none reads the settings the others share. The runs are named as
-    ``records.split_restarts`` names them (``run1``, ``run2``, ...).
-    """
-    if len(starts) == 1:
-        return (configs[0][1] if configs else {}), {}, []
-    own: list[dict[str, Any] | None] = [None] * len(starts)
-    for position, config in configs:
-        index = max(k for k, start in enumerate(starts) if start <= position)
-        if own[index] is None:
-            own[index] = flatten(config)
-    printed = [config for config in own if config is not None]
-    if not printed:
-        return {}, {}, []
-    shared = {key: value for key, value in printed[0].items()
-              if all(key in config and config[key] == value for config in printed[1:])}
-    notes = [f"run{k} printed no config of its own: the settings the others share are read "
-             "for it too" for k, config in enumerate(own, start=1) if config is None]
-    differ = sorted({key for config in printed for key in config} - set(shared))
-    if differ:
-        shown = "; ".join(f"{key}: " + ", ".join(str(c.get(key, "absent")) for c in printed)
-                          for key in differ[:3])
-        notes.append(f"the {len(printed)} runs printed configs that differ in {len(differ)} "
-                     f"setting{'s' if differ[1:] else ''} ({shown}"
-                     f"{'; ...' if differ[3:] else ''}): each run reads its own")
-    by_run = {f"run{k}": config for k, config in enumerate(own, start=1) if config is not None}
-    return shared, by_run, notes
-
-
 def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
     """Return verl's ``step:N - key:value`` lines, and the config printed before them.
 
@@ -460,7 +426,7 @@ def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
         return None
     starts = _restart_starts([step for step, _ in rows])
     runs = split_restarts(rows)
-    config, run_configs, notes = _run_configs(configs, starts)
+    config, run_configs, notes = configs_of_runs(configs, starts)
     parsed = Parsed("verl_console", runs, ecosystem="verl", config=config,
                     run_configs=run_configs)
     parsed.notes += restart_notes(len(runs)) + notes
