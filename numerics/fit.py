@@ -55,7 +55,7 @@ from .solver import (
 from .trajectory import closed_form as closed_form
 
 __all__ = ["CurveModel", "FitResult", "NoiseEstimate", "MODEL_NAMES", "EXTRA_MODELS", "MODELS",
-           "curve_model", "fit_curve", "fit_at", "fit_models", "estimate_noise"]
+           "LOSSES", "curve_model", "fit_curve", "fit_at", "fit_models", "estimate_noise"]
 
 #: The routines under their names inside this module, read by tests/test_fit.py and
 #: tests/test_fast_paths.py.
@@ -63,6 +63,10 @@ _gram_inverse = gram_inverse
 _levenberg_marquardt = levenberg_marquardt
 _scalar_levenberg_marquardt = scalar_levenberg_marquardt
 _two_point = two_point_jacobian
+
+#: The losses of :func:`fit_curve`: Gaussian (``"linear"``) and the robust ones of
+#: ``scipy.optimize.least_squares``.
+LOSSES = ("linear", "soft_l1", "huber", "cauchy", "arctan")
 
 
 def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -96,8 +100,8 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
     momentum, learning_rate
         See :func:`curve_model`.
     loss
-        ``"linear"`` (default, Gaussian) or a robust loss of ``scipy.optimize.least_squares``
-        such as ``"soft_l1"``.
+        ``"linear"`` (default, Gaussian) or a robust loss of ``scipy.optimize.least_squares``:
+        one of ``LOSSES`` (``"soft_l1"``, ``"huber"``, ``"cauchy"``, ``"arctan"``).
     plateau_bounds
         (lo, hi): the range the reward can reach; r* (and r0) are constrained to it.
     every_start
@@ -114,6 +118,8 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         Parameters, RSS, R^2 and information criteria; the covariances are computed when
         first read.
     """
+    if not isinstance(loss, str) or loss not in LOSSES:
+        raise InputError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
     t, y = _prepare(t, y)
     plateau_bounds = _checked_range(plateau_bounds)
     model = curve_model(name, t, y, momentum=momentum, learning_rate=learning_rate)
@@ -262,7 +268,33 @@ def fit_at(name: str, t: npt.ArrayLike, y: npt.ArrayLike, theta: npt.ArrayLike, 
 def fit_models(t: npt.ArrayLike, y: npt.ArrayLike, *, models: Iterable[str] = MODEL_NAMES,
                momentum: float | None = None, learning_rate: npt.ArrayLike | None = None
                ) -> dict[str, FitResult]:
-    """Fit several models; ``exponential_lr`` is skipped when no learning rate is given."""
+    """Fit several models; ``exponential_lr`` is skipped when no learning rate is given.
+
+    Each is :func:`fit_curve` with the default (Gaussian) loss (docs/theory.md section 3).
+
+    Parameters
+    ----------
+    t, y : array_like
+        Steps [steps] (strictly increasing; shifted to start at 0) and rewards [reward].
+    models : iterable of str
+        Model names (``MODEL_NAMES`` by default, or ``EXTRA_MODELS``).
+    momentum : float, optional
+        Optimiser momentum beta in [0, 0.999]: fixes mass and damping of ``inertial``
+        (docs/theory.md section 2).
+    learning_rate : array_like, optional
+        Learning rate at each step of ``t`` [optimizer units]: the clock of ``exponential_lr``
+        (docs/theory.md section 9).
+
+    Returns
+    -------
+    dict of str to FitResult
+        The fits by model name, in the order asked.
+
+    Raises
+    ------
+    InputError
+        When a model is unknown or cannot be fitted, or the series is invalid.
+    """
     out = {}
     for name in models:
         if name == "exponential_lr" and learning_rate is None:

@@ -28,9 +28,11 @@ __all__ = ["FitResult", "PUBLIC_NAMES"]
 PUBLIC_NAMES = {"r_star": "plateau"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FitResult:
     """A fitted model with uncertainties and information criteria.
+
+    Compared by identity (``a == b`` is ``a is b``), as it holds arrays.
 
     The covariances are computed when first read (and kept): a fit whose errors are never read
     costs only the optimisation. ``covariance`` is the theory's (process noise, docs/theory.md

@@ -34,7 +34,33 @@ def stationary_variance(*, momentum: float, stiffness: float, noise: float, refr
                         staleness: int = 0) -> float:
     """Stationary variance of e [reward^2] for per-step noise variance s^2 = ``noise``.
 
-    Returns inf when the map is unstable. On-policy: the AR(2) formula (docs/theory.md section 6).
+    On-policy: the AR(2) formula Var(e) = s^2 (1 + beta) / ((1 - beta) k (2 (1 + beta) - k))
+    (docs/theory.md section 6); with a staleness d, the discrete Lyapunov equation of the
+    d + 1-dimensional map; with a refresh interval K, the variance averaged over the K phases
+    of the periodic map (docs/theory.md sections 5 and 6).
+
+    Parameters
+    ----------
+    momentum : float
+        Momentum beta in [0, 0.999] (docs/theory.md section 1).
+    stiffness : float
+        Stiffness k = lr kappa > 0 [1/step^2] (docs/theory.md section 1).
+    noise : float
+        Per-step noise variance s^2 >= 0 of the reward increment [reward^2].
+    refresh : int
+        Refresh interval K >= 1 [steps] (sample-and-hold; docs/theory.md section 5).
+    staleness : int
+        Fixed staleness d >= 0 [steps] (docs/theory.md section 5); not with a refresh interval.
+
+    Returns
+    -------
+    float
+        Var(e) [reward^2]; inf where the map is unstable (its fluctuations grow without bound).
+
+    Raises
+    ------
+    InputError
+        On an invalid input, naming it, or both a refresh interval and a staleness.
     """
     beta = float(check_momentum(momentum))
     k = float(check_positive("stiffness", stiffness))

@@ -50,8 +50,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import ndtr, ndtri
 
-from grpodyn.ground import InputError, TooFewPoints, check_finite, check_fraction
+from grpodyn.ground import InputError, check_fraction
 
+from .forecast_checks import check_forecast_inputs
 from .forecast_members import (
     ALL_MEMBERS,
     MEMBERS,
@@ -357,16 +358,20 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     n_train : int
         Training points (at least 8).
     future_steps : array_like
-        Steps to forecast (after the cut).
+        Steps to forecast, each after the last training step.
     members : sequence of str
-        Members to use (of ``ALL_MEMBERS``); ``inertial`` needs ``momentum``,
-        ``exponential_lr`` needs ``learning_rate``; members without their inputs are skipped.
+        Members to use (of ``ALL_MEMBERS``, or ``sigmoid``; another name is refused);
+        ``inertial`` needs ``momentum``, ``exponential_lr`` needs ``learning_rate``; members
+        without their inputs are skipped.
     momentum : float, optional
-        Optimiser momentum (Adam's beta1): fixes mass and damping of ``inertial``.
+        Optimiser momentum (Adam's beta1) in [0, 0.999]: fixes mass and damping of
+        ``inertial``.
     learning_rate : (steps, lr), optional
-        The learning rate schedule over the training part and the forecast horizon.
+        The learning rate schedule over the training part and the forecast horizon (a pair;
+        one rate per training point gives no clock past the cut and is refused).
     bounds : (lo, hi), optional
-        The reward range: the plateau and the band are kept inside it.
+        The reward range (lo < hi, holding a training reward): the plateau and the band are
+        kept inside it.
     level : float
         Central probability of the band.
     fitted : dict of str to Member, optional
@@ -384,23 +389,19 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
     -------
     EnsembleForecast
         Members, weights, the mixture's mean, median and band at ``future_steps``.
+
+    Raises
+    ------
+    InputError
+        On an invalid input, named (:func:`numerics.forecast_checks.check_forecast_inputs`).
     """
-    t = check_finite("steps", t).ravel()
-    y = check_finite("reward", y).ravel()
-    future = check_finite("forecast steps", future_steps).ravel()
     level = check_fraction("level", level)
     if band not in _BANDS:
         raise InputError(f"band: {band!r} is none of {', '.join(_BANDS)}")
-    if n_train > t.size:
-        raise InputError(f"n_train: {n_train} is more points than the series holds ({t.size})")
-    if n_train < 8:
-        raise TooFewPoints(f"a forecast needs at least 8 training points, got {n_train}")
-    if np.any(np.diff(t[:n_train]) <= 0):
-        raise InputError("steps: the training steps must be strictly increasing (a repeated or "
-                         "decreasing step has no place on the noise model's clock)")
-    tt, yt = t[:n_train], y[:n_train]
-    if np.ptp(yt) == 0:
-        raise InputError("the reward is constant over the training part: nothing to fit")
+    tt, yt, future, members, momentum, learning_rate, bounds = check_forecast_inputs(
+        t, y, n_train=n_train, future_steps=future_steps, members=members, momentum=momentum,
+        learning_rate=learning_rate, bounds=bounds)
+    n_train = tt.size
     names = [m for m in members
              if not (m == "inertial" and momentum is None)
              and not (m == "exponential_lr" and learning_rate is None)]

@@ -39,9 +39,11 @@ SATURATING = ("exponential", "power", "inertial", "exponential_lr", "sigmoid")
 _DAMPED_WINDOW = 0.5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Member:
     """One fitted member: its mean curve, parameter uncertainty and residual noise.
+
+    Compared by identity (``a == b`` is ``a is b``), as it holds arrays.
 
     The residual noise (a Kalman maximum likelihood, the costly part of a member at 1000
     points) is fitted on first use of :attr:`noise` and kept: a caller that weights members by

@@ -22,9 +22,11 @@ from .forecast_members import Member
 __all__ = ["Forecast", "EnsembleForecast"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Forecast:
     """A forecast of the steps after a cut, with a central band.
+
+    Compared by identity (``a == b`` is ``a is b``), as it holds arrays.
 
     Attributes
     ----------
@@ -206,9 +208,11 @@ class Forecast:
         return ax
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class EnsembleForecast(Forecast):
     """The stacked ensemble's forecast: a :class:`Forecast` with its fitted members.
+
+    Compared by identity, as :class:`Forecast` is.
 
     Attributes
     ----------

@@ -40,159 +40,13 @@ from grpodyn.ground import (
 
 from . import fluctuations, stability
 from .compiled import compiled
+from .map_iteration import SCHEDULES, drift_factor, iterate_map, lr_schedule
 from .trajectory_type import Trajectory, deprecated
 
 __all__ = ["MeanFieldMap", "TrajectoryBand", "OPTIMIZERS", "SCHEDULES", "lr_schedule",
            "iterate_map", "drift_factor"]
 
 OPTIMIZERS = ("sgd", "adam")
-SCHEDULES = ("constant", "linear", "cosine")
-
-
-def lr_schedule(lr: float, steps: int, *, schedule: str = "constant", warmup: int = 0,
-                planned_steps: int | None = None) -> np.ndarray:
-    """Return the learning rate of steps 0 .. steps-1.
-
-    Hugging Face schedules: a linear warm-up from 0 over ``warmup`` steps, then constant, linear
-    decay to 0, or cosine decay to 0 at the run's planned end (TRL's ``max_steps``).
-
-    Parameters
-    ----------
-    lr : float
-        Peak learning rate.
-    steps : int
-        Number of steps.
-    schedule : {"constant", "linear", "cosine"}
-        Decay after the warm-up.
-    warmup : int
-        Linear warm-up steps.
-    planned_steps : int, optional
-        The steps the run is set to take, where a decay reaches 0 (0 after it); default
-        ``steps``: the decay is then shaped to the steps asked for. No effect on ``constant``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``steps`` learning rates.
-    """
-    if schedule not in SCHEDULES:
-        raise InputError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
-    steps = check_int("steps", steps, minimum=1)
-    warmup = check_int("warmup", warmup, minimum=0)
-    planned = steps if planned_steps is None else check_int("planned_steps", planned_steps,
-                                                              minimum=1)
-    n = np.arange(steps, dtype=float)
-    factor = np.ones(steps)
-    if warmup:
-        factor = np.where(n < warmup, n / warmup, 1.0)
-    if schedule != "constant":
-        progress = np.clip((n - warmup) / max(planned - warmup, 1), 0.0, 1.0)
-        decay = 1.0 - progress if schedule == "linear" else 0.5 * (1 + np.cos(np.pi * progress))
-        factor = np.where(n < warmup, factor, decay)
-    return float(lr) * factor
-
-
-def iterate_map(*, momentum: float, scale: np.ndarray, e0: np.ndarray, steps: int,
-                weight: float = 1.0, bias_correction: bool = False, staleness: int = 0,
-                refresh: int = 1,
-                force_factor: Callable[[np.ndarray], np.ndarray] | None = None,
-                drag: np.ndarray | None = None) -> np.ndarray:
-    """Return the mean-field map in momentum-buffer form, many runs at once.
-
-    Parameters
-    ----------
-    momentum : float
-        beta (heavy-ball momentum or Adam's beta1).
-    scale : numpy.ndarray
-        s_n [1/step]: shape (runs,) for a constant step or (runs, steps) for a schedule.
-    e0 : numpy.ndarray
-        Initial displacements r0 - r* [reward], shape (runs,).
-    weight : float
-        w: 1 for heavy-ball SGD, 1 - beta1 for Adam.
-    bias_correction : bool
-        Divide the buffer by 1 - beta^(n+1) (Adam's m_hat).
-    staleness, refresh : int
-        Fixed force lag d, or refresh interval K with sample-and-hold (docs/theory.md section 1).
-    force_factor : callable, optional
-        f(e) -> factor on the force of each run, given the lagged displacements (shape (runs,)):
-        a state-dependent stiffness, e.g. the finite-G drift factor 1 - p^G - (1-p)^G at
-        p = r* + e (derivation ``finite_group_drift_factor``, docs/theory.md section 9). The map is
-        then nonlinear and e_n / e_0 depends on e_0.
-    drag : numpy.ndarray, optional
-        Reward lost per step to the sampling noise [reward/step], shape (runs,) or (runs, steps)
-        (derivations ``sgd_noise_drag``, ``adam_noise_drag``): e_{n+1} = e_n - s_n M_n - drag_n.
-
-    Returns
-    -------
-    numpy.ndarray
-        e_n for n = 0 .. steps, shape (runs, steps + 1).
-    """
-    e0 = np.atleast_1d(np.asarray(e0, dtype=float))
-    scale = np.asarray(scale, dtype=float)
-    per_step = scale.ndim == 2
-    e = np.empty((e0.size, steps + 1))
-    e[:, 0] = e0
-    buffer = np.zeros(e0.size)
-    drag = None if drag is None else np.asarray(drag, dtype=float)
-    drag_per_step = drag is not None and drag.ndim == 2
-    with np.errstate(over="ignore", invalid="ignore"):
-        for n in range(steps):
-            lagged = e[:, n - n % refresh] if refresh > 1 else e[:, max(n - staleness, 0)]
-            force = lagged if force_factor is None else force_factor(lagged) * lagged
-            buffer = momentum * buffer + weight * force
-            s = scale[:, n] if per_step else scale
-            if bias_correction:
-                s = s / (1.0 - momentum ** (n + 1))
-            e[:, n + 1] = e[:, n] - s * buffer
-            if drag is not None:
-                e[:, n + 1] -= drag[:, n] if drag_per_step else drag
-    return e
-
-
-def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
-                 batch: np.ndarray | None = None, noise_ratio: float | None = None,
-                 prompt_noise_ratio: float | None = None) -> np.ndarray:
-    """Return the finite-G factor on the stiffness at mean reward ``reward``, relative to D = 1.
-
-    D = 1 - p^G - (1-p)^G is the share of groups with an advantage (derivation
-    ``finite_group_drift_factor``, docs/theory.md section 9). SGD: k = lr kappa D
-    (``sgd_stiffness_finite_group``), the factor is D. Adam: k = lr (1 - beta1) kappa_A
-    sqrt(D / (D + rho_A / (B G))) (``adam_stiffness_finite_group``) over its value at D = 1;
-    signal-dominated Adam (no noise ratio) normalises D away (factor 1).
-
-    Parameters
-    ----------
-    reward : numpy.ndarray
-        Mean-field reward p, clipped to [0.001, 0.999].
-    optimizer : str
-        ``"sgd"`` or ``"adam"``.
-    group_size, batch : numpy.ndarray
-        G and B (broadcast against ``reward``); ``batch`` is needed for Adam with a noise ratio.
-    noise_ratio : float or numpy.ndarray, optional
-        Adam's rho_A (per completion, rho_c of the split form), broadcast against ``reward``.
-    prompt_noise_ratio : float or numpy.ndarray, optional
-        Adam's between-prompt ratio rho_p (derivation ``adam_stiffness_split_finite_group``).
-
-    Returns
-    -------
-    numpy.ndarray
-        The factor, in (0, 1].
-    """
-    p = np.clip(np.asarray(reward, dtype=float), 1e-3, 1 - 1e-3)
-    if optimizer == "sgd":
-        return np.asarray(compiled("finite_group_drift_factor")(group_size, p), dtype=float)
-    if noise_ratio is None:
-        return np.ones_like(p)
-    if prompt_noise_ratio is not None and np.any(prompt_noise_ratio):
-        return np.asarray(
-            compiled("adam_stiffness_split_finite_group")(1.0, 0.0, 1.0, prompt_noise_ratio,
-                                                          noise_ratio, batch, group_size, p)
-            / compiled("adam_stiffness_split")(1.0, 0.0, 1.0, prompt_noise_ratio, noise_ratio,
-                                               batch, group_size), dtype=float)
-    return np.asarray(compiled("adam_stiffness_finite_group")(1.0, 0.0, 1.0, noise_ratio, batch,
-                                                              group_size, p)
-                      / compiled("adam_stiffness_noise_ratio")(1.0, 0.0, 1.0, noise_ratio, batch,
-                                                               group_size), dtype=float)
 
 
 class TrajectoryBand(Trajectory):
@@ -570,19 +424,31 @@ class MeanFieldMap:
                 simulate_map(momentum=self._beta, stiffness=self.stiffness, e0=x, steps=steps,
                              refresh=self.refresh, staleness=self.staleness).e[0]
                 for x in np.atleast_1d(np.asarray(e0, dtype=float))]))
+        return stability.beyond_float_range(self._runs(
+            steps, e0=np.atleast_1d(np.asarray(e0, dtype=float)), factor=factor,
+            planned_steps=planned_steps))
+
+    def _runs(self, steps: int, *, e0: np.ndarray,
+              factor: Callable[[np.ndarray], np.ndarray] | None, planned_steps: int | None,
+              force_noise: float = 0.0, seed: int | None = 0) -> np.ndarray:
+        """Return e_n of runs from ``e0`` through :func:`iterate_map`, shape (runs, steps + 1).
+
+        The step follows the schedule and warm-up (:func:`lr_schedule`), with Adam's weight
+        1 - beta1 and bias correction, the drag and the finite-G ``factor``;
+        ``force_noise`` [reward] and ``seed`` as for :func:`iterate_map`.
+        """
         lrs = lr_schedule(self.lr, steps, schedule=self.schedule, warmup=self.warmup,
                           planned_steps=planned_steps)
         drag = np.asarray(self.noise_drag_at(lrs), dtype=float)[None, :] \
             if self.noise_curvature else None
-        scale = self.stiffness_at(lrs)
+        scale = np.asarray(self.stiffness_at(lrs), dtype=float)
         adam = self.optimizer == "adam"
         if adam:
             scale = scale / (1.0 - self._beta)
-        return stability.beyond_float_range(iterate_map(
-            momentum=self._beta, scale=np.asarray(scale, dtype=float)[None, :],
-            e0=np.atleast_1d(np.asarray(e0, dtype=float)), steps=steps,
-            weight=(1.0 - self._beta) if adam else 1.0, bias_correction=adam,
-            staleness=self.staleness, refresh=self.refresh, force_factor=factor, drag=drag))
+        return iterate_map(momentum=self._beta, scale=scale[None, :], e0=e0, steps=steps,
+                           weight=(1.0 - self._beta) if adam else 1.0, bias_correction=adam,
+                           staleness=self.staleness, refresh=self.refresh, force_factor=factor,
+                           drag=drag, force_noise=force_noise, seed=seed)
 
     def trajectory(self, *, r0: float, plateau: float | None = None, steps: int,
                    noise: float = 0.0, level: float = 0.9, paths: int = 2000, seed: int = 0,
@@ -599,7 +465,11 @@ class MeanFieldMap:
         steps : int
             Number of steps after the start.
         noise : float
-            Per-step noise variance s^2 [reward^2], propagated through the map (Monte Carlo).
+            Per-step noise variance s^2 [reward^2] of the reward at the peak learning rate
+            (docs/theory.md section 6). It enters the force as the gradient's sampling noise,
+            so the band's single runs (Monte Carlo) go through the same map as the mean: the
+            kick at step n has variance s^2 (lr_n / lr)^2 under the schedule and warm-up (larger
+            in Adam's first, bias-corrected steps), with the finite-G factor and the drag.
         level : float
             Probability mass of the band, in (0, 1).
         paths, seed : int
@@ -634,15 +504,14 @@ class MeanFieldMap:
         mean = r_star + e
         lower = upper = mean
         if noise > 0:
-            from .simulate import simulate_map
-
-            sim = simulate_map(momentum=self._beta, stiffness=self.stiffness, e0=0.0, steps=steps,
-                               refresh=self.refresh, staleness=self.staleness, noise=noise,
-                               paths=paths, seed=seed)
+            starts = np.full(check_int("paths", paths, minimum=1), r0 - r_star)
+            runs = self._runs(steps, e0=starts, factor=self.force_factor(r_star),
+                              planned_steps=planned_steps,
+                              force_noise=np.sqrt(noise) / self.stiffness, seed=seed)
             with np.errstate(invalid="ignore", over="ignore"):  # paths beyond the float range
-                lower, upper = mean + np.quantile(sim.e, [(1 - level) / 2, (1 + level) / 2],
-                                                  axis=0)
-            gone = ~(np.isfinite(lower) & np.isfinite(upper) & np.isfinite(sim.e).all(axis=0))
+                lower, upper = r_star + np.quantile(runs, [(1 - level) / 2, (1 + level) / 2],
+                                                    axis=0)
+            gone = ~(np.isfinite(lower) & np.isfinite(upper) & np.isfinite(runs).all(axis=0))
             lower, upper = np.where(gone, -np.inf, lower), np.where(gone, np.inf, upper)
         regime = self.regime
         grows = regime == "unstable" and self.schedule == "constant" and not self.finite_group

@@ -42,9 +42,27 @@ def estimate_noise(y: npt.ArrayLike) -> NoiseEstimate:
     """Observation noise from first differences: sigma^2 = Var(diff y) / 2.
 
     For a smooth curve observed with white noise the differences are dominated by the noise, so
-    this bounds the R^2 any model can reach: ``1 - sigma^2 / Var(y)``. (A median-absolute-
-    deviation version is biased on the few discrete values that per-step rewards take: on the
-    shipped real logs it put the ceiling below the R^2 that models reach.)
+    this bounds the R^2 any model can reach: ``1 - sigma^2 / Var(y)`` (the white observation
+    noise w of the residual model, docs/theory.md section 6). (A median-absolute-deviation
+    version is biased on the few discrete values that per-step rewards take: on the shipped
+    real logs it put the ceiling below the R^2 that models reach.)
+
+    Parameters
+    ----------
+    y : array_like
+        The logged rewards in step order [reward], at least 3 finite values.
+
+    Returns
+    -------
+    NoiseEstimate
+        ``sigma`` [reward], ``r2_ceiling`` = max(0, 1 - sigma^2 / Var(y)) (NaN for a constant
+        series) and the ``method`` in words.
+
+    Raises
+    ------
+    InputError
+        When ``y`` holds a non-finite value; :class:`~grpodyn.ground.TooFewPoints` with fewer
+        than 3 values.
     """
     y = check_finite("reward", y).ravel()
     if y.size < 3:

@@ -48,9 +48,12 @@ UNSTABLE_NOISE_NOTE = ("no stationary variance: the map is unstable (k >= k_max)
                        "fluctuations grow without bound")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PredictionResult:
     """The mean-field map of a run with the limits and extras :func:`predict` adds.
+
+    Compared by identity (``a == b`` is ``a is b``), as its ``path`` is; ``system`` (a
+    :class:`~grpodyn.numerics.mean_field_map.MeanFieldMap`) compares by value.
 
     The oscillator constants are the map's own (``system``, a
     :class:`~grpodyn.numerics.mean_field_map.MeanFieldMap`), read through properties of the

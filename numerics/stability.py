@@ -142,17 +142,28 @@ def regime(*, momentum: float, stiffness: float, refresh: int = 1, staleness: in
     stiffness : float
         Stiffness k = a * kappa [1/step^2], > 0.
     refresh : int
-        Refresh interval K (sample-and-hold; docs/theory.md section 5).
+        Refresh interval K >= 1 [steps] (sample-and-hold; docs/theory.md section 5).
     staleness : int
-        Fixed staleness d [steps] (docs/theory.md section 5).
+        Fixed staleness d in [0, :data:`STALENESS_MAX`] [steps] (docs/theory.md section 5); not
+        with a refresh interval.
 
     Returns
     -------
     str
         One of :data:`REGIMES`.
+
+    Raises
+    ------
+    InputError
+        On an invalid input, naming it, as :class:`~grpodyn.numerics.mean_field_map.MeanFieldMap`
+        refuses it.
     """
     beta = float(check_momentum(momentum, scalar=True))
     k = float(check_positive("stiffness", stiffness, scalar=True))
+    refresh = check_int("refresh", refresh, minimum=1)
+    staleness = check_staleness(staleness)
+    if refresh > 1 and staleness > 0:
+        raise InputError("give either refresh or staleness, not both")
     if refresh > 1 or staleness > 0:
         if refresh > 1:
             # below (1 - beta) / k every K is stable (first_unstable_refresh), where the Jury
@@ -326,7 +337,7 @@ def staleness_max(*, momentum: float, stiffness: float,
     stiffness : float
         Stiffness k [1/step^2], > 0.
     cap : int
-        Largest staleness searched.
+        Largest staleness searched, >= 0 [steps].
 
     Returns
     -------
@@ -344,6 +355,7 @@ def staleness_max(*, momentum: float, stiffness: float,
     """
     beta = float(check_momentum(momentum, scalar=True))
     k = float(check_positive("stiffness", stiffness, scalar=True))
+    cap = check_int("cap", cap, minimum=0)
     if not staleness_stable(beta, k, 0):
         return None
     d0 = _staleness_crossing(beta, k)
@@ -417,7 +429,7 @@ def first_unstable_refresh(*, momentum: float, stiffness: float,
     stiffness : float
         Stiffness k [1/step^2], > 0.
     cap : int
-        Largest interval searched.
+        Largest interval searched, >= 1 [steps].
 
     Returns
     -------
@@ -431,6 +443,7 @@ def first_unstable_refresh(*, momentum: float, stiffness: float,
     """
     beta = float(check_momentum(momentum, scalar=True))
     k = float(check_positive("stiffness", stiffness, scalar=True))
+    cap = check_int("cap", cap, minimum=1)
     bound = (1.0 - beta) / k
     if bound > cap:
         raise BeyondCap(f"refresh interval stays stable beyond the cap K = {cap}", cap)

@@ -43,7 +43,59 @@ _FUSED_MIN_WORK = 100_000  # seed-steps from which the fused kernel is used
 
 @dataclass(frozen=True, kw_only=True)
 class BanditConfig:
-    """Settings of a bandit GRPO run (keyword-only, validated on creation)."""
+    """Settings of a bandit GRPO run (keyword-only, validated on creation).
+
+    Parameters
+    ----------
+    lr : float
+        Learning rate eta > 0 [logit per unit of policy gradient]; with SGD the map's stiffness
+        is k = eta kappa (docs/theory.md sections 1 and 8).
+    momentum : float
+        Heavy-ball beta, or Adam's beta1, in [0, 0.999] (docs/theory.md sections 1 and 9).
+    optimizer : {"sgd", "adam"}
+        Heavy-ball SGD (v = beta v + g, x += eta v) or bias-corrected Adam (docs/theory.md
+        section 9).
+    beta2 : float
+        Adam's second-moment decay, in [0, 1) (docs/theory.md section 9); SGD ignores it.
+    adam_eps : float
+        Adam's epsilon > 0, added to sqrt(v_hat) [policy-gradient units]; SGD ignores it.
+    group_size : int
+        Completions per prompt G >= 2 (docs/theory.md section 7).
+    prompts : int
+        Prompts (groups) per step B >= 1; the step's noise variance falls like 1 / (B G)
+        (docs/theory.md section 6).
+    arms : int
+        Arms K >= 2, arm 0 rewarded (reward 1), the others 0; with two the policy is the logit
+        gap x alone (docs/theory.md section 8).
+    estimator : {"grpo", "dr_grpo", "rloo"}
+        The advantage estimator (docs/theory.md section 7).
+    eps : float
+        GRPO's epsilon >= 0 added to the group's reward std [reward] (docs/theory.md section 7).
+    kl : float
+        KL coefficient lambda >= 0 toward the reference policy (TRL's beta; docs/theory.md
+        section 8).
+    kl_estimator : {"k3", "forward"}
+        TRL's sampled k3 estimator, or the exact KL(pi || pi_ref) (docs/theory.md section 8).
+    x_ref : float
+        The reference policy's logit of arm 0, x_ref [logit] (docs/theory.md section 8).
+    refresh : int
+        Refresh interval K >= 1 [steps]: the gradient is held for K steps (sample-and-hold;
+        docs/theory.md section 5).
+    staleness : int
+        Fixed staleness d >= 0 [steps]: the gradient is applied d steps late (docs/theory.md
+        section 5).
+    num_iterations : int
+        Reuse mu >= 1: samples drawn every mu steps, reused with the importance ratio and PPO
+        clipping (TRL's ``num_iterations``; docs/theory.md section 8).
+    clip : float
+        PPO clipping range > 0 of the importance ratio, 1 +- ``clip`` (dimensionless).
+
+    Raises
+    ------
+    InputError
+        On an invalid setting, naming it; also for more than one of refresh, staleness and
+        num_iterations.
+    """
 
     lr: float = 0.1
     momentum: float = 0.0
@@ -68,6 +120,8 @@ class BanditConfig:
         check_momentum(self.momentum)
         if self.optimizer not in ("sgd", "adam"):
             raise InputError(f"optimizer must be 'sgd' or 'adam', got {self.optimizer!r}")
+        check_momentum(self.beta2, "beta2", largest=None)
+        check_positive("adam_eps", self.adam_eps)
         check_int("group_size", self.group_size, minimum=2)
         check_int("prompts", self.prompts, minimum=1)
         check_int("arms", self.arms, minimum=2)
@@ -94,9 +148,12 @@ class BanditConfig:
         return f"BanditConfig({', '.join(shown)})"
 
 
-@dataclass
+@dataclass(eq=False)
 class BanditRun:
-    """A simulated run: the parameter path and TRL-style metrics, per step and seed."""
+    """A simulated run: the parameter path and TRL-style metrics, per step and seed.
+
+    Compared by identity (``a == b`` is ``a is b``), as it holds arrays.
+    """
 
     config: BanditConfig
     x: np.ndarray  # (steps + 1, seeds): logit gap (two arms) or logit of the rewarded arm
