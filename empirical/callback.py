@@ -7,7 +7,11 @@ reward, and an evaluation event's held-out reward (``eval_reward``, which TRL lo
 of its own) at its step, for the diagnosis of reward hacking. At every event that has a reward
 it writes into the trainer's log (the current ``logs`` and ``state.log_history``, saved in
 ``trainer_state.json``) the numbers the monitor's analysis determines, and only those
-(:meth:`grpodyn.empirical.monitor.MonitorState.log_values`):
+(:meth:`grpodyn.empirical.monitor.MonitorState.log_values`). By default that analysis fits the
+exponential law alone, weighed by BIC against a level and a flat line (a few ms; the state's
+``basis``): ``grpodyn report`` on the same steps weighs five curve models by stacking and can
+find a plateau or tau not determined that it determines; ``full_analysis=True`` runs that
+analysis instead, at about eight times the cost (:mod:`grpodyn.empirical.monitor`).
 
 - ``grpodyn/plateau``: the plateau r* (when determined), or ``grpodyn/plateau_lower`` /
   ``grpodyn/plateau_upper``: the one-sided bound of a run that has not begun to saturate;
@@ -78,10 +82,16 @@ class GRPODynamicsCallback(TrainerCallback):
         to stop when the precursors of a collapse fire.
     group_size : int, optional
         G for the diagnosis; default: ``args.num_generations`` when the trainer has it.
+    full_analysis : bool
+        Analyse as ``grpodyn report LOG`` does (five curve models, stacked), so that the
+        plateau and tau logged are those its statuses determine, at about eight times the
+        cost; default False: the exponential law alone
+        (:class:`grpodyn.empirical.monitor.Monitor`).
     """
 
     def __init__(self, *, fit_every: int = 10, min_points: int = 30, diagnose_every: int = 50,
-                 stop_on: Iterable[str] = (), group_size: int | None = None) -> None:
+                 stop_on: Iterable[str] = (), group_size: int | None = None,
+                 full_analysis: bool = False) -> None:
         self.fit_every = check_int("fit_every", fit_every, minimum=1)
         self.min_points = check_int("min_points", min_points, minimum=5)
         self.diagnose_every = check_int("diagnose_every", diagnose_every, minimum=0)
@@ -93,6 +103,9 @@ class GRPODynamicsCallback(TrainerCallback):
             raise InputError(f"stop_on: unknown modes {unknown}; choose from {', '.join(known)}")
         self.group_size = None if group_size is None else check_int("group_size", group_size,
                                                                     minimum=2)
+        if not isinstance(full_analysis, bool):
+            raise InputError(f"full_analysis: expected True or False, got {full_analysis!r:.40}")
+        self.full_analysis = full_analysis
         self.monitor: Monitor | None = None  # built at the first log event, from the args
         self.warned: set[str] = set()
         self.early_warning: dict[str, Any] | None = None  # the monitor's, at the last event
@@ -142,7 +155,8 @@ class GRPODynamicsCallback(TrainerCallback):
                                    group_size=self.group_size, refit_every=self.fit_every,
                                    diagnose_every=self.diagnose_every,
                                    min_points=self.min_points,
-                                   length_cap=cap if isinstance(cap, int) and cap > 0 else None)
+                                   length_cap=cap if isinstance(cap, int) and cap > 0 else None,
+                                   full_analysis=self.full_analysis)
         return self.monitor
 
     def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,

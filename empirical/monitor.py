@@ -12,13 +12,20 @@ For custom training loops, verl or any trainer that hands out a dict of metrics 
             break
 
 Every ``refit_every`` updates (once ``min_points`` rewards are in) the run so far is analysed
-by :func:`grpodyn.empirical.logs.run_analysis.analyse_run` (the analysis of ``grpodyn report LOG``):
-the plateau r*, the relaxation time tau and the stability margin 1 - k / k_max of the
-overdamped mean-field map (k = (1 - momentum) / tau, k_max = 2 (1 + momentum); docs/theory.md
-sections 3 and 5), each with the status the analysis gives it. Every ``diagnose_every`` updates
+by :func:`grpodyn.empirical.logs.run_analysis.analyse_run`: the plateau r*, the relaxation time
+tau and the stability margin 1 - k / k_max of the overdamped mean-field map
+(k = (1 - momentum) / tau, k_max = 2 (1 + momentum); docs/theory.md sections 3 and 5), each with
+the status that analysis gives it. By default it fits the exponential law alone, weighed by BIC
+against a level and a flat line (``models=("exponential",), stack=False``; :data:`BASES` and
+``state.basis`` say so): the status rules are those of ``analyse_run``, but on fewer models,
+so where another law (a power law, a sigmoid) fits the run better, ``grpodyn report LOG``,
+which weighs five curve models by stacking, can find the plateau or tau not determined where
+the monitor finds them determined. ``full_analysis=True`` runs that analysis (``analyse_run``'s
+defaults, without its diagnosis): the plateau and tau with the statuses ``analyse_run`` gives
+the same steps, at about eight times the cost (over 1000 updates refitted every 10: a mean of
+24 ms an update against 3 ms, one analysis up to 0.5 s). Every ``diagnose_every`` updates
 :func:`grpodyn.empirical.diagnostics.diagnose.diagnose` names the failure modes it flags
-(docs/theory.md
-section 10). At every update from 10 rewards on,
+(docs/theory.md section 10). At every update from 10 rewards on,
 :func:`grpodyn.empirical.diagnostics.early_warning.early_warning` looks for the precursors of a
 collapse at the last steps (``state.early_warning``: a warning, not a verdict). The warning
 reported is the one standing at the last update
@@ -26,15 +33,20 @@ reported is the one standing at the last update
 log): the precursors often fall silent once the collapse they announce has begun, so a warning
 that fired stands, with the evidence it fired with (a warning of a later onset replaces it),
 until a diagnosis that carries a verdict (a flagged mode, or the reward's trend read) finds
-none at the last steps. Until the first diagnosis the state says that none has run and when
-it will (``headline``; ``diagnosed_at`` is None), so that no flag is not read as health.
+none at the last steps. So the warning held at an update where the monitor diagnoses is the
+one ``grpodyn diagnose LOG --until STEP`` (``diagnose(prefix(run, STEP))``) reports for the
+steps fed, which supposes a diagnosis at STEP; between two diagnoses the monitor can still hold
+a warning that command drops. With ``diagnose_every=1`` the two agree at every step. Until
+the first diagnosis the state says that none has run and when it will (``headline``;
+``diagnosed_at`` is None), so that no flag is not read as health.
 
 The held-out reward (TRL ``eval_reward``, logged in an evaluation event of its own, without
 the training reward) joins the training step of its event's step, as the log loaders align it.
-A reward beyond :data:`REWARD_MAGNITUDE_MAX` is skipped with a warning and a note in
-``state.notes``, as a non-finite one is skipped: a monitor must not stop the training it
-watches, and the fits lose their precision there. The TRL callback
-(:mod:`grpodyn.empirical.callback`) is a thin layer on this class. Needs numpy and scipy only.
+A non-finite reward (NaN, an infinity), or one beyond :data:`REWARD_MAGNITUDE_MAX` in
+magnitude, is skipped with a warning at the first of each kind and a note in ``state.notes``:
+a monitor must not stop the training it watches, and the fits lose their precision there.
+The TRL callback (:mod:`grpodyn.empirical.callback`) is a thin layer on this class. Needs numpy
+and scipy only.
 """
 
 from __future__ import annotations
@@ -52,45 +64,86 @@ from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS, diagnose
 from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as WARNING_POINTS
 from grpodyn.empirical.diagnostics.early_warning import early_warning
 from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Hyperparameter, Run, RunMeta
-from grpodyn.empirical.logs.run_analysis import analyse_run, not_determined
-from grpodyn.ground import InputError, check_finite, check_int, check_momentum
+from grpodyn.empirical.logs.run_analysis import FIT_MODELS, analyse_run, not_determined
+from grpodyn.ground import InputError, check_finite, check_int, check_momentum, finite_json
 from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
 
-__all__ = ["Monitor", "MonitorState", "GRPODynamicsWarning", "REWARD_MAGNITUDE_MAX"]
+__all__ = ["Monitor", "MonitorState", "GRPODynamicsWarning", "REWARD_MAGNITUDE_MAX", "BASES"]
 
-#: Models fitted online: the exponential law alone (the fit is the costly part).
+#: Models fitted online by default: the exponential law alone (the fit is the costly part).
 ONLINE_MODELS = ("exponential",)
+#: What the plateau and tau rest on (``MonitorState.basis``), by ``full_analysis``.
+BASES = {False: "the exponential law alone, weighed by BIC against a level and a flat line",
+         True: "the analysis of grpodyn report LOG: five curve models, weighed by stacking"}
 #: Rewards needed before the diagnosis is run: the diagnosis's own floor for judging the modes
 #: (fewer, the monitor looks for the early warning alone).
 MIN_DIAGNOSE_POINTS = MODE_POINTS
 #: Updates without a reward, before any was seen, after which the monitor says so (once).
 NO_REWARD_HINT = 5
+#: The rewards the monitor skips, by kind: what they are, and why they are skipped.
+_SKIPPED = {"beyond": (f"beyond {REWARD_MAGNITUDE_MAX:g} in magnitude",
+                       "the fits lose their precision there: log a rescaled reward"),
+            "not finite": ("not finite", "the fits read finite rewards only (a diverged step or "
+                                         "a logging error?)")}
 
 
 class GRPODynamicsWarning(UserWarning):
     """A failure mode was flagged during training, or the monitor cannot read the metrics."""
 
 
-def _real(value: Any) -> float | None:
-    """Return a logged number as a float (Python, numpy or 0-d tensor), None for anything else."""
+def _number(value: Any) -> float | None:
+    """Return a logged number as a float (Python, numpy or 0-d tensor), None for anything else.
+
+    A NaN or an infinity is returned as it is.
+    """
     if value is None or isinstance(value, (bool, str, bytes)):
         return None
     try:
-        number = float(value)
+        return float(value)
     except (TypeError, ValueError):
         return None
-    return number if math.isfinite(number) else None
+
+
+def _real(value: Any) -> float | None:
+    """Return a logged number as a float, None for a non-finite one or anything else."""
+    number = _number(value)
+    return number if number is not None and math.isfinite(number) else None
+
+
+def _logged(name: str, metrics: Mapping[str, Any]) -> float | None:
+    """Return the canonical metric ``name`` under the first of its aliases present, or None.
+
+    A non-finite number is returned as it is; a value that is no number is None.
+    """
+    key = next((k for k in METRIC_ALIASES[name] if k in metrics), None)
+    return None if key is None else _number(metrics[key])
 
 
 def _read(name: str, metrics: Mapping[str, Any]) -> float | None:
-    """Return the canonical metric ``name`` from ``metrics`` under any of its aliases, or None."""
-    key = next((k for k in METRIC_ALIASES[name] if k in metrics), None)
-    return None if key is None else _real(metrics[key])
+    """Return the canonical metric ``name`` from ``metrics`` if finite, else None."""
+    value = _logged(name, metrics)
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _entry(entry: dict[str, Any]) -> str:
+    """Say an entry of the state in a few characters: its value, or its status and bound."""
+    value = entry.get("value")
+    if isinstance(value, str):
+        return value
+    if value is not None and entry.get("status") == "determined":
+        return f"{value:.4g}"
+    side = entry.get("bound")
+    bound = entry.get(side) if side in ("lower", "upper") else None
+    return entry.get("status", "?") + ("" if bound is None else
+                                       f" ({'>=' if side == 'lower' else '<='} {bound:.4g})")
 
 
 @dataclass(frozen=True)
 class MonitorState:
     """What a :class:`Monitor` knows after an update.
+
+    Its repr is one line: the step, the points, the plateau, tau and the margin (a value to 4
+    digits, or the status with any one-sided bound), the flags and any early warning.
 
     Attributes
     ----------
@@ -102,6 +155,7 @@ class MonitorState:
         The plateau r* (reward units): ``value`` and ``status``, or a one-sided ``lower`` /
         ``upper`` bound with the ``reason`` it is not determined (docs/theory.md section 3);
         a side the data do not bound holds the reward range's edge (see ``reward_range``).
+        Read from the fits ``basis`` names.
     tau : dict
         The relaxation time in steps, with ``status`` and, when determined,
         ``steps_to_plateau`` (steps left until 95% of the gain is made).
@@ -136,7 +190,11 @@ class MonitorState:
         The reward range the last analysis bounded the fits with (None before the first, or
         for an unbounded reward): a plateau bound on its edge is the range, not a measurement.
     notes : tuple of str
-        What the monitor skipped and why (rewards beyond :data:`REWARD_MAGNITUDE_MAX`).
+        What the monitor skipped and why (non-finite rewards, rewards beyond
+        :data:`REWARD_MAGNITUDE_MAX`).
+    basis : str or None
+        What the plateau, tau and the numbers read from tau rest on (one of :data:`BASES`:
+        the exponential law alone by default); None before the first analysis.
     """
 
     step: float
@@ -155,6 +213,18 @@ class MonitorState:
     diagnosed_at: float | None = None
     reward_range: tuple[float, float] | None = None
     notes: tuple[str, ...] = ()
+    basis: str | None = None
+
+    def __repr__(self) -> str:
+        """Return one line: step, points, plateau, tau, margin, flags and any early warning."""
+        flags = ("not diagnosed yet" if self.diagnosed_at is None
+                 else f"flags={list(self.flags)}")
+        warning = (f", early_warning at step {self.early_warning['step']:g}"
+                   if self.early_warning else "")
+        notes = f", {len(self.notes)} note{'s' * (len(self.notes) != 1)}" if self.notes else ""
+        return (f"MonitorState(step={self.step:g}, points={self.points}, "
+                f"plateau={_entry(self.plateau)}, tau={_entry(self.tau)}, "
+                f"stability_margin={_entry(self.stability_margin)}, {flags}{warning}{notes})")
 
     def log_values(self) -> dict[str, float]:
         """Return the numbers the analysis determines, under ``grpodyn/`` keys, and only those.
@@ -187,16 +257,14 @@ class MonitorState:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the state as a JSON-ready dict (keys as the attributes)."""
-        return {"step": self.step, "points": self.points, "plateau": dict(self.plateau),
-                "tau": dict(self.tau), "stability_margin": dict(self.stability_margin),
-                "regime": dict(self.regime),
-                "limits": {k: dict(v) for k, v in self.limits.items()},
-                "flags": list(self.flags), "evidence": dict(self.evidence),
-                "analysed_at": self.analysed_at, "early_warning": self.early_warning,
-                "headline": self.headline, "diagnosed_at": self.diagnosed_at,
-                "reward_range": None if self.reward_range is None else list(self.reward_range),
-                "notes": list(self.notes)}
+        """Return the state as strict-JSON values (keys as the attributes; NaN is None)."""
+        return finite_json({
+            "step": self.step, "points": self.points, "plateau": self.plateau, "tau": self.tau,
+            "stability_margin": self.stability_margin, "regime": self.regime,
+            "limits": self.limits, "flags": self.flags, "evidence": self.evidence,
+            "analysed_at": self.analysed_at, "early_warning": self.early_warning,
+            "headline": self.headline, "diagnosed_at": self.diagnosed_at,
+            "reward_range": self.reward_range, "notes": self.notes, "basis": self.basis})
 
 
 class Monitor:
@@ -219,12 +287,24 @@ class Monitor:
     length_cap : int, optional
         The most tokens a completion may have (TRL ``max_completion_length``), for the early
         warning's approach to the cap where the truncated share is not among the metrics.
+    full_analysis : bool
+        Analyse as ``grpodyn report LOG`` does (five curve models, stacked), so that the
+        plateau and tau have the statuses :func:`analyse_run` gives the same steps, at about
+        eight times the cost; default False: the exponential law alone (see the module).
+
+    Notes
+    -----
+    ``grpodyn diagnose LOG --until STEP`` reports the early warning a monitor fed the log's
+    steps holds at STEP where that monitor diagnoses at STEP (the number of rewards recorded a
+    multiple of ``diagnose_every``, from :data:`MIN_DIAGNOSE_POINTS` on; at every step with
+    ``diagnose_every=1``). Between two diagnoses the monitor can hold a warning that the
+    command, which supposes a diagnosis at STEP, has dropped.
     """
 
     def __init__(self, *, momentum: float | None = None, group_size: int | None = None,
                  reward_range: tuple[float, float] | None = None, refit_every: int = 10,
                  diagnose_every: int = 50, min_points: int = 30,
-                 length_cap: int | None = None) -> None:
+                 length_cap: int | None = None, full_analysis: bool = False) -> None:
         if momentum is not None and (isinstance(momentum, bool)
                                      or not isinstance(momentum, numbers.Real)):
             # check_momentum alone would read the string "0.9" as a number
@@ -245,6 +325,9 @@ class Monitor:
         self.min_points = check_int("min_points", min_points, minimum=5)
         self.length_cap = None if length_cap is None else check_int("length_cap", length_cap,
                                                                     minimum=1)
+        if not isinstance(full_analysis, bool):
+            raise InputError(f"full_analysis: expected True or False, got {full_analysis!r:.40}")
+        self.full_analysis = full_analysis
         self.steps: list[float] = []
         self.rewards: list[float] = []
         self.metrics: dict[str, list[float]] = {name: [] for name in METRIC_ALIASES
@@ -252,8 +335,8 @@ class Monitor:
         self.state = MonitorState(step=math.nan, points=0, headline=self._undiagnosed())
         self._without_reward = 0  # updates without a reward before the first one
         self._pending_heldout: tuple[float, float] | None = None  # (step, value) of an eval
-        self._first_beyond: tuple[float, float] | None = None  # (step, reward) first skipped
-        self._n_beyond = 0
+        # rewards skipped, by kind: (how many, (step, reward) of the first)
+        self._skipped: dict[str, tuple[int, tuple[float, float]]] = {}
 
     def __repr__(self) -> str:
         """Return one line: the points seen, the last step, the flags and any early warning."""
@@ -293,8 +376,9 @@ class Monitor:
             held-out reward (an evaluation event: TRL ``eval_reward``) give that step its
             held-out reward, as the log loaders align it: the last recorded step when it is
             ``step``, or the next one recorded when that is ``step`` (an evaluation logged
-            before its training step); read at the next analysis and diagnosis. A reward
-            beyond :data:`REWARD_MAGNITUDE_MAX` in magnitude is skipped, and ``notes`` says so.
+            before its training step); read at the next analysis and diagnosis. A non-finite
+            reward, or one beyond :data:`REWARD_MAGNITUDE_MAX` in magnitude, is skipped, and
+            ``notes`` says so.
 
         Raises
         ------
@@ -306,8 +390,9 @@ class Monitor:
         -----
         GRPODynamicsWarning
             Once, when the first ``NO_REWARD_HINT`` updates hold no finite reward: the keys
-            seen and the names the monitor reads the reward under; and once, at the first
-            reward beyond :data:`REWARD_MAGNITUDE_MAX`, naming its step and value.
+            seen and the names the monitor reads the reward under; and once each at the first
+            non-finite reward and the first beyond :data:`REWARD_MAGNITUDE_MAX`, naming its
+            step and value.
         """
         if not isinstance(metrics, Mapping):
             raise InputError(f"metrics: expected a mapping of metric names to values (e.g. "
@@ -316,13 +401,13 @@ class Monitor:
         if step is None:
             raise InputError(f"step: expected a finite number (the optimizer step), got "
                              f"{type(given).__name__} {given!r:.40}")
-        reward = _read("reward", metrics)
+        reward = _logged("reward", metrics)
         if reward is None:
             if not self._held_out(step, metrics) and not self.steps:
                 self._hint_no_reward(metrics)
             return self.state
-        if abs(reward) > REWARD_MAGNITUDE_MAX:
-            self.state = self._skip_beyond(step, reward)
+        if not abs(reward) <= REWARD_MAGNITUDE_MAX:  # NaN too
+            self.state = self._skip(step, reward)
             return self.state
         if self.steps and step <= self.steps[-1]:
             return self.state
@@ -369,20 +454,21 @@ class Monitor:
             self._pending_heldout = (step, value)
         return True
 
-    def _skip_beyond(self, step: float, reward: float) -> MonitorState:
-        """Skip a reward beyond :data:`REWARD_MAGNITUDE_MAX`: warn at the first, note them all."""
-        self._n_beyond += 1
-        if self._first_beyond is None:
-            self._first_beyond = (step, reward)
+    def _skip(self, step: float, reward: float) -> MonitorState:
+        """Skip a non-finite reward or one beyond :data:`REWARD_MAGNITUDE_MAX`.
+
+        Warn at the first of each kind; the state's notes count them all, one note a kind.
+        """
+        kind = "beyond" if math.isfinite(reward) else "not finite"
+        count, first = self._skipped.get(kind, (0, (step, reward)))
+        self._skipped[kind] = (count + 1, first)
+        if not count:
             warnings.warn(f"grpodyn Monitor: reward {reward:.3g} at step {step:g} skipped: "
-                          f"beyond {REWARD_MAGNITUDE_MAX:g} in magnitude, where the fits lose "
-                          "their precision; log a rescaled reward", GRPODynamicsWarning,
+                          f"{_SKIPPED[kind][0]}; {_SKIPPED[kind][1]}", GRPODynamicsWarning,
                           stacklevel=3)
-        first_step, first = self._first_beyond
-        note = (f"{self._n_beyond} reward(s) beyond {REWARD_MAGNITUDE_MAX:g} in magnitude "
-                f"skipped (the first: {first:.3g} at step {first_step:g}); the fits lose their "
-                "precision there: log a rescaled reward")
-        return replace(self.state, notes=(note,))
+        notes = tuple(f"{n} reward(s) {_SKIPPED[k][0]} skipped (the first: {r:.3g} at step "
+                      f"{at:g}); {_SKIPPED[k][1]}" for k, (n, (at, r)) in self._skipped.items())
+        return replace(self.state, notes=notes)
 
     def _hint_no_reward(self, metrics: Mapping[str, Any]) -> None:
         """Say once, after ``NO_REWARD_HINT`` updates, that no reward has been read."""
@@ -404,15 +490,19 @@ class Monitor:
                    reward=np.asarray(self.rewards), metrics=metrics, meta=meta)
 
     def _analyse(self, state: MonitorState, run: Run) -> MonitorState:
-        """Analyse the run so far (the one call of ``analyse_run``)."""
+        """Analyse the run so far (the one call of ``analyse_run``).
+
+        By default the exponential law with BIC weights, no rolling-origin refits (a few ms);
+        with ``full_analysis``, ``analyse_run``'s defaults (five models, stacked).
+        """
         if np.ptp(run.reward) == 0:
             reason = f"the reward has not changed in {run.n_points} points"
         else:
+            full = self.full_analysis
             try:
-                # stack=False: BIC weights over the fits, no rolling-origin refits (a few ms)
                 analysis = analyse_run(run, momentum=self.momentum,
                                        reward_range=self.reward_range, diagnose_run=False,
-                                       models=ONLINE_MODELS, stack=False)
+                                       models=FIT_MODELS if full else ONLINE_MODELS, stack=full)
             except InputError as exc:
                 reason = f"the analysis refused the run so far: {exc}"
             else:
@@ -422,11 +512,12 @@ class Monitor:
                                regime=dynamics["regime"],
                                limits={k: dynamics[k] for k in ("refresh_max", "staleness_max")
                                        if k in dynamics},
-                               analysed_at=state.step, reward_range=analysis.reward_range)
+                               analysed_at=state.step, reward_range=analysis.reward_range,
+                               basis=BASES[full])
         # no curve to fit: every number of the analysis says why, none a stale value
         missing = not_determined(reason)
         return replace(state, plateau=missing, tau=missing, stability_margin=missing,
-                       regime=missing, limits={})
+                       regime=missing, limits={}, basis=None)
 
     def _diagnose(self, state: MonitorState, run: Run, *, fresh_warning: bool) -> MonitorState:
         """Diagnose the run so far: the flagged modes and their evidence.

@@ -176,7 +176,7 @@ def test_step_and_reward_keys(tmp_path):
     run = load_run(path, step_key="it")
     assert run.reward_key == "score" and list(run.steps) == list(range(1, 8))
     assert list(load_run(path, step_key="it", reward_key="acc").reward[:2]) == [0.9, 0.8]
-    with pytest.raises(LogFormatError, match="no metric 'nope' \\(--reward-key\\)"):
+    with pytest.raises(LogFormatError, match="no metric 'nope' \\(reward_key=, --reward-key\\)"):
         load_run(path, step_key="it", reward_key="nope")
     with pytest.raises(LogFormatError, match="no field 'nope' \\(--step-key\\)"):
         load_run(FORMATS / "verl_ray_console.log", step_key="nope")

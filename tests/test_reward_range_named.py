@@ -33,7 +33,7 @@ def test_a_named_rate_outside_zero_one_has_no_range_and_says_why(tmp_path):
         bounds, why = infer_reward_range(run)
         assert bounds is None
         assert f"the reward's name {run.reward_key!r} reads as a rate in [0, 1]" in why
-        assert "lie outside it" in why and "declare --reward-range" in why
+        assert "lie outside it" in why and "declare reward_range= (--reward-range)" in why
 
 
 def test_a_named_rate_inside_zero_one_keeps_its_range(tmp_path):

@@ -70,7 +70,7 @@ from grpodyn.empirical.diagnostics.verdict import (
     unjudged,
 )
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.ground import InputError, TooFewPoints, check_int
+from grpodyn.ground import InputError, TooFewPoints, check_int, finite_json
 from grpodyn.numerics.fit import estimate_noise
 from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
 
@@ -128,13 +128,16 @@ class Diagnosis:
                 f"flagged={flagged}{warning})")
 
     def to_dict(self) -> dict:
-        """Return the diagnosis as plain JSON types (the keys of ``grpodyn diagnose``).
+        """Return the diagnosis as strict-JSON values (the keys of ``grpodyn diagnose``).
 
         A flagged mode carries ``remedy``, what to try (:data:`~.verdict.REMEDIES`); None
         otherwise; so does an early warning (:func:`~.early_warning.remedy`). A mode the log
-        cannot judge has ``judged`` false and ``score`` None.
+        cannot judge has ``judged`` false and ``score`` None. A non-finite float (the unbounded
+        side of an interval, the prompt pool's phi where the prompts look identical) is None, as
+        the command line writes it (:func:`grpodyn.ground.finite_json`).
         """
-        return {"source": self.source, "headline": self.headline, "healthy": self.healthy,
+        return finite_json({
+                "source": self.source, "headline": self.headline, "healthy": self.healthy,
                 "primary": self.primary, "state": self.state,
                 "state_evidence": self.state_evidence, "peak_step": self.peak_step,
                 "early_warning": None if self.early_warning is None else {
@@ -143,7 +146,7 @@ class Diagnosis:
                 "prompt_pool": self.prompt_pool, "notes": self.notes,
                 "modes": {name: {**asdict(v), "score": v.score if v.judged else None,
                                  "remedy": REMEDIES[name] if v.flag else None}
-                          for name, v in self.modes.items()}}
+                          for name, v in self.modes.items()}})
 
 
 def _group_size(run: Run, group_size: int | None) -> tuple[int | None, dict]:

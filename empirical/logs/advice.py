@@ -105,7 +105,7 @@ ASSUMED_MOMENTUM = 0.9
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
 THEORY_EXPONENT = {"value": -1.0, "status": "theory",
                    "reason": "the mean-field map's: twice the lr halves the relaxation time; "
-                   "one run cannot measure it, runs at other lrs can (--sweep LOG)"}
+                   "one run cannot measure it, runs at other lrs can (sweep=, --sweep LOG)"}
 
 
 def exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any]:
@@ -509,8 +509,12 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     Raises
     ------
     InputError
-        On fewer than 3 points or a bad option, naming it.
+        On fewer than 3 points or a bad option (a ``sweep`` not a ``SweepFit``), naming it.
     """
+    if sweep is not None:
+        from grpodyn.empirical.logs.sweep_fit import SweepFit
+        if not isinstance(sweep, SweepFit):  # a path: its runs are to be fitted first
+            raise InputError(f"sweep: expected a SweepFit (grpodyn.fit_sweep), got {sweep!r:.60}")
     margin = check_fraction("margin", margin)
     if not margin < 1:
         raise InputError(f"margin must lie in (0, 1), got {margin}")
@@ -570,7 +574,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                                None if sweep is None else bg_exponent_from_sweep(sweep, swept))
     notes, group_size = mode_notes(run, diagnosis, tau, direction, group_batch["group_size"])
     warnings += notes
-    measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr",
+    measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr "
+                "(in Python run.meta.with_overrides(lr=...))",
                 "momentum": momentum, "momentum_source": momentum_source,
                 "tau": tau["value"], "tau_status": tau["status"],
                 "kappa": stiffness.get("kappa"), "stiffness": stiffness.get("value"),
@@ -583,8 +588,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                            ratio=(headroom or floored) and direction != "lower")
     if momentum_source == "assumed":
         reasoning.insert(0, f"momentum not in the log: Adam's default beta1 = {momentum:g} "
-                         f"assumed; give --momentum if the run used another; resting on it: "
-                         f"{', '.join(on_beta) or 'no number of this advice'}")
+                         "assumed; give momentum= (--momentum) if the run used another; "
+                         f"resting on it: {', '.join(on_beta) or 'no number of this advice'}")
     basis = {"kind": tau["kind"], "tau": tau, "stiffness": stiffness, "goal_tau": goal,
              "horizon": horizon, "trend": trend.kind, "trend_text": trend.text,
              "noise": trend.sigma, "exponent": exponent, "text": text,
@@ -626,8 +631,8 @@ def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None, momentum_
     reason = (f"k = (1 - beta) / tau with tau "
               f"{'measured' if tau['kind'] == 'measured_tau' else 'bounded'}"
               + assumed_beta(momentum, momentum_source)
-              + ("; give --momentum if the run used another" if momentum_source == "assumed"
-                 else ""))
+              + ("; give momentum= (--momentum) if the run used another"
+                 if momentum_source == "assumed" else ""))
     if tau["kind"] != "measured_tau":
         return {"value": None, "status": "bound",
                 "upper": None if not tau["lower"] else c / tau["lower"],

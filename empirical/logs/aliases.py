@@ -18,7 +18,9 @@ are the PPO ratio's clipping, not the length cap, and are never read as ``clippe
 
 Lookup order for a log of ecosystem E: E's table, then the others (so a TRL log read through
 W&B still finds ``train/reward``); within a table the first name present wins. Held-out names
-may be regular expressions (``re:`` prefix).
+may be regular expressions (``re:`` prefix). Every canonical name is an alias of its own
+quantity (the ``custom`` table holds those no trainer uses), so that a run's own metrics
+(``Run.metrics``, ``Run.to_pandas``) read back under their names.
 """
 
 from __future__ import annotations
@@ -109,10 +111,11 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "learning_rate": ("learning_rate", "lr", "Learning Rate", "train/learning_rate"),
         "heldout_reward": ("eval/reward", "eval_reward", "val/reward", "heldout_reward",
                            "test_score", "eval/rewards"),
-        "advantage_max": (),
-        "advantage_min": (),
+        "advantage_max": ("advantage_max",),
+        "advantage_min": ("advantage_min",),
         "epoch": ("epoch", "train/epoch"),
-        "clipped_share": ("clipped_ratio", "truncated_ratio", "rollout/truncated_ratio"),
+        "clipped_share": ("clipped_ratio", "truncated_ratio", "rollout/truncated_ratio",
+                          "clipped_share"),
     },
 }
 

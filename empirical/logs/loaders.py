@@ -50,9 +50,11 @@ __all__ = ["Run", "LogFormatError", "load_run", "load_runs", "list_runs", "Hyper
            "RunMeta", "METRIC_ALIASES"]
 
 
-@dataclass
+@dataclass(eq=False)
 class Run:
     """One training run: steps, reward and the other metrics found, aligned on the steps.
+
+    Compared by identity (``a == b`` is ``a is b``), as it holds arrays.
 
     Attributes
     ----------
@@ -151,11 +153,13 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
         if reward_key not in available:
             alias = resolve(reward_key, available, ecosystem)  # a name `grpodyn runs` shows
             if alias is not None:
-                raise LogFormatError(f"{source}: no metric {reward_key!r} (--reward-key): it is "
-                                     f"grpodyn's name for {alias!r} in this log; give "
-                                     f"--reward-key {alias}")
-            raise LogFormatError(f"{source}: no metric {reward_key!r} (--reward-key); metrics "
-                                 f"present ({len(available)}): {', '.join(sorted(available))}")
+                raise LogFormatError(f"{source}: no metric {reward_key!r} (reward_key=, "
+                                     f"--reward-key): it is grpodyn's name for {alias!r} in "
+                                     f"this log; give reward_key={alias!r} (--reward-key "
+                                     f"{alias})")
+            raise LogFormatError(f"{source}: no metric {reward_key!r} (reward_key=, "
+                                 f"--reward-key); metrics present ({len(available)}): "
+                                 f"{', '.join(sorted(available))}")
         return [reward_key], []
     key = resolve("reward", available, ecosystem)
     if key is not None:
@@ -167,7 +171,7 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
         return functions, [
             f"no total reward: the reward is the sum of the {len(functions)} reward functions "
             f"({', '.join(functions)}), TRL's total when reward_weights are all 1 (weights "
-            "not known here); choose one with --reward-key"]
+            "not known here); choose one with reward_key= (--reward-key)"]
     held = resolve("heldout_reward", available, ecosystem)
     if held is not None:
         return [held], [f"no training reward: fitting the held-out {held!r} instead"]
@@ -491,8 +495,8 @@ def load_run(path: str | Path, *, run: str | None = None, reward_key: str | None
     names = [r.run_name or "" for r in runs]
     if run is not None:
         if names == [""]:
-            raise LogFormatError(f"{path}: --run {run!r} given, but this {runs[0].format} log "
-                                 "holds one run (no run names)")
+            raise LogFormatError(f"{path}: run={run!r} (--run) given, but this "
+                                 f"{runs[0].format} log holds one run (no run names)")
         if run not in names:
             raise LogFormatError(f"{path}: no run named {run!r}; runs: {', '.join(names)}")
         return runs[names.index(run)]
@@ -501,5 +505,5 @@ def load_run(path: str | Path, *, run: str | None = None, reward_key: str | None
     chosen = max(runs, key=lambda r: r.n_points)
     chosen.warnings.insert(0, f"{len(runs)} runs in this log ({', '.join(names)}): read "
                            f"{chosen.run_name!r}, the one with the most reward points; choose "
-                           "another with --run")
+                           "another with run= (--run)")
     return chosen

@@ -35,6 +35,8 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.plateau_stacks import forecaster_plateau, one_plateau
 from grpodyn.empirical.logs.run_dynamics import dynamics_of, not_determined, tau_model
 from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
+from grpodyn.ground.checks import check_finite
+from grpodyn.ground.jsonio import finite_json
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
 from grpodyn.numerics.forecast import (
     MEMBERS,
@@ -100,12 +102,13 @@ def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
     if not outside:
         return (0.0, 1.0), (f"inferred from the reward's name {key!r}" if named else "inferred: "
                             "every logged reward lies in [0, 1] (a mean of binary rewards); "
-                            "declare --reward-range if the reward can leave it")
+                            "declare reward_range= (--reward-range) if the reward can leave "
+                            "it")
     return None, ((f"unknown: the reward's name {key!r} reads as a rate in [0, 1], but "
                    f"{outside} of {run.reward.size} logged values lie outside it (from "
                    f"{np.min(run.reward):.4g} to {np.max(run.reward):.4g}: a summed, shaped or "
                    "percent reward)" if named else "unknown: a reward outside [0, 1] (summed or "
-                   "shaped)") + "; declare --reward-range")
+                   "shaped)") + "; declare reward_range= (--reward-range)")
 
 
 def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
@@ -119,7 +122,8 @@ def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
     entry = run.meta.momentum
     if entry is not None and isinstance(entry.value, (int, float)):
         return float(check_momentum(entry.value)), entry.source
-    return None, "unknown: give --momentum (Adam's beta1) for the regime and margins"
+    return None, ("unknown: give momentum= (--momentum), Adam's beta1, for the regime and "
+                  "margins")
 
 
 def _peak_lr_of(run: Run) -> tuple[float | None, str]:
@@ -133,12 +137,14 @@ def _peak_lr_of(run: Run) -> tuple[float | None, str]:
     logged = run.metrics.get("learning_rate")
     if logged is not None and np.isfinite(logged).any() and np.nanmax(logged) > 0:
         return float(np.nanmax(logged)), "logged (peak)"
-    return None, "unknown: give --lr"
+    return None, "unknown: give --lr (in Python run.meta.with_overrides(lr=...))"
 
 
-@dataclass
+@dataclass(eq=False)
 class RunAnalysis:
     """Everything grpodyn says about one run. Build it with :func:`analyse_run`.
+
+    Compared by identity (``a == b`` is ``a is b``), as it holds arrays.
 
     Attributes
     ----------
@@ -260,9 +266,10 @@ class RunAnalysis:
         return self.run.reward[fc.train_points: fc.train_points + n] if n else None
 
     def to_dict(self) -> dict[str, Any]:
-        """Return everything as a dict of plain values.
+        """Return everything as a dict of strict-JSON values, as the command line writes it.
 
-        Non-finite floats stay: the CLI's ``finite_json`` turns them to null.
+        A non-finite float (an unbounded interval's side, an undefined ratio) is None
+        (:func:`grpodyn.ground.finite_json`), so ``json.dumps(..., allow_nan=False)`` takes it.
         """
         models = {}
         for name, fit in self.fits.items():
@@ -275,7 +282,7 @@ class RunAnalysis:
                 name, self.momentum, stacked=bool(self.weights)))
             models[name] = entry
         diagnosis = None if self.diagnosis is None else self.diagnosis.to_dict()
-        return {
+        return finite_json({
             "source": self.run.source, "format": self.run.format, "run": self.run.run_name,
             "reward_key": self.run.reward_key, "n_points": self.run.n_points,
             "steps_reconstructed": self.run.steps_reconstructed,
@@ -291,7 +298,7 @@ class RunAnalysis:
             "weight_on": weight_on(self.weights),
             "plateau": self.plateau, "dynamics": self.dynamics, "diagnosis": diagnosis,
             "fitted_on": self.fitted_on, "forecast": self.forecast_dict(),
-            "warnings": list(self.warnings)}
+            "warnings": list(self.warnings)})
 
     @property
     def fitted_on(self) -> dict[str, Any]:
@@ -391,7 +398,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
                 reward_range: tuple[float, float] | None = None,
                 train_fraction: float | None = None, until: float | None = None,
                 horizon: float | None = None, level: float = 0.9,
-                models: tuple[str, ...] = FIT_MODELS, diagnose_run: bool = True,
+                models: str | tuple[str, ...] = FIT_MODELS, diagnose_run: bool = True,
                 stack: bool = True, forecaster: str = "ensemble",
                 fit_on_training_part: bool = False) -> RunAnalysis:
     """Analyse one run: fits, noise, plateau and dynamics with statuses, diagnosis, forecast.
@@ -413,8 +420,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         whole run forward to it, as ``grpodyn forecast LOG --horizon STEP`` does.
     level : float
         Central probability of bands and intervals (default 0.9).
-    models : tuple of str
-        Models fitted to the whole run.
+    models : str or tuple of str
+        Models fitted to the whole run (one name: that model alone).
     diagnose_run : bool
         Run the diagnosis (from 10 points; the modes need 20).
     stack : bool
@@ -455,6 +462,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     """
     if train_fraction is not None and until is not None:
         raise InputError("give at most one of train_fraction and until")
+    train_fraction, until, horizon = _finite_options(train_fraction, until, horizon)
+    models = (models,) if isinstance(models, str) else tuple(models)  # a name, not its letters
     get_forecaster(forecaster)
     level = check_fraction("level", level)
     bounds, range_source = infer_reward_range(run, reward_range)
@@ -539,6 +548,14 @@ def _stacked(part: Run, members: dict[str, Member], *, level: float,
         other = forecaster_plateau(whole, part.steps, part.reward, level=level, bounds=bounds,
                                    momentum=momentum, learning_rate=lr_pair, stack=stack)
     return weights, one_plateau(plateau, other, bounds=bounds), list(trust.notes)
+
+
+def _finite_options(train_fraction: float | None, until: float | None, horizon: float | None,
+                    ) -> tuple[float | None, ...]:
+    """Return the cut and the horizon as floats, None where not given; refuse text, NaN, inf."""
+    given = {"train_fraction": train_fraction, "until": until, "horizon": horizon}
+    return tuple(None if value is None else float(check_finite(name, value, scalar=True))
+                 for name, value in given.items())
 
 
 def _training_points(run: Run, *, train_fraction: float | None, until: float | None) -> int:
@@ -632,7 +649,7 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
             f"horizon {horizon:g} leaves no step after step {run.steps[n_train - 1]:g}, the "
             "last step fitted, at the log's spacing"
             if horizon is not None else f"the cut is at or past the log's last step "
-            f"{run.steps[-1]:g}; give --horizon or a cut before it"))
+            f"{run.steps[-1]:g}; give horizon= (--horizon) or a cut before it"))
     lr_pair = None
     if lr is not None:
         # past the log, the learning rate stays at its last value

@@ -88,8 +88,8 @@ def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float 
             "the inertial form was fitted without a momentum, its damping ratio zeta and "
             "frequency omega0 free: its derived tau = 2 zeta / omega0 = "
             f"{fit.derived()['tau']:.4g} steps has no standard error from that fit and no "
-            "stiffness follows from it; give --momentum (Adam's beta1) to fix its mass and "
-            "damping, and tau is read with its error")
+            "stiffness follows from it; give momentum= (--momentum), Adam's beta1, to fix its "
+            "mass and damping, and tau is read with its error")
     elif tau is None:
         out["tau"] = not_determined(f"the trusted model ({fit.model.name}) has no relaxation time")
     elif plateau["status"] != "determined" or fit.at_bounds:
@@ -110,7 +110,7 @@ def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float 
     if out["tau"]["status"] == "determined":
         out["tau"]["steps_to_plateau"] = max(0.0, float(tau * np.log(20) - span))
     if momentum is None:
-        reason = "momentum unknown: give --momentum (Adam's beta1)"
+        reason = "momentum unknown: give momentum= (--momentum), Adam's beta1"
         for k in ("stiffness", "regime", "stability_margin"):
             out[k] = not_determined(reason)
         return out
