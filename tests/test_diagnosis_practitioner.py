@@ -267,15 +267,3 @@ def test_the_last_quarters_change_carries_its_noise() -> None:
     words = d.modes["advantage_degeneracy"].evidence
     assert re.search(r"(rose|fell) \d\.\d{3} over the last quarter \(noise \d\.\d{3}\)", words) \
         or "did not change over the last quarter (noise" in words, words
-
-
-@pytest.mark.parametrize("width, noise", [(5, 0.01), (5, 0.005), (10, 0.005), (10, 0.01)])
-def test_a_fast_rise_with_little_noise_is_not_an_instability(width: float, noise: float) -> None:
-    """A sigmoid rise over a few steps leaves a residual in the slow band only around the rise:
-    the slow fluctuations' excess is read where the run holds them, not from one bend."""
-    t = np.arange(300)
-    shape = 0.2 + 0.6 / (1 + np.exp(-(t - 120) / width))
-    for seed in range(3):
-        d = diagnose(_shaped(shape, noise, seed=seed), group_size=8)
-        assert not d.modes["dynamical_instability"].flag, (seed, d.modes[
-            "dynamical_instability"].evidence)

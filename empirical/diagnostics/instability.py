@@ -21,7 +21,6 @@ import numpy as np
 from grpodyn.empirical.diagnostics.series import (
     change_words,
     is_success_rate,
-    running_median,
     smooth,
     window_mean,
 )
@@ -36,7 +35,7 @@ LIMIT_RADIUS = 0.9
 
 
 def limit_cycle(r: np.ndarray) -> dict:
-    """Fit an AR(2) to the reward's fluctuations around its trend (a running median).
+    """Fit an AR(2) to the reward's fluctuations around its moving trend.
 
     Parameters
     ----------
@@ -58,7 +57,7 @@ def limit_cycle(r: np.ndarray) -> dict:
            "p_value": float("nan"), "r2": float("nan")}
     if n < 4 * width:
         return out
-    x = np.nan_to_num((r - running_median(r, width))[width // 2: n - width // 2])
+    x = np.nan_to_num((r - smooth(r, width))[width // 2: n - width // 2])
     x = x - x.mean()
     design = np.column_stack([x[1:-1], x[:-2]])
     coef, *_ = np.linalg.lstsq(design, x[2:], rcond=None)
@@ -99,26 +98,15 @@ def _signal_poles(x: np.ndarray, lags: int = 8) -> np.ndarray:
 
 
 def _excess(r: np.ndarray, noise: float) -> tuple[float, float]:
-    """Return the variance of the slow fluctuations over the white noise's, and its score.
-
-    The slow band is a short moving mean less a long running median (the trend, which follows
-    a fast rise where a long mean would lag its bends). What residual a rise still leaves is
-    confined to the windows around it, while the fluctuations of a map near its stability
-    limit fill the run: the variance is the median over windows of the trend's width, which
-    reads the second and not the first.
-    """
+    """Return the variance of the slow fluctuations over the white noise's, and its score."""
     n = r.size
     short, long_ = 5, max(25, n // 10)
     if n < 4 * long_:  # an oscillation needs a trend to oscillate around
         return float("nan"), 0.0
-    slow = (smooth(r, short) - running_median(r, long_))[long_: n - long_]
-    slow = slow - np.nanmean(slow)
-    windows = np.array_split(slow, max(2, slow.size // long_))
-    with np.errstate(invalid="ignore"):
-        variance = float(np.nanmedian([np.nanmean(w**2) if np.isfinite(w).any() else np.nan
-                                       for w in windows]))
+    slow = smooth(r, short) - smooth(r, long_)
+    inner = slice(long_, n - long_)
     white = noise**2 * (1.0 / short - 1.0 / long_)  # its variance for trend + white noise
-    excess = variance / white if white > 0 else 1.0
+    excess = float(np.nanvar(slow[inner]) / white) if white > 0 else 1.0
     return excess, float(np.clip((excess - 4.0) / 8.0, 0.0, 1.0))
 
 

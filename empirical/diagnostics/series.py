@@ -12,7 +12,7 @@ import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
 
-__all__ = ["change_words", "smooth", "running_median", "window_mean", "lowest_window", "segments",
+__all__ = ["change_words", "smooth", "window_mean", "lowest_window", "segments",
            "is_success_rate", "z_quantile", "point_noise"]
 
 
@@ -44,25 +44,6 @@ def smooth(y: np.ndarray, window: int, mode: str = "same") -> np.ndarray:
     count = np.rint(_window_sums(finite.astype(float), window, mode))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
-
-
-def running_median(y: np.ndarray, window: int) -> np.ndarray:
-    """Return the centred running median over ``window`` points (same length as ``y``).
-
-    The trend that fluctuations are read around: it follows a monotone stretch, however
-    steep (the median of a monotone window is its centre), where a moving mean lags its
-    bends, and it holds the middle of an oscillation shorter than the window. NaN points take
-    the value of the straight line between their finite neighbours; the edges repeat the end
-    values (``scipy.ndimage.median_filter``, mode ``nearest``).
-    """
-    from scipy.ndimage import median_filter
-
-    finite = np.isfinite(y)
-    if not finite.any():
-        return np.full(y.shape, np.nan)
-    where = np.arange(y.size)
-    filled = y if finite.all() else np.interp(where, where[finite], y[finite])
-    return median_filter(np.asarray(filled, dtype=float), size=window, mode="nearest")
 
 
 def window_mean(y: np.ndarray, part: slice) -> float:
