@@ -27,6 +27,7 @@ estimated from first differences.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -101,7 +102,8 @@ def fit_curve(name: str, t: npt.ArrayLike, y: npt.ArrayLike, *, momentum: float 
         See :func:`curve_model`.
     loss
         ``"linear"`` (default, Gaussian) or a robust loss of ``scipy.optimize.least_squares``:
-        one of ``LOSSES`` (``"soft_l1"``, ``"huber"``, ``"cauchy"``, ``"arctan"``).
+        one of ``LOSSES`` (``"soft_l1"``, ``"huber"``, ``"cauchy"``, ``"arctan"``), whose
+        soft threshold is the reward's range rounded to a power of two.
     plateau_bounds
         (lo, hi): the range the reward can reach; r* (and r0) are constrained to it.
     every_start
@@ -218,20 +220,52 @@ def _trust_region(projection: VariableProjection, x0: np.ndarray, *, loss: str, 
 
     The Jacobian is the projection's analytic one, or forward differences
     (:func:`two_point_jacobian`, scipy's own scheme) that reuse the residual just evaluated.
+    The residual is passed in units of :func:`_reward_unit`: ``least_squares``' gradient
+    tolerance (``gtol``) and a robust loss's soft threshold (``f_scale`` = 1) are absolute in
+    the residual's units (in reward units, a reward logged in units of 1e-6 would end at its
+    start point). The returned ``cost`` is in squared reward units.
     """
     lower, upper = projection.lower, projection.upper
-    if analytic:
-        jac = projection.jacobian
-    else:
-        def jac(phi: np.ndarray) -> np.ndarray:
-            return two_point_jacobian(projection.recorded_residual, phi,
-                                      projection.last_residual(phi), lower, upper)
+    unit = _reward_unit(projection.y)
+
+    def residual(phi: np.ndarray) -> np.ndarray:
+        return projection.recorded_residual(phi) / unit
+
+    def jac(phi: np.ndarray) -> np.ndarray:
+        if analytic:
+            return projection.jacobian(phi) / unit
+        return two_point_jacobian(projection.recorded_residual, phi,
+                                  projection.last_residual(phi), lower, upper) / unit
+
     try:
-        sol = least_squares(projection.recorded_residual, x0, jac=jac, bounds=(lower, upper),
-                            loss=loss, x_scale="jac", method="trf", max_nfev=1000)
+        sol = least_squares(residual, x0, jac=jac, bounds=(lower, upper), loss=loss,
+                            x_scale="jac", method="trf", max_nfev=1000)
     except ValueError:
         return None
-    return sol if np.all(np.isfinite(sol.fun)) else None
+    if not np.all(np.isfinite(sol.fun)):
+        return None
+    sol.cost *= unit * unit  # back in squared reward units, as the other routes' costs
+    return sol
+
+
+def _reward_unit(y: np.ndarray) -> float:
+    """Return the power of two nearest the range of the rewards ``y``.
+
+    Residuals in this unit are dimensionless, so a tolerance or threshold on them is relative
+    to the reward's scale (the same fit in any unit of the reward); a power of two divides
+    them exactly.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Rewards [reward], not all equal.
+
+    Returns
+    -------
+    float
+        2^k for the integer k nearest log2(max(y) - min(y)) [reward].
+    """
+    return math.ldexp(1.0, round(math.log2(float(np.ptp(y)))))
 
 
 def fit_at(name: str, t: npt.ArrayLike, y: npt.ArrayLike, theta: npt.ArrayLike, *,

@@ -121,11 +121,8 @@ class FitResult:
             if (value - lo <= 1e-3 * max(abs(lo), scale)
                     or hi - value <= 1e-3 * max(abs(hi), scale)):
                 out.append(name)
-        if self.plateau_bounds is not None:
-            lo, hi = self.plateau_bounds
-            tol = 1e-9 * max(hi - lo, 1e-12)
-            if self.theta[1] <= lo + tol or self.theta[1] >= hi - tol:
-                out.append("r_star")
+        if self.plateau_bounds is not None and self._on_range_edge(self.theta[1]):
+            out.append("r_star")
         return tuple(out)
 
     @property
@@ -138,12 +135,31 @@ class FitResult:
         the range's edge leaves the saturation, and so the plateau, as well placed as before.
         """
         out = list(self.at_bounds)
-        if self.plateau_bounds is not None:
-            lo, hi = self.plateau_bounds
-            tol = 1e-9 * max(hi - lo, 1e-12)
-            if self.theta[0] <= lo + tol or self.theta[0] >= hi - tol:
-                out.insert(0, "r0")
+        if self.plateau_bounds is not None and self._on_range_edge(self.theta[0]):
+            out.insert(0, "r0")
         return tuple(out)
+
+    def _on_range_edge(self, level: float) -> bool:
+        """Whether a reward level sits on an edge of the plateau range (round-off apart).
+
+        The fit places a level on an edge exactly (the box of the variable projection); the
+        round-off allowed is 1e-9 of the range or of the rewards' own range, whichever is
+        smaller, so that rewards far smaller than the range (a reward in [0, 1] logged in
+        units of 1e-9) are not read as lying on its edge.
+
+        Parameters
+        ----------
+        level : float
+            The start r0 or the plateau r* [reward].
+
+        Returns
+        -------
+        bool
+            True on (or beyond) an edge.
+        """
+        lo, hi = self.plateau_bounds
+        tol = 1e-9 * min(hi - lo, float(np.ptp(self.y)))
+        return bool(level <= lo + tol or level >= hi - tol)
 
     @property
     def singular(self) -> bool:

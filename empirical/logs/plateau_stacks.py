@@ -11,6 +11,12 @@ reading; where it is not determined and gives no direction, the forecaster's one
 where the two stacks read the run's direction apart (one bounds the plateau from below, the
 other from above), the data do not tell whether the run still rises or falls, and the plateau
 is not determined, bounded on neither side, with both readings in its reason.
+
+:func:`curve_stack` weighs a training part's members and reads that plateau. The curve models'
+stack holds the forecaster's curves; a model the caller asks for by name (``grpodyn fit --model
+sigmoid``) takes part in it as well, even one the forecaster leaves out (the sigmoid, the
+inertial form without a momentum), so that the plateau of a chosen model is weighed against the
+flat level and the flat line rather than the baselines alone.
 """
 
 from __future__ import annotations
@@ -20,9 +26,17 @@ from typing import Any
 import numpy as np
 
 from grpodyn.ground import InputError
-from grpodyn.numerics.forecast import MEMBERS, Member, fit_member, member_weights, plateau_summary
+from grpodyn.numerics.forecast import (
+    MEMBERS,
+    SATURATING,
+    EnsembleForecast,
+    Member,
+    fit_member,
+    member_weights,
+    plateau_summary,
+)
 
-__all__ = ["bound_side", "one_plateau", "forecaster_plateau"]
+__all__ = ["bound_side", "one_plateau", "forecaster_plateau", "curve_stack"]
 
 _KEYS = ("value", "lower", "upper", "status", "reason", "bound")
 
@@ -132,3 +146,69 @@ def forecaster_plateau(members: dict[str, Member], steps: np.ndarray, reward: np
                              learning_rate=learning_rate).weights
     return plateau_summary(pool, dict(zip(pool, map(float, weights), strict=True)),
                            level=level, bounds=bounds)
+
+
+def curve_stack(steps: np.ndarray, reward: np.ndarray, members: dict[str, Member], *,
+                level: float, bounds: tuple[float, float] | None, momentum: float | None,
+                learning_rate: tuple[np.ndarray, np.ndarray] | None, stack: bool,
+                one: EnsembleForecast | bool, asked: tuple[str, ...] = (),
+                ) -> tuple[dict[str, float], dict[str, Any], list[str]]:
+    """Return the curve models' stacking weights over a training part, its plateau and notes.
+
+    The stack weighs the flat level, the flat line and the fitted curves among the forecaster's
+    members (:data:`grpodyn.numerics.forecast.MEMBERS`; the inertial form only with a known
+    momentum), and every fitted model named in ``asked`` besides.
+
+    Parameters
+    ----------
+    steps, reward : numpy.ndarray
+        The training part [steps], [reward].
+    members : dict of str to Member
+        The members fitted on it (the level, the flat line and the curve models).
+    level : float
+        Central probability of the plateau's interval.
+    bounds : (lo, hi) or None
+        The reward range [reward].
+    momentum : float or None
+        Optimiser momentum (Adam's beta1), None where unknown.
+    learning_rate : (steps, lr) or None
+        The learning rate over the part, for ``exponential_lr``'s refits.
+    stack : bool
+        Stack rolling-origin refits; False: BIC weights.
+    one : EnsembleForecast or bool
+        The ensemble's forecast fitted on the same part, or True, where the plateau is to be
+        the one both stacks of the part agree on (:func:`one_plateau`; the forecaster's stack
+        is read from that forecast, else fitted here where the curve models do not determine
+        it); False: the curve models' plateau alone.
+    asked : tuple of str
+        The models the caller named: each fitted one is weighed, a member of the forecaster or
+        not.
+
+    Returns
+    -------
+    tuple
+        The weights by member (summing to 1; empty under 8 points), the plateau entry of
+        :func:`grpodyn.numerics.forecast.plateau_summary` and the stack's notes.
+    """
+    if steps.size < 8:
+        return {}, {"value": None, "lower": None, "upper": None, "status": "not_determined",
+                    "reason": "too few points"}, []
+    forecaster = {n: members[n] for n in MEMBERS if n in members
+                  and not (n == "inertial" and momentum is None)}
+    whole = {**forecaster, **{n: members[n] for n in asked if n in members}}
+    trust = member_weights(whole, steps, reward, stack=stack, bounds=bounds,
+                           momentum=momentum, learning_rate=learning_rate)
+    weights = dict(zip(whole, map(float, trust.weights), strict=True))
+    plateau = plateau_summary(whole, weights, level=level, bounds=bounds)
+    if not any(n in SATURATING for n in whole):  # only the level and the flat line: no curve
+        plateau["reason"] = plateau["reason"].replace(
+            "the curve models favour a flat or linear trend", "the stack weighs no curve model "
+            f"with a plateau ({', '.join(whole)} only; see each model's weight_reason)")
+    if one is False or plateau["status"] != "not_determined":
+        return weights, plateau, list(trust.notes)
+    if isinstance(one, EnsembleForecast):
+        other = plateau_summary(one.members, one.weights, level=one.level, bounds=one.bounds)
+    else:
+        other = forecaster_plateau(forecaster, steps, reward, level=level, bounds=bounds,
+                                   momentum=momentum, learning_rate=learning_rate, stack=stack)
+    return weights, one_plateau(plateau, other, bounds=bounds), list(trust.notes)

@@ -32,20 +32,17 @@ from grpodyn.empirical.logs.fit_text import (
     weight_text,
 )
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.empirical.logs.plateau_stacks import forecaster_plateau, one_plateau
+from grpodyn.empirical.logs.plateau_stacks import curve_stack
 from grpodyn.empirical.logs.run_dynamics import dynamics_of, not_determined, tau_model
 from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
 from grpodyn.ground.checks import check_finite
 from grpodyn.ground.jsonio import finite_json
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
 from grpodyn.numerics.forecast import (
-    MEMBERS,
-    SATURATING,
     EnsembleForecast,
     Forecast,
     Member,
     fit_member,
-    member_weights,
     plateau_summary,
 )
 from grpodyn.numerics.forecasters import FORECASTERS as REGISTRY
@@ -421,7 +418,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     level : float
         Central probability of bands and intervals (default 0.9).
     models : str or tuple of str
-        Models fitted to the whole run (one name: that model alone).
+        Models fitted to the whole run (one name: that model alone); the stack weighs every
+        model of a choice other than :data:`FIT_MODELS`, of that one the forecaster's members.
     diagnose_run : bool
         Run the diagnosis (from 10 points; the modes need 20).
     stack : bool
@@ -470,11 +468,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     beta, momentum_source = momentum_of(run, momentum)
     lr_peak, lr_source = _peak_lr_of(run)
     lr = learning_rate_of(run)
-    warnings = list(run.warnings)
-    if bounds is None:
-        warnings.append(f"reward range {range_source}")
-    if beta is None:
-        warnings.append(f"momentum {momentum_source}")
+    warnings = _opening_notes(run, bounds, range_source, beta, momentum_source)
     n_fitted = None
     if fit_on_training_part and (train_fraction is not None or until is not None):
         n_fitted = _training_points(run, train_fraction=train_fraction, until=until)
@@ -494,9 +488,11 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
                              forecaster=forecaster)
     one = (forecast if forecaster == "ensemble" and forecast is not None
            and forecast.train_points == part.n_points else None)
-    weights, plateau, notes = _stacked(part, members, level=level, bounds=bounds, momentum=beta,
-                                       lr=part_lr, stack=stack,
-                                       one=one if one is not None else fit_on_training_part)
+    weights, plateau, notes = curve_stack(
+        part.steps, part.reward, members, level=level, bounds=bounds, momentum=beta,
+        learning_rate=None if part_lr is None else (part.steps, part_lr), stack=stack,
+        one=one if one is not None else fit_on_training_part,
+        asked=() if set(models) == set(FIT_MODELS) else models)
     warnings += notes
     trusted_fit, favoured = tau_model(fits, weights)
     span = float(part.steps[-1] - part.steps[0])
@@ -516,38 +512,34 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
                        level, warnings, n_fitted, forecaster)
 
 
-def _stacked(part: Run, members: dict[str, Member], *, level: float,
-             bounds: tuple[float, float] | None, momentum: float | None,
-             lr: np.ndarray | None, stack: bool, one: Forecast | bool,
-             ) -> tuple[dict[str, float], dict[str, Any], list[str]]:
-    """Return the stacking weights over ``part``, its plateau and the stack's notes.
+def _opening_notes(run: Run, bounds: tuple[float, float] | None, range_source: str,
+                   momentum: float | None, momentum_source: str) -> list[str]:
+    """Return the run's warnings, and whence the reward range and momentum where unknown.
 
-    ``one``: the ensemble's forecast fitted on the same part, or True, where the plateau is to
-    be the one both stacks of the part agree on (:func:`one_plateau`; the forecaster's stack is
-    read from that forecast, else fitted here where the curve models do not determine it).
+    Parameters
+    ----------
+    run : Run
+        The loaded run.
+    bounds : (lo, hi) or None
+        The reward range [reward], None where unknown; ``range_source`` says why.
+    range_source : str
+        Where the range comes from, or why it is unknown.
+    momentum : float or None
+        The momentum, None where unknown; ``momentum_source`` says why.
+    momentum_source : str
+        Where the momentum comes from, or why it is unknown.
+
+    Returns
+    -------
+    list of str
+        The warnings, the run's first.
     """
-    if part.n_points < 8:
-        return {}, {"value": None, "lower": None, "upper": None, "status": "not_determined",
-                    "reason": "too few points"}, []
-    lr_pair = None if lr is None else (part.steps, lr)
-    whole = {n: members[n] for n in MEMBERS if n in members
-             and not (n == "inertial" and momentum is None)}
-    trust = member_weights(whole, part.steps, part.reward, stack=stack, bounds=bounds,
-                           momentum=momentum, learning_rate=lr_pair)
-    weights = dict(zip(whole, map(float, trust.weights), strict=True))
-    plateau = plateau_summary(whole, weights, level=level, bounds=bounds)
-    if not any(n in SATURATING for n in whole):  # only the level and the flat line: no curve
-        plateau["reason"] = plateau["reason"].replace(
-            "the curve models favour a flat or linear trend", "the stack weighs no curve model "
-            f"with a plateau ({', '.join(whole)} only; see each model's weight_reason)")
-    if one is False or plateau["status"] != "not_determined":
-        return weights, plateau, list(trust.notes)
-    if isinstance(one, EnsembleForecast):
-        other = plateau_summary(one.members, one.weights, level=one.level, bounds=one.bounds)
-    else:
-        other = forecaster_plateau(whole, part.steps, part.reward, level=level, bounds=bounds,
-                                   momentum=momentum, learning_rate=lr_pair, stack=stack)
-    return weights, one_plateau(plateau, other, bounds=bounds), list(trust.notes)
+    warnings = list(run.warnings)
+    if bounds is None:
+        warnings.append(f"reward range {range_source}")
+    if momentum is None:
+        warnings.append(f"momentum {momentum_source}")
+    return warnings
 
 
 def _finite_options(train_fraction: float | None, until: float | None, horizon: float | None,
