@@ -26,7 +26,7 @@ from grpodyn.empirical.logs.sweep_model import (
     model_system,
     start_point,
 )
-from grpodyn.empirical.logs.sweep_runs import SweepRun, as_runs, collapsed
+from grpodyn.empirical.logs.sweep_runs import MAX_STEPS, SweepRun, as_runs, collapsed, unmoved
 from grpodyn.ground import InputError
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.mean_field_map import (
@@ -208,11 +208,15 @@ class SweepFit:
         return Evaluator([hparams], [np.arange(steps + 1)], self.layout).curves(theta)[0]
 
     def run_report(self) -> list[dict[str, Any]]:
-        """Return, per run, its settings, fitted stiffness and residuals (JSON-ready)."""
+        """Return, per run, its settings, fitted stiffness and residuals (JSON-ready).
+
+        ``collapsed`` and ``constant`` (a reward that never moved) say why a run was left out
+        of the fit; a fitted run has its residuals' ``residual_rms`` and ``r2``.
+        """
         out = []
         for run in self.runs:
             entry: dict[str, Any] = {"name": run.name, "hparams": run.hparams,
-                                     "collapsed": collapsed(run)}
+                                     "collapsed": collapsed(run), "constant": unmoved(run)}
             if run in self.fitted:
                 model = model_curve(run, self.theta, self.layout)
                 resid = run.reward - model
@@ -350,7 +354,7 @@ class SweepFit:
         Each entry also says which limit the data constrain.
         """
         out = []
-        healthy = [r for r in self.runs if not collapsed(r)]
+        healthy = self.fitted
         for run in self.runs:
             if not collapsed(run):
                 continue
@@ -437,6 +441,18 @@ def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: Layout
     return out
 
 
+def _check_length(run: SweepRun) -> None:
+    """Refuse a run under 10 reward points, or one spanning more than MAX_STEPS steps."""
+    if run.steps.size < 10:
+        raise InputError(f"{run.name}: only {run.steps.size} reward points (need >= 10)")
+    span = float(np.max(run.steps))
+    if not span <= MAX_STEPS:  # the map is iterated over every step, logged or not
+        raise InputError(f"{run.name}: spans {span:.6g} steps (logged steps {run.first_step:g} "
+                         f"to {run.first_step + span:g}); the sweep fit iterates the map over "
+                         f"every step of a run, at most {MAX_STEPS:,} (a longer run would fit "
+                         f"for hours): give the run's first {MAX_STEPS:,} steps")
+
+
 def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bool = True,
               prompt_noise: bool = True, plateau: str = "shared") -> SweepFit:
     """Fit the shared constants of a sweep (see the module docstring).
@@ -445,7 +461,9 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
     ----------
     runs : list of SweepRun or of log paths
         The runs (a path is loaded by :func:`~.sweep_runs.load_sweep_run`); those that
-        collapsed are left out of the fit. The same run twice is refused.
+        collapsed and those whose reward never moved (:func:`~.sweep_runs.unmoved`) are left out
+        of the fit with a warning. The same run twice is refused, and so is a run that spans
+        more than :data:`~.sweep_runs.MAX_STEPS` steps.
     finite_group : bool
         Put the finite-G drift factor 1 - p^G - (1-p)^G on the force (derivations
         ``sgd_stiffness_finite_group``, ``adam_stiffness_finite_group``); False gives the
@@ -494,21 +512,27 @@ def fit_runs(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: boo
     Raises
     ------
     InputError
-        No runs, a run under 10 points, or an unknown ``plateau``.
+        No runs, a run under 10 points or over :data:`~.sweep_runs.MAX_STEPS` steps, no run
+        left to fit, or an unknown ``plateau``.
     """
     if not runs:
         raise InputError("a sweep needs at least one run")
     for run in runs:
-        if run.steps.size < 10:
-            raise InputError(f"{run.name}: only {run.steps.size} reward points (need >= 10)")
+        _check_length(run)
     warnings = []
-    fitted = [r for r in runs if not collapsed(r)]
+    fitted = [r for r in runs if not collapsed(r) and not unmoved(r)]
     for run in runs:
-        if run not in fitted:
+        if collapsed(run):
             warnings.append(f"{run.name}: collapsed (late reward under half the early one); "
                             "left out of the fit, compared with the stability limit")
+        elif unmoved(run):
+            warnings.append(f"{run.name}: the reward never moved (constant at "
+                            f"{run.reward[0]:g}), so it says nothing of its stiffness; left "
+                            "out of the fit")
     if not fitted:
-        raise InputError("every run of the sweep collapsed: nothing to fit")
+        raise InputError("no run of the sweep to fit: " + "; ".join(
+            f"{r.name} collapsed" if collapsed(r) else f"{r.name} kept a constant reward"
+            for r in runs))
     if plateau not in PLATEAUS:
         raise InputError(f"plateau must be one of {', '.join(PLATEAUS)}, got {plateau!r}")
     layout = make_layout(fitted, finite_group=finite_group, noise_drag=noise_drag,

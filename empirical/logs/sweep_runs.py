@@ -24,8 +24,14 @@ from grpodyn.numerics.mean_field_map import (
     SCHEDULES,
 )
 
-__all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "SweepRun", "parse_hparams",
-           "checked_types", "load_sweep_run", "as_runs", "collapsed"]
+__all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "MAX_STEPS", "SweepRun",
+           "parse_hparams", "checked_types", "load_sweep_run", "sweep_run_of", "as_runs",
+           "collapsed", "unmoved"]
+
+#: The most steps a sweep run may span, from its first logged point to its last: the joint fit
+#: iterates the map over every step between them, whatever the number of logged points, so a
+#: longer run would fit for hours (the cap of ``grpodyn transfer --steps``).
+MAX_STEPS = 100_000
 
 #: keys of ``--hparams`` and ``--to`` and their types
 HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
@@ -167,22 +173,57 @@ REQUIRED_HPARAMS = ("optimizer", "lr", "momentum")
 
 def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None, *,
                    reward_key: str | None = None, logging_steps: int | None = None,
-                   reward_range: tuple[float, float] | None = None) -> SweepRun:
+                   reward_range: tuple[float, float] | None = None,
+                   option: str = "--hparams") -> SweepRun:
     """Return a log and its hyperparameters.
 
     ``reward_key`` and ``logging_steps`` are those of
     :func:`~grpodyn.empirical.logs.loaders.load_run` (the metric read as the reward; the steps
-    between logged points of a console log that prints no step). ``reward_range`` is the range
-    the reward can reach, declared (``--reward-range``); a logged reward outside it is refused.
-
-    ``overrides`` (``--hparams``) first, then the settings grpodyn wrote into the log
-    (``grpodyn_hparams``), then what the loader found (RunMeta: the log's metrics, config and
-    metadata), then the optimizer and beta1 of the trainer the log's format names
-    (:func:`~grpodyn.empirical.logs.infer.format_defaults`: a TRL, verl or OpenRLHF log implies
-    AdamW), so that ``--hparams`` asks only for what none of them says.
+    between logged points of a console log that prints no step). The hyperparameters and the
+    reward range are resolved by :func:`sweep_run_of`, ``option`` naming in its errors the
+    option that gives the hyperparameters (``--hparams`` of ``grpodyn sweep`` and ``grpodyn
+    transfer``, ``--sweep-hparams`` of ``grpodyn advise``).
     """
-    overrides = checked_types(overrides or {}, f"{path}: overrides")
     run = load_run(path, reward_key=reward_key, logging_steps=logging_steps)
+    return sweep_run_of(run, path, overrides, reward_range=reward_range, option=option)
+
+
+def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = None, *,
+                 name: str | None = None, reward_range: tuple[float, float] | None = None,
+                 option: str = "--hparams") -> SweepRun:
+    """Return the loaded run ``run`` of the log ``path`` with its hyperparameters.
+
+    Parameters
+    ----------
+    run : grpodyn.empirical.logs.loaders.Run
+        The run, as :func:`~grpodyn.empirical.logs.loaders.load_run` loaded it.
+    path : str or Path
+        Its log (read again for the settings grpodyn wrote into a JSON log).
+    overrides : dict, optional
+        Hyperparameters that override the log's (``--hparams``).
+    name : str, optional
+        The run's name in the sweep (default: ``path``).
+    reward_range : tuple of float, optional
+        The range the reward can reach, declared (``--reward-range``); a logged reward outside
+        it is refused.
+    option : str
+        The option that gives the hyperparameters, named where one is missing.
+
+    Returns
+    -------
+    SweepRun
+        The run, its steps counted from its first point.
+
+    Notes
+    -----
+    ``overrides`` first, then the settings grpodyn wrote into the log (``grpodyn_hparams``),
+    then what the loader found (RunMeta: the log's metrics, config and metadata), then the
+    optimizer and beta1 of the trainer the log's format names
+    (:func:`~grpodyn.empirical.logs.infer.format_defaults`: a TRL, verl or OpenRLHF log implies
+    AdamW), so that ``option`` asks only for what none of them says.
+    """
+    name = str(path) if name is None else name
+    overrides = checked_types(overrides or {}, f"{name}: overrides")
     found: dict[str, Any] = {}
     sources: dict[str, str] = {}
     defaults = format_defaults(run.format)
@@ -205,23 +246,23 @@ def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None, *,
             for key in HPARAM_KEYS:
                 if key in own and own[key] is not None:
                     found[key], sources[key] = own[key], "log (grpodyn_hparams)"
-    for key, value in (overrides or {}).items():
+    for key, value in overrides.items():
         found[key], sources[key] = value, "--hparams"
     if sources.get("momentum", "").endswith("(trainer default)") and \
             not str(found.get("optimizer", "")).lower().startswith("adam"):
         del found["momentum"]  # the trainer's beta1 says nothing of another optimizer's momentum
-    found = checked_run({k: v for k, v in found.items() if k in HPARAM_KEYS}, str(path))
+    found = checked_run({k: v for k, v in found.items() if k in HPARAM_KEYS}, name)
     missing = [k for k in REQUIRED_HPARAMS if k not in found]
     if missing:
-        raise InputError(f"{path}: hyperparameters {', '.join(missing)} not found in the log; "
-                         f"give them with --hparams")
+        raise InputError(f"{name}: hyperparameters {', '.join(missing)} not found in the log; "
+                         f"give them with {option}")
     if found["optimizer"] == "adam" and ("group_size" not in found or "batch" not in found):
-        raise InputError(f"{path}: Adam runs need group_size and batch (Adam's v_hat depends on "
-                         f"B G); give them with --hparams")
+        raise InputError(f"{name}: Adam runs need group_size and batch (Adam's v_hat depends on "
+                         f"B G); give them with {option}")
     if reward_range is not None:  # refuses a range the logged rewards leave
         reward_range = infer_reward_range(run, reward_range)[0]
     # the loader keeps only points with a finite reward
-    return SweepRun(str(path), run.steps - run.steps[0], run.reward, found, sources,
+    return SweepRun(name, run.steps - run.steps[0], run.reward, found, sources,
                     float(run.steps[0]), run.reward_key, reward_range)
 
 
@@ -268,4 +309,15 @@ def collapsed(run: SweepRun) -> bool:
     early = float(np.mean(run.reward[: max(n // 10, 3)]))
     late = float(np.mean(run.reward[-max(n // 5, 3):]))
     return early > 0.05 and late < 0.5 * early
+
+
+def unmoved(run: SweepRun) -> bool:
+    """Tell whether ``run``'s reward never moved: the same value at every logged point.
+
+    Such a run shows no relaxation, so it says nothing of its stiffness: any k fits it once r0
+    and the plateau sit at its value, and in a joint fit it would pull the shared constants
+    toward that value as if it were informative.
+    """
+    values = run.reward
+    return bool(np.ptp(values) <= 1e-12 * max(1.0, float(np.max(np.abs(values)))))
 

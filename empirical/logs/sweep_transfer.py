@@ -244,8 +244,8 @@ def _check_modelled(fit: SweepFit, target: dict[str, Any]) -> list[str]:
             continue
         shown = ", ".join("not given" if v is None else f"{v:g}" for v in seen)
         left = sorted({r.hparams.get(key) for r in fit.runs if r not in fit.fitted} - {None})
-        note = (f"; the runs at {key} {', '.join(f'{v:g}' for v in left)} collapsed and are "
-                "not fitted") if left else ""
+        note = (f"; the runs at {key} {', '.join(f'{v:g}' for v in left)} are left out of "
+                "the fit (collapsed, or a reward that never moved)") if left else ""
         raise InputError(f"--to {key}={target[key]:g}: the transfer carries lr, G, B, "
                          f"momentum, schedule and warmup, not {key}; the fitted sources ran at "
                          f"{key} {shown}{note}: give one of them or leave {key} out")

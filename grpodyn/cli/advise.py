@@ -56,8 +56,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "N steps (default: the run's own length)")
     p.add_argument("--sweep", action="append", metavar="LOG",
                    help="with --log: a run of the same model and task at another lr, G or B "
-                   "(repeat; read with the same --reward-key and --logging-steps); the joint fit "
-                   "of grpodyn sweep measures the tau-lr exponent p and the B G exponent the "
+                   "(repeat; read with the same --reward-key and --logging-steps; a log of "
+                   "several runs gives each); the joint fit of grpodyn sweep of these runs and "
+                   "the --log run measures the tau-lr exponent p and the B G exponent the "
                    "advice uses")
     p.add_argument("--sweep-hparams", action="append", metavar="K=V,...",
                    help="hyperparameters of the --sweep runs: once for every run, or once per "
@@ -71,12 +72,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def _check_options(args: argparse.Namespace) -> None:
     """Refuse an option the chosen source (``--kappa`` or ``--log``) would leave unused.
 
-    Also refuses what the stability analysis cannot take (:func:`check_lag_and_momentum`) and
-    a ``--sweep`` of the log alone (by resolved path, as ``grpodyn sweep`` finds a log given
-    twice): one run measures no exponent across lr, G or B, yet would be reported as a sweep.
+    Also refuses what the stability analysis cannot take (:func:`check_lag_and_momentum`).
     """
-    from pathlib import Path
-
     if (args.kappa is None) == (args.log is None):
         raise UsageError("give exactly one of --kappa and --log")
     check_lag_and_momentum(args)
@@ -100,10 +97,47 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.target is not None:
         raise UsageError(f"--target {args.target} needs --kappa: with --log the goal is the "
                          "gain within --steps (default: the run's own length)")
-    if args.sweep and all(Path(path).resolve() == Path(args.log).resolve()
-                          for path in args.sweep):
-        raise UsageError(f"--sweep {args.sweep[0]}: the same file as --log {args.log}; a sweep "
-                         "needs runs at another lr, G or B beside it")
+
+
+def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list[str]]:
+    """Fit the ``--sweep`` runs jointly with the ``--log`` run; return the fit and its notes.
+
+    The ``--log`` run joins the fit once: by its own log, with the hyperparameters the log and
+    the log options (``--lr``, ``--momentum``, ``--group-size``, ``--batch``) give, unless its
+    file is among the ``--sweep`` logs (found by resolved path, as ``grpodyn sweep`` finds a
+    log given twice), where it is read with them. A ``--sweep`` of the log's file alone is
+    refused where the file holds no other run: one run measures no exponent across lr, G or B,
+    yet would be reported as a sweep. The notes are those on the runs left out: too short
+    for the fit (at loading), collapsed or with a reward that never moved (by the fit).
+    """
+    from pathlib import Path
+
+    from grpodyn.cli.sweep import sweep_runs
+    from grpodyn.empirical.logs.sweep import fit_sweep
+    from grpodyn.empirical.logs.sweep_runs import sweep_run_of
+
+    runs, notes = sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json,
+                             reward_key=args.reward_key, logging_steps=args.logging_steps,
+                             reward_range=args.reward_range, option="--sweep-hparams")
+    own = [path for path in args.sweep if Path(path).resolve() == Path(args.log).resolve()]
+    if own:
+        if own == args.sweep and len(runs) == 1 and not notes:  # the log's file, one run
+            raise UsageError(f"--sweep {own[0]}: the same file as --log {args.log}, with no "
+                             "other run; a sweep needs runs at another lr, G or B beside it")
+    else:
+        name = args.log if run.run_name is None else f"{args.log} [{run.run_name}]"
+        given = {"lr": args.lr, "momentum": args.momentum, "group_size": args.group_size,
+                 "batch": args.batch}
+        runs.insert(0, sweep_run_of(
+            run, args.log, {k: v for k, v in given.items() if v is not None}, name=name,
+            reward_range=args.reward_range,
+            option=f"--sweep-hparams, naming the log among the --sweep logs (--sweep "
+                   f"{args.log}), or all but the optimizer with --lr, --momentum, --group-size "
+                   "and --batch: the --log run joins the sweep fit"))
+    fit = fit_sweep(runs)
+    left_out = [w for w in fit.warnings for r in fit.runs
+                if r not in fit.fitted and w.startswith(f"{r.name}: ")]
+    return fit, notes + left_out
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -115,16 +149,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         from grpodyn.empirical.logs.advice import advise_log
 
         run = load_log(args)  # --momentum and --lr enter the run's metadata (source: user)
-        sweep = None
-        if args.sweep:
-            from grpodyn.cli.sweep import sweep_runs
-            from grpodyn.empirical.logs.sweep import fit_sweep
-
-            sources, notes = sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json,
-                                        reward_key=args.reward_key,
-                                        logging_steps=args.logging_steps,
-                                        reward_range=args.reward_range)
-            sweep = fit_sweep(sources)
+        sweep, notes = _sweep_fit(args, run) if args.sweep else (None, [])
         with naming_the_run(run):  # the run of a log of several; records merged on a step
             out = advise_log(run, steps=args.steps, reward_range=args.reward_range,
                              margin=args.margin, sweep=sweep).to_dict()

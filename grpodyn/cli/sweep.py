@@ -32,23 +32,26 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
                reward_key: str | None = None, logging_steps: int | None = None,
-               reward_range: tuple[float, float] | None = None) -> tuple[list, list[str]]:
-    """Load the runs of a sweep, each with its ``--hparams`` (once, or once per log).
+               reward_range: tuple[float, float] | None = None,
+               option: str = "--hparams") -> tuple[list, list[str]]:
+    """Load the runs of a sweep, each with its hyperparameters (once, or once per log).
 
-    A log of several runs (a sweep's long CSV) gives each of them, with that log's --hparams;
-    those too short for the fit are left out, said in the notes returned beside the runs.
-    ``reward_range`` is the declared range of every run's reward (None: inferred).
+    A log of several runs (a sweep's long CSV) gives each of them, with that log's
+    hyperparameters; those too short for the fit are left out, said in the notes returned
+    beside the runs. ``reward_range`` is the declared range of every run's reward (None:
+    inferred). ``hparams`` are the texts of the command's ``option`` (``--hparams``, or
+    ``grpodyn advise --sweep-hparams``), the option the errors name.
     """
     from grpodyn.cli.sweep_logs import load_sources
 
     hparams = hparams or []
     if len(hparams) not in (0, 1, len(logs)):
-        raise UsageError(f"--hparams given {len(hparams)} times for {len(logs)} "
+        raise UsageError(f"{option} given {len(hparams)} times for {len(logs)} "
                          f"log{'s' * (len(logs) != 1)}: give it "
                          "once (for every log) or once per log, in the logs' order")
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
     return load_sources(list(zip(logs, texts, strict=True)), bars=bars, reward_key=reward_key,
-                        logging_steps=logging_steps, reward_range=reward_range)
+                        logging_steps=logging_steps, reward_range=reward_range, option=option)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -96,8 +99,8 @@ def print_human(result: dict[str, Any]) -> None:
                   f"(+- {e['bg_exponent']['stderr']:.2g}, derivation "
                   f"{e['predicted_bg_exponent']:.2g}), G at fixed B G: {g_text}")
     for run in result["runs"]:
-        r2 = run.get("r2")
-        mark = "collapsed" if run["collapsed"] else (f"R^2 {r2:.3f}" if r2 is not None else "")
+        mark = ("collapsed" if run["collapsed"] else "constant reward, not fitted"
+                if run["constant"] else f"R^2 {run['r2']:.3f}")
         print(f"  {run['name']}: {mark}")
     for entry in result["stability"]:
         print(f"  stability: {entry['name']}: {entry['limit']} limit; {entry['explanation']}")

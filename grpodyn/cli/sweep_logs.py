@@ -21,12 +21,14 @@ _ABOVE_METADATA = ("--hparams", "log (grpodyn_hparams)")
 
 def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: str | None = None,
                   logging_steps: int | None = None,
-                  reward_range: tuple[float, float] | None = None) -> tuple[list, list[str]]:
+                  reward_range: tuple[float, float] | None = None,
+                  option: str = "--hparams") -> tuple[list, list[str]]:
     """Return the sweep runs of the log ``path`` and notes on the runs left out.
 
     ``reward_key`` and ``logging_steps`` are the loader's (``--reward-key``,
     ``--logging-steps``), and ``reward_range`` the declared range of the reward
-    (``--reward-range``), the same for every log.
+    (``--reward-range``), the same for every log. ``option`` is the command's option that
+    gives the hyperparameters (``overrides``), named where one is missing.
 
     A log of one run gives ``load_sweep_run(path, overrides)``. A log of several gives each run
     named ``path [run]``, with the hyperparameters ``load_sweep_run`` resolves for the log's
@@ -38,7 +40,7 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
     from grpodyn.empirical.logs.sweep import load_sweep_run
 
     base = load_sweep_run(path, overrides, reward_key=reward_key, logging_steps=logging_steps,
-                          reward_range=reward_range)
+                          reward_range=reward_range, option=option)
     runs = load_runs(path, reward_key=reward_key, logging_steps=logging_steps)
     if len(runs) == 1:
         return [base], []
@@ -49,7 +51,7 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
             notes.append(f"{name}: {run.n_points} reward points, fewer than the {MIN_POINTS} a "
                          "run of a sweep needs: left out")
             continue
-        hparams, sources = _own_metadata(run, base.hparams, base.sources, name)
+        hparams, sources = _own_metadata(run, base.hparams, base.sources, name, option)
         out.append(dataclasses.replace(base, name=name, steps=run.steps - run.steps[0],
                                        reward=run.reward, hparams=hparams, sources=sources,
                                        first_step=float(run.steps[0]),
@@ -59,13 +61,16 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
 
 def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
                  logging_steps: int | None = None,
-                 reward_range: tuple[float, float] | None = None) -> tuple[list, list[str]]:
+                 reward_range: tuple[float, float] | None = None,
+                 option: str = "--hparams") -> tuple[list, list[str]]:
     """Return the runs of every (log, ``--hparams`` text) pair and the notes on runs left out.
 
     Each log gives its runs by :func:`load_log_runs`, with its own ``--hparams`` (and the
     loader's options and the declared reward range, shared by every log); a progress
-    bar counts the logs when ``bars``. A log given twice (the same file by its resolved path) is
-    refused: its runs would enter the fit twice, as if independent, and halve its errors.
+    bar counts the logs when ``bars``. ``option`` is the command's option of the
+    hyperparameters (``--hparams``, or advise's ``--sweep-hparams``), named in the errors. A
+    log given twice (the same file by its resolved path) is refused: its runs would enter the
+    fit twice, as if independent, and halve its errors.
     """
     from grpodyn.empirical.logs.sweep import parse_hparams
     from grpodyn.ground import InputError
@@ -80,16 +85,20 @@ def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
             same = "" if seen[where] == str(path) else f" (the same file as {seen[where]})"
             raise InputError(f"{path}: given twice{same}; each run enters a sweep once")
         seen[where] = str(path)
-        loaded, left_out = load_log_runs(path, parse_hparams(text or ""), reward_key=reward_key,
-                                         logging_steps=logging_steps, reward_range=reward_range)
+        loaded, left_out = load_log_runs(path, parse_hparams(text or "", name=option),
+                                         reward_key=reward_key, logging_steps=logging_steps,
+                                         reward_range=reward_range, option=option)
         runs += loaded
         notes += left_out
     return runs, notes
 
 
-def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], name: str
-                  ) -> tuple[dict[str, Any], dict[str, str]]:
-    """Return the largest run's hyperparameters with ``run``'s own metadata in place of its."""
+def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], name: str,
+                  option: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """Return the largest run's hyperparameters with ``run``'s own metadata in place of its.
+
+    A hyperparameter still missing is refused, naming ``option``, the option that gives it.
+    """
     from grpodyn.empirical.logs.sweep_runs import META_NAMES, REQUIRED_HPARAMS, checked_run
     from grpodyn.ground import InputError
 
@@ -105,8 +114,8 @@ def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], na
     missing = [k for k in REQUIRED_HPARAMS if k not in hparams]
     if missing:
         raise InputError(f"{name}: hyperparameters {', '.join(missing)} not found in the log; "
-                         "give them with --hparams")
+                         f"give them with {option}")
     if hparams["optimizer"] == "adam" and not {"group_size", "batch"} <= set(hparams):
         raise InputError(f"{name}: Adam runs need group_size and batch (Adam's v_hat depends "
-                         "on B G); give them with --hparams")
+                         f"on B G); give them with {option}")
     return hparams, sources
