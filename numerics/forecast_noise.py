@@ -209,6 +209,11 @@ def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float,
     and 6). Maximum likelihood of the drift-to-white variance ratio (the scale concentrated
     out) by a scalar Kalman filter. Returns the noise (drift and white variances, filtered level
     variance), the filtered level at the last point, and the sum of squared innovations.
+
+    The level starts diffuse: after the first point it is that point, uncertain by the white
+    variance (the limit of a prior of unbounded variance), which keeps the fit free of the
+    reward's unit: rewards scaled by c give the level and the noise's standard deviations
+    scaled by c, the ratio unchanged.
     """
     from scipy.optimize import minimize_scalar
 
@@ -216,11 +221,10 @@ def fit_random_walk(t: np.ndarray, y: np.ndarray) -> tuple[ResidualNoise, float,
     dt = np.diff(t).tolist()
     values = y.tolist()
     n = y.size
-    spread = float(np.var(y)) or 1.0
 
     def run(log_ratio: float) -> tuple[float, float, float, float, float]:
         ratio = math.exp(log_ratio)  # drift per step / white, at unit white variance
-        x, p = values[0], spread * 1e3  # vague start
+        x, p = values[0], 1.0  # diffuse start, updated by the first point
         log_det = quad = squares = 0.0
         log = math.log
         for gap, value in zip(dt, values[1:], strict=True):
