@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.ground import dumps_json, save_figure, write_atomic
+from grpodyn.ground.files import staged_folder
 from grpodyn.theory.claims import Check
 
 __all__ = ["Check", "write_report", "REPORT_MARKER"]
@@ -94,6 +95,11 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
                  ) -> dict[str, Any]:
     """Build the report in ``out`` (created if needed) and return its summary.
 
+    The files are written into a staging folder inside ``out`` and replace ``out``'s only once
+    all are written (:func:`grpodyn.ground.files.staged_folder`): a report that fails, or a
+    file of ``out`` that cannot be replaced (a folder named summary.json), leaves the earlier
+    report as it was.
+
     Parameters
     ----------
     out : Path
@@ -119,6 +125,18 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
         one-line headline), ``disagreements`` (each with its group and reason), and the raw
         numbers of the lab, the tiny runs and the test beds.
     """
+    say = progress or (lambda message: None)
+    with staged_folder(out) as stage:
+        return _write_report(out, stage, say=say, quick=quick, executor=executor, bars=bars)
+
+
+def _write_report(out: Path, stage: Path, *, say: Callable[[str], None], quick: bool,
+                  executor: Any, bars: bool) -> dict[str, Any]:
+    """Write the report's files into ``stage``; the summary names them in ``out``.
+
+    The arguments are those of :func:`write_report`; ``stage`` is the staging folder whose
+    files replace ``out``'s once this returns.
+    """
     from grpodyn import html
     from grpodyn.claims import evaluate, summarise
     from grpodyn.empirical.bandit.report import finish_bandit_lab, start_bandit_lab
@@ -132,8 +150,6 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     from grpodyn.progress import progress_bar
     from grpodyn.theory import build_info, registry, to_latex
 
-    say = progress or (lambda message: None)
-    out.mkdir(parents=True, exist_ok=True)
     say("deriving the theory registry")
     start = time.perf_counter()
     derivations = registry()
@@ -144,9 +160,9 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
     say("checking the stated results")
     checks = evaluate("theory")
     say("drawing figures")
-    figures = _figures(out)
+    figures = _figures(stage)
     say("tiny-model runs: fits and group sizes")
-    tiny, tiny_figures = tiny_runs_data(out)
+    tiny, tiny_figures = tiny_runs_data(stage)
     tiny_checks = [] if tiny is None else evaluate("tiny LM runs", tiny)
     probe = probe_data()
     tiny_checks += [] if tiny is None or probe is None else evaluate("curvature probe", probe)
@@ -157,10 +173,10 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
         say("diagnostics: the tiny-LM test beds are study data (studies/tiny_grids/data), "
             "absent here: the bandit bed alone is scored")
     diag_checks = evaluate("test beds", beds)
-    diag_figures = confusion_figure(out, beds)
+    diag_figures = confusion_figure(stage, beds)
     diag_rows = diagnose_tiny_runs()
     say("bandit lab: waiting for the simulations")
-    lab, bandit_figures, bandit_raw = finish_bandit_lab(out, lab_state)
+    lab, bandit_figures, bandit_raw = finish_bandit_lab(stage, lab_state)
     checks += evaluate("bandit lab", lab) + tiny_checks + diag_checks
     deepnet = comparison_data()  # the deep network, predicted before its runs
     checks += [] if deepnet is None else evaluate("deep network", deepnet)
@@ -180,7 +196,7 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
                   html.study_table(study), html.figures_block(figures),
                   html.diagnosis_table(diag_rows),
                   html.derivations_table(derivations.values(), to_latex)])
-    write_atomic(out / "index.html", page)
+    write_atomic(stage / "index.html", page)
     summary = {"out": str(out), "html": str(out / "index.html"),
                "figures": [str(out / name) for name, _ in figures],
                "derivations": len(derivations), "derivation_seconds": derive_seconds,
@@ -190,5 +206,5 @@ def write_report(out: Path, *, progress: Callable[[str], None] | None = None,
                "bandit": bandit_raw, "tiny_runs": {} if tiny is None else tiny.to_dict(),
                "diagnostics": {name: {k: v for k, v in bed["scored"].items() if k != "cases"}
                                for name, bed in beds.items()}}
-    write_atomic(out / "summary.json", dumps_json(summary, indent=2))
+    write_atomic(stage / "summary.json", dumps_json(summary, indent=2))
     return summary

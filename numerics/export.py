@@ -30,7 +30,7 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.jscode import JavascriptCodePrinter
 from sympy.printing.julia import JuliaCodePrinter
 
-from grpodyn.ground import write_atomic
+from grpodyn.ground.files import write_all_atomic
 from grpodyn.theory import Derivation, registry
 from grpodyn.theory.sourcehash import theory_source_hash
 
@@ -290,14 +290,15 @@ def signature(d: Derivation, lang: str) -> str:
 
 
 def export(lang: str, out: Path) -> list[Path]:
-    """Write the export to ``out`` (created if needed), each file atomically; returns paths."""
+    """Write the export to ``out`` (created if needed), all files or none; returns paths."""
     return write_files(render(lang), out)
 
 
 def write_files(files: dict[str, str], out: Path) -> list[Path]:
-    """Write rendered files (name -> text, :func:`render`) under ``out``, each atomically."""
-    paths = []
-    for name, text in files.items():
-        (out / name).parent.mkdir(parents=True, exist_ok=True)
-        paths.append(write_atomic(out / name, text))
-    return paths
+    """Write rendered files (name -> text, :func:`render`) under ``out``, all or none.
+
+    Every target is checked before any is written, and the files replace the old ones only
+    once all are written (:func:`grpodyn.ground.files.write_all_atomic`): a target that cannot
+    be written (a folder of that name) leaves ``out`` as it was.
+    """
+    return write_all_atomic({out / name: text for name, text in files.items()})

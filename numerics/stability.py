@@ -359,7 +359,7 @@ def staleness_max(*, momentum: float, stiffness: float,
     if not staleness_stable(beta, k, 0):
         return None
     d0 = _staleness_crossing(beta, k)
-    if math.ceil(d0) - 1 > cap:
+    if d0 > cap + 1:
         raise BeyondCap(f"staleness stays stable beyond the cap d = {cap}", cap)
     if not staleness_stable(beta, k, 1):
         return 0
@@ -383,12 +383,23 @@ def _below_staleness_limit(beta: float, k: float, d: int) -> bool:
 
 
 def _staleness_crossing(beta: float, k: float) -> float:
-    """Return the real lag d0 at which a root of z^(d-1)(z-1)(z-beta) + k crosses |z| = 1."""
+    """Return the real lag d0 at which a root of z^(d-1)(z-1)(z-beta) + k crosses |z| = 1.
 
-    def magnitude(theta: float) -> float:
-        return 2.0 * math.sin(theta / 2) * math.sqrt(1 - 2 * beta * math.cos(theta) + beta**2) - k
+    The angle is solved for as ``theta = k u``: at a tiny k (1e-300) the root finder's products
+    of theta underflow, u is of order one. As ``2 theta (1 - beta) / pi <= |exp(i theta) - 1|
+    |exp(i theta) - beta| <= theta (1 + beta)`` on (0, pi), u lies in [1 / (1 + beta),
+    pi / (1 - beta)] (the upper end doubled against round-off). Where theta is too small for
+    the lag to be a float, d0 is infinite (beyond every cap).
+    """
 
-    theta = brentq(magnitude, 0.0, math.pi, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    def magnitude(u: float) -> float:  # |exp(i theta) - 1| |exp(i theta) - beta| / k - 1
+        theta = k * u
+        return (2.0 * math.sin(theta / 2) / k
+                * math.sqrt(1 - 2 * beta * math.cos(theta) + beta**2) - 1.0)
+
+    u = brentq(magnitude, 1.0 / (1.0 + beta), min(math.pi / k, math.pi / (1.0 - beta)),
+               xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    theta = k * u
     phase = math.atan2(math.sin(theta), math.cos(theta) - beta)
     return 1.0 + (math.pi / 2 - theta / 2 - phase) / theta
 

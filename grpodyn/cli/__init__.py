@@ -36,9 +36,12 @@ from grpodyn.cli import (
 )
 from grpodyn.cli.options import Parser, UsageError, join_range_values, print_plain
 
-__all__ = ["main", "console_main", "build_parser", "UsageError", "EXIT_BAD_INPUT"]
+__all__ = ["main", "console_main", "build_parser", "UsageError", "EXIT_BAD_INPUT",
+           "EXIT_INTERRUPTED"]
 
 EXIT_BAD_INPUT = 2
+#: The exit code of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+EXIT_INTERRUPTED = 130
 
 #: The report's printer and its line width, under the names they have always had here.
 _print_report, _LINE = report.print_human, report.LINE
@@ -77,10 +80,40 @@ def _check_log_exists(log: str | None) -> None:
     """Refuse a log path that does not exist before the command imports its numerics.
 
     The loaders say the same (:func:`grpodyn.empirical.logs.formats.base.dispatch`), after the
-    command's imports (scipy, about a second); a mistyped path is told at once.
+    command's imports (scipy, about a second); a mistyped path is told at once. A path behind
+    a directory this user cannot read is said to be so, not to be missing.
     """
     if isinstance(log, str) and not os.path.lexists(log):
-        raise UsageError(f"{log}: no such file or directory")
+        try:
+            os.lstat(log)
+        except PermissionError:
+            raise UsageError(f"{log}: cannot be reached: a directory on its path is one this "
+                             "user cannot read (permission denied)") from None
+        except OSError:
+            raise UsageError(f"{log}: no such file or directory") from None
+
+
+def _os_error_text(exc: OSError, scheduler: str | None) -> str:
+    """Return the one line of an ``OSError`` that ended a command.
+
+    An error about a file names the file; an error without one, while the command runs on a
+    Dask scheduler, is the scheduler's (a connection refused or timed out) and names it.
+
+    Parameters
+    ----------
+    exc : OSError
+        The error.
+    scheduler : str or None
+        The ``--scheduler`` address of the command, if it has one.
+
+    Returns
+    -------
+    str
+        The message, without the ``grpodyn: error:`` prefix.
+    """
+    if exc.filename:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return f"--scheduler {scheduler}: {exc}" if scheduler else str(exc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -105,10 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"grpodyn: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as exc:  # a file that cannot be written, a Dask scheduler out of reach, ...
-        scheduler = getattr(args, "scheduler", None)
-        where = f"--scheduler {scheduler}: " if scheduler else ""
-        what = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else exc
-        print(f"grpodyn: error: {where}{what}", file=sys.stderr)
+        print(f"grpodyn: error: {_os_error_text(exc, getattr(args, 'scheduler', None))}",
+              file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.json:
         json.dump(result, sys.stdout, allow_nan=False)
@@ -126,4 +157,7 @@ def console_main() -> NoReturn:
     except BrokenPipeError:  # the reader (``| head``) closed the pipe: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status of a SIGINT
+        print("grpodyn: interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
     sys.exit(code)

@@ -33,6 +33,8 @@ LAGS = {"refresh": ("refresh", "K"), "staleness": ("staleness", "d"),
 #: The settings a printed config always shows; the others only where they differ from the
 #: simulator's defaults.
 SHOWN = ("lr", "momentum", "group_size", "prompts", "estimator", "kl", "kl_estimator")
+#: The momenta of the lag-threshold sweeps when ``--momenta`` is not given.
+MOMENTA = (0.0, 0.5, 0.9)
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -51,8 +53,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--kl-estimator", choices=["k3", "forward"],
                    help="estimator of the KL penalty (default: k3, sampled as in TRL; forward, "
                    "the exact KL, for the group experiment)")
-    p.add_argument("--momenta", type=finite_float, nargs="+", default=[0.0, 0.5, 0.9],
-                   help="momenta of the lag-threshold sweeps (default: 0 0.5 0.9)")
+    p.add_argument("--momenta", type=finite_float, nargs="+",
+                   help="momenta of the lag-threshold sweeps (default: 0 0.5 0.9; not with "
+                   "--write-log)")
     p.add_argument("--momentum", type=finite_float,
                    help="momentum of a run written with --write-log (default 0)")
     p.add_argument("--write-log", help="write one simulated run to this trainer_state.json "
@@ -66,11 +69,17 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _check_numbers(args: argparse.Namespace) -> None:
-    """Refuse a numeric option outside what the simulation holds, or an empty ``--write-log``."""
+    """Refuse a numeric option outside what the simulation holds, or a bad ``--write-log``.
+
+    The executor options are checked in both modes, as the experiments check them
+    (:func:`~grpodyn.cli.options.executor_of`): ``--scheduler`` with ``--serial`` is refused
+    with ``--write-log`` too.
+    """
     from grpodyn.ground import check_momentum
 
     if args.write_log is not None and not args.write_log.strip():
         raise UsageError("--write-log: an empty path; give the trainer_state.json to write")
+    executor_of(args)  # --scheduler with --serial, or a scheduler that is no address
     if args.write_log is not None and args.experiment is not None:
         raise UsageError(f"--experiment {args.experiment} with --write-log: --write-log writes "
                          "one simulated run and runs no experiment; give one of the two")
@@ -84,8 +93,32 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise UsageError(f"--steps {args.steps}: must lie in [1, {MAX_STEPS:,}]")
     if args.momentum is not None:
         check_momentum(args.momentum, "--momentum")
-    for beta in args.momenta:
+    for beta in args.momenta or ():
         check_momentum(beta, "--momenta: momentum")
+    if args.write_log is not None:
+        _check_write_log(args)
+
+
+def _check_write_log(args: argparse.Namespace) -> None:
+    """Refuse a ``--write-log`` the loaders would not read back, or options it leaves unused.
+
+    The run is written as JSON (a TRL trainer_state.json), which the loaders read from a file
+    ending in ``.json`` only; the one simulation runs in this process, so a Dask scheduler
+    would go unused.
+    """
+    from pathlib import Path
+
+    if Path(args.write_log).suffix.lower() != ".json":
+        raise UsageError(f"--write-log {args.write_log}: not a .json file; the run is written "
+                         "as a TRL trainer_state.json, which grpodyn reads back from a file "
+                         "ending in .json (e.g. trainer_state.json)")
+    if args.scheduler is not None:
+        raise UsageError(f"--scheduler {args.scheduler} with --write-log: --write-log runs one "
+                         "simulation in this process and uses no scheduler; leave --scheduler "
+                         "out")
+    if args.momenta is not None:
+        raise UsageError("--momenta with --write-log: --momenta sets the experiments' lag "
+                         "sweeps; the run --write-log writes takes one --momentum")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -136,8 +169,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     # every experiment, and every lag of a threshold sweep, is one seeded task: one pool (or
     # Dask) run for all of them, results independent of the executor
+    momenta = MOMENTA if args.momenta is None else args.momenta
     plans = {name: [lab.plan_threshold_experiment(LAGS[name][0], configs[name][0], momentum=b,
-                                                  seed=args.seed) for b in args.momenta]
+                                                  seed=args.seed) for b in momenta]
              for name in chosen if name in LAGS}
     tasks = [singles[name] for name in chosen if name in singles]
     tasks += [task for name in plans for plan in plans[name] for task in plan.tasks]

@@ -29,8 +29,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="G, when the log and its config do not say")
     p.add_argument("--until", type=finite_float, metavar="STEP",
                    help="diagnose only the steps up to STEP (inclusive), as a monitor would "
-                   "have then: the early warning is the one a monitor holds at STEP (one that "
-                   "fired stands until a diagnosis with a verdict)")
+                   "have then: the early warning is the one a Monitor holds at STEP when it "
+                   "diagnoses at that step (diagnose_every=1 at every step); one that fired "
+                   "stands until a diagnosis with a verdict")
     add_log_options(p)
     add_json(p)
     p.set_defaults(handler=run)

@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not 0 < args.train_fraction <= 1:
         raise UsageError(f"--train-fraction must lie in (0, 1], got {args.train_fraction}")
     run = load_log(args)
-    with naming_the_run(run):
+    with naming_the_run(run, failed="the fit could not be completed, so no model, weight or "
+                        "plateau is reported"):
         return fit_run(run, model=args.model, momentum=args.momentum,
                        train_fraction=args.train_fraction, reward_range=args.reward_range)
 

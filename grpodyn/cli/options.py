@@ -260,29 +260,61 @@ def load_log(args: argparse.Namespace) -> Run:
     run = load_run(args.log, run=args.run,
                    reward_key=args.reward_key, step_key=args.step_key,
                    logging_steps=args.logging_steps)
+    check_step_key(run, args.step_key)
     return with_overrides(run, args)
 
 
+def check_step_key(run: Run, step_key: str | None) -> None:
+    """Refuse a ``--step-key`` that names the column read as the reward.
+
+    The loader would put the reward on its own axis: every curve would be the reward against
+    itself, fitted without a word of warning.
+
+    Parameters
+    ----------
+    run : Run
+        The loaded run; ``run.reward_key`` names the reward's column (columns joined by ``+``
+        where the reward is their sum).
+    step_key : str or None
+        The ``--step-key`` the user gave.
+
+    Raises
+    ------
+    UsageError
+        When ``step_key`` is the reward's column, or one of the columns it sums.
+    """
+    if step_key is not None and step_key in {run.reward_key, *run.reward_key.split("+")}:
+        raise UsageError(f"{run.source}: --step-key {step_key} is the column read as the reward "
+                         f"({run.reward_key}); give the field that holds the optimizer step, or "
+                         "another --reward-key")
+
+
 @contextmanager
-def naming_the_run(run: Run) -> Iterator[None]:
+def naming_the_run(run: Run, *, failed: str | None = None) -> Iterator[None]:
     """Name the run, beside its log, in an input error about a run of a log of several.
 
     The analysis's errors begin "LOG: "; for ``--run NAME`` (or the run read by default) they
     begin "LOG [NAME]: ", as the command's own header does. An error about too few points
     also says where the loader merged records that shared a step
-    (:func:`grpodyn.analysis.saying_merged_steps`).
+    (:func:`grpodyn.analysis.saying_merged_steps`). With ``failed``, an error that does not
+    name the log (the numerics see arrays: the linear programme of the stacking weights
+    failing) is said of it, after ``failed``, what the failure means for the command's result.
     """
     from grpodyn.analysis import saying_merged_steps
     from grpodyn.ground import InputError
 
+    head = f"{run.source}: "
     try:
         with saying_merged_steps(run):
             yield
     except InputError as exc:
-        head = f"{run.source}: "
-        if not run.run_name or not str(exc).startswith(head):
+        text = str(exc)
+        if failed is not None and not text.startswith(head):
+            text = f"{head}{failed}: {text}"
+        elif not run.run_name or not text.startswith(head):
             raise
-        raise InputError(f"{run.source} [{run.run_name}]: {str(exc)[len(head):]}") from None
+        which = f" [{run.run_name}]" if run.run_name else ""
+        raise InputError(f"{run.source}{which}: {text[len(head):]}") from None
 
 
 def check_reward_magnitude(run: Run) -> None:

@@ -17,6 +17,7 @@ from grpodyn.cli.options import (
     executor_of,
     group_size,
     load_log,
+    naming_the_run,
     output_directory,
     output_path,
     print_plain,
@@ -88,6 +89,7 @@ def _first_missing(out: Path) -> Path | None:
 def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] | None
             ) -> dict[str, Any]:
     """Write the report of a LOG, or the reproduction (see ``run``)."""
+    from grpodyn.ground.files import check_targets
     from grpodyn.report import write_report
 
     if args.log is not None:
@@ -98,11 +100,14 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
             raise UsageError(f"--out {args.out}: the report would write over the log "
                              f"{args.log}; refusing to overwrite it")
         refuse_foreign_files(args.out, out, RUN_REPORT_FILES)
+        check_targets(written)  # a folder named summary.json: refused before any file is written
 
         run = load_log(args)
-        summary = write_run_report(run, out, momentum=args.momentum,
-                                   group_size=args.group_size, reward_range=args.reward_range,
-                                   progress=progress)
+        with naming_the_run(run, failed="the report could not be completed, so none of its "
+                            "files is written"):
+            summary = write_run_report(run, out, momentum=args.momentum,
+                                       group_size=args.group_size,
+                                       reward_range=args.reward_range, progress=progress)
         if args.json:
             return finite_json(summary)
         diagnosis = summary["diagnosis"]
@@ -120,6 +125,7 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
                 **_diagnosis_lines(diagnosis, summary["diagnosis_reason"])}
     refuse_foreign_files(args.out, out, ("index.html", "summary.json",
                                          *(path.name for path in out.glob("*.png"))))
+    check_targets([out / "index.html", out / "summary.json"])  # before minutes of simulations
     summary = write_report(out, progress=progress, quick=args.quick,
                            executor=executor_of(args), bars=not args.json)
     if args.json:

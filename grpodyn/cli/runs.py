@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from grpodyn.cli.options import add_json, positive_integer, print_wrapped
+from grpodyn.cli.options import add_json, check_step_key, positive_integer, print_wrapped
 
 if TYPE_CHECKING:
     from grpodyn.empirical.logs.loaders import Run
@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     runs = load_runs(args.log, reward_key=args.reward_key, step_key=args.step_key,
                      logging_steps=args.logging_steps)
+    for one in runs:
+        check_step_key(one, args.step_key)
     return {"source": runs[0].source, "format": runs[0].format,
             "runs": [_run_summary(run) for run in runs]}
 

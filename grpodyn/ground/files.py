@@ -1,18 +1,22 @@
 """Write outputs atomically.
 
-A reader never sees a half-written file, and a failed write clobbers nothing.
+A reader never sees a half-written file, and a failed write clobbers nothing. An output made of
+several files is written all or nothing: :func:`write_all_atomic` for texts,
+:func:`staged_folder` for files written by others (figures), both after :func:`check_targets`.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_atomic", "save_figure"]
+__all__ = ["write_atomic", "save_figure", "write_all_atomic", "staged_folder", "check_targets"]
 
 
 def _naming(path: Path, exc: OSError) -> OSError:
@@ -93,3 +97,131 @@ def save_figure(fig: Any, path: str | Path) -> Path:
     with _replacing(path, path.suffix) as tmp:
         fig.savefig(tmp, dpi=110, bbox_inches="tight", format=path.suffix.lstrip(".") or None)
     return path
+
+
+def _error(code: int, path: Path, strerror: str | None = None) -> OSError:
+    """Return the ``OSError`` of ``code`` about ``path`` (its subclass, e.g. IsADirectoryError)."""
+    return OSError(code, strerror or os.strerror(code), str(path))
+
+
+def check_targets(paths: Iterable[str | Path]) -> None:
+    """Refuse, before any is written, an output file that could not replace what is there.
+
+    Each path must be a regular file or not exist yet; its nearest existing folder must be a
+    folder this process may write in (the missing ones below it are created).
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+        The output files.
+
+    Raises
+    ------
+    OSError
+        Naming the first path that fails: ``IsADirectoryError`` for a folder where a file would
+        go, ``NotADirectoryError`` for a file where a folder would go, ``PermissionError`` for
+        a folder that cannot be written, and an ``OSError`` for a pipe, device or socket.
+    """
+    for path in map(Path, paths):
+        if path.is_dir():
+            raise _error(errno.EISDIR, path)
+        if path.exists() and not path.is_file():
+            raise _error(errno.EEXIST, path, "exists and is not a regular file (a pipe, a "
+                         "device or a socket)")
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise _error(errno.ENOTDIR, folder)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise _error(errno.EACCES, path)
+
+
+def _make_folders(folder: Path, made: list[Path]) -> None:
+    """Create ``folder`` and its missing parents, appending each one made to ``made``."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for one in reversed(missing):
+        one.mkdir()
+        made.append(one)
+
+
+def write_all_atomic(texts: Mapping[Path, str]) -> list[Path]:
+    """Write several files all or nothing, each through a temporary file in its folder.
+
+    Every target is checked first (:func:`check_targets`), then every text is written to a
+    temporary file, and only then are the temporary files renamed onto the targets: a failure
+    before the renames leaves every target, and every folder, as it was.
+
+    Parameters
+    ----------
+    texts : mapping of Path to str
+        Output file -> its content (UTF-8); missing folders are created.
+
+    Returns
+    -------
+    list of Path
+        The paths written, in the order of ``texts``.
+    """
+    check_targets(texts)
+    made: list[Path] = []
+    staged: dict[Path, str] = {}
+    try:
+        for path, text in texts.items():
+            _make_folders(path.parent, made)
+            try:
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-",
+                                           suffix=".tmp")
+            except OSError as exc:
+                raise _naming(path, exc) from exc
+            staged[path] = tmp
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.chmod(tmp, 0o644)
+        for path, tmp in staged.items():
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp in staged.values():
+            Path(tmp).unlink(missing_ok=True)
+        for folder in reversed(made):
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return list(texts)
+
+
+@contextmanager
+def staged_folder(out: Path) -> Iterator[Path]:
+    """Yield a hidden folder inside ``out`` whose files replace ``out``'s once the block ends.
+
+    The block writes its outputs into the yielded folder; when it ends, every file there is
+    checked against its place in ``out`` (:func:`check_targets`) and only then moved there. If
+    the block or the check fails, ``out`` keeps the files it had and the staging folder is
+    removed.
+
+    Parameters
+    ----------
+    out : Path
+        The output folder (created if needed).
+
+    Yields
+    ------
+    Path
+        The staging folder, on the same file system as ``out``.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        stage = Path(tempfile.mkdtemp(dir=out, prefix=".staging-"))
+    except OSError as exc:
+        raise _naming(out, exc) from exc
+    try:
+        yield stage
+        moves = {path: out / path.relative_to(stage)
+                 for path in sorted(stage.rglob("*")) if path.is_file()}
+        check_targets(moves.values())
+        for path, target in moves.items():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

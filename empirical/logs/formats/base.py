@@ -10,6 +10,7 @@ and parses with the first that claims the path.
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,8 +95,15 @@ def dispatch(path: Path, options: Options) -> Source:
         When no format claims the path (a directory without a log, a missing path) or the
         format's parser refuses it.
     """
+    if path.is_dir() and not os.access(path, os.R_OK | os.X_OK):
+        raise _unreadable_folder(path)
     for candidate in options.formats:
-        if candidate.sniff(path):
+        try:
+            claimed = candidate.sniff(path)
+        except PermissionError as exc:  # a folder inside that this user cannot look into
+            raise _unreadable_folder(Path(exc.filename).parent if exc.filename else path) \
+                from None
+        if claimed:
             return candidate.parse(path, options)
     if path.is_dir():
         raise LogFormatError(f"{path}: a directory without a log (looked for trainer_state.json, "
@@ -112,6 +120,15 @@ def dispatch(path: Path, options: Options) -> Source:
         raise LogFormatError(f"{path}: not a regular file or directory (a pipe, a device or a "
                              "socket): give the log's file")
     raise LogFormatError(f"{path}: no log format claims this file")
+
+
+def _unreadable_folder(folder: Path) -> LogFormatError:
+    """Return the error of a folder whose files this user may not list or open.
+
+    The formats look for files inside a folder (trainer_state.json, checkpoint-N, ...); where
+    the folder cannot be read, the error names it, not a file that may not exist.
+    """
+    return LogFormatError(f"{folder}: a directory this user cannot read (permission denied)")
 
 
 def log_suffix(path: Path) -> str:

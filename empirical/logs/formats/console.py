@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from grpodyn.empirical.logs.common import number
+from grpodyn.empirical.logs.common import Parsed, number
 from grpodyn.empirical.logs.config import CONFIG_KEYS, meta_beside, meta_from_config
 from grpodyn.empirical.logs.formats.base import Options, Source, log_text
 from grpodyn.empirical.logs.text import parse_text
@@ -86,6 +86,40 @@ def _printed_settings(text: str) -> tuple[dict[str, str | bool], list[str]]:
     return {**settings, **switches}, notes
 
 
+def _past_planned_length(parsed: Parsed, logging_steps: int) -> list[str]:
+    """Return a note where a given logging interval puts points past the run's planned length.
+
+    Steps rebuilt as the points' order times ``logging_steps`` cannot pass the total that the
+    log's own training progress counter or bar printed (``planned_steps``): an interval that
+    puts them there contradicts the log, and every step-based number read from it (tau, the
+    forecast's steps) is stretched by the same factor.
+
+    Parameters
+    ----------
+    parsed : Parsed
+        The console parsed with the given interval.
+    logging_steps : int
+        The interval the user gave (``--logging-steps``).
+
+    Returns
+    -------
+    list of str
+        One note naming both, or none.
+    """
+    planned = parsed.meta.planned_steps
+    if not parsed.steps_reconstructed or planned is None or not isinstance(
+            planned.value, (int, float)):
+        return []
+    steps = [step for rows in parsed.runs.values() for step, _ in rows]
+    if not steps or max(steps) <= planned.value:
+        return []
+    points = max(len(rows) for rows in parsed.runs.values())
+    return [f"logging_steps {logging_steps} (given) puts the {points} logged points at steps "
+            f"{min(steps):g}-{max(steps):g}, past the run's planned {planned.value:g} steps "
+            f"({planned.evidence}): the given interval contradicts the log (at most "
+            f"{int(planned.value // points)} steps between points); check --logging-steps"]
+
+
 def parse(path: Path, options: Options) -> Source:
     """Return the console's metrics by step, with the G and KL settings it prints.
 
@@ -100,6 +134,8 @@ def parse(path: Path, options: Options) -> Source:
             logging_steps, source = found.value, found.evidence
     parsed = parse_text(path, text, step_key=options.step_key, logging_steps=logging_steps,
                         interval_source=source, reward_key=options.reward_key)
+    if options.logging_steps is not None:
+        parsed.notes += _past_planned_length(parsed, options.logging_steps)
     if not parsed.config:  # no config record of its own: the settings its lines print
         settings, notes = _printed_settings(text)
         printed = meta_from_config(settings, f"file:{path.name}", "a line the console printed")
