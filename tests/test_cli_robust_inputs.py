@@ -90,13 +90,21 @@ def test_write_log_refuses_executor_options_as_the_experiments_do(extra, needle,
 
 # -- a step key that is the reward's column --------------------------------------------------------
 
-@pytest.mark.parametrize("command", ["fit", "runs", "forecast"])
+@pytest.mark.parametrize("command", ["fit", "runs", "forecast", "compare"])
 def test_a_step_key_that_is_the_reward_is_refused(command, csv_log, capsys):
     argv = [command, csv_log, "--step-key", "reward"]
     if command == "forecast":
         argv += ["--train-fraction", "0.8"]
     line = _error(argv, capsys)
     assert csv_log in line and "--step-key reward" in line and "reward" in line
+
+
+def test_the_api_names_a_refused_horizon_s_count_exactly(csv_log):
+    from grpodyn.empirical.logs.loaders import load_run
+    from grpodyn.empirical.logs.run_analysis import analyse_run
+
+    with pytest.raises(ValueError, match="asks for 100,001 points"):
+        analyse_run(load_run(csv_log), horizon=100_100)
 
 
 def test_the_step_column_as_step_key_still_fits(csv_log, capsys):

@@ -174,12 +174,12 @@ class BanditRun:
                  **{k: float(v[n, seed]) for k, v in self.metrics.items()}} for n in range(steps)]
 
     def write_trainer_state(self, path: str | Path, seed: int = 0) -> Path:
-        """Write one seed as a TRL trainer_state.json (with the config beside it)."""
-        path = Path(path)
+        """Write one seed as a TRL trainer_state.json (with the config in it), atomically."""
+        from grpodyn.ground.files import write_atomic
+
         state = {"global_step": self.metrics["reward"].shape[0], "log_history":
                  self.log_history(seed), "grpodyn_bandit_config": asdict(self.config)}
-        path.write_text(json.dumps(state))
-        return path
+        return write_atomic(path, json.dumps(state))
 
 
 def _batch_std(share: np.ndarray, n: int) -> np.ndarray:

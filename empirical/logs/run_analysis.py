@@ -631,7 +631,8 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
         start = future[-1] if future.size else run.steps[n_train - 1]
         if (horizon - start) / spacing > MAX_FORECAST_POINTS:
             raise InputError(f"{run.source}: horizon {horizon:g} asks for "
-                             f"{(horizon - start) / spacing:.3g} points past step {start:g} (one "
+                             f"{math.ceil((horizon - start) / spacing):,} points past step "
+                             f"{start:g} (one "
                              f"every {spacing:g} steps, as logged); at most "
                              f"{MAX_FORECAST_POINTS:,}")
         extra = np.arange(start + spacing, horizon + 0.5 * spacing, spacing)

@@ -8,6 +8,7 @@ from typing import Any
 from grpodyn.cli.options import (
     UsageError,
     add_run_command_options,
+    check_step_key,
     load_log,
     output_path,
     with_overrides,
@@ -59,9 +60,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             args.log = log
             runs.append(load_log(args))
             continue
-        runs += [with_overrides(run, args)
-                 for run in load_runs(log, reward_key=args.reward_key, step_key=args.step_key,
-                                      logging_steps=args.logging_steps)]
+        loaded = load_runs(log, reward_key=args.reward_key, step_key=args.step_key,
+                           logging_steps=args.logging_steps)
+        for run in loaded:
+            check_step_key(run, args.step_key)
+        runs += [with_overrides(run, args) for run in loaded]
     comparison = compare_runs(
         runs, clock=args.clock, momentum=args.momentum, reward_range=args.reward_range,
         progress=lambda pairs: progress_bar(pairs, total=len(runs), description="analysing",
