@@ -275,3 +275,32 @@ def test_messages_name_the_python_argument_beside_the_flag():
         analysis = grpodyn.analyse_run(run, stack=False, diagnose_run=False)
     assert "momentum unknown: give momentum= (--momentum)" in " ".join(analysis.warnings)
     assert "momentum= (--momentum)" in analysis.dynamics["regime"]["reason"]
+
+
+def test_the_python_forecast_dict_carries_the_early_warning_and_bound_as_the_command():
+    """analyse_run's forecast_dict holds what ``grpodyn forecast --json`` holds from it: the
+    early warning at the cut (its note first among the warnings) and the plateau's bound."""
+    import contextlib
+    import io
+    import json
+    from pathlib import Path
+
+    from grpodyn.cli import main
+    from grpodyn.empirical.logs.loaders import load_run
+    from grpodyn.empirical.logs.run_analysis import analyse_run
+
+    log = str(Path(__file__).parent / "data" / "real_logs" / (
+        "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_policy_"
+        "sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl"))
+    ours = analyse_run(load_run(log), train_fraction=0.5, fit_on_training_part=True,
+                       diagnose_run=False).forecast_dict()
+    assert ours["early_warning"] == {"step": 19.0, "signals": ["kl_rise", "length_departure"]}
+    assert ours["warnings"][0].startswith("the early warning fired at step 19")
+    assert "bound" in ours["plateau"]
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(["forecast", log, "--train-fraction", "0.5", "--json"]) == 0
+    cli = json.loads(buffer.getvalue())
+    assert cli["early_warning"] == ours["early_warning"]
+    assert cli["warnings"][0] == ours["warnings"][0]
+    assert cli["plateau"].keys() == ours["plateau"].keys()

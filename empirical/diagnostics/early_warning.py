@@ -62,7 +62,7 @@ from grpodyn.ground import InputError
 
 __all__ = ["SIGNALS", "MIN_POINTS", "Z", "TAU", "HOLD", "COINCIDE", "ALONE", "RELATIVE",
            "EarlyWarning",
-           "early_warning", "standing_warning",
+           "early_warning", "standing_warning", "warning_at_cut",
            "prefix", "trend_window", "remedy"]
 
 SIGNALS = ("critical_slowing_down", "entropy_rise", "kl_rise", "length_departure",
@@ -345,3 +345,32 @@ def standing_warning(run: Run, *, reviewed: bool = False) -> EarlyWarning | None
         if found is not None and (standing is None or found.step != standing.step):
             standing = found
     return standing
+
+
+def warning_at_cut(run: Run, cut: float) -> dict[str, Any] | None:
+    """Return the early warning at a forecast's cut: ``step``, ``signals`` and a ``note``.
+
+    A forecast reads the level and the trend, not the precursors of a collapse
+    (docs/theory.md section 10); where they fired in the last steps before the cut
+    (:func:`early_warning` of the run's :func:`prefix` up to ``cut``), the forecast says so.
+
+    Parameters
+    ----------
+    run : Run
+        The whole log.
+    cut : float
+        The last step the forecast was fitted on.
+
+    Returns
+    -------
+    dict or None
+        ``{"step", "signals", "note"}``, or None when no precursor fired by the cut.
+    """
+    warning = early_warning(prefix(run, cut))
+    if warning is None:
+        return None
+    return {"step": warning.step, "signals": list(warning.signals),
+            "note": f"the early warning fired at step {warning.step:g} by the cut at step "
+                    f"{cut:g} ({', '.join(warning.signals)}): a collapse may follow, which a "
+                    f"forecast of the level and trend does not see (grpodyn diagnose LOG "
+                    f"--until {cut:g})"}

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS as DIAGNOSIS_POINTS
+from grpodyn.empirical.diagnostics.early_warning import warning_at_cut
 from grpodyn.empirical.logs.fit_text import (
     fits_table,
     trusted_member,
@@ -211,7 +212,12 @@ class RunAnalysis:
 
     # ---------------------------------------------------------------- output
     def forecast_dict(self) -> dict[str, Any] | None:
-        """Return the forecast as the JSON contract of ``grpodyn forecast``."""
+        """Return the forecast as the JSON contract of ``grpodyn forecast``.
+
+        With the early warning standing at the cut (``early_warning``: null, or its ``step``
+        and ``signals``, the note first among the warnings) and the plateau's one-sided
+        ``bound``, as ``RunAnalysis.plateau`` has it.
+        """
         fc = self.forecast
         if fc is None:
             return None
@@ -234,8 +240,11 @@ class RunAnalysis:
             "upper": fc.upper.tolist(), "level": fc.level,
             "point": fc.point.tolist(), "point_weights": fc.point_weights,
             "plateau": {k: plateau.get(k) for k in ("value", "lower", "upper", "status",
-                                                    "reason")},
+                                                    "reason", "bound")},
             "warnings": list(fc.warnings)}
+        out["early_warning"] = warning_at_cut(self.run, out["cut_step"])
+        if out["early_warning"] is not None:
+            out["warnings"].insert(0, out["early_warning"].pop("note"))
         held = self._held_out()
         if held is not None:
             scores = fc.score(held, upto=held.size)

@@ -112,38 +112,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out["warnings"] = list(dict.fromkeys(out["warnings"] + analysis.warnings))
     seen = analysis.run.reward[: analysis.forecast.train_points]
     step = None if analysis.reward_range is not None else analysis.forecast.leaves_span(seen)
-    if step is not None:
-        out["warnings"].insert(0, (
+    if step is not None:  # after the early warning's note, which stays first
+        out["warnings"].insert(int(out["early_warning"] is not None), (
             f"from step {step:g} the forecast leaves the training part's span "
             f"[{seen.min():.4g}, {seen.max():.4g}] by more than its width (band "
             f"[{out['lower'][-1]:.4g}, {out['upper'][-1]:.4g}] at step {out['steps'][-1]:g}): "
             "with the reward range unknown nothing bounds the forecast's extrapolation "
             "there; declare --reward-range"))
-    out["early_warning"] = _early_warning(analysis.run, out["cut_step"])
-    if out["early_warning"] is not None:
-        out["warnings"].insert(0, out["early_warning"].pop("note"))
     if horizon is not None and args.horizon is None:
         out["warnings"].append(f"forecast to step {horizon:g}, the steps the run was set to "
                                "take (planned_steps); --horizon sets another")
     return finite_json(out)
-
-
-def _early_warning(run: Run, cut: float) -> dict[str, Any] | None:
-    """Return the early warning standing at the cut (step, signals and a note), or None.
-
-    A forecast reads the level and the trend, not the precursors of a collapse
-    (docs/theory.md section 10); where they fired by the cut, the forecast says so.
-    """
-    from grpodyn.empirical.diagnostics.early_warning import early_warning, prefix
-
-    warning = early_warning(prefix(run, cut))
-    if warning is None:
-        return None
-    return {"step": warning.step, "signals": list(warning.signals),
-            "note": f"the early warning fired at step {warning.step:g} by the cut at step "
-                    f"{cut:g} ({', '.join(warning.signals)}): a collapse may follow, which a "
-                    f"forecast of the level and trend does not see (grpodyn diagnose LOG "
-                    f"--until {cut:g})"}
 
 
 def _check_horizon(run: Run, horizon: float | None, *, given: bool) -> None:
