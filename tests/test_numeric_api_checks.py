@@ -119,3 +119,18 @@ def test_bandit_config_takes_valid_adam_settings():
     config = grpodyn.BanditConfig(lr=0.1, optimizer="adam", beta2=0.0, adam_eps=1e-6)
     run = grpodyn.simulate_bandit(config, steps=5, seeds=2)
     assert np.isfinite(run.p).all()
+
+
+@pytest.mark.parametrize("unit, offset", [(1e-9, 0.0), (1.0, 5.0), (1e11, 0.0), (1e11, 3e12)])
+def test_the_point_weights_are_the_same_at_any_unit_and_offset(unit, offset):
+    # the linear programme of the point's weights is posed in the rewards' own frame: at 1e11
+    # the solver stopped (HiGHS status 15) before
+    from grpodyn.numerics.forecast import _point_weights
+
+    rng = np.random.default_rng(4)
+    observed = 0.5 + 0.1 * rng.standard_normal(60)
+    forecasts = np.vstack([observed + 0.05 * rng.standard_normal(60) + shift
+                           for shift in (-0.1, 0.0, 0.05)])
+    reference = _point_weights(forecasts, observed)
+    scaled = _point_weights(forecasts * unit + offset, observed * unit + offset)
+    np.testing.assert_allclose(scaled, reference, atol=1e-6)
