@@ -208,3 +208,15 @@ def test_sweep_and_transfer_name_their_hparams(logs, tmp_path, command, capsys):
     argv = (["sweep", logs[0], bare] if command == "sweep" else
             ["transfer", "--from", logs[0], "--from", bare, "--to", "lr=0.01"])
     assert _error(argv, capsys).endswith("give them with --hparams")
+
+
+def test_transfer_from_python_names_its_arguments():
+    # the Python call names its argument beside the command's option; draws < 0 is refused
+    # by name, not by numpy's "negative dimensions"
+    from grpodyn.empirical.logs.sweep import transfer
+    from grpodyn.ground import InputError
+
+    with pytest.raises(InputError, match=r"draws must be >= 0"):
+        transfer([], {"lr": 1e-3}, draws=-5)
+    with pytest.raises(InputError, match=r"level \(--level\)"):
+        transfer([], {"lr": 1e-3}, level=1.5)

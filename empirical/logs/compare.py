@@ -81,8 +81,9 @@ def lr_clock(run: Run, *, name: str) -> np.ndarray:
         return clock
     entry = run.meta.lr
     if entry is None or not isinstance(entry.value, (int, float)) or not entry.value > 0:
-        raise InputError(f"{name}: no learning rate in the log for --clock lr; give --lr or "
-                         "use --clock step")
+        raise InputError(f"{name}: no learning rate in the log for --clock lr; give --lr (in "
+                         "Python run.meta.with_overrides(lr=...)) or use --clock step "
+                         "(clock='step')")
     with np.errstate(over="ignore", invalid="ignore"):
         clock = float(entry.value) * run.steps
     if not np.isfinite(clock).all():

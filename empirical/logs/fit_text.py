@@ -145,7 +145,7 @@ def unweighed_reason(name: str, momentum: float | None, *, stacked: bool = True)
     if name == "inertial" and momentum is None:
         return ("not weighed: the stack weighs the inertial form only with a known momentum, "
                 "which fixes its mass and damping; without one its zeta and omega0 are free "
-                "(give --momentum, Adam's beta1)")
+                "(give momentum= (--momentum), Adam's beta1)")
     return f"not weighed: {name} was left out of the stack"
 
 

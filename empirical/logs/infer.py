@@ -190,7 +190,8 @@ def _logged_lr(lr: np.ndarray, meta: RunMeta, notes: list[str]) -> bool:
     peak = float(known.max())
     if peak <= 0:
         notes.append(f"learning_rate is logged as {peak:g} at its highest (rounded away in the "
-                     "printout?): the lr is not known; give --lr")
+                     "printout?): the lr is not known; give --lr (in Python "
+                     "run.meta.with_overrides(lr=...))")
         return False
     words = f"peak of the logged learning_rate ({known.size} points)"
     if known.size > 1 and known[0] == peak and known[-1] < known[0]:
@@ -212,7 +213,8 @@ def _logged_lr(lr: np.ndarray, meta: RunMeta, notes: list[str]) -> bool:
     else:
         notes.append(f"lr: {meta.lr.source} gives {given:g}, the logged learning_rate {shape} "
                      f"{peak:g} (a schedule read between its logged points may miss its peak): "
-                     "the config's is kept; give --lr to choose")
+                     "the config's is kept; give --lr to choose (in Python "
+                     "run.meta.with_overrides(lr=...))")
     return True
 
 

@@ -121,7 +121,7 @@ def sweep_reward_range(runs: list[SweepRun]) -> tuple[tuple[float, float], str]:
         if not np.all((other.reward >= bounds[0]) & (other.reward <= bounds[1])):
             raise InputError(f"{other.name}: reward range {list(bounds)} ({why}), yet its "
                              f"logged rewards run from {np.min(other.reward):.4g} to "
-                             f"{np.max(other.reward):.4g}; declare --reward-range")
+                             f"{np.max(other.reward):.4g}; declare reward_range= (--reward-range)")
     return bounds, source
 
 

@@ -350,8 +350,9 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     ``constants``, ``assumptions``, ``warnings``, ``band_calibration``, ``shared_prompts``
     (``status``, ``beta``, ``partners``, ``form``).
     """
-    level = check_fraction("--level", level)
-    target = checked_run(checked_types(target, "--to"), "--to")
+    level = check_fraction("level (--level)", level)
+    draws = check_int("draws", draws, minimum=0)
+    target = checked_run(checked_types(target, "target (--to)"), "target (--to)")
     sources = as_runs(sources, "sources")
     fit = fit_runs(sources) if fit is None else fit
     unstated = _check_modelled(fit, target)
@@ -363,7 +364,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         raise InputError(f"--to: optimizer {hp['optimizer']} has no source run; the sources "
                          f"have {', '.join(fit.layout.optimizers)}")
     n = steps if steps is not None else hp.get("steps") or int(max(r.steps[-1] for r in sources))
-    n = check_int("--steps", n, minimum=1)
+    n = check_int("steps (--steps)", n, minimum=1)
     hp.pop("steps", None)
     system = fit.system(hp)
     predicted = band(fit, hp, n, draws, seed)
@@ -398,7 +399,8 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         var_transfer = calibration["s"] * distance ** 2 * (mean - mean[0]) ** 2
     if not predicted.scale.bounded:
         warnings.append("no known reward range: the mean and the band are formed on the reward "
-                        "itself, unbounded (declare --reward-range if the reward has one)")
+                        "itself, unbounded (declare reward_range= (--reward-range) if the "
+                        "reward has one)")
     z = float(norm.ppf(0.5 + level / 2))
     lower, upper = predicted.interval(z, var_transfer)
     source_lrs = [r.hparams["lr"] for r in fit.fitted if r.hparams["optimizer"] == hp["optimizer"]]
