@@ -304,3 +304,23 @@ def test_the_python_forecast_dict_carries_the_early_warning_and_bound_as_the_com
     assert cli["early_warning"] == ours["early_warning"]
     assert cli["warnings"][0] == ours["warnings"][0]
     assert cli["plateau"].keys() == ours["plateau"].keys()
+
+
+def test_the_hyperparameters_survive_the_round_trip_through_pandas():
+    """Run.to_pandas keeps the run's hyperparameters (with their sources) for from_pandas."""
+    pytest.importorskip("pandas")
+    from pathlib import Path
+
+    from grpodyn.empirical.logs.loaders import Run, load_run
+
+    log = Path(__file__).parent / "data" / "real_logs" / (
+        "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_policy_"
+        "sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl")
+    run = load_run(log)
+    back = Run.from_pandas(run.to_pandas())
+    assert back.meta.to_dict() == run.meta.to_dict()
+    assert back.meta.value("lr") == 4e-05 and back.meta.value("group_size") == 8
+    frame = run.to_pandas()
+    frame.attrs["grpodyn_meta"] = {"lr": {"value": 1.0, "source": "nowhere"}}
+    with pytest.raises(ValueError, match="grpodyn_meta"):
+        Run.from_pandas(frame)

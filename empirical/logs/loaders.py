@@ -112,6 +112,9 @@ class Run:
     def to_pandas(self) -> Any:
         """Return the run as a pandas DataFrame indexed by step (pandas: an optional dependency).
 
+        The hyperparameters, each with its source and evidence, ride in
+        ``frame.attrs["grpodyn_meta"]``, which :meth:`from_pandas` reads back.
+
         Raises
         ------
         ImportError
@@ -123,19 +126,35 @@ class Run:
             raise ImportError("Run.to_pandas needs pandas: pip install pandas (or the extra "
                               "'grpodyn[trl]', which includes it)") from None
 
-        return pd.DataFrame({"reward": self.reward, **self.metrics},
-                            index=pd.Index(self.steps, name="step"))
+        frame = pd.DataFrame({"reward": self.reward, **self.metrics},
+                             index=pd.Index(self.steps, name="step"))
+        frame.attrs["grpodyn_meta"] = self.meta.to_dict()  # read back by from_pandas
+        return frame
 
     @classmethod
     def from_pandas(cls, frame: Any, *, source: str = "<DataFrame>") -> Run:
-        """Return a run from a DataFrame with a ``step`` column (or index) and metric columns."""
+        """Return a run from a DataFrame with a ``step`` column (or index) and metric columns.
+
+        Hyperparameters in ``frame.attrs["grpodyn_meta"]`` (as :meth:`to_pandas` writes them)
+        are the run's; others it states in its metric columns are read as from any log.
+        """
         table = frame.reset_index() if "step" not in frame.columns else frame
         if "step" not in table.columns:
             raise LogFormatError(f"{source}: no 'step' column or index")
         metric_columns = [c for c in table.columns if c != "step"]
         rows = [(number(row["step"]), {c: row[c] for c in metric_columns})
                 for _, row in table.iterrows()]
-        return _assemble(source, Parsed("pandas", {"": rows}), rows)
+        run = _assemble(source, Parsed("pandas", {"": rows}), rows)
+        stated = getattr(frame, "attrs", {}).get("grpodyn_meta") or {}
+        if stated:
+            try:
+                kept = RunMeta(**{name: Hyperparameter(**entry) for name, entry in
+                                  stated.items()})
+            except (TypeError, ValueError) as exc:
+                raise LogFormatError(f"{source}: attrs['grpodyn_meta'] is not what "
+                                     f"Run.to_pandas writes ({exc})") from None
+            run.meta = kept.merged(run.meta)
+        return run
 
 
 def _count(n: int, noun: str) -> str:
