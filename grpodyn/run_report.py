@@ -23,6 +23,7 @@ import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run, load_run
 from grpodyn.ground import dumps_json, finite_json, write_atomic
+from grpodyn.ground.files import staged_folder
 from grpodyn.report import REPORT_MARKER
 
 if TYPE_CHECKING:
@@ -200,7 +201,9 @@ def write_run_report(log: str | Path | Run, out: Path, *, momentum: float | None
 
     ``log`` is a log's path (loaded with the defaults of ``load_run``) or a loaded ``Run``
     (the CLI loads it with the user's ``--run``, ``--reward-key``, ... options). ``out`` is
-    created only once the run is analysed, so a run the report refuses leaves no folder. The
+    created only once the run is analysed, so a run the report refuses leaves no folder; its
+    three files are written to a staging folder and replace the old ones together, so a
+    report that fails part-way leaves the folder as it was. The
     summary adds to :func:`run_summary` ``fit_reason`` (why no curve is fitted, else None) and
     ``diagnosis_reason`` (why no diagnosis is made, else None).
     """
@@ -220,19 +223,28 @@ def write_run_report(log: str | Path | Run, out: Path, *, momentum: float | None
     summary = {**run_summary(analysis), "fit_reason": fit_reason, "diagnosis_reason": None
                if analysis.diagnosis is not None else f"{run.n_points} logged points: a "
                f"diagnosis needs at least {MIN_POINTS}"}
-    out.mkdir(parents=True, exist_ok=True)
     if Path(run.source).resolve().parent == out.resolve():
         say("writing beside the log (the log itself is never touched)")
-    say("drawing the figure")
     figure = out / "reward_forecast.png"
-    analysis_figure(analysis, path=figure)
+    with staged_folder(out) as stage:  # the three files replace the old ones together, or none
+        say("drawing the figure")
+        analysis_figure(analysis, path=stage / figure.name)
+        write_atomic(stage / "index.html", _page(run, analysis, summary, fit_reason, figure))
+        result = {"html": str(out / "index.html"), **summary, "figures": [str(figure)]}
+        write_atomic(stage / "summary.json", dumps_json(result, indent=2))
+    return result
+
+
+def _page(run: Run, analysis: Any, summary: dict[str, Any], fit_reason: str | None,
+          figure: Path) -> str:
+    """Return the report's HTML page (the figure beside it, named ``figure.name``)."""
     caption = _caption(analysis, summary, fit_reason)
     which = f" [{run.run_name}]" if run.run_name else ""
     ceiling = analysis.noise.r2_ceiling
     noise = (f"Noise ceiling of R^2: {ceiling:.3f}." if math.isfinite(ceiling) else
              f"Noise sigma {analysis.noise.sigma:.3g}: no noise ceiling of R^2.")
     no_fit = "" if fit_reason is None else f"<p>No curve is fitted: {html.escape(fit_reason)}.</p>"
-    page = f"""<!doctype html>
+    return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <title>grpodyn: {html.escape(run.source + which)}</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}
@@ -249,7 +261,3 @@ figure{{display:inline-block;margin:1em}}img{{max-width:640px}}</style></head><b
 <figcaption>{html.escape(caption)}</figcaption></figure>
 </body></html>
 """
-    write_atomic(out / "index.html", page)
-    result = {"html": str(out / "index.html"), **summary, "figures": [str(figure)]}
-    write_atomic(out / "summary.json", dumps_json(result, indent=2))
-    return result

@@ -182,3 +182,21 @@ def test_the_reproduction_writes_its_files_together(tmp_path, monkeypatch):
     assert report.write_report(out) == {"html": str(out / "index.html")}
     assert _snapshot(out) == {"index.html": b"new page", "regimes.png": b"new png",
                               "summary.json": b"{}"}
+
+
+def test_a_run_report_that_fails_part_way_leaves_the_earlier_one(log, tmp_path, monkeypatch):
+    # the figure is drawn, then the page fails: nothing of the new report reaches the folder
+    from grpodyn import run_report
+
+    out = tmp_path / "report"
+    assert main(["report", log, "--out", str(out), "--json"]) == 0
+    before = _snapshot(out)
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(run_report, "_page", broken)
+    with pytest.raises(OSError):
+        run_report.write_run_report(log, out)
+    assert _snapshot(out) == before
+    assert not [p for p in out.iterdir() if p.name.startswith(".staging-")]
