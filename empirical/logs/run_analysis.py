@@ -35,7 +35,13 @@ from grpodyn.empirical.logs.fit_text import (
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.plateau_stacks import curve_stack
 from grpodyn.empirical.logs.run_dynamics import dynamics_of, not_determined, tau_model
-from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
+from grpodyn.empirical.logs.run_settings import (
+    infer_reward_range,
+    learning_rate_of,
+    momentum_of,
+    peak_lr_of,
+)
+from grpodyn.ground import InputError, TooFewPoints, check_fraction
 from grpodyn.ground.checks import check_finite
 from grpodyn.ground.jsonio import finite_json
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
@@ -59,83 +65,6 @@ FIT_MODELS = ("exponential", "power", "sigmoid", "inertial", "exponential_lr")
 FORECASTERS = tuple(REGISTRY)
 #: The most points a forecast past the log may hold (a horizon beyond them is refused).
 MAX_FORECAST_POINTS = 100_000
-_BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
-
-
-def learning_rate_of(run: Run) -> np.ndarray | None:
-    """Return the run's learning rate at every point (gaps interpolated).
-
-    None if not logged or constant (then the learning-rate clock is the step clock and adds no
-    model). A negative entry is not a learning rate: it counts as a gap.
-    """
-    lr = run.metrics.get("learning_rate")
-    if lr is None:
-        return None
-    known = np.isfinite(lr) & (lr >= 0)
-    if not known.any() or np.ptp(lr[known]) == 0:
-        return None
-    return np.interp(run.steps, run.steps[known], lr[known])
-
-
-def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
-                       ) -> tuple[tuple[float, float] | None, str]:
-    """Return the range the reward can reach and where it comes from.
-
-    Declared wins. Else [0, 1] where every logged value lies in it: from the reward's name
-    (accuracy, pass rate, success), else as an assumption (a mean of binary rewards). Otherwise
-    unknown (a summed, shaped or percent reward, the name named where it says a rate): None.
-    """
-    if declared is not None:
-        lo, hi = map(float, declared)
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise InputError(f"reward range: need finite LO < HI, got {declared}")
-        outside = np.sum((run.reward < lo) | (run.reward > hi))
-        if outside:
-            raise InputError(f"{run.source}: reward range [{lo:g}, {hi:g}]: {outside} of "
-                             f"{run.reward.size} logged rewards lie outside it (from "
-                             f"{np.min(run.reward):.4g} to {np.max(run.reward):.4g})")
-        return (lo, hi), "declared"
-    named, key = any(w in run.reward_key.lower() for w in _BOUNDED_WORDS), run.reward_key
-    outside = int(np.sum((run.reward < 0) | (run.reward > 1)))
-    if not outside:
-        return (0.0, 1.0), (f"inferred from the reward's name {key!r}" if named else "inferred: "
-                            "every logged reward lies in [0, 1] (a mean of binary rewards); "
-                            "declare reward_range= (--reward-range) if the reward can leave "
-                            "it")
-    return None, ((f"unknown: the reward's name {key!r} reads as a rate in [0, 1], but "
-                   f"{outside} of {run.reward.size} logged values lie outside it (from "
-                   f"{np.min(run.reward):.4g} to {np.max(run.reward):.4g}: a summed, shaped or "
-                   "percent reward)" if named else "unknown: a reward outside [0, 1] (summed or "
-                   "shaped)") + "; declare reward_range= (--reward-range)")
-
-
-def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
-    """Return the momentum and its source.
-
-    The momentum given (source ``user``, as for a user override in RunMeta), else the log's
-    (its metadata, with the source RunMeta gives: logged, file, user, ...), else unknown.
-    """
-    if momentum is not None:
-        return float(check_momentum(momentum)), "user"
-    entry = run.meta.momentum
-    if entry is not None and isinstance(entry.value, (int, float)):
-        return float(check_momentum(entry.value)), entry.source
-    return None, ("unknown: give momentum= (--momentum), Adam's beta1, for the regime and "
-                  "margins")
-
-
-def _peak_lr_of(run: Run) -> tuple[float | None, str]:
-    """Return the PEAK learning rate the run used and its source.
-
-    Its metadata (peak, user's or config), else the largest logged value.
-    """
-    entry = run.meta.lr
-    if entry is not None and isinstance(entry.value, (int, float)) and entry.value > 0:
-        return float(entry.value), entry.source
-    logged = run.metrics.get("learning_rate")
-    if logged is not None and np.isfinite(logged).any() and np.nanmax(logged) > 0:
-        return float(np.nanmax(logged)), "logged (peak)"
-    return None, "unknown: give --lr (in Python run.meta.with_overrides(lr=...))"
 
 
 @dataclass(eq=False)
@@ -475,7 +404,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     level = check_fraction("level", level)
     bounds, range_source = infer_reward_range(run, reward_range)
     beta, momentum_source = momentum_of(run, momentum)
-    lr_peak, lr_source = _peak_lr_of(run)
+    lr_peak, lr_source = peak_lr_of(run)
     lr = learning_rate_of(run)
     warnings = _opening_notes(run, bounds, range_source, beta, momentum_source)
     n_fitted = None
@@ -624,6 +553,38 @@ def _fit_members(run: Run, models: tuple[str, ...], *, momentum: float | None,
     return members, errors
 
 
+def check_horizon(run: Run, horizon: float, *, what: str | None = None) -> None:
+    """Refuse a horizon that asks for more than :data:`MAX_FORECAST_POINTS` forecast points.
+
+    The points are laid at the log's median spacing from its last step at or before the
+    horizon, as the forecast lays them, and their number is said as it is (100,001, not
+    1e+05). A log of one point, or a horizon before it, has no count: the forecast says why.
+
+    Parameters
+    ----------
+    run : Run
+        The log.
+    horizon : float
+        The step to forecast up to.
+    what : str, optional
+        How the message names the horizon (default ``"horizon H"``).
+
+    Raises
+    ------
+    InputError
+        When the count exceeds :data:`MAX_FORECAST_POINTS`.
+    """
+    reached = run.steps[run.steps <= horizon]
+    if run.n_points < 2 or reached.size == 0:
+        return
+    start, spacing = float(reached[-1]), float(np.median(np.diff(run.steps)))
+    points = (horizon - start) / spacing
+    if points > MAX_FORECAST_POINTS:
+        raise InputError(f"{run.source}: {what or f'horizon {horizon:.15g}'} asks for "
+                         f"{math.ceil(points):,} points past step {start:g} (one every "
+                         f"{spacing:g} steps, as logged); at most {MAX_FORECAST_POINTS:,}")
+
+
 def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
               horizon: float | None, level: float, momentum: float | None,
               lr: np.ndarray | None, bounds: tuple[float, float] | None,
@@ -636,14 +597,9 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
             raise InputError(f"{run.source}: horizon {horizon:g} is not after step "
                              f"{run.steps[n_train - 1]:g}, the last step fitted")
         future = future[future <= horizon]
+        check_horizon(run, horizon)
         spacing = float(np.median(np.diff(run.steps)))
         start = future[-1] if future.size else run.steps[n_train - 1]
-        if (horizon - start) / spacing > MAX_FORECAST_POINTS:
-            raise InputError(f"{run.source}: horizon {horizon:g} asks for "
-                             f"{math.ceil((horizon - start) / spacing):,} points past step "
-                             f"{start:g} (one "
-                             f"every {spacing:g} steps, as logged); at most "
-                             f"{MAX_FORECAST_POINTS:,}")
         extra = np.arange(start + spacing, horizon + 0.5 * spacing, spacing)
         future = np.concatenate([future, extra[extra <= horizon]])
     if future.size == 0:

@@ -100,7 +100,7 @@ class Layout:
 def sweep_reward_range(runs: list[SweepRun]) -> tuple[tuple[float, float], str]:
     """Return where r0 and the plateau may lie, and where that range comes from.
 
-    The range the single-run analyses use (:func:`~.run_analysis.infer_reward_range`): the
+    The range the single-run analyses use (:func:`~.run_settings.infer_reward_range`): the
     declared one (every run's, which must agree), else [0, 1] where every run's reward is
     inferred to be a rate or an accuracy, else none: (-inf, inf), an unbounded reward (a summed
     or shaped one, whose scale the runs do not bound). A logged reward outside a known range is

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from grpodyn.cli.options import (
     UsageError,
@@ -16,9 +16,6 @@ from grpodyn.cli.options import (
 )
 from grpodyn.ground import finite_json
 from grpodyn.numerics.forecasters import FORECASTERS
-
-if TYPE_CHECKING:
-    from grpodyn.empirical.logs.loaders import Run
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -77,7 +74,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ``average`` where the prior gives none), ``plateau`` (the training part's one plateau,
         as ``grpodyn fit`` with the same cut gives it), the path, the band and the scores.
     """
-    from grpodyn.empirical.logs.run_analysis import analyse_run
+    from grpodyn.empirical.logs.run_analysis import analyse_run, check_horizon
 
     run = load_log(args)
     horizon, planned = args.horizon, run.meta.value("planned_steps")
@@ -95,7 +92,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                              f"last logged step {run.steps[-1]:g}, logged every "
                              f"{spacing:g})"))
         horizon = float(planned)
-    _check_horizon(run, horizon, given=args.horizon is not None)
+    if horizon is not None:  # refused before the analysis, which fits first
+        check_horizon(run, horizon, what=f"--horizon {horizon:.15g}" if args.horizon is not None
+                      else f"the log's planned length, step {horizon:.15g},")
     until = args.until
     if args.train_fraction is None and until is None:
         until = float(run.steps[-1])
@@ -123,45 +122,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out["warnings"].append(f"forecast to step {horizon:g}, the steps the run was set to "
                                "take (planned_steps); --horizon sets another")
     return finite_json(out)
-
-
-def _check_horizon(run: Run, horizon: float | None, *, given: bool) -> None:
-    """Refuse a horizon that asks for more forecast points than the analysis holds.
-
-    The points are laid at the log's median spacing from its last step up to the horizon, as
-    :func:`grpodyn.empirical.logs.run_analysis.analyse_run` lays them, and their number is said
-    as it is (100,001, not 1e+05).
-
-    Parameters
-    ----------
-    run : Run
-        The loaded run.
-    horizon : float or None
-        The step to forecast up to (None: the log's end or the cut).
-    given : bool
-        Whether the user gave it (``--horizon``); else it is the log's planned length.
-
-    Raises
-    ------
-    UsageError
-        When the horizon lies more than ``MAX_FORECAST_POINTS`` spacings past the last logged
-        step before it.
-    """
-    import numpy as np
-
-    from grpodyn.empirical.logs import run_analysis
-
-    reached = run.steps[run.steps <= horizon] if horizon is not None else run.steps[:0]
-    if run.n_points < 2 or reached.size == 0:
-        return  # no spacing, or a horizon before the log: the analysis says why
-    start, spacing = float(reached[-1]), float(np.median(np.diff(run.steps)))
-    points = (horizon - start) / spacing
-    if points > run_analysis.MAX_FORECAST_POINTS:
-        what = (f"--horizon {horizon:.15g}" if given
-                else f"the log's planned length, step {horizon:.15g},")
-        raise UsageError(f"{run.source}: {what} asks for {points:,.15g} points past step "
-                         f"{start:g} (one every {spacing:g} steps, as logged); at most "
-                         f"{run_analysis.MAX_FORECAST_POINTS:,}")
 
 
 def _shown(value: float | None, scale: float) -> str:

@@ -1,0 +1,95 @@
+"""What a run's log says of the settings its analysis needs: lr path, reward range, momentum.
+
+Each reader returns the value with where it came from (the user, the log's metadata, the
+logged metric, an inference from the reward's name or values), or None with the reason and
+what to give; :mod:`.run_analysis` and the commands read the settings through them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from grpodyn.empirical.logs.loaders import Run
+from grpodyn.ground import InputError, check_momentum
+
+__all__ = ["learning_rate_of", "infer_reward_range", "momentum_of", "peak_lr_of"]
+
+_BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
+
+
+def learning_rate_of(run: Run) -> np.ndarray | None:
+    """Return the run's learning rate at every point (gaps interpolated).
+
+    None if not logged or constant (then the learning-rate clock is the step clock and adds no
+    model). A negative entry is not a learning rate: it counts as a gap.
+    """
+    lr = run.metrics.get("learning_rate")
+    if lr is None:
+        return None
+    known = np.isfinite(lr) & (lr >= 0)
+    if not known.any() or np.ptp(lr[known]) == 0:
+        return None
+    return np.interp(run.steps, run.steps[known], lr[known])
+
+
+def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
+                       ) -> tuple[tuple[float, float] | None, str]:
+    """Return the range the reward can reach and where it comes from.
+
+    Declared wins. Else [0, 1] where every logged value lies in it: from the reward's name
+    (accuracy, pass rate, success), else as an assumption (a mean of binary rewards). Otherwise
+    unknown (a summed, shaped or percent reward, the name named where it says a rate): None.
+    """
+    if declared is not None:
+        lo, hi = map(float, declared)
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise InputError(f"reward range: need finite LO < HI, got {declared}")
+        outside = np.sum((run.reward < lo) | (run.reward > hi))
+        if outside:
+            raise InputError(f"{run.source}: reward range [{lo:g}, {hi:g}]: {outside} of "
+                             f"{run.reward.size} logged rewards lie outside it (from "
+                             f"{np.min(run.reward):.4g} to {np.max(run.reward):.4g})")
+        return (lo, hi), "declared"
+    named, key = any(w in run.reward_key.lower() for w in _BOUNDED_WORDS), run.reward_key
+    outside = int(np.sum((run.reward < 0) | (run.reward > 1)))
+    if not outside:
+        return (0.0, 1.0), (f"inferred from the reward's name {key!r}" if named else "inferred: "
+                            "every logged reward lies in [0, 1] (a mean of binary rewards); "
+                            "declare reward_range= (--reward-range) if the reward can leave "
+                            "it")
+    return None, ((f"unknown: the reward's name {key!r} reads as a rate in [0, 1], but "
+                   f"{outside} of {run.reward.size} logged values lie outside it (from "
+                   f"{np.min(run.reward):.4g} to {np.max(run.reward):.4g}: a summed, shaped or "
+                   "percent reward)" if named else "unknown: a reward outside [0, 1] (summed or "
+                   "shaped)") + "; declare reward_range= (--reward-range)")
+
+
+def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
+    """Return the momentum and its source.
+
+    The momentum given (source ``user``, as for a user override in RunMeta), else the log's
+    (its metadata, with the source RunMeta gives: logged, file, user, ...), else unknown.
+    """
+    if momentum is not None:
+        return float(check_momentum(momentum)), "user"
+    entry = run.meta.momentum
+    if entry is not None and isinstance(entry.value, (int, float)):
+        return float(check_momentum(entry.value)), entry.source
+    return None, ("unknown: give momentum= (--momentum), Adam's beta1, for the regime and "
+                  "margins")
+
+
+def peak_lr_of(run: Run) -> tuple[float | None, str]:
+    """Return the PEAK learning rate the run used and its source.
+
+    Its metadata (peak, user's or config), else the largest logged value.
+    """
+    entry = run.meta.lr
+    if entry is not None and isinstance(entry.value, (int, float)) and entry.value > 0:
+        return float(entry.value), entry.source
+    logged = run.metrics.get("learning_rate")
+    if logged is not None and np.isfinite(logged).any() and np.nanmax(logged) > 0:
+        return float(np.nanmax(logged)), "logged (peak)"
+    return None, "unknown: give --lr (in Python run.meta.with_overrides(lr=...))"
