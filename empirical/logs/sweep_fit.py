@@ -26,8 +26,9 @@ from grpodyn.empirical.logs.sweep_model import (
     model_system,
     start_point,
 )
-from grpodyn.empirical.logs.sweep_runs import MAX_STEPS, SweepRun, as_runs, collapsed, unmoved
+from grpodyn.empirical.logs.sweep_runs import SweepRun, as_runs, collapsed, unmoved
 from grpodyn.ground import InputError
+from grpodyn.ground.checks import MAX_STEPS
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.mean_field_map import (
     MeanFieldMap,
@@ -463,7 +464,7 @@ def fit_sweep(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: bo
         The runs (a path is loaded by :func:`~.sweep_runs.load_sweep_run`); those that
         collapsed and those whose reward never moved (:func:`~.sweep_runs.unmoved`) are left out
         of the fit with a warning. The same run twice is refused, and so is a run that spans
-        more than :data:`~.sweep_runs.MAX_STEPS` steps.
+        more than :data:`grpodyn.ground.checks.MAX_STEPS` steps.
     finite_group : bool
         Put the finite-G drift factor 1 - p^G - (1-p)^G on the force (derivations
         ``sgd_stiffness_finite_group``, ``adam_stiffness_finite_group``); False gives the
@@ -512,7 +513,7 @@ def fit_runs(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: boo
     Raises
     ------
     InputError
-        No runs, a run under 10 points or over :data:`~.sweep_runs.MAX_STEPS` steps, no run
+        No runs, a run under 10 points or over :data:`grpodyn.ground.checks.MAX_STEPS` steps, no run
         left to fit, or an unknown ``plateau``.
     """
     if not runs:

@@ -19,6 +19,7 @@ from grpodyn.empirical.logs.infer import format_defaults
 from grpodyn.empirical.logs.loaders import load_run
 from grpodyn.empirical.logs.run_analysis import infer_reward_range
 from grpodyn.ground import InputError, check_int, check_momentum
+from grpodyn.ground.checks import MAX_STEPS
 from grpodyn.numerics.mean_field_map import (
     OPTIMIZERS,
     SCHEDULES,
@@ -28,10 +29,6 @@ __all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "MAX_STEPS", "SweepR
            "parse_hparams", "checked_types", "load_sweep_run", "sweep_run_of", "as_runs",
            "collapsed", "unmoved"]
 
-#: The most steps a sweep run may span, from its first logged point to its last: the joint fit
-#: iterates the map over every step between them, whatever the number of logged points, so a
-#: longer run would fit for hours (the cap of ``grpodyn transfer --steps``).
-MAX_STEPS = 100_000
 
 #: keys of ``--hparams`` and ``--to`` and their types
 HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,

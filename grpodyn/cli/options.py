@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from grpodyn.ground.checks import MAX_STEPS as MAX_STEPS  # the commands' cap, shared
 from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
 
 if TYPE_CHECKING:
@@ -74,9 +75,6 @@ def reward_range(text: str) -> tuple[float, float]:
     return lo, hi
 
 
-#: The most steps a command predicts or simulates (transfer, predict, bandit --write-log): a
-#: longer path is refused, since it would run for hours.
-MAX_STEPS = 100_000
 
 #: Options whose value is a range LO,HI that may start with a minus sign.
 RANGE_OPTIONS = ("--reward-range",)

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "REWARD_MAGNITUDE_MAX", "check_momentum",
+__all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "REWARD_MAGNITUDE_MAX", "MAX_STEPS",
+           "check_momentum",
            "check_positive", "check_finite", "check_int", "check_fraction", "one_of_alias"]
 
 
@@ -84,6 +85,10 @@ MOMENTUM_MAX = 0.999
 #: linear programmes in its units, which lose all precision (1e20) or overflow (1e155) far beyond
 #: any reward a trainer logs.
 REWARD_MAGNITUDE_MAX = 1e12
+#: The most steps a path is iterated over: a prediction, a simulation or a transfer asked for,
+#: and the span of a sweep run (the joint fit iterates the map over every step between its
+#: first and last logged points, whatever their number); a longer one would run for hours.
+MAX_STEPS = 100_000
 
 
 def check_momentum(value: Any, name: str = "momentum", *,
