@@ -56,7 +56,8 @@ from .solver import (
 from .trajectory import closed_form as closed_form
 
 __all__ = ["CurveModel", "FitResult", "NoiseEstimate", "MODEL_NAMES", "EXTRA_MODELS", "MODELS",
-           "LOSSES", "curve_model", "fit_curve", "fit_at", "fit_models", "estimate_noise"]
+           "LOSSES", "curve_model", "fit_curve", "fit_at", "fit_models", "estimate_noise",
+           "reward_unit"]
 
 #: The routines under their names inside this module, read by tests/test_fit.py and
 #: tests/test_fast_paths.py.
@@ -220,13 +221,13 @@ def _trust_region(projection: VariableProjection, x0: np.ndarray, *, loss: str, 
 
     The Jacobian is the projection's analytic one, or forward differences
     (:func:`two_point_jacobian`, scipy's own scheme) that reuse the residual just evaluated.
-    The residual is passed in units of :func:`_reward_unit`: ``least_squares``' gradient
+    The residual is passed in units of :func:`reward_unit`: ``least_squares``' gradient
     tolerance (``gtol``) and a robust loss's soft threshold (``f_scale`` = 1) are absolute in
     the residual's units (in reward units, a reward logged in units of 1e-6 would end at its
     start point). The returned ``cost`` is in squared reward units.
     """
     lower, upper = projection.lower, projection.upper
-    unit = _reward_unit(projection.y)
+    unit = reward_unit(projection.y)
 
     def residual(phi: np.ndarray) -> np.ndarray:
         return projection.recorded_residual(phi) / unit
@@ -248,7 +249,7 @@ def _trust_region(projection: VariableProjection, x0: np.ndarray, *, loss: str, 
     return sol
 
 
-def _reward_unit(y: np.ndarray) -> float:
+def reward_unit(y: np.ndarray) -> float:
     """Return the power of two nearest the range of the rewards ``y``.
 
     Residuals in this unit are dimensionless, so a tolerance or threshold on them is relative

@@ -52,6 +52,7 @@ from scipy.special import ndtr, ndtri
 
 from grpodyn.ground import InputError, check_fraction
 
+from .fit import reward_unit
 from .forecast_checks import check_forecast_inputs
 from .forecast_members import (
     ALL_MEMBERS,
@@ -140,7 +141,7 @@ def _point_weights(forecasts: np.ndarray, observed: np.ndarray) -> np.ndarray:
     same optimum, exact, no iterative search on the simplex; about 8x faster at 1000
     validation points). ``forecasts``: the validation forecasts, members x points; a member
     with a missing forecast gets 0. Weights under 1e-4 are dropped. The programme is posed in
-    the rewards' own frame (less their median, over a power of two of their spread): the
+    the rewards' own frame (less their median, in :func:`~.fit.reward_unit`): the
     weights sum to 1, so the optimum is the same at any offset and unit of the reward, which
     keeps the solver within its tolerances for rewards of any size.
     """
@@ -154,8 +155,8 @@ def _point_weights(forecasts: np.ndarray, observed: np.ndarray) -> np.ndarray:
         w[usable] = 1.0
         return w
     centre = float(np.median(observed))
-    spread = float(max(np.max(np.abs(f - centre)), np.max(np.abs(observed - centre))))
-    unit = 2.0 ** math.ceil(math.log2(spread)) if spread > 0 else 1.0
+    values = np.append(f, observed)
+    unit = reward_unit(values) if np.ptp(values) > 0 else 1.0
     f, observed = (f - centre) / unit, (observed - centre) / unit
     sol = linprog(-np.append(observed, 1.0), A_ub=np.hstack([f, np.ones((k, 1))]),
                   b_ub=np.zeros(k), bounds=[(-1.0, 1.0)] * n + [(None, None)],
