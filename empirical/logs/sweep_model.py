@@ -312,20 +312,33 @@ class Evaluator:
     def _drift(self, theta: np.ndarray, index: list[int], optimizer: str, star: np.ndarray
                ) -> Any:
         """Return f(e): the finite-G factor on the force at p = r* + e, relative to D = 1."""
+        if not self._finite_group(index, optimizer):
+            return None
+        noise = _noise_constants(theta, self.layout, optimizer)
+        return self._factor(index, optimizer, star, noise.get("noise_ratio"),
+                            noise.get("prompt_noise_ratio"))
+
+    def _finite_group(self, index: list[int], optimizer: str) -> bool:
+        """Whether the finite-G factor acts on any of the runs ``index``."""
+        if not self.layout.finite_group or not (self.group_size[index] >= 2).any():
+            return False
+        return optimizer != "adam" or self.layout.fit_rho  # signal-dominated Adam: no factor
+
+    def _factor(self, index: list[int], optimizer: str, star: np.ndarray,
+                noise_ratio: Any, prompt_noise_ratio: Any) -> Any:
+        """Return f(e) of the runs ``index`` (one per row of e, or the draws of one run).
+
+        ``star`` and Adam's ratios are scalars or one value per row; a run without a known G
+        (under 2) keeps the factor 1.
+        """
         g, b = self.group_size[index], self.batch[index]
         known = g >= 2
-        if not self.layout.finite_group or not known.any():
-            return None
-        if optimizer == "adam" and not self.layout.fit_rho:
-            return None  # signal-dominated Adam normalises the factor away
-        noise = _noise_constants(theta, self.layout, optimizer)
         g_safe, b_safe = np.where(known, g, 2.0), np.where(known, b, 1.0)
 
         def factor(e: np.ndarray) -> np.ndarray:
             f = drift_factor(self.layout.share(star + e), optimizer=optimizer,
-                             group_size=g_safe, batch=b_safe,
-                             noise_ratio=noise.get("noise_ratio"),
-                             prompt_noise_ratio=noise.get("prompt_noise_ratio"))
+                             group_size=g_safe, batch=b_safe, noise_ratio=noise_ratio,
+                             prompt_noise_ratio=prompt_noise_ratio)
             return np.where(known, f, 1.0)
 
         return factor
@@ -372,22 +385,14 @@ class Evaluator:
 
     def _draws_drift(self, thetas: np.ndarray, optimizer: str, star: np.ndarray) -> Any:
         """:meth:`_drift` of the one run at every draw: f(e) for e of shape (draws,)."""
-        g, b = float(self.group_size[0]), float(self.batch[0])
-        if not self.layout.finite_group or g < 2:
+        if not self._finite_group([0], optimizer):
             return None
-        if optimizer == "adam" and not self.layout.fit_rho:
-            return None  # signal-dominated Adam normalises the factor away
         noises = [_noise_constants(t, self.layout, optimizer) for t in thetas]
         ratio = None if noises[0].get("noise_ratio") is None else \
             np.array([n["noise_ratio"] for n in noises])
         prompt = None if not noises[0].get("prompt_noise_ratio") else \
             np.array([n["prompt_noise_ratio"] for n in noises])
-
-        def factor(e: np.ndarray) -> np.ndarray:
-            return drift_factor(self.layout.share(star + e), optimizer=optimizer, group_size=g,
-                                batch=b, noise_ratio=ratio, prompt_noise_ratio=prompt)
-
-        return factor
+        return self._factor([0], optimizer, star, ratio, prompt)
 
     def curves(self, theta: np.ndarray, factors: np.ndarray | None = None) -> list[np.ndarray]:
         """Return the model reward of every run at its logged steps."""
