@@ -30,6 +30,18 @@ def _naming(path: Path, exc: OSError) -> OSError:
     return type(exc)(exc.errno, exc.strerror, str(path))
 
 
+def _temporary_beside(path: Path, suffix: str) -> tuple[int, str]:
+    """Create a hidden temporary file in ``path``'s folder: (descriptor, name).
+
+    An ``OSError`` (a folder without write permission, a full disk) is raised as one about
+    ``path`` (:func:`_naming`).
+    """
+    try:
+        return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=suffix)
+    except OSError as exc:
+        raise _naming(path, exc) from exc
+
+
 @contextmanager
 def _replacing(path: Path, suffix: str) -> Iterator[str]:
     """Yield a temporary file beside ``path`` that replaces it (mode 644) once the block ends.
@@ -37,10 +49,7 @@ def _replacing(path: Path, suffix: str) -> Iterator[str]:
     If the block raises, the temporary file is removed and ``path`` is left as it was. An
     ``OSError`` about the temporary file is raised as one about ``path`` (:func:`_naming`).
     """
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=suffix)
-    except OSError as exc:
-        raise _naming(path, exc) from exc
+    fd, tmp = _temporary_beside(path, suffix)
     os.close(fd)
     try:
         yield tmp
@@ -171,11 +180,7 @@ def write_all_atomic(texts: Mapping[Path, str]) -> list[Path]:
     try:
         for path, text in texts.items():
             _make_folders(path.parent, made)
-            try:
-                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-",
-                                           suffix=".tmp")
-            except OSError as exc:
-                raise _naming(path, exc) from exc
+            fd, tmp = _temporary_beside(path, ".tmp")
             staged[path] = tmp
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
