@@ -281,8 +281,6 @@ def split_restarts(rows: Rows) -> dict[str, Rows]:
     return {f"run{i}": r for i, r in enumerate(runs, start=1)}
 
 
-
-
 def parse_json(path: Path, data: Any, step_key: str | None) -> Parsed:
     """Parse a decoded JSON document.
 

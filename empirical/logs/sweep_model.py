@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.empirical.logs.run_analysis import infer_reward_range
+from grpodyn.empirical.logs.run_settings import infer_reward_range
 from grpodyn.empirical.logs.sweep_runs import SweepRun
 from grpodyn.ground import InputError
 from grpodyn.numerics.compiled import compiled

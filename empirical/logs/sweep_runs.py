@@ -17,7 +17,7 @@ import numpy as np
 
 from grpodyn.empirical.logs.infer import format_defaults
 from grpodyn.empirical.logs.loaders import load_run
-from grpodyn.empirical.logs.run_analysis import infer_reward_range
+from grpodyn.empirical.logs.run_settings import infer_reward_range
 from grpodyn.ground import InputError, check_int, check_momentum
 from grpodyn.ground.checks import MAX_STEPS
 from grpodyn.numerics.mean_field_map import (
