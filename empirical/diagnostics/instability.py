@@ -4,7 +4,13 @@ An unstable map shows as a collapse of the reward from its best level with the p
 off its reference (KL or entropy moved x3), a runaway KL, an entropy that rises while the reward
 falls (divergence), slow fluctuations far beyond what the noise gives, or a limit cycle: an
 unstable linear mode that the nonlinearity of the reward saturates into a sustained
-oscillation. The limit cycle is read from the AR(2) of the reward's fluctuations around its
+oscillation. Both the slow fluctuations and the limit cycle are read on what is left of the
+reward after its best non-decreasing curve (least squares, :func:`without_rise`): a rise is
+learning, however steep, and its bend would otherwise leave a deterministic residual in the
+slow band (a sigmoid over a few steps at little noise read as fluctuations x20-x140 the
+noise's). A fall is not non-decreasing and is left whole; an oscillation loses little (the fit
+pools each fall with the rise before it into a level). The limit cycle is read from the AR(2)
+of the reward's fluctuations around its
 trend (its poles by the modified Yule-Walker equations, blind to the white sampling noise):
 complex poles (an oscillation) whose radius is near 1 (its amplitude persists: at
 0.9 it keeps a third of itself over 10 steps), with the fit explaining the fluctuations beyond
@@ -28,10 +34,39 @@ from grpodyn.empirical.diagnostics.state import ALPHA
 from grpodyn.empirical.diagnostics.verdict import CEILING, FLAG_SCORE, ModeVerdict
 from grpodyn.empirical.logs.loaders import Run
 
-__all__ = ["instability", "limit_cycle", "LIMIT_RADIUS"]
+__all__ = ["instability", "limit_cycle", "without_rise", "LIMIT_RADIUS"]
 
 #: an AR(2) pole radius this close to 1 is near the unit circle (an oscillation that persists)
 LIMIT_RADIUS = 0.9
+
+
+def without_rise(r: np.ndarray) -> np.ndarray:
+    """Return the reward less its best non-decreasing curve (NaN where the reward is NaN).
+
+    The curve is the least-squares isotonic fit (pool adjacent violators,
+    ``scipy.optimize.isotonic_regression``): it follows any rise, however steep, and pools a
+    fall or the falling half of an oscillation into a level, so what is left holds the falls
+    and the oscillations whole and no rise. Over a white-noise plateau the fit is nearly
+    constant and the noise is left as it was (the slow band's variance within 10% of the
+    noise's on 100-400 points).
+
+    Parameters
+    ----------
+    r : ndarray
+        The reward per logged step.
+
+    Returns
+    -------
+    ndarray
+        r less its isotonic fit, in the reward's units.
+    """
+    from scipy.optimize import isotonic_regression
+
+    out = np.full(r.shape, np.nan)
+    finite = np.isfinite(r)
+    if finite.sum() >= 2:
+        out[finite] = r[finite] - isotonic_regression(r[finite], increasing=True).x
+    return out
 
 
 def limit_cycle(r: np.ndarray) -> dict:
@@ -40,7 +75,7 @@ def limit_cycle(r: np.ndarray) -> dict:
     Parameters
     ----------
     r : ndarray
-        The reward per logged step.
+        The reward per logged step (the diagnosis passes what :func:`without_rise` leaves).
 
     Returns
     -------
@@ -166,8 +201,9 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
     significant = collapse > 5 * noise / np.sqrt(window)
     collapse_score = float(np.clip((collapse - 0.1) / 0.2, 0.0, 1.0)) \
         if best < run.n_points * 3 // 4 and significant else 0.0
-    excess, excess_score = _excess(r, noise)
-    cycle = limit_cycle(r)
+    fluctuations = without_rise(r)
+    excess, excess_score = _excess(fluctuations, noise)
+    cycle = limit_cycle(fluctuations)
     entropy_growth = _growth(run, "entropy", early, late)
     divergence_score, divergence_words = 0.0, ""
     if entropy_growth > 1.3:
@@ -201,8 +237,9 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
     score = max(collapse_score, excess_score, kl_score, divergence_score, cycle["score"])
     where = (float(run.steps[best]), float(run.steps[-1]))
     if np.isfinite(cycle["radius"]):
-        oscillation = (f"slow fluctuations x{_ratio_words(excess)} the variance that noise "
-                       f"alone gives; {_cycle_words(cycle)}")
+        oscillation = (f"slow fluctuations beyond the best non-decreasing curve "
+                       f"x{_ratio_words(excess)} the variance that noise alone gives; "
+                       f"{_cycle_words(cycle)}")
         if cycle["score"] >= FLAG_SCORE:
             where = (float(run.steps[0]), float(run.steps[-1]))
     else:
