@@ -220,3 +220,17 @@ def test_transfer_from_python_names_its_arguments():
         transfer([], {"lr": 1e-3}, draws=-5)
     with pytest.raises(InputError, match=r"level \(--level\)"):
         transfer([], {"lr": 1e-3}, level=1.5)
+
+
+# -- the source of a hyperparameter names the option that gave it ---------------------------------
+
+def test_hyperparameters_given_by_an_option_are_sourced_to_it(tmp_path):
+    from grpodyn.cli.sweep_logs import load_log_runs
+
+    bare = _bare(tmp_path, 0.005)
+    overrides = sweep_runs.parse_hparams(f"{SGD},lr=0.005")
+    run = load_sweep_run(bare, overrides, option="--sweep-hparams")
+    assert run.sources["lr"] == "--sweep-hparams"
+    # a sweep's CSV: the option's lr ranks above each run's lr read from its name
+    runs, _ = load_log_runs(_long_csv(tmp_path), overrides, option="--sweep-hparams")
+    assert [(r.hparams["lr"], r.sources["lr"]) for r in runs] == [(0.005, "--sweep-hparams")] * 2

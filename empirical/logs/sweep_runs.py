@@ -204,7 +204,8 @@ def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = 
         The range the reward can reach, declared (``--reward-range``); a logged reward outside
         it is refused.
     option : str
-        The option that gives the hyperparameters, named where one is missing.
+        The option that gives the hyperparameters: named where one is missing, and the source
+        of the hyperparameters it gave.
 
     Returns
     -------
@@ -244,7 +245,7 @@ def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = 
                 if key in own and own[key] is not None:
                     found[key], sources[key] = own[key], "log (grpodyn_hparams)"
     for key, value in overrides.items():
-        found[key], sources[key] = value, "--hparams"
+        found[key], sources[key] = value, option
     if sources.get("momentum", "").endswith("(trainer default)") and \
             not str(found.get("optimizer", "")).lower().startswith("adam"):
         del found["momentum"]  # the trainer's beta1 says nothing of another optimizer's momentum

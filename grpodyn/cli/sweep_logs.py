@@ -15,8 +15,9 @@ from typing import Any
 #: shorter run of a log of several is left out with a note instead of ending the command.
 MIN_POINTS = 10
 
-#: Sources of a hyperparameter that rank above the log's metadata (``load_sweep_run``).
-_ABOVE_METADATA = ("--hparams", "log (grpodyn_hparams)")
+#: Sources of a hyperparameter that rank above the log's metadata (``load_sweep_run``), beside
+#: the command's option that gives them.
+_ABOVE_METADATA = ("log (grpodyn_hparams)",)
 
 
 def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: str | None = None,
@@ -107,7 +108,7 @@ def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], na
         if sources.get(key, "").startswith("log metadata"):
             del hparams[key], sources[key]  # the largest run's, not this one's
         value = run.meta.value(meta_name)
-        if value is not None and sources.get(key) not in _ABOVE_METADATA:
+        if value is not None and sources.get(key) not in (option, *_ABOVE_METADATA):
             hparams[key] = value
             sources[key] = f"log metadata ({getattr(run.meta, meta_name).source})"
     hparams = checked_run(hparams, name)
