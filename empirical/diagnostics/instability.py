@@ -8,8 +8,10 @@ oscillation. Both the slow fluctuations and the limit cycle are read on what is 
 reward after its best non-decreasing curve (least squares, :func:`without_rise`): a rise is
 learning, however steep, and its bend would otherwise leave a deterministic residual in the
 slow band (a sigmoid over a few steps at little noise read as fluctuations x20-x140 the
-noise's). A fall is not non-decreasing and is left whole; an oscillation loses little (the fit
-pools each fall with the rise before it into a level). The limit cycle is read from the AR(2)
+noise's). A fall is not non-decreasing and is left whole; an oscillation keeps most of itself
+(the fit pools each fall with the rise before it into a level), but a slow one of small
+amplitude loses enough to drop below the flag (studies/diagnosis/README.md, "A rise is
+learning"). The limit cycle is read from the AR(2)
 of the reward's fluctuations around its
 trend (its poles by the modified Yule-Walker equations, blind to the white sampling noise):
 complex poles (an oscillation) whose radius is near 1 (its amplitude persists: at
