@@ -198,6 +198,16 @@ def test_a_logging_interval_within_the_progress_bar_is_not_noted(capsys):
     assert main(["runs", str(CONSOLE), "--logging-steps", "3", "--json"]) == 0
     run = json.loads(capsys.readouterr().out)["runs"][0]
     assert not [w for w in run["warnings"] if "contradicts the log" in w]
+    assert not [w for w in run["warnings"] if "short of half" in w]
+
+
+def test_a_logging_interval_short_of_the_progress_bar_is_noted(capsys):
+    """60 points at interval 1 end at step 60 of the 200 planned: stopped, or interval 3."""
+    assert main(["runs", str(CONSOLE), "--logging-steps", "1", "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    notes = [w for w in run["warnings"] if "short of half" in w]
+    assert len(notes) == 1 and "logging_steps 1" in notes[0] and "stopped early" in notes[0]
+    assert "up to 3 steps between points" in notes[0]
 
 
 # -- a directory that cannot be read ------------------------------------------------------------

@@ -86,13 +86,16 @@ def _printed_settings(text: str) -> tuple[dict[str, str | bool], list[str]]:
     return {**settings, **switches}, notes
 
 
-def _past_planned_length(parsed: Parsed, logging_steps: int) -> list[str]:
-    """Return a note where a given logging interval puts points past the run's planned length.
+def _against_planned_length(parsed: Parsed, logging_steps: int) -> list[str]:
+    """Return a note where a given logging interval disagrees with the run's planned length.
 
     Steps rebuilt as the points' order times ``logging_steps`` cannot pass the total that the
     log's own training progress counter or bar printed (``planned_steps``): an interval that
     puts them there contradicts the log, and every step-based number read from it (tau, the
-    forecast's steps) is stretched by the same factor.
+    forecast's steps) is stretched by the same factor. An interval that puts them short of half
+    the planned length (twice the interval would still fit) is said too: the run stopped
+    early, or the interval is too small and every step-based number shrinks by its factor;
+    the log alone cannot tell which.
 
     Parameters
     ----------
@@ -111,13 +114,22 @@ def _past_planned_length(parsed: Parsed, logging_steps: int) -> list[str]:
             planned.value, (int, float)):
         return []
     steps = [step for rows in parsed.runs.values() for step, _ in rows]
-    if not steps or max(steps) <= planned.value:
+    if not steps:
         return []
     points = max(len(rows) for rows in parsed.runs.values())
-    return [f"logging_steps {logging_steps} (given) puts the {points} logged points at steps "
-            f"{min(steps):g}-{max(steps):g}, past the run's planned {planned.value:g} steps "
-            f"({planned.evidence}): the given interval contradicts the log (at most "
-            f"{int(planned.value // points)} steps between points); check --logging-steps"]
+    widest = int(planned.value // points)  # the most steps between points that fit the plan
+    placed = (f"logging_steps {logging_steps} (given) puts the {points} logged points at steps "
+              f"{min(steps):g}-{max(steps):g}")
+    if max(steps) > planned.value:
+        return [f"{placed}, past the run's planned {planned.value:g} steps "
+                f"({planned.evidence}): the given interval contradicts the log (at most "
+                f"{widest} steps between points); check --logging-steps"]
+    if widest >= 2 * logging_steps:
+        return [f"{placed}, short of half the run's planned {planned.value:g} steps "
+                f"({planned.evidence}): the run stopped early, or the interval is larger than "
+                f"given (up to {widest} steps between points would reach the planned end); "
+                "check --logging-steps"]
+    return []
 
 
 def parse(path: Path, options: Options) -> Source:
@@ -135,7 +147,7 @@ def parse(path: Path, options: Options) -> Source:
     parsed = parse_text(path, text, step_key=options.step_key, logging_steps=logging_steps,
                         interval_source=source, reward_key=options.reward_key)
     if options.logging_steps is not None:
-        parsed.notes += _past_planned_length(parsed, options.logging_steps)
+        parsed.notes += _against_planned_length(parsed, options.logging_steps)
     if not parsed.config:  # no config record of its own: the settings its lines print
         settings, notes = _printed_settings(text)
         printed = meta_from_config(settings, f"file:{path.name}", "a line the console printed")
