@@ -1,7 +1,5 @@
-"""``python -m grpodyn``: the command line."""
+"""``python -m grpodyn``: the command line, as the ``grpodyn`` console script runs it."""
 
-import sys
+from grpodyn.console import console_main
 
-from grpodyn.cli import main
-
-sys.exit(main())
+console_main()

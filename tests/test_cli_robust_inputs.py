@@ -14,12 +14,15 @@ import json
 import math
 import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import grpodyn.cli as cli
 from grpodyn.cli import main
+from grpodyn.console import console_main
 
 REAL = Path(__file__).parent / "data" / "real_logs"
 CONSOLE = REAL / ("Sunshine535__nips-grpo-dynamics__results_gates_1_2_logs_gate2_rho1.00_seed42"
@@ -52,9 +55,26 @@ def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
 
     monkeypatch.setattr(cli, "main", interrupted)
     with pytest.raises(SystemExit) as stop:
-        cli.console_main()
+        console_main()
     assert stop.value.code == 130
     assert capsys.readouterr().err == "grpodyn: interrupted\n"
+
+
+@pytest.mark.parametrize("entry", ["from grpodyn.console import console_main; console_main()",
+                                   "import runpy; runpy.run_module('grpodyn', run_name="
+                                   "'__main__')"])
+def test_ctrl_c_while_the_command_line_imports_is_one_line(entry):
+    """A Ctrl-C in the 0.15 s the command line's modules take to import: no traceback."""
+    interrupt_the_import = (
+        "import sys\n"
+        "class Stop:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'grpodyn.cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Stop())\n")
+    done = subprocess.run([sys.executable, "-c", interrupt_the_import + entry, "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (130, "grpodyn: interrupted\n")
 
 
 # -- bandit --write-log ---------------------------------------------------------------------------

@@ -177,7 +177,7 @@ def test_cli_stops_quietly_when_the_reader_closes_the_pipe():
     import sys
 
     process = subprocess.Popen(
-        [sys.executable, "-c", "from grpodyn.cli import console_main; console_main()",
+        [sys.executable, "-c", "from grpodyn.console import console_main; console_main()",
          "predict", "--kappa", "1", "--lr", "0.1", "--momentum", "0.9"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     process.stdout.close()  # no reader left: every write of the command meets a broken pipe

@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import Any
 
 from grpodyn.cli import (
     advise,
@@ -36,12 +36,9 @@ from grpodyn.cli import (
 )
 from grpodyn.cli.options import Parser, UsageError, join_range_values, print_plain
 
-__all__ = ["main", "console_main", "build_parser", "UsageError", "EXIT_BAD_INPUT",
-           "EXIT_INTERRUPTED"]
+__all__ = ["main", "build_parser", "UsageError", "EXIT_BAD_INPUT"]
 
 EXIT_BAD_INPUT = 2
-#: The exit code of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
-EXIT_INTERRUPTED = 130
 
 #: The report's printer and its line width, under the names they have always had here.
 _print_report, _LINE = report.print_human, report.LINE
@@ -147,17 +144,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         _print_human(result, args.command)
     return 0
-
-
-def console_main() -> NoReturn:
-    """Entry point of the ``grpodyn`` console script."""
-    try:
-        code = main()
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader (``| head``) closed the pipe: stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 0
-    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status of a SIGINT
-        print("grpodyn: interrupted", file=sys.stderr)
-        code = EXIT_INTERRUPTED
-    sys.exit(code)
