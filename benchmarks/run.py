@@ -488,33 +488,39 @@ def bench_callback(events: int = 1000) -> list[dict]:
              "ratio": f"max {times_ms.max():.0f} ms (a refit or diagnosis); target mean < 5 ms"}]
 
 
+def _benchmarks(quick: bool) -> dict[str, Callable[[], list[dict]]]:
+    """Return each benchmark by name (its bench_* function's), called as the full table calls it."""
+    repeats, batch = (5, 100) if quick else (21, 1000)
+    few = max(3, repeats // 4)
+    return {"trajectory": lambda: bench_trajectory(repeats),
+            "fits": lambda: bench_fits(repeats, batch),
+            "fit_vs_curve_fit": lambda: bench_fit_vs_curve_fit(repeats),
+            "fit_growth": lambda: bench_fit_growth(repeats),
+            "bandit": lambda: bench_bandit(few),
+            "stability": lambda: bench_stability(few),
+            "derivation_and_import": lambda: bench_derivation_and_import(1 if quick else 3),
+            "import_and_cli": lambda: bench_import_and_cli(3 if quick else 9),
+            "lab_pieces": bench_lab_pieces,
+            "jacobians": lambda: bench_jacobians(repeats),
+            "callback": lambda: bench_callback(300 if quick else 1000),
+            "report": lambda: [] if quick else bench_report()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller batch")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument("--only", nargs="+", metavar="NAME",
-                        help="run only these benchmarks (names of the bench_* functions "
-                             "without the prefix, e.g. fit_vs_curve_fit fit_growth)")
+                        help="run only these benchmarks, as the full table runs them (names of "
+                             "the bench_* functions without the prefix, e.g. fit_vs_curve_fit "
+                             "callback)")
     args = parser.parse_args()
-    repeats, batch = (5, 100) if args.quick else (21, 1000)
-    if args.only:
-        rows = []
-        for name in args.only:
-            bench = globals()[f"bench_{name}"]
-            needs = bench.__code__.co_varnames[:bench.__code__.co_argcount]
-            rows += bench(*[{"repeats": repeats, "batch": batch}[a] for a in needs])
-        _print(rows, as_json=args.json)
-        return
-    rows = (bench_trajectory(repeats) + bench_fits(repeats, batch)
-            + bench_fit_vs_curve_fit(repeats) + bench_fit_growth(repeats)
-            + bench_bandit(max(3, repeats // 4))
-            + bench_stability(max(3, repeats // 4))
-            + bench_derivation_and_import(3 if not args.quick else 1)
-            + bench_import_and_cli(3 if args.quick else 9)
-            + bench_lab_pieces()
-            + bench_jacobians(repeats)
-            + bench_callback(300 if args.quick else 1000)
-            + ([] if args.quick else bench_report()))
+    benchmarks = _benchmarks(args.quick)
+    unknown = [name for name in args.only or () if name not in benchmarks]
+    if unknown:
+        parser.error(f"--only: no benchmark {', '.join(unknown)} (one of "
+                     f"{', '.join(benchmarks)})")
+    rows = [row for name in args.only or benchmarks for row in benchmarks[name]()]
     _print(rows, as_json=args.json)
 
 
