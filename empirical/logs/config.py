@@ -10,6 +10,14 @@ dotted keys and matched by their last components: the names of TRL's ``GRPOConfi
 ``algorithm.kl_ctrl.kl_coef`` / ``ppo_epochs``, OpenRLHF's ``n_samples_per_prompt`` /
 ``rollout_batch_size`` / ``init_kl_coef`` / ``max_epochs``, and common custom names. Settings of
 the critic, reward or reference model are never read as the policy's.
+
+verl has two KL terms, each behind its own switch: the actor's KL loss (``actor.use_kl_loss``,
+coefficient ``actor.kl_loss_coef``) and the KL penalty in the reward
+(``algorithm.use_kl_in_reward``, coefficient ``algorithm.kl_ctrl.kl_coef``; verl before that switch
+applied it whenever the loss was off). The coefficient read is that of the term that is on; 0 where
+neither is; none, with a note, where both are. A negative count (verl's ``total_training_steps:
+-1``, "set by the program"; TRL's ``max_steps: -1``, "train by epochs"; verl's
+``lr_warmup_steps: -1``, "use the ratio") is a placeholder, never a value.
 """
 
 from __future__ import annotations
@@ -31,6 +39,10 @@ CONFIG_FILES = ("training_args.json", "grpo_config.json", "args.json", "hparams.
                 "config.json", "training_args.bin")
 
 _OTHER_MODELS = {"critic", "reward_model", "ref", "rm", "teacher", "reward", "value_model"}
+
+#: Settings that count steps, completions or prompts: a negative value is a placeholder.
+_COUNTS = frozenset({"warmup_steps", "planned_steps", "logging_steps", "group_size", "batch",
+                     "num_iterations", "length_cap"})
 
 #: field -> names, matched against the last components of a dotted key; first match wins. From
 #: the one alias table of run settings, grpodyn.theory.vocabulary.
@@ -61,7 +73,12 @@ def flatten(config: dict[str, Any], prefix: str = "", *, depth: int = 0,
     return out
 
 
-def _lookup(flat: dict[str, Any], names: tuple[str, ...]) -> tuple[str, Any] | None:
+def _lookup(flat: dict[str, Any], names: tuple[str, ...], *, count: bool = False
+            ) -> tuple[str, Any] | None:
+    """Return the first (key, value) of the policy's whose key ends in one of ``names``.
+
+    Empty values are passed over, and with ``count`` negative numbers too (placeholders).
+    """
     for want in names:
         parts = want.split(".")
         for key, value in flat.items():
@@ -69,8 +86,73 @@ def _lookup(flat: dict[str, Any], names: tuple[str, ...]) -> tuple[str, Any] | N
             if components[-len(parts):] == parts and not _OTHER_MODELS & set(components[:-1]):
                 if value is None or (isinstance(value, str) and not value.strip()):
                     continue
+                if count and (number := _finite(value)) is not None and number < 0:
+                    continue
                 return key, value
     return None
+
+
+def _switch(flat: dict[str, Any], name: str) -> tuple[str, bool] | None:
+    """Return the key and state of an on/off setting (a bool, or ``true``/``false`` text)."""
+    hit = _lookup(flat, (name,))
+    if hit is None:
+        return None
+    key, value = hit
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        value = value.strip().lower() == "true"
+    return (key, value) if isinstance(value, bool) else None
+
+
+def _verl_kl(flat: dict[str, Any], source: str, where: str
+             ) -> tuple[Hyperparameter | None, str | None] | None:
+    """Return verl's KL coefficient by its switches, and a note where it stays open.
+
+    None where the config is not verl's (neither ``kl_loss_coef`` nor ``kl_ctrl.kl_coef``) or
+    does not say whether the KL loss is on: the generic names are read then.
+    """
+    loss_coef = _lookup(flat, ("actor.kl_loss_coef", "kl_loss_coef"))
+    reward_coef = _lookup(flat, ("kl_ctrl.kl_coef",))
+    loss = _switch(flat, "use_kl_loss")
+    if (loss_coef is None and reward_coef is None) or loss is None:
+        return None
+    loss_key, loss_on = loss
+    reward = _switch(flat, "use_kl_in_reward")
+    if reward is None:  # verl before use_kl_in_reward: the reward's KL whenever the loss is off
+        reward_on, switches = not loss_on, f"{loss_key} {loss_on}, no use_kl_in_reward"
+    else:
+        reward_on, switches = reward[1], f"{loss_key} {loss_on}, {reward[0]} {reward[1]}"
+    if loss_on and reward_on:
+        named = "".join(f"; {hit[0]} {hit[1]}" for hit in (loss_coef, reward_coef) if hit)
+        return None, (f"KL coefficient not determined: both KL terms are on ({switches} in "
+                      f"{where}{named}): give the one to use (grpodyn sweep --hparams kl=K)")
+    if not loss_on and not reward_on:
+        return Hyperparameter(0, source, f"no KL term: {switches} in {where}"), None
+    hit = loss_coef if loss_on else reward_coef
+    value = None if hit is None else _finite(hit[1])
+    if value is None:
+        if hit is None and reward is None:
+            return None, None  # a printed switch without the coefficient of its term
+        return None, (f"KL coefficient not determined: {switches} in {where}, but the "
+                      f"coefficient of that term is {'not named' if hit is None else hit[1]!r}")
+    return Hyperparameter(value, source, f"{hit[0]} in {where} ({switches})"), None
+
+
+def _verl_warmup(flat: dict[str, Any], meta: RunMeta, source: str, where: str) -> None:
+    """Set verl's warm-up where its steps are unset (negative): the ratio of the planned steps."""
+    steps = _lookup(flat, ("optim.lr_warmup_steps",))
+    ratio = _lookup(flat, ("optim.lr_warmup_steps_ratio",))
+    if meta.warmup_steps is not None or steps is None or ratio is None:
+        return
+    value, fraction = _finite(steps[1]), _finite(ratio[1])
+    if value is None or value >= 0 or fraction is None or fraction < 0:
+        return
+    words = f"{steps[0]} {steps[1]} (use the ratio) and {ratio[0]} {ratio[1]} in {where}"
+    if fraction == 0:
+        meta.warmup_steps = Hyperparameter(0, source, words)
+    elif meta.planned_steps is not None and isinstance(meta.planned_steps.value, int):
+        meta.warmup_steps = Hyperparameter(int(fraction * meta.planned_steps.value), source,
+                                           f"{words}, of {meta.planned_steps.value} planned "
+                                           "steps")
 
 
 def _normal_optimizer(value: Any) -> Any:
@@ -104,18 +186,38 @@ def _finite(value: Any) -> int | float | None:
     return value if math.isfinite(value) else None
 
 
-def meta_from_config(config: dict[str, Any], source: str, where: str) -> RunMeta:
-    """Return the hyperparameters a config dict names, with ``source`` and where it was found."""
+def meta_from_config(config: dict[str, Any], source: str, where: str, *,
+                     notes: list[str] | None = None) -> RunMeta:
+    """Return the hyperparameters a config dict names, with ``source`` and where it was found.
+
+    Parameters
+    ----------
+    config : dict
+        The config, nested or flat.
+    source, where : str
+        The provenance of the values (``file:<name>``) and the words for where they were read.
+    notes : list of str, optional
+        Where a note on a setting the config leaves open (verl's two KL terms both on) is
+        appended.
+
+    Returns
+    -------
+    RunMeta
+        The hyperparameters found.
+    """
     flat = flatten(config)
     meta = RunMeta()
+    verl_kl = _verl_kl(flat, source, where)
+    if verl_kl is not None:
+        meta.kl, note = verl_kl
+        if note is not None and notes is not None:
+            notes.append(note)
     for field, names in CONFIG_KEYS.items():
-        hit = _lookup(flat, names)
+        hit = None if field == "kl" and verl_kl is not None else _lookup(
+            flat, names, count=field in _COUNTS)
         if hit is None:
             continue
         key, value = hit
-        if field == "kl" and key.endswith("kl_loss_coef") and flat.get(
-                key.rsplit(".", 1)[0] + ".use_kl_loss") is False:
-            continue  # verl: the KL loss is off
         if field in ("optimizer", "schedule"):
             if not isinstance(value, str):
                 continue
@@ -134,6 +236,7 @@ def meta_from_config(config: dict[str, Any], source: str, where: str) -> RunMeta
         if meta.beta2 is None and b2 is not None:
             meta.beta2 = Hyperparameter(b2, source, f"{key}[1] in {where}")
     _openrlhf_and_trl(flat, meta, source, where)
+    _verl_warmup(flat, meta, source, where)
     return meta
 
 
@@ -203,7 +306,7 @@ def meta_beside(folder: Path) -> tuple[RunMeta, list[str]]:
         if config is None:
             notes.append(why or f"{name}: not read")
             continue
-        meta = meta.merged(meta_from_config(config, f"file:{name}", name))
+        meta = meta.merged(meta_from_config(config, f"file:{name}", name, notes=notes))
     return meta, notes
 
 

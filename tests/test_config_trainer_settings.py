@@ -1,0 +1,107 @@
+"""Trainer settings read from configs: verl's KL switches and unset step counts, TRL's args.
+
+verl has two KL terms, each behind its switch: the KL loss of the actor
+(``actor.use_kl_loss``, coefficient ``actor.kl_loss_coef``) and the KL penalty in the reward
+(``algorithm.use_kl_in_reward``, coefficient ``algorithm.kl_ctrl.kl_coef``); the coefficient of a
+term that is off is not the run's. A negative step count or warm-up (verl's
+``total_training_steps: -1``, TRL's ``max_steps: -1``) is a placeholder, never a value.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grpodyn.empirical.logs.config import meta_from_config
+from grpodyn.empirical.logs.loaders import load_run
+
+FORMATS = Path(__file__).parent / "data" / "formats"
+VERL_CONSOLE = FORMATS / "config_verl_console.excerpt.log"
+
+
+def _verl(use_kl_loss: bool | None, use_kl_in_reward: bool | None) -> dict:
+    """A verl config with both KL coefficients set and the switches given (None: absent)."""
+    actor = {"kl_loss_coef": 0.01, "optim": {"lr": 1e-6, "lr_warmup_steps": -1,
+                                              "lr_warmup_steps_ratio": 0.0,
+                                              "total_training_steps": -1}}
+    algorithm = {"kl_ctrl": {"kl_coef": 0.001, "type": "fixed"}}
+    if use_kl_loss is not None:
+        actor["use_kl_loss"] = use_kl_loss
+    if use_kl_in_reward is not None:
+        algorithm["use_kl_in_reward"] = use_kl_in_reward
+    return {"actor_rollout_ref": {"actor": actor, "rollout": {"n": 8}},
+            "algorithm": algorithm, "trainer": {"total_training_steps": None}}
+
+
+def test_the_kl_loss_coefficient_is_read_when_the_loss_is_on():
+    run = load_run(VERL_CONSOLE)
+    assert run.meta.kl.value == pytest.approx(0.01)
+    assert run.meta.kl.evidence.startswith("actor_rollout_ref.actor.kl_loss_coef")
+
+
+def test_no_kl_term_reads_zero_with_the_switches_as_evidence(tmp_path):
+    log = tmp_path / "console.log"
+    log.write_text(VERL_CONSOLE.read_text().replace("'use_kl_loss': True", "'use_kl_loss': False"))
+    kl = load_run(log).meta.kl
+    assert kl.value == 0
+    assert "use_kl_loss" in kl.evidence and "use_kl_in_reward" in kl.evidence
+
+
+@pytest.mark.parametrize("loss,reward,expected", [
+    (True, False, 0.01), (False, True, 0.001), (True, None, 0.01), (False, False, 0),
+    (False, None, 0.001)])
+def test_the_kl_coefficient_follows_the_switches(loss, reward, expected):
+    meta = meta_from_config(_verl(loss, reward), "file:config.yaml", "config.yaml")
+    assert meta.kl.value == pytest.approx(expected)
+
+
+def test_both_kl_terms_on_leave_the_coefficient_open_with_a_note():
+    notes: list[str] = []
+    meta = meta_from_config(_verl(True, True), "file:config.yaml", "config.yaml", notes=notes)
+    assert meta.kl is None
+    assert len(notes) == 1 and "use_kl_loss" in notes[0] and "use_kl_in_reward" in notes[0]
+    assert "0.01" in notes[0] and "0.001" in notes[0]
+
+
+def test_both_kl_terms_on_in_a_config_file_beside_the_log_is_noted(tmp_path):
+    yaml = pytest.importorskip("yaml")
+    log = tmp_path / "metrics.jsonl"
+    log.write_text("\n".join(json.dumps({"step": s, "reward": s / 10}) for s in range(1, 9)))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(_verl(True, True)))
+    run = load_run(log)
+    assert run.meta.kl is None
+    assert any("use_kl_in_reward" in w for w in run.warnings)
+
+
+def test_negative_step_counts_are_unset():
+    meta = meta_from_config(_verl(True, False), "file:config.yaml", "config.yaml")
+    assert meta.planned_steps is None
+    trl = {"max_steps": -1, "warmup_steps": -3, "num_generations": 8, "logging_steps": -1}
+    meta = meta_from_config(trl, "file:training_args.json", "training_args.json")
+    assert (meta.planned_steps, meta.warmup_steps, meta.logging_steps) == (None, None, None)
+    assert meta.group_size.value == 8
+
+
+def test_a_negative_count_gives_way_to_a_later_key():
+    config = _verl(True, False)
+    config["trainer"]["total_training_steps"] = 500
+    meta = meta_from_config(config, "file:config.yaml", "config.yaml")
+    assert meta.planned_steps.value == 500
+    assert meta.planned_steps.evidence.startswith("trainer.total_training_steps")
+
+
+def test_verl_warmup_from_its_ratio_where_the_steps_are_unset():
+    meta = meta_from_config(_verl(True, False), "file:config.yaml", "config.yaml")
+    assert meta.warmup_steps.value == 0
+    assert "lr_warmup_steps_ratio" in meta.warmup_steps.evidence
+    config = _verl(True, False)
+    config["actor_rollout_ref"]["actor"]["optim"]["lr_warmup_steps_ratio"] = 0.05
+    assert meta_from_config(config, "file:config.yaml", "config.yaml").warmup_steps is None
+
+
+def test_a_verl_console_has_no_negative_planned_length_or_warmup():
+    meta = load_run(VERL_CONSOLE).meta
+    assert meta.planned_steps is None or meta.planned_steps.value > 0
+    assert meta.warmup_steps.value == 0
