@@ -10,28 +10,17 @@
   them. Markdown copies and HF-Jobs JSON streams (``[{"stream_name", "data"}, ...]``) of such
   consoles are unwrapped first. Runs appended to one console (the step, or the progress counter,
   returns to the first step) become runs ``run1``, ``run2``, ..., as in verl and key=value logs.
-- verl console: ``step:12 - critic/score/mean:0.41 - actor/entropy:0.83 - ...``, with or
-  without a Ray prefix ``(TaskRunner pid=...)``; values may print as ``np.float64(x)``. A config
-  dict printed by verl at start (``{'actor_rollout_ref': ...}``) is kept for the
-  hyperparameters (of several runs, each its own; one that printed none, the settings the
-  others share).
-- OpenRLHF console: the progress bar's postfix ``reward=..., kl=..., actor_lr=...`` (or the short
-  ``rm=``, ``act_lr=``), one update per optimizer step; the step is the update's order, over the
-  bars of every episode.
-- MiniMind-style console: ``Epoch:[1/1](12/9751), Reward: 0.41, KL_ref: ...``.
-- Per-batch reward tensors: ``rewards: tensor([1., 0., ...])``; the step is the batch's order,
-  the reward the tensor's mean (its spread the reward std).
+- verl, OpenRLHF, MiniMind consoles and per-batch reward tensors: lines that each hold a
+  record, read by ``logs.console_records``.
 - Hand-written consoles: ``step=10 reward=0.41``, ``Step 10 | reward: 0.41``, ``[step 10/600]
   reward=0.41``, ``Iter 10: mean_reward 0.41``: a step and a reward name on each line.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
-import statistics
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
@@ -40,7 +29,14 @@ from typing import Any
 
 from grpodyn.empirical.logs.aliases import per_function_rewards, resolve, reward_candidates
 from grpodyn.empirical.logs.common import LogFormatError, Parsed, Rows, number
-from grpodyn.empirical.logs.config import configs_of_runs
+from grpodyn.empirical.logs.console_records import (
+    literal_dict,
+    parse_minimind,
+    parse_openrlhf,
+    parse_tensors,
+    parse_verl,
+    restart_starts,
+)
 from grpodyn.empirical.logs.meta import Hyperparameter
 from grpodyn.empirical.logs.records import (
     STEP_NAMES,
@@ -52,43 +48,12 @@ from grpodyn.empirical.logs.records import (
 __all__ = ["parse_text"]
 
 _ANSI = re.compile(r"\x1b?\[[0-9;]*m")
-_RAY_PREFIX = r"(?:\([\w.\-]+ pid=\d+(?:, ip=[\d.]+)?\)\s*)?"
-_VERL = re.compile(r"^" + _RAY_PREFIX + r"step:(\d+)\s+-\s+(.*)$")
 _TRAIN_BAR = re.compile(r"(\d+)/(\d+) \[[^\]\n\r]*?(?:it/s|s/it)\]")
-_OPENRLHF = re.compile(r"(\d+)/(\d+) \[[^\]]*?,\s*((?:[\w/]+=[^,\]]*,?\s*)+)\]")
-_MINIMIND = re.compile(r"Epoch:\s*\[(\d+)/(\d+)\]\s*\((\d+)/(\d+)\),?\s*(.*)$")
-_TENSOR = re.compile(r"rewards?:\s*tensor\(\[([^\]]*)\]")
 #: ``key=value``, ``key: value`` or ``key value``: a key not inside a word or metric path, a number
 #: (a step also ``n/total``) that a space or punctuation ends (``13.5s``, ``45%`` are none).
 _PAIR = re.compile(r"([A-Za-z_](?<![\w/.\-].)[\w/.\-]*)(?:\s*[=:]\s*|\s+)([-+]?(?:\d+\.?\d*|\.\d+)"
                    r"(?:[eE][-+]?\d+)?|(?i:nan|inf))(?:/(\d+))?(?=$|[\s,;:|)\]])")
-_VERL_CONFIG_START = re.compile(r"^" + _RAY_PREFIX + r"\{'(?:actor_rollout_ref|algorithm|data|"
-                                r"trainer)'")
 
-
-def _literal_dict(text: str) -> dict[str, Any] | None:
-    """Return a dict literal of string keys and scalar values, read without evaluating code."""
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # incl. nesting too deep
-        return None
-    if not isinstance(node, ast.Dict):
-        return None
-    out = {}
-    for key, value in zip(node.keys, node.values, strict=True):
-        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-            return None
-        if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) \
-                and isinstance(value.operand, ast.Constant):
-            out[key.value] = -number(value.operand.value)
-        elif isinstance(value, ast.Constant):
-            out[key.value] = value.value
-        elif isinstance(value, ast.Call) and len(value.args) == 1 \
-                and isinstance(value.args[0], ast.Constant):  # np.float64(0.5): the 0.5
-            out[key.value] = value.args[0].value
-        else:
-            out[key.value] = None
-    return out
 
 
 def _unwrap_stream(path: Path, text: str) -> str | None:
@@ -220,7 +185,7 @@ def _is_eval(entry: dict[str, Any]) -> bool:
 
 
 def _counter_restarts(text: str, offsets: list[int]) -> list[int]:
-    """Return where runs appended to one TRL console begin (:func:`_restart_starts`).
+    """Return where runs appended to one TRL console begin (:func:`restart_starts`).
 
     A dict's step is the counter printed last before it, where a neighbouring dict's counter has
     the same total (an evaluation bar's counter left last before a training dict has not).
@@ -232,7 +197,7 @@ def _counter_restarts(text: str, offsets: list[int]) -> list[int]:
     steps = [float(c[1]) if c is not None and (
         len(last) == 1 or totals[i] in totals[max(i - 1, 0):i] + totals[i + 1:i + 2])
         else math.nan for i, c in enumerate(last)]
-    return _restart_starts(steps)
+    return restart_starts(steps)
 
 
 def _run_steps(label: str, text: str, offsets: list[int], summary: dict[str, Any],
@@ -287,7 +252,7 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
     """Return a TRL console's dict lines; trainings appended to one console become runs.
 
     A run begins where the step field, else the progress counter, restarts
-    (:func:`_restart_starts`); its part of the console begins after the last dict before it.
+    (:func:`restart_starts`); its part of the console begins after the last dict before it.
     """
     train: list[tuple[int, dict[str, Any]]] = []
     evals: list[tuple[int, int, dict[str, Any]]] = []  # (index of train dict before, offset)
@@ -298,7 +263,7 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
         candidate = _dict_candidate(piece)
         if candidate is None:
             continue
-        entry = _literal_dict(candidate)
+        entry = literal_dict(candidate)
         if entry is None:
             raise LogFormatError(f"{path}:{lineno_at(offset)}: a dict line that is not a "
                                  "literal dict")
@@ -320,7 +285,7 @@ def _parse_trl(path: Path, text: str, step_key: str | None, logging_steps: int |
     own = [next((number(e[k]) for k in keys if k in e), math.nan) for _, e in train]
     offsets = [o for o, _ in train]
     owned = all(math.isfinite(s) for s in own)
-    starts = _restart_starts(own) if owned else _counter_restarts(text, offsets)
+    starts = restart_starts(own) if owned else _counter_restarts(text, offsets)
     bounds = [0] + [max([e for e in ends if e <= offsets[k]], default=0) for k in starts[1:]]
     bounds.append(len(text))
     steps: list[float] = []
@@ -377,155 +342,6 @@ def _line_numbers(text: str) -> Callable[[int], int]:
 # ---------------------------------------------------------------------------- other consoles
 
 
-def _restart_starts(steps: list[float]) -> list[int]:
-    """Return the index of each run's first record among records logged in order.
-
-    A run begins where the step returns to the log's first step after a larger one (runs
-    appended to one file, as ``records.split_restarts`` splits JSON lines); a step that goes
-    back to any other step (a resume from a checkpoint) stays in its run.
-    """
-    runs = split_restarts([(step, {}) for step in steps]) if steps else {"": []}
-    sizes = [len(rows) for rows in runs.values()]
-    return [sum(sizes[:k]) for k in range(len(sizes))]
-
-
-def _parse_verl(path: Path, lines: list[str]) -> Parsed | None:
-    """Return verl's ``step:N - key:value`` lines, and the config printed before them.
-
-    Runs appended to one console (:func:`_restart_starts`) become runs ``run1``, ``run2``, ...
-    """
-    rows: Rows = []
-    configs: list[tuple[int, dict[str, Any]]] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _VERL_CONFIG_START.match(line):
-            block = [re.sub("^" + _RAY_PREFIX, "", line)]
-            depth = block[0].count("{") - block[0].count("}")
-            while depth > 0 and i + 1 < len(lines) and len(block) < 5000 \
-                    and not _VERL.match(lines[i + 1].strip()):  # a step line ends a bad block
-                i += 1
-                block.append(re.sub("^" + _RAY_PREFIX, "", lines[i]))
-                depth += block[-1].count("{") - block[-1].count("}")
-            try:
-                value = ast.literal_eval("\n".join(block))
-            except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
-                value = None
-            if isinstance(value, dict):
-                configs.append((len(rows), value))
-        match = _VERL.match(line.strip())
-        if match:
-            entry: dict[str, Any] = {"step": match.group(1)}
-            for part in match.group(2).split(" - "):
-                key, sep, value = part.partition(":")
-                if sep:
-                    entry[key.strip()] = value.strip()
-            rows.append((number(match.group(1)), entry))
-        i += 1
-    if not rows:
-        return None
-    starts = _restart_starts([step for step, _ in rows])
-    runs = split_restarts(rows)
-    config, run_configs, notes = configs_of_runs(configs, starts)
-    parsed = Parsed("verl_console", runs, ecosystem="verl", config=config,
-                    run_configs=run_configs)
-    parsed.notes += restart_notes(len(runs)) + notes
-    return parsed
-
-
-def _parse_openrlhf(lines: list[str]) -> Parsed | None:
-    """Return the postfix updates of OpenRLHF's progress bars.
-
-    Bars whose labels differ only in numbers (``Episode [1/2]``, ``Train step of episode 0``)
-    are one bar, their updates read in the order printed. Of several bars (the episode bar with
-    the full status, the per-epoch bar with short names) the one that names ``reward`` is read.
-    """
-    bars: dict[str, Rows] = {}
-    printed_as: dict[str, list[str]] = {}  # each bar's labels as printed, in order
-    last: dict[str, str] = {}
-    for line in lines:
-        for match in _OPENRLHF.finditer(line):
-            postfix = match.group(3)
-            if not re.search(r"\b(?:reward|rm)=", postfix):
-                continue
-            printed = re.sub(r"\s*\d+%.*$", "", line[:match.start()]).strip(" :|") or "bar"
-            label = re.sub(r"\d+", "*", re.sub(r"\[\d+/\d+\]", "[*]", printed))
-            if last.get(label) == postfix:
-                continue  # a refresh of the same update
-            last[label] = postfix
-            entry = {}
-            for pair in postfix.split(","):
-                key, sep, value = pair.partition("=")
-                if sep:
-                    entry[key.strip()] = value.strip()
-            rows = bars.setdefault(label, [])
-            rows.append((float(len(rows) + 1), entry))
-            seen = printed_as.setdefault(label, [])
-            if not seen or seen[-1] != printed:
-                seen.append(printed)
-    if not bars:
-        return None
-    label = max(bars, key=lambda b: (any("reward" in e for _, e in bars[b]), len(bars[b])))
-    parsed = Parsed("openrlhf_console", {"": bars[label]}, ecosystem="openrlhf",
-                    steps_reconstructed=True)
-    seen = printed_as[label]
-    parsed.notes.append(f"OpenRLHF console: steps are the order of the {label!r} progress-bar "
-                        "updates that carry a reward (one per optimizer step)" + (
-                            f", over {len(seen)} bars read in the order printed: "
-                            f"{', '.join(seen[:4])}{', ...' if len(seen) > 4 else ''}"
-                            if len(seen) > 1 else ""))
-    numbers = [[int(n) for n in re.findall(r"\d+", printed)] for printed in seen]
-    if any(b < a for a, b in zip(numbers, numbers[1:], strict=False)):
-        parsed.notes.append(f"the numbers in the labels of the {label!r} bars go back, as when "
-                            "a run is appended or resumed: their updates are read in the order "
-                            "printed")
-    others = [f"{b!r} ({len(bars[b])} updates)" for b in bars if b != label]
-    if others:
-        parsed.notes.append(f"other progress bars with a reward left out: {', '.join(others)}")
-    return parsed
-
-
-def _parse_minimind(lines: list[str]) -> Parsed | None:
-    rows: Rows = []
-    for line in lines:
-        match = _MINIMIND.search(line)
-        if not match:
-            continue
-        epoch, per_epoch, index = int(match.group(1)), int(match.group(4)), int(match.group(3))
-        entry = {}
-        for pair in match.group(5).split(","):
-            key, sep, value = pair.partition(":")
-            if sep:
-                entry[key.strip()] = value.strip()
-        rows.append((float((epoch - 1) * per_epoch + index), entry))
-    if not rows:
-        return None
-    parsed = Parsed("minimind_console", {"": rows})
-    parsed.notes.append("MiniMind console: step = (epoch - 1) x steps per epoch + index")
-    return parsed
-
-
-def _parse_tensors(text: str) -> Parsed | None:
-    rows: Rows = []
-    sizes = Counter()
-    for match in _TENSOR.finditer(text):
-        values = [number(v) for v in match.group(1).replace("\n", " ").split(",") if v.strip()]
-        if not values or not all(math.isfinite(v) for v in values):
-            continue
-        sizes[len(values)] += 1
-        rows.append((float(len(rows) + 1), {
-            "reward": statistics.fmean(values),
-            "reward_std": statistics.pstdev(values) if len(values) > 1 else math.nan}))
-    if not rows:
-        return None
-    parsed = Parsed("reward_tensor_console", {"": rows}, steps_reconstructed=True)
-    parsed.notes.append("per-batch reward tensors: steps are the order of the printed tensors, "
-                        "the reward their mean, reward_std their spread (population std)")
-    size, _ = sizes.most_common(1)[0]
-    parsed.meta.group_size = Hyperparameter(
-        size, "inferred", f"{size} rewards per printed batch tensor: B x G, so G = {size} only "
-        "if each batch holds one prompt")
-    return parsed
 
 
 def _parse_pairs(path: Path, lines: list[str], step_key: str | None, reward_key: str | None
@@ -536,7 +352,7 @@ def _parse_pairs(path: Path, lines: list[str], step_key: str | None, reward_key:
     that is a whole number and a reward (a name of the metric aliases, or ``reward_key``). A line
     with a step and an evaluation reward joins the record of its step just before it (else is
     its own); other lines with a step are named in a note. Runs appended to one console
-    (:func:`_restart_starts`) become runs; a step that restarts with each epoch is refused.
+    (:func:`restart_starts`) become runs; a step that restarts with each epoch is refused.
     """
     rank = {name.lower(): i for i, name in enumerate(STEP_NAMES)}
     rows: Rows = []
@@ -611,8 +427,8 @@ def parse_text(path: Path, text: str, *, step_key: str | None = None,
         text, fmt = inner, "hf_jobs_trl_console"
     text = _ANSI.sub("", text)
     lines = text.splitlines()
-    for parser in (lambda: _parse_verl(path, lines), lambda: _parse_minimind(lines),
-                   lambda: _parse_openrlhf(lines)):
+    for parser in (lambda: parse_verl(lines), lambda: parse_minimind(lines),
+                   lambda: parse_openrlhf(lines)):
         parsed = parser()
         if parsed is not None and any(reward_candidates(set(entry)) or reward_key in entry
                                       for rows in parsed.runs.values() for _, entry in rows):
@@ -623,7 +439,7 @@ def parse_text(path: Path, text: str, *, step_key: str | None = None,
     except LogFormatError as exc:
         if "no dict lines" not in str(exc):
             raise
-        parsed = _parse_tensors(text) or _parse_pairs(path, lines, step_key, reward_key)
+        parsed = parse_tensors(text) or _parse_pairs(path, lines, step_key, reward_key)
         if parsed is None:
             raise LogFormatError(
                 f"{exc}, and no line of another console format; read are TRL dict lines "
