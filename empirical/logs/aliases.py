@@ -21,15 +21,23 @@ W&B still finds ``train/reward``); within a table the first name present wins. H
 may be regular expressions (``re:`` prefix). Every canonical name is an alias of its own
 quantity (the ``custom`` table holds those no trainer uses), so that a run's own metrics
 (``Run.metrics``, ``Run.to_pandas``) read back under their names.
+
+A run validated on several sets logs one held-out metric per set (verl's
+``val-core/<data_source>/...``, OpenRLHF's ``eval_<datasource>_pass1``): no one set is the
+held-out reward, so :func:`combine_heldout_sources` adds their mean, named
+``mean(<name>, <name>, ...)``, which :func:`resolve` prefers to any one of them.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
+from grpodyn.empirical.logs.common import Rows, number
+
 __all__ = ["CANONICAL", "ALIASES", "METRIC_ALIASES", "resolve", "reward_candidates",
-           "per_function_rewards"]
+           "per_function_rewards", "heldout_sources", "combine_heldout_sources", "mean_name"]
 
 #: The canonical quantities, in the order they are reported.
 CANONICAL = ("reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
@@ -132,10 +140,38 @@ def _order(ecosystem: str) -> list[str]:
     return [ecosystem] + [e for e in ALIASES if e != ecosystem]
 
 
+#: Held-out names that hold one validation set each: the name before the set, the set, after.
+_PER_SOURCE = (re.compile(r"^(val-core/)(.+)(/(?:reward|score|acc)/mean@\d+)$"),
+               re.compile(r"^(val/test_score/)(.+)()$"),
+               re.compile(r"^(val-aux/)([^/]+)(/(?:reward|score)/mean@\d+)$"),
+               re.compile(r"^((?:eval/)?eval_)(?!avg_pass1$)(.+)(_pass1)$"))
+
+
+def mean_name(names: Iterable[str]) -> str:
+    """Return the name of the mean of metrics: ``mean(<name>, <name>, ...)``."""
+    return f"mean({', '.join(names)})"
+
+
+def _mean_parts(name: str) -> list[str] | None:
+    """Return the metrics a :func:`mean_name` averages, or None for any other name."""
+    if not (name.startswith("mean(") and name.endswith(")")):
+        return None
+    return name[len("mean("):-1].split(", ")
+
+
 def _match(name: str, available: set[str]) -> str | None:
+    """Return the metric of ``available`` that an alias names, or None.
+
+    A regular expression matches the mean of several metrics that it matches each of
+    (:func:`mean_name`), which is preferred to them: unless some of them are no longer
+    ``available`` (one of them read as the reward), where the mean is no held-out quantity.
+    """
     if name.startswith("re:"):
         pattern = re.compile(name[3:])
-        hits = sorted(k for k in available if pattern.search(k))
+        means = sorted(k for k in available
+                       if (parts := _mean_parts(k)) and all(pattern.search(p) for p in parts)
+                       and len({p in available for p in parts}) == 1)
+        hits = means or sorted(k for k in available if pattern.search(k))
         return hits[0] if hits else None
     return name if name in available else None
 
@@ -170,3 +206,91 @@ def per_function_rewards(available: set[str]) -> list[str]:
                                       or (len(parts) == 2 and parts[1] not in ("mean", "std"))):
             found.append(name)
     return found
+
+
+def heldout_sources(available: set[str], ecosystem: str = "custom") -> list[str]:
+    """Return the held-out metrics of several validation sets that differ only by the set.
+
+    The held-out metric :func:`resolve` reads, and those named as it is but for the validation
+    set (verl's ``val-core/<data_source>/reward/mean@1`` of each data source, OpenRLHF's
+    ``eval_<datasource>_pass1``); none where one set is logged.
+
+    Parameters
+    ----------
+    available : set of str
+        The metric names of a log.
+    ecosystem : str
+        Which alias table names its metrics first.
+
+    Returns
+    -------
+    list of str
+        Two or more names, sorted; empty for one validation set or none.
+    """
+    held = resolve("heldout_reward", available, ecosystem)
+    for pattern in _PER_SOURCE:
+        found = pattern.match(held or "")
+        if found is None:
+            continue
+        before, after = found.group(1), found.group(3)
+        names = sorted(n for n in available if (m := pattern.match(n)) is not None
+                       and (m.group(1), m.group(3)) == (before, after))
+        return names if len(names) > 1 else []
+    return []
+
+
+def combine_heldout_sources(rows: Rows, ecosystem: str = "custom") -> tuple[Rows, list[str]]:
+    """Return the rows with the mean of several validation sets' held-out metrics added.
+
+    A run validated on several sets logs one held-out metric per set
+    (:func:`heldout_sources`); reading any one of them as the held-out reward would judge the
+    run by that set alone. Their mean, with equal weights, is added at each step that logs all
+    of them, as :func:`mean_name` of them, which :func:`resolve` then reads; a note names the
+    sets. Rows of one set, or rows that already hold the mean, are returned as they are.
+
+    Parameters
+    ----------
+    rows : Rows
+        One run's rows, in the order of the log.
+    ecosystem : str
+        Which alias table names the log's metrics first.
+
+    Returns
+    -------
+    rows : Rows
+        The rows, the mean added to those that complete a step's sets.
+    notes : list of str
+        What was averaged, and the steps that log only some of the sets.
+    """
+    available = {k for _, entry in rows for k, v in entry.items() if math.isfinite(number(v))}
+    names = heldout_sources(available, ecosystem)
+    mean = mean_name(names)
+    if not names or mean in available:
+        return rows, []
+    seen: dict[float, dict[str, float]] = {}  # the sets' latest values at each step
+    complete: set[float] = set()
+    out: Rows = []
+    for step, entry in rows:
+        values = {k: number(entry[k]) for k in names if k in entry}
+        values = {k: v for k, v in values.items() if math.isfinite(v)}
+        if values and math.isfinite(step):
+            at = seen.setdefault(step, {})
+            at.update(values)
+            if len(at) == len(names):
+                entry = {**entry, mean: sum(at[k] for k in names) / len(names)}
+                complete.add(step)
+        out.append((step, entry))
+    pattern = next(p for p in _PER_SOURCE if p.match(names[0]))
+    parts = [found.groups() for n in names if (found := pattern.match(n)) is not None]
+    sets = ", ".join(part[1] for part in parts)
+    form = f"{parts[0][0]}<set>{parts[0][2]}"
+    partial = len(set(seen) - complete)
+    if not complete:
+        return rows, [f"held-out reward: {len(names)} validation sets ({form}: {sets}) are "
+                      "never logged at one step together, so no mean of them is formed; "
+                      f"the held-out reward read is "
+                      f"{resolve('heldout_reward', available, ecosystem)!r} alone"]
+    return out, [f"held-out reward: the mean of {len(names)} validation sets ({form}: {sets}), "
+                 f"equal weights, at the {len(complete)} steps that log all of them"
+                 + (f"; {partial} steps that log only some of them hold no held-out value"
+                    if partial else "")]

@@ -11,7 +11,8 @@ The delimiter (comma, semicolon, tab) is the one the header line holds most of; 
 delimited by semicolons or tabs, numbers with a decimal comma (``0,25``, as spreadsheets of many
 locales export them) are read with a note. A header that names one column twice is an error; a
 last row cut short (a run still writing, a job killed: no newline ends the file) is left unread
-with a note.
+with a note. The held-out metrics of several validation sets are averaged into one held-out
+reward, with a note (``aliases.combine_heldout_sources``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from grpodyn.empirical.logs.aliases import combine_heldout_sources
 from grpodyn.empirical.logs.common import RUN_TAGS, LogFormatError, Parsed, Rows, number
 
 __all__ = ["parse_table", "TABLE_STEP_NAMES"]
@@ -176,4 +178,8 @@ def parse_table(path: Path, text: str, step_key: str | None) -> Parsed:
         if len(groups) > 1:
             notes.append(f"rows tagged with their run by the column {header[tag]!r}: "
                          f"{len(groups)} runs, named by the tag")
-    return Parsed(fmt, runs, ecosystem="wandb" if fmt == "wandb_csv" else "custom", notes=notes)
+    ecosystem = "wandb" if fmt == "wandb_csv" else "custom"
+    for name, rows in runs.items():  # several validation sets: their mean
+        runs[name], combined = combine_heldout_sources(rows, ecosystem)
+        notes += [f"{name}: {note}" if name else note for note in combined]
+    return Parsed(fmt, runs, ecosystem=ecosystem, notes=notes)
