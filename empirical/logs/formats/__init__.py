@@ -21,6 +21,7 @@ from grpodyn.empirical.logs.formats import (
     table,
     tensorboard,
     trainer_checkpoint,
+    wandb_binary,
     wandb_folder,
     wandb_run,
 )
@@ -37,6 +38,7 @@ FORMATS: list[Format] = [
     tensorboard,
     log_folder,
     binary,
+    wandb_binary,
     jsonl,
     json_records,
     table,
