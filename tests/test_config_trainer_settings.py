@@ -105,3 +105,23 @@ def test_a_verl_console_has_no_negative_planned_length_or_warmup():
     meta = load_run(VERL_CONSOLE).meta
     assert meta.planned_steps is None or meta.planned_steps.value > 0
     assert meta.warmup_steps.value == 0
+
+
+def test_a_wandb_entry_holding_a_nested_config_is_flattened():
+    from grpodyn.empirical.logs.config import flatten
+
+    config = {"actor_rollout_ref": {"value": {"rollout": {"n": 8}, "actor": {"optim": {
+        "lr": 1e-6}}}}, "data": {"desc": None, "value": {"train_batch_size": 128}},
+        "seed": {"value": 3}}
+    assert flatten(config) == {"actor_rollout_ref.rollout.n": 8,
+                               "actor_rollout_ref.actor.optim.lr": 1e-6,
+                               "data.train_batch_size": 128, "seed": 3}
+
+
+def test_a_wandb_export_beside_its_nested_config_reads_the_settings():
+    pytest.importorskip("yaml")
+    meta = load_run(FORMATS / "config_verl_wandb" / "history.csv").meta
+    assert (meta.group_size.value, meta.batch.value, meta.length_cap.value) == (8, 128, 1024)
+    assert meta.lr.value == pytest.approx(1e-6) and meta.lr.source == "file:config.yaml"
+    assert meta.kl.value == pytest.approx(0.01)
+    assert meta.kl.evidence.startswith("actor_rollout_ref.actor.kl_loss_coef in config.yaml")

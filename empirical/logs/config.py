@@ -53,21 +53,21 @@ def flatten(config: dict[str, Any], prefix: str = "", *, depth: int = 0,
             seen: set[int] | None = None) -> dict[str, Any]:
     """Return a nested config as ``{"a.b.c": value}`` (lists kept as values).
 
-    Each dict is entered once, so shared or cyclic structures (YAML aliases, pickles) cannot blow it
-    up.
+    A W&B ``config.yaml`` entry (``{value: ..., desc: ...}``) stands for its value, which is
+    flattened in turn where it is a nested config (verl's, newer OpenRLHF's). Each dict is entered
+    once, so shared or cyclic structures (YAML aliases, pickles) cannot blow it up.
     """
     seen = set() if seen is None else seen
     seen.add(id(config))
     out: dict[str, Any] = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
+        if isinstance(value, dict) and set(value) <= {"value", "desc"} and "value" in value:
+            value = value["value"]  # W&B config.yaml entry
         if isinstance(value, dict):
             if id(value) in seen or depth >= 12:
                 continue
-            if set(value) <= {"value", "desc"} and "value" in value:  # W&B config.yaml entry
-                out[name] = value["value"]
-            else:
-                out.update(flatten(value, name + ".", depth=depth + 1, seen=seen))
+            out.update(flatten(value, name + ".", depth=depth + 1, seen=seen))
         else:
             out[name] = value
     return out
