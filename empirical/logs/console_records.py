@@ -5,9 +5,12 @@
   dict printed by verl at start (``{'actor_rollout_ref': ...}``) is kept for the
   hyperparameters (of several runs, each its own; one that printed none, the settings the
   others share).
-- OpenRLHF console: the progress bar's postfix ``reward=..., kl=..., actor_lr=...`` (or the short
-  ``rm=``, ``act_lr=``), one update per optimizer step; the step is the update's order, over the
-  bars of every episode.
+- OpenRLHF console: the trainer's ``✨ Global step N: {'policy_loss': ..., 'reward': ...}``
+  records at their own steps, each evaluation's ``eval_metrics: {...}`` at the ``global_step``
+  it names; the progress bars (the ``Train epoch`` bar updates once per micro-batch) are then
+  not read. A console of older OpenRLHF, without those records: the progress bar's postfix
+  ``reward=..., kl=..., actor_lr=...`` (or the short ``rm=``, ``act_lr=``), one update per
+  optimizer step; the step is the update's order, over the bars of every episode.
 - MiniMind-style console: ``Epoch:[1/1](12/9751), Reward: 0.41, KL_ref: ...``.
 - Per-batch reward tensors: ``rewards: tensor([1., 0., ...])``; the step is the batch's order,
   the reward the tensor's mean (its spread the reward std).
@@ -31,13 +34,18 @@ from grpodyn.empirical.logs.config import configs_of_runs
 from grpodyn.empirical.logs.meta import Hyperparameter
 from grpodyn.empirical.logs.records import restart_notes, split_restarts
 
-__all__ = ["literal_dict", "restart_starts", "parse_verl", "parse_openrlhf", "parse_minimind",
-           "parse_tensors"]
+__all__ = ["literal_dict", "restart_starts", "parse_verl", "parse_openrlhf",
+           "parse_openrlhf_steps", "parse_minimind", "parse_tensors"]
 
 _RAY_PREFIX = r"(?:\([\w.\-]+ pid=\d+(?:, ip=[\d.]+)?\)\s*)?"
 _VERL = re.compile(r"^" + _RAY_PREFIX + r"step:(\d+)\s+-\s+(.*)$")
 _VERL_CONFIG_START = re.compile(r"^" + _RAY_PREFIX + r"\{'(?:actor_rollout_ref|algorithm|data|"
                                 r"trainer)'")
+#: OpenRLHF's ``trainer/ppo_trainer.py`` lines after its logger's prefix (``INFO 06-01 12:01:59
+#: ppo_trainer.py:366] ``) and Ray's: a step's status, an evaluation's metrics.
+_GLOBAL_STEP = re.compile(r"\bGlobal step (\d+): (\{.*\})\s*$")
+_EVALUATION = re.compile(r"\bEvaluation completed in [^,]*, global_step (\d+), eval_metrics: "
+                         r"(\{.*\})\s*$")
 _OPENRLHF = re.compile(r"(\d+)/(\d+) \[[^\]]*?,\s*((?:[\w/]+=[^,\]]*,?\s*)+)\]")
 _MINIMIND = re.compile(r"Epoch:\s*\[(\d+)/(\d+)\]\s*\((\d+)/(\d+)\),?\s*(.*)$")
 _TENSOR = re.compile(r"rewards?:\s*tensor\(\[([^\]]*)\]")
@@ -124,12 +132,12 @@ def parse_verl(lines: list[str]) -> Parsed | None:
     return parsed
 
 
-def parse_openrlhf(lines: list[str]) -> Parsed | None:
-    """Return the postfix updates of OpenRLHF's progress bars.
+def _bar_updates(lines: list[str]) -> tuple[dict[str, Rows], dict[str, list[str]]]:
+    """Return the postfix updates that carry a reward of each progress bar, in printed order.
 
     Bars whose labels differ only in numbers (``Episode [1/2]``, ``Train step of episode 0``)
-    are one bar, their updates read in the order printed. Of several bars (the episode bar with
-    the full status, the per-epoch bar with short names) the one that names ``reward`` is read.
+    are one bar, keyed by the label with ``*`` for its numbers; a refresh that repeats the last
+    update is none. Also returns each bar's labels as printed, in order.
     """
     bars: dict[str, Rows] = {}
     printed_as: dict[str, list[str]] = {}  # each bar's labels as printed, in order
@@ -154,6 +162,18 @@ def parse_openrlhf(lines: list[str]) -> Parsed | None:
             seen = printed_as.setdefault(label, [])
             if not seen or seen[-1] != printed:
                 seen.append(printed)
+    return bars, printed_as
+
+
+def parse_openrlhf(lines: list[str]) -> Parsed | None:
+    """Return the postfix updates of OpenRLHF's progress bars, one per optimizer step.
+
+    What OpenRLHF printed before its ``Global step`` records (:func:`parse_openrlhf_steps`).
+    The updates of a bar are read in the order printed, over its labels (:func:`_bar_updates`).
+    Of several bars (the episode bar with the full status, the per-epoch bar with short names)
+    the one that names ``reward`` is read.
+    """
+    bars, printed_as = _bar_updates(lines)
     if not bars:
         return None
     label = max(bars, key=lambda b: (any("reward" in e for _, e in bars[b]), len(bars[b])))
@@ -173,6 +193,75 @@ def parse_openrlhf(lines: list[str]) -> Parsed | None:
     others = [f"{b!r} ({len(bars[b])} updates)" for b in bars if b != label]
     if others:
         parsed.notes.append(f"other progress bars with a reward left out: {', '.join(others)}")
+    return parsed
+
+
+def parse_openrlhf_steps(lines: list[str]) -> Parsed | None:
+    """Return OpenRLHF's ``Global step N: {...}`` records at their own steps, with evaluations.
+
+    OpenRLHF's trainer logs ``✨ Global step {global_step}: {status}`` after each optimizer step
+    (every metric it sends to W&B and TensorBoard at that step) and ``✨ Evaluation completed in
+    {time}, global_step {global_step}, eval_metrics: {logs}`` after each evaluation. An
+    evaluation joins the record of its step where that record is the last one printed before it,
+    else it is a record of its own at its step. Runs appended to one console (the step returns
+    to the first) become runs ``run1``, ``run2``, ... The progress bars are not read: the
+    ``Train epoch`` bar's postfix (``act_loss=``, ``reward=``, ``gen_len=``) updates once per
+    micro-batch, several times per step, and a note names the bars left out.
+
+    Parameters
+    ----------
+    lines : list of str
+        The console's lines (ANSI colours removed).
+
+    Returns
+    -------
+    Parsed or None
+        The records, or None where the console prints no ``Global step`` record.
+    """
+    rows: Rows = []
+    n_eval = n_own = 0
+    unread: list[int] = []
+    for lineno, line in enumerate(lines, start=1):
+        match = _GLOBAL_STEP.search(line) or _EVALUATION.search(line)
+        if match is None:
+            continue
+        entry = literal_dict(match.group(2))
+        if entry is None:
+            unread.append(lineno)
+            continue
+        step, evaluation = float(match.group(1)), match.re is _EVALUATION
+        if evaluation and rows and rows[-1][0] == step:
+            rows[-1] = (step, {**rows[-1][1], **entry})
+        else:
+            rows.append((step, entry))
+            n_own += int(evaluation)
+        n_eval += int(evaluation)
+    if len(rows) == n_own:  # no training record
+        return None
+    runs = split_restarts(rows)
+    steps = [step for step, _ in rows]
+    parsed = Parsed("openrlhf_console", runs, ecosystem="openrlhf")
+    parsed.notes.append(f"OpenRLHF console: {len(rows) - n_own} 'Global step N: {{...}}' records "
+                        f"read at their own steps ({min(steps):g}-{max(steps):g})")
+    if n_eval:
+        parsed.notes.append(
+            f"{n_eval} evaluation records ('Evaluation completed ..., global_step N') merged into "
+            "the record of their step" + (f"; {n_own} at a step with no record printed just "
+                                          "before them kept as records of their own"
+                                          if n_own else ""))
+    if unread:
+        parsed.notes.append(f"{len(unread)} 'Global step' or evaluation line"
+                            f"{'s' if unread[1:] else ''} not a literal dict, not read (line"
+                            f"{'s' if unread[1:] else ''} {', '.join(map(str, unread[:3]))}"
+                            f"{', ...' if unread[3:] else ''})")
+    bars = _bar_updates(lines)[0]
+    if bars:
+        parsed.notes.append(
+            "progress-bar updates not read as steps: "
+            + ", ".join(f"{label!r} ({len(updates)} updates)" for label, updates in bars.items())
+            + "; the 'Global step' records number the optimizer steps, and OpenRLHF's 'Train "
+            "epoch' bar updates once per micro-batch")
+    parsed.notes += restart_notes(len(runs))
     return parsed
 
 

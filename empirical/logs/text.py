@@ -33,6 +33,7 @@ from grpodyn.empirical.logs.console_records import (
     literal_dict,
     parse_minimind,
     parse_openrlhf,
+    parse_openrlhf_steps,
     parse_tensors,
     parse_verl,
     restart_starts,
@@ -428,7 +429,7 @@ def parse_text(path: Path, text: str, *, step_key: str | None = None,
     text = _ANSI.sub("", text)
     lines = text.splitlines()
     for parser in (lambda: parse_verl(lines), lambda: parse_minimind(lines),
-                   lambda: parse_openrlhf(lines)):
+                   lambda: parse_openrlhf_steps(lines), lambda: parse_openrlhf(lines)):
         parsed = parser()
         if parsed is not None and any(reward_candidates(set(entry)) or reward_key in entry
                                       for rows in parsed.runs.values() for _, entry in rows):
@@ -443,9 +444,10 @@ def parse_text(path: Path, text: str, *, step_key: str | None = None,
         if parsed is None:
             raise LogFormatError(
                 f"{exc}, and no line of another console format; read are TRL dict lines "
-                "({'reward': ...}), verl 'step:N - key:value' lines, OpenRLHF progress bars "
-                "(reward= or rm=), MiniMind 'Epoch:[e/E](i/N), Reward: ...' lines, 'rewards: "
-                "tensor([...])' lines, and key=value or 'key: value' lines with a step (step, "
-                "iter, ...) and a reward (reward, mean_reward, score, ...) on each line: convert "
-                "other logs to JSON lines or CSV (a step and a reward in each record)") from None
+                "({'reward': ...}), verl 'step:N - key:value' lines, OpenRLHF 'Global step N: "
+                "{...}' lines and progress bars (reward= or rm=), MiniMind 'Epoch:[e/E](i/N), "
+                "Reward: ...' lines, 'rewards: tensor([...])' lines, and key=value or 'key: "
+                "value' lines with a step (step, iter, ...) and a reward (reward, mean_reward, "
+                "score, ...) on each line: convert other logs to JSON lines or CSV (a step and a "
+                "reward in each record)") from None
         return parsed
