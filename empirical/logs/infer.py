@@ -10,7 +10,10 @@
   The smallest such denominators are reported as ``inferred`` with the evidence; when the
   granularity does not pin them, a note says "not determined". A logged point that averages
   several steps (logging_steps > 1) or processes has a finer granularity, so nothing is inferred
-  from such points.
+  from such points. A total that is not itself a mean of 0/1 rewards (TRL's ``reward`` weighs
+  the reward functions by ``reward_weights``) has another granularity: where its logged std fits
+  no spread of 0/1 rewards of its mean, B G is not read from it and a note says how to give G.
+  The zero-std share counts prompts whatever the rewards, so it still gives B.
 - The learning rate from the run's name when nothing logs it: sweeps name their runs by it
   (``lr_sweep_1e-5``, ``grpo_lr3e-6``, ``lr=2e-5``). Read only from a token ``lr`` followed by
   one number in (0, 1), labelled ``inferred`` with the name it came from.
@@ -19,6 +22,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -142,24 +146,153 @@ def _no_group_batch_note(reason: str) -> str:
     return f"group size G and batch B: not determined ({reason})"
 
 
-def _binary_evidence(run: Run) -> tuple[int | None, int | None, str]:
-    """(B G, B, words) from the granularity of the mean reward and the zero-std share."""
-    reward = run.reward
-    if reward.size < 5 or np.nanmin(reward) < 0 or np.nanmax(reward) > 1:
-        return None, None, "rewards outside [0, 1]: not binary 0/1"
+#: Slack on a logged reward_std squared against the largest spread 0/1 rewards allow, relative
+#: and absolute: a printout of 4 decimals moves a std near 0.5 by 5e-5, its square by 5e-5.
+_SPREAD_RELATIVE, _SPREAD_ABSOLUTE = 1e-3, 2e-4
+
+@dataclass(frozen=True)
+class _Evidence:
+    """What the granularity of a run's logged means says of B G and of B.
+
+    ``total`` (B G) where every mean reward is a multiple of 1/total and nothing shows the
+    reward to be other than a mean of 0/1 rewards; ``batch`` (B) where every zero-std share is
+    a multiple of 1/batch; ``why`` says why the mean reward gives no B G where it has a
+    granularity that is not B G's; ``blind`` marks rewards outside [0, 1] (no binary run).
+    """
+
+    total: int | None = None
+    batch: int | None = None
+    total_words: str = ""
+    batch_words: str = ""
+    shares: int = 0
+    why: str = ""
+    blind: bool = False
+
+    @property
+    def words(self) -> str:
+        """The evidence in one line, or why there is none."""
+        return "; ".join(filter(None, (self.total_words, self.batch_words, self.why))) or \
+            "no common denominator up to 4096"
+
+
+def _paired_std(run: Run) -> np.ndarray | None:
+    """Return the logged spread of the rewards whose mean is the run's reward, else None.
+
+    ``reward_std`` is read beside any reward: beside one reward function read with
+    ``--reward-key`` it is the spread of TRL's total, not of that function. Only a std named
+    after the reward (``reward`` and ``reward_std``, ``.../mean`` and ``.../std``) is its own.
+    """
+    std = run.metrics.get("reward_std")
+    key = run.reward_key
+    twins = {key + "_std"} | ({key[:-len("mean")] + "std"} if key.endswith("/mean") else set())
+    return std if std is not None and run.metric_keys.get("reward_std") in twins else None
+
+
+def _near(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Whether squared stds ``x`` and ``y`` agree within the slack for printed digits."""
+    return np.abs(x - y) <= _SPREAD_RELATIVE * np.abs(y) + _SPREAD_ABSOLUTE
+
+
+def _spread_misfits(reward: np.ndarray, std: np.ndarray, zero_std: np.ndarray | None,
+                    n: int, group: int) -> tuple[int, int]:
+    """Count the steps whose logged reward std fits no spread of 0/1 rewards of that mean.
+
+    Two versions of TRL's ``reward_std`` are tested, each over the whole run. Its current one,
+    the unbiased std of all N = B G rewards of a step, squared is p (1 - p) N / (N - 1) for
+    0/1 rewards of mean p (p (1 - p) for a population std, as custom loops log it). Earlier
+    versions logged the mean of the per-group unbiased stds: at most
+    sqrt(p (1 - p) G / (G - 1)) (Jensen's inequality twice), and, with a share z of groups
+    without spread, between (1 - z) / sqrt(G) (one success in G) and (1 - z) sqrt(G / (4 (G -
+    1))) (G / 2 successes). A weighted sum of reward functions (TRL's ``reward_weights``)
+    spreads otherwise, outside both at many steps.
+
+    Parameters
+    ----------
+    reward, std : numpy.ndarray
+        The logged mean reward and its std, step by step (NaN where not logged).
+    zero_std : numpy.ndarray or None
+        The logged zero-std share, where logged.
+    n : int
+        The N = B G the 0/1 rewards would have (the mean reward's granularity).
+    group : int
+        The G (>= 2) they would have.
+
+    Returns
+    -------
+    tuple of int
+        Steps that misfit the std of all N rewards, and the mean of per-group stds.
+    """
+    known = np.isfinite(reward) & np.isfinite(std)
+    p, s2 = reward[known], std[known] ** 2
+    spread = p * (1 - p)
+    pooled = ~(_near(s2, spread * n / (n - 1)) | _near(s2, spread))
+    groups = s2 > spread * group / (group - 1) * (1 + _SPREAD_RELATIVE) + _SPREAD_ABSOLUTE
+    if zero_std is not None:
+        z = np.where(np.isfinite(zero_std[known]), zero_std[known], 0.0)
+        low, high = (1 - z) ** 2 / group, (1 - z) ** 2 * group / (4 * (group - 1))
+        groups |= (s2 < low * (1 - _SPREAD_RELATIVE) - _SPREAD_ABSOLUTE) | (
+            s2 > high * (1 + _SPREAD_RELATIVE) + _SPREAD_ABSOLUTE)
+    return int(pooled.sum()), int(groups.sum())
+
+
+def _reward_granularity(run: Run, batch: int | None, group: object) -> tuple[int | None, str]:
+    """(B G, "") from the mean reward's granularity, or (None, why it gives none).
+
+    A total that is not itself a mean of 0/1 rewards has a granularity that is not 1/(B G):
+    TRL's ``reward`` sums ``reward_weights[i] * rewards/<func>/mean``, whose weights 1 and 0.1
+    make it a multiple of 1/(10 B G). Its logged std tells: a weighted sum spreads as 0/1
+    rewards of its mean cannot (:func:`_spread_misfits`), at the G the evidence gives.
+    """
+    parts = run.reward_key.split("+")
+    if len(parts) > 1:
+        return None, (f"the reward is the sum of {len(parts)} logged rewards, not one mean of "
+                      "0/1 rewards, so its granularity does not give B G; give --group-size, "
+                      "or read one 0/1 reward with --reward-key")
+    n = granularity(run.reward)
+    std = _paired_std(run)
+    if n is None or std is None:
+        return n, ""
+    g = group if isinstance(group, int) and group > 1 else (
+        n // batch if batch and n % batch == 0 and n // batch > 1 else None)
+    # the zero-std share bounds a mean of per-group stds only at a known G; G = 2 bounds any G
+    zero_std = run.metrics.get("frac_reward_zero_std") if g else None
+    pooled, groups = _spread_misfits(run.reward, std, zero_std, n, g or 2)
+    if min(pooled, groups) == 0:
+        return n, ""
+    steps = int((np.isfinite(run.reward) & np.isfinite(std)).sum())
+    size = g or "any size"
+    return None, (f"the logged reward, every value a multiple of 1/{n}, is not a mean of 0/1 "
+                  f"rewards: its {run.metric_keys['reward_std']} fits neither the std of {n} 0/1 "
+                  f"rewards of that mean ({pooled} of {steps} steps do not) nor a mean of "
+                  f"per-group stds of 0/1 rewards in groups of {size} ({groups} do not), as "
+                  "where TRL's reward sums the reward functions times their reward_weights, so "
+                  f"1/{n} is not 1/(B G); give --group-size, or read one 0/1 reward function "
+                  "with --reward-key (its logged rewards/<func>/mean)")
+
+
+def _binary_evidence(run: Run, group: object) -> _Evidence:
+    """B G and B from the granularity of the mean reward and the zero-std share.
+
+    The zero-std share counts the step's prompts whatever the rewards, so it gives B also where
+    the mean reward gives no B G (rewards outside [0, 1], a weighted total).
+    """
     steps = run.steps
     if steps.size > 1 and np.any(np.diff(steps) != 1):
-        return None, None, "logged points are not consecutive steps (each may average several)"
-    n = granularity(reward)
+        return _Evidence(why="logged points are not consecutive steps (each may average "
+                             "several)")
     zero_std = run.metrics.get("frac_reward_zero_std")
     b = granularity(zero_std) if zero_std is not None else None
-    words = []
-    if n:
-        words.append(f"every one of {np.isfinite(reward).sum()} logged mean rewards is a "
-                     f"multiple of 1/{n}")
-    if b:
-        words.append(f"every logged frac_reward_zero_std is a multiple of 1/{b}")
-    return n, b, "; ".join(words) or "no common denominator up to 4096"
+    shares = 0 if zero_std is None else int(np.isfinite(zero_std).sum())
+    batch_words = (f"every one of {shares} logged frac_reward_zero_std values is a multiple of "
+                   f"1/{b}") if b else ""
+    reward = run.reward
+    if reward.size < 5 or np.nanmin(reward) < 0 or np.nanmax(reward) > 1:
+        return _Evidence(batch=b, batch_words=batch_words, shares=shares,
+                         why="rewards outside [0, 1]: not binary 0/1", blind=True)
+    n, why = _reward_granularity(run, b, group)
+    total_words = (f"every one of {np.isfinite(reward).sum()} logged mean rewards is a multiple "
+                   f"of 1/{n}") if n else ""
+    return _Evidence(n, b, total_words, batch_words, shares, why)
 
 
 def logged_meta(rows: list[tuple[float, dict]]) -> RunMeta:
@@ -240,17 +373,25 @@ def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
             if value is not None:
                 meta.lr = Hyperparameter(value, "inferred", f"the run's name {name!r}")
                 break
+    _group_and_batch(run, meta, notes)
+    return meta, notes
+
+
+def _group_and_batch(run: Run, meta: RunMeta, notes: list[str]) -> None:
+    """Fill in G and B of ``meta`` from the granularity evidence where they are unknown."""
     if meta.group_size is not None and meta.batch is not None:
-        return meta, notes
-    n, b, words = _binary_evidence(run)
+        return
+    evidence = _binary_evidence(run, meta.value("group_size"))
+    n, b, words = evidence.total, evidence.batch, evidence.words
     if n is None and b is None:
-        if meta.group_size is None and meta.batch is None and "outside" not in words:
+        if meta.group_size is None and meta.batch is None and not evidence.blind:
             meta.group_batch_reason = words
             notes.append(_no_group_batch_note(words))
-        return meta, notes
+        return
     g_known = meta.value("group_size")
     if b is not None and meta.batch is None:
-        meta.batch = Hyperparameter(b, "inferred", words + " (if rewards are binary)")
+        meta.batch = Hyperparameter(b, "inferred", evidence.batch_words +
+                                    " (a share of the step's B prompts)")
     b_known = meta.value("batch")
     if meta.group_size is None and n is not None and isinstance(b_known, int) and b_known > 0 \
             and n % b_known == 0 and n // b_known > 1:
@@ -262,11 +403,11 @@ def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
         meta.batch = Hyperparameter(n // g_known, "inferred",
                                     f"{words}: B G = {n}, G = {g_known} (if rewards are binary)")
     if meta.group_size is None:
-        notes.append(f"group size G: not determined ({words}" +
+        notes.append(f"group size G: not determined: {evidence.why}" if evidence.why and not
+                     evidence.blind else f"group size G: not determined ({words}" +
                      (f"; B G = {n} if rewards are binary" if n else "") + ")")
     if meta.batch is None:
         notes.append(f"prompts per step B: not determined ({words})")
-    return meta, notes
 
 
 def format_defaults(fmt: str) -> RunMeta:
