@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grpodyn.empirical.logs.loaders import LogFormatError, load_run
+from grpodyn.empirical.logs.loaders import LogFormatError, list_runs, load_run, load_runs
 from grpodyn.empirical.logs.wandb_records import read_run_file
 
 FORMATS = Path(__file__).parent / "data" / "formats"
@@ -146,3 +146,89 @@ def test_a_wandb_summary_alone_says_where_the_history_is(tmp_path):
     with pytest.raises(LogFormatError, match="only the last value of each metric") as caught:
         load_run(summary)
     assert "run-bpdp57kt.wandb" in str(caught.value) and "\n" not in str(caught.value)
+
+
+# ---------------------------------------------------------------------------- MLflow
+
+
+def test_an_mlflow_run_of_trl_is_read_with_its_params():
+    run = load_run(TRL_RUN)
+    assert run.format == "mlflow" and run.n_points == 30
+    assert list(run.steps) == list(range(1, 31))
+    assert run.reward_key == "reward" and run.metric_keys["heldout_reward"] == "eval_reward"
+    assert list(run.steps[np.isfinite(run.metrics["heldout_reward"])]) == [25]
+    assert run.meta.lr.value == 1e-6 and run.meta.group_size.value == 8
+    assert run.meta.kl.value == 0.04 and run.meta.batch.value == 8  # 16 x 4 / 8
+    assert run.run_name is None
+    # the metrics folder of a run is the run
+    assert load_run(TRL_RUN / "metrics").n_points == 30
+
+
+def test_an_mlflow_run_of_verl_maps_at_back_and_reads_the_policy_settings():
+    run = load_run(VERL_RUN)
+    assert run.reward_key == "critic/score/mean" and run.n_points == 20
+    assert run.metric_keys["heldout_reward"] == "val-core/openai/gsm8k/reward/mean@1"
+    assert list(run.steps[np.isfinite(run.metrics["heldout_reward"])]) == [5, 10, 15, 20]
+    assert run.meta.lr.value == 1e-6  # the actor's, not the critic's 1e-5
+    assert (run.meta.group_size.value, run.meta.batch.value) == (8, 128)
+
+
+def test_an_mlflow_experiment_of_several_runs_reads_one_run_per_folder(tmp_path):
+    experiment = tmp_path / "645224189259869132"
+    shutil.copytree(TRL_EXPERIMENT, experiment)
+    second = experiment / "aaaa0000bbbb1111cccc2222dddd3333"
+    shutil.copytree(experiment / TRL_RUN.name, second)
+    (second / "params" / "learning_rate").write_text("3e-06")
+    meta = second / "meta.yaml"
+    meta.write_text(meta.read_text().replace("run_name: qwen2.5-1.5b-grpo", "run_name: lr3e-6"))
+    assert sorted(list_runs(experiment)) == ["lr3e-6", "qwen2.5-1.5b-grpo"]
+    lrs = {run.run_name: run.meta.lr.value for run in load_runs(experiment)}
+    assert lrs == {"lr3e-6": 3e-6, "qwen2.5-1.5b-grpo": 1e-6}
+
+
+def test_an_mlflow_store_of_several_experiments_names_them():
+    with pytest.raises(LogFormatError, match="286819226640426723.*645224189259869132") as caught:
+        load_run(MLRUNS)
+    assert "verl_grpo_example_gsm8k" in str(caught.value)
+
+
+def test_an_mlflow_store_of_one_experiment_with_runs_reads_it(tmp_path):
+    store = tmp_path / "mlruns"
+    shutil.copytree(MLRUNS / "0", store / "0")
+    shutil.copytree(TRL_EXPERIMENT, store / TRL_EXPERIMENT.name)
+    run = load_run(store)
+    assert run.n_points == 30 and any("grpo-gsm8k" in w for w in run.warnings)
+
+
+def test_a_value_logged_again_at_its_step_replaces_the_earlier_one(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(TRL_RUN, run)
+    with (run / "metrics" / "reward").open("a") as stream:
+        stream.write("1796539173999 0.5 30\n")
+    with (run / "metrics" / "epoch").open("a") as stream:  # the same value again: no note
+        stream.write("1796539173999 0.15 30\n")
+    loaded = load_run(run)
+    assert loaded.reward[-1] == 0.5
+    assert [w for w in loaded.warnings if "logged again" in w] == [
+        "metric values logged again at their step with another value (1): the last one read"]
+
+
+def test_deleted_runs_of_an_experiment_are_left_out(tmp_path):
+    experiment = tmp_path / "645224189259869132"
+    shutil.copytree(TRL_EXPERIMENT, experiment)
+    gone = experiment / "aaaa0000bbbb1111cccc2222dddd3333"
+    shutil.copytree(experiment / TRL_RUN.name, gone)
+    (gone / "meta.yaml").write_text("run_id: aaaa0000bbbb1111cccc2222dddd3333\n"
+                                    "lifecycle_stage: deleted\nrun_name: gone\n")
+    run = load_run(experiment)
+    assert run.run_name == "qwen2.5-1.5b-grpo"
+    assert any("deleted runs left out (1): aaaa0000" in w for w in run.warnings)
+
+
+def test_a_malformed_mlflow_metric_line_is_named(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(TRL_RUN, run)
+    with (run / "metrics" / "kl").open("a") as stream:
+        stream.write("1796539173999 oops 31\n")
+    with pytest.raises(LogFormatError, match=r"metrics/kl:31: .*timestamp value step"):
+        load_run(run)

@@ -4,9 +4,10 @@ Each module under ``empirical/logs/formats/`` has ``sniff(path) -> bool`` and
 ``parse(path, options) -> Source`` (:class:`~grpodyn.empirical.logs.formats.base.Format`).
 :func:`grpodyn.empirical.logs.loaders.load_run` parses a path with the first format of
 :data:`FORMATS` that sniffs it. Directory formats come first (a checkpoint before a run of
-checkpoints before a W&B run ..., a folder of plain log files last); file formats are told
-apart by name and suffix, and the console format, last, takes every other file. A new format
-is one module and one entry here.
+checkpoints before a W&B run before an MLflow run ..., a folder of plain log files last); file
+formats are told apart by name and suffix (W&B's binary run file before the JSON formats, which
+would take its ``wandb-summary.json``), and the console format, last, takes every other file. A
+new format is one module and one entry here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from grpodyn.empirical.logs.formats import (
     json_records,
     jsonl,
     log_folder,
+    mlflow_run,
     table,
     tensorboard,
     trainer_checkpoint,
@@ -35,6 +37,7 @@ FORMATS: list[Format] = [
     checkpoints,
     wandb_run,
     wandb_folder,
+    mlflow_run,
     tensorboard,
     log_folder,
     binary,
