@@ -1,4 +1,5 @@
-"""Trainer metric names read as the canonical quantities: several validation sets."""
+"""Trainer metric names read as the canonical quantities: several validation sets, OpenRLHF's
+W&B and TensorBoard names."""
 
 from __future__ import annotations
 
@@ -78,3 +79,53 @@ def test_validation_sets_in_a_table_are_averaged(tmp_path):
     assert list(run.steps[np.isfinite(held)]) == [5, 10, 15, 20]
     assert held[run.steps == 10][0] == pytest.approx((0.11 + 0.3) / 2)
     assert any("validation sets" in w for w in run.warnings)
+
+
+# ---------------------------------------------------------------- OpenRLHF through W&B, TensorBoard
+
+
+def _check_openrlhf(run) -> None:
+    assert run.metric_keys["entropy"] == "train/entropy_loss"
+    assert run.metric_keys["clipped_share"] == "train/response_clip_ratio"
+    assert run.metric_keys["heldout_reward"] == "eval/eval_gsm8k_pass1"
+    held = run.metrics["heldout_reward"]
+    assert list(run.steps[np.isfinite(held)]) == [10, 20, 30, 40]
+    assert not any("placed at the step" in w or "finite step" in w for w in run.warnings)
+
+
+def test_openrlhf_wandb_history_jsonl():
+    run = load_run(FORMATS / "aliases_openrlhf_wandb_history.jsonl")
+    _check_openrlhf(run)
+    assert run.metrics["heldout_reward"][run.steps == 10][0] == pytest.approx(0.302089)
+
+
+def test_openrlhf_wandb_history_csv():
+    run = load_run(FORMATS / "aliases_openrlhf_wandb_history_export.csv")
+    _check_openrlhf(run)
+
+
+def test_openrlhf_tensorboard(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    writer = EventFileWriter(str(tmp_path))
+    history = [json.loads(line) for line in
+               (FORMATS / "aliases_openrlhf_wandb_history.jsonl").read_text().splitlines()]
+    for record in history:
+        step = record.get("train/global_step", record.get("eval/global_step"))
+        values = [summary_pb2.Summary.Value(tag=k, simple_value=v) for k, v in record.items()
+                  if not k.startswith("_") and not k.endswith("global_step")]
+        writer.add_event(event_pb2.Event(wall_time=1.0 + step, step=int(step),
+                                         summary=summary_pb2.Summary(value=values)))
+    writer.close()
+    _check_openrlhf(load_run(tmp_path))
+
+
+def test_openrlhf_names():
+    assert resolve("entropy", {"train/entropy_loss"}, "openrlhf") == "train/entropy_loss"
+    assert resolve("clipped_share", {"train/rollout/truncated_rate"}) \
+        == "train/rollout/truncated_rate"
+    assert resolve("heldout_reward", {"eval_gsm8k_pass1"}, "openrlhf") == "eval_gsm8k_pass1"
+    # pass@k is the best of k samples, not a mean reward
+    assert resolve("heldout_reward", {"eval/eval_gsm8k_pass8"}, "openrlhf") is None

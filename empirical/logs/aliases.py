@@ -10,11 +10,16 @@ task score, ``critic/rewards/mean`` the reward after any in-reward KL penalty,
 ``response_length/mean``, ``response_length/clip_ratio``: the share of responses at
 ``data.max_response_length``), its actor metrics (``actor/entropy``, ``actor/kl_loss``,
 ``actor/lr``), the trainer's ``training/epoch`` and validation metrics
-(``val-core/<source>/<var>/mean@<n>``); OpenRLHF's PPO
-trainer status (``reward``, ``kl``, ``actor_lr``, ``response_length``; the short progress-bar
-names ``rm``, ``glen``, ``act_lr``; no truncated share is mapped for it). The ``custom`` table
-holds the names hand-written loops use. TRL's ``clip_ratio/*`` and verl's ``actor/pg_clipfrac``
-are the PPO ratio's clipping, not the length cap, and are never read as ``clipped_share``.
+(``val-core/<source>/<var>/mean@<n>``); OpenRLHF's PPO trainer status (``reward``, ``kl``,
+``actor_lr``, ``response_length``, ``entropy_loss``: the mean token entropy, logged when
+``--entropy_loss_coef`` is given; ``response_clip_ratio`` and ``rollout/truncated_rate``: the
+share of samples cut at the generation limit; the short progress-bar names ``rm``, ``glen``,
+``act_lr``, ``ent_loss``) and evaluation (``eval_<datasource>_pass1``, the mean reward over
+a set's samples; ``pass<k>`` is the best of k, not a mean), which its W&B and TensorBoard
+loggers (``WandbLogger``, ``TensorboardLogger``) name ``train/<key>`` and ``eval/<key>``.
+The ``custom`` table holds the names hand-written loops use. TRL's ``clip_ratio/*`` and
+verl's ``actor/pg_clipfrac`` are the PPO ratio's clipping, not the length cap, and are never
+read as ``clipped_share``.
 
 Lookup order for a log of ecosystem E: E's table, then the others (so a TRL log read through
 W&B still finds ``train/reward``); within a table the first name present wins. Held-out names
@@ -90,15 +95,18 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
         "reward": ("reward", "rm", "train/reward"),
         "reward_std": (),
         "frac_reward_zero_std": (),
-        "entropy": ("entropy",),
+        "entropy": ("entropy", "entropy_loss", "ent_loss", "train/entropy_loss"),
         "kl": ("kl", "train/kl"),
         "completion_length": ("response_length", "glen", "train/response_length"),
         "learning_rate": ("actor_lr", "act_lr", "train/actor_lr"),
-        "heldout_reward": ("eval/reward", r"re:^eval_.*_pass\d+$"),
+        # the mean over the sets (eval_avg_pass1, where logged) before any one set's
+        "heldout_reward": ("eval/reward", r"re:^(?:eval/)?eval_avg_pass1$",
+                           r"re:^(?:eval/)?eval_.+_pass1$"),
         "advantage_max": (),
         "advantage_min": (),
         "epoch": (),
-        "clipped_share": (),
+        "clipped_share": ("response_clip_ratio", "rollout/truncated_rate",
+                          "train/response_clip_ratio", "train/rollout/truncated_rate"),
     },
     "wandb": {name: _prefixed(names, "train/") for name, names in _TRL.items()
               if name != "heldout_reward"} | {"heldout_reward": ("eval/reward",

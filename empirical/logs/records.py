@@ -1,7 +1,8 @@
 """Logs made of records (dicts): TRL ``trainer_state.json``, JSON arrays and JSON lines.
 
-The step field is the first of ``STEP_NAMES`` present (the trainer's ``train/global_step``
-before W&B's own ``_step`` counter), or the one given (``--step-key``).
+The step field is the first of ``STEP_NAMES`` present (the trainer's ``train/global_step``, or
+``eval/global_step`` in the evaluation records OpenRLHF writes to W&B, before W&B's own
+``_step`` counter), or the one given (``--step-key``).
 
 - TRL ``trainer_state.json``: ``log_history`` entries; evaluation entries (``eval_*`` keys) and
   the final summary share a step with a training entry and are merged into it, so
@@ -46,8 +47,9 @@ __all__ = ["STEP_NAMES", "parse_trainer_state", "parse_json", "parse_jsonl", "st
            "merge_by_step", "split_restarts", "restart_notes"]
 
 #: Field names that hold the optimizer step, in order of preference.
-STEP_NAMES = ("step", "global_step", "train/global_step", "trainer/global_step",
-              "training/global_step", "Step", "_step", "grpo_step", "iteration", "iter")
+STEP_NAMES = ("step", "global_step", "train/global_step", "eval/global_step",
+              "trainer/global_step", "training/global_step", "Step", "_step", "grpo_step",
+              "iteration", "iter")
 _EVAL_TYPES = {"eval", "evaluation", "val", "validation", "test", "heldout"}
 _CONFIG_TYPES = {"config", "args", "hparams", "hyperparameters", "settings"}
 

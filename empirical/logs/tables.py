@@ -1,8 +1,10 @@
 """Logs that are tables: wide CSV/TSV, W&B CSV exports, long-format CSV.
 
 - Wide: one row per step, one column per metric; the step column is the first of
-  ``STEP_NAMES`` present (``train/global_step`` before W&B's own ``_step`` counter); a run
-  column (``common.RUN_TAGS``) splits the rows into runs named by it.
+  ``TABLE_STEP_NAMES`` present (``train/global_step`` before W&B's own ``_step`` counter), and
+  a row with no value there takes the next trainer's step it holds (the ``eval/global_step`` of
+  OpenRLHF's evaluation rows); a run column (``common.RUN_TAGS``) splits the rows into runs
+  named by it.
 - W&B panel export: ``Step`` and ``<run> - <metric>`` columns (``__MIN``/``__MAX`` band columns
   dropped); one run per ``<run>`` prefix.
 - Long: ``run, step, metric, value`` rows (the run column optional: ``common.RUN_TAGS``).
@@ -30,8 +32,9 @@ from grpodyn.empirical.logs.common import RUN_TAGS, LogFormatError, Parsed, Rows
 __all__ = ["parse_table", "TABLE_STEP_NAMES"]
 
 #: Step columns of a table, in order of preference.
-TABLE_STEP_NAMES = ("step", "global_step", "train/global_step", "trainer/global_step",
-                    "training/global_step", "Step", "_step", "grpo_step", "iteration")
+TABLE_STEP_NAMES = ("step", "global_step", "train/global_step", "eval/global_step",
+                    "trainer/global_step", "training/global_step", "Step", "_step", "grpo_step",
+                    "iteration")
 
 
 #: A number written with a decimal comma: ``0,25``, ``-1,5e-06``.
@@ -116,10 +119,14 @@ def _long_runs(header: list[str], body: list[list[str]]) -> dict[str, Rows]:
 def _wide_runs(path: Path, header: list[str], body: list[list[str]], step_key: str | None
                ) -> tuple[dict[str, Rows], str]:
     names = (step_key,) if step_key else TABLE_STEP_NAMES
-    step_col = next((header.index(n) for n in names if n in header), None)
-    if step_col is None:
+    step_cols = [header.index(n) for n in names if n in header]
+    if not step_cols:
         raise LogFormatError(f"{path}: no step column (looked for {', '.join(names)}"
                              + ("" if step_key else "; give --step-key") + ")")
+    step_col = step_cols[0]
+    # a row without the table's step takes the next trainer's step it holds (OpenRLHF's
+    # evaluation rows log eval/global_step alone), never W&B's own counter
+    steps_of_row = [step_col] + [i for i in step_cols[1:] if header[i] != "_step"]
     columns: dict[str, list[tuple[int, str]]] = {}
     fmt = "csv"
     for i, h in enumerate(header):
@@ -145,8 +152,9 @@ def _wide_runs(path: Path, header: list[str], body: list[list[str]], step_key: s
             # an empty cell stays an empty string: the loader counts an empty reward as a
             # dropped point, and treats every other empty cell as a metric not logged there
             entry = {metric: row[i] for i, metric in cols if metric}
-            entry[header[step_col]] = row[step_col]
-            rows.append((number(row[step_col]), entry))
+            col = next((i for i in steps_of_row if row[i].strip()), step_col)
+            entry[header[col]] = row[col]
+            rows.append((number(row[col]), entry))
         runs[run] = rows
     if not runs:
         runs[""] = [(number(row[step_col]), {header[step_col]: row[step_col]}) for row in body]
