@@ -1,5 +1,5 @@
 """Trainer console lines that carry their own step: OpenRLHF's ``Global step N: {...}`` records
-and evaluations."""
+and evaluations; verl's ``Total training steps: N``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ FORMATS = Path(__file__).parent / "data" / "formats"
 #: An OpenRLHF GRPO console (ray PPO trainer): 20 global steps, each with the micro-batch
 #: ``Train epoch`` bar (8 updates) before its ``Global step`` line, evaluations at 10 and 20.
 OPENRLHF = FORMATS / "console_openrlhf_global_steps.log"
+#: A verl console under Ray: its printed config, ``Total training steps: 870``, steps 0-12.
+VERL = FORMATS / "console_verl_total_steps.log"
 
 
 def _printed(path: Path, pattern: str) -> dict[int, dict]:
@@ -88,3 +90,29 @@ def test_openrlhf_global_step_restarting_at_one_is_a_new_run(tmp_path):
     runs = load_runs(path)
     assert [r.n_points for r in runs] == [12, 12]
     assert runs[1].reward[0] == pytest.approx(0.21)
+
+
+def test_verl_total_training_steps_is_the_planned_length():
+    parsed = parse_text(VERL, VERL.read_text(encoding="utf-8"))
+    assert parsed.format == "verl_console"
+    planned = parsed.meta.planned_steps
+    assert planned is not None and planned.value == 870 and planned.source == "inferred"
+    assert "Total training steps: 870" in planned.evidence
+
+
+@pytest.mark.parametrize("total", ["-1", "0"])
+def test_verl_total_training_steps_not_positive_is_no_planned_length(tmp_path, total):
+    text = VERL.read_text(encoding="utf-8").replace("Total training steps: 870",
+                                                   f"Total training steps: {total}")
+    parsed = parse_text(tmp_path / "verl.log", text)
+    assert parsed.meta.planned_steps is None
+    assert any(f"Total training steps: {total}" in note and "not a planned length" in note
+               for note in parsed.notes)
+
+
+def test_verl_total_training_steps_that_differ_between_runs_are_not_read(tmp_path):
+    run = VERL.read_text(encoding="utf-8")
+    text = run + run.replace("Total training steps: 870", "Total training steps: 500")
+    parsed = parse_text(tmp_path / "verl.log", text)
+    assert len(parsed.runs) == 2 and parsed.meta.planned_steps is None
+    assert any("870, 500" in note for note in parsed.notes)

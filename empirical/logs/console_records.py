@@ -4,7 +4,8 @@
   without a Ray prefix ``(TaskRunner pid=...)``; values may print as ``np.float64(x)``. A config
   dict printed by verl at start (``{'actor_rollout_ref': ...}``) is kept for the
   hyperparameters (of several runs, each its own; one that printed none, the settings the
-  others share).
+  others share); the line ``Total training steps: N`` it prints at start is the run's planned
+  length.
 - OpenRLHF console: the trainer's ``✨ Global step N: {'policy_loss': ..., 'reward': ...}``
   records at their own steps, each evaluation's ``eval_metrics: {...}`` at the ``global_step``
   it names; the progress bars (the ``Train epoch`` bar updates once per micro-batch) are then
@@ -46,6 +47,8 @@ _VERL_CONFIG_START = re.compile(r"^" + _RAY_PREFIX + r"\{'(?:actor_rollout_ref|a
 _GLOBAL_STEP = re.compile(r"\bGlobal step (\d+): (\{.*\})\s*$")
 _EVALUATION = re.compile(r"\bEvaluation completed in [^,]*, global_step (\d+), eval_metrics: "
                          r"(\{.*\})\s*$")
+#: verl's ``ray_trainer.py``: ``print(f"Total training steps: {self.total_training_steps}")``.
+_VERL_TOTAL = re.compile(r"\bTotal training steps: ([-+]?\d+)\s*$")
 _OPENRLHF = re.compile(r"(\d+)/(\d+) \[[^\]]*?,\s*((?:[\w/]+=[^,\]]*,?\s*)+)\]")
 _MINIMIND = re.compile(r"Epoch:\s*\[(\d+)/(\d+)\]\s*\((\d+)/(\d+)\),?\s*(.*)$")
 _TENSOR = re.compile(r"rewards?:\s*tensor\(\[([^\]]*)\]")
@@ -89,7 +92,7 @@ def restart_starts(steps: list[float]) -> list[int]:
 
 
 def parse_verl(lines: list[str]) -> Parsed | None:
-    """Return verl's ``step:N - key:value`` lines, and the config printed before them.
+    """Return verl's ``step:N - key:value`` lines, the config and planned length printed before.
 
     Runs appended to one console (:func:`restart_starts`) become runs ``run1``, ``run2``, ...
     """
@@ -128,8 +131,43 @@ def parse_verl(lines: list[str]) -> Parsed | None:
     config, run_configs, notes = configs_of_runs(configs, starts)
     parsed = Parsed("verl_console", runs, ecosystem="verl", config=config,
                     run_configs=run_configs)
-    parsed.notes += restart_notes(len(runs)) + notes
+    parsed.meta.planned_steps, planned_notes = _total_training_steps(lines)
+    parsed.notes += restart_notes(len(runs)) + notes + planned_notes
     return parsed
+
+
+def _total_training_steps(lines: list[str]) -> tuple[Hyperparameter | None, list[str]]:
+    """Return the planned length verl prints at start, ``Total training steps: N``, and notes.
+
+    verl's trainer prints the steps it will take (``trainer.total_training_steps``, else the
+    train dataloader's length x ``total_epochs``) before training; its printed config holds
+    only the placeholder ``-1`` the trainer replaces. A count not above zero is no planned
+    length, and runs appended to one console that print different counts give none; both are
+    said in a note.
+
+    Parameters
+    ----------
+    lines : list of str
+        The console's lines.
+
+    Returns
+    -------
+    planned : Hyperparameter or None
+        The one positive count printed, inferred from that line.
+    notes : list of str
+        Why a printed count was not read.
+    """
+    printed = list(dict.fromkeys(int(m.group(1)) for m in map(_VERL_TOTAL.search, lines) if m))
+    notes = [f"'Total training steps: {n}' printed: not a planned length (no step count), the "
+             "run's planned steps left undetermined" for n in printed if n <= 0]
+    counts = [n for n in printed if n > 0]
+    if len(counts) > 1:
+        notes.append(f"'Total training steps' printed with {len(counts)} values "
+                     f"({', '.join(map(str, counts))}): not read as the planned length")
+    if len(counts) != 1:
+        return None, notes
+    return Hyperparameter(counts[0], "inferred", f"the line 'Total training steps: {counts[0]}' "
+                          "the console printed (verl's planned number of steps)"), notes
 
 
 def _bar_updates(lines: list[str]) -> tuple[dict[str, Rows], dict[str, list[str]]]:
