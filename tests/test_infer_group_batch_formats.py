@@ -1,13 +1,17 @@
-"""G and B from the granularity of a TRL log whose total reward weighs several reward functions.
+"""G and B from the granularity of a TRL log, where the total reward weighs several reward
+functions and where the settings count the batch of one process of several.
 
 Data: excerpts (steps 1-60) of logs written with TRL's and transformers' own classes, in
 tests/data/formats/infer_*: B = 8 prompts x G = 8 completions, reward_weights [1.0, 0.1]
-(a 0/1 accuracy reward and a 0/1 format reward).
+(a 0/1 accuracy reward and a 0/1 format reward); the 4-process run gathers 32 prompts a step
+while its training_args.bin gives per_device_train_batch_size 16 x gradient_accumulation_steps 4
+for num_generations 8.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +21,7 @@ from grpodyn.empirical.logs.loaders import load_run
 
 FORMATS = Path(__file__).parent / "data" / "formats"
 WEIGHTED = FORMATS / "infer_trl_weighted_rewards"
+FOUR_PROCESSES = FORMATS / "infer_trl_4gpu_checkpoint"
 
 
 def _group_note(run) -> str:
@@ -43,6 +48,12 @@ def test_one_binary_reward_function_gives_group_size() -> None:
     assert (run.meta.group_size.value, run.meta.group_size.source) == (8, "inferred")
     assert run.meta.batch.value == 8
     assert "multiple of 1/64" in run.meta.group_size.evidence
+
+
+def test_weighted_total_with_settings_raises_no_conflict(tmp_path: Path) -> None:
+    """G from the settings: the weighted total's granularity is no evidence against B G."""
+    run = load_run(FOUR_PROCESSES)
+    assert not any("1/2560" in w for w in run.warnings)
 
 
 def _binary_history(*, prompts: int, group: int, steps: int = 60, std: str = "batch",
@@ -91,3 +102,54 @@ def test_weighted_total_of_synthetic_functions_gives_no_group_size(tmp_path: Pat
                                                           weights=(1.0, 0.1))))
     assert run.meta.group_size is None and run.meta.batch.value == 8
     assert "not a mean of 0/1 rewards" in _group_note(run)
+
+
+ONE_PROCESS = {"num_generations": 4, "per_device_train_batch_size": 8,
+               "gradient_accumulation_steps": 4}  # 32 completions / G = 8 prompts a process
+
+
+def test_settings_batch_of_one_process_gives_way_to_the_log() -> None:
+    """4 processes x 8 prompts: the zero-std share is a multiple of 1/32, not of 1/8."""
+    run = load_run(FOUR_PROCESSES)
+    assert (run.meta.group_size.value, run.meta.group_size.source) == (8,
+                                                                       "file:training_args.bin")
+    assert (run.meta.batch.value, run.meta.batch.source) == (32, "inferred")
+    assert "1/32" in run.meta.batch.evidence and "assuming one process" in run.meta.batch.evidence
+    notes = [w for w in run.warnings if w.startswith("batch B:")]
+    assert len(notes) == 1 and "32" in notes[0] and "8" in notes[0]
+    assert "4 x 8" in notes[0] and "--batch" in notes[0]
+
+
+def test_state_of_four_processes_without_settings(tmp_path: Path) -> None:
+    """No settings beside the log: B from the zero-std share, G left open (weighted total)."""
+    shutil.copy(FOUR_PROCESSES / "trainer_state.json", tmp_path / "trainer_state.json")
+    run = load_run(tmp_path)
+    assert (run.meta.batch.value, run.meta.batch.source) == (32, "inferred")
+    assert run.meta.group_size is None
+    assert "not a mean of 0/1 rewards" in _group_note(run)
+
+
+def test_binary_rewards_of_four_processes_agree_on_the_batch(tmp_path: Path) -> None:
+    """Binary total: the reward's 1/128 with G = 4 and the zero-std share's 1/32 both give 32."""
+    folder = _write_state(tmp_path, _binary_history(prompts=32, group=4), ONE_PROCESS)
+    run = load_run(folder)
+    assert (run.meta.batch.value, run.meta.batch.source) == (32, "inferred")
+    assert run.meta.group_size.value == 4
+    assert any(w.startswith("batch B:") and "4 x 8" in w for w in run.warnings)
+
+
+def test_settings_batch_that_fits_the_log_stays(tmp_path: Path) -> None:
+    folder = _write_state(tmp_path, _binary_history(prompts=8, group=4), ONE_PROCESS)
+    run = load_run(folder)
+    assert (run.meta.batch.value, run.meta.batch.source) == (8, "inferred")
+    assert "assuming one process" in run.meta.batch.evidence
+    assert not any(w.startswith("batch B:") for w in run.warnings)
+
+
+def test_short_log_notes_the_conflict_and_keeps_the_settings(tmp_path: Path) -> None:
+    """Ten points do not pin B among the multiples of 32: the conflict is said, nothing taken."""
+    folder = _write_state(tmp_path, _binary_history(prompts=32, group=4, steps=10), ONE_PROCESS)
+    run = load_run(folder)
+    assert run.meta.batch.value == 8
+    notes = [w for w in run.warnings if w.startswith("batch B:")]
+    assert len(notes) == 1 and "does not fit" in notes[0] and "--batch" in notes[0]

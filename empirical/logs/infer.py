@@ -14,6 +14,9 @@
   the reward functions by ``reward_weights``) has another granularity: where its logged std fits
   no spread of 0/1 rewards of its mean, B G is not read from it and a note says how to give G.
   The zero-std share counts prompts whatever the rewards, so it still gives B.
+  A B the settings give is checked against the same evidence: TRL's settings count the prompts
+  of one process, its logged shares those of all; where the shares pin another B, the log's is
+  taken, with a note naming both.
 - The learning rate from the run's name when nothing logs it: sweeps name their runs by it
   (``lr_sweep_1e-5``, ``grpo_lr3e-6``, ``lr=2e-5``). Read only from a token ``lr`` followed by
   one number in (0, 1), labelled ``inferred`` with the name it came from.
@@ -149,6 +152,11 @@ def _no_group_batch_note(reason: str) -> str:
 #: Slack on a logged reward_std squared against the largest spread 0/1 rewards allow, relative
 #: and absolute: a printout of 4 decimals moves a std near 0.5 by 5e-5, its square by 5e-5.
 _SPREAD_RELATIVE, _SPREAD_ABSOLUTE = 1e-3, 2e-4
+
+#: Logged zero-std shares from which their smallest denominator is taken as B over the settings':
+#: a step's share out of 2 B is a multiple of 1/B with a chance near 1/2, at 20 steps near 1e-6.
+DECISIVE_SHARES = 20
+
 
 @dataclass(frozen=True)
 class _Evidence:
@@ -295,6 +303,47 @@ def _binary_evidence(run: Run, group: object) -> _Evidence:
     return _Evidence(n, b, total_words, batch_words, shares, why)
 
 
+def _check_batch(meta: RunMeta, evidence: _Evidence, notes: list[str]) -> None:
+    """Check the settings' B against the log's granularity; take the log's where it pins B.
+
+    A step's zero-std share is a share of its B prompts, so B is a multiple of the shares'
+    denominator, and the mean of 0/1 rewards a multiple of 1/(B G). TRL's settings give B per
+    process (one device's completions over G), while the shares are gathered over all
+    processes: on 4 processes they are multiples of 1/(4 B). Where the settings' B does not fit
+    the shares, the shares' denominator is taken when :data:`DECISIVE_SHARES` of them give it
+    and the mean reward, where it gives B G, agrees; otherwise the conflict is noted and the
+    settings' B kept.
+    """
+    setting = meta.batch
+    given, group = setting.value, meta.value("group_size")
+    if not isinstance(given, int) or given <= 0:
+        return
+    g = group if isinstance(group, int) and group > 0 else None
+    misfits = []
+    b = evidence.batch
+    if b and given % b:
+        misfits.append(f"{evidence.batch_words} (a share of the step's B prompts), which "
+                       f"{given} prompts cannot give")
+    n = evidence.total
+    if n and g and (given * g) % n:
+        misfits.append(f"{evidence.total_words}, not of 1/(B G) = 1/{given * g}")
+    if not misfits:
+        return
+    # the shares pin B where enough of them say it and the mean reward, where it speaks, agrees
+    pinned = bool(b and given % b and evidence.shares >= DECISIVE_SHARES
+                  and not (n and g and (b * g) % n))
+    if not pinned:
+        notes.append(f"batch B: the settings' {given} ({setting.evidence}) does not fit the log: "
+                     f"{'; '.join(misfits)}; {given} is kept; give --batch to choose")
+        return
+    several = (f"; {b} = {b // given} x {given}: the settings count the prompts of one process "
+               f"of {b // given}?") if b % given == 0 else ""
+    meta.batch = Hyperparameter(b, "inferred", f"{evidence.batch_words}; {setting.source} gives "
+                                               f"{given} ({setting.evidence})")
+    notes.append(f"batch B: {b} from the log, not the settings' {given} ({setting.evidence}): "
+                 f"{'; '.join(misfits)}{several}; give --batch to choose")
+
+
 def logged_meta(rows: list[tuple[float, dict]]) -> RunMeta:
     """Hyperparameters logged as metrics with one value over the whole run (source ``logged``)."""
     meta = RunMeta()
@@ -378,10 +427,12 @@ def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
 
 
 def _group_and_batch(run: Run, meta: RunMeta, notes: list[str]) -> None:
-    """Fill in G and B of ``meta`` from the granularity evidence where they are unknown."""
+    """Fill in G and B of ``meta`` from the granularity evidence; check the settings' B by it."""
+    evidence = _binary_evidence(run, meta.value("group_size"))
+    if meta.batch is not None:
+        _check_batch(meta, evidence, notes)
     if meta.group_size is not None and meta.batch is not None:
         return
-    evidence = _binary_evidence(run, meta.value("group_size"))
     n, b, words = evidence.total, evidence.batch, evidence.words
     if n is None and b is None:
         if meta.group_size is None and meta.batch is None and not evidence.blind:
