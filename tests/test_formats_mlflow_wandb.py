@@ -232,3 +232,21 @@ def test_a_malformed_mlflow_metric_line_is_named(tmp_path):
         stream.write("1796539173999 oops 31\n")
     with pytest.raises(LogFormatError, match=r"metrics/kl:31: .*timestamp value step"):
         load_run(run)
+
+
+# ---------------------------------------------------------------------------- nested folders
+
+
+def test_a_folder_holding_one_folder_of_logs_is_read_through_it(tmp_path):
+    project = tmp_path / "file_logger" / "verl_grpo_example_gsm8k"
+    project.mkdir(parents=True)
+    shutil.copy(FORMATS / "verl_file_logger.jsonl", project / "qwen2_7b_function_rm.jsonl")
+    run = load_run(tmp_path / "file_logger")
+    assert run.format == "verl_jsonl"
+    assert any("verl_grpo_example_gsm8k" in w for w in run.warnings)
+
+
+def test_a_folder_holding_one_empty_folder_names_it(tmp_path):
+    (tmp_path / "root" / "project").mkdir(parents=True)
+    with pytest.raises(LogFormatError, match=r"root/project: a directory without a log"):
+        load_run(tmp_path / "root")

@@ -1,6 +1,8 @@
 """A directory of log files: its one log, or one run per file of one format.
 
 The files are ``*.jsonl``, ``*.csv``, ``*.tsv`` and ``*.log`` (gzipped or not) directly inside.
+A directory that holds nothing but one folder (verl's file-logger root, whose logs lie in
+``<project>/<experiment>.jsonl``) is read through that folder.
 
 Tried after the directory formats that know a trainer's layout (a checkpoint, a W&B run, a
 TensorBoard tree). Logs of several formats, or files whose hyperparameters differ, are not
@@ -38,9 +40,23 @@ def _stem(path: Path) -> str:
     return Path(name).stem
 
 
+def _only_folder(path: Path) -> Path | None:
+    """Return the one folder ``path`` holds where it holds nothing else (hidden names aside).
+
+    A link is not followed, so that a folder linking to itself is not entered without end.
+    """
+    try:
+        entries = [p for p in path.iterdir() if not p.name.startswith(".")]
+    except OSError:
+        return None
+    if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
+        return entries[0]
+    return None
+
+
 def sniff(path: Path) -> bool:
-    """Return whether ``path`` is a directory with a log file directly inside."""
-    return path.is_dir() and bool(_logs(path))
+    """Return whether ``path`` is a directory with a log file directly inside, or one folder."""
+    return path.is_dir() and (bool(_logs(path)) or _only_folder(path) is not None)
 
 
 def _refuse(path: Path, logs: list[Path], why: str) -> LogFormatError:
@@ -51,15 +67,21 @@ def _refuse(path: Path, logs: list[Path], why: str) -> LogFormatError:
 
 
 def parse(path: Path, options: Options) -> Source:
-    """Return the directory's one log, or its logs as runs named by their files.
+    """Return the directory's one log, its logs as runs named by their files, or its folder's.
 
     Raises
     ------
     LogFormatError
         When the logs are of several formats or record different hyperparameters, when there
-        are more than :data:`MAX_FILES`, or when a file cannot be read (naming it).
+        are more than :data:`MAX_FILES`, when a file cannot be read (naming it), or when the one
+        folder holds no log (naming the folder).
     """
     logs = _logs(path)
+    inner = None if logs else _only_folder(path)
+    if inner is not None:
+        source = dispatch(inner, options)
+        source.parsed.notes.append(f"a directory holding one folder: read {inner.name}")
+        return source
     if len(logs) == 1:
         source = dispatch(logs[0], options)
         source.parsed.notes.append(f"a directory: read its one log, {logs[0].name}")
