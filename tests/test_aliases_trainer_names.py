@@ -1,5 +1,5 @@
 """Trainer metric names read as the canonical quantities: several validation sets, OpenRLHF's
-W&B and TensorBoard names."""
+W&B and TensorBoard names, and the rows of a W&B table that are not training points."""
 
 from __future__ import annotations
 
@@ -102,6 +102,7 @@ def test_openrlhf_wandb_history_jsonl():
 def test_openrlhf_wandb_history_csv():
     run = load_run(FORMATS / "aliases_openrlhf_wandb_history_export.csv")
     _check_openrlhf(run)
+    assert not any("dropped" in w for w in run.warnings)
 
 
 def test_openrlhf_tensorboard(tmp_path):
@@ -129,3 +130,16 @@ def test_openrlhf_names():
     assert resolve("heldout_reward", {"eval_gsm8k_pass1"}, "openrlhf") == "eval_gsm8k_pass1"
     # pass@k is the best of k samples, not a mean reward
     assert resolve("heldout_reward", {"eval/eval_gsm8k_pass8"}, "openrlhf") is None
+
+
+# ---------------------------------------------------------------- rows of a W&B table
+
+
+def test_wandb_table_evaluation_and_closing_rows_are_said_as_such():
+    run = load_run(FORMATS / "aliases_trl_wandb_history_export.csv")
+    assert not any("dropped" in w for w in run.warnings)
+    assert any("2 rows hold only evaluation metrics" in w and "held-out reward" in w
+               for w in run.warnings)
+    assert any("1 row holds only the step and the epoch" in w for w in run.warnings)
+    held = run.metrics["heldout_reward"]
+    assert list(run.steps[np.isfinite(held)]) == [25, 50]

@@ -42,7 +42,8 @@ from collections.abc import Iterable
 from grpodyn.empirical.logs.common import Rows, number
 
 __all__ = ["CANONICAL", "ALIASES", "METRIC_ALIASES", "resolve", "reward_candidates",
-           "per_function_rewards", "heldout_sources", "combine_heldout_sources", "mean_name"]
+           "per_function_rewards", "heldout_sources", "combine_heldout_sources", "mean_name",
+           "is_evaluation"]
 
 #: The canonical quantities, in the order they are reported.
 CANONICAL = ("reward", "reward_std", "frac_reward_zero_std", "entropy", "kl",
@@ -153,6 +154,16 @@ _PER_SOURCE = (re.compile(r"^(val-core/)(.+)(/(?:reward|score|acc)/mean@\d+)$"),
                re.compile(r"^(val/test_score/)(.+)()$"),
                re.compile(r"^(val-aux/)([^/]+)(/(?:reward|score)/mean@\d+)$"),
                re.compile(r"^((?:eval/)?eval_)(?!avg_pass1$)(.+)(_pass1)$"))
+
+
+#: How trainers name evaluation metrics: TRL's ``eval_`` and ``eval/``, verl's ``val-core/``,
+#: ``val-aux/`` and ``val/``, and the ``test_``, ``validation/`` of hand-written loops.
+_EVALUATION = re.compile(r"^(?:eval|val|validation|test)(?:[/_]|-core/|-aux/)")
+
+
+def is_evaluation(name: str) -> bool:
+    """Return whether a metric name is an evaluation's (held-out sets), not training's."""
+    return _EVALUATION.match(name) is not None
 
 
 def mean_name(names: Iterable[str]) -> str:

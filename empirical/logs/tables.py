@@ -15,18 +15,23 @@ locales export them) are read with a note. A header that names one column twice 
 last row cut short (a run still writing, a job killed: no newline ends the file) is left unread
 with a note. The held-out metrics of several validation sets are averaged into one held-out
 reward, with a note (``aliases.combine_heldout_sources``).
+
+A wide table that interleaves training rows with rows of another kind (a W&B history export:
+evaluation rows holding only ``eval/*`` values, the closing row holding only the step and the
+epoch) says so: those rows are no training points with a missing reward.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from grpodyn.empirical.logs.aliases import combine_heldout_sources
+from grpodyn.empirical.logs.aliases import combine_heldout_sources, is_evaluation, resolve
 from grpodyn.empirical.logs.common import RUN_TAGS, LogFormatError, Parsed, Rows, number
 
 __all__ = ["parse_table", "TABLE_STEP_NAMES"]
@@ -161,6 +166,62 @@ def _wide_runs(path: Path, header: list[str], body: list[list[str]], step_key: s
     return runs, fmt
 
 
+def _rows_of_no_point(rows: Rows) -> tuple[Rows, list[str]]:
+    """Return a wide table's rows with those that are no training points said, and notes.
+
+    Beside its training rows a W&B history export holds evaluation rows (only evaluation
+    metrics, :func:`aliases.is_evaluation`, besides the step, the epoch and W&B's own ``_*``
+    columns) and a closing row (only the step and the epoch). Their empty cells are dropped,
+    so that the loader reads them as what they are (evaluations at their steps; no point)
+    rather than as points whose reward is missing. Rows without a finite step are left to the
+    loader, which drops them as such; a table of no training row is returned as it is.
+
+    Parameters
+    ----------
+    rows : Rows
+        One run's rows, every column in every row (empty cells as empty strings).
+
+    Returns
+    -------
+    rows : Rows
+        The rows, evaluation and closing rows without their empty cells.
+    notes : list of str
+        How many rows of each kind, and how they are read.
+    """
+    names = {k for _, entry in rows for k in entry}
+    epochs = {k for k in names if resolve("epoch", {k}) is not None}
+    other = {k for k in names if k.startswith("_") or k in TABLE_STEP_NAMES} | epochs
+    kinds = []
+    for step, entry in rows:
+        filled = {k for k, v in entry.items() if str(v).strip()}
+        metrics = filled - other
+        kinds.append("" if not math.isfinite(step)  # no step: dropped as such by the loader
+                     else "eval" if metrics and all(is_evaluation(k) for k in metrics)
+                     else "closing" if not metrics and filled & epochs
+                     else "train" if metrics else "")
+    if "train" not in kinds:
+        return rows, []
+    out: Rows = [(step, {k: v for k, v in entry.items() if str(v).strip()})
+                 if kind in ("eval", "closing") else (step, entry)
+                 for (step, entry), kind in zip(rows, kinds, strict=True)]
+    notes = []
+    n_eval, n_closing = kinds.count("eval"), kinds.count("closing")
+    if n_eval:
+        logged = sorted({k for (_, entry), kind in zip(out, kinds, strict=True)
+                         if kind == "eval" for k in entry} - other)
+        held = resolve("heldout_reward", set(logged)) is not None
+        notes.append(f"{n_eval} row{' holds' if n_eval == 1 else 's hold'} only evaluation "
+                     f"metrics ({', '.join(logged[:3])}{', ...' if len(logged) > 3 else ''}): "
+                     "evaluations at their steps"
+                     + (", where the held-out reward is read" if held else "")
+                     + ", not training points")
+    if n_closing:
+        notes.append(f"{n_closing} row{' holds' if n_closing == 1 else 's hold'} only the step "
+                     "and the epoch (a run's closing log, as TRL's Trainer writes at the end of "
+                     "training): not a training point")
+    return out, notes
+
+
 def parse_table(path: Path, text: str, step_key: str | None) -> Parsed:
     """Return a CSV/TSV log of any of the three shapes."""
     header, body, delimiter, notes = _table_rows(path, text)
@@ -187,7 +248,8 @@ def parse_table(path: Path, text: str, step_key: str | None) -> Parsed:
             notes.append(f"rows tagged with their run by the column {header[tag]!r}: "
                          f"{len(groups)} runs, named by the tag")
     ecosystem = "wandb" if fmt == "wandb_csv" else "custom"
-    for name, rows in runs.items():  # several validation sets: their mean
-        runs[name], combined = combine_heldout_sources(rows, ecosystem)
-        notes += [f"{name}: {note}" if name else note for note in combined]
+    for name, rows in runs.items():
+        rows, kinds = _rows_of_no_point(rows)
+        runs[name], combined = combine_heldout_sources(rows, ecosystem)  # validation sets
+        notes += [f"{name}: {note}" if name else note for note in kinds + combined]
     return Parsed(fmt, runs, ecosystem=ecosystem, notes=notes)
