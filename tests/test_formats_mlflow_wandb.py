@@ -250,3 +250,21 @@ def test_a_folder_holding_one_empty_folder_names_it(tmp_path):
     (tmp_path / "root" / "project").mkdir(parents=True)
     with pytest.raises(LogFormatError, match=r"root/project: a directory without a log"):
         load_run(tmp_path / "root")
+
+
+# ---------------------------------------------------------------------------- W&B runs table
+
+
+def test_a_wandb_runs_table_is_refused_as_one_summary_row_per_run(tmp_path):
+    table = tmp_path / "wandb_export_2026-06-01T12_00_00.000+00_00.csv"
+    table.write_text(
+        '"Name","State","Notes","User","Tags","Created","Runtime","Sweep","learning_rate",'
+        '"train/global_step","train/reward","_step"\n'
+        '"lr1e-6","finished","-","me","","2026-06-01T10:00:00.000Z","7204","","1e-06","200",'
+        '"0.7012","208"\n'
+        '"lr3e-6","finished","-","me","","2026-06-02T10:00:00.000Z","7190","","3e-06","200",'
+        '"0.7523","208"\n')
+    with pytest.raises(LogFormatError, match="one summary row per run") as caught:
+        load_run(table)
+    assert "2 runs" in str(caught.value) and "history" in str(caught.value)
+    assert "\n" not in str(caught.value)

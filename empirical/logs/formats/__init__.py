@@ -6,8 +6,8 @@ Each module under ``empirical/logs/formats/`` has ``sniff(path) -> bool`` and
 :data:`FORMATS` that sniffs it. Directory formats come first (a checkpoint before a run of
 checkpoints before a W&B run before an MLflow run ..., a folder of plain log files last); file
 formats are told apart by name and suffix (W&B's binary run file before the JSON formats, which
-would take its ``wandb-summary.json``), and the console format, last, takes every other file. A
-new format is one module and one entry here.
+would take its ``wandb-summary.json``; a W&B runs table before the other tables), and the
+console format, last, takes every other file. A new format is one module and one entry here.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from grpodyn.empirical.logs.formats import (
     wandb_binary,
     wandb_folder,
     wandb_run,
+    wandb_runs_table,
 )
 from grpodyn.empirical.logs.formats.base import Format, Options, Source, dispatch
 
@@ -44,6 +45,7 @@ FORMATS: list[Format] = [
     wandb_binary,
     jsonl,
     json_records,
+    wandb_runs_table,
     table,
     console,
 ]
