@@ -125,3 +125,70 @@ def test_a_wandb_export_beside_its_nested_config_reads_the_settings():
     assert meta.lr.value == pytest.approx(1e-6) and meta.lr.source == "file:config.yaml"
     assert meta.kl.value == pytest.approx(0.01)
     assert meta.kl.evidence.startswith("actor_rollout_ref.actor.kl_loss_coef in config.yaml")
+
+
+def _event_file(folder: Path, args: str | None, tag: str = "args/text_summary") -> Path:
+    """An event file of 12 rewards and, as transformers' callback writes it, an ``args`` text."""
+    pytest.importorskip("tensorboard")
+    import struct
+
+    from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    events = [event_pb2.Event(wall_time=0.0, file_version="brain.Event:2")]
+    if args is not None:
+        text = summary_pb2.Summary.Value(
+            tag=tag, metadata=summary_pb2.SummaryMetadata(
+                plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text")),
+            tensor=tensor_pb2.TensorProto(dtype="DT_STRING", string_val=[args.encode()]))
+        events.append(event_pb2.Event(step=0, summary=summary_pb2.Summary(value=[text])))
+    events += [event_pb2.Event(step=step, summary=summary_pb2.Summary(value=[
+        summary_pb2.Summary.Value(tag="train/reward", simple_value=0.2 + step / 50)]))
+        for step in range(1, 13)]
+    records = []
+    for event in events:
+        data = event.SerializeToString()
+        head = struct.pack("<Q", len(data))
+        records.append(head + struct.pack("<I", masked_crc32c(head)) + data
+                       + struct.pack("<I", masked_crc32c(data)))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "events.out.tfevents.1.host.1.0"
+    path.write_bytes(b"".join(records))
+    return path
+
+
+def test_the_args_text_summary_of_a_tensorboard_log_is_its_config():
+    pytest.importorskip("tensorboard")
+    meta = load_run(FORMATS / "config_trl_tensorboard").meta
+    assert (meta.group_size.value, meta.kl.value, meta.planned_steps.value) == (8, 0.04, 200)
+    assert meta.length_cap.value == 1024 and meta.num_iterations.value == 1
+    assert meta.group_size.source == "file:config_trl_tensorboard"
+    assert meta.batch.value == 8  # 16 per device x 4 accumulated / 8 completions a prompt
+
+
+@pytest.mark.parametrize("tag", ["args/text_summary", "args"])
+def test_an_args_text_of_an_event_file_is_read(tmp_path, tag):
+    path = _event_file(tmp_path, json.dumps({"num_generations": 4, "beta": 0.0,
+                                             "max_steps": 12}), tag)
+    meta = load_run(path).meta
+    assert (meta.group_size.value, meta.kl.value, meta.planned_steps.value) == (4, 0.0, 12)
+
+
+@pytest.mark.parametrize("text", ["{not json", "[8, 0.04]", ""])
+def test_a_malformed_args_text_is_ignored_with_a_note(tmp_path, text):
+    run = load_run(_event_file(tmp_path, text))
+    assert run.meta.group_size is None or run.meta.group_size.source != "file:" + tmp_path.name
+    assert run.meta.kl is None and run.meta.planned_steps is None
+    assert any("args text summary" in w and "ignored" in w for w in run.warnings)
+
+
+def test_each_run_of_a_tensorboard_tree_reads_its_own_args(tmp_path):
+    from grpodyn.empirical.logs.loaders import load_runs
+
+    _event_file(tmp_path / "a", json.dumps({"num_generations": 4, "max_steps": 12}))
+    _event_file(tmp_path / "b", json.dumps({"num_generations": 16}))
+    _event_file(tmp_path / "c", None)
+    runs = {run.run_name: run.meta for run in load_runs(tmp_path)}
+    assert runs["a"].value("planned_steps") == 12 and runs["b"].value("planned_steps") is None
+    assert (runs["a"].group_size.value, runs["b"].group_size.value) == (4, 16)
+    assert runs["c"].group_size is None or runs["c"].group_size.source == "inferred"

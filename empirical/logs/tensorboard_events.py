@@ -6,6 +6,12 @@ PyTorch's and tensorboardX's writers log them, or a one-element tensor of the sc
 TensorFlow 2 does); needs the ``tensorboard`` extra. TRL writes its metrics as ``train/<name>``
 and evaluations as ``eval/<name>``.
 
+Beside the scalars, a run's ``args`` text summary is its config record: transformers'
+``TensorBoardCallback`` writes the training arguments there as JSON (``add_text("args",
+args.to_json_string())``, tag ``args/text_summary`` from PyTorch's writer, ``args`` from
+TensorFlow's), read as a ``training_args.json`` is; one that is not a JSON mapping is ignored
+with a note.
+
 The records (TFRecord frames: a length, its checksum, the serialised ``Event``, its checksum)
 are read and checked here in one pass, with ``google-crc32c`` where it is installed (the pure
 Python checksum of TensorBoard's own reader costs more than the rest of the load). A file that
@@ -21,6 +27,7 @@ in older files, per tag from the first step that goes back.
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -35,6 +42,8 @@ __all__ = ["parse_tensorboard", "event_records"]
 _HEADER, _FOOTER = 12, 4
 #: The constant of TFRecord's checksum mask (a CRC-32C rotated by 15 bits plus this).
 _MASK_DELTA = 0xA282EAD8
+#: Tags of the text summary of the training arguments (PyTorch's writer adds ``/text_summary``).
+_ARGS_TAGS = frozenset({"args/text_summary", "args"})
 
 
 def _crc32c() -> Callable[[bytes], int]:
@@ -92,13 +101,18 @@ def event_records(path: Path, notes: list[str]) -> Iterator[tuple[int, bytes]]:
 
 
 class _Scalars:
-    """The scalars of one run's event files, read in order, with TensorBoard's restart purge."""
+    """The scalars of one run's event files, read in order, with TensorBoard's restart purge.
+
+    Beside them ``args`` keeps the strings of the last ``args`` text summary read (None before
+    one).
+    """
 
     def __init__(self) -> None:
         from tensorboard.util import tensor_util
 
         self._tensor = tensor_util.make_ndarray
         self.by_step: dict[float, dict[str, float]] = {}
+        self.args: list[bytes] | None = None
         self._scalar_tags: set[str] = set()  # tensor tags of the scalars plugin (first event)
         self._latest = float("-inf")
         self._version = 1.0
@@ -128,8 +142,11 @@ class _Scalars:
             if kind == "simple_value":
                 values[value.tag] = float(value.simple_value)
             elif kind == "tensor":
-                if value.metadata.plugin_data.plugin_name == "scalars":
+                plugin = value.metadata.plugin_data.plugin_name
+                if plugin == "scalars":
                     self._scalar_tags.add(value.tag)
+                elif plugin == "text" and value.tag in _ARGS_TAGS:
+                    self.args = list(value.tensor.string_val)
                 if value.tag in self._scalar_tags:
                     array = self._tensor(value.tensor)
                     if array.size == 1:
@@ -154,10 +171,42 @@ def _file_version(text: str) -> float:
         return 1.0
 
 
-def _scalars(path: Path, folder: Path, notes: list[str]) -> Rows:
+def _args_config(strings: list[bytes] | None, file: Path, notes: list[str]
+                 ) -> dict[str, Any]:
+    """Return the training arguments of an ``args`` text summary ({} with a note where malformed).
+
+    Parameters
+    ----------
+    strings : list of bytes or None
+        The summary's string tensor (one JSON text), None where the run wrote none.
+    file : Path
+        The event file that holds it, named in the note.
+    notes : list of str
+        Where the note on a summary that is not one JSON mapping is appended.
+    """
+    if strings is None:
+        return {}
+    why = f"{len(strings)} strings, not one"
+    if len(strings) == 1:
+        try:
+            config = json.loads(strings[0].decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError):
+            why = "not valid JSON"
+        else:
+            if isinstance(config, dict):
+                return config
+            why = f"a JSON {type(config).__name__}, not a mapping"
+    notes.append(f"{file.name}: the args text summary is {why}: its settings are ignored")
+    return {}
+
+
+def _scalars(path: Path, folder: Path, notes: list[str],
+             config: dict[str, Any] | None = None) -> Rows:
     """Return the scalars of the event files of ``folder`` (``path`` when it is a file).
 
-    A note on a file that ends inside a record is added to ``notes``.
+    The settings of the run's last ``args`` text summary are put into ``config``, where one is
+    given (they come in the same pass over the records). A note on a file that ends inside a
+    record, or on a malformed ``args``, is added to ``notes``.
     """
     try:
         from google.protobuf.message import DecodeError
@@ -168,6 +217,7 @@ def _scalars(path: Path, folder: Path, notes: list[str]) -> Rows:
     files = [folder] if folder.is_file() else sorted(
         p for p in folder.iterdir() if p.is_file() and "tfevents" in p.name)
     scalars = _Scalars()
+    args: tuple[list[bytes], Path] | None = None
     for file in files:
         for offset, data in event_records(file, notes):
             try:
@@ -177,6 +227,10 @@ def _scalars(path: Path, folder: Path, notes: list[str]) -> Rows:
                                      "event (its checksum holds, its content does not parse)"
                                      ) from None
             scalars.add(event)
+        if scalars.args is not None:
+            args, scalars.args = (scalars.args, file), None
+    if args is not None and config is not None:
+        config.update(_args_config(*args, notes))
     return sorted((step, row) for step, row in scalars.by_step.items() if row)
 
 
@@ -184,18 +238,24 @@ def parse_tensorboard(path: Path) -> Parsed:
     """Return an event file or a directory searched recursively for event files."""
     notes: list[str] = []
     if path.is_file():
-        rows = _scalars(path, path, notes)
+        config: dict[str, Any] = {}
+        rows = _scalars(path, path, notes, config)
         if not rows:
             raise LogFormatError(f"{path}: no scalar summaries in the event file")
-        return Parsed("tensorboard", {"": rows}, ecosystem="trl", notes=notes)
+        return Parsed("tensorboard", {"": rows}, ecosystem="trl", notes=notes, config=config)
     folders = sorted({p.parent for p in path.rglob("*tfevents*") if p.is_file()})
     runs: dict[str, Rows] = {}
+    configs: dict[str, dict[str, Any]] = {}
     for folder in folders:
-        rows = _scalars(path if folder == path else folder, folder, notes)
+        config = {}
+        rows = _scalars(path if folder == path else folder, folder, notes, config)
         if rows:
-            runs["" if folder == path else folder.relative_to(path).as_posix()] = rows
+            name = "" if folder == path else folder.relative_to(path).as_posix()
+            runs[name], configs[name] = rows, config
     if not runs:
         raise LogFormatError(f"{path}: no scalar summaries in its event files")
     if len(runs) == 1:
-        runs = {"": next(iter(runs.values()))}
-    return Parsed("tensorboard", runs, ecosystem="trl", notes=notes)
+        return Parsed("tensorboard", {"": next(iter(runs.values()))}, ecosystem="trl",
+                      notes=notes, config=next(iter(configs.values())))
+    return Parsed("tensorboard", runs, ecosystem="trl", notes=notes,
+                  run_configs={name: config for name, config in configs.items() if config})

@@ -18,5 +18,5 @@ def sniff(path: Path) -> bool:
 
 
 def parse(path: Path, options: Options) -> Source:
-    """Return the scalars of the event file(s), with the folder for config files."""
+    """Return the scalars and ``args`` settings of the event file(s), and the folder beside."""
     return Source(parse_tensorboard(path), str(path), [path.parent if path.is_file() else path])
