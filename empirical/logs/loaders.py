@@ -32,7 +32,13 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.logs import formats
-from grpodyn.empirical.logs.aliases import CANONICAL, METRIC_ALIASES, per_function_rewards, resolve
+from grpodyn.empirical.logs.aliases import (
+    CANONICAL,
+    METRIC_ALIASES,
+    combine_heldout_sources,
+    per_function_rewards,
+    resolve,
+)
 from grpodyn.empirical.logs.common import (
     LogFormatError,
     Parsed,
@@ -328,7 +334,11 @@ def _blank(value: Any) -> bool:
 
 def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None = None,
               reward_key: str | None = None) -> Run:
-    """Build a Run from (step, {metric: value}) rows; repairs are recorded as warnings."""
+    """Build a Run from (step, {metric: value}) rows; repairs are recorded as warnings.
+
+    The held-out metrics of several validation sets are averaged into one held-out reward here,
+    for every format, with a note (``aliases.combine_heldout_sources``).
+    """
     warnings: list[str] = list(parsed.notes)
     finite_steps = [(s, r) for s, r in rows if math.isfinite(s)]
     if not finite_steps:
@@ -336,7 +346,9 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     if len(finite_steps) < len(rows):
         warnings.append(f"{len(rows) - len(finite_steps)} entries without a finite step "
                         "number dropped")
-    rows = finite_steps
+    # several validation sets (verl's val-core/<data_source>/...): their mean, whatever the format
+    rows, notes = combine_heldout_sources(finite_steps, parsed.ecosystem)
+    warnings += notes
     available = {k for _, r in rows for k, v in r.items() if not _blank(v)}
     keys, notes = _choose_reward(source, available, parsed.ecosystem, reward_key)
     warnings += notes

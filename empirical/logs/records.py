@@ -19,9 +19,6 @@ The step field is the first of ``STEP_NAMES`` present (the trainer's ``train/glo
   ``run1``, ``run2``, ... A resumed run's abandoned records are dropped
   (``common.drop_abandoned``); a last line cut short (a run still writing, a job killed) is left
   unread with a note.
-
-The held-out metrics of several validation sets (verl's ``val-core/<data_source>/...``) are
-averaged into one held-out reward, with a note (``aliases.combine_heldout_sources``).
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from grpodyn.empirical.logs.aliases import combine_heldout_sources
 from grpodyn.empirical.logs.common import (
     RUN_TAGS,
     LogFormatError,
@@ -193,9 +189,6 @@ def _records_parsed(path: Path, records: list[tuple[int, Any]], fmt: str,
                     finite, finite - n_merged,
                     "numbers logged several times per step averaged"))
                 break
-    for name, run_rows in parsed.runs.items():  # several validation sets: their mean
-        parsed.runs[name], notes = combine_heldout_sources(run_rows, ecosystem)
-        parsed.notes += [f"{name}: {note}" if name else note for note in notes]
     parsed.config = config
     return parsed
 

@@ -13,8 +13,7 @@ The delimiter (comma, semicolon, tab) is the one the header line holds most of; 
 delimited by semicolons or tabs, numbers with a decimal comma (``0,25``, as spreadsheets of many
 locales export them) are read with a note. A header that names one column twice is an error; a
 last row cut short (a run still writing, a job killed: no newline ends the file) is left unread
-with a note. The held-out metrics of several validation sets are averaged into one held-out
-reward, with a note (``aliases.combine_heldout_sources``).
+with a note.
 
 A wide table that interleaves training rows with rows of another kind (a W&B history export:
 evaluation rows holding only ``eval/*`` values, the closing row holding only the step and the
@@ -31,7 +30,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from grpodyn.empirical.logs.aliases import combine_heldout_sources, is_evaluation, resolve
+from grpodyn.empirical.logs.aliases import is_evaluation, resolve
 from grpodyn.empirical.logs.common import RUN_TAGS, LogFormatError, Parsed, Rows, number
 
 __all__ = ["parse_table", "TABLE_STEP_NAMES"]
@@ -249,7 +248,6 @@ def parse_table(path: Path, text: str, step_key: str | None) -> Parsed:
                          f"{len(groups)} runs, named by the tag")
     ecosystem = "wandb" if fmt == "wandb_csv" else "custom"
     for name, rows in runs.items():
-        rows, kinds = _rows_of_no_point(rows)
-        runs[name], combined = combine_heldout_sources(rows, ecosystem)  # validation sets
-        notes += [f"{name}: {note}" if name else note for note in kinds + combined]
+        runs[name], kinds = _rows_of_no_point(rows)
+        notes += [f"{name}: {note}" if name else note for note in kinds]
     return Parsed(fmt, runs, ecosystem=ecosystem, notes=notes)
