@@ -439,7 +439,7 @@ def _with_meta(run: Run, source: Source) -> Run:
     config = source.parsed.run_configs.get(run.run_name or "", source.parsed.config)
     if config:
         files = meta_from_config(config, f"file:{Path(source.label).name}",
-                                 "the log's own config record")
+                                 "the log's own config record", notes=run.warnings)
     for folder in dict.fromkeys(source.beside):
         found, notes = meta_beside(folder)
         files = files.merged(found)
