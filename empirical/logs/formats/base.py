@@ -107,9 +107,10 @@ def dispatch(path: Path, options: Options) -> Source:
             return candidate.parse(path, options)
     if path.is_dir():
         raise LogFormatError(f"{path}: a directory without a log (looked for trainer_state.json, "
-                             "checkpoint-N/trainer_state.json, files/wandb-history.jsonl, "
-                             "files/output.log with config.yaml, *tfevents* files, *.jsonl, "
-                             "*.csv, *.tsv, *.log files)")
+                             "checkpoint-N/trainer_state.json, a W&B run's run-<id>.wandb, "
+                             "files/wandb-history.jsonl or files/output.log with config.yaml, "
+                             "an MLflow run's metrics/ with params/ or meta.yaml, *tfevents* "
+                             "files, *.jsonl, *.csv, *.tsv, *.log files)")
     if not path.is_file():
         try:
             path.stat()
