@@ -281,6 +281,8 @@ def combine_heldout_sources(rows: Rows, ecosystem: str = "custom") -> tuple[Rows
     notes : list of str
         What was averaged, and the steps that log only some of the sets.
     """
+    if not heldout_sources(set().union(*(entry for _, entry in rows)), ecosystem):
+        return rows, []  # one validation set or none among all the names: nothing to average
     available = {k for _, entry in rows for k, v in entry.items() if math.isfinite(number(v))}
     names = heldout_sources(available, ecosystem)
     mean = mean_name(names)

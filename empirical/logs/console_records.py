@@ -157,7 +157,8 @@ def _total_training_steps(lines: list[str]) -> tuple[Hyperparameter | None, list
     notes : list of str
         Why a printed count was not read.
     """
-    printed = list(dict.fromkeys(int(m.group(1)) for m in map(_VERL_TOTAL.search, lines) if m))
+    printed = list(dict.fromkeys(int(m.group(1)) for m in map(
+        _VERL_TOTAL.search, (line for line in lines if "Total training steps" in line)) if m))
     notes = [f"'Total training steps: {n}' printed: not a planned length (no step count), the "
              "run's planned steps left undetermined" for n in printed if n <= 0]
     counts = [n for n in printed if n > 0]
@@ -256,6 +257,8 @@ def parse_openrlhf_steps(lines: list[str]) -> Parsed | None:
     Parsed or None
         The records, or None where the console prints no ``Global step`` record.
     """
+    if not any("Global step" in line for line in lines):  # a substring test, before the regexes
+        return None
     rows: Rows = []
     n_eval = n_own = 0
     unread: list[int] = []
