@@ -237,7 +237,39 @@ def meta_from_config(config: dict[str, Any], source: str, where: str, *,
             meta.beta2 = Hyperparameter(b2, source, f"{key}[1] in {where}")
     _openrlhf_and_trl(flat, meta, source, where)
     _verl_warmup(flat, meta, source, where)
+    _ratio_warmup(flat, meta, source, where, notes)
     return meta
+
+
+def _ratio_warmup(flat: dict[str, Any], meta: RunMeta, source: str, where: str,
+                  notes: list[str] | None) -> None:
+    """Turn a warm-up given as a share of the planned steps into steps, as the trainer does.
+
+    transformers reads a ``warmup_steps`` below 1 as that share of the training steps
+    (``ceil(total x share)``, ``TrainingArguments.get_warmup_steps``), and a ``warmup_ratio``
+    (TRL's older settings; OpenRLHF's ``lr_warmup_ratio``) wherever ``warmup_steps`` is 0. The
+    steps need the planned length; without it the warm-up is left unset, with a note.
+    """
+    given = meta.warmup_steps
+    if given is not None and isinstance(given.value, (int, float)) and 0 < given.value < 1:
+        share, words = float(given.value), f"{given.evidence} (below 1: a share of the steps)"
+    elif given is None or given.value == 0:
+        hit = _lookup(flat, ("warmup_ratio", "lr_warmup_ratio"))
+        share = _finite(hit[1]) if hit is not None else None
+        if share is None or not 0 < share <= 1:
+            return
+        words = f"{hit[0]} {hit[1]} in {where}"
+    else:
+        return
+    planned = meta.value("planned_steps")
+    if isinstance(planned, (int, float)) and planned > 0:
+        meta.warmup_steps = Hyperparameter(math.ceil(planned * share), source,
+                                           f"{words}, of {planned:g} planned steps")
+        return
+    meta.warmup_steps = None
+    if notes is not None:
+        notes.append(f"the settings' warm-up is not turned into steps: {words}, and the planned "
+                     "length is not known")
 
 
 def _openrlhf_and_trl(flat: dict[str, Any], meta: RunMeta, source: str, where: str) -> None:
