@@ -40,9 +40,11 @@ _KEY_START = r"(?:(?<![^\s(,;|\[{])|(?<=\+)|(?<=--))((?:[A-Za-z_]\w*\.)*(?:"
 _PRINTED = re.compile(_KEY_START + "|".join(re.escape(name) for name in _NAMES)
                       + r"))\s*[:=]\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w/]|\.\d)")
 
-#: verl's switch of its KL loss, printed beside ``kl_loss_coef``: a coefficient with the loss
-#: off is no KL term (``logs_config.meta_from_config`` drops it).
-_KL_LOSS_SWITCH = re.compile(_KEY_START + r"use_kl_loss))\s*[:=]\s*(True|False|true|false)\b")
+#: verl's switches of its two KL terms, printed beside their coefficients (``kl_loss_coef``,
+#: ``kl_ctrl.kl_coef``): the coefficient is that of the term switched on, none with both off
+#: (``logs_config.meta_from_config``).
+_KL_LOSS_SWITCH = re.compile(_KEY_START + r"use_kl_loss|use_kl_in_reward))\s*[:=]\s*"
+                             r"(True|False|true|false)\b")
 
 
 def sniff(path: Path) -> bool:
