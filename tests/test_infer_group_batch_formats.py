@@ -31,12 +31,24 @@ def _group_note(run) -> str:
 
 
 @pytest.mark.parametrize("path", [WEIGHTED, FORMATS / "infer_trl_weighted_history_export.csv"])
-def test_weighted_total_reward_gives_no_group_size(path: Path) -> None:
-    """TRL's reward sums reward_weights x rewards/<func>/mean: its 1/640 is not 1/(B G)."""
+def test_weighted_total_reward_gives_group_size_from_its_binary_function(path: Path) -> None:
+    """TRL's reward sums reward_weights x rewards/<func>/mean: its 1/640 is not 1/(B G), the
+    0/1 accuracy function's 1/64 is."""
     run = load_run(path)
-    assert run.meta.group_size is None
+    assert (run.meta.group_size.value, run.meta.group_size.source) == (8, "inferred")
+    assert "rewards/accuracy_reward/mean" in run.meta.group_size.evidence
+    assert "1/64" in run.meta.group_size.evidence and "1/640" not in run.meta.group_size.evidence
     # the zero-std share counts prompts whatever the weights: B stays
     assert (run.meta.batch.value, run.meta.batch.source) == (8, "inferred")
+    assert not any(w.startswith("group size G: not determined") for w in run.warnings)
+
+
+def test_weighted_total_without_its_functions_gives_no_group_size(tmp_path: Path) -> None:
+    """The total alone: its granularity is not 1/(B G), and no function's mean is logged."""
+    history = [{k: v for k, v in entry.items() if not k.startswith("rewards/")}
+               for entry in _binary_history(prompts=8, group=4, weights=(1.0, 0.1))]
+    run = load_run(_write_state(tmp_path, history))
+    assert run.meta.group_size is None and run.meta.batch.value == 8
     note = _group_note(run)
     assert "not a mean of 0/1 rewards" in note and "reward_weights" in note
     assert "--group-size" in note and "--reward-key" in note
@@ -96,12 +108,12 @@ def test_binary_total_still_gives_group_size(tmp_path: Path, std: str) -> None:
     assert not any("not determined" in w for w in run.warnings)
 
 
-def test_weighted_total_of_synthetic_functions_gives_no_group_size(tmp_path: Path) -> None:
-    """Weights 1 and 0.1 of two 0/1 functions: B G is not read from the total."""
+def test_weighted_total_of_synthetic_functions_gives_group_size_from_one(tmp_path: Path) -> None:
+    """Weights 1 and 0.1 of two 0/1 functions: B G from a function's mean, not the total."""
     run = load_run(_write_state(tmp_path, _binary_history(prompts=8, group=4,
                                                           weights=(1.0, 0.1))))
-    assert run.meta.group_size is None and run.meta.batch.value == 8
-    assert "not a mean of 0/1 rewards" in _group_note(run)
+    assert (run.meta.group_size.value, run.meta.batch.value) == (4, 8)
+    assert "rewards/f0/mean" in run.meta.group_size.evidence
 
 
 ONE_PROCESS = {"num_generations": 4, "per_device_train_batch_size": 8,
@@ -121,12 +133,11 @@ def test_settings_batch_of_one_process_gives_way_to_the_log() -> None:
 
 
 def test_state_of_four_processes_without_settings(tmp_path: Path) -> None:
-    """No settings beside the log: B from the zero-std share, G left open (weighted total)."""
+    """No settings beside the log: B from the zero-std share, G from the 0/1 function's mean."""
     shutil.copy(FOUR_PROCESSES / "trainer_state.json", tmp_path / "trainer_state.json")
     run = load_run(tmp_path)
     assert (run.meta.batch.value, run.meta.batch.source) == (32, "inferred")
-    assert run.meta.group_size is None
-    assert "not a mean of 0/1 rewards" in _group_note(run)
+    assert (run.meta.group_size.value, run.meta.group_size.source) == (8, "inferred")
 
 
 def test_binary_rewards_of_four_processes_agree_on_the_batch(tmp_path: Path) -> None:

@@ -278,11 +278,40 @@ def _reward_granularity(run: Run, batch: int | None, group: object) -> tuple[int
                   "with --reward-key (its logged rewards/<func>/mean)")
 
 
-def _binary_evidence(run: Run, group: object) -> _Evidence:
+def _function_granularity(functions: dict[str, tuple[np.ndarray, np.ndarray | None]],
+                          zero_std: np.ndarray | None, batch: int | None,
+                          group: object) -> tuple[int | None, str]:
+    """(B G, words) from the first reward function whose logged mean is a mean of 0/1 rewards.
+
+    A function's mean over a step's B G completions is a multiple of 1/(B G) where its rewards
+    are 0/1; its own logged std, where there is one, must fit that spread
+    (:func:`_spread_misfits`), as the total's must.
+    """
+    for name, (mean, std) in sorted(functions.items()):
+        finite = mean[np.isfinite(mean)]
+        if finite.size < 5 or finite.min() < 0 or finite.max() > 1:
+            continue
+        n = granularity(mean)
+        if n is None:
+            continue
+        if std is not None:
+            g = group if isinstance(group, int) and group > 1 else (
+                n // batch if batch and n % batch == 0 and n // batch > 1 else None)
+            if min(_spread_misfits(mean, std, zero_std if g else None, n, g or 2)) > 0:
+                continue
+        return n, (f"every one of {finite.size} logged {name} values (a reward function's "
+                   f"mean, its rewards 0/1) is a multiple of 1/{n}")
+    return None, ""
+
+
+def _binary_evidence(run: Run, group: object,
+                     functions: dict[str, tuple[np.ndarray, np.ndarray | None]]) -> _Evidence:
     """B G and B from the granularity of the mean reward and the zero-std share.
 
     The zero-std share counts the step's prompts whatever the rewards, so it gives B also where
-    the mean reward gives no B G (rewards outside [0, 1], a weighted total).
+    the mean reward gives no B G (rewards outside [0, 1], a weighted total). Where the total is
+    no mean of 0/1 rewards, a 0/1 reward function's mean gives B G
+    (:func:`_function_granularity`).
     """
     steps = run.steps
     if steps.size > 1 and np.any(np.diff(steps) != 1):
@@ -300,6 +329,10 @@ def _binary_evidence(run: Run, group: object) -> _Evidence:
     n, why = _reward_granularity(run, b, group)
     total_words = (f"every one of {np.isfinite(reward).sum()} logged mean rewards is a multiple "
                    f"of 1/{n}") if n else ""
+    if n is None and why and functions:
+        n, total_words = _function_granularity(functions, zero_std, b, group)
+        if n is not None:
+            why = ""
     return _Evidence(n, b, total_words, batch_words, shares, why)
 
 
@@ -400,10 +433,15 @@ def _logged_lr(lr: np.ndarray, meta: RunMeta, notes: list[str]) -> bool:
     return True
 
 
-def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
+def infer_meta(run: Run, meta: RunMeta, *,
+               functions: dict[str, tuple[np.ndarray, np.ndarray | None]] | None = None
+               ) -> tuple[RunMeta, list[str]]:
     """Fill in the learning rate, schedule, G and B of ``meta`` from the run's metrics.
 
     Only fields that are unknown are filled; notes say what could not be determined.
+    ``functions`` holds TRL's per-function reward means beside a total reward (name -> mean
+    and std by step, the std None where not logged): where the total is not a mean of 0/1
+    rewards, a 0/1 function's mean gives B G instead.
     """
     notes: list[str] = []
     lr = run.metrics.get("learning_rate")
@@ -422,13 +460,14 @@ def infer_meta(run: Run, meta: RunMeta) -> tuple[RunMeta, list[str]]:
             if value is not None:
                 meta.lr = Hyperparameter(value, "inferred", f"the run's name {name!r}")
                 break
-    _group_and_batch(run, meta, notes)
+    _group_and_batch(run, meta, notes, functions or {})
     return meta, notes
 
 
-def _group_and_batch(run: Run, meta: RunMeta, notes: list[str]) -> None:
+def _group_and_batch(run: Run, meta: RunMeta, notes: list[str],
+                     functions: dict[str, tuple[np.ndarray, np.ndarray | None]]) -> None:
     """Fill in G and B of ``meta`` from the granularity evidence; check the settings' B by it."""
-    evidence = _binary_evidence(run, meta.value("group_size"))
+    evidence = _binary_evidence(run, meta.value("group_size"), functions)
     if meta.batch is not None:
         _check_batch(meta, evidence, notes)
     if meta.group_size is not None and meta.batch is not None:

@@ -426,7 +426,32 @@ def _parse(path: Path, opts: dict[str, Any]) -> Source:
                                                   formats.FORMATS, opts["reward_key"]))
 
 
-def _with_meta(run: Run, source: Source) -> Run:
+def _reward_functions(run: Run, rows: Rows) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    """Return TRL's per-function reward means beside a total reward, with their stds, by step.
+
+    The granularity of a 0/1 reward function's mean gives B G where the total (a weighted sum)
+    gives none (``infer.infer_meta``). The first finite value of a step is taken, on the run's
+    steps (NaN where a function is not logged).
+    """
+    names = [k for k in per_function_rewards({k for _, r in rows for k in r})
+             if k not in run.reward_key.split("+")]
+    out: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    for name in names:
+        twin = name[:-len("mean")] + "std" if name.endswith("/mean") else None
+        columns = []
+        for key in (name, twin):
+            at: dict[float, float] = {}
+            for step, r in rows:
+                if key in r and not math.isfinite(at.get(step, math.nan)):
+                    at[step] = number(r[key])
+            columns.append(np.array([at.get(step, math.nan) for step in run.steps])
+                           if key is not None and at else None)
+        if columns[0] is not None:
+            out[name] = (columns[0], columns[1])
+    return out
+
+
+def _with_meta(run: Run, source: Source, rows: Rows | None = None) -> Run:
     """Return the run's hyperparameters by source.
 
     Config files (the log's own config record, the files beside it) before values logged as metrics,
@@ -446,7 +471,8 @@ def _with_meta(run: Run, source: Source) -> Run:
         run.warnings += notes
     logged = {name: h for name, h in run.meta.to_items() if h.source == "logged"}
     meta = files.merged(RunMeta(**logged)).merged(run.meta)
-    run.meta, notes = infer_meta(run, meta)
+    functions = _reward_functions(run, rows) if rows else {}
+    run.meta, notes = infer_meta(run, meta, functions=functions)
     run.warnings += notes
     return run
 
@@ -475,7 +501,7 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
                 raise
             failures.append(f"{name}: {str(exc).split(': ', 1)[-1]}")
             continue
-        runs.append(_with_meta(run, source))
+        runs.append(_with_meta(run, source, rows))
     if not runs:
         raise LogFormatError(f"{source.label}: no run with a usable reward ({'; '.join(failures)})")
     unused = [] if logging_steps is None or source.parsed.steps_reconstructed else [
