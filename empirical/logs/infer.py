@@ -38,8 +38,9 @@ from grpodyn.theory.vocabulary import logged_keys
 if TYPE_CHECKING:  # loaders imports this module
     from grpodyn.empirical.logs.loaders import Run
 
-__all__ = ["infer_meta", "granularity", "schedule_of", "logged_meta", "format_defaults",
-           "lr_from_name", "LOGGED_KEYS", "TRAINER_DEFAULTS", "group_batch_notes"]
+__all__ = ["Functions", "infer_meta", "granularity", "schedule_of", "logged_meta",
+           "format_defaults", "lr_from_name", "LOGGED_KEYS", "TRAINER_DEFAULTS",
+           "group_batch_notes"]
 
 #: ``lr`` as a token (not inside a word such as ``clr``), optional ``_sweep``, a separator, a
 #: number in plain or exponent notation
@@ -49,6 +50,10 @@ _LR_IN_NAME = re.compile(r"(?<![a-z])lr(?:[_-]?sweep)?[_=-]?(\d+(?:\.\d+)?(?:e-?
 
 #: Relative difference between a config's lr and the logged one beyond which they disagree.
 LR_DISAGREEMENT = 0.1
+
+
+#: TRL's per-function reward means beside a total reward: name -> (mean, std or None) by step.
+Functions = dict[str, tuple[np.ndarray, np.ndarray | None]]
 
 
 def lr_from_name(name: str | None) -> float | None:
@@ -278,7 +283,7 @@ def _reward_granularity(run: Run, batch: int | None, group: object) -> tuple[int
                   "with --reward-key (its logged rewards/<func>/mean)")
 
 
-def _function_granularity(functions: dict[str, tuple[np.ndarray, np.ndarray | None]],
+def _function_granularity(functions: Functions,
                           zero_std: np.ndarray | None, batch: int | None,
                           group: object) -> tuple[int | None, str]:
     """(B G, words) from the first reward function whose logged mean is a mean of 0/1 rewards.
@@ -305,7 +310,7 @@ def _function_granularity(functions: dict[str, tuple[np.ndarray, np.ndarray | No
 
 
 def _binary_evidence(run: Run, group: object,
-                     functions: dict[str, tuple[np.ndarray, np.ndarray | None]]) -> _Evidence:
+                     functions: Functions) -> _Evidence:
     """B G and B from the granularity of the mean reward and the zero-std share.
 
     The zero-std share counts the step's prompts whatever the rewards, so it gives B also where
@@ -434,7 +439,7 @@ def _logged_lr(lr: np.ndarray, meta: RunMeta, notes: list[str]) -> bool:
 
 
 def infer_meta(run: Run, meta: RunMeta, *,
-               functions: dict[str, tuple[np.ndarray, np.ndarray | None]] | None = None
+               functions: Functions | None = None
                ) -> tuple[RunMeta, list[str]]:
     """Fill in the learning rate, schedule, G and B of ``meta`` from the run's metrics.
 
@@ -465,7 +470,7 @@ def infer_meta(run: Run, meta: RunMeta, *,
 
 
 def _group_and_batch(run: Run, meta: RunMeta, notes: list[str],
-                     functions: dict[str, tuple[np.ndarray, np.ndarray | None]]) -> None:
+                     functions: Functions) -> None:
     """Fill in G and B of ``meta`` from the granularity evidence; check the settings' B by it."""
     evidence = _binary_evidence(run, meta.value("group_size"), functions)
     if meta.batch is not None:

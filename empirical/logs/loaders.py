@@ -49,7 +49,7 @@ from grpodyn.empirical.logs.common import (
     number,
 )
 from grpodyn.empirical.logs.formats import Source
-from grpodyn.empirical.logs.infer import logged_meta
+from grpodyn.empirical.logs.infer import Functions, logged_meta
 from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
 
 __all__ = ["Run", "LogFormatError", "load_run", "load_runs", "list_runs", "Hyperparameter",
@@ -150,7 +150,7 @@ class Run:
         metric_columns = [c for c in table.columns if c != "step"]
         rows = [(number(row["step"]), {c: row[c] for c in metric_columns})
                 for _, row in table.iterrows()]
-        run = _assemble(source, Parsed("pandas", {"": rows}), rows)
+        run = _assemble(source, Parsed("pandas", {"": rows}), rows)[0]
         stated = getattr(frame, "attrs", {}).get("grpodyn_meta") or {}
         if stated:
             try:
@@ -333,11 +333,14 @@ def _blank(value: Any) -> bool:
 
 
 def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None = None,
-              reward_key: str | None = None) -> Run:
+              reward_key: str | None = None) -> tuple[Run, Functions]:
     """Build a Run from (step, {metric: value}) rows; repairs are recorded as warnings.
 
     The held-out metrics of several validation sets are averaged into one held-out reward here,
-    for every format, with a note (``aliases.combine_heldout_sources``).
+    for every format, with a note (``aliases.combine_heldout_sources``). Also returned: TRL's
+    per-function reward means beside a total reward, with their stds where logged, on the run's
+    steps: a 0/1 function's granularity gives B G where a weighted total gives none
+    (``infer.infer_meta``).
     """
     warnings: list[str] = list(parsed.notes)
     finite_steps = [(s, r) for s, r in rows if math.isfinite(s)]
@@ -410,11 +413,15 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
         values[~np.isfinite(values)] = np.nan
         if np.isfinite(values).any():
             metrics[name], metric_keys[name] = values, key
+    functions: Functions = {}
+    for name in per_function_rewards(available - set(keys)):
+        twin = name[:-len("mean")] + "std" if name.endswith("/mean") else None
+        functions[name] = (column(name), column(twin) if twin in available else None)
     meta = replace(parsed.meta).merged(logged_meta(rows))
     return Run(source=source, format=parsed.format, steps=steps, reward=reward,
                metrics=metrics, reward_key=label, run_name=run_name or None,
                meta=meta, steps_reconstructed=parsed.steps_reconstructed,
-               warnings=warnings, metric_keys=metric_keys)
+               warnings=warnings, metric_keys=metric_keys), functions
 
 
 # ---------------------------------------------------------------------------- dispatch
@@ -426,32 +433,7 @@ def _parse(path: Path, opts: dict[str, Any]) -> Source:
                                                   formats.FORMATS, opts["reward_key"]))
 
 
-def _reward_functions(run: Run, rows: Rows) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
-    """Return TRL's per-function reward means beside a total reward, with their stds, by step.
-
-    The granularity of a 0/1 reward function's mean gives B G where the total (a weighted sum)
-    gives none (``infer.infer_meta``). The first finite value of a step is taken, on the run's
-    steps (NaN where a function is not logged).
-    """
-    names = [k for k in per_function_rewards({k for _, r in rows for k in r})
-             if k not in run.reward_key.split("+")]
-    out: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
-    for name in names:
-        twin = name[:-len("mean")] + "std" if name.endswith("/mean") else None
-        columns = []
-        for key in (name, twin):
-            at: dict[float, float] = {}
-            for step, r in rows:
-                if key in r and not math.isfinite(at.get(step, math.nan)):
-                    at[step] = number(r[key])
-            columns.append(np.array([at.get(step, math.nan) for step in run.steps])
-                           if key is not None and at else None)
-        if columns[0] is not None:
-            out[name] = (columns[0], columns[1])
-    return out
-
-
-def _with_meta(run: Run, source: Source, rows: Rows | None = None) -> Run:
+def _with_meta(run: Run, source: Source, functions: Functions) -> Run:
     """Return the run's hyperparameters by source.
 
     Config files (the log's own config record, the files beside it) before values logged as metrics,
@@ -471,7 +453,6 @@ def _with_meta(run: Run, source: Source, rows: Rows | None = None) -> Run:
         run.warnings += notes
     logged = {name: h for name, h in run.meta.to_items() if h.source == "logged"}
     meta = files.merged(RunMeta(**logged)).merged(run.meta)
-    functions = _reward_functions(run, rows) if rows else {}
     run.meta, notes = infer_meta(run, meta, functions=functions)
     run.warnings += notes
     return run
@@ -494,14 +475,14 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
     runs, failures = [], []
     for name, rows in source.parsed.runs.items():
         try:
-            run = _assemble(source.label, source.parsed, rows, run_name=name,
-                            reward_key=reward_key)
+            run, functions = _assemble(source.label, source.parsed, rows, run_name=name,
+                                       reward_key=reward_key)
         except LogFormatError as exc:
             if len(source.parsed.runs) == 1:
                 raise
             failures.append(f"{name}: {str(exc).split(': ', 1)[-1]}")
             continue
-        runs.append(_with_meta(run, source, rows))
+        runs.append(_with_meta(run, source, functions))
     if not runs:
         raise LogFormatError(f"{source.label}: no run with a usable reward ({'; '.join(failures)})")
     unused = [] if logging_steps is None or source.parsed.steps_reconstructed else [
