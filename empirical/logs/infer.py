@@ -207,7 +207,7 @@ def _near(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _spread_misfits(reward: np.ndarray, std: np.ndarray, zero_std: np.ndarray | None,
-                    n: int, group: int) -> tuple[int, int]:
+                    n: int, batch: int | None, group: object) -> tuple[int, int, int | None]:
     """Count the steps whose logged reward std fits no spread of 0/1 rewards of that mean.
 
     Two versions of TRL's ``reward_std`` are tested, each over the whole run. Its current one,
@@ -217,7 +217,9 @@ def _spread_misfits(reward: np.ndarray, std: np.ndarray, zero_std: np.ndarray | 
     sqrt(p (1 - p) G / (G - 1)) (Jensen's inequality twice), and, with a share z of groups
     without spread, between (1 - z) / sqrt(G) (one success in G) and (1 - z) sqrt(G / (4 (G -
     1))) (G / 2 successes). A weighted sum of reward functions (TRL's ``reward_weights``)
-    spreads otherwise, outside both at many steps.
+    spreads otherwise, outside both at many steps. G is the known one, else N / B where B
+    divides N; the zero-std share bounds a mean of per-group stds only at such a G, and without
+    one G = 2 bounds any G.
 
     Parameters
     ----------
@@ -227,14 +229,20 @@ def _spread_misfits(reward: np.ndarray, std: np.ndarray, zero_std: np.ndarray | 
         The logged zero-std share, where logged.
     n : int
         The N = B G the 0/1 rewards would have (the mean reward's granularity).
-    group : int
-        The G (>= 2) they would have.
+    batch : int or None
+        B where the zero-std share gives it.
+    group : object
+        G where known (an int >= 2), else anything.
 
     Returns
     -------
-    tuple of int
-        Steps that misfit the std of all N rewards, and the mean of per-group stds.
+    tuple
+        Steps that misfit the std of all N rewards, and the mean of per-group stds; and the G
+        tested (None where none is known: tested at G = 2).
     """
+    g = group if isinstance(group, int) and group > 1 else (
+        n // batch if batch and n % batch == 0 and n // batch > 1 else None)
+    zero_std, group = (zero_std, g) if g else (None, 2)
     known = np.isfinite(reward) & np.isfinite(std)
     p, s2 = reward[known], std[known] ** 2
     spread = p * (1 - p)
@@ -245,7 +253,7 @@ def _spread_misfits(reward: np.ndarray, std: np.ndarray, zero_std: np.ndarray | 
         low, high = (1 - z) ** 2 / group, (1 - z) ** 2 * group / (4 * (group - 1))
         groups |= (s2 < low * (1 - _SPREAD_RELATIVE) - _SPREAD_ABSOLUTE) | (
             s2 > high * (1 + _SPREAD_RELATIVE) + _SPREAD_ABSOLUTE)
-    return int(pooled.sum()), int(groups.sum())
+    return int(pooled.sum()), int(groups.sum()), g
 
 
 def _reward_granularity(run: Run, batch: int | None, group: object) -> tuple[int | None, str]:
@@ -265,11 +273,8 @@ def _reward_granularity(run: Run, batch: int | None, group: object) -> tuple[int
     std = _paired_std(run)
     if n is None or std is None:
         return n, ""
-    g = group if isinstance(group, int) and group > 1 else (
-        n // batch if batch and n % batch == 0 and n // batch > 1 else None)
-    # the zero-std share bounds a mean of per-group stds only at a known G; G = 2 bounds any G
-    zero_std = run.metrics.get("frac_reward_zero_std") if g else None
-    pooled, groups = _spread_misfits(run.reward, std, zero_std, n, g or 2)
+    pooled, groups, g = _spread_misfits(run.reward, std, run.metrics.get("frac_reward_zero_std"),
+                                        n, batch, group)
     if min(pooled, groups) == 0:
         return n, ""
     steps = int((np.isfinite(run.reward) & np.isfinite(std)).sum())
@@ -299,11 +304,8 @@ def _function_granularity(functions: Functions,
         n = granularity(mean)
         if n is None:
             continue
-        if std is not None:
-            g = group if isinstance(group, int) and group > 1 else (
-                n // batch if batch and n % batch == 0 and n // batch > 1 else None)
-            if min(_spread_misfits(mean, std, zero_std if g else None, n, g or 2)) > 0:
-                continue
+        if std is not None and min(_spread_misfits(mean, std, zero_std, n, batch, group)[:2]) > 0:
+            continue
         return n, (f"every one of {finite.size} logged {name} values (a reward function's "
                    f"mean, its rewards 0/1) is a multiple of 1/{n}")
     return None, ""
