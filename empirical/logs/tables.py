@@ -32,13 +32,12 @@ from typing import Any
 
 from grpodyn.empirical.logs.aliases import is_evaluation, resolve
 from grpodyn.empirical.logs.common import RUN_TAGS, LogFormatError, Parsed, Rows, number
+from grpodyn.empirical.logs.records import STEP_NAMES
 
 __all__ = ["parse_table", "TABLE_STEP_NAMES"]
 
-#: Step columns of a table, in order of preference.
-TABLE_STEP_NAMES = ("step", "global_step", "train/global_step", "eval/global_step",
-                    "trainer/global_step", "training/global_step", "Step", "_step", "grpo_step",
-                    "iteration")
+#: Step columns of a table, in order of preference: the records' step fields but ``iter``.
+TABLE_STEP_NAMES = tuple(name for name in STEP_NAMES if name != "iter")
 
 
 #: A number written with a decimal comma: ``0,25``, ``-1,5e-06``.
