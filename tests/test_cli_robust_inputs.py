@@ -13,7 +13,6 @@ import errno
 import json
 import math
 import os
-import random
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,8 @@ import pytest
 import grpodyn.cli as cli
 from grpodyn.cli import main
 from grpodyn.console import console_main
+
+from .written_logs import rise_csv
 
 REAL = Path(__file__).parent / "data" / "real_logs"
 CONSOLE = REAL / ("Sunshine535__nips-grpo-dynamics__results_gates_1_2_logs_gate2_rho1.00_seed42"
@@ -40,11 +41,7 @@ def _error(argv, capsys):
 @pytest.fixture()
 def csv_log(tmp_path):
     """A noisy exponential rise logged at steps 0-99, as a CSV with a ``reward`` column."""
-    rng = random.Random(3)
-    rows = [f"{i},{0.2 + 0.6 * (1 - math.exp(-i / 20)) + rng.gauss(0, 0.01)}" for i in range(100)]
-    path = tmp_path / "good.csv"
-    path.write_text("step,reward\n" + "\n".join(rows) + "\n")
-    return str(path)
+    return rise_csv(tmp_path / "good.csv", points=100, tau=20, seed=3)
 
 
 # -- Ctrl-C ---------------------------------------------------------------------------------------

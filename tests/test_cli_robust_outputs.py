@@ -7,8 +7,6 @@ folder as it was, without a fresh file beside the old ones and without temporary
 
 from __future__ import annotations
 
-import math
-import random
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,8 @@ import pytest
 from grpodyn.cli import main
 from grpodyn.ground.files import check_targets, staged_folder, write_all_atomic
 from grpodyn.report import REPORT_MARKER
+
+from .written_logs import rise_csv
 
 
 def _error(argv, capsys):
@@ -135,11 +135,7 @@ def test_export_keeps_an_earlier_export_when_one_target_is_a_folder(tmp_path, ca
 
 @pytest.fixture()
 def log(tmp_path):
-    rng = random.Random(5)
-    rows = [f"{i},{0.2 + 0.6 * (1 - math.exp(-i / 15)) + rng.gauss(0, 0.01)}" for i in range(80)]
-    path = tmp_path / "run.csv"
-    path.write_text("step,reward\n" + "\n".join(rows) + "\n")
-    return str(path)
+    return rise_csv(tmp_path / "run.csv", points=80, tau=15, seed=5)
 
 
 def test_a_run_report_keeps_the_earlier_one_when_summary_json_is_a_folder(log, tmp_path,
