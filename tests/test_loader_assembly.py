@@ -184,6 +184,37 @@ def test_held_out_values_that_find_no_free_training_step_are_said(tmp_path):
                for w in run.warnings)
 
 
+def test_an_evaluation_before_training_goes_to_the_first_training_point(tmp_path):
+    """verl's val_before_train and TRL's eval_on_start log step 0; training starts at step 1.
+
+    The first training point's rewards come from completions of the policy the evaluation
+    scored (not yet updated): the value is placed there, and the note says so.
+    """
+    records = [{"step": 0, "val-core/math/acc/mean@1": 0.2}]
+    records += [{"step": s, "critic/score/mean": _curve(s)} for s in range(1, 101)]
+    records += [{"step": s, "val-core/math/acc/mean@1": 0.2 + s / 1000} for s in range(10, 101, 10)]
+    path = tmp_path / "log.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = load_run(path)
+    held = run.metrics["heldout_reward"]
+    assert run.steps[0] == 1.0 and held[0] == 0.2 and np.isfinite(held).sum() == 11
+    assert any("before training (step 0)" in w and "first training point (step 1)" in w
+               for w in run.warnings)
+    assert not any("not placed" in w for w in run.warnings)
+
+
+def test_an_evaluation_long_before_the_first_training_point_is_not_placed(tmp_path):
+    """A log that starts at step 500 (an excerpt, a resumed run): a step-0 value is not its."""
+    records = [{"step": 0, "eval_reward": 0.1}]
+    records += [{"step": s, "reward": _curve(s)} for s in range(500, 601, 10)]
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(records))
+    run = load_run(path)
+    assert not np.isfinite(run.metrics.get("heldout_reward", np.full(1, np.nan))).any()
+    assert any(w.startswith("1 held-out value not placed (logged at step 0): outside")
+               for w in run.warnings)
+
+
 # ---------------------------------------------------------------------------- tables
 
 

@@ -134,7 +134,9 @@ def test_typed_records_merge_and_log_their_hyperparameters():
     run = load_run(FORMATS / "ShibukiZero__assignment5-alignment__broad_e2_tb256_metrics"
                              ".excerpt.jsonl")
     assert run.metric_keys["heldout_reward"] == "eval/reward"  # eval records, every 5 steps
-    assert list(run.steps[np.isfinite(run.metrics["heldout_reward"])]) == [5, 10, 15, 20]
+    held = run.metrics["heldout_reward"]
+    assert list(run.steps[np.isfinite(held)]) == [1, 5, 10, 15, 20]
+    assert held[0] == 0.0380859375  # grpo_step 0, the evaluation before training, at step 1
     assert (run.meta.group_size.value, run.meta.group_size.source) == (8, "logged")
     assert (run.meta.batch.value, run.meta.batch.source) == (32, "logged")
     assert any("records of one step merged" in w for w in run.warnings)

@@ -269,8 +269,11 @@ def _heldout_on_steps(steps: np.ndarray, at: dict[float, float]
     A value logged at a training point's step is that point's. One logged at a step with no
     training point (evaluations every 25 steps, training logged every 10) goes to the next
     training point, unless that point holds a value of its own; of several bound for one point,
-    the nearest to it is placed. The others, and those before the first training point (an
-    evaluation of the model before training) or after the last, are said.
+    the nearest to it is placed. An evaluation before training (verl's ``val_before_train``,
+    TRL's ``eval_on_start``: step 0) goes to the first training point when it lies within one
+    logging interval before it: that point's rewards come from the first policies the run
+    trained (at one logged step per update, from the very policy the evaluation scored). The
+    others, and those further before the first training point or after the last, are said.
 
     Parameters
     ----------
@@ -288,13 +291,14 @@ def _heldout_on_steps(steps: np.ndarray, at: dict[float, float]
     """
     values = np.full(steps.size, np.nan)
     index = {float(s): i for i, s in enumerate(steps)}
+    interval = float(steps[1] - steps[0]) if steps.size > 1 else 0.0
     off, outside = [], []
     for step, value in sorted(at.items()):
         if not math.isfinite(value):
             continue
         if step in index:
             values[index[step]] = value
-        elif steps[0] < step < steps[-1]:
+        elif steps[0] < step < steps[-1] or steps[0] - interval <= step < steps[0]:
             off.append((step, value))
         else:
             outside.append(step)
@@ -309,11 +313,17 @@ def _heldout_on_steps(steps: np.ndarray, at: dict[float, float]
             lost.append(placed[i][0])
         placed[i] = (step, value)
     notes = []
-    if placed:
-        moves = [f"{s:g}->{steps[i]:g}" for i, (s, _) in sorted(placed.items())]
-        notes.append(f"{_count(len(placed), 'held-out value')} logged at steps without a "
+    if 0 in placed and placed[0][0] < steps[0]:
+        notes.append(f"the evaluation before training (step {placed[0][0]:g}) placed at the "
+                     f"first training point (step {steps[0]:g}), whose rewards come from the "
+                     "first policies the run trained")
+    between = {i: sv for i, sv in placed.items() if sv[0] > steps[0]}
+    if between:
+        moves = [f"{s:g}->{steps[i]:g}" for i, (s, _) in sorted(between.items())]
+        notes.append(f"{_count(len(between), 'held-out value')} logged at steps without a "
                      "training point placed at the step of the training point after them: "
                      f"{', '.join(moves[:6])}{', ...' if len(moves) > 6 else ''}")
+    if placed:
         values[list(placed)] = [v for _, v in placed.values()]
     for which, why in ((lost, "the training point after it holds a held-out value of its own "
                               "or a nearer one"),
