@@ -21,6 +21,7 @@ import json
 import sys
 import tempfile
 import time
+from functools import partial
 from multiprocessing import Pool
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,14 +63,19 @@ def rules_call(flags: dict[str, bool]) -> tuple[str, list[str]]:
     return (on[0] if on else "healthy"), on
 
 
-def score_seed(seed: int) -> list[dict]:
-    """Simulate, label and diagnose the six runs of ``seed``; return one record per run."""
+def score_seed(seed: int, eval_on_start: bool = False) -> list[dict]:
+    """Simulate, label and diagnose the six runs of ``seed``; return one record per run.
+
+    ``eval_on_start``: every log also holds an evaluation before training (TRL's option of
+    that name), the runs otherwise the same.
+    """
     from grpodyn.empirical.diagnostics.diagnose import diagnose, threshold_rules
     from grpodyn.empirical.logs.loaders import load_run
 
     out = []
     with tempfile.TemporaryDirectory(prefix=f"third_sim_{seed}_") as tmp:
-        for name, fam, var, keyset, cfg, rows, args, state in sim.runs_of_seed(seed):
+        for name, fam, var, keyset, cfg, rows, args, state in sim.runs_of_seed(
+                seed, eval_on_start=eval_on_start):
             label, why = sim.label_of(state)
             folder = Path(tmp) / name
             sim.write_run(folder, rows, args, keyset, cfg["beta"])
@@ -191,12 +197,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", default="100-129")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--eval-on-start", action="store_true",
+                    help="add TRL's evaluation before training to every log (the results file "
+                         "name ends in _eval_on_start)")
     a = ap.parse_args()
     seeds = sim.parse_seeds(a.seeds)
     t0 = time.perf_counter()
     records = []
     with Pool(a.workers) as pool:
-        for recs in pool.imap(score_seed, seeds):
+        for recs in pool.imap(partial(score_seed, eval_on_start=a.eval_on_start), seeds):
             records.extend(recs)
             for r in recs:
                 mark = "ok " if r["call"] == r["label"] else "MISS"
@@ -207,8 +216,9 @@ def main() -> None:
     print(text)
     res = HERE / "results"
     res.mkdir(exist_ok=True)
-    (res / f"scored_seeds_{a.seeds}.md").write_text(text)
-    (res / f"scored_seeds_{a.seeds}.json").write_text(json.dumps(records, indent=1, default=str))
+    stem = f"scored_seeds_{a.seeds}" + ("_eval_on_start" if a.eval_on_start else "")
+    (res / f"{stem}.md").write_text(text)
+    (res / f"{stem}.json").write_text(json.dumps(records, indent=1, default=str))
     print(f"total wall time {wall:.1f} s")
 
 

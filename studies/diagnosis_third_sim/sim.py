@@ -387,8 +387,28 @@ def exact_state(v: np.ndarray, v_ref: np.ndarray, split: Split, cfg: dict,
 
 # ----------------------------------------------------------------------------- the run
 
-def simulate(cfg: dict, seed_seq: list[int]) -> tuple[list[dict], dict, dict]:
-    """Run GRPO; return (log rows, training args, exact state)."""
+def _evaluate(v: np.ndarray, held: Split, T: float, rng: np.random.Generator) -> float:
+    """Return the gold verifier's mean over N_EVAL_SAMPLES completions per held-out prompt."""
+    zA, zL = Policy.logits(v, held.phi, held.x, T)
+    hA, hL = _softmax(zA), _softmax(zL)
+    n = held.n
+    ue = rng.random((n, N_EVAL_SAMPLES, 1))
+    ke = (ue > np.cumsum(hA, 1)[:, None, :]).sum(-1).clip(0, K - 1)
+    ue = rng.random((n, N_EVAL_SAMPLES, 1))
+    je = (ue > np.cumsum(hL, 1)[:, None, :]).sum(-1).clip(0, J - 1)
+    qe = rng.choice(Q, size=(n, N_EVAL_SAMPLES), p=GH_W)
+    ce = (ke == held.c[:, None]) & held.ok[np.arange(n)[:, None], je, qe]
+    return float(ce.mean())
+
+
+def simulate(cfg: dict, seed_seq: list[int], *, eval_on_start: bool = False
+             ) -> tuple[list[dict], dict, dict]:
+    """Run GRPO; return (log rows, training args, exact state).
+
+    ``eval_on_start`` adds TRL's evaluation before training (a row at step 0 holding only
+    ``eval_reward``), drawn from a generator of its own so that every other number is the
+    same as without it.
+    """
     rng = np.random.default_rng(seed_seq)
     w_star = np.zeros(D)
     w_star[0] = cfg["w_s"] / cfg["s_scale"]   # the teacher reads the standardised cue
@@ -465,6 +485,9 @@ def simulate(cfg: dict, seed_seq: list[int]) -> tuple[list[dict], dict, dict]:
         st["step"].append(step_norm)
 
     last_step = 0.0
+    if eval_on_start:
+        rows.append({"step": 0, "eval_reward": _evaluate(v, held, T,
+                                                         np.random.default_rng([*seed_seq, 3]))})
     for g in range(n_gen):
         record(v, last_step)
         v_start = v.copy()
@@ -547,16 +570,7 @@ def simulate(cfg: dict, seed_seq: list[int]) -> tuple[list[dict], dict, dict]:
             v = v - lr_at(opt_step - 1) * mh / (np.sqrt(vh) + adam_eps)
         last_step = float(np.linalg.norm(v - v_start))
         if (g + 1) % cfg["eval_steps"] == 0:
-            zA, zL = Policy.logits(v, held.phi, held.x, T)
-            hA, hL = _softmax(zA), _softmax(zL)
-            n = held.n
-            ue = rng.random((n, N_EVAL_SAMPLES, 1))
-            ke = (ue > np.cumsum(hA, 1)[:, None, :]).sum(-1).clip(0, K - 1)
-            ue = rng.random((n, N_EVAL_SAMPLES, 1))
-            je = (ue > np.cumsum(hL, 1)[:, None, :]).sum(-1).clip(0, J - 1)
-            qe = rng.choice(Q, size=(n, N_EVAL_SAMPLES), p=GH_W)
-            ce = (ke == held.c[:, None]) & held.ok[np.arange(n)[:, None], je, qe]
-            row["eval_reward"] = float(ce.mean())
+            row["eval_reward"] = _evaluate(v, held, T, rng)
         rows.append(row)
     record(v, last_step)
     state = {k: np.asarray(val, float) for k, val in st.items()}
@@ -674,13 +688,17 @@ def write_run(folder: Path, rows: list[dict], args: dict, keyset: str, beta: flo
     (folder / "training_args.json").write_text(json.dumps(args, indent=1))
 
 
-def runs_of_seed(seed: int) -> Iterator[tuple[str, str, str, str, dict, list[dict], dict, dict]]:
-    """Yield (name, family, variant, keyset, cfg, rows, args, state) for the six runs of a seed."""
+def runs_of_seed(seed: int, *, eval_on_start: bool = False
+                 ) -> Iterator[tuple[str, str, str, str, dict, list[dict], dict, dict]]:
+    """Yield (name, family, variant, keyset, cfg, rows, args, state) for the six runs of a seed.
+
+    ``eval_on_start``: each log also holds an evaluation before training (:func:`simulate`).
+    """
     for fi, fam in enumerate(FAMILIES):
         rng = np.random.default_rng([seed, fi, 1])
         cfg = make_config(fam, rng)
         keyset = KEYSETS[(seed + fi) % len(KEYSETS)]
-        rows, args, state = simulate(cfg, [seed, fi, 2])
+        rows, args, state = simulate(cfg, [seed, fi, 2], eval_on_start=eval_on_start)
         name = f"run_s{seed:03d}_{fi}"
         yield name, fam, cfg["variant"], keyset, cfg, rows, args, state
 
