@@ -175,6 +175,32 @@ def test_the_hacking_check_names_its_window_when_the_rise_is_within_noise() -> N
     assert "did not rise (rose" not in words
 
 
+def _early_plateau(eval_on_start: bool) -> Run:
+    """A proxy at its plateau (0.4 -> 0.7) by step 15; the held-out every 20 steps, flat at 0.2.
+
+    With ``eval_on_start`` the held-out also holds its value before training (0.2) at the first
+    training point, as the loaders place TRL's ``eval_on_start`` and verl's
+    ``val_before_train``.
+    """
+    rng = np.random.default_rng(11)
+    t = np.arange(1, 301, dtype=float)
+    train = 0.4 + 0.3 * (1 - np.exp(-t / 5)) + rng.normal(0, 0.02, t.size)
+    held = np.full(t.size, np.nan)
+    held[19::20] = 0.2 + rng.normal(0, 0.01, held[19::20].size)
+    if eval_on_start:
+        held[0] = 0.2
+    return Run("early-plateau", "test", t, train, {"heldout_reward": held})
+
+
+def test_a_rise_before_the_first_evaluation_is_said_and_an_evaluation_at_the_start_sees_it():
+    """The coupling reads the steps with a held-out reward; a rise before them is named."""
+    unseen = diagnose(_early_plateau(False)).modes["reward_hacking"]
+    assert not unseen.flag and "before the first held-out step (20)" in unseen.evidence
+    assert "eval_on_start" in unseen.evidence and "val_before_train" in unseen.evidence
+    seen = diagnose(_early_plateau(True)).modes["reward_hacking"]
+    assert seen.flag and "before the first held-out step" not in seen.evidence
+
+
 def test_an_unbounded_beta_phi_is_written_in_words() -> None:
     """The ijinyu1113 excerpt's prompts sit at one rate: phi is unbounded, never 'inf'."""
     run = load_run(DATA / "ijinyu1113__Learned-Remasking-Policy-for-dLLM__pretrained_"

@@ -75,6 +75,22 @@ def _headroom_share(gain: float, start: float, success: bool) -> float:
     return gain / max(1.0 - start, 1e-3) if success else gain
 
 
+def _unseen_rise(run: Run, idx: np.ndarray, first: np.ndarray, spread: float) -> str:
+    """Say that the optimised reward rose before the first held-out steps, when it did.
+
+    The coupling is measured over the steps with a held-out reward; a rise before them (a
+    proxy at its plateau by the first evaluation) is not seen by it. An evaluation before
+    training gives the held-out its start.
+    """
+    before = run.reward[: max(2, min(int(idx[0]), run.n_points // 10))]
+    rise = float(np.mean(first) - np.nanmean(before))
+    if idx[0] < 2 or not rise > spread:
+        return ""
+    return (f"; but it had risen {rise:.3g} before the first held-out step "
+            f"({run.steps[idx[0]]:g}), which the coupling cannot see: log an evaluation before "
+            "training (TRL eval_on_start, verl val_before_train) to measure it from the start")
+
+
 def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
     """Score reward hacking from the held-out reward against the optimised one.
 
@@ -121,7 +137,9 @@ def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
         beyond = "" if gain_train <= 0 else " beyond its noise"
         return ModeVerdict(False, 0.0, f"the optimised reward did not rise{beyond} over the "
                            f"steps with a held-out reward ({change_words(gain_train)} {where}, "
-                           f"noise {spread:.2g}): no progress to decouple", True, steps)
+                           f"noise {spread:.2g}): no progress to decouple"
+                           + _unseen_rise(run, idx, train[:k], max(spread, NEGLIGIBLE_RISE)),
+                           True, steps)
     sigma_h = max(estimate_noise(h).sigma, 1e-12)
     se_gain = sigma_h * np.sqrt(2.0 / k)
     # the held-out's best level: the best mean of k consecutive evaluations before the last k
