@@ -416,7 +416,7 @@ class Monitor:
         pending, self._pending_heldout = self._pending_heldout, None
         for name, values in self.metrics.items():
             value = _read(name, metrics)
-            if value is None and name == "heldout_reward" and pending and pending[0] == step:
+            if value is None and name == "heldout_reward" and pending:
                 value = pending[1]
             values.append(math.nan if value is None else value)
         points = len(self.steps)
@@ -443,7 +443,9 @@ class Monitor:
 
         Aligned as the loaders align it: to the recorded step of the same step number, which
         is the last one recorded or, for an evaluation logged before its training step, the
-        next one; one at a step that records no reward is dropped.
+        next one; one at a step that records no reward (an evaluation before training, at step
+        0; evaluations every 25 steps, training logged every 10) goes to the next recorded
+        step unless that step logs its own, the latest of several.
         """
         value = _read("heldout_reward", metrics)
         if value is None:

@@ -59,18 +59,40 @@ def test_an_evaluation_event_gives_its_step_the_held_out_reward():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # evaluation events are no updates without a reward
         for step in range(1, 11):
-            if step == 1:  # TRL's eval_on_start: step 0 records no reward, dropped; then
-                monitor.update(0, {"eval_reward": 0.05})  # one logged before its training step
+            if step == 1:  # TRL's eval_on_start: step 0 records no reward; then one logged
+                monitor.update(0, {"eval_reward": 0.05})  # before its training step, nearer
                 monitor.update(1, {"eval_reward": 0.1})
             monitor.update(step, {"reward": 0.5})
             if step % 3 == 0:
                 monitor.update(step, {"eval_reward": step / 100, "epoch": 1.0})
-            if step == 7:  # at a step that records no reward: dropped, as the loaders do
-                monitor.update(7.5, {"eval_reward": 0.9})
+            if step == 7:  # at a step that records no reward: the next one's, as the loaders
+                monitor.update(7.5, {"eval_reward": 0.9})  # place it
     held = monitor.metrics["heldout_reward"]
     assert held[0] == 0.1 and held[2] == 0.03 and held[5] == 0.06 and held[8] == 0.09
-    assert np.isnan([held[i] for i in (1, 3, 4, 6, 7, 9)]).all()
+    assert held[7] == 0.9 and np.isnan([held[i] for i in (1, 3, 4, 6, 9)]).all()
     assert monitor.state.points == 10
+
+
+def test_the_monitor_places_an_evaluation_before_training_as_the_loaders_do(tmp_path):
+    """eval_on_start (step 0), training every 10 steps, evaluations every 25: same held-out."""
+    from grpodyn import Monitor, load_run
+
+    records = [{"step": 0, "eval_reward": 0.05}]
+    records += [{"step": step, "reward": 0.3 + step / 1000} for step in range(10, 101, 10)]
+    records += [{"step": s, "eval_reward": s / 1000} for s in (25, 50, 75, 100)]
+    records.sort(key=lambda r: (r["step"], "reward" not in r))  # as a trainer logs them
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(records))
+    monitor = Monitor(diagnose_every=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for record in records:
+            monitor.update(record["step"], {k: v for k, v in record.items() if k != "step"})
+    from_log = load_run(path).metrics["heldout_reward"]
+    held = np.asarray(monitor.metrics["heldout_reward"])
+    assert np.array_equal(np.isfinite(held), np.isfinite(from_log))
+    assert np.allclose(held[np.isfinite(held)], from_log[np.isfinite(from_log)])
+    assert held[0] == 0.05 and held[2] == 0.025
 
 
 def test_the_callback_sees_the_held_out_reward_of_a_reward_hacking_run():
