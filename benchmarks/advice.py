@@ -51,6 +51,13 @@ TRL logs it) and read back by the loaders. A run is unstable, its outcome "lower
 collapsed as above or where the simulator's own rule (``label_of`` of its limit-cycle family,
 on its exact state) finds its success oscillating.
 
+With ``--third-sim-seed N`` a fifth table does the same with the third simulator of
+studies/diagnosis_third_sim (a softmax policy shared by all prompts, with a hidden layer, Adam,
+an answer and a length per completion), built without reading the advice: its ``healthy``
+settings at seed N, run at Adam lrs 0.0025 to 0.64 (its healthy family draws 0.01-0.04, its
+high-lr family 0.2-1.0), written with every metric and read back. A run is unstable where the
+simulator's own label rule on its exact state names a dynamical instability.
+
 With ``--tiny-grids`` a last table scores the advice on the lr sweeps within the tiny-model grids
 (real TRL GRPO runs of a tiny Llama on single-digit addition, ``studies/tiny_grids``): each set
 of runs that share the grid, optimizer, G, B and seed (the same warmed-up weights) is a sweep;
@@ -405,6 +412,47 @@ def categorical_sweep(seed: int) -> None:
     _score(f"simulated ({_seed_label('categorical', seed)})", rows)
 
 
+#: The third simulator's lr sweep (Adam steps): below its healthy family's range (0.01-0.04),
+#: through it, and into its high-lr family's (0.2-1.0), where the policy collapses.
+THIRD_SIM_LRS = (0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64)
+THIRD_SIM = Path(__file__).resolve().parents[1] / "studies" / "diagnosis_third_sim"
+
+
+def third_sim_sweep(seed: int) -> None:
+    """Table 5: advice from single runs of the third simulator's lr sweep.
+
+    The healthy family's settings at ``seed`` (a shared softmax policy with a hidden layer,
+    Adam, two decisions per completion; ``studies/diagnosis_third_sim``), run at every lr of
+    :data:`THIRD_SIM_LRS`, each written as TRL writes it with every metric and read back. A run
+    is unstable where the simulator's own label rule, on its exact state, names a dynamical
+    instability (its noise-free objective fell 0.15 below its best, or one step moved the
+    policy by a nat).
+    """
+    import tempfile
+
+    sys.path.insert(0, str(THIRD_SIM))
+    import sim
+
+    config = sim.make_config("healthy", np.random.default_rng([seed, 0, 1]))
+    sweep, unstable = {}, set()
+    with tempfile.TemporaryDirectory() as folder:
+        for lr in THIRD_SIM_LRS:
+            rows, args, state = sim.simulate({**config, "lr": lr}, [seed, 0, 2])
+            if sim.label_of(state)[0] == "dynamical_instability":
+                unstable.add(args["learning_rate"])
+            sim.write_run(Path(folder) / f"lr{lr:g}", rows, args, "all", config["beta"])
+            run = load_runs(Path(folder) / f"lr{lr:g}" / "trainer_state.json")[0]
+            sweep[args["learning_rate"]] = run
+    print(f"\nthird simulator, healthy family at seed {seed} (Adam, G {config['G']}, B "
+          f"{config['B']}, beta {config['beta']:g}, {config['mu']} update(s) per batch, "
+          f"{config['reward']} reward); logged lrs are Adam's x {sim.LR_SCALE:g}; unstable by "
+          f"the simulator's rule: lr {', '.join(f'{lr:.2g}' for lr in sorted(unstable)) or 'none'}"
+          "\n" + HEADER)
+    rows = sweep_rows(f"third {seed}", sweep, frozenset(unstable))
+    print("(* in end t: still rising beyond its noise at its end)\n")
+    _score(f"simulated (third simulator seed {seed}, never designed on)", rows)
+
+
 #: The tiny-model TRL grids (studies/tiny_grids): real GRPO runs.
 TINY_GRIDS = Path(__file__).resolve().parents[1] / "studies" / "tiny_grids" / "data"
 #: What each grid was to the advice's rules (the concentration rules of mode_advice.py).
@@ -483,6 +531,9 @@ def main() -> int:
     parser.add_argument("--categorical-seed", type=int, nargs="*", default=[], help="also "
                         "score an lr sweep of the categorical simulator (studies/diagnosis) "
                         "at each seed")
+    parser.add_argument("--third-sim-seed", type=int, nargs="*", default=[], help="also "
+                        "score an lr sweep of the third simulator (studies/diagnosis_third_sim) "
+                        "at each seed")
     parser.add_argument("--tiny-grids", type=Path, nargs="?", const=TINY_GRIDS, default=None,
                         metavar="DIR", help="also score the lr sweeps within the tiny-model "
                         "TRL grids: the grid folders in DIR (default studies/tiny_grids/data)")
@@ -501,6 +552,8 @@ def main() -> int:
         bandit_sweep(seed)
     for seed in args.categorical_seed:
         categorical_sweep(seed)
+    for seed in args.third_sim_seed:
+        third_sim_sweep(seed)
     if args.tiny_grids is not None:
         tiny_grid_sweeps(args.tiny_grids)
     return 0
