@@ -11,7 +11,7 @@ benchmark's (``benchmarks/diagnosis.py``), so that the figures compare with its 
   reward ends (mean of the last quarter) below half of its best: on each prefix up to the step
   where the logged reward lost half of its drop (``half_loss_index``), the warning of the
   prefix is looked for; it "fires before" when one fired within the 10 steps before that step
-  (the lead: how many steps before);
+  (its lead time: how many steps before);
 - on every run whose label is not dynamical instability, the share of prefixes (up to 150 a
   run) whose early warning is set: false warnings;
 - beside both, the benchmark's threshold rule (the 3-step mean 25% of its range below its
