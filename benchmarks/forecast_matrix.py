@@ -27,6 +27,10 @@ it at the rolling origins; a climb that stalls in its last 20% is quiet) was des
 bandit seeds 700-703 were scored once; it did not beat revision 2 there, and the module is
 revision 2 again (``studies/forecast/README.md``).
 
+``third_sim`` (``--seeds A-B``, default 0-11) draws one run per seed from the third simulator
+of ``studies/diagnosis_third_sim`` (its six families in turn), built without reading any
+forecaster, written as a TRL log with every metric and read back.
+
 Forecasters: every one registered in :mod:`numerics.forecasters`: ``adaptive``
 (:func:`numerics.forecast_adaptive.adaptive_forecast`), ``ensemble``
 (:func:`numerics.forecast.forecast_curve`, the default of ``grpodyn forecast``),
@@ -71,7 +75,8 @@ from grpodyn.numerics.fit import estimate_noise
 from grpodyn.numerics.forecasters import FORECASTERS as REGISTRY
 from grpodyn.numerics.forecasters import get_forecaster
 
-MATRIX_SOURCES = ("public", "tiny_grids", "bandit", "deepnet", "bandit_fresh", "categorical")
+MATRIX_SOURCES = ("public", "tiny_grids", "bandit", "deepnet", "bandit_fresh", "categorical",
+                  "third_sim")
 DEFAULT_SOURCES = ("public", "tiny_grids", "bandit", "deepnet")
 #: Every registered forecaster (:data:`grpodyn.numerics.forecasters.FORECASTERS`), by name.
 FORECASTERS = tuple(sorted(REGISTRY))
@@ -124,14 +129,44 @@ def categorical_runs(seeds: range) -> list[tuple[str, Run]]:
     return out
 
 
+def third_sim_runs(seeds: range) -> list[tuple[str, Run]]:
+    """Return one run of the third simulator per seed (its six families in turn).
+
+    ``studies/diagnosis_third_sim/sim.py``: a softmax policy shared by all prompts, Adam, an
+    answer and a length per completion; built without reading any forecaster. Each run is
+    written as TRL writes it, with every metric, and read back by the loaders (150-400 points).
+    """
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "studies" / "diagnosis_third_sim"))
+    import sim
+
+    from grpodyn.empirical.logs.loaders import load_run
+
+    out = []
+    with tempfile.TemporaryDirectory() as folder:
+        for seed in seeds:
+            index = seed % len(sim.FAMILIES)
+            family = sim.FAMILIES[index]
+            config = sim.make_config(family, np.random.default_rng([seed, index, 1]))
+            rows, args, _ = sim.simulate(config, [seed, index, 2])
+            path = Path(folder) / f"s{seed}"
+            sim.write_run(path, rows, args, "all", config["beta"])
+            out.append((f"third_sim_{family}_s{seed}", load_run(path / "trainer_state.json")))
+    return out
+
+
 def load_matrix_source(source: str, logs: Path, seeds: range | None = None
                        ) -> list[tuple[str, Run]]:
     """Return the runs of ``source`` (one of ``MATRIX_SOURCES``).
 
-    ``seeds``: the seeds of ``categorical`` (default 0-19) and ``bandit`` (default 0-3).
+    ``seeds``: the seeds of ``categorical`` (default 0-19), ``bandit`` (default 0-3) and
+    ``third_sim`` (default 0-11).
     """
     if source == "categorical":
         return categorical_runs(range(20) if seeds is None else seeds)
+    if source == "third_sim":
+        return third_sim_runs(range(12) if seeds is None else seeds)
     if source == "public":
         if not logs.is_dir():
             raise InputError(f"{logs}: no public logs folder (give --logs)")
@@ -211,7 +246,8 @@ def matrix_main(argv: list[str]) -> None:
                         help=f"comma-separated grpodyn forecasters, of {', '.join(FORECASTERS)}")
     parser.add_argument("--quick", action="store_true", help="every fourth run of each source")
     parser.add_argument("--seeds", type=_seed_range,
-                        help="A-B: the seeds of categorical (default 0-19) and bandit (0-3)")
+                        help="A-B: the seeds of categorical (default 0-19), bandit (0-3) and "
+                             "third_sim (0-11)")
     parser.add_argument("--json", help="write every number to this JSON file")
     args = parser.parse_args(argv)
     forecasters = tuple(f for f in args.forecasters.split(",") if f)
@@ -240,7 +276,8 @@ def matrix_main(argv: list[str]) -> None:
         print(f"[{source}] {len(runs)} runs, {len(results)} forecasts, "
               f"{time.time() - start:.0f} s", file=sys.stderr)
         table = summarise(results)
-        label = source if args.seeds is None or source not in ("categorical", "bandit") else (
+        label = source if args.seeds is None or source not in ("categorical", "bandit",
+                                                               "third_sim") else (
             f"{source} seeds {args.seeds.start}-{args.seeds.stop - 1}")
         print_matrix(f"{label}: {len(runs)} runs, cut at F = "
                      f"{' and '.join(map(str, FRACTIONS))}", table)
