@@ -1,6 +1,6 @@
 """Transfer benchmark: predict held-out settings of every sweep from the others.
 
-``python benchmarks/transfer.py [--only design|grid|public ...] [--out FILE]``
+``python benchmarks/transfer.py [--only design|grid|public|third_sim ...] [--out FILE]``
 
 Scores the leave-one-setting-out transfer on every sweep there is (:mod:`transfer_sweeps`
 says which and how): the design sweep (the tiny grid ``tiny_grid``, seeds 0-1), the own sweep
@@ -8,7 +8,10 @@ says which and how): the design sweep (the tiny grid ``tiny_grid``, seeds 0-1), 
 :data:`FROZEN_UNCONDITIONED`; seeds 11-12, 13-14 and 17-18 scored once with the method frozen at
 :data:`FROZEN_CONDITIONED`; seeds 19-20 once with the method frozen at :data:`FROZEN`) and the
 public controlled sweeps (S4 lr pair, garg-aayush lr sweep, S1
-off-policy sweep read as lr and B G). Prints one matrix row per sweep and optimizer and one per
+off-policy sweep read as lr and B G); with ``--only third_sim``, sweeps of the third simulator
+(``studies/diagnosis_third_sim``, built without reading the transfer) at
+``--third-sim-seeds``: its healthy settings with the lr halved and doubled, two other G and
+the other B, one at a time. Prints one matrix row per sweep and optimizer and one per
 held-out setting, with the naive baselines beside the transfer (copy the sources' mean path,
 ``>src``; copy the nearest source, ``>near``; the same with a fallback counted as lost,
 ``>nr_fb``; the transfer without its prompt shift against the nearest copy's moving average,
@@ -36,6 +39,7 @@ from transfer_sweeps import (  # noqa: E402
     public_sweeps,
     score_held_out,
     summary,
+    third_sim_sweep,
 )
 
 from grpodyn.empirical.logs.sweep import SweepRun, load_sweep_run  # noqa: E402, F401
@@ -56,7 +60,7 @@ METHOD_FILES = ("empirical/logs/sweep.py", "empirical/logs/sweep_runs.py",
                 "empirical/logs/sweep_band.py", "empirical/logs/sweep_transfer.py",
                 "empirical/logs/sweep_shared.py", "empirical/logs/sweep_exponents.py",
                 "numerics/mean_field_map.py", "theory/optimizers.py")
-_PARTS = ("design", "grid", "public")
+_PARTS = ("design", "grid", "public", "third_sim")
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:
@@ -105,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     """Score every sweep's held-out settings; print the matrix and write one JSON file."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", nargs="+", choices=_PARTS, default=list(_PARTS))
+    parser.add_argument("--only", nargs="+", choices=_PARTS, default=list(_PARTS[:3]))
+    parser.add_argument("--third-sim-seeds", type=int, nargs="+", default=[0],
+                        help="seeds of the third simulator's sweeps (--only third_sim)")
     parser.add_argument("--design-seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--seeds", type=int, nargs="+", default=[15, 16],
                         help="seeds of the own sweep scored (--grid-dir's; held out from "
@@ -146,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             for title, runs in public_sweeps(args.public_dir).items():
                 sweeps[title] = runs if isinstance(runs, str) else {"adam": runs}
+    if "third_sim" in args.only:
+        for seed in args.third_sim_seeds:
+            sweeps[f"third simulator seed {seed} (lr, G, B one at a time) / adam"] = {
+                "adam": third_sim_sweep(seed)}
     print(HEADER, flush=True)
     pooled: list[dict] = []
     for title, members in sweeps.items():
@@ -162,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             print(_row(title, summary(scores)), flush=True)
             _print_settings(scores)
     result["held_out_pooled"] = summary(pooled)
-    print(_row("held-out sweeps pooled (tiny_grid2 + public)", summary(pooled)), flush=True)
+    print(_row("held-out sweeps pooled", summary(pooled)), flush=True)
     kinds = sorted({s["kind"] for s in pooled})
     result["held_out_by_kind"] = {k: summary([s for s in pooled if s["kind"] == k])
                                   for k in kinds}

@@ -40,12 +40,14 @@ contradict) is counted as a tie
 
 from __future__ import annotations
 
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from grpodyn.empirical.logs.loaders import load_run
-from grpodyn.empirical.logs.sweep import SweepRun, fit_sweep, transfer
+from grpodyn.empirical.logs.sweep import SweepRun, fit_sweep, load_sweep_run, transfer
 from grpodyn.empirical.logs.sweep_band import band_window
 from grpodyn.ground import InputError
 
@@ -280,3 +282,38 @@ def public_sweeps(public: Path = PUBLIC) -> dict[str, list[SweepRun] | str]:
         except (OSError, ValueError) as exc:
             out[title] = f"not loaded: {exc}"
     return out
+
+
+THIRD_SIM = Path(__file__).resolve().parents[1] / "studies" / "diagnosis_third_sim"
+
+
+def third_sim_sweep(seed: int) -> list[SweepRun]:
+    """One sweep of the third simulator: its healthy settings at ``seed``, one factor at a time.
+
+    ``studies/diagnosis_third_sim/sim.py`` (a softmax policy shared by all prompts, Adam, an
+    answer and a length per completion), built without reading the transfer. The settings'
+    own Adam lr, G and B, then the lr halved and doubled, G at 4 and 16 (or 8 where the
+    settings' G is 16) and the other B of 16 and 32: six runs on the same task and initial
+    policy, each written as a TRL log and read back with the loaders' hyperparameters, the
+    seed added (the logs do not carry it). One update per batch, 200 logged steps.
+    """
+    import tempfile
+
+    sys.path.insert(0, str(THIRD_SIM))
+    import sim
+
+    base = {**sim.make_config("healthy", np.random.default_rng([seed, 0, 1])), "mu": 1,
+            "n_gen": 200}
+    other_g = (4, 16) if base["G"] == 8 else (4, 8)
+    variants = [{}, {"lr": base["lr"] / 2}, {"lr": base["lr"] * 2},
+                *({"G": g} for g in other_g), {"B": 48 - base["B"]}]
+    runs = []
+    with tempfile.TemporaryDirectory() as folder:
+        for i, change in enumerate(variants):
+            rows, args, _ = sim.simulate({**base, **change}, [seed, 0, 2])
+            path = Path(folder) / f"s{seed}_{i}"
+            sim.write_run(path, rows, args, "all", base["beta"])
+            run = load_sweep_run(path / "trainer_state.json", {"seed": seed})
+            tag = "_".join(f"{k}{v:g}" for k, v in change.items()) or "base"
+            runs.append(replace(run, name=f"third_sim_s{seed}_{tag}"))
+    return runs
