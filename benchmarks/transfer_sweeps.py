@@ -49,6 +49,7 @@ import numpy as np
 from grpodyn.empirical.logs.loaders import load_run
 from grpodyn.empirical.logs.sweep import SweepRun, fit_sweep, load_sweep_run, transfer
 from grpodyn.empirical.logs.sweep_band import band_window
+from grpodyn.empirical.logs.sweep_model import sweep_reward_range
 from grpodyn.ground import InputError
 
 #: the public logs beside the checkout (shared/data/real_logs one or two folders up)
@@ -120,6 +121,9 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
     settings: dict[tuple, list[SweepRun]] = {}
     for run in runs:
         settings.setdefault(run.setting, []).append(run)
+    # the range the reward can reach, as the transfer reads it ([0, 1] for a rate; none for a
+    # reward the logs show beyond it, such as a verifier plus a format bonus)
+    (low, high), _ = sweep_reward_range(runs)
     out = []
     refits: dict = {}  # the calibration's refits, shared: X then Y holds out what Y then X does
     for key, held in settings.items():
@@ -176,7 +180,7 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
                                        for k in ("status", "beta")},
                     "coverage": float(np.mean([_inside(r, p) for r, p in
                                                zip(held, predictions, strict=True)])),
-                    "mean_outside_range": int(np.sum((means < 0.0) | (means > 1.0))),
+                    "mean_outside_range": int(np.sum((means < low) | (means > high))),
                     "band_width_median": float(np.median(widths)),
                     "band_is_whole_range_share": float(np.mean(widths >= 0.99)),
                     "steps_first": predictions[0]["steps"][0],
