@@ -335,6 +335,9 @@ class Monitor:
         self.state = MonitorState(step=math.nan, points=0, headline=self._undiagnosed())
         self._without_reward = 0  # updates without a reward before the first one
         self._pending_heldout: tuple[float, float] | None = None  # (step, value) of an eval
+        # an evaluation before the first recorded step: placed there once the second step gives
+        # the logging interval, if it lies within one interval before it (as the loaders do)
+        self._before_first: tuple[float, float] | None = None
         # rewards skipped, by kind: (how many, (step, reward) of the first)
         self._skipped: dict[str, tuple[int, tuple[float, float]]] = {}
 
@@ -411,14 +414,19 @@ class Monitor:
             return self.state
         if self.steps and step <= self.steps[-1]:
             return self.state
+        pending, self._pending_heldout = self._pending_heldout, None
+        if pending and pending[0] > step:  # an evaluation of a later step, fed early
+            self._pending_heldout, pending = pending, None
+        elif pending and not self.steps and pending[0] < step:
+            self._before_first, pending = pending, None
         self.steps.append(step)
         self.rewards.append(reward)
-        pending, self._pending_heldout = self._pending_heldout, None
         for name, values in self.metrics.items():
             value = _read(name, metrics)
             if value is None and name == "heldout_reward" and pending:
                 value = pending[1]
             values.append(math.nan if value is None else value)
+        self._place_before_first()
         points = len(self.steps)
         state = replace(self.state, step=step, points=points)
         due_fit = points >= self.min_points and points % self.refit_every == 0
@@ -438,6 +446,19 @@ class Monitor:
         self.state = state
         return state
 
+    def _place_before_first(self) -> None:
+        """Give an evaluation before the first recorded step to it, once the interval is known.
+
+        At the second recorded step: placed where it lies within one logging interval before
+        the first and the first logs no value of its own, else dropped (the loaders' rule).
+        """
+        if self._before_first is None or len(self.steps) < 2:
+            return
+        (at, value), self._before_first = self._before_first, None
+        held = self.metrics["heldout_reward"]
+        if self.steps[0] - at <= self.steps[1] - self.steps[0] and math.isnan(held[0]):
+            held[0] = value
+
     def _held_out(self, step: float, metrics: Mapping[str, Any]) -> bool:
         """Give the held-out reward of an evaluation event to its step; False when it has none.
 
@@ -445,15 +466,19 @@ class Monitor:
         is the last one recorded or, for an evaluation logged before its training step, the
         next one; one at a step that records no reward (an evaluation before training, at step
         0; evaluations every 25 steps, training logged every 10) goes to the next recorded
-        step unless that step logs its own, the latest of several.
+        step unless that step logs its own, the one at the latest step of several; one before
+        the first recorded step goes to it only within one logging interval
+        (:meth:`_place_before_first`).
         """
         value = _read("heldout_reward", metrics)
         if value is None:
             return False
+        pending = self._pending_heldout
         if self.steps and step == self.steps[-1]:
             self.metrics["heldout_reward"][-1] = value
-        elif not self.steps or step > self.steps[-1]:
-            self._pending_heldout = (step, value)
+        elif (not self.steps or step > self.steps[-1]) and (pending is None
+                                                          or step >= pending[0]):
+            self._pending_heldout = (step, value)  # of several, the nearest to the next step
         return True
 
     def _skip(self, step: float, reward: float) -> MonitorState:

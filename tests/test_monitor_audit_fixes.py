@@ -73,14 +73,43 @@ def test_an_evaluation_event_gives_its_step_the_held_out_reward():
     assert monitor.state.points == 10
 
 
-def test_the_monitor_places_an_evaluation_before_training_as_the_loaders_do(tmp_path):
-    """eval_on_start (step 0), training every 10 steps, evaluations every 25: same held-out."""
+def _evaluations(first: int, order: str) -> list[dict]:
+    """Training every 10 steps from ``first`` to 100; evaluations at 0, 25, 50, 75 and 100.
+
+    ``order``: "logged" (by step, each training record before its step's evaluation, as a
+    trainer logs them), "reversed_evals" (two more evaluations, at 26 and 28, fed 28 first: the
+    one nearest to step 30 is kept), "early" (the evaluation of step 75 fed before training
+    step 70).
+    """
+    records = [{"step": 0, "eval_reward": 0.05}]
+    records += [{"step": step, "reward": 0.3 + step / 1000} for step in range(first, 101, 10)]
+    records += [{"step": s, "eval_reward": s / 1000} for s in (25, 50, 75, 100)]
+    if order == "reversed_evals":
+        records += [{"step": 28, "eval_reward": 0.5}, {"step": 26, "eval_reward": 0.9}]
+    records.sort(key=lambda r: (r["step"], "reward" not in r))
+    if order == "reversed_evals":
+        at = [i for i, r in enumerate(records) if r["step"] in (26, 28)]
+        records[at[0]], records[at[1]] = records[at[1]], records[at[0]]
+    if order == "early":
+        evaluation = next(r for r in records if r["step"] == 75 and "eval_reward" in r)
+        records.remove(evaluation)
+        records.insert(next(i for i, r in enumerate(records) if r["step"] == 70), evaluation)
+    return records
+
+
+@pytest.mark.parametrize(("first", "order"), [(10, "logged"), (500, "logged"),
+                                              (10, "reversed_evals"), (10, "early")])
+def test_the_monitor_places_evaluations_as_the_loaders_do(tmp_path, first, order):
+    """eval_on_start (step 0), training every 10 steps, evaluations every 25: same held-out.
+
+    A log that starts at step 500 (an excerpt) leaves the step-0 evaluation out in both.
+    """
     from grpodyn import Monitor, load_run
 
-    records = [{"step": 0, "eval_reward": 0.05}]
-    records += [{"step": step, "reward": 0.3 + step / 1000} for step in range(10, 101, 10)]
-    records += [{"step": s, "eval_reward": s / 1000} for s in (25, 50, 75, 100)]
-    records.sort(key=lambda r: (r["step"], "reward" not in r))  # as a trainer logs them
+    records = _evaluations(first, order)
+    if first == 500:
+        records = [{"step": 0, "eval_reward": 0.05}] + [
+            {"step": s, "reward": 0.3 + s / 10000} for s in range(500, 601, 10)]
     path = tmp_path / "log.json"
     path.write_text(json.dumps(records))
     monitor = Monitor(diagnose_every=0)
@@ -88,11 +117,16 @@ def test_the_monitor_places_an_evaluation_before_training_as_the_loaders_do(tmp_
         warnings.simplefilter("ignore")
         for record in records:
             monitor.update(record["step"], {k: v for k, v in record.items() if k != "step"})
-    from_log = load_run(path).metrics["heldout_reward"]
+    run = load_run(path)
+    from_log = run.metrics.get("heldout_reward", np.full(run.n_points, np.nan))
     held = np.asarray(monitor.metrics["heldout_reward"])
     assert np.array_equal(np.isfinite(held), np.isfinite(from_log))
     assert np.allclose(held[np.isfinite(held)], from_log[np.isfinite(from_log)])
-    assert held[0] == 0.05 and held[2] == 0.025
+    if first == 10:
+        assert held[0] == 0.05 and held[2] == (0.5 if order == "reversed_evals" else 0.025)
+        assert held[7] == 0.075
+    else:
+        assert np.isnan(held).all()
 
 
 def test_the_callback_sees_the_held_out_reward_of_a_reward_hacking_run():
