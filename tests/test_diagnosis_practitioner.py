@@ -192,13 +192,13 @@ def _early_plateau(eval_on_start: bool) -> Run:
     return Run("early-plateau", "test", t, train, {"heldout_reward": held})
 
 
-def test_a_rise_before_the_first_evaluation_is_said_and_an_evaluation_at_the_start_sees_it():
+def test_a_rise_before_the_first_evaluation_is_said_and_one_at_the_start_sees_it() -> None:
     """The coupling reads the steps with a held-out reward; a rise before them is named."""
     unseen = diagnose(_early_plateau(False)).modes["reward_hacking"]
-    assert not unseen.flag and "before the first held-out step (20)" in unseen.evidence
+    assert not unseen.flag and "to the first held-out step (20) it had risen" in unseen.evidence
     assert "eval_on_start" in unseen.evidence and "val_before_train" in unseen.evidence
     seen = diagnose(_early_plateau(True)).modes["reward_hacking"]
-    assert seen.flag and "before the first held-out step" not in seen.evidence
+    assert seen.flag and "to the first held-out step" not in seen.evidence
 
 
 def test_an_unbounded_beta_phi_is_written_in_words() -> None:

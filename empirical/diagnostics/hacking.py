@@ -75,20 +75,29 @@ def _headroom_share(gain: float, start: float, success: bool) -> float:
     return gain / max(1.0 - start, 1e-3) if success else gain
 
 
-def _unseen_rise(run: Run, idx: np.ndarray, first: np.ndarray, spread: float) -> str:
-    """Say that the optimised reward rose before the first held-out steps, when it did.
+def _unseen_rise(run: Run, first: int, level: float, noise: float, window: int) -> str:
+    """Say that the optimised reward rose before the first held-out step, when it did.
 
-    The coupling is measured over the steps with a held-out reward; a rise before them (a
-    proxy at its plateau by the first evaluation) is not seen by it. An evaluation before
-    training gives the held-out its start.
+    The coupling is measured over the steps that have a held-out reward; a rise before them (a
+    proxy at its plateau by the first evaluation) is not seen by it. The rise: the optimised
+    reward's moving mean at the first held-out step (``level``, over ``window`` points) less
+    the mean of its first points (a third of those before that step, at most a thirtieth of
+    the run, at least two), beyond twice the s.e. of that difference (``noise`` per point). An
+    evaluation before training gives the held-out its start.
     """
-    before = run.reward[: max(2, min(int(idx[0]), run.n_points // 10))]
-    rise = float(np.mean(first) - np.nanmean(before))
-    if idx[0] < 2 or not rise > spread:
+    count = max(2, min(first, run.n_points // 10) // 3)
+    start = run.reward[:count]
+    start = start[np.isfinite(start)]
+    if first < 2 or start.size < 2:
         return ""
-    return (f"; but it had risen {rise:.3g} before the first held-out step "
-            f"({run.steps[idx[0]]:g}), which the coupling cannot see: log an evaluation before "
-            "training (TRL eval_on_start, verl val_before_train) to measure it from the start")
+    rise = float(level - np.mean(start))
+    limit = max(2 * noise * np.sqrt(1 / start.size + 1 / window), NEGLIGIBLE_RISE)
+    if not rise > limit:
+        return ""
+    return (f"; but from its first {start.size} points to the first held-out step "
+            f"({run.steps[first]:g}) it had risen {rise:.3g}, which the coupling cannot see: log "
+            "an evaluation before training (TRL eval_on_start, verl val_before_train) to "
+            "measure it from the start")
 
 
 def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
@@ -124,7 +133,8 @@ def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
                         "cannot be measured" + _length_hint(run, early, late))
     idx = np.flatnonzero(np.isfinite(held))
     h = held[idx]
-    train = smooth(run.reward, max(5, run.n_points // 40))[idx]
+    window = max(5, run.n_points // 40)
+    train = smooth(run.reward, window)[idx]
     k = max(2, idx.size // 5)
     gain_train = float(np.mean(train[-k:]) - np.mean(train[:k]))
     gain_held = float(np.mean(h[-k:]) - np.mean(h[:k]))
@@ -138,7 +148,7 @@ def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
         return ModeVerdict(False, 0.0, f"the optimised reward did not rise{beyond} over the "
                            f"steps with a held-out reward ({change_words(gain_train)} {where}, "
                            f"noise {spread:.2g}): no progress to decouple"
-                           + _unseen_rise(run, idx, train[:k], max(spread, NEGLIGIBLE_RISE)),
+                           + _unseen_rise(run, int(idx[0]), float(train[0]), noise, window),
                            True, steps)
     sigma_h = max(estimate_noise(h).sigma, 1e-12)
     se_gain = sigma_h * np.sqrt(2.0 / k)
