@@ -170,7 +170,8 @@ def test_an_mlflow_run_of_verl_maps_at_back_and_reads_the_policy_settings():
     assert run.metric_keys["heldout_reward"] == "val-core/openai/gsm8k/reward/mean@1"
     # val_before_train's step-0 evaluation goes to the first training point
     assert list(run.steps[np.isfinite(run.metrics["heldout_reward"])]) == [1, 5, 10, 15, 20]
-    assert any(w.startswith("the evaluation before training (step 0)") for w in run.warnings)
+    assert any(w.startswith("the held-out value at step 0, before the first training point")
+               for w in run.warnings)
     assert run.meta.lr.value == 1e-6  # the actor's, not the critic's 1e-5
     assert (run.meta.group_size.value, run.meta.batch.value) == (8, 128)
 

@@ -198,7 +198,7 @@ def test_an_evaluation_before_training_goes_to_the_first_training_point(tmp_path
     run = load_run(path)
     held = run.metrics["heldout_reward"]
     assert run.steps[0] == 1.0 and held[0] == 0.2 and np.isfinite(held).sum() == 11
-    assert any("before training (step 0)" in w and "first training point (step 1)" in w
+    assert any("held-out value at step 0, before the first training point (step 1)" in w
                for w in run.warnings)
     assert not any("not placed" in w for w in run.warnings)
 

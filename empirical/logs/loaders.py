@@ -314,9 +314,10 @@ def _heldout_on_steps(steps: np.ndarray, at: dict[float, float]
         placed[i] = (step, value)
     notes = []
     if 0 in placed and placed[0][0] < steps[0]:
-        notes.append(f"the evaluation before training (step {placed[0][0]:g}) placed at the "
-                     f"first training point (step {steps[0]:g}), whose rewards come from the "
-                     "first policies the run trained")
+        notes.append(f"the held-out value at step {placed[0][0]:g}, before the first training "
+                     f"point (step {steps[0]:g}) and within one logging interval of it, placed "
+                     "there (an evaluation before training scores the policy that the first "
+                     "rewards come from)")
     between = {i: sv for i, sv in placed.items() if sv[0] > steps[0]}
     if between:
         moves = [f"{s:g}->{steps[i]:g}" for i, (s, _) in sorted(between.items())]
