@@ -130,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or RESULTS / "transfer.json"
     result: dict = {"method_commit": _git("rev-parse", "HEAD").stdout.strip(),
                     "frozen_commit": FROZEN or None, "draws": args.draws,
-                    "design_seeds": args.design_seeds, "seeds": args.seeds, "sweeps": {}}
+                    "only": args.only, "design_seeds": args.design_seeds, "seeds": args.seeds,
+                    "third_sim_seeds": args.third_sim_seeds if "third_sim" in args.only else [],
+                    "sweeps": {}}
     if FROZEN:
         result["method_changed_since_frozen"] = _git("diff", "--name-only", FROZEN, "--",
                                                      *METHOD_FILES).stdout.split()

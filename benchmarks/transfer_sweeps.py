@@ -109,6 +109,21 @@ def _copies(target: dict, steps: np.ndarray, sources: list[SweepRun]
     return [curves[k] for k in tied], np.mean(list(curves.values()), axis=0), nearest
 
 
+def range_checked(runs: list[SweepRun]) -> tuple[float, float, str]:
+    """Return the range a transfer's mean must stay in, and where it comes from.
+
+    The range the transfer reads (:func:`~grpodyn.empirical.logs.sweep_model.sweep_reward_range`:
+    [0, 1] for a rate); for a reward it reads no range for (one the logs show beyond [0, 1],
+    such as a verifier plus a format bonus), the span of every reward the sweep's runs logged:
+    a mean beyond anything logged is out of range there.
+    """
+    (low, high), _ = sweep_reward_range(runs)
+    if np.isfinite(low) and np.isfinite(high):
+        return low, high, "the reward's range"
+    logged = np.concatenate([r.reward[np.isfinite(r.reward)] for r in runs])
+    return float(logged.min()), float(logged.max()), "the span of the logged rewards"
+
+
 def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
                    extra: tuple[SweepRun, ...] = (), model: dict | None = None,
                    draws: int = 200) -> list[dict]:
@@ -121,9 +136,7 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
     settings: dict[tuple, list[SweepRun]] = {}
     for run in runs:
         settings.setdefault(run.setting, []).append(run)
-    # the range the reward can reach, as the transfer reads it ([0, 1] for a rate; none for a
-    # reward the logs show beyond it, such as a verifier plus a format bonus)
-    (low, high), _ = sweep_reward_range(runs)
+    low, high, _ = range_checked(runs)
     out = []
     refits: dict = {}  # the calibration's refits, shared: X then Y holds out what Y then X does
     for key, held in settings.items():
@@ -181,6 +194,7 @@ def score_held_out(runs: list[SweepRun], *, level: float = 0.9,
                     "coverage": float(np.mean([_inside(r, p) for r, p in
                                                zip(held, predictions, strict=True)])),
                     "mean_outside_range": int(np.sum((means < low) | (means > high))),
+                    "range_checked": [low, high],
                     "band_width_median": float(np.median(widths)),
                     "band_is_whole_range_share": float(np.mean(widths >= 0.99)),
                     "steps_first": predictions[0]["steps"][0],
