@@ -5,9 +5,9 @@ run whose reward falls 0.2-0.5 from its peak into a collapsed policy is read as 
 because a reward fall counts as an instability only when the policy left its start (the KL
 changed x3 or the entropy rose x3), and a falling entropy is read as concentration's own sign.
 The candidate revision examined here counts an entropy *fall* of x3 as the policy moving too,
-so that a deep fall with a collapsing entropy is an instability. Before it could be frozen and
-scored on fresh seeds, this script measures what it does on every labelled source the project
-holds, all of them seen before (the third simulator's seeds 100-129, the tiny-model TRL test bed,
+so that a deep fall with a collapsing entropy is an instability. This script measures what it
+does on every labelled source the project holds, all of them seen before (a revision is frozen
+before fresh seeds score it) (the third simulator's seeds 100-129, the tiny-model TRL test bed,
 the prompt-pool and bandit test beds, the categorical simulator's design seeds 200-211 and
 300-305):
 

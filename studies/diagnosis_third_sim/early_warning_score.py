@@ -3,9 +3,9 @@
     python studies/diagnosis_third_sim/early_warning_score.py --seeds 400-429
 
 The early warning (``diagnose(...).early_warning``, the Monitor's and the TRL callback's) was
-designed on the project's own sources and never run on this simulator before this score. The
-runs of every seed are simulated and labelled as in ``score.py``; the scoring is the diagnosis
-benchmark's (``benchmarks/diagnosis.py``), so that the figures compare with its tables:
+designed on the project's other sources, not on this simulator. The runs of every seed are
+simulated and labelled as in ``score.py``; the scoring is the diagnosis benchmark's
+(``benchmarks/diagnosis.py``), so that the figures compare with its tables:
 
 - a run *collapses* when its label is dynamical instability and its exact expected optimised
   reward ends (mean of the last quarter) below half of its best: on each prefix up to the step
