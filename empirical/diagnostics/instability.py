@@ -36,7 +36,7 @@ from grpodyn.empirical.diagnostics.state import ALPHA
 from grpodyn.empirical.diagnostics.verdict import CEILING, FLAG_SCORE, ModeVerdict
 from grpodyn.empirical.logs.loaders import Run
 
-__all__ = ["instability", "limit_cycle", "without_rise", "LIMIT_RADIUS"]
+__all__ = ["instability", "limit_cycle", "metric_growth", "without_rise", "LIMIT_RADIUS"]
 
 #: an AR(2) pole radius this close to 1 is near the unit circle (an oscillation that persists)
 LIMIT_RADIUS = 0.9
@@ -147,8 +147,12 @@ def _excess(r: np.ndarray, noise: float) -> tuple[float, float]:
     return excess, float(np.clip((excess - 4.0) / 8.0, 0.0, 1.0))
 
 
-def _growth(run: Run, name: str, early: slice, late: slice) -> float:
-    """Return the late over early mean of a positive metric (NaN when it is missing)."""
+def metric_growth(run: Run, name: str, early: slice, late: slice) -> float:
+    """Return a positive metric's mean over ``late`` divided by its mean over ``early``.
+
+    NaN where the log lacks the metric, holds 4 or fewer finite values of it, or its early mean
+    is not positive. The diagnosis reads the entropy's growth with it.
+    """
     values = run.metrics.get(name)
     if values is None or np.isfinite(values).sum() <= 4:
         return float("nan")
@@ -206,7 +210,7 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
     fluctuations = without_rise(r)
     excess, excess_score = _excess(fluctuations, noise)
     cycle = limit_cycle(fluctuations)
-    entropy_growth = _growth(run, "entropy", early, late)
+    entropy_growth = metric_growth(run, "entropy", early, late)
     divergence_score, divergence_words = 0.0, ""
     if entropy_growth > 1.3:
         r0, r1 = window_mean(r, early), window_mean(r, late)

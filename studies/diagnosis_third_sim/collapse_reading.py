@@ -37,6 +37,7 @@ import sim  # noqa: E402
 
 from grpodyn.empirical.diagnostics import testbed  # noqa: E402
 from grpodyn.empirical.diagnostics.diagnose import diagnose  # noqa: E402
+from grpodyn.empirical.diagnostics.instability import metric_growth  # noqa: E402
 from grpodyn.empirical.diagnostics.series import segments, smooth, window_mean  # noqa: E402
 from grpodyn.empirical.logs.loaders import Run, load_run  # noqa: E402
 from grpodyn.ground import write_atomic  # noqa: E402
@@ -47,29 +48,22 @@ CATEGORICAL_KEYS = ("full", "no_spread", "no_entropy", "reward_only")
 MOVED = np.log(3.0)  # the diagnosis's factor for a policy that left its start
 
 
-def growth(run: Run, name: str, early: slice, late: slice) -> float:
-    """Return a positive metric's late mean over its early mean (NaN where it is missing)."""
-    values = run.metrics.get(name)
-    if values is None or np.isfinite(values).sum() <= 8:
-        return float("nan")
-    start = window_mean(values, early)
-    return window_mean(values, late) / start if start > 0 else float("nan")
-
-
 def fall_reading(run: Run) -> dict:
     """Return the fall of the reward and how far the policy moved, as the diagnosis reads them.
 
     The fall: the best centred moving mean (window a tenth of the run, at least 10 points)
     less the late quarter's mean; the candidate's collapse flags where it reaches 0.2 (the
     diagnosis's collapse score of 0.5), the best lies in the first three quarters and either
-    the KL or the entropy changed by a factor of 3 in either direction.
+    the KL or the entropy changed by a factor of 3 in either direction, each as its late over
+    its early mean (the diagnosis's reading of the entropy; the diagnosis reads the KL's late
+    mean over its first half's median instead).
     """
     early, late, _ = segments(run.n_points)
     window = max(10, run.n_points // 10)
     level = smooth(run.reward, window)
     best = int(np.nanargmax(level))
     fall = float(level[best] - window_mean(level, late))
-    entropy, kl = growth(run, "entropy", early, late), growth(run, "kl", early, late)
+    entropy, kl = (metric_growth(run, name, early, late) for name in ("entropy", "kl"))
     moved = [abs(np.log(g)) for g in (entropy, kl) if np.isfinite(g) and g > 0]
     flags = fall >= 0.2 and best < run.n_points * 3 // 4 and (not moved or max(moved) >= MOVED)
     return {"fall": fall, "best_at": best / run.n_points, "entropy": entropy, "kl": kl,
