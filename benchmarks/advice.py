@@ -440,9 +440,8 @@ def third_sim_sweep(seed: int) -> None:
             rows, args, state = sim.simulate({**config, "lr": lr}, [seed, 0, 2])
             if sim.label_of(state)[0] == "dynamical_instability":
                 unstable.add(args["learning_rate"])
-            sim.write_run(Path(folder) / f"lr{lr:g}", rows, args, "all", config["beta"])
-            run = load_runs(Path(folder) / f"lr{lr:g}" / "trainer_state.json")[0]
-            sweep[args["learning_rate"]] = run
+            path = sim.write_run(Path(folder) / f"lr{lr:g}", rows, args, "all")
+            sweep[args["learning_rate"]] = load_runs(path)[0]
     print(f"\nthird simulator, healthy family at seed {seed} (Adam, G {config['G']}, B "
           f"{config['B']}, beta {config['beta']:g}, {config['mu']} update(s) per batch, "
           f"{config['reward']} reward); logged lrs are Adam's x {sim.LR_SCALE:g}; unstable by "

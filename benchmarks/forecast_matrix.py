@@ -150,9 +150,8 @@ def third_sim_runs(seeds: range) -> list[tuple[str, Run]]:
             family = sim.FAMILIES[index]
             config = sim.make_config(family, np.random.default_rng([seed, index, 1]))
             rows, args, _ = sim.simulate(config, [seed, index, 2])
-            path = Path(folder) / f"s{seed}"
-            sim.write_run(path, rows, args, "all", config["beta"])
-            out.append((f"third_sim_{family}_s{seed}", load_run(path / "trainer_state.json")))
+            path = sim.write_run(Path(folder) / f"s{seed}", rows, args, "all")
+            out.append((f"third_sim_{family}_s{seed}", load_run(path)))
     return out
 
 

@@ -329,9 +329,8 @@ def third_sim_sweep(seed: int) -> list[SweepRun]:
     with tempfile.TemporaryDirectory() as folder:
         for i, change in enumerate(variants):
             rows, args, _ = sim.simulate({**base, **change}, [seed, 0, 2])
-            path = Path(folder) / f"s{seed}_{i}"
-            sim.write_run(path, rows, args, "all", base["beta"])
-            run = load_sweep_run(path / "trainer_state.json", {"seed": seed})
+            path = sim.write_run(Path(folder) / f"s{seed}_{i}", rows, args, "all")
+            run = load_sweep_run(path, {"seed": seed})
             tag = "_".join(f"{k}{v:g}" for k, v in change.items()) or "base"
             runs.append(replace(run, name=f"third_sim_s{seed}_{tag}"))
     return runs

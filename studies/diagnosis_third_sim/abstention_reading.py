@@ -47,11 +47,10 @@ def simulated(folder: Path) -> list[tuple[str, str, tuple[str, float, float]]]:
     """Read every abstaining run of seeds 100-129 with the entropy and no zero-std share."""
     rows = []
     for seed in range(100, 130):
-        for name, family, _, keyset, cfg, log, args, state in sim.runs_of_seed(seed):
+        for name, family, _, keyset, _, log, args, state in sim.runs_of_seed(seed):
             if keyset != "no_zero_std":
                 continue
-            sim.write_run(folder / name, log, args, keyset, cfg["beta"])
-            found = reading(load_run(folder / name / "trainer_state.json"))
+            found = reading(load_run(sim.write_run(folder / name, log, args, keyset)))
             if found is not None:
                 rows.append((f"{name} ({family})", sim.label_of(state)[0], found))
     return rows

@@ -84,9 +84,8 @@ def third_sim(seeds: range, folder: Path) -> list[dict]:
     """Simulate, write and read this simulator's runs of ``seeds``."""
     rows = []
     for seed in seeds:
-        for name, _, _, keyset, cfg, log, args, state in sim.runs_of_seed(seed):
-            sim.write_run(folder / name, log, args, keyset, cfg["beta"])
-            run = load_run(folder / name / "trainer_state.json")
+        for name, _, _, keyset, _, log, args, state in sim.runs_of_seed(seed):
+            run = load_run(sim.write_run(folder / name, log, args, keyset))
             rows.append(record("third simulator 100-129", name, sim.label_of(state)[0], run))
     return rows
 

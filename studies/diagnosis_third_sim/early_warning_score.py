@@ -44,10 +44,9 @@ def score_seed(seed: int) -> list[dict]:
 
     out = []
     with tempfile.TemporaryDirectory(prefix=f"third_sim_ew_{seed}_") as tmp:
-        for name, family, variant, keyset, cfg, rows, args, state in sim.runs_of_seed(seed):
+        for name, family, variant, keyset, _, rows, args, state in sim.runs_of_seed(seed):
             label = sim.label_of(state)[0]
-            sim.write_run(Path(tmp) / name, rows, args, keyset, cfg["beta"])
-            run = load_run(Path(tmp) / name / "trainer_state.json")
+            run = load_run(sim.write_run(Path(tmp) / name, rows, args, keyset))
             exact = state["R_opt"]
             collapsed = exact[exact.size - exact.size // 4:].mean() < 0.5 * exact.max()
             record = {"name": name, "family": family, "variant": variant, "keyset": keyset,

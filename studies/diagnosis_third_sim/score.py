@@ -78,9 +78,9 @@ def score_seed(seed: int, eval_on_start: bool = False) -> list[dict]:
                 seed, eval_on_start=eval_on_start):
             label, why = sim.label_of(state)
             folder = Path(tmp) / name
-            sim.write_run(folder, rows, args, keyset, cfg["beta"])
+            path = sim.write_run(folder, rows, args, keyset)
             t0 = time.perf_counter()
-            run = load_run(folder / "trainer_state.json")
+            run = load_run(path)
             d = diagnose(run)
             flags = threshold_rules(run)
             dt = time.perf_counter() - t0

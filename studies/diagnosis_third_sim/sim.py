@@ -675,17 +675,21 @@ def select_keys(rows: list[dict], keyset: str) -> list[dict]:
     return out
 
 
-def write_run(folder: Path, rows: list[dict], args: dict, keyset: str, beta: float) -> None:
-    """Write one run as TRL writes it (``trainer_state.json``, ``training_args.json``)."""
+def write_run(folder: Path, rows: list[dict], args: dict, keyset: str) -> Path:
+    """Write one run as TRL writes it; return its ``trainer_state.json``.
+
+    ``training_args.json`` beside it holds ``args`` (the KL coefficient among them).
+    """
     folder.mkdir(parents=True, exist_ok=True)
     logged = select_keys(rows, keyset)
-    if beta == 0:  # TRL does not log the KL when beta is 0
+    if args["beta"] == 0:  # TRL does not log the KL when beta is 0
         for row in logged:
             row.pop("kl", None)
     (folder / "trainer_state.json").write_text(json.dumps(
         {"log_history": logged, "max_steps": args["max_steps"], "global_step": args["max_steps"],
          "logging_steps": args["logging_steps"]}, indent=1))
     (folder / "training_args.json").write_text(json.dumps(args, indent=1))
+    return folder / "trainer_state.json"
 
 
 def runs_of_seed(seed: int, *, eval_on_start: bool = False
@@ -744,7 +748,7 @@ def main() -> None:
                       f"mu={cfg['mu']} beta={cfg['beta']} reward={cfg['reward']} n={cfg['n_gen']}")
                 print(_summary(state))
             if out:
-                write_run(out / name, rows, args, keyset, cfg["beta"])
+                write_run(out / name, rows, args, keyset)
                 if a.plot:
                     _plot(out / f"{name}.png", f"{name} {fam}/{var} -> {lab}", rows, state)
 
