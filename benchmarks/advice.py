@@ -87,7 +87,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -273,15 +273,37 @@ HEADER = (f"{'sweep':12s} {'lr':>8s} {'late':>5s} {'end t':>6s} {'tau':>6s} {'sl
           "| threshold rule  agr agr")
 
 
-def sweep_rows(name: str, sweep: dict[float, Run], unstable: frozenset[float] = frozenset()
-               ) -> list[Row]:
-    """Print one sweep's rows (both outcomes); return the flags of each run."""
+def sweep_fit_of(sweep: dict[float, Run], paths: dict[float, Path], overrides: dict[str, Any]
+                 ) -> Any:
+    """The joint fit of a sweep's runs as ``grpodyn advise --sweep`` builds it, or None (said).
+
+    Runs under the ten points a sweep run needs are left out, as the command leaves them out;
+    ``overrides`` gives what the logs do not say (``--sweep-hparams``).
+    """
+    from grpodyn.empirical.logs.sweep import fit_sweep
+    from grpodyn.empirical.logs.sweep_runs import sweep_run_of
+
+    try:
+        return fit_sweep([sweep_run_of(run, paths[lr], overrides, name=f"lr {lr:g}")
+                          for lr, run in sorted(sweep.items()) if run.n_points >= 10])
+    except InputError as exc:
+        print(f"  no sweep fit, the advice from each run alone: {exc}")
+        return None
+
+
+def sweep_rows(name: str, sweep: dict[float, Run], unstable: frozenset[float] = frozenset(),
+               fit: Any = None) -> list[Row]:
+    """Print one sweep's rows (both outcomes); return the flags of each run.
+
+    With ``fit`` (:func:`sweep_fit_of`) each run is advised as ``grpodyn advise --sweep`` would
+    advise it, the sweep's exponents and falls beside the run.
+    """
     outcomes = _outcomes(sweep, _ended_higher, unstable)
     faster = _outcomes(sweep, _learned_faster, unstable)
     collapse_lr = min([lr for lr, o in outcomes.items() if o == "lower"], default=math.inf)
     rows = []
     for lr, run in sorted(sweep.items()):
-        advice = advise_log(run)
+        advice = advise_log(run, sweep=fit)
         rec = advice.recommendation
         new = lr * rec["lr_ratio"]
         base_dir, base_ratio = threshold_rule(run)
@@ -418,7 +440,7 @@ THIRD_SIM_LRS = (0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64)
 THIRD_SIM = Path(__file__).resolve().parents[1] / "studies" / "diagnosis_third_sim"
 
 
-def third_sim_sweep(seed: int) -> None:
+def third_sim_sweep(seed: int, with_sweep: bool = False) -> None:
     """Table 5: advice from single runs of the third simulator's lr sweep.
 
     The healthy family's settings at ``seed`` (a shared softmax policy with a hidden layer,
@@ -434,7 +456,7 @@ def third_sim_sweep(seed: int) -> None:
     import sim
 
     config = sim.make_config("healthy", np.random.default_rng([seed, 0, 1]))
-    sweep, unstable = {}, set()
+    sweep, unstable, paths = {}, set(), {}
     with tempfile.TemporaryDirectory() as folder:
         for lr in THIRD_SIM_LRS:
             rows, args, state = sim.simulate({**config, "lr": lr}, [seed, 0, 2])
@@ -442,6 +464,9 @@ def third_sim_sweep(seed: int) -> None:
                 unstable.add(args["learning_rate"])
             path = sim.write_run(Path(folder) / f"lr{lr:g}", rows, args, "all")
             sweep[args["learning_rate"]] = load_runs(path)[0]
+            paths[args["learning_rate"]] = path
+        fit = sweep_fit_of(sweep, paths, {"group_size": config["G"], "batch": config["B"]}) \
+            if with_sweep else None
     print(f"\nthird simulator, healthy family at seed {seed} (Adam, G {config['G']}, B "
           f"{config['B']}, beta {config['beta']:g}, {config['mu']} update(s) per batch, "
           f"{config['reward']} reward); logged lrs are Adam's x {sim.LR_SCALE:g}; unstable by "
@@ -450,6 +475,11 @@ def third_sim_sweep(seed: int) -> None:
     rows = sweep_rows(f"third {seed}", sweep, frozenset(unstable))
     print("(* in end t: still rising beyond its noise at its end)\n")
     _score(f"simulated (third simulator seed {seed}, never designed on)", rows)
+    if fit is not None:
+        print("\nthe same runs, each advised with the sweep given (grpodyn advise --sweep)\n"
+              + HEADER)
+        rows = sweep_rows(f"third {seed}", sweep, frozenset(unstable), fit)
+        _score(f"with the sweep given (third simulator seed {seed})", rows)
 
 
 #: The tiny-model TRL grids (studies/tiny_grids): real GRPO runs.
@@ -485,7 +515,7 @@ def tiny_setting(path: Path) -> tuple[str, float, int, int, int] | None:
         return None
 
 
-def tiny_grid_sweeps(folder: Path) -> None:
+def tiny_grid_sweeps(folder: Path, with_sweep: bool = False) -> None:
     """The last table: advice from single tiny-model TRL runs against their grid's lr sweep.
 
     Every set of runs of one grid that share the optimizer, G, B and seed and differ in the lr
@@ -514,11 +544,19 @@ def tiny_grid_sweeps(folder: Path) -> None:
         sweep = {lr: load_runs(path)[0] for lr, path in paths.items()}
         rows.setdefault(f"{grid} {opt} G{g} B{b}", []).extend(
             sweep_rows(f"{grid[5:]} {opt[0]} s{seed}", sweep))
+        if with_sweep:
+            rows.setdefault(f"{grid} {opt} G{g} B{b} with the sweep given", []).extend(
+                sweep_rows(f"{grid[5:]} {opt[0]} s{seed} +", sweep, fit=sweep_fit_of(
+                    sweep, paths, {})))
     print("(* in end t: still rising beyond its noise at its end)\n")
     for label, group in rows.items():
         role = TINY_ROLES.get(label.split()[0], "not seen by the advice's rules")
         _score(f"{label} (real TRL runs of a tiny Llama; {role})", group)
-    _score("every tiny-model sweep", [r for group in rows.values() for r in group])
+    _score("every tiny-model sweep", [r for label, group in rows.items()
+                                      if not label.endswith("given") for r in group])
+    if with_sweep:
+        _score("every tiny-model sweep, with the sweep given", [
+            r for label, group in rows.items() if label.endswith("given") for r in group])
 
 
 def main() -> int:
@@ -536,6 +574,9 @@ def main() -> int:
     parser.add_argument("--tiny-grids", type=Path, nargs="?", const=TINY_GRIDS, default=None,
                         metavar="DIR", help="also score the lr sweeps within the tiny-model "
                         "TRL grids: the grid folders in DIR (default studies/tiny_grids/data)")
+    parser.add_argument("--with-sweep", action="store_true", help="score the third simulator's "
+                        "and the tiny grids' sweeps also with each sweep given to the advice "
+                        "(grpodyn advise --sweep: its exponents and the lr at which it fell)")
     args = parser.parse_args()
     if not args.logs.is_dir():
         print(f"advice benchmark: {args.logs}: no such folder (the public real-log corpus); "
@@ -552,9 +593,9 @@ def main() -> int:
     for seed in args.categorical_seed:
         categorical_sweep(seed)
     for seed in args.third_sim_seed:
-        third_sim_sweep(seed)
+        third_sim_sweep(seed, args.with_sweep)
     if args.tiny_grids is not None:
-        tiny_grid_sweeps(args.tiny_grids)
+        tiny_grid_sweeps(args.tiny_grids, args.with_sweep)
     return 0
 
 

@@ -36,8 +36,10 @@ the fastest without overshoot, docs/theory.md section 4), is k_s / k(tau_lo) awa
 horizon of the user's one raise is at most 1 / margin, the inverse of the step down after a
 fall, since the stiffest direction, which sets the stability limit, is not bounded by the run;
 the interval keeps what the evidence asks. With ``--steps`` the advice is the least lr that
-reaches the goal. Where the diagnosis flags advantage degeneracy the lr is not the lever: the
-advice says so and recommends the least G that gives half the groups a spread
+reaches the goal. Given a sweep of runs of the same model and task, its exponents replace the
+theory's and the lowest lr at which one of its runs fell caps the advice at the margin target of
+that lr (:mod:`.sweep_advice`). Where the diagnosis flags advantage degeneracy the lr is not
+the lever: the advice says so and recommends the least G that gives half the groups a spread
 (:mod:`.group_advice`); where it flags policy concentration, or the reward stayed flat below
 its ceiling while the entropy halved, the policy moved while the reward did not, so a flat
 reward bounds nothing and the lr is lowered by the margin, with the concentration's remedy
@@ -83,6 +85,12 @@ from grpodyn.empirical.logs.mode_advice import (
     run_diagnosis,
 )
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
+from grpodyn.empirical.logs.sweep_advice import (
+    THEORY_EXPONENT,
+    bg_exponent_from_sweep,
+    exponent_from_sweep,
+    sweep_cap,
+)
 from grpodyn.empirical.logs.trend import Trend, agree_with_state, run_trend
 from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
 from grpodyn.numerics.advise import (
@@ -102,59 +110,6 @@ __all__ = ["LogAdvice", "advise_log", "exponent_from_sweep", "bg_exponent_from_s
 FEWEST_NOISE_FREE = MIN_POINTS
 #: Adam's default beta1, assumed (and said) when neither the log nor the user gives a momentum.
 ASSUMED_MOMENTUM = 0.9
-#: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
-THEORY_EXPONENT = {"value": -1.0, "status": "theory",
-                   "reason": "the mean-field map's: twice the lr halves the relaxation time; "
-                   "one run cannot measure it, runs at other lrs can (sweep=, --sweep LOG)"}
-
-
-def exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any]:
-    """Return the tau-lr exponent a sweep fit measured, as advice uses it.
-
-    Parameters
-    ----------
-    fit : grpodyn.empirical.logs.sweep.SweepFit
-        A joint fit of runs that differ in lr (:func:`~grpodyn.empirical.logs.sweep.fit_sweep`).
-    optimizer : str
-        Which optimizer's exponent.
-
-    Returns
-    -------
-    dict
-        ``value``, ``stderr``, ``status`` (``measured``) and ``reason``; the theory's value with
-        its status when the sweep does not determine it.
-    """
-    entry = fit.tau_lr_exponent().get(optimizer, {})
-    value = entry.get("value")
-    if value is None or not value < 0:
-        return {**THEORY_EXPONENT, "reason": f"the sweep does not determine it "
-                f"({entry.get('status', 'no such optimizer')}): the map's -1"}
-    return {"value": float(value), "stderr": entry.get("stderr"), "status": "measured",
-            "reason": f"fitted on a sweep over lr {entry.get('learning_rates')}"}
-
-
-def bg_exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any] | None:
-    """Return the B G exponent of the stiffness a sweep fit measured, or None if it did not.
-
-    Parameters
-    ----------
-    fit : grpodyn.empirical.logs.sweep.SweepFit
-        A joint fit of runs at several B G (``SweepFit.bg_test``).
-    optimizer : str
-        Which optimizer's exponent.
-
-    Returns
-    -------
-    dict or None
-        ``value``, ``stderr``, ``status`` (``measured``) and ``reason``.
-    """
-    entry = fit.bg_test().get(optimizer, {}).get("bg_exponent")
-    if entry is None:
-        return None
-    return {"value": entry["value"], "stderr": entry["stderr"], "status": "measured",
-            "reason": "fitted on a sweep over B G (k ~ (B G)^e at a fixed lr)"}
-
-
 @dataclass
 class LogAdvice:
     """The learning rate a log argues for, with its basis, interval, status and warnings.
@@ -169,7 +124,8 @@ class LogAdvice:
         ``kind`` (measured_tau, slow_mode, stiffness_upper_bound, stiffness_lower_bound,
         stability_limit, policy_concentration, not_determined), the relaxation
         time and stiffness with their status, the goal, the trend, the exponent and the
-        momentum (value, source and the numbers that rest on it, ``bears_on``).
+        momentum (value, source and the numbers that rest on it, ``bears_on``); with a sweep,
+        ``sweep_fall`` (:func:`~.sweep_advice.fall_limit`, and ``capped``: what the cap moved).
     interval : dict
         ``lr_ratio`` [lo, hi] and ``lr`` [lo, hi] (None: unbounded) and what they mean.
     status : str
@@ -498,8 +454,9 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     sweep : grpodyn.empirical.logs.sweep.SweepFit, optional
         A joint fit of runs of the same model and task (``grpodyn sweep``): its tau-lr exponent
         p (:func:`exponent_from_sweep`) and B G exponent (:func:`bg_exponent_from_sweep`)
-        replace the theory's values where it determines them; default p = -1 (status
-        ``theory``) and the B G exponent not determined.
+        replace the theory's values where it determines them, and the lowest lr at which one
+        of its runs fell caps the advice (:func:`~.sweep_advice.cap_at_fall`); default p = -1
+        (status ``theory``), the B G exponent not determined, no cap.
 
     Returns
     -------
@@ -511,13 +468,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     InputError
         On fewer than 3 points or a bad option (a ``sweep`` not a ``SweepFit``), naming it.
     """
-    if sweep is not None:
-        from grpodyn.empirical.logs.sweep_fit import SweepFit
-        if not isinstance(sweep, SweepFit):  # a path: its runs are to be fitted first
-            raise InputError(f"sweep: expected a SweepFit (grpodyn.fit_sweep), got {sweep!r:.60}")
-    margin = check_fraction("margin", margin)
-    if not margin < 1:
-        raise InputError(f"margin must lie in (0, 1), got {margin}")
+    margin = _checked_options(sweep, margin)
     optimizer = _value(run.meta.optimizer)
     swept = None if sweep is None else (optimizer if optimizer in sweep.layout.optimizers
                                         else sweep.layout.optimizers[0])
@@ -545,11 +496,14 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin,
                                                     momentum=momentum,
                                                     horizon_given=steps is not None)
-    lr = lr_source = None
-    if analysis is not None and analysis.lr is not None:
-        lr, lr_source = analysis.lr, analysis.lr_source
-    elif run.meta.lr is not None and isinstance(run.meta.lr.value, (int, float)):
-        lr, lr_source = float(run.meta.lr.value), run.meta.lr.source
+    lr, lr_source = _run_lr(run, analysis)
+    fall = None
+    if sweep is not None:
+        (direction, ratio, interval), fall = sweep_cap(
+            sweep, (direction, ratio, interval), optimizer=swept,
+            group_size=_value(run.meta.group_size), batch=_value(run.meta.batch), lr=lr,
+            own_fell=trend.kind == "fell", margin=margin)
+        warnings += fall.pop("warnings")
     headroom, beta = why_ratio.startswith("headroom"), assumed_beta(momentum, momentum_source)
     if beta and (headroom or floored) and direction != "lower":
         why_ratio += f"; this ratio rests on beta = {momentum:g}, assumed"
@@ -562,7 +516,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                                         f"T_s / ln 10{beta}: no lr gets there sooner)"
                                         if floored else " (N / ln 10)"),
                  f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
-                 f"{exponent['reason']})", why_ratio]
+                 f"{exponent['reason']})", why_ratio] + ([fall["text"]] if fall else [])
     warnings += caveats(direction, trend, run, steps, headroom=headroom,
                          bounded=tau["kind"] != "not_determined",
                          plateau=None if analysis is None else analysis.plateau)
@@ -593,10 +547,32 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     basis = {"kind": tau["kind"], "tau": tau, "stiffness": stiffness, "goal_tau": goal,
              "horizon": horizon, "trend": trend.kind, "trend_text": trend.text,
              "noise": trend.sigma, "exponent": exponent, "text": text,
-             "momentum": {"value": momentum, "source": momentum_source, "bears_on": on_beta}}
+             "momentum": {"value": momentum, "source": momentum_source, "bears_on": on_beta},
+             "sweep_fall": fall}
     return LogAdvice(run.source, run.run_name, recommendation, basis, interval_out,
                      tau["status"], group_batch, measured, list(dict.fromkeys(warnings)),
                      reasoning)
+
+
+def _checked_options(sweep: Any, margin: float) -> float:
+    """Refuse a ``sweep`` that is not a SweepFit and a margin outside (0, 1); return the margin."""
+    if sweep is not None:
+        from grpodyn.empirical.logs.sweep_fit import SweepFit
+        if not isinstance(sweep, SweepFit):  # a path: its runs are to be fitted first
+            raise InputError(f"sweep: expected a SweepFit (grpodyn.fit_sweep), got {sweep!r:.60}")
+    margin = check_fraction("margin", margin)
+    if not margin < 1:
+        raise InputError(f"margin must lie in (0, 1), got {margin}")
+    return margin
+
+
+def _run_lr(run: Run, analysis: RunAnalysis | None) -> tuple[float | None, str | None]:
+    """Return the run's lr with its source (the analysis's, else the log's), or (None, None)."""
+    if analysis is not None and analysis.lr is not None:
+        return analysis.lr, analysis.lr_source
+    if run.meta.lr is not None and isinstance(run.meta.lr.value, (int, float)):
+        return float(run.meta.lr.value), run.meta.lr.source
+    return None, None
 
 
 def _momentum_of(run: Run, momentum: float | None) -> tuple[float, str]:

@@ -59,7 +59,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "(repeat; read with the same --reward-key and --logging-steps; a log of "
                    "several runs gives each); the joint fit of grpodyn sweep of these runs and "
                    "the --log run measures the tau-lr exponent p and the B G exponent the "
-                   "advice uses")
+                   "advice uses, and the lowest lr at which a run of it fell (above every lr "
+                   "that held, at the run's optimizer, G and B) caps the advice at the margin "
+                   "of that lr")
     p.add_argument("--sweep-hparams", action="append", metavar="K=V,...",
                    help="hyperparameters of the --sweep runs: once for every run, or once per "
                    "run in their order (as grpodyn sweep --hparams)")

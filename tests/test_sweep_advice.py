@@ -1,0 +1,119 @@
+"""What a sweep tells the advice: the lowest lr at which a run of it fell bounds the limit.
+
+Seeded synthetic runs: rises that held, rises given back, a collapse. The bound is the lowest
+lr that fell above every lr that held (a fall below a run that held was not the lr's); the
+advice stays under the margin target of it, and a run that held below it is never lowered for
+it.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from grpodyn.cli import main
+from grpodyn.empirical.logs.sweep_advice import cap_at_fall, fall_limit
+from grpodyn.empirical.logs.sweep_runs import SweepRun
+
+STEPS = np.arange(120.0)
+
+
+def _rise(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return 0.8 - 0.6 * np.exp(-STEPS / 20) + 0.01 * rng.standard_normal(STEPS.size)
+
+
+def _fall(seed: int) -> np.ndarray:
+    """A rise to 0.6 by step 30, then a collapse to 0.05."""
+    rng = np.random.default_rng(seed)
+    path = np.where(STEPS < 30, 0.2 + 0.4 * STEPS / 30, 0.05 + 0.55 * np.exp(-(STEPS - 30) / 8))
+    return path + 0.01 * rng.standard_normal(STEPS.size)
+
+
+def _sweep(*runs: tuple[float, np.ndarray, int]) -> SimpleNamespace:
+    return SimpleNamespace(runs=[
+        SweepRun(f"lr {lr:g} G {g}", STEPS, reward, {"optimizer": "adam", "lr": lr,
+                                                     "group_size": g, "batch": 8})
+        for lr, reward, g in runs])
+
+
+def test_lowest_fall_above_every_hold():
+    sweep = _sweep((1e-5, _rise(1), 8), (2e-5, _rise(2), 8), (4e-5, _fall(3), 8),
+                   (8e-5, _fall(4), 8), (1e-6, _fall(5), 16))
+    limit = fall_limit(sweep, optimizer="adam", group_size=8, batch=8)
+    assert limit["lr"] == 4e-5 and limit["highest_held"] == 2e-5
+    assert limit["compared"] == 4  # the G 16 run is another setting
+    assert "lr_max <= 4e-05" in limit["reason"]
+    assert fall_limit(sweep, optimizer="sgd")["lr"] is None  # no run of that optimizer
+
+
+def test_a_fall_below_a_run_that_held_bounds_nothing():
+    sweep = _sweep((1e-5, _fall(1), 8), (2e-5, _rise(2), 8))
+    limit = fall_limit(sweep, optimizer="adam")
+    assert limit["lr"] is None and "not the lr's" in limit["reason"]
+    # the advised run held above the sweep's only fall: that fall is not the lr's either
+    limit = fall_limit(_sweep((1e-5, _fall(1), 8)), optimizer="adam", own=(3e-5, False))
+    assert limit["lr"] is None
+    assert "none of the 1" in fall_limit(_sweep((1e-5, _rise(1), 8)), optimizer="adam")["reason"]
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    # a run that fell 8x past the sweep's fall: the margin of that fall, x0.5 / 8
+    (dict(direction="lower", ratio=0.5, interval=[None, 0.5], lr=8.0, limit=1.0, own_fell=True),
+     ("lower", 0.0625, [None, 0.125])),
+    # a run that held 4x below it: a raise of x4 is capped at the margin of the fall, x2
+    (dict(direction="raise", ratio=4.0, interval=[4.0, None], lr=1.0, limit=4.0, own_fell=False),
+     ("raise", 2.0, [None, 4.0])),
+    # a run that held just below it: kept at its own lr, never lowered for the sweep
+    (dict(direction="raise", ratio=2.0, interval=[1.5, 2.5], lr=3.0, limit=4.0, own_fell=False),
+     ("keep", 1.0, [None, 4 / 3])),
+    # a lower step already under the margin of the fall: nothing moves but the interval's end
+    (dict(direction="lower", ratio=0.5, interval=[None, None], lr=1.0, limit=1.0,
+          own_fell=True),
+     ("lower", 0.5, [None, 1.0])),
+])
+def test_cap_at_fall(case, expected):
+    direction, ratio, interval, why = cap_at_fall(**case, margin=0.5)
+    assert (direction, interval) == (expected[0], pytest.approx(expected[2]))
+    assert ratio == pytest.approx(expected[1])
+    assert why is not None
+
+
+def test_cap_leaves_advice_well_below_the_fall():
+    assert cap_at_fall("raise", 2.0, [1.5, 3.0], lr=1.0, limit=100.0, own_fell=False,
+                       margin=0.5) == ("raise", 2.0, [1.5, 3.0], None)
+
+
+def _log(path, reward):
+    path.write_text(json.dumps({"log_history": [
+        {"step": int(s), "reward": float(r)} for s, r in zip(STEPS, reward, strict=True)]}))
+    return str(path)
+
+
+def test_advise_with_a_sweep_stays_below_its_fall(tmp_path, capsys):
+    """A run that collapsed at lr 0.16 is halved alone (0.08), past the sweep's fall at 0.04;
+    with the sweep it goes to the margin of that fall, 0.02."""
+    logs = {lr: _log(tmp_path / f"lr{lr:g}.json", reward) for lr, reward in
+            ((0.01, _rise(1)), (0.02, _rise(2)), (0.04, _fall(3)), (0.16, _fall(4)))}
+    alone = ["advise", "--log", logs[0.16], "--lr", "0.16", "--momentum", "0.9", "--json"]
+    assert main(alone) == 0
+    assert json.loads(capsys.readouterr().out)["recommendation"]["lr"] == pytest.approx(0.08)
+    argv = list(alone)
+    for lr, log in logs.items():
+        argv += ["--sweep", log, "--sweep-hparams", f"optimizer=sgd,momentum=0.9,lr={lr}"]
+    assert main(argv + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["recommendation"]["lr"] == pytest.approx(0.02)
+    assert out["recommendation"]["direction"] == "lower"
+    assert out["basis"]["sweep_fall"]["lr"] == 0.04
+    assert out["interval"]["lr"][1] == pytest.approx(0.04)
+    assert any(line.startswith("the sweep: ") and "capped" in line for line in out["reasoning"])
+    # the run that held at 0.02 is not raised past the margin of the fall (0.02 itself)
+    argv[2] = logs[0.02]
+    argv[4] = "0.02"
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["recommendation"]["lr"] <= 0.02 * (1 + 1e-12)
