@@ -33,17 +33,18 @@ def _fall(seed: int) -> np.ndarray:
     return path + 0.01 * rng.standard_normal(STEPS.size)
 
 
-def _sweep(*runs: tuple[float, np.ndarray, int]) -> SimpleNamespace:
+def _sweep(*runs: tuple[float, np.ndarray, int], epochs: int = 1) -> SimpleNamespace:
     return SimpleNamespace(runs=[
         SweepRun(f"lr {lr:g} G {g}", STEPS, reward, {"optimizer": "adam", "lr": lr,
-                                                     "group_size": g, "batch": 8})
+                                                     "group_size": g, "batch": 8,
+                                                     "num_iterations": epochs})
         for lr, reward, g in runs])
 
 
 def test_lowest_fall_above_every_hold():
     sweep = _sweep((1e-5, _rise(1), 8), (2e-5, _rise(2), 8), (4e-5, _fall(3), 8),
                    (8e-5, _fall(4), 8), (1e-6, _fall(5), 16))
-    limit = fall_limit(sweep, optimizer="adam", group_size=8, batch=8)
+    limit = fall_limit(sweep, optimizer="adam", settings={"group_size": 8, "batch": 8})
     assert limit["lr"] == 4e-5 and limit["highest_held"] == 2e-5
     assert limit["compared"] == 4  # the G 16 run is another setting
     assert "lr_max <= 4e-05" in limit["reason"]
@@ -58,6 +59,18 @@ def test_a_fall_below_a_run_that_held_bounds_nothing():
     limit = fall_limit(_sweep((1e-5, _fall(1), 8)), optimizer="adam", own=(3e-5, False))
     assert limit["lr"] is None
     assert "none of the 1" in fall_limit(_sweep((1e-5, _rise(1), 8)), optimizer="adam")["reason"]
+
+
+def test_falls_at_another_lag_are_not_compared():
+    """Runs that fell at 8 updates per batch say nothing of the limit at 2 (the lag lowers it)."""
+    sweep = _sweep((4e-5, _fall(1), 8), (4e-5, _fall(2), 8), epochs=8)
+    sweep.runs += _sweep((4e-5, _rise(3), 8), epochs=2).runs
+    limit = fall_limit(sweep, optimizer="adam", settings={"num_iterations": 2},
+                       own=(4e-5, False))
+    assert limit["lr"] is None and limit["compared"] == 2
+    assert "none of the 2 runs at the run's settings fell" in limit["reason"]
+    assert "not compared" in limit["reason"] and "(num_iterations 8)" in limit["reason"]
+    assert fall_limit(sweep, optimizer="adam", settings={"num_iterations": 8})["lr"] == 4e-5
 
 
 @pytest.mark.parametrize(("case", "expected"), [

@@ -24,28 +24,27 @@ else bounded by what the run did:
   range's cap (``estimate``: the longest tau the range allows, where the median sits), or,
   where the median shows no decay, its 2.5% quantile, a lower bound (value None).
 
-The goal is 90% of the attainable gain within the horizon (``steps``, default the run's own
-length), tau_goal = N / ln 10, floored at the map's fastest settling into the 10% band, T_s / ln 10
-(no lr reaches 90% of the gain for good in fewer than T_s steps: 26 at beta = 0.9); tau ~ lr^p
-with p = -1 (the map) unless a sweep measured it (:func:`exponent_from_sweep`). Without a horizon
-of the user's, a run that did not fall and whose tau has a lower end beyond the critical-damping
-time is raised further when that is the larger (headroom): tau >= tau_lo bounds its slow mode's
-stiffness, k <= k(tau_lo), and the stiffness that settles soonest into the 10% band, k_s
-(numerics.settling: an overshoot within the band; critical damping, k_c = (1 - sqrt(beta))^2, is
-the fastest without overshoot, docs/theory.md section 4), is k_s / k(tau_lo) away. Without a
-horizon of the user's one raise is at most 1 / margin, the inverse of the step down after a
-fall, since the stiffest direction, which sets the stability limit, is not bounded by the run;
-the interval keeps what the evidence asks. With ``--steps`` the advice is the least lr that
-reaches the goal. Given a sweep of runs of the same model and task, its exponents replace the
-theory's and the lowest lr at which one of its runs fell caps the advice at the margin target of
-that lr (:mod:`.sweep_advice`). Where the diagnosis flags advantage degeneracy the lr is not
-the lever: the advice says so and recommends the least G that gives half the groups a spread
-(:mod:`.group_advice`); where it flags policy concentration, or the reward stayed flat below
-its ceiling while the entropy halved, the policy moved while the reward did not, so a flat
-reward bounds nothing and the lr is lowered by the margin, with the concentration's remedy
-(:mod:`.mode_advice`). With Adam the slow mode's stiffness is on Adam's clock
-(a = lr (1 - beta1) / sqrt(v)), so the advice is a multiple of the run's own lr, absolute only
-when the run's lr is known.
+The goal is 90% of the attainable gain within the horizon (``steps``, default the run's own length),
+tau_goal = N / ln 10, floored at the map's fastest settling into the 10% band, T_s / ln 10 (no lr
+reaches 90% of the gain for good in fewer than T_s steps: 26 at beta = 0.9); tau ~ lr^p with p = -1
+(the map) unless a sweep measured it (:func:`exponent_from_sweep`). Without a horizon of the user's,
+a run that did not fall and whose tau has a lower end beyond the critical-damping time is raised
+further when that is the larger (headroom): tau >= tau_lo bounds its slow mode's stiffness, k <=
+k(tau_lo), and the stiffness that settles soonest into the 10% band, k_s (numerics.settling: an
+overshoot within the band; critical damping, k_c = (1 - sqrt(beta))^2, is the fastest without
+overshoot, docs/theory.md section 4), is k_s / k(tau_lo) away. Without a horizon of the user's one
+raise is at most 1 / margin, the inverse of the step down after a fall, since the stiffest
+direction, which sets the stability limit, is not bounded by the run; the interval keeps what the
+evidence asks. With ``--steps`` the advice is the least lr that reaches the goal. Given a sweep of
+runs of the same model and task, its exponents replace the theory's and the lowest lr at which one
+of its runs fell caps the advice at the margin target of that lr (:mod:`.sweep_advice`; runs at the
+run's optimizer, G, B, updates per batch and KL). Where the diagnosis flags advantage degeneracy the
+lr is not the lever: the advice says so and recommends the least G that gives half the groups a
+spread (:mod:`.group_advice`); where it flags policy concentration, or the reward stayed flat below
+its ceiling while the entropy halved, the policy moved while the reward did not, so a flat reward
+bounds nothing and the lr is lowered by the margin, with the concentration's remedy
+(:mod:`.mode_advice`). With Adam the slow mode's stiffness is on Adam's clock (a = lr (1 - beta1) /
+sqrt(v)), so the advice is a multiple of the run's own lr, absolute only when the run's lr is known.
 
 Without a momentum from the log or the user, Adam's beta1 = 0.9 is assumed, and every number
 that rests on it says so: ``basis.momentum`` gives beta with its source and names those numbers
@@ -86,6 +85,7 @@ from grpodyn.empirical.logs.mode_advice import (
 )
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
 from grpodyn.empirical.logs.sweep_advice import (
+    LIMIT_SETTINGS,
     THEORY_EXPONENT,
     bg_exponent_from_sweep,
     exponent_from_sweep,
@@ -500,9 +500,9 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     fall = None
     if sweep is not None:
         (direction, ratio, interval), fall = sweep_cap(
-            sweep, (direction, ratio, interval), optimizer=swept,
-            group_size=_value(run.meta.group_size), batch=_value(run.meta.batch), lr=lr,
-            own_fell=trend.kind == "fell", margin=margin)
+            sweep, (direction, ratio, interval), optimizer=swept, lr=lr, margin=margin,
+            settings={k: _value(getattr(run.meta, k)) for k in LIMIT_SETTINGS},
+            own_fell=trend.kind == "fell")
         warnings += fall.pop("warnings")
     headroom, beta = why_ratio.startswith("headroom"), assumed_beta(momentum, momentum_source)
     if beta and (headroom or floored) and direction != "lower":

@@ -6,7 +6,9 @@ of the stiffness (:func:`bg_exponent_from_sweep`). It also locates the stability
 above. A run whose reward fell beyond its noise had its stiffness at or past the limit,
 k(lr) >= k_max (docs/theory.md section 5), the reading the advice makes of a single run that
 fell; and k grows with the lr (k = a kappa, a proportional to the lr), so a run that held at a
-higher lr of the same optimizer, G and B says a fall below it was not the lr's. The lowest lr
+higher lr of the same optimizer, G, B, updates per batch and KL coefficient says a fall below it
+was not the lr's (the updates per batch, a lag, lower the limit; the KL adds stiffness; Adam's
+normalisation depends on B G). The lowest lr
 that fell above every lr that held (:func:`fall_limit`) bounds the limit: lr_max <= lr_fall.
 The advice then stays under the margin target of that bound, margin lr_fall, and a run that
 held below it is never lowered for it (:func:`cap_at_fall`). A run far past its limit, which
@@ -20,7 +22,7 @@ from typing import Any
 from grpodyn.empirical.logs.trend import run_trend
 
 __all__ = ["THEORY_EXPONENT", "exponent_from_sweep", "bg_exponent_from_sweep", "fall_limit",
-           "cap_at_fall", "sweep_cap"]
+           "cap_at_fall", "sweep_cap", "LIMIT_SETTINGS"]
 
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
 THEORY_EXPONENT = {"value": -1.0, "status": "theory",
@@ -75,9 +77,12 @@ def bg_exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any] 
             "reason": "fitted on a sweep over B G (k ~ (B G)^e at a fixed lr)"}
 
 
-def fall_limit(fit: Any, *, optimizer: str, group_size: int | None = None,
-               batch: int | None = None, own: tuple[float, bool] | None = None
-               ) -> dict[str, Any]:
+#: The settings besides the lr and the optimizer on which the limit depends (section 5).
+LIMIT_SETTINGS = ("group_size", "batch", "num_iterations", "kl")
+
+
+def fall_limit(fit: Any, *, optimizer: str, settings: dict[str, Any] | None = None,
+               own: tuple[float, bool] | None = None) -> dict[str, Any]:
     """Return the lowest lr at which a run of the sweep fell, above every lr at which one held.
 
     Parameters
@@ -87,9 +92,11 @@ def fall_limit(fit: Any, *, optimizer: str, group_size: int | None = None,
     optimizer : str
         The advised run's optimizer: only runs with it are compared (lrs of different
         optimizers are on different scales).
-    group_size, batch : int, optional
-        The advised run's G and B: where given, runs at another G or B are left out (Adam's
-        normalisation, and so its stiffness per unit lr, depends on B G).
+    settings : dict, optional
+        The advised run's known values of :data:`LIMIT_SETTINGS` (G, B, updates per batch, KL
+        coefficient): a run of the sweep with another value of one of them is left out, where
+        both know it (Adam's stiffness per unit lr depends on B G, the lag and the KL move the
+        limit).
     own : (float, bool), optional
         The advised run's lr and whether it fell, read with the runs of the sweep.
 
@@ -100,16 +107,19 @@ def fall_limit(fit: Any, *, optimizer: str, group_size: int | None = None,
         ``run`` (the run that fell there), ``highest_held`` (the highest lr that held, None if
         none), ``compared`` (how many runs were read) and ``reason``.
     """
-    readings = []
+    readings, elsewhere = [], []
     for run in fit.runs:
         h = run.hparams
-        if h.get("optimizer") != optimizer or any(
-                mine is not None and h.get(key) is not None and h[key] != mine
-                for key, mine in (("group_size", group_size), ("batch", batch))):
-            continue
         floor = None if run.declared_range is None else run.declared_range[0]
-        readings.append((float(h["lr"]), run_trend(run.steps, run.reward,
-                                                   floor=floor).kind == "fell", run.name))
+        fell = run_trend(run.steps, run.reward, floor=floor).kind == "fell"
+        other = [f"{key} {h[key]:g}" for key, mine in (settings or {}).items()
+                 if mine is not None and h.get(key) is not None and h[key] != mine]
+        if h.get("optimizer") != optimizer or other:
+            if fell:
+                setting = ", ".join(other) or str(h.get("optimizer"))
+                elsewhere.append(f"{run.name} at lr {h['lr']:.3g} ({setting})")
+            continue
+        readings.append((float(h["lr"]), fell, run.name))
     if own is not None:
         readings.append((float(own[0]), bool(own[1]), "the advised run"))
     held = [lr for lr, fell, _ in readings if not fell]
@@ -129,7 +139,11 @@ def fall_limit(fit: Any, *, optimizer: str, group_size: int | None = None,
                          f"({highest_held:.3g}): the stiffness grows with the lr, so they were "
                          "not the lr's and bound no limit")
     else:
-        out["reason"] = f"none of the {len(readings)} comparable runs fell: no limit from above"
+        out["reason"] = (f"none of the {len(readings)} runs at the run's settings fell: no limit "
+                         "from above")
+    if elsewhere:
+        out["reason"] += (f"; not compared, runs that fell at another setting, which moves the "
+                          f"limit: {'; '.join(elsewhere)}")
     return out
 
 
@@ -182,7 +196,7 @@ def cap_at_fall(direction: str, ratio: float, interval: list[float | None], *, l
 
 
 def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, optimizer: str,
-              group_size: int | None, batch: int | None, lr: float | None, own_fell: bool,
+              settings: dict[str, Any], lr: float | None, own_fell: bool,
               margin: float) -> tuple[tuple[str, float, list[float | None]], dict[str, Any]]:
     """Return the advice kept under the sweep's lowest fall, and what the sweep said.
 
@@ -192,8 +206,8 @@ def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, optimi
         The sweep (:func:`fall_limit` reads its runs).
     advice : (direction, ratio, interval)
         The advice from the run alone.
-    optimizer, group_size, batch
-        The advised run's settings (:func:`fall_limit`).
+    optimizer, settings
+        The advised run's optimizer and settings (:func:`fall_limit`).
     lr : float or None
         The run's lr; None (unknown) leaves the advice as it is, with a warning where the
         sweep bounds the limit.
@@ -207,8 +221,8 @@ def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, optimi
         (what moved, or None), ``text`` (the reasoning's line) and ``warnings``.
     """
     own = None if lr is None else (lr, own_fell)
-    entry = {**fall_limit(fit, optimizer=optimizer, group_size=group_size, batch=batch,
-                          own=own), "capped": None, "warnings": []}
+    entry = {**fall_limit(fit, optimizer=optimizer, settings=settings, own=own),
+             "capped": None, "warnings": []}
     if entry["lr"] is not None and lr is None:
         entry["warnings"].append(f"the sweep bounds the limit ({entry['reason']}), but the run's "
                                  "lr is unknown: give --lr (in Python lr=) to keep the advice "
