@@ -293,3 +293,14 @@ def test_the_last_quarters_change_carries_its_noise() -> None:
     words = d.modes["advantage_degeneracy"].evidence
     assert re.search(r"(rose|fell) \d\.\d{3} over the last quarter \(noise \d\.\d{3}\)", words) \
         or "did not change over the last quarter (noise" in words, words
+
+
+def test_a_fall_from_the_first_step_names_no_peak():
+    """A reward that falls from its first step has no peak: the state reads a fall from the
+    start, and neither the state nor the headline names a best below the start."""
+    steps = np.arange(1, 61)
+    reward = 0.7 - 0.006 * steps + 0.005 * np.random.default_rng(3).standard_normal(steps.size)
+    d = diagnose(Run("fall", "test", steps.astype(float), reward, {}))
+    assert d.state == "declining" and d.from_start
+    assert "from the start" in d.state_evidence and "at its best" not in d.state_evidence
+    assert "declining from its start at step 1" in d.headline and "peak" not in d.headline

@@ -107,6 +107,8 @@ class Diagnosis:
     pinned: bool = False  # the state's: not learning because the reward sits at one value
     #: the state's: False when the noise cannot tell a plateau from a continuing rise
     resolved: bool = True
+    #: the state's: a decline from the first steps (``peak_step`` is then the first step)
+    from_start: bool = False
 
     @property
     def healthy(self) -> bool:
@@ -116,7 +118,8 @@ class Diagnosis:
     @property
     def headline(self) -> str:
         """The one-line verdict: the primary mode or "healthy", and the state."""
-        return headline(self.primary, self.state, self.peak_step, self.modes, self.resolved)
+        return headline(self.primary, self.state, self.peak_step, self.modes, self.resolved,
+                        from_start=self.from_start)
 
     def __repr__(self) -> str:
         """Return one line: the source, the state, the primary mode, the flags and any warning."""
@@ -249,7 +252,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
     warning = standing_warning(run, reviewed=primary is not None or state.name != "too_short")
     return Diagnosis(modes, primary, run.source, notes, state.name, state.evidence, g_info,
                      pools, state.peak_step, None if warning is None else warning.to_dict(),
-                     pinned=state.pinned, resolved=state.resolved)
+                     pinned=state.pinned, resolved=state.resolved, from_start=state.from_start)
 
 
 def _truncation_note(run: Run, peak_step: float | None, late: slice) -> str | None:

@@ -52,6 +52,8 @@ class State:
     pinned: bool = False  # not learning because the reward sits at one value
     #: False for a plateau the last quarter cannot tell from a rise at the run's own pace
     resolved: bool = True
+    #: True for a decline from the first steps, with no peak above the start
+    from_start: bool = False
 
 
 @lru_cache(maxsize=256)
@@ -88,9 +90,11 @@ def _fall_from_peak(run: Run, late: slice, n_early: int, sigma: float, window: i
     """Test a fall back from the best window mean before the late segment.
 
     Two tests, each at ``ALPHA``: the fall alone, at the Bonferroni quantile over the windows
-    the best was picked from; and a rise-then-fall, the best window after the early segment
-    above both the start and the end, at the joint quantile of the two correlated
-    differences (they share the best window's noise) over the same windows.
+    the best was picked from, where the best window lies above the start (else the run fell
+    from its start, which :func:`classify_state` reads as such); and a rise-then-fall, the
+    best window after the early segment above both the start and the end, at the joint
+    quantile of the two correlated differences (they share the best window's noise) over the
+    same windows.
     """
     r = run.reward
     n_late = late.stop - late.start
@@ -104,7 +108,7 @@ def _fall_from_peak(run: Run, late: slice, n_early: int, sigma: float, window: i
     peak_step = float(run.steps[best + window // 2])
     span = f"steps {run.steps[best]:g}-{run.steps[best + window - 1]:g}"
     drop = peak - r1
-    if drop > limit:
+    if drop > limit and peak > r0:  # a best window no higher than the start is no peak
         return State("declining", (
             f"reward {r0:.3f} at the start, {peak:.3f} at its best before the last quarter "
             f"(mean of {span}, peak near step {peak_step:g}), {r1:.3f} late: it fell back "
@@ -174,7 +178,7 @@ def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
     if r1 < r0 - z_quantile(ALPHA) * se:
         return State("declining", f"reward {r0:.3f} -> {r1:.3f} over {where}: a fall of "
                      f"{r0 - r1:.3f} beyond its noise (s.e. {se:.3f}) from the start",
-                     float(run.steps[0]))
+                     float(run.steps[0]), from_start=True)
     if abs(r1 - r0) <= z_quantile(ALPHA / 2) * se:
         return State("not_learning", f"reward {r0:.3f} -> {r1:.3f} over {where}, within "
                      f"{z_quantile(ALPHA / 2):.3g} s.e. ({se:.3f}) of no change: flat from the "

@@ -24,14 +24,19 @@ def is_healthy(primary: str | None, state: str, modes: Mapping[str, ModeVerdict]
             and not any(v.undecided for v in modes.values()))
 
 
-def state_words(state: str, peak_step: float | None, resolved: bool = True) -> str:
+def state_words(state: str, peak_step: float | None, resolved: bool = True,
+                from_start: bool = False) -> str:
     """Name a state in words: "declining since its peak near step 120", "not learning".
 
     An unresolved ``converged`` (its noise cannot tell a plateau from a rise at the run's own
-    pace) is named with both readings, so that the headline claims no plateau the log lacks.
+    pace) is named with both readings, so that the headline claims no plateau the log lacks; a
+    decline from the first steps (``from_start``) names no peak, since it had none.
     """
     if state == "converged" and not resolved:
         return "converged or still rising, the noise cannot tell which"
+    if state == "declining" and from_start:
+        return "declining from its start" + ("" if peak_step is None else
+                                             f" at step {peak_step:g}")
     if state == "declining":
         return ("declining since its peak near step " f"{peak_step:g}" if peak_step is not None
                 else "declining")
@@ -41,7 +46,8 @@ def state_words(state: str, peak_step: float | None, resolved: bool = True) -> s
 
 
 def headline(primary: str | None, state: str, peak_step: float | None,
-             modes: Mapping[str, ModeVerdict], resolved: bool = True) -> str:
+             modes: Mapping[str, ModeVerdict], resolved: bool = True,
+             from_start: bool = False) -> str:
     """Write the one-line verdict of a diagnosis.
 
     Parameters
@@ -57,6 +63,8 @@ def headline(primary: str | None, state: str, peak_step: float | None,
     resolved : bool, optional
         False for a ``converged`` state whose noise cannot tell a plateau from a continuing
         rise (``state.State.resolved``).
+    from_start : bool, optional
+        True for a decline from the first steps (``state.State.from_start``): no peak named.
 
     Returns
     -------
@@ -65,7 +73,7 @@ def headline(primary: str | None, state: str, peak_step: float | None,
         peak near step 120 (cause unknown)"``, ``"dynamical_instability (declining since ...)"``,
         ``"healthy: converged or still rising, the noise cannot tell which"``.
     """
-    words = state_words(state, peak_step, resolved)
+    words = state_words(state, peak_step, resolved, from_start)
     undecided = [name for name, v in modes.items() if v.undecided]
     if primary is not None:
         return f"{primary} ({words})"
