@@ -40,7 +40,10 @@ class Forecast:
     train_points : int
         Points before the cut the forecast was made from.
     steps, mean, lower, upper : numpy.ndarray
-        Forecast steps, the mean forecast and the central band at ``level``, reward units.
+        Forecast steps, the forecaster's mean and the central band at ``level``, reward units.
+        Where a forecaster gives a ``point``, that is the forecast, held in the band; the mean
+        need not be (the ensemble's is its curve models' mixture mean, see
+        :class:`EnsembleForecast`).
     level : float
         Central probability of the band.
     bounds : (lo, hi), optional

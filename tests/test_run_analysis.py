@@ -106,6 +106,7 @@ def test_forecast_json_contract(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert FORECAST_KEYS | {"mae", "coverage"} <= set(out)
     assert set(out["plateau"]) >= {"value", "lower", "upper", "status"}
     assert len(out["steps"]) == len(out["mean"]) == len(out["lower"]) == 60
+    assert "curve models' mixture mean" in out["mean_of"] and "'point'" in out["mean_of"]
     assert all(lo <= m <= hi for lo, m, hi in zip(out["lower"], out["mean"], out["upper"],
                                                    strict=True))
     assert abs(sum(out["weights"].values()) - 1) < 1e-9 and out["level"] == 0.9

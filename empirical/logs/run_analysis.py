@@ -165,7 +165,11 @@ class RunAnalysis:
             "forecaster": self.forecaster, "model": fc.model, "weights": fc.weights,
             "weighting": fc.weighting, "train_points": fc.train_points,
             "cut_step": float(self.run.steps[fc.train_points - 1]),
-            "steps": fc.steps.tolist(), "mean": fc.mean.tolist(), "lower": fc.lower.tolist(),
+            "steps": fc.steps.tolist(), "mean": fc.mean.tolist(), "mean_of": (
+                "the curve models' mixture mean (the models of the plateau), not held in the "
+                "band: the forecast is 'point', its band 'lower' and 'upper'" if members else
+                "the forecaster's mean; the point it forecasts is 'point'"),
+            "lower": fc.lower.tolist(),
             "upper": fc.upper.tolist(), "level": fc.level,
             "point": fc.point.tolist(), "point_weights": fc.point_weights,
             "plateau": {k: plateau.get(k) for k in ("value", "lower", "upper", "status",
