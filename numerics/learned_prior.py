@@ -53,6 +53,11 @@ _NOISE_FLOOR = 1e-6
 HORIZON_CAP = 5.0
 #: Stand-in for an unknown reward bound's distance in noise units (before the asinh squash).
 _FAR = 1e3
+#: The farthest a known bound of the training's curves lies from their level, in noise units:
+#: a [0, 1] range over the least noise drawn, 0.005 (:func:`sample_prior_curves`). A declared
+#: bound farther away is read at this distance, and two are read as no bound: a looser range
+#: constrains nothing the network learned to read, and beyond it its input is off its training.
+FARTHEST_BOUND = 1.0 / 0.005
 #: The mean paths' families (docs/theory.md sections 3 and 6) and their shares in the theory's
 # prior.
 FAMILIES = ("exponential", "logistic", "power", "flat", "two_timescale", "collapse")
@@ -194,7 +199,8 @@ def curve_features(t: np.ndarray, y: np.ndarray, future_steps: np.ndarray,
     Row: the training part's mean in ``N_BINS`` equal bins of its step span, the last value,
     the means of the last 3 and 10 points (all in noise units, asinh-squashed), log of the
     recent spread over the white noise, log10 of the number of points, the distances of loc to
-    the reward's bounds (squashed; a far stand-in when unknown) and whether they are known,
+    the reward's bounds (squashed, at most :data:`FARTHEST_BOUND`; a far stand-in when unknown
+    or when both lie beyond it) and whether they are known,
     and the horizon (t - t_cut) / span, as itself and as its logarithm, both held at
     ``HORIZON_CAP`` spans (the farthest the training saw): beyond it the forecast is held.
 
@@ -226,10 +232,11 @@ def curve_features(t: np.ndarray, y: np.ndarray, future_steps: np.ndarray,
     filled = counts > 0
     bins = np.interp(centres, centres[filled], sums[filled] / counts[filled])
     recent = z[int(0.8 * z.size):]
-    if bounds is None:
-        reach, known = [_FAR, _FAR], 0.0
-    else:
-        reach, known = [(bounds[1] - loc) / scale, (loc - bounds[0]) / scale], 1.0
+    reach, known = [_FAR, _FAR], 0.0
+    if bounds is not None:
+        near = [(bounds[1] - loc) / scale, (loc - bounds[0]) / scale]
+        if min(near) <= FARTHEST_BOUND:  # else both lie beyond any bound the training saw
+            reach, known = [min(r, FARTHEST_BOUND) for r in near], 1.0
     head = np.concatenate([
         _squash(bins), _squash([z[-1], z[-3:].mean(), z[-10:].mean()]),
         [np.log(max(float(np.std(recent)), 1e-3)), np.log10(y.size)],

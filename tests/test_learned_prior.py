@@ -10,6 +10,7 @@ import pytest
 from grpodyn.ground import InputError
 from grpodyn.numerics.learned_prior import (
     FAMILIES,
+    FARTHEST_BOUND,
     QUANTILE_LEVELS,
     WEIGHTS_PATH,
     curve_features,
@@ -176,3 +177,18 @@ def test_training_refuses_bad_arguments_before_training(tmp_path, capsys):
         with pytest.raises(SystemExit) as stop:
             main(argv)
         assert stop.value.code == 2 and word in capsys.readouterr().err
+
+
+def test_a_bound_beyond_the_training_curves_is_read_at_its_farthest():
+    """A rise of noise 0.03 declared in [-20, 20] (both bounds ~600 noise units away, beyond the
+    200 of any curve the network learned from) reads as no bound; one far bound is read at 200."""
+    rng = np.random.default_rng(4)
+    t = np.arange(1.0, 41.0)
+    y = 0.8 - 0.6 * np.exp(-t / 15) + 0.03 * rng.standard_normal(t.size)
+    future = np.arange(41.0, 81.0)
+    unbounded, _, _ = curve_features(t, y, future, None)
+    assert np.array_equal(curve_features(t, y, future, (-20.0, 20.0))[0], unbounded)
+    near, loc, scale = curve_features(t, y, future, (0.0, 20.0))
+    assert (20.0 - loc) / scale > FARTHEST_BOUND > loc / scale
+    assert not np.array_equal(near, unbounded)
+    assert np.array_equal(near, curve_features(t, y, future, (0.0, 1e6))[0])
