@@ -193,8 +193,8 @@ def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
     late_se = noise * np.sqrt(12.0 / n_late)  # s.e. of a fitted line's rise over the segment
     at_ceiling = is_success_rate(run) and r1 >= CEILING
     if abs(late_gain) <= 2 * late_se:
-        words = (f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it moved "
-                 f"{abs(late_gain):.3f}, within 2 s.e. (s.e. {late_se:.3f})")
+        words = (f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it "
+                 f"{change_words(late_gain)}, within 2 s.e. (s.e. {late_se:.3f})")
         expected = _pace_gain(run.steps, early, late, r0, r1)
         if expected > 0 and late_gain >= expected - 2 * late_se:
             return State("converged", f"{words}; a rise at the run's own average pace "
