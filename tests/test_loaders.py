@@ -218,3 +218,14 @@ def test_pandas_in_and_out():
     assert list(run.reward) == [0.1, 0.2, 0.25, 0.3]
     back = run.to_pandas()
     assert list(back.index) == [1, 2, 3, 4] and list(back["kl"]) == [0.0, 0.01, 0.02, 0.02]
+
+
+def test_run_to_dict_is_plain_json(tmp_path):
+    """A run's to_dict is strict JSON: series as lists, a metric not logged at a step as None."""
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"step": 1, "reward": 0.1, "kl": 0.0}\n{"step": 2, "reward": 0.2}\n'
+                    '{"step": 3, "reward": 0.3, "kl": 0.02}\n')
+    out = load_run(path).to_dict()
+    text = json.dumps(out, allow_nan=False)
+    assert out["reward"] == [0.1, 0.2, 0.3] and out["steps"] == [1.0, 2.0, 3.0]
+    assert out["metrics"]["kl"] == [0.0, None, 0.02] and json.loads(text) == out

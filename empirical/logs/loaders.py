@@ -115,6 +115,23 @@ class Run:
                 f"{_count(len(self.meta.to_items()), 'hyperparameter')}, "
                 f"{_count(len(self.warnings), 'warning')})")
 
+    def to_dict(self) -> dict[str, Any]:
+        """Return the run as plain JSON values.
+
+        The series as lists (None where a metric was not logged), the hyperparameters with
+        their sources (``RunMeta.to_dict``), the warnings.
+        """
+        def listed(values: np.ndarray) -> list[float | None]:
+            return [float(v) if np.isfinite(v) else None for v in np.asarray(values, float)]
+
+        return {"source": self.source, "format": self.format, "run": self.run_name,
+                "reward_key": self.reward_key, "steps": listed(self.steps),
+                "reward": listed(self.reward),
+                "metrics": {name: listed(values) for name, values in self.metrics.items()},
+                "metric_keys": dict(self.metric_keys), "meta": self.meta.to_dict(),
+                "steps_reconstructed": self.steps_reconstructed,
+                "warnings": list(self.warnings)}
+
     def to_pandas(self) -> Any:
         """Return the run as a pandas DataFrame indexed by step (pandas: an optional dependency).
 
