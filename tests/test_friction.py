@@ -113,3 +113,19 @@ def test_dir_shows_only_public_names():
     for private in ("Any", "annotations", "importlib"):
         assert private not in names
     assert {"load_run", "analyse_run", "advise_log", "__version__"} <= set(names)
+
+
+@pytest.mark.parametrize("command", [
+    ["sweep", "{log}", "{missing}"], ["compare", "{log}", "{missing}"],
+    ["transfer", "--from", "{log}", "--from", "{missing}", "--to", "lr=1e-5"],
+    ["advise", "--log", "{log}", "--sweep", "{missing}"]])
+def test_a_missing_log_among_several_is_named_first(tmp_path, capsys, command):
+    """A missing log is named before any other is read (not a missing hyperparameter of the
+    first)."""
+    log = tmp_path / "run.jsonl"
+    log.write_text("".join(f'{{"step": {i}, "reward": {0.1 + 0.01 * i}}}\n' for i in range(20)))
+    missing = str(tmp_path / "nope.jsonl")
+    argv = [a.format(log=log, missing=missing) for a in command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{missing}: no such file or directory" in err

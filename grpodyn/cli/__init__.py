@@ -90,6 +90,18 @@ def _check_log_exists(log: str | None) -> None:
             raise UsageError(f"{log}: no such file or directory") from None
 
 
+def _logs_of(args: argparse.Namespace) -> list[str]:
+    """Return every log path a command was given (--log, the positional logs, --sweep, --from).
+
+    In order, so that a missing one is told before any is read.
+    """
+    logs = [getattr(args, "log", None)]
+    for name in ("logs", "sweep"):
+        logs += getattr(args, name, None) or []
+    logs += [source[0] for source in getattr(args, "sources", None) or []]
+    return [log for log in logs if isinstance(log, str)]
+
+
 def _os_error_text(exc: OSError, scheduler: str | None) -> str:
     """Return the one line of an ``OSError`` that ended a command.
 
@@ -126,7 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = None
     try:
         args = parser.parse_args(argv)
-        _check_log_exists(getattr(args, "log", None))
+        for log in _logs_of(args):
+            _check_log_exists(log)
         handler: Callable[[argparse.Namespace], dict[str, Any]] = args.handler
         result = handler(args)
     except SystemExit as exc:  # --help and --version print and exit 0
