@@ -130,3 +130,18 @@ def test_advise_with_a_sweep_stays_below_its_fall(tmp_path, capsys):
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["recommendation"]["lr"] <= 0.02 * (1 + 1e-12)
+
+
+def test_the_log_among_the_sweep_logs_takes_its_sweep_hparams(tmp_path, capsys):
+    """The --log file given again among the --sweep logs is advised with its --sweep-hparams
+    (its momentum, not an assumed 0.9), unless --momentum gives one."""
+    logs = [_log(tmp_path / f"lr{lr:g}.json", _rise(i)) for i, lr in enumerate((0.01, 0.02))]
+    argv = ["advise", "--log", logs[0], "--json"]
+    for lr, log in zip((0.01, 0.02), logs, strict=True):
+        argv += ["--sweep", log, "--sweep-hparams", f"optimizer=sgd,momentum=0.8,lr={lr}"]
+    assert main(argv) == 0
+    measured = json.loads(capsys.readouterr().out)["measured"]
+    assert (measured["momentum"], measured["momentum_source"], measured["lr"]) == (0.8, "user",
+                                                                                   0.01)
+    assert main(argv + ["--momentum", "0.5"]) == 0
+    assert json.loads(capsys.readouterr().out)["measured"]["momentum"] == 0.5

@@ -126,6 +126,7 @@ def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list[str]]:
         if own == args.sweep and len(runs) == 1 and not notes:  # the log's file, one run
             raise UsageError(f"--sweep {own[0]}: the same file as --log {args.log}, with no "
                              "other run; a sweep needs runs at another lr, G or B beside it")
+        _own_sweep_hparams(args, run, args.sweep.index(own[0]))
     else:
         name = args.log if run.run_name is None else f"{args.log} [{run.run_name}]"
         given = {"lr": args.lr, "momentum": args.momentum, "group_size": args.group_size,
@@ -140,6 +141,27 @@ def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list[str]]:
     left_out = [w for w in fit.warnings for r in fit.runs
                 if r not in fit.fitted and w.startswith(f"{r.name}: ")]
     return fit, notes + left_out
+
+
+def _own_sweep_hparams(args: argparse.Namespace, run: Any, index: int) -> None:
+    """Give the ``--log`` run the ``--sweep-hparams`` of its own file among the ``--sweep`` logs.
+
+    The joint fit reads the file with them; the advice on the run reads them too (its lr, its
+    momentum instead of an assumed 0.9), unless the log options (``--lr``, ``--momentum``,
+    ``--group-size``, ``--batch``) give them.
+    """
+    from grpodyn.empirical.logs.sweep import parse_hparams
+
+    texts = args.sweep_hparams or []
+    if not texts:
+        return
+    given = parse_hparams(texts[0] if len(texts) == 1 else texts[index], name="--sweep-hparams")
+    options = {"lr": args.lr, "momentum": args.momentum, "group_size": args.group_size,
+               "batch": args.batch}
+    run.meta = run.meta.with_overrides(**{
+        key: given[key] for key in ("lr", "momentum", "group_size", "batch", "kl",
+                                    "num_iterations")
+        if key in given and options.get(key) is None})
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
