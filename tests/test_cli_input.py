@@ -94,12 +94,19 @@ def test_forecast_without_a_cut_names_the_log_and_the_choices(log, capsys):
     (["--horizon", "-5"], "horizon -5 is not after step 60"),
     (["--horizon", "60.5"], "horizon 60.5 leaves no step after step 60"),
     (["--until", "99999"], "the cut is at or past the log's last step 60"),
-    (["--until", "1"], "the cut leaves 1 training point; the fit before the cut needs 8")])
+    (["--until", "1"], "the cut leaves 1 training point; a forecast needs 8")])
 def test_a_horizon_or_cut_with_nothing_to_forecast_says_which(argv, needle, log, capsys):
     """Without a cut the error spoke of "the cut at step 60"; a horizon given was told to give
     --horizon."""
     line = _error(["forecast", log, *argv], capsys)
     assert log in line and needle in line
+
+
+def test_a_short_run_without_a_cut_speaks_of_the_run(tmp_path, capsys):
+    """A 3-point run with --horizon alone: no cut was given, so none is named."""
+    path = _write(tmp_path / "short.jsonl", [0.1, 0.2, 0.3])
+    line = _error(["forecast", path, "--horizon", "10"], capsys)
+    assert line.endswith("short.jsonl: the run has 3 training points; a forecast needs 8")
 
 
 def test_a_reward_constant_before_the_cut_names_the_log(tmp_path, capsys):

@@ -504,8 +504,10 @@ def _training_points(run: Run, *, train_fraction: float | None, until: float | N
     else:  # a horizon alone: the whole run is the training part
         n_train = run.n_points
     if n_train < 8:
-        raise InputError(f"{run.source}: the cut leaves {n_train} training "
-                         f"point{'s' * (n_train != 1)}; the fit before the cut needs 8")
+        whole = n_train == run.n_points and train_fraction is None  # no cut, or one at its end
+        part = "the run has" if whole else "the cut leaves"
+        raise InputError(f"{run.source}: {part} {n_train} training "
+                         f"point{'s' * (n_train != 1)}; a forecast needs 8")
     return n_train
 
 
