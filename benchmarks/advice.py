@@ -274,36 +274,39 @@ HEADER = (f"{'sweep':12s} {'lr':>8s} {'late':>5s} {'end t':>6s} {'tau':>6s} {'sl
 
 
 def sweep_fit_of(sweep: dict[float, Run], paths: dict[float, Path], overrides: dict[str, Any]
-                 ) -> Any:
-    """The joint fit of a sweep's runs as ``grpodyn advise --sweep`` builds it, or None (said).
+                 ) -> tuple[Any, list[Any]] | None:
+    """The joint fit of a sweep's runs as ``grpodyn advise --sweep`` builds it, and the runs too
+    short for it (under ten points, read for their falls), or None (said).
 
-    Runs under the ten points a sweep run needs are left out, as the command leaves them out;
     ``overrides`` gives what the logs do not say (``--sweep-hparams``).
     """
     from grpodyn.empirical.logs.sweep import fit_sweep
     from grpodyn.empirical.logs.sweep_runs import sweep_run_of
 
     try:
-        return fit_sweep([sweep_run_of(run, paths[lr], overrides, name=f"lr {lr:g}")
-                          for lr, run in sorted(sweep.items()) if run.n_points >= 10])
+        runs = [sweep_run_of(run, paths[lr], overrides, name=f"lr {lr:g}")
+                for lr, run in sorted(sweep.items()) if run.n_points >= 3]
+        return (fit_sweep([r for r in runs if r.reward.size >= 10]),
+                [r for r in runs if r.reward.size < 10])
     except InputError as exc:
         print(f"  no sweep fit, the advice from each run alone: {exc}")
         return None
 
 
 def sweep_rows(name: str, sweep: dict[float, Run], unstable: frozenset[float] = frozenset(),
-               fit: Any = None) -> list[Row]:
+               fit: tuple[Any, list[Any]] | None = None) -> list[Row]:
     """Print one sweep's rows (both outcomes); return the flags of each run.
 
     With ``fit`` (:func:`sweep_fit_of`) each run is advised as ``grpodyn advise --sweep`` would
     advise it, the sweep's exponents and falls beside the run.
     """
+    fitted, short = fit if fit is not None else (None, [])
     outcomes = _outcomes(sweep, _ended_higher, unstable)
     faster = _outcomes(sweep, _learned_faster, unstable)
     collapse_lr = min([lr for lr, o in outcomes.items() if o == "lower"], default=math.inf)
     rows = []
     for lr, run in sorted(sweep.items()):
-        advice = advise_log(run, sweep=fit)
+        advice = advise_log(run, sweep=fitted, sweep_short=short)
         rec = advice.recommendation
         new = lr * rec["lr_ratio"]
         base_dir, base_ratio = threshold_rule(run)

@@ -53,10 +53,12 @@ _NOISE_FLOOR = 1e-6
 HORIZON_CAP = 5.0
 #: Stand-in for an unknown reward bound's distance in noise units (before the asinh squash).
 _FAR = 1e3
-#: The farthest a known bound of the training's curves lies from their level, in noise units:
-#: a [0, 1] range over the least noise drawn, 0.005 (:func:`sample_prior_curves`). A declared
-#: bound farther away is read at this distance, and two are read as no bound: a looser range
-#: constrains nothing the network learned to read, and beyond it its input is off its training.
+#: How far a known bound of the training's curves lies from their level, at most, in noise
+#: units: a [0, 1] range over the least white noise drawn, 0.005 (:func:`sample_prior_curves`;
+#: the noise the features estimate on a short or clipped part, or on the mean of Bernoulli
+#: rewards near 0, can be smaller, so a few training bounds lie farther). A declared bound
+#: farther away is read at this distance, and two as no bound: a looser range constrains
+#: nothing the network learned to read, and beyond it the input leaves its training.
 FARTHEST_BOUND = 1.0 / 0.005
 #: The mean paths' families (docs/theory.md sections 3 and 6) and their shares in the theory's
 # prior.

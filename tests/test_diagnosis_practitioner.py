@@ -304,3 +304,6 @@ def test_a_fall_from_the_first_step_names_no_peak():
     assert d.state == "declining" and d.from_start
     assert "from the start" in d.state_evidence and "at its best" not in d.state_evidence
     assert "declining from its start at step 1" in d.headline and "peak" not in d.headline
+    assert d.to_dict()["from_start"] is True
+    assert not any("peak" in note for note in d.notes)
+    assert "state's peak" not in d.modes["dynamical_instability"].evidence

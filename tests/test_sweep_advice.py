@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
-from grpodyn.empirical.logs.sweep_advice import cap_at_fall, fall_limit
+from grpodyn.empirical.logs.sweep_advice import cap_at_fall, fall_limit, sweep_cap
 from grpodyn.empirical.logs.sweep_runs import SweepRun
 
 STEPS = np.arange(120.0)
@@ -44,33 +44,58 @@ def _sweep(*runs: tuple[float, np.ndarray, int], epochs: int = 1) -> SimpleNames
 def test_lowest_fall_above_every_hold():
     sweep = _sweep((1e-5, _rise(1), 8), (2e-5, _rise(2), 8), (4e-5, _fall(3), 8),
                    (8e-5, _fall(4), 8), (1e-6, _fall(5), 16))
-    limit = fall_limit(sweep, optimizer="adam", settings={"group_size": 8, "batch": 8})
+    limit = fall_limit(sweep.runs, optimizer="adam", settings={"group_size": 8, "batch": 8})
     assert limit["lr"] == 4e-5 and limit["highest_held"] == 2e-5
     assert limit["compared"] == 4  # the G 16 run is another setting
     assert "lr_max <= 4e-05" in limit["reason"]
-    assert fall_limit(sweep, optimizer="sgd")["lr"] is None  # no run of that optimizer
+    assert fall_limit(sweep.runs, optimizer="sgd")["lr"] is None  # no run of that optimizer
 
 
 def test_a_fall_below_a_run_that_held_bounds_nothing():
     sweep = _sweep((1e-5, _fall(1), 8), (2e-5, _rise(2), 8))
-    limit = fall_limit(sweep, optimizer="adam")
+    limit = fall_limit(sweep.runs, optimizer="adam")
     assert limit["lr"] is None and "not the lr's" in limit["reason"]
     # the advised run held above the sweep's only fall: that fall is not the lr's either
-    limit = fall_limit(_sweep((1e-5, _fall(1), 8)), optimizer="adam", own=(3e-5, False))
-    assert limit["lr"] is None
-    assert "none of the 1" in fall_limit(_sweep((1e-5, _rise(1), 8)), optimizer="adam")["reason"]
+    limit = fall_limit(_sweep((1e-5, _fall(1), 8)).runs, optimizer="adam",
+                       own=(3e-5, STEPS, _rise(9)))
+    assert limit["lr"] is None and limit["own_fell"] is False
+    assert "none of the 1" in fall_limit(_sweep((1e-5, _rise(1), 8)).runs,
+                                         optimizer="adam")["reason"]
+
+
+def test_the_advised_run_given_again_is_read_once():
+    sweep = _sweep((1e-5, _rise(1), 8), (4e-5, _fall(2), 8))
+    limit = fall_limit(sweep.runs, optimizer="adam", own=(4e-5, STEPS, _fall(2)))
+    assert limit["compared"] == 2 and limit["own_fell"] and limit["lr"] == 4e-5
+    assert limit["run"] == "the advised run"
 
 
 def test_falls_at_another_lag_are_not_compared():
     """Runs that fell at 8 updates per batch say nothing of the limit at 2 (the lag lowers it)."""
     sweep = _sweep((4e-5, _fall(1), 8), (4e-5, _fall(2), 8), epochs=8)
     sweep.runs += _sweep((4e-5, _rise(3), 8), epochs=2).runs
-    limit = fall_limit(sweep, optimizer="adam", settings={"num_iterations": 2},
-                       own=(4e-5, False))
+    limit = fall_limit(sweep.runs, optimizer="adam", settings={"num_iterations": 2},
+                       own=(4e-5, STEPS, _rise(7)))
     assert limit["lr"] is None and limit["compared"] == 2
     assert "none of the 2 runs at the run's settings fell" in limit["reason"]
     assert "not compared" in limit["reason"] and "(num_iterations 8)" in limit["reason"]
-    assert fall_limit(sweep, optimizer="adam", settings={"num_iterations": 8})["lr"] == 4e-5
+    assert fall_limit(sweep.runs, optimizer="adam",
+                      settings={"num_iterations": 8})["lr"] == 4e-5
+
+
+def test_no_fall_is_compared_across_optimizers():
+    """A run whose optimizer is not the sweep's, or unknown, is not capped by the sweep's falls;
+    a TRL log's optimizer is its trainer's AdamW."""
+    sweep = _sweep((1e-5, _rise(1), 8), (2e-5, _fall(2), 8))
+    sweep.layout = SimpleNamespace(optimizers=["adam"])
+    advice = ("raise", 2.0, [2.0, None])
+    for optimizer, fmt, capped in (("sgd", "jsonl", False), (None, "jsonl", False),
+                                   (None, "trl_trainer_state", True), ("adamw", "csv", True)):
+        run = SimpleNamespace(format=fmt, steps=STEPS, reward=_rise(3))
+        out, entry = sweep_cap(sweep, advice, run=run, lr=1e-5, optimizer=optimizer,
+                               settings={}, floor=None, margin=0.5)
+        assert (out != advice) is capped, (optimizer, fmt)
+        assert capped or "no fall is compared" in entry["reason"]
 
 
 @pytest.mark.parametrize(("case", "expected"), [
@@ -145,3 +170,21 @@ def test_the_log_among_the_sweep_logs_takes_its_sweep_hparams(tmp_path, capsys):
                                                                                    0.01)
     assert main(argv + ["--momentum", "0.5"]) == 0
     assert json.loads(capsys.readouterr().out)["measured"]["momentum"] == 0.5
+
+
+def test_a_collapse_too_short_for_the_fit_still_bounds_the_limit(tmp_path, capsys):
+    """A run logged at 8 points that fell to 0 (public collapses are often stopped early) is
+    left out of the joint fit but read for its fall."""
+    short = tmp_path / "lr0.04.json"
+    short.write_text(json.dumps({"log_history": [
+        {"step": s, "reward": r} for s, r in enumerate((0.2, 0.4, 0.5, 0.3, 0.1, 0.0, 0.0, 0.0))]}))
+    logs = {0.01: _log(tmp_path / "lr0.01.json", _rise(1)),
+            0.02: _log(tmp_path / "lr0.02.json", _rise(2)), 0.04: str(short)}
+    argv = ["advise", "--log", logs[0.02], "--json"]
+    for lr, log in logs.items():
+        argv += ["--sweep", log, "--sweep-hparams", f"optimizer=sgd,momentum=0.9,lr={lr}"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["basis"]["sweep_fall"]["lr"] == 0.04
+    assert out["recommendation"]["lr"] <= 0.02 * (1 + 1e-12)
+    assert any("read for a fall" in w for w in out["warnings"])

@@ -143,6 +143,7 @@ class Diagnosis:
                 "source": self.source, "headline": self.headline, "healthy": self.healthy,
                 "primary": self.primary, "state": self.state,
                 "state_evidence": self.state_evidence, "peak_step": self.peak_step,
+                "from_start": self.from_start,
                 "early_warning": None if self.early_warning is None else {
                     **self.early_warning, "remedy": remedy(self.early_warning["signals"])},
                 "group_size": self.group_size,
@@ -221,7 +222,8 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         "advantage_degeneracy": degeneracy(run, late, group_size, noise),
         "policy_concentration": concentration(run, early, late, group_size),
         "dynamical_instability": instability(run, early, late, noise,
-                                             state_peak=state.peak_step),
+                                             state_peak=None if state.from_start
+                                             else state.peak_step),
     }
     # causal order: an instability's collapse concentrates the policy, and a concentrated
     # policy degenerates the groups, so the upstream mode is the primary one
@@ -236,10 +238,10 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
                      "without spread and concentration at G = 2; declaring G (--group-size) "
                      "scores the drift lost to the group size instead")
     if state.name == "declining" and primary is None:
-        notes.append("the reward fell back by more than its noise and no mode explains it: "
-                     "decline, cause unknown")
-    truncation = _truncation_note(run, state.peak_step, late) if state.name == "declining" \
-        else None
+        notes.append(f"the reward fell {'from its start' if state.from_start else 'back'} by "
+                     "more than its noise and no mode explains it: decline, cause unknown")
+    truncation = _truncation_note(run, state.peak_step, late, "the start" if state.from_start
+                                  else "the peak") if state.name == "declining" else None
     if truncation is not None:
         notes.append(truncation)
     pools = {}
@@ -255,11 +257,13 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
                      pinned=state.pinned, resolved=state.resolved, from_start=state.from_start)
 
 
-def _truncation_note(run: Run, peak_step: float | None, late: slice) -> str | None:
+def _truncation_note(run: Run, peak_step: float | None, late: slice, where: str = "the peak"
+                     ) -> str | None:
     """Say whether completions reaching the length cap went with a decline, or return None.
 
     The truncated share up by :data:`early_warning.RELATIVE` (0.1 of the batch) from the five
-    points around the peak to the last quarter; without the share, where the cap is known, the
+    points around the peak (``where``: "the start" for a decline from the start) to the last
+    quarter; without the share, where the cap is known, the
     late mean length within 25% of its level below the cap (the early warning's readings).
     Truncated completions score nothing, so the cap is a candidate cause of the fall.
     """
@@ -272,9 +276,9 @@ def _truncation_note(run: Run, peak_step: float | None, late: slice) -> str | No
         before, after = np.nanmean(share[around]), np.nanmean(share[late])
         if np.isfinite(before) and np.isfinite(after) and \
                 after - before >= RELATIVE["clipped_share"]:
-            return (f"completions truncated at the length cap rose from {before:.0%} around the "
-                    f"peak (step {peak_step:g}) to {after:.0%} late: truncated completions score "
-                    "nothing, so the cap may explain the fall")
+            return (f"completions truncated at the length cap rose from {before:.0%} around "
+                    f"{where} (step {peak_step:g}) to {after:.0%} late: truncated completions "
+                    "score nothing, so the cap may explain the fall")
         return None
     cap, length = run.meta.value("length_cap"), run.metrics.get("completion_length")
     if cap is None or length is None:

@@ -58,6 +58,7 @@ assumed" to each.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -435,7 +436,7 @@ def _analysis(run: Run, momentum: float, reward_range: tuple[float, float] | Non
 
 def advise_log(run: Run, *, momentum: float | None = None, steps: float | None = None,
                reward_range: tuple[float, float] | None = None, margin: float = 0.5,
-               sweep: Any = None) -> LogAdvice:
+               sweep: Any = None, sweep_short: Sequence[Any] = ()) -> LogAdvice:
     """Advise the learning rate from one run (see the module for the reasoning).
 
     Parameters
@@ -452,11 +453,12 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     margin : float
         Fraction of the stability limit a run that fell is sent to (the margin target).
     sweep : grpodyn.empirical.logs.sweep.SweepFit, optional
-        A joint fit of runs of the same model and task (``grpodyn sweep``): its tau-lr exponent
-        p (:func:`exponent_from_sweep`) and B G exponent (:func:`bg_exponent_from_sweep`)
-        replace the theory's values where it determines them, and the lowest lr at which one
-        of its runs fell caps the advice (:func:`~.sweep_advice.cap_at_fall`); default p = -1
-        (status ``theory``), the B G exponent not determined, no cap.
+        A joint fit of runs of the same model and task (``grpodyn sweep``): its tau-lr and B G
+        exponents replace the theory's where it determines them, and the lowest lr at which
+        one of its runs fell caps the advice (:mod:`.sweep_advice`); default p = -1 (status
+        ``theory``), the B G exponent not determined, no cap.
+    sweep_short : sequence of SweepRun
+        Runs of the sweep too short for its joint fit (under ten points), read for falls only.
 
     Returns
     -------
@@ -500,12 +502,13 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     fall = None
     if sweep is not None:
         (direction, ratio, interval), fall = sweep_cap(
-            sweep, (direction, ratio, interval), optimizer=swept, lr=lr, margin=margin,
-            settings={k: _value(getattr(run.meta, k)) for k in LIMIT_SETTINGS},
-            own_fell=trend.kind == "fell")
+            sweep, (direction, ratio, interval), run=run, lr=lr, optimizer=optimizer,
+            settings={k: _value(getattr(run.meta, k)) for k in LIMIT_SETTINGS}, margin=margin,
+            floor=None if declared is None else declared[0], short_runs=sweep_short)
         warnings += fall.pop("warnings")
     headroom, beta = why_ratio.startswith("headroom"), assumed_beta(momentum, momentum_source)
-    if beta and (headroom or floored) and direction != "lower":
+    on_beta_ratio = (headroom or floored) and direction != "lower" and not (fall and fall["moved"])
+    if beta and on_beta_ratio:
         why_ratio += f"; this ratio rests on beta = {momentum:g}, assumed"
     if tau.get("model") == "inertial":  # its tau is (1 - beta) / k
         tau = {**tau, "method": tau["method"] + beta, "momentum_source": momentum_source}
@@ -538,8 +541,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                       "direction": direction, "group_size": group_size,
                       "batch": group_batch["batch"]}
     interval_out = interval_entry(interval, lr, direction, ratio)
-    on_beta = _on_momentum(tau, stiffness, floored=floored,
-                           ratio=(headroom or floored) and direction != "lower")
+    on_beta = _on_momentum(tau, stiffness, floored=floored, ratio=on_beta_ratio)
     if momentum_source == "assumed":
         reasoning.insert(0, f"momentum not in the log: Adam's default beta1 = {momentum:g} "
                          "assumed; give momentum= (--momentum) if the run used another; "

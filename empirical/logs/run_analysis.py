@@ -166,8 +166,9 @@ class RunAnalysis:
             "weighting": fc.weighting, "train_points": fc.train_points,
             "cut_step": float(self.run.steps[fc.train_points - 1]),
             "steps": fc.steps.tolist(), "mean": fc.mean.tolist(), "mean_of": (
-                "the curve models' mixture mean (the models of the plateau), not held in the "
-                "band: the forecast is 'point', its band 'lower' and 'upper'" if members else
+                "the curve models' mixture mean (the models of the plateau), which need not "
+                "lie in the band: the forecast is 'point', its band 'lower' and 'upper'" if members
+                else
                 "the forecaster's mean; the point it forecasts is 'point'"),
             "lower": fc.lower.tolist(),
             "upper": fc.upper.tolist(), "level": fc.level,

@@ -17,12 +17,16 @@ one halving of its own lr does not bring back, is sent below the sweep's lowest 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
+from grpodyn.empirical.logs.infer import format_defaults
 from grpodyn.empirical.logs.trend import run_trend
 
 __all__ = ["THEORY_EXPONENT", "exponent_from_sweep", "bg_exponent_from_sweep", "fall_limit",
-           "cap_at_fall", "sweep_cap", "LIMIT_SETTINGS"]
+           "cap_at_fall", "sweep_cap", "fell", "optimizer_family", "LIMIT_SETTINGS"]
 
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
 THEORY_EXPONENT = {"value": -1.0, "status": "theory",
@@ -81,14 +85,25 @@ def bg_exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any] 
 LIMIT_SETTINGS = ("group_size", "batch", "num_iterations", "kl")
 
 
-def fall_limit(fit: Any, *, optimizer: str, settings: dict[str, Any] | None = None,
-               own: tuple[float, bool] | None = None) -> dict[str, Any]:
+def fell(steps: np.ndarray, reward: np.ndarray, floor: float | None) -> bool:
+    """Whether a reward series fell beyond its noise (:func:`~.trend.run_trend`'s ``fell``).
+
+    Every run of a sweep, the advised one included, is read by this one test, so that the
+    bound does not depend on which run is advised.
+    """
+    return run_trend(steps, reward, floor=floor).kind == "fell"
+
+
+def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] | None = None,
+               own: tuple[float, np.ndarray, np.ndarray] | None = None,
+               floor: float | None = None) -> dict[str, Any]:
     """Return the lowest lr at which a run of the sweep fell, above every lr at which one held.
 
     Parameters
     ----------
-    fit : grpodyn.empirical.logs.sweep.SweepFit
-        The sweep; every run of it is read, those left out of the joint fit included.
+    runs : iterable of SweepRun
+        The sweep's runs (a fit's ``runs``, and those too short for it: a fall needs only
+        three points).
     optimizer : str
         The advised run's optimizer: only runs with it are compared (lrs of different
         optimizers are on different scales).
@@ -97,36 +112,45 @@ def fall_limit(fit: Any, *, optimizer: str, settings: dict[str, Any] | None = No
         coefficient): a run of the sweep with another value of one of them is left out, where
         both know it (Adam's stiffness per unit lr depends on B G, the lag and the KL move the
         limit).
-    own : (float, bool), optional
-        The advised run's lr and whether it fell, read with the runs of the sweep.
+    own : (float, numpy.ndarray, numpy.ndarray), optional
+        The advised run's lr, steps and reward: read with the others, and a run of the sweep
+        with the same reward series (the advised run given again) is read once.
+    floor : float, optional
+        The lowest reward the range allows, for the runs that declare no range (the advised
+        run's inferred range: one task, one reward).
 
     Returns
     -------
     dict
         ``lr`` (the bound lr_fall [lr units of the logs], None where no fall bounds the limit),
         ``run`` (the run that fell there), ``highest_held`` (the highest lr that held, None if
-        none), ``compared`` (how many runs were read) and ``reason``.
+        none), ``compared`` (how many runs were read), ``own_fell`` and ``reason``.
     """
-    readings, elsewhere = [], []
-    for run in fit.runs:
+    readings, elsewhere, own_fell = [], [], None
+    if own is not None:
+        own_fell = fell(own[1], own[2], floor)
+        readings.append((float(own[0]), own_fell, "the advised run"))
+    for run in runs:
         h = run.hparams
-        floor = None if run.declared_range is None else run.declared_range[0]
-        fell = run_trend(run.steps, run.reward, floor=floor).kind == "fell"
+        if own is not None and run.reward.size == own[2].size \
+                and np.allclose(run.reward, own[2], equal_nan=True):
+            continue  # the advised run, given again among the sweep's
+        low = floor if run.declared_range is None else run.declared_range[0]
+        down = fell(run.steps, run.reward, low)
         other = [f"{key} {h[key]:g}" for key, mine in (settings or {}).items()
                  if mine is not None and h.get(key) is not None and h[key] != mine]
         if h.get("optimizer") != optimizer or other:
-            if fell:
+            if down:
                 setting = ", ".join(other) or str(h.get("optimizer"))
                 elsewhere.append(f"{run.name} at lr {h['lr']:.3g} ({setting})")
             continue
-        readings.append((float(h["lr"]), fell, run.name))
-    if own is not None:
-        readings.append((float(own[0]), bool(own[1]), "the advised run"))
-    held = [lr for lr, fell, _ in readings if not fell]
+        readings.append((float(h["lr"]), down, run.name))
+    held = [lr for lr, down, _ in readings if not down]
     highest_held = max(held, default=None)
-    falls = sorted((lr, name) for lr, fell, name in readings
-                   if fell and (highest_held is None or lr > highest_held))
-    out = {"lr": None, "run": None, "highest_held": highest_held, "compared": len(readings)}
+    falls = sorted((lr, name) for lr, down, name in readings
+                   if down and (highest_held is None or lr > highest_held))
+    out = {"lr": None, "run": None, "highest_held": highest_held, "compared": len(readings),
+           "own_fell": own_fell}
     if falls:
         out.update(lr=falls[0][0], run=falls[0][1],
                    reason=f"{falls[0][1]} fell at lr {falls[0][0]:.3g}"
@@ -134,8 +158,8 @@ def fall_limit(fit: Any, *, optimizer: str, settings: dict[str, Any] | None = No
                       f", above the highest lr that held ({highest_held:.3g})")
                    + ": its stiffness reached the stability limit there, so lr_max <= "
                    f"{falls[0][0]:.3g} (docs/theory.md section 5)")
-    elif any(fell for _, fell, _ in readings):
-        out["reason"] = (f"the sweep's falls lie at or below an lr that held "
+    elif any(down for _, down, _ in readings):
+        out["reason"] = (f"the falls at the run's settings lie at or below an lr that held "
                          f"({highest_held:.3g}): the stiffness grows with the lr, so they were "
                          "not the lr's and bound no limit")
     else:
@@ -171,17 +195,18 @@ def cap_at_fall(direction: str, ratio: float, interval: list[float | None], *, l
     direction, ratio, interval, why
         The advice capped at ``max(margin lr_fall, lr)`` for a run that held below lr_fall
         (never lowered for the sweep), at ``margin lr_fall`` otherwise; the interval's upper end
-        at lr_fall; ``why`` says what moved, None where nothing did.
+        at lr_fall, its lower end dropped where it lies past that cap (a goal out of reach);
+        ``why`` says what moved, None where nothing did.
     """
     top = limit / lr
     ceiling = max(margin * top, 1.0) if not own_fell and top > 1 else margin * top
     lo, hi = interval
     capped = [lo, top if hi is None else min(hi, top)]
     words = []
-    if lo is not None and lo >= top:
+    if lo is not None and lo > ceiling:
         capped[0] = None
-        words.append(f"the goal asks x{lo:.3g} or more, at or past the sweep's fall (x{top:.3g}):"
-                     " out of reach below it")
+        words.append(f"the goal asks x{lo:.3g} or more, past the x{ceiling:.3g} the sweep's fall "
+                     f"(x{top:.3g}) allows: out of reach below it")
     if ratio > ceiling:
         words.append(f"x{ratio:.3g} from the run alone would reach x{ratio / top:.3g} of the "
                      f"sweep's fall; capped at x{ceiling:.3g}"
@@ -195,9 +220,24 @@ def cap_at_fall(direction: str, ratio: float, interval: list[float | None], *, l
         f"the interval ends at the sweep's fall (x{top:.3g} of the run's lr)")
 
 
-def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, optimizer: str,
-              settings: dict[str, Any], lr: float | None, own_fell: bool,
-              margin: float) -> tuple[tuple[str, float, list[float | None]], dict[str, Any]]:
+def optimizer_family(optimizer: str | None, fmt: str) -> str | None:
+    """Return the optimizer as a sweep names it (``adam`` for any Adam, else as given).
+
+    From the run's metadata, else the trainer its log format names; None where neither says.
+    """
+    if optimizer is None:
+        default = format_defaults(fmt).optimizer
+        optimizer = None if default is None else default.value
+    if optimizer is None:
+        return None
+    name = str(optimizer).lower()
+    return "adam" if name.startswith("adam") else name
+
+
+def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: Any,
+              lr: float | None, optimizer: str | None, settings: dict[str, Any],
+              floor: float | None, margin: float, short_runs: Iterable[Any] = ()
+              ) -> tuple[tuple[str, float, list[float | None]], dict[str, Any]]:
     """Return the advice kept under the sweep's lowest fall, and what the sweep said.
 
     Parameters
@@ -206,30 +246,46 @@ def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, optimi
         The sweep (:func:`fall_limit` reads its runs).
     advice : (direction, ratio, interval)
         The advice from the run alone.
-    optimizer, settings
-        The advised run's optimizer and settings (:func:`fall_limit`).
+    run : grpodyn.empirical.logs.loaders.Run
+        The advised run.
     lr : float or None
         The run's lr; None (unknown) leaves the advice as it is, with a warning where the
         sweep bounds the limit.
-    own_fell, margin
+    optimizer : str or None
+        The run's optimizer; unknown, or none of the sweep's, no fall is compared.
+    settings, floor
+        As for :func:`fall_limit`.
+    margin : float
         As for :func:`cap_at_fall`.
+    short_runs : iterable of SweepRun
+        Runs of the sweep too short for its joint fit, read for their falls.
 
     Returns
     -------
     advice, entry
         The advice, capped where the sweep asks; the :func:`fall_limit` entry with ``capped``
-        (what moved, or None), ``text`` (the reasoning's line) and ``warnings``.
+        (what moved, or None), ``moved`` (whether the ratio did), ``text`` (the reasoning's
+        line) and ``warnings``.
     """
-    own = None if lr is None else (lr, own_fell)
-    entry = {**fall_limit(fit, optimizer=optimizer, settings=settings, own=own),
-             "capped": None, "warnings": []}
+    optimizer = optimizer_family(optimizer, run.format)
+    if optimizer is None or optimizer not in fit.layout.optimizers:
+        entry = {"lr": None, "run": None, "highest_held": None, "compared": 0, "own_fell": None,
+                 "reason": f"the run's optimizer ({optimizer or 'unknown'}) is not the sweep's "
+                 f"({', '.join(fit.layout.optimizers)}): lrs of different optimizers are on "
+                 "different scales, so no fall is compared; give the run's optimizer"}
+    else:
+        entry = fall_limit([*fit.runs, *short_runs], optimizer=optimizer, settings=settings,
+                           own=None if lr is None else (lr, run.steps, run.reward), floor=floor)
+    entry.update(capped=None, moved=False, warnings=[])
     if entry["lr"] is not None and lr is None:
         entry["warnings"].append(f"the sweep bounds the limit ({entry['reason']}), but the run's "
                                  "lr is unknown: give --lr (in Python lr=) to keep the advice "
                                  "below it")
     elif entry["lr"] is not None:
-        *advice, entry["capped"] = cap_at_fall(*advice, lr=lr, limit=entry["lr"],
-                                               own_fell=own_fell, margin=margin)
+        *capped, entry["capped"] = cap_at_fall(*advice, lr=lr, limit=entry["lr"],
+                                               own_fell=entry["own_fell"], margin=margin)
+        entry["moved"] = capped[1] != advice[1]
+        advice = tuple(capped)
     entry["text"] = f"the sweep: {entry['reason']}" + (
         f"; {entry['capped']}" if entry["capped"] else "")
     return tuple(advice), entry

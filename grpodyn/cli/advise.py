@@ -60,8 +60,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "several runs gives each); the joint fit of grpodyn sweep of these runs and "
                    "the --log run measures the tau-lr exponent p and the B G exponent the "
                    "advice uses, and the lowest lr at which a run of it fell (above every lr "
-                   "that held, at the run's optimizer, G and B) caps the advice at the margin "
-                   "of that lr")
+                   "that held, at the run's optimizer, G, B, updates per batch and KL) caps "
+                   "the advice at the margin of that lr")
     p.add_argument("--sweep-hparams", action="append", metavar="K=V,...",
                    help="hyperparameters of the --sweep runs: once for every run, or once per "
                    "run in their order (as grpodyn sweep --hparams)")
@@ -101,8 +101,11 @@ def _check_options(args: argparse.Namespace) -> None:
                          "gain within --steps (default: the run's own length)")
 
 
-def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list[str]]:
-    """Fit the ``--sweep`` runs jointly with the ``--log`` run; return the fit and its notes.
+def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list, list[str]]:
+    """Fit the ``--sweep`` runs jointly with the ``--log`` run; return the fit, runs and notes.
+
+    The runs returned are those too short for the fit (under ten points), read for their
+    falls only.
 
     The ``--log`` run joins the fit once: by its own log, with the hyperparameters the log and
     the log options (``--lr``, ``--momentum``, ``--group-size``, ``--batch``) give, unless its
@@ -115,12 +118,15 @@ def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list[str]]:
     from pathlib import Path
 
     from grpodyn.cli.sweep import sweep_runs
+    from grpodyn.cli.sweep_logs import MIN_POINTS
     from grpodyn.empirical.logs.sweep import fit_sweep
     from grpodyn.empirical.logs.sweep_runs import sweep_run_of
 
     runs, notes = sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json,
                              reward_key=args.reward_key, logging_steps=args.logging_steps,
-                             reward_range=args.reward_range, option="--sweep-hparams")
+                             reward_range=args.reward_range, option="--sweep-hparams",
+                             min_points=3)
+    short = [r for r in runs if r.reward.size < MIN_POINTS]
     own = [path for path in args.sweep if Path(path).resolve() == Path(args.log).resolve()]
     if own:
         if own == args.sweep and len(runs) == 1 and not notes:  # the log's file, one run
@@ -137,18 +143,21 @@ def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list[str]]:
             option=f"--sweep-hparams, naming the log among the --sweep logs (--sweep "
                    f"{args.log}), or all but the optimizer with --lr, --momentum, --group-size "
                    "and --batch: the --log run joins the sweep fit"))
-    fit = fit_sweep(runs)
+    notes += [f"{r.name}: {r.reward.size} reward points, fewer than the {MIN_POINTS} the joint "
+              "fit needs: left out of the fit, read for a fall" for r in short]
+    fit = fit_sweep([r for r in runs if r.reward.size >= MIN_POINTS])
     left_out = [w for w in fit.warnings for r in fit.runs
                 if r not in fit.fitted and w.startswith(f"{r.name}: ")]
-    return fit, notes + left_out
+    return fit, short, notes + left_out
 
 
 def _own_sweep_hparams(args: argparse.Namespace, run: Any, index: int) -> None:
     """Give the ``--log`` run the ``--sweep-hparams`` of its own file among the ``--sweep`` logs.
 
     The joint fit reads the file with them; the advice on the run reads them too (its lr, its
-    momentum instead of an assumed 0.9), unless the log options (``--lr``, ``--momentum``,
-    ``--group-size``, ``--batch``) give them.
+    momentum instead of an assumed 0.9, its optimizer, which the sweep's falls are compared
+    at), unless the log options (``--lr``, ``--momentum``, ``--group-size``, ``--batch``) give
+    them.
     """
     from grpodyn.empirical.logs.sweep import parse_hparams
 
@@ -160,7 +169,7 @@ def _own_sweep_hparams(args: argparse.Namespace, run: Any, index: int) -> None:
                "batch": args.batch}
     run.meta = run.meta.with_overrides(**{
         key: given[key] for key in ("lr", "momentum", "group_size", "batch", "kl",
-                                    "num_iterations")
+                                    "num_iterations", "optimizer")
         if key in given and options.get(key) is None})
 
 
@@ -173,10 +182,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         from grpodyn.empirical.logs.advice import advise_log
 
         run = load_log(args)  # --momentum and --lr enter the run's metadata (source: user)
-        sweep, notes = _sweep_fit(args, run) if args.sweep else (None, [])
+        sweep, short, notes = _sweep_fit(args, run) if args.sweep else (None, [], [])
         with naming_the_run(run):  # the run of a log of several; records merged on a step
             out = advise_log(run, steps=args.steps, reward_range=args.reward_range,
-                             margin=args.margin, sweep=sweep).to_dict()
+                             margin=args.margin, sweep=sweep, sweep_short=short).to_dict()
         if sweep is not None:
             out["warnings"] = notes + out["warnings"]
         return finite_json(out)

@@ -33,14 +33,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
                reward_key: str | None = None, logging_steps: int | None = None,
                reward_range: tuple[float, float] | None = None,
-               option: str = "--hparams") -> tuple[list, list[str]]:
+               option: str = "--hparams", min_points: int | None = None
+               ) -> tuple[list, list[str]]:
     """Load the runs of a sweep, each with its hyperparameters (once, or once per log).
 
     A log of several runs (a sweep's long CSV) gives each of them, with that log's
     hyperparameters; those too short for the fit are left out, said in the notes returned
     beside the runs. ``reward_range`` is the declared range of every run's reward (None:
     inferred). ``hparams`` are the texts of the command's ``option`` (``--hparams``, or
-    ``grpodyn advise --sweep-hparams``), the option the errors name.
+    ``grpodyn advise --sweep-hparams``), the option the errors name. ``min_points``: the
+    fewest reward points a run of a log of several needs (default the joint fit's).
     """
     from grpodyn.cli.sweep_logs import load_sources
 
@@ -51,7 +53,8 @@ def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
                          "once (for every log) or once per log, in the logs' order")
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
     return load_sources(list(zip(logs, texts, strict=True)), bars=bars, reward_key=reward_key,
-                        logging_steps=logging_steps, reward_range=reward_range, option=option)
+                        logging_steps=logging_steps, reward_range=reward_range, option=option,
+                        **({} if min_points is None else {"min_points": min_points}))
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -23,7 +23,8 @@ _ABOVE_METADATA = ("log (grpodyn_hparams)",)
 def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: str | None = None,
                   logging_steps: int | None = None,
                   reward_range: tuple[float, float] | None = None,
-                  option: str = "--hparams") -> tuple[list, list[str]]:
+                  option: str = "--hparams", min_points: int = MIN_POINTS
+                  ) -> tuple[list, list[str]]:
     """Return the sweep runs of the log ``path`` and notes on the runs left out.
 
     ``reward_key`` and ``logging_steps`` are the loader's (``--reward-key``,
@@ -34,8 +35,8 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
     A log of one run gives ``load_sweep_run(path, overrides)``. A log of several gives each run
     named ``path [run]``, with the hyperparameters ``load_sweep_run`` resolves for the log's
     largest run, where that run's own metadata (its lr, read from its name in a sweep's CSV)
-    replaces the largest run's; runs with fewer than :data:`MIN_POINTS` reward points are left
-    out with a note.
+    replaces the largest run's; runs with fewer than ``min_points`` reward points (default
+    :data:`MIN_POINTS`, the joint fit's least) are left out with a note.
     """
     from grpodyn.empirical.logs.loaders import load_runs
     from grpodyn.empirical.logs.sweep import load_sweep_run
@@ -48,8 +49,8 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
     out, notes = [], []
     for run in runs:
         name = f"{path} [{run.run_name}]"
-        if run.n_points < MIN_POINTS:
-            notes.append(f"{name}: {run.n_points} reward points, fewer than the {MIN_POINTS} a "
+        if run.n_points < min_points:
+            notes.append(f"{name}: {run.n_points} reward points, fewer than the {min_points} a "
                          "run of a sweep needs: left out")
             continue
         hparams, sources = _own_metadata(run, base.hparams, base.sources, name, option)
@@ -63,7 +64,8 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
 def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
                  logging_steps: int | None = None,
                  reward_range: tuple[float, float] | None = None,
-                 option: str = "--hparams") -> tuple[list, list[str]]:
+                 option: str = "--hparams", min_points: int = MIN_POINTS
+                 ) -> tuple[list, list[str]]:
     """Return the runs of every (log, ``--hparams`` text) pair and the notes on runs left out.
 
     Each log gives its runs by :func:`load_log_runs`, with its own ``--hparams`` (and the
@@ -71,7 +73,8 @@ def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
     bar counts the logs when ``bars``. ``option`` is the command's option of the
     hyperparameters (``--hparams``, or advise's ``--sweep-hparams``), named in the errors. A
     log given twice (the same file by its resolved path) is refused: its runs would enter the
-    fit twice, as if independent, and halve its errors.
+    fit twice, as if independent, and halve its errors. ``min_points`` is
+    :func:`load_log_runs`'s.
     """
     from grpodyn.empirical.logs.sweep import parse_hparams
     from grpodyn.ground import InputError
@@ -88,7 +91,8 @@ def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
         seen[where] = str(path)
         loaded, left_out = load_log_runs(path, parse_hparams(text or "", name=option),
                                          reward_key=reward_key, logging_steps=logging_steps,
-                                         reward_range=reward_range, option=option)
+                                         reward_range=reward_range, option=option,
+                                         min_points=min_points)
         runs += loaded
         notes += left_out
     return runs, notes
