@@ -237,8 +237,9 @@ def _agrees(direction: str, new_lr: float, outcome: str, collapse_lr: float) -> 
 def _taus(advice: LogAdvice) -> tuple[str, str]:
     """The whole run's tau and the slow mode's, as printed (see the module)."""
     tau, slow = advice.basis["tau"], "-"
-    if tau["kind"] == "slow_mode":
-        tau, slow = tau["whole_run"], f"{tau['value']:.3g}"
+    if tau["kind"] == "slow_mode":  # its value, or its lower bound where only that is known
+        slow = f"{tau['value']:.3g}" if tau["value"] is not None else f">{tau['lower']:.3g}"
+        tau = tau["whole_run"]
     if tau["value"] is not None:
         return f"{tau['value']:.3g}", slow
     if tau["lower"]:
