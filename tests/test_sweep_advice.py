@@ -188,3 +188,37 @@ def test_a_collapse_too_short_for_the_fit_still_bounds_the_limit(tmp_path, capsy
     assert out["basis"]["sweep_fall"]["lr"] == 0.04
     assert out["recommendation"]["lr"] <= 0.02 * (1 + 1e-12)
     assert any("read for a fall" in w for w in out["warnings"])
+
+
+def test_a_sweep_run_is_read_as_the_advice_reads_a_run():
+    """series_trend on a run's reward path gives the direction advise_log reads for that run
+    (the thirds' test agreeing with its diagnosis's state), on every real-log excerpt."""
+    from pathlib import Path
+
+    from grpodyn.empirical.logs.loaders import Run, load_runs
+    from grpodyn.empirical.logs.mode_advice import run_diagnosis
+    from grpodyn.empirical.logs.trend import agree_with_state, run_trend, series_trend
+    from grpodyn.ground import InputError
+
+    read = 0
+    for path in sorted((Path(__file__).parent / "data" / "real_logs").iterdir()):
+        try:
+            runs = load_runs(path)
+        except (InputError, ValueError):
+            continue
+        for run in runs:
+            if run.n_points < 3 or not np.isfinite(run.reward).all():
+                continue
+            agreed = agree_with_state(run_trend(run.steps, run.reward), run, run_diagnosis(run))
+            assert series_trend(run.steps, run.reward).kind == agreed.kind, path.name
+            read += 1
+    assert read >= 8
+    # a rise given back by a third: the thirds read a rise, the state a decline (and so does
+    # the advice); the bare series is read as the advice reads it
+    steps = np.arange(1.0, 201.0)
+    path = np.where(steps < 80, 0.2 + 0.6 * steps / 80, 0.8 - 0.2 * (steps - 80) / 120)
+    reward = path + 0.01 * np.random.default_rng(6).standard_normal(steps.size)
+    run = Run("given back", "test", steps, reward, {})
+    agreed = agree_with_state(run_trend(steps, reward), run, run_diagnosis(run))
+    assert run_trend(steps, reward).kind != agreed.kind == "fell"
+    assert series_trend(steps, reward).kind == "fell"

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.logs.infer import format_defaults
-from grpodyn.empirical.logs.trend import run_trend
+from grpodyn.empirical.logs.trend import series_trend
 
 __all__ = ["THEORY_EXPONENT", "exponent_from_sweep", "bg_exponent_from_sweep", "fall_limit",
            "cap_at_fall", "sweep_cap", "fell", "optimizer_family", "LIMIT_SETTINGS"]
@@ -86,12 +86,13 @@ LIMIT_SETTINGS = ("group_size", "batch", "num_iterations", "kl")
 
 
 def fell(steps: np.ndarray, reward: np.ndarray, floor: float | None) -> bool:
-    """Whether a reward series fell beyond its noise (:func:`~.trend.run_trend`'s ``fell``).
+    """Tell whether a reward series fell beyond its noise, as the advice reads a run.
 
-    Every run of a sweep, the advised one included, is read by this one test, so that the
+    The test is :func:`~.trend.series_trend` (the thirds' test, agreeing with the diagnosis's
+    state). Every run of a sweep, the advised one included, is read by this one test, so that the
     bound does not depend on which run is advised.
     """
-    return run_trend(steps, reward, floor=floor).kind == "fell"
+    return series_trend(steps, reward, floor=floor).kind == "fell"
 
 
 def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] | None = None,

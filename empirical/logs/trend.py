@@ -22,7 +22,7 @@ from grpodyn.ground import TooFewPoints
 if TYPE_CHECKING:
     from grpodyn.empirical.diagnostics.diagnose import Diagnosis
 
-__all__ = ["Trend", "run_trend", "agree_with_state"]
+__all__ = ["Trend", "run_trend", "agree_with_state", "series_trend"]
 
 _LEVEL = 0.975  # two-sided 95%: a change beyond it is "beyond the noise"
 #: A standard error below this share of the reward's scale is floating-point rounding, not
@@ -170,6 +170,31 @@ def agree_with_state(trend: Trend, run: Run, diagnosis: Diagnosis | None) -> Tre
         return trend
     return replace(trend, kind=kind, text=f"{_TREND_WORDS[kind]} (the diagnosis's state "
                    f"{diagnosis.state}: {diagnosis.state_evidence})")
+
+
+def series_trend(steps: np.ndarray, reward: np.ndarray, *, floor: float | None = None) -> Trend:
+    """Return what :func:`agree_with_state` reads from a bare reward series.
+
+    The thirds' test of :func:`run_trend`, made to agree with the diagnosis's state of the
+    same series (:func:`~grpodyn.empirical.diagnostics.state.classify_state` reads the reward
+    and its steps alone), so that a run of a sweep, known by its reward path only, is read as
+    the advice reads a run it diagnoses.
+    """
+    from grpodyn.empirical.diagnostics.series import segments
+    from grpodyn.empirical.diagnostics.state import classify_state
+    from grpodyn.numerics.fit import estimate_noise
+
+    steps, reward = np.asarray(steps, float), np.asarray(reward, float)
+    keep = np.isfinite(steps) & np.isfinite(reward)
+    trend = run_trend(steps[keep], reward[keep], floor=floor)
+    run = Run("series", "series", steps[keep], reward[keep], {})
+    if run.n_points < SHORT or trend.at_floor:
+        return trend
+    early, late, _ = segments(run.n_points)
+    state = classify_state(run, early, late, estimate_noise(run.reward).sigma)
+    kind = "pinned" if state.pinned else _STATE_TREND.get(state.name, trend.kind)
+    return trend if kind == trend.kind else replace(
+        trend, kind=kind, text=f"{_TREND_WORDS[kind]} (the state {state.name}: {state.evidence})")
 
 
 _TREND_WORDS = {"fell": "fell beyond its noise", "flat": "stayed flat",
