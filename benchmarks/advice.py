@@ -282,13 +282,13 @@ def sweep_fit_of(sweep: dict[float, Run], paths: dict[float, Path], overrides: d
     ``overrides`` gives what the logs do not say (``--sweep-hparams``).
     """
     from grpodyn.empirical.logs.sweep import fit_sweep
-    from grpodyn.empirical.logs.sweep_runs import sweep_run_of
+    from grpodyn.empirical.logs.sweep_runs import FEWEST_POINTS, sweep_run_of
 
     try:
         runs = [sweep_run_of(run, paths[lr], overrides, name=f"lr {lr:g}")
                 for lr, run in sorted(sweep.items()) if run.n_points >= 3]
-        return (fit_sweep([r for r in runs if r.reward.size >= 10]),
-                [r for r in runs if r.reward.size < 10])
+        return (fit_sweep([r for r in runs if r.reward.size >= FEWEST_POINTS]),
+                [r for r in runs if r.reward.size < FEWEST_POINTS])
     except InputError as exc:
         print(f"  no sweep fit, the advice from each run alone: {exc}")
         return None

@@ -26,7 +26,13 @@ from grpodyn.empirical.logs.sweep_model import (
     model_system,
     start_point,
 )
-from grpodyn.empirical.logs.sweep_runs import SweepRun, as_runs, collapsed, unmoved
+from grpodyn.empirical.logs.sweep_runs import (
+    FEWEST_POINTS,
+    SweepRun,
+    as_runs,
+    collapsed,
+    unmoved,
+)
 from grpodyn.ground import InputError
 from grpodyn.ground.checks import MAX_STEPS
 from grpodyn.numerics.compiled import compiled
@@ -443,9 +449,10 @@ def _per_setting(runs: list[SweepRun], theta: np.ndarray, layout: Layout
 
 
 def _check_length(run: SweepRun) -> None:
-    """Refuse a run under 10 reward points, or one spanning more than MAX_STEPS steps."""
-    if run.steps.size < 10:
-        raise InputError(f"{run.name}: only {run.steps.size} reward points (need >= 10)")
+    """Refuse a run under FEWEST_POINTS reward points, or one spanning more than MAX_STEPS."""
+    if run.steps.size < FEWEST_POINTS:
+        raise InputError(f"{run.name}: only {run.steps.size} reward points (need >= "
+                         f"{FEWEST_POINTS})")
     span = float(np.max(run.steps))
     if not span <= MAX_STEPS:  # the map is iterated over every step, logged or not
         raise InputError(f"{run.name}: spans {span:.6g} steps (logged steps {run.first_step:g} "

@@ -30,6 +30,8 @@ __all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "MAX_STEPS", "SweepR
            "collapsed", "unmoved"]
 
 
+#: The fewest reward points a run of a sweep's joint fit needs (``fit_sweep`` refuses fewer).
+FEWEST_POINTS = 10
 #: keys of ``--hparams`` and ``--to`` and their types
 HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
                                 "kl": float, "num_iterations": int, "schedule": str,

@@ -54,7 +54,7 @@ def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
     return load_sources(list(zip(logs, texts, strict=True)), bars=bars, reward_key=reward_key,
                         logging_steps=logging_steps, reward_range=reward_range, option=option,
-                        **({} if min_points is None else {"min_points": min_points}))
+                        min_points=min_points)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

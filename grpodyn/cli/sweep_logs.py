@@ -11,10 +11,6 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-#: The fewest reward points the joint fit takes from a run (``fit_sweep`` refuses fewer); a
-#: shorter run of a log of several is left out with a note instead of ending the command.
-MIN_POINTS = 10
-
 #: Sources of a hyperparameter that rank above the log's metadata (``load_sweep_run``), beside
 #: the command's option that gives them.
 _ABOVE_METADATA = ("log (grpodyn_hparams)",)
@@ -23,7 +19,7 @@ _ABOVE_METADATA = ("log (grpodyn_hparams)",)
 def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: str | None = None,
                   logging_steps: int | None = None,
                   reward_range: tuple[float, float] | None = None,
-                  option: str = "--hparams", min_points: int = MIN_POINTS
+                  option: str = "--hparams", min_points: int | None = None
                   ) -> tuple[list, list[str]]:
     """Return the sweep runs of the log ``path`` and notes on the runs left out.
 
@@ -36,10 +32,14 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
     named ``path [run]``, with the hyperparameters ``load_sweep_run`` resolves for the log's
     largest run, where that run's own metadata (its lr, read from its name in a sweep's CSV)
     replaces the largest run's; runs with fewer than ``min_points`` reward points (default
-    :data:`MIN_POINTS`, the joint fit's least) are left out with a note.
+    the joint fit's least, ``sweep_runs.FEWEST_POINTS``) are left out with a note instead of
+    ending the command.
     """
     from grpodyn.empirical.logs.loaders import load_runs
     from grpodyn.empirical.logs.sweep import load_sweep_run
+    from grpodyn.empirical.logs.sweep_runs import FEWEST_POINTS
+
+    min_points = FEWEST_POINTS if min_points is None else min_points
 
     base = load_sweep_run(path, overrides, reward_key=reward_key, logging_steps=logging_steps,
                           reward_range=reward_range, option=option)
@@ -64,7 +64,7 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
 def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
                  logging_steps: int | None = None,
                  reward_range: tuple[float, float] | None = None,
-                 option: str = "--hparams", min_points: int = MIN_POINTS
+                 option: str = "--hparams", min_points: int | None = None
                  ) -> tuple[list, list[str]]:
     """Return the runs of every (log, ``--hparams`` text) pair and the notes on runs left out.
 
