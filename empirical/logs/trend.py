@@ -165,11 +165,7 @@ def agree_with_state(trend: Trend, run: Run, diagnosis: Diagnosis | None) -> Tre
     """
     if run.n_points < SHORT or trend.at_floor or diagnosis is None:
         return trend
-    kind = "pinned" if diagnosis.pinned else _STATE_TREND.get(diagnosis.state, trend.kind)
-    if kind == trend.kind:
-        return trend
-    return replace(trend, kind=kind, text=f"{_TREND_WORDS[kind]} (the diagnosis's state "
-                   f"{diagnosis.state}: {diagnosis.state_evidence})")
+    return _with_state(trend, diagnosis.state, diagnosis.pinned, diagnosis.state_evidence)
 
 
 def series_trend(steps: np.ndarray, reward: np.ndarray, *, floor: float | None = None) -> Trend:
@@ -188,13 +184,20 @@ def series_trend(steps: np.ndarray, reward: np.ndarray, *, floor: float | None =
     keep = np.isfinite(steps) & np.isfinite(reward)
     trend = run_trend(steps[keep], reward[keep], floor=floor)
     run = Run("series", "series", steps[keep], reward[keep], {})
-    if run.n_points < SHORT or trend.at_floor:
+    if run.n_points < SHORT or trend.at_floor:  # as agree_with_state
         return trend
     early, late, _ = segments(run.n_points)
     state = classify_state(run, early, late, estimate_noise(run.reward).sigma)
-    kind = "pinned" if state.pinned else _STATE_TREND.get(state.name, trend.kind)
-    return trend if kind == trend.kind else replace(
-        trend, kind=kind, text=f"{_TREND_WORDS[kind]} (the state {state.name}: {state.evidence})")
+    return _with_state(trend, state.name, state.pinned, state.evidence)
+
+
+def _with_state(trend: Trend, state: str, pinned: bool, evidence: str) -> Trend:
+    """Return ``trend`` with the direction a state of the diagnosis gives, and its words."""
+    kind = "pinned" if pinned else _STATE_TREND.get(state, trend.kind)
+    if kind == trend.kind:
+        return trend
+    return replace(trend, kind=kind, text=f"{_TREND_WORDS[kind]} (the diagnosis's state "
+                   f"{state}: {evidence})")
 
 
 _TREND_WORDS = {"fell": "fell beyond its noise", "flat": "stayed flat",
