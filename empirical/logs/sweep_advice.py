@@ -23,10 +23,11 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.logs.infer import format_defaults
+from grpodyn.empirical.logs.sweep_runs import optimizer_family
 from grpodyn.empirical.logs.trend import series_trend
 
 __all__ = ["THEORY_EXPONENT", "exponent_from_sweep", "bg_exponent_from_sweep", "fall_limit",
-           "cap_at_fall", "sweep_cap", "fell", "optimizer_family", "LIMIT_SETTINGS"]
+           "cap_at_fall", "sweep_cap", "fell", "run_optimizer", "LIMIT_SETTINGS"]
 
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
 THEORY_EXPONENT = {"value": -1.0, "status": "theory",
@@ -221,18 +222,15 @@ def cap_at_fall(direction: str, ratio: float, interval: list[float | None], *, l
         f"the interval ends at the sweep's fall (x{top:.3g} of the run's lr)")
 
 
-def optimizer_family(optimizer: str | None, fmt: str) -> str | None:
-    """Return the optimizer as a sweep names it (``adam`` for any Adam, else as given).
+def run_optimizer(optimizer: str | None, fmt: str) -> str | None:
+    """Return a run's optimizer as a sweep names it (:func:`~.sweep_runs.optimizer_family`).
 
     From the run's metadata, else the trainer its log format names; None where neither says.
     """
     if optimizer is None:
         default = format_defaults(fmt).optimizer
         optimizer = None if default is None else default.value
-    if optimizer is None:
-        return None
-    name = str(optimizer).lower()
-    return "adam" if name.startswith("adam") else name
+    return None if optimizer is None else optimizer_family(optimizer)
 
 
 def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: Any,
@@ -268,7 +266,7 @@ def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: A
         (what moved, or None), ``moved`` (whether the ratio did), ``text`` (the reasoning's
         line) and ``warnings``.
     """
-    optimizer = optimizer_family(optimizer, run.format)
+    optimizer = run_optimizer(optimizer, run.format)
     if optimizer is None or optimizer not in fit.layout.optimizers:
         entry = {"lr": None, "run": None, "highest_held": None, "compared": 0, "own_fell": None,
                  "reason": f"the run's optimizer ({optimizer or 'unknown'}) is not the sweep's "

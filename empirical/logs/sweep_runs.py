@@ -27,7 +27,7 @@ from grpodyn.numerics.mean_field_map import (
 
 __all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "MAX_STEPS", "SweepRun",
            "parse_hparams", "checked_types", "load_sweep_run", "sweep_run_of", "as_runs",
-           "collapsed", "unmoved"]
+           "collapsed", "unmoved", "optimizer_family", "FEWEST_POINTS"]
 
 
 #: The fewest reward points a run of a sweep's joint fit needs (``fit_sweep`` refuses fewer).
@@ -103,10 +103,18 @@ def checked_types(hp: Any, name: str) -> dict[str, Any]:
     return out
 
 
+def optimizer_family(optimizer: Any) -> str:
+    """Return an optimizer as a sweep names it.
+
+    ``adam`` for any Adam (AdamW, adamw_torch), else its name in lower case.
+    """
+    name = str(optimizer).lower()
+    return "adam" if name.startswith("adam") else name
+
+
 def checked_run(hp: dict[str, Any], name: str) -> dict[str, Any]:
     if "optimizer" in hp:
-        optimizer = str(hp["optimizer"]).lower()
-        hp["optimizer"] = "adam" if optimizer.startswith("adam") else optimizer
+        hp["optimizer"] = optimizer_family(hp["optimizer"])
         if hp["optimizer"] not in OPTIMIZERS:
             raise InputError(f"{name}: optimizer must be sgd or adam, got {hp['optimizer']!r}")
     if "schedule" in hp:
