@@ -17,6 +17,7 @@ from grpodyn.cli.options import (
     add_log_options,
     finite_float,
     load_log,
+    log_overrides,
     naming_the_run,
     positive_float,
     positive_integer,
@@ -134,8 +135,7 @@ def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list, list[str]
         _own_sweep_hparams(args, run, args.sweep.index(own[0]))
     else:
         name = args.log if run.run_name is None else f"{args.log} [{run.run_name}]"
-        given = {"lr": args.lr, "momentum": args.momentum, "group_size": args.group_size,
-                 "batch": args.batch}
+        given = log_overrides(args)
         runs.insert(0, sweep_run_of(
             run, args.log, {k: v for k, v in given.items() if v is not None}, name=name,
             reward_range=args.reward_range,
@@ -164,8 +164,7 @@ def _own_sweep_hparams(args: argparse.Namespace, run: Any, index: int) -> None:
     if not texts:
         return
     given = parse_hparams(texts[0] if len(texts) == 1 else texts[index], name="--sweep-hparams")
-    options = {"lr": args.lr, "momentum": args.momentum, "group_size": args.group_size,
-               "batch": args.batch}
+    options = log_overrides(args)
     run.meta = run.meta.with_overrides(**{
         key: given[key] for key in ("lr", "momentum", "group_size", "batch", "kl",
                                     "num_iterations", "optimizer")

@@ -326,6 +326,12 @@ def check_reward_magnitude(run: Run) -> None:
                          "log or pass a rescaled reward")
 
 
+def log_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the hyperparameters the log options of ``args`` give (None where not given)."""
+    return {field: getattr(args, option[2:].replace("-", "_"), None)
+            for option, (field, _, _) in LOG_OVERRIDES.items()}
+
+
 def with_overrides(run: Run, args: argparse.Namespace) -> Run:
     """Apply the hyperparameter overrides of the log options of ``args`` to ``run``.
 
@@ -336,9 +342,7 @@ def with_overrides(run: Run, args: argparse.Namespace) -> Run:
     from grpodyn.empirical.logs.infer import group_batch_notes
 
     check_reward_magnitude(run)
-    overrides = {field: getattr(args, option[2:].replace("-", "_"), None)
-                 for option, (field, _, _) in LOG_OVERRIDES.items()}
-    run.meta = run.meta.with_overrides(**overrides)
+    run.meta = run.meta.with_overrides(**log_overrides(args))
     run.warnings = group_batch_notes(run)
     return run
 
