@@ -15,7 +15,13 @@ import numpy as np
 import pytest
 
 from grpodyn.cli import main
-from grpodyn.empirical.logs.sweep_advice import cap_at_fall, fall_limit, sweep_cap
+from grpodyn.empirical.logs.sweep_advice import (
+    cap_at_fall,
+    exponent_from_sweep,
+    fall_limit,
+    sweep_cap,
+    swept_optimizer,
+)
 from grpodyn.empirical.logs.sweep_runs import SweepRun
 
 STEPS = np.arange(120.0)
@@ -96,6 +102,28 @@ def test_no_fall_is_compared_across_optimizers():
                                settings={}, floor=None, margin=0.5)
         assert (out != advice) is capped, (optimizer, fmt)
         assert capped or "no fall is compared" in entry["reason"]
+
+
+def test_the_exponent_is_the_run_optimizers_family():
+    """An AdamW run takes the Adam runs' exponent in a sweep of SGD and Adam runs, an SGD run in
+    an Adam sweep the theory's (lrs of different optimizers are on different scales), an
+    unknown optimizer the sweep's only one."""
+    measured = {"sgd": {"value": -0.6, "stderr": 0.1, "learning_rates": [1, 2]},
+                "adam": {"value": -0.8, "stderr": 0.1, "learning_rates": [1e-5, 2e-5]}}
+    mixed = SimpleNamespace(layout=SimpleNamespace(optimizers=["sgd", "adam"]),
+                            tau_lr_exponent=lambda: measured)
+    adam = SimpleNamespace(layout=SimpleNamespace(optimizers=["adam"]),
+                           tau_lr_exponent=lambda: {"adam": measured["adam"]})
+    assert swept_optimizer(mixed, "adamw", "jsonl") == "adam"
+    assert exponent_from_sweep(mixed, swept_optimizer(mixed, "AdamW", "csv"))["value"] == -0.8
+    assert exponent_from_sweep(mixed, swept_optimizer(mixed, "sgd", "csv"))["value"] == -0.6
+    unknown = exponent_from_sweep(mixed, swept_optimizer(mixed, None, "jsonl"))
+    assert unknown["status"] == "theory" and "unknown" in unknown["reason"]
+    assert exponent_from_sweep(adam, swept_optimizer(adam, None, "jsonl"))["value"] == -0.8
+    other = exponent_from_sweep(adam, swept_optimizer(adam, "sgd", "jsonl"))
+    assert other["status"] == "theory" and "no sgd runs" in other["reason"]
+    # a TRL log's optimizer is its trainer's AdamW
+    assert swept_optimizer(mixed, None, "trl_trainer_state") == "adam"
 
 
 @pytest.mark.parametrize(("case", "expected"), [

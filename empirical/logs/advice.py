@@ -91,6 +91,7 @@ from grpodyn.empirical.logs.sweep_advice import (
     bg_exponent_from_sweep,
     exponent_from_sweep,
     sweep_cap,
+    swept_optimizer,
 )
 from grpodyn.empirical.logs.trend import Trend, agree_with_state, run_trend
 from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
@@ -472,8 +473,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     """
     margin = _checked_options(sweep, margin)
     optimizer = _value(run.meta.optimizer)
-    swept = None if sweep is None else (optimizer if optimizer in sweep.layout.optimizers
-                                        else sweep.layout.optimizers[0])
+    swept = None if sweep is None else swept_optimizer(sweep, optimizer, run.format)
     exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, swept))
     declared, _ = infer_reward_range(run, reward_range)
     if run.n_points < 3:

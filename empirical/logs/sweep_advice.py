@@ -27,7 +27,8 @@ from grpodyn.empirical.logs.sweep_runs import optimizer_family
 from grpodyn.empirical.logs.trend import series_trend
 
 __all__ = ["THEORY_EXPONENT", "exponent_from_sweep", "bg_exponent_from_sweep", "fall_limit",
-           "cap_at_fall", "sweep_cap", "fell", "run_optimizer", "LIMIT_SETTINGS"]
+           "cap_at_fall", "sweep_cap", "fell", "run_optimizer", "swept_optimizer",
+           "LIMIT_SETTINGS"]
 
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
 THEORY_EXPONENT = {"value": -1.0, "status": "theory",
@@ -35,15 +36,16 @@ THEORY_EXPONENT = {"value": -1.0, "status": "theory",
                    "one run cannot measure it, runs at other lrs can (sweep=, --sweep LOG)"}
 
 
-def exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any]:
+def exponent_from_sweep(fit: Any, optimizer: str | None = "adam") -> dict[str, Any]:
     """Return the tau-lr exponent a sweep fit measured, as advice uses it.
 
     Parameters
     ----------
     fit : grpodyn.empirical.logs.sweep.SweepFit
         A joint fit of runs that differ in lr (:func:`~grpodyn.empirical.logs.sweep.fit_sweep`).
-    optimizer : str
-        Which optimizer's exponent.
+    optimizer : str or None
+        Which optimizer's exponent (:func:`swept_optimizer`); None where the run's is unknown
+        among several.
 
     Returns
     -------
@@ -51,30 +53,36 @@ def exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any]:
         ``value``, ``stderr``, ``status`` (``measured``) and ``reason``; the theory's value with
         its status when the sweep does not determine it.
     """
+    if optimizer is None:
+        return {**THEORY_EXPONENT, "reason": "the run's optimizer is unknown and the sweep holds "
+                f"several ({', '.join(fit.layout.optimizers)}): the map's -1"}
     entry = fit.tau_lr_exponent().get(optimizer, {})
     value = entry.get("value")
     if value is None or not value < 0:
         return {**THEORY_EXPONENT, "reason": f"the sweep does not determine it "
-                f"({entry.get('status', 'no such optimizer')}): the map's -1"}
+                f"({entry.get('status', f'it holds no {optimizer} runs')}): the map's -1"}
     return {"value": float(value), "stderr": entry.get("stderr"), "status": "measured",
             "reason": f"fitted on a sweep over lr {entry.get('learning_rates')}"}
 
 
-def bg_exponent_from_sweep(fit: Any, optimizer: str = "adam") -> dict[str, Any] | None:
+def bg_exponent_from_sweep(fit: Any, optimizer: str | None = "adam") -> dict[str, Any] | None:
     """Return the B G exponent of the stiffness a sweep fit measured, or None if it did not.
 
     Parameters
     ----------
     fit : grpodyn.empirical.logs.sweep.SweepFit
         A joint fit of runs at several B G (``SweepFit.bg_test``).
-    optimizer : str
-        Which optimizer's exponent.
+    optimizer : str or None
+        Which optimizer's exponent (:func:`swept_optimizer`); None where the run's is unknown
+        among several.
 
     Returns
     -------
     dict or None
         ``value``, ``stderr``, ``status`` (``measured``) and ``reason``.
     """
+    if optimizer is None:
+        return None
     entry = fit.bg_test().get(optimizer, {}).get("bg_exponent")
     if entry is None:
         return None
@@ -231,6 +239,19 @@ def run_optimizer(optimizer: str | None, fmt: str) -> str | None:
         default = format_defaults(fmt).optimizer
         optimizer = None if default is None else default.value
     return None if optimizer is None else optimizer_family(optimizer)
+
+
+def swept_optimizer(fit: Any, optimizer: str | None, fmt: str) -> str | None:
+    """Return the optimizer whose exponents a sweep gives the advised run.
+
+    The run's own family (:func:`run_optimizer`), whether or not the sweep holds runs of it
+    (lrs of different optimizers are on different scales); where it is unknown, the sweep's one
+    optimizer; None where the sweep holds several.
+    """
+    family = run_optimizer(optimizer, fmt)
+    if family is None and len(fit.layout.optimizers) == 1:
+        return fit.layout.optimizers[0]
+    return family
 
 
 def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: Any,
