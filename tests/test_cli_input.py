@@ -68,6 +68,10 @@ BAD_OPTIONS = [
     # the range of a train fraction or a band level did not name its option
     (["forecast", "LOG", "--train-fraction", "1.5"], "--train-fraction"),
     (["forecast", "LOG", "--train-fraction", "0.5", "--level", "2"], "--level"),
+    # fit and forecast read a train fraction by one rule, in (0, 1]; forecast's 1 scores nothing
+    (["fit", "LOG", "--train-fraction", "1.5"], "--train-fraction: not in (0, 1]"),
+    (["forecast", "LOG", "--train-fraction", "0"], "--train-fraction: not in (0, 1]"),
+    (["forecast", "LOG", "--train-fraction", "1"], "leaves no points to score"),
 ]
 
 

@@ -6,11 +6,10 @@ import argparse
 from typing import Any
 
 from grpodyn.cli.options import (
-    UsageError,
     add_analysis_options,
     add_json,
     add_log_options,
-    finite_float,
+    fraction,
     load_log,
     merged_notes,
     naming_the_run,
@@ -31,7 +30,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "all"], help="the curve model to fit (default: all of them)")
     add_analysis_options(p, momentum_help="optimiser momentum (Adam beta1): fixes mass and "
                           "damping of the inertial model (default: the log's)")
-    p.add_argument("--train-fraction", type=finite_float, default=1.0,
+    p.add_argument("--train-fraction", type=fraction, default=1.0,
                    help="fit every model, the weights, the plateau and tau on this leading "
                         "fraction of the points only (`fitted_on` in the JSON says which "
                         "steps) and forecast the rest with the forecaster of `grpodyn "
@@ -45,8 +44,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Fit the curve models to the log of ``args``."""
     from grpodyn.analysis import fit_run
 
-    if not 0 < args.train_fraction <= 1:
-        raise UsageError(f"--train-fraction must lie in (0, 1], got {args.train_fraction}")
     run = load_log(args)
     with naming_the_run(run, failed="the fit could not be completed, so no model, weight or "
                         "plateau is reported"):

@@ -9,6 +9,7 @@ from grpodyn.cli.options import (
     UsageError,
     add_run_command_options,
     finite_float,
+    fraction,
     load_log,
     merged_notes,
     naming_the_run,
@@ -38,7 +39,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "above its widest band).")
     p.add_argument("log", help="the training log")
     cut = p.add_mutually_exclusive_group()
-    cut.add_argument("--train-fraction", type=open_fraction,
+    cut.add_argument("--train-fraction", type=fraction,
                      help="train on this leading fraction of the points and score the rest "
                      "(default: no cut, the whole log; then --horizon, or the log's planned "
                      "length, says where to forecast)")
@@ -76,6 +77,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """
     from grpodyn.empirical.logs.run_analysis import analyse_run, check_horizon
 
+    if args.train_fraction == 1:
+        raise UsageError("--train-fraction 1 leaves no points to score; leave it out to forecast "
+                         "past the log's end (--horizon STEP)")
     run = load_log(args)
     horizon, planned = args.horizon, run.meta.value("planned_steps")
     if args.train_fraction is None and args.until is None and horizon is None:

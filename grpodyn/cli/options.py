@@ -195,6 +195,14 @@ def open_fraction(text: str) -> float:
     return value
 
 
+def fraction(text: str) -> float:
+    """Read a number in (0, 1] (argument type: the leading fraction of a log to use)."""
+    value = finite_float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"not in (0, 1]: {text!r}")
+    return value
+
+
 def momentum_beta(text: str) -> float:
     """Read a momentum beta in [0, 1) (argument type; Adam's beta1 for Adam)."""
     value = finite_float(text)
