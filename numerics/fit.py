@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import OptimizeResult, least_squares
 
-from grpodyn.ground import InputError, TooFewPoints, check_finite
+from grpodyn.ground import InputError, TooFewPoints, check_series
 
 from .curve_models import EXTRA_MODELS, MODEL_NAMES, MODELS, CurveModel, curve_model
 from .curve_models import model_jacobian as model_jacobian
@@ -73,8 +73,8 @@ LOSSES = ("linear", "soft_l1", "huber", "cauchy", "arctan")
 
 def _prepare(t: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Return the checked series: steps shifted to start at 0, and rewards."""
-    t = check_finite("steps", t).ravel()
-    y = check_finite("reward", y).ravel()
+    t = check_series("steps", t)
+    y = check_series("reward", y)
     if t.size != y.size:
         raise InputError(f"steps ({t.size}) and reward ({y.size}) differ in length")
     if t.size < 5:

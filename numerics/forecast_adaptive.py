@@ -47,7 +47,7 @@ import math
 import numpy as np
 from scipy.special import ndtri
 
-from grpodyn.ground import InputError, TooFewPoints, check_finite, check_fraction
+from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_series
 
 from .forecast_result import Forecast
 from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
@@ -314,9 +314,9 @@ def adaptive_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int, future_step
         members' inverse-error weights; ``mean``, ``median`` and ``point`` are the combined
         forecast; ``weighting`` is ``"rolling_origin"``.
     """
-    t = check_finite("steps", t).ravel()
-    y = check_finite("reward", y).ravel()
-    future = check_finite("forecast steps", future_steps).ravel()
+    t = check_series("steps", t)
+    y = check_series("reward", y)
+    future = check_series("forecast steps", future_steps)
     level = check_fraction("level", level)
     if isinstance(n_train, bool) or not int(n_train) <= min(t.size, y.size):
         raise InputError(f"n_train: {n_train} is not a number of points the series holds "

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtri
 
-from grpodyn.ground import InputError, check_finite, check_fraction
+from grpodyn.ground import InputError, check_fraction, check_series
 
 from .forecast_adaptive import horizon_quantile, regime
 from .forecast_result import Forecast
@@ -108,9 +108,9 @@ def calibrated_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
         ``mean``, ``median`` and ``point``: the learned prior's median; the band split-conformal
         on the training part (module doc); ``weighting`` ``"conformal"``.
     """
-    t = check_finite("steps", t).ravel()
-    y = check_finite("reward", y).ravel()
-    future = check_finite("forecast steps", future_steps).ravel()
+    t = check_series("steps", t)
+    y = check_series("reward", y)
+    future = check_series("forecast steps", future_steps)
     level = check_fraction("level", level)
     check_n_train(n_train, min(t.size, y.size))
     tt, yt = t[:n_train], y[:n_train]

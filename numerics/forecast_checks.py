@@ -17,10 +17,10 @@ import numpy as np
 from grpodyn.ground import (
     InputError,
     TooFewPoints,
-    check_finite,
     check_int,
     check_momentum,
     check_positive,
+    check_series,
 )
 
 from .curve_models import EXTRA_MODELS, MODEL_NAMES
@@ -64,8 +64,8 @@ class ForecastInputs(NamedTuple):
 
 def _training_part(t: Any, y: Any, n_train: Any) -> tuple[np.ndarray, np.ndarray]:
     """Return the first ``n_train`` steps and rewards, checked."""
-    t = check_finite("steps", t).ravel()
-    y = check_finite("reward", y).ravel()
+    t = check_series("steps", t)
+    y = check_series("reward", y)
     if t.size != y.size:
         raise InputError(f"steps ({t.size}) and reward ({y.size}) differ in length")
     n_train = check_int("n_train", n_train, minimum=0)
@@ -105,7 +105,7 @@ def _learning_rate(learning_rate: Any) -> tuple[np.ndarray, np.ndarray]:
             f"and the forecast horizon, got {type(learning_rate).__name__} of {size} value"
             f"{'' if size == 1 else 's'}: one rate per training point (as fit_curve takes) "
             "gives the exponential_lr member no clock past the cut")
-    steps = check_finite("learning_rate steps", pair[0]).ravel()
+    steps = check_series("learning_rate steps", pair[0])
     lr = check_positive("learning_rate", pair[1], allow_zero=True).ravel()
     if steps.size != lr.size or steps.size == 0:
         raise InputError(f"learning_rate: the schedule's steps ({steps.size}) and rates "
@@ -117,7 +117,7 @@ def _learning_rate(learning_rate: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def _bounds(bounds: Any, yt: np.ndarray) -> tuple[float, float]:
     """Return the reward range (lo, hi) after checking lo < hi and that it holds a reward."""
-    pair = check_finite("bounds", bounds).ravel()
+    pair = check_series("bounds", bounds)
     if pair.size != 2 or not pair[0] < pair[1]:
         raise InputError(f"bounds must be (lo, hi) with lo < hi, got {bounds!r}")
     lo, hi = float(pair[0]), float(pair[1])
@@ -162,7 +162,7 @@ def check_forecast_inputs(t: Any, y: Any, *, n_train: Any, future_steps: Any,
         training points).
     """
     tt, yt = _training_part(t, y, n_train)
-    future = check_finite("future_steps", future_steps).ravel()
+    future = check_series("future_steps", future_steps)
     if future.size == 0:
         raise InputError("future_steps holds no step to forecast")
     if future.min() <= tt[-1]:

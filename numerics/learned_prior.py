@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import ndtri
 
-from grpodyn.ground import InputError, TooFewPoints, check_finite
+from grpodyn.ground import InputError, TooFewPoints, check_series
 
 from .fit import estimate_noise
 from .forecast_result import Forecast
@@ -295,9 +295,9 @@ class LearnedPrior:
         -------
         numpy.ndarray, shape (len(future_steps), len(QUANTILE_LEVELS)), reward units
         """
-        t = check_finite("steps", t).ravel()
-        y = check_finite("reward", y).ravel()
-        future = check_finite("future_steps", future_steps).ravel()
+        t = check_series("steps", t)
+        y = check_series("reward", y)
+        future = check_series("future_steps", future_steps)
         if t.size != y.size:
             raise InputError(f"reward: the learned prior needs one step per reward, got "
                              f"{y.size} rewards and {t.size} steps")
@@ -394,9 +394,9 @@ def learned_prior_forecast(t: np.ndarray, y: np.ndarray, *, n_train: int,
     Forecast
         The network's median as ``mean``, ``median`` and ``point``; its quantiles as the band.
     """
-    t = check_finite("steps", t).ravel()
-    y = check_finite("reward", y).ravel()
-    future = check_finite("future_steps", future_steps).ravel()
+    t = check_series("steps", t)
+    y = check_series("reward", y)
+    future = check_series("future_steps", future_steps)
     check_n_train(n_train, min(t.size, y.size))
     median, lower, upper = load_learned_prior(path).band(t[:n_train], y[:n_train], future,
                                                          level=level, bounds=bounds)

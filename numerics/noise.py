@@ -19,7 +19,7 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from grpodyn.ground import TooFewPoints, check_finite
+from grpodyn.ground import TooFewPoints, check_series
 
 from .compiled import compiled
 from .curve_models import CurveModel
@@ -64,7 +64,7 @@ def estimate_noise(y: npt.ArrayLike) -> NoiseEstimate:
         When ``y`` holds a non-finite value; :class:`~grpodyn.ground.TooFewPoints` with fewer
         than 3 values.
     """
-    y = check_finite("reward", y).ravel()
+    y = check_series("reward", y)
     if y.size < 3:
         raise TooFewPoints(f"reward: the noise estimate needs at least 3 points, got {y.size}")
     sigma = float(np.std(np.diff(y)) / np.sqrt(2))

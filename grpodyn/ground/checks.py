@@ -9,7 +9,8 @@ import numpy as np
 
 __all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "REWARD_MAGNITUDE_MAX", "MAX_STEPS",
            "check_momentum",
-           "check_positive", "check_finite", "check_int", "check_fraction", "one_of_alias"]
+           "check_positive", "check_finite", "check_series", "check_int", "check_fraction",
+           "one_of_alias"]
 
 
 class InputError(ValueError):
@@ -89,6 +90,24 @@ REWARD_MAGNITUDE_MAX = 1e12
 #: and the span of a sweep run (the joint fit iterates the map over every step between its
 #: first and last logged points, whatever their number); a longer one would run for hours.
 MAX_STEPS = 100_000
+
+
+def check_series(name: str, value: Any) -> np.ndarray:
+    """Return a series (steps, rewards) as a one-dimensional float array of finite numbers.
+
+    As :func:`check_finite`; a single number is a series of one. A table (a 2-D array) is
+    refused rather than read row after row as one series.
+
+    Raises
+    ------
+    InputError
+        As :func:`check_finite`, and when ``value`` has more than one dimension.
+    """
+    array = check_finite(name, value)
+    if array.ndim > 1:
+        raise InputError(f"{name} must be one-dimensional (a series), got an array of shape "
+                         f"{array.shape}")
+    return array.ravel()
 
 
 def check_momentum(value: Any, name: str = "momentum", *,
