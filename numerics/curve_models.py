@@ -86,6 +86,16 @@ class CurveModel:
     domain: tuple[tuple[float, float], ...] = ()
     abscissa: Callable[[np.ndarray], np.ndarray] | None = None
 
+    def __repr__(self) -> str:
+        """One line: the name, phi, its box, where it comes from and its constants."""
+        box = ", ".join(f"{p} in [{lo:.3g}, {hi:.3g}]"
+                        for p, lo, hi in zip(self.shape_params, self.lower, self.upper,
+                                             strict=True))
+        origin = f"derivation {self.derivation!r}" if self.derivation else "explicit"
+        fixed = "".join(f", {k}={v:g}" for k, v in self.fixed.items())
+        return (f"CurveModel({self.name!r}: {box}; {origin}, {len(self.starts)} starts"
+                f"{fixed})")
+
     @classmethod
     def from_derivation(cls, derivation: str, *, name: str | None = None,
                         rename: dict[str, str] | None = None,

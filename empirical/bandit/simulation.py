@@ -439,6 +439,9 @@ def simulate_bandit(config: BanditConfig, *, steps: int, seeds: int = 1, seed: i
     record_every : int
         Keep every n-th step of the path and metrics (memory for long runs).
     """
+    if not isinstance(config, BanditConfig):
+        raise InputError(f"config: expected a BanditConfig (grpodyn.BanditConfig(lr=...)), got "
+                         f"{type(config).__name__} {config!r:.40}")
     steps = check_int("steps", steps, minimum=1)
     seeds = check_int("seeds", seeds, minimum=1)
     record_every = check_int("record_every", record_every, minimum=1)

@@ -264,6 +264,13 @@ def _slowing_down(run: Run) -> str | None:
     return None
 
 
+def _check_run(run: Any, function: str) -> None:
+    """Refuse anything but a loaded run (a path is loaded by ``grpodyn.load_run``)."""
+    if not isinstance(run, Run):
+        raise InputError(f"{function}(): run must be a Run (grpodyn.load_run(path)), got "
+                         f"{type(run).__name__} {run!r:.40}")
+
+
 def early_warning(run: Run) -> EarlyWarning | None:
     """Look for the precursors of a collapse at the last :data:`HOLD` logged steps.
 
@@ -280,6 +287,7 @@ def early_warning(run: Run) -> EarlyWarning | None:
         that fired over those steps, and each one's evidence; None otherwise (or when the run
         has fewer than :data:`MIN_POINTS`).
     """
+    _check_run(run, "early_warning")
     n = run.n_points
     if n < MIN_POINTS:
         return None
@@ -334,6 +342,7 @@ def standing_warning(run: Run, *, reviewed: bool = False) -> EarlyWarning | None
     the last steps (at most :data:`HOLD` more), every prefix otherwise unless ``reviewed``;
     the cost of that replay grows with the square of the run's length.
     """
+    _check_run(run, "standing_warning")
     fresh = early_warning(run)
     if fresh is None and reviewed:
         return None

@@ -85,6 +85,7 @@ from grpodyn.empirical.logs.mode_advice import (
     run_diagnosis,
 )
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
+from grpodyn.empirical.logs.run_settings import check_reward_magnitude
 from grpodyn.empirical.logs.sweep_advice import (
     LIMIT_SETTINGS,
     THEORY_EXPONENT,
@@ -471,7 +472,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     InputError
         On fewer than 3 points or a bad option (a ``sweep`` not a ``SweepFit``), naming it.
     """
-    margin = _checked_options(sweep, margin)
+    margin = _checked_options(sweep, margin, sweep_short)
+    check_reward_magnitude(run)
     optimizer = _value(run.meta.optimizer)
     swept = None if sweep is None else swept_optimizer(sweep, optimizer, run.format)
     exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, swept))
@@ -556,12 +558,19 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                      reasoning)
 
 
-def _checked_options(sweep: Any, margin: float) -> float:
-    """Refuse a ``sweep`` that is not a SweepFit and a margin outside (0, 1); return the margin."""
+def _checked_options(sweep: Any, margin: float, sweep_short: Any) -> float:
+    """Refuse a bad ``sweep``, ``sweep_short`` or ``margin`` (outside (0, 1)); return the margin."""
     if sweep is not None:
         from grpodyn.empirical.logs.sweep_fit import SweepFit
         if not isinstance(sweep, SweepFit):  # a path: its runs are to be fitted first
             raise InputError(f"sweep: expected a SweepFit (grpodyn.fit_sweep), got {sweep!r:.60}")
+    from grpodyn.empirical.logs.sweep_runs import SweepRun
+    odd = [r for r in sweep_short if not isinstance(r, SweepRun)]
+    if odd:
+        raise InputError(f"sweep_short: expected SweepRuns (load_sweep_run), got {odd[0]!r:.60}")
+    if sweep_short and sweep is None:
+        raise InputError("sweep_short: the short runs of a sweep are read with that sweep; give "
+                         "sweep= too")
     margin = check_fraction("margin", margin)
     if not margin < 1:
         raise InputError(f"margin must lie in (0, 1), got {margin}")

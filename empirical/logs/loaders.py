@@ -161,6 +161,9 @@ class Run:
         Hyperparameters in ``frame.attrs["grpodyn_meta"]`` (as :meth:`to_pandas` writes them)
         are the run's; others it states in its metric columns are read as from any log.
         """
+        if not hasattr(frame, "columns") or not hasattr(frame, "reset_index"):
+            raise LogFormatError(f"{source}: expected a pandas DataFrame, got "
+                                 f"{type(frame).__name__} (pandas.DataFrame(data) makes one)")
         table = frame.reset_index() if "step" not in frame.columns else frame
         if "step" not in table.columns:
             raise LogFormatError(f"{source}: no 'step' column or index")
@@ -493,6 +496,11 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
     Parameters are those of :func:`load_run`. A run without a usable reward raises for a file
     of one run; in a file of several such runs are left out with a note on the others.
     """
+    if logging_steps is not None and (isinstance(logging_steps, bool)
+                                      or not isinstance(logging_steps, int)
+                                      or logging_steps < 1):
+        raise LogFormatError(f"{path}: logging_steps must be a positive integer, got "
+                             f"{logging_steps!r}")
     path = Path(path)
     source = _parse(path, {"step_key": step_key, "logging_steps": logging_steps,
                            "reward_key": reward_key})
@@ -552,11 +560,6 @@ def load_run(path: str | Path, *, run: str | None = None, reward_key: str | None
     LogFormatError
         When the file cannot be read, has no usable reward series, or ``run`` names no run.
     """
-    if logging_steps is not None and (isinstance(logging_steps, bool)
-                                      or not isinstance(logging_steps, int)
-                                      or logging_steps < 1):
-        raise LogFormatError(f"{path}: logging_steps must be a positive integer, got "
-                             f"{logging_steps!r}")
     runs = load_runs(path, reward_key=reward_key, step_key=step_key, logging_steps=logging_steps)
     names = [r.run_name or "" for r in runs]
     if run is not None:

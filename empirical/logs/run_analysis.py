@@ -36,6 +36,7 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.plateau_stacks import curve_stack
 from grpodyn.empirical.logs.run_dynamics import dynamics_of, not_determined, tau_model
 from grpodyn.empirical.logs.run_settings import (
+    check_reward_magnitude,
     infer_reward_range,
     learning_rate_of,
     momentum_of,
@@ -401,10 +402,10 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     A forecast (``train_fraction`` / ``until``, or ``horizon`` alone) fits the training part
     separately: it must not see the steps it forecasts.
     """
-    if train_fraction is not None and until is not None:
-        raise InputError("give at most one of train_fraction and until")
     train_fraction, until, horizon = _finite_options(train_fraction, until, horizon)
-    models = (models,) if isinstance(models, str) else tuple(models)  # a name, not its letters
+    models = _checked_choices(models, diagnose_run=diagnose_run, stack=stack,
+                              fit_on_training_part=fit_on_training_part)
+    check_reward_magnitude(run)
     get_forecaster(forecaster)
     level = check_fraction("level", level)
     bounds, range_source = infer_reward_range(run, reward_range)
@@ -487,7 +488,12 @@ def _opening_notes(run: Run, bounds: tuple[float, float] | None, range_source: s
 
 def _finite_options(train_fraction: float | None, until: float | None, horizon: float | None,
                     ) -> tuple[float | None, ...]:
-    """Return the cut and the horizon as floats, None where not given; refuse text, NaN, inf."""
+    """Return the cut and the horizon as floats, None where not given; refuse text, NaN, inf.
+
+    At most one of ``train_fraction`` and ``until`` cuts the run.
+    """
+    if train_fraction is not None and until is not None:
+        raise InputError("give at most one of train_fraction and until")
     given = {"train_fraction": train_fraction, "until": until, "horizon": horizon}
     return tuple(None if value is None else float(check_finite(name, value, scalar=True))
                  for name, value in given.items())
@@ -529,6 +535,21 @@ def _fit_notes(fits: dict[str, FitResult]) -> list[str]:
         if fit.singular:
             notes.append(f"{name}: singular information matrix; no standard errors")
     return notes
+
+
+def _checked_choices(models: str | tuple[str, ...], **flags: Any) -> tuple[str, ...]:
+    """Return ``models`` as a tuple of names, refusing none and a switch that is not a bool.
+
+    A single name is one model, not its letters; a switch of ``flags`` must be True or False
+    (the string "no" is truthy).
+    """
+    models = (models,) if isinstance(models, str) else tuple(models)
+    if not models:
+        raise InputError(f"models: give at least one curve model (of {', '.join(FIT_MODELS)})")
+    for name, flag in flags.items():
+        if not isinstance(flag, (bool, np.bool_)):
+            raise InputError(f"{name} must be True or False, got {flag!r}")
+    return models
 
 
 def _fit_members(run: Run, models: tuple[str, ...], *, momentum: float | None,

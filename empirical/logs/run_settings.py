@@ -13,8 +13,10 @@ import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_momentum
+from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
 
-__all__ = ["learning_rate_of", "infer_reward_range", "momentum_of", "peak_lr_of"]
+__all__ = ["learning_rate_of", "infer_reward_range", "momentum_of", "peak_lr_of",
+           "check_reward_magnitude"]
 
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
 
@@ -32,6 +34,24 @@ def learning_rate_of(run: Run) -> np.ndarray | None:
     if not known.any() or np.ptp(lr[known]) == 0:
         return None
     return np.interp(run.steps, run.steps[known], lr[known])
+
+
+def check_reward_magnitude(run: Run) -> None:
+    """Refuse a reward beyond :data:`REWARD_MAGNITUDE_MAX`, naming the log and its largest value.
+
+    The fits, the noise estimate and the diagnosis square the reward's deviations; beyond this
+    magnitude they lose their precision, and one such value swamps every other.
+
+    Raises
+    ------
+    InputError
+        When a logged reward's magnitude exceeds :data:`REWARD_MAGNITUDE_MAX`.
+    """
+    finite = np.abs(run.reward[np.isfinite(run.reward)])
+    if finite.size and finite.max() > REWARD_MAGNITUDE_MAX:
+        raise InputError(f"{run.source}: the reward ({run.reward_key}) reaches {finite.max():.3g}, "
+                         f"beyond {REWARD_MAGNITUDE_MAX:g}, where the fits lose their precision; "
+                         "log or pass a rescaled reward")
 
 
 def infer_reward_range(run: Run, declared: tuple[float, float] | None = None

@@ -291,8 +291,8 @@ def as_runs(runs: Any, name: str = "runs") -> list[SweepRun]:
                          f"{type(runs).__name__}") from None
     out: list[SweepRun] = []
     for i, item in enumerate(items):
-        if isinstance(item, (str, Path)):
-            item = load_sweep_run(item)
+        if isinstance(item, (str, Path)):  # in Python a log's missing settings come this way
+            item = load_sweep_run(item, option="load_sweep_run(path, overrides={...})")
         elif not isinstance(item, SweepRun):
             raise InputError(f"{name}[{i}]: a SweepRun (grpodyn.load_sweep_run) or a log path, "
                              f"got {type(item).__name__}")

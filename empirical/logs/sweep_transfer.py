@@ -1,6 +1,28 @@
 """Transfer: the reward path of a setting not yet run, predicted from a sweep's fit.
 
-See :mod:`.sweep` for the model, the band and its calibration.
+See :mod:`.sweep` for the model, the band and its calibration. What :func:`transfer` refuses,
+and how it forms the mean and the band:
+
+A key of ``target`` not in :data:`HPARAM_KEYS`, or a value of the wrong type, is refused;
+missing ones are taken from the first source. A target kl or
+num_iterations that no fitted source ran at is refused: the map does not carry them. So is
+a target lr at or beyond the stability limit of the map the transfer carries (its mean path
+would oscillate and grow), and a target seed no fitted source has where the sources hold one
+seed or none (nothing says how far its r0 may lie).
+``cross_validate`` adds the transfer-error term s d^2 (m(n) - m(0))^2 to the
+band, s calibrated by :func:`transfer_error` (leave-one-setting-out on the sources, about
+one sweep fit per source setting; ``refits`` shares them between calls); False gives
+the band without it.
+
+The mean and the band are formed by :func:`~.sweep_band.band` (in the logit space of a
+reward with a known range, [0, 1] or declared, with the exponents sampled that
+:mod:`~.sweep_exponents` chooses from the law and the sources' measurement); where Adam's
+B G exponent is not determined the mean is the nearest source's path and the band covers
+the map's; where the sources contradict the tau-lr law or the B G law's range, the law
+does not describe the sweep: the mean is the nearest source's path and the band covers
+the sources' spread. Where source runs share the target's seed and batch (they drew the
+same prompts at every step), the mean carries the prompts' share of their deviations and
+the band the rest (:func:`~.sweep_shared.shared_prompts`).
 """
 
 from __future__ import annotations
@@ -316,42 +338,57 @@ def _assumptions(fit: SweepFit, system: Any) -> list[str]:
         *system.assumptions]
 
 
+def _checked_options(level: float, draws: int, fit: Any) -> tuple[float, int]:
+    """Return the band's level and draws checked, refusing a ``fit`` that is not a SweepFit."""
+    level = check_fraction("level (--level)", level)
+    draws = check_int("draws", draws, minimum=0)
+    if draws == 1:
+        raise InputError("draws: 0 (the centre alone) or at least 2; one draw has no spread")
+    if fit is not None and not isinstance(fit, SweepFit):
+        raise InputError(f"fit: expected a SweepFit (grpodyn.fit_sweep), got "
+                         f"{type(fit).__name__} {fit!r:.40}")
+    return level, draws
+
+
 def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
              level: float = 0.9, draws: int = 200, seed: int = 0,
              fit: SweepFit | None = None, cross_validate: bool = True,
              refits: dict | None = None) -> dict[str, Any]:
-    """Predict the reward path of a run with hyperparameters ``target`` from ``sources``.
+    """Predict the reward path of a run with hyperparameters ``target`` (see the module).
 
-    ``sources`` are sweep runs or log paths (loaded as :func:`~.sweep_runs.load_sweep_run`
-    loads them). ``target`` has keys of :data:`HPARAM_KEYS` (another key, or a value of the
-    wrong type, is refused); missing ones are taken from the first source. A target kl or
-    num_iterations that no fitted source ran at is refused: the map does not carry them. So is
-    a target lr at or beyond the stability limit of the map the transfer carries (its mean path
-    would oscillate and grow), and a target seed no fitted source has where the sources hold one
-    seed or none (nothing says how far its r0 may lie).
-    ``cross_validate`` adds the transfer-error term s d^2 (m(n) - m(0))^2 to the
-    band, s calibrated by :func:`transfer_error` (leave-one-setting-out on the sources, about
-    one sweep fit per source setting; ``refits`` shares them between calls); False gives
-    the band without it.
+    Parameters
+    ----------
+    sources : list of SweepRun or str
+        Sweep runs or log paths (loaded as :func:`~.sweep_runs.load_sweep_run` loads them).
+    target : dict
+        The target's hyperparameters, keys of :data:`HPARAM_KEYS` (``grpodyn transfer --to``).
+    steps : int, optional
+        Optimizer steps to predict (default: the target's ``steps``, else the longest
+        source's).
+    level : float
+        Central probability of the band (default 0.9).
+    draws : int
+        Draws of the fitted constants and exponents that make the band's spread: 0 for the
+        centre alone, else at least 2.
+    seed : int
+        Seed of the draws (the band is reproducible).
+    fit : SweepFit, optional
+        A joint fit of ``sources`` already made (``grpodyn.fit_sweep``); default: fitted here.
+    cross_validate : bool
+        Add the transfer-error term calibrated on the sources (the module docstring).
+    refits : dict, optional
+        A dict the caller keeps, sharing the refitted sweeps of that calibration between calls.
 
-    The mean and the band are formed by :func:`~.sweep_band.band` (in the logit space of a
-    reward with a known range, [0, 1] or declared, with the exponents sampled that
-    :mod:`~.sweep_exponents` chooses from the law and the sources' measurement); where Adam's
-    B G exponent is not determined the mean is the nearest source's path and the band covers
-    the map's; where the sources contradict the tau-lr law or the B G law's range, the law
-    does not describe the sweep: the mean is the nearest source's path and the band covers
-    the sources' spread. Where source runs share the target's seed and batch (they drew the
-    same prompts at every step), the mean carries the prompts' share of their deviations and
-    the band the rest (:func:`~.sweep_shared.shared_prompts`).
-
-    Returns the JSON dict of ``grpodyn transfer``: ``steps`` (labelled as the sources' logs
-    count them: 1..n+1 for logs that start at step 1), ``mean``, ``lower``, ``upper``,
-    ``level``, ``exponents`` (the tau-lr and B G exponents used, each with its status),
-    ``constants``, ``assumptions``, ``warnings``, ``band_calibration``, ``shared_prompts``
-    (``status``, ``beta``, ``partners``, ``form``).
+    Returns
+    -------
+    dict
+        The JSON dict of ``grpodyn transfer``: ``steps`` (labelled as the sources' logs count
+        them: 1..n+1 for logs that start at step 1), ``mean``, ``lower``, ``upper``,
+        ``level``, ``exponents`` (the tau-lr and B G exponents used, each with its status),
+        ``constants``, ``assumptions``, ``warnings``, ``band_calibration``, ``shared_prompts``
+        (``status``, ``beta``, ``partners``, ``form``).
     """
-    level = check_fraction("level (--level)", level)
-    draws = check_int("draws", draws, minimum=0)
+    level, draws = _checked_options(level, draws, fit)
     target = checked_run(checked_types(target, "target (--to)"), "target (--to)")
     sources = as_runs(sources, "sources")
     fit = fit_runs(sources) if fit is None else fit

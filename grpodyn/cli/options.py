@@ -323,17 +323,6 @@ def naming_the_run(run: Run, *, failed: str | None = None) -> Iterator[None]:
         raise InputError(f"{run.source}{which}: {text[len(head):]}") from None
 
 
-def check_reward_magnitude(run: Run) -> None:
-    """Refuse a reward beyond :data:`REWARD_MAGNITUDE_MAX`, naming the log and its largest value."""
-    import numpy as np
-
-    finite = np.abs(run.reward[np.isfinite(run.reward)])
-    if finite.size and finite.max() > REWARD_MAGNITUDE_MAX:
-        raise UsageError(f"{run.source}: the reward ({run.reward_key}) reaches {finite.max():.3g}, "
-                         f"beyond {REWARD_MAGNITUDE_MAX:g}, where the fits lose their precision; "
-                         "log or pass a rescaled reward")
-
-
 def log_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Return the hyperparameters the log options of ``args`` give (None where not given)."""
     return {field: getattr(args, option[2:].replace("-", "_"), None)
@@ -344,10 +333,12 @@ def with_overrides(run: Run, args: argparse.Namespace) -> Run:
     """Apply the hyperparameter overrides of the log options of ``args`` to ``run``.
 
     Every log command passes its runs through here, so the reward's range is checked here too
-    (:func:`check_reward_magnitude`), and the loader's note on G and B is brought in line with
-    a G or B the user gave (:func:`~grpodyn.empirical.logs.infer.group_batch_notes`).
+    (:func:`~grpodyn.empirical.logs.run_settings.check_reward_magnitude`), and the loader's
+    note on G and B is brought in line with a G or B the user gave
+    (:func:`~grpodyn.empirical.logs.infer.group_batch_notes`).
     """
     from grpodyn.empirical.logs.infer import group_batch_notes
+    from grpodyn.empirical.logs.run_settings import check_reward_magnitude
 
     check_reward_magnitude(run)
     run.meta = run.meta.with_overrides(**log_overrides(args))
