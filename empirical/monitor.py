@@ -42,9 +42,11 @@ the first diagnosis the state says that none has run and when it will (``headlin
 
 The held-out reward (TRL ``eval_reward``, logged in an evaluation event of its own, without
 the training reward) joins the training step of its event's step, as the log loaders align it.
-A non-finite reward (NaN, an infinity), or one beyond :data:`REWARD_MAGNITUDE_MAX` in
-magnitude, is skipped with a warning at the first of each kind and a note in ``state.notes``:
-a monitor must not stop the training it watches, and the fits lose their precision there.
+A non-finite reward (NaN, an infinity), one beyond :data:`REWARD_MAGNITUDE_MAX` in
+magnitude, a reward that is not one number (a per-sample array) and a step not after the last
+recorded one (a restarted step counter) are skipped with a warning at the first of each kind
+and a note in ``state.notes``: a monitor must not stop the training it watches, and the fits
+lose their precision there.
 The TRL callback (:mod:`grpodyn.empirical.callback`) is a thin layer on this class. Needs numpy
 and scipy only.
 """
@@ -84,7 +86,12 @@ NO_REWARD_HINT = 5
 _SKIPPED = {"beyond": (f"beyond {REWARD_MAGNITUDE_MAX:g} in magnitude",
                        "the fits lose their precision there: log a rescaled reward"),
             "not finite": ("not finite", "the fits read finite rewards only (a diverged step or "
-                                         "a logging error?)")}
+                                         "a logging error?)"),
+            "not a number": ("not one number", "give the step's mean reward as a float, not a "
+                                               "per-sample array or a string"),
+            "not after": ("at a step not after the last recorded one",
+                          "an update of a recorded step, or a restarted step counter: the "
+                          "monitor keeps the run it has; start a new Monitor for a new run")}
 
 
 class GRPODynamicsWarning(UserWarning):
@@ -339,7 +346,7 @@ class Monitor:
         # the logging interval, if it lies within one interval before it (as the loaders do)
         self._before_first: tuple[float, float] | None = None
         # rewards skipped, by kind: (how many, (step, reward) of the first)
-        self._skipped: dict[str, tuple[int, tuple[float, float]]] = {}
+        self._skipped: dict[str, tuple[int, tuple[float, str]]] = {}
 
     def __repr__(self) -> str:
         """Return one line: the points seen, the last step, the flags and any early warning."""
@@ -374,14 +381,14 @@ class Monitor:
         Returns
         -------
         MonitorState
-            The current state; unchanged when ``metrics`` holds no finite reward, or when
-            ``step`` is not after the last recorded step. Metrics without a reward but with a
-            held-out reward (an evaluation event: TRL ``eval_reward``) give that step its
-            held-out reward, as the log loaders align it: the last recorded step when it is
-            ``step``, or the next one recorded when that is ``step`` (an evaluation logged
-            before its training step); read at the next analysis and diagnosis. A non-finite
-            reward, or one beyond :data:`REWARD_MAGNITUDE_MAX` in magnitude, is skipped, and
-            ``notes`` says so.
+            The current state; unchanged when ``metrics`` holds no reward. Metrics without a
+            reward but with a held-out reward (an evaluation event: TRL ``eval_reward``) give
+            that step its held-out reward, as the log loaders align it: the last recorded step
+            when it is ``step``, or the next one recorded when that is ``step`` (an evaluation
+            logged before its training step); read at the next analysis and diagnosis. A
+            reward that is not finite, is beyond :data:`REWARD_MAGNITUDE_MAX` in magnitude, is
+            not one number, or comes at a ``step`` not after the last recorded one is skipped,
+            and ``notes`` says so.
 
         Raises
         ------
@@ -393,9 +400,8 @@ class Monitor:
         -----
         GRPODynamicsWarning
             Once, when the first ``NO_REWARD_HINT`` updates hold no finite reward: the keys
-            seen and the names the monitor reads the reward under; and once each at the first
-            non-finite reward and the first beyond :data:`REWARD_MAGNITUDE_MAX`, naming its
-            step and value.
+            seen and the names the monitor reads the reward under; and once for each kind of
+            reward skipped (above), naming its step and value.
         """
         if not isinstance(metrics, Mapping):
             raise InputError(f"metrics: expected a mapping of metric names to values (e.g. "
@@ -406,13 +412,18 @@ class Monitor:
                              f"{type(given).__name__} {given!r:.40}")
         reward = _logged("reward", metrics)
         if reward is None:
-            if not self._held_out(step, metrics) and not self.steps:
+            given = next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics), None)
+            if given is not None:
+                self.state = self._skip(step, given, "not a number")
+            elif not self._held_out(step, metrics) and not self.steps:
                 self._hint_no_reward(metrics)
             return self.state
         if not abs(reward) <= REWARD_MAGNITUDE_MAX:  # NaN too
-            self.state = self._skip(step, reward)
+            self.state = self._skip(step, reward, "beyond" if math.isfinite(reward)
+                                    else "not finite")
             return self.state
         if self.steps and step <= self.steps[-1]:
+            self.state = self._skip(step, reward, "not after")
             return self.state
         pending, self._pending_heldout = self._pending_heldout, None
         if pending and pending[0] > step:  # an evaluation of a later step, fed early
@@ -481,19 +492,20 @@ class Monitor:
             self._pending_heldout = (step, value)  # of several, the nearest to the next step
         return True
 
-    def _skip(self, step: float, reward: float) -> MonitorState:
-        """Skip a non-finite reward or one beyond :data:`REWARD_MAGNITUDE_MAX`.
+    def _skip(self, step: float, reward: Any, kind: str) -> MonitorState:
+        """Skip a reward of a kind of ``_SKIPPED``: not finite, too large, not one number, late.
 
         Warn at the first of each kind; the state's notes count them all, one note a kind.
         """
-        kind = "beyond" if math.isfinite(reward) else "not finite"
-        count, first = self._skipped.get(kind, (0, (step, reward)))
+        shown = (f"{reward:.3g}" if isinstance(reward, float)
+                 else f"{type(reward).__name__} {reward!r:.40}")
+        count, first = self._skipped.get(kind, (0, (step, shown)))
         self._skipped[kind] = (count + 1, first)
         if not count:
-            warnings.warn(f"grpodyn Monitor: reward {reward:.3g} at step {step:g} skipped: "
+            warnings.warn(f"grpodyn Monitor: reward {shown} at step {step:g} skipped: "
                           f"{_SKIPPED[kind][0]}; {_SKIPPED[kind][1]}", GRPODynamicsWarning,
                           stacklevel=3)
-        notes = tuple(f"{n} reward(s) {_SKIPPED[k][0]} skipped (the first: {r:.3g} at step "
+        notes = tuple(f"{n} reward(s) {_SKIPPED[k][0]} skipped (the first: {r} at step "
                       f"{at:g}); {_SKIPPED[k][1]}" for k, (n, (at, r)) in self._skipped.items())
         return replace(self.state, notes=notes)
 

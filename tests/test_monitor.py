@@ -125,17 +125,24 @@ def test_top_level_exports_stay_lazy():
 
 
 def test_monitor_reads_numpy_rewards_and_ignores_a_repeated_step():
-    """verl logs numpy scalars; an evaluation log at the same step does not stop the analysis."""
+    """verl logs numpy scalars; a second log at the same step does not stop the analysis.
+
+    It and a bool given as the reward are skipped, each kind said once.
+    """
     from grpodyn import Monitor
+    from grpodyn.empirical.monitor import GRPODynamicsWarning
 
     monitor = Monitor(refit_every=10, diagnose_every=0)
-    for step, r in enumerate(_saturating(100), start=1):
-        monitor.update(step, {"reward": np.float32(r)})
-        if step == 5:  # a second log at the same step, and a bool that is no reward
-            monitor.update(5, {"reward": 0.5})
-            monitor.update(6, {"reward": True})
+    with pytest.warns(GRPODynamicsWarning) as caught:
+        for step, r in enumerate(_saturating(100), start=1):
+            monitor.update(step, {"reward": np.float32(r)})
+            if step == 5:  # a second log at the same step, and a bool that is no reward
+                monitor.update(5, {"reward": 0.5})
+                monitor.update(6, {"reward": True})
     state = monitor.state
     assert state.points == 100 and state.analysed_at == 100
+    assert [str(w.message).split(" skipped: ")[1].split(";")[0] for w in caught] == [
+        "at a step not after the last recorded one", "not one number"]
 
 
 def test_monitor_says_why_a_flat_run_is_not_analysed():
