@@ -10,10 +10,14 @@ benchmark's baseline). For each forecast it records the regime of the training p
 (``regime``: quiet, saturating, climbing), the stratum (moving or quiet, known only after), and
 the headroom fraction z = |slope| H / room: the last half's least-squares slope carried over the
 horizon H, over the distance from the recent level to the reward range's bound ahead (none where
-the range is unknown). It writes the records to ``--rows`` (default
+the range is unknown); and whether the whole training part climbs on a line: its slope's t
+statistic beyond 2 (``whole_t``, the residuals' autocorrelation counted as in ``trend_t``) with
+no curvature seen (``relaxation_fit`` refuses it: ``no_curvature``). It writes the records to
+``--rows`` (default
 ``results/climb_separation_rows.json``; given an existing file, it prints from it without
 forecasting) and prints, per source: the moving forecasts by regime at the cut, then the
-medians of the two points and of Theta's taken where z < 0.5. About 15 minutes on two cores.
+medians of the two points and of Theta's taken where z < 0.5, or where the whole training part
+climbs on a line. About 15 minutes on two cores.
 Needs the ``baselines`` extra.
 """
 
@@ -21,9 +25,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from multiprocessing import Pool
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,9 +50,25 @@ from grpodyn.empirical.logs.run_analysis import infer_reward_range  # noqa: E402
 from grpodyn.ground import InputError  # noqa: E402
 from grpodyn.numerics.forecast_adaptive import regime  # noqa: E402
 from grpodyn.numerics.forecast_calibrated import calibrated_prior_forecast  # noqa: E402
+from grpodyn.numerics.forecast_trend import relaxation_fit  # noqa: E402
 
 #: The headroom fraction below which the table takes Theta's point (a design look, not kept).
 Z_GATE = 0.5
+
+
+def whole_slope_t(t: np.ndarray, y: np.ndarray) -> float:
+    """Return the t statistic of the least-squares slope of all of (t, y).
+
+    As :func:`grpodyn.numerics.forecast_adaptive.trend_t` reads the last half: the standard
+    error from the line's residuals, inflated by (1 + rho) / (1 - rho) for their lag-1
+    autocorrelation rho (clipped to [0, 0.8]).
+    """
+    x = t - t.mean()
+    slope, intercept = np.polyfit(x, y, 1)
+    r = y - slope * x - intercept
+    rho = float(np.clip((r[1:] @ r[:-1]) / max(float(r @ r), 1e-300), 0.0, 0.8))
+    var = float(r @ r) / max(y.size - 2, 1) / max(float(x @ x), 1e-300) * (1 + rho) / (1 - rho)
+    return float(slope) / math.sqrt(var) if var > 0 else 0.0
 
 
 def _climb() -> list[tuple[str, Run]]:
@@ -81,9 +103,11 @@ def _one(job: tuple[str, str, Run, float]) -> dict | None:
         z = abs(slope) * float(t[-1] - t_train[-1]) / max(room, 1e-12)
     return {"source": source, "name": name, "fraction": fraction,
             "stratum": stratum(y_train, held, sigma), "regime": regime(t_train, y_train),
-            "z": z, **{key: (float(np.mean(np.abs(held - point)) / floor),
-                             float(np.mean(held - point) / floor))
-                       for key, point in (("prior", prior.point), ("theta", theta_point))}}
+            "z": z, "whole_t": whole_slope_t(t_train, y_train),
+            "no_curvature": relaxation_fit(t_train, y_train) is None,
+            **{key: (float(np.mean(np.abs(held - point)) / floor),
+                     float(np.mean(held - point) / floor))
+               for key, point in (("prior", prior.point), ("theta", theta_point))}}
 
 
 def _records(logs: Path) -> list[dict]:
@@ -104,9 +128,16 @@ def _median(rows: list[dict], key: str) -> float:
     return float(np.median([r[key][0] for r in rows]))
 
 
-def _gated(rows: list[dict]) -> float:
-    return float(np.median([r["theta"][0] if r["z"] is not None and r["z"] < Z_GATE
-                            else r["prior"][0] for r in rows]))
+def _headroom_gate(row: dict) -> bool:
+    return row["z"] is not None and row["z"] < Z_GATE
+
+
+def _line_gate(row: dict) -> bool:
+    return abs(row["whole_t"]) > 2 and row["no_curvature"]
+
+
+def _gated(rows: list[dict], gate: Any) -> float:
+    return float(np.median([r["theta"][0] if gate(r) else r["prior"][0] for r in rows]))
 
 
 def print_tables(rows: list[dict]) -> None:
@@ -128,15 +159,18 @@ def print_tables(rows: list[dict]) -> None:
                   f"{np.median([r['prior'][1] for r in chosen]):+.2f} / "
                   f"{np.median([r['theta'][1] for r in chosen]):+.2f} | "
                   + (f"{np.median(z):.2f} ({len(z)} bounded)" if z else "no range") + " |")
-    print(f"\n| source | stratum | forecasts | prior | Theta | Theta where z < {Z_GATE:g} |")
-    print("|---|---|---|---|---|---|")
+    print(f"\n| source | stratum | forecasts | prior | Theta | Theta where z < {Z_GATE:g} | "
+          "Theta where the whole part climbs on a line (forecasts) |")
+    print("|---|---|---|---|---|---|---|")
     for source in sources:
         for part in ("all", "moving", "quiet"):
             chosen = [r for r in rows if r["source"] == source
                       and (part == "all" or r["stratum"] == part)]
             if chosen:
                 print(f"| {source} | {part} | {len(chosen)} | {_median(chosen, 'prior'):.2f} | "
-                      f"{_median(chosen, 'theta'):.2f} | {_gated(chosen):.2f} |")
+                      f"{_median(chosen, 'theta'):.2f} | {_gated(chosen, _headroom_gate):.2f} | "
+                      f"{_gated(chosen, _line_gate):.2f} "
+                      f"({sum(map(_line_gate, chosen))}) |")
 
 
 def main() -> None:
