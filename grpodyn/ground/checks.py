@@ -95,18 +95,30 @@ MAX_STEPS = 100_000
 def check_series(name: str, value: Any) -> np.ndarray:
     """Return a series (steps, rewards) as a one-dimensional float array of finite numbers.
 
-    As :func:`check_finite`; a single number is a series of one. A table (a 2-D array) is
-    refused rather than read row after row as one series.
+    As :func:`check_finite`; a single number is a series of one, and a column or a row (an
+    (n, 1) or (1, n) array, a one-column DataFrame) is read as the series it holds. A table of
+    several rows and columns is refused rather than read row after row as one series.
+
+    Parameters
+    ----------
+    name : str
+        The input's name, used in the error message.
+    value : Any
+        A number or an array-like of numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``value`` as a one-dimensional float array.
 
     Raises
     ------
     InputError
-        As :func:`check_finite`, and when ``value`` has more than one dimension.
+        As :func:`check_finite`, and when ``value`` has more than one axis longer than 1.
     """
     array = check_finite(name, value)
-    if array.ndim > 1:
-        raise InputError(f"{name} must be one-dimensional (a series), got an array of shape "
-                         f"{array.shape}")
+    if sum(n > 1 for n in array.shape) > 1:
+        raise InputError(f"{name} must be one-dimensional, got an array of shape {array.shape}")
     return array.ravel()
 
 
