@@ -99,16 +99,26 @@ class GRPODynamicsWarning(UserWarning):
 
 
 def _number(value: Any) -> float | None:
-    """Return a logged number as a float (Python, numpy or 0-d tensor), None for anything else.
+    """Return a logged number as a float, None for anything else.
 
-    A NaN or an infinity is returned as it is.
+    A Python or numpy number, or an array or tensor of one element (on any numpy), is one
+    number; a bool, a string or several values are not. A NaN or an infinity is returned as
+    it is.
     """
-    if value is None or isinstance(value, (bool, str, bytes)):
+    if value is None or isinstance(value, (bool, np.bool_, str, bytes)):
         return None
+    if not isinstance(value, np.ndarray):  # float() of an array is deprecated in numpy
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        array = np.asarray(value)
+    except (TypeError, ValueError, RuntimeError):
         return None
+    if array.size != 1 or array.dtype.kind not in "iuf":
+        return None
+    return float(array.reshape(()))
 
 
 def _real(value: Any) -> float | None:
@@ -413,9 +423,10 @@ class Monitor:
         reward = _logged("reward", metrics)
         if reward is None:
             given = next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics), None)
+            held = self._held_out(step, metrics)
             if given is not None:
                 self.state = self._skip(step, given, "not a number")
-            elif not self._held_out(step, metrics) and not self.steps:
+            elif not held and not self.steps:
                 self._hint_no_reward(metrics)
             return self.state
         if not abs(reward) <= REWARD_MAGNITUDE_MAX:  # NaN too
