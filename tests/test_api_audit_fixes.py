@@ -1,9 +1,9 @@
 """The Python API refuses what the command line refuses, with an error that names the input.
 
-Each case was a silent wrong number, a misleading message or an internal traceback when the API
-was used as a new user would: a bad ``logging_steps`` to ``load_runs``, a reward beyond 1e12, a
-per-sample reward or a restarted step counter fed to the Monitor, a wrong type for a config, a
-fit, a frame or a run, a table where a series is expected, options of the wrong kind.
+A bad ``logging_steps`` to ``load_runs``, a reward beyond 1e12, a per-sample reward or a step
+counter that starts again fed to the Monitor, a config, fit, frame or run of the wrong type, a
+table where a series is expected, options of the wrong kind; and what stays accepted: a column
+of numbers as a series, a one-element array as one reward, numpy integers.
 """
 
 from __future__ import annotations
@@ -47,9 +47,14 @@ def rise(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("logging_steps", ["2", 0, -3, True])
 def test_load_runs_checks_logging_steps_as_load_run_does(logging_steps):
-    """load_runs took "2" as a string to repeat (steps 2, 22, 222, ...), 0 and -3 as spacings."""
+    """Not "2" as text to repeat into steps 2, 22, 222, nor 0 or -3 as spacings."""
     with pytest.raises(LogFormatError, match="logging_steps must be a positive integer"):
         load_runs(CONSOLE, logging_steps=logging_steps)
+
+
+def test_a_numpy_integer_is_a_logging_interval():
+    assert np.array_equal(load_runs(CONSOLE, logging_steps=np.int64(2))[0].steps,
+                          load_runs(CONSOLE, logging_steps=2)[0].steps)
 
 
 @pytest.mark.parametrize("spike", [1e13, 1e200])
@@ -86,6 +91,23 @@ def test_the_monitor_says_why_it_skips_a_reward_not_a_number_or_a_step_passed():
             fresh.update(1, {"reward": "0.5"})
 
 
+@pytest.mark.parametrize("reward", [np.array([0.5]), np.array(0.5), [0.5], np.float32(0.5)])
+def test_a_one_element_array_is_one_reward(reward):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no skip, and no numpy deprecation of float(array)
+        assert Monitor().update(1, {"reward": reward}).points == 1
+
+
+def test_a_numpy_bool_is_no_reward_and_a_skipped_event_keeps_its_held_out_value():
+    monitor = Monitor()
+    with pytest.warns(GRPODynamicsWarning, match="not one number"):
+        monitor.update(1, {"reward": np.True_})
+    monitor.update(1, {"reward": 0.4})
+    state = monitor.update(1, {"reward": np.array([0.5, 0.6]), "eval_reward": 0.3})
+    assert monitor.run().metrics["heldout_reward"][0] == 0.3
+    assert any("2 reward(s) not one number skipped" in note for note in state.notes)
+
+
 def test_wrong_types_are_named_not_attribute_errors(rise):
     with pytest.raises(InputError, match="config: expected a BanditConfig"):
         grpodyn.simulate_bandit({"lr": 0.1}, steps=10)
@@ -109,12 +131,18 @@ def test_a_log_path_missing_its_settings_is_told_the_python_way(rise):
         transfer([str(rise)], {"lr": 2e-5})
 
 
-def test_a_table_is_not_read_as_a_series():
+def test_a_table_is_not_read_as_a_series_and_a_column_is():
     table = np.random.default_rng(0).random((4, 6))
-    with pytest.raises(InputError, match=r"reward must be one-dimensional .* \(4, 6\)"):
+    with pytest.raises(InputError, match=r"reward must be one-dimensional, .* \(4, 6\)"):
         grpodyn.estimate_noise(table)
     with pytest.raises(InputError, match="steps must be one-dimensional"):
         fit_curve("exponential", np.arange(12.0).reshape(3, 4), table[:3, :4])
+    column = table[:, :1].repeat(3, axis=0)
+    assert grpodyn.estimate_noise(column).sigma == grpodyn.estimate_noise(column.ravel()).sigma
+    t = np.arange(30.0)
+    y = 1 - np.exp(-t / 8) + 0.01 * np.random.default_rng(1).standard_normal(30)
+    assert fit_curve("exponential", t[:, None], y[None, :]).params == pytest.approx(
+        fit_curve("exponential", t, y).params)
 
 
 def test_options_of_the_wrong_kind_are_refused(rise):
@@ -125,6 +153,10 @@ def test_options_of_the_wrong_kind_are_refused(rise):
         analyse_run(run, stack="no")
     with pytest.raises(InputError, match="sweep_short: expected SweepRuns"):
         advise_log(run, sweep_short=["x"])
+    with pytest.raises(InputError, match="sweep_short: expected a sequence of SweepRuns"):
+        advise_log(run, sweep_short=3)
+    assert advise_log(run, sweep_short=None).to_dict() == advise_log(run).to_dict()
+    assert advise_log(run, sweep_short=iter(())).to_dict() == advise_log(run).to_dict()
 
 
 def test_a_curve_models_repr_is_one_short_line():

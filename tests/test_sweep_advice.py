@@ -19,8 +19,8 @@ from grpodyn.empirical.logs.sweep_advice import (
     cap_at_fall,
     exponent_from_sweep,
     fall_limit,
+    run_optimizer,
     sweep_cap,
-    swept_optimizer,
 )
 from grpodyn.empirical.logs.sweep_runs import SweepRun
 
@@ -105,25 +105,24 @@ def test_no_fall_is_compared_across_optimizers():
 
 
 def test_the_exponent_is_the_run_optimizers_family():
-    """An AdamW run takes the Adam runs' exponent in a sweep of SGD and Adam runs, an SGD run in
-    an Adam sweep the theory's (lrs of different optimizers are on different scales), an
-    unknown optimizer the sweep's only one."""
+    """An AdamW run takes the Adam runs' exponent in a sweep of SGD and Adam runs; an SGD run in
+    an Adam sweep, or a run whose optimizer is unknown, the theory's (lrs of different
+    optimizers are on different scales, as the cap compares no fall across them)."""
     measured = {"sgd": {"value": -0.6, "stderr": 0.1, "learning_rates": [1, 2]},
                 "adam": {"value": -0.8, "stderr": 0.1, "learning_rates": [1e-5, 2e-5]}}
     mixed = SimpleNamespace(layout=SimpleNamespace(optimizers=["sgd", "adam"]),
                             tau_lr_exponent=lambda: measured)
     adam = SimpleNamespace(layout=SimpleNamespace(optimizers=["adam"]),
                            tau_lr_exponent=lambda: {"adam": measured["adam"]})
-    assert swept_optimizer(mixed, "adamw", "jsonl") == "adam"
-    assert exponent_from_sweep(mixed, swept_optimizer(mixed, "AdamW", "csv"))["value"] == -0.8
-    assert exponent_from_sweep(mixed, swept_optimizer(mixed, "sgd", "csv"))["value"] == -0.6
-    unknown = exponent_from_sweep(mixed, swept_optimizer(mixed, None, "jsonl"))
-    assert unknown["status"] == "theory" and "unknown" in unknown["reason"]
-    assert exponent_from_sweep(adam, swept_optimizer(adam, None, "jsonl"))["value"] == -0.8
-    other = exponent_from_sweep(adam, swept_optimizer(adam, "sgd", "jsonl"))
+    assert exponent_from_sweep(mixed, run_optimizer("AdamW", "csv"))["value"] == -0.8
+    assert exponent_from_sweep(mixed, run_optimizer("sgd", "csv"))["value"] == -0.6
+    for fit in (mixed, adam):
+        unknown = exponent_from_sweep(fit, run_optimizer(None, "jsonl"))
+        assert unknown["status"] == "theory" and "optimizer is unknown" in unknown["reason"]
+    other = exponent_from_sweep(adam, run_optimizer("sgd", "jsonl"))
     assert other["status"] == "theory" and "no sgd runs" in other["reason"]
     # a TRL log's optimizer is its trainer's AdamW
-    assert swept_optimizer(mixed, None, "trl_trainer_state") == "adam"
+    assert exponent_from_sweep(mixed, run_optimizer(None, "trl_trainer_state"))["value"] == -0.8
 
 
 @pytest.mark.parametrize(("case", "expected"), [

@@ -91,8 +91,8 @@ from grpodyn.empirical.logs.sweep_advice import (
     THEORY_EXPONENT,
     bg_exponent_from_sweep,
     exponent_from_sweep,
+    run_optimizer,
     sweep_cap,
-    swept_optimizer,
 )
 from grpodyn.empirical.logs.trend import Trend, agree_with_state, run_trend
 from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
@@ -472,10 +472,10 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     InputError
         On fewer than 3 points or a bad option (a ``sweep`` not a ``SweepFit``), naming it.
     """
-    margin = _checked_options(sweep, margin, sweep_short)
+    margin, sweep_short = _checked_options(sweep, margin, sweep_short)
     check_reward_magnitude(run)
     optimizer = _value(run.meta.optimizer)
-    swept = None if sweep is None else swept_optimizer(sweep, optimizer, run.format)
+    swept = None if sweep is None else run_optimizer(optimizer, run.format)
     exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, swept))
     declared, _ = infer_reward_range(run, reward_range)
     if run.n_points < 3:
@@ -558,23 +558,29 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                      reasoning)
 
 
-def _checked_options(sweep: Any, margin: float, sweep_short: Any) -> float:
-    """Refuse a bad ``sweep``, ``sweep_short`` or ``margin`` (outside (0, 1)); return the margin."""
+def _checked_options(sweep: Any, margin: float, sweep_short: Any
+                     ) -> tuple[float, tuple[Any, ...]]:
+    """Refuse a bad ``sweep``, ``sweep_short`` or ``margin``; return the margin, the short runs."""
     if sweep is not None:
         from grpodyn.empirical.logs.sweep_fit import SweepFit
         if not isinstance(sweep, SweepFit):  # a path: its runs are to be fitted first
             raise InputError(f"sweep: expected a SweepFit (grpodyn.fit_sweep), got {sweep!r:.60}")
     from grpodyn.empirical.logs.sweep_runs import SweepRun
-    odd = [r for r in sweep_short if not isinstance(r, SweepRun)]
+    try:
+        short = () if sweep_short is None else tuple(sweep_short)
+    except TypeError:
+        raise InputError(f"sweep_short: expected a sequence of SweepRuns, got "
+                         f"{type(sweep_short).__name__}") from None
+    odd = [r for r in short if not isinstance(r, SweepRun)]
     if odd:
         raise InputError(f"sweep_short: expected SweepRuns (load_sweep_run), got {odd[0]!r:.60}")
-    if sweep_short and sweep is None:
+    if short and sweep is None:
         raise InputError("sweep_short: the short runs of a sweep are read with that sweep; give "
                          "sweep= too")
     margin = check_fraction("margin", margin)
     if not margin < 1:
         raise InputError(f"margin must lie in (0, 1), got {margin}")
-    return margin
+    return margin, short
 
 
 def _run_lr(run: Run, analysis: RunAnalysis | None) -> tuple[float | None, str | None]:

@@ -25,6 +25,7 @@ purges them; records repeated at one step keep the first, with a note.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -496,11 +497,12 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
     Parameters are those of :func:`load_run`. A run without a usable reward raises for a file
     of one run; in a file of several such runs are left out with a note on the others.
     """
-    if logging_steps is not None and (isinstance(logging_steps, bool)
-                                      or not isinstance(logging_steps, int)
-                                      or logging_steps < 1):
-        raise LogFormatError(f"{path}: logging_steps must be a positive integer, got "
-                             f"{logging_steps!r}")
+    if logging_steps is not None:
+        if (isinstance(logging_steps, (bool, np.bool_))
+                or not isinstance(logging_steps, numbers.Integral) or logging_steps < 1):
+            raise LogFormatError(f"{path}: logging_steps must be a positive integer, got "
+                                 f"{logging_steps!r}")
+        logging_steps = int(logging_steps)
     path = Path(path)
     source = _parse(path, {"step_key": step_key, "logging_steps": logging_steps,
                            "reward_key": reward_key})

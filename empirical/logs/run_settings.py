@@ -42,6 +42,11 @@ def check_reward_magnitude(run: Run) -> None:
     The fits, the noise estimate and the diagnosis square the reward's deviations; beyond this
     magnitude they lose their precision, and one such value swamps every other.
 
+    Parameters
+    ----------
+    run : Run
+        The loaded run.
+
     Raises
     ------
     InputError

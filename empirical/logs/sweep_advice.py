@@ -27,8 +27,7 @@ from grpodyn.empirical.logs.sweep_runs import optimizer_family
 from grpodyn.empirical.logs.trend import series_trend
 
 __all__ = ["THEORY_EXPONENT", "exponent_from_sweep", "bg_exponent_from_sweep", "fall_limit",
-           "cap_at_fall", "sweep_cap", "fell", "run_optimizer", "swept_optimizer",
-           "LIMIT_SETTINGS"]
+           "cap_at_fall", "sweep_cap", "fell", "run_optimizer", "LIMIT_SETTINGS"]
 
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
 THEORY_EXPONENT = {"value": -1.0, "status": "theory",
@@ -44,18 +43,20 @@ def exponent_from_sweep(fit: Any, optimizer: str | None = "adam") -> dict[str, A
     fit : grpodyn.empirical.logs.sweep.SweepFit
         A joint fit of runs that differ in lr (:func:`~grpodyn.empirical.logs.sweep.fit_sweep`).
     optimizer : str or None
-        Which optimizer's exponent (:func:`swept_optimizer`); None where the run's is unknown
-        among several.
+        The advised run's optimizer family (:func:`run_optimizer`); None where it is unknown.
 
     Returns
     -------
     dict
         ``value``, ``stderr``, ``status`` (``measured``) and ``reason``; the theory's value with
-        its status when the sweep does not determine it.
+        its status when the sweep does not determine it, or holds no run of ``optimizer``
+        (lrs of different optimizers are on different scales, as :func:`sweep_cap` compares
+        no fall across them).
     """
     if optimizer is None:
-        return {**THEORY_EXPONENT, "reason": "the run's optimizer is unknown and the sweep holds "
-                f"several ({', '.join(fit.layout.optimizers)}): the map's -1"}
+        return {**THEORY_EXPONENT, "reason": "the run's optimizer is unknown, so no exponent of "
+                f"the sweep's ({', '.join(fit.layout.optimizers)}) is taken for it (give the "
+                "run's optimizer): the map's -1"}
     entry = fit.tau_lr_exponent().get(optimizer, {})
     value = entry.get("value")
     if value is None or not value < 0:
@@ -73,8 +74,7 @@ def bg_exponent_from_sweep(fit: Any, optimizer: str | None = "adam") -> dict[str
     fit : grpodyn.empirical.logs.sweep.SweepFit
         A joint fit of runs at several B G (``SweepFit.bg_test``).
     optimizer : str or None
-        Which optimizer's exponent (:func:`swept_optimizer`); None where the run's is unknown
-        among several.
+        The advised run's optimizer family (:func:`run_optimizer`); None where it is unknown.
 
     Returns
     -------
@@ -239,19 +239,6 @@ def run_optimizer(optimizer: str | None, fmt: str) -> str | None:
         default = format_defaults(fmt).optimizer
         optimizer = None if default is None else default.value
     return None if optimizer is None else optimizer_family(optimizer)
-
-
-def swept_optimizer(fit: Any, optimizer: str | None, fmt: str) -> str | None:
-    """Return the optimizer whose exponents a sweep gives the advised run.
-
-    The run's own family (:func:`run_optimizer`), whether or not the sweep holds runs of it
-    (lrs of different optimizers are on different scales); where it is unknown, the sweep's one
-    optimizer; None where the sweep holds several.
-    """
-    family = run_optimizer(optimizer, fmt)
-    if family is None and len(fit.layout.optimizers) == 1:
-        return fit.layout.optimizers[0]
-    return family
 
 
 def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: Any,
