@@ -68,7 +68,9 @@ def whole_slope_t(t: np.ndarray, y: np.ndarray) -> float:
     r = y - slope * x - intercept
     rho = float(np.clip((r[1:] @ r[:-1]) / max(float(r @ r), 1e-300), 0.0, 0.8))
     var = float(r @ r) / max(y.size - 2, 1) / max(float(x @ x), 1e-300) * (1 + rho) / (1 - rho)
-    return float(slope) / math.sqrt(var) if var > 0 else 0.0
+    if var > 0:
+        return float(slope) / math.sqrt(var)
+    return 0.0 if slope == 0 else math.copysign(math.inf, slope)  # the points on a line
 
 
 def _climb() -> list[tuple[str, Run]]:
