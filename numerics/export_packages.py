@@ -13,13 +13,13 @@ import uuid
 
 import sympy as sp
 
+from grpodyn import __version__ as _VERSION
 from grpodyn.theory import Derivation
 from grpodyn.theory.symbols import TABLE
 
 __all__ = ["c_doc_comment", "julia_docstring", "package_files", "formula_text",
            "section_number"]
 
-_VERSION = "0.1.0"
 #: Namespace of the Julia package's UUID (a UUID5 of its name: the same on every export).
 _JULIA_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")  # RFC 4122 URL namespace
 
@@ -104,7 +104,9 @@ def _c_files(ds: list[Derivation]) -> dict[str, str]:
     readme = _readme(
         "grpodyn theory for C", "C99 functions",
         "```sh\nmake            # libgrpodyn_theory.a and "
-        "libgrpodyn_theory.so\ncc -std=c99 my_code.c -I. -L. -lgrpodyn_theory -lm\n```",
+        "libgrpodyn_theory.so\ncc -std=c99 my_code.c -I. libgrpodyn_theory.a -lm   # static\n"
+        "cc -std=c99 my_code.c -I. -L. -lgrpodyn_theory -lm -Wl,-rpath,\"$PWD\"   # shared\n"
+        "```",
         "Include `grpodyn_theory.h`: every function is documented there (formula, arguments "
         "with units, domain). All arguments are `double`; a stability condition returns "
         "`int` (1 where it holds). Outside a function's domain it sets `errno = EDOM` and "

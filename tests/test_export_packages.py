@@ -68,8 +68,9 @@ def test_c_header_documents_every_function(packages, reg):
                     reason="gcc or make not installed")
 def test_c_package_builds_and_links(packages):
     folder = packages / "c"
-    subprocess.run(["make", "CC=gcc", "CFLAGS=-std=c99 -O2 -Wall -Wextra -Werror"], cwd=folder,
-                   check=True, capture_output=True)
+    subprocess.run(["make", "CC=gcc",
+                    "CFLAGS=-std=c99 -O2 -Wall -Wextra -Wstrict-prototypes -Werror"],
+                   cwd=folder, check=True, capture_output=True)
     assert (folder / "libgrpodyn_theory.a").exists() and (folder / "libgrpodyn_theory.so").exists()
     calls = "\n".join(f'    printf("%.17g\\n", grpodyn_{name}({", ".join(map(repr, args))}));'
                       for name, args in CASES)
@@ -80,6 +81,29 @@ def test_c_package_builds_and_links(packages):
     out = subprocess.run([str(folder / "use")], check=True, capture_output=True, text=True)
     for (name, args), line in zip(CASES, out.stdout.split(), strict=True):
         assert _agree(float(line), float(compiled(name)(*args))), name
+    # the README's shared build runs as it stands (the library's folder on the run path)
+    subprocess.run(["gcc", "-std=c99", "use.c", "-I.", "-L.", "-lgrpodyn_theory", "-lm",
+                    f"-Wl,-rpath,{folder}", "-o", "use_shared"], cwd=folder, check=True)
+    shared = subprocess.run([str(folder / "use_shared")], check=True, capture_output=True,
+                            text=True)
+    assert shared.stdout == out.stdout
+
+
+@pytest.mark.skipif(shutil.which("g++") is None or shutil.which("make") is None,
+                    reason="g++ or make not installed")
+def test_c_package_links_from_cpp(packages):
+    """The header declares the functions extern "C", so a C++ program links the C library."""
+    folder = packages / "c"
+    subprocess.run(["make", "CC=gcc"], cwd=folder, check=True, capture_output=True)
+    name, args = CASES[0]
+    (folder / "use.cpp").write_text(
+        "#include <cstdio>\n#include \"grpodyn_theory.h\"\nint main() {\n"
+        f'    std::printf("%.17g\\n", grpodyn_{name}({", ".join(map(repr, args))}));\n'
+        "    return 0;\n}\n")
+    subprocess.run(["g++", "use.cpp", "-I.", "-L.", "-l:libgrpodyn_theory.a", "-lm", "-o",
+                    "use_cpp"], cwd=folder, check=True, capture_output=True)
+    out = subprocess.run([str(folder / "use_cpp")], check=True, capture_output=True, text=True)
+    assert _agree(float(out.stdout), float(compiled(name)(*args)))
 
 
 def test_python_module_imports_with_numpy_alone_and_documents(packages, reg):
