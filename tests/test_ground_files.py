@@ -36,3 +36,32 @@ def test_save_figure_keeps_the_old_file_when_saving_fails(tmp_path):
     assert target.read_bytes() == first
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.png"]
     plt.close(fig)
+
+
+def test_a_full_disk_names_the_file_it_stopped_and_leaves_nothing(tmp_path):
+    """An OSError without a file name (a full disk, ENOSPC) is raised naming the target."""
+    import os
+    from unittest import mock
+
+    from grpodyn.ground.files import write_all_atomic
+
+    real = os.fdopen
+
+    class Full:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, text):
+            raise OSError(28, "No space left on device")
+
+    with mock.patch("grpodyn.ground.files.os.fdopen",
+                    lambda fd, *a, **k: Full(real(fd, *a, **k))):
+        with pytest.raises(OSError, match=r"No space left on device: '.*a\.txt'"):
+            write_all_atomic({tmp_path / "a.txt": "x", tmp_path / "b.txt": "y"})
+    assert list(tmp_path.iterdir()) == []

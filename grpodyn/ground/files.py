@@ -177,6 +177,7 @@ def write_all_atomic(texts: Mapping[Path, str]) -> list[Path]:
     check_targets(texts)
     made: list[Path] = []
     staged: dict[Path, str] = {}
+    path = None
     try:
         for path, text in texts.items():
             _make_folders(path.parent, made)
@@ -187,11 +188,14 @@ def write_all_atomic(texts: Mapping[Path, str]) -> list[Path]:
             os.chmod(tmp, 0o644)
         for path, tmp in staged.items():
             os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         for tmp in staged.values():
             Path(tmp).unlink(missing_ok=True)
         for folder in reversed(made):
             shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.filename is None and path is not None:
+            # a full disk says nothing of the file it stopped: name it
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
         raise
     return list(texts)
 
