@@ -54,7 +54,7 @@ from .forecast_trend import TREND_MEMBERS, member_forecasts, relaxation_fit
 from .forecasters import CurveForecaster
 from .noise import estimate_noise
 
-__all__ = ["adaptive_forecast", "change_point", "regime", "trend_t", "moves_on",
+__all__ = ["adaptive_forecast", "change_point", "regime", "trend_t", "slope_t", "moves_on",
            "conformal_quantile", "horizon_quantile", "AdaptiveForecaster"]
 
 #: Inner origins of the rolling-origin validation, as fractions of the training part.
@@ -158,13 +158,18 @@ _UNDAMPED = ("linear", "theta")
 
 
 def trend_t(t: np.ndarray, y: np.ndarray) -> float:
-    """Return the t statistic of the slope of the last half of (t, y).
+    """Return the t statistic of the slope of the last half of (t, y) (:func:`slope_t`)."""
+    half = t.size // 2
+    return slope_t(t[half:], y[half:])
+
+
+def slope_t(t: np.ndarray, y: np.ndarray) -> float:
+    """Return the t statistic of the least-squares slope of (t, y).
 
     The slope's standard error from the line's residuals, inflated by (1 + rho) / (1 - rho)
-    for their lag-1 autocorrelation rho (clipped to [0, 0.8]).
+    for their lag-1 autocorrelation rho (clipped to [0, 0.8]); +-inf for points on a line.
     """
-    half = t.size // 2
-    x, v = t[half:] - t[half:].mean(), y[half:]
+    x, v = t - t.mean(), y
     slope, intercept = np.polyfit(x, v, 1)
     r = v - slope * x - intercept
     rho = float(np.clip((r[1:] @ r[:-1]) / max(float(r @ r), 1e-300), 0.0, 0.8))

@@ -11,8 +11,8 @@ benchmark's baseline). For each forecast it records the regime of the training p
 the headroom fraction z = |slope| H / room: the last half's least-squares slope carried over the
 horizon H, over the distance from the recent level to the reward range's bound ahead (none where
 the range is unknown); and whether the whole training part climbs on a line: its slope's t
-statistic beyond 2 (``whole_t``, the residuals' autocorrelation counted as in ``trend_t``) with
-no curvature seen (``relaxation_fit`` refuses it: ``no_curvature``). It writes the records to
+statistic beyond 2 (``whole_t``: ``slope_t``, which ``trend_t`` reads on the last half) with no
+curvature seen (``relaxation_fit`` refuses it: ``no_curvature``). It writes the records to
 ``--rows`` (default
 ``results/climb_separation_rows.json``; given an existing file, it prints from it without
 forecasting) and prints, per source: the moving forecasts by regime at the cut, then the
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from multiprocessing import Pool
 from pathlib import Path
@@ -48,29 +47,12 @@ from forecast_matrix import (  # noqa: E402
 from grpodyn.empirical.logs.loaders import Run, load_run  # noqa: E402
 from grpodyn.empirical.logs.run_analysis import infer_reward_range  # noqa: E402
 from grpodyn.ground import InputError  # noqa: E402
-from grpodyn.numerics.forecast_adaptive import regime  # noqa: E402
+from grpodyn.numerics.forecast_adaptive import regime, slope_t  # noqa: E402
 from grpodyn.numerics.forecast_calibrated import calibrated_prior_forecast  # noqa: E402
 from grpodyn.numerics.forecast_trend import relaxation_fit  # noqa: E402
 
 #: The headroom fraction below which the table takes Theta's point (a design look, not kept).
 Z_GATE = 0.5
-
-
-def whole_slope_t(t: np.ndarray, y: np.ndarray) -> float:
-    """Return the t statistic of the least-squares slope of all of (t, y).
-
-    As :func:`grpodyn.numerics.forecast_adaptive.trend_t` reads the last half: the standard
-    error from the line's residuals, inflated by (1 + rho) / (1 - rho) for their lag-1
-    autocorrelation rho (clipped to [0, 0.8]).
-    """
-    x = t - t.mean()
-    slope, intercept = np.polyfit(x, y, 1)
-    r = y - slope * x - intercept
-    rho = float(np.clip((r[1:] @ r[:-1]) / max(float(r @ r), 1e-300), 0.0, 0.8))
-    var = float(r @ r) / max(y.size - 2, 1) / max(float(x @ x), 1e-300) * (1 + rho) / (1 - rho)
-    if var > 0:
-        return float(slope) / math.sqrt(var)
-    return 0.0 if slope == 0 else math.copysign(math.inf, slope)  # the points on a line
 
 
 def _climb() -> list[tuple[str, Run]]:
@@ -105,7 +87,7 @@ def _one(job: tuple[str, str, Run, float]) -> dict | None:
         z = abs(slope) * float(t[-1] - t_train[-1]) / max(room, 1e-12)
     return {"source": source, "name": name, "fraction": fraction,
             "stratum": stratum(y_train, held, sigma), "regime": regime(t_train, y_train),
-            "z": z, "whole_t": whole_slope_t(t_train, y_train),
+            "z": z, "whole_t": slope_t(t_train, y_train),
             "no_curvature": relaxation_fit(t_train, y_train) is None,
             **{key: (float(np.mean(np.abs(held - point)) / floor),
                      float(np.mean(held - point) / floor))
