@@ -13,7 +13,6 @@ import uuid
 
 import sympy as sp
 
-from grpodyn import __version__ as _VERSION
 from grpodyn.theory import Derivation
 from grpodyn.theory.symbols import TABLE
 
@@ -79,6 +78,16 @@ def julia_docstring(d: Derivation) -> str:
     return f'"""\n{text}\n"""'
 
 
+def grpodyn_version() -> str:
+    """Return the installed grpodyn's version (its package metadata), for the exports' notes."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("grpodyn")
+    except PackageNotFoundError:  # a source tree on the path, not installed
+        return "(not installed)"
+
+
 def _listing(ds: list[Derivation], call: str) -> str:
     return "\n".join(f"- `{call.format(name=d.name, args=', '.join(d.arg_names))}`: {d.summary}"
                      for d in ds)
@@ -118,7 +127,8 @@ def _python_files(ds: list[Derivation]) -> dict[str, str]:
     pyproject = (
         "[build-system]\nrequires = [\"setuptools>=64\"]\n"
         "build-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"grpodyn-theory\"\n"
-        f"version = \"{_VERSION}\"\ndescription = \"The grpodyn theory's derivations as numpy "
+        f"version = \"{grpodyn_version()}\"\n"
+        "description = \"The grpodyn theory's derivations as numpy "
         "functions.\"\nrequires-python = \">=3.10\"\ndependencies = [\"numpy>=1.24\"]\n\n"
         "[tool.setuptools]\npy-modules = [\"grpodyn_theory\"]\n")
     readme = _readme(
@@ -133,7 +143,8 @@ def _python_files(ds: list[Derivation]) -> dict[str, str]:
 
 def _julia_files(ds: list[Derivation]) -> dict[str, str]:
     package_id = uuid.uuid5(_JULIA_NAMESPACE, "GrpodynTheory")
-    project = f"name = \"GrpodynTheory\"\nuuid = \"{package_id}\"\nversion = \"{_VERSION}\"\n"
+    project = (f"name = \"GrpodynTheory\"\nuuid = \"{package_id}\"\n"
+               f"version = \"{grpodyn_version()}\"\n")
     readme = _readme(
         "GrpodynTheory.jl", "Julia functions (Base only)",
         "```julia\nusing Pkg; Pkg.develop(path=\".\")\nusing GrpodynTheory\n"
