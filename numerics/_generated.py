@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '55a7eb35c43e95cebd2ce6d12f502db7'
+THEORY_HASH = '6cfffc10c19e45173770790e471d9d62'
 
 
 SIGNATURES = {
@@ -1026,7 +1026,17 @@ def stationary_variance(beta, k, s2):
         dimensionless stiffness a*kappa [1/step^2]
     s2 : array_like
         per-step noise variance of the increment of r [reward^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        (beta < 1) & (k < 2*beta + 2)
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda beta, k: numpy.all(numpy.less(beta, 1)) and numpy.all(numpy.less(k, 2*beta + 2)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
+    if not _inside:
+        raise ValueError("stationary_variance: defined only where (beta < 1) & (k < 2*beta + 2)")
     return s2*(beta + 1)/(k*(beta - 1)*(-2*beta + k - 2))
 
 

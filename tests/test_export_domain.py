@@ -212,3 +212,14 @@ def test_degenerate_inputs_are_refused_everywhere(name, args, exports):
     ctypes.set_errno(0)
     assert np.isnan(fn(*args))
     assert ctypes.get_errno() == EDOM
+
+
+@pytest.mark.parametrize(("beta", "k"), [(0.0, 3.0), (0.5, 3.0), (0.9, 3.8), (1.0, 1.0)])
+def test_stationary_variance_is_refused_where_the_map_is_unstable(beta, k):
+    """Beyond k_max = 2 (1 + beta) the AR(2) formula turns negative (-3.3e-5 at beta 0, k 3) or
+    divides by zero; the compiled function refuses it, and the numeric one says inf."""
+    with pytest.raises(ValueError, match="stationary_variance: defined only where"):
+        compiled("stationary_variance")(beta, k, 1e-4)
+    if beta < 1:
+        assert fluctuations.stationary_variance(momentum=beta, stiffness=k, noise=1e-4) == np.inf
+    assert compiled("stationary_variance")(beta / 2, 0.5, 1e-4) > 0

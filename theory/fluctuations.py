@@ -36,9 +36,12 @@ def derive_stationary_variance() -> Derivation:
                    sp.Eq(g2, phi1 * g1 + phi2 * g0)]
     solution = sp.solve(yule_walker, [g0, g1, g2], dict=True)[0]
     variance = sp.factor(solution[g0])
+    # defined where the map is stable (beta < 1, k < k_max): beyond it the fluctuations grow
+    # without bound, and the formula's sign turns
     return Derivation("stationary_variance", variance, (sym.beta, sym.k, sym.s2),
                       "Stationary variance of e for K = 1 (AR(2), exact); diverges at 2(1+beta).",
-                      SECTION, (Step("Yule-Walker equations", sp.Tuple(*yule_walker)),))
+                      SECTION, (Step("Yule-Walker equations", sp.Tuple(*yule_walker)),),
+                      domain=sp.And(sym.beta < 1, sym.k < get("stiffness_max").expr))
 
 
 @derivation
