@@ -48,7 +48,8 @@ def test_derivations_with_a_domain():
             "two_mode_relaxation_time", "oscillation_momentum", "two_mode_effective_stiffness",
             "binomial_pmf", "grpo_update_mean", "grpo_update_variance", "bandit_drift_grpo",
             "bandit_drift_slope_grpo", "prompt_pool_successes_pmf", "slow_root",
-            "gain_fraction_time", "staleness_stiffness_max_continuum", *jacobians} \
+            "gain_fraction_time", "staleness_stiffness_max_continuum", "stationary_variance",
+                *jacobians} \
         == _domain_names()
 
 
