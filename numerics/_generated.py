@@ -267,7 +267,11 @@ def mean_field_map(e_now, e_prev, e_lag, beta, a, kappa):
     kappa : array_like
         curvature scale: slope of the projected drift [gradient/reward]
     """
-    return -a*e_lag*kappa + beta*e_now - beta*e_prev + e_now
+    try:
+        return -a*e_lag*kappa + beta*e_now - beta*e_prev + e_now
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return mean_field_map(numpy.asarray(e_now)[()], numpy.asarray(e_prev)[()], numpy.asarray(e_lag)[()], numpy.asarray(beta)[()], numpy.asarray(a)[()], numpy.asarray(kappa)[()])
 
 
 def stiffness(a, kappa):
@@ -282,7 +286,11 @@ def stiffness(a, kappa):
     kappa : array_like
         curvature scale: slope of the projected drift [gradient/reward]
     """
-    return a*kappa
+    try:
+        return a*kappa
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return stiffness(numpy.asarray(a)[()], numpy.asarray(kappa)[()])
 
 
 def mass(beta):
@@ -295,7 +303,11 @@ def mass(beta):
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
-    return (1/2)*beta + 1/2
+    try:
+        return (1/2)*beta + 1/2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return mass(numpy.asarray(beta)[()])
 
 
 def effective_damping(beta, k, l_bar):
@@ -312,7 +324,11 @@ def effective_damping(beta, k, l_bar):
     l_bar : array_like
         mean lag of the force [steps]
     """
-    return -beta - k*l_bar + 1
+    try:
+        return -beta - k*l_bar + 1
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return effective_damping(numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(l_bar)[()])
 
 
 def damping(beta):
@@ -325,7 +341,11 @@ def damping(beta):
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
-    return 1 - beta
+    try:
+        return 1 - beta
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return damping(numpy.asarray(beta)[()])
 
 
 def mean_refresh_lag(K):
@@ -338,7 +358,11 @@ def mean_refresh_lag(K):
     K : array_like
         refresh interval (optimizer steps per sampling refresh) [steps]
     """
-    return (1/2)*K - 1/2
+    try:
+        return (1/2)*K - 1/2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return mean_refresh_lag(numpy.asarray(K)[()])
 
 
 def natural_frequency(beta, k):
@@ -353,7 +377,11 @@ def natural_frequency(beta, k):
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
     """
-    return numpy.sqrt(2)*numpy.sqrt(k)/numpy.sqrt(beta + 1)
+    try:
+        return numpy.sqrt(2)*numpy.sqrt(k)/numpy.sqrt(beta + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return natural_frequency(numpy.asarray(beta)[()], numpy.asarray(k)[()])
 
 
 def damping_ratio(beta, k):
@@ -368,7 +396,11 @@ def damping_ratio(beta, k):
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
     """
-    return (1/2)*numpy.sqrt(2)*(1 - beta)/(numpy.sqrt(k)*numpy.sqrt(beta + 1))
+    try:
+        return (1/2)*numpy.sqrt(2)*(1 - beta)/(numpy.sqrt(k)*numpy.sqrt(beta + 1))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return damping_ratio(numpy.asarray(beta)[()], numpy.asarray(k)[()])
 
 
 def trajectory(t, e0, v0, zeta, omega0):
@@ -399,10 +431,14 @@ def trajectory(t, e0, v0, zeta, omega0):
         _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("trajectory: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
-    _x0 = omega0*t
-    _x1 = numpy.sqrt(zeta**2 - 1)
-    _x2 = _x0*_x1
-    return (e0*numpy.cosh(_x2) + (e0*omega0*zeta + v0)*numpy.sinh(_x2)/(_x1*omega0))*numpy.exp(-_x0*zeta)
+    try:
+        _x0 = omega0*t
+        _x1 = numpy.sqrt(zeta**2 - 1)
+        _x2 = _x0*_x1
+        return (e0*numpy.cosh(_x2) + (e0*omega0*zeta + v0)*numpy.sinh(_x2)/(_x1*omega0))*numpy.exp(-_x0*zeta)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_critical(t, e0, v0, omega0):
@@ -421,8 +457,12 @@ def trajectory_critical(t, e0, v0, omega0):
     omega0 : array_like
         natural angular frequency [rad/step]
     """
-    _x0 = omega0*t
-    return (_x0*e0 + e0 + t*v0)*numpy.exp(-_x0)
+    try:
+        _x0 = omega0*t
+        return (_x0*e0 + e0 + t*v0)*numpy.exp(-_x0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_critical(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_underdamped(t, e0, v0, zeta, omega0):
@@ -453,11 +493,15 @@ def trajectory_underdamped(t, e0, v0, zeta, omega0):
         _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("trajectory_underdamped: defined only where zeta < 1")
-    _x0 = omega0*zeta
-    _x1 = numpy.sqrt(1 - zeta**2)
-    _x2 = _x1*omega0
-    _x3 = _x2*t
-    return (_x2*e0*numpy.cos(_x3) + (_x0*e0 + v0)*numpy.sin(_x3))*numpy.exp(-_x0*t)/(_x1*omega0)
+    try:
+        _x0 = omega0*zeta
+        _x1 = numpy.sqrt(1 - zeta**2)
+        _x2 = _x1*omega0
+        _x3 = _x2*t
+        return (_x2*e0*numpy.cos(_x3) + (_x0*e0 + v0)*numpy.sin(_x3))*numpy.exp(-_x0*t)/(_x1*omega0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_underdamped(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def slow_start_trajectory(t, e0, beta, k):
@@ -476,8 +520,12 @@ def slow_start_trajectory(t, e0, beta, k):
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
     """
-    _x0 = beta + 1
-    return -e0*(-_x0 + k*t**2)/_x0
+    try:
+        _x0 = beta + 1
+        return -e0*(-_x0 + k*t**2)/_x0
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return slow_start_trajectory(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(beta)[()], numpy.asarray(k)[()])
 
 
 def inflection_time(zeta, omega0):
@@ -502,8 +550,12 @@ def inflection_time(zeta, omega0):
         _inside = (lambda zeta: numpy.all(numpy.greater(zeta, 1)))(numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("inflection_time: defined only where zeta > 1")
-    _x0 = numpy.sqrt(zeta**2 - 1)
-    return numpy.arctanh(_x0/zeta)/(_x0*omega0)
+    try:
+        _x0 = numpy.sqrt(zeta**2 - 1)
+        return numpy.arctanh(_x0/zeta)/(_x0*omega0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return inflection_time(numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def relaxation_time(beta, a, kappa):
@@ -520,7 +572,11 @@ def relaxation_time(beta, a, kappa):
     kappa : array_like
         curvature scale: slope of the projected drift [gradient/reward]
     """
-    return (1 - beta)/(a*kappa)
+    try:
+        return (1 - beta)/(a*kappa)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return relaxation_time(numpy.asarray(beta)[()], numpy.asarray(a)[()], numpy.asarray(kappa)[()])
 
 
 def saturation_law(t, r0, r_star, tau):
@@ -539,7 +595,11 @@ def saturation_law(t, r0, r_star, tau):
     tau : array_like
         relaxation time [steps]
     """
-    return r_star + (r0 - r_star)*numpy.exp(-t/tau)
+    try:
+        return r_star + (r0 - r_star)*numpy.exp(-t/tau)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return saturation_law(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(tau)[()])
 
 
 def size_exponent(alpha):
@@ -552,7 +612,11 @@ def size_exponent(alpha):
     alpha : array_like
         model-size exponent of the curvature scale [dimensionless]
     """
-    return -alpha
+    try:
+        return -alpha
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return size_exponent(numpy.asarray(alpha)[()])
 
 
 def slow_root(m, c, k):
@@ -579,7 +643,11 @@ def slow_root(m, c, k):
         _inside = (lambda c, k, m: numpy.all(numpy.greater(c**2, 4*k*m)))(numpy.asarray(c, dtype=float), numpy.asarray(k, dtype=float), numpy.asarray(m, dtype=float))
     if not _inside:
         raise ValueError("slow_root: defined only where c**2 > 4*k*m")
-    return -k/c - k**2*m/c**3
+    try:
+        return -k/c - k**2*m/c**3
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return slow_root(numpy.asarray(m)[()], numpy.asarray(c)[()], numpy.asarray(k)[()])
 
 
 def inertial_delay(beta):
@@ -592,7 +660,11 @@ def inertial_delay(beta):
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
-    return -1/2*(beta + 1)/(beta - 1)
+    try:
+        return -1/2*(beta + 1)/(beta - 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return inertial_delay(numpy.asarray(beta)[()])
 
 
 def gain_fraction_time(q, beta, a, kappa):
@@ -621,8 +693,12 @@ def gain_fraction_time(q, beta, a, kappa):
         _inside = (lambda q: numpy.all(numpy.less(q, 1)))(numpy.asarray(q, dtype=float))
     if not _inside:
         raise ValueError("gain_fraction_time: defined only where q < 1")
-    _x0 = beta - 1
-    return -_x0*numpy.log(-1/(q - 1))/(a*kappa) - 1/2*(beta + 1)/_x0
+    try:
+        _x0 = beta - 1
+        return -_x0*numpy.log(-1/(q - 1))/(a*kappa) - 1/2*(beta + 1)/_x0
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return gain_fraction_time(numpy.asarray(q)[()], numpy.asarray(beta)[()], numpy.asarray(a)[()], numpy.asarray(kappa)[()])
 
 
 def critical_stiffness(beta):
@@ -635,7 +711,11 @@ def critical_stiffness(beta):
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
-    return (1/2)*(beta - 1)**2/(beta + 1)
+    try:
+        return (1/2)*(beta - 1)**2/(beta + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return critical_stiffness(numpy.asarray(beta)[()])
 
 
 def critical_stiffness_discrete(beta):
@@ -648,7 +728,11 @@ def critical_stiffness_discrete(beta):
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
-    return -2*numpy.sqrt(beta) + beta + 1
+    try:
+        return -2*numpy.sqrt(beta) + beta + 1
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return critical_stiffness_discrete(numpy.asarray(beta)[()])
 
 
 def pole_stiffness(beta, tau):
@@ -663,9 +747,13 @@ def pole_stiffness(beta, tau):
     tau : array_like
         relaxation time [steps]
     """
-    _x0 = tau**(-1.0)
-    _x1 = -numpy.exp(-_x0)
-    return -(-_x1 - 1)*(-_x1 - beta)*numpy.exp(_x0)
+    try:
+        _x0 = tau**(-1.0)
+        _x1 = -numpy.exp(-_x0)
+        return -(-_x1 - 1)*(-_x1 - beta)*numpy.exp(_x0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return pole_stiffness(numpy.asarray(beta)[()], numpy.asarray(tau)[()])
 
 
 def flip_stiffness(beta):
@@ -678,7 +766,11 @@ def flip_stiffness(beta):
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
-    return 2*numpy.sqrt(beta) + beta + 1
+    try:
+        return 2*numpy.sqrt(beta) + beta + 1
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return flip_stiffness(numpy.asarray(beta)[()])
 
 
 def critical_stiffness_relative_error(beta):
@@ -691,9 +783,13 @@ def critical_stiffness_relative_error(beta):
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
-    _x0 = beta + 1
-    _x1 = _x0 - 2*numpy.sqrt(beta)
-    return (-_x0*_x1 + (1/2)*(beta - 1)**2)/(_x0*_x1)
+    try:
+        _x0 = beta + 1
+        _x1 = _x0 - 2*numpy.sqrt(beta)
+        return (-_x0*_x1 + (1/2)*(beta - 1)**2)/(_x0*_x1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return critical_stiffness_relative_error(numpy.asarray(beta)[()])
 
 
 def discrete_damping_ratio(beta, k):
@@ -718,8 +814,12 @@ def discrete_damping_ratio(beta, k):
         _inside = (lambda beta, k: numpy.all(numpy.greater(beta, 0)) and numpy.all(numpy.less_equal(k, (numpy.sqrt(beta) + 1)**2)) and numpy.all(numpy.greater_equal(k, (1 - numpy.sqrt(beta))**2)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
     if not _inside:
         raise ValueError("discrete_damping_ratio: defined only where (beta > 0) & (k <= (sqrt(beta) + 1)**2) & (k >= (1 - sqrt(beta))**2)")
-    _x0 = numpy.log(beta)
-    return -1/2*_x0/numpy.sqrt((1/4)*_x0**2 + numpy.arccos(((1/2)*beta - 1/2*k + 1/2)/numpy.sqrt(beta))**2)
+    try:
+        _x0 = numpy.log(beta)
+        return -1/2*_x0/numpy.sqrt((1/4)*_x0**2 + numpy.arccos(((1/2)*beta - 1/2*k + 1/2)/numpy.sqrt(beta))**2)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return discrete_damping_ratio(numpy.asarray(beta)[()], numpy.asarray(k)[()])
 
 
 def stiffness_max(beta):
@@ -732,7 +832,11 @@ def stiffness_max(beta):
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
-    return 2*beta + 2
+    try:
+        return 2*beta + 2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return stiffness_max(numpy.asarray(beta)[()])
 
 
 def staleness_polynomial(z, beta, k, d):
@@ -751,8 +855,12 @@ def staleness_polynomial(z, beta, k, d):
     d : array_like
         fixed staleness [steps]
     """
-    _x0 = z**d
-    return -_x0*beta + _x0*z - _x0 + beta*z**(d - 1) + k
+    try:
+        _x0 = z**d
+        return -_x0*beta + _x0*z - _x0 + beta*z**(d - 1) + k
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return staleness_polynomial(numpy.asarray(z)[()], numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(d)[()])
 
 
 def staleness_stiffness_max_d1(beta):
@@ -765,7 +873,11 @@ def staleness_stiffness_max_d1(beta):
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
-    return 1 - beta
+    try:
+        return 1 - beta
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return staleness_stiffness_max_d1(numpy.asarray(beta)[()])
 
 
 def staleness_stiffness_max_d2(beta):
@@ -778,7 +890,11 @@ def staleness_stiffness_max_d2(beta):
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
-    return -1/2*beta + (1/2)*numpy.sqrt(beta**2 - 2*beta + 5) - 1/2
+    try:
+        return -1/2*beta + (1/2)*numpy.sqrt(beta**2 - 2*beta + 5) - 1/2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return staleness_stiffness_max_d2(numpy.asarray(beta)[()])
 
 
 def staleness_stability_condition_d3(beta, k):
@@ -793,11 +909,15 @@ def staleness_stability_condition_d3(beta, k):
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
     """
-    _x0 = k**2
-    _x1 = beta*k + k
-    _x2 = beta**2
-    _x3 = _x0*beta
-    return numpy.logical_and.reduce((numpy.greater(1 - k, 0),numpy.greater(-_x1 + abs(_x0 - 1), 0),numpy.greater(-abs(_x1 + _x2*k - _x3 + beta*k**3 + beta) + abs(_x0*_x2 + 3*_x0 + 2*_x3 - k**4 - 1), 0)))
+    try:
+        _x0 = k**2
+        _x1 = beta*k + k
+        _x2 = beta**2
+        _x3 = _x0*beta
+        return numpy.logical_and.reduce((numpy.greater(1 - k, 0),numpy.greater(-_x1 + abs(_x0 - 1), 0),numpy.greater(-abs(_x1 + _x2*k - _x3 + beta*k**3 + beta) + abs(_x0*_x2 + 3*_x0 + 2*_x3 - k**4 - 1), 0)))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return staleness_stability_condition_d3(numpy.asarray(beta)[()], numpy.asarray(k)[()])
 
 
 def staleness_stiffness_max_continuum(beta, d):
@@ -822,7 +942,11 @@ def staleness_stiffness_max_continuum(beta, d):
         _inside = (lambda d: numpy.all(numpy.greater_equal(d, 1)))(numpy.asarray(d, dtype=float))
     if not _inside:
         raise ValueError("staleness_stiffness_max_continuum: defined only where d >= 1")
-    return (1 - beta)/d
+    try:
+        return (1 - beta)/d
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return staleness_stiffness_max_continuum(numpy.asarray(beta)[()], numpy.asarray(d)[()])
 
 
 def monodromy_11(beta, k, K):
@@ -839,9 +963,13 @@ def monodromy_11(beta, k, K):
     K : array_like
         refresh interval (optimizer steps per sampling refresh) [steps]
     """
-    _x0 = beta - 1
-    _x1 = _x0**2
-    return (K*_x0*k + _x1 + k*(beta - beta**(K + 1)))/_x1
+    try:
+        _x0 = beta - 1
+        _x1 = _x0**2
+        return (K*_x0*k + _x1 + k*(beta - beta**(K + 1)))/_x1
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return monodromy_11(numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(K)[()])
 
 
 def monodromy_12(beta, k, K):
@@ -858,7 +986,11 @@ def monodromy_12(beta, k, K):
     K : array_like
         refresh interval (optimizer steps per sampling refresh) [steps]
     """
-    return (-beta + beta**(K + 1))/(beta - 1)
+    try:
+        return (-beta + beta**(K + 1))/(beta - 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return monodromy_12(numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(K)[()])
 
 
 def monodromy_21(beta, k, K):
@@ -875,7 +1007,11 @@ def monodromy_21(beta, k, K):
     K : array_like
         refresh interval (optimizer steps per sampling refresh) [steps]
     """
-    return k*(1 - beta**K)/(beta - 1)
+    try:
+        return k*(1 - beta**K)/(beta - 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return monodromy_21(numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(K)[()])
 
 
 def monodromy_22(beta, k, K):
@@ -892,7 +1028,11 @@ def monodromy_22(beta, k, K):
     K : array_like
         refresh interval (optimizer steps per sampling refresh) [steps]
     """
-    return beta**K
+    try:
+        return beta**K
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return monodromy_22(numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(K)[()])
 
 
 def monodromy_trace(beta, k, K):
@@ -909,9 +1049,13 @@ def monodromy_trace(beta, k, K):
     K : array_like
         refresh interval (optimizer steps per sampling refresh) [steps]
     """
-    _x0 = beta - 1
-    _x1 = _x0**2
-    return (K*_x0*k + _x1*beta**K + _x1 + k*(beta - beta**(K + 1)))/_x1
+    try:
+        _x0 = beta - 1
+        _x1 = _x0**2
+        return (K*_x0*k + _x1*beta**K + _x1 + k*(beta - beta**(K + 1)))/_x1
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return monodromy_trace(numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(K)[()])
 
 
 def monodromy_determinant(beta, k, K):
@@ -928,10 +1072,14 @@ def monodromy_determinant(beta, k, K):
     K : array_like
         refresh interval (optimizer steps per sampling refresh) [steps]
     """
-    _x0 = beta**K
-    _x1 = beta*k
-    _x2 = _x0*_x1
-    return (-K*_x0*k + K*_x2 + _x0*beta**2 - 2*_x0*beta + _x0 + _x1 - _x2)/(beta - 1)**2
+    try:
+        _x0 = beta**K
+        _x1 = beta*k
+        _x2 = _x0*_x1
+        return (-K*_x0*k + K*_x2 + _x0*beta**2 - 2*_x0*beta + _x0 + _x1 - _x2)/(beta - 1)**2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return monodromy_determinant(numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(K)[()])
 
 
 def refresh_stability_condition(beta, k, K):
@@ -948,25 +1096,29 @@ def refresh_stability_condition(beta, k, K):
     K : array_like
         refresh interval (optimizer steps per sampling refresh) [steps]
     """
-    _x0 = beta**K
-    _x1 = beta*k
-    _x2 = 2*beta
-    _x3 = beta**2
-    _x4 = _x0*_x3
-    _x5 = K*k
-    _x6 = _x0*_x5
-    _x7 = _x0*_x1
-    _x8 = K*_x7
-    _x9 = (-_x2 + _x3 + 1)**(-1.0)
-    _x10 = _x3*_x9
-    _x11 = _x2*_x9
-    _x12 = _x5*_x9
-    _x13 = _x1*_x9
-    _x14 = K*_x13
-    _x15 = -_x6*_x9 + _x8*_x9 + 1
-    _x16 = _x0*_x9
-    _x17 = 2*_x9
-    return numpy.logical_and.reduce((numpy.greater(-_x10 + _x11 + _x12 - _x14 + _x15 - _x9, 0),numpy.greater(1 - abs((-_x0*_x2 + _x0 + _x1 + _x4 - _x6 - _x7 + _x8)/(beta - 1)**2), 0),numpy.greater(_x10 - _x11 - _x12 + 2*_x13 + _x14 + _x15 - 4*_x16*beta + 2*_x16 + _x17*_x4 - _x17*_x7 + _x9, 0)))
+    try:
+        _x0 = beta**K
+        _x1 = beta*k
+        _x2 = 2*beta
+        _x3 = beta**2
+        _x4 = _x0*_x3
+        _x5 = K*k
+        _x6 = _x0*_x5
+        _x7 = _x0*_x1
+        _x8 = K*_x7
+        _x9 = (-_x2 + _x3 + 1)**(-1.0)
+        _x10 = _x3*_x9
+        _x11 = _x2*_x9
+        _x12 = _x5*_x9
+        _x13 = _x1*_x9
+        _x14 = K*_x13
+        _x15 = -_x6*_x9 + _x8*_x9 + 1
+        _x16 = _x0*_x9
+        _x17 = 2*_x9
+        return numpy.logical_and.reduce((numpy.greater(-_x10 + _x11 + _x12 - _x14 + _x15 - _x9, 0),numpy.greater(1 - abs((-_x0*_x2 + _x0 + _x1 + _x4 - _x6 - _x7 + _x8)/(beta - 1)**2), 0),numpy.greater(_x10 - _x11 - _x12 + 2*_x13 + _x14 + _x15 - 4*_x16*beta + 2*_x16 + _x17*_x4 - _x17*_x7 + _x9, 0)))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return refresh_stability_condition(numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(K)[()])
 
 
 def refresh_threshold_no_momentum(k):
@@ -979,7 +1131,11 @@ def refresh_threshold_no_momentum(k):
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
     """
-    return 2/k
+    try:
+        return 2/k
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return refresh_threshold_no_momentum(numpy.asarray(k)[()])
 
 
 def refresh_threshold_continuum(beta, k):
@@ -994,8 +1150,12 @@ def refresh_threshold_continuum(beta, k):
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
     """
-    _x0 = 2/k
-    return -_x0*beta + _x0 + 1
+    try:
+        _x0 = 2/k
+        return -_x0*beta + _x0 + 1
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return refresh_threshold_continuum(numpy.asarray(beta)[()], numpy.asarray(k)[()])
 
 
 def refresh_threshold_reference(beta, k):
@@ -1010,7 +1170,11 @@ def refresh_threshold_reference(beta, k):
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
     """
-    return (1 - beta)/k
+    try:
+        return (1 - beta)/k
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return refresh_threshold_reference(numpy.asarray(beta)[()], numpy.asarray(k)[()])
 
 
 def stationary_variance(beta, k, s2):
@@ -1037,7 +1201,11 @@ def stationary_variance(beta, k, s2):
         _inside = (lambda beta, k: numpy.all(numpy.less(beta, 1)) and numpy.all(numpy.less(k, 2*beta + 2)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
     if not _inside:
         raise ValueError("stationary_variance: defined only where (beta < 1) & (k < 2*beta + 2)")
-    return s2*(beta + 1)/(k*(beta - 1)*(-2*beta + k - 2))
+    try:
+        return s2*(beta + 1)/(k*(beta - 1)*(-2*beta + k - 2))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return stationary_variance(numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(s2)[()])
 
 
 def ou_stationary_variance(beta, k, s2):
@@ -1054,7 +1222,11 @@ def ou_stationary_variance(beta, k, s2):
     s2 : array_like
         per-step noise variance of the increment of r [reward^2]
     """
-    return -1/2*s2/(k*(beta - 1))
+    try:
+        return -1/2*s2/(k*(beta - 1))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return ou_stationary_variance(numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(s2)[()])
 
 
 def autocorrelation(h, beta, k):
@@ -1071,29 +1243,33 @@ def autocorrelation(h, beta, k):
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
     """
-    with numpy.errstate(all="ignore"):  # only the selected branch is returned
-        _x0 = beta + 1
-        _x1 = _x0**(-1.0)
-        _x2 = -k
-        _x3 = _x0 + _x2
-        _x4 = _x1*_x3
-        _x5 = numpy.sqrt(beta)
-        _x6 = _x5 - 1
-        _x7 = k - (_x5 + 1)**2
-        _x8 = abs(_x7*(_x6**2 - k))
-        _x9 = numpy.sqrt(_x8)
-        _x10 = h - 1
-        _x11 = numpy.arctan2(_x9, _x3)
-        _x12 = h + 1
-        _x13 = -_x7*(_x6**2 - k)
-        _x14 = (1/2)*beta - 1/2*k + 1/2
-        _x15 = numpy.sqrt((1/2)*_x13 + (1/2)*_x8)
-        _x16 = (1/2)*_x15
-        _x17 = numpy.arcsinh(_x16/_x5)
-        _x18 = 2*_x17
-        _x19 = numpy.exp(-_x18)
-        _x20 = (-beta*(_x19 + numpy.exp(-_x18*h))*numpy.tanh(_x10*_x17) + (1 + numpy.exp(-_x12*_x18))*numpy.tanh(_x12*_x17))/(_x15*(_x19 + 1))
-        return numpy.select([numpy.equal(beta, 0),numpy.less(_x13, 0),numpy.equal(_x13, 0),numpy.less(_x2 + beta, -1),True], [_x4**h,_x1*beta**((1/2)*h)*numpy.sqrt(_x3**2 + _x8)*(-beta*numpy.sin(_x10*_x11) + numpy.sin(_x11*_x12))/_x9,_x14**h*(_x1*h*(1 - beta) + 1),-(-1)**h*_x1*_x20*_x3*(-_x14 + (1/2)*_x15)**h,_x20*_x4*(_x14 + _x16)**h], default=numpy.nan)
+    try:
+        with numpy.errstate(all="ignore"):  # only the selected branch counts
+            _x0 = beta + 1
+            _x1 = _x0**(-1.0)
+            _x2 = -k
+            _x3 = _x0 + _x2
+            _x4 = _x1*_x3
+            _x5 = numpy.sqrt(beta)
+            _x6 = _x5 - 1
+            _x7 = k - (_x5 + 1)**2
+            _x8 = abs(_x7*(_x6**2 - k))
+            _x9 = numpy.sqrt(_x8)
+            _x10 = h - 1
+            _x11 = numpy.arctan2(_x9, _x3)
+            _x12 = h + 1
+            _x13 = -_x7*(_x6**2 - k)
+            _x14 = (1/2)*beta - 1/2*k + 1/2
+            _x15 = numpy.sqrt((1/2)*_x13 + (1/2)*_x8)
+            _x16 = (1/2)*_x15
+            _x17 = numpy.arcsinh(_x16/_x5)
+            _x18 = 2*_x17
+            _x19 = numpy.exp(-_x18)
+            _x20 = (-beta*(_x19 + numpy.exp(-_x18*h))*numpy.tanh(_x10*_x17) + (1 + numpy.exp(-_x12*_x18))*numpy.tanh(_x12*_x17))/(_x15*(_x19 + 1))
+            return numpy.select([numpy.equal(beta, 0),numpy.less(_x13, 0),numpy.equal(_x13, 0),numpy.less(_x2 + beta, -1),True], [_x4**h,_x1*beta**((1/2)*h)*numpy.sqrt(_x3**2 + _x8)*(-beta*numpy.sin(_x10*_x11) + numpy.sin(_x11*_x12))/_x9,_x14**h*(_x1*h*(1 - beta) + 1),-(-1)**h*_x1*_x20*_x3*(-_x14 + (1/2)*_x15)**h,_x20*_x4*(_x14 + _x16)**h], default=numpy.nan)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return autocorrelation(numpy.asarray(h)[()], numpy.asarray(beta)[()], numpy.asarray(k)[()])
 
 
 def spectral_density(omega, beta, k, s2):
@@ -1112,7 +1288,11 @@ def spectral_density(omega, beta, k, s2):
     s2 : array_like
         per-step noise variance of the increment of r [reward^2]
     """
-    return (1/2)*s2/(numpy.pi*((1 - beta)**2*numpy.sin(omega)**2 + (k - (2*beta + 2)*numpy.sin((1/2)*omega)**2)**2))
+    try:
+        return (1/2)*s2/(numpy.pi*((1 - beta)**2*numpy.sin(omega)**2 + (k - (2*beta + 2)*numpy.sin((1/2)*omega)**2)**2))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return spectral_density(numpy.asarray(omega)[()], numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(s2)[()])
 
 
 def spectral_peak_frequency(beta, k):
@@ -1137,8 +1317,12 @@ def spectral_peak_frequency(beta, k):
         _inside = (lambda beta, k: numpy.all(numpy.greater(beta, 0)) and numpy.all(numpy.less((1/4)*(beta + 1)*abs(beta - k + 1)/beta, 1)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
     if not _inside:
         raise ValueError("spectral_peak_frequency: defined only where (beta > 0) & ((beta + 1)*Abs(beta - k + 1)/(4*beta) < 1)")
-    _x0 = beta + 1
-    return numpy.arccos(-1/4*_x0*(-_x0 + k)/beta)
+    try:
+        _x0 = beta + 1
+        return numpy.arccos(-1/4*_x0*(-_x0 + k)/beta)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return spectral_peak_frequency(numpy.asarray(beta)[()], numpy.asarray(k)[()])
 
 
 def noise_variance(a, Sigma, B, G):
@@ -1157,7 +1341,11 @@ def noise_variance(a, Sigma, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return Sigma*a**2/(B*G)
+    try:
+        return Sigma*a**2/(B*G)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return noise_variance(numpy.asarray(a)[()], numpy.asarray(Sigma)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def noise_temperature(beta, a, Sigma, B, G):
@@ -1178,7 +1366,11 @@ def noise_temperature(beta, a, Sigma, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return -Sigma*a**2/(B*G*(2*beta - 2))
+    try:
+        return -Sigma*a**2/(B*G*(2*beta - 2))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return noise_temperature(numpy.asarray(beta)[()], numpy.asarray(a)[()], numpy.asarray(Sigma)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def temperature_group_exponent():
@@ -1186,7 +1378,11 @@ def temperature_group_exponent():
 
     docs/theory.md section 6. Fluctuations. Generated from the derivation ``temperature_group_exponent``.
     """
-    return -1
+    try:
+        return -1
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return temperature_group_exponent()
 
 
 def binomial_pmf(S, G, p):
@@ -1213,7 +1409,11 @@ def binomial_pmf(S, G, p):
         _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
     if not _inside:
         raise ValueError("binomial_pmf: defined only where G <= 1024")
-    return p**S*(1 - p)**(G - S)*_binomial(G, S)
+    try:
+        return p**S*(1 - p)**(G - S)*_binomial(G, S)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return binomial_pmf(numpy.asarray(S)[()], numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def degenerate_group_probability(G, p):
@@ -1228,7 +1428,11 @@ def degenerate_group_probability(G, p):
     p : array_like
         success probability of a prompt [dimensionless]
     """
-    return p**G + (1 - p)**G
+    try:
+        return p**G + (1 - p)**G
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return degenerate_group_probability(numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def grpo_update_given_successes(S, G, eps):
@@ -1245,8 +1449,12 @@ def grpo_update_given_successes(S, G, eps):
     eps : array_like
         epsilon added to the group std (TRL: 1e-4) [reward]
     """
-    _x0 = G - S
-    return S*_x0/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt(_x0/(G - 1)) + G**2*eps)
+    try:
+        _x0 = G - S
+        return S*_x0/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt(_x0/(G - 1)) + G**2*eps)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return grpo_update_given_successes(numpy.asarray(S)[()], numpy.asarray(G)[()], numpy.asarray(eps)[()])
 
 
 def dr_grpo_update_given_successes(S, G):
@@ -1261,7 +1469,11 @@ def dr_grpo_update_given_successes(S, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return S*(G - S)/G**2
+    try:
+        return S*(G - S)/G**2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return dr_grpo_update_given_successes(numpy.asarray(S)[()], numpy.asarray(G)[()])
 
 
 def rloo_update_given_successes(S, G):
@@ -1276,7 +1488,11 @@ def rloo_update_given_successes(S, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return S*(G - S)/(G*(G - 1))
+    try:
+        return S*(G - S)/(G*(G - 1))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return rloo_update_given_successes(numpy.asarray(S)[()], numpy.asarray(G)[()])
 
 
 def grpo_update_mean(G, p, eps):
@@ -1303,7 +1519,11 @@ def grpo_update_mean(G, p, eps):
         _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
     if not _inside:
         raise ValueError("grpo_update_mean: defined only where G <= 1024")
-    return _finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))
+    try:
+        return _finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return grpo_update_mean(numpy.asarray(G)[()], numpy.asarray(p)[()], numpy.asarray(eps)[()])
 
 
 def grpo_update_variance(G, p, eps):
@@ -1330,7 +1550,11 @@ def grpo_update_variance(G, p, eps):
         _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
     if not _inside:
         raise ValueError("grpo_update_variance: defined only where G <= 1024")
-    return -_finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))**2 + _finite_sum(lambda S: S**2*p**S*(1 - p)**(G - S)*(G - S)**2*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)**2, 1, G - 1, (G, eps, p, ))
+    try:
+        return -_finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))**2 + _finite_sum(lambda S: S**2*p**S*(1 - p)**(G - S)*(G - S)**2*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)**2, 1, G - 1, (G, eps, p, ))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return grpo_update_variance(numpy.asarray(G)[()], numpy.asarray(p)[()], numpy.asarray(eps)[()])
 
 
 def dr_grpo_update_mean(G, p):
@@ -1345,7 +1569,11 @@ def dr_grpo_update_mean(G, p):
     p : array_like
         success probability of a prompt [dimensionless]
     """
-    return -p*(G - 1)*(p - 1)/G
+    try:
+        return -p*(G - 1)*(p - 1)/G
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return dr_grpo_update_mean(numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def dr_grpo_update_variance(G, p):
@@ -1360,10 +1588,14 @@ def dr_grpo_update_variance(G, p):
     p : array_like
         success probability of a prompt [dimensionless]
     """
-    _x0 = G - 1
-    _x1 = p**2
-    _x2 = 4*G
-    return -_x0*p*(p - 1)*(_x0 + _x1*_x2 - 6*_x1 - _x2*p + 6*p)/G**3
+    try:
+        _x0 = G - 1
+        _x1 = p**2
+        _x2 = 4*G
+        return -_x0*p*(p - 1)*(_x0 + _x1*_x2 - 6*_x1 - _x2*p + 6*p)/G**3
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return dr_grpo_update_variance(numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def rloo_update_mean(G, p):
@@ -1378,7 +1610,11 @@ def rloo_update_mean(G, p):
     p : array_like
         success probability of a prompt [dimensionless]
     """
-    return -p*(p - 1)
+    try:
+        return -p*(p - 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return rloo_update_mean(numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def rloo_update_variance(G, p):
@@ -1393,10 +1629,14 @@ def rloo_update_variance(G, p):
     p : array_like
         success probability of a prompt [dimensionless]
     """
-    _x0 = G - 1
-    _x1 = p**2
-    _x2 = 4*G
-    return -p*(p - 1)*(_x0 + _x1*_x2 - 6*_x1 - _x2*p + 6*p)/(G*_x0)
+    try:
+        _x0 = G - 1
+        _x1 = p**2
+        _x2 = 4*G
+        return -p*(p - 1)*(_x0 + _x1*_x2 - 6*_x1 - _x2*p + 6*p)/(G*_x0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return rloo_update_variance(numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def grpo_update_mean_expansion(G, p):
@@ -1421,10 +1661,14 @@ def grpo_update_mean_expansion(G, p):
         _inside = (lambda p: numpy.all(numpy.greater(p, 0)) and numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
     if not _inside:
         raise ValueError("grpo_update_mean_expansion: defined only where (p > 0) & (p < 1)")
-    _x0 = p - 1
-    _x1 = -_x0
-    _x2 = _x1**2
-    return (1/8)*(8*G*_x2*p - 2*_x0**2*p + _x0*p**2 - 3*_x2*p - _x2)/(G*_x1**(3/2)*numpy.sqrt(p))
+    try:
+        _x0 = p - 1
+        _x1 = -_x0
+        _x2 = _x1**2
+        return (1/8)*(8*G*_x2*p - 2*_x0**2*p + _x0*p**2 - 3*_x2*p - _x2)/(G*_x1**(3/2)*numpy.sqrt(p))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return grpo_update_mean_expansion(numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def grpo_update_variance_expansion(G, p):
@@ -1449,10 +1693,14 @@ def grpo_update_variance_expansion(G, p):
         _inside = (lambda p: numpy.all(numpy.greater(p, 0)) and numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
     if not _inside:
         raise ValueError("grpo_update_variance_expansion: defined only where (p > 0) & (p < 1)")
-    _x0 = p**2
-    _x1 = 64*p**3
-    _x2 = 32*p**4
-    return (1/32)*(G*(40*_x0 - _x1 + _x2 - 8*p) - 48*_x0 + _x1 - _x2 + 16*p - 3)/(G**2*p*(p - 1))
+    try:
+        _x0 = p**2
+        _x1 = 64*p**3
+        _x2 = 32*p**4
+        return (1/32)*(G*(40*_x0 - _x1 + _x2 - 8*p) - 48*_x0 + _x1 - _x2 + 16*p - 3)/(G**2*p*(p - 1))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return grpo_update_variance_expansion(numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def prompt_pool_mean_reward(a_p, b_p):
@@ -1467,7 +1715,11 @@ def prompt_pool_mean_reward(a_p, b_p):
     b_p : array_like
         second shape parameter of the Beta law of prompt success rates [dimensionless]
     """
-    return a_p/(a_p + b_p)
+    try:
+        return a_p/(a_p + b_p)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return prompt_pool_mean_reward(numpy.asarray(a_p)[()], numpy.asarray(b_p)[()])
 
 
 def prompt_pool_zero_std_share(G, a_p, b_p):
@@ -1484,7 +1736,11 @@ def prompt_pool_zero_std_share(G, a_p, b_p):
     b_p : array_like
         second shape parameter of the Beta law of prompt success rates [dimensionless]
     """
-    return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, ))) + numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
+    try:
+        return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, ))) + numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return prompt_pool_zero_std_share(numpy.asarray(G)[()], numpy.asarray(a_p)[()], numpy.asarray(b_p)[()])
 
 
 def prompt_pool_failed_group_share(G, a_p, b_p):
@@ -1501,7 +1757,11 @@ def prompt_pool_failed_group_share(G, a_p, b_p):
     b_p : array_like
         second shape parameter of the Beta law of prompt success rates [dimensionless]
     """
-    return numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
+    try:
+        return numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return prompt_pool_failed_group_share(numpy.asarray(G)[()], numpy.asarray(a_p)[()], numpy.asarray(b_p)[()])
 
 
 def prompt_pool_within_group_variance(a_p, b_p):
@@ -1516,8 +1776,12 @@ def prompt_pool_within_group_variance(a_p, b_p):
     b_p : array_like
         second shape parameter of the Beta law of prompt success rates [dimensionless]
     """
-    _x0 = a_p + b_p
-    return a_p*b_p/(_x0*(_x0 + 1))
+    try:
+        _x0 = a_p + b_p
+        return a_p*b_p/(_x0*(_x0 + 1))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return prompt_pool_within_group_variance(numpy.asarray(a_p)[()], numpy.asarray(b_p)[()])
 
 
 def prompt_pool_batch_variance(B, G, a_p, b_p):
@@ -1536,9 +1800,13 @@ def prompt_pool_batch_variance(B, G, a_p, b_p):
     b_p : array_like
         second shape parameter of the Beta law of prompt success rates [dimensionless]
     """
-    _x0 = a_p + b_p
-    _x1 = B*G
-    return a_p*b_p*(-G + _x1*a_p + _x1*b_p + _x1 - a_p - b_p)/(_x0**2*(_x0 + 1)*(_x1 - 1))
+    try:
+        _x0 = a_p + b_p
+        _x1 = B*G
+        return a_p*b_p*(-G + _x1*a_p + _x1*b_p + _x1 - a_p - b_p)/(_x0**2*(_x0 + 1)*(_x1 - 1))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return prompt_pool_batch_variance(numpy.asarray(B)[()], numpy.asarray(G)[()], numpy.asarray(a_p)[()], numpy.asarray(b_p)[()])
 
 
 def prompt_pool_entropy_ratio_bound(r0, r1):
@@ -1553,11 +1821,15 @@ def prompt_pool_entropy_ratio_bound(r0, r1):
     r1 : array_like
         expected reward at a later window of steps [reward]
     """
-    _x0 = 1 - r1
-    _x1 = 1 - r0
-    _x2 = _x0*r1/(_x1*r0)
-    _x3 = (-_x0*numpy.log(_x0) - r1*numpy.log(r1))/(-_x1*numpy.log(_x1) - r0*numpy.log(r0))
-    return (1/2)*_x2 + (1/2)*_x3 - 1/2*abs(_x2 - _x3)
+    try:
+        _x0 = 1 - r1
+        _x1 = 1 - r0
+        _x2 = _x0*r1/(_x1*r0)
+        _x3 = (-_x0*numpy.log(_x0) - r1*numpy.log(r1))/(-_x1*numpy.log(_x1) - r0*numpy.log(r0))
+        return (1/2)*_x2 + (1/2)*_x3 - 1/2*abs(_x2 - _x3)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return prompt_pool_entropy_ratio_bound(numpy.asarray(r0)[()], numpy.asarray(r1)[()])
 
 
 def grpo_top_advantage(S, G, eps):
@@ -1574,7 +1846,11 @@ def grpo_top_advantage(S, G, eps):
     eps : array_like
         epsilon added to the group std (TRL: 1e-4) [reward]
     """
-    return (1 - S/G)/(eps + numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1))/numpy.sqrt(G))
+    try:
+        return (1 - S/G)/(eps + numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1))/numpy.sqrt(G))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return grpo_top_advantage(numpy.asarray(S)[()], numpy.asarray(G)[()], numpy.asarray(eps)[()])
 
 
 def grpo_bottom_advantage(S, G, eps):
@@ -1591,7 +1867,11 @@ def grpo_bottom_advantage(S, G, eps):
     eps : array_like
         epsilon added to the group std (TRL: 1e-4) [reward]
     """
-    return -S/(G*(eps + numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1))/numpy.sqrt(G)))
+    try:
+        return -S/(G*(eps + numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1))/numpy.sqrt(G)))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return grpo_bottom_advantage(numpy.asarray(S)[()], numpy.asarray(G)[()], numpy.asarray(eps)[()])
 
 
 def prompt_pool_successes_pmf(S, G, a_p, b_p):
@@ -1620,7 +1900,11 @@ def prompt_pool_successes_pmf(S, G, a_p, b_p):
         _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
     if not _inside:
         raise ValueError("prompt_pool_successes_pmf: defined only where G <= 1024")
-    return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j), 0, S - 1, (S, a_p, )) + _finite_sum(lambda j: numpy.log(b_p + j), 0, G - S - 1, (G, S, b_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))*_binomial(G, S)
+    try:
+        return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j), 0, S - 1, (S, a_p, )) + _finite_sum(lambda j: numpy.log(b_p + j), 0, G - S - 1, (G, S, b_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))*_binomial(G, S)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return prompt_pool_successes_pmf(numpy.asarray(S)[()], numpy.asarray(G)[()], numpy.asarray(a_p)[()], numpy.asarray(b_p)[()])
 
 
 def prompt_pool_batch_extremes_within(B, q_in):
@@ -1635,7 +1919,11 @@ def prompt_pool_batch_extremes_within(B, q_in):
     q_in : array_like
         probability that a group has no spread or between S_lo and S_hi successes [dimensionless]
     """
-    return q_in**B
+    try:
+        return q_in**B
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return prompt_pool_batch_extremes_within(numpy.asarray(B)[()], numpy.asarray(q_in)[()])
 
 
 def prompt_pool_step_change_variance(B, G, N_p, sigma_r2, w_r):
@@ -1656,8 +1944,12 @@ def prompt_pool_step_change_variance(B, G, N_p, sigma_r2, w_r):
     w_r : array_like
         mean within-prompt Bernoulli variance E_i[p_i (1 - p_i)] [reward^2]
     """
-    _x0 = B**(-1.0)
-    return -_x0*sigma_r2*(B - N_p)*(B + N_p)/(N_p*(N_p - 1)) + _x0*w_r/G
+    try:
+        _x0 = B**(-1.0)
+        return -_x0*sigma_r2*(B - N_p)*(B + N_p)/(N_p*(N_p - 1)) + _x0*w_r/G
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return prompt_pool_step_change_variance(numpy.asarray(B)[()], numpy.asarray(G)[()], numpy.asarray(N_p)[()], numpy.asarray(sigma_r2)[()], numpy.asarray(w_r)[()])
 
 
 def prompt_pool_between_share(x_r, G, B, N_p):
@@ -1676,8 +1968,12 @@ def prompt_pool_between_share(x_r, G, B, N_p):
     N_p : array_like
         prompts in the dataset a trainer deals its batches from [prompts]
     """
-    _x0 = N_p**2
-    return -N_p*(N_p - 1)*(G*x_r - 1)/(B**2*G - G*_x0 - N_p + _x0)
+    try:
+        _x0 = N_p**2
+        return -N_p*(N_p - 1)*(G*x_r - 1)/(B**2*G - G*_x0 - N_p + _x0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return prompt_pool_between_share(numpy.asarray(x_r)[()], numpy.asarray(G)[()], numpy.asarray(B)[()], numpy.asarray(N_p)[()])
 
 
 def bandit_success_probability(x):
@@ -1690,8 +1986,12 @@ def bandit_success_probability(x):
     x : array_like
         logit gap of the two-arm bandit [nats]
     """
-    _x0 = numpy.exp(x)
-    return _x0/(_x0 + 1)
+    try:
+        _x0 = numpy.exp(x)
+        return _x0/(_x0 + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_success_probability(numpy.asarray(x)[()])
 
 
 def bandit_drift_grpo(x, G, eps):
@@ -1718,7 +2018,11 @@ def bandit_drift_grpo(x, G, eps):
         _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
     if not _inside:
         raise ValueError("bandit_drift_grpo: defined only where G <= 1024")
-    return _finite_sum(lambda S: S*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, x, ))
+    try:
+        return _finite_sum(lambda S: S*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, x, ))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_drift_grpo(numpy.asarray(x)[()], numpy.asarray(G)[()], numpy.asarray(eps)[()])
 
 
 def bandit_drift_dr_grpo(x, G):
@@ -1733,9 +2037,13 @@ def bandit_drift_dr_grpo(x, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    _x0 = numpy.exp(x)
-    _x1 = (_x0 + 1)**(-1.0)
-    return -_x0*_x1*(G - 1)*(_x0*_x1 - 1)/G
+    try:
+        _x0 = numpy.exp(x)
+        _x1 = (_x0 + 1)**(-1.0)
+        return -_x0*_x1*(G - 1)*(_x0*_x1 - 1)/G
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_drift_dr_grpo(numpy.asarray(x)[()], numpy.asarray(G)[()])
 
 
 def bandit_drift_rloo(x, G):
@@ -1750,9 +2058,13 @@ def bandit_drift_rloo(x, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    _x0 = numpy.exp(x)
-    _x1 = (_x0 + 1)**(-1.0)
-    return -_x0*_x1*(_x0*_x1 - 1)
+    try:
+        _x0 = numpy.exp(x)
+        _x1 = (_x0 + 1)**(-1.0)
+        return -_x0*_x1*(_x0*_x1 - 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_drift_rloo(numpy.asarray(x)[()], numpy.asarray(G)[()])
 
 
 def bandit_drift_slope_grpo(x, G, eps):
@@ -1779,7 +2091,11 @@ def bandit_drift_slope_grpo(x, G, eps):
         _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
     if not _inside:
         raise ValueError("bandit_drift_slope_grpo: defined only where G <= 1024")
-    return _finite_sum(lambda S: S**2*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)*(numpy.exp(x)/(numpy.exp(x) + 1) - numpy.exp(2*x)/(numpy.exp(x) + 1)**2)*(numpy.exp(x) + 1)*numpy.exp(-x)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps) + S*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)**2*(-numpy.exp(x)/(numpy.exp(x) + 1) + numpy.exp(2*x)/(numpy.exp(x) + 1)**2)*_binomial(G, S)/((1 - numpy.exp(x)/(numpy.exp(x) + 1))*(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)), 1, G - 1, (G, eps, x, ))
+    try:
+        return _finite_sum(lambda S: S**2*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)*(numpy.exp(x)/(numpy.exp(x) + 1) - numpy.exp(2*x)/(numpy.exp(x) + 1)**2)*(numpy.exp(x) + 1)*numpy.exp(-x)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps) + S*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)**2*(-numpy.exp(x)/(numpy.exp(x) + 1) + numpy.exp(2*x)/(numpy.exp(x) + 1)**2)*_binomial(G, S)/((1 - numpy.exp(x)/(numpy.exp(x) + 1))*(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)), 1, G - 1, (G, eps, x, ))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_drift_slope_grpo(numpy.asarray(x)[()], numpy.asarray(G)[()], numpy.asarray(eps)[()])
 
 
 def bandit_drift_slope_dr_grpo(x, G):
@@ -1794,8 +2110,12 @@ def bandit_drift_slope_dr_grpo(x, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    _x0 = numpy.exp(x)
-    return _x0*(-G*_x0 + G + _x0 - 1)/(G*(3*_x0 + numpy.exp(3*x) + 3*numpy.exp(2*x) + 1))
+    try:
+        _x0 = numpy.exp(x)
+        return _x0*(-G*_x0 + G + _x0 - 1)/(G*(3*_x0 + numpy.exp(3*x) + 3*numpy.exp(2*x) + 1))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_drift_slope_dr_grpo(numpy.asarray(x)[()], numpy.asarray(G)[()])
 
 
 def bandit_drift_slope_rloo(x, G):
@@ -1810,8 +2130,12 @@ def bandit_drift_slope_rloo(x, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    _x0 = numpy.exp(x)
-    return _x0*(1 - _x0)/(_x0 + 1)**3
+    try:
+        _x0 = numpy.exp(x)
+        return _x0*(1 - _x0)/(_x0 + 1)**3
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_drift_slope_rloo(numpy.asarray(x)[()], numpy.asarray(G)[()])
 
 
 def bandit_kl_gradient_forward(x, x_ref):
@@ -1826,9 +2150,13 @@ def bandit_kl_gradient_forward(x, x_ref):
     x_ref : array_like
         logit gap of the reference policy [nats]
     """
-    _x0 = numpy.exp(x)
-    _x1 = _x0/(_x0 + 1)
-    return _x1*(1 - _x1)*(x - x_ref)
+    try:
+        _x0 = numpy.exp(x)
+        _x1 = _x0/(_x0 + 1)
+        return _x1*(1 - _x1)*(x - x_ref)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_kl_gradient_forward(numpy.asarray(x)[()], numpy.asarray(x_ref)[()])
 
 
 def bandit_kl_gradient_k3(x, x_ref):
@@ -1843,9 +2171,13 @@ def bandit_kl_gradient_k3(x, x_ref):
     x_ref : array_like
         logit gap of the reference policy [nats]
     """
-    _x0 = numpy.exp(x)
-    _x1 = numpy.exp(x_ref)
-    return (_x0 - _x1)/(_x0 + _x1 + numpy.exp(x + x_ref) + 1)
+    try:
+        _x0 = numpy.exp(x)
+        _x1 = numpy.exp(x_ref)
+        return (_x0 - _x1)/(_x0 + _x1 + numpy.exp(x + x_ref) + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_kl_gradient_k3(numpy.asarray(x)[()], numpy.asarray(x_ref)[()])
 
 
 def bandit_kl_slope_forward(x, x_ref):
@@ -1860,8 +2192,12 @@ def bandit_kl_slope_forward(x, x_ref):
     x_ref : array_like
         logit gap of the reference policy [nats]
     """
-    _x0 = numpy.exp(x)
-    return _x0*(-_x0*x + _x0*x_ref + _x0 + x - x_ref + 1)/(3*_x0 + numpy.exp(3*x) + 3*numpy.exp(2*x) + 1)
+    try:
+        _x0 = numpy.exp(x)
+        return _x0*(-_x0*x + _x0*x_ref + _x0 + x - x_ref + 1)/(3*_x0 + numpy.exp(3*x) + 3*numpy.exp(2*x) + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_kl_slope_forward(numpy.asarray(x)[()], numpy.asarray(x_ref)[()])
 
 
 def bandit_kl_slope_k3(x, x_ref):
@@ -1876,8 +2212,12 @@ def bandit_kl_slope_k3(x, x_ref):
     x_ref : array_like
         logit gap of the reference policy [nats]
     """
-    _x0 = numpy.exp(x)
-    return _x0/(2*_x0 + numpy.exp(2*x) + 1)
+    try:
+        _x0 = numpy.exp(x)
+        return _x0/(2*_x0 + numpy.exp(2*x) + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_kl_slope_k3(numpy.asarray(x)[()], numpy.asarray(x_ref)[()])
 
 
 def bandit_reuse_factor(x, x_old):
@@ -1892,8 +2232,12 @@ def bandit_reuse_factor(x, x_old):
     x_old : array_like
         logit gap of the sampling policy (last refresh) [nats]
     """
-    _x0 = numpy.exp(x)
-    return (_x0 + numpy.exp(x + x_old))*(numpy.exp(x_old) + 1)*numpy.exp(-x_old)/(_x0 + 1)**2
+    try:
+        _x0 = numpy.exp(x)
+        return (_x0 + numpy.exp(x + x_old))*(numpy.exp(x_old) + 1)*numpy.exp(-x_old)/(_x0 + 1)**2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return bandit_reuse_factor(numpy.asarray(x)[()], numpy.asarray(x_old)[()])
 
 
 def adam_effective_step(eta, beta1, v_hat):
@@ -1910,7 +2254,11 @@ def adam_effective_step(eta, beta1, v_hat):
     v_hat : array_like
         Adam second-moment estimate [gradient^2]
     """
-    return -eta*(beta1 - 1)/numpy.sqrt(v_hat)
+    try:
+        return -eta*(beta1 - 1)/numpy.sqrt(v_hat)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_effective_step(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(v_hat)[()])
 
 
 def adam_bias_corrected_step(n, eta, beta1, v_hat):
@@ -1929,7 +2277,11 @@ def adam_bias_corrected_step(n, eta, beta1, v_hat):
     v_hat : array_like
         Adam second-moment estimate [gradient^2]
     """
-    return -eta*(beta1 - 1)/(numpy.sqrt(v_hat)*(1 - beta1**n))
+    try:
+        return -eta*(beta1 - 1)/(numpy.sqrt(v_hat)*(1 - beta1**n))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_bias_corrected_step(numpy.asarray(n)[()], numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(v_hat)[()])
 
 
 def adam_second_moment(g_mean, sigma_g2, B, G):
@@ -1948,7 +2300,11 @@ def adam_second_moment(g_mean, sigma_g2, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return g_mean**2 + sigma_g2/(B*G)
+    try:
+        return g_mean**2 + sigma_g2/(B*G)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_second_moment(numpy.asarray(g_mean)[()], numpy.asarray(sigma_g2)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def adam_stiffness(eta, beta1, kappa, g_mean, sigma_g2, B, G):
@@ -1973,7 +2329,11 @@ def adam_stiffness(eta, beta1, kappa, g_mean, sigma_g2, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return -eta*kappa*(beta1 - 1)/numpy.sqrt(g_mean**2 + sigma_g2/(B*G))
+    try:
+        return -eta*kappa*(beta1 - 1)/numpy.sqrt(g_mean**2 + sigma_g2/(B*G))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_stiffness(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa)[()], numpy.asarray(g_mean)[()], numpy.asarray(sigma_g2)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def adam_stiffness_noise_ratio(eta, beta1, kappa_A, rho_A, B, G):
@@ -1996,7 +2356,11 @@ def adam_stiffness_noise_ratio(eta, beta1, kappa_A, rho_A, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return eta*kappa_A*(1 - beta1)/numpy.sqrt(1 + rho_A/(B*G))
+    try:
+        return eta*kappa_A*(1 - beta1)/numpy.sqrt(1 + rho_A/(B*G))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_stiffness_noise_ratio(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa_A)[()], numpy.asarray(rho_A)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def adam_stiffness_signal_limit(eta, beta1, kappa_A):
@@ -2013,7 +2377,11 @@ def adam_stiffness_signal_limit(eta, beta1, kappa_A):
     kappa_A : array_like
         Adam-normalised curvature kappa / |g_mean| [1/reward]
     """
-    return eta*kappa_A*(1 - beta1)
+    try:
+        return eta*kappa_A*(1 - beta1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_stiffness_signal_limit(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa_A)[()])
 
 
 def adam_stiffness_noise_limit(eta, beta1, kappa_A, rho_A, B, G):
@@ -2036,7 +2404,11 @@ def adam_stiffness_noise_limit(eta, beta1, kappa_A, rho_A, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return numpy.sqrt(B)*numpy.sqrt(G)*eta*kappa_A*(1 - beta1)/numpy.sqrt(rho_A)
+    try:
+        return numpy.sqrt(B)*numpy.sqrt(G)*eta*kappa_A*(1 - beta1)/numpy.sqrt(rho_A)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_stiffness_noise_limit(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa_A)[()], numpy.asarray(rho_A)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def adam_stiffness_bg_exponent(rho_A, B, G):
@@ -2053,7 +2425,11 @@ def adam_stiffness_bg_exponent(rho_A, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return (1/2)*rho_A/(B*G + rho_A)
+    try:
+        return (1/2)*rho_A/(B*G + rho_A)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_stiffness_bg_exponent(numpy.asarray(rho_A)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def adam_relaxation_time(eta, kappa_A, rho_A, B, G):
@@ -2074,7 +2450,11 @@ def adam_relaxation_time(eta, kappa_A, rho_A, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return numpy.sqrt(1 + rho_A/(B*G))/(eta*kappa_A)
+    try:
+        return numpy.sqrt(1 + rho_A/(B*G))/(eta*kappa_A)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_relaxation_time(numpy.asarray(eta)[()], numpy.asarray(kappa_A)[()], numpy.asarray(rho_A)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def adam_tau_lr_exponent():
@@ -2082,7 +2462,11 @@ def adam_tau_lr_exponent():
 
     docs/theory.md section 9. Adam and schedules. Generated from the derivation ``adam_tau_lr_exponent``.
     """
-    return -1
+    try:
+        return -1
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_tau_lr_exponent()
 
 
 def finite_group_drift_factor(G, p):
@@ -2097,7 +2481,11 @@ def finite_group_drift_factor(G, p):
     p : array_like
         success probability of a prompt [dimensionless]
     """
-    return -p**G - (1 - p)**G + 1
+    try:
+        return -p**G - (1 - p)**G + 1
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return finite_group_drift_factor(numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def sgd_stiffness_finite_group(eta, kappa, G, p):
@@ -2116,7 +2504,11 @@ def sgd_stiffness_finite_group(eta, kappa, G, p):
     p : array_like
         success probability of a prompt [dimensionless]
     """
-    return eta*kappa*(-p**G - (1 - p)**G + 1)
+    try:
+        return eta*kappa*(-p**G - (1 - p)**G + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return sgd_stiffness_finite_group(numpy.asarray(eta)[()], numpy.asarray(kappa)[()], numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def adam_stiffness_finite_group(eta, beta1, kappa_A, rho_A, B, G, p):
@@ -2141,8 +2533,12 @@ def adam_stiffness_finite_group(eta, beta1, kappa_A, rho_A, B, G, p):
     p : array_like
         success probability of a prompt [dimensionless]
     """
-    _x0 = p**G + (1 - p)**G - 1
-    return eta*kappa_A*numpy.sqrt(-_x0)*(1 - beta1)/numpy.sqrt(-_x0 + rho_A/(B*G))
+    try:
+        _x0 = p**G + (1 - p)**G - 1
+        return eta*kappa_A*numpy.sqrt(-_x0)*(1 - beta1)/numpy.sqrt(-_x0 + rho_A/(B*G))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_stiffness_finite_group(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa_A)[()], numpy.asarray(rho_A)[()], numpy.asarray(B)[()], numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def warmup_trajectory(t, e0, beta, k, T_w):
@@ -2163,8 +2559,12 @@ def warmup_trajectory(t, e0, beta, k, T_w):
     T_w : array_like
         linear learning-rate warmup length [steps]
     """
-    _x0 = 2*T_w
-    return e0*numpy.exp(k*t**2/(_x0*beta - _x0))
+    try:
+        _x0 = 2*T_w
+        return e0*numpy.exp(k*t**2/(_x0*beta - _x0))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return warmup_trajectory(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(beta)[()], numpy.asarray(k)[()], numpy.asarray(T_w)[()])
 
 
 def sampling_variance_split(sigma_p2, sigma_c2, B, G):
@@ -2183,8 +2583,12 @@ def sampling_variance_split(sigma_p2, sigma_c2, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    _x0 = B**(-1.0)
-    return _x0*sigma_p2 + _x0*sigma_c2/G
+    try:
+        _x0 = B**(-1.0)
+        return _x0*sigma_p2 + _x0*sigma_c2/G
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return sampling_variance_split(numpy.asarray(sigma_p2)[()], numpy.asarray(sigma_c2)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def sgd_noise_drag(eta, beta, h_noise, sigma_p2, sigma_c2, B, G):
@@ -2209,7 +2613,11 @@ def sgd_noise_drag(eta, beta, h_noise, sigma_p2, sigma_c2, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return -1/2*eta**2*h_noise*(G*sigma_p2 + sigma_c2)/(B*G*(beta - 1)*(beta + 1))
+    try:
+        return -1/2*eta**2*h_noise*(G*sigma_p2 + sigma_c2)/(B*G*(beta - 1)*(beta + 1))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return sgd_noise_drag(numpy.asarray(eta)[()], numpy.asarray(beta)[()], numpy.asarray(h_noise)[()], numpy.asarray(sigma_p2)[()], numpy.asarray(sigma_c2)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def sgd_noise_plateau_shift(eta, beta, kappa, h_noise, sigma_p2, sigma_c2, B, G):
@@ -2236,7 +2644,11 @@ def sgd_noise_plateau_shift(eta, beta, kappa, h_noise, sigma_p2, sigma_c2, B, G)
     G : array_like
         group size (completions per prompt) [completions]
     """
-    return (1/2)*eta*h_noise*(G*sigma_p2 + sigma_c2)/(B*G*kappa*(beta + 1))
+    try:
+        return (1/2)*eta*h_noise*(G*sigma_p2 + sigma_c2)/(B*G*kappa*(beta + 1))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return sgd_noise_plateau_shift(numpy.asarray(eta)[()], numpy.asarray(beta)[()], numpy.asarray(kappa)[()], numpy.asarray(h_noise)[()], numpy.asarray(sigma_p2)[()], numpy.asarray(sigma_c2)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def adam_second_moment_split(g_mean, sigma_p2, sigma_c2, B, G):
@@ -2257,8 +2669,12 @@ def adam_second_moment_split(g_mean, sigma_p2, sigma_c2, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    _x0 = B**(-1.0)
-    return _x0*sigma_p2 + g_mean**2 + _x0*sigma_c2/G
+    try:
+        _x0 = B**(-1.0)
+        return _x0*sigma_p2 + g_mean**2 + _x0*sigma_c2/G
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_second_moment_split(numpy.asarray(g_mean)[()], numpy.asarray(sigma_p2)[()], numpy.asarray(sigma_c2)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def adam_stiffness_split(eta, beta1, kappa_A, rho_p, rho_c, B, G):
@@ -2283,8 +2699,12 @@ def adam_stiffness_split(eta, beta1, kappa_A, rho_p, rho_c, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    _x0 = B**(-1.0)
-    return eta*kappa_A*(1 - beta1)/numpy.sqrt(_x0*rho_p + 1 + _x0*rho_c/G)
+    try:
+        _x0 = B**(-1.0)
+        return eta*kappa_A*(1 - beta1)/numpy.sqrt(_x0*rho_p + 1 + _x0*rho_c/G)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_stiffness_split(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa_A)[()], numpy.asarray(rho_p)[()], numpy.asarray(rho_c)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def adam_stiffness_split_finite_group(eta, beta1, kappa_A, rho_p, rho_c, B, G, p):
@@ -2311,10 +2731,14 @@ def adam_stiffness_split_finite_group(eta, beta1, kappa_A, rho_p, rho_c, B, G, p
     p : array_like
         success probability of a prompt [dimensionless]
     """
-    _x0 = p**G
-    _x1 = (1 - p)**G
-    _x2 = B**(-1.0)
-    return eta*kappa_A*(1 - beta1)*numpy.sqrt(-_x0 - _x1 + 1)/numpy.sqrt(-_x0 - _x1 + _x2*rho_p + 1 + _x2*rho_c/G)
+    try:
+        _x0 = p**G
+        _x1 = (1 - p)**G
+        _x2 = B**(-1.0)
+        return eta*kappa_A*(1 - beta1)*numpy.sqrt(-_x0 - _x1 + 1)/numpy.sqrt(-_x0 - _x1 + _x2*rho_p + 1 + _x2*rho_c/G)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_stiffness_split_finite_group(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa_A)[()], numpy.asarray(rho_p)[()], numpy.asarray(rho_c)[()], numpy.asarray(B)[()], numpy.asarray(G)[()], numpy.asarray(p)[()])
 
 
 def adam_noise_drag(eta, beta1, h_noise, rho_p, rho_c, B, G):
@@ -2339,9 +2763,13 @@ def adam_noise_drag(eta, beta1, h_noise, rho_p, rho_c, B, G):
     G : array_like
         group size (completions per prompt) [completions]
     """
-    _x0 = B**(-1.0)
-    _x1 = _x0*rho_p + _x0*rho_c/G
-    return _x1*eta**2*h_noise*(1 - beta1)/((_x1 + 1)*(2*beta1 + 2))
+    try:
+        _x0 = B**(-1.0)
+        _x1 = _x0*rho_p + _x0*rho_c/G
+        return _x1*eta**2*h_noise*(1 - beta1)/((_x1 + 1)*(2*beta1 + 2))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return adam_noise_drag(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(h_noise)[()], numpy.asarray(rho_p)[()], numpy.asarray(rho_c)[()], numpy.asarray(B)[()], numpy.asarray(G)[()])
 
 
 def sigmoid_law(t, r0, r_star, t_mid, width):
@@ -2362,7 +2790,11 @@ def sigmoid_law(t, r0, r_star, t_mid, width):
     width : array_like
         width of the logistic baseline's transition [steps]
     """
-    return r_star + (r0 - r_star)/(numpy.exp((t - t_mid)/width) + 1)
+    try:
+        return r_star + (r0 - r_star)/(numpy.exp((t - t_mid)/width) + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return sigmoid_law(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(t_mid)[()], numpy.asarray(width)[()])
 
 
 def power_law(t, r0, r_star, t_mid, exponent):
@@ -2383,7 +2815,11 @@ def power_law(t, r0, r_star, t_mid, exponent):
     exponent : array_like
         exponent of the saturating power-law baseline [dimensionless]
     """
-    return r_star + (r0 - r_star)/((t/t_mid)**exponent + 1)
+    try:
+        return r_star + (r0 - r_star)/((t/t_mid)**exponent + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return power_law(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(t_mid)[()], numpy.asarray(exponent)[()])
 
 
 def saturation_law_d_r0(t, r0, r_star, tau):
@@ -2402,7 +2838,11 @@ def saturation_law_d_r0(t, r0, r_star, tau):
     tau : array_like
         relaxation time [steps]
     """
-    return numpy.exp(-t/tau)
+    try:
+        return numpy.exp(-t/tau)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return saturation_law_d_r0(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(tau)[()])
 
 
 def saturation_law_d_r_star(t, r0, r_star, tau):
@@ -2421,7 +2861,11 @@ def saturation_law_d_r_star(t, r0, r_star, tau):
     tau : array_like
         relaxation time [steps]
     """
-    return 1 - numpy.exp(-t/tau)
+    try:
+        return 1 - numpy.exp(-t/tau)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return saturation_law_d_r_star(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(tau)[()])
 
 
 def saturation_law_d_tau(t, r0, r_star, tau):
@@ -2440,7 +2884,11 @@ def saturation_law_d_tau(t, r0, r_star, tau):
     tau : array_like
         relaxation time [steps]
     """
-    return t*(r0 - r_star)*numpy.exp(-t/tau)/tau**2
+    try:
+        return t*(r0 - r_star)*numpy.exp(-t/tau)/tau**2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return saturation_law_d_tau(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(tau)[()])
 
 
 def sigmoid_law_d_r0(t, r0, r_star, t_mid, width):
@@ -2461,7 +2909,11 @@ def sigmoid_law_d_r0(t, r0, r_star, t_mid, width):
     width : array_like
         width of the logistic baseline's transition [steps]
     """
-    return (numpy.exp((t - t_mid)/width) + 1)**(-1.0)
+    try:
+        return (numpy.exp((t - t_mid)/width) + 1)**(-1.0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return sigmoid_law_d_r0(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(t_mid)[()], numpy.asarray(width)[()])
 
 
 def sigmoid_law_d_r_star(t, r0, r_star, t_mid, width):
@@ -2482,7 +2934,11 @@ def sigmoid_law_d_r_star(t, r0, r_star, t_mid, width):
     width : array_like
         width of the logistic baseline's transition [steps]
     """
-    return 1 - 1/(numpy.exp((t - t_mid)/width) + 1)
+    try:
+        return 1 - 1/(numpy.exp((t - t_mid)/width) + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return sigmoid_law_d_r_star(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(t_mid)[()], numpy.asarray(width)[()])
 
 
 def sigmoid_law_d_t_mid(t, r0, r_star, t_mid, width):
@@ -2503,8 +2959,12 @@ def sigmoid_law_d_t_mid(t, r0, r_star, t_mid, width):
     width : array_like
         width of the logistic baseline's transition [steps]
     """
-    _x0 = width**(-1.0)
-    return (1/4)*_x0*(r0 - r_star)/numpy.cosh((1/2)*_x0*(t - t_mid))**2
+    try:
+        _x0 = width**(-1.0)
+        return (1/4)*_x0*(r0 - r_star)/numpy.cosh((1/2)*_x0*(t - t_mid))**2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return sigmoid_law_d_t_mid(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(t_mid)[()], numpy.asarray(width)[()])
 
 
 def sigmoid_law_d_width(t, r0, r_star, t_mid, width):
@@ -2525,8 +2985,12 @@ def sigmoid_law_d_width(t, r0, r_star, t_mid, width):
     width : array_like
         width of the logistic baseline's transition [steps]
     """
-    _x0 = t - t_mid
-    return (1/4)*_x0*(r0 - r_star)/(width**2*numpy.cosh((1/2)*_x0/width)**2)
+    try:
+        _x0 = t - t_mid
+        return (1/4)*_x0*(r0 - r_star)/(width**2*numpy.cosh((1/2)*_x0/width)**2)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return sigmoid_law_d_width(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(t_mid)[()], numpy.asarray(width)[()])
 
 
 def power_law_d_r0(t, r0, r_star, t_mid, exponent):
@@ -2547,7 +3011,11 @@ def power_law_d_r0(t, r0, r_star, t_mid, exponent):
     exponent : array_like
         exponent of the saturating power-law baseline [dimensionless]
     """
-    return ((t/t_mid)**exponent + 1)**(-1.0)
+    try:
+        return ((t/t_mid)**exponent + 1)**(-1.0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return power_law_d_r0(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(t_mid)[()], numpy.asarray(exponent)[()])
 
 
 def power_law_d_r_star(t, r0, r_star, t_mid, exponent):
@@ -2568,7 +3036,11 @@ def power_law_d_r_star(t, r0, r_star, t_mid, exponent):
     exponent : array_like
         exponent of the saturating power-law baseline [dimensionless]
     """
-    return 1 - 1/((t/t_mid)**exponent + 1)
+    try:
+        return 1 - 1/((t/t_mid)**exponent + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return power_law_d_r_star(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(t_mid)[()], numpy.asarray(exponent)[()])
 
 
 def power_law_d_t_mid(t, r0, r_star, t_mid, exponent):
@@ -2589,9 +3061,13 @@ def power_law_d_t_mid(t, r0, r_star, t_mid, exponent):
     exponent : array_like
         exponent of the saturating power-law baseline [dimensionless]
     """
-    _x0 = t_mid**(-1.0)
-    _x1 = (_x0*t)**exponent
-    return _x0*_x1*exponent*(r0 - r_star)/(_x1 + 1)**2
+    try:
+        _x0 = t_mid**(-1.0)
+        _x1 = (_x0*t)**exponent
+        return _x0*_x1*exponent*(r0 - r_star)/(_x1 + 1)**2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return power_law_d_t_mid(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(t_mid)[()], numpy.asarray(exponent)[()])
 
 
 def power_law_d_exponent(t, r0, r_star, t_mid, exponent):
@@ -2622,9 +3098,13 @@ def power_law_d_exponent(t, r0, r_star, t_mid, exponent):
         _inside = (lambda t: numpy.all(numpy.greater(t, 0)))(numpy.asarray(t, dtype=float))
     if not _inside:
         raise ValueError("power_law_d_exponent: defined only where t > 0")
-    _x0 = t/t_mid
-    _x1 = _x0**exponent
-    return -_x1*(r0 - r_star)*numpy.log(_x0)/(_x1 + 1)**2
+    try:
+        _x0 = t/t_mid
+        _x1 = _x0**exponent
+        return -_x1*(r0 - r_star)*numpy.log(_x0)/(_x1 + 1)**2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return power_law_d_exponent(numpy.asarray(t)[()], numpy.asarray(r0)[()], numpy.asarray(r_star)[()], numpy.asarray(t_mid)[()], numpy.asarray(exponent)[()])
 
 
 def trajectory_d_e0(t, e0, v0, zeta, omega0):
@@ -2655,10 +3135,14 @@ def trajectory_d_e0(t, e0, v0, zeta, omega0):
         _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("trajectory_d_e0: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
-    _x0 = omega0*t
-    _x1 = numpy.sqrt(zeta**2 - 1)
-    _x2 = _x0*_x1
-    return (numpy.cosh(_x2) + zeta*numpy.sinh(_x2)/_x1)*numpy.exp(-_x0*zeta)
+    try:
+        _x0 = omega0*t
+        _x1 = numpy.sqrt(zeta**2 - 1)
+        _x2 = _x0*_x1
+        return (numpy.cosh(_x2) + zeta*numpy.sinh(_x2)/_x1)*numpy.exp(-_x0*zeta)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_d_e0(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_d_v0(t, e0, v0, zeta, omega0):
@@ -2689,9 +3173,13 @@ def trajectory_d_v0(t, e0, v0, zeta, omega0):
         _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("trajectory_d_v0: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
-    _x0 = omega0*t
-    _x1 = numpy.sqrt(zeta**2 - 1)
-    return numpy.exp(-_x0*zeta)*numpy.sinh(_x0*_x1)/(_x1*omega0)
+    try:
+        _x0 = omega0*t
+        _x1 = numpy.sqrt(zeta**2 - 1)
+        return numpy.exp(-_x0*zeta)*numpy.sinh(_x0*_x1)/(_x1*omega0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_d_v0(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_d_zeta(t, e0, v0, zeta, omega0):
@@ -2722,16 +3210,20 @@ def trajectory_d_zeta(t, e0, v0, zeta, omega0):
         _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("trajectory_d_zeta: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
-    _x0 = omega0*t
-    _x1 = zeta**2
-    _x2 = _x1 - 1
-    _x3 = numpy.sqrt(_x2)
-    _x4 = _x0*_x3
-    _x5 = numpy.sinh(_x4)
-    _x6 = _x5*v0
-    _x7 = _x0*_x6
-    _x8 = numpy.cosh(_x4)
-    return (-_x1*_x7 + _x3*_x8*e0*omega0**2*t + _x4*_x8*v0*zeta - _x5*e0*omega0 - _x6*zeta + _x7)*numpy.exp(-_x0*zeta)/(_x2**(3/2)*omega0)
+    try:
+        _x0 = omega0*t
+        _x1 = zeta**2
+        _x2 = _x1 - 1
+        _x3 = numpy.sqrt(_x2)
+        _x4 = _x0*_x3
+        _x5 = numpy.sinh(_x4)
+        _x6 = _x5*v0
+        _x7 = _x0*_x6
+        _x8 = numpy.cosh(_x4)
+        return (-_x1*_x7 + _x3*_x8*e0*omega0**2*t + _x4*_x8*v0*zeta - _x5*e0*omega0 - _x6*zeta + _x7)*numpy.exp(-_x0*zeta)/(_x2**(3/2)*omega0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_d_zeta(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_d_omega0(t, e0, v0, zeta, omega0):
@@ -2762,14 +3254,18 @@ def trajectory_d_omega0(t, e0, v0, zeta, omega0):
         _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("trajectory_d_omega0: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
-    _x0 = omega0**2
-    _x1 = omega0*t
-    _x2 = _x1*zeta
-    _x3 = numpy.sqrt(zeta**2 - 1)
-    _x4 = _x1*_x3
-    _x5 = numpy.sinh(_x4)
-    _x6 = _x5*v0
-    return -(_x0*_x5*e0*t + _x2*_x6 - _x4*v0*numpy.cosh(_x4) + _x6)*numpy.exp(-_x2)/(_x0*_x3)
+    try:
+        _x0 = omega0**2
+        _x1 = omega0*t
+        _x2 = _x1*zeta
+        _x3 = numpy.sqrt(zeta**2 - 1)
+        _x4 = _x1*_x3
+        _x5 = numpy.sinh(_x4)
+        _x6 = _x5*v0
+        return -(_x0*_x5*e0*t + _x2*_x6 - _x4*v0*numpy.cosh(_x4) + _x6)*numpy.exp(-_x2)/(_x0*_x3)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_d_omega0(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_underdamped_d_e0(t, e0, v0, zeta, omega0):
@@ -2800,11 +3296,15 @@ def trajectory_underdamped_d_e0(t, e0, v0, zeta, omega0):
         _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("trajectory_underdamped_d_e0: defined only where zeta < 1")
-    _x0 = omega0*t
-    _x1 = numpy.exp(-_x0*zeta)
-    _x2 = numpy.sqrt(1 - zeta**2)
-    _x3 = _x0*_x2
-    return _x1*numpy.cos(_x3) + _x1*zeta*numpy.sin(_x3)/_x2
+    try:
+        _x0 = omega0*t
+        _x1 = numpy.exp(-_x0*zeta)
+        _x2 = numpy.sqrt(1 - zeta**2)
+        _x3 = _x0*_x2
+        return _x1*numpy.cos(_x3) + _x1*zeta*numpy.sin(_x3)/_x2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_underdamped_d_e0(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_underdamped_d_v0(t, e0, v0, zeta, omega0):
@@ -2835,9 +3335,13 @@ def trajectory_underdamped_d_v0(t, e0, v0, zeta, omega0):
         _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("trajectory_underdamped_d_v0: defined only where zeta < 1")
-    _x0 = omega0*t
-    _x1 = numpy.sqrt(1 - zeta**2)
-    return numpy.exp(-_x0*zeta)*numpy.sin(_x0*_x1)/(_x1*omega0)
+    try:
+        _x0 = omega0*t
+        _x1 = numpy.sqrt(1 - zeta**2)
+        return numpy.exp(-_x0*zeta)*numpy.sin(_x0*_x1)/(_x1*omega0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_underdamped_d_v0(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_underdamped_d_zeta(t, e0, v0, zeta, omega0):
@@ -2868,17 +3372,21 @@ def trajectory_underdamped_d_zeta(t, e0, v0, zeta, omega0):
         _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("trajectory_underdamped_d_zeta: defined only where zeta < 1")
-    _x0 = omega0*t
-    _x1 = _x0*zeta
-    _x2 = 1 - zeta**2
-    _x3 = e0*zeta
-    _x4 = _x3*omega0 + v0
-    _x5 = numpy.sqrt(_x2)
-    _x6 = _x0*_x5
-    _x7 = numpy.sin(_x6)
-    _x8 = numpy.cos(_x6)
-    _x9 = _x4*_x7 + _x5*_x8*e0*omega0
-    return (-_x0*_x2**(5/2)*_x9 + _x2**(3/2)*_x9*zeta + _x2**2*omega0*(-_x3*_x8 - _x4*_x8*t*zeta + _x5*_x7*e0*(_x1 + 1)))*numpy.exp(-_x1)/(_x2**3*omega0)
+    try:
+        _x0 = omega0*t
+        _x1 = _x0*zeta
+        _x2 = 1 - zeta**2
+        _x3 = e0*zeta
+        _x4 = _x3*omega0 + v0
+        _x5 = numpy.sqrt(_x2)
+        _x6 = _x0*_x5
+        _x7 = numpy.sin(_x6)
+        _x8 = numpy.cos(_x6)
+        _x9 = _x4*_x7 + _x5*_x8*e0*omega0
+        return (-_x0*_x2**(5/2)*_x9 + _x2**(3/2)*_x9*zeta + _x2**2*omega0*(-_x3*_x8 - _x4*_x8*t*zeta + _x5*_x7*e0*(_x1 + 1)))*numpy.exp(-_x1)/(_x2**3*omega0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_underdamped_d_zeta(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_underdamped_d_omega0(t, e0, v0, zeta, omega0):
@@ -2909,16 +3417,20 @@ def trajectory_underdamped_d_omega0(t, e0, v0, zeta, omega0):
         _inside = (lambda zeta: numpy.all(numpy.less(zeta, 1)))(numpy.asarray(zeta, dtype=float))
     if not _inside:
         raise ValueError("trajectory_underdamped_d_omega0: defined only where zeta < 1")
-    _x0 = omega0**2
-    _x1 = omega0*t
-    _x2 = zeta**2
-    _x3 = _x2 - 1
-    _x4 = numpy.sqrt(-_x3)
-    _x5 = _x1*_x4
-    _x6 = _x1*v0*numpy.cos(_x5)
-    _x7 = numpy.sin(_x5)
-    _x8 = _x4*_x7
-    return (_x0*_x8*e0*t + _x2*_x6 + _x5*_x7*v0*zeta - _x6 + _x8*v0)*numpy.exp(-_x1*zeta)/(_x0*_x3)
+    try:
+        _x0 = omega0**2
+        _x1 = omega0*t
+        _x2 = zeta**2
+        _x3 = _x2 - 1
+        _x4 = numpy.sqrt(-_x3)
+        _x5 = _x1*_x4
+        _x6 = _x1*v0*numpy.cos(_x5)
+        _x7 = numpy.sin(_x5)
+        _x8 = _x4*_x7
+        return (_x0*_x8*e0*t + _x2*_x6 + _x5*_x7*v0*zeta - _x6 + _x8*v0)*numpy.exp(-_x1*zeta)/(_x0*_x3)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_underdamped_d_omega0(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(zeta)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_critical_d_e0(t, e0, v0, omega0):
@@ -2937,8 +3449,12 @@ def trajectory_critical_d_e0(t, e0, v0, omega0):
     omega0 : array_like
         natural angular frequency [rad/step]
     """
-    _x0 = omega0*t
-    return (_x0 + 1)*numpy.exp(-_x0)
+    try:
+        _x0 = omega0*t
+        return (_x0 + 1)*numpy.exp(-_x0)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_critical_d_e0(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_critical_d_v0(t, e0, v0, omega0):
@@ -2957,7 +3473,11 @@ def trajectory_critical_d_v0(t, e0, v0, omega0):
     omega0 : array_like
         natural angular frequency [rad/step]
     """
-    return t*numpy.exp(-omega0*t)
+    try:
+        return t*numpy.exp(-omega0*t)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_critical_d_v0(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(omega0)[()])
 
 
 def trajectory_critical_d_omega0(t, e0, v0, omega0):
@@ -2976,7 +3496,11 @@ def trajectory_critical_d_omega0(t, e0, v0, omega0):
     omega0 : array_like
         natural angular frequency [rad/step]
     """
-    return t**2*(-e0*omega0 - v0)*numpy.exp(-omega0*t)
+    try:
+        return t**2*(-e0*omega0 - v0)*numpy.exp(-omega0*t)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return trajectory_critical_d_omega0(numpy.asarray(t)[()], numpy.asarray(e0)[()], numpy.asarray(v0)[()], numpy.asarray(omega0)[()])
 
 
 def two_mode_characteristic(z, beta, k_s, k_r):
@@ -2995,15 +3519,19 @@ def two_mode_characteristic(z, beta, k_s, k_r):
     k_r : array_like
         stiffness of the soft mode of the two-mode map (lr h_r) [1/step^2]
     """
-    _x0 = beta**2
-    _x1 = z**2
-    _x2 = 2*z
-    _x3 = beta*z
-    _x4 = z**3
-    _x5 = 2*_x4
-    _x6 = _x1*k_r
-    _x7 = _x1*k_s
-    return _x0*_x1 - _x0*_x2 + _x0 + 4*_x1*beta + _x1 - _x2*beta + _x3*k_r + _x3*k_s + _x4*k_r + _x4*k_s - _x5*beta - _x5 - _x6*beta + _x6*k_s - _x6 - _x7*beta - _x7 + z**4
+    try:
+        _x0 = beta**2
+        _x1 = z**2
+        _x2 = 2*z
+        _x3 = beta*z
+        _x4 = z**3
+        _x5 = 2*_x4
+        _x6 = _x1*k_r
+        _x7 = _x1*k_s
+        return _x0*_x1 - _x0*_x2 + _x0 + 4*_x1*beta + _x1 - _x2*beta + _x3*k_r + _x3*k_s + _x4*k_r + _x4*k_s - _x5*beta - _x5 - _x6*beta + _x6*k_s - _x6 - _x7*beta - _x7 + z**4
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return two_mode_characteristic(numpy.asarray(z)[()], numpy.asarray(beta)[()], numpy.asarray(k_s)[()], numpy.asarray(k_r)[()])
 
 
 def two_mode_stability_condition(beta, k_s, k_r):
@@ -3020,8 +3548,12 @@ def two_mode_stability_condition(beta, k_s, k_r):
     k_r : array_like
         stiffness of the soft mode of the two-mode map (lr h_r) [1/step^2]
     """
-    _x0 = 2*beta + 2
-    return numpy.logical_and.reduce((numpy.greater(1 - beta, 0),numpy.greater(_x0 - k_r, 0),numpy.greater(_x0 - k_s, 0)))
+    try:
+        _x0 = 2*beta + 2
+        return numpy.logical_and.reduce((numpy.greater(1 - beta, 0),numpy.greater(_x0 - k_r, 0),numpy.greater(_x0 - k_s, 0)))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return two_mode_stability_condition(numpy.asarray(beta)[()], numpy.asarray(k_s)[()], numpy.asarray(k_r)[()])
 
 
 def two_mode_refresh_stability_condition(beta, k_s, k_r, K):
@@ -3040,35 +3572,39 @@ def two_mode_refresh_stability_condition(beta, k_s, k_r, K):
     K : array_like
         refresh interval (optimizer steps per sampling refresh) [steps]
     """
-    _x0 = (beta - 1)**(-2.0)
-    _x1 = beta*k_r
-    _x2 = beta**K
-    _x3 = _x1*_x2
-    _x4 = K*_x2
-    _x5 = _x4*k_r
-    _x6 = beta**2
-    _x7 = _x2*_x6
-    _x8 = 2*beta
-    _x9 = -_x2*_x8 + _x2 + _x7
-    _x10 = beta*k_s
-    _x11 = _x10*_x2
-    _x12 = _x4*k_s
-    _x13 = _x10*_x4
-    _x14 = (_x6 - _x8 + 1)**(-1.0)
-    _x15 = K*_x14
-    _x16 = _x15*k_r
-    _x17 = _x1*_x15
-    _x18 = -_x14*_x5 + _x15*_x3 + 1
-    _x19 = _x14*_x6
-    _x20 = _x14*_x8
-    _x21 = -_x14 - _x19 + _x20
-    _x22 = _x15*k_s
-    _x23 = _x10*_x15
-    _x24 = -_x12*_x14 + _x13*_x14 + 1
-    _x25 = 2*_x14
-    _x26 = _x14*_x2
-    _x27 = _x14 + _x19 - _x20 + _x25*_x7 - 4*_x26*beta + 2*_x26
-    return numpy.logical_and.reduce((numpy.greater(_x16 - _x17 + _x18 + _x21, 0),numpy.greater(_x21 + _x22 - _x23 + _x24, 0),numpy.greater(_x1*_x25 - _x16 + _x17 + _x18 - _x25*_x3 + _x27, 0),numpy.greater(_x10*_x25 - _x11*_x25 - _x22 + _x23 + _x24 + _x27, 0),numpy.greater(1 - abs(_x0*(_x10 - _x11 - _x12 + _x13 + _x9)), 0),numpy.greater(1 - abs(_x0*(K*_x3 + _x1 - _x3 - _x5 + _x9)), 0)))
+    try:
+        _x0 = (beta - 1)**(-2.0)
+        _x1 = beta*k_r
+        _x2 = beta**K
+        _x3 = _x1*_x2
+        _x4 = K*_x2
+        _x5 = _x4*k_r
+        _x6 = beta**2
+        _x7 = _x2*_x6
+        _x8 = 2*beta
+        _x9 = -_x2*_x8 + _x2 + _x7
+        _x10 = beta*k_s
+        _x11 = _x10*_x2
+        _x12 = _x4*k_s
+        _x13 = _x10*_x4
+        _x14 = (_x6 - _x8 + 1)**(-1.0)
+        _x15 = K*_x14
+        _x16 = _x15*k_r
+        _x17 = _x1*_x15
+        _x18 = -_x14*_x5 + _x15*_x3 + 1
+        _x19 = _x14*_x6
+        _x20 = _x14*_x8
+        _x21 = -_x14 - _x19 + _x20
+        _x22 = _x15*k_s
+        _x23 = _x10*_x15
+        _x24 = -_x12*_x14 + _x13*_x14 + 1
+        _x25 = 2*_x14
+        _x26 = _x14*_x2
+        _x27 = _x14 + _x19 - _x20 + _x25*_x7 - 4*_x26*beta + 2*_x26
+        return numpy.logical_and.reduce((numpy.greater(_x16 - _x17 + _x18 + _x21, 0),numpy.greater(_x21 + _x22 - _x23 + _x24, 0),numpy.greater(_x1*_x25 - _x16 + _x17 + _x18 - _x25*_x3 + _x27, 0),numpy.greater(_x10*_x25 - _x11*_x25 - _x22 + _x23 + _x24 + _x27, 0),numpy.greater(1 - abs(_x0*(_x10 - _x11 - _x12 + _x13 + _x9)), 0),numpy.greater(1 - abs(_x0*(K*_x3 + _x1 - _x3 - _x5 + _x9)), 0)))
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return two_mode_refresh_stability_condition(numpy.asarray(beta)[()], numpy.asarray(k_s)[()], numpy.asarray(k_r)[()], numpy.asarray(K)[()])
 
 
 def soft_pole(beta, k_r):
@@ -3093,8 +3629,12 @@ def soft_pole(beta, k_r):
         _inside = (lambda beta, k_r: numpy.all(numpy.less(k_r, -2*numpy.sqrt(beta) + beta + 1)))(numpy.asarray(beta, dtype=float), numpy.asarray(k_r, dtype=float))
     if not _inside:
         raise ValueError("soft_pole: defined only where k_r < -2*sqrt(beta) + beta + 1")
-    _x0 = 2*beta
-    return (1/2)*beta - 1/2*k_r + (1/2)*numpy.sqrt(-_x0*k_r - _x0 + beta**2 + k_r**2 - 2*k_r + 1) + 1/2
+    try:
+        _x0 = 2*beta
+        return (1/2)*beta - 1/2*k_r + (1/2)*numpy.sqrt(-_x0*k_r - _x0 + beta**2 + k_r**2 - 2*k_r + 1) + 1/2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return soft_pole(numpy.asarray(beta)[()], numpy.asarray(k_r)[()])
 
 
 def two_mode_relaxation_time(beta, k_r):
@@ -3119,8 +3659,12 @@ def two_mode_relaxation_time(beta, k_r):
         _inside = (lambda beta, k_r: numpy.all(numpy.less(k_r, -2*numpy.sqrt(beta) + beta + 1)))(numpy.asarray(beta, dtype=float), numpy.asarray(k_r, dtype=float))
     if not _inside:
         raise ValueError("two_mode_relaxation_time: defined only where k_r < -2*sqrt(beta) + beta + 1")
-    _x0 = 2*beta
-    return -(1/2)/numpy.log((1/2)*beta - 1/2*k_r + (1/2)*numpy.sqrt(-_x0*k_r - _x0 + beta**2 + k_r**2 - 2*k_r + 1) + 1/2)
+    try:
+        _x0 = 2*beta
+        return -(1/2)/numpy.log((1/2)*beta - 1/2*k_r + (1/2)*numpy.sqrt(-_x0*k_r - _x0 + beta**2 + k_r**2 - 2*k_r + 1) + 1/2)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return two_mode_relaxation_time(numpy.asarray(beta)[()], numpy.asarray(k_r)[()])
 
 
 def oscillation_momentum(k):
@@ -3143,7 +3687,11 @@ def oscillation_momentum(k):
         _inside = (lambda k: numpy.all(numpy.less(k, 1)))(numpy.asarray(k, dtype=float))
     if not _inside:
         raise ValueError("oscillation_momentum: defined only where k < 1")
-    return -2*numpy.sqrt(k) + k + 1
+    try:
+        return -2*numpy.sqrt(k) + k + 1
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return oscillation_momentum(numpy.asarray(k)[()])
 
 
 def two_mode_effective_stiffness(w_s, k_s, k_r):
@@ -3170,7 +3718,11 @@ def two_mode_effective_stiffness(w_s, k_s, k_r):
         _inside = (lambda w_s: numpy.all(numpy.less_equal(w_s, 1)))(numpy.asarray(w_s, dtype=float))
     if not _inside:
         raise ValueError("two_mode_effective_stiffness: defined only where w_s <= 1")
-    return 2*k_r*(1 - w_s) + 2*k_s*w_s
+    try:
+        return 2*k_r*(1 - w_s) + 2*k_s*w_s
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return two_mode_effective_stiffness(numpy.asarray(w_s)[()], numpy.asarray(k_s)[()], numpy.asarray(k_r)[()])
 
 
 def relay_half_swing(d, a, f_sat):
@@ -3187,7 +3739,11 @@ def relay_half_swing(d, a, f_sat):
     f_sat : array_like
         saturated restoring force along the stiff direction (delayed relay, per unit lr) [parameter/gradient]
     """
-    return (1/2)*a*f_sat*(2*d + 1)
+    try:
+        return (1/2)*a*f_sat*(2*d + 1)
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return relay_half_swing(numpy.asarray(d)[()], numpy.asarray(a)[()], numpy.asarray(f_sat)[()])
 
 
 def relay_period(d):
@@ -3200,4 +3756,8 @@ def relay_period(d):
     d : array_like
         fixed staleness [steps]
     """
-    return 4*d + 2
+    try:
+        return 4*d + 2
+    except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
+        with numpy.errstate(all="ignore"):
+            return relay_period(numpy.asarray(d)[()])

@@ -115,10 +115,15 @@ def render_function(d: Derivation, *, formula: bool = False) -> str:
         evaluation += [f"{s} = {printer.doprint(sub)}" for s, sub in replacements]
     evaluation.append(f"return {printer.doprint(expr)}")
     if expr.has(sp.Piecewise):  # numpy.select evaluates every branch, the unused ones too
-        body += ["with numpy.errstate(all=\"ignore\"):  # only the selected branch is returned",
-                 *("    " + line for line in evaluation)]
-    else:
-        body += evaluation
+        evaluation = ["with numpy.errstate(all=\"ignore\"):  # only the selected branch counts",
+                      *("    " + line for line in evaluation)]
+    # Python numbers raise ZeroDivisionError at a pole where numpy's give inf or nan: the same
+    # point as numpy scalars then gives what an array gives there
+    scalars = ", ".join(f"numpy.asarray({a})[()]" for a in d.arg_names)
+    body += ["try:", *("    " + line for line in evaluation),
+             "except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)",
+             "    with numpy.errstate(all=\"ignore\"):",
+             f"        return {d.name}({scalars})"]
     header = f"def {d.name}({', '.join(d.arg_names)}):"
     docstring = _docstring(d, formula=formula)
     return header + "\n" + textwrap.indent(docstring + "\n" + "\n".join(body), "    ")

@@ -223,3 +223,16 @@ def test_stationary_variance_is_refused_where_the_map_is_unstable(beta, k):
     if beta < 1:
         assert fluctuations.stationary_variance(momentum=beta, stiffness=k, noise=1e-4) == np.inf
     assert compiled("stationary_variance")(beta / 2, 0.5, 1e-4) > 0
+
+
+@pytest.mark.parametrize(("name", "args"), [
+    ("grpo_update_given_successes", (0, 1, 0.0)), ("rloo_update_variance", (1, 0.5)),
+    ("prompt_pool_batch_variance", (1, 1, 1.0, 1.0)), ("grpo_top_advantage", (0, 1, 0.1)),
+    ("monodromy_trace", (1.0, 1.0, 2)), ("power_law", (0.5, 0.1, 0.3, 0.0, 0.5))])
+def test_python_numbers_at_a_pole_give_what_an_array_gives(name, args):
+    """Python ints and floats raised ZeroDivisionError where numpy gives inf or nan."""
+    with np.errstate(all="ignore"):
+        array = compiled(name)(*(np.array([a]) for a in args))
+    got = compiled(name)(*args)
+    assert np.array_equal(np.asarray(got).reshape(1), np.asarray(array, dtype=float).reshape(1),
+                          equal_nan=True), (got, array)
