@@ -35,16 +35,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from combination_design import GRIDS, tiny_design  # noqa: E402
+from combination_design import design_loaders, tiny_climb_design  # noqa: E402
 from forecast_baselines import stratum, theta  # noqa: E402  (a benchmark script)
-from forecast_matrix import (  # noqa: E402
-    _bandit,
-    categorical_runs,
-    load_matrix_source,
-    scored_cut,
-)
+from forecast_matrix import scored_cut  # noqa: E402
 
-from grpodyn.empirical.logs.loaders import Run, load_run  # noqa: E402
+from grpodyn.empirical.logs.loaders import Run  # noqa: E402
 from grpodyn.empirical.logs.run_analysis import infer_reward_range  # noqa: E402
 from grpodyn.ground import InputError  # noqa: E402
 from grpodyn.numerics.forecast_adaptive import regime, slope_t  # noqa: E402
@@ -53,13 +48,6 @@ from grpodyn.numerics.forecast_trend import relaxation_fit  # noqa: E402
 
 #: The headroom fraction below which the table takes Theta's point (a design look, not kept).
 Z_GATE = 0.5
-
-
-def _climb() -> list[tuple[str, Run]]:
-    """Return the tiny-model climb runs at seeds 49-56."""
-    return [(path.stem, load_run(path))
-            for path in sorted((GRIDS / "tiny_climb").glob("*_seed*.json"))
-            if 49 <= int(path.stem.rsplit("_seed", 1)[-1]) <= 56]
 
 
 def _one(job: tuple[str, str, Run, float]) -> dict | None:
@@ -96,10 +84,7 @@ def _one(job: tuple[str, str, Run, float]) -> dict | None:
 
 def _records(logs: Path) -> list[dict]:
     """Forecast every design source (a pool of two processes)."""
-    sources = {"public": lambda: load_matrix_source("public", logs),
-               "tiny grid2 (seeds 0-20)": tiny_design, "tiny climb (seeds 49-56)": _climb,
-               "categorical 0-39": lambda: categorical_runs(range(40)),
-               "bandit 0-3": lambda: _bandit(range(4))}
+    sources = design_loaders(logs, {"tiny climb (seeds 49-56)": tiny_climb_design})
     rows: list[dict] = []
     for label, load in sources.items():
         jobs = [(label, name, run, f) for name, run in load() for f in (0.3, 0.5)]

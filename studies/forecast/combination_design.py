@@ -139,20 +139,35 @@ def print_source(label: str, load: Any, one: Any, keys: tuple[str, ...]) -> list
     return rows
 
 
+def tiny_climb_design() -> list[tuple[str, Run]]:
+    """Return the tiny-model climb runs at seeds 49-56 (real runs still climbing at the cut)."""
+    return [(path.stem, load_run(path))
+            for path in sorted((GRIDS / "tiny_climb").glob("*_seed*.json"))
+            if 49 <= int(path.stem.rsplit("_seed", 1)[-1]) <= 56]
+
+
+def design_loaders(logs: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return the design sources, label -> loader, ``extra`` after tiny's.
+
+    The public logs in ``logs``, every other run of grid2 and grid2_high at seeds 0-20,
+    categorical seeds 0-39 and bandit seeds 0-3.
+    """
+    return {"public": lambda: load_matrix_source("public", logs),
+            "tiny grid2 (seeds 0-20)": tiny_design, **(extra or {}),
+            "categorical 0-39": lambda: categorical_runs(range(40)),
+            "bandit 0-3": lambda: _bandit(range(4))}
+
+
 def design_sources(description: str, extra: dict[str, Any] | None = None
                    ) -> dict[str, Any]:
-    """Parse ``--logs`` and return the design sources, label -> loader, ``extra`` after tiny's.
+    """Parse ``--logs`` (default ``../shared/data/real_logs``) and return the design sources.
 
-    The public logs (``--logs``, default ``../shared/data/real_logs``), every other run of
-    grid2 and grid2_high at seeds 0-20, categorical seeds 0-39 and bandit seeds 0-3.
+    As :func:`design_loaders`.
     """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--logs", default=str(ROOT.parent / "shared" / "data" / "real_logs"))
     args = parser.parse_args()
-    return {"public": lambda: load_matrix_source("public", Path(args.logs)),
-            "tiny grid2 (seeds 0-20)": tiny_design, **(extra or {}),
-            "categorical 0-39": lambda: categorical_runs(range(40)),
-            "bandit 0-3": lambda: _bandit(range(4))}
+    return design_loaders(Path(args.logs), extra)
 
 
 def main() -> None:

@@ -22,14 +22,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from combination_design import (  # noqa: E402
-    GRIDS,
     design_sources,
     print_source,
+    tiny_climb_design,
     two_forecasts,
 )
 from forecast_baselines import theta  # noqa: E402  (a benchmark script)
 
-from grpodyn.empirical.logs.loaders import Run, load_run  # noqa: E402
+from grpodyn.empirical.logs.loaders import Run  # noqa: E402
 
 
 def _one(job: tuple[str, Run, float]) -> dict | None:
@@ -46,16 +46,10 @@ def _one(job: tuple[str, Run, float]) -> dict | None:
             **{name: cut.errors(point) for name, point in points.items()}}
 
 
-def _climb() -> list[tuple[str, Run]]:
-    """Return the tiny-model climb runs at seeds 49-56."""
-    return [(path.stem, load_run(path))
-            for path in sorted((GRIDS / "tiny_climb").glob("*_seed*.json"))
-            if 49 <= int(path.stem.rsplit("_seed", 1)[-1]) <= 56]
-
-
 def main() -> None:
     """Print the design table."""
-    sources = design_sources(__doc__.splitlines()[0], {"tiny climb (seeds 49-56)": _climb})
+    sources = design_sources(__doc__.splitlines()[0],
+                             {"tiny climb (seeds 49-56)": tiny_climb_design})
     keys = ("ensemble", "three", "three_moving")
     print("| source | stratum | forecasts | ensemble | three-way | three-way where not quiet | "
           "signed error (same order) |")
