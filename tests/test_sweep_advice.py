@@ -98,7 +98,8 @@ def test_no_fall_is_compared_across_optimizers():
     for optimizer, fmt, capped in (("sgd", "jsonl", False), (None, "jsonl", False),
                                    (None, "trl_trainer_state", True), ("adamw", "csv", True)):
         run = SimpleNamespace(format=fmt, steps=STEPS, reward=_rise(3))
-        out, entry = sweep_cap(sweep, advice, run=run, lr=1e-5, optimizer=optimizer,
+        out, entry = sweep_cap(sweep, advice, run=run, lr=1e-5,
+                               optimizer=run_optimizer(optimizer, fmt),
                                settings={}, floor=None, margin=0.5)
         assert (out != advice) is capped, (optimizer, fmt)
         assert capped or "no fall is compared" in entry["reason"]

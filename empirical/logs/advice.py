@@ -475,16 +475,15 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     margin, sweep_short = _checked_options(sweep, margin, sweep_short)
     check_reward_magnitude(run)
     optimizer = _value(run.meta.optimizer)
-    swept = None if sweep is None else run_optimizer(optimizer, run.format)
-    exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, swept))
+    family = None if sweep is None else run_optimizer(optimizer, run.format)  # the sweep's name
+    exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, family))
     declared, _ = infer_reward_range(run, reward_range)
+    floor = None if declared is None else declared[0]
     if run.n_points < 3:
         raise TooFewPoints(f"{run.source}: advice needs at least 3 logged points, got "
                          f"{run.n_points}")
     diagnosis = run_diagnosis(run)
-    trend = agree_with_state(run_trend(run.steps, run.reward,
-                                        floor=None if declared is None else declared[0]), run,
-                             diagnosis)
+    trend = agree_with_state(run_trend(run.steps, run.reward, floor=floor), run, diagnosis)
     warnings = group_batch_notes(run)
     momentum, momentum_source = _momentum_of(run, momentum)
     analysis, why = _analysis(run, momentum, reward_range)
@@ -504,9 +503,9 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     fall = None
     if sweep is not None:
         (direction, ratio, interval), fall = sweep_cap(
-            sweep, (direction, ratio, interval), run=run, lr=lr, optimizer=optimizer,
+            sweep, (direction, ratio, interval), run=run, lr=lr, optimizer=family,
             settings={k: _value(getattr(run.meta, k)) for k in LIMIT_SETTINGS}, margin=margin,
-            floor=None if declared is None else declared[0], short_runs=sweep_short)
+            floor=floor, short_runs=sweep_short)
         warnings += fall.pop("warnings")
     headroom, beta = why_ratio.startswith("headroom"), assumed_beta(momentum, momentum_source)
     on_beta_ratio = (headroom or floored) and direction != "lower" and not (fall and fall["moved"])
@@ -530,7 +529,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                               floored=floored)
     stiffness = _stiffness(tau, momentum, lr, momentum_source)
     group_batch = _group_batch(run, optimizer,
-                               None if sweep is None else bg_exponent_from_sweep(sweep, swept))
+                               None if sweep is None else bg_exponent_from_sweep(sweep, family))
     notes, group_size = mode_notes(run, diagnosis, tau, direction, group_batch["group_size"])
     warnings += notes
     measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr "

@@ -259,7 +259,8 @@ def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: A
         The run's lr; None (unknown) leaves the advice as it is, with a warning where the
         sweep bounds the limit.
     optimizer : str or None
-        The run's optimizer; unknown, or none of the sweep's, no fall is compared.
+        The run's optimizer family (:func:`run_optimizer`); unknown, or none of the sweep's,
+        no fall is compared.
     settings, floor
         As for :func:`fall_limit`.
     margin : float
@@ -274,7 +275,6 @@ def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: A
         (what moved, or None), ``moved`` (whether the ratio did), ``text`` (the reasoning's
         line) and ``warnings``.
     """
-    optimizer = run_optimizer(optimizer, run.format)
     if optimizer is None or optimizer not in fit.layout.optimizers:
         entry = {"lr": None, "run": None, "highest_held": None, "compared": 0, "own_fell": None,
                  "reason": f"the run's optimizer ({optimizer or 'unknown'}) is not the sweep's "
