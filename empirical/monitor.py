@@ -127,12 +127,17 @@ def _real(value: Any) -> float | None:
     return number if number is not None and math.isfinite(number) else None
 
 
+def _alias(name: str, metrics: Mapping[str, Any]) -> str | None:
+    """Return the first of the canonical metric ``name``'s aliases present in ``metrics``."""
+    return next((k for k in METRIC_ALIASES[name] if k in metrics), None)
+
+
 def _logged(name: str, metrics: Mapping[str, Any]) -> float | None:
     """Return the canonical metric ``name`` under the first of its aliases present, or None.
 
     A non-finite number is returned as it is; a value that is no number is None.
     """
-    key = next((k for k in METRIC_ALIASES[name] if k in metrics), None)
+    key = _alias(name, metrics)
     return None if key is None else _number(metrics[key])
 
 
@@ -422,7 +427,8 @@ class Monitor:
                              f"{type(given).__name__} {given!r:.40}")
         reward = _logged("reward", metrics)
         if reward is None:
-            given = next((metrics[k] for k in METRIC_ALIASES["reward"] if k in metrics), None)
+            key = _alias("reward", metrics)
+            given = None if key is None else metrics[key]
             held = self._held_out(step, metrics)
             if given is not None:
                 self.state = self._skip(step, given, "not a number")
