@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '6cfffc10c19e45173770790e471d9d62'
+THEORY_HASH = 'c1d45c95456828abddc0fbcd7e6cbe97'
 
 
 SIGNATURES = {
@@ -425,12 +425,12 @@ def trajectory(t, e0, v0, zeta, omega0):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
+        zeta > 1 and omega0*t*sqrt(zeta**2 - 1) < 700
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
         _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
     if not _inside:
-        raise ValueError("trajectory: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
+        raise ValueError("trajectory: defined only where zeta > 1 and omega0*t*sqrt(zeta**2 - 1) < 700")
     try:
         _x0 = omega0*t
         _x1 = numpy.sqrt(zeta**2 - 1)
@@ -784,9 +784,7 @@ def critical_stiffness_relative_error(beta):
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     """
     try:
-        _x0 = beta + 1
-        _x1 = _x0 - 2*numpy.sqrt(beta)
-        return (-_x0*_x1 + (1/2)*(beta - 1)**2)/(_x0*_x1)
+        return -(1 - beta)**2/((numpy.sqrt(beta) + 1)**2*(2*beta + 2))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return critical_stiffness_relative_error(numpy.asarray(beta)[()])
@@ -808,12 +806,12 @@ def discrete_damping_ratio(beta, k):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        (beta > 0) & (k <= (sqrt(beta) + 1)**2) & (k >= (1 - sqrt(beta))**2)
+        beta > 0 and k <= (sqrt(beta) + 1)**2 and k >= (1 - sqrt(beta))**2
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
         _inside = (lambda beta, k: numpy.all(numpy.greater(beta, 0)) and numpy.all(numpy.less_equal(k, (numpy.sqrt(beta) + 1)**2)) and numpy.all(numpy.greater_equal(k, (1 - numpy.sqrt(beta))**2)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
     if not _inside:
-        raise ValueError("discrete_damping_ratio: defined only where (beta > 0) & (k <= (sqrt(beta) + 1)**2) & (k >= (1 - sqrt(beta))**2)")
+        raise ValueError("discrete_damping_ratio: defined only where beta > 0 and k <= (sqrt(beta) + 1)**2 and k >= (1 - sqrt(beta))**2")
     try:
         _x0 = numpy.log(beta)
         return -1/2*_x0/numpy.sqrt((1/4)*_x0**2 + numpy.arccos(((1/2)*beta - 1/2*k + 1/2)/numpy.sqrt(beta))**2)
@@ -1195,12 +1193,12 @@ def stationary_variance(beta, k, s2):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        (beta < 1) & (k < 2*beta + 2)
+        beta < 1 and k < 2*beta + 2
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
         _inside = (lambda beta, k: numpy.all(numpy.less(beta, 1)) and numpy.all(numpy.less(k, 2*beta + 2)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
     if not _inside:
-        raise ValueError("stationary_variance: defined only where (beta < 1) & (k < 2*beta + 2)")
+        raise ValueError("stationary_variance: defined only where beta < 1 and k < 2*beta + 2")
     try:
         return s2*(beta + 1)/(k*(beta - 1)*(-2*beta + k - 2))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -1242,7 +1240,17 @@ def autocorrelation(h, beta, k):
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
     k : array_like
         dimensionless stiffness a*kappa [1/step^2]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        h is a whole number
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda h: numpy.all(numpy.equal(h, numpy.floor(h))))(numpy.asarray(h, dtype=float))
+    if not _inside:
+        raise ValueError("autocorrelation: defined only where h is a whole number")
     try:
         with numpy.errstate(all="ignore"):  # only the selected branch counts
             _x0 = beta + 1
@@ -1311,12 +1319,12 @@ def spectral_peak_frequency(beta, k):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        (beta > 0) & ((beta + 1)*Abs(beta - k + 1)/(4*beta) < 1)
+        beta > 0 and (beta + 1)*Abs(beta - k + 1)/(4*beta) < 1
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
         _inside = (lambda beta, k: numpy.all(numpy.greater(beta, 0)) and numpy.all(numpy.less((1/4)*(beta + 1)*abs(beta - k + 1)/beta, 1)))(numpy.asarray(beta, dtype=float), numpy.asarray(k, dtype=float))
     if not _inside:
-        raise ValueError("spectral_peak_frequency: defined only where (beta > 0) & ((beta + 1)*Abs(beta - k + 1)/(4*beta) < 1)")
+        raise ValueError("spectral_peak_frequency: defined only where beta > 0 and (beta + 1)*Abs(beta - k + 1)/(4*beta) < 1")
     try:
         _x0 = beta + 1
         return numpy.arccos(-1/4*_x0*(-_x0 + k)/beta)
@@ -1403,12 +1411,12 @@ def binomial_pmf(S, G, p):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        G <= 1024
+        G <= 1024 and G is a whole number and S is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G, S: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))) and numpy.all(numpy.equal(S, numpy.floor(S))))(numpy.asarray(G, dtype=float), numpy.asarray(S, dtype=float))
     if not _inside:
-        raise ValueError("binomial_pmf: defined only where G <= 1024")
+        raise ValueError("binomial_pmf: defined only where G <= 1024 and G is a whole number and S is a whole number")
     try:
         return p**S*(1 - p)**(G - S)*_binomial(G, S)
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -1513,12 +1521,12 @@ def grpo_update_mean(G, p, eps):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        G <= 1024
+        G <= 1024 and G is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
     if not _inside:
-        raise ValueError("grpo_update_mean: defined only where G <= 1024")
+        raise ValueError("grpo_update_mean: defined only where G <= 1024 and G is a whole number")
     try:
         return _finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -1544,12 +1552,12 @@ def grpo_update_variance(G, p, eps):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        G <= 1024
+        G <= 1024 and G is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
     if not _inside:
-        raise ValueError("grpo_update_variance: defined only where G <= 1024")
+        raise ValueError("grpo_update_variance: defined only where G <= 1024 and G is a whole number")
     try:
         return -_finite_sum(lambda S: S*p**S*(1 - p)**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, p, ))**2 + _finite_sum(lambda S: S**2*p**S*(1 - p)**(G - S)*(G - S)**2*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)**2, 1, G - 1, (G, eps, p, ))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -1655,12 +1663,12 @@ def grpo_update_mean_expansion(G, p):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        (p > 0) & (p < 1)
+        p > 0 and p < 1
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
         _inside = (lambda p: numpy.all(numpy.greater(p, 0)) and numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
     if not _inside:
-        raise ValueError("grpo_update_mean_expansion: defined only where (p > 0) & (p < 1)")
+        raise ValueError("grpo_update_mean_expansion: defined only where p > 0 and p < 1")
     try:
         _x0 = p - 1
         _x1 = -_x0
@@ -1687,12 +1695,12 @@ def grpo_update_variance_expansion(G, p):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        (p > 0) & (p < 1)
+        p > 0 and p < 1
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
         _inside = (lambda p: numpy.all(numpy.greater(p, 0)) and numpy.all(numpy.less(p, 1)))(numpy.asarray(p, dtype=float))
     if not _inside:
-        raise ValueError("grpo_update_variance_expansion: defined only where (p > 0) & (p < 1)")
+        raise ValueError("grpo_update_variance_expansion: defined only where p > 0 and p < 1")
     try:
         _x0 = p**2
         _x1 = 64*p**3
@@ -1735,7 +1743,17 @@ def prompt_pool_zero_std_share(G, a_p, b_p):
         first shape parameter of the Beta law of prompt success rates [dimensionless]
     b_p : array_like
         second shape parameter of the Beta law of prompt success rates [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        G is a whole number
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda G: numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
+    if not _inside:
+        raise ValueError("prompt_pool_zero_std_share: defined only where G is a whole number")
     try:
         return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, ))) + numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -1756,7 +1774,17 @@ def prompt_pool_failed_group_share(G, a_p, b_p):
         first shape parameter of the Beta law of prompt success rates [dimensionless]
     b_p : array_like
         second shape parameter of the Beta law of prompt success rates [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        G is a whole number
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda G: numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
+    if not _inside:
+        raise ValueError("prompt_pool_failed_group_share: defined only where G is a whole number")
     try:
         return numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -1894,12 +1922,12 @@ def prompt_pool_successes_pmf(S, G, a_p, b_p):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        G <= 1024
+        G <= 1024 and G is a whole number and S is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G, S: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))) and numpy.all(numpy.equal(S, numpy.floor(S))))(numpy.asarray(G, dtype=float), numpy.asarray(S, dtype=float))
     if not _inside:
-        raise ValueError("prompt_pool_successes_pmf: defined only where G <= 1024")
+        raise ValueError("prompt_pool_successes_pmf: defined only where G <= 1024 and G is a whole number and S is a whole number")
     try:
         return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j), 0, S - 1, (S, a_p, )) + _finite_sum(lambda j: numpy.log(b_p + j), 0, G - S - 1, (G, S, b_p, )) - _finite_sum(lambda j: numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))*_binomial(G, S)
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -2012,12 +2040,12 @@ def bandit_drift_grpo(x, G, eps):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        G <= 1024
+        G <= 1024 and G is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
     if not _inside:
-        raise ValueError("bandit_drift_grpo: defined only where G <= 1024")
+        raise ValueError("bandit_drift_grpo: defined only where G <= 1024 and G is a whole number")
     try:
         return _finite_sum(lambda S: S*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps), 1, G - 1, (G, eps, x, ))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -2085,12 +2113,12 @@ def bandit_drift_slope_grpo(x, G, eps):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        G <= 1024
+        G <= 1024 and G is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
     if not _inside:
-        raise ValueError("bandit_drift_slope_grpo: defined only where G <= 1024")
+        raise ValueError("bandit_drift_slope_grpo: defined only where G <= 1024 and G is a whole number")
     try:
         return _finite_sum(lambda S: S**2*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)*(numpy.exp(x)/(numpy.exp(x) + 1) - numpy.exp(2*x)/(numpy.exp(x) + 1)**2)*(numpy.exp(x) + 1)*numpy.exp(-x)*_binomial(G, S)/(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps) + S*(numpy.exp(x)/(numpy.exp(x) + 1))**S*(1 - numpy.exp(x)/(numpy.exp(x) + 1))**(G - S)*(G - S)**2*(-numpy.exp(x)/(numpy.exp(x) + 1) + numpy.exp(2*x)/(numpy.exp(x) + 1)**2)*_binomial(G, S)/((1 - numpy.exp(x)/(numpy.exp(x) + 1))*(G**(3/2)*numpy.sqrt(S)*numpy.sqrt((G - S)/(G - 1)) + G**2*eps)), 1, G - 1, (G, eps, x, ))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -2482,7 +2510,8 @@ def finite_group_drift_factor(G, p):
         success probability of a prompt [dimensionless]
     """
     try:
-        return -p**G - (1 - p)**G + 1
+        with numpy.errstate(all="ignore"):  # only the selected branch counts
+            return numpy.select([numpy.less_equal(p, 1/2),True], [-p**G - numpy.expm1(G*numpy.log1p(-p)),-(1 - p)**G - numpy.expm1(G*numpy.log(p))], default=numpy.nan)
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return finite_group_drift_factor(numpy.asarray(G)[()], numpy.asarray(p)[()])
@@ -3129,12 +3158,12 @@ def trajectory_d_e0(t, e0, v0, zeta, omega0):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
+        zeta > 1 and omega0*t*sqrt(zeta**2 - 1) < 700
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
         _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
     if not _inside:
-        raise ValueError("trajectory_d_e0: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
+        raise ValueError("trajectory_d_e0: defined only where zeta > 1 and omega0*t*sqrt(zeta**2 - 1) < 700")
     try:
         _x0 = omega0*t
         _x1 = numpy.sqrt(zeta**2 - 1)
@@ -3167,12 +3196,12 @@ def trajectory_d_v0(t, e0, v0, zeta, omega0):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
+        zeta > 1 and omega0*t*sqrt(zeta**2 - 1) < 700
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
         _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
     if not _inside:
-        raise ValueError("trajectory_d_v0: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
+        raise ValueError("trajectory_d_v0: defined only where zeta > 1 and omega0*t*sqrt(zeta**2 - 1) < 700")
     try:
         _x0 = omega0*t
         _x1 = numpy.sqrt(zeta**2 - 1)
@@ -3204,12 +3233,12 @@ def trajectory_d_zeta(t, e0, v0, zeta, omega0):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
+        zeta > 1 and omega0*t*sqrt(zeta**2 - 1) < 700
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
         _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
     if not _inside:
-        raise ValueError("trajectory_d_zeta: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
+        raise ValueError("trajectory_d_zeta: defined only where zeta > 1 and omega0*t*sqrt(zeta**2 - 1) < 700")
     try:
         _x0 = omega0*t
         _x1 = zeta**2
@@ -3248,12 +3277,12 @@ def trajectory_d_omega0(t, e0, v0, zeta, omega0):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)
+        zeta > 1 and omega0*t*sqrt(zeta**2 - 1) < 700
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
         _inside = (lambda omega0, t, zeta: numpy.all(numpy.greater(zeta, 1)) and numpy.all(numpy.less(omega0*t*numpy.sqrt(zeta**2 - 1), 700)))(numpy.asarray(omega0, dtype=float), numpy.asarray(t, dtype=float), numpy.asarray(zeta, dtype=float))
     if not _inside:
-        raise ValueError("trajectory_d_omega0: defined only where (zeta > 1) & (omega0*t*sqrt(zeta**2 - 1) < 700)")
+        raise ValueError("trajectory_d_omega0: defined only where zeta > 1 and omega0*t*sqrt(zeta**2 - 1) < 700")
     try:
         _x0 = omega0**2
         _x1 = omega0*t
@@ -3660,8 +3689,10 @@ def two_mode_relaxation_time(beta, k_r):
     if not _inside:
         raise ValueError("two_mode_relaxation_time: defined only where k_r < -2*sqrt(beta) + beta + 1")
     try:
-        _x0 = 2*beta
-        return -(1/2)/numpy.log((1/2)*beta - 1/2*k_r + (1/2)*numpy.sqrt(-_x0*k_r - _x0 + beta**2 + k_r**2 - 2*k_r + 1) + 1/2)
+        with numpy.errstate(all="ignore"):  # only the selected branch counts
+            _x0 = -beta + k_r + 1
+            _x1 = numpy.sqrt(_x0**2 - 4*k_r)
+            return -(1/2)/numpy.log1p(numpy.select([numpy.less(beta - k_r, 1),True], [-2*k_r/(_x0 + _x1),(1/2)*_x1 + (1/2)*beta - 1/2*k_r - 1/2], default=numpy.nan))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return two_mode_relaxation_time(numpy.asarray(beta)[()], numpy.asarray(k_r)[()])

@@ -23,7 +23,7 @@ from grpodyn.theory.symbols import TABLE
 
 from .export_packages import formula_text
 
-__all__ = ["NumpyPrinter", "render_function", "render_module", "FINITE_SUM_SOURCE"]
+__all__ = ["NumpyPrinter", "render_function", "render_module", "domain_text", "FINITE_SUM_SOURCE"]
 
 #: Helpers of the generated code: a bounded sum vectorised over the other arguments, and an
 #: exact binomial coefficient (numpy has none; math.comb is exact for the integer G and S).
@@ -87,8 +87,16 @@ def _docstring(d: Derivation, *, formula: bool = False) -> str:
 
 
 def domain_text(d: Derivation) -> str:
-    """Return the domain of ``d`` as plain text (sympy's str), for messages."""
-    return str(d.domain)
+    """Return the domain of ``d`` as plain text, for messages.
+
+    Its conditions are joined by "and" (sympy's str of each), the integer ones
+    (``x == floor(x)``) last, as "x is a whole number".
+    """
+    conditions = d.domain.args if isinstance(d.domain, sp.And) else (d.domain,)
+    whole = [c for c in conditions
+             if isinstance(c, sp.Eq) and c.rhs == sp.floor(c.lhs, evaluate=False)]
+    return " and ".join([*(str(c) for c in conditions if c not in whole),
+                         *(f"{c.lhs} is a whole number" for c in whole)])
 
 
 def render_function(d: Derivation, *, formula: bool = False) -> str:
@@ -108,7 +116,7 @@ def render_function(d: Derivation, *, formula: bool = False) -> str:
                  f"    _inside = (lambda {names}: {tests})({arrays})",
                  "if not _inside:",
                  f"    raise ValueError(\"{d.name}: defined only where {domain_text(d)}\")"]
-    expr = d.expr
+    expr = d.evaluated
     evaluation: list[str] = []
     if not expr.has(sp.Sum):  # cse could hoist the summation index out of its lambda
         replacements, (expr,) = sp.cse(expr, symbols=sp.numbered_symbols("_x"))

@@ -6,8 +6,9 @@ derivation), ``javascript`` (an ES module), ``julia`` and ``rust``. Every functi
 arguments in the derivation's order, all as double precision; stability conditions return a
 boolean (``int`` in C). Bounded sums become loops; the binomial coefficient is a product loop,
 exact while it stays below 2^53 and dividing first where the next product would overflow.
-A derivation with a domain refuses arguments outside it: C sets ``errno = EDOM`` and returns NaN,
-JavaScript throws a ``RangeError``, Julia a ``DomainError``, Rust returns NaN. A regime-dependent
+A derivation with a domain refuses arguments outside it: C sets ``errno = EDOM`` and returns NaN
+(0 for a condition), JavaScript throws a ``RangeError``, Julia a ``DomainError``, Rust returns
+NaN (false for a condition). A regime-dependent
 closed form (``autocorrelation``) is a ``Piecewise``: ``?:`` in C and JavaScript, an ``if``
 expression in Rust. Inside the domains every target evaluates the same expression as numpy and
 agrees with it to 1e-12 (relative, or absolute below 1); the binomial formulas stop at
@@ -34,7 +35,7 @@ from grpodyn.ground.files import write_all_atomic
 from grpodyn.theory import Derivation, registry
 from grpodyn.theory.sourcehash import theory_source_hash
 
-from .codegen import render_module
+from .codegen import domain_text, render_module
 from .export_packages import (
     c_doc_comment,
     grpodyn_version,
@@ -57,7 +58,7 @@ _C_CONSTANTS = {"M_E": math.e, "M_LOG2E": math.log2(math.e), "M_LOG10E": math.lo
 def _as_reals(d: Derivation) -> tuple[sp.Basic, tuple[sp.Symbol, ...]]:
     """Return the expression with every argument (and summation index) as a real symbol."""
     swap = {s: sp.Symbol(s.name, real=True) for s in d.args}
-    expr = d.expr.xreplace(swap)
+    expr = d.evaluated.xreplace(swap)
     for node in expr.atoms(sp.Sum):
         ((index, _, _),) = node.limits
         expr = expr.xreplace({index: sp.Symbol(index.name, real=True)})
@@ -75,11 +76,25 @@ class _CPrinter(_BinomialHelper, C99CodePrinter):
     pass
 
 
-class _JsPrinter(_BinomialHelper, JavascriptCodePrinter):
-    pass
+class _AccurateFunctions:
+    """Print the numeric forms' ``expm1`` and ``log1p`` as the language's function ``name``."""
+
+    accurate_names: dict[str, str] = {}
+
+    def _print_expm1(self, expr: sp.Basic) -> str:
+        return f"{self.accurate_names['expm1']}({self._print(expr.args[0])})"
+
+    def _print_log1p(self, expr: sp.Basic) -> str:
+        return f"{self.accurate_names['log1p']}({self._print(expr.args[0])})"
 
 
-class _JuliaPrinter(_BinomialHelper, JuliaCodePrinter):
+class _JsPrinter(_BinomialHelper, _AccurateFunctions, JavascriptCodePrinter):
+    accurate_names = {"expm1": "Math.expm1", "log1p": "Math.log1p"}
+
+
+class _JuliaPrinter(_BinomialHelper, _AccurateFunctions, JuliaCodePrinter):
+    accurate_names = {"expm1": "expm1", "log1p": "log1p"}
+
     def _print_atan2(self, expr: sp.atan2) -> str:
         """Julia spells the two-argument arctangent ``atan(y, x)``."""
         return f"atan({self._print(expr.args[0])}, {self._print(expr.args[1])})"
@@ -108,7 +123,8 @@ class _RustPrinter(_CPrinter):
 
 #: C math function -> the f64 method that Rust wraps it as.
 _RUST_MATH = {"fabs": "abs", "sqrt": "sqrt", "cbrt": "cbrt", "exp": "exp", "expm1": "exp_m1",
-              "log": "ln", "log1p": "ln_1p", "cos": "cos", "sin": "sin", "tan": "tan",
+              "log": "ln", "log1p": "ln_1p", "floor": "floor", "cos": "cos", "sin": "sin",
+              "tan": "tan",
               "acos": "acos", "asin": "asin", "atan": "atan", "cosh": "cosh", "sinh": "sinh",
               "tanh": "tanh", "acosh": "acosh", "asinh": "asinh", "atanh": "atanh"}
 _RUST_PRELUDE = ("".join(f"#[inline] fn {c}(x: f64) -> f64 {{ x.{r}() }}\n"
@@ -128,7 +144,8 @@ class _Language:
     param: str  # "{name}"
     number_type: str
     bool_type: str
-    refuse: str  # "{condition}", "{message}": leave the function outside the domain
+    refuse: str  # "{condition}", "{message}", "{refused}": leave the function outside the domain
+    refused: tuple[str, str] = ("", "")  # the value returned there: a number's, a condition's
     indent: str = "    "
 
 
@@ -137,7 +154,7 @@ _C = _Language(
     "double {acc} = 0.0;\nfor (double {index} = {lower}; {index} <= {upper}; {index} += 1.0) "
     "{{\n    {acc} += {term};\n}}",
     "{type} grpodyn_{name}({params}) {{\n{body}\n}}", "double {name}", "double", "int",
-    "if (!({condition})) {{ errno = EDOM; return NAN; }}")
+    "if (!({condition})) {{ errno = EDOM; return {refused}; }}", ("NAN", "0"))
 _JS = _Language(
     _JsPrinter, "const {name} = {value};",
     "let {acc} = 0.0;\nfor (let {index} = {lower}; {index} <= {upper}; {index} += 1) "
@@ -154,20 +171,22 @@ _RUST = _Language(
     "let mut {acc}: f64 = 0.0;\nlet mut {index}: f64 = {lower};\nwhile {index} <= {upper} "
     "{{\n    {acc} += {term};\n    {index} += 1.0;\n}}",
     "pub fn {name}({params}) -> {type} {{\n{body}\n}}", "{name}: f64", "f64", "bool",
-    "if !({condition}) {{ return f64::NAN; }}")
+    "if !({condition}) {{ return {refused}; }}", ("f64::NAN", "false"))
 
 
 def _function(d: Derivation, lang: _Language) -> str:
     printer = lang.printer()
     expr, args = _as_reals(d)
     lines: list[str] = []
+    # (a Symbol is also a sympy Boolean: a sum replaced by its accumulator must stay a number)
+    is_bool = isinstance(expr, sp.logic.boolalg.Boolean) and not expr.is_Symbol
     if lang is _C:  # an argument a result does not depend on (kept for the calling convention)
         lines += [f"(void){a.name};" for a in args if a not in expr.free_symbols]
     if d.domain is not None:  # refuse outside the domain (C: errno EDOM and NaN, Rust: NaN)
         domain = d.domain.xreplace({s: sp.Symbol(s.name, real=True) for s in d.args})
         lines += lang.refuse.format(condition=printer.doprint(domain),
-                                    message=f"{d.name}: defined only where {d.domain}"
-                                    ).splitlines()
+                                    message=f"{d.name}: defined only where {domain_text(d)}",
+                                    refused=lang.refused[is_bool]).splitlines()
     for i, node in enumerate(sorted(expr.atoms(sp.Sum), key=sp.srepr)):
         ((index, lower, upper),) = node.limits
         acc = f"sum{i}"
@@ -175,8 +194,6 @@ def _function(d: Derivation, lang: _Language) -> str:
                                 upper=printer.doprint(upper), term=printer.doprint(node.function))
         lines += loop.splitlines()
         expr = expr.xreplace({node: sp.Symbol(acc, real=True)})
-    # (a Symbol is also a sympy Boolean: a sum replaced by its accumulator must stay a number)
-    is_bool = isinstance(expr, sp.logic.boolalg.Boolean) and not expr.is_Symbol
     if not is_bool:
         replacements, (expr,) = sp.cse(expr, symbols=sp.numbered_symbols("x"))
         lines += [lang.assign.format(name=s.name, value=printer.doprint(v))

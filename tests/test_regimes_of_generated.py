@@ -19,9 +19,10 @@ from .points import POINTS
 
 #: Values of the arguments that select regimes (damping, momentum, stiffness, probability ...).
 REGIME_VALUES = {"zeta": [0.3, 1.0, 1.7], "beta": [0.0, 0.5, 0.95], "k": [1e-4, 0.05, 0.5, 2.5],
-                 "p": [1e-3, 0.5, 1.0], "G": [2, 16, 2048], "x": [-3.0, 0.0, 3.0],
+                 "p": [1e-3, 0.5, 1.0], "G": [2, 16, 2048, 7.5], "x": [-3.0, 0.0, 3.0],
                  "omega": [0.01, 1.0, 3.0], "K": [1, 3, 40], "d": [0, 1, 3],
                  "t": [0.0, 5.0, 1e4], "z": [-0.9, 0.9], "q": [0.1, 0.9, 1.0], "S": [0, 3],
+                 "h": [0, 7, 2.5],
                  "w_s": [0.0, 0.5, 2.0]}
 
 def _combinations(name: str):
@@ -49,6 +50,7 @@ def test_derivations_with_a_domain():
             "binomial_pmf", "grpo_update_mean", "grpo_update_variance", "bandit_drift_grpo",
             "bandit_drift_slope_grpo", "prompt_pool_successes_pmf", "slow_root",
             "gain_fraction_time", "staleness_stiffness_max_continuum", "stationary_variance",
+            "autocorrelation", "prompt_pool_zero_std_share", "prompt_pool_failed_group_share",
                 *jacobians} \
         == _domain_names()
 
@@ -79,8 +81,8 @@ def test_finite_inside_every_regime_or_refused(name):
 
 def test_the_autocorrelation_is_real_and_finite_in_every_stable_regime():
     for values in _combinations("autocorrelation"):
-        if values["k"] >= 2 * (1 + values["beta"]):
-            continue  # unstable: no stationary autocorrelation
+        if values["k"] >= 2 * (1 + values["beta"]) or values["h"] != int(values["h"]):
+            continue  # unstable: no stationary autocorrelation; a lag is whole
         with np.errstate(all="ignore"):  # numpy evaluates every branch of the Piecewise
             value = compiled("autocorrelation")(*(float(v) for v in values.values()))
         assert np.isrealobj(value) and np.isfinite(value), values

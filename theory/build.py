@@ -102,6 +102,7 @@ def _to_entry(d: Derivation) -> dict:
         "section": d.section,
         "steps": [[s.description, srepr(s.expr)] for s in d.steps],
         "domain": None if d.domain is None else srepr(d.domain),
+        "numeric_form": None if d.numeric_form is None else srepr(d.numeric_form),
     }
 
 
@@ -114,6 +115,8 @@ def _from_entry(name: str, entry: Mapping) -> Derivation:
         section=entry["section"],
         steps=tuple(Step(desc, cache.parse_srepr(text)) for desc, text in entry["steps"]),
         domain=None if entry.get("domain") is None else cache.parse_srepr(entry["domain"]),
+        numeric_form=(None if entry.get("numeric_form") is None
+                      else cache.parse_srepr(entry["numeric_form"])),
     )
 
 

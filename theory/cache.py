@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import sympy as sp
+from sympy.codegen.cfunctions import expm1, log1p
 from sympy.core.function import UndefinedFunction
 from sympy.functions.elementary.piecewise import ExprCondPair
 
@@ -33,8 +34,9 @@ _CONSTANTS = {
     "pi": sp.pi, "E": sp.E, "I": sp.I, "oo": sp.oo, "zoo": sp.zoo, "nan": sp.nan,
     "true": sp.true, "false": sp.false, "EulerGamma": sp.EulerGamma,
 }
-#: sympy classes that srepr names but the sympy namespace does not export (a Piecewise's pairs)
-_CLASSES = {"ExprCondPair": ExprCondPair}
+#: sympy classes that srepr names but the sympy namespace does not export (a Piecewise's pairs,
+#: the functions of a derivation's numeric form)
+_CLASSES = {"ExprCondPair": ExprCondPair, "expm1": expm1, "log1p": log1p}
 
 
 def cache_dir() -> Path:
@@ -95,8 +97,8 @@ def _build(node: ast.AST) -> Any:
         kwargs = {kw.arg: _build(kw.value) for kw in node.keywords}
         if any(k is None for k in kwargs):
             raise ValueError("srepr: ** arguments are not allowed")
-        if issubclass(cls, sp.core.relational.Relational):  # a domain may restate an assumption
-            kwargs["evaluate"] = False
+        if issubclass(cls, sp.core.relational.Relational | sp.floor):  # a domain may restate
+            kwargs["evaluate"] = False  # an assumption (derivation.whole_number)
         return cls(*args, **kwargs)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):  # Function('e')(t)
         function = _build(node.func)

@@ -17,7 +17,7 @@ import sympy as sp
 from .cache import canonical
 from .symbols import TABLE, latex_names
 
-__all__ = ["Step", "Derivation", "DerivationError", "to_latex"]
+__all__ = ["Step", "Derivation", "DerivationError", "to_latex", "whole_number"]
 
 
 class DerivationError(ValueError):
@@ -27,6 +27,16 @@ class DerivationError(ValueError):
 def to_latex(expr: sp.Basic) -> str:
     """LaTeX of ``expr`` with the symbol table's LaTeX names."""
     return sp.latex(expr, symbol_names=latex_names())
+
+
+def whole_number(symbol: sp.Symbol) -> sp.Basic:
+    """Return the condition ``symbol == floor(symbol)``, for a domain: the argument is whole.
+
+    A symbol declared integer already satisfies it, so it is written unevaluated: the compiled and
+    exported functions take any double, and refuse a count, a group size or a lag that is not
+    whole (``binomial(2.5, 1)`` would be truncated in one language and interpolated in another).
+    """
+    return sp.Eq(symbol, sp.floor(symbol, evaluate=False), evaluate=False)
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,11 @@ class Derivation:
         Where the expression, evaluated in real arithmetic, is the result (a sympy condition on
         the arguments), or None when it is valid wherever the arguments are. The generated and
         exported functions refuse arguments outside it instead of returning NaN.
+    numeric_form
+        An expression equal to ``expr`` that loses fewer digits in double precision (``log1p``
+        and ``expm1`` of small quantities, a root rationalised against cancellation), or None.
+        The generated and exported functions evaluate it; the LaTeX and the docstrings show
+        ``expr``. ``tests/test_numeric_forms.py`` holds the two equal.
     """
 
     name: str
@@ -68,9 +83,12 @@ class Derivation:
     section: str
     steps: tuple[Step, ...] = field(default=(), compare=False)
     domain: sp.Basic | None = None
+    numeric_form: sp.Basic | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "expr", canonical(self.expr))
+        if self.numeric_form is not None:
+            object.__setattr__(self, "numeric_form", canonical(self.numeric_form))
         object.__setattr__(self, "steps",
                            tuple(Step(s.description, canonical(s.expr)) for s in self.steps))
         if not self.name.isidentifier():
@@ -90,6 +108,9 @@ class Derivation:
             raise DerivationError(
                 f"{self.name}: free symbols {sorted(map(str, missing))} are not in args {names}"
             )
+        if self.numeric_form is not None and self.numeric_form.free_symbols - set(self.args):
+            raise DerivationError(f"{self.name}: the numeric form uses symbols that are not "
+                                  "arguments")
         if self.domain is not None and self.domain.free_symbols - set(self.args):
             raise DerivationError(f"{self.name}: the domain uses symbols that are not arguments")
         if isinstance(self.domain, sp.logic.boolalg.BooleanAtom):
@@ -100,6 +121,11 @@ class Derivation:
     def arg_names(self) -> tuple[str, ...]:
         """Names of the arguments, in the calling order of the compiled function."""
         return tuple(s.name for s in self.args)
+
+    @property
+    def evaluated(self) -> sp.Basic:
+        """The expression code evaluates: ``numeric_form`` where there is one, else ``expr``."""
+        return self.expr if self.numeric_form is None else self.numeric_form
 
     def latex(self) -> str:
         r"""LaTeX of ``name = expr`` (the name's underscores escaped: ``\_`` in ``\mathrm``)."""

@@ -22,7 +22,7 @@ from functools import cache
 import sympy as sp
 
 from .build import derivation, get
-from .derivation import Derivation, Step
+from .derivation import Derivation, Step, whole_number
 from .symbols import sym
 
 SECTION = "7. Exact finite-G statistics for Bernoulli rewards"
@@ -32,8 +32,9 @@ _SUCCESS_SHARE = sp.Symbol("mu", positive=True)  # S / G, the group mean reward
 #: Largest group size of the exact binomial formulas: C(G, G/2) is below the largest double up
 #: to G = 1029 (numpy's math.comb and the exports' product loop); the code refuses larger G.
 MAX_GROUP = 1024
-#: Domain of every derivation with a binomial coefficient C(G, S).
-BINOMIAL_DOMAIN = sym.G <= MAX_GROUP
+#: Domain of every derivation with a binomial coefficient C(G, S) or a sum up to G: a whole G
+#: whose coefficients fit a double.
+BINOMIAL_DOMAIN = sp.And(sym.G <= MAX_GROUP, whole_number(sym.G))
 #: 0 < p < 1, written unevaluated: p is declared positive, but the exported code takes any double.
 OPEN_PROBABILITY = sp.And(sp.Gt(sym.p, 0, evaluate=False), sym.p < 1)
 
@@ -44,7 +45,7 @@ def derive_binomial_pmf() -> Derivation:
     pmf = sp.binomial(sym.G, sym.S) * sym.p**sym.S * (1 - sym.p) ** (sym.G - sym.S)
     return Derivation("binomial_pmf", pmf, (sym.S, sym.G, sym.p),
                       "Probability of S successes in a group of G.", SECTION,
-                      domain=BINOMIAL_DOMAIN)
+                      domain=sp.And(BINOMIAL_DOMAIN, whole_number(sym.S)))
 
 
 @derivation

@@ -15,7 +15,7 @@ from functools import cache
 import sympy as sp
 
 from .build import derivation, get
-from .derivation import Derivation, Step
+from .derivation import Derivation, Step, whole_number
 from .symbols import sym
 
 SECTION = "6. Fluctuations"
@@ -140,7 +140,8 @@ def derive_autocorrelation() -> Derivation:
                       SECTION, (Step("rho(1) = phi1 / (1 - phi2)", rho1),
                                 Step("roots of z^2 - phi1 z - phi2", sp.Tuple(*roots)),
                                 Step("root form of rho(h)", root_form),
-                                Step("discriminant phi1^2 + 4 phi2", discriminant)))
+                                Step("discriminant phi1^2 + 4 phi2", discriminant)),
+                      domain=whole_number(sym.h))  # (-1)^h and the powers of a negative root
 
 
 @derivation

@@ -12,6 +12,7 @@ time-dependent and, overdamped, gives a Gaussian-in-time start.
 from __future__ import annotations
 
 import sympy as sp
+from sympy.codegen.cfunctions import expm1, log1p
 
 from .build import derivation, get
 from .derivation import Derivation, Step
@@ -168,10 +169,15 @@ def derive_finite_group_drift_factor() -> Derivation:
     """
     degenerate = get("degenerate_group_probability").expr
     factor = sp.simplify(1 - degenerate)
+    # 1 - q^G = -expm1(G ln q) for the larger of q = p, 1 - p: no cancellation at p -> 0 or 1
+    informative = sp.Piecewise(
+        (-expm1(sym.G * log1p(-sym.p)) - sym.p**sym.G, sym.p <= sp.Rational(1, 2)),
+        (-expm1(sym.G * sp.log(sym.p)) - (1 - sym.p) ** sym.G, True))
     return Derivation("finite_group_drift_factor", factor, (sym.G, sym.p),
                       "Share of informative (non-degenerate) groups at success probability p: "
                       "the finite-G factor on the drift.", SECTION,
-                      (Step("1 - P(S = 0) - P(S = G)", 1 - degenerate),))
+                      (Step("1 - P(S = 0) - P(S = G)", 1 - degenerate),),
+                      numeric_form=informative)
 
 
 @derivation

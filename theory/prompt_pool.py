@@ -21,7 +21,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .build import derivation, get
-from .derivation import Derivation, Step
+from .derivation import Derivation, Step, whole_number
 from .symbols import sym
 
 SECTION = "7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts"
@@ -69,7 +69,8 @@ def derive_prompt_pool_zero_std_share() -> Derivation:
                       "Expected share of zero-std groups over a Beta(a_p, b_p) pool of "
                       "prompts.", SECTION,
                       (Step("averaged over the pool", pmf_check),
-                       Step("Beta integrals E[p^G] + E[(1-p)^G]", gamma_form)))
+                       Step("Beta integrals E[p^G] + E[(1-p)^G]", gamma_form)),
+                      domain=whole_number(sym.G))  # a product over j < G
 
 
 @derivation
@@ -82,7 +83,8 @@ def derive_prompt_pool_failed_group_share() -> Derivation:
     return Derivation("prompt_pool_failed_group_share", _rising_ratio(sym.b_p),
                       (sym.G, sym.a_p, sym.b_p),
                       "Expected share of all-wrong groups over a Beta(a_p, b_p) pool.", SECTION,
-                      (Step("Beta integral E[(1-p)^G]", gamma_form),))
+                      (Step("Beta integral E[(1-p)^G]", gamma_form),),
+                      domain=whole_number(sym.G))
 
 
 @derivation

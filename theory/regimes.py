@@ -79,9 +79,13 @@ def derive_critical_stiffness_relative_error() -> Derivation:
     ratio = get("critical_stiffness").expr / get("critical_stiffness_discrete").expr - 1
     c = sp.Symbol("c", positive=True)
     series = sp.series(ratio.subs(sym.beta, 1 - c), c, 0, 4).removeO()
+    # (1 - beta)^2 / (1 - sqrt(beta))^2 = (1 + sqrt(beta))^2 leaves -(1 - sqrt(beta))^2 / (2 (1 +
+    # beta)), and 1 - sqrt(beta) = (1 - beta) / (1 + sqrt(beta)) keeps its digits at beta -> 1
+    rationalised = -(1 - sym.beta) ** 2 / (2 * (1 + sym.beta) * (1 + sp.sqrt(sym.beta)) ** 2)
     return Derivation("critical_stiffness_relative_error", sp.simplify(ratio), (sym.beta,),
                       "Relative error of the continuum critical stiffness: O((1-beta)^2).",
-                      SECTION, (Step("series in c = 1 - beta", series),))
+                      SECTION, (Step("series in c = 1 - beta", series),),
+                      numeric_form=rationalised)
 
 
 @derivation
