@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'c1d45c95456828abddc0fbcd7e6cbe97'
+THEORY_HASH = '81881ad15ab0f800a40b70a4410463ab'
 
 
 SIGNATURES = {

@@ -77,7 +77,7 @@ def test_derivation_markdown_is_generated_from_the_registry(reg, pages):
         for arg in d.arg_names:
             assert f"| `{arg}` |" in text, (name, arg)
         if d.domain is not None:
-            assert to_latex(d.domain) in text
+            assert d.domain_latex() in text
         assert f"grpodyn_{name}" in text and f"GrpodynTheory.{name}" in text
     text, names = pages.section_markdown("4. Critical damping and regimes")
     assert names == [n for n, d in reg.items() if d.section == "4. Critical damping and regimes"]

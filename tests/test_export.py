@@ -144,6 +144,12 @@ def test_latex_and_julia_cover_every_derivation(exported, reg):
         assert f"function {name}(" in jl
     # every function and the module closed
     assert jl.count("\nend") == jl.count("\nfunction ") + 1
+    # the packages the LaTeX needs, and each domain after its formula
+    assert "\\usepackage{amsmath, amssymb}" in tex
+    for name, d in reg.items():
+        if d.domain is not None:
+            assert f",\\qquad {d.domain_latex()}\n\\end{{equation}}" in tex, name
+    assert "G \\in \\mathbb{Z},\\ S \\in \\mathbb{Z}" in tex  # binomial_pmf's counts
 
 
 def test_export_refuses_a_file_as_directory(tmp_path, capsys):

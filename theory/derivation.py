@@ -133,6 +133,19 @@ class Derivation:
         return rf"\mathrm{{{name}}}\left({', '.join(to_latex(a) for a in self.args)}\right)" \
             rf" = {to_latex(self.expr)}"
 
+    def domain_latex(self) -> str:
+        r"""LaTeX of the domain, its conditions joined by commas ("" when there is none).
+
+        A whole-number condition (:func:`whole_number`) reads ``G \in \mathbb{Z}`` (amssymb).
+        """
+        if self.domain is None:
+            return ""
+        conditions = self.domain.args if isinstance(self.domain, sp.And) else (self.domain,)
+        whole = [c for c in conditions
+                 if isinstance(c, sp.Eq) and c.rhs == sp.floor(c.lhs, evaluate=False)]
+        return r",\ ".join([*(to_latex(c) for c in conditions if c not in whole),
+                             *(rf"{to_latex(c.lhs)} \in \mathbb{{Z}}" for c in whole)])
+
     def _repr_latex_(self) -> str:
         return f"$\\displaystyle {self.latex()}$"
 

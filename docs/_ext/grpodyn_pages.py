@@ -83,7 +83,7 @@ def derivation_markdown(d: Any) -> str:
     lines.append("")
     if d.domain is not None:
         lines += ["Domain (the compiled and exported functions refuse arguments outside it):", ""]
-        lines += _math(to_latex(d.domain))
+        lines += _math(d.domain_latex())
     if d.steps:
         lines += ["Steps:", ""]
         for i, step in enumerate(d.steps, start=1):
