@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '81881ad15ab0f800a40b70a4410463ab'
+THEORY_HASH = '91e7ac383142061e3636224afa5d8461'
 
 
 SIGNATURES = {
@@ -1248,7 +1248,7 @@ def autocorrelation(h, beta, k):
         h is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda h: numpy.all(numpy.equal(h, numpy.floor(h))))(numpy.asarray(h, dtype=float))
+        _inside = (lambda h: numpy.all(numpy.equal(h - numpy.floor(h), 0)))(numpy.asarray(h, dtype=float))
     if not _inside:
         raise ValueError("autocorrelation: defined only where h is a whole number")
     try:
@@ -1274,7 +1274,7 @@ def autocorrelation(h, beta, k):
             _x18 = 2*_x17
             _x19 = numpy.exp(-_x18)
             _x20 = (-beta*(_x19 + numpy.exp(-_x18*h))*numpy.tanh(_x10*_x17) + (1 + numpy.exp(-_x12*_x18))*numpy.tanh(_x12*_x17))/(_x15*(_x19 + 1))
-            return numpy.select([numpy.equal(beta, 0),numpy.less(_x13, 0),numpy.equal(_x13, 0),numpy.less(_x2 + beta, -1),True], [_x4**h,_x1*beta**((1/2)*h)*numpy.sqrt(_x3**2 + _x8)*(-beta*numpy.sin(_x10*_x11) + numpy.sin(_x11*_x12))/_x9,_x14**h*(_x1*h*(1 - beta) + 1),-(-1)**h*_x1*_x20*_x3*(-_x14 + (1/2)*_x15)**h,_x20*_x4*(_x14 + _x16)**h], default=numpy.nan)
+            return numpy.asarray(numpy.select([numpy.equal(beta, 0),numpy.less(_x13, 0),numpy.equal(_x13, 0),numpy.less(_x2 + beta, -1),True], [_x4**h,_x1*beta**((1/2)*h)*numpy.sqrt(_x3**2 + _x8)*(-beta*numpy.sin(_x10*_x11) + numpy.sin(_x11*_x12))/_x9,_x14**h*(_x1*h*(1 - beta) + 1),-(-1)**h*_x1*_x20*_x3*(-_x14 + (1/2)*_x15)**h,_x20*_x4*(_x14 + _x16)**h], default=numpy.nan))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return autocorrelation(numpy.asarray(h)[()], numpy.asarray(beta)[()], numpy.asarray(k)[()])
@@ -1414,7 +1414,7 @@ def binomial_pmf(S, G, p):
         G <= 1024 and G is a whole number and S is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G, S: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))) and numpy.all(numpy.equal(S, numpy.floor(S))))(numpy.asarray(G, dtype=float), numpy.asarray(S, dtype=float))
+        _inside = (lambda G, S: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G - numpy.floor(G), 0)) and numpy.all(numpy.equal(S - numpy.floor(S), 0)))(numpy.asarray(G, dtype=float), numpy.asarray(S, dtype=float))
     if not _inside:
         raise ValueError("binomial_pmf: defined only where G <= 1024 and G is a whole number and S is a whole number")
     try:
@@ -1524,7 +1524,7 @@ def grpo_update_mean(G, p, eps):
         G <= 1024 and G is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G - numpy.floor(G), 0)))(numpy.asarray(G, dtype=float))
     if not _inside:
         raise ValueError("grpo_update_mean: defined only where G <= 1024 and G is a whole number")
     try:
@@ -1555,7 +1555,7 @@ def grpo_update_variance(G, p, eps):
         G <= 1024 and G is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G - numpy.floor(G), 0)))(numpy.asarray(G, dtype=float))
     if not _inside:
         raise ValueError("grpo_update_variance: defined only where G <= 1024 and G is a whole number")
     try:
@@ -1748,12 +1748,12 @@ def prompt_pool_zero_std_share(G, a_p, b_p):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        G is a whole number
+        G <= 65536 and G is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 65536)) and numpy.all(numpy.equal(G - numpy.floor(G), 0)))(numpy.asarray(G, dtype=float))
     if not _inside:
-        raise ValueError("prompt_pool_zero_std_share: defined only where G is a whole number")
+        raise ValueError("prompt_pool_zero_std_share: defined only where G <= 65536 and G is a whole number")
     try:
         return numpy.exp(_finite_sum(lambda j: numpy.log(a_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, ))) + numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -1779,12 +1779,12 @@ def prompt_pool_failed_group_share(G, a_p, b_p):
     ------
     ValueError
         Outside the domain where this real-arithmetic form is the result:
-        G is a whole number
+        G <= 65536 and G is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 65536)) and numpy.all(numpy.equal(G - numpy.floor(G), 0)))(numpy.asarray(G, dtype=float))
     if not _inside:
-        raise ValueError("prompt_pool_failed_group_share: defined only where G is a whole number")
+        raise ValueError("prompt_pool_failed_group_share: defined only where G <= 65536 and G is a whole number")
     try:
         return numpy.exp(_finite_sum(lambda j: numpy.log(b_p + j) - numpy.log(a_p + b_p + j), 0, G - 1, (G, a_p, b_p, )))
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
@@ -1925,7 +1925,7 @@ def prompt_pool_successes_pmf(S, G, a_p, b_p):
         G <= 1024 and G is a whole number and S is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G, S: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))) and numpy.all(numpy.equal(S, numpy.floor(S))))(numpy.asarray(G, dtype=float), numpy.asarray(S, dtype=float))
+        _inside = (lambda G, S: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G - numpy.floor(G), 0)) and numpy.all(numpy.equal(S - numpy.floor(S), 0)))(numpy.asarray(G, dtype=float), numpy.asarray(S, dtype=float))
     if not _inside:
         raise ValueError("prompt_pool_successes_pmf: defined only where G <= 1024 and G is a whole number and S is a whole number")
     try:
@@ -2043,7 +2043,7 @@ def bandit_drift_grpo(x, G, eps):
         G <= 1024 and G is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G - numpy.floor(G), 0)))(numpy.asarray(G, dtype=float))
     if not _inside:
         raise ValueError("bandit_drift_grpo: defined only where G <= 1024 and G is a whole number")
     try:
@@ -2116,7 +2116,7 @@ def bandit_drift_slope_grpo(x, G, eps):
         G <= 1024 and G is a whole number
     """
     with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
-        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G, numpy.floor(G))))(numpy.asarray(G, dtype=float))
+        _inside = (lambda G: numpy.all(numpy.less_equal(G, 1024)) and numpy.all(numpy.equal(G - numpy.floor(G), 0)))(numpy.asarray(G, dtype=float))
     if not _inside:
         raise ValueError("bandit_drift_slope_grpo: defined only where G <= 1024 and G is a whole number")
     try:
@@ -2511,7 +2511,7 @@ def finite_group_drift_factor(G, p):
     """
     try:
         with numpy.errstate(all="ignore"):  # only the selected branch counts
-            return numpy.select([numpy.less_equal(p, 1/2),True], [-p**G - numpy.expm1(G*numpy.log1p(-p)),-(1 - p)**G - numpy.expm1(G*numpy.log(p))], default=numpy.nan)
+            return numpy.asarray(numpy.select([numpy.less_equal(p, 1/2),True], [-p**G - numpy.expm1(G*numpy.log1p(-p)),-(1 - p)**G - numpy.expm1(G*numpy.log(p))], default=numpy.nan))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return finite_group_drift_factor(numpy.asarray(G)[()], numpy.asarray(p)[()])
@@ -2534,7 +2534,8 @@ def sgd_stiffness_finite_group(eta, kappa, G, p):
         success probability of a prompt [dimensionless]
     """
     try:
-        return eta*kappa*(-p**G - (1 - p)**G + 1)
+        with numpy.errstate(all="ignore"):  # only the selected branch counts
+            return numpy.asarray(eta*kappa*numpy.select([numpy.less_equal(p, 1/2),True], [-p**G - numpy.expm1(G*numpy.log1p(-p)),-(1 - p)**G - numpy.expm1(G*numpy.log(p))], default=numpy.nan))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return sgd_stiffness_finite_group(numpy.asarray(eta)[()], numpy.asarray(kappa)[()], numpy.asarray(G)[()], numpy.asarray(p)[()])
@@ -2563,8 +2564,11 @@ def adam_stiffness_finite_group(eta, beta1, kappa_A, rho_A, B, G, p):
         success probability of a prompt [dimensionless]
     """
     try:
-        _x0 = p**G + (1 - p)**G - 1
-        return eta*kappa_A*numpy.sqrt(-_x0)*(1 - beta1)/numpy.sqrt(-_x0 + rho_A/(B*G))
+        with numpy.errstate(all="ignore"):  # only the selected branch counts
+            _x0 = -p**G - numpy.expm1(G*numpy.log1p(-p))
+            _x1 = numpy.less_equal(p, 1/2)
+            _x2 = -(1 - p)**G - numpy.expm1(G*numpy.log(p))
+            return numpy.asarray(eta*kappa_A*(1 - beta1)*numpy.select([_x1,True], [numpy.sqrt(_x0),numpy.sqrt(_x2)], default=numpy.nan)/numpy.sqrt(numpy.select([_x1,True], [_x0,_x2], default=numpy.nan) + rho_A/(B*G)))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return adam_stiffness_finite_group(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa_A)[()], numpy.asarray(rho_A)[()], numpy.asarray(B)[()], numpy.asarray(G)[()], numpy.asarray(p)[()])
@@ -2761,10 +2765,12 @@ def adam_stiffness_split_finite_group(eta, beta1, kappa_A, rho_p, rho_c, B, G, p
         success probability of a prompt [dimensionless]
     """
     try:
-        _x0 = p**G
-        _x1 = (1 - p)**G
-        _x2 = B**(-1.0)
-        return eta*kappa_A*(1 - beta1)*numpy.sqrt(-_x0 - _x1 + 1)/numpy.sqrt(-_x0 - _x1 + _x2*rho_p + 1 + _x2*rho_c/G)
+        with numpy.errstate(all="ignore"):  # only the selected branch counts
+            _x0 = -p**G - numpy.expm1(G*numpy.log1p(-p))
+            _x1 = numpy.less_equal(p, 1/2)
+            _x2 = -(1 - p)**G - numpy.expm1(G*numpy.log(p))
+            _x3 = B**(-1.0)
+            return numpy.asarray(eta*kappa_A*(1 - beta1)*numpy.select([_x1,True], [numpy.sqrt(_x0),numpy.sqrt(_x2)], default=numpy.nan)/numpy.sqrt(_x3*rho_p + numpy.select([_x1,True], [_x0,_x2], default=numpy.nan) + _x3*rho_c/G))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return adam_stiffness_split_finite_group(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa_A)[()], numpy.asarray(rho_p)[()], numpy.asarray(rho_c)[()], numpy.asarray(B)[()], numpy.asarray(G)[()], numpy.asarray(p)[()])
@@ -3690,9 +3696,9 @@ def two_mode_relaxation_time(beta, k_r):
         raise ValueError("two_mode_relaxation_time: defined only where k_r < -2*sqrt(beta) + beta + 1")
     try:
         with numpy.errstate(all="ignore"):  # only the selected branch counts
-            _x0 = -beta + k_r + 1
-            _x1 = numpy.sqrt(_x0**2 - 4*k_r)
-            return -(1/2)/numpy.log1p(numpy.select([numpy.less(beta - k_r, 1),True], [-2*k_r/(_x0 + _x1),(1/2)*_x1 + (1/2)*beta - 1/2*k_r - 1/2], default=numpy.nan))
+            _x0 = numpy.sqrt(beta)
+            _x1 = numpy.sqrt((-k_r + (1 - _x0)**2)*(-k_r + (_x0 + 1)**2))
+            return numpy.asarray(-(1/2)/numpy.log1p(numpy.select([numpy.less(beta - k_r, 1),True], [-2*k_r/(_x1 - beta + k_r + 1),(1/2)*_x1 + (1/2)*beta - 1/2*k_r - 1/2], default=numpy.nan)))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return two_mode_relaxation_time(numpy.asarray(beta)[()], numpy.asarray(k_r)[()])

@@ -18,6 +18,7 @@ import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 
 from grpodyn.theory import Derivation, registry
+from grpodyn.theory.derivation import domain_conditions
 from grpodyn.theory.sourcehash import theory_source_hash
 from grpodyn.theory.symbols import TABLE
 
@@ -89,14 +90,19 @@ def _docstring(d: Derivation, *, formula: bool = False) -> str:
 def domain_text(d: Derivation) -> str:
     """Return the domain of ``d`` as plain text, for messages.
 
-    Its conditions are joined by "and" (sympy's str of each), the integer ones
-    (``x == floor(x)``) last, as "x is a whole number".
+    Parameters
+    ----------
+    d
+        A derivation with a domain.
+
+    Returns
+    -------
+    str
+        Its conditions joined by "and" (sympy's str of each), the whole-number ones last, as
+        "G is a whole number".
     """
-    conditions = d.domain.args if isinstance(d.domain, sp.And) else (d.domain,)
-    whole = [c for c in conditions
-             if isinstance(c, sp.Eq) and c.rhs == sp.floor(c.lhs, evaluate=False)]
-    return " and ".join([*(str(c) for c in conditions if c not in whole),
-                         *(f"{c.lhs} is a whole number" for c in whole)])
+    others, whole = domain_conditions(d.domain)
+    return " and ".join([*(str(c) for c in others), *(f"{x} is a whole number" for x in whole)])
 
 
 def render_function(d: Derivation, *, formula: bool = False) -> str:
@@ -123,6 +129,8 @@ def render_function(d: Derivation, *, formula: bool = False) -> str:
         evaluation += [f"{s} = {printer.doprint(sub)}" for s, sub in replacements]
     evaluation.append(f"return {printer.doprint(expr)}")
     if expr.has(sp.Piecewise):  # numpy.select evaluates every branch, the unused ones too
+        # and returns a 0-d array for scalars: [()] makes that a number, leaves arrays as they are
+        evaluation[-1] = f"return numpy.asarray({printer.doprint(expr)})[()]"
         evaluation = ["with numpy.errstate(all=\"ignore\"):  # only the selected branch counts",
                       *("    " + line for line in evaluation)]
     # Python numbers raise ZeroDivisionError at a pole where numpy's give inf or nan: the same

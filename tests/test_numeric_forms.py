@@ -14,6 +14,7 @@ import math
 import shutil
 import subprocess
 
+import mpmath as mp
 import numpy as np
 import pytest
 import sympy as sp
@@ -25,44 +26,51 @@ from grpodyn.theory import registry
 EDOM = 33  # Linux
 
 #: Arguments drawn for the equality check: a range per symbol, log-uniform where it spans decades.
-RANGES = {"G": (1, 64), "p": (1e-9, 1 - 1e-9), "beta": (0.0, 0.999), "k_r": (1e-10, 0.5)}
+RANGES = {"G": (1, 64), "p": (1e-9, 1 - 1e-9), "beta": (0.0, 0.999), "k_r": (1e-10, 0.5),
+          "eta": (1e-7, 1e-2), "kappa": (1e-2, 1e3), "beta1": (0.0, 0.99), "kappa_A": (1e-2, 1e3),
+          "rho_A": (1e-3, 1e3), "rho_p": (1e-3, 1e3), "rho_c": (1e-3, 1e3), "B": (1, 512)}
 
 
 def _with_numeric_form() -> list[str]:
     return sorted(name for name, d in registry().items() if d.numeric_form is not None)
 
 
-def _draw(name: str, rng: np.random.Generator) -> dict[sp.Symbol, sp.Rational]:
-    """Arguments of ``name`` inside its domain, as exact rationals."""
+def _draw(name: str, rng: np.random.Generator) -> dict[str, float]:
+    """Arguments of ``name`` inside its domain (doubles, read exactly by the references)."""
     d = registry()[name]
     while True:
         values = {}
         for s in d.args:
             low, high = RANGES[s.name]
             if s.is_integer:
-                values[s] = sp.Integer(int(rng.integers(low, high + 1)))
+                values[s.name] = float(rng.integers(low, high + 1))
             elif low > 0 and high / low > 1e3:
-                values[s] = sp.Rational(float(np.exp(rng.uniform(np.log(low), np.log(high)))))
+                values[s.name] = float(np.exp(rng.uniform(np.log(low), np.log(high))))
             else:
-                values[s] = sp.Rational(float(rng.uniform(low, high)))
-        if d.domain is None or bool(d.domain.subs(values)):
+                values[s.name] = float(rng.uniform(low, high))
+        if d.domain is None or bool(d.domain.subs({s: values[s.name] for s in d.args})):
             return values
 
 
 def test_the_forms_with_a_numeric_form():
-    assert _with_numeric_form() == ["critical_stiffness_relative_error",
-                                    "finite_group_drift_factor", "two_mode_relaxation_time"]
+    assert _with_numeric_form() == [
+        "adam_stiffness_finite_group", "adam_stiffness_split_finite_group",
+        "critical_stiffness_relative_error", "finite_group_drift_factor",
+        "sgd_stiffness_finite_group", "two_mode_relaxation_time"]
 
 
 @pytest.mark.parametrize("name", _with_numeric_form())
 def test_the_numeric_form_equals_the_expression(name):
     d = registry()[name]
+    expression = sp.lambdify(d.args, d.expr, "mpmath")
+    numeric = sp.lambdify(d.args, d.numeric_form, "mpmath")
     rng = np.random.default_rng(7)
-    for _ in range(25):
-        values = _draw(name, rng)
-        exact = sp.N(d.expr.subs(values), 50)
-        numeric = sp.N(d.numeric_form.subs(values).doit(), 50)
-        assert abs(numeric - exact) <= sp.Float("1e-40", 50) * max(abs(exact), 1), (values,)
+    with mp.workdps(50):
+        for _ in range(25):
+            values = _draw(name, rng)
+            arguments = [mp.mpf(values[s.name]) for s in d.args]
+            exact, form = expression(*arguments), numeric(*arguments)
+            assert abs(form - exact) <= mp.mpf("1e-40") * max(abs(exact), 1), values
 
 
 def _exact(name: str, *args: float) -> float:
@@ -76,6 +84,10 @@ def _exact(name: str, *args: float) -> float:
 CANCELLING = [
     ("two_mode_relaxation_time", (0.0, 1e-12)),
     ("two_mode_relaxation_time", (0.9, 1e-13)),
+    ("two_mode_relaxation_time", (0.0, 1 - 1e-9)),  # near the bound: the discriminant factored
+    ("sgd_stiffness_finite_group", (1e-3, 2.0, 8, 1e-13)),
+    ("adam_stiffness_finite_group", (1e-3, 0.9, 2.0, 4.0, 16, 8, 1e-13)),
+    ("adam_stiffness_split_finite_group", (1e-3, 0.9, 2.0, 1.0, 4.0, 16, 8, 1e-13)),
     ("finite_group_drift_factor", (8, 1e-13)),
     ("finite_group_drift_factor", (64, 3e-11)),
     ("critical_stiffness_relative_error", (0.9999,)),
@@ -125,12 +137,14 @@ def test_the_c_export_keeps_the_digits(name, args, c_library):
 
 WHOLE = [("binomial_pmf", (1, 2.5, 0.3)), ("binomial_pmf", (1.5, 3, 0.3)),
          ("grpo_update_mean", (7.5, 0.3, 1e-6)), ("autocorrelation", (1.5, 0.5, 0.1)),
-         ("prompt_pool_zero_std_share", (7.5, 0.7, 1.9))]
+         ("prompt_pool_zero_std_share", (7.5, 0.7, 1.9)),
+         ("prompt_pool_failed_group_share", (math.inf, 0.7, 1.9)),  # inf - floor(inf) is NaN
+         ("prompt_pool_zero_std_share", (1e300, 0.7, 1.9))]  # whole, but a product of 1e300
 
 
 @pytest.mark.parametrize(("name", "args"), WHOLE)
 def test_a_count_that_is_not_whole_is_refused(name, args, c_library):
-    with pytest.raises(ValueError, match="is a whole number"):
+    with pytest.raises(ValueError, match="is a whole number"):  # the message names the rule
         compiled(name)(*args)
     fn = _c(c_library, name, len(args))
     ctypes.set_errno(0)
@@ -144,6 +158,40 @@ def test_whole_numbers_given_as_doubles_are_accepted(c_library):
     rho = compiled("autocorrelation")(np.arange(3.0), 0.5, 0.1)
     np.testing.assert_allclose(rho, [1.0, 1.4 / 1.5, 1.4 * 1.4 / 1.5 - 0.5], rtol=1e-12)
 
+
+def test_the_pool_bound_is_the_numeric_layers():
+    from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
+    from grpodyn.theory.prompt_pool import POOL_GROUP_MAX
+
+    assert POOL_GROUP_MAX == GROUP_SIZE_MAX
+
+
+def test_a_piecewise_of_numbers_is_a_number():
+    """numpy.select returns a 0-d array; a function of Python numbers returns a number."""
+    value = compiled("finite_group_drift_factor")(8, 1e-13)
+    assert isinstance(value, float) and np.ndim(value) == 0
+    assert compiled("finite_group_drift_factor")(8, np.array([0.1, 0.9])).shape == (2,)
+
+
+@pytest.fixture(scope="module")
+def javascript_module(tmp_path_factory):
+    if shutil.which("node") is None:
+        pytest.skip("node not installed")
+    root = tmp_path_factory.mktemp("numeric_forms_js")
+    assert main(["export", "--lang", "javascript", "--out", str(root), "--json"]) == 0
+    return root
+
+
+@pytest.mark.parametrize(("name", "args"), WHOLE)
+def test_javascript_refuses_a_count_that_is_not_whole(name, args, javascript_module):
+    script = javascript_module / f"check_{name}.mjs"
+    values = ", ".join("Infinity" if a == math.inf else repr(float(a)) for a in args)
+    script.write_text("import * as g from './grpodyn_theory.mjs';\n"
+                      f"try {{ g.{name}({values}); console.log('accepted'); }}\n"
+                      "catch (e) { console.log(e.constructor.name + ': ' + e.message); }\n")
+    out = subprocess.run(["node", str(script)], check=True, capture_output=True, text=True,
+                         timeout=60).stdout
+    assert out.startswith("RangeError") and "is a whole number" in out, out
 
 
 def test_a_condition_with_a_domain_compiles_and_refuses_in_c(tmp_path):

@@ -17,7 +17,8 @@ import sympy as sp
 from .cache import canonical
 from .symbols import TABLE, latex_names
 
-__all__ = ["Step", "Derivation", "DerivationError", "to_latex", "whole_number"]
+__all__ = ["Step", "Derivation", "DerivationError", "to_latex", "whole_number", "whole_argument",
+           "domain_conditions"]
 
 
 class DerivationError(ValueError):
@@ -30,13 +31,43 @@ def to_latex(expr: sp.Basic) -> str:
 
 
 def whole_number(symbol: sp.Symbol) -> sp.Basic:
-    """Return the condition ``symbol == floor(symbol)``, for a domain: the argument is whole.
+    """Return the domain condition that ``symbol`` is a whole number: x - floor(x) = 0.
 
     A symbol declared integer already satisfies it, so it is written unevaluated: the compiled and
     exported functions take any double, and refuse a count, a group size or a lag that is not
     whole (``binomial(2.5, 1)`` would be truncated in one language and interpolated in another).
+    Infinity and NaN fail it (inf - inf is NaN).
+
+    Parameters
+    ----------
+    symbol
+        A declared argument (``sym.G``, ``sym.h`` ...).
+
+    Returns
+    -------
+    sympy.Eq
+        The unevaluated condition, for a :class:`Derivation`'s ``domain``.
     """
-    return sp.Eq(symbol, sp.floor(symbol, evaluate=False), evaluate=False)
+    return sp.Eq(symbol - sp.floor(symbol, evaluate=False), 0, evaluate=False)
+
+
+def whole_argument(condition: sp.Basic) -> sp.Symbol | None:
+    """Return the symbol that ``condition`` requires to be whole (:func:`whole_number`), or None."""
+    if isinstance(condition, sp.Eq) and condition.rhs == 0:
+        floors = condition.lhs.atoms(sp.floor)
+        if len(floors) == 1:
+            (symbol,) = next(iter(floors)).args
+            if condition.lhs == symbol - sp.floor(symbol, evaluate=False):
+                return symbol
+    return None
+
+
+def domain_conditions(domain: sp.Basic) -> tuple[list[sp.Basic], list[sp.Symbol]]:
+    """Split a domain into its other conditions and the symbols it requires to be whole."""
+    conditions = domain.args if isinstance(domain, sp.And) else (domain,)
+    whole = [whole_argument(c) for c in conditions]
+    return ([c for c, w in zip(conditions, whole, strict=True) if w is None],
+            [w for w in whole if w is not None])
 
 
 @dataclass(frozen=True)
@@ -140,11 +171,9 @@ class Derivation:
         """
         if self.domain is None:
             return ""
-        conditions = self.domain.args if isinstance(self.domain, sp.And) else (self.domain,)
-        whole = [c for c in conditions
-                 if isinstance(c, sp.Eq) and c.rhs == sp.floor(c.lhs, evaluate=False)]
-        return r",\ ".join([*(to_latex(c) for c in conditions if c not in whole),
-                             *(rf"{to_latex(c.lhs)} \in \mathbb{{Z}}" for c in whole)])
+        others, whole = domain_conditions(self.domain)
+        return r",\ ".join([*(to_latex(c) for c in others),
+                             *(rf"{to_latex(x)} \in \mathbb{{Z}}" for x in whole)])
 
     def _repr_latex_(self) -> str:
         return f"$\\displaystyle {self.latex()}$"

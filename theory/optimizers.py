@@ -183,13 +183,14 @@ def derive_finite_group_drift_factor() -> Derivation:
 @derivation
 def derive_sgd_stiffness_finite_group() -> Derivation:
     """Heavy-ball SGD with degenerate groups: k = eta kappa D(G, p)."""
-    drift = get("finite_group_drift_factor").expr
-    k = get("stiffness").expr.subs(sym.a, sym.eta) * drift
+    drift = get("finite_group_drift_factor")
+    k = get("stiffness").expr.subs(sym.a, sym.eta) * drift.expr
     return Derivation("sgd_stiffness_finite_group", k, (sym.eta, sym.kappa, sym.G, sym.p),
                       "SGD stiffness with the finite-G drift factor: eta kappa (1 - p^G - "
                       "(1-p)^G); kappa is the curvature per informative group.", SECTION,
                       (Step("k = a kappa with a = eta", get("stiffness").expr.subs(sym.a, sym.eta)),
-                       Step("times the share of informative groups", drift)))
+                       Step("times the share of informative groups", drift.expr)),
+                      numeric_form=k.subs(drift.expr, drift.numeric_form))
 
 
 @derivation
@@ -211,13 +212,14 @@ def derive_adam_stiffness_finite_group() -> Derivation:
         share / (share + sym.rho_A / (sym.B * sym.G)))
     if sp.simplify(k_adam - reduced) != 0:
         raise AssertionError("Adam stiffness with degenerate groups does not reduce")
-    result = reduced.subs(share, get("finite_group_drift_factor").expr)
-    return Derivation("adam_stiffness_finite_group", result,
+    drift = get("finite_group_drift_factor")
+    return Derivation("adam_stiffness_finite_group", reduced.subs(share, drift.expr),
                       (sym.eta, sym.beta1, sym.kappa_A, sym.rho_A, sym.B, sym.G, sym.p),
                       "Adam stiffness with the finite-G drift factor D = 1 - p^G - (1-p)^G: "
                       "eta (1-beta1) kappa_A sqrt(D / (D + rho_A/(B G))).", SECTION,
                       (Step("g -> D g, sigma_g^2 -> D rho_A g^2, kappa -> D kappa_A g", k_adam),
-                       Step("simplified, in D", reduced)))
+                       Step("simplified, in D", reduced)),
+                      numeric_form=reduced.subs(share, drift.numeric_form))
 
 
 @derivation
@@ -371,12 +373,13 @@ def derive_adam_stiffness_split_finite_group() -> Derivation:
         get("finite_group_drift_factor").expr, share)
     if sp.simplify(reduced.subs({sym.rho_p: 0, sym.rho_c: sym.rho_A}) - check) != 0:
         raise AssertionError("split finite-G Adam stiffness does not reduce to the B G form")
-    result = reduced.subs(share, get("finite_group_drift_factor").expr)
-    return Derivation("adam_stiffness_split_finite_group", result,
+    drift = get("finite_group_drift_factor")
+    return Derivation("adam_stiffness_split_finite_group", reduced.subs(share, drift.expr),
                       (sym.eta, sym.beta1, sym.kappa_A, sym.rho_p, sym.rho_c, sym.B, sym.G,
                        sym.p),
                       "Adam stiffness with the split noise and the finite-G drift factor.",
-                      SECTION, (Step("in the share D of informative groups", reduced),))
+                      SECTION, (Step("in the share D of informative groups", reduced),),
+                      numeric_form=reduced.subs(share, drift.numeric_form))
 
 
 @derivation

@@ -26,6 +26,12 @@ from .symbols import sym
 
 SECTION = "7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts"
 
+#: Largest G of the pool's products over j < G, evaluated term by term in every language: the
+#: numeric layer's ``GROUP_SIZE_MAX``, so that a call ends (a test holds the two equal).
+POOL_GROUP_MAX = 65536
+#: Domain of the pool's shares: a whole G up to :data:`POOL_GROUP_MAX`.
+POOL_DOMAIN = sp.And(sym.G <= POOL_GROUP_MAX, whole_number(sym.G))
+
 
 def _beta_moment(power_p: sp.Expr, power_q: sp.Expr) -> sp.Expr:
     """E[p^power_p (1-p)^power_q] for p ~ Beta(a_p, b_p).
@@ -70,7 +76,7 @@ def derive_prompt_pool_zero_std_share() -> Derivation:
                       "prompts.", SECTION,
                       (Step("averaged over the pool", pmf_check),
                        Step("Beta integrals E[p^G] + E[(1-p)^G]", gamma_form)),
-                      domain=whole_number(sym.G))  # a product over j < G
+                      domain=POOL_DOMAIN)
 
 
 @derivation
@@ -84,7 +90,7 @@ def derive_prompt_pool_failed_group_share() -> Derivation:
                       (sym.G, sym.a_p, sym.b_p),
                       "Expected share of all-wrong groups over a Beta(a_p, b_p) pool.", SECTION,
                       (Step("Beta integral E[(1-p)^G]", gamma_form),),
-                      domain=whole_number(sym.G))
+                      domain=POOL_DOMAIN)
 
 
 @derivation

@@ -153,9 +153,11 @@ def derive_two_mode_relaxation_time() -> Derivation:
     z_r = sp.Symbol("z_r", positive=True)
     tau = (1 / rate).subs(z_r, get("soft_pole").expr)
     # ln z_r = log1p(w), w = z_r - 1 the root of w^2 + a w + k_r = 0 (a = 1 - beta + k_r) nearer
-    # zero, rationalised where a > 0 so that a small k_r keeps its digits
+    # zero, rationalised where a > 0 so that a small k_r keeps its digits; the discriminant
+    # a^2 - 4 k_r factored, so that it does not round below zero near the bound
     a = 1 - sym.beta + sym.k_r
-    root = sp.sqrt(a**2 - 4 * sym.k_r)
+    root = sp.sqrt(((1 - sp.sqrt(sym.beta)) ** 2 - sym.k_r)
+                   * ((1 + sp.sqrt(sym.beta)) ** 2 - sym.k_r))
     shift = sp.Piecewise((-2 * sym.k_r / (a + root), a > 0), ((root - a) / 2, True))
     return Derivation("two_mode_relaxation_time", tau, (sym.beta, sym.k_r),
                       "Relaxation time of the reward in the two-mode map (monotone soft mode).",
