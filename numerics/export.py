@@ -2,7 +2,9 @@
 
 Languages: ``c`` (a header and a C99 source, symbols ``grpodyn_<name>``), ``python`` (the numpy
 module of :mod:`grpodyn.numerics.codegen`, numpy only), ``latex`` (one labelled equation per
-derivation), ``javascript`` (an ES module), ``julia`` and ``rust``. Every function takes its
+derivation), ``javascript`` (an ES module), ``julia``, ``rust``, and ``json`` (every derivation
+as data: arguments with units, formula and domain as text, LaTeX and sympy ``srepr``). Every
+function takes its
 arguments in the derivation's order, all as double precision; stability conditions return a
 boolean (``int`` in C). Bounded sums become loops; the binomial coefficient is a product loop,
 exact while it stays below 2^53 and dividing first where the next product would overflow.
@@ -20,6 +22,7 @@ function documented with its summary, formula, arguments with units, and domain.
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 from collections.abc import Callable
@@ -34,6 +37,7 @@ from sympy.printing.julia import JuliaCodePrinter
 from grpodyn.ground.files import write_all_atomic
 from grpodyn.theory import Derivation, registry
 from grpodyn.theory.sourcehash import theory_source_hash
+from grpodyn.theory.symbols import TABLE
 
 from .codegen import domain_text, render_module
 from .export_packages import (
@@ -46,7 +50,7 @@ from .export_packages import (
 
 __all__ = ["LANGUAGES", "export", "render", "signature", "write_files"]
 
-LANGUAGES = ("c", "python", "latex", "javascript", "julia", "rust")
+LANGUAGES = ("c", "python", "latex", "javascript", "julia", "rust", "json")
 _BINOMIAL = "grpodyn_binomial"
 _C_CONSTANTS = {"M_E": math.e, "M_LOG2E": math.log2(math.e), "M_LOG10E": math.log10(math.e),
                 "M_LN2": math.log(2), "M_LN10": math.log(10), "M_PI": math.pi,
@@ -182,7 +186,7 @@ def _function(d: Derivation, lang: _Language) -> str:
     is_bool = isinstance(expr, sp.logic.boolalg.Boolean) and not expr.is_Symbol
     if lang is _C:  # an argument a result does not depend on (kept for the calling convention)
         lines += [f"(void){a.name};" for a in args if a not in expr.free_symbols]
-    if d.domain is not None:  # refuse outside the domain (C: errno EDOM and NaN, Rust: NaN)
+    if d.domain is not None:  # refuse outside the domain (C: errno EDOM, Rust: NaN or false)
         domain = d.domain.xreplace({s: sp.Symbol(s.name, real=True) for s in d.args})
         lines += lang.refuse.format(condition=printer.doprint(domain),
                                     message=f"{d.name}: defined only where {domain_text(d)}",
@@ -196,8 +200,14 @@ def _function(d: Derivation, lang: _Language) -> str:
         expr = expr.xreplace({node: sp.Symbol(acc, real=True)})
     if not is_bool:
         replacements, (expr,) = sp.cse(expr, symbols=sp.numbered_symbols("x"))
-        lines += [lang.assign.format(name=s.name, value=printer.doprint(v))
-                  for s, v in replacements]
+        conditions: dict[sp.Symbol, sp.Basic] = {}  # stay inline: a Rust f64 cannot hold one
+        for s, v in replacements:
+            v = v.xreplace(conditions)
+            if isinstance(v, sp.logic.boolalg.Boolean):
+                conditions[s] = v
+            else:
+                lines.append(lang.assign.format(name=s.name, value=printer.doprint(v)))
+        expr = expr.xreplace(conditions)
     result = printer.doprint(expr)
     lines.append(f"return {result};" if lang is not _JULIA else f"return {result}")
     if lang is _RUST:
@@ -295,7 +305,39 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
                 "unused_variables, dead_code, unused_parens, clippy::all)]\n\n"
                 + constants + _RUST_PRELUDE + "\n" + helper + "\n\n" + "\n\n".join(
                     f"{_comment(d, '///')}\n{_function(d, _RUST)}" for d in ds) + "\n"}
+    if lang == "json":
+        document = {"generator": f"grpodyn {grpodyn_version()}",
+                    "theory_hash": theory_source_hash(),
+                    "derivations": [_json_record(d) for d in ds]}
+        return {"grpodyn_theory.json": json.dumps(document, indent=1) + "\n"}
     raise ValueError(f"unknown language {lang!r}; choose from {', '.join(LANGUAGES)}")
+
+
+def _json_record(d: Derivation) -> dict:
+    """One derivation as plain JSON types: what a codebase needs to rebuild or evaluate it.
+
+    ``text`` is sympy's string form, ``latex`` the documentation's, and ``srepr`` a form that
+    ``sympy.sympify`` rebuilds (with ``expm1`` and ``log1p`` from ``sympy.codegen.cfunctions``
+    among its locals). As in every export, the arguments are real numbers there: their declared
+    assumptions are listed with them, and a whole-number condition stays a condition.
+    ``numeric_form`` is the equal expression the generated code evaluates where the formula
+    cancels in doubles.
+    """
+    reals = {s: sp.Symbol(s.name, real=True) for s in d.args}
+
+    def form(expr: sp.Basic) -> dict[str, str]:
+        return {"text": sp.sstr(expr), "srepr": sp.srepr(expr.xreplace(reals))}
+
+    arguments = [{"name": name, "meaning": TABLE[name].meaning, "unit": TABLE[name].unit,
+                  "assumptions": sorted(k for k, v in TABLE[name].assumptions.items() if v)}
+                 for name in d.arg_names]
+    is_condition = isinstance(d.expr, sp.logic.boolalg.Boolean) and not d.expr.is_Symbol
+    return {"name": d.name, "summary": d.summary, "section": d.section,
+            "returns": "condition" if is_condition else "number", "arguments": arguments,
+            "formula": {**form(d.expr), "latex": d.latex()},
+            "domain": None if d.domain is None else {
+                **form(d.domain), "text": domain_text(d), "latex": d.domain_latex()},
+            "numeric_form": None if d.numeric_form is None else form(d.numeric_form)}
 
 
 _SIGNATURE_LANGUAGES = {"c": _C, "javascript": _JS, "julia": _JULIA, "rust": _RUST}

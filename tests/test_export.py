@@ -157,3 +157,33 @@ def test_export_refuses_a_file_as_directory(tmp_path, capsys):
     target.write_text("keep")
     assert main(["export", "--lang", "c", "--out", str(target)]) == 2
     assert target.read_text() == "keep"
+
+
+def test_json_export_rebuilds_every_derivation(exported, reg):
+    """The JSON export holds every derivation as data that sympy rebuilds exactly."""
+    import json
+
+    import sympy as sp
+    from sympy.codegen.cfunctions import expm1, log1p
+
+    document = json.loads((exported / "json" / "grpodyn_theory.json").read_text())
+    assert document["generator"].startswith("grpodyn ")
+    records = {r["name"]: r for r in document["derivations"]}
+    assert list(records) == list(reg)
+    for name, d in reg.items():
+        record = records[name]
+        reals = {s: sp.Symbol(s.name, real=True) for s in d.args}
+        assert [a["name"] for a in record["arguments"]] == list(d.arg_names)
+        for key, expr in (("formula", d.expr), ("domain", d.domain),
+                          ("numeric_form", d.numeric_form)):
+            if expr is None:
+                assert record[key] is None, (name, key)
+                continue
+            rebuilt = sp.sympify(record[key]["srepr"], locals={"expm1": expm1, "log1p": log1p})
+            assert rebuilt == expr.xreplace(reals), (name, key)
+    pmf = records["binomial_pmf"]
+    assert pmf["domain"]["text"] == "G <= 1024 and G is a whole number and S is a whole number"
+    assert pmf["arguments"][1] == {"name": "G", "meaning": "group size (completions per prompt)",
+                                   "unit": "completions", "assumptions": ["integer", "positive"]}
+    assert records["refresh_stability_condition"]["returns"] == "condition"
+    assert pmf["returns"] == "number"

@@ -15,7 +15,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             description="Write every derivation as functions in another "
                             "language (same names, same argument order).")
     p.add_argument("--lang", required=True,
-                   choices=["c", "python", "latex", "javascript", "julia", "rust"],
+                   choices=["c", "python", "latex", "javascript", "julia", "rust", "json"],
                    help="the language to write")
     p.add_argument("--out", required=True, type=output_path,
                    help="output directory (created if needed); a file there that the export "
