@@ -13,8 +13,9 @@ Directives (in the MyST pages):
 - ``studies``: the studies' reports (``studies/*/README.md``) in a table of contents, or their
   paths while none is there.
 
-At ``builder-inited`` the notebooks (``notebooks/*.ipynb``) and the studies are copied under
-``docs/generated/`` (only when changed), where MyST-NB executes and renders them. At
+At ``builder-inited`` the folders the guide's commands write into are removed
+(:data:`EXAMPLE_OUTPUTS`), and the notebooks (``notebooks/*.ipynb``) and the studies are copied
+under ``docs/generated/`` (only when changed), where MyST-NB executes and renders them. At
 ``env-check-consistency`` a derivation that no page rendered is a warning, so a build with ``-W``
 fails until every derivation of the registry is on the theory page. The pages rendered from the
 code are read again on every build (``env-get-outdated``), so an incremental build shows the code
@@ -276,6 +277,17 @@ def _always_outdated(app: Sphinx, env: Any, added: set[str], changed: set[str],
     return [name for name in FROM_CODE if name in env.found_docs]
 
 
+#: Folders the guide's commands write into: the site owns them, and a build starts them afresh,
+#: so that an export after a change of the theory is not refused for replacing the last one.
+EXAMPLE_OUTPUTS = (DOCS / "_build" / "guide-export",)
+
+
+def clear_example_outputs(app: Sphinx) -> None:
+    """Remove what the guide's commands wrote at the last build (:data:`EXAMPLE_OUTPUTS`)."""
+    for folder in EXAMPLE_OUTPUTS:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the directives and the build hooks."""
     app.add_directive("derivations", DerivationsDirective)
@@ -284,6 +296,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("grpodyn-api", ApiDirective)
     app.add_directive("studies", StudiesDirective)
     app.connect("builder-inited", copy_sources)
+    app.connect("builder-inited", clear_example_outputs)
     app.connect("env-get-outdated", _always_outdated)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
