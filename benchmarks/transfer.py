@@ -158,6 +158,11 @@ def main(argv: list[str] | None = None) -> int:
         for seed in args.third_sim_seeds:
             sweeps[f"third simulator seed {seed} (lr, G, B one at a time) / adam"] = {
                 "adam": third_sim_sweep(seed)}
+    if not sweeps:  # nothing to score: keep the results file as it is
+        print(f"transfer benchmark: no sweep to score in {', '.join(args.only)} (the public "
+              f"logs are read from --public-dir, default {PUBLIC}); {out} left unchanged",
+              file=sys.stderr)
+        return 2
     print(HEADER, flush=True)
     pooled: list[dict] = []
     for title, members in sweeps.items():

@@ -207,7 +207,10 @@ def test_sweep_and_transfer_name_their_hparams(logs, tmp_path, command, capsys):
     bare = _bare(tmp_path, 0.02)
     argv = (["sweep", logs[0], bare] if command == "sweep" else
             ["transfer", "--from", logs[0], "--from", bare, "--to", "lr=0.01"])
-    assert _error(argv, capsys).endswith("give them with --hparams")
+    # transfer binds each --hparams to the --from before it: the message says so
+    want = ("give them with --hparams" if command == "sweep" else
+            "give them with --hparams after that log's --from")
+    assert _error(argv, capsys).endswith(want)
 
 
 def test_transfer_from_python_names_its_arguments():

@@ -39,3 +39,15 @@ def test_a_reward_beyond_one_is_checked_against_the_span_it_logged() -> None:
     assert source == "the span of the logged rewards"
     assert low == pytest.approx(min(r.reward.min() for r in runs))
     assert high == pytest.approx(max(r.reward.max() for r in runs)) and high > 1.0
+
+
+def test_nothing_to_score_leaves_the_results_file_as_it_is(tmp_path, capsys) -> None:
+    """Without the public logs, the benchmark wrote an empty result over the committed one."""
+    benchmark = runpy.run_path(str(Path(__file__).resolve().parents[1] / "benchmarks"
+                                   / "transfer.py"))
+    out = tmp_path / "transfer.json"
+    out.write_text("kept")
+    code = benchmark["main"](["--only", "public", "--public-dir", str(tmp_path / "none"),
+                              "--out", str(out)])
+    assert code == 2 and out.read_text() == "kept"
+    assert "no sweep to score" in capsys.readouterr().err

@@ -13,7 +13,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     """Add the ``export`` command and its options to ``commands``."""
     p = commands.add_parser("export", help="export the theory as code in another language",
                             description="Write every derivation as functions in another "
-                            "language (same names, same argument order).")
+                            "language (same names, same argument order), as LaTeX, or as "
+                            "JSON data (arguments with units, formula, domain).")
     p.add_argument("--lang", required=True,
                    choices=["c", "python", "latex", "javascript", "julia", "rust", "json"],
                    help="the language to write")

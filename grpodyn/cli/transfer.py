@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"--steps {args.steps} and --to steps={target['steps']} disagree: give "
                          "the steps to predict once")
     runs, notes = load_sources(args.sources, bars=not args.json, reward_key=args.reward_key,
-                               logging_steps=args.logging_steps, reward_range=args.reward_range)
+                               logging_steps=args.logging_steps, reward_range=args.reward_range,
+                               option="--hparams after that log's --from")
     # N steps to predict are N points, labelled as the logs count them; the map's last index
     # is N - 1 (the first point is index 0)
     option = "--steps " if args.steps is not None else "--to steps="

@@ -145,8 +145,8 @@ def verdicts(rows: dict[str, dict], method: str, draws: int, seed: int = 0
     for _ in range(draws):
         drawn = [row for i in rng.integers(len(runs), size=len(runs)) for row in by_run[runs[i]]]
         for i, (_what, figure, limit, _met) in enumerate(targets(summarise(drawn), method)):
-            value = figure / limit if i < 3 else figure
-            if math.isfinite(value):  # a stratum the draw left empty has no figure
+            value = (figure / limit if limit else math.nan) if i < 3 else figure
+            if math.isfinite(value):  # a stratum the draw left empty (or a zero limit): none
                 samples[i].append(value)
     out = []
     for i, values in enumerate(samples):
