@@ -137,16 +137,19 @@ def main(argv: list[str] | None = None) -> int:
         result["method_changed_since_frozen"] = _git("diff", "--name-only", FROZEN, "--",
                                                      *METHOD_FILES).stdout.split()
     sweeps: dict[str, dict[str, list] | str] = {}
+    scored: set[str] = set()  # the parts asked for with a sweep to score
     if "design" in args.only:
         for opt, runs in _grid_runs(DESIGNS["grid1"].out, args.design_seeds).items():
             if opt not in args.optimizers:
                 continue
             sweeps[f"design tiny_grid seeds {args.design_seeds} / {opt}"] = {opt: runs}
+            scored.add("design")
     if "grid" in args.only:
         for opt, runs in _grid_runs(args.grid_dir, args.seeds).items():
             if opt not in args.optimizers:
                 continue
             sweeps[f"held-out {args.grid_dir.name} seeds {args.seeds} / {opt}"] = {opt: runs}
+            scored.add("grid")
     if "public" in args.only:
         if not args.public_dir.is_dir():
             print(f"public logs: {args.public_dir} not found; public sweeps skipped",
@@ -154,14 +157,21 @@ def main(argv: list[str] | None = None) -> int:
         else:
             for title, runs in public_sweeps(args.public_dir).items():
                 sweeps[title] = runs if isinstance(runs, str) else {"adam": runs}
+                if not isinstance(runs, str):
+                    scored.add("public")
     if "third_sim" in args.only:
         for seed in args.third_sim_seeds:
             sweeps[f"third simulator seed {seed} (lr, G, B one at a time) / adam"] = {
                 "adam": third_sim_sweep(seed)}
-    if not sweeps:  # nothing to score: keep the results file as it is
-        print(f"transfer benchmark: no sweep to score in {', '.join(args.only)} (the public "
-              f"logs are read from --public-dir, default {PUBLIC}); {out} left unchanged",
-              file=sys.stderr)
+            scored.add("third_sim")
+    unscored = [part for part in args.only if part not in scored]
+    if len(unscored) == len(args.only) or (unscored and args.out is None):
+        # the default file holds every part asked for: a partial result would replace it
+        where = (f" (the public logs are read from --public-dir, default {PUBLIC})"
+                 if "public" in unscored else "")
+        rest = "" if len(unscored) == len(args.only) else "; give --out FILE for the other parts"
+        print(f"transfer benchmark: no sweep to score in {', '.join(unscored)}{where}; {out} "
+              f"left unchanged{rest}", file=sys.stderr)
         return 2
     print(HEADER, flush=True)
     pooled: list[dict] = []

@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '91e7ac383142061e3636224afa5d8461'
+THEORY_HASH = '4f46679001600d4ef35114dccfe2e632'
 
 
 SIGNATURES = {

@@ -18,11 +18,10 @@ import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 
 from grpodyn.theory import Derivation, registry
-from grpodyn.theory.derivation import domain_conditions
 from grpodyn.theory.sourcehash import theory_source_hash
 from grpodyn.theory.symbols import TABLE
 
-from .export_packages import formula_text
+from .export_packages import domain_text, formula_text
 
 __all__ = ["NumpyPrinter", "render_function", "render_module", "domain_text", "FINITE_SUM_SOURCE"]
 
@@ -85,24 +84,6 @@ def _docstring(d: Derivation, *, formula: bool = False) -> str:
                   "    Outside the domain where this real-arithmetic form is the result:",
                   f"    {domain_text(d)}"]
     return '"""' + "\n".join(lines).rstrip() + '\n"""'
-
-
-def domain_text(d: Derivation) -> str:
-    """Return the domain of ``d`` as plain text, for messages.
-
-    Parameters
-    ----------
-    d
-        A derivation with a domain.
-
-    Returns
-    -------
-    str
-        Its conditions joined by "and" (sympy's str of each), the whole-number ones last, as
-        "G is a whole number".
-    """
-    others, whole = domain_conditions(d.domain)
-    return " and ".join([*(str(c) for c in others), *(f"{x} is a whole number" for x in whole)])
 
 
 def render_function(d: Derivation, *, formula: bool = False) -> str:

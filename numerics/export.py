@@ -4,17 +4,18 @@ Languages: ``c`` (a header and a C99 source, symbols ``grpodyn_<name>``), ``pyth
 module of :mod:`grpodyn.numerics.codegen`, numpy only), ``latex`` (one labelled equation per
 derivation), ``javascript`` (an ES module), ``julia``, ``rust``, and ``json`` (every derivation
 as data: arguments with units, formula and domain as text, LaTeX and sympy ``srepr``). Every
-function takes its
-arguments in the derivation's order, all as double precision; stability conditions return a
-boolean (``int`` in C). Bounded sums become loops; the binomial coefficient is a product loop,
-exact while it stays below 2^53 and dividing first where the next product would overflow.
-A derivation with a domain refuses arguments outside it: C sets ``errno = EDOM`` and returns NaN
-(0 for a condition), JavaScript throws a ``RangeError``, Julia a ``DomainError``, Rust returns
-NaN (false for a condition). A regime-dependent
-closed form (``autocorrelation``) is a ``Piecewise``: ``?:`` in C and JavaScript, an ``if``
-expression in Rust. Inside the domains every target evaluates the same expression as numpy and
-agrees with it to 1e-12 (relative, or absolute below 1); the binomial formulas stop at
-G <= 1024 (``grpodyn.theory.finite_group.MAX_GROUP``), where C(G, G/2) still fits a double.
+function takes its arguments in the derivation's order, all as double precision; stability
+conditions return a boolean (``int`` in C). Bounded sums become loops; the binomial coefficient
+is a product loop, exact while it stays below 2^53 and dividing first where the next product
+would overflow. A derivation with a domain refuses arguments outside it: C sets
+``errno = EDOM`` and returns NaN (0 for a condition), JavaScript throws a ``RangeError``, Julia
+a ``DomainError``, Rust returns NaN (false for a condition). In C only EDOM marks a refusal: a
+branch evaluated but not selected may leave another errno (ERANGE from ``log(0)``) on a valid
+argument. A regime-dependent closed form (``autocorrelation``) is a ``Piecewise``: ``?:`` in C
+and JavaScript, an ``if`` expression in Rust. Inside the domains every target evaluates the same
+expression as numpy and agrees with it to 1e-12 (relative, or absolute below 1); the binomial
+formulas stop at G <= 1024 (``grpodyn.theory.finite_group.MAX_GROUP``), where C(G, G/2) still
+fits a double.
 
 The C, Python and Julia exports are small packages ready to use (:mod:`.export_packages`): every
 function documented with its summary, formula, arguments with units, and domain.
@@ -35,7 +36,7 @@ from sympy.printing.jscode import JavascriptCodePrinter
 from sympy.printing.julia import JuliaCodePrinter
 
 from grpodyn.ground.files import write_all_atomic
-from grpodyn.theory import Derivation, registry
+from grpodyn.theory import Derivation, registry, to_latex
 from grpodyn.theory.sourcehash import theory_source_hash
 from grpodyn.theory.symbols import TABLE
 
@@ -52,6 +53,8 @@ __all__ = ["LANGUAGES", "export", "render", "signature", "write_files"]
 
 LANGUAGES = ("c", "python", "latex", "javascript", "julia", "rust", "json")
 _BINOMIAL = "grpodyn_binomial"
+#: Version of the JSON export's layout: it changes when a key is renamed or removed.
+JSON_FORMAT = 1
 _C_CONSTANTS = {"M_E": math.e, "M_LOG2E": math.log2(math.e), "M_LOG10E": math.log10(math.e),
                 "M_LN2": math.log(2), "M_LN10": math.log(10), "M_PI": math.pi,
                 "M_PI_2": math.pi / 2, "M_PI_4": math.pi / 4, "M_1_PI": 1 / math.pi,
@@ -306,7 +309,7 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
                 + constants + _RUST_PRELUDE + "\n" + helper + "\n\n" + "\n\n".join(
                     f"{_comment(d, '///')}\n{_function(d, _RUST)}" for d in ds) + "\n"}
     if lang == "json":
-        document = {"generator": f"grpodyn {grpodyn_version()}",
+        document = {"format": JSON_FORMAT, "generator": f"grpodyn {grpodyn_version()}",
                     "theory_hash": theory_source_hash(),
                     "derivations": [_json_record(d) for d in ds]}
         return {"grpodyn_theory.json": json.dumps(document, indent=1) + "\n"}
@@ -314,19 +317,20 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
 
 
 def _json_record(d: Derivation) -> dict:
-    """One derivation as plain JSON types: what a codebase needs to rebuild or evaluate it.
+    """Return one derivation as plain JSON types: what a codebase needs to rebuild or use it.
 
-    ``text`` is sympy's string form, ``latex`` the documentation's, and ``srepr`` a form that
+    Each of formula, domain and numeric form has ``text`` (sympy's string form, for display: a
+    sum's index ``S`` reads as sympy's ``S`` there), ``latex`` and ``srepr``, the form that
     ``sympy.sympify`` rebuilds (with ``expm1`` and ``log1p`` from ``sympy.codegen.cfunctions``
     among its locals). As in every export, the arguments are real numbers there: their declared
-    assumptions are listed with them, and a whole-number condition stays a condition.
-    ``numeric_form`` is the equal expression the generated code evaluates where the formula
-    cancels in doubles.
+    assumptions are listed with them, and a whole-number condition stays a condition. A domain
+    also has ``description``, the words of the functions' refusals. ``numeric_form`` is the
+    equal expression the generated code evaluates where the formula cancels in doubles.
     """
     reals = {s: sp.Symbol(s.name, real=True) for s in d.args}
 
-    def form(expr: sp.Basic) -> dict[str, str]:
-        return {"text": sp.sstr(expr), "srepr": sp.srepr(expr.xreplace(reals))}
+    def form(expr: sp.Basic, latex: str) -> dict[str, str]:
+        return {"text": sp.sstr(expr), "latex": latex, "srepr": sp.srepr(expr.xreplace(reals))}
 
     arguments = [{"name": name, "meaning": TABLE[name].meaning, "unit": TABLE[name].unit,
                   "assumptions": sorted(k for k, v in TABLE[name].assumptions.items() if v)}
@@ -334,10 +338,11 @@ def _json_record(d: Derivation) -> dict:
     is_condition = isinstance(d.expr, sp.logic.boolalg.Boolean) and not d.expr.is_Symbol
     return {"name": d.name, "summary": d.summary, "section": d.section,
             "returns": "condition" if is_condition else "number", "arguments": arguments,
-            "formula": {**form(d.expr), "latex": d.latex()},
+            "formula": form(d.expr, d.latex()),
             "domain": None if d.domain is None else {
-                **form(d.domain), "text": domain_text(d), "latex": d.domain_latex()},
-            "numeric_form": None if d.numeric_form is None else form(d.numeric_form)}
+                **form(d.domain, d.domain_latex()), "description": domain_text(d)},
+            "numeric_form": None if d.numeric_form is None else form(
+                d.numeric_form, to_latex(d.numeric_form))}
 
 
 _SIGNATURE_LANGUAGES = {"c": _C, "javascript": _JS, "julia": _JULIA, "rust": _RUST}

@@ -14,9 +14,10 @@ import uuid
 import sympy as sp
 
 from grpodyn.theory import Derivation
+from grpodyn.theory.derivation import domain_conditions
 from grpodyn.theory.symbols import TABLE
 
-__all__ = ["c_doc_comment", "julia_docstring", "package_files", "formula_text",
+__all__ = ["c_doc_comment", "julia_docstring", "package_files", "formula_text", "domain_text",
            "section_number"]
 
 #: Namespace of the Julia package's UUID (a UUID5 of its name: the same on every export).
@@ -53,6 +54,24 @@ def _where(d: Derivation) -> str:
     return f"grpodyn docs/theory.md section {section_number(d)} ({title}), derivation {d.name}"
 
 
+def domain_text(d: Derivation) -> str:
+    """Return the domain of ``d`` as plain text, for messages.
+
+    Parameters
+    ----------
+    d
+        A derivation with a domain.
+
+    Returns
+    -------
+    str
+        Its conditions joined by "and" (sympy's str of each), the whole-number ones last, as
+        "G is a whole number".
+    """
+    others, whole = domain_conditions(d.domain)
+    return " and ".join([*(str(c) for c in others), *(f"{x} is a whole number" for x in whole)])
+
+
 def c_doc_comment(d: Derivation) -> str:
     """Return the Doxygen comment of the C function of ``d``."""
     lines = [f"@brief {d.summary}", "", formula_text(d), "", _where(d), ""]
@@ -60,7 +79,7 @@ def c_doc_comment(d: Derivation) -> str:
     lines.append("@return 1 where the condition holds, else 0" if _is_condition(d)
                  else "@return the value of the formula")
     if d.domain is not None:
-        lines += ["", f"Defined only where {sp.sstr(d.domain)}: outside it the function sets "
+        lines += ["", f"Defined only where {domain_text(d)}: outside it the function sets "
                   "errno = EDOM and returns NaN."]
     body = "\n".join(f" * {line}".rstrip() for line in lines).replace("*/", "* /")
     return f"/**\n{body}\n */"
@@ -73,7 +92,7 @@ def julia_docstring(d: Derivation) -> str:
              _where(d) + ".", "", "# Arguments"]
     lines += [f"- `{name}`: {text}" for name, text in _argument_lines(d)]
     if d.domain is not None:
-        lines += ["", f"Throws a `DomainError` outside `{sp.sstr(d.domain)}`."]
+        lines += ["", f"Throws a `DomainError` outside the domain {domain_text(d)}."]
     text = "\n".join(lines).replace("\\", "\\\\").replace("$", "\\$").replace('"""', '\\"""')
     return f'"""\n{text}\n"""'
 

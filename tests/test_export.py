@@ -182,7 +182,12 @@ def test_json_export_rebuilds_every_derivation(exported, reg):
             rebuilt = sp.sympify(record[key]["srepr"], locals={"expm1": expm1, "log1p": log1p})
             assert rebuilt == expr.xreplace(reals), (name, key)
     pmf = records["binomial_pmf"]
-    assert pmf["domain"]["text"] == "G <= 1024 and G is a whole number and S is a whole number"
+    assert pmf["domain"]["description"] == ("G <= 1024 and G is a whole number and S is a whole "
+                                            "number")
+    assert pmf["domain"]["text"] == sp.sstr(reg["binomial_pmf"].domain)
+    assert pmf["domain"]["latex"] == reg["binomial_pmf"].domain_latex()
+    assert "log1p" in records["finite_group_drift_factor"]["numeric_form"]["latex"]
+    assert document["format"] == 1
     assert pmf["arguments"][1] == {"name": "G", "meaning": "group size (completions per prompt)",
                                    "unit": "completions", "assumptions": ["integer", "positive"]}
     assert records["refresh_stability_condition"]["returns"] == "condition"

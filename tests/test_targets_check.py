@@ -75,3 +75,12 @@ def test_an_overall_target_the_oracle_misses_is_marked():
         row["oracle_median"] = score(0.95)
     table = CHECK["summarise"](list(data.values()))
     assert CHECK["oracle_misses"](table) == [False, False, True]
+
+
+def test_a_baseline_of_zero_error_is_missed_not_a_crash():
+    """A baseline that forecasts perfectly sets a limit of zero: a ZeroDivisionError before."""
+    data = rows(30, 3, ours=0.5, spread=0.05)
+    for row in data.values():
+        row.update({b: score(0.0) for b in BASELINES})
+    verdicts = CHECK["verdicts"](data, "ensemble", 200)
+    assert [v[2] for v in verdicts[:3]] == ["missed", "missed", "missed"]

@@ -47,7 +47,10 @@ def test_nothing_to_score_leaves_the_results_file_as_it_is(tmp_path, capsys) -> 
                                    / "transfer.py"))
     out = tmp_path / "transfer.json"
     out.write_text("kept")
-    code = benchmark["main"](["--only", "public", "--public-dir", str(tmp_path / "none"),
-                              "--out", str(out)])
-    assert code == 2 and out.read_text() == "kept"
-    assert "no sweep to score" in capsys.readouterr().err
+    empty = tmp_path / "empty"  # a folder of public logs that holds none of the sweeps
+    empty.mkdir()
+    for folder in (tmp_path / "none", empty):
+        code = benchmark["main"](["--only", "public", "--public-dir", str(folder),
+                                  "--out", str(out)])
+        assert code == 2 and out.read_text() == "kept"
+        assert "no sweep to score in public" in capsys.readouterr().err

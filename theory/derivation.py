@@ -52,7 +52,18 @@ def whole_number(symbol: sp.Symbol) -> sp.Basic:
 
 
 def whole_argument(condition: sp.Basic) -> sp.Symbol | None:
-    """Return the symbol that ``condition`` requires to be whole (:func:`whole_number`), or None."""
+    """Return the symbol that ``condition`` requires to be whole, or None.
+
+    Parameters
+    ----------
+    condition
+        One condition of a domain.
+
+    Returns
+    -------
+    sympy.Symbol or None
+        x where ``condition`` is :func:`whole_number` of x, else None.
+    """
     if isinstance(condition, sp.Eq) and condition.rhs == 0:
         floors = condition.lhs.atoms(sp.floor)
         if len(floors) == 1:
@@ -63,7 +74,19 @@ def whole_argument(condition: sp.Basic) -> sp.Symbol | None:
 
 
 def domain_conditions(domain: sp.Basic) -> tuple[list[sp.Basic], list[sp.Symbol]]:
-    """Split a domain into its other conditions and the symbols it requires to be whole."""
+    """Split a domain into its conditions and the symbols it requires to be whole.
+
+    Parameters
+    ----------
+    domain
+        A derivation's domain: one condition or an ``And`` of several.
+
+    Returns
+    -------
+    tuple of (list, list)
+        The conditions that are not :func:`whole_number`, in order, and the symbols of those
+        that are.
+    """
     conditions = domain.args if isinstance(domain, sp.And) else (domain,)
     whole = [whole_argument(c) for c in conditions]
     return ([c for c, w in zip(conditions, whole, strict=True) if w is None],

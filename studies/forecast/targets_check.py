@@ -145,15 +145,23 @@ def verdicts(rows: dict[str, dict], method: str, draws: int, seed: int = 0
     for _ in range(draws):
         drawn = [row for i in rng.integers(len(runs), size=len(runs)) for row in by_run[runs[i]]]
         for i, (_what, figure, limit, _met) in enumerate(targets(summarise(drawn), method)):
-            value = (figure / limit if limit else math.nan) if i < 3 else figure
-            if math.isfinite(value):  # a stratum the draw left empty (or a zero limit): none
-                samples[i].append(value)
+            if math.isnan(figure) or (i < 3 and math.isnan(limit)):
+                continue  # a stratum the draw left empty has no figure
+            if i >= 3:
+                samples[i].append(figure)
+            elif limit:
+                samples[i].append(figure / limit)
+            else:  # a limit of zero is met only by a figure of zero
+                samples[i].append(0.0 if figure == 0 else math.inf)
     out = []
     for i, values in enumerate(samples):
         if thin[i] or len(values) < draws // 2:
             out.append((float("nan"), float("nan"), "undetermined"))
             continue
-        low, high = (float(q) for q in np.quantile(values, [0.05, 0.95]))
+        # a ratio over a zero limit is infinite; the largest double stands for it, since the
+        # quantiles' interpolation would take inf - inf
+        finite = np.minimum(values, np.finfo(float).max)
+        low, high = (float(q) for q in np.quantile(finite, [0.05, 0.95]))
         if i < 3:
             status = "met" if high <= 1 else "missed" if low > 1 else "undetermined"
         elif i < 5:
