@@ -23,6 +23,7 @@ from grpodyn.ground import (
     json_number,
     one_of_alias,
 )
+from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
 
 from . import stability
 from .compiled import compiled
@@ -388,6 +389,10 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         n = check_int("steps", steps, minimum=1)
         start = float(check_finite("r0", r0, scalar=True))
         plateau = float(check_finite("plateau", r_star, scalar=True))
+        for name, level in (("r0", start), ("plateau", plateau)):
+            if abs(level) > REWARD_MAGNITUDE_MAX:  # the path's displacement would overflow
+                raise InputError(f"{name} = {level:g}: beyond {REWARD_MAGNITUDE_MAX:g}, the "
+                                 "largest reward the analyses take")
         values = plateau + system.displacement(n, e0=start - plateau)[0]
         extras["path"] = Trajectory(steps=np.arange(n + 1), values=values, regime=system.regime,
                                     unstable=system.regime == "unstable")

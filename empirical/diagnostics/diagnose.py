@@ -70,7 +70,7 @@ from grpodyn.empirical.diagnostics.verdict import (
     unjudged,
 )
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.empirical.logs.run_settings import check_reward_magnitude
+from grpodyn.empirical.logs.run_settings import check_magnitudes
 from grpodyn.ground import InputError, TooFewPoints, check_int, finite_json
 from grpodyn.numerics.fit import estimate_noise
 from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
@@ -209,7 +209,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         prompt pool's Beta law early and late where the log has the zero-std share, and the
         early warning of the last steps.
     """
-    check_reward_magnitude(run)
+    check_magnitudes(run)
     if run.n_points < MIN_POINTS:
         raise TooFewPoints(f"{run.source}: a diagnosis needs at least {MIN_POINTS} logged "
                          f"points, got {run.n_points}")

@@ -85,7 +85,7 @@ from grpodyn.empirical.logs.mode_advice import (
     run_diagnosis,
 )
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
-from grpodyn.empirical.logs.run_settings import check_reward_magnitude
+from grpodyn.empirical.logs.run_settings import check_magnitudes
 from grpodyn.empirical.logs.sweep_advice import (
     LIMIT_SETTINGS,
     THEORY_EXPONENT,
@@ -473,7 +473,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
         On fewer than 3 points or a bad option (a ``sweep`` not a ``SweepFit``), naming it.
     """
     margin, sweep_short = _checked_options(sweep, margin, sweep_short)
-    check_reward_magnitude(run)
+    check_magnitudes(run)
     optimizer = _value(run.meta.optimizer)
     family = None if sweep is None else run_optimizer(optimizer, run.format)  # the sweep's name
     exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, family))

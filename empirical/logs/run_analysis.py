@@ -36,7 +36,7 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.plateau_stacks import curve_stack
 from grpodyn.empirical.logs.run_dynamics import dynamics_of, not_determined, tau_model
 from grpodyn.empirical.logs.run_settings import (
-    check_reward_magnitude,
+    check_magnitudes,
     infer_reward_range,
     learning_rate_of,
     momentum_of,
@@ -405,7 +405,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     train_fraction, until, horizon = _finite_options(train_fraction, until, horizon)
     models = _checked_choices(models, diagnose_run=diagnose_run, stack=stack,
                               fit_on_training_part=fit_on_training_part)
-    check_reward_magnitude(run)
+    check_magnitudes(run)
     get_forecaster(forecaster)
     level = check_fraction("level", level)
     bounds, range_source = infer_reward_range(run, reward_range)

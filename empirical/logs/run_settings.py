@@ -13,10 +13,10 @@ import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_momentum
-from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
+from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX, STEP_MAGNITUDE_MAX
 
 __all__ = ["learning_rate_of", "infer_reward_range", "momentum_of", "peak_lr_of",
-           "check_reward_magnitude"]
+           "check_magnitudes"]
 
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
 
@@ -36,11 +36,13 @@ def learning_rate_of(run: Run) -> np.ndarray | None:
     return np.interp(run.steps, run.steps[known], lr[known])
 
 
-def check_reward_magnitude(run: Run) -> None:
-    """Refuse a reward beyond :data:`REWARD_MAGNITUDE_MAX`, naming the log and its largest value.
+def check_magnitudes(run: Run) -> None:
+    """Refuse a reward or a step beyond what the analyses take, naming the log and the value.
 
-    The fits, the noise estimate and the diagnosis square the reward's deviations; beyond this
-    magnitude they lose their precision, and one such value swamps every other.
+    The fits, the noise estimate and the diagnosis square the reward's deviations; beyond
+    :data:`REWARD_MAGNITUDE_MAX` they lose their precision, and one such value swamps every
+    other. A step beyond :data:`STEP_MAGNITUDE_MAX` is a corrupt record, on which the fits'
+    time constants overflow.
 
     Parameters
     ----------
@@ -50,13 +52,19 @@ def check_reward_magnitude(run: Run) -> None:
     Raises
     ------
     InputError
-        When a logged reward's magnitude exceeds :data:`REWARD_MAGNITUDE_MAX`.
+        When a logged reward's magnitude exceeds :data:`REWARD_MAGNITUDE_MAX`, or a step's
+        :data:`STEP_MAGNITUDE_MAX`.
     """
     finite = np.abs(run.reward[np.isfinite(run.reward)])
     if finite.size and finite.max() > REWARD_MAGNITUDE_MAX:
         raise InputError(f"{run.source}: the reward ({run.reward_key}) reaches {finite.max():.3g}, "
                          f"beyond {REWARD_MAGNITUDE_MAX:g}, where the fits lose their precision; "
                          "log or pass a rescaled reward")
+    steps = np.abs(np.asarray(run.steps, dtype=float))
+    if steps.size and not steps.max() <= STEP_MAGNITUDE_MAX:
+        raise InputError(f"{run.source}: a logged step reaches {steps.max():.3g}, beyond "
+                         f"{STEP_MAGNITUDE_MAX:g}: not a count of steps (a corrupt record?); "
+                         "pass the log without it")
 
 
 def infer_reward_range(run: Run, declared: tuple[float, float] | None = None

@@ -24,6 +24,7 @@ from grpodyn.numerics.mean_field_map import (
     OPTIMIZERS,
     SCHEDULES,
 )
+from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
 
 __all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "MAX_STEPS", "SweepRun",
            "parse_hparams", "checked_types", "load_sweep_run", "sweep_run_of", "as_runs",
@@ -32,6 +33,10 @@ __all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "MAX_STEPS", "SweepR
 
 #: The fewest reward points a run of a sweep's joint fit needs (``fit_sweep`` refuses fewer).
 FEWEST_POINTS = 10
+#: The largest learning rate and batch a sweep run takes: far beyond any run (the bandit labs'
+#: SGD rates reach 30), where the joint fit's residuals overflow (lr 1e100) or a count no longer
+#: fits an integer array (batch 1e20).
+LR_MAX, BATCH_MAX = 1e6, 10**7
 #: keys of ``--hparams`` and ``--to`` and their types
 HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
                                 "kl": float, "num_iterations": int, "schedule": str,
@@ -123,14 +128,15 @@ def checked_run(hp: dict[str, Any], name: str) -> dict[str, Any]:
         if schedule not in SCHEDULES:
             raise InputError(f"{name}: schedule must be one of {', '.join(SCHEDULES)}, got "
                              f"{hp['schedule']!r}")
-    if "lr" in hp and not hp["lr"] > 0:
-        raise InputError(f"{name}: lr must be positive, got {hp['lr']!r}")
+    if "lr" in hp and not 0 < hp["lr"] <= LR_MAX:
+        raise InputError(f"{name}: lr must be positive and at most {LR_MAX:g}, got {hp['lr']!r}")
     if "momentum" in hp:
         check_momentum(hp["momentum"], f"{name}: momentum")
-    for key, minimum in (("group_size", 2), ("batch", 1), ("num_iterations", 1), ("steps", 1),
-                         ("warmup", 0), ("seed", 0)):
+    for key, minimum, maximum in (("group_size", 2, GROUP_SIZE_MAX), ("batch", 1, BATCH_MAX),
+                                  ("num_iterations", 1, MAX_STEPS), ("steps", 1, None),
+                                  ("warmup", 0, MAX_STEPS), ("seed", 0, None)):
         if key in hp:
-            check_int(f"{name}: {key}", hp[key], minimum=minimum)
+            check_int(f"{name}: {key}", hp[key], minimum=minimum, maximum=maximum)
     if "kl" in hp and hp["kl"] < 0:
         raise InputError(f"{name}: kl must be non-negative, got {hp['kl']!r}")
     return hp

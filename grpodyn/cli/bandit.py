@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     config = replace(lab.DEFAULT_CONFIG, **overrides)
     if args.write_log is not None:
         target = Path(args.write_log)
-        if target.exists():
+        if target.exists() or target.is_symlink():  # a dangling link or a loop too
             raise UsageError(f"--write-log {args.write_log}: exists; refusing to overwrite it")
         steps = 300 if args.steps is None else args.steps
         momentum = 0.0 if args.momentum is None else args.momentum

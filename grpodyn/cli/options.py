@@ -333,14 +333,14 @@ def with_overrides(run: Run, args: argparse.Namespace) -> Run:
     """Apply the hyperparameter overrides of the log options of ``args`` to ``run``.
 
     Every log command passes its runs through here, so the reward's range is checked here too
-    (:func:`~grpodyn.empirical.logs.run_settings.check_reward_magnitude`), and the loader's
+    (:func:`~grpodyn.empirical.logs.run_settings.check_magnitudes`), and the loader's
     note on G and B is brought in line with a G or B the user gave
     (:func:`~grpodyn.empirical.logs.infer.group_batch_notes`).
     """
     from grpodyn.empirical.logs.infer import group_batch_notes
-    from grpodyn.empirical.logs.run_settings import check_reward_magnitude
+    from grpodyn.empirical.logs.run_settings import check_magnitudes
 
-    check_reward_magnitude(run)
+    check_magnitudes(run)
     run.meta = run.meta.with_overrides(**log_overrides(args))
     run.warnings = group_batch_notes(run)
     return run

@@ -16,6 +16,7 @@ from grpodyn.cli.options import (
     print_plain,
 )
 from grpodyn.ground import finite_json
+from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -74,6 +75,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     check_lag_and_momentum(args)
     if args.steps is not None and args.steps > MAX_STEPS:
         raise UsageError(f"--steps {args.steps}: at most {MAX_STEPS:,} steps to predict")
+    for option, level in (("--r0", args.r0), ("--plateau", args.plateau)):
+        if level is not None and abs(level) > REWARD_MAGNITUDE_MAX:
+            raise UsageError(f"{option} {level:g}: beyond {REWARD_MAGNITUDE_MAX:g}, the largest "
+                             "reward the analyses take")
     return finite_json(predict(lr=args.lr, momentum=args.momentum, kappa=args.kappa,
                                refresh=1 if args.refresh is None else args.refresh,
                                staleness=0 if args.staleness is None else args.staleness,

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "REWARD_MAGNITUDE_MAX", "MAX_STEPS",
+__all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "REWARD_MAGNITUDE_MAX",
+           "STEP_MAGNITUDE_MAX", "MAX_STEPS",
            "check_momentum",
            "check_positive", "check_finite", "check_series", "check_int", "check_fraction",
            "one_of_alias"]
@@ -86,6 +87,10 @@ MOMENTUM_MAX = 0.999
 #: linear programmes in its units, which lose all precision (1e20) or overflow (1e155) far beyond
 #: any reward a trainer logs.
 REWARD_MAGNITUDE_MAX = 1e12
+#: The largest logged step the analyses take: a count of optimizer steps (or of samples, tokens)
+#: far beyond this is a corrupt record, and the fits' time constants overflow on it (a step of
+#: 1e200 raised an OverflowError in a fit, 1e308 a failed SVD).
+STEP_MAGNITUDE_MAX = 1e12
 #: The most steps a path is iterated over: a prediction, a simulation or a transfer asked for,
 #: and the span of a sweep run (the joint fit iterates the map over every step between its
 #: first and last logged points, whatever their number); a longer one would run for hours.
