@@ -63,3 +63,16 @@ def test_write_log_keeps_a_dangling_link(tmp_path, capsys):
     link.symlink_to(tmp_path / "nowhere")
     assert "exists; refusing" in _error(["bandit", "--write-log", str(link)], capsys)
     assert link.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize(("option", "value", "needle"), [
+    ("--momentum", "0.9999", "argument --momentum: not in [0, 0.999]"),
+    ("--group-size", "100000000000000000000", "argument --group-size: group_size G must be"),
+    ("--batch", "100000000000000000000", "argument --batch: batch B must be"),
+])
+@pytest.mark.parametrize("command", [["compare"], ["fit"]])
+def test_a_setting_no_analysis_takes_is_refused_before_any_run(command, option, value, needle,
+                                                              capsys):
+    """compare turned these into a per-run note with exit 0; fit took G and B of 1e20."""
+    log = str(REAL / "IMJONEZZ__UnslothGRPO__outputs_checkpoint-250_trainer_state.excerpt.json")
+    assert needle in _error([*command, log, option, value], capsys)

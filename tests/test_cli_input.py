@@ -291,7 +291,7 @@ def test_a_group_size_below_two_is_refused_naming_the_option(command, value, log
     """diagnose and report said "group_size must be >= 2" without the option; advise and
     compare took G = 1."""
     argv = [log if a == "LOG" else a for a in command]
-    assert "argument --group-size: group_size G must be an integer >= 2" in _error(
+    assert "argument --group-size: group_size G must be an integer in [2, 65536]" in _error(
         [*argv, "--group-size", value], capsys)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from grpodyn.ground.checks import MAX_STEPS as MAX_STEPS  # the commands' cap, shared
-from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
+from grpodyn.ground.checks import MOMENTUM_MAX, REWARD_MAGNITUDE_MAX
 
 if TYPE_CHECKING:
     from grpodyn.empirical.logs.loaders import Run
@@ -173,9 +173,23 @@ def group_size(text: str) -> int:
 
     One completion per prompt leaves no group to take an advantage against.
     """
+    from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
+
     value = integer(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"group_size G must be an integer >= 2, got {text!r}")
+    if not 2 <= value <= GROUP_SIZE_MAX:
+        raise argparse.ArgumentTypeError(f"group_size G must be an integer in [2, "
+                                         f"{GROUP_SIZE_MAX}], got {text!r}")
+    return value
+
+
+def batch_size(text: str) -> int:
+    """Read a batch B, prompts per optimizer step: an integer in [1, 10^7] (argument type)."""
+    from grpodyn.empirical.logs.sweep_runs import BATCH_MAX
+
+    value = integer(text)
+    if not 1 <= value <= BATCH_MAX:
+        raise argparse.ArgumentTypeError(f"batch B must be an integer in [1, {BATCH_MAX}], got "
+                                         f"{text!r}")
     return value
 
 
@@ -204,10 +218,15 @@ def fraction(text: str) -> float:
 
 
 def momentum_beta(text: str) -> float:
-    """Read a momentum beta in [0, 1) (argument type; Adam's beta1 for Adam)."""
+    """Read a momentum beta in [0, MOMENTUM_MAX] (argument type; Adam's beta1 for Adam).
+
+    Beyond :data:`~grpodyn.ground.checks.MOMENTUM_MAX` the stability formulas cannot resolve
+    1 - beta; every analysis refuses it, so the option does at once.
+    """
     value = finite_float(text)
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"not in [0, 1): {text!r}")
+    if not 0 <= value <= MOMENTUM_MAX:
+        raise argparse.ArgumentTypeError(f"not in [0, {MOMENTUM_MAX}]: {text!r} (beyond it the "
+                                         "stability formulas cannot resolve 1 - beta)")
     return value
 
 
@@ -216,7 +235,7 @@ LOG_OVERRIDES = {
     "--lr": ("lr", positive_float, "peak learning rate of the logged run (overrides the log)"),
     "--group-size": ("group_size", group_size,
                      "G, completions per prompt (overrides the log)"),
-    "--batch": ("batch", positive_integer, "B, prompts per optimizer step (overrides the log)"),
+    "--batch": ("batch", batch_size, "B, prompts per optimizer step (overrides the log)"),
     "--momentum": ("momentum", momentum_beta,
                    "momentum, Adam's beta1 for Adam (overrides the log)"),
 }
