@@ -23,7 +23,7 @@ from grpodyn.theory.symbols import TABLE
 
 from .export_packages import domain_text, formula_text
 
-__all__ = ["NumpyPrinter", "render_function", "render_module", "domain_text", "FINITE_SUM_SOURCE"]
+__all__ = ["NumpyPrinter", "render_function", "render_module", "FINITE_SUM_SOURCE"]
 
 #: Helpers of the generated code: a bounded sum vectorised over the other arguments, and an
 #: exact binomial coefficient (numpy has none; math.comb is exact for the integer G and S).
@@ -108,10 +108,12 @@ def render_function(d: Derivation, *, formula: bool = False) -> str:
     if not expr.has(sp.Sum):  # cse could hoist the summation index out of its lambda
         replacements, (expr,) = sp.cse(expr, symbols=sp.numbered_symbols("_x"))
         evaluation += [f"{s} = {printer.doprint(sub)}" for s, sub in replacements]
-    evaluation.append(f"return {printer.doprint(expr)}")
-    if expr.has(sp.Piecewise):  # numpy.select evaluates every branch, the unused ones too
-        # and returns a 0-d array for scalars: [()] makes that a number, leaves arrays as they are
-        evaluation[-1] = f"return numpy.asarray({printer.doprint(expr)})[()]"
+    result = printer.doprint(expr)
+    if not expr.has(sp.Piecewise):
+        evaluation.append(f"return {result}")
+    else:  # numpy.select evaluates every branch, the unused ones too, and returns a 0-d array
+        # for scalars: [()] makes that a number and leaves an array as it is
+        evaluation.append(f"return numpy.asarray({result})[()]")
         evaluation = ["with numpy.errstate(all=\"ignore\"):  # only the selected branch counts",
                       *("    " + line for line in evaluation)]
     # Python numbers raise ZeroDivisionError at a pole where numpy's give inf or nan: the same

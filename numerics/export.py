@@ -40,10 +40,12 @@ from grpodyn.theory import Derivation, registry, to_latex
 from grpodyn.theory.sourcehash import theory_source_hash
 from grpodyn.theory.symbols import TABLE
 
-from .codegen import domain_text, render_module
+from .codegen import render_module
 from .export_packages import (
     c_doc_comment,
+    domain_text,
     grpodyn_version,
+    is_condition,
     julia_docstring,
     package_files,
     section_number,
@@ -185,8 +187,7 @@ def _function(d: Derivation, lang: _Language) -> str:
     printer = lang.printer()
     expr, args = _as_reals(d)
     lines: list[str] = []
-    # (a Symbol is also a sympy Boolean: a sum replaced by its accumulator must stay a number)
-    is_bool = isinstance(expr, sp.logic.boolalg.Boolean) and not expr.is_Symbol
+    is_bool = is_condition(d)
     if lang is _C:  # an argument a result does not depend on (kept for the calling convention)
         lines += [f"(void){a.name};" for a in args if a not in expr.free_symbols]
     if d.domain is not None:  # refuse outside the domain (C: errno EDOM, Rust: NaN or false)
@@ -335,9 +336,8 @@ def _json_record(d: Derivation) -> dict:
     arguments = [{"name": name, "meaning": TABLE[name].meaning, "unit": TABLE[name].unit,
                   "assumptions": sorted(k for k, v in TABLE[name].assumptions.items() if v)}
                  for name in d.arg_names]
-    is_condition = isinstance(d.expr, sp.logic.boolalg.Boolean) and not d.expr.is_Symbol
     return {"name": d.name, "summary": d.summary, "section": d.section,
-            "returns": "condition" if is_condition else "number", "arguments": arguments,
+            "returns": "condition" if is_condition(d) else "number", "arguments": arguments,
             "formula": form(d.expr, d.latex()),
             "domain": None if d.domain is None else {
                 **form(d.domain, d.domain_latex()), "description": domain_text(d)},

@@ -18,7 +18,7 @@ from grpodyn.theory.derivation import domain_conditions
 from grpodyn.theory.symbols import TABLE
 
 __all__ = ["c_doc_comment", "julia_docstring", "package_files", "formula_text", "domain_text",
-           "section_number"]
+           "is_condition", "section_number"]
 
 #: Namespace of the Julia package's UUID (a UUID5 of its name: the same on every export).
 _JULIA_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")  # RFC 4122 URL namespace
@@ -34,7 +34,11 @@ def formula_text(d: Derivation) -> str:
     return f"{d.name}({', '.join(d.arg_names)}) = {sp.sstr(d.expr)}"
 
 
-def _is_condition(d: Derivation) -> bool:
+def is_condition(d: Derivation) -> bool:
+    """Return whether ``d`` is a condition (a boolean of relations), not a number.
+
+    A bare symbol is also a sympy Boolean; it is a number here.
+    """
     return isinstance(d.expr, sp.logic.boolalg.Boolean) and not d.expr.is_Symbol
 
 
@@ -76,7 +80,7 @@ def c_doc_comment(d: Derivation) -> str:
     """Return the Doxygen comment of the C function of ``d``."""
     lines = [f"@brief {d.summary}", "", formula_text(d), "", _where(d), ""]
     lines += [f"@param {name} {text}" for name, text in _argument_lines(d)]
-    lines.append("@return 1 where the condition holds, else 0" if _is_condition(d)
+    lines.append("@return 1 where the condition holds, else 0" if is_condition(d)
                  else "@return the value of the formula")
     if d.domain is not None:
         lines += ["", f"Defined only where {domain_text(d)}: outside it the function sets "

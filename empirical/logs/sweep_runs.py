@@ -19,7 +19,7 @@ from grpodyn.empirical.logs.infer import format_defaults
 from grpodyn.empirical.logs.loaders import load_run
 from grpodyn.empirical.logs.run_settings import infer_reward_range
 from grpodyn.ground import InputError, check_int, check_momentum
-from grpodyn.ground.checks import MAX_STEPS
+from grpodyn.ground.checks import BATCH_MAX, LR_MAX, MAX_STEPS
 from grpodyn.numerics.mean_field_map import (
     OPTIMIZERS,
     SCHEDULES,
@@ -33,10 +33,6 @@ __all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "MAX_STEPS", "SweepR
 
 #: The fewest reward points a run of a sweep's joint fit needs (``fit_sweep`` refuses fewer).
 FEWEST_POINTS = 10
-#: The largest learning rate and batch a sweep run takes: far beyond any run (the bandit labs'
-#: SGD rates reach 30), where the joint fit's residuals overflow (lr 1e100) or a count no longer
-#: fits an integer array (batch 1e20).
-LR_MAX, BATCH_MAX = 1e6, 10**7
 #: keys of ``--hparams`` and ``--to`` and their types
 HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
                                 "kl": float, "num_iterations": int, "schedule": str,

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from grpodyn.ground.checks import BATCH_MAX, MOMENTUM_MAX, REWARD_MAGNITUDE_MAX
 from grpodyn.ground.checks import MAX_STEPS as MAX_STEPS  # the commands' cap, shared
-from grpodyn.ground.checks import MOMENTUM_MAX, REWARD_MAGNITUDE_MAX
 
 if TYPE_CHECKING:
     from grpodyn.empirical.logs.loaders import Run
@@ -168,29 +168,28 @@ def positive_integer(text: str) -> int:
     return value
 
 
+def _integer_within(text: str, lowest: int, highest: int, what: str) -> int:
+    """Read an integer in [``lowest``, ``highest``], refused as ``what`` (argument types)."""
+    value = integer(text)
+    if not lowest <= value <= highest:
+        raise argparse.ArgumentTypeError(f"{what} must be an integer in [{lowest}, {highest}], "
+                                         f"got {text!r}")
+    return value
+
+
 def group_size(text: str) -> int:
-    """Read a group size G, an integer of at least 2 (argument type).
+    """Read a group size G, an integer in [2, GROUP_SIZE_MAX] (argument type).
 
     One completion per prompt leaves no group to take an advantage against.
     """
     from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
 
-    value = integer(text)
-    if not 2 <= value <= GROUP_SIZE_MAX:
-        raise argparse.ArgumentTypeError(f"group_size G must be an integer in [2, "
-                                         f"{GROUP_SIZE_MAX}], got {text!r}")
-    return value
+    return _integer_within(text, 2, GROUP_SIZE_MAX, "group_size G")
 
 
 def batch_size(text: str) -> int:
-    """Read a batch B, prompts per optimizer step: an integer in [1, 10^7] (argument type)."""
-    from grpodyn.empirical.logs.sweep_runs import BATCH_MAX
-
-    value = integer(text)
-    if not 1 <= value <= BATCH_MAX:
-        raise argparse.ArgumentTypeError(f"batch B must be an integer in [1, {BATCH_MAX}], got "
-                                         f"{text!r}")
-    return value
+    """Read a batch B, prompts per optimizer step: an integer in [1, BATCH_MAX] (argument type)."""
+    return _integer_within(text, 1, BATCH_MAX, "batch B")
 
 
 def non_negative_integer(text: str) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "REWARD_MAGNITUDE_MAX",
-           "STEP_MAGNITUDE_MAX", "MAX_STEPS",
+           "STEP_MAGNITUDE_MAX", "LR_MAX", "BATCH_MAX", "MAX_STEPS",
            "check_momentum",
            "check_positive", "check_finite", "check_series", "check_int", "check_fraction",
            "one_of_alias"]
@@ -91,6 +91,10 @@ REWARD_MAGNITUDE_MAX = 1e12
 #: far beyond this is a corrupt record, and the fits' time constants overflow on it (a step of
 #: 1e200 raised an OverflowError in a fit, 1e308 a failed SVD).
 STEP_MAGNITUDE_MAX = 1e12
+#: The largest learning rate and batch B a run's settings take: far beyond any run (the bandit
+#: labs' SGD rates reach 30), where a sweep's joint fit overflows (lr 1e100) or a count no longer
+#: fits an integer array (batch 1e20).
+LR_MAX, BATCH_MAX = 1e6, 10**7
 #: The most steps a path is iterated over: a prediction, a simulation or a transfer asked for,
 #: and the span of a sweep run (the joint fit iterates the map over every step between its
 #: first and last logged points, whatever their number); a longer one would run for hours.
