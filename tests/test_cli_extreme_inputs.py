@@ -13,23 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from grpodyn.cli import main
 from grpodyn.ground import InputError
 from grpodyn.numerics.predict import predict
 
+from .test_cli_input import _error
+
 REAL = Path(__file__).parent / "data" / "real_logs"
 GARG = REAL / "garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data.excerpt.csv"
-
-
-def _error(argv, capsys) -> str:
-    """Run ``argv`` with and without --json: exit 2, one stderr line, nothing on stdout."""
-    lines = []
-    for extra in ([], ["--json"]):
-        assert main([*argv, *extra]) == 2, argv
-        out, err = capsys.readouterr()
-        assert out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err
-        lines.append(err.strip())
-    return lines[0]
 
 
 @pytest.mark.parametrize("last_step", [1e200, 1e308])

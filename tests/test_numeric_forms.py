@@ -23,7 +23,7 @@ from grpodyn.cli import main
 from grpodyn.numerics.compiled import compiled
 from grpodyn.theory import registry
 
-EDOM = 33  # Linux
+from .test_export_domain import EDOM, _c
 
 #: Arguments drawn for the equality check: a range per symbol, log-uniform where it spans decades.
 RANGES = {"G": (1, 64), "p": (1e-9, 1 - 1e-9), "beta": (0.0, 0.999), "k_r": (1e-10, 0.5),
@@ -120,13 +120,6 @@ def c_library(tmp_path_factory):
     subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-shared", "-fPIC",
                     str(root / "grpodyn_theory.c"), "-o", str(lib), "-lm"], check=True)
     return ctypes.CDLL(str(lib), use_errno=True)
-
-
-def _c(so, name: str, nargs: int):
-    fn = getattr(so, f"grpodyn_{name}")
-    fn.argtypes = [ctypes.c_double] * nargs
-    fn.restype = ctypes.c_double
-    return fn
 
 
 @pytest.mark.parametrize(("name", "args"), CANCELLING)
