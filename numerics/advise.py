@@ -22,6 +22,7 @@ predict`` gives them at the advised lr.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass, field
 from functools import cache
 
@@ -280,6 +281,9 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
     if not math.isfinite(lr):
         raise InputError(f"kappa {kappa:g} is too small: the advised lr k / kappa = {k:.4g} / "
                          f"{kappa:g} overflows a float")
+    if lr < sys.float_info.min:
+        raise InputError(f"kappa {kappa:g} is too large: the advised lr k / kappa = {k:.4g} / "
+                         f"{kappa:g} is below the least normal float, where its digits are lost")
     system = MeanFieldMap(lr=lr, kappa=kappa, optimizer="sgd", momentum=beta, refresh=refresh,
                           staleness=staleness)
     chosen, radius = system.regime, system.spectral_radius

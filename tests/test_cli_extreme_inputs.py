@@ -66,3 +66,60 @@ def test_a_setting_no_analysis_takes_is_refused_before_any_run(command, option, 
     """compare turned these into a per-run note with exit 0; fit took G and B of 1e20."""
     log = str(REAL / "IMJONEZZ__UnslothGRPO__outputs_checkpoint-250_trainer_state.excerpt.json")
     assert needle in _error([*command, log, option, value], capsys)
+
+
+@pytest.mark.parametrize("value", ["1e-400", "-1e-320"])
+def test_a_number_below_the_least_normal_double_is_refused_as_given(capsys, value):
+    """1e-400 read as 0.0 and was refused as "got 0.0", a number the user never gave."""
+    err = _error(["predict", f"--lr={value}", "--kappa", "1", "--momentum", "0.9"], capsys)
+    assert f"argument --lr: '{value}' is below 2.23e-308" in err
+
+
+def test_an_advised_lr_below_the_least_normal_double_is_refused(capsys):
+    """kappa 1e308 gave an lr of 2.6e-311, its digits lost."""
+    err = _error(["advise", "--kappa", "1e308"], capsys)
+    assert "kappa 1e+308 is too large" in err
+
+
+def test_advise_margin_without_a_target_is_the_margin_target():
+    """--margin 0.3 alone was ignored under the default critical target."""
+    from grpodyn.cli import main
+
+    def lr(*extra: str) -> float:
+        import contextlib
+        import io
+
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            assert main(["advise", "--kappa", "1", "--momentum", "0.9", "--json", *extra]) == 0
+        return json.loads(buffer.getvalue())["lr"]
+
+    limit = predict(lr=1.0, kappa=1.0, momentum=0.9).stiffness_max
+    assert lr("--margin", "0.3") == pytest.approx(0.3 * limit)
+    assert lr() == lr("--margin", "0.3", "--target", "critical") == pytest.approx(
+        (1 - math.sqrt(0.9)) ** 2)
+
+
+def test_bandit_refuses_a_momentum_given_twice(capsys):
+    """--momenta 0.5 0.5 printed each row twice."""
+    assert "--momenta: 0.5 given twice" in _error(["bandit", "--momenta", "0.5", "0.50"], capsys)
+
+
+def test_compare_on_the_lr_clock_names_the_log_without_an_lr(capsys):
+    """The error named the file's stem and the Python spelling of the fix."""
+    bare = REAL / "IMJONEZZ__UnslothGRPO__outputs_checkpoint-250_trainer_state.reward.json"
+    err = _error(["compare", str(GARG), str(bare), "--clock", "lr"], capsys)
+    assert err == (f"grpodyn: error: {bare}: no learning rate in the log for --clock lr; give "
+                   "--lr (the run's peak lr) or use --clock step")
+
+
+def test_a_folder_names_the_file_it_left_unread(tmp_path):
+    """A folder with a CSV and a trainer_state.json read the CSV without a word of the other."""
+    from grpodyn.empirical.logs.loaders import load_run
+
+    (tmp_path / "metrics.csv").write_text("step,reward\n" + "".join(
+        f"{n},{0.1 + 0.01 * n}\n" for n in range(1, 30)))
+    (tmp_path / "run.json").write_text("{}")
+    notes = load_run(tmp_path).warnings
+    assert any("read its one log, metrics.csv; left unread: run.json" in n
+               for n in notes), notes

@@ -35,12 +35,22 @@ from grpodyn.ground import InputError, save_figure
 from grpodyn.ground.figures import new_figure
 
 __all__ = ["short_names", "NAME_WIDTH", "CLOCKS", "ComparedRun", "Comparison", "compare_runs",
-           "lr_clock", "state_text"]
+           "lr_clock", "lr_clock_known", "state_text"]
 
 #: The clocks runs can be aligned on.
 CLOCKS = ("step", "lr")
 #: Share of the last logged points averaged into the final reward.
 FINAL_SHARE = 0.1
+
+
+def lr_clock_known(run: Run) -> bool:
+    """Return whether the run's learning-rate clock can be read (:func:`lr_clock`).
+
+    It can where the log holds the learning rate or the run's metadata a positive one.
+    """
+    entry = run.meta.lr
+    return learning_rate_of(run) is not None or (
+        entry is not None and isinstance(entry.value, (int, float)) and entry.value > 0)
 
 
 def lr_clock(run: Run, *, name: str) -> np.ndarray:
@@ -80,7 +90,7 @@ def lr_clock(run: Run, *, name: str) -> np.ndarray:
                              "the learning-rate clock overflow; use --clock step")
         return clock
     entry = run.meta.lr
-    if entry is None or not isinstance(entry.value, (int, float)) or not entry.value > 0:
+    if not lr_clock_known(run):
         raise InputError(f"{name}: no learning rate in the log for --clock lr; give --lr (in "
                          "Python run.meta.with_overrides(lr=...)) or use --clock step "
                          "(clock='step')")

@@ -27,6 +27,9 @@ from grpodyn.cli.options import (
 from grpodyn.cli.predict import check_lag_and_momentum
 from grpodyn.ground import finite_json
 
+MARGIN = 0.5
+"""The default fraction of the stability limit (``--margin``)."""
+
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Add the ``advise`` command and its options to ``commands``."""
@@ -47,11 +50,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--target", choices=["critical", "margin", "settling"],
                    help="with --kappa: critical: fastest without overshoot; settling: fastest "
                    "into the 10%% band for good (an overshoot within it; without --refresh or "
-                   "--staleness); margin: a fraction of the stability limit (default: critical; "
-                   "with a lag, the lagged map's critical damping)")
-    p.add_argument("--margin", type=finite_float, default=0.5,
-                   help="fraction of the stability limit (default 0.5; with --log: the "
-                   "multiple of the lr of a run that fell)")
+                   "--staleness); margin: a fraction of the stability limit (default: critical, "
+                   "or margin where --margin is given; with a lag, the lagged map's critical "
+                   "damping)")
+    p.add_argument("--margin", type=finite_float,
+                   help="fraction of the stability limit (default 0.5): with --kappa the target "
+                   "margin's lr, and the cap of the critical and settling targets where a lag "
+                   "lowers the limit; with --log: the multiple of the lr of a run that fell")
     p.add_argument("--steps", type=positive_integer,
                    help="with --log: the lr that reaches 90%% of the attainable gain within "
                    "N steps (default: the run's own length)")
@@ -183,7 +188,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         sweep, short, notes = _sweep_fit(args, run) if args.sweep else (None, [], [])
         with naming_the_run(run):  # the run of a log of several; records merged on a step
             out = advise_log(run, steps=args.steps, reward_range=args.reward_range,
-                             margin=args.margin, sweep=sweep, sweep_short=short).to_dict()
+                             margin=MARGIN if args.margin is None else args.margin,
+                             sweep=sweep, sweep_short=short).to_dict()
         if sweep is not None:
             out["warnings"] = notes + out["warnings"]
         return finite_json(out)
@@ -192,8 +198,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if momentum is None:
         momentum = 0.9
         notes.append("momentum not given: Adam's default beta1 = 0.9 assumed")
-    advice = advise(kappa=args.kappa, momentum=momentum, target=args.target or "critical",
-                    margin=args.margin,
+    target = args.target or ("critical" if args.margin is None else "margin")
+    advice = advise(kappa=args.kappa, momentum=momentum, target=target,
+                    margin=MARGIN if args.margin is None else args.margin,
                     refresh=1 if args.refresh is None else args.refresh,
                     staleness=0 if args.staleness is None else args.staleness)
     out = advice.to_dict()

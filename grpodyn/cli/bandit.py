@@ -95,6 +95,10 @@ def _check_numbers(args: argparse.Namespace) -> None:
         check_momentum(args.momentum, "--momentum")
     for beta in args.momenta or ():
         check_momentum(beta, "--momenta: momentum")
+    twice = sorted({b for b in args.momenta or () if args.momenta.count(b) > 1})
+    if twice:
+        raise UsageError(f"--momenta: {', '.join(f'{b:g}' for b in twice)} given twice: each "
+                         "momentum is one row of the lag sweeps")
     if args.write_log is not None:
         _check_write_log(args)
 

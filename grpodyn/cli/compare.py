@@ -36,6 +36,17 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "each log's)", handler=run)
 
 
+def _check_lr_clock(log: str, runs: list[Any]) -> None:
+    """Refuse ``--clock lr`` for a run of ``log`` whose learning rate is not known."""
+    from grpodyn.empirical.logs.compare import lr_clock_known
+
+    for run in runs:
+        if not lr_clock_known(run):
+            name = log if run.run_name is None else f"{log} [{run.run_name}]"
+            raise UsageError(f"{name}: no learning rate in the log for --clock lr; give --lr "
+                             "(the run's peak lr) or use --clock step")
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Analyse the runs of the logs of ``args`` side by side."""
     from pathlib import Path
@@ -58,13 +69,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             enabled=not args.json):
         if args.run is not None:  # one named run of each log
             args.log = log
-            runs.append(load_log(args))
-            continue
-        loaded = load_runs(log, reward_key=args.reward_key, step_key=args.step_key,
-                           logging_steps=args.logging_steps)
-        for run in loaded:
-            check_step_key(run, args.step_key)
-        runs += [with_overrides(run, args) for run in loaded]
+            loaded = [load_log(args)]
+        else:
+            loaded = load_runs(log, reward_key=args.reward_key, step_key=args.step_key,
+                               logging_steps=args.logging_steps)
+            for run in loaded:
+                check_step_key(run, args.step_key)
+            loaded = [with_overrides(run, args) for run in loaded]
+        if args.clock == "lr":
+            _check_lr_clock(log, loaded)
+        runs += loaded
     comparison = compare_runs(
         runs, clock=args.clock, momentum=args.momentum, reward_range=args.reward_range,
         progress=lambda pairs: progress_bar(pairs, total=len(runs), description="analysing",

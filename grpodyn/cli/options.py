@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,14 +37,27 @@ class Parser(argparse.ArgumentParser):
 
 
 def finite_float(text: str) -> float:
-    """Read a finite number (argument type)."""
+    """Read a finite number (argument type).
+
+    A number below the least normal double in magnitude (``1e-400``, ``1e-320``) is refused
+    rather than read as 0 or with its digits lost.
+    """
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
+    if value != 0 and abs(value) < sys.float_info.min or value == 0 and _names_nonzero(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is below {sys.float_info.min:.3g} in "
+                                         "magnitude, where a double loses its digits")
     return value
+
+
+def _names_nonzero(text: str) -> bool:
+    """Whether the number ``text`` has a nonzero digit in its mantissa (``1e-400`` has)."""
+    mantissa = text.strip().lower().split("e")[0]
+    return any(c in "123456789" for c in mantissa)
 
 
 def integer(text: str) -> int:

@@ -34,6 +34,24 @@ def _logs(path: Path) -> list[Path]:
         return []
 
 
+def _unread(path: Path, logs: list[Path]) -> str:
+    """Say which other files directly inside ``path`` are left unread ("" when none).
+
+    A ``trainer_state.json`` beside a ``.csv`` is not a log of this reading; the note names it
+    so that the file read is not mistaken for the one meant.
+    """
+    try:
+        others = sorted(p.name for p in path.iterdir()
+                        if not p.name.startswith(".") and p.is_file() and p not in logs)
+    except OSError:
+        return ""
+    if not others:
+        return ""
+    shown = ", ".join(others[:4]) + (f" and {len(others) - 4} more" if len(others) > 4 else "")
+    return (f"; left unread: {shown} (not {', '.join(SUFFIXES)}; give a file's path to read "
+            "it)")
+
+
 def _stem(path: Path) -> str:
     """Return a log file's name less its suffixes: ``run0`` for ``run0.jsonl.gz``."""
     name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
@@ -84,7 +102,8 @@ def parse(path: Path, options: Options) -> Source:
         return source
     if len(logs) == 1:
         source = dispatch(logs[0], options)
-        source.parsed.notes.append(f"a directory: read its one log, {logs[0].name}")
+        source.parsed.notes.append(f"a directory: read its one log, {logs[0].name}"
+                                   f"{_unread(path, logs)}")
         return source
     if len(logs) > MAX_FILES:
         raise _refuse(path, logs, f"more than {MAX_FILES}")
@@ -103,7 +122,8 @@ def parse(path: Path, options: Options) -> Source:
         for name, rows in one.runs.items():
             runs[f"{_stem(log)}/{name}" if name else _stem(log)] = rows
         notes += [f"{log.name}: {note}" for note in one.notes]
-    notes.insert(0, f"a directory of {len(logs)} logs: one run per file, named by the file")
+    notes.insert(0, f"a directory of {len(logs)} logs: one run per file, named by the file"
+                    f"{_unread(path, logs)}")
     combined = Parsed(first.format, runs, ecosystem=first.ecosystem,
                       steps_reconstructed=first.steps_reconstructed, notes=notes,
                       meta=first.meta, config=first.config)
