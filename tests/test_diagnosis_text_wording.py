@@ -117,14 +117,14 @@ def test_every_explosive_pole_says_whether_and_why_it_counts(period: float, p_va
                                                              score: float, said: str) -> None:
     """Real, unresolved or counted: each radius above 1 is worded for what the score did."""
     words = _cycle_words({"radius": 1.05, "period": period, "p_value": p_value, "r2": 0.3,
-                          "score": score})
+                          "score": score}, span=300.0)
     assert "outside the unit circle" in words and said in words
 
 
 def test_a_stable_pole_keeps_its_plain_wording() -> None:
     """A radius below 1 is read as before: radius, kind, variance explained."""
     words = _cycle_words({"radius": 0.614, "period": 10.3, "p_value": 0.56, "r2": 0.0,
-                          "score": 0.0})
+                          "score": 0.0}, span=300.0)
     assert words == ("AR(2) of the fluctuations around the trend: pole radius 0.614 "
                      "(oscillatory, period 10.3 steps), explains 0% of their variance "
                      "(p = 0.56 against white noise)")
@@ -158,3 +158,55 @@ def test_a_reward_that_is_the_held_out_one_is_named_so() -> None:
                                     "one and no optimised training reward is read beside it")
     assert "no held-out or verifier reward" not in held.evidence
     assert plain.evidence.startswith("no held-out or verifier reward in the log")
+
+
+def test_the_period_of_an_oscillation_is_in_steps_not_logged_points() -> None:
+    """A period of 14 points logged every 10 steps is 140 steps; the same log every step, 14."""
+    rng = np.random.default_rng(0)
+    n = np.arange(300)
+    reward = 0.5 + 0.15 * np.sin(2 * np.pi * n / 14) + rng.normal(0, 0.05, n.size)
+    periods = []
+    for spacing in (1.0, 10.0):
+        run = Run("shaped", "test", spacing * (n + 1.0), reward, {})
+        words = diagnose(run).modes["dynamical_instability"].evidence
+        periods.append(float(words.split("period ")[1].split(" steps")[0]))
+    assert periods[0] == pytest.approx(14, rel=0.1) and periods[1] == pytest.approx(
+        10 * periods[0], rel=1e-6)
+
+
+def test_a_period_beyond_the_run_is_not_given_as_a_number() -> None:
+    """An AR(2) angle near 0 gives a period longer than the run, which the run cannot measure."""
+    words = _cycle_words({"radius": 0.95, "period": 780.9, "p_value": 0.2, "r2": 0.1,
+                          "score": 0.0}, span=196.0)
+    assert "its period beyond the run's 196 steps: not measured" in words
+    assert "780" not in words
+
+
+def test_a_best_before_the_end_of_a_short_run_is_not_at_its_end() -> None:
+    """20 points (window 10) that rise to step 220 and fall back: the best is not "the end"."""
+    t = np.arange(20, 420, 20, dtype=float)
+    curve = np.where(t <= 220, 0.3 * t / 220, 0.3 - 0.3 * (t - 220) / 180)
+    run = Run("short", "test", t, curve + np.random.default_rng(1).normal(0, 0.05, t.size), {})
+    words = diagnose(run).modes["dynamical_instability"].evidence
+    assert "at the end" not in words.split(";")[0]
+    assert "fell" in words
+
+
+def test_no_group_size_note_where_no_mode_reads_the_group_size() -> None:
+    """A reward-only log: degeneracy and concentration are not judged; no note on G."""
+    t = np.arange(1, 201, dtype=float)
+    d = diagnose(_noisy(2.0 + 0.5 * (1 - np.exp(-t / 30)), 0.2, seed=2))
+    assert not d.modes["advantage_degeneracy"].judged
+    assert not any("group size G unknown" in note for note in d.notes)
+
+
+def test_the_headline_says_why_a_mode_is_undecided_as_the_note_does() -> None:
+    """The headline repeated "the log cannot confirm it" where the note said "can neither"."""
+    t = np.arange(1, 201, dtype=float)
+    d = diagnose(_noisy(np.full(t.size, 0.4), 0.05, seed=4))
+    undecided = [name for name, v in d.modes.items() if v.undecided]
+    assert undecided == ["policy_concentration"]
+    for name in undecided:
+        why = ("points to it but cannot confirm it" if d.modes[name].judged
+               else "can neither confirm nor rule it out")
+        assert f"{name} (the log {why})" in d.headline

@@ -101,10 +101,11 @@ def test_missing_metrics_say_which_modes_cannot_be_judged() -> None:
                       "policy_concentration": False, "dynamical_instability": True}
     # without entropy, B nor G the reward's sampling noise has no prediction: concentration
     # is not judged and the diagnosis abstains instead of calling the run healthy
-    assert d.primary is None and len(d.notes) == 5 and not d.healthy
+    assert d.primary is None and len(d.notes) == 4 and not d.healthy
     assert d.modes["policy_concentration"].undecided
     assert "batch B" in d.modes["policy_concentration"].evidence
-    assert "G unknown" in d.notes[-1]
+    # neither mode that reads G is judged: no note on how they would read an unknown G
+    assert not any("G unknown" in note for note in d.notes)
     assert "held-out" in d.modes["reward_hacking"].evidence
 
 

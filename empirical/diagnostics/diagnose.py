@@ -235,10 +235,12 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
               + ("the log points to it but cannot confirm it)" if v.judged else
                  "the log can neither confirm nor rule it out, so the run is not called "
                  "healthy)") for name, v in modes.items() if v.undecided]
-    if group_size is None:
-        notes.append("group size G unknown: degeneracy is scored on the share of groups "
-                     "without spread and concentration at G = 2; declaring G (--group-size) "
-                     "scores the drift lost to the group size instead")
+    scored = [words for name, words in (
+        ("advantage_degeneracy", "degeneracy is scored on the share of groups without spread"),
+        ("policy_concentration", "concentration is scored at G = 2")) if modes[name].judged]
+    if group_size is None and scored:  # a mode the log cannot judge reads no G either
+        notes.append(f"group size G unknown: {', '.join(scored)}; declaring G "
+                     "(--group-size) scores the drift lost to the group size instead")
     if state.name == "declining" and primary is None:
         notes.append(f"the reward fell {'from its start' if state.from_start else 'back'} by "
                      "more than its noise and no mode explains it: decline, cause unknown")

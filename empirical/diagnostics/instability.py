@@ -83,8 +83,8 @@ def limit_cycle(r: np.ndarray) -> dict:
     -------
     dict
         ``score`` in [0, 1] (0.5 at radius :data:`LIMIT_RADIUS`, 1 at radius 1, 0 when the
-        poles are real or the fit is not significant), ``radius``, ``period`` (steps; NaN for
-        real poles), ``p_value`` of the F test against white noise, ``r2`` (share of the
+        poles are real or the fit is not significant), ``radius``, ``period`` (logged points;
+        NaN for real poles), ``p_value`` of the F test against white noise, ``r2`` (share of the
         fluctuations' variance the AR(2) explains); ``score`` 0 and NaN elsewhere when the run
         has fewer than four trend windows.
     """
@@ -172,7 +172,7 @@ def _kl(run: Run, late: slice) -> tuple[float, float, str]:
     # away from the reference: a tenfold growth past 1 nat scores 1
     if np.isfinite(growth) and k_late > 1.0 and growth > 1.0:
         return growth, float(np.clip(np.log10(growth), 0.0, 1.0)), \
-            f"; KL grew x{growth:.1f} ({k_mid:.3g} -> {k_late:.3g})"
+            f"; KL grew x{growth:.3g} ({k_mid:.3g} -> {k_late:.3g})"
     return growth, 0.0, ""
 
 
@@ -210,6 +210,8 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
     fluctuations = without_rise(r)
     excess, excess_score = _excess(fluctuations, noise)
     cycle = limit_cycle(fluctuations)
+    # the AR(2) reads the logged points; its period in steps is that times their spacing
+    cycle["period"] *= float(np.median(np.diff(run.steps)))
     entropy_growth = metric_growth(run, "entropy", early, late)
     divergence_score, divergence_words = 0.0, ""
     if entropy_growth > 1.3:
@@ -245,23 +247,28 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
     if np.isfinite(cycle["radius"]):
         oscillation = (f"slow fluctuations beyond the best non-decreasing curve "
                        f"x{_ratio_words(excess)} the variance that noise alone gives; "
-                       f"{_cycle_words(cycle)}")
+                       f"{_cycle_words(cycle, float(run.steps[-1] - run.steps[0]))}")
         if cycle["score"] >= FLAG_SCORE:
             where = (float(run.steps[0]), float(run.steps[-1]))
     else:
         oscillation = "too few points for an oscillation test"
-    # a best within the last smoothing window is the end of a rise, not the start of a fall
-    fell = collapse > 0 and best < run.n_points - window
-    fall = (f"reward {change_words(-collapse)} from its best smoothed level "
-            f"({_level_words(run.steps, best, window, state_peak)}) to its last quarter"
-            if fell else
-            f"reward at its best smoothed level at the end (step {run.steps[best]:g})")
+    # a best within the last smoothing window is the end of a rise, not the start of a fall,
+    # unless it lies before the late quarter (a short run's window is long)
+    fell = collapse > 0 and (best < run.n_points - window or best < late.start)
+    if fell:
+        fall = (f"reward {change_words(-collapse)} from its best smoothed level "
+                f"({_level_words(run.steps, best, window, state_peak)}) to its last quarter")
+    else:
+        fall = f"reward at its best smoothed level at the end (step {run.steps[best]:g})"
     words = f"{fall}{collapse_words}; {oscillation}{kl_words}{divergence_words}"
     return ModeVerdict(score >= FLAG_SCORE, score, words, True, where)
 
 
-def _cycle_words(cycle: dict) -> str:
+def _cycle_words(cycle: dict, span: float) -> str:
     """Say what the AR(2) of the fluctuations found, and why its poles count or not.
+
+    The period is in steps (``cycle["period"]``); one longer than the run's ``span`` (steps)
+    is not measured by it, and is said so instead of as a number.
 
     A radius above 1 is a fit that is not stationary: it would grow without bound, which
     fluctuations held around a moving trend cannot do. It counts (at the top score) only as
@@ -270,8 +277,10 @@ def _cycle_words(cycle: dict) -> str:
     """
     radius, p_words = cycle["radius"], _p_words(cycle["p_value"])
     oscillatory = bool(np.isfinite(cycle["period"]))
-    kind = (f"oscillatory, period {cycle['period']:.1f} steps" if oscillatory
-            else "real poles: no oscillation")
+    period = cycle["period"]
+    kind = ("real poles: no oscillation" if not oscillatory else
+            f"oscillatory, period {period:.3g} steps" if period <= span else
+            f"oscillatory, its period beyond the run's {span:g} steps: not measured")
     fit = f"explains {cycle['r2']:.0%} of their variance ({p_words} against white noise)"
     words = f"AR(2) of the fluctuations around the trend: pole radius {radius:.3f} ({kind})"
     if radius <= 1:

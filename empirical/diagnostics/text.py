@@ -74,13 +74,15 @@ def headline(primary: str | None, state: str, peak_step: float | None,
         ``"healthy: converged or still rising, the noise cannot tell which"``.
     """
     words = state_words(state, peak_step, resolved, from_start)
-    undecided = [name for name, v in modes.items() if v.undecided]
+    undecided = [f"{name} (the log " + ("points to it but cannot confirm it)" if v.judged else
+                                        "can neither confirm nor rule it out)")
+                 for name, v in modes.items() if v.undecided]
     if primary is not None:
         return f"{primary} ({words})"
     if is_healthy(primary, state, modes):
         return f"healthy: {words}"
     if undecided:
-        return f"{words}; undecided: {', '.join(undecided)} (the log cannot confirm it)"
+        return f"{words}; undecided: {', '.join(undecided)}"
     if state == "declining":
         return f"{words} (cause unknown: no mode flagged)"
     return f"{words} (no mode flagged)"

@@ -142,7 +142,15 @@ def schedule_of(steps: np.ndarray, lr: np.ndarray) -> tuple[str, int | None, str
             best[name] = min(best.get(name, np.inf), err)
     name = min(best, key=best.get)
     return name, warmup, (f"{words}, then decays like a {name} schedule (mean squared misfit "
-                          f"{best[name]:.2g} vs {max(best.values()):.2g})")
+                          f"{_misfit_words(best[name])} vs {_misfit_words(max(best.values()))})")
+
+
+def _misfit_words(err: float) -> str:
+    """Say a mean squared misfit of the lr ratio to two figures, below 1e-12 as such.
+
+    A schedule that the grid meets exactly leaves round-off, like 1.3e-33, which means nothing.
+    """
+    return "< 1e-12" if err < 1e-12 else f"{err:.2g}"
 
 
 def _no_group_batch_note(reason: str) -> str:
