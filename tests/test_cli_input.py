@@ -556,7 +556,9 @@ def test_diagnose_prints_the_notes_its_json_holds(capsys):
     text = " ".join(line.strip() for line in capsys.readouterr().out.splitlines())
     shown = [n for n in result["notes"] if n != result["state_evidence"]
              and not any(n.startswith(f"{m}: not judged (") for m in result["modes"])]
-    assert any("--group-size" in n for n in shown)
+    # G unknown reads nothing here (neither mode that reads G is judged): no note on G
+    assert any("undecided, the diagnosis abstains" in n for n in shown)
+    assert not any("--group-size" in n for n in shown)
     for note in shown:
         assert f"note: {note}" in text, note
 

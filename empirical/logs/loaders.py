@@ -227,6 +227,27 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
                          f"metrics present ({len(available)}): {', '.join(sorted(available))}")
 
 
+def _check_heldout_key(source: str, heldout_key: str | None, available: set[str],
+                       reward: list[str]) -> None:
+    """Refuse a ``heldout_key`` that the log lacks or that is the reward itself.
+
+    Raises
+    ------
+    LogFormatError
+        Naming the key and the metrics present.
+    """
+    if heldout_key is None:
+        return
+    if heldout_key in reward:
+        raise LogFormatError(f"{source}: heldout_key {heldout_key!r} (--heldout-key) is the "
+                             "reward itself; the held-out reward is another metric, scored on "
+                             "prompts the run does not train on")
+    if heldout_key not in available:
+        raise LogFormatError(f"{source}: no metric {heldout_key!r} (heldout_key=, "
+                             f"--heldout-key); metrics present ({len(available)}): "
+                             f"{', '.join(sorted(available))}")
+
+
 def _eval_twins(keys: list[str], available: set[str]) -> list[str]:
     """Return the evaluation names of reward functions, when every one is logged.
 
@@ -365,8 +386,12 @@ def _blank(value: Any) -> bool:
 
 
 def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None = None,
-              reward_key: str | None = None) -> tuple[Run, Functions]:
+              reward_key: str | None = None, heldout_key: str | None = None
+              ) -> tuple[Run, Functions]:
     """Build a Run from (step, {metric: value}) rows; repairs are recorded as warnings.
+
+    ``heldout_key`` names the held-out reward where the trainer's names do not
+    (:func:`_check_heldout_key`).
 
     The held-out metrics of several validation sets are averaged into one held-out reward here,
     for every format, with a note (``aliases.combine_heldout_sources``). Also returned: TRL's
@@ -387,6 +412,7 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     available = {k for _, r in rows for k, v in r.items() if not _blank(v)}
     keys, notes = _choose_reward(source, available, parsed.ecosystem, reward_key)
     warnings += notes
+    _check_heldout_key(source, heldout_key, available, keys)
     # a resume is marked by the reward's records (held-out ones may be written late)
     rows, notes = drop_abandoned(rows, lambda r: all(k in r and not _blank(r[k]) for k in keys))
     warnings += notes
@@ -425,7 +451,8 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     warnings += lone_extremes(steps, reward)
     metrics, metric_keys = {}, {"reward": label}
     for name in CANONICAL[1:]:
-        found = resolve(name, available - set(keys), parsed.ecosystem)
+        found = (heldout_key if name == "heldout_reward" and heldout_key is not None
+                 else resolve(name, available - set(keys), parsed.ecosystem))
         held = [found] if found else []
         if name == "heldout_reward" and not held and len(keys) > 1:
             held = _eval_twins(keys, available)  # summed reward functions: their eval twins
@@ -491,7 +518,7 @@ def _with_meta(run: Run, source: Source, functions: Functions) -> Run:
 
 
 def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str | None = None,
-              logging_steps: int | None = None) -> list[Run]:
+              logging_steps: int | None = None, heldout_key: str | None = None) -> list[Run]:
     """Every run of a log (one for most formats), each with its hyperparameters.
 
     Parameters are those of :func:`load_run`. A run without a usable reward raises for a file
@@ -514,7 +541,7 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
     for name, rows in source.parsed.runs.items():
         try:
             run, functions = _assemble(source.label, source.parsed, rows, run_name=name,
-                                       reward_key=reward_key)
+                                       reward_key=reward_key, heldout_key=heldout_key)
         except LogFormatError as exc:
             if len(source.parsed.runs) == 1:
                 raise
@@ -538,7 +565,8 @@ def list_runs(path: str | Path) -> list[str]:
 
 
 def load_run(path: str | Path, *, run: str | None = None, reward_key: str | None = None,
-             step_key: str | None = None, logging_steps: int | None = None) -> Run:
+             step_key: str | None = None, logging_steps: int | None = None,
+             heldout_key: str | None = None) -> Run:
     """Load a training log (a file or a directory), detecting its format.
 
     Parameters
@@ -556,13 +584,17 @@ def load_run(path: str | Path, *, run: str | None = None, reward_key: str | None
     logging_steps
         Optimizer steps between two logged points, for console logs that print no step and no
         progress counter.
+    heldout_key
+        The metric to read as the held-out (validation or verifier) reward, which the diagnosis
+        compares the reward with (default: the trainer's eval reward, see ``logs_aliases``).
 
     Raises
     ------
     LogFormatError
         When the file cannot be read, has no usable reward series, or ``run`` names no run.
     """
-    runs = load_runs(path, reward_key=reward_key, step_key=step_key, logging_steps=logging_steps)
+    runs = load_runs(path, reward_key=reward_key, step_key=step_key, logging_steps=logging_steps,
+                     heldout_key=heldout_key)
     names = [r.run_name or "" for r in runs]
     if run is not None:
         if names == [""]:

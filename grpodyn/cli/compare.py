@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             loaded = [load_log(args)]
         else:
             loaded = load_runs(log, reward_key=args.reward_key, step_key=args.step_key,
-                               logging_steps=args.logging_steps)
+                               logging_steps=args.logging_steps, heldout_key=args.heldout_key)
             for run in loaded:
                 check_step_key(run, args.step_key)
             loaded = [with_overrides(run, args) for run in loaded]

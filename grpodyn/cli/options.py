@@ -282,6 +282,8 @@ def add_log_options(parser: argparse.ArgumentParser) -> None:
                         "(grpodyn runs LOG lists them)")
     add_reading_options(parser)
     parser.add_argument("--step-key", help="the field that holds the optimizer step")
+    parser.add_argument("--heldout-key", help="the metric to read as the held-out reward "
+                        "(validation or verifier score; default: the trainer's eval reward)")
     for option, (_, kind, text) in LOG_OVERRIDES.items():
         if option not in present:
             parser.add_argument(option, type=kind, help=text)
@@ -297,7 +299,7 @@ def load_log(args: argparse.Namespace) -> Run:
 
     run = load_run(args.log, run=args.run,
                    reward_key=args.reward_key, step_key=args.step_key,
-                   logging_steps=args.logging_steps)
+                   logging_steps=args.logging_steps, heldout_key=args.heldout_key)
     check_step_key(run, args.step_key)
     return with_overrides(run, args)
 

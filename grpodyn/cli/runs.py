@@ -21,6 +21,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("log", help="the training log (file or directory)")
     p.add_argument("--reward-key", help="the metric to read as the reward")
     p.add_argument("--step-key", help="the field that holds the optimizer step")
+    p.add_argument("--heldout-key", help="the metric to read as the held-out reward "
+                   "(validation or verifier score; default: the trainer's eval reward)")
     p.add_argument("--logging-steps", type=positive_integer,
                    help="optimizer steps between logged points (console logs without steps)")
     add_json(p)
@@ -46,7 +48,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.empirical.logs.loaders import load_runs
 
     runs = load_runs(args.log, reward_key=args.reward_key, step_key=args.step_key,
-                     logging_steps=args.logging_steps)
+                     logging_steps=args.logging_steps, heldout_key=args.heldout_key)
     for one in runs:
         check_step_key(one, args.step_key)
     return {"source": runs[0].source, "format": runs[0].format,
