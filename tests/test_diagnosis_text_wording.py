@@ -210,3 +210,22 @@ def test_the_headline_says_why_a_mode_is_undecided_as_the_note_does() -> None:
         why = ("points to it but cannot confirm it" if d.modes[name].judged
                else "can neither confirm nor rule it out")
         assert f"{name} (the log {why})" in d.headline
+
+
+def test_a_fall_within_the_noise_of_the_best_window_says_so() -> None:
+    """A flat noisy run's best window mean sits above its last quarter by chance: said so."""
+    t = np.arange(1, 201, dtype=float)
+    d = diagnose(_noisy(np.full(t.size, 0.5), 0.2, seed=5))
+    words = d.modes["dynamical_instability"].evidence
+    assert "fell" in words and "not beyond the noise" in words
+    assert not d.modes["dynamical_instability"].flag
+
+
+def test_the_entropy_bound_of_a_reward_moving_toward_one_half_is_said_to_be_a_rise() -> None:
+    """A reward 0.2 -> 0.3 predicts more answer entropy, not a fall that it explains."""
+    t = np.arange(1, 201, dtype=float)
+    entropy = np.linspace(1.0, 0.9, t.size)
+    d = diagnose(_noisy(0.2 + 0.1 * (1 - np.exp(-t / 30)), 0.02, seed=6, entropy=entropy))
+    words = d.modes["policy_concentration"].evidence
+    assert "(a rise: the reward moved toward 1/2, where the answers spread most)" in words
+    assert "a fall the move of the reward explains" not in words

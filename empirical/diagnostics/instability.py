@@ -258,6 +258,9 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
     if fell:
         fall = (f"reward {change_words(-collapse)} from its best smoothed level "
                 f"({_level_words(run.steps, best, window, state_peak)}) to its last quarter")
+        if not significant:
+            fall += (f", within 5 s.e. of a window mean ({noise / np.sqrt(window):.3g} each), "
+                     "which the best of many noisy windows reaches: not beyond the noise")
     else:
         fall = f"reward at its best smoothed level at the end (step {run.steps[best]:g})"
     words = f"{fall}{collapse_words}; {oscillation}{kl_words}{divergence_words}"

@@ -302,13 +302,15 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
         r_low = window_mean(run.reward, slice(low_at, low_at + width))
         kept = entropy_ratio_bound(r0, r_low)
         beyond = float(np.clip(1 - ratio / kept, 0.0, 1.0))
+        rise = (" (a rise: the reward moved toward 1/2, where the answers spread most)"
+                if kept > 1 else "")
         words += (f"; no zero-std share in the log{_missing_share_words(run)}: the reward moved "
-                  f"{r0:.2f} -> {r_low:.2f} over those steps, which explains an answer-entropy "
-                  f"ratio of at least x{kept:.2f} for prompts that keep their spread "
+                  f"{r0:.2f} -> {r_low:.2f} over those steps, after which prompts that keep "
+                  f"their spread keep at least x{kept:.2f} of their answer entropy{rise} "
                   f"(docs/theory.md section 7); {beyond:.0%} of that entropy was lost beyond it")
         if beyond < FLAG_SCORE:
             score = min(score, beyond)
-            words += ": a fall the move of the reward explains, no sign of concentration"
+            words += ": less than half of it, no sign of concentration"
         else:
             score = min(score, cap)
             words += (": beyond what the reward explains, but a token entropy can fall faster "
