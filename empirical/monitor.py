@@ -332,7 +332,7 @@ class Monitor:
             # check_momentum alone would read the string "0.9" as a number
             raise InputError(f"momentum: expected a number in [0, 1) (Adam's beta1), got "
                              f"{momentum!r}")
-        self.momentum = None if momentum is None else float(check_momentum(momentum))
+        self.momentum = None if momentum is None else float(check_momentum(momentum, scalar=True))
         self.group_size = None if group_size is None else check_int("group_size", group_size,
                                                                     minimum=2)
         if reward_range is not None:

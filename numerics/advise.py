@@ -154,7 +154,7 @@ def lagged_critical_stiffness(momentum: float, *, refresh: int = 1, staleness: i
     float
         The stiffness of the double real pole [1/step^2].
     """
-    beta = float(check_momentum(momentum))
+    beta = float(check_momentum(momentum, scalar=True))
     if staleness > 0:
         d = float(staleness)
         z = (d * (1 + beta) + math.sqrt(d * d * (1 - beta) ** 2 + 4 * beta)) / (2 * (d + 1))
@@ -248,11 +248,11 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
         On an invalid input, naming it; for ``settling`` with a lag (the on-policy k_s
         overshoots past the band there).
     """
-    kappa = float(check_positive("kappa", kappa))
-    beta = float(check_momentum(momentum))
+    kappa = float(check_positive("kappa", kappa, scalar=True))
+    beta = float(check_momentum(momentum, scalar=True))
     if target not in TARGETS:
         raise InputError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
-    margin = float(check_positive("margin", margin))
+    margin = float(check_positive("margin", margin, scalar=True))
     if not margin < 1:
         raise InputError(f"margin must lie in (0, 1), got {margin}")
     refresh = check_int("refresh", refresh, minimum=1)
@@ -316,7 +316,7 @@ def critical_relaxation_steps(momentum: float) -> float:
         -1 / ln sqrt(beta) [steps] (the double pole z = sqrt(beta)); 1 for beta = 0. A shorter
         relaxation time needs k beyond (1 - sqrt(beta))^2: the map oscillates.
     """
-    beta = float(check_momentum(momentum))
+    beta = float(check_momentum(momentum, scalar=True))
     return _relaxation_steps(beta, float(compiled("critical_stiffness_discrete")(beta)))
 
 
@@ -337,7 +337,7 @@ def settling_target(momentum: float, band: float = BAND) -> dict:
         ``stiffness`` k_s [1/step^2], ``steps`` its settling step, ``critical_stiffness`` and
         ``critical_steps`` (critical damping's), ``band``.
     """
-    return settling_stiffness(momentum=float(check_momentum(momentum)), band=band)
+    return settling_stiffness(momentum=float(check_momentum(momentum, scalar=True)), band=band)
 
 
 def goal_relaxation(*, steps: float, momentum: float, fraction: float = 0.9
@@ -363,7 +363,7 @@ def goal_relaxation(*, steps: float, momentum: float, fraction: float = 0.9
     (float, bool)
         tau_goal [steps], and whether the fastest settling set it.
     """
-    steps = float(check_positive("steps", steps))
+    steps = float(check_positive("steps", steps, scalar=True))
     if not 0 < fraction < 1:
         raise InputError(f"fraction must lie in (0, 1), got {fraction}")
     fastest = settling_target(momentum, round(1.0 - fraction, 12))["steps"]
@@ -391,10 +391,10 @@ def stiffness_of_relaxation(*, tau: float, momentum: float) -> float | None:
         k [1/step^2], at most the critical stiffness (1 - sqrt(beta))^2; None when tau is
         shorter than the critical-damping time (no overdamped k has it).
     """
-    beta = float(check_momentum(momentum))
+    beta = float(check_momentum(momentum, scalar=True))
     if tau == math.inf:
         return 0.0
-    tau = float(check_positive("tau", tau))
+    tau = float(check_positive("tau", tau, scalar=True))
     if tau < critical_relaxation_steps(beta) * (1 - 1e-12):
         return None
     return min(max(float(compiled("pole_stiffness")(beta, tau)), 0.0),
@@ -536,7 +536,7 @@ def lr_ratio_for_relaxation(*, tau: float, goal: float, exponent: float = -1.0) 
     float
         The ratio (0 for tau = 0, inf for tau = inf).
     """
-    goal = float(check_positive("goal", goal))
+    goal = float(check_positive("goal", goal, scalar=True))
     if not exponent < 0:
         raise InputError(f"exponent: tau must fall as lr rises (p < 0), got {exponent}")
     if tau <= 0:

@@ -68,9 +68,9 @@ def bandit_theory(*, estimator: str = "grpo", group_size: int, kl: float, x_ref:
         raise InputError(f"kl_estimator must be one of {', '.join(KL_ESTIMATORS)}, got "
                          f"{kl_estimator!r}")
     g = check_int("group_size", group_size, minimum=2)
-    lam = float(check_positive("kl", kl))
-    x_ref = float(check_finite("x_ref", x_ref))
-    eps = float(check_positive("eps", eps, allow_zero=True))
+    lam = float(check_positive("kl", kl, scalar=True))
+    x_ref = float(check_finite("x_ref", x_ref, scalar=True))
+    eps = float(check_positive("eps", eps, allow_zero=True, scalar=True))
     drift, slope = _drift_parts(estimator, g, eps)
     kl_grad = compiled(f"bandit_kl_gradient_{kl_estimator}")
     kl_slope = compiled(f"bandit_kl_slope_{kl_estimator}")

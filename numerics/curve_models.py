@@ -350,7 +350,7 @@ def _inertial_model(t: np.ndarray, y: np.ndarray, momentum: float | None) -> Cur
     guess = _relaxation_guess(t, y)
     taus = (guess, span / 10, span)
     if momentum is not None:
-        beta = float(check_momentum(momentum))
+        beta = float(check_momentum(momentum, scalar=True))
         zeta_of, omega_of = compiled("damping_ratio"), compiled("natural_frequency")
 
         def fixed_mass(t: np.ndarray, stiffness: float) -> np.ndarray:

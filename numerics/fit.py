@@ -300,7 +300,8 @@ def fit_at(name: str, t: npt.ArrayLike, y: npt.ArrayLike, theta: npt.ArrayLike, 
     return scored_fit(model, t, y, theta, bounds)
 
 
-def fit_models(t: npt.ArrayLike, y: npt.ArrayLike, *, models: Iterable[str] = MODEL_NAMES,
+def fit_models(t: npt.ArrayLike, y: npt.ArrayLike, *,
+               models: str | Iterable[str] = MODEL_NAMES,
                momentum: float | None = None, learning_rate: npt.ArrayLike | None = None
                ) -> dict[str, FitResult]:
     """Fit several models; ``exponential_lr`` is skipped when no learning rate is given.
@@ -311,8 +312,9 @@ def fit_models(t: npt.ArrayLike, y: npt.ArrayLike, *, models: Iterable[str] = MO
     ----------
     t, y : array_like
         Steps [steps] (strictly increasing; shifted to start at 0) and rewards [reward].
-    models : iterable of str
-        Model names (``MODEL_NAMES`` by default, or ``EXTRA_MODELS``).
+    models : str or iterable of str
+        Model names (``MODEL_NAMES`` by default, or ``EXTRA_MODELS``); one name alone is one
+        model.
     momentum : float, optional
         Optimiser momentum beta in [0, 0.999]: fixes mass and damping of ``inertial``
         (docs/theory.md section 2).
@@ -331,7 +333,7 @@ def fit_models(t: npt.ArrayLike, y: npt.ArrayLike, *, models: Iterable[str] = MO
         When a model is unknown or cannot be fitted, or the series is invalid.
     """
     out = {}
-    for name in models:
+    for name in (models,) if isinstance(models, str) else models:
         if name == "exponential_lr" and learning_rate is None:
             continue
         out[name] = fit_curve(name, t, y, momentum=momentum, learning_rate=learning_rate)

@@ -62,9 +62,9 @@ def stationary_variance(*, momentum: float, stiffness: float, noise: float, refr
     InputError
         On an invalid input, naming it, or both a refresh interval and a staleness.
     """
-    beta = float(check_momentum(momentum))
-    k = float(check_positive("stiffness", stiffness))
-    s2 = float(check_positive("noise", noise, allow_zero=True))
+    beta = float(check_momentum(momentum, scalar=True))
+    k = float(check_positive("stiffness", stiffness, scalar=True))
+    s2 = float(check_positive("noise", noise, allow_zero=True, scalar=True))
     refresh = check_int("refresh", refresh, minimum=1)
     staleness = check_int("staleness", staleness, minimum=0)
     if refresh > 1 and staleness > 0:
@@ -103,8 +103,8 @@ def autocorrelation(lags: int | np.ndarray, *, momentum: float, stiffness: float
     The derivation is a real form for each regime (docs/theory.md section 6: oscillatory,
     critically damped, overdamped, flip); every branch is evaluated, the one that applies kept.
     """
-    beta = float(check_momentum(momentum))
-    k = float(check_positive("stiffness", stiffness))
+    beta = float(check_momentum(momentum, scalar=True))
+    k = float(check_positive("stiffness", stiffness, scalar=True))
     h = np.asarray(lags)
     if np.any(h < 0) or not np.all(np.equal(np.mod(h, 1), 0)):
         raise InputError(f"lags must be non-negative integers, got {lags!r}")

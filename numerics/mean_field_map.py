@@ -158,6 +158,8 @@ class MeanFieldMap:
         check_momentum(self.momentum, scalar=True)
         check_momentum(self.beta2, "beta2", largest=None, scalar=True)
         check_positive("kl", self.kl, allow_zero=True, scalar=True)
+        for name in ("lr", "kappa", "momentum", "beta2", "kl"):  # np.float32(0.01) as 0.01
+            object.__setattr__(self, name, float(getattr(self, name)))
         refresh = check_int("refresh", self.refresh, minimum=1)
         staleness = stability.check_staleness(self.staleness)
         reuse = check_int("num_iterations", self.num_iterations, minimum=1)
@@ -495,9 +497,9 @@ class MeanFieldMap:
         r_star = one_of_alias("plateau", plateau, "r_star", r_star)
         if r_star is None:
             raise InputError("trajectory needs the plateau")
-        r0 = float(check_finite("r0", r0))
-        r_star = float(check_finite("plateau", r_star))
-        noise = float(check_positive("noise", noise, allow_zero=True))
+        r0 = float(check_finite("r0", r0, scalar=True))
+        r_star = float(check_finite("plateau", r_star, scalar=True))
+        noise = float(check_positive("noise", noise, allow_zero=True, scalar=True))
         level = check_fraction("level", level)
         e = self.displacement(steps, e0=r0 - r_star, plateau=r_star,
                               planned_steps=planned_steps)[0]

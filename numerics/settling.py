@@ -61,7 +61,7 @@ def step_response(*, momentum: float, stiffness: np.ndarray | float, steps: int)
         x_t for t = 0..steps [fraction of the initial displacement], shape
         ``stiffness.shape + (steps + 1,)``.
     """
-    beta = float(check_momentum(momentum))
+    beta = float(check_momentum(momentum, scalar=True))
     k = np.asarray(stiffness, dtype=float)
     if steps < 0:
         raise InputError(f"steps must be >= 0, got {steps}")
@@ -134,7 +134,7 @@ def settling_steps(*, momentum: float, stiffness: np.ndarray | float, band: floa
     numpy.ndarray of int
         T [steps], one per stiffness.
     """
-    beta = float(check_momentum(momentum))
+    beta = float(check_momentum(momentum, scalar=True))
     band = _check_band(band)
     k = np.asarray(stiffness, dtype=float)
     if np.any(~np.isfinite(k) | (k <= 0) | (k >= 2 * (1 + beta))):
@@ -182,7 +182,7 @@ def settling_stiffness(*, momentum: float, band: float = 0.1) -> dict:
         settling step, ``critical_stiffness`` k_c, ``critical_steps`` the settling step at k_c,
         ``band``.
     """
-    beta = float(check_momentum(momentum))
+    beta = float(check_momentum(momentum, scalar=True))
     band = _check_band(band)
     k_c = float(compiled("critical_stiffness_discrete")(beta))
     k_flip = float(compiled("flip_stiffness")(beta))

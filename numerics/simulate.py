@@ -116,13 +116,13 @@ def simulate_map(*, momentum: float, stiffness: float, e0: float = 1.0, steps: i
         A :class:`~grpodyn.numerics.trajectory_type.Trajectory` of the displacement: the mean
         path as ``values``, the paths (paths, steps + 1) as ``samples`` (also ``e``).
     """
-    beta = float(check_momentum(momentum))
-    k = float(check_positive("stiffness", stiffness))
-    e0 = float(check_finite("e0", e0))
+    beta = float(check_momentum(momentum, scalar=True))
+    k = float(check_positive("stiffness", stiffness, scalar=True))
+    e0 = float(check_finite("e0", e0, scalar=True))
     steps = check_int("steps", steps, minimum=1)
     refresh = check_int("refresh", refresh, minimum=1)
     staleness = check_int("staleness", staleness, minimum=0)
-    noise = float(check_positive("noise", noise, allow_zero=True))
+    noise = float(check_positive("noise", noise, allow_zero=True, scalar=True))
     paths = check_int("paths", paths, minimum=1)
     if refresh > 1 and staleness > 0:
         raise InputError("give either refresh or staleness, not both")
@@ -162,11 +162,11 @@ def simulate_sde(*, momentum: float, stiffness: float, e0: float = 1.0, v0: floa
     """
     from scipy.linalg import expm
 
-    beta = float(check_momentum(momentum))
-    k = float(check_positive("stiffness", stiffness))
+    beta = float(check_momentum(momentum, scalar=True))
+    k = float(check_positive("stiffness", stiffness, scalar=True))
     steps = check_int("steps", steps, minimum=1)
     paths = check_int("paths", paths, minimum=1)
-    s2 = float(check_positive("noise", noise, allow_zero=True))
+    s2 = float(check_positive("noise", noise, allow_zero=True, scalar=True))
     m, c = (1 + beta) / 2, 1 - beta
     drift = np.array([[0.0, 1.0], [-k / m, -c / m]])
     diffusion = np.array([[0.0, 0.0], [0.0, s2 / m**2]])

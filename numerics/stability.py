@@ -274,7 +274,7 @@ def staleness_stiffness_max(momentum: float, staleness: int) -> float:
         The stiffness [1/step^2] at which stability is first lost as k grows (on-policy, d = 0:
         2 (1 + beta)).
     """
-    beta = float(check_momentum(momentum))
+    beta = float(check_momentum(momentum, scalar=True))
     d = check_int("staleness", staleness, minimum=0)
     if d == 0:
         return float(compiled("stiffness_max")(beta))
@@ -608,7 +608,7 @@ def mixed_refresh_radius(*, momentum: float, stiffness_current: float, stiffness
     float
         Spectral radius of the cycle's product matrix (stable below 1).
     """
-    beta = float(check_momentum(momentum))
+    beta = float(check_momentum(momentum, scalar=True))
     refresh = check_int("refresh", refresh, minimum=1)
     cycle = np.eye(3)
     for step in refresh_cycle_steps(beta, float(stiffness_current), float(stiffness_lagged),
@@ -645,7 +645,7 @@ def first_unstable_mixed_refresh(*, momentum: float, stiffness_current: float,
     InputError
         When every K up to ``cap`` is stable.
     """
-    beta = float(check_momentum(momentum))
+    beta = float(check_momentum(momentum, scalar=True))
     cap = check_int("cap", cap, minimum=1)
     steps = refresh_cycle_steps(beta, float(stiffness_current), float(stiffness_lagged), 2)
     cycle = steps[0] @ np.eye(3)

@@ -301,11 +301,11 @@ def reward_trajectory(t: npt.ArrayLike, *, r0: float, plateau: float | None = No
     if r_star is None:
         raise InputError("reward_trajectory needs the plateau")
     t = check_positive("t", t, allow_zero=True)
-    beta = float(check_momentum(momentum))
-    k = float(check_positive("stiffness", stiffness))
-    lag = float(check_positive("mean_lag", mean_lag, allow_zero=True))
-    r_star = float(check_finite("plateau", r_star))
-    e0 = float(check_finite("r0", r0)) - r_star
+    beta = float(check_momentum(momentum, scalar=True))
+    k = float(check_positive("stiffness", stiffness, scalar=True))
+    lag = float(check_positive("mean_lag", mean_lag, allow_zero=True, scalar=True))
+    r_star = float(check_finite("plateau", r_star, scalar=True))
+    e0 = float(check_finite("r0", r0, scalar=True)) - r_star
     mass, damping = (1 + beta) / 2, 1 - beta - k * lag
     omega0 = np.sqrt(k / mass)
     zeta = damping / (2 * np.sqrt(mass * k))
@@ -351,8 +351,8 @@ def gain_fraction_time(q: float, *, zeta: float, omega0: float) -> float:
     ``gain_fraction_time`` (tau ln(1/(1-q)) + m/c).
     """
     q = check_fraction("q", q)
-    zeta = float(check_positive("zeta", zeta))
-    omega0 = float(check_positive("omega0", omega0))
+    zeta = float(check_positive("zeta", zeta, scalar=True))
+    omega0 = float(check_positive("omega0", omega0, scalar=True))
 
     def residual(t: float) -> float:
         return float(trajectory(t, e0=1.0, zeta=zeta, omega0=omega0)) - (1.0 - q)

@@ -69,6 +69,15 @@ class Trajectory:
                              f"{self.quantity!r}")
         if (self.lower is None) != (self.upper is None):
             raise InputError("a trajectory's band needs both lower and upper")
+        n = np.shape(self.steps)
+        for name in ("values", "lower", "upper"):
+            value = getattr(self, name)
+            if value is not None and np.shape(value) != n:
+                raise InputError(f"a trajectory's {name} must have one value per step: shape "
+                                 f"{np.shape(value)} against steps {n}")
+        if self.samples is not None and np.shape(self.samples)[1:] != n:
+            raise InputError(f"a trajectory's samples must have one column per step: shape "
+                             f"{np.shape(self.samples)} against steps {n}")
 
     @classmethod
     def build(cls: type[_T], **values: Any) -> _T:
@@ -121,7 +130,7 @@ class Trajectory:
         parts = [self.quantity, span, f"{_short(self.values[0])} -> {_short(self.values[-1])}"]
         if self.level is not None and self.lower is not None:
             parts.append(f"band {100 * self.level:.0f}%")
-        if self.regime is not None:
+        if self.regime is not None and not (self.regime == "unstable" and self.unstable):
             parts.append(self.regime)
         if self.samples is not None:
             parts.append(f"{self.samples.shape[0]} paths")

@@ -453,7 +453,7 @@ def simulate_bandit(config: BanditConfig, *, steps: int, seeds: int = 1, seed: i
     fused = (two_arms and fast.ENABLED and seeds * steps >= _FUSED_MIN_WORK
              and c.prompts <= fast.MAX_PROMPTS)
     engine = _TwoArmEngine(c, rng, seeds, fused=fused) if two_arms else _Engine(c, rng, seeds)
-    start = c.x_ref if x0 is None else float(check_finite("x0", x0))
+    start = c.x_ref if x0 is None else float(check_finite("x0", x0, scalar=True))
     # two arms: the state is the gap x; K arms: the logits (arm 0 rewarded)
     state = np.full(seeds, start) if two_arms else np.zeros((seeds, c.arms))
     if not two_arms:

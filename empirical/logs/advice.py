@@ -596,7 +596,8 @@ def _momentum_of(run: Run, momentum: float | None) -> tuple[float, str]:
     if momentum is None and run.meta.momentum is None:
         return ASSUMED_MOMENTUM, "assumed"
     source = "user" if momentum is not None else run.meta.momentum.source
-    return float(check_momentum(run.meta.momentum.value if momentum is None else momentum)), source
+    value = run.meta.momentum.value if momentum is None else momentum
+    return float(check_momentum(value, scalar=True)), source
 
 
 def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None, momentum_source: str

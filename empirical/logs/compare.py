@@ -189,7 +189,7 @@ class Comparison:
         ax.set_title(f"{len(self.runs)} runs on the {self.clock} clock")
         ax.legend(fontsize=6, ncol=1 + len(self.runs) // 12)
         if path is not None:
-            save_figure(fig, path)
+            save_figure(fig, path, inputs=[run.source for run in self.runs])
         return fig
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -524,6 +525,9 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
     Parameters are those of :func:`load_run`. A run without a usable reward raises for a file
     of one run; in a file of several such runs are left out with a note on the others.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise LogFormatError(f"path must be a log's path (str or pathlib.Path), got "
+                             f"{type(path).__name__} {path!r:.60}")
     if logging_steps is not None:
         if (isinstance(logging_steps, (bool, np.bool_))
                 or not isinstance(logging_steps, numbers.Integral) or logging_steps < 1):

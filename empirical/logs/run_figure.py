@@ -136,5 +136,5 @@ def analysis_figure(analysis: RunAnalysis, *, path: str | Path | None = None) ->
     axes[-1, 0].set_xlabel(step_label(run))
     fig.tight_layout()
     if path is not None:
-        save_figure(fig, path)
+        save_figure(fig, path, inputs=[run.source])
     return fig

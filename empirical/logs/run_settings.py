@@ -106,10 +106,10 @@ def momentum_of(run: Run, momentum: float | None) -> tuple[float | None, str]:
     (its metadata, with the source RunMeta gives: logged, file, user, ...), else unknown.
     """
     if momentum is not None:
-        return float(check_momentum(momentum)), "user"
+        return float(check_momentum(momentum, scalar=True)), "user"
     entry = run.meta.momentum
     if entry is not None and isinstance(entry.value, (int, float)):
-        return float(check_momentum(entry.value)), entry.source
+        return float(check_momentum(entry.value, scalar=True)), entry.source
     return None, ("unknown: give momentum= (--momentum), Adam's beta1, for the regime and "
                   "margins")
 

@@ -361,7 +361,8 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     sources : list of SweepRun or str
         Sweep runs or log paths (loaded as :func:`~.sweep_runs.load_sweep_run` loads them).
     target : dict
-        The target's hyperparameters, keys of :data:`HPARAM_KEYS` (``grpodyn transfer --to``).
+        The target's hyperparameters, keys of :data:`HPARAM_KEYS` (``grpodyn transfer --to``),
+        at least one; those it leaves out are the first source's.
     steps : int, optional
         Optimizer steps to predict (default: the target's ``steps``, else the longest
         source's).
@@ -389,6 +390,10 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         (``status``, ``beta``, ``partners``, ``form``).
     """
     level, draws = _checked_options(level, draws, fit)
+    if isinstance(target, dict) and not target:
+        raise InputError("target (--to) is empty: give the hyperparameters of the run to "
+                         "predict (lr=..., group_size=..., batch=...); those it leaves out are "
+                         "the first source's")
     target = checked_run(checked_types(target, "target (--to)"), "target (--to)")
     sources = as_runs(sources, "sources")
     fit = fit_runs(sources) if fit is None else fit

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .checks import InputError
+
 __all__ = ["write_atomic", "save_figure", "write_all_atomic", "staged_folder", "check_targets"]
 
 
@@ -84,7 +86,7 @@ def write_atomic(path: str | Path, text: str) -> Path:
     return path
 
 
-def save_figure(fig: Any, path: str | Path) -> Path:
+def save_figure(fig: Any, path: str | Path, *, inputs: Iterable[str | Path] = ()) -> Path:
     """Save a matplotlib figure to ``path`` through a temporary file in the same folder.
 
     The format comes from the suffix (110 dpi, tight bounding box); an existing file is
@@ -95,14 +97,28 @@ def save_figure(fig: Any, path: str | Path) -> Path:
     fig : matplotlib.figure.Figure
         The figure (anything with ``savefig``; matplotlib is not imported here).
     path : str or Path
-        The output file; its folder must exist.
+        The output file; its folder must exist; its suffix names a format the figure's canvas
+        writes (``.png``, ``.pdf``, ``.svg``, ...).
+    inputs : iterable of str or Path
+        Files the figure was drawn from (the logs), which ``path`` must not be.
 
     Returns
     -------
     Path
         ``path`` as a :class:`~pathlib.Path`.
+
+    Raises
+    ------
+    InputError
+        When ``path`` has no suffix or one no format answers to, or is one of ``inputs``.
     """
     path = Path(path)
+    formats = getattr(getattr(fig, "canvas", None), "get_supported_filetypes", dict)()
+    if formats and path.suffix.lower().lstrip(".") not in formats:
+        raise InputError(f"{path}: the figure's format comes from its suffix, one of "
+                         f"{', '.join('.' + f for f in sorted(formats))}")
+    if any(path.resolve() == Path(other).resolve() for other in inputs):
+        raise InputError(f"{path}: is a log the figure was drawn from; refusing to overwrite it")
     with _replacing(path, path.suffix) as tmp:
         fig.savefig(tmp, dpi=110, bbox_inches="tight", format=path.suffix.lstrip(".") or None)
     return path
