@@ -281,7 +281,8 @@ def short_names(names: Sequence[str], *, width: int = NAME_WIDTH) -> list[str]:
     """Shorten names to ``width`` characters while keeping them distinct.
 
     The part every name shares at the start and at the end is cut first (to ``...``); a name
-    still too long loses its middle, so the distinguishing head and tail both stay.
+    still too long loses its middle, so the distinguishing head and tail both stay. Names that
+    this cut makes alike are shortened again among themselves, cutting what they share.
 
     Parameters
     ----------
@@ -309,7 +310,14 @@ def short_names(names: Sequence[str], *, width: int = NAME_WIDTH) -> list[str]:
         names = [("..." if start > 3 else n[:start]) + n[start:len(n) - end]
                  + ("..." if end > 3 else n[len(n) - end:]) for n in names]
     half = (width - 3) // 2
-    return [n if len(n) <= width else n[:width - 3 - half] + "..." + n[-half:] for n in names]
+    shown = [n if len(n) <= width else n[:width - 3 - half] + "..." + n[-half:] for n in names]
+    for same in {n for n in shown if shown.count(n) > 1}:  # cut alike: shorten among them
+        group = [i for i, n in enumerate(shown) if n == same]
+        if len(group) < len(names):  # a smaller set shares more at its ends
+            for i, n in zip(group, short_names([names[i] for i in group], width=width),
+                            strict=True):
+                shown[i] = n
+    return shown
 
 
 def _names(runs: Sequence[Run]) -> list[str]:

@@ -93,7 +93,9 @@ def lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
                          "the mean falls back to the nearest source")
     elif abs(z) <= _Z:
         out["status"] = (f"determined by the sources' learning rates {rates}; agrees with the "
-                         f"law's -1 ({z:+.1f} sd)")
+                         f"law's -1 ({z:+.1f} sd of {np.hypot(se, TAU_LR_PRIOR_SD):.2g}: the "
+                         f"sources' error {se:.2g} and the design sweeps' spread "
+                         f"{TAU_LR_PRIOR_SD:g} around the law together)")
     elif value + _Z * se < 0:
         out["status"] = (f"determined by the sources' learning rates {rates}; tau falls with "
                          "lr, the direction the law says, but "

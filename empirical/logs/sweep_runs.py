@@ -28,7 +28,7 @@ from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
 
 __all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "MAX_STEPS", "SweepRun",
            "parse_hparams", "checked_types", "load_sweep_run", "sweep_run_of", "as_runs",
-           "collapsed", "unmoved", "optimizer_family", "FEWEST_POINTS"]
+           "collapsed", "unmoved", "optimizer_family", "FEWEST_POINTS", "check_complete"]
 
 
 #: The fewest reward points a run of a sweep's joint fit needs (``fit_sweep`` refuses fewer).
@@ -63,8 +63,9 @@ def parse_hparams(text: str, *, name: str = "--hparams") -> dict[str, Any]:
         try:
             parsed = HPARAM_KEYS[key](value.strip())
         except ValueError:
-            raise InputError(f"{name}: {key} must be a {HPARAM_KEYS[key].__name__}, "
-                             f"got {value!r}") from None
+            kind = {int: "an integer", float: "a number", str: "a name"}.get(
+                HPARAM_KEYS[key], HPARAM_KEYS[key].__name__)
+            raise InputError(f"{name}: {key} must be {kind}, got {value!r}") from None
         if isinstance(parsed, float) and not np.isfinite(parsed):
             raise InputError(f"{name}: {key} must be finite, got {value!r}")
         out[key] = parsed
@@ -180,6 +181,31 @@ class SweepRun:
 REQUIRED_HPARAMS = ("optimizer", "lr", "momentum")
 
 
+def check_complete(hparams: dict[str, Any], name: str, option: str) -> None:
+    """Refuse a run whose hyperparameters lack one a sweep needs, naming all that are missing.
+
+    Every run needs :data:`REQUIRED_HPARAMS`; an Adam run also G and B (Adam's v_hat depends
+    on B G), which a run of unknown optimizer is told it may need.
+
+    Raises
+    ------
+    InputError
+        Naming ``name``, every missing hyperparameter and ``option``, the option that gives them.
+    """
+    missing = [k for k in REQUIRED_HPARAMS if k not in hparams]
+    for_adam = [k for k in ("group_size", "batch") if k not in hparams]
+    if hparams.get("optimizer") == "adam" and for_adam:
+        missing += for_adam
+        why = "; Adam's v_hat depends on B G"
+    else:
+        why = (f"; for Adam also {' and '.join(for_adam)} (its v_hat depends on B G)"
+               if "optimizer" in missing and for_adam else "")
+    if missing:
+        many = len(missing) > 1
+        raise InputError(f"{name}: hyperparameter{'s' * many} {', '.join(missing)} not found in "
+                         f"the log{why}; give {'them' if many else 'it'} with {option}")
+
+
 def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None, *,
                    reward_key: str | None = None, logging_steps: int | None = None,
                    reward_range: tuple[float, float] | None = None,
@@ -262,13 +288,7 @@ def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = 
             not str(found.get("optimizer", "")).lower().startswith("adam"):
         del found["momentum"]  # the trainer's beta1 says nothing of another optimizer's momentum
     found = checked_run({k: v for k, v in found.items() if k in HPARAM_KEYS}, name)
-    missing = [k for k in REQUIRED_HPARAMS if k not in found]
-    if missing:
-        raise InputError(f"{name}: hyperparameters {', '.join(missing)} not found in the log; "
-                         f"give them with {option}")
-    if found["optimizer"] == "adam" and ("group_size" not in found or "batch" not in found):
-        raise InputError(f"{name}: Adam runs need group_size and batch (Adam's v_hat depends on "
-                         f"B G); give them with {option}")
+    check_complete(found, name, option)
     if reward_range is not None:  # refuses a range the logged rewards leave
         reward_range = infer_reward_range(run, reward_range)[0]
     # the loader keeps only points with a finite reward

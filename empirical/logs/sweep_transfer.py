@@ -270,7 +270,8 @@ def _check_modelled(fit: SweepFit, target: dict[str, Any]) -> list[str]:
                 "the fit (collapsed, or a reward that never moved)") if left else ""
         raise InputError(f"--to {key}={target[key]:g}: the transfer carries lr, G, B, "
                          f"momentum, schedule and warmup, not {key}; the fitted sources ran at "
-                         f"{key} {shown}{note}: give one of them or leave {key} out")
+                         f"{key} {shown}{note}: give {key} at one of those values, or leave "
+                         f"{key} out")
     return notes
 
 

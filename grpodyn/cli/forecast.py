@@ -125,7 +125,32 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if horizon is not None and args.horizon is None:
         out["warnings"].append(f"forecast to step {horizon:g}, the steps the run was set to "
                                "take (planned_steps); --horizon sets another")
+    disagree = _point_off_plateau(out)
+    if disagree is not None:
+        out["warnings"].append(disagree)
     return finite_json(out)
+
+
+def _point_off_plateau(out: dict[str, Any]) -> str | None:
+    """Say where the last forecast point leaves the determined plateau's interval, else None.
+
+    The point and the band come from ``model`` (for the ensemble, the calibrated prior), the
+    plateau from the stacked curve models: two readings of where the run ends, said when they
+    disagree rather than left to look like one contradicting itself.
+    """
+    plateau, points = out["plateau"], out["point"]
+    if plateau["status"] != "determined" or not points or points[-1] is None:
+        return None
+    last, lo, hi = points[-1], plateau["lower"], plateau["upper"]
+    if lo <= last <= hi:
+        return None
+    band = (out["lower"][-1], out["upper"][-1])
+    holds = all(v is not None for v in band) and band[0] <= plateau["value"] <= band[1]
+    return (f"the point at step {out['steps'][-1]:g} ({last:.4g}, from {out['model']}) lies "
+            f"{'above' if last > hi else 'below'} the plateau's interval [{lo:.4g}, {hi:.4g}] "
+            "(from the stacked curve models): the two disagree on where the run ends"
+            + ("; the band holds the plateau" if holds else ", and the band does not hold the "
+               "plateau"))
 
 
 def _shown(value: float | None, scale: float) -> str:

@@ -366,7 +366,8 @@ def log_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def with_overrides(run: Run, args: argparse.Namespace) -> Run:
     """Apply the hyperparameter overrides of the log options of ``args`` to ``run``.
 
-    Every log command passes its runs through here, so the reward's range is checked here too
+    A value the log gives that an option replaces is said in the run's warnings. Every log
+    command passes its runs through here, so the reward's range is checked here too
     (:func:`~grpodyn.empirical.logs.run_settings.check_magnitudes`), and the loader's
     note on G and B is brought in line with a G or B the user gave
     (:func:`~grpodyn.empirical.logs.infer.group_batch_notes`).
@@ -375,8 +376,14 @@ def with_overrides(run: Run, args: argparse.Namespace) -> Run:
     from grpodyn.empirical.logs.run_settings import check_magnitudes
 
     check_magnitudes(run)
-    run.meta = run.meta.with_overrides(**log_overrides(args))
-    run.warnings = group_batch_notes(run)
+    given = log_overrides(args)
+    replaced = [f"{field} {entry.value:g} ({entry.source}) replaced by {option} {given[field]:g}"
+                for option, (field, _, _) in LOG_OVERRIDES.items()
+                if given[field] is not None and (entry := getattr(run.meta, field)) is not None
+                and entry.source != "user" and isinstance(entry.value, (int, float))
+                and entry.value != given[field]]
+    run.meta = run.meta.with_overrides(**given)
+    run.warnings = group_batch_notes(run) + [f"the log's {words}" for words in replaced]
     return run
 
 

@@ -104,8 +104,7 @@ def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], na
 
     A hyperparameter still missing is refused, naming ``option``, the option that gives it.
     """
-    from grpodyn.empirical.logs.sweep_runs import META_NAMES, REQUIRED_HPARAMS, checked_run
-    from grpodyn.ground import InputError
+    from grpodyn.empirical.logs.sweep_runs import META_NAMES, check_complete, checked_run
 
     hparams, sources = dict(hparams), dict(sources)
     for key, meta_name in META_NAMES.items():
@@ -116,11 +115,5 @@ def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], na
             hparams[key] = value
             sources[key] = f"log metadata ({getattr(run.meta, meta_name).source})"
     hparams = checked_run(hparams, name)
-    missing = [k for k in REQUIRED_HPARAMS if k not in hparams]
-    if missing:
-        raise InputError(f"{name}: hyperparameters {', '.join(missing)} not found in the log; "
-                         f"give them with {option}")
-    if hparams["optimizer"] == "adam" and not {"group_size", "batch"} <= set(hparams):
-        raise InputError(f"{name}: Adam runs need group_size and batch (Adam's v_hat depends "
-                         f"on B G); give them with {option}")
+    check_complete(hparams, name, option)
     return hparams, sources

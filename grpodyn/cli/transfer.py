@@ -34,7 +34,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="hyperparameters of the preceding --from LOG (override its metadata)")
     p.add_argument("--to", required=True, metavar="K=V,...",
                    help="hyperparameters of the run to predict (lr, group_size, batch, "
-                   "momentum, kl, num_iterations, schedule, warmup, optimizer, steps, seed: "
+                   "momentum, schedule, warmup, optimizer, steps; kl and num_iterations at a "
+                   "value the sources ran at, which the transfer does not carry; seed: "
                    "a source seed's r0, or, where the sources hold several seeds, another "
                    "seed's: their mean and spread); the others are the first source's")
     p.add_argument("--steps", type=integer, help="steps to predict, at most 100,000 (default: "
