@@ -351,6 +351,18 @@ def _checked_options(level: float, draws: int, fit: Any) -> tuple[float, int]:
     return level, draws
 
 
+def _checked_target(target: Any) -> dict[str, Any]:
+    """Return the target's hyperparameters, checked; an empty target is refused.
+
+    An empty one would predict the first source's own settings without a word.
+    """
+    if isinstance(target, dict) and not target:
+        raise InputError("target (--to) is empty: give the hyperparameters of the run to "
+                         "predict (lr=..., group_size=..., batch=...); those it leaves out are "
+                         "the first source's")
+    return checked_run(checked_types(target, "target (--to)"), "target (--to)")
+
+
 def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
              level: float = 0.9, draws: int = 200, seed: int = 0,
              fit: SweepFit | None = None, cross_validate: bool = True,
@@ -391,11 +403,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         (``status``, ``beta``, ``partners``, ``form``).
     """
     level, draws = _checked_options(level, draws, fit)
-    if isinstance(target, dict) and not target:
-        raise InputError("target (--to) is empty: give the hyperparameters of the run to "
-                         "predict (lr=..., group_size=..., batch=...); those it leaves out are "
-                         "the first source's")
-    target = checked_run(checked_types(target, "target (--to)"), "target (--to)")
+    target = _checked_target(target)
     sources = as_runs(sources, "sources")
     fit = fit_runs(sources) if fit is None else fit
     unstated = _check_modelled(fit, target)
