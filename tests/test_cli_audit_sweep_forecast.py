@@ -81,3 +81,23 @@ def test_a_point_off_the_plateau_interval_is_said_with_whether_the_band_holds_it
     assert _point_off_plateau(out) is None
     out["plateau"] = {"status": "not_determined"}
     assert _point_off_plateau(out) is None
+
+
+def test_a_shared_model_worse_than_a_constant_on_a_run_weakens_every_determined_constant(
+        monkeypatch):
+    """R^2 -37 on one run of a sweep left its constants "determined"."""
+    from grpodyn.empirical.logs.sweep import fit_sweep
+    from grpodyn.empirical.logs.sweep_fit import SweepFit
+    from grpodyn.empirical.logs.sweep_runs import load_sweep_run
+
+    fit = fit_sweep([load_sweep_run(str(GARG), {"optimizer": "sgd", "momentum": 0.9})])
+    report = fit.run_report()
+    monkeypatch.setattr(SweepFit, "run_report",
+                        lambda self: [{**r, "r2": -37.3} for r in report])
+    statuses = [c["status"] for c in fit.constants().values()]
+    assert not any(s.startswith("determined") for s in statuses)
+    assert all("worse than a constant at its mean (R^2 down to -37.3)" in s for s in statuses)
+    from grpodyn.empirical.logs.sweep_fit import _weakened
+
+    assert _weakened("determined") == "weakly determined"
+    assert _weakened("not determined: x") == "not determined: x"

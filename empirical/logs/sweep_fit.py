@@ -193,9 +193,16 @@ class SweepFit:
         rank = len(self.fitted) - 1  # the runs' scores sum to zero at the fit
         if 1 <= rank < len(with_errors):
             for n in with_errors:
-                out[n]["status"] += (f"; rank-deficient jointly: {len(self.fitted)} runs give "
-                                     f"a covariance of rank <= {rank} for {len(with_errors)} "
-                                     "constants")
+                out[n]["status"] = _weakened(out[n]["status"]) + (
+                    f"; rank-deficient jointly: {len(self.fitted)} runs give a covariance of "
+                    f"rank <= {rank} for {len(with_errors)} constants, so their errors are not "
+                    "all measured")
+        misfit = [r["r2"] for r in self.run_report() if r.get("r2") is not None and r["r2"] < 0]
+        if misfit:  # the runs are named with their R^2 in the run report
+            for entry in out.values():
+                entry["status"] = _weakened(entry["status"]) + (
+                    f"; the shared model fits {len(misfit)} run{'s' * (len(misfit) > 1)} worse "
+                    f"than a constant at its mean (R^2 down to {min(misfit):.3g})")
         if "adam" in self.layout.optimizers:
             out["kappa_A_ref"]["bg_ref"] = self.layout.bg_ref
             rho_status = out.get("rho_A", {}).get("status", "not fitted")
@@ -570,3 +577,10 @@ def fit_runs(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: boo
     return SweepFit(runs, fitted, theta, cov, layout, per_setting, warnings, at_bound, options)
 
 
+def _weakened(status: str) -> str:
+    """Return a constant's status with "determined" at its head lowered to "weakly determined".
+
+    Said where the errors behind it are not all measured (a rank-deficient covariance) or the
+    shared model does not describe a fitted run; other statuses are returned as they are.
+    """
+    return "weakly " + status if status.startswith("determined") else status

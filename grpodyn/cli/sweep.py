@@ -91,8 +91,9 @@ def print_human(result: dict[str, Any]) -> None:
         if e.get("value") is None:
             print(f"  tau-lr exponent ({optimizer}): {e['status']}")
         else:
+            off = (e["value"] + 1) / e["stderr"] if e["stderr"] > 0 else 0.0
             print(f"  tau-lr exponent ({optimizer}): {e['value']:.3g} +- {e['stderr']:.2g} "
-                  "(expected -1)")
+                  f"(expected -1{f'; {abs(off):.1f} se off it' if abs(off) > 2 else ''})")
     for optimizer, e in result["bg_test"].items():
         if "bg_exponent" in e:
             g_exp = e["g_exponent_at_fixed_bg"]
