@@ -240,7 +240,7 @@ class MonitorState:
     def __repr__(self) -> str:
         """Return one line: step, points, plateau, tau, margin, flags and any early warning."""
         flags = ("not diagnosed yet" if self.diagnosed_at is None
-                 else f"flags={list(self.flags)}")
+                 else f"flags={list(self.flags)} (diagnosed at step {self.diagnosed_at:g})")
         warning = (f", early_warning at step {self.early_warning['step']:g}"
                    if self.early_warning else "")
         notes = f", {len(self.notes)} note{'s' * (len(self.notes) != 1)}" if self.notes else ""
@@ -368,7 +368,7 @@ class Monitor:
         state = self.state
         step = "no step yet" if not state.points else f"last step {state.step:g}"
         flags = ("not diagnosed yet" if state.diagnosed_at is None
-                 else f"flags={list(state.flags)}")
+                 else f"flags={list(state.flags)} (diagnosed at step {state.diagnosed_at:g})")
         warning = ", early_warning" if state.early_warning else ""
         return f"Monitor({state.points} points, {step}, {flags}{warning})"
 
