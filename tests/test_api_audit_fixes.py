@@ -99,3 +99,18 @@ def test_json_lines_named_log_are_read_as_json_lines(tmp_path):
     assert by_text.format == by_suffix.format == "jsonl"
     assert by_text.n_points == by_suffix.n_points and set(by_text.metrics) == set(
         by_suffix.metrics)
+
+
+def test_a_job_stream_of_json_lines_wrapping_a_console_is_read_as_the_console(tmp_path):
+    """Lines that are JSON objects but hold no reward (a job's stream of console text) fall
+    back to the console reading, as before the text decided the format."""
+    import json
+
+    stream = tmp_path / "job.log"
+    stream.write_text("".join(json.dumps(
+        {"stream_name": "stdout", "time": float(i),
+         "data": f"step:{i} - critic/score/mean:{0.1 + 0.01 * i:.3f} - actor/entropy:0.5\n"})
+        + "\n" for i in range(1, 41)))
+    run = grpodyn.load_run(stream)
+    assert run.format == "verl_console" and run.n_points == 40
+    assert run.reward[-1] == pytest.approx(0.5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from grpodyn.empirical.logs.common import LogFormatError
 from grpodyn.empirical.logs.formats.base import Options, Source, log_suffix, log_text
 from grpodyn.empirical.logs.records import parse_jsonl
 
@@ -51,5 +52,17 @@ def _json_object(line: str) -> bool:
 
 
 def parse(path: Path, options: Options) -> Source:
-    """Return the records of the file, by step."""
-    return Source(parse_jsonl(path, log_text(path), options.step_key), str(path), [path.parent])
+    """Return the records of the file, by step.
+
+    A file taken for JSON lines by its text alone whose records hold no reward and step (a
+    job stream whose lines wrap a console's text) is read as the console log it also is.
+    """
+    text = log_text(path)
+    try:
+        return Source(parse_jsonl(path, text, options.step_key), str(path), [path.parent])
+    except LogFormatError:
+        if log_suffix(path) == ".jsonl":
+            raise
+    from grpodyn.empirical.logs.formats import console
+
+    return console.parse(path, options)
