@@ -296,7 +296,7 @@ def short_names(names: Sequence[str], *, width: int = NAME_WIDTH) -> list[str]:
     list of str
         The shown names, in order.
     """
-    names = list(names)
+    names = original = list(names)
     if all(len(n) <= width for n in names):
         return names
     if len(names) > 1:
@@ -314,7 +314,7 @@ def short_names(names: Sequence[str], *, width: int = NAME_WIDTH) -> list[str]:
     for same in {n for n in shown if shown.count(n) > 1}:  # cut alike: shorten among them
         group = [i for i, n in enumerate(shown) if n == same]
         if len(group) < len(names):  # a smaller set shares more at its ends
-            for i, n in zip(group, short_names([names[i] for i in group], width=width),
+            for i, n in zip(group, short_names([original[i] for i in group], width=width),
                             strict=True):
                 shown[i] = n
     return shown

@@ -229,24 +229,31 @@ def _choose_reward(source: str, available: set[str], ecosystem: str, reward_key:
 
 
 def _check_heldout_key(source: str, heldout_key: str | None, available: set[str],
-                       reward: list[str]) -> None:
-    """Refuse a ``heldout_key`` that the log lacks or that is the reward itself.
+                       reward: list[str]) -> str | None:
+    """Refuse a ``heldout_key`` that is the reward itself; say so where the run lacks it.
+
+    Returns
+    -------
+    str or None
+        The note of a run without the metric (it then has no held-out reward; a log none of
+        whose runs has it is refused by :func:`load_runs`), else None.
 
     Raises
     ------
     LogFormatError
-        Naming the key and the metrics present.
+        Where the key names the metric read as the reward.
     """
     if heldout_key is None:
-        return
+        return None
     if heldout_key in reward:
         raise LogFormatError(f"{source}: heldout_key {heldout_key!r} (--heldout-key) is the "
-                             "reward itself; the held-out reward is another metric, scored on "
-                             "prompts the run does not train on")
+                             "metric read as the reward; name the training reward with "
+                             "reward_key= (--reward-key), or another metric as the held-out one")
     if heldout_key not in available:
-        raise LogFormatError(f"{source}: no metric {heldout_key!r} (heldout_key=, "
-                             f"--heldout-key); metrics present ({len(available)}): "
-                             f"{', '.join(sorted(available))}")
+        return (f"no metric {heldout_key!r} (heldout_key=, --heldout-key) in this run: no "
+                f"held-out reward; metrics present ({len(available)}): "
+                f"{', '.join(sorted(available))}")
+    return None
 
 
 def _eval_twins(keys: list[str], available: set[str]) -> list[str]:
@@ -407,13 +414,18 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     if len(finite_steps) < len(rows):
         warnings.append(f"{len(rows) - len(finite_steps)} entries without a finite step "
                         "number dropped")
-    # several validation sets (verl's val-core/<data_source>/...): their mean, whatever the format
-    rows, notes = combine_heldout_sources(finite_steps, parsed.ecosystem)
+    # several validation sets (verl's val-core/<data_source>/...): their mean, whatever the
+    # format, unless the held-out metric is named
+    rows, notes = (finite_steps, []) if heldout_key is not None else combine_heldout_sources(
+        finite_steps, parsed.ecosystem)
     warnings += notes
     available = {k for _, r in rows for k, v in r.items() if not _blank(v)}
     keys, notes = _choose_reward(source, available, parsed.ecosystem, reward_key)
     warnings += notes
-    _check_heldout_key(source, heldout_key, available, keys)
+    lacking = _check_heldout_key(source, heldout_key, available, keys)
+    if lacking is not None:
+        warnings.append(lacking)
+        heldout_key = None
     # a resume is marked by the reward's records (held-out ones may be written late)
     rows, notes = drop_abandoned(rows, lambda r: all(k in r and not _blank(r[k]) for k in keys))
     warnings += notes
@@ -554,6 +566,12 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
         runs.append(_with_meta(run, source, functions))
     if not runs:
         raise LogFormatError(f"{source.label}: no run with a usable reward ({'; '.join(failures)})")
+    if heldout_key is not None and not any(
+            r.metric_keys.get("heldout_reward") == heldout_key for r in runs):
+        note = next((w for w in runs[0].warnings if w.startswith(f"no metric {heldout_key!r}")),
+                    f"no finite value of {heldout_key!r} (heldout_key=, --heldout-key)")
+        raise LogFormatError(f"{source.label}: "
+                             f"{note.replace(' in this run: no held-out reward', '')}")
     unused = [] if logging_steps is None or source.parsed.steps_reconstructed else [
         f"logging_steps {logging_steps} not used: this {source.parsed.format} log gives the step "
         "of every point (logging_steps spaces the points of a console log that prints no step "

@@ -8,6 +8,7 @@ measured tau-lr exponent and the test of G-invariance against B G dependence.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -197,7 +198,7 @@ class SweepFit:
                     f"; rank-deficient jointly: {len(self.fitted)} runs give a covariance of "
                     f"rank <= {rank} for {len(with_errors)} constants, so their errors are not "
                     "all measured")
-        misfit = [r["r2"] for r in self.run_report() if r.get("r2") is not None and r["r2"] < 0]
+        misfit = [r2 for r2 in self._r2s if r2 < 0]
         if misfit:  # the runs are named with their R^2 in the run report
             for entry in out.values():
                 entry["status"] = _weakened(entry["status"]) + (
@@ -220,6 +221,11 @@ class SweepFit:
         """Return the predicted mean reward at steps 0 .. steps of a run with ``hparams``."""
         theta = self.theta if theta is None else theta
         return Evaluator([hparams], [np.arange(steps + 1)], self.layout).curves(theta)[0]
+
+    @cached_property
+    def _r2s(self) -> list[float]:
+        """The R^2 of every fitted run (the run report's), computed once."""
+        return [r["r2"] for r in self.run_report() if r.get("r2") is not None]
 
     def run_report(self) -> list[dict[str, Any]]:
         """Return, per run, its settings, fitted stiffness and residuals (JSON-ready).

@@ -11,9 +11,11 @@ read together: the error names the files, to give one of them.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from grpodyn.empirical.logs.common import LogFormatError, Parsed
+from grpodyn.empirical.logs.formats import console, jsonl
 from grpodyn.empirical.logs.formats.base import Options, Source, dispatch, log_suffix
 
 __all__ = ["parse", "sniff", "SUFFIXES", "MAX_FILES"]
@@ -108,8 +110,15 @@ def parse(path: Path, options: Options) -> Source:
     if len(logs) > MAX_FILES:
         raise _refuse(path, logs, f"more than {MAX_FILES}")
     kinds = {next(f for f in options.formats if f.sniff(p)) for p in logs}
+    if kinds == {jsonl, console} and not any(log_suffix(p) == ".jsonl" for p in logs):
+        # text logs of which some are JSON lines throughout and some not (a run that crashed
+        # and printed its traceback): read all of them as the console logs they all are
+        kinds = {console}
+        options = replace(options, formats=[console])
     if len(kinds) > 1:
-        raise _refuse(path, logs, "of several formats")
+        shown = "; ".join(f"{p.name}: {next(f for f in options.formats if f.sniff(p)).__name__}"
+                          .replace("grpodyn.empirical.logs.formats.", "") for p in logs[:8])
+        raise _refuse(path, logs, f"of several formats ({shown})")
     parsed = [dispatch(p, options).parsed for p in logs]
     first = parsed[0]
     if any((p.format, p.ecosystem, p.steps_reconstructed, p.config, p.meta)
