@@ -68,7 +68,7 @@ def test_a_setting_no_analysis_takes_is_refused_before_any_run(command, option, 
     assert needle in _error([*command, log, option, value], capsys)
 
 
-@pytest.mark.parametrize("value", ["1e-400", "-1e-320"])
+@pytest.mark.parametrize("value", ["1e-400", "-1e-320", "\u0661e-400"])
 def test_a_number_below_the_least_normal_double_is_refused_as_given(capsys, value):
     """1e-400 read as 0.0 and was refused as "got 0.0", a number the user never gave."""
     err = _error(["predict", f"--lr={value}", "--kappa", "1", "--momentum", "0.9"], capsys)

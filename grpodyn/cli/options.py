@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,7 +58,7 @@ def finite_float(text: str) -> float:
 def _names_nonzero(text: str) -> bool:
     """Whether the number ``text`` has a nonzero digit in its mantissa (``1e-400`` has)."""
     mantissa = text.strip().lower().split("e")[0]
-    return any(c in "123456789" for c in mantissa)
+    return any(unicodedata.digit(c, 0) for c in mantissa)  # any script's digits, as float()
 
 
 def integer(text: str) -> int:
