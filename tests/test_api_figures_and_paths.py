@@ -114,3 +114,4 @@ def test_a_job_stream_of_json_lines_wrapping_a_console_is_read_as_the_console(tm
     run = grpodyn.load_run(stream)
     assert run.format == "verl_console" and run.n_points == 40
     assert run.reward[-1] == pytest.approx(0.5)
+    assert any("not JSON-lines records (no step field" in w for w in run.warnings)

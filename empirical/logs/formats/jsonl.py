@@ -54,15 +54,20 @@ def _json_object(line: str) -> bool:
 def parse(path: Path, options: Options) -> Source:
     """Return the records of the file, by step.
 
-    A file taken for JSON lines by its text alone whose records hold no reward and step (a
-    job stream whose lines wrap a console's text) is read as the console log it also is.
+    A file taken for JSON lines by its text alone that the JSON-lines reading refuses (records
+    without a reward or a step: a job stream whose lines wrap a console's text) is read as the
+    console log it also is, with a note saying why.
     """
     text = log_text(path)
     try:
         return Source(parse_jsonl(path, text, options.step_key), str(path), [path.parent])
-    except LogFormatError:
+    except LogFormatError as exc:
         if log_suffix(path) == ".jsonl":
             raise
+        why = str(exc).removeprefix(f"{path}").lstrip(":0123456789 ")
     from grpodyn.empirical.logs.formats import console
 
-    return console.parse(path, options)
+    source = console.parse(path, options)
+    source.parsed.notes.append(f"its lines are JSON objects, but not JSON-lines records ({why}): "
+                               "read as a console log")
+    return source
