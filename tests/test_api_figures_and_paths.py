@@ -115,3 +115,38 @@ def test_a_job_stream_of_json_lines_wrapping_a_console_is_read_as_the_console(tm
     assert run.format == "verl_console" and run.n_points == 40
     assert run.reward[-1] == pytest.approx(0.5)
     assert any("not JSON-lines records (no step field" in w for w in run.warnings)
+
+
+def test_a_folder_of_text_logs_some_json_lines_some_not_is_read_as_consoles(tmp_path):
+    """A run that crashed printed its traceback after its JSON lines: the folder's two runs
+    were of two formats and refused; they are read as the console logs they both are."""
+    import json
+
+    def rows(n: int) -> str:
+        return "".join(json.dumps({"step": i, "reward": 0.1 + 0.001 * i}) + "\n"
+                       for i in range(1, n + 1))
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "run0.log").write_text(rows(80))
+    (folder / "run1.log").write_text(rows(50) + "Traceback (most recent call last):\n"
+                                     "RuntimeError: out of memory\n")
+    from grpodyn.empirical.logs.loaders import load_runs
+
+    runs = load_runs(folder)
+    assert [(r.run_name, r.n_points) for r in runs] == [("run0", 80), ("run1", 50)]
+    assert len({r.format for r in runs}) == 1
+
+
+def test_a_map_keeps_plain_floats_and_a_monitor_says_when_it_diagnosed():
+    system = grpodyn.MeanFieldMap(lr=np.float32(0.5), kappa=np.float64(1.0), optimizer="sgd",
+                                  momentum=0.9)
+    assert type(system.lr) is float and type(system.kappa) is float
+    assert "np." not in repr(system)
+    monitor = grpodyn.Monitor(momentum=0.9, diagnose_every=40)
+    rng = np.random.default_rng(0)
+    for step in range(1, 61):
+        monitor.update(step, {"reward": 0.2 + 0.5 * (1 - np.exp(-step / 15))
+                              + rng.normal(0, 0.02)})
+    assert "(diagnosed at step 40)" in repr(monitor)
+    assert "(diagnosed at step 40)" in repr(monitor.state)
