@@ -56,7 +56,8 @@ def fall_reading(run: Run) -> dict:
     diagnosis's collapse score of 0.5), the best lies in the first three quarters and either
     the KL or the entropy changed by a factor of 3 in either direction, each as its late over
     its early mean (the diagnosis's reading of the entropy; the diagnosis reads the KL's late
-    mean over its first half's median instead).
+    mean over its first half's median instead). The rise: the best centred moving mean less
+    the early segment's mean (a rise then a fall, against a fall from the start).
     """
     early, late, _ = segments(run.n_points)
     window = max(10, run.n_points // 10)
@@ -64,9 +65,11 @@ def fall_reading(run: Run) -> dict:
     best = int(np.nanargmax(level))
     fall = float(level[best] - window_mean(level, late))
     entropy, kl = (metric_growth(run, name, early, late) for name in ("entropy", "kl"))
+    rise = float(level[best] - window_mean(run.reward, early))
     moved = [abs(np.log(g)) for g in (entropy, kl) if np.isfinite(g) and g > 0]
     flags = fall >= 0.2 and best < run.n_points * 3 // 4 and (not moved or max(moved) >= MOVED)
-    return {"fall": fall, "best_at": best / run.n_points, "entropy": entropy, "kl": kl,
+    return {"fall": fall, "best_at": best / run.n_points, "rise": rise, "entropy": entropy,
+            "kl": kl,
             "below_start": window_mean(run.reward, early) - window_mean(level, late),
             "candidate_flags": flags}
 
@@ -128,14 +131,16 @@ def render(rows: list[dict]) -> str:
              "`python studies/diagnosis_third_sim/collapse_reading.py`; every source seen "
              "before. Runs whose smoothed reward fell at least 0.15 from its best, by source "
              "and label (min-max):", "",
-             "| source | label | runs | fall | best at (share of run) | entropy late / start "
-             "| KL late / start | reward late below start | candidate flags |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| source | label | runs | fall | best at (share of run) | rise to the best "
+             "| entropy late / start | KL late / start | reward late below start "
+             "| candidate flags |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for key in sorted({(r["source"], r["label"]) for r in fell}):
         group = [r for r in fell if (r["source"], r["label"]) == key]
         lines.append(f"| {key[0]} | {key[1]} | {len(group)} | "
                      + " | ".join(span([r[k] for r in group]) for k in
-                                  ("fall", "best_at", "entropy", "kl", "below_start"))
+                                  ("fall", "best_at", "rise", "entropy", "kl",
+                                   "below_start"))
                      + f" | {sum(r['candidate_flags'] for r in group)} |")
     lines += ["", "Calls that the candidate changes (label: current call -> candidate call, "
               "runs), and the runs each source names right before and after:", "",
