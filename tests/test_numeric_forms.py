@@ -13,6 +13,7 @@ import ctypes
 import math
 import shutil
 import subprocess
+from pathlib import Path
 
 import mpmath as mp
 import numpy as np
@@ -110,12 +111,18 @@ def test_the_expression_as_written_would_lose_them(name, args):
     assert abs(naive - exact) > 1e-9 * abs(exact)
 
 
+def _exported(tmp_path_factory, lang: str, tool: str) -> Path:
+    """Export the registry in ``lang`` to a fresh folder; skip where ``tool`` is not installed."""
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} not installed")
+    root = tmp_path_factory.mktemp(f"numeric_forms_{lang}")
+    assert main(["export", "--lang", lang, "--out", str(root), "--json"]) == 0
+    return root
+
+
 @pytest.fixture(scope="module")
 def c_library(tmp_path_factory):
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc not installed")
-    root = tmp_path_factory.mktemp("numeric_forms")
-    assert main(["export", "--lang", "c", "--out", str(root), "--json"]) == 0
+    root = _exported(tmp_path_factory, "c", "gcc")
     lib = root / "libforms.so"
     subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-shared", "-fPIC",
                     str(root / "grpodyn_theory.c"), "-o", str(lib), "-lm"], check=True)
@@ -168,11 +175,7 @@ def test_a_piecewise_of_numbers_is_a_number():
 
 @pytest.fixture(scope="module")
 def javascript_module(tmp_path_factory):
-    if shutil.which("node") is None:
-        pytest.skip("node not installed")
-    root = tmp_path_factory.mktemp("numeric_forms_js")
-    assert main(["export", "--lang", "javascript", "--out", str(root), "--json"]) == 0
-    return root
+    return _exported(tmp_path_factory, "javascript", "node")
 
 
 @pytest.mark.parametrize(("name", "args"), WHOLE)
