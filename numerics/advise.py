@@ -45,9 +45,12 @@ from .stability import (
 __all__ = ["Advice", "advise", "TARGETS", "goal_relaxation", "lr_ratio_for_relaxation",
            "critical_relaxation_steps", "bg_exponent_range", "late_relaxation",
            "thirds_relaxation", "stiffness_of_relaxation", "critical_headroom", "headroom_raise",
-           "settling_target", "settling_headroom", "lagged_critical_stiffness"]
+           "settling_target", "settling_headroom", "lagged_critical_stiffness", "MARGIN"]
 
 TARGETS = ("critical", "margin", "settling")
+#: The default fraction of the stability limit: the ``margin`` target, the cap of the others
+#: under a lag, and the step down after a run fell.
+MARGIN = 0.5
 
 #: Half-width of the band the speed target settles into: 90% of the attainable gain, for good.
 BAND = 0.1
@@ -215,7 +218,7 @@ def _target_stiffness(beta: float, target: str, refresh: int, staleness: int,
         f"{settle['critical_steps']} at critical damping, the fastest without overshoot)"]
 
 
-def advise(*, kappa: float, momentum: float, target: str = "critical", margin: float = 0.5,
+def advise(*, kappa: float, momentum: float, target: str = "critical", margin: float = MARGIN,
            refresh: int = 1, staleness: int = 0) -> Advice:
     """Recommend the learning rate for a target regime (docs/theory.md sections 3-5).
 
@@ -473,7 +476,7 @@ def settling_headroom(*, tau: float, momentum: float, exponent: float = -1.0,
 
 
 def headroom_raise(*, tau_lower: float, tau_upper: float | None, momentum: float,
-                   exponent: float = -1.0, margin: float = 0.5) -> dict | None:
+                   exponent: float = -1.0, margin: float = MARGIN) -> dict | None:
     """Return the raise toward the fastest settling that a lower bound on a run's tau allows.
 
     tau >= tau_lower bounds the slow mode's stiffness from above, k <= k(tau_lower)

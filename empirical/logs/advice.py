@@ -97,6 +97,7 @@ from grpodyn.empirical.logs.sweep_advice import (
 from grpodyn.empirical.logs.trend import Trend, agree_with_state, run_trend
 from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
 from grpodyn.numerics.advise import (
+    MARGIN,
     bg_exponent_range,
     goal_relaxation,
     headroom_raise,
@@ -437,7 +438,7 @@ def _analysis(run: Run, momentum: float, reward_range: tuple[float, float] | Non
 
 
 def advise_log(run: Run, *, momentum: float | None = None, steps: float | None = None,
-               reward_range: tuple[float, float] | None = None, margin: float = 0.5,
+               reward_range: tuple[float, float] | None = None, margin: float = MARGIN,
                sweep: Any = None, sweep_short: Sequence[Any] = ()) -> LogAdvice:
     """Advise the learning rate from one run (see the module for the reasoning).
 

@@ -27,9 +27,6 @@ from grpodyn.cli.options import (
 from grpodyn.cli.predict import check_lag_and_momentum
 from grpodyn.ground import finite_json
 
-MARGIN = 0.5
-"""The default fraction of the stability limit (``--margin``)."""
-
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Add the ``advise`` command and its options to ``commands``."""
@@ -178,9 +175,10 @@ def _own_sweep_hparams(args: argparse.Namespace, run: Any, index: int) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Advise from the theory (``--kappa``) or from a log (``--log``)."""
-    from grpodyn.numerics.advise import advise
+    from grpodyn.numerics.advise import MARGIN, advise
 
     _check_options(args)
+    margin = MARGIN if args.margin is None else args.margin
     if args.log is not None:
         from grpodyn.empirical.logs.advice import advise_log
 
@@ -188,8 +186,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         sweep, short, notes = _sweep_fit(args, run) if args.sweep else (None, [], [])
         with naming_the_run(run):  # the run of a log of several; records merged on a step
             out = advise_log(run, steps=args.steps, reward_range=args.reward_range,
-                             margin=MARGIN if args.margin is None else args.margin,
-                             sweep=sweep, sweep_short=short).to_dict()
+                             margin=margin, sweep=sweep, sweep_short=short).to_dict()
         if sweep is not None:
             out["warnings"] = notes + out["warnings"]
         return finite_json(out)
@@ -200,7 +197,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         notes.append("momentum not given: Adam's default beta1 = 0.9 assumed")
     target = args.target or ("critical" if args.margin is None else "margin")
     advice = advise(kappa=args.kappa, momentum=momentum, target=target,
-                    margin=MARGIN if args.margin is None else args.margin,
+                    margin=margin,
                     refresh=1 if args.refresh is None else args.refresh,
                     staleness=0 if args.staleness is None else args.staleness)
     out = advice.to_dict()
