@@ -109,15 +109,15 @@ def parse(path: Path, options: Options) -> Source:
         return source
     if len(logs) > MAX_FILES:
         raise _refuse(path, logs, f"more than {MAX_FILES}")
-    kinds = {next(f for f in options.formats if f.sniff(p)) for p in logs}
-    if kinds == {jsonl, console} and not any(log_suffix(p) == ".jsonl" for p in logs):
+    kind = {p: next(f for f in options.formats if f.sniff(p)) for p in logs}
+    if set(kind.values()) == {jsonl, console} and not any(
+            log_suffix(p) == ".jsonl" for p in logs):
         # text logs of which some are JSON lines throughout and some not (a run that crashed
         # and printed its traceback): read all of them as the console logs they all are
-        kinds = {console}
+        kind = dict.fromkeys(logs, console)
         options = replace(options, formats=[console])
-    if len(kinds) > 1:
-        shown = "; ".join(f"{p.name}: {next(f for f in options.formats if f.sniff(p)).__name__}"
-                          .replace("grpodyn.empirical.logs.formats.", "") for p in logs[:8])
+    if len(set(kind.values())) > 1:
+        shown = "; ".join(f"{p.name}: {kind[p].__name__.rpartition('.')[2]}" for p in logs[:8])
         raise _refuse(path, logs, f"of several formats ({shown})")
     parsed = [dispatch(p, options).parsed for p in logs]
     first = parsed[0]
