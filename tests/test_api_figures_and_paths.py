@@ -150,3 +150,11 @@ def test_a_map_keeps_plain_floats_and_a_monitor_says_when_it_diagnosed():
                               + rng.normal(0, 0.02)})
     assert "(diagnosed at step 40)" in repr(monitor)
     assert "(diagnosed at step 40)" in repr(monitor.state)
+
+
+def test_a_folder_of_two_formats_names_each_files_format(tmp_path):
+    (tmp_path / "a.csv").write_text("step,reward\n" + "".join(f"{i},0.{i}\n" for i in range(1, 9)))
+    shutil.copy(JSONL, tmp_path / "b.jsonl")
+    with pytest.raises(LogFormatError, match=r"of several formats \(a.csv: table; b.jsonl: "
+                                             r"jsonl\): give one of them"):
+        grpodyn.load_run(tmp_path)
