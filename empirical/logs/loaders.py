@@ -250,10 +250,18 @@ def _check_heldout_key(source: str, heldout_key: str | None, available: set[str]
                              "metric read as the reward; name the training reward with "
                              "reward_key= (--reward-key), or another metric as the held-out one")
     if heldout_key not in available:
-        return (f"no metric {heldout_key!r} (heldout_key=, --heldout-key) in this run: no "
-                f"held-out reward; metrics present ({len(available)}): "
+        return (f"{_no_heldout(heldout_key)}{_IN_THIS_RUN}; metrics present ({len(available)}): "
                 f"{', '.join(sorted(available))}")
     return None
+
+
+#: What a run without the named held-out metric adds to :func:`_no_heldout` in its note.
+_IN_THIS_RUN = " in this run: no held-out reward"
+
+
+def _no_heldout(heldout_key: str) -> str:
+    """Say that the metric ``heldout_key`` names is not in the log (a note's or error's head)."""
+    return f"no metric {heldout_key!r} (heldout_key=, --heldout-key)"
 
 
 def _eval_twins(keys: list[str], available: set[str]) -> list[str]:
@@ -568,10 +576,9 @@ def load_runs(path: str | Path, *, reward_key: str | None = None, step_key: str 
         raise LogFormatError(f"{source.label}: no run with a usable reward ({'; '.join(failures)})")
     if heldout_key is not None and not any(
             r.metric_keys.get("heldout_reward") == heldout_key for r in runs):
-        note = next((w for w in runs[0].warnings if w.startswith(f"no metric {heldout_key!r}")),
+        note = next((w for w in runs[0].warnings if w.startswith(_no_heldout(heldout_key))),
                     f"no finite value of {heldout_key!r} (heldout_key=, --heldout-key)")
-        raise LogFormatError(f"{source.label}: "
-                             f"{note.replace(' in this run: no held-out reward', '')}")
+        raise LogFormatError(f"{source.label}: {note.replace(_IN_THIS_RUN, '')}")
     unused = [] if logging_steps is None or source.parsed.steps_reconstructed else [
         f"logging_steps {logging_steps} not used: this {source.parsed.format} log gives the step "
         "of every point (logging_steps spaces the points of a console log that prints no step "
