@@ -22,7 +22,6 @@ predict`` gives them at the advised lr.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import asdict, dataclass, field
 from functools import cache
 
@@ -48,8 +47,7 @@ __all__ = ["Advice", "advise", "TARGETS", "goal_relaxation", "lr_ratio_for_relax
            "settling_target", "settling_headroom", "lagged_critical_stiffness", "MARGIN"]
 
 TARGETS = ("critical", "margin", "settling")
-#: The default fraction of the stability limit: the ``margin`` target, the cap of the others
-#: under a lag, and the step down after a run fell.
+#: Default fraction of the stability limit: the margin target, the others' cap under a lag.
 MARGIN = 0.5
 
 #: Half-width of the band the speed target settles into: 90% of the attainable gain, for good.
@@ -281,12 +279,11 @@ def advise(*, kappa: float, momentum: float, target: str = "critical", margin: f
         k = margin * limit
         reasoning.append(f"{margin:.0%} of the stability limit: k = {k:.4g}")
     lr = k / kappa
-    if not math.isfinite(lr):
-        raise InputError(f"kappa {kappa:g} is too small: the advised lr k / kappa = {k:.4g} / "
-                         f"{kappa:g} overflows a float")
-    if lr < sys.float_info.min:
-        raise InputError(f"kappa {kappa:g} is too large: the advised lr k / kappa = {k:.4g} / "
-                         f"{kappa:g} is below the least normal float, where its digits are lost")
+    if not np.finfo(float).tiny <= lr < math.inf:  # beyond a double's normal range, either way
+        big = lr > 1
+        raise InputError(f"kappa {kappa:g} is too {'small' if big else 'large'}: the advised lr "
+                         f"k / kappa = {k:.4g} / {kappa:g} " + ("overflows a float" if big else
+                         "is below the least normal float, where its digits are lost"))
     system = MeanFieldMap(lr=lr, kappa=kappa, optimizer="sgd", momentum=beta, refresh=refresh,
                           staleness=staleness)
     chosen, radius = system.regime, system.spectral_radius
