@@ -7,18 +7,17 @@ error it was not divided by; a forecast point outside the plateau's interval, un
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from grpodyn.cli import main
 from grpodyn.cli.forecast import _point_off_plateau
 from grpodyn.empirical.logs.compare import short_names
 from grpodyn.empirical.logs.sweep_runs import check_complete, parse_hparams
 from grpodyn.ground import InputError
 
 from .test_cli_input import _error
+from .test_numeric_limits_audit_fixes import _json
 
 REAL = Path(__file__).parent / "data" / "real_logs"
 JSONL = REAL / ("ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_"
@@ -27,8 +26,7 @@ GARG = REAL / "garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_swee
 
 
 def test_a_logged_lr_replaced_by_the_option_is_said(capsys):
-    assert main(["advise", "--log", str(JSONL), "--lr", "1e-5", "--json"]) == 0
-    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    warnings = _json(["advise", "--log", str(JSONL), "--lr", "1e-5"], capsys)["warnings"]
     assert "the log's lr 4e-05 (logged) replaced by --lr 1e-05" in warnings
 
 

@@ -17,6 +17,7 @@ from grpodyn.ground import InputError
 from grpodyn.numerics.predict import predict
 
 from .test_cli_input import _error
+from .test_numeric_limits_audit_fixes import _json
 
 REAL = Path(__file__).parent / "data" / "real_logs"
 GARG = REAL / "garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data.excerpt.csv"
@@ -81,18 +82,11 @@ def test_an_advised_lr_below_the_least_normal_double_is_refused(capsys):
     assert "kappa 1e+308 is too large" in err
 
 
-def test_advise_margin_without_a_target_is_the_margin_target():
+def test_advise_margin_without_a_target_is_the_margin_target(capsys):
     """--margin 0.3 alone was ignored under the default critical target."""
-    from grpodyn.cli import main
 
     def lr(*extra: str) -> float:
-        import contextlib
-        import io
-
-        buffer = io.StringIO()
-        with contextlib.redirect_stdout(buffer):
-            assert main(["advise", "--kappa", "1", "--momentum", "0.9", "--json", *extra]) == 0
-        return json.loads(buffer.getvalue())["lr"]
+        return _json(["advise", "--kappa", "1", "--momentum", "0.9", *extra], capsys)["lr"]
 
     limit = predict(lr=1.0, kappa=1.0, momentum=0.9).stiffness_max
     assert lr("--margin", "0.3") == pytest.approx(0.3 * limit)
