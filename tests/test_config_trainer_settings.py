@@ -92,6 +92,18 @@ def test_a_negative_count_gives_way_to_a_later_key():
     assert meta.planned_steps.evidence.startswith("trainer.total_training_steps")
 
 
+@pytest.mark.parametrize("key", ["steps", "total_steps", "num_train_steps", "max_train_steps"])
+def test_a_custom_script_planned_length_is_read(key):
+    meta = meta_from_config({key: 400, "lr": 1e-5, "seed": 7}, "file:run.jsonl", "run.jsonl")
+    assert meta.planned_steps.value == 400
+    assert meta.planned_steps.evidence.startswith(key)
+
+
+def test_trainer_planned_length_wins_over_a_generic_steps_key():
+    meta = meta_from_config({"steps": 10, "max_steps": 300}, "file:args.json", "args.json")
+    assert meta.planned_steps.value == 300
+
+
 def test_verl_warmup_from_its_ratio_where_the_steps_are_unset():
     meta = meta_from_config(_verl(True, False), "file:config.yaml", "config.yaml")
     assert meta.warmup_steps.value == 0
