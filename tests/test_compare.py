@@ -119,6 +119,17 @@ def test_compare_bad_input_is_one_line_exit_2(capsys, argv, needle):
     assert Path(SEEDS[0]).read_bytes() == before
 
 
+def test_a_log_after_an_option_is_one_more_log(capsys):
+    result = _json(capsys, ["compare", SEEDS[0], "--momentum", "0.9", SEEDS[1]])
+    assert [run["source"] for run in result["runs"]] == SEEDS[:2]
+
+
+def test_an_unknown_option_among_the_logs_is_still_refused(capsys):
+    assert main(["compare", SEEDS[0], "--bogus", SEEDS[1]]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --bogus" in err and err.count("\n") == 1
+
+
 def test_compare_lr_clock_without_a_learning_rate(tmp_path, capsys):
     log = tmp_path / "no_lr.csv"
     log.write_text("step,reward\n" + "".join(f"{i},{0.1 + 0.005 * i}\n" for i in range(1, 41)))

@@ -125,6 +125,21 @@ def _os_error_text(exc: OSError, scheduler: str | None) -> str:
     return f"--scheduler {scheduler}: {exc}" if scheduler else str(exc)
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv``; logs given after an option (``compare A --run X B``) join the others.
+
+    argparse takes a list of positional logs once, so a log after an option would be refused
+    as an unrecognised argument; for the commands that take several logs it is one more log.
+    """
+    args, extra = parser.parse_known_args(argv)
+    logs = getattr(args, "logs", None)
+    if extra and isinstance(logs, list) and not any(item.startswith("-") for item in extra):
+        logs.extend(extra)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     from grpodyn.empirical.logs.loaders import LogFormatError
@@ -137,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     args = None
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
         for log in _logs_of(args):
             _check_log_exists(log)
         handler: Callable[[argparse.Namespace], dict[str, Any]] = args.handler
