@@ -46,9 +46,10 @@ from .export_packages import (
     domain_text,
     grpodyn_version,
     is_condition,
+    jsdoc_comment,
     julia_docstring,
     package_files,
-    section_number,
+    rust_doc_comment,
 )
 
 __all__ = ["LANGUAGES", "export", "render", "signature", "write_files"]
@@ -225,14 +226,16 @@ def _function(d: Derivation, lang: _Language) -> str:
     return lang.function.format(name=d.name, params=params, type=kind, body=body)
 
 
-def _comment(d: Derivation, marker: str) -> str:
-    return (f"{marker} {d.name}({', '.join(d.arg_names)}): {d.summary} "
-            f"[grpodyn docs/theory.md section {section_number(d)}]")
-
-
 #: What the LaTeX export needs from the including document.
 _LATEX_PACKAGES = (r"% Needs \usepackage{amsmath, amssymb}: cases, \operatorname, \text, \mathbb."
                    "\n% A function's domain follows its formula after a comma.")
+
+
+#: The C source refuses -ffast-math: it drops the binomial's overflow check (isinf) and reorders
+#: the sums that decide a stability condition near its boundary, with no diagnostic.
+_NO_FAST_MATH = ("#if defined(__FAST_MATH__)\n#error \"grpodyn_theory.c needs IEEE arithmetic: "
+                 "compile it without -ffast-math (its infinity checks and the order of its sums "
+                 "decide results)\"\n#endif")
 
 
 def _latex_domain(d: Derivation) -> str:
@@ -271,7 +274,7 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
         constants = "".join(f"#ifndef {name}\n#define {name} {value!r}\n#endif\n"
                             for name, value in _C_CONSTANTS.items())
         source = (f"{_header_note('/*')} */\n#include <errno.h>\n#include <math.h>\n"
-                  f"#include \"grpodyn_theory.h\"\n\n"
+                  f"#include \"grpodyn_theory.h\"\n\n{_NO_FAST_MATH}\n\n"
                   f"/* C99 does not define the M_ constants that math.h offers as an extension */\n"
                   f"{constants}\n"
                   f"{helper}\n\n" + "\n\n".join(_function(d, _C) for d in ds) + "\n")
@@ -283,7 +286,7 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
                   "        r = Number.isFinite(t) ? t / i : r / i * (n - k + i);\n    }\n"
                   "    return r;\n}")
         return {"grpodyn_theory.mjs": f"{_header_note('//')}\n{helper}\n\n" + "\n\n".join(
-            f"{_comment(d, '//')}\n{_function(d, _JS)}" for d in ds) + "\n"}
+            f"{jsdoc_comment(d)}\n{_function(d, _JS)}" for d in ds) + "\n"}
     if lang == "julia":
         helper = (f"function {_BINOMIAL}(n, k)\n    (k < 0 || k > n) && return 0.0\n"
                   "    r = 1.0\n    for i in 1:k\n        t = r * (n - k + i)\n"
@@ -308,7 +311,7 @@ def render(lang: str, derivations: list[Derivation] | None = None) -> dict[str, 
         return {"grpodyn_theory.rs": f"{_header_note('//')}\n#![allow(non_snake_case, "
                 "unused_variables, dead_code, unused_parens, clippy::all)]\n\n"
                 + constants + _RUST_PRELUDE + "\n" + helper + "\n\n" + "\n\n".join(
-                    f"{_comment(d, '///')}\n{_function(d, _RUST)}" for d in ds) + "\n"}
+                    f"{rust_doc_comment(d)}\n{_function(d, _RUST)}" for d in ds) + "\n"}
     if lang == "json":
         document = {"format": JSON_FORMAT, "generator": f"grpodyn {grpodyn_version()}",
                     "theory_hash": theory_source_hash(),

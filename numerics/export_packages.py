@@ -17,8 +17,8 @@ from grpodyn.theory import Derivation
 from grpodyn.theory.derivation import domain_conditions
 from grpodyn.theory.symbols import TABLE
 
-__all__ = ["c_doc_comment", "julia_docstring", "package_files", "formula_text", "domain_text",
-           "is_condition", "section_number"]
+__all__ = ["c_doc_comment", "jsdoc_comment", "julia_docstring", "rust_doc_comment",
+           "package_files", "formula_text", "domain_text", "is_condition", "section_number"]
 
 #: Namespace of the Julia package's UUID (a UUID5 of its name: the same on every export).
 _JULIA_NAMESPACE = uuid.UUID("6ba7b811-9dad-11d1-80b4-00c04fd430c8")  # RFC 4122 URL namespace
@@ -87,6 +87,30 @@ def c_doc_comment(d: Derivation) -> str:
                   "errno = EDOM and returns NaN."]
     body = "\n".join(f" * {line}".rstrip() for line in lines).replace("*/", "* /")
     return f"/**\n{body}\n */"
+
+
+def jsdoc_comment(d: Derivation) -> str:
+    """Return the JSDoc comment of the JavaScript function of ``d``."""
+    lines = [d.summary, "", formula_text(d), "", _where(d), ""]
+    lines += [f"@param {{number}} {name} {text}" for name, text in _argument_lines(d)]
+    lines.append("@returns {boolean} whether the condition holds" if is_condition(d)
+                 else "@returns {number} the value of the formula")
+    if d.domain is not None:
+        lines.append(f"@throws {{RangeError}} outside the domain {domain_text(d)}")
+    body = "\n".join(f" * {line}".rstrip() for line in lines).replace("*/", "* /")
+    return f"/**\n{body}\n */"
+
+
+def rust_doc_comment(d: Derivation) -> str:
+    """Return the doc comment of the Rust function of ``d`` (its formula in a text block)."""
+    lines = [d.summary, "", "```text", formula_text(d), "```", "", _where(d) + ".", "",
+             "# Arguments", ""]
+    lines += [f"- `{name}`: {text}" for name, text in _argument_lines(d)]
+    if d.domain is not None:
+        refused = "false" if is_condition(d) else "NaN"
+        lines += ["", f"Returns {refused} outside the domain {domain_text(d)} (Rust has no "
+                  "refusal apart from the value)."]
+    return "\n".join(f"/// {line}".rstrip() for line in lines)
 
 
 def julia_docstring(d: Derivation) -> str:
