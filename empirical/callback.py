@@ -1,8 +1,9 @@
 """A TRL/transformers ``TrainerCallback`` that forecasts and diagnoses a GRPO run as it trains.
 
 A thin layer on the framework-free :class:`grpodyn.empirical.monitor.Monitor`: it feeds the
-metrics of every log event to the monitor (momentum = the trainer's ``adam_beta1``, G = its
-``num_generations``, the length cap = its ``max_completion_length``): a training event's
+metrics of every log event to the monitor (the trainer's arguments read as a log's config is
+read: momentum = ``adam_beta1`` for Adam, ``optim_args``' momentum or 0 for SGD; G =
+``num_generations``; the length cap = ``max_completion_length``): a training event's
 reward, and an evaluation event's held-out reward (``eval_reward``, which TRL logs in an event
 of its own) at its step, for the diagnosis of reward hacking. At every event that has a reward
 it writes into the trainer's log (the current ``logs`` and ``state.log_history``, saved in
@@ -55,8 +56,8 @@ except ImportError as exc:  # the callback plugs into transformers' Trainer: an 
                       "pip install 'grpodyn[trl]'") from None
 
 from grpodyn.empirical.diagnostics.diagnose import MODES
+from grpodyn.empirical.logs.config import meta_from_config
 from grpodyn.ground import InputError, check_int
-from grpodyn.theory.vocabulary import trainer_key
 
 from .monitor import GRPODynamicsWarning, Monitor
 
@@ -82,6 +83,12 @@ class GRPODynamicsCallback(TrainerCallback):
         to stop when the precursors of a collapse fire.
     group_size : int, optional
         G for the diagnosis; default: ``args.num_generations`` when the trainer has it.
+    momentum : float, optional
+        The optimizer's momentum (Adam's beta1) for the stability margin; default: the
+        trainer's (``adam_beta1`` for Adam, the momentum of ``optim_args`` or 0 for SGD, none
+        for another optimizer's).
+    reward_range : (float, float), optional
+        The range the reward can reach (default: inferred from the rewards).
     full_analysis : bool
         Analyse as ``grpodyn report LOG`` does (five curve models, stacked), so that the
         plateau and tau logged are those its statuses determine, at about eight times the
@@ -91,6 +98,8 @@ class GRPODynamicsCallback(TrainerCallback):
 
     def __init__(self, *, fit_every: int = 10, min_points: int = 30, diagnose_every: int = 50,
                  stop_on: Iterable[str] = (), group_size: int | None = None,
+                 momentum: float | None = None,
+                 reward_range: tuple[float, float] | None = None,
                  full_analysis: bool = False) -> None:
         self.fit_every = check_int("fit_every", fit_every, minimum=1)
         self.min_points = check_int("min_points", min_points, minimum=5)
@@ -106,6 +115,8 @@ class GRPODynamicsCallback(TrainerCallback):
         if not isinstance(full_analysis, bool):
             raise InputError(f"full_analysis: expected True or False, got {full_analysis!r:.40}")
         self.full_analysis = full_analysis
+        # checked here, where a wrong value is given, not at the first log event in training
+        self._given = Monitor(momentum=momentum, reward_range=reward_range)
         self.monitor: Monitor | None = None  # built at the first log event, from the args
         self.warned: set[str] = set()
         self.early_warning: dict[str, Any] | None = None  # the monitor's, at the last event
@@ -146,13 +157,24 @@ class GRPODynamicsCallback(TrainerCallback):
     def _monitor(self, args: TrainingArguments) -> Monitor:
         """Return the monitor, built once with the trainer's momentum and group size."""
         if self.monitor is None:
-            group_size = getattr(args, trainer_key("group_size", "trl"), None)  # num_generations
-            momentum = getattr(args, trainer_key("momentum", "trl"), None)  # adam_beta1
-            cap = getattr(args, trainer_key("length_cap", "trl"), None)  # max_completion_length
-            if self.group_size is None and group_size:
-                self.group_size = int(group_size)
-            self.monitor = Monitor(momentum=None if momentum is None else float(momentum),
-                                   group_size=self.group_size, refit_every=self.fit_every,
+            # to_dict gives the fields' plain values; vars adds attributes set on the args
+            settings = {**vars(args), **(args.to_dict() if hasattr(args, "to_dict") else {})}
+            meta = meta_from_config(settings, "logged", "the trainer's arguments")
+            if self.group_size is None and meta.group_size is not None:
+                self.group_size = int(meta.group_size.value)
+            momentum = self._given.momentum
+            if momentum is None and meta.momentum is not None:
+                momentum = float(meta.momentum.value)
+                if not 0 <= momentum < 1:  # never raise into the trainer's loop for its args
+                    warnings.warn(f"grpodyn: the trainer's momentum {momentum:g} "
+                                  f"({meta.momentum.evidence}) is not in [0, 1): the stability "
+                                  "margin is left not determined (give momentum=)",
+                                  GRPODynamicsWarning, stacklevel=3)
+                    momentum = None
+            cap = None if meta.length_cap is None else meta.length_cap.value
+            self.monitor = Monitor(momentum=momentum, group_size=self.group_size,
+                                   reward_range=self._given.reward_range,
+                                   refit_every=self.fit_every,
                                    diagnose_every=self.diagnose_every,
                                    min_points=self.min_points,
                                    length_cap=cap if isinstance(cap, int) and cap > 0 else None,

@@ -93,6 +93,10 @@ _SKIPPED = {"beyond": (f"beyond {REWARD_MAGNITUDE_MAX:g} in magnitude",
                           "an update of a recorded step, or a restarted step counter: the "
                           "monitor keeps the run it has; start a new Monitor for a new run")}
 
+#: What follows a reward outside the declared range (the warning and the note say it).
+_OUTSIDE = ("kept, and the analysis infers the range from the rewards from then on; declare a "
+            "range that holds every reward the run can log")
+
 
 class GRPODynamicsWarning(UserWarning):
     """A failure mode was flagged during training, or the monitor cannot read the metrics."""
@@ -362,6 +366,8 @@ class Monitor:
         self._before_first: tuple[float, float] | None = None
         # rewards skipped, by kind: (how many, (step, reward) of the first)
         self._skipped: dict[str, tuple[int, tuple[float, str]]] = {}
+        # rewards kept outside the declared reward_range: (how many, (step, reward) of the first)
+        self._outside: tuple[int, tuple[float, str]] | None = None
 
     def __repr__(self) -> str:
         """Return one line: the points seen, the last step, the flags and any early warning."""
@@ -442,6 +448,8 @@ class Monitor:
         if self.steps and step <= self.steps[-1]:
             self.state = self._skip(step, reward, "not after")
             return self.state
+        if self.reward_range and not self.reward_range[0] <= reward <= self.reward_range[1]:
+            self._keep_outside(step, reward)
         pending, self._pending_heldout = self._pending_heldout, None
         if pending and pending[0] > step:  # an evaluation of a later step, fed early
             self._pending_heldout, pending = pending, None
@@ -522,9 +530,32 @@ class Monitor:
             warnings.warn(f"grpodyn Monitor: reward {shown} at step {step:g} skipped: "
                           f"{_SKIPPED[kind][0]}; {_SKIPPED[kind][1]}", GRPODynamicsWarning,
                           stacklevel=3)
+        return replace(self.state, notes=self._notes())
+
+    def _keep_outside(self, step: float, reward: float) -> None:
+        """Keep a reward outside the declared ``reward_range``; the analysis infers the range.
+
+        The reward is the trainer's, so it is kept (for the diagnosis and the early warning);
+        the declared range no longer holds the run, so the fits stop reading it. Warn at the
+        first; the state's notes count them.
+        """
+        count, first = self._outside or (0, (step, f"{reward:.3g}"))
+        self._outside = (count + 1, first)
+        if not count:
+            warnings.warn(f"grpodyn Monitor: reward {reward:.3g} at step {step:g} lies outside "
+                          f"reward_range {list(self.reward_range)}: {_OUTSIDE}",
+                          GRPODynamicsWarning, stacklevel=3)
+        self.state = replace(self.state, notes=self._notes())
+
+    def _notes(self) -> tuple[str, ...]:
+        """One note for each kind of reward skipped, and one for the rewards outside the range."""
         notes = tuple(f"{n} reward(s) {_SKIPPED[k][0]} skipped (the first: {r} at step "
                       f"{at:g}); {_SKIPPED[k][1]}" for k, (n, (at, r)) in self._skipped.items())
-        return replace(self.state, notes=notes)
+        if self._outside:
+            n, (at, r) = self._outside
+            notes += (f"{n} reward(s) outside reward_range {list(self.reward_range)} (the first: "
+                      f"{r} at step {at:g}): {_OUTSIDE}",)
+        return notes
 
     def _hint_no_reward(self, metrics: Mapping[str, Any]) -> None:
         """Say once, after ``NO_REWARD_HINT`` updates, that no reward has been read."""
@@ -555,9 +586,10 @@ class Monitor:
             reason = f"the reward has not changed in {run.n_points} points"
         else:
             full = self.full_analysis
+            declared = None if self._outside else self.reward_range
             try:
                 analysis = analyse_run(run, momentum=self.momentum,
-                                       reward_range=self.reward_range, diagnose_run=False,
+                                       reward_range=declared, diagnose_run=False,
                                        models=FIT_MODELS if full else ONLINE_MODELS, stack=full)
             except InputError as exc:
                 reason = f"the analysis refused the run so far: {exc}"

@@ -97,3 +97,28 @@ def test_the_monitor_gets_the_length_cap_of_the_training_arguments():
     assert GRPODynamicsCallback()._monitor(args).length_cap is None  # plain Trainer: no cap
     args.max_completion_length = 512
     assert GRPODynamicsCallback()._monitor(args).length_cap == 512
+
+
+def test_an_sgd_trainer_has_its_own_momentum_not_adams_beta1():
+    """transformers builds torch.optim.SGD with optim_args' momentum, 0 without one."""
+    args = TrainingArguments(output_dir="unused", report_to=[], use_cpu=True, optim="sgd")
+    assert GRPODynamicsCallback()._monitor(args).momentum == 0.0
+    args.optim_args = "momentum=0.8,nesterov=True"
+    assert GRPODynamicsCallback()._monitor(args).momentum == 0.8
+    adam = TrainingArguments(output_dir="unused", report_to=[], use_cpu=True)
+    assert GRPODynamicsCallback()._monitor(adam).momentum == adam.adam_beta1
+
+
+def test_momentum_and_reward_range_given_to_the_callback_win_and_are_checked_early():
+    args = TrainingArguments(output_dir="unused", report_to=[], use_cpu=True)
+    monitor = GRPODynamicsCallback(momentum=0.5, reward_range=(0, 1))._monitor(args)
+    assert (monitor.momentum, monitor.reward_range) == (0.5, (0.0, 1.0))
+    with pytest.raises(InputError, match="momentum"):
+        GRPODynamicsCallback(momentum=1.0)
+
+
+def test_a_trainer_momentum_outside_the_unit_interval_warns_instead_of_raising():
+    args = TrainingArguments(output_dir="unused", report_to=[], use_cpu=True, adam_beta1=1.0)
+    with pytest.warns(GRPODynamicsWarning, match="not in \\[0, 1\\)"):
+        monitor = GRPODynamicsCallback()._monitor(args)
+    assert monitor.momentum is None

@@ -204,3 +204,14 @@ def test_each_run_of_a_tensorboard_tree_reads_its_own_args(tmp_path):
     assert runs["a"].value("planned_steps") == 12 and runs["b"].value("planned_steps") is None
     assert (runs["a"].group_size.value, runs["b"].group_size.value) == (4, 16)
     assert runs["c"].group_size is None or runs["c"].group_size.source == "inferred"
+
+
+@pytest.mark.parametrize("config,momentum", [
+    ({"optim": "sgd", "adam_beta1": 0.9}, 0.0),
+    ({"optim": "sgd", "adam_beta1": 0.9, "optim_args": "momentum=0.8, nesterov=True"}, 0.8),
+    ({"optim": "sgd", "momentum": 0.5}, 0.5),
+    ({"optim": "adamw_torch", "adam_beta1": 0.9}, 0.9),
+])
+def test_an_sgd_run_never_takes_adams_beta1_as_its_momentum(config, momentum):
+    meta = meta_from_config(config, "file:training_args.json", "training_args.json")
+    assert meta.momentum.value == momentum

@@ -252,3 +252,20 @@ def test_a_constant_reward_gives_every_number_its_reason():
     for entry in (state.plateau, state.tau, state.stability_margin, state.regime):
         assert entry["reason"] == "the reward has not changed in 39 points"
     assert state.log_values() == {}
+
+
+def test_a_reward_outside_the_declared_range_is_kept_and_the_range_inferred():
+    """One reward past the range used to turn the analysis off for the rest of the run."""
+    from grpodyn import Monitor
+    from grpodyn.empirical.monitor import GRPODynamicsWarning
+
+    monitor = Monitor(reward_range=(0, 1), momentum=0.9, diagnose_every=0)
+    t = np.arange(1, 201)
+    rewards = 0.2 + 0.6 * (1 - np.exp(-t / 50)) + 0.02 * np.random.default_rng(0).normal(size=200)
+    rewards[99] = 1.02
+    with pytest.warns(GRPODynamicsWarning, match="outside reward_range"):
+        for step, reward in zip(t, rewards, strict=True):
+            state = monitor.update(int(step), {"reward": float(reward)})
+    assert len(monitor.rewards) == 200 and monitor.rewards[99] == 1.02
+    assert state.plateau["status"] == "determined" and state.analysed_at == 200
+    assert any("1 reward(s) outside reward_range [0.0, 1.0]" in note for note in state.notes)

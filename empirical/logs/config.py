@@ -236,6 +236,7 @@ def meta_from_config(config: dict[str, Any], source: str, where: str, *,
         if meta.beta2 is None and b2 is not None:
             meta.beta2 = Hyperparameter(b2, source, f"{key}[1] in {where}")
     _openrlhf_and_trl(flat, meta, source, where)
+    _sgd_momentum(flat, meta, source, where)
     _verl_warmup(flat, meta, source, where)
     _ratio_warmup(flat, meta, source, where, notes)
     return meta
@@ -293,6 +294,34 @@ def _openrlhf_and_trl(flat: dict[str, Any], meta: RunMeta, source: str, where: s
                     f"per_device_train_batch_size {per_device} x gradient_accumulation_steps "
                     f"{accumulation} / num_generations {g} in {where}, assuming one process "
                     "(TRL counts the batch in completions)")
+
+
+#: Keys of Adam's first-moment decay: the momentum of an Adam run only.
+_ADAM_BETA1 = ("adam_beta1", "beta1", "optim.betas", "betas", "adam_betas")
+
+
+def _sgd_momentum(flat: dict[str, Any], meta: RunMeta, source: str, where: str) -> None:
+    """Give an SGD run its own momentum, never Adam's beta1 (which TRL's args always hold).
+
+    transformers builds ``torch.optim.SGD`` with the momentum of ``optim_args``
+    (``"momentum=0.9,nesterov=True"``) and torch's default 0 without one.
+    """
+    momentum = meta.momentum
+    if (meta.optimizer is None or meta.optimizer.value != "sgd" or momentum is None
+            or not momentum.evidence.split(" in ")[0].split("[")[0].endswith(_ADAM_BETA1)):
+        return
+    given = flat.get("optim_args")
+    words = {}
+    if isinstance(given, str):
+        words = dict(item.split("=", 1) for item in given.replace(" ", "").split(",")
+                     if item.count("=") == 1)
+    value = _finite(words.get("momentum", 0.0))
+    if value is None:  # optim_args names a momentum that is not a number: not Adam's either
+        meta.momentum = None
+        return
+    told = (f"momentum={words['momentum']} in optim_args in {where}" if "momentum" in words
+            else f"optim sgd in {where} without a momentum in optim_args: torch.optim.SGD's 0")
+    meta.momentum = Hyperparameter(value, source, f"{told} ({momentum.evidence} is Adam's)")
 
 
 def _read_config(path: Path) -> tuple[dict[str, Any] | None, str | None]:
