@@ -215,8 +215,8 @@ class GRPODynamicsCallback(TrainerCallback):
         if warning and (not self.early_warning or warning["step"] != self.early_warning["step"]):
             warnings.warn(f"grpodyn: early warning at step {warning['step']:g} (precursors of "
                           f"a collapse: {', '.join(warning['signals'])}): "
-                          + "; ".join(warning["evidence"].values()), GRPODynamicsWarning,
-                          stacklevel=3)
+                          + "; ".join(warning["evidence"].values())
+                          + f". Try: {warning['remedy']}", GRPODynamicsWarning, stacklevel=3)
         if warning and EARLY_WARNING in self.stop_on:
             control.should_training_stop = True
         self.early_warning = warning

@@ -89,6 +89,8 @@ _SKIPPED = {"beyond": (f"beyond {REWARD_MAGNITUDE_MAX:g} in magnitude",
                                          "a logging error?)"),
             "not a number": ("not one number", "give the step's mean reward as a float, not a "
                                                "per-sample array or a string"),
+            "late held-out": ("held-out, arriving after later steps, for a step that has one",
+                              "a step already passed keeps the held-out reward it holds"),
             "not after": ("at a step not after the last recorded one",
                           "an update of a recorded step, or a restarted step counter: the "
                           "monitor keeps the run it has; start a new Monitor for a new run")}
@@ -200,9 +202,11 @@ class MonitorState:
     analysed_at : float or None
         The step of the last analysis (None before the first).
     early_warning : dict or None
-        The early warning standing at the last update: ``step`` (its onset), ``signals`` and
-        ``evidence`` (a warning, not a verdict), as they were when it fired: later updates that
-        find the same onset do not rewrite its evidence, one of a later onset replaces it. It
+        The early warning standing at the last update: ``step`` (where its precursors
+        coincided; each line of ``evidence`` names the step its own signal began), ``signals``,
+        ``evidence`` and ``remedy`` (a warning, not a verdict), as they were when it fired: later
+        updates that find the same onset do not rewrite its evidence, one of a later onset
+        replaces it. It
         stands after its precursors clear (a collapse that follows them often silences them)
         until a diagnosis that carries a verdict (a flagged mode, or a state other than
         ``too_short``) finds none at the last steps; a diagnosis too short to read the trend
@@ -512,10 +516,25 @@ class Monitor:
         pending = self._pending_heldout
         if self.steps and step == self.steps[-1]:
             self.metrics["heldout_reward"][-1] = value
+        elif self.steps and step < self.steps[-1]:
+            self._late_held_out(step, value)
         elif (not self.steps or step > self.steps[-1]) and (pending is None
                                                           or step >= pending[0]):
             self._pending_heldout = (step, value)  # of several, the nearest to the next step
         return True
+
+    def _late_held_out(self, step: float, value: float) -> None:
+        """Give an evaluation that arrives after later steps to its step, as the loaders would.
+
+        To the first recorded step at or after ``step`` where that one has no held-out reward
+        of its own; else it is dropped, with a warning and a note.
+        """
+        held = self.metrics["heldout_reward"]
+        at = int(np.searchsorted(self.steps, step))
+        if math.isnan(held[at]):
+            held[at] = value
+        else:
+            self.state = self._skip(step, value, "late held-out")
 
     def _skip(self, step: float, reward: Any, kind: str) -> MonitorState:
         """Skip a reward of a kind of ``_SKIPPED``: not finite, too large, not one number, late.

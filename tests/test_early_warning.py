@@ -52,7 +52,7 @@ def test_coincident_precursors_warn_and_a_lone_one_does_not() -> None:
     assert warning is not None and warning.step == 120
     assert warning.signals == ("entropy_rise", "kl_rise")
     assert "rose above its trend" in warning.evidence["entropy_rise"]
-    assert set(warning.to_dict()) == {"step", "signals", "evidence"}
+    assert set(warning.to_dict()) == {"step", "signals", "evidence", "remedy"}
     assert early_warning(_with_jump(_quiet(), ("entropy",))) is None
 
 

@@ -269,3 +269,18 @@ def test_a_reward_outside_the_declared_range_is_kept_and_the_range_inferred():
     assert len(monitor.rewards) == 200 and monitor.rewards[99] == 1.02
     assert state.plateau["status"] == "determined" and state.analysed_at == 200
     assert any("1 reward(s) outside reward_range [0.0, 1.0]" in note for note in state.notes)
+
+
+def test_a_late_evaluation_goes_to_its_step_or_is_noted():
+    from grpodyn import Monitor
+    from grpodyn.empirical.monitor import GRPODynamicsWarning
+
+    monitor = Monitor()
+    for step in (10, 20, 30):
+        monitor.update(step, {"reward": step / 100})
+    monitor.update(20, {"eval_reward": 0.9})  # the evaluation of step 20, after step 30
+    assert monitor.metrics["heldout_reward"][1] == 0.9
+    with pytest.warns(GRPODynamicsWarning, match="arriving after later steps"):
+        state = monitor.update(15, {"eval_reward": 0.7})  # step 20 holds one already
+    assert monitor.metrics["heldout_reward"][1] == 0.9
+    assert any("held-out, arriving after later steps" in note for note in state.notes)

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as EARLY_WARNING_POINTS
-from grpodyn.empirical.diagnostics.early_warning import RELATIVE, remedy, standing_warning
+from grpodyn.empirical.diagnostics.early_warning import RELATIVE, standing_warning
 from grpodyn.empirical.diagnostics.hacking import hacking
 from grpodyn.empirical.diagnostics.instability import instability
 from grpodyn.empirical.diagnostics.modes import concentration, degeneracy, prompt_pool_at
@@ -145,8 +145,7 @@ class Diagnosis:
                 "primary": self.primary, "state": self.state,
                 "state_evidence": self.state_evidence, "peak_step": self.peak_step,
                 "from_start": self.from_start,
-                "early_warning": None if self.early_warning is None else {
-                    **self.early_warning, "remedy": remedy(self.early_warning["signals"])},
+                "early_warning": self.early_warning,
                 "group_size": self.group_size,
                 "prompt_pool": self.prompt_pool, "notes": self.notes,
                 "modes": {name: {**asdict(v), "score": v.score if v.judged else None,

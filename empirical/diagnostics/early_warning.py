@@ -100,8 +100,9 @@ class EarlyWarning:
     evidence: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return ``{"step", "signals", "evidence"}`` as JSON types."""
-        return {"step": self.step, "signals": list(self.signals), "evidence": dict(self.evidence)}
+        """Return ``{"step", "signals", "evidence", "remedy"}`` as JSON types."""
+        return {"step": self.step, "signals": list(self.signals), "evidence": dict(self.evidence),
+                "remedy": remedy(self.signals)}
 
 
 def remedy(signals: Sequence[str]) -> str:
