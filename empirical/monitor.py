@@ -67,7 +67,13 @@ from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as WARNING_PO
 from grpodyn.empirical.diagnostics.early_warning import early_warning
 from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Hyperparameter, Run, RunMeta
 from grpodyn.empirical.logs.run_analysis import FIT_MODELS, analyse_run, not_determined
-from grpodyn.ground import InputError, check_finite, check_int, check_momentum, finite_json
+from grpodyn.ground import (
+    InputError,
+    check_int,
+    check_momentum,
+    check_reward_range,
+    finite_json,
+)
 from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
 
 __all__ = ["Monitor", "MonitorState", "GRPODynamicsWarning", "REWARD_MAGNITUDE_MAX", "BASES"]
@@ -343,13 +349,7 @@ class Monitor:
         self.momentum = None if momentum is None else float(check_momentum(momentum, scalar=True))
         self.group_size = None if group_size is None else check_int("group_size", group_size,
                                                                     minimum=2)
-        if reward_range is not None:
-            bounds = check_finite("reward_range", reward_range)
-            if bounds.shape != (2,) or not bounds[0] < bounds[1]:
-                raise InputError(f"reward_range: expected (low, high) with low < high, got "
-                                 f"{reward_range!r}")
-            reward_range = (float(bounds[0]), float(bounds[1]))
-        self.reward_range = reward_range
+        self.reward_range = None if reward_range is None else check_reward_range(reward_range)
         self.refit_every = check_int("refit_every", refit_every, minimum=1)
         self.diagnose_every = check_int("diagnose_every", diagnose_every, minimum=0)
         self.min_points = check_int("min_points", min_points, minimum=5)

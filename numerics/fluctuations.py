@@ -60,7 +60,8 @@ def stationary_variance(*, momentum: float, stiffness: float, noise: float, refr
     Raises
     ------
     InputError
-        On an invalid input, naming it, or both a refresh interval and a staleness.
+        On an invalid input, naming it, or both a refresh interval and a staleness; on a
+        stable map whose variance overflows a double (a noise near 1e300).
     """
     beta = float(check_momentum(momentum, scalar=True))
     k = float(check_positive("stiffness", stiffness, scalar=True))
@@ -72,14 +73,14 @@ def stationary_variance(*, momentum: float, stiffness: float, noise: float, refr
     if refresh == 1 and staleness == 0:
         if not staleness_stable(beta, k, 0):
             return float("inf")
-        return float(compiled("stationary_variance")(beta, k, s2))
+        return _representable(float(compiled("stationary_variance")(beta, k, s2)), s2)
     if staleness > 0:
         if not staleness_stable(beta, k, staleness):
             return float("inf")
         a = _companion(beta, k, staleness)
         q = np.zeros_like(a)
         q[0, 0] = s2
-        return float(solve_discrete_lyapunov(a, q)[0, 0])
+        return _representable(float(solve_discrete_lyapunov(a, q)[0, 0]), s2)
     if not refresh_stable(beta, k, refresh):
         return float("inf")
     q = np.zeros((3, 3))
@@ -94,7 +95,15 @@ def stationary_variance(*, momentum: float, stiffness: float, noise: float, refr
     for a in steps:
         variances.append(p[0, 0])
         p = a @ p @ a.T + q
-    return float(np.mean(variances))
+    return _representable(float(np.mean(variances)), s2)
+
+
+def _representable(variance: float, s2: float) -> float:
+    """Return the variance of a stable map, refusing one a double cannot hold (not inf)."""
+    if not np.isfinite(variance):
+        raise InputError(f"noise: the stationary variance at noise {s2:g} exceeds what a double "
+                         "holds (about 1.8e308); give the noise in smaller reward units")
+    return variance
 
 
 def autocorrelation(lags: int | np.ndarray, *, momentum: float, stiffness: float) -> np.ndarray:

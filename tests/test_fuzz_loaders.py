@@ -25,6 +25,7 @@ import collections
 import json
 import math
 import os
+import statistics
 import tempfile
 from pathlib import Path
 
@@ -123,7 +124,8 @@ cells = st.one_of(st.sampled_from(["", "nan", "inf", "-inf", "abc", "1e999", "0x
 def _csv_oracle(rows: list[tuple[str, str]]) -> tuple[list[float], list[float]] | None:
     """What a step,reward CSV says, independently of the loader: a row with an empty reward
     cell is no data point (another metric's row); finite steps; a resumed run's abandoned rows
-    dropped; sorted (stable), first of duplicates kept, rows with a non-finite reward dropped.
+    dropped; a corrupt step (negative, or far out of place) dropped; sorted (stable), first of
+    duplicates kept, rows with a non-finite reward dropped.
     Numbers in Python's syntax."""
     def number(cell: str) -> float:
         try:
@@ -144,6 +146,20 @@ def _csv_oracle(rows: list[tuple[str, str]]) -> tuple[list[float], list[float]] 
             current = [(t, q) for t, q in current if t < s]
         current.append((s, r))
     parsed = [row for run in [*runs, current] for row in run]
+    # a corrupt step: negative, or (where the steps do not increase) one 10 median intervals
+    # outside the span of its two neighbours in the file, which increase
+    steps = [s for s, _ in parsed]
+    disordered = len(steps) >= 3 and any(b < a for a, b in zip(steps, steps[1:], strict=False))
+    gaps = [b - a for a, b in zip(sorted(steps), sorted(steps)[1:], strict=False) if b > a]
+    reach = 10 * (statistics.median(gaps) if gaps else 1.0)
+    kept_rows = []
+    for i, (s, r) in enumerate(parsed):
+        before = steps[i - 1] if i else -math.inf
+        after = steps[i + 1] if i + 1 < len(steps) else math.inf
+        far = before < after and (s > after + reach or s < before - reach)
+        if s >= 0 and not (disordered and far):
+            kept_rows.append((s, r))
+    parsed = kept_rows
     parsed.sort(key=lambda sr: sr[0])
     seen, kept = set(), []
     for s, r in parsed:

@@ -258,11 +258,11 @@ def test_a_reward_range_beyond_the_reward_bound_is_refused(tmp_path, capsys):
     assert not (tmp_path / "rr").exists()
 
 
-def test_an_lr_that_overflows_the_lr_clock_is_refused(tmp_path, capsys):
+def test_an_lr_beyond_any_learning_rate_is_refused_before_the_clock(tmp_path, capsys):
     for extra in (["--out", str(tmp_path / "big.png")], ["--json"]):
         line = _error(["compare", str(TINY), str(TINY), "--clock", "lr", "--lr", "1e308",
                        *extra], capsys)
-        assert "--lr" in line and "overflow" in line
+        assert "--lr" in line and "a learning rate is at most 1e+06" in line
     assert not (tmp_path / "big.png").exists()
 
 

@@ -17,10 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from grpodyn.empirical.logs.meta import RunMeta
 
 __all__ = ["LogFormatError", "Parsed", "Rows", "number", "read_text", "MAX_BYTES",
-           "missing_step_key", "merged_steps", "MERGED_STEPS", "RUN_TAGS", "drop_abandoned"]
+           "missing_step_key", "merged_steps", "MERGED_STEPS", "RUN_TAGS", "drop_abandoned",
+           "stray_steps", "STRAY_INTERVALS"]
+
+#: A record whose step lies this many logging intervals outside its neighbours' (in the file's
+#: order, where they increase) is a corrupt step number, not a late or swapped record.
+STRAY_INTERVALS = 10
 
 #: Logs larger than this are refused before reading (bytes).
 MAX_BYTES = 512 * 2**20
@@ -251,3 +258,34 @@ def read_text(path: Path) -> str:
             continue
         return text
     raise LogFormatError(f"{path}: not UTF-8 or UTF-16 text")
+
+
+def stray_steps(steps: np.ndarray) -> np.ndarray:
+    """Return the records, in the file's order, whose step number is corrupt.
+
+    A step is a count from 0, so a negative one is corrupt. So is a step outside the span of
+    its two neighbours (which increase) by more than :data:`STRAY_INTERVALS` of the log's
+    median interval: one record written 4000 among steps 39 and 41, which sorting would move
+    to the run's end. A swapped pair (41 before 40) or a restarted counter is no stray.
+
+    Parameters
+    ----------
+    steps : ndarray
+        The records' step numbers, in the order the file holds them.
+
+    Returns
+    -------
+    ndarray of bool
+        True for each stray record.
+    """
+    stray = steps < 0
+    if steps.size < 3 or np.all(np.diff(steps) >= 0):
+        return stray
+    gaps = np.diff(np.sort(steps))
+    interval = float(np.median(gaps[gaps > 0])) if np.any(gaps > 0) else 1.0
+    reach = STRAY_INTERVALS * interval
+    before = np.concatenate(([-np.inf], steps[:-1]))
+    after = np.concatenate((steps[1:], [np.inf]))
+    ordered = before < after
+    stray |= ordered & ((steps > after + reach) | (steps < before - reach))
+    return stray

@@ -33,6 +33,7 @@ import numpy as np
 
 from grpodyn.empirical.logs.common import number
 from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
+from grpodyn.ground.checks import LR_MAX
 from grpodyn.theory.vocabulary import logged_keys
 
 if TYPE_CHECKING:  # loaders imports this module
@@ -418,10 +419,11 @@ def _logged_lr(lr: np.ndarray, meta: RunMeta, notes: list[str]) -> bool:
     """
     known = lr[np.isfinite(lr)]
     peak = float(known.max())
-    if peak <= 0:
-        notes.append(f"learning_rate is logged as {peak:g} at its highest (rounded away in the "
-                     "printout?): the lr is not known; give --lr (in Python "
-                     "run.meta.with_overrides(lr=...))")
+    if not 0 < peak <= LR_MAX:
+        why = ("rounded away in the printout?" if peak <= 0
+               else f"beyond any learning rate, {LR_MAX:g}: a corrupt record?")
+        notes.append(f"learning_rate is logged as {peak:g} at its highest ({why}): the lr is "
+                     "not known; give --lr (in Python run.meta.with_overrides(lr=...))")
         return False
     words = f"peak of the logged learning_rate ({known.size} points)"
     if known.size > 1 and known[0] == peak and known[-1] < known[0]:

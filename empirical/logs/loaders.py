@@ -42,6 +42,7 @@ from grpodyn.empirical.logs.aliases import (
     resolve,
 )
 from grpodyn.empirical.logs.common import (
+    STRAY_INTERVALS,
     LogFormatError,
     Parsed,
     Rows,
@@ -49,6 +50,7 @@ from grpodyn.empirical.logs.common import (
     merged_steps,
     missing_step_key,
     number,
+    stray_steps,
 )
 from grpodyn.empirical.logs.formats import Source
 from grpodyn.empirical.logs.infer import Functions, logged_meta
@@ -444,6 +446,16 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     n_blank = sum(any(_blank(r[k]) for k in keys) for _, r in rows)
     rows = [(s, r) for s, r in rows if not any(_blank(r[k]) for k in keys)]
     steps = np.array([s for s, _ in rows], dtype=float)
+    stray = stray_steps(steps)
+    if stray.any():
+        shown = ", ".join(f"{s:g}" for s in steps[stray][:3])
+        warnings.append(f"{int(stray.sum())} record(s) with a corrupt step number dropped "
+                        f"({shown}{', ...' if stray.sum() > 3 else ''}): negative, or more than "
+                        f"{STRAY_INTERVALS} logging intervals outside the steps around it")
+        steps, rows = steps[~stray], [r for r, bad in zip(rows, stray, strict=True) if not bad]
+        if steps.size == 0:
+            raise LogFormatError(f"{source}: every logged step is negative or corrupt; a step "
+                                 "counts optimizer steps from 0")
     order = np.argsort(steps, kind="stable")
     if np.any(steps[1:] < steps[:-1]):
         warnings.append("steps were not increasing: sorted by step")
@@ -493,6 +505,9 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
         values[~np.isfinite(values)] = np.nan
         if np.isfinite(values).any():
             metrics[name], metric_keys[name] = values, key
+        elif name != "heldout_reward":  # a held-out key without a value has its own note
+            named = key if key == name else f"{key} ({name})"
+            warnings.append(f"{named} is logged but never as a finite number: left out")
     functions: Functions = {}
     for name in per_function_rewards(available - set(keys)):
         twin = name[:-len("mean")] + "std" if name.endswith("/mean") else None

@@ -7,12 +7,10 @@ what to give; :mod:`.run_analysis` and the commands read the settings through th
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
-from grpodyn.ground import InputError, check_momentum
+from grpodyn.ground import InputError, check_momentum, check_reward_range
 from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX, STEP_MAGNITUDE_MAX
 
 __all__ = ["learning_rate_of", "infer_reward_range", "momentum_of", "peak_lr_of",
@@ -76,9 +74,7 @@ def infer_reward_range(run: Run, declared: tuple[float, float] | None = None
     unknown (a summed, shaped or percent reward, the name named where it says a rate): None.
     """
     if declared is not None:
-        lo, hi = map(float, declared)
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise InputError(f"reward range: need finite LO < HI, got {declared}")
+        lo, hi = check_reward_range(declared)
         outside = np.sum((run.reward < lo) | (run.reward > hi))
         if outside:
             raise InputError(f"{run.source}: reward range [{lo:g}, {hi:g}]: {outside} of "

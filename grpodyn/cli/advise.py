@@ -16,10 +16,10 @@ from grpodyn.cli.options import (
     add_lag,
     add_log_options,
     finite_float,
+    learning_rate,
     load_log,
     log_overrides,
     naming_the_run,
-    positive_float,
     positive_integer,
     print_plain,
     print_wrapped,
@@ -40,7 +40,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     source = p.add_mutually_exclusive_group()
     source.add_argument("--kappa", type=finite_float, help="curvature scale kappa > 0")
     source.add_argument("--log", help="a training log to advise from")
-    p.add_argument("--lr", type=positive_float,
+    p.add_argument("--lr", type=learning_rate,
                    help="the log's peak learning rate, if not logged")
     add_analysis_options(p, momentum_help="momentum beta, Adam's beta1 for Adam (with --log: "
                           "default the log's; with --kappa: default 0.9, said so)")

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from grpodyn.ground.checks import BATCH_MAX, MOMENTUM_MAX, REWARD_MAGNITUDE_MAX
+from grpodyn.ground.checks import BATCH_MAX, LR_MAX, MOMENTUM_MAX, REWARD_MAGNITUDE_MAX
 from grpodyn.ground.checks import MAX_STEPS as MAX_STEPS  # the commands' cap, shared
 
 if TYPE_CHECKING:
@@ -175,6 +175,14 @@ def positive_float(text: str) -> float:
     return value
 
 
+def learning_rate(text: str) -> float:
+    """Read a learning rate: above zero and at most ``LR_MAX`` (argument type)."""
+    value = positive_float(text)
+    if value > LR_MAX:
+        raise argparse.ArgumentTypeError(f"a learning rate is at most {LR_MAX:g}, got {text!r}")
+    return value
+
+
 def positive_integer(text: str) -> int:
     """Read an integer of at least 1 (argument type)."""
     value = integer(text)
@@ -246,7 +254,7 @@ def momentum_beta(text: str) -> float:
 
 #: Hyperparameter overrides of the log options: option -> (RunMeta field, type, help).
 LOG_OVERRIDES = {
-    "--lr": ("lr", positive_float, "peak learning rate of the logged run (overrides the log)"),
+    "--lr": ("lr", learning_rate, "peak learning rate of the logged run (overrides the log)"),
     "--group-size": ("group_size", group_size,
                      "G, completions per prompt (overrides the log)"),
     "--batch": ("batch", batch_size, "B, prompts per optimizer step (overrides the log)"),

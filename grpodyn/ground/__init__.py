@@ -21,6 +21,7 @@ from grpodyn.ground.checks import (
     check_int,
     check_momentum,
     check_positive,
+    check_reward_range,
     check_series,
     one_of_alias,
 )
@@ -29,5 +30,6 @@ from grpodyn.ground.files import save_figure, write_atomic
 from grpodyn.ground.jsonio import dumps_json, finite_json, json_number
 
 __all__ = ["InputError", "axes_or_new", "check_finite", "check_fraction", "check_int",
-           "check_momentum", "check_positive", "check_series", "dumps_json", "finite_json",
-           "json_number", "one_of_alias", "save_figure", "write_atomic", "TooFewPoints"]
+           "check_momentum", "check_positive", "check_reward_range", "check_series",
+           "dumps_json", "finite_json", "json_number", "one_of_alias", "save_figure",
+           "write_atomic", "TooFewPoints"]

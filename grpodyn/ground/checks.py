@@ -11,7 +11,7 @@ __all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "REWARD_MAGNITUDE_MAX",
            "STEP_MAGNITUDE_MAX", "LR_MAX", "BATCH_MAX", "MAX_STEPS",
            "check_momentum",
            "check_positive", "check_finite", "check_series", "check_int", "check_fraction",
-           "one_of_alias"]
+           "check_reward_range", "one_of_alias"]
 
 
 class InputError(ValueError):
@@ -263,6 +263,38 @@ def check_fraction(name: str, value: Any) -> float:
     if array.ndim != 0 or not 0 < float(array) < 1:
         raise InputError(f"{name} must lie strictly between 0 and 1, got {value!r}")
     return float(array)
+
+
+def check_reward_range(value: Any, name: str = "reward_range") -> tuple[float, float]:
+    """Return the range a reward can reach as ``(low, high)`` after checking it.
+
+    Parameters
+    ----------
+    value : Any
+        Two finite numbers, low < high (reward units).
+    name : str
+        The input's name, used in the error message.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)`` as plain floats.
+
+    Raises
+    ------
+    InputError
+        When ``value`` is text, not two finite numbers, or not low < high.
+    """
+    if isinstance(value, (str, bytes)):
+        raise InputError(f"{name}: expected (low, high), two numbers, got the text {value!r:.40}")
+    try:
+        bounds = check_finite(name, value)
+    except InputError:
+        raise InputError(f"{name}: expected (low, high), two finite numbers, got "
+                         f"{value!r:.60}") from None
+    if bounds.shape != (2,) or not bounds[0] < bounds[1]:
+        raise InputError(f"{name}: expected (low, high) with low < high, got {value!r:.60}")
+    return float(bounds[0]), float(bounds[1])
 
 
 def one_of_alias(name: str, value: Any, alias: str, alias_value: Any) -> Any:
