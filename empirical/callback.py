@@ -187,6 +187,25 @@ class GRPODynamicsCallback(TrainerCallback):
 
         An evaluation event (no reward) gives the monitor its held-out reward and adds
         nothing to the log.
+
+        Parameters
+        ----------
+        args : transformers.TrainingArguments
+            The trainer's arguments (read once, at the first event: momentum, G, length cap).
+        state : transformers.TrainerState
+            The trainer's state: its ``global_step`` is the step of ``logs``, and the numbers
+            the analysis determines are added to its last ``log_history`` entry of that step.
+        control : transformers.TrainerControl
+            Set to stop training on a mode of ``stop_on``.
+        logs : dict, optional
+            The metrics of this log event; the ``grpodyn/`` numbers are added to it.
+        **kwargs
+            What transformers passes besides (the model, the optimizer, ...); not read.
+
+        Returns
+        -------
+        transformers.TrainerControl
+            ``control``.
         """
         if not logs:
             return control

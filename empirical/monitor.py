@@ -159,17 +159,25 @@ def _read(name: str, metrics: Mapping[str, Any]) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _entry(entry: dict[str, Any]) -> str:
-    """Say an entry of the state in a few characters: its value, or its status and bound."""
+def _entry(entry: dict[str, Any], edges: tuple[float, ...] = ()) -> str:
+    """Say an entry of the state in a few characters: its value, or its status and bound.
+
+    A value at the reward range's edge (``at_bound``) is shown with it; a one-sided bound that
+    is an edge of the range (``edges``) is the range, not a measurement, and is left out.
+    """
     value = entry.get("value")
     if isinstance(value, str):
         return value
-    if value is not None and entry.get("status") == "determined":
+    status = entry.get("status", "?")
+    if value is not None and status == "determined":
         return f"{value:.4g}"
+    if value is not None and status == "at_bound":
+        return f"at_bound ({value:.4g})"
     side = entry.get("bound")
     bound = entry.get(side) if side in ("lower", "upper") else None
-    return entry.get("status", "?") + ("" if bound is None else
-                                       f" ({'>=' if side == 'lower' else '<='} {bound:.4g})")
+    if bound is None or bound in edges:
+        return status
+    return f"{status} ({'>=' if side == 'lower' else '<='} {bound:.4g})"
 
 
 @dataclass(frozen=True)
@@ -253,13 +261,15 @@ class MonitorState:
 
     def __repr__(self) -> str:
         """Return one line: step, points, plateau, tau, margin, flags and any early warning."""
-        flags = ("not diagnosed yet" if self.diagnosed_at is None
+        flags = (self.headline.split(":")[0] if self.diagnosed_at is None
                  else f"flags={list(self.flags)} (diagnosed at step {self.diagnosed_at:g})")
         warning = (f", early_warning at step {self.early_warning['step']:g}"
                    if self.early_warning else "")
         notes = f", {len(self.notes)} note{'s' * (len(self.notes) != 1)}" if self.notes else ""
-        return (f"MonitorState(step={self.step:g}, points={self.points}, "
-                f"plateau={_entry(self.plateau)}, tau={_entry(self.tau)}, "
+        step = "no step yet" if not self.points else f"step={self.step:g}"
+        edges = tuple(self.reward_range or ())
+        return (f"MonitorState({step}, points={self.points}, "
+                f"plateau={_entry(self.plateau, edges)}, tau={_entry(self.tau)}, "
                 f"stability_margin={_entry(self.stability_margin)}, {flags}{warning}{notes})")
 
     def log_values(self) -> dict[str, float]:
@@ -293,7 +303,14 @@ class MonitorState:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the state as strict-JSON values (keys as the attributes; NaN is None)."""
+        """Return the state as strict-JSON values (keys as the attributes; NaN is None).
+
+        Returns
+        -------
+        dict
+            One key per attribute (``step``, ``points``, ``plateau``, ..., ``basis``), each
+            value made of JSON types.
+        """
         return finite_json({
             "step": self.step, "points": self.points, "plateau": self.plateau, "tau": self.tau,
             "stability_margin": self.stability_margin, "regime": self.regime,
@@ -377,7 +394,7 @@ class Monitor:
         """Return one line: the points seen, the last step, the flags and any early warning."""
         state = self.state
         step = "no step yet" if not state.points else f"last step {state.step:g}"
-        flags = ("not diagnosed yet" if state.diagnosed_at is None
+        flags = (state.headline.split(":")[0] if state.diagnosed_at is None
                  else f"flags={list(state.flags)} (diagnosed at step {state.diagnosed_at:g})")
         warning = ", early_warning" if state.early_warning else ""
         return f"Monitor({state.points} points, {step}, {flags}{warning})"
@@ -385,7 +402,7 @@ class Monitor:
     def _undiagnosed(self) -> str:
         """Say that no diagnosis has run, and at how many rewards the first will."""
         if not self.diagnose_every:
-            return "not diagnosed: diagnose_every=0 turns the diagnosis off"
+            return "never diagnosed (diagnose_every=0): the diagnosis is off"
         first = self.diagnose_every * math.ceil(MIN_DIAGNOSE_POINTS / self.diagnose_every)
         floor = (f"; a diagnosis needs {MIN_DIAGNOSE_POINTS}"
                  if first != self.diagnose_every else "")
@@ -587,7 +604,15 @@ class Monitor:
                           GRPODynamicsWarning, stacklevel=3)
 
     def run(self) -> Run:
-        """Return the steps and metrics recorded so far as a ``Run``."""
+        """Return the steps and metrics recorded so far as a ``Run``.
+
+        Returns
+        -------
+        Run
+            Source ``"<training>"``, format ``"monitor"``: the recorded steps, rewards and the
+            metrics with a finite value (a held-out reward at the steps it was placed on), and
+            the length cap given.
+        """
         metrics = {k: np.asarray(v) for k, v in self.metrics.items()
                    if np.isfinite(np.asarray(v)).any()}
         meta = RunMeta() if self.length_cap is None else RunMeta(length_cap=Hyperparameter(

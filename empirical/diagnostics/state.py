@@ -124,7 +124,9 @@ def _fall_from_peak(run: Run, late: slice, n_early: int, sigma: float, window: i
     se_fall = sigma * np.sqrt(1.0 / window + 1.0 / n_late)
     rho = (1.0 / window) / np.sqrt((1.0 / window + 1.0 / n_early) * (1.0 / window + 1.0 / n_late))
     z = _joint_quantile(ALPHA / chances, round(float(rho), 3))
-    if (peak - r0) / se_rise > z and (peak - r1) / se_fall > z:
+    with np.errstate(divide="ignore", invalid="ignore"):  # a noiseless reward: sigma 0
+        significant = (peak - r0) / se_rise > z and (peak - r1) / se_fall > z
+    if significant:
         peak_step = float(run.steps[best + window // 2])
         return State("declining", (
             f"reward rose {peak - r0:.3f} from {r0:.3f} at the start to {peak:.3f} (mean of "
