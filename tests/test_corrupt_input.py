@@ -95,3 +95,11 @@ def test_a_variance_beyond_a_double_is_refused_not_called_unstable(capsys):
     assert main(["predict", "--lr", "0.01", "--momentum", "0.9", "--kappa", "1",
                  "--noise", "1e306"]) == 2
     assert "noise" in capsys.readouterr().err
+
+
+def test_a_forecast_of_records_merged_on_one_step_says_where_the_points_went(tmp_path, capsys):
+    t, r = _rising()
+    path = _log(tmp_path / "lr_steps.jsonl", t.tolist(), r.tolist(), lr=[1e-6] * t.size)
+    assert main(["forecast", str(path), "--train-fraction", "0.5", "--step-key", "lr"]) == 2
+    err = capsys.readouterr().err
+    assert "the cut leaves 0 training points" in err and "80 records shared 1 distinct step" in err

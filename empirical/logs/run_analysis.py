@@ -513,8 +513,8 @@ def _training_points(run: Run, *, train_fraction: float | None, until: float | N
     if n_train < 8:
         whole = n_train == run.n_points and train_fraction is None  # no cut, or one at its end
         part = "the run has" if whole else "the cut leaves"
-        raise InputError(f"{run.source}: {part} {n_train} training "
-                         f"point{'s' * (n_train != 1)}; a forecast needs 8")
+        raise TooFewPoints(f"{run.source}: {part} {n_train} training "
+                           f"point{'s' * (n_train != 1)}; a forecast needs 8")
     return n_train
 
 
