@@ -2,7 +2,8 @@
 
 A thin layer on the framework-free :class:`grpodyn.empirical.monitor.Monitor`: it feeds the
 metrics of every log event to the monitor (the trainer's arguments read as a log's config is
-read: momentum = ``adam_beta1`` for Adam, ``optim_args``' momentum or 0 for SGD; G =
+read: momentum = ``adam_beta1`` for Adam, ``optim_args``' momentum or 0 for SGD and
+RMSprop, 0 for Adafactor; G =
 ``num_generations``; the length cap = ``max_completion_length``): a training event's
 reward, and an evaluation event's held-out reward (``eval_reward``, which TRL logs in an event
 of its own) at its step, for the diagnosis of reward hacking. At every event that has a reward
@@ -85,8 +86,8 @@ class GRPODynamicsCallback(TrainerCallback):
         G for the diagnosis; default: ``args.num_generations`` when the trainer has it.
     momentum : float, optional
         The optimizer's momentum (Adam's beta1) for the stability margin; default: the
-        trainer's (``adam_beta1`` for Adam, the momentum of ``optim_args`` or 0 for SGD, none
-        for another optimizer's).
+        trainer's (``adam_beta1`` for Adam and Lion; for SGD and RMSprop the momentum of
+        ``optim_args``, else 0; 0 for Adafactor, which transformers builds without beta1).
     reward_range : (float, float), optional
         The range the reward can reach (default: inferred from the rewards).
     full_analysis : bool
@@ -116,7 +117,9 @@ class GRPODynamicsCallback(TrainerCallback):
             raise InputError(f"full_analysis: expected True or False, got {full_analysis!r:.40}")
         self.full_analysis = full_analysis
         # checked here, where a wrong value is given, not at the first log event in training
-        self._given = Monitor(momentum=momentum, reward_range=reward_range)
+        # (the Monitor's checks: it refuses a momentum given as text, "0.9")
+        given = Monitor(momentum=momentum, reward_range=reward_range)
+        self.momentum, self.reward_range = given.momentum, given.reward_range
         self.monitor: Monitor | None = None  # built at the first log event, from the args
         self.warned: set[str] = set()
         self.early_warning: dict[str, Any] | None = None  # the monitor's, at the last event
@@ -162,7 +165,7 @@ class GRPODynamicsCallback(TrainerCallback):
             meta = meta_from_config(settings, "logged", "the trainer's arguments")
             if self.group_size is None and meta.group_size is not None:
                 self.group_size = int(meta.group_size.value)
-            momentum = self._given.momentum
+            momentum = self.momentum
             if momentum is None and meta.momentum is not None:
                 momentum = float(meta.momentum.value)
                 if not 0 <= momentum < 1:  # never raise into the trainer's loop for its args
@@ -173,7 +176,7 @@ class GRPODynamicsCallback(TrainerCallback):
                     momentum = None
             cap = None if meta.length_cap is None else meta.length_cap.value
             self.monitor = Monitor(momentum=momentum, group_size=self.group_size,
-                                   reward_range=self._given.reward_range,
+                                   reward_range=self.reward_range,
                                    refit_every=self.fit_every,
                                    diagnose_every=self.diagnose_every,
                                    min_points=self.min_points,

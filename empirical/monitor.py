@@ -67,13 +67,7 @@ from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as WARNING_PO
 from grpodyn.empirical.diagnostics.early_warning import early_warning
 from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Hyperparameter, Run, RunMeta
 from grpodyn.empirical.logs.run_analysis import FIT_MODELS, analyse_run, not_determined
-from grpodyn.ground import (
-    InputError,
-    check_int,
-    check_momentum,
-    check_reward_range,
-    finite_json,
-)
+from grpodyn.ground import InputError, check_int, check_momentum, check_reward_range, finite_json
 from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
 
 __all__ = ["Monitor", "MonitorState", "GRPODynamicsWarning", "REWARD_MAGNITUDE_MAX", "BASES"]
@@ -95,7 +89,8 @@ _SKIPPED = {"beyond": (f"beyond {REWARD_MAGNITUDE_MAX:g} in magnitude",
                                          "a logging error?)"),
             "not a number": ("not one number", "give the step's mean reward as a float, not a "
                                                "per-sample array or a string"),
-            "late held-out": ("held-out, arriving after later steps, for a step that has one",
+            "late held-out": ("held-out, arriving after later steps, for a step that has one "
+                              "or more than a logging interval before the first",
                               "a step already passed keeps the held-out reward it holds"),
             "not after": ("at a step not after the last recorded one",
                           "an update of a recorded step, or a restarted step counter: the "
@@ -544,11 +539,16 @@ class Monitor:
         """Give an evaluation that arrives after later steps to its step, as the loaders would.
 
         To the first recorded step at or after ``step`` where that one has no held-out reward
-        of its own; else it is dropped, with a warning and a note.
+        of its own, and one before the first step only within one logging interval of it;
+        else it is dropped, with a warning and a note.
         """
         held = self.metrics["heldout_reward"]
         at = int(np.searchsorted(self.steps, step))
-        if math.isnan(held[at]):
+        if at == 0 and len(self.steps) == 1:  # the interval is not known yet
+            self._before_first = (step, value)
+        elif at == 0 and self.steps[0] - step > self.steps[1] - self.steps[0]:
+            self.state = self._skip(step, value, "late held-out")
+        elif math.isnan(held[at]):
             held[at] = value
         else:
             self.state = self._skip(step, value, "late held-out")

@@ -264,7 +264,8 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "r.get('observed_status') or '', '| within target:', r['within_target'])"),
         ("md", "Most committed predictions miss (`within target: False`). At momentum 0 the "
                "observed limits (lr 0.1 to 1.6; in the first sweeps the whole grid stayed "
-               "stable) lie far above the predicted ones (0.007 to 0.18); at momentum 0.9 the "
+               "stable) lie far above the `lr_max` predictions (0.007 to 0.18; the critical and "
+               "cross-validated variants come closer on 330k); at momentum 0.9 the "
                "70k and 330k limits fall within target, and the 1m one under the second "
                "instability rule; the refresh and oscillation thresholds at lr 0.1 mostly "
                "miss. studies/deepnet/findings.md section 10 reads these rows: one stiffness "

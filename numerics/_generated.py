@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'd8a0a1790a0e573d381038b31e3249fd'
+THEORY_HASH = '4f46679001600d4ef35114dccfe2e632'
 
 
 SIGNATURES = {

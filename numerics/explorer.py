@@ -200,13 +200,15 @@ def regime_map_axes(ax: Axes, *, refresh: int = 1, staleness: int = 0,
                    levels=[0.5], colors="#6a3d9a", linewidths=1.5)
         ax.plot([], [], color="#6a3d9a", lw=1.5, label=f"threshold with {lag} (hatched: "
                 "unstable)")
-    if point is not None:  # a stiffness beyond the map is drawn at its edge, and said so
+    if point is not None:  # a point beyond the map is drawn at its edge, and said so
         beta_run, k_run = point
         shown = float(np.clip(k_run, _STIFFNESS[0], _STIFFNESS[-1]))
+        across = float(np.clip(beta_run, _MOMENTUM[0], _MOMENTUM[-1]))
         edge = "" if shown == k_run else "top" if k_run > shown else "bottom"
-        ax.plot(beta_run, shown, marker={"": "*", "top": "^", "bottom": "v"}[edge], ms=14,
-                color="gold", mec="k", ls="none",
-                label=f"this run: beta {beta_run:.2f}, k {k_run:.3g}"
+        edge = edge or ("" if across == beta_run else "right" if beta_run > across else "left")
+        marker = {"": "*", "top": "^", "bottom": "v", "right": ">", "left": "<"}[edge]
+        ax.plot(across, shown, marker=marker, ms=14, color="gold", mec="k", ls="none",
+                label=f"this run: beta {beta_run:.3g}, k {k_run:.3g}"
                       + (f" (off the map: marked at its {edge})" if edge else ""))
     ax.set_yscale("log")
     ax.set_xlim(_MOMENTUM[0], _MOMENTUM[-1])

@@ -233,9 +233,10 @@ _LATEX_PACKAGES = (r"% Needs \usepackage{amsmath, amssymb}: cases, \operatorname
 
 #: The C source refuses -ffast-math: it drops the binomial's overflow check (isinf) and reorders
 #: the sums that decide a stability condition near its boundary, with no diagnostic.
-_NO_FAST_MATH = ("#if defined(__FAST_MATH__)\n#error \"grpodyn_theory.c needs IEEE arithmetic: "
-                 "compile it without -ffast-math (its infinity checks and the order of its sums "
-                 "decide results)\"\n#endif")
+_NO_FAST_MATH = ("#if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && "
+                 "__FINITE_MATH_ONLY__)\n#error \"grpodyn_theory.c needs IEEE arithmetic: "
+                 "compile it without -ffast-math or -ffinite-math-only (its infinity checks and "
+                 "the order of its sums decide results)\"\n#endif")
 
 
 def _latex_domain(d: Derivation) -> str:

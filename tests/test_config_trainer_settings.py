@@ -104,6 +104,14 @@ def test_trainer_planned_length_wins_over_a_generic_steps_key():
     assert meta.planned_steps.value == 300
 
 
+def test_a_generic_length_name_inside_a_section_counts_something_else():
+    config = {"sampling": {"steps": 256}, "eval": {"num_steps": 50}, "logging": {"steps": 10},
+              "lr_scheduler": {"warmup": {"num_steps": 100}}}
+    assert meta_from_config(config, "file:config.yaml", "config.yaml").planned_steps is None
+    wandb = {"steps": {"value": 400, "desc": None}}  # W&B's entry at the top level
+    assert meta_from_config(wandb, "file:config.yaml", "config.yaml").planned_steps.value == 400
+
+
 def test_verl_warmup_from_its_ratio_where_the_steps_are_unset():
     meta = meta_from_config(_verl(True, False), "file:config.yaml", "config.yaml")
     assert meta.warmup_steps.value == 0
@@ -211,6 +219,9 @@ def test_each_run_of_a_tensorboard_tree_reads_its_own_args(tmp_path):
     ({"optim": "sgd", "adam_beta1": 0.9, "optim_args": "momentum=0.8, nesterov=True"}, 0.8),
     ({"optim": "sgd", "momentum": 0.5}, 0.5),
     ({"optim": "adamw_torch", "adam_beta1": 0.9}, 0.9),
+    ({"optim": "rmsprop", "adam_beta1": 0.9}, 0.0),
+    ({"optim": "adafactor", "adam_beta1": 0.9}, 0.0),
+    ({"optim": "paged_lion_8bit", "adam_beta1": 0.9}, 0.9),
 ])
 def test_an_sgd_run_never_takes_adams_beta1_as_its_momentum(config, momentum):
     meta = meta_from_config(config, "file:training_args.json", "training_args.json")

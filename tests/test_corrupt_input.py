@@ -43,12 +43,22 @@ def test_one_step_far_out_of_place_is_dropped_with_a_note(tmp_path):
     assert any("1 record(s) with a corrupt step number dropped (4000)" in w for w in run.warnings)
 
 
+_SHUFFLED = np.random.default_rng(0).permutation(200).tolist()
+
+
 @pytest.mark.parametrize("steps,stray", [
-    ([1, 2, 4000, 4, 5], [2]),             # far above its neighbours
-    ([1, 2, 3, -7, 5, 6], [3]),            # negative
-    ([1, 2, 4, 3, 5, 6], []),              # a swapped pair: sorted, not dropped
-    ([1, 2, 3, 1, 2, 3], []),              # a restarted counter
-    ([5000, 1, 2, 3, 4], [0]),             # a first record far above the rest
+    ([1, 2, 4000, 4, 5], [2]),                                    # far above the rest
+    ([1, 2, 3, -7, 5, 6], [3]),                                   # negative
+    ([1, 2, 4, 3, 5, 6], []),                                     # a swapped pair: sorted
+    ([1, 2, 3, 1, 2, 3], []),                                     # a restarted counter
+    ([5000, 1, 2, 3, 4], [0]),                                    # a first record far above
+    ([*range(40), 4000, 4001, *range(41, 80)], [40, 41]),         # two together
+    ([*range(80), 4000, 3], [80]),                                # not the 3 after it
+    ([*range(50), *range(200, 210), 49, *range(210, 250)], []),   # late, inside the span
+    ([*range(100, 200), 3, *range(200, 210)], [100]),             # far below, out of order
+    ([*range(80), 4000], []),                                     # last, in the file's order
+    (_SHUFFLED, []),                                              # a shuffled log: sorted
+    ([s for s in range(100) for _ in (0, 1)], []),                # two runs interleaved
 ])
 def test_stray_steps(steps, stray):
     assert list(np.flatnonzero(stray_steps(np.asarray(steps, dtype=float)))) == stray

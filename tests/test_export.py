@@ -153,9 +153,10 @@ def test_latex_and_julia_cover_every_derivation(exported, reg):
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
-def test_c_refuses_fast_math(exported):
+@pytest.mark.parametrize("flag", ["-ffast-math", "-ffinite-math-only"])
+def test_c_refuses_fast_math(exported, flag):
     src = exported / "c" / "grpodyn_theory.c"
-    done = subprocess.run(["gcc", "-std=c99", "-O2", "-ffast-math", "-c", str(src), "-o",
+    done = subprocess.run(["gcc", "-std=c99", "-O2", flag, "-c", str(src), "-o",
                            str(exported / "c" / "fast.o")], capture_output=True, text=True)
     assert done.returncode != 0 and "without -ffast-math" in done.stderr
 

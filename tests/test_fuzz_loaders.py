@@ -146,19 +146,26 @@ def _csv_oracle(rows: list[tuple[str, str]]) -> tuple[list[float], list[float]] 
             current = [(t, q) for t, q in current if t < s]
         current.append((s, r))
     parsed = [row for run in [*runs, current] for row in run]
-    # a corrupt step: negative, or (where the steps do not increase) one 10 median intervals
-    # outside the span of its two neighbours in the file, which increase
+    # a corrupt step: negative; or, where the steps do not increase, one of at most
+    # max(3, 2%) records whose steps lie 10 median intervals beyond all the others, above or
+    # below, held out of order (a smaller step later in the file, or a larger one earlier)
     steps = [s for s, _ in parsed]
-    disordered = len(steps) >= 3 and any(b < a for a, b in zip(steps, steps[1:], strict=False))
-    gaps = [b - a for a, b in zip(sorted(steps), sorted(steps)[1:], strict=False) if b > a]
-    reach = 10 * (statistics.median(gaps) if gaps else 1.0)
-    kept_rows = []
-    for i, (s, r) in enumerate(parsed):
-        before = steps[i - 1] if i else -math.inf
-        after = steps[i + 1] if i + 1 < len(steps) else math.inf
-        far = before < after and (s > after + reach or s < before - reach)
-        if s >= 0 and not (disordered and far):
-            kept_rows.append((s, r))
+    in_file = [s for s in steps if s >= 0]
+    good = sorted(in_file)
+    corrupt = set()
+    if len(good) >= 3 and any(b < a for a, b in zip(in_file, in_file[1:], strict=False)):
+        gaps = [b - a for a, b in zip(good, good[1:], strict=False)]
+        reach = 10 * (statistics.median([g for g in gaps if g > 0]) if any(gaps) else 1.0)
+        most = max(3, int(0.02 * len(good)))
+        top = [good[j] for j in range(len(good) - 1) if gaps[j] > reach
+               and len(good) - 1 - j <= most]
+        bottom = [good[j] for j in range(len(good) - 1) if gaps[j] > reach and j + 1 <= most]
+        for i, s in enumerate(steps):
+            if top and s > min(top) and any(t < s for t in steps[i + 1:]):
+                corrupt.add(i)
+            if bottom and 0 <= s <= max(bottom) and any(t > s for t in steps[:i]):
+                corrupt.add(i)
+    kept_rows = [(s, r) for i, (s, r) in enumerate(parsed) if s >= 0 and i not in corrupt]
     parsed = kept_rows
     parsed.sort(key=lambda sr: sr[0])
     seen, kept = set(), []

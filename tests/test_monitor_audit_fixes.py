@@ -284,3 +284,17 @@ def test_a_late_evaluation_goes_to_its_step_or_is_noted():
         state = monitor.update(15, {"eval_reward": 0.7})  # step 20 holds one already
     assert monitor.metrics["heldout_reward"][1] == 0.9
     assert any("held-out, arriving after later steps" in note for note in state.notes)
+
+
+def test_a_late_evaluation_far_before_the_first_step_is_dropped_as_the_loaders_drop_it():
+    from grpodyn import Monitor
+    from grpodyn.empirical.monitor import GRPODynamicsWarning
+
+    monitor = Monitor()
+    for step in range(100, 110):
+        monitor.update(step, {"reward": step / 1000})
+    with pytest.warns(GRPODynamicsWarning, match="before the first"):
+        monitor.update(0, {"eval_reward": 0.77})  # step 0, a hundred intervals before
+    assert np.isnan(monitor.metrics["heldout_reward"]).all()
+    monitor.update(99, {"eval_reward": 0.5})  # within one interval of the first: placed
+    assert monitor.metrics["heldout_reward"][0] == 0.5

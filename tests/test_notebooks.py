@@ -131,3 +131,24 @@ def test_the_static_explorer_draws_the_same_three_panels(tmp_path: Path) -> None
     written = write_gallery(tmp_path, points=GALLERY[:1])
     assert [p.name for p in written] == ["explorer_overdamped.png"]
     assert written[0].stat().st_size > 20_000
+
+
+@pytest.mark.parametrize("lr,momentum,kappa,edge", [
+    (1e-4, 0.0, 0.01, "bottom"), (5.0, 0.5, 100.0, "top"), (0.01, 0.995, 1.0, "right")])
+def test_a_run_beyond_the_regime_map_is_marked_at_its_edge(lr, momentum, kappa, edge) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from grpodyn.numerics.explorer import explorer_figure
+
+    fig = explorer_figure(lr=lr, momentum=momentum, kappa=kappa, steps=20)
+    regimes = fig.axes[2]
+    labels = [t.get_text() for t in regimes.get_legend().get_texts()]
+    assert any(f"(off the map: marked at its {edge})" in t for t in labels)
+    (x, y), = regimes.lines[-1].get_xydata()
+    x_lo, x_hi = regimes.get_xlim()
+    y_lo, y_hi = regimes.get_ylim()
+    assert x_lo <= x <= x_hi and y_lo <= y <= y_hi
+    plt.close(fig)

@@ -144,8 +144,7 @@ _SETTINGS = [
     Term("planned_steps", "the optimizer steps the run was set to take (steps)", None,
          {"trl": "max_steps (trainer_state.json records it)",
           "verl": "trainer.total_training_steps"},
-         ("max_steps", "total_training_steps", "total_steps", "num_training_steps",
-          "num_train_steps", "max_train_steps", "train_steps", "num_steps", "steps")),
+         ("max_steps", "total_training_steps")),
 ]
 
 #: Every setting a loader reads, vocabulary first (the order config lookups run in).

@@ -25,9 +25,11 @@ __all__ = ["LogFormatError", "Parsed", "Rows", "number", "read_text", "MAX_BYTES
            "missing_step_key", "merged_steps", "MERGED_STEPS", "RUN_TAGS", "drop_abandoned",
            "stray_steps", "STRAY_INTERVALS"]
 
-#: A record whose step lies this many logging intervals outside its neighbours' (in the file's
-#: order, where they increase) is a corrupt step number, not a late or swapped record.
+#: A few records whose steps lie this many logging intervals beyond all the others', out of the
+#: file's order, are corrupt step numbers, not late or swapped records (:func:`stray_steps`).
 STRAY_INTERVALS = 10
+#: The most records such a cluster holds: this share of the log, and at least 3.
+STRAY_SHARE = 0.02
 
 #: Logs larger than this are refused before reading (bytes).
 MAX_BYTES = 512 * 2**20
@@ -263,10 +265,13 @@ def read_text(path: Path) -> str:
 def stray_steps(steps: np.ndarray) -> np.ndarray:
     """Return the records, in the file's order, whose step number is corrupt.
 
-    A step is a count from 0, so a negative one is corrupt. So is a step outside the span of
-    its two neighbours (which increase) by more than :data:`STRAY_INTERVALS` of the log's
-    median interval: one record written 4000 among steps 39 and 41, which sorting would move
-    to the run's end. A swapped pair (41 before 40) or a restarted counter is no stray.
+    A step is a count from 0, so a negative one is corrupt. So are the few records (at most
+    :data:`STRAY_SHARE` of the log, and 3) whose steps lie more than :data:`STRAY_INTERVALS` of
+    the log's median interval beyond all the others, above or below, where the file holds them
+    out of order (a smaller step after a larger, a larger before a smaller): one record
+    written 4000 among steps 39 and 41, which sorting would move to the run's end. A late
+    or swapped record inside the run's span, a shuffled or restarted log, or a last record
+    far ahead in the file's order is no stray: sorting places it.
 
     Parameters
     ----------
@@ -279,13 +284,19 @@ def stray_steps(steps: np.ndarray) -> np.ndarray:
         True for each stray record.
     """
     stray = steps < 0
-    if steps.size < 3 or np.all(np.diff(steps) >= 0):
+    values = np.sort(steps[~stray])
+    if values.size < 3 or np.all(np.diff(steps[~stray]) >= 0):
         return stray
-    gaps = np.diff(np.sort(steps))
+    gaps = np.diff(values)
     interval = float(np.median(gaps[gaps > 0])) if np.any(gaps > 0) else 1.0
-    reach = STRAY_INTERVALS * interval
-    before = np.concatenate(([-np.inf], steps[:-1]))
-    after = np.concatenate((steps[1:], [np.inf]))
-    ordered = before < after
-    stray |= ordered & ((steps > after + reach) | (steps < before - reach))
+    wide = np.flatnonzero(gaps > STRAY_INTERVALS * interval)  # value j | value j + 1
+    most = max(3, int(STRAY_SHARE * values.size))
+    later_least = np.minimum.accumulate(np.append(steps, np.inf)[::-1])[::-1][1:]
+    earlier_most = np.maximum.accumulate(np.insert(steps, 0, -np.inf))[:-1]
+    high = wide[wide >= values.size - 1 - most]  # a gap below the top `most` values
+    if high.size:
+        stray |= (steps > values[high.min()]) & (steps > later_least)
+    low = wide[wide < most]  # a gap above the bottom `most` values
+    if low.size:
+        stray |= (steps >= 0) & (steps <= values[low.max()]) & (steps < earlier_most)
     return stray

@@ -236,7 +236,8 @@ def meta_from_config(config: dict[str, Any], source: str, where: str, *,
         if meta.beta2 is None and b2 is not None:
             meta.beta2 = Hyperparameter(b2, source, f"{key}[1] in {where}")
     _openrlhf_and_trl(flat, meta, source, where)
-    _sgd_momentum(flat, meta, source, where)
+    _script_length(flat, meta, source, where)
+    _optimizer_momentum(flat, meta, source, where)
     _verl_warmup(flat, meta, source, where)
     _ratio_warmup(flat, meta, source, where, notes)
     return meta
@@ -296,23 +297,51 @@ def _openrlhf_and_trl(flat: dict[str, Any], meta: RunMeta, source: str, where: s
                     "(TRL counts the batch in completions)")
 
 
+#: A custom script's names for its planned length, read at the top level of its arguments only
+#: (inside a section, ``sampling.steps`` or ``eval.num_steps``, they count something else).
+_SCRIPT_LENGTH = ("total_steps", "num_training_steps", "num_train_steps", "max_train_steps",
+                  "train_steps", "num_steps", "steps")
+
+
+def _script_length(flat: dict[str, Any], meta: RunMeta, source: str, where: str) -> None:
+    """Read the planned length of a custom script's arguments where no trainer name gave it.
+
+    ``flat``: the flattened config, whose top-level keys are those without a dot.
+    """
+    if meta.planned_steps is not None:
+        return
+    for key in _SCRIPT_LENGTH:
+        value = _finite(flat.get(key))
+        if isinstance(value, int) and value > 0:
+            meta.planned_steps = Hyperparameter(value, source, f"{key} in {where}")
+            return
+
+
 #: Keys of Adam's first-moment decay: the momentum of an Adam run only.
 _ADAM_BETA1 = ("adam_beta1", "beta1", "optim.betas", "betas", "adam_betas")
 
 
-def _sgd_momentum(flat: dict[str, Any], meta: RunMeta, source: str, where: str) -> None:
-    """Give an SGD run its own momentum, never Adam's beta1 (which TRL's args always hold).
+#: Optimizers whose momentum is not Adam's beta1: the torch class transformers builds, with the
+#: momentum of ``optim_args`` (torch's default 0 without one); Adafactor is built without beta1.
+_OWN_MOMENTUM = {"sgd": "torch.optim.SGD", "rmsprop": "torch.optim.RMSprop",
+                 "adafactor": "transformers' Adafactor"}
 
-    transformers builds ``torch.optim.SGD`` with the momentum of ``optim_args``
-    (``"momentum=0.9,nesterov=True"``) and torch's default 0 without one.
+
+def _optimizer_momentum(flat: dict[str, Any], meta: RunMeta, source: str, where: str) -> None:
+    """Give an SGD, RMSprop or Adafactor run its own momentum, never Adam's beta1.
+
+    TRL's arguments always hold ``adam_beta1``. transformers builds ``torch.optim.SGD`` and
+    ``RMSprop`` with the momentum of ``optim_args`` (``"momentum=0.9,nesterov=True"``) and
+    torch's default 0 without one, and Adafactor without a first moment (0).
     """
     momentum = meta.momentum
-    if (meta.optimizer is None or meta.optimizer.value != "sgd" or momentum is None
+    if (meta.optimizer is None or meta.optimizer.value not in _OWN_MOMENTUM or momentum is None
             or not momentum.evidence.split(" in ")[0].split("[")[0].endswith(_ADAM_BETA1)):
         return
+    name = meta.optimizer.value
     given = flat.get("optim_args")
     words = {}
-    if isinstance(given, str):
+    if isinstance(given, str) and name != "adafactor":
         words = dict(item.split("=", 1) for item in given.replace(" ", "").split(",")
                      if item.count("=") == 1)
     value = _finite(words.get("momentum", 0.0))
@@ -320,7 +349,7 @@ def _sgd_momentum(flat: dict[str, Any], meta: RunMeta, source: str, where: str) 
         meta.momentum = None
         return
     told = (f"momentum={words['momentum']} in optim_args in {where}" if "momentum" in words
-            else f"optim sgd in {where} without a momentum in optim_args: torch.optim.SGD's 0")
+            else f"optim {name} in {where}: {_OWN_MOMENTUM[name]} without a momentum, 0")
     meta.momentum = Hyperparameter(value, source, f"{told} ({momentum.evidence} is Adam's)")
 
 

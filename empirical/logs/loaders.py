@@ -450,8 +450,9 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     if stray.any():
         shown = ", ".join(f"{s:g}" for s in steps[stray][:3])
         warnings.append(f"{int(stray.sum())} record(s) with a corrupt step number dropped "
-                        f"({shown}{', ...' if stray.sum() > 3 else ''}): negative, or more than "
-                        f"{STRAY_INTERVALS} logging intervals outside the steps around it")
+                        f"({shown}{', ...' if stray.sum() > 3 else ''}): negative, or out of the "
+                        f"file's order and more than {STRAY_INTERVALS} logging intervals beyond "
+                        "all the other steps")
         steps, rows = steps[~stray], [r for r, bad in zip(rows, stray, strict=True) if not bad]
         if steps.size == 0:
             raise LogFormatError(f"{source}: every logged step is negative or corrupt; a step "
