@@ -110,6 +110,11 @@ def test_report_is_rerun_into_its_own_folder(tmp_path, capsys):
     assert REPORT_MARKER in (out / "index.html").read_text()
     assert main(["report", str(TINY), "--out", str(out), "--json"]) == 0
     capsys.readouterr()
+    # a user's file put there under the summary's name is not replaced
+    (out / "summary.json").write_text('{"step": 1, "reward": 0.5}\n')
+    line = _error(["report", str(TINY), "--out", str(out)], capsys)
+    assert "summary.json is not the summary of the report" in line
+    assert (out / "summary.json").read_text() == '{"step": 1, "reward": 0.5}\n'
 
 
 # ---------------------------------------------------------------------------- write errors

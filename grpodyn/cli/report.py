@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -39,7 +40,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="grpodyn-report", type=output_path,
                    help="output directory (default: grpodyn-report); its index.html, "
                    "summary.json and figures are replaced only where they are an earlier "
-                   "grpodyn report's (its index.html carries grpodyn's marker): a folder that "
+                   "grpodyn report's (its index.html carries grpodyn's marker, its summary.json "
+                   "names that page): a folder that "
                    "holds such a file of another origin is refused")
     add_analysis_options(p, momentum_help="momentum (Adam's beta1) of the logged run, for its "
                           "regime and margins (default: the log's, else not determined)")
@@ -189,6 +191,21 @@ def refuse_foreign_files(value: str, out: Path, names: tuple[str, ...]) -> None:
                          "a grpodyn report's (no index.html with grpodyn's marker there); "
                          "refusing to replace a file grpodyn did not write: choose a new or "
                          "empty folder")
+    summary = out / "summary.json"
+    if summary.name in taken and not _report_summary(summary):
+        raise UsageError(f"--out {value}: its summary.json is not the summary of the report "
+                         "that folder holds (no \"html\" entry naming its index.html); refusing "
+                         "to replace a file grpodyn did not write: move it, or choose a new or "
+                         "empty folder")
+
+
+def _report_summary(path: Path) -> bool:
+    """Whether ``path`` is a summary.json that grpodyn report wrote (its "html" entry)."""
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(summary, dict) and str(summary.get("html", "")).endswith("index.html")
 
 
 def _diagnosis_lines(diagnosis: dict[str, Any] | None, reason: str | None) -> dict[str, str]:
