@@ -622,3 +622,10 @@ def test_advise_says_when_too_few_points_come_from_merged_records(tmp_path, caps
     line = _error(["advise", "--log", str(path)], capsys)
     assert "needs at least 3 logged points, got 2" in line
     assert "20 records shared 2 distinct steps" in line
+
+
+def test_the_until_help_gives_the_monitors_first_diagnosis(capsys):
+    from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
+
+    assert main(["diagnose", "--help"]) == 0
+    assert f"Below {MODE_POINTS} points" in " ".join(capsys.readouterr().out.split())
