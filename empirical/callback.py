@@ -18,7 +18,8 @@ analysis instead, at about eight times the cost (:mod:`grpodyn.empirical.monitor
 - ``grpodyn/plateau``: the plateau r* (when determined), or ``grpodyn/plateau_lower`` /
   ``grpodyn/plateau_upper``: the one-sided bound of a run that has not begun to saturate;
 - ``grpodyn/tau``: the relaxation time tau in steps (when determined);
-- ``grpodyn/steps_to_plateau``: steps left until 95% of the gain is made;
+- ``grpodyn/steps_to_plateau``: steps left until 95% of the way to the plateau is made (a rise or a
+  fall);
 - ``grpodyn/stability_margin``: 1 - k / k_max with k = (1 - beta1) / tau the stiffness of the
   overdamped mean-field map and k_max = 2(1 + beta1) its on-policy limit (sections 3 and 5).
 

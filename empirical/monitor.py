@@ -195,7 +195,7 @@ class MonitorState:
         Read from the fits ``basis`` names.
     tau : dict
         The relaxation time in steps, with ``status`` and, when determined,
-        ``steps_to_plateau`` (steps left until 95% of the gain is made).
+        ``steps_to_plateau`` (steps left until 95% of the way to the plateau, up or down).
     stability_margin : dict
         1 - k / k_max of the overdamped map (dimensionless; docs/theory.md section 5), with status.
     regime : dict
