@@ -3,7 +3,7 @@
 A thin layer on the framework-free :class:`grpodyn.empirical.monitor.Monitor`: it feeds the
 metrics of every log event to the monitor (the trainer's arguments read as a log's config is
 read: momentum = ``adam_beta1`` for Adam, ``optim_args``' momentum or 0 for SGD and
-RMSprop, 0 for Adafactor; G =
+RMSprop, 0 for Adafactor, Adagrad and (Ada)LOMO; G =
 ``num_generations``; the length cap = ``max_completion_length``): a training event's
 reward, and an evaluation event's held-out reward (``eval_reward``, which TRL logs in an event
 of its own) at its step, for the diagnosis of reward hacking. At every event that has a reward
@@ -88,7 +88,8 @@ class GRPODynamicsCallback(TrainerCallback):
     momentum : float, optional
         The optimizer's momentum (Adam's beta1) for the stability margin; default: the
         trainer's (``adam_beta1`` for Adam and Lion; for SGD and RMSprop the momentum of
-        ``optim_args``, else 0; 0 for Adafactor, which transformers builds without beta1).
+        ``optim_args``, else 0; 0 for Adafactor, Adagrad and (Ada)LOMO, which transformers
+        builds without a first moment).
     reward_range : (float, float), optional
         The range the reward can reach (default: inferred from the rewards).
     full_analysis : bool

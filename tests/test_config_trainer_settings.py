@@ -221,6 +221,8 @@ def test_each_run_of_a_tensorboard_tree_reads_its_own_args(tmp_path):
     ({"optim": "adamw_torch", "adam_beta1": 0.9}, 0.9),
     ({"optim": "rmsprop", "adam_beta1": 0.9}, 0.0),
     ({"optim": "adafactor", "adam_beta1": 0.9}, 0.0),
+    ({"optim": "adagrad", "adam_beta1": 0.9}, 0.0),
+    ({"optim": "adalomo", "adam_beta1": 0.9}, 0.0),
     ({"optim": "paged_lion_8bit", "adam_beta1": 0.9}, 0.9),
 ])
 def test_an_sgd_run_never_takes_adams_beta1_as_its_momentum(config, momentum):

@@ -59,6 +59,9 @@ _SHUFFLED = np.random.default_rng(0).permutation(200).tolist()
     ([*range(80), 4000], []),                                     # last, in the file's order
     (_SHUFFLED, []),                                              # a shuffled log: sorted
     ([s for s in range(100) for _ in (0, 1)], []),                # two runs interleaved
+    ([1, 1000, 2, 3], [1]),                                       # a short log: the stray only
+    ([1, 2, 1000, 3], [2]),
+    ([1, 2, 1000, 1001, 3], [2, 3]),
 ])
 def test_stray_steps(steps, stray):
     assert list(np.flatnonzero(stray_steps(np.asarray(steps, dtype=float)))) == stray

@@ -157,9 +157,11 @@ def _csv_oracle(rows: list[tuple[str, str]]) -> tuple[list[float], list[float]] 
         gaps = [b - a for a, b in zip(good, good[1:], strict=False)]
         reach = 10 * (statistics.median([g for g in gaps if g > 0]) if any(gaps) else 1.0)
         most = max(3, int(0.02 * len(good)))
+        # a cluster: the smaller side of a wide gap, of at most `most` values
         top = [good[j] for j in range(len(good) - 1) if gaps[j] > reach
-               and len(good) - 1 - j <= most]
-        bottom = [good[j] for j in range(len(good) - 1) if gaps[j] > reach and j + 1 <= most]
+               and len(good) - 1 - j <= most and len(good) - 1 - j < j + 1]
+        bottom = [good[j] for j in range(len(good) - 1) if gaps[j] > reach and j + 1 <= most
+                  and j + 1 < len(good) - 1 - j]
         for i, s in enumerate(steps):
             if top and s > min(top) and any(t < s for t in steps[i + 1:]):
                 corrupt.add(i)

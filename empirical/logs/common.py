@@ -266,12 +266,13 @@ def stray_steps(steps: np.ndarray) -> np.ndarray:
     """Return the records, in the file's order, whose step number is corrupt.
 
     A step is a count from 0, so a negative one is corrupt. So are the few records (at most
-    :data:`STRAY_SHARE` of the log, and 3) whose steps lie more than :data:`STRAY_INTERVALS` of
-    the log's median interval beyond all the others, above or below, where the file holds them
-    out of order (a smaller step after a larger, a larger before a smaller): one record
-    written 4000 among steps 39 and 41, which sorting would move to the run's end. A late
-    or swapped record inside the run's span, a shuffled or restarted log, or a last record
-    far ahead in the file's order is no stray: sorting places it.
+    the larger of 3 and :data:`STRAY_SHARE` of the log, and fewer than the rest) whose steps
+    lie more than :data:`STRAY_INTERVALS` of the log's median interval beyond all the others,
+    above or below, where the file holds them out of order (a smaller step after a larger, a
+    larger before a smaller): one record written 4000 among steps 39 and 41, which sorting
+    would move to the run's end. A late or swapped record inside the run's span, a shuffled
+    log, a counter restarted over the steps the log holds, or a last record far ahead in the
+    file's order is no stray: sorting places it.
 
     Parameters
     ----------
@@ -293,10 +294,12 @@ def stray_steps(steps: np.ndarray) -> np.ndarray:
     most = max(3, int(STRAY_SHARE * values.size))
     later_least = np.minimum.accumulate(np.append(steps, np.inf)[::-1])[::-1][1:]
     earlier_most = np.maximum.accumulate(np.insert(steps, 0, -np.inf))[:-1]
-    high = wide[wide >= values.size - 1 - most]  # a gap below the top `most` values
+    # a cluster is the smaller side of its gap, at most `most` values
+    small_top = (wide >= values.size - 1 - most) & (values.size - 1 - wide < wide + 1)
+    small_bottom = (wide < most) & (wide + 1 < values.size - 1 - wide)
+    high, low = wide[small_top], wide[small_bottom]
     if high.size:
         stray |= (steps > values[high.min()]) & (steps > later_least)
-    low = wide[wide < most]  # a gap above the bottom `most` values
     if low.size:
         stray |= (steps >= 0) & (steps <= values[low.max()]) & (steps < earlier_most)
     return stray

@@ -321,18 +321,20 @@ def _script_length(flat: dict[str, Any], meta: RunMeta, source: str, where: str)
 _ADAM_BETA1 = ("adam_beta1", "beta1", "optim.betas", "betas", "adam_betas")
 
 
-#: Optimizers whose momentum is not Adam's beta1: the torch class transformers builds, with the
-#: momentum of ``optim_args`` (torch's default 0 without one); Adafactor is built without beta1.
-_OWN_MOMENTUM = {"sgd": "torch.optim.SGD", "rmsprop": "torch.optim.RMSprop",
-                 "adafactor": "transformers' Adafactor"}
+#: Optimizers whose momentum is not Adam's beta1, as transformers builds them: SGD and RMSprop
+#: with the momentum of ``optim_args`` (torch's default 0 without one); the others without one.
+_OWN_MOMENTUM = {"sgd": "SGD", "rmsprop": "RMSprop", "adafactor": "Adafactor",
+                 "adagrad": "Adagrad", "lomo": "LOMO", "adalomo": "AdaLomo"}
+_OPTIM_ARGS_MOMENTUM = ("sgd", "rmsprop")
 
 
 def _optimizer_momentum(flat: dict[str, Any], meta: RunMeta, source: str, where: str) -> None:
-    """Give an SGD, RMSprop or Adafactor run its own momentum, never Adam's beta1.
+    """Give an SGD, RMSprop, Adafactor, Adagrad or (Ada)LOMO run its own momentum.
 
-    TRL's arguments always hold ``adam_beta1``. transformers builds ``torch.optim.SGD`` and
-    ``RMSprop`` with the momentum of ``optim_args`` (``"momentum=0.9,nesterov=True"``) and
-    torch's default 0 without one, and Adafactor without a first moment (0).
+    TRL's arguments always hold ``adam_beta1``, which these optimizers do not read.
+    transformers builds SGD and RMSprop with the momentum of ``optim_args``
+    (``"momentum=0.9,nesterov=True"``) and torch's default 0 without one, the others without a
+    first moment (0).
     """
     momentum = meta.momentum
     if (meta.optimizer is None or meta.optimizer.value not in _OWN_MOMENTUM or momentum is None
@@ -341,7 +343,7 @@ def _optimizer_momentum(flat: dict[str, Any], meta: RunMeta, source: str, where:
     name = meta.optimizer.value
     given = flat.get("optim_args")
     words = {}
-    if isinstance(given, str) and name != "adafactor":
+    if isinstance(given, str) and name in _OPTIM_ARGS_MOMENTUM:
         words = dict(item.split("=", 1) for item in given.replace(" ", "").split(",")
                      if item.count("=") == 1)
     value = _finite(words.get("momentum", 0.0))
@@ -349,7 +351,8 @@ def _optimizer_momentum(flat: dict[str, Any], meta: RunMeta, source: str, where:
         meta.momentum = None
         return
     told = (f"momentum={words['momentum']} in optim_args in {where}" if "momentum" in words
-            else f"optim {name} in {where}: {_OWN_MOMENTUM[name]} without a momentum, 0")
+            else f"optim {name} in {where}: transformers builds {_OWN_MOMENTUM[name]} "
+                 "without a momentum, 0")
     meta.momentum = Hyperparameter(value, source, f"{told} ({momentum.evidence} is Adam's)")
 
 

@@ -41,7 +41,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="output directory (default: grpodyn-report); its index.html, "
                    "summary.json and figures are replaced only where they are an earlier "
                    "grpodyn report's (its index.html carries grpodyn's marker, its summary.json "
-                   "names that page): a folder that "
+                   "is a report's): a folder that "
                    "holds such a file of another origin is refused")
     add_analysis_options(p, momentum_help="momentum (Adam's beta1) of the logged run, for its "
                           "regime and margins (default: the log's, else not determined)")
@@ -193,14 +193,13 @@ def refuse_foreign_files(value: str, out: Path, names: tuple[str, ...]) -> None:
                          "empty folder")
     summary = out / "summary.json"
     if summary.name in taken and not _report_summary(summary):
-        raise UsageError(f"--out {value}: its summary.json is not the summary of the report "
-                         "that folder holds (no \"html\" entry naming its index.html); refusing "
-                         "to replace a file grpodyn did not write: move it, or choose a new or "
-                         "empty folder")
+        raise UsageError(f"--out {value}: its summary.json is not a grpodyn report's summary "
+                         "(no \"html\" entry naming an index.html); refusing to replace a file "
+                         "grpodyn did not write: move it, or choose a new or empty folder")
 
 
 def _report_summary(path: Path) -> bool:
-    """Whether ``path`` is a summary.json that grpodyn report wrote (its "html" entry)."""
+    """Whether ``path`` reads as a summary.json of grpodyn report (its "html" entry)."""
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
