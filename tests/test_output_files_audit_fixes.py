@@ -113,7 +113,7 @@ def test_report_is_rerun_into_its_own_folder(tmp_path, capsys):
     # a user's file put there under the summary's name is not replaced
     (out / "summary.json").write_text('{"step": 1, "reward": 0.5}\n')
     line = _error(["report", str(TINY), "--out", str(out)], capsys)
-    assert "summary.json is not a grpodyn report's summary" in line
+    assert f"{out / 'summary.json'} is not a grpodyn report's summary" in line
     assert (out / "summary.json").read_text() == '{"step": 1, "reward": 0.5}\n'
 
 

@@ -192,8 +192,8 @@ def refuse_foreign_files(value: str, out: Path, names: tuple[str, ...]) -> None:
                          "refusing to replace a file grpodyn did not write: choose a new or "
                          "empty folder")
     summary = out / "summary.json"
-    if summary.name in taken and not _report_summary(summary):
-        raise UsageError(f"--out {value}: its summary.json is not a grpodyn report's summary "
+    if summary.name in taken and summary.is_file() and not _report_summary(summary):
+        raise UsageError(f"--out {value}: {summary} is not a grpodyn report's summary "
                          "(no \"html\" entry naming an index.html); refusing to replace a file "
                          "grpodyn did not write: move it, or choose a new or empty folder")
 
