@@ -154,11 +154,11 @@ def _read(name: str, metrics: Mapping[str, Any]) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _entry(entry: dict[str, Any], edges: tuple[float, ...] = ()) -> str:
+def _entry(entry: dict[str, Any], reward_range: tuple[float, float] | None = None) -> str:
     """Say an entry of the state in a few characters: its value, or its status and bound.
 
     A value at the reward range's edge (``at_bound``) is shown with it; a one-sided bound that
-    is an edge of the range (``edges``) is the range, not a measurement, and is left out.
+    is an edge of ``reward_range`` is the range, not a measurement, and is left out.
     """
     value = entry.get("value")
     if isinstance(value, str):
@@ -170,7 +170,7 @@ def _entry(entry: dict[str, Any], edges: tuple[float, ...] = ()) -> str:
         return f"at_bound ({value:.4g})"
     side = entry.get("bound")
     bound = entry.get(side) if side in ("lower", "upper") else None
-    if bound is None or bound in edges:
+    if bound is None or bound in (reward_range or ()):
         return status
     return f"{status} ({'>=' if side == 'lower' else '<='} {bound:.4g})"
 
@@ -215,11 +215,10 @@ class MonitorState:
         coincided; each line of ``evidence`` names the step its own signal began), ``signals``,
         ``evidence`` and ``remedy`` (a warning, not a verdict), as they were when it fired: later
         updates that find the same onset do not rewrite its evidence, one of a later onset
-        replaces it. It
-        stands after its precursors clear (a collapse that follows them often silences them)
-        until a diagnosis that carries a verdict (a flagged mode, or a state other than
-        ``too_short``) finds none at the last steps; a diagnosis too short to read the trend
-        that flags nothing leaves it standing. None when none stands.
+        replaces it. It stands after its precursors clear (a collapse that follows them often
+        silences them) until a diagnosis that carries a verdict (a flagged mode, or a state
+        other than ``too_short``) finds none at the last steps; a diagnosis too short to read
+        the trend that flags nothing leaves it standing. None when none stands.
     headline : str
         The last diagnosis's one-line verdict; before the first, that no diagnosis has run
         and when the first will.
@@ -262,9 +261,8 @@ class MonitorState:
                    if self.early_warning else "")
         notes = f", {len(self.notes)} note{'s' * (len(self.notes) != 1)}" if self.notes else ""
         step = "no step yet" if not self.points else f"step={self.step:g}"
-        edges = tuple(self.reward_range or ())
         return (f"MonitorState({step}, points={self.points}, "
-                f"plateau={_entry(self.plateau, edges)}, tau={_entry(self.tau)}, "
+                f"plateau={_entry(self.plateau, self.reward_range)}, tau={_entry(self.tau)}, "
                 f"stability_margin={_entry(self.stability_margin)}, {flags}{warning}{notes})")
 
     def log_values(self) -> dict[str, float]:
@@ -498,18 +496,21 @@ class Monitor:
         self.state = state
         return state
 
-    def _place_before_first(self) -> None:
+    def _place_before_first(self) -> bool:
         """Give an evaluation before the first recorded step to it, once the interval is known.
 
-        At the second recorded step: placed where it lies within one logging interval before
-        the first and the first logs no value of its own, else dropped (the loaders' rule).
+        From the second recorded step: placed where it lies within one logging interval before
+        the first and the first logs no value of its own, else dropped (the loaders' rule);
+        returns whether one was placed.
         """
         if self._before_first is None or len(self.steps) < 2:
-            return
+            return False
         (at, value), self._before_first = self._before_first, None
         held = self.metrics["heldout_reward"]
-        if self.steps[0] - at <= self.steps[1] - self.steps[0] and math.isnan(held[0]):
+        placed = self.steps[0] - at <= self.steps[1] - self.steps[0] and math.isnan(held[0])
+        if placed:
             held[0] = value
+        return placed
 
     def _held_out(self, step: float, metrics: Mapping[str, Any]) -> bool:
         """Give the held-out reward of an evaluation event to its step; False when it has none.
@@ -539,15 +540,15 @@ class Monitor:
         """Give an evaluation that arrives after later steps to its step, as the loaders would.
 
         To the first recorded step at or after ``step`` where that one has no held-out reward
-        of its own, and one before the first step only within one logging interval of it;
-        else it is dropped, with a warning and a note.
+        of its own, one before the first step by :meth:`_place_before_first`; else it is
+        dropped, with a warning and a note.
         """
         held = self.metrics["heldout_reward"]
         at = int(np.searchsorted(self.steps, step))
-        if at == 0 and len(self.steps) == 1:  # the interval is not known yet
+        if at == 0:  # before the first step: its rule, once the interval is known
             self._before_first = (step, value)
-        elif at == 0 and self.steps[0] - step > self.steps[1] - self.steps[0]:
-            self.state = self._skip(step, value, "late held-out")
+            if len(self.steps) > 1 and not self._place_before_first():
+                self.state = self._skip(step, value, "late held-out")
         elif math.isnan(held[at]):
             held[at] = value
         else:
@@ -571,9 +572,8 @@ class Monitor:
     def _keep_outside(self, step: float, reward: float) -> None:
         """Keep a reward outside the declared ``reward_range``; the analysis infers the range.
 
-        The reward is the trainer's, so it is kept (for the diagnosis and the early warning);
-        the declared range no longer holds the run, so the fits stop reading it. Warn at the
-        first; the state's notes count them.
+        Kept for the diagnosis and the early warning; the declared range no longer holds the
+        run, so the fits stop reading it. Warn at the first; the state's notes count them.
         """
         count, first = self._outside or (0, (step, f"{reward:.3g}"))
         self._outside = (count + 1, first)
