@@ -36,7 +36,8 @@ from grpodyn.empirical.diagnostics.state import ALPHA
 from grpodyn.empirical.diagnostics.verdict import CEILING, FLAG_SCORE, ModeVerdict
 from grpodyn.empirical.logs.loaders import Run
 
-__all__ = ["instability", "limit_cycle", "metric_growth", "without_rise", "LIMIT_RADIUS"]
+__all__ = ["instability", "limit_cycle", "metric_growth", "relaxation_time", "without_rise",
+           "LIMIT_RADIUS"]
 
 #: an AR(2) pole radius this close to 1 is near the unit circle (an oscillation that persists)
 LIMIT_RADIUS = 0.9
@@ -242,6 +243,12 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
             collapse_words = (" without the policy leaving the reference (KL within a factor 3, "
                               "entropy not up x3): a slow fluctuation or a concentration, not "
                               "a divergence")
+        elif best < window and not moved:
+            tau = relaxation_time(run.steps, r, noise)
+            if np.isfinite(tau):
+                # no KL or entropy to say whether the policy moved: the fall's shape decides
+                collapse_score = 0.0
+                collapse_words = _relaxation_words(tau)
     score = max(collapse_score, excess_score, kl_score, divergence_score, cycle["score"])
     where = (float(run.steps[best]), float(run.steps[-1]))
     if np.isfinite(cycle["radius"]):
@@ -265,6 +272,69 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
         fall = f"reward at its best smoothed level at the end (step {run.steps[best]:g})"
     words = f"{fall}{collapse_words}; {oscillation}{kl_words}{divergence_words}"
     return ModeVerdict(score >= FLAG_SCORE, score, words, True, where)
+
+
+def relaxation_time(steps: np.ndarray, r: np.ndarray, noise: float) -> float:
+    """Return the time constant of a fall that is one exponential relaxation, NaN otherwise.
+
+    A stable map relaxes to its fixed point: the distance to it shrinks by the same factor every
+    step, so a reward that falls to a lower fixed point does so fastest at its start and slower
+    and slower, ``r(t) = c + a exp(-(t - t0) / tau)`` with ``a > 0`` (docs/theory.md section 5).
+    An unstable map does the opposite: its departure grows, so the fall speeds up after a
+    plateau or a rise (a step or a sigmoid down), which no such curve follows. The curve is
+    fitted by least squares (``c`` and ``a`` exactly for each ``tau`` on a logarithmic grid
+    from one logging interval to ten spans) and accepted where the data show both:
+
+    - the slowing down: the curve beats a straight line by an F test at the false-alarm rate
+      ``ALPHA`` (a steady decline, or one too noisy to show its shape, says nothing of it);
+    - nothing else: its residual variance is within three standard errors of the white
+      noise's, ``SSE / (m - 3) <= noise^2 (1 + 3 sqrt(2 / (m - 3)))``. Fluctuations slower
+      than the logging interval inflate it beyond the point-to-point noise and fail this.
+
+    Parameters
+    ----------
+    steps : ndarray
+        The logged steps [step].
+    r : ndarray
+        The reward per logged step from the start of the fall [reward] (the diagnosis passes
+        the whole run when its best level lies in its first smoothing window).
+    noise : float
+        Point-to-point noise of the reward [reward].
+
+    Returns
+    -------
+    float
+        ``tau`` [step], or NaN where the fall is not one relaxation within the noise, or the
+        run holds fewer than 12 finite points.
+    """
+    from scipy.stats import f as f_law
+
+    finite = np.isfinite(r)
+    t, y = steps[finite] - steps[finite][0], r[finite]
+    m = y.size
+    if m < 12 or not noise > 0 or t[-1] <= 0:
+        return float("nan")
+    line = np.polynomial.polynomial.polyfit(t, y, 1)
+    sse_line = float(np.sum((y - np.polynomial.polynomial.polyval(t, line)) ** 2))
+    sse, tau = np.inf, float("nan")
+    for trial in np.geomspace(float(np.median(np.diff(t))), 10 * float(t[-1]), 60):
+        basis = np.column_stack([np.ones(m), np.exp(-t / trial)])
+        coef, *_ = np.linalg.lstsq(basis, y, rcond=None)
+        trial_sse = float(np.sum((y - basis @ coef) ** 2))
+        if coef[1] > 0 and trial_sse < sse:
+            sse, tau = trial_sse, float(trial)
+    variance = sse / (m - 3)
+    slows = variance > 0 and (sse_line - sse) / variance > f_law.isf(ALPHA, 1, m - 3)
+    within = variance <= noise**2 * (1 + 3 * np.sqrt(2 / (m - 3)))
+    return tau if slows and within else float("nan")
+
+
+def _relaxation_words(tau: float) -> str:
+    """Say that a fall from the first steps is a relaxation (time constant ``tau`` steps)."""
+    return (f", from the first steps on, along one exponential relaxation (time constant "
+            f"{tau:.3g} steps) within the noise: fastest at the start and slowing, as a stable "
+            "map settles to a lower level, where an instability's fall grows (no KL or entropy "
+            "in the log to say more), so it does not count")
 
 
 def _cycle_words(cycle: dict, span: float) -> str:
