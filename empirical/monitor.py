@@ -28,16 +28,16 @@ the same steps, at about eight times the cost (over 1000 updates refitted every 
 (docs/theory.md section 10). At every update from 10 rewards on,
 :func:`grpodyn.empirical.diagnostics.early_warning.early_warning` looks for the precursors of a
 collapse at the last steps (``state.early_warning``: a warning, not a verdict). The warning
-reported is the one standing at the last update
-(:func:`~grpodyn.empirical.diagnostics.early_warning.standing_warning` gives the same from a
-log): the precursors often fall silent once the collapse they announce has begun, so a warning
-that fired stands, with the evidence it fired with (a warning of a later onset replaces it),
-until a diagnosis that carries a verdict (a flagged mode, or the reward's trend read) finds
-none at the last steps. So the warning held at an update where the monitor diagnoses is the
-one ``grpodyn diagnose LOG --until STEP`` (``diagnose(prefix(run, STEP))``) reports for the
-steps fed, which supposes a diagnosis at STEP; between two diagnoses the monitor can still hold
-a warning that command drops. With ``diagnose_every=1`` the two agree at every step. Until
-the first diagnosis the state says that none has run and when it will (``headline``;
+reported is the one standing at the last update (``early_warning.standing_warning`` gives the
+same from a log): the precursors often fall silent once the collapse they announce has begun,
+so a warning that fired stands, with the evidence it fired with (a warning of a later onset
+replaces it), until a diagnosis that carries a verdict (``early_warning.reviews``: a flagged
+mode, or the reward's trend read, but a decline no mode explains) finds none at the last
+steps. So the warning held at an update where the monitor diagnoses is the one ``grpodyn
+diagnose LOG --until STEP`` (``diagnose(prefix(run, STEP))``) reports for the steps fed, which
+supposes a diagnosis at STEP; between two diagnoses the monitor can still hold a warning that
+command drops. With ``diagnose_every=1`` the two agree at every step. Until the first
+diagnosis the state says that none has run and when it will (``headline``;
 ``diagnosed_at`` is None), so that no flag is not read as health.
 
 The held-out reward (TRL ``eval_reward``, logged in an evaluation event of its own, without
@@ -64,7 +64,7 @@ import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS, diagnose
 from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as WARNING_POINTS
-from grpodyn.empirical.diagnostics.early_warning import early_warning
+from grpodyn.empirical.diagnostics.early_warning import early_warning, reviews
 from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Hyperparameter, Run, RunMeta
 from grpodyn.empirical.logs.run_analysis import FIT_MODELS, analyse_run, not_determined
 from grpodyn.ground import InputError, check_int, check_momentum, check_reward_range, finite_json
@@ -217,8 +217,9 @@ class MonitorState:
         updates that find the same onset do not rewrite its evidence, one of a later onset
         replaces it. It stands after its precursors clear (a collapse that follows them often
         silences them) until a diagnosis that carries a verdict (a flagged mode, or a state
-        other than ``too_short``) finds none at the last steps; a diagnosis too short to read
-        the trend that flags nothing leaves it standing. None when none stands.
+        other than ``too_short`` and ``declining``) finds none at the last steps; a diagnosis
+        too short to read the trend, or a decline no mode explains, leaves it standing. None
+        when none stands.
     headline : str
         The last diagnosis's one-line verdict; before the first, that no diagnosis has run
         and when the first will.
@@ -654,16 +655,15 @@ class Monitor:
     def _diagnose(self, state: MonitorState, run: Run, *, fresh_warning: bool) -> MonitorState:
         """Diagnose the run so far: the flagged modes and their evidence.
 
-        A diagnosis that carries a verdict (a flagged mode, or the reward's trend read)
-        reviews the standing early warning: without a fresh one (``fresh_warning``) it is
-        dropped, the flags carry any verdict. One too short to read the trend that flags
-        nothing leaves it standing.
+        A diagnosis that carries a verdict (:func:`reviews`) drops the standing early warning
+        unless a fresh one fired (``fresh_warning``); the flags carry any verdict. One too short
+        to read the trend, or a decline no mode explains, leaves it standing.
         """
         if run.n_points < MIN_DIAGNOSE_POINTS:
             return state
         diagnosis = diagnose(run, group_size=self.group_size)
         flagged = {name: v.evidence for name, v in diagnosis.modes.items() if v.flag}
-        verdict = bool(flagged) or diagnosis.state != "too_short"
+        verdict = reviews(bool(flagged), diagnosis.state)
         standing = state.early_warning if fresh_warning or not verdict else None
         return replace(state, flags=tuple(flagged), evidence=flagged,
                        headline=diagnosis.headline, diagnosed_at=state.step,

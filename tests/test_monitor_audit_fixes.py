@@ -298,3 +298,38 @@ def test_a_late_evaluation_far_before_the_first_step_is_dropped_as_the_loaders_d
     assert np.isnan(monitor.metrics["heldout_reward"]).all()
     monitor.update(99, {"eval_reward": 0.5})  # within one interval of the first: placed
     assert monitor.metrics["heldout_reward"][0] == 0.5
+
+
+def _smooth_collapse():
+    """A rise, then a collapse over a few steps at step 200, entropy x5 and KL x20 with it."""
+    from grpodyn.empirical.logs.loaders import Run
+
+    rng = np.random.default_rng(7)
+    s = np.arange(1, 301, dtype=float)
+    c = 1 / (1 + np.exp(-(s - 200) / 2))
+    reward = np.clip((0.2 + 0.5 * (1 - np.exp(-s / 50))) * (1 - c) + 0.02 * c
+                     + rng.normal(0, 0.03, s.size), 0, 1)
+    entropy = 1 + 4 * c + rng.normal(0, 0.02, s.size)
+    kl = 0.01 * (1 + 19 * c) + np.abs(rng.normal(0, 0.0005, s.size))
+    return Run(source="collapse", format="synthetic", steps=s, reward=reward,
+               metrics={"entropy": entropy, "kl": kl})
+
+
+def test_a_warning_stands_through_a_decline_that_no_mode_explains():
+    """Its precursors fired at the collapse's start; a few steps on, the reward has fallen beyond
+    its noise but not yet into the last quarter that the instability reads: the state is a
+    decline with no mode, and the warning, the one account of it, stands (it was dropped)."""
+    import grpodyn
+    from grpodyn.empirical.diagnostics.early_warning import prefix, reviews, standing_warning
+
+    run = _smooth_collapse()
+    cut = prefix(run, 210.0)
+    d = grpodyn.diagnose(cut)
+    assert d.state == "declining" and d.primary is None
+    assert d.early_warning is not None and d.early_warning["step"] < 205
+    state = _feed(grpodyn.Monitor(diagnose_every=cut.n_points), cut)[210.0]
+    assert state.diagnosed_at == 210.0 and state.flags == ()
+    assert state.early_warning == d.early_warning
+    assert not reviews(False, "declining") and reviews(True, "declining")
+    assert reviews(False, "learning") and not reviews(False, "too_short")
+    assert standing_warning(cut, reviewed=True) is None  # a verdict would have dropped it

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as EARLY_WARNING_POINTS
-from grpodyn.empirical.diagnostics.early_warning import RELATIVE, standing_warning
+from grpodyn.empirical.diagnostics.early_warning import RELATIVE, reviews, standing_warning
 from grpodyn.empirical.diagnostics.hacking import hacking
 from grpodyn.empirical.diagnostics.instability import instability
 from grpodyn.empirical.diagnostics.modes import concentration, degeneracy, prompt_pool_at
@@ -254,7 +254,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
             pools[name] = {**pool.to_dict(), "steps": [float(run.steps[part][0]),
                                                        float(run.steps[part][-1])]}
     # the warning a monitor fed these steps holds (one that fired stands until a verdict)
-    warning = standing_warning(run, reviewed=primary is not None or state.name != "too_short")
+    warning = standing_warning(run, reviewed=reviews(primary is not None, state.name))
     return Diagnosis(modes, primary, run.source, notes, state.name, state.evidence, g_info,
                      pools, state.peak_step, None if warning is None else warning.to_dict(),
                      pinned=state.pinned, resolved=state.resolved, from_start=state.from_start)

@@ -312,6 +312,23 @@ def early_warning(run: Run) -> EarlyWarning | None:
     return EarlyWarning(first, signals, {s: evidence[s] for s in signals})
 
 
+def reviews(flagged: bool, state: str) -> bool:
+    """Return whether a diagnosis carries a verdict that reviews a standing warning.
+
+    A flagged mode carries one, and so does a state read from the reward's trend (learning,
+    converged, not learning), but not a decline that no mode explains: the warning that fired
+    before it may be the one account of that fall, so it stands; nor a run too short to read.
+
+    Parameters
+    ----------
+    flagged : bool
+        Whether the diagnosis flags a mode.
+    state : str
+        The diagnosis's state (``Diagnosis.state``).
+    """
+    return flagged or state not in ("too_short", "declining")
+
+
 def standing_warning(run: Run, *, reviewed: bool = False) -> EarlyWarning | None:
     """Return the early warning standing at the run's last step, as a monitor fed its steps has it.
 
@@ -319,8 +336,9 @@ def standing_warning(run: Run, *, reviewed: bool = False) -> EarlyWarning | None
     that fired at an earlier step stands: the latest onset :func:`early_warning` finds at the
     run's prefixes (from :data:`MIN_POINTS` points on), with the evidence of the first prefix
     that found it; a later onset replaces it. A diagnosis that carries a verdict at the last
-    step (a flagged mode, or the reward's trend read) reviews the run: then only a warning at
-    the last steps stands, the diagnosis's flags carry the rest. This is the rule of
+    step (:func:`reviews`: a flagged mode, or the reward's trend read, but a decline no mode
+    explains) reviews the run: then only a warning at the last steps stands, the diagnosis's
+    flags carry the rest. This is the rule of
     :class:`grpodyn.empirical.monitor.Monitor`, whose state at a diagnosis, its first, is what
     this returns for the steps it was fed.
 
