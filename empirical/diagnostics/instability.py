@@ -222,8 +222,9 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
             # the opposite of concentration: the temperature rose while the reward fell, the
             # updates threw the policy off its start (divergence)
             divergence_score = 1.0
-            divergence_words = (f"; entropy rose x{entropy_growth:.2f} while the reward fell "
-                                f"{r0:.2f} -> {r1:.2f} (divergence)")
+            divergence_words = (f"; entropy rose x{entropy_growth:.2f} while the reward's mean "
+                                f"fell from {r0:.3g} over the first 15% of the run to {r1:.3g} "
+                                "over its last quarter (divergence)")
     kl_growth, kl_score, kl_words = _kl(run, late)
     collapse_words = ""
     if collapse_score == 0:
