@@ -625,7 +625,9 @@ def test_advise_says_when_too_few_points_come_from_merged_records(tmp_path, caps
 
 
 def test_the_until_help_gives_the_monitors_first_diagnosis(capsys):
-    from grpodyn.empirical.diagnostics.diagnose import MODE_POINTS
+    from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, MODE_POINTS
 
     assert main(["diagnose", "--help"]) == 0
-    assert f"Below {MODE_POINTS} points" in " ".join(capsys.readouterr().out.split())
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"From {MIN_POINTS} to {MODE_POINTS - 1} points" in text
+    assert f"below {MIN_POINTS} it refuses" in text

@@ -31,9 +31,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="diagnose only the steps up to STEP (inclusive), as a monitor would "
                    "have then: the early warning is the one a Monitor holds at STEP when it "
                    "diagnoses at that step (diagnose_every=1 at every step); one that fired "
-                   "stands until a diagnosis with a verdict. Below 20 points the command "
-                   "still reads the prefix (too short for the modes), where a Monitor has "
-                   "not diagnosed yet")
+                   "stands until a diagnosis with a verdict. From 10 to 19 points the "
+                   "command still reads the prefix (too short for the modes), where a "
+                   "Monitor has not diagnosed yet; below 10 it refuses")
     add_log_options(p)
     add_json(p)
     p.set_defaults(handler=run)

@@ -155,7 +155,8 @@ def add_analysis_options(parser: argparse.ArgumentParser, *, momentum_help: str)
 def add_json(parser: argparse.ArgumentParser) -> None:
     """Add ``--json``: one JSON object on stdout and nothing else."""
     parser.add_argument("--json", action="store_true",
-                        help="print one JSON object on stdout and nothing else")
+                        help="print one JSON object on stdout and nothing else (bad input: "
+                             "nothing on stdout, one line on stderr, exit code 2)")
 
 
 def add_lag(parser: argparse.ArgumentParser) -> None:
