@@ -54,9 +54,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="fraction of the stability limit (default 0.5): with --kappa the target "
                    "margin's lr, and the cap of the critical and settling targets where a lag "
                    "lowers the limit; with --log: the multiple of the lr of a run that fell")
-    p.add_argument("--steps", type=positive_integer,
-                   help="with --log: the lr that reaches 90%% of the attainable gain within "
-                   "N steps (default: the run's own length)")
+    p.add_argument("--steps", type=positive_integer, metavar="N",
+                   help="with --log: the horizon: the least lr that reaches 90%% of the "
+                   "attainable gain within N steps, however far from the run's (approach it "
+                   "in raises of at most x2). Without it the horizon is the run's own length "
+                   "and the advice may also raise toward the fastest settling the stability "
+                   "allows (headroom), at most x2, so the two can differ at N = the length")
     p.add_argument("--sweep", action="append", metavar="LOG",
                    help="with --log: a run of the same model and task at another lr, G or B "
                    "(repeat; read with the same --reward-key and --logging-steps; a log of "
