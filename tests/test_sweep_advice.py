@@ -126,6 +126,17 @@ def test_the_exponent_is_the_run_optimizers_family():
     assert exponent_from_sweep(mixed, run_optimizer(None, "trl_trainer_state"))["value"] == -0.8
 
 
+def test_an_exponent_of_the_wrong_sign_is_named_not_called_missing():
+    """Adam runs whose tau grew with the lr fit p > 0: the theory's -1 is used, and the reason
+    gives that fit (it said the sweep held no adam runs)."""
+    wrong = SimpleNamespace(layout=SimpleNamespace(optimizers=["adam"]),
+                            tau_lr_exponent=lambda: {"adam": {"value": 1.1, "stderr": 0.068,
+                                                              "learning_rates": [1, 2, 4]}})
+    entry = exponent_from_sweep(wrong, run_optimizer("adamw", "jsonl"))
+    assert entry["status"] == "theory" and entry["value"] == -1
+    assert "p = 1.1 +- 0.068" in entry["reason"] and "no adam runs" not in entry["reason"]
+
+
 @pytest.mark.parametrize(("case", "expected"), [
     # a run that fell 8x past the sweep's fall: the margin of that fall, x0.5 / 8
     (dict(direction="lower", ratio=0.5, interval=[None, 0.5], lr=8.0, limit=1.0, own_fell=True),

@@ -59,9 +59,15 @@ def exponent_from_sweep(fit: Any, optimizer: str | None = "adam") -> dict[str, A
                 "run's optimizer): the map's -1"}
     entry = fit.tau_lr_exponent().get(optimizer, {})
     value = entry.get("value")
-    if value is None or not value < 0:
+    if value is None:
         return {**THEORY_EXPONENT, "reason": f"the sweep does not determine it "
                 f"({entry.get('status', f'it holds no {optimizer} runs')}): the map's -1"}
+    if not value < 0:
+        stderr = entry.get("stderr")
+        spread = f" +- {stderr:.2g}" if stderr is not None else ""
+        return {**THEORY_EXPONENT, "reason": f"the sweep's {optimizer} runs fit p = "
+                f"{value:.2g}{spread}, tau not falling as the lr rises, which no stable map "
+                "does (grpodyn sweep says how far from the law): the map's -1"}
     return {"value": float(value), "stderr": entry.get("stderr"), "status": "measured",
             "reason": f"fitted on a sweep over lr {entry.get('learning_rates')}"}
 
