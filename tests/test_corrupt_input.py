@@ -84,6 +84,16 @@ def test_a_learning_rate_beyond_any_lr_is_no_lr(tmp_path, capsys):
     assert "a learning rate is at most 1e+06" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value,why", [(-1e-6, "(negative: no learning rate is)"),
+                                       (0.0, "(rounded away in the printout?)")])
+def test_a_learning_rate_never_positive_says_why(tmp_path, value, why):
+    t, r = _rising()
+    run = load_run(_log(tmp_path / "lr.jsonl", t.tolist(), r.tolist(),
+                        learning_rate=[value] * t.size))
+    assert run.meta.lr is None
+    assert any(f"at its highest {why}" in w for w in run.warnings), run.warnings
+
+
 def test_a_metric_never_finite_is_noted(tmp_path):
     t, r = _rising()
     run = load_run(_log(tmp_path / "nan.jsonl", t.tolist(), r.tolist(),

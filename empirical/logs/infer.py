@@ -421,7 +421,8 @@ def _logged_lr(lr: np.ndarray, meta: RunMeta, notes: list[str]) -> bool:
     known = lr[np.isfinite(lr)]
     peak = float(known.max())
     if not 0 < peak <= LR_MAX:
-        why = ("rounded away in the printout?" if peak <= 0
+        why = ("rounded away in the printout?" if peak == 0
+               else "negative: no learning rate is" if peak < 0
                else f"beyond any learning rate, {LR_MAX:g}: a corrupt record?")
         notes.append(f"learning_rate is logged as {peak:g} at its highest ({why}): the lr is "
                      "not known; give --lr (in Python run.meta.with_overrides(lr=...))")
