@@ -457,9 +457,11 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     half of its gain within the data, the data do not move on beyond it (:func:`_runs_on`),
     its information matrix is regular and its interval leaves out the run's starting level:
     value and interval);
-    ``at_bound`` (r* on the reward range: the data push it to the edge); ``singular`` (no
-    standard error from a singular information matrix); ``not_determined`` (no saturation
-    seen, or too little of it, or an interval that holds the starting level) with a one-sided
+    ``at_bound`` (r* on the reward range's edge after at least half of the fitted gain: the
+    data push it there); ``singular`` (no standard error from a singular information matrix);
+    ``not_determined`` (no saturation seen, or too little of it, under half of the fitted gain
+    made, a plateau the fit put on the range's edge included, or an interval that holds the
+    starting level) with a one-sided
     bound where one exists: the plateau of a rising run lies at or above where the run is now,
     at ``level``; its ``bound`` says which side (``"lower"`` for a run that rose, ``"upper"``
     for one that fell, None without one), since a known reward range fills the other side.
@@ -504,6 +506,9 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     p = fit.params
     shape = fit.model.shape(np.array([fit.t[-1]]), *fit.theta[2:])[0]
     realised = 1.0 - float(shape)
+    if realised < 0.5:  # a plateau the fit pushed to the range's edge included
+        return one_sided(f"{name}: only {realised:.0%} of the fitted gain is made by the last "
+                         "training step; the run has not begun to saturate")
     if "r_star" in fit.at_bounds:
         return {"value": float(p["r_star"]), "lower": None, "upper": None, "status": "at_bound",
                 "reason": f"{name}: the plateau sits on the reward range's edge "
@@ -511,9 +516,6 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
                 "model": name}
     if [b for b in fit.at_bounds if b != "r_star"]:
         return one_sided(f"{name}: {', '.join(fit.at_bounds)} at the fit's bound")
-    if realised < 0.5:
-        return one_sided(f"{name}: only {realised:.0%} of the fitted gain is made by the last "
-                         "training step; the run has not begun to saturate")
     beyond = _runs_on(fit, rising)
     if beyond is not None:
         return {**one_sided(f"{name}: the run {'rises' if rising else 'falls'} on beyond the "
@@ -627,9 +629,11 @@ def with_prior(curves: EnsembleForecast, steps: np.ndarray, reward: np.ndarray, 
 
     The members, their weights and so the plateau stay the curve models'; ``point``,
     ``lower`` and ``upper`` become the prior's and ``point_weights`` names the prior alone.
-    Where the prior gives no forecast (a level above its widest band,
-    :data:`numerics.learned_prior.TOP_LEVEL`, or a training part it refuses), the curve
-    models' forecast is returned whole with a warning that says why.
+    Above the prior's widest band (:data:`numerics.learned_prior.TOP_LEVEL`) the point stays
+    the prior's and the band is the union of its widest band and the curve models' band at the
+    level, so that a higher level never narrows the band nor moves the point. Where the prior
+    gives no forecast (a training part it refuses), the curve models' forecast is returned
+    whole with a warning that says why.
 
     Returns
     -------
@@ -639,20 +643,23 @@ def with_prior(curves: EnsembleForecast, steps: np.ndarray, reward: np.ndarray, 
     from .forecast_calibrated import calibrated_prior_forecast  # loaded on use
     from .learned_prior import TOP_LEVEL
 
-    left_out = "the curve models give the point and band"
-    if level > TOP_LEVEL:
-        return replace(curves, warnings=(*curves.warnings, (
-            f"level {level:g} is above the learned prior's widest band ({TOP_LEVEL:g}): "
-            f"{left_out}"))), None
     try:
         prior = calibrated_prior_forecast(steps, reward, n_train=n_train,
-                                          future_steps=curves.steps, level=level, bounds=bounds)
+                                          future_steps=curves.steps,
+                                          level=min(level, TOP_LEVEL), bounds=bounds)
     except InputError as err:
         reason = str(err).split(": use the ensemble forecaster")[0]  # the one in use
         return replace(curves, warnings=(*curves.warnings, (
-            f"the calibrated learned prior gives no forecast ({reason}): {left_out}"))), None
+            f"the calibrated learned prior gives no forecast ({reason}): the curve models give "
+            "the point and band"))), None
     notes = tuple(f"calibrated prior (the point and band): {w}" for w in prior.warnings
                   if w not in curves.warnings)
-    return replace(curves, point=prior.point, lower=prior.lower, upper=prior.upper,
+    lower, upper = prior.lower, prior.upper
+    if level > TOP_LEVEL:
+        lower, upper = np.minimum(lower, curves.lower), np.maximum(upper, curves.upper)
+        notes += (f"level {level:g} is above the learned prior's widest band ({TOP_LEVEL:g}): "
+                  f"the band is the union of that band and the curve models' at {level:g}, so "
+                  "that a higher level never narrows it",)
+    return replace(curves, point=prior.point, lower=lower, upper=upper,
                    point_weights={"calibrated_prior": 1.0},
                    warnings=(*curves.warnings, *notes)), prior

@@ -182,9 +182,13 @@ def test_the_monitor_says_that_no_diagnosis_has_run_and_when_the_first_will():
     never = grpodyn.Monitor(diagnose_every=0)
     assert "the diagnosis is off" in never.state.headline
     assert repr(never) == "Monitor(0 points, no step yet, never diagnosed (diagnose_every=0))"
-    for step in range(1, 60):  # a steady climb toward the [0, 1] range's edge
-        state = never.update(step, {"reward": 0.3 + 0.005 * step})
+    for step in range(1, 60):  # a climb that slows toward a level beyond the range's edge 1
+        state = never.update(step, {"reward": 1.15 - 0.85 * np.exp(-step / 40)})
     assert "plateau=at_bound (1)" in repr(state) and "never diagnosed" in repr(state)
+    straight = grpodyn.Monitor(diagnose_every=0)
+    for step in range(1, 60):  # a straight climb: no deceleration, no plateau at the edge
+        state = straight.update(step, {"reward": 0.3 + 0.005 * step})
+    assert "plateau=not_determined (>= " in repr(state)
     diagnosed = _feed(grpodyn.Monitor(momentum=0.9, diagnose_every=20))
     assert diagnosed[19.0].diagnosed_at is None and diagnosed[20.0].diagnosed_at == 20.0
     assert not diagnosed[40.0].headline.startswith("not diagnosed")

@@ -136,17 +136,8 @@ def test_where_the_run_is_quiet_the_point_and_band_are_the_priors_and_the_platea
 
 
 def test_without_the_prior_the_curve_models_stand_alone_and_say_why():
-    # above the learned prior's widest band (0.95) the prior gives no band: the forecast is
-    # the curve models' alone, with a warning naming the reason
     steps = np.arange(1.0, 201.0)
     kwargs = {"n_train": 100, "future_steps": steps[100:], "bounds": (0.0, 1.0)}
-    quiet = _noisy(0.5 + 0 * steps)
-    fc = get_forecaster("ensemble").forecast(steps, quiet, level=0.99, **kwargs)
-    curves = forecast_curve(steps, quiet, level=0.99, **kwargs)
-    assert np.allclose(fc.point, curves.point) and np.allclose(fc.upper, curves.upper)
-    assert "calibrated_prior" not in fc.point_weights
-    assert any("above the learned prior's widest band" in w
-               and "the curve models give the point and band" in w for w in fc.warnings)
     # a training part without step-to-step noise: the prior refuses it, and the note gives
     # its reason without its hint to use the ensemble (the forecaster in use)
     line = 0.2 + 0.002 * steps
@@ -154,6 +145,29 @@ def test_without_the_prior_the_curve_models_stand_alone_and_say_why():
     assert np.allclose(fc.point, forecast_curve(steps, line, **kwargs).point)
     note = next(w for w in fc.warnings if "gives no forecast" in w)
     assert "no step-to-step noise" in note and "use the ensemble" not in note
+
+
+@pytest.mark.parametrize("curve", ["quiet", "rise"])
+def test_a_higher_level_never_narrows_the_band_nor_moves_the_point(curve):
+    """Above the learned prior's widest band (0.95) the point stays the prior's and the band
+    holds that band and the curve models' at the level (the curve models' alone had given a 99%
+    band narrower than the 90% one, around another point)."""
+    steps = np.arange(1.0, 201.0)
+    y = _noisy(0.5 + 0 * steps) if curve == "quiet" else _noisy(
+        0.2 + 0.5 * (1 - np.exp(-steps / 30)))
+    kwargs = {"n_train": 60, "future_steps": steps[60:], "bounds": (0.0, 1.0)}
+    bands = {level: get_forecaster("ensemble").forecast(steps, y, level=level, **kwargs)
+             for level in (0.9, 0.95, 0.99)}
+    for low, high in ((0.9, 0.95), (0.95, 0.99)):
+        assert np.allclose(bands[low].point, bands[high].point)
+        assert np.all(bands[high].lower <= bands[low].lower + 1e-12)
+        assert np.all(bands[high].upper >= bands[low].upper - 1e-12)
+    top = bands[0.99]
+    assert top.point_weights == {"calibrated_prior": 1.0}
+    assert any("above the learned prior's widest band" in w and "union" in w
+               for w in top.warnings)
+    curves = forecast_curve(steps, y, level=0.99, **kwargs)
+    assert np.all(top.lower <= curves.lower + 1e-12) and np.all(top.upper >= curves.upper - 1e-12)
 
 
 def test_the_priors_notes_reach_the_user_and_the_model_names_the_prior():
@@ -211,3 +225,26 @@ def test_where_the_run_climbs_without_deceleration_the_band_holds_the_trend_too(
     assert np.any(fc.upper - fc.lower > curves.upper - curves.lower + 1e-9)  # it widened
     assert any(f"still {word} at the cut with no deceleration seen" in w for w in fc.warnings)
     assert not any("climbing" in w for w in fc.warnings)  # the direction's word only
+
+
+@pytest.mark.parametrize("curve,reward_range", [("straight", None), ("slow", (-20.0, 20.0))])
+def test_a_plateau_the_fit_pushes_to_an_edge_without_saturation_is_not_determined(
+        tmp_path, capsys, curve, reward_range):
+    """A rise that has made a fifth or a tenth of its fitted gain says nothing of its end: the
+    power law's plateau, pushed to the reward range's edge (1, or a declared 20), was called
+    at_bound there (a straight climb 0.1 + 0.003 t; a slow one from -5 towards -2)."""
+    steps = np.arange(1, 201)
+    rng = np.random.default_rng(0)
+    draws = [rng.normal(0, sd, 200) for sd in (0.03, 0.02, 0.03, 0.02, 0.2)]
+    reward = (0.1 + 0.003 * steps + draws[1] if curve == "straight"
+              else -5 + 3 * (1 - np.exp(-steps / 40)) + draws[4])
+    path = tmp_path / "rise.jsonl"
+    path.write_text("\n".join(json.dumps({"step": int(s), "reward": float(r)})
+                              for s, r in zip(steps, reward, strict=True)))
+    argv = ["forecast", str(path), "--train-fraction", "0.3", "--json"]
+    if reward_range is not None:
+        argv.append(f"--reward-range={reward_range[0]:g},{reward_range[1]:g}")
+    assert main(argv) == 0
+    plateau = json.loads(capsys.readouterr().out)["plateau"]
+    assert plateau["status"] == "not_determined" and plateau["bound"] == "lower", plateau
+    assert "has not begun to saturate" in plateau["reason"]

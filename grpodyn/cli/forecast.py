@@ -35,8 +35,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                             "grpodyn fit --train-fraction fits it. In the JSON, `forecaster` "
                             "is the forecaster asked for (--forecaster) and `model` the one "
                             "that supplied the point and band (the ensemble's calibrated prior, "
-                            "or its curve models' average where the prior gives none, e.g. "
-                            "above its widest band).")
+                            "or its curve models' average where the prior gives none). Above "
+                            "the prior's widest band, 0.95, the band is the union of that band "
+                            "and the curve models' at --level.")
     p.add_argument("log", help="the training log")
     cut = p.add_mutually_exclusive_group()
     cut.add_argument("--train-fraction", type=fraction,
@@ -49,7 +50,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "without a cut: the steps the run was set to take, where the log records "
                    "them: TRL's max_steps, or the total of a console's progress counter n/N)")
     p.add_argument("--level", type=open_fraction, default=0.9,
-                   help="central probability of the band (default 0.9)")
+                   help="central probability of the band (default 0.9; a higher one never "
+                   "narrows it)")
     p.add_argument("--forecaster", choices=tuple(FORECASTERS),
                    default="ensemble",
                    help="ensemble: the calibrated learned prior's point and band with the "
