@@ -94,6 +94,8 @@ def test_the_b_g_exponent_against_the_law(value, stderr, law, verdict):
     assert ("correction" in out) == (verdict == "corrected")
     if verdict == "agrees":
         assert out["value"] == law and "agrees with the direct measurement" in out["status"]
+        # the law's exponent there, beside the measurement, not the target's beside it
+        assert f"at the sources' B G 64 the law's {law:.2f} agrees" in out["status"]
     if verdict == "corrected":  # the measurement truncated to [0, 1/2]: inside it, near 0
         corr = out["correction"]
         assert 0.0 < out["value"] == corr["value"] < 0.15 and corr["bg_ref"] == pytest.approx(64)

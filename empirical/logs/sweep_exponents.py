@@ -141,7 +141,8 @@ def _against_measurement(fit: SweepFit, out: dict[str, Any]) -> dict[str, Any]:
                          f"{list(BG_EXPONENT_RANGE)} by more than {_Z:g} standard errors; the "
                          "mean falls back to the nearest source")
     elif abs(b - law) <= _Z * se:
-        out["status"] += f"; agrees with the direct measurement ({where})"
+        out["status"] += (f"; at the sources' B G {measured['bg_ref']:.3g} the law's {law:.2f} "
+                          f"agrees with the direct measurement ({where})")
     else:
         a, c = (lo - b) / se, (hi - b) / se
         mean, var = (float(v) for v in truncnorm.stats(a, c, loc=b, scale=se, moments="mv"))
