@@ -319,16 +319,6 @@ def test_no_inference_from_continuous_or_averaged_rewards(tmp_path):
     assert any("not consecutive steps" in w for w in run.warnings)
 
 
-def test_rows_dropped_for_their_reward_leave_the_steps_consecutive(tmp_path):
-    """A row whose reward is missing is a gap in the steps, not a logging interval."""
-    rows = [{"step": s, "reward": None if s % 7 == 0 else (s % 8) / 8} for s in range(1, 60)]
-    path = tmp_path / "log.jsonl"
-    path.write_text("\n".join(json.dumps(row) for row in rows))
-    run = load_run(path)
-    assert not any("not consecutive steps" in w for w in run.warnings)
-    assert any("B G = 8" in w or "multiple of 1/8" in w for w in run.warnings), run.warnings
-
-
 @pytest.mark.parametrize("shape,expected", [("constant", "constant"), ("linear", "linear"),
                                              ("cosine", "cosine")])
 def test_schedule_from_the_logged_learning_rate(tmp_path, shape, expected):
