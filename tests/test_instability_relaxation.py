@@ -58,10 +58,39 @@ def test_a_fall_that_grows_is_no_relaxation_and_stays_an_instability(curve: np.n
     assert np.isnan(relaxation_time(STEPS, r, 0.03))
 
 
-def test_a_plateau_then_a_sudden_fall_is_still_flagged() -> None:
-    r = _noisy(0.1 + 0.7 / (1 + np.exp((STEPS - 150) / 4)), 0.02, seed=11)
+def test_a_short_plateau_then_a_sudden_fall_is_still_flagged() -> None:
+    """Its best level lies in the first window, so the relaxation test reads it, and rejects it."""
+    r = _noisy(0.1 + 0.7 / (1 + np.exp((STEPS - 20) / 2)), 0.02, seed=11)
     verdict = diagnose(_run(r)).modes["dynamical_instability"]
     assert verdict.flag, verdict.evidence
+    assert "relaxation" not in verdict.evidence
+
+
+@pytest.mark.parametrize("tau", [5.0, 10.0])
+def test_a_crash_within_the_first_window_is_no_relaxation(tau: float) -> None:
+    """A fall that ends within a few logging intervals is a step: its shape is not resolved (the
+    time constant under half the smoothing window, 15 steps here), so it stays a collapse. (One
+    over in 3 steps is averaged into the first window's level and read as no collapse at all.)"""
+    r = np.clip(_noisy(0.02 + 0.6 * np.exp(-(STEPS - 1) / tau), 0.01, seed=int(tau)), 0, 1)
+    assert np.isnan(relaxation_time(STEPS, r, 0.01, shortest=15.0))
+    verdict = diagnose(_run(r)).modes["dynamical_instability"]
+    assert verdict.flag, verdict.evidence
+
+
+def test_repeated_steps_do_not_break_the_relaxation_test() -> None:
+    r = _noisy(0.2 + 0.6 * np.exp(-STEPS / 60.0), 0.01, seed=2)
+    steps = np.repeat(STEPS[:150], 2)
+    assert np.isfinite(relaxation_time(steps, r, 0.01))
+    assert np.isnan(relaxation_time(np.full(300, 5.0), r, 0.01))  # one distinct step
+
+
+def test_a_kl_that_never_grows_leaves_the_shape_to_decide_and_says_so() -> None:
+    """A KL logged at zero (no KL penalty) gives no growth to read: the words say that, rather
+    than that the log holds no KL."""
+    r = _noisy(0.2 + 0.6 * np.exp(-STEPS / 60.0), 0.02, seed=4)
+    verdict = diagnose(_run(r, kl=np.zeros(STEPS.size))).modes["dynamical_instability"]
+    assert not verdict.flag, verdict.evidence
+    assert "no growth of the KL or the entropy in the log" in verdict.evidence
 
 
 def test_a_relaxation_with_the_entropy_up_threefold_is_still_an_instability() -> None:

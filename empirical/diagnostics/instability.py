@@ -245,9 +245,10 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
                               "entropy not up x3): a slow fluctuation or a concentration, not "
                               "a divergence")
         elif best < window and not moved:
-            tau = relaxation_time(run.steps, r, noise)
+            spacing = float(np.median(np.diff(run.steps)))
+            tau = relaxation_time(run.steps, r, noise, shortest=window * spacing / 2)
             if np.isfinite(tau):
-                # no KL or entropy to say whether the policy moved: the fall's shape decides
+                # no KL or entropy growth says whether the policy moved: the shape decides
                 collapse_score = 0.0
                 collapse_words = _relaxation_words(tau)
     score = max(collapse_score, excess_score, kl_score, divergence_score, cycle["score"])
@@ -275,16 +276,20 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
     return ModeVerdict(score >= FLAG_SCORE, score, words, True, where)
 
 
-def relaxation_time(steps: np.ndarray, r: np.ndarray, noise: float) -> float:
+def relaxation_time(steps: np.ndarray, r: np.ndarray, noise: float, *,
+                    shortest: float = 0.0) -> float:
     """Return the time constant of a fall that is one exponential relaxation, NaN otherwise.
 
     A stable map relaxes to its fixed point: the distance to it shrinks by the same factor every
     step, so a reward that falls to a lower fixed point does so fastest at its start and slower
-    and slower, ``r(t) = c + a exp(-(t - t0) / tau)`` with ``a > 0`` (docs/theory.md section 5).
+    and slower, ``r(t) = c + a exp(-(t - t0) / tau)`` with ``a > 0`` (docs/theory.md sections
+    5 and 10).
     An unstable map does the opposite: its departure grows, so the fall speeds up after a
     plateau or a rise (a step or a sigmoid down), which no such curve follows. The curve is
     fitted by least squares (``c`` and ``a`` exactly for each ``tau`` on a logarithmic grid
-    from one logging interval to ten spans) and accepted where the data show both:
+    from one logging interval to ten spans) and accepted where the data resolve its shape
+    (``tau`` at least ``shortest``: a crash within a few logging intervals is a step, whose
+    speed at its start no log shows) and show both:
 
     - the slowing down: the curve beats a straight line by an F test at the false-alarm rate
       ``ALPHA`` (a steady decline, or one too noisy to show its shape, says nothing of it);
@@ -297,28 +302,33 @@ def relaxation_time(steps: np.ndarray, r: np.ndarray, noise: float) -> float:
     steps : ndarray
         The logged steps [step].
     r : ndarray
-        The reward per logged step from the start of the fall [reward] (the diagnosis passes
-        the whole run when its best level lies in its first smoothing window).
+        The reward per logged step, fitted from its first point [reward] (the diagnosis passes
+        the whole run, where its best level lies in its first smoothing window: a rise before
+        that best must fit the same curve, which it does only within the noise).
     noise : float
         Point-to-point noise of the reward [reward].
+    shortest : float
+        The least time constant the data resolve [step]. The diagnosis passes half its
+        smoothing window, the scale it reads levels on: the fall then spreads over two windows
+        or more (2% of it left after two), where a crash ends within one.
 
     Returns
     -------
     float
-        ``tau`` [step], or NaN where the fall is not one relaxation within the noise, or the
-        run holds fewer than 12 finite points.
+        ``tau`` [step], or NaN where the fall is not one relaxation within the noise, is faster
+        than ``shortest``, or the run holds fewer than 12 finite points or one distinct step.
     """
     from scipy.stats import f as f_law
 
     finite = np.isfinite(r)
     t, y = steps[finite] - steps[finite][0], r[finite]
-    m = y.size
-    if m < 12 or not noise > 0 or t[-1] <= 0:
+    m, gaps = y.size, np.diff(t)
+    if m < 12 or not noise > 0 or not np.any(gaps > 0):
         return float("nan")
     line = np.polynomial.polynomial.polyfit(t, y, 1)
     sse_line = float(np.sum((y - np.polynomial.polynomial.polyval(t, line)) ** 2))
     sse, tau = np.inf, float("nan")
-    for trial in np.geomspace(float(np.median(np.diff(t))), 10 * float(t[-1]), 60):
+    for trial in np.geomspace(float(np.median(gaps[gaps > 0])), 10 * float(t[-1]), 60):
         basis = np.column_stack([np.ones(m), np.exp(-t / trial)])
         coef, *_ = np.linalg.lstsq(basis, y, rcond=None)
         trial_sse = float(np.sum((y - basis @ coef) ** 2))
@@ -327,15 +337,15 @@ def relaxation_time(steps: np.ndarray, r: np.ndarray, noise: float) -> float:
     variance = sse / (m - 3)
     slows = variance > 0 and (sse_line - sse) / variance > f_law.isf(ALPHA, 1, m - 3)
     within = variance <= noise**2 * (1 + 3 * np.sqrt(2 / (m - 3)))
-    return tau if slows and within else float("nan")
+    return tau if slows and within and tau >= shortest else float("nan")
 
 
 def _relaxation_words(tau: float) -> str:
     """Say that a fall from the first steps is a relaxation (time constant ``tau`` steps)."""
     return (f", from the first steps on, along one exponential relaxation (time constant "
             f"{tau:.3g} steps) within the noise: fastest at the start and slowing, as a stable "
-            "map settles to a lower level, where an instability's fall grows (no KL or entropy "
-            "in the log to say more), so it does not count")
+            "map settles to a lower level, where an instability's fall grows (no growth of the "
+            "KL or the entropy in the log to say more), so it does not count")
 
 
 def _cycle_words(cycle: dict, span: float) -> str:
