@@ -49,9 +49,10 @@ def exponent_from_sweep(fit: Any, optimizer: str | None = "adam") -> dict[str, A
     -------
     dict
         ``value``, ``stderr``, ``status`` (``measured``) and ``reason``; the theory's value with
-        its status when the sweep does not determine it, or holds no run of ``optimizer``
-        (lrs of different optimizers are on different scales, as :func:`sweep_cap` compares
-        no fall across them).
+        its status when the sweep does not determine it, holds no run of ``optimizer`` (lrs of
+        different optimizers are on different scales, as :func:`sweep_cap` compares no fall
+        across them), or fits an exponent of the wrong sign (tau not falling as the lr rises),
+        which the reason gives.
     """
     if optimizer is None:
         return {**THEORY_EXPONENT, "reason": "the run's optimizer is unknown, so no exponent of "
@@ -59,12 +60,12 @@ def exponent_from_sweep(fit: Any, optimizer: str | None = "adam") -> dict[str, A
                 "run's optimizer): the map's -1"}
     entry = fit.tau_lr_exponent().get(optimizer, {})
     value = entry.get("value")
-    if value is None:
+    if value is None or not np.isfinite(value):
         return {**THEORY_EXPONENT, "reason": f"the sweep does not determine it "
                 f"({entry.get('status', f'it holds no {optimizer} runs')}): the map's -1"}
     if not value < 0:
         stderr = entry.get("stderr")
-        spread = f" +- {stderr:.2g}" if stderr is not None else ""
+        spread = f" +- {stderr:.2g}" if stderr is not None and np.isfinite(stderr) else ""
         return {**THEORY_EXPONENT, "reason": f"the sweep's {optimizer} runs fit p = "
                 f"{value:.2g}{spread}, tau not falling as the lr rises, which no stable map "
                 "does (grpodyn sweep says how far from the law): the map's -1"}

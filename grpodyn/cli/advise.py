@@ -57,9 +57,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=positive_integer, metavar="N",
                    help="with --log: the horizon: the least lr that reaches 90%% of the "
                    "attainable gain within N steps, however far from the run's (approach it "
-                   "in raises of at most x2). Without it the horizon is the run's own length "
-                   "and the advice may also raise toward the fastest settling the stability "
-                   "allows (headroom), at most x2, so the two can differ at N = the length")
+                   "in raises of at most 1 / --margin, x2 by default). Without it the horizon "
+                   "is the run's own length and the advice may also raise toward the fastest "
+                   "settling the stability allows (headroom), by at most 1 / --margin, so the "
+                   "two can differ at N = the length")
     p.add_argument("--sweep", action="append", metavar="LOG",
                    help="with --log: a run of the same model and task at another lr, G or B "
                    "(repeat; read with the same --reward-key and --logging-steps; a log of "
