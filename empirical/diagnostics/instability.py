@@ -201,6 +201,7 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
     """
     r = run.reward
     window = max(10, run.n_points // 10)
+    spacing = float(np.median(np.diff(run.steps)))  # steps per logged point
     level = smooth(r, window)
     best = int(np.nanargmax(level))
     collapse = float(level[best] - window_mean(level, late))
@@ -212,7 +213,7 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
     excess, excess_score = _excess(fluctuations, noise)
     cycle = limit_cycle(fluctuations)
     # the AR(2) reads the logged points; its period in steps is that times their spacing
-    cycle["period"] *= float(np.median(np.diff(run.steps)))
+    cycle["period"] *= spacing
     entropy_growth = metric_growth(run, "entropy", early, late)
     divergence_score, divergence_words = 0.0, ""
     if entropy_growth > 1.3:
@@ -245,7 +246,6 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
                               "entropy not up x3): a slow fluctuation or a concentration, not "
                               "a divergence")
         elif best < window and not moved:
-            spacing = float(np.median(np.diff(run.steps)))
             tau = relaxation_time(run.steps, r, noise, shortest=window * spacing / 2)
             if np.isfinite(tau):
                 # no KL or entropy growth says whether the policy moved: the shape decides
