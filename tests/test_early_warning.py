@@ -14,6 +14,7 @@ from grpodyn.empirical.diagnostics.early_warning import (
     early_warning,
     prefix,
 )
+from grpodyn.empirical.diagnostics.series import PAIRWISE_POINTS, trend_tau
 from grpodyn.empirical.logs.loaders import Run, load_run
 from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
 from grpodyn.ground import InputError
@@ -160,6 +161,18 @@ def test_critical_slowing_down_is_named_when_the_fluctuations_slow_and_grow() ->
     warning = early_warning(run)
     assert warning is not None and "critical_slowing_down" in warning.signals
     assert "Kendall tau" in warning.evidence["critical_slowing_down"]
+
+
+@pytest.mark.parametrize("n", [2, 7, 501, PAIRWISE_POINTS + 1])
+def test_the_trend_statistic_is_scipys_kendall_tau_b(n: int) -> None:
+    """The pairwise count in numpy gives scipy's tau-b, ties in y included; constant y is NaN."""
+    from scipy.stats import kendalltau
+
+    rng = np.random.default_rng(n)
+    for y in (rng.normal(size=n), np.round(rng.normal(size=n)), np.cumsum(rng.normal(size=n))):
+        expected = kendalltau(np.arange(n), y).statistic
+        assert trend_tau(y) == pytest.approx(expected, abs=1e-12)
+    assert np.isnan(trend_tau(np.ones(n)))
 
 
 def test_prefix_is_causal_and_refuses_a_step_before_the_log() -> None:

@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.empirical.diagnostics.series import is_success_rate, smooth
+from grpodyn.empirical.diagnostics.series import is_success_rate, smooth, trend_tau
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError
 
@@ -239,8 +239,6 @@ def _rolling(x: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _slowing_down(run: Run) -> str | None:
     """Return the evidence of critical slowing down over the run, or None."""
-    from scipy.stats import kendalltau
-
     finite = np.isfinite(run.reward)
     r = run.reward[finite]
     n = r.size
@@ -255,8 +253,7 @@ def _slowing_down(run: Run) -> str | None:
     ok = np.isfinite(var) & np.isfinite(ac)
     if ok.sum() < 10:
         return None
-    tau_var = float(kendalltau(np.arange(ok.sum()), var[ok]).statistic)
-    tau_ac = float(kendalltau(np.arange(ok.sum()), ac[ok]).statistic)
+    tau_var, tau_ac = trend_tau(var[ok]), trend_tau(ac[ok])
     if tau_var >= TAU and tau_ac >= TAU:
         return (f"over rolling windows of {width} steps the reward's fluctuations grew in "
                 f"variance (Kendall tau {tau_var:.2f}) and in lag-1 autocorrelation (tau "
