@@ -39,6 +39,7 @@ from grpodyn.empirical.logs.run_settings import (
     check_magnitudes,
     infer_reward_range,
     learning_rate_of,
+    lr_schedule,
     momentum_of,
     peak_lr_of,
 )
@@ -331,6 +332,10 @@ def _status_text(entry: dict[str, Any]) -> str:
         text = f"{value:.4g}"
         if entry.get("lower") is not None and entry.get("upper") is not None:
             text += f" [{entry['lower']:.4g}, {entry['upper']:.4g}]"
+        if entry.get("at_peak") is not None:
+            peak = entry["at_peak"]
+            text += (f" over the run, {peak['value']:.4g} at the lr schedule's peak (the lr "
+                     f"averaged {peak['lr_share']:.2f} of it)")
         return text
     return f"{status}: {entry.get('reason', '')}"
 
@@ -441,7 +446,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     trusted_fit, favoured = tau_model(fits, weights)
     span = float(part.steps[-1] - part.steps[0])
     dynamics = dynamics_of(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured,
-                           fitted=tuple(fits))
+                           fitted=tuple(fits), schedule=lr_schedule(part.steps, part_lr))
     diagnosis = None
     if diagnose_run and part.n_points >= DIAGNOSIS_POINTS:  # under 20: the early warning only
         from grpodyn.empirical.diagnostics.diagnose import diagnose

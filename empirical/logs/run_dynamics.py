@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.empirical.logs.run_settings import LrSchedule
 from grpodyn.numerics.fit import FitResult
 from grpodyn.numerics.forecast import SATURATING
 
@@ -37,13 +38,16 @@ def not_determined(reason: str) -> dict[str, Any]:
 
 def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float | None,
                 span: float, lr: float | None, *, favoured: str | None = None,
-                fitted: tuple[str, ...] = ()) -> dict[str, Any]:
+                fitted: tuple[str, ...] = (), schedule: LrSchedule | None = None
+                ) -> dict[str, Any]:
     """tau, stiffness, regime and margins from the trusted fit, each with a status.
 
     Parameters
     ----------
     fit : FitResult or None
         The fit tau is read from (:func:`tau_model`); None where none has a relaxation time.
+        The ``exponential_lr`` law's time constant is on the lr clock: over the schedule's
+        mean lr it is tau in steps.
     plateau : dict
         The plateau with its status (tau is tied to it).
     momentum : float or None
@@ -56,6 +60,10 @@ def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float 
         Why the weights favour a saturating law with no single relaxation time.
     fitted : tuple of str
         The models that were fitted, named where none of them has a relaxation time.
+    schedule : LrSchedule, optional
+        The logged lr over the fit (:func:`~grpodyn.empirical.logs.run_settings.lr_schedule`;
+        None: constant). tau measures the mean stiffness k; the regime, the margins and kappa
+        are read at the peak, k / share, where the limit binds.
 
     Returns
     -------
@@ -75,6 +83,8 @@ def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float 
     p = fit.params
     if fit.model.name == "exponential":
         tau, tau_err = p["tau"], fit.stderr["tau"]
+    elif fit.model.name == "exponential_lr" and schedule is not None:
+        tau, tau_err = p["lr_time"] / schedule.mean, fit.stderr["lr_time"] / schedule.mean
     elif fit.model.name == "inertial" and "stiffness" in p:
         tau = fit.derived()["tau"]
         tau_err = fit.stderr["stiffness"] * tau / p["stiffness"]
@@ -119,21 +129,28 @@ def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float 
             out[k] = not_determined("tau is not determined")
         return out
     stiffness = (1.0 - momentum) / tau  # overdamped map, docs/theory.md section 3: tau = c / k
+    share = 1.0 if schedule is None else schedule.share
+    peak = stiffness / share
     k_max = float(compiled("stiffness_max")(momentum))
-    refresh = first_unstable_refresh(momentum=momentum, stiffness=stiffness)
+    refresh = first_unstable_refresh(momentum=momentum, stiffness=peak)
     caveat = ("a fitted tau measures the slow mode: stiff directions may limit the learning "
               "rate far below what this margin says (studies/tiny_grids/findings.md section 1)")
     out["stiffness"] = {"value": stiffness, "status": "determined", "unit": "per step"}
-    out["regime"] = {"value": regime(momentum=momentum, stiffness=stiffness),
+    if schedule is not None:
+        caveat += (f"; the logged lr schedule averaged {share:.2f} of its peak over the fit, "
+                   f"so the regime and the margins are read at the peak stiffness k / "
+                   f"{share:.2f} = {peak:.3g} per step, where the limit binds")
+        out["stiffness"]["at_peak"] = {"value": peak, "lr_share": share}
+    out["regime"] = {"value": regime(momentum=momentum, stiffness=peak),
                      "status": "determined", "caveat": caveat}
-    out["stability_margin"] = {"value": 1.0 - stiffness / k_max, "status": "determined",
+    out["stability_margin"] = {"value": 1.0 - peak / k_max, "status": "determined",
                                "caveat": caveat}
     out["refresh_max"] = {"value": None if refresh is None else refresh - 1,
                           "status": "determined"}
-    out["staleness_max"] = {"value": staleness_max(momentum=momentum, stiffness=stiffness),
+    out["staleness_max"] = {"value": staleness_max(momentum=momentum, stiffness=peak),
                             "status": "determined"}
     if lr is not None:
-        out["kappa"] = {"value": stiffness / lr, "status": "determined",
+        out["kappa"] = {"value": peak / lr, "status": "determined",
                         "unit": "per unit learning rate", "caveat": caveat}
     return out
 
@@ -142,11 +159,12 @@ def tau_model(fits: dict[str, FitResult], weights: dict[str, float],
                ) -> tuple[FitResult | None, str | None]:
     """Return the fit whose relaxation time tau is reported, and why the data may favour another.
 
-    tau comes from a model that has one (exponential, inertial), the one the stacking weights
-    trust most; the second value says so when the weights trust the other saturating laws more
-    than twice as much (``None`` otherwise).
+    tau comes from a model that has one (exponential, inertial, and exponential_lr, fitted
+    where the logged lr varies: its time constant is on the lr clock), the one the stacking
+    weights trust most; the second value says so when the weights trust the other saturating
+    laws more than twice as much (``None`` otherwise).
     """
-    with_tau = [n for n in ("exponential", "inertial") if n in fits]
+    with_tau = [n for n in ("exponential", "inertial", "exponential_lr") if n in fits]
     trusted_fit = fits[max(with_tau, key=lambda n: weights.get(n, 0.0))] if with_tau else None
     saturating = {n: w for n, w in weights.items() if n in SATURATING and w > 0}
     tau_weight = sum(weights.get(n, 0.0) for n in with_tau)
@@ -154,8 +172,8 @@ def tau_model(fits: dict[str, FitResult], weights: dict[str, float],
     if trusted_fit is not None and saturating and tau_weight < 0.5 * sum(saturating.values()):
         top = max(saturating, key=saturating.get)
         favoured = (f"among the saturating laws the weights favour the {top} law ("
-                    f"{saturating[top]:.2f} against {tau_weight:.2f} for the exponential and "
-                    "inertial forms"
+                    f"{saturating[top]:.2f} against {tau_weight:.2f} for the forms with one "
+                    "(exponential, inertial, exponential_lr)"
                     + ("" if sum(saturating.values()) >= 0.5 else
                        f"; {1 - sum(saturating.values()):.2f} on no saturation at all")
                     + "), which has no single relaxation time")

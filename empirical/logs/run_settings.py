@@ -7,14 +7,16 @@ what to give; :mod:`.run_analysis` and the commands read the settings through th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_momentum, check_reward_range
 from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX, STEP_MAGNITUDE_MAX
 
-__all__ = ["learning_rate_of", "infer_reward_range", "momentum_of", "peak_lr_of",
-           "check_magnitudes"]
+__all__ = ["learning_rate_of", "lr_schedule", "LrSchedule", "infer_reward_range", "momentum_of",
+           "peak_lr_of", "check_magnitudes"]
 
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
 
@@ -32,6 +34,35 @@ def learning_rate_of(run: Run) -> np.ndarray | None:
     if not known.any() or np.ptp(lr[known]) == 0:
         return None
     return np.interp(run.steps, run.steps[known], lr[known])
+
+
+@dataclass(frozen=True)
+class LrSchedule:
+    """A logged lr schedule over a span of steps: its time-mean and its peak [lr units]."""
+
+    mean: float
+    peak: float
+
+    @property
+    def share(self) -> float:
+        """The share of its peak that the lr averaged, mean / peak, in (0, 1]."""
+        return self.mean / self.peak
+
+
+def lr_schedule(steps: np.ndarray, lr: np.ndarray | None) -> LrSchedule | None:
+    """Return the logged lr's time-mean over ``steps`` and its peak, None where it is constant.
+
+    A relaxation time fitted over steps measures the stiffness averaged over them, k = kappa lr
+    (docs/theory.md section 3); the stability limit (section 5) binds where the lr peaks, at
+    k / share. The mean is the trapezoid rule's over the steps' span, the lr as
+    :func:`learning_rate_of` gives it at every point (None: not logged or constant). The share
+    is the schedule's shape: an lr given by the user scales the whole schedule.
+    """
+    if lr is None or steps.size < 2 or not steps[-1] > steps[0]:
+        return None
+    mean = float(np.sum(0.5 * (lr[1:] + lr[:-1]) * np.diff(steps)) / (steps[-1] - steps[0]))
+    peak = float(np.max(lr))
+    return LrSchedule(mean, peak) if 0 < mean and peak > 0 else None
 
 
 def check_magnitudes(run: Run) -> None:
