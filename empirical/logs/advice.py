@@ -63,6 +63,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, Diagnosis
+from grpodyn.empirical.logs.advice_stiffness import (
+    on_momentum,
+    schedule_words,
+    step_clock_warnings,
+    stiffness_entry,
+)
 from grpodyn.empirical.logs.advice_text import (
     assumed_beta,
     basis_text,
@@ -85,7 +91,7 @@ from grpodyn.empirical.logs.mode_advice import (
     run_diagnosis,
 )
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
-from grpodyn.empirical.logs.run_settings import check_magnitudes
+from grpodyn.empirical.logs.run_settings import check_magnitudes, learning_rate_of, lr_schedule
 from grpodyn.empirical.logs.sweep_advice import (
     LIMIT_SETTINGS,
     THEORY_EXPONENT,
@@ -291,12 +297,13 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
 
 
 def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float, *, momentum: float,
-            horizon_given: bool) -> tuple[str, float, list[float | None], str]:
+            lr_share: float | None, horizon_given: bool
+            ) -> tuple[str, float, list[float | None], str]:
     """Direction, lr ratio and its interval from the tau evidence (see the module).
 
     Without a horizon of the user's the raise goes on to the headroom toward the fastest
-    settling that the lower end of tau allows (:func:`_headroom`) when that is the larger, and
-    one raise is at most 1 / margin (the interval keeps what the evidence asks).
+    settling that the lower end of tau allows at the lr's peak (:func:`_headroom`) when that is
+    the larger, and one raise is at most 1 / margin (the interval keeps what the evidence asks).
     """
     goal_based = _goal_ratios(tau, goal, p, margin)
     if goal_based[0] == "lower":
@@ -310,8 +317,8 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float, *, moment
                     f"limit, so go there in raises of at most x{1 / margin:g} and watch for a "
                     "fall after each")
         return direction, ratio, interval, why
-    direction, ratio, interval, why = _headroom(tau, p, momentum, margin, goal_based) \
-        or goal_based
+    direction, ratio, interval, why = _headroom(tau, p, momentum, margin, goal_based,
+                                                lr_share) or goal_based
     if direction == "raise" and ratio > 1 / margin:
         why += (f"; one step is at most x{1 / margin:g} (1 / margin, the inverse of the step "
                 "down after a fall): the rest is reached in steps, advised again after each")
@@ -320,21 +327,28 @@ def _ratios(tau: dict[str, Any], goal: float, p: float, margin: float, *, moment
 
 
 def _headroom(tau: dict[str, Any], p: float, momentum: float, margin: float,
-              goal_based: tuple[str, float, list[float | None], str]
+              goal_based: tuple[str, float, list[float | None], str], lr_share: float | None
               ) -> tuple[str, float, list[float | None], str] | None:
-    """Return the headroom raise (:func:`~grpodyn.numerics.advise.headroom_raise`) if larger."""
+    """Return the headroom raise (:func:`~grpodyn.numerics.advise.headroom_raise`) if larger.
+
+    Under a schedule it is read at the lr's peak, where the relaxation time is ``lr_share``
+    times the run's.
+    """
     if tau["kind"] not in ("measured_tau", "slow_mode", "stiffness_upper_bound") \
             or not tau["lower"]:
         return None
-    head = headroom_raise(tau_lower=tau["lower"], tau_upper=tau["upper"], momentum=momentum,
-                          exponent=p, margin=margin)
+    share = 1.0 if lr_share is None else lr_share
+    head = headroom_raise(tau_lower=tau["lower"] * share,
+                          tau_upper=None if tau["upper"] is None else tau["upper"] * share,
+                          momentum=momentum, exponent=p, margin=margin)
     if head is None or not head["ratio"] > max(goal_based[1], 1.0):
         return None
     least = goal_based[1] if goal_based[0] == "raise" else 1.0
     capped = (f"; one step is at most x{1 / margin:g} (1 / margin: a fall there sends the lr "
               "back to the run's)" if head["capped"] else "")
+    at_peak = "" if lr_share is None else f" at the lr's peak ({schedule_words(lr_share)})"
     return ("raise", head["ratio"], [least, head["upper"]],
-            f"headroom: {tau_at_least(tau['lower'])} bounds the slow mode's stiffness, "
+            f"headroom: {tau_at_least(tau['lower'])} bounds the slow mode's stiffness{at_peak}, "
             f"{stiffness_at_most(head['stiffness'])} (the map's dominant pole, exact: "
             "(1 - beta) / tau overstates k near critical damping); the fastest into the 10% "
             "band for good "
@@ -474,15 +488,12 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
         On fewer than 3 points or a bad option (a ``sweep`` not a ``SweepFit``), naming it.
     """
     margin, sweep_short = _checked_options(sweep, margin, sweep_short)
-    check_magnitudes(run)
+    _check_run(run)
     optimizer = _value(run.meta.optimizer)
     family = None if sweep is None else run_optimizer(optimizer, run.format)  # the sweep's name
     exponent = dict(THEORY_EXPONENT if sweep is None else exponent_from_sweep(sweep, family))
     declared, _ = infer_reward_range(run, reward_range)
     floor = None if declared is None else declared[0]
-    if run.n_points < 3:
-        raise TooFewPoints(f"{run.source}: advice needs at least 3 logged points, got "
-                         f"{run.n_points}")
     diagnosis = run_diagnosis(run)
     trend = agree_with_state(run_trend(run.steps, run.reward, floor=floor), run, diagnosis)
     warnings = group_batch_notes(run)
@@ -497,10 +508,12 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                                  runs_on=analysis is not None and "runs_on_t" in analysis.plateau)
     if two_scales is not None:
         warnings.append(two_scales)
-    direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin,
-                                                    momentum=momentum,
-                                                    horizon_given=steps is not None)
     lr, lr_source = _run_lr(run, analysis)
+    schedule = lr_schedule(run.steps, learning_rate_of(run))
+    share = None if schedule is None else schedule.share
+    direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin,
+                                                    momentum=momentum, lr_share=share,
+                                                    horizon_given=steps is not None)
     fall = None
     if sweep is not None:
         (direction, ratio, interval), fall = sweep_cap(
@@ -528,7 +541,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     warnings += converged_note(tau, diagnosis)
     warnings += goal_warnings(horizon, goal, momentum, momentum_source, headroom=headroom,
                               floored=floored)
-    stiffness = _stiffness(tau, momentum, lr, momentum_source)
+    stiffness = stiffness_entry(tau, momentum, lr, momentum_source, share)
+    warnings += step_clock_warnings(tau, stiffness, share)
     group_batch = _group_batch(run, optimizer,
                                None if sweep is None else bg_exponent_from_sweep(sweep, family))
     notes, group_size = mode_notes(run, diagnosis, tau, direction, group_batch["group_size"])
@@ -543,7 +557,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                       "direction": direction, "group_size": group_size,
                       "batch": group_batch["batch"]}
     interval_out = interval_entry(interval, lr, direction, ratio)
-    on_beta = _on_momentum(tau, stiffness, floored=floored, ratio=on_beta_ratio)
+    on_beta = on_momentum(tau, stiffness, floored=floored, ratio=on_beta_ratio)
     if momentum_source == "assumed":
         reasoning.insert(0, f"momentum not in the log: Adam's default beta1 = {momentum:g} "
                          "assumed; give momentum= (--momentum) if the run used another; "
@@ -556,6 +570,14 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     return LogAdvice(run.source, run.run_name, recommendation, basis, interval_out,
                      tau["status"], group_batch, measured, list(dict.fromkeys(warnings)),
                      reasoning)
+
+
+def _check_run(run: Run) -> None:
+    """Refuse a run with fewer than 3 points or magnitudes beyond the analyses', naming it."""
+    check_magnitudes(run)
+    if run.n_points < 3:
+        raise TooFewPoints(f"{run.source}: advice needs at least 3 logged points, got "
+                           f"{run.n_points}")
 
 
 def _checked_options(sweep: Any, margin: float, sweep_short: Any
@@ -599,58 +621,3 @@ def _momentum_of(run: Run, momentum: float | None) -> tuple[float, str]:
     source = "user" if momentum is not None else run.meta.momentum.source
     value = run.meta.momentum.value if momentum is None else momentum
     return float(check_momentum(value, scalar=True)), source
-
-
-def _stiffness(tau: dict[str, Any], momentum: float, lr: float | None, momentum_source: str
-               ) -> dict[str, Any]:
-    """Return k = (1 - beta) / tau (docs/theory.md section 3) with its bound, and kappa = k / lr.
-
-    An entry with a number rests on beta: it carries ``momentum_source``, and its reason says
-    where beta was assumed (the status says what tau gives, at that beta).
-    """
-    c = 1.0 - momentum
-    if tau["kind"] == "stability_limit":
-        return {"value": None, "status": "bound", "bound": "lower",
-                "reason": "the run crossed its stability limit: k >= k_max (section 5)"}
-    if tau["kind"] == "instability":
-        return {"value": None, "status": "bound", "bound": "lower",
-                "reason": "the diagnosis flags dynamical instability: the stiffness is near its "
-                          "stability limit (section 5), which the run does not locate"}
-    if tau["kind"] == "policy_concentration":
-        return {"value": None, "status": "not_determined",
-                "reason": "the policy moved while its reward did not: the run bounds the lr from "
-                          "above (too large for the signal), not the stiffness"}
-    if tau["kind"] == "not_determined":
-        return {"value": None, "status": "not_determined", "reason": tau["method"]}
-    reason = (f"k = (1 - beta) / tau with tau "
-              f"{'measured' if tau['kind'] == 'measured_tau' else 'bounded'}"
-              + assumed_beta(momentum, momentum_source)
-              + ("; give momentum= (--momentum) if the run used another"
-                 if momentum_source == "assumed" else ""))
-    if tau["kind"] != "measured_tau":
-        return {"value": None, "status": "bound",
-                "upper": None if not tau["lower"] else c / tau["lower"],
-                "lower": None if tau["upper"] is None else c / tau["upper"],
-                "reason": reason, "momentum_source": momentum_source}
-    k = c / tau["value"]
-    out = {"value": k, "status": "determined", "lower": c / tau["upper"],
-           "upper": None if not tau["lower"] else c / tau["lower"], "unit": "per step",
-           "reason": reason, "momentum_source": momentum_source}
-    if lr is not None:
-        out["kappa"] = k / lr
-    return out
-
-
-def _on_momentum(tau: dict[str, Any], stiffness: dict[str, Any], *, floored: bool,
-                 ratio: bool) -> list[str]:
-    """Name the numbers of the advice that rest on beta (``basis.momentum.bears_on``).
-
-    ``stiffness`` (basis and measured) and ``kappa`` wherever given; ``tau`` where the inertial
-    model's fit measured it (its tau is (1 - beta) / k); ``goal_tau`` where the fastest
-    settling, a function of beta, floors it; ``lr_ratio`` (recommendation and interval) where
-    that floor or the headroom (k_s and k_c, functions of beta) set it (``ratio``).
-    """
-    numbered = any(stiffness.get(key) is not None for key in ("value", "lower", "upper"))
-    return [name for name, rests in (("stiffness", numbered), ("kappa", "kappa" in stiffness),
-                                     ("tau", tau.get("model") == "inertial"),
-                                     ("goal_tau", floored), ("lr_ratio", ratio)) if rests]
