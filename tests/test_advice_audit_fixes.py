@@ -163,3 +163,16 @@ def test_an_interval_above_a_capped_raise_says_first_what_it_bounds(tmp_path, ca
     line = _interval_line(["advise", "--log", path], capsys)
     assert line.startswith("interval: of the raise the evidence asks, not of the advice: [x")
     assert "the advice x2 is one raise toward its lower end" in line
+
+
+@pytest.mark.parametrize("n", [99, 100, 101])
+def test_a_noise_free_straight_rise_bounds_tau_and_measures_nothing(tmp_path, n):
+    """Thirds of unequal sizes once read a straight line's unequal gains as a tau of zero width."""
+    run = load_run(_log(tmp_path, 0.1 + 0.003 * np.arange(1.0, n + 1)))
+    advice = advise_log(run)
+    whole = advice.basis["tau"].get("whole_run", advice.basis["tau"])
+    assert whole["kind"] == "stiffness_upper_bound" and whole["lower"] == n - 1
+    assert advice.status == "bound" and advice.recommendation["direction"] == "raise"
+    assert "t = " not in advice.basis["tau"]["method"]
+    curved = advise_log(load_run(_log(tmp_path, 0.8 - 0.6 * np.exp(-np.arange(n) / 30.0))))
+    assert curved.basis["tau"]["kind"] == "measured_tau"

@@ -214,6 +214,11 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
                 "method": f"{n_points} points that show no noise: too few to tell a noise-free "
                           f"series from one whose noise they do not reveal (a curvature needs "
                           f"at least {FEWEST_NOISE_FREE} to read without noise)"}
+    if trend.change_stderr == 0 and _straight(trend):
+        return {"kind": "stiffness_upper_bound", "value": None, "lower": trend.span,
+                "upper": None, "status": "bound",
+                "method": "a rise without noise and without curvature (its thirds' slopes "
+                          "agree within rounding): tau is beyond the run's span"}
     fitted = _measured_tau(analysis)
     if fitted is not None:
         lo, value, hi = fitted
@@ -243,6 +248,17 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
                 "status": "not_determined", "method": method + ": bounds nothing"}
     return {"kind": kind, "value": None, "lower": lo or None, "upper": upper,
             "status": "bound", "method": method}
+
+
+def _straight(trend: Trend) -> bool:
+    """Whether the thirds' mean rewards lie on one line, within floating-point rounding.
+
+    Thirds of unequal sizes have unequally spaced centres, so a straight line's gains differ
+    between them and the curvature of :func:`thirds_relaxation` reads a tau: the slopes do not.
+    """
+    (m1, m2, m3), (c1, c2, c3) = trend.thirds, trend.thirds_step
+    first, second = (m2 - m1) / (c2 - c1), (m3 - m2) / (c3 - c2)
+    return abs(first - second) <= 1e-9 * max(abs(first), abs(second), 1e-300)
 
 
 def _evidence(run: Run, trend: Trend, analysis: RunAnalysis | None,

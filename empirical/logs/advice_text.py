@@ -131,10 +131,13 @@ def slow_mode_words(late: dict[str, Any], estimate: str, whole: dict[str, Any]
                            "2.5% quantile bounds tau, from below",
                            "that lower bound, the 2.5% quantile"),
     }[estimate]
-    method = (f"the last third still rises beyond its noise ({late['slope']:.3g} +- "
-              f"{late['slope_stderr']:.2g} per step, t = {late['t']:.1f} > {late['critical']:.2g})"
-              f"; the slope's decay between the last two thirds leaves {to_come} of gain to "
-              f"come after {late['gain']:.3g} gained: the slow mode's relaxation time ({read})")
+    noise_free = not late["slope_stderr"] > 1e-12 * abs(late["slope"])
+    method = (f"the last third still rises ({late['slope']:.3g} per step, without noise)"
+              if noise_free else
+              f"the last third still rises beyond its noise ({late['slope']:.3g} +- "
+              f"{late['slope_stderr']:.2g} per step, t = {late['t']:.1f} > {late['critical']:.2g})")
+    method += (f"; the slope's decay between the last two thirds leaves {to_come} of gain to "
+               f"come after {late['gain']:.3g} gained: the slow mode's relaxation time ({read})")
     told = {"measured_tau": "= {value:.3g}", "stiffness_upper_bound": ">= {lower:.3g}",
             "stiffness_lower_bound": "<= {upper:.3g}"}.get(whole["kind"], "no bound on tau")
     warning = (f"two timescales: the reward still rises at the end though the whole run gives "
