@@ -175,6 +175,49 @@ def test_the_trend_statistic_is_scipys_kendall_tau_b(n: int) -> None:
     assert np.isnan(trend_tau(np.ones(n)))
 
 
+def _smooth_runaway(width: float, spike: bool = False, n: int = 400, seed: int = 0) -> Run:
+    """Entropy x5 and KL x20 along a logistic of ``width`` steps centred on step 245, the reward
+    falling from step 250; with ``spike``, the KL jumps x20 for one step instead."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(1.0, n + 1)
+    rise = 1 / (1 + np.exp(-(t - 245) / width))
+    reward = (0.2 + 0.5 * (1 - np.exp(-t / 40))) * (1 - 0.9 / (1 + np.exp(-(t - 250) / width)))
+    kl_shape = np.where(t == 240, 19.0, 0.0) if spike else 19 * rise
+    metrics = {"entropy": (0.8 - 0.001 * t) * (1 + (0 if spike else 4) * rise)
+               * np.exp(rng.normal(0, 0.05, n)),
+               "kl": (0.01 + 1e-4 * t) * (1 + kl_shape) * np.exp(rng.normal(0, 0.15, n)),
+               "completion_length": 300 + 0.3 * t + rng.normal(0, 10, n)}
+    return Run("runaway", "test", t, reward + rng.normal(0, 0.03, n), metrics)
+
+
+@pytest.mark.parametrize("width", [6.0, 10.0])
+def test_a_smooth_runaway_warns_before_the_reward_falls(width: float) -> None:
+    """Over 25-45 steps (10-90%) the trend line keeps pace with the rise; the sustained rise
+    does not."""
+    run = _smooth_runaway(width)
+    warned = [step for step in range(200, 250)
+              if early_warning(prefix(run, float(step))) is not None]
+    assert warned and warned[0] < 245
+    warning = early_warning(prefix(run, float(warned[0])))
+    assert {"entropy_rise", "kl_rise"} <= set(warning.signals)
+    sustained = any("sustained rise" in words for words in warning.evidence.values())
+    assert sustained == (width >= 10)  # a faster rise leaves its trend line as well
+    assert early_warning(prefix(run, 200.0)) is None
+
+
+def test_a_one_step_kl_spike_and_the_kl_growing_from_zero_are_no_sustained_rise() -> None:
+    spike = _smooth_runaway(10.0, spike=True)
+    for step in range(236, 246):
+        warning = early_warning(prefix(spike, float(step)))
+        assert warning is None or "sustained" not in warning.evidence.get("kl_rise", "")
+    t = np.arange(1.0, 61)
+    start = Run("start", "test", t, 0.3 + 0.002 * t,
+                {"kl": 1e-4 * t**2, "entropy": 0.5 + 0.01 * t})  # both triple in the run
+    for step in range(10, 61):
+        warning = early_warning(prefix(start, float(step)))
+        assert warning is None or not any("sustained" in w for w in warning.evidence.values())
+
+
 def test_prefix_is_causal_and_refuses_a_step_before_the_log() -> None:
     run = _with_jump(_quiet(), ("entropy", "kl"))
     cut = prefix(run, 60)

@@ -33,18 +33,24 @@ begun), as :class:`grpodyn.empirical.monitor.Monitor` holds it. The precursors:
 "Leaves its trend" is one test for every metric: the value at a step against the straight line
 fitted to the :func:`trend_window` logged points before it, beyond :data:`Z` robust standard
 deviations of that line's residuals (1.4826 MAD) and beyond a share of the level
-(:data:`RELATIVE`) that makes the move matter. A warning needs :data:`COINCIDE` distinct
-precursors within the last :data:`HOLD` logged steps (critical slowing down, two statistics
-rising together, counts as one), with the exceptions of :data:`ALONE`, the precursors of
-completions reaching the length cap, which warn on their own: the mean completion length leaving
-its trend upwards, the truncated share leaving its trend upwards, and the length's rise to
-within reach of the cap. Completions running into the length cap are truncated and score
-nothing, so completions reaching the cap are the collapse's own mechanism, not one of its
-symptoms (the truncated share reads it directly, the length and the cap indirectly); the length
-is also the only precursor a log with the reward and the length alone can show before the
-rolling statistics have points to rank (:data:`MIN_POINTS` against 40), and a fall within the
-first steps leaves no time for a second one. The same test and thresholds as every other
-precursor; the exceptions' cost in false warnings is measured in
+(:data:`RELATIVE`) that makes the move matter. A runaway that grows smoothly over tens of steps
+keeps pace with such a line (it steepens as the window takes in the rise), so the entropy and
+the KL also rise when they stay, over the last :data:`HOLD` steps, at least :data:`GROWTH`
+times the median of the window before those steps and beyond :data:`Z` robust standard
+deviations of it, at the onset of such a rise: a sustained rise, not one spike, read once the
+run has a window behind its first (the KL's growth from zero at the start is no runaway).
+
+A warning needs :data:`COINCIDE` distinct precursors within the last :data:`HOLD` logged steps
+(critical slowing down, two statistics rising together, counts as one), with the exceptions of
+:data:`ALONE`, the precursors of completions reaching the length cap, which warn on their own:
+the mean completion length leaving its trend upwards, the truncated share leaving its trend
+upwards, and the length's rise to within reach of the cap. Completions running into the length
+cap are truncated and score nothing, so completions reaching the cap are the collapse's own
+mechanism, not one of its symptoms (the truncated share reads it directly, the length and the
+cap indirectly); the length is also the only precursor a log with the reward and the length
+alone can show before the rolling statistics have points to rank (:data:`MIN_POINTS` against
+40), and a fall within the first steps leaves no time for a second one. The same test and
+thresholds as every other precursor; the exceptions' cost in false warnings is measured in
 ``studies/diagnosis/README.md``. Needs numpy and scipy.
 """
 
@@ -61,7 +67,7 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError
 
 __all__ = ["SIGNALS", "MIN_POINTS", "Z", "TAU", "HOLD", "COINCIDE", "ALONE", "RELATIVE",
-           "EarlyWarning",
+           "GROWTH", "EarlyWarning",
            "early_warning", "standing_warning", "warning_at_cut",
            "prefix", "trend_window", "remedy"]
 
@@ -74,6 +80,9 @@ Z = 4.0
 RELATIVE = {"entropy": 0.25, "kl": 1.0, "completion_length": 0.25, "frac_reward_zero_std": 0.1,
             "clipped_share": 0.1}
 _SHARES = ("frac_reward_zero_std", "clipped_share")
+#: the least sustained rise over the level before, 1 + 2 RELATIVE: the entropy by half again,
+#: the KL threefold (twice the move the trend test asks, beyond the level itself)
+GROWTH = {name: 1.0 + 2.0 * RELATIVE[name] for name in ("entropy", "kl")}
 #: Kendall tau both rolling statistics must reach for critical slowing down
 TAU = 0.8
 #: the warning covers this many last logged steps
@@ -157,6 +166,45 @@ def _departure(values: np.ndarray, t: int, window: int) -> tuple[float, float, f
     return float(x), pred, sigma
 
 
+def _risen(values: np.ndarray, start: int, t: int, window: int, name: str
+           ) -> tuple[float, float, float] | None:
+    """Return (least value, level, robust s.d.) where values[start:t+1] stay GROWTH above."""
+    block, past = values[start: t + 1], values[start - window: start]
+    past = past[np.isfinite(past)]
+    if not np.all(np.isfinite(block)) or past.size < max(5, window // 2):
+        return None
+    level = float(np.median(past))
+    sigma = 1.4826 * float(np.median(np.abs(past - level)))
+    low = float(block.min())
+    if not (level > 0 and low >= GROWTH[name] * level and low - level > Z * sigma):
+        return None
+    return low, level, sigma
+
+
+def _sustained_rise(values: np.ndarray, steps: np.ndarray, t: int, window: int, name: str
+                    ) -> str | None:
+    """Return the evidence of ``name`` staying :data:`GROWTH` times above its level, or None.
+
+    Over the last :data:`HOLD` values up to index t, every one at least GROWTH times the median
+    of the ``window`` values before them and beyond :data:`Z` robust s.d. (1.4826 MAD) of that
+    median, where the HOLD values before them had not risen so (the onset: a metric that stays
+    high does not fire again at every step, which would move a standing warning's step on);
+    read only where those windows start one window after the run's first point.
+    """
+    start = t - HOLD + 1
+    if start - HOLD < 2 * window:
+        return None
+    risen = _risen(values, start, t, window, name)
+    if risen is None or _risen(values, start - HOLD, t - HOLD, window, name) is not None:
+        return None  # not risen, or risen before: its onset was read then
+    low, level, sigma = risen
+    return (f"{name} stayed at or above {low:.4g} over steps {steps[start]:g}-{steps[t]:g}, "
+            f"x{low / level:.3g} its median {level:.4g} over the {window} logged points "
+            f"before, beyond x{GROWTH[name]:g} and {Z:g} robust s.d. "
+            f"({sigma:.3g}): a sustained rise that a trend line through those points keeps "
+            "pace with")
+
+
 def _metric_signals(run: Run, t: int, window: int) -> dict[str, tuple[str, str]]:
     """Evaluate the trend-departure precursors at index ``t``: signal -> (evidence, direction).
 
@@ -178,6 +226,11 @@ def _metric_signals(run: Run, t: int, window: int) -> dict[str, tuple[str, str]]
         move = x - pred
         need = max(Z * sigma, RELATIVE[name] * level)
         two_sided = name == "completion_length"
+        if name in GROWTH and not move > need:
+            growth = _sustained_rise(values, run.steps, t, window, name)
+            if growth is not None:
+                fired[signal] = (growth, "rose above")
+            continue
         if move > need or (two_sided and -move > need):
             where = "rose above" if move > 0 else "fell below"
             fired[signal] = (f"{name} {x:.4g} at step {step:g} {where} its trend "
