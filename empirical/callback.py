@@ -21,7 +21,9 @@ analysis instead, at about eight times the cost (:mod:`grpodyn.empirical.monitor
 - ``grpodyn/steps_to_plateau``: steps left until 95% of the way to the plateau is made (a rise or a
   fall);
 - ``grpodyn/stability_margin``: 1 - k / k_max with k = (1 - beta1) / tau the stiffness of the
-  overdamped mean-field map and k_max = 2(1 + beta1) its on-policy limit (sections 3 and 5).
+  overdamped mean-field map and k_max = 2(1 + beta1) its on-policy limit (sections 3 and 5);
+  where tau was read on the lr clock of a logged schedule, k is the stiffness at the lr's peak,
+  k / share (section 9).
 
 transformers calls the callbacks in their order: the reporting integrations ``report_to``
 names (TensorBoard, W&B, ...) come before the callbacks passed as ``callbacks=[...]`` or

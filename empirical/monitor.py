@@ -199,7 +199,7 @@ class MonitorState:
     stability_margin : dict
         1 - k / k_max of the overdamped map (dimensionless; docs/theory.md section 5), with status.
     regime : dict
-        The regime of the map at the measured stiffness (docs/theory.md section 4), with status.
+        The map's regime (theory.md 4) at the measured stiffness, or the lr peak's (section 9).
     limits : dict
         ``refresh_max`` and ``staleness_max``: the largest stable refresh interval and
         staleness in steps at the measured stiffness (docs/theory.md section 5), each with status.

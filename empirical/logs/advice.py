@@ -347,8 +347,8 @@ def _headroom(tau: dict[str, Any], p: float, momentum: float, margin: float,
               ) -> tuple[str, float, list[float | None], str] | None:
     """Return the headroom raise (:func:`~grpodyn.numerics.advise.headroom_raise`) if larger.
 
-    Under a schedule it is read at the lr's peak, where the relaxation time is ``lr_share``
-    times the run's.
+    Where tau was read on the lr clock it is read at the lr's peak, where the relaxation time
+    is ``lr_share`` times the run's (at the mean lr).
     """
     if tau["kind"] not in ("measured_tau", "slow_mode", "stiffness_upper_bound") \
             or not tau["lower"]:
@@ -526,7 +526,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
         warnings.append(two_scales)
     lr, lr_source = _run_lr(run, analysis)
     schedule = lr_schedule(run.steps, learning_rate_of(run))
-    share = None if schedule is None else schedule.share
+    share = None if schedule is None or tau.get("model") != "exponential_lr" else schedule.share
     direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin,
                                                     momentum=momentum, lr_share=share,
                                                     horizon_given=steps is not None)
@@ -558,7 +558,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     warnings += goal_warnings(horizon, goal, momentum, momentum_source, headroom=headroom,
                               floored=floored)
     stiffness = stiffness_entry(tau, momentum, lr, momentum_source, share)
-    warnings += step_clock_warnings(tau, stiffness, share)
+    warnings += step_clock_warnings(tau, stiffness, schedule)
     group_batch = _group_batch(run, optimizer,
                                None if sweep is None else bg_exponent_from_sweep(sweep, family))
     notes, group_size = mode_notes(run, diagnosis, tau, direction, group_batch["group_size"])
@@ -568,6 +568,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                 "momentum": momentum, "momentum_source": momentum_source,
                 "tau": tau["value"], "tau_status": tau["status"],
                 "kappa": stiffness.get("kappa"), "stiffness": stiffness.get("value"),
+                "stiffness_at_peak": stiffness.get("at_peak", {}).get("value"),
                 "n_points": run.n_points, "span": trend.span}
     recommendation = {"lr": None if lr is None else lr * ratio, "lr_ratio": ratio,
                       "direction": direction, "group_size": group_size,

@@ -1,10 +1,12 @@
 """The stiffness an advice reads from its tau evidence, over the run and at its lr's peak.
 
-k = (1 - beta) / tau (docs/theory.md section 3) is the stiffness a relaxation time measures: the
-mean over the steps it was read from. Under a logged schedule (a warm-up, a decay) the stability
-limit (section 5) binds where the lr peaks, at k / share, share the mean lr over its peak
-(:func:`~grpodyn.empirical.logs.run_settings.lr_share`); kappa = k / lr is read there too.
-:func:`on_momentum` names the numbers of an advice that rest on beta.
+k = (1 - beta) / tau (docs/theory.md section 3) is the stiffness a relaxation time measures.
+Under a logged schedule (a warm-up, a decay) the stability limit (section 5) binds where the lr
+peaks. Where tau was read on the lr clock (the ``exponential_lr`` law: tau at the mean lr) the
+stiffness there is k / share, share the mean lr over its peak
+(:func:`~grpodyn.empirical.logs.run_settings.lr_schedule`), and kappa = k / lr is read there too;
+a tau read on steps weighs the lr where the reward moved, and :func:`step_clock_warnings` says
+so. :func:`on_momentum` names the numbers of an advice that rest on beta.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from grpodyn.empirical.logs.advice_text import assumed_beta
+from grpodyn.empirical.logs.run_settings import LrSchedule
 
 __all__ = ["stiffness_entry", "on_momentum", "schedule_words", "step_clock_warnings",
            "STEP_CLOCK_SHARE"]
@@ -87,19 +90,23 @@ def stiffness_entry(tau: dict[str, Any], momentum: float, lr: float | None,
 
 
 def step_clock_warnings(tau: dict[str, Any], stiffness: dict[str, Any],
-                        lr_share: float | None) -> list[str]:
+                        schedule: LrSchedule | None) -> list[str]:
     """Warn where tau, read on the step clock, bounds a stiffness under a varying lr.
 
     A decay slows the reward as saturation would, and a warm-up speeds it: the curvature of the
-    thirds and the exponential fit on steps read both into tau. The ``exponential_lr`` law, on
-    the lr clock, does not.
+    thirds and the exponential fit on steps read both into tau, and the stiffness they give is
+    the one at the lr where the reward moved, at most the peak's. The ``exponential_lr`` law,
+    on the lr clock, reads both apart.
     """
-    if lr_share is None or lr_share >= STEP_CLOCK_SHARE or tau.get("model") == "exponential_lr" \
+    if schedule is None or schedule.share >= STEP_CLOCK_SHARE \
+            or tau.get("model") == "exponential_lr" \
             or (stiffness.get("lower") is None and stiffness.get("upper") is None):
         return []
-    return [f"the logged lr varies (it averaged {lr_share:.2f} of its peak) and tau is read on "
-            "the step clock: a decay's slowing reads as saturation there, a warm-up's speeding "
-            "hides it; only a fit on the lr clock (exponential_lr) reads tau free of the schedule"]
+    return [f"the logged lr varies (it averaged {schedule.share:.2f} of its peak) and tau is "
+            "read on the step clock: a decay's slowing reads as saturation there, a warm-up's "
+            "speeding hides it, and the stiffness and the headroom are the ones at the lr where "
+            "the reward moved; at the lr's peak the stiffness is at least this and the headroom "
+            "at most this; only a fit on the lr clock (exponential_lr) reads them apart"]
 
 
 def on_momentum(tau: dict[str, Any], stiffness: dict[str, Any], *, floored: bool,

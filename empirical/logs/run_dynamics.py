@@ -62,17 +62,15 @@ def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float 
         The models that were fitted, named where none of them has a relaxation time.
     schedule : LrSchedule, optional
         The logged lr over the fit (:func:`~grpodyn.empirical.logs.run_settings.lr_schedule`;
-        None: constant). tau measures the mean stiffness k; the regime, the margins and kappa
-        are read at the peak, k / share, where the limit binds.
+        None: constant). Where the lr-clock law is trusted, tau is at the mean lr and the
+        regime, the margins and kappa are read at the peak, k / share, where the limit binds;
+        a fit on steps says that the peak's stiffness is at least its own.
 
     Returns
     -------
     dict
         ``tau``, ``stiffness``, ``regime``, ``stability_margin`` (and more where determined).
     """
-    from grpodyn.numerics.compiled import compiled
-    from grpodyn.numerics.stability import first_unstable_refresh, regime, staleness_max
-
     if fit is None:
         reason = ("no saturating model could be fitted" if not fitted else
                   "tau is read from the exponential or the inertial fit, and neither was "
@@ -117,7 +115,11 @@ def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float 
     else:
         out["tau"] = {"value": tau, "stderr": tau_err, "status": "determined",
                       "lower": None, "upper": None, "unit": "steps"}
-    if out["tau"]["status"] == "determined":
+    on_clock = fit.model.name == "exponential_lr" and schedule is not None
+    if on_clock and out["tau"]["status"] in ("determined", "singular"):
+        out["tau"]["clock"] = (f"the lr's: tau in steps at its mean, {schedule.share:.2f} of its "
+                               "peak; the steps to the plateau depend on the lr ahead")
+    elif out["tau"]["status"] == "determined":
         out["tau"]["steps_to_plateau"] = max(0.0, float(tau * np.log(20) - span))
     if momentum is None:
         reason = "momentum unknown: give momentum= (--momentum), Adam's beta1"
@@ -128,19 +130,42 @@ def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float 
         for k in ("stiffness", "regime", "stability_margin"):
             out[k] = not_determined("tau is not determined")
         return out
-    stiffness = (1.0 - momentum) / tau  # overdamped map, docs/theory.md section 3: tau = c / k
-    share = 1.0 if schedule is None else schedule.share
+    out.update(_limits((1.0 - momentum) / tau, momentum, lr,  # tau = c / k, section 3
+                       schedule.share if on_clock else None,
+                       None if schedule is None else schedule.share))
+    return out
+
+
+def _limits(stiffness: float, momentum: float, lr: float | None, on_clock: float | None,
+            logged_share: float | None) -> dict[str, Any]:
+    """Stiffness, regime, margins and kappa from the stiffness k a tau gives [per step].
+
+    ``on_clock``: the lr's share of its peak where tau was read on the lr clock; the limits are
+    then read at the peak, k / share. ``logged_share``: the share of a varying logged lr where
+    tau was read on steps; the caveat says the peak's stiffness is at least k.
+    """
+    from grpodyn.numerics.compiled import compiled
+    from grpodyn.numerics.stability import first_unstable_refresh, regime, staleness_max
+
+    out: dict[str, Any] = {}
+    share = 1.0 if on_clock is None else on_clock
     peak = stiffness / share
     k_max = float(compiled("stiffness_max")(momentum))
     refresh = first_unstable_refresh(momentum=momentum, stiffness=peak)
     caveat = ("a fitted tau measures the slow mode: stiff directions may limit the learning "
               "rate far below what this margin says (studies/tiny_grids/findings.md section 1)")
     out["stiffness"] = {"value": stiffness, "status": "determined", "unit": "per step"}
-    if schedule is not None:
+    if on_clock is not None:
         caveat += (f"; the logged lr schedule averaged {share:.2f} of its peak over the fit, "
                    f"so the regime and the margins are read at the peak stiffness k / "
                    f"{share:.2f} = {peak:.3g} per step, where the limit binds")
-        out["stiffness"]["at_peak"] = {"value": peak, "lr_share": share}
+        out["stiffness"]["at_peak"] = {"value": peak, "lower": None, "upper": None,
+                                       "lr_share": share}
+    elif logged_share is not None:
+        caveat += (f"; the logged lr varies (it averaged {logged_share:.2f} of its peak) and "
+                   f"tau was read on steps, which weighs the lr where the reward moved: the "
+                   "stiffness at the lr's peak is at least this one, the margin there at most "
+                   "this one")
     out["regime"] = {"value": regime(momentum=momentum, stiffness=peak),
                      "status": "determined", "caveat": caveat}
     out["stability_margin"] = {"value": 1.0 - peak / k_max, "status": "determined",

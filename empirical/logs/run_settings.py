@@ -45,24 +45,28 @@ class LrSchedule:
 
     @property
     def share(self) -> float:
-        """The share of its peak that the lr averaged, mean / peak, in (0, 1]."""
+        """The share of its peak that the lr averaged, mean / peak, in (0, 1)."""
         return self.mean / self.peak
 
 
 def lr_schedule(steps: np.ndarray, lr: np.ndarray | None) -> LrSchedule | None:
     """Return the logged lr's time-mean over ``steps`` and its peak, None where it is constant.
 
-    A relaxation time fitted over steps measures the stiffness averaged over them, k = kappa lr
-    (docs/theory.md section 3); the stability limit (section 5) binds where the lr peaks, at
-    k / share. The mean is the trapezoid rule's over the steps' span, the lr as
-    :func:`learning_rate_of` gives it at every point (None: not logged or constant). The share
-    is the schedule's shape: an lr given by the user scales the whole schedule.
+    The overdamped law runs on the lr clock (docs/theory.md section 9), and the stability limit
+    (section 5) binds where the lr peaks. The mean is the trapezoid rule's over the steps' span,
+    the lr as :func:`learning_rate_of` gives it at every point (None: not logged, or constant
+    over the run or over ``steps``). The peak is the highest value the lr holds over three
+    logged points: a value logged once is no regime the run stayed in (an lr at that peak but
+    for such values is constant). The share is the schedule's shape: an lr given by the user
+    scales the whole schedule.
     """
-    if lr is None or steps.size < 2 or not steps[-1] > steps[0]:
+    if lr is None or steps.size < 3 or not steps[-1] > steps[0]:
         return None
     mean = float(np.sum(0.5 * (lr[1:] + lr[:-1]) * np.diff(steps)) / (steps[-1] - steps[0]))
-    peak = float(np.max(lr))
-    return LrSchedule(mean, peak) if 0 < mean and peak > 0 else None
+    peak = float(np.sort(lr)[-3])
+    if not 0 < mean < peak * (1 - 1e-9):  # at its held peak throughout: constant
+        return None
+    return LrSchedule(mean, peak)
 
 
 def check_magnitudes(run: Run) -> None:
