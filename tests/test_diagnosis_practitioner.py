@@ -307,3 +307,15 @@ def test_a_fall_from_the_first_step_names_no_peak():
     assert d.to_dict()["from_start"] is True
     assert not any("peak" in note for note in d.notes)
     assert "state's peak" not in d.modes["dynamical_instability"].evidence
+
+
+@pytest.mark.parametrize(("level", "at_top"), [(0.995, True), (0.5, False)])
+def test_a_run_flat_at_the_top_of_its_range_from_the_start_names_the_missing_spread(level,
+                                                                                    at_top):
+    """A success rate at 0.995 from step 1 learns nothing because nearly every group is solved."""
+    rng = np.random.default_rng(5)
+    t = np.arange(1, 201, dtype=float)
+    reward = np.clip(level + rng.normal(0, 0.004, t.size), 0, 1)
+    d = diagnose(Run("flat", "test", t, reward, {}))
+    assert d.state == "not_learning" and "flat from the start" in d.state_evidence
+    assert ("harder prompts are the lever" in d.state_evidence) == at_top

@@ -182,9 +182,12 @@ def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
                      f"{r0 - r1:.3f} beyond its noise (s.e. {se:.3f}) from the start",
                      float(run.steps[0]), from_start=True)
     if abs(r1 - r0) <= z_quantile(ALPHA / 2) * se:
+        top = (f" at the top of its range (>= {CEILING:g}): (nearly) every group solved leaves "
+               "no reward spread, so little gradient; harder prompts are the lever"
+               if is_success_rate(run) and min(r0, r1) >= CEILING else "")
         return State("not_learning", f"reward {r0:.3f} -> {r1:.3f} over {where}, within "
                      f"{z_quantile(ALPHA / 2):.3g} s.e. ({se:.3f}) of no change: flat from the "
-                     "start")
+                     f"start{top}")
     if is_success_rate(run) and abs(r1 - r0) <= NEGLIGIBLE_RISE:
         return State("not_learning", f"reward {r0:.3f} -> {r1:.3f} over {where}: beyond its "
                      f"noise (s.e. {se:.3f}) but within {NEGLIGIBLE_RISE} of no change, less "
