@@ -14,7 +14,7 @@ from grpodyn.empirical.logs.advice import advise_log
 from grpodyn.empirical.logs.advice_stiffness import stiffness_entry
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_analysis import analyse_run
-from grpodyn.empirical.logs.run_settings import learning_rate_of, lr_schedule
+from grpodyn.empirical.logs.run_settings import learning_rate_of, logged_schedule
 from grpodyn.numerics.advise import headroom_raise
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.stability import regime, staleness_max
@@ -39,18 +39,18 @@ def _decay(n: int = 300) -> np.ndarray:
 
 def test_the_schedule_is_the_trapezoid_mean_over_a_peak_held_three_points() -> None:
     run = _scheduled(_decay(), 40.0)
-    schedule = lr_schedule(run.steps, learning_rate_of(run))
+    schedule = logged_schedule(run.steps, learning_rate_of(run))
     assert schedule.peak == pytest.approx(PEAK_LR * (1 - 2 / 300))  # the third highest
     assert schedule.mean == pytest.approx(PEAK_LR * (1 + 1 / 300) / 2)
     steps = np.array([1.0, 2.0, 4.0, 8.0, 16.0])  # uneven: the trapezoid, not the mean
     lr = np.array([1.0, 1.0, 1.0, 0.5, 0.25])
-    assert lr_schedule(steps, lr).mean == pytest.approx((1 + 2 + 4 * 0.75 + 8 * 0.375) / 15)
+    assert logged_schedule(steps, lr).mean == pytest.approx((1 + 2 + 4 * 0.75 + 8 * 0.375) / 15)
     spike = np.where(np.arange(300) == 150, PEAK_LR, PEAK_LR / 10)  # logged once: no peak
-    assert lr_schedule(np.arange(300.0), spike) is None
+    assert logged_schedule(np.arange(300.0), spike) is None
     flat = _scheduled(np.full(300, PEAK_LR), 40.0)
     assert learning_rate_of(flat) is None
-    assert lr_schedule(flat.steps, learning_rate_of(flat)) is None
-    assert lr_schedule(np.arange(5.0), np.full(5, PEAK_LR)) is None  # constant over the part
+    assert logged_schedule(flat.steps, learning_rate_of(flat)) is None
+    assert logged_schedule(np.arange(5.0), np.full(5, PEAK_LR)) is None  # constant over the part
 
 
 def test_a_decaying_schedule_reads_tau_on_the_lr_clock_and_the_limits_at_its_peak() -> None:

@@ -91,7 +91,7 @@ from grpodyn.empirical.logs.mode_advice import (
     run_diagnosis,
 )
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
-from grpodyn.empirical.logs.run_settings import check_magnitudes, learning_rate_of, lr_schedule
+from grpodyn.empirical.logs.run_settings import check_magnitudes, learning_rate_of, logged_schedule
 from grpodyn.empirical.logs.sweep_advice import (
     LIMIT_SETTINGS,
     THEORY_EXPONENT,
@@ -525,7 +525,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     if two_scales is not None:
         warnings.append(two_scales)
     lr, lr_source = _run_lr(run, analysis)
-    schedule = lr_schedule(run.steps, learning_rate_of(run))
+    schedule = logged_schedule(run.steps, learning_rate_of(run))
     share = None if schedule is None or tau.get("model") != "exponential_lr" else schedule.share
     direction, ratio, interval, why_ratio = _ratios(tau, goal, exponent["value"], margin,
                                                     momentum=momentum, lr_share=share,

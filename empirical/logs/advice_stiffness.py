@@ -4,9 +4,9 @@ k = (1 - beta) / tau (docs/theory.md section 3) is the stiffness a relaxation ti
 Under a logged schedule (a warm-up, a decay) the stability limit (section 5) binds where the lr
 peaks. Where tau was read on the lr clock (the ``exponential_lr`` law: tau at the mean lr) the
 stiffness there is k / share, share the mean lr over its peak
-(:func:`~grpodyn.empirical.logs.run_settings.lr_schedule`), and kappa = k / lr is read there too;
-a tau read on steps weighs the lr where the reward moved, and :func:`step_clock_warnings` says
-so. :func:`on_momentum` names the numbers of an advice that rest on beta.
+(:func:`~grpodyn.empirical.logs.run_settings.logged_schedule`), and kappa = k / lr is read there
+too; a tau read on steps weighs the lr where the reward moved, and :func:`step_clock_warnings`
+says so. :func:`on_momentum` names the numbers of an advice that rest on beta.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from grpodyn.empirical.logs.advice_text import assumed_beta
-from grpodyn.empirical.logs.run_settings import LrSchedule
+from grpodyn.empirical.logs.run_settings import LoggedSchedule
 
 __all__ = ["stiffness_entry", "on_momentum", "schedule_words", "step_clock_warnings",
            "STEP_CLOCK_SHARE"]
@@ -90,7 +90,7 @@ def stiffness_entry(tau: dict[str, Any], momentum: float, lr: float | None,
 
 
 def step_clock_warnings(tau: dict[str, Any], stiffness: dict[str, Any],
-                        schedule: LrSchedule | None) -> list[str]:
+                        schedule: LoggedSchedule | None) -> list[str]:
     """Warn where tau, read on the step clock, bounds a stiffness under a varying lr.
 
     A decay slows the reward as saturation would, and a warm-up speeds it: the curvature of the

@@ -39,7 +39,7 @@ from grpodyn.empirical.logs.run_settings import (
     check_magnitudes,
     infer_reward_range,
     learning_rate_of,
-    lr_schedule,
+    logged_schedule,
     momentum_of,
     peak_lr_of,
 )
@@ -446,7 +446,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     trusted_fit, favoured = tau_model(fits, weights)
     span = float(part.steps[-1] - part.steps[0])
     dynamics = dynamics_of(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured,
-                           fitted=tuple(fits), schedule=lr_schedule(part.steps, part_lr))
+                           fitted=tuple(fits), schedule=logged_schedule(part.steps, part_lr))
     diagnosis = None
     if diagnose_run and part.n_points >= DIAGNOSIS_POINTS:  # under 20: the early warning only
         from grpodyn.empirical.diagnostics.diagnose import diagnose

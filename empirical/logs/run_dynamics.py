@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from grpodyn.empirical.logs.run_settings import LrSchedule
+from grpodyn.empirical.logs.run_settings import LoggedSchedule
 from grpodyn.numerics.fit import FitResult
 from grpodyn.numerics.forecast import SATURATING
 
@@ -38,7 +38,7 @@ def not_determined(reason: str) -> dict[str, Any]:
 
 def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float | None,
                 span: float, lr: float | None, *, favoured: str | None = None,
-                fitted: tuple[str, ...] = (), schedule: LrSchedule | None = None
+                fitted: tuple[str, ...] = (), schedule: LoggedSchedule | None = None
                 ) -> dict[str, Any]:
     """tau, stiffness, regime and margins from the trusted fit, each with a status.
 
@@ -60,8 +60,8 @@ def dynamics_of(fit: FitResult | None, plateau: dict[str, Any], momentum: float 
         Why the weights favour a saturating law with no single relaxation time.
     fitted : tuple of str
         The models that were fitted, named where none of them has a relaxation time.
-    schedule : LrSchedule, optional
-        The logged lr over the fit (:func:`~grpodyn.empirical.logs.run_settings.lr_schedule`;
+    schedule : LoggedSchedule, optional
+        The logged lr over the fit (:func:`~grpodyn.empirical.logs.run_settings.logged_schedule`;
         None: constant). Where the lr-clock law is trusted, tau is at the mean lr and the
         regime, the margins and kappa are read at the peak, k / share, where the limit binds;
         a fit on steps says that the peak's stiffness is at least its own.

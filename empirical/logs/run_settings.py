@@ -15,8 +15,8 @@ from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import InputError, check_momentum, check_reward_range
 from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX, STEP_MAGNITUDE_MAX
 
-__all__ = ["learning_rate_of", "lr_schedule", "LrSchedule", "infer_reward_range", "momentum_of",
-           "peak_lr_of", "check_magnitudes"]
+__all__ = ["learning_rate_of", "logged_schedule", "LoggedSchedule", "infer_reward_range",
+           "momentum_of", "peak_lr_of", "check_magnitudes"]
 
 _BOUNDED_WORDS = ("accuracy", "acc", "pass", "success", "correct", "win_rate", "solve")
 
@@ -37,7 +37,7 @@ def learning_rate_of(run: Run) -> np.ndarray | None:
 
 
 @dataclass(frozen=True)
-class LrSchedule:
+class LoggedSchedule:
     """A logged lr schedule over a span of steps: its time-mean and its peak [lr units]."""
 
     mean: float
@@ -49,7 +49,7 @@ class LrSchedule:
         return self.mean / self.peak
 
 
-def lr_schedule(steps: np.ndarray, lr: np.ndarray | None) -> LrSchedule | None:
+def logged_schedule(steps: np.ndarray, lr: np.ndarray | None) -> LoggedSchedule | None:
     """Return the logged lr's time-mean over ``steps`` and its peak, None where it is constant.
 
     The overdamped law runs on the lr clock (docs/theory.md section 9), and the stability limit
@@ -66,7 +66,7 @@ def lr_schedule(steps: np.ndarray, lr: np.ndarray | None) -> LrSchedule | None:
     peak = float(np.sort(lr)[-3])
     if not 0 < mean < peak * (1 - 1e-9):  # at its held peak throughout: constant
         return None
-    return LrSchedule(mean, peak)
+    return LoggedSchedule(mean, peak)
 
 
 def check_magnitudes(run: Run) -> None:
