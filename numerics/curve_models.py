@@ -32,8 +32,8 @@ from grpodyn.ground import InputError, check_momentum
 from .compiled import compiled, signature, symbol_info
 from .trajectory import closed_form
 
-__all__ = ["CurveModel", "EXTRA_MODELS", "MODELS", "MODEL_NAMES", "curve_model", "model_jacobian",
-           "raw_names"]
+__all__ = ["CurveModel", "EXTRA_MODELS", "MODELS", "MODEL_NAMES", "cumulative_lr", "curve_model",
+           "model_jacobian", "raw_names"]
 
 MODEL_NAMES = ("inertial", "exponential", "sigmoid", "exponential_lr")
 #: Models fitted on request only (not part of ``fit --model all``).
@@ -334,8 +334,12 @@ MODELS: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 
-def _lr_clock(t: np.ndarray, learning_rate: np.ndarray | None) -> np.ndarray:
-    """Cumulative learning rate A(t) by the trapezoid rule, checked."""
+def cumulative_lr(t: np.ndarray, learning_rate: np.ndarray | None) -> np.ndarray:
+    """Cumulative learning rate A(t) from t[0] by the trapezoid rule, checked.
+
+    The clock of ``exponential_lr`` (docs/theory.md section 9), and of the schedule's mean that
+    turns its time constant into steps.
+    """
     if learning_rate is None:
         raise InputError("exponential_lr needs the learning rate of every point")
     lr = np.asarray(learning_rate, dtype=float)
@@ -404,7 +408,7 @@ def curve_model(name: str, t: np.ndarray, y: np.ndarray, *, momentum: float | No
     if name != "exponential_lr":
         return _registry_model(name).guess(t, y)
     derivation, rename = MODELS[name]
-    clock = _lr_clock(t, learning_rate)
+    clock = cumulative_lr(t, learning_rate)
 
     def on_clock(t_eval: np.ndarray) -> np.ndarray:
         return np.interp(t_eval, t, clock)

@@ -53,16 +53,19 @@ def logged_schedule(steps: np.ndarray, lr: np.ndarray | None) -> LoggedSchedule 
     """Return the logged lr's time-mean over ``steps`` and its peak, None where it is constant.
 
     The overdamped law runs on the lr clock (docs/theory.md section 9), and the stability limit
-    (section 5) binds where the lr peaks. The mean is the trapezoid rule's over the steps' span,
-    the lr as :func:`learning_rate_of` gives it at every point (None: not logged, or constant
-    over the run or over ``steps``). The peak is the highest value the lr holds over three
+    (section 5) binds where the lr peaks. The mean is the trapezoid rule's over the steps' span
+    (:func:`~grpodyn.numerics.curve_models.cumulative_lr`, exponential_lr's clock), the lr as
+    :func:`learning_rate_of` gives it at every point (None: not logged, or constant over the
+    run or over ``steps``). The peak is the highest value the lr holds over three
     logged points: a value logged once is no regime the run stayed in (an lr at that peak but
     for such values is constant). The share is the schedule's shape: an lr given by the user
     scales the whole schedule.
     """
+    from grpodyn.numerics.curve_models import cumulative_lr  # exponential_lr's own clock
+
     if lr is None or steps.size < 3 or not steps[-1] > steps[0]:
         return None
-    mean = float(np.sum(0.5 * (lr[1:] + lr[:-1]) * np.diff(steps)) / (steps[-1] - steps[0]))
+    mean = float(cumulative_lr(steps, lr)[-1] / (steps[-1] - steps[0]))
     peak = float(np.sort(lr)[-3])
     if not 0 < mean < peak * (1 - 1e-9):  # at its held peak throughout: constant
         return None
