@@ -147,6 +147,11 @@ def prefix(run: Run, until: float) -> Run:
                    metrics={k: v[keep] for k, v in run.metrics.items()})
 
 
+def _robust_sd(x: np.ndarray) -> float:
+    """Return the robust standard deviation of ``x``: 1.4826 times its median absolute deviation."""
+    return 1.4826 * float(np.median(np.abs(x - np.median(x))))
+
+
 def _departure(values: np.ndarray, t: int, window: int) -> tuple[float, float, float]:
     """Return (value, trend prediction, robust s.d.) of ``values[t]`` against its trend.
 
@@ -161,7 +166,7 @@ def _departure(values: np.ndarray, t: int, window: int) -> tuple[float, float, f
         return nan
     slope, intercept = np.polyfit(at, past[at], 1)
     resid = past[at] - (slope * at + intercept)
-    sigma = 1.4826 * float(np.median(np.abs(resid - np.median(resid))))
+    sigma = _robust_sd(resid)
     pred = float(slope * (t - max(0, t - window)) + intercept)
     return float(x), pred, sigma
 
@@ -173,8 +178,7 @@ def _risen(values: np.ndarray, start: int, t: int, window: int, name: str
     past = past[np.isfinite(past)]
     if not np.all(np.isfinite(block)) or past.size < max(5, window // 2):
         return None
-    level = float(np.median(past))
-    sigma = 1.4826 * float(np.median(np.abs(past - level)))
+    level, sigma = float(np.median(past)), _robust_sd(past)
     low = float(block.min())
     if not (level > 0 and low >= GROWTH[name] * level and low - level > Z * sigma):
         return None
