@@ -161,17 +161,22 @@ def test_a_reward_that_is_the_held_out_one_is_named_so() -> None:
 
 
 def test_the_period_of_an_oscillation_is_in_steps_not_logged_points() -> None:
-    """A period of 14 points logged every 10 steps is 140 steps; the same log every step, 14."""
+    """A period of 14 points logged every 10 steps is 140 steps; the same log every step, 14.
+
+    Both readings: the AR(2)'s ("oscillatory, period P steps") and the sustained cycle's ("a
+    period of P steps").
+    """
     rng = np.random.default_rng(0)
     n = np.arange(300)
     reward = 0.5 + 0.15 * np.sin(2 * np.pi * n / 14) + rng.normal(0, 0.05, n.size)
-    periods = []
-    for spacing in (1.0, 10.0):
-        run = Run("shaped", "test", spacing * (n + 1.0), reward, {})
-        words = diagnose(run).modes["dynamical_instability"].evidence
-        periods.append(float(words.split("period ")[1].split(" steps")[0]))
-    assert periods[0] == pytest.approx(14, rel=0.1) and periods[1] == pytest.approx(
-        10 * periods[0], rel=1e-6)
+    for marker in ("oscillatory, period ", "a period of "):
+        periods = []
+        for spacing in (1.0, 10.0):
+            run = Run("shaped", "test", spacing * (n + 1.0), reward, {})
+            words = diagnose(run).modes["dynamical_instability"].evidence
+            periods.append(float(words.split(marker)[1].split(" steps")[0]))
+        assert periods[0] == pytest.approx(14, rel=0.1) and periods[1] == pytest.approx(
+            10 * periods[0], rel=1e-6)
 
 
 def test_a_period_beyond_the_run_is_not_given_as_a_number() -> None:

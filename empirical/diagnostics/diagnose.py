@@ -224,7 +224,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         "policy_concentration": concentration(run, early, late, group_size),
         "dynamical_instability": instability(run, early, late, noise,
                                              state_peak=None if state.from_start
-                                             else state.peak_step),
+                                             else state.peak_step, cycle=state.cycle),
     }
     # causal order: an instability's collapse concentrates the policy, and a concentrated
     # policy degenerates the groups, so the upstream mode is the primary one

@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from grpodyn.empirical.diagnostics.cycle import SHARE, Cycle
 from grpodyn.empirical.diagnostics.series import (
     change_words,
     is_success_rate,
     smooth,
     window_mean,
 )
-from grpodyn.empirical.diagnostics.state import ALPHA
-from grpodyn.empirical.diagnostics.verdict import CEILING, FLAG_SCORE, ModeVerdict
+from grpodyn.empirical.diagnostics.verdict import ALPHA, CEILING, FLAG_SCORE, ModeVerdict
 from grpodyn.empirical.logs.loaders import Run
 
 __all__ = ["instability", "limit_cycle", "metric_growth", "relaxation_time", "without_rise",
@@ -178,7 +178,7 @@ def _kl(run: Run, late: slice) -> tuple[float, float, str]:
 
 
 def instability(run: Run, early: slice, late: slice, noise: float, *,
-                state_peak: float | None = None) -> ModeVerdict:
+                state_peak: float | None = None, cycle: Cycle | None = None) -> ModeVerdict:
     """Score dynamical instability: collapse, runaway KL, divergence, excess, limit cycle.
 
     Parameters
@@ -193,6 +193,11 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
         The step of the peak a declining state fell from: its evidence names it beside this
         mode's own best level (a centred moving mean, which differs), so that the two read as
         two measures rather than two peaks.
+    cycle : Cycle, optional
+        The sustained oscillation of the reward the state found
+        (:func:`~grpodyn.empirical.diagnostics.cycle.sustained_cycle`): a limit cycle whatever
+        the AR(2) reads, scored from the share of the fluctuations it carries (0.5 at
+        :data:`~grpodyn.empirical.diagnostics.cycle.SHARE`, 1 where it carries them all).
 
     Returns
     -------
@@ -200,9 +205,12 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
         The largest of the signatures' scores, flagged at 0.5.
     """
     r = run.reward
+    # the levels are read net of a sustained cycle, which windows of a fraction of its period
+    # would read as falls from its crests; the fluctuations keep it
+    net = r if cycle is None else r - cycle.wave
     window = max(10, run.n_points // 10)
     spacing = float(np.median(np.diff(run.steps)))  # steps per logged point
-    level = smooth(r, window)
+    level = smooth(net, window)
     best = int(np.nanargmax(level))
     collapse = float(level[best] - window_mean(level, late))
     # the best of many noisy window means is biased upward by a few of their s.e.
@@ -211,13 +219,13 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
         if best < run.n_points * 3 // 4 and significant else 0.0
     fluctuations = without_rise(r)
     excess, excess_score = _excess(fluctuations, noise)
-    cycle = limit_cycle(fluctuations)
+    ar2 = limit_cycle(fluctuations)
     # the AR(2) reads the logged points; its period in steps is that times their spacing
-    cycle["period"] *= spacing
+    ar2["period"] *= spacing
     entropy_growth = metric_growth(run, "entropy", early, late)
     divergence_score, divergence_words = 0.0, ""
     if entropy_growth > 1.3:
-        r0, r1 = window_mean(r, early), window_mean(r, late)
+        r0, r1 = window_mean(net, early), window_mean(net, late)
         at_floor = is_success_rate(run) and r1 <= 1 - CEILING
         if at_floor or r1 < r0 - max(0.05, 3 * noise / np.sqrt(early.stop)):
             # the opposite of concentration: the temperature rose while the reward fell, the
@@ -246,21 +254,28 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
                               "entropy not up x3): a slow fluctuation or a concentration, not "
                               "a divergence")
         elif best < window and not moved:
-            tau = relaxation_time(run.steps, r, noise, shortest=window * spacing / 2)
+            tau = relaxation_time(run.steps, net, noise, shortest=window * spacing / 2)
             if np.isfinite(tau):
                 # no KL or entropy growth says whether the policy moved: the shape decides
                 collapse_score = 0.0
                 collapse_words = _relaxation_words(tau)
-    score = max(collapse_score, excess_score, kl_score, divergence_score, cycle["score"])
+    sustained_score = 0.0 if cycle is None else float(np.clip(
+        FLAG_SCORE + (cycle.share - SHARE) / (1 - SHARE) * (1 - FLAG_SCORE), FLAG_SCORE, 1.0))
+    score = max(collapse_score, excess_score, kl_score, divergence_score, ar2["score"],
+                sustained_score)
     where = (float(run.steps[best]), float(run.steps[-1]))
-    if np.isfinite(cycle["radius"]):
+    if np.isfinite(ar2["radius"]):
         oscillation = (f"slow fluctuations beyond the best non-decreasing curve "
                        f"x{_ratio_words(excess)} the variance that noise alone gives; "
-                       f"{_cycle_words(cycle, float(run.steps[-1] - run.steps[0]))}")
-        if cycle["score"] >= FLAG_SCORE:
+                       f"{_cycle_words(ar2, float(run.steps[-1] - run.steps[0]), cycle)}")
+        if ar2["score"] >= FLAG_SCORE:
             where = (float(run.steps[0]), float(run.steps[-1]))
     else:
         oscillation = "too few points for an oscillation test"
+    if cycle is not None:
+        oscillation = (f"{cycle.words()}: a limit cycle, the map's poles at the unit circle "
+                       f"held by the nonlinearity; {oscillation}")
+        where = (float(run.steps[0]), float(run.steps[-1]))
     # a best within the last smoothing window is the end of a rise, not the start of a fall,
     # unless it lies before the late quarter (a short run's window is long)
     fell = collapse > 0 and (best < run.n_points - window or best < late.start)
@@ -348,7 +363,7 @@ def _relaxation_words(tau: float) -> str:
             "KL or the entropy in the log to say more), so it does not count")
 
 
-def _cycle_words(cycle: dict, span: float) -> str:
+def _cycle_words(cycle: dict, span: float, sustained: Cycle | None = None) -> str:
     """Say what the AR(2) of the fluctuations found, and why its poles count or not.
 
     The period is in steps (``cycle["period"]``); one longer than the run's ``span`` (steps)
@@ -358,11 +373,15 @@ def _cycle_words(cycle: dict, span: float) -> str:
     fluctuations held around a moving trend cannot do. It counts (at the top score) only as
     the limit cycle test reads any pole: complex and beyond the noise (F test at ``ALPHA``);
     otherwise the words say which of the two it lacks, rather than present it as a stable pole.
+    Real poles beside a ``sustained`` cycle are its lags' blindness, not the absence of an
+    oscillation: at lags of 3-8 points a cycle of many more bends the autocovariances too little.
     """
     radius, p_words = cycle["radius"], _p_words(cycle["p_value"])
     oscillatory = bool(np.isfinite(cycle["period"]))
     period = cycle["period"]
-    kind = ("real poles: no oscillation" if not oscillatory else
+    kind = ("real poles: no oscillation" if not oscillatory and sustained is None else
+            "real poles: its lags of 3-8 points do not resolve a cycle of "
+            f"{sustained.period:.3g} steps" if not oscillatory else
             f"oscillatory, period {period:.3g} steps" if period <= span else
             f"oscillatory, its period beyond the run's {span:g} steps: not measured")
     fit = f"explains {cycle['r2']:.0%} of their variance ({p_words} against white noise)"

@@ -6,17 +6,20 @@ docs/theory.md section 7), ``declining`` (a fall beyond the noise, with the step
 from; never healthy) or ``too_short``. Every test runs at the false-alarm rate ``ALPHA`` per
 run. A ``converged`` run whose last quarter does not rule out a rise at the run's own average
 pace either (its late gain within 2 s.e. of that rise as well as of none) is marked
-unresolved: its evidence says that a plateau and a continuing rise read alike. Needs numpy and
-scipy.
+unresolved: its evidence says that a plateau and a continuing rise read alike. A reward that
+oscillates over the whole run (:func:`~grpodyn.empirical.diagnostics.cycle.sustained_cycle`) is
+read net of its cycle: otherwise the windows compared would fall on crests or troughs, and the
+state would turn with the cycle's phase. Needs numpy and scipy.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
+from grpodyn.empirical.diagnostics.cycle import Cycle, sustained_cycle
 from grpodyn.empirical.diagnostics.series import (
     change_words,
     is_success_rate,
@@ -25,14 +28,12 @@ from grpodyn.empirical.diagnostics.series import (
     window_mean,
     z_quantile,
 )
-from grpodyn.empirical.diagnostics.verdict import CEILING, NEGLIGIBLE_RISE
+from grpodyn.empirical.diagnostics.verdict import ALPHA, CEILING, NEGLIGIBLE_RISE
 from grpodyn.empirical.logs.loaders import Run
 
 __all__ = ["STATES", "ALPHA", "SHORT", "State", "classify_state"]
 
 STATES = ("converged", "learning", "not_learning", "declining", "too_short")
-#: false-alarm rate of each test of the state (a fall, a rise-then-fall, no change), per run
-ALPHA = 0.0027
 SHORT = 40  # fewer logged points than this: too short to tell a plateau from a pause
 _PINNED = 20  # a reward identical over this many last points (and half the run) is pinned
 
@@ -54,6 +55,8 @@ class State:
     resolved: bool = True
     #: True for a decline from the first steps, with no peak above the start
     from_start: bool = False
+    #: the sustained oscillation the state was read net of, if the reward holds one
+    cycle: Cycle | None = None
 
 
 @lru_cache(maxsize=256)
@@ -158,13 +161,24 @@ def classify_state(run: Run, early: slice, late: slice, noise: float) -> State:
     A fall back from the best level is tested against the run's noise at the scale of a
     window (:func:`~grpodyn.empirical.diagnostics.series.point_noise`: slow fluctuations
     count); the start and the end (first 15%, last 25%) are compared against the
-    point-to-point ``noise``.
+    point-to-point ``noise``. A sustained cycle is taken off the reward first, and the state
+    carries it (``State.cycle``).
     """
     if run.n_points < SHORT:
         return State("too_short", f"{run.n_points} logged points (fewer than {SHORT})")
     pinned = _pinned(run)
     if pinned is not None:
         return pinned
+    cycle = sustained_cycle(run.steps, run.reward, noise)
+    if cycle is not None:
+        state = _classify(replace(run, reward=run.reward - cycle.wave), early, late, noise)
+        return replace(state, evidence=f"{cycle.words()}; net of the cycle: {state.evidence}",
+                       cycle=cycle)
+    return _classify(run, early, late, noise)
+
+
+def _classify(run: Run, early: slice, late: slice, noise: float) -> State:
+    """Name the state of a run that is long enough and not pinned (see :func:`classify_state`)."""
     r = run.reward
     n_early, n_late = early.stop - early.start, late.stop - late.start
     r0, r1 = window_mean(r, early), window_mean(r, late)

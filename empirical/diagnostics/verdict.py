@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MODES", "FLAG_SCORE", "CEILING", "NEGLIGIBLE_RISE", "G_BOUND", "REMEDIES",
+__all__ = ["MODES", "ALPHA", "FLAG_SCORE", "CEILING", "NEGLIGIBLE_RISE", "G_BOUND", "REMEDIES",
            "ModeVerdict", "unjudged"]
 
 MODES = ("reward_hacking", "advantage_degeneracy", "policy_concentration",
          "dynamical_instability")
 FLAG_SCORE = 0.5
+#: false-alarm rate of each test of the state and of the detectors that read the reward's
+#: shape (a fall, a rise-then-fall, no change, a cycle), per run
+ALPHA = 0.0027
 #: a success rate this close to 1 has nothing left to learn: a policy locked there converged
 CEILING = 0.97
 #: the least change of a success rate that a mode reads from the reward: a smaller rise gives
