@@ -83,3 +83,10 @@ def test_a_rise_under_a_cycle_is_learning() -> None:
     r = 0.2 + 0.0008 * T + 0.1 * np.sin(2 * np.pi * T / 50) + rng.normal(0, 0.03, T.size)
     found = diagnose(Run("cycle", "test", T, r, {}))
     assert found.state == "learning" and "net of the cycle" in found.state_evidence
+
+
+def test_a_cycle_within_the_noise_is_none() -> None:
+    """A third of the noise s.d., as the prompts recurring with the epoch leave: no limit cycle."""
+    rng = np.random.default_rng(6)
+    r = 0.3 + 0.027 * np.sin(2 * np.pi * T / 10) + rng.normal(0, 0.08, T.size)
+    assert _cycle(r) is None
