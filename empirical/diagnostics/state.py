@@ -31,7 +31,7 @@ from grpodyn.empirical.diagnostics.series import (
 from grpodyn.empirical.diagnostics.verdict import ALPHA, CEILING, NEGLIGIBLE_RISE
 from grpodyn.empirical.logs.loaders import Run
 
-__all__ = ["STATES", "ALPHA", "SHORT", "State", "classify_state"]
+__all__ = ["STATES", "ALPHA", "SHORT", "State", "classify_state", "pinned_value"]
 
 STATES = ("converged", "learning", "not_learning", "declining", "too_short")
 SHORT = 40  # fewer logged points than this: too short to tell a plateau from a pause
@@ -70,14 +70,25 @@ def _joint_quantile(alpha: float, rho: float) -> float:
     return float(brentq(lambda z: law.cdf([-z, -z]) - alpha, 0.0, 10.0))
 
 
-def _pinned(run: Run) -> State | None:
-    """Call a reward identical over its last half (and at least ``_PINNED`` points) pinned."""
-    r = run.reward
-    tail = r[run.n_points // 2:]
+def pinned_value(r: np.ndarray) -> float | None:
+    """Return the value a reward sits at over its last half (``_PINNED`` points or more), or None.
+
+    Identical to within 1e-9 of its size: a pinned reward leaves every group without spread,
+    so no gradient moves it (docs/theory.md section 7).
+    """
+    tail = np.asarray(r, dtype=float)[np.size(r) // 2:]
     tail = tail[np.isfinite(tail)]
     if tail.size < _PINNED or np.ptp(tail) > 1e-9 * max(1.0, abs(float(tail[0]))):
         return None
-    value = float(tail[0])
+    return float(tail[0])
+
+
+def _pinned(run: Run) -> State | None:
+    """Call a reward identical over its last half (and at least ``_PINNED`` points) pinned."""
+    r = run.reward
+    value = pinned_value(r)
+    if value is None:
+        return None
     moved = np.flatnonzero(np.abs(r - value) > 1e-9 * max(1.0, abs(value)))
     since = run.steps[moved[-1] + 1] if moved.size else run.steps[0]
     if is_success_rate(run) and value >= CEILING:

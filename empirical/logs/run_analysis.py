@@ -33,6 +33,7 @@ from grpodyn.empirical.logs.fit_text import (
     weight_text,
 )
 from grpodyn.empirical.logs.loaders import Run
+from grpodyn.empirical.logs.pinned import held_if_pinned, pinned_plateau
 from grpodyn.empirical.logs.plateau_stacks import curve_stack
 from grpodyn.empirical.logs.run_dynamics import dynamics_of, not_determined, tau_model
 from grpodyn.empirical.logs.run_settings import (
@@ -443,6 +444,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         one=one if one is not None else fit_on_training_part,
         asked=() if set(models) == set(FIT_MODELS) else models)
     warnings += notes
+    plateau = pinned_plateau(part.reward) or plateau
     trusted_fit, favoured = tau_model(fits, weights)
     span = float(part.steps[-1] - part.steps[0])
     dynamics = dynamics_of(trusted_fit, plateau, beta, span, lr_peak, favoured=favoured,
@@ -647,9 +649,11 @@ def _forecast(run: Run, *, train_fraction: float | None, until: float | None,
         steps = np.concatenate([run.steps, future[future > run.steps[-1]]])
         lr_pair = (steps, np.concatenate([lr, np.full(steps.size - lr.size, lr[-1])]))
     try:
-        return get_forecaster(forecaster).forecast(run.steps, run.reward, n_train=n_train,
-                                                   future_steps=future, level=level,
-                                                   bounds=bounds, momentum=momentum,
-                                                   learning_rate=lr_pair)
+        result = get_forecaster(forecaster).forecast(run.steps, run.reward, n_train=n_train,
+                                                     future_steps=future, level=level,
+                                                     bounds=bounds, momentum=momentum,
+                                                     learning_rate=lr_pair)
     except InputError as exc:  # the forecasters see arrays: the error names the log here
         raise InputError(f"{run.source}: {exc}") from None
+    return held_if_pinned(result, run.reward[:n_train])
+
