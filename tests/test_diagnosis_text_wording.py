@@ -234,3 +234,19 @@ def test_the_entropy_bound_of_a_reward_moving_toward_one_half_is_said_to_be_a_ri
     words = d.modes["policy_concentration"].evidence
     assert "(a rise: the reward moved toward 1/2, where the answers spread most)" in words
     assert "a fall the move of the reward explains" not in words
+
+
+def test_complex_poles_without_a_persisting_cycle_are_not_called_an_oscillation() -> None:
+    """A step down bends the trend-filtered residual into one swing: complex AR(2) poles.
+
+    Where the run was searched for a sustained cycle from 8 steps on and held none, poles that
+    do not count are said to be one swing or a bent fall; where it was not searched (too short),
+    they stay "oscillatory".
+    """
+    ar2 = {"radius": 0.855, "period": 51.4, "p_value": 1e-7, "r2": 0.77, "score": 0.0}
+    searched = _cycle_words(ar2, span=499.0, searched_from=8.0)
+    assert "no cycle persists over the run" in searched and "oscillatory" not in searched
+    assert "oscillatory, period 51.4 steps" in _cycle_words(ar2, span=499.0)
+    # a period shorter than the search reads stays the AR(2)'s
+    assert "oscillatory, period 5" in _cycle_words({**ar2, "period": 5.0}, span=499.0,
+                                                   searched_from=8.0)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grpodyn.empirical.diagnostics.cycle import SHARE, Cycle
+from grpodyn.empirical.diagnostics.cycle import POINTS, SHARE, SHORTEST, Cycle
 from grpodyn.empirical.diagnostics.series import (
     change_words,
     is_success_rate,
@@ -264,10 +264,12 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
     score = max(collapse_score, excess_score, kl_score, divergence_score, ar2["score"],
                 sustained_score)
     where = (float(run.steps[best]), float(run.steps[-1]))
+    # where the run was searched for a sustained cycle and held none, its shortest period
+    searched = SHORTEST * spacing if cycle is None and run.n_points >= POINTS else None
     if np.isfinite(ar2["radius"]):
         oscillation = (f"slow fluctuations beyond the best non-decreasing curve "
                        f"x{_ratio_words(excess)} the variance that noise alone gives; "
-                       f"{_cycle_words(ar2, float(run.steps[-1] - run.steps[0]), cycle)}")
+                       f"{_cycle_words(ar2, float(run.steps[-1] - run.steps[0]), cycle, searched)}")
         if ar2["score"] >= FLAG_SCORE:
             where = (float(run.steps[0]), float(run.steps[-1]))
     else:
@@ -363,7 +365,8 @@ def _relaxation_words(tau: float) -> str:
             "KL or the entropy in the log to say more), so it does not count")
 
 
-def _cycle_words(cycle: dict, span: float, sustained: Cycle | None = None) -> str:
+def _cycle_words(cycle: dict, span: float, sustained: Cycle | None = None,
+                 searched_from: float | None = None) -> str:
     """Say what the AR(2) of the fluctuations found, and why its poles count or not.
 
     The period is in steps (``cycle["period"]``); one longer than the run's ``span`` (steps)
@@ -375,6 +378,10 @@ def _cycle_words(cycle: dict, span: float, sustained: Cycle | None = None) -> st
     otherwise the words say which of the two it lacks, rather than present it as a stable pole.
     Real poles beside a ``sustained`` cycle are its lags' blindness, not the absence of an
     oscillation: at lags of 3-8 points a cycle of many more bends the autocovariances too little.
+    Complex poles that do not count, at a period of ``searched_from`` steps or more where the
+    run was searched for a sustained cycle and none was found, are one swing or a fall that
+    the trend bent (a step down reads as a period of about one trend window), not an
+    oscillation, and the words say so.
     """
     radius, p_words = cycle["radius"], _p_words(cycle["p_value"])
     oscillatory = bool(np.isfinite(cycle["period"]))
@@ -382,6 +389,9 @@ def _cycle_words(cycle: dict, span: float, sustained: Cycle | None = None) -> st
     kind = ("real poles: no oscillation" if not oscillatory and sustained is None else
             "real poles: its lags of 3-8 points do not resolve a cycle of "
             f"{sustained.period:.3g} steps" if not oscillatory else
+            f"complex poles, period {period:.3g} steps, but no cycle persists over the run: "
+            "one swing, or a fall the trend bent" if searched_from is not None
+            and searched_from <= period <= span and cycle["score"] < FLAG_SCORE else
             f"oscillatory, period {period:.3g} steps" if period <= span else
             f"oscillatory, its period beyond the run's {span:g} steps: not measured")
     fit = f"explains {cycle['r2']:.0%} of their variance ({p_words} against white noise)"
