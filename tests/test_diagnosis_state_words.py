@@ -10,6 +10,7 @@ import json
 import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import diagnose
+from grpodyn.empirical.diagnostics.early_warning import prefix
 from grpodyn.empirical.logs.loaders import Run, load_run
 
 
@@ -67,3 +68,21 @@ def test_the_report_of_a_log_too_short_to_forecast_says_there_is_no_forecast(tmp
     assert "points are fewer than the 30 a forecast from the first 70% needs" in page
     assert "24 points" in page and "no forecast" in page
     assert "the forecast after the training cut" not in page
+
+
+def test_a_collapse_in_the_last_quarter_is_declining_from_its_own_peak() -> None:
+    """A run that rises to 0.69 and sits at 0 from step 300, read up to steps 302-400.
+
+    The fall is tested from the best window before the last quarter; the peak it reports is the
+    run's own (the best window mean, on the plateau of steps 240-300 before the collapse), not
+    that earlier window (steps 218-220 at 310-320 when it was reported).
+    """
+    rng = np.random.default_rng(0)
+    t = np.arange(500)
+    reward = np.clip(np.where(t < 300, 0.2 + 0.5 * (1 - np.exp(-t / 80))
+                              + rng.normal(0, 0.02, 500), 0.0), 0, 1)
+    run = Run("collapse", "test", t + 1.0, reward, {})
+    for until in (302, 310, 320, 360, 400):
+        found = diagnose(prefix(run, float(until)))
+        assert found.state == "declining", until
+        assert 240 <= found.peak_step <= 300, (until, found.peak_step)

@@ -123,12 +123,13 @@ def _fall_from_peak(run: Run, late: slice, n_early: int, sigma: float, window: i
     span = f"steps {run.steps[best]:g}-{run.steps[best + window - 1]:g}"
     drop = peak - r1
     if drop > limit and peak > r0:  # a best window no higher than the start is no peak
+        top_step, top_words = _top(run, window, peak_step)
         return State("declining", (
             f"reward {r0:.3f} at the start, {peak:.3f} at its best before the last quarter "
             f"(mean of {span}, peak near step {peak_step:g}), {r1:.3f} late: it fell back "
             f"{drop:.3f}, beyond the {limit:.3f} that noise (s.e. {sigma / np.sqrt(window):.3f} "
             f"per window mean) leaves to the best of {chances} windows at a false-alarm rate "
-            f"of {ALPHA:g}"), peak_step)
+            f"of {ALPHA:g}{top_words}"), top_step)
     means_after = means[n_early:]
     if not means_after.size or not np.isfinite(means_after).any():
         return None
@@ -142,13 +143,33 @@ def _fall_from_peak(run: Run, late: slice, n_early: int, sigma: float, window: i
         significant = (peak - r0) / se_rise > z and (peak - r1) / se_fall > z
     if significant:
         peak_step = float(run.steps[best + window // 2])
+        top_step, top_words = _top(run, window, peak_step)
         return State("declining", (
             f"reward rose {peak - r0:.3f} from {r0:.3f} at the start to {peak:.3f} (mean of "
             f"steps {run.steps[best]:g}-{run.steps[best + window - 1]:g}, peak near step "
             f"{peak_step:g}) and fell back {peak - r1:.3f} to {r1:.3f} late: both beyond "
             f"{z:.2f} s.e. ({se_rise:.3f}, {se_fall:.3f}), a rise then a fall at a false-alarm "
-            f"rate of {ALPHA:g} over {chances} windows"), peak_step)
+            f"rate of {ALPHA:g} over {chances} windows{top_words}"), top_step)
     return None
+
+
+def _top(run: Run, window: int, tested: float) -> tuple[float, str]:
+    """Return the step where the run's ``window``-point mean peaks, and words where it moved.
+
+    The fall is tested from the best window before the late segment (``tested``, its centre);
+    a run that peaks within the late segment and falls there (a collapse the last steps show)
+    peaked later than that window. Its peak is the best full window of the whole run, the step
+    a restart would go back to; the words name it where it lies more than half a window from
+    ``tested`` (empty otherwise).
+    """
+    means = smooth(run.reward, window, mode="valid")
+    at = int(np.nanargmax(means))
+    top = float(run.steps[at + window // 2])
+    if abs(at + window // 2 - int(np.searchsorted(run.steps, tested))) <= window // 2:
+        return tested, ""
+    return top, (f"; over the whole run its {window}-point mean peaked near step {top:g} "
+                 f"({means[at]:.3f}), in windows reaching into the last quarter, and fell after "
+                 "it")
 
 
 def _pace_gain(steps: np.ndarray, early: slice, late: slice, r0: float, r1: float) -> float:
@@ -236,8 +257,7 @@ def _classify(run: Run, early: slice, late: slice, noise: float) -> State:
         return State("converged", f"reward {r0:.3f} -> {r1:.3f}: at the top of its range "
                      f"(>= {CEILING:g})")
     if late_gain < 0:  # the end falls beyond its noise: not a run that learns
-        means = smooth(r, window, mode="valid")
-        peak_step = float(run.steps[int(np.nanargmax(means)) + window // 2])
+        peak_step, _ = _top(run, window, float("nan"))
         return State("declining", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter "
                      f"it fell {-late_gain:.3f}, beyond 2 s.e. ({late_se:.3f}): falling at the "
                      f"end, from a peak near step {peak_step:g}", peak_step)
