@@ -247,6 +247,8 @@ def test_complex_poles_without_a_persisting_cycle_are_not_called_an_oscillation(
     searched = _cycle_words(ar2, span=499.0, searched_from=8.0)
     assert "no cycle persists over the run" in searched and "oscillatory" not in searched
     assert "oscillatory, period 51.4 steps" in _cycle_words(ar2, span=499.0)
-    # a period shorter than the search reads stays the AR(2)'s
+    # poles not beyond the noise, or a period shorter than the search reads, stay the AR(2)'s
+    assert "oscillatory, period 51.4" in _cycle_words({**ar2, "p_value": 0.1}, span=499.0,
+                                                      searched_from=8.0)
     assert "oscillatory, period 5" in _cycle_words({**ar2, "period": 5.0}, span=499.0,
                                                    searched_from=8.0)

@@ -378,10 +378,10 @@ def _cycle_words(cycle: dict, span: float, sustained: Cycle | None = None,
     otherwise the words say which of the two it lacks, rather than present it as a stable pole.
     Real poles beside a ``sustained`` cycle are its lags' blindness, not the absence of an
     oscillation: at lags of 3-8 points a cycle of many more bends the autocovariances too little.
-    Complex poles that do not count, at a period of ``searched_from`` steps or more where the
-    run was searched for a sustained cycle and none was found, are one swing or a fall that
-    the trend bent (a step down reads as a period of about one trend window), not an
-    oscillation, and the words say so.
+    Complex poles beyond the noise that do not count, at a period of ``searched_from`` steps or
+    more where the run was searched for a sustained cycle and none was found, are one swing or
+    a fall that the trend bent (a step down reads as a period of about one trend window), not
+    an oscillation, and the words say so.
     """
     radius, p_words = cycle["radius"], _p_words(cycle["p_value"])
     oscillatory = bool(np.isfinite(cycle["period"]))
@@ -391,7 +391,8 @@ def _cycle_words(cycle: dict, span: float, sustained: Cycle | None = None,
             f"{sustained.period:.3g} steps" if not oscillatory else
             f"complex poles, period {period:.3g} steps, but no cycle persists over the run: "
             "one swing, or a fall the trend bent" if searched_from is not None
-            and searched_from <= period <= span and cycle["score"] < FLAG_SCORE else
+            and searched_from <= period <= span and cycle["score"] < FLAG_SCORE
+            and cycle["p_value"] < ALPHA else
             f"oscillatory, period {period:.3g} steps" if period <= span else
             f"oscillatory, its period beyond the run's {span:g} steps: not measured")
     fit = f"explains {cycle['r2']:.0%} of their variance ({p_words} against white noise)"
