@@ -456,7 +456,8 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
     Statuses: ``determined`` (a saturating member carries most weight, has covered at least
     half of its gain within the data, the data do not move on beyond it (:func:`_runs_on`),
     its information matrix is regular and its interval leaves out the run's starting level:
-    value and interval);
+    value and interval, the interval cut at the one-sided bound of where the run is at the
+    cut, since a saturating curve approaches its plateau monotonically);
     ``at_bound`` (r* on the reward range's edge after at least half of the fitted gain: the
     data push it there); ``singular`` (no standard error from a singular information matrix);
     ``not_determined`` (no saturation seen, or too little of it, under half of the fitted gain
@@ -477,21 +478,22 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
                 for n in weights)
     rising = None if now == start else bool(now > start)
 
+    def now_sd() -> float:
+        """Return the sd of where the run is at the cut (its residual noise fitted on demand)."""
+        return float(np.sqrt(sum(weights[n] * (members[n].noise.state_var
+                                               + members[n].param_var(np.array([t_end]))[0])
+                                 for n in weights if weights[n] > 0)))
+
     def one_sided(reason: str) -> dict[str, Any]:
         out: dict[str, Any] = {"value": None, "lower": None, "upper": None,
                                "status": "not_determined", "reason": reason, "bound": None}
-        if rising is not None:  # the residual noise is fitted here only, when it is needed
-            now_sd = float(np.sqrt(sum(weights[n] * (members[n].noise.state_var
-                                                     + members[n].param_var(
-                                                         np.array([t_end]))[0])
-                                       for n in weights if weights[n] > 0)))
         low, high = (-np.inf, np.inf) if bounds is None else bounds
         if rising is True:  # a bound inside the range (beyond its edge it says nothing more)
-            out["lower"] = float(np.clip(now - z * now_sd, low, high))
+            out["lower"] = float(np.clip(now - z * now_sd(), low, high))
             out["reason"] += f"; plateau >= {out['lower']:.4g} at {level:.0%}"
             out["bound"] = "lower"
         elif rising is False:
-            out["upper"] = float(np.clip(now + z * now_sd, low, high))
+            out["upper"] = float(np.clip(now + z * now_sd(), low, high))
             out["reason"] += f"; plateau <= {out['upper']:.4g} at {level:.0%}"
             out["bound"] = "upper"
         if bounds is not None:
@@ -539,6 +541,12 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
                 "reason": f"{name}: {p['r_star']:.4g} +- {half:.2g} at {level:.0%}, an "
                           f"interval that holds the starting level {start:.4g}: the data do "
                           "not tell the plateau from where the run began", "model": name}
+    # a saturating curve approaches r* monotonically: a run that rose has its plateau at or
+    # above where it is at the cut, one that fell at or below (that one-sided bound at the level)
+    if rising is True:
+        lower = max(lower, min(now - z * now_sd(), p["r_star"]))
+    elif rising is False:
+        upper = min(upper, max(now + z * now_sd(), p["r_star"]))
     return {"value": float(p["r_star"]), "lower": float(lower), "upper": float(upper),
             "status": "determined", "reason": f"{name}: {realised:.0%} of the gain made",
             "model": name}
