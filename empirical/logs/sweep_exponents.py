@@ -7,7 +7,9 @@ The tau-lr exponent p (tau ~ lr^p). The law says p = -1 (derivations ``relaxatio
 ``adam_tau_lr_exponent``: the step, and so the stiffness, is proportional to lr), with the
 spread :data:`TAU_LR_PRIOR_SD` that the design sweeps show around it. The sources measure p
 (``SweepFit.tau_lr_exponent``) where they hold two learning rates or more at otherwise equal
-settings, p_hat +- se. With z = (p_hat + 1) / sqrt(se^2 + TAU_LR_PRIOR_SD^2):
+settings, p_hat +- se. A measurement with se >= :data:`UNRESOLVED_SE` does not resolve the
+exponent (-4.4 +- 51 from two learning rates a factor 2 apart): the law's -1 with its spread is
+used, as with one learning rate. Otherwise, with z = (p_hat + 1) / sqrt(se^2 + TAU_LR_PRIOR_SD^2):
 
 - |z| <= 2: the measurement agrees with the law; the measurement is used;
 - |z| > 2 and p_hat + 2 se < 0: tau falls with lr, as the law says, at another rate; the
@@ -50,7 +52,7 @@ from scipy.stats import norm, truncnorm
 
 from grpodyn.empirical.logs.sweep_fit import SweepFit
 
-__all__ = ["TAU_LR_PRIOR_SD", "BG_EXPONENT_RANGE", "lr_exponent", "bg_exponent",
+__all__ = ["TAU_LR_PRIOR_SD", "BG_EXPONENT_RANGE", "UNRESOLVED_SE", "lr_exponent", "bg_exponent",
            "draw_factors", "contradicted"]
 
 #: Standard deviation of the tau-lr exponent when the sources hold one learning rate: the root
@@ -61,6 +63,9 @@ TAU_LR_PRIOR_SD = 0.11
 #: (noise-dominated), derivation ``adam_stiffness_bg_exponent``.
 BG_EXPONENT_RANGE = (0.0, 0.5)
 _Z = 2.0  # standard errors beyond which a measurement and the law disagree
+#: A measured tau-lr exponent with a standard error this large or larger (tau's lr-dependence
+#: anywhere from none to twice the law's) is not used: the law's -1 with its spread is
+UNRESOLVED_SE = 1.0
 
 
 def lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
@@ -74,11 +79,20 @@ def lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
     lr_ref = float(np.exp(np.mean(np.log(lrs))))
     measured = fit.tau_lr_exponent().get(optimizer, {})
     if measured.get("value") is None or measured.get("stderr") is None:
+        # the sweep's own reason: one learning rate, or too few with a determined stiffness
+        why = measured.get("status", "").removeprefix("not determined: ") or \
+            "the sources hold one learning rate at otherwise equal settings"
         return {"value": -1.0, "stderr": TAU_LR_PRIOR_SD, "lr_ref": lr_ref,
-                "status": "not determined (the sources hold one learning rate at otherwise "
-                          f"equal settings): the map's -1 with a spread of {TAU_LR_PRIOR_SD} "
-                          "(the design sweeps' exponents around -1)"}
+                "status": f"not determined ({why}): the map's -1 with a spread of "
+                          f"{TAU_LR_PRIOR_SD} (the design sweeps' exponents around -1)"}
     value, se = float(measured["value"]), float(measured["stderr"])
+    if se >= UNRESOLVED_SE:
+        return {"value": -1.0, "stderr": TAU_LR_PRIOR_SD, "lr_ref": lr_ref,
+                "measured": {"value": value, "stderr": se},
+                "status": f"not determined (the sources' error on it is {UNRESOLVED_SE:g} or "
+                          f"more): their learning rates give {value:.3g} +- {se:.3g}, which does "
+                          f"not resolve how tau scales with lr; the map's -1 with a spread of "
+                          f"{TAU_LR_PRIOR_SD} (the design sweeps' exponents around -1)"}
     z = (value + 1.0) / float(np.hypot(se, TAU_LR_PRIOR_SD))
     rates = ", ".join(f"{v:.3g}" for v in measured["learning_rates"])
     out = {"value": value, "stderr": se, "lr_ref": lr_ref, "law": -1.0, "z_law": z,

@@ -41,12 +41,16 @@ from grpodyn.numerics.mean_field_map import (
     MeanFieldMap,
 )
 
-__all__ = ["ONE_RUN", "SweepFit", "fit_sweep", "fit_runs"]
+__all__ = ["ONE_RUN", "LOG_UNDETERMINED", "SweepFit", "fit_sweep", "fit_runs"]
 
 #: Why a sweep of one fitted run quotes no standard errors: the cluster-robust covariance sums
 #: each run's score J_c' e_c, which for a single run is the gradient of the fit, zero at its
 #: optimum, so the sandwich would give errors of rounding size.
 ONE_RUN = "one run fitted, and the cluster-robust error needs two runs or more"
+#: A log-scale constant whose error exceeds this (a factor e^3 = 20 either way) is not
+#: determined; from 1 it is weakly determined. A level's error beyond twice the reward's scale
+#: (its range's width, or the runs' span) is not determined either.
+LOG_UNDETERMINED = 3.0
 
 
 def _sandwich(jac: np.ndarray, residuals: np.ndarray, clusters: np.ndarray) -> np.ndarray:
@@ -152,7 +156,10 @@ class SweepFit:
                 if self.at_bound[i]:  # held at the bound: a bound, no error to quote
                     entry["stderr"] = entry["log_stderr"] = None
                 entry["status"] = "at bound: not determined" if at_bound else (
-                    "determined" if err < 1.0 else "weakly determined (log error > 1)")
+                    "determined" if err < 1.0 else "weakly determined (log error > 1)"
+                    if err < LOG_UNDETERMINED else
+                    f"not determined (log error {err:.3g}: a factor beyond "
+                    f"{np.exp(LOG_UNDETERMINED):.0f} either way)")
                 if name == "log_rho_A" and at_bound:
                     entry["status"] = (
                         "at the upper bound: noise-dominated over these B G (k ~ sqrt(B G)); "
@@ -173,8 +180,11 @@ class SweepFit:
                                        f"{list(self.layout.reward_range)}, a bound and not a "
                                        "measurement (the runs have not bent over)"}
             else:
+                unit = self.layout.reward_unit
                 out[name] = {"value": value, "stderr": err, "status": "determined" if
-                             err < 0.5 * self.layout.reward_unit else "weakly determined"}
+                             err < 0.5 * unit else "weakly determined" if err < 2 * unit else
+                             f"not determined (its error {err:.3g} is beyond twice the reward's "
+                             f"scale {unit:.3g})"}
         if self.layout.starts:
             values = self.theta[self.layout.r0_indices]
             out["r0"] = {"value": float(np.mean(values)),
