@@ -55,3 +55,12 @@ def test_a_stiffness_known_to_a_factor_beyond_20_is_not_determined() -> None:
         runs.append(SweepRun(f"lr {lr:g}", steps, reward, {**ADAM, "lr": lr}))
     kappa = fit_sweep(runs).constants()["kappa_A_ref"]
     assert kappa["status"].startswith("not determined (log error")
+
+
+def test_runs_that_read_different_rewards_are_warned_of() -> None:
+    steps = np.arange(60.0)
+    reward = 0.2 + 0.5 * (1 - np.exp(-steps / 15))
+    runs = [SweepRun("a", steps, reward, {**ADAM, "lr": 1e-5}, reward_key="reward"),
+            SweepRun("b", steps, reward, {**ADAM, "lr": 2e-5}, reward_key="mean_reward")]
+    warnings = fit_sweep(runs).warnings
+    assert any("different metrics (a: 'reward', b: 'mean_reward')" in w for w in warnings)

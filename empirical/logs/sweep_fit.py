@@ -560,6 +560,12 @@ def fit_runs(runs: list[SweepRun], *, finite_group: bool = True, noise_drag: boo
             warnings.append(f"{run.name}: the reward never moved (constant at "
                             f"{run.reward[0]:g}), so it says nothing of its stiffness; left "
                             "out of the fit")
+    keys = {r.reward_key for r in runs}
+    if len(keys) > 1:  # a joint fit shares r0, the plateau and kappa across the runs
+        warnings.append("the runs read their reward from different metrics ("
+                        + ", ".join(f"{r.name}: {r.reward_key!r}" for r in runs) + "): the fit "
+                        "shares one start, one plateau and one stiffness, which supposes one "
+                        "reward on one task")
     if not fitted:
         raise InputError("no run of the sweep to fit: " + "; ".join(
             f"{r.name} collapsed" if collapsed(r) else f"{r.name} kept a constant reward"
