@@ -64,3 +64,13 @@ def test_runs_that_read_different_rewards_are_warned_of() -> None:
             SweepRun("b", steps, reward, {**ADAM, "lr": 2e-5}, reward_key="mean_reward")]
     warnings = fit_sweep(runs).warnings
     assert any("different metrics (a: 'reward', b: 'mean_reward')" in w for w in warnings)
+
+
+def test_the_sweep_states_the_exponent_against_the_law_as_transfer_tests_it() -> None:
+    """-1.23 +- 0.037: 6.2 se off -1, yet within the 2 sd transfer accepts; -1.75 beyond both."""
+    from grpodyn.cli.sweep import _off_law
+
+    near = _off_law(-1.23, 0.037)
+    assert "6.2 se off it" in near and "within the 2 sd that grpodyn transfer accepts" in near
+    assert "beyond the 2 sd" in _off_law(-1.75, 0.077)
+    assert _off_law(-1.05, 0.05) == ""

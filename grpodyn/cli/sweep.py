@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from grpodyn.cli.options import UsageError, add_json, add_reward_range, add_sweep_log_options
@@ -91,9 +92,8 @@ def print_human(result: dict[str, Any]) -> None:
         if e.get("value") is None:
             print(f"  tau-lr exponent ({optimizer}): {e['status']}")
         else:
-            off = (e["value"] + 1) / e["stderr"] if e["stderr"] > 0 else 0.0
             print(f"  tau-lr exponent ({optimizer}): {e['value']:.3g} +- {e['stderr']:.2g} "
-                  f"(expected -1{f'; {abs(off):.1f} se off it' if abs(off) > 2 else ''})")
+                  f"(expected -1{_off_law(e['value'], e['stderr'])})")
     for optimizer, e in result["bg_test"].items():
         if "bg_exponent" in e:
             g_exp = e["g_exponent_at_fixed_bg"]
@@ -108,3 +108,23 @@ def print_human(result: dict[str, Any]) -> None:
         print(f"  {run['name']}: {mark}")
     for entry in result["stability"]:
         print(f"  stability: {entry['name']}: {entry['limit']} limit; {entry['explanation']}")
+
+
+def _off_law(value: float, stderr: float) -> str:
+    """Say how far a measured tau-lr exponent lies from the law's -1, as transfer reads it.
+
+    Beyond 2 of its own standard errors, the words say so and also give the distance in the sd
+    that ``grpodyn transfer`` tests (the error and the design sweeps' spread around the law
+    together, :data:`~grpodyn.empirical.logs.sweep_exponents.TAU_LR_PRIOR_SD`), so that the two
+    commands' verdicts on one exponent read as one.
+    """
+    from grpodyn.empirical.logs.sweep_exponents import TAU_LR_PRIOR_SD
+
+    off = (value + 1) / stderr if stderr > 0 else 0.0
+    if abs(off) <= 2:
+        return ""
+    sd = math.hypot(stderr, TAU_LR_PRIOR_SD)
+    verdict = "within" if abs(value + 1) <= 2 * sd else "beyond"
+    return (f"; {abs(off):.1f} se off it, {abs(value + 1) / sd:.1f} sd of {sd:.2g} with the design "
+            f"sweeps' spread {TAU_LR_PRIOR_SD:g} around the law: {verdict} the 2 sd that "
+            "grpodyn transfer accepts")
