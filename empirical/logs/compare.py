@@ -147,12 +147,12 @@ class Comparison:
         """Return the comparison as a plain-text table, one run a line."""
         shown = short_names([run.name for run in self.runs], width=NAME_WIDTH)
         width = max(3, *map(len, shown))
-        lines = [f"{'run':{width}s} {'steps':>7s} {'final':>7s}  {'plateau':30s} {'tau':30s} "
-                 "state"]
+        lines = [f"{'run':{width}s} {'last step':>9s} {'final':>7s}  {'plateau':30s} "
+                 f"{'tau':30s} state"]
         why = []
         for run, name in zip(self.runs, shown, strict=True):
             s, state = run.summary, state_text(run.summary["diagnosis"])
-            lines.append(f"{name:{width}s} {s['steps']:7g} {s['final_reward']['value']:7.3f}"
+            lines.append(f"{name:{width}s} {s['steps']:9g} {s['final_reward']['value']:7.3f}"
                          f"  {_status_text(s['plateau'], '.3f', s.get('reward_range')):30s} "
                          f"{_status_text(s['tau'], '.0f'):30s} {state}")
             why += [textwrap.fill(f"{name}: {words}", 100, subsequent_indent="    ",
