@@ -86,3 +86,13 @@ def test_a_collapse_in_the_last_quarter_is_declining_from_its_own_peak() -> None
         found = diagnose(prefix(run, float(until)))
         assert found.state == "declining", until
         assert 240 <= found.peak_step <= 300, (until, found.peak_step)
+
+
+def test_the_peak_without_a_tested_window_is_the_runs_own() -> None:
+    """A best window at the very end, no tested window: a step, never NaN."""
+    from grpodyn.empirical.diagnostics.state import _top
+
+    t = np.arange(1.0, 101)
+    run = Run("end", "test", t, t / 100, {})
+    step, words = _top(run, 10, float("nan"))
+    assert step == 96.0 and words == ""

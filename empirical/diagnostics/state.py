@@ -161,11 +161,13 @@ def _top(run: Run, window: int, tested: float) -> tuple[float, str]:
     a run that peaks within the late segment and falls there (a collapse the last steps show)
     peaked later than that window. Its peak is the best full window of the whole run, the step
     a restart would go back to; the words name it where it lies more than half a window from
-    ``tested`` (empty otherwise).
+    ``tested`` (empty otherwise, and where ``tested`` is NaN: no window was tested).
     """
     means = smooth(run.reward, window, mode="valid")
     at = int(np.nanargmax(means))
     top = float(run.steps[at + window // 2])
+    if not np.isfinite(tested):  # no tested window: the run's own peak, without words
+        return top, ""
     if abs(at + window // 2 - int(np.searchsorted(run.steps, tested))) <= window // 2:
         return tested, ""
     return top, (f"; over the whole run its {window}-point mean peaked near step {top:g} "
