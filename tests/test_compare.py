@@ -137,3 +137,14 @@ def test_compare_lr_clock_without_a_learning_rate(tmp_path, capsys):
     assert "no learning rate" in capsys.readouterr().err
     assert main(["compare", str(log), "--clock", "lr", "--lr", "1e-3", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["runs"][0]["clock_end"] == pytest.approx(0.04)
+
+
+def test_a_log_given_twice_is_refused(capsys, tmp_path) -> None:
+    """The same runs twice would read as two runs that agree; by another path too."""
+    assert main(["compare", SEEDS[0], SEEDS[0]]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "given twice" in err
+    link = tmp_path / "again.json"
+    link.symlink_to(Path(SEEDS[0]).resolve())
+    assert main(["compare", SEEDS[0], str(link)]) == 2
+    assert "(the same file as" in capsys.readouterr().err
