@@ -541,8 +541,7 @@ def plateau_summary(members: dict[str, Member], weights: dict[str, float], *,
                 "reason": f"{name}: {p['r_star']:.4g} +- {half:.2g} at {level:.0%}, an "
                           f"interval that holds the starting level {start:.4g}: the data do "
                           "not tell the plateau from where the run began", "model": name}
-    # a saturating curve approaches r* monotonically: a run that rose has its plateau at or
-    # above where it is at the cut, one that fell at or below (that one-sided bound at the level)
+    # a saturating curve nears r* monotonically: r* lies beyond where the run is at the cut
     if rising is True:
         lower = max(lower, min(now - z * now_sd(), p["r_star"]))
     elif rising is False:
