@@ -11,6 +11,7 @@ from grpodyn.cli.options import (
     check_step_key,
     load_log,
     output_path,
+    refuse_repeats,
     with_overrides,
 )
 from grpodyn.ground import finite_json
@@ -64,13 +65,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if out.suffix.lower() not in (".png", ".pdf", ".svg"):
             raise UsageError(f"--out {args.out}: the figure's format comes from its suffix: "
                              f".png, .pdf or .svg")
-    seen: dict[Path, str] = {}
-    for log in args.logs:  # the same runs twice would read as two runs that agree
-        where = Path(log).resolve()
-        if where in seen:
-            same = "" if seen[where] == log else f" (the same file as {seen[where]})"
-            raise UsageError(f"{log}: given twice{same}; each log is compared once")
-        seen[where] = log
+    # the same runs twice would read as two runs that agree
+    refuse_repeats(args.logs, "each log is compared once")
     runs = []
     for log in progress_bar(args.logs, total=len(args.logs), description="loading",
                             enabled=not args.json):

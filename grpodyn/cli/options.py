@@ -29,6 +29,25 @@ class UsageError(Exception):
     """Bad command-line input (exit code 2)."""
 
 
+def refuse_repeats(paths: list[str], why: str) -> None:
+    """Refuse a log given twice, by its own path or another one to the same file.
+
+    ``why`` ends the message: what the repeated runs would do to the command's result.
+
+    Raises
+    ------
+    UsageError
+        At the first path that resolves to a file given before, naming both spellings.
+    """
+    seen: dict[Path, str] = {}
+    for path in map(str, paths):
+        where = Path(path).resolve()
+        if where in seen:
+            same = "" if seen[where] == path else f" (the same file as {seen[where]})"
+            raise UsageError(f"{path}: given twice{same}; {why}")
+        seen[where] = path
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are ``UsageError`` (exit code 2), not an exit."""
 

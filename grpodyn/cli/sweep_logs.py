@@ -11,6 +11,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from grpodyn.cli.options import refuse_repeats
+
 #: Sources of a hyperparameter that rank above the log's metadata (``load_sweep_run``), beside
 #: the command's option that gives them.
 _ABOVE_METADATA = ("log (grpodyn_hparams)",)
@@ -77,18 +79,13 @@ def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
     :func:`load_log_runs`'s.
     """
     from grpodyn.empirical.logs.sweep import parse_hparams
-    from grpodyn.ground import InputError
     from grpodyn.progress import progress_bar
 
+    # one log's runs twice would count as twice the evidence
+    refuse_repeats([path for path, _ in pairs], "each run enters a sweep once")
     runs, notes = [], []
-    seen: dict[Path, str] = {}
     for path, text in progress_bar(pairs, total=len(pairs), description="loading runs",
                                    enabled=bars):
-        where = Path(path).resolve()
-        if where in seen:  # one log's runs twice would count as twice the evidence
-            same = "" if seen[where] == str(path) else f" (the same file as {seen[where]})"
-            raise InputError(f"{path}: given twice{same}; each run enters a sweep once")
-        seen[where] = str(path)
         loaded, left_out = load_log_runs(path, parse_hparams(text or "", name=option),
                                          reward_key=reward_key, logging_steps=logging_steps,
                                          reward_range=reward_range, option=option,
