@@ -52,8 +52,8 @@ from scipy.stats import norm, truncnorm
 
 from grpodyn.empirical.logs.sweep_fit import SweepFit
 
-__all__ = ["TAU_LR_PRIOR_SD", "BG_EXPONENT_RANGE", "UNRESOLVED_SE", "lr_exponent", "bg_exponent",
-           "draw_factors", "contradicted"]
+__all__ = ["TAU_LR_PRIOR_SD", "BG_EXPONENT_RANGE", "UNRESOLVED_SE", "LAW_Z", "law_z",
+           "lr_exponent", "bg_exponent", "draw_factors", "contradicted"]
 
 #: Standard deviation of the tau-lr exponent when the sources hold one learning rate: the root
 #: mean square of p + 1 over the four design sweeps (tiny_grid and tiny_grid2, SGD and Adam:
@@ -62,10 +62,20 @@ TAU_LR_PRIOR_SD = 0.11
 #: The range of Adam's B G exponent rho_A / (2 (B G + rho_A)): 0 (signal-dominated) to 1/2
 #: (noise-dominated), derivation ``adam_stiffness_bg_exponent``.
 BG_EXPONENT_RANGE = (0.0, 0.5)
-_Z = 2.0  # standard errors beyond which a measurement and the law disagree
+#: standard errors beyond which a measurement and the law disagree
+LAW_Z = 2.0
 #: A measured tau-lr exponent with a standard error this large or larger (tau's lr-dependence
 #: anywhere from none to twice the law's) is not used: the law's -1 with its spread is
 UNRESOLVED_SE = 1.0
+
+
+def law_z(value: float, stderr: float) -> float:
+    """Return z = (p_hat + 1) / sqrt(se^2 + TAU_LR_PRIOR_SD^2): a tau-lr exponent against -1.
+
+    The distance the transfer tests (module docstring): the measurement's error and the design
+    sweeps' spread around the law together; within :data:`LAW_Z` they agree.
+    """
+    return (value + 1.0) / float(np.hypot(stderr, TAU_LR_PRIOR_SD))
 
 
 def lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
@@ -93,24 +103,24 @@ def lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
                           f"more): their learning rates give {value:.3g} +- {se:.3g}, which does "
                           f"not resolve how tau scales with lr; the map's -1 with a spread of "
                           f"{TAU_LR_PRIOR_SD} (the design sweeps' exponents around -1)"}
-    z = (value + 1.0) / float(np.hypot(se, TAU_LR_PRIOR_SD))
+    z = law_z(value, se)
     rates = ", ".join(f"{v:.3g}" for v in measured["learning_rates"])
     out = {"value": value, "stderr": se, "lr_ref": lr_ref, "law": -1.0, "z_law": z,
            "contradicts_law": False}
     spread = measured.get("heterogeneity")
-    if spread is not None and spread["p_value"] < 2 * norm.sf(_Z):
+    if spread is not None and spread["p_value"] < 2 * norm.sf(LAW_Z):
         out["contradicts_law"] = True
         out["status"] = (f"contradicts the law: the sources' groups of learning rates give "
                          f"exponents {', '.join(f'{v:.2f}' for v in spread['slopes'])} that "
                          f"disagree (Q {spread['q']:.1f} on {spread['dof']} dof, p "
                          f"{spread['p_value']:.2g}); no one exponent describes this sweep's lr, "
                          "the mean falls back to the nearest source")
-    elif abs(z) <= _Z:
+    elif abs(z) <= LAW_Z:
         out["status"] = (f"determined by the sources' learning rates {rates}; agrees with the "
                          f"law's -1 ({z:+.1f} sd of {np.hypot(se, TAU_LR_PRIOR_SD):.2g}: the "
                          f"sources' error {se:.2g} and the design sweeps' spread "
                          f"{TAU_LR_PRIOR_SD:g} around the law together)")
-    elif value + _Z * se < 0:
+    elif value + LAW_Z * se < 0:
         out["status"] = (f"determined by the sources' learning rates {rates}; tau falls with "
                          "lr, the direction the law says, but "
                          f"{'faster' if value < -1 else 'slower'} than its -1, by {abs(z):.1f} "
@@ -149,12 +159,12 @@ def _against_measurement(fit: SweepFit, out: dict[str, Any]) -> dict[str, Any]:
     b, se, law = measured["value"], measured["stderr"], measured["law"]
     lo, hi = BG_EXPONENT_RANGE
     where = f"the sources' stiffness at lr {measured['lr']:.3g} gives {b:.2f} +- {se:.2f}"
-    if b + _Z * se < lo or b - _Z * se > hi:
+    if b + LAW_Z * se < lo or b - LAW_Z * se > hi:
         out["contradicts_law"] = True
         out["status"] = (f"contradicts the law: {where}, outside the law's range "
-                         f"{list(BG_EXPONENT_RANGE)} by more than {_Z:g} standard errors; the "
+                         f"{list(BG_EXPONENT_RANGE)} by more than {LAW_Z:g} standard errors; the "
                          "mean falls back to the nearest source")
-    elif abs(b - law) <= _Z * se:
+    elif abs(b - law) <= LAW_Z * se:
         out["status"] += (f"; at the sources' B G {measured['bg_ref']:.3g} the law's {law:.2f} "
                           f"agrees with the direct measurement ({where})")
     else:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from grpodyn.cli.options import UsageError, add_json, add_reward_range, add_sweep_log_options
@@ -118,13 +117,14 @@ def _off_law(value: float, stderr: float) -> str:
     together, :data:`~grpodyn.empirical.logs.sweep_exponents.TAU_LR_PRIOR_SD`), so that the two
     commands' verdicts on one exponent read as one.
     """
-    from grpodyn.empirical.logs.sweep_exponents import TAU_LR_PRIOR_SD
+    from grpodyn.empirical.logs.sweep_exponents import LAW_Z, TAU_LR_PRIOR_SD, law_z
 
     off = (value + 1) / stderr if stderr > 0 else 0.0
     if abs(off) <= 2:
         return ""
-    sd = math.hypot(stderr, TAU_LR_PRIOR_SD)
-    verdict = "within" if abs(value + 1) <= 2 * sd else "beyond"
-    return (f"; {abs(off):.1f} se off it, {abs(value + 1) / sd:.1f} sd of {sd:.2g} with the design "
-            f"sweeps' spread {TAU_LR_PRIOR_SD:g} around the law: {verdict} the 2 sd that "
-            "grpodyn transfer accepts")
+    z = law_z(value, stderr)
+    sd = (value + 1) / z  # the sd law_z divides by (value is off -1 here: z is not 0)
+    verdict = "within" if abs(z) <= LAW_Z else "beyond"
+    return (f"; {abs(off):.1f} se off it, {abs(z):.1f} sd of {sd:.2g} with the design sweeps' "
+            f"spread {TAU_LR_PRIOR_SD:g} around the law: {verdict} the {LAW_Z:g} sd that grpodyn "
+            "transfer accepts")
