@@ -21,6 +21,7 @@ from grpodyn.empirical.logs.sweep_advice import (
     fall_limit,
     run_optimizer,
     sweep_cap,
+    sweep_falls,
 )
 from grpodyn.empirical.logs.sweep_runs import SweepRun
 
@@ -261,3 +262,58 @@ def test_a_sweep_run_is_read_as_the_advice_reads_a_run():
     agreed = agree_with_state(run_trend(steps, reward), run, run_diagnosis(run))
     assert run_trend(steps, reward).kind != agreed.kind == "fell"
     assert series_trend(steps, reward).kind == "fell"
+
+
+def _short_fall_sweep(tmp_path) -> list[str]:
+    """Two rises (lr 0.01, 0.02) and a fall logged at 8 points (lr 0.04), as --from pairs."""
+    short = tmp_path / "lr0.04.json"
+    short.write_text(json.dumps({"log_history": [
+        {"step": s, "reward": r} for s, r in enumerate((0.2, 0.4, 0.5, 0.3, 0.1, 0.0, 0.0, 0.0))]}))
+    logs = {0.01: _log(tmp_path / "lr0.01.json", _rise(1)),
+            0.02: _log(tmp_path / "lr0.02.json", _rise(2)), 0.04: str(short)}
+    return [(log, f"optimizer=sgd,momentum=0.9,lr={lr}") for lr, log in logs.items()]
+
+
+def test_sweep_reads_a_short_collapse_as_advise_does(tmp_path, capsys):
+    """``grpodyn sweep`` leaves the 8-point fall out of the fit, as before, and reads it for a
+    fall as ``advise --sweep`` does: one bound, lr_max <= 0.04, in both commands."""
+    pairs = _short_fall_sweep(tmp_path)
+    argv = ["sweep", *[log for log, _ in pairs]]
+    for _, hparams in pairs:
+        argv += ["--hparams", hparams]
+    assert main(argv + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_runs"] == 2  # the fit's runs
+    [fall] = out["falls"]
+    assert (fall["optimizer"], fall["lr"], fall["highest_held"], fall["fell"]) == \
+        ("sgd", 0.04, 0.02, 1)
+    assert any("read for a fall" in w for w in out["warnings"])
+    assert main(argv) == 0
+    assert "fall (sgd): " in capsys.readouterr().out
+
+
+def test_transfer_refuses_an_lr_at_which_a_source_fell(tmp_path, capsys):
+    """The transfer's mean path cannot fall: at lr 0.04, where a source fell, it is refused
+    (exit 2); at 0.03, within a factor 2 of it, it answers with a warning."""
+    argv = ["transfer"]
+    for log, hparams in _short_fall_sweep(tmp_path):
+        argv += ["--from", log, "--hparams", hparams]
+    assert main([*argv, "--to", "lr=0.04"]) == 2
+    err = capsys.readouterr().err
+    assert "at or beyond the lr at which a source fell" in err and "below 0.04" in err
+    assert main([*argv, "--to", "lr=0.03", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["sweep_fall"]["lr"] == 0.04 and out["sweep_fall"]["highest_held"] == 0.02
+    assert any("within a factor 2 of the lr at which a source fell" in w
+               for w in out["warnings"])
+    assert main([*argv, "--to", "lr=0.015", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert not any("source fell" in w for w in out["warnings"])
+
+
+def test_sweep_falls_groups_by_setting():
+    """A fall at G 16 bounds nothing at G 8, where every run held, and is reported at G 16."""
+    sweep = _sweep((1e-5, _rise(1), 8), (2e-5, _rise(2), 8), (1e-5, _fall(3), 16))
+    [entry] = sweep_falls(sweep.runs)
+    assert entry["settings"]["group_size"] == 16 and entry["lr"] == 1e-5
+    assert sweep_falls(sweep.runs[:2]) == []

@@ -27,7 +27,7 @@ from grpodyn.empirical.logs.sweep_runs import optimizer_family
 from grpodyn.empirical.logs.trend import series_trend
 
 __all__ = ["THEORY_EXPONENT", "exponent_from_sweep", "bg_exponent_from_sweep", "fall_limit",
-           "cap_at_fall", "sweep_cap", "fell", "run_optimizer", "LIMIT_SETTINGS"]
+           "sweep_falls", "cap_at_fall", "sweep_cap", "fell", "run_optimizer", "LIMIT_SETTINGS"]
 
 #: d ln tau / d ln lr of the mean-field map (derivations relaxation_time, adam_tau_lr_exponent).
 THEORY_EXPONENT = {"value": -1.0, "status": "theory",
@@ -141,7 +141,8 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
     dict
         ``lr`` (the bound lr_fall [lr units of the logs], None where no fall bounds the limit),
         ``run`` (the run that fell there), ``highest_held`` (the highest lr that held, None if
-        none), ``compared`` (how many runs were read), ``own_fell`` and ``reason``.
+        none), ``compared`` (how many runs were read), ``fell`` (how many of them fell),
+        ``own_fell`` and ``reason``.
     """
     readings, elsewhere, own_fell = [], [], None
     if own is not None:
@@ -167,7 +168,7 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
     falls = sorted((lr, name) for lr, down, name in readings
                    if down and (highest_held is None or lr > highest_held))
     out = {"lr": None, "run": None, "highest_held": highest_held, "compared": len(readings),
-           "own_fell": own_fell}
+           "fell": sum(down for _, down, _ in readings), "own_fell": own_fell}
     if falls:
         out.update(lr=falls[0][0], run=falls[0][1],
                    reason=f"{falls[0][1]} fell at lr {falls[0][0]:.3g}"
@@ -185,6 +186,44 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
     if elsewhere:
         out["reason"] += (f"; not compared, runs that fell at another setting, which moves the "
                           f"limit: {'; '.join(elsewhere)}")
+    return out
+
+
+def sweep_falls(runs: Iterable[Any], *, floor: float | None = None) -> list[dict[str, Any]]:
+    """Return the fall bound of each optimizer and setting of a sweep where a run fell.
+
+    The runs are grouped by optimizer family and by their values of :data:`LIMIT_SETTINGS`,
+    and each group is read by :func:`fall_limit` (the test ``grpodyn advise --sweep`` makes), so
+    that ``grpodyn sweep``, ``grpodyn transfer`` and ``grpodyn advise`` read one fall alike.
+
+    Parameters
+    ----------
+    runs : iterable of SweepRun
+        The sweep's runs, those too short for its joint fit included (a fall needs three
+        points).
+    floor : float, optional
+        The lowest reward of the sweep's range (:func:`~.sweep_model.sweep_reward_range`), for
+        the runs that declare none, as :func:`fall_limit` takes it.
+
+    Returns
+    -------
+    list of dict
+        One entry per group holding a run that fell: ``optimizer``, ``settings`` (the group's
+        known :data:`LIMIT_SETTINGS`) and :func:`fall_limit`'s keys (``lr`` is None where the
+        falls lie at or below an lr that held, which bounds nothing).
+    """
+    runs = list(runs)
+    groups: dict[tuple, dict[str, Any]] = {}
+    for run in runs:
+        settings = {key: run.hparams[key] for key in LIMIT_SETTINGS
+                    if run.hparams.get(key) is not None}
+        optimizer = run.hparams.get("optimizer")
+        groups.setdefault((optimizer, tuple(sorted(settings.items()))), settings)
+    out = []
+    for (optimizer, _), settings in groups.items():
+        entry = fall_limit(runs, optimizer=optimizer, settings=settings, floor=floor)
+        if entry["fell"]:
+            out.append({"optimizer": optimizer, "settings": settings, **entry})
     return out
 
 
@@ -283,7 +322,8 @@ def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: A
         line) and ``warnings``.
     """
     if optimizer is None or optimizer not in fit.layout.optimizers:
-        entry = {"lr": None, "run": None, "highest_held": None, "compared": 0, "own_fell": None,
+        entry = {"lr": None, "run": None, "highest_held": None, "compared": 0, "fell": 0,
+                 "own_fell": None,
                  "reason": f"the run's optimizer ({optimizer or 'unknown'}) is not the sweep's "
                  f"({', '.join(fit.layout.optimizers)}): lrs of different optimizers are on "
                  "different scales, so no fall is compared; give the run's optimizer"}

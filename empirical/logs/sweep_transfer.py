@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
+from grpodyn.empirical.logs.sweep_advice import LIMIT_SETTINGS, fall_limit
 from grpodyn.empirical.logs.sweep_band import Band, band, band_window
 from grpodyn.empirical.logs.sweep_exponents import contradicted
 from grpodyn.empirical.logs.sweep_fit import SweepFit, fit_runs
@@ -312,6 +313,41 @@ def _lr_limit(system: Any, factor: float, exponent: float) -> tuple[float, str]:
     return min(system.lr_max, carried), how
 
 
+def _limits(fit: SweepFit, system: Any, predicted: Band, hp: dict[str, Any],
+            short_runs: list[SweepRun]) -> tuple[list[str], dict[str, Any]]:
+    """Refuse a target lr at or beyond a limit; return warnings near one, and the sweep's fall.
+
+    Two limits bound the target's lr: the fitted map's (:func:`_lr_limit`), and the lowest lr
+    at which a source of the target's optimizer and settings fell above every lr that held
+    (:func:`~.sweep_advice.fall_limit`, the reading of ``grpodyn advise --sweep``), read over
+    the fitted sources, those left out of the fit and ``short_runs``, with the floor of the
+    sweep's reward range. Past either the run
+    collapses, which the mean path does not predict; within a factor 2 of either, a warning
+    says so.
+    """
+    limit, how = _lr_limit(system, predicted.factor, predicted.exponents["tau_lr"]["value"])
+    lr = hp["lr"]
+    if lr >= limit:
+        raise InputError(f"--to lr={lr:g}: at or beyond the stability limit {limit:.3g} "
+                         f"that the sources imply (the lr at which the fitted map's slow mode "
+                         f"turns unstable: {how}); there the mean path oscillates and grows, a "
+                         f"collapse the transfer does not predict: give lr below {limit:.3g}")
+    fall = fall_limit([*fit.runs, *short_runs], optimizer=hp["optimizer"],
+                      settings={key: hp.get(key) for key in LIMIT_SETTINGS},
+                      floor=fit.layout.reward_range[0] if fit.layout.bounded else None)
+    if fall["lr"] is not None and lr >= fall["lr"]:
+        raise InputError(f"--to lr={lr:g}: at or beyond the lr at which a source fell "
+                         f"({fall['reason']}); a collapse the transfer does not predict: give "
+                         f"lr below {fall['lr']:.3g}")
+    near = [f"lr {lr:.3g} is within a factor 2 of the stability limit {limit:.3g} ({how}): "
+            "the mean path may swing far past the plateau"] if lr > 0.5 * limit else []
+    if fall["lr"] is not None and lr > 0.5 * fall["lr"]:
+        near.append(f"lr {lr:.3g} is within a factor 2 of the lr at which a source fell "
+                    f"({fall['reason']}): the transfer does not predict a fall")
+    return near, {key: fall[key] for key in ("lr", "run", "highest_held", "compared", "fell",
+                                             "reason")}
+
+
 def _assumptions(fit: SweepFit, system: Any) -> list[str]:
     """Return what a transfer from ``fit`` assumes, the target's map ``system``'s own last."""
     return [
@@ -366,7 +402,8 @@ def _checked_target(target: Any) -> dict[str, Any]:
 def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | None = None,
              level: float = 0.9, draws: int = 200, seed: int = 0,
              fit: SweepFit | None = None, cross_validate: bool = True,
-             refits: dict | None = None) -> dict[str, Any]:
+             refits: dict | None = None, short_runs: list[SweepRun] | None = None
+             ) -> dict[str, Any]:
     """Predict the reward path of a run with hyperparameters ``target`` (see the module).
 
     Parameters
@@ -392,6 +429,10 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         Add the transfer-error term calibrated on the sources (the module docstring).
     refits : dict, optional
         A dict the caller keeps, sharing the refitted sweeps of that calibration between calls.
+    short_runs : list of SweepRun, optional
+        Runs of the sweep too short for the joint fit (under 10 points), read for a fall only:
+        a target lr at or beyond the lowest lr at which a source fell, above every lr that
+        held, is refused (``sweep_fall``).
 
     Returns
     -------
@@ -400,7 +441,9 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         them: 1..n+1 for logs that start at step 1), ``mean``, ``lower``, ``upper``,
         ``level``, ``exponents`` (the tau-lr and B G exponents used, each with its status),
         ``constants``, ``assumptions``, ``warnings``, ``band_calibration``, ``shared_prompts``
-        (``status``, ``beta``, ``partners``, ``form``).
+        (``status``, ``beta``, ``partners``, ``form``) and ``sweep_fall`` (the sources' fall
+        at the target's settings: ``lr``, ``run``, ``highest_held``, ``compared``, ``fell``,
+        ``reason``).
     """
     level, draws = _checked_options(level, draws, fit)
     target = _checked_target(target)
@@ -419,12 +462,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
     hp.pop("steps", None)
     system = fit.system(hp)
     predicted = band(fit, hp, n, draws, seed)
-    limit, how = _lr_limit(system, predicted.factor, predicted.exponents["tau_lr"]["value"])
-    if hp["lr"] >= limit:
-        raise InputError(f"--to lr={hp['lr']:g}: at or beyond the stability limit {limit:.3g} "
-                         f"that the sources imply (the lr at which the fitted map's slow mode "
-                         f"turns unstable: {how}); there the mean path oscillates and grows, a "
-                         f"collapse the transfer does not predict: give lr below {limit:.3g}")
+    near, fall = _limits(fit, system, predicted, hp, list(short_runs or ()))
     coef, seed_var = predicted.coef, predicted.seed_var
     warnings.extend(predicted.warnings)
     distance, nearest = _nearest(hp, fit.fitted)
@@ -462,9 +500,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
                         f"tau-lr exponent {exponents['tau_lr']['value']:.2f} +- "
                         f"{exponents['tau_lr']['stderr']:.2f} "
                         f"({exponents['tau_lr']['status'].split(':')[0]})")
-    if hp["lr"] > 0.5 * limit:
-        warnings.append(f"lr {hp['lr']:.3g} is within a factor 2 of the stability limit "
-                        f"{limit:.3g} ({how}): the mean path may swing far past the plateau")
+    warnings.extend(near)
     assumptions = _assumptions(fit, system)
     constants = fit.constants()
     constants["sampling_noise"] = {"c_B": float(coef[0]), "c_BG": float(coef[1])}
@@ -482,4 +518,4 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
             "exponents": exponents,
             "level": float(level), "constants": constants, "target": hp,
             "system": system.to_dict(), "assumptions": assumptions, "warnings": warnings,
-            "band_calibration": calibration, "shared_prompts": shared}
+            "band_calibration": calibration, "shared_prompts": shared, "sweep_fall": fall}

@@ -125,14 +125,14 @@ def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list, list[str]
     from pathlib import Path
 
     from grpodyn.cli.sweep import sweep_runs
+    from grpodyn.cli.sweep_logs import split_short
     from grpodyn.empirical.logs.sweep import fit_sweep
-    from grpodyn.empirical.logs.sweep_runs import FEWEST_POINTS, sweep_run_of
+    from grpodyn.empirical.logs.sweep_runs import sweep_run_of
 
     runs, notes = sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json,
                              reward_key=args.reward_key, logging_steps=args.logging_steps,
                              reward_range=args.reward_range, option="--sweep-hparams",
                              min_points=3)
-    short = [r for r in runs if r.reward.size < FEWEST_POINTS]
     own = [path for path in args.sweep if Path(path).resolve() == Path(args.log).resolve()]
     if own:
         if own == args.sweep and len(runs) == 1 and not notes:  # the log's file, one run
@@ -148,12 +148,11 @@ def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list, list[str]
             option=f"--sweep-hparams, naming the log among the --sweep logs (--sweep "
                    f"{args.log}), or all but the optimizer with --lr, --momentum, --group-size "
                    "and --batch: the --log run joins the sweep fit"))
-    notes += [f"{r.name}: {r.reward.size} reward points, fewer than the {FEWEST_POINTS} the "
-              "joint fit needs: left out of the fit, read for a fall" for r in short]
-    fit = fit_sweep([r for r in runs if r.reward.size >= FEWEST_POINTS])
+    runs, short, short_notes = split_short(runs)
+    fit = fit_sweep(runs)
     left_out = [w for w in fit.warnings for r in fit.runs
                 if r not in fit.fitted and w.startswith(f"{r.name}: ")]
-    return fit, short, notes + left_out
+    return fit, short, notes + short_notes + left_out
 
 
 def _own_sweep_hparams(args: argparse.Namespace, run: Any, index: int) -> None:

@@ -12,14 +12,16 @@ from grpodyn.ground import finite_json
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Add the ``sweep`` command and its options to ``commands``."""
     p = commands.add_parser("sweep", help="fit a sweep of runs jointly: shared constants, "
-                            "tau-lr exponent, G vs B G test, collapses",
+                            "tau-lr exponent, G vs B G test, collapses and falls",
                             description="Fit runs of one model and task, each with its own "
                             "hyperparameters, with shared constants (kappa, r0, the plateau, "
                             "Adam's noise ratio). Hyperparameters come from each log's metadata, "
                             "config and the trainer its format names (TRL, verl, OpenRLHF: "
                             "AdamW, beta1 0.9); --hparams k=v,... overrides them (keys: lr, "
                             "group_size, batch, momentum, kl, num_iterations, schedule, warmup, "
-                            "optimizer, seed; runs of one seed share r0).")
+                            "optimizer, seed; runs of one seed share r0). Runs of 3-9 points "
+                            "are left out of the fit and read for a fall: the lowest lr that "
+                            "fell above every lr that held bounds the stability limit.")
     p.add_argument("logs", nargs="+", metavar="LOG", help="training logs of the sweep (every "
                    "run of a log that holds several)")
     p.add_argument("--hparams", action="append", metavar="K=V,...",
@@ -59,18 +61,24 @@ def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Fit the runs of the sweep jointly."""
+    from grpodyn.cli.sweep_logs import split_short
     from grpodyn.empirical.logs.sweep import fit_sweep
+    from grpodyn.empirical.logs.sweep_advice import sweep_falls
     from grpodyn.progress import stage_bar
 
     runs, notes = sweep_runs(args.logs, args.hparams, bars=not args.json,
                              reward_key=args.reward_key, logging_steps=args.logging_steps,
-                             reward_range=args.reward_range)
+                             reward_range=args.reward_range, min_points=3)
+    runs, short, short_notes = split_short(runs)
     stages = stage_bar("sweep", enabled=not args.json)
     if stages is not None:
         stages(f"fitting {len(runs)} runs jointly")
     try:
-        out = fit_sweep(runs).to_dict()
-        out["warnings"] = notes + out["warnings"]
+        fit = fit_sweep(runs)
+        out = fit.to_dict()
+        out["warnings"] = notes + short_notes + out["warnings"]
+        out["falls"] = sweep_falls([*fit.runs, *short], floor=fit.layout.reward_range[0]
+                                   if fit.layout.bounded else None)
         return finite_json(out)
     finally:
         if stages is not None:
@@ -107,6 +115,9 @@ def print_human(result: dict[str, Any]) -> None:
         print(f"  {run['name']}: {mark}")
     for entry in result["stability"]:
         print(f"  stability: {entry['name']}: {entry['limit']} limit; {entry['explanation']}")
+    for entry in result.get("falls", []):
+        settings = "".join(f", {key} {value:g}" for key, value in entry["settings"].items())
+        print(f"  fall ({entry['optimizer']}{settings}): {entry['reason']}")
 
 
 def _off_law(value: float, stderr: float) -> str:

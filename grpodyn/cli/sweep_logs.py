@@ -114,3 +114,18 @@ def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], na
     hparams = checked_run(hparams, name)
     check_complete(hparams, name, option)
     return hparams, sources
+
+
+def split_short(runs: list) -> tuple[list, list, list[str]]:
+    """Split runs into those the joint fit takes and those too short for it, read for a fall.
+
+    A run under ``sweep_runs.FEWEST_POINTS`` reward points (loaded with ``min_points=3``) still
+    says whether it fell (``sweep_advice.fall_limit``), which bounds the stability limit.
+    Returns the runs to fit, the short runs and a note on each short run.
+    """
+    from grpodyn.empirical.logs.sweep_runs import FEWEST_POINTS
+
+    short = [r for r in runs if r.reward.size < FEWEST_POINTS]
+    notes = [f"{r.name}: {r.reward.size} reward points, fewer than the {FEWEST_POINTS} the "
+             "joint fit needs: left out of the fit, read for a fall" for r in short]
+    return [r for r in runs if r.reward.size >= FEWEST_POINTS], short, notes
