@@ -76,12 +76,15 @@ class GRPODynamicsCallback(TrainerCallback):
 
     Parameters
     ----------
-    fit_every : int
-        Refit the reward law every this many log events (the fit is the costly part).
+    refit_every : int
+        Refit the reward law every this many log events (the fit is the costly part): the
+        ``Monitor``'s name. ``fit_every``, the older name, is still read, with a
+        ``DeprecationWarning``.
     min_points : int
         Logged rewards needed before the first fit.
     diagnose_every : int
-        Run the diagnosis every this many log events (0: never).
+        Run the diagnosis every this many log events (0: never; default 10, as the
+        ``Monitor``'s).
     stop_on : str or iterable of str
         Failure modes (of ``MODES``) that stop training when flagged, and ``"early_warning"``
         to stop when the precursors of a collapse fire.
@@ -101,16 +104,25 @@ class GRPODynamicsCallback(TrainerCallback):
         (:class:`grpodyn.empirical.monitor.Monitor`).
     """
 
-    def __init__(self, *, fit_every: int = 10, min_points: int = 30, diagnose_every: int = 50,
-                 stop_on: Iterable[str] = (), group_size: int | None = None,
-                 momentum: float | None = None,
+    def __init__(self, *, refit_every: int = 10, min_points: int = 30,
+                 diagnose_every: int = 10, stop_on: Iterable[str] = (),
+                 group_size: int | None = None, momentum: float | None = None,
                  reward_range: tuple[float, float] | None = None,
-                 full_analysis: bool = False) -> None:
-        self.fit_every = check_int("fit_every", fit_every, minimum=1)
+                 full_analysis: bool = False, fit_every: int | None = None) -> None:
+        if fit_every is not None:
+            warnings.warn("GRPODynamicsCallback(fit_every=) is now refit_every=, as the "
+                          "Monitor names it", DeprecationWarning, stacklevel=2)
+            refit_every = fit_every
+        self.refit_every = check_int("refit_every", refit_every, minimum=1)
         self.min_points = check_int("min_points", min_points, minimum=5)
         self.diagnose_every = check_int("diagnose_every", diagnose_every, minimum=0)
         # one mode given as a string is that mode, not its characters
-        self.stop_on = (stop_on,) if isinstance(stop_on, str) else tuple(stop_on)
+        if isinstance(stop_on, str):
+            stop_on = (stop_on,)
+        elif not isinstance(stop_on, Iterable):
+            raise InputError(f"stop_on: expected a mode's name or a list of them, got "
+                             f"{type(stop_on).__name__} {stop_on!r:.40}")
+        self.stop_on = tuple(stop_on)
         known = (*MODES, EARLY_WARNING)
         unknown = [m for m in self.stop_on if m not in known]
         if unknown:
@@ -127,6 +139,13 @@ class GRPODynamicsCallback(TrainerCallback):
         self.monitor: Monitor | None = None  # built at the first log event, from the args
         self.warned: set[str] = set()
         self.early_warning: dict[str, Any] | None = None  # the monitor's, at the last event
+        self._warned_onsets: set[float] = set()  # onset steps of the early warnings warned of
+
+    def __repr__(self) -> str:
+        """Return one line: the options, and the monitor's state once a log event came."""
+        seen = "no log event yet" if self.monitor is None else repr(self.monitor)
+        return (f"GRPODynamicsCallback(stop_on={list(self.stop_on)}, "
+                f"refit_every={self.refit_every}, diagnose_every={self.diagnose_every}: {seen})")
 
     def attach(self, trainer: Any) -> Any:
         """Add this callback to ``trainer`` ahead of its reporters, so that they send its numbers.
@@ -181,7 +200,7 @@ class GRPODynamicsCallback(TrainerCallback):
             cap = None if meta.length_cap is None else meta.length_cap.value
             self.monitor = Monitor(momentum=momentum, group_size=self.group_size,
                                    reward_range=self.reward_range,
-                                   refit_every=self.fit_every,
+                                   refit_every=self.refit_every,
                                    diagnose_every=self.diagnose_every,
                                    min_points=self.min_points,
                                    length_cap=cap if isinstance(cap, int) and cap > 0 else None,
@@ -237,8 +256,9 @@ class GRPODynamicsCallback(TrainerCallback):
         return control
 
     def _warn_early(self, warning: dict[str, Any] | None, control: TrainerControl) -> None:
-        """Warn when the monitor reports a new early warning (a new onset step)."""
-        if warning and (not self.early_warning or warning["step"] != self.early_warning["step"]):
+        """Warn once for each early warning the monitor reports (each onset step)."""
+        if warning and warning["step"] not in self._warned_onsets:
+            self._warned_onsets.add(warning["step"])
             warnings.warn(f"grpodyn: early warning at step {warning['step']:g} (precursors of "
                           f"a collapse: {', '.join(warning['signals'])}): "
                           + "; ".join(warning["evidence"].values())

@@ -27,16 +27,14 @@ the same steps, at about eight times the cost (over 1000 updates refitted every 
 :func:`grpodyn.empirical.diagnostics.diagnose.diagnose` names the failure modes it flags
 (docs/theory.md section 10). At every update from 10 rewards on,
 :func:`grpodyn.empirical.diagnostics.early_warning.early_warning` looks for the precursors of a
-collapse at the last steps (``state.early_warning``: a warning, not a verdict). The warning
-reported is the one standing at the last update (``early_warning.standing_warning`` gives the
-same from a log): the precursors often fall silent once the collapse they announce has begun,
-so a warning that fired stands, with the evidence it fired with (a warning of a later onset
-replaces it), until a diagnosis that carries a verdict (``early_warning.reviews``: a flagged
-mode, or the reward's trend read, but a decline no mode explains) finds none at the last
-steps. So the warning held at an update where the monitor diagnoses is the one ``grpodyn
-diagnose LOG --until STEP`` (``diagnose(prefix(run, STEP))``) reports for the steps fed, which
-supposes a diagnosis at STEP; between two diagnoses the monitor can still hold a warning that
-command drops. With ``diagnose_every=1`` the two agree at every step. Until the first
+collapse at the last steps (``state.early_warning``: a warning, not a verdict), and the
+warning reported is the one standing at the last update, by the rule of
+``early_warning.standing_warning`` (one episode, dated by its first onset, stands after its
+precursors fall silent, except at a diagnosis that carries a verdict, ``early_warning.reviews``).
+So at an update where the monitor diagnoses, its warning is the one ``grpodyn diagnose LOG
+--until STEP`` (``diagnose(prefix(run, STEP))``) reports for the steps fed, which supposes a
+diagnosis at STEP; between two diagnoses the monitor can still hold a warning that command
+drops. With ``diagnose_every=1`` the two agree at every step. Until the first
 diagnosis the state says that none has run and when it will (``headline``;
 ``diagnosed_at`` is None), so that no flag is not read as health.
 
@@ -213,13 +211,9 @@ class MonitorState:
     early_warning : dict or None
         The early warning standing at the last update: ``step`` (where its precursors
         coincided; each line of ``evidence`` names the step its own signal began), ``signals``,
-        ``evidence`` and ``remedy`` (a warning, not a verdict), as they were when it fired: later
-        updates that find the same onset do not rewrite its evidence, one of a later onset
-        replaces it. It stands after its precursors clear (a collapse that follows them often
-        silences them) until a diagnosis that carries a verdict (a flagged mode, or a state
-        other than ``too_short`` and ``declining``) finds none at the last steps; a diagnosis
-        too short to read the trend, or a decline no mode explains, leaves it standing. None
-        when none stands.
+        ``evidence`` and ``remedy`` (a warning, not a verdict), as they were when it fired;
+        it stands by the rule of ``early_warning.standing_warning`` (the module docstring).
+        None when none stands.
     headline : str
         The last diagnosis's one-line verdict; before the first, that no diagnosis has run
         and when the first will.
@@ -328,7 +322,8 @@ class Monitor:
     refit_every : int
         Analyse the run every this many updates (default 10).
     diagnose_every : int
-        Diagnose the run every this many updates (0: never; default 50).
+        Diagnose the run every this many updates (0: never; default 10: from its 20th reward
+        on, a diagnosis adds about 1 ms an update on average over a 1,000-step run).
     min_points : int
         Rewards needed before the first analysis (default 30, at least 5).
     length_cap : int, optional
@@ -350,7 +345,7 @@ class Monitor:
 
     def __init__(self, *, momentum: float | None = None, group_size: int | None = None,
                  reward_range: tuple[float, float] | None = None, refit_every: int = 10,
-                 diagnose_every: int = 50, min_points: int = 30,
+                 diagnose_every: int = 10, min_points: int = 30,
                  length_cap: int | None = None, full_analysis: bool = False) -> None:
         if momentum is not None and (isinstance(momentum, bool)
                                      or not isinstance(momentum, numbers.Real)):
@@ -375,6 +370,9 @@ class Monitor:
                                                 if name != "reward"}
         self.state = MonitorState(step=math.nan, points=0, headline=self._undiagnosed())
         self._without_reward = 0  # updates without a reward before the first one
+        # the first warning of the latest episode; whether the last update found one
+        self._onset: dict[str, Any] | None = None
+        self._warning_now = False
         self._pending_heldout: tuple[float, float] | None = None  # (step, value) of an eval
         # an evaluation before the first recorded step: placed there once the second step gives
         # the logging interval, if it lies within one interval before it (as the loaders do)
@@ -488,10 +486,11 @@ class Monitor:
             if due_fit:
                 state = self._analyse(state, run)
             warning = early_warning(run) if due_warning else None
-            standing = state.early_warning
-            if warning is not None and (standing is None or standing["step"] != warning.step):
-                # a new onset; the same one found again keeps the evidence it fired with
-                state = replace(state, early_warning=warning.to_dict())
+            if warning is not None and not self._warning_now:
+                # a new episode; found again at the next updates, it keeps its first onset
+                self._onset = warning.to_dict()
+                state = replace(state, early_warning=self._onset)
+            self._warning_now = warning is not None
             if due_diagnosis:
                 state = self._diagnose(state, run, fresh_warning=warning is not None)
         self.state = state
@@ -661,10 +660,10 @@ class Monitor:
         """
         if run.n_points < MIN_DIAGNOSE_POINTS:
             return state
-        diagnosis = diagnose(run, group_size=self.group_size)
+        diagnosis = diagnose(run, group_size=self.group_size, warning=False)  # held here
         flagged = {name: v.evidence for name, v in diagnosis.modes.items() if v.flag}
-        verdict = reviews(bool(flagged), diagnosis.state)
-        standing = state.early_warning if fresh_warning or not verdict else None
+        verdict = reviews(bool(flagged), diagnosis.state, run)
+        standing = self._onset if fresh_warning or not verdict else None
         return replace(state, flags=tuple(flagged), evidence=flagged,
                        headline=diagnosis.headline, diagnosed_at=state.step,
                        early_warning=standing)

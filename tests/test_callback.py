@@ -33,7 +33,7 @@ def test_forecast_of_a_saturating_run_lands_in_log_history():
     rng = np.random.default_rng(0)
     t = np.arange(1, 301)
     rewards = 0.85 - 0.6 * np.exp(-t / 80) + 0.03 * rng.normal(size=t.size)
-    callback = GRPODynamicsCallback(fit_every=10, min_points=30, diagnose_every=0)
+    callback = GRPODynamicsCallback(refit_every=10, min_points=30, diagnose_every=0)
     state, _ = _feed(callback, rewards)
     last = state.log_history[-1]
     assert last["grpodyn/plateau"] == pytest.approx(0.85, abs=0.02)
@@ -58,8 +58,22 @@ def test_collapse_warns_once_and_can_stop_the_run():
 def test_bad_options_are_refused():
     with pytest.raises(InputError, match="stop_on"):
         GRPODynamicsCallback(stop_on=("boredom",))
-    with pytest.raises(InputError, match="fit_every"):
-        GRPODynamicsCallback(fit_every=0)
+    with pytest.raises(InputError, match="refit_every"):
+        GRPODynamicsCallback(refit_every=0)
+    with pytest.raises(InputError, match="stop_on: expected a mode's name or a list"):
+        GRPODynamicsCallback(stop_on=5)
+
+
+def test_the_older_fit_every_is_read_with_a_deprecation_warning():
+    with pytest.warns(DeprecationWarning, match="refit_every"):
+        callback = GRPODynamicsCallback(fit_every=7)
+    assert callback.refit_every == 7
+
+
+def test_the_callback_has_a_one_line_repr():
+    text = repr(GRPODynamicsCallback(stop_on="early_warning"))
+    assert text == ("GRPODynamicsCallback(stop_on=['early_warning'], refit_every=10, "
+                    "diagnose_every=10: no log event yet)")
 
 
 def test_callback_in_a_real_tiny_grpo_run(tmp_path):
@@ -75,7 +89,7 @@ def test_callback_in_a_real_tiny_grpo_run(tmp_path):
     tokenizer = build_tokenizer()
     model = build_model(seed=0)
     warm_up(model, tokenizer, band=(0.25, 0.5), seed=0)
-    callback = GRPODynamicsCallback(fit_every=5, min_points=10, diagnose_every=20)
+    callback = GRPODynamicsCallback(refit_every=5, min_points=10, diagnose_every=20)
     settings = GRPORunSettings(group_size=4, prompts_per_step=4, steps=30, seed=0)
     result = run_grpo(model, tokenizer, settings, output_dir=tmp_path / "run",
                       callbacks=[callback])

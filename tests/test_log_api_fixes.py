@@ -104,8 +104,8 @@ def test_the_callback_passes_full_analysis_to_its_monitor():
 
 def test_diagnose_until_is_the_warning_of_a_monitor_that_diagnoses_at_that_step():
     """`diagnose --until 25` on the e8 run drops the warning of step 19 (the diagnosis at 25
-    flags the collapse); a monitor that diagnoses at 25 drops it too, the default one (first
-    diagnosis at 50) holds it; the guide and the Monitor say which."""
+    flags the collapse); a monitor that diagnoses at 25 drops it too, one that diagnoses every
+    50 (first diagnosis at 50) holds it; the guide and the Monitor say which."""
     import grpodyn
     from grpodyn.empirical.diagnostics.early_warning import prefix
 
@@ -114,7 +114,7 @@ def test_diagnose_until_is_the_warning_of_a_monitor_that_diagnoses_at_that_step(
     assert until is None
     every5 = _feed(grpodyn.Monitor(group_size=8, diagnose_every=5), run, until=25)
     assert every5[25.0].diagnosed_at == 25.0 and every5[25.0].early_warning is None
-    default = _feed(grpodyn.Monitor(group_size=8), run, until=25)
+    default = _feed(grpodyn.Monitor(group_size=8, diagnose_every=50), run, until=25)
     assert default[25.0].diagnosed_at is None and default[25.0].early_warning["step"] == 19.0
     guide = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
     assert "a monitor which diagnoses at STEP" in guide

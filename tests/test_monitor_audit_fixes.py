@@ -180,7 +180,7 @@ def test_attach_puts_the_callback_ahead_of_the_reporters_so_they_send_its_number
 
     args = TrainingArguments(output_dir=str(tmp_path), report_to=["tensorboard"], use_cpu=True)
     trainer = Trainer(model=torch.nn.Linear(2, 2), args=args)
-    callback = GRPODynamicsCallback(min_points=10, fit_every=5, diagnose_every=0)
+    callback = GRPODynamicsCallback(min_points=10, refit_every=5, diagnose_every=0)
     trainer.add_callback(callback)  # as callbacks=[...] does: after the reporters
     assert callback.attach(trainer) is trainer
     kinds = [type(c) for c in trainer.callback_handler.callbacks]

@@ -179,17 +179,17 @@ def _group_size(run: Run, group_size: int | None) -> tuple[int | None, dict]:
     return None, g_info
 
 
-def _too_short(run: Run, g_info: dict) -> Diagnosis:
-    """Diagnose a run too short for the modes: every mode unjudged, the early warning read."""
+def _too_short(run: Run, g_info: dict, look: bool) -> Diagnosis:
+    """Diagnose a run too short for the modes: every mode unjudged, the warning read if ``look``."""
     why = (f"{run.n_points} logged points: the modes need {MODE_POINTS}; only the early "
            "warning is looked for")
     modes = {name: unjudged(why) for name in MODES}
-    warning = standing_warning(run)
+    warning = standing_warning(run) if look else None
     return Diagnosis(modes, None, run.source, [why], "too_short", why, g_info, {}, None,
                      None if warning is None else warning.to_dict())
 
 
-def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
+def diagnose(run: Run, *, group_size: int | None = None, warning: bool = True) -> Diagnosis:
     """Score the four failure modes of one run, name its state and look for precursors.
 
     Parameters
@@ -198,6 +198,10 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
         A loaded training log (``grpodyn.empirical.logs.loaders.load_run``).
     group_size : int, optional
         G; default: ``run.meta.group_size`` (declared, read or inferred), if any.
+    warning : bool
+        Look for the early warning standing at the last step (``standing_warning``, which
+        replays the run's prefixes); False leaves ``early_warning`` None, for a caller that
+        holds the warning itself (the ``Monitor``, fed step by step).
 
     Returns
     -------
@@ -214,7 +218,7 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
                          f"points, got {run.n_points}")
     group_size, g_info = _group_size(run, group_size)
     if run.n_points < MODE_POINTS:
-        return _too_short(run, g_info)
+        return _too_short(run, g_info, warning)
     early, late, _ = segments(run.n_points)
     noise = estimate_noise(run.reward[np.isfinite(run.reward)]).sigma
     state = classify_state(run, early, late, noise)
@@ -254,9 +258,10 @@ def diagnose(run: Run, *, group_size: int | None = None) -> Diagnosis:
             pools[name] = {**pool.to_dict(), "steps": [float(run.steps[part][0]),
                                                        float(run.steps[part][-1])]}
     # the warning a monitor fed these steps holds (one that fired stands until a verdict)
-    warning = standing_warning(run, reviewed=reviews(primary is not None, state.name))
+    standing = standing_warning(run, reviewed=reviews(primary is not None, state.name, run)) \
+        if warning else None
     return Diagnosis(modes, primary, run.source, notes, state.name, state.evidence, g_info,
-                     pools, state.peak_step, None if warning is None else warning.to_dict(),
+                     pools, state.peak_step, None if standing is None else standing.to_dict(),
                      pinned=state.pinned, resolved=state.resolved, from_start=state.from_start)
 
 

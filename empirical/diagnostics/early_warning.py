@@ -5,7 +5,8 @@ the theory, and which precursor fired. Causal: it reads only the steps it is giv
 diagnose LOG --until STEP`` cuts the log with :func:`prefix`). :func:`early_warning` reads the
 last steps; :func:`standing_warning` the warning standing at the last step, one that fired at an
 earlier step included (the precursors often fall silent once the collapse they announce has
-begun), as :class:`grpodyn.empirical.monitor.Monitor` holds it. The precursors:
+begun; a warning found at consecutive steps is one, dated by its first onset), as
+:class:`grpodyn.empirical.monitor.Monitor` holds it. The precursors:
 
 - ``critical_slowing_down``: as a pole of the mean-field map approaches the unit circle
   (docs/theory.md sections 5-6) the reward's fluctuations around its trend decay more slowly and
@@ -152,13 +153,14 @@ def _robust_sd(x: np.ndarray) -> float:
     return 1.4826 * float(np.median(np.abs(x - np.median(x))))
 
 
-def _departure(values: np.ndarray, t: int, window: int) -> tuple[float, float, float]:
-    """Return (value, trend prediction, robust s.d.) of ``values[t]`` against its trend.
+def _departure(values: np.ndarray, t: int, window: int) -> tuple[float, float, float, int]:
+    """Return (value, trend prediction, robust s.d., points) of ``values[t]`` against its trend.
 
     The trend is the least-squares line through the finite values of the ``window`` steps
-    before t; NaN when t or fewer than half the window are not finite.
+    before t (fewer at the run's start), ``points`` of them; NaN when t or fewer than half the
+    window (and than 5) are not finite.
     """
-    nan = (float("nan"),) * 3
+    nan = (float("nan"),) * 3 + (0,)
     x = values[t]
     past = values[max(0, t - window): t]
     at = np.flatnonzero(np.isfinite(past))
@@ -168,7 +170,7 @@ def _departure(values: np.ndarray, t: int, window: int) -> tuple[float, float, f
     resid = past[at] - (slope * at + intercept)
     sigma = _robust_sd(resid)
     pred = float(slope * (t - max(0, t - window)) + intercept)
-    return float(x), pred, sigma
+    return float(x), pred, sigma, int(at.size)
 
 
 def _risen(values: np.ndarray, start: int, t: int, window: int, name: str
@@ -223,7 +225,7 @@ def _metric_signals(run: Run, t: int, window: int) -> dict[str, tuple[str, str]]
         values = run.metrics.get(name)
         if values is None:
             continue
-        x, pred, sigma = _departure(values, t, window)
+        x, pred, sigma, points = _departure(values, t, window)
         if not np.isfinite(x):
             continue
         level = abs(pred) if name not in _SHARES else 1.0
@@ -238,7 +240,7 @@ def _metric_signals(run: Run, t: int, window: int) -> dict[str, tuple[str, str]]
         if move > need or (two_sided and -move > need):
             where = "rose above" if move > 0 else "fell below"
             fired[signal] = (f"{name} {x:.4g} at step {step:g} {where} its trend "
-                             f"{pred:.4g} (from the {window} logged points before) by "
+                             f"{pred:.4g} (from the {points} logged points before) by "
                              f"{abs(move):.3g}, "
                              f"beyond {Z:g} robust s.d. ({sigma:.3g}) and {RELATIVE[name]:.0%} "
                              f"of {'one' if level == 1.0 else 'its level'}"
@@ -263,7 +265,7 @@ def _cap_approach(run: Run, t: int, window: int) -> str | None:
     length = run.metrics.get("completion_length")
     if cap is None or length is None or "clipped_share" in run.metrics or cap <= 0:
         return None
-    x, pred, _ = _departure(length, t, window)
+    x, pred, _, _ = _departure(length, t, window)
     share = RELATIVE["completion_length"]
     if not (np.isfinite(x) and x > pred and cap - x < share * x):
         return None
@@ -366,12 +368,15 @@ def early_warning(run: Run) -> EarlyWarning | None:
     return EarlyWarning(first, signals, {s: evidence[s] for s in signals})
 
 
-def reviews(flagged: bool, state: str) -> bool:
+def reviews(flagged: bool, state: str, run: Run | None = None) -> bool:
     """Return whether a diagnosis carries a verdict that reviews a standing warning.
 
     A flagged mode carries one, and so does a state read from the reward's trend (learning,
     converged, not learning), but not a decline that no mode explains: the warning that fired
-    before it may be the one account of that fall, so it stands; nor a run too short to read.
+    before it may be the one account of that fall, so it stands. A run too short to read the
+    state (``too_short``) carries one where its modes were judged (``run`` given) and its
+    reward did not fall across its thirds (:func:`~grpodyn.empirical.logs.trend.run_trend`,
+    the test the advice reads a short run with); otherwise the warning stands.
 
     Parameters
     ----------
@@ -379,21 +384,34 @@ def reviews(flagged: bool, state: str) -> bool:
         Whether the diagnosis flags a mode.
     state : str
         The diagnosis's state (``Diagnosis.state``).
+    run : Run, optional
+        The run diagnosed, given where the diagnosis judged its modes (from
+        ``diagnose.MODE_POINTS`` points on), for the trend of a run too short for the state.
     """
-    return flagged or state not in ("too_short", "declining")
+    if flagged:
+        return True
+    if state == "too_short":
+        from grpodyn.empirical.logs.trend import run_trend
+
+        if run is None:
+            return False
+        finite = np.isfinite(run.reward)
+        return run_trend(run.steps[finite], run.reward[finite]).kind != "fell"
+    return state != "declining"
 
 
 def standing_warning(run: Run, *, reviewed: bool = False) -> EarlyWarning | None:
     """Return the early warning standing at the run's last step, as a monitor fed its steps has it.
 
     The precursors often fall silent once the collapse they announce has begun, so a warning
-    that fired at an earlier step stands: the latest onset :func:`early_warning` finds at the
-    run's prefixes (from :data:`MIN_POINTS` points on), with the evidence of the first prefix
-    that found it; a later onset replaces it. A diagnosis that carries a verdict at the last
-    step (:func:`reviews`: a flagged mode, or the reward's trend read, but a decline no mode
-    explains) reviews the run: then only a warning at the last steps stands, the diagnosis's
-    flags carry the rest. This is the rule of
-    :class:`grpodyn.empirical.monitor.Monitor`, whose state at a diagnosis, its first, is what
+    that fired at an earlier step stands. A warning found at consecutive prefixes of the run
+    (from :data:`MIN_POINTS` points on) is one episode, dated by its first onset and with the
+    evidence of the first prefix that found it (as the precursors go on firing, each prefix
+    finds its onset among its own last :data:`HOLD` steps, later and later); the latest
+    episode's stands. A diagnosis that carries a verdict at the last step (:func:`reviews`: a
+    flagged mode, or the reward's trend read, but a decline no mode explains) reviews the run:
+    then only a warning at the last steps stands, the diagnosis's flags carry the rest. This is
+    the rule of :class:`grpodyn.empirical.monitor.Monitor`, whose state at a diagnosis is what
     this returns for the steps it was fed.
 
     Parameters
@@ -411,21 +429,28 @@ def standing_warning(run: Run, *, reviewed: bool = False) -> EarlyWarning | None
 
     Notes
     -----
-    One :func:`early_warning` per prefix replayed: those from the onset on when one fires at
-    the last steps (at most :data:`HOLD` more), every prefix otherwise unless ``reviewed``;
-    the cost of that replay grows with the square of the run's length.
+    One :func:`early_warning` per prefix replayed: back over the episode when one fires at the
+    last steps, every prefix otherwise unless ``reviewed``; the cost of that replay grows with
+    the square of the run's length.
     """
     _check_run(run, "standing_warning")
     fresh = early_warning(run)
     if fresh is None and reviewed:
         return None
-    n = run.n_points
-    start = MIN_POINTS if fresh is None else int(np.searchsorted(run.steps, fresh.step)) + 1
-    standing = None
-    for k in range(start, n + 1):
-        found = fresh if k == n else early_warning(prefix(run, float(run.steps[k - 1])))
-        if found is not None and (standing is None or found.step != standing.step):
+    if fresh is not None:
+        first = fresh
+        for k in range(run.n_points - 1, MIN_POINTS - 1, -1):  # back over the episode
+            found = early_warning(prefix(run, float(run.steps[k - 1])))
+            if found is None:
+                break
+            first = found
+        return first
+    standing, previous = None, None
+    for k in range(MIN_POINTS, run.n_points):
+        found = early_warning(prefix(run, float(run.steps[k - 1])))
+        if found is not None and previous is None:  # a new episode
             standing = found
+        previous = found
     return standing
 
 
