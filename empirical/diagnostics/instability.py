@@ -250,9 +250,9 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
             moved.append(np.log(entropy_growth))
         if moved and max(moved) < np.log(3.0):
             collapse_score = kl_score = 0.0
-            collapse_words = (" without the policy leaving the reference (KL within a factor 3, "
-                              "entropy not up x3): a slow fluctuation or a concentration, not "
-                              "a divergence")
+            collapse_words = (" without the policy moving (the logged KL's last quarter "
+                              "within a factor 3 of its first half, entropy not up x3): a slow "
+                              "fluctuation or a concentration, not a divergence")
         elif best < window and not moved:
             tau = relaxation_time(run.steps, net, noise, shortest=window * spacing / 2)
             if np.isfinite(tau):

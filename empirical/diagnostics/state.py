@@ -261,8 +261,10 @@ def _classify(run: Run, early: slice, late: slice, noise: float) -> State:
                      f"(>= {CEILING:g})")
     if late_gain < 0:  # the end falls beyond its noise: not a run that learns
         peak_step, _ = _top(run, window, float("nan"))
-        return State("declining", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter "
-                     f"it fell {-late_gain:.3f}, beyond 2 s.e. ({late_se:.3f}): falling at the "
-                     f"end, from a peak near step {peak_step:g}", peak_step)
+        # r1 > r0 here: a lower end is a decline from the start or flat, read above
+        return State("declining", f"reward {r0:.3f} -> {r1:.3f} (start to last quarter: it "
+                     f"rose overall); over the last quarter it fell {-late_gain:.3f}, beyond "
+                     f"2 s.e. ({late_se:.3f}): falling at the end, from a peak near step "
+                     f"{peak_step:g}", peak_step)
     return State("learning", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it "
                  f"{change_words(late_gain)} (noise {late_se:.3f}): still moving")

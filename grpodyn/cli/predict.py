@@ -95,7 +95,8 @@ def print_human(result: dict[str, Any]) -> None:
     stiffness), or none (an unstable map). ``tau`` is the overdamped c / k; past critical
     damping the poles' radius stays sqrt(beta) whatever k, so the envelope decays in
     ``decay_time`` (the slowest pole), which stops falling with k while c / k keeps falling.
-    A path of an unstable map is said to grow without bound, however few steps it shows. The
+    The path prints at 6 significant digits (``--json`` keeps every digit); a path of an
+    unstable map is said to grow without bound, however few steps it shows. The
     ``notes`` (why a quantity asked for has no value) print last, one ``note:`` line each.
     """
     shown = dict(result)
@@ -110,6 +111,8 @@ def print_human(result: dict[str, Any]) -> None:
         status, reason = shown.pop(f"{name}_status", None), shown.pop(f"{name}_reason", None)
         if reason is not None:
             shown[name] = f"{'beyond the cap' if status == 'beyond_cap' else 'none'} ({reason})"
+    if "trajectory" in shown:  # the path at 6 significant digits, as the constants print
+        shown["trajectory"] = "[" + ", ".join(f"{v:.6g}" for v in shown["trajectory"]) + "]"
     print_plain(shown)
     decay = result.get("decay_time")
     if result.get("regime") not in (None, "overdamped", "unstable") and decay is not None:
