@@ -156,3 +156,17 @@ def test_the_band_draws_in_one_pass_are_the_draws_one_by_one(optimizer, settings
     together = evaluator.draw_curves(thetas, factors)
     assert together.shape == (7, STEPS)
     np.testing.assert_allclose(together, one_by_one, rtol=1e-12, atol=1e-14)
+
+
+def test_sources_that_start_at_different_steps_are_said_to():
+    """Sources logged from steps 20 and 25: each aligned at its own first point, the prediction
+    labelled from the most common start, and a warning that says so."""
+    from dataclasses import replace
+
+    runs = [replace(_run("sgd", lr, 0), first_step=start)
+            for lr, start in ((0.005, 20.0), (0.01, 20.0), (0.02, 25.0))]
+    out = transfer(runs, {"lr": 0.014}, steps=10, draws=0, cross_validate=False)
+    assert out["steps"][0] == 20 and out["steps"][-1] == 30
+    assert any("start at steps 20, 25" in w and "count from 20" in w for w in out["warnings"])
+    same = transfer(runs[:2], {"lr": 0.007}, steps=10, draws=0, cross_validate=False)
+    assert not any("start at steps" in w for w in same["warnings"])

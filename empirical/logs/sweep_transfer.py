@@ -239,10 +239,20 @@ def _fallback(fit: SweepFit, predicted: Band, nearest: dict[str, Any], n: int, *
     return replace(predicted, centre=predicted.scale.forward(path), var_draws=extra)
 
 
-def _first_step(runs: list[SweepRun]) -> float:
-    """Return the log step of the sources' first point (the most common one; 0 if none)."""
+def _first_step(runs: list[SweepRun], warnings: list[str]) -> float:
+    """Return the log step of the sources' first point (the most common one; 0 if none).
+
+    Each source is aligned at its own first point (its steps count from there); where the
+    sources start at different log steps, a warning added to ``warnings`` says which start
+    labels the prediction.
+    """
     values, counts = np.unique([r.first_step for r in runs], return_counts=True)
-    return float(values[np.argmax(counts)]) if values.size else 0.0
+    first = float(values[np.argmax(counts)]) if values.size else 0.0
+    if values.size > 1:
+        warnings.append(f"the sources' logs start at steps {', '.join(f'{v:g}' for v in values)}"
+                        ": each is aligned at its own first point, and the predicted steps "
+                        f"count from {first:g}, the most common start")
+    return first
 
 
 def _check_modelled(fit: SweepFit, target: dict[str, Any]) -> list[str]:
@@ -510,7 +520,7 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         assumptions.append(f"a mean reward in [{low:g}, {high:g}]: its mean path is formed in "
                            "the logit space of the reward (it stays inside the range), the band "
                            "clipped to it")
-    first = _first_step(fit.fitted)
+    first = _first_step(fit.fitted, warnings)
     steps_out = [first + i for i in range(n + 1)]
     return {"steps": [int(v) if float(v).is_integer() else v for v in steps_out],
             "mean": [float(v) for v in mean],
