@@ -44,8 +44,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # studies/ is a folder of the repository, not of the package
 
 from grpodyn.empirical.diagnostics import testbed  # noqa: E402
-from grpodyn.empirical.diagnostics.diagnose import MODES, diagnose, threshold_rules  # noqa: E402
-from grpodyn.empirical.diagnostics.early_warning import early_warning, prefix  # noqa: E402
+from grpodyn.empirical.diagnostics.diagnose import (  # noqa: E402
+    MODE_POINTS,
+    MODES,
+    diagnose,
+    threshold_rules,
+)
+from grpodyn.empirical.diagnostics.early_warning import (  # noqa: E402
+    early_warning,
+    prefix,
+    reviews,
+)
 from grpodyn.empirical.diagnostics.public_outcomes import (  # noqa: E402
     OUTCOMES,
     score_public_logs,
@@ -70,6 +79,7 @@ FRESH_SEEDS = range(100, 106)
 DESIGN_SEEDS = (range(200, 212), range(300, 306))
 _KEYS = ("full", "no_spread", "no_entropy", "reward_only")
 _PREFIXES = 150  # prefixes evaluated per run, at most
+_STANDING = 30  # of those, prefixes diagnosed for the warning diagnose --until shows
 
 
 def categorical_runs(seeds: range, folder: Path) -> tuple[list[testbed.LabelledRun], dict,
@@ -165,9 +175,9 @@ def rule_warning(run: Run) -> bool:
                 and level[-1] < 0.75 * level.max() + 0.25 * level.min())
 
 
-def _prefix_ends(run: Run) -> list[int]:
+def _prefix_ends(run: Run, per_run: int = _PREFIXES) -> list[int]:
     ends = list(range(9, run.n_points))
-    step = max(1, len(ends) // _PREFIXES)
+    step = max(1, len(ends) // per_run)
     return ends[::step]
 
 
@@ -212,17 +222,55 @@ def lead_times(run: Run) -> dict:
             "model": summary(model), "rule": summary(rule)}
 
 
-def false_alarms(runs: list[Run]) -> dict:
-    """Share of prefixes with a warning, model and rule, over runs that do not collapse."""
-    model = rule = total = 0
+def _reviewed(cut: Run) -> bool:
+    """Whether the diagnosis of ``cut`` carries a verdict that sets a standing warning aside.
+
+    ``diagnose(cut).early_warning`` without its replay of the prefixes: a warning fired at an
+    earlier prefix and none at the last steps stands unless this holds (``reviews``).
+    """
+    d = diagnose(cut, warning=False)
+    return reviews(d.primary is not None, d.state, cut if cut.n_points >= MODE_POINTS else None)
+
+
+def false_alarms(runs: list[Run], per_run: int = _PREFIXES) -> dict:
+    """False warnings over runs that do not collapse: per prefix, per run; model and rule.
+
+    ``model``: the share of prefixes at whose last steps a warning fires (``early_warning``),
+    over the prefixes of :func:`_prefix_ends` (``per_run`` at most). ``standing``: the share
+    at which ``grpodyn diagnose LOG --until STEP`` shows one (the standing warning, one that
+    fired at an earlier step included, as the Monitor holds it): what a user reading the
+    prefix sees; it needs a diagnosis at each prefix, so it is read at :data:`_STANDING`
+    evenly spaced prefixes of those, ``standing_prefixes`` in all. ``runs_model`` and
+    ``runs_rule``: the share of runs with a warning at one prefix or more (every prefix read:
+    a prefix where one fires shows it).
+    """
+    model = standing = rule = total = read = runs_model = runs_rule = 0
     for run in runs:
-        for end in _prefix_ends(run):
+        ends = _prefix_ends(run, per_run)
+        spaced = set(ends[::max(1, len(ends) // _STANDING)])
+        ends, fired, rule_run = set(ends), False, False
+        for end in range(9, run.n_points):
             cut = prefix(run, run.steps[end])
-            model += early_warning(cut) is not None
-            rule += rule_warning(cut)
-            total += 1
-    return {"prefixes": total, "model": model / total if total else float("nan"),
-            "rule": rule / total if total else float("nan")}
+            found = early_warning(cut) is not None
+            fired |= found
+            if end in spaced:
+                standing += found or (fired and not _reviewed(cut))
+                read += 1
+            if end in ends:
+                by_rule = rule_warning(cut)
+                model += found
+                rule += by_rule
+                total += 1
+                rule_run |= by_rule
+        runs_model += fired
+        runs_rule += rule_run
+
+    def share(count: int, of: int) -> float:
+        return count / of if of else float("nan")
+
+    return {"prefixes": total, "model": share(model, total), "standing": share(standing, read),
+            "standing_prefixes": read, "rule": share(rule, total), "runs": len(runs),
+            "runs_model": share(runs_model, len(runs)), "runs_rule": share(runs_rule, len(runs))}
 
 
 def warning_tables(public: Path | None, sim: list[testbed.LabelledRun], truths: dict) -> tuple:
@@ -259,10 +307,14 @@ def warning_tables(public: Path | None, sim: list[testbed.LabelledRun], truths: 
         lines.append(f"| {name} | {v['peak_step']:g} | {v['half_loss_step']:g} | "
                      f"{'yes' if m['fires_before'] else 'no'} ({m['lead']}) | {m['first']}, "
                      f"{m['count']} | {'yes' if r['fires_before'] else 'no'} ({r['lead']}) |")
-    lines += ["", "| runs that do not collapse | prefixes | model: false warnings | "
-              "rule: false warnings |", "|---|---|---|---|"]
+    lines += ["", "| runs that do not collapse | prefixes | model: fires at the prefix | "
+              "model: shown by diagnose --until (prefixes read) | rule: false warnings | runs "
+              "| model: runs warned | rule: runs warned |", "|---|---|---|---|---|---|---|---|"]
     for name, v in alarms.items():
-        lines.append(f"| {name} | {v['prefixes']} | {v['model']:.1%} | {v['rule']:.1%} |")
+        lines.append(f"| {name} | {v['prefixes']} | {v['model']:.1%} | {v['standing']:.1%} "
+                     f"({v['standing_prefixes']}) | "
+                     f"{v['rule']:.1%} | {v['runs']} | {v['runs_model']:.0%} | "
+                     f"{v['runs_rule']:.0%} |")
     return lines, {"lead_times": leads, "false_alarms": alarms}
 
 
@@ -287,19 +339,14 @@ def tiny_grid_table(folder: Path) -> tuple[list[str], dict]:
     above = [p for grid in grids if grid.name.endswith("_high")
              for p in sorted(grid.glob("*.json"))]
     flags = {mode: [0, 0] for mode in MODES}
-    warned = rule_warned = prefixes = 0
-    for path in stable:
-        run = load_run(path)
+    runs = [load_run(path) for path in stable]
+    for run in runs:
         diagnosis, rules = diagnose(run), threshold_rules(run)
         for mode in MODES:
             flags[mode][0] += diagnosis.modes[mode].flag
             flags[mode][1] += rules[mode]
-        ends = list(range(9, run.n_points))
-        for end in ends[::max(1, len(ends) // _TINY_PREFIXES)]:
-            cut = prefix(run, run.steps[end])
-            warned += early_warning(cut) is not None
-            rule_warned += rule_warning(cut)
-            prefixes += 1
+    alarms = false_alarms(runs, per_run=_TINY_PREFIXES)
+    prefixes = alarms["prefixes"]
     calls: dict[str, int] = {}
     for path in above:
         diagnosis = diagnose(load_run(path))
@@ -312,13 +359,17 @@ def tiny_grid_table(folder: Path) -> tuple[list[str], dict]:
              "flagged, diagnosis / threshold rules", "", "| mode | diagnosis | rules |",
              "|---|---|---|"]
     lines += [f"| {mode} | {d} of {n} | {r} of {n} |" for mode, (d, r) in flags.items()]
-    lines += ["", f"Early warning on {prefixes} of their prefixes: {warned / prefixes:.1%} "
-              f"(threshold rule: {rule_warned / prefixes:.1%})", "",
+    lines += ["", f"Early warning on {prefixes} of their prefixes: fires at {alarms['model']:.1%}, "
+              f"shown by diagnose --until at {alarms['standing']:.1%} (of "
+              f"{alarms['standing_prefixes']} read); runs warned "
+              f"{alarms['runs_model']:.0%} (threshold rule: {alarms['rule']:.1%} of the "
+              f"prefixes, {alarms['runs_rule']:.0%} of the runs)", "",
               f"Runs at the lrs above them ({len(above)}), the diagnosis's primary call (state):",
               ""] + [f"- {key}: {count}" for key, count in sorted(calls.items())]
     return lines, {"stable_runs": n, "flags": flags, "prefixes": prefixes,
-                   "false_warnings": warned / prefixes, "rule_false_warnings":
-                   rule_warned / prefixes, "above": calls}
+                   "false_warnings": alarms["model"], "standing_false_warnings":
+                   alarms["standing"], "rule_false_warnings": alarms["rule"],
+                   "runs_warned": alarms["runs_model"], "above": calls}
 
 
 def _seed_range(words: list[str]) -> range | None:
