@@ -98,3 +98,14 @@ def test_a_short_run_that_keeps_climbing_clears_a_warning():
                   {"completion_length": length})
     assert not reviews(False, "too_short", falling)
     assert not reviews(False, "too_short")  # no run given: the warning stands
+
+
+def test_a_kl_spike_over_by_the_last_quarter_still_says_the_policy_moved():
+    """The e8 run's KL spikes to x150 its first half's level while the reward collapses (steps
+    21-28) and settles back: read up to step 37, the last quarter alone missed it and called
+    the fall 'a slow fluctuation or a concentration' between two prefixes flagged unstable."""
+    run = load_run(E8)
+    primaries = {s: diagnose(prefix(run, s), group_size=8).primary for s in run.steps[24:]}
+    assert set(primaries.values()) == {"dynamical_instability"}
+    words = diagnose(prefix(run, 37.0), group_size=8).modes["dynamical_instability"].evidence
+    assert "the KL peaked x" in words and "the policy moved" in words
