@@ -83,7 +83,7 @@ class GRPODynamicsCallback(TrainerCallback):
     min_points : int
         Logged rewards needed before the first fit.
     diagnose_every : int
-        Run the diagnosis every this many log events (0: never; default 10, as the
+        Run the diagnosis every this many log events (0: never; default 20, as the
         ``Monitor``'s).
     stop_on : str or iterable of str
         Failure modes (of ``MODES``) that stop training when flagged, and ``"early_warning"``
@@ -105,7 +105,7 @@ class GRPODynamicsCallback(TrainerCallback):
     """
 
     def __init__(self, *, refit_every: int = 10, min_points: int = 30,
-                 diagnose_every: int = 10, stop_on: Iterable[str] = (),
+                 diagnose_every: int = 20, stop_on: Iterable[str] = (),
                  group_size: int | None = None, momentum: float | None = None,
                  reward_range: tuple[float, float] | None = None,
                  full_analysis: bool = False, fit_every: int | None = None) -> None:

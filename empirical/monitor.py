@@ -322,8 +322,9 @@ class Monitor:
     refit_every : int
         Analyse the run every this many updates (default 10).
     diagnose_every : int
-        Diagnose the run every this many updates (0: never; default 10: from its 20th reward
-        on, a diagnosis adds about 1 ms an update on average over a 1,000-step run).
+        Diagnose the run every this many updates (0: never; default 20, from the 20th reward,
+        the fewest a diagnosis judges: about 0.3 ms an update on average over a 1,000-step run,
+        against 0.85 ms at 10; ``benchmarks/run.py --only callback``).
     min_points : int
         Rewards needed before the first analysis (default 30, at least 5).
     length_cap : int, optional
@@ -345,7 +346,7 @@ class Monitor:
 
     def __init__(self, *, momentum: float | None = None, group_size: int | None = None,
                  reward_range: tuple[float, float] | None = None, refit_every: int = 10,
-                 diagnose_every: int = 10, min_points: int = 30,
+                 diagnose_every: int = 20, min_points: int = 30,
                  length_cap: int | None = None, full_analysis: bool = False) -> None:
         if momentum is not None and (isinstance(momentum, bool)
                                      or not isinstance(momentum, numbers.Real)):

@@ -73,7 +73,7 @@ def test_the_older_fit_every_is_read_with_a_deprecation_warning():
 def test_the_callback_has_a_one_line_repr():
     text = repr(GRPODynamicsCallback(stop_on="early_warning"))
     assert text == ("GRPODynamicsCallback(stop_on=['early_warning'], refit_every=10, "
-                    "diagnose_every=10: no log event yet)")
+                    "diagnose_every=20: no log event yet)")
 
 
 def test_callback_in_a_real_tiny_grpo_run(tmp_path):

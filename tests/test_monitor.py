@@ -96,7 +96,7 @@ def test_an_early_warning_stands_through_the_collapse_until_a_diagnosis_reviews_
     states = dict(_feed_e8(Monitor(momentum=0.9, diagnose_every=50)))  # 40 points: none
     assert states[19.0].early_warning["step"] == 19.0
     assert states[40.0].early_warning["step"] == 19.0 and states[40.0].flags == ()
-    states = dict(_feed_e8(Monitor(momentum=0.9)))  # the default diagnoses every 10
+    states = dict(_feed_e8(Monitor(momentum=0.9, diagnose_every=10)))
     assert states[29.0].early_warning["step"] == 19.0
     assert states[30.0].early_warning is None
     assert "dynamical_instability" in states[30.0].flags
