@@ -96,3 +96,13 @@ def test_the_peak_without_a_tested_window_is_the_runs_own() -> None:
     run = Run("end", "test", t, t / 100, {})
     step, words = _top(run, 10, float("nan"))
     assert step == 96.0 and words == ""
+
+
+def test_a_change_too_small_for_three_decimals_keeps_two_significant_digits():
+    """'fell 0.000' on public runs whose last quarter moved by 4e-4: the number says how much."""
+    from grpodyn.empirical.diagnostics.series import change_words
+
+    assert change_words(-0.00031) == "fell 0.00031"
+    assert change_words(4e-7) == "rose 4e-07"
+    assert change_words(0.12) == "rose 0.120" and change_words(-0.05) == "fell 0.050"
+    assert change_words(0.0) == "did not change"

@@ -131,8 +131,11 @@ def change_words(value: float, digits: int = 3) -> str:
     """Write a change with its direction in words: "rose 0.120", "fell 0.050".
 
     The number carries no sign: the verb says the direction ("fell 0.815", never "fell
-    +0.815").
+    +0.815"). A change that ``digits`` decimals would print as 0 keeps two significant digits
+    ("fell 0.00031", never "fell 0.000").
     """
-    if value > 0:
-        return f"rose {value:.{digits}f}"
-    return f"fell {-value:.{digits}f}" if value < 0 else "did not change"
+    if not value > 0 and not value < 0:  # zero (or NaN, as before: no direction to name)
+        return "did not change"
+    size = abs(value)
+    shown = f"{size:.{digits}f}" if round(size, digits) > 0 else f"{size:.2g}"
+    return f"{'rose' if value > 0 else 'fell'} {shown}"
