@@ -77,8 +77,8 @@ class GRPODynamicsCallback(TrainerCallback):
     Parameters
     ----------
     refit_every : int
-        Refit the reward law every this many log events (the fit is the costly part): the
-        ``Monitor``'s name. ``fit_every``, the older name, is still read, with a
+        Refit the reward law every this many log events (default 10; the fit is the costly
+        part): the ``Monitor``'s name. ``fit_every``, the older name, is still read, with a
         ``DeprecationWarning``.
     min_points : int
         Logged rewards needed before the first fit.
@@ -104,16 +104,20 @@ class GRPODynamicsCallback(TrainerCallback):
         (:class:`grpodyn.empirical.monitor.Monitor`).
     """
 
-    def __init__(self, *, refit_every: int = 10, min_points: int = 30,
+    def __init__(self, *, refit_every: int | None = None, min_points: int = 30,
                  diagnose_every: int = 20, stop_on: Iterable[str] = (),
                  group_size: int | None = None, momentum: float | None = None,
                  reward_range: tuple[float, float] | None = None,
                  full_analysis: bool = False, fit_every: int | None = None) -> None:
         if fit_every is not None:
+            if refit_every is not None:
+                raise InputError("fit_every and refit_every: give refit_every alone (fit_every "
+                                 "is its older name)")
             warnings.warn("GRPODynamicsCallback(fit_every=) is now refit_every=, as the "
                           "Monitor names it", DeprecationWarning, stacklevel=2)
             refit_every = fit_every
-        self.refit_every = check_int("refit_every", refit_every, minimum=1)
+        self.refit_every = check_int("refit_every", 10 if refit_every is None else refit_every,
+                                     minimum=1)
         self.min_points = check_int("min_points", min_points, minimum=5)
         self.diagnose_every = check_int("diagnose_every", diagnose_every, minimum=0)
         # one mode given as a string is that mode, not its characters
@@ -140,6 +144,13 @@ class GRPODynamicsCallback(TrainerCallback):
         self.warned: set[str] = set()
         self.early_warning: dict[str, Any] | None = None  # the monitor's, at the last event
         self._warned_onsets: set[float] = set()  # onset steps of the early warnings warned of
+
+    @property
+    def fit_every(self) -> int:
+        """The older name of :attr:`refit_every` (read with a ``DeprecationWarning``)."""
+        warnings.warn("GRPODynamicsCallback.fit_every is now refit_every", DeprecationWarning,
+                      stacklevel=2)
+        return self.refit_every
 
     def __repr__(self) -> str:
         """Return one line: the options, and the monitor's state once a log event came."""

@@ -170,7 +170,7 @@ def _feed(monitor: grpodyn.Monitor) -> dict[float, grpodyn.MonitorState]:
 
 
 def test_the_monitor_says_that_no_diagnosis_has_run_and_when_the_first_will():
-    states = _feed(grpodyn.Monitor(momentum=0.9))  # 40 points, diagnose_every=50
+    states = _feed(grpodyn.Monitor(momentum=0.9, diagnose_every=50))  # 40 points
     last = states[40.0]
     assert last.flags == () and last.diagnosed_at is None
     assert last.headline == ("not diagnosed yet: the first diagnosis runs when 50 rewards are "
@@ -195,7 +195,7 @@ def test_the_monitor_says_that_no_diagnosis_has_run_and_when_the_first_will():
 
 
 def test_an_early_warning_keeps_the_evidence_it_fired_with():
-    states = _feed(grpodyn.Monitor(momentum=0.9))
+    states = _feed(grpodyn.Monitor(momentum=0.9, diagnose_every=50))  # no verdict by step 40
     first = states[19.0].early_warning
     assert first["step"] == 19.0
     for step in (20.0, 21.0, 30.0, 40.0):

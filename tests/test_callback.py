@@ -68,6 +68,10 @@ def test_the_older_fit_every_is_read_with_a_deprecation_warning():
     with pytest.warns(DeprecationWarning, match="refit_every"):
         callback = GRPODynamicsCallback(fit_every=7)
     assert callback.refit_every == 7
+    with pytest.warns(DeprecationWarning, match="refit_every"):
+        assert callback.fit_every == 7
+    with pytest.raises(InputError, match="give refit_every alone"):
+        GRPODynamicsCallback(fit_every=5, refit_every=7)
 
 
 def test_the_callback_has_a_one_line_repr():

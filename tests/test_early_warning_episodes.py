@@ -108,4 +108,4 @@ def test_a_kl_spike_over_by_the_last_quarter_still_says_the_policy_moved():
     primaries = {s: diagnose(prefix(run, s), group_size=8).primary for s in run.steps[24:]}
     assert set(primaries.values()) == {"dynamical_instability"}
     words = diagnose(prefix(run, 37.0), group_size=8).modes["dynamical_instability"].evidence
-    assert "the KL peaked x" in words and "the policy moved" in words
+    assert "the KL rose to x" in words and "the policy moved" in words

@@ -84,7 +84,7 @@ def test_falls_at_another_lag_are_not_compared():
     limit = fall_limit(sweep.runs, optimizer="adam", settings={"num_iterations": 2},
                        own=(4e-5, STEPS, _rise(7)))
     assert limit["lr"] is None and limit["compared"] == 2
-    assert "none of the 2 runs at the run's settings fell" in limit["reason"]
+    assert "none of the 2 runs at these settings fell" in limit["reason"]
     assert "not compared" in limit["reason"] and "(num_iterations 8)" in limit["reason"]
     assert fall_limit(sweep.runs, optimizer="adam",
                       settings={"num_iterations": 8})["lr"] == 4e-5
@@ -317,3 +317,37 @@ def test_sweep_falls_groups_by_setting():
     [entry] = sweep_falls(sweep.runs)
     assert entry["settings"]["group_size"] == 16 and entry["lr"] == 1e-5
     assert sweep_falls(sweep.runs[:2]) == []
+
+
+def test_a_run_too_short_for_a_fall_is_left_out_and_all_short_is_said(tmp_path, capsys):
+    """A 2-point log beside the sweep is left out with a note (it stopped the fall's reading
+    with an error that named no log); a sweep of short runs alone says that none is long
+    enough for the joint fit, naming each."""
+    pairs = _short_fall_sweep(tmp_path)
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps({"log_history": [{"step": 1, "reward": 0.3},
+                                               {"step": 2, "reward": 0.1}]}))
+    argv = ["sweep", *[log for log, _ in pairs], str(two)]
+    for _, hparams in pairs:
+        argv += ["--hparams", hparams]
+    assert main([*argv, "--hparams", "optimizer=sgd,momentum=0.9,lr=0.08", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any("two.json: 2 reward points, fewer than the 3 a fall needs: left out" in w
+               for w in out["warnings"])
+    assert main(["sweep", pairs[2][0], str(two), "--hparams", pairs[2][1], "--hparams",
+                 "optimizer=sgd,momentum=0.9,lr=0.08"]) == 2
+    err = capsys.readouterr().err
+    assert "no run has the 10 reward points the joint fit needs" in err and "two.json 2" in err
+
+
+def test_a_run_that_leaves_g_unknown_forms_no_group_of_its_own():
+    """G 8 fell at 2e-5, G 16 held to 4e-5 and fell at 8e-5; a run without G held at 1e-6.
+    Two bounds, one per G: no third that pools both and calls the G 8 fall not the lr's."""
+    sweep = _sweep((1e-5, _rise(1), 8), (2e-5, _fall(2), 8), (4e-5, _rise(3), 16),
+                   (8e-5, _fall(4), 16))
+    unknown = SweepRun("no G", STEPS, _rise(5), {"optimizer": "adam", "lr": 1e-6, "batch": 8,
+                                                 "num_iterations": 1})
+    entries = sweep_falls([*sweep.runs, unknown])
+    assert sorted((e["settings"]["group_size"], e["lr"]) for e in entries) == \
+        [(8, 2e-5), (16, 8e-5)]
+    assert all("own_fell" not in e for e in entries)

@@ -182,10 +182,11 @@ def _kl(run: Run, late: slice) -> tuple[float, float, float, str]:
     k_mid = np.nanmedian(kl[:half])
     k_late = window_mean(kl, late)
     growth = k_late / k_mid if np.isfinite(k_late) and k_late > 0 and k_mid > 0 else nan
-    after = kl[half:]
-    medians = np.nanmedian(np.stack([after[:-2], after[1:-1], after[2:]]), axis=0) \
-        if after.size >= 3 and np.isfinite(after).sum() >= 3 else np.array([nan])
-    k_peak = float(np.nanmax(medians)) if np.isfinite(medians).any() else nan
+    # a gap counts as the lowest value: a triple's median needs two logged values of its three
+    after = np.where(np.isfinite(kl[half:]), kl[half:], -np.inf)
+    medians = np.median(np.stack([after[:-2], after[1:-1], after[2:]]), axis=0) \
+        if after.size >= 3 else np.array([-np.inf])
+    k_peak = float(medians.max()) if np.isfinite(medians).any() else nan
     peak = k_peak / k_mid if np.isfinite(k_peak) and k_peak > 0 and k_mid > 0 else nan
     # a stable map keeps the KL at its stationary level; an unstable one carries the policy
     # away from the reference: a tenfold growth past 1 nat scores 1
@@ -267,8 +268,9 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
         if np.isfinite(entropy_growth) and entropy_growth > 0:
             moved.append(np.log(entropy_growth))
         if moved and max(moved) < np.log(3.0) and kl_peak >= KL_SPIKE:
-            collapse_words = (f"; the KL peaked x{kl_peak:.3g} its first half's median after "
-                              "it and settled back by the last quarter: the policy moved")
+            collapse_words = (f"; the KL rose to x{kl_peak:.3g} its first half's median after "
+                              "it, then settled back (its last quarter within x3): the policy "
+                              "moved")
         elif moved and max(moved) < np.log(3.0):
             collapse_score = kl_score = 0.0
             collapse_words = (" without the policy moving (the logged KL's last quarter "

@@ -120,7 +120,7 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
     ----------
     runs : iterable of SweepRun
         The sweep's runs (a fit's ``runs``, and those too short for it: a fall needs only
-        three points).
+        three points; a run of fewer finite rewards is not read).
     optimizer : str
         The advised run's optimizer: only runs with it are compared (lrs of different
         optimizers are on different scales).
@@ -150,6 +150,8 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
         readings.append((float(own[0]), own_fell, "the advised run"))
     for run in runs:
         h = run.hparams
+        if np.isfinite(run.reward).sum() < 3:
+            continue  # too short to tell a fall
         if own is not None and run.reward.size == own[2].size \
                 and np.allclose(run.reward, own[2], equal_nan=True):
             continue  # the advised run, given again among the sweep's
@@ -177,11 +179,11 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
                    + ": its stiffness reached the stability limit there, so lr_max <= "
                    f"{falls[0][0]:.3g} (docs/theory.md section 5)")
     elif any(down for _, down, _ in readings):
-        out["reason"] = (f"the falls at the run's settings lie at or below an lr that held "
+        out["reason"] = (f"the falls at these settings lie at or below an lr that held "
                          f"({highest_held:.3g}): the stiffness grows with the lr, so they were "
                          "not the lr's and bound no limit")
     else:
-        out["reason"] = (f"none of the {len(readings)} runs at the run's settings fell: no limit "
+        out["reason"] = (f"none of the {len(readings)} runs at these settings fell: no limit "
                          "from above")
     if elsewhere:
         out["reason"] += (f"; not compared, runs that fell at another setting, which moves the "
@@ -192,9 +194,11 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
 def sweep_falls(runs: Iterable[Any], *, floor: float | None = None) -> list[dict[str, Any]]:
     """Return the fall bound of each optimizer and setting of a sweep where a run fell.
 
-    The runs are grouped by optimizer family and by their values of :data:`LIMIT_SETTINGS`,
-    and each group is read by :func:`fall_limit` (the test ``grpodyn advise --sweep`` makes), so
-    that ``grpodyn sweep``, ``grpodyn transfer`` and ``grpodyn advise`` read one fall alike.
+    The runs are grouped by optimizer and by their values of the :data:`LIMIT_SETTINGS` that
+    some run of that optimizer knows; a run that leaves one unknown forms no group of its own,
+    and is read within every group (as :func:`fall_limit` compares it). Each group is read by
+    :func:`fall_limit` (the test ``grpodyn advise --sweep`` makes), so that ``grpodyn sweep``,
+    ``grpodyn transfer`` and ``grpodyn advise`` read one fall alike.
 
     Parameters
     ----------
@@ -209,20 +213,25 @@ def sweep_falls(runs: Iterable[Any], *, floor: float | None = None) -> list[dict
     -------
     list of dict
         One entry per group holding a run that fell: ``optimizer``, ``settings`` (the group's
-        known :data:`LIMIT_SETTINGS`) and :func:`fall_limit`'s keys (``lr`` is None where the
-        falls lie at or below an lr that held, which bounds nothing).
+        known :data:`LIMIT_SETTINGS`) and :func:`fall_limit`'s keys but ``own_fell`` (``lr`` is
+        None where the falls lie at or below an lr that held, which bounds nothing).
     """
     runs = list(runs)
-    groups: dict[tuple, dict[str, Any]] = {}
+    known: dict[Any, set[str]] = {}  # the settings some run of each optimizer knows
     for run in runs:
-        settings = {key: run.hparams[key] for key in LIMIT_SETTINGS
-                    if run.hparams.get(key) is not None}
+        known.setdefault(run.hparams.get("optimizer"), set()).update(
+            key for key in LIMIT_SETTINGS if run.hparams.get(key) is not None)
+    groups: dict[tuple, dict[str, Any]] = {}
+    for run in runs:  # a run that leaves a setting unknown is read within every group
         optimizer = run.hparams.get("optimizer")
-        groups.setdefault((optimizer, tuple(sorted(settings.items()))), settings)
+        settings = {key: run.hparams.get(key) for key in sorted(known[optimizer])}
+        if None not in settings.values():
+            groups.setdefault((optimizer, tuple(settings.items())), settings)
     out = []
     for (optimizer, _), settings in groups.items():
         entry = fall_limit(runs, optimizer=optimizer, settings=settings, floor=floor)
         if entry["fell"]:
+            entry.pop("own_fell")  # a sweep advises no run of its own
             out.append({"optimizer": optimizer, "settings": settings, **entry})
     return out
 

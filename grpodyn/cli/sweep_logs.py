@@ -116,16 +116,34 @@ def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], na
     return hparams, sources
 
 
+#: The fewest reward points a run needs to be read for a fall (the thirds' test).
+FALL_POINTS = 3
+
+
 def split_short(runs: list) -> tuple[list, list, list[str]]:
     """Split runs into those the joint fit takes and those too short for it, read for a fall.
 
-    A run under ``sweep_runs.FEWEST_POINTS`` reward points (loaded with ``min_points=3``) still
-    says whether it fell (``sweep_advice.fall_limit``), which bounds the stability limit.
-    Returns the runs to fit, the short runs and a note on each short run.
+    A run under ``sweep_runs.FEWEST_POINTS`` reward points still says whether it fell
+    (``sweep_advice.fall_limit``), which bounds the stability limit, from :data:`FALL_POINTS`
+    on; a shorter one is left out. Returns the runs to fit, the short runs and a note on each
+    run left out of the fit.
+
+    Raises
+    ------
+    InputError
+        No run has the points the joint fit needs.
     """
     from grpodyn.empirical.logs.sweep_runs import FEWEST_POINTS
+    from grpodyn.ground import InputError
 
-    short = [r for r in runs if r.reward.size < FEWEST_POINTS]
+    fit = [r for r in runs if r.reward.size >= FEWEST_POINTS]
+    if not fit:
+        raise InputError(f"no run has the {FEWEST_POINTS} reward points the joint fit needs: "
+                         + ", ".join(f"{r.name} {r.reward.size}" for r in runs))
+    short = [r for r in runs if FALL_POINTS <= r.reward.size < FEWEST_POINTS]
     notes = [f"{r.name}: {r.reward.size} reward points, fewer than the {FEWEST_POINTS} the "
              "joint fit needs: left out of the fit, read for a fall" for r in short]
-    return [r for r in runs if r.reward.size >= FEWEST_POINTS], short, notes
+    notes += [f"{r.name}: {r.reward.size} reward point{'s' * (r.reward.size != 1)}, fewer than "
+              f"the {FALL_POINTS} a fall needs: left out" for r in runs
+              if r.reward.size < FALL_POINTS]
+    return fit, short, notes
