@@ -106,3 +106,16 @@ def test_a_change_too_small_for_three_decimals_keeps_two_significant_digits():
     assert change_words(4e-7) == "rose 4e-07"
     assert change_words(0.12) == "rose 0.120" and change_words(-0.05) == "fell 0.050"
     assert change_words(0.0) == "did not change"
+
+
+def test_a_flat_reading_of_a_few_points_says_how_wide_its_bound_is():
+    """Three points: +0.15 against a standard error of 0.025 is 'flat' under Student's t with
+    one degree of freedom (12.7 s.e.); the words say so instead of reading as a contradiction."""
+    import numpy as np
+
+    from grpodyn.empirical.logs.trend import run_trend
+
+    trend = run_trend(np.array([1.0, 2.0, 3.0]), np.array([0.2, 0.3, 0.35]))
+    assert trend.kind == "flat"
+    assert "within the 12.7 standard errors that a noise read from 3 points (1 degree of " \
+        "freedom) allows" in trend.text

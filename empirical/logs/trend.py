@@ -139,8 +139,11 @@ def run_trend(steps: np.ndarray, reward: np.ndarray, *,
                    else "without noise"))
     else:
         kind = "flat"
+        dof = max(reward.size - 2, 1)
         text = (f"did not move beyond its noise: {means[0]:.4g} -> {means[2]:.4g} (first to "
-                f"last third), {change:+.2g} against a standard error of {change_se:.2g}"
+                f"last third), {change:+.2g} against a standard error of {change_se:.2g}, "
+                f"within the {z:.3g} standard errors that a noise read from {reward.size} "
+                f"points ({dof} degree{'s' * (dof != 1)} of freedom) allows"
                 if change_se > 0 else f"did not move: {means[0]:.4g} -> {means[2]:.4g} (first "
                 "to last third), without noise")
     return Trend(kind, sigma, change, change_se, peak, float(steps[top + width // 2]), final,
