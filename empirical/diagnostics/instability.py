@@ -267,11 +267,12 @@ def instability(run: Run, early: slice, late: slice, noise: float, *,
         moved = [abs(np.log(kl_growth))] if np.isfinite(kl_growth) else []
         if np.isfinite(entropy_growth) and entropy_growth > 0:
             moved.append(np.log(entropy_growth))
-        if moved and max(moved) < np.log(3.0) and kl_peak >= KL_SPIKE:
+        settled = bool(moved) and max(moved) < np.log(3.0)  # the last quarter near the start
+        if settled and kl_peak >= KL_SPIKE:  # but the KL spiked after the first half
             collapse_words = (f"; the KL rose to x{kl_peak:.3g} its first half's median after "
                               "it, then settled back (its last quarter within x3): the policy "
                               "moved")
-        elif moved and max(moved) < np.log(3.0):
+        elif settled:
             collapse_score = kl_score = 0.0
             collapse_words = (" without the policy moving (the logged KL's last quarter "
                               "within a factor 3 of its first half, entropy not up x3): a slow "

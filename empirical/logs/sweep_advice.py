@@ -178,7 +178,7 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
                       f", above the highest lr that held ({highest_held:.3g})")
                    + ": its stiffness reached the stability limit there, so lr_max <= "
                    f"{falls[0][0]:.3g} (docs/theory.md section 5)")
-    elif any(down for _, down, _ in readings):
+    elif out["fell"]:
         out["reason"] = (f"the falls at these settings lie at or below an lr that held "
                          f"({highest_held:.3g}): the stiffness grows with the lr, so they were "
                          "not the lr's and bound no limit")

@@ -51,6 +51,15 @@ class Layout:
         """Tell whether the reward has a known (finite) range."""
         return bool(np.all(np.isfinite(self.reward_range)))
 
+    @property
+    def floor(self) -> float | None:
+        """The lowest reward the range allows, None where the range is not known.
+
+        A run that sits there after starting above it collapsed, whatever its noise says
+        (``sweep_advice.fall_limit``).
+        """
+        return float(self.reward_range[0]) if self.bounded else None
+
     def share(self, reward: Any) -> Any:
         """Return the reward as a share of its known range (the reward itself without one)."""
         low, high = self.reward_range

@@ -344,7 +344,7 @@ def _limits(fit: SweepFit, system: Any, predicted: Band, hp: dict[str, Any],
                          f"collapse the transfer does not predict: give lr below {limit:.3g}")
     fall = fall_limit([*fit.runs, *short_runs], optimizer=hp["optimizer"],
                       settings={key: hp.get(key) for key in LIMIT_SETTINGS},
-                      floor=fit.layout.reward_range[0] if fit.layout.bounded else None)
+                      floor=fit.layout.floor)
     if fall["lr"] is not None and lr >= fall["lr"]:
         raise InputError(f"--to lr={lr:g}: at or beyond the lr at which a source fell "
                          f"({fall['reason']}); a collapse the transfer does not predict: give "
@@ -354,8 +354,8 @@ def _limits(fit: SweepFit, system: Any, predicted: Band, hp: dict[str, Any],
     if fall["lr"] is not None and lr > 0.5 * fall["lr"]:
         near.append(f"lr {lr:.3g} is within a factor 2 of the lr at which a source fell "
                     f"({fall['reason']}): the transfer does not predict a fall")
-    return near, {key: fall[key] for key in ("lr", "run", "highest_held", "compared", "fell",
-                                             "reason")}
+    fall.pop("own_fell")  # no run of its own is advised
+    return near, fall
 
 
 def _assumptions(fit: SweepFit, system: Any) -> list[str]:

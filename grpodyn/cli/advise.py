@@ -125,14 +125,14 @@ def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list, list[str]
     from pathlib import Path
 
     from grpodyn.cli.sweep import sweep_runs
-    from grpodyn.cli.sweep_logs import split_short
+    from grpodyn.cli.sweep_logs import FALL_POINTS, split_short
     from grpodyn.empirical.logs.sweep import fit_sweep
     from grpodyn.empirical.logs.sweep_runs import sweep_run_of
 
     runs, notes = sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json,
                              reward_key=args.reward_key, logging_steps=args.logging_steps,
                              reward_range=args.reward_range, option="--sweep-hparams",
-                             min_points=3)
+                             min_points=FALL_POINTS)
     own = [path for path in args.sweep if Path(path).resolve() == Path(args.log).resolve()]
     if own:
         if own == args.sweep and len(runs) == 1 and not notes:  # the log's file, one run

@@ -61,14 +61,14 @@ def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Fit the runs of the sweep jointly."""
-    from grpodyn.cli.sweep_logs import split_short
+    from grpodyn.cli.sweep_logs import FALL_POINTS, split_short
     from grpodyn.empirical.logs.sweep import fit_sweep
     from grpodyn.empirical.logs.sweep_advice import sweep_falls
     from grpodyn.progress import stage_bar
 
     runs, notes = sweep_runs(args.logs, args.hparams, bars=not args.json,
                              reward_key=args.reward_key, logging_steps=args.logging_steps,
-                             reward_range=args.reward_range, min_points=3)
+                             reward_range=args.reward_range, min_points=FALL_POINTS)
     runs, short, short_notes = split_short(runs)
     stages = stage_bar("sweep", enabled=not args.json)
     if stages is not None:
@@ -77,8 +77,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         fit = fit_sweep(runs)
         out = fit.to_dict()
         out["warnings"] = notes + short_notes + out["warnings"]
-        out["falls"] = sweep_falls([*fit.runs, *short], floor=fit.layout.reward_range[0]
-                                   if fit.layout.bounded else None)
+        out["falls"] = sweep_falls([*fit.runs, *short], floor=fit.layout.floor)
         return finite_json(out)
     finally:
         if stages is not None:

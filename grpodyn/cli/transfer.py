@@ -74,7 +74,7 @@ class _SourceHparamsAction(argparse.Action):
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Predict the ``--to`` run from the ``--from`` runs, with a band."""
-    from grpodyn.cli.sweep_logs import load_sources, split_short
+    from grpodyn.cli.sweep_logs import FALL_POINTS, load_sources, split_short
     from grpodyn.empirical.logs.sweep import parse_hparams, transfer
 
     if not getattr(args, "sources", None):
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                          "the steps to predict once")
     runs, notes = load_sources(args.sources, bars=not args.json, reward_key=args.reward_key,
                                logging_steps=args.logging_steps, reward_range=args.reward_range,
-                               option="--hparams after that log's --from", min_points=3)
+                               option="--hparams after that log's --from", min_points=FALL_POINTS)
     runs, short, short_notes = split_short(runs)
     # N steps to predict are N points, labelled as the logs count them; the map's last index
     # is N - 1 (the first point is index 0)
