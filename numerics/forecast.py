@@ -27,10 +27,8 @@ cover the requested share of the rolling-origin forecasts' errors, lag by lag
 of the validated lags and extrapolated beyond them when it grows with the lag; the point
 forecast combines the members with weights that minimise the absolute error of the same
 rolling-origin forecasts.
-Compared with the learning-curve literature: Domhan et al. (2015) also combine parametric
-curves, by MCMC over a weighted sum; LC-PFN (Adriaensen et al. 2023) learns the posterior from
-a prior of such curves; here weights are chosen for forecasts (stacking) and the noise is the
-run's own correlated noise, not i.i.d.
+Domhan et al. (2015) also combine parametric curves (by MCMC), LC-PFN (Adriaensen et al. 2023)
+learns their posterior; here the weights are chosen for forecasts, the noise is the run's own.
 
 The members live in :mod:`numerics.forecast_members`, their noise model in
 :mod:`numerics.forecast_noise`, the result in :mod:`numerics.forecast_result`; this module
@@ -358,6 +356,9 @@ def forecast_curve(t: np.ndarray, y: np.ndarray, *, n_train: int, future_steps: 
                    fitted: dict[str, Member] | None = None, stack: bool = True,
                    band: str = "averaged") -> EnsembleForecast:
     """Forecast the reward at ``future_steps`` from the first ``n_train`` points of (t, y).
+
+    The stacked curve models alone; ``grpodyn forecast`` and ``analyse_run`` default to
+    :class:`EnsembleForecaster`, the learned prior's point and band with this stack's plateau.
 
     Parameters
     ----------

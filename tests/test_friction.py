@@ -39,6 +39,24 @@ def test_custom_rollout_reward_mean_is_the_reward(tmp_path):
     assert run.reward_key == "rollout_reward_mean"
 
 
+def test_hand_written_loop_names(tmp_path):
+    """An exported CSV counting ``update``s and a JSONL with ``eval/pass_at_1`` records load
+    every metric the diagnosis reads, under the names hand-written loops give them."""
+    header = ("update,reward_mean,policy_entropy_mean,zero_advantage_fraction,truncation_rate,"
+              "completion_length_mean")
+    rows = [f"{i},{0.2 + 0.01 * i},{0.3 - 0.001 * i},0.25,0.0,{100 + i}" for i in range(1, 31)]
+    (tmp_path / "metrics.csv").write_text("\n".join([header, *rows]) + "\n")
+    run = load_run(tmp_path / "metrics.csv")
+    assert run.steps[0] == 1 and run.reward_key == "reward_mean"
+    assert {"entropy", "frac_reward_zero_std", "clipped_share",
+            "completion_length"} <= set(run.metrics)
+    lines = [json.dumps({"step": i, "mean_reward": 0.4}) for i in range(30)]
+    lines += [json.dumps({"step": i, "eval/pass_at_1": 0.3}) for i in (10, 20)]
+    (tmp_path / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    run = load_run(tmp_path / "metrics.jsonl")
+    assert np.isfinite(run.metrics["heldout_reward"]).sum() == 2
+
+
 def test_no_reward_error_lists_every_metric(tmp_path):
     with pytest.raises(LogFormatError) as info:
         load_run(_jsonl(tmp_path / "run.jsonl", "zz", np.linspace(0, 1, 10), extra=20))

@@ -36,6 +36,7 @@ __all__ = ["STATES", "ALPHA", "SHORT", "State", "classify_state", "pinned_value"
 STATES = ("converged", "learning", "not_learning", "declining", "too_short")
 SHORT = 40  # fewer logged points than this: too short to tell a plateau from a pause
 _PINNED = 20  # a reward identical over this many last points (and half the run) is pinned
+_IDENTICAL = 1e-9  # values within this share of their size are identical (relative: unit-free)
 
 
 @dataclass(frozen=True)
@@ -73,13 +74,13 @@ def _joint_quantile(alpha: float, rho: float) -> float:
 def pinned_value(r: np.ndarray) -> float | None:
     """Return the value a reward sits at over its last half (``_PINNED`` points or more), or None.
 
-    Identical to within 1e-9 of its size (relative, so that the reward's unit does not matter:
-    a reward at 0 must be exactly 0): a pinned reward leaves every group without spread, so no
-    gradient moves it (docs/theory.md section 7).
+    Identical to within ``_IDENTICAL`` of its size (relative, so that the reward's unit does
+    not matter: a reward at 0 must be exactly 0): a pinned reward leaves every group without
+    spread, so no gradient moves it (docs/theory.md section 7).
     """
     tail = np.asarray(r, dtype=float)[np.size(r) // 2:]
     tail = tail[np.isfinite(tail)]
-    if tail.size < _PINNED or np.ptp(tail) > 1e-9 * abs(float(tail[0])):
+    if tail.size < _PINNED or np.ptp(tail) > _IDENTICAL * abs(float(tail[0])):
         return None
     return float(tail[0])
 
@@ -90,7 +91,7 @@ def _pinned(run: Run) -> State | None:
     value = pinned_value(r)
     if value is None:
         return None
-    moved = np.flatnonzero(np.abs(r - value) > 1e-9 * abs(value))
+    moved = np.flatnonzero(np.abs(r - value) > _IDENTICAL * abs(value))
     since = run.steps[moved[-1] + 1] if moved.size else run.steps[0]
     if is_success_rate(run) and value >= CEILING:
         return State("converged", f"reward pinned at {value:g} (the ceiling) since step "
