@@ -1,11 +1,11 @@
 """The analyses of the public API on a run or on the path of its log, and ``fit_run``.
 
 ``grpodyn.analyse_run``, ``grpodyn.diagnose`` and ``grpodyn.advise_log`` take a loaded
-:class:`~grpodyn.empirical.logs.loaders.Run` or the path of a log of one run, which they load
-as ``grpodyn.load_run`` does; anything else is refused with an :class:`~grpodyn.ground.InputError`
-that names the argument, not an ``AttributeError`` from deep inside. An error about too few
-points says when the log's records were merged on shared steps (the points a log keeps can be
-far fewer than its records). The analyses themselves live in
+:class:`~grpodyn.empirical.logs.loaders.Run` or the path of a log, which they load as
+``grpodyn.load_run`` does (of several runs, the longest, with a note); anything else is refused
+with an :class:`~grpodyn.ground.InputError` that names the argument, not an ``AttributeError`` from
+deep inside. An error about too few points says when the log's records were merged on shared steps
+(the points a log keeps can be far fewer than its records). The analyses themselves live in
 :mod:`grpodyn.empirical.logs.run_analysis`, :mod:`grpodyn.empirical.diagnostics.diagnose` and
 :mod:`grpodyn.empirical.logs.advice`.
 
@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from grpodyn.empirical.diagnostics.diagnose import diagnose as _diagnose
 from grpodyn.empirical.logs.advice import advise_log as _advise_log
 from grpodyn.empirical.logs.common import MERGED_STEPS
-from grpodyn.empirical.logs.loaders import Run, load_runs
+from grpodyn.empirical.logs.loaders import Run, load_run
 from grpodyn.empirical.logs.run_analysis import FIT_MODELS
 from grpodyn.empirical.logs.run_analysis import analyse_run as _analyse_run
 from grpodyn.ground import InputError, TooFewPoints, finite_json
@@ -39,7 +39,10 @@ RUN_OR_PATH = "Run | str | os.PathLike[str]"
 
 
 def as_run(run: Any, *, function: str) -> Run:
-    """Return ``run`` as a Run: a Run as it is, the path of a log of one run loaded.
+    """Return ``run`` as a Run: a Run as it is, the path of a log loaded as ``load_run`` loads it.
+
+    A log of several runs gives the one with the most reward points, with a note in its
+    warnings, as ``grpodyn.load_run`` and the commands read it.
 
     Parameters
     ----------
@@ -56,7 +59,7 @@ def as_run(run: Any, *, function: str) -> Run:
     Raises
     ------
     InputError
-        When ``run`` is neither a Run nor a path, or its log holds several runs.
+        When ``run`` is neither a Run nor a path.
     LogFormatError
         When the log cannot be read (as ``grpodyn.load_run`` raises it).
     """
@@ -65,12 +68,7 @@ def as_run(run: Any, *, function: str) -> Run:
     if not isinstance(run, (str, os.PathLike)):
         raise InputError(f"{function}(): run must be a Run (grpodyn.load_run(path)) or the "
                          f"path of a log, got {type(run).__name__}")
-    runs = load_runs(run)
-    if len(runs) > 1:
-        names = ", ".join(r.run_name or "" for r in runs)
-        raise InputError(f"{function}(): {os.fspath(run)} holds {len(runs)} runs ({names}); "
-                         "pass one: grpodyn.load_run(path, run=NAME)")
-    return runs[0]
+    return load_run(run)
 
 
 @contextmanager
@@ -114,7 +112,7 @@ def _on_a_run_or_path(function: Callable[..., Result]) -> Callable[..., Result]:
         parameters=[first.replace(annotation=RUN_OR_PATH), *rest])
     wrapper.__module__ = __name__
     summary, _, rest = inspect.cleandoc(function.__doc__ or "").partition("\n\n")
-    wrapper.__doc__ = (f"{summary}\n\nHere ``run`` may also be the path of the log of one run, "
+    wrapper.__doc__ = (f"{summary}\n\nHere ``run`` may also be the path of a log, "
                        "loaded with the loader's\ndefaults (:func:`as_run`).\n\n" + rest)
     return wrapper
 

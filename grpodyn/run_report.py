@@ -103,7 +103,8 @@ def analyse_for_report(run: Run, *, momentum: float | None = None,
                          "to fit", momentum=momentum, reward_range=reward_range,
                          diagnosis=diagnose(run, group_size=group_size))
     return analyse_run(run, momentum=momentum, group_size=group_size, reward_range=reward_range,
-                       train_fraction=0.7 if run.n_points >= _FORECAST_POINTS else None)
+                       train_fraction=0.7 if run.n_points >= _FORECAST_POINTS else None,
+                       fit_on_training_part=False)
 
 
 def _unfitted(run: Run, reason: str, *, momentum: float | None,

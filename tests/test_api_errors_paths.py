@@ -58,15 +58,17 @@ def test_the_api_refuses_what_is_neither_a_run_nor_a_path(name):
         getattr(grpodyn, name)(3)
 
 
-def test_the_api_names_a_missing_log_and_a_log_of_several_runs(tmp_path):
+def test_the_api_names_a_missing_log_and_reads_a_log_of_several_runs_as_load_run(tmp_path):
     with pytest.raises(LogFormatError, match="nosuch.json"):
         grpodyn.diagnose(str(tmp_path / "nosuch.json"))
     path = tmp_path / "two.jsonl"
     path.write_text("".join(json.dumps({"step": s, "reward": 0.1 * (s % 7)}) + "\n"
-                            for s in [*range(1, 31), *range(1, 31)]))
-    with pytest.raises(InputError, match=r"holds 2 runs \(run1, run2\); pass one: "
-                       r"grpodyn.load_run\(path, run=NAME\)"):
-        grpodyn.diagnose(str(path))
+                            for s in [*range(1, 31), *range(1, 41)]))
+    analysis = grpodyn.analyse_run(str(path), diagnose_run=False)
+    assert analysis.run.n_points == 40 and analysis.run.run_name == "run2"
+    assert any("2 runs in this log (run1, run2)" in w for w in analysis.warnings)
+    assert grpodyn.diagnose(str(path)).to_dict() == grpodyn.diagnose(
+        grpodyn.load_run(path)).to_dict()
 
 
 def test_the_api_shows_that_it_takes_a_path():
@@ -75,7 +77,7 @@ def test_the_api_shows_that_it_takes_a_path():
     for name in ("diagnose", "analyse_run", "advise_log"):
         function = getattr(grpodyn, name)
         summary = function.__doc__.split("\n\n")
-        assert "``run`` may also be the path of the log of one run" in summary[1], name
+        assert "``run`` may also be the path of a log" in summary[1], name
         assert "Parameters\n----------" in function.__doc__, name  # the rest as it was
         assert "PathLike" in str(inspect.signature(function).parameters["run"].annotation)
 

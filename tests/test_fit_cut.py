@@ -18,6 +18,7 @@ import pytest
 from grpodyn.cli import main
 from grpodyn.empirical.logs.loaders import load_run
 from grpodyn.empirical.logs.run_analysis import FIT_MODELS, analyse_run
+from grpodyn.ground import InputError
 
 LOGS = Path(__file__).parent / "data" / "real_logs"
 LZHIHAN = str(LOGS / ("lzhihan__grpo-math-pipeline__outputs_grpo_qwen2.5-1.5b-sft-grpo-lora_"
@@ -57,6 +58,17 @@ def test_fit_with_a_train_fraction_fits_the_training_part_only(capsys):
     text = capsys.readouterr().out
     assert f"fitted on steps {run.steps[0]:g}-{run.steps[n - 1]:g}, {n} of {run.n_points} " \
            "points" in text
+
+
+def test_the_python_analysis_with_a_cut_fits_the_training_part_by_default(capsys):
+    """``analyse_run(train_fraction=F)`` fits what ``grpodyn fit --train-fraction F`` fits."""
+    run = load_run(LZHIHAN)
+    cut = _json(["fit", LZHIHAN, "--train-fraction", "0.5"], capsys)
+    part = analyse_run(run, train_fraction=0.5, diagnose_run=False)
+    assert part.fits["exponential"].n == cut["fitted_on"]["points"] < run.n_points
+    assert _plateau(part.to_dict()["plateau"]) == _plateau(cut["plateau"])
+    whole = analyse_run(run, train_fraction=0.5, fit_on_training_part=False, diagnose_run=False)
+    assert whole.fits["exponential"].n == run.n_points
 
 
 def test_forecast_with_a_cut_reads_the_plateau_of_fit_with_the_same_cut(capsys):
@@ -126,3 +138,13 @@ def test_a_direction_only_the_forecasters_stack_reads_is_kept_by_both(capsys):
     forecast = _json(["forecast", log, "--horizon", "300"], capsys)["plateau"]
     assert _plateau(fit) == _plateau(forecast)
     assert "plateau <=" in fit["reason"] and "forecaster's stack" in fit["reason"]
+
+
+def test_a_cut_past_the_log_is_refused_with_a_horizon_too(capsys):
+    """``--until`` past the last step fitted the whole log silently when a horizon was given."""
+    last = load_run(LZHIHAN).steps[-1]
+    assert main(["forecast", LZHIHAN, "--until", f"{last + 100:g}", "--horizon",
+                 f"{last + 500:g}"]) == 2
+    assert f"is past the log's last step {last:g}" in capsys.readouterr().err
+    with pytest.raises(InputError, match="past the log's last step"):
+        analyse_run(load_run(LZHIHAN), until=last + 100, horizon=last + 500, diagnose_run=False)

@@ -283,13 +283,15 @@ def test_sweep_reads_a_short_collapse_as_advise_does(tmp_path, capsys):
         argv += ["--hparams", hparams]
     assert main(argv + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["n_runs"] == 2  # the fit's runs
+    assert out["n_runs"] == 2 and out["n_short"] == 1  # the fit's runs, the short one beside
     [fall] = out["falls"]
     assert (fall["optimizer"], fall["lr"], fall["highest_held"], fall["fell"]) == \
         ("sgd", 0.04, 0.02, 1)
     assert any("read for a fall" in w for w in out["warnings"])
     assert main(argv) == 0
-    assert "fall (sgd): " in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "fall (sgd): " in text
+    assert text.startswith("sweep of 3 runs (2 fitted, 1 too short for the joint fit")
 
 
 def test_transfer_refuses_an_lr_at_which_a_source_fell(tmp_path, capsys):

@@ -97,6 +97,16 @@ def test_a_log_that_holds_the_sweep_gives_its_other_runs(tmp_path, capsys):
     assert out["basis"]["exponent"]["status"] == "measured"
 
 
+def test_one_lr_for_a_log_whose_runs_name_theirs_is_said(tmp_path, capsys):
+    """``--hparams ...,lr=X`` set every run of a sweep's CSV to X, losing its lrs, unsaid."""
+    log = _long_csv(tmp_path)
+    said = "lr=0.01 (--hparams) replaces the lr its 2 runs give (0.005, 0.02)"
+    assert any(said in w for w in _out(["sweep", log, "--hparams", SGD + ",lr=0.01"],
+                                       capsys)["warnings"])
+    assert not any("replaces the lr" in w for w in _out(["sweep", log, "--hparams", SGD],
+                                                          capsys)["warnings"])
+
+
 def test_a_real_sweep_file_is_accepted_with_its_short_run_left_out(capsys):
     out = _out(["advise", "--log", str(REAL_SWEEP), "--run", "lr_sweep_1e-5", "--sweep",
                 str(REAL_SWEEP), "--sweep-hparams",
@@ -235,5 +245,6 @@ def test_hyperparameters_given_by_an_option_are_sourced_to_it(tmp_path):
     run = load_sweep_run(bare, overrides, option="--sweep-hparams")
     assert run.sources["lr"] == "--sweep-hparams"
     # a sweep's CSV: the option's lr ranks above each run's lr read from its name
-    runs, _ = load_log_runs(_long_csv(tmp_path), overrides, option="--sweep-hparams")
+    runs, notes = load_log_runs(_long_csv(tmp_path), overrides, option="--sweep-hparams")
     assert [(r.hparams["lr"], r.sources["lr"]) for r in runs] == [(0.005, "--sweep-hparams")] * 2
+    assert "lr=0.005 (--sweep-hparams) replaces the lr its 2 runs give" in notes[0]

@@ -347,7 +347,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
                 horizon: float | None = None, level: float = 0.9,
                 models: str | tuple[str, ...] = FIT_MODELS, diagnose_run: bool = True,
                 stack: bool = True, forecaster: str = "ensemble",
-                fit_on_training_part: bool = False) -> RunAnalysis:
+                fit_on_training_part: bool | None = None) -> RunAnalysis:
     """Analyse one run: fits, noise, plateau and dynamics with statuses, diagnosis, forecast.
 
     Parameters
@@ -383,13 +383,12 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         rolling-origin errors inside the training part), ``calibrated_prior`` (the learned
         prior's median, its band conformal on its own rolling-origin errors) or another one
         registered there.
-    fit_on_training_part : bool
-        With a cut (``train_fraction`` / ``until``): fit the models, the noise, the weights, the
-        plateau, the dynamics and the diagnosis on the training part before it only, as
-        ``grpodyn fit --train-fraction`` and ``grpodyn forecast`` do, and give one plateau for
-        that part, the one both stacks that weigh it agree on
-        (:func:`grpodyn.empirical.logs.plateau_stacks.one_plateau`). Default False: the whole
-        run, beside a forecast of its held-out rest (``grpodyn report LOG``).
+    fit_on_training_part : bool, optional
+        True (the default with a cut, ``train_fraction`` / ``until``): fit the models, noise,
+        weights, plateau, dynamics and diagnosis on the training part only, as ``grpodyn fit
+        --train-fraction`` and ``grpodyn forecast`` do, with one plateau for it
+        (:func:`~grpodyn.empirical.logs.plateau_stacks.one_plateau`). False: the whole run,
+        beside a forecast of its held-out rest (``grpodyn report LOG``).
 
     Returns
     -------
@@ -399,8 +398,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     Notes
     -----
     Every model is fitted once on the whole run (or its training part); the weights reuse those
-    fits (only its rolling-origin validation refits on parts of the run). The cheap
-    path for a monitor that refits as a run goes (a few ms at a few hundred points)::
+    fits, stacking refits on parts. A monitor's cheap refit (ms at hundreds of points)::
 
         analyse_run(run, momentum=b, models=("exponential",), diagnose_run=False,
                     stack=False)
@@ -409,6 +407,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     separately: it must not see the steps it forecasts.
     """
     train_fraction, until, horizon = _finite_options(train_fraction, until, horizon)
+    if fit_on_training_part is None:
+        fit_on_training_part = train_fraction is not None or until is not None
     models = _checked_choices(models, diagnose_run=diagnose_run, stack=stack,
                               fit_on_training_part=fit_on_training_part)
     check_magnitudes(run)
@@ -513,6 +513,9 @@ def _training_points(run: Run, *, train_fraction: float | None, until: float | N
             raise InputError(f"train fraction must lie strictly between 0 and 1, got "
                              f"{train_fraction}")
         n_train = int(np.floor(train_fraction * run.n_points))
+    elif until is not None and until > run.steps[-1]:
+        raise InputError(f"{run.source}: until {until:g} (--until) is past the log's last step "
+                         f"{run.steps[-1]:g}; leave it out to fit the whole log")
     elif until is not None:
         n_train = int(np.searchsorted(run.steps, until, side="right"))
     else:  # a horizon alone: the whole run is the training part
@@ -572,7 +575,8 @@ def _fit_members(run: Run, models: tuple[str, ...], *, momentum: float | None,
         raise TooFewPoints(f"{run.source}: a fit needs at least 5 points, got {run.n_points}")
     if np.ptp(run.reward) == 0:
         raise InputError(f"{run.source}: the reward is constant ({run.reward[0]:g}"
-                         f"{' before the cut' if cut else ''}): there is no curve to fit")
+                         f"{' before the cut' if cut else ''}): there is no curve to fit "
+                         "(grpodyn diagnose reads it)")
     lr_pair = None if lr is None else (run.steps, lr)
     members: dict[str, Member] = {}
     errors: dict[str, str] = {}

@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         out = fit.to_dict()
         out["warnings"] = notes + short_notes + out["warnings"]
         out["falls"] = sweep_falls([*fit.runs, *short], floor=fit.layout.floor)
+        out["n_short"] = len(short)  # read for falls only, beside the n_runs of the joint fit
         return finite_json(out)
     finally:
         if stages is not None:
@@ -86,8 +87,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_human(result: dict[str, Any]) -> None:
     """Print the shared constants, the exponents and each run's fit."""
-    print(f"sweep of {result['n_runs']} run{'s' * (result['n_runs'] != 1)} "
-          f"({result['n_fitted']} fitted)")
+    short = result.get("n_short", 0)
+    total = result["n_runs"] + short
+    print(f"sweep of {total} run{'s' * (total != 1)} ({result['n_fitted']} fitted"
+          + (f", {short} too short for the joint fit, read for falls only)" if short else ")"))
     for warning in result["warnings"]:
         print(f"  note: {warning}")
     for name, c in result["constants"].items():

@@ -48,7 +48,7 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
     runs = load_runs(path, reward_key=reward_key, logging_steps=logging_steps)
     if len(runs) == 1:
         return [base], []
-    out, notes = [], []
+    out, notes = [], _one_value_for_several(runs, overrides, path, option)
     for run in runs:
         name = f"{path} [{run.run_name}]"
         if run.n_points < min_points:
@@ -93,6 +93,28 @@ def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
         runs += loaded
         notes += left_out
     return runs, notes
+
+
+def _one_value_for_several(runs: list, overrides: dict[str, Any], path: str | Path,
+                           option: str) -> list[str]:
+    """Say where an ``option`` value replaces the different values a log's runs give.
+
+    A sweep's CSV names each run's lr; one ``--hparams lr=`` for the whole log sets every run
+    to it (the option ranks above the log), and the sweep loses its lrs and its falls: a note
+    for each such hyperparameter.
+    """
+    from grpodyn.empirical.logs.sweep_runs import META_NAMES
+
+    notes = []
+    for key, meta_name in META_NAMES.items():
+        own = {run.meta.value(meta_name) for run in runs} - {None}
+        if key in overrides and len(own) > 1:
+            shown = ", ".join(f"{v:g}" if isinstance(v, (int, float)) else str(v)
+                              for v in sorted(own, key=lambda v: (str(type(v)), v)))
+            notes.append(f"{path}: {key}={overrides[key]} ({option}) replaces the {key} its "
+                         f"{len(runs)} runs give ({shown}): every run is read at "
+                         f"{overrides[key]}; leave {key} out to read each run's own")
+    return notes
 
 
 def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], name: str,
