@@ -170,3 +170,18 @@ def test_sources_that_start_at_different_steps_are_said_to():
     assert any("start at steps 20, 25" in w and "count from 20" in w for w in out["warnings"])
     same = transfer(runs[:2], {"lr": 0.007}, steps=10, draws=0, cross_validate=False)
     assert not any("start at steps" in w for w in same["warnings"])
+
+
+def test_the_text_shows_where_an_oscillatory_mean_peaks(capsys):
+    """Every tenth step hid the overshoot (0.84 at step 7 shown as 0.782 at step 10)."""
+    from grpodyn.cli.transfer import print_human
+
+    mean = [0.04, 0.29, 0.48, 0.63, 0.73, 0.79, 0.83, 0.84, 0.83, 0.81, 0.78] + [0.6] * 89
+    result = {"warnings": [], "level": 0.9, "steps": list(range(100)), "mean": mean,
+              "lower": [0.0] * 100, "upper": [1.0] * 100,
+              "system": {"regime": "oscillatory", "zeta": 0.47}}
+    print_human(result)
+    text = capsys.readouterr().out
+    assert "the mean overshoots: 0.840 at step 7" in text and "\n    7 0.840" in text
+    print_human({**result, "system": {"regime": "overdamped", "zeta": 1.5}})
+    assert "overshoots" not in capsys.readouterr().out

@@ -108,7 +108,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def print_human(result: dict[str, Any]) -> None:
     """Print the notes, the band's calibration, the assumptions and ten points of the band.
 
-    The points are every tenth of the path and its last step.
+    The points are every tenth of the path, its last step and the step where the mean peaks
+    (an oscillatory map overshoots its plateau, said above the table).
     """
     for warning in result["warnings"]:
         print(f"note: {warning}")
@@ -133,12 +134,17 @@ def print_human(result: dict[str, Any]) -> None:
                                      for k, v in target.items()))
     for text in result.get("assumptions") or []:
         print(f"assumes: {_short(text)}")
+    steps, mean = result["steps"], result["mean"]
+    peak = max(range(len(mean)), key=lambda i: mean[i], default=0)
+    system = result.get("system") or {}
+    if 0 < peak < len(mean) - 1 and system.get("regime") == "oscillatory":
+        print(f"the mean overshoots: {mean[peak]:.3f} at step {steps[peak]:g}, then "
+              f"{mean[-1]:.3f} at step {steps[-1]:g}: the map is oscillatory at this lr "
+              f"(damping ratio zeta {system['zeta']:.2f} < 1), its momentum carries the reward "
+              "past the plateau and back")
     print(f"step  mean  [{100 * result['level']:.0f}% band]")
-    steps = result["steps"]
-    shown = list(range(0, len(steps), max(len(steps) // 10, 1)))
-    if shown and shown[-1] != len(steps) - 1:
-        shown.append(len(steps) - 1)  # the last step predicted, the one asked for
-    for i in shown:
+    shown = sorted({*range(0, len(steps), max(len(steps) // 10, 1)), len(steps) - 1, peak})
+    for i in shown:  # every tenth step, the last one asked for and the mean's peak
         print(f"{steps[i]:>5} {result['mean'][i]:.3f} [{result['lower'][i]:.3f}, "
               f"{result['upper'][i]:.3f}]")
 
