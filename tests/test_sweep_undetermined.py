@@ -67,10 +67,13 @@ def test_runs_that_read_different_rewards_are_warned_of() -> None:
 
 
 def test_the_sweep_states_the_exponent_against_the_law_as_transfer_tests_it() -> None:
-    """-1.23 +- 0.037: 6.2 se off -1, yet within the 2 sd transfer accepts; -1.75 beyond both."""
+    """-1.23 +- 0.037: 6.2 se off -1, yet within the 2 sd of the law; -1.75 beyond both, yet
+    transfer uses it (tau falls with lr); +0.5 falls back, as transfer's own status says."""
     from grpodyn.cli.sweep import _off_law
 
     near = _off_law(-1.23, 0.037)
-    assert "6.2 se off it" in near and "within the 2 sd that grpodyn transfer accepts" in near
-    assert "beyond the 2 sd" in _off_law(-1.75, 0.077)
+    assert "6.2 se off it" in near and "within the 2 sd in which grpodyn transfer reads" in near
+    assert "beyond the 2 sd of the law, but tau falls with lr as the law says: grpodyn " \
+           "transfer uses the measured exponent" in _off_law(-1.75, 0.077)
+    assert "grpodyn transfer falls back to the nearest source" in _off_law(0.5, 0.1)
     assert _off_law(-1.05, 0.05) == ""

@@ -137,7 +137,13 @@ def _off_law(value: float, stderr: float) -> str:
         return ""
     z = law_z(value, stderr)
     sd = (value + 1) / z  # the sd law_z divides by (value is off -1 here: z is not 0)
-    verdict = "within" if abs(z) <= LAW_Z else "beyond"
+    if abs(z) <= LAW_Z:
+        verdict = f"within the {LAW_Z:g} sd in which grpodyn transfer reads it as the law"
+    elif value + LAW_Z * stderr < 0:
+        verdict = (f"beyond the {LAW_Z:g} sd of the law, but tau falls with lr as the law says: "
+                   "grpodyn transfer uses the measured exponent")
+    else:
+        verdict = (f"beyond the {LAW_Z:g} sd of the law, and tau does not fall with lr: grpodyn "
+                   "transfer falls back to the nearest source")
     return (f"; {abs(off):.1f} se off it, {abs(z):.1f} sd of {sd:.2g} with the design sweeps' "
-            f"spread {TAU_LR_PRIOR_SD:g} around the law: {verdict} the {LAW_Z:g} sd that grpodyn "
-            "transfer accepts")
+            f"spread {TAU_LR_PRIOR_SD:g} around the law: {verdict}")
