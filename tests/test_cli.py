@@ -340,3 +340,15 @@ def test_predict_says_what_tau_is_where_the_map_oscillates(capsys):
     assert "note: tau = c / k is the overdamped reading" in capsys.readouterr().out
     assert main(["predict", "--lr", "0.0001", "--momentum", "0.9", "--kappa", "1"]) == 0
     assert "note:" not in capsys.readouterr().out
+
+
+def test_fit_prints_no_digits_for_a_parameter_at_its_box_or_of_a_singular_fit():
+    """The guide: a parameter the data do not determine is never a digit string; the lzhihan log
+    printed t_mid=1.738e-09 (at bound) and inertial zeta=301.5 from a singular fit."""
+    from grpodyn.empirical.logs.fit_text import shown_param
+
+    boxed = {"at_bounds": ["t_mid"], "stderr": {"t_mid": None}}
+    assert shown_param(boxed, "t_mid", 1.738e-09) == "t_mid=not determined (at its bound, 1.7e-09)"
+    singular = {"at_bounds": [], "stderr": {}, "singular": True}
+    assert shown_param(singular, "zeta", 301.5) == "zeta=not determined (3e+02, no standard error)"
+    assert shown_param({"at_bounds": ["r0"], "stderr": {}}, "r0", 0.0) == "r0=0 (at bound)"

@@ -31,11 +31,12 @@ NOT_CURVES = {"level": "a flat level", "flat": "a flat line at the run's mean",
 def shown_param(entry: dict[str, Any], name: str, value: float) -> str:
     """Format one fitted parameter with its status.
 
-    A parameter at a bound, or the plateau of a fit whose shape sits at a bound, is said so
-    instead of printed with a meaningless error; a positive shape parameter (a time, a rate,
-    an exponent, a damping ratio) whose standard error exceeds it (+-1 s.e. reaches zero) is
-    not determined, its estimate and error kept to two digits; ``r_star`` is shown as
-    ``plateau``.
+    A shape parameter at a bound of the fit's box, the plateau of a fit whose shape sits at a
+    bound, and a parameter of a singular fit (no standard error) are not determined, their
+    estimate kept to two digits; a level at a bound (a start on the range's edge) is said so;
+    a positive shape parameter (a time, a rate, an exponent, a damping ratio) whose standard
+    error exceeds it (+-1 s.e. reaches zero) is not determined, its estimate and error kept
+    to two digits; ``r_star`` is shown as ``plateau``.
 
     Parameters
     ----------
@@ -50,18 +51,23 @@ def shown_param(entry: dict[str, Any], name: str, value: float) -> str:
     Returns
     -------
     str
-        ``name=value+-error``, ``name=value (at bound)`` or ``name=not determined (...)``.
+        ``name=value+-error``, ``name=value (at bound)`` (a level) or ``name=not determined
+        (...)``.
     """
     at_bounds = set(entry.get("at_bounds", ()))
     shown = PUBLIC_NAMES.get(name, name)
     if name == "r_star" and at_bounds - set(LEVELS):
         return f"{shown}=not determined"
     text = f"{shown}={value:.4g}"
+    if name in at_bounds and name not in LEVELS:
+        return f"{shown}=not determined (at its bound, {value:.2g})"
     if name in at_bounds:
         return text + " (at bound)"
     err = entry["stderr"].get(name)
     if err is not None and not math.isfinite(err):
         err = None
+    if err is None and entry.get("singular"):
+        return f"{shown}=not determined ({value:.2g}, no standard error)"
     if err is not None and err > abs(value) and name not in LEVELS:
         return f"{shown}=not determined ({value:.2g}+-{err:.2g})"
     return text + (f"+-{err:.2g}" if err is not None else "")

@@ -79,15 +79,17 @@ def print_human(result: dict[str, Any]) -> None:
         trusted = ""
     else:
         trusted = f"; the analysis trusts {result['best']} (stacking weights over {stacked_over})"
-    print(f"* = lowest AIC{trusted}")
+    unweighed = weights and any(name not in weights for name in result["models"])
+    print(f"* = lowest AIC{trusted}" + ("; weight n/a: a model the stack does not weigh (it "
+                                         "is fitted and compared, not forecast with)"
+                                         if unweighed else ""))
     for name, entry in result["models"].items():
         params = ", ".join(shown_param(entry, k, v) for k, v in entry["params"].items()
                            if v is not None)
         mark = "*" if name == lowest_aic else " "
-        singular = "  [singular: no standard errors]" if entry.get("singular") else ""
         weight = f"  weight {weight_text(weights, name)}" if weights else ""
         print(f"{mark} {name:15s} R^2 {entry['r2']:.3f}  AIC {entry['aic']:.1f}{weight}  "
-              f"{params}{singular}")
+              f"{params}")
     for name, weight in weights.items():
         if name not in result["models"] and weight >= 0.005:
             print(f"  {name:15s} weight {weight:.2f}  {NOT_CURVES.get(name, 'not a curve')} "
