@@ -287,3 +287,25 @@ def test_the_run_may_be_passed_by_keyword(tmp_path):
     assert grpodyn.diagnose(run=run).state == grpodyn.diagnose(run).state
     assert grpodyn.analyse_run(run=str(path)).run.n_points == 120
     assert grpodyn.advise_log(run=run).recommendation["direction"]
+
+
+def test_a_tie_for_the_longest_run_is_said(tmp_path):
+    """Two runs of 30 points: 'the one with the most reward points' named one of a tie."""
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "reward": 0.1 * (s % 7)}) + "\n"
+                            for s in [*range(1, 31), *range(1, 31)]))
+    run = grpodyn.load_run(path)
+    assert run.run_name == "run1"
+    assert "read 'run1', the first of the 2 with the most reward points (30)" in run.warnings[0]
+
+
+def test_a_run_built_by_hand_is_checked():
+    from grpodyn.empirical.logs.loaders import Run
+
+    steps, reward = np.arange(40.0), np.linspace(0, 1, 40)
+    with pytest.raises(LogFormatError, match="strictly increasing"):
+        Run("x", "custom", steps[::-1], reward, {})
+    with pytest.raises(LogFormatError, match="reward holds 30 values for 40 steps"):
+        Run("x", "custom", steps, reward[:30], {})
+    with pytest.raises(LogFormatError, match="entropy must be a one-dimensional array of numbers"):
+        Run("x", "custom", steps, reward, {"entropy": np.array(["a"] * 40)})

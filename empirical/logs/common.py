@@ -23,7 +23,7 @@ from grpodyn.empirical.logs.meta import RunMeta
 
 __all__ = ["LogFormatError", "Parsed", "Rows", "number", "read_text", "MAX_BYTES",
            "missing_step_key", "merged_steps", "MERGED_STEPS", "RUN_TAGS", "drop_abandoned",
-           "stray_steps", "STRAY_INTERVALS"]
+           "stray_steps", "STRAY_INTERVALS", "check_series"]
 
 #: A few records whose steps lie this many logging intervals beyond all the others', out of the
 #: file's order, are corrupt step numbers, not late or swapped records (:func:`stray_steps`).
@@ -85,6 +85,30 @@ class Parsed:
     meta: RunMeta = field(default_factory=RunMeta)
     config: dict[str, Any] = field(default_factory=dict)
     run_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def check_series(source: str, steps: Any, reward: Any, metrics: dict[str, Any]) -> None:
+    """Refuse a run's series that no analysis can read, naming the first fault.
+
+    The steps and the reward must be one-dimensional arrays of numbers of one length, the steps
+    finite and strictly increasing, and every metric as long as the steps (the loaders build
+    such series; a run built by hand may not).
+
+    Raises
+    ------
+    LogFormatError
+        On series of other shapes, lengths or kinds, or steps that do not increase.
+    """
+    for name, values in (("steps", steps), ("reward", reward), *metrics.items()):
+        array = np.asarray(values)
+        if array.ndim != 1 or array.dtype.kind not in "biuf":
+            raise LogFormatError(f"{source}: {name} must be a one-dimensional array of numbers, "
+                                 f"got {array.ndim} dimension(s) of dtype {array.dtype}")
+        if array.size != np.size(steps):
+            raise LogFormatError(f"{source}: {name} holds {array.size} values for "
+                                 f"{np.size(steps)} steps")
+    if not np.isfinite(steps).all() or (np.diff(steps) <= 0).any():
+        raise LogFormatError(f"{source}: the steps must be finite and strictly increasing")
 
 
 def number(value: Any) -> float:

@@ -46,6 +46,7 @@ from grpodyn.empirical.logs.common import (
     LogFormatError,
     Parsed,
     Rows,
+    check_series,
     drop_abandoned,
     merged_steps,
     missing_step_key,
@@ -64,7 +65,9 @@ __all__ = ["Run", "LogFormatError", "load_run", "load_runs", "list_runs", "Hyper
 class Run:
     """One training run: steps, reward and the other metrics found, aligned on the steps.
 
-    Compared by identity (``a == b`` is ``a is b``), as it holds arrays.
+    Compared by identity (``a == b`` is ``a is b``), as it holds arrays. A run built by hand
+    has its series checked (:func:`~grpodyn.empirical.logs.common.check_series`: one length,
+    numbers, steps strictly increasing), a ``LogFormatError`` naming the fault otherwise.
 
     Attributes
     ----------
@@ -105,6 +108,9 @@ class Run:
     steps_reconstructed: bool = False
     warnings: list[str] = field(default_factory=list)
     metric_keys: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_series(self.source, self.steps, self.reward, self.metrics)
 
     @property
     def n_points(self) -> int:
@@ -651,7 +657,10 @@ def load_run(path: str | Path, *, run: str | None = None, reward_key: str | None
     if len(runs) == 1:
         return runs[0]
     chosen = max(runs, key=lambda r: r.n_points)
+    tied = sum(r.n_points == chosen.n_points for r in runs)
+    which = (f"the first of the {tied} with the most reward points ({chosen.n_points})"
+             if tied > 1 else "the one with the most reward points")
     chosen.warnings.insert(0, f"{len(runs)} runs in this log ({', '.join(names)}): read "
-                           f"{chosen.run_name!r}, the one with the most reward points; choose "
+                           f"{chosen.run_name!r}, {which}; choose "
                            "another with run= (--run)")
     return chosen
