@@ -148,3 +148,7 @@ def test_a_cut_past_the_log_is_refused_with_a_horizon_too(capsys):
     assert f"is past the log's last step {last:g}" in capsys.readouterr().err
     with pytest.raises(InputError, match="past the log's last step"):
         analyse_run(load_run(LZHIHAN), until=last + 100, horizon=last + 500, diagnose_run=False)
+    first = load_run(LZHIHAN).steps[0]
+    assert main(["forecast", LZHIHAN, "--until", f"{first - 5:g}"]) == 2
+    err = capsys.readouterr().err  # said as such, not "leaves 0 points" with a merging note
+    assert f"is before the log's first step {first:g}" in err and "merged" not in err

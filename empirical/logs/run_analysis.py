@@ -509,13 +509,12 @@ def _finite_options(train_fraction: float | None, until: float | None, horizon: 
 def _training_points(run: Run, *, train_fraction: float | None, until: float | None) -> int:
     """Return the points before the cut (a share of the points, a step, else all of them)."""
     if train_fraction is not None:
-        if not 0 < train_fraction < 1:
-            raise InputError(f"train fraction must lie strictly between 0 and 1, got "
-                             f"{train_fraction}")
-        n_train = int(np.floor(train_fraction * run.n_points))
-    elif until is not None and until > run.steps[-1]:
-        raise InputError(f"{run.source}: until {until:g} (--until) is past the log's last step "
-                         f"{run.steps[-1]:g}; leave it out to fit the whole log")
+        n_train = int(np.floor(check_fraction("train_fraction", train_fraction) * run.n_points))
+    elif until is not None and not run.steps[0] <= until <= run.steps[-1]:
+        where = (f"past the log's last step {run.steps[-1]:g}" if until > run.steps[-1] else
+                 f"before the log's first step {run.steps[0]:g}")
+        raise InputError(f"{run.source}: until {until:g} (--until) is {where}; leave it out to "
+                         "fit the whole log")
     elif until is not None:
         n_train = int(np.searchsorted(run.steps, until, side="right"))
     else:  # a horizon alone: the whole run is the training part
