@@ -97,7 +97,7 @@ def test_forecast_without_a_cut_names_the_log_and_the_choices(log, capsys):
     (["--horizon", "0"], "horizon 0 is not after step 60, the last step fitted"),
     (["--horizon", "-5"], "horizon -5 is not after step 60"),
     (["--horizon", "60.5"], "horizon 60.5 leaves no step after step 60"),
-    (["--until", "99999"], "until 99999 (--until) is past the log's last step 60"),
+    (["--until", "99999"], "until 99999 (until= / --until) is past the log's last step 60"),
     (["--until", "1"], "the cut leaves 1 training point; a forecast needs 8")])
 def test_a_horizon_or_cut_with_nothing_to_forecast_says_which(argv, needle, log, capsys):
     """Without a cut the error spoke of "the cut at step 60"; a horizon given was told to give

@@ -41,12 +41,16 @@ def test_custom_rollout_reward_mean_is_the_reward(tmp_path):
 
 def test_hand_written_loop_names(tmp_path):
     """An exported CSV counting ``update``s and a JSONL with ``eval/pass_at_1`` records load
-    every metric the diagnosis reads, under the names hand-written loops give them."""
+    every metric the diagnosis reads, under the names hand-written loops give them. ``update``
+    is not taken for the step unasked (a loop may count something else by it): the error names
+    the columns that rise at every row."""
     header = ("update,reward_mean,policy_entropy_mean,zero_advantage_fraction,truncation_rate,"
               "completion_length_mean")
     rows = [f"{i},{0.2 + 0.01 * i},{0.3 - 0.001 * i},0.25,0.0,{100 + i}" for i in range(1, 31)]
     (tmp_path / "metrics.csv").write_text("\n".join([header, *rows]) + "\n")
-    run = load_run(tmp_path / "metrics.csv")
+    with pytest.raises(LogFormatError, match="columns that rise at every row: update, "):
+        load_run(tmp_path / "metrics.csv")
+    run = load_run(tmp_path / "metrics.csv", step_key="update")
     assert run.steps[0] == 1 and run.reward_key == "reward_mean"
     assert {"entropy", "frac_reward_zero_std", "clipped_share",
             "completion_length"} <= set(run.metrics)

@@ -76,4 +76,7 @@ def test_the_sweep_states_the_exponent_against_the_law_as_transfer_tests_it() ->
     assert "beyond the 2 sd of the law, but tau falls with lr as the law says: grpodyn " \
            "transfer uses the measured exponent" in _off_law(-1.75, 0.077)
     assert "grpodyn transfer falls back to the nearest source" in _off_law(0.5, 0.1)
+    assert "resolves nothing: grpodyn transfer uses the law's -1" in _off_law(-4, 1.2)
+    assert "groups of learning rates disagree: grpodyn transfer falls back" in _off_law(
+        -1.75, 0.077, {"p_value": 1e-6})
     assert _off_law(-1.05, 0.05) == ""

@@ -67,7 +67,8 @@ class Run:
 
     Compared by identity (``a == b`` is ``a is b``), as it holds arrays. A run built by hand
     has its series checked (:func:`~grpodyn.empirical.logs.common.check_series`: one length,
-    numbers, steps strictly increasing), a ``LogFormatError`` naming the fault otherwise.
+    numbers, steps strictly increasing), a ``LogFormatError`` naming the fault otherwise, and
+    held as float arrays.
 
     Attributes
     ----------
@@ -111,6 +112,9 @@ class Run:
 
     def __post_init__(self) -> None:
         check_series(self.source, self.steps, self.reward, self.metrics)
+        self.steps = np.asarray(self.steps, dtype=float)  # lists and ints built by hand too
+        self.reward = np.asarray(self.reward, dtype=float)
+        self.metrics = {k: np.asarray(v, dtype=float) for k, v in self.metrics.items()}
 
     @property
     def n_points(self) -> int:

@@ -45,7 +45,7 @@ __all__ = ["STEP_NAMES", "parse_trainer_state", "parse_json", "parse_jsonl", "st
 #: Field names that hold the optimizer step, in order of preference.
 STEP_NAMES = ("step", "global_step", "train/global_step", "eval/global_step",
               "trainer/global_step", "training/global_step", "Step", "_step", "grpo_step",
-              "iteration", "iter", "update")
+              "iteration", "iter")
 _EVAL_TYPES = {"eval", "evaluation", "val", "validation", "test", "heldout"}
 _CONFIG_TYPES = {"config", "args", "hparams", "hyperparameters", "settings"}
 

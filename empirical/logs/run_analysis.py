@@ -513,8 +513,8 @@ def _training_points(run: Run, *, train_fraction: float | None, until: float | N
     elif until is not None and not run.steps[0] <= until <= run.steps[-1]:
         where = (f"past the log's last step {run.steps[-1]:g}" if until > run.steps[-1] else
                  f"before the log's first step {run.steps[0]:g}")
-        raise InputError(f"{run.source}: until {until:g} (--until) is {where}; leave it out to "
-                         "fit the whole log")
+        raise InputError(f"{run.source}: until {until:g} (until= / --until) is {where}: a cut "
+                         "lies within the log's steps (a horizon forecasts past its end)")
     elif until is not None:
         n_train = int(np.searchsorted(run.steps, until, side="right"))
     else:  # a horizon alone: the whole run is the training part

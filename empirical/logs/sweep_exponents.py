@@ -78,6 +78,23 @@ def law_z(value: float, stderr: float) -> float:
     return (value + 1.0) / float(np.hypot(stderr, TAU_LR_PRIOR_SD))
 
 
+def law_reading(value: float, stderr: float, heterogeneity: dict[str, Any] | None = None) -> str:
+    """Return how the transfer reads a measured tau-lr exponent (module docstring).
+
+    ``unresolved`` (its error :data:`UNRESOLVED_SE` or more: the law's -1 is used),
+    ``heterogeneous`` (the groups of learning rates disagree: the nearest source), ``agrees``
+    (within :data:`LAW_Z` sd of the law), ``falls`` (beyond, but tau falls with lr: the
+    measurement is used) or ``contradicts`` (the nearest source).
+    """
+    if stderr >= UNRESOLVED_SE:
+        return "unresolved"
+    if heterogeneity is not None and heterogeneity["p_value"] < 2 * norm.sf(LAW_Z):
+        return "heterogeneous"
+    if abs(law_z(value, stderr)) <= LAW_Z:
+        return "agrees"
+    return "falls" if value + LAW_Z * stderr < 0 else "contradicts"
+
+
 def lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
     """Return the tau-lr exponent the transfer uses: centre, spread, lr_ref, status, verdict.
 
@@ -96,7 +113,9 @@ def lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
                 "status": f"not determined ({why}): the map's -1 with a spread of "
                           f"{TAU_LR_PRIOR_SD} (the design sweeps' exponents around -1)"}
     value, se = float(measured["value"]), float(measured["stderr"])
-    if se >= UNRESOLVED_SE:
+    spread = measured.get("heterogeneity")
+    reading = law_reading(value, se, spread)
+    if reading == "unresolved":
         return {"value": -1.0, "stderr": TAU_LR_PRIOR_SD, "lr_ref": lr_ref,
                 "measured": {"value": value, "stderr": se},
                 "status": f"not determined (the sources' error on it is {UNRESOLVED_SE:g} or "
@@ -107,20 +126,19 @@ def lr_exponent(fit: SweepFit, hp: dict[str, Any]) -> dict[str, Any]:
     rates = ", ".join(f"{v:.3g}" for v in measured["learning_rates"])
     out = {"value": value, "stderr": se, "lr_ref": lr_ref, "law": -1.0, "z_law": z,
            "contradicts_law": False}
-    spread = measured.get("heterogeneity")
-    if spread is not None and spread["p_value"] < 2 * norm.sf(LAW_Z):
+    if reading == "heterogeneous":
         out["contradicts_law"] = True
         out["status"] = (f"contradicts the law: the sources' groups of learning rates give "
                          f"exponents {', '.join(f'{v:.2f}' for v in spread['slopes'])} that "
                          f"disagree (Q {spread['q']:.1f} on {spread['dof']} dof, p "
                          f"{spread['p_value']:.2g}); no one exponent describes this sweep's lr, "
                          "the mean falls back to the nearest source")
-    elif abs(z) <= LAW_Z:
+    elif reading == "agrees":
         out["status"] = (f"determined by the sources' learning rates {rates}; agrees with the "
                          f"law's -1 ({z:+.1f} sd of {np.hypot(se, TAU_LR_PRIOR_SD):.2g}: the "
                          f"sources' error {se:.2g} and the design sweeps' spread "
                          f"{TAU_LR_PRIOR_SD:g} around the law together)")
-    elif value + LAW_Z * se < 0:
+    elif reading == "falls":
         out["status"] = (f"determined by the sources' learning rates {rates}; tau falls with "
                          "lr, the direction the law says, but "
                          f"{'faster' if value < -1 else 'slower'} than its -1, by {abs(z):.1f} "

@@ -30,6 +30,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from grpodyn.empirical.logs.aliases import is_evaluation, resolve
 from grpodyn.empirical.logs.common import RUN_TAGS, LogFormatError, Parsed, Rows, number
 from grpodyn.empirical.logs.records import STEP_NAMES
@@ -119,13 +121,24 @@ def _long_runs(header: list[str], body: list[list[str]]) -> dict[str, Rows]:
     return {name: sorted(steps.items()) for name, steps in by_run.items()}
 
 
+def _increasing_columns(header: list[str], body: list[list[str]]) -> str:
+    """Name the columns whose numbers rise at every row: the candidates for ``--step-key``."""
+    found = []
+    for i, name in enumerate(header):
+        values = np.array([number(row[i]) if i < len(row) else math.nan for row in body])
+        if values.size > 1 and (np.diff(values) > 0).all():
+            found.append(name)
+    return f"; columns that rise at every row: {', '.join(found[:6])}" if found else ""
+
+
 def _wide_runs(path: Path, header: list[str], body: list[list[str]], step_key: str | None
                ) -> tuple[dict[str, Rows], str]:
     names = (step_key,) if step_key else TABLE_STEP_NAMES
     step_cols = [header.index(n) for n in names if n in header]
     if not step_cols:
         raise LogFormatError(f"{path}: no step column (looked for {', '.join(names)}"
-                             + ("" if step_key else "; give --step-key") + ")")
+                             + ("" if step_key else "; give --step-key") + ")"
+                             + _increasing_columns(header, body))
     step_col = step_cols[0]
     # a row without the table's step takes the next trainer's step it holds (OpenRLHF's
     # evaluation rows log eval/global_step alone), never W&B's own counter

@@ -102,7 +102,7 @@ def print_human(result: dict[str, Any]) -> None:
             print(f"  tau-lr exponent ({optimizer}): {e['status']}")
         else:
             print(f"  tau-lr exponent ({optimizer}): {e['value']:.3g} +- {e['stderr']:.2g} "
-                  f"(expected -1{_off_law(e['value'], e['stderr'])})")
+                  f"(expected -1{_off_law(e['value'], e['stderr'], e.get('heterogeneity'))})")
     for optimizer, e in result["bg_test"].items():
         if "bg_exponent" in e:
             g_exp = e["g_exponent_at_fixed_bg"]
@@ -122,28 +122,38 @@ def print_human(result: dict[str, Any]) -> None:
         print(f"  fall ({entry['optimizer']}{settings}): {entry['reason']}")
 
 
-def _off_law(value: float, stderr: float) -> str:
+def _off_law(value: float, stderr: float, heterogeneity: dict[str, Any] | None = None) -> str:
     """Say how far a measured tau-lr exponent lies from the law's -1, as transfer reads it.
 
-    Beyond 2 of its own standard errors, the words say so and also give the distance in the sd
-    that ``grpodyn transfer`` tests (the error and the design sweeps' spread around the law
-    together, :data:`~grpodyn.empirical.logs.sweep_exponents.TAU_LR_PRIOR_SD`), so that the two
-    commands' verdicts on one exponent read as one.
+    Beyond 2 of its own standard errors, the words say so, give the distance in the sd that
+    ``grpodyn transfer`` tests (the error and the design sweeps' spread around the law
+    together, :data:`~grpodyn.empirical.logs.sweep_exponents.TAU_LR_PRIOR_SD`) and what the
+    transfer does with it (:func:`~grpodyn.empirical.logs.sweep_exponents.law_reading`), so
+    that the two commands' verdicts on one exponent read as one.
     """
-    from grpodyn.empirical.logs.sweep_exponents import LAW_Z, TAU_LR_PRIOR_SD, law_z
+    from grpodyn.empirical.logs.sweep_exponents import (
+        LAW_Z,
+        TAU_LR_PRIOR_SD,
+        UNRESOLVED_SE,
+        law_reading,
+        law_z,
+    )
 
     off = (value + 1) / stderr if stderr > 0 else 0.0
     if abs(off) <= 2:
         return ""
     z = law_z(value, stderr)
     sd = (value + 1) / z  # the sd law_z divides by (value is off -1 here: z is not 0)
-    if abs(z) <= LAW_Z:
-        verdict = f"within the {LAW_Z:g} sd in which grpodyn transfer reads it as the law"
-    elif value + LAW_Z * stderr < 0:
-        verdict = (f"beyond the {LAW_Z:g} sd of the law, but tau falls with lr as the law says: "
-                   "grpodyn transfer uses the measured exponent")
-    else:
-        verdict = (f"beyond the {LAW_Z:g} sd of the law, and tau does not fall with lr: grpodyn "
-                   "transfer falls back to the nearest source")
+    verdict = {
+        "unresolved": f"an error of {UNRESOLVED_SE:g} or more resolves nothing: grpodyn "
+                      "transfer uses the law's -1",
+        "heterogeneous": "the groups of learning rates disagree: grpodyn transfer falls back to "
+                         "the nearest source",
+        "agrees": f"within the {LAW_Z:g} sd in which grpodyn transfer reads it as the law",
+        "falls": f"beyond the {LAW_Z:g} sd of the law, but tau falls with lr as the law says: "
+                 "grpodyn transfer uses the measured exponent",
+        "contradicts": f"beyond the {LAW_Z:g} sd of the law, and tau does not fall with lr: "
+                       "grpodyn transfer falls back to the nearest source",
+    }[law_reading(value, stderr, heterogeneity)]
     return (f"; {abs(off):.1f} se off it, {abs(z):.1f} sd of {sd:.2g} with the design sweeps' "
             f"spread {TAU_LR_PRIOR_SD:g} around the law: {verdict}")
