@@ -87,18 +87,21 @@ class Parsed:
     run_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def check_series(source: str, steps: Any, reward: Any, metrics: dict[str, Any]) -> None:
-    """Refuse a run's series that no analysis can read, naming the first fault.
+def check_series(source: str, steps: Any, reward: Any, metrics: dict[str, Any]
+                 ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Return a run's steps, reward and metrics as float arrays, refusing what no analysis reads.
 
     The steps and the reward must be one-dimensional arrays of numbers of one length, the steps
     finite and strictly increasing, and every metric as long as the steps (the loaders build
-    such series; a run built by hand may not).
+    such series; a run built by hand may not, from lists or ints too).
 
     Raises
     ------
     LogFormatError
-        On series of other shapes, lengths or kinds, or steps that do not increase.
+        On series of other shapes, lengths or kinds, or steps that do not increase, naming the
+        first fault.
     """
+    checked = []
     for name, values in (("steps", steps), ("reward", reward), *metrics.items()):
         array = np.asarray(values)
         if array.ndim != 1 or array.dtype.kind not in "biuf":
@@ -107,8 +110,11 @@ def check_series(source: str, steps: Any, reward: Any, metrics: dict[str, Any]) 
         if array.size != np.size(steps):
             raise LogFormatError(f"{source}: {name} holds {array.size} values for "
                                  f"{np.size(steps)} steps")
+        checked.append(array.astype(float, copy=False))
+    steps, reward, *values = checked
     if not np.isfinite(steps).all() or (np.diff(steps) <= 0).any():
         raise LogFormatError(f"{source}: the steps must be finite and strictly increasing")
+    return steps, reward, dict(zip(metrics, values, strict=True))
 
 
 def number(value: Any) -> float:

@@ -111,10 +111,8 @@ class Run:
     metric_keys: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        check_series(self.source, self.steps, self.reward, self.metrics)
-        self.steps = np.asarray(self.steps, dtype=float)  # lists and ints built by hand too
-        self.reward = np.asarray(self.reward, dtype=float)
-        self.metrics = {k: np.asarray(v, dtype=float) for k, v in self.metrics.items()}
+        self.steps, self.reward, self.metrics = check_series(self.source, self.steps,
+                                                             self.reward, self.metrics)
 
     @property
     def n_points(self) -> int:
