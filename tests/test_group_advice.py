@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -109,3 +110,54 @@ def test_no_g_where_another_mode_is_primary(categorical, tmp_path) -> None:
     # with twice the healthy family's lr and no KL pull
     assert advice.recommendation["direction"] == "lower"
     assert advice.basis["kind"] == "policy_concentration"
+
+
+def _floor_run(late: np.ndarray, rate: float = 0.05) -> object:
+    """A [0, 1] reward, no G, no zero-std share: 120 noisy steps at ``rate``, then ``late``."""
+    from grpodyn.empirical.logs.loaders import Run
+
+    early = np.random.default_rng(5).binomial(16, rate, 120) / 16
+    reward = np.concatenate([early, late])
+    return Run("floor", "test", np.arange(1.0, reward.size + 1), reward, {})
+
+
+def test_a_late_reward_of_exactly_zero_is_degenerate_whatever_g() -> None:
+    # every mean of rewards in [0, 1] at 0: every reward 0, so no group has a spread at any G
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+
+    run = _floor_run(np.zeros(80))
+    d = diagnose(run)
+    verdict = d.modes["advantage_degeneracy"]
+    assert d.group_size["value"] is None
+    assert verdict.flag and verdict.score == 1.0 and "whatever G" in verdict.evidence
+    assert d.primary == "advantage_degeneracy"
+
+
+def test_one_nonzero_late_reward_leaves_an_unknown_g_unjudged_with_its_bound() -> None:
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+
+    late = np.zeros(80)
+    late[40] = 1 / 16
+    run = _floor_run(late)
+    verdict = diagnose(run).modes["advantage_degeneracy"]
+    assert not verdict.judged
+    need = group_size_for_spread(float(np.mean(run.reward[-((run.n_points + 3) // 4):])))
+    assert need is not None and need > 2
+    assert f"a run with G < {need} has most groups without one" in verdict.evidence
+
+
+def test_a_raise_without_g_near_the_floor_names_the_g_below_which_it_moves_little() -> None:
+    rng = np.random.default_rng(11)
+    run = _floor_run(rng.binomial(16, 0.02, 80) / 16, rate=0.02)
+    advice = advise_log(run)
+    assert advice.recommendation["direction"] == "raise"
+    words = [w for w in advice.warnings if w.startswith("G unknown:")]
+    assert len(words) == 1 and "raise G first" in words[0]
+    assert advice.recommendation["group_size"] is None  # the bound is words, not a G
+
+
+def test_a_known_g_gets_no_unknown_g_note() -> None:
+    rng = np.random.default_rng(11)
+    run = _floor_run(rng.binomial(16, 0.02, 80) / 16, rate=0.02)
+    run = replace(run, meta=run.meta.with_overrides(group_size=4))
+    assert not any(w.startswith("G unknown:") for w in advise_log(run).warnings)

@@ -133,13 +133,17 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
     frac = run.metrics.get("frac_reward_zero_std")
     r_late = window_mean(run.reward, late)
     logged = frac is not None and np.isfinite(frac[late]).any()
-    if not logged:
+    pinned = not logged and group_size is None and _pinned_late(run, late)
+    if not logged and not pinned:
         if group_size is None:
             return unjudged("no frac_reward_zero_std in the log and no group size G to "
-                             "predict it from the reward level")
+                             "predict it from the reward level" + _spread_bound(run, r_late))
         if not is_success_rate(run):
             return unjudged("no frac_reward_zero_std in the log, and rewards outside [0, 1] "
                              "are no success rate to predict it from")
+    if pinned:  # a mean of 0 (or 1) over a group's rewards in [0, 1]: every reward equal
+        frac = np.where(np.isin(run.reward, (0.0, 1.0)), 1.0, np.nan)
+    elif not logged:
         frac = compiled("degenerate_group_probability")(group_size, np.clip(run.reward, 0, 1))
     f_late = window_mean(frac, late)
     idx = np.arange(run.n_points)[late]
@@ -147,8 +151,10 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
     gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]]) if idx.size > 2 else 0.0
     short_of_ceiling = r_late < CEILING or not is_success_rate(run)
     steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
-    words = (f"zero-std groups {f_late:.2f} of the batch late in the run "
-             f"({'logged' if logged else f'predicted from the reward at G = {group_size}'})")
+    source = ("logged" if logged else f"every late mean reward is {r_late:g}: no group has "
+              "a spread, whatever G" if pinned else
+              f"predicted from the reward at G = {group_size}")
+    words = f"zero-std groups {f_late:.2f} of the batch late in the run ({source})"
     if group_size is not None and is_success_rate(run):
         # the drift factor, averaged over the prompts: the share of the large-G drift
         # sqrt(p(1-p)) that groups of G lose, under the Beta law the late steps show
@@ -170,10 +176,10 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
         # without G, or without a success rate to set the Beta law, the share of groups
         # without spread is the drift factor itself
         score = float(f_late)
-        why = ("G unknown; with G the share of the drift lost to the group size would be "
-               "scored instead" if group_size is None else
-               "rewards outside [0, 1]: no success rate to set the prompts' Beta law")
-        words += f": only {1 - f_late:.0%} of the groups carry a gradient ({why})"
+        why = ("" if pinned else " (G unknown; with G the share of the drift lost to the group "
+               "size would be scored instead)" if group_size is None else
+               " (rewards outside [0, 1]: no success rate to set the prompts' Beta law)")
+        words += f": only {1 - f_late:.0%} of the groups carry a gradient{why}"
     # with the noise of a fitted line's change over the segment, as the state says it
     late_se = noise * np.sqrt(12.0 / max(idx.size, 1))
     words += (f"; reward {r_late:.2f}, {change_words(gain)} over the last quarter (noise "
@@ -187,6 +193,33 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
         words += (f"; at the late success rate {r_late:.3g} identical prompts need G >= {need} "
                   "for half the groups to carry a spread, prompts that differ need more")
     return ModeVerdict(score >= FLAG_SCORE, float(score), words, True, steps)
+
+
+def _pinned_late(run: Run, late: slice) -> bool:
+    """Return whether every late mean of a reward in [0, 1] is 0, or every one is 1.
+
+    Such a mean holds only where every reward of the batch is 0 (or 1): no group has a spread,
+    whatever G (P_0(G, 0) = P_0(G, 1) = 1), so the zero-std share is known without G.
+    """
+    r = run.reward[late]
+    r = r[np.isfinite(r)]
+    return bool(r.size and is_success_rate(run) and (np.all(r == 0) or np.all(r == 1)))
+
+
+def _spread_bound(run: Run, r_late: float) -> str:
+    """Say the least G at which identical prompts at the late success rate keep half a spread.
+
+    A run of unknown G cannot be judged, but the bound says which G would be degenerate: any
+    G below it leaves most groups without spread even on identical prompts (prompts that differ
+    leave more: :func:`grpodyn.numerics.prompt_pool.group_size_for_spread`). Empty where the
+    reward is no success rate or the bound says nothing (G = 2 suffices, or no G does).
+    """
+    need = group_size_for_spread(r_late) if is_success_rate(run) else None
+    if need is None or need <= 2:
+        return ""
+    return (f"; at the late success rate {r_late:.3g} identical prompts need G >= {need} for "
+            f"half the groups to carry a spread: a run with G < {need} has most groups without "
+            "one (give the group size, --group-size or group_size=, to judge it)")
 
 
 class EntropyFall(NamedTuple):

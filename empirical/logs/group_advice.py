@@ -24,7 +24,7 @@ from grpodyn.empirical.diagnostics.series import is_success_rate, segments, wind
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.numerics.prompt_pool import group_size_for_spread
 
-__all__ = ["degeneracy_advice"]
+__all__ = ["degeneracy_advice", "unknown_group_note"]
 
 
 def degeneracy_advice(run: Run, diagnosis: Diagnosis) -> tuple[str, int | None] | None:
@@ -73,3 +73,25 @@ def degeneracy_advice(run: Run, diagnosis: Diagnosis) -> tuple[str, int | None] 
                      f"{need} for half the groups to carry a spread{now}; prompts that differ "
                      "in difficulty need more")
     return text, need
+
+
+def unknown_group_note(run: Run, diagnosis: Diagnosis | None, direction: str) -> list[str]:
+    """Return the G below which a raise of the lr moves little, where G is unknown.
+
+    A diagnosis without G and without the zero-std share cannot judge advantage degeneracy;
+    near the floor or the ceiling of a success rate the bound of the module docstring still
+    says which G would be degenerate. Said only where the advice raises the lr (the lever a
+    degenerate run does not have) and the bound exceeds 2.
+    """
+    if diagnosis is None or direction != "raise" or diagnosis.group_size.get("value") \
+            or diagnosis.modes["advantage_degeneracy"].judged or not is_success_rate(run):
+        return []
+    _, late, _ = segments(run.n_points)
+    success = window_mean(run.reward, late)
+    need = group_size_for_spread(success)
+    if need is None or need <= 2:
+        return []
+    return [f"G unknown: at the late success rate {success:.3g} identical prompts need G >= "
+            f"{need} for half the groups to carry a spread; if the run's G is smaller, most "
+            "groups carry no gradient and a higher lr moves little: raise G first (give the "
+            "group size, --group-size or group_size=, for the diagnosis to judge it)"]

@@ -30,7 +30,7 @@ from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, Diagnosis, diagno
 from grpodyn.empirical.diagnostics.modes import entropy_fall
 from grpodyn.empirical.diagnostics.series import is_success_rate, segments, window_mean
 from grpodyn.empirical.diagnostics.verdict import CEILING, FLAG_SCORE, REMEDIES
-from grpodyn.empirical.logs.group_advice import degeneracy_advice
+from grpodyn.empirical.logs.group_advice import degeneracy_advice, unknown_group_note
 from grpodyn.empirical.logs.loaders import Run
 
 __all__ = ["run_diagnosis", "instability_evidence", "concentration_evidence", "mode_notes",
@@ -171,7 +171,7 @@ def mode_notes(run: Run, diagnosis: Diagnosis | None, tau: dict[str, Any], direc
                    f"but the policy moved; try: {REMEDIES['policy_concentration']}")
     advice = None if fell or diagnosis is None else degeneracy_advice(run, diagnosis)
     if advice is None:
-        return out, group_size
+        return out + unknown_group_note(run, diagnosis, direction), group_size
     words, least = advice
     more = least is not None and group_size is not None and least > group_size
     return [*out, words], least if more else group_size
