@@ -185,3 +185,19 @@ def test_the_text_shows_where_an_oscillatory_mean_peaks(capsys):
     assert "the mean overshoots: 0.840 at step 7" in text and "\n    7 0.840" in text
     print_human({**result, "system": {"regime": "overdamped", "zeta": 1.5}})
     assert "overshoots" not in capsys.readouterr().out
+
+
+def test_the_text_shows_where_a_falling_oscillatory_mean_turns(capsys):
+    """A falling mean overshoots its plateau from below: its trough is shown and said."""
+    from grpodyn.cli.transfer import print_human
+
+    mean = [0.8, 0.6, 0.45, 0.36, 0.33, 0.34, 0.37] + [0.4] * 93
+    result = {"warnings": [], "level": 0.9, "steps": list(range(100)), "mean": mean,
+              "lower": [0.0] * 100, "upper": [1.0] * 100,
+              "system": {"regime": "oscillatory", "zeta": 0.47}}
+    print_human(result)
+    text = capsys.readouterr().out
+    assert "the mean overshoots: 0.330 at step 4" in text and "below the plateau" in text
+    assert "\n    4 0.330" in text
+    print_human({**result, "steps": [], "mean": [], "lower": [], "upper": []})
+    assert "no step to show" in capsys.readouterr().out

@@ -109,7 +109,8 @@ def print_human(result: dict[str, Any]) -> None:
     """Print the notes, the band's calibration, the assumptions and ten points of the band.
 
     The points are every tenth of the path, its last step and the step where the mean peaks
-    (an oscillatory map overshoots its plateau, said above the table).
+    (its trough where it falls: an oscillatory map overshoots its plateau, said above the
+    table).
     """
     for warning in result["warnings"]:
         print(f"note: {warning}")
@@ -135,16 +136,20 @@ def print_human(result: dict[str, Any]) -> None:
     for text in result.get("assumptions") or []:
         print(f"assumes: {_short(text)}")
     steps, mean = result["steps"], result["mean"]
-    peak = max(range(len(mean)), key=lambda i: mean[i], default=0)
+    if not steps:
+        print("no step to show: the band is empty")
+        return
+    rising = mean[-1] >= mean[0]  # a falling mean overshoots its plateau from above
+    peak = (max if rising else min)(range(len(mean)), key=lambda i: mean[i])
     system = result.get("system") or {}
     if 0 < peak < len(mean) - 1 and system.get("regime") == "oscillatory":
         print(f"the mean overshoots: {mean[peak]:.3f} at step {steps[peak]:g}, then "
               f"{mean[-1]:.3f} at step {steps[-1]:g}: the map is oscillatory at this lr "
               f"(damping ratio zeta {system['zeta']:.2f} < 1), its momentum carries the reward "
-              "past the plateau and back")
+              f"{'past' if rising else 'below'} the plateau and back")
     print(f"step  mean  [{100 * result['level']:.0f}% band]")
     shown = sorted({*range(0, len(steps), max(len(steps) // 10, 1)), len(steps) - 1, peak})
-    for i in shown:  # every tenth step, the last one asked for and the mean's peak
+    for i in shown:  # every tenth step, the last one asked for and the mean's extreme
         print(f"{steps[i]:>5} {result['mean'][i]:.3f} [{result['lower'][i]:.3f}, "
               f"{result['upper'][i]:.3f}]")
 
