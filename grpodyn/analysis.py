@@ -145,10 +145,13 @@ def fit_run(run: Run, *, model: str = "all", momentum: float | None = None,
     Returns
     -------
     dict
-        The JSON object of ``grpodyn fit``: strict JSON (non-finite floats as null).
+        The JSON object of ``grpodyn fit``: strict JSON (non-finite floats as null). It holds
+        no ``diagnosis`` (``grpodyn fit`` makes none; ``grpodyn diagnose LOG`` does).
     """
     analysis = _analyse_run(run, momentum=momentum, reward_range=reward_range,
                             train_fraction=train_fraction if train_fraction < 1 else None,
                             models=FIT_MODELS if model == "all" else (model,),
                             diagnose_run=False, fit_on_training_part=True)
-    return finite_json(analysis.to_dict())
+    out = analysis.to_dict()
+    del out["diagnosis"]  # not made here: a null would read as "looked for, none found"
+    return finite_json(out)

@@ -352,3 +352,14 @@ def test_fit_prints_no_digits_for_a_parameter_at_its_box_or_of_a_singular_fit():
     singular = {"at_bounds": [], "stderr": {}, "singular": True}
     assert shown_param(singular, "zeta", 301.5) == "zeta=not determined (3e+02, no standard error)"
     assert shown_param({"at_bounds": ["r0"], "stderr": {}}, "r0", 0.0) == "r0=0 (at bound)"
+
+
+def test_fit_json_holds_no_diagnosis_it_did_not_make(capsys) -> None:
+    # grpodyn fit makes no diagnosis: no "diagnosis": null, which reads as "none found"
+    from pathlib import Path
+
+    log = Path(__file__).parent / "data" / "real_logs" / (
+        "ShibukiZero__assignment5-alignment__artifacts_experiments_main_ch7_grpo_off_policy_"
+        "sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl")
+    out = _run_json(capsys, ["fit", str(log), "--json"])
+    assert "diagnosis" not in out and "models" in out
