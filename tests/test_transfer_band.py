@@ -201,3 +201,13 @@ def test_the_text_shows_where_a_falling_oscillatory_mean_turns(capsys):
     assert "\n    4 0.330" in text
     print_human({**result, "steps": [], "mean": [], "lower": [], "upper": []})
     assert "no step to show" in capsys.readouterr().out
+
+
+def test_load_sweep_run_picks_a_run_of_a_log_that_holds_several():
+    log = Path(__file__).parent / "data" / "real_logs" / (
+        "garg-aayush__building-from-scratch__grpo_results_lr_sweep_lr_sweep_data.excerpt.csv")
+    given = {"optimizer": "sgd", "momentum": 0.9}
+    first, second = (load_sweep_run(log, given, run=name)
+                     for name in ("lr_sweep_1e-5", "lr_sweep_1e-4"))
+    assert (first.hparams["lr"], second.hparams["lr"]) == (1e-5, 1e-4)
+    assert second.name.endswith("[lr_sweep_1e-4]") and len(second.reward) != len(first.reward)

@@ -207,20 +207,25 @@ def check_complete(hparams: dict[str, Any], name: str, option: str) -> None:
 
 
 def load_sweep_run(path: str | Path, overrides: dict[str, Any] | None = None, *,
-                   reward_key: str | None = None, logging_steps: int | None = None,
+                   run: str | None = None, reward_key: str | None = None,
+                   step_key: str | None = None, logging_steps: int | None = None,
                    reward_range: tuple[float, float] | None = None,
                    option: str = "--hparams") -> SweepRun:
     """Return a log and its hyperparameters.
 
-    ``reward_key`` and ``logging_steps`` are those of
-    :func:`~grpodyn.empirical.logs.loaders.load_run` (the metric read as the reward; the steps
-    between logged points of a console log that prints no step). The hyperparameters and the
-    reward range are resolved by :func:`sweep_run_of`, ``option`` naming in its errors the
-    option that gives the hyperparameters (``--hparams`` of ``grpodyn sweep`` and ``grpodyn
-    transfer``, ``--sweep-hparams`` of ``grpodyn advise``).
+    ``run``, ``reward_key``, ``step_key`` and ``logging_steps`` are those of
+    :func:`~grpodyn.empirical.logs.loaders.load_run` (which run of a log that holds several,
+    named in the sweep as ``PATH [RUN]``; the metric read as the reward; the field read as the
+    step; the steps between logged points of a console log that prints no step). The
+    hyperparameters and the reward range are resolved by :func:`sweep_run_of`, ``option``
+    naming in its errors the option that gives the hyperparameters (``--hparams`` of ``grpodyn
+    sweep`` and ``grpodyn transfer``, ``--sweep-hparams`` of ``grpodyn advise``).
     """
-    run = load_run(path, reward_key=reward_key, logging_steps=logging_steps)
-    return sweep_run_of(run, path, overrides, reward_range=reward_range, option=option)
+    loaded = load_run(path, run=run, reward_key=reward_key, step_key=step_key,
+                      logging_steps=logging_steps)
+    name = None if run is None else f"{path} [{run}]"
+    return sweep_run_of(loaded, path, overrides, name=name, reward_range=reward_range,
+                        option=option)
 
 
 def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = None, *,
