@@ -158,3 +158,18 @@ def test_theory_and_simulator_share_defaults():
     assert bandit_theory(group_size=config.group_size, kl=0.5).x_star == pytest.approx(
         bandit_theory(group_size=config.group_size, kl=0.5,
                       kl_estimator=config.kl_estimator).x_star, rel=1e-12)
+
+
+def test_a_written_log_reads_back_its_own_settings(tmp_path, capsys):
+    # the advice read beta = 0.9, "Adam's default", from a heavy-ball SGD run at beta = 0.5
+    log = tmp_path / "m05.json"
+    assert main(["bandit", "--write-log", str(log), "--momentum", "0.5", "--steps", "60",
+                 "--json"]) == 0
+    capsys.readouterr()
+    meta = load_run(log).meta
+    read = {name: (getattr(meta, name).value, getattr(meta, name).source.split(":")[0])
+            for name in ("optimizer", "momentum", "group_size", "batch", "lr")}
+    config = json.loads(log.read_text())["grpodyn_bandit_config"]
+    assert read == {"optimizer": ("sgd", "file"), "momentum": (0.5, "file"),
+                    "group_size": (config["group_size"], "file"),
+                    "batch": (config["prompts"], "file"), "lr": (config["lr"], "file")}

@@ -174,11 +174,23 @@ class BanditRun:
                  **{k: float(v[n, seed]) for k, v in self.metrics.items()}} for n in range(steps)]
 
     def write_trainer_state(self, path: str | Path, seed: int = 0) -> Path:
-        """Write one seed as a TRL trainer_state.json (with the config in it), atomically."""
+        """Write one seed as a TRL trainer_state.json (with the config in it), atomically.
+
+        The whole config goes under ``grpodyn_bandit_config``; the settings the log tools read
+        (optimizer, lr, momentum, beta2 for Adam, G, B = ``prompts``, the KL coefficient and
+        the reuse) also under ``grpodyn_hparams``, in the names of ``--hparams``, so that
+        ``grpodyn advise``, ``fit`` and ``sweep`` read the run's own settings back.
+        """
         from grpodyn.ground.files import write_atomic
 
+        c = self.config
+        hparams = {"optimizer": c.optimizer, "lr": c.lr, "momentum": c.momentum,
+                   **({"beta2": c.beta2} if c.optimizer == "adam" else {}),
+                   "group_size": c.group_size, "batch": c.prompts, "kl": c.kl,
+                   "num_iterations": c.num_iterations}
         state = {"global_step": self.metrics["reward"].shape[0], "log_history":
-                 self.log_history(seed), "grpodyn_bandit_config": asdict(self.config)}
+                 self.log_history(seed), "grpodyn_bandit_config": asdict(c),
+                 "grpodyn_hparams": hparams}
         return write_atomic(path, json.dumps(state))
 
 
