@@ -88,7 +88,7 @@ def study_table(checks: Sequence[Check]) -> str:
     return ('<h2 id="study">The study: later routes to the same questions</h2>\n<p>Each '
             "question above is judged on the route fixed before its runs; these rows are the "
             "routes tried after it, kept for the record and never counted.</p>\n<table><tr>"
-            "<th>route</th><th>predicted</th><th>observed</th><th>within target</th>"
+            "<th>route</th><th>predicted</th><th>observed</th><th>met as a test</th>"
             f"<th>note</th></tr>\n{rows}</table>")
 
 

@@ -28,6 +28,11 @@ __all__ = ["Check", "write_report", "REPORT_MARKER"]
 #: The mark of a page grpodyn report wrote (both modes): a folder whose index.html carries it is
 #: an earlier report, whose files a new report may replace (``grpodyn report --out``).
 REPORT_MARKER = "<!-- written by grpodyn report: re-running it replaces this folder's report -->"
+#: What a ``--quick`` page says first: shorter simulations, so a smoke test, not the figures.
+QUICK_TITLE = " (--quick: a smoke test, not the figures)"
+QUICK_INTRO = ("Written with --quick: the bandit lab ran fewer and shorter simulations, so its "
+               "numbers and the claims that rest on them are a smoke test of the pipeline, not "
+               "the reproduction; run grpodyn report without --quick for the figures. ")
 
 
 def _figures(out: Path) -> list[tuple[str, str]]:
@@ -186,8 +191,9 @@ def _write_report(out: Path, stage: Path, *, say: Callable[[str], None], quick: 
     summary_rows = summarise(checks)
     info = build_info()
     page = html.page(
-        title="grpodyn: the mean-field theory of GRPO, reproduced",
-        intro=f"{len(derivations)} derivations ({info.source if info else 'derived'} in "
+        title="grpodyn: the mean-field theory of GRPO, reproduced" + (QUICK_TITLE if quick else ""),
+        intro=(QUICK_INTRO if quick else "") +
+              f"{len(derivations)} derivations ({info.source if info else 'derived'} in "
               f"{derive_seconds:.2f} s). One claim per question, each with the prediction "
               f"fixed before it was checked: {summary_rows['claims_agree']} of "
               f"{summary_rows['claims_total']} hold.",
@@ -197,7 +203,7 @@ def _write_report(out: Path, stage: Path, *, say: Callable[[str], None], quick: 
                   html.diagnosis_table(diag_rows),
                   html.derivations_table(derivations.values(), to_latex)])
     write_atomic(stage / "index.html", page)
-    summary = {"out": str(out), "html": str(out / "index.html"),
+    summary = {"out": str(out), "html": str(out / "index.html"), "quick": quick,
                "figures": [str(out / name) for name, _ in figures],
                "derivations": len(derivations), "derivation_seconds": derive_seconds,
                "checks": [c.__dict__ for c in checks],

@@ -176,6 +176,13 @@ def test_post_hoc_rows_are_labelled_and_never_pass(tmp_path: Path) -> None:
                                                      (True, False)]
     assert checks[0].computed.startswith("the route was not run")
     assert "post hoc" in checks[2].computed
+    # within its target yet not counted: the row says both, and the page's column says "met
+    # as a test" (it read "within target: no" beside 0.0126 against 0.0125)
+    assert checks[2].computed.endswith("within target, not counted as met")
+    assert "within target, not counted" not in checks[1].computed
+    from grpodyn.html import study_table
+
+    assert "<th>met as a test</th>" in study_table(checks[1:])
 
 
 def test_staleness_figure_draws_the_sweep_and_the_predictions(tmp_path: Path) -> None:

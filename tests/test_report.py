@@ -48,6 +48,9 @@ def test_report_writes_html_figures_and_summary(quick_report):
     assert any(c["claim"].startswith("deep net") for c in summary["checks"])
     assert any(c["claim"].startswith("diagnosis on the bandit") and c["agrees"]
                for c in summary["checks"])
+    # a --quick page says that it is a smoke test, first, where a reader looks
+    assert summary["quick"] is True
+    assert "a smoke test, not the figures" in page[:page.index("<table")]
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -248,3 +251,14 @@ def test_study_rows_are_never_counted_and_a_claim_holds_only_whole():
     assert real["headline"] == f"{GROUPS[2]}: 1 of 1 questions predicted; every one holds"
     assert [d["group"] for d in summary["disagreements"]] == [GROUPS[1]]
     assert summary["disagreements"][0]["reason"] == fit.reason
+
+
+def test_the_terminal_says_a_quick_ledger_is_a_smoke_test(capsys):
+    from grpodyn.cli.report import print_human
+
+    result = {"derivations": 1, "claims": "1 of 1 hold", "checks": "1 of 1 agree",
+              "groups": {}, "disagreements": [], "html": "index.html"}
+    print_human({"quick": "a smoke test (shorter simulations), not the figures", **result})
+    assert "--quick: a smoke test" in capsys.readouterr().out.splitlines()[1]
+    print_human(result)
+    assert "--quick" not in capsys.readouterr().out

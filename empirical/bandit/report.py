@@ -198,7 +198,8 @@ def group_variance_claim(claim: Claim, data: dict[str, Any]) -> list[Check]:
 def resonance_claim(claim: Claim, data: dict[str, Any]) -> list[Check]:
     """Check the spectral peak of the stationary fluctuations at momentum 0.9 (section 6)."""
     s = data["spectra"][0]
-    return [claim.row(f"observed {s.peak_observed}, predicted {s.peak_predicted:.4f}",
+    observed = "none" if s.peak_observed is None else f"{s.peak_observed:.4f}"
+    return [claim.row(f"observed {observed}, predicted {s.peak_predicted:.4f}",
                       s.peak_observed is not None
                       and abs(s.peak_observed / s.peak_predicted - 1) < claim.values["relative"])]
 

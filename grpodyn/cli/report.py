@@ -132,7 +132,9 @@ def _report(args: argparse.Namespace, out: Any, progress: Callable[[str], None] 
                            executor=executor_of(args), bars=not args.json)
     if args.json:
         return finite_json(summary)
-    return {"html": summary["html"], "derivations": summary["derivations"],
+    return {**({"quick": "a smoke test (shorter simulations), not the figures"}
+               if args.quick else {}),
+            "html": summary["html"], "derivations": summary["derivations"],
             "checks": f"{summary['checks_agree']} of {summary['checks_total']} agree",
             "claims": f"{summary['claims_agree']} of {summary['claims_total']} hold",
             "sources": summary["sources"], "groups": summary["groups"],
@@ -244,6 +246,8 @@ def print_human(result: dict[str, Any]) -> None:
 
     print(f"grpodyn report: {result['derivations']} derivations; claims: {result['claims']} "
           f"(checks: {result['checks']})")
+    if "quick" in result:
+        print(f"  --quick: {result['quick']}")
     for group in result["groups"].values():  # wrapped, never inside "d = 2" or "6 of 7"
         headline = group["headline"].replace(" = ", "\xa0=\xa0").replace(" of ", "\xa0of\xa0")
         print(textwrap.fill(headline, LINE, initial_indent="  ",
