@@ -631,3 +631,10 @@ def test_the_until_help_gives_the_monitors_first_diagnosis(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert f"From {MIN_POINTS} to {MODE_POINTS - 1} points" in text
     assert f"below {MIN_POINTS} it refuses" in text
+
+
+def test_bandit_names_only_the_options_given_and_a_missing_folder(tmp_path, capsys):
+    line = _error(["bandit", "--experiment", "refresh", "--momentum", "0.5"], capsys)
+    assert line.count("--steps") == 0 and "--momentum needs --write-log" in line
+    line = _error(["bandit", "--write-log", str(tmp_path / "nodir" / "x.json")], capsys)
+    assert "--write-log" in line and "does not exist" in line

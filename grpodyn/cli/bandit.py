@@ -112,6 +112,10 @@ def _check_write_log(args: argparse.Namespace) -> None:
     """
     from pathlib import Path
 
+    folder = Path(args.write_log).parent
+    if not folder.is_dir():
+        raise UsageError(f"--write-log {args.write_log}: the folder {folder} does not exist; "
+                         "make it, or give a path in an existing folder")
     if Path(args.write_log).suffix.lower() != ".json":
         raise UsageError(f"--write-log {args.write_log}: not a .json file; the run is written "
                          "as a TRL trainer_state.json, which grpodyn reads back from a file "
@@ -153,9 +157,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                               seed=args.seed)
         run.write_trainer_state(target)
         return {"log": str(target), "steps": steps, "config": run.config.__dict__}
-    if args.steps is not None or args.momentum is not None:
-        raise UsageError("--steps and --momentum need --write-log (the experiments set their "
-                         "own; --momenta sets the lag sweeps')")
+    given = [name for name, value in (("--steps", args.steps), ("--momentum", args.momentum))
+             if value is not None]
+    if given:
+        raise UsageError(f"{' and '.join(given)} need{'s' * (len(given) == 1)} --write-log "
+                         "(the experiments set their own; --momenta sets the lag sweeps')")
     chosen = (BANDIT_EXPERIMENTS if args.experiment in (None, "all")
               else (args.experiment,))
     # the config each experiment runs; the settings it sweeps are left out of what is shown
