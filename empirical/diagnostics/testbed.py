@@ -298,7 +298,7 @@ def evaluate_sources(sources: dict[str, list[LabelledRun]]) -> dict:
     out = {}
     for name, cases in sources.items():
         truth = [c.label for c in cases]
-        model = [called(diagnose(c.run)) for c in cases]
+        model = [called(diagnose(c.run, warning=False)) for c in cases]
         rules = [_rule_call(c.run) for c in cases]
         out[name] = {"model": _matrix(truth, model), "threshold_rules": _matrix(truth, rules),
                      "cases": [{"name": c.name, "label": c.label, "model": m, "rules": r}
@@ -318,15 +318,23 @@ def _scores(truth: list[str], predicted: list[str]) -> dict:
             "healthy_flagged_unstable": confusion["healthy"]["dynamical_instability"]}
 
 
-def evaluate(cases: list[LabelledRun]) -> dict:
-    """Confusion matrices of the model-based diagnosis and of the threshold rules."""
-    truth = [c.label for c in cases]
-    model = [diagnose(c.run).primary or "healthy" for c in cases]
-    rules = []
+def evaluate(cases: list[LabelledRun], *, calls: dict[int, tuple[str, str]] | None = None
+             ) -> dict:
+    """Confusion matrices of the model-based diagnosis and of the threshold rules.
+
+    ``calls``, shared by the test beds of one scoring, holds each case's two calls by the
+    case's identity, so that a bed that joins two others diagnoses none of their runs again.
+    The early warning, which no call reads, is not looked for.
+    """
+    calls = {} if calls is None else calls
     for c in cases:
-        fired = [m for m, on in threshold_rules(c.run).items() if on]
-        rules.append(fired[0] if len(fired) == 1 else ("healthy" if not fired else
-                                                       "+".join(fired)))
+        if id(c) not in calls:
+            fired = [m for m, on in threshold_rules(c.run).items() if on]
+            rule = fired[0] if len(fired) == 1 else "healthy" if not fired else "+".join(fired)
+            calls[id(c)] = (diagnose(c.run, warning=False).primary or "healthy", rule)
+    truth = [c.label for c in cases]
+    model = [calls[id(c)][0] for c in cases]
+    rules = [calls[id(c)][1] for c in cases]
     rule_scores = _scores(truth, [r if r in LABELS else SEVERAL for r in rules])
     rule_scores["ambiguous"] = sum(r not in LABELS for r in rules)
     return {"model": _scores(truth, model), "threshold_rules": rule_scores,

@@ -57,8 +57,8 @@ def score_testbeds(*, progress: Callable[[Iterable[Any]], Iterable[Any]] | None 
     if heldout:  # fresh seeds, made while the diagnosis was frozen
         beds[f"tiny LM (TRL), held-out seeds {HELDOUT_SEEDS.start}-{HELDOUT_SEEDS.stop - 1}"] = \
             heldout
-    items = list(beds.items())
-    return {name: {"runs": len(cases), "scored": evaluate(cases)}
+    items, calls = list(beds.items()), {}  # the whole bed's runs are diagnosed once
+    return {name: {"runs": len(cases), "scored": evaluate(cases, calls=calls)}
             for name, cases in (progress(items) if progress else items)}
 
 
