@@ -11,6 +11,7 @@ Needs numpy.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -64,7 +65,18 @@ def _fit_pool(run: Run, part: slice, group_size: int) -> PromptPool | None:
     both = np.isfinite(frac[part]) & np.isfinite(run.reward[part])
     if both.sum() < 2:
         return None
-    return fit_prompt_pool(run.reward[part], frac[part], group_size=group_size)
+    return _pool_of(np.asarray(run.reward[part], float).tobytes(),
+                    np.asarray(frac[part], float).tobytes(), group_size)
+
+
+@lru_cache(maxsize=256)
+def _pool_of(reward: bytes, frac: bytes, group_size: int) -> PromptPool:
+    """Return :func:`fit_prompt_pool` of the float64 windows ``reward`` and ``frac`` (bytes).
+
+    One diagnosis reads the same window's law up to four times (the pools it reports, the
+    degeneracy, the concentration); each fit inverts the finite-G share by root finding.
+    """
+    return fit_prompt_pool(np.frombuffer(reward), np.frombuffer(frac), group_size=group_size)
 
 
 def _fit_pool_extremes(run: Run, part: slice, group_size: int | None) -> PromptPool | None:
