@@ -638,3 +638,11 @@ def test_bandit_names_only_the_options_given_and_a_missing_folder(tmp_path, caps
     assert line.count("--steps") == 0 and "--momentum needs --write-log" in line
     line = _error(["bandit", "--write-log", str(tmp_path / "nodir" / "x.json")], capsys)
     assert "--write-log" in line and "does not exist" in line
+
+
+def test_bandit_write_log_into_a_file_says_it_is_no_folder(tmp_path, capsys):
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    assert "is not a folder" in _error(["bandit", "--write-log", str(blocker / "x.json")],
+                                       capsys)
+    assert "--momenta" not in _error(["bandit", "--steps", "5"], capsys)

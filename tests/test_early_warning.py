@@ -173,6 +173,10 @@ def test_the_trend_statistic_is_scipys_kendall_tau_b(n: int) -> None:
         expected = kendalltau(np.arange(n), y).statistic
         assert trend_tau(y) == pytest.approx(expected, abs=1e-12)
     assert np.isnan(trend_tau(np.ones(n)))
+    with_nan = rng.normal(size=n)
+    with_nan[n // 2] = np.nan
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(trend_tau(with_nan))  # as scipy's: a NaN statistic, never an error
 
 
 def _smooth_runaway(width: float, spike: bool = False, n: int = 400, seed: int = 0) -> Run:

@@ -161,3 +161,48 @@ def test_a_known_g_gets_no_unknown_g_note() -> None:
     run = _floor_run(rng.binomial(16, 0.02, 80) / 16, rate=0.02)
     run = replace(run, meta=run.meta.with_overrides(group_size=4))
     assert not any(w.startswith("G unknown:") for w in advise_log(run).warnings)
+
+
+def test_a_late_quarter_without_spread_is_advised_as_pinned_not_raised() -> None:
+    # diagnose says no group had a spread late; the advice raised the lr on a stiffness bound
+    # (a public console log: two successes early in 200 steps, its last 60 steps at 0)
+    from grpodyn.empirical.logs.loaders import Run
+
+    reward = np.zeros(200)
+    reward[[30, 90]] = 0.5
+    run = Run("floor", "test", np.arange(1.0, 201), reward, {})
+    assert diagnose_state(run) == "not_learning"
+    advice = advise_log(run)
+    assert advice.recommendation["direction"] == "keep" and advice.recommendation["lr_ratio"] == 1
+    assert advice.basis["kind"] == "not_determined" and advice.status == "not_determined"
+    words = next(w for w in advice.warnings if "advantage degeneracy" in w)
+    assert "none did late in the run" in words and "the few that do" not in words
+
+
+def test_a_logged_reward_spread_overrules_a_late_mean_of_zero() -> None:
+    # a part of the reward picked as the reward (--reward-key) sits at 0 while the reward the
+    # groups are normalised on spreads: no "whatever G" claim, the abstention stays
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+    from grpodyn.empirical.logs.loaders import Run
+
+    base = _floor_run(np.zeros(80))
+    run = Run("parts", "test", base.steps, base.reward, {"reward_std": np.full(200, 0.45)})
+    assert not diagnose(run).modes["advantage_degeneracy"].judged
+
+
+@pytest.mark.parametrize("rate", [0.3, 0.45, 0.69])
+def test_no_unknown_g_note_where_any_common_g_spreads_the_groups(rate: float) -> None:
+    # near 1/2 identical prompts need G >= 3, which any run meets: no "raise G first"
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+
+    rng = np.random.default_rng(3)
+    run = _floor_run(rng.binomial(64, rate, 80) / 64, rate=rate)
+    assert not any(w.startswith("G unknown:") for w in advise_log(run).warnings)
+    assert "identical prompts need" not in diagnose(run).modes["advantage_degeneracy"].evidence
+
+
+def diagnose_state(run) -> str:
+    """The state the diagnosis reads (flat here, not a fall: the advice's pinned case)."""
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+
+    return diagnose(run).state

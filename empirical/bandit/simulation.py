@@ -176,10 +176,11 @@ class BanditRun:
     def write_trainer_state(self, path: str | Path, seed: int = 0) -> Path:
         """Write one seed as a TRL trainer_state.json (with the config in it), atomically.
 
-        The whole config goes under ``grpodyn_bandit_config``; the settings the log tools read
-        (optimizer, lr, momentum, beta2 for Adam, G, B = ``prompts``, the KL coefficient and
-        the reuse) also under ``grpodyn_hparams``, in the names of ``--hparams``, so that
-        ``grpodyn advise``, ``fit`` and ``sweep`` read the run's own settings back.
+        The whole config goes under ``grpodyn_bandit_config``; the settings of ``--hparams``
+        also under ``grpodyn_hparams``, in its names: the loaders read the optimizer, lr,
+        momentum, beta2 (Adam), G, B (``prompts``) and the reuse back (``grpodyn runs``,
+        ``advise``, ``fit``), and ``grpodyn sweep`` and ``transfer`` the KL coefficient too. A
+        held refresh or a fixed staleness is not among them: such a run reads as on-policy.
         """
         from grpodyn.ground.files import write_atomic
 

@@ -57,7 +57,12 @@ from grpodyn.empirical.diagnostics.early_warning import MIN_POINTS as EARLY_WARN
 from grpodyn.empirical.diagnostics.early_warning import RELATIVE, reviews, standing_warning
 from grpodyn.empirical.diagnostics.hacking import hacking
 from grpodyn.empirical.diagnostics.instability import instability
-from grpodyn.empirical.diagnostics.modes import concentration, degeneracy, prompt_pool_at
+from grpodyn.empirical.diagnostics.modes import (
+    concentration,
+    degeneracy,
+    late_without_spread,
+    prompt_pool_at,
+)
 from grpodyn.empirical.diagnostics.series import segments, window_mean
 from grpodyn.empirical.diagnostics.state import STATES, classify_state
 from grpodyn.empirical.diagnostics.text import headline, is_healthy
@@ -240,7 +245,8 @@ def diagnose(run: Run, *, group_size: int | None = None, warning: bool = True) -
                  "healthy)") for name, v in modes.items() if v.undecided]
     scored = [words for name, words in (
         ("advantage_degeneracy", "degeneracy is scored on the share of groups without spread"),
-        ("policy_concentration", "concentration is scored at G = 2")) if modes[name].judged]
+        ("policy_concentration", "concentration is scored at G = 2")) if modes[name].judged
+        and not (name == "advantage_degeneracy" and late_without_spread(run, late))]
     if group_size is None and scored:  # a mode the log cannot judge reads no G either
         notes.append(f"group size G unknown: {', '.join(scored)}; declaring G "
                      "(--group-size) scores the drift lost to the group size instead")

@@ -149,10 +149,11 @@ def prefix(run: Run, until: float) -> Run:
 
 
 def _median(x: np.ndarray) -> float:
-    """Return the median of a 1-d array: ``np.median``'s value, by one sort (a few points).
+    """Return the median of a non-empty 1-d array of finite values, as ``np.median`` gives it.
 
     The precursors take medians of windows of 10-50 points at every step of every prefix read;
-    ``np.median``'s generality costs several times the sort itself there.
+    ``np.median``'s generality costs several times the sort itself there. One sort; the
+    callers pass finite values only (at least 5).
     """
     v = np.sort(x)
     half = v.size // 2

@@ -45,7 +45,8 @@ from grpodyn.numerics.prompt_pool import (
     group_size_for_spread,
 )
 
-__all__ = ["degeneracy", "concentration", "prompt_pool_at", "EntropyFall", "entropy_fall"]
+__all__ = ["degeneracy", "concentration", "prompt_pool_at", "late_without_spread",
+           "spread_bound_beyond_common", "COMMON_G", "EntropyFall", "entropy_fall"]
 
 
 def _phi_words(phi: float) -> str:
@@ -55,6 +56,10 @@ def _phi_words(phi: float) -> str:
 #: standard errors of a reward level within which the drift lost is read at its least
 #: degenerate value: the diagnosis's false-alarm rate per test, one-sided
 _MARGIN_Z = z_quantile(ALPHA)
+#: TRL's default group size (``GRPOConfig.num_generations``): where G is unknown, a bound on
+#: the G that keeps half the groups spread is said only when it exceeds this (most runs meet a
+#: smaller one)
+COMMON_G = 8
 
 
 def _fit_pool(run: Run, part: slice, group_size: int) -> PromptPool | None:
@@ -69,12 +74,14 @@ def _fit_pool(run: Run, part: slice, group_size: int) -> PromptPool | None:
                     np.asarray(frac[part], float).tobytes(), group_size)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=16)
 def _pool_of(reward: bytes, frac: bytes, group_size: int) -> PromptPool:
     """Return :func:`fit_prompt_pool` of the float64 windows ``reward`` and ``frac`` (bytes).
 
     One diagnosis reads the same window's law up to four times (the pools it reports, the
-    degeneracy, the concentration); each fit inverts the finite-G share by root finding.
+    degeneracy, the concentration); each fit inverts the finite-G share by root finding. A
+    few entries hold one diagnosis's windows (a long run's windows are large: a Monitor
+    diagnosing it again and again keeps no more than these).
     """
     return fit_prompt_pool(np.frombuffer(reward), np.frombuffer(frac), group_size=group_size)
 
@@ -145,7 +152,7 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
     frac = run.metrics.get("frac_reward_zero_std")
     r_late = window_mean(run.reward, late)
     logged = frac is not None and np.isfinite(frac[late]).any()
-    pinned = not logged and group_size is None and _pinned_late(run, late)
+    pinned = not logged and group_size is None and late_without_spread(run, late)
     if not logged and not pinned:
         if group_size is None:
             return unjudged("no frac_reward_zero_std in the log and no group size G to "
@@ -163,8 +170,8 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
     gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]]) if idx.size > 2 else 0.0
     short_of_ceiling = r_late < CEILING or not is_success_rate(run)
     steps = (float(run.steps[idx[0]]), float(run.steps[idx[-1]]))
-    source = ("logged" if logged else f"every late mean reward is {r_late:g}: no group has "
-              "a spread, whatever G" if pinned else
+    source = ("logged" if logged else f"every late mean reward is logged as {r_late:g}: no "
+              "group had a spread, whatever G" if pinned else
               f"predicted from the reward at G = {group_size}")
     words = f"zero-std groups {f_late:.2f} of the batch late in the run ({source})"
     if group_size is not None and is_success_rate(run):
@@ -207,27 +214,42 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
     return ModeVerdict(score >= FLAG_SCORE, float(score), words, True, steps)
 
 
-def _pinned_late(run: Run, late: slice) -> bool:
-    """Return whether every late mean of a reward in [0, 1] is 0, or every one is 1.
+def late_without_spread(run: Run, late: slice) -> bool:
+    """Return whether every late mean of a reward in [0, 1] is exactly 0, or every one is 1.
 
     Such a mean holds only where every reward of the batch is 0 (or 1): no group has a spread,
-    whatever G (P_0(G, 0) = P_0(G, 1) = 1), so the zero-std share is known without G.
+    whatever G (P_0(G, 0) = P_0(G, 1) = 1). Not where the log's ``reward_std`` shows a spread
+    late in the run: the metric read as the reward is then not the reward the groups are
+    normalised on (``--reward-key`` picked one of its parts).
     """
     r = run.reward[late]
     r = r[np.isfinite(r)]
-    return bool(r.size and is_success_rate(run) and (np.all(r == 0) or np.all(r == 1)))
+    if not (r.size and is_success_rate(run) and (np.all(r == 0) or np.all(r == 1))):
+        return False
+    spread = run.metrics.get("reward_std")
+    return spread is None or not np.any(spread[late][np.isfinite(spread[late])] > 0)
+
+
+def spread_bound_beyond_common(run: Run, r_late: float) -> int | None:
+    """Return the least G that keeps half the groups spread at ``r_late``, if beyond COMMON_G.
+
+    Identical prompts at the late success rate need that G for half their groups to carry a
+    spread (:func:`grpodyn.numerics.prompt_pool.group_size_for_spread`; prompts that differ need
+    more). Near 1/2 the bound is 2 or 3, which any run meets; only near the floor or the
+    ceiling of a success rate does it exceed :data:`COMMON_G` and say something of a run
+    whose G is unknown. None elsewhere, and where the reward is no success rate.
+    """
+    need = group_size_for_spread(r_late) if is_success_rate(run) else None
+    return need if need is not None and need > COMMON_G else None
 
 
 def _spread_bound(run: Run, r_late: float) -> str:
-    """Say the least G at which identical prompts at the late success rate keep half a spread.
+    """Say the G below which most groups lack a spread, where G is unknown and it says much.
 
-    A run of unknown G cannot be judged, but the bound says which G would be degenerate: any
-    G below it leaves most groups without spread even on identical prompts (prompts that differ
-    leave more: :func:`grpodyn.numerics.prompt_pool.group_size_for_spread`). Empty where the
-    reward is no success rate or the bound says nothing (G = 2 suffices, or no G does).
+    Empty unless :func:`spread_bound_beyond_common` gives a bound.
     """
-    need = group_size_for_spread(r_late) if is_success_rate(run) else None
-    if need is None or need <= 2:
+    need = spread_bound_beyond_common(run, r_late)
+    if need is None:
         return ""
     return (f"; at the late success rate {r_late:.3g} identical prompts need G >= {need} for "
             f"half the groups to carry a spread: a run with G < {need} has most groups without "

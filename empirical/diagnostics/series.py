@@ -102,12 +102,12 @@ def trend_tau(y: np.ndarray) -> float:
 
         return float(kendalltau(np.arange(n), y).statistic)
     n0 = n * (n - 1) // 2
-    score = untied = 0
+    score, untied = 0.0, 0
     rows = max(1, _PAIR_BLOCK // max(n, 1))  # the pairs (i, j > i) of this many i at once
     for start in range(0, n - 1, rows):
         i = np.arange(start, min(start + rows, n - 1))
         signs = np.sign(y[None, :] - y[i, None])[np.arange(n)[None, :] > i[:, None]]
-        score += int(signs.sum())
+        score += float(signs.sum())  # exact to 2^53 pairs; NaN where y holds a NaN
         untied += int(np.count_nonzero(signs))
     tied = n0 - untied
     if n0 == 0 or tied == n0:

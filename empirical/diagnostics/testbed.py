@@ -318,23 +318,24 @@ def _scores(truth: list[str], predicted: list[str]) -> dict:
             "healthy_flagged_unstable": confusion["healthy"]["dynamical_instability"]}
 
 
-def evaluate(cases: list[LabelledRun], *, calls: dict[int, tuple[str, str]] | None = None
-             ) -> dict:
+def evaluate(cases: list[LabelledRun], *,
+             calls: dict[int, tuple[LabelledRun, str, str]] | None = None) -> dict:
     """Confusion matrices of the model-based diagnosis and of the threshold rules.
 
-    ``calls``, shared by the test beds of one scoring, holds each case's two calls by the
-    case's identity, so that a bed that joins two others diagnoses none of their runs again.
-    The early warning, which no call reads, is not looked for.
+    ``calls``, shared by the test beds of one scoring, holds each case (kept alive, so that
+    its identity is not reused) with its two calls, so that a bed that joins two others
+    diagnoses none of their runs again. The early warning, which no call reads, is not
+    looked for.
     """
     calls = {} if calls is None else calls
     for c in cases:
         if id(c) not in calls:
             fired = [m for m, on in threshold_rules(c.run).items() if on]
             rule = fired[0] if len(fired) == 1 else "healthy" if not fired else "+".join(fired)
-            calls[id(c)] = (diagnose(c.run, warning=False).primary or "healthy", rule)
+            calls[id(c)] = (c, diagnose(c.run, warning=False).primary or "healthy", rule)
     truth = [c.label for c in cases]
-    model = [calls[id(c)][0] for c in cases]
-    rules = [calls[id(c)][1] for c in cases]
+    model = [calls[id(c)][1] for c in cases]
+    rules = [calls[id(c)][2] for c in cases]
     rule_scores = _scores(truth, [r if r in LABELS else SEVERAL for r in rules])
     rule_scores["ambiguous"] = sum(r not in LABELS for r in rules)
     return {"model": _scores(truth, model), "threshold_rules": rule_scores,

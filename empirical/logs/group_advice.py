@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import Diagnosis
+from grpodyn.empirical.diagnostics.modes import late_without_spread, spread_bound_beyond_common
 from grpodyn.empirical.diagnostics.series import is_success_rate, segments, window_mean
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.numerics.prompt_pool import group_size_for_spread
@@ -58,10 +59,11 @@ def degeneracy_advice(run: Run, diagnosis: Diagnosis) -> tuple[str, int | None] 
         return (f"the diagnosis flags advantage degeneracy ({evidence}) beside its primary mode, "
                 f"{primary.replace('_', ' ')}: the groups lost their spread through it, so its "
                 "remedy comes first, not G", None)
+    few = ("none did late in the run, so the lr moves nothing" if late_without_spread(run, late)
+           else "a higher lr only scales the few that do")
     text = (f"the diagnosis flags advantage degeneracy ({evidence}): groups whose "
-            "answers all score the same carry no gradient, and a higher lr only scales the "
-            "few that do; more answers per prompt (G), or prompts nearer the policy's level, "
-            "is the lever")
+            f"answers all score the same carry no gradient, and {few}; more answers per prompt "
+            "(G), or prompts nearer the policy's level, is the lever")
     need = None
     if is_success_rate(run):
         success = window_mean(run.reward, late)
@@ -80,16 +82,31 @@ def unknown_group_note(run: Run, diagnosis: Diagnosis | None, direction: str) ->
 
     A diagnosis without G and without the zero-std share cannot judge advantage degeneracy;
     near the floor or the ceiling of a success rate the bound of the module docstring still
-    says which G would be degenerate. Said only where the advice raises the lr (the lever a
-    degenerate run does not have) and the bound exceeds 2.
+    says which G would be degenerate.
+
+    Parameters
+    ----------
+    run : Run
+        The run advised.
+    diagnosis : Diagnosis or None
+        Its diagnosis (None: too short, no note).
+    direction : str
+        The advice's direction: the note is for a raise, the lever a degenerate run lacks.
+
+    Returns
+    -------
+    list of str
+        One note where G is unknown, degeneracy unjudged and the bound beyond
+        :data:`~grpodyn.empirical.diagnostics.modes.COMMON_G`
+        (:func:`~grpodyn.empirical.diagnostics.modes.spread_bound_beyond_common`); else none.
     """
     if diagnosis is None or direction != "raise" or diagnosis.group_size.get("value") \
-            or diagnosis.modes["advantage_degeneracy"].judged or not is_success_rate(run):
+            or diagnosis.modes["advantage_degeneracy"].judged:
         return []
     _, late, _ = segments(run.n_points)
     success = window_mean(run.reward, late)
-    need = group_size_for_spread(success)
-    if need is None or need <= 2:
+    need = spread_bound_beyond_common(run, success)
+    if need is None:
         return []
     return [f"G unknown: at the late success rate {success:.3g} identical prompts need G >= "
             f"{need} for half the groups to carry a spread; if the run's G is smaller, most "

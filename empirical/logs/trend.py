@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from grpodyn.empirical.diagnostics.series import point_noise, z_quantile
+from grpodyn.empirical.diagnostics.modes import late_without_spread
+from grpodyn.empirical.diagnostics.series import point_noise, segments, z_quantile
 from grpodyn.empirical.diagnostics.state import ALPHA, SHORT
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import TooFewPoints
@@ -168,7 +169,14 @@ def agree_with_state(trend: Trend, run: Run, diagnosis: Diagnosis | None) -> Tre
     """
     if run.n_points < SHORT or trend.at_floor or diagnosis is None:
         return trend
-    return _with_state(trend, diagnosis.state, diagnosis.pinned, diagnosis.state_evidence)
+    trend = _with_state(trend, diagnosis.state, diagnosis.pinned, diagnosis.state_evidence)
+    if trend.kind == "flat" and late_without_spread(run, segments(run.n_points)[1]):
+        # flat because no group had a spread late in the run: no gradient, no relaxation to
+        # bound the stiffness with
+        return replace(trend, kind="pinned", text=f"{_TREND_WORDS['pinned']} late in the run "
+                       f"at {run.reward[np.isfinite(run.reward)][-1]:g}, every mean of its last "
+                       "quarter (the diagnosis's advantage degeneracy: no group had a spread)")
+    return trend
 
 
 def series_trend(steps: np.ndarray, reward: np.ndarray, *, floor: float | None = None) -> Trend:

@@ -114,8 +114,9 @@ def _check_write_log(args: argparse.Namespace) -> None:
 
     folder = Path(args.write_log).parent
     if not folder.is_dir():
-        raise UsageError(f"--write-log {args.write_log}: the folder {folder} does not exist; "
-                         "make it, or give a path in an existing folder")
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise UsageError(f"--write-log {args.write_log}: {folder} {what}; give a path in an "
+                         "existing folder")
     if Path(args.write_log).suffix.lower() != ".json":
         raise UsageError(f"--write-log {args.write_log}: not a .json file; the run is written "
                          "as a TRL trainer_state.json, which grpodyn reads back from a file "
@@ -161,7 +162,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
              if value is not None]
     if given:
         raise UsageError(f"{' and '.join(given)} need{'s' * (len(given) == 1)} --write-log "
-                         "(the experiments set their own; --momenta sets the lag sweeps')")
+                         "(the experiments set their own"
+                         + ("; --momenta sets the lag sweeps')" if args.momentum is not None
+                            else ")"))
     chosen = (BANDIT_EXPERIMENTS if args.experiment in (None, "all")
               else (args.experiment,))
     # the config each experiment runs; the settings it sweeps are left out of what is shown
