@@ -46,7 +46,8 @@ from grpodyn.numerics.prompt_pool import (
 )
 
 __all__ = ["degeneracy", "concentration", "prompt_pool_at", "late_without_spread",
-           "spread_bound_beyond_common", "COMMON_G", "EntropyFall", "entropy_fall"]
+           "spread_bound_beyond_common", "spread_need_words", "COMMON_G", "EntropyFall",
+           "entropy_fall"]
 
 
 def _phi_words(phi: float) -> str:
@@ -209,8 +210,8 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
     need = group_size_for_spread(r_late) if score >= FLAG_SCORE and is_success_rate(run) \
         else None
     if need is not None:  # what the remedy's "raise G" means here (a lower bound)
-        words += (f"; at the late success rate {r_late:.3g} identical prompts need G >= {need} "
-                  "for half the groups to carry a spread, prompts that differ need more")
+        words += (f"; at the late success rate {r_late:.3g} {spread_need_words(need)}, "
+                  "prompts that differ need more")
     return ModeVerdict(score >= FLAG_SCORE, float(score), words, True, steps)
 
 
@@ -228,6 +229,14 @@ def late_without_spread(run: Run, late: slice) -> bool:
         return False
     spread = run.metrics.get("reward_std")
     return spread is None or not np.any(spread[late][np.isfinite(spread[late])] > 0)
+
+
+def spread_need_words(need: int) -> str:
+    """Say the least G (``group_size_for_spread``) at which identical prompts keep half a spread.
+
+    The one wording of that bound, which the diagnosis's degeneracy and the advice on G share.
+    """
+    return f"identical prompts need G >= {need} for half the groups to carry a spread"
 
 
 def spread_bound_beyond_common(run: Run, r_late: float) -> int | None:
@@ -251,9 +260,9 @@ def _spread_bound(run: Run, r_late: float) -> str:
     need = spread_bound_beyond_common(run, r_late)
     if need is None:
         return ""
-    return (f"; at the late success rate {r_late:.3g} identical prompts need G >= {need} for "
-            f"half the groups to carry a spread: a run with G < {need} has most groups without "
-            "one (give the group size, --group-size or group_size=, to judge it)")
+    return (f"; at the late success rate {r_late:.3g} {spread_need_words(need)}: a run with "
+            f"G < {need} has most groups without one (give the group size, --group-size or "
+            "group_size=, to judge it)")
 
 
 class EntropyFall(NamedTuple):

@@ -20,7 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import Diagnosis
-from grpodyn.empirical.diagnostics.modes import late_without_spread, spread_bound_beyond_common
+from grpodyn.empirical.diagnostics.modes import (
+    late_without_spread,
+    spread_bound_beyond_common,
+    spread_need_words,
+)
 from grpodyn.empirical.diagnostics.series import is_success_rate, segments, window_mean
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.numerics.prompt_pool import group_size_for_spread
@@ -71,9 +75,8 @@ def degeneracy_advice(run: Run, diagnosis: Diagnosis) -> tuple[str, int | None] 
         g = diagnosis.group_size.get("value")
         now = f" (the run's G: {g})" if g else ""
         if need is not None:
-            text += (f"; at the late success rate {success:.3g}, identical prompts need G >= "
-                     f"{need} for half the groups to carry a spread{now}; prompts that differ "
-                     "in difficulty need more")
+            text += (f"; at the late success rate {success:.3g}, {spread_need_words(need)}{now}; "
+                     "prompts that differ in difficulty need more")
     return text, need
 
 
@@ -108,7 +111,7 @@ def unknown_group_note(run: Run, diagnosis: Diagnosis | None, direction: str) ->
     need = spread_bound_beyond_common(run, success)
     if need is None:
         return []
-    return [f"G unknown: at the late success rate {success:.3g} identical prompts need G >= "
-            f"{need} for half the groups to carry a spread; if the run's G is smaller, most "
-            "groups carry no gradient and a higher lr moves little: raise G first (give the "
-            "group size, --group-size or group_size=, for the diagnosis to judge it)"]
+    return [f"G unknown: at the late success rate {success:.3g} {spread_need_words(need)}; if "
+            "the run's G is smaller, most groups carry no gradient and a higher lr moves little: "
+            "raise G first (give the group size, --group-size or group_size=, for the diagnosis "
+            "to judge it)"]
