@@ -172,14 +172,19 @@ def test_sources_that_start_at_different_steps_are_said_to():
     assert not any("start at steps" in w for w in same["warnings"])
 
 
+def _oscillatory_band(mean: list[float]) -> dict:
+    """A transfer's result as print_human reads it: ``mean`` over steps 0.., an oscillatory map."""
+    return {"warnings": [], "level": 0.9, "steps": list(range(len(mean))), "mean": mean,
+            "lower": [0.0] * len(mean), "upper": [1.0] * len(mean),
+            "system": {"regime": "oscillatory", "zeta": 0.47}}
+
+
 def test_the_text_shows_where_an_oscillatory_mean_peaks(capsys):
     """Every tenth step hid the overshoot (0.84 at step 7 shown as 0.782 at step 10)."""
     from grpodyn.cli.transfer import print_human
 
-    mean = [0.04, 0.29, 0.48, 0.63, 0.73, 0.79, 0.83, 0.84, 0.83, 0.81, 0.78] + [0.6] * 89
-    result = {"warnings": [], "level": 0.9, "steps": list(range(100)), "mean": mean,
-              "lower": [0.0] * 100, "upper": [1.0] * 100,
-              "system": {"regime": "oscillatory", "zeta": 0.47}}
+    result = _oscillatory_band([0.04, 0.29, 0.48, 0.63, 0.73, 0.79, 0.83, 0.84, 0.83, 0.81, 0.78]
+                               + [0.6] * 89)
     print_human(result)
     text = capsys.readouterr().out
     assert "the mean overshoots: 0.840 at step 7" in text and "\n    7 0.840" in text
@@ -191,15 +196,11 @@ def test_the_text_shows_where_a_falling_oscillatory_mean_turns(capsys):
     """A falling mean overshoots its plateau from below: its trough is shown and said."""
     from grpodyn.cli.transfer import print_human
 
-    mean = [0.8, 0.6, 0.45, 0.36, 0.33, 0.34, 0.37] + [0.4] * 93
-    result = {"warnings": [], "level": 0.9, "steps": list(range(100)), "mean": mean,
-              "lower": [0.0] * 100, "upper": [1.0] * 100,
-              "system": {"regime": "oscillatory", "zeta": 0.47}}
-    print_human(result)
+    print_human(_oscillatory_band([0.8, 0.6, 0.45, 0.36, 0.33, 0.34, 0.37] + [0.4] * 93))
     text = capsys.readouterr().out
     assert "the mean overshoots: 0.330 at step 4" in text and "below the plateau" in text
     assert "\n    4 0.330" in text
-    print_human({**result, "steps": [], "mean": [], "lower": [], "upper": []})
+    print_human(_oscillatory_band([]))
     assert "no step to show" in capsys.readouterr().out
 
 
