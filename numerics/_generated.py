@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '4f46679001600d4ef35114dccfe2e632'
+THEORY_HASH = 'c056d2d5d5ee7aba75999bef5f269acc'
 
 
 SIGNATURES = {
@@ -829,7 +829,17 @@ def stiffness_max(beta):
     ----------
     beta : array_like
         momentum (heavy-ball beta or Adam beta1) [dimensionless]
+
+    Raises
+    ------
+    ValueError
+        Outside the domain where this real-arithmetic form is the result:
+        1 - beta > 0
     """
+    with numpy.errstate(all="ignore"):  # arrays: 1/0 is inf, not an exception
+        _inside = (lambda beta: numpy.all(numpy.greater(1 - beta, 0)))(numpy.asarray(beta, dtype=float))
+    if not _inside:
+        raise ValueError("stiffness_max: defined only where 1 - beta > 0")
     try:
         return 2*beta + 2
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)

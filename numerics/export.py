@@ -9,7 +9,9 @@ conditions return a boolean (``int`` in C). Bounded sums become loops; the binom
 is a product loop, exact while it stays below 2^53 and dividing first where the next product
 would overflow. A derivation with a domain refuses arguments outside it: C sets
 ``errno = EDOM`` and returns NaN (0 for a condition), JavaScript throws a ``RangeError``, Julia
-a ``DomainError``, Rust returns NaN (false for a condition). In C only EDOM marks a refusal: a
+a ``DomainError``, Rust returns NaN (false for a condition). A function without a domain is
+the arithmetic of its formula: the signs its arguments take in the theory (a > 0, beta >= 0)
+are documented with each argument, not checked. In C only EDOM marks a refusal: a
 branch evaluated but not selected may leave another errno (ERANGE from ``log(0)``) on a valid
 argument. A regime-dependent closed form (``autocorrelation``) is a ``Piecewise``: ``?:`` in C
 and JavaScript, an ``if`` expression in Rust. Inside the domains every target evaluates the same

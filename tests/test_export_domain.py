@@ -202,8 +202,11 @@ def test_binomial_formulas_refuse_larger_groups(name, group, exports):
 @pytest.mark.parametrize("name,args", [("slow_root", (0.6, 0.0, 3.3)),
                                        ("staleness_stiffness_max_continuum", (0.5, 0.0)),
                                        ("gain_fraction_time", (1.0, 0.9, 0.01, 0.8)),
-                                       ("grpo_update_variance_expansion", (16.0, 0.0))])
+                                       ("grpo_update_variance_expansion", (16.0, 0.0)),
+                                       ("stiffness_max", (1.5,)), ("stiffness_max", (1.0,))])
 def test_degenerate_inputs_are_refused_everywhere(name, args, exports):
+    """Each refusal names the function; stiffness_max at beta >= 1, where the Jury margin
+    1 - beta > 0 fails and no stiffness is stable, gives no limit (it said 5 at beta 1.5)."""
     so, module, _ = exports
     for function in (compiled(name), module.__dict__[name]):
         with pytest.raises(ValueError, match=f"{name}: defined only where"):

@@ -50,6 +50,19 @@ def _first_crossing(margins: list[sp.Expr], variable: sp.Symbol, point: dict) ->
     return sp.simplify(best)
 
 
+def _margins_without(margins: list[sp.Expr], variable: sp.Symbol) -> sp.Basic | None:
+    """Return the Jury margins free of ``variable``, each > 0: where a threshold in it exists.
+
+    A margin that does not hold whatever ``variable`` is (1 - beta > 0 on-policy) leaves no
+    stable interval to bound: the threshold's closed form is no limit there. None when every
+    margin depends on ``variable``.
+    """
+    standing = [sp.StrictGreaterThan(m, 0, evaluate=False) for m in margins
+                if variable not in m.free_symbols]
+    return sp.And(*standing, evaluate=False) if len(standing) > 1 else \
+        (standing[0] if standing else None)
+
+
 @derivation
 def derive_stiffness_max() -> Derivation:
     """On-policy Jury limit: stable iff 0 < k < 2 (1 + beta)."""
@@ -58,7 +71,8 @@ def derive_stiffness_max() -> Derivation:
     k_max = _first_crossing(margins, sym.k, _STABLE_POINT)
     return Derivation("stiffness_max", k_max, (sym.beta,),
                       "On-policy stability limit 2(1+beta) (Jury).", SECTION,
-                      (Step("Jury margins of z^2 - (1+beta-k) z + beta", sp.Tuple(*margins)),))
+                      (Step("Jury margins of z^2 - (1+beta-k) z + beta", sp.Tuple(*margins)),),
+                      domain=_margins_without(margins, sym.k))
 
 
 @derivation
