@@ -163,13 +163,15 @@ def test_theory_and_simulator_share_defaults():
 def test_a_written_log_reads_back_its_own_settings(tmp_path, capsys):
     # the advice read beta = 0.9, "Adam's default", from a heavy-ball SGD run at beta = 0.5
     log = tmp_path / "m05.json"
+    # and the KL coefficient, which only the sweep read (``grpodyn_hparams`` names it ``kl``)
     assert main(["bandit", "--write-log", str(log), "--momentum", "0.5", "--steps", "60",
-                 "--json"]) == 0
+                 "--kl", "0.5", "--json"]) == 0
     capsys.readouterr()
     meta = load_run(log).meta
     read = {name: (getattr(meta, name).value, getattr(meta, name).source.split(":")[0])
-            for name in ("optimizer", "momentum", "group_size", "batch", "lr")}
+            for name in ("optimizer", "momentum", "group_size", "batch", "lr", "kl")}
     config = json.loads(log.read_text())["grpodyn_bandit_config"]
     assert read == {"optimizer": ("sgd", "file"), "momentum": (0.5, "file"),
                     "group_size": (config["group_size"], "file"),
-                    "batch": (config["prompts"], "file"), "lr": (config["lr"], "file")}
+                    "batch": (config["prompts"], "file"), "lr": (config["lr"], "file"),
+                    "kl": (0.5, "file")}

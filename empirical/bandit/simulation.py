@@ -178,9 +178,9 @@ class BanditRun:
 
         The whole config goes under ``grpodyn_bandit_config``; the settings of ``--hparams``
         also under ``grpodyn_hparams``, in its names: the loaders read the optimizer, lr,
-        momentum, beta2 (Adam), G, B (``prompts``) and the reuse back (``grpodyn runs``,
-        ``advise``, ``fit``), and ``grpodyn sweep`` and ``transfer`` the KL coefficient too. A
-        held refresh or a fixed staleness is not among them: such a run reads as on-policy.
+        momentum, beta2 (Adam), G, B (``prompts``), the KL coefficient and the reuse back
+        (``grpodyn runs``, ``advise``, ``fit``, ``sweep``, ``transfer``). A held refresh or a
+        fixed staleness is not among them: such a run reads as on-policy.
         """
         from grpodyn.ground.files import write_atomic
 
