@@ -160,3 +160,22 @@ def test_the_docs_say_export_needs_sympy():
     architecture = (ROOT / "docs" / "architecture.md").read_text()
     assert "export needs sympy" in readme and "forecasts, export" not in readme
     assert "forecasts, export." not in architecture and "need sympy" in architecture
+
+
+def test_write_log_keeps_a_file_that_appears_while_the_run_is_simulated(tmp_path, capsys,
+                                                                         monkeypatch):
+    """The target was checked, then replaced: a file made between the two was lost."""
+    from grpodyn.empirical.bandit import simulation
+
+    path = tmp_path / "trainer_state.json"
+
+    def simulate_while_another_writes(*args, **kwargs):
+        path.write_text("another process's log")
+        return simulate_bandit(*args, **kwargs)
+
+    monkeypatch.setattr(simulation, "simulate_bandit", simulate_while_another_writes)
+    assert main(["bandit", "--write-log", str(path), "--steps", "20"]) == 2
+    err = capsys.readouterr().err
+    assert "exists; refusing to overwrite it" in err and err.count("\n") == 1
+    assert path.read_text() == "another process's log"
+    assert [p.name for p in tmp_path.iterdir()] == ["trainer_state.json"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grpodyn.ground import save_figure, write_atomic
+from grpodyn.ground.files import write_new
 
 
 def test_write_atomic_replaces_only_when_complete(tmp_path):
@@ -13,6 +14,22 @@ def test_write_atomic_replaces_only_when_complete(tmp_path):
     write_atomic(target, "new")
     assert target.read_text() == "new"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
+
+
+def test_write_new_writes_a_new_file_and_never_replaces_one(tmp_path):
+    fresh = write_new(tmp_path / "new.json", "text")
+    assert fresh.read_text() == "text" and oct(fresh.stat().st_mode & 0o777) == "0o644"
+    kept = tmp_path / "kept.json"
+    kept.write_text("the user's")
+    dangling = tmp_path / "link.json"
+    dangling.symlink_to(tmp_path / "nowhere")
+    for target in (kept, dangling):
+        with pytest.raises(FileExistsError) as caught:
+            write_new(target, "ours")
+        assert caught.value.filename == str(target)
+    assert kept.read_text() == "the user's" and dangling.is_symlink()
+    assert not (tmp_path / "nowhere").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json", "link.json", "new.json"]
 
 
 def test_save_figure_keeps_the_old_file_when_saving_fails(tmp_path):

@@ -173,8 +173,12 @@ class BanditRun:
         return [{"step": n + 1, "learning_rate": self.config.lr,
                  **{k: float(v[n, seed]) for k, v in self.metrics.items()}} for n in range(steps)]
 
-    def write_trainer_state(self, path: str | Path, seed: int = 0) -> Path:
+    def write_trainer_state(self, path: str | Path, seed: int = 0, *,
+                            replace: bool = True) -> Path:
         """Write one seed as a TRL trainer_state.json (with the config in it), atomically.
+
+        With ``replace=False`` an existing ``path`` raises ``FileExistsError`` and is kept,
+        even one that appears while the file is written (:func:`grpodyn.ground.files.write_new`).
 
         The whole config goes under ``grpodyn_bandit_config``; the settings of ``--hparams``
         also under ``grpodyn_hparams``, in its names: the loaders read the optimizer, lr,
@@ -182,7 +186,7 @@ class BanditRun:
         (``grpodyn runs``, ``advise``, ``fit``, ``sweep``, ``transfer``). A held refresh or a
         fixed staleness is not among them: such a run reads as on-policy.
         """
-        from grpodyn.ground.files import write_atomic
+        from grpodyn.ground.files import write_atomic, write_new
 
         c = self.config
         hparams = {"optimizer": c.optimizer, "lr": c.lr, "momentum": c.momentum,
@@ -192,7 +196,7 @@ class BanditRun:
         state = {"global_step": self.metrics["reward"].shape[0], "log_history":
                  self.log_history(seed), "grpodyn_bandit_config": asdict(c),
                  "grpodyn_hparams": hparams}
-        return write_atomic(path, json.dumps(state))
+        return (write_atomic if replace else write_new)(path, json.dumps(state))
 
 
 def _batch_std(share: np.ndarray, n: int) -> np.ndarray:

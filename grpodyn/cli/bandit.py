@@ -156,7 +156,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         momentum = 0.0 if args.momentum is None else args.momentum
         run = simulate_bandit(replace(config, momentum=momentum), steps=steps, seeds=1,
                               seed=args.seed)
-        run.write_trainer_state(target)
+        try:  # refused too where a file appears at the target while the run is simulated
+            run.write_trainer_state(target, replace=False)
+        except FileExistsError:
+            raise UsageError(f"--write-log {args.write_log}: exists; refusing to overwrite "
+                             "it") from None
         return {"log": str(target), "steps": steps, "config": run.config.__dict__}
     given = [name for name, value in (("--steps", args.steps), ("--momentum", args.momentum))
              if value is not None]

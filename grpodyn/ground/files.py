@@ -18,7 +18,8 @@ from typing import Any
 
 from .checks import InputError
 
-__all__ = ["write_atomic", "save_figure", "write_all_atomic", "staged_folder", "check_targets"]
+__all__ = ["write_atomic", "write_new", "save_figure", "write_all_atomic", "staged_folder",
+           "check_targets"]
 
 
 def _naming(path: Path, exc: OSError) -> OSError:
@@ -83,6 +84,39 @@ def write_atomic(path: str | Path, text: str) -> Path:
     path = Path(path)
     with _replacing(path, ".tmp") as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
+    return path
+
+
+def write_new(path: str | Path, text: str) -> Path:
+    """Write ``text`` to a new file ``path``, atomically, never replacing a file.
+
+    The complete text is linked into place (``os.link`` fails where ``path`` exists), so a
+    file that appears at ``path`` while the text is written, even a moment before the last
+    step, is kept and the write refused. Where the folder's file system has no hard links,
+    ``path`` is first created exclusively and then replaced by the complete text.
+
+    Raises
+    ------
+    FileExistsError
+        Where ``path`` exists (a dangling symbolic link included).
+    """
+    path = Path(path)
+    fd, tmp = _temporary_beside(path, ".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise FileExistsError(errno.EEXIST, "exists", str(path)) from None
+        except OSError as exc:  # no hard links here: claim the name, then fill it
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+                raise _naming(path, exc) from exc
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
     return path
 
 
