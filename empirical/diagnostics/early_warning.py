@@ -135,6 +135,10 @@ def trend_window(n: int) -> int:
 def prefix(run: Run, until: float) -> Run:
     """Return the run cut to its steps up to ``until`` (inclusive): what was known then.
 
+    The series are cut; the settings (``run.meta``: lr, G, B, the length cap) are kept whole,
+    since a run has them from its start, also where the loader inferred them from the whole
+    log's metrics (the peak of a logged lr, G and B by the rewards' granularity).
+
     Raises
     ------
     InputError

@@ -33,7 +33,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "diagnoses at that step (diagnose_every=1 at every step); one that fired "
                    "stands until a diagnosis with a verdict. From 10 to 19 points the "
                    "command still reads the prefix (too short for the modes), where a "
-                   "Monitor has not diagnosed yet; below 10 it refuses")
+                   "Monitor has not diagnosed yet; below 10 it refuses. The run's settings "
+                   "(lr, G, B, the length cap) are those of the whole log, as a run has them "
+                   "from its start, even where they are inferred from the metrics")
     add_log_options(p)
     add_json(p)
     p.set_defaults(handler=run)
