@@ -600,7 +600,9 @@ def test_a_forecast_says_when_the_early_warning_stands_at_its_cut(capsys):
                       "off_policy_sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl"))
     assert main(["forecast", log, "--train-fraction", "0.5", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["early_warning"] == {"step": 19.0, "signals": ["kl_rise", "length_departure"]}
+    warning = result["early_warning"]
+    assert warning["step"] == 19.0 and warning["signals"] == ["kl_rise", "length_departure"]
+    assert set(warning["evidence"]) == set(warning["signals"]) and warning["remedy"]
     assert result["warnings"][0].startswith("the early warning fired at step 19 by the cut at "
                                             "step 20 (kl_rise, length_departure)")
     assert main(["forecast", log, "--until", "12", "--json"]) == 0

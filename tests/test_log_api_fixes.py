@@ -294,7 +294,10 @@ def test_the_python_forecast_dict_carries_the_early_warning_and_bound_as_the_com
         "sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl"))
     ours = analyse_run(load_run(log), train_fraction=0.5, fit_on_training_part=True,
                        diagnose_run=False).forecast_dict()
-    assert ours["early_warning"] == {"step": 19.0, "signals": ["kl_rise", "length_departure"]}
+    warning = ours["early_warning"]  # the shape diagnose, compare and the Monitor give
+    assert set(warning) == {"step", "signals", "evidence", "remedy"}
+    assert warning["step"] == 19.0 and warning["signals"] == ["kl_rise", "length_departure"]
+    assert set(warning["evidence"]) == set(warning["signals"])
     assert ours["warnings"][0].startswith("the early warning fired at step 19")
     assert "bound" in ours["plateau"]
     buffer = io.StringIO()

@@ -70,6 +70,23 @@ def test_the_report_of_a_run_too_short_for_the_modes_carries_its_early_warning(t
     assert "early_warning: at step 19" in printed and "state: too_short: " in printed
 
 
+def test_compare_and_forecast_give_the_early_warning_as_diagnose_does(tmp_path, capsys):
+    """compare gave the bare step (19.0) and forecast dropped the evidence: a script reading
+    ``early_warning["step"]`` crashed on one and missed the why on the other."""
+    log = _warned(tmp_path)
+    assert main(["diagnose", log, "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)["early_warning"]
+    assert main(["compare", log, "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)["runs"][0]["diagnosis"]["early_warning"]
+    assert compared == said
+    assert main(["compare", log]) == 0
+    assert "early warning at step 19" in capsys.readouterr().out
+    assert main(["forecast", log, "--horizon", "30", "--json"]) == 0
+    forecast = json.loads(capsys.readouterr().out)["early_warning"]
+    assert set(forecast) == set(said) == {"step", "signals", "evidence", "remedy"}
+    assert forecast["step"] == said["step"] == 19 and forecast["signals"] == said["signals"]
+
+
 def test_the_report_says_why_a_run_is_not_diagnosed(tmp_path, capsys):
     summary, page, printed = _report(_rise(tmp_path, "eight.jsonl", 8), tmp_path / "out",
                                      capsys)

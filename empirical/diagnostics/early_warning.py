@@ -483,7 +483,7 @@ def standing_warning(run: Run, *, reviewed: bool = False) -> EarlyWarning | None
 
 
 def warning_at_cut(run: Run, cut: float) -> dict[str, Any] | None:
-    """Return the early warning at a forecast's cut: ``step``, ``signals`` and a ``note``.
+    """Return the early warning at a forecast's cut: the warning's JSON and a ``note``.
 
     A forecast reads the level and the trend, not the precursors of a collapse
     (docs/theory.md section 10); where they fired in the last steps before the cut
@@ -499,12 +499,14 @@ def warning_at_cut(run: Run, cut: float) -> dict[str, Any] | None:
     Returns
     -------
     dict or None
-        ``{"step", "signals", "note"}``, or None when no precursor fired by the cut.
+        ``{"step", "signals", "evidence", "remedy", "note"}`` (the warning as ``diagnose``
+        gives it, and the sentence a forecast says), or None when no precursor fired by the
+        cut.
     """
     warning = early_warning(prefix(run, cut))
     if warning is None:
         return None
-    return {"step": warning.step, "signals": list(warning.signals),
+    return {**warning.to_dict(),
             "note": f"the early warning fired at step {warning.step:g} by the cut at step "
                     f"{cut:g} ({', '.join(warning.signals)}): a collapse may follow, which a "
                     f"forecast of the level and trend does not see (grpodyn diagnose LOG "

@@ -209,7 +209,7 @@ def state_text(diagnosis: dict[str, Any]) -> str:
     words = state_words(diagnosis["state"], None, diagnosis.get("resolved", True))
     text = words if diagnosis["primary"] is None else f"{diagnosis['primary']} ({words})"
     warning = diagnosis.get("early_warning")
-    return text + ("" if warning is None else f"; early warning at step {warning:g}")
+    return text + ("" if warning is None else f"; early warning at step {warning['step']:g}")
 
 
 def _diagnosis_of(run: Run, diagnosis: Any) -> dict[str, Any]:
@@ -233,7 +233,7 @@ def _diagnosis_of(run: Run, diagnosis: Any) -> dict[str, Any]:
     warning = diagnosis.early_warning
     return {"state": diagnosis.state, "primary": diagnosis.primary,
             "resolved": diagnosis.resolved, "headline": diagnosis.headline,
-            "early_warning": None if warning is None else warning["step"], "reason": None}
+            "early_warning": warning, "reason": None}
 
 
 def _reasons(summary: dict[str, Any]) -> list[str]:
@@ -364,7 +364,8 @@ def compare_runs(runs: Sequence[Run], *, clock: str = "step", momentum: float | 
         final_reward (mean of the last 10% of points), plateau and tau with their statuses,
         the reward range the analysis took (None when unknown or not analysed), diagnosis
         (state, primary mode, ``resolved`` (False: the noise cannot tell a plateau from a
-        rise), headline, the step of an early warning, and the reason when there is none).
+        rise), headline, the early warning (None or ``{step, signals, evidence, remedy}``, as
+        ``diagnose`` gives it), and the reason when there is none).
     """
     if clock not in CLOCKS:
         raise InputError(f"clock: {clock!r} is not one of {', '.join(CLOCKS)}")

@@ -146,8 +146,9 @@ class RunAnalysis:
     def forecast_dict(self) -> dict[str, Any] | None:
         """Return the forecast as the JSON contract of ``grpodyn forecast``.
 
-        With the early warning standing at the cut (``early_warning``: null, or its ``step``
-        and ``signals``, the note first among the warnings) and the plateau's one-sided
+        With the early warning standing at the cut (``early_warning``: null, or its ``step``,
+        ``signals``, ``evidence`` and ``remedy`` as ``diagnose`` gives them, its note first
+        among the warnings) and the plateau's one-sided
         ``bound``, as ``RunAnalysis.plateau`` has it.
         """
         fc = self.forecast
