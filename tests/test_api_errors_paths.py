@@ -220,10 +220,10 @@ def test_the_comparison_shows_the_bound_that_says_something():
         return table.splitlines()[1]
 
     falling = {"value": None, "lower": 0.0, "upper": 0.005677, "status": "not_determined"}
-    assert "not_determined (<= 0.006)" in compared(falling, [0.0, 1.0])
+    assert "not_determined (<= 0.005677)" in compared(falling, [0.0, 1.0])
     rising = {"value": None, "lower": 0.62, "upper": 1.0, "status": "not_determined"}
-    assert "not_determined (>= 0.620)" in compared(rising, [0.0, 1.0])
-    assert "not_determined [0.620, 1.000]" in compared(rising, None)
+    assert "not_determined (>= 0.62)" in compared(rising, [0.0, 1.0])
+    assert "not_determined [0.62, 1]" in compared(rising, None)
     flat = {"value": None, "lower": 0.0, "upper": 1.0, "status": "not_determined"}
     assert "not_determined  " in compared(flat, [0.0, 1.0])
 

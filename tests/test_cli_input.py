@@ -316,7 +316,7 @@ def test_compare_shows_a_determined_plateau_with_its_interval(log, capsys):
     assert plateau["status"] == "determined" and plateau["lower"] < plateau["upper"]
     assert main(["compare", log]) == 0
     row = capsys.readouterr().out.splitlines()[2]
-    assert f"{plateau['value']:.3f} [{plateau['lower']:.3f}, {plateau['upper']:.3f}]" in row
+    assert f"{plateau['value']:.4g} [{plateau['lower']:.4g}, {plateau['upper']:.4g}]" in row
 
 
 def test_forecast_without_a_cut_runs_to_the_planned_steps(tmp_path, capsys):

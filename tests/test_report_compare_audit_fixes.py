@@ -208,3 +208,20 @@ def test_plotting_a_comparison_keeps_the_callers_backend(tmp_path, saved):
         plt.close("all")
         matplotlib.use(before)
     assert fig.axes
+
+
+def test_the_comparison_keeps_the_digits_of_a_small_reward(tmp_path, capsys):
+    """Three fixed decimals printed a plateau of 0.000487 as "0.000 [0.000, 0.001]", twice
+    the interval's width and a run that reads as pinned at zero."""
+    log = _rise(tmp_path, "small.jsonl", 80, noise=5e-5)
+    rows = [json.loads(line) for line in Path(log).read_text().splitlines()]
+    log = _write(tmp_path / "small.jsonl", [{**r, "reward": r["reward"] / 1000} for r in rows])
+    assert main(["compare", log, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["runs"][0]
+    plateau = summary["plateau"]
+    assert plateau["status"] == "determined" and plateau["value"] < 1e-3
+    assert main(["compare", log]) == 0
+    row = capsys.readouterr().out.splitlines()[2]
+    assert f"{plateau['value']:.4g} [{plateau['lower']:.4g}, {plateau['upper']:.4g}]" in row
+    assert f"{summary['final_reward']['value']:.4g}" in row
+    assert not any(f"0.000{end}" in row for end in " ,]")  # no value printed as 0.000

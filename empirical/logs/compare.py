@@ -147,14 +147,15 @@ class Comparison:
         """Return the comparison as a plain-text table, one run a line."""
         shown = short_names([run.name for run in self.runs], width=NAME_WIDTH)
         width = max(3, *map(len, shown))
-        lines = [f"{'run':{width}s} {'last step':>9s} {'final':>7s}  {'plateau':30s} "
+        lines = [f"{'run':{width}s} {'last step':>9s} {'final':>9s}  {'plateau':30s} "
                  f"{'tau':30s} state"]
         why = []
         for run, name in zip(self.runs, shown, strict=True):
             s, state = run.summary, state_text(run.summary["diagnosis"])
-            lines.append(f"{name:{width}s} {s['steps']:9g} {s['final_reward']['value']:7.3f}"
-                         f"  {_status_text(s['plateau'], '.3f', s.get('reward_range')):30s} "
-                         f"{_status_text(s['tau'], '.0f'):30s} {state}")
+            final = format(s["final_reward"]["value"], _DIGITS)
+            lines.append(f"{name:{width}s} {s['steps']:9g} {final:>9s}"
+                         f"  {_status_text(s['plateau'], _DIGITS, s.get('reward_range')):30s} "
+                         f"{_status_text(s['tau'], _DIGITS):30s} {state}")
             why += [textwrap.fill(f"{name}: {words}", 100, subsequent_indent="    ",
                                   break_long_words=False) for words in _reasons(s)]
         return "\n".join(lines + (["why not determined:", *why] if why else []))
@@ -192,6 +193,10 @@ class Comparison:
             save_figure(fig, path, inputs=[run.source for run in self.runs])
         return fig
 
+
+#: Significant digits of the table's rewards and times, as ``grpodyn fit`` and ``forecast``
+#: print them: fixed decimals read a reward of 0.0005 as 0 and a tau of 0.4 steps as 0.
+_DIGITS = ".4g"
 
 #: Runs a comparison's repr names (the others are counted).
 _REPR_RUNS = 6
