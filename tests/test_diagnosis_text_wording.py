@@ -13,7 +13,7 @@ import pytest
 
 from grpodyn.empirical.diagnostics.diagnose import diagnose
 from grpodyn.empirical.diagnostics.instability import _cycle_words
-from grpodyn.empirical.diagnostics.series import segments
+from grpodyn.empirical.diagnostics.series import amount, segments
 from grpodyn.empirical.diagnostics.state import classify_state
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.numerics.fit import estimate_noise
@@ -252,3 +252,22 @@ def test_complex_poles_without_a_persisting_cycle_are_not_called_an_oscillation(
                                                       searched_from=8.0)
     assert "oscillatory, period 5" in _cycle_words({**ar2, "period": 5.0}, span=499.0,
                                                    searched_from=8.0)
+
+
+@pytest.mark.parametrize(("value", "text"), [(0.5, "0.500"), (0.0123, "0.012"), (0.0021, "0.0021"),
+                                             (0.00031, "0.00031"), (-0.0042, "-0.0042"),
+                                             (0.0, "0.000"), (1.2345, "1.234")])
+def test_an_amount_keeps_two_significant_digits(value: float, text: str) -> None:
+    assert amount(value) == text
+
+
+def test_a_reward_on_a_small_scale_is_not_said_to_be_zero() -> None:
+    """Three fixed decimals said "0.002 at the start, 0.002 at its best ... fell back 0.001,
+    beyond the 0.000 that noise (s.e. 0.000 per window mean) leaves"."""
+    t = np.arange(1, 81, dtype=float)
+    run = _noisy(0.002 - 0.0015 * (1 - np.exp(-t / 20)), 5e-5, 1)
+    early, late, _ = segments(run.n_points)
+    state = classify_state(run, early, late, estimate_noise(run.reward).sigma)
+    assert state.name == "declining"
+    assert not any(f"0.000{end}" in state.evidence for end in " ,)")  # no amount reads 0
+    assert "s.e. " in state.evidence and "fell back 0.0011" in state.evidence

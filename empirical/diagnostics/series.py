@@ -13,7 +13,7 @@ import numpy as np
 
 from grpodyn.empirical.logs.loaders import Run
 
-__all__ = ["change_words", "smooth", "window_mean", "lowest_window", "segments",
+__all__ = ["amount", "change_words", "smooth", "window_mean", "lowest_window", "segments",
            "is_success_rate", "z_quantile", "point_noise", "trend_tau"]
 
 #: Up to this many points :func:`trend_tau` counts the pairs in numpy; beyond, scipy's
@@ -134,15 +134,26 @@ def point_noise(r: np.ndarray, window: int, noise: float) -> float:
     return max(noise, spread * np.sqrt(window))
 
 
+def amount(value: float, digits: int = 3) -> str:
+    """Write a reward level, change or s.e. to ``digits`` decimals, or two significant digits.
+
+    A value that ``digits`` decimals would show with fewer than two significant digits keeps
+    two ("0.00031", never "0.000"; "0.0021", not "0.002"): the text of a reward on a small
+    scale must neither read as zero where its number is not nor lose the difference between
+    two levels. Zero (and NaN) as ``digits`` decimals.
+    """
+    if value != 0 and np.isfinite(value) and round(abs(value), digits) < 10.0 ** (1 - digits):
+        return f"{value:.2g}"
+    return f"{value:.{digits}f}"
+
+
 def change_words(value: float, digits: int = 3) -> str:
     """Write a change with its direction in words: "rose 0.120", "fell 0.050".
 
     The number carries no sign: the verb says the direction ("fell 0.815", never "fell
     +0.815"). A change that ``digits`` decimals would print as 0 keeps two significant digits
-    ("fell 0.00031", never "fell 0.000").
+    (:func:`amount`: "fell 0.00031", never "fell 0.000").
     """
     if not value > 0 and not value < 0:  # zero (or NaN, as before: no direction to name)
         return "did not change"
-    size = abs(value)
-    shown = f"{size:.{digits}f}" if round(size, digits) > 0 else f"{size:.2g}"
-    return f"{'rose' if value > 0 else 'fell'} {shown}"
+    return f"{'rose' if value > 0 else 'fell'} {amount(abs(value), digits)}"

@@ -21,6 +21,7 @@ import numpy as np
 
 from grpodyn.empirical.diagnostics.cycle import Cycle, sustained_cycle
 from grpodyn.empirical.diagnostics.series import (
+    amount,
     change_words,
     is_success_rate,
     point_noise,
@@ -127,11 +128,11 @@ def _fall_from_peak(run: Run, late: slice, n_early: int, sigma: float, window: i
     if drop > limit and peak > r0:  # a best window no higher than the start is no peak
         top_step, top_words = _top(run, window, peak_step)
         return State("declining", (
-            f"reward {r0:.3f} at the start, {peak:.3f} at its best before the last quarter "
-            f"(mean of {span}, peak near step {peak_step:g}), {r1:.3f} late: it fell back "
-            f"{drop:.3f}, beyond the {limit:.3f} that noise (s.e. {sigma / np.sqrt(window):.3f} "
-            f"per window mean) leaves to the best of {chances} windows at a false-alarm rate "
-            f"of {ALPHA:g}{top_words}"), top_step)
+            f"reward {amount(r0)} at the start, {amount(peak)} at its best before the last "
+            f"quarter (mean of {span}, peak near step {peak_step:g}), {amount(r1)} late: it "
+            f"fell back {amount(drop)}, beyond the {amount(limit)} that noise (s.e. "
+            f"{amount(sigma / np.sqrt(window))} per window mean) leaves to the best of "
+            f"{chances} windows at a false-alarm rate of {ALPHA:g}{top_words}"), top_step)
     means_after = means[n_early:]
     if not means_after.size or not np.isfinite(means_after).any():
         return None
@@ -147,11 +148,11 @@ def _fall_from_peak(run: Run, late: slice, n_early: int, sigma: float, window: i
         peak_step = float(run.steps[best + window // 2])
         top_step, top_words = _top(run, window, peak_step)
         return State("declining", (
-            f"reward rose {peak - r0:.3f} from {r0:.3f} at the start to {peak:.3f} (mean of "
-            f"steps {run.steps[best]:g}-{run.steps[best + window - 1]:g}, peak near step "
-            f"{peak_step:g}) and fell back {peak - r1:.3f} to {r1:.3f} late: both beyond "
-            f"{z:.2f} s.e. ({se_rise:.3f}, {se_fall:.3f}), a rise then a fall at a false-alarm "
-            f"rate of {ALPHA:g} over {chances} windows{top_words}"), top_step)
+            f"reward rose {amount(peak - r0)} from {amount(r0)} at the start to {amount(peak)} "
+            f"(mean of steps {run.steps[best]:g}-{run.steps[best + window - 1]:g}, peak near "
+            f"step {peak_step:g}) and fell back {amount(peak - r1)} to {amount(r1)} late: both "
+            f"beyond {z:.2f} s.e. ({amount(se_rise)}, {amount(se_fall)}), a rise then a fall at "
+            f"a false-alarm rate of {ALPHA:g} over {chances} windows{top_words}"), top_step)
     return None
 
 
@@ -172,8 +173,8 @@ def _top(run: Run, window: int, tested: float) -> tuple[float, str]:
     if abs(at + window // 2 - int(np.searchsorted(run.steps, tested))) <= window // 2:
         return tested, ""
     return top, (f"; over the whole run its {window}-point mean peaked near step {top:g} "
-                 f"({means[at]:.3f}), in windows reaching into the last quarter, and fell after "
-                 "it")
+                 f"({amount(means[at])}), in windows reaching into the last quarter, and fell "
+                 "after it")
 
 
 def _pace_gain(steps: np.ndarray, early: slice, late: slice, r0: float, r1: float) -> float:
@@ -228,44 +229,44 @@ def _classify(run: Run, early: slice, late: slice, noise: float) -> State:
         return fallen
     where = f"steps {run.steps[0]:g}-{run.steps[-1]:g}"
     if r1 < r0 - z_quantile(ALPHA) * se:
-        return State("declining", f"reward {r0:.3f} -> {r1:.3f} over {where}: a fall of "
-                     f"{r0 - r1:.3f} beyond its noise (s.e. {se:.3f}) from the start",
+        return State("declining", f"reward {amount(r0)} -> {amount(r1)} over {where}: a fall of "
+                     f"{amount(r0 - r1)} beyond its noise (s.e. {amount(se)}) from the start",
                      float(run.steps[0]), from_start=True)
     if abs(r1 - r0) <= z_quantile(ALPHA / 2) * se:
         top = (f" at the top of its range (>= {CEILING:g}): (nearly) every group solved leaves "
                "no reward spread, so little gradient; harder prompts are the lever"
                if is_success_rate(run) and min(r0, r1) >= CEILING else "")
-        return State("not_learning", f"reward {r0:.3f} -> {r1:.3f} over {where}, within "
-                     f"{z_quantile(ALPHA / 2):.3g} s.e. ({se:.3f}) of no change: flat from the "
+        return State("not_learning", f"reward {amount(r0)} -> {amount(r1)} over {where}, within "
+                     f"{z_quantile(ALPHA / 2):.3g} s.e. ({amount(se)}) of no change: flat from the "
                      f"start{top}")
     if is_success_rate(run) and abs(r1 - r0) <= NEGLIGIBLE_RISE:
-        return State("not_learning", f"reward {r0:.3f} -> {r1:.3f} over {where}: beyond its "
-                     f"noise (s.e. {se:.3f}) but within {NEGLIGIBLE_RISE} of no change, less "
-                     "than any mode reads from the reward: flat in practice")
+        return State("not_learning", f"reward {amount(r0)} -> {amount(r1)} over {where}: beyond "
+                     f"its noise (s.e. {amount(se)}) but within {NEGLIGIBLE_RISE} of no change, "
+                     "less than any mode reads from the reward: flat in practice")
     idx = np.arange(run.n_points)[late]
     slope = np.polyfit(run.steps[idx], r[idx], 1)[0]
     late_gain = slope * (run.steps[idx[-1]] - run.steps[idx[0]])
     late_se = noise * np.sqrt(12.0 / n_late)  # s.e. of a fitted line's rise over the segment
     at_ceiling = is_success_rate(run) and r1 >= CEILING
     if abs(late_gain) <= 2 * late_se:
-        words = (f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it "
-                 f"{change_words(late_gain)}, within 2 s.e. (s.e. {late_se:.3f})")
+        words = (f"reward {amount(r0)} -> {amount(r1)}; over the last quarter it "
+                 f"{change_words(late_gain)}, within 2 s.e. (s.e. {amount(late_se)})")
         expected = _pace_gain(run.steps, early, late, r0, r1)
         if expected > 0 and late_gain >= expected - 2 * late_se:
             return State("converged", f"{words}; a rise at the run's own average pace "
-                         f"({expected:.3f} over the quarter) is within 2 s.e. of it as well: "
+                         f"({amount(expected)} over the quarter) is within 2 s.e. of it as well: "
                          "the noise cannot tell a plateau from a continuing rise",
                          resolved=False)
         return State("converged", f"{words}: at its plateau")
     if at_ceiling:
-        return State("converged", f"reward {r0:.3f} -> {r1:.3f}: at the top of its range "
+        return State("converged", f"reward {amount(r0)} -> {amount(r1)}: at the top of its range "
                      f"(>= {CEILING:g})")
     if late_gain < 0:  # the end falls beyond its noise: not a run that learns
         peak_step, _ = _top(run, window, float("nan"))
         # r1 > r0 here: a lower end is a decline from the start or flat, read above
-        return State("declining", f"reward {r0:.3f} -> {r1:.3f} (start to last quarter: it "
-                     f"rose overall); over the last quarter it fell {-late_gain:.3f}, beyond "
-                     f"2 s.e. ({late_se:.3f}): falling at the end, from a peak near step "
+        return State("declining", f"reward {amount(r0)} -> {amount(r1)} (start to last quarter: it "
+                     f"rose overall); over the last quarter it fell {amount(-late_gain)}, beyond "
+                     f"2 s.e. ({amount(late_se)}): falling at the end, from a peak near step "
                      f"{peak_step:g}", peak_step)
-    return State("learning", f"reward {r0:.3f} -> {r1:.3f}; over the last quarter it "
-                 f"{change_words(late_gain)} (noise {late_se:.3f}): still moving")
+    return State("learning", f"reward {amount(r0)} -> {amount(r1)}; over the last quarter it "
+                 f"{change_words(late_gain)} (noise {amount(late_se)}): still moving")
