@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from grpodyn.empirical.diagnostics.series import (
+    amount,
     change_words,
     is_success_rate,
     smooth,
@@ -163,15 +164,15 @@ def hacking(run: Run, early: slice, late: slice, noise: float) -> ModeVerdict:
     share_held = _headroom_share(gain_held, float(np.mean(h[:k])), success)
     ratio = share_held / share_train
     words = (f"optimised reward {change_words(gain_train)}, held-out "
-             f"{change_words(gain_held)} {where} (held-out noise s.e. {se_gain:.3f} on a gain)")
+             f"{change_words(gain_held)} {where} (held-out noise s.e. {amount(se_gain)} on a gain)")
     if success:
         words += (f"; as shares of the headroom each had left: {share_train:.0%} and "
                   f"{share_held:.0%} (ratio {ratio:.2f})")
     if fall > fall_limit and rise_after > spread:
         score = float(np.clip(0.5 + 0.5 * fall / (fall + rise_after), FLAG_SCORE, 1.0))
-        words += (f"; the held-out fell {fall:.3f} from its best (step "
-                  f"{run.steps[idx[best]]:g}), beyond the {fall_limit:.3f} its noise allows, "
-                  f"while the optimised reward rose {rise_after:.3f} after it: it stopped "
+        words += (f"; the held-out fell {amount(fall)} from its best (step "
+                  f"{run.steps[idx[best]]:g}), beyond the {amount(fall_limit)} its noise allows, "
+                  f"while the optimised reward rose {amount(rise_after)} after it: it stopped "
                   "following")
         return ModeVerdict(True, score, words, True, (float(run.steps[idx[best]]), steps[1]))
     if gain_held > _FOLLOW_Z * se_gain:

@@ -18,6 +18,7 @@ import numpy as np
 
 from grpodyn.empirical.diagnostics.fluctuation import Fluctuation, sampling_share
 from grpodyn.empirical.diagnostics.series import (
+    amount,
     change_words,
     is_success_rate,
     lowest_window,
@@ -191,7 +192,7 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
         words += (f"; {law}: groups of G = {group_size} lose {lost:.0%} of the "
                   f"drift a large group would carry late, {over_run:.0%} over the run (each "
                   f"level read at its least degenerate value within {_MARGIN_Z:.2f} s.e.: "
-                  f"{r_late:.3f} late, s.e. {se:.3f})")
+                  f"{amount(r_late)} late, s.e. {amount(se)})")
     else:
         # without G, or without a success rate to set the Beta law, the share of groups
         # without spread is the drift factor itself
@@ -203,7 +204,7 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
     # with the noise of a fitted line's change over the segment, as the state says it
     late_se = noise * np.sqrt(12.0 / max(idx.size, 1))
     words += (f"; reward {r_late:.2f}, {change_words(gain)} over the last quarter (noise "
-              f"{late_se:.3f})")
+              f"{amount(late_se)})")
     if not short_of_ceiling:
         score = 0.0
         words += " (at the ceiling: nothing left to learn, not a failure)"
@@ -512,12 +513,13 @@ def _without_entropy(run: Run, early: slice, late: slice, group_size: int | None
                            "temperature there is convergence, not a failure", True, span)
     lost0 = _degenerate_from_start(run, early, group_size)
     if lost0 >= FLAG_SCORE:
-        return ModeVerdict(False, 0.0, f"{base}; at the first steps' reward "
-                           f"{window_mean(run.reward, early):.3f} identical prompts in groups of "
-                           f"G = {group_size} already lose {lost0:.0%} of the drift: the groups "
-                           "had no spread to lose, and without the entropy a prompt that never "
-                           "samples the right answer reads like one locked onto a wrong one, "
-                           "the diagnosis abstains", True, span, undecided=True)
+        first = amount(window_mean(run.reward, early))
+        return ModeVerdict(False, 0.0, f"{base}; at the first steps' reward {first} "
+                           f"identical prompts in groups of G = {group_size} already lose "
+                           f"{lost0:.0%} of the drift: the groups had no spread to lose, and "
+                           "without the entropy a prompt that never samples the right answer "
+                           "reads like one locked onto a wrong one, the diagnosis abstains",
+                           True, span, undecided=True)
     groups = _locked_beyond_start(run, early, late, group_size)
     if groups is not None:
         beyond, why = groups
