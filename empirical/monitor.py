@@ -390,7 +390,7 @@ class Monitor:
         flags = (state.headline.split(":")[0] if state.diagnosed_at is None
                  else f"flags={list(state.flags)} (diagnosed at step {state.diagnosed_at:g})")
         warning = ", early_warning" if state.early_warning else ""
-        return f"Monitor({state.points} points, {step}, {flags}{warning})"
+        return f"Monitor({state.points} point{'s' * (state.points != 1)}, {step}, {flags}{warning})"
 
     def _undiagnosed(self) -> str:
         """Say that no diagnosis has run, and at how many rewards the first will."""

@@ -330,6 +330,13 @@ def test_forecast_without_a_cut_runs_to_the_planned_steps(tmp_path, capsys):
                                                        out["warnings"])
     path.write_text(json.dumps({"max_steps": 60, "log_history": history}))  # reached
     assert "is reached" in _error(["forecast", str(path)], capsys)
+    every5 = [{"step": 5 * s, "reward": v} for s, v in enumerate(_rise(), start=1)]
+    path.write_text(json.dumps({"max_steps": 402, "log_history": every5}))
+    assert main(["forecast", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)  # "to step 402" where the last step was 400
+    assert out["steps"][-1] == 400
+    assert any(w.startswith("forecast to step 400, the last step at the log's cadence up to "
+                            "402, the steps the run was set to take") for w in out["warnings"])
 
 
 @pytest.mark.parametrize("command", [["fit"], ["forecast", "--train-fraction", "0.5"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -229,3 +230,28 @@ def test_run_to_dict_is_plain_json(tmp_path):
     text = json.dumps(out, allow_nan=False)
     assert out["reward"] == [0.1, 0.2, 0.3] and out["steps"] == [1.0, 2.0, 3.0]
     assert out["metrics"]["kl"] == [0.0, None, 0.02] and json.loads(text) == out
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"step": 1, "reward": false}\n{"step": 2, "reward": true}\n',
+     "no finite value of 'reward' (its values are true/false, which are not read as numbers"),
+    ('{"step": 1, "reward": "abc"}\n{"step": 2, "reward": "def"}\n',
+     "no finite value of 'reward' (text such as 'abc', not a number)")])
+def test_a_reward_with_no_number_says_what_it_held(tmp_path, text, said):
+    path = tmp_path / "log.jsonl"
+    path.write_text(text)
+    with pytest.raises(LogFormatError, match=re.escape(said)):
+        load_run(path)
+
+
+def test_a_csv_of_a_header_alone_says_it_holds_no_records(tmp_path):
+    path = tmp_path / "log.csv"
+    path.write_text("step,reward\n")
+    with pytest.raises(LogFormatError, match="no records: the log holds no logged step"):
+        load_run(path)
+
+
+def test_the_repr_of_a_run_of_one_point_says_point(tmp_path):
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"step": 1, "reward": 0.5}\n')
+    assert "1 point, " in repr(load_run(path))

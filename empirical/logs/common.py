@@ -21,9 +21,9 @@ import numpy as np
 
 from grpodyn.empirical.logs.meta import RunMeta
 
-__all__ = ["LogFormatError", "Parsed", "Rows", "number", "read_text", "MAX_BYTES",
-           "missing_step_key", "merged_steps", "MERGED_STEPS", "RUN_TAGS", "drop_abandoned",
-           "stray_steps", "STRAY_INTERVALS", "check_series"]
+__all__ = ["LogFormatError", "Parsed", "Rows", "number", "counted", "unread", "read_text",
+           "MAX_BYTES", "missing_step_key", "merged_steps", "MERGED_STEPS", "RUN_TAGS",
+           "drop_abandoned", "stray_steps", "STRAY_INTERVALS", "check_series"]
 
 #: A few records whose steps lie this many logging intervals beyond all the others', out of the
 #: file's order, are corrupt step numbers, not late or swapped records (:func:`stray_steps`).
@@ -115,6 +115,27 @@ def check_series(source: str, steps: Any, reward: Any, metrics: dict[str, Any]
     if not np.isfinite(steps).all() or (np.diff(steps) <= 0).any():
         raise LogFormatError(f"{source}: the steps must be finite and strictly increasing")
     return steps, reward, dict(zip(metrics, values, strict=True))
+
+
+def counted(n: int, noun: str) -> str:
+    """Say ``n`` with its noun, singular for one: "1 warning", "3 warnings"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def unread(values: list[Any]) -> str:
+    """Say what a metric that gave no number held (booleans, text, other values), or nothing.
+
+    The words follow "no finite value of 'reward'" in a loader's error: a log that writes its
+    reward as true/false is told to log 1/0.
+    """
+    if not values:
+        return ""
+    if all(isinstance(v, bool) for v in values):
+        return " (its values are true/false, which are not read as numbers: log 1/0)"
+    text = [v for v in values if isinstance(v, str)]
+    if text:
+        return f" (text such as {text[0]!r:.40}, not a number)"
+    return f" (values such as {values[0]!r:.40})"
 
 
 def number(value: Any) -> float:

@@ -25,6 +25,7 @@ import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS, diagnose
 from grpodyn.empirical.diagnostics.text import state_words
+from grpodyn.empirical.logs.common import counted
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_analysis import (
     analyse_run,
@@ -187,7 +188,7 @@ class Comparison:
         ax.set_xlabel("step, as each log counts it" if self.clock == "step"
                       else "learning-rate clock (sum of lr over steps)")
         ax.set_ylabel("reward (dotted: plateau where determined)")
-        ax.set_title(f"{len(self.runs)} runs on the {self.clock} clock")
+        ax.set_title(f"{counted(len(self.runs), 'run')} on the {self.clock} clock")
         ax.legend(fontsize=6, ncol=1 + len(self.runs) // 12)
         if path is not None:
             save_figure(fig, path, inputs=[run.source for run in self.runs])

@@ -47,11 +47,13 @@ from grpodyn.empirical.logs.common import (
     Parsed,
     Rows,
     check_series,
+    counted,
     drop_abandoned,
     merged_steps,
     missing_step_key,
     number,
     stray_steps,
+    unread,
 )
 from grpodyn.empirical.logs.formats import Source
 from grpodyn.empirical.logs.infer import Functions, logged_meta
@@ -122,10 +124,11 @@ class Run:
     def __repr__(self) -> str:
         span = f", steps {self.steps[0]:g}-{self.steps[-1]:g}" if self.n_points else ""
         which = "" if self.run_name is None else f", run={self.run_name!r}"
-        return (f"Run({Path(self.source).name!r}, {self.format}, {self.n_points} points{span}"
-                f"{which}, reward={self.reward_key!r}, metrics={len(self.metrics)}, "
-                f"{_count(len(self.meta.to_items()), 'hyperparameter')}, "
-                f"{_count(len(self.warnings), 'warning')})")
+        return (f"Run({Path(self.source).name!r}, {self.format}, "
+                f"{counted(self.n_points, 'point')}{span}{which}, reward={self.reward_key!r}, "
+                f"metrics={len(self.metrics)}, "
+                f"{counted(len(self.meta.to_items()), 'hyperparameter')}, "
+                f"{counted(len(self.warnings), 'warning')})")
 
     def to_dict(self) -> dict[str, Any]:
         """Return the run as plain JSON values.
@@ -193,11 +196,6 @@ class Run:
                                      f"Run.to_pandas writes ({exc})") from None
             run.meta = kept.merged(run.meta)
         return run
-
-
-def _count(n: int, noun: str) -> str:
-    """Say ``n`` with its noun, singular for one: "1 warning", "3 warnings"."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 # ---------------------------------------------------------------------------- assembly
@@ -389,7 +387,7 @@ def _heldout_on_steps(steps: np.ndarray, at: dict[float, float]
     between = {i: sv for i, sv in placed.items() if sv[0] > steps[0]}
     if between:
         moves = [f"{s:g}->{steps[i]:g}" for i, (s, _) in sorted(between.items())]
-        notes.append(f"{_count(len(between), 'held-out value')} logged at steps without a "
+        notes.append(f"{counted(len(between), 'held-out value')} logged at steps without a "
                      "training point placed at the step of the training point after them: "
                      f"{', '.join(moves[:6])}{', ...' if len(moves) > 6 else ''}")
     if placed:
@@ -399,7 +397,7 @@ def _heldout_on_steps(steps: np.ndarray, at: dict[float, float]
                        (outside, f"outside the training points' steps, {steps[0]:g} to "
                                  f"{steps[-1]:g}")):
         if which:
-            notes.append(f"{_count(len(which), 'held-out value')} not placed (logged at step"
+            notes.append(f"{counted(len(which), 'held-out value')} not placed (logged at step"
                          f"{'' if len(which) == 1 else 's'} "
                          f"{', '.join(f'{s:g}' for s in which[:6])}"
                          f"{', ...' if len(which) > 6 else ''}): {why}")
@@ -427,6 +425,9 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     """
     warnings: list[str] = list(parsed.notes)
     finite_steps = [(s, r) for s, r in rows if math.isfinite(s)]
+    if not rows:
+        raise LogFormatError(f"{source}: no records: the log holds no logged step (a header "
+                             "without rows?)")
     if not finite_steps:
         raise LogFormatError(f"{source}: no logged step with a finite step number")
     if len(finite_steps) < len(rows):
@@ -482,6 +483,8 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
 
     reward = np.sum([column(k) for k in keys], axis=0) if rows else np.zeros(0)
     finite = np.isfinite(reward)
+    seen = [r[k] for _, r in rows for k in keys if r.get(k) is not None] if not finite.any() \
+        else []
     if n_blank or not finite.all():
         warnings.append(f"{n_blank + int((~finite).sum())} point(s) with a missing or "
                         "non-finite reward dropped")
@@ -489,7 +492,7 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
                                                                zip(rows, finite, strict=True) if f]
     label = "+".join(keys)
     if steps.size == 0:
-        raise LogFormatError(f"{source}: no finite value of {label!r}")
+        raise LogFormatError(f"{source}: no finite value of {label!r}{unread(seen)}")
     warnings += lone_extremes(steps, reward)
     metrics, metric_keys = {}, {"reward": label}
     for name in CANONICAL[1:]:

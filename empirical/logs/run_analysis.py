@@ -25,6 +25,7 @@ import numpy as np
 
 from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS as DIAGNOSIS_POINTS
 from grpodyn.empirical.diagnostics.early_warning import warning_at_cut
+from grpodyn.empirical.logs.common import counted
 from grpodyn.empirical.logs.fit_text import (
     fits_table,
     trusted_member,
@@ -137,7 +138,7 @@ class RunAnalysis:
             return f"{value:.4g}" if isinstance(value, (int, float)) else d.get("status", "?")
 
         name = self.run.run_name or self.run.source.rsplit("/", 1)[-1]
-        return (f"RunAnalysis({name!r}, {self.run.n_points} points, "
+        return (f"RunAnalysis({name!r}, {counted(self.run.n_points, 'point')}, "
                 f"model={self.trusted_model!r}, plateau={entry(self.plateau)}, "
                 f"tau={entry(self.dynamics.get('tau', {}))}, "
                 f"{len(self.warnings)} warnings)")

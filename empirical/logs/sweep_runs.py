@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from grpodyn.empirical.logs.common import counted
 from grpodyn.empirical.logs.infer import format_defaults
 from grpodyn.empirical.logs.loaders import load_run
 from grpodyn.empirical.logs.run_settings import infer_reward_range
@@ -166,7 +167,7 @@ class SweepRun:
                           for k in ("optimizer", "lr", "group_size", "batch", "seed") if k in h)
         span = (f", log steps {self.first_step + self.steps[0]:g}-"
                 f"{self.first_step + self.steps[-1]:g}") if self.steps.size else ""
-        return (f"SweepRun({Path(self.name).name!r}, {self.reward.size} points{span}, "
+        return (f"SweepRun({Path(self.name).name!r}, {counted(self.reward.size, 'point')}{span}, "
                 f"{shown})")
 
     @property

@@ -97,7 +97,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_human(result: dict[str, Any]) -> None:
     """Print the table (and where the figure is)."""
-    print(f"{len(result['runs'])} runs on the {result['clock']} clock")
+    from grpodyn.empirical.logs.common import counted
+
+    print(f"{counted(len(result['runs']), 'run')} on the {result['clock']} clock")
     print(result["table"])
     if "figure" in result:
         print(f"figure: {result['figure']}")

@@ -125,7 +125,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "with the reward range unknown nothing bounds the forecast's extrapolation "
             "there; declare --reward-range"))
     if horizon is not None and args.horizon is None:
-        out["warnings"].append(f"forecast to step {horizon:g}, the steps the run was set to "
+        last = out["steps"][-1] if out["steps"] else horizon
+        upto = "" if last == horizon else f"the last step at the log's cadence up to {horizon:g}, "
+        out["warnings"].append(f"forecast to step {last:g}, {upto}the steps the run was set to "
                                "take (planned_steps); --horizon sets another")
     disagree = _point_off_plateau(out)
     if disagree is not None:
