@@ -4,9 +4,10 @@ length, and ``grpodyn forecast`` says the run reached it instead of that none is
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from grpodyn.cli import main
-from grpodyn.empirical.logs.loaders import load_run
+from grpodyn.empirical.logs.loaders import LogFormatError, load_run
 
 
 def _console(path, n_dicts: int, interval: int, total: int) -> str:
@@ -33,3 +34,12 @@ def test_forecast_says_the_planned_length_is_reached(tmp_path, capsys) -> None:
     assert "its planned length, step 1875, is reached (its last logged step 1860, logged " \
            "every 20)" in err
     assert "records no planned length" not in err
+
+
+def test_a_bar_no_interval_fits_is_named_in_the_refusal(tmp_path) -> None:
+    """60 dicts and a bar ending at 200/200 fit no whole interval L (60 L <= 200 < 61 L has
+    none): the error said "no total step count (final summary, progress bar)" of a log that
+    prints one."""
+    with pytest.raises(LogFormatError, match=r"its training progress bar ends at 200/200, which "
+                       r"no one logging interval fits with 60 logged dicts; give --logging-steps"):
+        load_run(_console(tmp_path / "train.log", n_dicts=60, interval=3, total=200))

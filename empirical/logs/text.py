@@ -234,11 +234,14 @@ def _run_steps(label: str, text: str, offsets: list[int], summary: dict[str, Any
             where = "inferred"
             meta["logging_steps"] = Hyperparameter(interval, "inferred", evidence)
     if interval is None:
+        total_words = ("no total step count (final summary, progress bar) that fixes the "
+                       "logging interval" if bar is None else
+                       f"its training progress bar ends at {bar[0]}/{bar[1]}, which no one "
+                       f"logging interval fits with {len(offsets)} logged dicts")
         raise LogFormatError(
             f"{label}: a TRL console log without step numbers: no step field in its "
             f"{len(offsets)} logged dicts, no training progress counter in step with them, and "
-            "no total step count (final summary, progress bar) that fixes the logging "
-            "interval; give --logging-steps N (the run's logging_steps)")
+            f"{total_words}; give --logging-steps N (the run's logging_steps)")
     if bar is not None:
         meta["planned_steps"] = Hyperparameter(
             bar[1], "inferred", f"the total of the training progress bar the console printed "
