@@ -176,12 +176,13 @@ class Comparison:
             The figure.
         """
         fig, ax = new_figure(saving=path is not None, figsize=(7, 4.5))
-        for i, run in enumerate(self.runs):
+        labels = short_names([run.name for run in self.runs], width=NAME_WIDTH)
+        for i, (run, label) in enumerate(zip(self.runs, labels, strict=True)):
             color = f"C{i % 10}"
             window = max(1, run.reward.size // 50)
             smooth = np.convolve(run.reward, np.ones(window) / window, mode="valid")
             ax.plot(run.clock, run.reward, color=color, alpha=0.2, lw=0.8)
-            ax.plot(run.clock[window - 1:], smooth, color=color, lw=1.5, label=run.name)
+            ax.plot(run.clock[window - 1:], smooth, color=color, lw=1.5, label=label)
             plateau = run.summary["plateau"]
             if plateau["status"] == "determined":
                 ax.axhline(plateau["value"], color=color, ls=":", lw=1)
@@ -189,7 +190,10 @@ class Comparison:
                       else "learning-rate clock (sum of lr over steps)")
         ax.set_ylabel("reward (dotted: plateau where determined)")
         ax.set_title(f"{counted(len(self.runs), 'run')} on the {self.clock} clock")
-        ax.legend(fontsize=6, ncol=1 + len(self.runs) // 12)
+        # below the axes, the names as the table shortens them: inside, it hid the runs that
+        # fell to the floor
+        ax.legend(fontsize=6, ncol=1 + len(self.runs) // 6, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.14), frameon=False)
         if path is not None:
             save_figure(fig, path, inputs=[run.source for run in self.runs])
         return fig
