@@ -224,6 +224,8 @@ def test_the_comparison_shows_the_bound_that_says_something():
     rising = {"value": None, "lower": 0.62, "upper": 1.0, "status": "not_determined"}
     assert "not_determined (>= 0.62)" in compared(rising, [0.0, 1.0])
     assert "not_determined [0.62, 1]" in compared(rising, None)
+    edge = {"value": 1.0, "lower": None, "upper": None, "status": "at_bound"}
+    assert "1 (at_bound)" in compared(edge, [0.0, 1.0])  # it said "at_bound" without the value
     flat = {"value": None, "lower": 0.0, "upper": 1.0, "status": "not_determined"}
     assert "not_determined  " in compared(flat, [0.0, 1.0])
 

@@ -264,10 +264,14 @@ def _status_text(entry: dict[str, Any], spec: str,
                  edges: Sequence[float] | None = None) -> str:
     """Format a number with its status: the value and interval when determined, else a bound.
 
+    A value that is singular or at the fit's bound (a plateau on the reward range's edge) is
+    shown with its status in brackets: ``1 (at_bound)``.
+
     A bound that is an edge of the reward range (``edges``) says nothing the range does not,
     so the other one is shown: a falling run's plateau ``(<= 0.006)``, not ``(>= 0.000)``.
     """
-    if entry.get("value") is not None and entry["status"] in ("determined", "singular"):
+    if entry.get("value") is not None and entry["status"] in ("determined", "singular",
+                                                               "at_bound"):
         interval = (f" [{format(entry['lower'], spec)}, {format(entry['upper'], spec)}]"
                     if entry.get("lower") is not None and entry.get("upper") is not None
                     else "")
