@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'dcf633ec5fd1e1e49b97e0048d1b1b3f'
+THEORY_HASH = 'c056d2d5d5ee7aba75999bef5f269acc'
 
 
 SIGNATURES = {

@@ -240,12 +240,12 @@ def staleness_stable(momentum: float, stiffness: float, staleness: int) -> bool:
     -------
     bool
         True when every root of z^(d+1) - (1+beta) z^d + beta z^(d-1) + k lies inside the unit
-        circle (on-policy: 0 < k < 2 (1 + beta)).
+        circle (on-policy: 0 < k < 2 (1 + beta), and beta < 1, where the limit exists).
     """
     beta, k = momentum, stiffness
     d = check_int("staleness", staleness, minimum=0)
     if d == 0:
-        return 0 < k < compiled("stiffness_max")(beta)
+        return beta < 1 and 0 < k < compiled("stiffness_max")(beta)
     return schur_stable(_staleness_coefficients(beta, k, d))
 
 

@@ -163,9 +163,9 @@ def test_theory_and_simulator_share_defaults():
 def test_a_written_log_reads_back_its_own_settings(tmp_path, capsys):
     # the advice read beta = 0.9, "Adam's default", from a heavy-ball SGD run at beta = 0.5
     log = tmp_path / "m05.json"
-    # and the KL coefficient, which only the sweep read (``grpodyn_hparams`` names it ``kl``)
+    # and the KL coefficient (not the default 0.5), which only the sweep read
     assert main(["bandit", "--write-log", str(log), "--momentum", "0.5", "--steps", "60",
-                 "--kl", "0.5", "--json"]) == 0
+                 "--kl", "0.25", "--json"]) == 0
     capsys.readouterr()
     meta = load_run(log).meta
     read = {name: (getattr(meta, name).value, getattr(meta, name).source.split(":")[0])
@@ -174,4 +174,17 @@ def test_a_written_log_reads_back_its_own_settings(tmp_path, capsys):
     assert read == {"optimizer": ("sgd", "file"), "momentum": (0.5, "file"),
                     "group_size": (config["group_size"], "file"),
                     "batch": (config["prompts"], "file"), "lr": (config["lr"], "file"),
-                    "kl": (0.5, "file")}
+                    "kl": (0.25, "file")}
+
+
+def test_the_kl_of_grpodyn_s_own_log_is_no_config_key_for_other_logs():
+    """Reading grpodyn_hparams' ``kl`` must not make a bare ``kl`` a config key: an OpenRLHF
+    console prints the KL metric as ``kl=...`` every step, and a config's ``"kl": "k3"`` (an
+    estimator) hid TRL's ``beta``."""
+    from pathlib import Path
+
+    from grpodyn.empirical.logs.config import meta_from_config
+
+    console = load_run(Path(__file__).parent / "data" / "formats" / "openrlhf_console.log")
+    assert console.meta.kl is None and not any("kl printed" in w for w in console.warnings)
+    assert meta_from_config({"beta": 0.04, "kl": "k3"}, "file:x", "x").kl.value == 0.04

@@ -103,7 +103,7 @@ def test_a_change_too_small_for_three_decimals_keeps_two_significant_digits():
     from grpodyn.empirical.diagnostics.series import change_words
 
     assert change_words(-0.00031) == "fell 0.00031"
-    assert change_words(4e-7) == "rose 4e-07"
+    assert change_words(4e-7) == "rose 4.0e-07"  # two significant digits
     assert change_words(0.12) == "rose 0.120" and change_words(-0.05) == "fell 0.050"
     assert change_words(0.0) == "did not change"
 

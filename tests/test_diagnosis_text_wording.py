@@ -256,7 +256,8 @@ def test_complex_poles_without_a_persisting_cycle_are_not_called_an_oscillation(
 
 @pytest.mark.parametrize(("value", "text"), [(0.5, "0.500"), (0.0123, "0.012"), (0.0021, "0.0021"),
                                              (0.00031, "0.00031"), (-0.0042, "-0.0042"),
-                                             (0.0, "0.000"), (1.2345, "1.234")])
+                                             (0.0, "0.000"), (1.2345, "1.234"),
+                                             (0.00104, "0.0010"), (0.002, "0.0020")])
 def test_an_amount_keeps_two_significant_digits(value: float, text: str) -> None:
     assert amount(value) == text
 

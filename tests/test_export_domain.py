@@ -239,3 +239,11 @@ def test_python_numbers_at_a_pole_give_what_an_array_gives(name, args):
     got = compiled(name)(*args)
     assert np.array_equal(np.asarray(got).reshape(1), np.asarray(array, dtype=float).reshape(1),
                           equal_nan=True), (got, array)
+
+
+def test_staleness_stable_says_false_at_unit_momentum_whatever_the_staleness():
+    """On-policy it raised stiffness_max's refusal, while d = 1 said False."""
+    from grpodyn.numerics.stability import staleness_stable
+
+    assert [staleness_stable(1.0, 0.5, d) for d in (0, 1, 2)] == [False, False, False]
+    assert staleness_stable(0.5, 0.5, 0)

@@ -32,6 +32,31 @@ def test_write_new_writes_a_new_file_and_never_replaces_one(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json", "link.json", "new.json"]
 
 
+def test_write_new_without_hard_links_claims_the_name_and_leaves_nothing_on_failure(
+        tmp_path, monkeypatch):
+    """Where os.link is refused (FAT, FUSE, SMB), the name is claimed exclusively and then
+    filled; a failed fill removed nothing: an empty file blocked every later write."""
+    import errno
+    import os
+
+    def no_links(src, dst):
+        raise OSError(errno.ENOSYS, "no hard links here")
+
+    monkeypatch.setattr(os, "link", no_links)
+    assert write_new(tmp_path / "a.json", "text").read_text() == "text"
+    with pytest.raises(FileExistsError):
+        write_new(tmp_path / "a.json", "ours")
+    assert (tmp_path / "a.json").read_text() == "text"
+
+    def failing(src, dst):
+        raise OSError(errno.EIO, "input/output error")
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError, match="input/output"):
+        write_new(tmp_path / "b.json", "text")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]
+
+
 def test_save_figure_keeps_the_old_file_when_saving_fails(tmp_path):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")

@@ -255,3 +255,13 @@ def test_the_repr_of_a_run_of_one_point_says_point(tmp_path):
     path = tmp_path / "log.jsonl"
     path.write_text('{"step": 1, "reward": 0.5}\n')
     assert "1 point, " in repr(load_run(path))
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("step,reward\n1,true\n2,FALSE\n", "true/false, which are not read as numbers: log 1/0"),
+    ("step,reward\n1,nan\n2,nan\n", "every value is NaN or infinite")])
+def test_a_csv_reward_of_words_or_nan_says_which(tmp_path, text, said):
+    path = tmp_path / "log.csv"
+    path.write_text(text)
+    with pytest.raises(LogFormatError, match=re.escape(said)):
+        load_run(path)

@@ -91,7 +91,7 @@ _TERMS = [
                                  "algorithm.kl_ctrl.kl_coef",
           "openrlhf": "init_kl_coef"},
          ("kl_ctrl.kl_coef", "kl_loss_coef", "init_kl_coef", "kl_coef", "kl_beta", "beta_kl",
-          "kl_coefficient", "kl", "beta"),
+          "kl_coefficient", "beta"),
          ("kl_coef", "actor/reward_kl_penalty_coeff", "kl_ctrl/kl_coef", "kl_beta")),
     Term("refresh", "optimizer steps per sampling refresh K (sample-and-hold)", "K",
          {"trl": "steps_per_generation (num_iterations > 1 is importance-corrected reuse)",

@@ -133,11 +133,12 @@ def trend_window(n: int) -> int:
 
 
 def prefix(run: Run, until: float) -> Run:
-    """Return the run cut to its steps up to ``until`` (inclusive): what was known then.
+    """Return the run cut to its steps up to ``until`` (inclusive): its series as logged then.
 
     The series are cut; the settings (``run.meta``: lr, G, B, the length cap) are kept whole,
-    since a run has them from its start, also where the loader inferred them from the whole
-    log's metrics (the peak of a logged lr, G and B by the rewards' granularity).
+    since a run has them from its start. Where the loader inferred them from the whole log's
+    metrics (the peak of a logged lr, G and B by the rewards' granularity), that reading looks
+    ahead of ``until``; a Monitor is given them.
 
     Raises
     ------

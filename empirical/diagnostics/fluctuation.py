@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grpodyn.empirical.diagnostics.series import is_success_rate
+from grpodyn.empirical.diagnostics.series import amount, is_success_rate
 from grpodyn.empirical.diagnostics.verdict import G_BOUND
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.numerics.compiled import compiled
@@ -190,7 +190,7 @@ def sampling_share(run: Run, part: slice, group_size: int | None) -> Fluctuation
         return _unknown("the batch B (prompts per step) is not in the log: the reward's "
                         "sampling noise has no prediction", m)
     if spread <= 0:
-        return _unknown(f"reward {m:.2f}: no sampling noise at all", m)
+        return _unknown(f"reward {amount(m, 2)}: no sampling noise at all", m)
     d = np.diff(r)
     v = float(np.var(d, ddof=1) / 2)
     lag1 = float(np.corrcoef(d[:-1], d[1:])[0, 1]) if np.std(d) > 0 else -0.5
@@ -233,7 +233,7 @@ def _measured(x: float, m: float, batch: int, group_size: int, factor: float,
     ratio = x * group_size
     return Fluctuation("measured", kappa, kappa, kappa, ratio, m,
                        f"the reward fluctuates x{ratio:.2f} the binomial prediction "
-                       f"m(1-m)/(BG) at m = {m:.2f}, B = {batch}, G = {group_size}{dealt}: "
+                       f"m(1-m)/(BG) at m = {amount(m, 2)}, B = {batch}, G = {group_size}{dealt}: "
                        f"{kappa:.0%} of its variance is between prompts (0% for a policy that "
                        "explores every prompt, 100% for one deterministic on each)", fraction)
 
@@ -253,7 +253,7 @@ def _bounded(x: float, m: float, batch: int, factor: float, resolution: float, d
     low = (x - 1 / G_BOUND) / (factor - 1 / G_BOUND)
     high = x / factor
     return Fluctuation("bounded", float("nan"), low, high, float("nan"), m,
-                       f"G unknown: the reward's fluctuation at m = {m:.2f}, B = {batch}{dealt} "
-                       f"puts the share of its variance between prompts between "
+                       f"G unknown: the reward's fluctuation at m = {amount(m, 2)}, B = "
+                       f"{batch}{dealt} puts the share of its variance between prompts between "
                        f"{max(low, 0):.0%} (G = {G_BOUND}) and {high:.0%} (G -> infinity)",
                        fraction)

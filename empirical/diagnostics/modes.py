@@ -187,8 +187,9 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
             if 0 < r_late < 1 else 1.0
         over_run = _drift_lost_over_run(run, phi, group_size, noise)
         score = max(lost, over_run)
-        law = (f"prompt pool Beta with mean {r_late:.2f}, phi {_phi_words(phi)} ({pool.status})"
-               if pool is not None else f"identical prompts at the reward {r_late:.2f}")
+        level = amount(r_late, 2)
+        law = (f"prompt pool Beta with mean {level}, phi {_phi_words(phi)} ({pool.status})"
+               if pool is not None else f"identical prompts at the reward {level}")
         words += (f"; {law}: groups of G = {group_size} lose {lost:.0%} of the "
                   f"drift a large group would carry late, {over_run:.0%} over the run (each "
                   f"level read at its least degenerate value within {_MARGIN_Z:.2f} s.e.: "
@@ -203,7 +204,7 @@ def degeneracy(run: Run, late: slice, group_size: int | None, noise: float) -> M
         words += f": only {1 - f_late:.0%} of the groups carry a gradient{why}"
     # with the noise of a fitted line's change over the segment, as the state says it
     late_se = noise * np.sqrt(12.0 / max(idx.size, 1))
-    words += (f"; reward {r_late:.2f}, {change_words(gain)} over the last quarter (noise "
+    words += (f"; reward {amount(r_late, 2)}, {change_words(gain)} over the last quarter (noise "
               f"{amount(late_se)})")
     if not short_of_ceiling:
         score = 0.0
@@ -382,8 +383,8 @@ def concentration(run: Run, early: slice, late: slice, group_size: int | None
         rise = (" (a rise: the reward moved toward 1/2, where the answers spread most)"
                 if kept > 1 else "")
         words += (f"; no zero-std share in the log{_missing_share_words(run)}: the reward moved "
-                  f"{r0:.2f} -> {r_low:.2f} over those steps, after which prompts that keep "
-                  f"their spread keep at least x{kept:.2f} of their answer entropy{rise} "
+                  f"{amount(r0, 2)} -> {amount(r_low, 2)} over those steps, after which prompts "
+                  f"that keep their spread keep at least x{kept:.2f} of their answer entropy{rise} "
                   f"(docs/theory.md section 7); {beyond:.0%} of that entropy was lost beyond it")
         if beyond < FLAG_SCORE:
             score = min(score, beyond)

@@ -143,7 +143,7 @@ def amount(value: float, digits: int = 3) -> str:
     two levels. Zero (and NaN) as ``digits`` decimals.
     """
     if value != 0 and np.isfinite(value) and round(abs(value), digits) < 10.0 ** (1 - digits):
-        return f"{value:.2g}"
+        return f"{value:#.2g}"
     return f"{value:.{digits}f}"
 
 

@@ -126,16 +126,26 @@ def unread(values: list[Any]) -> str:
     """Say what a metric that gave no number held (booleans, text, other values), or nothing.
 
     The words follow "no finite value of 'reward'" in a loader's error: a log that writes its
-    reward as true/false is told to log 1/0.
+    reward as true/false is told to log 1/0; one of NaN or inf is told so.
     """
     if not values:
         return ""
-    if all(isinstance(v, bool) for v in values):
+    if all(isinstance(v, bool) or str(v).strip().lower() in ("true", "false") for v in values):
         return " (its values are true/false, which are not read as numbers: log 1/0)"
+    if all(_non_finite(v) for v in values):
+        return f" (every value is NaN or infinite, such as {values[0]!r:.40})"
     text = [v for v in values if isinstance(v, str)]
     if text:
         return f" (text such as {text[0]!r:.40}, not a number)"
     return f" (values such as {values[0]!r:.40})"
+
+
+def _non_finite(value: Any) -> bool:
+    """Return whether ``value`` reads as a number that is NaN or infinite ("nan", inf)."""
+    try:
+        return not math.isfinite(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def number(value: Any) -> float:

@@ -14,6 +14,7 @@ a is proportional to the lr).
 
 from __future__ import annotations
 
+import copy
 import os
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
@@ -117,8 +118,9 @@ class ComparedRun:
 
     def __repr__(self) -> str:
         """Return one line: the name, the points and the state (the curve left out)."""
-        return (f"ComparedRun({self.name!r}, {self.summary.get('n_points', self.reward.size)} "
-                f"points, state={state_text(self.summary['diagnosis'])!r})")
+        points = counted(self.summary.get("n_points", self.reward.size), "point")
+        state = state_text(self.summary["diagnosis"])
+        return f"ComparedRun({self.name!r}, {points}, state={state!r})"
 
     def to_dict(self) -> dict[str, Any]:
         """Return the run's summary (JSON-ready; the curve is left out)."""
@@ -148,14 +150,14 @@ class Comparison:
         """Return the comparison as a plain-text table, one run a line."""
         shown = short_names([run.name for run in self.runs], width=NAME_WIDTH)
         width = max(3, *map(len, shown))
-        lines = [f"{'run':{width}s} {'last step':>9s} {'final':>9s}  {'plateau':30s} "
+        lines = [f"{'run':{width}s} {'last step':>9s} {'final':>9s}  {'plateau':34s} "
                  f"{'tau':30s} state"]
         why = []
         for run, name in zip(self.runs, shown, strict=True):
             s, state = run.summary, state_text(run.summary["diagnosis"])
             final = format(s["final_reward"]["value"], _DIGITS)
             lines.append(f"{name:{width}s} {s['steps']:9g} {final:>9s}"
-                         f"  {_status_text(s['plateau'], _DIGITS, s.get('reward_range')):30s} "
+                         f"  {_status_text(s['plateau'], _DIGITS, s.get('reward_range')):34s} "
                          f"{_status_text(s['tau'], _DIGITS):30s} {state}")
             why += [textwrap.fill(f"{name}: {words}", 100, subsequent_indent="    ",
                                   break_long_words=False) for words in _reasons(s)]
@@ -230,8 +232,8 @@ def _diagnosis_of(run: Run, diagnosis: Any) -> dict[str, Any]:
     """
     reason = None
     if diagnosis is None and run.n_points < MIN_POINTS:
-        reason = (f"{run.n_points} logged points, fewer than the {MIN_POINTS} a diagnosis "
-                  "reads")
+        reason = (f"{counted(run.n_points, 'logged point')}, fewer than the {MIN_POINTS} a "
+                  "diagnosis reads")
     elif diagnosis is None:
         try:
             diagnosis = diagnose(run)
@@ -243,7 +245,7 @@ def _diagnosis_of(run: Run, diagnosis: Any) -> dict[str, Any]:
     warning = diagnosis.early_warning
     return {"state": diagnosis.state, "primary": diagnosis.primary,
             "resolved": diagnosis.resolved, "headline": diagnosis.headline,
-            "early_warning": warning, "reason": None}
+            "early_warning": copy.deepcopy(warning), "reason": None}
 
 
 def _reasons(summary: dict[str, Any]) -> list[str]:
@@ -268,7 +270,7 @@ def _status_text(entry: dict[str, Any], spec: str,
     shown with its status in brackets: ``1 (at_bound)``.
 
     A bound that is an edge of the reward range (``edges``) says nothing the range does not,
-    so the other one is shown: a falling run's plateau ``(<= 0.006)``, not ``(>= 0.000)``.
+    so the other one is shown: a falling run's plateau ``(<= 0.005677)``, not ``(>= 0)``.
     """
     if entry.get("value") is not None and entry["status"] in ("determined", "singular",
                                                                "at_bound"):

@@ -426,8 +426,7 @@ def _assemble(source: str, parsed: Parsed, rows: Rows, *, run_name: str | None =
     warnings: list[str] = list(parsed.notes)
     finite_steps = [(s, r) for s, r in rows if math.isfinite(s)]
     if not rows:
-        raise LogFormatError(f"{source}: no records: the log holds no logged step (a header "
-                             "without rows?)")
+        raise LogFormatError(f"{source}: no records: the log holds no logged step")
     if not finite_steps:
         raise LogFormatError(f"{source}: no logged step with a finite step number")
     if len(finite_steps) < len(rows):

@@ -141,7 +141,7 @@ class RunAnalysis:
         return (f"RunAnalysis({name!r}, {counted(self.run.n_points, 'point')}, "
                 f"model={self.trusted_model!r}, plateau={entry(self.plateau)}, "
                 f"tau={entry(self.dynamics.get('tau', {}))}, "
-                f"{len(self.warnings)} warnings)")
+                f"{counted(len(self.warnings), 'warning')})")
 
     # ---------------------------------------------------------------- output
     def forecast_dict(self) -> dict[str, Any] | None:

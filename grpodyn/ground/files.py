@@ -7,6 +7,7 @@ several files is written all or nothing: :func:`write_all_atomic` for texts,
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -88,12 +89,13 @@ def write_atomic(path: str | Path, text: str) -> Path:
 
 
 def write_new(path: str | Path, text: str) -> Path:
-    """Write ``text`` to a new file ``path``, atomically, never replacing a file.
+    """Write ``text`` to a new file ``path``, never replacing a file.
 
-    The complete text is linked into place (``os.link`` fails where ``path`` exists), so a
-    file that appears at ``path`` while the text is written, even a moment before the last
-    step, is kept and the write refused. Where the folder's file system has no hard links,
-    ``path`` is first created exclusively and then replaced by the complete text.
+    The complete text is linked into place (``os.link`` fails where ``path`` exists): a file
+    that appears at ``path`` while the text is written, even a moment before the last step, is
+    kept and the write refused, and a reader never sees a partial file. Where the folder's file
+    system has no hard links, ``path`` is first created empty and exclusively, then replaced by
+    the complete text: a reader may see it empty meanwhile, and a failure removes it.
 
     Raises
     ------
@@ -110,14 +112,34 @@ def write_new(path: str | Path, text: str) -> Path:
             os.link(tmp, path)
         except FileExistsError:
             raise FileExistsError(errno.EEXIST, "exists", str(path)) from None
-        except OSError as exc:  # no hard links here: claim the name, then fill it
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+        except OSError as exc:
+            if exc.errno not in _NO_LINKS:
                 raise _naming(path, exc) from exc
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-            os.replace(tmp, path)
+            _claim_then_replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)
     return path
+
+
+#: ``os.link``'s errors on a file system without hard links (FAT, some FUSE and SMB mounts).
+_NO_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS,
+                       errno.EINVAL})
+
+
+def _claim_then_replace(tmp: str, path: Path) -> None:
+    """Create ``path`` exclusively, then replace it by ``tmp``; remove the claim on failure."""
+    claim = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        ours = os.fstat(claim).st_ino
+    finally:
+        os.close(claim)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if os.lstat(path).st_ino == ours:  # still the empty claim, not another's file
+                os.unlink(path)
+        raise
 
 
 def save_figure(fig: Any, path: str | Path, *, inputs: Iterable[str | Path] = ()) -> Path:
