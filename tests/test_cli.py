@@ -363,3 +363,20 @@ def test_fit_json_holds_no_diagnosis_it_did_not_make(capsys) -> None:
         "sweep_runs_broad_e8_tb256_metrics.excerpt.jsonl")
     out = _run_json(capsys, ["fit", str(log), "--json"])
     assert "diagnosis" not in out and "models" in out
+
+
+def test_a_forecast_notes_no_bound_of_a_model_that_carries_no_weight():
+    """"sigmoid: t_mid at the fit's bound" was noted where the sigmoid had no weight."""
+    from pathlib import Path
+
+    import grpodyn
+    from grpodyn.empirical.logs.fit_text import NOTED_WEIGHT
+
+    log = (Path(__file__).parent / "data" / "real_logs" / "lzhihan__grpo-math-pipeline__outputs_"
+           "grpo_qwen2.5-1.5b-sft-grpo-lora_checkpoint-1200_trainer_state.excerpt.json")
+    analysis = grpodyn.analyse_run(grpodyn.load_run(log))
+    at_bound = [name for name, fit in analysis.fits.items() if fit.params_at_bounds]
+    assert at_bound  # the sigmoid's t_mid sits on its bound here
+    for name in at_bound:
+        noted = any(w.startswith(f"{name}: ") and "bound" in w for w in analysis.warnings)
+        assert noted == (analysis.weights.get(name, 0.0) >= NOTED_WEIGHT), name

@@ -15,10 +15,13 @@ from typing import TYPE_CHECKING, Any
 from grpodyn.numerics.fit_result import PUBLIC_NAMES
 
 if TYPE_CHECKING:
+    from grpodyn.numerics.fit_result import FitResult
+
     from .run_analysis import RunAnalysis
 
 __all__ = ["LEVELS", "NOT_CURVES", "shown_param", "weight_on", "trusted_member",
-           "untrusted_note", "weight_text", "unweighed_reason", "fits_table"]
+           "untrusted_note", "weight_text", "unweighed_reason", "fits_table", "fit_notes",
+           "NOTED_WEIGHT"]
 
 #: The fitted parameters that are reward levels (any sign), not positive shape parameters.
 LEVELS = ("r0", "r_star")
@@ -182,3 +185,26 @@ def fits_table(analysis: RunAnalysis) -> str:
               f"<p>{html.escape(untrusted_note(weight_on(weights)).capitalize())}.</p>")
     return (f"{legend}<table><tr><th>model</th><th>R^2</th><th>weight</th><th>parameters</th>"
             f"<th>at bound</th><th>singular</th></tr>{''.join(rows)}</table>")
+
+
+#: Stacking weight below which a curve model's fit is not noted: it shapes no result.
+NOTED_WEIGHT = 0.01
+
+
+def fit_notes(fits: dict[str, FitResult], weights: dict[str, float]) -> list[str]:
+    """Return the warnings of the weighted fits: parameters at the box's bounds, singular fits.
+
+    A model the stack gives less than :data:`NOTED_WEIGHT` shapes neither the plateau nor the
+    forecast; its row in the fit table still shows its weight.
+    """
+    notes = []
+    for name, fit in fits.items():
+        if weights.get(name, 0.0) < NOTED_WEIGHT:
+            continue
+        if fit.params_at_bounds:
+            named = ("plateau" if b == "r_star" else b for b in fit.params_at_bounds)
+            notes.append(f"{name}: {', '.join(named)} at the fit's bound "
+                         "(a result of the box, not of the data)")
+        if fit.singular:
+            notes.append(f"{name}: singular information matrix; no standard errors")
+    return notes

@@ -27,6 +27,7 @@ from grpodyn.empirical.diagnostics.diagnose import MIN_POINTS as DIAGNOSIS_POINT
 from grpodyn.empirical.diagnostics.early_warning import warning_at_cut
 from grpodyn.empirical.logs.common import counted
 from grpodyn.empirical.logs.fit_text import (
+    fit_notes,
     fits_table,
     trusted_member,
     unweighed_reason,
@@ -431,7 +432,6 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     fits = {name: m.fit for name, m in members.items() if m.fit is not None}
     if not fits and errors:
         raise InputError(f"{run.source}: {next(iter(errors.values()))}")
-    warnings += _fit_notes(fits)
     noise = estimate_noise(part.reward)
     forecast = None
     if train_fraction is not None or until is not None or horizon is not None:
@@ -445,7 +445,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
         learning_rate=None if part_lr is None else (part.steps, part_lr), stack=stack,
         one=one if one is not None else fit_on_training_part,
         asked=() if set(models) == set(FIT_MODELS) else models)
-    warnings += notes
+    warnings += fit_notes(fits, weights) + notes
     plateau = pinned_plateau(part.reward) or plateau
     trusted_fit, favoured = tau_model(fits, weights)
     span = float(part.steps[-1] - part.steps[0])
@@ -533,19 +533,6 @@ def _leading(run: Run, n: int) -> Run:
     """Return the run cut to its first ``n`` points (the training part before a cut)."""
     return replace(run, steps=run.steps[:n], reward=run.reward[:n],
                    metrics={k: v[:n] for k, v in run.metrics.items()})
-
-
-def _fit_notes(fits: dict[str, FitResult]) -> list[str]:
-    """Return the warnings of the fits: parameters at the box's bounds, singular matrices."""
-    notes = []
-    for name, fit in fits.items():
-        if fit.params_at_bounds:
-            named = ("plateau" if b == "r_star" else b for b in fit.params_at_bounds)
-            notes.append(f"{name}: {', '.join(named)} at the fit's bound "
-                         "(a result of the box, not of the data)")
-        if fit.singular:
-            notes.append(f"{name}: singular information matrix; no standard errors")
-    return notes
 
 
 def _checked_choices(models: str | tuple[str, ...], **flags: Any) -> tuple[str, ...]:
