@@ -9,7 +9,9 @@ dotted keys and matched by their last components: the names of TRL's ``GRPOConfi
 ``actor_rollout_ref.actor.optim.lr`` / ``rollout.n`` / ``data.train_batch_size`` /
 ``algorithm.kl_ctrl.kl_coef`` / ``ppo_epochs``, OpenRLHF's ``n_samples_per_prompt`` /
 ``rollout_batch_size`` / ``init_kl_coef`` / ``max_epochs``, and common custom names. Settings of
-the critic, reward or reference model are never read as the policy's.
+the critic, reward or reference model are never read as the policy's. A config's
+``grpodyn_hparams`` (the settings a log that grpodyn wrote carries) is read by its exact names
+(``meta.HPARAM_FIELDS``) before any other key.
 
 verl has two KL terms, each behind its own switch: the actor's KL loss (``actor.use_kl_loss``,
 coefficient ``actor.kl_loss_coef``) and the KL penalty in the reward
@@ -27,7 +29,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from grpodyn.empirical.logs.meta import Hyperparameter, RunMeta
+from grpodyn.empirical.logs.meta import HPARAM_FIELDS, Hyperparameter, RunMeta
 from grpodyn.theory.vocabulary import config_keys
 
 __all__ = ["meta_from_config", "meta_beside", "CONFIG_FILES", "CONFIG_KEYS", "flatten",
@@ -43,6 +45,9 @@ _OTHER_MODELS = {"critic", "reward_model", "ref", "rm", "teacher", "reward", "va
 #: Settings that count steps, completions or prompts: a negative value is a placeholder.
 _COUNTS = frozenset({"warmup_steps", "planned_steps", "logging_steps", "group_size", "batch",
                      "num_iterations", "length_cap"})
+
+#: The key of a config under which grpodyn records a run's settings in its own names.
+OWN_HPARAMS = "grpodyn_hparams"
 
 #: field -> names, matched against the last components of a dotted key; first match wins. From
 #: the one alias table of run settings, grpodyn.theory.vocabulary.
@@ -205,28 +210,22 @@ def meta_from_config(config: dict[str, Any], source: str, where: str, *,
     RunMeta
         The hyperparameters found.
     """
-    flat = flatten(config)
+    own = config.get(OWN_HPARAMS)
+    flat = flatten({k: v for k, v in config.items() if k != OWN_HPARAMS})
     meta = RunMeta()
+    if isinstance(own, dict):
+        for name, field in HPARAM_FIELDS.items():
+            _set(meta, field, own.get(name), source, f"{name} in {OWN_HPARAMS}, {where}")
     verl_kl = _verl_kl(flat, source, where)
-    if verl_kl is not None:
+    if verl_kl is not None and meta.kl is None:
         meta.kl, note = verl_kl
         if note is not None and notes is not None:
             notes.append(note)
     for field, names in CONFIG_KEYS.items():
-        hit = None if field == "kl" and verl_kl is not None else _lookup(
-            flat, names, count=field in _COUNTS)
-        if hit is None:
-            continue
-        key, value = hit
-        if field in ("optimizer", "schedule"):
-            if not isinstance(value, str):
-                continue
-            value = (_normal_optimizer if field == "optimizer" else _normal_schedule)(value)
-        else:
-            value = _finite(value)
-            if value is None:
-                continue
-        setattr(meta, field, Hyperparameter(value, source, f"{key} in {where}"))
+        hit = None if getattr(meta, field) is not None or (field == "kl" and verl_kl is not None) \
+            else _lookup(flat, names, count=field in _COUNTS)
+        if hit is not None:
+            _set(meta, field, hit[1], source, f"{hit[0]} in {where}")
     betas = _lookup(flat, ("optim.betas", "betas", "adam_betas"))
     if betas is not None and isinstance(betas[1], (list, tuple)) and len(betas[1]) == 2:
         key, (b1, b2) = betas
@@ -241,6 +240,23 @@ def meta_from_config(config: dict[str, Any], source: str, where: str, *,
     _verl_warmup(flat, meta, source, where)
     _ratio_warmup(flat, meta, source, where, notes)
     return meta
+
+
+def _set(meta: RunMeta, field: str, value: Any, source: str, evidence: str) -> None:
+    """Set ``meta.field`` from a config value, where it is one the field takes.
+
+    The optimizer and the schedule take a name, the others a finite number (a count not
+    below 0); anything else is passed over.
+    """
+    if field in ("optimizer", "schedule"):
+        if not isinstance(value, str):
+            return
+        value = (_normal_optimizer if field == "optimizer" else _normal_schedule)(value)
+    else:
+        value = _finite(value)
+        if value is None or (field in _COUNTS and value < 0):
+            return
+    setattr(meta, field, Hyperparameter(value, source, evidence))
 
 
 def _ratio_warmup(flat: dict[str, Any], meta: RunMeta, source: str, where: str,

@@ -114,9 +114,9 @@ def parse_trainer_state(path: Path, data: dict[str, Any], step_key: str | None) 
         parsed.notes.append(merged_steps(len(training), len(set(training)),
                                          "the first value of each metric kept"))
     # runs that grpodyn made (the tiny grid, the test beds) record their hyperparameters
-    if isinstance(data.get("grpodyn_hparams"), dict):  # in --hparams' names: kl is kl_coef
-        own = data["grpodyn_hparams"]
-        parsed.config = {("kl_coef" if key == "kl" else key): value for key, value in own.items()}
+    # (config.meta_from_config reads them by their exact names)
+    if isinstance(data.get("grpodyn_hparams"), dict):
+        parsed.config = {"grpodyn_hparams": data["grpodyn_hparams"]}
     # the Trainer records the steps it was set to take beside the history
     if isinstance(data.get("max_steps"), int) and data["max_steps"] > 0:
         parsed.config = {**(parsed.config or {}), "max_steps": data["max_steps"]}

@@ -18,6 +18,7 @@ import numpy as np
 from grpodyn.empirical.logs.common import counted
 from grpodyn.empirical.logs.infer import format_defaults
 from grpodyn.empirical.logs.loaders import load_run
+from grpodyn.empirical.logs.meta import HPARAM_FIELDS
 from grpodyn.empirical.logs.run_settings import infer_reward_range
 from grpodyn.ground import InputError, check_int, check_momentum
 from grpodyn.ground.checks import BATCH_MAX, LR_MAX, MAX_STEPS
@@ -38,10 +39,10 @@ FEWEST_POINTS = 10
 HPARAM_KEYS: dict[str, type] = {"lr": float, "group_size": int, "batch": int, "momentum": float,
                                 "kl": float, "num_iterations": int, "schedule": str,
                                 "warmup": int, "steps": int, "optimizer": str, "seed": int}
-#: each hyperparameter of a sweep run -> the name of the log metadata it is read from
-META_NAMES = {"lr": "lr", "group_size": "group_size", "batch": "batch", "momentum": "momentum",
-               "kl": "kl", "num_iterations": "num_iterations", "schedule": "schedule",
-               "warmup": "warmup_steps", "optimizer": "optimizer"}
+#: each hyperparameter of a sweep run -> the name of the log metadata it is read from (the
+#: planned steps of a source run are not among a sweep run's settings)
+META_NAMES = {key: field for key, field in HPARAM_FIELDS.items()
+              if key in HPARAM_KEYS and key != "steps"}
 
 
 def parse_hparams(text: str, *, name: str = "--hparams") -> dict[str, Any]:
@@ -258,11 +259,12 @@ def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = 
 
     Notes
     -----
-    ``overrides`` first, then the settings grpodyn wrote into the log (``grpodyn_hparams``),
-    then what the loader found (RunMeta: the log's metrics, config and metadata), then the
-    optimizer and beta1 of the trainer the log's format names
+    ``overrides`` first, then what the loader found (RunMeta: the log's metrics, config and
+    metadata, the ``grpodyn_hparams`` of a log grpodyn wrote among them), then the optimizer and
+    beta1 of the trainer the log's format names
     (:func:`~grpodyn.empirical.logs.infer.format_defaults`: a TRL, verl or OpenRLHF log implies
-    AdamW), so that ``option`` asks only for what none of them says.
+    AdamW), so that ``option`` asks only for what none of them says. The seed is read from the
+    ``grpodyn_hparams`` alone.
     """
     name = str(path) if name is None else name
     overrides = checked_types(overrides or {}, f"{name}: overrides")
@@ -279,15 +281,9 @@ def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = 
         if value is not None:
             origin = getattr(run.meta, meta_name).source
             found[key], sources[key] = value, f"log metadata ({origin})"
-    if str(path).endswith(".json"):
-        try:
-            own = json.loads(Path(path).read_text()).get("grpodyn_hparams")
-        except (OSError, ValueError, AttributeError):
-            own = None
-        if isinstance(own, dict):
-            for key in HPARAM_KEYS:
-                if key in own and own[key] is not None:
-                    found[key], sources[key] = own[key], "log (grpodyn_hparams)"
+    seed = _own_seed(path)
+    if seed is not None:
+        found["seed"], sources["seed"] = seed, "log (grpodyn_hparams)"
     for key, value in overrides.items():
         found[key], sources[key] = value, option
     if sources.get("momentum", "").endswith("(trainer default)") and \
@@ -300,6 +296,21 @@ def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = 
     # the loader keeps only points with a finite reward
     return SweepRun(name, run.steps - run.steps[0], run.reward, found, sources,
                     float(run.steps[0]), run.reward_key, reward_range)
+
+
+def _own_seed(path: str | Path) -> Any:
+    """Return the seed a log grpodyn wrote records in its ``grpodyn_hparams`` (else None).
+
+    The loader reads the other settings there into the run's metadata; a seed is no
+    hyperparameter of the theory, so ``RunMeta`` has no field for it.
+    """
+    if not str(path).endswith(".json"):
+        return None
+    try:
+        own = json.loads(Path(path).read_text()).get("grpodyn_hparams")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return own.get("seed") if isinstance(own, dict) else None
 
 
 def as_runs(runs: Any, name: str = "runs") -> list[SweepRun]:

@@ -13,10 +13,6 @@ from typing import Any
 
 from grpodyn.cli.options import refuse_repeats
 
-#: Sources of a hyperparameter that rank above the log's metadata (``load_sweep_run``), beside
-#: the command's option that gives them.
-_ABOVE_METADATA = ("log (grpodyn_hparams)",)
-
 
 def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: str | None = None,
                   logging_steps: int | None = None,
@@ -130,7 +126,7 @@ def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], na
         if sources.get(key, "").startswith("log metadata"):
             del hparams[key], sources[key]  # the largest run's, not this one's
         value = run.meta.value(meta_name)
-        if value is not None and sources.get(key) not in (option, *_ABOVE_METADATA):
+        if value is not None and sources.get(key) != option:
             hparams[key] = value
             sources[key] = f"log metadata ({getattr(run.meta, meta_name).source})"
     hparams = checked_run(hparams, name)
