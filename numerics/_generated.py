@@ -1284,7 +1284,7 @@ def autocorrelation(h, beta, k):
             _x18 = 2*_x17
             _x19 = numpy.exp(-_x18)
             _x20 = (-beta*(_x19 + numpy.exp(-_x18*h))*numpy.tanh(_x10*_x17) + (1 + numpy.exp(-_x12*_x18))*numpy.tanh(_x12*_x17))/(_x15*(_x19 + 1))
-            return numpy.asarray(numpy.select([numpy.equal(beta, 0),numpy.less(_x13, 0),numpy.equal(_x13, 0),numpy.less(_x2 + beta, -1),True], [_x4**h,_x1*beta**((1/2)*h)*numpy.sqrt(_x3**2 + _x8)*(-beta*numpy.sin(_x10*_x11) + numpy.sin(_x11*_x12))/_x9,_x14**h*(_x1*h*(1 - beta) + 1),-(-1)**h*_x1*_x20*_x3*(-_x14 + (1/2)*_x15)**h,_x20*_x4*(_x14 + _x16)**h], default=numpy.nan))[()]
+            return numpy.asarray(numpy.where(numpy.equal(beta, 0), _x4**h, numpy.where(numpy.less(_x13, 0), _x1*beta**((1/2)*h)*numpy.sqrt(_x3**2 + _x8)*(-beta*numpy.sin(_x10*_x11) + numpy.sin(_x11*_x12))/_x9, numpy.where(numpy.equal(_x13, 0), _x14**h*(_x1*h*(1 - beta) + 1), numpy.where(numpy.less(_x2 + beta, -1), -(-1)**h*_x1*_x20*_x3*(-_x14 + (1/2)*_x15)**h, _x20*_x4*(_x14 + _x16)**h)))))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return autocorrelation(numpy.asarray(h)[()], numpy.asarray(beta)[()], numpy.asarray(k)[()])
@@ -2521,7 +2521,7 @@ def finite_group_drift_factor(G, p):
     """
     try:
         with numpy.errstate(all="ignore"):  # only the selected branch counts
-            return numpy.asarray(numpy.select([numpy.less_equal(p, 1/2),True], [-p**G - numpy.expm1(G*numpy.log1p(-p)),-(1 - p)**G - numpy.expm1(G*numpy.log(p))], default=numpy.nan))[()]
+            return numpy.asarray(numpy.where(numpy.less_equal(p, 1/2), -p**G - numpy.expm1(G*numpy.log1p(-p)), -(1 - p)**G - numpy.expm1(G*numpy.log(p))))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return finite_group_drift_factor(numpy.asarray(G)[()], numpy.asarray(p)[()])
@@ -2545,7 +2545,7 @@ def sgd_stiffness_finite_group(eta, kappa, G, p):
     """
     try:
         with numpy.errstate(all="ignore"):  # only the selected branch counts
-            return numpy.asarray(eta*kappa*numpy.select([numpy.less_equal(p, 1/2),True], [-p**G - numpy.expm1(G*numpy.log1p(-p)),-(1 - p)**G - numpy.expm1(G*numpy.log(p))], default=numpy.nan))[()]
+            return numpy.asarray(eta*kappa*numpy.where(numpy.less_equal(p, 1/2), -p**G - numpy.expm1(G*numpy.log1p(-p)), -(1 - p)**G - numpy.expm1(G*numpy.log(p))))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return sgd_stiffness_finite_group(numpy.asarray(eta)[()], numpy.asarray(kappa)[()], numpy.asarray(G)[()], numpy.asarray(p)[()])
@@ -2578,7 +2578,7 @@ def adam_stiffness_finite_group(eta, beta1, kappa_A, rho_A, B, G, p):
             _x0 = -p**G - numpy.expm1(G*numpy.log1p(-p))
             _x1 = numpy.less_equal(p, 1/2)
             _x2 = -(1 - p)**G - numpy.expm1(G*numpy.log(p))
-            return numpy.asarray(eta*kappa_A*(1 - beta1)*numpy.select([_x1,True], [numpy.sqrt(_x0),numpy.sqrt(_x2)], default=numpy.nan)/numpy.sqrt(numpy.select([_x1,True], [_x0,_x2], default=numpy.nan) + rho_A/(B*G)))[()]
+            return numpy.asarray(eta*kappa_A*(1 - beta1)*numpy.where(_x1, numpy.sqrt(_x0), numpy.sqrt(_x2))/numpy.sqrt(numpy.where(_x1, _x0, _x2) + rho_A/(B*G)))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return adam_stiffness_finite_group(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa_A)[()], numpy.asarray(rho_A)[()], numpy.asarray(B)[()], numpy.asarray(G)[()], numpy.asarray(p)[()])
@@ -2780,7 +2780,7 @@ def adam_stiffness_split_finite_group(eta, beta1, kappa_A, rho_p, rho_c, B, G, p
             _x1 = numpy.less_equal(p, 1/2)
             _x2 = -(1 - p)**G - numpy.expm1(G*numpy.log(p))
             _x3 = B**(-1.0)
-            return numpy.asarray(eta*kappa_A*(1 - beta1)*numpy.select([_x1,True], [numpy.sqrt(_x0),numpy.sqrt(_x2)], default=numpy.nan)/numpy.sqrt(_x3*rho_p + numpy.select([_x1,True], [_x0,_x2], default=numpy.nan) + _x3*rho_c/G))[()]
+            return numpy.asarray(eta*kappa_A*(1 - beta1)*numpy.where(_x1, numpy.sqrt(_x0), numpy.sqrt(_x2))/numpy.sqrt(_x3*rho_p + numpy.where(_x1, _x0, _x2) + _x3*rho_c/G))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return adam_stiffness_split_finite_group(numpy.asarray(eta)[()], numpy.asarray(beta1)[()], numpy.asarray(kappa_A)[()], numpy.asarray(rho_p)[()], numpy.asarray(rho_c)[()], numpy.asarray(B)[()], numpy.asarray(G)[()], numpy.asarray(p)[()])
@@ -3708,7 +3708,7 @@ def two_mode_relaxation_time(beta, k_r):
         with numpy.errstate(all="ignore"):  # only the selected branch counts
             _x0 = numpy.sqrt(beta)
             _x1 = numpy.sqrt((-k_r + (1 - _x0)**2)*(-k_r + (_x0 + 1)**2))
-            return numpy.asarray(-(1/2)/numpy.log1p(numpy.select([numpy.less(beta - k_r, 1),True], [-2*k_r/(_x1 - beta + k_r + 1),(1/2)*_x1 + (1/2)*beta - 1/2*k_r - 1/2], default=numpy.nan)))[()]
+            return numpy.asarray(-(1/2)/numpy.log1p(numpy.where(numpy.less(beta - k_r, 1), -2*k_r/(_x1 - beta + k_r + 1), (1/2)*_x1 + (1/2)*beta - 1/2*k_r - 1/2)))[()]
     except ZeroDivisionError:  # Python numbers at a pole: as numpy's (inf or nan)
         with numpy.errstate(all="ignore"):
             return two_mode_relaxation_time(numpy.asarray(beta)[()], numpy.asarray(k_r)[()])

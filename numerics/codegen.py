@@ -55,6 +55,21 @@ class NumpyPrinter(NumPyPrinter):
         n, k = expr.args
         return f"_binomial({self._print(n)}, {self._print(k)})"
 
+    def _print_Piecewise(self, expr: sp.Piecewise) -> str:
+        """Nested ``numpy.where``: the first branch whose condition holds, as numpy.select picks.
+
+        numpy.select builds its lists of conditions and choices on every call, twenty times the
+        cost of a where on the short arrays of a map iterated step by step. Every branch is
+        evaluated (errors of the unused ones are silenced by the caller); without a final
+        ``True`` branch, NaN where no condition holds.
+        """
+        *branches, (last, condition) = expr.args
+        out = self._print(last) if condition == sp.true else \
+            f"numpy.where({self._print(condition)}, {self._print(last)}, numpy.nan)"
+        for value, test in reversed(branches):
+            out = f"numpy.where({self._print(test)}, {self._print(value)}, {out})"
+        return out
+
     def _print_Sum(self, expr: sp.Sum) -> str:
         ((index, lower, upper),) = expr.limits
         free = sorted(expr.free_symbols, key=lambda s: s.name)
@@ -111,7 +126,7 @@ def render_function(d: Derivation, *, formula: bool = False) -> str:
     result = printer.doprint(expr)
     if not expr.has(sp.Piecewise):
         evaluation.append(f"return {result}")
-    else:  # numpy.select evaluates every branch, the unused ones too, and returns a 0-d array
+    else:  # numpy.where evaluates every branch, the unused ones too, and returns a 0-d array
         # for scalars: [()] makes that a number and leaves an array as it is
         evaluation.append(f"return numpy.asarray({result})[()]")
         evaluation = ["with numpy.errstate(all=\"ignore\"):  # only the selected branch counts",
