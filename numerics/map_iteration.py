@@ -17,7 +17,7 @@ from grpodyn.ground import InputError, check_int, check_positive
 
 from .compiled import compiled
 
-__all__ = ["SCHEDULES", "lr_schedule", "iterate_map", "drift_factor"]
+__all__ = ["SCHEDULES", "lr_schedule", "iterate_map", "drift_factor", "drift_factor_of"]
 
 SCHEDULES = ("constant", "linear", "cosine")
 
@@ -164,18 +164,39 @@ def drift_factor(reward: np.ndarray, *, optimizer: str, group_size: np.ndarray,
     numpy.ndarray
         The factor, in (0, 1].
     """
-    p = np.clip(np.asarray(reward, dtype=float), 1e-3, 1 - 1e-3)
+    return drift_factor_of(optimizer=optimizer, group_size=group_size, batch=batch,
+                           noise_ratio=noise_ratio, prompt_noise_ratio=prompt_noise_ratio)(reward)
+
+
+def drift_factor_of(*, optimizer: str, group_size: np.ndarray, batch: np.ndarray | None = None,
+                    noise_ratio: float | None = None, prompt_noise_ratio: float | None = None
+                    ) -> Callable[[np.ndarray], np.ndarray]:
+    """Return :func:`drift_factor` as a function of the reward alone, the rest resolved once.
+
+    A map iterated step by step calls the factor at every step with the same G, B and noise
+    ratios: the compiled functions and Adam's value at D = 1 are looked up and computed here
+    once, and each call evaluates only what depends on the reward (the same floats as
+    :func:`drift_factor`). Parameters as for :func:`drift_factor`, less ``reward``.
+    """
     if optimizer == "sgd":
-        return np.asarray(compiled("finite_group_drift_factor")(group_size, p), dtype=float)
+        drift = compiled("finite_group_drift_factor")
+        return lambda reward: np.asarray(drift(group_size, _clipped(reward)), dtype=float)
     if noise_ratio is None:
-        return np.ones_like(p)
+        return lambda reward: np.ones_like(_clipped(reward))
     if prompt_noise_ratio is not None and np.any(prompt_noise_ratio):
-        return np.asarray(
-            compiled("adam_stiffness_split_finite_group")(1.0, 0.0, 1.0, prompt_noise_ratio,
-                                                          noise_ratio, batch, group_size, p)
-            / compiled("adam_stiffness_split")(1.0, 0.0, 1.0, prompt_noise_ratio, noise_ratio,
-                                               batch, group_size), dtype=float)
-    return np.asarray(compiled("adam_stiffness_finite_group")(1.0, 0.0, 1.0, noise_ratio, batch,
-                                                              group_size, p)
-                      / compiled("adam_stiffness_noise_ratio")(1.0, 0.0, 1.0, noise_ratio, batch,
-                                                               group_size), dtype=float)
+        split = compiled("adam_stiffness_split_finite_group")
+        at_one = compiled("adam_stiffness_split")(1.0, 0.0, 1.0, prompt_noise_ratio, noise_ratio,
+                                                  batch, group_size)
+        return lambda reward: np.asarray(
+            split(1.0, 0.0, 1.0, prompt_noise_ratio, noise_ratio, batch, group_size,
+                  _clipped(reward)) / at_one, dtype=float)
+    finite = compiled("adam_stiffness_finite_group")
+    at_one = compiled("adam_stiffness_noise_ratio")(1.0, 0.0, 1.0, noise_ratio, batch, group_size)
+    return lambda reward: np.asarray(
+        finite(1.0, 0.0, 1.0, noise_ratio, batch, group_size, _clipped(reward)) / at_one,
+        dtype=float)
+
+
+def _clipped(reward: np.ndarray) -> np.ndarray:
+    """Return the mean-field reward as the success probability p in [0.001, 0.999]."""
+    return np.clip(np.asarray(reward, dtype=float), 1e-3, 1 - 1e-3)

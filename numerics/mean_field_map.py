@@ -40,7 +40,7 @@ from grpodyn.ground import (
 
 from . import fluctuations, stability
 from .compiled import compiled
-from .map_iteration import SCHEDULES, drift_factor, iterate_map, lr_schedule
+from .map_iteration import SCHEDULES, drift_factor, drift_factor_of, iterate_map, lr_schedule
 from .trajectory_type import Trajectory, deprecated
 
 __all__ = ["MeanFieldMap", "TrajectoryBand", "OPTIMIZERS", "SCHEDULES", "lr_schedule",
@@ -399,10 +399,10 @@ class MeanFieldMap:
         """Return f(e), the finite-G factor at reward plateau + e, or None (large-G map)."""
         if not self.finite_group:
             return None
-        return lambda e: drift_factor(plateau + e, optimizer=self.optimizer,
-                                      group_size=self.group_size, batch=self.batch,
-                                      noise_ratio=self.noise_ratio,
-                                      prompt_noise_ratio=self.prompt_noise_ratio)
+        drift = drift_factor_of(optimizer=self.optimizer, group_size=self.group_size,
+                                batch=self.batch, noise_ratio=self.noise_ratio,
+                                prompt_noise_ratio=self.prompt_noise_ratio)
+        return lambda e: drift(plateau + e)
 
     def displacement(self, steps: int, *, e0: float | np.ndarray = 1.0,
                      plateau: float | None = None, planned_steps: int | None = None

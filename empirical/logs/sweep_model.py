@@ -7,6 +7,7 @@ one vectorised pass by :class:`Evaluator`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ from grpodyn.ground import InputError
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.mean_field_map import (
     MeanFieldMap,
-    drift_factor,
+    drift_factor_of,
     iterate_map,
     lr_schedule,
 )
@@ -49,7 +50,7 @@ class Layout:
     @property
     def bounded(self) -> bool:
         """Tell whether the reward has a known (finite) range."""
-        return bool(np.all(np.isfinite(self.reward_range)))
+        return all(math.isfinite(edge) for edge in self.reward_range)
 
     @property
     def floor(self) -> float | None:
@@ -344,11 +345,11 @@ class Evaluator:
         known = g >= 2
         g_safe, b_safe = np.where(known, g, 2.0), np.where(known, b, 1.0)
 
+        drift = drift_factor_of(optimizer=optimizer, group_size=g_safe, batch=b_safe,
+                                noise_ratio=noise_ratio, prompt_noise_ratio=prompt_noise_ratio)
+
         def factor(e: np.ndarray) -> np.ndarray:
-            f = drift_factor(self.layout.share(star + e), optimizer=optimizer,
-                             group_size=g_safe, batch=b_safe, noise_ratio=noise_ratio,
-                             prompt_noise_ratio=prompt_noise_ratio)
-            return np.where(known, f, 1.0)
+            return np.where(known, drift(self.layout.share(star + e)), 1.0)
 
         return factor
 
