@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.jscode import JavascriptCodePrinter
 from sympy.printing.julia import JuliaCodePrinter
 
+from grpodyn.ground import InputError
 from grpodyn.ground.files import write_all_atomic
 from grpodyn.theory import Derivation, registry, to_latex
 from grpodyn.theory.sourcehash import theory_source_hash
@@ -54,7 +56,7 @@ from .export_packages import (
     rust_doc_comment,
 )
 
-__all__ = ["LANGUAGES", "export", "render", "signature", "write_files"]
+__all__ = ["LANGUAGES", "export", "render", "replaced_files", "signature", "write_files"]
 
 LANGUAGES = ("c", "python", "latex", "javascript", "julia", "rust", "json")
 _BINOMIAL = "grpodyn_binomial"
@@ -378,9 +380,63 @@ def signature(d: Derivation, lang: str) -> str:
     return first.removesuffix(" {")
 
 
-def export(lang: str, out: Path) -> list[Path]:
-    """Write the export to ``out`` (created if needed), all files or none; returns paths."""
-    return write_files(render(lang), out)
+def export(lang: str, out: str | os.PathLike[str], *, force: bool = False) -> list[Path]:
+    """Write the export in ``lang`` to the folder ``out`` (created if needed), all files or none.
+
+    Parameters
+    ----------
+    lang : str
+        One of the languages of :func:`render`.
+    out : str or path-like
+        The output folder.
+    force : bool
+        Replace files in ``out`` that hold other text (a README.md or a pyproject.toml of
+        one's own); without it such files are kept and nothing is written.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
+
+    Raises
+    ------
+    InputError
+        ``out`` is not a folder, or, without ``force``, the export would replace a file that
+        holds other text (:func:`replaced_files`).
+    """
+    if not isinstance(out, (str, os.PathLike)) or not str(out):
+        raise InputError(f"out must be a folder's path (str or pathlib.Path), got {out!r:.60}")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"out {out}: exists and is not a folder")
+    files = render(lang)
+    replaced = replaced_files(out, files)
+    if replaced and not force:
+        raise InputError(f"out {out}: the export would replace files there that hold other "
+                         f"text: {', '.join(replaced)}; pass force=True to replace them, or "
+                         "choose another folder")
+    return write_files(files, out)
+
+
+def replaced_files(out: Path, files: dict[str, str]) -> list[str]:
+    """Return the names of ``files`` that exist in ``out`` with another content.
+
+    Those are what writing the export would destroy; a file that already holds the exported
+    text (an earlier export) loses nothing.
+    """
+    replaced = []
+    for name, text in files.items():
+        path = out / name
+        if path.is_file():
+            try:
+                same = path.read_text(encoding="utf-8") == text
+            except (UnicodeDecodeError, OSError):
+                same = False
+            if same:
+                continue
+        if path.exists():
+            replaced.append(name)
+    return replaced
 
 
 def write_files(files: dict[str, str], out: Path) -> list[Path]:

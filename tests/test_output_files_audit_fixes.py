@@ -343,3 +343,23 @@ def test_a_path_that_is_no_regular_file_is_named_for_what_it_is(tmp_path, capsys
         err = capsys.readouterr().err.strip()
         assert err == f"grpodyn: error: {path}: {words}" or err.startswith(
             f"grpodyn: error: {path}: {words}")
+
+
+def test_the_python_export_keeps_a_users_file_unless_forced_and_takes_a_str_path(tmp_path):
+    from grpodyn.ground import InputError
+    from grpodyn.numerics.export import export
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "README.md").write_text("my notes\n")
+    with pytest.raises(InputError, match=r"README\.md.*force=True"):
+        export("julia", str(out))
+    assert (out / "README.md").read_text() == "my notes\n"
+    assert not (out / "Project.toml").exists()  # nothing written when one file is refused
+    written = export("julia", str(out), force=True)
+    assert (out / "README.md") in written and (out / "README.md").read_text() != "my notes\n"
+    assert export("julia", out) == written  # its own earlier export loses nothing
+    (tmp_path / "file").write_text("x")
+    for bad in (tmp_path / "file", "", 3):
+        with pytest.raises(InputError, match="out"):
+            export("julia", bad)

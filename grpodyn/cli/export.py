@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from grpodyn.cli.options import UsageError, add_json, output_directory, output_path
@@ -28,30 +27,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def replaced_files(out: Path, files: dict[str, str]) -> list[str]:
-    """Return the names of ``files`` that exist in ``out`` with another content.
-
-    Those are what writing the export would destroy; a file that already holds the exported
-    text (an earlier export) loses nothing.
-    """
-    replaced = []
-    for name, text in files.items():
-        path = out / name
-        if path.is_file():
-            try:
-                same = path.read_text(encoding="utf-8") == text
-            except (UnicodeDecodeError, OSError):
-                same = False
-            if same:
-                continue
-        if path.exists():
-            replaced.append(name)
-    return replaced
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Write the derivations in ``--lang`` under ``--out``, replacing no file without --force."""
-    from grpodyn.numerics.export import render, write_files
+    from grpodyn.numerics.export import render, replaced_files, write_files
 
     out = output_directory(args.out)
     files = render(args.lang)
