@@ -248,3 +248,21 @@ def test_hyperparameters_given_by_an_option_are_sourced_to_it(tmp_path):
     runs, notes = load_log_runs(_long_csv(tmp_path), overrides, option="--sweep-hparams")
     assert [(r.hparams["lr"], r.sources["lr"]) for r in runs] == [(0.005, "--sweep-hparams")] * 2
     assert "lr=0.005 (--sweep-hparams) replaces the lr its 2 runs give" in notes[0]
+
+
+def test_sweep_and_transfer_take_the_step_key_their_hint_names(tmp_path, capsys):
+    paths, hparams = [], []
+    for lr in (0.01, 0.02):
+        path = tmp_path / f"counted_{lr:g}.jsonl"
+        path.write_text("".join(json.dumps({"my_counter": n + 1, "reward": float(r)}) + "\n"
+                                for n, r in enumerate(_reward(lr))))
+        paths.append(str(path))
+        hparams += ["--hparams", f"{SGD},lr={lr}"]
+    assert main(["sweep", *paths, *hparams]) == 2
+    assert "--step-key" in capsys.readouterr().err
+    assert main(["sweep", *paths, *hparams, "--step-key", "my_counter", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_fitted"] == 2 and [run["name"] for run in out["runs"]] == paths
+    assert main(["transfer", "--from", paths[0], "--hparams", f"{SGD},lr=0.01", "--step-key",
+                 "my_counter", "--to", "lr=0.015,steps=40", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["mean"]) == 40

@@ -63,9 +63,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "two can differ at N = the length")
     p.add_argument("--sweep", action="append", metavar="LOG",
                    help="with --log: a run of the same model and task at another lr, G or B "
-                   "(repeat; read with the same --reward-key and --logging-steps; a log of "
-                   "several runs gives each); the joint fit of grpodyn sweep of these runs and "
-                   "the --log run measures the tau-lr exponent p and the B G exponent the "
+                   "(repeat; read with the same --reward-key, --step-key and --logging-steps; "
+                   "a log of several runs gives each); the joint fit of grpodyn sweep of these "
+                   "runs and the --log run measures the tau-lr exponent p and the B G exponent the "
                    "advice uses, and the lowest lr at which a run of it fell (above every lr "
                    "that held, at the run's optimizer, G, B, updates per batch and KL) caps "
                    "the advice at the margin of that lr")
@@ -130,7 +130,8 @@ def _sweep_fit(args: argparse.Namespace, run: Any) -> tuple[Any, list, list[str]
     from grpodyn.empirical.logs.sweep_runs import sweep_run_of
 
     runs, notes = sweep_runs(args.sweep, args.sweep_hparams, bars=not args.json,
-                             reward_key=args.reward_key, logging_steps=args.logging_steps,
+                             reward_key=args.reward_key, step_key=args.step_key,
+                             logging_steps=args.logging_steps,
                              reward_range=args.reward_range, option="--sweep-hparams",
                              min_points=FALL_POINTS)
     own = [path for path in args.sweep if Path(path).resolve() == Path(args.log).resolve()]

@@ -298,6 +298,8 @@ def add_reading_options(parser: argparse.ArgumentParser, *, every: str = "") -> 
 def add_sweep_log_options(parser: argparse.ArgumentParser) -> None:
     """Add the loader's options that apply to every log of a sweep or a transfer."""
     add_reading_options(parser, every=", in every log")
+    parser.add_argument("--step-key", help="the field that holds the optimizer step, in every "
+                        "log")
 
 
 def add_log_options(parser: argparse.ArgumentParser) -> None:

@@ -33,8 +33,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
-               reward_key: str | None = None, logging_steps: int | None = None,
-               reward_range: tuple[float, float] | None = None,
+               reward_key: str | None = None, step_key: str | None = None,
+               logging_steps: int | None = None, reward_range: tuple[float, float] | None = None,
                option: str = "--hparams", min_points: int | None = None
                ) -> tuple[list, list[str]]:
     """Load the runs of a sweep, each with its hyperparameters (once, or once per log).
@@ -55,8 +55,8 @@ def sweep_runs(logs: list[str], hparams: list[str] | None, *, bars: bool,
                          "once (for every log) or once per log, in the logs' order")
     texts = hparams * len(logs) if len(hparams) == 1 else hparams or [""] * len(logs)
     return load_sources(list(zip(logs, texts, strict=True)), bars=bars, reward_key=reward_key,
-                        logging_steps=logging_steps, reward_range=reward_range, option=option,
-                        min_points=min_points)
+                        step_key=step_key, logging_steps=logging_steps,
+                        reward_range=reward_range, option=option, min_points=min_points)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -67,8 +67,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from grpodyn.progress import stage_bar
 
     runs, notes = sweep_runs(args.logs, args.hparams, bars=not args.json,
-                             reward_key=args.reward_key, logging_steps=args.logging_steps,
-                             reward_range=args.reward_range, min_points=FALL_POINTS)
+                             reward_key=args.reward_key, step_key=args.step_key,
+                             logging_steps=args.logging_steps, reward_range=args.reward_range,
+                             min_points=FALL_POINTS)
     runs, short, short_notes = split_short(runs)
     stages = stage_bar("sweep", enabled=not args.json)
     if stages is not None:

@@ -15,14 +15,14 @@ from grpodyn.cli.options import refuse_repeats
 
 
 def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: str | None = None,
-                  logging_steps: int | None = None,
+                  step_key: str | None = None, logging_steps: int | None = None,
                   reward_range: tuple[float, float] | None = None,
                   option: str = "--hparams", min_points: int | None = None
                   ) -> tuple[list, list[str]]:
     """Return the sweep runs of the log ``path`` and notes on the runs left out.
 
-    ``reward_key`` and ``logging_steps`` are the loader's (``--reward-key``,
-    ``--logging-steps``), and ``reward_range`` the declared range of the reward
+    ``reward_key``, ``step_key`` and ``logging_steps`` are the loader's (``--reward-key``,
+    ``--step-key``, ``--logging-steps``), and ``reward_range`` the declared range of the reward
     (``--reward-range``), the same for every log. ``option`` is the command's option that
     gives the hyperparameters (``overrides``), named where one is missing.
 
@@ -39,9 +39,9 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
 
     min_points = FEWEST_POINTS if min_points is None else min_points
 
-    base = load_sweep_run(path, overrides, reward_key=reward_key, logging_steps=logging_steps,
-                          reward_range=reward_range, option=option)
-    runs = load_runs(path, reward_key=reward_key, logging_steps=logging_steps)
+    base = load_sweep_run(path, overrides, reward_key=reward_key, step_key=step_key,
+                          logging_steps=logging_steps, reward_range=reward_range, option=option)
+    runs = load_runs(path, reward_key=reward_key, step_key=step_key, logging_steps=logging_steps)
     if len(runs) == 1:
         return [base], []
     out, notes = [], _one_value_for_several(runs, overrides, path, option)
@@ -60,7 +60,7 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
 
 
 def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
-                 logging_steps: int | None = None,
+                 step_key: str | None = None, logging_steps: int | None = None,
                  reward_range: tuple[float, float] | None = None,
                  option: str = "--hparams", min_points: int | None = None
                  ) -> tuple[list, list[str]]:
@@ -83,7 +83,8 @@ def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
     for path, text in progress_bar(pairs, total=len(pairs), description="loading runs",
                                    enabled=bars):
         loaded, left_out = load_log_runs(path, parse_hparams(text or "", name=option),
-                                         reward_key=reward_key, logging_steps=logging_steps,
+                                         reward_key=reward_key, step_key=step_key,
+                                         logging_steps=logging_steps,
                                          reward_range=reward_range, option=option,
                                          min_points=min_points)
         runs += loaded

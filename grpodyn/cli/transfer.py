@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"--steps {args.steps} and --to steps={target['steps']} disagree: give "
                          "the steps to predict once")
     runs, notes = load_sources(args.sources, bars=not args.json, reward_key=args.reward_key,
-                               logging_steps=args.logging_steps, reward_range=args.reward_range,
+                               step_key=args.step_key, logging_steps=args.logging_steps,
+                               reward_range=args.reward_range,
                                option="--hparams after that log's --from", min_points=FALL_POINTS)
     runs, short, short_notes = split_short(runs)
     # N steps to predict are N points, labelled as the logs count them; the map's last index
