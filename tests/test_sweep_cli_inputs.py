@@ -266,3 +266,12 @@ def test_sweep_and_transfer_take_the_step_key_their_hint_names(tmp_path, capsys)
     assert main(["transfer", "--from", paths[0], "--hparams", f"{SGD},lr=0.01", "--step-key",
                  "my_counter", "--to", "lr=0.015,steps=40", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["mean"]) == 40
+
+
+def test_each_run_of_a_sweep_says_which_metric_it_fitted(capsys):
+    hparams = "optimizer=adam,momentum=0.9,group_size=8,batch=32"
+    assert main(["sweep", str(REAL_SWEEP), "--hparams", hparams, "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert runs and all(run["reward_key"] == "eval/reward" for run in runs)
+    assert main(["sweep", str(REAL_SWEEP), "--hparams", hparams]) == 0
+    assert "R^2" in (out := capsys.readouterr().out) and "(reward: eval/reward)" in out

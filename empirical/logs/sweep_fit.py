@@ -240,12 +240,14 @@ class SweepFit:
     def run_report(self) -> list[dict[str, Any]]:
         """Return, per run, its settings, fitted stiffness and residuals (JSON-ready).
 
-        ``collapsed`` and ``constant`` (a reward that never moved) say why a run was left out
-        of the fit; a fitted run has its residuals' ``residual_rms`` and ``r2``.
+        ``reward_key`` names the metric read as the run's reward (the loader's choice, or
+        ``--reward-key``); ``collapsed`` and ``constant`` (a reward that never moved) say why a
+        run was left out of the fit; a fitted run has its residuals' ``residual_rms`` and ``r2``.
         """
         out = []
         for run in self.runs:
             entry: dict[str, Any] = {"name": run.name, "hparams": run.hparams,
+                                     "reward_key": run.reward_key,
                                      "collapsed": collapsed(run), "constant": unmoved(run)}
             if run in self.fitted:
                 model = model_curve(run, self.theta, self.layout)

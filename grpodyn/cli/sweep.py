@@ -115,7 +115,7 @@ def print_human(result: dict[str, Any]) -> None:
     for run in result["runs"]:
         mark = ("collapsed" if run["collapsed"] else "constant reward, not fitted"
                 if run["constant"] else f"R^2 {run['r2']:.3f}")
-        print(f"  {run['name']}: {mark}")
+        print(f"  {run['name']}: {mark} (reward: {run['reward_key']})")
     for entry in result["stability"]:
         print(f"  stability: {entry['name']}: {entry['limit']} limit; {entry['explanation']}")
     for entry in result.get("falls", []):
