@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = 'c056d2d5d5ee7aba75999bef5f269acc'
+THEORY_HASH = '497869bd587b469bf439a56d48597e06'
 
 
 SIGNATURES = {

@@ -100,3 +100,17 @@ def test_registry_order_does_not_depend_on_what_was_built_first(reg):
     finally:
         build._BUILT.clear()
         build._BUILT.update(saved)
+
+
+def test_the_registry_reads_compactly_and_names_close_matches():
+    import grpodyn.theory as theory
+
+    assert {"get", "names", "registry", "Derivation"} <= set(dir(theory))
+    assert not {"Any", "annotations", "importlib"} & set(dir(theory))
+    shown = repr(theory.get("autocorrelation"))
+    assert shown.startswith("Derivation(autocorrelation(h, beta, k), section 6")
+    assert "\n" not in shown
+    assert max(len(repr(d)) for d in theory.registry().values()) < 300
+    with pytest.raises(KeyError, match="close: critical_stiffness") as caught:
+        theory.get("critical_stifness")
+    assert len(str(caught.value)) < 300 and "names() lists all" in str(caught.value)

@@ -36,3 +36,9 @@ def __getattr__(name: str) -> Any:
     for module in DERIVATION_MODULES:
         importlib.import_module(f"{__name__}.{module}")
     return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    """Return the public names (loaded on first use) and the module's own dunders."""
+    return sorted({*_EXPORTS, "DERIVATION_MODULES",
+                   *(n for n in globals() if n.startswith("__"))})

@@ -7,6 +7,7 @@ use earlier results; the registry resolves them on demand and detects cycles.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import time
 from collections.abc import Callable, Mapping
@@ -78,7 +79,11 @@ def get(name: str) -> Derivation:
         return _BUILT[name]
     _ensure_registered()
     if name not in _BUILDERS:
-        raise KeyError(f"no derivation named {name!r}; known: {', '.join(sorted(_BUILDERS))}")
+        close = difflib.get_close_matches(str(name), _BUILDERS, n=5) if isinstance(name, str) \
+            else []
+        raise KeyError(f"no derivation named {name!r}"
+                       + (f"; close: {', '.join(close)}" if close else "")
+                       + f"; grpodyn.theory.names() lists all {len(_BUILDERS)}")
     if name in _IN_PROGRESS:
         raise DerivationError(f"cyclic derivation: {' -> '.join([*_IN_PROGRESS, name])}")
     _IN_PROGRESS.append(name)

@@ -171,6 +171,12 @@ class Derivation:
             raise DerivationError(f"{self.name}: the domain {self.domain} is vacuous under the "
                                   "symbols' assumptions")
 
+    def __repr__(self) -> str:
+        """One line: the name, the arguments, the section and the summary (not the steps)."""
+        summary = self.summary if len(self.summary) <= 80 else self.summary[:77] + "..."
+        return (f"Derivation({self.name}({', '.join(self.arg_names)}), section {self.section}: "
+                f"{summary})")
+
     @property
     def arg_names(self) -> tuple[str, ...]:
         """Names of the arguments, in the calling order of the compiled function."""

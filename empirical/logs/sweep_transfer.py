@@ -424,8 +424,8 @@ def transfer(sources: list[SweepRun], target: dict[str, Any], *, steps: int | No
         The target's hyperparameters, keys of :data:`HPARAM_KEYS` (``grpodyn transfer --to``),
         at least one; those it leaves out are the first source's.
     steps : int, optional
-        Optimizer steps to predict (default: the target's ``steps``, else the longest
-        source's).
+        Steps after the first point (the sources' start): ``steps + 1`` points, ``--steps N`` of
+        the command passes N - 1 (default: the target's ``steps``, else the longest source's).
     level : float
         Central probability of the band (default 0.9).
     draws : int
