@@ -353,7 +353,8 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
     refresh = check_int("refresh", refresh, minimum=1)
     staleness = check_int("staleness", staleness, minimum=0)
     if refresh > 1 and staleness > 0:
-        raise InputError("give either --refresh or --staleness, not both")
+        raise InputError("give either refresh (--refresh) or staleness (--staleness), not "
+                         "both")
     system = MeanFieldMap(lr=eta, kappa=kappa, optimizer="sgd", momentum=beta, refresh=refresh,
                           staleness=staleness)
     k = system.stiffness
@@ -381,8 +382,8 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         extras["degenerate_group_probability"] = probs
     if steps is None and group_size is None and (r0 is not None or r_star is not None):
         raise InputError("r0 and plateau are used with steps (the predicted trajectory) or "
-                         "group_size (the degenerate-group odds); give --steps N or "
-                         "--group-size G")
+                         "group_size (the degenerate-group odds); give steps (--steps N) or "
+                         "group_size (--group-size G)")
     if steps is not None:
         if r0 is None or r_star is None:
             raise InputError("a trajectory needs all of r0, plateau and steps")

@@ -151,6 +151,17 @@ def test_options_of_the_wrong_kind_are_refused(rise):
         analyse_run(run, models=())
     with pytest.raises(InputError, match="stack must be True or False, got 'no'"):
         analyse_run(run, stack="no")
+    for group_size in (0, 8.5):  # read by the diagnosis alone, and refused without it too
+        with pytest.raises(InputError, match="group_size"):
+            analyse_run(run, group_size=group_size, diagnose_run=False)
+    from grpodyn.empirical.diagnostics.diagnose import diagnose
+    with pytest.raises(InputError, match="warning must be True or False, got 'no'"):
+        diagnose(run, warning="no")
+    from grpodyn.numerics.predict import predict
+    with pytest.raises(InputError, match=r"refresh \(--refresh\) or staleness"):
+        predict(lr=0.01, momentum=0.9, kappa=1.0, refresh=2, staleness=2)
+    with pytest.raises(InputError, match=r"give steps \(--steps N\) or group_size"):
+        predict(lr=0.01, momentum=0.9, kappa=1.0, r0=0.2)
     with pytest.raises(InputError, match="sweep_short: expected SweepRuns"):
         advise_log(run, sweep_short=["x"])
     with pytest.raises(InputError, match="sweep_short: expected a sequence of SweepRuns"):

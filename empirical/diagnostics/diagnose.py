@@ -76,7 +76,7 @@ from grpodyn.empirical.diagnostics.verdict import (
 )
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_settings import check_magnitudes
-from grpodyn.ground import InputError, TooFewPoints, check_int, finite_json
+from grpodyn.ground import InputError, TooFewPoints, check_flag, check_int, finite_json
 from grpodyn.numerics.fit import estimate_noise
 from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
 
@@ -218,6 +218,7 @@ def diagnose(run: Run, *, group_size: int | None = None, warning: bool = True) -
         early warning of the last steps.
     """
     check_magnitudes(run)
+    warning = check_flag("warning", warning)
     if run.n_points < MIN_POINTS:
         raise TooFewPoints(f"{run.source}: a diagnosis needs at least {MIN_POINTS} logged "
                          f"points, got {run.n_points}")

@@ -46,7 +46,7 @@ from grpodyn.empirical.logs.run_settings import (
     momentum_of,
     peak_lr_of,
 )
-from grpodyn.ground import InputError, TooFewPoints, check_fraction
+from grpodyn.ground import InputError, TooFewPoints, check_flag, check_fraction, check_int
 from grpodyn.ground.checks import check_finite
 from grpodyn.ground.jsonio import finite_json
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
@@ -59,6 +59,7 @@ from grpodyn.numerics.forecast import (
 )
 from grpodyn.numerics.forecasters import FORECASTERS as REGISTRY
 from grpodyn.numerics.forecasters import get_forecaster
+from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
 
 __all__ = ["RunAnalysis", "analyse_run", "infer_reward_range", "learning_rate_of",
            "momentum_of", "not_determined", "FIT_MODELS", "FORECASTERS"]
@@ -415,6 +416,8 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     models = _checked_choices(models, diagnose_run=diagnose_run, stack=stack,
                               fit_on_training_part=fit_on_training_part)
     check_magnitudes(run)
+    if group_size is not None:  # read by the diagnosis alone, checked whether or not it runs
+        group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
     get_forecaster(forecaster)
     level = check_fraction("level", level)
     bounds, range_source = infer_reward_range(run, reward_range)
@@ -454,7 +457,6 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
     diagnosis = None
     if diagnose_run and part.n_points >= DIAGNOSIS_POINTS:  # under 20: the early warning only
         from grpodyn.empirical.diagnostics.diagnose import diagnose
-
         diagnosis = diagnose(part, group_size=group_size)
     if part is not run:
         warnings.insert(0, f"fitted on steps {part.steps[0]:g}-{part.steps[-1]:g}, "
@@ -545,8 +547,7 @@ def _checked_choices(models: str | tuple[str, ...], **flags: Any) -> tuple[str, 
     if not models:
         raise InputError(f"models: give at least one curve model (of {', '.join(FIT_MODELS)})")
     for name, flag in flags.items():
-        if not isinstance(flag, (bool, np.bool_)):
-            raise InputError(f"{name} must be True or False, got {flag!r}")
+        check_flag(name, flag)
     return models
 
 

@@ -17,6 +17,7 @@ from grpodyn.ground.checks import (
     InputError,
     TooFewPoints,
     check_finite,
+    check_flag,
     check_fraction,
     check_int,
     check_momentum,
@@ -29,7 +30,7 @@ from grpodyn.ground.figures import axes_or_new
 from grpodyn.ground.files import save_figure, write_atomic
 from grpodyn.ground.jsonio import dumps_json, finite_json, json_number
 
-__all__ = ["InputError", "axes_or_new", "check_finite", "check_fraction", "check_int",
+__all__ = ["InputError", "axes_or_new", "check_finite", "check_flag", "check_fraction", "check_int",
            "check_momentum", "check_positive", "check_reward_range", "check_series",
            "dumps_json", "finite_json", "json_number", "one_of_alias", "save_figure",
            "write_atomic", "TooFewPoints"]

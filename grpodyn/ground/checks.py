@@ -11,7 +11,7 @@ __all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "REWARD_MAGNITUDE_MAX",
            "STEP_MAGNITUDE_MAX", "LR_MAX", "BATCH_MAX", "MAX_STEPS",
            "check_momentum",
            "check_positive", "check_finite", "check_series", "check_int", "check_fraction",
-           "check_reward_range", "one_of_alias"]
+           "check_reward_range", "check_flag", "one_of_alias"]
 
 
 class InputError(ValueError):
@@ -263,6 +263,19 @@ def check_fraction(name: str, value: Any) -> float:
     if array.ndim != 0 or not 0 < float(array) < 1:
         raise InputError(f"{name} must lie strictly between 0 and 1, got {value!r}")
     return float(array)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """Return a switch after checking it is True or False (the string "no" is truthy).
+
+    Raises
+    ------
+    InputError
+        When ``value`` is not a bool (numpy's included).
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, got {value!r:.60}")
+    return bool(value)
 
 
 def check_reward_range(value: Any, name: str = "reward_range") -> tuple[float, float]:
