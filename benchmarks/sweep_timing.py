@@ -8,8 +8,9 @@ as notebook 05 reads it. Timed in this process, each ``--repeat`` times (median 
 - ``transfer`` of the G = 16 setting from the other six, with the band's cross-validated
   transfer error (six leave-one-setting-out refits), as ``grpodyn transfer`` does by default.
 
-Compare two revisions by running this file under each (``PYTHONPATH`` at each checkout), side
-by side on one machine.
+Compare two revisions by running this file under each, alternated on one machine: install each
+checkout editable in its own virtual environment (``PYTHONPATH`` alone mixes the revisions:
+the installed package maps ``grpodyn.numerics`` and the others to its own folders).
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.jscode import JavascriptCodePrinter
 from sympy.printing.julia import JuliaCodePrinter
 
-from grpodyn.ground import InputError
+from grpodyn.ground import InputError, check_flag
 from grpodyn.ground.files import write_all_atomic
 from grpodyn.theory import Derivation, registry, to_latex
 from grpodyn.theory.sourcehash import theory_source_hash
@@ -401,9 +401,12 @@ def export(lang: str, out: str | os.PathLike[str], *, force: bool = False) -> li
     Raises
     ------
     InputError
-        ``out`` is not a folder, or, without ``force``, the export would replace a file that
-        holds other text (:func:`replaced_files`).
+        ``out`` is not a folder, ``force`` not a bool, or, without ``force``, the export
+        would replace a file that holds other text (:func:`replaced_files`).
+    ValueError
+        An unknown ``lang``.
     """
+    force = check_flag("force", force)
     if not isinstance(out, (str, os.PathLike)) or not str(out):
         raise InputError(f"out must be a folder's path (str or pathlib.Path), got {out!r:.60}")
     out = Path(out)

@@ -167,7 +167,7 @@ def test_the_pool_bound_is_the_numeric_layers():
 
 
 def test_a_piecewise_of_numbers_is_a_number():
-    """numpy.select returns a 0-d array; a function of Python numbers returns a number."""
+    """numpy.where returns a 0-d array; a function of Python numbers returns a number."""
     value = compiled("finite_group_drift_factor")(8, 1e-13)
     assert isinstance(value, float) and np.ndim(value) == 0
     assert compiled("finite_group_drift_factor")(8, np.array([0.1, 0.9])).shape == (2,)

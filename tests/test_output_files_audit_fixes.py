@@ -363,3 +363,13 @@ def test_the_python_export_keeps_a_users_file_unless_forced_and_takes_a_str_path
     for bad in (tmp_path / "file", "", 3):
         with pytest.raises(InputError, match="out"):
             export("julia", bad)
+
+
+def test_the_python_export_takes_only_a_bool_for_force(tmp_path):
+    from grpodyn.ground import InputError
+    from grpodyn.numerics.export import export
+
+    (tmp_path / "README.md").write_text("mine\n")
+    with pytest.raises(InputError, match="force must be True or False"):
+        export("julia", tmp_path, force="no")
+    assert (tmp_path / "README.md").read_text() == "mine\n"

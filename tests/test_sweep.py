@@ -216,8 +216,7 @@ def test_shipped_grid_loads_and_fits():
     paths = [DEFAULT_OUT / run_name(*s, 0) for s in settings_grid() if s[0] == "adam"]
     assert all(p.is_file() for p in paths), "python -m grpodyn.empirical.tinylm.make_grid"
     runs = [load_sweep_run(p) for p in paths]
-    assert all(r.sources["lr"].startswith("log metadata (file:") and r.steps.size == 240
-               and r.sources["seed"] == "log (grpodyn_hparams)" for r in runs)
+    assert all(r.sources["lr"] == "log (grpodyn_hparams)" and r.steps.size == 240 for r in runs)
     fit = fit_sweep(runs)
     assert fit.layout.fit_rho  # the cross holds Adam runs at several B G
     assert {"r0", "kappa_A", "rho_A"} <= set(fit.constants())

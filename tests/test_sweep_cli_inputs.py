@@ -275,3 +275,27 @@ def test_each_run_of_a_sweep_says_which_metric_it_fitted(capsys):
     assert runs and all(run["reward_key"] == "eval/reward" for run in runs)
     assert main(["sweep", str(REAL_SWEEP), "--hparams", hparams]) == 0
     assert "R^2" in (out := capsys.readouterr().out) and "(reward: eval/reward)" in out
+
+
+def test_a_sweep_refuses_a_step_key_that_names_the_reward(tmp_path, capsys):
+    paths = [_log(tmp_path, lr) for lr in (0.01, 0.02)]
+    assert main(["sweep", *paths, "--step-key", "reward"]) == 2
+    assert "--step-key reward is the column read as the reward" in capsys.readouterr().err
+
+
+def test_a_sweep_takes_its_own_record_as_it_stands_and_refuses_a_bad_value(tmp_path):
+    """The record ranks above the loader's reading: a logged lr does not replace it, and a
+    value the loader passes over (with a note) is refused by the sweep."""
+    path = Path(_log(tmp_path, 0.03))
+    state = json.loads(path.read_text())
+    for entry in state["log_history"]:
+        entry["learning_rate"] = 0.02
+    path.write_text(json.dumps(state))
+    run = load_sweep_run(path)
+    assert run.hparams["lr"] == 0.03 and run.sources["lr"] == "log (grpodyn_hparams)"
+    state["grpodyn_hparams"]["group_size"] = -4
+    path.write_text(json.dumps(state))
+    with pytest.raises(InputError, match="group_size"):
+        load_sweep_run(path)
+    from grpodyn.empirical.logs.loaders import load_run
+    assert any("grpodyn_hparams.group_size = -4" in w for w in load_run(path).warnings)

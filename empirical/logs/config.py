@@ -211,11 +211,16 @@ def meta_from_config(config: dict[str, Any], source: str, where: str, *,
         The hyperparameters found.
     """
     own = config.get(OWN_HPARAMS)
+    if isinstance(own, dict) and set(own) <= {"value", "desc"} and "value" in own:
+        own = own["value"]  # a W&B config.yaml entry
     flat = flatten({k: v for k, v in config.items() if k != OWN_HPARAMS})
     meta = RunMeta()
-    if isinstance(own, dict):
-        for name, field in HPARAM_FIELDS.items():
-            _set(meta, field, own.get(name), source, f"{name} in {OWN_HPARAMS}, {where}")
+    for name, field in HPARAM_FIELDS.items() if isinstance(own, dict) else ():
+        value = own.get(name)
+        if not _set(meta, field, value, source, f"{name} in {OWN_HPARAMS}, {where}") \
+                and value is not None and notes is not None:
+            notes.append(f"{OWN_HPARAMS}.{name} = {value!r:.40} in {where} is not a value of "
+                         f"{field}: not read")
     verl_kl = _verl_kl(flat, source, where)
     if verl_kl is not None and meta.kl is None:
         meta.kl, note = verl_kl
@@ -242,21 +247,22 @@ def meta_from_config(config: dict[str, Any], source: str, where: str, *,
     return meta
 
 
-def _set(meta: RunMeta, field: str, value: Any, source: str, evidence: str) -> None:
-    """Set ``meta.field`` from a config value, where it is one the field takes.
+def _set(meta: RunMeta, field: str, value: Any, source: str, evidence: str) -> bool:
+    """Set ``meta.field`` from a config value, where it is one the field takes; say whether.
 
     The optimizer and the schedule take a name, the others a finite number (a count not
     below 0); anything else is passed over.
     """
     if field in ("optimizer", "schedule"):
         if not isinstance(value, str):
-            return
+            return False
         value = (_normal_optimizer if field == "optimizer" else _normal_schedule)(value)
     else:
         value = _finite(value)
         if value is None or (field in _COUNTS and value < 0):
-            return
+            return False
     setattr(meta, field, Hyperparameter(value, source, evidence))
+    return True
 
 
 def _ratio_warmup(flat: dict[str, Any], meta: RunMeta, source: str, where: str,

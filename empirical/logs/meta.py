@@ -25,8 +25,9 @@ __all__ = ["Hyperparameter", "RunMeta", "META_FIELDS", "SOURCES", "HPARAM_FIELDS
 #: The provenance kinds a hyperparameter may carry (``file:<name>`` names the file).
 SOURCES = ("logged", "file:", "inferred", "user", "default")
 
-#: grpodyn's own names of a run's settings (``--hparams``, and the ``grpodyn_hparams`` record of
-#: the logs grpodyn writes) -> the :class:`RunMeta` field each sets; read by exact name.
+#: grpodyn's own names of a run's settings (those of ``--hparams`` and of the ``grpodyn_hparams``
+#: record of the logs grpodyn writes, less the seed, plus Adam's beta2) -> the :class:`RunMeta`
+#: field each sets; read by exact name.
 HPARAM_FIELDS = {"lr": "lr", "group_size": "group_size", "batch": "batch", "momentum": "momentum",
                  "beta2": "beta2", "kl": "kl", "num_iterations": "num_iterations",
                  "schedule": "schedule", "warmup": "warmup_steps", "optimizer": "optimizer",

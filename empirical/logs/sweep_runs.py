@@ -259,12 +259,11 @@ def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = 
 
     Notes
     -----
-    ``overrides`` first, then what the loader found (RunMeta: the log's metrics, config and
-    metadata, the ``grpodyn_hparams`` of a log grpodyn wrote among them), then the optimizer and
-    beta1 of the trainer the log's format names
+    ``overrides`` first, then the settings grpodyn wrote into the log (``grpodyn_hparams``),
+    then what the loader found (RunMeta: the log's metrics, config and metadata), then the
+    optimizer and beta1 of the trainer the log's format names
     (:func:`~grpodyn.empirical.logs.infer.format_defaults`: a TRL, verl or OpenRLHF log implies
-    AdamW), so that ``option`` asks only for what none of them says. The seed is read from the
-    ``grpodyn_hparams`` alone.
+    AdamW), so that ``option`` asks only for what none of them says.
     """
     name = str(path) if name is None else name
     overrides = checked_types(overrides or {}, f"{name}: overrides")
@@ -281,9 +280,9 @@ def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = 
         if value is not None:
             origin = getattr(run.meta, meta_name).source
             found[key], sources[key] = value, f"log metadata ({origin})"
-    seed = _own_seed(path)
-    if seed is not None:
-        found["seed"], sources["seed"] = seed, "log (grpodyn_hparams)"
+    for key, value in _own_record(path).items():  # its own record ranks above what was read
+        if key in HPARAM_KEYS and value is not None:
+            found[key], sources[key] = value, "log (grpodyn_hparams)"
     for key, value in overrides.items():
         found[key], sources[key] = value, option
     if sources.get("momentum", "").endswith("(trainer default)") and \
@@ -298,19 +297,21 @@ def sweep_run_of(run: Any, path: str | Path, overrides: dict[str, Any] | None = 
                     float(run.steps[0]), run.reward_key, reward_range)
 
 
-def _own_seed(path: str | Path) -> Any:
-    """Return the seed a log grpodyn wrote records in its ``grpodyn_hparams`` (else None).
+def _own_record(path: str | Path) -> dict[str, Any]:
+    """Return the ``grpodyn_hparams`` a log grpodyn wrote records (empty elsewhere).
 
-    The loader reads the other settings there into the run's metadata; a seed is no
-    hyperparameter of the theory, so ``RunMeta`` has no field for it.
+    The sweep takes its values as they stand, ahead of the run's metadata: the loader shows
+    them too, but may prefer a logged lr to a file's (``infer``) and passes over a value it
+    cannot read, where a sweep refuses it (``checked_run``) and needs the seed, which no
+    ``RunMeta`` field holds.
     """
     if not str(path).endswith(".json"):
-        return None
+        return {}
     try:
         own = json.loads(Path(path).read_text()).get("grpodyn_hparams")
     except (OSError, ValueError, AttributeError):
-        return None
-    return own.get("seed") if isinstance(own, dict) else None
+        return {}
+    return own if isinstance(own, dict) else {}
 
 
 def as_runs(runs: Any, name: str = "runs") -> list[SweepRun]:

@@ -11,7 +11,11 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from grpodyn.cli.options import refuse_repeats
+from grpodyn.cli.options import check_step_key, refuse_repeats
+
+#: Sources of a hyperparameter that rank above the log's metadata (``load_sweep_run``), beside
+#: the command's option that gives them.
+_ABOVE_METADATA = ("log (grpodyn_hparams)",)
 
 
 def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: str | None = None,
@@ -42,6 +46,8 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
     base = load_sweep_run(path, overrides, reward_key=reward_key, step_key=step_key,
                           logging_steps=logging_steps, reward_range=reward_range, option=option)
     runs = load_runs(path, reward_key=reward_key, step_key=step_key, logging_steps=logging_steps)
+    for run in runs:  # a step key that names the reward would fit the reward against itself
+        check_step_key(run, step_key)
     if len(runs) == 1:
         return [base], []
     out, notes = [], _one_value_for_several(runs, overrides, path, option)
@@ -127,7 +133,7 @@ def _own_metadata(run: Any, hparams: dict[str, Any], sources: dict[str, str], na
         if sources.get(key, "").startswith("log metadata"):
             del hparams[key], sources[key]  # the largest run's, not this one's
         value = run.meta.value(meta_name)
-        if value is not None and sources.get(key) != option:
+        if value is not None and sources.get(key) not in (option, *_ABOVE_METADATA):
             hparams[key] = value
             sources[key] = f"log metadata ({getattr(run.meta, meta_name).source})"
     hparams = checked_run(hparams, name)
