@@ -82,7 +82,13 @@ NOTEBOOKS: dict[str, list[tuple[str, str]]] = {
                  "from grpodyn.empirical.logs.loaders import load_run\nfrom grpodyn.analysis "
                  "import fit_run\nrun = load_run(DATA_DIR / 'tiny_G4_seed0.json')\n"
                  "result = fit_run(run, train_fraction=0.5)\n"
-                 "print(result['best'], result['noise'])\nprint(result['forecast'])"),
+                 "print('weights', {k: round(w, 3) for k, w in result['weights'].items()})\n"
+                 "print('plateau:', result['plateau']['status'], '-', "
+                 "result['plateau']['reason'])\n"
+                 "print('noise sigma', round(result['noise']['sigma'], 4))\n"
+                 "fc = result['forecast']\n"
+                 "print(f\"fitted on the first half; from step {fc['cut_step']:g}: MAE "
+                 "{fc['mae']:.4f}, 90% band covers {fc['coverage']:.2f}\")"),
         ("md", "## Two forecasters of the rest of a run\n\n"
                "`grpodyn forecast` cuts a run and forecasts the rest. The default is a stacked "
                "ensemble of curve models with the correlated noise of docs/theory.md section 6, "
