@@ -67,8 +67,7 @@ def flatten(config: dict[str, Any], prefix: str = "", *, depth: int = 0,
     out: dict[str, Any] = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict) and set(value) <= {"value", "desc"} and "value" in value:
-            value = value["value"]  # W&B config.yaml entry
+        value = _entry_value(value)
         if isinstance(value, dict):
             if id(value) in seen or depth >= 12:
                 continue
@@ -76,6 +75,13 @@ def flatten(config: dict[str, Any], prefix: str = "", *, depth: int = 0,
         else:
             out[name] = value
     return out
+
+
+def _entry_value(value: Any) -> Any:
+    """Return a config value; a W&B ``config.yaml`` entry (``{value:, desc:}``) gives its value."""
+    if isinstance(value, dict) and set(value) <= {"value", "desc"} and "value" in value:
+        return value["value"]
+    return value
 
 
 def _lookup(flat: dict[str, Any], names: tuple[str, ...], *, count: bool = False
@@ -210,9 +216,7 @@ def meta_from_config(config: dict[str, Any], source: str, where: str, *,
     RunMeta
         The hyperparameters found.
     """
-    own = config.get(OWN_HPARAMS)
-    if isinstance(own, dict) and set(own) <= {"value", "desc"} and "value" in own:
-        own = own["value"]  # a W&B config.yaml entry
+    own = _entry_value(config.get(OWN_HPARAMS))
     flat = flatten({k: v for k, v in config.items() if k != OWN_HPARAMS})
     meta = RunMeta()
     for name, field in HPARAM_FIELDS.items() if isinstance(own, dict) else ():
@@ -221,8 +225,8 @@ def meta_from_config(config: dict[str, Any], source: str, where: str, *,
                 and value is not None and notes is not None:
             notes.append(f"{OWN_HPARAMS}.{name} = {value!r:.40} in {where} is not a value of "
                          f"{field}: not read")
-    verl_kl = _verl_kl(flat, source, where)
-    if verl_kl is not None and meta.kl is None:
+    verl_kl = None if meta.kl is not None else _verl_kl(flat, source, where)
+    if verl_kl is not None:
         meta.kl, note = verl_kl
         if note is not None and notes is not None:
             notes.append(note)
