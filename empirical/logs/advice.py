@@ -14,6 +14,11 @@ else bounded by what the run did:
 - it fell beyond its noise (a collapse, or a rise given back): its stiffness reached the
   (lag-eroded) stability limit of docs/theory.md section 5, k >= k_max, so k_max <= k and the lr
   the theory's margin target allows is at most ``margin`` times the run's;
+- it overshot: a rise given back in part, the end above the midpoint of start and peak and no
+  longer falling (:func:`~.trend.settled_overshoot`): a stable map with momentum, its poles
+  complex, k_c < k < k_max (docs/theory.md section 4); every such k relaxes with the modulus
+  sqrt(beta), so the lr is kept, and the reasoning says whether the overshoot exceeds the 10%
+  band that the fastest settling allows;
 - the diagnosis flags dynamical instability without a fall (the reward oscillates around its
   trend, or its slow fluctuations swell): the map is near its stability limit, so the lr is
   lowered by the margin as after a fall, never raised against the diagnosis's remedy;
@@ -81,14 +86,15 @@ from grpodyn.empirical.logs.advice_text import (
     stiffness_at_most,
     tau_at_least,
 )
+from grpodyn.empirical.logs.group_advice import group_batch_effect
 from grpodyn.empirical.logs.infer import group_batch_notes
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.mode_advice import (
     concentration_evidence,
-    converged_note,
     instability_evidence,
     mode_notes,
     run_diagnosis,
+    state_notes,
 )
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
 from grpodyn.empirical.logs.run_settings import check_magnitudes, learning_rate_of, logged_schedule
@@ -103,8 +109,8 @@ from grpodyn.empirical.logs.sweep_advice import (
 from grpodyn.empirical.logs.trend import Trend, agree_with_state, run_trend
 from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
 from grpodyn.numerics.advise import (
+    BAND,
     MARGIN,
-    bg_exponent_range,
     goal_relaxation,
     headroom_raise,
     late_relaxation,
@@ -132,7 +138,7 @@ class LogAdvice:
         effect of changing them is in ``group_batch``).
     basis : dict
         ``kind`` (measured_tau, slow_mode, stiffness_upper_bound, stiffness_lower_bound,
-        stability_limit, policy_concentration, not_determined), the relaxation
+        stability_limit, overshoot, policy_concentration, not_determined), the relaxation
         time and stiffness with their status, the goal, the trend, the exponent and the
         momentum (value, source and the numbers that rest on it, ``bears_on``); with a sweep,
         ``sweep_fall`` (:func:`~.sweep_advice.fall_limit`, and ``capped``: what the cap moved).
@@ -197,6 +203,12 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
     if trend.kind == "fell":
         return {"kind": "stability_limit", "value": None, "lower": None, "upper": None,
                 "status": "bound", "method": "the reward fell beyond its noise: k >= k_max"}
+    if trend.kind == "overshot":
+        return {"kind": "overshoot", "value": None, "lower": None, "upper": None,
+                "status": "bound", "overshoot": trend.overshoot,
+                "method": f"the reward overshot its plateau by at least {trend.overshoot:.2g} "
+                          "of its gain (window means flatten a peak) and settled without "
+                          "falling: complex poles below the stability limit, k_c < k < k_max"}
     if trend.kind == "pinned":
         return {"kind": "not_determined", "value": None, "lower": None, "upper": None,
                 "status": "not_determined",
@@ -290,7 +302,7 @@ def _slow_mode(tau: dict[str, Any], run: Run, reward_range: tuple[float, float] 
     plateau's own test, :func:`~grpodyn.numerics.forecast.plateau_summary`, has rejected one
     timescale); with a warning. ``estimate`` says which of the three the value is.
     """
-    if tau["kind"] in ("stability_limit", "instability", "policy_concentration"):
+    if tau["kind"] in ("stability_limit", "instability", "policy_concentration", "overshoot"):
         return tau, None
     late = late_relaxation(run.steps, run.reward,
                            ceiling=None if reward_range is None else reward_range[1])
@@ -392,6 +404,16 @@ def _goal_ratios(tau: dict[str, Any], goal: float, p: float, margin: float
                 f"the policy moved while the reward did not follow: its steps are too large "
                 f"for the signal; x{margin:g} (the margin, as after a fall), with the remedy of "
                 "a concentration")
+    if tau["kind"] == "overshoot":
+        return ("keep", 1.0, [None, None],
+                "a stable run that overshot settles at the fastest its momentum allows (every "
+                "pole from k_c to the flip has modulus sqrt(beta), section 4): a higher lr "
+                "gains no speed and narrows the margin, a lower one trims the overshoot; "
+                + (f"this one (at least {tau['overshoot']:.2g} of the gain) exceeds the "
+                   f"{BAND:.0%} band, so a lower lr, toward the fastest settling k_s, would "
+                   "settle into it sooner" if tau["overshoot"] > BAND else
+                   f"this one measures within the {BAND:.0%} band, as the fastest settling k_s "
+                   "overshoots (the window means may flatten a larger peak)"))
 
     def ratio(value: float | None) -> float | None:
         if value is None:
@@ -421,36 +443,6 @@ def _goal_ratios(tau: dict[str, Any], goal: float, p: float, margin: float
                 "change is argued for")
     return ("keep", 1.0, interval, "the bounds on tau do not exclude the goal: keep the lr "
             "(the interval says how far the data allow)")
-
-
-def _group_batch(run: Run, optimizer: str | None, measured: dict[str, Any] | None
-                 ) -> dict[str, Any]:
-    """Say what changing G or B does at a fixed lr (docs/theory.md sections 6 and 9)."""
-    lo, hi = bg_exponent_range()
-    sgd = optimizer is not None and "sgd" in optimizer.lower()
-    if measured is not None:
-        e = measured["value"]
-        exponent = dict(measured)
-        effect = (f"doubling G or B at a fixed lr multiplies the stiffness by 2^{e:.2g} = "
-                  f"{2 ** e:.2f} (tau by {2 ** -e:.2f}) and halves the reward's sampling "
-                  "variance")
-        if not lo - 2 * measured["stderr"] <= e <= hi + 2 * measured["stderr"]:
-            effect += f"; outside the theory's range [{lo:g}, {hi:g}]: a finding, not the map"
-    elif sgd:
-        exponent = {"value": 0.0, "status": "theory",
-                    "reason": "SGD: the stiffness lr kappa does not depend on B G"}
-        effect = "the path does not depend on G or B; the noise variance falls as 1/(B G)"
-    else:
-        exponent = {"value": None, "range": [lo, hi], "status": "not_determined",
-                    "reason": "one run cannot measure Adam's noise ratio rho_A: k ~ (B G)^e "
-                    f"with e = rho_A / (2 (B G + rho_A)) between {lo:g} (signal-dominated) and "
-                    f"{hi:g} (noise-dominated); a sweep over B G measures it"}
-        effect = (f"doubling G or B at a fixed lr shortens tau by a factor between "
-                  f"{2 ** -hi:.2f} and 1 (worth raising the lr by up to x{2 ** hi:.2f}) and "
-                  "halves the reward's sampling variance; only the product B x G matters, not G "
-                  "alone")
-    return {"exponent": exponent, "effect": effect,
-            "group_size": _value(run.meta.group_size), "batch": _value(run.meta.batch)}
 
 
 def _value(entry: Any) -> Any:
@@ -554,12 +546,12 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     warnings += caveats(direction, trend, run, steps, headroom=headroom,
                          bounded=tau["kind"] != "not_determined",
                          plateau=None if analysis is None else analysis.plateau)
-    warnings += converged_note(tau, diagnosis)
+    warnings += state_notes(tau, diagnosis)
     warnings += goal_warnings(horizon, goal, momentum, momentum_source, headroom=headroom,
                               floored=floored)
     stiffness = stiffness_entry(tau, momentum, lr, momentum_source, share)
     warnings += step_clock_warnings(tau, stiffness, schedule)
-    group_batch = _group_batch(run, optimizer,
+    group_batch = group_batch_effect(run, optimizer,
                                None if sweep is None else bg_exponent_from_sweep(sweep, family))
     notes, group_size = mode_notes(run, diagnosis, tau, direction, group_batch["group_size"])
     warnings += notes

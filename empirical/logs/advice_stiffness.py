@@ -61,6 +61,14 @@ def stiffness_entry(tau: dict[str, Any], momentum: float, lr: float | None,
         return {"value": None, "status": "bound", "bound": "lower",
                 "reason": "the diagnosis flags dynamical instability: the stiffness is near its "
                           "stability limit (section 5), which the run does not locate"}
+    if tau["kind"] == "overshoot":
+        critical = (1.0 - momentum ** 0.5) ** 2
+        return {"value": None, "status": "bound", "bound": "lower", "lower": critical,
+                "upper": None, "momentum_source": momentum_source,
+                "reason": "the reward overshot and settled: complex poles, so k > k_c = "
+                          f"(1 - sqrt(beta))^2 = {critical:.3g} per step"
+                          + assumed_beta(momentum, momentum_source)
+                          + ", below the stability limit it did not reach (section 4)"}
     if tau["kind"] == "policy_concentration":
         return {"value": None, "status": "not_determined",
                 "reason": "the policy moved while its reward did not: the run bounds the lr from "

@@ -53,6 +53,9 @@ def basis_text(tau: dict[str, Any], momentum: float, momentum_source: str = "log
         return f"bound from above on the lr: {tau['method']}"
     if tau["kind"] == "instability":
         return f"bound from below: {tau['method']}"
+    if tau["kind"] == "overshoot":
+        return (f"bound from below: {tau['method']}; k_c = (1 - sqrt(beta))^2 = "
+                f"{(1 - math.sqrt(momentum)) ** 2:.3g} per step{beta}")
     if tau["kind"] == "stability_limit":
         return ("bound from below: the run fell beyond its noise, so its stiffness reached the "
                 "stability limit of its lag (docs/theory.md section 5): k >= k_max")

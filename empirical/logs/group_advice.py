@@ -13,9 +13,13 @@ spread of rates, and on the categorical simulator its G was unbounded where the 
 G restored learning (studies/advice/README.md). Where another mode is the diagnosis's primary one
 (a policy concentrated onto its answers, an instability), the groups lost their spread through
 it: the advice says so and names no G, since that mode's remedy comes first.
+:func:`group_batch_effect` says what changing G or B does to the stiffness at a fixed lr (the
+Adam B G law, sections 6 and 9).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -27,9 +31,10 @@ from grpodyn.empirical.diagnostics.modes import (
 )
 from grpodyn.empirical.diagnostics.series import is_success_rate, segments, window_mean
 from grpodyn.empirical.logs.loaders import Run
+from grpodyn.numerics.advise import bg_exponent_range
 from grpodyn.numerics.prompt_pool import group_size_for_spread
 
-__all__ = ["degeneracy_advice", "unknown_group_note"]
+__all__ = ["degeneracy_advice", "unknown_group_note", "group_batch_effect"]
 
 
 def degeneracy_advice(run: Run, diagnosis: Diagnosis) -> tuple[str, int | None] | None:
@@ -115,3 +120,54 @@ def unknown_group_note(run: Run, diagnosis: Diagnosis | None, direction: str) ->
             "the run's G is smaller, most groups carry no gradient and a higher lr moves little: "
             "raise G first (give the group size, --group-size or group_size=, for the diagnosis "
             "to judge it)"]
+
+
+def group_batch_effect(run: Run, optimizer: str | None, measured: dict[str, Any] | None
+                 ) -> dict[str, Any]:
+    """Say what changing G or B does at a fixed lr (docs/theory.md sections 6 and 9).
+
+    Parameters
+    ----------
+    run : Run
+        The advised run (its known G and B are returned with the effect).
+    optimizer : str or None
+        The run's optimizer: SGD's stiffness lr kappa does not depend on B G, Adam's does.
+    measured : dict or None
+        The B G exponent a sweep measured (``value``, ``stderr``), else None: the theory's range.
+
+    Returns
+    -------
+    dict
+        ``exponent`` (value or range, status, reason), ``effect`` (in words), ``group_size``
+        and ``batch``.
+    """
+    lo, hi = bg_exponent_range()
+    sgd = optimizer is not None and "sgd" in optimizer.lower()
+    if measured is not None:
+        e = measured["value"]
+        exponent = dict(measured)
+        effect = (f"doubling G or B at a fixed lr multiplies the stiffness by 2^{e:.2g} = "
+                  f"{2 ** e:.2f} (tau by {2 ** -e:.2f}) and halves the reward's sampling "
+                  "variance")
+        if not lo - 2 * measured["stderr"] <= e <= hi + 2 * measured["stderr"]:
+            effect += f"; outside the theory's range [{lo:g}, {hi:g}]: a finding, not the map"
+    elif sgd:
+        exponent = {"value": 0.0, "status": "theory",
+                    "reason": "SGD: the stiffness lr kappa does not depend on B G"}
+        effect = "the path does not depend on G or B; the noise variance falls as 1/(B G)"
+    else:
+        exponent = {"value": None, "range": [lo, hi], "status": "not_determined",
+                    "reason": "one run cannot measure Adam's noise ratio rho_A: k ~ (B G)^e "
+                    f"with e = rho_A / (2 (B G + rho_A)) between {lo:g} (signal-dominated) and "
+                    f"{hi:g} (noise-dominated); a sweep over B G measures it"}
+        effect = (f"doubling G or B at a fixed lr shortens tau by a factor between "
+                  f"{2 ** -hi:.2f} and 1 (worth raising the lr by up to x{2 ** hi:.2f}) and "
+                  "halves the reward's sampling variance; only the product B x G matters, not G "
+                  "alone")
+    return {"exponent": exponent, "effect": effect,
+            "group_size": _known(run.meta.group_size), "batch": _known(run.meta.batch)}
+
+
+def _known(entry: Any) -> Any:
+    """Return a metadata entry's value, or None where it is unknown."""
+    return None if entry is None else entry.value

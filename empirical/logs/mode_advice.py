@@ -17,7 +17,8 @@ and every flagged mode is named:
 - **advantage degeneracy**: most groups carry no gradient and the lever is G, not the lr
   (:mod:`.group_advice`), except after a fall, whose remedy comes first.
 - :func:`mode_notes` names every flagged mode with what to try and gives the G to recommend;
-  :func:`converged_note` explains a slow mode on a run the diagnosis reads as converged.
+  :func:`state_notes` explains a slow mode on a run the diagnosis reads as converged, and an
+  overshoot on a run it reads as declining.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from grpodyn.empirical.logs.group_advice import degeneracy_advice, unknown_group
 from grpodyn.empirical.logs.loaders import Run
 
 __all__ = ["run_diagnosis", "instability_evidence", "concentration_evidence", "mode_notes",
-           "converged_note"]
+           "state_notes"]
 
 _GERUND = {"raise": "raising", "keep": "keeping", "lower": "lowering"}
 
@@ -177,11 +178,19 @@ def mode_notes(run: Run, diagnosis: Diagnosis | None, tau: dict[str, Any], direc
     return [*out, words], least if more else group_size
 
 
-def converged_note(tau: dict[str, Any], diagnosis: Diagnosis | None) -> list[str]:
-    """Say why a slow mode on a run the diagnosis reads as converged is no contradiction."""
-    if tau["kind"] != "slow_mode" or diagnosis is None or diagnosis.state != "converged":
-        return []
-    return ["the diagnosis reads this run as converged: the line through its last quarter "
-            "rises by less than twice its standard error; the slope of the last third, a "
-            "longer window, is beyond its noise: a rise too slow for the last quarter to show, "
-            "which the advice reads as a slow mode"]
+def state_notes(tau: dict[str, Any], diagnosis: Diagnosis | None) -> list[str]:
+    """Say why the advice's reading of a run is no contradiction of the diagnosis's state.
+
+    A slow mode on a run read as converged; an overshoot on a run read as declining.
+    """
+    state = None if diagnosis is None else diagnosis.state
+    if tau["kind"] == "slow_mode" and state == "converged":
+        return ["the diagnosis reads this run as converged: the line through its last quarter "
+                "rises by less than twice its standard error; the slope of the last third, a "
+                "longer window, is beyond its noise: a rise too slow for the last quarter to "
+                "show, which the advice reads as a slow mode"]
+    if tau["kind"] == "overshoot" and state == "declining":
+        return ["diagnose calls this run declining (a fall from its peak beyond its noise); the "
+                "advice reads that fall as a stable run's overshoot, since the end keeps more "
+                "than half of the rise and no longer falls"]
+    return []

@@ -3,7 +3,11 @@
 The advice's reading of a run (flat, rising, fell, pinned), from the thirds of the run and its
 best window (:func:`run_trend`), made to agree with the diagnosis's state where the run is long
 enough for one (:func:`agree_with_state`), so that ``advise`` and ``diagnose`` read one
-direction from one run.
+direction from one run. A fall that keeps more than half of the rise from the start and no
+longer falls is a stable map's overshoot, ``overshot`` (:func:`settled_overshoot`): the map
+started from rest overshoots its plateau by a share OS of the gain and gives back OS / (1 + OS)
+of the rise at its peak, under half wherever OS < 1 (docs/theory.md section 4), so such a run
+says that it oscillated, not that it reached the stability limit.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from grpodyn.ground import TooFewPoints
 if TYPE_CHECKING:
     from grpodyn.empirical.diagnostics.diagnose import Diagnosis
 
-__all__ = ["Trend", "run_trend", "agree_with_state", "series_trend"]
+__all__ = ["Trend", "run_trend", "agree_with_state", "series_trend", "settled_overshoot"]
 
 _LEVEL = 0.975  # two-sided 95%: a change beyond it is "beyond the noise"
 #: A standard error below this share of the reward's scale is floating-point rounding, not
@@ -39,8 +43,8 @@ class Trend:
     ----------
     kind : str
         ``flat`` (no change beyond noise), ``pinned`` (one constant value: no gradient),
-        ``rising`` or ``fell`` (collapsed, or a rise given
-        back: at least half of it, beyond noise).
+        ``rising``, ``fell`` (collapsed, or a rise given back) or ``overshot`` (a rise given
+        back in part: the end keeps more than half of it, beyond noise, and no longer falls).
     sigma : float
         Per-point noise from first differences [reward].
     change, change_stderr : float
@@ -56,6 +60,9 @@ class Trend:
         The judgement in words.
     at_floor : bool
         The last third sits exactly at the floor of the reward's range after a start above it.
+    overshoot : float or None
+        For ``overshot``: the share of the gain (end minus start) by which the peak exceeded
+        the end, OS [1].
     """
 
     kind: str
@@ -71,6 +78,7 @@ class Trend:
     span: float
     text: str
     at_floor: bool = False
+    overshoot: float | None = None
 
 
 def run_trend(steps: np.ndarray, reward: np.ndarray, *,
@@ -166,10 +174,14 @@ def agree_with_state(trend: Trend, run: Run, diagnosis: Diagnosis | None) -> Tre
     of a window), so that ``advise`` and ``diagnose`` never contradict each other; a reward
     sitting at the floor of its range after starting above it stays a fall whatever the
     state. Shorter runs (or no ``diagnosis``) keep the thirds' test of :func:`run_trend`.
+    Either fall that :func:`settled_overshoot` reads as a stable map's overshoot is
+    ``overshot``.
     """
     if run.n_points < SHORT or trend.at_floor or diagnosis is None:
-        return trend
+        return settled_overshoot(trend, run.steps, run.reward)
     trend = _with_state(trend, diagnosis.state, diagnosis.pinned, diagnosis.state_evidence)
+    if trend.kind == "fell":
+        return settled_overshoot(trend, run.steps, run.reward)
     if trend.kind == "flat" and late_without_spread(run, segments(run.n_points)[1]):
         # flat because no group had a spread late in the run: no gradient, no relaxation to
         # bound the stiffness with
@@ -196,10 +208,65 @@ def series_trend(steps: np.ndarray, reward: np.ndarray, *, floor: float | None =
     trend = run_trend(steps[keep], reward[keep], floor=floor)
     run = Run("series", "series", steps[keep], reward[keep], {})
     if run.n_points < SHORT or trend.at_floor:  # as agree_with_state
-        return trend
+        return settled_overshoot(trend, run.steps, run.reward)
     early, late, _ = segments(run.n_points)
     state = classify_state(run, early, late, estimate_noise(run.reward).sigma)
-    return _with_state(trend, state.name, state.pinned, state.evidence)
+    return settled_overshoot(_with_state(trend, state.name, state.pinned, state.evidence),
+                             run.steps, run.reward)
+
+
+def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray) -> Trend:
+    """Return a fall that keeps more than half of its rise, and has stopped, as ``overshot``.
+
+    The map started from rest (docs/theory.md section 4) overshoots its plateau by a share OS
+    of the gain and gives back OS / (1 + OS) of the rise at its peak: less than half wherever
+    OS < 1 (at beta = 0.9 every stiffness below about 1.1, some 400 times the critical one,
+    :func:`~grpodyn.numerics.settling.step_response`). A run past its stability limit, or one
+    that collapsed, gives back more. So a ``fell`` whose end lies above the midpoint of its
+    start (the mean of its first twentieth, at least 3 points) and its peak (the trend's best
+    running mean) by more than ``z_quantile(ALPHA)`` standard errors, and whose last quarter
+    does not fall beyond 2 s.e. of a fitted line's change (a fall still under way may go on),
+    is a stable oscillation that settled: ``overshot``, with OS = (peak - end) / (end - start).
+    Anything else, a floor reached included, is returned as it is.
+
+    Parameters
+    ----------
+    trend : Trend
+        The reading of ``reward`` (:func:`run_trend`, made to agree with a state or not).
+    steps, reward : numpy.ndarray
+        The series it was read from (finite points).
+
+    Returns
+    -------
+    Trend
+    """
+    if trend.kind != "fell" or trend.at_floor or reward.size < 3:
+        return trend
+    n = reward.size
+    first = max(3, n // 20)
+    start = float(reward[:first].mean())
+    width = max(1, n // 6)
+    window_se = point_noise(reward, width, trend.sigma) / math.sqrt(width)
+    held = trend.final - 0.5 * (trend.peak + start)
+    held_se = math.sqrt(1.25 * window_se ** 2 + trend.sigma ** 2 / (4 * first))
+    late = slice(n - max(3, n // 4), n)
+    late_steps = steps[late]
+    if np.ptp(late_steps) <= 0:
+        return trend
+    slope = float(np.polyfit(late_steps, reward[late], 1)[0])
+    late_change = slope * float(np.ptp(late_steps))
+    late_se = trend.sigma * math.sqrt(12.0 / (late.stop - late.start))
+    if not held > z_quantile(ALPHA) * held_se or late_change < -2 * late_se:
+        return trend
+    share = (trend.peak - trend.final) / (trend.final - start)
+    return replace(trend, kind="overshot", overshoot=share, text=(
+        f"overshot and settled: from {start:.4g} (first {first} points) to a peak of "
+        f"{trend.peak:.4g} near step {trend.peak_step:g}, then {trend.final:.4g} at the end, "
+        f"which keeps more than half of the rise ({held:+.2g} above its midpoint, "
+        f"{held / held_se:.3g} standard errors), and the last quarter does not fall; an "
+        f"overshoot of at least {share:.2g} of the gain, which a stable map with momentum makes "
+        "(it gives back OS / (1 + OS) < 1/2 of its rise), where a run past its stability "
+        "limit gives back more"))
 
 
 def _with_state(trend: Trend, state: str, pinned: bool, evidence: str) -> Trend:

@@ -1,0 +1,100 @@
+"""A stable run's overshoot is not a fall: the advice and the sweep read it apart from a collapse.
+
+The map started from rest overshoots its plateau by a share OS of the gain and gives back
+OS / (1 + OS) of the rise at its peak, under half wherever OS < 1 (docs/theory.md section 4);
+a collapse gives back more, and a fall still under way may go on. Seeded synthetic runs: the
+continuum oscillator's underdamped rise with noise, a collapse, a slow fall not yet past half.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from grpodyn import advise_log, load_run, reward_trajectory
+from grpodyn.empirical.logs.sweep_advice import fall_limit, fell
+from grpodyn.empirical.logs.sweep_runs import SweepRun
+from grpodyn.empirical.logs.trend import run_trend, series_trend, settled_overshoot
+from grpodyn.numerics.settling import step_response
+
+STEPS = np.arange(1.0, 201.0)
+
+
+def _overshoot(stiffness: float, seed: int, noise: float = 0.01) -> np.ndarray:
+    """Reward 0.2 -> 0.7 of the heavy ball at beta = 0.9, underdamped, with white noise."""
+    path = np.asarray(reward_trajectory(STEPS, r0=0.2, plateau=0.7, momentum=0.9,
+                                        stiffness=stiffness).values)
+    return path + noise * np.random.default_rng(seed).standard_normal(STEPS.size)
+
+
+def _collapse(seed: int) -> np.ndarray:
+    """A rise to 0.7 by step 40, then back to 0.25."""
+    path = np.where(STEPS < 40, 0.2 + 0.5 * STEPS / 40,
+                    0.25 + 0.45 * np.exp(-(STEPS - 40) / 15))
+    return path + 0.01 * np.random.default_rng(seed).standard_normal(STEPS.size)
+
+
+def _falling(seed: int) -> np.ndarray:
+    """A rise to 0.7 by step 40, held, then a steady fall from step 120 that has not given back
+    half of the rise by the end."""
+    path = np.where(STEPS < 40, 0.2 + 0.5 * STEPS / 40,
+                    np.where(STEPS < 120, 0.7, 0.7 - 0.002 * (STEPS - 120)))
+    return path + 0.01 * np.random.default_rng(seed).standard_normal(STEPS.size)
+
+
+def test_a_stable_maps_overshoot_stays_under_the_whole_rise_over_a_wide_range():
+    """OS < 1 (so a give-back under half) from k_c to about 400 k_c at beta = 0.9; beyond that
+    the oscillation overshoots by the whole gain, and a fall is read as one."""
+    beta = 0.9
+    critical = (1 - np.sqrt(beta)) ** 2
+    inside = np.linspace(1.01 * critical, 1.1, 200)
+    response = step_response(momentum=beta, stiffness=inside, steps=400)
+    assert np.all(-response.min(axis=-1) < 1)
+    assert -step_response(momentum=beta, stiffness=1.5, steps=400).min() > 1
+
+
+@pytest.mark.parametrize("stiffness", [0.01, 0.02, 0.05])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_an_overshoot_that_settled_is_overshot_not_fell(stiffness, seed):
+    reward = _overshoot(stiffness, seed)
+    trend = series_trend(STEPS, reward)
+    assert trend.kind == "overshot", trend.text
+    assert 0 < trend.overshoot < 1
+    assert "overshot and settled" in trend.text
+    assert not fell(STEPS, reward, None)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_collapse_and_a_fall_under_way_stay_falls(seed):
+    for reward in (_collapse(seed), _falling(seed)):
+        trend = series_trend(STEPS, reward)
+        assert trend.kind == "fell", trend.text
+        assert fell(STEPS, reward, None)
+
+
+def test_only_a_fall_is_read_again():
+    rising = run_trend(STEPS, 0.7 - 0.5 * np.exp(-STEPS / 30))
+    assert settled_overshoot(rising, STEPS, 0.7 - 0.5 * np.exp(-STEPS / 30)) is rising
+
+
+def test_a_sweep_whose_higher_lr_overshoots_bounds_no_limit():
+    runs = [SweepRun(f"lr {lr:g}", STEPS, reward, {"optimizer": "sgd", "lr": lr})
+            for lr, reward in ((0.01, _overshoot(0.005, 4, noise=0.02)),
+                               (0.02, _overshoot(0.02, 5)))]
+    limit = fall_limit(runs, optimizer="sgd")
+    assert limit["lr"] is None and limit["fell"] == 0, limit["reason"]
+
+
+def test_advice_keeps_the_lr_of_an_overshoot_and_says_why(tmp_path):
+    path = tmp_path / "overshoot.jsonl"
+    path.write_text("".join(json.dumps({"step": int(s), "reward": float(r),
+                                        "learning_rate": 1e-6}) + "\n"
+                            for s, r in zip(STEPS, _overshoot(0.02, 1), strict=True)))
+    advice = advise_log(load_run(path))
+    assert advice.basis["kind"] == "overshoot" and advice.basis["trend"] == "overshot"
+    assert advice.recommendation["direction"] == "keep"
+    assert advice.basis["stiffness"]["lower"] == pytest.approx((1 - np.sqrt(0.9)) ** 2)
+    assert any("declining" in w and "overshoot" in w for w in advice.warnings)
+    assert "exceeds the 10% band" in advice.reasoning[-1]
