@@ -61,7 +61,7 @@ except ImportError as exc:  # the callback plugs into transformers' Trainer: an 
 
 from grpodyn.empirical.diagnostics.diagnose import MODES
 from grpodyn.empirical.logs.config import meta_from_config
-from grpodyn.ground import InputError, check_int
+from grpodyn.ground import InputError, check_group_size, check_int
 
 from .monitor import GRPODynamicsWarning, Monitor
 
@@ -131,8 +131,7 @@ class GRPODynamicsCallback(TrainerCallback):
         unknown = [m for m in self.stop_on if m not in known]
         if unknown:
             raise InputError(f"stop_on: unknown modes {unknown}; choose from {', '.join(known)}")
-        self.group_size = None if group_size is None else check_int("group_size", group_size,
-                                                                    minimum=2)
+        self.group_size = None if group_size is None else check_group_size(group_size)
         if not isinstance(full_analysis, bool):
             raise InputError(f"full_analysis: expected True or False, got {full_analysis!r:.40}")
         self.full_analysis = full_analysis

@@ -66,7 +66,7 @@ from grpodyn.empirical.diagnostics.early_warning import early_warning, reviews
 from grpodyn.empirical.logs.loaders import METRIC_ALIASES, Hyperparameter, Run, RunMeta
 from grpodyn.empirical.logs.run_analysis import FIT_MODELS, analyse_run, not_determined
 from grpodyn.ground import InputError, check_int, check_momentum, check_reward_range, finite_json
-from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX
+from grpodyn.ground.checks import REWARD_MAGNITUDE_MAX, check_group_size
 
 __all__ = ["Monitor", "MonitorState", "GRPODynamicsWarning", "REWARD_MAGNITUDE_MAX", "BASES"]
 
@@ -354,8 +354,7 @@ class Monitor:
             raise InputError(f"momentum: expected a number in [0, 1) (Adam's beta1), got "
                              f"{momentum!r}")
         self.momentum = None if momentum is None else float(check_momentum(momentum, scalar=True))
-        self.group_size = None if group_size is None else check_int("group_size", group_size,
-                                                                    minimum=2)
+        self.group_size = None if group_size is None else check_group_size(group_size)
         self.reward_range = None if reward_range is None else check_reward_range(reward_range)
         self.refit_every = check_int("refit_every", refit_every, minimum=1)
         self.diagnose_every = check_int("diagnose_every", diagnose_every, minimum=0)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from scipy.optimize import brentq
 
-from grpodyn.ground import InputError, check_finite, check_int, check_positive
+from grpodyn.ground import InputError, check_finite, check_group_size, check_positive
 
 from .compiled import compiled
 
@@ -67,7 +67,7 @@ def bandit_theory(*, estimator: str = "grpo", group_size: int, kl: float, x_ref:
     if kl_estimator not in KL_ESTIMATORS:
         raise InputError(f"kl_estimator must be one of {', '.join(KL_ESTIMATORS)}, got "
                          f"{kl_estimator!r}")
-    g = check_int("group_size", group_size, minimum=2)
+    g = check_group_size(group_size)
     lam = float(check_positive("kl", kl, scalar=True))
     x_ref = float(check_finite("x_ref", x_ref, scalar=True))
     eps = float(check_positive("eps", eps, allow_zero=True, scalar=True))

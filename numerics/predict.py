@@ -17,6 +17,7 @@ import numpy as np
 from grpodyn.ground import (
     InputError,
     check_finite,
+    check_group_size,
     check_int,
     check_momentum,
     check_positive,
@@ -368,7 +369,7 @@ def predict(*, lr: float, momentum: float, kappa: float, refresh: int = 1, stale
         else:
             extras["notes"] = (UNSTABLE_NOISE_NOTE,)
     if group_size is not None:
-        g = check_int("group_size", group_size, minimum=2)
+        g = check_group_size(group_size)
         levels = {"start": r0, "plateau": r_star}
         if any(v is None for v in levels.values()):
             raise InputError("group_size needs r0 and plateau (success rates in [0, 1])")

@@ -24,14 +24,14 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import betaln, gammaln
 
-from grpodyn.ground import InputError, check_int
+from grpodyn.ground import InputError, check_group_size, check_int
 
 from .compiled import compiled
 
 __all__ = ["PromptPool", "fit_prompt_pool", "fit_prompt_pool_extremes", "zero_std_share",
            "failed_group_share", "drift_loss", "entropy_ratio_bound", "read_group_extremes",
            "group_range_chance", "zero_std_share_lower_bound", "group_size_for_spread",
-           "successes_pmf", "GROUP_SIZE_MAX"]
+           "successes_pmf"]
 
 _PHI_MIN, _PHI_MAX = 1e-3, 1e4
 #: the largest G :func:`group_size_for_spread` searches: beyond it a group is no practical lever
@@ -43,10 +43,6 @@ _CHI2_95 = 3.841  # one degree of freedom: the profile-likelihood 95% interval
 _ADV_MATCH = 2e-3
 #: the largest G whose binomial coefficients are all finite floats (C(1030, 515) > 1.8e308)
 EXACT_BINOMIAL_MAX = 1029
-#: the largest G the finite-G statistics are computed for: 2^16 completions per prompt, far
-#: beyond any GRPO group. Memory and time grow as G (a diagnosis at this G takes about two
-#: seconds), so a larger G is refused rather than left to exhaust the machine.
-GROUP_SIZE_MAX = 65536
 
 
 @dataclass(frozen=True)
@@ -183,7 +179,7 @@ def fit_prompt_pool(reward: np.ndarray, zero_std: np.ndarray, *, group_size: int
     PromptPool
         phi with a 95% interval from the standard error of the window's mean share.
     """
-    group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
+    group_size = check_group_size(group_size)
     reward, zero_std = np.asarray(reward, float), np.asarray(zero_std, float)
     both = np.isfinite(reward) & np.isfinite(zero_std)
     if both.sum() < 2:
@@ -248,7 +244,7 @@ def successes_pmf(group_size: int, a: float, b: float) -> np.ndarray:
     numpy.ndarray
         q(S) for S = 0..G (dimensionless, G + 1 entries summing to 1).
     """
-    group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
+    group_size = check_group_size(group_size)
     counts = np.arange(group_size + 1)
     if group_size > EXACT_BINOMIAL_MAX:
         from scipy.stats import betabinom  # a third of a second to import: only when needed
@@ -285,7 +281,7 @@ def drift_loss(mean: float, phi: float, group_size: int) -> float:
     drift sqrt(p (1-p)) (section 7). 0: groups lose nothing; 1: no group carries a gradient.
     phi = inf is the homogeneous pool.
     """
-    group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
+    group_size = check_group_size(group_size)
     mean = float(np.clip(mean, 1e-9, 1 - 1e-9))
     successes = np.arange(1, group_size)
     update = compiled("grpo_update_given_successes")(successes, group_size, 1e-4)
@@ -329,7 +325,7 @@ def read_group_extremes(adv_max: np.ndarray, adv_min: np.ndarray, *, group_size:
     read : numpy.ndarray of bool
         Steps whose pair was read.
     """
-    group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
+    group_size = check_group_size(group_size)
     counts = np.arange(1, group_size)
     top = compiled("grpo_top_advantage")(counts, group_size, eps)
     bottom = compiled("grpo_bottom_advantage")(counts, group_size, eps)
@@ -465,7 +461,7 @@ def fit_prompt_pool_extremes(reward: np.ndarray, adv_max: np.ndarray, adv_min: n
         binary, the advantages not GRPO's, or G is not the logged one. ``observed_share`` holds
         the share the fitted law predicts (the log has none), ``reason`` what was read.
     """
-    group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
+    group_size = check_group_size(group_size)
     batch = check_int("batch", batch, minimum=1)
     reward = np.asarray(reward, float)
     s_lo, s_hi, read = read_group_extremes(adv_max, adv_min, group_size=group_size, eps=eps)

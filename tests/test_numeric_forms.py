@@ -160,7 +160,7 @@ def test_whole_numbers_given_as_doubles_are_accepted(c_library):
 
 
 def test_the_pool_bound_is_the_numeric_layers():
-    from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
+    from grpodyn.ground.checks import GROUP_SIZE_MAX
     from grpodyn.theory.prompt_pool import POOL_GROUP_MAX
 
     assert POOL_GROUP_MAX == GROUP_SIZE_MAX

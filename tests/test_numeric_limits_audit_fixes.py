@@ -18,12 +18,12 @@ import pytest
 
 from grpodyn.cli import main
 from grpodyn.ground import InputError, check_momentum
+from grpodyn.ground.checks import GROUP_SIZE_MAX
 from grpodyn.numerics.advise import advise
 from grpodyn.numerics.compiled import compiled
 from grpodyn.numerics.mean_field_map import MeanFieldMap
 from grpodyn.numerics.prompt_pool import (
     EXACT_BINOMIAL_MAX,
-    GROUP_SIZE_MAX,
     drift_loss,
     fit_prompt_pool_extremes,
     group_range_chance,

@@ -29,7 +29,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from grpodyn.ground import InputError, check_finite, check_int, check_momentum, check_positive
+from grpodyn.ground import (
+    InputError,
+    check_finite,
+    check_group_size,
+    check_int,
+    check_momentum,
+    check_positive,
+)
 from grpodyn.numerics import fast
 
 __all__ = ["BanditConfig", "BanditRun", "simulate_bandit", "advantages", "expected_update",
@@ -122,7 +129,7 @@ class BanditConfig:
             raise InputError(f"optimizer must be 'sgd' or 'adam', got {self.optimizer!r}")
         check_momentum(self.beta2, "beta2", largest=None)
         check_positive("adam_eps", self.adam_eps)
-        check_int("group_size", self.group_size, minimum=2)
+        check_group_size(self.group_size)
         check_int("prompts", self.prompts, minimum=1)
         check_int("arms", self.arms, minimum=2)
         if self.estimator not in ESTIMATORS:

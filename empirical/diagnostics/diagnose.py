@@ -76,9 +76,9 @@ from grpodyn.empirical.diagnostics.verdict import (
 )
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.empirical.logs.run_settings import check_magnitudes
-from grpodyn.ground import InputError, TooFewPoints, check_flag, check_int, finite_json
+from grpodyn.ground import InputError, TooFewPoints, check_flag, finite_json
+from grpodyn.ground.checks import GROUP_SIZE_MAX, check_group_size
 from grpodyn.numerics.fit import estimate_noise
-from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
 
 __all__ = ["MIN_POINTS", "MODE_POINTS", "MODES", "STATES", "CEILING", "NEGLIGIBLE_RISE",
            "ModeVerdict", "Diagnosis", "diagnose", "threshold_rules"]
@@ -167,13 +167,13 @@ def _group_size(run: Run, group_size: int | None) -> tuple[int | None, dict]:
     """
     g_info = {"value": None, "source": "unknown", "evidence": "not declared, read or inferred"}
     if group_size is not None:
-        group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
+        group_size = check_group_size(group_size)
         return group_size, {"value": group_size, "source": "user",
                             "evidence": "given to diagnose"}
     declared = run.meta.group_size
     if declared is not None:
         if declared.source == "user":  # the user's --group-size: a bad one is an error
-            check_int("--group-size", declared.value, minimum=2, maximum=GROUP_SIZE_MAX)
+            check_group_size(declared.value, "--group-size")
         if isinstance(declared.value, int) and declared.value > GROUP_SIZE_MAX:
             raise InputError(f"{run.source}: group size G = {declared.value} "
                              f"({declared.evidence or declared.source}) is beyond "

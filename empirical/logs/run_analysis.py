@@ -46,7 +46,13 @@ from grpodyn.empirical.logs.run_settings import (
     momentum_of,
     peak_lr_of,
 )
-from grpodyn.ground import InputError, TooFewPoints, check_flag, check_fraction, check_int
+from grpodyn.ground import (
+    InputError,
+    TooFewPoints,
+    check_flag,
+    check_fraction,
+    check_group_size,
+)
 from grpodyn.ground.checks import check_finite
 from grpodyn.ground.jsonio import finite_json
 from grpodyn.numerics.fit import FitResult, NoiseEstimate, estimate_noise
@@ -59,7 +65,6 @@ from grpodyn.numerics.forecast import (
 )
 from grpodyn.numerics.forecasters import FORECASTERS as REGISTRY
 from grpodyn.numerics.forecasters import get_forecaster
-from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
 
 __all__ = ["RunAnalysis", "analyse_run", "infer_reward_range", "learning_rate_of",
            "momentum_of", "not_determined", "FIT_MODELS", "FORECASTERS"]
@@ -417,7 +422,7 @@ def analyse_run(run: Run, *, momentum: float | None = None, group_size: int | No
                               fit_on_training_part=fit_on_training_part)
     check_magnitudes(run)
     if group_size is not None:  # read by the diagnosis alone, checked whether or not it runs
-        group_size = check_int("group_size", group_size, minimum=2, maximum=GROUP_SIZE_MAX)
+        group_size = check_group_size(group_size)
     get_forecaster(forecaster)
     level = check_fraction("level", level)
     bounds, range_source = infer_reward_range(run, reward_range)

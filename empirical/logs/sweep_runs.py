@@ -21,12 +21,11 @@ from grpodyn.empirical.logs.loaders import load_run
 from grpodyn.empirical.logs.meta import HPARAM_FIELDS
 from grpodyn.empirical.logs.run_settings import infer_reward_range
 from grpodyn.ground import InputError, check_int, check_momentum
-from grpodyn.ground.checks import BATCH_MAX, LR_MAX, MAX_STEPS
+from grpodyn.ground.checks import BATCH_MAX, GROUP_SIZE_MAX, LR_MAX, MAX_STEPS
 from grpodyn.numerics.mean_field_map import (
     OPTIMIZERS,
     SCHEDULES,
 )
-from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
 
 __all__ = ["HPARAM_KEYS", "META_NAMES", "REQUIRED_HPARAMS", "MAX_STEPS", "SweepRun",
            "parse_hparams", "checked_types", "load_sweep_run", "sweep_run_of", "as_runs",

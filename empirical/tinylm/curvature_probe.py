@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from grpodyn.ground import InputError, check_int, check_positive, write_atomic
+from grpodyn.ground import (
+    InputError,
+    check_group_size,
+    check_int,
+    check_positive,
+    write_atomic,
+)
 from grpodyn.numerics.fit import fit_curve
 
 if TYPE_CHECKING:  # optional dependencies (the trl extra), for annotations only
@@ -191,7 +197,7 @@ def probe_drift(model: Model, reference: Model, tokenizer: HFTokenizer,
     from grpodyn.empirical.tinylm.training import TRAIN_FAMILY, make_prompts
 
     check_positive("learning_rate", learning_rate)
-    check_int("group_size", group_size, minimum=2)
+    check_group_size(group_size)
     check_int("replicates", replicates, minimum=2)
     check_int("samples_per_prompt", samples_per_prompt, minimum=2)
     grads_r, grads_g, rewards = [], [], []

@@ -225,7 +225,7 @@ def group_size(text: str) -> int:
 
     One completion per prompt leaves no group to take an advantage against.
     """
-    from grpodyn.numerics.prompt_pool import GROUP_SIZE_MAX
+    from grpodyn.ground.checks import GROUP_SIZE_MAX
 
     return _integer_within(text, 2, GROUP_SIZE_MAX, "group_size G")
 

@@ -19,6 +19,7 @@ from grpodyn.ground.checks import (
     check_finite,
     check_flag,
     check_fraction,
+    check_group_size,
     check_int,
     check_momentum,
     check_positive,
@@ -30,7 +31,8 @@ from grpodyn.ground.figures import axes_or_new
 from grpodyn.ground.files import save_figure, write_atomic
 from grpodyn.ground.jsonio import dumps_json, finite_json, json_number
 
-__all__ = ["InputError", "axes_or_new", "check_finite", "check_flag", "check_fraction", "check_int",
+__all__ = ["InputError", "axes_or_new", "check_finite", "check_flag", "check_fraction",
+           "check_group_size", "check_int",
            "check_momentum", "check_positive", "check_reward_range", "check_series",
            "dumps_json", "finite_json", "json_number", "one_of_alias", "save_figure",
            "write_atomic", "TooFewPoints"]

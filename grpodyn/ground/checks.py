@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["InputError", "TooFewPoints", "MOMENTUM_MAX", "REWARD_MAGNITUDE_MAX",
-           "STEP_MAGNITUDE_MAX", "LR_MAX", "BATCH_MAX", "MAX_STEPS",
-           "check_momentum",
+           "STEP_MAGNITUDE_MAX", "LR_MAX", "BATCH_MAX", "MAX_STEPS", "GROUP_SIZE_MAX",
+           "check_momentum", "check_group_size",
            "check_positive", "check_finite", "check_series", "check_int", "check_fraction",
            "check_reward_range", "check_flag", "one_of_alias"]
 
@@ -99,6 +99,10 @@ LR_MAX, BATCH_MAX = 1e6, 10**7
 #: and the span of a sweep run (the joint fit iterates the map over every step between its
 #: first and last logged points, whatever their number); a longer one would run for hours.
 MAX_STEPS = 100_000
+#: The largest group size G: 2^16 completions per prompt, far beyond any GRPO group. The finite-G
+#: statistics cost memory and time in proportion to G (a diagnosis at this G takes about two
+#: seconds), so a larger G is refused rather than left to exhaust the machine.
+GROUP_SIZE_MAX = 65536
 
 
 def check_series(name: str, value: Any) -> np.ndarray:
@@ -237,6 +241,15 @@ def check_int(name: str, value: Any, *, minimum: int, maximum: int | None = None
     if maximum is not None and value > maximum:
         raise InputError(f"{name} must be <= {maximum}, got {value!r}")
     return int(value)
+
+
+def check_group_size(group_size: Any, name: str = "group_size") -> int:
+    """Return the group size G as an int in [2, ``GROUP_SIZE_MAX``], or refuse it by ``name``.
+
+    A group of one has no spread by construction (its advantage is zero); a G beyond
+    ``GROUP_SIZE_MAX`` would only cost memory and time.
+    """
+    return check_int(name, group_size, minimum=2, maximum=GROUP_SIZE_MAX)
 
 
 def check_fraction(name: str, value: Any) -> float:
