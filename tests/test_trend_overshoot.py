@@ -36,12 +36,19 @@ def _collapse(seed: int) -> np.ndarray:
     return path + 0.01 * np.random.default_rng(seed).standard_normal(STEPS.size)
 
 
-def _falling(seed: int) -> np.ndarray:
+def _falling(seed: int, rate: float = 0.002, noise: float = 0.01) -> np.ndarray:
     """A rise to 0.7 by step 40, held, then a steady fall from step 120 that has not given back
     half of the rise by the end."""
     path = np.where(STEPS < 40, 0.2 + 0.5 * STEPS / 40,
-                    np.where(STEPS < 120, 0.7, 0.7 - 0.002 * (STEPS - 120)))
-    return path + 0.01 * np.random.default_rng(seed).standard_normal(STEPS.size)
+                    np.where(STEPS < 120, 0.7, 0.7 - rate * (STEPS - 120)))
+    return path + noise * np.random.default_rng(seed).standard_normal(STEPS.size)
+
+
+def _stopped(seed: int) -> np.ndarray:
+    """A rise to 0.7 by step 40, held, a fall to 0.6 over steps 100-130, held again."""
+    path = np.where(STEPS < 40, 0.2 + 0.5 * STEPS / 40,
+                    np.where(STEPS < 100, 0.7, np.maximum(0.6, 0.7 - (STEPS - 100) / 300)))
+    return path + 0.03 * np.random.default_rng(seed).standard_normal(STEPS.size)
 
 
 def test_a_stable_maps_overshoot_stays_under_the_whole_rise_over_a_wide_range():
@@ -68,7 +75,9 @@ def test_an_overshoot_that_settled_is_overshot_not_fell(stiffness, seed):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_collapse_and_a_fall_under_way_stay_falls(seed):
-    for reward in (_collapse(seed), _falling(seed)):
+    """Falls under way (a slow one in more noise, one that stopped within the quarter before the
+    last: its last quarter lies below the one before) are not read as overshoots."""
+    for reward in (_collapse(seed), _falling(seed), _falling(seed, 0.001, 0.03), _stopped(seed)):
         trend = series_trend(STEPS, reward)
         assert trend.kind == "fell", trend.text
         assert fell(STEPS, reward, None)

@@ -225,8 +225,8 @@ def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray) -> Tr
     that collapsed, gives back more. So a ``fell`` whose end lies above the midpoint of its
     start (the mean of its first twentieth, at least 3 points) and its peak (the trend's best
     running mean) by more than ``z_quantile(ALPHA)`` standard errors, and whose last quarter
-    does not fall beyond 2 s.e. of a fitted line's change (a fall still under way may go on),
-    is a stable oscillation that settled: ``overshot``, with OS = (peak - end) / (end - start).
+    does not fall (:func:`_still_falling`: a fall still under way may go on), is a stable
+    oscillation that settled: ``overshot``, with OS = (peak - end) / (end - start).
     Anything else, a floor reached included, is returned as it is.
 
     Parameters
@@ -249,14 +249,7 @@ def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray) -> Tr
     window_se = point_noise(reward, width, trend.sigma) / math.sqrt(width)
     held = trend.final - 0.5 * (trend.peak + start)
     held_se = math.sqrt(1.25 * window_se ** 2 + trend.sigma ** 2 / (4 * first))
-    late = slice(n - max(3, n // 4), n)
-    late_steps = steps[late]
-    if np.ptp(late_steps) <= 0:
-        return trend
-    slope = float(np.polyfit(late_steps, reward[late], 1)[0])
-    late_change = slope * float(np.ptp(late_steps))
-    late_se = trend.sigma * math.sqrt(12.0 / (late.stop - late.start))
-    if not held > z_quantile(ALPHA) * held_se or late_change < -2 * late_se:
+    if not held > z_quantile(ALPHA) * held_se or _still_falling(steps, reward, trend.sigma):
         return trend
     share = (trend.peak - trend.final) / (trend.final - start)
     return replace(trend, kind="overshot", overshoot=share, text=(
@@ -267,6 +260,28 @@ def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray) -> Tr
         f"overshoot of at least {share:.2g} of the gain, which a stable map with momentum makes "
         "(it gives back OS / (1 + OS) < 1/2 of its rise), where a run past its stability "
         "limit gives back more"))
+
+
+def _still_falling(steps: np.ndarray, reward: np.ndarray, sigma: float) -> bool:
+    """Whether the last quarter falls: its fitted line, or its mean against the quarter before.
+
+    Either beyond 2 standard errors: the line's change over the quarter against
+    sigma sqrt(12 / n), the drop of the means against the window-scale noise
+    (:func:`~grpodyn.empirical.diagnostics.series.point_noise`) sqrt(2 / n), n points a quarter.
+    A fall that has not yet given back half of the rise may go on.
+    """
+    size = max(3, reward.size // 4)
+    late, before = reward[-size:], reward[-2 * size:-size]
+    late_steps = steps[-size:]
+    if np.ptp(late_steps) <= 0:
+        return True
+    change = float(np.polyfit(late_steps, late, 1)[0]) * float(np.ptp(late_steps))
+    if change < -2 * sigma * math.sqrt(12.0 / size):
+        return True
+    if before.size < size:
+        return False
+    drop = float(before.mean() - late.mean())
+    return drop > 2 * point_noise(reward, size, sigma) * math.sqrt(2.0 / size)
 
 
 def _with_state(trend: Trend, state: str, pinned: bool, evidence: str) -> Trend:

@@ -1,0 +1,97 @@
+"""How the advice and a sweep read a stable run's overshoot, beside collapses and falls under way.
+
+The exact on-policy map at beta = 0.9 started from rest (``numerics.settling.step_response``),
+read as a reward from 0.2 to its plateau 0.7 with white noise, at stiffnesses from below critical
+damping to 256 k_c (all stable; the overshoot reaches the whole gain near 430 k_c); controls: a
+rise then a collapse to a level at or under the start, and a rise held, then a steady fall that
+has not yet given back half of the rise, or gave back a fifth of it and stopped at step 130
+(within the quarter before the last: the test of a fall still under way reads it). Each series
+is read by ``trend.series_trend`` (the reading of ``grpodyn advise`` and of a sweep's fall
+test). Prints a table of the readings.
+
+Usage: ``python studies/advice/overshoot_check.py [--seeds N] [--out FILE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from grpodyn.empirical.logs.trend import series_trend
+from grpodyn.ground import write_atomic
+from grpodyn.numerics.settling import step_response
+
+STEPS = np.arange(1.0, 201.0)
+BETA = 0.9
+CRITICAL = (1 - np.sqrt(BETA)) ** 2
+MULTIPLES = (0.5, 1.5, 3, 8, 32, 128, 256)
+
+
+def _map_run(multiple: float, noise: float, seed: int) -> tuple[np.ndarray, float]:
+    """Reward of the map at ``multiple`` k_c with noise, and the map's own overshoot."""
+    x = step_response(momentum=BETA, stiffness=multiple * CRITICAL, steps=STEPS.size - 1)
+    reward = 0.7 - 0.5 * x
+    rng = np.random.default_rng(seed)
+    return reward + noise * rng.standard_normal(STEPS.size), float(max(0.0, -x.min()))
+
+
+def _collapse(end: float, noise: float, seed: int) -> np.ndarray:
+    path = np.where(STEPS < 40, 0.2 + 0.5 * STEPS / 40,
+                    end + (0.7 - end) * np.exp(-(STEPS - 40) / 15))
+    return path + noise * np.random.default_rng(seed).standard_normal(STEPS.size)
+
+
+def _fall_under_way(rate: float, noise: float, seed: int) -> np.ndarray:
+    path = np.where(STEPS < 40, 0.2 + 0.5 * STEPS / 40,
+                    np.where(STEPS < 120, 0.7, 0.7 - rate * (STEPS - 120)))
+    return path + noise * np.random.default_rng(seed).standard_normal(STEPS.size)
+
+
+def _fall_that_stopped(noise: float, seed: int) -> np.ndarray:
+    path = np.where(STEPS < 40, 0.2 + 0.5 * STEPS / 40,
+                    np.where(STEPS < 100, 0.7, np.maximum(0.6, 0.7 - 0.1 * (STEPS - 100) / 30)))
+    return path + noise * np.random.default_rng(seed).standard_normal(STEPS.size)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Read every case over its seeds and print (and write) the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10, help="noise draws per case")
+    parser.add_argument("--out", type=Path, help="also write the table to this file")
+    args = parser.parse_args(argv)
+    rows = ["| case | noise | map's overshoot | readings over seeds |", "|---|---|---|---|"]
+    cases: list[tuple[str, float, object]] = []
+    for multiple in MULTIPLES:
+        for noise in (0.01, 0.03):
+            cases.append((f"map at {multiple:g} k_c", noise,
+                          lambda s, m=multiple, n=noise: _map_run(m, n, s)))
+    for end in (0.2, 0.1, 0.0):
+        for noise in (0.01, 0.03):
+            cases.append((f"collapse to {end:g}", noise,
+                          lambda s, e=end, n=noise: (_collapse(e, n, s), None)))
+    for rate in (0.001, 0.002):
+        for noise in (0.01, 0.03):
+            cases.append((f"fall under way, {rate:g} per step", noise,
+                          lambda s, r=rate, n=noise: (_fall_under_way(r, n, s), None)))
+    for noise in (0.01, 0.03):
+        cases.append(("fall of 0.1 over steps 100-130, then held", noise,
+                      lambda s, n=noise: (_fall_that_stopped(n, s), None)))
+    for name, noise, make in cases:
+        kinds, overshoot = Counter(), None
+        for seed in range(args.seeds):
+            reward, overshoot = make(seed)
+            kinds[series_trend(STEPS, reward).kind] += 1
+        words = ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items()))
+        shown = "-" if overshoot is None else f"{overshoot:.2f}"
+        rows.append(f"| {name} | {noise:g} | {shown} | {words} |")
+    table = "\n".join(rows) + "\n"
+    print(table, end="")
+    if args.out is not None:
+        write_atomic(args.out, table)
+
+
+if __name__ == "__main__":
+    main()
