@@ -163,6 +163,34 @@ class Forecast:
                 else dict(self.point_weights),
                 "warnings": list(self.warnings)}
 
+    def to_pandas(self) -> Any:
+        """Return the forecast as a pandas DataFrame indexed by step (pandas: optional).
+
+        Columns ``centre`` (the point forecast where there is one, else the mean), ``mean``,
+        ``lower`` and ``upper`` (the central band at ``level``), and ``median`` and ``point``
+        where the forecaster gives them; ``frame.attrs`` holds the model, the weights, the
+        level and the warnings.
+
+        Raises
+        ------
+        ImportError
+            Without pandas, naming the install.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Forecast.to_pandas needs pandas: pip install pandas") from None
+        columns = {"centre": self.centre, "mean": self.mean, "lower": self.lower,
+                   "upper": self.upper}
+        columns.update({name: value for name, value in (("median", self.median),
+                                                         ("point", self.point))
+                        if value is not None})
+        frame = pd.DataFrame({k: np.asarray(v, dtype=float) for k, v in columns.items()},
+                             index=pd.Index(np.asarray(self.steps), name="step"))
+        frame.attrs.update(model=self.model, weights=dict(self.weights), level=self.level,
+                           warnings=list(self.warnings))
+        return frame
+
     def report(self) -> str:
         """Return a short text: the model, the band at the last step and the warnings."""
         lines = [f"{self.model} forecast ({self.weighting}) of {len(self.steps)} steps from "

@@ -466,3 +466,28 @@ def test_the_first_step_beyond_the_seen_span_widened_by_its_width() -> None:
                         np.array([0.0, -0.5, -1.2, -3.0]), np.array([1.0, 1.5, 2.0, 3.0]), 0.9)
     assert forecast.leaves_span(np.array([0.0, 1.0])) == 13.0  # below 2a - b = -1 from there
     assert forecast.leaves_span(np.array([-3.0, 1.0])) is None
+
+
+def test_a_forecast_to_pandas_keeps_its_band_and_says_without_pandas(monkeypatch):
+    """Forecast.to_pandas: one row per forecast step, the band's columns, the model in attrs;
+    without pandas an ImportError that names the install."""
+    pytest.importorskip("pandas")
+    t = np.arange(1.0, 101.0)
+    y = 0.8 - 0.6 * np.exp(-t / 30) + 0.01 * np.random.default_rng(0).standard_normal(t.size)
+    forecast = forecast_curve(t, y, n_train=60, future_steps=t[60:])
+    frame = forecast.to_pandas()
+    assert frame.index.name == "step" and len(frame) == 40
+    assert {"centre", "mean", "lower", "upper"} <= set(frame.columns)
+    assert np.allclose(frame["upper"], forecast.upper) and frame.attrs["model"] == forecast.model
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas":
+            raise ImportError("no pandas here")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        forecast.to_pandas()
