@@ -245,7 +245,7 @@ def test_hyperparameters_given_by_an_option_are_sourced_to_it(tmp_path):
     run = load_sweep_run(bare, overrides, option="--sweep-hparams")
     assert run.sources["lr"] == "--sweep-hparams"
     # a sweep's CSV: the option's lr ranks above each run's lr read from its name
-    runs, notes = load_log_runs(_long_csv(tmp_path), overrides, option="--sweep-hparams")
+    runs, notes, _ = load_log_runs(_long_csv(tmp_path), overrides, option="--sweep-hparams")
     assert [(r.hparams["lr"], r.sources["lr"]) for r in runs] == [(0.005, "--sweep-hparams")] * 2
     assert "lr=0.005 (--sweep-hparams) replaces the lr its 2 runs give" in notes[0]
 
@@ -299,3 +299,14 @@ def test_a_sweep_takes_its_own_record_as_it_stands_and_refuses_a_bad_value(tmp_p
         load_sweep_run(path)
     from grpodyn.empirical.logs.loaders import load_run
     assert any("grpodyn_hparams.group_size = -4" in w for w in load_run(path).warnings)
+
+
+def test_one_hparams_lr_for_logs_that_record_different_lrs_is_said(tmp_path, capsys):
+    """--hparams given once reaches every log: an lr there replaces the lrs the logs record,
+    and the sweep says so (it then has one lr and no lr law to measure)."""
+    logs = [_log(tmp_path, 0.01), _log(tmp_path, 0.02)]
+    out = _out(["sweep", *logs, "--hparams", "lr=0.01"], capsys)
+    said = [w for w in out["warnings"] if "given once for the 2 logs" in w]
+    assert len(said) == 1 and "(0.01, 0.02)" in said[0] and "once per log" in said[0]
+    out = _out(["sweep", *logs, "--hparams", "group_size=8"], capsys)
+    assert not [w for w in out["warnings"] if "given once" in w]

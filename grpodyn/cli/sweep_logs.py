@@ -22,8 +22,11 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
                   step_key: str | None = None, logging_steps: int | None = None,
                   reward_range: tuple[float, float] | None = None,
                   option: str = "--hparams", min_points: int | None = None
-                  ) -> tuple[list, list[str]]:
-    """Return the sweep runs of the log ``path`` and notes on the runs left out.
+                  ) -> tuple[list, list[str], dict[str, set]]:
+    """Return the sweep runs of the log ``path``, notes on runs left out, and its own values.
+
+    The own values are those its runs record of each hyperparameter ``overrides`` sets (key ->
+    set), which the option replaces.
 
     ``reward_key``, ``step_key`` and ``logging_steps`` are the loader's (``--reward-key``,
     ``--step-key``, ``--logging-steps``), and ``reward_range`` the declared range of the reward
@@ -48,9 +51,10 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
     runs = load_runs(path, reward_key=reward_key, step_key=step_key, logging_steps=logging_steps)
     for run in runs:  # a step key that names the reward would fit the reward against itself
         check_step_key(run, step_key)
+    own = _own_values(runs, overrides)
     if len(runs) == 1:
-        return [base], []
-    out, notes = [], _one_value_for_several(runs, overrides, path, option)
+        return [base], [], own
+    out, notes = [], _one_value_for_several(own, len(runs), overrides, path, option)
     for run in runs:
         name = f"{path} [{run.run_name}]"
         if run.n_points < min_points:
@@ -62,7 +66,7 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
                                        reward=run.reward, hparams=hparams, sources=sources,
                                        first_step=float(run.steps[0]),
                                        reward_key=run.reward_key))
-    return out, notes
+    return out, notes, own
 
 
 def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
@@ -85,38 +89,55 @@ def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
 
     # one log's runs twice would count as twice the evidence
     refuse_repeats([path for path, _ in pairs], "each run enters a sweep once")
-    runs, notes = [], []
+    runs, notes, recorded = [], [], {}
     for path, text in progress_bar(pairs, total=len(pairs), description="loading runs",
                                    enabled=bars):
-        loaded, left_out = load_log_runs(path, parse_hparams(text or "", name=option),
-                                         reward_key=reward_key, step_key=step_key,
-                                         logging_steps=logging_steps,
-                                         reward_range=reward_range, option=option,
-                                         min_points=min_points)
+        overrides = parse_hparams(text or "", name=option)
+        loaded, left_out, own = load_log_runs(path, overrides, reward_key=reward_key,
+                                              step_key=step_key, logging_steps=logging_steps,
+                                              reward_range=reward_range, option=option,
+                                              min_points=min_points)
         runs += loaded
         notes += left_out
+        for key, values in own.items():
+            recorded.setdefault(key, set()).update(values)
+    texts = {text or "" for _, text in pairs}
+    if len(pairs) > 1 and len(texts) == 1 and texts != {""}:  # one text for every log
+        notes += _one_value_for_several(recorded, len(pairs), overrides, "the logs", option,
+                                        logs=True)
     return runs, notes
 
 
-def _one_value_for_several(runs: list, overrides: dict[str, Any], path: str | Path,
-                           option: str) -> list[str]:
-    """Say where an ``option`` value replaces the different values a log's runs give.
-
-    A sweep's CSV names each run's lr; one ``--hparams lr=`` for the whole log sets every run
-    to it (the option ranks above the log), and the sweep loses its lrs and its falls: a note
-    for each such hyperparameter.
-    """
+def _own_values(runs: list, overrides: dict[str, Any]) -> dict[str, set]:
+    """Return, for each hyperparameter ``overrides`` sets, the values the ``runs`` record."""
     from grpodyn.empirical.logs.sweep_runs import META_NAMES
 
+    return {key: {run.meta.value(field) for run in runs} - {None}
+            for key, field in META_NAMES.items() if key in overrides}
+
+
+def _one_value_for_several(own: dict[str, set], count: int, overrides: dict[str, Any],
+                           where: str | Path, option: str, *, logs: bool = False) -> list[str]:
+    """Say where an ``option`` value replaces the different values runs record.
+
+    A sweep's CSV names each run's lr, and the logs of a sweep each record theirs; one
+    ``--hparams lr=`` for a whole log, or one for every log, sets every run to it (the option
+    ranks above the log), and the sweep loses its lrs and its falls: a note for each such
+    hyperparameter. ``own`` holds the values recorded (key -> set), by ``count`` runs of the
+    log ``where``, or, with ``logs``, by ``count`` logs.
+    """
     notes = []
-    for key, meta_name in META_NAMES.items():
-        own = {run.meta.value(meta_name) for run in runs} - {None}
-        if key in overrides and len(own) > 1:
+    for key, values in own.items():
+        if len(values) > 1:
             shown = ", ".join(f"{v:g}" if isinstance(v, (int, float)) else str(v)
-                              for v in sorted(own, key=lambda v: (str(type(v)), v)))
-            notes.append(f"{path}: {key}={overrides[key]} ({option}) replaces the {key} its "
-                         f"{len(runs)} runs give ({shown}): every run is read at "
-                         f"{overrides[key]}; leave {key} out to read each run's own")
+                              for v in sorted(values, key=lambda v: (str(type(v)), v)))
+            given = (f"{key}={overrides[key]} ({option}), given once for the {count} logs, "
+                     f"replaces the {key} they record" if logs else
+                     f"{where}: {key}={overrides[key]} ({option}) replaces the {key} its "
+                     f"{count} runs give")
+            notes.append(f"{given} ({shown}): every run is read at {overrides[key]}; leave "
+                         f"{key} out to read each run's own"
+                         + (f", or give {option} once per log" if logs else ""))
     return notes
 
 
