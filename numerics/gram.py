@@ -86,7 +86,9 @@ def gram_inverse(info: np.ndarray) -> np.ndarray:
                                  [m01 / (det * da * de), m11 / (det * e), m12 / (det * de * di)],
                                  [m02 / (det * da * di), m12 / (det * de * di), m22 / (det * i)]])
     scale = np.sqrt(np.abs(np.diag(info)))
-    scale[~(scale > 0)] = 1.0
+    # a diagonal under the least normal float carries no information: left unscaled (the SVD's
+    # cutoff drops it) rather than scaled into an overflow
+    scale[~(scale > math.sqrt(np.finfo(float).tiny))] = 1.0
     outer = np.outer(scale, scale)
     return np.linalg.pinv(info / outer) / outer
 

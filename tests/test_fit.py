@@ -425,3 +425,16 @@ def test_exponential_with_tau_beyond_the_span_reports_tau_undetermined():
     plain = np.sqrt(np.diag(fit.plain_covariance))
     assert plain[2] > fit.params["tau"]  # the data do not determine tau
     assert fit.stderr["tau"] > fit.params["tau"]
+
+
+def test_a_diagonal_below_the_least_normal_float_is_dropped_not_overflowed():
+    """A parameter whose information underflows (a saturated rate) is left out by the SVD's
+    cutoff, as a zero column is, instead of being scaled into an overflow and NaN."""
+    info = np.diag([168.0, 32.0, 1e-316, 1e-311])
+    info[0, 2] = info[2, 0] = 1e-200
+    from grpodyn.numerics.gram import gram_inverse
+
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        inverse = gram_inverse(info)
+    assert np.all(np.isfinite(inverse))
+    assert inverse[0, 0] == pytest.approx(1 / 168.0) and inverse[2, 2] == 0.0
