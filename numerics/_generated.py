@@ -11,7 +11,7 @@ import math
 import numpy
 
 
-THEORY_HASH = '497869bd587b469bf439a56d48597e06'
+THEORY_HASH = 'f073ba06c87c57841fb27546c69844a3'
 
 
 SIGNATURES = {

@@ -31,6 +31,7 @@ from grpodyn.ground import (
     InputError,
     check_finite,
     check_fraction,
+    check_group_size,
     check_int,
     check_momentum,
     check_positive,
@@ -165,10 +166,10 @@ class MeanFieldMap:
         reuse = check_int("num_iterations", self.num_iterations, minimum=1)
         if (refresh > 1) + (staleness > 0) + (reuse > 1) > 1:
             raise InputError("give one of refresh, staleness, num_iterations at a time")
-        for name in ("group_size", "batch"):
-            value = getattr(self, name)
-            if value is not None:
-                check_int(name, value, minimum=2 if name == "group_size" else 1)
+        if self.group_size is not None:
+            check_group_size(self.group_size)
+        if self.batch is not None:
+            check_int("batch", self.batch, minimum=1)
         if self.schedule not in SCHEDULES:
             raise InputError(f"schedule must be one of {', '.join(SCHEDULES)}, got "
                              f"{self.schedule!r}")

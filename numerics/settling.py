@@ -25,7 +25,8 @@ from grpodyn.ground import InputError, check_momentum
 
 from .compiled import compiled
 
-__all__ = ["step_response", "settling_steps", "settling_stiffness", "band_horizon"]
+__all__ = ["step_response", "settling_steps", "settling_stiffness", "band_horizon",
+           "first_overshoot", "overshoot_stiffness"]
 
 #: Points of each grid of the minimum search, and how many grids (a coarse one, then finer
 #: ones over four of its cells: each shrinks the cell by a factor of about 150).
@@ -199,3 +200,69 @@ def settling_stiffness(*, momentum: float, band: float = 0.1) -> dict:
     critical = int(_settle(beta, np.array([k_c]), band, np.array([horizon]))[0])
     return {"stiffness": k_s, "steps": best, "critical_stiffness": k_c,
             "critical_steps": critical, "band": band}
+
+
+def first_overshoot(*, momentum: float, stiffness: np.ndarray | float) -> np.ndarray:
+    """Overshoot of the response from rest past the target, -min_t x_t (0 where it never crosses).
+
+    The response is followed until the envelope (2 t + 1) r^t (module docstring) falls below
+    1e-6 of the initial displacement, past which no deeper crossing is possible.
+
+    Parameters
+    ----------
+    momentum : float
+        beta in [0, 1).
+    stiffness : float or numpy.ndarray
+        k [1/step^2], below the flip (1 + sqrt(beta))^2 for a response that ever settles.
+
+    Returns
+    -------
+    numpy.ndarray
+        The overshoot [fraction of the gain], shape of ``stiffness``.
+    """
+    beta = float(check_momentum(momentum, scalar=True))
+    k = np.asarray(stiffness, dtype=float)
+    horizon = int(np.max(band_horizon(_radius(beta, np.atleast_1d(k)), 1e-6)))
+    response = step_response(momentum=beta, stiffness=k, steps=max(horizon, 1))
+    return np.maximum(-response.min(axis=-1), 0.0)
+
+
+def overshoot_stiffness(*, momentum: float, overshoot: float) -> float | None:
+    """Least stiffness whose response from rest overshoots the target by ``overshoot``.
+
+    The overshoot grows with k from critical damping, where it is 0, to the flip (1 +
+    sqrt(beta))^2, up to wiggles where the step of the first trough changes (under 1e-2 below
+    an overshoot of 0.7, larger where the ringing takes a few steps a period;
+    tests/test_trend_overshoot.py): a measured overshoot of at least OS places k at or above
+    the least k that reaches it, found on a geometric grid of ``_GRID`` points and refined by
+    bisection within the first cell that reaches it.
+
+    Parameters
+    ----------
+    momentum : float
+        beta in (0, 1): without momentum the map has no complex poles, and its only overshoot
+        is the flip's, one step at a time.
+    overshoot : float
+        OS in (0, 1) [fraction of the gain].
+
+    Returns
+    -------
+    float or None
+        k [1/step^2] (to a relative 1e-10); None where the overshoot is not reached below the
+        flip.
+    """
+    from scipy.optimize import brentq
+
+    beta = float(check_momentum(momentum, scalar=True))
+    if not beta > 0 or not 0 < overshoot < 1:
+        raise InputError(f"overshoot_stiffness needs momentum in (0, 1) and overshoot in (0, 1), "
+                         f"got momentum {beta:g}, overshoot {overshoot!r}")
+    k_c = float(compiled("critical_stiffness_discrete")(beta))
+    k_flip = float(compiled("flip_stiffness")(beta))
+    grid = np.geomspace(k_c, k_flip * (1 - 1e-9), _GRID)
+    reached = np.flatnonzero(first_overshoot(momentum=beta, stiffness=grid) >= overshoot)
+    if not reached.size:
+        return None
+    cell = int(reached[0])
+    return float(brentq(lambda k: float(first_overshoot(momentum=beta, stiffness=k)) - overshoot,
+                        grid[cell - 1], grid[cell], rtol=1e-10))

@@ -17,7 +17,9 @@ from grpodyn import advise_log, load_run, reward_trajectory
 from grpodyn.empirical.logs.sweep_advice import fall_limit, fell
 from grpodyn.empirical.logs.sweep_runs import SweepRun
 from grpodyn.empirical.logs.trend import run_trend, series_trend, settled_overshoot
-from grpodyn.numerics.settling import step_response
+from grpodyn.ground import InputError
+from grpodyn.numerics.advise import settling_target
+from grpodyn.numerics.settling import first_overshoot, overshoot_stiffness, step_response
 
 STEPS = np.arange(1.0, 201.0)
 
@@ -96,14 +98,87 @@ def test_a_sweep_whose_higher_lr_overshoots_bounds_no_limit():
     assert limit["lr"] is None and limit["fell"] == 0, limit["reason"]
 
 
-def test_advice_keeps_the_lr_of_an_overshoot_and_says_why(tmp_path):
-    path = tmp_path / "overshoot.jsonl"
-    path.write_text("".join(json.dumps({"step": int(s), "reward": float(r),
-                                        "learning_rate": 1e-6}) + "\n"
-                            for s, r in zip(STEPS, _overshoot(0.02, 1), strict=True)))
-    advice = advise_log(load_run(path))
+def _jsonl(path, reward: np.ndarray, **extra) -> str:
+    path.write_text("".join(json.dumps({"step": int(s), "reward": float(r), **extra}) + "\n"
+                            for s, r in zip(STEPS, reward, strict=True)))
+    return str(path)
+
+
+def _map(multiple: float, seed: int, noise: float = 0.01) -> np.ndarray:
+    """The exact map at beta = 0.9 and ``multiple`` k_c from rest, read as 0.2 -> 0.7."""
+    x = step_response(momentum=0.9, stiffness=multiple * CRITICAL, steps=STEPS.size - 1)
+    return 0.7 - 0.5 * x + noise * np.random.default_rng(seed).standard_normal(STEPS.size)
+
+
+CRITICAL = (1 - np.sqrt(0.9)) ** 2
+
+
+@pytest.mark.parametrize("beta", [0.5, 0.9])
+def test_the_overshoot_grows_with_the_stiffness_and_inverts(beta):
+    k_c = (1 - np.sqrt(beta)) ** 2
+    k_flip = (1 + np.sqrt(beta)) ** 2
+    grid = np.geomspace(1.001 * k_c, 0.999 * k_flip, 400)
+    overshoot = first_overshoot(momentum=beta, stiffness=grid)
+    # it grows, up to wiggles where the step of the first trough changes (under 1e-2 below an
+    # overshoot of 0.7, larger where the ringing takes a few steps a period)
+    assert np.all(np.diff(overshoot)[overshoot[1:] < 0.7] > -1e-2) and overshoot[-1] > 1
+    assert overshoot[0] < 0.01
+    for share in (0.05, 0.3, 0.8):
+        k = overshoot_stiffness(momentum=beta, overshoot=share)
+        assert first_overshoot(momentum=beta, stiffness=k) == pytest.approx(share, rel=1e-8)
+        assert np.all(overshoot[grid < k * (1 - 1e-9)] < share)  # the least k that reaches it
+    k_s = settling_target(beta)["stiffness"]  # the fastest settling overshoots within the band
+    assert 0.05 < first_overshoot(momentum=beta, stiffness=k_s) <= 0.1
+    with pytest.raises(InputError, match="momentum in"):
+        overshoot_stiffness(momentum=0.0, overshoot=0.3)
+
+
+def test_advice_on_an_overshoot_past_k_s_lowers_toward_it_and_says_why(tmp_path):
+    advice = advise_log(load_run(_jsonl(tmp_path / "overshoot.jsonl", _overshoot(0.02, 1),
+                                        learning_rate=1e-6)))
+    tau = advice.basis["tau"]
     assert advice.basis["kind"] == "overshoot" and advice.basis["trend"] == "overshot"
-    assert advice.recommendation["direction"] == "keep"
-    assert advice.basis["stiffness"]["lower"] == pytest.approx((1 - np.sqrt(0.9)) ** 2)
+    assert advice.recommendation["direction"] == "lower"
+    k_os, k_s = tau["stiffness_lower"], tau["settling_stiffness"]
+    # the flattened peak places k from below: between k_s and the run's own 0.02
+    assert k_s < k_os <= 0.02
+    assert advice.recommendation["lr_ratio"] == pytest.approx(max(0.5, k_s / k_os))
+    assert advice.basis["stiffness"]["lower"] == pytest.approx(k_os)
     assert any("declining" in w and "overshoot" in w for w in advice.warnings)
-    assert "exceeds the 10% band" in advice.reasoning[-1]
+    assert any("read from the reward's shape" in w for w in advice.warnings)
+
+
+def test_a_small_overshoot_keeps_the_lr(tmp_path):
+    advice = advise_log(load_run(_jsonl(tmp_path / "small.jsonl", _map(3, 1))))
+    assert advice.basis["kind"] == "overshoot" and advice.recommendation["direction"] == "keep"
+
+
+def test_an_overshoot_comes_before_the_instability_its_ringing_shows(tmp_path):
+    """At 32 k_c the damped ringing (pole modulus sqrt(beta)) reads as an oscillation to the
+    diagnosis; the advice reads the overshoot, a stable run past k_s: lower, not 'near the
+    limit'."""
+    advice = advise_log(load_run(_jsonl(tmp_path / "ringing.jsonl", _map(32, 0))))
+    assert advice.basis["kind"] == "overshoot"
+    assert advice.recommendation["direction"] == "lower"
+    assert "near its stability limit" not in " ".join(advice.reasoning)
+
+
+def test_a_fast_overshoot_is_read_from_the_first_points():
+    """At 64 k_c the peak comes within the first twentieth: the start is the first 3 points."""
+    for seed in range(3):
+        assert series_trend(STEPS, _map(64, seed)).kind == "overshot"
+
+
+def test_without_momentum_a_settled_fall_stays_a_fall(tmp_path):
+    reward = _overshoot(0.02, 1)
+    assert fell(STEPS, reward, None, momentum=0.0) and not fell(STEPS, reward, None)
+    advice = advise_log(load_run(_jsonl(tmp_path / "sgd.jsonl", reward)), momentum=0.0)
+    assert advice.basis["kind"] == "stability_limit"
+
+
+def test_non_finite_points_of_a_run_are_left_out_of_the_reading():
+    reward = _overshoot(0.02, 1)
+    reward[[1, 190]] = np.nan
+    trend = run_trend(STEPS, reward)
+    assert settled_overshoot(trend, STEPS, reward).kind == settled_overshoot(
+        trend, STEPS[np.isfinite(reward)], reward[np.isfinite(reward)]).kind

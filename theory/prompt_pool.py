@@ -27,7 +27,7 @@ from .symbols import sym
 SECTION = "7. Exact finite-G statistics for Bernoulli rewards: a Beta pool of prompts"
 
 #: Largest G of the pool's products over j < G, evaluated term by term in every language: the
-#: numeric layer's ``GROUP_SIZE_MAX``, so that a call ends (a test holds the two equal).
+#: ground layer's ``GROUP_SIZE_MAX``, so that a call ends (a test holds the two equal).
 POOL_GROUP_MAX = 65536
 #: Domain of the pool's shares: a whole G up to :data:`POOL_GROUP_MAX`.
 POOL_DOMAIN = sp.And(sym.G <= POOL_GROUP_MAX, whole_number(sym.G))

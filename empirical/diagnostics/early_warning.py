@@ -405,7 +405,8 @@ def reviews(flagged: bool, state: str, run: Run | None = None) -> bool:
     before it may be the one account of that fall, so it stands. A run too short to read the
     state (``too_short``) carries one where its modes were judged (``run`` given) and its
     reward did not fall across its thirds (:func:`~grpodyn.empirical.logs.trend.run_trend`,
-    the test the advice reads a short run with); otherwise the warning stands.
+    the thirds' test of the advice, before it reads a settled fall as an overshoot); otherwise
+    the warning stands.
 
     Parameters
     ----------

@@ -96,6 +96,7 @@ from grpodyn.empirical.logs.mode_advice import (
     run_diagnosis,
     state_notes,
 )
+from grpodyn.empirical.logs.overshoot_advice import overshoot_evidence, overshoot_ratios
 from grpodyn.empirical.logs.run_analysis import RunAnalysis, analyse_run, infer_reward_range
 from grpodyn.empirical.logs.run_settings import check_magnitudes, learning_rate_of, logged_schedule
 from grpodyn.empirical.logs.sweep_advice import (
@@ -109,7 +110,6 @@ from grpodyn.empirical.logs.sweep_advice import (
 from grpodyn.empirical.logs.trend import Trend, agree_with_state, run_trend
 from grpodyn.ground import InputError, TooFewPoints, check_fraction, check_momentum
 from grpodyn.numerics.advise import (
-    BAND,
     MARGIN,
     goal_relaxation,
     headroom_raise,
@@ -138,8 +138,8 @@ class LogAdvice:
         effect of changing them is in ``group_batch``).
     basis : dict
         ``kind`` (measured_tau, slow_mode, stiffness_upper_bound, stiffness_lower_bound,
-        stability_limit, overshoot, policy_concentration, not_determined), the relaxation
-        time and stiffness with their status, the goal, the trend, the exponent and the
+        stability_limit, overshoot, instability, policy_concentration, not_determined), the
+        relaxation time and stiffness with their status, the goal, the trend, the exponent and the
         momentum (value, source and the numbers that rest on it, ``bears_on``); with a sweep,
         ``sweep_fall`` (:func:`~.sweep_advice.fall_limit`, and ``capped``: what the cap moved).
     interval : dict
@@ -203,12 +203,6 @@ def _tau_evidence(trend: Trend, analysis: RunAnalysis | None,
     if trend.kind == "fell":
         return {"kind": "stability_limit", "value": None, "lower": None, "upper": None,
                 "status": "bound", "method": "the reward fell beyond its noise: k >= k_max"}
-    if trend.kind == "overshot":
-        return {"kind": "overshoot", "value": None, "lower": None, "upper": None,
-                "status": "bound", "overshoot": trend.overshoot,
-                "method": f"the reward overshot its plateau by at least {trend.overshoot:.2g} "
-                          "of its gain (window means flatten a peak) and settled without "
-                          "falling: complex poles below the stability limit, k_c < k < k_max"}
     if trend.kind == "pinned":
         return {"kind": "not_determined", "value": None, "lower": None, "upper": None,
                 "status": "not_determined",
@@ -274,14 +268,18 @@ def _straight(trend: Trend) -> bool:
 
 
 def _evidence(run: Run, trend: Trend, analysis: RunAnalysis | None,
-              reward_range: tuple[float, float] | None, diagnosis: Diagnosis | None
-              ) -> dict[str, Any]:
-    """Return the basis: a fall's or a pinned reward's, else a concentration's, else tau's.
+              reward_range: tuple[float, float] | None, diagnosis: Diagnosis | None,
+              momentum: float) -> dict[str, Any]:
+    """Return the basis: an overshoot's, a fall's, a pinned reward's, an instability's, or tau's.
 
+    An overshoot that settled comes first (:mod:`.overshoot_advice`): the damped oscillation
+    an instability test may read in it is the overshoot's own, at the pole modulus sqrt(beta).
     A fall lowers the lr as a concentration does, on stronger evidence; so does an instability
     the diagnosis flags without a fall (an oscillation around the trend, slow fluctuations); a
     pinned reward says the lr moves nothing (:mod:`.mode_advice`).
     """
+    if trend.kind == "overshot":  # the oscillation the diagnosis may flag is the overshoot's
+        return overshoot_evidence(trend, momentum)
     evidence = _tau_evidence(trend, analysis, reward_range, run.n_points)
     if trend.kind in ("fell", "pinned"):
         return evidence
@@ -405,15 +403,7 @@ def _goal_ratios(tau: dict[str, Any], goal: float, p: float, margin: float
                 f"for the signal; x{margin:g} (the margin, as after a fall), with the remedy of "
                 "a concentration")
     if tau["kind"] == "overshoot":
-        return ("keep", 1.0, [None, None],
-                "a stable run that overshot settles at the fastest its momentum allows (every "
-                "pole from k_c to the flip has modulus sqrt(beta), section 4): a higher lr "
-                "gains no speed and narrows the margin, a lower one trims the overshoot; "
-                + (f"this one (at least {tau['overshoot']:.2g} of the gain) exceeds the "
-                   f"{BAND:.0%} band, so a lower lr, toward the fastest settling k_s, would "
-                   "settle into it sooner" if tau["overshoot"] > BAND else
-                   f"this one measures within the {BAND:.0%} band, as the fastest settling k_s "
-                   "overshoots (the window means may flatten a larger peak)"))
+        return overshoot_ratios(tau, margin)
 
     def ratio(value: float | None) -> float | None:
         if value is None:
@@ -503,16 +493,19 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     declared, _ = infer_reward_range(run, reward_range)
     floor = None if declared is None else declared[0]
     diagnosis = run_diagnosis(run)
-    trend = agree_with_state(run_trend(run.steps, run.reward, floor=floor), run, diagnosis)
-    warnings = group_batch_notes(run)
     momentum, momentum_source = _momentum_of(run, momentum)
+    known_beta = None if momentum_source == "assumed" else momentum
+    trend = agree_with_state(run_trend(run.steps, run.reward, floor=floor), run, diagnosis,
+                             momentum=known_beta)
+    warnings = group_batch_notes(run)
     analysis, why = _analysis(run, momentum, reward_range)
     if why is not None:
         warnings.append(why)
     bounds = declared if analysis is None else analysis.reward_range
     horizon = float(steps) if steps is not None else trend.span
     goal, floored = goal_relaxation(steps=horizon, momentum=momentum)
-    tau, two_scales = _slow_mode(_evidence(run, trend, analysis, bounds, diagnosis), run, bounds,
+    tau, two_scales = _slow_mode(_evidence(run, trend, analysis, bounds, diagnosis, momentum),
+                                 run, bounds,
                                  runs_on=analysis is not None and "runs_on_t" in analysis.plateau)
     if two_scales is not None:
         warnings.append(two_scales)
@@ -527,7 +520,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
         (direction, ratio, interval), fall = sweep_cap(
             sweep, (direction, ratio, interval), run=run, lr=lr, optimizer=family,
             settings={k: _value(getattr(run.meta, k)) for k in LIMIT_SETTINGS}, margin=margin,
-            floor=floor, short_runs=sweep_short)
+            floor=floor, short_runs=sweep_short, momentum=known_beta)
         warnings += fall.pop("warnings")
     headroom, beta = why_ratio.startswith("headroom"), assumed_beta(momentum, momentum_source)
     on_beta_ratio = (headroom or floored) and direction != "lower" and not (fall and fall["moved"])
@@ -536,11 +529,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     if tau.get("model") == "inertial":  # its tau is (1 - beta) / k
         tau = {**tau, "method": tau["method"] + beta, "momentum_source": momentum_source}
     text = basis_text(tau, momentum, momentum_source)
-    reasoning = [f"the reward {trend.text}", text,
-                 f"goal: 90% of the attainable gain within {horizon:g} steps: tau_goal = "
-                 f"{goal:.3g} steps" + (" (floored at the fastest settling into the 10% band, "
-                                        f"T_s / ln 10{beta}: no lr gets there sooner)"
-                                        if floored else " (N / ln 10)"),
+    reasoning = [f"the reward {trend.text}", text, _goal_words(horizon, goal, floored, beta),
                  f"tau ~ lr^p with p = {exponent['value']:.3g} ({exponent['status']}: "
                  f"{exponent['reason']})", why_ratio] + ([fall["text"]] if fall else [])
     warnings += caveats(direction, trend, run, steps, headroom=headroom,
@@ -551,8 +540,8 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
                               floored=floored)
     stiffness = stiffness_entry(tau, momentum, lr, momentum_source, share)
     warnings += step_clock_warnings(tau, stiffness, schedule)
-    group_batch = group_batch_effect(run, optimizer,
-                               None if sweep is None else bg_exponent_from_sweep(sweep, family))
+    group_batch = group_batch_effect(run, optimizer, None if sweep is None
+                                     else bg_exponent_from_sweep(sweep, family))
     notes, group_size = mode_notes(run, diagnosis, tau, direction, group_batch["group_size"])
     warnings += notes
     measured = {"lr": lr, "lr_source": lr_source or "unknown: give --lr for an absolute lr "
@@ -579,6 +568,13 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     return LogAdvice(run.source, run.run_name, recommendation, basis, interval_out,
                      tau["status"], group_batch, measured, list(dict.fromkeys(warnings)),
                      reasoning)
+
+
+def _goal_words(horizon: float, goal: float, floored: bool, beta: str) -> str:
+    """Say the horizon's goal tau, and whether the fastest settling floored it."""
+    return (f"goal: 90% of the attainable gain within {horizon:g} steps: tau_goal = {goal:.3g} "
+            "steps" + (" (floored at the fastest settling into the 10% band, T_s / ln "
+                       f"10{beta}: no lr gets there sooner)" if floored else " (N / ln 10)"))
 
 
 def _check_run(run: Run) -> None:

@@ -62,11 +62,17 @@ def stiffness_entry(tau: dict[str, Any], momentum: float, lr: float | None,
                 "reason": "the diagnosis flags dynamical instability: the stiffness is near its "
                           "stability limit (section 5), which the run does not locate"}
     if tau["kind"] == "overshoot":
-        critical = (1.0 - momentum ** 0.5) ** 2
-        return {"value": None, "status": "bound", "bound": "lower", "lower": critical,
-                "upper": None, "momentum_source": momentum_source,
-                "reason": "the reward overshot and settled: complex poles, so k > k_c = "
-                          f"(1 - sqrt(beta))^2 = {critical:.3g} per step"
+        lowest = tau["stiffness_lower"]
+        critical = tau["critical_stiffness"]
+        return {"value": None, "status": "bound", "bound": "lower",
+                "lower": critical if lowest is None else lowest, "upper": None,
+                "momentum_source": momentum_source,
+                "reason": "the reward overshot and settled: "
+                          + (f"k >= k(OS) = {lowest:.3g} per step, the stiffness whose response "
+                             "from rest overshoots by the measured share"
+                             if lowest is not None else
+                             f"complex poles, so k > k_c = (1 - sqrt(beta))^2 = {critical:.3g} "
+                             "per step")
                           + assumed_beta(momentum, momentum_source)
                           + ", below the stability limit it did not reach (section 4)"}
     if tau["kind"] == "policy_concentration":
@@ -106,7 +112,7 @@ def step_clock_warnings(tau: dict[str, Any], stiffness: dict[str, Any],
     the one at the lr where the reward moved, at most the peak's. The ``exponential_lr`` law,
     on the lr clock, reads both apart.
     """
-    if schedule is None or schedule.share >= STEP_CLOCK_SHARE \
+    if schedule is None or schedule.share >= STEP_CLOCK_SHARE or tau["kind"] == "overshoot" \
             or tau.get("model") == "exponential_lr" \
             or (stiffness.get("lower") is None and stiffness.get("upper") is None):
         return []

@@ -54,8 +54,9 @@ def basis_text(tau: dict[str, Any], momentum: float, momentum_source: str = "log
     if tau["kind"] == "instability":
         return f"bound from below: {tau['method']}"
     if tau["kind"] == "overshoot":
-        return (f"bound from below: {tau['method']}; k_c = (1 - sqrt(beta))^2 = "
-                f"{(1 - math.sqrt(momentum)) ** 2:.3g} per step{beta}")
+        return (f"bound from below: {tau['method']}{beta}; k_c = (1 - sqrt(beta))^2 = "
+                f"{tau['critical_stiffness']:.3g}, k_s = {tau['settling_stiffness']:.3g} per "
+                "step")
     if tau["kind"] == "stability_limit":
         return ("bound from below: the run fell beyond its noise, so its stiffness reached the "
                 "stability limit of its lag (docs/theory.md section 5): k >= k_max")
@@ -244,6 +245,10 @@ def caveats(direction: str, trend: Trend, run: Run, steps: float | None, *,
                    "end of one run flat within its noise: a short run at a higher lr tests it")
     if direction == "raise" and trend.kind == "flat":
         out.append(_flat_caveat(run, plateau))
+    if trend.kind == "overshot":
+        out.append("an overshoot is read from the reward's shape: a partial fall that stopped "
+                   "(the reward itself, a shifted task) also keeps more than half of a rise; "
+                   "diagnose's modes say whether anything else moved")
     if direction == "lower" and trend.kind == "fell":
         out.append("a fall can also come from the lag (refresh interval K or staleness d lower "
                    "the limit, section 5: fewer epochs per rollout is the other remedy) or from "

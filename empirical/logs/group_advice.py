@@ -123,7 +123,7 @@ def unknown_group_note(run: Run, diagnosis: Diagnosis | None, direction: str) ->
 
 
 def group_batch_effect(run: Run, optimizer: str | None, measured: dict[str, Any] | None
-                 ) -> dict[str, Any]:
+                       ) -> dict[str, Any]:
     """Say what changing G or B does at a fixed lr (docs/theory.md sections 6 and 9).
 
     Parameters

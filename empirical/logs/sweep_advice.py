@@ -101,19 +101,21 @@ def bg_exponent_from_sweep(fit: Any, optimizer: str | None = "adam") -> dict[str
 LIMIT_SETTINGS = ("group_size", "batch", "num_iterations", "kl")
 
 
-def fell(steps: np.ndarray, reward: np.ndarray, floor: float | None) -> bool:
+def fell(steps: np.ndarray, reward: np.ndarray, floor: float | None,
+         momentum: float | None = None) -> bool:
     """Tell whether a reward series fell beyond its noise, as the advice reads a run.
 
     The test is :func:`~.trend.series_trend` (the thirds' test, agreeing with the diagnosis's
-    state). Every run of a sweep, the advised one included, is read by this one test, so that the
-    bound does not depend on which run is advised.
+    state; an overshoot that settled held, unless ``momentum`` is known to be 0). Every run of
+    a sweep, the advised one included, is read by this one test, so that the bound does not
+    depend on which run is advised.
     """
-    return series_trend(steps, reward, floor=floor).kind == "fell"
+    return series_trend(steps, reward, floor=floor, momentum=momentum).kind == "fell"
 
 
 def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] | None = None,
                own: tuple[float, np.ndarray, np.ndarray] | None = None,
-               floor: float | None = None) -> dict[str, Any]:
+               floor: float | None = None, momentum: float | None = None) -> dict[str, Any]:
     """Return the lowest lr at which a run of the sweep fell, above every lr at which one held.
 
     Parameters
@@ -135,6 +137,9 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
     floor : float, optional
         The lowest reward the range allows, for the runs that declare no range (the advised
         run's inferred range: one task, one reward).
+    momentum : float, optional
+        The advised run's beta, where known (:func:`fell`); each run of the sweep is read at
+        its own.
 
     Returns
     -------
@@ -146,7 +151,7 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
     """
     readings, elsewhere, own_fell = [], [], None
     if own is not None:
-        own_fell = fell(own[1], own[2], floor)
+        own_fell = fell(own[1], own[2], floor, momentum)
         readings.append((float(own[0]), own_fell, "the advised run"))
     for run in runs:
         h = run.hparams
@@ -156,7 +161,7 @@ def fall_limit(runs: Iterable[Any], *, optimizer: str, settings: dict[str, Any] 
                 and np.allclose(run.reward, own[2], equal_nan=True):
             continue  # the advised run, given again among the sweep's
         low = floor if run.declared_range is None else run.declared_range[0]
-        down = fell(run.steps, run.reward, low)
+        down = fell(run.steps, run.reward, low, h.get("momentum"))
         other = [f"{key} {h[key]:g}" for key, mine in (settings or {}).items()
                  if mine is not None and h.get(key) is not None and h[key] != mine]
         if h.get("optimizer") != optimizer or other:
@@ -298,7 +303,8 @@ def run_optimizer(optimizer: str | None, fmt: str) -> str | None:
 
 def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: Any,
               lr: float | None, optimizer: str | None, settings: dict[str, Any],
-              floor: float | None, margin: float, short_runs: Iterable[Any] = ()
+              floor: float | None, margin: float, short_runs: Iterable[Any] = (),
+              momentum: float | None = None
               ) -> tuple[tuple[str, float, list[float | None]], dict[str, Any]]:
     """Return the advice kept under the sweep's lowest fall, and what the sweep said.
 
@@ -316,7 +322,7 @@ def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: A
     optimizer : str or None
         The run's optimizer family (:func:`run_optimizer`); unknown, or none of the sweep's,
         no fall is compared.
-    settings, floor
+    settings, floor, momentum
         As for :func:`fall_limit`.
     margin : float
         As for :func:`cap_at_fall`.
@@ -338,7 +344,8 @@ def sweep_cap(fit: Any, advice: tuple[str, float, list[float | None]], *, run: A
                  "different scales, so no fall is compared; give the run's optimizer"}
     else:
         entry = fall_limit([*fit.runs, *short_runs], optimizer=optimizer, settings=settings,
-                           own=None if lr is None else (lr, run.steps, run.reward), floor=floor)
+                           own=None if lr is None else (lr, run.steps, run.reward), floor=floor,
+                           momentum=momentum)
     entry.update(capped=None, moved=False, warnings=[])
     if entry["lr"] is not None and lr is None:
         entry["warnings"].append(f"the sweep bounds the limit ({entry['reason']}), but the run's "

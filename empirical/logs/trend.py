@@ -1,8 +1,8 @@
 """What a reward series did against its own noise: :func:`run_trend` -> :class:`Trend`.
 
-The advice's reading of a run (flat, rising, fell, pinned), from the thirds of the run and its
-best window (:func:`run_trend`), made to agree with the diagnosis's state where the run is long
-enough for one (:func:`agree_with_state`), so that ``advise`` and ``diagnose`` read one
+The advice's reading of a run (flat, rising, fell, overshot, pinned), from the thirds of the
+run and its best window (:func:`run_trend`), made to agree with the diagnosis's state where the
+run is long enough for one (:func:`agree_with_state`), so that ``advise`` and ``diagnose`` read one
 direction from one run. A fall that keeps more than half of the rise from the start and no
 longer falls is a stable map's overshoot, ``overshot`` (:func:`settled_overshoot`): the map
 started from rest overshoots its plateau by a share OS of the gain and gives back OS / (1 + OS)
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from grpodyn.empirical.diagnostics.modes import late_without_spread
-from grpodyn.empirical.diagnostics.series import point_noise, segments, z_quantile
+from grpodyn.empirical.diagnostics.series import point_noise, segments, smooth, z_quantile
 from grpodyn.empirical.diagnostics.state import ALPHA, SHORT
 from grpodyn.empirical.logs.loaders import Run
 from grpodyn.ground import TooFewPoints
@@ -164,7 +164,8 @@ _STATE_TREND = {"declining": "fell", "not_learning": "flat", "learning": "rising
                 "converged": "rising"}
 
 
-def agree_with_state(trend: Trend, run: Run, diagnosis: Diagnosis | None) -> Trend:
+def agree_with_state(trend: Trend, run: Run, diagnosis: Diagnosis | None, *,
+                     momentum: float | None = None) -> Trend:
     """Return ``trend`` with the direction the diagnosis's state gives the same run.
 
     A run long enough for the state (:data:`~grpodyn.empirical.diagnostics.state.SHORT`
@@ -175,13 +176,13 @@ def agree_with_state(trend: Trend, run: Run, diagnosis: Diagnosis | None) -> Tre
     sitting at the floor of its range after starting above it stays a fall whatever the
     state. Shorter runs (or no ``diagnosis``) keep the thirds' test of :func:`run_trend`.
     Either fall that :func:`settled_overshoot` reads as a stable map's overshoot is
-    ``overshot``.
+    ``overshot`` (``momentum``: the run's beta, where known).
     """
     if run.n_points < SHORT or trend.at_floor or diagnosis is None:
-        return settled_overshoot(trend, run.steps, run.reward)
+        return settled_overshoot(trend, run.steps, run.reward, momentum=momentum)
     trend = _with_state(trend, diagnosis.state, diagnosis.pinned, diagnosis.state_evidence)
     if trend.kind == "fell":
-        return settled_overshoot(trend, run.steps, run.reward)
+        return settled_overshoot(trend, run.steps, run.reward, momentum=momentum)
     if trend.kind == "flat" and late_without_spread(run, segments(run.n_points)[1]):
         # flat because no group had a spread late in the run: no gradient, no relaxation to
         # bound the stiffness with
@@ -191,13 +192,14 @@ def agree_with_state(trend: Trend, run: Run, diagnosis: Diagnosis | None) -> Tre
     return trend
 
 
-def series_trend(steps: np.ndarray, reward: np.ndarray, *, floor: float | None = None) -> Trend:
+def series_trend(steps: np.ndarray, reward: np.ndarray, *, floor: float | None = None,
+                 momentum: float | None = None) -> Trend:
     """Return what :func:`agree_with_state` reads from a bare reward series.
 
     The thirds' test of :func:`run_trend`, made to agree with the diagnosis's state of the
     same series (:func:`~grpodyn.empirical.diagnostics.state.classify_state` reads the reward
     and its steps alone), so that a run of a sweep, known by its reward path only, is read as
-    the advice reads a run it diagnoses.
+    the advice reads a run it diagnoses; ``momentum`` as in :func:`settled_overshoot`.
     """
     from grpodyn.empirical.diagnostics.series import segments
     from grpodyn.empirical.diagnostics.state import classify_state
@@ -208,52 +210,58 @@ def series_trend(steps: np.ndarray, reward: np.ndarray, *, floor: float | None =
     trend = run_trend(steps[keep], reward[keep], floor=floor)
     run = Run("series", "series", steps[keep], reward[keep], {})
     if run.n_points < SHORT or trend.at_floor:  # as agree_with_state
-        return settled_overshoot(trend, run.steps, run.reward)
+        return settled_overshoot(trend, run.steps, run.reward, momentum=momentum)
     early, late, _ = segments(run.n_points)
     state = classify_state(run, early, late, estimate_noise(run.reward).sigma)
     return settled_overshoot(_with_state(trend, state.name, state.pinned, state.evidence),
-                             run.steps, run.reward)
+                             run.steps, run.reward, momentum=momentum)
 
 
-def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray) -> Trend:
+def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray, *,
+                      momentum: float | None = None) -> Trend:
     """Return a fall that keeps more than half of its rise, and has stopped, as ``overshot``.
 
     The map started from rest (docs/theory.md section 4) overshoots its plateau by a share OS
     of the gain and gives back OS / (1 + OS) of the rise at its peak: less than half wherever
     OS < 1 (at beta = 0.9 every stiffness below about 1.1, some 400 times the critical one,
-    :func:`~grpodyn.numerics.settling.step_response`). A run past its stability limit, or one
-    that collapsed, gives back more. So a ``fell`` whose end lies above the midpoint of its
-    start (the mean of its first twentieth, at least 3 points) and its peak (the trend's best
-    running mean) by more than ``z_quantile(ALPHA)`` standard errors, and whose last quarter
-    does not fall (:func:`_still_falling`: a fall still under way may go on), is a stable
-    oscillation that settled: ``overshot``, with OS = (peak - end) / (end - start).
-    Anything else, a floor reached included, is returned as it is.
+    :func:`~grpodyn.numerics.settling.first_overshoot`). A run past its stability limit, or
+    one that collapsed, gives back more. So a ``fell`` whose end lies above the midpoint of
+    its start (the mean of its first ``_START`` points) and its peak (the trend's best running
+    mean) by more than ``z_quantile(ALPHA)`` standard errors, and whose last quarter does not
+    fall (:func:`_still_falling`: a fall still under way may go on), is a stable oscillation
+    that settled: ``overshot``, with OS = (peak - end) / (end - start), a lower bound (the
+    peak read from below, :func:`_peak_from_below`). Without momentum the map has no complex
+    poles, so a ``momentum`` known to be 0 leaves a fall a fall; so does a floor reached.
 
     Parameters
     ----------
     trend : Trend
         The reading of ``reward`` (:func:`run_trend`, made to agree with a state or not).
     steps, reward : numpy.ndarray
-        The series it was read from (finite points).
+        The series it was read from (non-finite points are left out, as the trend left them).
+    momentum : float, optional
+        beta of the run, where known (None: unknown, read as with momentum).
 
     Returns
     -------
     Trend
     """
-    if trend.kind != "fell" or trend.at_floor or reward.size < 3:
+    steps, reward = np.asarray(steps, float), np.asarray(reward, float)
+    keep = np.isfinite(steps) & np.isfinite(reward)
+    steps, reward = steps[keep], reward[keep]
+    if trend.kind != "fell" or trend.at_floor or reward.size < 2 * _START \
+            or (momentum is not None and not momentum > 0):
         return trend
-    n = reward.size
-    first = max(3, n // 20)
-    start = float(reward[:first].mean())
-    width = max(1, n // 6)
+    start = float(reward[:_START].mean())
+    width = max(1, reward.size // 6)
     window_se = point_noise(reward, width, trend.sigma) / math.sqrt(width)
     held = trend.final - 0.5 * (trend.peak + start)
-    held_se = math.sqrt(1.25 * window_se ** 2 + trend.sigma ** 2 / (4 * first))
+    held_se = math.sqrt(1.25 * window_se ** 2 + trend.sigma ** 2 / (4 * _START))
     if not held > z_quantile(ALPHA) * held_se or _still_falling(steps, reward, trend.sigma):
         return trend
-    share = (trend.peak - trend.final) / (trend.final - start)
+    share = float((_peak_from_below(reward, trend) - trend.final) / (trend.final - start))
     return replace(trend, kind="overshot", overshoot=share, text=(
-        f"overshot and settled: from {start:.4g} (first {first} points) to a peak of "
+        f"overshot and settled: from {start:.4g} (first {_START} points) to a peak of "
         f"{trend.peak:.4g} near step {trend.peak_step:g}, then {trend.final:.4g} at the end, "
         f"which keeps more than half of the rise ({held:+.2g} above its midpoint, "
         f"{held / held_se:.3g} standard errors), and the last quarter does not fall; an "
@@ -262,26 +270,49 @@ def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray) -> Tr
         "limit gives back more"))
 
 
+#: Points whose mean is a run's start in :func:`settled_overshoot`: few, since a fast rise
+#: leaves the start within the first steps.
+_START = 3
+
+
+def _peak_from_below(reward: np.ndarray, trend: Trend) -> float:
+    """Return the peak of ``reward`` read from below, for the overshoot of a settled fall.
+
+    Two standard errors under its best mean over ``_START`` times fewer points than the trend's
+    window, or the trend's peak if higher. The trend's window (a sixth of the run) flattens a
+    peak that lasts a few steps; a shorter window keeps it, and its best mean, picked after the
+    fact, is lowered by two of its standard errors (the window-scale noise,
+    :func:`~grpodyn.empirical.diagnostics.series.point_noise`), so that the overshoot it gives
+    stays a lower bound.
+    """
+    width = max(_START, reward.size // (6 * _START))
+    means = smooth(reward, width, mode="valid")
+    lowered = float(np.max(means)) - 2 * point_noise(reward, width, trend.sigma) / math.sqrt(width)
+    return max(trend.peak, lowered)
+
+
 def _still_falling(steps: np.ndarray, reward: np.ndarray, sigma: float) -> bool:
     """Whether the last quarter falls: its fitted line, or its mean against the quarter before.
 
-    Either beyond 2 standard errors: the line's change over the quarter against
-    sigma sqrt(12 / n), the drop of the means against the window-scale noise
-    (:func:`~grpodyn.empirical.diagnostics.series.point_noise`) sqrt(2 / n), n points a quarter.
-    A fall that has not yet given back half of the rise may go on.
+    Either beyond 2 standard errors of the point-to-point noise ``sigma``: the line's change
+    over the quarter (s.e. sigma span / sqrt(sum (t - t_mean)^2), for any spacing of the
+    steps), and the drop of the quarter's mean below the quarter before's (s.e.
+    sigma sqrt(2 / n), n points a quarter). A fall that has not yet given back half of the
+    rise may go on; a series too short for two quarters of 3 points is read as falling.
     """
     size = max(3, reward.size // 4)
+    if reward.size < 2 * size:
+        return True
     late, before = reward[-size:], reward[-2 * size:-size]
     late_steps = steps[-size:]
-    if np.ptp(late_steps) <= 0:
+    spread = float(np.sum((late_steps - late_steps.mean()) ** 2))
+    if not spread > 0:
         return True
-    change = float(np.polyfit(late_steps, late, 1)[0]) * float(np.ptp(late_steps))
-    if change < -2 * sigma * math.sqrt(12.0 / size):
+    span = float(np.ptp(late_steps))
+    change = float(np.polyfit(late_steps, late, 1)[0]) * span
+    if change < -2 * sigma * span / math.sqrt(spread):
         return True
-    if before.size < size:
-        return False
-    drop = float(before.mean() - late.mean())
-    return drop > 2 * point_noise(reward, size, sigma) * math.sqrt(2.0 / size)
+    return float(before.mean() - late.mean()) > 2 * sigma * math.sqrt(2.0 / size)
 
 
 def _with_state(trend: Trend, state: str, pinned: bool, evidence: str) -> Trend:
