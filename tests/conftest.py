@@ -1,4 +1,4 @@
-"""Test configuration: a guard against importing the wrong grpodyn, and an isolated cache."""
+"""Test configuration: a guard against importing the wrong grpodyn, an isolated cache, fixtures."""
 
 from __future__ import annotations
 
@@ -41,6 +41,21 @@ def _registry():
     from grpodyn.theory import registry
 
     return registry()
+
+
+@pytest.fixture
+def without_pandas(monkeypatch):
+    """Make ``import pandas`` fail, as on a machine without it (for the to_pandas messages)."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError("No module named 'pandas'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
 
 
 @pytest.fixture(scope="module")

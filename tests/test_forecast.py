@@ -468,7 +468,7 @@ def test_the_first_step_beyond_the_seen_span_widened_by_its_width() -> None:
     assert forecast.leaves_span(np.array([-3.0, 1.0])) is None
 
 
-def test_a_forecast_to_pandas_keeps_its_band_and_says_without_pandas(monkeypatch):
+def test_a_forecast_to_pandas_keeps_its_band_and_says_without_pandas(request):
     """Forecast.to_pandas: one row per forecast step, the band's columns, the model in attrs;
     without pandas an ImportError that names the install."""
     pytest.importorskip("pandas")
@@ -479,15 +479,6 @@ def test_a_forecast_to_pandas_keeps_its_band_and_says_without_pandas(monkeypatch
     assert frame.index.name == "step" and len(frame) == 40
     assert {"centre", "mean", "lower", "upper"} <= set(frame.columns)
     assert np.allclose(frame["upper"], forecast.upper) and frame.attrs["model"] == forecast.model
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_pandas(name, *args, **kwargs):
-        if name == "pandas":
-            raise ImportError("no pandas here")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    request.getfixturevalue("without_pandas")
     with pytest.raises(ImportError, match="pip install pandas"):
         forecast.to_pandas()

@@ -3,7 +3,6 @@ long reprs, a missing pandas, the fit table's star and the names of ``dir(grpody
 
 from __future__ import annotations
 
-import builtins
 import json
 from pathlib import Path
 
@@ -101,16 +100,8 @@ def test_compact_reprs(tmp_path):
         "batch=16)" and eval(repr(system), {"MeanFieldMap": grpodyn.MeanFieldMap}) == system
 
 
-def test_to_pandas_without_pandas_names_the_install(tmp_path, monkeypatch):
+def test_to_pandas_without_pandas_names_the_install(tmp_path, without_pandas):
     run = load_run(_jsonl(tmp_path / "run.jsonl", "reward", np.linspace(0, 1, 10)))
-    real_import = builtins.__import__
-
-    def no_pandas(name, *args, **kwargs):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError("No module named 'pandas'")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pandas)
     with pytest.raises(ImportError, match="pip install pandas"):
         run.to_pandas()
 

@@ -62,7 +62,7 @@ def test_to_dict_is_json_ready_and_marks_divergence():
     assert band.to_dict()["level"] == pytest.approx(0.9) and len(band.to_dict()["upper"]) == 6
 
 
-def test_to_pandas_or_a_clear_message(monkeypatch):
+def test_to_pandas_or_a_clear_message(request):
     path = Trajectory(steps=np.arange(3), values=np.array([0.1, 0.2, 0.3]),
                       lower=np.zeros(3), upper=np.ones(3), level=0.5)
     try:
@@ -74,16 +74,7 @@ def test_to_pandas_or_a_clear_message(monkeypatch):
         frame = path.to_pandas()
         assert list(frame.columns) == ["reward", "lower", "upper"]
         assert frame.index.name == "step" and frame["reward"].iloc[-1] == 0.3
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_pandas(name, *args, **kwargs):
-        if name == "pandas":
-            raise ImportError("no pandas here")
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    request.getfixturevalue("without_pandas")
     with pytest.raises(ImportError, match="to_pandas needs pandas: pip install pandas"):
         path.to_pandas()
 
