@@ -168,8 +168,8 @@ class Forecast:
 
         Columns ``centre`` (the point forecast where there is one, else the mean), ``mean``,
         ``lower`` and ``upper`` (the central band at ``level``), and ``median`` and ``point``
-        where the forecaster gives them; ``frame.attrs`` holds the model, the weights, the
-        level and the warnings.
+        where the forecaster gives them; ``frame.attrs`` holds the model, the weights and how
+        they were found, the point's weights, the level and the warnings.
 
         Raises
         ------
@@ -187,8 +187,10 @@ class Forecast:
                         if value is not None})
         frame = pd.DataFrame({k: np.asarray(v, dtype=float) for k, v in columns.items()},
                              index=pd.Index(np.asarray(self.steps), name="step"))
-        frame.attrs.update(model=self.model, weights=dict(self.weights), level=self.level,
-                           warnings=list(self.warnings))
+        frame.attrs.update(model=self.model, weights=dict(self.weights),
+                           weighting=self.weighting, level=self.level,
+                           point_weights=None if self.point_weights is None
+                           else dict(self.point_weights), warnings=list(self.warnings))
         return frame
 
     def report(self) -> str:

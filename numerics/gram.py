@@ -46,13 +46,16 @@ def times(a: np.ndarray, m: np.ndarray) -> np.ndarray:
 #: :func:`gram_inverse` inverts a 3 x 3 one by cofactors: its condition number is then below
 #: 27 / 1e-6, and the cofactor inverse as accurate as the SVD's; below, the SVD.
 _COFACTOR_DETERMINANT = 1e-6
+#: A diagonal entry at or under the least normal float carries no information: scale 1.
+_TINY = float(np.finfo(float).tiny)
 
 
 def gram_inverse(info: np.ndarray) -> np.ndarray:
     """Inverse of a normal matrix J^T J, its pseudo-inverse where the data leave it singular.
 
     The matrix is first scaled to a unit diagonal, S = D^-1 (J^T J) D^-1 with D = sqrt(diag)
-    (a zero diagonal entry: scale 1), and the result is D^-1 S^+ D^-1: the parameters' units do
+    (a diagonal entry at or under the least normal float, zero included: scale 1, and the
+    cofactors are not used), and the result is D^-1 S^+ D^-1: the parameters' units do
     not decide which directions count as undetermined (without the scaling, an exponential
     law with tau ~ 1e4 steps gave J^T J a condition number above 1e15 from units alone, and
     ``pinv``'s cutoff dropped a determined direction: a standard error of tau of 3e-6 relative
@@ -75,7 +78,7 @@ def gram_inverse(info: np.ndarray) -> np.ndarray:
     """
     if info.shape == (3, 3):
         (a, b, c), (_, e, f), (_, _, i) = info.tolist()
-        if a > 0 and e > 0 and i > 0 and math.isfinite(a + b + c + e + f + i):
+        if min(a, e, i) > _TINY and math.isfinite(a + b + c + e + f + i):
             da, de, di = math.sqrt(a), math.sqrt(e), math.sqrt(i)
             b, c, f = b / (da * de), c / (da * di), f / (de * di)  # unit diagonal
             m00, m01, m02 = 1.0 - f * f, c * f - b, b * f - c  # cofactors
@@ -88,7 +91,7 @@ def gram_inverse(info: np.ndarray) -> np.ndarray:
     scale = np.sqrt(np.abs(np.diag(info)))
     # a diagonal under the least normal float carries no information: left unscaled (the SVD's
     # cutoff drops it) rather than scaled into an overflow
-    scale[~(scale > math.sqrt(np.finfo(float).tiny))] = 1.0
+    scale[~(scale ** 2 > _TINY)] = 1.0
     outer = np.outer(scale, scale)
     return np.linalg.pinv(info / outer) / outer
 

@@ -205,15 +205,18 @@ def settling_stiffness(*, momentum: float, band: float = 0.1) -> dict:
 def first_overshoot(*, momentum: float, stiffness: np.ndarray | float) -> np.ndarray:
     """Overshoot of the response from rest past the target, -min_t x_t (0 where it never crosses).
 
-    The response is followed until the envelope (2 t + 1) r^t (module docstring) falls below
-    1e-6 of the initial displacement, past which no deeper crossing is possible.
+    The response is followed until the envelope (2 t + 1) r^t (module docstring) at the
+    modulus r = sqrt(beta) falls below 1e-6 of the initial displacement: from k_c to the flip
+    every pole has that modulus, so no deeper crossing comes later; below k_c the response
+    never crosses; past the flip, up to the stability limit, the first trough, within the first
+    steps, is the deepest (tests/test_trend_overshoot.py checks it against 20,000 steps).
 
     Parameters
     ----------
     momentum : float
         beta in [0, 1).
     stiffness : float or numpy.ndarray
-        k [1/step^2], below the flip (1 + sqrt(beta))^2 for a response that ever settles.
+        k [1/step^2], below the stability limit 2 (1 + beta) for a response that settles.
 
     Returns
     -------
@@ -222,20 +225,25 @@ def first_overshoot(*, momentum: float, stiffness: np.ndarray | float) -> np.nda
     """
     beta = float(check_momentum(momentum, scalar=True))
     k = np.asarray(stiffness, dtype=float)
-    horizon = int(np.max(band_horizon(_radius(beta, np.atleast_1d(k)), 1e-6)))
-    response = step_response(momentum=beta, stiffness=k, steps=max(horizon, 1))
-    return np.maximum(-response.min(axis=-1), 0.0)
+    horizon = int(band_horizon(math.sqrt(beta), 1e-6)) + 1
+    step = compiled("mean_field_map")
+    now, prev = np.ones(k.shape), np.ones(k.shape)
+    lowest = np.ones(k.shape)
+    for _ in range(max(horizon, 1)):  # the running minimum: no (k, t) array is kept
+        now, prev = step(now, prev, now, beta, k, 1.0), now
+        lowest = np.minimum(lowest, now)
+    return np.maximum(-lowest, 0.0)
 
 
 def overshoot_stiffness(*, momentum: float, overshoot: float) -> float | None:
     """Least stiffness whose response from rest overshoots the target by ``overshoot``.
 
-    The overshoot grows with k from critical damping, where it is 0, to the flip (1 +
-    sqrt(beta))^2, up to wiggles where the step of the first trough changes (under 1e-2 below
+    The overshoot grows with k from critical damping, where it is 0, to the stability limit
+    2 (1 + beta), up to wiggles where the step of the first trough changes (under 1e-2 below
     an overshoot of 0.7, larger where the ringing takes a few steps a period;
     tests/test_trend_overshoot.py): a measured overshoot of at least OS places k at or above
-    the least k that reaches it, found on a geometric grid of ``_GRID`` points and refined by
-    bisection within the first cell that reaches it.
+    the least k that reaches it, found on a geometric grid of ``_GRID`` points up to the limit
+    and refined by bisection within the first cell that reaches it.
 
     Parameters
     ----------
@@ -243,23 +251,22 @@ def overshoot_stiffness(*, momentum: float, overshoot: float) -> float | None:
         beta in (0, 1): without momentum the map has no complex poles, and its only overshoot
         is the flip's, one step at a time.
     overshoot : float
-        OS in (0, 1) [fraction of the gain].
+        OS > 0 [fraction of the gain].
 
     Returns
     -------
     float or None
-        k [1/step^2] (to a relative 1e-10); None where the overshoot is not reached below the
-        flip.
+        k [1/step^2] (to a relative 1e-10); None where no stable k reaches the overshoot.
     """
     from scipy.optimize import brentq
 
     beta = float(check_momentum(momentum, scalar=True))
-    if not beta > 0 or not 0 < overshoot < 1:
-        raise InputError(f"overshoot_stiffness needs momentum in (0, 1) and overshoot in (0, 1), "
+    if not beta > 0 or not overshoot > 0:
+        raise InputError(f"overshoot_stiffness needs momentum in (0, 1) and an overshoot > 0, "
                          f"got momentum {beta:g}, overshoot {overshoot!r}")
     k_c = float(compiled("critical_stiffness_discrete")(beta))
-    k_flip = float(compiled("flip_stiffness")(beta))
-    grid = np.geomspace(k_c, k_flip * (1 - 1e-9), _GRID)
+    k_max = float(compiled("stiffness_max")(beta))
+    grid = np.geomspace(k_c, k_max * (1 - 1e-6), _GRID)
     reached = np.flatnonzero(first_overshoot(momentum=beta, stiffness=grid) >= overshoot)
     if not reached.size:
         return None

@@ -438,3 +438,7 @@ def test_a_diagonal_below_the_least_normal_float_is_dropped_not_overflowed():
         inverse = gram_inverse(info)
     assert np.all(np.isfinite(inverse))
     assert inverse[0, 0] == pytest.approx(1 / 168.0) and inverse[2, 2] == 0.0
+    three = np.array([[1.0, 1e-156, 0.1], [1e-156, 1e-310, 0.0], [0.1, 0.0, 2.0]])
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # not by cofactors
+        inverse = gram_inverse(three)
+    assert np.all(np.isfinite(inverse)) and inverse[1, 1] == 0.0

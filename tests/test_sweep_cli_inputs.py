@@ -100,7 +100,7 @@ def test_a_log_that_holds_the_sweep_gives_its_other_runs(tmp_path, capsys):
 def test_one_lr_for_a_log_whose_runs_name_theirs_is_said(tmp_path, capsys):
     """``--hparams ...,lr=X`` set every run of a sweep's CSV to X, losing its lrs, unsaid."""
     log = _long_csv(tmp_path)
-    said = "lr=0.01 (--hparams) replaces the lr its 2 runs give (0.005, 0.02)"
+    said = f"lr=0.01 (--hparams) replaces the lr that the 2 runs of {log} record (0.005, 0.02)"
     assert any(said in w for w in _out(["sweep", log, "--hparams", SGD + ",lr=0.01"],
                                        capsys)["warnings"])
     assert not any("replaces the lr" in w for w in _out(["sweep", log, "--hparams", SGD],
@@ -247,7 +247,7 @@ def test_hyperparameters_given_by_an_option_are_sourced_to_it(tmp_path):
     # a sweep's CSV: the option's lr ranks above each run's lr read from its name
     runs, notes, _ = load_log_runs(_long_csv(tmp_path), overrides, option="--sweep-hparams")
     assert [(r.hparams["lr"], r.sources["lr"]) for r in runs] == [(0.005, "--sweep-hparams")] * 2
-    assert "lr=0.005 (--sweep-hparams) replaces the lr its 2 runs give" in notes[0]
+    assert "lr=0.005 (--sweep-hparams) replaces the lr that the 2 runs of" in notes[0]
 
 
 def test_sweep_and_transfer_take_the_step_key_their_hint_names(tmp_path, capsys):
@@ -306,7 +306,7 @@ def test_one_hparams_lr_for_logs_that_record_different_lrs_is_said(tmp_path, cap
     and the sweep says so (it then has one lr and no lr law to measure)."""
     logs = [_log(tmp_path, 0.01), _log(tmp_path, 0.02)]
     out = _out(["sweep", *logs, "--hparams", "lr=0.01"], capsys)
-    said = [w for w in out["warnings"] if "given once for the 2 logs" in w]
-    assert len(said) == 1 and "(0.01, 0.02)" in said[0] and "once per log" in said[0]
+    said = [w for w in out["warnings"] if "the 2 logs given the same --hparams" in w]
+    assert len(said) == 1 and "(0.01, 0.02)" in said[0] and "its own --hparams" in said[0]
     out = _out(["sweep", *logs, "--hparams", "group_size=8"], capsys)
-    assert not [w for w in out["warnings"] if "given once" in w]
+    assert not [w for w in out["warnings"] if "given the same" in w]

@@ -127,6 +127,10 @@ def test_the_overshoot_grows_with_the_stiffness_and_inverts(beta):
         k = overshoot_stiffness(momentum=beta, overshoot=share)
         assert first_overshoot(momentum=beta, stiffness=k) == pytest.approx(share, rel=1e-8)
         assert np.all(overshoot[grid < k * (1 - 1e-9)] < share)  # the least k that reaches it
+    past_flip = np.linspace(k_flip, 2 * (1 + beta) * (1 - 1e-4), 20)  # the first trough is
+    deepest = -step_response(momentum=beta, stiffness=past_flip, steps=20_000).min(axis=-1)
+    assert first_overshoot(momentum=beta, stiffness=past_flip) == pytest.approx(deepest)
+    assert overshoot_stiffness(momentum=beta, overshoot=50.0) is None  # no stable k gives it
     k_s = settling_target(beta)["stiffness"]  # the fastest settling overshoots within the band
     assert 0.05 < first_overshoot(momentum=beta, stiffness=k_s) <= 0.1
     with pytest.raises(InputError, match="momentum in"):
@@ -182,3 +186,15 @@ def test_non_finite_points_of_a_run_are_left_out_of_the_reading():
     trend = run_trend(STEPS, reward)
     assert settled_overshoot(trend, STEPS, reward).kind == settled_overshoot(
         trend, STEPS[np.isfinite(reward)], reward[np.isfinite(reward)]).kind
+
+
+def test_a_spike_held_a_few_steps_is_not_an_overshoot_of_the_whole_gain(tmp_path):
+    """The peak read from below decides both the half kept and the share: the share stays
+    under 1, and a spike far above the plateau is no settled overshoot."""
+    for top in (1.2, 1.6):
+        reward = np.where(STEPS < 20, 0.2, np.where(STEPS < 28, top, 0.7))
+        reward = reward + 0.01 * np.random.default_rng(1).standard_normal(STEPS.size)
+        trend = series_trend(STEPS, reward)
+        assert trend.kind != "overshot" or 0 < trend.overshoot < 1
+        advice = advise_log(load_run(_jsonl(tmp_path / f"spike{top}.jsonl", reward)))
+        assert advice.recommendation["direction"] == "lower"

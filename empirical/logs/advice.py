@@ -15,10 +15,10 @@ else bounded by what the run did:
   (lag-eroded) stability limit of docs/theory.md section 5, k >= k_max, so k_max <= k and the lr
   the theory's margin target allows is at most ``margin`` times the run's;
 - it overshot: a rise given back in part, the end above the midpoint of start and peak and no
-  longer falling (:func:`~.trend.settled_overshoot`): a stable map with momentum, its poles
-  complex, k_c < k < k_max (docs/theory.md section 4); every such k relaxes with the modulus
-  sqrt(beta), so the lr is kept, and the reasoning says whether the overshoot exceeds the 10%
-  band that the fastest settling allows;
+  longer falling (:func:`~.trend.settled_overshoot`): a stable map with momentum (docs/theory.md
+  section 4) whose overshoot bounds its stiffness from below, k >= k(OS); where that bound lies
+  past the fastest settling k_s the lr is lowered toward it (x k_s / k(OS), at most a halving),
+  else kept (:mod:`.overshoot_advice`);
 - the diagnosis flags dynamical instability without a fall (the reward oscillates around its
   trend, or its slow fluctuations swell): the map is near its stability limit, so the lr is
   lowered by the margin as after a fall, never raised against the diagnosis's remedy;
@@ -523,7 +523,7 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
             floor=floor, short_runs=sweep_short, momentum=known_beta)
         warnings += fall.pop("warnings")
     headroom, beta = why_ratio.startswith("headroom"), assumed_beta(momentum, momentum_source)
-    on_beta_ratio = (headroom or floored) and direction != "lower" and not (fall and fall["moved"])
+    on_beta_ratio = _ratio_on_beta(tau, direction, headroom or floored, fall)
     if beta and on_beta_ratio:
         why_ratio += f"; this ratio rests on beta = {momentum:g}, assumed"
     if tau.get("model") == "inertial":  # its tau is (1 - beta) / k
@@ -568,6 +568,18 @@ def advise_log(run: Run, *, momentum: float | None = None, steps: float | None =
     return LogAdvice(run.source, run.run_name, recommendation, basis, interval_out,
                      tau["status"], group_batch, measured, list(dict.fromkeys(warnings)),
                      reasoning)
+
+
+def _ratio_on_beta(tau: dict[str, Any], direction: str, raised_on_beta: bool,
+                   fall: dict[str, Any] | None) -> bool:
+    """Return whether the lr ratio rests on beta.
+
+    It does for a raise the headroom or the goal's floor set, and for a step down toward k_s
+    from an overshoot (k_s and k(OS) are functions of beta); not where a sweep's fall moved it.
+    """
+    rests = (raised_on_beta and direction != "lower"
+             or tau["kind"] == "overshoot" and direction == "lower")
+    return rests and not (fall and fall["moved"])
 
 
 def _goal_words(horizon: float, goal: float, floored: bool, beta: str) -> str:

@@ -67,14 +67,14 @@ def stiffness_entry(tau: dict[str, Any], momentum: float, lr: float | None,
         return {"value": None, "status": "bound", "bound": "lower",
                 "lower": critical if lowest is None else lowest, "upper": None,
                 "momentum_source": momentum_source,
-                "reason": "the reward overshot and settled: "
+                "reason": "the reward overshot and settled (section 4): "
                           + (f"k >= k(OS) = {lowest:.3g} per step, the stiffness whose response "
                              "from rest overshoots by the measured share"
                              if lowest is not None else
                              f"complex poles, so k > k_c = (1 - sqrt(beta))^2 = {critical:.3g} "
                              "per step")
                           + assumed_beta(momentum, momentum_source)
-                          + ", below the stability limit it did not reach (section 4)"}
+                          + ", below the stability limit it did not reach (section 5)"}
     if tau["kind"] == "policy_concentration":
         return {"value": None, "status": "not_determined",
                 "reason": "the policy moved while its reward did not: the run bounds the lr from "

@@ -147,7 +147,8 @@ def mode_notes(run: Run, diagnosis: Diagnosis | None, tau: dict[str, Any], direc
     Each flagged mode is named with what to try: the lr does not cure it alone. After a fall
     (``tau`` of kind ``stability_limit``) the fall's remedy comes first: advantage degeneracy is
     named with the others, no G is advised, and an instability needs no note where it set the
-    basis (a fall, or the flag itself: :func:`instability_evidence`); elsewhere (a pinned
+    basis (a fall, or the flag itself: :func:`instability_evidence`) or where an overshoot did
+    (the ringing it flags is the overshoot's); elsewhere (a pinned
     reward) its note says the reward's trend did. Otherwise degeneracy gets the G
     advice of :mod:`.group_advice`: the least G that gives half the groups a spread,
     recommended where it exceeds the run's known ``group_size`` (an unknown G stays unknown:
@@ -159,7 +160,7 @@ def mode_notes(run: Run, diagnosis: Diagnosis | None, tau: dict[str, Any], direc
     for name, verdict in (diagnosis.modes.items() if diagnosis is not None else ()):
         if not verdict.flag or (name == "advantage_degeneracy" and not fell) \
                 or (name == "dynamical_instability"
-                     and tau["kind"] in ("stability_limit", "instability")):
+                     and tau["kind"] in ("stability_limit", "instability", "overshoot")):
             continue
         why = ("the reward's trend sets this direction" if name == "dynamical_instability"
                else f"{_GERUND[direction]} the lr does not cure it alone")

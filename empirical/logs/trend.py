@@ -175,8 +175,8 @@ def agree_with_state(trend: Trend, run: Run, diagnosis: Diagnosis | None, *,
     of a window), so that ``advise`` and ``diagnose`` never contradict each other; a reward
     sitting at the floor of its range after starting above it stays a fall whatever the
     state. Shorter runs (or no ``diagnosis``) keep the thirds' test of :func:`run_trend`.
-    Either fall that :func:`settled_overshoot` reads as a stable map's overshoot is
-    ``overshot`` (``momentum``: the run's beta, where known).
+    A fall, from the thirds' test or from the state, that :func:`settled_overshoot` reads as a
+    stable map's overshoot is ``overshot`` (``momentum``: the run's beta, where known).
     """
     if run.n_points < SHORT or trend.at_floor or diagnosis is None:
         return settled_overshoot(trend, run.steps, run.reward, momentum=momentum)
@@ -223,15 +223,15 @@ def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray, *,
 
     The map started from rest (docs/theory.md section 4) overshoots its plateau by a share OS
     of the gain and gives back OS / (1 + OS) of the rise at its peak: less than half wherever
-    OS < 1 (at beta = 0.9 every stiffness below about 1.1, some 400 times the critical one,
+    OS < 1 (at beta = 0.9 every stiffness below about 1.13, some 430 times the critical one,
     :func:`~grpodyn.numerics.settling.first_overshoot`). A run past its stability limit, or
     one that collapsed, gives back more. So a ``fell`` whose end lies above the midpoint of
-    its start (the mean of its first ``_START`` points) and its peak (the trend's best running
-    mean) by more than ``z_quantile(ALPHA)`` standard errors, and whose last quarter does not
-    fall (:func:`_still_falling`: a fall still under way may go on), is a stable oscillation
-    that settled: ``overshot``, with OS = (peak - end) / (end - start), a lower bound (the
-    peak read from below, :func:`_peak_from_below`). Without momentum the map has no complex
-    poles, so a ``momentum`` known to be 0 leaves a fall a fall; so does a floor reached.
+    its start (the mean of its first ``_START`` points) and its peak (read from below,
+    :func:`_peak_from_below`) by more than ``z_quantile(ALPHA)`` standard errors, and whose
+    last quarter does not fall (:func:`_still_falling`: a fall still under way may go on), is
+    a stable oscillation that settled: ``overshot``, with OS = (peak - end) / (end - start) < 1,
+    a lower bound. Without momentum the map has no complex poles, so a ``momentum`` known to be
+    0 leaves a fall a fall; so does a floor reached.
 
     Parameters
     ----------
@@ -254,15 +254,16 @@ def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray, *,
         return trend
     start = float(reward[:_START].mean())
     width = max(1, reward.size // 6)
-    window_se = point_noise(reward, width, trend.sigma) / math.sqrt(width)
-    held = trend.final - 0.5 * (trend.peak + start)
-    held_se = math.sqrt(1.25 * window_se ** 2 + trend.sigma ** 2 / (4 * _START))
+    end_se = point_noise(reward, width, trend.sigma) / math.sqrt(width)
+    peak, peak_se = _peak_from_below(reward, trend)
+    held = trend.final - 0.5 * (peak + start)  # > 0 exactly where the share below is < 1
+    held_se = math.sqrt(end_se ** 2 + 0.25 * peak_se ** 2 + trend.sigma ** 2 / (4 * _START))
     if not held > z_quantile(ALPHA) * held_se or _still_falling(steps, reward, trend.sigma):
         return trend
-    share = float((_peak_from_below(reward, trend) - trend.final) / (trend.final - start))
+    share = float((peak - trend.final) / (trend.final - start))
     return replace(trend, kind="overshot", overshoot=share, text=(
-        f"overshot and settled: from {start:.4g} (first {_START} points) to a peak of "
-        f"{trend.peak:.4g} near step {trend.peak_step:g}, then {trend.final:.4g} at the end, "
+        f"overshot and settled: from {start:.4g} (first {_START} points) to a peak of at least "
+        f"{peak:.4g} near step {trend.peak_step:g}, then {trend.final:.4g} at the end, "
         f"which keeps more than half of the rise ({held:+.2g} above its midpoint, "
         f"{held / held_se:.3g} standard errors), and the last quarter does not fall; an "
         f"overshoot of at least {share:.2g} of the gain, which a stable map with momentum makes "
@@ -275,8 +276,8 @@ def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray, *,
 _START = 3
 
 
-def _peak_from_below(reward: np.ndarray, trend: Trend) -> float:
-    """Return the peak of ``reward`` read from below, for the overshoot of a settled fall.
+def _peak_from_below(reward: np.ndarray, trend: Trend) -> tuple[float, float]:
+    """Return the peak of ``reward`` read from below, with the standard error of its window.
 
     Two standard errors under its best mean over ``_START`` times fewer points than the trend's
     window, or the trend's peak if higher. The trend's window (a sixth of the run) flattens a
@@ -287,8 +288,12 @@ def _peak_from_below(reward: np.ndarray, trend: Trend) -> float:
     """
     width = max(_START, reward.size // (6 * _START))
     means = smooth(reward, width, mode="valid")
-    lowered = float(np.max(means)) - 2 * point_noise(reward, width, trend.sigma) / math.sqrt(width)
-    return max(trend.peak, lowered)
+    error = point_noise(reward, width, trend.sigma) / math.sqrt(width)
+    lowered = float(np.max(means)) - 2 * error
+    if lowered > trend.peak:
+        return lowered, error
+    wide = max(1, reward.size // 6)
+    return trend.peak, point_noise(reward, wide, trend.sigma) / math.sqrt(wide)
 
 
 def _still_falling(steps: np.ndarray, reward: np.ndarray, sigma: float) -> bool:

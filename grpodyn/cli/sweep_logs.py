@@ -54,7 +54,9 @@ def load_log_runs(path: str | Path, overrides: dict[str, Any], *, reward_key: st
     own = _own_values(runs, overrides)
     if len(runs) == 1:
         return [base], [], own
-    out, notes = [], _one_value_for_several(own, len(runs), overrides, path, option)
+    out, notes = [], _replaced_values(own, overrides, option,
+                                      whose=f"the {len(runs)} runs of {path}",
+                                      hint="leave {key} out to read each run's own")
     for run in runs:
         name = f"{path} [{run.run_name}]"
         if run.n_points < min_points:
@@ -102,9 +104,11 @@ def load_sources(pairs: list, *, bars: bool, reward_key: str | None = None,
         for key, values in own.items():
             recorded.setdefault(key, set()).update(values)
     texts = {text or "" for _, text in pairs}
-    if len(pairs) > 1 and len(texts) == 1 and texts != {""}:  # one text for every log
-        notes += _one_value_for_several(recorded, len(pairs), overrides, "the logs", option,
-                                        logs=True)
+    if len(pairs) > 1 and len(texts) == 1 and texts != {""}:  # the same text for every log
+        notes += _replaced_values(recorded, parse_hparams(texts.pop(), name=option), option,
+                                  whose=f"the {len(pairs)} logs given the same {option}",
+                                  hint="leave {key} out to read each log's own, or give each "
+                                       f"log its own {option}")
     return runs, notes
 
 
@@ -116,28 +120,24 @@ def _own_values(runs: list, overrides: dict[str, Any]) -> dict[str, set]:
             for key, field in META_NAMES.items() if key in overrides}
 
 
-def _one_value_for_several(own: dict[str, set], count: int, overrides: dict[str, Any],
-                           where: str | Path, option: str, *, logs: bool = False) -> list[str]:
-    """Say where an ``option`` value replaces the different values runs record.
+def _replaced_values(own: dict[str, set], overrides: dict[str, Any], option: str, *,
+                     whose: str, hint: str) -> list[str]:
+    """Say where an ``option`` value replaces the different values that runs record.
 
     A sweep's CSV names each run's lr, and the logs of a sweep each record theirs; one
-    ``--hparams lr=`` for a whole log, or one for every log, sets every run to it (the option
-    ranks above the log), and the sweep loses its lrs and its falls: a note for each such
-    hyperparameter. ``own`` holds the values recorded (key -> set), by ``count`` runs of the
-    log ``where``, or, with ``logs``, by ``count`` logs.
+    ``--hparams lr=`` for a whole log, or the same for every log, sets every run to it (the
+    option ranks above the log), and the sweep loses its lrs and its falls: a note for each
+    such hyperparameter. ``own`` holds the values recorded (key -> set), ``whose`` says by
+    what ("the 2 runs of LOG"), ``hint`` how to keep them (``{key}`` stands for the key).
     """
     notes = []
     for key, values in own.items():
         if len(values) > 1:
             shown = ", ".join(f"{v:g}" if isinstance(v, (int, float)) else str(v)
                               for v in sorted(values, key=lambda v: (str(type(v)), v)))
-            given = (f"{key}={overrides[key]} ({option}), given once for the {count} logs, "
-                     f"replaces the {key} they record" if logs else
-                     f"{where}: {key}={overrides[key]} ({option}) replaces the {key} its "
-                     f"{count} runs give")
-            notes.append(f"{given} ({shown}): every run is read at {overrides[key]}; leave "
-                         f"{key} out to read each run's own"
-                         + (f", or give {option} once per log" if logs else ""))
+            notes.append(f"{key}={overrides[key]} ({option}) replaces the {key} that {whose} "
+                         f"record ({shown}): every run is read at {overrides[key]}; "
+                         + hint.format(key=key))
     return notes
 
 

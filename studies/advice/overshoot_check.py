@@ -44,12 +44,14 @@ def _map_run(multiple: float, noise: float, seed: int) -> tuple[np.ndarray, floa
 
 
 def _collapse(end: float, noise: float, seed: int) -> np.ndarray:
+    """Return a rise to 0.7 by step 40, then a collapse toward ``end`` (time scale 15 steps)."""
     path = np.where(STEPS < 40, 0.2 + 0.5 * STEPS / 40,
                     end + (0.7 - end) * np.exp(-(STEPS - 40) / 15))
     return path + noise * np.random.default_rng(seed).standard_normal(STEPS.size)
 
 
 def _fall_under_way(rate: float, noise: float, seed: int) -> np.ndarray:
+    """Return a rise to 0.7 by step 40, held, then a fall of ``rate`` a step from step 120."""
     path = np.where(STEPS < 40, 0.2 + 0.5 * STEPS / 40,
                     np.where(STEPS < 120, 0.7, 0.7 - rate * (STEPS - 120)))
     return path + noise * np.random.default_rng(seed).standard_normal(STEPS.size)
