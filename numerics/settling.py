@@ -17,6 +17,7 @@ bound falls below the band, no exit is possible, so the settling step is exact.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 from scipy.special import lambertw
@@ -66,14 +67,20 @@ def step_response(*, momentum: float, stiffness: np.ndarray | float, steps: int)
     k = np.asarray(stiffness, dtype=float)
     if steps < 0:
         raise InputError(f"steps must be >= 0, got {steps}")
-    step = compiled("mean_field_map")
     out = np.empty(k.shape + (steps + 1,))
-    now, prev = np.ones(k.shape), np.ones(k.shape)
-    out[..., 0] = now
-    for t in range(1, steps + 1):
-        now, prev = step(now, prev, now, beta, k, 1.0), now
+    out[..., 0] = 1.0
+    for t, now in _from_rest(beta, k, steps):
         out[..., t] = now
     return out
+
+
+def _from_rest(beta: float, k: np.ndarray, steps: int) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield (t, x_t) for t = 1..steps of the map from rest, x_0 = x_{-1} = 1 (one per k)."""
+    step = compiled("mean_field_map")
+    now, prev = np.ones(k.shape), np.ones(k.shape)
+    for t in range(1, steps + 1):
+        now, prev = step(now, prev, now, beta, k, 1.0), now
+        yield t, now
 
 
 def _radius(beta: float, k: np.ndarray) -> np.ndarray:
@@ -147,11 +154,8 @@ def settling_steps(*, momentum: float, stiffness: np.ndarray | float, band: floa
 
 def _settle(beta: float, k: np.ndarray, band: float, horizon: np.ndarray) -> np.ndarray:
     """Last step outside the band before each horizon, plus one."""
-    step = compiled("mean_field_map")
-    now, prev = np.ones(k.shape), np.ones(k.shape)
     last = np.zeros(k.shape, dtype=int)
-    for t in range(1, int(np.max(horizon, initial=0)) + 1):
-        now, prev = step(now, prev, now, beta, k, 1.0), now
+    for t, now in _from_rest(beta, k, int(np.max(horizon, initial=0))):
         last = np.where((np.abs(now) > band) & (t < horizon), t, last)
     return last + 1
 
@@ -226,11 +230,8 @@ def first_overshoot(*, momentum: float, stiffness: np.ndarray | float) -> np.nda
     beta = float(check_momentum(momentum, scalar=True))
     k = np.asarray(stiffness, dtype=float)
     horizon = int(band_horizon(math.sqrt(beta), 1e-6)) + 1
-    step = compiled("mean_field_map")
-    now, prev = np.ones(k.shape), np.ones(k.shape)
     lowest = np.ones(k.shape)
-    for _ in range(max(horizon, 1)):  # the running minimum: no (k, t) array is kept
-        now, prev = step(now, prev, now, beta, k, 1.0), now
+    for _, now in _from_rest(beta, k, horizon):  # the running minimum: no (k, t) array is kept
         lowest = np.minimum(lowest, now)
     return np.maximum(-lowest, 0.0)
 
