@@ -255,7 +255,7 @@ def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray, *,
     start = float(reward[:_START].mean())
     width = max(1, reward.size // 6)
     end_se = point_noise(reward, width, trend.sigma) / math.sqrt(width)
-    peak, peak_se = _peak_from_below(reward, trend)
+    peak, peak_se = _peak_from_below(reward, trend, end_se)
     held = trend.final - 0.5 * (peak + start)  # > 0 exactly where the share below is < 1
     held_se = math.sqrt(end_se ** 2 + 0.25 * peak_se ** 2 + trend.sigma ** 2 / (4 * _START))
     if not held > z_quantile(ALPHA) * held_se or _still_falling(steps, reward, trend.sigma):
@@ -276,11 +276,12 @@ def settled_overshoot(trend: Trend, steps: np.ndarray, reward: np.ndarray, *,
 _START = 3
 
 
-def _peak_from_below(reward: np.ndarray, trend: Trend) -> tuple[float, float]:
+def _peak_from_below(reward: np.ndarray, trend: Trend, wide_se: float) -> tuple[float, float]:
     """Return the peak of ``reward`` read from below, with the standard error of its window.
 
     Two standard errors under its best mean over ``_START`` times fewer points than the trend's
-    window, or the trend's peak if higher. The trend's window (a sixth of the run) flattens a
+    window, or the trend's peak if higher (``wide_se``: the s.e. of a mean over the trend's
+    window). The trend's window (a sixth of the run) flattens a
     peak that lasts a few steps; a shorter window keeps it, and its best mean, picked after the
     fact, is lowered by two of its standard errors (the window-scale noise,
     :func:`~grpodyn.empirical.diagnostics.series.point_noise`), so that the overshoot it gives
@@ -290,10 +291,7 @@ def _peak_from_below(reward: np.ndarray, trend: Trend) -> tuple[float, float]:
     means = smooth(reward, width, mode="valid")
     error = point_noise(reward, width, trend.sigma) / math.sqrt(width)
     lowered = float(np.max(means)) - 2 * error
-    if lowered > trend.peak:
-        return lowered, error
-    wide = max(1, reward.size // 6)
-    return trend.peak, point_noise(reward, wide, trend.sigma) / math.sqrt(wide)
+    return (lowered, error) if lowered > trend.peak else (trend.peak, wide_se)
 
 
 def _still_falling(steps: np.ndarray, reward: np.ndarray, sigma: float) -> bool:
